@@ -1,0 +1,177 @@
+/* tk.h: the public API of libtk.
+ *
+ * Two halves: the compiler (source text to tokens, AST, IR, LLVM IR, PTX),
+ * which needs no GPU, and the runtime (contexts, buffers, modules, kernels,
+ * launches with a JIT cache keyed on constexpr values and argument types).
+ * Every function returns a tk_status; on failure tk_last_error() gives the
+ * message (per thread). Nothing here exits or aborts the process. */
+#ifndef TK_TK_H
+#define TK_TK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TK_VERSION_STRING "0.1.0"
+
+typedef enum tk_status {
+    TK_OK = 0,
+    TK_ERR_COMPILE,      /* the source has errors; the message holds diagnostics */
+    TK_ERR_INVALID,      /* a bad argument to an API call */
+    TK_ERR_NOT_FOUND,    /* unknown kernel, missing file */
+    TK_ERR_LAUNCH,       /* launch arguments do not match the kernel */
+    TK_ERR_NO_DEVICE,    /* no libcuda, no GPU */
+    TK_ERR_DRIVER,       /* a CUDA driver call failed */
+    TK_ERR_KERNEL_FAULT, /* the kernel faulted (illegal address, assert) */
+    TK_ERR_NO_MEMORY,
+    TK_ERR_IO,
+    TK_ERR_INTERNAL
+} tk_status;
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *tk_last_error(void);
+const char *tk_status_name(tk_status s);
+const char *tk_version(void);
+
+/* ---- element types ------------------------------------------------------ */
+
+typedef enum tk_dtype {
+    TK_VOID = 0,
+    TK_I1, TK_I8, TK_I16, TK_I32, TK_I64,
+    TK_U8, TK_U16, TK_U32, TK_U64,
+    TK_F16, TK_BF16, TK_F32, TK_F64
+} tk_dtype;
+
+/* ---- the compiler ---------------------------------------------------------- */
+
+typedef enum tk_emit {
+    TK_EMIT_TOKENS,
+    TK_EMIT_AST,
+    TK_EMIT_IR,
+    TK_EMIT_LLVM,
+    TK_EMIT_PTX,
+    TK_EMIT_CUBIN,
+    TK_EMIT_HEADER
+} tk_emit;
+
+typedef struct tk_define {
+    const char *name;
+    const char *value; /* "1024", "1e-5", "True", "tl.float16", "'text'" */
+} tk_define;
+
+typedef struct tk_compile_options {
+    const char *kernel;        /* NULL: every kernel that can be specialised */
+    const tk_define *defines;  /* constexpr values */
+    int ndefines;
+    const char *signature;     /* runtime parameter types, "*fp32:16,*fp32,i32"; NULL: from annotations */
+    const char *arch;          /* "sm_80" (default), "sm_86", "sm_89", "sm_90", "sm_90a" */
+    int num_warps;             /* 0: 4 */
+    int num_stages;            /* 0: 3 */
+    int opt_level;             /* -1: default (3) */
+    tk_emit emit;
+} tk_compile_options;
+
+/* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in
+ * diagnostics. On success *out (heap, free with tk_free_text) holds the
+ * requested output. On failure returns TK_ERR_COMPILE and, if diags is not
+ * NULL, *diags holds every diagnostic as text (free with tk_free_text). */
+tk_status tk_compile(const char *filename, const char *src, size_t len,
+                     const tk_compile_options *opts, char **out, size_t *out_len,
+                     char **diags);
+void tk_free_text(char *text);
+
+/* ---- the runtime ------------------------------------------------------------- */
+
+typedef struct tk_context tk_context;
+typedef struct tk_module tk_module;
+typedef struct tk_kernel tk_kernel;
+typedef void *tk_stream; /* a CUstream, or NULL for the default stream */
+
+typedef struct tk_context_options {
+    int device;        /* CUDA device ordinal */
+    int interpret;     /* 1: run every launch on the CPU reference interpreter */
+    void *cu_context;  /* a caller's CUcontext to use instead of the primary one */
+} tk_context_options;
+
+tk_status tk_context_create(tk_context **ctx, const tk_context_options *opts);
+void tk_context_destroy(tk_context *ctx);
+
+/* Device memory (host memory when interpreting). */
+tk_status tk_alloc(tk_context *ctx, size_t bytes, void **dptr);
+tk_status tk_free(tk_context *ctx, void *dptr);
+tk_status tk_copy_to(tk_context *ctx, void *dst_dev, const void *src_host, size_t bytes);
+tk_status tk_copy_from(tk_context *ctx, void *dst_host, const void *src_dev, size_t bytes);
+tk_status tk_memset(tk_context *ctx, void *dptr, int byte, size_t bytes);
+tk_status tk_synchronize(tk_context *ctx);
+
+tk_status tk_module_load_file(tk_context *ctx, const char *path, tk_module **mod);
+tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *src,
+                                tk_module **mod);
+void tk_module_destroy(tk_module *mod);
+tk_status tk_module_kernel(tk_module *mod, const char *name, tk_kernel **k);
+
+/* Launch arguments, in the kernel's parameter order; constexprs by name
+ * anywhere in the list. */
+typedef enum tk_arg_kind { TK_ARG_PTR, TK_ARG_SCALAR, TK_ARG_CONST } tk_arg_kind;
+typedef struct tk_arg {
+    tk_arg_kind kind;
+    tk_dtype dtype;       /* element type for pointers, value type for scalars */
+    const char *name;     /* constexpr name (TK_ARG_CONST) */
+    union {
+        void *ptr;
+        int64_t i;
+        uint64_t u;
+        double f;
+    } v;
+    const char *text;     /* TK_ARG_CONST given as text ("tl.float16"), or NULL */
+} tk_arg;
+
+static inline tk_arg tk_ptr(void *p, tk_dtype t) { tk_arg a = {TK_ARG_PTR, t, 0, {0}, 0}; a.v.ptr = p; return a; }
+static inline tk_arg tk_i32(int32_t x) { tk_arg a = {TK_ARG_SCALAR, TK_I32, 0, {0}, 0}; a.v.i = x; return a; }
+static inline tk_arg tk_i64(int64_t x) { tk_arg a = {TK_ARG_SCALAR, TK_I64, 0, {0}, 0}; a.v.i = x; return a; }
+static inline tk_arg tk_u32(uint32_t x) { tk_arg a = {TK_ARG_SCALAR, TK_U32, 0, {0}, 0}; a.v.u = x; return a; }
+static inline tk_arg tk_f32(float x) { tk_arg a = {TK_ARG_SCALAR, TK_F32, 0, {0}, 0}; a.v.f = x; return a; }
+static inline tk_arg tk_f64(double x) { tk_arg a = {TK_ARG_SCALAR, TK_F64, 0, {0}, 0}; a.v.f = x; return a; }
+static inline tk_arg tk_const(const char *name, int64_t x) { tk_arg a = {TK_ARG_CONST, TK_I64, name, {0}, 0}; a.v.i = x; return a; }
+static inline tk_arg tk_const_f(const char *name, double x) { tk_arg a = {TK_ARG_CONST, TK_F64, name, {0}, 0}; a.v.f = x; return a; }
+static inline tk_arg tk_const_text(const char *name, const char *text) { tk_arg a = {TK_ARG_CONST, TK_VOID, name, {0}, text}; return a; }
+
+typedef struct tk_grid { unsigned x, y, z; } tk_grid;
+
+typedef struct tk_launch_options {
+    int num_warps;   /* 0: 4 */
+    int num_stages;  /* 0: 3 */
+    tk_stream stream;
+} tk_launch_options;
+
+tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
+                    const tk_launch_options *opts);
+
+/* Compiles (or finds in the cache) without launching, like Triton's warmup(). */
+typedef struct tk_kernel_info {
+    int registers;       /* per thread */
+    int spill_bytes;     /* local memory per thread */
+    int shared_bytes;    /* static shared memory */
+    int max_threads;     /* per block */
+    int num_warps;
+} tk_kernel_info;
+tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
+                            const tk_launch_options *opts, tk_kernel_info *info);
+
+typedef struct tk_device_props {
+    char name[256];
+    int sm_count, cc_major, cc_minor, warp_size;
+    int regs_per_sm, shared_per_sm, shared_per_block, max_threads_per_sm;
+    int max_threads_per_block, max_grid[3];
+} tk_device_props;
+tk_status tk_device_properties(tk_context *ctx, tk_device_props *props);
+/* Programs of this kernel that fit on one SM at once. */
+tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_per_sm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

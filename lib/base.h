@@ -1,0 +1,121 @@
+/* base.h: the support layer every stage uses: the arena, growable arrays,
+ * source spans and diagnostics. Nothing here knows about the language.
+ * All compiler memory comes from an Arena and is released in one go. */
+#ifndef TK_BASE_H
+#define TK_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- allocation ------------------------------------------------------- */
+
+/* The single allocation hook: every malloc/realloc/free in the library goes
+ * through these so tests can inject out-of-memory. tk_xalloc returns NULL on
+ * failure, never aborts. */
+void *tk_xalloc(size_t size);
+void *tk_xrealloc(void *p, size_t size);
+void tk_xfree(void *p);
+/* Make the n-th allocation from now on fail (0 disables); for tests. */
+void tk_alloc_fail_after(long n);
+
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+    ArenaChunk *head;
+    bool oom; /* set once an allocation failed; callers check it at stage ends */
+} Arena;
+
+void arena_init(Arena *a);
+void arena_free(Arena *a);
+/* Zeroed memory. On out-of-memory returns a pointer to a static scratch
+ * block of at least `size` bytes when small, and sets a->oom; callers that
+ * allocate big buffers must check for NULL. */
+void *arena_alloc(Arena *a, size_t size);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_printf(Arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A growable array of pointers living in an arena. */
+typedef struct PtrVec {
+    void **items;
+    int len, cap;
+} PtrVec;
+void vec_push(Arena *a, PtrVec *v, void *item);
+
+/* A growable byte buffer on the heap (for output text). */
+typedef struct StrBuf {
+    char *data;
+    size_t len, cap;
+    bool oom;
+} StrBuf;
+void sb_init(StrBuf *sb);
+void sb_free(StrBuf *sb);
+void sb_putc(StrBuf *sb, char c);
+void sb_puts(StrBuf *sb, const char *s);
+void sb_write(StrBuf *sb, const char *s, size_t n);
+void sb_printf(StrBuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
+/* Hands the NUL-terminated text to the caller (free with tk_xfree). */
+char *sb_take(StrBuf *sb, size_t *len);
+
+/* ---- source and spans ------------------------------------------------- */
+
+typedef struct Source {
+    const char *name; /* file name as given; "<string>" for in-memory code */
+    const char *text; /* NUL-terminated copy owned by the compilation */
+    size_t len;
+} Source;
+
+/* A region of source text. Lines and columns are 1-based; columns count
+ * bytes. end_* point one past the last character. */
+typedef struct Span {
+    int line, col;
+    int end_line, end_col;
+} Span;
+
+Span span_join(Span a, Span b);
+
+/* ---- diagnostics ------------------------------------------------------ */
+
+typedef enum {
+    DIAG_ERROR,   /* user error: compilation fails */
+    DIAG_WARNING, /* user warning */
+    DIAG_NOTE,    /* attached to the previous error */
+    DIAG_INTERNAL /* broken invariant inside the compiler */
+} DiagKind;
+
+/* Collects diagnostics as formatted text:
+ *   file:line:col: error: message
+ *     <source line>
+ *     ^~~~
+ * Stages report and carry on; the driver stops at stage boundaries once
+ * `errors` is non-zero. */
+typedef struct Diag {
+    const Source *src;
+    StrBuf text;
+    int errors, warnings;
+    int max_errors; /* stop recording after this many (0: 50) */
+} Diag;
+
+void diag_init(Diag *d, const Source *src);
+void diag_free(Diag *d);
+void diag_report(Diag *d, DiagKind kind, Span at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void diag_vreport(Diag *d, DiagKind kind, Span at, const char *fmt,
+                  va_list ap);
+/* An error with no source position (bad option, missing file). */
+void diag_plain(Diag *d, DiagKind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- small helpers ---------------------------------------------------- */
+
+#define TK_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define TK_UNUSED(x) ((void)(x))
+
+bool is_pow2(int64_t v);
+uint64_t hash_bytes(uint64_t h, const void *p, size_t n); /* FNV-1a 64 */
+
+#endif

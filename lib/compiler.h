@@ -1,0 +1,149 @@
+/* compiler.h: the map of the compiler. Each stage's entry point, in
+ * pipeline order; lib/pipeline.c strings them together.
+ *
+ *   text -> lex (grammar/tk.l) -> parse (grammar/tk.y) -> AST (ast.h)
+ *        -> sema: specialise one kernel -> block IR (ir.h)
+ *        -> passes: fold, dce, ... -> codegen: LLVM IR -> NVPTX -> PTX
+ *        -> or the interpreter runs the IR on the CPU */
+#ifndef TK_COMPILER_H
+#define TK_COMPILER_H
+
+#include "ast.h"
+#include "base.h"
+#include "ir.h"
+
+/* ---- lexer and parser (grammar/) ------------------------------------------ */
+
+/* Writes one line per token ("LINE:COL KIND 'text'"), for --emit=tokens. */
+bool lex_dump_tokens(const Source *src, Diag *d, StrBuf *out);
+/* Parses a whole file. Returns the N_MODULE (possibly partial) and reports
+ * every syntax error to d; the caller checks d->errors. */
+Node *parse_module(const Source *src, Arena *a, Diag *d);
+
+/* ---- sema: specialisation (lib/sema*.c) ------------------------------------ */
+
+/* A compile-time value: constexpr parameters, module constants, folded
+ * expressions. */
+typedef enum { CV_NONE, CV_INT, CV_FLOAT, CV_BOOL, CV_DTYPE, CV_STR } ConstKind;
+typedef struct ConstValue {
+    ConstKind kind;
+    int64_t i;    /* CV_INT, CV_BOOL */
+    double f;     /* CV_FLOAT */
+    Type type;    /* CV_DTYPE: a scalar or pointer type */
+    const char *s;/* CV_STR */
+} ConstValue;
+
+typedef struct SpecDefine {
+    const char *name;
+    ConstValue value;
+    Span span; /* where it was given, or a zero span for the command line */
+} SpecDefine;
+
+/* The type of one runtime parameter, from a signature or a launch. */
+typedef struct ArgSpec {
+    Type type;        /* scalar or pointer */
+    int divisibility; /* 16 or 1 */
+    bool equal_to_1;  /* integer known == 1 (Triton specialises it) */
+} ArgSpec;
+
+typedef struct SpecRequest {
+    const char *kernel;
+    const SpecDefine *defines;
+    int ndefines;
+    const ArgSpec *args; /* one per runtime (non-constexpr) parameter, in order */
+    int nargs;           /* -1: none given; types must come from annotations */
+    int num_warps;
+    int num_stages;
+} SpecRequest;
+
+/* Parses "-D" text ("1024", "1e-5", "True", "tl.float16", "fp16", "'s'"). */
+bool sema_parse_const(const char *text, ConstValue *out);
+/* Parses "*fp32:16,*fp32,i32". Reports malformed entries to d. */
+bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, int *nargs);
+/* Names of the functions that a launch can target (all @jit defs), in order. */
+int sema_kernel_names(const Node *module, const char ***names, Arena *a);
+/* Names of the runtime and constexpr parameters of one kernel. */
+typedef struct KernelSig {
+    const char *name;
+    int nparams;
+    const char **param_names;
+    bool *is_constexpr;
+    Type *annotated;     /* DT_VOID when the source gives no type */
+    bool *has_default;
+} KernelSig;
+bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig *out);
+/* Builds the IR of one kernel. Returns NULL after reporting errors. */
+IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest *req,
+                        Arena *a, Diag *d);
+
+/* ---- IR passes (lib/passes/) ------------------------------------------------- */
+
+void pass_fold(IrFunc *f); /* constant folding and algebraic simplification */
+void pass_dce(IrFunc *f);  /* removes ops whose results are unused and that have no effect */
+
+/* ---- code generation (lib/codegen/, lib/target_nvptx.c) --------------------- */
+
+typedef struct CgOptions {
+    const char *arch;      /* "sm_80" ... "sm_90a" */
+    int opt_level;         /* 0..3 */
+    const char *libdevice; /* path of libdevice.10.bc; NULL: default/CUDA_HOME */
+} CgOptions;
+
+/* Lowers one kernel to PTX text. When llvm_out is not NULL it also receives
+ * the optimised LLVM IR text (--emit=llvm). Errors (unsupported construct,
+ * LLVM failure, missing libdevice) go to d. */
+bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out,
+                StrBuf *ptx_out);
+
+/* ---- the reference interpreter (lib/interp*.c) ------------------------------ */
+
+/* A host buffer the interpreter may touch; every access is checked against these. */
+typedef struct InterpBuffer {
+    const char *name;    /* for messages; may be NULL */
+    unsigned char *base;
+    size_t bytes;
+} InterpBuffer;
+
+typedef struct InterpMemory {
+    const InterpBuffer *bufs;
+    int nbufs;
+} InterpMemory;
+
+/* One slot per runtime parameter, in order: the address for pointers, the
+ * value for scalars (ints in i/u at their width, floats in f). */
+typedef union InterpArg {
+    int64_t i;
+    uint64_t u;
+    double f;
+    void *p;
+} InterpArg;
+
+/* Runs every program of the grid. device_print text goes to `out` (stdout
+ * when NULL). An out-of-bounds access, a failed device_assert or an
+ * unsupported op stops the launch with an error in d naming the kernel,
+ * the program id, the element and the address. `threads` > 1 lets programs
+ * run in parallel when the kernel has no atomics. */
+bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
+                   const InterpMemory *mem, int threads, Diag *d, StrBuf *out);
+
+/* ---- the pipeline (lib/pipeline.c) ------------------------------------------ */
+
+/* One compilation: source, arena, diagnostics. */
+typedef struct Compilation {
+    Source src;
+    Arena arena;
+    Diag diag;
+    Node *module;
+} Compilation;
+
+bool comp_init(Compilation *c, const char *name, const char *text, size_t len);
+void comp_free(Compilation *c);
+bool comp_parse(Compilation *c);
+/* Specialises one kernel into IR allocated in ir_arena, then verifies and
+ * runs the IR passes. NULL after reporting errors to c->diag. */
+IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena);
+/* IR to LLVM IR text (llvm may be NULL) and PTX text. */
+bool comp_codegen(Compilation *c, const IrFunc *f, const CgOptions *o, StrBuf *llvm,
+                  StrBuf *ptx);
+
+#endif

@@ -1,0 +1,32 @@
+# lit configuration: every .tk file under test/ is a test. Substitutions:
+#   tkc          the compiler from the build folder
+#   %conformance the shared conformance kernels (../shared/conformance)
+#   %ptxas       ptxas, when installed (feature "ptxas")
+import os
+import lit.formats
+
+config.name = "tk"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tk", ".test"]
+config.excludes = ["Inputs", "unit", "fuzz", "gpu", "CMakeLists.txt", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tk_obj_root, "test")
+
+path = os.pathsep.join([config.tk_tools_dir, config.llvm_tools_dir,
+                        config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.environment["PATH"] = path
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME", "TK_CACHE_DIR"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+config.environment["TK_CACHE_DISABLE"] = "1"
+
+shared = os.path.normpath(os.path.join(config.tk_src_root, "..", "shared", "conformance"))
+if not os.path.isdir(shared):
+    shared = os.path.join(config.tk_src_root, "shared", "conformance")
+config.substitutions.append(("%conformance", shared))
+config.substitutions.append(("%examples", os.path.join(config.tk_src_root, "examples")))
+if config.ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
+if config.sanitize:
+    config.available_features.add("sanitize")
