@@ -264,6 +264,9 @@ typedef struct IrFunc {
 IrFunc *ir_func_new(Arena *a, const char *name, const Source *src);
 IrBlock *ir_block_new(IrFunc *f, IrOp *parent);
 IrValue *ir_block_add_arg(IrFunc *f, IrBlock *b, Type t, const char *name);
+/* Appends a runtime parameter: an IrParam entry plus the body argument
+ * holding its value (returned). divisibility: 16 or 1. */
+IrValue *ir_add_param(IrFunc *f, const char *name, Type t, int divisibility, Span sp);
 /* A new op, not yet in any block; results get fresh values of the given types. */
 IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops,
                 const Type *res, int nres);
@@ -294,6 +297,9 @@ IrValue *ir_binary(IrBuilder *b, IrKind k, Span sp, IrValue *x, IrValue *y, Type
  * (pre-order); stops early when fn returns false. */
 typedef bool (*IrWalkFn)(IrOp *op, void *ctx);
 bool ir_walk(IrBlock *b, IrWalkFn fn, void *ctx);
+/* Gives values dense ids 0..next_id-1 again (after passes removed some), in
+ * definition order: block args, then each op's results, then its regions. */
+void ir_renumber(IrFunc *f);
 
 /* Stable text form (--emit=ir). */
 void ir_print(StrBuf *out, const IrFunc *f);
