@@ -1,0 +1,252 @@
+/* pipeline.c: the compiler driver. Reads top to bottom as the pipeline:
+ * source -> tokens | AST -> (per kernel) IR -> passes -> LLVM IR -> PTX.
+ * Guarantees: nothing is lowered once a stage reported an error, and the
+ * caller gets either the whole output or none of it plus the diagnostics. */
+#include "compiler.h"
+
+#include <string.h>
+
+#include "tk/tk.h"
+
+const char *tk_version(void) { return TK_VERSION_STRING; }
+
+void tk_free_text(char *text) { tk_xfree(text); }
+
+/* ---- one compilation ---------------------------------------------------- */
+
+bool comp_init(Compilation *c, const char *name, const char *text, size_t len)
+{
+    memset(c, 0, sizeof *c);
+    arena_init(&c->arena);
+    char *copy = arena_alloc(&c->arena, len + 1);
+    if (!copy) {
+        arena_free(&c->arena);
+        return false;
+    }
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    c->src.name = arena_strdup(&c->arena, name ? name : "<string>");
+    c->src.text = copy;
+    c->src.len = len;
+    diag_init(&c->diag, &c->src);
+    return !c->arena.oom;
+}
+
+void comp_free(Compilation *c)
+{
+    diag_free(&c->diag);
+    arena_free(&c->arena);
+}
+
+bool comp_parse(Compilation *c)
+{
+    c->module = parse_module(&c->src, &c->arena, &c->diag);
+    if (c->arena.oom)
+        diag_plain(&c->diag, DIAG_ERROR, "out of memory while parsing");
+    return c->module && c->diag.errors == 0;
+}
+
+IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena)
+{
+    IrFunc *f = sema_specialize(c->module, &c->src, req, ir_arena, &c->diag);
+    if (!f || c->diag.errors)
+        return NULL;
+    if (!ir_verify(f, &c->diag))
+        return NULL;
+    pass_fold(f);
+    pass_dce(f);
+    if (ir_arena->oom) {
+        diag_plain(&c->diag, DIAG_ERROR, "out of memory while specialising '%s'", req->kernel);
+        return NULL;
+    }
+    return ir_verify(f, &c->diag) ? f : NULL;
+}
+
+bool comp_codegen(Compilation *c, const IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx)
+{
+    return cg_compile(f, o, &c->diag, llvm, ptx) && c->diag.errors == 0;
+}
+
+/* ---- choosing kernels ------------------------------------------------------ */
+
+static bool calls_name(const Node *n, const char *name);
+
+static bool list_calls(const NodeList *l, const char *name)
+{
+    for (int i = 0; i < l->len; i++)
+        if (calls_name(l->items[i], name))
+            return true;
+    return false;
+}
+
+static bool calls_name(const Node *n, const char *name)
+{
+    if (!n)
+        return false;
+    if (n->kind == N_CALL && n->a && n->a->kind == N_NAME && strcmp(n->a->name, name) == 0)
+        return true;
+    return calls_name(n->a, name) || calls_name(n->b, name) || calls_name(n->c, name) ||
+           list_calls(&n->list, name) || list_calls(&n->list2, name) ||
+           list_calls(&n->list3, name);
+}
+
+/* Entry points when no -k is given: the @jit functions that no other
+ * function of the file calls (the rest are helpers, inlined where used). */
+static int entry_kernels(const Node *module, Arena *a, const char ***out)
+{
+    const char **names;
+    int n = sema_kernel_names(module, &names, a);
+    const char **keep = arena_alloc(a, sizeof(char *) * (size_t)(n ? n : 1));
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        bool called = false;
+        for (int j = 0; j < module->list.len && !called; j++) {
+            const Node *item = module->list.items[j];
+            if (item->kind == N_FUNC && strcmp(item->name, names[i]) != 0)
+                called = list_calls(&item->list3, names[i]);
+        }
+        if (!called)
+            keep[k++] = names[i];
+    }
+    *out = keep;
+    return k;
+}
+
+/* ---- tk_compile --------------------------------------------------------------- */
+
+static bool build_request(Compilation *c, const tk_compile_options *o, const char *kernel,
+                          SpecRequest *req)
+{
+    memset(req, 0, sizeof *req);
+    req->kernel = kernel;
+    req->num_warps = o->num_warps > 0 ? o->num_warps : 4;
+    req->num_stages = o->num_stages > 0 ? o->num_stages : 3;
+    req->nargs = -1;
+    SpecDefine *defs = arena_alloc(&c->arena, sizeof *defs * (size_t)(o->ndefines + 1));
+    for (int i = 0; i < o->ndefines; i++) {
+        defs[i].name = o->defines[i].name;
+        if (!sema_parse_const(o->defines[i].value, &defs[i].value))
+            diag_plain(&c->diag, DIAG_ERROR, "bad value '%s' for -D %s", o->defines[i].value,
+                       o->defines[i].name);
+    }
+    req->defines = defs;
+    req->ndefines = o->ndefines;
+    if (o->signature) {
+        ArgSpec *args;
+        int nargs;
+        if (sema_parse_signature(o->signature, &c->arena, &c->diag, &args, &nargs)) {
+            req->args = args;
+            req->nargs = nargs;
+        }
+    }
+    return c->diag.errors == 0;
+}
+
+/* Lowers one kernel to the requested text, appended to out. */
+static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char *kernel,
+                         StrBuf *out)
+{
+    SpecRequest req;
+    if (!build_request(c, o, kernel, &req))
+        return false;
+    Arena ir_arena;
+    arena_init(&ir_arena);
+    bool ok = false;
+    IrFunc *f = comp_specialize(c, &req, &ir_arena);
+    if (f && o->emit == TK_EMIT_IR) {
+        ir_print(out, f);
+        ok = true;
+    } else if (f) {
+        CgOptions cg = {o->arch ? o->arch : "sm_80", o->opt_level >= 0 ? o->opt_level : 3, NULL};
+        StrBuf ptx;
+        sb_init(&ptx);
+        ok = comp_codegen(c, f, &cg, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
+        if (ok && o->emit == TK_EMIT_PTX)
+            sb_write(out, ptx.data ? ptx.data : "", ptx.len);
+        sb_free(&ptx);
+    }
+    arena_free(&ir_arena);
+    return ok;
+}
+
+static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *out)
+{
+    const char **kernels;
+    int n;
+    if (o->kernel) {
+        kernels = &o->kernel;
+        n = 1;
+    } else {
+        n = entry_kernels(c->module, &c->arena, &kernels);
+    }
+    if (n == 0) {
+        diag_plain(&c->diag, DIAG_ERROR, "no @jit kernel in the file");
+        return false;
+    }
+    if (n > 1 && o->emit != TK_EMIT_IR) {
+        StrBuf names;
+        sb_init(&names);
+        for (int i = 0; i < n; i++)
+            sb_printf(&names, "%s%s", i ? ", " : "", kernels[i]);
+        diag_plain(&c->diag, DIAG_ERROR, "the file has several kernels (%s); choose one with -k",
+                   names.data ? names.data : "");
+        sb_free(&names);
+        return false;
+    }
+    if (n > 1 && o->signature) {
+        diag_plain(&c->diag, DIAG_ERROR, "--signature needs -k when the file has several kernels");
+        return false;
+    }
+    bool ok = true;
+    for (int i = 0; i < n; i++)
+        ok = lower_kernel(c, o, kernels[i], out) && ok;
+    return ok;
+}
+
+static bool run_stages(Compilation *c, const tk_compile_options *o, StrBuf *out)
+{
+    if (o->emit == TK_EMIT_TOKENS)
+        return lex_dump_tokens(&c->src, &c->diag, out) && c->diag.errors == 0;
+    if (!comp_parse(c))
+        return false;
+    if (o->emit == TK_EMIT_AST) {
+        ast_print(out, c->module);
+        return true;
+    }
+    if (o->emit == TK_EMIT_CUBIN || o->emit == TK_EMIT_HEADER) {
+        diag_plain(&c->diag, DIAG_ERROR, "--emit=%s is not available in this version",
+                   o->emit == TK_EMIT_CUBIN ? "cubin" : "header");
+        return false;
+    }
+    return lower_module(c, o, out);
+}
+
+tk_status tk_compile(const char *filename, const char *src, size_t len,
+                     const tk_compile_options *opts, char **out, size_t *out_len, char **diags)
+{
+    if (out)
+        *out = NULL;
+    if (diags)
+        *diags = NULL;
+    if (!src || !opts || !out)
+        return TK_ERR_INVALID;
+    Compilation c;
+    if (!comp_init(&c, filename, src, len))
+        return TK_ERR_NO_MEMORY;
+    StrBuf text;
+    sb_init(&text);
+    bool ok = run_stages(&c, opts, &text) && c.diag.errors == 0;
+    if (c.arena.oom || text.oom) {
+        ok = false;
+        diag_plain(&c.diag, DIAG_ERROR, "out of memory");
+    }
+    if (diags && c.diag.text.len)
+        *diags = sb_take(&c.diag.text, NULL);
+    if (ok)
+        *out = sb_take(&text, out_len);
+    sb_free(&text);
+    comp_free(&c);
+    if (ok && !*out)
+        return TK_ERR_NO_MEMORY;
+    return ok ? TK_OK : TK_ERR_COMPILE;
+}

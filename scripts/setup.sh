@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what tk needs on Debian 12 (as root), builds it, and runs the
+# main job: compile examples/vector_add.tk to PTX and, when a GPU is
+# present, run it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build flex bison python3 llvm-19-dev llvm-19-tools
+          clang-19 libclang-rt-19-dev libzstd-dev zlib1g-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ninja -C build
+
+echo "== tkc examples/vector_add.tk -> build/vector_add.ptx"
+build/tkc examples/vector_add.tk -k vector_add -D BLOCK=1024 \
+  -s '*fp32:16,*fp32:16,*fp32:16,i32' -o build/vector_add.ptx
+grep -m3 -E '^\.(version|target|visible)' build/vector_add.ptx
+if [ -x build/examples/vector_add ]; then
+  if ls /dev/nvidia0 >/dev/null 2>&1; then
+    echo "== running vector_add on the GPU"
+    build/examples/vector_add
+  else
+    echo "== no GPU here: running vector_add on the reference interpreter"
+    TK_INTERPRET=1 build/examples/vector_add
+  fi
+fi

@@ -1,0 +1,288 @@
+/* tkc: the command line, a thin layer over libtk's tk_compile.
+ * Parses options from one table, reads the file, writes the output only
+ * when compilation succeeded (through a temp file + rename), prints the
+ * diagnostics, and exits 0 on success or 1 on any error. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tk/tk.h"
+
+#define MAX_DEFINES 256
+
+typedef struct Options {
+    const char *input;
+    const char *output;
+    tk_compile_options c;
+    tk_define defines[MAX_DEFINES];
+} Options;
+
+static const struct {
+    const char *name;
+    tk_emit emit;
+    const char *ext; /* default output file extension; NULL: stdout */
+} emit_kinds[] = {
+    {"tokens", TK_EMIT_TOKENS, NULL}, {"ast", TK_EMIT_AST, NULL}, {"ir", TK_EMIT_IR, NULL},
+    {"llvm", TK_EMIT_LLVM, ".ll"},    {"ptx", TK_EMIT_PTX, ".ptx"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tkc [options] file.tk\n"
+            "\n"
+            "  -o FILE             write the output to FILE ('-' is stdout; default: file.ptx\n"
+            "                      for ptx, file.ll for llvm, stdout otherwise)\n"
+            "  -k NAME             the kernel to compile (default: every kernel no other\n"
+            "                      function calls)\n"
+            "  -D NAME=VALUE       a constexpr value (1024, 1e-5, True, tl.float16)\n"
+            "  -s, --signature S   runtime parameter types in order, e.g. \"*fp32:16,*fp32,i32\"\n"
+            "  --arch ARCH         sm_80 (default), sm_86, sm_89, sm_90, sm_90a\n"
+            "  --num-warps N       warps per program (default 4)\n"
+            "  --num-stages N      software pipelining depth (default 3)\n"
+            "  -O0 .. -O3          LLVM optimisation level (default -O3)\n"
+            "  --emit=KIND         tokens, ast, ir, llvm or ptx (default ptx)\n"
+            "  -v, --version       print the version\n"
+            "  -h, --help          print this help\n");
+}
+
+static int fail(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "tkc: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n");
+    return 1;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *s == 0 || *end || v < lo || v > hi)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+static int set_emit(Options *o, const char *kind)
+{
+    for (size_t i = 0; i < sizeof emit_kinds / sizeof emit_kinds[0]; i++)
+        if (strcmp(kind, emit_kinds[i].name) == 0) {
+            o->c.emit = emit_kinds[i].emit;
+            return 0;
+        }
+    return fail("unknown --emit kind '%s' (tokens, ast, ir, llvm, ptx)", kind);
+}
+
+static int add_define(Options *o, const char *text)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text)
+        return fail("-D expects NAME=VALUE, got '%s'", text);
+    if (o->c.ndefines == MAX_DEFINES)
+        return fail("too many -D options (at most %s)", "256");
+    char *name = strndup(text, (size_t)(eq - text));
+    if (!name)
+        return fail("out of memory%s", "");
+    o->defines[o->c.ndefines].name = name;
+    o->defines[o->c.ndefines].value = eq + 1;
+    o->c.ndefines++;
+    return 0;
+}
+
+/* Options that take a value accept "-k NAME", "-kNAME" and "--opt=VALUE". */
+static const char *take_value(int argc, char **argv, int *i, const char *opt)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(opt);
+    if (strncmp(a, opt, n) == 0 && a[n] == '=' && opt[1] == '-')
+        return a + n + 1;
+    if (strncmp(a, opt, n) == 0 && a[n] && opt[1] != '-')
+        return a + n;
+    if (strcmp(a, opt) == 0 && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int is_opt(const char *a, const char *opt)
+{
+    size_t n = strlen(opt);
+    return strncmp(a, opt, n) == 0 && (a[n] == 0 || a[n] == '=' || opt[1] != '-');
+}
+
+static int parse_args(int argc, char **argv, Options *o, int *done)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int n;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            *done = 1;
+            return 0;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--version") == 0) {
+            printf("tkc %s\n", tk_version());
+            *done = 1;
+            return 0;
+        } else if (strncmp(a, "--emit=", 7) == 0) {
+            if (set_emit(o, a + 7))
+                return 1;
+        } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+            o->c.opt_level = a[2] - '0';
+        } else if (is_opt(a, "-o")) {
+            if (!(v = take_value(argc, argv, &i, "-o")))
+                return fail("%s needs a file name", a);
+            o->output = v;
+        } else if (is_opt(a, "-k")) {
+            if (!(v = take_value(argc, argv, &i, "-k")))
+                return fail("%s needs a kernel name", a);
+            o->c.kernel = v;
+        } else if (is_opt(a, "-D")) {
+            if (!(v = take_value(argc, argv, &i, "-D")) || add_define(o, v))
+                return v ? 1 : fail("%s needs NAME=VALUE", a);
+        } else if (is_opt(a, "--signature") || strcmp(a, "-s") == 0) {
+            if (!(v = take_value(argc, argv, &i, a[1] == '-' ? "--signature" : "-s")))
+                return fail("%s needs a signature", a);
+            o->c.signature = v;
+        } else if (is_opt(a, "--arch")) {
+            if (!(v = take_value(argc, argv, &i, "--arch")))
+                return fail("%s needs an architecture", a);
+            o->c.arch = v;
+        } else if (is_opt(a, "--num-warps")) {
+            if (!(v = take_value(argc, argv, &i, "--num-warps")) || !parse_int(v, 1, 32, &n) ||
+                (n & (n - 1)))
+                return fail("--num-warps needs a power of two from 1 to 32, got '%s'", v ? v : "");
+            o->c.num_warps = n;
+        } else if (is_opt(a, "--num-stages")) {
+            if (!(v = take_value(argc, argv, &i, "--num-stages")) || !parse_int(v, 1, 16, &n))
+                return fail("--num-stages needs a number from 1 to 16, got '%s'", v ? v : "");
+            o->c.num_stages = n;
+        } else if (a[0] == '-' && a[1]) {
+            return fail("unknown option '%s' (see tkc --help)", a);
+        } else if (o->input) {
+            return fail("more than one input file ('%s')", a);
+        } else {
+            o->input = a;
+        }
+    }
+    if (!o->input)
+        return fail("no input file%s (see tkc --help)", "");
+    return 0;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *bigger = realloc(buf, cap * 2);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static char *default_output(const Options *o)
+{
+    const char *ext = NULL;
+    for (size_t i = 0; i < sizeof emit_kinds / sizeof emit_kinds[0]; i++)
+        if (emit_kinds[i].emit == o->c.emit)
+            ext = emit_kinds[i].ext;
+    if (!ext)
+        return NULL;
+    size_t n = strlen(o->input);
+    if (n > 3 && strcmp(o->input + n - 3, ".tk") == 0)
+        n -= 3;
+    char *path = malloc(n + strlen(ext) + 1);
+    if (path) {
+        memcpy(path, o->input, n);
+        strcpy(path + n, ext);
+    }
+    return path;
+}
+
+/* Writes through a temp file renamed into place, so a failed write never
+ * leaves a partial output behind. */
+static int write_output(const char *path, const char *text, size_t len)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        if (fwrite(text, 1, len, stdout) != len || fflush(stdout))
+            return fail("cannot write to standard output%s", "");
+        return 0;
+    }
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    if (!tmp)
+        return fail("out of memory%s", "");
+    snprintf(tmp, n + 16, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int bad = !f || fwrite(text, 1, len, f) != len;
+    if (f && fclose(f))
+        bad = 1;
+    if (bad || rename(tmp, path)) {
+        remove(tmp);
+        free(tmp);
+        return fail("cannot write '%s'", path);
+    }
+    free(tmp);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    Options o;
+    memset(&o, 0, sizeof o);
+    o.c.emit = TK_EMIT_PTX;
+    o.c.opt_level = -1;
+    o.c.defines = o.defines;
+    int done = 0;
+    if (parse_args(argc, argv, &o, &done))
+        return 1;
+    if (done)
+        return 0;
+    size_t len;
+    char *src = read_file(o.input, &len);
+    if (!src) {
+        fprintf(stderr, "tkc: error: cannot read '%s': %s\n", o.input, strerror(errno));
+        return 1;
+    }
+    char *out = NULL, *diags = NULL;
+    size_t out_len = 0;
+    tk_status st = tk_compile(o.input, src, len, &o.c, &out, &out_len, &diags);
+    if (diags)
+        fputs(diags, stderr);
+    int rc = 1;
+    if (st == TK_OK) {
+        char *def = o.output ? NULL : default_output(&o);
+        rc = write_output(o.output ? o.output : def, out, out_len);
+        free(def);
+    } else if (!diags) {
+        fprintf(stderr, "tkc: error: compilation failed (%s)\n", tk_status_name(st));
+    }
+    tk_free_text(out);
+    tk_free_text(diags);
+    for (int i = 0; i < o.c.ndefines; i++)
+        free((char *)o.defines[i].name);
+    free(src);
+    return rc;
+}
