@@ -101,7 +101,7 @@ Type type_elem(Type t)
 
 bool type_same_shape(Type a, Type b)
 {
-    if (a.rank != b.rank)
+    if (a.rank != b.rank || a.rank < 0 || a.rank > TK_MAX_RANK)
         return false;
     for (int i = 0; i < a.rank; i++)
         if (a.shape[i] != b.shape[i])

@@ -52,7 +52,7 @@ static void print_value_list(StrBuf *sb, IrValue *const *vs, int n)
     for (int i = 0; i < n; i++) {
         if (i)
             sb_puts(sb, ", ");
-        print_value(sb, vs[i]);
+        print_value(sb, vs ? vs[i] : NULL);
     }
 }
 
@@ -181,7 +181,7 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
 
 static void print_operands(StrBuf *sb, const IrOp *op)
 {
-    if (op->kind == IR_FOR && op->nops >= 3) {
+    if (op->kind == IR_FOR && op->nops >= 3 && op->operands) {
         sb_putc(sb, ' ');
         print_value_list(sb, op->operands, 3);
         if (op->nops > 3) {
@@ -221,11 +221,14 @@ static void print_regions(StrBuf *sb, const IrOp *op, int depth)
             indent(sb, depth);
             sb_puts(sb, "^(");
             for (int i = 0; i < b->nargs; i++) {
+                IrValue *arg = b->args ? b->args[i] : NULL;
                 if (i)
                     sb_puts(sb, ", ");
-                print_value(sb, b->args[i]);
-                sb_puts(sb, ": ");
-                type_print(sb, b->args[i]->type);
+                print_value(sb, arg);
+                if (arg) {
+                    sb_puts(sb, ": ");
+                    type_print(sb, arg->type);
+                }
             }
             sb_puts(sb, "):\n");
         }
@@ -238,6 +241,10 @@ static void print_regions(StrBuf *sb, const IrOp *op, int depth)
 static void print_op(StrBuf *sb, const IrOp *op, int depth)
 {
     indent(sb, depth);
+    if ((op->nres && !op->results) || (op->nregions && !op->regions)) {
+        sb_printf(sb, "<broken %s>\n", ir_kind_name(op->kind));
+        return;
+    }
     if (op->nres) {
         print_value_list(sb, op->results, op->nres);
         sb_puts(sb, " = ");
@@ -250,18 +257,21 @@ static void print_op(StrBuf *sb, const IrOp *op, int depth)
         sb_puts(sb, " : ");
         bool cast = op->kind == IR_CAST || op->kind == IR_BITCAST || op->kind == IR_PTR_TO_INT ||
                     op->kind == IR_INT_TO_PTR;
-        if (cast && op->nops == 1 && op->operands[0]) {
+        if (cast && op->nops == 1 && op->operands && op->operands[0]) {
             type_print(sb, op->operands[0]->type);
             sb_puts(sb, " -> ");
         }
         for (int i = 0; i < op->nres; i++) {
             if (i)
                 sb_puts(sb, ", ");
-            type_print(sb, op->results[i]->type);
+            if (op->results[i])
+                type_print(sb, op->results[i]->type);
+            else
+                sb_putc(sb, '?');
         }
     }
     print_regions(sb, op, depth);
-    if (op->nres && op->results[0]->name && op->results[0]->name[0])
+    if (op->nres && op->results[0] && op->results[0]->name && op->results[0]->name[0])
         sb_printf(sb, "  // %s", op->results[0]->name);
     sb_putc(sb, '\n');
 }
@@ -278,13 +288,15 @@ void ir_print(StrBuf *out, const IrFunc *f)
 {
     sb_printf(out, "kernel @%s(", f->name ? f->name : "?");
     const IrBlock *body = f->body;
-    for (int i = 0; body && i < body->nargs; i++) {
+    for (int i = 0; body && body->args && i < body->nargs; i++) {
         if (i)
             sb_puts(out, ", ");
         print_value(out, body->args[i]);
+        if (!body->args[i])
+            continue;
         sb_puts(out, ": ");
         type_print(out, body->args[i]->type);
-        if (i < f->nparams && f->params[i].divisibility > 1)
+        if (i < f->nparams && f->params && f->params[i].divisibility > 1)
             sb_printf(out, " {div=%d}", f->params[i].divisibility);
     }
     sb_printf(out, ") num_warps=%d num_stages=%d {\n", f->num_warps, f->num_stages);

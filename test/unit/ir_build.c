@@ -1,19 +1,6 @@
 /* ir_build.c: builds a vector-add kernel with the IR builder and checks the
  * dtypes/types helpers, the printed text form and the verifier. */
-#include "ir.h"
-
-#include <stdio.h>
-#include <string.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                            \
-        }                                                                          \
-    } while (0)
+#include "ir_test.h"
 
 static void test_dtypes(Arena *a)
 {
@@ -109,7 +96,5 @@ int main(void)
     test_dtypes(&a);
     test_vector_add(&a);
     arena_free(&a);
-    if (failures)
-        fprintf(stderr, "%d failure(s)\n", failures);
-    return failures != 0;
+    return t_finish("ir_build");
 }
