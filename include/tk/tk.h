@@ -157,6 +157,8 @@ typedef struct tk_kernel_info {
     int shared_bytes;    /* static shared memory */
     int max_threads;     /* per block */
     int num_warps;
+    int dynamic_shared_bytes; /* passed at launch (0 when the kernel uses none) */
+    void *function;      /* the CUfunction (NULL when interpreting), for tk_occupancy */
 } tk_kernel_info;
 tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
                             const tk_launch_options *opts, tk_kernel_info *info);

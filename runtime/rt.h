@@ -1,0 +1,290 @@
+/* rt.h: the runtime's internal map: errors, the dlopen'ed CUDA driver, the
+ * JIT cache (keys, in-memory table, disk entries) and the API objects.
+ * Only the runtime sources and the runtime unit tests include it. */
+#ifndef TK_RT_H
+#define TK_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda.h> /* types only: nothing links against libcuda */
+
+#include "compiler.h"
+#include "tk/tk.h"
+
+/* ---- errors (rt_error.c) ---------------------------------------------------- */
+
+/* Sets this thread's tk_last_error text and returns s. */
+tk_status rt_error(tk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rt_clear_error(void);
+/* Prints "tk: warning: ..." to stderr once per `flag`. */
+void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- the driver (rt_driver.c) ------------------------------------------------- */
+
+/* X(field, symbol exported by libcuda.so.1). __typeof__ of the cuda.h name
+ * gives the prototype; the symbol names the ABI version cuda.h maps to. */
+#define RT_CU_FUNCS(X)                                                         \
+    X(cuInit, "cuInit")                                                        \
+    X(cuGetErrorName, "cuGetErrorName")                                        \
+    X(cuGetErrorString, "cuGetErrorString")                                    \
+    X(cuDriverGetVersion, "cuDriverGetVersion")                                \
+    X(cuDeviceGetCount, "cuDeviceGetCount")                                    \
+    X(cuDeviceGet, "cuDeviceGet")                                              \
+    X(cuDeviceGetName, "cuDeviceGetName")                                      \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                            \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                    \
+    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")               \
+    X(cuCtxGetCurrent, "cuCtxGetCurrent")                                      \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent")                                      \
+    X(cuCtxGetDevice, "cuCtxGetDevice")                                        \
+    X(cuCtxSynchronize, "cuCtxSynchronize")                                    \
+    X(cuMemAlloc, "cuMemAlloc_v2")                                             \
+    X(cuMemFree, "cuMemFree_v2")                                               \
+    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                         \
+    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                         \
+    X(cuMemsetD8, "cuMemsetD8_v2")                                             \
+    X(cuLinkCreate, "cuLinkCreate_v2")                                         \
+    X(cuLinkAddData, "cuLinkAddData_v2")                                       \
+    X(cuLinkComplete, "cuLinkComplete")                                        \
+    X(cuLinkDestroy, "cuLinkDestroy")                                          \
+    X(cuModuleLoadData, "cuModuleLoadData")                                    \
+    X(cuModuleUnload, "cuModuleUnload")                                        \
+    X(cuModuleGetFunction, "cuModuleGetFunction")                              \
+    X(cuFuncGetAttribute, "cuFuncGetAttribute")                                \
+    X(cuFuncSetAttribute, "cuFuncSetAttribute")                                \
+    X(cuLaunchKernel, "cuLaunchKernel")                                        \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+
+typedef struct RtDriver {
+#define X(f, sym) __typeof__(f) *p_##f;
+    RT_CU_FUNCS(X)
+#undef X
+    int version;
+} RtDriver;
+
+extern RtDriver rt_cu;
+
+/* Loads libcuda.so.1 and calls cuInit once per process; TK_ERR_NO_DEVICE
+ * (with the reason) when there is no driver or no GPU. */
+tk_status rt_driver_load(void);
+/* Turns a failed CUresult into a status and message naming the call and
+ * the kernel (may be NULL); faults become TK_ERR_KERNEL_FAULT. */
+tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
+
+/* Every driver call goes through this: on failure it records the call and
+ * returns the status from the enclosing function. */
+#define RT_CU(kernel, fn, ...)                                                 \
+    do {                                                                       \
+        CUresult rt_r_ = rt_cu.p_##fn(__VA_ARGS__);                            \
+        if (rt_r_ != CUDA_SUCCESS)                                             \
+            return rt_cu_fail(rt_r_, #fn, (kernel));                           \
+    } while (0)
+
+/* The same check where cleanup is needed: sets `st` and jumps to `label`. */
+#define RT_CU_GO(st, label, kernel, fn, ...)                                   \
+    do {                                                                       \
+        CUresult rt_r_ = rt_cu.p_##fn(__VA_ARGS__);                            \
+        if (rt_r_ != CUDA_SUCCESS) {                                           \
+            (st) = rt_cu_fail(rt_r_, #fn, (kernel));                           \
+            goto label;                                                        \
+        }                                                                      \
+    } while (0)
+
+/* ---- cache keys and the in-memory table (rt_cache.c) -------------------------- */
+
+enum { RT_MAX_PARAMS = 64, RT_KEY_MAX_WORDS = 2 * RT_MAX_PARAMS + 4 };
+
+/* The launch-dependent part of a key, in 64-bit words: one per runtime
+ * argument (dtype, pointer flag, specialisation bits), two per constexpr
+ * (kind, value bits or text hash), then num_warps and num_stages. */
+typedef struct RtKey {
+    int nwords;
+    uint64_t hash; /* of the words, for the table */
+    uint64_t w[RT_KEY_MAX_WORDS];
+} RtKey;
+
+void rt_key_finish(RtKey *k);
+bool rt_key_eq(const RtKey *a, const RtKey *b);
+
+/* Everything that identifies a compiled kernel across processes. */
+typedef struct RtKeyParts {
+    uint64_t source_hash[2]; /* two independent hashes of the source text */
+    const char *kernel;
+    const char *arch;
+    const char *version;     /* tk_version() */
+    const RtKey *launch;
+} RtKeyParts;
+
+/* The disk identity: a 128-bit digest (file name) plus the serialised
+ * parts, stored in the entry and compared on load. */
+typedef struct RtDigest { uint64_t lo, hi; } RtDigest;
+RtDigest rt_key_digest(const RtKeyParts *p);
+/* Serialises the parts (for the entry's identity check); heap, tk_xfree. */
+unsigned char *rt_key_blob(const RtKeyParts *p, size_t *len);
+void rt_hash_text(const char *text, size_t len, uint64_t out[2]);
+uint64_t rt_hash64(uint64_t h, const void *p, size_t n);
+
+/* Per-kernel table of compiled variants: a last-hit fast path plus an
+ * open-addressing table under a rwlock. Values are opaque pointers. */
+typedef struct RtTable {
+    pthread_rwlock_t lock;
+    struct RtSlot { RtKey *key; void *value; } *slots;
+    int cap, count;
+    void *_Atomic last; /* the variant of the last hit */
+} RtTable;
+
+void rt_table_init(RtTable *t);
+void rt_table_free(RtTable *t, void (*free_value)(void *));
+/* The stored value for key, or NULL. key_of(value) gives a value's key so
+ * the fast path can compare without taking the lock. */
+void *rt_table_find(RtTable *t, const RtKey *key, const RtKey *(*key_of)(void *));
+/* Inserts unless present; returns the value now stored (an earlier one wins). */
+void *rt_table_insert(RtTable *t, const RtKey *key, void *value);
+
+/* Counters for tests and benchmarks. */
+typedef struct RtStats {
+    long compiles, memory_hits, disk_hits, disk_stores, disk_rejects;
+} RtStats;
+void rt_stats_get(RtStats *out);
+void rt_stats_add(long *counter);
+extern RtStats rt_stats;
+
+/* ---- the disk cache (rt_disk.c) ------------------------------------------------- */
+
+/* One cached kernel: its identity blob, metadata, PTX and cubin (may be empty). */
+typedef struct RtDiskEntry {
+    const unsigned char *key;
+    size_t key_len;
+    const unsigned char *meta;
+    size_t meta_len;
+    const char *ptx;
+    size_t ptx_len;
+    const unsigned char *cubin;
+    size_t cubin_len;
+} RtDiskEntry;
+
+/* The cache folder from $TK_CACHE_DIR or ~/.cache/tk, created if missing;
+ * NULL (after one warning) when it cannot be used or TK_CACHE_DISABLE=1. */
+const char *rt_disk_dir(void);
+/* Writes atomically (temp file + rename). false (with a warning once) on failure. */
+bool rt_disk_store(const char *dir, RtDigest d, const RtDiskEntry *e);
+/* Reads and checks an entry; *buf owns the memory the entry points into
+ * (tk_xfree). false when absent, foreign, truncated or corrupt. */
+bool rt_disk_load(const char *dir, RtDigest d, const unsigned char *key, size_t key_len,
+                  RtDiskEntry *e, void **buf);
+/* The entry's path (for tests). */
+void rt_disk_path(const char *dir, RtDigest d, char *out, size_t cap);
+/* Forgets the once-only state (cache folder, warnings); for tests. */
+void rt_disk_reset(void);
+
+/* ---- API objects ---------------------------------------------------------------------- */
+
+typedef struct RtBuffer {
+    unsigned char *base;
+    size_t bytes;
+    int id;
+} RtBuffer;
+
+struct tk_context {
+    bool interpret;
+    int device;
+    CUdevice dev;
+    CUcontext cu;
+    bool owns_primary;
+    tk_device_props props;
+    char arch[16];
+    int interp_threads;
+    const char *_Atomic last_kernel; /* named when a later call sees a fault */
+    pthread_mutex_t lock; /* buffers */
+    RtBuffer *bufs;       /* interpret mode: live host buffers */
+    int nbufs, capbufs, next_buf_id;
+};
+
+struct tk_module {
+    tk_context *ctx;
+    pthread_mutex_t lock; /* the Compilation is not thread-safe */
+    Compilation comp;
+    uint64_t source_hash[2];
+    const char **names;
+    int nnames;
+    tk_kernel **kernels; /* one per name, made on first use */
+};
+
+/* One compiled variant of a kernel (an entry of its RtTable). */
+typedef struct RtVariant {
+    RtKey key;
+    int nparams;           /* the compiled kernel's runtime parameters */
+    int param_of[RT_MAX_PARAMS]; /* index among the launch's runtime args */
+    uint8_t param_dt[RT_MAX_PARAMS]; /* DType of each compiled parameter */
+    int num_warps;
+    int dyn_shared;        /* dynamic shared bytes to pass at launch */
+    CUmodule mod;
+    CUfunction fn;
+    Arena ir_arena;        /* interpret mode: holds ir */
+    IrFunc *ir;
+    tk_kernel_info info;
+} RtVariant;
+
+struct tk_kernel {
+    tk_module *mod;
+    const char *name;
+    KernelSig sig;
+    int nruntime;              /* runtime (non-constexpr) parameters */
+    int runtime_idx[RT_MAX_PARAMS]; /* i-th runtime param -> sig index */
+    RtTable table;
+};
+
+/* ---- internals shared between files ----------------------------------------------- */
+
+/* Makes ctx's CUDA context current on this thread (GPU mode). */
+tk_status rt_ctx_enter(tk_context *ctx);
+/* Copies the live interpreter buffers (under the lock). */
+InterpBuffer *rt_ctx_snapshot(tk_context *ctx, int *n);
+/* Looks up or compiles the variant for one launch; fills the packed
+ * arguments. Defined in rt_module.c and used by rt_launch.c. */
+typedef struct RtLaunchArgs {
+    RtKey key;
+    ArgSpec specs[RT_MAX_PARAMS];      /* per runtime param */
+    const tk_arg *values[RT_MAX_PARAMS]; /* per runtime param */
+    const tk_arg *consts[RT_MAX_PARAMS]; /* per sig param (constexprs only) */
+    int num_warps, num_stages;
+} RtLaunchArgs;
+tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
+/* The text half of a variant, which needs no GPU: metadata, PTX (with its
+ * NUL) and the cubin when the disk entry has one. `buf` owns the memory. */
+typedef struct RtJitMeta {
+    uint32_t magic, nparams;
+    int32_t num_warps, dyn_shared;
+    int32_t param_of[RT_MAX_PARAMS];
+    uint8_t param_dt[RT_MAX_PARAMS];
+} RtJitMeta;
+typedef struct RtJitText {
+    RtDigest digest;
+    unsigned char *key_blob;
+    size_t key_len;
+    RtJitMeta meta;
+    const char *ptx;
+    size_t ptx_len;
+    const unsigned char *cubin;
+    size_t cubin_len;
+    bool from_disk;
+    void *buf;
+} RtJitText;
+/* Finds the PTX of one variant for `arch` on disk, or compiles it (and,
+ * when store is set, writes it to disk). Caller holds the module lock. */
+tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bool store,
+                      RtJitText *out);
+void rt_jit_text_free(RtJitText *t);
+/* Checks launch arguments against the kernel and builds the key (rt_launch.c). */
+tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
+                         const tk_launch_options *opts, RtLaunchArgs *la);
+/* Compiles (or reads from disk and loads) one variant. Caller holds the
+ * module lock. Defined in rt_jit.c. */
+tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
+void rt_variant_free(void *v);
+
+#endif

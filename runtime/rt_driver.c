@@ -1,0 +1,98 @@
+/* rt_driver.c: loads the CUDA driver with dlopen("libcuda.so.1") on first
+ * use and turns CUresults into tk statuses. Nothing links against libcuda,
+ * so a machine with no GPU gets TK_ERR_NO_DEVICE with the reason, never a
+ * failure to start. The table is written once (pthread_once), then read-only. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rt.h"
+
+RtDriver rt_cu;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static tk_status load_status;
+static char load_message[512];
+
+static void driver_load_once(void)
+{
+    const char *lib = "libcuda.so.1";
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        snprintf(load_message, sizeof load_message,
+                 "no CUDA driver: cannot load %s (%s); set TK_INTERPRET=1 to run on the CPU "
+                 "interpreter", lib, why ? why : "not found");
+        load_status = TK_ERR_NO_DEVICE;
+        return;
+    }
+#define X(f, sym)                                                              \
+    rt_cu.p_##f = (__typeof__(rt_cu.p_##f))dlsym(h, sym);                      \
+    if (!rt_cu.p_##f) {                                                        \
+        snprintf(load_message, sizeof load_message,                            \
+                 "the CUDA driver %s lacks %s (driver too old?)", lib, sym);   \
+        load_status = TK_ERR_NO_DEVICE;                                        \
+        return;                                                                \
+    }
+    RT_CU_FUNCS(X)
+#undef X
+    CUresult r = rt_cu.p_cuInit(0);
+    if (r != CUDA_SUCCESS) {
+        const char *name = NULL;
+        if (rt_cu.p_cuGetErrorName(r, &name) != CUDA_SUCCESS)
+            name = NULL;
+        snprintf(load_message, sizeof load_message, "no usable GPU: cuInit failed with %s",
+                 name ? name : "an unknown error");
+        load_status = TK_ERR_NO_DEVICE;
+        return;
+    }
+    if (rt_cu.p_cuDriverGetVersion(&rt_cu.version) != CUDA_SUCCESS)
+        rt_cu.version = 0;
+    load_status = TK_OK;
+}
+
+tk_status rt_driver_load(void)
+{
+    pthread_once(&load_once, driver_load_once);
+    if (load_status != TK_OK)
+        return rt_error(load_status, "%s", load_message);
+    return TK_OK;
+}
+
+/* Errors after which the context is unusable: the kernel faulted. */
+static const char *fault_words(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS: return "illegal address";
+    case CUDA_ERROR_MISALIGNED_ADDRESS: return "misaligned address";
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE: return "invalid address space";
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION: return "illegal instruction";
+    case CUDA_ERROR_INVALID_PC: return "invalid program counter";
+    case CUDA_ERROR_HARDWARE_STACK_ERROR: return "hardware stack error";
+    case CUDA_ERROR_ASSERT: return "device-side assert failed";
+    case CUDA_ERROR_LAUNCH_FAILED: return "launch failed";
+    case CUDA_ERROR_LAUNCH_TIMEOUT: return "timed out";
+    default: return NULL;
+    }
+}
+
+tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel)
+{
+    const char *name = NULL, *text = NULL;
+    if (!rt_cu.p_cuGetErrorName || rt_cu.p_cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+        name = "CUDA_ERROR_UNKNOWN";
+    if (!rt_cu.p_cuGetErrorString || rt_cu.p_cuGetErrorString(r, &text) != CUDA_SUCCESS || !text)
+        text = "unknown error";
+    const char *fault = fault_words(r);
+    if (fault)
+        return rt_error(TK_ERR_KERNEL_FAULT,
+                        "kernel '%s' faulted: %s (%s, reported by %s); the CUDA context is "
+                        "unusable from now on", kernel ? kernel : "?", fault, name, call);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+        return rt_error(TK_ERR_NO_MEMORY, "%s failed: %s (%s)%s%s%s", call, name, text,
+                        kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
+    if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_INVALID_DEVICE)
+        return rt_error(TK_ERR_NO_DEVICE, "%s failed: %s (%s)", call, name, text);
+    return rt_error(TK_ERR_DRIVER, "%s failed: %s (%s)%s%s%s", call, name, text,
+                    kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
+}

@@ -1,0 +1,456 @@
+/* rt_jit.c: builds one variant of a kernel for one key: specialise with
+ * the launch's constexprs and argument specs, lower to PTX (or find it on
+ * disk), link to a cubin with the driver, load it. The text half needs no
+ * GPU, so tests run it on machines without one. Assumes the caller holds
+ * the module lock (the Compilation is shared). Guarantees: a failure leaves
+ * nothing cached and reports the stage (compile, link, load) and kernel. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rt.h"
+
+enum { META_MAGIC = 0x544b4d31 /* "TKM1" */ };
+
+static int warned_dump;
+
+static bool env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* ---- the specialisation request ---------------------------------------------- */
+
+static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstValue *cv)
+{
+    memset(cv, 0, sizeof *cv);
+    if (a->text) {
+        if (!sema_parse_const(a->text, cv))
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (give "
+                            "a number, True/False, a dtype such as tl.float16, or 'text')",
+                            k->name, k->sig.param_names[p], a->text);
+        return TK_OK;
+    }
+    switch (a->dtype) {
+    case TK_F16: case TK_BF16: case TK_F32: case TK_F64:
+        cv->kind = CV_FLOAT;
+        cv->f = a->v.f;
+        break;
+    case TK_I1:
+        cv->kind = CV_BOOL;
+        cv->i = a->v.i != 0;
+        break;
+    default:
+        cv->kind = CV_INT;
+        cv->i = a->v.i;
+        break;
+    }
+    return TK_OK;
+}
+
+static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, SpecRequest *req)
+{
+    memset(req, 0, sizeof *req);
+    SpecDefine *defs = arena_alloc(a, sizeof *defs * (size_t)(k->sig.nparams + 1));
+    if (!defs)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    int nd = 0;
+    for (int p = 0; p < k->sig.nparams; p++) {
+        if (!la->consts[p])
+            continue;
+        defs[nd].name = k->sig.param_names[p];
+        tk_status s = const_value(k, p, la->consts[p], &defs[nd].value);
+        if (s != TK_OK)
+            return s;
+        nd++;
+    }
+    req->kernel = k->name;
+    req->defines = defs;
+    req->ndefines = nd;
+    req->args = la->specs;
+    req->nargs = k->nruntime;
+    req->num_warps = la->num_warps;
+    req->num_stages = la->num_stages;
+    return TK_OK;
+}
+
+/* The module's Diag is shared by every launch: take what one stage added
+ * as the error message, then rewind it. */
+typedef struct DiagMark { size_t len; int errors, warnings; } DiagMark;
+
+static DiagMark diag_mark(Compilation *c)
+{
+    return (DiagMark){c->diag.text.len, c->diag.errors, c->diag.warnings};
+}
+
+static void diag_rewind(Compilation *c, DiagMark m)
+{
+    c->diag.text.len = m.len;
+    if (c->diag.text.data)
+        c->diag.text.data[m.len] = 0;
+    c->diag.errors = m.errors;
+    c->diag.warnings = m.warnings;
+}
+
+static tk_status diag_take(Compilation *c, DiagMark m, const char *kernel, const char *what)
+{
+    const char *text = c->diag.text.data && c->diag.text.len > m.len ? c->diag.text.data + m.len
+                                                                      : "(no diagnostics)\n";
+    tk_status s = rt_error(TK_ERR_COMPILE, "kernel '%s' %s:\n%s", kernel, what, text);
+    diag_rewind(c, m);
+    return s;
+}
+
+static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, Arena *ir_arena, IrFunc **out)
+{
+    Compilation *c = &k->mod->comp;
+    SpecRequest req;
+    tk_status s = build_request(k, la, ir_arena, &req);
+    if (s != TK_OK)
+        return s;
+    DiagMark m = diag_mark(c);
+    *out = comp_specialize(c, &req, ir_arena);
+    if (!*out)
+        return diag_take(c, m, k->name, "cannot be specialised for this launch");
+    diag_rewind(c, m);
+    return TK_OK;
+}
+
+/* Which launch argument feeds each parameter of the compiled kernel. */
+static tk_status map_params(tk_kernel *k, const IrFunc *f, RtJitMeta *m)
+{
+    if (f->nparams > RT_MAX_PARAMS)
+        return rt_error(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d parameters",
+                        k->name, f->nparams);
+    for (int i = 0; i < f->nparams; i++) {
+        int j;
+        for (j = 0; j < k->nruntime; j++)
+            if (strcmp(f->params[i].name, k->sig.param_names[k->runtime_idx[j]]) == 0)
+                break;
+        if (j == k->nruntime)
+            return rt_error(TK_ERR_INTERNAL, "internal error: compiled parameter '%s' of kernel "
+                            "'%s' is not one of its runtime parameters", f->params[i].name, k->name);
+        m->param_of[i] = j;
+        m->param_dt[i] = (uint8_t)f->params[i].type.dt;
+    }
+    m->magic = META_MAGIC;
+    m->nparams = (uint32_t)f->nparams;
+    m->num_warps = f->num_warps > 0 ? f->num_warps : 4;
+    return TK_OK;
+}
+
+/* ---- TK_DUMP_DIR ---------------------------------------------------------------------- */
+
+static void dump_file(const char *dir, const char *kernel, RtDigest d, const char *ext,
+                      const char *text, size_t len)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s-%016llx.%s", dir, kernel, (unsigned long long)d.hi, ext);
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(text, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        rt_warn_once(&warned_dump, "TK_DUMP_DIR: cannot write %s (%s)", path, strerror(errno));
+}
+
+static void dump_ir(const char *dir, const char *kernel, RtDigest d, const IrFunc *f)
+{
+    StrBuf sb;
+    sb_init(&sb);
+    ir_print(&sb, f);
+    if (!sb.oom && sb.data)
+        dump_file(dir, kernel, d, "ir", sb.data, sb.len);
+    sb_free(&sb);
+}
+
+static const char *dump_dir(void)
+{
+    const char *dir = getenv("TK_DUMP_DIR");
+    if (!dir || !*dir)
+        return NULL;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        rt_warn_once(&warned_dump, "TK_DUMP_DIR: cannot create %s (%s)", dir, strerror(errno));
+    return dir;
+}
+
+/* A kernel whose shared memory does not fit statically says how much
+ * dynamic shared memory it needs in a PTX comment. */
+static int ptx_dynamic_shared(const char *ptx)
+{
+    const char *tag = "// tk.dynamic_shared_bytes ";
+    const char *at = strstr(ptx, tag);
+    return at ? atoi(at + strlen(tag)) : 0;
+}
+
+/* ---- the text half --------------------------------------------------------------------- */
+
+static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta *m)
+{
+    if (m->magic != META_MAGIC || m->nparams > RT_MAX_PARAMS || m->num_warps != la->num_warps ||
+        m->dyn_shared < 0)
+        return false;
+    for (uint32_t i = 0; i < m->nparams; i++)
+        if (m->param_of[i] < 0 || m->param_of[i] >= k->nruntime || m->param_dt[i] >= DT_COUNT)
+            return false;
+    return true;
+}
+
+static bool load_text(tk_kernel *k, const RtLaunchArgs *la, const char *dir, RtJitText *t)
+{
+    RtDiskEntry e;
+    void *buf = NULL;
+    if (!rt_disk_load(dir, t->digest, t->key_blob, t->key_len, &e, &buf))
+        return false;
+    if (e.meta_len != sizeof t->meta || e.ptx_len == 0 || e.ptx[e.ptx_len - 1] != 0) {
+        tk_xfree(buf);
+        rt_stats_add(&rt_stats.disk_rejects);
+        return false;
+    }
+    memcpy(&t->meta, e.meta, sizeof t->meta);
+    if (!meta_ok(k, la, &t->meta)) {
+        tk_xfree(buf);
+        rt_stats_add(&rt_stats.disk_rejects);
+        return false;
+    }
+    t->ptx = e.ptx;
+    t->ptx_len = e.ptx_len;
+    t->cubin = e.cubin_len ? e.cubin : NULL;
+    t->cubin_len = e.cubin_len;
+    t->buf = buf;
+    t->from_disk = true;
+    rt_stats_add(&rt_stats.disk_hits);
+    return true;
+}
+
+static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, RtJitText *t)
+{
+    Arena ir_arena;
+    arena_init(&ir_arena);
+    IrFunc *f = NULL;
+    tk_status s = specialize(k, la, &ir_arena, &f);
+    if (s == TK_OK)
+        s = map_params(k, f, &t->meta);
+    const char *dump = dump_dir();
+    StrBuf llvm, ptx;
+    sb_init(&llvm);
+    sb_init(&ptx);
+    if (s == TK_OK) {
+        if (dump)
+            dump_ir(dump, k->name, t->digest, f);
+        Compilation *c = &k->mod->comp;
+        CgOptions o = {arch, 3, NULL};
+        DiagMark m = diag_mark(c);
+        if (!comp_codegen(c, f, &o, dump ? &llvm : NULL, &ptx))
+            s = diag_take(c, m, k->name, "failed in code generation");
+        else if (ptx.oom || !ptx.data)
+            s = rt_error(TK_ERR_NO_MEMORY, "out of memory generating PTX for '%s'", k->name);
+    }
+    if (s == TK_OK) {
+        if (dump && llvm.data)
+            dump_file(dump, k->name, t->digest, "ll", llvm.data, llvm.len);
+        if (dump)
+            dump_file(dump, k->name, t->digest, "ptx", ptx.data, ptx.len);
+        size_t len = 0;
+        char *text = sb_take(&ptx, &len);
+        t->buf = text;
+        t->ptx = text;
+        t->ptx_len = len + 1; /* the driver wants the NUL */
+        t->meta.dyn_shared = ptx_dynamic_shared(text);
+        rt_stats_add(&rt_stats.compiles);
+    }
+    sb_free(&llvm);
+    sb_free(&ptx);
+    arena_free(&ir_arena);
+    return s;
+}
+
+static void store_text(const char *dir, const RtJitText *t)
+{
+    RtDiskEntry e = {t->key_blob, t->key_len, (const unsigned char *)&t->meta, sizeof t->meta,
+                     t->ptx, t->ptx_len, t->cubin, t->cubin_len};
+    rt_disk_store(dir, t->digest, &e); /* failure warns and degrades to memory only */
+}
+
+tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bool store,
+                      RtJitText *t)
+{
+    memset(t, 0, sizeof *t);
+    RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, arch,
+                        tk_version(), &la->key};
+    t->digest = rt_key_digest(&parts);
+    t->key_blob = rt_key_blob(&parts, &t->key_len);
+    if (!t->key_blob)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    const char *dir = rt_disk_dir();
+    if (dir && !env_on("TK_ALWAYS_COMPILE") && load_text(k, la, dir, t))
+        return TK_OK;
+    tk_status s = compile_text(k, la, arch, t);
+    if (s == TK_OK && store && dir)
+        store_text(dir, t);
+    return s;
+}
+
+void rt_jit_text_free(RtJitText *t)
+{
+    tk_xfree(t->key_blob);
+    tk_xfree(t->buf);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- the GPU half ------------------------------------------------------------------------ */
+
+/* PTX to cubin with the driver's linker, so a warm start skips this too. */
+static tk_status link_ptx(const char *kernel, const char *ptx, size_t len, void **cubin,
+                          size_t *size)
+{
+    static _Thread_local char log[16384];
+    log[0] = 0;
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {log, (void *)(uintptr_t)sizeof log};
+    CUlinkState st = NULL;
+    tk_status s = TK_OK;
+    void *out = NULL;
+    size_t n = 0;
+    RT_CU_GO(s, fail, kernel, cuLinkCreate, 2, opts, vals, &st);
+    RT_CU_GO(s, fail, kernel, cuLinkAddData, st, CU_JIT_INPUT_PTX, (void *)ptx, len, kernel, 0,
+             NULL, NULL);
+    RT_CU_GO(s, fail, kernel, cuLinkComplete, st, &out, &n);
+    *cubin = tk_xalloc(n);
+    if (!*cubin)
+        s = rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    else
+        memcpy(*cubin, out, n);
+    *size = n;
+fail:
+    if (s != TK_OK && log[0]) {
+        char first[1024];
+        snprintf(first, sizeof first, "%s", tk_last_error());
+        rt_error(s, "%s\nthe driver's PTX compiler said:\n%s", first, log);
+    }
+    if (st && rt_cu.p_cuLinkDestroy(st) != CUDA_SUCCESS && s == TK_OK)
+        s = rt_error(TK_ERR_DRIVER, "cuLinkDestroy failed for kernel '%s'", kernel);
+    return s;
+}
+
+static tk_status load_function(tk_kernel *k, RtVariant *v)
+{
+    const char *name = k->name;
+    RT_CU(name, cuModuleGetFunction, &v->fn, v->mod, name);
+    tk_kernel_info *in = &v->info;
+    RT_CU(name, cuFuncGetAttribute, &in->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, v->fn);
+    RT_CU(name, cuFuncGetAttribute, &in->spill_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, v->fn);
+    RT_CU(name, cuFuncGetAttribute, &in->shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, v->fn);
+    RT_CU(name, cuFuncGetAttribute, &in->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+          v->fn);
+    if (v->dyn_shared > 48 * 1024)
+        RT_CU(name, cuFuncSetAttribute, v->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+              v->dyn_shared);
+    in->num_warps = v->num_warps;
+    in->dynamic_shared_bytes = v->dyn_shared;
+    in->function = v->fn;
+    const tk_device_props *p = &k->mod->ctx->props;
+    int threads = v->num_warps * p->warp_size;
+    if (threads > in->max_threads)
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s' uses %d registers per thread, so at most %d "
+                        "threads per program fit; num_warps=%d asks for %d (use fewer warps)",
+                        name, in->registers, in->max_threads, v->num_warps, threads);
+    if (in->shared_bytes + v->dyn_shared > p->shared_per_block)
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs %d bytes of shared memory; the device "
+                        "gives at most %d per program (use smaller blocks or fewer stages)",
+                        name, in->shared_bytes + v->dyn_shared, p->shared_per_block);
+    return TK_OK;
+}
+
+static void apply_meta(RtVariant *v, const RtJitMeta *m)
+{
+    v->nparams = (int)m->nparams;
+    for (int i = 0; i < v->nparams; i++) {
+        v->param_of[i] = m->param_of[i];
+        v->param_dt[i] = m->param_dt[i];
+    }
+    v->num_warps = m->num_warps;
+    v->dyn_shared = m->dyn_shared;
+}
+
+static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
+{
+    tk_context *ctx = k->mod->ctx;
+    tk_status s = rt_ctx_enter(ctx);
+    if (s != TK_OK)
+        return s;
+    RtJitText t;
+    s = rt_jit_text(k, la, ctx->arch, false, &t);
+    if (s != TK_OK) {
+        rt_jit_text_free(&t);
+        return s;
+    }
+    apply_meta(v, &t.meta);
+    void *cubin = NULL;
+    /* A cubin from another driver may not load: then link the PTX again. */
+    if (t.cubin && rt_cu.p_cuModuleLoadData(&v->mod, t.cubin) != CUDA_SUCCESS)
+        v->mod = NULL;
+    if (!v->mod) {
+        size_t n = 0;
+        s = link_ptx(k->name, t.ptx, t.ptx_len, &cubin, &n);
+        if (s != TK_OK)
+            goto done;
+        RT_CU_GO(s, done, k->name, cuModuleLoadData, &v->mod, cubin);
+        t.cubin = cubin;
+        t.cubin_len = n;
+        const char *dir = rt_disk_dir();
+        if (dir)
+            store_text(dir, &t);
+    }
+    s = load_function(k, v);
+done:
+    tk_xfree(cubin);
+    rt_jit_text_free(&t);
+    return s;
+}
+
+static tk_status build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
+{
+    IrFunc *f = NULL;
+    tk_status s = specialize(k, la, &v->ir_arena, &f);
+    RtJitMeta m;
+    memset(&m, 0, sizeof m);
+    if (s == TK_OK)
+        s = map_params(k, f, &m);
+    if (s != TK_OK)
+        return s;
+    const char *dump = dump_dir();
+    if (dump) {
+        RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, "interp",
+                            tk_version(), &la->key};
+        dump_ir(dump, k->name, rt_key_digest(&parts), f);
+    }
+    apply_meta(v, &m);
+    v->ir = f;
+    v->info = (tk_kernel_info){.registers = 32, .spill_bytes = 0, .shared_bytes = 0,
+                               .max_threads = 1024, .num_warps = v->num_warps};
+    rt_stats_add(&rt_stats.compiles);
+    return TK_OK;
+}
+
+tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
+{
+    *out = NULL;
+    RtVariant *v = tk_xalloc(sizeof *v);
+    if (!v)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    memset(v, 0, sizeof *v);
+    arena_init(&v->ir_arena);
+    v->key = la->key;
+    v->num_warps = la->num_warps;
+    tk_status s = k->mod->ctx->interpret ? build_interp(k, la, v) : build_gpu(k, la, v);
+    if (s != TK_OK) {
+        rt_variant_free(v);
+        return s;
+    }
+    *out = v;
+    return TK_OK;
+}

@@ -1,0 +1,360 @@
+/* rt_launch.c: checks a launch's arguments against the kernel's parameters,
+ * builds the cache key (Triton's specialisation: pointers 16-byte aligned,
+ * integers divisible by 16 or equal to 1), packs the values and launches on
+ * the GPU or the interpreter. Guarantees: an argument mismatch is reported
+ * with the kernel and parameter names and nothing is launched; the hit path
+ * allocates nothing and takes no lock beyond the cache's read path. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rt.h"
+
+static const DType dtype_of[] = {
+    [TK_VOID] = DT_VOID, [TK_I1] = DT_I1, [TK_I8] = DT_I8, [TK_I16] = DT_I16,
+    [TK_I32] = DT_I32, [TK_I64] = DT_I64, [TK_U8] = DT_U8, [TK_U16] = DT_U16,
+    [TK_U32] = DT_U32, [TK_U64] = DT_U64, [TK_F16] = DT_F16, [TK_BF16] = DT_BF16,
+    [TK_F32] = DT_F32, [TK_F64] = DT_F64,
+};
+
+static bool valid_dtype(tk_dtype t) { return (unsigned)t < TK_ARRAY_LEN(dtype_of) && t != TK_VOID; }
+
+static const char *pname(const tk_kernel *k, int p) { return k->sig.param_names[p]; }
+
+/* "x_ptr, y_ptr, n" for messages. */
+static void list_params(const tk_kernel *k, bool constexprs, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int p = 0; p < k->sig.nparams && at < cap; p++)
+        if (k->sig.is_constexpr[p] == constexprs)
+            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? ", " : "", pname(k, p));
+    if (!out[0])
+        snprintf(out, cap, "none");
+}
+
+static tk_status bind_const(tk_kernel *k, const tk_arg *a, RtLaunchArgs *la)
+{
+    char names[512];
+    if (!a->name)
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s': a constexpr argument has no name", k->name);
+    int p;
+    for (p = 0; p < k->sig.nparams && strcmp(pname(k, p), a->name) != 0; p++)
+        ;
+    if (p == k->sig.nparams) {
+        list_params(k, true, names, sizeof names);
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s' has no parameter '%s'; its constexprs: %s",
+                        k->name, a->name, names);
+    }
+    if (!k->sig.is_constexpr[p])
+        return rt_error(TK_ERR_LAUNCH, "'%s' is a runtime parameter of kernel '%s', not a "
+                        "constexpr: pass it in order with tk_ptr/tk_i32/...", a->name, k->name);
+    if (la->consts[p])
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s': constexpr '%s' is given twice", k->name,
+                        a->name);
+    la->consts[p] = a;
+    return TK_OK;
+}
+
+/* The type of runtime parameter j from its launch value; checks it against
+ * the annotation in the source, if any. */
+static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, ArgSpec *spec)
+{
+    int p = k->runtime_idx[j];
+    if (!valid_dtype(a->dtype))
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype",
+                        k->name, j + 1, pname(k, p));
+    DType dt = dtype_of[a->dtype];
+    Type ann = k->sig.annotated[p];
+    memset(spec, 0, sizeof *spec);
+    spec->divisibility = 1;
+    if (a->kind == TK_ARG_PTR) {
+        if (ann.dt != DT_VOID && (ann.dt != DT_PTR || ann.elem != dt))
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s%s but the "
+                            "launch passes a pointer to %s", k->name, pname(k, p),
+                            ann.dt == DT_PTR ? "*" : "", dtype_name(ann.dt == DT_PTR ? ann.elem : ann.dt),
+                            dtype_name(dt));
+        spec->type = type_ptr(dt);
+        spec->divisibility = ((uintptr_t)a->v.ptr % 16 == 0) ? 16 : 1;
+        return TK_OK;
+    }
+    if (ann.dt == DT_PTR)
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is a pointer (*%s) but the "
+                        "launch passes a scalar %s", k->name, pname(k, p), dtype_name(ann.elem),
+                        dtype_name(dt));
+    if (ann.dt != DT_VOID && ann.dt != dt)
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s but the launch "
+                        "passes %s", k->name, pname(k, p), dtype_name(ann.dt), dtype_name(dt));
+    spec->type = type_scalar(dt);
+    if (dtype_is_int(dt) && dt != DT_I1) {
+        if (a->v.i == 1)
+            spec->equal_to_1 = true;
+        else if (a->v.i % 16 == 0)
+            spec->divisibility = 16;
+    }
+    return TK_OK;
+}
+
+/* Constexpr words: kind tag and the value's bits (or the text's hash). */
+static void key_const(RtKey *key, const tk_arg *a)
+{
+    if (!a) {
+        key->w[key->nwords++] = 0;
+        key->w[key->nwords++] = 0;
+    } else if (a->text) {
+        key->w[key->nwords++] = 3;
+        key->w[key->nwords++] = rt_hash64(0x51ed270b27ULL, a->text, strlen(a->text));
+    } else {
+        key->w[key->nwords++] = 1 | (uint64_t)a->dtype << 8;
+        uint64_t bits;
+        memcpy(&bits, &a->v, sizeof bits);
+        key->w[key->nwords++] = bits;
+    }
+}
+
+tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
+                         const tk_launch_options *opts, RtLaunchArgs *la)
+{
+    if (nargs < 0 || (nargs > 0 && !args))
+        return rt_error(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
+    la->num_warps = opts && opts->num_warps > 0 ? opts->num_warps : 4;
+    la->num_stages = opts && opts->num_stages > 0 ? opts->num_stages : 3;
+    if (la->num_warps > 32 || !is_pow2(la->num_warps))
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s': num_warps=%d must be a power of two up to 32",
+                        k->name, la->num_warps);
+    memset(la->consts, 0, sizeof la->consts[0] * (size_t)k->sig.nparams);
+    int nrun = 0;
+    for (int i = 0; i < nargs; i++) {
+        const tk_arg *a = &args[i];
+        if (a->kind == TK_ARG_CONST) {
+            tk_status s = bind_const(k, a, la);
+            if (s != TK_OK)
+                return s;
+        } else if (a->kind == TK_ARG_PTR || a->kind == TK_ARG_SCALAR) {
+            if (nrun < k->nruntime)
+                la->values[nrun] = a;
+            nrun++;
+        } else
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d has an unknown kind", k->name,
+                            i + 1);
+    }
+    if (nrun != k->nruntime) {
+        char names[512];
+        list_params(k, false, names, sizeof names);
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s' takes %d runtime argument%s (%s) but the "
+                        "launch gives %d", k->name, k->nruntime, k->nruntime == 1 ? "" : "s",
+                        names, nrun);
+    }
+    RtKey *key = &la->key;
+    key->nwords = 0;
+    for (int j = 0; j < k->nruntime; j++) {
+        tk_status s = check_value(k, j, la->values[j], &la->specs[j]);
+        if (s != TK_OK)
+            return s;
+        const ArgSpec *sp = &la->specs[j];
+        key->w[key->nwords++] = (uint64_t)la->values[j]->dtype | (uint64_t)la->values[j]->kind << 8 |
+                                (uint64_t)(sp->divisibility == 16) << 16 |
+                                (uint64_t)sp->equal_to_1 << 17;
+    }
+    for (int p = 0; p < k->sig.nparams; p++) {
+        if (!k->sig.is_constexpr[p])
+            continue;
+        if (!la->consts[p] && !k->sig.has_default[p])
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s' (add "
+                            "tk_const(\"%s\", ...) to the launch)", k->name, pname(k, p),
+                            pname(k, p));
+        key_const(key, la->consts[p]);
+    }
+    key->w[key->nwords++] = (uint64_t)la->num_warps;
+    key->w[key->nwords++] = (uint64_t)la->num_stages;
+    rt_key_finish(key);
+    return TK_OK;
+}
+
+/* ---- packing ------------------------------------------------------------------------- */
+
+static uint16_t f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint32_t sign = (x >> 16) & 0x8000, man = x & 0x7fffff;
+    int e = (int)((x >> 23) & 0xff);
+    if (e == 0xff)
+        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    e = e - 127 + 15;
+    if (e >= 31)
+        return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) {
+        if (e < -10)
+            return (uint16_t)sign;
+        man |= 0x800000;
+        int shift = 14 - e;
+        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1)))
+            h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+        h++; /* a carry into the exponent rounds up correctly, even to inf */
+    return (uint16_t)(sign | h);
+}
+
+static uint16_t f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return (uint16_t)((x >> 16) | 0x40);
+    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+static bool tk_is_float(tk_dtype t) { return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64; }
+
+/* One parameter's bytes, little-endian in a 64-bit slot, as the compiled
+ * kernel's dtype wants them. */
+static uint64_t pack_value(const tk_arg *a, DType dt)
+{
+    if (a->kind == TK_ARG_PTR)
+        return (uint64_t)(uintptr_t)a->v.ptr;
+    bool fl = tk_is_float(a->dtype);
+    double f = fl ? a->v.f : (dtype_is_signed(dtype_of[a->dtype]) ? (double)a->v.i : (double)a->v.u);
+    int64_t i = fl ? (int64_t)a->v.f : a->v.i;
+    uint64_t out = 0;
+    switch (dt) {
+    case DT_F16: out = f32_to_f16((float)f); break;
+    case DT_BF16: out = f32_to_bf16((float)f); break;
+    case DT_F32: { float x = (float)f; uint32_t b; memcpy(&b, &x, 4); out = b; break; }
+    case DT_F64: memcpy(&out, &f, 8); break;
+    case DT_I1: out = i != 0; break;
+    case DT_I8: case DT_U8: out = (uint8_t)i; break;
+    case DT_I16: case DT_U16: out = (uint16_t)i; break;
+    case DT_I32: case DT_U32: out = (uint32_t)i; break;
+    default: out = (uint64_t)i; break;
+    }
+    return out;
+}
+
+/* The interpreter wants ints at their width (sign- or zero-extended) and floats as doubles. */
+static InterpArg interp_value(const tk_arg *a, DType dt)
+{
+    InterpArg v;
+    v.u = 0;
+    if (a->kind == TK_ARG_PTR) {
+        v.p = a->v.ptr;
+        return v;
+    }
+    uint64_t bits = pack_value(a, dt);
+    switch (dt) {
+    case DT_F16: case DT_BF16: case DT_F32: case DT_F64: {
+        bool fl = tk_is_float(a->dtype);
+        double f = fl ? a->v.f : (double)a->v.i;
+        v.f = dt == DT_F64 ? f : (double)(float)f;
+        break;
+    }
+    case DT_I8: v.i = (int8_t)bits; break;
+    case DT_I16: v.i = (int16_t)bits; break;
+    case DT_I32: v.i = (int32_t)bits; break;
+    case DT_I64: v.i = (int64_t)bits; break;
+    default: v.u = bits; break;
+    }
+    return v;
+}
+
+/* ---- launching ------------------------------------------------------------------------ */
+
+static tk_status check_grid(const tk_kernel *k, tk_grid g)
+{
+    const tk_device_props *p = &k->mod->ctx->props;
+    unsigned d[3] = {g.x, g.y, g.z};
+    for (int i = 0; i < 3; i++) {
+        if (d[i] == 0)
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': grid (%u, %u, %u) is empty; every "
+                            "dimension must be at least 1", k->name, g.x, g.y, g.z);
+        if (d[i] > (unsigned)p->max_grid[i])
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': grid (%u, %u, %u) is over the device's "
+                            "limit of (%d, %d, %d)", k->name, g.x, g.y, g.z, p->max_grid[0],
+                            p->max_grid[1], p->max_grid[2]);
+    }
+    return TK_OK;
+}
+
+static tk_status launch_interp(tk_kernel *k, RtVariant *v, tk_grid g, const RtLaunchArgs *la)
+{
+    tk_context *ctx = k->mod->ctx;
+    InterpArg args[RT_MAX_PARAMS];
+    for (int i = 0; i < v->nparams; i++)
+        args[i] = interp_value(la->values[v->param_of[i]], (DType)v->param_dt[i]);
+    int nbufs = 0;
+    InterpBuffer *bufs = rt_ctx_snapshot(ctx, &nbufs);
+    if (!bufs)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    InterpMemory mem = {bufs, nbufs};
+    unsigned grid[3] = {g.x, g.y, g.z};
+    Diag d;
+    diag_init(&d, &k->mod->comp.src);
+    bool ok = interp_launch(v->ir, grid, args, &mem, ctx->interp_threads, &d, NULL);
+    tk_status s = TK_OK;
+    if (!ok || d.errors)
+        s = rt_error(TK_ERR_KERNEL_FAULT, "kernel '%s' faulted in the interpreter:\n%s", k->name,
+                     d.text.data ? d.text.data : "(no message)");
+    diag_free(&d);
+    tk_xfree(bufs);
+    return s;
+}
+
+static tk_status launch_gpu(tk_kernel *k, RtVariant *v, tk_grid g, const RtLaunchArgs *la,
+                            tk_stream stream)
+{
+    tk_context *ctx = k->mod->ctx;
+    uint64_t slots[RT_MAX_PARAMS];
+    void *ptrs[RT_MAX_PARAMS];
+    for (int i = 0; i < v->nparams; i++) {
+        slots[i] = pack_value(la->values[v->param_of[i]], (DType)v->param_dt[i]);
+        ptrs[i] = &slots[i];
+    }
+    tk_status s = rt_ctx_enter(ctx);
+    if (s != TK_OK)
+        return s;
+    atomic_store_explicit(&ctx->last_kernel, k->name, memory_order_relaxed);
+    RT_CU(k->name, cuLaunchKernel, v->fn, g.x, g.y, g.z,
+          (unsigned)(v->num_warps * ctx->props.warp_size), 1, 1, (unsigned)v->dyn_shared,
+          (CUstream)stream, ptrs, NULL);
+    return TK_OK;
+}
+
+tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
+                    const tk_launch_options *opts)
+{
+    if (!k)
+        return rt_error(TK_ERR_INVALID, "tk_launch: null kernel");
+    tk_status s = check_grid(k, grid);
+    if (s != TK_OK)
+        return s;
+    RtLaunchArgs la;
+    s = rt_launch_args(k, args, nargs, opts, &la);
+    if (s != TK_OK)
+        return s;
+    RtVariant *v = NULL;
+    s = rt_variant_get(k, &la, &v);
+    if (s != TK_OK)
+        return s;
+    if (k->mod->ctx->interpret)
+        return launch_interp(k, v, grid, &la);
+    return launch_gpu(k, v, grid, &la, opts ? opts->stream : NULL);
+}
+
+tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
+                            const tk_launch_options *opts, tk_kernel_info *info)
+{
+    if (!k || !info)
+        return rt_error(TK_ERR_INVALID, "tk_kernel_prepare: null argument");
+    memset(info, 0, sizeof *info);
+    RtLaunchArgs la;
+    tk_status s = rt_launch_args(k, args, nargs, opts, &la);
+    RtVariant *v = NULL;
+    if (s == TK_OK)
+        s = rt_variant_get(k, &la, &v);
+    if (s == TK_OK)
+        *info = v->info;
+    return s;
+}

@@ -1,0 +1,187 @@
+/* rt_module.c: modules (a source file parsed once) and kernels (one @jit
+ * function of a module, with its parameter signature from sema). Assumes
+ * the compiler's Compilation is not thread-safe, so each module guards it
+ * with a mutex; kernels are made on first lookup and live as long as their
+ * module. Guarantees: syntax errors come back as TK_ERR_COMPILE with every
+ * diagnostic, unknown kernels as TK_ERR_NOT_FOUND listing the known ones. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rt.h"
+
+static tk_status module_make(tk_context *ctx, const char *name, const char *text, size_t len,
+                             tk_module **out)
+{
+    tk_module *m = tk_xalloc(sizeof *m);
+    if (!m)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
+    memset(m, 0, sizeof *m);
+    m->ctx = ctx;
+    pthread_mutex_init(&m->lock, NULL);
+    if (!comp_init(&m->comp, name, text, len)) {
+        tk_module_destroy(m);
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
+    }
+    if (!comp_parse(&m->comp)) {
+        tk_status s = rt_error(TK_ERR_COMPILE, "%s", m->comp.diag.text.data
+                                                         ? m->comp.diag.text.data
+                                                         : "syntax errors");
+        tk_module_destroy(m);
+        return s;
+    }
+    rt_hash_text(m->comp.src.text, m->comp.src.len, m->source_hash);
+    m->nnames = sema_kernel_names(m->comp.module, &m->names, &m->comp.arena);
+    m->kernels = arena_alloc(&m->comp.arena, sizeof *m->kernels * (size_t)(m->nnames + 1));
+    if (m->comp.arena.oom || !m->kernels) {
+        tk_module_destroy(m);
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
+    }
+    *out = m;
+    return TK_OK;
+}
+
+tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *src,
+                                tk_module **mod)
+{
+    if (!ctx || !src || !mod)
+        return rt_error(TK_ERR_INVALID, "tk_module_load_string: null argument");
+    *mod = NULL;
+    return module_make(ctx, name ? name : "<string>", src, strlen(src), mod);
+}
+
+tk_status tk_module_load_file(tk_context *ctx, const char *path, tk_module **mod)
+{
+    if (!ctx || !path || !mod)
+        return rt_error(TK_ERR_INVALID, "tk_module_load_file: null argument");
+    *mod = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rt_error(TK_ERR_NOT_FOUND, "cannot open '%s': %s", path, strerror(errno));
+    StrBuf sb;
+    sb_init(&sb);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sb_write(&sb, chunk, n);
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    if (bad || sb.oom) {
+        sb_free(&sb);
+        return rt_error(bad ? TK_ERR_IO : TK_ERR_NO_MEMORY, "cannot read '%s'", path);
+    }
+    tk_status s = module_make(ctx, path, sb.data ? sb.data : "", sb.len, mod);
+    sb_free(&sb);
+    return s;
+}
+
+static const RtKey *variant_key(void *v) { return &((RtVariant *)v)->key; }
+
+void rt_variant_free(void *p)
+{
+    RtVariant *v = p;
+    if (v->mod && rt_cu.p_cuModuleUnload)
+        rt_cu.p_cuModuleUnload(v->mod); /* teardown: nothing to report to */
+    arena_free(&v->ir_arena);
+    tk_xfree(v);
+}
+
+void tk_module_destroy(tk_module *m)
+{
+    if (!m)
+        return;
+    if (m->kernels && !m->ctx->interpret && rt_ctx_enter(m->ctx) != TK_OK)
+        rt_clear_error(); /* unload below may then fail; still free host memory */
+    for (int i = 0; m->kernels && i < m->nnames; i++)
+        if (m->kernels[i]) {
+            rt_table_free(&m->kernels[i]->table, rt_variant_free);
+            tk_xfree(m->kernels[i]);
+        }
+    comp_free(&m->comp);
+    pthread_mutex_destroy(&m->lock);
+    tk_xfree(m);
+}
+
+static tk_status not_found(tk_module *m, const char *name)
+{
+    StrBuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < m->nnames; i++)
+        sb_printf(&sb, "%s%s", i ? ", " : "", m->names[i]);
+    tk_status s = rt_error(TK_ERR_NOT_FOUND, "no kernel '%s' in '%s'; its kernels: %s", name,
+                           m->comp.src.name, m->nnames ? sb.data : "(none)");
+    sb_free(&sb);
+    return s;
+}
+
+static tk_status kernel_make(tk_module *m, int i, tk_kernel **out)
+{
+    tk_kernel *k = tk_xalloc(sizeof *k);
+    if (!k)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    memset(k, 0, sizeof *k);
+    k->mod = m;
+    k->name = m->names[i];
+    if (!sema_kernel_sig(m->comp.module, k->name, &m->comp.arena, &k->sig)) {
+        tk_xfree(k);
+        return rt_error(TK_ERR_INTERNAL, "internal error: no signature for kernel '%s'",
+                        m->names[i]);
+    }
+    if (k->sig.nparams > RT_MAX_PARAMS) {
+        tk_xfree(k);
+        return rt_error(TK_ERR_INVALID, "kernel '%s' has %d parameters; tk launches at most %d",
+                        m->names[i], k->sig.nparams, RT_MAX_PARAMS);
+    }
+    for (int p = 0; p < k->sig.nparams; p++)
+        if (!k->sig.is_constexpr[p])
+            k->runtime_idx[k->nruntime++] = p;
+    rt_table_init(&k->table);
+    *out = k;
+    return TK_OK;
+}
+
+tk_status tk_module_kernel(tk_module *m, const char *name, tk_kernel **k)
+{
+    if (!m || !name || !k)
+        return rt_error(TK_ERR_INVALID, "tk_module_kernel: null argument");
+    *k = NULL;
+    int i;
+    for (i = 0; i < m->nnames && strcmp(m->names[i], name) != 0; i++)
+        ;
+    if (i == m->nnames)
+        return not_found(m, name);
+    tk_status s = TK_OK;
+    pthread_mutex_lock(&m->lock);
+    if (!m->kernels[i])
+        s = kernel_make(m, i, &m->kernels[i]);
+    *k = m->kernels[i];
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
+/* Cache hits stop here; misses build under the module lock so one thread
+ * compiles while others with the same key wait and then find it. */
+tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
+{
+    RtVariant *v = rt_table_find(&k->table, &la->key, variant_key);
+    if (v) {
+        rt_stats_add(&rt_stats.memory_hits);
+        *out = v;
+        return TK_OK;
+    }
+    tk_module *m = k->mod;
+    pthread_mutex_lock(&m->lock);
+    tk_status s = TK_OK;
+    v = rt_table_find(&k->table, &la->key, variant_key);
+    if (!v) {
+        s = rt_jit_build(k, la, &v);
+        if (s == TK_OK && !rt_table_insert(&k->table, &v->key, v)) {
+            rt_variant_free(v);
+            v = NULL;
+            s = rt_error(TK_ERR_NO_MEMORY, "out of memory caching kernel '%s'", k->name);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    *out = v;
+    return s;
+}
