@@ -345,7 +345,7 @@ IrValue *ir_const_float(IrBuilder *b, Span sp, Type t, double v)
 {
     IrOp *op = ir_build(b, IR_CONST, sp, NULL, 0, &t, 1);
     op->fval = v;
-    op->ival = (int64_t)v == v ? (int64_t)v : 0;
+    op->ival = v >= -0x1p63 && v < 0x1p63 && (double)(int64_t)v == v ? (int64_t)v : 0;
     return op->results[0];
 }
 
