@@ -1,0 +1,125 @@
+/* cg.h: internal map of the code generator (block IR -> LLVM IR).
+ * Every block value lives in a canonical blocked layout chosen by its shape
+ * alone (cg_layout.c); a value is the per-thread array of its elements. */
+#ifndef TK_CG_H
+#define TK_CG_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "../compiler.h"
+
+/* The elements one thread holds of a value: el[slot], n slots. Scalars have
+ * n == 1 and every thread holds the same (uniform) value. */
+typedef struct CgVal {
+    LLVMValueRef *el;
+    int n;
+} CgVal;
+
+/* The canonical layout of a shape: the row-major element order is cut into
+ * chunks of v contiguous elements of the last dim; chunk c goes to thread
+ * c % T, slot group c / T. When there are fewer chunks than threads the
+ * chunks repeat (thread t holds chunk t % nchunks). */
+typedef struct CgLayout {
+    int64_t numel;
+    int v;        /* contiguous elements per chunk (<= 4, divides the last dim) */
+    int64_t nchunks;
+    int k;        /* chunks per thread */
+    int per_thread; /* k * v slots */
+} CgLayout;
+
+typedef struct Cg {
+    const IrFunc *f;
+    const CgOptions *o;
+    Diag *d;
+    Arena *a;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+    CgVal *vals;      /* by IrValue id */
+    bool *have;       /* by IrValue id */
+    int T;            /* threads per program */
+    int sm;           /* 80, 86, 89, 90 */
+    LLVMValueRef tid; /* i32 thread index */
+    LLVMValueRef smem;/* placeholder for the kernel's shared array */
+    int64_t smem_bytes;
+    bool uses_libdevice;
+    bool failed;
+    int nstr;         /* counter for string globals */
+} Cg;
+
+/* ---- cg_module.c ------------------------------------------------------------ */
+void cg_error(Cg *cg, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void cg_internal(Cg *cg, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+CgVal cg_get(Cg *cg, const IrValue *v);
+void cg_set(Cg *cg, const IrValue *v, CgVal x);
+CgVal cg_val_new(Cg *cg, int n);
+/* Emits the ops of a region; returns its terminator (yield/condition) or NULL. */
+const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk);
+LLVMTypeRef cg_type(Cg *cg, DType dt);     /* register type of one element */
+LLVMTypeRef cg_mem_type(Cg *cg, DType dt); /* in memory (i1 is stored as i8) */
+int cg_mem_bytes(DType dt);
+LLVMValueRef cg_i32(Cg *cg, int64_t v);
+LLVMValueRef cg_i64(Cg *cg, int64_t v);
+LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov,
+                          LLVMValueRef *args, int nargs);
+LLVMValueRef cg_call_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt,
+                        int np, LLVMValueRef *args, int nargs, bool vararg);
+LLVMValueRef cg_sreg(Cg *cg, const char *name); /* llvm.nvvm.read.ptx.sreg.NAME */
+LLVMValueRef cg_cstring(Cg *cg, const char *s);  /* pointer to a constant string */
+LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
+
+/* ---- cg_layout.c ------------------------------------------------------------ */
+CgLayout cg_layout(Cg *cg, Type t);
+bool cg_layout_same(Cg *cg, Type a, Type b);
+/* The linear (row-major) index of the element this thread holds in `slot`. */
+LLVMValueRef cg_elem_index(Cg *cg, const CgLayout *l, int slot);
+/* i1: this thread holds the first copy of its chunks (false for repeats). */
+LLVMValueRef cg_owner(Cg *cg, const CgLayout *l);
+/* Coordinate d of a linear index in a shape. */
+LLVMValueRef cg_coord(Cg *cg, LLVMValueRef lin, const Type *t, int d);
+LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt);
+void cg_smem_need(Cg *cg, int64_t bytes);
+void cg_barrier(Cg *cg);
+/* Shared-memory conversion in two halves: cg_smem_put stores every element
+ * of x at byte offset off + index * size; cg_smem_take loads the elements of
+ * a value of type t from off + map(index) * size. The caller places barriers. */
+void cg_smem_put(Cg *cg, CgVal x, Type t, int64_t off);
+typedef LLVMValueRef (*CgIndexMap)(Cg *cg, LLVMValueRef dst_index, const Type *dst, void *ctx);
+CgVal cg_smem_take(Cg *cg, Type t, int64_t off, CgIndexMap map, void *ctx);
+/* Shape ops: expand_dims, reshape, broadcast, splat, trans, join, split, cat. */
+bool cg_emit_shape(Cg *cg, const IrOp *op);
+
+/* ---- cg_elementwise.c ---------------------------------------------------------- */
+bool cg_emit_elementwise(Cg *cg, const IrOp *op);
+LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to);
+/* One scalar binary op of kind k (IR_ADD ... IR_MAX) on dtype dt. */
+LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_const_elem(Cg *cg, DType dt, int64_t iv, double fv);
+
+/* ---- cg_memory.c --------------------------------------------------------------- */
+bool cg_emit_memory(Cg *cg, const IrOp *op);
+
+/* ---- cg_reduce.c --------------------------------------------------------------- */
+bool cg_emit_reduce(Cg *cg, const IrOp *op);
+bool cg_emit_scan(Cg *cg, const IrOp *op);
+
+/* ---- cg_dot.c ---------------------------------------------------------------------- */
+bool cg_emit_dot(Cg *cg, const IrOp *op);
+
+/* ---- cg_flow.c ----------------------------------------------------------------------- */
+bool cg_emit_flow(Cg *cg, const IrOp *op);
+
+/* ---- cg_debug.c ---------------------------------------------------------------------- */
+bool cg_emit_debug(Cg *cg, const IrOp *op);
+
+/* ---- target_nvptx.c -------------------------------------------------------------- */
+/* The target machine for an arch ("sm_80"); NULL after reporting to d. */
+LLVMTargetMachineRef tk_nvptx_machine(const char *arch, int opt_level, Diag *d);
+/* Links libdevice (when needed), runs the O-level pipeline and emits PTX. */
+bool tk_nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
+                     bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
+                     StrBuf *ptx_out);
+
+#endif

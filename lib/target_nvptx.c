@@ -1,0 +1,210 @@
+/* target_nvptx.c: the NVPTX end of code generation: target machine per arch,
+ * libdevice linking, LLVM's optimisation pipeline and PTX emission.
+ * Assumes a verified-or-not module from lib/codegen; guarantees that every
+ * LLVM failure becomes a diagnostic (never a crash) and the module is left
+ * for the caller to dispose. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "codegen/cg.h"
+
+#define TK_NVPTX_TRIPLE "nvptx64-nvidia-cuda"
+
+static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
+
+static void nvptx_init(void)
+{
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* PTX ISA versions LLVM 19 knows that ptxas of CUDA 12/13 accepts for each arch. */
+static const char *nvptx_features(const char *arch)
+{
+    if (strncmp(arch, "sm_90", 5) == 0)
+        return "+ptx80";
+    return "+ptx78";
+}
+
+static bool nvptx_arch_ok(const char *arch)
+{
+    static const char *const known[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+    for (int i = 0; i < TK_ARRAY_LEN(known); i++)
+        if (strcmp(arch, known[i]) == 0)
+            return true;
+    return false;
+}
+
+LLVMTargetMachineRef tk_nvptx_machine(const char *arch, int opt_level, Diag *d)
+{
+    pthread_once(&nvptx_once, nvptx_init);
+    if (!nvptx_arch_ok(arch)) {
+        diag_plain(d, DIAG_ERROR, "unsupported target '%s' (expected sm_80, sm_86, sm_89, "
+                   "sm_90 or sm_90a)", arch);
+        return NULL;
+    }
+    LLVMTargetRef target;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(TK_NVPTX_TRIPLE, &target, &err)) {
+        diag_plain(d, DIAG_INTERNAL, "internal error: no NVPTX target in LLVM: %s",
+                   err ? err : "?");
+        LLVMDisposeMessage(err);
+        return NULL;
+    }
+    LLVMCodeGenOptLevel lvl = opt_level <= 0   ? LLVMCodeGenLevelNone
+                              : opt_level == 1 ? LLVMCodeGenLevelLess
+                              : opt_level == 2 ? LLVMCodeGenLevelDefault
+                                               : LLVMCodeGenLevelAggressive;
+    LLVMTargetMachineRef tm =
+        LLVMCreateTargetMachine(target, TK_NVPTX_TRIPLE, arch, nvptx_features(arch), lvl,
+                                LLVMRelocDefault, LLVMCodeModelDefault);
+    if (!tm)
+        diag_plain(d, DIAG_INTERNAL, "internal error: cannot create the NVPTX target "
+                   "machine for %s", arch);
+    return tm;
+}
+
+/* Where libdevice is: the option, the path CMake found, then $CUDA_HOME. */
+static const char *libdevice_path(const CgOptions *o, char *buf, size_t cap)
+{
+    if (o->libdevice)
+        return o->libdevice;
+    const char *home = getenv("CUDA_HOME");
+    if (home && *home) {
+        snprintf(buf, cap, "%s/nvvm/libdevice/libdevice.10.bc", home);
+        if (access(buf, R_OK) == 0)
+            return buf;
+    }
+#ifdef TK_LIBDEVICE_DEFAULT
+    if (access(TK_LIBDEVICE_DEFAULT, R_OK) == 0)
+        return TK_LIBDEVICE_DEFAULT;
+#endif
+    return home && *home ? buf : NULL;
+}
+
+static bool link_libdevice(LLVMModuleRef mod, const CgOptions *o, Diag *d)
+{
+    char buf[4096];
+    const char *path = libdevice_path(o, buf, sizeof buf);
+    const char *home = getenv("CUDA_HOME");
+    if (!path) {
+        diag_plain(d, DIAG_ERROR, "libdevice not found: this kernel needs "
+                   "libdevice.10.bc (looked in CUDA_HOME=%s and at the build's default "
+                   "path); set CUDA_HOME to the CUDA toolkit",
+                   home ? home : "(unset)");
+        return false;
+    }
+    LLVMMemoryBufferRef mb;
+    char *msg = NULL;
+    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &mb, &msg)) {
+        diag_plain(d, DIAG_ERROR, "cannot read libdevice '%s' (CUDA_HOME=%s): %s", path,
+                   home ? home : "(unset)", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    LLVMModuleRef ld = NULL;
+    bool bad = LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), mb, &ld);
+    LLVMDisposeMemoryBuffer(mb);
+    if (bad || !ld) {
+        diag_plain(d, DIAG_ERROR, "libdevice '%s' is not valid LLVM bitcode", path);
+        return false;
+    }
+    LLVMSetTarget(ld, LLVMGetTarget(mod));
+    LLVMSetDataLayout(ld, LLVMGetDataLayoutStr(mod));
+    if (LLVMLinkModules2(mod, ld)) {
+        diag_plain(d, DIAG_INTERNAL, "internal error: linking libdevice '%s' failed", path);
+        return false;
+    }
+    LLVMContextRef ctx = LLVMGetModuleContext(mod);
+    LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
+                      LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 0, 0)));
+    return true;
+}
+
+/* Everything but the kernel becomes internal so the optimiser drops unused
+ * libdevice code and inlines the rest. */
+static void internalize(LLVMModuleRef mod, const char *kernel)
+{
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(fn, &len);
+        if (LLVMIsDeclaration(fn) || strcmp(name, kernel) == 0)
+            continue;
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+    }
+    for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMIsDeclaration(g))
+            LLVMSetLinkage(g, LLVMInternalLinkage);
+}
+
+static bool verify(LLVMModuleRef mod, Diag *d, const char *when)
+{
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        diag_plain(d, DIAG_INTERNAL, "internal error: invalid LLVM module %s: %s", when,
+                   msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    LLVMDisposeMessage(msg);
+    return true;
+}
+
+static bool run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level, Diag *d)
+{
+    char pipeline[32];
+    snprintf(pipeline, sizeof pipeline, "default<O%d>",
+             opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+        char *msg = LLVMGetErrorMessage(e);
+        diag_plain(d, DIAG_INTERNAL, "internal error: LLVM pass pipeline failed: %s", msg);
+        LLVMDisposeErrorMessage(msg);
+        return false;
+    }
+    return true;
+}
+
+bool tk_nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
+                     bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
+                     StrBuf *ptx_out)
+{
+    if (!verify(mod, d, "from code generation"))
+        return false;
+    if (need_libdevice && !link_libdevice(mod, o, d))
+        return false;
+    internalize(mod, kernel);
+    if (!run_passes(mod, tm, o->opt_level, d) || !verify(mod, d, "after optimisation"))
+        return false;
+    if (llvm_out) {
+        char *text = LLVMPrintModuleToString(mod);
+        sb_puts(llvm_out, text);
+        LLVMDisposeMessage(text);
+    }
+    if (!ptx_out)
+        return true;
+    LLVMMemoryBufferRef buf = NULL;
+    char *msg = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf)) {
+        diag_plain(d, DIAG_INTERNAL, "internal error: PTX emission failed: %s",
+                   msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    sb_write(ptx_out, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+    LLVMDisposeMemoryBuffer(buf);
+    return true;
+}
