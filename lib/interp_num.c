@@ -4,6 +4,7 @@
  * guarantees results bit-identical to the PTX conversions (cvt.rn for floats,
  * cvt.rzi.sat for float -> int, NaN -> 0). */
 #include "interp.h"
+#include "tk/tk.h"
 
 #include <math.h>
 #include <string.h>
@@ -287,3 +288,10 @@ void interp_from_bits(DType dt, void *arr, int64_t i, uint64_t bits)
     default: memcpy((double *)arr + i, &bits, 8); break;
     }
 }
+
+/* ---- the public host helpers (tk.h) ------------------------------------------------- */
+
+uint16_t tk_f32_to_f16(float x) { return interp_float_to_f16(x); }
+float tk_f16_to_f32(uint16_t h) { return interp_f16_to_float(h); }
+uint16_t tk_f32_to_bf16(float x) { return interp_float_to_bf16(x); }
+float tk_bf16_to_f32(uint16_t h) { return interp_bf16_to_float(h); }

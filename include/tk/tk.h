@@ -45,6 +45,13 @@ typedef enum tk_dtype {
     TK_F16, TK_BF16, TK_F32, TK_F64
 } tk_dtype;
 
+/* fp16 and bf16 for host code: conversions from fp32 round to nearest even
+ * (as the GPU's cvt.rn), to fp32 are exact. */
+uint16_t tk_f32_to_f16(float x);
+float tk_f16_to_f32(uint16_t h);
+uint16_t tk_f32_to_bf16(float x);
+float tk_bf16_to_f32(uint16_t h);
+
 /* ---- the compiler ---------------------------------------------------------- */
 
 typedef enum tk_emit {

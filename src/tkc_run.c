@@ -1,0 +1,566 @@
+/* tkc_run.c: `tkc -run file.tk -k KERNEL --grid X[,Y,Z] [options] ARGS...`.
+ * Uses only the public API (a context with interpret = 1 unless --gpu),
+ * so it runs kernels exactly as a host program would. Guarantees a clear
+ * message and exit status 1 for any bad spec, count or failed launch. */
+#define _POSIX_C_SOURCE 200809L
+#include "tkc_run.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tk/tk.h"
+
+enum { MAX_ARGS = 64, MAX_DEFS = 64 };
+
+void tkc_run_usage(FILE *f)
+{
+    fprintf(f,
+            "\n"
+            "usage: tkc -run file.tk -k KERNEL --grid X[,Y[,Z]] [options] ARG...\n"
+            "  compiles KERNEL and launches it on the reference interpreter (on the GPU\n"
+            "  with --gpu), then prints every buffer argument.\n"
+            "  -D NAME=VALUE       a constexpr value\n"
+            "  --num-warps N  --num-stages N\n"
+            "  -o DIR              write each buffer to DIR/NAME.bin (raw, little-endian)\n"
+            "                      instead of printing it\n"
+            "  --seed N            seed of rand/randn buffers (default 0)\n"
+            "  --gpu               run on the GPU instead of the interpreter\n"
+            "  ARG, one per runtime parameter in order, optionally NAME=ARG:\n"
+            "    98432  -3         an integer scalar (i32, or i64 when it does not fit)\n"
+            "    1e-5  0.5         a float scalar (fp32)\n"
+            "    TYPE:VALUE        a typed scalar: i64:5, u32:7, fp64:0.1, fp16:1.5, i1:1\n"
+            "    zeros:TYPE:N      a buffer of N elements: zeros, ones, arange (0, 1, ...),\n"
+            "    ones:TYPE:N       rand (uniform in [0, 1)), randn (normal), or\n"
+            "    arange:TYPE:N     fill:TYPE:N:VALUE (every element VALUE)\n"
+            "    rand:TYPE:N  randn:TYPE:N  fill:TYPE:N:VALUE\n"
+            "    file:PATH:TYPE    a buffer read from a raw little-endian file\n"
+            "  TYPE is fp16 bf16 fp32 fp64 i1 i8 i16 i32 i64 u8 u16 u32 u64 (f32, float32...)\n"
+            "  example: tkc -run vector_add.tk -k vector_add --grid 4 -D BLOCK=256 \\\n"
+            "             x=rand:f32:1000 y=rand:f32:1000 out=zeros:f32:1000 1000\n");
+}
+
+static int run_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tkc: error: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return 1;
+}
+
+/* ---- dtypes ------------------------------------------------------------------------ */
+
+static const struct { const char *name; tk_dtype dt; size_t size; bool is_float; } dtypes[] = {
+    {"fp16", TK_F16, 2, true}, {"f16", TK_F16, 2, true}, {"float16", TK_F16, 2, true},
+    {"bf16", TK_BF16, 2, true}, {"bfloat16", TK_BF16, 2, true},
+    {"fp32", TK_F32, 4, true}, {"f32", TK_F32, 4, true}, {"float32", TK_F32, 4, true},
+    {"fp64", TK_F64, 8, true}, {"f64", TK_F64, 8, true}, {"float64", TK_F64, 8, true},
+    {"i1", TK_I1, 1, false}, {"bool", TK_I1, 1, false}, {"int1", TK_I1, 1, false},
+    {"i8", TK_I8, 1, false}, {"int8", TK_I8, 1, false}, {"i16", TK_I16, 2, false},
+    {"int16", TK_I16, 2, false}, {"i32", TK_I32, 4, false}, {"int32", TK_I32, 4, false},
+    {"i64", TK_I64, 8, false}, {"int64", TK_I64, 8, false}, {"u8", TK_U8, 1, false},
+    {"uint8", TK_U8, 1, false}, {"u16", TK_U16, 2, false}, {"uint16", TK_U16, 2, false},
+    {"u32", TK_U32, 4, false}, {"uint32", TK_U32, 4, false}, {"u64", TK_U64, 8, false},
+    {"uint64", TK_U64, 8, false},
+};
+
+static int find_dtype(const char *s, size_t len)
+{
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+        if (strlen(dtypes[i].name) == len && !strncmp(dtypes[i].name, s, len))
+            return (int)i;
+    return -1;
+}
+
+static bool is_float(tk_dtype t) { return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64; }
+static bool is_signed(tk_dtype t) { return t >= TK_I8 && t <= TK_I64; }
+
+static size_t dt_size(tk_dtype t)
+{
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+        if (dtypes[i].dt == t)
+            return dtypes[i].size;
+    return 0;
+}
+
+static const char *dt_name(tk_dtype t)
+{
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+        if (dtypes[i].dt == t)
+            return dtypes[i].name;
+    return "?";
+}
+
+/* Element i of a host buffer as a double / from a double (ints wrap). */
+static double get_elem(const void *buf, tk_dtype t, size_t i)
+{
+    const unsigned char *b = buf;
+    switch (t) {
+    case TK_F16: { uint16_t h; memcpy(&h, b + 2 * i, 2); return tk_f16_to_f32(h); }
+    case TK_BF16: { uint16_t h; memcpy(&h, b + 2 * i, 2); return tk_bf16_to_f32(h); }
+    case TK_F32: { float f; memcpy(&f, b + 4 * i, 4); return f; }
+    case TK_F64: { double f; memcpy(&f, b + 8 * i, 8); return f; }
+    case TK_I1: case TK_U8: return b[i];
+    case TK_I8: return (int8_t)b[i];
+    case TK_I16: { int16_t v; memcpy(&v, b + 2 * i, 2); return v; }
+    case TK_U16: { uint16_t v; memcpy(&v, b + 2 * i, 2); return v; }
+    case TK_I32: { int32_t v; memcpy(&v, b + 4 * i, 4); return v; }
+    case TK_U32: { uint32_t v; memcpy(&v, b + 4 * i, 4); return v; }
+    case TK_I64: { int64_t v; memcpy(&v, b + 8 * i, 8); return (double)v; }
+    default: { uint64_t v; memcpy(&v, b + 8 * i, 8); return (double)v; }
+    }
+}
+
+static void set_elem(void *buf, tk_dtype t, size_t i, double x)
+{
+    unsigned char *b = buf;
+    size_t sz = dt_size(t);
+    if (t == TK_F16 || t == TK_BF16) {
+        uint16_t h = t == TK_F16 ? tk_f32_to_f16((float)x) : tk_f32_to_bf16((float)x);
+        memcpy(b + 2 * i, &h, 2);
+    } else if (t == TK_F32) {
+        float f = (float)x;
+        memcpy(b + 4 * i, &f, 4);
+    } else if (t == TK_F64) {
+        memcpy(b + 8 * i, &x, 8);
+    } else {
+        uint64_t v = t == TK_I1 ? x != 0 : (uint64_t)(int64_t)x;
+        memcpy(b + sz * i, &v, sz); /* little-endian: the low bytes */
+    }
+}
+
+/* ---- arguments ------------------------------------------------------------------------ */
+
+typedef struct RunArg {
+    const char *name; /* NAME= or NULL */
+    bool is_buf;
+    tk_dtype dt;
+    size_t n;
+    void *host, *dev;
+    tk_arg arg;
+} RunArg;
+
+/* splitmix64: a fixed, portable stream for rand/randn buffers. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1p-53; }
+/* Box-Muller without libm (tkc links only libtk): log by atanh series,
+ * cos by Taylor series, sqrt by Newton; accurate to ~1e-15. */
+static double series_log(double x)
+{
+    int e = 0;
+    while (x >= 2) x /= 2, e++;
+    while (x < 1) x *= 2, e--;
+    double s = (x - 1) / (x + 1), s2 = s * s, term = s, sum = 0;
+    for (int k = 1; k < 60; k += 2, term *= s2)
+        sum += term / k;
+    return 2 * sum + e * 0.6931471805599453;
+}
+static double series_cos(double t) /* t in [0, 2 pi) */
+{
+    t -= 3.141592653589793; /* cos(t + pi) = -cos(t) */
+    double term = 1, sum = 1;
+    for (int k = 1; k < 30; k++) {
+        term *= -t * t / ((2 * k - 1) * (2 * k));
+        sum += term;
+    }
+    return -sum;
+}
+static double newton_sqrt(double x)
+{
+    double y = x > 1 ? x : 1;
+    for (int i = 0; i < 60; i++)
+        y = 0.5 * (y + x / y);
+    return y;
+}
+static double rng_normal(uint64_t *s)
+{
+    double u1 = rng_uniform(s), u2 = rng_uniform(s);
+    return newton_sqrt(-2.0 * series_log(u1 > 0 ? u1 : 0x1p-53)) *
+           series_cos(6.283185307179586 * u2);
+}
+
+static bool parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    return *s && !*end && !errno;
+}
+
+static bool parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    *out = (size_t)v;
+    return *s && *s != '-' && !*end && !errno;
+}
+
+static int read_file(const char *path, RunArg *a)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return run_fail("cannot open '%s': %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    size_t es = dt_size(a->dt);
+    if (len <= 0 || (size_t)len % es) {
+        fclose(f);
+        return run_fail("'%s' holds %ld bytes, not a whole number of %s elements", path, len,
+                        dt_name(a->dt));
+    }
+    a->n = (size_t)len / es;
+    a->host = malloc((size_t)len);
+    size_t got = a->host ? fread(a->host, 1, (size_t)len, f) : 0;
+    fclose(f);
+    return got == (size_t)len ? 0 : run_fail("cannot read '%s'", path);
+}
+
+/* KIND:TYPE:N[:VALUE] or file:PATH:TYPE. */
+static int parse_buffer(char *spec, char **parts, int np, RunArg *a, uint64_t *seed)
+{
+    const char *kind = parts[0];
+    a->is_buf = true;
+    if (!strcmp(kind, "file")) {
+        int d = np == 3 ? find_dtype(parts[2], strlen(parts[2])) : -1;
+        if (d < 0)
+            return run_fail("bad buffer spec '%s': expected file:PATH:TYPE", spec);
+        a->dt = dtypes[d].dt;
+        return read_file(parts[1], a);
+    }
+    bool fill = !strcmp(kind, "fill");
+    int d = np >= 2 ? find_dtype(parts[1], strlen(parts[1])) : -1;
+    if (np != (fill ? 4 : 3) || d < 0 || !parse_size(parts[2], &a->n) || a->n == 0)
+        return run_fail("bad buffer spec '%s': expected %s:TYPE:N%s with N > 0", spec, kind,
+                        fill ? ":VALUE" : "");
+    a->dt = dtypes[d].dt;
+    double value = 0;
+    if (fill && !parse_double(parts[3], &value))
+        return run_fail("bad fill value '%s' in '%s'", parts[3], spec);
+    if (!strcmp(kind, "randn") && !is_float(a->dt))
+        return run_fail("randn needs a float type, not %s, in '%s'", dt_name(a->dt), spec);
+    a->host = calloc(a->n, dt_size(a->dt));
+    if (!a->host)
+        return run_fail("out of memory for '%s'", spec);
+    for (size_t i = 0; i < a->n; i++) {
+        double x = 0;
+        if (!strcmp(kind, "ones"))
+            x = 1;
+        else if (!strcmp(kind, "arange"))
+            x = a->dt == TK_I1 ? (double)(i % 2) : (double)i;
+        else if (!strcmp(kind, "rand"))
+            x = is_float(a->dt) ? rng_uniform(seed) : (double)(rng_next(seed) % 100);
+        else if (!strcmp(kind, "randn"))
+            x = rng_normal(seed);
+        else if (fill)
+            x = value;
+        set_elem(a->host, a->dt, i, x);
+    }
+    return 0;
+}
+
+static int parse_scalar(const char *text, RunArg *a)
+{
+    const char *colon = strchr(text, ':');
+    tk_dtype dt;
+    const char *v = text;
+    if (colon) {
+        int d = find_dtype(text, (size_t)(colon - text));
+        if (d < 0)
+            return run_fail("unknown type in scalar '%s'", text);
+        dt = dtypes[d].dt;
+        v = colon + 1;
+    } else {
+        dt = strpbrk(text, ".eEin") ? TK_F32 : TK_I32; /* 1e-5, 0.5, inf, nan */
+    }
+    a->dt = dt;
+    if (is_float(dt)) {
+        double x;
+        if (!parse_double(v, &x))
+            return run_fail("bad scalar '%s' (see tkc --help for argument specs)", text);
+        a->arg = dt == TK_F64 ? tk_f64(x) : tk_f32((float)x);
+        a->arg.dtype = dt;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long long x = is_signed(dt) || dt == TK_I1 ? strtoll(v, &end, 0) : (long long)strtoull(v, &end, 0);
+    if (!*v || *end || errno)
+        return run_fail("bad scalar '%s' (see tkc --help for argument specs)", text);
+    if (!colon && (x > INT32_MAX || x < INT32_MIN))
+        dt = TK_I64;
+    a->arg = tk_i64(x);
+    a->arg.dtype = dt;
+    return 0;
+}
+
+static bool is_buffer_kind(const char *k)
+{
+    static const char *kinds[] = {"zeros", "ones", "arange", "rand", "randn", "fill", "file"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(k, kinds[i]))
+            return true;
+    return false;
+}
+
+static int parse_arg(const char *text, RunArg *a, uint64_t *seed)
+{
+    const char *eq = strchr(text, '=');
+    const char *colon = strchr(text, ':');
+    if (eq && (!colon || eq < colon)) {
+        a->name = strndup(text, (size_t)(eq - text));
+        text = eq + 1;
+    }
+    char *copy = strdup(text);
+    char *parts[6];
+    int np = 0;
+    for (char *s = copy; s && np < 6; np++) {
+        parts[np] = s;
+        s = strchr(s, ':');
+        if (s)
+            *s++ = 0;
+    }
+    int rc = np >= 2 && is_buffer_kind(parts[0]) ? parse_buffer((char *)text, parts, np, a, seed)
+                                                 : parse_scalar(text, a);
+    free(copy);
+    return rc;
+}
+
+/* ---- options ---------------------------------------------------------------------------- */
+
+typedef struct RunOpts {
+    const char *file, *kernel, *outdir;
+    unsigned grid[3];
+    bool have_grid, gpu;
+    tk_arg defs[MAX_DEFS];
+    int ndefs;
+    tk_launch_options launch;
+    uint64_t seed;
+    const char *args[MAX_ARGS];
+    int nargs;
+} RunOpts;
+
+static int parse_grid(const char *s, unsigned g[3])
+{
+    g[0] = g[1] = g[2] = 1;
+    char *end;
+    for (int i = 0; i < 3; i++) {
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 10);
+        if (end == s || errno || v == 0 || v > 0x7fffffff || *s == '-')
+            break;
+        g[i] = (unsigned)v;
+        if (!*end)
+            return 0;
+        if (*end != ',')
+            break;
+        s = end + 1;
+    }
+    return run_fail("bad --grid '%s': expected X, X,Y or X,Y,Z with positive integers", s);
+}
+
+static bool looks_numeric(const char *a)
+{
+    return a[0] == '-' && (a[1] == '.' || (a[1] >= '0' && a[1] <= '9'));
+}
+
+static int parse_define(RunOpts *o, const char *text)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text || o->ndefs == MAX_DEFS)
+        return run_fail("bad -D '%s': expected NAME=VALUE", text);
+    o->defs[o->ndefs++] = tk_const_text(strndup(text, (size_t)(eq - text)), eq + 1);
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, RunOpts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes = !strcmp(a, "-k") || !strcmp(a, "--grid") || !strcmp(a, "-D") ||
+                     !strcmp(a, "--num-warps") || !strcmp(a, "--num-stages") || !strcmp(a, "-o") ||
+                     !strcmp(a, "--seed");
+        if (takes && !next)
+            return run_fail("%s needs a value", a);
+        if (!strcmp(a, "-run"))
+            continue;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            return tkc_run_usage(stdout), 2;
+        else if (!strcmp(a, "--gpu"))
+            o->gpu = true;
+        else if (!strcmp(a, "-k"))
+            o->kernel = argv[++i];
+        else if (!strcmp(a, "--grid")) {
+            if (parse_grid(argv[++i], o->grid))
+                return 1;
+            o->have_grid = true;
+        } else if (!strcmp(a, "-D")) {
+            if (parse_define(o, argv[++i]))
+                return 1;
+        } else if (!strncmp(a, "-D", 2) && a[2]) {
+            if (parse_define(o, a + 2))
+                return 1;
+        } else if (!strcmp(a, "--num-warps") || !strcmp(a, "--num-stages")) {
+            int v = atoi(argv[++i]);
+            if (v < 1 || v > 32)
+                return run_fail("bad %s '%s'", a, argv[i]);
+            *(a[6] == 'w' ? &o->launch.num_warps : &o->launch.num_stages) = v;
+        } else if (!strcmp(a, "-o"))
+            o->outdir = argv[++i];
+        else if (!strcmp(a, "--seed"))
+            o->seed = strtoull(argv[++i], NULL, 0);
+        else if (a[0] == '-' && a[1] && !looks_numeric(a))
+            return run_fail("unknown -run option '%s' (see tkc --help)", a);
+        else if (!o->file)
+            o->file = a;
+        else if (o->nargs == MAX_ARGS)
+            return run_fail("too many arguments (at most %d)", MAX_ARGS);
+        else
+            o->args[o->nargs++] = a;
+    }
+    if (!o->file)
+        return run_fail("-run needs a .tk file (see tkc --help)");
+    if (!o->kernel)
+        return run_fail("-run needs -k KERNEL");
+    if (!o->have_grid)
+        return run_fail("-run needs --grid X[,Y[,Z]]");
+    return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+static void print_buffer(const RunArg *a, int index)
+{
+    if (a->name)
+        printf("%s: %s[%zu]\n", a->name, dt_name(a->dt), a->n);
+    else
+        printf("arg%d: %s[%zu]\n", index, dt_name(a->dt), a->n);
+    for (size_t i = 0; i < a->n; i++) {
+        double x = get_elem(a->host, a->dt, i);
+        if (a->dt == TK_U64 || a->dt == TK_I64) {
+            uint64_t v;
+            memcpy(&v, (const unsigned char *)a->host + 8 * i, 8);
+            if (a->dt == TK_I64)
+                printf("%lld", (long long)(int64_t)v);
+            else
+                printf("%llu", (unsigned long long)v);
+        } else {
+            printf(is_float(a->dt) ? (a->dt == TK_F64 ? "%.17g" : "%.9g") : "%.0f", x);
+        }
+        putchar(i + 1 == a->n || i % 8 == 7 ? '\n' : ' ');
+    }
+}
+
+static int write_buffer(const char *dir, const RunArg *a, int index)
+{
+    char path[4096];
+    if (a->name)
+        snprintf(path, sizeof path, "%s/%s.bin", dir, a->name);
+    else
+        snprintf(path, sizeof path, "%s/arg%d.bin", dir, index);
+    FILE *f = fopen(path, "wb");
+    size_t bytes = a->n * dt_size(a->dt);
+    if (!f || fwrite(a->host, 1, bytes, f) != bytes || fclose(f) != 0)
+        return run_fail("cannot write '%s': %s", path, strerror(errno));
+    printf("wrote %s (%s, %zu elements)\n", path, dt_name(a->dt), a->n);
+    return 0;
+}
+
+/* ---- the run ---------------------------------------------------------------------------------- */
+
+static int api_fail(const char *what)
+{
+    return run_fail("%s: %s", what, tk_last_error());
+}
+
+static int launch(RunOpts *o, RunArg *args, tk_context *ctx)
+{
+    tk_module *mod = NULL;
+    tk_kernel *k = NULL;
+    if (tk_module_load_file(ctx, o->file, &mod) != TK_OK)
+        return api_fail(o->file);
+    int rc = 0;
+    if (tk_module_kernel(mod, o->kernel, &k) != TK_OK) {
+        rc = api_fail(o->kernel);
+        goto done;
+    }
+    tk_arg all[MAX_ARGS + MAX_DEFS];
+    int n = 0;
+    for (int i = 0; i < o->nargs; i++) {
+        RunArg *a = &args[i];
+        if (a->is_buf) {
+            size_t bytes = a->n * dt_size(a->dt);
+            if (tk_alloc(ctx, bytes, &a->dev) != TK_OK || tk_copy_to(ctx, a->dev, a->host, bytes) != TK_OK) {
+                rc = api_fail("buffer");
+                goto done;
+            }
+            a->arg = tk_ptr(a->dev, a->dt);
+        }
+        all[n++] = a->arg;
+    }
+    for (int i = 0; i < o->ndefs; i++)
+        all[n++] = o->defs[i];
+    if (tk_launch(k, (tk_grid){o->grid[0], o->grid[1], o->grid[2]}, all, n, &o->launch) != TK_OK ||
+        tk_synchronize(ctx) != TK_OK) {
+        rc = api_fail("launch");
+        goto done;
+    }
+    for (int i = 0; i < o->nargs && !rc; i++) {
+        RunArg *a = &args[i];
+        if (!a->is_buf)
+            continue;
+        if (tk_copy_from(ctx, a->host, a->dev, a->n * dt_size(a->dt)) != TK_OK)
+            rc = api_fail("reading back");
+        else if (o->outdir)
+            rc = write_buffer(o->outdir, a, i);
+        else
+            print_buffer(a, i);
+    }
+done:
+    for (int i = 0; i < o->nargs; i++)
+        if (args[i].dev)
+            tk_free(ctx, args[i].dev);
+    tk_module_destroy(mod);
+    return rc;
+}
+
+int tkc_run_main(int argc, char **argv)
+{
+    static RunOpts o;
+    static RunArg args[MAX_ARGS];
+    memset(&o, 0, sizeof o);
+    memset(args, 0, sizeof args);
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc == 2 ? 0 : rc;
+    for (int i = 0; i < o.nargs; i++)
+        if (parse_arg(o.args[i], &args[i], &o.seed))
+            return 1;
+    if (o.outdir && mkdir(o.outdir, 0777) != 0 && errno != EEXIST)
+        return run_fail("cannot create '%s': %s", o.outdir, strerror(errno));
+    tk_context *ctx = NULL;
+    tk_context_options co = {.device = 0, .interpret = !o.gpu};
+    if (tk_context_create(&ctx, &co) != TK_OK)
+        return api_fail("context");
+    rc = launch(&o, args, ctx);
+    tk_context_destroy(ctx);
+    for (int i = 0; i < o.nargs; i++)
+        free(args[i].host);
+    return rc;
+}
