@@ -1,0 +1,235 @@
+/* rt_args.c: launches that do not match the kernel fail with a clear
+ * message and launch nothing (checked on the interpreter, no GPU): wrong
+ * argument count, missing/unknown/duplicate constexprs, a runtime parameter
+ * passed as a constexpr, pointer/scalar mix-ups against annotations, empty
+ * or oversized grids, bad num_warps, unknown kernels, syntax errors. The
+ * context stays usable afterwards. Also: the cache key follows Triton's
+ * specialisation (16-byte alignment, divisibility by 16, == 1) and nothing
+ * else, and a repeated launch is a cache hit. */
+#include "rt_test.h"
+
+static const char source[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "@triton.jit\n"
+    "def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, SCALE: tl.constexpr = 2):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    x = tl.load(x_ptr + offs, mask=m)\n"
+    "    y = tl.load(y_ptr + offs, mask=m)\n"
+    "    tl.store(out_ptr + offs, x + y * SCALE, mask=m)\n"
+    "\n"
+    "@triton.jit\n"
+    "def fill(out: *fp32, n: i32, value, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    tl.store(out + offs, value, mask=offs < n)\n";
+
+enum { N = 100 };
+static float hx[N], hy[N], hout[N];
+static void *dx, *dy, *dout;
+
+static bool out_untouched(tk_context *ctx)
+{
+    unsigned char bytes[N * 4];
+    CHECK_OK(tk_copy_from(ctx, bytes, dout, sizeof bytes));
+    for (int i = 0; i < N * 4; i++)
+        if (bytes[i] != 0xee)
+            return false;
+    return true;
+}
+
+static void test_mismatches(tk_context *ctx, tk_kernel *add, tk_kernel *fill)
+{
+    tk_grid g = {4, 1, 1};
+    tk_arg x = tk_ptr(dx, TK_F32), y = tk_ptr(dy, TK_F32), out = tk_ptr(dout, TK_F32);
+    tk_arg n = tk_i32(N), block = tk_const("BLOCK", 32);
+    CHECK_OK(tk_memset(ctx, dout, 0xee, N * 4));
+
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, n, block}, 4, NULL), TK_ERR_LAUNCH,
+                "takes 4 runtime arguments (x_ptr, y_ptr, out_ptr, n) but the launch gives 3");
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, tk_i32(5), block}, 6, NULL),
+                TK_ERR_LAUNCH, "but the launch gives 5");
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n}, 4, NULL), TK_ERR_LAUNCH,
+                "needs a value for constexpr 'BLOCK'");
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, tk_const("BLOK", 32)}, 5, NULL),
+                TK_ERR_LAUNCH, "no parameter 'BLOK'; its constexprs: BLOCK, SCALE");
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, block, block}, 6, NULL),
+                TK_ERR_LAUNCH, "'BLOCK' is given twice");
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, block, tk_const("n", 5)}, 5, NULL),
+                TK_ERR_LAUNCH, "'n' is a runtime parameter");
+    CHECK_FAILS(tk_launch(add, (tk_grid){0, 1, 1}, (tk_arg[]){x, y, out, n, block}, 5, NULL),
+                TK_ERR_LAUNCH, "grid (0, 1, 1) is empty");
+    CHECK_FAILS(tk_launch(add, (tk_grid){1, 70000, 1}, (tk_arg[]){x, y, out, n, block}, 5, NULL),
+                TK_ERR_LAUNCH, "over the device's limit");
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, block}, 5,
+                          &(tk_launch_options){.num_warps = 3}),
+                TK_ERR_LAUNCH, "num_warps=3");
+    tk_arg untyped = tk_ptr(dx, TK_VOID);
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){untyped, y, out, n, block}, 5, NULL), TK_ERR_LAUNCH,
+                "argument 1 ('x_ptr') has no valid dtype");
+
+    /* Against the annotations of `fill(out: *fp32, n: i32, value, ...)`. */
+    tk_arg fb = tk_const("BLOCK", 32);
+    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){tk_i64(0), n, tk_f32(1), fb}, 4, NULL),
+                TK_ERR_LAUNCH, "'out' is a pointer (*fp32) but the launch passes a scalar i64");
+    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){out, x, tk_f32(1), fb}, 4, NULL), TK_ERR_LAUNCH,
+                "'n' is declared i32 but the launch passes a pointer to fp32");
+    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){tk_ptr(dout, TK_F16), n, tk_f32(1), fb}, 4, NULL),
+                TK_ERR_LAUNCH, "'out' is declared *fp32 but the launch passes a pointer to fp16");
+    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){out, tk_i64(N), tk_f32(1), fb}, 4, NULL),
+                TK_ERR_LAUNCH, "'n' is declared i32 but the launch passes i64");
+    CHECK(out_untouched(ctx)); /* nothing ran */
+}
+
+/* The same launch after all those errors runs and is right. */
+static void test_still_usable(tk_context *ctx, tk_kernel *add)
+{
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N),
+                     tk_const("BLOCK", 32)};
+    CHECK_OK(tk_launch(add, (tk_grid){(N + 31) / 32, 1, 1}, args, 5, NULL));
+    CHECK_OK(tk_copy_from(ctx, hout, dout, sizeof hout));
+    int wrong = 0;
+    for (int i = 0; i < N; i++)
+        wrong += hout[i] != hx[i] + hy[i] * 2;
+    CHECK(wrong == 0);
+}
+
+static RtKey key_for(tk_kernel *k, const tk_arg *args, int nargs, const tk_launch_options *o)
+{
+    RtLaunchArgs la;
+    tk_status s = rt_launch_args(k, args, nargs, o, &la);
+    CHECK(s == TK_OK);
+    return la.key;
+}
+
+static void test_keys(tk_kernel *add)
+{
+    unsigned char *b = dx;
+    tk_arg base[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dout, TK_F32), tk_i32(32),
+                     tk_const("BLOCK", 32)};
+    RtKey k0 = key_for(add, base, 5, NULL);
+    tk_arg a[5];
+
+    /* Only then: other aligned pointers, other multiples of 16, defaults
+     * spelled out (num_warps 4, num_stages 3), constexprs in another order. */
+    memcpy(a, base, sizeof a);
+    a[0] = tk_ptr(b + 256, TK_F32);
+    a[3] = tk_i32(48);
+    RtKey same = key_for(add, a, 5, &(tk_launch_options){.num_warps = 4, .num_stages = 3});
+    CHECK(rt_key_eq(&k0, &same));
+    tk_arg reordered[] = {tk_const("BLOCK", 32), base[0], base[1], base[2], base[3]};
+    same = key_for(add, reordered, 5, NULL);
+    CHECK(rt_key_eq(&k0, &same));
+
+    /* When: each component alone. */
+    RtKey diff[16];
+    int nd = 0;
+    memcpy(a, base, sizeof a); a[0] = tk_ptr(b + 4, TK_F32); diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a); a[3] = tk_i32(33); diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a); a[3] = tk_i32(1); diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a); a[3] = tk_i64(32); diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a); a[2] = tk_ptr(dout, TK_F16); diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a); a[4] = tk_const("BLOCK", 64); diff[nd++] = key_for(add, a, 5, NULL);
+    diff[nd++] = key_for(add, base, 5, &(tk_launch_options){.num_warps = 8});
+    diff[nd++] = key_for(add, base, 5, &(tk_launch_options){.num_stages = 2});
+    tk_arg scaled[] = {base[0], base[1], base[2], base[3], base[4], tk_const("SCALE", 3)};
+    diff[nd++] = key_for(add, scaled, 6, NULL);
+    for (int i = 0; i < nd; i++) {
+        CHECK(!rt_key_eq(&k0, &diff[i]));
+        for (int j = 0; j < i; j++)
+            CHECK(!rt_key_eq(&diff[i], &diff[j]));
+    }
+
+    /* The specialisation bits themselves. */
+    RtLaunchArgs la;
+    memcpy(a, base, sizeof a);
+    a[0] = tk_ptr(b + 4, TK_F32);
+    a[3] = tk_i32(1);
+    CHECK(rt_launch_args(add, a, 5, NULL, &la) == TK_OK);
+    CHECK(la.specs[0].divisibility == 1 && la.specs[1].divisibility == 16);
+    CHECK(la.specs[3].equal_to_1 && la.specs[3].divisibility == 1);
+    a[3] = tk_i32(64);
+    CHECK(rt_launch_args(add, a, 5, NULL, &la) == TK_OK);
+    CHECK(!la.specs[3].equal_to_1 && la.specs[3].divisibility == 16);
+}
+
+/* Compiling happens once per key; the next prepare or launch is a hit. */
+static void test_hits(tk_kernel *add)
+{
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N),
+                     tk_const("BLOCK", 64)};
+    RtStats s0, s1, s2, s3;
+    tk_kernel_info info;
+    rt_stats_get(&s0);
+    CHECK_OK(tk_kernel_prepare(add, args, 5, NULL, &info));
+    rt_stats_get(&s1);
+    CHECK(s1.compiles == s0.compiles + 1);
+    CHECK(info.num_warps == 4 && info.max_threads > 0);
+    CHECK_OK(tk_launch(add, (tk_grid){2, 1, 1}, args, 5, NULL));
+    CHECK_OK(tk_kernel_prepare(add, args, 5, NULL, &info));
+    rt_stats_get(&s2);
+    CHECK(s2.compiles == s1.compiles && s2.memory_hits == s1.memory_hits + 2);
+    args[4] = tk_const("BLOCK", 128);
+    CHECK_OK(tk_kernel_prepare(add, args, 5, NULL, &info));
+    rt_stats_get(&s3);
+    CHECK(s3.compiles == s2.compiles + 1);
+}
+
+static void test_modules(tk_context *ctx, tk_module *mod)
+{
+    tk_kernel *k;
+    CHECK_FAILS(tk_module_kernel(mod, "ad", &k), TK_ERR_NOT_FOUND,
+                "no kernel 'ad' in 'args.tk'; its kernels: add, fill");
+    tk_module *bad;
+    CHECK_FAILS(tk_module_load_string(ctx, "broken.tk", "@triton.jit\ndef f(:\n    pass\n", &bad),
+                TK_ERR_COMPILE, "broken.tk:2:");
+    CHECK_FAILS(tk_module_load_file(ctx, "/nonexistent/k.tk", &bad), TK_ERR_NOT_FOUND,
+                "cannot open '/nonexistent/k.tk'");
+    CHECK(strcmp(tk_status_name(TK_ERR_LAUNCH), "TK_ERR_LAUNCH") == 0);
+}
+
+int main(void)
+{
+    setenv("TK_CACHE_DISABLE", "1", 1);
+    tk_context *ctx = NULL;
+    CHECK_OK(tk_context_create(&ctx, &(tk_context_options){.interpret = 1}));
+    if (!ctx)
+        return 1;
+    for (int i = 0; i < N; i++) {
+        hx[i] = (float)(i * 7 % 13) - 6.5f;
+        hy[i] = (float)(i * 5 % 11) * 0.25f;
+    }
+    CHECK_OK(tk_alloc(ctx, sizeof hx, &dx));
+    CHECK_OK(tk_alloc(ctx, sizeof hy, &dy));
+    CHECK_OK(tk_alloc(ctx, sizeof hout, &dout));
+    CHECK(((uintptr_t)dx & 255) == 0);
+    CHECK_OK(tk_copy_to(ctx, dx, hx, sizeof hx));
+    CHECK_OK(tk_copy_to(ctx, dy, hy, sizeof hy));
+    CHECK_FAILS(tk_copy_to(ctx, dx, hx, sizeof hx + 1), TK_ERR_INVALID, "not inside a buffer");
+    tk_module *mod = NULL;
+    tk_kernel *add = NULL, *fill = NULL;
+    CHECK_OK(tk_module_load_string(ctx, "args.tk", source, &mod));
+    if (mod) {
+        CHECK_OK(tk_module_kernel(mod, "add", &add));
+        CHECK_OK(tk_module_kernel(mod, "fill", &fill));
+    }
+    if (add && fill) {
+        test_mismatches(ctx, add, fill);
+        test_keys(add);
+        test_hits(add);
+        test_still_usable(ctx, add);
+        test_modules(ctx, mod);
+    }
+    CHECK_OK(tk_free(ctx, dx));
+    CHECK_FAILS(tk_free(ctx, dx), TK_ERR_INVALID, "not a live buffer");
+    CHECK_OK(tk_free(ctx, dy));
+    CHECK_OK(tk_free(ctx, dout));
+    tk_module_destroy(mod);
+    tk_context_destroy(ctx);
+    if (failures)
+        fprintf(stderr, "rt_args: %d checks failed\n", failures);
+    else
+        printf("rt_args: all checks passed\n");
+    return failures ? 1 : 0;
+}
