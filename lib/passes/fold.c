@@ -1,7 +1,7 @@
 /* fold.c: constant folding and algebraic simplification. Folds elementwise
  * ops, casts and shape ops on constants (scalar or splat), a handful of
- * identities (x+0, x*1, x*0 for ints, addptr p, 0, ...) and `if` on a
- * constant condition. Assumes verified IR; guarantees the result still
+ * identities (x+0, x*1, x*0 for ints, addptr p, 0, x == x, ...), `if` on a
+ * constant condition and `for` loops whose constant bounds run no iteration. Assumes verified IR; guarantees the result still
  * verifies, never folds what the GPU would not compute the same way
  * (division by zero, out-of-range shifts and float-to-int conversions), and
  * leaves dead operands for pass_dce. Ids are dense again at the end. */
@@ -348,6 +348,34 @@ static bool fold_shape_of_const(IrOp *op)
     return true;
 }
 
+/* Integer compares of a value with itself. */
+static bool fold_cmp_self(IrOp *op)
+{
+    if (op->operands[0] != op->operands[1] || !dtype_is_int(op->operands[0]->type.dt))
+        return false;
+    CmpPred p = (CmpPred)op->sub;
+    make_const(op, p == CMP_EQ || p == CMP_LE || p == CMP_GE, 0);
+    return true;
+}
+
+/* A `for` whose constant bounds give no iteration yields its inits. */
+static bool fold_empty_for(IrOp *op)
+{
+    IrOp *lb = const_def(op->operands[0]), *ub = const_def(op->operands[1]);
+    IrOp *st = const_def(op->operands[2]);
+    if (!lb || !ub || !st || op->nops != op->nres + 3)
+        return false;
+    DType dt = op->operands[0]->type.dt;
+    int64_t step = ival_of(st);
+    bool up = dtype_is_signed(dt) ? step > 0 : step != 0;
+    if (step == 0 || int_cmp(up ? CMP_LT : CMP_GT, dt, ival_of(lb), ival_of(ub)))
+        return false; /* runs at least once (or forever) */
+    for (int i = 0; i < op->nres; i++)
+        ir_replace_uses(op->parent, op->results[i], op->operands[3 + i]);
+    ir_remove(op);
+    return true;
+}
+
 /* `if` on a constant: the taken region's ops move before the if and its
  * yield's values replace the results. */
 static bool fold_if(IrOp *op)
@@ -387,7 +415,7 @@ static bool fold_op(IrOp *op)
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
     case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
         return fold_binary_consts(op) || fold_identity(op);
-    case IR_CMP: return fold_binary_consts(op);
+    case IR_CMP: return fold_binary_consts(op) || fold_cmp_self(op);
     case IR_NEG: case IR_NOT: return fold_unary_const(op);
     case IR_CAST: return fold_cast(op);
     case IR_SELECT: return fold_select(op);
@@ -400,6 +428,7 @@ static bool fold_op(IrOp *op)
         }
         return false;
     case IR_IF: return fold_if(op);
+    case IR_FOR: return fold_empty_for(op);
     default: return false;
     }
 }

@@ -278,6 +278,43 @@ static void test_if(void)
     tk_xfree(txt);
 }
 
+/* for i in range(lo, hi, step) carrying n: folded away only when empty */
+static IrOp *counted_loop(int64_t lo, int64_t hi, int64_t step, IrOp **use)
+{
+    IrValue *ops[4] = {ci(DT_I32, lo), ci(DT_I32, hi), ci(DT_I32, step), pn};
+    Type i32 = t_i32();
+    IrOp *l = ir_build(&b, IR_FOR, T_SP, ops, 4, &i32, 1);
+    IrBlock *body = ir_op_add_region(f, l);
+    IrValue *iv = ir_block_add_arg(f, body, i32, "i");
+    IrValue *acc = ir_block_add_arg(f, body, i32, "acc");
+    IrBuilder in = {f, body, NULL};
+    IrValue *nx = ir_binary(&in, IR_ADD, T_SP, acc, iv, i32);
+    ir_build(&in, IR_YIELD, T_SP, &nx, 1, NULL, 0);
+    *use = sink(l->results[0]);
+    return l;
+}
+
+static void test_loops_and_self_compare(void)
+{
+    reset();
+    IrOp *u1, *u2, *u3, *u4;
+    IrOp *empty = counted_loop(5, 5, 1, &u1);
+    IrOp *runs = counted_loop(0, 4, 1, &u2);
+    IrOp *down = counted_loop(4, 0, -1, &u3); /* runs */
+    IrOp *down0 = counted_loop(0, 4, -1, &u4); /* empty */
+    IrValue *eq = cmp(CMP_EQ, pn, pn), *ltv = cmp(CMP_LT, pn, pn);
+    IrValue *feq = cmp(CMP_EQ, px, px); /* NaN != NaN: kept */
+    sink(eq);
+    sink(ltv);
+    sink(feq);
+    fold_and_verify();
+    CHECK(u1->operands[0] == pn && empty->parent == NULL);
+    CHECK(u2->operands[0] == runs->results[0] && runs->parent == f->body);
+    CHECK(u3->operands[0] == down->results[0] && down->parent == f->body);
+    CHECK(u4->operands[0] == pn && down0->parent == NULL);
+    CHECK(is_const_i(eq, 1) && is_const_i(ltv, 0) && kept(feq, IR_CMP));
+}
+
 int main(void)
 {
     arena_init(&arena);
@@ -288,6 +325,7 @@ int main(void)
     test_shapes();
     test_identities();
     test_if();
+    test_loops_and_self_compare();
     arena_free(&arena);
     return t_finish("ir_fold");
 }
