@@ -1,7 +1,7 @@
 /* example.h: what every example host program shares: a check macro that
  * prints tk's message and exits, the kernel file next to the executable,
- * fresh random inputs (seed printed; TK_SEED repeats a run), fp16 helpers
- * and the relative-error measure the conformance table uses. */
+ * fresh random inputs (seed printed; TK_SEED repeats a run) and the
+ * relative-error measure the conformance table uses. */
 #ifndef TK_EXAMPLE_H
 #define TK_EXAMPLE_H
 
@@ -94,56 +94,6 @@ static inline float ex_normal(void)
     double u1 = (ex_rand_u64() >> 11) * (1.0 / 9007199254740992.0) + 1e-300;
     double u2 = (ex_rand_u64() >> 11) * (1.0 / 9007199254740992.0);
     return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
-}
-
-static inline uint16_t ex_f32_to_f16(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000, man = x & 0x7fffff;
-    int e = (int)((x >> 23) & 0xff);
-    if (e == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
-    e = e - 127 + 15;
-    if (e >= 31)
-        return (uint16_t)(sign | 0x7c00);
-    if (e <= 0) {
-        if (e < -10)
-            return (uint16_t)sign;
-        man |= 0x800000;
-        int shift = 14 - e;
-        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1)))
-            h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-        h++;
-    return (uint16_t)(sign | h);
-}
-
-static inline float ex_f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, man = h & 0x3ff, x;
-    if (e == 0) {
-        if (!man)
-            x = sign;
-        else { /* subnormal: normalise */
-            int shift = 0;
-            while (!(man & 0x400)) {
-                man <<= 1;
-                shift++;
-            }
-            x = sign | (uint32_t)(113 - shift) << 23 | (man & 0x3ff) << 13;
-        }
-    } else if (e == 31)
-        x = sign | 0x7f800000 | man << 13;
-    else
-        x = sign | (e + 112) << 23 | man << 13;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
 }
 
 /* ||got - ref|| / ||ref|| over n values; NaN (a poisoned output left

@@ -14,9 +14,9 @@ static void fill(void *host, double *exact, size_t n, bool half)
     for (size_t i = 0; i < n; i++) {
         float v = ex_uniform(-1.0f, 1.0f);
         if (half) {
-            uint16_t h = ex_f32_to_f16(v);
+            uint16_t h = tk_f32_to_f16(v);
             ((uint16_t *)host)[i] = h;
-            exact[i] = ex_f16_to_f32(h);
+            exact[i] = tk_f16_to_f32(h);
         } else {
             ((float *)host)[i] = v;
             exact[i] = v;
@@ -63,7 +63,7 @@ static int run(tk_context *ctx, tk_kernel *k, Mat s)
     double t1 = ex_now();
     CHECK(tk_copy_from(ctx, c, dc, nc * es));
     for (size_t i = 0; i < nc; i++)
-        got[i] = s.half ? ex_f16_to_f32(((uint16_t *)c)[i]) : ((float *)c)[i];
+        got[i] = s.half ? tk_f16_to_f32(((uint16_t *)c)[i]) : ((float *)c)[i];
     double err = ex_rel_error(got, ref, nc), tol = s.half ? 2e-3 : 1e-3;
     printf("matmul: %s %ux%ux%u, grid=(%u,1,1), BM=BN=%u BK=%u, first launch (compile + run) "
            "%.1f ms, relative error %.2e (tolerance %.0e): %s\n", s.half ? "fp16" : "fp32", s.m,

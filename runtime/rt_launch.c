@@ -172,42 +172,6 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
 
 /* ---- packing ------------------------------------------------------------------------- */
 
-static uint16_t f32_to_f16(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    uint32_t sign = (x >> 16) & 0x8000, man = x & 0x7fffff;
-    int e = (int)((x >> 23) & 0xff);
-    if (e == 0xff)
-        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
-    e = e - 127 + 15;
-    if (e >= 31)
-        return (uint16_t)(sign | 0x7c00);
-    if (e <= 0) {
-        if (e < -10)
-            return (uint16_t)sign;
-        man |= 0x800000;
-        int shift = 14 - e;
-        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1)))
-            h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-        h++; /* a carry into the exponent rounds up correctly, even to inf */
-    return (uint16_t)(sign | h);
-}
-
-static uint16_t f32_to_bf16(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
-    if ((x & 0x7fffffff) > 0x7f800000)
-        return (uint16_t)((x >> 16) | 0x40);
-    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
 static bool tk_is_float(tk_dtype t) { return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64; }
 
 /* One parameter's bytes, little-endian in a 64-bit slot, as the compiled
@@ -221,8 +185,8 @@ static uint64_t pack_value(const tk_arg *a, DType dt)
     int64_t i = fl ? (int64_t)a->v.f : a->v.i;
     uint64_t out = 0;
     switch (dt) {
-    case DT_F16: out = f32_to_f16((float)f); break;
-    case DT_BF16: out = f32_to_bf16((float)f); break;
+    case DT_F16: out = tk_f32_to_f16((float)f); break;
+    case DT_BF16: out = tk_f32_to_bf16((float)f); break;
     case DT_F32: { float x = (float)f; uint32_t b; memcpy(&b, &x, 4); out = b; break; }
     case DT_F64: memcpy(&out, &f, 8); break;
     case DT_I1: out = i != 0; break;
