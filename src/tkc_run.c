@@ -245,6 +245,8 @@ static int parse_buffer(char *spec, char **parts, int np, RunArg *a, uint64_t *s
     }
     bool fill = !strcmp(kind, "fill");
     int d = np >= 2 ? find_dtype(parts[1], strlen(parts[1])) : -1;
+    if (np >= 2 && d < 0)
+        return run_fail("unknown element type '%s' in '%s' (see tkc --help)", parts[1], spec);
     if (np != (fill ? 4 : 3) || d < 0 || !parse_size(parts[2], &a->n) || a->n == 0)
         return run_fail("bad buffer spec '%s': expected %s:TYPE:N%s with N > 0", spec, kind,
                         fill ? ":VALUE" : "");
