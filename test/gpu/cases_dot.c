@@ -1,0 +1,100 @@
+/* cases_dot.c: tl.dot for fp16, bf16, fp32 (ieee and tf32), int8 -> int32,
+ * with an accumulator, with trans, on square and rectangular shapes from
+ * 16x16x16 to 64x64x64, and a tiled K loop ragged in every dimension.
+ * Tolerances: products of fp16/bf16 are exact in fp32 and fp32 ieee ones
+ * round once, so the error is the fp32 summation: ~sqrt(K) u relative,
+ * bounded by 1e-5 for K <= 512. tf32 rounds both inputs to 11 significant
+ * bits (2^-11 = 4.9e-4 each): ~7e-4 relative for random signs, bounded by
+ * 2e-3. int8 is exact. An fp16 result adds one fp16 rounding (1e-3). */
+#include "harness.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static double *matmul_ref(H *h, const double *a, const double *b, const double *acc, int m,
+                          int n, int k, bool bt)
+{
+    double *c = h_malloc(h, (size_t)m * n * sizeof(double));
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = acc ? acc[(size_t)i * n + j] : 0;
+            for (int l = 0; l < k; l++)
+                s += a[(size_t)i * k + l] * (bt ? b[(size_t)j * k + l] : b[(size_t)l * n + j]);
+            c[(size_t)i * n + j] = s;
+        }
+    return c;
+}
+
+static double dot_tol(const char *kernel, tk_dtype t)
+{
+    if (t == TK_I8)
+        return 0;
+    if (t == TK_F32 && (strcmp(kernel, "dot_tile") == 0 || strcmp(kernel, "dot_tf32") == 0 ||
+                        strcmp(kernel, "dot_loop") == 0))
+        return 2e-3;
+    return 1e-5;
+}
+
+static void tile_case(H *h, const char *kernel, tk_dtype t, int m, int n, int k, int warps)
+{
+    if (!h_begin(h, "dot.%s_%s.%dx%dx%d.w%d", kernel, h_dtype_name(t), m, n, k, warps))
+        return;
+    bool acc_trans = strcmp(kernel, "dot_acc_trans") == 0;
+    tk_dtype ct = t == TK_I8 ? TK_I32 : TK_F32;
+    double lim = t == TK_I8 ? 127 : 1;
+    tk_kernel *kk = h_kernel(h, "dot.tk", kernel);
+    double *a = h_rand_array(h, t, (size_t)m * k, -lim, lim);
+    double *b = h_rand_array(h, t, (size_t)k * n, -lim, lim);
+    double *acc = acc_trans ? h_rand_array(h, ct, (size_t)m * n, -4, 4) : NULL;
+    void *da = h_upload(h, t, a, (size_t)m * k), *db = h_upload(h, t, b, (size_t)k * n);
+    void *dc = acc ? h_upload(h, ct, acc, (size_t)m * n) : h_output(h, ct, (size_t)m * n);
+    h_launch(h, kk, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, ct), tk_const("BM", m),
+                    tk_const("BN", n), tk_const("BK", k)), warps);
+    double *c = h_download(h, ct, dc, (size_t)m * n);
+    double *ref = matmul_ref(h, a, b, acc, m, n, k, acc_trans);
+    h_check(h, "c", c, ref, (size_t)m * n, dot_tol(kernel, t));
+    h_end(h);
+}
+
+static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps)
+{
+    if (!h_begin(h, "dot.loop_%s.%dx%dx%d.B%dx%dx%d.w%d", h_dtype_name(t), m, n, k, bm, bn, bk,
+                 warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_loop");
+    double *a = h_rand_array(h, t, (size_t)m * k, -1, 1);
+    double *b = h_rand_array(h, t, (size_t)k * n, -1, 1);
+    void *da = h_upload(h, t, a, (size_t)m * k), *db = h_upload(h, t, b, (size_t)k * n);
+    void *dc = h_output(h, t, (size_t)m * n);
+    h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
+             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)), warps);
+    double *c = h_download(h, t, dc, (size_t)m * n);
+    double *ref = matmul_ref(h, a, b, NULL, m, n, k, false);
+    h_check(h, "c", c, ref, (size_t)m * n, t == TK_F16 ? 1e-3 : dot_tol("dot_loop", t));
+    h_end(h);
+}
+
+void cases_dot(H *h)
+{
+    static const int shapes[][3] = {{16, 16, 16}, {32, 32, 32}, {64, 64, 64}, {16, 64, 32},
+                                    {64, 16, 32}, {32, 16, 64}, {16, 32, 16}};
+    for (int i = 0; i < 7; i++)
+        tile_case(h, "dot_tile", TK_F16, shapes[i][0], shapes[i][1], shapes[i][2], 4);
+    for (int i = 0; i < 7; i += 2) {
+        tile_case(h, "dot_tile", TK_BF16, shapes[i][0], shapes[i][1], shapes[i][2], 4);
+        tile_case(h, "dot_ieee", TK_F32, shapes[i][0], shapes[i][1], shapes[i][2], 4);
+        tile_case(h, "dot_int8", TK_I8, shapes[i][0], shapes[i][1], shapes[i][2], 4);
+    }
+    tile_case(h, "dot_tile", TK_F32, 32, 32, 32, 4);
+    tile_case(h, "dot_tf32", TK_F32, 64, 32, 16, 4);
+    tile_case(h, "dot_tile", TK_F16, 16, 16, 16, 1);
+    tile_case(h, "dot_tile", TK_F16, 64, 64, 64, 8);
+    tile_case(h, "dot_acc_trans", TK_F16, 32, 64, 16, 4);
+    tile_case(h, "dot_acc_trans", TK_F32, 16, 16, 32, 4);
+    loop_case(h, TK_F16, 50, 70, 90, 32, 32, 16, 4);
+    loop_case(h, TK_F32, 37, 20, 45, 16, 16, 16, 4);
+    if (h->gpu)
+        loop_case(h, TK_F16, 300, 200, 500, 64, 64, 32, 4);
+}

@@ -1,0 +1,276 @@
+/* cases_reduce.c: sum/max/min/argmax/argmin along each axis of 2-D tiles and
+ * of ragged 1-D blocks, keep_dims, axis=None, tl.reduce with custom combine
+ * functions (one value and a (value, index) pair), 3-D, cumsum and
+ * associative_scan. Inputs of the arg* cases are small integers, so rows
+ * hold ties and "first index on ties" is checked. max/min/arg*, integer sums
+ * are exact; fp32 sums and scans of mixed-sign values accumulate in any
+ * order, bounded here by 1e-5 (a tree of depth log2 N adds ~N^0.5 u). */
+#include "harness.h"
+
+#include <math.h>
+
+static double *rand_ties(H *h, size_t n)
+{
+    double *x = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)h_randint(h, -6, 6);
+    return x;
+}
+
+static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
+{
+    if (!h_begin(h, "reduce.axis01_%s.%dx%d.w%d", h_dtype_name(t), bm, bn, warps))
+        return;
+    size_t n = (size_t)bm * bn;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_2d");
+    double *x = rand_ties(h, n);
+    if (t == TK_F32) /* continuous values in half the rows, ties in the rest */
+        for (size_t i = 0; i < n; i += 2)
+            x[i] = h_round_to(TK_F32, h_uniform(h, -6, 6));
+    void *dx = h_upload(h, t, x, n);
+    void *d[10];
+    for (int j = 0; j < 10; j++)
+        d[j] = h_output(h, j < 6 ? t : TK_I32, j % 2 ? bm : bn);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, t), tk_ptr(d[0], t), tk_ptr(d[1], t), tk_ptr(d[2], t),
+                    tk_ptr(d[3], t), tk_ptr(d[4], t), tk_ptr(d[5], t), tk_ptr(d[6], TK_I32),
+                    tk_ptr(d[7], TK_I32), tk_ptr(d[8], TK_I32), tk_ptr(d[9], TK_I32),
+                    tk_const("BM", bm), tk_const("BN", bn)), warps);
+    static const char *names[10] = {"sum axis 0", "sum axis 1", "max axis 0", "max axis 1",
+                                    "min axis 0", "min axis 1", "argmax axis 0",
+                                    "argmax axis 1", "argmin axis 0", "argmin axis 1"};
+    for (int j = 0; j < 10 && !h->failed; j++) {
+        int axis = j % 2, len = axis ? bm : bn, other = axis ? bn : bm;
+        double *out = h_download(h, j < 6 ? t : TK_I32, d[j], len);
+        double *ref = h_malloc(h, len * sizeof(double));
+        for (int r = 0; r < len; r++) {
+            double s = 0, best = 0;
+            int arg = 0;
+            for (int c = 0; c < other; c++) {
+                double v = axis ? x[(size_t)r * bn + c] : x[(size_t)c * bn + r];
+                s += v;
+                bool better = j / 2 == 1 || j / 2 == 3 ? v > best : v < best;
+                if (c == 0 || better) {
+                    best = v;
+                    arg = c;
+                }
+            }
+            ref[r] = j < 2 ? s : j < 6 ? best : arg;
+        }
+        h_check(h, names[j], out, ref, len, j < 2 && t == TK_F32 ? 1e-5 : 0);
+    }
+    h_end(h);
+}
+
+static void reduce_1d_case(H *h, int n, int block, int warps)
+{
+    if (!h_begin(h, "reduce.1d_ragged.n%d.B%d.w%d", n, block, warps))
+        return;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_1d");
+    double *x = rand_ties(h, n);
+    for (int i = 0; i < n; i += 3)
+        x[i] = h_round_to(TK_F32, h_uniform(h, -7, 7));
+    void *dx = h_upload(h, TK_F32, x, n);
+    void *df = h_output(h, TK_F32, 5), *di = h_output(h, TK_I32, 2);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(df, TK_F32), tk_ptr(di, TK_I32), tk_i32(n),
+                    tk_const("BLOCK", block)), warps);
+    double *f = h_download(h, TK_F32, df, 5), *iv = h_download(h, TK_I32, di, 2);
+    double s = 0, mx = x[0], mn = x[0], sa = 0;
+    int amx = 0, amn = 0;
+    for (int i = 0; i < n; i++) {
+        s += x[i];
+        sa += fabs(x[i]);
+        if (x[i] > mx) { mx = x[i]; amx = i; }
+        if (x[i] < mn) { mn = x[i]; amn = i; }
+    }
+    /* Sums of mixed signs: bound by the sum of magnitudes. */
+    h_expect(h, fabs(f[0] - s) <= 1e-6 * sa, "sum = %.9g, expected %.9g", f[0], s);
+    h_expect(h, fabs(f[3] - s) <= 1e-6 * sa, "sum(axis=None) = %.9g, expected %.9g", f[3], s);
+    h_expect(h, fabs(f[4] - s / 2) <= 1e-6 * sa, "x.sum() * 0.5 = %.9g, expected %.9g", f[4],
+             s / 2);
+    double rmm[2] = {mx, mn}, rarg[2] = {amx, amn};
+    h_check(h, "max, min", f + 1, rmm, 2, 0);
+    h_check(h, "argmax, argmin", iv, rarg, 2, 0);
+    h_end(h);
+}
+
+static void keep_case(H *h, int bm, int bn, int warps)
+{
+    if (!h_begin(h, "reduce.keep_dims_axis_none.%dx%d.w%d", bm, bn, warps))
+        return;
+    size_t n = (size_t)bm * bn;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_keep");
+    double *x = h_rand_array(h, TK_F32, n, 0.5, 2);
+    void *dx = h_upload(h, TK_F32, x, n), *dy = h_output(h, TK_F32, n);
+    void *dt = h_output(h, TK_F32, 3);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dt, TK_F32),
+                    tk_const("BM", bm), tk_const("BN", bn)), warps);
+    double *y = h_download(h, TK_F32, dy, n), *tot = h_download(h, TK_F32, dt, 3);
+    double *ref = h_malloc(h, n * sizeof(double)), rt[3] = {0, x[0], x[0]};
+    for (int i = 0; i < bm; i++) {
+        double s = 0;
+        for (int j = 0; j < bn; j++)
+            s += x[(size_t)i * bn + j];
+        for (int j = 0; j < bn; j++) {
+            double m = x[j];
+            for (int r = 1; r < bm; r++)
+                m = fmax(m, x[(size_t)r * bn + j]);
+            ref[(size_t)i * bn + j] = x[(size_t)i * bn + j] - s + m;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        rt[0] += x[i];
+        rt[1] = fmax(rt[1], x[i]);
+        rt[2] = fmin(rt[2], x[i]);
+    }
+    h_check(h, "x - sum(keep_dims) + max(keep_dims)", y, ref, n, 1e-5);
+    h_check(h, "sum(axis=None)", tot, rt, 1, 1e-5);
+    h_check(h, "max(axis=None), min(min)", tot + 1, rt + 1, 2, 0);
+    h_end(h);
+}
+
+static void custom_case(H *h, int bm, int bn, int warps)
+{
+    if (!h_begin(h, "reduce.custom_combine.%dx%d.w%d", bm, bn, warps))
+        return;
+    size_t n = (size_t)bm * bn;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_custom");
+    double *x = rand_ties(h, n);
+    void *dx = h_upload(h, TK_F32, x, n);
+    void *dam = h_output(h, TK_F32, bm), *dss = h_output(h, TK_F32, bn);
+    void *dmv = h_output(h, TK_F32, bm), *dmi = h_output(h, TK_I32, bm);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dam, TK_F32), tk_ptr(dss, TK_F32),
+                    tk_ptr(dmv, TK_F32), tk_ptr(dmi, TK_I32), tk_const("BM", bm),
+                    tk_const("BN", bn)), warps);
+    double *am = h_download(h, TK_F32, dam, bm), *ss = h_download(h, TK_F32, dss, bn);
+    double *mv = h_download(h, TK_F32, dmv, bm), *mi = h_download(h, TK_I32, dmi, bm);
+    double *ram = h_malloc(h, bm * sizeof(double)), *rss = h_malloc(h, bn * sizeof(double));
+    double *rmv = h_malloc(h, bm * sizeof(double)), *rmi = h_malloc(h, bm * sizeof(double));
+    for (int i = 0; i < bm; i++) {
+        ram[i] = 0;
+        rmv[i] = x[(size_t)i * bn];
+        for (int j = 0; j < bn; j++) {
+            double v = x[(size_t)i * bn + j];
+            ram[i] = fmax(ram[i], fabs(v));
+            if (v < rmv[i]) {
+                rmv[i] = v;
+                rmi[i] = j;
+            }
+        }
+    }
+    for (int j = 0; j < bn; j++) {
+        rss[j] = 0;
+        for (int i = 0; i < bm; i++)
+            rss[j] += x[(size_t)i * bn + j] * x[(size_t)i * bn + j];
+    }
+    h_check(h, "reduce(max |.|, axis 1)", am, ram, bm, 0);
+    h_check(h, "reduce(+, x*x, axis 0)", ss, rss, bn, 0);
+    h_check(h, "reduce(minloc) value", mv, rmv, bm, 0);
+    h_check(h, "reduce(minloc) first index", mi, rmi, bm, 0);
+    h_end(h);
+}
+
+static void reduce_3d_case(H *h, int A, int B, int C, int warps)
+{
+    if (!h_begin(h, "reduce.3d_axis1.%dx%dx%d.w%d", A, B, C, warps))
+        return;
+    size_t n = (size_t)A * B * C;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_3d");
+    double *x = rand_ties(h, n);
+    void *dx = h_upload(h, TK_F32, x, n), *dy = h_output(h, TK_F32, (size_t)A * C);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_const("A", A), tk_const("B", B),
+                    tk_const("C", C)), warps);
+    double *y = h_download(h, TK_F32, dy, (size_t)A * C);
+    double *ref = h_malloc(h, (size_t)A * C * sizeof(double));
+    for (int i = 0; i < A; i++)
+        for (int l = 0; l < C; l++) {
+            double s = 0;
+            for (int j = 0; j < B; j++)
+                s += x[((size_t)i * B + j) * C + l];
+            ref[i * C + l] = s;
+        }
+    h_check(h, "sum axis 1", y, ref, (size_t)A * C, 0); /* small integers: exact */
+    h_end(h);
+}
+
+static void scan_1d_case(H *h, tk_dtype t, int block, int warps)
+{
+    if (!h_begin(h, "scan.cumsum_runmax_1d_%s.B%d.w%d", h_dtype_name(t), block, warps))
+        return;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "scan_1d");
+    double *x = h_rand_array(h, t, block, -100, 100);
+    void *dx = h_upload(h, t, x, block);
+    void *dy = h_output(h, t, block), *dz = h_output(h, t, block);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, t), tk_ptr(dy, t), tk_ptr(dz, t), tk_const("BLOCK", block)), warps);
+    double *y = h_download(h, t, dy, block), *z = h_download(h, t, dz, block);
+    double *ry = h_malloc(h, block * sizeof(double)), *rz = h_malloc(h, block * sizeof(double));
+    double s = 0, m = x[0];
+    for (int i = 0; i < block; i++) {
+        s += x[i];
+        m = fmax(m, x[i]);
+        ry[i] = s;
+        rz[i] = m;
+    }
+    h_check(h, "cumsum", y, ry, block, t == TK_F32 ? 1e-5 : 0);
+    h_check(h, "associative_scan(maximum)", z, rz, block, 0);
+    h_end(h);
+}
+
+static void scan_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
+{
+    if (!h_begin(h, "scan.cumsum_2d_%s.%dx%d.w%d", h_dtype_name(t), bm, bn, warps))
+        return;
+    size_t n = (size_t)bm * bn;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "scan_2d");
+    double *x = h_rand_array(h, t, n, -100, 100);
+    void *dx = h_upload(h, t, x, n), *dr = h_output(h, t, n), *dc = h_output(h, t, n);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, t), tk_ptr(dr, t), tk_ptr(dc, t), tk_const("BM", bm),
+                    tk_const("BN", bn)), warps);
+    double *r = h_download(h, t, dr, n), *c = h_download(h, t, dc, n);
+    double *rr = h_malloc(h, n * sizeof(double)), *rc = h_malloc(h, n * sizeof(double));
+    for (int i = 0; i < bm; i++)
+        for (int j = 0; j < bn; j++) {
+            size_t at = (size_t)i * bn + j;
+            rr[at] = x[at] + (j ? rr[at - 1] : 0);
+            rc[at] = x[at] + (i ? rc[at - bn] : 0);
+        }
+    double tol = t == TK_F32 ? 1e-5 : 0;
+    h_check(h, "cumsum axis 1", r, rr, n, tol);
+    h_check(h, "cumsum axis 0", c, rc, n, tol);
+    h_end(h);
+}
+
+void cases_reduce(H *h)
+{
+    static const int shapes[][3] = {{16, 32, 4}, {4, 8, 4}, {64, 64, 4}, {1, 128, 4},
+                                    {128, 2, 4}, {32, 256, 8}, {8, 16, 1}};
+    for (int i = 0; i < 7; i++) {
+        reduce_2d_case(h, TK_F32, shapes[i][0], shapes[i][1], shapes[i][2]);
+        if (i < 3)
+            reduce_2d_case(h, TK_I32, shapes[i][0], shapes[i][1], shapes[i][2]);
+    }
+    reduce_1d_case(h, 13, 16, 4);
+    reduce_1d_case(h, 100, 128, 4);
+    reduce_1d_case(h, 1000, 1024, 4);
+    reduce_1d_case(h, 8000, 8192, 8);
+    reduce_1d_case(h, 1, 32, 1);
+    keep_case(h, 16, 32, 4);
+    keep_case(h, 2, 4, 4);
+    custom_case(h, 16, 32, 4);
+    custom_case(h, 64, 8, 2);
+    custom_case(h, 4, 4, 4);
+    reduce_3d_case(h, 4, 8, 16, 4);
+    reduce_3d_case(h, 2, 32, 4, 4);
+    scan_1d_case(h, TK_F32, 16, 4);
+    scan_1d_case(h, TK_F32, 256, 4);
+    scan_1d_case(h, TK_I32, 1024, 4);
+    scan_2d_case(h, TK_F32, 16, 32, 4);
+    scan_2d_case(h, TK_I32, 64, 8, 4);
+    scan_2d_case(h, TK_I32, 4, 4, 4);
+}
