@@ -47,6 +47,7 @@ typedef struct Cg {
     bool uses_libdevice;
     bool failed;
     int nstr;         /* counter for string globals */
+    struct AxisInfo *axis; /* axis analysis by value id; NULL: unknown */
 } Cg;
 
 /* ---- cg_module.c ------------------------------------------------------------ */

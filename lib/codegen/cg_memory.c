@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "../passes/axis.h"
 
 /* PTX register class, constraint letter and LLVM integer type for an element. */
 static const char *reg_cons(int bits) { return bits <= 16 ? "h" : bits == 32 ? "r" : "l"; }
@@ -89,35 +90,119 @@ static LLVMValueRef inline_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np,
     return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
 }
 
-/* One predicated load of a scalar element; `other` where the predicate is false. */
-static LLVMValueRef asm_load(Cg *cg, const IrOp *op, DType dt, LLVMValueRef ptr,
-                             LLVMValueRef pred, LLVMValueRef other, const char *cache)
+/* "{ $i, $i+1, ... }" or "$i" for a vector of n registers starting at operand i. */
+static void reg_list(char *buf, size_t cap, int first, int n)
 {
-    int bits = elem_bits(dt);
-    char text[256], cons[64];
-    const char *rc = reg_cons(bits);
-    snprintf(text, sizeof text, "mov.b%d $0, $1;\n\t@$2 ld%s.global%s.b%d $0, [ $3 + 0 ];",
-             bits <= 16 ? 16 : bits, (op->flags & IRF_VOLATILE) ? ".volatile" : "",
-             (op->flags & IRF_VOLATILE) ? "" : cache, bits);
-    snprintf(cons, sizeof cons, "=%s,%s,b,l", rc, rc);
-    LLVMTypeRef rt = reg_type(cg, bits);
-    LLVMTypeRef pt[3] = {rt, LLVMInt1TypeInContext(cg->ctx), cg_type(cg, DT_PTR)};
-    LLVMValueRef args[3] = {to_reg(cg, other, dt), pred, ptr};
-    return from_reg(cg, inline_asm(cg, rt, pt, 3, text, cons, args), dt);
+    if (n == 1) {
+        snprintf(buf, cap, "$%d", first);
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, cap, "{ ");
+    for (int i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, i ? ", $%d" : "$%d", first + i);
+    if (len < cap)
+        snprintf(buf + len, cap - len, " }");
 }
 
-static void asm_store(Cg *cg, const IrOp *op, DType dt, LLVMValueRef ptr, LLVMValueRef pred,
-                      LLVMValueRef val, const char *cache)
+/* One predicated load of vw consecutive elements; `other` where the predicate
+ * is false. Results go to out[0..vw). */
+static void asm_load(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr,
+                     LLVMValueRef pred, const LLVMValueRef *other, const char *cache,
+                     LLVMValueRef *out)
+{
+    int bits = elem_bits(dt), rb = bits <= 16 ? 16 : bits;
+    bool vol = op->flags & IRF_VOLATILE;
+    char text[512], cons[160], regs[96], vec[8];
+    size_t len = 0;
+    for (int i = 0; i < vw; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "mov.b%d $%d, $%d;\n\t", rb, i, vw + i);
+    reg_list(regs, sizeof regs, 0, vw);
+    snprintf(vec, sizeof vec, vw > 1 ? ".v%d" : "", vw);
+    snprintf(text + len, sizeof text - len, "@$%d ld%s.global%s%s.b%d %s, [ $%d + 0 ];", 2 * vw,
+             vol ? ".volatile" : "", vol ? "" : cache, vec, bits, regs, 2 * vw + 1);
+    const char *rc = reg_cons(bits);
+    len = 0;
+    for (int i = 0; i < vw; i++)
+        len += (size_t)snprintf(cons + len, sizeof cons - len, "=%s,", rc);
+    for (int i = 0; i < vw; i++)
+        len += (size_t)snprintf(cons + len, sizeof cons - len, "%s,", rc);
+    snprintf(cons + len, sizeof cons - len, "b,l");
+    LLVMTypeRef rt = reg_type(cg, bits), pt[10], fields[4];
+    LLVMValueRef args[10];
+    for (int i = 0; i < vw; i++) {
+        pt[i] = rt;
+        args[i] = to_reg(cg, other[i], dt);
+        fields[i] = rt;
+    }
+    pt[vw] = LLVMInt1TypeInContext(cg->ctx);
+    pt[vw + 1] = cg_type(cg, DT_PTR);
+    args[vw] = pred;
+    args[vw + 1] = ptr;
+    LLVMTypeRef ret = vw == 1 ? rt : LLVMStructTypeInContext(cg->ctx, fields, (unsigned)vw, 0);
+    LLVMValueRef r = inline_asm(cg, ret, pt, vw + 2, text, cons, args);
+    for (int i = 0; i < vw; i++)
+        out[i] = from_reg(cg, vw == 1 ? r : LLVMBuildExtractValue(cg->b, r, (unsigned)i, ""), dt);
+}
+
+static void asm_store(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr,
+                      LLVMValueRef pred, const LLVMValueRef *val, const char *cache)
 {
     int bits = elem_bits(dt);
-    char text[256], cons[64];
-    snprintf(text, sizeof text, "@$0 st%s.global%s.b%d [ $1 + 0 ], $2;",
-             (op->flags & IRF_VOLATILE) ? ".volatile" : "",
-             (op->flags & IRF_VOLATILE) ? "" : cache, bits);
-    snprintf(cons, sizeof cons, "b,l,%s", reg_cons(bits));
-    LLVMTypeRef pt[3] = {LLVMInt1TypeInContext(cg->ctx), cg_type(cg, DT_PTR), reg_type(cg, bits)};
-    LLVMValueRef args[3] = {pred, ptr, to_reg(cg, val, dt)};
-    inline_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 3, text, cons, args);
+    bool vol = op->flags & IRF_VOLATILE;
+    char text[256], cons[96], regs[96], vec[8];
+    reg_list(regs, sizeof regs, 2, vw);
+    snprintf(vec, sizeof vec, vw > 1 ? ".v%d" : "", vw);
+    snprintf(text, sizeof text, "@$0 st%s.global%s%s.b%d [ $1 + 0 ], %s;",
+             vol ? ".volatile" : "", vol ? "" : cache, vec, bits, regs);
+    size_t len = (size_t)snprintf(cons, sizeof cons, "b,l");
+    for (int i = 0; i < vw; i++)
+        len += (size_t)snprintf(cons + len, sizeof cons - len, ",%s", reg_cons(bits));
+    LLVMTypeRef pt[6] = {LLVMInt1TypeInContext(cg->ctx), cg_type(cg, DT_PTR)};
+    LLVMValueRef args[6] = {pred, ptr};
+    for (int i = 0; i < vw; i++) {
+        pt[2 + i] = reg_type(cg, bits);
+        args[2 + i] = to_reg(cg, val[i], dt);
+    }
+    inline_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2 + vw, text, cons, args);
+}
+
+/* Elements per access: what axis analysis proves, within one chunk of the layout. */
+static int vector_width(Cg *cg, const IrValue *ptr, const IrValue *mask, DType dt)
+{
+    if (!cg->axis || ptr->type.rank == 0 || dt == DT_I1 || dtype_bits(dt) < 16)
+        return 1;
+    int w = axis_vector_width(cg->axis, ptr, mask, cg_mem_bytes(dt));
+    int v = cg_layout(cg, ptr->type).v;
+    if (w > v)
+        w = v;
+    return w >= 1 && w <= 4 && is_pow2(w) ? w : 1;
+}
+
+static LLVMValueRef plain_load(Cg *cg, DType dt, int vw, LLVMValueRef ptr, LLVMValueRef *out)
+{
+    LLVMTypeRef et = cg_mem_type(cg, dt);
+    LLVMTypeRef t = vw == 1 ? et : LLVMVectorType(et, (unsigned)vw);
+    LLVMValueRef v = LLVMBuildLoad2(cg->b, t, ptr, "");
+    LLVMSetAlignment(v, (unsigned)(vw * cg_mem_bytes(dt)));
+    for (int i = 0; i < vw; i++) {
+        LLVMValueRef x = vw == 1 ? v : LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");
+        out[i] = dt == DT_I1 ? LLVMBuildTrunc(cg->b, x, cg_type(cg, dt), "") : x;
+    }
+    return v;
+}
+
+static void plain_store(Cg *cg, DType dt, int vw, LLVMValueRef ptr, const LLVMValueRef *val)
+{
+    LLVMTypeRef et = cg_mem_type(cg, dt);
+    LLVMValueRef v = vw == 1 ? NULL : LLVMGetUndef(LLVMVectorType(et, (unsigned)vw));
+    for (int i = 0; i < vw; i++) {
+        LLVMValueRef x = val[i];
+        if (dt == DT_I1)
+            x = LLVMBuildZExt(cg->b, x, et, "");
+        v = vw == 1 ? x : LLVMBuildInsertElement(cg->b, v, x, cg_i32(cg, i), "");
+    }
+    LLVMValueRef st = LLVMBuildStore(cg->b, v, ptr);
+    LLVMSetAlignment(st, (unsigned)(vw * cg_mem_bytes(dt)));
 }
 
 static void emit_load(Cg *cg, const IrOp *op)
@@ -132,18 +217,20 @@ static void emit_load(Cg *cg, const IrOp *op)
     char buf[32];
     const char *cache = cache_suffix(cg, op, false, buf, sizeof buf);
     bool plain = !has_mask && !*cache && !(op->flags & IRF_VOLATILE);
+    int vw = vector_width(cg, op->operands[0], has_mask ? op->operands[1] : NULL, dt);
     CgVal r = cg_val_new(cg, p.n);
     LLVMValueRef zero = cg_const_elem(cg, dt, 0, 0.0);
-    for (int s = 0; s < p.n; s++) {
+    for (int s = 0; s < p.n; s += vw) {
         if (plain) {
-            LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p.el[s], "");
-            r.el[s] = dt == DT_I1 ? LLVMBuildTrunc(cg->b, v, cg_type(cg, dt), "") : v;
+            plain_load(cg, dt, vw, p.el[s], r.el + s);
             continue;
         }
         LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
                                      : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
-        LLVMValueRef other = has_other ? o.el[o.n == 1 ? 0 : s] : zero;
-        r.el[s] = asm_load(cg, op, dt, p.el[s], pred, other, cache);
+        LLVMValueRef other[4];
+        for (int i = 0; i < vw; i++)
+            other[i] = has_other ? o.el[o.n == 1 ? 0 : s + i] : zero;
+        asm_load(cg, op, dt, vw, p.el[s], pred, other, cache, r.el + s);
     }
     cg_set(cg, op->results[0], r);
 }
@@ -158,17 +245,18 @@ static void emit_store(Cg *cg, const IrOp *op)
     char buf[32];
     const char *cache = cache_suffix(cg, op, true, buf, sizeof buf);
     bool plain = !has_mask && !*cache && !(op->flags & IRF_VOLATILE);
-    for (int s = 0; s < p.n; s++) {
-        LLVMValueRef val = v.el[v.n == 1 ? 0 : s];
+    int vw = vector_width(cg, op->operands[0], has_mask ? op->operands[2] : NULL, dt);
+    for (int s = 0; s < p.n; s += vw) {
+        LLVMValueRef val[4];
+        for (int i = 0; i < vw; i++)
+            val[i] = v.el[v.n == 1 ? 0 : s + i];
         if (plain) {
-            if (dt == DT_I1)
-                val = LLVMBuildZExt(cg->b, val, LLVMInt8TypeInContext(cg->ctx), "");
-            LLVMBuildStore(cg->b, val, p.el[s]);
+            plain_store(cg, dt, vw, p.el[s], val);
             continue;
         }
         LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
                                      : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
-        asm_store(cg, op, dt, p.el[s], pred, val, cache);
+        asm_store(cg, op, dt, vw, p.el[s], pred, val, cache);
     }
 }
 

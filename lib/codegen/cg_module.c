@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "../passes/axis.h"
 
 void cg_error(Cg *cg, Span at, const char *fmt, ...)
 {
@@ -278,6 +279,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
              .sm = arch_number(opts.arch)};
     cg.vals = arena_alloc(cg.a, sizeof(CgVal) * (size_t)(f->next_id + 1));
     cg.have = arena_alloc(cg.a, sizeof(bool) * (size_t)(f->next_id + 1));
+    cg.axis = axis_analyze(f, cg.a);
     cg.ctx = LLVMContextCreate();
     cg.mod = LLVMModuleCreateWithNameInContext(f->name, cg.ctx);
     cg.b = LLVMCreateBuilderInContext(cg.ctx);

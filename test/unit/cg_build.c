@@ -83,7 +83,8 @@ int main(int argc, char **argv)
     Arena a;
     arena_init(&a);
     Want w;
-    check(k_vector_add(&a, &w), &w);
+    check(k_vector_add(&a, 1, &w), &w);
+    check(k_vector_add(&a, 16, &w), &w);
     check(k_softmax(&a, 1024, 4, &w), &w);
     check(k_softmax(&a, 16384, 8, &w), &w);
     check(k_softmax(&a, 8, 4, &w), &w);

@@ -169,10 +169,10 @@ static double rel_err(const float *got, const double *ref, size_t n)
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-static void t_vector_add(Arena *a, int n)
+static void t_vector_add(Arena *a, int n, int ndiv)
 {
     Want w;
-    CUfn fn = kernel(k_vector_add(a, &w));
+    CUfn fn = kernel(k_vector_add(a, ndiv, &w));
     if (!fn)
         return;
     float *x = malloc(sizeof(float) * (size_t)n), *y = malloc(sizeof(float) * (size_t)n);
@@ -191,7 +191,7 @@ static void t_vector_add(Arena *a, int n)
     memcpy(&guard, &o[n], 4);
     ok &= guard == 0x7f7f7f7fu; /* masked-off lanes wrote nothing */
     char name[64];
-    snprintf(name, sizeof name, "vector_add n=%d", n);
+    snprintf(name, sizeof name, "vector_add n=%d%s", n, ndiv == 16 ? " (n%16 == 0: vector access)" : "");
     verdict(name, ok);
     cu.free(dx), cu.free(dy), cu.free(dout);
     free(x), free(y), free(o);
@@ -466,8 +466,10 @@ int main(void)
     srand(1234);
     Arena a;
     arena_init(&a);
-    t_vector_add(&a, 98432);
-    t_vector_add(&a, 1000);
+    t_vector_add(&a, 98432, 1);
+    t_vector_add(&a, 1000, 1);
+    t_vector_add(&a, 98432, 16);
+    t_vector_add(&a, 1008, 16);
     t_softmax(&a, 4, 6, 8, 4);
     t_softmax(&a, 1823, 781, 1024, 4);
     t_softmax(&a, 64, 4096, 4096, 8);
