@@ -1,0 +1,539 @@
+/* sema_flow.c: if / for / while in structured form. A runtime `if` runs
+ * both branches on copies of the environment and merges the names that
+ * differ into IR_IF results; loops carry the names their body assigns that
+ * exist before the loop (their dtype and shape may not change). Constexpr
+ * conditions prune, tl.static_range and constexpr tuples unroll. */
+#include <string.h>
+
+#include "sema.h"
+
+static SVal undef(const char *why) { return (SVal){.k = SV_UNDEF, .s = why}; }
+
+/* Same binding: the same IR value or equal compile-time values. */
+static bool same_val(SVal a, SVal b)
+{
+    if (a.k != b.k)
+        return false;
+    switch (a.k) {
+    case SV_TENSOR: return a.v == b.v;
+    case SV_INT: case SV_BOOL: return a.i == b.i && a.big == b.big;
+    case SV_FLOAT: return a.f == b.f || (a.f != a.f && b.f != b.f);
+    case SV_DTYPE: return type_eq(a.ty, b.ty);
+    case SV_STR: return strcmp(a.s, b.s) == 0;
+    case SV_NONE: case SV_VOID: return true;
+    case SV_UNDEF: return a.s == b.s;
+    case SV_FUNC: return a.fn == b.fn;
+    case SV_NS: case SV_BUILTIN: return a.s == b.s && a.ns == b.ns && a.n == b.n;
+    case SV_TUPLE:
+        if (a.n != b.n)
+            return false;
+        for (int i = 0; i < a.n; i++)
+            if (!same_val(a.items[i], b.items[i]))
+                return false;
+        return true;
+    default: return false;
+    }
+}
+
+static bool materializable(SVal v) { return v.k == SV_TENSOR || sv_is_num(v); }
+
+static Type val_type(SVal v)
+{
+    return v.k == SV_TENSOR ? v.v->type : type_scalar(sema_literal_dtype(v));
+}
+
+static void terminate(Sema *s, IrBlock *blk, IrKind k, Span at, IrValue **vals, int n)
+{
+    IrBuilder saved = s->b;
+    s->b.blk = blk;
+    s->b.before = NULL;
+    ir_build(&s->b, k, at, vals, n, NULL, 0);
+    s->b = saved;
+}
+
+/* Puts an op built detached (with regions taken from `tmp`) where the
+ * builder points. */
+static IrOp *place(Sema *s, IrOp *op, IrOp *tmp)
+{
+    op->regions = tmp->regions;
+    op->nregions = tmp->nregions;
+    for (int r = 0; r < op->nregions; r++)
+        op->regions[r]->parent = op;
+    if (s->b.before)
+        ir_insert_before(s->b.before, op);
+    else
+        ir_append(s->b.blk, op);
+    return op;
+}
+
+static IrValue *materialize_in(Sema *s, IrBlock *blk, SVal v, Span at)
+{
+    if (v.k == SV_TENSOR)
+        return v.v;
+    IrBuilder saved = s->b;
+    s->b.blk = blk;
+    s->b.before = NULL;
+    IrValue *r = sema_to_tensor(s, v, at);
+    s->b = saved;
+    return r;
+}
+
+/* ---- if ------------------------------------------------------------------------ */
+
+typedef struct Merge {
+    const char *name;
+    SVal v1, v2;
+    Span at1, at2;
+} Merge;
+
+void sema_exec_if(Sema *s, const Node *n, Cont *rest)
+{
+    SVal c = sema_eval(s, n->a);
+    if (c.k == SV_UNDEF)
+        return; /* the condition's error was reported; the body would only add noise */
+    if (c.k != SV_TENSOR) {
+        bool t;
+        if (!sema_truth(s, c, n->a->span, &t))
+            return;
+        sema_exec(s, t ? &n->list : &n->list2, 0, rest);
+        return;
+    }
+    if (c.v->type.rank != 0) {
+        sema_err(s, n->a->span, "the condition of 'if' must be a scalar, got %s (use tl.where "
+                                "for blocks)", sema_type_str(s, c.v->type));
+        return;
+    }
+    IrValue *cond = sema_to_bool(s, c.v, n->a->span);
+    bool early = sema_contains_return(&n->list) || sema_contains_return(&n->list2);
+    Cont *bc = early ? rest : NULL;
+    Env *outer = s->env;
+    Env before = env_copy(s, outer);
+    IrOp *tmp = ir_op_new(s->f, IR_IF, n->span, &cond, 1, NULL, 0);
+    IrBlock *blk[2] = {ir_op_add_region(s->f, tmp), ir_op_add_region(s->f, tmp)};
+    IrBuilder saved = s->b;
+    Env envs[2];
+    bool ret[2];
+    for (int r = 0; r < 2; r++) {
+        envs[r] = env_copy(s, &before);
+        s->env = &envs[r];
+        s->b = (IrBuilder){.f = s->f, .blk = blk[r]};
+        s->returned = false;
+        sema_exec(s, r ? &n->list2 : &n->list, 0, bc);
+        ret[r] = s->returned;
+    }
+    s->b = saved;
+    s->env = outer;
+    Env merged = env_copy(s, &before);
+    Merge *m = arena_alloc(s->a, sizeof(Merge) * (size_t)(envs[0].n + envs[1].n + 1));
+    int nm = 0;
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < envs[r].n; i++) {
+            const char *name = envs[r].b[i].name;
+            if (r == 1 && env_lookup(&envs[0], name, NULL))
+                continue; /* handled with the then-branch */
+            Span *a1 = NULL, *a2 = NULL;
+            SVal *v1 = env_lookup(&envs[0], name, &a1), *v2 = env_lookup(&envs[1], name, &a2);
+            bool is_ret = strcmp(name, "$ret") == 0;
+            if (is_ret && (!v1 || !v2) && (v1 ? v1 : v2)->k == SV_NONE) {
+                env_set(s, &merged, name, sv_none(), n->span);
+            } else if (!v1 || !v2) {
+                env_set(s, &merged, name,
+                        undef(is_ret ? "not every path returns a value"
+                                     : arena_printf(s->a, "'%s' is defined in only one branch of "
+                                                          "the 'if' at line %d",
+                                                    name, n->span.line)),
+                        n->span);
+            } else if (same_val(*v1, *v2)) {
+                env_set(s, &merged, name, *v1, *a1);
+            } else if (v1->k == SV_UNDEF || v2->k == SV_UNDEF) {
+                env_set(s, &merged, name, v1->k == SV_UNDEF ? *v1 : *v2, n->span);
+            } else if (!materializable(*v1) || !materializable(*v2)) {
+                sema_err(s, n->span, "'%s' is %s in one branch of the 'if' and %s in the other; "
+                                     "only tensors and numbers can differ between branches",
+                         name, sv_describe(s, *v1), sv_describe(s, *v2));
+                env_set(s, &merged, name, (SVal){.k = SV_UNDEF}, n->span);
+            } else if (!type_eq(val_type(*v1), val_type(*v2))) {
+                sema_err(s, n->span, "'%s' is %s in the then-branch but %s in the else-branch; "
+                                     "both branches must give it the same type",
+                         name, sema_type_str(s, val_type(*v1)), sema_type_str(s, val_type(*v2)));
+                env_set(s, &merged, name, (SVal){.k = SV_UNDEF}, n->span);
+            } else {
+                m[nm++] = (Merge){name, *v1, *v2, *a1, *a2};
+            }
+        }
+    IrValue **y[2];
+    Type *types = arena_alloc(s->a, sizeof(Type) * (size_t)(nm + 1));
+    for (int r = 0; r < 2; r++) {
+        y[r] = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(nm + 1));
+        for (int i = 0; i < nm; i++) {
+            y[r][i] = materialize_in(s, blk[r], r ? m[i].v2 : m[i].v1, n->span);
+            types[i] = y[r][i] ? y[r][i]->type : type_scalar(DT_I32);
+        }
+    }
+    bool ok = true;
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < nm; i++)
+            ok &= y[r][i] != NULL;
+    if (ok) {
+        for (int r = 0; r < 2; r++)
+            terminate(s, blk[r], IR_YIELD, n->span, y[r], nm);
+        IrOp *op = place(s, ir_op_new(s->f, IR_IF, n->span, &cond, 1, types, nm), tmp);
+        for (int i = 0; i < nm; i++) {
+            op->results[i]->name = m[i].name[0] == '$' ? NULL : m[i].name;
+            env_set(s, &merged, m[i].name, sv_tensor(op->results[i]), n->span);
+        }
+    }
+    *outer = merged;
+    s->returned = ret[0] && ret[1];
+    if (!early && rest && !s->returned)
+        sema_exec(s, rest->list, rest->from, rest->next);
+}
+
+/* ---- names a loop body assigns ------------------------------------------------------ */
+
+static void add_name(Sema *s, PtrVec *v, const char *name)
+{
+    for (int i = 0; i < v->len; i++)
+        if (strcmp(v->items[i], name) == 0)
+            return;
+    vec_push(s->a, v, (void *)name);
+}
+
+static void target_names(Sema *s, PtrVec *v, const Node *t)
+{
+    if (t->kind == N_NAME)
+        add_name(s, v, t->name);
+    else if (t->kind == N_TUPLE || t->kind == N_LIST)
+        for (int i = 0; i < t->list.len; i++)
+            target_names(s, v, t->list.items[i]);
+}
+
+static void assigned_names(Sema *s, PtrVec *v, const NodeList *l)
+{
+    for (int i = 0; i < l->len; i++) {
+        const Node *n = l->items[i];
+        switch (n->kind) {
+        case N_ASSIGN:
+            for (int t = 0; t < n->list.len; t++)
+                target_names(s, v, n->list.items[t]);
+            break;
+        case N_ANNASSIGN: case N_AUGASSIGN: target_names(s, v, n->a); break;
+        case N_IF:
+            assigned_names(s, v, &n->list);
+            assigned_names(s, v, &n->list2);
+            break;
+        case N_FOR:
+            target_names(s, v, n->a);
+            assigned_names(s, v, &n->list);
+            break;
+        case N_WHILE: assigned_names(s, v, &n->list); break;
+        default: break;
+        }
+    }
+}
+
+/* The loop-carried names: assigned in the body and bound to a tensor or a
+ * number before the loop. */
+typedef struct Carried {
+    int n;
+    const char **names;
+    IrValue **init;
+} Carried;
+
+static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_target, Span at)
+{
+    PtrVec names = {0};
+    assigned_names(s, &names, body);
+    Carried c = {0};
+    c.names = arena_alloc(s->a, sizeof(char *) * (size_t)(names.len + 1));
+    c.init = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(names.len + 1));
+    for (int i = 0; i < names.len; i++) {
+        const char *name = names.items[i];
+        if (skip_target && skip_target->kind == N_NAME && !strcmp(skip_target->name, name))
+            continue;
+        SVal *v = env_lookup(s->env, name, NULL);
+        if (!v || !materializable(*v))
+            continue;
+        IrValue *x = sema_to_tensor(s, *v, at);
+        if (!x)
+            continue;
+        c.names[c.n] = name;
+        c.init[c.n++] = x;
+    }
+    return c;
+}
+
+/* After the body: the values to yield, checked against the carried types;
+ * names new in the body are poisoned for use after the loop. */
+static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrValue **args,
+                             const char *what, int line)
+{
+    IrValue **y = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c->n + 1));
+    for (int i = 0; i < c->n; i++) {
+        Span *at = NULL;
+        SVal *v = env_lookup(s->env, c->names[i], &at);
+        y[i] = args[i];
+        if (!v || v->k == SV_UNDEF)
+            continue;
+        if (!materializable(*v)) {
+            sema_err(s, *at, "loop-carried variable '%s' becomes %s inside the loop",
+                     c->names[i], sv_describe(s, *v));
+            continue;
+        }
+        IrValue *x = materialize_in(s, blk, *v, *at);
+        if (x && !type_eq(x->type, c->init[i]->type)) {
+            sema_err(s, *at, "loop-carried variable '%s' changes type from %s to %s",
+                     c->names[i], sema_type_str(s, c->init[i]->type), sema_type_str(s, x->type));
+            continue;
+        }
+        if (x)
+            y[i] = x;
+    }
+    for (int i = 0; i < s->env->n; i++) {
+        const Binding *b = &s->env->b[i];
+        SVal *old = env_lookup(before, b->name, NULL);
+        if (b->name[0] == '$')
+            continue;
+        if (!old)
+            env_set(s, before, b->name,
+                    undef(arena_printf(s->a, "'%s' is defined inside the %s loop at line %d and "
+                                             "cannot be used after it; define it before the loop",
+                                       b->name, what, line)),
+                    b->at);
+        else if (!materializable(*old) && !same_val(*old, b->val) && b->val.k != SV_UNDEF)
+            sema_err(s, b->at, "'%s' (%s) cannot be reassigned inside a loop", b->name,
+                     sv_describe(s, *old));
+    }
+    return y;
+}
+
+/* ---- for -------------------------------------------------------------------------- */
+
+static void unroll(Sema *s, const Node *n, const SVal *vals, int count)
+{
+    s->loop_depth++;
+    for (int i = 0; i < count && !s->returned; i++) {
+        sema_assign(s, n->a, vals[i], n->span);
+        sema_exec(s, &n->list, 0, NULL);
+    }
+    s->loop_depth--;
+}
+
+static bool static_range(Sema *s, const Node *n, CallArgs *ca)
+{
+    int64_t v[3] = {0, 0, 1};
+    if (ca->npos < 1 || ca->npos > 3) {
+        sema_err(s, ca->at, "static_range takes 1 to 3 arguments, got %d", ca->npos);
+        return false;
+    }
+    for (int i = 0; i < ca->npos; i++)
+        if (!sema_const_int(s, ca->pos[i], ca->pos_at[i], "a static_range bound",
+                            &v[ca->npos == 1 ? 1 : i]))
+            return false;
+    if (v[2] == 0) {
+        sema_err(s, ca->at, "static_range step must not be zero");
+        return false;
+    }
+    int64_t count = v[2] > 0 ? (v[1] - v[0] + v[2] - 1) / v[2] : (v[0] - v[1] - v[2] - 1) / -v[2];
+    if (count > 4096) {
+        sema_err(s, ca->at, "static_range unrolls %lld iterations; the limit is 4096",
+                 (long long)count);
+        return false;
+    }
+    SVal *vals = arena_alloc(s->a, sizeof(SVal) * (size_t)(count > 0 ? count : 1));
+    for (int64_t i = 0; i < count; i++)
+        vals[i] = sv_int(v[0] + i * v[2]);
+    unroll(s, n, vals, count > 0 ? (int)count : 0);
+    return true;
+}
+
+/* range / tl.range arguments: lb, ub, step as tensors of one int type. */
+static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages)
+{
+    SVal v[3] = {sv_int(0), sv_int(0), sv_int(1)};
+    if (ca->npos < 1 || ca->npos > 3) {
+        sema_err(s, ca->at, "range takes 1 to 3 arguments, got %d", ca->npos);
+        return false;
+    }
+    for (int i = 0; i < ca->npos; i++)
+        v[ca->npos == 1 ? 1 : i] = ca->pos[i];
+    for (int i = 0; i < ca->nkw; i++) {
+        const char *k = ca->kw[i];
+        if (!strcmp(k, "num_stages")) {
+            if (!sema_const_int(s, ca->kwv[i], ca->kw_at[i], "num_stages", stages))
+                return false;
+        } else if (strcmp(k, "loop_unroll_factor") && strcmp(k, "disallow_acc_multi_buffer") &&
+                   strcmp(k, "flatten") && strcmp(k, "warp_specialize")) {
+            sema_err(s, ca->kw_at[i], "range got an unknown keyword argument '%s'", k);
+            return false;
+        }
+    }
+    if (v[2].k == SV_INT && v[2].i <= 0) {
+        sema_err(s, ca->at, "range step must be positive in a tk loop (got %lld); count upwards "
+                            "and compute the index", (long long)v[2].i);
+        return false;
+    }
+    DType dt = DT_VOID;
+    for (int i = 0; i < 3; i++) {
+        DType d = v[i].k == SV_TENSOR ? v[i].v->type.dt : sema_literal_dtype(v[i]);
+        if (v[i].k == SV_TENSOR && v[i].v->type.rank != 0) {
+            sema_err(s, ca->at, "range bounds must be scalars, got %s", sv_describe(s, v[i]));
+            return false;
+        }
+        if (!dtype_is_int(d) || (v[i].k != SV_TENSOR && !sv_is_num(v[i]))) {
+            sema_err(s, ca->at, "range bounds must be integers, got %s", sv_describe(s, v[i]));
+            return false;
+        }
+        dt = dt == DT_VOID ? d : sema_promote(s, dt, false, d, false, false, ca->at);
+    }
+    if (dt == DT_I1 || dt == DT_I8 || dt == DT_I16)
+        dt = DT_I32;
+    for (int i = 0; i < 3; i++) {
+        if (v[i].k == SV_TENSOR)
+            b[i] = sema_cast(s, v[i].v, dt, ca->at);
+        else
+            b[i] = sema_const(s, type_scalar(dt), v[i], ca->at);
+    }
+    return true;
+}
+
+void sema_exec_for(Sema *s, const Node *n)
+{
+    if (n->list2.len) {
+        sema_err(s, n->span, "'for ... else' is not supported");
+        return;
+    }
+    SVal it;
+    CallArgs ca = {0};
+    bool is_call = n->b->kind == N_CALL;
+    it = sema_eval(s, is_call ? n->b->a : n->b);
+    if (it.k == SV_UNDEF)
+        return;
+    if (!is_call || it.k != SV_BUILTIN) {
+        if (is_call)
+            it = sema_eval(s, n->b);
+        if (it.k == SV_TUPLE) {
+            unroll(s, n, it.items, it.n);
+            return;
+        }
+        if (it.k != SV_UNDEF)
+            sema_err(s, n->b->span, "a for loop needs range(...), tl.range(...), "
+                                    "tl.static_range(...) or a constexpr tuple, got %s",
+                     sv_describe(s, it));
+        return;
+    }
+    if (!sema_eval_args(s, n->b, &ca))
+        return;
+    if (!strcmp(it.s, "static_range")) {
+        static_range(s, n, &ca);
+        return;
+    }
+    if (strcmp(it.s, "range")) {
+        sema_err(s, n->b->span, "a for loop needs range(...), tl.range(...) or "
+                                "tl.static_range(...), got %s", sv_describe(s, it));
+        return;
+    }
+    IrValue *b[3];
+    int64_t stages = 0;
+    if (!range_bounds(s, &ca, b, &stages))
+        return;
+    Carried c = carried_names(s, &n->list, n->a, n->span);
+    IrValue **ops = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 3));
+    Type *types = arena_alloc(s->a, sizeof(Type) * (size_t)(c.n + 1));
+    for (int i = 0; i < 3; i++)
+        ops[i] = b[i];
+    for (int i = 0; i < c.n; i++) {
+        ops[3 + i] = c.init[i];
+        types[i] = c.init[i]->type;
+    }
+    IrOp *tmp = ir_op_new(s->f, IR_FOR, n->span, ops, c.n + 3, NULL, 0);
+    IrBlock *body = ir_op_add_region(s->f, tmp);
+    const char *ivname = n->a->kind == N_NAME ? n->a->name : NULL;
+    IrValue *iv = ir_block_add_arg(s->f, body, b[0]->type, ivname);
+    IrValue **args = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 1));
+    Env *outer = s->env;
+    Env before = env_copy(s, outer);
+    Env inner = env_copy(s, outer);
+    s->env = &inner;
+    for (int i = 0; i < c.n; i++) {
+        args[i] = ir_block_add_arg(s->f, body, types[i], c.names[i]);
+        env_set(s, &inner, c.names[i], sv_tensor(args[i]), n->span);
+    }
+    sema_assign(s, n->a, sv_tensor(iv), n->span);
+    IrBuilder saved = s->b;
+    s->b = (IrBuilder){.f = s->f, .blk = body};
+    s->loop_depth++;
+    sema_exec(s, &n->list, 0, NULL);
+    s->loop_depth--;
+    IrValue **y = loop_yields(s, &c, &before, body, args, "for", n->span.line);
+    terminate(s, body, IR_YIELD, n->span, y, c.n);
+    s->b = saved;
+    s->env = outer;
+    IrOp *op = place(s, ir_op_new(s->f, IR_FOR, n->span, ops, c.n + 3, types, c.n), tmp);
+    op->ival = stages;
+    for (int i = 0; i < c.n; i++) {
+        op->results[i]->name = c.names[i];
+        env_set(s, &before, c.names[i], sv_tensor(op->results[i]), n->span);
+    }
+    *outer = before;
+}
+
+/* ---- while ------------------------------------------------------------------------ */
+
+void sema_exec_while(Sema *s, const Node *n)
+{
+    Carried c = carried_names(s, &n->list, NULL, n->span);
+    Type *types = arena_alloc(s->a, sizeof(Type) * (size_t)(c.n + 1));
+    for (int i = 0; i < c.n; i++)
+        types[i] = c.init[i]->type;
+    IrOp *tmp = ir_op_new(s->f, IR_WHILE, n->span, c.init, c.n, NULL, 0);
+    IrBlock *cond_b = ir_op_add_region(s->f, tmp), *body = ir_op_add_region(s->f, tmp);
+    IrValue **cargs = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 1));
+    IrValue **bargs = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 1));
+    Env *outer = s->env;
+    Env before = env_copy(s, outer);
+    Env cenv = env_copy(s, outer);
+    IrBuilder saved = s->b;
+    /* the condition, over the carried values */
+    s->env = &cenv;
+    s->b = (IrBuilder){.f = s->f, .blk = cond_b};
+    for (int i = 0; i < c.n; i++) {
+        cargs[i] = ir_block_add_arg(s->f, cond_b, types[i], c.names[i]);
+        env_set(s, &cenv, c.names[i], sv_tensor(cargs[i]), n->span);
+    }
+    SVal cv = sema_eval(s, n->a);
+    IrValue *cond = NULL;
+    if (cv.k == SV_TENSOR && cv.v->type.rank != 0)
+        sema_err(s, n->a->span, "the condition of 'while' must be a scalar, got %s",
+                 sema_type_str(s, cv.v->type));
+    else if (cv.k != SV_UNDEF)
+        cond = sema_to_bool(s, sema_to_tensor(s, cv, n->a->span), n->a->span);
+    if (!cond)
+        cond = sema_const(s, type_scalar(DT_I1), sv_bool(false), n->a->span);
+    IrValue **cops = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 1));
+    cops[0] = cond;
+    for (int i = 0; i < c.n; i++)
+        cops[1 + i] = cargs[i];
+    terminate(s, cond_b, IR_CONDITION, n->span, cops, c.n + 1);
+    /* the body */
+    Env benv = env_copy(s, outer);
+    s->env = &benv;
+    s->b = (IrBuilder){.f = s->f, .blk = body};
+    for (int i = 0; i < c.n; i++) {
+        bargs[i] = ir_block_add_arg(s->f, body, types[i], c.names[i]);
+        env_set(s, &benv, c.names[i], sv_tensor(bargs[i]), n->span);
+    }
+    s->loop_depth++;
+    sema_exec(s, &n->list, 0, NULL);
+    s->loop_depth--;
+    IrValue **y = loop_yields(s, &c, &before, body, bargs, "while", n->span.line);
+    terminate(s, body, IR_YIELD, n->span, y, c.n);
+    s->b = saved;
+    s->env = outer;
+    IrOp *op = place(s, ir_op_new(s->f, IR_WHILE, n->span, c.init, c.n, types, c.n), tmp);
+    for (int i = 0; i < c.n; i++) {
+        op->results[i]->name = c.names[i];
+        env_set(s, &before, c.names[i], sv_tensor(op->results[i]), n->span);
+    }
+    *outer = before;
+}
