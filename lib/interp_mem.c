@@ -275,7 +275,7 @@ static void format_value(char *buf, size_t n, DType dt, const void *arr, int64_t
         uint64_t b = interp_to_bits(dt, arr, i);
         if (bits < 64)
             b &= (1ull << bits) - 1;
-        snprintf(buf, n, "0x%0*" PRIx64, bits < 4 ? 1 : bits / 4, b);
+        snprintf(buf, n, "0x%" PRIx64, b);
     } else if (interp_kind(dt) != ST_I) {
         snprintf(buf, n, "%f", interp_get_double(dt, arr, i));
     } else if (dt == DT_U64) {
@@ -285,34 +285,35 @@ static void format_value(char *buf, size_t n, DType dt, const void *arr, int64_t
     }
 }
 
-/* One line per element and operand, as the GPU's printf writes them:
- * "pid (x, y, z) idx (i, j) prefix value", indices padded to the width of
- * their dimension; with several operands, "(operand k)" before the value. */
+/* The GPU's printf lines (lib/codegen/cg_debug.c), one per element, operand
+ * after operand: "pid (x, y, z) idx (i, j) prefix value", a space added
+ * after a prefix that does not end in one, "(operand k) " before the value
+ * when there are several operands. */
 bool interp_print(InterpProg *p, const IrOp *op)
 {
     StrBuf local, *sb = p->L->out ? p->L->out : &local;
     if (!p->L->out)
         sb_init(&local);
     const char *prefix = op->str ? op->str : "";
+    size_t pl = strlen(prefix);
+    const char *sep = pl > 0 && prefix[pl - 1] != ' ' ? " " : "";
     bool hex = op->flags & IRF_HEX;
-    int64_t n = 1;
-    for (int k = 0; k < op->nops; k++)
-        if (type_numel(op->operands[k]->type) > n)
-            n = type_numel(op->operands[k]->type);
     if (op->nops == 0)
-        sb_printf(sb, "pid (%u, %u, %u) idx () %s\n", p->pid[0], p->pid[1], p->pid[2], prefix);
-    for (int64_t i = 0; i < n; i++)
-        for (int k = 0; k < op->nops; k++) {
-            const IrValue *v = op->operands[k];
+        sb_printf(sb, "pid (%u, %u, %u) %s\n", p->pid[0], p->pid[1], p->pid[2], prefix);
+    for (int k = 0; k < op->nops; k++) {
+        const IrValue *v = op->operands[k];
+        int64_t n = type_numel(v->type);
+        for (int64_t i = 0; i < n; i++) {
             char idx[96], val[64];
-            interp_format_index(idx, sizeof idx, v->type, at(v, i));
-            format_value(val, sizeof val, v->type.dt, interp_slot(p, v), at(v, i), hex);
-            sb_printf(sb, "pid (%u, %u, %u) idx %s%s%s", p->pid[0], p->pid[1], p->pid[2], idx,
-                      *prefix && *prefix != ' ' ? " " : "", prefix);
+            interp_format_index(idx, sizeof idx, v->type, i);
+            format_value(val, sizeof val, v->type.dt, interp_slot(p, v), i, hex);
+            sb_printf(sb, "pid (%u, %u, %u) idx %s %s%s", p->pid[0], p->pid[1], p->pid[2], idx,
+                      prefix, sep);
             if (op->nops > 1)
-                sb_printf(sb, " (operand %d)", k);
-            sb_printf(sb, "%s%s\n", *prefix && prefix[strlen(prefix) - 1] == ' ' ? "" : " ", val);
+                sb_printf(sb, "(operand %d) ", k);
+            sb_printf(sb, "%s\n", val);
         }
+    }
     if (!p->L->out) {
         fwrite(local.data ? local.data : "", 1, local.len, stdout);
         fflush(stdout);
