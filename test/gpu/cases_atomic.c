@@ -89,11 +89,14 @@ static void old_case(H *h, tk_dtype t, size_t n, int block)
     h_end(h);
 }
 
-static void cas_case(H *h, tk_dtype t, size_t n, int block)
+/* where_ptr: the ragged kernel that sends lanes past n to a sentinel slot
+ * through tl.where on pointers; else n is a multiple of the block. */
+static void cas_case(H *h, tk_dtype t, size_t n, int block, bool where_ptr)
 {
-    if (!h_begin(h, "atomic.cas_%s.n%zu.B%d", h_dtype_name(t), n, block))
+    if (!h_begin(h, "atomic.cas%s_%s.n%zu.B%d", where_ptr ? "_where_ptr" : "", h_dtype_name(t),
+                 n, block))
         return;
-    tk_kernel *k = h_kernel(h, "atomic.tk", "atomic_cas_lanes");
+    tk_kernel *k = h_kernel(h, "atomic.tk", where_ptr ? "atomic_cas_lanes" : "atomic_cas_full");
     int64_t *acc0 = h_malloc(h, (n + 1) * sizeof(int64_t));
     int64_t *cmp = h_malloc(h, n * sizeof(int64_t)), *val = h_malloc(h, n * sizeof(int64_t));
     int64_t lim = t == TK_I64 ? (int64_t)1 << 60 : 1 << 30;
@@ -106,9 +109,14 @@ static void cas_case(H *h, tk_dtype t, size_t n, int block)
     void *dacc = h_upload_int(h, t, acc0, n + 1);
     void *dc = h_upload_int(h, t, cmp, n), *dv = h_upload_int(h, t, val, n);
     void *dold = h_output(h, t, n);
-    h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-             H_ARGS(tk_ptr(dacc, t), tk_ptr(dc, t), tk_ptr(dv, t), tk_ptr(dold, t),
-                    tk_i32((int)n), tk_const("BLOCK", block)), 4);
+    if (where_ptr)
+        h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
+                 H_ARGS(tk_ptr(dacc, t), tk_ptr(dc, t), tk_ptr(dv, t), tk_ptr(dold, t),
+                        tk_i32((int)n), tk_const("BLOCK", block)), 4);
+    else
+        h_launch(h, k, h_grid((unsigned)(n / block), 1, 1),
+                 H_ARGS(tk_ptr(dacc, t), tk_ptr(dc, t), tk_ptr(dv, t), tk_ptr(dold, t),
+                        tk_const("BLOCK", block)), 4);
     int64_t *acc = h_download_int(h, t, dacc, n + 1), *old = h_download_int(h, t, dold, n);
     int64_t *ref = h_malloc(h, (n + 1) * sizeof(int64_t));
     for (size_t i = 0; i <= n; i++)
@@ -145,8 +153,10 @@ void cases_atomic(H *h)
     maxmin_case(h, TK_F32, 500, 200, 64);
     old_case(h, TK_F32, 1000, 128);
     old_case(h, TK_I32, 1000, 16);
-    cas_case(h, TK_I32, 1000, 128);
-    cas_case(h, TK_I64, 777, 64);
+    cas_case(h, TK_I32, 1024, 128, false);
+    cas_case(h, TK_I64, 512, 64, false);
+    cas_case(h, TK_I32, 1000, 128, true);
+    cas_case(h, TK_I64, 777, 64, true);
     scalar_case(h, 37);
     scalar_case(h, h->gpu ? 5000 : 300);
 }

@@ -196,7 +196,18 @@ bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
 void *h_malloc(H *h, size_t bytes)
 {
     void *p = calloc(1, bytes ? bytes : 1);
-    if (!p || h->nhost == H_MAX_ALLOCS) {
+    if (p && h->nhost == h->caphost) {
+        int cap = h->caphost ? 2 * h->caphost : 64;
+        void **grown = realloc(h->host, (size_t)cap * sizeof(void *));
+        if (!grown) {
+            free(p);
+            p = NULL;
+        } else {
+            h->host = grown;
+            h->caphost = cap;
+        }
+    }
+    if (!p) {
         fprintf(stderr, "harness: out of host memory\n");
         exit(2);
     }

@@ -37,7 +37,7 @@ typedef struct H {
     double worst;          /* largest error among the case's checks */
     bool poisoned_ctx;     /* a kernel faulted: the CUDA context is unusable */
     uint64_t rng;
-    void *host[H_MAX_ALLOCS]; int nhost;
+    void **host; int nhost, caphost; /* host buffers of the current case */
     void *dev[H_MAX_ALLOCS]; int ndev;
     int passed, failedn;
 } H;
