@@ -37,7 +37,7 @@ static IrOp *build_for(IrBuilder *b, IrValue *n, IrValue **iv_out)
     return loop;
 }
 
-static void test_good(Arena *a)
+static IrFunc *build_good(Arena *a)
 {
     IrBuilder b;
     IrValue *p, *n;
@@ -86,6 +86,12 @@ static void test_good(Arena *a)
     IrValue *bm = ir_unary(&b, IR_SPLAT, T_SP, iff->results[0], t_mat(DT_F32, 8, 4));
     IrValue *acc = ir_unary(&b, IR_SPLAT, T_SP, iff->results[0], t_mat(DT_F32, 4, 4));
     t_op3(&b, IR_DOT, x, bm, acc, t_mat(DT_F32, 4, 4));
+    return f;
+}
+
+static void test_good(Arena *a)
+{
+    IrFunc *f = build_good(a);
     CHECK(t_verify(f, true, NULL));
     char *txt = t_print(f);
     if (getenv("IR_DUMP"))
@@ -290,6 +296,73 @@ static const struct {
     {"while cond not i1", while_cond_not_i1, "condition must be a scalar i1"},
 };
 
+/* ---- random damage: the verifier and the printer must survive anything ---- */
+
+static unsigned long rng = 12345;
+
+static int rnd(int n)
+{
+    rng = rng * 6364136223846793005ul + 1442695040888963407ul;
+    return (int)((rng >> 33) % (unsigned long)(n > 0 ? n : 1));
+}
+
+static bool collect(IrOp *op, void *ctx)
+{
+    PtrVec *v = ((void **)ctx)[0];
+    Arena *a = ((void **)ctx)[1];
+    vec_push(a, v, op);
+    return true;
+}
+
+static void damage(IrOp *op, IrOp *other)
+{
+    switch (rnd(9)) {
+    case 0: if (op->nops) op->operands[rnd(op->nops)] = NULL; break;
+    case 1: if (op->nops && other->nres) op->operands[rnd(op->nops)] = other->results[0]; break;
+    case 2: op->kind = (IrKind)rnd(IR_OP_COUNT + 3); break;
+    case 3: if (op->nops) op->nops = rnd(op->nops); break;
+    case 4:
+        if (op->nres) {
+            Type *t = &op->results[0]->type;
+            t->rank = rnd(TK_MAX_RANK + 1);
+            for (int d = 0; d < TK_MAX_RANK; d++)
+                t->shape[d] = rnd(5) - 1;
+            t->dt = (DType)rnd(DT_COUNT);
+            t->elem = (DType)rnd(DT_COUNT);
+        }
+        break;
+    case 5: op->sub = rnd(40) - 5; op->axis = rnd(10) - 3; op->nints = rnd(TK_MAX_RANK + 1); break;
+    case 6: if (op->parent && op->kind != IR_YIELD) ir_remove(op); break;
+    case 7: if (op->nregions) op->regions[rnd(op->nregions)]->nargs = 0; break;
+    default: if (op->nres) op->results[0]->id = rnd(200) - 10; break;
+    }
+}
+
+static void test_fuzz(void)
+{
+    int rejected = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        Arena a;
+        arena_init(&a);
+        IrFunc *f = build_good(&a);
+        PtrVec ops = {0};
+        void *ctx[2] = {&ops, &a};
+        ir_walk(f->body, collect, ctx);
+        int hits = 1 + rnd(3);
+        for (int h = 0; h < hits; h++)
+            damage(ops.items[rnd(ops.len)], ops.items[rnd(ops.len)]);
+        Diag d;
+        diag_init(&d, NULL);
+        rejected += !ir_verify(f, &d);
+        diag_free(&d);
+        char *txt = t_print(f);
+        tk_xfree(txt);
+        arena_free(&a);
+    }
+    if (getenv("IR_DUMP")) fprintf(stderr, "rejected %d\n", rejected);
+    CHECK(rejected > 2000); /* most damage is caught; none of it crashes */
+}
+
 int main(void)
 {
     Arena a;
@@ -308,5 +381,6 @@ int main(void)
         tk_xfree(txt);
     }
     arena_free(&a);
+    test_fuzz();
     return t_finish("ir_verify");
 }
