@@ -259,8 +259,19 @@ static SVal b_where(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *c = sema_to_bool(s, sema_arg_tensor(s, a[0], at[0], b, "the condition"), at[0]);
     IrValue *x, *y;
-    if (!c || !sema_binary_operands(s, a[1], a[2], false, &x, &y, call))
+    bool px = a[1].k == SV_TENSOR && a[1].v->type.dt == DT_PTR;
+    bool py = a[2].k == SV_TENSOR && a[2].v->type.dt == DT_PTR;
+    if (c && (px || py)) { /* selecting between pointers: both of one pointer type */
+        if (!px || !py || !type_eq(type_elem(a[1].v->type), type_elem(a[2].v->type)))
+            return sema_err(s, call, "tl.where between %s and %s: both must be pointers of one "
+                            "type", sv_describe(s, a[1]), sv_describe(s, a[2]));
+        x = a[1].v;
+        y = a[2].v;
+        if (!sema_broadcast_pair(s, &x, &y, call))
+            return bad();
+    } else if (!c || !sema_binary_operands(s, a[1], a[2], false, &x, &y, call)) {
         return bad();
+    }
     if (!sema_broadcast_pair(s, &c, &x, call) || !sema_broadcast_pair(s, &x, &y, call) ||
         !sema_broadcast_pair(s, &c, &y, call))
         return bad();
