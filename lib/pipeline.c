@@ -174,7 +174,8 @@ static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *ou
     const char **kernels;
     int n;
     if (o->kernel) {
-        kernels = &o->kernel;
+        kernels = arena_alloc(&c->arena, sizeof *kernels);
+        kernels[0] = o->kernel;
         n = 1;
     } else {
         n = entry_kernels(c->module, &c->arena, &kernels);

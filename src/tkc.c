@@ -2,6 +2,7 @@
  * Parses options from one table, reads the file, writes the output only
  * when compilation succeeded (through a temp file + rename), prints the
  * diagnostics, and exits 0 on success or 1 on any error. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "tk/tk.h"
+#include "tkc_run.h"
 
 #define MAX_DEFINES 256
 
@@ -45,7 +47,9 @@ static void usage(FILE *f)
             "  -O0 .. -O3          LLVM optimisation level (default -O3)\n"
             "  --emit=KIND         tokens, ast, ir, llvm or ptx (default ptx)\n"
             "  -v, --version       print the version\n"
-            "  -h, --help          print this help\n");
+            "  -h, --help          print this help\n"
+            "\n");
+    tkc_run_usage(f);
 }
 
 static int fail(const char *fmt, const char *arg)
@@ -255,6 +259,9 @@ int main(int argc, char **argv)
     o.c.emit = TK_EMIT_PTX;
     o.c.opt_level = -1;
     o.c.defines = o.defines;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-run") == 0)
+            return tkc_run_main(argc, argv);
     int done = 0;
     if (parse_args(argc, argv, &o, &done))
         return 1;
