@@ -322,6 +322,12 @@ static int count_runtime(const Node *fn)
     return n;
 }
 
+/* A type in signature spelling: "*fp16", "i32". */
+static const char *sig_str(Sema *s, Type t)
+{
+    return t.dt == DT_PTR ? arena_printf(s->a, "*%s", dtype_name(t.elem)) : dtype_name(t.dt);
+}
+
 static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const SpecRequest *req,
                                int idx)
 {
@@ -339,7 +345,7 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
         const ArgSpec *as = &req->args[idx];
         if (at.dt != DT_VOID && !type_eq(at, as->type)) {
             sema_err(s, p->a->span, "parameter '%s' is annotated %s but the signature gives %s",
-                     p->name, sema_type_str(s, at), sema_type_str(s, as->type));
+                     p->name, sig_str(s, at), sig_str(s, as->type));
             return;
         }
         t = as->type;
