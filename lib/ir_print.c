@@ -20,8 +20,9 @@
  *     }
  *     %17 = if %c : i32 { ... } else { ... }     while: { before } do { after }
  *   }
- * Attributes follow the mnemonic as `key=value` (or a bare word); a source
- * variable name, if known, ends the line as `// name`. */
+ * Attributes follow the mnemonic as `key=value` (or a bare word); source
+ * variable names of the results, if known, end the line (after the `{` of an
+ * op with regions) as `// name` or `// a, _, c`. */
 #include "ir.h"
 
 #include <math.h>
@@ -205,11 +206,29 @@ static void indent(StrBuf *sb, int depth)
 
 static void print_block(StrBuf *sb, const IrBlock *b, int depth);
 
+/* "  // a, b" from the results' source names, or nothing. */
+static void print_names(StrBuf *sb, const IrOp *op)
+{
+    bool any = false;
+    for (int i = 0; i < op->nres; i++)
+        any |= op->results[i] && op->results[i]->name && op->results[i]->name[0];
+    if (!any)
+        return;
+    sb_puts(sb, "  //");
+    for (int i = 0; i < op->nres; i++) {
+        const char *n = op->results[i] ? op->results[i]->name : NULL;
+        sb_printf(sb, "%s %s", i ? "," : "", n && n[0] ? n : "_");
+    }
+}
+
 static void print_regions(StrBuf *sb, const IrOp *op, int depth)
 {
     for (int r = 0; r < op->nregions; r++) {
-        if (r == 0)
-            sb_puts(sb, " {\n");
+        if (r == 0) {
+            sb_puts(sb, " {");
+            print_names(sb, op);
+            sb_putc(sb, '\n');
+        }
         else if (op->kind == IR_IF)
             sb_puts(sb, " else {\n");
         else if (op->kind == IR_WHILE)
@@ -270,9 +289,10 @@ static void print_op(StrBuf *sb, const IrOp *op, int depth)
                 sb_putc(sb, '?');
         }
     }
-    print_regions(sb, op, depth);
-    if (op->nres && op->results[0] && op->results[0]->name && op->results[0]->name[0])
-        sb_printf(sb, "  // %s", op->results[0]->name);
+    if (op->nregions)
+        print_regions(sb, op, depth);
+    else
+        print_names(sb, op);
     sb_putc(sb, '\n');
 }
 

@@ -1,6 +1,7 @@
 /* fold.c: constant folding and algebraic simplification. Folds elementwise
  * ops, casts and shape ops on constants (scalar or splat), a handful of
- * identities (x+0, x*1, x*0 for ints, addptr p, 0, x == x, ...), `if` on a
+ * identities (x+0, x*1, x*0 for ints, addptr p, 0, x == x, ...), the
+ * accumulator of x + dot(a, b, 0) moved into the dot, `if` on a
  * constant condition and `for` loops whose constant bounds run no iteration. Assumes verified IR; guarantees the result still
  * verifies, never folds what the GPU would not compute the same way
  * (division by zero, out-of-range shifts and float-to-int conversions), and
@@ -348,6 +349,41 @@ static bool fold_shape_of_const(IrOp *op)
     return true;
 }
 
+static int count_uses(const IrBlock *b, const IrValue *v)
+{
+    int n = 0;
+    for (const IrOp *op = b->first; op; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            n += op->operands[i] == v;
+        for (int r = 0; r < op->nregions; r++)
+            n += count_uses(op->regions[r], v);
+    }
+    return n;
+}
+
+/* x + dot(a, b, 0) -> dot(a, b, x) when the add is the dot's only user, so
+ * the accumulator stays in the dot (as Triton's combine pass does; the sum
+ * is rounded once less). The dot moves down to the add, below x's def. */
+static bool fold_dot_add(IrOp *op)
+{
+    for (int s = 0; s < 2; s++) {
+        IrValue *dv = op->operands[s], *x = op->operands[1 - s];
+        IrOp *d = dv->def;
+        if (!d || d->kind != IR_DOT || d->nops != 3 || !d->operands[2] || !d->parent)
+            continue;
+        IrOp *acc = const_def(d->operands[2]);
+        bool zero = acc && (dtype_is_float(dv->type.dt) ? acc->fval == 0 : ival_of(acc) == 0);
+        if (!zero || !type_eq(dv->type, op->results[0]->type) || count_uses(d->parent, dv) != 1)
+            continue;
+        ir_remove(d);
+        ir_insert_before(op, d);
+        d->operands[2] = x;
+        forward(op, dv);
+        return true;
+    }
+    return false;
+}
+
 /* Integer compares of a value with itself. */
 static bool fold_cmp_self(IrOp *op)
 {
@@ -412,7 +448,9 @@ static bool fold_op(IrOp *op)
             op->kind != IR_ATOMIC_RMW)
             return false;
     switch (op->kind) {
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
+    case IR_ADD:
+        return fold_binary_consts(op) || fold_identity(op) || fold_dot_add(op);
+    case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
     case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
         return fold_binary_consts(op) || fold_identity(op);
     case IR_CMP: return fold_binary_consts(op) || fold_cmp_self(op);

@@ -315,6 +315,27 @@ static void test_loops_and_self_compare(void)
     CHECK(is_const_i(eq, 1) && is_const_i(ltv, 0) && kept(feq, IR_CMP));
 }
 
+/* acc + dot(a, b, 0) inside a loop becomes dot(a, b, acc); not when the
+ * dot has a second user. */
+static void test_dot_add(void)
+{
+    reset();
+    Type m = t_mat(DT_F32, 16, 16);
+    IrValue *a = ir_unary(&b, IR_SPLAT, T_SP, px, m);
+    IrValue *z = ir_const_float(&b, T_SP, m, 0.0);
+    IrValue *d = t_op3(&b, IR_DOT, a, a, z, m);
+    IrValue *acc = ir_unary(&b, IR_SPLAT, T_SP, cf(DT_F32, 2.0), m); /* defined after the dot */
+    IrValue *s = bin(IR_ADD, acc, d);
+    IrOp *u = sink(s);
+    IrValue *d2 = t_op3(&b, IR_DOT, a, a, z, m);
+    IrValue *s2 = bin(IR_ADD, d2, acc);
+    sink(s2);
+    sink(d2); /* second user: stays apart */
+    fold_and_verify();
+    CHECK(u->operands[0] == d && d->def->operands[2] == acc && d->def->next == u);
+    CHECK(kept(s2, IR_ADD) && d2->def->operands[2] == z);
+}
+
 int main(void)
 {
     arena_init(&arena);
@@ -326,6 +347,7 @@ int main(void)
     test_identities();
     test_if();
     test_loops_and_self_compare();
+    test_dot_add();
     arena_free(&arena);
     return t_finish("ir_fold");
 }
