@@ -16,6 +16,8 @@
 #include "ast.h"
 
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* A guard for trees the parser did not check (it rejects deeper ones). */
 enum { AST_PRINT_MAX_DEPTH = 2000 };
@@ -59,6 +61,25 @@ static void print_quoted(StrBuf *out, const char *s, size_t n)
     sb_putc(out, '\'');
 }
 
+/* The shortest %g form that reads back as the same double. */
+static void print_float(StrBuf *out, double v)
+{
+    char buf[64];
+    int prec = 1;
+    for (; prec < 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v || v != v)
+            break;
+    }
+    /* Whole numbers below 1e16 print without an exponent. */
+    double mag = v < 0 ? -v : v;
+    int digits = 0;
+    for (double p = 1; p <= mag && digits < 17; p *= 10)
+        digits++;
+    snprintf(buf, sizeof buf, "%.*g", prec > digits ? prec : digits, v);
+    sb_printf(out, " %s", buf);
+}
+
 /* What follows the kind on a node's line. */
 static void print_detail(StrBuf *out, const Node *n)
 {
@@ -73,7 +94,7 @@ static void print_detail(StrBuf *out, const Node *n)
             sb_printf(out, " %" PRId64, n->ival);
         break;
     case N_FLOAT:
-        sb_printf(out, " %.17g", n->fval);
+        print_float(out, n->fval);
         break;
     case N_STR:
         sb_putc(out, ' ');
