@@ -128,7 +128,9 @@ void type_print(StrBuf *sb, Type t);
     X(IR_REDUCE, "reduce", "inputs... -> one result per input with `axis` "   \
                             "removed (rank 0 from 1-D); sub = ReduceKind; "    \
                             "RED_ARGMAX/RED_ARGMIN take one input and give "   \
-                            "its i32 index (first on ties); RED_CUSTOM: "      \
+                            "its i32 index (first on ties; as a left-to-right "\
+                            "scan: a NaN at index 0 wins, other NaNs never "   \
+                            "do; max/min skip NaN like fmax); RED_CUSTOM: "    \
                             "region 0 has 2n args (acc..., x...) and yields n")\
     X(IR_SCAN, "scan", "inputs... -> same shapes; axis; sub = ScanKind; "     \
                         "flags & IRF_REVERSE; SCAN_CUSTOM: region 0 as "       \

@@ -22,8 +22,10 @@ static int ilog2(int64_t v)
     return n;
 }
 
-/* argmax/argmin: does (av, ai) win over (bv, bi)? NaN beats numbers, ties go to the
- * smaller index. */
+/* argmax/argmin: does (av, ai) win over (bv, bi)? Ties go to the smaller
+ * index. NaN follows the sequential scan of ir.h: a NaN at index 0 wins,
+ * any other NaN loses to every number. This order is total, so the tree of
+ * shuffles gives what a left-to-right scan gives. */
 static LLVMValueRef arg_wins(Cg *cg, bool is_max, DType dt, LLVMValueRef av, LLVMValueRef ai,
                              LLVMValueRef bv, LLVMValueRef bi)
 {
@@ -41,14 +43,24 @@ static LLVMValueRef arg_wins(Cg *cg, bool is_max, DType dt, LLVMValueRef av, LLV
         av = LLVMBuildFPExt(B, av, f, "");
         bv = LLVMBuildFPExt(B, bv, f, "");
     }
+    LLVMValueRef zero = cg_i32(cg, 0);
     LLVMValueRef an = LLVMBuildFCmp(B, LLVMRealUNO, av, av, "");
     LLVMValueRef bn = LLVMBuildFCmp(B, LLVMRealUNO, bv, bv, "");
+    LLVMValueRef a_first = LLVMBuildICmp(B, LLVMIntEQ, ai, zero, "");
+    LLVMValueRef b_first = LLVMBuildICmp(B, LLVMIntEQ, bi, zero, "");
+    LLVMValueRef a_best = LLVMBuildAnd(B, an, a_first, "");
+    LLVMValueRef b_best = LLVMBuildAnd(B, bn, b_first, "");
+    LLVMValueRef a_worst = LLVMBuildAnd(B, an, LLVMBuildNot(B, a_first, ""), "");
+    LLVMValueRef b_worst = LLVMBuildAnd(B, bn, LLVMBuildNot(B, b_first, ""), "");
     LLVMValueRef better = LLVMBuildFCmp(B, is_max ? LLVMRealOGT : LLVMRealOLT, av, bv, "");
-    LLVMValueRef same = LLVMBuildOr(B, LLVMBuildFCmp(B, LLVMRealOEQ, av, bv, ""),
-                                    LLVMBuildAnd(B, an, bn, ""), "");
-    LLVMValueRef nan_win = LLVMBuildAnd(B, an, LLVMBuildNot(B, bn, ""), "");
-    LLVMValueRef w = LLVMBuildOr(B, better, LLVMBuildAnd(B, same, lower, ""), "");
-    return LLVMBuildOr(B, w, nan_win, "");
+    LLVMValueRef tie = LLVMBuildAnd(B, LLVMBuildFCmp(B, LLVMRealOEQ, av, bv, ""), lower, "");
+    LLVMValueRef w = LLVMBuildOr(B, better, tie, "");
+    LLVMValueRef t = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
+    LLVMValueRef f = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 0, 0);
+    w = LLVMBuildSelect(B, a_worst, f, w, "");
+    w = LLVMBuildSelect(B, b_worst, LLVMBuildSelect(B, a_worst, lower, t, ""), w, "");
+    w = LLVMBuildSelect(B, b_best, f, w, "");
+    return LLVMBuildOr(B, a_best, w, "");
 }
 
 /* acc = combine(acc, x), both arrays of r->n components. */

@@ -242,6 +242,9 @@ static void t_rows(Arena *a)
     int arg[R], stride = C;
     for (int i = 0; i < R * C; i++)
         x[i] = (float)(rand() % 11 - 5); /* many ties */
+    x[0] = NAN;          /* row 0: a NaN first wins argmax, max skips it */
+    x[C + 5] = NAN;      /* row 1: a later NaN is ignored */
+    x[2 * C + C - 1] = NAN;
     memset(col, 0, sizeof col);
     CUdeviceptr dx = dbuf(x, sizeof x), dm = dbuf(NULL, sizeof mx), da = dbuf(NULL, sizeof arg);
     CUdeviceptr dc = dbuf(col, sizeof col);
@@ -251,18 +254,21 @@ static void t_rows(Arena *a)
     bool ok = true;
     for (int r = 0; r < R; r++) {
         int best = 0;
-        for (int c = 1; c < C; c++)
+        float m = x[r * C];
+        for (int c = 1; c < C; c++) {
             if (x[r * C + c] > x[r * C + best])
                 best = c;
-        ok &= mx[r] == x[r * C + best] && arg[r] == best;
+            m = fmaxf(m, x[r * C + c]);
+        }
+        ok &= mx[r] == m && arg[r] == best;
     }
-    verdict("row max / argmax (first index on ties)", ok);
+    verdict("row max / argmax (first index on ties, NaN as a sequential scan)", ok);
     ok = true;
     for (int c = 0; c < C; c++) {
         float s = 0;
         for (int r = 0; r < R; r++)
             s += x[r * C + c];
-        ok &= col[c] == s;
+        ok &= col[c] == s || (isnan(col[c]) && isnan(s));
     }
     verdict("column sums through atomic_add", ok);
     cu.free(dx), cu.free(dm), cu.free(da), cu.free(dc);
