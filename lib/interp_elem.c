@@ -41,7 +41,9 @@ static int64_t int_mulhi(int64_t a, int64_t b, DType dt)
             return (int64_t)(((__int128)a * b) >> 64);
         return (int64_t)(uint64_t)(((unsigned __int128)(uint64_t)a * (uint64_t)b) >> 64);
     }
-    return (a * b) >> w; /* operands are normalised, so the product fits */
+    if (!dtype_is_signed(dt)) /* zero-extended: the product fits in 64 unsigned bits */
+        return (int64_t)(((uint64_t)a * (uint64_t)b) >> w);
+    return (a * b) >> w; /* sign-extended, at most 32 bits each: fits */
 }
 
 static bool cmp_result(int pred, int c) /* c: -1, 0, 1 */

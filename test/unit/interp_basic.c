@@ -148,6 +148,27 @@ static void test_int_ops(void)
     arena_free(&k.a);
 }
 
+/* umulhi on u32 needs the full 64-bit unsigned product (Philox relies on it). */
+static void test_umulhi(void)
+{
+    K k;
+    k_init(&k, "mulhi");
+    IrValue *o = ir_add_param(k.f, "out", type_ptr(DT_U32), 1, at(1));
+    Type u32 = type_scalar(DT_U32);
+    IrValue *a = ir_const_int(&k.b, at(1), u32, 0xFFFFFFFFll);
+    IrValue *b = ir_const_int(&k.b, at(1), u32, 0xD2511F53ll);
+    IrValue *hi = op(&k, IR_UMULHI, 1, u32, 2, a, b, 0);
+    ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){o, hi}, 2, NULL, 0);
+    uint32_t out = 0;
+    InterpBuffer bufs[1] = {{"out", (unsigned char *)&out, sizeof out}};
+    InterpArg args[1] = {{.p = &out}};
+    Diag d;
+    CHECK(run(&k, 1, args, bufs, 1, 1, &d, NULL));
+    CHECK(out == (uint32_t)((0xFFFFFFFFull * 0xD2511F53ull) >> 32));
+    diag_free(&d);
+    arena_free(&k.a);
+}
+
 /* ---- vector add: masks, bounds, threads ------------------------------------------ */
 
 /* out[i] = x[i] + y[i]; masked by i < n unless `unmasked`. */
@@ -383,6 +404,7 @@ int main(void)
 {
     test_formats();
     test_int_ops();
+    test_umulhi();
     test_vadd(1);
     test_vadd(4);
     test_out_of_bounds(1);
