@@ -332,6 +332,38 @@ static void test_reduce_dot(void)
     arena_free(&k.a);
 }
 
+/* argmax as a left-to-right scan: a NaN at index 0 wins, later NaNs never;
+ * max skips NaN like fmax. Rows: [1, NaN, 3, 3] and [NaN, 5, 1, 5]. */
+static void test_nan_argmax(void)
+{
+    K k;
+    k_init(&k, "nanarg");
+    IrValue *xp = ir_add_param(k.f, "x", type_ptr(DT_F32), 1, at(1));
+    IrValue *op_ = ir_add_param(k.f, "out", type_ptr(DT_F32), 1, at(1));
+    IrValue *i8 = arange(&k, 8);
+    IrValue *x = op(&k, IR_LOAD, 1, vec(DT_F32, 8), 1,
+                    op(&k, IR_ADDPTR, 1, pvec(DT_F32, 8), 2, op(&k, IR_SPLAT, 1, pvec(DT_F32, 8), 1, xp, 0, 0), i8, 0), 0, 0);
+    IrValue *m = op(&k, IR_RESHAPE, 1, mat(DT_F32, 2, 4), 1, x, 0, 0);
+    IrValue *am = op(&k, IR_CAST, 1, vec(DT_F32, 2), 1, reduce(&k, RED_ARGMAX, m, 1, vec(DT_I32, 2)), 0, 0);
+    IrValue *mx = reduce(&k, RED_MAX, m, 1, vec(DT_F32, 2));
+    IrValue *i2 = arange(&k, 2);
+    IrValue *po = op(&k, IR_SPLAT, 1, pvec(DT_F32, 2), 1, op_, 0, 0);
+    IrValue *p0 = op(&k, IR_ADDPTR, 1, pvec(DT_F32, 2), 2, po, i2, 0);
+    IrValue *two = op(&k, IR_CONST, 1, vec(DT_I32, 2), 0, 0, 0, 0);
+    two->def->ival = 2;
+    IrValue *p1 = op(&k, IR_ADDPTR, 1, pvec(DT_F32, 2), 2, p0, two, 0);
+    ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){p0, am}, 2, NULL, 0);
+    ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){p1, mx}, 2, NULL, 0);
+    float in[8] = {1, NAN, 3, 3, NAN, 5, 1, 5}, out[4];
+    InterpBuffer bufs[2] = {{"x", (unsigned char *)in, sizeof in}, {"out", (unsigned char *)out, sizeof out}};
+    InterpArg args[2] = {{.p = in}, {.p = out}};
+    Diag d;
+    CHECK(run(&k, 1, args, bufs, 2, 1, &d, NULL));
+    CHECK(out[0] == 2 && out[1] == 0 && out[2] == 3 && out[3] == 5);
+    diag_free(&d);
+    arena_free(&k.a);
+}
+
 /* ---- loops, print, assert ------------------------------------------------------------------ */
 
 static void test_loops_print_assert(void)
@@ -410,6 +442,7 @@ int main(void)
     test_out_of_bounds(1);
     test_out_of_bounds(3);
     test_reduce_dot();
+    test_nan_argmax();
     test_loops_print_assert();
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);
