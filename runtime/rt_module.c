@@ -173,7 +173,9 @@ tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
     pthread_mutex_lock(&m->lock);
     tk_status s = TK_OK;
     v = rt_table_find(&k->table, &la->key, variant_key);
-    if (!v) {
+    if (v)
+        rt_stats_add(&rt_stats.memory_hits); /* another thread built it meanwhile */
+    else {
         s = rt_jit_build(k, la, &v);
         if (s == TK_OK && !rt_table_insert(&k->table, &v->key, v)) {
             rt_variant_free(v);
