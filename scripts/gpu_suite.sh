@@ -5,7 +5,8 @@
 # Runs the conformance runner, the per-construct runner and every example
 # program on the GPU, prints their output, then one total line
 # `N passed, N failed`; exits 1 on any failure. With $OUT set, the same text
-# also goes to $OUT/gpu_suite.log.
+# also goes to $OUT/gpu_suite.log. The conformance kernels come from
+# $TK_CONFORMANCE_DIR, else ../shared/conformance beside the source tree.
 set -u -o pipefail
 
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
@@ -69,7 +70,8 @@ fi
 
 # 1. The shared conformance kernels.
 conf_dir=""
-for d in "$root/../shared/conformance" "$root/shared/conformance"; do
+for d in "${TK_CONFORMANCE_DIR:-}" "$root/../shared/conformance" "$root/shared/conformance"; do
+  [ -n "$d" ] || continue
   if [ -d "$d" ]; then conf_dir=$(cd "$d" && pwd); break; fi
 done
 if [ -x "$build/test/numeric/conformance" ]; then

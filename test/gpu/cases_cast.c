@@ -126,6 +126,17 @@ static void floats_case(H *h, size_t n, int block)
     double *d = h_malloc(h, n * sizeof(double));
     for (size_t i = 0; i < n; i++)
         d[i] = h_normal(h) * 300;
+    /* Traps for double rounding: a hair off an fp16 halfway point (rounds
+     * to it in fp32), and a hair off an fp32 halfway point. */
+    for (size_t i = 0; i < n; i += 8) {
+        double tie = halfway(h, false), hair = tie * 0x1p-40;
+        d[i] = h_randint(h, 0, 1) ? tie + hair : tie - hair;
+    }
+    for (size_t i = 4; i < n; i += 8) {
+        float f = (float)d[i];
+        double up = nextafterf(f, INFINITY), tie = (f + up) / 2, hair = fabs(tie) * 0x1p-45;
+        d[i] = h_randint(h, 0, 1) ? tie + hair : tie - hair;
+    }
     double *hv = h_rand_array(h, TK_F16, n, -60000, 60000);
     double *bf = h_rand_array(h, TK_BF16, n, -1e30, 1e30);
     void *dd = h_upload(h, TK_F64, d, n), *dh = h_upload(h, TK_F16, hv, n);

@@ -482,11 +482,27 @@ int64_t h_wrap(tk_dtype t, int64_t v)
     }
 }
 
+/* v rounded once, to nearest even, to fp16 (bf: bf16). Going through fp32
+ * alone would round twice: a double just off a 16-bit halfway point lands
+ * on it in fp32 and then goes to the even side, maybe the wrong one. */
+static double round16(double v, bool bf)
+{
+    float f = (float)v;
+    uint16_t b = bf ? h_f32_to_bf16(f) : h_f32_to_f16(f);
+    double got = bf ? h_bf16_to_f32(b) : h_f16_to_f32(b);
+    if (got == v || isnan(v) || isinf(got))
+        return got;
+    /* The neighbour on v's side; bits + 1 is one step away from zero. */
+    uint16_t o = (uint16_t)(fabs(got) < fabs(v) ? b + 1 : b - 1);
+    double other = bf ? h_bf16_to_f32(o) : h_f16_to_f32(o);
+    return fabs(v - other) < fabs(v - got) ? other : got;
+}
+
 double h_round_to(tk_dtype t, double v)
 {
     switch (t) {
-    case TK_F16: return h_f16_to_f32(h_f32_to_f16((float)v));
-    case TK_BF16: return h_bf16_to_f32(h_f32_to_bf16((float)v));
+    case TK_F16: return round16(v, false);
+    case TK_BF16: return round16(v, true);
     case TK_F32: return (float)v;
     case TK_F64: return v;
     default: return (double)h_wrap(t, (int64_t)v);
