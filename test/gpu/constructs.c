@@ -5,7 +5,9 @@
  * Cases run in a child process that the parent watches: a crash, a hang or a
  * kernel fault that leaves the CUDA context unusable fails that one case and
  * the suite goes on with the next in a fresh child. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "harness.h"
 
 #include <errno.h>

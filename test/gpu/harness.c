@@ -2,7 +2,9 @@
  * conversions, error measures and stdout capture for the construct suite.
  * Assumes a tk context from the public API (interpreter or GPU); keeps every
  * failure as text so the runner can print one line per case. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "harness.h"
 
 #include <math.h>
