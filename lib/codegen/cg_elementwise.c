@@ -27,6 +27,22 @@ static LLVMValueRef from_f32(Cg *cg, LLVMValueRef x, DType dt)
     return LLVMBuildFPTrunc(cg->b, x, cg_type(cg, dt), "");
 }
 
+/* fp64 -> fp16/bf16 rounded once: truncate to fp32, make the result odd when
+ * inexact (round to odd keeps the sticky bit), then round to nearest even.
+ * A plain fptrunc goes through fp32 with round-to-nearest twice. */
+static LLVMValueRef f64_to_16(Cg *cg, LLVMValueRef x, DType to)
+{
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMValueRef t = cg_intrinsic(cg, "llvm.nvvm.d2f.rz", NULL, 0, &x, 1);
+    LLVMValueRef back = LLVMBuildFPExt(b, t, LLVMDoubleTypeInContext(cg->ctx), "");
+    LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, x, "");
+    LLVMValueRef bits = LLVMBuildOr(b, LLVMBuildBitCast(b, t, i32, ""),
+                                    LLVMBuildZExt(b, inexact, i32, ""), "");
+    t = LLVMBuildBitCast(b, bits, LLVMFloatTypeInContext(cg->ctx), "");
+    return from_f32(cg, t, to);
+}
+
 LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
 {
     LLVMBuilderRef b = cg->b;
@@ -51,9 +67,9 @@ LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
             return x;
         return dtype_is_signed(from) ? LLVMBuildSExt(b, x, tt, "") : LLVMBuildZExt(b, x, tt, "");
     }
-    if (!ff) { /* int -> float; bf16 through fp32 (no direct cvt before sm_90) */
-        if (to == DT_BF16)
-            return from_f32(cg, cg_convert(cg, x, from, DT_F32), DT_BF16);
+    if (!ff) { /* int -> float; 16-bit floats through fp64 (exact up to 32 bits) */
+        if (to == DT_BF16 || to == DT_F16)
+            return f64_to_16(cg, cg_convert(cg, x, from, DT_F64), to);
         return dtype_is_signed(from) ? LLVMBuildSIToFP(b, x, tt, "") : LLVMBuildUIToFP(b, x, tt, "");
     }
     if (!tf) { /* float -> int truncates toward zero */
@@ -65,6 +81,8 @@ LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
         return from_f32(cg, to_f32(cg, x), to);
     if (dtype_bits(to) > dtype_bits(from))
         return LLVMBuildFPExt(b, x, tt, "");
+    if (from == DT_F64 && (to == DT_F16 || to == DT_BF16))
+        return f64_to_16(cg, x, to);
     return LLVMBuildFPTrunc(b, x, tt, "");
 }
 
