@@ -147,23 +147,31 @@ bool interp_load(InterpProg *p, const IrOp *op)
     const int64_t *ptr = interp_slot(p, pv), *mask = mask_of(p, op, 1);
     const unsigned char *other = ov ? interp_slot(p, ov) : NULL;
     unsigned char *out = interp_slot(p, r);
+    /* sema gives a load its pointee dtype; should it not, read into tmp and convert */
+    bool conv = mdt != rdt;
+    unsigned char *dst = conv ? p->tmp : out;
     const InterpBuffer *cur = NULL;
     int64_t n = type_numel(r->type);
     for (int64_t i = 0; i < n; i++) {
         if (mask && !mask[at(mv, i)]) {
-            if (other)
-                memcpy(out + (size_t)i * es, other + (size_t)at(ov, i) * es, es);
-            else
-                memset(out + (size_t)i * es, 0, es);
+            memset(dst + (size_t)i * interp_elsize(mdt), 0, interp_elsize(mdt));
             continue;
         }
         uint64_t addr = (uint64_t)ptr[at(pv, i)];
         if (!check(p, op, "load", r->type, i, addr, ms, &cur))
             return false;
-        interp_from_bits(mdt, out, i, read_mem(addr, ms));
+        interp_from_bits(mdt, dst, i, read_mem(addr, ms));
     }
-    if (mdt != rdt) /* sema gives loads the pointee dtype; convert if not */
-        interp_cast(mdt, out, rdt, out, n);
+    if (conv)
+        interp_cast(mdt, dst, rdt, out, n);
+    for (int64_t i = 0; mask && i < n; i++) {
+        if (mask[at(mv, i)])
+            continue;
+        if (other)
+            memcpy(out + (size_t)i * es, other + (size_t)at(ov, i) * es, es);
+        else
+            memset(out + (size_t)i * es, 0, es);
+    }
     return true;
 }
 
