@@ -122,7 +122,8 @@ typedef union InterpArg {
  * when NULL). An out-of-bounds access, a failed device_assert or an
  * unsupported op stops the launch with an error in d naming the kernel,
  * the program id, the element and the address. `threads` > 1 lets programs
- * run in parallel when the kernel has no atomics. */
+ * run in parallel when the kernel has no atomics and no prints (0: one
+ * thread per CPU); errors are those of the lowest failing program either way. */
 bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
                    const InterpMemory *mem, int threads, Diag *d, StrBuf *out);
 
