@@ -272,6 +272,7 @@ typedef struct RtJitText {
     const unsigned char *cubin;
     size_t cubin_len;
     bool from_disk;
+    double spec_ms, llvm_ms; /* time spent specialising and in LLVM */
     void *buf;
 } RtJitText;
 /* Finds the PTX of one variant for `arch` on disk, or compiles it (and,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "rt.h"
 
@@ -20,6 +21,13 @@ static bool env_on(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
 /* ---- the specialisation request ---------------------------------------------- */
@@ -231,7 +239,9 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     Arena ir_arena;
     arena_init(&ir_arena);
     IrFunc *f = NULL;
+    double t0 = now_ms();
     tk_status s = specialize(k, la, &ir_arena, &f);
+    double t1 = now_ms();
     if (s == TK_OK)
         s = map_params(k, f, &t->meta);
     const char *dump = dump_dir();
@@ -260,6 +270,8 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         t->ptx = text;
         t->ptx_len = len + 1; /* the driver wants the NUL */
         t->meta.dyn_shared = ptx_dynamic_shared(text);
+        t->spec_ms = t1 - t0;
+        t->llvm_ms = now_ms() - t1;
         rt_stats_add(&rt_stats.compiles);
     }
     sb_free(&llvm);
@@ -376,6 +388,23 @@ static void apply_meta(RtVariant *v, const RtJitMeta *m)
     v->dyn_shared = m->dyn_shared;
 }
 
+/* TK_VERBOSE=1: where a build's time went, on stderr. */
+static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchArgs *la,
+                         const RtJitText *t, double text_ms, double link_ms, double load_ms)
+{
+    const tk_kernel_info *in = &v->info;
+    if (t->from_disk)
+        fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache: read "
+                "%.2f ms, %s%.2f ms, load %.2f ms", k->name, k->mod->ctx->arch, la->num_warps,
+                la->num_stages, text_ms, link_ms > 0 ? "PTX->cubin " : "", link_ms, load_ms);
+    else
+        fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] compiled: specialise %.2f ms, "
+                "LLVM %.2f ms, PTX->cubin %.2f ms, load %.2f ms", k->name, k->mod->ctx->arch,
+                la->num_warps, la->num_stages, t->spec_ms, t->llvm_ms, link_ms, load_ms);
+    fprintf(stderr, "; %d registers, %d spill bytes, %d shared bytes\n", in->registers,
+            in->spill_bytes, in->shared_bytes + in->dynamic_shared_bytes);
+}
+
 static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
 {
     tk_context *ctx = k->mod->ctx;
@@ -383,7 +412,9 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     if (s != TK_OK)
         return s;
     RtJitText t;
+    double t0 = now_ms(), t1, t2 = 0, t3 = 0;
     s = rt_jit_text(k, la, ctx->arch, false, &t);
+    t1 = t2 = now_ms();
     if (s != TK_OK) {
         rt_jit_text_free(&t);
         return s;
@@ -398,6 +429,7 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
         s = link_ptx(k->name, t.ptx, t.ptx_len, &cubin, &n);
         if (s != TK_OK)
             goto done;
+        t2 = now_ms();
         RT_CU_GO(s, done, k->name, cuModuleLoadData, &v->mod, cubin);
         t.cubin = cubin;
         t.cubin_len = n;
@@ -406,6 +438,9 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
             store_text(dir, &t);
     }
     s = load_function(k, v);
+    t3 = now_ms();
+    if (s == TK_OK && env_on("TK_VERBOSE"))
+        report_build(k, v, la, &t, t1 - t0, t2 - t1, t3 - t2);
 done:
     tk_xfree(cubin);
     rt_jit_text_free(&t);
