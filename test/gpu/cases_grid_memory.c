@@ -49,6 +49,29 @@ static void scale_shift_case(H *h, size_t n, int block, int warps)
     h_end(h);
 }
 
+/* Base pointers off 16-byte alignment (by `shift` elements): a kernel
+ * specialised for aligned pointers must not be reused here. */
+static void misaligned_case(H *h, tk_dtype t, size_t n, int shift, int block)
+{
+    if (!h_begin(h, "memory.misaligned_ptr_%s.n%zu.shift%d.B%d", h_dtype_name(t), n, shift, block))
+        return;
+    size_t sz = h_dtype_size(t), total = n + (size_t)shift;
+    tk_kernel *k = h_kernel(h, "memory.tk", "scale_shift");
+    double *x = h_rand_array(h, t, total, -4, 4);
+    void *dx = h_upload(h, t, x, total), *dy = h_output(h, t, total);
+    void *px = dx ? (char *)dx + shift * sz : NULL, *py = dy ? (char *)dy + shift * sz : NULL;
+    h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
+             H_ARGS(tk_ptr(px, t), tk_ptr(py, t), tk_i32((int)n), tk_f32(2.0f), tk_f32(-1.0f),
+                    tk_const("BLOCK", block)), 4);
+    double *y = h_download(h, t, dy, total);
+    double *ref = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        ref[i] = h_round_to(t, x[shift + i] * 2 - 1);
+    h_check_untouched(h, "y before the base", t, dy, 0, (size_t)shift);
+    h_check(h, "y", y + shift, ref, n, 0);
+    h_end(h);
+}
+
 static void load_other_case(H *h, size_t n, int block, int warps)
 {
     if (!h_begin(h, "memory.load_other.n%zu.B%d.w%d", n, block, warps))
@@ -136,6 +159,14 @@ void cases_grid_memory(H *h)
     scale_shift_case(h, 3000, 256, 8);
     scale_shift_case(h, big, 8192, 4);    /* 64 elements per thread */
     scale_shift_case(h, big, 1024, 8);
+    scale_shift_case(h, 1, 128, 4);       /* n == 1: an argument specialised as 1 */
+    scale_shift_case(h, 5000, 512, 16);
+    if (h->gpu)
+        scale_shift_case(h, (1u << 24) + 3, 128, 4); /* 131073 programs */
+    misaligned_case(h, TK_F32, 1001, 1, 256);
+    misaligned_case(h, TK_F32, 4099, 3, 1024);
+    misaligned_case(h, TK_F16, 1001, 1, 256);
+    misaligned_case(h, TK_F16, 777, 4, 128);
     load_other_case(h, 1000, 128, 4);
     load_other_case(h, 300, 16, 4);
     load_other_case(h, 9000, 8192, 4);

@@ -249,8 +249,9 @@ static void scan_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
 void cases_reduce(H *h)
 {
     static const int shapes[][3] = {{16, 32, 4}, {4, 8, 4}, {64, 64, 4}, {1, 128, 4},
-                                    {128, 2, 4}, {32, 256, 8}, {8, 16, 1}};
-    for (int i = 0; i < 7; i++) {
+                                    {128, 2, 4}, {32, 256, 8}, {8, 16, 1}, {128, 128, 8},
+                                    {256, 32, 16}, {64, 128, 2}};
+    for (int i = 0; i < 10; i++) {
         reduce_2d_case(h, TK_F32, shapes[i][0], shapes[i][1], shapes[i][2]);
         if (i < 3)
             reduce_2d_case(h, TK_I32, shapes[i][0], shapes[i][1], shapes[i][2]);
