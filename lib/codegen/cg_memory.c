@@ -244,7 +244,11 @@ static void emit_store(Cg *cg, const IrOp *op)
     CgVal m = has_mask ? cg_get(cg, op->operands[2]) : p;
     char buf[32];
     const char *cache = cache_suffix(cg, op, true, buf, sizeof buf);
-    bool plain = !has_mask && !*cache && !(op->flags & IRF_VOLATILE);
+    /* only the first copy of a repeated (small or scalar) block writes */
+    CgLayout l = cg_layout(cg, op->operands[0]->type);
+    bool repeated = l.nchunks < cg->T;
+    LLVMValueRef owner = repeated ? cg_owner(cg, &l) : NULL;
+    bool plain = !has_mask && !repeated && !*cache && !(op->flags & IRF_VOLATILE);
     int vw = vector_width(cg, op->operands[0], has_mask ? op->operands[2] : NULL, dt);
     for (int s = 0; s < p.n; s += vw) {
         LLVMValueRef val[4];
@@ -256,6 +260,8 @@ static void emit_store(Cg *cg, const IrOp *op)
         }
         LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
                                      : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
+        if (owner)
+            pred = LLVMBuildAnd(cg->b, pred, owner, "");
         asm_store(cg, op, dt, vw, p.el[s], pred, val, cache);
     }
 }

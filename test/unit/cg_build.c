@@ -77,6 +77,36 @@ static void check(IrFunc *f, const Want *w)
     finish(f, w->s, w->n);
 }
 
+/* A kernel that needs libdevice, compiled with a libdevice path that does not
+ * exist: a clear error naming the path, never a crash. */
+static void missing_libdevice(Arena *a)
+{
+    IrBuilder b;
+    IrFunc *f = new_kernel(a, "needs_libdevice", &b);
+    IrValue *x = ir_add_param(f, "x", type_ptr(DT_F32), 16, SP);
+    IrValue *v = load(&b, x, NULL, NULL);
+    store(&b, x, op1(&b, IR_MATH, v, v->type, MATH_TANH), NULL);
+    Diag d;
+    diag_init(&d, NULL);
+    StrBuf ptx;
+    sb_init(&ptx);
+    CgOptions o = {"sm_80", 3, "/nonexistent/libdevice.10.bc"};
+    CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
+    CHECK(d.errors == 1);
+    CHECK(d.text.data && strstr(d.text.data, "/nonexistent/libdevice.10.bc"));
+    CHECK(d.text.data && strstr(d.text.data, "CUDA_HOME"));
+    sb_free(&ptx);
+    diag_free(&d);
+    /* an unknown target is an error too */
+    diag_init(&d, NULL);
+    sb_init(&ptx);
+    o = (CgOptions){"sm_75", 3, NULL};
+    CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
+    CHECK(d.text.data && strstr(d.text.data, "sm_75"));
+    sb_free(&ptx);
+    diag_free(&d);
+}
+
 int main(int argc, char **argv)
 {
     outdir = argc > 1 ? argv[1] : NULL;
@@ -98,6 +128,7 @@ int main(int argc, char **argv)
     check(k_scan(&a, &w), &w);
     check(k_shapes(&a, &w), &w);
     check(k_counter(&a, &w), &w);
+    missing_libdevice(&a);
     arena_free(&a);
     if (failures)
         fprintf(stderr, "%d failures\n", failures);
