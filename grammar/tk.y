@@ -337,7 +337,7 @@ static void unsupported(LexState *lx, Span at, const char *what)
 %type <node> testlist targetlist test or_test and_test not_test comparison expr xor_expr
 %type <node> and_expr shift_expr arith term factor power primary atom strings
 %type <node> subscript opt_test arg
-%type <seq> tests exprs subscripts assign_chain
+%type <seq> tests tests_tc exprs subscripts subscripts_tc assign_chain
 %type <args> arglist args
 %type <chain> if_chain
 %type <op> comp_op
@@ -353,7 +353,7 @@ stmts: %empty { $$ = (PtrVec){0}; }
 
 stmt: simple_stmt { $$ = $1; lx->recovering = false; }
     | compound_stmt { $$ = vec1(lx, $1); lx->recovering = false; }
-    | error NEWLINE { $$ = (PtrVec){0}; }
+    | error NEWLINE { $$ = (PtrVec){0}; yyerrok; }
     | INDENT {
         if (!lx->recovering && lx->indent_error_line != @1.line)
             error_at(lx, (Span){@1.end_line, @1.end_col, @1.end_line, @1.end_col + 1},
@@ -525,19 +525,24 @@ annotation: test { $$ = $1; }
     | "*" NAME { $$ = ptr_type(lx, @$, $2); }
     ;
 
-testlist: tests { $$ = seq_node(lx, $1, @$); }
+testlist: tests_tc { $$ = seq_node(lx, $1, @$); }
+    ;
+
+/* Comma lists; the _tc forms allow one trailing comma. `comma` records
+ * whether there was any comma, which makes `x,` a tuple. */
+tests_tc: tests { $$ = $1; }
+    | tests "," { $$ = $1; $$.comma = true; }
     ;
 
 tests: test { $$.v = vec1(lx, $1); $$.comma = false; }
-    | tests "," { $$ = $1; $$.comma = true; }
     | tests "," test { $$ = $1; vec_push(lx->arena, &$$.v, $3); $$.comma = true; }
     ;
 
 targetlist: exprs { $$ = seq_node(lx, $1, @$); }
+    | exprs "," { $1.comma = true; $$ = seq_node(lx, $1, @$); }
     ;
 
 exprs: expr { $$.v = vec1(lx, $1); $$.comma = false; }
-    | exprs "," { $$ = $1; $$.comma = true; }
     | exprs "," expr { $$ = $1; vec_push(lx->arena, &$$.v, $3); $$.comma = true; }
     ;
 
@@ -641,7 +646,7 @@ primary: atom { $$ = $1; }
         $$->list = list_of(lx, $3.pos);
         $$->list2 = list_of(lx, $3.kw);
       }
-    | primary "[" subscripts "]" {
+    | primary "[" subscripts_tc "]" {
         $$ = mk2(lx, N_SUBSCRIPT, @$, 0, $1, NULL);
         $$->list = list_of(lx, $3.v);
       }
@@ -672,8 +677,11 @@ arg: test { $$ = $1; }
     | "**" test { unsupported(lx, @$, "'**' arguments are"); $$ = $2; }
     ;
 
-subscripts: subscript { $$.v = vec1(lx, $1); $$.comma = false; }
+subscripts_tc: subscripts { $$ = $1; }
     | subscripts "," { $$ = $1; $$.comma = true; }
+    ;
+
+subscripts: subscript { $$.v = vec1(lx, $1); $$.comma = false; }
     | subscripts "," subscript { $$ = $1; vec_push(lx->arena, &$$.v, $3); $$.comma = true; }
     ;
 
@@ -699,7 +707,7 @@ atom: NAME { $$ = $1; }
     | TRUE { $$ = mk(lx, N_TRUE, @$); }
     | FALSE { $$ = mk(lx, N_FALSE, @$); }
     | "(" ")" { $$ = mk(lx, N_TUPLE, @$); }
-    | "(" tests ")" {
+    | "(" tests_tc ")" {
         if ($2.v.len == 1 && !$2.comma) {
             $$ = $2.v.items[0];
             $$->flags |= NF_PAREN;
@@ -708,7 +716,7 @@ atom: NAME { $$ = $1; }
         }
       }
     | "[" "]" { $$ = mk(lx, N_LIST, @$); }
-    | "[" tests "]" { $$ = mk(lx, N_LIST, @$); $$->list = list_of(lx, $2.v); }
+    | "[" tests_tc "]" { $$ = mk(lx, N_LIST, @$); $$->list = list_of(lx, $2.v); }
     | "{" "}" { $$ = mk(lx, N_DICT, @$); }
     | "{" dict_items "}" {
         $$ = mk(lx, N_DICT, @$);
@@ -730,7 +738,7 @@ atom: NAME { $$ = $1; }
         $$->list = list_of(lx, keys);
         $$->list2 = list_of(lx, vals);
       }
-    | "{" tests "}" {
+    | "{" tests_tc "}" {
         unsupported(lx, @$, "set literals are");
         $$ = mk(lx, N_LIST, @$);
         $$->list = list_of(lx, $2.v);
@@ -816,9 +824,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, LexState *lx)
                  "unexpected indent");
         return 0;
     }
-    enum { MAX_EXPECTED = 4 };
-    yysymbol_kind_t exp[MAX_EXPECTED];
-    int n = yypcontext_expected_tokens(ctx, exp, MAX_EXPECTED);
+    yysymbol_kind_t exp[YYNTOKENS];
+    int n = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
+    if (n < 0)
+        n = 0;
     if (n == 1 && exp[0] == YYSYMBOL_INDENT) {
         error_at(lx, at, "expected an indented block");
         return 0;
@@ -830,16 +839,24 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, LexState *lx)
     if (lx->tok_len > 0 && (tok == YYSYMBOL_NAME || tok == YYSYMBOL_INT ||
                             tok == YYSYMBOL_FLOAT || tok == YYSYMBOL_AUGASSIGN))
         sb_printf(&sb, " '%.*s'", lx->tok_len > 40 ? 40 : (int)lx->tok_len, lx->tok_text);
-    if (n > 0 && !has_symbol(exp, n, YYSYMBOL_NAME)) {
+    if (tok == YYSYMBOL_NEWLINE && has_symbol(exp, n, YYSYMBOL_COLON)) {
+        sb_puts(&sb, ", expected ':'");
+    } else if (n == 1 && exp[0] == YYSYMBOL_NAME) {
+        sb_puts(&sb, ", expected an identifier");
+    } else if (has_symbol(exp, n, YYSYMBOL_INT) && !has_symbol(exp, n, YYSYMBOL_DEF)) {
+        sb_puts(&sb, ", expected an expression");
+    } else if (n > 0 && n <= 4 && !has_symbol(exp, n, YYSYMBOL_NAME)) {
         sb_puts(&sb, ", expected ");
         for (int i = 0; i < n; i++) {
             if (i > 0)
                 sb_puts(&sb, i == n - 1 ? " or " : ", ");
             describe_symbol(&sb, exp[i]);
         }
-    } else if (n == 0 || has_symbol(exp, n, YYSYMBOL_INT)) {
-        sb_puts(&sb, n == 0 && !has_symbol(exp, n, YYSYMBOL_NAME) ? "" : ", expected an expression");
     }
+    /* A bracket left open lines ago is the usual cause of a puzzling error. */
+    if (lx->nbrackets > 0 && lx->bracket_at[0].line < at.line)
+        sb_printf(&sb, " (is the '%c' opened at line %d closed?)", lx->bracket[0],
+                  lx->bracket_at[0].line);
     error_at(lx, at, "%s", sb.data ? sb.data : "syntax error");
     sb_free(&sb);
     return 0;
