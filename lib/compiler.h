@@ -70,7 +70,29 @@ typedef struct KernelSig {
     bool *is_constexpr;
     Type *annotated;     /* DT_VOID when the source gives no type */
     bool *has_default;
+    /* @triton.autotune(configs=[triton.Config({...}, num_warps=, num_stages=)],
+     * key=[...]): the configs to time and the argument names keying the choice */
+    struct KernelConfig *configs;
+    int nconfigs;
+    const char **tune_keys;
+    int ntune_keys;
+    /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
+     * the launch arguments with sema_eval_heuristic */
+    const char **heuristic_names;
+    const Node **heuristic_fns; /* the N_LAMBDA nodes */
+    int nheuristics;
 } KernelSig;
+/* One autotune config: constexpr values plus launch settings (0: not given). */
+typedef struct KernelConfig {
+    SpecDefine *defines;
+    int ndefines;
+    int num_warps;
+    int num_stages;
+} KernelConfig;
+/* Evaluates a heuristic lambda with the launch arguments by name (args['n']
+ * or a parameter of the same name); false after reporting to d. */
+bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *const *names,
+                         const ConstValue *values, int n, Arena *a, Diag *d, ConstValue *out);
 bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig *out);
 /* Builds the IR of one kernel. Returns NULL after reporting errors. */
 IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest *req,

@@ -150,7 +150,7 @@ static bool func_is_jit(const Node *fn)
     return false;
 }
 
-static void bind_globals(Sema *s)
+void sema_bind_globals(Sema *s)
 {
     Env *saved = s->env;
     s->env = &s->globals;
@@ -275,6 +275,14 @@ bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig
         out->annotated[i] = annot_type(p->a, &bad);
         out->has_default[i] = p->b != NULL;
     }
+    /* decorator errors are reported when the kernel is specialised */
+    Diag scratch;
+    diag_init(&scratch, NULL);
+    Sema s = {.a = a, .d = &scratch, .module = module};
+    s.env = &s.globals;
+    sema_bind_globals(&s);
+    sema_tune_configs(&s, fn, out);
+    diag_free(&scratch);
     return true;
 }
 
@@ -416,9 +424,11 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
     s.f->num_warps = req->num_warps > 0 ? req->num_warps : 4;
     s.f->num_stages = req->num_stages > 0 ? req->num_stages : 3;
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
-    bind_globals(&s);
+    sema_bind_globals(&s);
     if (!func_is_jit(fn))
         sema_err(&s, fn->span, "'%s' is not decorated with @triton.jit", fn->name);
+    KernelSig tune = {0};
+    sema_tune_configs(&s, fn, &tune);
     Env env = {0};
     s.env = &env;
     bind_params(&s, fn, req);

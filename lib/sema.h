@@ -23,7 +23,7 @@ typedef enum {
     SV_NS,      /* namespace: s = "tl", "tl.math", "libdevice", "triton", "math", ... */
     SV_BUILTIN, /* builtin callable: s = name, ns = namespace; items = bound self (n = 1) */
     SV_SLICE,   /* ':' inside a subscript */
-    SV_CONFIG,  /* triton.Config(...) in a decorator: items = kwargs as a tuple of (str, val) */
+    SV_CONFIG,  /* a heuristic's args dict: items = name0, value0, name1, value1, ... */
 } SvKind;
 
 typedef struct SVal SVal;
@@ -105,6 +105,10 @@ const char *sema_type_str(Sema *s, Type t);
 
 /* Diagnostics; always return a void value so callers can `return sema_err(...)`. */
 SVal sema_err(Sema *s, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- module scope and decorators (sema.c, sema_tune.c) ---- */
+void sema_bind_globals(Sema *s);
+void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out);
 
 /* ---- environments (sema.c) ---- */
 SVal *env_lookup(Env *e, const char *name, Span **at);

@@ -33,7 +33,8 @@ DType sema_dtype_name(const char *name)
     return DT_VOID;
 }
 
-/* "*fp32:16", "i32", "fp16" (an optional "tl." prefix is allowed). */
+/* "*fp32:16", "i32", "i32:1", "fp16" (an optional "tl." prefix is allowed).
+ * *div is the ":N" suffix, 0 when there is none. */
 bool sema_parse_type(const char *text, Type *t, int *div)
 {
     while (isspace((unsigned char)*text))
@@ -51,7 +52,7 @@ bool sema_parse_type(const char *text, Type *t, int *div)
     }
     name[n] = 0;
     const char *rest = text + n;
-    *div = 1;
+    *div = 0;
     if (*rest == ':') {
         char *end;
         long v = strtol(rest + 1, &end, 10);
@@ -95,10 +96,15 @@ bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, i
             diag_plain(d, DIAG_ERROR,
                        "bad signature entry '%s' (expected e.g. *fp32, *fp16:16, i32, fp32)", item);
             ok = false;
+        } else if (div == 1 && (t.dt == DT_PTR || !dtype_is_int(t.dt))) {
+            diag_plain(d, DIAG_ERROR, "bad signature entry '%s': ':1' (equal to 1) only applies "
+                       "to integers", item);
+            ok = false;
         } else {
+            /* Triton's AOT spelling: ":16" divisible by 16, ":1" equal to 1 */
             out[n].type = t;
-            out[n].divisibility = div;
-            out[n].equal_to_1 = false;
+            out[n].divisibility = div == 16 ? 16 : 1;
+            out[n].equal_to_1 = div == 1;
             n++;
         }
         if (!e)
@@ -158,7 +164,7 @@ bool sema_parse_const(const char *text, ConstValue *out)
         name += 16;
     Type t;
     int div;
-    if (sema_parse_type(name, &t, &div) && div == 1) {
+    if (sema_parse_type(name, &t, &div) && div == 0) {
         out->kind = CV_DTYPE;
         out->type = t;
         return true;

@@ -196,6 +196,13 @@ static SVal eval_subscript(Sema *s, const Node *n)
                             (long long)i, base.n);
         return base.items[i];
     }
+    if (base.k == SV_CONFIG && n->list.len == 1) { /* args['name'] in a heuristic */
+        SVal key = sema_eval(s, n->list.items[0]);
+        for (int i = 0; key.k == SV_STR && i < base.n; i++)
+            if (!strcmp(base.items[2 * i].s, key.s))
+                return base.items[2 * i + 1];
+        return sema_err(s, n->span, "no launch argument named %s", sv_describe(s, key));
+    }
     if (base.k == SV_DTYPE || base.k == SV_BUILTIN) /* tl.constexpr[...] style annotations */
         return base;
     return sema_err(s, n->span, "%s cannot be indexed", sv_describe(s, base));

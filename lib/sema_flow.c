@@ -300,7 +300,8 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
                                              "cannot be used after it; define it before the loop",
                                        b->name, what, line)),
                     b->at);
-        else if (!materializable(*old) && !same_val(*old, b->val) && b->val.k != SV_UNDEF)
+        else if (old->k != SV_UNDEF && !materializable(*old) && !same_val(*old, b->val) &&
+                 b->val.k != SV_UNDEF)
             sema_err(s, b->at, "'%s' (%s) cannot be reassigned inside a loop", b->name,
                      sv_describe(s, *old));
     }

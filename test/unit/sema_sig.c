@@ -1,0 +1,143 @@
+/* sema_sig.c: the sema entry points a host uses without building IR:
+ * signature and -D parsing, kernel names and signatures, autotune configs
+ * and heuristics read from decorators, and equal-to-1 specialisation. */
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                            \
+        }                                                                          \
+    } while (0)
+
+static const char *const source =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 128}, num_warps=4),\n"
+    "                          triton.Config({'BLOCK': 256}, num_warps=8, num_stages=2)],\n"
+    "                 key=['n'])\n"
+    "@triton.heuristics({'EVEN': lambda args: args['n'] % args['BLOCK'] == 0})\n"
+    "@triton.jit\n"
+    "def k(p, n, stride, BLOCK: tl.constexpr, EVEN: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK) * stride\n"
+    "    tl.store(p + offs, 1.0)\n"
+    "\n"
+    "@triton.jit\n"
+    "def helper(x):\n"
+    "    return x\n";
+
+static void test_signature(void)
+{
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, NULL);
+    ArgSpec *args;
+    int n;
+    CHECK(sema_parse_signature("*fp32:16, *fp16,i32:1,i64:16,fp32", &a, &d, &args, &n));
+    CHECK(n == 5);
+    CHECK(args[0].type.dt == DT_PTR && args[0].type.elem == DT_F32 && args[0].divisibility == 16);
+    CHECK(args[1].type.elem == DT_F16 && args[1].divisibility == 1);
+    CHECK(args[2].type.dt == DT_I32 && args[2].equal_to_1 && args[2].divisibility == 1);
+    CHECK(args[3].type.dt == DT_I64 && args[3].divisibility == 16 && !args[3].equal_to_1);
+    CHECK(args[4].type.dt == DT_F32);
+    CHECK(d.errors == 0);
+    CHECK(!sema_parse_signature("*fp32,float7", &a, &d, &args, &n));
+    CHECK(!sema_parse_signature("fp32:1", &a, &d, &args, &n));
+    CHECK(d.errors == 2);
+    diag_free(&d);
+    arena_free(&a);
+
+    ConstValue v;
+    CHECK(sema_parse_const("1_024", &v) && v.kind == CV_INT && v.i == 1024);
+    CHECK(sema_parse_const("0x10", &v) && v.kind == CV_INT && v.i == 16);
+    CHECK(sema_parse_const("1e-5", &v) && v.kind == CV_FLOAT && v.f == 1e-5);
+    CHECK(sema_parse_const("True", &v) && v.kind == CV_BOOL && v.i == 1);
+    CHECK(sema_parse_const("tl.float16", &v) && v.kind == CV_DTYPE && v.type.dt == DT_F16);
+    CHECK(sema_parse_const("bf16", &v) && v.kind == CV_DTYPE && v.type.dt == DT_BF16);
+    CHECK(sema_parse_const("'ieee'", &v) && v.kind == CV_STR && !strcmp(v.s, "ieee"));
+    tk_xfree((void *)v.s);
+    CHECK(!sema_parse_const("12abc", &v));
+}
+
+static void test_module(void)
+{
+    Compilation c;
+    CHECK(comp_init(&c, "sig.tk", source, strlen(source)));
+    CHECK(comp_parse(&c));
+    const char **names;
+    int n = sema_kernel_names(c.module, &names, &c.arena);
+    CHECK(n == 2 && !strcmp(names[0], "k") && !strcmp(names[1], "helper"));
+
+    KernelSig sig;
+    CHECK(sema_kernel_sig(c.module, "k", &c.arena, &sig));
+    CHECK(sig.nparams == 5);
+    CHECK(!sig.is_constexpr[0] && sig.is_constexpr[3] && sig.is_constexpr[4]);
+    CHECK(sig.nconfigs == 2);
+    if (sig.nconfigs == 2) {
+        CHECK(sig.configs[0].ndefines == 1 && !strcmp(sig.configs[0].defines[0].name, "BLOCK"));
+        CHECK(sig.configs[0].defines[0].value.i == 128 && sig.configs[0].num_warps == 4);
+        CHECK(sig.configs[0].num_stages == 0);
+        CHECK(sig.configs[1].defines[0].value.i == 256 && sig.configs[1].num_warps == 8);
+        CHECK(sig.configs[1].num_stages == 2);
+    }
+    CHECK(sig.ntune_keys == 1 && !strcmp(sig.tune_keys[0], "n"));
+    CHECK(sig.nheuristics == 1 && !strcmp(sig.heuristic_names[0], "EVEN"));
+    if (sig.nheuristics == 1) {
+        const char *an[2] = {"n", "BLOCK"};
+        ConstValue av[2] = {{.kind = CV_INT, .i = 512}, {.kind = CV_INT, .i = 128}};
+        ConstValue out;
+        Diag d;
+        diag_init(&d, &c.src);
+        CHECK(sema_eval_heuristic(c.module, sig.heuristic_fns[0], an, av, 2, &c.arena, &d, &out));
+        CHECK(out.kind == CV_BOOL && out.i == 1);
+        av[0].i = 500;
+        CHECK(sema_eval_heuristic(c.module, sig.heuristic_fns[0], an, av, 2, &c.arena, &d, &out));
+        CHECK(out.kind == CV_BOOL && out.i == 0);
+        CHECK(!sema_eval_heuristic(c.module, sig.heuristic_fns[0], an, av, 1, &c.arena, &d, &out));
+        CHECK(d.errors == 1 && strstr(d.text.data, "no launch argument named string 'BLOCK'"));
+        diag_free(&d);
+    }
+
+    /* stride == 1 specialises into the constant 1: the parameter stays but
+     * the body never reads it */
+    ArgSpec args[3] = {{type_ptr(DT_F32), 16, false},
+                       {type_scalar(DT_I32), 1, false},
+                       {type_scalar(DT_I32), 1, true}};
+    SpecDefine defs[2] = {{"BLOCK", {.kind = CV_INT, .i = 64}, {0}},
+                          {"EVEN", {.kind = CV_BOOL, .i = 1}, {0}}};
+    SpecRequest req = {"k", defs, 2, args, 3, 4, 3};
+    Arena ir;
+    arena_init(&ir);
+    IrFunc *f = sema_specialize(c.module, &c.src, &req, &ir, &c.diag);
+    CHECK(f != NULL);
+    if (f) {
+        CHECK(f->nparams == 3 && f->params[0].divisibility == 16);
+        StrBuf sb;
+        sb_init(&sb);
+        ir_print(&sb, f);
+        const char *body = sb.data ? strchr(sb.data, '\n') : NULL;
+        CHECK(body && !strstr(body, "%2") && strstr(body, "const 1 : <64xi32>"));
+        sb_free(&sb);
+    }
+    if (c.diag.errors)
+        fprintf(stderr, "%s", c.diag.text.data);
+    arena_free(&ir);
+    comp_free(&c);
+}
+
+int main(void)
+{
+    test_signature();
+    test_module();
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures != 0;
+}
