@@ -348,8 +348,10 @@ static bool static_range(Sema *s, const Node *n, CallArgs *ca)
     return true;
 }
 
-/* range / tl.range arguments: lb, ub, step as tensors of one int type. */
-static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages)
+/* range / tl.range arguments: lb, ub, step as tensors of one int type. A
+ * negative constexpr step counts j = 0 .. cdiv(lb - ub, -step) upwards and
+ * *down (the original lb and -step) lets the body compute i = lb - j * -step. */
+static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SVal *down)
 {
     SVal v[3] = {sv_int(0), sv_int(0), sv_int(1)};
     if (ca->npos < 1 || ca->npos > 3) {
@@ -369,10 +371,26 @@ static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages)
             return false;
         }
     }
-    if (v[2].k == SV_INT && v[2].i <= 0) {
-        sema_err(s, ca->at, "range step must be positive in a tk loop (got %lld); count upwards "
-                            "and compute the index", (long long)v[2].i);
+    if ((v[2].k == SV_INT || v[2].k == SV_BOOL) && v[2].i == 0) {
+        sema_err(s, ca->at, "range step must not be zero");
         return false;
+    }
+    down[0] = down[1] = (SVal){.k = SV_VOID};
+    if (v[2].k == SV_INT && v[2].i < 0) {
+        SVal k = sv_int(-v[2].i);
+        SVal span = sema_binary(s, OP_SUB, v[0], v[1], ca->at);
+        SVal count = sema_binary(s, OP_FLOORDIV,
+                                 sema_binary(s, OP_ADD, span, sema_binary(s, OP_SUB, k, sv_int(1), ca->at), ca->at),
+                                 k, ca->at);
+        if (count.k == SV_UNDEF)
+            return false;
+        if (count.k == SV_INT && count.i < 0)
+            count = sv_int(0); /* Python's floor division; a runtime count <= 0 runs nothing */
+        down[0] = v[0];
+        down[1] = k;
+        v[0] = sv_int(0);
+        v[1] = count;
+        v[2] = sv_int(1);
     }
     DType dt = DT_VOID;
     for (int i = 0; i < 3; i++) {
@@ -436,7 +454,8 @@ void sema_exec_for(Sema *s, const Node *n)
     }
     IrValue *b[3];
     int64_t stages = 0;
-    if (!range_bounds(s, &ca, b, &stages))
+    SVal down[2];
+    if (!range_bounds(s, &ca, b, &stages, down))
         return;
     Carried c = carried_names(s, &n->list, n->a, n->span);
     IrValue **ops = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 3));
@@ -460,9 +479,12 @@ void sema_exec_for(Sema *s, const Node *n)
         args[i] = ir_block_add_arg(s->f, body, types[i], c.names[i]);
         env_set(s, &inner, c.names[i], sv_tensor(args[i]), n->span);
     }
-    sema_assign(s, n->a, sv_tensor(iv), n->span);
     IrBuilder saved = s->b;
     s->b = (IrBuilder){.f = s->f, .blk = body};
+    SVal ivv = sv_tensor(iv);
+    if (down[0].k != SV_VOID)
+        ivv = sema_binary(s, OP_SUB, down[0], sema_binary(s, OP_MUL, ivv, down[1], n->span), n->span);
+    sema_assign(s, n->a, ivv, n->span);
     s->loop_depth++;
     sema_exec(s, &n->list, 0, NULL);
     s->loop_depth--;
