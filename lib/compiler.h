@@ -102,6 +102,9 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
 
 void pass_fold(IrFunc *f); /* constant folding and algebraic simplification */
 void pass_dce(IrFunc *f);  /* removes ops whose results are unused and that have no effect */
+/* hoists loop-invariant pure ops out of `for` bodies, then merges equal pure
+ * ops (common subexpressions); run between pass_fold and pass_dce */
+void pass_cse(IrFunc *f);
 
 /* ---- code generation (lib/codegen/, lib/target_nvptx.c) --------------------- */
 
