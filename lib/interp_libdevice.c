@@ -21,6 +21,73 @@ static double f_cospi(double x) { return cos(M_PI * x); }
 static double f_div(double x, double y) { return x / y; }
 static double f_ldexp(double x, double e) { return ldexp(x, (int)e); }
 static double f_ilogb(double x) { return ilogb(x); }
+static double f_rcbrt(double x) { return 1.0 / cbrt(x); }
+static double f_rhypot(double x, double y) { return 1.0 / hypot(x, y); }
+
+/* erfcx(x) = exp(x^2) erfc(x); past x = 25 erfc underflows, so the
+ * asymptotic series (relative error below 1e-12 there) takes over. */
+static double f_erfcx(double x)
+{
+    if (x < 25)
+        return exp(x * x) * erfc(x);
+    double r = 1 / (x * x);
+    return (1 - r / 2 + 0.75 * r * r - 1.875 * r * r * r) / (x * sqrt(M_PI));
+}
+
+/* erfinv: Giles' single-precision approximation ("Approximating the erfinv
+ * function", 2010) polished by Newton steps on erf to double precision. */
+static double f_erfinv(double y)
+{
+    if (isnan(y) || fabs(y) > 1)
+        return NAN;
+    if (fabs(y) == 1)
+        return copysign(INFINITY, y);
+    double w = -log((1 - y) * (1 + y)), p;
+    if (w < 5) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double x = p * y;
+    for (int i = 0; i < 3; i++)
+        x -= (erf(x) - y) / (2 / sqrt(M_PI) * exp(-x * x));
+    return x;
+}
+
+/* erfcinv(y) = erfinv(1 - y), refined on erfc itself so small y keep
+ * their precision. */
+static double f_erfcinv(double y)
+{
+    if (isnan(y) || y < 0 || y > 2)
+        return NAN;
+    if (y == 0 || y == 2)
+        return y == 0 ? INFINITY : -INFINITY;
+    double x = f_erfinv(1 - y);
+    if (!isfinite(x))
+        x = y < 1 ? 27.0 : -27.0;
+    for (int i = 0; i < 4; i++)
+        x += (erfc(x) - y) / (2 / sqrt(M_PI) * exp(-x * x));
+    return x;
+}
+static double f_normcdfinv(double p) { return -sqrt(2.0) * f_erfcinv(2 * p); }
 
 typedef struct Fn {
     const char *name; /* without __nv_ and without the float suffix f */
@@ -56,6 +123,10 @@ static const Fn fns[] = {
     {"fdim", 2, 0, fdim, 0}, {"fdivide", 2, 0, f_div, 0}, {"ldexp", 2, 0, f_ldexp, 0},
     {"scalbn", 2, 0, f_ldexp, 0}, {"nextafter", 2, 0, nextafter, 0},
     {"fma", 3, 0, 0, fma},
+    {"logb", 1, logb, 0, 0}, {"rcbrt", 1, f_rcbrt, 0, 0}, {"rhypot", 2, 0, f_rhypot, 0},
+    {"erfcx", 1, f_erfcx, 0, 0}, {"erfinv", 1, f_erfinv, 0, 0}, {"erfcinv", 1, f_erfcinv, 0, 0},
+    {"normcdfinv", 1, f_normcdfinv, 0, 0},
+    {"j0", 1, j0, 0, 0}, {"j1", 1, j1, 0, 0}, {"y0", 1, y0, 0, 0}, {"y1", 1, y1, 0, 0},
 };
 
 /* Integer functions, computed in int64 and wrapped to the result dtype. */
@@ -93,6 +164,55 @@ static const Fn *lookup(const char *name)
         f = find_fn(buf);
     }
     return f;
+}
+
+/* __nv_fdiv_rz and friends: the IEEE quotient (or sqrt, reciprocal) with
+ * a rounding mode. The round-to-nearest result is corrected by one ulp when
+ * the exact remainder a - q*b (exact through fma) shows it on the wrong side. */
+typedef enum { RM_RN, RM_RZ, RM_RD, RM_RU } RoundMode;
+static const struct { const char *name; int op; RoundMode rm; } rounded[] = {
+    {"div_rn", 0, RM_RN}, {"div_rz", 0, RM_RZ}, {"div_rd", 0, RM_RD}, {"div_ru", 0, RM_RU},
+    {"sqrt_rn", 1, RM_RN}, {"sqrt_rz", 1, RM_RZ}, {"sqrt_rd", 1, RM_RD}, {"sqrt_ru", 1, RM_RU},
+    {"rcp_rn", 2, RM_RN}, {"rcp_rz", 2, RM_RZ}, {"rcp_rd", 2, RM_RD}, {"rcp_ru", 2, RM_RU},
+};
+
+/* above > 0 when q is above the exact result, < 0 below, 0 exact. */
+static double adjust(double q, int above, RoundMode rm, bool f32)
+{
+    bool up = rm == RM_RU || (rm == RM_RZ && q < 0);
+    bool down = rm == RM_RD || (rm == RM_RZ && q > 0);
+    if (!isfinite(q) || (above > 0 && !down) || (above < 0 && !up) || !above)
+        return q;
+    double to = above > 0 ? -INFINITY : INFINITY;
+    return f32 ? (double)nextafterf((float)q, (float)to) : nextafter(q, to);
+}
+
+static double rounded_op(int op, RoundMode rm, bool f32, double a, double b)
+{
+    if (op == 2) {
+        b = a;
+        a = 1;
+    }
+    if (op == 1) {
+        double q = f32 ? (double)sqrtf((float)a) : sqrt(a);
+        double r = fma(-q, q, a); /* > 0: q is below the exact root */
+        return rm == RM_RN ? q : adjust(q, r < 0 ? 1 : r > 0 ? -1 : 0, rm, f32);
+    }
+    double q = f32 ? (double)((float)a / (float)b) : a / b;
+    double r = fma(-q, b, a); /* exact: a - q*b */
+    int above = r == 0 || isnan(r) ? 0 : ((r < 0) == (b > 0) ? 1 : -1);
+    return rm == RM_RN ? q : adjust(q, above, rm, f32);
+}
+
+static int find_rounded(const char *name, bool *f32)
+{
+    if (strncmp(name, "__nv_", 5) || (name[5] != 'f' && name[5] != 'd'))
+        return -1;
+    *f32 = name[5] == 'f';
+    for (int i = 0; i < TK_ARRAY_LEN(rounded); i++)
+        if (!strcmp(name + 6, rounded[i].name))
+            return i;
+    return -1;
 }
 
 static int64_t int_fn(IntFn fn, int bits, int64_t a, int64_t b)
@@ -135,6 +255,24 @@ bool interp_extern(InterpProg *p, const IrOp *op)
         for (int i = 0; i < TK_ARRAY_LEN(ifns); i++)
             if (!strcmp(ifns[i].name, name + 5) && op->nops >= 1)
                 return run_int(p, op, ifns[i].fn, ifns[i].bits);
+    bool f32;
+    int ro = find_rounded(name, &f32);
+    if (ro >= 0) {
+        int want = rounded[ro].op == 0 ? 2 : 1;
+        if (op->nops != want)
+            return interp_fail(p, op, "'%s' takes %d argument%s, got %d", name, want,
+                               want == 1 ? "" : "s", op->nops);
+        int64_t n = type_numel(r->type);
+        void *out = interp_slot(p, r);
+        const void *a0 = interp_slot(p, op->operands[0]);
+        const void *a1 = want == 2 ? interp_slot(p, op->operands[1]) : a0;
+        for (int64_t i = 0; i < n; i++)
+            interp_set_double(r->type.dt, out, i,
+                              rounded_op(rounded[ro].op, rounded[ro].rm, f32,
+                                         interp_get_double(op->operands[0]->type.dt, a0, i),
+                                         interp_get_double(op->operands[want - 1]->type.dt, a1, i)));
+        return true;
+    }
     const Fn *f = lookup(name);
     if (!f)
         return interp_fail(p, op, "the interpreter does not know the libdevice function '%s'",

@@ -364,6 +364,64 @@ static void test_nan_argmax(void)
     arena_free(&k.a);
 }
 
+/* IR_EXTERN: libdevice names through C math, the directed-rounding
+ * division, the inverse error functions, and an unknown name. */
+static float run_extern(const char *name, int nargs, float a, float b, Diag *d)
+{
+    K k;
+    k_init(&k, "ext");
+    IrValue *ap = ir_add_param(k.f, "a", type_ptr(DT_F32), 1, at(1));
+    IrValue *op_ = ir_add_param(k.f, "out", type_ptr(DT_F32), 1, at(1));
+    Type f32 = type_scalar(DT_F32);
+    IrValue *x = op(&k, IR_LOAD, 1, f32, 1, ap, 0, 0);
+    IrValue *y = op(&k, IR_LOAD, 1, f32, 1,
+                    op(&k, IR_ADDPTR, 1, type_ptr(DT_F32), 2, ap, ir_const_int(&k.b, at(1), type_scalar(DT_I32), 1), 0), 0, 0);
+    IrValue *r = op(&k, IR_EXTERN, 2, f32, nargs, x, y, 0);
+    r->def->str = name;
+    ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){op_, r}, 2, NULL, 0);
+    float in[2] = {a, b}, out = NAN;
+    InterpBuffer bufs[2] = {{"a", (unsigned char *)in, sizeof in}, {"out", (unsigned char *)&out, sizeof out}};
+    InterpArg args[2] = {{.p = in}, {.p = &out}};
+    run(&k, 1, args, bufs, 2, 1, d, NULL);
+    arena_free(&k.a);
+    return out;
+}
+
+static void test_libdevice(void)
+{
+    Diag d;
+    float third = 1.0f / 3.0f; /* rounded up: 0x3eaaaaab */
+    CHECK(run_extern("__nv_fdiv_rn", 2, 1, 3, &d) == third);
+    diag_free(&d);
+    CHECK(run_extern("__nv_fdiv_rz", 2, 1, 3, &d) == nextafterf(third, 0));
+    diag_free(&d);
+    CHECK(run_extern("__nv_fdiv_rd", 2, -1, 3, &d) == -third);
+    diag_free(&d);
+    CHECK(run_extern("__nv_fdiv_ru", 2, 1, 3, &d) == third);
+    diag_free(&d);
+    /* sqrt(2) in fp32 rounds down (1.41421354 < 1.41421356) */
+    CHECK(run_extern("__nv_fsqrt_rz", 1, 2, 0, &d) == sqrtf(2));
+    diag_free(&d);
+    CHECK(run_extern("__nv_fsqrt_ru", 1, 2, 0, &d) == nextafterf(sqrtf(2), 2));
+    diag_free(&d);
+    CHECK(run_extern("__nv_tanhf", 1, 0.5f, 0, &d) == (float)tanh(0.5));
+    diag_free(&d);
+    CHECK(run_extern("__nv_powf", 2, 2, 10, &d) == 1024.0f);
+    diag_free(&d);
+    CHECK(fabsf(run_extern("__nv_erfinvf", 1, (float)erf(0.5), 0, &d) - 0.5f) < 1e-6f);
+    diag_free(&d);
+    CHECK(fabsf(run_extern("__nv_erfcinvf", 1, (float)erfc(3.0), 0, &d) - 3.0f) < 1e-5f);
+    diag_free(&d);
+    CHECK(fabsf(run_extern("__nv_normcdfinvf", 1, 0.975f, 0, &d) - 1.959964f) < 1e-5f);
+    diag_free(&d);
+    CHECK(run_extern("__nv_fast_expf", 1, 1, 0, &d) == (float)exp(1.0));
+    diag_free(&d);
+    CHECK(isnan(run_extern("__nv_frobnicatef", 1, 1, 0, &d)));
+    CHECK(d.text.data && strstr(d.text.data,
+                                "error: the interpreter does not know the libdevice function '__nv_frobnicatef'"));
+    diag_free(&d);
+}
+
 /* ---- loops, print, assert ------------------------------------------------------------------ */
 
 static void test_loops_print_assert(void)
@@ -443,6 +501,7 @@ int main(void)
     test_out_of_bounds(3);
     test_reduce_dot();
     test_nan_argmax();
+    test_libdevice();
     test_loops_print_assert();
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);
