@@ -52,7 +52,7 @@ static DType reduce_dtype(const char *name, DType dt)
 {
     bool small = dtype_bits(dt) < 32;
     if (!strcmp(name, "sum") && dtype_is_int(dt) && small)
-        return dtype_is_signed(dt) || dt == DT_I1 ? DT_I32 : DT_U32;
+        return dtype_is_signed(dt) ? DT_I32 : DT_U32; /* i1 is unsigned in Triton */
     if ((!strcmp(name, "max") || !strcmp(name, "min")) && small)
         return dtype_is_float(dt) ? DT_F32 : DT_I32;
     return dt;
