@@ -98,6 +98,18 @@ LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to);
 /* One scalar binary op of kind k (IR_ADD ... IR_MAX) on dtype dt. */
 LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_const_elem(Cg *cg, DType dt, int64_t iv, double fv);
+bool cg_is_elementwise(IrKind k);
+/* One element of an elementwise op from its operands' elements (idx: the
+ * element's linear index, for arange). */
+LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef idx);
+
+/* ---- cg_remat.c ------------------------------------------------------------------- */
+/* Instead of moving a value between layouts through shared memory, index
+ * arithmetic (arange, constants, splats of scalars, shape ops and pure
+ * elementwise ops over them) can be recomputed where it is needed. */
+bool cg_can_remat(Cg *cg, const IrValue *v);
+/* Element `idx` (linear index in v's shape) of v, recomputed. */
+LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef idx);
 
 /* ---- cg_memory.c --------------------------------------------------------------- */
 bool cg_emit_memory(Cg *cg, const IrOp *op);

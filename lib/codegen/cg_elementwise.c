@@ -257,7 +257,7 @@ static LLVMValueRef addptr(Cg *cg, DType elem, DType offdt, LLVMValueRef p, LLVM
 }
 
 /* The value of one result slot from the operand slots. */
-static LLVMValueRef elem(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef idx)
+LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef idx)
 {
     DType rd = op->results[0]->type.dt;
     DType od = op->nops > 0 ? op->operands[0]->type.dt : rd;
@@ -295,7 +295,7 @@ static LLVMValueRef elem(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef i
     }
 }
 
-static bool is_elementwise(IrKind k)
+bool cg_is_elementwise(IrKind k)
 {
     switch (k) {
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
@@ -320,7 +320,7 @@ bool cg_emit_elementwise(Cg *cg, const IrOp *op)
         cg_set(cg, op->results[0], r);
         return true;
     }
-    if (!is_elementwise(op->kind))
+    if (!cg_is_elementwise(op->kind))
         return false;
     Type rt = op->results[0]->type;
     CgLayout l = cg_layout(cg, rt);
@@ -344,7 +344,7 @@ bool cg_emit_elementwise(Cg *cg, const IrOp *op)
         for (int i = 0; i < n; i++)
             x[i] = in[i].el[in[i].n == 1 ? 0 : s];
         LLVMValueRef idx = op->kind == IR_ARANGE ? cg_elem_index(cg, &l, s) : NULL;
-        r.el[s] = elem(cg, op, x, idx);
+        r.el[s] = cg_elem_op(cg, op, x, idx);
     }
     cg_set(cg, op->results[0], r);
     return true;

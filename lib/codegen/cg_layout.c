@@ -214,6 +214,20 @@ static void emit_split(Cg *cg, const IrOp *op)
     cg_barrier(cg);
 }
 
+/* The result of a shape op recomputed in its own layout, when its input allows. */
+static bool remat(Cg *cg, const IrOp *op)
+{
+    if (!cg_can_remat(cg, op->operands[0]))
+        return false;
+    const IrValue *res = op->results[0];
+    CgLayout l = cg_layout(cg, res->type);
+    CgVal r = cg_val_new(cg, l.per_thread);
+    for (int s = 0; s < r.n; s++)
+        r.el[s] = cg_remat_elem(cg, res, cg_elem_index(cg, &l, s));
+    cg_set(cg, res, r);
+    return true;
+}
+
 bool cg_emit_shape(Cg *cg, const IrOp *op)
 {
     const IrValue *in = op->nops > 0 ? op->operands[0] : NULL;
@@ -226,7 +240,7 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
     case IR_RESHAPE:
         if (cg_layout_same(cg, in->type, rt))
             cg_set(cg, op->results[0], cg_get(cg, in));
-        else
+        else if (!remat(cg, op))
             cg_set(cg, op->results[0], convert(cg, cg_get(cg, in), in->type, rt, NULL, NULL));
         return true;
     case IR_BROADCAST:
@@ -234,7 +248,7 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
             cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], rt));
         else if (type_numel(in->type) == type_numel(rt))
             cg_set(cg, op->results[0], cg_get(cg, in));
-        else {
+        else if (!remat(cg, op)) {
             Type src = in->type;
             cg_set(cg, op->results[0],
                    convert(cg, cg_get(cg, in), src, rt, map_broadcast, &src));
