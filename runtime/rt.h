@@ -14,7 +14,7 @@
 #include "compiler.h"
 #include "tk/tk.h"
 
-/* ---- errors (rt_error.c) ---------------------------------------------------- */
+/* ---- errors (rt_driver.c) ---------------------------------------------------- */
 
 /* Sets this thread's tk_last_error text and returns s. */
 tk_status rt_error(tk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
