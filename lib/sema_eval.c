@@ -192,8 +192,8 @@ static SVal eval_subscript(Sema *s, const Node *n)
         if (i < 0)
             i += base.n;
         if (i < 0 || i >= base.n)
-            return sema_err(s, n->span, "tuple index %lld out of range (the tuple has %d items)",
-                            (long long)i, base.n);
+            return sema_err(s, n->span, "tuple index %lld out of range (the tuple has %d item%s)",
+                            (long long)i, base.n, base.n == 1 ? "" : "s");
         return base.items[i];
     }
     if (base.k == SV_CONFIG && n->list.len == 1) { /* args['name'] in a heuristic */
