@@ -92,6 +92,20 @@ void tk_free_text(char *text);
 
 /* ---- the runtime ------------------------------------------------------------- */
 
+/* The first launch of a kernel with a new key (source, kernel, constexpr
+ * values, argument dtypes, Triton's specialisation of pointers aligned to 16
+ * bytes and integers divisible by 16 or equal to 1, num_warps, num_stages,
+ * arch, compiler version) compiles it; later launches find it in memory,
+ * and a new process finds the PTX and cubin on disk. Environment:
+ *   TK_INTERPRET=1        every context runs on the CPU reference interpreter
+ *   TK_INTERPRET_THREADS  interpreter threads per launch (default: CPUs, at most 16)
+ *   TK_CACHE_DIR          the disk cache (default ~/.cache/tk)
+ *   TK_CACHE_DISABLE=1    no disk cache (memory only)
+ *   TK_ALWAYS_COMPILE=1   ignore what the disk cache holds (still writes it)
+ *   TK_DUMP_DIR=dir       write .ir, .ll and .ptx of every kernel compiled
+ *   TK_ARCH=sm_XX         the target (default: the device's; sm_90a on Hopper)
+ *   TK_VERBOSE=1          report each build's stage times on stderr */
+
 typedef struct tk_context tk_context;
 typedef struct tk_module tk_module;
 typedef struct tk_kernel tk_kernel;
