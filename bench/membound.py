@@ -707,8 +707,12 @@ def main():
         return 2
     torch.cuda.init()
     torch.zeros(1, device="cuda")  # the primary context exists before tk retains it
-    tk = Tk(libtk)
-    props = tk.device()
+    try:
+        tk = Tk(libtk)
+        props = tk.device()
+    except (OSError, TkError) as e:
+        print(f"membound: tk cannot run on this GPU: {e}", file=sys.stderr)
+        return 2
     header = [f"device: {torch.cuda.get_device_name()} (tk sees {props.name.decode()}, "
               f"sm_{props.cc_major}{props.cc_minor}, {props.sm_count} SMs)",
               f"tk {tk.version()} ({libtk}), triton {triton.__version__ if triton else '-'}, "
