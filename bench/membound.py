@@ -451,6 +451,7 @@ class Result:
     notes: list = field(default_factory=list)   # failure details
     tk_compile_ms: float = float("nan")
     tk_hit_us: float = float("nan")
+    regs: dict = field(default_factory=dict)    # impl -> (registers, spill bytes) per thread
     tried: tuple = ("tk", "triton")             # the implementations that must be correct
 
     def status(self):
@@ -491,8 +492,9 @@ def bench_row(row, tk, torch, triton, B, timer, stream):
         kernel = tk.kernel(row.path, row.kname)
         launch = TkLaunch(tk, kernel, row.grid, tk_args(row, B, bufs), row.num_warps, stream)
         t0 = time.perf_counter()
-        launch.prepare()
+        info = launch.prepare()
         res.tk_compile_ms = (time.perf_counter() - t0) * 1e3
+        res.regs["tk"] = (info.registers, info.spill_bytes)
         t0 = time.perf_counter()
         launch.prepare()
         res.tk_hit_us = (time.perf_counter() - t0) * 1e6
@@ -512,8 +514,11 @@ def bench_row(row, tk, torch, triton, B, timer, stream):
             grid = row.grid
 
             def tlaunch():
-                jit[grid](*targs, **row.consts, num_warps=row.num_warps)
+                return jit[grid](*targs, **row.consts, num_warps=row.num_warps)
             res.err["triton"], res.ok["triton"] = run_checked(row, B, bufs, refs, tlaunch)
+            compiled = tlaunch()
+            res.regs["triton"] = (getattr(compiled, "n_regs", None),
+                                  getattr(compiled, "n_spills", None))
             if not res.ok["triton"]:
                 res.notes.append(f"triton: error {res.err['triton']:.3g} over tolerance "
                                  f"{row.tol:g}")
@@ -561,6 +566,17 @@ def print_table(results, file=sys.stdout):
             print("  ".join("-" * w for w in widths), file=file)
 
 
+def ratio_summary(results):
+    ratios = [(r.gbs["tk"] / r.gbs["triton"], f"{r.row.kernel} {r.row.size}") for r in results
+              if r.gbs.get("tk") and r.gbs.get("triton")]
+    if not ratios:
+        return "tk/Triton: no row has both"
+    geo = math.exp(sum(math.log(q) for q, _ in ratios) / len(ratios))
+    low = min(ratios)
+    return (f"tk/Triton over {len(ratios)} rows: geometric mean {geo:.3f}, lowest {low[0]:.3f} "
+            f"({low[1]}), {sum(q >= 0.95 for q, _ in ratios)} rows at 0.95 or above")
+
+
 def write_outputs(out_dir, header, results):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "membound.md"), "w") as f:
@@ -570,9 +586,11 @@ def write_outputs(out_dir, header, results):
         f.write("|" + "---|" * len(COLUMNS) + "\n")
         for r in results:
             f.write("| " + " | ".join(table_cells(r)) + " |\n")
+        f.write(f"\n{ratio_summary(results)}\n")
     with open(os.path.join(out_dir, "membound.csv"), "w") as f:
         f.write("kernel,size,bytes,tk_us,triton_us,torch_us,tk_gbs,triton_gbs,torch_gbs,"
-                "tk_over_triton,tk_err,triton_err,tolerance,tk_compile_ms,tk_hit_us,status\n")
+                "tk_over_triton,tk_err,triton_err,tolerance,tk_first_prepare_ms,tk_hit_us,"
+                "tk_regs,tk_spill_bytes,triton_regs,triton_spills,status\n")
         for r in results:
             g = r.gbs
             ratio = g["tk"] / g["triton"] if "tk" in g and "triton" in g else float("nan")
@@ -581,6 +599,8 @@ def write_outputs(out_dir, header, results):
             vals += [fmt(g.get(i), ".1f") for i in ("tk", "triton", "torch")]
             vals += [fmt(ratio, ".4f"), fmt(r.err.get("tk"), ".3g"), fmt(r.err.get("triton"), ".3g"),
                      row_tol(r.row), fmt(r.tk_compile_ms, ".1f"), fmt(r.tk_hit_us, ".1f"),
+                     *[fmt(v, "") for v in r.regs.get("tk", (None, None))],
+                     *[fmt(v, "") for v in r.regs.get("triton", (None, None))],
                      r.status()]
             f.write(",".join(str(v) for v in vals) + "\n")
 
@@ -742,7 +762,9 @@ def main():
         cells = table_cells(r)
         print(f"{cells[0]} {cells[1]}: tk {cells[3]} GB/s, triton {cells[4]}, torch {cells[5]}, "
               f"ratio {cells[6]}, {cells[7]} (tk compile {fmt(r.tk_compile_ms, '.1f')} ms, "
-              f"cache hit {fmt(r.tk_hit_us, '.1f')} us)")
+              f"cache hit {fmt(r.tk_hit_us, '.1f')} us; registers/spills tk "
+              f"{'/'.join(fmt(v, '') for v in r.regs.get('tk', (None, None)))}, triton "
+              f"{'/'.join(fmt(v, '') for v in r.regs.get('triton', (None, None)))})")
         for note in r.notes:
             print(f"    {note}")
         torch.cuda.empty_cache()
@@ -751,6 +773,7 @@ def main():
     print_table(results)
     if os.environ.get("OUT"):
         write_outputs(os.environ["OUT"], header, results)
+    print(f"\n{ratio_summary(results)}")
     bad = [r for r in results if r.status() != "ok"]
     print(f"\n{len(results) - len(bad)} rows correct, {len(bad)} with failures")
     return 0 if results and not bad else 1
