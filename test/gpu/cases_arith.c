@@ -158,19 +158,67 @@ static void mixed_case(H *h, size_t n, int block)
     double *fo = h_download(h, TK_F32, dfo, 3 * n), *io = h_download(h, TK_I32, dio, 2 * n);
     double *ref = h_malloc(h, 3 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
-        ref[i] = (float)(hv[i] + bf[i]);
+        ref[i] = h_round_to(TK_F16, hv[i] + bf[i]); /* bf16 in [-100, 100] is exact in fp16 */
         ref[n + i] = h_round_to(TK_F16, hv[i] + h_round_to(TK_F16, iv[i]));
         ref[2 * n + i] = (float)((double)(float)iv[i] / 7.0);
     }
-    h_check(h, "fp16 + bf16 (fp32)", fo, ref, n, 2 * unit(TK_F32));
     h_check(h, "fp16 + i32 (fp16)", fo + n, ref + n, n, 2 * unit(TK_F16));
     h_check(h, "i32 / 7 (fp32)", fo + 2 * n, ref + 2 * n, n, 2 * unit(TK_F32));
+    double *ri = h_malloc(h, 2 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
-        ref[i] = cv[i] + iv[i];
-        ref[n + i] = uv[i] + iv[i];
+        ri[i] = cv[i] + iv[i];
+        ri[n + i] = uv[i] + iv[i];
     }
-    h_check(h, "i8 + i32", io, ref, n, 0);
-    h_check(h, "u8 + i32", io + n, ref + n, n, 0);
+    h_check(h, "i8 + i32", io, ri, n, 0);
+    h_check(h, "u8 + i32", io + n, ri + n, n, 0);
+    /* Last, so the other checks report first. Exact: an fp32 sum would be
+     * within one fp16 unit and pass a tolerance. */
+    h_check(h, "fp16 + bf16 (fp16, as Triton)", fo, ref, n, 0);
+    h_end(h);
+}
+
+static void promote_more_case(H *h, int block)
+{
+    if (!h_begin(h, "arith.promotion_more.B%d", block))
+        return;
+    size_t n = (size_t)block;
+    tk_kernel *k = h_kernel(h, "arith.tk", "promote_more");
+    double *c = h_rand_array(h, TK_I8, n, -128, 127), *u = h_rand_array(h, TK_U8, n, 0, 255);
+    int64_t *w = h_malloc(h, n * sizeof(int64_t)), *iv = h_malloc(h, n * sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+        w[i] = h_randint(h, 0, UINT32_MAX);
+        iv[i] = h_randint(h, INT32_MIN, INT32_MAX);
+    }
+    double *hv = h_rand_array(h, TK_F16, n, -100, 100), *g = h_rand_array(h, TK_F16, n, 0.5, 30);
+    void *dc = h_upload(h, TK_I8, c, n), *du = h_upload(h, TK_U8, u, n);
+    void *dw = h_upload_int(h, TK_U32, w, n), *di = h_upload_int(h, TK_I32, iv, n);
+    void *dh = h_upload(h, TK_F16, hv, n), *dg = h_upload(h, TK_F16, g, n);
+    void *dcu = h_output(h, TK_I32, n), *dwi = h_output(h, TK_I64, n);
+    void *ddiv = h_output(h, TK_F32, n), *dsum = h_output(h, TK_I32, n + 1);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dc, TK_I8), tk_ptr(du, TK_U8), tk_ptr(dw, TK_U32), tk_ptr(di, TK_I32),
+                    tk_ptr(dh, TK_F16), tk_ptr(dg, TK_F16), tk_ptr(dcu, TK_I32),
+                    tk_ptr(dwi, TK_I64), tk_ptr(ddiv, TK_F32), tk_ptr(dsum, TK_I32),
+                    tk_const("BLOCK", block)), 4);
+    int64_t *cu = h_download_int(h, TK_I32, dcu, n), *wi = h_download_int(h, TK_I64, dwi, n);
+    double *dv = h_download(h, TK_F32, ddiv, n);
+    int64_t *sum = h_download_int(h, TK_I32, dsum, n + 1);
+    int64_t *rcu = h_malloc(h, n * sizeof(int64_t)), *rwi = h_malloc(h, n * sizeof(int64_t));
+    int64_t *rsum = h_malloc(h, (n + 1) * sizeof(int64_t));
+    double *rdv = h_malloc(h, n * sizeof(double));
+    int64_t s = 0;
+    for (size_t i = 0; i < n; i++) {
+        rcu[i] = (uint8_t)((int64_t)c[i] + (int64_t)u[i]);
+        rwi[i] = (uint32_t)(w[i] + iv[i]);
+        rdv[i] = (float)(hv[i] / g[i]);
+        s += (int64_t)c[i];
+        rsum[i] = s;
+    }
+    rsum[n] = s;
+    h_check_int(h, "i8 + u8 (u8)", cu, rcu, n);
+    h_check_int(h, "u32 + i32 (u32)", wi, rwi, n);
+    h_check(h, "fp16 / fp16 (fp32)", dv, rdv, n, 2 * unit(TK_F32));
+    h_check_int(h, "cumsum(i8), sum(i8) (i32)", sum, rsum, n + 1);
     h_end(h);
 }
 
@@ -222,6 +270,8 @@ void cases_arith(H *h)
     int_case(h, TK_I32, 100, 16);
     float_case(h, TK_F32, 5000, 2048);
     mixed_case(h, 2001, 128);
+    promote_more_case(h, 256);
+    promote_more_case(h, 32);
     compare_case(h, TK_F32, n, 512);
     compare_case(h, TK_I32, n, 64);
 }

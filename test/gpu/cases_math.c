@@ -3,7 +3,8 @@
  * fast approximations (ex2/lg2/rsqrt/sin/cos .approx, about 2^-22 relative
  * or absolute) get 1e-6 (2e-6 for sin/cos); libdevice functions (~2 ulp)
  * 1e-6; correctly rounded ones (sqrt_rn, div_rn, abs, floor, ceil, clamp)
- * are exact. fp16 results: two fp16 units (9.8e-4); fp64: 1e-15. */
+ * are exact; fp64: 1e-15. Triton 3.6 rejects fp16/bf16 operands of these
+ * functions (all but abs), so no case asks for them. */
 #include "harness.h"
 
 #include <math.h>
@@ -109,7 +110,6 @@ void cases_math(H *h)
     size_t n = h->gpu ? 100003 : 3001;
     unary_case(h, "math_pos", TK_F32, pos, 5, 0.01, 100, n, 256);
     unary_case(h, "math_any", TK_F32, any, 12, -4, 4, n, 256);
-    unary_case(h, "math_typed", TK_F16, typed, 6, 0.1, 4, n, 128);
     unary_case(h, "math_typed", TK_F64, typed, 6, 0.1, 4, n, 128);
     binary_case(h, "math_libdevice", n, 256);
     binary_case(h, "math_alias", 1000, 64);
