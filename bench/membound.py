@@ -398,8 +398,10 @@ def run_checked(row, B, bufs, refs, launch):
 
 
 class Timer:
-    """Median of event-timed runs, each after writing a 256 MB buffer so that
-    no run finds its data in L2 (triton.testing.do_bench's method)."""
+    """Event-timed runs, each after writing a 256 MB buffer so that no run
+    finds its data in L2 (triton.testing.do_bench's method). The write keeps
+    the GPU busy while the host enqueues the next launch, so host launch cost
+    stays out of the times."""
 
     def __init__(self, torch, rep_ms, warmup_ms):
         self.torch = torch
@@ -418,27 +420,27 @@ class Timer:
         self.torch.cuda.synchronize()
         return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
-    def median_ms(self, fn):
+    def samples(self, fn):
+        """Milliseconds of about rep_ms worth of runs (20 to 1000) after warm-up."""
         fn()
         self.torch.cuda.synchronize()
         est = statistics.median(self._timed(fn, 5))
         for _ in range(max(1, min(200, int(self.warmup_ms / max(est, 1e-3))))):
             fn()
-        n = max(20, min(1000, int(self.rep_ms / max(est, 1e-3))))
-        return statistics.median(self._timed(fn, n))
+        return self._timed(fn, max(20, min(1000, int(self.rep_ms / max(est, 1e-3)))))
 
 
 class HostTimer:
     """The selftest's timer: interpreter launches are synchronous, so the host
     clock times them (only to exercise the table; the numbers mean nothing)."""
 
-    def median_ms(self, fn):
+    def samples(self, fn):
         times = []
         for _ in range(3):
             t0 = time.perf_counter()
             fn()
             times.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(times)
+        return times
 
 
 @dataclass
@@ -452,6 +454,7 @@ class Result:
     tk_compile_ms: float = float("nan")
     tk_hit_us: float = float("nan")
     regs: dict = field(default_factory=dict)    # impl -> (registers, spill bytes) per thread
+    spread: dict = field(default_factory=dict)  # impl -> the two passes' medians apart / time
     tried: tuple = ("tk", "triton")             # the implementations that must be correct
 
     def status(self):
@@ -485,7 +488,7 @@ def bench_row(row, tk, torch, triton, B, timer, stream):
     inputs = {b.name: B.f64(bufs[b.name]) for b in row.bufs if b.init is not None}
     refs = row.ref(B.ops, inputs)
     del inputs
-    ms = {}
+    launches = {}
 
     # tk: the first prepare compiles, the second must be a cache hit.
     try:
@@ -501,7 +504,7 @@ def bench_row(row, tk, torch, triton, B, timer, stream):
         res.err["tk"], res.ok["tk"] = run_checked(row, B, bufs, refs, launch)
         if not res.ok["tk"]:
             res.notes.append(f"tk: error {res.err['tk']:.3g} over tolerance {row.tol:g}")
-        ms["tk"] = timer.median_ms(launch)
+        launches["tk"] = launch
     except TkError as e:
         res.notes.append(f"tk: {e.name}: {e.message.strip()}")
     except Exception as e:  # a row's failure must not stop the others
@@ -522,26 +525,40 @@ def bench_row(row, tk, torch, triton, B, timer, stream):
             if not res.ok["triton"]:
                 res.notes.append(f"triton: error {res.err['triton']:.3g} over tolerance "
                                  f"{row.tol:g}")
-            ms["triton"] = timer.median_ms(tlaunch)
+            launches["triton"] = tlaunch
         except Exception as e:
             res.notes.append(f"triton: {type(e).__name__}: {short(e)}")
 
     if row.torch_op is not None and torch is not None:
-        try:
-            tbufs = dict(bufs, torch=torch)
-            ms["torch"] = timer.median_ms(lambda: row.torch_op(tbufs))
-        except Exception as e:
-            res.notes.append(f"torch: {type(e).__name__}: {short(e)}")
+        tbufs = dict(bufs, torch=torch)
+        launches["torch"] = lambda: row.torch_op(tbufs)
 
-    for impl, t in ms.items():
+    # Two passes in turn (tk, Triton, torch, then again), so that neither side
+    # always runs first; the time is the median of both passes' runs, and the
+    # passes' medians apart says how much of a difference is noise.
+    samples = {}
+    for pass_no in range(2):
+        for impl, fn in launches.items():
+            if pass_no == 1 and impl not in samples:
+                continue  # failed in the first pass
+            try:
+                samples.setdefault(impl, []).append(timer.samples(fn))
+            except Exception as e:
+                res.notes.append(f"{impl} (timing): {type(e).__name__}: {short(e)}")
+                samples.pop(impl, None)
+    for impl, passes in samples.items():
+        t = statistics.median([x for p in passes for x in p])
+        meds = [statistics.median(p) for p in passes]
         res.us[impl] = t * 1e3
         res.gbs[impl] = row.nbytes / (t * 1e-3) / 1e9
+        res.spread[impl] = (max(meds) - min(meds)) / t
     return res
 
 
 # ---- output -------------------------------------------------------------------------------
 
-COLUMNS = ["kernel", "size", "MB", "tk GB/s", "Triton GB/s", "torch GB/s", "tk/Triton", "check"]
+COLUMNS = ["kernel", "size", "MB", "tk GB/s", "Triton GB/s", "torch GB/s", "tk/Triton", "noise %",
+           "check"]
 
 
 def fmt(x, spec):
@@ -551,15 +568,18 @@ def fmt(x, spec):
 def table_cells(r):
     tk, tr = r.gbs.get("tk"), r.gbs.get("triton")
     ratio = tk / tr if tk and tr else None
+    # noise: how far apart the two timing passes' medians were, the worse of tk and Triton
+    spread = [r.spread[i] * 100 for i in ("tk", "triton") if i in r.spread]
     return [r.row.kernel, r.row.size, fmt(r.row.nbytes / 1e6, ".1f"), fmt(tk, ".0f"),
-            fmt(tr, ".0f"), fmt(r.gbs.get("torch"), ".0f"), fmt(ratio, ".3f"), r.status()]
+            fmt(tr, ".0f"), fmt(r.gbs.get("torch"), ".0f"), fmt(ratio, ".3f"),
+            fmt(max(spread) if spread else None, ".1f"), r.status()]
 
 
 def print_table(results, file=sys.stdout):
     rows = [COLUMNS] + [table_cells(r) for r in results]
     widths = [max(len(c[i]) for c in rows) for i in range(len(COLUMNS))]
     for n, cells in enumerate(rows):
-        line = "  ".join(c.ljust(w) if i < 2 or i == 7 else c.rjust(w)
+        line = "  ".join(c.ljust(w) if i < 2 or i == len(COLUMNS) - 1 else c.rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths)))
         print(line.rstrip(), file=file)
         if n == 0:
@@ -590,7 +610,8 @@ def write_outputs(out_dir, header, results):
     with open(os.path.join(out_dir, "membound.csv"), "w") as f:
         f.write("kernel,size,bytes,tk_us,triton_us,torch_us,tk_gbs,triton_gbs,torch_gbs,"
                 "tk_over_triton,tk_err,triton_err,tolerance,tk_first_prepare_ms,tk_hit_us,"
-                "tk_regs,tk_spill_bytes,triton_regs,triton_spills,status\n")
+                "tk_regs,tk_spill_bytes,triton_regs,triton_spills,tk_pass_spread,triton_pass_spread,"
+                "torch_pass_spread,status\n")
         for r in results:
             g = r.gbs
             ratio = g["tk"] / g["triton"] if "tk" in g and "triton" in g else float("nan")
@@ -601,6 +622,7 @@ def write_outputs(out_dir, header, results):
                      row_tol(r.row), fmt(r.tk_compile_ms, ".1f"), fmt(r.tk_hit_us, ".1f"),
                      *[fmt(v, "") for v in r.regs.get("tk", (None, None))],
                      *[fmt(v, "") for v in r.regs.get("triton", (None, None))],
+                     *[fmt(r.spread.get(i), ".3f") for i in ("tk", "triton", "torch")],
                      r.status()]
             f.write(",".join(str(v) for v in vals) + "\n")
 
@@ -687,7 +709,7 @@ def device_copy_gbs(torch, timer):
     """The memory system's speed for a plain copy, to read the table against."""
     src = torch.randn(1 << 28, device="cuda")
     dst = torch.empty_like(src)
-    ms = timer.median_ms(lambda: dst.copy_(src))
+    ms = statistics.median(timer.samples(lambda: dst.copy_(src)))
     return 2 * src.numel() * 4 / (ms * 1e-3) / 1e9
 
 
@@ -761,7 +783,7 @@ def main():
         results.append(r)
         cells = table_cells(r)
         print(f"{cells[0]} {cells[1]}: tk {cells[3]} GB/s, triton {cells[4]}, torch {cells[5]}, "
-              f"ratio {cells[6]}, {cells[7]} (tk compile {fmt(r.tk_compile_ms, '.1f')} ms, "
+              f"ratio {cells[6]} (noise {cells[7]} %), {cells[8]} (tk compile {fmt(r.tk_compile_ms, '.1f')} ms, "
               f"cache hit {fmt(r.tk_hit_us, '.1f')} us; registers/spills tk "
               f"{'/'.join(fmt(v, '') for v in r.regs.get('tk', (None, None)))}, triton "
               f"{'/'.join(fmt(v, '') for v in r.regs.get('triton', (None, None)))})")
@@ -774,6 +796,9 @@ def main():
     if os.environ.get("OUT"):
         write_outputs(os.environ["OUT"], header, results)
     print(f"\n{ratio_summary(results)}")
+    for r in results:
+        for note in r.notes:
+            print(f"  {r.row.kernel} {r.row.size}: {note.splitlines()[0][:200]}")
     bad = [r for r in results if r.status() != "ok"]
     print(f"\n{len(results) - len(bad)} rows correct, {len(bad)} with failures")
     return 0 if results and not bad else 1
