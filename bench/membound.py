@@ -126,7 +126,8 @@ def ref_grey(ops, a):
 
 def vector_add_row(conf, n):
     return Row("vector_add fp32", pow2_label(n), os.path.join(conf, "vector_add.tk"), "vector_add",
-               [Buf("x", (n,), "f32", ("randn", 1.0, 0.0)), Buf("y", (n,), "f32", ("randn", 1.0, 0.0)),
+               [Buf("x", (n,), "f32", ("randn", 1.0, 0.0)),
+                Buf("y", (n,), "f32", ("randn", 1.0, 0.0)),
                 Buf("out", (n,), "f32")],
                ["x", "y", "out", I32(n)], {"BLOCK": 1024}, 4, ((n + 1023) // 1024,), ["out"],
                ref_vector_add, 1e-6,
@@ -142,7 +143,8 @@ def softmax_row(path, kname, rows, cols, dtype, tol):
     block = next_pow2(cols)
     label = "fp32" if dtype == "f32" else "fp16"
     return Row(f"softmax {label}", f"{rows}x{cols}", path, kname,
-               [Buf("x", (rows, cols), dtype, ("randn", 1.0, 0.0)), Buf("out", (rows, cols), dtype)],
+               [Buf("x", (rows, cols), dtype, ("randn", 1.0, 0.0)),
+                Buf("out", (rows, cols), dtype)],
                ["out", "x", I32(cols), I32(cols), I32(cols)], {"BLOCK": block},
                softmax_warps(block), (rows,), ["out"], ref_softmax, tol,
                torch_op=lambda t: t["torch"].softmax(t["x"], dim=1))
@@ -320,7 +322,8 @@ class InterpBackend:
         elif b.init[0] == "rand":
             arr = self.rng.random(b.shape).astype(self.dtypes[b.dtype])
         else:
-            arr = (self.rng.standard_normal(b.shape) * b.init[1] + b.init[2]).astype(self.dtypes[b.dtype])
+            arr = self.rng.standard_normal(b.shape) * b.init[1] + b.init[2]
+            arr = arr.astype(self.dtypes[b.dtype])
         buf = HostBuf(arr, self.tk.alloc(arr.nbytes))
         self.tk.copy_to(buf.dptr, arr.ctypes.data, arr.nbytes)
         self.live.append(buf)
@@ -586,6 +589,16 @@ def print_table(results, file=sys.stdout):
             print("  ".join("-" * w for w in widths), file=file)
 
 
+def row_line(r):
+    """One row as it finishes, with what the table leaves out."""
+    c = table_cells(r)
+    regs = {i: "/".join(fmt(v, "") for v in r.regs.get(i, (None, None))) for i in ("tk", "triton")}
+    return (f"{c[0]} {c[1]}: tk {c[3]} GB/s, triton {c[4]}, torch {c[5]}, ratio {c[6]} "
+            f"(noise {c[7]} %), {c[8]}; tk first prepare {fmt(r.tk_compile_ms, '.1f')} ms, "
+            f"cache hit {fmt(r.tk_hit_us, '.1f')} us; registers/spills tk {regs['tk']}, "
+            f"triton {regs['triton']}")
+
+
 def ratio_summary(results):
     ratios = [(r.gbs["tk"] / r.gbs["triton"], f"{r.row.kernel} {r.row.size}") for r in results
               if r.gbs.get("tk") and r.gbs.get("triton")]
@@ -610,15 +623,16 @@ def write_outputs(out_dir, header, results):
     with open(os.path.join(out_dir, "membound.csv"), "w") as f:
         f.write("kernel,size,bytes,tk_us,triton_us,torch_us,tk_gbs,triton_gbs,torch_gbs,"
                 "tk_over_triton,tk_err,triton_err,tolerance,tk_first_prepare_ms,tk_hit_us,"
-                "tk_regs,tk_spill_bytes,triton_regs,triton_spills,tk_pass_spread,triton_pass_spread,"
-                "torch_pass_spread,status\n")
+                "tk_regs,tk_spill_bytes,triton_regs,triton_spills,tk_pass_spread,"
+                "triton_pass_spread,torch_pass_spread,status\n")
         for r in results:
             g = r.gbs
             ratio = g["tk"] / g["triton"] if "tk" in g and "triton" in g else float("nan")
             vals = [r.row.kernel, r.row.size, r.row.nbytes]
             vals += [fmt(r.us.get(i), ".2f") for i in ("tk", "triton", "torch")]
             vals += [fmt(g.get(i), ".1f") for i in ("tk", "triton", "torch")]
-            vals += [fmt(ratio, ".4f"), fmt(r.err.get("tk"), ".3g"), fmt(r.err.get("triton"), ".3g"),
+            vals += [fmt(ratio, ".4f"), fmt(r.err.get("tk"), ".3g"),
+                     fmt(r.err.get("triton"), ".3g"),
                      row_tol(r.row), fmt(r.tk_compile_ms, ".1f"), fmt(r.tk_hit_us, ".1f"),
                      *[fmt(v, "") for v in r.regs.get("tk", (None, None))],
                      *[fmt(v, "") for v in r.regs.get("triton", (None, None))],
@@ -675,8 +689,9 @@ def selftest(libtk, conf):
         TkLaunch(tk, k, (1,), [tk_ptr(buf, "f32"), tk_const("BLOCK", 4)], 4)()
         report("compile error reported", False, "a kernel with an undefined name ran")
     except TkError as e:
-        report("compile error reported", e.status == TK_ERR_COMPILE and "undefined_name" in e.message,
-               f"{e.name}: {e.message.strip().splitlines()[0]}")
+        report("compile error reported",
+               e.status == TK_ERR_COMPILE and "undefined_name" in e.message,
+               f"{e.name}: {next((x for x in e.message.splitlines() if 'error:' in x), e.message)}")
     vadd = tk.kernel(os.path.join(conf, "vector_add.tk"), "vector_add")
     try:
         TkLaunch(tk, vadd, (1,), [tk_ptr(buf, "f32"), tk_i32(4), tk_const("BLOCK", 4)], 4)()
@@ -697,6 +712,7 @@ def selftest(libtk, conf):
                   f"{fmt(r.tk_compile_ms, '.2f')} ms, cache hit {fmt(r.tk_hit_us, '.1f')} us")
         report(f"{row.kernel} {row.size} ({row.consts}, num_warps {row.num_warps})",
                r.status() == "ok" and hit, "; ".join([detail] + r.notes))
+        print(f"    {row_line(r)}")
     print()
     print_table(results)
     if os.environ.get("OUT"):
@@ -760,8 +776,9 @@ def main():
               f"tk {tk.version()} ({libtk}), triton {triton.__version__ if triton else '-'}, "
               f"torch {torch.__version__}",
               "timing: median of CUDA-event-timed runs after warm-up, a 256 MB write before "
-              f"each run to clear L2 (about {opt.rep_ms:g} ms of runs per case); GB/s = (each "
-              "input read once + each output written once) / time"]
+              f"each run to clear L2, two passes of about {opt.rep_ms:g} ms each per case "
+              "(tk, Triton, torch, then again); GB/s = (each input read once + each output "
+              "written once) / time"]
     timer = Timer(torch, opt.rep_ms, opt.warmup_ms)
     header.append(f"device copy (torch, 2^28 fp32): {device_copy_gbs(torch, timer):.0f} GB/s")
     for line in header:
@@ -781,12 +798,7 @@ def main():
             r.notes.append(f"row: {type(e).__name__}: {short(e)}")
             traceback.print_exc()
         results.append(r)
-        cells = table_cells(r)
-        print(f"{cells[0]} {cells[1]}: tk {cells[3]} GB/s, triton {cells[4]}, torch {cells[5]}, "
-              f"ratio {cells[6]} (noise {cells[7]} %), {cells[8]} (tk compile {fmt(r.tk_compile_ms, '.1f')} ms, "
-              f"cache hit {fmt(r.tk_hit_us, '.1f')} us; registers/spills tk "
-              f"{'/'.join(fmt(v, '') for v in r.regs.get('tk', (None, None)))}, triton "
-              f"{'/'.join(fmt(v, '') for v in r.regs.get('triton', (None, None)))})")
+        print(row_line(r))
         for note in r.notes:
             print(f"    {note}")
         torch.cuda.empty_cache()
