@@ -326,6 +326,8 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     if (da != DT_F16 && da != DT_BF16 && da != DT_F32 && da != DT_F64 && da != DT_I8)
         return sema_err(s, at, "tl.dot does not support %s operands (fp16, bf16, fp32, fp64 or "
                         "i8)", dtype_name(da));
+    if (da == DT_I8 && k < 32) /* the int8 MMA's K */
+        return sema_err(s, at, "tl.dot with i8 operands needs K >= 32, got K=%d", k);
     DType out = da == DT_I8 ? DT_I32 : da == DT_F64 ? DT_F64 : DT_F32;
     if (out_dtype.k == SV_DTYPE) {
         DType o = out_dtype.ty.dt;

