@@ -32,8 +32,8 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from tkbind import (TK_ERR_COMPILE, TK_ERR_LAUNCH, Tk, TkError, TkLaunch, tk_const, tk_f32,
-                    tk_i32, tk_ptr)
+from tkbind import (TK_ERR_COMPILE, TK_ERR_LAUNCH, Tk, TkError, TkLaunch, layout_check,
+                    tk_const, tk_f32, tk_i32, tk_ptr)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -678,6 +678,13 @@ def selftest(libtk, conf):
         nonlocal failures
         failures += 0 if ok else 1
         print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}")
+
+    # The ctypes structs against tk.h, where a C compiler is at hand.
+    diffs = layout_check(os.path.join(ROOT, "include"))
+    if diffs is None:
+        print("SKIP struct layouts: no C compiler")
+    else:
+        report("struct layouts match tk.h", not diffs, "; ".join(diffs) or "sizes and offsets agree")
 
     # The error paths of the bindings: a compile error, a launch mismatch.
     bad = b"import triton\n@triton.jit\ndef k(p, BLOCK: tl.constexpr):\n    x = undefined_name\n"

@@ -194,3 +194,37 @@ class TkLaunch:
         s = self.launch_fn(self.kernel, self.grid, self.args, self.n, self.opts_p)
         if s != TK_OK:
             self.tk.check(s, "tk_launch")
+
+
+# The C side of every struct above, for layout_check: (C name, ctypes class, fields).
+_LAYOUTS = [("tk_arg", TkArg), ("tk_grid", TkGrid), ("tk_context_options", TkContextOptions),
+            ("tk_launch_options", TkLaunchOptions), ("tk_kernel_info", TkKernelInfo),
+            ("tk_device_props", TkDeviceProps)]
+
+
+def layout_check(include_dir, cc=None):
+    """Compiles a probe against tk.h and compares every struct's size and field
+    offsets with the ctypes mirrors here. Returns the mismatches (empty when all
+    agree), or None when no C compiler is at hand."""
+    import shutil
+    import subprocess
+    import tempfile
+    cc = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return None
+    lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "tk/tk.h"', "int main(void) {"]
+    want = []
+    for cname, cls in _LAYOUTS:
+        lines.append(f'printf("%zu\\n", sizeof({cname}));')
+        want.append((f"sizeof({cname})", ctypes.sizeof(cls)))
+        for fname, _ in cls._fields_:
+            lines.append(f'printf("%zu\\n", offsetof({cname}, {fname}));')
+            want.append((f"{cname}.{fname}", getattr(cls, fname).offset))
+    lines += ["return 0;", "}"]
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = os.path.join(d, "probe.c"), os.path.join(d, "probe")
+        with open(src, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        subprocess.run([cc, "-I", include_dir, src, "-o", exe], check=True)
+        got = subprocess.run([exe], check=True, capture_output=True, text=True).stdout.split()
+    return [f"{what}: C {g}, ctypes {w}" for (what, w), g in zip(want, got) if int(g) != w]
