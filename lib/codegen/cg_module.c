@@ -239,11 +239,21 @@ static void make_kernel(Cg *cg)
     }
 }
 
+/* Above this, shared memory is dynamic: sized at launch (the runtime reads
+ * the "tk.dynamic_shared_bytes" line that cg_compile appends to the PTX). */
+#define CG_STATIC_SMEM_MAX (48 * 1024)
+
 /* The shared array gets its final size once every op has said what it needs. */
 static void finish_smem(Cg *cg)
 {
     LLVMValueRef old = cg->smem;
-    if (cg->smem_bytes > 0) {
+    if (cg->smem_bytes > CG_STATIC_SMEM_MAX) {
+        LLVMTypeRef at = LLVMArrayType(LLVMInt8TypeInContext(cg->ctx), 0);
+        LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, at, "tk_smem", 3);
+        LLVMSetLinkage(g, LLVMExternalLinkage);
+        LLVMSetAlignment(g, 16);
+        LLVMReplaceAllUsesWith(old, g);
+    } else if (cg->smem_bytes > 0) {
         LLVMTypeRef at = LLVMArrayType(LLVMInt8TypeInContext(cg->ctx), (unsigned)cg->smem_bytes);
         LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, at, "tk_smem", 3);
         LLVMSetInitializer(g, LLVMGetUndef(at));
@@ -301,6 +311,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
         diag_plain(d, DIAG_ERROR, "out of memory during code generation");
     if (ok)
         ok = tk_nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, ptx_out);
+    if (ok && ptx_out && cg.smem_bytes > CG_STATIC_SMEM_MAX)
+        sb_printf(ptx_out, "// tk.dynamic_shared_bytes %lld\n", (long long)cg.smem_bytes);
     LLVMDisposeBuilder(cg.b);
     LLVMDisposeModule(cg.mod);
     LLVMContextDispose(cg.ctx);

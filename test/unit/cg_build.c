@@ -77,6 +77,7 @@ static void check(IrFunc *f, const Want *w)
     finish(f, w->s, w->n);
 }
 
+
 /* A kernel that needs libdevice, compiled with a libdevice path that does not
  * exist: a clear error naming the path, never a crash. */
 static void missing_libdevice(Arena *a)
@@ -124,6 +125,10 @@ int main(int argc, char **argv)
     check(k_dot(&a, DT_BF16, DT_F32, &w), &w);
     check(k_dot(&a, DT_F32, DT_F32, &w), &w);
     check(k_dot(&a, DT_I8, DT_I32, &w), &w);
+    /* 64 KiB of operands: dynamic shared memory, announced to the runtime */
+    IrFunc *big = k_dot_sized(&a, DT_F32, DT_F32, 128, 64, 128, &w);
+    w = (Want){{".extern .shared .align 16 .b8 tk_smem[]", "// tk.dynamic_shared_bytes 65536"}, 2};
+    check(big, &w);
     check(k_misc(&a, &w), &w);
     check(k_scan(&a, &w), &w);
     check(k_shapes(&a, &w), &w);

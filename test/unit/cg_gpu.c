@@ -29,6 +29,7 @@ static struct {
     CUresult (*err)(CUresult, const char **);
 } cu;
 
+static CUresult (*set_attr)(CUfn, int, int);
 static int failures, passed;
 static char arch[16] = "sm_90";
 
@@ -61,7 +62,8 @@ static bool cu_load(void)
     for (int i = 0; i < TK_ARRAY_LEN(names); i++)
         if (!(*slots[i] = dlsym(h, names[i])))
             return false;
-    if (cu.init(0))
+    set_attr = (CUresult(*)(CUfn, int, int))dlsym(h, "cuFuncSetAttribute");
+    if (!set_attr || cu.init(0))
         return false;
     int dev, major, minor;
     CUctx ctx;
@@ -75,6 +77,7 @@ static bool cu_load(void)
 }
 
 static bool have_gpu;
+static int dyn_smem; /* of the kernel compiled last */
 
 /* Compiles f for the GPU's arch. With CG_PTX_DIR set the PTX is also written
  * there; a build without LLVM (CG_GPU_NO_LLVM) reads it back from there
@@ -112,6 +115,8 @@ static CUfn kernel(IrFunc *f)
         sb_write(&ptx, buf, got);
     fclose(fp);
 #endif
+    const char *tag = strstr(ptx.data, "// tk.dynamic_shared_bytes ");
+    dyn_smem = tag ? atoi(tag + strlen("// tk.dynamic_shared_bytes ")) : 0;
     if (!have_gpu) {
         sb_free(&ptx);
         return NULL;
@@ -120,6 +125,8 @@ static CUfn kernel(IrFunc *f)
     CUfn fn;
     CU(cu.load(&m, ptx.data));
     CU(cu.get_fn(&fn, m, f->name));
+    if (dyn_smem > 48 * 1024)
+        CU(set_attr(fn, 8 /* MAX_DYNAMIC_SHARED_SIZE_BYTES */, dyn_smem));
     sb_free(&ptx);
     return fn;
 }
@@ -143,7 +150,7 @@ static void fetch(void *host, CUdeviceptr p, size_t bytes) { CU(cu.dtoh(host, p,
 
 static void run(CUfn fn, unsigned gx, unsigned gy, int warps, void **args)
 {
-    CU(cu.launch(fn, gx, gy, 1, (unsigned)warps * 32, 1, 1, 0, NULL, args, NULL));
+    CU(cu.launch(fn, gx, gy, 1, (unsigned)warps * 32, 1, 1, (unsigned)dyn_smem, NULL, args, NULL));
     CU(cu.sync());
 }
 
@@ -314,15 +321,14 @@ static uint16_t to_bf16(float v)
     return (uint16_t)(b >> 16);
 }
 
-static void t_dot(Arena *a, DType in, DType acc)
+static void t_dot(Arena *a, DType in, DType acc, int M, int K, int N)
 {
-    enum { M = 64, K = 32, N = 64 };
     Want w;
-    CUfn fn = kernel(k_dot(a, in, acc, &w));
+    CUfn fn = kernel(k_dot_sized(a, in, acc, M, K, N, &w));
     if (!fn)
         return;
-    float av[M * K], bv[K * N];
-    unsigned char abuf[M * K * 4], bbuf[K * N * 4];
+    float *av = malloc(sizeof(float) * (size_t)(M * K)), *bv = malloc(sizeof(float) * (size_t)(K * N));
+    unsigned char *abuf = malloc((size_t)(M * K * 4)), *bbuf = malloc((size_t)(K * N * 4));
     int es = dtype_bits(in) / 8;
     for (int i = 0; i < M * K; i++)
         av[i] = (float)(rand() % 9 - 4) / (in == DT_I8 ? 1 : 4);
@@ -340,11 +346,11 @@ static void t_dot(Arena *a, DType in, DType acc)
         }
     }
     CUdeviceptr da = dbuf(abuf, (size_t)(M * K * es)), db = dbuf(bbuf, (size_t)(K * N * es));
-    CUdeviceptr dc = dbuf(NULL, M * N * 4);
+    CUdeviceptr dc = dbuf(NULL, (size_t)(M * N * 4));
     void *args[] = {&da, &db, &dc};
     run(fn, 1, 1, 4, args);
-    unsigned char out[M * N * 4];
-    fetch(out, dc, sizeof out);
+    unsigned char *out = malloc((size_t)(M * N * 4));
+    fetch(out, dc, (size_t)(M * N * 4));
     bool ok = true;
     for (int m = 0; m < M; m++)
         for (int n = 0; n < N; n++) {
@@ -362,9 +368,11 @@ static void t_dot(Arena *a, DType in, DType acc)
             }
         }
     char name[64];
-    snprintf(name, sizeof name, "dot %s -> %s", dtype_name(in), dtype_name(acc));
+    snprintf(name, sizeof name, "dot %s -> %s %dx%dx%d%s", dtype_name(in), dtype_name(acc), M, K,
+             N, dyn_smem ? " (dynamic shared memory)" : "");
     verdict(name, ok);
     cu.free(da), cu.free(db), cu.free(dc);
+    free(av), free(bv), free(abuf), free(bbuf), free(out);
 }
 
 static void t_scan(Arena *a)
@@ -486,10 +494,12 @@ int main(void)
     t_rows(&a);
     t_flow(&a, 1000);
     t_flow(&a, 3);
-    t_dot(&a, DT_F16, DT_F32);
-    t_dot(&a, DT_BF16, DT_F32);
-    t_dot(&a, DT_F32, DT_F32);
-    t_dot(&a, DT_I8, DT_I32);
+    t_dot(&a, DT_F16, DT_F32, 64, 32, 64);
+    t_dot(&a, DT_BF16, DT_F32, 64, 32, 64);
+    t_dot(&a, DT_F32, DT_F32, 64, 32, 64);
+    t_dot(&a, DT_I8, DT_I32, 64, 32, 64);
+    t_dot(&a, DT_F32, DT_F32, 128, 64, 128);
+    t_dot(&a, DT_F16, DT_F32, 16, 16, 16);
     t_scan(&a);
     t_shapes(&a);
     t_counter(&a);

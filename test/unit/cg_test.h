@@ -241,16 +241,15 @@ static inline IrFunc *k_flow(Arena *a, Want *w)
 }
 
 /* dot of a 64x32 fp16 tile with a 32x64 one into fp32. */
-static inline IrFunc *k_dot(Arena *a, DType in, DType acc, Want *w)
+static inline IrFunc *k_dot_sized(Arena *a, DType in, DType acc, int M, int K, int N, Want *w)
 {
     IrBuilder b;
     char name[64];
-    snprintf(name, sizeof name, "dot_%s_%s", dtype_name(in), dtype_name(acc));
+    snprintf(name, sizeof name, "dot_%s_%s_%dx%dx%d", dtype_name(in), dtype_name(acc), M, K, N);
     IrFunc *f = new_kernel(a, name, &b);
     IrValue *ap = ir_add_param(f, "a", type_ptr(in), 16, SP);
     IrValue *bp = ir_add_param(f, "b", type_ptr(in), 16, SP);
     IrValue *cp = ir_add_param(f, "c", type_ptr(acc), 16, SP);
-    enum { M = 64, K = 32, N = 64 };
     IrValue *m = arange(&b, M), *k = arange(&b, K), *n = arange(&b, N);
     Type m1 = mat(DT_I32, M, 1), k1 = mat(DT_I32, 1, K), k2 = mat(DT_I32, K, 1), n1 = mat(DT_I32, 1, N);
     Type mk = mat(DT_I32, M, K), kn = mat(DT_I32, K, N), mn = mat(DT_I32, M, N);
@@ -271,6 +270,11 @@ static inline IrFunc *k_dot(Arena *a, DType in, DType acc, Want *w)
     store(&b, addptr(&b, splat(&b, cp, pvec(acc, 2, (int[]){M, N})), co), d, NULL);
     *w = (Want){{dtype_is_float(acc) ? "fma.rn" : "mad.lo", "ld.shared", "bar.sync"}, 3};
     return f;
+}
+
+static inline IrFunc *k_dot(Arena *a, DType in, DType acc, Want *w)
+{
+    return k_dot_sized(a, in, acc, 64, 32, 64, w);
 }
 
 /* Casts between every dtype pair, fp16/bf16 arithmetic, libdevice math, print, assert. */
