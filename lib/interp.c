@@ -122,9 +122,9 @@ static int64_t scalar_int(InterpProg *p, const IrValue *v)
 
 static bool exec_for(InterpProg *p, const IrOp *op)
 {
-    const IrBlock *b = op->regions[0];
+    const IrBlock *b = op->nregions > 0 ? op->regions[0] : NULL;
     int n = op->nops - 3;
-    if (op->nregions < 1 || n < 0 || b->nargs != n + 1 || op->nres != n)
+    if (!b || n < 0 || b->nargs != n + 1 || op->nres != n)
         return interp_fail(p, op, "internal error: malformed for loop");
     int64_t lb = scalar_int(p, op->operands[0]), ub = scalar_int(p, op->operands[1]);
     int64_t step = scalar_int(p, op->operands[2]);
@@ -411,7 +411,12 @@ bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *arg
         diag_plain(d, DIAG_ERROR, "out of memory in the interpreter (kernel '%s' needs %zu bytes per thread)",
                    f->name, L.ws_bytes + L.scratch_bytes + L.tmp_bytes);
     } else if (bad) {
-        diag_report(d, DIAG_ERROR, bad->p.err_span, "%s", bad->p.err.data ? bad->p.err.data : "error");
+        /* a broken IR invariant is the compiler's fault, not the kernel's */
+        const char *msg = bad->p.err.data ? bad->p.err.data : "error";
+        static const char internal[] = "internal error: ";
+        bool ours = !strncmp(msg, internal, sizeof internal - 1);
+        diag_report(d, ours ? DIAG_INTERNAL : DIAG_ERROR, bad->p.err_span, "%s",
+                    ours ? msg + sizeof internal - 1 : msg);
     } else {
         ok = true;
     }

@@ -490,6 +490,21 @@ static void test_loops_print_assert(void)
     arena_free(&k.a);
 }
 
+/* A broken IR invariant is an internal error, not a user error. */
+static void test_internal_error(void)
+{
+    K k;
+    k_init(&k, "broken");
+    Type i32 = type_scalar(DT_I32);
+    IrValue *c = ir_const_int(&k.b, at(2), i32, 1);
+    ir_build(&k.b, IR_FOR, at(2), (IrValue *[]){c, c, c}, 3, NULL, 0); /* no body region */
+    Diag d;
+    CHECK(!run(&k, 1, NULL, NULL, 0, 1, &d, NULL));
+    CHECK(d.text.data && strstr(d.text.data, "k.tk:2:5: internal error: malformed for loop") == d.text.data);
+    diag_free(&d);
+    arena_free(&k.a);
+}
+
 int main(void)
 {
     test_formats();
@@ -503,6 +518,7 @@ int main(void)
     test_nan_argmax();
     test_libdevice();
     test_loops_print_assert();
+    test_internal_error();
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);
         return 1;
