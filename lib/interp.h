@@ -4,6 +4,18 @@
  * pointers as int64_t (normalised: sign- or zero-extended from the dtype's
  * width), fp16/bf16/fp32 as float (holding a value exactly representable in
  * the dtype), fp64 as double. Block ops are loops over those arrays. */
+/* The semantics chosen where the GPU's are loose (each file says more):
+ *  - ints wrap at their width; x // 0 = -1 (all ones), x % 0 = x; shifts by
+ *    the width or more give 0 (or the sign for signed >>), as PTX clamps;
+ *  - float -> int truncates and saturates, NaN -> 0 (cvt.rzi.sat); fp16 and
+ *    bf16 round to nearest even after every op, as the GPU's f16 ALUs do;
+ *  - math and libdevice functions run in double and round once;
+ *  - sum reduces as a halving tree, max/min/arg* and custom combines left to
+ *    right; dot accumulates k in order in fp32, tf32 inputs rounded to 10
+ *    mantissa bits (ties away) when sub == DOT_TF32;
+ *  - atomics and prints run program after program (x fastest), so results
+ *    and output are deterministic; other kernels may use several threads,
+ *    and the error reported is always that of the lowest failing program. */
 #ifndef TK_INTERP_H
 #define TK_INTERP_H
 
