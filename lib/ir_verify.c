@@ -1,7 +1,6 @@
 /* ir_verify.c: checks the invariants listed in ir.h (defined-before-use in
- * the right scope, unique ids below next_id, terminators, per-kind operand
- * counts and types). Gaps in the ids are allowed (side tables sized next_id
- * still work); ir_renumber closes them. Assumes nothing about the IR: it must survive NULL operands,
+ * the right scope, dense unique ids, terminators, per-kind operand counts
+ * and types). Builders that drop values call ir_renumber before verifying. Assumes nothing about the IR: it must survive NULL operands,
  * bad ids and broken links. Guarantees one DIAG_INTERNAL diagnostic per
  * problem at the op's span, and returns false iff it reported anything. */
 #include "ir.h"
@@ -746,6 +745,11 @@ bool ir_verify(const IrFunc *f, Diag *d)
     memset(v.seen, 0, n);
     verify_params(&v);
     verify_block(&v, f->body, NULL);
+    for (int i = 0; i < v.nids; i++)
+        if (!v.seen[i]) {
+            vfail(&v, NULL, "value ids are not dense: no value has id %%%d (ir_renumber fixes it)", i);
+            break;
+        }
     tk_xfree(v.in_scope);
     tk_xfree(v.seen);
     return v.ok;
