@@ -223,6 +223,13 @@ static void id_out_of_range(IrBuilder *b, IrValue *p, IrValue *n)
     x->id = 9999;
 }
 
+static void id_gap(IrBuilder *b, IrValue *p, IrValue *n)
+{
+    Type t = t_i32();
+    ir_op_new(b->f, IR_ADD, T_SP, (IrValue *[]){n, n}, 2, &t, 1); /* never placed */
+    t_op2(b, IR_ADD, n, n, t);
+}
+
 static void null_regions(IrBuilder *b, IrValue *p, IrValue *n)
 {
     IrOp *loop = build_for(b, n, NULL);
@@ -289,6 +296,7 @@ static const struct {
     {"bad arange", bad_arange, "range [0, 16)"},
     {"duplicate id", duplicate_id, "defined twice"},
     {"id out of range", id_out_of_range, "outside"},
+    {"id gap", id_gap, "not dense: no value has id %2"},
     {"null region", null_regions, "region 0 is missing"},
     {"missing operand array", missing_operand_array, "arrays are missing"},
     {"huge rank", huge_rank, "rank 77"},
