@@ -143,6 +143,7 @@ void cases_math(H *h);
 void cases_reduce(H *h);
 void cases_dot(H *h);
 void cases_control(H *h);
+void cases_misc(H *h);
 void cases_random_debug(H *h);
 
 static inline size_t h_cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
