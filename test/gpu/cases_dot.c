@@ -94,6 +94,13 @@ void cases_dot(H *h)
     tile_case(h, "dot_tf32", TK_F32, 64, 32, 16, 4);
     tile_case(h, "dot_tile", TK_F16, 16, 16, 16, 1);
     tile_case(h, "dot_tile", TK_F16, 64, 64, 64, 8);
+    tile_case(h, "dot_tile", TK_F16, 64, 64, 64, 2);
+    tile_case(h, "dot_tile", TK_F16, 64, 64, 64, 16);
+    tile_case(h, "dot_ieee", TK_F32, 32, 64, 32, 1);
+    if (h->gpu) {
+        tile_case(h, "dot_tile", TK_F16, 128, 128, 64, 4);
+        tile_case(h, "dot_ieee", TK_F32, 128, 64, 128, 8);
+    }
     tile_case(h, "dot_acc_trans", TK_F16, 32, 64, 16, 4);
     tile_case(h, "dot_acc_trans", TK_F32, 16, 16, 32, 4);
     loop_case(h, TK_F16, 50, 70, 90, 32, 32, 16, 4);

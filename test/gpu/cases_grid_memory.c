@@ -151,6 +151,8 @@ void cases_grid_memory(H *h)
         grid_case(h, "grid_ids", grids[i][0], grids[i][1], grids[i][2]);
         grid_case(h, "grid_ids_block", grids[i][0], grids[i][1], grids[i][2]);
     }
+    if (h->gpu) /* beyond 65535 programs on x */
+        grid_case(h, "grid_ids", 70001, 3, 2);
     size_t big = h->gpu ? 1000003 : 20011;
     scale_shift_case(h, 1000, 128, 4);
     scale_shift_case(h, 1000, 16, 4);     /* a block smaller than the 128 threads */

@@ -23,7 +23,7 @@ static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
         return;
     size_t n = (size_t)bm * bn;
     tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_2d");
-    double *x = rand_ties(h, n);
+    double *x = rand_ties(h, n); /* small integers: exact sums in fp16 / bf16 too */
     if (t == TK_F32) /* continuous values in half the rows, ties in the rest */
         for (size_t i = 0; i < n; i += 2)
             x[i] = h_round_to(TK_F32, h_uniform(h, -6, 6));
@@ -256,6 +256,18 @@ void cases_reduce(H *h)
         if (i < 3)
             reduce_2d_case(h, TK_I32, shapes[i][0], shapes[i][1], shapes[i][2]);
     }
+    /* Layouts depend on the warp count: one tile over every count. */
+    static const int warps[] = {1, 2, 8, 16};
+    for (int i = 0; i < 4; i++)
+        reduce_2d_case(h, TK_F32, 64, 64, warps[i]);
+    reduce_2d_case(h, TK_F16, 16, 32, 4);
+    reduce_2d_case(h, TK_F16, 64, 64, 4);
+    reduce_2d_case(h, TK_BF16, 16, 16, 4);
+    reduce_2d_case(h, TK_BF16, 32, 8, 2);
+    if (h->gpu) {
+        reduce_2d_case(h, TK_F32, 128, 256, 4); /* 256 elements per thread */
+        reduce_2d_case(h, TK_F32, 512, 64, 8);
+    }
     reduce_1d_case(h, 13, 16, 4);
     reduce_1d_case(h, 100, 128, 4);
     reduce_1d_case(h, 1000, 1024, 4);
@@ -274,4 +286,7 @@ void cases_reduce(H *h)
     scan_2d_case(h, TK_F32, 16, 32, 4);
     scan_2d_case(h, TK_I32, 64, 8, 4);
     scan_2d_case(h, TK_I32, 4, 4, 4);
+    scan_2d_case(h, TK_F32, 64, 64, 1);
+    scan_2d_case(h, TK_I32, 64, 64, 16);
+    scan_1d_case(h, TK_I32, 4096, 8);
 }

@@ -157,6 +157,14 @@ void cases_shape(H *h)
     join_split_case(h, 1024, 4);
     cat_case(h, 32, 4);
     cat_case(h, 512, 4);
+    reshape_trans_case(h, 64, 64, 1);
+    reshape_trans_case(h, 32, 128, 16);
+    join_split_case(h, 256, 8);
+    join_split_case(h, 32, 1);
+    if (h->gpu) {
+        reshape_trans_case(h, 256, 128, 4);
+        outer_case(h, 256, 256, 8);
+    }
     bcast3d_case(h, 4, 8, 16, 4);
     bcast3d_case(h, 2, 2, 2, 1);
 }
