@@ -4,7 +4,9 @@
  * and warm from disk (a new module finding the cubin on disk) for softmax,
  * matmul and vector_add. Not a test: it needs a GPU and prints a table.
  * Usage: launch_overhead [launches-per-batch batches] (default 100 300). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <cuda.h>
 #include <dlfcn.h>
 #include <math.h>

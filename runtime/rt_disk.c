@@ -146,7 +146,7 @@ static bool write_all(int fd, const void *p, size_t n)
 
 bool rt_disk_store(const char *dir, RtDigest d, const RtDiskEntry *e)
 {
-    static _Atomic unsigned long seq;
+    static unsigned long seq;
     char path[4200], tmp[4300];
     rt_disk_path(dir, d, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%lu", path, (long)getpid(),
