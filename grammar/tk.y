@@ -940,7 +940,7 @@ Node *parse_module(const Source *src, Arena *a, Diag *d)
     lex_close(lx);
     if (rc != 0 && d->errors == errors)
         diag_plain(d, DIAG_ERROR, "the parser gave up (out of memory)");
-    if (d->errors == errors)
+    if (d->errors == errors && !a->oom)
         check_depth(lx, module);
     return module;
 }
