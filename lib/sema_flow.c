@@ -89,8 +89,8 @@ typedef struct Merge {
 void sema_exec_if(Sema *s, const Node *n, Cont *rest)
 {
     SVal c = sema_eval(s, n->a);
-    if (c.k == SV_UNDEF)
-        return; /* the condition's error was reported; the body would only add noise */
+    if (c.k == SV_UNDEF) /* reported; check both branches as if it were a runtime condition */
+        c = sv_tensor(sema_const(s, type_scalar(DT_I1), sv_bool(false), n->a->span));
     if (c.k != SV_TENSOR) {
         bool t;
         if (!sema_truth(s, c, n->a->span, &t))
