@@ -124,6 +124,9 @@ bool cg_emit_dot(Cg *cg, const IrOp *op);
 /* ---- cg_flow.c ----------------------------------------------------------------------- */
 bool cg_emit_flow(Cg *cg, const IrOp *op);
 
+/* ---- cg_random.c --------------------------------------------------------------------- */
+bool cg_emit_rand(Cg *cg, const IrOp *op);
+
 /* ---- cg_debug.c ---------------------------------------------------------------------- */
 bool cg_emit_debug(Cg *cg, const IrOp *op);
 

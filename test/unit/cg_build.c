@@ -133,6 +133,7 @@ int main(int argc, char **argv)
     check(k_scan(&a, &w), &w);
     check(k_shapes(&a, &w), &w);
     check(k_counter(&a, &w), &w);
+    check(k_rand(&a, &w), &w);
     missing_libdevice(&a);
     arena_free(&a);
     if (failures)

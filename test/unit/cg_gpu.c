@@ -470,6 +470,58 @@ static void t_counter(Arena *a)
     cu.free(dc), cu.free(dold), cu.free(dacc);
 }
 
+static void ref_philox(uint64_t seed, uint32_t offset, uint32_t c[4])
+{
+    uint32_t c0 = offset, c1 = 0, c2 = 0, c3 = 0;
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        uint32_t p0 = c0, p2 = c2;
+        c0 = (uint32_t)(((uint64_t)0xCD9E8D57u * p2) >> 32) ^ c1 ^ k0;
+        c2 = (uint32_t)(((uint64_t)0xD2511F53u * p0) >> 32) ^ c3 ^ k1;
+        c1 = 0xCD9E8D57u * p2;
+        c3 = 0xD2511F53u * p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
+}
+
+static float ref_uniform(uint32_t u)
+{
+    int32_t x = (int32_t)u;
+    x = x < 0 ? -x - 1 : x;
+    return (float)x * 4.6566127342e-10f;
+}
+
+static void t_rand(Arena *a)
+{
+    Want w;
+    CUfn fn = kernel(k_rand(a, &w));
+    if (!fn)
+        return;
+    int seed = -12345;
+    float u[256], nrm[256];
+    uint32_t i0[256];
+    CUdeviceptr du = dbuf(NULL, sizeof u), dn = dbuf(NULL, sizeof nrm), di = dbuf(NULL, sizeof i0);
+    void *args[] = {&du, &dn, &di, &seed};
+    run(fn, 1, 1, 4, args);
+    fetch(u, du, sizeof u), fetch(nrm, dn, sizeof nrm), fetch(i0, di, sizeof i0);
+    bool ok_u = true, ok_n = true, ok_i = true;
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c[4];
+        ref_philox((uint64_t)(int64_t)seed, i, c);
+        ok_u &= u[i] == ref_uniform(c[0]);
+        ok_i &= i0[i] == (c[0] ^ c[3]);
+        float u1 = fmaxf(1.0e-7f, ref_uniform(c[0])), th = 6.283185307179586f * ref_uniform(c[1]);
+        double want = sqrt(-2.0 * log(u1)) * cos(th);
+        ok_n &= fabs(nrm[i] - want) < 1e-5 * (1 + fabs(want));
+    }
+    verdict("rand (Philox uniform)", ok_u);
+    verdict("randn (Box-Muller)", ok_n);
+    verdict("randint4x", ok_i);
+    cu.free(du), cu.free(dn), cu.free(di);
+}
+
 int main(void)
 {
     have_gpu = cu_load();
@@ -503,6 +555,7 @@ int main(void)
     t_scan(&a);
     t_shapes(&a);
     t_counter(&a);
+    t_rand(&a);
     arena_free(&a);
     if (have_gpu)
         printf("%d passed, %d failed (%s)\n", passed, failures, arch);

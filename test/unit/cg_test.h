@@ -418,4 +418,30 @@ static inline IrFunc *k_counter(Arena *a, Want *w)
     return f;
 }
 
+/* u = rand(seed, offs), nrm = randn(seed, offs), i0 = randint4x(seed, offs)[0]
+ * as IR_RAND ops. */
+static inline IrFunc *k_rand(Arena *a, Want *w)
+{
+    IrBuilder b;
+    IrFunc *f = new_kernel(a, "rand_ops", &b);
+    IrValue *u = ir_add_param(f, "u", type_ptr(DT_F32), 16, SP);
+    IrValue *nrm = ir_add_param(f, "nrm", type_ptr(DT_F32), 16, SP);
+    IrValue *i0 = ir_add_param(f, "i0", type_ptr(DT_U32), 16, SP);
+    IrValue *seed = ir_add_param(f, "seed", type_scalar(DT_I32), 1, SP);
+    IrValue *offs = arange(&b, 256);
+    IrValue *ops[2] = {seed, offs};
+    IrOp *r1 = ir_build(&b, IR_RAND, SP, ops, 2, (Type[]){vec(DT_F32, 256)}, 1);
+    r1->sub = RAND_UNIFORM;
+    IrOp *r2 = ir_build(&b, IR_RAND, SP, ops, 2, (Type[]){vec(DT_F32, 256)}, 1);
+    r2->sub = RAND_NORMAL;
+    Type it[4] = {vec(DT_U32, 256), vec(DT_U32, 256), vec(DT_U32, 256), vec(DT_U32, 256)};
+    IrOp *r3 = ir_build(&b, IR_RAND, SP, ops, 2, it, 4);
+    r3->sub = RAND_INT4X;
+    store(&b, tile_ptrs(&b, u, offs), r1->results[0], NULL);
+    store(&b, tile_ptrs(&b, nrm, offs), r2->results[0], NULL);
+    store(&b, tile_ptrs(&b, i0, offs), op2(&b, IR_XOR, r3->results[0], r3->results[3], it[0]), NULL);
+    *w = (Want){{"mul.hi.u32", "st.global"}, 2};
+    return f;
+}
+
 #endif
