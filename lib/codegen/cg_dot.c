@@ -29,7 +29,7 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
         cg_error(cg, op->span, "dot supports 2-D blocks only");
         return true;
     }
-    int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+    int64_t K = at.shape[1], N = bt.shape[1];
     DType cd = compute_dtype(ct.dt);
     int64_t boff = (type_numel(at) * cg_mem_bytes(at.dt) + 15) / 16 * 16;
     cg_smem_put(cg, cg_get(cg, op->operands[0]), at, 0);
@@ -86,6 +86,5 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
     for (int s = 0; s < l.per_thread; s++)
         r.el[s] = cg_convert(cg, next[s], cd, ct.dt);
     cg_set(cg, op->results[0], r);
-    (void)M;
     return true;
 }
