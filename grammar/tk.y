@@ -106,213 +106,11 @@ const char *parse_token_name(int tok);
 #include <string.h>
 
 #include "compiler.h"
+#include "parse_build.h"
 
 #define tk_yylex lex_next
 static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 
-static Node *mk(LexState *lx, NodeKind k, Span at)
-{
-    Node *n = arena_alloc(lx->arena, sizeof *n);
-    n->kind = k;
-    n->span = at;
-    return n;
-}
-
-static Node *mk2(LexState *lx, NodeKind k, Span at, int op, Node *a, Node *b)
-{
-    Node *n = mk(lx, k, at);
-    n->op = op;
-    n->a = a;
-    n->b = b;
-    return n;
-}
-
-static PtrVec vec1(LexState *lx, void *item)
-{
-    PtrVec v = {0};
-    vec_push(lx->arena, &v, item);
-    return v;
-}
-
-static void vec_append(LexState *lx, PtrVec *to, PtrVec from)
-{
-    for (int i = 0; i < from.len; i++)
-        vec_push(lx->arena, to, from.items[i]);
-}
-
-static NodeList list_of(LexState *lx, PtrVec v)
-{
-    NodeList l = {NULL, v.len};
-    if (v.len) {
-        l.items = arena_alloc(lx->arena, sizeof(Node *) * (size_t)v.len);
-        if (!l.items)
-            l.len = 0;
-        for (int i = 0; i < l.len; i++)
-            l.items[i] = v.items[i];
-    }
-    return l;
-}
-
-static void error_at(LexState *lx, Span at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void error_at(LexState *lx, Span at, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    diag_vreport(lx->diag, DIAG_ERROR, at, fmt, ap);
-    va_end(ap);
-}
-
-/* A comma list is a tuple; one item without a comma is just that item. */
-static Node *seq_node(LexState *lx, ParseSeq s, Span at)
-{
-    if (s.v.len == 1 && !s.comma)
-        return s.v.items[0];
-    Node *t = mk(lx, N_TUPLE, at);
-    t->list = list_of(lx, s.v);
-    return t;
-}
-
-static const char *target_problem(const Node *n)
-{
-    switch (n->kind) {
-    case N_CALL: return "a function call";
-    case N_INT: case N_FLOAT: case N_STR: case N_TRUE: case N_FALSE: case N_NONE:
-        return "a literal";
-    case N_BINOP: case N_UNARY: case N_BOOLOP: case N_COMPARE: return "an expression";
-    case N_LAMBDA: return "a lambda";
-    case N_IFEXP: return "a conditional expression";
-    case N_DICT: return "a dict";
-    default: return "this expression";
-    }
-}
-
-/* Only names, attributes, subscripts and tuples/lists of them can be
- * assigned; `aug` (x += 1) and annotations allow no tuples. */
-static void check_target(LexState *lx, const Node *n, bool single, const char *what)
-{
-    if (n->kind == N_NAME || n->kind == N_ATTR || n->kind == N_SUBSCRIPT)
-        return;
-    if ((n->kind == N_TUPLE || n->kind == N_LIST) && !single) {
-        for (int i = 0; i < n->list.len; i++)
-            check_target(lx, n->list.items[i], false, what);
-        return;
-    }
-    if (n->kind == N_TUPLE || n->kind == N_LIST)
-        error_at(lx, n->span, "%s needs a single target, not a tuple", what);
-    else
-        error_at(lx, n->span, "cannot assign to %s", target_problem(n));
-}
-
-static Node *binop(LexState *lx, Span at, int op, Node *a, Node *b)
-{
-    return mk2(lx, N_BINOP, at, op, a, b);
-}
-
-/* `a < b < c` is one N_COMPARE with three operands. */
-static Node *compare(LexState *lx, Span at, Node *lhs, int op, Node *rhs)
-{
-    if (lhs->kind != N_COMPARE || (lhs->flags & NF_PAREN)) {
-        Node *c = mk(lx, N_COMPARE, at);
-        Node **items = arena_alloc(lx->arena, sizeof(Node *) * 2);
-        c->cmp_ops = arena_alloc(lx->arena, sizeof(OpKind));
-        items[0] = lhs;
-        items[1] = rhs;
-        c->list = (NodeList){items, 2};
-        c->cmp_ops[0] = (OpKind)op;
-        return c;
-    }
-    int n = lhs->list.len;
-    Node **items = arena_alloc(lx->arena, sizeof(Node *) * (size_t)(n + 1));
-    OpKind *ops = arena_alloc(lx->arena, sizeof(OpKind) * (size_t)n);
-    if (!items || !ops)
-        return lhs;
-    memcpy(items, lhs->list.items, sizeof(Node *) * (size_t)n);
-    memcpy(ops, lhs->cmp_ops, sizeof(OpKind) * (size_t)(n - 1));
-    items[n] = rhs;
-    ops[n - 1] = (OpKind)op;
-    lhs->list = (NodeList){items, n + 1};
-    lhs->cmp_ops = ops;
-    lhs->span = at;
-    return lhs;
-}
-
-static Node *param(LexState *lx, Node *name, Node *annot, Node *dflt)
-{
-    Node *p = mk(lx, N_PARAM, name->span);
-    p->name = name->name;
-    /* A string annotation "*fp32" means the same as *fp32. */
-    if (annot && annot->kind == N_STR && annot->slen > 1 && annot->str[0] == '*') {
-        Node *t = mk(lx, N_PTR_TYPE, annot->span);
-        t->name = annot->str + 1;
-        annot = t;
-    }
-    p->a = annot;
-    p->b = dflt;
-    return p;
-}
-
-static Node *ptr_type(LexState *lx, Span at, Node *elem)
-{
-    Node *t = mk(lx, N_PTR_TYPE, at);
-    t->name = elem->name;
-    return t;
-}
-
-static void add_arg(LexState *lx, ParseArgs *args, Node *arg)
-{
-    if (arg->kind == N_KEYWORD) {
-        vec_push(lx->arena, &args->kw, arg);
-        return;
-    }
-    if (args->kw.len > 0 && arg->kind != N_STARRED)
-        error_at(lx, arg->span, "positional argument follows keyword argument");
-    vec_push(lx->arena, &args->pos, arg);
-}
-
-static Node *join_strings(LexState *lx, Node *a, Node *b)
-{
-    Node *s = mk(lx, N_STR, span_join(a->span, b->span));
-    char *buf = arena_alloc(lx->arena, a->slen + b->slen + 1);
-    if (!buf)
-        return a;
-    memcpy(buf, a->str, a->slen);
-    memcpy(buf + a->slen, b->str, b->slen);
-    buf[a->slen + b->slen] = 0;
-    s->str = buf;
-    s->slen = a->slen + b->slen;
-    return s;
-}
-
-static Node *import_node(LexState *lx, Node *dotted, Node *alias)
-{
-    Node *n = mk(lx, N_IMPORT, dotted->span);
-    n->name = dotted->name;
-    n->alias = alias ? alias->name : NULL;
-    return n;
-}
-
-/* Import nodes start at their statement's keyword. */
-static void stmt_start(PtrVec *v, Span at)
-{
-    for (int i = 0; i < v->len; i++) {
-        Node *n = v->items[i];
-        n->span.line = at.line;
-        n->span.col = at.col;
-    }
-}
-
-static void from_module(PtrVec *v, const Node *module, Span at)
-{
-    for (int i = 0; i < v->len; i++)
-        ((Node *)v->items[i])->name = module->name;
-    stmt_start(v, at);
-}
-
-static void unsupported(LexState *lx, Span at, const char *what)
-{
-    error_at(lx, at, "%s not supported in tk kernels", what);
-}
 }
 
 %token END 0 "end of file"
@@ -344,19 +142,19 @@ static void unsupported(LexState *lx, Span at, const char *what)
 
 %%
 
-module: stmts { lx->module->list = list_of(lx, $1); }
+module: stmts { lx->module->list = parse_list(lx, $1); }
     ;
 
 stmts: %empty { $$ = (PtrVec){0}; }
-    | stmts stmt { $$ = $1; vec_append(lx, &$$, $2); }
+    | stmts stmt { $$ = $1; parse_vec_append(lx, &$$, $2); }
     ;
 
 stmt: simple_stmt { $$ = $1; lx->recovering = false; }
-    | compound_stmt { $$ = vec1(lx, $1); lx->recovering = false; }
+    | compound_stmt { $$ = parse_vec1(lx, $1); lx->recovering = false; }
     | error NEWLINE { $$ = (PtrVec){0}; yyerrok; }
     | INDENT {
         if (!lx->recovering && lx->indent_error_line != @1.line)
-            error_at(lx, (Span){@1.end_line, @1.end_col, @1.end_line, @1.end_col + 1},
+            parse_error(lx, (Span){@1.end_line, @1.end_col, @1.end_line, @1.end_col + 1},
                      "unexpected indent");
       } stmts DEDENT { $$ = $3; }
     ;
@@ -366,120 +164,120 @@ simple_stmt: small_stmts NEWLINE { $$ = $1; }
     ;
 
 small_stmts: small_stmt { $$ = $1; }
-    | small_stmts ";" small_stmt { $$ = $1; vec_append(lx, &$$, $3); }
+    | small_stmts ";" small_stmt { $$ = $1; parse_vec_append(lx, &$$, $3); }
     ;
 
-small_stmt: expr_stmt { $$ = vec1(lx, $1); }
-    | PASS { $$ = vec1(lx, mk(lx, N_PASS, @1)); }
-    | BREAK { $$ = vec1(lx, mk(lx, N_BREAK, @1)); }
-    | CONTINUE { $$ = vec1(lx, mk(lx, N_CONTINUE, @1)); }
-    | RETURN { $$ = vec1(lx, mk(lx, N_RETURN, @1)); }
-    | RETURN testlist { $$ = vec1(lx, mk2(lx, N_RETURN, @$, 0, $2, NULL)); }
-    | ASSERT test { $$ = vec1(lx, mk2(lx, N_ASSERT, @$, 0, $2, NULL)); }
-    | ASSERT test "," test { $$ = vec1(lx, mk2(lx, N_ASSERT, @$, 0, $2, $4)); }
-    | IMPORT import_names { $$ = $2; stmt_start(&$$, @1); }
-    | FROM dotted IMPORT from_names { $$ = $4; from_module(&$$, $2, @1); }
-    | FROM dotted IMPORT "(" from_names ")" { $$ = $5; from_module(&$$, $2, @1); }
-    | FROM dotted IMPORT "(" from_names "," ")" { $$ = $5; from_module(&$$, $2, @1); }
+small_stmt: expr_stmt { $$ = parse_vec1(lx, $1); }
+    | PASS { $$ = parse_vec1(lx, parse_node(lx, N_PASS, @1)); }
+    | BREAK { $$ = parse_vec1(lx, parse_node(lx, N_BREAK, @1)); }
+    | CONTINUE { $$ = parse_vec1(lx, parse_node(lx, N_CONTINUE, @1)); }
+    | RETURN { $$ = parse_vec1(lx, parse_node(lx, N_RETURN, @1)); }
+    | RETURN testlist { $$ = parse_vec1(lx, parse_node2(lx, N_RETURN, @$, 0, $2, NULL)); }
+    | ASSERT test { $$ = parse_vec1(lx, parse_node2(lx, N_ASSERT, @$, 0, $2, NULL)); }
+    | ASSERT test "," test { $$ = parse_vec1(lx, parse_node2(lx, N_ASSERT, @$, 0, $2, $4)); }
+    | IMPORT import_names { $$ = $2; parse_stmt_start(&$$, @1); }
+    | FROM dotted IMPORT from_names { $$ = $4; parse_from_module(&$$, $2, @1); }
+    | FROM dotted IMPORT "(" from_names ")" { $$ = $5; parse_from_module(&$$, $2, @1); }
+    | FROM dotted IMPORT "(" from_names "," ")" { $$ = $5; parse_from_module(&$$, $2, @1); }
     | FROM dotted IMPORT "*" {
-        Node *n = mk(lx, N_FROM_IMPORT, @$);
+        Node *n = parse_node(lx, N_FROM_IMPORT, @$);
         n->name = $2->name;
         n->span = @$;
         n->str = "*";
-        $$ = vec1(lx, n);
+        $$ = parse_vec1(lx, n);
       }
     ;
 
-expr_stmt: testlist { $$ = mk2(lx, N_EXPR_STMT, @$, 0, $1, NULL); }
+expr_stmt: testlist { $$ = parse_node2(lx, N_EXPR_STMT, @$, 0, $1, NULL); }
     | assign_chain {
-        $$ = mk(lx, N_ASSIGN, @$);
+        $$ = parse_node(lx, N_ASSIGN, @$);
         int n = $1.v.len - 1;
         $$->a = $1.v.items[n];
         $1.v.len = n;
         for (int i = 0; i < n; i++)
-            check_target(lx, $1.v.items[i], false, "assignment");
-        $$->list = list_of(lx, $1.v);
+            parse_check_target(lx, $1.v.items[i], false, "assignment");
+        $$->list = parse_list(lx, $1.v);
       }
     | testlist AUGASSIGN testlist {
-        check_target(lx, $1, true, "augmented assignment");
-        $$ = mk2(lx, N_AUGASSIGN, @$, $2, $1, $3);
+        parse_check_target(lx, $1, true, "augmented assignment");
+        $$ = parse_node2(lx, N_AUGASSIGN, @$, $2, $1, $3);
       }
     | testlist ":" annotation {
-        check_target(lx, $1, true, "an annotation");
-        $$ = mk2(lx, N_ANNASSIGN, @$, 0, $1, $3);
+        parse_check_target(lx, $1, true, "an annotation");
+        $$ = parse_node2(lx, N_ANNASSIGN, @$, 0, $1, $3);
       }
     | testlist ":" annotation "=" testlist {
-        check_target(lx, $1, true, "an annotation");
-        $$ = mk2(lx, N_ANNASSIGN, @$, 0, $1, $3);
+        parse_check_target(lx, $1, true, "an annotation");
+        $$ = parse_node2(lx, N_ANNASSIGN, @$, 0, $1, $3);
         $$->c = $5;
       }
     ;
 
-assign_chain: testlist "=" testlist { $$.v = vec1(lx, $1); vec_push(lx->arena, &$$.v, $3); $$.comma = false; }
+assign_chain: testlist "=" testlist { $$.v = parse_vec1(lx, $1); vec_push(lx->arena, &$$.v, $3); $$.comma = false; }
     | assign_chain "=" testlist { $$ = $1; vec_push(lx->arena, &$$.v, $3); }
     ;
 
-import_names: dotted_as { $$ = vec1(lx, $1); }
+import_names: dotted_as { $$ = parse_vec1(lx, $1); }
     | import_names "," dotted_as { $$ = $1; vec_push(lx->arena, &$$, $3); }
     ;
 
-dotted_as: dotted { $$ = import_node(lx, $1, NULL); }
-    | dotted AS NAME { $$ = import_node(lx, $1, $3); $$->span = @$; }
+dotted_as: dotted { $$ = parse_import(lx, $1, NULL); }
+    | dotted AS NAME { $$ = parse_import(lx, $1, $3); $$->span = @$; }
     ;
 
 dotted: NAME { $$ = $1; }
     | dotted "." NAME {
-        $$ = mk(lx, N_NAME, @$);
+        $$ = parse_node(lx, N_NAME, @$);
         $$->name = arena_printf(lx->arena, "%s.%s", $1->name, $3->name);
       }
     ;
 
-from_names: from_as { $$ = vec1(lx, $1); }
+from_names: from_as { $$ = parse_vec1(lx, $1); }
     | from_names "," from_as { $$ = $1; vec_push(lx->arena, &$$, $3); }
     ;
 
-from_as: NAME { $$ = mk(lx, N_FROM_IMPORT, @$); $$->str = $1->name; }
-    | NAME AS NAME { $$ = mk(lx, N_FROM_IMPORT, @$); $$->str = $1->name; $$->alias = $3->name; }
+from_as: NAME { $$ = parse_node(lx, N_FROM_IMPORT, @$); $$->str = $1->name; }
+    | NAME AS NAME { $$ = parse_node(lx, N_FROM_IMPORT, @$); $$->str = $1->name; $$->alias = $3->name; }
     ;
 
 compound_stmt: if_stmt | for_stmt | while_stmt | funcdef
-    | decorators funcdef { $$ = $2; $$->list2 = list_of(lx, $1); }
+    | decorators funcdef { $$ = $2; $$->list2 = parse_list(lx, $1); }
     ;
 
 if_stmt: if_chain { $$ = $1.head; }
-    | if_chain ELSE ":" suite { $$ = $1.head; $1.tail->list2 = list_of(lx, $4); }
+    | if_chain ELSE ":" suite { $$ = $1.head; $1.tail->list2 = parse_list(lx, $4); }
     ;
 
 if_chain: IF test ":" suite {
-        Node *n = mk2(lx, N_IF, @$, 0, $2, NULL);
-        n->list = list_of(lx, $4);
+        Node *n = parse_node2(lx, N_IF, @$, 0, $2, NULL);
+        n->list = parse_list(lx, $4);
         $$.head = $$.tail = n;
       }
     | if_chain ELIF test ":" suite {
-        Node *n = mk2(lx, N_IF, (Span){@2.line, @2.col, @5.end_line, @5.end_col}, 0, $3, NULL);
-        n->list = list_of(lx, $5);
-        $1.tail->list2 = list_of(lx, vec1(lx, n));
+        Node *n = parse_node2(lx, N_IF, (Span){@2.line, @2.col, @5.end_line, @5.end_col}, 0, $3, NULL);
+        n->list = parse_list(lx, $5);
+        $1.tail->list2 = parse_list(lx, parse_vec1(lx, n));
         $$.head = $1.head;
         $$.tail = n;
       }
     ;
 
 for_stmt: FOR targetlist IN testlist ":" suite opt_loop_else {
-        check_target(lx, $2, false, "a for loop");
-        $$ = mk2(lx, N_FOR, @$, 0, $2, $4);
-        $$->list = list_of(lx, $6);
-        $$->list2 = list_of(lx, $7);
+        parse_check_target(lx, $2, false, "a for loop");
+        $$ = parse_node2(lx, N_FOR, @$, 0, $2, $4);
+        $$->list = parse_list(lx, $6);
+        $$->list2 = parse_list(lx, $7);
       }
     ;
 
 while_stmt: WHILE test ":" suite opt_loop_else {
-        $$ = mk2(lx, N_WHILE, @$, 0, $2, NULL);
-        $$->list = list_of(lx, $4);
+        $$ = parse_node2(lx, N_WHILE, @$, 0, $2, NULL);
+        $$->list = parse_list(lx, $4);
       }
     ;
 
 opt_loop_else: %empty { $$ = (PtrVec){0}; }
-    | ELSE ":" suite { unsupported(lx, @1, "'else' after a loop is"); $$ = $3; }
+    | ELSE ":" suite { parse_unsupported(lx, @1, "'else' after a loop is"); $$ = $3; }
     ;
 
 suite: simple_stmt { $$ = $1; }
@@ -487,17 +285,17 @@ suite: simple_stmt { $$ = $1; }
     ;
 
 funcdef: DEF NAME "(" params ")" opt_return ":" suite {
-        $$ = mk(lx, N_FUNC, @$);
+        $$ = parse_node(lx, N_FUNC, @$);
         $$->name = $2->name;
-        $$->list = list_of(lx, $4);
-        $$->list3 = list_of(lx, $8);
+        $$->list = parse_list(lx, $4);
+        $$->list3 = parse_list(lx, $8);
       }
     ;
 
 opt_return: %empty | "->" annotation { }
     ;
 
-decorators: decorator { $$ = vec1(lx, $1); }
+decorators: decorator { $$ = parse_vec1(lx, $1); }
     | decorators decorator { $$ = $1; vec_push(lx->arena, &$$, $2); }
     ;
 
@@ -509,23 +307,23 @@ params: %empty { $$ = (PtrVec){0}; }
     | param_list "," { $$ = $1; }
     ;
 
-param_list: param { $$ = vec1(lx, $1); }
+param_list: param { $$ = parse_vec1(lx, $1); }
     | param_list "," param { $$ = $1; vec_push(lx->arena, &$$, $3); }
     ;
 
-param: NAME { $$ = param(lx, $1, NULL, NULL); }
-    | NAME ":" annotation { $$ = param(lx, $1, $3, NULL); }
-    | NAME "=" test { $$ = param(lx, $1, NULL, $3); }
-    | NAME ":" annotation "=" test { $$ = param(lx, $1, $3, $5); }
-    | "*" NAME { unsupported(lx, @$, "variadic parameters are"); $$ = param(lx, $2, NULL, NULL); }
-    | "**" NAME { unsupported(lx, @$, "variadic parameters are"); $$ = param(lx, $2, NULL, NULL); }
+param: NAME { $$ = parse_param(lx, $1, NULL, NULL); }
+    | NAME ":" annotation { $$ = parse_param(lx, $1, $3, NULL); }
+    | NAME "=" test { $$ = parse_param(lx, $1, NULL, $3); }
+    | NAME ":" annotation "=" test { $$ = parse_param(lx, $1, $3, $5); }
+    | "*" NAME { parse_unsupported(lx, @$, "variadic parameters are"); $$ = parse_param(lx, $2, NULL, NULL); }
+    | "**" NAME { parse_unsupported(lx, @$, "variadic parameters are"); $$ = parse_param(lx, $2, NULL, NULL); }
     ;
 
 annotation: test { $$ = $1; }
-    | "*" NAME { $$ = ptr_type(lx, @$, $2); }
+    | "*" NAME { $$ = parse_ptr_type(lx, @$, $2); }
     ;
 
-testlist: tests_tc { $$ = seq_node(lx, $1, @$); }
+testlist: tests_tc { $$ = parse_seq(lx, $1, @$); }
     ;
 
 /* Comma lists; the _tc forms allow one trailing comma. `comma` records
@@ -534,58 +332,58 @@ tests_tc: tests { $$ = $1; }
     | tests "," { $$ = $1; $$.comma = true; }
     ;
 
-tests: test { $$.v = vec1(lx, $1); $$.comma = false; }
+tests: test { $$.v = parse_vec1(lx, $1); $$.comma = false; }
     | tests "," test { $$ = $1; vec_push(lx->arena, &$$.v, $3); $$.comma = true; }
     ;
 
-targetlist: exprs { $$ = seq_node(lx, $1, @$); }
-    | exprs "," { $1.comma = true; $$ = seq_node(lx, $1, @$); }
+targetlist: exprs { $$ = parse_seq(lx, $1, @$); }
+    | exprs "," { $1.comma = true; $$ = parse_seq(lx, $1, @$); }
     ;
 
-exprs: expr { $$.v = vec1(lx, $1); $$.comma = false; }
+exprs: expr { $$.v = parse_vec1(lx, $1); $$.comma = false; }
     | exprs "," expr { $$ = $1; vec_push(lx->arena, &$$.v, $3); $$.comma = true; }
     ;
 
 test: or_test { $$ = $1; }
     | or_test IF or_test ELSE test {
-        $$ = mk2(lx, N_IFEXP, @$, 0, $1, $3);
+        $$ = parse_node2(lx, N_IFEXP, @$, 0, $1, $3);
         $$->c = $5;
       }
     | lambdef { $$ = $1; }
     ;
 
 lambdef: LAMBDA ":" test {
-        $$ = mk2(lx, N_LAMBDA, @$, 0, $3, NULL);
+        $$ = parse_node2(lx, N_LAMBDA, @$, 0, $3, NULL);
       }
     | LAMBDA lparams ":" test {
-        $$ = mk2(lx, N_LAMBDA, @$, 0, $4, NULL);
-        $$->list = list_of(lx, $2);
+        $$ = parse_node2(lx, N_LAMBDA, @$, 0, $4, NULL);
+        $$->list = parse_list(lx, $2);
       }
     ;
 
-lparams: lparam { $$ = vec1(lx, $1); }
+lparams: lparam { $$ = parse_vec1(lx, $1); }
     | lparams "," lparam { $$ = $1; vec_push(lx->arena, &$$, $3); }
     ;
 
-lparam: NAME { $$ = param(lx, $1, NULL, NULL); }
-    | NAME "=" test { $$ = param(lx, $1, NULL, $3); }
-    | "*" NAME { unsupported(lx, @$, "variadic parameters are"); $$ = param(lx, $2, NULL, NULL); }
+lparam: NAME { $$ = parse_param(lx, $1, NULL, NULL); }
+    | NAME "=" test { $$ = parse_param(lx, $1, NULL, $3); }
+    | "*" NAME { parse_unsupported(lx, @$, "variadic parameters are"); $$ = parse_param(lx, $2, NULL, NULL); }
     ;
 
 or_test: and_test { $$ = $1; }
-    | or_test OR and_test { $$ = mk2(lx, N_BOOLOP, @$, OP_OR, $1, $3); }
+    | or_test OR and_test { $$ = parse_node2(lx, N_BOOLOP, @$, OP_OR, $1, $3); }
     ;
 
 and_test: not_test { $$ = $1; }
-    | and_test AND not_test { $$ = mk2(lx, N_BOOLOP, @$, OP_AND, $1, $3); }
+    | and_test AND not_test { $$ = parse_node2(lx, N_BOOLOP, @$, OP_AND, $1, $3); }
     ;
 
-not_test: NOT not_test { $$ = mk2(lx, N_UNARY, @$, OP_NOT, $2, NULL); }
+not_test: NOT not_test { $$ = parse_node2(lx, N_UNARY, @$, OP_NOT, $2, NULL); }
     | comparison { $$ = $1; }
     ;
 
 comparison: expr { $$ = $1; }
-    | comparison comp_op expr { $$ = compare(lx, @$, $1, $2, $3); }
+    | comparison comp_op expr { $$ = parse_compare(lx, @$, $1, $2, $3); }
     ;
 
 comp_op: "<" { $$ = OP_LT; }
@@ -601,57 +399,57 @@ comp_op: "<" { $$ = OP_LT; }
     ;
 
 expr: xor_expr { $$ = $1; }
-    | expr "|" xor_expr { $$ = binop(lx, @$, OP_BITOR, $1, $3); }
+    | expr "|" xor_expr { $$ = parse_binop(lx, @$, OP_BITOR, $1, $3); }
     ;
 
 xor_expr: and_expr { $$ = $1; }
-    | xor_expr "^" and_expr { $$ = binop(lx, @$, OP_BITXOR, $1, $3); }
+    | xor_expr "^" and_expr { $$ = parse_binop(lx, @$, OP_BITXOR, $1, $3); }
     ;
 
 and_expr: shift_expr { $$ = $1; }
-    | and_expr "&" shift_expr { $$ = binop(lx, @$, OP_BITAND, $1, $3); }
+    | and_expr "&" shift_expr { $$ = parse_binop(lx, @$, OP_BITAND, $1, $3); }
     ;
 
 shift_expr: arith { $$ = $1; }
-    | shift_expr "<<" arith { $$ = binop(lx, @$, OP_LSHIFT, $1, $3); }
-    | shift_expr ">>" arith { $$ = binop(lx, @$, OP_RSHIFT, $1, $3); }
+    | shift_expr "<<" arith { $$ = parse_binop(lx, @$, OP_LSHIFT, $1, $3); }
+    | shift_expr ">>" arith { $$ = parse_binop(lx, @$, OP_RSHIFT, $1, $3); }
     ;
 
 arith: term { $$ = $1; }
-    | arith "+" term { $$ = binop(lx, @$, OP_ADD, $1, $3); }
-    | arith "-" term { $$ = binop(lx, @$, OP_SUB, $1, $3); }
+    | arith "+" term { $$ = parse_binop(lx, @$, OP_ADD, $1, $3); }
+    | arith "-" term { $$ = parse_binop(lx, @$, OP_SUB, $1, $3); }
     ;
 
 term: factor { $$ = $1; }
-    | term "*" factor { $$ = binop(lx, @$, OP_MUL, $1, $3); }
-    | term "/" factor { $$ = binop(lx, @$, OP_DIV, $1, $3); }
-    | term "//" factor { $$ = binop(lx, @$, OP_FLOORDIV, $1, $3); }
-    | term "%" factor { $$ = binop(lx, @$, OP_MOD, $1, $3); }
-    | term "@" factor { $$ = binop(lx, @$, OP_MATMUL, $1, $3); }
+    | term "*" factor { $$ = parse_binop(lx, @$, OP_MUL, $1, $3); }
+    | term "/" factor { $$ = parse_binop(lx, @$, OP_DIV, $1, $3); }
+    | term "//" factor { $$ = parse_binop(lx, @$, OP_FLOORDIV, $1, $3); }
+    | term "%" factor { $$ = parse_binop(lx, @$, OP_MOD, $1, $3); }
+    | term "@" factor { $$ = parse_binop(lx, @$, OP_MATMUL, $1, $3); }
     ;
 
-factor: "-" factor { $$ = mk2(lx, N_UNARY, @$, OP_NEG, $2, NULL); }
-    | "+" factor { $$ = mk2(lx, N_UNARY, @$, OP_POS, $2, NULL); }
-    | "~" factor { $$ = mk2(lx, N_UNARY, @$, OP_INVERT, $2, NULL); }
+factor: "-" factor { $$ = parse_node2(lx, N_UNARY, @$, OP_NEG, $2, NULL); }
+    | "+" factor { $$ = parse_node2(lx, N_UNARY, @$, OP_POS, $2, NULL); }
+    | "~" factor { $$ = parse_node2(lx, N_UNARY, @$, OP_INVERT, $2, NULL); }
     | power { $$ = $1; }
     ;
 
 power: primary { $$ = $1; }
-    | primary "**" factor { $$ = binop(lx, @$, OP_POW, $1, $3); }
+    | primary "**" factor { $$ = parse_binop(lx, @$, OP_POW, $1, $3); }
     ;
 
 primary: atom { $$ = $1; }
     | primary "(" args ")" {
-        $$ = mk2(lx, N_CALL, @$, 0, $1, NULL);
-        $$->list = list_of(lx, $3.pos);
-        $$->list2 = list_of(lx, $3.kw);
+        $$ = parse_node2(lx, N_CALL, @$, 0, $1, NULL);
+        $$->list = parse_list(lx, $3.pos);
+        $$->list2 = parse_list(lx, $3.kw);
       }
     | primary "[" subscripts_tc "]" {
-        $$ = mk2(lx, N_SUBSCRIPT, @$, 0, $1, NULL);
-        $$->list = list_of(lx, $3.v);
+        $$ = parse_node2(lx, N_SUBSCRIPT, @$, 0, $1, NULL);
+        $$->list = parse_list(lx, $3.v);
       }
     | primary "." NAME {
-        $$ = mk2(lx, N_ATTR, @$, 0, $1, NULL);
+        $$ = parse_node2(lx, N_ATTR, @$, 0, $1, NULL);
         $$->name = $3->name;
       }
     ;
@@ -661,36 +459,36 @@ args: %empty { $$ = (ParseArgs){{0}, {0}}; }
     | arglist "," { $$ = $1; }
     ;
 
-arglist: arg { $$ = (ParseArgs){{0}, {0}}; add_arg(lx, &$$, $1); }
-    | arglist "," arg { $$ = $1; add_arg(lx, &$$, $3); }
+arglist: arg { $$ = (ParseArgs){{0}, {0}}; parse_add_arg(lx, &$$, $1); }
+    | arglist "," arg { $$ = $1; parse_add_arg(lx, &$$, $3); }
     ;
 
 arg: test { $$ = $1; }
     | test "=" test {
         if ($1->kind != N_NAME || ($1->flags & NF_PAREN))
-            error_at(lx, $1->span, "keyword argument name must be an identifier "
+            parse_error(lx, $1->span, "keyword argument name must be an identifier "
                      "(use '==' to compare)");
-        $$ = mk2(lx, N_KEYWORD, @$, 0, $3, NULL);
+        $$ = parse_node2(lx, N_KEYWORD, @$, 0, $3, NULL);
         $$->name = $1->kind == N_NAME ? $1->name : "?";
       }
-    | "*" test { $$ = mk2(lx, N_STARRED, @$, 0, $2, NULL); }
-    | "**" test { unsupported(lx, @$, "'**' arguments are"); $$ = $2; }
+    | "*" test { $$ = parse_node2(lx, N_STARRED, @$, 0, $2, NULL); }
+    | "**" test { parse_unsupported(lx, @$, "'**' arguments are"); $$ = $2; }
     ;
 
 subscripts_tc: subscripts { $$ = $1; }
     | subscripts "," { $$ = $1; $$.comma = true; }
     ;
 
-subscripts: subscript { $$.v = vec1(lx, $1); $$.comma = false; }
+subscripts: subscript { $$.v = parse_vec1(lx, $1); $$.comma = false; }
     | subscripts "," subscript { $$ = $1; vec_push(lx->arena, &$$.v, $3); $$.comma = true; }
     ;
 
 subscript: test { $$ = $1; }
     | opt_test ":" opt_test {
-        $$ = mk2(lx, N_SLICE, @$, 0, $1, $3);
+        $$ = parse_node2(lx, N_SLICE, @$, 0, $1, $3);
       }
     | opt_test ":" opt_test ":" opt_test {
-        $$ = mk2(lx, N_SLICE, @$, 0, $1, $3);
+        $$ = parse_node2(lx, N_SLICE, @$, 0, $1, $3);
         $$->c = $5;
       }
     ;
@@ -703,54 +501,54 @@ atom: NAME { $$ = $1; }
     | INT { $$ = $1; }
     | FLOAT { $$ = $1; }
     | strings { $$ = $1; }
-    | NONE { $$ = mk(lx, N_NONE, @$); }
-    | TRUE { $$ = mk(lx, N_TRUE, @$); }
-    | FALSE { $$ = mk(lx, N_FALSE, @$); }
-    | "(" ")" { $$ = mk(lx, N_TUPLE, @$); }
+    | NONE { $$ = parse_node(lx, N_NONE, @$); }
+    | TRUE { $$ = parse_node(lx, N_TRUE, @$); }
+    | FALSE { $$ = parse_node(lx, N_FALSE, @$); }
+    | "(" ")" { $$ = parse_node(lx, N_TUPLE, @$); }
     | "(" tests_tc ")" {
         if ($2.v.len == 1 && !$2.comma) {
             $$ = $2.v.items[0];
             $$->flags |= NF_PAREN;
         } else {
-            $$ = seq_node(lx, $2, @$);
+            $$ = parse_seq(lx, $2, @$);
         }
       }
-    | "[" "]" { $$ = mk(lx, N_LIST, @$); }
-    | "[" tests_tc "]" { $$ = mk(lx, N_LIST, @$); $$->list = list_of(lx, $2.v); }
-    | "{" "}" { $$ = mk(lx, N_DICT, @$); }
+    | "[" "]" { $$ = parse_node(lx, N_LIST, @$); }
+    | "[" tests_tc "]" { $$ = parse_node(lx, N_LIST, @$); $$->list = parse_list(lx, $2.v); }
+    | "{" "}" { $$ = parse_node(lx, N_DICT, @$); }
     | "{" dict_items "}" {
-        $$ = mk(lx, N_DICT, @$);
+        $$ = parse_node(lx, N_DICT, @$);
         PtrVec keys = {0}, vals = {0};
         for (int i = 0; i + 1 < $2.len; i += 2) {
             vec_push(lx->arena, &keys, $2.items[i]);
             vec_push(lx->arena, &vals, $2.items[i + 1]);
         }
-        $$->list = list_of(lx, keys);
-        $$->list2 = list_of(lx, vals);
+        $$->list = parse_list(lx, keys);
+        $$->list2 = parse_list(lx, vals);
       }
     | "{" dict_items "," "}" {
-        $$ = mk(lx, N_DICT, @$);
+        $$ = parse_node(lx, N_DICT, @$);
         PtrVec keys = {0}, vals = {0};
         for (int i = 0; i + 1 < $2.len; i += 2) {
             vec_push(lx->arena, &keys, $2.items[i]);
             vec_push(lx->arena, &vals, $2.items[i + 1]);
         }
-        $$->list = list_of(lx, keys);
-        $$->list2 = list_of(lx, vals);
+        $$->list = parse_list(lx, keys);
+        $$->list2 = parse_list(lx, vals);
       }
     | "{" tests_tc "}" {
-        unsupported(lx, @$, "set literals are");
-        $$ = mk(lx, N_LIST, @$);
-        $$->list = list_of(lx, $2.v);
+        parse_unsupported(lx, @$, "set literals are");
+        $$ = parse_node(lx, N_LIST, @$);
+        $$->list = parse_list(lx, $2.v);
       }
     ;
 
-dict_items: test ":" test { $$ = vec1(lx, $1); vec_push(lx->arena, &$$, $3); }
+dict_items: test ":" test { $$ = parse_vec1(lx, $1); vec_push(lx->arena, &$$, $3); }
     | dict_items "," test ":" test { $$ = $1; vec_push(lx->arena, &$$, $3); vec_push(lx->arena, &$$, $5); }
     ;
 
 strings: STRING { $$ = $1; }
-    | strings STRING { $$ = join_strings(lx, $1, $2); }
+    | strings STRING { $$ = parse_join_strings(lx, $1, $2); }
     ;
 
 %%
@@ -815,12 +613,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, LexState *lx)
     if (lx->error_line == at.line)
         return 0;
     if (tok == YYSYMBOL_RESERVED) {
-        error_at(lx, at, "'%.*s' is not supported in tk kernels", (int)lx->tok_len,
+        parse_error(lx, at, "'%.*s' is not supported in tk kernels", (int)lx->tok_len,
                  lx->tok_text);
         return 0;
     }
     if (tok == YYSYMBOL_INDENT) {
-        error_at(lx, (Span){at.end_line, at.end_col, at.end_line, at.end_col + 1},
+        parse_error(lx, (Span){at.end_line, at.end_col, at.end_line, at.end_col + 1},
                  "unexpected indent");
         return 0;
     }
@@ -829,7 +627,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, LexState *lx)
     if (n < 0)
         n = 0;
     if (n == 1 && exp[0] == YYSYMBOL_INDENT) {
-        error_at(lx, at, "expected an indented block");
+        parse_error(lx, at, "expected an indented block");
         return 0;
     }
     StrBuf sb;
@@ -857,7 +655,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, LexState *lx)
     if (lx->nbrackets > 0 && lx->bracket_at[0].line < at.line)
         sb_printf(&sb, " (is the '%c' opened at line %d closed?)", lx->bracket[0],
                   lx->bracket_at[0].line);
-    error_at(lx, at, "%s", sb.data ? sb.data : "syntax error");
+    parse_error(lx, at, "%s", sb.data ? sb.data : "syntax error");
     sb_free(&sb);
     return 0;
 }
@@ -867,57 +665,8 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg)
 {
     (void)msg;
     if (!lx->fatal)
-        error_at(lx, *loc, "expression or block nested too deeply to parse");
+        parse_error(lx, *loc, "expression or block nested too deeply to parse");
     lx->fatal = true;
-}
-
-/* ---- the depth limit ------------------------------------------------------ */
-
-typedef struct DepthItem {
-    const Node *n;
-    int depth;
-} DepthItem;
-
-static void depth_push(Arena *a, DepthItem **stack, int *len, int *cap, const Node *n, int d)
-{
-    if (!n)
-        return;
-    if (*len == *cap) {
-        int ncap = *cap ? *cap * 2 : 256;
-        DepthItem *s = arena_alloc(a, sizeof(DepthItem) * (size_t)ncap);
-        if (!s)
-            return;
-        if (*len)
-            memcpy(s, *stack, sizeof(DepthItem) * (size_t)*len);
-        *stack = s;
-        *cap = ncap;
-    }
-    (*stack)[(*len)++] = (DepthItem){n, d};
-}
-
-/* Later stages recurse over the tree, so a tree deeper than PARSE_MAX_DEPTH
- * (a 100k-term expression) is an error here; checked without recursion. */
-static void check_depth(LexState *lx, const Node *root)
-{
-    DepthItem *stack = NULL;
-    int len = 0, cap = 0;
-    depth_push(lx->arena, &stack, &len, &cap, root, 1);
-    while (len > 0) {
-        DepthItem it = stack[--len];
-        const Node *n = it.n;
-        if (it.depth > PARSE_MAX_DEPTH) {
-            error_at(lx, n->span, "expression or block nested too deeply (the limit is %d levels)",
-                     PARSE_MAX_DEPTH);
-            return;
-        }
-        depth_push(lx->arena, &stack, &len, &cap, n->a, it.depth + 1);
-        depth_push(lx->arena, &stack, &len, &cap, n->b, it.depth + 1);
-        depth_push(lx->arena, &stack, &len, &cap, n->c, it.depth + 1);
-        const NodeList *lists[3] = {&n->list, &n->list2, &n->list3};
-        for (int l = 0; l < 3; l++)
-            for (int i = 0; i < lists[l]->len; i++)
-                depth_push(lx->arena, &stack, &len, &cap, lists[l]->items[i], it.depth + 1);
-    }
 }
 
 Node *parse_module(const Source *src, Arena *a, Diag *d)
@@ -941,6 +690,6 @@ Node *parse_module(const Source *src, Arena *a, Diag *d)
     if (rc != 0 && d->errors == errors)
         diag_plain(d, DIAG_ERROR, "the parser gave up (out of memory)");
     if (d->errors == errors && !a->oom)
-        check_depth(lx, module);
+        parse_check_depth(lx, module);
     return module;
 }

@@ -1,0 +1,261 @@
+/* parse_build.c: the node builders and checks behind the grammar's actions
+ * (grammar/tk.y), and the tree-depth limit. Assumes nodes from the arena of
+ * the LexState; guarantees recursion only as deep as the brackets, memory only
+ * from the arena,
+ * and that every check reports through the Diag with the offending span. */
+#include "parse_build.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+Node *parse_node(LexState *lx, NodeKind k, Span at)
+{
+    Node *n = arena_alloc(lx->arena, sizeof *n);
+    n->kind = k;
+    n->span = at;
+    return n;
+}
+
+Node *parse_node2(LexState *lx, NodeKind k, Span at, int op, Node *a, Node *b)
+{
+    Node *n = parse_node(lx, k, at);
+    n->op = op;
+    n->a = a;
+    n->b = b;
+    return n;
+}
+
+PtrVec parse_vec1(LexState *lx, void *item)
+{
+    PtrVec v = {0};
+    vec_push(lx->arena, &v, item);
+    return v;
+}
+
+void parse_vec_append(LexState *lx, PtrVec *to, PtrVec from)
+{
+    for (int i = 0; i < from.len; i++)
+        vec_push(lx->arena, to, from.items[i]);
+}
+
+NodeList parse_list(LexState *lx, PtrVec v)
+{
+    NodeList l = {NULL, v.len};
+    if (v.len) {
+        l.items = arena_alloc(lx->arena, sizeof(Node *) * (size_t)v.len);
+        if (!l.items)
+            l.len = 0;
+        for (int i = 0; i < l.len; i++)
+            l.items[i] = v.items[i];
+    }
+    return l;
+}
+
+void parse_error(LexState *lx, Span at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(lx->diag, DIAG_ERROR, at, fmt, ap);
+    va_end(ap);
+}
+
+/* A comma list is a tuple; one item without a comma is just that item. */
+Node *parse_seq(LexState *lx, ParseSeq s, Span at)
+{
+    if (s.v.len == 1 && !s.comma)
+        return s.v.items[0];
+    Node *t = parse_node(lx, N_TUPLE, at);
+    t->list = parse_list(lx, s.v);
+    return t;
+}
+
+static const char *target_problem(const Node *n)
+{
+    switch (n->kind) {
+    case N_CALL: return "a function call";
+    case N_INT: case N_FLOAT: case N_STR: case N_TRUE: case N_FALSE: case N_NONE:
+        return "a literal";
+    case N_BINOP: case N_UNARY: case N_BOOLOP: case N_COMPARE: return "an expression";
+    case N_LAMBDA: return "a lambda";
+    case N_IFEXP: return "a conditional expression";
+    case N_DICT: return "a dict";
+    default: return "this expression";
+    }
+}
+
+/* Only names, attributes, subscripts and tuples/lists of them can be
+ * assigned; `aug` (x += 1) and annotations allow no tuples. */
+void parse_check_target(LexState *lx, const Node *n, bool single, const char *what)
+{
+    if (n->kind == N_NAME || n->kind == N_ATTR || n->kind == N_SUBSCRIPT)
+        return;
+    if ((n->kind == N_TUPLE || n->kind == N_LIST) && !single) {
+        for (int i = 0; i < n->list.len; i++)
+            parse_check_target(lx, n->list.items[i], false, what);
+        return;
+    }
+    if (n->kind == N_TUPLE || n->kind == N_LIST)
+        parse_error(lx, n->span, "%s needs a single target, not a tuple", what);
+    else
+        parse_error(lx, n->span, "cannot assign to %s", target_problem(n));
+}
+
+Node *parse_binop(LexState *lx, Span at, int op, Node *a, Node *b)
+{
+    return parse_node2(lx, N_BINOP, at, op, a, b);
+}
+
+/* `a < b < c` is one N_COMPARE with three operands. */
+Node *parse_compare(LexState *lx, Span at, Node *lhs, int op, Node *rhs)
+{
+    if (lhs->kind != N_COMPARE || (lhs->flags & NF_PAREN)) {
+        Node *c = parse_node(lx, N_COMPARE, at);
+        Node **items = arena_alloc(lx->arena, sizeof(Node *) * 2);
+        c->cmp_ops = arena_alloc(lx->arena, sizeof(OpKind));
+        items[0] = lhs;
+        items[1] = rhs;
+        c->list = (NodeList){items, 2};
+        c->cmp_ops[0] = (OpKind)op;
+        return c;
+    }
+    int n = lhs->list.len;
+    Node **items = arena_alloc(lx->arena, sizeof(Node *) * (size_t)(n + 1));
+    OpKind *ops = arena_alloc(lx->arena, sizeof(OpKind) * (size_t)n);
+    if (!items || !ops)
+        return lhs;
+    memcpy(items, lhs->list.items, sizeof(Node *) * (size_t)n);
+    memcpy(ops, lhs->cmp_ops, sizeof(OpKind) * (size_t)(n - 1));
+    items[n] = rhs;
+    ops[n - 1] = (OpKind)op;
+    lhs->list = (NodeList){items, n + 1};
+    lhs->cmp_ops = ops;
+    lhs->span = at;
+    return lhs;
+}
+
+Node *parse_param(LexState *lx, Node *name, Node *annot, Node *dflt)
+{
+    Node *p = parse_node(lx, N_PARAM, name->span);
+    p->name = name->name;
+    /* A string annotation "*fp32" means the same as *fp32. */
+    if (annot && annot->kind == N_STR && annot->slen > 1 && annot->str[0] == '*') {
+        Node *t = parse_node(lx, N_PTR_TYPE, annot->span);
+        t->name = annot->str + 1;
+        annot = t;
+    }
+    p->a = annot;
+    p->b = dflt;
+    return p;
+}
+
+Node *parse_ptr_type(LexState *lx, Span at, Node *elem)
+{
+    Node *t = parse_node(lx, N_PTR_TYPE, at);
+    t->name = elem->name;
+    return t;
+}
+
+void parse_add_arg(LexState *lx, ParseArgs *args, Node *arg)
+{
+    if (arg->kind == N_KEYWORD) {
+        vec_push(lx->arena, &args->kw, arg);
+        return;
+    }
+    if (args->kw.len > 0 && arg->kind != N_STARRED)
+        parse_error(lx, arg->span, "positional argument follows keyword argument");
+    vec_push(lx->arena, &args->pos, arg);
+}
+
+Node *parse_join_strings(LexState *lx, Node *a, Node *b)
+{
+    Node *s = parse_node(lx, N_STR, span_join(a->span, b->span));
+    char *buf = arena_alloc(lx->arena, a->slen + b->slen + 1);
+    if (!buf)
+        return a;
+    memcpy(buf, a->str, a->slen);
+    memcpy(buf + a->slen, b->str, b->slen);
+    buf[a->slen + b->slen] = 0;
+    s->str = buf;
+    s->slen = a->slen + b->slen;
+    return s;
+}
+
+Node *parse_import(LexState *lx, Node *dotted, Node *alias)
+{
+    Node *n = parse_node(lx, N_IMPORT, dotted->span);
+    n->name = dotted->name;
+    n->alias = alias ? alias->name : NULL;
+    return n;
+}
+
+/* Import nodes start at their statement's keyword. */
+void parse_stmt_start(PtrVec *v, Span at)
+{
+    for (int i = 0; i < v->len; i++) {
+        Node *n = v->items[i];
+        n->span.line = at.line;
+        n->span.col = at.col;
+    }
+}
+
+void parse_from_module(PtrVec *v, const Node *module, Span at)
+{
+    for (int i = 0; i < v->len; i++)
+        ((Node *)v->items[i])->name = module->name;
+    parse_stmt_start(v, at);
+}
+
+void parse_unsupported(LexState *lx, Span at, const char *what)
+{
+    parse_error(lx, at, "%s not supported in tk kernels", what);
+}
+
+/* ---- the depth limit ------------------------------------------------------ */
+
+typedef struct DepthItem {
+    const Node *n;
+    int depth;
+} DepthItem;
+
+static void depth_push(Arena *a, DepthItem **stack, int *len, int *cap, const Node *n, int d)
+{
+    if (!n)
+        return;
+    if (*len == *cap) {
+        int ncap = *cap ? *cap * 2 : 256;
+        DepthItem *s = arena_alloc(a, sizeof(DepthItem) * (size_t)ncap);
+        if (!s)
+            return;
+        if (*len)
+            memcpy(s, *stack, sizeof(DepthItem) * (size_t)*len);
+        *stack = s;
+        *cap = ncap;
+    }
+    (*stack)[(*len)++] = (DepthItem){n, d};
+}
+
+/* Later stages recurse over the tree, so a tree deeper than PARSE_MAX_DEPTH
+ * (a 100k-term expression) is an error here; checked without recursion. */
+void parse_check_depth(LexState *lx, const Node *root)
+{
+    DepthItem *stack = NULL;
+    int len = 0, cap = 0;
+    depth_push(lx->arena, &stack, &len, &cap, root, 1);
+    while (len > 0) {
+        DepthItem it = stack[--len];
+        const Node *n = it.n;
+        if (it.depth > PARSE_MAX_DEPTH) {
+            parse_error(lx, n->span, "expression or block nested too deeply (the limit is %d levels)",
+                     PARSE_MAX_DEPTH);
+            return;
+        }
+        depth_push(lx->arena, &stack, &len, &cap, n->a, it.depth + 1);
+        depth_push(lx->arena, &stack, &len, &cap, n->b, it.depth + 1);
+        depth_push(lx->arena, &stack, &len, &cap, n->c, it.depth + 1);
+        const NodeList *lists[3] = {&n->list, &n->list2, &n->list3};
+        for (int l = 0; l < 3; l++)
+            for (int i = 0; i < lists[l]->len; i++)
+                depth_push(lx->arena, &stack, &len, &cap, lists[l]->items[i], it.depth + 1);
+    }
+}
+
