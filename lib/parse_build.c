@@ -1,8 +1,7 @@
 /* parse_build.c: the node builders and checks behind the grammar's actions
  * (grammar/tk.y), and the tree-depth limit. Assumes nodes from the arena of
- * the LexState; guarantees recursion only as deep as the brackets, memory only
- * from the arena,
- * and that every check reports through the Diag with the offending span. */
+ * the LexState; guarantees recursion only as deep as the brackets, memory
+ * only from the arena, and every check reported with the offending span. */
 #include "parse_build.h"
 
 #include <stdarg.h>
