@@ -599,7 +599,11 @@ bool sema_const_int(Sema *s, SVal v, Span at, const char *what, int64_t *out)
         *out = v.i;
         return true;
     }
-    if (v.k == SV_TENSOR)
+    if (v.k == SV_TENSOR && v.v->def && v.v->def->kind == IR_CONST)
+        sema_err(s, at, "%s must be a constexpr, got the runtime value %s (a number assigned "
+                 "with '=' is a runtime value, as in Triton; write 'NAME: tl.constexpr = ...')",
+                 what, sv_describe(s, v));
+    else if (v.k == SV_TENSOR)
         sema_err(s, at, "%s must be a constexpr, got the runtime value %s", what,
                  sv_describe(s, v));
     else if (!poisoned(v))

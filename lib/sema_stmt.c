@@ -42,6 +42,24 @@ void sema_assign(Sema *s, const Node *target, SVal v, Span at)
     }
 }
 
+/* A plain `name = value` makes Python numbers runtime scalars (i32, fp32,
+ * i1 ...), exactly as Triton's code generator does; only `name:
+ * tl.constexpr = value`, parameters, module constants and static_range
+ * indices stay compile-time. Tuples, dtypes, strings and None stay as they are. */
+static void assign_plain(Sema *s, const Node *target, SVal v, Span at)
+{
+    if (target->kind == N_NAME && sv_is_num(v)) {
+        IrValue *x = sema_to_tensor(s, v, at);
+        v = x ? sv_tensor(x) : (SVal){.k = SV_UNDEF};
+    } else if ((target->kind == N_TUPLE || target->kind == N_LIST) && v.k == SV_TUPLE &&
+               v.n == target->list.len) {
+        for (int i = 0; i < v.n; i++)
+            assign_plain(s, target->list.items[i], v.items[i], at);
+        return;
+    }
+    sema_assign(s, target, v, at);
+}
+
 static void exec_assert(Sema *s, const Node *n)
 {
     SVal c = sema_eval(s, n->a);
@@ -93,7 +111,7 @@ static void exec_augassign(Sema *s, const Node *n)
     } else {
         r = sema_binary(s, n->op, cur, rhs, n->span);
     }
-    env_set(s, s->env, n->a->name, r, n->span);
+    assign_plain(s, n->a, r, n->span);
 }
 
 static void exec_stmt(Sema *s, const Node *n)
@@ -102,7 +120,7 @@ static void exec_stmt(Sema *s, const Node *n)
     case N_ASSIGN: {
         SVal v = sema_eval(s, n->a);
         for (int i = 0; i < n->list.len; i++)
-            sema_assign(s, n->list.items[i], v, n->span);
+            assign_plain(s, n->list.items[i], v, n->span);
         return;
     }
     case N_ANNASSIGN: {
@@ -113,7 +131,10 @@ static void exec_stmt(Sema *s, const Node *n)
             v = sema_err(s, n->c ? n->c->span : n->span,
                          "a tl.constexpr variable needs a compile-time value, got %s",
                          sv_describe(s, v));
-        sema_assign(s, n->a, v, n->span);
+        if (is_cx)
+            sema_assign(s, n->a, v, n->span);
+        else
+            assign_plain(s, n->a, v, n->span);
         return;
     }
     case N_AUGASSIGN: exec_augassign(s, n); return;
