@@ -46,8 +46,7 @@ static void run_groups(H *h)
 static int run_child(H *h)
 {
     run_groups(h);
-    if (h->ctx)
-        tk_context_destroy(h->ctx);
+    h_cleanup(h);
     return 0;
 }
 

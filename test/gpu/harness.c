@@ -100,6 +100,24 @@ void h_end(H *h)
     h->ndev = h->nhost = 0;
 }
 
+void h_cleanup(H *h)
+{
+    for (int i = 0; i < h->nmods; i++) {
+        if (h->mods[i].mod)
+            tk_module_destroy(h->mods[i].mod);
+        free((char *)h->mods[i].err);
+    }
+    h->nmods = 0;
+    free(h->host);
+    h->host = NULL;
+    h->caphost = 0;
+    if (h->ctx)
+        tk_context_destroy(h->ctx);
+    h->ctx = NULL;
+    free((char *)h->ctx_error);
+    h->ctx_error = NULL;
+}
+
 /* ---- kernels and launches ------------------------------------------------------- */
 
 static bool h_ctx(H *h)

@@ -50,6 +50,8 @@ bool h_begin(H *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void h_fail(H *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints PASS/FAIL for the current case, frees its buffers. */
 void h_end(H *h);
+/* Releases the modules and the context. */
+void h_cleanup(H *h);
 
 /* ---- kernels and launches ------------------------------------------------- */
 
