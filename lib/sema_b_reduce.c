@@ -165,7 +165,8 @@ static int combine_inputs(Sema *s, SVal input, Span at, IrValue **xs)
     return n;
 }
 
-/* Fills op's region 0: 2n scalar args, the combine inlined, n yields. */
+/* Fills op's region 0: 2n scalar args, the combine inlined, n yields. fn is
+ * a @jit function, or (internally) an SV_INT holding the OpKind to apply. */
 static bool build_combine(Sema *s, IrOp *op, IrValue **xs, int n, SVal fn, Span at)
 {
     IrBlock *blk = ir_op_add_region(s->f, op);
@@ -178,7 +179,7 @@ static bool build_combine(Sema *s, IrOp *op, IrValue **xs, int n, SVal fn, Span 
     if (fn.k == SV_FUNC) {
         r = sema_inline_values(s, fn.fn, args, 2 * n, at);
     } else {
-        r = sema_binary(s, OP_MUL, args[0], args[1], at);
+        r = sema_binary(s, (int)fn.i, args[0], args[1], at);
     }
     IrValue *ys[8];
     bool ok = r.k != SV_UNDEF;
@@ -215,7 +216,7 @@ SVal sema_reduce_custom(Sema *s, SVal input, SVal axis, SVal fn, bool keep_dims,
     int n = combine_inputs(s, input, at, xs);
     if (n < 0)
         return bad();
-    if (fn.k != SV_FUNC)
+    if (fn.k != SV_FUNC && fn.k != SV_INT)
         return sema_err(s, at, "combine_fn must be a @jit function, got %s", sv_describe(s, fn));
     int rank = xs[0]->type.rank, ax = -1;
     if (sv_has(axis) && (ax = sema_norm_axis(s, axis, rank, at)) < 0)
@@ -235,6 +236,17 @@ SVal sema_reduce_custom(Sema *s, SVal input, SVal axis, SVal fn, bool keep_dims,
     for (int i = 0; i < n; i++)
         out[i] = sv_tensor(keep_dims ? keep(s, op->results[i], rank, ax, at) : op->results[i]);
     return n == 1 ? out[0] : sv_tuple(s, out, n);
+}
+
+static SVal b_xor_sum(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
+    bool kd;
+    if (!x || !flag(s, a[2], at[2], &kd))
+        return bad();
+    if (!dtype_is_int(x->type.dt))
+        return sema_err(s, at[0], "tl.xor_sum needs integers, got %s", sema_type_str(s, x->type));
+    return sema_reduce_custom(s, sv_tensor(x), a[1], sv_int(OP_BITXOR), kd, call);
 }
 
 static SVal b_reduce(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
@@ -283,8 +295,7 @@ static SVal b_cumsum(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (a[3].k == SV_DTYPE)
         dt = a[3].ty.dt;
     if (b->arg) /* cumprod: a multiply combine */
-        return sema_scan(s, sv_tensor(x), a[1], (SVal){.k = SV_VOID}, rev, SCAN_CUSTOM, DT_VOID,
-                         call);
+        return sema_scan(s, sv_tensor(x), a[1], sv_int(OP_MUL), rev, SCAN_CUSTOM, DT_VOID, call);
     return sema_scan(s, sv_tensor(x), a[1], (SVal){.k = SV_VOID}, rev, SCAN_SUM, dt, call);
 }
 
@@ -401,6 +412,7 @@ static const Builtin reduce[] = {
     {"argmax", "input,axis,tie_break_left=,keep_dims=", b_argmax, 0, true},
     {"argmin", "input,axis,tie_break_left=,keep_dims=", b_argmax, 0, true},
     {"reduce", "input,axis,combine_fn,keep_dims=", b_reduce, 0, true},
+    {"xor_sum", "input,axis=,keep_dims=", b_xor_sum, 0, true},
     {"cumsum", "input,axis=,reverse=,dtype=", b_cumsum, 0, true},
     {"cumprod", "input,axis=,reverse=", b_cumsum, 1, true},
     {"associative_scan", "input,axis,combine_fn,reverse=", b_assoc_scan, 0, true},

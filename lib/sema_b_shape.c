@@ -132,6 +132,21 @@ static SVal b_join(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sv_tensor(ir_binary(&s->b, IR_JOIN, call, x, y, rt));
 }
 
+/* interleave(a, b): join then merge the new last dim into the previous one */
+static SVal b_interleave(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    SVal j = b_join(s, b, a, at, call);
+    if (j.k != SV_TENSOR)
+        return j;
+    Type t = j.v->type;
+    if (t.rank < 2)
+        return sema_err(s, call, "tl.interleave needs blocks, got scalars");
+    int shape[TK_MAX_RANK];
+    memcpy(shape, t.shape, sizeof shape);
+    shape[t.rank - 2] *= 2;
+    return sv_tensor(sema_reshape(s, j.v, t.rank - 1, shape, call));
+}
+
 static SVal b_split(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
@@ -178,6 +193,7 @@ static const Builtin shape[] = {
     {"permute", "input,*dims", b_permute, 0, true},
     {"join", "a,b", b_join, 0, true},
     {"split", "a", b_split, 0, true},
+    {"interleave", "a,b", b_interleave, 0, true},
     {"cat", "input,other,can_reorder=", b_cat, 0, false},
 };
 
