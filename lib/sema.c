@@ -280,6 +280,8 @@ bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig
     diag_init(&scratch, NULL);
     Sema s = {.a = a, .d = &scratch, .module = module};
     s.env = &s.globals;
+    s.f = ir_func_new(a, "module", NULL); /* a bad module constant may emit ops */
+    s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_bind_globals(&s);
     sema_tune_configs(&s, fn, out);
     diag_free(&scratch);

@@ -157,6 +157,8 @@ bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *con
     Sema s = {.a = a, .d = d, .src = d->src, .module = module};
     s.errors_at_start = d->errors;
     s.env = &s.globals;
+    s.f = ir_func_new(a, "heuristic", NULL); /* a lambda may build tensors (an error later) */
+    s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_bind_globals(&s);
     /* `args` is a dict of the launch arguments: an SV_CONFIG of (name, value) pairs */
     SVal args = {.k = SV_CONFIG, .n = n};

@@ -133,10 +133,40 @@ static void test_module(void)
     comp_free(&c);
 }
 
+/* Bad module constants and lambdas that build tensors are errors, not crashes. */
+static void test_bad_module(void)
+{
+    static const char *const bad =
+        "import triton\n"
+        "import triton.language as tl\n"
+        "X = tl.arange(0, 4)\n"
+        "@triton.heuristics({'B': lambda args: tl.arange(0, 4)})\n"
+        "@triton.jit\n"
+        "def k(p, B: tl.constexpr):\n"
+        "    pass\n";
+    Compilation c;
+    CHECK(comp_init(&c, "bad.tk", bad, strlen(bad)));
+    CHECK(comp_parse(&c));
+    KernelSig sig;
+    CHECK(sema_kernel_sig(c.module, "k", &c.arena, &sig));
+    CHECK(sig.nheuristics == 1);
+    if (sig.nheuristics == 1) {
+        ConstValue out;
+        Diag d;
+        diag_init(&d, &c.src);
+        CHECK(!sema_eval_heuristic(c.module, sig.heuristic_fns[0], NULL, NULL, 0, &c.arena, &d,
+                                   &out));
+        CHECK(d.errors >= 1);
+        diag_free(&d);
+    }
+    comp_free(&c);
+}
+
 int main(void)
 {
     test_signature();
     test_module();
+    test_bad_module();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     return failures != 0;
