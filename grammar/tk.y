@@ -129,11 +129,11 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 %token <op> AUGASSIGN "augmented assignment"
 
 %type <vec> stmts stmt simple_stmt small_stmts small_stmt import_names from_names
-%type <vec> decorators dict_items params param_list lparams suite opt_loop_else
+%type <vec> decorators dict_items params param_list lparams suite opt_loop_else strings
 %type <node> compound_stmt expr_stmt if_stmt for_stmt while_stmt funcdef decorator
 %type <node> dotted dotted_as from_as param lparam annotation lambdef
 %type <node> testlist targetlist test or_test and_test not_test comparison expr xor_expr
-%type <node> and_expr shift_expr arith term factor power primary atom strings
+%type <node> and_expr shift_expr arith term factor power primary atom
 %type <node> subscript opt_test arg
 %type <seq> tests tests_tc exprs subscripts subscripts_tc assign_chain
 %type <args> arglist args
@@ -500,7 +500,7 @@ opt_test: %empty { $$ = NULL; }
 atom: NAME { $$ = $1; }
     | INT { $$ = $1; }
     | FLOAT { $$ = $1; }
-    | strings { $$ = $1; }
+    | strings { $$ = parse_join_strings(lx, $1); }
     | NONE { $$ = parse_node(lx, N_NONE, @$); }
     | TRUE { $$ = parse_node(lx, N_TRUE, @$); }
     | FALSE { $$ = parse_node(lx, N_FALSE, @$); }
@@ -547,8 +547,8 @@ dict_items: test ":" test { $$ = parse_vec1(lx, $1); vec_push(lx->arena, &$$, $3
     | dict_items "," test ":" test { $$ = $1; vec_push(lx->arena, &$$, $3); vec_push(lx->arena, &$$, $5); }
     ;
 
-strings: STRING { $$ = $1; }
-    | strings STRING { $$ = parse_join_strings(lx, $1, $2); }
+strings: STRING { $$ = parse_vec1(lx, $1); }
+    | strings STRING { $$ = $1; vec_push(lx->arena, &$$, $2); }
     ;
 
 %%

@@ -165,17 +165,31 @@ void parse_add_arg(LexState *lx, ParseArgs *args, Node *arg)
     vec_push(lx->arena, &args->pos, arg);
 }
 
-Node *parse_join_strings(LexState *lx, Node *a, Node *b)
+/* Adjacent literals make one string; joined once, so a long run of them
+ * costs linear time. */
+Node *parse_join_strings(LexState *lx, PtrVec parts)
 {
-    Node *s = parse_node(lx, N_STR, span_join(a->span, b->span));
-    char *buf = arena_alloc(lx->arena, a->slen + b->slen + 1);
+    Node *first = parts.items[0];
+    if (parts.len == 1)
+        return first;
+    size_t len = 0;
+    for (int i = 0; i < parts.len; i++)
+        len += ((Node *)parts.items[i])->slen;
+    Node *last = parts.items[parts.len - 1];
+    Node *s = parse_node(lx, N_STR, span_join(first->span, last->span));
+    char *buf = arena_alloc(lx->arena, len + 1);
     if (!buf)
-        return a;
-    memcpy(buf, a->str, a->slen);
-    memcpy(buf + a->slen, b->str, b->slen);
-    buf[a->slen + b->slen] = 0;
+        return first;
+    size_t at = 0;
+    for (int i = 0; i < parts.len; i++) {
+        const Node *p = parts.items[i];
+        if (p->slen)
+            memcpy(buf + at, p->str, p->slen);
+        at += p->slen;
+    }
+    buf[len] = 0;
     s->str = buf;
-    s->slen = a->slen + b->slen;
+    s->slen = len;
     return s;
 }
 

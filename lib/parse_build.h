@@ -30,7 +30,8 @@ Node *parse_param(LexState *lx, Node *name, Node *annot, Node *dflt);
 Node *parse_ptr_type(LexState *lx, Span at, Node *elem);
 /* Adds a call argument, checking that positional ones come first. */
 void parse_add_arg(LexState *lx, ParseArgs *args, Node *arg);
-Node *parse_join_strings(LexState *lx, Node *a, Node *b);
+/* Joins adjacent string literals (at least one). */
+Node *parse_join_strings(LexState *lx, PtrVec parts);
 Node *parse_import(LexState *lx, Node *dotted, Node *alias);
 void parse_stmt_start(PtrVec *v, Span at);
 void parse_from_module(PtrVec *v, const Node *module, Span at);
