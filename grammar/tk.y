@@ -130,6 +130,7 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 
 %type <vec> stmts stmt simple_stmt small_stmts small_stmt import_names from_names
 %type <vec> decorators dict_items params param_list lparams suite opt_loop_else strings
+%type <vec> compare_chain
 %type <node> compound_stmt expr_stmt if_stmt for_stmt while_stmt funcdef decorator
 %type <node> dotted dotted_as from_as param lparam annotation lambdef
 %type <node> testlist targetlist test or_test and_test not_test comparison expr xor_expr
@@ -383,7 +384,21 @@ not_test: NOT not_test { $$ = parse_node2(lx, N_UNARY, @$, OP_NOT, $2, NULL); }
     ;
 
 comparison: expr { $$ = $1; }
-    | comparison comp_op expr { $$ = parse_compare(lx, @$, $1, $2, $3); }
+    | compare_chain { $$ = parse_compare(lx, @$, $1); }
+    ;
+
+/* operand, op, operand, op, ... collected first so that a long chain is
+ * built once */
+compare_chain: expr comp_op expr {
+        $$ = parse_vec1(lx, $1);
+        vec_push(lx->arena, &$$, (void *)(intptr_t)$2);
+        vec_push(lx->arena, &$$, $3);
+      }
+    | compare_chain comp_op expr {
+        $$ = $1;
+        vec_push(lx->arena, &$$, (void *)(intptr_t)$2);
+        vec_push(lx->arena, &$$, $3);
+      }
     ;
 
 comp_op: "<" { $$ = OP_LT; }

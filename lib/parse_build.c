@@ -5,6 +5,7 @@
 #include "parse_build.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 
 Node *parse_node(LexState *lx, NodeKind k, Span at)
@@ -104,32 +105,25 @@ Node *parse_binop(LexState *lx, Span at, int op, Node *a, Node *b)
     return parse_node2(lx, N_BINOP, at, op, a, b);
 }
 
-/* `a < b < c` is one N_COMPARE with three operands. */
-Node *parse_compare(LexState *lx, Span at, Node *lhs, int op, Node *rhs)
+/* A chained comparison from its parts: operand, op, operand, op, ...;
+ * `a < b < c` is one N_COMPARE with three operands. */
+Node *parse_compare(LexState *lx, Span at, PtrVec parts)
 {
-    if (lhs->kind != N_COMPARE || (lhs->flags & NF_PAREN)) {
-        Node *c = parse_node(lx, N_COMPARE, at);
-        Node **items = arena_alloc(lx->arena, sizeof(Node *) * 2);
-        c->cmp_ops = arena_alloc(lx->arena, sizeof(OpKind));
-        items[0] = lhs;
-        items[1] = rhs;
-        c->list = (NodeList){items, 2};
-        c->cmp_ops[0] = (OpKind)op;
-        return c;
-    }
-    int n = lhs->list.len;
-    Node **items = arena_alloc(lx->arena, sizeof(Node *) * (size_t)(n + 1));
-    OpKind *ops = arena_alloc(lx->arena, sizeof(OpKind) * (size_t)n);
+    Node *c = parse_node(lx, N_COMPARE, at);
+    int n = (parts.len + 1) / 2;
+    Node **items = arena_alloc(lx->arena, sizeof(Node *) * (size_t)n);
+    OpKind *ops = arena_alloc(lx->arena, sizeof(OpKind) * (size_t)(n - 1));
     if (!items || !ops)
-        return lhs;
-    memcpy(items, lhs->list.items, sizeof(Node *) * (size_t)n);
-    memcpy(ops, lhs->cmp_ops, sizeof(OpKind) * (size_t)(n - 1));
-    items[n] = rhs;
-    ops[n - 1] = (OpKind)op;
-    lhs->list = (NodeList){items, n + 1};
-    lhs->cmp_ops = ops;
-    lhs->span = at;
-    return lhs;
+        return c;
+    for (int i = 0; i < parts.len; i++) {
+        if (i % 2 == 0)
+            items[i / 2] = parts.items[i];
+        else
+            ops[i / 2] = (OpKind)(intptr_t)parts.items[i];
+    }
+    c->list = (NodeList){items, n};
+    c->cmp_ops = ops;
+    return c;
 }
 
 Node *parse_param(LexState *lx, Node *name, Node *annot, Node *dflt)

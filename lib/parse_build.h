@@ -24,8 +24,8 @@ Node *parse_seq(LexState *lx, ParseSeq s, Span at);
 /* Reports targets that cannot be assigned; `single` forbids tuples. */
 void parse_check_target(LexState *lx, const Node *n, bool single, const char *what);
 Node *parse_binop(LexState *lx, Span at, int op, Node *a, Node *b);
-/* Extends a chained comparison (a < b < c) or starts one. */
-Node *parse_compare(LexState *lx, Span at, Node *lhs, int op, Node *rhs);
+/* Builds a chained comparison from operand, op, operand, ... */
+Node *parse_compare(LexState *lx, Span at, PtrVec parts);
 Node *parse_param(LexState *lx, Node *name, Node *annot, Node *dflt);
 Node *parse_ptr_type(LexState *lx, Span at, Node *elem);
 /* Adds a call argument, checking that positional ones come first. */
