@@ -80,11 +80,86 @@ static IrValue *materialize_in(Sema *s, IrBlock *blk, SVal v, Span at)
 
 /* ---- if ------------------------------------------------------------------------ */
 
+/* The values both branches yield: slot i holds then-value y[0][i] and
+ * else-value y[1][i]. A merged SVal refers to slot i by a placeholder
+ * (SV_TENSOR with v == NULL, i = slot) until the IR_IF op exists. */
 typedef struct Merge {
-    const char *name;
-    SVal v1, v2;
-    Span at1, at2;
+    IrBlock *blk[2];
+    IrValue **y[2];
+    Type *types;
+    const char **names;
+    int n, cap;
+    bool ok;
 } Merge;
+
+static SVal merge_pair(Sema *s, Merge *m, const char *name, SVal v1, SVal v2, Span at)
+{
+    if (same_val(v1, v2))
+        return v1;
+    if (v1.k == SV_UNDEF || v2.k == SV_UNDEF)
+        return v1.k == SV_UNDEF ? v1 : v2;
+    if (v1.k == SV_TUPLE && v2.k == SV_TUPLE && v1.n == v2.n) {
+        SVal t = sv_tuple(s, v1.items, v1.n);
+        for (int i = 0; i < v1.n; i++)
+            t.items[i] = merge_pair(s, m, NULL, v1.items[i], v2.items[i], at);
+        return t;
+    }
+    const char *what = name ? arena_printf(s->a, "'%s'", name) : "a tuple item";
+    if (!strcmp(name ? name : "", "$ret"))
+        what = "the returned value";
+    if (!materializable(v1) || !materializable(v2)) {
+        sema_err(s, at, "%s is %s in one branch of the 'if' and %s in the other; only tensors "
+                        "and numbers can differ between branches",
+                 what, sv_describe(s, v1), sv_describe(s, v2));
+        return (SVal){.k = SV_UNDEF};
+    }
+    if (!type_eq(val_type(v1), val_type(v2))) {
+        sema_err(s, at, "%s is %s in the then-branch but %s in the else-branch; both branches "
+                        "must give it the same type",
+                 what, sema_type_str(s, val_type(v1)), sema_type_str(s, val_type(v2)));
+        return (SVal){.k = SV_UNDEF};
+    }
+    if (m->n == m->cap) {
+        int cap = m->cap ? 2 * m->cap : 8;
+        for (int r = 0; r < 2; r++) {
+            IrValue **ny = arena_alloc(s->a, sizeof(IrValue *) * (size_t)cap);
+            if (m->n)
+                memcpy(ny, m->y[r], sizeof(IrValue *) * (size_t)m->n);
+            m->y[r] = ny;
+        }
+        Type *nt = arena_alloc(s->a, sizeof(Type) * (size_t)cap);
+        const char **nn = arena_alloc(s->a, sizeof(char *) * (size_t)cap);
+        if (m->n) {
+            memcpy(nt, m->types, sizeof(Type) * (size_t)m->n);
+            memcpy(nn, m->names, sizeof(char *) * (size_t)m->n);
+        }
+        m->types = nt;
+        m->names = nn;
+        m->cap = cap;
+    }
+    int i = m->n++;
+    for (int r = 0; r < 2; r++) {
+        m->y[r][i] = materialize_in(s, m->blk[r], r ? v2 : v1, at);
+        m->ok &= m->y[r][i] != NULL;
+    }
+    m->types[i] = m->y[0][i] ? m->y[0][i]->type : type_scalar(DT_I32);
+    m->names[i] = name && name[0] != '$' ? name : NULL;
+    return (SVal){.k = SV_TENSOR, .v = NULL, .i = i};
+}
+
+/* Replaces the placeholders of a merged value by the IR_IF's results. */
+static SVal fill(Sema *s, SVal v, IrOp *op)
+{
+    if (v.k == SV_TENSOR && !v.v)
+        return op ? sv_tensor(op->results[v.i]) : (SVal){.k = SV_UNDEF};
+    if (v.k == SV_TUPLE) {
+        SVal t = sv_tuple(s, v.items, v.n);
+        for (int i = 0; i < v.n; i++)
+            t.items[i] = fill(s, v.items[i], op);
+        return t;
+    }
+    return v;
+}
 
 void sema_exec_if(Sema *s, const Node *n, Cont *rest)
 {
@@ -124,65 +199,38 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
     s->b = saved;
     s->env = outer;
     Env merged = env_copy(s, &before);
-    Merge *m = arena_alloc(s->a, sizeof(Merge) * (size_t)(envs[0].n + envs[1].n + 1));
-    int nm = 0;
+    Merge m = {.blk = {blk[0], blk[1]}, .ok = true};
     for (int r = 0; r < 2; r++)
         for (int i = 0; i < envs[r].n; i++) {
             const char *name = envs[r].b[i].name;
             if (r == 1 && env_lookup(&envs[0], name, NULL))
                 continue; /* handled with the then-branch */
-            Span *a1 = NULL, *a2 = NULL;
-            SVal *v1 = env_lookup(&envs[0], name, &a1), *v2 = env_lookup(&envs[1], name, &a2);
+            Span *a1 = NULL;
+            SVal *v1 = env_lookup(&envs[0], name, &a1), *v2 = env_lookup(&envs[1], name, NULL);
             bool is_ret = strcmp(name, "$ret") == 0;
-            if (is_ret && (!v1 || !v2) && (v1 ? v1 : v2)->k == SV_NONE) {
+            if (is_ret && (!v1 || !v2) && (v1 ? v1 : v2)->k == SV_NONE)
                 env_set(s, &merged, name, sv_none(), n->span);
-            } else if (!v1 || !v2) {
+            else if (!v1 || !v2)
                 env_set(s, &merged, name,
                         undef(is_ret ? "not every path returns a value"
                                      : arena_printf(s->a, "'%s' is defined in only one branch of "
                                                           "the 'if' at line %d",
                                                     name, n->span.line)),
                         n->span);
-            } else if (same_val(*v1, *v2)) {
-                env_set(s, &merged, name, *v1, *a1);
-            } else if (v1->k == SV_UNDEF || v2->k == SV_UNDEF) {
-                env_set(s, &merged, name, v1->k == SV_UNDEF ? *v1 : *v2, n->span);
-            } else if (!materializable(*v1) || !materializable(*v2)) {
-                sema_err(s, n->span, "'%s' is %s in one branch of the 'if' and %s in the other; "
-                                     "only tensors and numbers can differ between branches",
-                         name, sv_describe(s, *v1), sv_describe(s, *v2));
-                env_set(s, &merged, name, (SVal){.k = SV_UNDEF}, n->span);
-            } else if (!type_eq(val_type(*v1), val_type(*v2))) {
-                sema_err(s, n->span, "'%s' is %s in the then-branch but %s in the else-branch; "
-                                     "both branches must give it the same type",
-                         name, sema_type_str(s, val_type(*v1)), sema_type_str(s, val_type(*v2)));
-                env_set(s, &merged, name, (SVal){.k = SV_UNDEF}, n->span);
-            } else {
-                m[nm++] = (Merge){name, *v1, *v2, *a1, *a2};
-            }
+            else
+                env_set(s, &merged, name, merge_pair(s, &m, name, *v1, *v2, n->span),
+                        same_val(*v1, *v2) ? *a1 : n->span);
         }
-    IrValue **y[2];
-    Type *types = arena_alloc(s->a, sizeof(Type) * (size_t)(nm + 1));
-    for (int r = 0; r < 2; r++) {
-        y[r] = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(nm + 1));
-        for (int i = 0; i < nm; i++) {
-            y[r][i] = materialize_in(s, blk[r], r ? m[i].v2 : m[i].v1, n->span);
-            types[i] = y[r][i] ? y[r][i]->type : type_scalar(DT_I32);
-        }
-    }
-    bool ok = true;
-    for (int r = 0; r < 2; r++)
-        for (int i = 0; i < nm; i++)
-            ok &= y[r][i] != NULL;
-    if (ok) {
+    IrOp *op = NULL;
+    if (m.ok) {
         for (int r = 0; r < 2; r++)
-            terminate(s, blk[r], IR_YIELD, n->span, y[r], nm);
-        IrOp *op = place(s, ir_op_new(s->f, IR_IF, n->span, &cond, 1, types, nm), tmp);
-        for (int i = 0; i < nm; i++) {
-            op->results[i]->name = m[i].name[0] == '$' ? NULL : m[i].name;
-            env_set(s, &merged, m[i].name, sv_tensor(op->results[i]), n->span);
-        }
+            terminate(s, blk[r], IR_YIELD, n->span, m.y[r], m.n);
+        op = place(s, ir_op_new(s->f, IR_IF, n->span, &cond, 1, m.types, m.n), tmp);
+        for (int i = 0; i < m.n; i++)
+            op->results[i]->name = m.names[i];
     }
+    for (int i = 0; i < merged.n; i++)
+        merged.b[i].val = fill(s, merged.b[i].val, op);
     *outer = merged;
     s->returned = ret[0] && ret[1];
     if (!early && rest && !s->returned)
