@@ -235,6 +235,7 @@ struct tk_kernel {
     KernelSig sig;
     int nruntime;              /* runtime (non-constexpr) parameters */
     int runtime_idx[RT_MAX_PARAMS]; /* i-th runtime param -> sig index */
+    int const_hint[RT_MAX_PARAMS]; /* sig index the c-th constexpr argument named last time */
     RtTable table;
 };
 
@@ -248,7 +249,6 @@ InterpBuffer *rt_ctx_snapshot(tk_context *ctx, int *n);
  * arguments. Defined in rt_module.c and used by rt_launch.c. */
 typedef struct RtLaunchArgs {
     RtKey key;
-    ArgSpec specs[RT_MAX_PARAMS];      /* per runtime param */
     const tk_arg *values[RT_MAX_PARAMS]; /* per runtime param */
     const tk_arg *consts[RT_MAX_PARAMS]; /* per sig param (constexprs only) */
     int num_warps, num_stages;
@@ -280,6 +280,8 @@ typedef struct RtJitText {
 tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bool store,
                       RtJitText *out);
 void rt_jit_text_free(RtJitText *t);
+/* The specialisation of one runtime argument (type, divisibility, == 1). */
+void rt_arg_spec(const tk_arg *a, ArgSpec *out);
 /* Checks launch arguments against the kernel and builds the key (rt_launch.c). */
 tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                          const tk_launch_options *opts, RtLaunchArgs *la);

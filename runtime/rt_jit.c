@@ -78,7 +78,12 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
     req->kernel = k->name;
     req->defines = defs;
     req->ndefines = nd;
-    req->args = la->specs;
+    ArgSpec *specs = arena_alloc(a, sizeof *specs * (size_t)(k->nruntime + 1));
+    if (!specs)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    for (int j = 0; j < k->nruntime; j++)
+        rt_arg_spec(la->values[j], &specs[j]);
+    req->args = specs;
     req->nargs = k->nruntime;
     req->num_warps = la->num_warps;
     req->num_stages = la->num_stages;

@@ -32,14 +32,27 @@ static void list_params(const tk_kernel *k, bool constexprs, char *out, size_t c
         snprintf(out, cap, "none");
 }
 
-static tk_status bind_const(tk_kernel *k, const tk_arg *a, RtLaunchArgs *la)
+/* The parameter a constexpr argument names: the c-th constexpr of a launch
+ * usually names what it named last time, so try that first. */
+static int find_const(tk_kernel *k, int c, const char *name)
+{
+    int hint = c < RT_MAX_PARAMS ? __atomic_load_n(&k->const_hint[c], __ATOMIC_RELAXED) : 0;
+    if (hint < k->sig.nparams && strcmp(pname(k, hint), name) == 0)
+        return hint;
+    int p;
+    for (p = 0; p < k->sig.nparams && strcmp(pname(k, p), name) != 0; p++)
+        ;
+    if (p < k->sig.nparams && c < RT_MAX_PARAMS)
+        __atomic_store_n(&k->const_hint[c], p, __ATOMIC_RELAXED);
+    return p;
+}
+
+static tk_status bind_const(tk_kernel *k, int c, const tk_arg *a, RtLaunchArgs *la)
 {
     char names[512];
     if (!a->name)
         return rt_error(TK_ERR_LAUNCH, "kernel '%s': a constexpr argument has no name", k->name);
-    int p;
-    for (p = 0; p < k->sig.nparams && strcmp(pname(k, p), a->name) != 0; p++)
-        ;
+    int p = find_const(k, c, a->name);
     if (p == k->sig.nparams) {
         list_params(k, true, names, sizeof names);
         return rt_error(TK_ERR_LAUNCH, "kernel '%s' has no parameter '%s'; its constexprs: %s",
@@ -55,9 +68,34 @@ static tk_status bind_const(tk_kernel *k, const tk_arg *a, RtLaunchArgs *la)
     return TK_OK;
 }
 
-/* The type of runtime parameter j from its launch value; checks it against
- * the annotation in the source, if any. */
-static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, ArgSpec *spec)
+/* Triton's specialisation bits of one argument: pointers aligned to 16
+ * bytes and integers divisible by 16 are "divisible by 16"; integers equal
+ * to 1 are marked as such (and are not divisible by 16). */
+static void spec_bits(const tk_arg *a, DType dt, bool *div16, bool *eq1)
+{
+    *div16 = *eq1 = false;
+    if (a->kind == TK_ARG_PTR)
+        *div16 = (uintptr_t)a->v.ptr % 16 == 0;
+    else if (dtype_is_int(dt) && dt != DT_I1) {
+        *eq1 = a->v.i == 1;
+        *div16 = !*eq1 && a->v.i % 16 == 0;
+    }
+}
+
+void rt_arg_spec(const tk_arg *a, ArgSpec *out)
+{
+    DType dt = valid_dtype(a->dtype) ? dtype_of[a->dtype] : DT_I32;
+    bool div16, eq1;
+    spec_bits(a, dt, &div16, &eq1);
+    memset(out, 0, sizeof *out);
+    out->type = a->kind == TK_ARG_PTR ? type_ptr(dt) : type_scalar(dt);
+    out->divisibility = div16 ? 16 : 1;
+    out->equal_to_1 = eq1;
+}
+
+/* Checks runtime argument j against the annotation in the source, if any,
+ * and gives its key word: dtype, kind and specialisation bits. */
+static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *word)
 {
     int p = k->runtime_idx[j];
     if (!valid_dtype(a->dtype))
@@ -65,32 +103,25 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, ArgSpec *spec
                         k->name, j + 1, pname(k, p));
     DType dt = dtype_of[a->dtype];
     Type ann = k->sig.annotated[p];
-    memset(spec, 0, sizeof *spec);
-    spec->divisibility = 1;
-    if (a->kind == TK_ARG_PTR) {
-        if (ann.dt != DT_VOID && (ann.dt != DT_PTR || ann.elem != dt))
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s%s but the "
-                            "launch passes a pointer to %s", k->name, pname(k, p),
-                            ann.dt == DT_PTR ? "*" : "", dtype_name(ann.dt == DT_PTR ? ann.elem : ann.dt),
+    if (ann.dt != DT_VOID) {
+        if (a->kind == TK_ARG_PTR && (ann.dt != DT_PTR || ann.elem != dt))
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s%s but "
+                            "the launch passes a pointer to %s", k->name, pname(k, p),
+                            ann.dt == DT_PTR ? "*" : "",
+                            dtype_name(ann.dt == DT_PTR ? ann.elem : ann.dt), dtype_name(dt));
+        if (a->kind != TK_ARG_PTR && ann.dt == DT_PTR)
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is a pointer (*%s) but "
+                            "the launch passes a scalar %s", k->name, pname(k, p),
+                            dtype_name(ann.elem), dtype_name(dt));
+        if (a->kind != TK_ARG_PTR && ann.dt != dt)
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s but the "
+                            "launch passes %s", k->name, pname(k, p), dtype_name(ann.dt),
                             dtype_name(dt));
-        spec->type = type_ptr(dt);
-        spec->divisibility = ((uintptr_t)a->v.ptr % 16 == 0) ? 16 : 1;
-        return TK_OK;
     }
-    if (ann.dt == DT_PTR)
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is a pointer (*%s) but the "
-                        "launch passes a scalar %s", k->name, pname(k, p), dtype_name(ann.elem),
-                        dtype_name(dt));
-    if (ann.dt != DT_VOID && ann.dt != dt)
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s but the launch "
-                        "passes %s", k->name, pname(k, p), dtype_name(ann.dt), dtype_name(dt));
-    spec->type = type_scalar(dt);
-    if (dtype_is_int(dt) && dt != DT_I1) {
-        if (a->v.i == 1)
-            spec->equal_to_1 = true;
-        else if (a->v.i % 16 == 0)
-            spec->divisibility = 16;
-    }
+    bool div16, eq1;
+    spec_bits(a, dt, &div16, &eq1);
+    *word = (uint64_t)a->dtype | (uint64_t)a->kind << 8 | (uint64_t)div16 << 16 |
+            (uint64_t)eq1 << 17;
     return TK_OK;
 }
 
@@ -122,11 +153,11 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
         return rt_error(TK_ERR_LAUNCH, "kernel '%s': num_warps=%d must be a power of two up to 32",
                         k->name, la->num_warps);
     memset(la->consts, 0, sizeof la->consts[0] * (size_t)k->sig.nparams);
-    int nrun = 0;
+    int nrun = 0, nconst = 0;
     for (int i = 0; i < nargs; i++) {
         const tk_arg *a = &args[i];
         if (a->kind == TK_ARG_CONST) {
-            tk_status s = bind_const(k, a, la);
+            tk_status s = bind_const(k, nconst++, a, la);
             if (s != TK_OK)
                 return s;
         } else if (a->kind == TK_ARG_PTR || a->kind == TK_ARG_SCALAR) {
@@ -147,13 +178,9 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
     RtKey *key = &la->key;
     key->nwords = 0;
     for (int j = 0; j < k->nruntime; j++) {
-        tk_status s = check_value(k, j, la->values[j], &la->specs[j]);
+        tk_status s = check_value(k, j, la->values[j], &key->w[key->nwords++]);
         if (s != TK_OK)
             return s;
-        const ArgSpec *sp = &la->specs[j];
-        key->w[key->nwords++] = (uint64_t)la->values[j]->dtype | (uint64_t)la->values[j]->kind << 8 |
-                                (uint64_t)(sp->divisibility == 16) << 16 |
-                                (uint64_t)sp->equal_to_1 << 17;
     }
     for (int p = 0; p < k->sig.nparams; p++) {
         if (!k->sig.is_constexpr[p])

@@ -141,17 +141,19 @@ static void test_keys(tk_kernel *add)
             CHECK(!rt_key_eq(&diff[i], &diff[j]));
     }
 
-    /* The specialisation bits themselves. */
-    RtLaunchArgs la;
-    memcpy(a, base, sizeof a);
-    a[0] = tk_ptr(b + 4, TK_F32);
-    a[3] = tk_i32(1);
-    CHECK(rt_launch_args(add, a, 5, NULL, &la) == TK_OK);
-    CHECK(la.specs[0].divisibility == 1 && la.specs[1].divisibility == 16);
-    CHECK(la.specs[3].equal_to_1 && la.specs[3].divisibility == 1);
-    a[3] = tk_i32(64);
-    CHECK(rt_launch_args(add, a, 5, NULL, &la) == TK_OK);
-    CHECK(!la.specs[3].equal_to_1 && la.specs[3].divisibility == 16);
+    /* The specialisation bits themselves, as the compiler receives them. */
+    ArgSpec sp;
+    tk_arg misaligned = tk_ptr(b + 4, TK_F32);
+    rt_arg_spec(&misaligned, &sp);
+    CHECK(sp.divisibility == 1 && sp.type.dt == DT_PTR && sp.type.elem == DT_F32);
+    rt_arg_spec(&base[1], &sp);
+    CHECK(sp.divisibility == 16 && !sp.equal_to_1);
+    rt_arg_spec(&(tk_arg){TK_ARG_SCALAR, TK_I32, NULL, {.i = 1}, NULL}, &sp);
+    CHECK(sp.equal_to_1 && sp.divisibility == 1 && sp.type.dt == DT_I32);
+    rt_arg_spec(&(tk_arg){TK_ARG_SCALAR, TK_I64, NULL, {.i = -64}, NULL}, &sp);
+    CHECK(!sp.equal_to_1 && sp.divisibility == 16 && sp.type.dt == DT_I64);
+    rt_arg_spec(&(tk_arg){TK_ARG_SCALAR, TK_F32, NULL, {.f = 32.0}, NULL}, &sp);
+    CHECK(sp.divisibility == 1 && !sp.equal_to_1); /* floats are not specialised */
 }
 
 /* Compiling happens once per key; the next prepare or launch is a hit. */
