@@ -169,7 +169,7 @@ static void asm_store(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr
 /* Elements per access: what axis analysis proves, within one chunk of the layout. */
 static int vector_width(Cg *cg, const IrValue *ptr, const IrValue *mask, DType dt)
 {
-    if (!cg->axis || ptr->type.rank == 0 || dt == DT_I1 || dtype_bits(dt) < 16)
+    if (!cg->axis || ptr->type.rank == 0)
         return 1;
     int w = axis_vector_width(cg->axis, ptr, mask, cg_mem_bytes(dt));
     int v = cg_layout(cg, ptr->type).v;
@@ -186,7 +186,7 @@ static LLVMValueRef plain_load(Cg *cg, DType dt, int vw, LLVMValueRef ptr, LLVMV
     LLVMSetAlignment(v, (unsigned)(vw * cg_mem_bytes(dt)));
     for (int i = 0; i < vw; i++) {
         LLVMValueRef x = vw == 1 ? v : LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");
-        out[i] = dt == DT_I1 ? LLVMBuildTrunc(cg->b, x, cg_type(cg, dt), "") : x;
+        out[i] = dt == DT_I1 ? LLVMBuildICmp(cg->b, LLVMIntNE, x, LLVMConstInt(et, 0, 0), "") : x;
     }
     return v;
 }
