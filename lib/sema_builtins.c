@@ -74,11 +74,18 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             return ns("tl.math");
         if (!strcmp(name, "extra"))
             return ns("tl.extra");
+        if (!strcmp(name, "PropagateNan"))
+            return ns("tl.PropagateNan");
         if (!strcmp(name, "constexpr") || find_tl(name))
             return builtin("tl", name);
         return sema_err(s, at, "unknown builtin 'tl.%s'", name);
     }
-    if (!strcmp(nsname, "tl.extra")) {
+    if (!strcmp(nsname, "tl.PropagateNan")) {
+        if (!strcmp(name, "ALL"))
+            return sv_int(0xFFFF);
+        if (!strcmp(name, "NONE"))
+            return sv_int(0);
+    } else if (!strcmp(nsname, "tl.extra")) {
         if (!strcmp(name, "cuda"))
             return ns("tl.extra.cuda");
         if (!strcmp(name, "libdevice"))
