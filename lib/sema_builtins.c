@@ -78,6 +78,10 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             return ns("tl.PropagateNan");
         if (!strcmp(name, "constexpr") || find_tl(name))
             return builtin("tl", name);
+        if (!strcmp(name, "make_block_ptr") || !strcmp(name, "advance") ||
+            !strcmp(name, "make_tensor_descriptor"))
+            return sema_err(s, at, "tl.%s: block pointers and tensor descriptors are not "
+                                   "supported by tk; use blocks of pointers", name);
         return sema_err(s, at, "unknown builtin 'tl.%s'", name);
     }
     if (!strcmp(nsname, "tl.PropagateNan")) {
