@@ -206,6 +206,9 @@ int main(int argc, char **argv)
         return 1;
     setenv("TK_CACHE_DIR", dir, 1); /* a fresh disk cache for this run */
     unsetenv("TK_CACHE_DISABLE");
+    /* The driver keeps its own cache of PTX it compiled (~/.nv/ComputeCache):
+     * off, or "cold" would only be cold once. */
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
     load_driver();
     tk_context *ctx;
     CHECK(tk_context_create(&ctx, &(tk_context_options){.device = 0}));

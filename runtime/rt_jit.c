@@ -395,13 +395,18 @@ static void apply_meta(RtVariant *v, const RtJitMeta *m)
 
 /* TK_VERBOSE=1: where a build's time went, on stderr. */
 static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchArgs *la,
-                         const RtJitText *t, double text_ms, double link_ms, double load_ms)
+                         const RtJitText *t, bool linked, double text_ms, double link_ms,
+                         double load_ms)
 {
     const tk_kernel_info *in = &v->info;
-    if (t->from_disk)
+    if (t->from_disk && linked)
+        fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache (PTX "
+                "only): read %.2f ms, PTX->cubin %.2f ms, load %.2f ms", k->name,
+                k->mod->ctx->arch, la->num_warps, la->num_stages, text_ms, link_ms, load_ms);
+    else if (t->from_disk)
         fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache: read "
-                "%.2f ms, %s%.2f ms, load %.2f ms", k->name, k->mod->ctx->arch, la->num_warps,
-                la->num_stages, text_ms, link_ms > 0 ? "PTX->cubin " : "", link_ms, load_ms);
+                "%.2f ms, load %.2f ms", k->name, k->mod->ctx->arch, la->num_warps,
+                la->num_stages, text_ms, load_ms);
     else
         fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] compiled: specialise %.2f ms, "
                 "LLVM %.2f ms, PTX->cubin %.2f ms, load %.2f ms", k->name, k->mod->ctx->arch,
@@ -426,6 +431,7 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     }
     apply_meta(v, &t.meta);
     void *cubin = NULL;
+    bool linked = false;
     /* A cubin from another driver may not load: then link the PTX again. */
     if (t.cubin && rt_cu.p_cuModuleLoadData(&v->mod, t.cubin) != CUDA_SUCCESS)
         v->mod = NULL;
@@ -438,6 +444,7 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
         RT_CU_GO(s, done, k->name, cuModuleLoadData, &v->mod, cubin);
         t.cubin = cubin;
         t.cubin_len = n;
+        linked = true;
         const char *dir = rt_disk_dir();
         if (dir)
             store_text(dir, &t);
@@ -445,7 +452,7 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     s = load_function(k, v);
     t3 = now_ms();
     if (s == TK_OK && env_on("TK_VERBOSE"))
-        report_build(k, v, la, &t, t1 - t0, t2 - t1, t3 - t2);
+        report_build(k, v, la, &t, linked, t1 - t0, t2 - t1, t3 - t2);
 done:
     tk_xfree(cubin);
     rt_jit_text_free(&t);
