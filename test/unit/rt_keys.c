@@ -104,16 +104,23 @@ static void test_table(void)
     RtKey dup = keys[3];
     CHECK(rt_table_insert(&t, &dup, &dup) == &keys[3]);
 
-    /* Hits: the last-variant fast path, and the probed path alternating. */
-    enum { REPS = 200000 };
-    double t0 = now_ns();
-    for (int i = 0; i < REPS; i++)
-        CHECK(rt_table_find(&t, &keys[7], key_of) == &keys[7]);
-    double fast = (now_ns() - t0) / REPS;
-    t0 = now_ns();
-    for (int i = 0; i < REPS; i++)
-        CHECK(rt_table_find(&t, &keys[i & 1 ? 9 : 10], key_of) != NULL);
-    double probed = (now_ns() - t0) / REPS;
+    /* Hits: the last-variant fast path, and the probed path alternating;
+     * the best of a few trials, so a busy machine does not fail the test. */
+    enum { REPS = 100000, TRIALS = 5 };
+    double fast = 1e9, probed = 1e9;
+    for (int trial = 0; trial < TRIALS; trial++) {
+        int misses = 0;
+        double t0 = now_ns();
+        for (int i = 0; i < REPS; i++)
+            misses += rt_table_find(&t, &keys[7], key_of) != &keys[7];
+        double t1 = now_ns();
+        for (int i = 0; i < REPS; i++)
+            misses += rt_table_find(&t, &keys[i & 1 ? 9 : 10], key_of) == NULL;
+        double t2 = now_ns();
+        CHECK(misses == 0);
+        fast = (t1 - t0) / REPS < fast ? (t1 - t0) / REPS : fast;
+        probed = (t2 - t1) / REPS < probed ? (t2 - t1) / REPS : probed;
+    }
     printf("rt_keys: table hit %.1f ns (last-key path), %.1f ns (probed)\n", fast, probed);
     CHECK(fast < 1000 && probed < 1000);
     rt_table_free(&t, NULL);
