@@ -125,6 +125,8 @@ static SVal dtype_attr(Sema *s, SVal d, const char *name, Span at)
                             sema_type_str(s, t));
         return sv_dtype(type_scalar(t.elem));
     }
+    if (!strcmp(name, "scalar")) /* x.type.scalar: the element type */
+        return sv_dtype(t);
     if (!strcmp(name, "primitive_bitwidth") || !strcmp(name, "int_bitwidth"))
         return sv_int(dtype_bits(t.dt));
     if (!strcmp(name, "name"))

@@ -280,35 +280,84 @@ static void assigned_names(Sema *s, PtrVec *v, const NodeList *l)
     }
 }
 
-/* The loop-carried names: assigned in the body and bound to a tensor or a
- * number before the loop. */
+/* The loop-carried values: names assigned in the body and bound before the
+ * loop to a tensor, a number, or a flat tuple of those (one leaf per item). */
 typedef struct Carried {
-    int n;
-    const char **names;
+    int n;              /* leaves */
+    const char **names; /* the variable of each leaf */
+    int *item;          /* -1: the variable itself, else its tuple item */
     IrValue **init;
 } Carried;
+
+static bool tuple_carriable(SVal v)
+{
+    if (v.k != SV_TUPLE || v.n == 0)
+        return false;
+    for (int i = 0; i < v.n; i++)
+        if (!materializable(v.items[i]))
+            return false;
+    return true;
+}
+
+static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Span at)
+{
+    IrValue *x = sema_to_tensor(s, v, at);
+    if (!x)
+        return;
+    c->names[c->n] = name;
+    c->item[c->n] = item;
+    c->init[c->n++] = x;
+}
 
 static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_target, Span at)
 {
     PtrVec names = {0};
     assigned_names(s, &names, body);
     Carried c = {0};
-    c.names = arena_alloc(s->a, sizeof(char *) * (size_t)(names.len + 1));
-    c.init = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(names.len + 1));
+    int cap = 1;
+    for (int i = 0; i < names.len; i++) {
+        SVal *v = env_lookup(s->env, names.items[i], NULL);
+        cap += v && v->k == SV_TUPLE ? v->n : 1;
+    }
+    c.names = arena_alloc(s->a, sizeof(char *) * (size_t)cap);
+    c.item = arena_alloc(s->a, sizeof(int) * (size_t)cap);
+    c.init = arena_alloc(s->a, sizeof(IrValue *) * (size_t)cap);
     for (int i = 0; i < names.len; i++) {
         const char *name = names.items[i];
         if (skip_target && skip_target->kind == N_NAME && !strcmp(skip_target->name, name))
             continue;
         SVal *v = env_lookup(s->env, name, NULL);
-        if (!v || !materializable(*v))
-            continue;
-        IrValue *x = sema_to_tensor(s, *v, at);
-        if (!x)
-            continue;
-        c.names[c.n] = name;
-        c.init[c.n++] = x;
+        if (v && materializable(*v))
+            add_leaf(s, &c, name, -1, *v, at);
+        else if (v && tuple_carriable(*v))
+            for (int k = 0; k < v->n; k++)
+                add_leaf(s, &c, name, k, v->items[k], at);
     }
     return c;
+}
+
+/* Binds every carried variable to vals (one per leaf), rebuilding tuples. */
+static void bind_carried(Sema *s, Env *env, const Carried *c, IrValue **vals, Span at)
+{
+    for (int i = 0; i < c->n;) {
+        int j = i + 1;
+        if (c->item[i] < 0) {
+            env_set(s, env, c->names[i], sv_tensor(vals[i]), at);
+        } else {
+            while (j < c->n && c->names[j] == c->names[i])
+                j++;
+            SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(j - i));
+            for (int k = i; k < j; k++)
+                items[k - i] = sv_tensor(vals[k]);
+            env_set(s, env, c->names[i], sv_tuple(s, items, j - i), at);
+        }
+        i = j;
+    }
+}
+
+static const char *leaf_name(Sema *s, const Carried *c, int i)
+{
+    return c->item[i] < 0 ? c->names[i] : arena_printf(s->a, "%s[%d]", c->names[i], c->item[i]);
 }
 
 /* After the body: the values to yield, checked against the carried types;
@@ -323,15 +372,30 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
         y[i] = args[i];
         if (!v || v->k == SV_UNDEF)
             continue;
-        if (!materializable(*v)) {
+        SVal leaf = *v;
+        if (c->item[i] >= 0) {
+            bool first = i == 0 || c->names[i - 1] != c->names[i];
+            int n = 0;
+            while (i + n < c->n && c->names[i + n] == c->names[i])
+                n++;
+            if (v->k != SV_TUPLE || v->n <= c->item[i] || (first && v->n != c->item[i] + n)) {
+                if (first)
+                    sema_err(s, *at, "loop-carried tuple '%s' changes from %d items to %s",
+                             c->names[i], c->item[i] + n, sv_describe(s, *v));
+                continue;
+            }
+            leaf = v->items[c->item[i]];
+        }
+        if (!materializable(leaf)) {
             sema_err(s, *at, "loop-carried variable '%s' becomes %s inside the loop",
-                     c->names[i], sv_describe(s, *v));
+                     leaf_name(s, c, i), sv_describe(s, leaf));
             continue;
         }
-        IrValue *x = materialize_in(s, blk, *v, *at);
+        IrValue *x = materialize_in(s, blk, leaf, *at);
         if (x && !type_eq(x->type, c->init[i]->type)) {
             sema_err(s, *at, "loop-carried variable '%s' changes type from %s to %s",
-                     c->names[i], sema_type_str(s, c->init[i]->type), sema_type_str(s, x->type));
+                     leaf_name(s, c, i), sema_type_str(s, c->init[i]->type),
+                     sema_type_str(s, x->type));
             continue;
         }
         if (x)
@@ -348,8 +412,8 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
                                              "cannot be used after it; define it before the loop",
                                        b->name, what, line)),
                     b->at);
-        else if (old->k != SV_UNDEF && !materializable(*old) && !same_val(*old, b->val) &&
-                 b->val.k != SV_UNDEF)
+        else if (old->k != SV_UNDEF && !materializable(*old) && !tuple_carriable(*old) &&
+                 !same_val(*old, b->val) && b->val.k != SV_UNDEF)
             sema_err(s, b->at, "'%s' (%s) cannot be reassigned inside a loop", b->name,
                      sv_describe(s, *old));
     }
@@ -523,10 +587,9 @@ void sema_exec_for(Sema *s, const Node *n)
     Env before = env_copy(s, outer);
     Env inner = env_copy(s, outer);
     s->env = &inner;
-    for (int i = 0; i < c.n; i++) {
-        args[i] = ir_block_add_arg(s->f, body, types[i], c.names[i]);
-        env_set(s, &inner, c.names[i], sv_tensor(args[i]), n->span);
-    }
+    for (int i = 0; i < c.n; i++)
+        args[i] = ir_block_add_arg(s->f, body, types[i], leaf_name(s, &c, i));
+    bind_carried(s, &inner, &c, args, n->span);
     IrBuilder saved = s->b;
     s->b = (IrBuilder){.f = s->f, .blk = body};
     SVal ivv = sv_tensor(iv);
@@ -542,10 +605,9 @@ void sema_exec_for(Sema *s, const Node *n)
     s->env = outer;
     IrOp *op = place(s, ir_op_new(s->f, IR_FOR, n->span, ops, c.n + 3, types, c.n), tmp);
     op->ival = stages;
-    for (int i = 0; i < c.n; i++) {
-        op->results[i]->name = c.names[i];
-        env_set(s, &before, c.names[i], sv_tensor(op->results[i]), n->span);
-    }
+    for (int i = 0; i < c.n; i++)
+        op->results[i]->name = leaf_name(s, &c, i);
+    bind_carried(s, &before, &c, op->results, n->span);
     *outer = before;
 }
 
@@ -568,10 +630,9 @@ void sema_exec_while(Sema *s, const Node *n)
     /* the condition, over the carried values */
     s->env = &cenv;
     s->b = (IrBuilder){.f = s->f, .blk = cond_b};
-    for (int i = 0; i < c.n; i++) {
-        cargs[i] = ir_block_add_arg(s->f, cond_b, types[i], c.names[i]);
-        env_set(s, &cenv, c.names[i], sv_tensor(cargs[i]), n->span);
-    }
+    for (int i = 0; i < c.n; i++)
+        cargs[i] = ir_block_add_arg(s->f, cond_b, types[i], leaf_name(s, &c, i));
+    bind_carried(s, &cenv, &c, cargs, n->span);
     SVal cv = sema_eval(s, n->a);
     IrValue *cond = NULL;
     if (cv.k == SV_TENSOR && cv.v->type.rank != 0)
@@ -590,10 +651,9 @@ void sema_exec_while(Sema *s, const Node *n)
     Env benv = env_copy(s, outer);
     s->env = &benv;
     s->b = (IrBuilder){.f = s->f, .blk = body};
-    for (int i = 0; i < c.n; i++) {
-        bargs[i] = ir_block_add_arg(s->f, body, types[i], c.names[i]);
-        env_set(s, &benv, c.names[i], sv_tensor(bargs[i]), n->span);
-    }
+    for (int i = 0; i < c.n; i++)
+        bargs[i] = ir_block_add_arg(s->f, body, types[i], leaf_name(s, &c, i));
+    bind_carried(s, &benv, &c, bargs, n->span);
     s->loop_depth++;
     sema_exec(s, &n->list, 0, NULL);
     s->loop_depth--;
@@ -602,9 +662,8 @@ void sema_exec_while(Sema *s, const Node *n)
     s->b = saved;
     s->env = outer;
     IrOp *op = place(s, ir_op_new(s->f, IR_WHILE, n->span, c.init, c.n, types, c.n), tmp);
-    for (int i = 0; i < c.n; i++) {
-        op->results[i]->name = c.names[i];
-        env_set(s, &before, c.names[i], sv_tensor(op->results[i]), n->span);
-    }
+    for (int i = 0; i < c.n; i++)
+        op->results[i]->name = leaf_name(s, &c, i);
+    bind_carried(s, &before, &c, op->results, n->span);
     *outer = before;
 }
