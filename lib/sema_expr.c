@@ -501,6 +501,10 @@ SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at)
         dt = sema_promote(s, da, sv_is_num(a), db, sv_is_num(b), false, at);
         if (dt == DT_VOID)
             return (SVal){.k = SV_UNDEF};
+        if (dtype_is_int(dt) && !dtype_is_signed(dt) && dt != DT_I1 &&
+            (negative_weak(a) || negative_weak(b)))
+            return sema_err(s, at, "cannot compare the unsigned %s with a negative number; cast "
+                            "one of them explicitly", dtype_name(dt));
     }
     int rank, shape[TK_MAX_RANK];
     if (!sema_broadcast_shapes(s, type_of(a), type_of(b), &rank, shape, at))
