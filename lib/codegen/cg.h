@@ -48,6 +48,8 @@ typedef struct Cg {
     bool failed;
     int nstr;         /* counter for string globals */
     struct AxisInfo *axis; /* axis analysis by value id; NULL: unknown */
+    struct CgShapeV *shape_v; /* chunk size chosen per shape (cg_plan_layouts) */
+    int nshape_v;
 } Cg;
 
 /* ---- cg_module.c ------------------------------------------------------------ */
@@ -72,6 +74,10 @@ LLVMValueRef cg_cstring(Cg *cg, const char *s);  /* pointer to a constant string
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
 
 /* ---- cg_layout.c ------------------------------------------------------------ */
+/* Picks each shape's chunk size from the loads and stores of that shape:
+ * the widest vector access axis analysis allows (1 when none can be
+ * vectorised, so scalar accesses stay coalesced across the warp). */
+void cg_plan_layouts(Cg *cg);
 CgLayout cg_layout(Cg *cg, Type t);
 bool cg_layout_same(Cg *cg, Type a, Type b);
 /* The linear (row-major) index of the element this thread holds in `slot`. */

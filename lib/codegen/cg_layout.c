@@ -4,7 +4,10 @@
  * is correct for blocks smaller than the CTA (repeated) and larger (several
  * chunks per thread), each conversion ending in a barrier so shared memory
  * can be reused by the next op. */
+#include <string.h>
+
 #include "cg.h"
+#include "../passes/axis.h"
 
 static int log2i(int64_t v)
 {
@@ -14,12 +17,65 @@ static int log2i(int64_t v)
     return n;
 }
 
+struct CgShapeV {
+    int rank;
+    int shape[TK_MAX_RANK];
+    int v;
+};
+
+static struct CgShapeV *shape_entry(Cg *cg, const Type *t)
+{
+    for (int i = 0; i < cg->nshape_v; i++) {
+        struct CgShapeV *e = &cg->shape_v[i];
+        if (e->rank == t->rank && memcmp(e->shape, t->shape, sizeof(int) * (size_t)t->rank) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static bool plan_op(IrOp *op, void *ctx)
+{
+    Cg *cg = ctx;
+    if ((op->kind != IR_LOAD && op->kind != IR_STORE) || op->nops < 1)
+        return true;
+    const IrValue *ptr = op->operands[0];
+    const IrValue *mask = op->kind == IR_LOAD ? (op->nops > 1 ? op->operands[1] : NULL)
+                                             : (op->nops > 2 ? op->operands[2] : NULL);
+    if (ptr->type.rank == 0)
+        return true;
+    int vw = axis_vector_width(cg->axis, ptr, mask, cg_mem_bytes(ptr->type.elem));
+    vw = vw > 4 ? 4 : vw < 1 ? 1 : vw;
+    struct CgShapeV *e = shape_entry(cg, &ptr->type);
+    if (!e) {
+        if (cg->nshape_v >= 64)
+            return true;
+        e = &cg->shape_v[cg->nshape_v++];
+        e->rank = ptr->type.rank;
+        memcpy(e->shape, ptr->type.shape, sizeof e->shape);
+        e->v = vw;
+    } else if (vw > e->v) {
+        e->v = vw;
+    }
+    return true;
+}
+
+void cg_plan_layouts(Cg *cg)
+{
+    cg->shape_v = arena_alloc(cg->a, sizeof(struct CgShapeV) * 64);
+    cg->nshape_v = 0;
+    if (cg->axis)
+        ir_walk(cg->f->body, plan_op, cg);
+}
+
 CgLayout cg_layout(Cg *cg, Type t)
 {
     CgLayout l;
     l.numel = type_numel(t);
     int last = t.rank > 0 ? t.shape[t.rank - 1] : 1;
     l.v = last < 4 ? (last > 0 ? last : 1) : 4;
+    const struct CgShapeV *e = t.rank > 0 ? shape_entry(cg, &t) : NULL;
+    if (e && e->v < l.v)
+        l.v = e->v;
     l.nchunks = l.numel / l.v;
     if (l.nchunks < 1)
         l.nchunks = 1;

@@ -291,6 +291,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     cg.vals = arena_alloc(cg.a, sizeof(CgVal) * (size_t)(f->next_id + 1));
     cg.have = arena_alloc(cg.a, sizeof(bool) * (size_t)(f->next_id + 1));
     cg.axis = axis_analyze(f, cg.a);
+    cg_plan_layouts(&cg);
     cg.ctx = LLVMContextCreate();
     cg.mod = LLVMModuleCreateWithNameInContext(f->name, cg.ctx);
     cg.b = LLVMCreateBuilderInContext(cg.ctx);
