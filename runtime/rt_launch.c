@@ -239,7 +239,10 @@ static InterpArg interp_value(const tk_arg *a, DType dt)
     case DT_F16: case DT_BF16: case DT_F32: case DT_F64: {
         bool fl = tk_is_float(a->dtype);
         double f = fl ? a->v.f : (double)a->v.i;
-        v.f = dt == DT_F64 ? f : (double)(float)f;
+        v.f = dt == DT_F64 ? f
+              : dt == DT_F16 ? tk_f16_to_f32(tk_f32_to_f16((float)f))
+              : dt == DT_BF16 ? tk_bf16_to_f32(tk_f32_to_bf16((float)f))
+                             : (double)(float)f; /* the value the GPU would see */
         break;
     }
     case DT_I8: v.i = (int8_t)bits; break;
