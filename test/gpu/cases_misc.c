@@ -1,6 +1,6 @@
 /* cases_misc.c: builtins outside the big groups: hints (multiple_of,
  * max_contiguous) that must not change values, block creation (full,
- * zeros_like, full_like, dtype from a value), tl.range with num_stages,
+ * zeros_like, shape and dtype from a value), tl.range with num_stages,
  * debug_barrier and umulhi. Exact where no rounding happens; 1e-6 for a
  * short fp32 accumulation. */
 #include "harness.h"
