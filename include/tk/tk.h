@@ -117,10 +117,15 @@ typedef struct tk_context_options {
     void *cu_context;  /* a caller's CUcontext to use instead of the primary one */
 } tk_context_options;
 
+/* TK_ERR_NO_DEVICE (with the reason) where there is no driver or no such
+ * GPU. An interpreter context never loads libcuda. Destroy a context after
+ * its modules. */
 tk_status tk_context_create(tk_context **ctx, const tk_context_options *opts);
 void tk_context_destroy(tk_context *ctx);
 
-/* Device memory (host memory when interpreting). */
+/* Device memory (host memory aligned to 256 bytes when interpreting; the
+ * interpreter checks every access against these buffers). Copies wait for
+ * the GPU; a fault of an earlier launch surfaces here as TK_ERR_KERNEL_FAULT. */
 tk_status tk_alloc(tk_context *ctx, size_t bytes, void **dptr);
 tk_status tk_free(tk_context *ctx, void *dptr);
 tk_status tk_copy_to(tk_context *ctx, void *dst_dev, const void *src_host, size_t bytes);
@@ -128,6 +133,9 @@ tk_status tk_copy_from(tk_context *ctx, void *dst_host, const void *src_dev, siz
 tk_status tk_memset(tk_context *ctx, void *dptr, int byte, size_t bytes);
 tk_status tk_synchronize(tk_context *ctx);
 
+/* Parses the source once (syntax errors: TK_ERR_COMPILE with every
+ * diagnostic); kernels are compiled per launch key. An unknown kernel name
+ * gives TK_ERR_NOT_FOUND listing the module's kernels. */
 tk_status tk_module_load_file(tk_context *ctx, const char *path, tk_module **mod);
 tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *src,
                                 tk_module **mod);
@@ -168,6 +176,13 @@ typedef struct tk_launch_options {
     tk_stream stream;
 } tk_launch_options;
 
+/* Queues one launch (asynchronous on the GPU; synchronous when interpreting).
+ * Arguments that do not match the kernel (count, pointer or scalar, declared
+ * types, missing or unknown constexprs) and empty or oversized grids give
+ * TK_ERR_LAUNCH and launch nothing; a source error found while specialising
+ * gives TK_ERR_COMPILE. Thread-safe; a cache hit costs well under 1 us. A
+ * fault is reported by the call that sees it (TK_ERR_KERNEL_FAULT naming
+ * the kernel); after a fault the CUDA context cannot be used again. */
 tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                     const tk_launch_options *opts);
 
