@@ -158,7 +158,7 @@ static void mixed_case(H *h, size_t n, int block)
     double *fo = h_download(h, TK_F32, dfo, 3 * n), *io = h_download(h, TK_I32, dio, 2 * n);
     double *ref = h_malloc(h, 3 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
-        ref[i] = h_round_to(TK_F16, hv[i] + bf[i]); /* bf16 in [-100, 100] is exact in fp16 */
+        ref[i] = (float)(hv[i] + bf[i]);
         ref[n + i] = h_round_to(TK_F16, hv[i] + h_round_to(TK_F16, iv[i]));
         ref[2 * n + i] = (float)((double)(float)iv[i] / 7.0);
     }
@@ -171,9 +171,10 @@ static void mixed_case(H *h, size_t n, int block)
     }
     h_check(h, "i8 + i32", io, ri, n, 0);
     h_check(h, "u8 + i32", io + n, ri + n, n, 0);
-    /* Last, so the other checks report first. Exact: an fp32 sum would be
-     * within one fp16 unit and pass a tolerance. */
-    h_check(h, "fp16 + bf16 (fp16, as Triton)", fo, ref, n, 0);
+    /* Last, so the other checks report first. LANGUAGE.md makes fp16 + bf16
+     * fp32 (Triton 3.6 computes it in fp16 and overflows large bf16 values).
+     * Exact: an fp16 sum is within one fp16 unit and would pass a tolerance. */
+    h_check(h, "fp16 + bf16 (fp32, as LANGUAGE.md)", fo, ref, n, 0);
     h_end(h);
 }
 
