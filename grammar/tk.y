@@ -288,6 +288,7 @@ suite: simple_stmt { $$ = $1; }
 funcdef: DEF NAME "(" params ")" opt_return ":" suite {
         $$ = parse_node(lx, N_FUNC, @$);
         $$->name = $2->name;
+        parse_check_params(lx, $4);
         $$->list = parse_list(lx, $4);
         $$->list3 = parse_list(lx, $8);
       }
@@ -358,6 +359,7 @@ lambdef: LAMBDA ":" test {
       }
     | LAMBDA lparams ":" test {
         $$ = parse_node2(lx, N_LAMBDA, @$, 0, $4, NULL);
+        parse_check_params(lx, $2);
         $$->list = parse_list(lx, $2);
       }
     ;
@@ -470,8 +472,8 @@ primary: atom { $$ = $1; }
     ;
 
 args: %empty { $$ = (ParseArgs){{0}, {0}}; }
-    | arglist { $$ = $1; }
-    | arglist "," { $$ = $1; }
+    | arglist { $$ = $1; parse_check_unique(lx, $1.kw, "keyword argument"); }
+    | arglist "," { $$ = $1; parse_check_unique(lx, $1.kw, "keyword argument"); }
     ;
 
 arglist: arg { $$ = (ParseArgs){{0}, {0}}; parse_add_arg(lx, &$$, $1); }
@@ -654,6 +656,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, LexState *lx)
         sb_printf(&sb, " '%.*s'", lx->tok_len > 40 ? 40 : (int)lx->tok_len, lx->tok_text);
     if (tok == YYSYMBOL_NEWLINE && has_symbol(exp, n, YYSYMBOL_COLON)) {
         sb_puts(&sb, ", expected ':'");
+    } else if (tok == YYSYMBOL_NEWLINE && has_symbol(exp, n, YYSYMBOL_ELSE)) {
+        sb_puts(&sb, ", expected 'else'");
     } else if (n == 1 && exp[0] == YYSYMBOL_NAME) {
         sb_puts(&sb, ", expected an identifier");
     } else if (has_symbol(exp, n, YYSYMBOL_INT) && !has_symbol(exp, n, YYSYMBOL_DEF)) {

@@ -266,3 +266,46 @@ void parse_check_depth(LexState *lx, const Node *root)
     }
 }
 
+
+/* Reports the second of two nodes with the same name (parameters, keyword
+ * arguments); a hash set in the arena keeps it linear. */
+void parse_check_unique(LexState *lx, PtrVec nodes, const char *what)
+{
+    if (nodes.len < 2)
+        return;
+    size_t cap = 16;
+    while (cap < (size_t)nodes.len * 2)
+        cap *= 2;
+    const Node **slots = arena_alloc(lx->arena, sizeof(Node *) * cap);
+    if (!slots)
+        return;
+    for (int i = 0; i < nodes.len; i++) {
+        const Node *n = nodes.items[i];
+        if (!n->name)
+            continue;
+        size_t h = (size_t)hash_bytes(0, n->name, strlen(n->name)) & (cap - 1);
+        while (slots[h] && strcmp(slots[h]->name, n->name) != 0)
+            h = (h + 1) & (cap - 1);
+        if (slots[h]) {
+            parse_error(lx, n->span, "duplicate %s '%s'", what, n->name);
+            continue;
+        }
+        slots[h] = n;
+    }
+}
+
+/* Parameters: names unique, and no parameter without a default after one
+ * with a default (Python's rules). */
+void parse_check_params(LexState *lx, PtrVec params)
+{
+    bool seen_default = false;
+    for (int i = 0; i < params.len; i++) {
+        const Node *p = params.items[i];
+        if (p->b)
+            seen_default = true;
+        else if (seen_default)
+            parse_error(lx, p->span, "parameter '%s' without a default follows one with a default",
+                        p->name);
+    }
+    parse_check_unique(lx, params, "parameter");
+}

@@ -35,6 +35,10 @@ Node *parse_join_strings(LexState *lx, PtrVec parts);
 Node *parse_import(LexState *lx, Node *dotted, Node *alias);
 void parse_stmt_start(PtrVec *v, Span at);
 void parse_from_module(PtrVec *v, const Node *module, Span at);
+/* Reports repeated names among parameters or keyword arguments. */
+void parse_check_unique(LexState *lx, PtrVec nodes, const char *what);
+/* Unique names; no parameter without a default after one with a default. */
+void parse_check_params(LexState *lx, PtrVec params);
 /* Reports a tree deeper than PARSE_MAX_DEPTH (without recursing). */
 void parse_check_depth(LexState *lx, const Node *root);
 
