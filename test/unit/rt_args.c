@@ -5,7 +5,8 @@
  * or oversized grids, bad num_warps, unknown kernels, syntax errors. The
  * context stays usable afterwards. Also: the cache key follows Triton's
  * specialisation (16-byte alignment, divisibility by 16, == 1) and nothing
- * else, and a repeated launch is a cache hit. */
+ * else, a repeated launch is a cache hit, and an out-of-bounds access is a
+ * fault after which the context still works. */
 #include "rt_test.h"
 
 static const char source[] =
@@ -80,6 +81,16 @@ static void test_mismatches(tk_context *ctx, tk_kernel *add, tk_kernel *fill)
     CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){out, tk_i64(N), tk_f32(1), fb}, 4, NULL),
                 TK_ERR_LAUNCH, "'n' is declared i32 but the launch passes i64");
     CHECK(out_untouched(ctx)); /* nothing ran */
+}
+
+/* An access outside every buffer is a fault naming the kernel; the
+ * interpreter's context carries on. */
+static void test_fault(tk_kernel *add)
+{
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N + 40),
+                     tk_const("BLOCK", 32)};
+    CHECK_FAILS(tk_launch(add, (tk_grid){(N + 40 + 31) / 32, 1, 1}, args, 5, NULL),
+                TK_ERR_KERNEL_FAULT, "kernel 'add' faulted in the interpreter");
 }
 
 /* The same launch after all those errors runs and is right. */
@@ -220,6 +231,7 @@ int main(void)
         test_mismatches(ctx, add, fill);
         test_keys(add);
         test_hits(add);
+        test_fault(add);
         test_still_usable(ctx, add);
         test_modules(ctx, mod);
     }
