@@ -110,7 +110,6 @@ const char *parse_token_name(int tok);
 
 #define tk_yylex lex_next
 static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
-
 }
 
 %token END 0 "end of file"
@@ -156,7 +155,7 @@ stmt: simple_stmt { $$ = $1; lx->recovering = false; }
     | INDENT {
         if (!lx->recovering && lx->indent_error_line != @1.line)
             parse_error(lx, (Span){@1.end_line, @1.end_col, @1.end_line, @1.end_col + 1},
-                     "unexpected indent");
+                        "unexpected indent");
       } stmts DEDENT { $$ = $3; }
     ;
 
@@ -214,7 +213,11 @@ expr_stmt: testlist { $$ = parse_node2(lx, N_EXPR_STMT, @$, 0, $1, NULL); }
       }
     ;
 
-assign_chain: testlist "=" testlist { $$.v = parse_vec1(lx, $1); vec_push(lx->arena, &$$.v, $3); $$.comma = false; }
+assign_chain: testlist "=" testlist {
+        $$.v = parse_vec1(lx, $1);
+        vec_push(lx->arena, &$$.v, $3);
+        $$.comma = false;
+      }
     | assign_chain "=" testlist { $$ = $1; vec_push(lx->arena, &$$.v, $3); }
     ;
 
@@ -238,7 +241,11 @@ from_names: from_as { $$ = parse_vec1(lx, $1); }
     ;
 
 from_as: NAME { $$ = parse_node(lx, N_FROM_IMPORT, @$); $$->str = $1->name; }
-    | NAME AS NAME { $$ = parse_node(lx, N_FROM_IMPORT, @$); $$->str = $1->name; $$->alias = $3->name; }
+    | NAME AS NAME {
+        $$ = parse_node(lx, N_FROM_IMPORT, @$);
+        $$->str = $1->name;
+        $$->alias = $3->name;
+      }
     ;
 
 compound_stmt: if_stmt | for_stmt | while_stmt | funcdef
@@ -255,7 +262,8 @@ if_chain: IF test ":" suite {
         $$.head = $$.tail = n;
       }
     | if_chain ELIF test ":" suite {
-        Node *n = parse_node2(lx, N_IF, (Span){@2.line, @2.col, @5.end_line, @5.end_col}, 0, $3, NULL);
+        Span at = {@2.line, @2.col, @5.end_line, @5.end_col};
+        Node *n = parse_node2(lx, N_IF, at, 0, $3, NULL);
         n->list = parse_list(lx, $5);
         $1.tail->list2 = parse_list(lx, parse_vec1(lx, n));
         $$.head = $1.head;
@@ -317,8 +325,14 @@ param: NAME { $$ = parse_param(lx, $1, NULL, NULL); }
     | NAME ":" annotation { $$ = parse_param(lx, $1, $3, NULL); }
     | NAME "=" test { $$ = parse_param(lx, $1, NULL, $3); }
     | NAME ":" annotation "=" test { $$ = parse_param(lx, $1, $3, $5); }
-    | "*" NAME { parse_unsupported(lx, @$, "variadic parameters are"); $$ = parse_param(lx, $2, NULL, NULL); }
-    | "**" NAME { parse_unsupported(lx, @$, "variadic parameters are"); $$ = parse_param(lx, $2, NULL, NULL); }
+    | "*" NAME {
+        parse_unsupported(lx, @$, "variadic parameters are");
+        $$ = parse_param(lx, $2, NULL, NULL);
+      }
+    | "**" NAME {
+        parse_unsupported(lx, @$, "variadic parameters are");
+        $$ = parse_param(lx, $2, NULL, NULL);
+      }
     ;
 
 annotation: test { $$ = $1; }
@@ -370,7 +384,10 @@ lparams: lparam { $$ = parse_vec1(lx, $1); }
 
 lparam: NAME { $$ = parse_param(lx, $1, NULL, NULL); }
     | NAME "=" test { $$ = parse_param(lx, $1, NULL, $3); }
-    | "*" NAME { parse_unsupported(lx, @$, "variadic parameters are"); $$ = parse_param(lx, $2, NULL, NULL); }
+    | "*" NAME {
+        parse_unsupported(lx, @$, "variadic parameters are");
+        $$ = parse_param(lx, $2, NULL, NULL);
+      }
     ;
 
 or_test: and_test { $$ = $1; }
@@ -561,7 +578,11 @@ atom: NAME { $$ = $1; }
     ;
 
 dict_items: test ":" test { $$ = parse_vec1(lx, $1); vec_push(lx->arena, &$$, $3); }
-    | dict_items "," test ":" test { $$ = $1; vec_push(lx->arena, &$$, $3); vec_push(lx->arena, &$$, $5); }
+    | dict_items "," test ":" test {
+        $$ = $1;
+        vec_push(lx->arena, &$$, $3);
+        vec_push(lx->arena, &$$, $5);
+      }
     ;
 
 strings: STRING { $$ = parse_vec1(lx, $1); }
@@ -631,12 +652,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, LexState *lx)
         return 0;
     if (tok == YYSYMBOL_RESERVED) {
         parse_error(lx, at, "'%.*s' is not supported in tk kernels", (int)lx->tok_len,
-                 lx->tok_text);
+                    lx->tok_text);
         return 0;
     }
     if (tok == YYSYMBOL_INDENT) {
         parse_error(lx, (Span){at.end_line, at.end_col, at.end_line, at.end_col + 1},
-                 "unexpected indent");
+                    "unexpected indent");
         return 0;
     }
     yysymbol_kind_t exp[YYNTOKENS];

@@ -252,8 +252,9 @@ void parse_check_depth(LexState *lx, const Node *root)
         DepthItem it = stack[--len];
         const Node *n = it.n;
         if (it.depth > PARSE_MAX_DEPTH) {
-            parse_error(lx, n->span, "expression or block nested too deeply (the limit is %d levels)",
-                     PARSE_MAX_DEPTH);
+            parse_error(lx, n->span,
+                        "expression or block nested too deeply (the limit is %d levels)",
+                        PARSE_MAX_DEPTH);
             return;
         }
         depth_push(lx->arena, &stack, &len, &cap, n->a, it.depth + 1);
