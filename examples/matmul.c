@@ -1,12 +1,15 @@
 /* matmul: C = A @ B through the tk API in fp16 (fp16 output, fp32
  * accumulation) and fp32 (tf32 tensor cores by default, as Triton), checked
  * against a float64 CPU product of the same (rounded) inputs.
- * Usage: matmul [M N K] [fp16|fp32|both] (default 512 512 512 both). */
+ * Usage: matmul [M N K] [fp16|fp32|both] [BM BN BK warps stages]
+ * (default 512 512 512 both, 64 64 32 4 3). */
 #include "example.h"
 
 typedef struct Mat {
     unsigned m, n, k;
     bool half;
+    unsigned bm, bn, bk; /* tile */
+    int warps, stages;
 } Mat;
 
 static void fill(void *host, double *exact, size_t n, bool half)
@@ -26,7 +29,7 @@ static void fill(void *host, double *exact, size_t n, bool half)
 
 static int run(tk_context *ctx, tk_kernel *k, Mat s)
 {
-    const unsigned bm = 64, bn = 64, bk = 32, group = 8;
+    const unsigned bm = s.bm, bn = s.bn, bk = s.bk, group = 8;
     size_t es = s.half ? 2 : 4;
     size_t na = (size_t)s.m * s.k, nb = (size_t)s.k * s.n, nc = (size_t)s.m * s.n;
     void *a = ex_malloc(na * es), *b = ex_malloc(nb * es), *c = ex_malloc(nc * es);
@@ -61,7 +64,7 @@ static int run(tk_context *ctx, tk_kernel *k, Mat s)
                      tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
                      tk_const("GROUP", group)};
     tk_grid grid = {ex_cdiv(s.m, bm) * ex_cdiv(s.n, bn), 1, 1};
-    tk_launch_options lo = {.num_warps = 4, .num_stages = 3};
+    tk_launch_options lo = {.num_warps = s.warps, .num_stages = s.stages};
     double t0 = ex_now();
     CHECK(tk_launch(k, grid, args, TK_ARRAY_COUNT(args), &lo));
     CHECK(tk_synchronize(ctx));
@@ -70,9 +73,10 @@ static int run(tk_context *ctx, tk_kernel *k, Mat s)
     for (size_t e = 0; e < checked; e++)
         got[e] = s.half ? tk_f16_to_f32(((uint16_t *)c)[at[e]]) : ((float *)c)[at[e]];
     double err = ex_rel_error(got, ref, checked), tol = s.half ? 2e-3 : 1e-3;
-    printf("matmul: %s %ux%ux%u, grid=(%u,1,1), BM=BN=%u BK=%u, first launch (compile + run) "
-           "%.1f ms, relative error %.2e over %s (tolerance %.0e): %s\n",
-           s.half ? "fp16" : "fp32", s.m, s.n, s.k, grid.x, bm, bk, (t1 - t0) * 1e3, err,
+    printf("matmul: %s %ux%ux%u, grid=(%u,1,1), BM=%u BN=%u BK=%u, %d warps, %d stages, first "
+           "launch (compile + run) %.1f ms, relative error %.2e over %s (tolerance %.0e): %s\n",
+           s.half ? "fp16" : "fp32", s.m, s.n, s.k, grid.x, bm, bn, bk, s.warps, s.stages,
+           (t1 - t0) * 1e3, err,
            checked == nc ? "every entry" : "8192 random entries", tol,
            err <= tol ? "OK" : "MISMATCH");
     CHECK(tk_free(ctx, da));
@@ -91,7 +95,7 @@ static int run(tk_context *ctx, tk_kernel *k, Mat s)
 
 int main(int argc, char **argv)
 {
-    Mat s = {512, 512, 512, false};
+    Mat s = {512, 512, 512, false, 64, 64, 32, 4, 3};
     const char *which = "both";
     int at = 1;
     if (argc > 3) {
@@ -102,6 +106,13 @@ int main(int argc, char **argv)
     }
     if (argc > at)
         which = argv[at];
+    if (argc > at + 5) { /* a tile and launch shape: BM BN BK warps stages */
+        s.bm = (unsigned)strtoul(argv[at + 1], NULL, 0);
+        s.bn = (unsigned)strtoul(argv[at + 2], NULL, 0);
+        s.bk = (unsigned)strtoul(argv[at + 3], NULL, 0);
+        s.warps = atoi(argv[at + 4]);
+        s.stages = atoi(argv[at + 5]);
+    }
     ex_seed("matmul");
     tk_context *ctx = ex_context("matmul");
     tk_module *mod;
