@@ -22,7 +22,7 @@ typedef struct CgVal {
  * chunks repeat (thread t holds chunk t % nchunks). */
 typedef struct CgLayout {
     int64_t numel;
-    int v;        /* contiguous elements per chunk (<= 4, divides the last dim) */
+    int v;        /* contiguous elements per chunk (<= 16, divides the last dim) */
     int64_t nchunks;
     int k;        /* chunks per thread */
     int per_thread; /* k * v slots */

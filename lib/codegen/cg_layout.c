@@ -44,7 +44,7 @@ static bool plan_op(IrOp *op, void *ctx)
     if (ptr->type.rank == 0)
         return true;
     int vw = axis_vector_width(cg->axis, ptr, mask, cg_mem_bytes(ptr->type.elem));
-    vw = vw > 4 ? 4 : vw < 1 ? 1 : vw;
+    vw = vw > 16 ? 16 : vw < 1 ? 1 : vw;
     struct CgShapeV *e = shape_entry(cg, &ptr->type);
     if (!e) {
         if (cg->nshape_v >= 64)
@@ -74,8 +74,13 @@ CgLayout cg_layout(Cg *cg, Type t)
     int last = t.rank > 0 ? t.shape[t.rank - 1] : 1;
     l.v = last < 4 ? (last > 0 ? last : 1) : 4;
     const struct CgShapeV *e = t.rank > 0 ? shape_entry(cg, &t) : NULL;
-    if (e && e->v < l.v)
+    if (e && e->v <= last) {
+        /* like Triton: no wider than what leaves every thread some work */
+        int64_t fill = l.numel / cg->T;
         l.v = e->v;
+        while (l.v > 1 && l.v > fill)
+            l.v /= 2;
+    }
     l.nchunks = l.numel / l.v;
     if (l.nchunks < 1)
         l.nchunks = 1;

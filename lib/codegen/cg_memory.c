@@ -166,7 +166,8 @@ static void asm_store(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr
     inline_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2 + vw, text, cons, args);
 }
 
-/* Elements per access: what axis analysis proves, within one chunk of the layout. */
+/* Elements per access: what axis analysis proves, within one chunk of the
+ * layout. More than 4 (bytes, halves) travel packed in 32-bit words. */
 static int vector_width(Cg *cg, const IrValue *ptr, const IrValue *mask, DType dt)
 {
     if (!cg->axis || ptr->type.rank == 0)
@@ -175,7 +176,56 @@ static int vector_width(Cg *cg, const IrValue *ptr, const IrValue *mask, DType d
     int v = cg_layout(cg, ptr->type).v;
     if (w > v)
         w = v;
-    return w >= 1 && w <= 4 && is_pow2(w) ? w : 1;
+    if (w < 1 || !is_pow2(w) || w * elem_bits(dt) > 128)
+        return 1;
+    return w;
+}
+
+/* The raw bits of an element (i1 as a byte) and back. */
+static LLVMValueRef to_bits(Cg *cg, LLVMValueRef v, DType dt)
+{
+    if (dt == DT_I1)
+        return LLVMBuildZExt(cg->b, v, LLVMInt8TypeInContext(cg->ctx), "");
+    if (dtype_is_float(dt))
+        return LLVMBuildBitCast(cg->b, v, LLVMIntTypeInContext(cg->ctx, (unsigned)dtype_bits(dt)), "");
+    return v;
+}
+
+static LLVMValueRef from_bits(Cg *cg, LLVMValueRef x, DType dt)
+{
+    if (dt == DT_I1)
+        return LLVMBuildICmp(cg->b, LLVMIntNE, x, LLVMConstInt(LLVMTypeOf(x), 0, 0), "");
+    if (dtype_is_float(dt))
+        return LLVMBuildBitCast(cg->b, x, cg_type(cg, dt), "");
+    return x;
+}
+
+/* vw small elements -> vw * bits / 32 words, element 0 in the low bits. */
+static void pack_words(Cg *cg, DType dt, int vw, const LLVMValueRef *el, LLVMValueRef *words)
+{
+    int bits = elem_bits(dt), per = 32 / bits;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    for (int w = 0; w < vw / per; w++) {
+        LLVMValueRef acc = LLVMConstInt(i32, 0, 0);
+        for (int i = 0; i < per; i++) {
+            LLVMValueRef x = LLVMBuildZExt(cg->b, to_bits(cg, el[w * per + i], dt), i32, "");
+            x = LLVMBuildShl(cg->b, x, LLVMConstInt(i32, (unsigned)(i * bits), 0), "");
+            acc = LLVMBuildOr(cg->b, acc, x, "");
+        }
+        words[w] = acc;
+    }
+}
+
+static void unpack_words(Cg *cg, DType dt, int vw, const LLVMValueRef *words, LLVMValueRef *el)
+{
+    int bits = elem_bits(dt), per = 32 / bits;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMTypeRef it = LLVMIntTypeInContext(cg->ctx, (unsigned)bits);
+    for (int i = 0; i < vw; i++) {
+        LLVMValueRef x = LLVMBuildLShr(cg->b, words[i / per],
+                                       LLVMConstInt(i32, (unsigned)(i % per * bits), 0), "");
+        el[i] = from_bits(cg, LLVMBuildTrunc(cg->b, x, it, ""), dt);
+    }
 }
 
 static LLVMValueRef plain_load(Cg *cg, DType dt, int vw, LLVMValueRef ptr, LLVMValueRef *out)
@@ -220,17 +270,25 @@ static void emit_load(Cg *cg, const IrOp *op)
     int vw = vector_width(cg, op->operands[0], has_mask ? op->operands[1] : NULL, dt);
     CgVal r = cg_val_new(cg, p.n);
     LLVMValueRef zero = cg_const_elem(cg, dt, 0, 0.0);
+    bool packed = vw > 4; /* 8 or 16 small elements in 2 or 4 words */
+    int nw = packed ? vw * elem_bits(dt) / 32 : vw;
+    DType wt = packed ? DT_U32 : dt;
     for (int s = 0; s < p.n; s += vw) {
+        LLVMValueRef words[4], other[16];
+        LLVMValueRef *dst = packed ? words : r.el + s;
         if (plain) {
-            plain_load(cg, dt, vw, p.el[s], r.el + s);
-            continue;
+            plain_load(cg, wt, nw, p.el[s], dst);
+        } else {
+            LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
+                                         : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
+            for (int i = 0; i < vw; i++)
+                other[i] = has_other ? o.el[o.n == 1 ? 0 : s + i] : zero;
+            if (packed)
+                pack_words(cg, dt, vw, other, other);
+            asm_load(cg, op, wt, nw, p.el[s], pred, other, cache, dst);
         }
-        LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
-                                     : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
-        LLVMValueRef other[4];
-        for (int i = 0; i < vw; i++)
-            other[i] = has_other ? o.el[o.n == 1 ? 0 : s + i] : zero;
-        asm_load(cg, op, dt, vw, p.el[s], pred, other, cache, r.el + s);
+        if (packed)
+            unpack_words(cg, dt, vw, words, r.el + s);
     }
     cg_set(cg, op->results[0], r);
 }
@@ -250,19 +308,24 @@ static void emit_store(Cg *cg, const IrOp *op)
     LLVMValueRef owner = repeated ? cg_owner(cg, &l) : NULL;
     bool plain = !has_mask && !repeated && !*cache && !(op->flags & IRF_VOLATILE);
     int vw = vector_width(cg, op->operands[0], has_mask ? op->operands[2] : NULL, dt);
+    bool packed = vw > 4;
+    int nw = packed ? vw * elem_bits(dt) / 32 : vw;
+    DType wt = packed ? DT_U32 : dt;
     for (int s = 0; s < p.n; s += vw) {
-        LLVMValueRef val[4];
+        LLVMValueRef val[16];
         for (int i = 0; i < vw; i++)
             val[i] = v.el[v.n == 1 ? 0 : s + i];
+        if (packed)
+            pack_words(cg, dt, vw, val, val);
         if (plain) {
-            plain_store(cg, dt, vw, p.el[s], val);
+            plain_store(cg, wt, nw, p.el[s], val);
             continue;
         }
         LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
                                      : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
         if (owner)
             pred = LLVMBuildAnd(cg->b, pred, owner, "");
-        asm_store(cg, op, dt, vw, p.el[s], pred, val, cache);
+        asm_store(cg, op, wt, nw, p.el[s], pred, val, cache);
     }
 }
 
