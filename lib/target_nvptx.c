@@ -4,6 +4,7 @@
  * LLVM failure becomes a diagnostic (never a crash) and the module is left
  * for the caller to dispose. */
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
+#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/Linker.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -21,8 +23,35 @@
 
 static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
 
+/* LLVM reports some failures (a backend that cannot select an instruction)
+ * as fatal errors and then exits the process. While this thread compiles,
+ * the handler jumps back to tk_nvptx_finish instead, which reports an
+ * internal error; the context involved is then leaked, never reused. */
+static _Thread_local jmp_buf *fatal_jump;
+static _Thread_local char fatal_reason[512];
+
+static void on_fatal(const char *reason)
+{
+    if (!fatal_jump)
+        return; /* not ours: LLVM exits as it would have */
+    snprintf(fatal_reason, sizeof fatal_reason, "%s", reason ? reason : "?");
+    longjmp(*fatal_jump, 1);
+}
+
+void tk_nvptx_diag_handler(LLVMDiagnosticInfoRef di, void *ctx)
+{
+    CgLlvmDiag *ld = ctx;
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError)
+        return;
+    char *msg = LLVMGetDiagInfoDescription(di);
+    diag_plain(ld->d, DIAG_INTERNAL, "internal error: LLVM: %s", msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    ld->errors++;
+}
+
 static void nvptx_init(void)
 {
+    LLVMInstallFatalErrorHandler(on_fatal);
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
@@ -213,6 +242,15 @@ static bool link_libdevice(LLVMModuleRef mod, const CgOptions *o, Diag *d)
         diag_plain(d, DIAG_INTERNAL, "internal error: linking libdevice '%s' failed", path);
         return false;
     }
+    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(f, &len);
+        if (LLVMIsDeclaration(f) && strncmp(name, "__nv_", 5) == 0 && LLVMGetFirstUse(f)) {
+            diag_plain(d, DIAG_ERROR, "'%s' is not a libdevice function (libdevice '%s')", name,
+                       path);
+            return false;
+        }
+    }
     LLVMContextRef ctx = LLVMGetModuleContext(mod);
     LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
                       LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 0, 0)));
@@ -265,9 +303,32 @@ static bool run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level
     return true;
 }
 
+static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
+                   bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
+                   StrBuf *ptx_out);
+
 bool tk_nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                      bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                     StrBuf *ptx_out)
+                     StrBuf *ptx_out, bool *fatal)
+{
+    jmp_buf here;
+    *fatal = false;
+    if (setjmp(here)) {
+        fatal_jump = NULL;
+        *fatal = true;
+        diag_plain(d, DIAG_INTERNAL, "internal error: LLVM failed on kernel '%s': %s", kernel,
+                   fatal_reason);
+        return false;
+    }
+    fatal_jump = &here;
+    bool ok = finish(mod, tm, o, need_libdevice, kernel, d, llvm_out, ptx_out);
+    fatal_jump = NULL;
+    return ok;
+}
+
+static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
+                   bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
+                   StrBuf *ptx_out)
 {
     if (!verify(mod, d, "from code generation"))
         return false;

@@ -139,9 +139,18 @@ bool cg_emit_debug(Cg *cg, const IrOp *op);
 /* ---- target_nvptx.c -------------------------------------------------------------- */
 /* The target machine for an arch ("sm_80"); NULL after reporting to d. */
 LLVMTargetMachineRef tk_nvptx_machine(const char *arch, int opt_level, Diag *d);
-/* Links libdevice (when needed), runs the O-level pipeline and emits PTX. */
+/* Links libdevice (when needed), runs the O-level pipeline and emits PTX.
+ * *fatal: LLVM hit a fatal error; the module and its context must then be
+ * leaked, not disposed. */
 bool tk_nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                      bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                     StrBuf *ptx_out);
+                     StrBuf *ptx_out, bool *fatal);
+/* Counts LLVM's error diagnostics of one context into d (instead of LLVM
+ * printing them and exiting). */
+typedef struct CgLlvmDiag {
+    Diag *d;
+    int errors;
+} CgLlvmDiag;
+void tk_nvptx_diag_handler(LLVMDiagnosticInfoRef di, void *ctx);
 
 #endif

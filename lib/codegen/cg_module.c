@@ -293,6 +293,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     cg.axis = axis_analyze(f, cg.a);
     cg_plan_layouts(&cg);
     cg.ctx = LLVMContextCreate();
+    CgLlvmDiag llvm_diag = {d, 0};
+    LLVMContextSetDiagnosticHandler(cg.ctx, tk_nvptx_diag_handler, &llvm_diag);
     cg.mod = LLVMModuleCreateWithNameInContext(f->name, cg.ctx);
     cg.b = LLVMCreateBuilderInContext(cg.ctx);
     LLVMSetTarget(cg.mod, "nvptx64-nvidia-cuda");
@@ -311,10 +313,15 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     bool ok = !cg.failed && !cg.f->arena->oom;
     if (cg.f->arena->oom)
         diag_plain(d, DIAG_ERROR, "out of memory during code generation");
+    bool fatal = false;
     if (ok)
-        ok = tk_nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, ptx_out);
+        ok = tk_nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, ptx_out,
+                             &fatal);
+    ok = ok && llvm_diag.errors == 0;
     if (ok && ptx_out && cg.smem_bytes > CG_STATIC_SMEM_MAX)
         sb_printf(ptx_out, "// tk.dynamic_shared_bytes %lld\n", (long long)cg.smem_bytes);
+    if (fatal) /* LLVM's state after a fatal error is unknown: leak it */
+        return false;
     LLVMDisposeBuilder(cg.b);
     LLVMDisposeModule(cg.mod);
     LLVMContextDispose(cg.ctx);

@@ -98,6 +98,20 @@ static void missing_libdevice(Arena *a)
     CHECK(d.text.data && strstr(d.text.data, "CUDA_HOME"));
     sb_free(&ptx);
     diag_free(&d);
+    /* a libdevice name that libdevice lacks */
+    IrFunc *g = new_kernel(a, "bad_extern", &b);
+    x = ir_add_param(g, "x", type_ptr(DT_F32), 16, SP);
+    v = load(&b, x, NULL, NULL);
+    IrValue *e = op1(&b, IR_EXTERN, v, v->type, 0);
+    e->def->str = "__nv_no_such_functionf";
+    store(&b, x, e, NULL);
+    diag_init(&d, NULL);
+    sb_init(&ptx);
+    o = (CgOptions){"sm_80", 3, NULL};
+    CHECK(!cg_compile(g, &o, &d, NULL, &ptx));
+    CHECK(d.text.data && strstr(d.text.data, "'__nv_no_such_functionf' is not a libdevice function"));
+    sb_free(&ptx);
+    diag_free(&d);
     /* an unknown target is an error too */
     diag_init(&d, NULL);
     sb_init(&ptx);
