@@ -10,14 +10,22 @@
 /* ---- the allocation hook ---------------------------------------------- */
 
 static long fail_countdown; /* 0: never fail */
+static bool fail_fired;
 
-void tk_alloc_fail_after(long n) { fail_countdown = n; }
+void tk_alloc_fail_after(long n)
+{
+    fail_countdown = n;
+    fail_fired = false;
+}
+
+bool tk_alloc_failure_fired(void) { return fail_fired; }
 
 static bool should_fail(void)
 {
-    if (fail_countdown <= 0)
+    if (fail_countdown <= 0 || --fail_countdown != 0)
         return false;
-    return --fail_countdown == 0;
+    fail_fired = true;
+    return true;
 }
 
 void *tk_xalloc(size_t size) { return should_fail() ? NULL : malloc(size ? size : 1); }

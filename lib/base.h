@@ -19,6 +19,8 @@ void *tk_xrealloc(void *p, size_t size);
 void tk_xfree(void *p);
 /* Make the n-th allocation from now on fail (0 disables); for tests. */
 void tk_alloc_fail_after(long n);
+/* Whether the failure asked for by tk_alloc_fail_after has happened. */
+bool tk_alloc_failure_fired(void);
 
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {

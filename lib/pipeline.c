@@ -19,17 +19,17 @@ bool comp_init(Compilation *c, const char *name, const char *text, size_t len)
     memset(c, 0, sizeof *c);
     arena_init(&c->arena);
     char *copy = arena_alloc(&c->arena, len + 1);
-    if (!copy) {
+    c->src.name = arena_strdup(&c->arena, name ? name : "<string>");
+    if (!copy || c->arena.oom) {
         arena_free(&c->arena);
         return false;
     }
     memcpy(copy, text, len);
     copy[len] = 0;
-    c->src.name = arena_strdup(&c->arena, name ? name : "<string>");
     c->src.text = copy;
     c->src.len = len;
     diag_init(&c->diag, &c->src);
-    return !c->arena.oom;
+    return true;
 }
 
 void comp_free(Compilation *c)

@@ -217,15 +217,15 @@ void pass_dce(IrFunc *f)
 {
     Dce d = {NULL, f->next_id, false};
     size_t bytes = (size_t)(d.nids > 0 ? d.nids : 1);
-    d.live = tk_xalloc(bytes);
-    if (d.live) { /* out of memory: the IR stays as it is, still valid */
-        memset(d.live, 0, bytes);
-        do {
-            d.changed = false;
-            mark_block(&d, f->body);
-        } while (d.changed);
-        sweep(&d, f->body);
-        tk_xfree(d.live);
-    }
+    /* From the function's arena, so that running out of memory here marks
+     * the compilation as failed instead of quietly skipping the pass. */
+    d.live = arena_alloc(f->arena, bytes);
+    if (!d.live || f->arena->oom)
+        return;
+    do {
+        d.changed = false;
+        mark_block(&d, f->body);
+    } while (d.changed);
+    sweep(&d, f->body);
     ir_renumber(f);
 }
