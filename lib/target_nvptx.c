@@ -303,6 +303,12 @@ static bool run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level
     return true;
 }
 
+static bool out_of_memory(Diag *d, const char *what)
+{
+    diag_plain(d, DIAG_ERROR, "out of memory while writing the %s text", what);
+    return false;
+}
+
 static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                    bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
                    StrBuf *ptx_out);
@@ -341,6 +347,8 @@ static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *
         char *text = LLVMPrintModuleToString(mod);
         sb_puts(llvm_out, text);
         LLVMDisposeMessage(text);
+        if (llvm_out->oom) /* a truncated text must not pass for the module */
+            return out_of_memory(d, "LLVM IR");
     }
     if (!ptx_out)
         return true;
@@ -354,5 +362,5 @@ static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *
     }
     sb_write(ptx_out, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
     LLVMDisposeMemoryBuffer(buf);
-    return true;
+    return ptx_out->oom ? out_of_memory(d, "PTX") : true;
 }
