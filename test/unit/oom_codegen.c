@@ -16,28 +16,35 @@
 #include "base.h"
 #include "tk/tk.h"
 
-enum { FULL_CASES = 10, STRIDE = 7 };
+enum { FULL_CASES = 100, STRIDE = 7, FIRST_BIG = 10 };
 
 typedef struct Case {
     const char *file, *kernel, *signature;
     tk_define defines[4];
     int ndefines;
+    int num_warps; /* 0: the default */
 } Case;
 
 static const Case cases[] = {
-    {"vector_add.tk", "vector_add", "*fp32,*fp32,*fp32,i32", {{"BLOCK", "1024"}}, 1},
-    {"copy_strided.tk", "copy_strided", "*fp32,*fp32,i32,i32", {{"BS", "4"}}, 1},
-    {"grey.tk", "rgb_to_grey", "*u8,*u8,i32,i32", {{"TH", "32"}, {"TW", "32"}}, 2},
-    {"softmax_rows.tk", "softmax_rows", "*fp32,*fp32,i32,i32,i32", {{"BLOCK", "1024"}}, 1},
+    {"vector_add.tk", "vector_add", "*fp32,*fp32,*fp32,i32", {{"BLOCK", "1024"}}, 1, 0},
+    {"copy_strided.tk", "copy_strided", "*fp32,*fp32,i32,i32", {{"BS", "4"}}, 1, 0},
+    {"grey.tk", "rgb_to_grey", "*u8,*u8,i32,i32", {{"TH", "32"}, {"TW", "32"}}, 2, 0},
+    {"softmax_rows.tk", "softmax_rows", "*fp32,*fp32,i32,i32,i32", {{"BLOCK", "1024"}}, 1, 0},
     {"softmax_persistent.tk", "softmax_persistent", "*fp32,*fp32,i32,i32,i32,i32",
-     {{"BLOCK", "512"}, {"STAGES", "2"}}, 2},
+     {{"BLOCK", "512"}, {"STAGES", "2"}}, 2, 0},
     {"matmul_grouped.tk", "matmul_grouped", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
-     {{"BM", "64"}, {"BN", "64"}, {"BK", "32"}, {"GROUP", "4"}}, 4},
-    {"gelu.tk", "gelu", "*fp32,*fp32,i32", {{"BLOCK", "512"}}, 1},
+     {{"BM", "64"}, {"BN", "64"}, {"BK", "32"}, {"GROUP", "4"}}, 4, 0},
+    {"gelu.tk", "gelu", "*fp32,*fp32,i32", {{"BLOCK", "512"}}, 1, 0},
     {"layernorm.tk", "layernorm_rows", "*fp32,*fp32,*fp32,*fp32,*fp32,*fp32,i32,i32,fp32",
-     {{"BLOCK", "512"}}, 1},
-    {"row_argmax.tk", "row_stats", "*fp32,*fp32,*i32,*fp32,i32,i32,i32", {{"R", "16"}, {"C", "64"}}, 2},
-    {"swizzle_map.tk", "swizzle_map", "*i32", {{"GROUP", "3"}}, 1},
+     {{"BLOCK", "512"}}, 1, 0},
+    {"row_argmax.tk", "row_stats", "*fp32,*fp32,*i32,*fp32,i32,i32,i32", {{"R", "16"}, {"C", "64"}}, 2, 0},
+    {"swizzle_map.tk", "swizzle_map", "*i32", {{"GROUP", "3"}}, 1, 0},
+    /* Many values per thread (swept for PTX only, LLVM takes seconds on
+     * these): code generation's side tables outgrow an arena chunk, so a
+     * failure lands inside cg_* and not only before or after it. */
+    {"matmul_grouped.tk", "matmul_grouped", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
+     {{"BM", "128"}, {"BN", "128"}, {"BK", "64"}, {"GROUP", "4"}}, 4, 2},
+    {"row_argmax.tk", "row_stats", "*fp32,*fp32,*i32,*fp32,i32,i32,i32", {{"R", "64"}, {"C", "128"}}, 2, 1},
 };
 
 static char *read_file(const char *path, size_t *len)
@@ -62,6 +69,7 @@ static tk_status compile(const Case *c, const char *src, size_t len, tk_emit emi
     o.defines = c->defines;
     o.ndefines = c->ndefines;
     o.opt_level = -1;
+    o.num_warps = c->num_warps;
     o.emit = emit;
     char *diags = NULL;
     size_t out_len;
@@ -69,6 +77,9 @@ static tk_status compile(const Case *c, const char *src, size_t len, tk_emit emi
     tk_status st = tk_compile(c->file, src, len, &o, out, &out_len, &diags);
     *fired = tk_alloc_failure_fired();
     tk_alloc_fail_after(0);
+    if (getenv("OOM_TRACE") && *fired) /* where each point lands, for debugging */
+        fprintf(stderr, "%s %ld: %s: %.100s\n", c->file, n, tk_status_name(st),
+                diags ? diags : "(no diagnostic)");
     tk_free_text(diags);
     return st;
 }
@@ -113,8 +124,8 @@ static int sweep(const Case *c, const char *src, size_t len, tk_emit emit, long 
         }
         tk_free_text(got);
     }
-    printf("%-22s emit %d: %ld of about %ld failure points tried\n", c->file, (int)emit, tried,
-           n - 1);
+    printf("%-22s %-5s emit %d: %ld of about %ld failure points tried\n", c->file,
+           c->defines[0].value, (int)emit, tried, n - 1);
     tk_free_text(want);
     return bad;
 }
@@ -139,7 +150,8 @@ int main(void)
         }
         long stride = i < FULL_CASES ? 1 : STRIDE;
         bad += sweep(&cases[i], src, len, TK_EMIT_PTX, stride);
-        bad += sweep(&cases[i], src, len, TK_EMIT_LLVM, stride);
+        if (i < FIRST_BIG)
+            bad += sweep(&cases[i], src, len, TK_EMIT_LLVM, stride);
     }
     printf("%.1f s of CPU time\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
     printf("%s\n", bad ? "FAILED" : "all checks passed");
