@@ -151,6 +151,9 @@ typedef union InterpArg {
  * thread per CPU); errors are those of the lowest failing program either way. */
 bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
                    const InterpMemory *mem, int threads, Diag *d, StrBuf *out);
+/* Whether the last interp_launch of this thread failed for want of host
+ * memory (the kernel did nothing wrong; a later launch may succeed). */
+bool interp_last_launch_oom(void);
 
 /* ---- the pipeline (lib/pipeline.c) ------------------------------------------ */
 

@@ -364,9 +364,14 @@ static void name_buffers(InterpLaunch *L)
     }
 }
 
+static _Thread_local bool last_oom;
+
+bool interp_last_launch_oom(void) { return last_oom; }
+
 bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
                    const InterpMemory *mem, int threads, Diag *d, StrBuf *out)
 {
+    last_oom = false;
     if (!f || !grid || (f->nparams && !args)) {
         diag_plain(d, DIAG_INTERNAL, "interp_launch: missing kernel, grid or arguments");
         return false;
@@ -383,6 +388,7 @@ bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *arg
     bool ok = false;
     Worker *ws = NULL;
     if (!L.offset || !L.bufs) {
+        last_oom = true;
         diag_plain(d, DIAG_ERROR, "out of memory in the interpreter");
         goto done;
     }
@@ -408,6 +414,7 @@ bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *arg
     bool oom = false;
     Worker *bad = ws ? run_grid(&g, ws, nt, &oom) : NULL;
     if (!ws || oom) {
+        last_oom = true;
         diag_plain(d, DIAG_ERROR, "out of memory in the interpreter (kernel '%s' needs %zu bytes per thread)",
                    f->name, L.ws_bytes + L.scratch_bytes + L.tmp_bytes);
     } else if (bad) {

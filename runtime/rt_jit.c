@@ -126,8 +126,10 @@ static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, Arena *ir_aren
         return s;
     DiagMark m = diag_mark(c);
     *out = comp_specialize(c, &req, ir_arena);
-    if (!*out)
-        return diag_take(c, m, k->name, "cannot be specialised for this launch");
+    if (!*out) {
+        s = diag_take(c, m, k->name, "cannot be specialised for this launch");
+        return ir_arena->oom ? TK_ERR_NO_MEMORY : s; /* the source may be fine */
+    }
     diag_rewind(c, m);
     return TK_OK;
 }

@@ -288,7 +288,10 @@ static tk_status launch_interp(tk_kernel *k, RtVariant *v, tk_grid g, const RtLa
     diag_init(&d, &k->mod->comp.src);
     bool ok = interp_launch(v->ir, grid, args, &mem, ctx->interp_threads, &d, NULL);
     tk_status s = TK_OK;
-    if (!ok || d.errors)
+    if ((!ok || d.errors) && interp_last_launch_oom()) /* not the kernel's fault */
+        s = rt_error(TK_ERR_NO_MEMORY, "kernel '%s': %s", k->name,
+                     d.text.data ? d.text.data : "out of memory in the interpreter");
+    else if (!ok || d.errors)
         s = rt_error(TK_ERR_KERNEL_FAULT, "kernel '%s' faulted in the interpreter:\n%s", k->name,
                      d.text.data ? d.text.data : "(no message)");
     diag_free(&d);

@@ -42,6 +42,7 @@ static const char *softmax_src =
 static float in_a[N], in_b[N], got[N];
 
 static int bad;
+static bool fired_before_retry; /* the injected failure hit a launch that was retried */
 
 /* A failed call must say why. */
 static bool call_failed(tk_status s, const char *what, long n)
@@ -49,6 +50,11 @@ static bool call_failed(tk_status s, const char *what, long n)
     if (s == TK_OK)
         return false;
     const char *msg = tk_last_error();
+    if (n > 0 && s == TK_ERR_KERNEL_FAULT) {
+        fprintf(stderr, "allocation %ld: %s reports running out of memory as a kernel fault\n",
+                n, what);
+        bad++;
+    }
     if (getenv("OOM_TRACE"))
         fprintf(stderr, "%ld: %s: %s: %s\n", n, what, tk_status_name(s), msg);
     if (!msg || !*msg) {
@@ -57,6 +63,18 @@ static bool call_failed(tk_status s, const char *what, long n)
         bad++;
     }
     return true;
+}
+
+static tk_status launch(tk_kernel *k, bool softmax, void *const *bufs)
+{
+    if (softmax) {
+        tk_arg args[] = {tk_ptr(bufs[0], TK_F32), tk_ptr(bufs[1], TK_F32), tk_i32(COLS),
+                         tk_i32(COLS), tk_i32(COLS), tk_const("BLOCK", 64)};
+        return tk_launch(k, (tk_grid){ROWS, 1, 1}, args, 6, NULL);
+    }
+    tk_arg args[] = {tk_ptr(bufs[1], TK_F32), tk_ptr(bufs[2], TK_F32), tk_ptr(bufs[0], TK_F32),
+                     tk_i32(N), tk_const("BLOCK", 128)};
+    return tk_launch(k, (tk_grid){(N + 127) / 128, 1, 1}, args, 5, NULL);
 }
 
 /* One whole use of the runtime: load, look up, allocate, copy in, launch,
@@ -88,17 +106,21 @@ static tk_status run_once(tk_context *ctx, bool softmax, long n)
         s = tk_copy_to(ctx, bufs[2], in_b, bytes);
     if (call_failed(s, "tk_copy_to", n))
         goto done;
-    if (softmax) {
-        tk_arg args[] = {tk_ptr(bufs[0], TK_F32), tk_ptr(bufs[1], TK_F32), tk_i32(COLS),
-                         tk_i32(COLS), tk_i32(COLS), tk_const("BLOCK", 64)};
-        s = tk_launch(k, (tk_grid){ROWS, 1, 1}, args, 6, NULL);
-    } else {
-        tk_arg args[] = {tk_ptr(bufs[1], TK_F32), tk_ptr(bufs[2], TK_F32),
-                         tk_ptr(bufs[0], TK_F32), tk_i32(N), tk_const("BLOCK", 128)};
-        s = tk_launch(k, (tk_grid){(N + 127) / 128, 1, 1}, args, 5, NULL);
+    s = launch(k, softmax, bufs);
+    if (call_failed(s, "tk_launch", n)) {
+        if (n <= 0 || s == TK_ERR_KERNEL_FAULT)
+            goto done;
+        /* The same kernel, launched again once memory is back, must work. */
+        fired_before_retry = tk_alloc_failure_fired();
+        tk_alloc_fail_after(0);
+        s = launch(k, softmax, bufs);
+        if (s != TK_OK) {
+            fprintf(stderr, "allocation %ld: a second launch of the kernel failed: %s\n", n,
+                    tk_last_error());
+            bad++;
+            goto done;
+        }
     }
-    if (call_failed(s, "tk_launch", n))
-        goto done;
     s = tk_copy_from(ctx, got, bufs[0], bytes);
     call_failed(s, "tk_copy_from", n);
 done:
@@ -155,9 +177,10 @@ static void sweep(bool softmax)
     for (n = 1; n < 100000; n++) {
         tk_context *ctx = new_context();
         memset(got, 0, sizeof got);
+        fired_before_retry = false;
         tk_alloc_fail_after(n);
         tk_status s = run_once(ctx, softmax, n);
-        bool fired = tk_alloc_failure_fired();
+        bool fired = tk_alloc_failure_fired() || fired_before_retry;
         tk_alloc_fail_after(0);
         if (s == TK_OK && !result_right(softmax)) {
             fprintf(stderr, "%s: allocation %ld: success with a wrong result\n", what, n);
