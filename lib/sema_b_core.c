@@ -390,7 +390,12 @@ static SVal b_static_assert(Sema *s, const Builtin *b, SVal *a, Span *at, Span c
 static void describe_into(Sema *s, StrBuf *sb, SVal v)
 {
     switch (v.k) {
-    case SV_INT: sb_printf(sb, "%lld", (long long)v.i); break;
+    case SV_INT:
+        if (v.big)
+            sb_printf(sb, "%llu", (unsigned long long)v.i);
+        else
+            sb_printf(sb, "%lld", (long long)v.i);
+        break;
     case SV_FLOAT: sb_printf(sb, "%g", v.f); break;
     case SV_BOOL: sb_puts(sb, v.i ? "True" : "False"); break;
     case SV_STR: sb_puts(sb, v.s); break;

@@ -42,6 +42,10 @@ static SVal py_abs(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     TK_UNUSED(b);
     if (a[0].k == SV_FLOAT)
         return sv_float(fabs(a[0].f));
+    if (a[0].k == SV_INT && a[0].i == INT64_MIN && !a[0].big)
+        return sema_err(s, call, "constexpr integer overflow in abs() (values must fit in 64 bits)");
+    if (a[0].k == SV_INT && a[0].big)
+        return a[0]; /* a literal above INT64_MAX is already positive */
     if (a[0].k == SV_INT || a[0].k == SV_BOOL)
         return sv_int(a[0].i < 0 ? -a[0].i : a[0].i);
     CallArgs ca = {.pos = a, .pos_at = at, .npos = 1, .at = call};

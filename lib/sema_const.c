@@ -257,10 +257,14 @@ static SVal fold_int(Sema *s, int op, int64_t x, int64_t y, Span at)
     case OP_POW: {
         if (y < 0)
             return sv_float(pow((double)x, (double)y));
-        int64_t acc = 1;
-        for (int64_t i = 0; i < y; i++)
-            if (__builtin_mul_overflow(acc, x, &acc))
+        /* by squaring: a loop of y steps hangs on 1 ** (1 << 62) */
+        int64_t acc = 1, base = x;
+        for (uint64_t e = (uint64_t)y; e; e >>= 1) {
+            if ((e & 1) && __builtin_mul_overflow(acc, base, &acc))
                 goto overflow;
+            if (e > 1 && __builtin_mul_overflow(base, base, &base))
+                goto overflow;
+        }
         return sv_int(acc);
     }
     case OP_LSHIFT:

@@ -191,12 +191,11 @@ static SVal eval_subscript(Sema *s, const Node *n)
         int64_t i;
         if (!sema_const_int(s, iv, n->list.items[0]->span, "a tuple index", &i))
             return (SVal){.k = SV_UNDEF};
-        if (i < 0)
-            i += base.n;
-        if (i < 0 || i >= base.n)
+        int64_t at = i < 0 ? i + base.n : i;
+        if (at < 0 || at >= base.n)
             return sema_err(s, n->span, "tuple index %lld out of range (the tuple has %d item%s)",
                             (long long)i, base.n, base.n == 1 ? "" : "s");
-        return base.items[i];
+        return base.items[at];
     }
     if (base.k == SV_CONFIG && n->list.len == 1) { /* args['name'] in a heuristic */
         SVal key = sema_eval(s, n->list.items[0]);

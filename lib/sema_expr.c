@@ -45,7 +45,10 @@ const char *sema_type_str(Sema *s, Type t) { return type_str(s->a, t); }
 const char *sv_describe(Sema *s, SVal v)
 {
     switch (v.k) {
-    case SV_INT: return arena_printf(s->a, "constexpr int %lld", (long long)v.i);
+    case SV_INT:
+        if (v.big)
+            return arena_printf(s->a, "constexpr int %llu", (unsigned long long)v.i);
+        return arena_printf(s->a, "constexpr int %lld", (long long)v.i);
     case SV_FLOAT: return arena_printf(s->a, "constexpr float %g", v.f);
     case SV_BOOL: return v.i ? "constexpr True" : "constexpr False";
     case SV_DTYPE: return arena_printf(s->a, "dtype %s", sema_type_str(s, v.ty));
