@@ -3,6 +3,8 @@
  * constexprs and argument types, then verified, folded, cleaned and printed.
  * An "internal error" (the verifier's verdict on broken IR) is a crash. */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler.h"
@@ -112,6 +114,8 @@ static void fuzz_kernel(Compilation *c, const char *kernel, Picker *k)
         StrBuf out;
         sb_init(&out);
         ir_print(&out, f);
+        if (getenv("TK_FUZZ_VERBOSE") && out.data)
+            fputs(out.data, stderr);
         sb_free(&out);
         /* the loop-invariant and common-subexpression pass, then a recheck */
         pass_cse(f);
@@ -119,6 +123,8 @@ static void fuzz_kernel(Compilation *c, const char *kernel, Picker *k)
         if (!ir_arena.oom)
             ir_verify(f, &c->diag);
     }
+    if (getenv("TK_FUZZ_VERBOSE") && c->diag.text.data)
+        fputs(c->diag.text.data, stderr);
     if (has_internal_error(&c->diag, c->src.name))
         __builtin_trap();
     arena_free(&ir_arena);
