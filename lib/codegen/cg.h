@@ -50,6 +50,7 @@ typedef struct Cg {
     struct AxisInfo *axis; /* axis analysis by value id; NULL: unknown */
     struct CgShapeV *shape_v; /* chunk size chosen per shape (cg_plan_layouts) */
     int nshape_v;
+    struct CgSink *sinks; /* stand-ins for value arrays the arena could not give */
 } Cg;
 
 /* ---- cg_module.c ------------------------------------------------------------ */
@@ -57,6 +58,9 @@ void cg_error(Cg *cg, Span at, const char *fmt, ...) __attribute__((format(print
 void cg_internal(Cg *cg, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 CgVal cg_get(Cg *cg, const IrValue *v);
 void cg_set(Cg *cg, const IrValue *v, CgVal x);
+/* Codegen's own arrays: from the arena, or on out-of-memory a writable
+ * stand-in (the compile is then marked failed and stops after this op). */
+void *cg_alloc(Cg *cg, size_t bytes);
 CgVal cg_val_new(Cg *cg, int n);
 /* Emits the ops of a region; returns its terminator (yield/condition) or NULL. */
 const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk);

@@ -37,11 +37,11 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
     cg_barrier(cg);
     CgVal acc = cg_get(cg, op->operands[2]);
     CgLayout l = cg_layout(cg, ct);
-    LLVMValueRef *m = arena_alloc(cg->a, sizeof(LLVMValueRef) * (size_t)l.per_thread);
-    LLVMValueRef *n = arena_alloc(cg->a, sizeof(LLVMValueRef) * (size_t)l.per_thread);
-    LLVMValueRef *init = arena_alloc(cg->a, sizeof(LLVMValueRef) * (size_t)l.per_thread);
-    LLVMValueRef *phi = arena_alloc(cg->a, sizeof(LLVMValueRef) * (size_t)l.per_thread);
-    LLVMValueRef *next = arena_alloc(cg->a, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *m = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *n = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *init = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *phi = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *next = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
     for (int s = 0; s < l.per_thread; s++) {
         LLVMValueRef e = cg_elem_index(cg, &l, s);
         m[s] = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(N)), "");

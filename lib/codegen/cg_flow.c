@@ -7,7 +7,7 @@
 /* Phis in the current block for each element of each value's type. */
 static CgVal *make_phis(Cg *cg, CgVal *init, int n)
 {
-    CgVal *ph = arena_alloc(cg->a, sizeof(CgVal) * (size_t)(n > 0 ? n : 1));
+    CgVal *ph = cg_alloc(cg, sizeof(CgVal) * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++) {
         ph[i] = cg_val_new(cg, init[i].n);
         for (int s = 0; s < init[i].n; s++)
@@ -39,7 +39,7 @@ static bool check_term(Cg *cg, const IrOp *parent, const IrOp *term, IrKind want
 
 static CgVal *values_of(Cg *cg, IrValue *const *v, int n)
 {
-    CgVal *r = arena_alloc(cg->a, sizeof(CgVal) * (size_t)(n > 0 ? n : 1));
+    CgVal *r = cg_alloc(cg, sizeof(CgVal) * (size_t)(n > 0 ? n : 1));
     for (int i = 0; i < n; i++)
         r[i] = cg_get(cg, v[i]);
     return r;

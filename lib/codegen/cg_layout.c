@@ -61,7 +61,7 @@ static bool plan_op(IrOp *op, void *ctx)
 
 void cg_plan_layouts(Cg *cg)
 {
-    cg->shape_v = arena_alloc(cg->a, sizeof(struct CgShapeV) * 64);
+    cg->shape_v = cg_alloc(cg, sizeof(struct CgShapeV) * 64);
     cg->nshape_v = 0;
     if (cg->axis)
         ir_walk(cg->f->body, plan_op, cg);

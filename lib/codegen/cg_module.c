@@ -30,9 +30,47 @@ void cg_internal(Cg *cg, Span at, const char *fmt, ...)
     cg->failed = true;
 }
 
+/* When the arena cannot grow it still hands small requests a shared scratch
+ * block, but large ones get NULL; callers fill every element of a new value
+ * right away, so give them writable memory and stop after this op. */
+struct CgSink {
+    struct CgSink *next;
+    LLVMValueRef el[];
+};
+
+static void *sink(Cg *cg, size_t bytes)
+{
+    struct CgSink *s = tk_xalloc(sizeof *s + bytes);
+    if (!s)
+        return NULL;
+    memset(s->el, 0, bytes); /* zeroed like the arena's memory */
+    s->next = cg->sinks;
+    cg->sinks = s;
+    return s->el;
+}
+
+static void free_sinks(Cg *cg)
+{
+    while (cg->sinks) {
+        struct CgSink *next = cg->sinks->next;
+        tk_xfree(cg->sinks);
+        cg->sinks = next;
+    }
+}
+
+void *cg_alloc(Cg *cg, size_t bytes)
+{
+    void *p = arena_alloc(cg->a, bytes);
+    if (!p) { /* the arena is out of memory; a second failure here is not covered */
+        cg->failed = true;
+        p = sink(cg, bytes);
+    }
+    return p;
+}
+
 CgVal cg_val_new(Cg *cg, int n)
 {
-    CgVal v = {arena_alloc(cg->a, sizeof(LLVMValueRef) * (size_t)(n > 0 ? n : 1)), n};
+    CgVal v = {cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n > 0 ? n : 1)), n};
     return v;
 }
 
@@ -184,7 +222,7 @@ static void emit_op(Cg *cg, const IrOp *op)
 
 const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk)
 {
-    for (const IrOp *op = blk->first; op && !cg->failed; op = op->next) {
+    for (const IrOp *op = blk->first; op && !cg->failed && !cg->a->oom; op = op->next) {
         if (op->kind == IR_YIELD || op->kind == IR_CONDITION)
             return op;
         emit_op(cg, op);
@@ -211,7 +249,7 @@ static void add_annotation(Cg *cg, const char *key, int value)
 static void make_kernel(Cg *cg)
 {
     const IrFunc *f = cg->f;
-    LLVMTypeRef *pt = arena_alloc(cg->a, sizeof(LLVMTypeRef) * (size_t)(f->nparams + 1));
+    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(f->nparams + 1));
     for (int i = 0; i < f->nparams; i++)
         pt[i] = param_type(cg, &f->params[i]);
     LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), pt, (unsigned)f->nparams, 0);
@@ -288,8 +326,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
         return false;
     Cg cg = {.f = f, .o = &opts, .d = d, .a = f->arena, .T = warps * 32,
              .sm = arch_number(opts.arch)};
-    cg.vals = arena_alloc(cg.a, sizeof(CgVal) * (size_t)(f->next_id + 1));
-    cg.have = arena_alloc(cg.a, sizeof(bool) * (size_t)(f->next_id + 1));
+    cg.vals = cg_alloc(&cg, sizeof(CgVal) * (size_t)(f->next_id + 1));
+    cg.have = cg_alloc(&cg, sizeof(bool) * (size_t)(f->next_id + 1));
     cg.axis = axis_analyze(f, cg.a);
     cg_plan_layouts(&cg);
     cg.ctx = LLVMContextCreate();
@@ -320,6 +358,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     ok = ok && llvm_diag.errors == 0;
     if (ok && ptx_out && cg.smem_bytes > CG_STATIC_SMEM_MAX)
         sb_printf(ptx_out, "// tk.dynamic_shared_bytes %lld\n", (long long)cg.smem_bytes);
+    free_sinks(&cg);
     if (fatal) /* LLVM's state after a fatal error is unknown: leak it */
         return false;
     LLVMDisposeBuilder(cg.b);

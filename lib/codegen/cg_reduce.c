@@ -215,10 +215,10 @@ static void reduce_last(Red *r, CgVal *in, Type t)
     int rep = cpr > cg->T ? (int)(cpr / cg->T) : 1;
     int ng = l.k / rep;
     int tb = ilog2(cpr) < ilog2(cg->T) ? ilog2(cpr) : ilog2(cg->T);
-    LLVMValueRef **part = arena_alloc(cg->a, sizeof(LLVMValueRef *) * (size_t)ng);
-    LLVMValueRef *row = arena_alloc(cg->a, sizeof(LLVMValueRef) * (size_t)ng);
+    LLVMValueRef **part = cg_alloc(cg, sizeof(LLVMValueRef *) * (size_t)ng);
+    LLVMValueRef *row = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)ng);
     for (int q = 0; q < ng; q++) {
-        part[q] = arena_alloc(cg->a, sizeof(LLVMValueRef) * 8);
+        part[q] = cg_alloc(cg, sizeof(LLVMValueRef) * 8);
         for (int s = q * rep * l.v; s < (q + 1) * rep * l.v; s++) {
             LLVMValueRef x[8];
             LLVMValueRef e = cg_elem_index(cg, &l, s);

@@ -5,8 +5,8 @@
  * Each run must end with TK_ERR_NO_MEMORY or TK_ERR_COMPILE, or with TK_OK
  * and the baseline text when no failure fired; ASan checks for leaks.
  * Every point of every kernel is swept: a compile makes only a dozen or so
- * hooked allocations (arena chunks are 64 KiB), so the whole sweep takes a
- * few seconds even in a sanitizer Debug build. If it ever grows past ~30 s,
+ * hooked allocations (arena chunks are 64 KiB), so the whole sweep takes
+ * about 20 s in a sanitizer Debug build. If it ever grows past ~30 s,
  * raise STRIDE for all but the first FULL_CASES kernels. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +45,9 @@ static const Case cases[] = {
     {"matmul_grouped.tk", "matmul_grouped", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
      {{"BM", "128"}, {"BN", "128"}, {"BK", "64"}, {"GROUP", "4"}}, 4, 2},
     {"row_argmax.tk", "row_stats", "*fp32,*fp32,*i32,*fp32,i32,i32,i32", {{"R", "64"}, {"C", "128"}}, 2, 1},
+    /* 1024 values per thread: a value's array is larger than the arena's
+     * out-of-memory scratch, so the failed allocation returns NULL. */
+    {"vector_add.tk", "vector_add", "*fp32,*fp32,*fp32,i32", {{"BLOCK", "32768"}}, 1, 1},
 };
 
 static char *read_file(const char *path, size_t *len)
