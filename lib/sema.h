@@ -86,6 +86,7 @@ typedef struct Sema {
     int depth;
     bool returned;   /* the current path has executed `return` */
     int loop_depth;  /* runtime loops around the current statement */
+    int64_t unrolled; /* static_range bodies run so far (nested loops multiply) */
     int errors_at_start;
 } Sema;
 

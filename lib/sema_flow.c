@@ -422,10 +422,20 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
 
 /* ---- for -------------------------------------------------------------------------- */
 
+/* Bodies unrolled per kernel, all static_range loops together: nested
+ * loops of 4096 each would otherwise run 16M bodies and never finish. */
+#define SEMA_UNROLL_BUDGET 65536
+
 static void unroll(Sema *s, const Node *n, const SVal *vals, int count)
 {
     s->loop_depth++;
     for (int i = 0; i < count && !s->returned; i++) {
+        if (++s->unrolled > SEMA_UNROLL_BUDGET) {
+            if (s->unrolled == SEMA_UNROLL_BUDGET + 1)
+                sema_err(s, n->span, "static_range loops unroll more than %d bodies in "
+                         "this kernel; use range() for the outer loops", SEMA_UNROLL_BUDGET);
+            break;
+        }
         sema_assign(s, n->a, vals[i], n->span);
         sema_exec(s, &n->list, 0, NULL);
     }
@@ -447,12 +457,15 @@ static bool static_range(Sema *s, const Node *n, CallArgs *ca)
         sema_err(s, ca->at, "static_range step must not be zero");
         return false;
     }
-    int64_t count = v[2] > 0 ? (v[1] - v[0] + v[2] - 1) / v[2] : (v[0] - v[1] - v[2] - 1) / -v[2];
-    if (count > 4096) {
-        sema_err(s, ca->at, "static_range unrolls %lld iterations; the limit is 4096",
-                 (long long)count);
+    /* in 128 bits: static_range(-2**63, 2**63 - 1) overflows 64 */
+    __int128 lo = v[0], hi = v[1], step = v[2];
+    __int128 wide = step > 0 ? (hi - lo + step - 1) / step : (lo - hi - step - 1) / -step;
+    if (wide > 4096) {
+        sema_err(s, ca->at, "static_range unrolls %llu iterations; the limit is 4096",
+                 (unsigned long long)wide);
         return false;
     }
+    int64_t count = (int64_t)wide;
     SVal *vals = arena_alloc(s->a, sizeof(SVal) * (size_t)(count > 0 ? count : 1));
     for (int64_t i = 0; i < count; i++)
         vals[i] = sv_int(v[0] + i * v[2]);
