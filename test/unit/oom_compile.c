@@ -1,7 +1,7 @@
-/* oom_codegen.c: out-of-memory injection into code generation. Every
- * allocation that goes through the hook while tk_compile lowers a shared
- * conformance kernel to PTX and to LLVM IR (our arena chunks, StrBufs and
- * side tables; LLVM's own memory is not hooked) is made to fail in turn.
+/* oom_compile.c: out-of-memory injection into every stage of tk_compile.
+ * Every allocation that goes through the hook while a shared conformance
+ * kernel is turned into tokens, AST, IR, LLVM IR and PTX (our arena chunks,
+ * StrBufs and side tables; LLVM's own memory is not hooked) fails in turn.
  * Each run must end with TK_ERR_NO_MEMORY or TK_ERR_COMPILE, or with TK_OK
  * and the baseline text when no failure fired; ASan checks for leaks.
  * Every point of every kernel is swept: a compile makes only a dozen or so
@@ -155,8 +155,11 @@ int main(void)
         }
         long stride = i < FULL_CASES ? 1 : STRIDE;
         bad += sweep(&cases[i], src, len, TK_EMIT_PTX, stride);
-        if (i < FIRST_BIG)
-            bad += sweep(&cases[i], src, len, TK_EMIT_LLVM, stride);
+        if (i >= FIRST_BIG)
+            continue;
+        static const tk_emit early[] = {TK_EMIT_TOKENS, TK_EMIT_AST, TK_EMIT_IR, TK_EMIT_LLVM};
+        for (size_t e = 0; e < sizeof early / sizeof early[0]; e++)
+            bad += sweep(&cases[i], src, len, early[e], stride);
     }
     printf("%.1f s of CPU time\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
     printf("%s\n", bad ? "FAILED" : "all checks passed");
