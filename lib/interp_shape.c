@@ -326,15 +326,26 @@ static bool custom(InterpProg *p, const IrOp *op, Axis ax, bool scan)
     return true;
 }
 
-bool interp_reduce(InterpProg *p, const IrOp *op)
+/* The axis a reduce or scan works along, split for iteration; false (with
+ * an internal error) when the op is malformed. */
+static bool op_axis(InterpProg *p, const IrOp *op, const char *what, Axis *ax)
 {
     if (op->nops < 1)
-        return interp_fail(p, op, "internal error: reduce without inputs");
+        return interp_fail(p, op, "internal error: %s without inputs", what);
     Type t = op->operands[0]->type;
     int axis = op->axis < 0 ? t.rank + op->axis : op->axis;
     if (axis < 0 || axis >= t.rank)
-        return interp_fail(p, op, "internal error: reduce axis %d of a rank-%d value", op->axis, t.rank);
-    Axis ax = split_axis(t, axis);
+        return interp_fail(p, op, "internal error: %s axis %d of a rank-%d value", what, op->axis,
+                           t.rank);
+    *ax = split_axis(t, axis);
+    return true;
+}
+
+bool interp_reduce(InterpProg *p, const IrOp *op)
+{
+    Axis ax;
+    if (!op_axis(p, op, "reduce", &ax))
+        return false;
     if (op->sub == RED_CUSTOM)
         return custom(p, op, ax, false);
     for (int j = 0; j < op->nops && j < op->nres; j++) {
@@ -351,13 +362,9 @@ bool interp_reduce(InterpProg *p, const IrOp *op)
 
 bool interp_scan(InterpProg *p, const IrOp *op)
 {
-    if (op->nops < 1)
-        return interp_fail(p, op, "internal error: scan without inputs");
-    Type t = op->operands[0]->type;
-    int axis = op->axis < 0 ? t.rank + op->axis : op->axis;
-    if (axis < 0 || axis >= t.rank)
-        return interp_fail(p, op, "internal error: scan axis %d of a rank-%d value", op->axis, t.rank);
-    Axis ax = split_axis(t, axis);
+    Axis ax;
+    if (!op_axis(p, op, "scan", &ax))
+        return false;
     if (op->sub == SCAN_CUSTOM)
         return custom(p, op, ax, true);
     bool rev = op->flags & IRF_REVERSE;
