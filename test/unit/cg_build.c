@@ -7,16 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
+#include "check.h"
 static const char *outdir;
-
-#define CHECK(cond)                                                                \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                            \
-        }                                                                          \
-    } while (0)
 
 static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
 {

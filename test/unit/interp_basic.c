@@ -9,15 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(c)                                                                   \
-    do {                                                                           \
-        if (!(c)) {                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-            failures++;                                                            \
-        }                                                                          \
-    } while (0)
-
+#include "check.h"
 static const char *src_text = "line one\n    x = tl.load(p + offs)\n    tl.store(q, x)\n"
                               "    tl.device_assert(x > 0, 'positive')\n";
 static Source src = {"k.tk", NULL, 0};

@@ -14,15 +14,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                            \
-        }                                                                          \
-    } while (0)
+#include "check.h"
 
 /* A call that must succeed; prints tk's message when it does not. */
 #define CHECK_OK(call)                                                             \
