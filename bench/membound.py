@@ -647,8 +647,7 @@ def row_tol(row):
 
 def find_conformance(arg):
     for d in (arg, os.environ.get("TK_CONFORMANCE_DIR"),
-              os.path.join(ROOT, "..", "shared", "conformance"),
-              os.path.join(ROOT, "shared", "conformance")):
+              os.path.join(ROOT, "test", "conformance")):
         if d and os.path.isfile(os.path.join(d, "vector_add.tk")):
             return os.path.abspath(d)
     return None
@@ -741,8 +740,8 @@ def device_copy_gbs(torch, timer):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--libtk", help="path of libtk.so (default: $TK_LIBTK, else build*/libtk.so)")
-    ap.add_argument("--conformance", help="the shared conformance folder (default: "
-                    "$TK_CONFORMANCE_DIR, else ../shared/conformance)")
+    ap.add_argument("--conformance", help="the conformance kernels (default: "
+                    "$TK_CONFORMANCE_DIR, else test/conformance)")
     ap.add_argument("--only", help="run only rows whose 'kernel size' matches this regex")
     ap.add_argument("--rep-ms", type=float, default=100.0, help="timed milliseconds per case")
     ap.add_argument("--warmup-ms", type=float, default=25.0)

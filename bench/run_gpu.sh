@@ -28,12 +28,12 @@ if [ -z "${TK_CACHE_DIR:-}" ]; then
 fi
 
 conf=""
-for d in "${TK_CONFORMANCE_DIR:-}" "$root/../shared/conformance" "$root/shared/conformance"; do
+for d in "${TK_CONFORMANCE_DIR:-}" "$root/test/conformance"; do
   [ -n "$d" ] || continue
   if [ -f "$d/vector_add.tk" ]; then conf=$(cd "$d" && pwd); break; fi
 done
 if [ -z "$conf" ]; then
-  echo "run_gpu.sh: no shared/conformance folder beside or inside $root (set TK_CONFORMANCE_DIR)" >&2
+  echo "run_gpu.sh: no test/conformance folder in $root (set TK_CONFORMANCE_DIR)" >&2
   exit 2
 fi
 

@@ -14,7 +14,7 @@
 %param {LexState *lx}
 
 %code top {
-#include "base.h"
+#include "support/base.h"
 #define YYMALLOC tk_xalloc
 #define YYFREE tk_xfree
 }
@@ -22,8 +22,8 @@
 %code requires {
 #include <setjmp.h>
 
-#include "ast.h"
-#include "base.h"
+#include "front/ast.h"
+#include "support/base.h"
 
 enum {
     LEX_MAX_BRACKETS = 200, /* open brackets at once */
@@ -106,7 +106,7 @@ const char *parse_token_name(int tok);
 #include <string.h>
 
 #include "compiler.h"
-#include "parse_build.h"
+#include "front/parse_build.h"
 
 #define tk_yylex lex_next
 static void tk_yyerror(Span *loc, LexState *lx, const char *msg);

@@ -1,16 +1,19 @@
 /* compiler.h: the map of the compiler. Each stage's entry point, in
  * pipeline order; lib/pipeline.c strings them together.
  *
- *   text -> lex (grammar/tk.l) -> parse (grammar/tk.y) -> AST (ast.h)
- *        -> sema: specialise one kernel -> block IR (ir.h)
- *        -> passes: fold, dce, ... -> codegen: LLVM IR -> NVPTX -> PTX
- *        -> or the interpreter runs the IR on the CPU */
+ *   text -> lex (grammar/tk.l) -> parse (grammar/tk.y) -> AST (front/ast.h)
+ *        -> sema: specialise one kernel -> block IR     (sema/, ir/ir.h)
+ *        -> passes: fold, dce, ...                      (passes/passes.h)
+ *        -> codegen: LLVM IR                            (codegen/cg.h)
+ *        -> target: NVPTX -> PTX                        (target/target.h)
+ *        -> or the interpreter runs the IR on the CPU   (interp/interp.h)
+ * Every stage allocates from the compilation's arena (support/base.h). */
 #ifndef TK_COMPILER_H
 #define TK_COMPILER_H
 
-#include "ast.h"
-#include "base.h"
-#include "ir.h"
+#include "front/ast.h"
+#include "support/base.h"
+#include "ir/ir.h"
 
 /* ---- lexer and parser (grammar/) ------------------------------------------ */
 
@@ -20,7 +23,7 @@ bool lex_dump_tokens(const Source *src, Diag *d, StrBuf *out);
  * every syntax error to d; the caller checks d->errors. */
 Node *parse_module(const Source *src, Arena *a, Diag *d);
 
-/* ---- sema: specialisation (lib/sema*.c) ------------------------------------ */
+/* ---- sema: specialisation (lib/sema/) ------------------------------------ */
 
 /* A compile-time value: constexpr parameters, module constants, folded
  * expressions. */
@@ -98,15 +101,11 @@ bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig
 IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest *req,
                         Arena *a, Diag *d);
 
-/* ---- IR passes (lib/passes/) ------------------------------------------------- */
+/* ---- IR passes (lib/passes/passes.h) ----------------------------------------- */
 
-void pass_fold(IrFunc *f); /* constant folding and algebraic simplification */
-void pass_dce(IrFunc *f);  /* removes ops whose results are unused and that have no effect */
-/* hoists loop-invariant pure ops out of `for` bodies, then merges equal pure
- * ops (common subexpressions); run between pass_fold and pass_dce */
-void pass_cse(IrFunc *f);
+#include "passes/passes.h"
 
-/* ---- code generation (lib/codegen/, lib/target_nvptx.c) --------------------- */
+/* ---- code generation (lib/codegen/, lib/target/) --------------------- */
 
 typedef struct CgOptions {
     const char *arch;      /* "sm_80" ... "sm_90a" */
@@ -120,7 +119,7 @@ typedef struct CgOptions {
 bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out,
                 StrBuf *ptx_out);
 
-/* ---- the reference interpreter (lib/interp*.c) ------------------------------ */
+/* ---- the reference interpreter (lib/interp/) ------------------------------ */
 
 /* A host buffer the interpreter may touch; every access is checked against these. */
 typedef struct InterpBuffer {

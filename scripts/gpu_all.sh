@@ -7,7 +7,6 @@ set -u
 dir=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-export TK_CONFORMANCE_DIR=$dir/conformance
 export LD_LIBRARY_PATH=$dir/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv

@@ -6,7 +6,7 @@
 # program on the GPU, prints their output, then one total line
 # `N passed, N failed`; exits 1 on any failure. With $OUT set, the same text
 # also goes to $OUT/gpu_suite.log. The conformance kernels come from
-# $TK_CONFORMANCE_DIR, else ../shared/conformance beside the source tree.
+# $TK_CONFORMANCE_DIR, else test/conformance in the source tree.
 set -u -o pipefail
 
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
@@ -68,17 +68,17 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$log"
 fi
 
-# 1. The shared conformance kernels.
+# 1. The conformance kernels.
 conf_dir=""
-for d in "${TK_CONFORMANCE_DIR:-}" "$root/../shared/conformance" "$root/shared/conformance"; do
+for d in "${TK_CONFORMANCE_DIR:-}" "$root/test/conformance"; do
   [ -n "$d" ] || continue
   if [ -d "$d" ]; then conf_dir=$(cd "$d" && pwd); break; fi
 done
-if [ -x "$build/test/numeric/conformance" ]; then
+if [ -x "$build/test/conformance/conformance" ]; then
   if [ -n "$conf_dir" ]; then
-    run_runner conformance "$build/test/numeric/conformance" --gpu "$conf_dir"
+    run_runner conformance "$build/test/conformance/conformance" --gpu "$conf_dir"
   else
-    say "FAIL conformance: no shared/conformance folder beside or inside $root"
+    say "FAIL conformance: no test/conformance folder in $root"
     failed=$((failed + 1))
     summary+=("conformance: kernels not found")
   fi

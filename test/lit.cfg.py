@@ -1,6 +1,6 @@
 # lit configuration: every .tk file under test/ is a test. Substitutions:
 #   tkc          the compiler from the build folder
-#   %conformance the shared conformance kernels (../shared/conformance)
+#   %conformance the conformance kernels (test/conformance)
 #   %ptxas       ptxas, when installed (feature "ptxas")
 import os
 import lit.formats
@@ -8,7 +8,7 @@ import lit.formats
 config.name = "tk"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".tk", ".test"]
-config.excludes = ["Inputs", "unit", "fuzz", "gpu", "CMakeLists.txt", "lit.cfg.py"]
+config.excludes = ["Inputs", "conformance", "fuzz", "gpu", "difftest", "CMakeLists.txt", "lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tk_obj_root, "test")
 
@@ -20,10 +20,7 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME", "TK_CACHE_DIR"):
         config.environment[var] = os.environ[var]
 config.environment["TK_CACHE_DISABLE"] = "1"
 
-shared = os.path.normpath(os.path.join(config.tk_src_root, "..", "shared", "conformance"))
-if not os.path.isdir(shared):
-    shared = os.path.join(config.tk_src_root, "shared", "conformance")
-config.substitutions.append(("%conformance", shared))
+config.substitutions.append(("%conformance", os.path.join(config.tk_src_root, "test", "conformance")))
 config.substitutions.append(("%examples", os.path.join(config.tk_src_root, "examples")))
 if config.ptxas:
     config.available_features.add("ptxas")

@@ -1,13 +1,14 @@
 /* cg.h: internal map of the code generator (block IR -> LLVM IR).
  * Every block value lives in a canonical blocked layout chosen by its shape
- * alone (cg_layout.c); a value is the per-thread array of its elements. */
+ * alone (codegen/layout.c); a value is the per-thread array of its elements. */
 #ifndef TK_CG_H
 #define TK_CG_H
 
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
-#include "../compiler.h"
+#include "compiler.h"
+#include "target/target.h"
 
 /* The elements one thread holds of a value: el[slot], n slots. Scalars have
  * n == 1 and every thread holds the same (uniform) value. */
@@ -53,7 +54,7 @@ typedef struct Cg {
     struct CgSink *sinks; /* stand-ins for value arrays the arena could not give */
 } Cg;
 
-/* ---- cg_module.c ------------------------------------------------------------ */
+/* ---- codegen/module.c ------------------------------------------------------------ */
 void cg_error(Cg *cg, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void cg_internal(Cg *cg, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 CgVal cg_get(Cg *cg, const IrValue *v);
@@ -77,7 +78,7 @@ LLVMValueRef cg_sreg(Cg *cg, const char *name); /* llvm.nvvm.read.ptx.sreg.NAME 
 LLVMValueRef cg_cstring(Cg *cg, const char *s);  /* pointer to a constant string */
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
 
-/* ---- cg_layout.c ------------------------------------------------------------ */
+/* ---- codegen/layout.c ------------------------------------------------------------ */
 /* Picks each shape's chunk size from the loads and stores of that shape:
  * the widest vector access axis analysis allows (1 when none can be
  * vectorised, so scalar accesses stay coalesced across the warp). */
@@ -102,7 +103,7 @@ CgVal cg_smem_take(Cg *cg, Type t, int64_t off, CgIndexMap map, void *ctx);
 /* Shape ops: expand_dims, reshape, broadcast, splat, trans, join, split, cat. */
 bool cg_emit_shape(Cg *cg, const IrOp *op);
 
-/* ---- cg_elementwise.c ---------------------------------------------------------- */
+/* ---- codegen/elementwise.c ---------------------------------------------------------- */
 bool cg_emit_elementwise(Cg *cg, const IrOp *op);
 LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to);
 /* One scalar binary op of kind k (IR_ADD ... IR_MAX) on dtype dt. */
@@ -113,7 +114,7 @@ bool cg_is_elementwise(IrKind k);
  * element's linear index, for arange). */
 LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef idx);
 
-/* ---- cg_remat.c ------------------------------------------------------------------- */
+/* ---- codegen/remat.c ------------------------------------------------------------------- */
 /* Instead of moving a value between layouts through shared memory, index
  * arithmetic (arange, constants, splats of scalars, shape ops and pure
  * elementwise ops over them) can be recomputed where it is needed. */
@@ -121,40 +122,23 @@ bool cg_can_remat(Cg *cg, const IrValue *v);
 /* Element `idx` (linear index in v's shape) of v, recomputed. */
 LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef idx);
 
-/* ---- cg_memory.c --------------------------------------------------------------- */
+/* ---- codegen/memory.c --------------------------------------------------------------- */
 bool cg_emit_memory(Cg *cg, const IrOp *op);
 
-/* ---- cg_reduce.c --------------------------------------------------------------- */
+/* ---- codegen/reduce.c --------------------------------------------------------------- */
 bool cg_emit_reduce(Cg *cg, const IrOp *op);
 bool cg_emit_scan(Cg *cg, const IrOp *op);
 
-/* ---- cg_dot.c ---------------------------------------------------------------------- */
+/* ---- codegen/dot.c ---------------------------------------------------------------------- */
 bool cg_emit_dot(Cg *cg, const IrOp *op);
 
-/* ---- cg_flow.c ----------------------------------------------------------------------- */
+/* ---- codegen/flow.c ----------------------------------------------------------------------- */
 bool cg_emit_flow(Cg *cg, const IrOp *op);
 
-/* ---- cg_random.c --------------------------------------------------------------------- */
+/* ---- codegen/random.c --------------------------------------------------------------------- */
 bool cg_emit_rand(Cg *cg, const IrOp *op);
 
-/* ---- cg_debug.c ---------------------------------------------------------------------- */
+/* ---- codegen/debug.c ---------------------------------------------------------------------- */
 bool cg_emit_debug(Cg *cg, const IrOp *op);
-
-/* ---- target_nvptx.c -------------------------------------------------------------- */
-/* The target machine for an arch ("sm_80"); NULL after reporting to d. */
-LLVMTargetMachineRef tk_nvptx_machine(const char *arch, int opt_level, Diag *d);
-/* Links libdevice (when needed), runs the O-level pipeline and emits PTX.
- * *fatal: LLVM hit a fatal error; the module and its context must then be
- * leaked, not disposed. */
-bool tk_nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
-                     bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                     StrBuf *ptx_out, bool *fatal);
-/* Counts LLVM's error diagnostics of one context into d (instead of LLVM
- * printing them and exiting). */
-typedef struct CgLlvmDiag {
-    Diag *d;
-    int errors;
-} CgLlvmDiag;
-void tk_nvptx_diag_handler(LLVMDiagnosticInfoRef di, void *ctx);
 
 #endif

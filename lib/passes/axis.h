@@ -4,7 +4,7 @@
 #ifndef TK_AXIS_H
 #define TK_AXIS_H
 
-#include "ir.h"
+#include "ir/ir.h"
 
 /* Divisibility of 0 (and the cap for everything else). */
 #define TK_AXIS_MAX_DIV ((int64_t)1 << 30)

@@ -1,0 +1,90 @@
+/* codegen/dot.c: dot(a, b, acc) with FMA: both operands go to shared memory and
+ * every thread computes the accumulator elements it holds, looping over K.
+ * Floats multiply-add in fp32 (fp64 for fp64), integers in i32/i64; tf32 is
+ * computed as plain fp32 for now. Tensor cores come later. */
+#include "codegen/cg.h"
+
+static int ilog2(int64_t v)
+{
+    int n = 0;
+    while (((int64_t)1 << n) < v)
+        n++;
+    return n;
+}
+
+/* The dtype the products are accumulated in. */
+static DType compute_dtype(DType acc)
+{
+    if (dtype_is_float(acc))
+        return acc == DT_F64 ? DT_F64 : DT_F32;
+    return dtype_bits(acc) > 32 ? DT_I64 : DT_I32;
+}
+
+bool cg_emit_dot(Cg *cg, const IrOp *op)
+{
+    if (op->kind != IR_DOT)
+        return false;
+    Type at = op->operands[0]->type, bt = op->operands[1]->type, ct = op->results[0]->type;
+    if (at.rank != 2 || bt.rank != 2 || ct.rank != 2) {
+        cg_error(cg, op->span, "dot supports 2-D blocks only");
+        return true;
+    }
+    int64_t K = at.shape[1], N = bt.shape[1];
+    DType cd = compute_dtype(ct.dt);
+    int64_t boff = (type_numel(at) * cg_mem_bytes(at.dt) + 15) / 16 * 16;
+    cg_smem_put(cg, cg_get(cg, op->operands[0]), at, 0);
+    cg_smem_put(cg, cg_get(cg, op->operands[1]), bt, boff);
+    cg_barrier(cg);
+    CgVal acc = cg_get(cg, op->operands[2]);
+    CgLayout l = cg_layout(cg, ct);
+    LLVMValueRef *m = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *n = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *init = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *phi = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    LLVMValueRef *next = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
+    for (int s = 0; s < l.per_thread; s++) {
+        LLVMValueRef e = cg_elem_index(cg, &l, s);
+        m[s] = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(N)), "");
+        n[s] = LLVMBuildAnd(cg->b, e, cg_i32(cg, N - 1), "");
+        init[s] = cg_convert(cg, acc.el[acc.n == 1 ? 0 : s], ct.dt, cd);
+    }
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cg->b);
+    LLVMBasicBlockRef body = cg_new_bb(cg, "dot.k");
+    LLVMBasicBlockRef done = cg_new_bb(cg, "dot.done");
+    LLVMBuildBr(cg->b, body);
+    LLVMPositionBuilderAtEnd(cg->b, body);
+    LLVMValueRef k = LLVMBuildPhi(cg->b, LLVMInt32TypeInContext(cg->ctx), "k");
+    for (int s = 0; s < l.per_thread; s++)
+        phi[s] = LLVMBuildPhi(cg->b, cg_type(cg, cd), "");
+    LLVMTypeRef ft = cg_type(cg, cd);
+    for (int s = 0; s < l.per_thread; s++) {
+        LLVMValueRef ai = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, m[s], cg_i32(cg, ilog2(K)), ""), k, "");
+        LLVMValueRef bi = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, k, cg_i32(cg, ilog2(N)), ""), n[s], "");
+        LLVMValueRef av = LLVMBuildLoad2(cg->b, cg_mem_type(cg, at.dt), cg_smem_addr(cg, 0, ai, at.dt), "");
+        LLVMValueRef bv = LLVMBuildLoad2(cg->b, cg_mem_type(cg, bt.dt), cg_smem_addr(cg, boff, bi, bt.dt), "");
+        av = cg_convert(cg, av, at.dt, cd);
+        bv = cg_convert(cg, bv, bt.dt, cd);
+        if (dtype_is_float(cd)) {
+            LLVMValueRef args[3] = {av, bv, phi[s]};
+            next[s] = cg_intrinsic(cg, "llvm.fma", &ft, 1, args, 3);
+        } else {
+            next[s] = LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, av, bv, ""), phi[s], "");
+        }
+    }
+    LLVMValueRef k1 = LLVMBuildAdd(cg->b, k, cg_i32(cg, 1), "");
+    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntULT, k1, cg_i32(cg, K), ""), body, done);
+    LLVMBasicBlockRef from[2] = {pre, body};
+    LLVMValueRef kin[2] = {cg_i32(cg, 0), k1};
+    LLVMAddIncoming(k, kin, from, 2);
+    for (int s = 0; s < l.per_thread; s++) {
+        LLVMValueRef in[2] = {init[s], next[s]};
+        LLVMAddIncoming(phi[s], in, from, 2);
+    }
+    LLVMPositionBuilderAtEnd(cg->b, done);
+    cg_barrier(cg);
+    CgVal r = cg_val_new(cg, l.per_thread);
+    for (int s = 0; s < l.per_thread; s++)
+        r.el[s] = cg_convert(cg, next[s], cd, ct.dt);
+    cg_set(cg, op->results[0], r);
+    return true;
+}

@@ -1,0 +1,351 @@
+/* codegen/elementwise.c: per-thread straight-line code for elementwise ops:
+ * constants, arange, arithmetic, comparisons, casts, math and libdevice
+ * calls, pointer arithmetic. Operands share the result's layout (sema made
+ * shapes equal), so slot s of the result depends on slot s of each operand.
+ * bf16 arithmetic is computed in fp32 and rounded once (exact for + - *). */
+#include <string.h>
+
+#include "codegen/cg.h"
+
+LLVMValueRef cg_const_elem(Cg *cg, DType dt, int64_t iv, double fv)
+{
+    LLVMTypeRef t = cg_type(cg, dt);
+    if (dtype_is_float(dt))
+        return LLVMConstReal(t, fv);
+    if (dt == DT_PTR)
+        return LLVMConstIntToPtr(cg_i64(cg, iv), t);
+    return LLVMConstInt(t, (unsigned long long)iv, dtype_is_signed(dt));
+}
+
+static LLVMValueRef to_f32(Cg *cg, LLVMValueRef x)
+{
+    return LLVMBuildFPExt(cg->b, x, LLVMFloatTypeInContext(cg->ctx), "");
+}
+
+static LLVMValueRef from_f32(Cg *cg, LLVMValueRef x, DType dt)
+{
+    return LLVMBuildFPTrunc(cg->b, x, cg_type(cg, dt), "");
+}
+
+/* fp64 -> fp16/bf16 rounded once: truncate to fp32, make the result odd when
+ * inexact (round to odd keeps the sticky bit), then round to nearest even.
+ * A plain fptrunc goes through fp32 with round-to-nearest twice. */
+static LLVMValueRef f64_to_16(Cg *cg, LLVMValueRef x, DType to)
+{
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMValueRef t = cg_intrinsic(cg, "llvm.nvvm.d2f.rz", NULL, 0, &x, 1);
+    LLVMValueRef back = LLVMBuildFPExt(b, t, LLVMDoubleTypeInContext(cg->ctx), "");
+    LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, x, "");
+    LLVMValueRef bits = LLVMBuildOr(b, LLVMBuildBitCast(b, t, i32, ""),
+                                    LLVMBuildZExt(b, inexact, i32, ""), "");
+    t = LLVMBuildBitCast(b, bits, LLVMFloatTypeInContext(cg->ctx), "");
+    return from_f32(cg, t, to);
+}
+
+LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
+{
+    LLVMBuilderRef b = cg->b;
+    LLVMTypeRef tt = cg_type(cg, to);
+    if (from == to)
+        return x;
+    if (from == DT_PTR)
+        x = LLVMBuildPtrToInt(b, x, LLVMInt64TypeInContext(cg->ctx), ""), from = DT_I64;
+    if (to == DT_PTR)
+        return LLVMBuildIntToPtr(b, cg_convert(cg, x, from, DT_I64), tt, "");
+    if (to == DT_I1) {
+        if (dtype_is_float(from))
+            return LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstReal(cg_type(cg, from), 0), "");
+        return LLVMBuildICmp(b, LLVMIntNE, x, LLVMConstInt(cg_type(cg, from), 0, 0), "");
+    }
+    bool ff = dtype_is_float(from), tf = dtype_is_float(to);
+    if (!ff && !tf) {
+        int fb = dtype_bits(from), tb = dtype_bits(to);
+        if (tb < fb)
+            return LLVMBuildTrunc(b, x, tt, "");
+        if (tb == fb)
+            return x;
+        return dtype_is_signed(from) ? LLVMBuildSExt(b, x, tt, "") : LLVMBuildZExt(b, x, tt, "");
+    }
+    if (!ff) { /* int -> float; 16-bit floats through fp64 (exact up to 32 bits) */
+        if (to == DT_BF16 || to == DT_F16)
+            return f64_to_16(cg, cg_convert(cg, x, from, DT_F64), to);
+        return dtype_is_signed(from) ? LLVMBuildSIToFP(b, x, tt, "") : LLVMBuildUIToFP(b, x, tt, "");
+    }
+    if (!tf) { /* float -> int truncates toward zero */
+        if (from == DT_BF16 || from == DT_F16)
+            x = to_f32(cg, x), from = DT_F32;
+        return dtype_is_signed(to) ? LLVMBuildFPToSI(b, x, tt, "") : LLVMBuildFPToUI(b, x, tt, "");
+    }
+    if ((from == DT_F16 && to == DT_BF16) || (from == DT_BF16 && to == DT_F16))
+        return from_f32(cg, to_f32(cg, x), to);
+    if (dtype_bits(to) > dtype_bits(from))
+        return LLVMBuildFPExt(b, x, tt, "");
+    if (from == DT_F64 && (to == DT_F16 || to == DT_BF16))
+        return f64_to_16(cg, x, to);
+    return LLVMBuildFPTrunc(b, x, tt, "");
+}
+
+static LLVMValueRef int_minmax(Cg *cg, bool is_max, DType dt, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMIntPredicate p = dtype_is_signed(dt) ? (is_max ? LLVMIntSGT : LLVMIntSLT)
+                                              : (is_max ? LLVMIntUGT : LLVMIntULT);
+    return LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, p, a, b, ""), a, b, "");
+}
+
+/* maxnum/minnum; with propagate (sub = 1) a NaN operand gives NaN. */
+static LLVMValueRef float_minmax(Cg *cg, bool is_max, int propagate, LLVMValueRef a,
+                                 LLVMValueRef b)
+{
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef args[2] = {a, b};
+    LLVMValueRef r = cg_intrinsic(cg, is_max ? "llvm.maxnum" : "llvm.minnum", &t, 1, args, 2);
+    if (!propagate)
+        return r;
+    LLVMValueRef nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, a, b, "");
+    return LLVMBuildSelect(cg->b, nan, LLVMBuildFAdd(cg->b, a, b, ""), r, "");
+}
+
+static LLVMValueRef div_full_f32(Cg *cg, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef f = LLVMFloatTypeInContext(cg->ctx);
+    LLVMTypeRef pt[2] = {f, f};
+    LLVMTypeRef ft = LLVMFunctionType(f, pt, 2, 0);
+    const char *asm_text = "div.full.f32 $0, $1, $2;";
+    const char *cons = "=f,f,f";
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, asm_text, strlen(asm_text), cons, strlen(cons), 0,
+                                       0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildCall2(cg->b, ft, ia, args, 2, "");
+}
+
+LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMBuilderRef B = cg->b;
+    bool fl = dtype_is_float(dt), sg = dtype_is_signed(dt);
+    bool native16 = dt == DT_F16 && (k == IR_ADD || k == IR_SUB || k == IR_MUL);
+    if ((dt == DT_BF16 || dt == DT_F16) && !native16)
+        return from_f32(cg, cg_binop(cg, k, sub, DT_F32, to_f32(cg, a), to_f32(cg, b)), dt);
+    switch (k) {
+    case IR_ADD: return fl ? LLVMBuildFAdd(B, a, b, "") : LLVMBuildAdd(B, a, b, "");
+    case IR_SUB: return fl ? LLVMBuildFSub(B, a, b, "") : LLVMBuildSub(B, a, b, "");
+    case IR_MUL: return fl ? LLVMBuildFMul(B, a, b, "") : LLVMBuildMul(B, a, b, "");
+    case IR_DIV:
+        if (fl)
+            return dt == DT_F32 && sub == 0 ? div_full_f32(cg, a, b) : LLVMBuildFDiv(B, a, b, "");
+        return sg ? LLVMBuildSDiv(B, a, b, "") : LLVMBuildUDiv(B, a, b, "");
+    case IR_REM:
+        if (fl)
+            return LLVMBuildFRem(B, a, b, "");
+        return sg ? LLVMBuildSRem(B, a, b, "") : LLVMBuildURem(B, a, b, "");
+    case IR_AND: return LLVMBuildAnd(B, a, b, "");
+    case IR_OR: return LLVMBuildOr(B, a, b, "");
+    case IR_XOR: return LLVMBuildXor(B, a, b, "");
+    case IR_SHL: return LLVMBuildShl(B, a, b, "");
+    case IR_SHR: return sg ? LLVMBuildAShr(B, a, b, "") : LLVMBuildLShr(B, a, b, "");
+    case IR_MIN:
+    case IR_MAX:
+        return fl ? float_minmax(cg, k == IR_MAX, sub, a, b) : int_minmax(cg, k == IR_MAX, dt, a, b);
+    case IR_UMULHI: {
+        int bits = dtype_bits(dt);
+        LLVMTypeRef w = LLVMIntTypeInContext(cg->ctx, (unsigned)bits * 2);
+        LLVMValueRef p = LLVMBuildMul(B, LLVMBuildZExt(B, a, w, ""), LLVMBuildZExt(B, b, w, ""), "");
+        p = LLVMBuildLShr(B, p, LLVMConstInt(w, (unsigned)bits, 0), "");
+        return LLVMBuildTrunc(B, p, LLVMTypeOf(a), "");
+    }
+    default:
+        return LLVMGetUndef(LLVMTypeOf(a));
+    }
+}
+
+static LLVMValueRef cmp(Cg *cg, int pred, DType dt, LLVMValueRef a, LLVMValueRef b)
+{
+    if (dtype_is_float(dt)) {
+        static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT,
+                                               LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+        return LLVMBuildFCmp(cg->b, fp[pred], a, b, "");
+    }
+    static const LLVMIntPredicate si[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT,
+                                          LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+    static const LLVMIntPredicate ui[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT,
+                                          LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+    return LLVMBuildICmp(cg->b, dtype_is_signed(dt) ? si[pred] : ui[pred], a, b, "");
+}
+
+static LLVMValueRef libdevice_call(Cg *cg, const char *name, LLVMTypeRef ret,
+                                   LLVMValueRef *args, int n)
+{
+    LLVMTypeRef pt[8];
+    for (int i = 0; i < n && i < 8; i++)
+        pt[i] = LLVMTypeOf(args[i]);
+    cg->uses_libdevice = true;
+    return cg_call_fn(cg, name, ret, pt, n, args, n, false);
+}
+
+static LLVMValueRef nvvm1(Cg *cg, const char *name, LLVMValueRef x)
+{
+    return cg_intrinsic(cg, name, NULL, 0, &x, 1);
+}
+
+static LLVMValueRef llvm1(Cg *cg, const char *name, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return cg_intrinsic(cg, name, &t, 1, &x, 1);
+}
+
+/* Fast paths as Triton takes them for fp32; accurate libdevice code for fp64. */
+static LLVMValueRef math(Cg *cg, MathFn fn, DType dt, LLVMValueRef x)
+{
+    if (dt == DT_F16 || dt == DT_BF16)
+        return from_f32(cg, math(cg, fn, DT_F32, to_f32(cg, x)), dt);
+    bool f32 = dt == DT_F32;
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMValueRef ld;
+    static const char *const ld32[MATH_COUNT] = {
+        [MATH_EXP] = "__nv_expf", [MATH_EXP2] = "__nv_exp2f", [MATH_LOG] = "__nv_logf",
+        [MATH_LOG2] = "__nv_log2f", [MATH_SIN] = "__nv_sinf", [MATH_COS] = "__nv_cosf",
+        [MATH_ERF] = "__nv_erff", [MATH_TANH] = "__nv_tanhf", [MATH_RSQRT] = "__nv_rsqrtf"};
+    static const char *const ld64[MATH_COUNT] = {
+        [MATH_EXP] = "__nv_exp", [MATH_EXP2] = "__nv_exp2", [MATH_LOG] = "__nv_log",
+        [MATH_LOG2] = "__nv_log2", [MATH_SIN] = "__nv_sin", [MATH_COS] = "__nv_cos",
+        [MATH_ERF] = "__nv_erf", [MATH_TANH] = "__nv_tanh", [MATH_RSQRT] = "__nv_rsqrt"};
+    switch (fn) {
+    case MATH_EXP:
+        if (!f32)
+            break;
+        return nvvm1(cg, "llvm.nvvm.ex2.approx.f",
+                     LLVMBuildFMul(cg->b, x, LLVMConstReal(t, 1.4426950408889634), ""));
+    case MATH_EXP2:
+        if (!f32)
+            break;
+        return nvvm1(cg, "llvm.nvvm.ex2.approx.f", x);
+    case MATH_LOG:
+        if (!f32)
+            break;
+        return LLVMBuildFMul(cg->b, nvvm1(cg, "llvm.nvvm.lg2.approx.f", x),
+                             LLVMConstReal(t, 0.6931471805599453), "");
+    case MATH_LOG2:
+        if (!f32)
+            break;
+        return nvvm1(cg, "llvm.nvvm.lg2.approx.f", x);
+    case MATH_SQRT:
+        return f32 ? nvvm1(cg, "llvm.nvvm.sqrt.approx.f", x) : llvm1(cg, "llvm.sqrt", x);
+    case MATH_SQRT_RN:
+        return f32 ? nvvm1(cg, "llvm.nvvm.sqrt.rn.f", x) : llvm1(cg, "llvm.sqrt", x);
+    case MATH_RSQRT:
+        if (!f32)
+            break;
+        return nvvm1(cg, "llvm.nvvm.rsqrt.approx.f", x);
+    case MATH_ABS: return llvm1(cg, "llvm.fabs", x);
+    case MATH_FLOOR: return llvm1(cg, "llvm.floor", x);
+    case MATH_CEIL: return llvm1(cg, "llvm.ceil", x);
+    default: break;
+    }
+    const char *name = (unsigned)fn < MATH_COUNT ? (f32 ? ld32 : ld64)[fn] : NULL;
+    if (!name) {
+        cg_internal(cg, cg->f->span, "math function %d has no lowering", (int)fn);
+        return LLVMGetUndef(t);
+    }
+    ld = libdevice_call(cg, name, t, &x, 1);
+    return ld;
+}
+
+static LLVMValueRef addptr(Cg *cg, DType elem, DType offdt, LLVMValueRef p, LLVMValueRef off)
+{
+    LLVMValueRef o = cg_convert(cg, off, offdt, dtype_is_signed(offdt) ? DT_I64 : DT_U64);
+    return LLVMBuildGEP2(cg->b, cg_mem_type(cg, elem), p, &o, 1, "");
+}
+
+/* The value of one result slot from the operand slots. */
+LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef idx)
+{
+    DType rd = op->results[0]->type.dt;
+    DType od = op->nops > 0 ? op->operands[0]->type.dt : rd;
+    LLVMBuilderRef B = cg->b;
+    switch (op->kind) {
+    case IR_ARANGE: return LLVMBuildAdd(B, idx, cg_i32(cg, op->ival), "");
+    case IR_NEG:
+        if (rd == DT_BF16 || rd == DT_F16)
+            return from_f32(cg, LLVMBuildFNeg(B, to_f32(cg, x[0]), ""), rd);
+        return dtype_is_float(rd) ? LLVMBuildFNeg(B, x[0], "") : LLVMBuildNeg(B, x[0], "");
+    case IR_NOT: return LLVMBuildNot(B, x[0], "");
+    case IR_CMP: return cmp(cg, op->sub, od, x[0], x[1]);
+    case IR_SELECT: return LLVMBuildSelect(B, x[0], x[1], x[2], "");
+    case IR_FMA: {
+        if (rd == DT_BF16 || rd == DT_F16) {
+            LLVMValueRef y[3] = {to_f32(cg, x[0]), to_f32(cg, x[1]), to_f32(cg, x[2])};
+            LLVMTypeRef t = LLVMFloatTypeInContext(cg->ctx);
+            return from_f32(cg, cg_intrinsic(cg, "llvm.fma", &t, 1, y, 3), rd);
+        }
+        LLVMTypeRef t = cg_type(cg, rd);
+        return cg_intrinsic(cg, "llvm.fma", &t, 1, x, 3);
+    }
+    case IR_MATH: return math(cg, (MathFn)op->sub, rd, x[0]);
+    case IR_EXTERN: return libdevice_call(cg, op->str, cg_type(cg, rd), x, op->nops);
+    case IR_CAST: return cg_convert(cg, x[0], od, rd);
+    case IR_BITCAST:
+        if (od == DT_PTR || rd == DT_PTR)
+            return cg_convert(cg, x[0], od, rd);
+        return LLVMBuildBitCast(B, x[0], cg_type(cg, rd), "");
+    case IR_ADDPTR:
+        return addptr(cg, op->results[0]->type.elem, op->operands[1]->type.dt, x[0], x[1]);
+    case IR_PTR_TO_INT: return LLVMBuildPtrToInt(B, x[0], cg_type(cg, rd), "");
+    case IR_INT_TO_PTR: return LLVMBuildIntToPtr(B, x[0], cg_type(cg, DT_PTR), "");
+    default: return cg_binop(cg, op->kind, op->sub, od, x[0], x[1]);
+    }
+}
+
+bool cg_is_elementwise(IrKind k)
+{
+    switch (k) {
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
+    case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
+    case IR_UMULHI: case IR_NEG: case IR_NOT: case IR_CMP: case IR_SELECT: case IR_FMA:
+    case IR_MATH: case IR_EXTERN: case IR_CAST: case IR_BITCAST: case IR_ADDPTR:
+    case IR_PTR_TO_INT: case IR_INT_TO_PTR: case IR_ARANGE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool cg_emit_elementwise(Cg *cg, const IrOp *op)
+{
+    if (op->kind == IR_CONST) {
+        Type t = op->results[0]->type;
+        CgVal r = cg_val_new(cg, cg_layout(cg, t).per_thread);
+        LLVMValueRef c = cg_const_elem(cg, t.dt, op->ival, op->fval);
+        for (int s = 0; s < r.n; s++)
+            r.el[s] = c;
+        cg_set(cg, op->results[0], r);
+        return true;
+    }
+    if (!cg_is_elementwise(op->kind))
+        return false;
+    Type rt = op->results[0]->type;
+    CgLayout l = cg_layout(cg, rt);
+    CgVal r = cg_val_new(cg, l.per_thread);
+    CgVal in[8];
+    int n = op->nops < 8 ? op->nops : 8;
+    if (op->nops > 8) {
+        cg_error(cg, op->span, "at most 8 operands are supported in '%s'", ir_kind_name(op->kind));
+        return true;
+    }
+    for (int i = 0; i < n; i++) {
+        in[i] = cg_get(cg, op->operands[i]);
+        if (in[i].n != r.n && in[i].n != 1) {
+            cg_internal(cg, op->span, "operand %d of '%s' has %d elements per thread, "
+                        "the result %d", i, ir_kind_name(op->kind), in[i].n, r.n);
+            return true;
+        }
+    }
+    for (int s = 0; s < r.n; s++) {
+        LLVMValueRef x[8];
+        for (int i = 0; i < n; i++)
+            x[i] = in[i].el[in[i].n == 1 ? 0 : s];
+        LLVMValueRef idx = op->kind == IR_ARANGE ? cg_elem_index(cg, &l, s) : NULL;
+        r.el[s] = cg_elem_op(cg, op, x, idx);
+    }
+    cg_set(cg, op->results[0], r);
+    return true;
+}

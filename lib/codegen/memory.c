@@ -1,0 +1,467 @@
+/* codegen/memory.c: global loads, stores and atomics. Masked or cache-hinted
+ * accesses go through inline PTX so that the mask becomes a predicate
+ * (`@%p ld.global`): masked-off lanes never touch memory and take `other`.
+ * Atomics run once per element (repeated copies of small blocks are
+ * skipped) and give the old value to every thread holding the element. */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg.h"
+#include "passes/axis.h"
+
+/* PTX register class, constraint letter and LLVM integer type for an element. */
+static const char *reg_cons(int bits) { return bits <= 16 ? "h" : bits == 32 ? "r" : "l"; }
+
+static LLVMTypeRef reg_type(Cg *cg, int bits)
+{
+    return LLVMIntTypeInContext(cg->ctx, bits <= 16 ? 16 : (unsigned)bits);
+}
+
+static int elem_bits(DType dt) { return dt == DT_I1 ? 8 : dtype_bits(dt); }
+
+/* Element value -> the integer register that PTX moves (and back). */
+static LLVMValueRef to_reg(Cg *cg, LLVMValueRef v, DType dt)
+{
+    int bits = elem_bits(dt);
+    if (dt == DT_I1)
+        v = LLVMBuildZExt(cg->b, v, LLVMInt8TypeInContext(cg->ctx), "");
+    else if (dt == DT_PTR)
+        v = LLVMBuildPtrToInt(cg->b, v, LLVMInt64TypeInContext(cg->ctx), "");
+    else if (dtype_is_float(dt))
+        v = LLVMBuildBitCast(cg->b, v, LLVMIntTypeInContext(cg->ctx, (unsigned)bits), "");
+    if (bits == 8)
+        v = LLVMBuildZExt(cg->b, v, reg_type(cg, 8), "");
+    return v;
+}
+
+static LLVMValueRef from_reg(Cg *cg, LLVMValueRef v, DType dt)
+{
+    int bits = elem_bits(dt);
+    if (bits == 8)
+        v = LLVMBuildTrunc(cg->b, v, LLVMInt8TypeInContext(cg->ctx), "");
+    if (dt == DT_I1)
+        return LLVMBuildICmp(cg->b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+    if (dt == DT_PTR)
+        return LLVMBuildIntToPtr(cg->b, v, cg_type(cg, DT_PTR), "");
+    if (dtype_is_float(dt))
+        return LLVMBuildBitCast(cg->b, v, cg_type(cg, dt), "");
+    return v;
+}
+
+/* ".cg" / "cg" -> ".cg" when valid for the access, else "". */
+static const char *cache_suffix(Cg *cg, const IrOp *op, bool store, char *buf, size_t cap)
+{
+    const char *s = op->str, *ev = op->str2;
+    buf[0] = 0;
+    if (s && *s) {
+        if (*s == '.')
+            s++;
+        static const char *const ld_ok[] = {"ca", "cg", "cs", "cv", "lu"};
+        static const char *const st_ok[] = {"wb", "cg", "cs", "wt"};
+        const char *const *ok = store ? st_ok : ld_ok;
+        int n = store ? TK_ARRAY_LEN(st_ok) : TK_ARRAY_LEN(ld_ok);
+        for (int i = 0; i < n; i++)
+            if (strcmp(s, ok[i]) == 0) {
+                snprintf(buf, cap, ".%s", s);
+                return buf;
+            }
+        cg_error(cg, op->span, "unknown cache modifier '%s' for %s", op->str,
+                 store ? "store (expected .wb, .cg, .cs or .wt)"
+                       : "load (expected .ca, .cg, .cs, .cv or .lu)");
+        return buf;
+    }
+    if (ev && *ev) {
+        if (strcmp(ev, "evict_first") == 0 || strcmp(ev, "evict_last") == 0 ||
+            strcmp(ev, "evict_normal") == 0)
+            snprintf(buf, cap, ".L1::%s", ev);
+        else
+            cg_error(cg, op->span, "unknown eviction policy '%s' (expected evict_first, "
+                     "evict_last or evict_normal)", ev);
+    }
+    return buf;
+}
+
+static LLVMValueRef inline_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np,
+                               const char *text, const char *cons, LLVMValueRef *args)
+{
+    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+}
+
+/* "{ $i, $i+1, ... }" or "$i" for a vector of n registers starting at operand i. */
+static void reg_list(char *buf, size_t cap, int first, int n)
+{
+    if (n == 1) {
+        snprintf(buf, cap, "$%d", first);
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, cap, "{ ");
+    for (int i = 0; i < n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, i ? ", $%d" : "$%d", first + i);
+    if (len < cap)
+        snprintf(buf + len, cap - len, " }");
+}
+
+/* One predicated load of vw consecutive elements; `other` where the predicate
+ * is false. Results go to out[0..vw). */
+static void asm_load(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr,
+                     LLVMValueRef pred, const LLVMValueRef *other, const char *cache,
+                     LLVMValueRef *out)
+{
+    int bits = elem_bits(dt), rb = bits <= 16 ? 16 : bits;
+    bool vol = op->flags & IRF_VOLATILE;
+    char text[512], cons[160], regs[96], vec[8];
+    size_t len = 0;
+    for (int i = 0; i < vw; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "mov.b%d $%d, $%d;\n\t", rb, i, vw + i);
+    reg_list(regs, sizeof regs, 0, vw);
+    snprintf(vec, sizeof vec, vw > 1 ? ".v%d" : "", vw);
+    snprintf(text + len, sizeof text - len, "@$%d ld%s.global%s%s.b%d %s, [ $%d + 0 ];", 2 * vw,
+             vol ? ".volatile" : "", vol ? "" : cache, vec, bits, regs, 2 * vw + 1);
+    const char *rc = reg_cons(bits);
+    len = 0;
+    for (int i = 0; i < vw; i++)
+        len += (size_t)snprintf(cons + len, sizeof cons - len, "=%s,", rc);
+    for (int i = 0; i < vw; i++)
+        len += (size_t)snprintf(cons + len, sizeof cons - len, "%s,", rc);
+    snprintf(cons + len, sizeof cons - len, "b,l");
+    LLVMTypeRef rt = reg_type(cg, bits), pt[10], fields[4];
+    LLVMValueRef args[10];
+    for (int i = 0; i < vw; i++) {
+        pt[i] = rt;
+        args[i] = to_reg(cg, other[i], dt);
+        fields[i] = rt;
+    }
+    pt[vw] = LLVMInt1TypeInContext(cg->ctx);
+    pt[vw + 1] = cg_type(cg, DT_PTR);
+    args[vw] = pred;
+    args[vw + 1] = ptr;
+    LLVMTypeRef ret = vw == 1 ? rt : LLVMStructTypeInContext(cg->ctx, fields, (unsigned)vw, 0);
+    LLVMValueRef r = inline_asm(cg, ret, pt, vw + 2, text, cons, args);
+    for (int i = 0; i < vw; i++)
+        out[i] = from_reg(cg, vw == 1 ? r : LLVMBuildExtractValue(cg->b, r, (unsigned)i, ""), dt);
+}
+
+static void asm_store(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr,
+                      LLVMValueRef pred, const LLVMValueRef *val, const char *cache)
+{
+    int bits = elem_bits(dt);
+    bool vol = op->flags & IRF_VOLATILE;
+    char text[256], cons[96], regs[96], vec[8];
+    reg_list(regs, sizeof regs, 2, vw);
+    snprintf(vec, sizeof vec, vw > 1 ? ".v%d" : "", vw);
+    snprintf(text, sizeof text, "@$0 st%s.global%s%s.b%d [ $1 + 0 ], %s;",
+             vol ? ".volatile" : "", vol ? "" : cache, vec, bits, regs);
+    size_t len = (size_t)snprintf(cons, sizeof cons, "b,l");
+    for (int i = 0; i < vw; i++)
+        len += (size_t)snprintf(cons + len, sizeof cons - len, ",%s", reg_cons(bits));
+    LLVMTypeRef pt[6] = {LLVMInt1TypeInContext(cg->ctx), cg_type(cg, DT_PTR)};
+    LLVMValueRef args[6] = {pred, ptr};
+    for (int i = 0; i < vw; i++) {
+        pt[2 + i] = reg_type(cg, bits);
+        args[2 + i] = to_reg(cg, val[i], dt);
+    }
+    inline_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2 + vw, text, cons, args);
+}
+
+/* Elements per access: what axis analysis proves, within one chunk of the
+ * layout. More than 4 (bytes, halves) travel packed in 32-bit words. */
+static int vector_width(Cg *cg, const IrValue *ptr, const IrValue *mask, DType dt)
+{
+    if (!cg->axis || ptr->type.rank == 0)
+        return 1;
+    int w = axis_vector_width(cg->axis, ptr, mask, cg_mem_bytes(dt));
+    int v = cg_layout(cg, ptr->type).v;
+    if (w > v)
+        w = v;
+    if (w < 1 || !is_pow2(w) || w * elem_bits(dt) > 128)
+        return 1;
+    return w;
+}
+
+/* The raw bits of an element (i1 as a byte) and back. */
+static LLVMValueRef to_bits(Cg *cg, LLVMValueRef v, DType dt)
+{
+    if (dt == DT_I1)
+        return LLVMBuildZExt(cg->b, v, LLVMInt8TypeInContext(cg->ctx), "");
+    if (dtype_is_float(dt))
+        return LLVMBuildBitCast(cg->b, v, LLVMIntTypeInContext(cg->ctx, (unsigned)dtype_bits(dt)), "");
+    return v;
+}
+
+static LLVMValueRef from_bits(Cg *cg, LLVMValueRef x, DType dt)
+{
+    if (dt == DT_I1)
+        return LLVMBuildICmp(cg->b, LLVMIntNE, x, LLVMConstInt(LLVMTypeOf(x), 0, 0), "");
+    if (dtype_is_float(dt))
+        return LLVMBuildBitCast(cg->b, x, cg_type(cg, dt), "");
+    return x;
+}
+
+/* vw small elements -> vw * bits / 32 words, element 0 in the low bits. */
+static void pack_words(Cg *cg, DType dt, int vw, const LLVMValueRef *el, LLVMValueRef *words)
+{
+    int bits = elem_bits(dt), per = 32 / bits;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    for (int w = 0; w < vw / per; w++) {
+        LLVMValueRef acc = LLVMConstInt(i32, 0, 0);
+        for (int i = 0; i < per; i++) {
+            LLVMValueRef x = LLVMBuildZExt(cg->b, to_bits(cg, el[w * per + i], dt), i32, "");
+            x = LLVMBuildShl(cg->b, x, LLVMConstInt(i32, (unsigned)(i * bits), 0), "");
+            acc = LLVMBuildOr(cg->b, acc, x, "");
+        }
+        words[w] = acc;
+    }
+}
+
+static void unpack_words(Cg *cg, DType dt, int vw, const LLVMValueRef *words, LLVMValueRef *el)
+{
+    int bits = elem_bits(dt), per = 32 / bits;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMTypeRef it = LLVMIntTypeInContext(cg->ctx, (unsigned)bits);
+    for (int i = 0; i < vw; i++) {
+        LLVMValueRef x = LLVMBuildLShr(cg->b, words[i / per],
+                                       LLVMConstInt(i32, (unsigned)(i % per * bits), 0), "");
+        el[i] = from_bits(cg, LLVMBuildTrunc(cg->b, x, it, ""), dt);
+    }
+}
+
+static LLVMValueRef plain_load(Cg *cg, DType dt, int vw, LLVMValueRef ptr, LLVMValueRef *out)
+{
+    LLVMTypeRef et = cg_mem_type(cg, dt);
+    LLVMTypeRef t = vw == 1 ? et : LLVMVectorType(et, (unsigned)vw);
+    LLVMValueRef v = LLVMBuildLoad2(cg->b, t, ptr, "");
+    LLVMSetAlignment(v, (unsigned)(vw * cg_mem_bytes(dt)));
+    for (int i = 0; i < vw; i++) {
+        LLVMValueRef x = vw == 1 ? v : LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");
+        out[i] = dt == DT_I1 ? LLVMBuildICmp(cg->b, LLVMIntNE, x, LLVMConstInt(et, 0, 0), "") : x;
+    }
+    return v;
+}
+
+static void plain_store(Cg *cg, DType dt, int vw, LLVMValueRef ptr, const LLVMValueRef *val)
+{
+    LLVMTypeRef et = cg_mem_type(cg, dt);
+    LLVMValueRef v = vw == 1 ? NULL : LLVMGetUndef(LLVMVectorType(et, (unsigned)vw));
+    for (int i = 0; i < vw; i++) {
+        LLVMValueRef x = val[i];
+        if (dt == DT_I1)
+            x = LLVMBuildZExt(cg->b, x, et, "");
+        v = vw == 1 ? x : LLVMBuildInsertElement(cg->b, v, x, cg_i32(cg, i), "");
+    }
+    LLVMValueRef st = LLVMBuildStore(cg->b, v, ptr);
+    LLVMSetAlignment(st, (unsigned)(vw * cg_mem_bytes(dt)));
+}
+
+static void emit_load(Cg *cg, const IrOp *op)
+{
+    Type rt = op->results[0]->type;
+    DType dt = rt.dt;
+    CgVal p = cg_get(cg, op->operands[0]);
+    bool has_mask = op->nops > 1 && op->operands[1];
+    bool has_other = op->nops > 2 && op->operands[2];
+    CgVal m = has_mask ? cg_get(cg, op->operands[1]) : p;
+    CgVal o = has_other ? cg_get(cg, op->operands[2]) : p;
+    char buf[32];
+    const char *cache = cache_suffix(cg, op, false, buf, sizeof buf);
+    bool plain = !has_mask && !*cache && !(op->flags & IRF_VOLATILE);
+    int vw = vector_width(cg, op->operands[0], has_mask ? op->operands[1] : NULL, dt);
+    CgVal r = cg_val_new(cg, p.n);
+    LLVMValueRef zero = cg_const_elem(cg, dt, 0, 0.0);
+    bool packed = vw > 4; /* 8 or 16 small elements in 2 or 4 words */
+    int nw = packed ? vw * elem_bits(dt) / 32 : vw;
+    DType wt = packed ? DT_U32 : dt;
+    for (int s = 0; s < p.n; s += vw) {
+        LLVMValueRef words[4], other[16];
+        LLVMValueRef *dst = packed ? words : r.el + s;
+        if (plain) {
+            plain_load(cg, wt, nw, p.el[s], dst);
+        } else {
+            LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
+                                         : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
+            for (int i = 0; i < vw; i++)
+                other[i] = has_other ? o.el[o.n == 1 ? 0 : s + i] : zero;
+            if (packed)
+                pack_words(cg, dt, vw, other, other);
+            asm_load(cg, op, wt, nw, p.el[s], pred, other, cache, dst);
+        }
+        if (packed)
+            unpack_words(cg, dt, vw, words, r.el + s);
+    }
+    cg_set(cg, op->results[0], r);
+}
+
+static void emit_store(Cg *cg, const IrOp *op)
+{
+    DType dt = op->operands[1]->type.dt;
+    CgVal p = cg_get(cg, op->operands[0]);
+    CgVal v = cg_get(cg, op->operands[1]);
+    bool has_mask = op->nops > 2 && op->operands[2];
+    CgVal m = has_mask ? cg_get(cg, op->operands[2]) : p;
+    char buf[32];
+    const char *cache = cache_suffix(cg, op, true, buf, sizeof buf);
+    /* only the first copy of a repeated (small or scalar) block writes */
+    CgLayout l = cg_layout(cg, op->operands[0]->type);
+    bool repeated = l.nchunks < cg->T;
+    LLVMValueRef owner = repeated ? cg_owner(cg, &l) : NULL;
+    bool plain = !has_mask && !repeated && !*cache && !(op->flags & IRF_VOLATILE);
+    int vw = vector_width(cg, op->operands[0], has_mask ? op->operands[2] : NULL, dt);
+    bool packed = vw > 4;
+    int nw = packed ? vw * elem_bits(dt) / 32 : vw;
+    DType wt = packed ? DT_U32 : dt;
+    for (int s = 0; s < p.n; s += vw) {
+        LLVMValueRef val[16];
+        for (int i = 0; i < vw; i++)
+            val[i] = v.el[v.n == 1 ? 0 : s + i];
+        if (packed)
+            pack_words(cg, dt, vw, val, val);
+        if (plain) {
+            plain_store(cg, wt, nw, p.el[s], val);
+            continue;
+        }
+        LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
+                                     : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
+        if (owner)
+            pred = LLVMBuildAnd(cg->b, pred, owner, "");
+        asm_store(cg, op, wt, nw, p.el[s], pred, val, cache);
+    }
+}
+
+/* ---- atomics ---------------------------------------------------------------------- */
+
+static LLVMAtomicOrdering ordering(const char *sem)
+{
+    if (!sem || !*sem || strcmp(sem, "acq_rel") == 0)
+        return LLVMAtomicOrderingAcquireRelease;
+    if (strcmp(sem, "relaxed") == 0)
+        return LLVMAtomicOrderingMonotonic;
+    if (strcmp(sem, "acquire") == 0)
+        return LLVMAtomicOrderingAcquire;
+    if (strcmp(sem, "release") == 0)
+        return LLVMAtomicOrderingRelease;
+    return LLVMAtomicOrderingAcquireRelease;
+}
+
+static LLVMAtomicOrdering failure_ordering(LLVMAtomicOrdering o)
+{
+    if (o == LLVMAtomicOrderingAcquireRelease || o == LLVMAtomicOrderingAcquire)
+        return LLVMAtomicOrderingAcquire;
+    return LLVMAtomicOrderingMonotonic;
+}
+
+static bool rmw_op(Cg *cg, const IrOp *op, DType dt, LLVMAtomicRMWBinOp *out)
+{
+    bool fl = dtype_is_float(dt), sg = dtype_is_signed(dt);
+    switch ((AtomicKind)op->sub) {
+    case ATOM_ADD: *out = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; return true;
+    case ATOM_MAX:
+        *out = fl ? LLVMAtomicRMWBinOpFMax : sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax;
+        return true;
+    case ATOM_MIN:
+        *out = fl ? LLVMAtomicRMWBinOpFMin : sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin;
+        return true;
+    case ATOM_XCHG: *out = LLVMAtomicRMWBinOpXchg; return true;
+    case ATOM_AND: case ATOM_OR: case ATOM_XOR:
+        if (fl) {
+            cg_error(cg, op->span, "atomic and/or/xor need an integer dtype, not %s",
+                     dtype_name(dt));
+            return false;
+        }
+        *out = op->sub == ATOM_AND ? LLVMAtomicRMWBinOpAnd
+               : op->sub == ATOM_OR ? LLVMAtomicRMWBinOpOr : LLVMAtomicRMWBinOpXor;
+        return true;
+    }
+    cg_internal(cg, op->span, "unknown atomic kind %d", op->sub);
+    return false;
+}
+
+/* One atomic, run only where pred holds; returns the old value (undef elsewhere). */
+static LLVMValueRef guarded_atomic(Cg *cg, const IrOp *op, DType dt, LLVMValueRef pred,
+                                   LLVMValueRef ptr, LLVMValueRef cmpv, LLVMValueRef val,
+                                   LLVMAtomicRMWBinOp rop, LLVMValueRef smem_slot)
+{
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
+    LLVMBasicBlockRef doit = cg_new_bb(cg, "atomic");
+    LLVMBasicBlockRef cont = cg_new_bb(cg, "atomic.cont");
+    LLVMBuildCondBr(cg->b, pred, doit, cont);
+    LLVMPositionBuilderAtEnd(cg->b, doit);
+    LLVMAtomicOrdering ord = ordering(op->str);
+    LLVMValueRef old;
+    if (op->kind == IR_ATOMIC_CAS) {
+        bool fl = dtype_is_float(dt);
+        LLVMTypeRef it = LLVMIntTypeInContext(cg->ctx, (unsigned)dtype_bits(dt));
+        LLVMValueRef c = fl ? LLVMBuildBitCast(cg->b, cmpv, it, "") : cmpv;
+        LLVMValueRef v = fl ? LLVMBuildBitCast(cg->b, val, it, "") : val;
+        LLVMValueRef pair = LLVMBuildAtomicCmpXchg(cg->b, ptr, c, v, ord, failure_ordering(ord), 0);
+        old = LLVMBuildExtractValue(cg->b, pair, 0, "");
+        if (fl)
+            old = LLVMBuildBitCast(cg->b, old, cg_type(cg, dt), "");
+    } else {
+        old = LLVMBuildAtomicRMW(cg->b, rop, ptr, val, ord, 0);
+    }
+    if (smem_slot)
+        LLVMBuildStore(cg->b, old, smem_slot);
+    LLVMBasicBlockRef done = LLVMGetInsertBlock(cg->b);
+    LLVMBuildBr(cg->b, cont);
+    LLVMPositionBuilderAtEnd(cg->b, cont);
+    LLVMValueRef phi = LLVMBuildPhi(cg->b, cg_type(cg, dt), "");
+    LLVMValueRef inc[2] = {old, LLVMGetUndef(cg_type(cg, dt))};
+    LLVMBasicBlockRef bbs[2] = {done, from};
+    LLVMAddIncoming(phi, inc, bbs, 2);
+    return phi;
+}
+
+static void emit_atomic(Cg *cg, const IrOp *op)
+{
+    Type rt = op->results[0]->type;
+    DType dt = rt.dt;
+    if (dt == DT_I1 || dtype_bits(dt) < 16) {
+        cg_error(cg, op->span, "atomics on %s are not supported (use 16, 32 or 64-bit dtypes)",
+                 dtype_name(dt));
+        return;
+    }
+    bool cas = op->kind == IR_ATOMIC_CAS;
+    LLVMAtomicRMWBinOp rop = LLVMAtomicRMWBinOpAdd;
+    if (!cas && !rmw_op(cg, op, dt, &rop))
+        return;
+    CgLayout l = cg_layout(cg, rt);
+    CgVal p = cg_get(cg, op->operands[0]);
+    CgVal c = cas ? cg_get(cg, op->operands[1]) : p;
+    CgVal v = cg_get(cg, op->operands[cas ? 2 : 1]);
+    bool has_mask = !cas && op->nops > 2 && op->operands[2];
+    CgVal m = has_mask ? cg_get(cg, op->operands[2]) : p;
+    bool repeated = l.nchunks < cg->T;
+    LLVMValueRef owner = cg_owner(cg, &l);
+    CgVal r = cg_val_new(cg, p.n);
+    if (repeated)
+        cg_smem_need(cg, l.numel * cg_mem_bytes(dt));
+    for (int s = 0; s < p.n; s++) {
+        LLVMValueRef pred = owner;
+        if (has_mask)
+            pred = LLVMBuildAnd(cg->b, pred, m.el[m.n == 1 ? 0 : s], "");
+        LLVMValueRef slot = repeated ? cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt) : NULL;
+        r.el[s] = guarded_atomic(cg, op, dt, pred, p.el[s], c.el[c.n == 1 ? 0 : s],
+                                 v.el[v.n == 1 ? 0 : s], rop, slot);
+    }
+    if (repeated) { /* the copies learn the old value from the owner */
+        cg_barrier(cg);
+        for (int s = 0; s < p.n; s++)
+            r.el[s] = LLVMBuildLoad2(cg->b, cg_type(cg, dt),
+                                     cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt), "");
+        cg_barrier(cg);
+    }
+    cg_set(cg, op->results[0], r);
+}
+
+bool cg_emit_memory(Cg *cg, const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_LOAD: emit_load(cg, op); return true;
+    case IR_STORE: emit_store(cg, op); return true;
+    case IR_ATOMIC_RMW:
+    case IR_ATOMIC_CAS: emit_atomic(cg, op); return true;
+    default: return false;
+    }
+}

@@ -1,0 +1,369 @@
+/* codegen/module.c: the code generator's driver: one LLVM module and kernel per
+ * IrFunc, parameters, the value table and the op dispatch.
+ * Assumes IR that passed ir_verify (sema's invariants of ir.h); guarantees
+ * an unsupported construct is a diagnostic, never a crash, and that the
+ * LLVM context is disposed on every path. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/cg.h"
+#include "passes/axis.h"
+
+void cg_error(Cg *cg, Span at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(cg->d, DIAG_ERROR, at, fmt, ap);
+    va_end(ap);
+    cg->failed = true;
+}
+
+void cg_internal(Cg *cg, Span at, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_report(cg->d, DIAG_INTERNAL, at, "internal error: %s", msg);
+    cg->failed = true;
+}
+
+/* When the arena cannot grow it still hands small requests a shared scratch
+ * block, but large ones get NULL; callers fill every element of a new value
+ * right away, so give them writable memory and stop after this op. */
+struct CgSink {
+    struct CgSink *next;
+    LLVMValueRef el[];
+};
+
+static void *sink(Cg *cg, size_t bytes)
+{
+    struct CgSink *s = tk_xalloc(sizeof *s + bytes);
+    if (!s)
+        return NULL;
+    memset(s->el, 0, bytes); /* zeroed like the arena's memory */
+    s->next = cg->sinks;
+    cg->sinks = s;
+    return s->el;
+}
+
+static void free_sinks(Cg *cg)
+{
+    while (cg->sinks) {
+        struct CgSink *next = cg->sinks->next;
+        tk_xfree(cg->sinks);
+        cg->sinks = next;
+    }
+}
+
+void *cg_alloc(Cg *cg, size_t bytes)
+{
+    void *p = arena_alloc(cg->a, bytes);
+    if (!p) { /* the arena is out of memory; a second failure here is not covered */
+        cg->failed = true;
+        p = sink(cg, bytes);
+    }
+    return p;
+}
+
+CgVal cg_val_new(Cg *cg, int n)
+{
+    CgVal v = {cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n > 0 ? n : 1)), n};
+    return v;
+}
+
+CgVal cg_get(Cg *cg, const IrValue *v)
+{
+    if (!v || v->id < 0 || v->id >= cg->f->next_id || !cg->have[v->id]) {
+        cg_internal(cg, cg->f->span, "value %%%d used before codegen defined it",
+                    v ? v->id : -1);
+        CgVal z = cg_val_new(cg, v ? (int)cg_layout(cg, v->type).per_thread : 1);
+        LLVMTypeRef t = cg_type(cg, v ? v->type.dt : DT_I32);
+        for (int i = 0; i < z.n; i++)
+            z.el[i] = LLVMGetUndef(t);
+        return z;
+    }
+    return cg->vals[v->id];
+}
+
+void cg_set(Cg *cg, const IrValue *v, CgVal x)
+{
+    if (v->id < 0 || v->id >= cg->f->next_id) {
+        cg_internal(cg, cg->f->span, "value id %d out of range", v->id);
+        return;
+    }
+    cg->vals[v->id] = x;
+    cg->have[v->id] = true;
+}
+
+LLVMTypeRef cg_type(Cg *cg, DType dt)
+{
+    LLVMContextRef c = cg->ctx;
+    switch (dt) {
+    case DT_I1: return LLVMInt1TypeInContext(c);
+    case DT_I8: case DT_U8: return LLVMInt8TypeInContext(c);
+    case DT_I16: case DT_U16: return LLVMInt16TypeInContext(c);
+    case DT_I32: case DT_U32: return LLVMInt32TypeInContext(c);
+    case DT_I64: case DT_U64: return LLVMInt64TypeInContext(c);
+    case DT_F16: return LLVMHalfTypeInContext(c);
+    case DT_BF16: return LLVMBFloatTypeInContext(c);
+    case DT_F32: return LLVMFloatTypeInContext(c);
+    case DT_F64: return LLVMDoubleTypeInContext(c);
+    case DT_PTR: return LLVMPointerTypeInContext(c, 1);
+    default: return LLVMInt32TypeInContext(c);
+    }
+}
+
+LLVMTypeRef cg_mem_type(Cg *cg, DType dt)
+{
+    return dt == DT_I1 ? LLVMInt8TypeInContext(cg->ctx) : cg_type(cg, dt);
+}
+
+int cg_mem_bytes(DType dt) { return dt == DT_I1 ? 1 : dtype_bits(dt) / 8; }
+
+LLVMValueRef cg_i32(Cg *cg, int64_t v)
+{
+    return LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), (unsigned long long)v, 1);
+}
+
+LLVMValueRef cg_i64(Cg *cg, int64_t v)
+{
+    return LLVMConstInt(LLVMInt64TypeInContext(cg->ctx), (unsigned long long)v, 1);
+}
+
+LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov,
+                          LLVMValueRef *args, int nargs)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (!id) {
+        cg_internal(cg, cg->f->span, "unknown LLVM intrinsic %s", name);
+        return LLVMGetUndef(LLVMInt32TypeInContext(cg->ctx));
+    }
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, ov, (size_t)nov);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(cg->ctx, id, ov, (size_t)nov);
+    return LLVMBuildCall2(cg->b, ft, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef cg_call_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, int np,
+                        LLVMValueRef *args, int nargs, bool vararg)
+{
+    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, vararg);
+    LLVMValueRef fn = LLVMGetNamedFunction(cg->mod, name);
+    if (!fn)
+        fn = LLVMAddFunction(cg->mod, name, ft);
+    return LLVMBuildCall2(cg->b, ft, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef cg_sreg(Cg *cg, const char *name)
+{
+    char full[64];
+    snprintf(full, sizeof full, "llvm.nvvm.read.ptx.sreg.%s", name);
+    return cg_intrinsic(cg, full, NULL, 0, NULL, 0);
+}
+
+LLVMValueRef cg_cstring(Cg *cg, const char *s)
+{
+    char name[32];
+    snprintf(name, sizeof name, "tk_str%d", cg->nstr++);
+    LLVMValueRef init = LLVMConstStringInContext(cg->ctx, s, (unsigned)strlen(s), 0);
+    LLVMValueRef g = LLVMAddGlobal(cg->mod, LLVMTypeOf(init), name);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+    return g;
+}
+
+LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
+}
+
+/* ---- ops with no better home ---------------------------------------------------- */
+
+static bool emit_misc(Cg *cg, const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_PROGRAM_ID:
+    case IR_NUM_PROGRAMS: {
+        static const char *const ax[] = {"x", "y", "z"};
+        char nm[16];
+        int a = op->axis >= 0 && op->axis < 3 ? op->axis : 0;
+        snprintf(nm, sizeof nm, "%s.%s", op->kind == IR_PROGRAM_ID ? "ctaid" : "nctaid", ax[a]);
+        CgVal r = cg_val_new(cg, 1);
+        r.el[0] = cg_sreg(cg, nm);
+        cg_set(cg, op->results[0], r);
+        return true;
+    }
+    case IR_HINT: /* hints feed the analyses; the value is unchanged */
+        cg_set(cg, op->results[0], cg_get(cg, op->operands[0]));
+        return true;
+    case IR_ASSUME:
+        return true;
+    case IR_BARRIER:
+        cg_barrier(cg);
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void emit_op(Cg *cg, const IrOp *op)
+{
+    if (emit_misc(cg, op) || cg_emit_shape(cg, op) || cg_emit_elementwise(cg, op) ||
+        cg_emit_memory(cg, op) || cg_emit_reduce(cg, op) || cg_emit_scan(cg, op) ||
+        cg_emit_dot(cg, op) || cg_emit_flow(cg, op) || cg_emit_debug(cg, op) ||
+        cg_emit_rand(cg, op))
+        return;
+    cg_error(cg, op->span, "code generation does not support '%s' yet", ir_kind_name(op->kind));
+}
+
+const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk)
+{
+    for (const IrOp *op = blk->first; op && !cg->failed && !cg->a->oom; op = op->next) {
+        if (op->kind == IR_YIELD || op->kind == IR_CONDITION)
+            return op;
+        emit_op(cg, op);
+    }
+    return NULL;
+}
+
+/* ---- the kernel ----------------------------------------------------------------- */
+
+static LLVMTypeRef param_type(Cg *cg, const IrParam *p)
+{
+    /* i1 arguments travel as one byte, like C's bool */
+    return p->type.dt == DT_I1 ? LLVMInt8TypeInContext(cg->ctx) : cg_type(cg, p->type.dt);
+}
+
+static void add_annotation(Cg *cg, const char *key, int value)
+{
+    LLVMValueRef md[3] = {
+        cg->fn, LLVMMDStringInContext(cg->ctx, key, (unsigned)strlen(key)), cg_i32(cg, value)};
+    LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations",
+                                LLVMMDNodeInContext(cg->ctx, md, 3));
+}
+
+static void make_kernel(Cg *cg)
+{
+    const IrFunc *f = cg->f;
+    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(f->nparams + 1));
+    for (int i = 0; i < f->nparams; i++)
+        pt[i] = param_type(cg, &f->params[i]);
+    LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), pt, (unsigned)f->nparams, 0);
+    cg->fn = LLVMAddFunction(cg->mod, f->name, ft);
+    LLVMSetFunctionCallConv(cg->fn, LLVMPTXKernelCallConv);
+    add_annotation(cg, "kernel", 1);
+    add_annotation(cg, "maxntidx", cg->T);
+    unsigned align_kind = LLVMGetEnumAttributeKindForName("align", 5);
+    for (int i = 0; i < f->nparams; i++) {
+        LLVMValueRef p = LLVMGetParam(cg->fn, (unsigned)i);
+        LLVMSetValueName2(p, f->params[i].name, strlen(f->params[i].name));
+        if (f->params[i].type.dt == DT_PTR && f->params[i].divisibility >= 16)
+            LLVMAddAttributeAtIndex(cg->fn, (unsigned)i + 1,
+                                    LLVMCreateEnumAttribute(cg->ctx, align_kind, 16));
+    }
+    LLVMPositionBuilderAtEnd(cg->b, cg_new_bb(cg, "entry"));
+    cg->tid = cg_sreg(cg, "tid.x");
+    LLVMTypeRef i8 = LLVMInt8TypeInContext(cg->ctx);
+    cg->smem = LLVMAddGlobalInAddressSpace(cg->mod, LLVMArrayType(i8, 1), "tk_smem_tmp", 3);
+    for (int i = 0; i < f->nparams && i < f->body->nargs; i++) {
+        CgVal v = cg_val_new(cg, 1);
+        v.el[0] = LLVMGetParam(cg->fn, (unsigned)i);
+        if (f->params[i].type.dt == DT_I1)
+            v.el[0] = LLVMBuildICmp(cg->b, LLVMIntNE, v.el[0], LLVMConstInt(i8, 0, 0), "");
+        cg_set(cg, f->body->args[i], v);
+    }
+}
+
+/* Above this, shared memory is dynamic: sized at launch (the runtime reads
+ * the "tk.dynamic_shared_bytes" line that cg_compile appends to the PTX). */
+#define CG_STATIC_SMEM_MAX (48 * 1024)
+
+/* The shared array gets its final size once every op has said what it needs. */
+static void finish_smem(Cg *cg)
+{
+    LLVMValueRef old = cg->smem;
+    if (cg->smem_bytes > CG_STATIC_SMEM_MAX) {
+        LLVMTypeRef at = LLVMArrayType(LLVMInt8TypeInContext(cg->ctx), 0);
+        LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, at, "tk_smem", 3);
+        LLVMSetLinkage(g, LLVMExternalLinkage);
+        LLVMSetAlignment(g, 16);
+        LLVMReplaceAllUsesWith(old, g);
+    } else if (cg->smem_bytes > 0) {
+        LLVMTypeRef at = LLVMArrayType(LLVMInt8TypeInContext(cg->ctx), (unsigned)cg->smem_bytes);
+        LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, at, "tk_smem", 3);
+        LLVMSetInitializer(g, LLVMGetUndef(at));
+        LLVMSetLinkage(g, LLVMInternalLinkage);
+        LLVMSetAlignment(g, 16);
+        LLVMReplaceAllUsesWith(old, g);
+    }
+    LLVMDeleteGlobal(old);
+}
+
+static int arch_number(const char *arch)
+{
+    int n = 0;
+    if (sscanf(arch, "sm_%d", &n) != 1)
+        return 80;
+    return n;
+}
+
+bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, StrBuf *ptx_out)
+{
+    CgOptions opts = *o;
+    if (!opts.arch)
+        opts.arch = "sm_80";
+    int warps = f->num_warps > 0 ? f->num_warps : 4;
+    if (!is_pow2(warps) || warps > 32) {
+        diag_plain(d, DIAG_ERROR, "num_warps must be a power of two from 1 to 32, got %d", warps);
+        return false;
+    }
+    LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, d);
+    if (!tm)
+        return false;
+    Cg cg = {.f = f, .o = &opts, .d = d, .a = f->arena, .T = warps * 32,
+             .sm = arch_number(opts.arch)};
+    cg.vals = cg_alloc(&cg, sizeof(CgVal) * (size_t)(f->next_id + 1));
+    cg.have = cg_alloc(&cg, sizeof(bool) * (size_t)(f->next_id + 1));
+    cg.axis = axis_analyze(f, cg.a);
+    cg_plan_layouts(&cg);
+    cg.ctx = LLVMContextCreate();
+    CgLlvmDiag llvm_diag = {d, 0};
+    LLVMContextSetDiagnosticHandler(cg.ctx, nvptx_diag_handler, &llvm_diag);
+    cg.mod = LLVMModuleCreateWithNameInContext(f->name, cg.ctx);
+    cg.b = LLVMCreateBuilderInContext(cg.ctx);
+    LLVMSetTarget(cg.mod, "nvptx64-nvidia-cuda");
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    char *dl = LLVMCopyStringRepOfTargetData(td);
+    LLVMSetDataLayout(cg.mod, dl);
+    LLVMDisposeMessage(dl);
+    LLVMDisposeTargetData(td);
+
+    make_kernel(&cg);
+    cg_emit_block(&cg, f->body);
+    if (!cg.failed && !cg.f->arena->oom) {
+        LLVMBuildRetVoid(cg.b);
+        finish_smem(&cg);
+    }
+    bool ok = !cg.failed && !cg.f->arena->oom;
+    if (cg.f->arena->oom)
+        diag_plain(d, DIAG_ERROR, "out of memory during code generation");
+    bool fatal = false;
+    if (ok)
+        ok = nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, ptx_out,
+                             &fatal);
+    ok = ok && llvm_diag.errors == 0;
+    if (ok && ptx_out && cg.smem_bytes > CG_STATIC_SMEM_MAX)
+        sb_printf(ptx_out, "// tk.dynamic_shared_bytes %lld\n", (long long)cg.smem_bytes);
+    free_sinks(&cg);
+    if (fatal) /* LLVM's state after a fatal error is unknown: leak it */
+        return false;
+    LLVMDisposeBuilder(cg.b);
+    LLVMDisposeModule(cg.mod);
+    LLVMContextDispose(cg.ctx);
+    LLVMDisposeTargetMachine(tm);
+    return ok;
+}

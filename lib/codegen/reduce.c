@@ -1,0 +1,445 @@
+/* codegen/reduce.c: reductions and scans. A reduction along the last dim runs
+ * in-thread over the elements a thread holds of one row, then shfl.sync.bfly
+ * across the lanes holding the same row, then through shared memory across
+ * warps; other axes are first transposed to the end. Scans walk each line
+ * in shared memory, one thread per line. Combines keep left-to-right order,
+ * so every thread ends with bit-identical results. */
+#include "codegen/cg.h"
+
+typedef struct Red {
+    Cg *cg;
+    const IrOp *op;
+    ReduceKind kind;   /* how to combine (scans map to RED_SUM / RED_CUSTOM) */
+    int n;             /* accumulator components */
+    DType dt[8];       /* their dtypes */
+} Red;
+
+static int ilog2(int64_t v)
+{
+    int n = 0;
+    while (((int64_t)1 << n) < v)
+        n++;
+    return n;
+}
+
+/* argmax/argmin: does (av, ai) win over (bv, bi)? Ties go to the smaller
+ * index. NaN follows the sequential scan of ir.h: a NaN at index 0 wins,
+ * any other NaN loses to every number. This order is total, so the tree of
+ * shuffles gives what a left-to-right scan gives. */
+static LLVMValueRef arg_wins(Cg *cg, bool is_max, DType dt, LLVMValueRef av, LLVMValueRef ai,
+                             LLVMValueRef bv, LLVMValueRef bi)
+{
+    LLVMBuilderRef B = cg->b;
+    LLVMValueRef lower = LLVMBuildICmp(B, LLVMIntSLT, ai, bi, "");
+    if (!dtype_is_float(dt)) {
+        LLVMIntPredicate p = dtype_is_signed(dt) ? (is_max ? LLVMIntSGT : LLVMIntSLT)
+                                                  : (is_max ? LLVMIntUGT : LLVMIntULT);
+        LLVMValueRef better = LLVMBuildICmp(B, p, av, bv, "");
+        LLVMValueRef tie = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntEQ, av, bv, ""), lower, "");
+        return LLVMBuildOr(B, better, tie, "");
+    }
+    if (dt == DT_F16 || dt == DT_BF16) {
+        LLVMTypeRef f = LLVMFloatTypeInContext(cg->ctx);
+        av = LLVMBuildFPExt(B, av, f, "");
+        bv = LLVMBuildFPExt(B, bv, f, "");
+    }
+    LLVMValueRef zero = cg_i32(cg, 0);
+    LLVMValueRef an = LLVMBuildFCmp(B, LLVMRealUNO, av, av, "");
+    LLVMValueRef bn = LLVMBuildFCmp(B, LLVMRealUNO, bv, bv, "");
+    LLVMValueRef a_first = LLVMBuildICmp(B, LLVMIntEQ, ai, zero, "");
+    LLVMValueRef b_first = LLVMBuildICmp(B, LLVMIntEQ, bi, zero, "");
+    LLVMValueRef a_best = LLVMBuildAnd(B, an, a_first, "");
+    LLVMValueRef b_best = LLVMBuildAnd(B, bn, b_first, "");
+    LLVMValueRef a_worst = LLVMBuildAnd(B, an, LLVMBuildNot(B, a_first, ""), "");
+    LLVMValueRef b_worst = LLVMBuildAnd(B, bn, LLVMBuildNot(B, b_first, ""), "");
+    LLVMValueRef better = LLVMBuildFCmp(B, is_max ? LLVMRealOGT : LLVMRealOLT, av, bv, "");
+    LLVMValueRef tie = LLVMBuildAnd(B, LLVMBuildFCmp(B, LLVMRealOEQ, av, bv, ""), lower, "");
+    LLVMValueRef w = LLVMBuildOr(B, better, tie, "");
+    LLVMValueRef t = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
+    LLVMValueRef f = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 0, 0);
+    w = LLVMBuildSelect(B, a_worst, f, w, "");
+    w = LLVMBuildSelect(B, b_worst, LLVMBuildSelect(B, a_worst, lower, t, ""), w, "");
+    w = LLVMBuildSelect(B, b_best, f, w, "");
+    return LLVMBuildOr(B, a_best, w, "");
+}
+
+/* acc = combine(acc, x), both arrays of r->n components. */
+static void combine(Red *r, LLVMValueRef *acc, LLVMValueRef *x)
+{
+    Cg *cg = r->cg;
+    const IrOp *op = r->op;
+    switch (r->kind) {
+    case RED_SUM:
+    case RED_MAX:
+    case RED_MIN: {
+        IrKind k = r->kind == RED_SUM ? IR_ADD : r->kind == RED_MAX ? IR_MAX : IR_MIN;
+        for (int i = 0; i < r->n; i++)
+            acc[i] = cg_binop(cg, k, 0, r->dt[i], acc[i], x[i]);
+        return;
+    }
+    case RED_ARGMAX:
+    case RED_ARGMIN: {
+        LLVMValueRef w = arg_wins(cg, r->kind == RED_ARGMAX, r->dt[0], acc[0], acc[1], x[0], x[1]);
+        acc[0] = LLVMBuildSelect(cg->b, w, acc[0], x[0], "");
+        acc[1] = LLVMBuildSelect(cg->b, w, acc[1], x[1], "");
+        return;
+    }
+    case RED_CUSTOM: {
+        const IrBlock *blk = op->nregions > 0 ? op->regions[0] : NULL;
+        if (!blk || blk->nargs != 2 * r->n) {
+            cg_internal(cg, op->span, "combine region needs %d arguments", 2 * r->n);
+            return;
+        }
+        for (int i = 0; i < 2 * r->n; i++) {
+            CgVal v = cg_val_new(cg, 1);
+            v.el[0] = i < r->n ? acc[i] : x[i - r->n];
+            cg_set(cg, blk->args[i], v);
+        }
+        const IrOp *y = cg_emit_block(cg, blk);
+        if (!y || y->nops != r->n) {
+            if (!cg->failed)
+                cg_internal(cg, op->span, "combine region must yield %d values", r->n);
+            return;
+        }
+        for (int i = 0; i < r->n; i++)
+            acc[i] = cg_get(cg, y->operands[i]).el[0];
+        return;
+    }
+    }
+}
+
+static LLVMValueRef shfl32(Cg *cg, LLVMValueRef v, int off)
+{
+    LLVMValueRef args[4] = {cg_i32(cg, -1), v, cg_i32(cg, off), cg_i32(cg, 0x1f)};
+    bool fl = LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMFloatTypeKind;
+    return cg_intrinsic(cg, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32",
+                        NULL, 0, args, 4);
+}
+
+/* The value of lane (lane ^ off) for any element dtype. */
+static LLVMValueRef shfl(Cg *cg, LLVMValueRef v, DType dt, int off)
+{
+    LLVMBuilderRef B = cg->b;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), i64 = LLVMInt64TypeInContext(cg->ctx);
+    if (dt == DT_F32 || dt == DT_I32 || dt == DT_U32)
+        return shfl32(cg, v, off);
+    int bits = dtype_bits(dt);
+    if (bits == 64) {
+        LLVMValueRef x = dt == DT_PTR ? LLVMBuildPtrToInt(B, v, i64, "")
+                                      : LLVMBuildBitCast(B, v, i64, "");
+        LLVMValueRef lo = shfl32(cg, LLVMBuildTrunc(B, x, i32, ""), off);
+        LLVMValueRef hi = shfl32(cg, LLVMBuildTrunc(B, LLVMBuildLShr(B, x, cg_i64(cg, 32), ""), i32, ""), off);
+        LLVMValueRef y = LLVMBuildOr(B, LLVMBuildZExt(B, lo, i64, ""),
+                                     LLVMBuildShl(B, LLVMBuildZExt(B, hi, i64, ""), cg_i64(cg, 32), ""), "");
+        return dt == DT_PTR ? LLVMBuildIntToPtr(B, y, cg_type(cg, dt), "")
+                            : LLVMBuildBitCast(B, y, cg_type(cg, dt), "");
+    }
+    LLVMTypeRef it = LLVMIntTypeInContext(cg->ctx, (unsigned)bits);
+    LLVMValueRef x = dtype_is_float(dt) ? LLVMBuildBitCast(B, v, it, "") : v;
+    x = shfl32(cg, LLVMBuildZExt(B, x, i32, ""), off);
+    x = LLVMBuildTrunc(B, x, it, "");
+    return dtype_is_float(dt) ? LLVMBuildBitCast(B, x, cg_type(cg, dt), "") : x;
+}
+
+/* Butterfly over the low `bits` lane bits, keeping the lower lane's value first. */
+static void warp_combine(Red *r, LLVMValueRef *acc, int bits)
+{
+    Cg *cg = r->cg;
+    LLVMValueRef lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, 31), "");
+    for (int b = 0; b < bits; b++) {
+        int off = 1 << b;
+        LLVMValueRef other[8], lo[8], hi[8];
+        for (int i = 0; i < r->n; i++)
+            other[i] = shfl(cg, acc[i], r->dt[i], off);
+        LLVMValueRef upper = LLVMBuildICmp(cg->b, LLVMIntNE,
+                                           LLVMBuildAnd(cg->b, lane, cg_i32(cg, off), ""),
+                                           cg_i32(cg, 0), "");
+        for (int i = 0; i < r->n; i++) {
+            lo[i] = LLVMBuildSelect(cg->b, upper, other[i], acc[i], "");
+            hi[i] = LLVMBuildSelect(cg->b, upper, acc[i], other[i], "");
+        }
+        combine(r, lo, hi);
+        for (int i = 0; i < r->n; i++)
+            acc[i] = lo[i];
+    }
+}
+
+static int64_t region_bytes(int64_t count) { return (count * 8 + 15) / 16 * 16; }
+
+/* Partials of the warps that share a row meet in shared memory. */
+static void cta_combine(Red *r, LLVMValueRef **part, int ng, int wbits)
+{
+    Cg *cg = r->cg;
+    int nw = cg->T / 32;
+    int64_t per = region_bytes((int64_t)ng * nw);
+    cg_smem_need(cg, per * r->n);
+    LLVMValueRef warp = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 5), "");
+    for (int q = 0; q < ng; q++)
+        for (int i = 0; i < r->n; i++) {
+            LLVMValueRef idx = LLVMBuildAdd(cg->b, warp, cg_i32(cg, (int64_t)q * nw), "");
+            LLVMBuildStore(cg->b, part[q][i], cg_smem_addr(cg, per * i, idx, r->dt[i]));
+        }
+    cg_barrier(cg);
+    LLVMValueRef first = LLVMBuildAnd(cg->b, warp, cg_i32(cg, ~((1 << wbits) - 1)), "");
+    for (int q = 0; q < ng; q++) {
+        LLVMValueRef acc[8];
+        for (int j = 0; j < (1 << wbits); j++) {
+            LLVMValueRef x[8];
+            LLVMValueRef idx = LLVMBuildAdd(cg->b, first, cg_i32(cg, (int64_t)q * nw + j), "");
+            for (int i = 0; i < r->n; i++)
+                x[i] = LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]),
+                                      cg_smem_addr(cg, per * i, idx, r->dt[i]), "");
+            if (j == 0)
+                for (int i = 0; i < r->n; i++)
+                    acc[i] = x[i];
+            else
+                combine(r, acc, x);
+        }
+        for (int i = 0; i < r->n; i++)
+            part[q][i] = acc[i];
+    }
+    cg_barrier(cg);
+}
+
+/* Moves dim `axis` to the end through shared memory. */
+static CgVal to_last(Cg *cg, CgVal x, Type t, int axis, Type *out);
+
+static void reduce_last(Red *r, CgVal *in, Type t)
+{
+    Cg *cg = r->cg;
+    const IrOp *op = r->op;
+    bool arg = op->sub == RED_ARGMAX || op->sub == RED_ARGMIN;
+    CgLayout l = cg_layout(cg, t);
+    int64_t L = t.shape[t.rank - 1];
+    int64_t cpr = L / l.v;
+    int rep = cpr > cg->T ? (int)(cpr / cg->T) : 1;
+    int ng = l.k / rep;
+    int tb = ilog2(cpr) < ilog2(cg->T) ? ilog2(cpr) : ilog2(cg->T);
+    LLVMValueRef **part = cg_alloc(cg, sizeof(LLVMValueRef *) * (size_t)ng);
+    LLVMValueRef *row = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)ng);
+    for (int q = 0; q < ng; q++) {
+        part[q] = cg_alloc(cg, sizeof(LLVMValueRef) * 8);
+        for (int s = q * rep * l.v; s < (q + 1) * rep * l.v; s++) {
+            LLVMValueRef x[8];
+            LLVMValueRef e = cg_elem_index(cg, &l, s);
+            if (arg) {
+                x[0] = in[0].el[s];
+                x[1] = LLVMBuildAnd(cg->b, e, cg_i32(cg, L - 1), "");
+            } else {
+                for (int i = 0; i < r->n; i++)
+                    x[i] = in[i].el[s];
+            }
+            if (s == q * rep * l.v) {
+                row[q] = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(L)), "");
+                for (int i = 0; i < r->n; i++)
+                    part[q][i] = x[i];
+            } else {
+                combine(r, part[q], x);
+            }
+        }
+        warp_combine(r, part[q], tb < 5 ? tb : 5);
+    }
+    if (tb > 5)
+        cta_combine(r, part, ng, tb - 5);
+    int nres = op->nres;
+    int comp0 = arg ? 1 : 0; /* argmax returns the index component */
+    if (op->results[0]->type.rank == 0) {
+        for (int k = 0; k < nres; k++) {
+            CgVal v = cg_val_new(cg, 1);
+            v.el[0] = part[0][comp0 + k];
+            cg_set(cg, op->results[k], v);
+        }
+        return;
+    }
+    int64_t P = l.numel / L;
+    int64_t per = region_bytes(P);
+    for (int k = 0; k < nres; k++)
+        for (int q = 0; q < ng; q++)
+            LLVMBuildStore(cg->b, part[q][comp0 + k],
+                           cg_smem_addr(cg, per * k, row[q], r->dt[comp0 + k]));
+    cg_smem_need(cg, per * nres);
+    cg_barrier(cg);
+    for (int k = 0; k < nres; k++)
+        cg_set(cg, op->results[k], cg_smem_take(cg, op->results[k]->type, per * k, NULL, NULL));
+    cg_barrier(cg);
+}
+
+bool cg_emit_reduce(Cg *cg, const IrOp *op)
+{
+    if (op->kind != IR_REDUCE)
+        return false;
+    Red r = {cg, op, (ReduceKind)op->sub, 0, {0}};
+    bool arg = op->sub == RED_ARGMAX || op->sub == RED_ARGMIN;
+    if (op->nops < 1 || op->nops > (arg ? 1 : 8)) {
+        cg_error(cg, op->span, "reductions take 1 to 8 inputs");
+        return true;
+    }
+    r.n = arg ? 2 : op->nops;
+    for (int i = 0; i < op->nops; i++)
+        r.dt[i] = op->operands[i]->type.dt;
+    if (arg)
+        r.dt[1] = DT_I32;
+    Type t = op->operands[0]->type;
+    if (t.rank == 0) {
+        cg_error(cg, op->span, "cannot reduce a scalar");
+        return true;
+    }
+    int axis = op->axis < 0 ? op->axis + t.rank : op->axis;
+    CgVal in[8];
+    Type tt = t;
+    for (int i = 0; i < op->nops; i++) {
+        in[i] = cg_get(cg, op->operands[i]);
+        if (axis != t.rank - 1) {
+            Type ti = op->operands[i]->type;
+            in[i] = to_last(cg, in[i], ti, axis, &tt);
+        }
+    }
+    reduce_last(&r, in, tt);
+    return true;
+}
+
+/* ---- transposition and scans ---------------------------------------------------------- */
+
+typedef struct MoveCtx {
+    Type src;
+    int axis;
+} MoveCtx;
+
+/* Destination (axis moved last) index -> source index. */
+static LLVMValueRef map_move(Cg *cg, LLVMValueRef e, const Type *dst, void *p)
+{
+    MoveCtx *mc = p;
+    LLVMValueRef r = cg_i32(cg, 0);
+    int rank = dst->rank;
+    for (int d = 0; d < rank; d++) {
+        int sd = d == rank - 1 ? mc->axis : (d < mc->axis ? d : d + 1);
+        int64_t stride = 1;
+        for (int i = sd + 1; i < rank; i++)
+            stride *= mc->src.shape[i];
+        LLVMValueRef c = cg_coord(cg, e, dst, d);
+        r = LLVMBuildOr(cg->b, r, LLVMBuildShl(cg->b, c, cg_i32(cg, ilog2(stride)), ""), "");
+    }
+    return r;
+}
+
+static CgVal to_last(Cg *cg, CgVal x, Type t, int axis, Type *out)
+{
+    Type d = t;
+    int k = 0;
+    for (int i = 0; i < t.rank; i++)
+        if (i != axis)
+            d.shape[k++] = t.shape[i];
+    d.shape[k] = t.shape[axis];
+    *out = d;
+    MoveCtx mc = {t, axis};
+    cg_smem_put(cg, x, t, 0);
+    cg_barrier(cg);
+    CgVal r = cg_smem_take(cg, d, 0, map_move, &mc);
+    cg_barrier(cg);
+    return r;
+}
+
+/* Linear index of element j of line p along `axis`. */
+static LLVMValueRef line_index(Cg *cg, LLVMValueRef p, LLVMValueRef j, const Type *t, int axis)
+{
+    int64_t inner = 1;
+    for (int i = axis + 1; i < t->rank; i++)
+        inner *= t->shape[i];
+    int lb = ilog2(inner);
+    LLVMValueRef outer = LLVMBuildLShr(cg->b, p, cg_i32(cg, lb), "");
+    LLVMValueRef in = LLVMBuildAnd(cg->b, p, cg_i32(cg, inner - 1), "");
+    LLVMValueRef x = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, outer, cg_i32(cg, ilog2(t->shape[axis])), ""), j, "");
+    return LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, x, cg_i32(cg, lb), ""), in, "");
+}
+
+/* One thread scans line p in place: out[j] = combine(out[j-1], x[j]). */
+static void scan_line(Red *r, LLVMValueRef p, const Type *t, int axis, const int64_t *off)
+{
+    Cg *cg = r->cg;
+    int64_t L = t->shape[axis];
+    bool rev = r->op->flags & IRF_REVERSE;
+    LLVMValueRef acc0[8], acc[8], x[8], aphi[8];
+    LLVMValueRef j0 = cg_i32(cg, rev ? L - 1 : 0);
+    LLVMValueRef e0 = line_index(cg, p, j0, t, axis);
+    if (L == 1)
+        return;
+    for (int i = 0; i < r->n; i++)
+        acc0[i] = LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]),
+                                 cg_smem_addr(cg, off[i], e0, r->dt[i]), "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cg->b);
+    LLVMBasicBlockRef body = cg_new_bb(cg, "scan");
+    LLVMBasicBlockRef done = cg_new_bb(cg, "scan.done");
+    LLVMBuildBr(cg->b, body);
+    LLVMPositionBuilderAtEnd(cg->b, body);
+    LLVMValueRef jphi = LLVMBuildPhi(cg->b, LLVMInt32TypeInContext(cg->ctx), "");
+    for (int i = 0; i < r->n; i++)
+        acc[i] = aphi[i] = LLVMBuildPhi(cg->b, cg_type(cg, r->dt[i]), "");
+    LLVMValueRef j = LLVMBuildAdd(cg->b, jphi, cg_i32(cg, rev ? -1 : 1), "");
+    LLVMValueRef e = line_index(cg, p, j, t, axis);
+    for (int i = 0; i < r->n; i++)
+        x[i] = LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]), cg_smem_addr(cg, off[i], e, r->dt[i]), "");
+    if (rev) /* a reverse scan puts x[j] left of the suffix after it */
+        for (int i = 0; i < r->n; i++) {
+            LLVMValueRef tmp = acc[i];
+            acc[i] = x[i];
+            x[i] = tmp;
+        }
+    combine(r, acc, x);
+    for (int i = 0; i < r->n; i++)
+        LLVMBuildStore(cg->b, acc[i], cg_smem_addr(cg, off[i], e, r->dt[i]));
+    LLVMValueRef more = LLVMBuildICmp(cg->b, LLVMIntNE, j, cg_i32(cg, rev ? 0 : L - 1), "");
+    LLVMBasicBlockRef end = LLVMGetInsertBlock(cg->b);
+    LLVMBuildCondBr(cg->b, more, body, done);
+    LLVMBasicBlockRef from[2] = {pre, end};
+    LLVMValueRef jin[2] = {j0, j};
+    LLVMAddIncoming(jphi, jin, from, 2);
+    for (int i = 0; i < r->n; i++) {
+        LLVMValueRef in[2] = {acc0[i], acc[i]};
+        LLVMAddIncoming(aphi[i], in, from, 2);
+    }
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
+/* Inputs go to shared memory, each line is scanned by one thread, results come back. */
+bool cg_emit_scan(Cg *cg, const IrOp *op)
+{
+    if (op->kind != IR_SCAN)
+        return false;
+    if (op->nops < 1 || op->nops > 8) {
+        cg_error(cg, op->span, "scans take 1 to 8 inputs");
+        return true;
+    }
+    Red r = {cg, op, op->sub == SCAN_SUM ? RED_SUM : RED_CUSTOM, op->nops, {0}};
+    for (int i = 0; i < op->nops; i++)
+        r.dt[i] = op->operands[i]->type.dt;
+    Type t = op->operands[0]->type;
+    if (t.rank == 0) {
+        cg_error(cg, op->span, "cannot scan a scalar");
+        return true;
+    }
+    int axis = op->axis < 0 ? op->axis + t.rank : op->axis;
+    int64_t numel = type_numel(t), per = region_bytes(numel), off[8];
+    for (int i = 0; i < op->nops; i++) {
+        off[i] = per * i;
+        cg_smem_put(cg, cg_get(cg, op->operands[i]), op->operands[i]->type, off[i]);
+    }
+    cg_smem_need(cg, per * op->nops);
+    cg_barrier(cg);
+    int64_t lines = numel / t.shape[axis];
+    for (int64_t m = 0; m < lines; m += cg->T) {
+        LLVMValueRef p = LLVMBuildAdd(cg->b, cg->tid, cg_i32(cg, m), "");
+        LLVMBasicBlockRef work = cg_new_bb(cg, "scan.line");
+        LLVMBasicBlockRef next = cg_new_bb(cg, "scan.next");
+        LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntULT, p, cg_i32(cg, lines), ""),
+                        work, next);
+        LLVMPositionBuilderAtEnd(cg->b, work);
+        scan_line(&r, p, &t, axis, off);
+        LLVMBuildBr(cg->b, next);
+        LLVMPositionBuilderAtEnd(cg->b, next);
+    }
+    cg_barrier(cg);
+    for (int i = 0; i < op->nres && i < op->nops; i++)
+        cg_set(cg, op->results[i], cg_smem_take(cg, op->results[i]->type, off[i], NULL, NULL));
+    cg_barrier(cg);
+    return true;
+}

@@ -1,0 +1,121 @@
+/* ast.h: the syntax tree the parser builds and every later stage reads.
+ * Nodes live in the compilation's arena and carry the span of the source
+ * they came from. One node struct serves every kind; the table below says
+ * which fields each kind uses. */
+#ifndef TK_AST_H
+#define TK_AST_H
+
+#include "support/base.h"
+
+/* X(kind, what it is; which fields it uses) */
+#define TK_NODE_KINDS(X)                                                      \
+    /* ---- top level ---- */                                                 \
+    X(N_MODULE, "a file; list = items in order")                             \
+    X(N_IMPORT, "import NAME[.NAME] [as ALIAS]; name = dotted module, alias") \
+    X(N_FROM_IMPORT, "from NAME import NAME [as ALIAS]; name = module, "      \
+                     "str = imported name, alias")                            \
+    X(N_FUNC, "def; name, list = params (N_PARAM), list2 = decorators "       \
+              "(exprs), list3 = body statements")                             \
+    X(N_PARAM, "parameter; name, a = annotation or NULL, b = default or NULL") \
+    /* ---- statements ---- */                                                \
+    X(N_ASSIGN, "t1 = t2 = value; list = targets, a = value")                \
+    X(N_ANNASSIGN, "target: annotation [= value]; a = target, b = annot, "    \
+                   "c = value or NULL")                                       \
+    X(N_AUGASSIGN, "target op= value; op, a = target, b = value")            \
+    X(N_IF, "if/elif/else; a = cond, list = then, list2 = else (an elif is "  \
+            "a single N_IF in list2)")                                        \
+    X(N_FOR, "for target in iter; a = target, b = iter expr, list = body, "   \
+             "list2 = else body (rejected later)")                            \
+    X(N_WHILE, "while cond; a = cond, list = body")                          \
+    X(N_RETURN, "return [value]; a = value or NULL (a tuple for several)")   \
+    X(N_PASS, "pass")                                                         \
+    X(N_BREAK, "break")                                                       \
+    X(N_CONTINUE, "continue")                                                 \
+    X(N_ASSERT, "assert cond[, msg]; a = cond, b = msg or NULL")             \
+    X(N_EXPR_STMT, "expression statement; a = expr")                         \
+    /* ---- expressions ---- */                                               \
+    X(N_NAME, "identifier; name")                                            \
+    X(N_INT, "integer literal; ival (uval when it does not fit int64, with "  \
+             "flags & NF_BIG_INT)")                                           \
+    X(N_FLOAT, "float literal; fval")                                        \
+    X(N_STR, "string literal (adjacent literals joined); str, slen")         \
+    X(N_TRUE, "True")                                                         \
+    X(N_FALSE, "False")                                                       \
+    X(N_NONE, "None")                                                         \
+    X(N_BINOP, "a op b; op in OP_ADD..OP_RSHIFT, OP_BITAND.., OP_MATMUL")     \
+    X(N_UNARY, "op a; op = OP_NEG, OP_POS, OP_INVERT, OP_NOT")               \
+    X(N_BOOLOP, "a and b / a or b; op = OP_AND or OP_OR")                    \
+    X(N_COMPARE, "chained comparison; list = operands (n+1), ops[] in "      \
+                 "cmp_ops (n entries)")                                       \
+    X(N_CALL, "call; a = callee, list = positional args, list2 = keyword "    \
+              "args (N_KEYWORD)")                                             \
+    X(N_KEYWORD, "name=value in a call; name, a = value")                    \
+    X(N_ATTR, "a.name")                                                       \
+    X(N_SUBSCRIPT, "a[...]; list = indices (exprs, N_SLICE, N_NONE)")         \
+    X(N_SLICE, "lo:hi:step inside [...]; a, b, c (each may be NULL)")        \
+    X(N_TUPLE, "(x, y) or x, y; list = items")                               \
+    X(N_LIST, "[x, y]; list = items")                                        \
+    X(N_DICT, "{k: v}; list = keys, list2 = values")                         \
+    X(N_IFEXP, "a if cond else b; a = then, b = cond, c = else")             \
+    X(N_LAMBDA, "lambda params: body; list = params (N_PARAM), a = body")    \
+    X(N_STARRED, "*a in a call argument list; a")                            \
+    X(N_PTR_TYPE, "*fp32 in an annotation; name = element type spelling")
+
+typedef enum {
+#define X(k, doc) k,
+    TK_NODE_KINDS(X)
+#undef X
+        N_KIND_COUNT
+} NodeKind;
+
+/* Operators, shared by N_BINOP, N_UNARY, N_BOOLOP, N_COMPARE, N_AUGASSIGN. */
+#define TK_OPERATORS(X)                                                       \
+    X(OP_ADD, "+") X(OP_SUB, "-") X(OP_MUL, "*") X(OP_DIV, "/")             \
+    X(OP_FLOORDIV, "//") X(OP_MOD, "%") X(OP_POW, "**") X(OP_MATMUL, "@")   \
+    X(OP_LSHIFT, "<<") X(OP_RSHIFT, ">>") X(OP_BITAND, "&")                  \
+    X(OP_BITOR, "|") X(OP_BITXOR, "^") X(OP_AND, "and") X(OP_OR, "or")      \
+    X(OP_NOT, "not") X(OP_NEG, "-") X(OP_POS, "+") X(OP_INVERT, "~")        \
+    X(OP_LT, "<") X(OP_LE, "<=") X(OP_GT, ">") X(OP_GE, ">=")               \
+    X(OP_EQ, "==") X(OP_NE, "!=") X(OP_IS, "is") X(OP_IS_NOT, "is not")     \
+    X(OP_IN, "in") X(OP_NOT_IN, "not in")
+
+typedef enum {
+#define X(k, s) k,
+    TK_OPERATORS(X)
+#undef X
+        OP_COUNT
+} OpKind;
+
+enum { NF_BIG_INT = 1 << 0, NF_PAREN = 1 << 1 };
+
+typedef struct Node Node;
+typedef struct NodeList {
+    Node **items;
+    int len;
+} NodeList;
+
+struct Node {
+    NodeKind kind;
+    Span span;
+    int op;    /* OpKind for operator nodes */
+    int flags; /* NF_* */
+    const char *name;
+    const char *alias;
+    const char *str;
+    size_t slen;
+    int64_t ival;
+    uint64_t uval;
+    double fval;
+    Node *a, *b, *c;
+    NodeList list, list2, list3;
+    OpKind *cmp_ops; /* N_COMPARE: list.len - 1 entries */
+};
+
+const char *ast_kind_name(NodeKind k);
+const char *ast_op_spelling(OpKind op);
+
+/* Prints the tree as an indented S-expression-like text, one node per
+ * line with its line:col; stable, for golden tests (--emit=ast). */
+void ast_print(StrBuf *out, const Node *module);
+
+#endif

@@ -1,0 +1,45 @@
+/* parse_build.h: node builders and checks the grammar's actions call
+ * (lib/front/parse_build.c). LexState, ParseSeq and ParseArgs come from the
+ * generated parser header. */
+#ifndef TK_PARSE_BUILD_H
+#define TK_PARSE_BUILD_H
+
+#include "front/ast.h"
+#include "support/base.h"
+#include "tk.tab.h"
+
+Node *parse_node(LexState *lx, NodeKind k, Span at);
+Node *parse_node2(LexState *lx, NodeKind k, Span at, int op, Node *a, Node *b);
+PtrVec parse_vec1(LexState *lx, void *item);
+void parse_vec_append(LexState *lx, PtrVec *to, PtrVec from);
+/* Copies a vector into a NodeList in the arena. */
+NodeList parse_list(LexState *lx, PtrVec v);
+void parse_error(LexState *lx, Span at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "<what> not supported in tk kernels" */
+void parse_unsupported(LexState *lx, Span at, const char *what);
+
+/* A comma list: a tuple, or the single item when there was no comma. */
+Node *parse_seq(LexState *lx, ParseSeq s, Span at);
+/* Reports targets that cannot be assigned; `single` forbids tuples. */
+void parse_check_target(LexState *lx, const Node *n, bool single, const char *what);
+Node *parse_binop(LexState *lx, Span at, int op, Node *a, Node *b);
+/* Builds a chained comparison from operand, op, operand, ... */
+Node *parse_compare(LexState *lx, Span at, PtrVec parts);
+Node *parse_param(LexState *lx, Node *name, Node *annot, Node *dflt);
+Node *parse_ptr_type(LexState *lx, Span at, Node *elem);
+/* Adds a call argument, checking that positional ones come first. */
+void parse_add_arg(LexState *lx, ParseArgs *args, Node *arg);
+/* Joins adjacent string literals (at least one). */
+Node *parse_join_strings(LexState *lx, PtrVec parts);
+Node *parse_import(LexState *lx, Node *dotted, Node *alias);
+void parse_stmt_start(PtrVec *v, Span at);
+void parse_from_module(PtrVec *v, const Node *module, Span at);
+/* Reports repeated names among parameters or keyword arguments. */
+void parse_check_unique(LexState *lx, PtrVec nodes, const char *what);
+/* Unique names; no parameter without a default after one with a default. */
+void parse_check_params(LexState *lx, PtrVec params);
+/* Reports a tree deeper than PARSE_MAX_DEPTH (without recursing). */
+void parse_check_depth(LexState *lx, const Node *root);
+
+#endif

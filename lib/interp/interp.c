@@ -1,0 +1,439 @@
+/* interp.c: the reference interpreter's driver: plans a workspace slot for
+ * every IR value, runs the grid's programs (in parallel threads when the
+ * kernel has no atomics and no prints) and walks the structured control
+ * flow. Assumes a verified IR (ir.h invariants). Guarantees that an error
+ * stops the launch and that the error reported is that of the lowest
+ * program (x fastest, then y, then z), whatever the number of threads. */
+#include "interp/interp.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool interp_fail(InterpProg *p, const IrOp *op, const char *fmt, ...)
+{
+    if (!p->failed) {
+        p->failed = true;
+        p->err_span = op ? op->span : (Span){0, 0, 0, 0};
+        va_list ap;
+        va_start(ap, fmt);
+        sb_vprintf(&p->err, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+void interp_format_index(char *buf, size_t n, Type t, int64_t flat)
+{
+    int64_t idx[TK_MAX_RANK] = {0};
+    for (int d = t.rank - 1; d >= 0; d--) {
+        idx[d] = t.shape[d] ? flat % t.shape[d] : 0;
+        flat = t.shape[d] ? flat / t.shape[d] : 0;
+    }
+    size_t len = 0;
+    len += (size_t)snprintf(buf, n, "(");
+    for (int d = 0; d < t.rank && len < n; d++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? ", " : "", (long long)idx[d]);
+    if (len < n)
+        snprintf(buf + len, n - len, ")");
+}
+
+/* ---- planning --------------------------------------------------------------------- */
+
+static size_t value_bytes(const IrValue *v)
+{
+    return ((size_t)type_numel(v->type) * interp_elsize(v->type.dt) + 15) & ~(size_t)15;
+}
+
+typedef struct Plan {
+    InterpLaunch *L;
+    size_t max_value;
+    bool effects; /* atomics or prints: programs must run in order */
+    bool ok;
+} Plan;
+
+static void plan_value(Plan *pl, const IrValue *v)
+{
+    if (!v || v->id < 0 || v->id >= pl->L->f->next_id) {
+        pl->ok = false;
+        return;
+    }
+    size_t b = value_bytes(v);
+    pl->L->offset[v->id] = pl->L->ws_bytes;
+    pl->L->ws_bytes += b;
+    if (b > pl->max_value)
+        pl->max_value = b;
+}
+
+static size_t values_bytes(IrValue *const *vs, int n)
+{
+    size_t s = 0;
+    for (int i = 0; i < n; i++)
+        s += vs[i] ? value_bytes(vs[i]) : 0;
+    return s;
+}
+
+static void plan_block(Plan *pl, const IrBlock *b)
+{
+    for (int i = 0; i < b->nargs; i++)
+        plan_value(pl, b->args[i]);
+    for (const IrOp *op = b->first; op; op = op->next) {
+        for (int i = 0; i < op->nres; i++)
+            plan_value(pl, op->results[i]);
+        if (op->kind == IR_ATOMIC_RMW || op->kind == IR_ATOMIC_CAS || op->kind == IR_PRINT)
+            pl->effects = true;
+        size_t carry = values_bytes(op->operands, op->nops);
+        if (carry > pl->L->scratch_bytes)
+            pl->L->scratch_bytes = carry;
+        for (int r = 0; r < op->nregions; r++) {
+            size_t args = values_bytes(op->regions[r]->args, op->regions[r]->nargs);
+            if (args > pl->L->scratch_bytes)
+                pl->L->scratch_bytes = args;
+            plan_block(pl, op->regions[r]);
+        }
+    }
+}
+
+/* ---- execution ---------------------------------------------------------------------- */
+
+/* Moves values as one parallel copy (a loop may yield its arguments swapped). */
+static void move_values(InterpProg *p, IrValue *const *dst, IrValue *const *src, int n)
+{
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        size_t b = value_bytes(src[i]);
+        memcpy(p->scratch + off, interp_slot(p, src[i]), b);
+        off += b;
+    }
+    off = 0;
+    for (int i = 0; i < n; i++) {
+        size_t b = value_bytes(src[i]);
+        memcpy(interp_slot(p, dst[i]), p->scratch + off, b);
+        off += b;
+    }
+}
+
+static int64_t scalar_int(InterpProg *p, const IrValue *v)
+{
+    return ((const int64_t *)interp_slot(p, v))[0];
+}
+
+static bool exec_for(InterpProg *p, const IrOp *op)
+{
+    const IrBlock *b = op->nregions > 0 ? op->regions[0] : NULL;
+    int n = op->nops - 3;
+    if (!b || n < 0 || b->nargs != n + 1 || op->nres != n)
+        return interp_fail(p, op, "internal error: malformed for loop");
+    int64_t lb = scalar_int(p, op->operands[0]), ub = scalar_int(p, op->operands[1]);
+    int64_t step = scalar_int(p, op->operands[2]);
+    if (step == 0)
+        return interp_fail(p, op, "for loop with step 0 in kernel '%s', program (%u, %u, %u)",
+                           p->L->f->name, p->pid[0], p->pid[1], p->pid[2]);
+    move_values(p, b->args + 1, op->operands + 3, n);
+    DType ivt = b->args[0]->type.dt;
+    for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub; iv += step) {
+        *(int64_t *)interp_slot(p, b->args[0]) = interp_wrap(ivt, iv);
+        const IrOp *t = interp_exec_block(p, b);
+        if (!t)
+            return false;
+        if (t->nops != n)
+            return interp_fail(p, op, "internal error: for body yields %d values, expected %d", t->nops, n);
+        move_values(p, b->args + 1, t->operands, n);
+    }
+    move_values(p, op->results, b->args + 1, n);
+    return true;
+}
+
+static bool exec_while(InterpProg *p, const IrOp *op)
+{
+    if (op->nregions != 2 || op->regions[0]->nargs != op->nops)
+        return interp_fail(p, op, "internal error: malformed while loop");
+    const IrBlock *before = op->regions[0], *after = op->regions[1];
+    move_values(p, before->args, op->operands, op->nops);
+    for (;;) {
+        const IrOp *c = interp_exec_block(p, before);
+        if (!c)
+            return false;
+        if (c->kind != IR_CONDITION || c->nops != op->nres + 1 || after->nargs != op->nres)
+            return interp_fail(p, op, "internal error: malformed while condition");
+        if (!scalar_int(p, c->operands[0])) {
+            move_values(p, op->results, c->operands + 1, op->nres);
+            return true;
+        }
+        move_values(p, after->args, c->operands + 1, op->nres);
+        const IrOp *y = interp_exec_block(p, after);
+        if (!y)
+            return false;
+        if (y->nops != before->nargs)
+            return interp_fail(p, op, "internal error: while body yields %d values", y->nops);
+        move_values(p, before->args, y->operands, y->nops);
+    }
+}
+
+static bool exec_if(InterpProg *p, const IrOp *op)
+{
+    bool cond = scalar_int(p, op->operands[0]) != 0;
+    const IrBlock *b = cond ? (op->nregions > 0 ? op->regions[0] : NULL)
+                            : (op->nregions > 1 ? op->regions[1] : NULL);
+    if (!b)
+        return op->nres == 0 || interp_fail(p, op, "internal error: if without a region");
+    const IrOp *t = interp_exec_block(p, b);
+    if (!t)
+        return false;
+    if (t->nops != op->nres)
+        return interp_fail(p, op, "internal error: if region yields %d values, expected %d",
+                           t->nops, op->nres);
+    move_values(p, op->results, t->operands, op->nres);
+    return true;
+}
+
+static bool exec_op(InterpProg *p, const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_CONST: case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: case IR_ARANGE: case IR_SPLAT:
+    case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_TRANS: case IR_JOIN:
+    case IR_SPLIT: case IR_CAT: case IR_HINT:
+        return interp_shape_op(p, op);
+    case IR_LOAD: return interp_load(p, op);
+    case IR_STORE: return interp_store(p, op);
+    case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: return interp_atomic(p, op);
+    case IR_REDUCE: return interp_reduce(p, op);
+    case IR_SCAN: return interp_scan(p, op);
+    case IR_DOT: return interp_dot(p, op);
+    case IR_RAND: return interp_rand(p, op);
+    case IR_FOR: return exec_for(p, op);
+    case IR_WHILE: return exec_while(p, op);
+    case IR_IF: return exec_if(p, op);
+    case IR_PRINT: return interp_print(p, op);
+    case IR_ASSERT: return interp_assert(p, op);
+    case IR_YIELD: case IR_CONDITION: case IR_ASSUME: case IR_BARRIER: return true;
+    default: return interp_elementwise(p, op);
+    }
+}
+
+static const IrOp no_terminator; /* a region that simply ends */
+
+const IrOp *interp_exec_block(InterpProg *p, const IrBlock *b)
+{
+    for (const IrOp *op = b->first; op; op = op->next) {
+        if (!exec_op(p, op))
+            return NULL;
+        if (op->kind == IR_YIELD || op->kind == IR_CONDITION)
+            return op;
+    }
+    return &no_terminator;
+}
+
+/* ---- the grid --------------------------------------------------------------------------- */
+
+typedef struct Grid {
+    const InterpLaunch *L;
+    long total;
+    atomic_long next;
+    atomic_long stop; /* programs at or past this index are not started */
+} Grid;
+
+typedef struct Worker {
+    Grid *g;
+    InterpProg p;
+    long fail_at; /* program index of the error, or -1 */
+    pthread_t thread;
+} Worker;
+
+static void set_params(InterpProg *p)
+{
+    const IrFunc *f = p->L->f;
+    for (int i = 0; i < f->nparams && i < f->body->nargs; i++) {
+        const IrValue *v = f->body->args[i];
+        const InterpArg *a = &p->L->args[i];
+        void *slot = interp_slot(p, v);
+        DType dt = v->type.dt;
+        if (dt == DT_PTR)
+            *(int64_t *)slot = (int64_t)(uintptr_t)a->p;
+        else if (dtype_is_float(dt))
+            interp_set_double(dt, slot, 0, a->f);
+        else
+            *(int64_t *)slot = dt == DT_I1 ? a->i != 0 : interp_wrap(dt, a->i);
+    }
+}
+
+static void *worker_run(void *arg)
+{
+    Worker *w = arg;
+    Grid *g = w->g;
+    const unsigned *grid = g->L->grid;
+    for (;;) {
+        long i = atomic_fetch_add(&g->next, 1);
+        if (i >= g->total || i >= atomic_load(&g->stop))
+            break;
+        w->p.pid[0] = (unsigned)(i % grid[0]);
+        w->p.pid[1] = (unsigned)((i / grid[0]) % grid[1]);
+        w->p.pid[2] = (unsigned)(i / ((long)grid[0] * grid[1]));
+        if (!interp_exec_block(&w->p, g->L->f->body)) {
+            w->fail_at = i;
+            long cur = atomic_load(&g->stop);
+            while (i < cur && !atomic_compare_exchange_weak(&g->stop, &cur, i))
+                ;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static int cmp_buf(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const InterpBuffer *)a)->base;
+    uintptr_t y = (uintptr_t)((const InterpBuffer *)b)->base;
+    return x < y ? -1 : x > y;
+}
+
+static bool worker_init(Worker *w, Grid *g)
+{
+    const InterpLaunch *L = g->L;
+    memset(w, 0, sizeof *w);
+    w->g = g;
+    w->fail_at = -1;
+    w->p.L = L;
+    sb_init(&w->p.err);
+    w->p.ws = tk_xalloc(L->ws_bytes + L->scratch_bytes + L->tmp_bytes);
+    if (!w->p.ws)
+        return false;
+    memset(w->p.ws, 0, L->ws_bytes);
+    w->p.scratch = w->p.ws + L->ws_bytes;
+    w->p.tmp = w->p.scratch + L->scratch_bytes;
+    set_params(&w->p);
+    return true;
+}
+
+/* Runs the grid on nthreads workers; returns the failed worker, if any. */
+static Worker *run_grid(Grid *g, Worker *ws, int nthreads, bool *oom)
+{
+    int started = 0;
+    for (int t = 0; t < nthreads; t++) {
+        if (!worker_init(&ws[t], g)) {
+            *oom = true;
+            break;
+        }
+        started++;
+    }
+    if (!*oom) {
+        int spawned = 1;
+        for (int t = 1; t < started; t++, spawned++)
+            if (pthread_create(&ws[t].thread, NULL, worker_run, &ws[t]) != 0)
+                break;
+        worker_run(&ws[0]);
+        for (int t = 1; t < spawned; t++)
+            pthread_join(ws[t].thread, NULL);
+    }
+    Worker *bad = NULL;
+    for (int t = 0; t < started; t++)
+        if (ws[t].fail_at >= 0 && (!bad || ws[t].fail_at < bad->fail_at))
+            bad = &ws[t];
+    return bad;
+}
+
+static int pick_threads(int threads, bool effects, long total)
+{
+    if (threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (int)n : 1;
+    }
+    if (threads > 64)
+        threads = 64;
+    if (effects || total < 2)
+        return 1;
+    return threads > total ? (int)total : threads;
+}
+
+/* Unnamed buffers take the name of the first pointer argument that points
+ * into them, so messages say 'x_ptr' rather than '#2'. */
+static void name_buffers(InterpLaunch *L)
+{
+    const IrFunc *f = L->f;
+    for (int i = 0; i < f->nparams; i++) {
+        if (f->params[i].type.dt != DT_PTR || !f->params[i].name)
+            continue;
+        uintptr_t a = (uintptr_t)L->args[i].p;
+        for (int b = 0; b < L->nbufs; b++) {
+            uintptr_t base = (uintptr_t)L->bufs[b].base;
+            if (!L->bufs[b].name && a >= base && a - base < L->bufs[b].bytes)
+                L->bufs[b].name = f->params[i].name;
+        }
+    }
+}
+
+static _Thread_local bool last_oom;
+
+bool interp_last_launch_oom(void) { return last_oom; }
+
+bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
+                   const InterpMemory *mem, int threads, Diag *d, StrBuf *out)
+{
+    last_oom = false;
+    if (!f || !grid || (f->nparams && !args)) {
+        diag_plain(d, DIAG_INTERNAL, "interp_launch: missing kernel, grid or arguments");
+        return false;
+    }
+    if (!grid[0] || !grid[1] || !grid[2]) {
+        diag_plain(d, DIAG_ERROR, "kernel '%s': the grid (%u, %u, %u) has no programs", f->name,
+                   grid[0], grid[1], grid[2]);
+        return false;
+    }
+    InterpLaunch L = {.f = f, .grid = {grid[0], grid[1], grid[2]}, .args = args, .out = out};
+    int nbufs = mem ? mem->nbufs : 0;
+    L.offset = tk_xalloc(sizeof(size_t) * (size_t)(f->next_id + 1));
+    L.bufs = tk_xalloc(sizeof(InterpBuffer) * (size_t)(nbufs + 1));
+    bool ok = false;
+    Worker *ws = NULL;
+    if (!L.offset || !L.bufs) {
+        last_oom = true;
+        diag_plain(d, DIAG_ERROR, "out of memory in the interpreter");
+        goto done;
+    }
+    if (nbufs)
+        memcpy(L.bufs, mem->bufs, sizeof(InterpBuffer) * (size_t)nbufs);
+    qsort(L.bufs, (size_t)nbufs, sizeof(InterpBuffer), cmp_buf);
+    L.nbufs = nbufs;
+    name_buffers(&L);
+    Plan pl = {.L = &L, .ok = true};
+    plan_block(&pl, f->body);
+    if (!pl.ok) {
+        diag_plain(d, DIAG_INTERNAL, "kernel '%s': IR value ids are not dense", f->name);
+        goto done;
+    }
+    L.tmp_bytes = 2 * pl.max_value * (sizeof(double) / sizeof(float)) + 64;
+    Grid g = {.L = &L, .total = (long)grid[0] * grid[1] * grid[2]};
+    atomic_init(&g.next, 0);
+    atomic_init(&g.stop, g.total);
+    int nt = pick_threads(threads, pl.effects, g.total);
+    ws = tk_xalloc(sizeof(Worker) * (size_t)nt);
+    if (ws)
+        memset(ws, 0, sizeof(Worker) * (size_t)nt);
+    bool oom = false;
+    Worker *bad = ws ? run_grid(&g, ws, nt, &oom) : NULL;
+    if (!ws || oom) {
+        last_oom = true;
+        diag_plain(d, DIAG_ERROR, "out of memory in the interpreter (kernel '%s' needs %zu bytes per thread)",
+                   f->name, L.ws_bytes + L.scratch_bytes + L.tmp_bytes);
+    } else if (bad) {
+        /* a broken IR invariant is the compiler's fault, not the kernel's */
+        const char *msg = bad->p.err.data ? bad->p.err.data : "error";
+        static const char internal[] = "internal error: ";
+        bool ours = !strncmp(msg, internal, sizeof internal - 1);
+        diag_report(d, ours ? DIAG_INTERNAL : DIAG_ERROR, bad->p.err_span, "%s",
+                    ours ? msg + sizeof internal - 1 : msg);
+    } else {
+        ok = true;
+    }
+    for (int t = 0; ws && t < nt; t++) {
+        tk_xfree(ws[t].p.ws);
+        sb_free(&ws[t].p.err);
+    }
+done:
+    tk_xfree(ws);
+    tk_xfree(L.offset);
+    tk_xfree(L.bufs);
+    return ok;
+}

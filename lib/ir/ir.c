@@ -1,0 +1,399 @@
+/* ir.c: dtypes, types and the IR builder: creating functions, blocks, values
+ * and ops, moving ops around, replacing uses and walking regions.
+ * Assumes every object lives in the function's arena; guarantees fresh value
+ * ids in creation order (ir_renumber makes them dense again after passes). */
+#include "ir/ir.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- dtypes ------------------------------------------------------------- */
+
+static const char *const dtype_names[] = {
+#define X(k, n, b) n,
+    TK_DTYPES(X)
+#undef X
+};
+static const int dtype_widths[] = {
+#define X(k, n, b) b,
+    TK_DTYPES(X)
+#undef X
+};
+
+const char *dtype_name(DType t) { return (unsigned)t < DT_COUNT ? dtype_names[t] : "?"; }
+int dtype_bits(DType t) { return (unsigned)t < DT_COUNT ? dtype_widths[t] : 0; }
+bool dtype_is_float(DType t) { return t >= DT_F16 && t <= DT_F64; }
+bool dtype_is_int(DType t) { return t >= DT_I1 && t <= DT_U64; }
+bool dtype_is_signed(DType t) { return t >= DT_I8 && t <= DT_I64; }
+
+/* Every spelling Triton users write for a dtype, tl. prefix optional. */
+static const struct {
+    const char *name;
+    DType dt;
+} dtype_aliases[] = {
+    {"void", DT_VOID},    {"i1", DT_I1},         {"int1", DT_I1},
+    {"bool", DT_I1},      {"i8", DT_I8},         {"int8", DT_I8},
+    {"i16", DT_I16},      {"int16", DT_I16},     {"i32", DT_I32},
+    {"int32", DT_I32},    {"i64", DT_I64},       {"int64", DT_I64},
+    {"u8", DT_U8},        {"uint8", DT_U8},      {"u16", DT_U16},
+    {"uint16", DT_U16},   {"u32", DT_U32},       {"uint32", DT_U32},
+    {"u64", DT_U64},      {"uint64", DT_U64},    {"fp16", DT_F16},
+    {"float16", DT_F16},  {"f16", DT_F16},       {"bf16", DT_BF16},
+    {"bfloat16", DT_BF16},{"fp32", DT_F32},      {"float32", DT_F32},
+    {"f32", DT_F32},      {"fp64", DT_F64},      {"float64", DT_F64},
+    {"f64", DT_F64},
+};
+
+DType dtype_parse(const char *s)
+{
+    if (!s)
+        return DT_VOID;
+    if (strncmp(s, "tl.", 3) == 0)
+        s += 3;
+    for (int i = 0; i < TK_ARRAY_LEN(dtype_aliases); i++)
+        if (strcmp(s, dtype_aliases[i].name) == 0)
+            return dtype_aliases[i].dt;
+    return DT_VOID;
+}
+
+/* ---- types ----------------------------------------------------------------- */
+
+Type type_scalar(DType dt)
+{
+    Type t;
+    memset(&t, 0, sizeof t);
+    t.dt = dt;
+    t.elem = DT_VOID;
+    return t;
+}
+
+Type type_ptr(DType elem)
+{
+    Type t = type_scalar(DT_PTR);
+    t.elem = elem;
+    return t;
+}
+
+Type type_with_shape(Type elem_of, int rank, const int *shape)
+{
+    Type t = type_elem(elem_of);
+    if (rank < 0)
+        rank = 0;
+    if (rank > TK_MAX_RANK)
+        rank = TK_MAX_RANK;
+    t.rank = rank;
+    for (int i = 0; i < rank; i++)
+        t.shape[i] = shape[i];
+    return t;
+}
+
+Type type_block(DType dt, int rank, const int *shape)
+{
+    return type_with_shape(type_scalar(dt), rank, shape);
+}
+
+Type type_elem(Type t)
+{
+    Type e = type_scalar(t.dt);
+    e.elem = t.dt == DT_PTR ? t.elem : DT_VOID;
+    return e;
+}
+
+bool type_same_shape(Type a, Type b)
+{
+    if (a.rank != b.rank || a.rank < 0 || a.rank > TK_MAX_RANK)
+        return false;
+    for (int i = 0; i < a.rank; i++)
+        if (a.shape[i] != b.shape[i])
+            return false;
+    return true;
+}
+
+bool type_eq(Type a, Type b)
+{
+    if (a.dt != b.dt || !type_same_shape(a, b))
+        return false;
+    return a.dt != DT_PTR || a.elem == b.elem;
+}
+
+int64_t type_numel(Type t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t.rank && i < TK_MAX_RANK; i++)
+        n *= t.shape[i];
+    return n;
+}
+
+static void type_print_elem(StrBuf *sb, Type t)
+{
+    if (t.dt == DT_PTR)
+        sb_printf(sb, "ptr<%s>", dtype_name(t.elem));
+    else
+        sb_puts(sb, dtype_name(t.dt));
+}
+
+void type_print(StrBuf *sb, Type t)
+{
+    if (t.rank == 0) {
+        type_print_elem(sb, t);
+        return;
+    }
+    sb_putc(sb, '<');
+    for (int i = 0; i < t.rank && i < TK_MAX_RANK; i++)
+        sb_printf(sb, "%dx", t.shape[i]);
+    type_print_elem(sb, t);
+    sb_putc(sb, '>');
+}
+
+const char *type_str(Arena *a, Type t)
+{
+    char buf[96];
+    StrBuf sb;
+    sb_init(&sb);
+    type_print(&sb, t);
+    snprintf(buf, sizeof buf, "%s", sb.data ? sb.data : "?");
+    sb_free(&sb);
+    return arena_strdup(a, buf);
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static const char *const ir_kind_names[] = {
+#define X(k, m, d) m,
+    TK_IR_OPS(X)
+#undef X
+};
+static const char *const math_fn_names[] = {
+#define X(k, n) n,
+    TK_MATH_FNS(X)
+#undef X
+};
+
+const char *ir_kind_name(IrKind k) { return (unsigned)k < IR_OP_COUNT ? ir_kind_names[k] : "?"; }
+const char *math_fn_name(MathFn f) { return (unsigned)f < MATH_COUNT ? math_fn_names[f] : "?"; }
+
+/* ---- building ------------------------------------------------------------- */
+
+IrFunc *ir_func_new(Arena *a, const char *name, const Source *src)
+{
+    IrFunc *f = arena_alloc(a, sizeof *f);
+    f->name = name ? arena_strdup(a, name) : "kernel";
+    f->arena = a;
+    f->src = src;
+    f->num_warps = 4;
+    f->num_stages = 3;
+    f->body = ir_block_new(f, NULL);
+    return f;
+}
+
+IrBlock *ir_block_new(IrFunc *f, IrOp *parent)
+{
+    IrBlock *b = arena_alloc(f->arena, sizeof *b);
+    b->parent = parent;
+    return b;
+}
+
+static IrValue *ir_value_new(IrFunc *f, Type t)
+{
+    IrValue *v = arena_alloc(f->arena, sizeof *v);
+    v->id = f->next_id++;
+    v->type = t;
+    return v;
+}
+
+IrValue *ir_block_add_arg(IrFunc *f, IrBlock *b, Type t, const char *name)
+{
+    if (b->nargs == b->args_cap) {
+        int cap = b->args_cap ? b->args_cap * 2 : 4;
+        IrValue **args = arena_alloc(f->arena, sizeof(IrValue *) * (size_t)cap);
+        if (b->nargs)
+            memcpy(args, b->args, sizeof(IrValue *) * (size_t)b->nargs);
+        b->args = args;
+        b->args_cap = cap;
+    }
+    IrValue *v = ir_value_new(f, t);
+    v->owner = b;
+    v->index = b->nargs;
+    v->name = name;
+    b->args[b->nargs++] = v;
+    return v;
+}
+
+IrValue *ir_add_param(IrFunc *f, const char *name, Type t, int divisibility, Span sp)
+{
+    IrParam *ps = arena_alloc(f->arena, sizeof(IrParam) * (size_t)(f->nparams + 1));
+    if (f->nparams)
+        memcpy(ps, f->params, sizeof(IrParam) * (size_t)f->nparams);
+    ps[f->nparams].name = name;
+    ps[f->nparams].type = t;
+    ps[f->nparams].divisibility = divisibility > 1 ? divisibility : 1;
+    ps[f->nparams].span = sp;
+    f->params = ps;
+    f->nparams++;
+    return ir_block_add_arg(f, f->body, t, name);
+}
+
+IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops,
+                const Type *res, int nres)
+{
+    IrOp *op = arena_alloc(f->arena, sizeof *op);
+    op->kind = k;
+    op->span = sp;
+    op->nops = nops > 0 ? nops : 0;
+    if (op->nops) {
+        op->operands = arena_alloc(f->arena, sizeof(IrValue *) * (size_t)op->nops);
+        for (int i = 0; i < op->nops; i++)
+            op->operands[i] = ops ? ops[i] : NULL;
+    }
+    op->nres = nres > 0 ? nres : 0;
+    if (op->nres) {
+        op->results = arena_alloc(f->arena, sizeof(IrValue *) * (size_t)op->nres);
+        for (int i = 0; i < op->nres; i++) {
+            IrValue *v = ir_value_new(f, res[i]);
+            v->def = op;
+            v->index = i;
+            op->results[i] = v;
+        }
+    }
+    return op;
+}
+
+IrBlock *ir_op_add_region(IrFunc *f, IrOp *op)
+{
+    IrBlock **rs = arena_alloc(f->arena, sizeof(IrBlock *) * (size_t)(op->nregions + 1));
+    if (op->nregions)
+        memcpy(rs, op->regions, sizeof(IrBlock *) * (size_t)op->nregions);
+    IrBlock *b = ir_block_new(f, op);
+    rs[op->nregions++] = b;
+    op->regions = rs;
+    return b;
+}
+
+void ir_append(IrBlock *b, IrOp *op)
+{
+    op->parent = b;
+    op->next = NULL;
+    op->prev = b->last;
+    if (b->last)
+        b->last->next = op;
+    else
+        b->first = op;
+    b->last = op;
+}
+
+void ir_insert_before(IrOp *at, IrOp *op)
+{
+    IrBlock *b = at->parent;
+    op->parent = b;
+    op->next = at;
+    op->prev = at->prev;
+    if (at->prev)
+        at->prev->next = op;
+    else if (b)
+        b->first = op;
+    at->prev = op;
+}
+
+void ir_remove(IrOp *op)
+{
+    IrBlock *b = op->parent;
+    if (op->prev)
+        op->prev->next = op->next;
+    else if (b)
+        b->first = op->next;
+    if (op->next)
+        op->next->prev = op->prev;
+    else if (b)
+        b->last = op->prev;
+    op->prev = op->next = NULL;
+    op->parent = NULL;
+}
+
+void ir_replace_uses(IrBlock *scope, IrValue *from, IrValue *to)
+{
+    if (!scope)
+        return;
+    for (IrOp *op = scope->first; op; op = op->next) {
+        for (int i = 0; i < op->nops; i++)
+            if (op->operands[i] == from)
+                op->operands[i] = to;
+        for (int r = 0; r < op->nregions; r++)
+            ir_replace_uses(op->regions[r], from, to);
+    }
+}
+
+IrOp *ir_build(IrBuilder *b, IrKind k, Span sp, IrValue *const *ops, int nops,
+               const Type *res, int nres)
+{
+    IrOp *op = ir_op_new(b->f, k, sp, ops, nops, res, nres);
+    if (b->before)
+        ir_insert_before(b->before, op);
+    else if (b->blk)
+        ir_append(b->blk, op);
+    return op;
+}
+
+IrValue *ir_const_int(IrBuilder *b, Span sp, Type t, int64_t v)
+{
+    IrOp *op = ir_build(b, IR_CONST, sp, NULL, 0, &t, 1);
+    op->ival = v;
+    op->fval = (double)v;
+    return op->results[0];
+}
+
+IrValue *ir_const_float(IrBuilder *b, Span sp, Type t, double v)
+{
+    IrOp *op = ir_build(b, IR_CONST, sp, NULL, 0, &t, 1);
+    op->fval = v;
+    op->ival = v >= -0x1p63 && v < 0x1p63 && (double)(int64_t)v == v ? (int64_t)v : 0;
+    return op->results[0];
+}
+
+IrValue *ir_unary(IrBuilder *b, IrKind k, Span sp, IrValue *x, Type res)
+{
+    return ir_build(b, k, sp, &x, 1, &res, 1)->results[0];
+}
+
+IrValue *ir_binary(IrBuilder *b, IrKind k, Span sp, IrValue *x, IrValue *y, Type res)
+{
+    IrValue *ops[2] = {x, y};
+    return ir_build(b, k, sp, ops, 2, &res, 1)->results[0];
+}
+
+/* ---- reading -------------------------------------------------------------- */
+
+bool ir_walk(IrBlock *b, IrWalkFn fn, void *ctx)
+{
+    if (!b)
+        return true;
+    for (IrOp *op = b->first, *next; op; op = next) {
+        next = op->next; /* fn may remove op */
+        if (!fn(op, ctx))
+            return false;
+        for (int r = 0; r < op->nregions; r++)
+            if (!ir_walk(op->regions[r], fn, ctx))
+                return false;
+    }
+    return true;
+}
+
+/* Ids in definition order: block args before the ops of the block, results
+ * before the op's regions, so printed text reads in ascending order. */
+static void renumber_block(IrBlock *b, int *next)
+{
+    for (int i = 0; i < b->nargs; i++)
+        b->args[i]->id = (*next)++;
+    for (IrOp *op = b->first; op; op = op->next) {
+        for (int i = 0; i < op->nres; i++)
+            op->results[i]->id = (*next)++;
+        for (int r = 0; r < op->nregions; r++)
+            renumber_block(op->regions[r], next);
+    }
+}
+
+void ir_renumber(IrFunc *f)
+{
+    int next = 0;
+    renumber_block(f->body, &next);
+    f->next_id = next;
+}

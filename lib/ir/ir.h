@@ -1,0 +1,311 @@
+/* ir.h: the typed block IR. A kernel after specialisation is one IrFunc:
+ * SSA values with a dtype and a static shape, in structured regions (for,
+ * while, if) instead of a CFG. Ops carry the span of the source they came
+ * from. Sema builds it; passes rewrite it; codegen and the interpreter read it.
+ *
+ * Invariants the verifier checks (ir_verify):
+ *  - every operand is defined before use, in the same or an enclosing block;
+ *  - elementwise ops have operands of identical shape (sema inserts
+ *    IR_SPLAT/IR_BROADCAST) and, except where noted, identical dtype (sema
+ *    inserts IR_CAST);
+ *  - every region ends in its terminator (IR_YIELD, or IR_CONDITION for the
+ *    first region of IR_WHILE) whose operand types match the parent's needs;
+ *  - value ids are dense in 0..next_id-1 so stages can use side tables. */
+#ifndef TK_IR_H
+#define TK_IR_H
+
+#include "support/base.h"
+
+/* ---- dtypes ------------------------------------------------------------- */
+
+/* X(kind, name in the IR text / signatures, bits) */
+#define TK_DTYPES(X)                                                           \
+    X(DT_VOID, "void", 0)                                                      \
+    X(DT_I1, "i1", 1) X(DT_I8, "i8", 8) X(DT_I16, "i16", 16)                   \
+    X(DT_I32, "i32", 32) X(DT_I64, "i64", 64)                                  \
+    X(DT_U8, "u8", 8) X(DT_U16, "u16", 16) X(DT_U32, "u32", 32)                \
+    X(DT_U64, "u64", 64)                                                       \
+    X(DT_F16, "fp16", 16) X(DT_BF16, "bf16", 16) X(DT_F32, "fp32", 32)         \
+    X(DT_F64, "fp64", 64)                                                      \
+    X(DT_PTR, "ptr", 64) /* pointer to global memory; Type.elem says of what */
+
+typedef enum {
+#define X(k, n, b) k,
+    TK_DTYPES(X)
+#undef X
+        DT_COUNT
+} DType;
+
+const char *dtype_name(DType t);
+int dtype_bits(DType t);
+bool dtype_is_float(DType t);
+bool dtype_is_int(DType t);    /* i1..u64 */
+bool dtype_is_signed(DType t); /* i8..i64 (i1 counts as unsigned) */
+/* Parses "fp32", "float32", "f32", "i32", "int32", "bf16", "bfloat16",
+ * "u8", "uint8", "int1", "bool"...; returns DT_VOID if unknown. */
+DType dtype_parse(const char *s);
+
+/* ---- types ----------------------------------------------------------------- */
+
+#define TK_MAX_RANK 4
+
+typedef struct Type {
+    DType dt;   /* element dtype; DT_PTR for (blocks of) pointers */
+    DType elem; /* pointee dtype when dt == DT_PTR, else DT_VOID */
+    int rank;   /* 0 for scalars */
+    int shape[TK_MAX_RANK];
+} Type;
+
+Type type_scalar(DType dt);
+Type type_ptr(DType elem);
+Type type_block(DType dt, int rank, const int *shape);
+Type type_with_shape(Type elem_of, int rank, const int *shape); /* keeps dt/elem */
+Type type_elem(Type t);  /* the scalar type of t's elements */
+bool type_eq(Type a, Type b);
+bool type_same_shape(Type a, Type b);
+int64_t type_numel(Type t); /* 1 for scalars */
+/* "fp32", "<32x64xfp16>", "ptr<fp32>", "<128xptr<fp32>>" */
+const char *type_str(Arena *a, Type t);
+void type_print(StrBuf *sb, Type t);
+
+/* ---- op kinds -------------------------------------------------------------- */
+
+/* X(kind, mnemonic, what it does: operands -> results; attributes) */
+#define TK_IR_OPS(X)                                                           \
+    X(IR_CONST, "const", "-> scalar or splat block; ival (ints, i1) or fval")  \
+    X(IR_PROGRAM_ID, "program_id", "-> i32; axis")                             \
+    X(IR_NUM_PROGRAMS, "num_programs", "-> i32; axis")                         \
+    X(IR_ARANGE, "arange", "-> <N x i32>; ival = start, ival2 = end")          \
+    X(IR_SPLAT, "splat", "scalar -> block of the result shape")                \
+    X(IR_BROADCAST, "broadcast", "block -> same-rank block, size-1 dims "      \
+                                  "stretched")                                 \
+    X(IR_EXPAND_DIMS, "expand_dims", "x -> x with a size-1 dim at axis")       \
+    X(IR_RESHAPE, "reshape", "x -> same element count, row-major order")       \
+    X(IR_TRANS, "trans", "x -> permuted; perm[0..rank) in ints")               \
+    X(IR_JOIN, "join", "a, b (same type) -> shape + [2]")                      \
+    X(IR_SPLIT, "split", "x with last dim 2 -> two results without it")        \
+    X(IR_CAT, "cat", "a, b (same type) -> concatenated along axis 0")          \
+    /* elementwise arithmetic; ints wrap, signedness from the dtype */         \
+    X(IR_ADD, "add", "a, b -> a + b")                                          \
+    X(IR_SUB, "sub", "a, b -> a - b")                                          \
+    X(IR_MUL, "mul", "a, b -> a * b")                                          \
+    X(IR_DIV, "div", "a, b -> a / b; floats: true division (rounding per "    \
+                      "sub: 0 default, 1 div_rn); ints: truncates toward 0")   \
+    X(IR_REM, "rem", "a, b -> remainder with the sign of a (C fmod / %)")      \
+    X(IR_AND, "and", "a, b -> bitwise and (ints, i1)")                         \
+    X(IR_OR, "or", "a, b -> bitwise or")                                       \
+    X(IR_XOR, "xor", "a, b -> bitwise xor")                                    \
+    X(IR_SHL, "shl", "a, b -> a << b")                                         \
+    X(IR_SHR, "shr", "a, b -> a >> b, arithmetic for signed dtypes")           \
+    X(IR_MIN, "min", "a, b -> minimum; floats: sub = 1 propagates NaN")        \
+    X(IR_MAX, "max", "a, b -> maximum; floats: sub = 1 propagates NaN")        \
+    X(IR_UMULHI, "umulhi", "a, b -> high half of the product")                 \
+    X(IR_NEG, "neg", "a -> -a")                                                \
+    X(IR_NOT, "not", "a -> ~a (ints), !a (i1)")                                \
+    X(IR_CMP, "cmp", "a, b -> i1 block; sub = CmpPred; floats ordered "       \
+                      "except NE")                                             \
+    X(IR_SELECT, "select", "cond(i1), a, b -> cond ? a : b")                   \
+    X(IR_FMA, "fma", "a, b, c -> a * b + c, fused")                            \
+    X(IR_MATH, "math", "x -> f(x); sub = MathFn; float dtypes")                \
+    X(IR_EXTERN, "extern", "args... -> libdevice function str (e.g. "         \
+                            "__nv_tanhf), elementwise")                        \
+    X(IR_CAST, "cast", "x -> x converted to the result dtype (value cast; "   \
+                        "fp->int truncates, int->i1 is != 0)")                 \
+    X(IR_BITCAST, "bitcast", "x -> same bits, result dtype of equal width")    \
+    X(IR_ADDPTR, "addptr", "ptr, offset(int) -> ptr + offset elements")        \
+    X(IR_PTR_TO_INT, "ptrtoint", "ptr -> i64")                                 \
+    X(IR_INT_TO_PTR, "inttoptr", "i64 -> ptr; result type gives elem")         \
+    /* memory */                                                               \
+    X(IR_LOAD, "load", "ptr, mask|NULL, other|NULL -> values; str = cache "   \
+                        "modifier or NULL, str2 = eviction policy or NULL, "   \
+                        "flags & IRF_VOLATILE")                                \
+    X(IR_STORE, "store", "ptr, value, mask|NULL -> (); str, str2 as load")     \
+    X(IR_ATOMIC_RMW, "atomic_rmw", "ptr, value, mask|NULL -> old values; "    \
+                                    "sub = AtomicKind, str = sem, str2 = "     \
+                                    "scope")                                   \
+    X(IR_ATOMIC_CAS, "atomic_cas", "ptr, cmp, value -> old values; str, str2") \
+    /* reductions and scans over one axis */                                   \
+    X(IR_REDUCE, "reduce", "inputs... -> one result per input with `axis` "   \
+                            "removed (rank 0 from 1-D); sub = ReduceKind; "    \
+                            "RED_ARGMAX/RED_ARGMIN take one input and give "   \
+                            "its i32 index (first on ties; as a left-to-right "\
+                            "scan: a NaN at index 0 wins, other NaNs never "   \
+                            "do; max/min skip NaN like fmax); RED_CUSTOM: "    \
+                            "region 0 has 2n args (acc..., x...) and yields n")\
+    X(IR_SCAN, "scan", "inputs... -> same shapes; axis; sub = ScanKind; "     \
+                        "flags & IRF_REVERSE; SCAN_CUSTOM: region 0 as "       \
+                        "RED_CUSTOM")                                          \
+    X(IR_DOT, "dot", "a <MxK>, b <KxN>, acc <MxN> -> <MxN> acc dtype; "        \
+                      "sub = DotPrecision")                                    \
+    /* structured control flow */                                              \
+    X(IR_FOR, "for", "lb, ub, step, init... -> final...; region 0 args: "     \
+                      "(iv, iter...), yields next iter...; ival = "            \
+                      "num_stages (0: default)")                               \
+    X(IR_WHILE, "while", "init... -> final...; region 0 (before) args = "     \
+                          "carried, ends in condition(cond, pass...); region " \
+                          "1 (after) args = pass..., yields carried")          \
+    X(IR_IF, "if", "cond(i1 scalar) -> results; region 0 then, region 1 else, " \
+                    "each yields the results")                                 \
+    X(IR_YIELD, "yield", "values... -> (); terminator")                        \
+    X(IR_CONDITION, "condition", "cond, values... -> (); ends while's "       \
+                                  "before region")                             \
+    /* debugging and hints */                                                  \
+    X(IR_PRINT, "print", "values... -> (); str = prefix, flags & IRF_HEX")     \
+    X(IR_ASSERT, "assert", "cond -> (); str = message, str2 = file, ival = "  \
+                            "line")                                            \
+    X(IR_RAND, "rand", "seed, offsets -> values; sub = RandKind, ival = "     \
+                        "rounds")                                              \
+    X(IR_HINT, "hint", "x -> x; sub = HintKind, ints = per-dim values")        \
+    X(IR_ASSUME, "assume", "cond -> ()")                                       \
+    X(IR_BARRIER, "barrier", "-> (); CTA barrier (debug_barrier)")
+
+typedef enum {
+#define X(k, m, d) k,
+    TK_IR_OPS(X)
+#undef X
+        IR_OP_COUNT
+} IrKind;
+
+typedef enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CmpPred;
+
+#define TK_MATH_FNS(X)                                                         \
+    X(MATH_EXP, "exp") X(MATH_EXP2, "exp2") X(MATH_LOG, "log")                 \
+    X(MATH_LOG2, "log2") X(MATH_SQRT, "sqrt") X(MATH_RSQRT, "rsqrt")           \
+    X(MATH_SIN, "sin") X(MATH_COS, "cos") X(MATH_ABS, "abs")                   \
+    X(MATH_FLOOR, "floor") X(MATH_CEIL, "ceil") X(MATH_ERF, "erf")             \
+    X(MATH_TANH, "tanh") X(MATH_SQRT_RN, "sqrt_rn")
+
+typedef enum {
+#define X(k, n) k,
+    TK_MATH_FNS(X)
+#undef X
+        MATH_COUNT
+} MathFn;
+
+typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_CUSTOM } ReduceKind;
+typedef enum { SCAN_SUM, SCAN_CUSTOM } ScanKind;
+typedef enum {
+    ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_XCHG, ATOM_AND, ATOM_OR, ATOM_XOR
+} AtomicKind;
+typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
+typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT, RAND_INT4X } RandKind;
+typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
+
+enum { IRF_VOLATILE = 1 << 0, IRF_HEX = 1 << 1, IRF_REVERSE = 1 << 2 };
+
+const char *ir_kind_name(IrKind k);
+const char *math_fn_name(MathFn f);
+
+/* ---- values, ops, blocks, functions ------------------------------------- */
+
+typedef struct IrOp IrOp;
+typedef struct IrBlock IrBlock;
+
+typedef struct IrValue {
+    int id;            /* dense per function: index for side tables */
+    Type type;
+    IrOp *def;         /* defining op, or NULL for a block argument */
+    IrBlock *owner;    /* block whose argument this is (def == NULL) */
+    int index;         /* result index in def, or argument index in owner */
+    const char *name;  /* source variable name, for printing; may be NULL */
+} IrValue;
+
+struct IrOp {
+    IrKind kind;
+    Span span;
+    IrValue **operands; /* entries may be NULL where the kind says "|NULL" */
+    int nops;
+    IrValue **results;
+    int nres;
+    IrBlock **regions;
+    int nregions;
+    /* attributes; which ones mean something depends on the kind */
+    int axis;
+    int sub;
+    int flags;
+    int64_t ival, ival2;
+    double fval;
+    const char *str, *str2;
+    int ints[TK_MAX_RANK];
+    int nints;
+    /* position */
+    IrOp *prev, *next;
+    IrBlock *parent;
+};
+
+struct IrBlock {
+    IrValue **args;
+    int nargs, args_cap;
+    IrOp *first, *last;
+    IrOp *parent; /* op owning this region; NULL for the function body */
+};
+
+/* A runtime parameter of the kernel (constexprs are gone by now). */
+typedef struct IrParam {
+    const char *name;
+    Type type;        /* scalar or pointer */
+    int divisibility; /* 16 when the value (pointer address or integer) is known divisible by 16, else 1 */
+    Span span;
+} IrParam;
+
+typedef struct IrFunc {
+    const char *name;   /* kernel name, mangled with nothing: the PTX entry */
+    Arena *arena;
+    const Source *src;
+    Span span;
+    IrParam *params;
+    int nparams;
+    IrBlock *body;      /* its args are the parameters, in order */
+    int num_warps;
+    int num_stages;
+    int next_id;
+} IrFunc;
+
+/* ---- building ------------------------------------------------------------- */
+
+IrFunc *ir_func_new(Arena *a, const char *name, const Source *src);
+IrBlock *ir_block_new(IrFunc *f, IrOp *parent);
+IrValue *ir_block_add_arg(IrFunc *f, IrBlock *b, Type t, const char *name);
+/* Appends a runtime parameter: an IrParam entry plus the body argument
+ * holding its value (returned). divisibility: 16 or 1. */
+IrValue *ir_add_param(IrFunc *f, const char *name, Type t, int divisibility, Span sp);
+/* A new op, not yet in any block; results get fresh values of the given types. */
+IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops,
+                const Type *res, int nres);
+IrBlock *ir_op_add_region(IrFunc *f, IrOp *op);
+void ir_append(IrBlock *b, IrOp *op);
+void ir_insert_before(IrOp *at, IrOp *op);
+void ir_remove(IrOp *op);
+/* Replaces every use of `from` inside `scope` (recursively) with `to`. */
+void ir_replace_uses(IrBlock *scope, IrValue *from, IrValue *to);
+
+/* A cursor for emitting ops in order: appends to blk (or before `before`). */
+typedef struct IrBuilder {
+    IrFunc *f;
+    IrBlock *blk;
+    IrOp *before; /* NULL: append at the end of blk */
+} IrBuilder;
+IrOp *ir_build(IrBuilder *b, IrKind k, Span sp, IrValue *const *ops, int nops,
+               const Type *res, int nres);
+/* Shorthands returning the single result. */
+IrValue *ir_const_int(IrBuilder *b, Span sp, Type t, int64_t v);
+IrValue *ir_const_float(IrBuilder *b, Span sp, Type t, double v);
+IrValue *ir_unary(IrBuilder *b, IrKind k, Span sp, IrValue *x, Type res);
+IrValue *ir_binary(IrBuilder *b, IrKind k, Span sp, IrValue *x, IrValue *y, Type res);
+
+/* ---- reading -------------------------------------------------------------- */
+
+/* Walks every op of a block in order, entering regions first-to-last
+ * (pre-order); stops early when fn returns false. */
+typedef bool (*IrWalkFn)(IrOp *op, void *ctx);
+bool ir_walk(IrBlock *b, IrWalkFn fn, void *ctx);
+/* Gives values dense ids 0..next_id-1 again (after passes removed some), in
+ * definition order: block args, then each op's results, then its regions. */
+void ir_renumber(IrFunc *f);
+
+/* Stable text form (--emit=ir). */
+void ir_print(StrBuf *out, const IrFunc *f);
+/* Checks the invariants above; reports "internal error" diagnostics. */
+bool ir_verify(const IrFunc *f, Diag *d);
+
+#endif

@@ -1,0 +1,325 @@
+/* ir/print.c: the stable text form of the IR (tkc --emit=ir), one op a line.
+ * Assumes nothing about validity: NULL operands print as `_`, so a broken IR
+ * can still be dumped while debugging. Guarantees the same text for the
+ * same IR, which lit tests rely on.
+ *
+ * Shape:
+ *   kernel @name(%0: ptr<fp32> {div=16}, %1: i32) num_warps=4 num_stages=3 {
+ *     %2 = program_id 0 : i32
+ *     %3 = const 1024 : i32                      consts: ints, true/false, floats
+ *     %4 = mul %2, %3 : i32                      elementwise: operands : result type
+ *     %5 = arange 0, 1024 : <1024xi32>
+ *     %6 = cmp lt %a, %b : <1024xi1>             predicate / math fn / kind first
+ *     %7 = cast %x : i32 -> fp32                 casts show both types
+ *     %8 = load %p, %mask, _ cache=.ca evict=evict_last volatile : <1024xfp32>
+ *     store %p, %v, %mask
+ *     %9 = reduce sum axis=0 %x : fp32
+ *     %10, %11 = for %lb, %ub, %st iter(%a, %b) num_stages=2 : fp32, i32 {
+ *     ^(%12: i32, %13: fp32, %14: i32):           region arguments
+ *       yield %15, %16
+ *     }
+ *     %17 = if %c : i32 { ... } else { ... }     while: { before } do { after }
+ *   }
+ * Attributes follow the mnemonic as `key=value` (or a bare word); source
+ * variable names of the results, if known, end the line (after the `{` of an
+ * op with regions) as `// name` or `// a, _, c`. */
+#include "ir/ir.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "custom"};
+static const char *const scan_names[] = {"sum", "custom"};
+static const char *const atomic_names[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
+static const char *const dot_names[] = {"ieee", "tf32", "tf32x3"};
+static const char *const rand_names[] = {"uniform", "normal", "int", "int4x"};
+static const char *const hint_names[] = {"multiple_of", "max_contiguous", "max_constancy"};
+
+#define NAME_OF(table, i) ((unsigned)(i) < (unsigned)TK_ARRAY_LEN(table) ? (table)[i] : "?")
+
+static void print_value(StrBuf *sb, const IrValue *v)
+{
+    if (v)
+        sb_printf(sb, "%%%d", v->id);
+    else
+        sb_putc(sb, '_');
+}
+
+static void print_value_list(StrBuf *sb, IrValue *const *vs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (i)
+            sb_puts(sb, ", ");
+        print_value(sb, vs ? vs[i] : NULL);
+    }
+}
+
+/* The shortest decimal that reads back as the same double, always with a
+ * '.', 'e', "inf" or "nan" so it never looks like an integer. */
+static void print_double(StrBuf *sb, double x)
+{
+    if (isnan(x)) {
+        sb_puts(sb, "nan");
+        return;
+    }
+    if (isinf(x)) {
+        sb_puts(sb, x < 0 ? "-inf" : "inf");
+        return;
+    }
+    char buf[40];
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    sb_puts(sb, buf);
+    if (!strpbrk(buf, ".e"))
+        sb_puts(sb, ".0");
+}
+
+static void print_string(StrBuf *sb, const char *s)
+{
+    sb_putc(sb, '"');
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            sb_printf(sb, "\\%c", c);
+        else if (c == '\n')
+            sb_puts(sb, "\\n");
+        else if (c < 32 || c >= 127)
+            sb_printf(sb, "\\x%02x", c);
+        else
+            sb_putc(sb, (char)c);
+    }
+    sb_putc(sb, '"');
+}
+
+static void print_const(StrBuf *sb, const IrOp *op)
+{
+    DType dt = op->nres ? op->results[0]->type.dt : DT_VOID;
+    if (dtype_is_float(dt))
+        print_double(sb, op->fval);
+    else if (dt == DT_I1)
+        sb_puts(sb, op->ival ? "true" : "false");
+    else if (dt == DT_U64)
+        sb_printf(sb, "%llu", (unsigned long long)op->ival);
+    else
+        sb_printf(sb, "%lld", (long long)op->ival);
+}
+
+static void print_ints(StrBuf *sb, const IrOp *op)
+{
+    sb_putc(sb, '[');
+    for (int i = 0; i < op->nints && i < TK_MAX_RANK; i++)
+        sb_printf(sb, i ? ",%d" : "%d", op->ints[i]);
+    sb_putc(sb, ']');
+}
+
+static void print_mem_attrs(StrBuf *sb, const IrOp *op, const char *k1, const char *k2)
+{
+    if (op->str)
+        sb_printf(sb, " %s=%s", k1, op->str);
+    if (op->str2)
+        sb_printf(sb, " %s=%s", k2, op->str2);
+    if (op->flags & IRF_VOLATILE)
+        sb_puts(sb, " volatile");
+}
+
+/* What comes between the mnemonic and the operands. */
+static void print_prefix(StrBuf *sb, const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_CMP: sb_printf(sb, " %s", NAME_OF(cmp_names, op->sub)); break;
+    case IR_MATH: sb_printf(sb, " %s", math_fn_name((MathFn)op->sub)); break;
+    case IR_EXTERN: sb_putc(sb, ' '); print_string(sb, op->str); break;
+    case IR_ATOMIC_RMW: sb_printf(sb, " %s", NAME_OF(atomic_names, op->sub)); break;
+    case IR_REDUCE:
+        sb_printf(sb, " %s axis=%d", NAME_OF(reduce_names, op->sub), op->axis);
+        break;
+    case IR_SCAN:
+        sb_printf(sb, " %s axis=%d%s", NAME_OF(scan_names, op->sub), op->axis,
+                  op->flags & IRF_REVERSE ? " reverse" : "");
+        break;
+    case IR_RAND: sb_printf(sb, " %s", NAME_OF(rand_names, op->sub)); break;
+    case IR_HINT:
+        sb_printf(sb, " %s ", NAME_OF(hint_names, op->sub));
+        print_ints(sb, op);
+        break;
+    case IR_PRINT: sb_putc(sb, ' '); print_string(sb, op->str); break;
+    default: break;
+    }
+}
+
+/* What comes after the operands, before " : types". */
+static void print_suffix(StrBuf *sb, const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: sb_printf(sb, " %d", op->axis); break;
+    case IR_CONST: sb_putc(sb, ' '); print_const(sb, op); break;
+    case IR_ARANGE: sb_printf(sb, " %lld, %lld", (long long)op->ival, (long long)op->ival2); break;
+    case IR_EXPAND_DIMS: case IR_CAT: case IR_SPLIT: sb_printf(sb, " axis=%d", op->axis); break;
+    case IR_TRANS: sb_puts(sb, " perm="); print_ints(sb, op); break;
+    case IR_DIV: if (op->sub == 1) sb_puts(sb, " rn"); break;
+    case IR_MIN: case IR_MAX: if (op->sub == 1) sb_puts(sb, " propagate_nan"); break;
+    case IR_LOAD: case IR_STORE: print_mem_attrs(sb, op, "cache", "evict"); break;
+    case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: print_mem_attrs(sb, op, "sem", "scope"); break;
+    case IR_DOT: if (op->sub) sb_printf(sb, " %s", NAME_OF(dot_names, op->sub)); break;
+    case IR_FOR: if (op->ival) sb_printf(sb, " num_stages=%lld", (long long)op->ival); break;
+    case IR_PRINT: if (op->flags & IRF_HEX) sb_puts(sb, " hex"); break;
+    case IR_ASSERT:
+        sb_puts(sb, " ");
+        print_string(sb, op->str);
+        if (op->str2)
+            sb_printf(sb, " at %s:%lld", op->str2, (long long)op->ival);
+        break;
+    case IR_RAND: if (op->ival) sb_printf(sb, " rounds=%lld", (long long)op->ival); break;
+    default: break;
+    }
+}
+
+static void print_operands(StrBuf *sb, const IrOp *op)
+{
+    if (op->kind == IR_FOR && op->nops >= 3 && op->operands) {
+        sb_putc(sb, ' ');
+        print_value_list(sb, op->operands, 3);
+        if (op->nops > 3) {
+            sb_puts(sb, " iter(");
+            print_value_list(sb, op->operands + 3, op->nops - 3);
+            sb_putc(sb, ')');
+        }
+        return;
+    }
+    if (op->nops) {
+        sb_putc(sb, ' ');
+        print_value_list(sb, op->operands, op->nops);
+    }
+}
+
+static void indent(StrBuf *sb, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        sb_puts(sb, "  ");
+}
+
+static void print_block(StrBuf *sb, const IrBlock *b, int depth);
+
+/* "  // a, b" from the results' source names, or nothing. */
+static void print_names(StrBuf *sb, const IrOp *op)
+{
+    bool any = false;
+    for (int i = 0; i < op->nres; i++)
+        any |= op->results[i] && op->results[i]->name && op->results[i]->name[0];
+    if (!any)
+        return;
+    sb_puts(sb, "  //");
+    for (int i = 0; i < op->nres; i++) {
+        const char *n = op->results[i] ? op->results[i]->name : NULL;
+        sb_printf(sb, "%s %s", i ? "," : "", n && n[0] ? n : "_");
+    }
+}
+
+static void print_regions(StrBuf *sb, const IrOp *op, int depth)
+{
+    for (int r = 0; r < op->nregions; r++) {
+        if (r == 0) {
+            sb_puts(sb, " {");
+            print_names(sb, op);
+            sb_putc(sb, '\n');
+        }
+        else if (op->kind == IR_IF)
+            sb_puts(sb, " else {\n");
+        else if (op->kind == IR_WHILE)
+            sb_puts(sb, " do {\n");
+        else
+            sb_puts(sb, ", {\n");
+        const IrBlock *b = op->regions[r];
+        if (b && b->nargs) {
+            indent(sb, depth);
+            sb_puts(sb, "^(");
+            for (int i = 0; i < b->nargs; i++) {
+                IrValue *arg = b->args ? b->args[i] : NULL;
+                if (i)
+                    sb_puts(sb, ", ");
+                print_value(sb, arg);
+                if (arg) {
+                    sb_puts(sb, ": ");
+                    type_print(sb, arg->type);
+                }
+            }
+            sb_puts(sb, "):\n");
+        }
+        print_block(sb, b, depth + 1);
+        indent(sb, depth);
+        sb_putc(sb, '}');
+    }
+}
+
+static void print_op(StrBuf *sb, const IrOp *op, int depth)
+{
+    indent(sb, depth);
+    if ((op->nres && !op->results) || (op->nregions && !op->regions)) {
+        sb_printf(sb, "<broken %s>\n", ir_kind_name(op->kind));
+        return;
+    }
+    if (op->nres) {
+        print_value_list(sb, op->results, op->nres);
+        sb_puts(sb, " = ");
+    }
+    sb_puts(sb, ir_kind_name(op->kind));
+    print_prefix(sb, op);
+    print_operands(sb, op);
+    print_suffix(sb, op);
+    if (op->nres) {
+        sb_puts(sb, " : ");
+        bool cast = op->kind == IR_CAST || op->kind == IR_BITCAST || op->kind == IR_PTR_TO_INT ||
+                    op->kind == IR_INT_TO_PTR;
+        if (cast && op->nops == 1 && op->operands && op->operands[0]) {
+            type_print(sb, op->operands[0]->type);
+            sb_puts(sb, " -> ");
+        }
+        for (int i = 0; i < op->nres; i++) {
+            if (i)
+                sb_puts(sb, ", ");
+            if (op->results[i])
+                type_print(sb, op->results[i]->type);
+            else
+                sb_putc(sb, '?');
+        }
+    }
+    if (op->nregions)
+        print_regions(sb, op, depth);
+    else
+        print_names(sb, op);
+    sb_putc(sb, '\n');
+}
+
+static void print_block(StrBuf *sb, const IrBlock *b, int depth)
+{
+    if (!b)
+        return;
+    for (const IrOp *op = b->first; op; op = op->next)
+        print_op(sb, op, depth);
+}
+
+void ir_print(StrBuf *out, const IrFunc *f)
+{
+    sb_printf(out, "kernel @%s(", f->name ? f->name : "?");
+    const IrBlock *body = f->body;
+    for (int i = 0; body && body->args && i < body->nargs; i++) {
+        if (i)
+            sb_puts(out, ", ");
+        print_value(out, body->args[i]);
+        if (!body->args[i])
+            continue;
+        sb_puts(out, ": ");
+        type_print(out, body->args[i]->type);
+        if (i < f->nparams && f->params && f->params[i].divisibility > 1)
+            sb_printf(out, " {div=%d}", f->params[i].divisibility);
+    }
+    sb_printf(out, ") num_warps=%d num_stages=%d {\n", f->num_warps, f->num_stages);
+    print_block(out, body, 1);
+    sb_puts(out, "}\n");
+}

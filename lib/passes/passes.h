@@ -1,0 +1,19 @@
+/* passes.h: the map of lib/passes/. Each pass takes a verified IrFunc and
+ * leaves a verified IrFunc that computes the same values; the pipeline
+ * (lib/pipeline.c) runs fold, then dce, and the verifier between them.
+ * Analyses (axis.h) only read the IR and answer questions about it for
+ * code generation. Passes allocate from the function's arena only. */
+#ifndef TK_PASSES_H
+#define TK_PASSES_H
+
+#include "ir/ir.h"
+
+/* constant folding and algebraic simplification (fold.c) */
+void pass_fold(IrFunc *f);
+/* removes ops whose results are unused and that have no effect (dce.c) */
+void pass_dce(IrFunc *f);
+/* hoists loop-invariant pure ops out of `for` bodies, then merges equal pure
+ * ops (common subexpressions); run between pass_fold and pass_dce (cse.c) */
+void pass_cse(IrFunc *f);
+
+#endif

@@ -1,0 +1,276 @@
+/* sema/builtins.c: name resolution for tl.*, triton.*, math.* and Python
+ * builtins, the argument binder every builtin goes through (arity, unknown
+ * keywords, missing arguments), and the dispatch to the per-area tables in
+ * the files of sema/builtins/. Reports unknown builtins and attributes by name. */
+#include <string.h>
+
+#include "sema/sema.h"
+
+
+static const BuiltinTable *const tl_tables[] = {&sema_tl_core, &sema_tl_memory, &sema_tl_reduce,
+                                                &sema_tl_shape, &sema_tl_random};
+
+static const Builtin *find_in(const BuiltinTable *t, const char *name)
+{
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->items[i].name, name))
+            return &t->items[i];
+    return NULL;
+}
+
+static const Builtin *find_tl(const char *name)
+{
+    for (int i = 0; i < TK_ARRAY_LEN(tl_tables); i++) {
+        const Builtin *b = find_in(tl_tables[i], name);
+        if (b)
+            return b;
+    }
+    return NULL;
+}
+
+static bool is_libdevice_ns(const char *ns) { return !strcmp(ns, "tl.math") || !strcmp(ns, "libdevice"); }
+
+bool sema_builtin_exists(const char *ns, const char *name)
+{
+    if (!strcmp(ns, "builtins"))
+        return find_in(&sema_tl_python, name) != NULL;
+    if (!strcmp(ns, "tl"))
+        return find_tl(name) || sema_dtype_name(name) != DT_VOID || !strcmp(name, "constexpr");
+    return false;
+}
+
+bool sv_has(SVal v) { return v.k != SV_VOID && v.k != SV_NONE; }
+
+const char *sema_builtin_display(const Builtin *b) { return b->name; }
+
+IrValue *sema_arg_tensor(Sema *s, SVal v, Span at, const Builtin *b, const char *what)
+{
+    if (v.k == SV_TENSOR)
+        return v.v;
+    if (sv_is_num(v))
+        return sema_to_tensor(s, v, at);
+    if (v.k != SV_UNDEF)
+        sema_err(s, at, "%s of %s must be a tensor, got %s", what, b->name, sv_describe(s, v));
+    return NULL;
+}
+
+/* ---- attributes of namespaces ---------------------------------------------------- */
+
+static SVal ns(const char *name) { return (SVal){.k = SV_NS, .s = name}; }
+
+static SVal builtin(const char *ns_name, const char *name)
+{
+    return (SVal){.k = SV_BUILTIN, .s = name, .ns = ns_name};
+}
+
+SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
+{
+    if (!strcmp(nsname, "tl")) {
+        DType dt = sema_dtype_name(name);
+        if (dt != DT_VOID && strcmp(name, "float") && strcmp(name, "double") &&
+            strcmp(name, "half") && strcmp(name, "bool"))
+            return sv_dtype(type_scalar(dt));
+        if (!strcmp(name, "math"))
+            return ns("tl.math");
+        if (!strcmp(name, "extra"))
+            return ns("tl.extra");
+        if (!strcmp(name, "PropagateNan"))
+            return ns("tl.PropagateNan");
+        if (!strcmp(name, "constexpr") || find_tl(name))
+            return builtin("tl", name);
+        if (!strcmp(name, "make_block_ptr") || !strcmp(name, "advance") ||
+            !strcmp(name, "make_tensor_descriptor"))
+            return sema_err(s, at, "tl.%s: block pointers and tensor descriptors are not "
+                                   "supported by tk; use blocks of pointers", name);
+        return sema_err(s, at, "unknown builtin 'tl.%s'", name);
+    }
+    if (!strcmp(nsname, "tl.PropagateNan")) {
+        if (!strcmp(name, "ALL"))
+            return sv_int(0xFFFF);
+        if (!strcmp(name, "NONE"))
+            return sv_int(0);
+    } else if (!strcmp(nsname, "tl.extra")) {
+        if (!strcmp(name, "cuda"))
+            return ns("tl.extra.cuda");
+        if (!strcmp(name, "libdevice"))
+            return ns("libdevice");
+    } else if (!strcmp(nsname, "tl.extra.cuda")) {
+        if (!strcmp(name, "libdevice"))
+            return ns("libdevice");
+    } else if (is_libdevice_ns(nsname)) {
+        if (sema_libdevice_known(name) || (!strcmp(nsname, "tl.math") && find_tl(name)))
+            return builtin(nsname, name);
+        return sema_err(s, at, "unknown libdevice function '%s'", name);
+    } else if (!strcmp(nsname, "triton")) {
+        if (!strcmp(name, "language"))
+            return ns("tl");
+        if (!strcmp(name, "cdiv") || !strcmp(name, "next_power_of_2") || !strcmp(name, "jit") ||
+            !strcmp(name, "autotune") || !strcmp(name, "heuristics") || !strcmp(name, "Config"))
+            return builtin("triton", name);
+    } else if (!strcmp(nsname, "math")) {
+        if (!strcmp(name, "pi"))
+            return sv_float(3.14159265358979323846);
+        if (!strcmp(name, "e"))
+            return sv_float(2.71828182845904523536);
+        if (!strcmp(name, "tau"))
+            return sv_float(6.28318530717958647692);
+        if (!strcmp(name, "inf"))
+            return sv_float(__builtin_inf());
+        if (!strcmp(name, "nan"))
+            return sv_float(__builtin_nan(""));
+        if (sema_libdevice_known(name))
+            return builtin("math", name);
+    }
+    return sema_err(s, at, "module '%s' has no attribute '%s'", nsname, name);
+}
+
+SVal sema_method(Sema *s, SVal self, const char *name, Span at)
+{
+    SVal m = {.k = SV_BUILTIN, .s = name, .n = 1};
+    m.items = arena_alloc(s->a, sizeof(SVal));
+    m.items[0] = self;
+    if (self.k == SV_DTYPE) {
+        if (!strncmp(name, "is_", 3) || !strcmp(name, "to_ir"))
+            return m.ns = "dtype", m;
+        return sema_err(s, at, "dtype %s has no attribute '%s'", sema_type_str(s, self.ty), name);
+    }
+    if (self.k == SV_TENSOR) {
+        const Builtin *b = find_tl(name);
+        if (!strcmp(name, "to") || (b && b->method))
+            return m.ns = "tl", m;
+        return sema_err(s, at, "tensor %s has no attribute '%s'", sema_type_str(s, self.v->type),
+                        name);
+    }
+    return sema_err(s, at, "%s has no attribute '%s'", sv_describe(s, self), name);
+}
+
+/* ---- binding arguments ------------------------------------------------------------------ */
+
+#define MAXP 12
+
+/* Fills a[] (SV_VOID where not given) from the call, checking arity and
+ * keywords against b->params. */
+static bool bind(Sema *s, const Builtin *b, const char *qual, SVal self, CallArgs *ca, SVal *a,
+                 Span *at)
+{
+    const char *names[MAXP];
+    bool opt[MAXP], var[MAXP];
+    int np = 0;
+    char buf[256];
+    size_t len = strlen(b->params);
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    memcpy(buf, b->params, len);
+    buf[len] = 0;
+    for (char *p = buf; *p && np < MAXP;) {
+        char *e = strchr(p, ',');
+        if (e)
+            *e = 0;
+        var[np] = *p == '*';
+        if (var[np])
+            p++;
+        size_t l = strlen(p);
+        opt[np] = l && p[l - 1] == '=';
+        if (opt[np])
+            p[l - 1] = 0;
+        names[np++] = arena_strdup(s->a, p);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    for (int i = 0; i < MAXP; i++) {
+        a[i] = (SVal){.k = SV_VOID};
+        at[i] = ca->at;
+    }
+    int npos = ca->npos + (self.k != SV_VOID);
+    int vi = -1;
+    for (int i = 0; i < np; i++)
+        if (var[i])
+            vi = i;
+    int fixed = vi >= 0 ? vi : np;
+    if (npos > fixed && vi < 0) {
+        sema_err(s, ca->at, "%s takes at most %d argument%s, got %d", qual, np, np == 1 ? "" : "s",
+                 npos);
+        return false;
+    }
+    SVal *rest = arena_alloc(s->a, sizeof(SVal) * (size_t)(npos + 1));
+    int nrest = 0;
+    for (int i = 0; i < npos; i++) {
+        SVal v = self.k != SV_VOID ? (i == 0 ? self : ca->pos[i - 1]) : ca->pos[i];
+        Span sp = self.k != SV_VOID ? (i == 0 ? ca->at : ca->pos_at[i - 1]) : ca->pos_at[i];
+        if (i < fixed) {
+            a[i] = v;
+            at[i] = sp;
+        } else {
+            rest[nrest++] = v;
+        }
+    }
+    if (vi >= 0) {
+        if (nrest == 1 && rest[0].k == SV_TUPLE)
+            a[vi] = rest[0];
+        else
+            a[vi] = sv_tuple(s, rest, nrest);
+    }
+    for (int k = 0; k < ca->nkw; k++) {
+        int i = 0;
+        while (i < np && strcmp(names[i], ca->kw[k]))
+            i++;
+        if (i == np) {
+            sema_err(s, ca->kw_at[k], "%s got an unknown keyword argument '%s'", qual, ca->kw[k]);
+            return false;
+        }
+        if (a[i].k != SV_VOID && !var[i]) {
+            sema_err(s, ca->kw_at[k], "%s got multiple values for argument '%s'", qual,
+                     ca->kw[k]);
+            return false;
+        }
+        a[i] = ca->kwv[k];
+        at[i] = ca->kw_at[k];
+    }
+    for (int i = 0; i < np; i++)
+        if (a[i].k == SV_VOID && !opt[i] && !var[i]) {
+            sema_err(s, ca->at, "%s is missing the argument '%s'", qual, names[i]);
+            return false;
+        }
+    for (int i = 0; i < np; i++)
+        if (a[i].k == SV_UNDEF)
+            return false;
+    return true;
+}
+
+
+SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self, CallArgs *ca)
+{
+    if (!strcmp(nsname, "dtype"))
+        return sema_dtype_method(s, self, name, ca);
+    const Builtin *b = NULL;
+    const char *qual;
+    if (!strcmp(nsname, "builtins")) {
+        b = find_in(&sema_tl_python, name);
+        qual = arena_printf(s->a, "%s()", name);
+    } else if (!strcmp(nsname, "triton")) {
+        b = find_in(&sema_tl_python, arena_printf(s->a, "triton.%s", name));
+        qual = arena_printf(s->a, "triton.%s()", name);
+    } else if (is_libdevice_ns(nsname) || !strcmp(nsname, "math")) {
+        if (!strcmp(nsname, "tl.math") && find_tl(name))
+            return sema_call_builtin(s, "tl", name, self, ca);
+        return sema_libdevice_call(s, nsname, name, ca);
+    } else {
+        if (!strcmp(name, "to"))
+            name = "cast";
+        b = find_tl(name);
+        qual = self.k != SV_VOID ? arena_printf(s->a, "x.%s()", name) : arena_printf(s->a, "tl.%s()", name);
+    }
+    if (!strcmp(name, "constexpr")) {
+        if (ca->npos != 1)
+            return sema_err(s, ca->at, "tl.constexpr() takes one argument");
+        return ca->pos[0];
+    }
+    if (!b)
+        return sema_err(s, ca->at, "unknown builtin '%s'", name);
+    SVal a[MAXP];
+    Span at[MAXP];
+    if (!bind(s, b, qual, self, ca, a, at))
+        return (SVal){.k = SV_UNDEF};
+    return b->fn(s, b, a, at, ca->at);
+}

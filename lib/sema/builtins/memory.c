@@ -1,0 +1,239 @@
+/* sema/builtins/memory.c: tl.load, tl.store and the atomics. The pointer decides
+ * the shape: mask, other and stored values broadcast to it, values are cast
+ * to its element type (as Triton does), masks must be boolean. Cache and
+ * eviction hints and atomic sem/scope are checked against Triton's lists. */
+#include <string.h>
+
+#include "sema/sema.h"
+
+static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
+
+static IrValue *pointer_arg(Sema *s, const Builtin *b, SVal v, Span at)
+{
+    if (v.k == SV_TENSOR && v.v->type.dt == DT_PTR)
+        return v.v;
+    if (v.k != SV_UNDEF)
+        sema_err(s, at, "tl.%s expects a pointer or a block of pointers, got %s", b->name,
+                 sv_describe(s, v));
+    return NULL;
+}
+
+/* A value of the pointer's shape: broadcast into it (never beyond it). */
+static IrValue *to_ptr_shape(Sema *s, IrValue *x, Type pt, Span at, const char *what)
+{
+    if (x->type.rank > pt.rank) {
+        sema_err(s, at, "%s %s does not broadcast to the pointer %s", what,
+                 sema_type_str(s, x->type), sema_type_str(s, pt));
+        return NULL;
+    }
+    for (int i = 0; i < x->type.rank; i++) {
+        int d = x->type.shape[x->type.rank - 1 - i], p = pt.shape[pt.rank - 1 - i];
+        if (d != p && d != 1) {
+            sema_err(s, at, "%s %s does not broadcast to the pointer %s", what,
+                     sema_type_str(s, x->type), sema_type_str(s, pt));
+            return NULL;
+        }
+    }
+    return sema_broadcast(s, x, pt.rank, pt.shape, at);
+}
+
+static bool mask_arg(Sema *s, const Builtin *b, SVal v, Span at, Type pt, IrValue **out)
+{
+    *out = NULL;
+    if (!sv_has(v))
+        return true;
+    if (v.k == SV_BOOL && v.i)
+        return true; /* mask=True masks nothing */
+    IrValue *m = sema_arg_tensor(s, v, at, b, "the mask");
+    if (!m)
+        return false;
+    if (m->type.dt != DT_I1) {
+        sema_err(s, at, "the mask of tl.%s must be boolean (i1), got %s", b->name,
+                 sema_type_str(s, m->type));
+        return false;
+    }
+    *out = to_ptr_shape(s, m, pt, at, "mask");
+    return *out != NULL;
+}
+
+/* A value stored or combined through pointer block pt: cast to its
+ * element type, broadcast to its shape. */
+static IrValue *value_arg(Sema *s, const Builtin *b, SVal v, Span at, Type pt, const char *what)
+{
+    DType elem = pt.elem;
+    if (sv_is_num(v))
+        return sema_const(s, type_block(elem, pt.rank, pt.shape), v, at);
+    IrValue *x = sema_arg_tensor(s, v, at, b, what);
+    if (!x)
+        return NULL;
+    if (x->type.dt == DT_PTR) {
+        sema_err(s, at, "cannot %s a pointer (%s) through %s", b->name, sema_type_str(s, x->type),
+                 sema_type_str(s, pt));
+        return NULL;
+    }
+    x = to_ptr_shape(s, x, pt, at, what);
+    return x ? sema_cast(s, x, elem, at) : NULL;
+}
+
+static bool str_choice(Sema *s, SVal v, Span at, const char *what, const char *const *ok, int n,
+                       const char **out)
+{
+    *out = NULL;
+    if (!sv_has(v))
+        return true;
+    if (v.k != SV_STR) {
+        sema_err(s, at, "%s must be a string, got %s", what, sv_describe(s, v));
+        return false;
+    }
+    if (!v.s[0])
+        return true;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ok[i], v.s)) {
+            *out = ok[i];
+            return true;
+        }
+    StrBuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < n; i++)
+        sb_printf(&sb, "%s'%s'", i ? ", " : "", ok[i]);
+    sema_err(s, at, "unknown %s '%s' (expected one of %s)", what, v.s, sb.data ? sb.data : "");
+    sb_free(&sb);
+    return false;
+}
+
+static const char *const evictions[] = {"evict_first", "evict_last", "evict_normal"};
+
+static bool no_block_ptr(Sema *s, SVal v, Span at)
+{
+    if (!sv_has(v) || (v.k == SV_TUPLE && v.n == 0) || (v.k == SV_STR && !v.s[0]))
+        return true;
+    sema_err(s, at, "boundary_check and padding_option need block pointers "
+                    "(tl.make_block_ptr), which tk does not support");
+    return false;
+}
+
+static SVal b_load(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    static const char *const cache[] = {".ca", ".cg", ".cv"};
+    IrValue *p = pointer_arg(s, b, a[0], at[0]);
+    if (!p || !no_block_ptr(s, a[3], at[3]) || !no_block_ptr(s, a[4], at[4]))
+        return bad();
+    IrValue *mask, *other = NULL;
+    if (!mask_arg(s, b, a[1], at[1], p->type, &mask))
+        return bad();
+    if (sv_has(a[2])) {
+        if (!sv_has(a[1]))
+            return sema_err(s, at[2], "tl.load: 'other' needs a 'mask'");
+        other = value_arg(s, b, a[2], at[2], p->type, "other");
+        if (!other)
+            return bad();
+    }
+    const char *cm, *ev;
+    bool vol = false;
+    if (!str_choice(s, a[5], at[5], "cache_modifier", cache, 3, &cm) ||
+        !str_choice(s, a[6], at[6], "eviction_policy", evictions, 3, &ev) ||
+        (sv_has(a[7]) && !sema_truth(s, a[7], at[7], &vol)))
+        return bad();
+    Type rt = type_block(p->type.elem, p->type.rank, p->type.shape);
+    IrOp *op = ir_build(&s->b, IR_LOAD, call, (IrValue *[]){p, mask, other}, 3, &rt, 1);
+    op->str = cm;
+    op->str2 = ev;
+    op->flags = vol ? IRF_VOLATILE : 0;
+    return sv_tensor(op->results[0]);
+}
+
+static SVal b_store(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    static const char *const cache[] = {".wb", ".cg", ".cs", ".wt"};
+    IrValue *p = pointer_arg(s, b, a[0], at[0]);
+    if (!p || !no_block_ptr(s, a[3], at[3]))
+        return bad();
+    IrValue *v = value_arg(s, b, a[1], at[1], p->type, "the value");
+    IrValue *mask;
+    if (!v || !mask_arg(s, b, a[2], at[2], p->type, &mask))
+        return bad();
+    const char *cm, *ev;
+    if (!str_choice(s, a[4], at[4], "cache_modifier", cache, 4, &cm) ||
+        !str_choice(s, a[5], at[5], "eviction_policy", evictions, 3, &ev))
+        return bad();
+    IrOp *op = ir_build(&s->b, IR_STORE, call, (IrValue *[]){p, v, mask}, 3, NULL, 0);
+    op->str = cm;
+    op->str2 = ev;
+    return sv_none();
+}
+
+static bool sem_scope(Sema *s, SVal *a, Span *at, int i, const char **sem, const char **scope)
+{
+    static const char *const sems[] = {"acq_rel", "acquire", "release", "relaxed"};
+    static const char *const scopes[] = {"gpu", "cta", "sys"};
+    if (!str_choice(s, a[i], at[i], "sem", sems, 4, sem) ||
+        !str_choice(s, a[i + 1], at[i + 1], "scope", scopes, 3, scope))
+        return false;
+    if (!*sem)
+        *sem = "acq_rel";
+    if (!*scope)
+        *scope = "gpu";
+    return true;
+}
+
+static SVal b_atomic(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *p = pointer_arg(s, b, a[0], at[0]);
+    if (!p)
+        return bad();
+    DType e = p->type.elem;
+    bool bitwise = b->arg == ATOM_AND || b->arg == ATOM_OR || b->arg == ATOM_XOR;
+    if ((bitwise && !dtype_is_int(e)) || e == DT_I1 || e == DT_I8 || e == DT_U8 ||
+        (e == DT_I16 || e == DT_U16))
+        return sema_err(s, at[0], "tl.%s is not supported on %s", b->name,
+                        sema_type_str(s, p->type));
+    IrValue *v = value_arg(s, b, a[1], at[1], p->type, "the value");
+    IrValue *mask;
+    const char *sem, *scope;
+    if (!v || !mask_arg(s, b, a[2], at[2], p->type, &mask) || !sem_scope(s, a, at, 3, &sem, &scope))
+        return bad();
+    Type rt = type_block(e, p->type.rank, p->type.shape);
+    IrOp *op = ir_build(&s->b, IR_ATOMIC_RMW, call, (IrValue *[]){p, v, mask}, 3, &rt, 1);
+    op->sub = b->arg;
+    op->str = sem;
+    op->str2 = scope;
+    return sv_tensor(op->results[0]);
+}
+
+static SVal b_atomic_cas(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *p = pointer_arg(s, b, a[0], at[0]);
+    if (!p)
+        return bad();
+    DType e = p->type.elem;
+    if (dtype_bits(e) < 16 || e == DT_I1)
+        return sema_err(s, at[0], "tl.atomic_cas is not supported on %s",
+                        sema_type_str(s, p->type));
+    IrValue *c = value_arg(s, b, a[1], at[1], p->type, "cmp");
+    IrValue *v = value_arg(s, b, a[2], at[2], p->type, "the value");
+    const char *sem, *scope;
+    if (!c || !v || !sem_scope(s, a, at, 3, &sem, &scope))
+        return bad();
+    Type rt = type_block(e, p->type.rank, p->type.shape);
+    IrOp *op = ir_build(&s->b, IR_ATOMIC_CAS, call, (IrValue *[]){p, c, v}, 3, &rt, 1);
+    op->str = sem;
+    op->str2 = scope;
+    return sv_tensor(op->results[0]);
+}
+
+static const Builtin memory[] = {
+    {"load", "pointer,mask=,other=,boundary_check=,padding_option=,cache_modifier=,"
+             "eviction_policy=,volatile=", b_load, 0, false},
+    {"store", "pointer,value,mask=,boundary_check=,cache_modifier=,eviction_policy=", b_store,
+     0, false},
+    {"atomic_add", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_ADD, false},
+    {"atomic_max", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_MAX, false},
+    {"atomic_min", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_MIN, false},
+    {"atomic_xchg", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_XCHG, false},
+    {"atomic_and", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_AND, false},
+    {"atomic_or", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_OR, false},
+    {"atomic_xor", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_XOR, false},
+    {"atomic_cas", "pointer,cmp,val,sem=,scope=", b_atomic_cas, 0, false},
+};
+
+const BuiltinTable sema_tl_memory = {memory, TK_ARRAY_LEN(memory)};

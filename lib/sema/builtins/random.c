@@ -1,0 +1,167 @@
+/* sema/builtins/random.c: tl.swizzle2d and the Philox-4x32 generator behind
+ * tl.rand/randn/randint/randint4x, expanded into ordinary IR arithmetic
+ * (umulhi, xor, mul) with the standard Philox constants and Triton's
+ * defaults (10 rounds; the seed's halves as the key; offsets as counter 0),
+ * so the streams match Triton's and codegen needs nothing special. */
+#include <string.h>
+
+#include "sema/sema.h"
+
+static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
+
+#define PHILOX_ROUND_A 0xD2511F53u
+#define PHILOX_ROUND_B 0xCD9E8D57u
+#define PHILOX_KEY_A 0x9E3779B9u
+#define PHILOX_KEY_B 0xBB67AE85u
+
+static SVal tl_call(Sema *s, const char *name, SVal x, SVal y, Span at)
+{
+    SVal args[2] = {x, y};
+    Span sp[2] = {at, at};
+    CallArgs ca = {.pos = args, .pos_at = sp, .npos = y.k == SV_VOID ? 1 : 2, .at = at};
+    return sema_call_builtin(s, "tl", name, (SVal){.k = SV_VOID}, &ca);
+}
+
+static SVal bin(Sema *s, int op, SVal a, SVal b, Span at) { return sema_binary(s, op, a, b, at); }
+
+/* Triton's grouping: programs walk size_g rows of a column before moving on. */
+SVal sema_swizzle2d(Sema *s, SVal i, SVal j, SVal si, SVal sj, SVal sg, Span at)
+{
+    SVal ij = bin(s, OP_ADD, bin(s, OP_MUL, i, sj, at), j, at);
+    SVal size_gj = bin(s, OP_MUL, sg, sj, at);
+    SVal group = bin(s, OP_FLOORDIV, ij, size_gj, at);
+    SVal off_i = bin(s, OP_MUL, group, sg, at);
+    SVal rows = bin(s, OP_SUB, si, off_i, at);
+    SVal g = sv_is_num(rows) && sv_is_num(sg) ? (rows.i < sg.i ? rows : sg)
+                                               : tl_call(s, "minimum", rows, sg, at);
+    SVal in_group = bin(s, OP_MOD, ij, size_gj, at);
+    SVal new_i = bin(s, OP_ADD, off_i, bin(s, OP_MOD, in_group, g, at), at);
+    SVal new_j = bin(s, OP_FLOORDIV, in_group, g, at);
+    if (new_i.k == SV_UNDEF || new_j.k == SV_UNDEF)
+        return bad();
+    SVal r[2] = {new_i, new_j};
+    return sv_tuple(s, r, 2);
+}
+
+static SVal b_swizzle2d(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    TK_UNUSED(b), TK_UNUSED(at);
+    return sema_swizzle2d(s, a[0], a[1], a[2], a[3], a[4], call);
+}
+
+/* ---- Philox ------------------------------------------------------------------------ */
+
+static SVal as(Sema *s, SVal v, DType dt, bool bitcast, Span at)
+{
+    if (v.k != SV_TENSOR)
+        return v;
+    return sv_tensor(bitcast ? sema_bitcast(s, v.v, dt, at) : sema_cast(s, v.v, dt, at));
+}
+
+/* Four 32- or 64-bit counters -> four random words of the same width. */
+static bool philox(Sema *s, SVal seed, SVal *c, int64_t rounds, Span at)
+{
+    IrValue *sd = sema_to_tensor(s, seed, at);
+    if (!sd)
+        return false;
+    if (!dtype_is_int(sd->type.dt)) {
+        sema_err(s, at, "the seed must be an integer, got %s", sema_type_str(s, sd->type));
+        return false;
+    }
+    SVal seed64 = sv_tensor(sema_cast(s, sd, DT_U64, at));
+    int bits = dtype_bits(c[0].v->type.dt);
+    DType it = bits == 32 ? DT_U32 : DT_U64;
+    SVal k0, k1;
+    if (bits == 32) {
+        SVal hi = bin(s, OP_BITAND, bin(s, OP_RSHIFT, seed64, sv_int(32), at), sv_int(0xffffffff), at);
+        SVal lo = bin(s, OP_BITAND, seed64, sv_int(0xffffffff), at);
+        k1 = as(s, hi, DT_U32, false, at);
+        k0 = as(s, lo, DT_U32, false, at);
+    } else if (bits == 64) {
+        k0 = seed64;
+        k1 = sv_tensor(sema_const(s, type_scalar(DT_U64), sv_int(0), at));
+    } else {
+        sema_err(s, at, "random offsets must be 32- or 64-bit integers, got %s",
+                 sema_type_str(s, c[0].v->type));
+        return false;
+    }
+    for (int i = 0; i < 4; i++)
+        c[i] = as(s, c[i], it, true, at);
+    SVal A = sv_int(PHILOX_ROUND_A), B = sv_int(PHILOX_ROUND_B);
+    for (int64_t r = 0; r < rounds; r++) {
+        SVal c0 = c[0], c2 = c[2];
+        c[0] = bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", B, c2, at), c[1], at), k0, at);
+        c[2] = bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", A, c0, at), c[3], at), k1, at);
+        c[1] = bin(s, OP_MUL, B, c2, at);
+        c[3] = bin(s, OP_MUL, A, c0, at);
+        k0 = bin(s, OP_ADD, k0, sv_int(PHILOX_KEY_A), at);
+        k1 = bin(s, OP_ADD, k1, sv_int(PHILOX_KEY_B), at);
+        for (int i = 0; i < 4; i++)
+            if (c[i].k != SV_TENSOR)
+                return false;
+    }
+    return true;
+}
+
+/* Signed reinterpretation folded to [0, 2^(n-1)) and scaled below 1.0. */
+static SVal to_uniform(Sema *s, SVal x, Span at)
+{
+    bool b32 = dtype_bits(x.v->type.dt) == 32;
+    x = as(s, x, b32 ? DT_I32 : DT_I64, true, at);
+    SVal scale = sv_float(b32 ? 4.6566127342e-10 : 1.0842020432385337e-19);
+    SVal neg = sema_compare(s, OP_LT, x, sv_int(0), at);
+    SVal flip = bin(s, OP_SUB, sema_unary(s, OP_NEG, x, at), sv_int(1), at);
+    SVal args[3] = {neg, flip, x};
+    Span sp[3] = {at, at, at};
+    CallArgs ca = {.pos = args, .pos_at = sp, .npos = 3, .at = at};
+    x = sema_call_builtin(s, "tl", "where", (SVal){.k = SV_VOID}, &ca);
+    return bin(s, OP_MUL, x, scale, at);
+}
+
+SVal sema_rand(Sema *s, const char *name, SVal seed, SVal offset, SVal rounds, Span at)
+{
+    int64_t n = 10;
+    if (sv_has(rounds) && !sema_const_int(s, rounds, at, "n_rounds", &n))
+        return bad();
+    if (n < 1 || n > 64)
+        return sema_err(s, at, "n_rounds must be between 1 and 64, got %lld", (long long)n);
+    IrValue *off = sema_to_tensor(s, offset, at);
+    if (!off)
+        return bad();
+    if (!dtype_is_int(off->type.dt) || off->type.dt == DT_I1)
+        return sema_err(s, at, "tl.%s offsets must be integers, got %s", name,
+                        sema_type_str(s, off->type));
+    SVal zero = bin(s, OP_MUL, sv_tensor(off), sv_int(0), at);
+    SVal c[4] = {sv_tensor(off), zero, zero, zero};
+    if (zero.k != SV_TENSOR || !philox(s, seed, c, n, at))
+        return bad();
+    if (!strcmp(name, "randint"))
+        return c[0];
+    if (!strcmp(name, "randint4x"))
+        return sv_tuple(s, c, 4);
+    if (!strcmp(name, "rand"))
+        return to_uniform(s, c[0], at);
+    /* randn: Box-Muller on the first two words */
+    SVal u1 = to_uniform(s, c[0], at), u2 = to_uniform(s, c[1], at);
+    u1 = tl_call(s, "maximum", sv_float(1.0e-7), u1, at);
+    SVal th = bin(s, OP_MUL, sv_float(6.283185307179586), u2, at);
+    SVal lg = tl_call(s, "log", u1, (SVal){.k = SV_VOID}, at);
+    SVal r = tl_call(s, "sqrt", bin(s, OP_MUL, sv_float(-2.0), lg, at), (SVal){.k = SV_VOID}, at);
+    return bin(s, OP_MUL, r, tl_call(s, "cos", th, (SVal){.k = SV_VOID}, at), at);
+}
+
+static SVal b_rand(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    TK_UNUSED(at);
+    return sema_rand(s, b->name, a[0], a[1], a[2], call);
+}
+
+static const Builtin random_items[] = {
+    {"swizzle2d", "i,j,size_i,size_j,size_g", b_swizzle2d, 0, false},
+    {"rand", "seed,offset,n_rounds=", b_rand, 0, false},
+    {"randn", "seed,offset,n_rounds=", b_rand, 0, false},
+    {"randint", "seed,offset,n_rounds=", b_rand, 0, false},
+    {"randint4x", "seed,offset,n_rounds=", b_rand, 0, false},
+};
+
+const BuiltinTable sema_tl_random = {random_items, TK_ARRAY_LEN(random_items)};

@@ -1,0 +1,405 @@
+/* sema/const.c: compile-time values. Parses -D values and --signature text,
+ * and folds arithmetic and comparisons on constexprs with Python's rules
+ * (floor division, modulo with the divisor's sign, true division to float),
+ * since constexpr expressions in Triton are plain Python. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sema/sema.h"
+
+/* ---- dtype names ----------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    DType dt;
+} dtype_names[] = {
+    {"float16", DT_F16}, {"fp16", DT_F16},     {"half", DT_F16},     {"bfloat16", DT_BF16},
+    {"bf16", DT_BF16},   {"float32", DT_F32},  {"fp32", DT_F32},     {"float", DT_F32},
+    {"float64", DT_F64}, {"fp64", DT_F64},     {"double", DT_F64},   {"int1", DT_I1},
+    {"i1", DT_I1},       {"bool", DT_I1},      {"int8", DT_I8},      {"i8", DT_I8},
+    {"int16", DT_I16},   {"i16", DT_I16},      {"int32", DT_I32},    {"i32", DT_I32},
+    {"int64", DT_I64},   {"i64", DT_I64},      {"uint8", DT_U8},     {"u8", DT_U8},
+    {"uint16", DT_U16},  {"u16", DT_U16},      {"uint32", DT_U32},   {"u32", DT_U32},
+    {"uint64", DT_U64},  {"u64", DT_U64},
+};
+
+DType sema_dtype_name(const char *name)
+{
+    for (int i = 0; i < TK_ARRAY_LEN(dtype_names); i++)
+        if (strcmp(dtype_names[i].name, name) == 0)
+            return dtype_names[i].dt;
+    return DT_VOID;
+}
+
+/* "*fp32:16", "i32", "i32:1", "fp16" (an optional "tl." prefix is allowed).
+ * *div is the ":N" suffix, 0 when there is none. */
+bool sema_parse_type(const char *text, Type *t, int *div)
+{
+    while (isspace((unsigned char)*text))
+        text++;
+    bool ptr = *text == '*';
+    if (ptr)
+        text++;
+    if (strncmp(text, "tl.", 3) == 0)
+        text += 3;
+    char name[32];
+    int n = 0;
+    while (text[n] && text[n] != ':' && !isspace((unsigned char)text[n]) && n < 31) {
+        name[n] = text[n];
+        n++;
+    }
+    name[n] = 0;
+    const char *rest = text + n;
+    *div = 0;
+    if (*rest == ':') {
+        char *end;
+        long v = strtol(rest + 1, &end, 10);
+        if (end == rest + 1 || (v != 1 && v != 16))
+            return false;
+        *div = (int)v;
+        rest = end;
+    }
+    while (isspace((unsigned char)*rest))
+        rest++;
+    if (*rest)
+        return false;
+    DType dt = sema_dtype_name(name);
+    if (dt == DT_VOID)
+        return false;
+    *t = ptr ? type_ptr(dt) : type_scalar(dt);
+    return true;
+}
+
+bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, int *nargs)
+{
+    int cap = 1;
+    for (const char *p = text; *p; p++)
+        cap += *p == ',';
+    ArgSpec *out = arena_alloc(a, sizeof *out * (size_t)cap);
+    int n = 0;
+    bool ok = true;
+    const char *p = text;
+    while (1) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char *item = arena_strndup(a, p, len);
+        Type t;
+        int div;
+        bool blank = true;
+        for (size_t i = 0; i < len; i++)
+            blank &= isspace((unsigned char)item[i]) != 0;
+        if (blank && !e && n == 0) {
+            break; /* an empty signature: a kernel with no runtime parameters */
+        } else if (!sema_parse_type(item, &t, &div)) {
+            diag_plain(d, DIAG_ERROR,
+                       "bad signature entry '%s' (expected e.g. *fp32, *fp16:16, i32, fp32)", item);
+            ok = false;
+        } else if (div == 1 && (t.dt == DT_PTR || !dtype_is_int(t.dt))) {
+            diag_plain(d, DIAG_ERROR, "bad signature entry '%s': ':1' (equal to 1) only applies "
+                       "to integers", item);
+            ok = false;
+        } else {
+            /* Triton's AOT spelling: ":16" divisible by 16, ":1" equal to 1 */
+            out[n].type = t;
+            out[n].divisibility = div == 16 ? 16 : 1;
+            out[n].equal_to_1 = div == 1;
+            n++;
+        }
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    *args = out;
+    *nargs = n;
+    return ok;
+}
+
+/* ---- -D values ------------------------------------------------------------------ */
+
+bool sema_parse_const(const char *text, ConstValue *out)
+{
+    memset(out, 0, sizeof *out);
+    while (isspace((unsigned char)*text))
+        text++;
+    size_t len = strlen(text);
+    while (len && isspace((unsigned char)text[len - 1]))
+        len--;
+    if (len == 0)
+        return false;
+    char buf[128];
+    if (len >= sizeof buf)
+        return false;
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    if (!strcmp(buf, "True") || !strcmp(buf, "true")) {
+        out->kind = CV_BOOL;
+        out->i = 1;
+        return true;
+    }
+    if (!strcmp(buf, "False") || !strcmp(buf, "false")) {
+        out->kind = CV_BOOL;
+        return true;
+    }
+    if (!strcmp(buf, "None")) {
+        out->kind = CV_NONE;
+        return true;
+    }
+    if ((buf[0] == '\'' || buf[0] == '"') && len >= 2 && buf[len - 1] == buf[0]) {
+        /* long-lived: the request outlives the text it was parsed from */
+        char *str = tk_xalloc(len - 1);
+        if (!str)
+            return false;
+        memcpy(str, buf + 1, len - 2);
+        str[len - 2] = 0;
+        out->kind = CV_STR;
+        out->s = str;
+        return true;
+    }
+    const char *name = buf;
+    if (!strncmp(name, "tl.", 3))
+        name += 3;
+    else if (!strncmp(name, "triton.language.", 16))
+        name += 16;
+    Type t;
+    int div;
+    if (sema_parse_type(name, &t, &div) && div == 0) {
+        out->kind = CV_DTYPE;
+        out->type = t;
+        return true;
+    }
+    char clean[128];
+    int k = 0;
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != '_')
+            clean[k++] = buf[i];
+    clean[k] = 0;
+    char *end;
+    long long iv = strtoll(clean, &end, 0);
+    if (*end == 0 && end != clean) {
+        out->kind = CV_INT;
+        out->i = iv;
+        return true;
+    }
+    double fv = strtod(clean, &end);
+    if (*end == 0 && end != clean) {
+        out->kind = CV_FLOAT;
+        out->f = fv;
+        return true;
+    }
+    return false;
+}
+
+SVal sema_from_const(ConstValue c)
+{
+    switch (c.kind) {
+    case CV_INT: return sv_int(c.i);
+    case CV_FLOAT: return sv_float(c.f);
+    case CV_BOOL: return sv_bool(c.i != 0);
+    case CV_DTYPE: return sv_dtype(c.type);
+    case CV_STR: return sv_str(c.s ? c.s : "");
+    default: return sv_none();
+    }
+}
+
+bool sema_to_constvalue(SVal v, ConstValue *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (v.k) {
+    case SV_INT: out->kind = CV_INT; out->i = v.i; return true;
+    case SV_FLOAT: out->kind = CV_FLOAT; out->f = v.f; return true;
+    case SV_BOOL: out->kind = CV_BOOL; out->i = v.i; return true;
+    case SV_DTYPE: out->kind = CV_DTYPE; out->type = v.ty; return true;
+    case SV_STR: out->kind = CV_STR; out->s = v.s; return true;
+    case SV_NONE: out->kind = CV_NONE; return true;
+    default: return false;
+    }
+}
+
+/* ---- folding ---------------------------------------------------------------------- */
+
+static double num_f(SVal v) { return v.k == SV_FLOAT ? v.f : v.big ? (double)(uint64_t)v.i : (double)v.i; }
+
+static SVal fold_int(Sema *s, int op, int64_t x, int64_t y, Span at)
+{
+    int64_t r = 0;
+    switch (op) {
+    case OP_ADD:
+        if (__builtin_add_overflow(x, y, &r))
+            goto overflow;
+        return sv_int(r);
+    case OP_SUB:
+        if (__builtin_sub_overflow(x, y, &r))
+            goto overflow;
+        return sv_int(r);
+    case OP_MUL:
+        if (__builtin_mul_overflow(x, y, &r))
+            goto overflow;
+        return sv_int(r);
+    case OP_DIV:
+        if (y == 0)
+            return sema_err(s, at, "division by zero in a constant expression");
+        return sv_float((double)x / (double)y);
+    case OP_FLOORDIV:
+    case OP_MOD: {
+        if (y == 0)
+            return sema_err(s, at, "division by zero in a constant expression");
+        if (x == INT64_MIN && y == -1)
+            goto overflow;
+        int64_t q = x / y, m = x % y;
+        if (m != 0 && ((m < 0) != (y < 0))) {
+            q -= 1;
+            m += y;
+        }
+        return sv_int(op == OP_MOD ? m : q);
+    }
+    case OP_POW: {
+        if (y < 0)
+            return sv_float(pow((double)x, (double)y));
+        /* by squaring: a loop of y steps hangs on 1 ** (1 << 62) */
+        int64_t acc = 1, base = x;
+        for (uint64_t e = (uint64_t)y; e; e >>= 1) {
+            if ((e & 1) && __builtin_mul_overflow(acc, base, &acc))
+                goto overflow;
+            if (e > 1 && __builtin_mul_overflow(base, base, &base))
+                goto overflow;
+        }
+        return sv_int(acc);
+    }
+    case OP_LSHIFT:
+        if (y < 0 || y > 63)
+            return sema_err(s, at, "shift count %lld out of range in a constant expression",
+                            (long long)y);
+        if (x != 0 && (y >= 63 || (x > (INT64_MAX >> y)) || (x < (INT64_MIN >> y))))
+            goto overflow;
+        return sv_int((int64_t)((uint64_t)x << y));
+    case OP_RSHIFT:
+        if (y < 0)
+            return sema_err(s, at, "negative shift count in a constant expression");
+        return sv_int(y > 63 ? (x < 0 ? -1 : 0) : x >> y);
+    case OP_BITAND: return sv_int(x & y);
+    case OP_BITOR: return sv_int(x | y);
+    case OP_BITXOR: return sv_int(x ^ y);
+    default: break;
+    }
+    return sema_err(s, at, "operator '%s' is not supported on constexpr integers",
+                    ast_op_spelling((OpKind)op));
+overflow:
+    return sema_err(s, at, "constexpr integer overflow in '%s' (values must fit in 64 bits)",
+                    ast_op_spelling((OpKind)op));
+}
+
+static SVal fold_float(Sema *s, int op, double x, double y, Span at)
+{
+    switch (op) {
+    case OP_ADD: return sv_float(x + y);
+    case OP_SUB: return sv_float(x - y);
+    case OP_MUL: return sv_float(x * y);
+    case OP_DIV:
+        if (y == 0)
+            return sema_err(s, at, "division by zero in a constant expression");
+        return sv_float(x / y);
+    case OP_FLOORDIV:
+        if (y == 0)
+            return sema_err(s, at, "division by zero in a constant expression");
+        return sv_float(floor(x / y));
+    case OP_MOD: {
+        if (y == 0)
+            return sema_err(s, at, "division by zero in a constant expression");
+        double m = fmod(x, y);
+        if (m != 0 && ((m < 0) != (y < 0)))
+            m += y;
+        return sv_float(m);
+    }
+    case OP_POW: return sv_float(pow(x, y));
+    default: break;
+    }
+    return sema_err(s, at, "operator '%s' is not supported on constexpr floats",
+                    ast_op_spelling((OpKind)op));
+}
+
+SVal sema_fold_binary(Sema *s, int op, SVal a, SVal b, Span at)
+{
+    if (a.k == SV_STR && b.k == SV_STR && op == OP_ADD)
+        return sv_str(arena_printf(s->a, "%s%s", a.s, b.s));
+    if (a.k == SV_TUPLE && b.k == SV_TUPLE && op == OP_ADD) {
+        SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(a.n + b.n + 1));
+        for (int i = 0; i < a.n; i++)
+            items[i] = a.items[i];
+        for (int i = 0; i < b.n; i++)
+            items[a.n + i] = b.items[i];
+        return sv_tuple(s, items, a.n + b.n);
+    }
+    if (!sv_is_num(a) || !sv_is_num(b))
+        return sema_err(s, at, "unsupported operand types for '%s': %s and %s",
+                        ast_op_spelling((OpKind)op), sv_describe(s, a), sv_describe(s, b));
+    if (a.k != SV_FLOAT && b.k != SV_FLOAT) {
+        SVal r = fold_int(s, op, a.i, b.i, at);
+        /* bool op bool stays bool for the bitwise operators, as in Python */
+        if (a.k == SV_BOOL && b.k == SV_BOOL && r.k == SV_INT &&
+            (op == OP_BITAND || op == OP_BITOR || op == OP_BITXOR))
+            return sv_bool(r.i != 0);
+        return r;
+    }
+    return fold_float(s, op, num_f(a), num_f(b), at);
+}
+
+static bool fold_equal(SVal a, SVal b)
+{
+    if (sv_is_num(a) && sv_is_num(b))
+        return num_f(a) == num_f(b) && (a.k == SV_FLOAT || b.k == SV_FLOAT || a.i == b.i);
+    if (a.k != b.k)
+        return false;
+    switch (a.k) {
+    case SV_NONE: return true;
+    case SV_DTYPE: return type_eq(a.ty, b.ty);
+    case SV_STR: return strcmp(a.s, b.s) == 0;
+    case SV_TUPLE:
+        if (a.n != b.n)
+            return false;
+        for (int i = 0; i < a.n; i++)
+            if (!fold_equal(a.items[i], b.items[i]))
+                return false;
+        return true;
+    case SV_FUNC: return a.fn == b.fn;
+    default: return false;
+    }
+}
+
+/* *ok = false when the operands are not both compile-time values. */
+SVal sema_fold_compare(Sema *s, int op, SVal a, SVal b, Span at, bool *ok)
+{
+    *ok = true;
+    switch (op) {
+    case OP_EQ: return sv_bool(fold_equal(a, b));
+    case OP_NE: return sv_bool(!fold_equal(a, b));
+    case OP_IS: return sv_bool(fold_equal(a, b));
+    case OP_IS_NOT: return sv_bool(!fold_equal(a, b));
+    case OP_IN:
+    case OP_NOT_IN: {
+        if (b.k != SV_TUPLE)
+            return sema_err(s, at, "'in' needs a constexpr tuple on the right, got %s",
+                            sv_describe(s, b));
+        bool found = false;
+        for (int i = 0; i < b.n && !found; i++)
+            found = fold_equal(a, b.items[i]);
+        return sv_bool(op == OP_IN ? found : !found);
+    }
+    default: break;
+    }
+    if (!sv_is_num(a) || !sv_is_num(b)) {
+        *ok = false;
+        return sema_err(s, at, "cannot compare %s and %s with '%s'", sv_describe(s, a),
+                        sv_describe(s, b), ast_op_spelling((OpKind)op));
+    }
+    double x = num_f(a), y = num_f(b);
+    bool r;
+    if (a.k != SV_FLOAT && b.k != SV_FLOAT) {
+        int64_t p = a.i, q = b.i;
+        r = op == OP_LT ? p < q : op == OP_LE ? p <= q : op == OP_GT ? p > q : p >= q;
+    } else {
+        r = op == OP_LT ? x < y : op == OP_LE ? x <= y : op == OP_GT ? x > y : x >= y;
+    }
+    return sv_bool(r);
+}

@@ -1,0 +1,318 @@
+/* sema/eval.c: evaluates expression nodes to values: names, literals,
+ * operators, calls, attributes (x.dtype, x.shape, x.T, methods) and
+ * subscripts (x[:, None], tuple[i]). Compile-time values stay compile-time;
+ * everything else becomes IR through sema/expr.c. */
+#include <string.h>
+
+#include "sema/sema.h"
+
+static SVal int_literal(Sema *s, const Node *n)
+{
+    if (n->flags & NF_BIG_INT) {
+        SVal v = sv_int((int64_t)n->uval);
+        v.big = true;
+        return v;
+    }
+    TK_UNUSED(s);
+    return sv_int(n->ival);
+}
+
+static SVal eval_boolop(Sema *s, const Node *n)
+{
+    SVal a = sema_eval(s, n->a);
+    if (a.k == SV_UNDEF)
+        return a;
+    if (a.k != SV_TENSOR) {
+        /* Python's short-circuit on a compile-time left operand */
+        bool t;
+        if (!sema_truth(s, a, n->a->span, &t))
+            return (SVal){.k = SV_UNDEF};
+        if ((n->op == OP_AND && !t) || (n->op == OP_OR && t))
+            return a;
+        return sema_eval(s, n->b);
+    }
+    SVal b = sema_eval(s, n->b);
+    if (b.k == SV_UNDEF)
+        return b;
+    IrValue *x = sema_to_bool(s, a.v, n->span);
+    IrValue *y = sema_to_bool(s, sema_to_tensor(s, b, n->b->span), n->span);
+    if (!x || !y || !sema_broadcast_pair(s, &x, &y, n->span))
+        return (SVal){.k = SV_UNDEF};
+    return sv_tensor(ir_binary(&s->b, n->op == OP_AND ? IR_AND : IR_OR, n->span, x, y, x->type));
+}
+
+/* a < b < c means (a < b) and (b < c), each operand evaluated once. */
+static SVal eval_compare(Sema *s, const Node *n)
+{
+    SVal left = sema_eval(s, n->list.items[0]);
+    SVal result = sv_bool(true);
+    for (int i = 1; i < n->list.len; i++) {
+        SVal right = sema_eval(s, n->list.items[i]);
+        SVal r = sema_compare(s, n->cmp_ops[i - 1], left, right, n->span);
+        if (r.k == SV_UNDEF)
+            return r;
+        if (i == 1)
+            result = r;
+        else if (result.k != SV_TENSOR && r.k != SV_TENSOR)
+            result = sv_bool(result.i && r.i);
+        else
+            result = sema_binary(s, OP_BITAND, result, r, n->span);
+        left = right;
+    }
+    return result;
+}
+
+static SVal eval_ifexp(Sema *s, const Node *n)
+{
+    SVal c = sema_eval(s, n->b);
+    if (c.k == SV_UNDEF)
+        return c;
+    if (c.k != SV_TENSOR) {
+        bool t;
+        if (!sema_truth(s, c, n->b->span, &t))
+            return (SVal){.k = SV_UNDEF};
+        return sema_eval(s, t ? n->a : n->c);
+    }
+    SVal args[3] = {c, sema_eval(s, n->a), sema_eval(s, n->c)};
+    Span at[3] = {n->b->span, n->a->span, n->c->span};
+    CallArgs ca = {.pos = args, .pos_at = at, .npos = 3, .at = n->span};
+    return sema_call_builtin(s, "tl", "where", (SVal){.k = SV_VOID}, &ca);
+}
+
+static SVal eval_seq(Sema *s, const Node *n)
+{
+    SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(n->list.len + 1));
+    for (int i = 0; i < n->list.len; i++) {
+        items[i] = sema_eval(s, n->list.items[i]);
+        if (items[i].k == SV_UNDEF)
+            return items[i];
+    }
+    return sv_tuple(s, items, n->list.len);
+}
+
+/* ---- attributes ---------------------------------------------------------------- */
+
+static SVal tensor_attr(Sema *s, SVal x, const char *name, Span at)
+{
+    Type t = x.v->type;
+    if (!strcmp(name, "dtype"))
+        return sv_dtype(type_elem(t));
+    if (!strcmp(name, "type"))
+        return sv_dtype(type_elem(t));
+    if (!strcmp(name, "shape")) {
+        SVal dims[TK_MAX_RANK];
+        for (int i = 0; i < t.rank; i++)
+            dims[i] = sv_int(t.shape[i]);
+        return sv_tuple(s, dims, t.rank);
+    }
+    if (!strcmp(name, "numel"))
+        return sv_int(type_numel(t));
+    if (!strcmp(name, "ndim"))
+        return sv_int(t.rank);
+    if (!strcmp(name, "T")) {
+        CallArgs none = {.at = at};
+        return sema_call_builtin(s, "tl", "trans", x, &none);
+    }
+    return sema_method(s, x, name, at);
+}
+
+static SVal dtype_attr(Sema *s, SVal d, const char *name, Span at)
+{
+    Type t = d.ty;
+    if (!strcmp(name, "element_ty")) {
+        if (t.dt != DT_PTR)
+            return sema_err(s, at, "'element_ty' is only defined on pointer dtypes, not %s",
+                            sema_type_str(s, t));
+        return sv_dtype(type_scalar(t.elem));
+    }
+    if (!strcmp(name, "scalar")) /* x.type.scalar: the element type */
+        return sv_dtype(t);
+    if (!strcmp(name, "primitive_bitwidth") || !strcmp(name, "int_bitwidth"))
+        return sv_int(dtype_bits(t.dt));
+    if (!strcmp(name, "name"))
+        return sv_str(dtype_name(t.dt));
+    return sema_method(s, d, name, at);
+}
+
+static SVal eval_attr(Sema *s, const Node *n)
+{
+    SVal base = sema_eval(s, n->a);
+    switch (base.k) {
+    case SV_UNDEF: return base;
+    case SV_NS: return sema_builtin_attr(s, base.s, n->name, n->span);
+    case SV_TENSOR: return tensor_attr(s, base, n->name, n->span);
+    case SV_DTYPE: return dtype_attr(s, base, n->name, n->span);
+    default: break;
+    }
+    if (sv_is_num(base))
+        return sema_method(s, base, n->name, n->span);
+    return sema_err(s, n->span, "%s has no attribute '%s'", sv_describe(s, base), n->name);
+}
+
+/* ---- subscripts -------------------------------------------------------------------- */
+
+static bool full_slice(const Node *i)
+{
+    return i->kind == N_SLICE && !i->a && !i->b && !i->c;
+}
+
+static SVal index_tensor(Sema *s, const Node *n, IrValue *x)
+{
+    int kept = 0;
+    for (int k = 0; k < n->list.len; k++) {
+        const Node *i = n->list.items[k];
+        if (full_slice(i))
+            kept++;
+        else if (i->kind != N_NONE)
+            return sema_err(s, i->span, "tensors can only be indexed with ':' and None "
+                                        "(e.g. x[:, None]); got something else");
+    }
+    if (kept != x->type.rank)
+        return sema_err(s, n->span, "index uses %d ':' entries but the tensor has rank %d (%s)",
+                        kept, x->type.rank, sema_type_str(s, x->type));
+    int axis = 0;
+    for (int k = 0; k < n->list.len && x; k++) {
+        if (n->list.items[k]->kind == N_NONE)
+            x = sema_expand_dims(s, x, axis, n->span);
+        axis++;
+    }
+    return sv_tensor(x);
+}
+
+static SVal eval_subscript(Sema *s, const Node *n)
+{
+    SVal base = sema_eval(s, n->a);
+    if (base.k == SV_UNDEF)
+        return base;
+    if (base.k == SV_TENSOR)
+        return index_tensor(s, n, base.v);
+    if (base.k == SV_TUPLE && n->list.len == 1) {
+        SVal iv = sema_eval(s, n->list.items[0]);
+        int64_t i;
+        if (!sema_const_int(s, iv, n->list.items[0]->span, "a tuple index", &i))
+            return (SVal){.k = SV_UNDEF};
+        int64_t at = i < 0 ? i + base.n : i;
+        if (at < 0 || at >= base.n)
+            return sema_err(s, n->span, "tuple index %lld out of range (the tuple has %d item%s)",
+                            (long long)i, base.n, base.n == 1 ? "" : "s");
+        return base.items[at];
+    }
+    if (base.k == SV_CONFIG && n->list.len == 1) { /* args['name'] in a heuristic */
+        SVal key = sema_eval(s, n->list.items[0]);
+        for (int i = 0; key.k == SV_STR && i < base.n; i++)
+            if (!strcmp(base.items[2 * i].s, key.s))
+                return base.items[2 * i + 1];
+        return sema_err(s, n->span, "no launch argument named %s", sv_describe(s, key));
+    }
+    if (base.k == SV_DTYPE || base.k == SV_BUILTIN) /* tl.constexpr[...] style annotations */
+        return base;
+    return sema_err(s, n->span, "%s cannot be indexed", sv_describe(s, base));
+}
+
+/* ---- calls ------------------------------------------------------------------------------ */
+
+bool sema_eval_args(Sema *s, const Node *n, CallArgs *ca)
+{
+    int cap = n->list.len + 1;
+    for (int i = 0; i < n->list.len; i++)
+        if (n->list.items[i]->kind == N_STARRED)
+            cap += 16;
+    *ca = (CallArgs){.at = n->span};
+    ca->pos = arena_alloc(s->a, sizeof(SVal) * (size_t)cap);
+    ca->pos_at = arena_alloc(s->a, sizeof(Span) * (size_t)cap);
+    for (int i = 0; i < n->list.len; i++) {
+        const Node *arg = n->list.items[i];
+        if (arg->kind == N_STARRED) {
+            SVal t = sema_eval(s, arg->a);
+            if (t.k == SV_UNDEF)
+                return false;
+            if (t.k != SV_TUPLE) {
+                sema_err(s, arg->span, "'*' needs a tuple, got %s", sv_describe(s, t));
+                return false;
+            }
+            for (int j = 0; j < t.n && ca->npos < cap; j++) {
+                ca->pos_at[ca->npos] = arg->span;
+                ca->pos[ca->npos++] = t.items[j];
+            }
+            continue;
+        }
+        ca->pos_at[ca->npos] = arg->span;
+        ca->pos[ca->npos] = sema_eval(s, arg);
+        if (ca->pos[ca->npos].k == SV_UNDEF)
+            return false;
+        ca->npos++;
+    }
+    ca->nkw = n->list2.len;
+    ca->kw = arena_alloc(s->a, sizeof(char *) * (size_t)(ca->nkw + 1));
+    ca->kwv = arena_alloc(s->a, sizeof(SVal) * (size_t)(ca->nkw + 1));
+    ca->kw_at = arena_alloc(s->a, sizeof(Span) * (size_t)(ca->nkw + 1));
+    for (int i = 0; i < ca->nkw; i++) {
+        const Node *kw = n->list2.items[i];
+        ca->kw[i] = kw->name;
+        ca->kw_at[i] = kw->span;
+        ca->kwv[i] = sema_eval(s, kw->a);
+        if (ca->kwv[i].k == SV_UNDEF)
+            return false;
+    }
+    return true;
+}
+
+static SVal eval_call(Sema *s, const Node *n)
+{
+    SVal callee = sema_eval(s, n->a);
+    if (callee.k == SV_UNDEF)
+        return callee;
+    CallArgs ca;
+    if (!sema_eval_args(s, n, &ca))
+        return (SVal){.k = SV_UNDEF};
+    return sema_call(s, callee, &ca);
+}
+
+SVal sema_eval(Sema *s, const Node *n)
+{
+    if (!n)
+        return sv_none();
+    switch (n->kind) {
+    case N_NAME: return sema_lookup(s, n->name, n->span);
+    case N_INT: return int_literal(s, n);
+    case N_FLOAT: return sv_float(n->fval);
+    case N_STR: return sv_str(n->str ? n->str : "");
+    case N_TRUE: return sv_bool(true);
+    case N_FALSE: return sv_bool(false);
+    case N_NONE: return sv_none();
+    case N_BINOP: {
+        SVal a = sema_eval(s, n->a);
+        SVal b = sema_eval(s, n->b);
+        if (n->op == OP_MATMUL) {
+            if (a.k == SV_UNDEF || b.k == SV_UNDEF)
+                return (SVal){.k = SV_UNDEF};
+            if (a.k != SV_TENSOR || b.k != SV_TENSOR)
+                return sema_err(s, n->span, "'@' needs two tensors, got %s and %s",
+                                sv_describe(s, a), sv_describe(s, b));
+            SVal none = {.k = SV_VOID};
+            return sema_dot(s, a.v, b.v, none, none, none, none, n->span);
+        }
+        return sema_binary(s, n->op, a, b, n->span);
+    }
+    case N_UNARY: return sema_unary(s, n->op, sema_eval(s, n->a), n->span);
+    case N_BOOLOP: return eval_boolop(s, n);
+    case N_COMPARE: return eval_compare(s, n);
+    case N_CALL: return eval_call(s, n);
+    case N_ATTR: return eval_attr(s, n);
+    case N_SUBSCRIPT: return eval_subscript(s, n);
+    case N_TUPLE: case N_LIST: return eval_seq(s, n);
+    case N_IFEXP: return eval_ifexp(s, n);
+    case N_SLICE: return (SVal){.k = SV_SLICE};
+    case N_PTR_TYPE: {
+        DType dt = sema_dtype_name(n->name);
+        if (dt == DT_VOID)
+            return sema_err(s, n->span, "unknown element type '%s'", n->name);
+        return sv_dtype(type_ptr(dt));
+    }
+    case N_LAMBDA: return sema_err(s, n->span, "lambda is only allowed in decorators");
+    case N_DICT: return sema_err(s, n->span, "dictionaries are only allowed in decorators");
+    case N_STARRED: return sema_err(s, n->span, "'*' is only allowed in call arguments");
+    default: break;
+    }
+    return sema_err(s, n->span, "'%s' is not an expression", ast_kind_name(n->kind));
+}

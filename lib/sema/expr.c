@@ -1,0 +1,623 @@
+/* sema/expr.c: values, type promotion, broadcasting and the operators.
+ * Follows Triton's semantic.py: Python numbers are "weak" and adapt to the
+ * other operand's dtype; tensors meet by numpy broadcasting; every
+ * elementwise IR op this file emits has operands of identical type. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sema/sema.h"
+
+/* ---- values ------------------------------------------------------------------ */
+
+SVal sv_int(int64_t i) { return (SVal){.k = SV_INT, .i = i}; }
+SVal sv_float(double f) { return (SVal){.k = SV_FLOAT, .f = f}; }
+SVal sv_bool(bool b) { return (SVal){.k = SV_BOOL, .i = b}; }
+SVal sv_none(void) { return (SVal){.k = SV_NONE}; }
+SVal sv_tensor(IrValue *v) { return v ? (SVal){.k = SV_TENSOR, .v = v} : (SVal){.k = SV_UNDEF}; }
+SVal sv_dtype(Type t) { return (SVal){.k = SV_DTYPE, .ty = t}; }
+SVal sv_str(const char *s) { return (SVal){.k = SV_STR, .s = s}; }
+
+SVal sv_tuple(Sema *s, const SVal *items, int n)
+{
+    SVal t = {.k = SV_TUPLE, .n = n};
+    t.items = arena_alloc(s->a, sizeof(SVal) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        t.items[i] = items[i];
+    return t;
+}
+
+bool sv_is_num(SVal v) { return v.k == SV_INT || v.k == SV_FLOAT || v.k == SV_BOOL; }
+
+bool sv_is_const(SVal v)
+{
+    if (v.k == SV_TUPLE) {
+        for (int i = 0; i < v.n; i++)
+            if (!sv_is_const(v.items[i]))
+                return false;
+        return true;
+    }
+    return sv_is_num(v) || v.k == SV_DTYPE || v.k == SV_STR || v.k == SV_NONE;
+}
+
+const char *sema_type_str(Sema *s, Type t) { return type_str(s->a, t); }
+
+const char *sv_describe(Sema *s, SVal v)
+{
+    switch (v.k) {
+    case SV_INT:
+        if (v.big)
+            return arena_printf(s->a, "constexpr int %llu", (unsigned long long)v.i);
+        return arena_printf(s->a, "constexpr int %lld", (long long)v.i);
+    case SV_FLOAT: return arena_printf(s->a, "constexpr float %g", v.f);
+    case SV_BOOL: return v.i ? "constexpr True" : "constexpr False";
+    case SV_DTYPE: return arena_printf(s->a, "dtype %s", sema_type_str(s, v.ty));
+    case SV_STR: return arena_printf(s->a, "string '%s'", v.s);
+    case SV_NONE: return "None";
+    case SV_TUPLE: return arena_printf(s->a, "a tuple of %d", v.n);
+    case SV_TENSOR: return sema_type_str(s, v.v->type);
+    case SV_FUNC: return arena_printf(s->a, "function '%s'", v.fn->name);
+    case SV_NS: return arena_printf(s->a, "module '%s'", v.s);
+    case SV_BUILTIN: return arena_printf(s->a, "builtin '%s'", v.s);
+    case SV_SLICE: return "a slice";
+    case SV_VOID: return "no value";
+    default: return "an invalid value";
+    }
+}
+
+SVal sema_err(Sema *s, Span at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(s->d, DIAG_ERROR, at, fmt, ap);
+    va_end(ap);
+    return (SVal){.k = SV_UNDEF};
+}
+
+/* An SV_UNDEF with no reason is the result of an earlier error: callers
+ * propagate it silently so one mistake gives one message. */
+static bool poisoned(SVal v) { return v.k == SV_UNDEF; }
+
+/* ---- types of Python numbers ----------------------------------------------- */
+
+DType sema_literal_dtype(SVal v)
+{
+    if (v.k == SV_BOOL)
+        return DT_I1;
+    if (v.k == SV_FLOAT) {
+        double a = fabs(v.f);
+        if (isinf(a) || a == 0 || isnan(a) || (a >= 0x1p-126 && a <= 0x1.fffffep127))
+            return DT_F32;
+        return DT_F64;
+    }
+    if (v.big)
+        return DT_U64;
+    if (v.i >= INT32_MIN && v.i <= INT32_MAX)
+        return DT_I32;
+    if (v.i > INT32_MAX && v.i <= (int64_t)UINT32_MAX)
+        return DT_U32;
+    return DT_I64;
+}
+
+static int kind_rank(DType t) { return t == DT_I1 ? 0 : dtype_is_int(t) ? 1 : 2; }
+
+/* Triton's computation_type_impl: the dtype both operands of an
+ * arithmetic op are converted to. divmod: the op is /, // or %. */
+DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool divmod, Span at)
+{
+    if (a_weak != b_weak) {
+        DType sc = a_weak ? a : b, te = a_weak ? b : a;
+        if (kind_rank(sc) <= kind_rank(te)) {
+            if (divmod && (te == DT_F16 || te == DT_BF16))
+                return DT_F32;
+            return te;
+        }
+    }
+    if (a == DT_F64 || b == DT_F64)
+        return DT_F64;
+    if (a == DT_F32 || b == DT_F32)
+        return DT_F32;
+    /* fp16 with bf16 computes in fp32 as LANGUAGE.md and the spec ask:
+     * Triton 3.6 picks fp16, which overflows bf16 values past 65504
+     * silently. fp16 with ints stays fp16, as in Triton. */
+    if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16))
+        return DT_F32;
+    if (a == DT_F16 || b == DT_F16)
+        return divmod ? DT_F32 : DT_F16;
+    if (a == DT_BF16 || b == DT_BF16) /* bf16 only with bf16; bf16 with an int is fp32 */
+        return !divmod && a == b ? DT_BF16 : DT_F32;
+    if (a == DT_I1 && b == DT_I1)
+        return DT_I1;
+    bool as = dtype_is_signed(a) || a == DT_I1, bs = dtype_is_signed(b) || b == DT_I1;
+    int ab = dtype_bits(a), bb = dtype_bits(b);
+    if (divmod && as != bs && a != DT_I1 && b != DT_I1) {
+        sema_err(s, at,
+                 "cannot use '/', '//' or '%%' with %s and %s: they differ in signedness; "
+                 "cast them to the same signedness",
+                 dtype_name(a), dtype_name(b));
+        return DT_VOID;
+    }
+    if (as == bs)
+        return ab >= bb ? a : b;
+    if (!as)
+        return ab >= bb ? a : b;
+    return bb >= ab ? b : a;
+}
+
+/* ---- making tensors ------------------------------------------------------------ */
+
+static Type shaped(DType dt, Type like)
+{
+    return type_block(dt, like.rank, like.shape);
+}
+
+IrValue *sema_const(Sema *s, Type t, SVal c, Span at)
+{
+    IrOp *op = ir_build(&s->b, IR_CONST, at, NULL, 0, &t, 1);
+    double fv = c.k == SV_FLOAT ? c.f : c.big ? (double)(uint64_t)c.i : (double)c.i;
+    if (dtype_is_float(t.dt)) {
+        op->fval = fv;
+        op->ival = 0;
+    } else {
+        int64_t iv = c.k == SV_FLOAT ? (int64_t)c.f : c.i;
+        if (t.dt == DT_I1)
+            iv = iv != 0;
+        op->ival = iv;
+        op->fval = (double)iv;
+    }
+    return op->results[0];
+}
+
+IrValue *sema_to_tensor(Sema *s, SVal v, Span at)
+{
+    if (v.k == SV_TENSOR)
+        return v.v;
+    if (sv_is_num(v))
+        return sema_const(s, type_scalar(sema_literal_dtype(v)), v, at);
+    if (!poisoned(v))
+        sema_err(s, at, "expected a tensor or a number, got %s", sv_describe(s, v));
+    return NULL;
+}
+
+IrValue *sema_cast(Sema *s, IrValue *v, DType to, Span at)
+{
+    if (!v || v->type.dt == to)
+        return v;
+    if (v->type.dt == DT_PTR) {
+        if (to != DT_I64) {
+            sema_err(s, at, "cannot cast a pointer (%s) to %s", sema_type_str(s, v->type),
+                     dtype_name(to));
+            return NULL;
+        }
+        return ir_unary(&s->b, IR_PTR_TO_INT, at, v, shaped(DT_I64, v->type));
+    }
+    return ir_unary(&s->b, IR_CAST, at, v, shaped(to, v->type));
+}
+
+IrValue *sema_bitcast(Sema *s, IrValue *v, DType to, Span at)
+{
+    if (!v || v->type.dt == to)
+        return v;
+    if (dtype_bits(v->type.dt) != dtype_bits(to) || v->type.dt == DT_PTR || to == DT_I1) {
+        sema_err(s, at, "cannot bitcast %s to %s: the bit widths differ",
+                 sema_type_str(s, v->type), dtype_name(to));
+        return NULL;
+    }
+    return ir_unary(&s->b, IR_BITCAST, at, v, shaped(to, v->type));
+}
+
+IrValue *sema_expand_dims(Sema *s, IrValue *v, int axis, Span at)
+{
+    Type t = v->type;
+    if (t.rank == 0) {
+        int one = 1;
+        Type r = type_with_shape(t, 1, &one);
+        return ir_unary(&s->b, IR_SPLAT, at, v, r);
+    }
+    if (t.rank >= TK_MAX_RANK) {
+        sema_err(s, at, "blocks have at most %d dimensions", TK_MAX_RANK);
+        return NULL;
+    }
+    int shape[TK_MAX_RANK];
+    for (int i = 0, j = 0; i <= t.rank; i++)
+        shape[i] = i == axis ? 1 : t.shape[j++];
+    IrOp *op = ir_build(&s->b, IR_EXPAND_DIMS, at, &v, 1, (Type[]){type_with_shape(t, t.rank + 1, shape)}, 1);
+    op->axis = axis;
+    return op->results[0];
+}
+
+IrValue *sema_reshape(Sema *s, IrValue *v, int rank, const int *shape, Span at)
+{
+    Type r = type_with_shape(v->type, rank, shape);
+    if (type_eq(r, v->type))
+        return v;
+    if (v->type.rank == 0 && rank > 0)
+        return ir_unary(&s->b, IR_SPLAT, at, v, r);
+    return ir_unary(&s->b, IR_RESHAPE, at, v, r);
+}
+
+bool sema_broadcast_shapes(Sema *s, Type a, Type b, int *rank, int *shape, Span at)
+{
+    int r = a.rank > b.rank ? a.rank : b.rank;
+    for (int i = 0; i < r; i++) {
+        int ai = a.rank - r + i, bi = b.rank - r + i;
+        int x = ai >= 0 ? a.shape[ai] : 1, y = bi >= 0 ? b.shape[bi] : 1;
+        if (x != y && x != 1 && y != 1) {
+            sema_err(s, at, "shapes do not broadcast: %s and %s (dimension %d is %d vs %d)",
+                     sema_type_str(s, a), sema_type_str(s, b), i, x, y);
+            return false;
+        }
+        shape[i] = x == 1 ? y : x;
+    }
+    *rank = r;
+    return true;
+}
+
+IrValue *sema_broadcast(Sema *s, IrValue *v, int rank, const int *shape, Span at)
+{
+    if (!v)
+        return NULL;
+    Type t = v->type;
+    Type want = type_with_shape(t, rank, shape);
+    if (type_eq(t, want))
+        return v;
+    if (t.rank == 0)
+        return ir_unary(&s->b, IR_SPLAT, at, v, want);
+    if (t.rank > rank) {
+        sema_err(s, at, "cannot broadcast %s to the smaller shape %s", sema_type_str(s, t),
+                 sema_type_str(s, want));
+        return NULL;
+    }
+    while (v->type.rank < rank)
+        v = sema_expand_dims(s, v, 0, at);
+    t = v->type;
+    for (int i = 0; i < rank; i++)
+        if (t.shape[i] != shape[i] && t.shape[i] != 1) {
+            sema_err(s, at, "cannot broadcast %s to %s (dimension %d is %d vs %d)",
+                     sema_type_str(s, t), sema_type_str(s, want), i, t.shape[i], shape[i]);
+            return NULL;
+        }
+    if (type_eq(t, want))
+        return v;
+    return ir_unary(&s->b, IR_BROADCAST, at, v, want);
+}
+
+bool sema_broadcast_pair(Sema *s, IrValue **a, IrValue **b, Span at)
+{
+    int rank, shape[TK_MAX_RANK];
+    if (!sema_broadcast_shapes(s, (*a)->type, (*b)->type, &rank, shape, at))
+        return false;
+    *a = sema_broadcast(s, *a, rank, shape, at);
+    *b = sema_broadcast(s, *b, rank, shape, at);
+    return *a && *b;
+}
+
+/* A weak number becomes a constant of the target dtype and shape directly;
+ * a tensor is cast and broadcast. */
+static IrValue *coerce(Sema *s, SVal v, DType dt, int rank, const int *shape, Span at)
+{
+    if (sv_is_num(v))
+        return sema_const(s, type_block(dt, rank, shape), v, at);
+    IrValue *x = sema_cast(s, v.v, dt, at);
+    return sema_broadcast(s, x, rank, shape, at);
+}
+
+static DType dt_of(SVal v) { return v.k == SV_TENSOR ? v.v->type.dt : sema_literal_dtype(v); }
+static Type type_of(SVal v) { return v.k == SV_TENSOR ? v.v->type : type_scalar(sema_literal_dtype(v)); }
+
+static bool check_operand(Sema *s, SVal v, Span at, const char *op)
+{
+    if (v.k == SV_TENSOR || sv_is_num(v))
+        return true;
+    if (!poisoned(v))
+        sema_err(s, at, "unsupported operand for '%s': %s", op, sv_describe(s, v));
+    return false;
+}
+
+static bool negative_weak(SVal v)
+{
+    return (v.k == SV_INT && !v.big && v.i < 0) || (v.k == SV_FLOAT && v.f < 0);
+}
+
+/* ---- pointer arithmetic ------------------------------------------------------- */
+
+static SVal pointer_arith(Sema *s, int op, SVal a, SVal b, Span at)
+{
+    const char *sp = ast_op_spelling((OpKind)op);
+    bool ap = dt_of(a) == DT_PTR, bp = dt_of(b) == DT_PTR;
+    if (ap && bp)
+        return sema_err(s, at, "cannot apply '%s' to two pointers (%s and %s)", sp,
+                        sv_describe(s, a), sv_describe(s, b));
+    if (op != OP_ADD && !(op == OP_SUB && ap))
+        return sema_err(s, at, "'%s' is not defined on pointers (%s)", sp,
+                        sv_describe(s, ap ? a : b));
+    SVal ptr = ap ? a : b, off = ap ? b : a;
+    DType odt = dt_of(off);
+    if (!dtype_is_int(odt) || odt == DT_I1)
+        return sema_err(s, at, "pointer arithmetic needs an integer offset, got %s",
+                        sv_describe(s, off));
+    IrValue *p = ptr.v;
+    IrValue *o = sema_to_tensor(s, off, at);
+    if (!o || !sema_broadcast_pair(s, &p, &o, at))
+        return (SVal){.k = SV_UNDEF};
+    if (op == OP_SUB)
+        o = ir_unary(&s->b, IR_NEG, at, o, o->type);
+    return sv_tensor(ir_binary(&s->b, IR_ADDPTR, at, p, o, p->type));
+}
+
+/* ---- binary operators ------------------------------------------------------------ */
+
+static IrKind arith_kind(int op)
+{
+    switch (op) {
+    case OP_ADD: return IR_ADD;
+    case OP_SUB: return IR_SUB;
+    case OP_MUL: return IR_MUL;
+    case OP_DIV: case OP_FLOORDIV: return IR_DIV;
+    case OP_MOD: return IR_REM;
+    case OP_BITAND: return IR_AND;
+    case OP_BITOR: return IR_OR;
+    case OP_BITXOR: return IR_XOR;
+    case OP_LSHIFT: return IR_SHL;
+    case OP_RSHIFT: return IR_SHR;
+    default: return IR_OP_COUNT;
+    }
+}
+
+/* Upcasts fp16/bf16 to fp32 around a math function, as Triton's libdevice
+ * wrappers do; codegen only ever sees fp32/fp64 math. */
+IrValue *sema_math(Sema *s, MathFn fn, IrValue *x, Span at)
+{
+    DType dt = x->type.dt;
+    IrValue *y = dt == DT_F16 || dt == DT_BF16 ? sema_cast(s, x, DT_F32, at) : x;
+    IrOp *op = ir_build(&s->b, IR_MATH, at, &y, 1, &y->type, 1);
+    op->sub = fn;
+    return sema_cast(s, op->results[0], dt, at);
+}
+
+static SVal power(Sema *s, SVal a, SVal b, Span at)
+{
+    if (b.k == SV_TENSOR)
+        return sema_err(s, at, "'**' needs a constexpr exponent, got %s", sv_describe(s, b));
+    IrValue *x = a.v;
+    if (b.k != SV_FLOAT && b.i >= 0 && b.i <= 64) {
+        if (b.i == 0)
+            return sv_tensor(sema_const(s, x->type, sv_int(1), at));
+        /* square-and-multiply keeps the product exact for ints */
+        IrValue *acc = NULL, *sq = x;
+        for (int64_t e = b.i; e; e >>= 1) {
+            if (e & 1)
+                acc = acc ? ir_binary(&s->b, IR_MUL, at, acc, sq, x->type) : sq;
+            if (e > 1)
+                sq = ir_binary(&s->b, IR_MUL, at, sq, sq, x->type);
+        }
+        return sv_tensor(acc);
+    }
+    DType dt = x->type.dt;
+    if (!dtype_is_float(dt))
+        x = sema_cast(s, x, DT_F32, at);
+    DType cdt = x->type.dt == DT_F64 ? DT_F64 : DT_F32;
+    IrValue *xc = sema_cast(s, x, cdt, at);
+    if (b.k == SV_FLOAT && b.f == 0.5)
+        return sv_tensor(sema_cast(s, sema_math(s, MATH_SQRT, xc, at), x->type.dt, at));
+    IrValue *e = sema_const(s, xc->type, b, at);
+    IrValue *ops[2] = {xc, e};
+    IrOp *op = ir_build(&s->b, IR_EXTERN, at, ops, 2, &xc->type, 1);
+    op->str = cdt == DT_F64 ? "__nv_pow" : "__nv_powf";
+    return sv_tensor(sema_cast(s, op->results[0], x->type.dt, at));
+}
+
+SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at)
+{
+    if (poisoned(a) || poisoned(b))
+        return (SVal){.k = SV_UNDEF};
+    if (sv_is_const(a) && sv_is_const(b))
+        return sema_fold_binary(s, op, a, b, at);
+    const char *sp = ast_op_spelling((OpKind)op);
+    if (!check_operand(s, a, at, sp) || !check_operand(s, b, at, sp))
+        return (SVal){.k = SV_UNDEF};
+    if (dt_of(a) == DT_PTR || dt_of(b) == DT_PTR)
+        return pointer_arith(s, op, a, b, at);
+    if (op == OP_POW) {
+        if (a.k != SV_TENSOR)
+            return sema_err(s, at, "'**' with a tensor exponent is not supported");
+        return power(s, a, b, at);
+    }
+    bool divmod = op == OP_DIV || op == OP_FLOORDIV || op == OP_MOD;
+    bool aw = sv_is_num(a), bw = sv_is_num(b);
+    DType dt = sema_promote(s, dt_of(a), aw, dt_of(b), bw, divmod, at);
+    if (dt == DT_VOID)
+        return (SVal){.k = SV_UNDEF};
+    IrKind k = arith_kind(op);
+    if (k == IR_OP_COUNT)
+        return sema_err(s, at, "operator '%s' is not supported on tensors", sp);
+    bool bitwise = k == IR_AND || k == IR_OR || k == IR_XOR || k == IR_SHL || k == IR_SHR;
+    if (bitwise && !dtype_is_int(dt))
+        return sema_err(s, at, "'%s' needs integer operands, got %s and %s", sp,
+                        sv_describe(s, a), sv_describe(s, b));
+    if (!dtype_is_float(dt) && dtype_is_int(dt) && !dtype_is_signed(dt) && dt != DT_I1 &&
+        (negative_weak(a) || negative_weak(b)))
+        return sema_err(s, at, "cannot combine the unsigned %s with a negative number; cast "
+                        "one of them explicitly", dtype_name(dt));
+    if (op == OP_DIV && dtype_is_int(dt))
+        dt = DT_F32;
+    int rank, shape[TK_MAX_RANK];
+    if (!sema_broadcast_shapes(s, type_of(a), type_of(b), &rank, shape, at))
+        return (SVal){.k = SV_UNDEF};
+    IrValue *x = coerce(s, a, dt, rank, shape, at);
+    IrValue *y = coerce(s, b, dt, rank, shape, at);
+    if (!x || !y)
+        return (SVal){.k = SV_UNDEF};
+    IrValue *r = ir_binary(&s->b, k, at, x, y, x->type);
+    if (op == OP_FLOORDIV && dtype_is_float(dt))
+        r = sema_math(s, MATH_FLOOR, r, at);
+    return sv_tensor(r);
+}
+
+/* Promotes and broadcasts two operands of an elementwise builtin
+ * (maximum, where, fma, ...) exactly as the arithmetic operators do. */
+bool sema_binary_operands(Sema *s, SVal a, SVal b, bool divmod, IrValue **x, IrValue **y, Span at)
+{
+    if (poisoned(a) || poisoned(b))
+        return false;
+    if (!check_operand(s, a, at, "an elementwise builtin") ||
+        !check_operand(s, b, at, "an elementwise builtin"))
+        return false;
+    if (sv_is_num(a) && sv_is_num(b)) {
+        a = sv_tensor(sema_to_tensor(s, a, at));
+        if (!a.v)
+            return false;
+    }
+    if (dt_of(a) == DT_PTR || dt_of(b) == DT_PTR) {
+        sema_err(s, at, "this builtin is not defined on pointers (%s, %s)", sv_describe(s, a),
+                 sv_describe(s, b));
+        return false;
+    }
+    DType dt = sema_promote(s, dt_of(a), sv_is_num(a), dt_of(b), sv_is_num(b), divmod, at);
+    if (dt == DT_VOID)
+        return false;
+    int rank, shape[TK_MAX_RANK];
+    if (!sema_broadcast_shapes(s, type_of(a), type_of(b), &rank, shape, at))
+        return false;
+    *x = coerce(s, a, dt, rank, shape, at);
+    *y = coerce(s, b, dt, rank, shape, at);
+    return *x && *y;
+}
+
+SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at)
+{
+    if (poisoned(a) || poisoned(b))
+        return (SVal){.k = SV_UNDEF};
+    bool ok;
+    if (sv_is_const(a) && sv_is_const(b))
+        return sema_fold_compare(s, op, a, b, at, &ok);
+    if (op == OP_IS || op == OP_IS_NOT) /* a tensor is never None */
+        return sv_bool(op == OP_IS_NOT);
+    const char *sp = ast_op_spelling((OpKind)op);
+    if (op == OP_IN || op == OP_NOT_IN)
+        return sema_err(s, at, "'%s' is not supported on tensors", sp);
+    if (!check_operand(s, a, at, sp) || !check_operand(s, b, at, sp))
+        return (SVal){.k = SV_UNDEF};
+    DType da = dt_of(a), db = dt_of(b), dt;
+    if (da == DT_PTR || db == DT_PTR) {
+        if (da != db)
+            return sema_err(s, at, "cannot compare %s with %s", sv_describe(s, a),
+                            sv_describe(s, b));
+        dt = DT_PTR;
+    } else {
+        dt = sema_promote(s, da, sv_is_num(a), db, sv_is_num(b), false, at);
+        if (dt == DT_VOID)
+            return (SVal){.k = SV_UNDEF};
+        if (dtype_is_int(dt) && !dtype_is_signed(dt) && dt != DT_I1 &&
+            (negative_weak(a) || negative_weak(b)))
+            return sema_err(s, at, "cannot compare the unsigned %s with a negative number; cast "
+                            "one of them explicitly", dtype_name(dt));
+    }
+    int rank, shape[TK_MAX_RANK];
+    if (!sema_broadcast_shapes(s, type_of(a), type_of(b), &rank, shape, at))
+        return (SVal){.k = SV_UNDEF};
+    IrValue *x = dt == DT_PTR ? sema_broadcast(s, a.v, rank, shape, at) : coerce(s, a, dt, rank, shape, at);
+    IrValue *y = dt == DT_PTR ? sema_broadcast(s, b.v, rank, shape, at) : coerce(s, b, dt, rank, shape, at);
+    if (!x || !y)
+        return (SVal){.k = SV_UNDEF};
+    static const CmpPred preds[] = {[OP_LT] = CMP_LT, [OP_LE] = CMP_LE, [OP_GT] = CMP_GT,
+                                    [OP_GE] = CMP_GE, [OP_EQ] = CMP_EQ, [OP_NE] = CMP_NE};
+    IrOp *o = ir_build(&s->b, IR_CMP, at, (IrValue *[]){x, y}, 2,
+                       (Type[]){type_block(DT_I1, rank, shape)}, 1);
+    o->sub = preds[op];
+    return sv_tensor(o->results[0]);
+}
+
+IrValue *sema_to_bool(Sema *s, IrValue *v, Span at)
+{
+    if (!v || v->type.dt == DT_I1)
+        return v;
+    IrValue *zero = sema_const(s, v->type, sv_int(0), at);
+    IrOp *o = ir_build(&s->b, IR_CMP, at, (IrValue *[]){v, zero}, 2,
+                       (Type[]){shaped(DT_I1, v->type)}, 1);
+    o->sub = CMP_NE;
+    return o->results[0];
+}
+
+SVal sema_unary(Sema *s, int op, SVal a, Span at)
+{
+    if (poisoned(a))
+        return a;
+    if (sv_is_num(a)) {
+        switch (op) {
+        case OP_NEG:
+            if (a.k == SV_FLOAT)
+                return sv_float(-a.f);
+            if (a.i == INT64_MIN)
+                return sema_err(s, at, "constexpr integer overflow in '-'");
+            return sv_int(-a.i);
+        case OP_POS: return a.k == SV_BOOL ? sv_int(a.i) : a;
+        case OP_NOT: return sv_bool(a.k == SV_FLOAT ? a.f == 0 : a.i == 0);
+        case OP_INVERT:
+            if (a.k == SV_FLOAT)
+                return sema_err(s, at, "'~' needs an integer, got %s", sv_describe(s, a));
+            return sv_int(~a.i);
+        default: break;
+        }
+    }
+    if (op == OP_NOT && sv_is_const(a)) {
+        bool t;
+        return sema_truth(s, a, at, &t) ? sv_bool(!t) : (SVal){.k = SV_UNDEF};
+    }
+    if (a.k != SV_TENSOR)
+        return sema_err(s, at, "unsupported operand for '%s': %s", ast_op_spelling((OpKind)op),
+                        sv_describe(s, a));
+    IrValue *x = a.v;
+    DType dt = x->type.dt;
+    if (dt == DT_PTR && op != OP_POS)
+        return sema_err(s, at, "'%s' is not defined on pointers (%s)",
+                        ast_op_spelling((OpKind)op), sv_describe(s, a));
+    switch (op) {
+    case OP_POS: return a;
+    case OP_NEG: return sv_tensor(ir_unary(&s->b, IR_NEG, at, x, x->type));
+    case OP_INVERT:
+        if (!dtype_is_int(dt))
+            return sema_err(s, at, "'~' needs an integer tensor, got %s", sv_describe(s, a));
+        return sv_tensor(ir_unary(&s->b, IR_NOT, at, x, x->type));
+    case OP_NOT:
+        return sv_tensor(ir_unary(&s->b, IR_NOT, at, sema_to_bool(s, x, at),
+                                  shaped(DT_I1, x->type)));
+    default: return sema_err(s, at, "unsupported unary operator");
+    }
+}
+
+/* ---- constexpr helpers ------------------------------------------------------------ */
+
+bool sema_truth(Sema *s, SVal v, Span at, bool *out)
+{
+    switch (v.k) {
+    case SV_INT: case SV_BOOL: *out = v.i != 0; return true;
+    case SV_FLOAT: *out = v.f != 0; return true;
+    case SV_NONE: *out = false; return true;
+    case SV_STR: *out = v.s[0] != 0; return true;
+    case SV_TUPLE: *out = v.n != 0; return true;
+    case SV_DTYPE: case SV_FUNC: *out = true; return true;
+    default: break;
+    }
+    if (!poisoned(v))
+        sema_err(s, at, "expected a constexpr condition, got %s", sv_describe(s, v));
+    return false;
+}
+
+bool sema_const_int(Sema *s, SVal v, Span at, const char *what, int64_t *out)
+{
+    if (v.k == SV_INT || v.k == SV_BOOL) {
+        *out = v.i;
+        return true;
+    }
+    if (v.k == SV_TENSOR && v.v->def && v.v->def->kind == IR_CONST)
+        sema_err(s, at, "%s must be a constexpr, got the runtime value %s (a number assigned "
+                 "with '=' is a runtime value, as in Triton; write 'NAME: tl.constexpr = ...')",
+                 what, sv_describe(s, v));
+    else if (v.k == SV_TENSOR)
+        sema_err(s, at, "%s must be a constexpr, got the runtime value %s", what,
+                 sv_describe(s, v));
+    else if (!poisoned(v))
+        sema_err(s, at, "%s must be a constexpr integer, got %s", what, sv_describe(s, v));
+    return false;
+}

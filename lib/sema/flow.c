@@ -1,0 +1,682 @@
+/* sema/flow.c: if / for / while in structured form. A runtime `if` runs
+ * both branches on copies of the environment and merges the names that
+ * differ into IR_IF results; loops carry the names their body assigns that
+ * exist before the loop (their dtype and shape may not change). Constexpr
+ * conditions prune, tl.static_range and constexpr tuples unroll. */
+#include <string.h>
+
+#include "sema/sema.h"
+
+static SVal undef(const char *why) { return (SVal){.k = SV_UNDEF, .s = why}; }
+
+/* Same binding: the same IR value or equal compile-time values. */
+static bool same_val(SVal a, SVal b)
+{
+    if (a.k != b.k)
+        return false;
+    switch (a.k) {
+    case SV_TENSOR: return a.v == b.v;
+    case SV_INT: case SV_BOOL: return a.i == b.i && a.big == b.big;
+    case SV_FLOAT: return a.f == b.f || (a.f != a.f && b.f != b.f);
+    case SV_DTYPE: return type_eq(a.ty, b.ty);
+    case SV_STR: return strcmp(a.s, b.s) == 0;
+    case SV_NONE: case SV_VOID: return true;
+    case SV_UNDEF: return a.s == b.s;
+    case SV_FUNC: return a.fn == b.fn;
+    case SV_NS: case SV_BUILTIN: return a.s == b.s && a.ns == b.ns && a.n == b.n;
+    case SV_TUPLE:
+        if (a.n != b.n)
+            return false;
+        for (int i = 0; i < a.n; i++)
+            if (!same_val(a.items[i], b.items[i]))
+                return false;
+        return true;
+    default: return false;
+    }
+}
+
+static bool materializable(SVal v) { return v.k == SV_TENSOR || sv_is_num(v); }
+
+static Type val_type(SVal v)
+{
+    return v.k == SV_TENSOR ? v.v->type : type_scalar(sema_literal_dtype(v));
+}
+
+static void terminate(Sema *s, IrBlock *blk, IrKind k, Span at, IrValue **vals, int n)
+{
+    IrBuilder saved = s->b;
+    s->b.blk = blk;
+    s->b.before = NULL;
+    ir_build(&s->b, k, at, vals, n, NULL, 0);
+    s->b = saved;
+}
+
+/* Puts an op built detached (with regions taken from `tmp`) where the
+ * builder points. */
+static IrOp *place(Sema *s, IrOp *op, IrOp *tmp)
+{
+    op->regions = tmp->regions;
+    op->nregions = tmp->nregions;
+    for (int r = 0; r < op->nregions; r++)
+        op->regions[r]->parent = op;
+    if (s->b.before)
+        ir_insert_before(s->b.before, op);
+    else
+        ir_append(s->b.blk, op);
+    return op;
+}
+
+static IrValue *materialize_in(Sema *s, IrBlock *blk, SVal v, Span at)
+{
+    if (v.k == SV_TENSOR)
+        return v.v;
+    IrBuilder saved = s->b;
+    s->b.blk = blk;
+    s->b.before = NULL;
+    IrValue *r = sema_to_tensor(s, v, at);
+    s->b = saved;
+    return r;
+}
+
+/* ---- if ------------------------------------------------------------------------ */
+
+/* The values both branches yield: slot i holds then-value y[0][i] and
+ * else-value y[1][i]. A merged SVal refers to slot i by a placeholder
+ * (SV_TENSOR with v == NULL, i = slot) until the IR_IF op exists. */
+typedef struct Merge {
+    IrBlock *blk[2];
+    IrValue **y[2];
+    Type *types;
+    const char **names;
+    int n, cap;
+    bool ok;
+} Merge;
+
+static SVal merge_pair(Sema *s, Merge *m, const char *name, SVal v1, SVal v2, Span at)
+{
+    if (same_val(v1, v2))
+        return v1;
+    if (v1.k == SV_UNDEF || v2.k == SV_UNDEF)
+        return v1.k == SV_UNDEF ? v1 : v2;
+    if (v1.k == SV_TUPLE && v2.k == SV_TUPLE && v1.n == v2.n) {
+        SVal t = sv_tuple(s, v1.items, v1.n);
+        for (int i = 0; i < v1.n; i++)
+            t.items[i] = merge_pair(s, m, NULL, v1.items[i], v2.items[i], at);
+        return t;
+    }
+    const char *what = name ? arena_printf(s->a, "'%s'", name) : "a tuple item";
+    if (!strcmp(name ? name : "", "$ret"))
+        what = "the returned value";
+    if (!materializable(v1) || !materializable(v2)) {
+        sema_err(s, at, "%s is %s in one branch of the 'if' and %s in the other; only tensors "
+                        "and numbers can differ between branches",
+                 what, sv_describe(s, v1), sv_describe(s, v2));
+        return (SVal){.k = SV_UNDEF};
+    }
+    if (!type_eq(val_type(v1), val_type(v2))) {
+        sema_err(s, at, "%s is %s in the then-branch but %s in the else-branch; both branches "
+                        "must give it the same type",
+                 what, sema_type_str(s, val_type(v1)), sema_type_str(s, val_type(v2)));
+        return (SVal){.k = SV_UNDEF};
+    }
+    if (m->n == m->cap) {
+        int cap = m->cap ? 2 * m->cap : 8;
+        for (int r = 0; r < 2; r++) {
+            IrValue **ny = arena_alloc(s->a, sizeof(IrValue *) * (size_t)cap);
+            if (m->n)
+                memcpy(ny, m->y[r], sizeof(IrValue *) * (size_t)m->n);
+            m->y[r] = ny;
+        }
+        Type *nt = arena_alloc(s->a, sizeof(Type) * (size_t)cap);
+        const char **nn = arena_alloc(s->a, sizeof(char *) * (size_t)cap);
+        if (m->n) {
+            memcpy(nt, m->types, sizeof(Type) * (size_t)m->n);
+            memcpy(nn, m->names, sizeof(char *) * (size_t)m->n);
+        }
+        m->types = nt;
+        m->names = nn;
+        m->cap = cap;
+    }
+    int i = m->n++;
+    for (int r = 0; r < 2; r++) {
+        m->y[r][i] = materialize_in(s, m->blk[r], r ? v2 : v1, at);
+        m->ok &= m->y[r][i] != NULL;
+    }
+    m->types[i] = m->y[0][i] ? m->y[0][i]->type : type_scalar(DT_I32);
+    m->names[i] = name && name[0] != '$' ? name : NULL;
+    return (SVal){.k = SV_TENSOR, .v = NULL, .i = i};
+}
+
+/* Replaces the placeholders of a merged value by the IR_IF's results. */
+static SVal fill(Sema *s, SVal v, IrOp *op)
+{
+    if (v.k == SV_TENSOR && !v.v)
+        return op ? sv_tensor(op->results[v.i]) : (SVal){.k = SV_UNDEF};
+    if (v.k == SV_TUPLE) {
+        SVal t = sv_tuple(s, v.items, v.n);
+        for (int i = 0; i < v.n; i++)
+            t.items[i] = fill(s, v.items[i], op);
+        return t;
+    }
+    return v;
+}
+
+void sema_exec_if(Sema *s, const Node *n, Cont *rest)
+{
+    SVal c = sema_eval(s, n->a);
+    if (c.k == SV_UNDEF) /* reported; check both branches as if it were a runtime condition */
+        c = sv_tensor(sema_const(s, type_scalar(DT_I1), sv_bool(false), n->a->span));
+    if (c.k != SV_TENSOR) {
+        bool t;
+        if (!sema_truth(s, c, n->a->span, &t))
+            return;
+        sema_exec(s, t ? &n->list : &n->list2, 0, rest);
+        return;
+    }
+    if (c.v->type.rank != 0) {
+        sema_err(s, n->a->span, "the condition of 'if' must be a scalar, got %s (use tl.where "
+                                "for blocks)", sema_type_str(s, c.v->type));
+        return;
+    }
+    IrValue *cond = sema_to_bool(s, c.v, n->a->span);
+    bool early = sema_contains_return(&n->list) || sema_contains_return(&n->list2);
+    Cont *bc = early ? rest : NULL;
+    Env *outer = s->env;
+    Env before = env_copy(s, outer);
+    IrOp *tmp = ir_op_new(s->f, IR_IF, n->span, &cond, 1, NULL, 0);
+    IrBlock *blk[2] = {ir_op_add_region(s->f, tmp), ir_op_add_region(s->f, tmp)};
+    IrBuilder saved = s->b;
+    Env envs[2];
+    bool ret[2];
+    for (int r = 0; r < 2; r++) {
+        envs[r] = env_copy(s, &before);
+        s->env = &envs[r];
+        s->b = (IrBuilder){.f = s->f, .blk = blk[r]};
+        s->returned = false;
+        sema_exec(s, r ? &n->list2 : &n->list, 0, bc);
+        ret[r] = s->returned;
+    }
+    s->b = saved;
+    s->env = outer;
+    Env merged = env_copy(s, &before);
+    Merge m = {.blk = {blk[0], blk[1]}, .ok = true};
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < envs[r].n; i++) {
+            const char *name = envs[r].b[i].name;
+            if (r == 1 && env_lookup(&envs[0], name, NULL))
+                continue; /* handled with the then-branch */
+            Span *a1 = NULL;
+            SVal *v1 = env_lookup(&envs[0], name, &a1), *v2 = env_lookup(&envs[1], name, NULL);
+            bool is_ret = strcmp(name, "$ret") == 0;
+            if (is_ret && (!v1 || !v2) && (v1 ? v1 : v2)->k == SV_NONE)
+                env_set(s, &merged, name, sv_none(), n->span);
+            else if (!v1 || !v2)
+                env_set(s, &merged, name,
+                        undef(is_ret ? "not every path returns a value"
+                                     : arena_printf(s->a, "'%s' is defined in only one branch of "
+                                                          "the 'if' at line %d",
+                                                    name, n->span.line)),
+                        n->span);
+            else
+                env_set(s, &merged, name, merge_pair(s, &m, name, *v1, *v2, n->span),
+                        same_val(*v1, *v2) ? *a1 : n->span);
+        }
+    IrOp *op = NULL;
+    if (m.ok) {
+        for (int r = 0; r < 2; r++)
+            terminate(s, blk[r], IR_YIELD, n->span, m.y[r], m.n);
+        op = place(s, ir_op_new(s->f, IR_IF, n->span, &cond, 1, m.types, m.n), tmp);
+        for (int i = 0; i < m.n; i++)
+            op->results[i]->name = m.names[i];
+    }
+    for (int i = 0; i < merged.n; i++)
+        merged.b[i].val = fill(s, merged.b[i].val, op);
+    *outer = merged;
+    s->returned = ret[0] && ret[1];
+    if (!early && rest && !s->returned)
+        sema_exec(s, rest->list, rest->from, rest->next);
+}
+
+/* ---- names a loop body assigns ------------------------------------------------------ */
+
+static void add_name(Sema *s, PtrVec *v, const char *name)
+{
+    for (int i = 0; i < v->len; i++)
+        if (strcmp(v->items[i], name) == 0)
+            return;
+    vec_push(s->a, v, (void *)name);
+}
+
+static void target_names(Sema *s, PtrVec *v, const Node *t)
+{
+    if (t->kind == N_NAME)
+        add_name(s, v, t->name);
+    else if (t->kind == N_TUPLE || t->kind == N_LIST)
+        for (int i = 0; i < t->list.len; i++)
+            target_names(s, v, t->list.items[i]);
+}
+
+static void assigned_names(Sema *s, PtrVec *v, const NodeList *l)
+{
+    for (int i = 0; i < l->len; i++) {
+        const Node *n = l->items[i];
+        switch (n->kind) {
+        case N_ASSIGN:
+            for (int t = 0; t < n->list.len; t++)
+                target_names(s, v, n->list.items[t]);
+            break;
+        case N_ANNASSIGN: case N_AUGASSIGN: target_names(s, v, n->a); break;
+        case N_IF:
+            assigned_names(s, v, &n->list);
+            assigned_names(s, v, &n->list2);
+            break;
+        case N_FOR:
+            target_names(s, v, n->a);
+            assigned_names(s, v, &n->list);
+            break;
+        case N_WHILE: assigned_names(s, v, &n->list); break;
+        default: break;
+        }
+    }
+}
+
+/* The loop-carried values: names assigned in the body and bound before the
+ * loop to a tensor, a number, or a flat tuple of those (one leaf per item). */
+typedef struct Carried {
+    int n;              /* leaves */
+    const char **names; /* the variable of each leaf */
+    int *item;          /* -1: the variable itself, else its tuple item */
+    IrValue **init;
+} Carried;
+
+static bool tuple_carriable(SVal v)
+{
+    if (v.k != SV_TUPLE || v.n == 0)
+        return false;
+    for (int i = 0; i < v.n; i++)
+        if (!materializable(v.items[i]))
+            return false;
+    return true;
+}
+
+static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Span at)
+{
+    IrValue *x = sema_to_tensor(s, v, at);
+    if (!x)
+        return;
+    c->names[c->n] = name;
+    c->item[c->n] = item;
+    c->init[c->n++] = x;
+}
+
+static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_target, Span at)
+{
+    PtrVec names = {0};
+    assigned_names(s, &names, body);
+    Carried c = {0};
+    int cap = 1;
+    for (int i = 0; i < names.len; i++) {
+        SVal *v = env_lookup(s->env, names.items[i], NULL);
+        cap += v && v->k == SV_TUPLE ? v->n : 1;
+    }
+    c.names = arena_alloc(s->a, sizeof(char *) * (size_t)cap);
+    c.item = arena_alloc(s->a, sizeof(int) * (size_t)cap);
+    c.init = arena_alloc(s->a, sizeof(IrValue *) * (size_t)cap);
+    for (int i = 0; i < names.len; i++) {
+        const char *name = names.items[i];
+        if (skip_target && skip_target->kind == N_NAME && !strcmp(skip_target->name, name))
+            continue;
+        SVal *v = env_lookup(s->env, name, NULL);
+        if (v && materializable(*v))
+            add_leaf(s, &c, name, -1, *v, at);
+        else if (v && tuple_carriable(*v))
+            for (int k = 0; k < v->n; k++)
+                add_leaf(s, &c, name, k, v->items[k], at);
+    }
+    return c;
+}
+
+/* Binds every carried variable to vals (one per leaf), rebuilding tuples. */
+static void bind_carried(Sema *s, Env *env, const Carried *c, IrValue **vals, Span at)
+{
+    for (int i = 0; i < c->n;) {
+        int j = i + 1;
+        if (c->item[i] < 0) {
+            env_set(s, env, c->names[i], sv_tensor(vals[i]), at);
+        } else {
+            while (j < c->n && c->names[j] == c->names[i])
+                j++;
+            SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(j - i));
+            for (int k = i; k < j; k++)
+                items[k - i] = sv_tensor(vals[k]);
+            env_set(s, env, c->names[i], sv_tuple(s, items, j - i), at);
+        }
+        i = j;
+    }
+}
+
+static const char *leaf_name(Sema *s, const Carried *c, int i)
+{
+    return c->item[i] < 0 ? c->names[i] : arena_printf(s->a, "%s[%d]", c->names[i], c->item[i]);
+}
+
+/* After the body: the values to yield, checked against the carried types;
+ * names new in the body are poisoned for use after the loop. */
+static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrValue **args,
+                             const char *what, int line)
+{
+    IrValue **y = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c->n + 1));
+    for (int i = 0; i < c->n; i++) {
+        Span *at = NULL;
+        SVal *v = env_lookup(s->env, c->names[i], &at);
+        y[i] = args[i];
+        if (!v || v->k == SV_UNDEF)
+            continue;
+        SVal leaf = *v;
+        if (c->item[i] >= 0) {
+            bool first = i == 0 || c->names[i - 1] != c->names[i];
+            int n = 0;
+            while (i + n < c->n && c->names[i + n] == c->names[i])
+                n++;
+            if (v->k != SV_TUPLE || v->n <= c->item[i] || (first && v->n != c->item[i] + n)) {
+                if (first)
+                    sema_err(s, *at, "loop-carried tuple '%s' changes from %d items to %s",
+                             c->names[i], c->item[i] + n, sv_describe(s, *v));
+                continue;
+            }
+            leaf = v->items[c->item[i]];
+        }
+        if (!materializable(leaf)) {
+            sema_err(s, *at, "loop-carried variable '%s' becomes %s inside the loop",
+                     leaf_name(s, c, i), sv_describe(s, leaf));
+            continue;
+        }
+        IrValue *x = materialize_in(s, blk, leaf, *at);
+        if (x && !type_eq(x->type, c->init[i]->type)) {
+            sema_err(s, *at, "loop-carried variable '%s' changes type from %s to %s",
+                     leaf_name(s, c, i), sema_type_str(s, c->init[i]->type),
+                     sema_type_str(s, x->type));
+            continue;
+        }
+        if (x)
+            y[i] = x;
+    }
+    for (int i = 0; i < s->env->n; i++) {
+        const Binding *b = &s->env->b[i];
+        SVal *old = env_lookup(before, b->name, NULL);
+        if (b->name[0] == '$')
+            continue;
+        if (!old)
+            env_set(s, before, b->name,
+                    undef(arena_printf(s->a, "'%s' is defined inside the %s loop at line %d and "
+                                             "cannot be used after it; define it before the loop",
+                                       b->name, what, line)),
+                    b->at);
+        else if (old->k != SV_UNDEF && !materializable(*old) && !tuple_carriable(*old) &&
+                 !same_val(*old, b->val) && b->val.k != SV_UNDEF)
+            sema_err(s, b->at, "'%s' (%s) cannot be reassigned inside a loop", b->name,
+                     sv_describe(s, *old));
+    }
+    return y;
+}
+
+/* ---- for -------------------------------------------------------------------------- */
+
+/* Bodies unrolled per kernel, all static_range loops together: nested
+ * loops of 4096 each would otherwise run 16M bodies and never finish. */
+#define SEMA_UNROLL_BUDGET 65536
+
+static void unroll(Sema *s, const Node *n, const SVal *vals, int count)
+{
+    s->loop_depth++;
+    for (int i = 0; i < count && !s->returned; i++) {
+        if (++s->unrolled > SEMA_UNROLL_BUDGET) {
+            if (s->unrolled == SEMA_UNROLL_BUDGET + 1)
+                sema_err(s, n->span, "static_range loops unroll more than %d bodies in "
+                         "this kernel; use range() for the outer loops", SEMA_UNROLL_BUDGET);
+            break;
+        }
+        sema_assign(s, n->a, vals[i], n->span);
+        sema_exec(s, &n->list, 0, NULL);
+    }
+    s->loop_depth--;
+}
+
+static bool static_range(Sema *s, const Node *n, CallArgs *ca)
+{
+    int64_t v[3] = {0, 0, 1};
+    if (ca->npos < 1 || ca->npos > 3) {
+        sema_err(s, ca->at, "static_range takes 1 to 3 arguments, got %d", ca->npos);
+        return false;
+    }
+    for (int i = 0; i < ca->npos; i++)
+        if (!sema_const_int(s, ca->pos[i], ca->pos_at[i], "a static_range bound",
+                            &v[ca->npos == 1 ? 1 : i]))
+            return false;
+    if (v[2] == 0) {
+        sema_err(s, ca->at, "static_range step must not be zero");
+        return false;
+    }
+    /* in 128 bits: static_range(-2**63, 2**63 - 1) overflows 64 */
+    __int128 lo = v[0], hi = v[1], step = v[2];
+    __int128 wide = step > 0 ? (hi - lo + step - 1) / step : (lo - hi - step - 1) / -step;
+    if (wide > 4096) {
+        sema_err(s, ca->at, "static_range unrolls %llu iterations; the limit is 4096",
+                 (unsigned long long)wide);
+        return false;
+    }
+    int64_t count = (int64_t)wide;
+    SVal *vals = arena_alloc(s->a, sizeof(SVal) * (size_t)(count > 0 ? count : 1));
+    for (int64_t i = 0; i < count; i++)
+        vals[i] = sv_int(v[0] + i * v[2]);
+    unroll(s, n, vals, count > 0 ? (int)count : 0);
+    return true;
+}
+
+/* range / tl.range arguments: lb, ub, step as tensors of one int type. A
+ * negative constexpr step counts j = 0 .. cdiv(lb - ub, -step) upwards and
+ * *down (the original lb and -step) lets the body compute i = lb - j * -step. */
+static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SVal *down)
+{
+    SVal v[3] = {sv_int(0), sv_int(0), sv_int(1)};
+    if (ca->npos < 1 || ca->npos > 3) {
+        sema_err(s, ca->at, "range takes 1 to 3 arguments, got %d", ca->npos);
+        return false;
+    }
+    for (int i = 0; i < ca->npos; i++)
+        v[ca->npos == 1 ? 1 : i] = ca->pos[i];
+    for (int i = 0; i < ca->nkw; i++) {
+        const char *k = ca->kw[i];
+        if (!strcmp(k, "num_stages")) {
+            if (!sema_const_int(s, ca->kwv[i], ca->kw_at[i], "num_stages", stages))
+                return false;
+        } else if (strcmp(k, "loop_unroll_factor") && strcmp(k, "disallow_acc_multi_buffer") &&
+                   strcmp(k, "flatten") && strcmp(k, "warp_specialize")) {
+            sema_err(s, ca->kw_at[i], "range got an unknown keyword argument '%s'", k);
+            return false;
+        }
+    }
+    if ((v[2].k == SV_INT || v[2].k == SV_BOOL) && v[2].i == 0) {
+        sema_err(s, ca->at, "range step must not be zero");
+        return false;
+    }
+    down[0] = down[1] = (SVal){.k = SV_VOID};
+    if (v[2].k == SV_INT && v[2].i < 0) {
+        SVal k = sv_int(-v[2].i);
+        SVal span = sema_binary(s, OP_SUB, v[0], v[1], ca->at);
+        SVal count = sema_binary(s, OP_FLOORDIV,
+                                 sema_binary(s, OP_ADD, span, sema_binary(s, OP_SUB, k, sv_int(1), ca->at), ca->at),
+                                 k, ca->at);
+        if (count.k == SV_UNDEF)
+            return false;
+        if (count.k == SV_INT && count.i < 0)
+            count = sv_int(0); /* Python's floor division; a runtime count <= 0 runs nothing */
+        down[0] = v[0];
+        down[1] = k;
+        v[0] = sv_int(0);
+        v[1] = count;
+        v[2] = sv_int(1);
+    }
+    DType dt = DT_VOID;
+    for (int i = 0; i < 3; i++) {
+        DType d = v[i].k == SV_TENSOR ? v[i].v->type.dt : sema_literal_dtype(v[i]);
+        if (v[i].k == SV_TENSOR && v[i].v->type.rank != 0) {
+            sema_err(s, ca->at, "range bounds must be scalars, got %s", sv_describe(s, v[i]));
+            return false;
+        }
+        if (!dtype_is_int(d) || (v[i].k != SV_TENSOR && !sv_is_num(v[i]))) {
+            sema_err(s, ca->at, "range bounds must be integers, got %s", sv_describe(s, v[i]));
+            return false;
+        }
+        dt = dt == DT_VOID ? d : sema_promote(s, dt, false, d, false, false, ca->at);
+    }
+    if (dt == DT_I1 || dt == DT_I8 || dt == DT_I16)
+        dt = DT_I32;
+    for (int i = 0; i < 3; i++) {
+        if (v[i].k == SV_TENSOR)
+            b[i] = sema_cast(s, v[i].v, dt, ca->at);
+        else
+            b[i] = sema_const(s, type_scalar(dt), v[i], ca->at);
+    }
+    return true;
+}
+
+void sema_exec_for(Sema *s, const Node *n)
+{
+    if (n->list2.len) {
+        sema_err(s, n->span, "'for ... else' is not supported");
+        return;
+    }
+    SVal it;
+    CallArgs ca = {0};
+    bool is_call = n->b->kind == N_CALL;
+    it = sema_eval(s, is_call ? n->b->a : n->b);
+    if (it.k == SV_UNDEF)
+        return;
+    if (!is_call || it.k != SV_BUILTIN) {
+        if (is_call)
+            it = sema_eval(s, n->b);
+        if (it.k == SV_TUPLE) {
+            unroll(s, n, it.items, it.n);
+            return;
+        }
+        if (it.k != SV_UNDEF)
+            sema_err(s, n->b->span, "a for loop needs range(...), tl.range(...), "
+                                    "tl.static_range(...) or a constexpr tuple, got %s",
+                     sv_describe(s, it));
+        return;
+    }
+    if (!sema_eval_args(s, n->b, &ca))
+        return;
+    if (!strcmp(it.s, "static_range")) {
+        static_range(s, n, &ca);
+        return;
+    }
+    if (strcmp(it.s, "range")) {
+        sema_err(s, n->b->span, "a for loop needs range(...), tl.range(...) or "
+                                "tl.static_range(...), got %s", sv_describe(s, it));
+        return;
+    }
+    IrValue *b[3];
+    int64_t stages = 0;
+    SVal down[2];
+    if (!range_bounds(s, &ca, b, &stages, down))
+        return;
+    Carried c = carried_names(s, &n->list, n->a, n->span);
+    IrValue **ops = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 3));
+    Type *types = arena_alloc(s->a, sizeof(Type) * (size_t)(c.n + 1));
+    for (int i = 0; i < 3; i++)
+        ops[i] = b[i];
+    for (int i = 0; i < c.n; i++) {
+        ops[3 + i] = c.init[i];
+        types[i] = c.init[i]->type;
+    }
+    IrOp *tmp = ir_op_new(s->f, IR_FOR, n->span, ops, c.n + 3, NULL, 0);
+    IrBlock *body = ir_op_add_region(s->f, tmp);
+    const char *ivname = n->a->kind == N_NAME ? n->a->name : NULL;
+    IrValue *iv = ir_block_add_arg(s->f, body, b[0]->type, ivname);
+    IrValue **args = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 1));
+    Env *outer = s->env;
+    Env before = env_copy(s, outer);
+    Env inner = env_copy(s, outer);
+    s->env = &inner;
+    for (int i = 0; i < c.n; i++)
+        args[i] = ir_block_add_arg(s->f, body, types[i], leaf_name(s, &c, i));
+    bind_carried(s, &inner, &c, args, n->span);
+    IrBuilder saved = s->b;
+    s->b = (IrBuilder){.f = s->f, .blk = body};
+    SVal ivv = sv_tensor(iv);
+    if (down[0].k != SV_VOID)
+        ivv = sema_binary(s, OP_SUB, down[0], sema_binary(s, OP_MUL, ivv, down[1], n->span), n->span);
+    sema_assign(s, n->a, ivv, n->span);
+    s->loop_depth++;
+    sema_exec(s, &n->list, 0, NULL);
+    s->loop_depth--;
+    IrValue **y = loop_yields(s, &c, &before, body, args, "for", n->span.line);
+    terminate(s, body, IR_YIELD, n->span, y, c.n);
+    s->b = saved;
+    s->env = outer;
+    IrOp *op = place(s, ir_op_new(s->f, IR_FOR, n->span, ops, c.n + 3, types, c.n), tmp);
+    op->ival = stages;
+    for (int i = 0; i < c.n; i++)
+        op->results[i]->name = leaf_name(s, &c, i);
+    bind_carried(s, &before, &c, op->results, n->span);
+    *outer = before;
+}
+
+/* ---- while ------------------------------------------------------------------------ */
+
+void sema_exec_while(Sema *s, const Node *n)
+{
+    Carried c = carried_names(s, &n->list, NULL, n->span);
+    Type *types = arena_alloc(s->a, sizeof(Type) * (size_t)(c.n + 1));
+    for (int i = 0; i < c.n; i++)
+        types[i] = c.init[i]->type;
+    IrOp *tmp = ir_op_new(s->f, IR_WHILE, n->span, c.init, c.n, NULL, 0);
+    IrBlock *cond_b = ir_op_add_region(s->f, tmp), *body = ir_op_add_region(s->f, tmp);
+    IrValue **cargs = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 1));
+    IrValue **bargs = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 1));
+    Env *outer = s->env;
+    Env before = env_copy(s, outer);
+    Env cenv = env_copy(s, outer);
+    IrBuilder saved = s->b;
+    /* the condition, over the carried values */
+    s->env = &cenv;
+    s->b = (IrBuilder){.f = s->f, .blk = cond_b};
+    for (int i = 0; i < c.n; i++)
+        cargs[i] = ir_block_add_arg(s->f, cond_b, types[i], leaf_name(s, &c, i));
+    bind_carried(s, &cenv, &c, cargs, n->span);
+    SVal cv = sema_eval(s, n->a);
+    IrValue *cond = NULL;
+    if (cv.k == SV_TENSOR && cv.v->type.rank != 0)
+        sema_err(s, n->a->span, "the condition of 'while' must be a scalar, got %s",
+                 sema_type_str(s, cv.v->type));
+    else if (cv.k != SV_UNDEF)
+        cond = sema_to_bool(s, sema_to_tensor(s, cv, n->a->span), n->a->span);
+    if (!cond)
+        cond = sema_const(s, type_scalar(DT_I1), sv_bool(false), n->a->span);
+    IrValue **cops = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 1));
+    cops[0] = cond;
+    for (int i = 0; i < c.n; i++)
+        cops[1 + i] = cargs[i];
+    terminate(s, cond_b, IR_CONDITION, n->span, cops, c.n + 1);
+    /* the body */
+    Env benv = env_copy(s, outer);
+    s->env = &benv;
+    s->b = (IrBuilder){.f = s->f, .blk = body};
+    for (int i = 0; i < c.n; i++)
+        bargs[i] = ir_block_add_arg(s->f, body, types[i], leaf_name(s, &c, i));
+    bind_carried(s, &benv, &c, bargs, n->span);
+    s->loop_depth++;
+    sema_exec(s, &n->list, 0, NULL);
+    s->loop_depth--;
+    IrValue **y = loop_yields(s, &c, &before, body, bargs, "while", n->span.line);
+    terminate(s, body, IR_YIELD, n->span, y, c.n);
+    s->b = saved;
+    s->env = outer;
+    IrOp *op = place(s, ir_op_new(s->f, IR_WHILE, n->span, c.init, c.n, types, c.n), tmp);
+    for (int i = 0; i < c.n; i++)
+        op->results[i]->name = leaf_name(s, &c, i);
+    bind_carried(s, &before, &c, op->results, n->span);
+    *outer = before;
+}

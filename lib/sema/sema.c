@@ -1,0 +1,448 @@
+/* sema.c: the specialisation driver. Binds module names and the kernel's
+ * parameters (constexpr values from defines or defaults, runtime types from
+ * the signature or annotations), then runs the body's statements, emitting
+ * IR. Reports every user error to the Diag and returns NULL if there was one. */
+#include <string.h>
+
+#include "sema/sema.h"
+
+/* ---- environments ------------------------------------------------------------- */
+
+SVal *env_lookup(Env *e, const char *name, Span **at)
+{
+    for (int i = e->n - 1; i >= 0; i--)
+        if (strcmp(e->b[i].name, name) == 0) {
+            if (at)
+                *at = &e->b[i].at;
+            return &e->b[i].val;
+        }
+    return NULL;
+}
+
+void env_set(Sema *s, Env *e, const char *name, SVal v, Span at)
+{
+    for (int i = 0; i < e->n; i++)
+        if (strcmp(e->b[i].name, name) == 0) {
+            e->b[i].val = v;
+            e->b[i].at = at;
+            return;
+        }
+    if (e->n == e->cap) {
+        int cap = e->cap ? e->cap * 2 : 16;
+        Binding *nb = arena_alloc(s->a, sizeof(Binding) * (size_t)cap);
+        if (e->n)
+            memcpy(nb, e->b, sizeof(Binding) * (size_t)e->n);
+        e->b = nb;
+        e->cap = cap;
+    }
+    e->b[e->n++] = (Binding){name, v, at};
+}
+
+Env env_copy(Sema *s, const Env *e)
+{
+    Env c = {0};
+    c.cap = e->n + 8;
+    c.b = arena_alloc(s->a, sizeof(Binding) * (size_t)c.cap);
+    if (e->n)
+        memcpy(c.b, e->b, sizeof(Binding) * (size_t)e->n);
+    c.n = e->n;
+    return c;
+}
+
+SVal sema_lookup(Sema *s, const char *name, Span at)
+{
+    SVal *v = env_lookup(s->env, name, NULL);
+    if (!v && s->env != &s->globals)
+        v = env_lookup(&s->globals, name, NULL);
+    if (v) {
+        if (v->k == SV_UNDEF && v->s)
+            return sema_err(s, at, "%s", v->s);
+        return *v;
+    }
+    if (sema_builtin_exists("builtins", name))
+        return (SVal){.k = SV_BUILTIN, .s = name, .ns = "builtins"};
+    if (sema_builtin_exists("tl", name))
+        return sema_builtin_attr(s, "tl", name, at);
+    return sema_err(s, at, "unknown name '%s'", name);
+}
+
+/* ---- module level ------------------------------------------------------------------ */
+
+/* "triton.language" -> "tl", ... : the namespace a module path binds. */
+static const char *module_ns(const char *path)
+{
+    static const struct {
+        const char *path, *ns;
+    } map[] = {
+        {"triton", "triton"},
+        {"triton.language", "tl"},
+        {"triton.language.math", "tl.math"},
+        {"triton.language.extra", "tl.extra"},
+        {"triton.language.extra.cuda", "tl.extra.cuda"},
+        {"triton.language.extra.libdevice", "libdevice"},
+        {"triton.language.extra.cuda.libdevice", "libdevice"},
+        {"math", "math"},
+    };
+    for (int i = 0; i < TK_ARRAY_LEN(map); i++)
+        if (strcmp(map[i].path, path) == 0)
+            return map[i].ns;
+    return NULL;
+}
+
+static void bind_import(Sema *s, const Node *n)
+{
+    if (n->kind == N_IMPORT) {
+        const char *ns = module_ns(n->name);
+        if (!ns) {
+            sema_err(s, n->span, "unsupported import '%s' (tk knows triton, "
+                                 "triton.language and math)", n->name);
+            return;
+        }
+        if (n->alias) {
+            env_set(s, &s->globals, n->alias, (SVal){.k = SV_NS, .s = ns}, n->span);
+        } else {
+            /* `import triton.language` binds `triton` */
+            const char *dot = strchr(n->name, '.');
+            const char *head = dot ? arena_strndup(s->a, n->name, (size_t)(dot - n->name)) : n->name;
+            env_set(s, &s->globals, head, (SVal){.k = SV_NS, .s = module_ns(head)}, n->span);
+        }
+        return;
+    }
+    const char *full = arena_printf(s->a, "%s.%s", n->name, n->str);
+    const char *ns = module_ns(full);
+    const char *bind = n->alias ? n->alias : n->str;
+    if (ns) {
+        env_set(s, &s->globals, bind, (SVal){.k = SV_NS, .s = ns}, n->span);
+        return;
+    }
+    const char *base = module_ns(n->name);
+    if (base) {
+        SVal v = sema_builtin_attr(s, base, n->str, n->span);
+        if (v.k != SV_UNDEF)
+            env_set(s, &s->globals, bind, v, n->span);
+        return;
+    }
+    sema_err(s, n->span, "unsupported import from '%s'", n->name);
+}
+
+/* A decorator names triton.jit (possibly called with options). */
+static bool is_jit(const Node *d)
+{
+    if (d->kind == N_CALL)
+        d = d->a;
+    if (d->kind == N_NAME)
+        return strcmp(d->name, "jit") == 0;
+    return d->kind == N_ATTR && strcmp(d->name, "jit") == 0;
+}
+
+static const char *decorator_name(const Node *d)
+{
+    if (d->kind == N_CALL)
+        d = d->a;
+    return d->kind == N_NAME || d->kind == N_ATTR ? d->name : "?";
+}
+
+static bool func_is_jit(const Node *fn)
+{
+    for (int i = 0; i < fn->list2.len; i++)
+        if (is_jit(fn->list2.items[i]))
+            return true;
+    return false;
+}
+
+void sema_bind_globals(Sema *s)
+{
+    Env *saved = s->env;
+    s->env = &s->globals;
+    Span none = {0};
+    env_set(s, &s->globals, "tl", (SVal){.k = SV_NS, .s = "tl"}, none);
+    env_set(s, &s->globals, "triton", (SVal){.k = SV_NS, .s = "triton"}, none);
+    env_set(s, &s->globals, "math", (SVal){.k = SV_NS, .s = "math"}, none);
+    const NodeList *items = &s->module->list;
+    for (int i = 0; i < items->len; i++) {
+        const Node *n = items->items[i];
+        if (n->kind == N_FUNC)
+            env_set(s, &s->globals, n->name, (SVal){.k = SV_FUNC, .fn = n}, n->span);
+    }
+    for (int i = 0; i < items->len; i++) {
+        const Node *n = items->items[i];
+        if (n->kind == N_IMPORT || n->kind == N_FROM_IMPORT) {
+            bind_import(s, n);
+        } else if (n->kind == N_FUNC) {
+            for (int k = 0; k < n->list2.len; k++) {
+                const char *dn = decorator_name(n->list2.items[k]);
+                if (!is_jit(n->list2.items[k]) && strcmp(dn, "autotune") &&
+                    strcmp(dn, "heuristics"))
+                    sema_err(s, n->list2.items[k]->span,
+                             "unsupported decorator '@%s' (tk accepts @triton.jit, "
+                             "@triton.autotune and @triton.heuristics)", dn);
+            }
+        } else if (n->kind == N_ASSIGN || n->kind == N_ANNASSIGN) {
+            const Node *val = n->kind == N_ASSIGN ? n->a : n->c;
+            SVal v = sema_eval(s, val);
+            if (v.k != SV_UNDEF && !sv_is_const(v) && v.k != SV_NS && v.k != SV_FUNC &&
+                v.k != SV_BUILTIN)
+                v = sema_err(s, val->span, "module constant must be a compile-time value, got %s",
+                             sv_describe(s, v));
+            if (n->kind == N_ASSIGN)
+                for (int t = 0; t < n->list.len; t++)
+                    sema_assign(s, n->list.items[t], v, n->span);
+            else
+                sema_assign(s, n->a, v, n->span);
+        } else if (n->kind != N_PASS && n->kind != N_EXPR_STMT) {
+            sema_err(s, n->span, "only imports, constants and @jit functions may appear at "
+                                 "module level");
+        }
+    }
+    s->env = saved;
+}
+
+/* ---- kernel signatures ----------------------------------------------------------- */
+
+static bool annot_is_constexpr(const Node *a)
+{
+    if (!a)
+        return false;
+    if (a->kind == N_SUBSCRIPT)
+        a = a->a;
+    if (a->kind == N_STR)
+        return a->str && strcmp(a->str, "constexpr") == 0;
+    return (a->kind == N_NAME || a->kind == N_ATTR) && strcmp(a->name, "constexpr") == 0;
+}
+
+/* The type an annotation spells, or DT_VOID when it gives none. */
+static Type annot_type(const Node *a, bool *bad)
+{
+    Type t = type_scalar(DT_VOID);
+    int div;
+    *bad = false;
+    if (!a || annot_is_constexpr(a))
+        return t;
+    if (a->kind == N_PTR_TYPE) {
+        DType dt = sema_dtype_name(a->name);
+        *bad = dt == DT_VOID;
+        return dt == DT_VOID ? t : type_ptr(dt);
+    }
+    const char *text = a->kind == N_STR ? a->str : a->kind == N_NAME || a->kind == N_ATTR ? a->name : NULL;
+    if (text && sema_parse_type(text, &t, &div))
+        return t;
+    *bad = true;
+    return type_scalar(DT_VOID);
+}
+
+static const Node *find_kernel(const Node *module, const char *name)
+{
+    for (int i = 0; module && i < module->list.len; i++) {
+        const Node *n = module->list.items[i];
+        if (n->kind == N_FUNC && strcmp(n->name, name) == 0)
+            return n;
+    }
+    return NULL;
+}
+
+int sema_kernel_names(const Node *module, const char ***names, Arena *a)
+{
+    int n = 0;
+    int cap = module ? module->list.len + 1 : 1;
+    const char **out = arena_alloc(a, sizeof(char *) * (size_t)cap);
+    for (int i = 0; module && i < module->list.len; i++) {
+        const Node *f = module->list.items[i];
+        if (f->kind == N_FUNC && func_is_jit(f))
+            out[n++] = f->name;
+    }
+    *names = out;
+    return n;
+}
+
+bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig *out)
+{
+    memset(out, 0, sizeof *out);
+    const Node *fn = find_kernel(module, kernel);
+    if (!fn)
+        return false;
+    int n = fn->list.len;
+    out->name = fn->name;
+    out->nparams = n;
+    out->param_names = arena_alloc(a, sizeof(char *) * (size_t)(n + 1));
+    out->is_constexpr = arena_alloc(a, sizeof(bool) * (size_t)(n + 1));
+    out->annotated = arena_alloc(a, sizeof(Type) * (size_t)(n + 1));
+    out->has_default = arena_alloc(a, sizeof(bool) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        const Node *p = fn->list.items[i];
+        bool bad;
+        out->param_names[i] = p->name;
+        out->is_constexpr[i] = annot_is_constexpr(p->a);
+        out->annotated[i] = annot_type(p->a, &bad);
+        out->has_default[i] = p->b != NULL;
+    }
+    /* decorator errors are reported when the kernel is specialised */
+    Diag scratch;
+    diag_init(&scratch, NULL);
+    Sema s = {.a = a, .d = &scratch, .module = module};
+    s.env = &s.globals;
+    s.f = ir_func_new(a, "module", NULL); /* a bad module constant may emit ops */
+    s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
+    sema_bind_globals(&s);
+    sema_tune_configs(&s, fn, out);
+    diag_free(&scratch);
+    return true;
+}
+
+/* ---- parameters ------------------------------------------------------------------- */
+
+static const SpecDefine *find_define(const SpecRequest *req, const char *name)
+{
+    for (int i = 0; i < req->ndefines; i++)
+        if (req->defines[i].name && strcmp(req->defines[i].name, name) == 0)
+            return &req->defines[i];
+    return NULL;
+}
+
+static void define_err(Sema *s, const SpecDefine *d, const char *fmt, const char *a1,
+                       const char *a2)
+{
+    if (d->span.line > 0)
+        diag_report(s->d, DIAG_ERROR, d->span, fmt, a1, a2);
+    else
+        diag_plain(s->d, DIAG_ERROR, fmt, a1, a2);
+}
+
+static void check_defines(Sema *s, const Node *fn, const SpecRequest *req)
+{
+    for (int i = 0; i < req->ndefines; i++) {
+        const SpecDefine *d = &req->defines[i];
+        const Node *p = NULL;
+        for (int k = 0; k < fn->list.len && !p; k++)
+            if (strcmp(fn->list.items[k]->name, d->name) == 0)
+                p = fn->list.items[k];
+        if (!p)
+            define_err(s, d, "-D %s: kernel '%s' has no constexpr parameter of that name",
+                       d->name, fn->name);
+        else if (!annot_is_constexpr(p->a))
+            define_err(s, d, "-D %s: '%s' is a runtime parameter, not a tl.constexpr", d->name,
+                       d->name);
+    }
+}
+
+static int count_runtime(const Node *fn)
+{
+    int n = 0;
+    for (int i = 0; i < fn->list.len; i++)
+        n += !annot_is_constexpr(fn->list.items[i]->a);
+    return n;
+}
+
+/* A type in signature spelling: "*fp16", "i32". */
+static const char *sig_str(Sema *s, Type t)
+{
+    return t.dt == DT_PTR ? arena_printf(s->a, "*%s", dtype_name(t.elem)) : dtype_name(t.dt);
+}
+
+static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const SpecRequest *req,
+                               int idx)
+{
+    bool bad;
+    Type at = annot_type(p->a, &bad);
+    if (bad) {
+        sema_err(s, p->a->span, "unknown type annotation on parameter '%s' (use e.g. *fp32, "
+                                "i32 or tl.constexpr)", p->name);
+        return;
+    }
+    Type t = at;
+    int div = 1;
+    bool one = false;
+    if (req->nargs >= 0 && idx < req->nargs) {
+        const ArgSpec *as = &req->args[idx];
+        if (at.dt != DT_VOID && !type_eq(at, as->type)) {
+            sema_err(s, p->a->span, "parameter '%s' is annotated %s but the signature gives %s",
+                     p->name, sig_str(s, at), sig_str(s, as->type));
+            return;
+        }
+        t = as->type;
+        div = as->divisibility;
+        one = as->equal_to_1 && dtype_is_int(t.dt);
+    } else if (at.dt == DT_VOID) {
+        sema_err(s, p->span, "runtime parameter '%s' of kernel '%s' has no type: annotate it "
+                             "(e.g. '%s: *fp32') or pass --signature", p->name, fn->name, p->name);
+        return;
+    }
+    IrValue *v = ir_add_param(s->f, p->name, t, div, p->span);
+    /* Triton specialises integer arguments equal to 1 into the constant 1 */
+    env_set(s, s->env, p->name, one ? sv_int(1) : sv_tensor(v), p->span);
+}
+
+static void bind_params(Sema *s, const Node *fn, const SpecRequest *req)
+{
+    check_defines(s, fn, req);
+    int nrt = count_runtime(fn);
+    if (req->nargs >= 0 && req->nargs != nrt) {
+        StrBuf names;
+        sb_init(&names);
+        for (int i = 0; i < fn->list.len; i++)
+            if (!annot_is_constexpr(fn->list.items[i]->a))
+                sb_printf(&names, "%s%s", names.len ? ", " : "", fn->list.items[i]->name);
+        sema_err(s, fn->span, "the signature has %d entries but kernel '%s' has %d runtime "
+                              "parameters (%s)", req->nargs, fn->name, nrt,
+                 names.data ? names.data : "none");
+        sb_free(&names);
+        return;
+    }
+    int idx = 0;
+    for (int i = 0; i < fn->list.len; i++) {
+        const Node *p = fn->list.items[i];
+        if (!annot_is_constexpr(p->a)) {
+            bind_runtime_param(s, fn, p, req, idx++);
+            continue;
+        }
+        const SpecDefine *d = find_define(req, p->name);
+        SVal v;
+        if (d) {
+            v = sema_from_const(d->value);
+        } else if (p->b) {
+            Env *saved = s->env;
+            s->env = &s->globals;
+            v = sema_eval(s, p->b);
+            s->env = saved;
+        } else {
+            v = sema_err(s, p->span, "missing value for constexpr parameter '%s'", p->name);
+        }
+        env_set(s, s->env, p->name, v, p->span);
+    }
+}
+
+IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest *req, Arena *a,
+                        Diag *d)
+{
+    const Node *fn = req && req->kernel ? find_kernel(module, req->kernel) : NULL;
+    if (!fn) {
+        diag_plain(d, DIAG_ERROR, "no @jit function named '%s'", req && req->kernel ? req->kernel : "?");
+        return NULL;
+    }
+    Sema s = {.a = a, .d = d, .src = src, .module = module};
+    s.errors_at_start = d->errors;
+    s.env = &s.globals;
+    s.f = ir_func_new(a, fn->name, src);
+    s.f->span = fn->span;
+    s.f->num_warps = req->num_warps > 0 ? req->num_warps : 4;
+    s.f->num_stages = req->num_stages > 0 ? req->num_stages : 3;
+    s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
+    sema_bind_globals(&s);
+    if (!func_is_jit(fn))
+        sema_err(&s, fn->span, "'%s' is not decorated with @triton.jit", fn->name);
+    KernelSig tune = {0};
+    sema_tune_configs(&s, fn, &tune);
+    Env env = {0};
+    s.env = &env;
+    bind_params(&s, fn, req);
+    s.stack[s.depth++] = fn;
+    if (d->errors == s.errors_at_start) {
+        sema_exec(&s, &fn->list3, 0, NULL);
+        SVal *ret = env_lookup(s.env, "$ret", NULL);
+        if (ret && ret->k != SV_NONE && ret->k != SV_UNDEF && ret->k != SV_VOID)
+            sema_err(&s, fn->span, "kernel '%s' returns a value; kernels must return nothing "
+                                   "(store results through pointers)", fn->name);
+    }
+    if (a->oom)
+        diag_plain(d, DIAG_ERROR, "out of memory while specialising '%s'", fn->name);
+    return d->errors == s.errors_at_start ? s.f : NULL;
+}

@@ -1,0 +1,178 @@
+/* sema/tune.c: the @triton.autotune and @triton.heuristics decorators. Their
+ * configs (constexpr values, num_warps, num_stages) and key names are read
+ * into the KernelSig for the runtime's autotuner; heuristic lambdas are
+ * evaluated on demand with the launch's argument values. Options that would
+ * change results if ignored (reset_to_zero, ...) are rejected, never dropped. */
+#include <string.h>
+
+#include "sema/sema.h"
+
+static const Node *kw_value(const Node *call, const char *name)
+{
+    for (int i = 0; i < call->list2.len; i++)
+        if (!strcmp(call->list2.items[i]->name, name))
+            return call->list2.items[i]->a;
+    return NULL;
+}
+
+static bool callee_is(const Node *call, const char *name)
+{
+    const Node *c = call->kind == N_CALL ? call->a : call;
+    return (c->kind == N_NAME || c->kind == N_ATTR) && !strcmp(c->name, name);
+}
+
+static bool const_int(Sema *s, const Node *n, int *out)
+{
+    SVal v = sema_eval(s, n);
+    if (v.k != SV_INT) {
+        if (v.k != SV_UNDEF)
+            sema_err(s, n->span, "expected an integer constant, got %s", sv_describe(s, v));
+        return false;
+    }
+    *out = (int)v.i;
+    return true;
+}
+
+/* triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2) */
+static bool read_config(Sema *s, const Node *c, KernelConfig *out)
+{
+    memset(out, 0, sizeof *out);
+    if (c->kind != N_CALL || !callee_is(c, "Config")) {
+        sema_err(s, c->span, "autotune configs must be triton.Config(...) calls");
+        return false;
+    }
+    const Node *d = c->list.len ? c->list.items[0] : kw_value(c, "kwargs");
+    for (int i = 0; i < c->list2.len; i++) {
+        const char *k = c->list2.items[i]->name;
+        if (strcmp(k, "num_warps") && strcmp(k, "num_stages") && strcmp(k, "kwargs") &&
+            strcmp(k, "num_ctas") && strcmp(k, "maxnreg")) {
+            sema_err(s, c->list2.items[i]->span, "triton.Config option '%s' is not supported", k);
+            return false;
+        }
+    }
+    if (d && d->kind != N_DICT) {
+        sema_err(s, d->span, "a triton.Config needs a dict of constexpr values");
+        return false;
+    }
+    int n = d ? d->list.len : 0;
+    out->defines = arena_alloc(s->a, sizeof(SpecDefine) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        const Node *key = d->list.items[i];
+        SVal v = sema_eval(s, d->list2.items[i]);
+        if (key->kind != N_STR) {
+            sema_err(s, key->span, "config keys must be parameter names as strings");
+            return false;
+        }
+        SpecDefine *def = &out->defines[out->ndefines++];
+        def->name = key->str;
+        def->span = d->list2.items[i]->span;
+        if (!sema_to_constvalue(v, &def->value)) {
+            sema_err(s, def->span, "config value for '%s' must be a constant", key->str);
+            return false;
+        }
+    }
+    const Node *w = kw_value(c, "num_warps"), *st = kw_value(c, "num_stages");
+    return (!w || const_int(s, w, &out->num_warps)) && (!st || const_int(s, st, &out->num_stages));
+}
+
+static void read_autotune(Sema *s, const Node *dec, KernelSig *out)
+{
+    static const char *const rejected[] = {"reset_to_zero", "restore_value", "prune_configs_by",
+                                           "pre_hook", "post_hook"};
+    for (int i = 0; i < TK_ARRAY_LEN(rejected); i++) {
+        const Node *v = kw_value(dec, rejected[i]);
+        if (v)
+            sema_err(s, v->span, "autotune option '%s' is not supported by tk", rejected[i]);
+    }
+    const Node *configs = kw_value(dec, "configs");
+    if (!configs && dec->list.len)
+        configs = dec->list.items[0];
+    if (!configs || (configs->kind != N_LIST && configs->kind != N_TUPLE)) {
+        sema_err(s, dec->span, "@triton.autotune needs configs=[triton.Config(...), ...]");
+        return;
+    }
+    out->configs = arena_alloc(s->a, sizeof(KernelConfig) * (size_t)(configs->list.len + 1));
+    for (int i = 0; i < configs->list.len; i++)
+        if (read_config(s, configs->list.items[i], &out->configs[out->nconfigs]))
+            out->nconfigs++;
+    const Node *key = kw_value(dec, "key");
+    if (!key && dec->list.len > 1)
+        key = dec->list.items[1];
+    if (!key)
+        return;
+    if (key->kind != N_LIST && key->kind != N_TUPLE) {
+        sema_err(s, key->span, "autotune key must be a list of argument names");
+        return;
+    }
+    out->tune_keys = arena_alloc(s->a, sizeof(char *) * (size_t)(key->list.len + 1));
+    for (int i = 0; i < key->list.len; i++) {
+        const Node *k = key->list.items[i];
+        if (k->kind != N_STR)
+            sema_err(s, k->span, "autotune key entries must be strings");
+        else
+            out->tune_keys[out->ntune_keys++] = k->str;
+    }
+}
+
+static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
+{
+    const Node *d = dec->list.len ? dec->list.items[0] : kw_value(dec, "values");
+    if (!d || d->kind != N_DICT) {
+        sema_err(s, dec->span, "@triton.heuristics needs a dict of name: lambda args: ...");
+        return;
+    }
+    int n = d->list.len;
+    out->heuristic_names = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
+    out->heuristic_fns = arena_alloc(s->a, sizeof(Node *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        const Node *k = d->list.items[i], *f = d->list2.items[i];
+        if (k->kind != N_STR || f->kind != N_LAMBDA || f->list.len != 1) {
+            sema_err(s, f->span, "heuristics entries must be 'NAME': lambda args: expression");
+            continue;
+        }
+        out->heuristic_names[out->nheuristics] = k->str;
+        out->heuristic_fns[out->nheuristics++] = f;
+    }
+}
+
+void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out)
+{
+    Env *saved = s->env;
+    s->env = &s->globals;
+    for (int i = 0; i < fn->list2.len; i++) {
+        const Node *dec = fn->list2.items[i];
+        if (dec->kind != N_CALL)
+            continue;
+        if (callee_is(dec, "autotune"))
+            read_autotune(s, dec, out);
+        else if (callee_is(dec, "heuristics"))
+            read_heuristics(s, dec, out);
+    }
+    s->env = saved;
+}
+
+bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *const *names,
+                         const ConstValue *values, int n, Arena *a, Diag *d, ConstValue *out)
+{
+    Sema s = {.a = a, .d = d, .src = d->src, .module = module};
+    s.errors_at_start = d->errors;
+    s.env = &s.globals;
+    s.f = ir_func_new(a, "heuristic", NULL); /* a lambda may build tensors (an error later) */
+    s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
+    sema_bind_globals(&s);
+    /* `args` is a dict of the launch arguments: an SV_CONFIG of (name, value) pairs */
+    SVal args = {.k = SV_CONFIG, .n = n};
+    args.items = arena_alloc(a, sizeof(SVal) * (size_t)(2 * n + 1));
+    for (int i = 0; i < n; i++) {
+        args.items[2 * i] = sv_str(names[i]);
+        args.items[2 * i + 1] = sema_from_const(values[i]);
+    }
+    Env env = {0};
+    env_set(&s, &env, lambda->list.items[0]->name, args, lambda->span);
+    s.env = &env;
+    SVal v = sema_eval(&s, lambda->a);
+    if (v.k != SV_UNDEF && !sema_to_constvalue(v, out))
+        sema_err(&s, lambda->a->span, "a heuristic must give a constant, got %s",
+                 sv_describe(&s, v));
+    return d->errors == s.errors_at_start;
+}

@@ -1,0 +1,30 @@
+/* target.h: the map of lib/target/: from an LLVM module that code
+ * generation built to PTX text. Takes a module with one kernel (NVVM
+ * conventions), links libdevice when the kernel calls it, runs LLVM's
+ * O-level pipeline and the NVPTX backend. Never exits the process: LLVM's
+ * diagnostics and fatal errors come back as errors in a Diag. */
+#ifndef TK_TARGET_H
+#define TK_TARGET_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "compiler.h"
+
+/* The target machine for an arch ("sm_80"); NULL after reporting to d. */
+LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, Diag *d);
+/* Links libdevice (when needed), runs the O-level pipeline and emits PTX.
+ * *fatal: LLVM hit a fatal error; the module and its context must then be
+ * leaked, not disposed. */
+bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
+                     bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
+                     StrBuf *ptx_out, bool *fatal);
+/* Counts LLVM's error diagnostics of one context into d (instead of LLVM
+ * printing them and exiting). */
+typedef struct CgLlvmDiag {
+    Diag *d;
+    int errors;
+} CgLlvmDiag;
+void nvptx_diag_handler(LLVMDiagnosticInfoRef di, void *ctx);
+
+#endif
