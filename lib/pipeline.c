@@ -55,6 +55,11 @@ IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena)
         return NULL;
     pass_fold(f);
     pass_dce(f);
+    if (!ir_arena->oom && !pass_layout(f) && !ir_arena->oom) {
+        diag_plain(&c->diag, DIAG_ERROR, "internal error: no layout for a value of '%s'",
+                   req->kernel);
+        return NULL;
+    }
     if (ir_arena->oom) {
         diag_plain(&c->diag, DIAG_ERROR, "out of memory while specialising '%s'", req->kernel);
         return NULL;

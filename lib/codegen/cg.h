@@ -1,6 +1,7 @@
 /* cg.h: internal map of the code generator (block IR -> LLVM IR).
- * Every block value lives in a canonical blocked layout chosen by its shape
- * alone (codegen/layout.c); a value is the per-thread array of its elements. */
+ * Takes IR after pass_layout: every block value carries a layout, and every
+ * op's operands have the layouts it needs. A value is the per-thread array
+ * of the elements its layout gives the thread (codegen/layout.c). */
 #ifndef TK_CG_H
 #define TK_CG_H
 
@@ -17,16 +18,16 @@ typedef struct CgVal {
     int n;
 } CgVal;
 
-/* The canonical layout of a shape: the row-major element order is cut into
- * chunks of v contiguous elements of the last dim; chunk c goes to thread
- * c % T, slot group c / T. When there are fewer chunks than threads the
- * chunks repeat (thread t holds chunk t % nchunks). */
+/* Where the elements of a value live (its IR layout in linear form): slot s
+ * of thread t holds element lin_index(lin, s, t). */
 typedef struct CgLayout {
     int64_t numel;
-    int v;        /* contiguous elements per chunk (<= 16, divides the last dim) */
-    int64_t nchunks;
-    int k;        /* chunks per thread */
-    int per_thread; /* k * v slots */
+    LinLayout lin;
+    int per_thread; /* slots: 1 << lin.nreg */
+    int v;          /* slots 0..v-1 hold consecutive elements (<= 16) */
+    int64_t nchunks;/* numel / v */
+    int k;          /* per_thread / v */
+    int64_t copies; /* thread bits whose threads hold copies of others' elements */
 } CgLayout;
 
 typedef struct Cg {
@@ -49,8 +50,8 @@ typedef struct Cg {
     bool failed;
     int nstr;         /* counter for string globals */
     struct AxisInfo *axis; /* axis analysis by value id; NULL: unknown */
-    struct CgShapeV *shape_v; /* chunk size chosen per shape (cg_plan_layouts) */
-    int nshape_v;
+    struct CgShapeLayout *shape_layouts; /* cg_index_layouts */
+    int nshape_layouts;
     struct CgSink *sinks; /* stand-ins for value arrays the arena could not give */
 } Cg;
 
@@ -79,15 +80,16 @@ LLVMValueRef cg_cstring(Cg *cg, const char *s);  /* pointer to a constant string
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
 
 /* ---- codegen/layout.c ------------------------------------------------------------ */
-/* Picks each shape's chunk size from the loads and stores of that shape:
- * the widest vector access axis analysis allows (1 when none can be
- * vectorised, so scalar accesses stay coalesced across the warp). */
-void cg_plan_layouts(Cg *cg);
-CgLayout cg_layout(Cg *cg, Type t);
-bool cg_layout_same(Cg *cg, Type a, Type b);
+CgLayout cg_layout(Cg *cg, const IrValue *v);
+bool cg_layout_same(Cg *cg, const IrValue *a, const IrValue *b);
+/* The blocked layout of a shape (for values made inside one op, such as a
+ * reduction's transposed copy): the one the layout pass chose for that
+ * shape, else the default. */
+CgLayout cg_layout_type(Cg *cg, Type t);
+void cg_index_layouts(Cg *cg);
 /* The linear (row-major) index of the element this thread holds in `slot`. */
 LLVMValueRef cg_elem_index(Cg *cg, const CgLayout *l, int slot);
-/* i1: this thread holds the first copy of its chunks (false for repeats). */
+/* i1: this thread holds the first copy of its elements (false for copies). */
 LLVMValueRef cg_owner(Cg *cg, const CgLayout *l);
 /* Coordinate d of a linear index in a shape. */
 LLVMValueRef cg_coord(Cg *cg, LLVMValueRef lin, const Type *t, int d);
@@ -95,12 +97,19 @@ LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt);
 void cg_smem_need(Cg *cg, int64_t bytes);
 void cg_barrier(Cg *cg);
 /* Shared-memory conversion in two halves: cg_smem_put stores every element
- * of x at byte offset off + index * size; cg_smem_take loads the elements of
- * a value of type t from off + map(index) * size. The caller places barriers. */
-void cg_smem_put(Cg *cg, CgVal x, Type t, int64_t off);
+ * of x (the elements of value v, in its layout) at byte offset off + index *
+ * size; cg_smem_take loads the elements of value v, in its layout, from off
+ * + map(index) * size. The caller places barriers. */
+void cg_smem_put(Cg *cg, CgVal x, const IrValue *v, int64_t off);
 typedef LLVMValueRef (*CgIndexMap)(Cg *cg, LLVMValueRef dst_index, const Type *dst, void *ctx);
-CgVal cg_smem_take(Cg *cg, Type t, int64_t off, CgIndexMap map, void *ctx);
-/* Shape ops: expand_dims, reshape, broadcast, splat, trans, join, split, cat. */
+CgVal cg_smem_take(Cg *cg, const IrValue *v, int64_t off, CgIndexMap map, void *ctx);
+/* The same for elements in layout l that no IR value holds (a value of type t
+ * made inside one op). */
+void cg_smem_put_in(Cg *cg, CgVal x, const CgLayout *l, DType dt, int64_t off);
+CgVal cg_smem_take_in(Cg *cg, const CgLayout *l, Type t, int64_t off, CgIndexMap map, void *ctx);
+/* Shape ops (expand_dims, reshape, broadcast, splat, trans, join, split,
+ * cat) and convert_layout: reused registers where the layouts agree,
+ * recomputation where the input allows, else shared memory. */
 bool cg_emit_shape(Cg *cg, const IrOp *op);
 
 /* ---- codegen/elementwise.c ---------------------------------------------------------- */
@@ -131,6 +140,10 @@ bool cg_emit_scan(Cg *cg, const IrOp *op);
 
 /* ---- codegen/dot.c ---------------------------------------------------------------------- */
 bool cg_emit_dot(Cg *cg, const IrOp *op);
+
+/* ---- codegen/mma.c ------------------------------------------------------------------- */
+/* dot on tensor cores: operands in dot_op layouts, accumulator in mma. */
+void cg_emit_mma(Cg *cg, const IrOp *op);
 
 /* ---- codegen/flow.c ----------------------------------------------------------------------- */
 bool cg_emit_flow(Cg *cg, const IrOp *op);

@@ -79,7 +79,7 @@ static void emit_print(Cg *cg, const IrOp *op)
     for (int k = 0; k < op->nops; k++) {
         const IrValue *v = op->operands[k];
         Type t = v->type;
-        CgLayout l = cg_layout(cg, t);
+        CgLayout l = cg_layout(cg, v);
         StrBuf f;
         sb_init(&f);
         sb_puts(&f, "pid (%u, %u, %u) idx (");
@@ -94,7 +94,7 @@ static void emit_print(Cg *cg, const IrOp *op)
         CgVal x = cg_get(cg, v);
         for (int s = 0; s < x.n; s++) {
             LLVMBasicBlockRef join = NULL;
-            if (l.nchunks < cg->T)
+            if (l.copies)
                 join = guard(cg, cg_owner(cg, &l), "print");
             LLVMValueRef args[TK_MAX_RANK + 8];
             int n = 0;
@@ -116,14 +116,14 @@ static void emit_print(Cg *cg, const IrOp *op)
 static void emit_assert(Cg *cg, const IrOp *op)
 {
     const IrValue *c = op->operands[0];
-    CgLayout l = cg_layout(cg, c->type);
+    CgLayout l = cg_layout(cg, c);
     CgVal x = cg_get(cg, c);
     LLVMValueRef bad = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 0, 0);
     for (int s = 0; s < x.n; s++) {
         LLVMValueRef v = cg_convert(cg, x.el[s], c->type.dt, DT_I1);
         bad = LLVMBuildOr(cg->b, bad, LLVMBuildNot(cg->b, v, ""), "");
     }
-    if (l.nchunks < cg->T)
+    if (l.copies)
         bad = LLVMBuildAnd(cg->b, bad, cg_owner(cg, &l), "");
     LLVMBasicBlockRef join = guard(cg, bad, "assert.fail");
     LLVMTypeRef ptr = LLVMPointerTypeInContext(cg->ctx, 0);

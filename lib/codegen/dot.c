@@ -1,7 +1,8 @@
-/* codegen/dot.c: dot(a, b, acc) with FMA: both operands go to shared memory and
+/* codegen/dot.c: dot(a, b, acc). With an mma result layout the tensor-core
+ * path runs (mma.c); otherwise FMA: both operands go to shared memory and
  * every thread computes the accumulator elements it holds, looping over K.
- * Floats multiply-add in fp32 (fp64 for fp64), integers in i32/i64; tf32 is
- * computed as plain fp32 for now. Tensor cores come later. */
+ * Floats multiply-add in fp32 (fp64 for fp64), integers in i32/i64; tf32 on
+ * this path is computed as plain fp32. */
 #include "codegen/cg.h"
 
 static int ilog2(int64_t v)
@@ -24,6 +25,10 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
 {
     if (op->kind != IR_DOT)
         return false;
+    if (op->results[0]->layout && op->results[0]->layout->kind == LY_MMA) {
+        cg_emit_mma(cg, op);
+        return true;
+    }
     Type at = op->operands[0]->type, bt = op->operands[1]->type, ct = op->results[0]->type;
     if (at.rank != 2 || bt.rank != 2 || ct.rank != 2) {
         cg_error(cg, op->span, "dot supports 2-D blocks only");
@@ -32,11 +37,11 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
     int64_t K = at.shape[1], N = bt.shape[1];
     DType cd = compute_dtype(ct.dt);
     int64_t boff = (type_numel(at) * cg_mem_bytes(at.dt) + 15) / 16 * 16;
-    cg_smem_put(cg, cg_get(cg, op->operands[0]), at, 0);
-    cg_smem_put(cg, cg_get(cg, op->operands[1]), bt, boff);
+    cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
+    cg_smem_put(cg, cg_get(cg, op->operands[1]), op->operands[1], boff);
     cg_barrier(cg);
     CgVal acc = cg_get(cg, op->operands[2]);
-    CgLayout l = cg_layout(cg, ct);
+    CgLayout l = cg_layout(cg, op->results[0]);
     LLVMValueRef *m = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
     LLVMValueRef *n = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
     LLVMValueRef *init = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);

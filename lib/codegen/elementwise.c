@@ -313,7 +313,7 @@ bool cg_emit_elementwise(Cg *cg, const IrOp *op)
 {
     if (op->kind == IR_CONST) {
         Type t = op->results[0]->type;
-        CgVal r = cg_val_new(cg, cg_layout(cg, t).per_thread);
+        CgVal r = cg_val_new(cg, cg_layout(cg, op->results[0]).per_thread);
         LLVMValueRef c = cg_const_elem(cg, t.dt, op->ival, op->fval);
         for (int s = 0; s < r.n; s++)
             r.el[s] = c;
@@ -322,8 +322,7 @@ bool cg_emit_elementwise(Cg *cg, const IrOp *op)
     }
     if (!cg_is_elementwise(op->kind))
         return false;
-    Type rt = op->results[0]->type;
-    CgLayout l = cg_layout(cg, rt);
+    CgLayout l = cg_layout(cg, op->results[0]);
     CgVal r = cg_val_new(cg, l.per_thread);
     CgVal in[8];
     int n = op->nops < 8 ? op->nops : 8;

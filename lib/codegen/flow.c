@@ -163,7 +163,7 @@ static void emit_if(Cg *cg, const IrOp *op)
     }
     LLVMPositionBuilderAtEnd(cg->b, merge);
     for (int i = 0; i < nr; i++) {
-        CgLayout l = cg_layout(cg, op->results[i]->type);
+        CgLayout l = cg_layout(cg, op->results[i]);
         CgVal res = cg_val_new(cg, l.per_thread);
         for (int s = 0; s < res.n; s++) {
             LLVMValueRef in[2];

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "codegen/cg.h"
-#include "passes/axis.h"
 
 static int log2i(int64_t v)
 {
@@ -17,101 +16,127 @@ static int log2i(int64_t v)
     return n;
 }
 
-struct CgShapeV {
-    int rank;
-    int shape[TK_MAX_RANK];
-    int v;
-};
-
-static struct CgShapeV *shape_entry(Cg *cg, const Type *t)
+static CgLayout layout_for(Cg *cg, const Layout *ly, const Type *t, int id)
 {
-    for (int i = 0; i < cg->nshape_v; i++) {
-        struct CgShapeV *e = &cg->shape_v[i];
-        if (e->rank == t->rank && memcmp(e->shape, t->shape, sizeof(int) * (size_t)t->rank) == 0)
-            return e;
+    CgLayout l;
+    memset(&l, 0, sizeof l);
+    l.numel = type_numel(*t);
+    l.per_thread = 1;
+    l.v = 1;
+    l.nchunks = 1;
+    l.k = 1;
+    if (t->rank == 0) {
+        l.copies = cg->T - 1; /* every thread holds the one (uniform) value */
+        return l;
     }
-    return NULL;
+    if (!ly || !layout_linear(ly, t->rank, t->shape, cg->T, &l.lin)) {
+        cg_internal(cg, cg->f->span, "value %%%d has no layout for its shape", id);
+        return l;
+    }
+    l.per_thread = 1 << l.lin.nreg;
+    l.v = lin_contiguous(&l.lin);
+    if (l.v > 16)
+        l.v = 16;
+    l.nchunks = l.numel / l.v;
+    l.k = l.per_thread / l.v;
+    l.copies = lin_thread_copies(&l.lin);
+    return l;
 }
 
-static bool plan_op(IrOp *op, void *ctx)
+CgLayout cg_layout(Cg *cg, const IrValue *v)
+{
+    Type scalar = type_scalar(DT_I32);
+    return layout_for(cg, v ? v->layout : NULL, v ? &v->type : &scalar, v ? v->id : -1);
+}
+
+/* The blocked layouts the layout pass chose, by shape. */
+struct CgShapeLayout {
+    Type t;
+    const Layout *l;
+};
+
+static bool index_op(IrOp *op, void *ctx)
 {
     Cg *cg = ctx;
-    if ((op->kind != IR_LOAD && op->kind != IR_STORE) || op->nops < 1)
-        return true;
-    const IrValue *ptr = op->operands[0];
-    const IrValue *mask = op->kind == IR_LOAD ? (op->nops > 1 ? op->operands[1] : NULL)
-                                             : (op->nops > 2 ? op->operands[2] : NULL);
-    if (ptr->type.rank == 0)
-        return true;
-    int vw = axis_vector_width(cg->axis, ptr, mask, cg_mem_bytes(ptr->type.elem));
-    vw = vw > 16 ? 16 : vw < 1 ? 1 : vw;
-    struct CgShapeV *e = shape_entry(cg, &ptr->type);
-    if (!e) {
-        if (cg->nshape_v >= 64)
-            return true;
-        e = &cg->shape_v[cg->nshape_v++];
-        e->rank = ptr->type.rank;
-        memcpy(e->shape, ptr->type.shape, sizeof e->shape);
-        e->v = vw;
-    } else if (vw > e->v) {
-        e->v = vw;
+    for (int i = 0; i < op->nres && cg->nshape_layouts < 64; i++) {
+        const IrValue *v = op->results[i];
+        if (!v->layout || v->layout->kind != LY_BLOCKED)
+            continue;
+        int k = 0;
+        while (k < cg->nshape_layouts && !type_same_shape(cg->shape_layouts[k].t, v->type))
+            k++;
+        if (k == cg->nshape_layouts) {
+            cg->shape_layouts[k].t = v->type;
+            cg->shape_layouts[k].l = v->layout;
+            cg->nshape_layouts++;
+        }
     }
     return true;
 }
 
-void cg_plan_layouts(Cg *cg)
+void cg_index_layouts(Cg *cg)
 {
-    cg->shape_v = cg_alloc(cg, sizeof(struct CgShapeV) * 64);
-    cg->nshape_v = 0;
-    if (cg->axis)
-        ir_walk(cg->f->body, plan_op, cg);
+    cg->shape_layouts = cg_alloc(cg, sizeof(struct CgShapeLayout) * 64);
+    cg->nshape_layouts = 0;
+    ir_walk(cg->f->body, index_op, cg);
 }
 
-CgLayout cg_layout(Cg *cg, Type t)
+CgLayout cg_layout_type(Cg *cg, Type t)
 {
-    CgLayout l;
-    l.numel = type_numel(t);
-    int last = t.rank > 0 ? t.shape[t.rank - 1] : 1;
-    l.v = last < 4 ? (last > 0 ? last : 1) : 4;
-    const struct CgShapeV *e = t.rank > 0 ? shape_entry(cg, &t) : NULL;
-    if (e && e->v <= last) {
-        /* like Triton: no wider than what leaves every thread some work */
-        int64_t fill = l.numel / cg->T;
-        l.v = e->v;
-        while (l.v > 1 && l.v > fill)
-            l.v /= 2;
-    }
-    l.nchunks = l.numel / l.v;
-    if (l.nchunks < 1)
-        l.nchunks = 1;
-    l.k = l.nchunks > cg->T ? (int)(l.nchunks / cg->T) : 1;
-    l.per_thread = l.k * l.v;
-    return l;
+    for (int k = 0; k < cg->nshape_layouts; k++)
+        if (type_same_shape(cg->shape_layouts[k].t, t))
+            return layout_for(cg, cg->shape_layouts[k].l, &t, -1);
+    int last = t.rank ? t.shape[t.rank - 1] : 1;
+    Layout d = layout_blocked_default(t.rank ? t.rank : 1, t.rank ? t.shape : &last,
+                                      last < 4 ? last : 4, cg->T);
+    return layout_for(cg, &d, &t, -1);
 }
 
-bool cg_layout_same(Cg *cg, Type a, Type b)
+bool cg_layout_same(Cg *cg, const IrValue *a, const IrValue *b)
 {
     CgLayout x = cg_layout(cg, a), y = cg_layout(cg, b);
-    return x.numel == y.numel && x.v == y.v;
+    return x.numel == y.numel && lin_equal(&x.lin, &y.lin);
+}
+
+/* The part of an element index that depends on the thread: runs of thread
+ * bits that map to runs of index bits become one shift and mask. */
+static LLVMValueRef thread_index(Cg *cg, const CgLayout *l)
+{
+    LLVMValueRef e = cg_i32(cg, 0);
+    const LinLayout *ll = &l->lin;
+    for (int i = 0; i < ll->nthread;) {
+        if (!ll->thread[i]) {
+            i++;
+            continue;
+        }
+        int j = i + 1;
+        while (j < ll->nthread && ll->thread[j] == ll->thread[j - 1] * 2)
+            j++;
+        LLVMValueRef bits = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, i), "");
+        bits = LLVMBuildAnd(cg->b, bits, cg_i32(cg, ((int64_t)1 << (j - i)) - 1), "");
+        bits = LLVMBuildShl(cg->b, bits, cg_i32(cg, log2i(ll->thread[i])), "");
+        e = LLVMBuildOr(cg->b, e, bits, "");
+        i = j;
+    }
+    return e;
 }
 
 LLVMValueRef cg_elem_index(Cg *cg, const CgLayout *l, int slot)
 {
-    int i = slot / l->v, w = slot % l->v;
-    LLVMValueRef c;
-    if (l->nchunks >= cg->T)
-        c = LLVMBuildAdd(cg->b, cg->tid, cg_i32(cg, (int64_t)i * cg->T), "");
-    else
-        c = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, l->nchunks - 1), "");
-    LLVMValueRef e = LLVMBuildShl(cg->b, c, cg_i32(cg, log2i(l->v)), "");
-    return w ? LLVMBuildOr(cg->b, e, cg_i32(cg, w), "") : e;
+    int64_t r = 0;
+    for (int i = 0; i < l->lin.nreg; i++)
+        if (slot >> i & 1)
+            r |= l->lin.reg[i];
+    LLVMValueRef t = thread_index(cg, l);
+    return r ? LLVMBuildOr(cg->b, t, cg_i32(cg, r), "") : t;
 }
 
 LLVMValueRef cg_owner(Cg *cg, const CgLayout *l)
 {
-    if (l->nchunks >= cg->T)
+    if (!l->copies)
         return LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
-    return LLVMBuildICmp(cg->b, LLVMIntULT, cg->tid, cg_i32(cg, l->nchunks), "");
+    LLVMValueRef c = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, l->copies), "");
+    return LLVMBuildICmp(cg->b, LLVMIntEQ, c, cg_i32(cg, 0), "");
 }
 
 static int64_t stride_of(const Type *t, int d)
@@ -147,31 +172,41 @@ void cg_barrier(Cg *cg)
     cg_intrinsic(cg, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
 }
 
-void cg_smem_put(Cg *cg, CgVal x, Type t, int64_t off)
+void cg_smem_put_in(Cg *cg, CgVal x, const CgLayout *l, DType dt, int64_t off)
 {
-    CgLayout l = cg_layout(cg, t);
-    cg_smem_need(cg, off + l.numel * cg_mem_bytes(t.dt));
+    cg_smem_need(cg, off + l->numel * cg_mem_bytes(dt));
     for (int s = 0; s < x.n; s++) {
-        LLVMValueRef v = x.el[s];
-        if (t.dt == DT_I1)
-            v = LLVMBuildZExt(cg->b, v, LLVMInt8TypeInContext(cg->ctx), "");
-        LLVMBuildStore(cg->b, v, cg_smem_addr(cg, off, cg_elem_index(cg, &l, s), t.dt));
+        LLVMValueRef e = x.el[s];
+        if (dt == DT_I1)
+            e = LLVMBuildZExt(cg->b, e, LLVMInt8TypeInContext(cg->ctx), "");
+        LLVMBuildStore(cg->b, e, cg_smem_addr(cg, off, cg_elem_index(cg, l, s), dt));
     }
 }
 
-CgVal cg_smem_take(Cg *cg, Type t, int64_t off, CgIndexMap map, void *ctx)
+void cg_smem_put(Cg *cg, CgVal x, const IrValue *v, int64_t off)
 {
-    CgLayout l = cg_layout(cg, t);
-    CgVal r = cg_val_new(cg, l.per_thread);
+    CgLayout l = cg_layout(cg, v);
+    cg_smem_put_in(cg, x, &l, v->type.dt, off);
+}
+
+CgVal cg_smem_take(Cg *cg, const IrValue *v, int64_t off, CgIndexMap map, void *ctx)
+{
+    CgLayout l = cg_layout(cg, v);
+    return cg_smem_take_in(cg, &l, v->type, off, map, ctx);
+}
+
+CgVal cg_smem_take_in(Cg *cg, const CgLayout *l, Type t, int64_t off, CgIndexMap map, void *ctx)
+{
+    CgVal r = cg_val_new(cg, l->per_thread);
     for (int s = 0; s < r.n; s++) {
-        LLVMValueRef e = cg_elem_index(cg, &l, s);
+        LLVMValueRef e = cg_elem_index(cg, l, s);
         if (map)
             e = map(cg, e, &t, ctx);
         LLVMValueRef p = cg_smem_addr(cg, off, e, t.dt);
-        LLVMValueRef v = LLVMBuildLoad2(cg->b, cg_mem_type(cg, t.dt), p, "");
+        LLVMValueRef x = LLVMBuildLoad2(cg->b, cg_mem_type(cg, t.dt), p, "");
         if (t.dt == DT_I1)
-            v = LLVMBuildTrunc(cg->b, v, LLVMInt1TypeInContext(cg->ctx), "");
-        r.el[s] = v;
+            x = LLVMBuildTrunc(cg->b, x, LLVMInt1TypeInContext(cg->ctx), "");
+        r.el[s] = x;
     }
     return r;
 }
@@ -232,19 +267,19 @@ static LLVMValueRef map_split(Cg *cg, LLVMValueRef e, const Type *dst, void *ctx
 
 /* ---- shape ops ------------------------------------------------------------------------ */
 
-static CgVal splat(Cg *cg, LLVMValueRef x, Type t)
+static CgVal splat(Cg *cg, LLVMValueRef x, const IrValue *v)
 {
-    CgVal r = cg_val_new(cg, cg_layout(cg, t).per_thread);
+    CgVal r = cg_val_new(cg, cg_layout(cg, v).per_thread);
     for (int s = 0; s < r.n; s++)
         r.el[s] = x;
     return r;
 }
 
-static CgVal convert(Cg *cg, CgVal x, Type from, Type to, CgIndexMap map, void *ctx)
+static CgVal convert(Cg *cg, const IrOp *op, CgIndexMap map, void *ctx)
 {
-    cg_smem_put(cg, x, from, 0);
+    cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
     cg_barrier(cg);
-    CgVal r = cg_smem_take(cg, to, 0, map, ctx);
+    CgVal r = cg_smem_take(cg, op->results[0], 0, map, ctx);
     cg_barrier(cg);
     return r;
 }
@@ -253,24 +288,24 @@ static void emit_join(Cg *cg, const IrOp *op)
 {
     Type a = op->operands[0]->type;
     int64_t n = type_numel(a);
-    cg_smem_put(cg, cg_get(cg, op->operands[0]), a, 0);
-    cg_smem_put(cg, cg_get(cg, op->operands[1]), a, n * cg_mem_bytes(a.dt));
+    cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
+    cg_smem_put(cg, cg_get(cg, op->operands[1]), op->operands[1], n * cg_mem_bytes(a.dt));
     cg_barrier(cg);
     JoinCtx jc = {n, 0};
     bool cat = op->kind == IR_CAT;
     cg_set(cg, op->results[0],
-           cg_smem_take(cg, op->results[0]->type, 0, cat ? NULL : map_join, &jc));
+           cg_smem_take(cg, op->results[0], 0, cat ? NULL : map_join, &jc));
     cg_barrier(cg);
 }
 
 static void emit_split(Cg *cg, const IrOp *op)
 {
     Type x = op->operands[0]->type;
-    cg_smem_put(cg, cg_get(cg, op->operands[0]), x, 0);
+    cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
     cg_barrier(cg);
     for (int r = 0; r < op->nres && r < 2; r++) {
         JoinCtx jc = {type_numel(x) / 2, r};
-        cg_set(cg, op->results[r], cg_smem_take(cg, op->results[r]->type, 0, map_split, &jc));
+        cg_set(cg, op->results[r], cg_smem_take(cg, op->results[r], 0, map_split, &jc));
     }
     cg_barrier(cg);
 }
@@ -281,7 +316,7 @@ static bool remat(Cg *cg, const IrOp *op)
     if (!cg_can_remat(cg, op->operands[0]))
         return false;
     const IrValue *res = op->results[0];
-    CgLayout l = cg_layout(cg, res->type);
+    CgLayout l = cg_layout(cg, res);
     CgVal r = cg_val_new(cg, l.per_thread);
     for (int s = 0; s < r.n; s++)
         r.el[s] = cg_remat_elem(cg, res, cg_elem_index(cg, &l, s));
@@ -295,24 +330,24 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
     Type rt = op->nres > 0 ? op->results[0]->type : type_scalar(DT_VOID);
     switch (op->kind) {
     case IR_SPLAT:
-        cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], rt));
+        cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], op->results[0]));
         return true;
     case IR_EXPAND_DIMS:
     case IR_RESHAPE:
-        if (cg_layout_same(cg, in->type, rt))
+    case IR_CONVERT_LAYOUT:
+        if (cg_layout_same(cg, in, op->results[0]))
             cg_set(cg, op->results[0], cg_get(cg, in));
         else if (!remat(cg, op))
-            cg_set(cg, op->results[0], convert(cg, cg_get(cg, in), in->type, rt, NULL, NULL));
+            cg_set(cg, op->results[0], convert(cg, op, NULL, NULL));
         return true;
     case IR_BROADCAST:
         if (type_numel(in->type) == 1)
-            cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], rt));
-        else if (type_numel(in->type) == type_numel(rt))
+            cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], op->results[0]));
+        else if (cg_layout_same(cg, in, op->results[0]))
             cg_set(cg, op->results[0], cg_get(cg, in));
         else if (!remat(cg, op)) {
             Type src = in->type;
-            cg_set(cg, op->results[0],
-                   convert(cg, cg_get(cg, in), src, rt, map_broadcast, &src));
+            cg_set(cg, op->results[0], convert(cg, op, map_broadcast, &src));
         }
         return true;
     case IR_TRANS: {
@@ -321,7 +356,7 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
         for (int d = 0; d < rt.rank; d++)
             perm[d] = op->nints > d ? op->ints[d] : rt.rank - 1 - d;
         TransCtx tc = {&src, perm};
-        cg_set(cg, op->results[0], convert(cg, cg_get(cg, in), src, rt, map_trans, &tc));
+        cg_set(cg, op->results[0], convert(cg, op, map_trans, &tc));
         return true;
     }
     case IR_JOIN:

@@ -173,7 +173,7 @@ static int vector_width(Cg *cg, const IrValue *ptr, const IrValue *mask, DType d
     if (!cg->axis || ptr->type.rank == 0)
         return 1;
     int w = axis_vector_width(cg->axis, ptr, mask, cg_mem_bytes(dt));
-    int v = cg_layout(cg, ptr->type).v;
+    int v = cg_layout(cg, ptr).v;
     if (w > v)
         w = v;
     if (w < 1 || !is_pow2(w) || w * elem_bits(dt) > 128)
@@ -303,8 +303,8 @@ static void emit_store(Cg *cg, const IrOp *op)
     char buf[32];
     const char *cache = cache_suffix(cg, op, true, buf, sizeof buf);
     /* only the first copy of a repeated (small or scalar) block writes */
-    CgLayout l = cg_layout(cg, op->operands[0]->type);
-    bool repeated = l.nchunks < cg->T;
+    CgLayout l = cg_layout(cg, op->operands[0]);
+    bool repeated = l.copies != 0;
     LLVMValueRef owner = repeated ? cg_owner(cg, &l) : NULL;
     bool plain = !has_mask && !repeated && !*cache && !(op->flags & IRF_VOLATILE);
     int vw = vector_width(cg, op->operands[0], has_mask ? op->operands[2] : NULL, dt);
@@ -426,13 +426,13 @@ static void emit_atomic(Cg *cg, const IrOp *op)
     LLVMAtomicRMWBinOp rop = LLVMAtomicRMWBinOpAdd;
     if (!cas && !rmw_op(cg, op, dt, &rop))
         return;
-    CgLayout l = cg_layout(cg, rt);
+    CgLayout l = cg_layout(cg, op->results[0]);
     CgVal p = cg_get(cg, op->operands[0]);
     CgVal c = cas ? cg_get(cg, op->operands[1]) : p;
     CgVal v = cg_get(cg, op->operands[cas ? 2 : 1]);
     bool has_mask = !cas && op->nops > 2 && op->operands[2];
     CgVal m = has_mask ? cg_get(cg, op->operands[2]) : p;
-    bool repeated = l.nchunks < cg->T;
+    bool repeated = l.copies != 0;
     LLVMValueRef owner = cg_owner(cg, &l);
     CgVal r = cg_val_new(cg, p.n);
     if (repeated)

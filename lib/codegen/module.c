@@ -79,7 +79,7 @@ CgVal cg_get(Cg *cg, const IrValue *v)
     if (!v || v->id < 0 || v->id >= cg->f->next_id || !cg->have[v->id]) {
         cg_internal(cg, cg->f->span, "value %%%d used before codegen defined it",
                     v ? v->id : -1);
-        CgVal z = cg_val_new(cg, v ? (int)cg_layout(cg, v->type).per_thread : 1);
+        CgVal z = cg_val_new(cg, v ? cg_layout(cg, v).per_thread : 1);
         LLVMTypeRef t = cg_type(cg, v ? v->type.dt : DT_I32);
         for (int i = 0; i < z.n; i++)
             z.el[i] = LLVMGetUndef(t);
@@ -329,7 +329,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     cg.vals = cg_alloc(&cg, sizeof(CgVal) * (size_t)(f->next_id + 1));
     cg.have = cg_alloc(&cg, sizeof(bool) * (size_t)(f->next_id + 1));
     cg.axis = axis_analyze(f, cg.a);
-    cg_plan_layouts(&cg);
+    cg_index_layouts(&cg);
     cg.ctx = LLVMContextCreate();
     CgLlvmDiag llvm_diag = {d, 0};
     LLVMContextSetDiagnosticHandler(cg.ctx, nvptx_diag_handler, &llvm_diag);

@@ -209,7 +209,7 @@ static void reduce_last(Red *r, CgVal *in, Type t)
     Cg *cg = r->cg;
     const IrOp *op = r->op;
     bool arg = op->sub == RED_ARGMAX || op->sub == RED_ARGMIN;
-    CgLayout l = cg_layout(cg, t);
+    CgLayout l = cg_layout_type(cg, t);
     int64_t L = t.shape[t.rank - 1];
     int64_t cpr = L / l.v;
     int rep = cpr > cg->T ? (int)(cpr / cg->T) : 1;
@@ -260,7 +260,7 @@ static void reduce_last(Red *r, CgVal *in, Type t)
     cg_smem_need(cg, per * nres);
     cg_barrier(cg);
     for (int k = 0; k < nres; k++)
-        cg_set(cg, op->results[k], cg_smem_take(cg, op->results[k]->type, per * k, NULL, NULL));
+        cg_set(cg, op->results[k], cg_smem_take(cg, op->results[k], per * k, NULL, NULL));
     cg_barrier(cg);
 }
 
@@ -332,9 +332,10 @@ static CgVal to_last(Cg *cg, CgVal x, Type t, int axis, Type *out)
     d.shape[k] = t.shape[axis];
     *out = d;
     MoveCtx mc = {t, axis};
-    cg_smem_put(cg, x, t, 0);
+    CgLayout from = cg_layout_type(cg, t), to = cg_layout_type(cg, d);
+    cg_smem_put_in(cg, x, &from, t.dt, 0);
     cg_barrier(cg);
-    CgVal r = cg_smem_take(cg, d, 0, map_move, &mc);
+    CgVal r = cg_smem_take_in(cg, &to, d, 0, map_move, &mc);
     cg_barrier(cg);
     return r;
 }
@@ -421,7 +422,7 @@ bool cg_emit_scan(Cg *cg, const IrOp *op)
     int64_t numel = type_numel(t), per = region_bytes(numel), off[8];
     for (int i = 0; i < op->nops; i++) {
         off[i] = per * i;
-        cg_smem_put(cg, cg_get(cg, op->operands[i]), op->operands[i]->type, off[i]);
+        cg_smem_put(cg, cg_get(cg, op->operands[i]), op->operands[i], off[i]);
     }
     cg_smem_need(cg, per * op->nops);
     cg_barrier(cg);
@@ -439,7 +440,7 @@ bool cg_emit_scan(Cg *cg, const IrOp *op)
     }
     cg_barrier(cg);
     for (int i = 0; i < op->nres && i < op->nops; i++)
-        cg_set(cg, op->results[i], cg_smem_take(cg, op->results[i]->type, off[i], NULL, NULL));
+        cg_set(cg, op->results[i], cg_smem_take(cg, op->results[i], off[i], NULL, NULL));
     cg_barrier(cg);
     return true;
 }

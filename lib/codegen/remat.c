@@ -5,8 +5,6 @@
  * cols[None, :]`) free of barriers. Bounded in size so code does not grow. */
 #include "codegen/cg.h"
 
-enum { REMAT_MAX_OPS = 48 };
-
 static int ilog2(int64_t v)
 {
     int n = 0;
@@ -15,48 +13,11 @@ static int ilog2(int64_t v)
     return n;
 }
 
-/* Cheap and free of effects; float division and libdevice calls cost too much
- * to repeat per element. */
-static bool pure_elementwise(const IrOp *op)
-{
-    IrKind k = op->kind;
-    if (k == IR_DIV || k == IR_REM)
-        return dtype_is_int(op->results[0]->type.dt);
-    return cg_is_elementwise(k) && k != IR_EXTERN && k != IR_MATH;
-}
-
-/* Counts the ops to recompute; false when v cannot be or is too big. */
-static bool remat_ok(Cg *cg, const IrValue *v, int *budget)
-{
-    if (v->type.rank == 0)
-        return cg->have[v->id]; /* a uniform scalar already computed */
-    const IrOp *op = v->def;
-    if (!op || --*budget < 0)
-        return false;
-    switch (op->kind) {
-    case IR_CONST:
-    case IR_ARANGE:
-        return true;
-    case IR_SPLAT:
-    case IR_EXPAND_DIMS:
-    case IR_RESHAPE:
-    case IR_BROADCAST:
-        return remat_ok(cg, op->operands[0], budget);
-    default:
-        break;
-    }
-    if (!pure_elementwise(op))
-        return false;
-    for (int i = 0; i < op->nops; i++)
-        if (!remat_ok(cg, op->operands[i], budget))
-            return false;
-    return true;
-}
-
+/* Which values qualify is the layout pass's rule, so that the conversions it
+ * plans as free are free. */
 bool cg_can_remat(Cg *cg, const IrValue *v)
 {
-    int budget = REMAT_MAX_OPS;
-    return remat_ok(cg, v, &budget);
+    return pass_can_remat(v);
 }
 
 static int64_t stride_of(const Type *t, int d)
@@ -92,6 +53,7 @@ LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef idx)
         return cg_get(cg, op->operands[0]).el[0];
     case IR_EXPAND_DIMS:
     case IR_RESHAPE: /* row-major order is unchanged */
+    case IR_CONVERT_LAYOUT:
         return cg_remat_elem(cg, op->operands[0], idx);
     case IR_BROADCAST: {
         const IrValue *in = op->operands[0];

@@ -194,7 +194,7 @@ static bool exec_op(InterpProg *p, const IrOp *op)
     switch (op->kind) {
     case IR_CONST: case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: case IR_ARANGE: case IR_SPLAT:
     case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_TRANS: case IR_JOIN:
-    case IR_SPLIT: case IR_CAT: case IR_HINT:
+    case IR_SPLIT: case IR_CAT: case IR_HINT: case IR_CONVERT_LAYOUT:
         return interp_shape_op(p, op);
     case IR_LOAD: return interp_load(p, op);
     case IR_STORE: return interp_store(p, op);

@@ -141,6 +141,7 @@ bool interp_shape_op(InterpProg *p, const IrOp *op)
         return true;
     case IR_BROADCAST: return broadcast(p, op);
     case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_HINT:
+    case IR_CONVERT_LAYOUT: /* layouts place values on threads; no value changes */
         memmove(interp_slot(p, r), interp_slot(p, op->operands[0]),
                 (size_t)type_numel(r->type) * interp_elsize(r->type.dt));
         return true;

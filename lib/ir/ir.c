@@ -174,6 +174,32 @@ const char *math_fn_name(MathFn f) { return (unsigned)f < MATH_COUNT ? math_fn_n
 
 /* ---- building ------------------------------------------------------------- */
 
+const Layout *ir_layout_intern(IrFunc *f, const Layout *l)
+{
+    for (int i = 0; i < f->nlayouts; i++)
+        if (layout_equal(f->layouts[i], l))
+            return f->layouts[i];
+    const Layout *parent = l->parent ? ir_layout_intern(f, l->parent) : NULL;
+    if (l->parent && !parent)
+        return NULL;
+    if (f->nlayouts % 16 == 0) {
+        Layout **grown = arena_alloc(f->arena, sizeof(Layout *) * (size_t)(f->nlayouts + 16));
+        if (!grown || f->arena->oom)
+            return NULL;
+        if (f->nlayouts)
+            memcpy(grown, f->layouts, sizeof(Layout *) * (size_t)f->nlayouts);
+        f->layouts = grown;
+    }
+    Layout *c = arena_alloc(f->arena, sizeof *c);
+    if (!c || f->arena->oom)
+        return NULL;
+    *c = *l;
+    c->parent = parent;
+    c->id = f->nlayouts;
+    f->layouts[f->nlayouts++] = c;
+    return c;
+}
+
 IrFunc *ir_func_new(Arena *a, const char *name, const Source *src)
 {
     IrFunc *f = arena_alloc(a, sizeof *f);

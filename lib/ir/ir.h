@@ -14,6 +14,7 @@
 #ifndef TK_IR_H
 #define TK_IR_H
 
+#include "ir/layout.h"
 #include "support/base.h"
 
 /* ---- dtypes ------------------------------------------------------------- */
@@ -157,7 +158,9 @@ void type_print(StrBuf *sb, Type t);
                         "rounds")                                              \
     X(IR_HINT, "hint", "x -> x; sub = HintKind, ints = per-dim values")        \
     X(IR_ASSUME, "assume", "cond -> ()")                                       \
-    X(IR_BARRIER, "barrier", "-> (); CTA barrier (debug_barrier)")
+    X(IR_BARRIER, "barrier", "-> (); CTA barrier (debug_barrier)")          \
+    X(IR_CONVERT_LAYOUT, "convert_layout", "x -> x in the result's layout "   \
+                                            "(pass_layout inserts them)")
 
 typedef enum {
 #define X(k, m, d) k,
@@ -208,6 +211,7 @@ typedef struct IrValue {
     IrBlock *owner;    /* block whose argument this is (def == NULL) */
     int index;         /* result index in def, or argument index in owner */
     const char *name;  /* source variable name, for printing; may be NULL */
+    const Layout *layout; /* blocks after pass_layout; NULL before and for scalars */
 } IrValue;
 
 struct IrOp {
@@ -259,6 +263,8 @@ typedef struct IrFunc {
     int num_warps;
     int num_stages;
     int next_id;
+    Layout **layouts;   /* the distinct layouts of its values (pass_layout) */
+    int nlayouts;
 } IrFunc;
 
 /* ---- building ------------------------------------------------------------- */
@@ -305,6 +311,9 @@ void ir_renumber(IrFunc *f);
 
 /* Stable text form (--emit=ir). */
 void ir_print(StrBuf *out, const IrFunc *f);
+/* The function's copy of layout l (one per distinct layout, numbered in
+ * order of first use); NULL when the arena is exhausted. */
+const Layout *ir_layout_intern(IrFunc *f, const Layout *l);
 /* Checks the invariants above; reports "internal error" diagnostics. */
 bool ir_verify(const IrFunc *f, Diag *d);
 

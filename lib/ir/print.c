@@ -4,11 +4,12 @@
  * same IR, which lit tests rely on.
  *
  * Shape:
+ *   #L0 = blocked<spt=[4], tpw=[32], wpc=[4], order=[0]>   layouts (pass_layout)
  *   kernel @name(%0: ptr<fp32> {div=16}, %1: i32) num_warps=4 num_stages=3 {
  *     %2 = program_id 0 : i32
  *     %3 = const 1024 : i32                      consts: ints, true/false, floats
  *     %4 = mul %2, %3 : i32                      elementwise: operands : result type
- *     %5 = arange 0, 1024 : <1024xi32>
+ *     %5 = arange 0, 1024 : <1024xi32> #L0               a block's layout
  *     %6 = cmp lt %a, %b : <1024xi1>             predicate / math fn / kind first
  *     %7 = cast %x : i32 -> fp32                 casts show both types
  *     %8 = load %p, %mask, _ cache=.ca evict=evict_last volatile : <1024xfp32>
@@ -46,6 +47,12 @@ static void print_value(StrBuf *sb, const IrValue *v)
         sb_printf(sb, "%%%d", v->id);
     else
         sb_putc(sb, '_');
+}
+
+static void print_layout_ref(StrBuf *sb, const IrValue *v)
+{
+    if (v && v->layout)
+        sb_printf(sb, " #L%d", v->layout->id);
 }
 
 static void print_value_list(StrBuf *sb, IrValue *const *vs, int n)
@@ -247,6 +254,7 @@ static void print_regions(StrBuf *sb, const IrOp *op, int depth)
                 if (arg) {
                     sb_puts(sb, ": ");
                     type_print(sb, arg->type);
+                    print_layout_ref(sb, arg);
                 }
             }
             sb_puts(sb, "):\n");
@@ -287,6 +295,7 @@ static void print_op(StrBuf *sb, const IrOp *op, int depth)
                 type_print(sb, op->results[i]->type);
             else
                 sb_putc(sb, '?');
+            print_layout_ref(sb, op->results[i]);
         }
     }
     if (op->nregions)
@@ -306,6 +315,11 @@ static void print_block(StrBuf *sb, const IrBlock *b, int depth)
 
 void ir_print(StrBuf *out, const IrFunc *f)
 {
+    for (int i = 0; i < f->nlayouts; i++) {
+        sb_printf(out, "#L%d = ", i);
+        layout_print(out, f->layouts[i]);
+        sb_putc(out, '\n');
+    }
     sb_printf(out, "kernel @%s(", f->name ? f->name : "?");
     const IrBlock *body = f->body;
     for (int i = 0; body && body->args && i < body->nargs; i++) {

@@ -588,6 +588,14 @@ static void check_kind(Verifier *v, const IrOp *op)
         }
         break;
     case IR_BARRIER: counts(v, op, 0, 0, 0); break;
+    case IR_CONVERT_LAYOUT:
+        if (counts(v, op, 1, 1, 1) && present(v, op, 1)) {
+            same_type(v, op, op->operands[0]->type, op->results[0]->type,
+                      "convert_layout changes type");
+            if (!op->results[0]->layout)
+                vfail(v, op, "convert_layout without a result layout");
+        }
+        break;
     default: vfail(v, op, "unknown op kind %d", (int)op->kind); break;
     }
 }

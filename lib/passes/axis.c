@@ -527,6 +527,7 @@ static AxisInfo transfer(Axis *ax, const IrOp *op)
     case IR_CMP: return rule_cmp(op, a, b);
     case IR_SELECT: return rule_select(op, a, b, get(ax, op->operands[2]));
     case IR_HINT: return rule_hint(op, a);
+    case IR_CONVERT_LAYOUT: return *a;
     case IR_LOAD: return rule_load(op, a, op->nops > 1 && op->operands[1] ? b : NULL);
     case IR_CAST: case IR_BITCAST: case IR_PTR_TO_INT: case IR_INT_TO_PTR:
         /* int<->int (extend/truncate) and pointer<->int keep the facts */

@@ -1,6 +1,7 @@
 /* passes.h: the map of lib/passes/. Each pass takes a verified IrFunc and
  * leaves a verified IrFunc that computes the same values; the pipeline
- * (lib/pipeline.c) runs fold, then dce, and the verifier between them.
+ * (lib/pipeline.c) runs fold, dce, then layout assignment, and the
+ * verifier between them.
  * Analyses (axis.h) only read the IR and answer questions about it for
  * code generation. Passes allocate from the function's arena only. */
 #ifndef TK_PASSES_H
@@ -15,5 +16,12 @@ void pass_dce(IrFunc *f);
 /* hoists loop-invariant pure ops out of `for` bodies, then merges equal pure
  * ops (common subexpressions); run between pass_fold and pass_dce (cse.c) */
 void pass_cse(IrFunc *f);
+
+/* gives every block value a layout and inserts convert_layout ops where a
+ * use needs another (layout.c); false on out-of-memory */
+bool pass_layout(IrFunc *f);
+/* v is built from arange, constants, scalars and cheap elementwise or shape
+ * ops, so it can be recomputed in any layout instead of moved (layout.c) */
+bool pass_can_remat(const IrValue *v);
 
 #endif

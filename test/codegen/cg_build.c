@@ -23,6 +23,7 @@ static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
     sb_init(&ll);
     sb_init(&ptx);
     CgOptions o = {arch, 3, NULL};
+    pass_layout(f);
     bool ok = cg_compile(f, &o, &d, want_llvm ? &ll : NULL, &ptx);
     if (!ok)
         fprintf(stderr, "%s: %s\n", f->name, d.text.data ? d.text.data : "(no message)");
@@ -84,6 +85,7 @@ static void missing_libdevice(Arena *a)
     StrBuf ptx;
     sb_init(&ptx);
     CgOptions o = {"sm_80", 3, "/nonexistent/libdevice.10.bc"};
+    pass_layout(f);
     CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
     CHECK(d.errors == 1);
     CHECK(d.text.data && strstr(d.text.data, "/nonexistent/libdevice.10.bc"));
@@ -100,6 +102,7 @@ static void missing_libdevice(Arena *a)
     diag_init(&d, NULL);
     sb_init(&ptx);
     o = (CgOptions){"sm_80", 3, NULL};
+    pass_layout(g);
     CHECK(!cg_compile(g, &o, &d, NULL, &ptx));
     CHECK(d.text.data && strstr(d.text.data, "'__nv_no_such_functionf' is not a libdevice function"));
     sb_free(&ptx);
@@ -108,6 +111,7 @@ static void missing_libdevice(Arena *a)
     diag_init(&d, NULL);
     sb_init(&ptx);
     o = (CgOptions){"sm_75", 3, NULL};
+    pass_layout(f);
     CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
     CHECK(d.text.data && strstr(d.text.data, "sm_75"));
     sb_free(&ptx);

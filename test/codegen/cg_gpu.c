@@ -93,6 +93,7 @@ static CUfn kernel(IrFunc *f)
     Diag d;
     diag_init(&d, NULL);
     CgOptions o = {arch, 3, NULL};
+    pass_layout(f);
     if (!cg_compile(f, &o, &d, NULL, &ptx)) {
         fprintf(stderr, "%s: %s\n", f->name, d.text.data);
         exit(1);

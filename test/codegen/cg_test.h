@@ -240,7 +240,7 @@ static inline IrFunc *k_flow(Arena *a, Want *w)
     return f;
 }
 
-/* dot of a 64x32 fp16 tile with a 32x64 one into fp32. */
+/* dot of an MxK tile with a KxN one. */
 static inline IrFunc *k_dot_sized(Arena *a, DType in, DType acc, int M, int K, int N, Want *w)
 {
     IrBuilder b;
@@ -268,7 +268,10 @@ static inline IrFunc *k_dot_sized(Arena *a, DType in, DType acc, int M, int K, i
     IrValue *ops[3] = {av, bv, cf(&b, mat(acc, M, N), 0.0)};
     IrValue *d = opn(&b, IR_DOT, ops, 3, mat(acc, M, N));
     store(&b, addptr(&b, splat(&b, cp, pvec(acc, 2, (int[]){M, N})), co), d, NULL);
-    *w = (Want){{dtype_is_float(acc) ? "fma.rn" : "mad.lo", "ld.shared", "bar.sync"}, 3};
+    /* fp16, bf16 and int8 run on tensor cores; fp32 with IEEE precision on FMA */
+    bool mma = (in == DT_F16 || in == DT_BF16 || in == DT_I8) && M >= 16 && N >= 8;
+    *w = (Want){{mma ? "mma.sync" : dtype_is_float(acc) ? "fma.rn" : "mad.lo", "ld.shared",
+                 "bar.sync"}, 3};
     return f;
 }
 

@@ -1,0 +1,361 @@
+/* ir/layout.c: layout kinds and their linear forms (see layout.h). Assumes
+ * power-of-two shapes and thread counts; guarantees a linear form whose
+ * non-zero offsets are distinct powers of two, so an element index is the
+ * OR (equally the XOR or the sum) of the offsets of the set bits. */
+#include "ir/layout.h"
+
+#include <string.h>
+
+static int log2i(int64_t v)
+{
+    int n = 0;
+    while (((int64_t)1 << n) < v)
+        n++;
+    return n;
+}
+
+/* Builds a linear form bit by bit: each hardware bit gets the next unused
+ * bit of one dim, or 0 once the dim is used up (a copy). */
+typedef struct LinBuild {
+    LinLayout *ll;
+    int rank;
+    int logs[TK_LAYOUT_MAX_RANK];   /* log2 of each dim */
+    int used[TK_LAYOUT_MAX_RANK];   /* bits of each dim given out so far */
+    int64_t stride[TK_LAYOUT_MAX_RANK];
+    bool ok;
+} LinBuild;
+
+static void lb_init(LinBuild *b, LinLayout *ll, int rank, const int *shape, int threads)
+{
+    memset(ll, 0, sizeof *ll);
+    memset(b, 0, sizeof *b);
+    b->ll = ll;
+    b->rank = rank;
+    b->ok = true;
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        b->logs[d] = log2i(shape[d]);
+        b->stride[d] = s;
+        s *= shape[d];
+    }
+    ll->nthread = log2i(threads);
+}
+
+static int64_t lb_next(LinBuild *b, int d)
+{
+    if (d < 0 || b->used[d] >= b->logs[d])
+        return 0;
+    return b->stride[d] << b->used[d]++;
+}
+
+static void lb_reg(LinBuild *b, int d)
+{
+    if (b->ll->nreg >= TK_LIN_MAX_REG) {
+        b->ok = false;
+        return;
+    }
+    b->ll->reg[b->ll->nreg++] = lb_next(b, d);
+}
+
+static void lb_thread(LinBuild *b, int *at, int d)
+{
+    if (*at < b->ll->nthread)
+        b->ll->thread[*at] = lb_next(b, d);
+    (*at)++;
+}
+
+/* Registers for whatever of each dim is left, dims in `order`. */
+static void lb_repeat(LinBuild *b, const int *order)
+{
+    for (int i = 0; i < b->rank; i++)
+        while (b->used[order[i]] < b->logs[order[i]] && b->ok)
+            lb_reg(b, order[i]);
+}
+
+static bool linear_blocked(const Layout *l, LinBuild *b)
+{
+    int at = 0;
+    for (int i = 0; i < l->rank; i++)
+        for (int k = log2i(l->spt[l->order[i]]); k > 0; k--)
+            lb_reg(b, l->order[i]);
+    for (int i = 0; i < l->rank; i++)
+        for (int k = log2i(l->tpw[l->order[i]]); k > 0; k--)
+            lb_thread(b, &at, l->order[i]);
+    for (int i = 0; i < l->rank; i++)
+        for (int k = log2i(l->wpc[l->order[i]]); k > 0; k--)
+            lb_thread(b, &at, l->order[i]);
+    lb_repeat(b, l->order);
+    return at == b->ll->nthread;
+}
+
+/* mma.sync m16n8: c0,c1 hold (g, 2t..2t+1), c2,c3 (g+8, ...), where g is
+ * lane / 4 and t lane % 4; warps split M first, then N; the rest repeats
+ * over N, then M. */
+static bool linear_mma(const Layout *l, LinBuild *b)
+{
+    if (b->rank != 2 || b->logs[0] < 4 + log2i(l->wm) || b->logs[1] < 3 + log2i(l->wn))
+        return false;
+    int at = 0;
+    lb_reg(b, 1);
+    lb_thread(b, &at, 1);
+    lb_thread(b, &at, 1);
+    for (int k = 0; k < 3; k++)
+        lb_thread(b, &at, 0);
+    lb_reg(b, 0);
+    for (int k = log2i(l->wm); k > 0; k--)
+        lb_thread(b, &at, 0);
+    for (int k = log2i(l->wn); k > 0; k--)
+        lb_thread(b, &at, 1);
+    while (at < b->ll->nthread) /* warps beyond the tile compute copies */
+        lb_thread(b, &at, -1);
+    const int order[2] = {1, 0};
+    lb_repeat(b, order);
+    return at == b->ll->nthread;
+}
+
+/* The A ([M, K]) or B ([K, N]) fragments of one mma: kpack elements of K in
+ * a register, lanes % 4 step K by kpack, lanes / 4 step the other dim; A's
+ * second register steps M by 8, the last steps K by 4 * kpack. Warps along
+ * the other operand's dim hold copies. The rest repeats over K, then the
+ * non-K dim. */
+static bool linear_dot_op(const Layout *l, LinBuild *b)
+{
+    const Layout *p = l->parent;
+    int kd = l->opidx == 0 ? 1 : 0, od = 1 - kd;
+    int kinst = log2i(p->instr_k), kpack = log2i(l->kpack);
+    int need_o = l->opidx == 0 ? 4 + log2i(p->wm) : 3 + log2i(p->wn);
+    if (b->rank != 2 || b->logs[kd] < kinst || b->logs[od] < need_o || kinst != kpack + 3)
+        return false;
+    int at = 0;
+    for (int k = 0; k < kpack; k++)
+        lb_reg(b, kd);
+    lb_thread(b, &at, kd);
+    lb_thread(b, &at, kd);
+    for (int k = 0; k < 3; k++)
+        lb_thread(b, &at, od);
+    if (l->opidx == 0)
+        lb_reg(b, od);
+    lb_reg(b, kd);
+    for (int k = log2i(p->wm); k > 0; k--)
+        lb_thread(b, &at, l->opidx == 0 ? od : -1);
+    for (int k = log2i(p->wn); k > 0; k--)
+        lb_thread(b, &at, l->opidx == 1 ? od : -1);
+    while (at < b->ll->nthread)
+        lb_thread(b, &at, -1);
+    const int order[2] = {kd, od};
+    lb_repeat(b, order);
+    return at == b->ll->nthread;
+}
+
+bool layout_linear(const Layout *l, int rank, const int *shape, int threads, LinLayout *out)
+{
+    if (!l || rank < 1 || rank > TK_LAYOUT_MAX_RANK)
+        return false;
+    if (l->kind == LY_SLICE) {
+        /* the parent over the shape with the removed dim put back at size 1:
+         * the threads along it become copies */
+        int ps[TK_LAYOUT_MAX_RANK];
+        if (!l->parent || rank + 1 > TK_LAYOUT_MAX_RANK || l->dim < 0 || l->dim > rank)
+            return false;
+        for (int d = 0, s = 0; d <= rank; d++)
+            ps[d] = d == l->dim ? 1 : shape[s++];
+        return layout_linear(l->parent, rank + 1, ps, threads, out);
+    }
+    if (l->rank != rank && l->kind != LY_DOT_OP)
+        return false;
+    LinBuild b;
+    lb_init(&b, out, rank, shape, threads);
+    bool ok = false;
+    switch (l->kind) {
+    case LY_BLOCKED:
+        ok = linear_blocked(l, &b);
+        break;
+    case LY_MMA:
+        ok = linear_mma(l, &b);
+        break;
+    case LY_DOT_OP:
+        ok = l->parent && l->parent->kind == LY_MMA && linear_dot_op(l, &b);
+        break;
+    default:
+        break;
+    }
+    return ok && b.ok;
+}
+
+int64_t lin_index(const LinLayout *ll, int64_t reg, int64_t tid)
+{
+    int64_t e = 0;
+    for (int i = 0; i < ll->nreg; i++)
+        if (reg >> i & 1)
+            e ^= ll->reg[i];
+    for (int i = 0; i < ll->nthread; i++)
+        if (tid >> i & 1)
+            e ^= ll->thread[i];
+    return e;
+}
+
+int lin_contiguous(const LinLayout *ll)
+{
+    int n = 0;
+    while (n < ll->nreg && ll->reg[n] == (int64_t)1 << n)
+        n++;
+    return 1 << n;
+}
+
+int64_t lin_thread_copies(const LinLayout *ll)
+{
+    int64_t m = 0;
+    for (int i = 0; i < ll->nthread; i++)
+        if (!ll->thread[i])
+            m |= (int64_t)1 << i;
+    return m;
+}
+
+int64_t lin_reg_copies(const LinLayout *ll)
+{
+    int64_t m = 0;
+    for (int i = 0; i < ll->nreg; i++)
+        if (!ll->reg[i])
+            m |= (int64_t)1 << i;
+    return m;
+}
+
+bool lin_equal(const LinLayout *a, const LinLayout *b)
+{
+    return a->nreg == b->nreg && a->nthread == b->nthread &&
+           memcmp(a->reg, b->reg, sizeof(int64_t) * (size_t)a->nreg) == 0 &&
+           memcmp(a->thread, b->thread, sizeof(int64_t) * (size_t)a->nthread) == 0;
+}
+
+static bool ints_equal(const int *a, const int *b, int n)
+{
+    return memcmp(a, b, sizeof(int) * (size_t)n) == 0;
+}
+
+bool layout_equal(const Layout *a, const Layout *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || a->kind != b->kind || a->rank != b->rank)
+        return false;
+    switch (a->kind) {
+    case LY_BLOCKED:
+        return ints_equal(a->spt, b->spt, a->rank) && ints_equal(a->tpw, b->tpw, a->rank) &&
+               ints_equal(a->wpc, b->wpc, a->rank) && ints_equal(a->order, b->order, a->rank);
+    case LY_SLICE:
+        return a->dim == b->dim && layout_equal(a->parent, b->parent);
+    case LY_MMA:
+        return a->wm == b->wm && a->wn == b->wn && a->instr_k == b->instr_k;
+    case LY_DOT_OP:
+        return a->opidx == b->opidx && a->kpack == b->kpack && layout_equal(a->parent, b->parent);
+    case LY_SHARED:
+        return a->vec == b->vec && a->per_phase == b->per_phase &&
+               a->max_phase == b->max_phase && ints_equal(a->order, b->order, a->rank);
+    }
+    return false;
+}
+
+static void print_ints(StrBuf *sb, const char *key, const int *v, int n)
+{
+    sb_printf(sb, "%s=[", key);
+    for (int i = 0; i < n; i++)
+        sb_printf(sb, i ? ",%d" : "%d", v[i]);
+    sb_putc(sb, ']');
+}
+
+void layout_print(StrBuf *sb, const Layout *l)
+{
+    switch (l->kind) {
+    case LY_BLOCKED:
+        sb_puts(sb, "blocked<");
+        print_ints(sb, "spt", l->spt, l->rank);
+        print_ints(sb, ", tpw", l->tpw, l->rank);
+        print_ints(sb, ", wpc", l->wpc, l->rank);
+        print_ints(sb, ", order", l->order, l->rank);
+        sb_putc(sb, '>');
+        break;
+    case LY_SLICE:
+        sb_printf(sb, "slice<dim=%d, parent=", l->dim);
+        layout_print(sb, l->parent);
+        sb_putc(sb, '>');
+        break;
+    case LY_MMA:
+        sb_printf(sb, "mma<m16n8k%d, warps=[%d,%d]>", l->instr_k, l->wm, l->wn);
+        break;
+    case LY_DOT_OP:
+        sb_printf(sb, "dot_op<%s, kpack=%d, parent=", l->opidx ? "b" : "a", l->kpack);
+        layout_print(sb, l->parent);
+        sb_putc(sb, '>');
+        break;
+    case LY_SHARED:
+        sb_printf(sb, "shared<vec=%d, per_phase=%d, max_phase=%d, ", l->vec, l->per_phase,
+                  l->max_phase);
+        print_ints(sb, "order", l->order, l->rank);
+        sb_putc(sb, '>');
+        break;
+    }
+}
+
+Layout layout_blocked_default(int rank, const int *shape, int vec, int threads)
+{
+    Layout l;
+    memset(&l, 0, sizeof l);
+    l.kind = LY_BLOCKED;
+    l.rank = rank;
+    for (int d = 0; d < rank; d++) {
+        l.order[d] = rank - 1 - d;
+        l.spt[d] = 1;
+        l.tpw[d] = 1;
+        l.wpc[d] = 1;
+    }
+    l.spt[rank - 1] = vec;
+    int lanes = 32, warps = threads / 32 > 0 ? threads / 32 : 1;
+    for (int i = 0; i < rank; i++) {
+        int d = l.order[i];
+        int cap = shape[d] / l.spt[d] > 0 ? shape[d] / l.spt[d] : 1;
+        l.tpw[d] = cap < lanes ? cap : lanes;
+        lanes /= l.tpw[d];
+    }
+    l.tpw[l.order[rank - 1]] *= lanes;
+    for (int i = 0; i < rank; i++) {
+        int d = l.order[i];
+        int cap = shape[d] / (l.spt[d] * l.tpw[d]) > 0 ? shape[d] / (l.spt[d] * l.tpw[d]) : 1;
+        l.wpc[d] = cap < warps ? cap : warps;
+        warps /= l.wpc[d];
+    }
+    l.wpc[l.order[rank - 1]] *= warps;
+    return l;
+}
+
+Layout layout_mma(int M, int N, int num_warps, int instr_k)
+{
+    Layout l;
+    memset(&l, 0, sizeof l);
+    l.kind = LY_MMA;
+    l.rank = 2;
+    l.instr_k = instr_k;
+    l.wm = 1;
+    l.wn = 1;
+    while (l.wm * l.wn < num_warps) {
+        bool m_room = M >= 32 * l.wm, n_room = N >= 16 * l.wn;
+        if (m_room && (M / l.wm >= N / l.wn || !n_room))
+            l.wm *= 2;
+        else if (n_room)
+            l.wn *= 2;
+        else
+            break;
+    }
+    return l;
+}
+
+Layout layout_dot_op(const Layout *mma, int opidx, int kpack)
+{
+    Layout l;
+    memset(&l, 0, sizeof l);
+    l.kind = LY_DOT_OP;
+    l.rank = 2;
+    l.parent = mma;
+    l.opidx = opidx;
+    l.kpack = kpack;
+    return l;
+}

@@ -1,0 +1,392 @@
+/* layout.c: layout assignment (pass_layout). Gives every block value a
+ * layout and inserts convert_layout ops where a use needs another one.
+ *
+ * Anchors: loads and stores fix the blocked layout of their shape (vector
+ * width from axis analysis, one layout per shape, as wide as the widest
+ * access allows); a dot that tensor cores can run gets an mma accumulator
+ * and dot-operand layouts for A and B. The mma layout then spreads forwards
+ * through elementwise ops and loop-carried values, as long as their other
+ * operands are cheap to recompute (index arithmetic, constants), so an
+ * accumulator stays in registers across a K loop and is converted once, or
+ * not at all when the store's pointers can be recomputed in its layout.
+ * Ops that work on blocked layouts only (reductions, scans, shape ops, the
+ * FMA dot, atomics) get their operands converted back.
+ *
+ * Assumes verified IR without layouts; guarantees every block value has a
+ * layout whose linear form exists for its shape, and that every op's
+ * operands have the layouts the op needs (checked by ir_verify). */
+#include "compiler.h"
+#include "passes/axis.h"
+
+#include <string.h>
+
+enum { MAX_SHAPES = 64, REMAT_BUDGET = 48 };
+
+typedef struct ShapeVec {
+    int rank;
+    int shape[TK_MAX_RANK];
+    int v;
+} ShapeVec;
+
+typedef struct LayoutPass {
+    IrFunc *f;
+    int threads;
+    ShapeVec shapes[MAX_SHAPES];
+    int nshapes;
+    const AxisInfo *axis;
+    bool changed;
+    bool failed;
+} LayoutPass;
+
+/* ---- the blocked layout of a shape ------------------------------------------------ */
+
+static ShapeVec *shape_entry(LayoutPass *p, const Type *t)
+{
+    for (int i = 0; i < p->nshapes; i++)
+        if (p->shapes[i].rank == t->rank &&
+            memcmp(p->shapes[i].shape, t->shape, sizeof(int) * (size_t)t->rank) == 0)
+            return &p->shapes[i];
+    return NULL;
+}
+
+static int mem_bytes(DType dt)
+{
+    return dt == DT_I1 ? 1 : dtype_bits(dt) / 8;
+}
+
+static bool note_access(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if ((op->kind != IR_LOAD && op->kind != IR_STORE) || op->nops < 1)
+        return true;
+    const IrValue *ptr = op->operands[0];
+    const IrValue *mask = op->kind == IR_LOAD ? (op->nops > 1 ? op->operands[1] : NULL)
+                                             : (op->nops > 2 ? op->operands[2] : NULL);
+    if (ptr->type.rank == 0)
+        return true;
+    int vw = axis_vector_width(p->axis, ptr, mask, mem_bytes(ptr->type.elem));
+    vw = vw > 16 ? 16 : vw < 1 ? 1 : vw;
+    ShapeVec *e = shape_entry(p, &ptr->type);
+    if (!e) {
+        if (p->nshapes >= MAX_SHAPES)
+            return true;
+        e = &p->shapes[p->nshapes++];
+        e->rank = ptr->type.rank;
+        memcpy(e->shape, ptr->type.shape, sizeof e->shape);
+        e->v = vw;
+    } else if (vw > e->v) {
+        e->v = vw;
+    }
+    return true;
+}
+
+/* Elements per thread along the last dim: the widest access of the shape,
+ * but no wider than leaves every thread some work (as Triton does); 4 (or
+ * the dim) for shapes no load or store touches. */
+static int shape_vec(LayoutPass *p, const Type *t)
+{
+    int last = t->shape[t->rank - 1];
+    int v = last < 4 ? (last > 0 ? last : 1) : 4;
+    const ShapeVec *e = shape_entry(p, t);
+    if (e && e->v <= last) {
+        int64_t fill = type_numel(*t) / p->threads;
+        v = e->v;
+        while (v > 1 && v > fill)
+            v /= 2;
+    }
+    return v;
+}
+
+static const Layout *blocked_of(LayoutPass *p, const Type *t)
+{
+    Layout l = layout_blocked_default(t->rank, t->shape, shape_vec(p, t), p->threads);
+    const Layout *r = ir_layout_intern(p->f, &l);
+    if (!r)
+        p->failed = true;
+    return r;
+}
+
+/* ---- which values can be recomputed in any layout ------------------------------------ */
+
+static bool cheap_op(const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_AND: case IR_OR: case IR_XOR:
+    case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX: case IR_NEG: case IR_NOT:
+    case IR_CMP: case IR_SELECT: case IR_CAST: case IR_BITCAST: case IR_ADDPTR:
+    case IR_PTR_TO_INT: case IR_INT_TO_PTR: case IR_UMULHI: case IR_FMA:
+        return true;
+    case IR_DIV: case IR_REM:
+        return dtype_is_int(op->results[0]->type.dt);
+    default:
+        return false;
+    }
+}
+
+static bool remat_ok(const IrValue *v, int *budget)
+{
+    if (v->type.rank == 0)
+        return true;
+    const IrOp *op = v->def;
+    if (!op || --*budget < 0)
+        return false;
+    switch (op->kind) {
+    case IR_CONST: case IR_ARANGE:
+        return true;
+    case IR_SPLAT: case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_BROADCAST:
+    case IR_CONVERT_LAYOUT:
+        return remat_ok(op->operands[0], budget);
+    default:
+        break;
+    }
+    if (!cheap_op(op))
+        return false;
+    for (int i = 0; i < op->nops; i++)
+        if (!remat_ok(op->operands[i], budget))
+            return false;
+    return true;
+}
+
+bool pass_can_remat(const IrValue *v)
+{
+    int budget = REMAT_BUDGET;
+    return remat_ok(v, &budget);
+}
+
+/* ---- tensor-core dots ------------------------------------------------------------------ */
+
+/* The instruction K and the elements per 32-bit register of an mma.sync for
+ * this dot, or false when it needs the FMA path. */
+static bool mma_shape(const IrOp *op, int *instr_k, int *kpack)
+{
+    Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
+    if (a.rank != 2 || a.dt != b.dt)
+        return false;
+    if ((a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32) {
+        *instr_k = 16;
+        *kpack = 2;
+    } else if (a.dt == DT_F32 && c.dt == DT_F32 && op->sub == DOT_TF32) {
+        *instr_k = 8;
+        *kpack = 1;
+    } else if (a.dt == DT_I8 && c.dt == DT_I32) {
+        *instr_k = 32;
+        *kpack = 4;
+    } else {
+        return false;
+    }
+    return c.shape[0] >= 16 && c.shape[1] >= 8 && a.shape[1] >= *instr_k;
+}
+
+static bool fits(LayoutPass *p, const Layout *l, const Type *t)
+{
+    LinLayout ll;
+    return layout_linear(l, t->rank, t->shape, p->threads, &ll);
+}
+
+static bool assign_dot(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    int instr_k, kpack;
+    if (op->kind != IR_DOT || !mma_shape(op, &instr_k, &kpack))
+        return true;
+    Type c = op->results[0]->type;
+    Layout mma = layout_mma(c.shape[0], c.shape[1], p->threads / 32, instr_k);
+    Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
+    if (!fits(p, &mma, &c) || !fits(p, &a, &op->operands[0]->type) ||
+        !fits(p, &b, &op->operands[1]->type))
+        return true;
+    op->results[0]->layout = ir_layout_intern(p->f, &mma);
+    return true;
+}
+
+static bool is_mma(const IrValue *v)
+{
+    return v && v->layout && v->layout->kind == LY_MMA;
+}
+
+static bool elementwise(IrKind k)
+{
+    switch (k) {
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
+    case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
+    case IR_UMULHI: case IR_NEG: case IR_NOT: case IR_CMP: case IR_SELECT: case IR_FMA:
+    case IR_MATH: case IR_EXTERN: case IR_CAST: case IR_BITCAST:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* An elementwise op follows an mma operand when its other block operands
+ * share that layout or can be recomputed in it. */
+static const Layout *follow_mma(const IrOp *op)
+{
+    const Layout *m = NULL;
+    for (int i = 0; i < op->nops; i++)
+        if (is_mma(op->operands[i]))
+            m = op->operands[i]->layout;
+    if (!m)
+        return NULL;
+    for (int i = 0; i < op->nops; i++) {
+        const IrValue *x = op->operands[i];
+        if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x))
+            return NULL;
+    }
+    return m;
+}
+
+static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
+{
+    if (v->layout != l) {
+        v->layout = l;
+        p->changed = true;
+    }
+}
+
+/* A loop keeps a carried value in the layout its body yields when the
+ * initial value can be made in that layout cheaply. */
+static void spread_for(LayoutPass *p, IrOp *op)
+{
+    IrBlock *body = op->regions[0];
+    const IrOp *y = body->last;
+    if (!y || y->kind != IR_YIELD)
+        return;
+    for (int i = 0; i < y->nops && i + 3 < op->nops; i++) {
+        IrValue *next = y->operands[i], *init = op->operands[i + 3];
+        if (!is_mma(next) || body->args[i + 1]->layout == next->layout)
+            continue;
+        if (!(init->layout && layout_equal(init->layout, next->layout)) && !pass_can_remat(init))
+            continue;
+        set_layout(p, body->args[i + 1], next->layout);
+        set_layout(p, op->results[i], next->layout);
+    }
+}
+
+static bool spread(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind == IR_FOR && op->nregions == 1)
+        spread_for(p, op);
+    else if (elementwise(op->kind) && op->nres == 1 && op->results[0]->type.rank) {
+        const Layout *m = follow_mma(op);
+        if (m)
+            set_layout(p, op->results[0], m);
+    }
+    return true;
+}
+
+/* ---- default layouts ------------------------------------------------------------------ */
+
+static void give_blocked(LayoutPass *p, IrValue *v)
+{
+    if (v && v->type.rank && !v->layout)
+        v->layout = blocked_of(p, &v->type);
+}
+
+static bool assign_default(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    for (int i = 0; i < op->nres; i++)
+        give_blocked(p, op->results[i]);
+    for (int r = 0; r < op->nregions; r++)
+        for (int i = 0; i < op->regions[r]->nargs; i++)
+            give_blocked(p, op->regions[r]->args[i]);
+    return !p->failed;
+}
+
+/* ---- conversions ---------------------------------------------------------------------- */
+
+/* The layout operand i of op must have; NULL: whatever it has. */
+static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
+{
+    const IrValue *x = op->operands[i];
+    if (!x || x->type.rank == 0)
+        return NULL;
+    switch (op->kind) {
+    case IR_CONVERT_LAYOUT:
+        return NULL;
+    case IR_DOT:
+        if (is_mma(op->results[0])) {
+            const Layout *m = op->results[0]->layout;
+            if (i == 2)
+                return m;
+            int instr_k, kpack;
+            mma_shape(op, &instr_k, &kpack);
+            Layout d = layout_dot_op(m, i, kpack);
+            return ir_layout_intern(p->f, &d);
+        }
+        return blocked_of(p, &x->type);
+    case IR_STORE:
+        /* the stored value decides, when pointer and mask can follow it */
+        if (is_mma(op->operands[1]) && pass_can_remat(op->operands[0]) &&
+            (op->nops < 3 || !op->operands[2] || pass_can_remat(op->operands[2])))
+            return op->operands[1]->layout;
+        return blocked_of(p, &x->type);
+    case IR_YIELD: {
+        const IrOp *parent = op->parent ? op->parent->parent : NULL;
+        if (parent && parent->kind == IR_FOR && i + 1 < op->parent->nargs)
+            return op->parent->args[i + 1]->layout;
+        return blocked_of(p, &x->type);
+    }
+    case IR_FOR:
+        if (i >= 3 && i - 2 < op->regions[0]->nargs)
+            return op->regions[0]->args[i - 2]->layout;
+        return NULL;
+    default:
+        if ((elementwise(op->kind) || op->kind == IR_LOAD) && op->nres == 1 &&
+            op->results[0]->type.rank)
+            return op->results[0]->layout;
+        return blocked_of(p, &x->type);
+    }
+}
+
+static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
+{
+    IrValue *x = op->operands[i];
+    IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, op->span, &x, 1, &x->type, 1);
+    if (!c || p->f->arena->oom) {
+        p->failed = true;
+        return;
+    }
+    c->results[0]->layout = want;
+    c->results[0]->name = x->name;
+    ir_insert_before(op, c);
+    op->operands[i] = c->results[0];
+}
+
+static bool insert_converts(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    for (int i = 0; i < op->nops && !p->failed; i++) {
+        const Layout *want = wanted(p, op, i);
+        if (want && op->operands[i]->layout != want &&
+            !layout_equal(op->operands[i]->layout, want))
+            convert_operand(p, op, i, want);
+    }
+    return !p->failed;
+}
+
+bool pass_layout(IrFunc *f)
+{
+    LayoutPass p;
+    memset(&p, 0, sizeof p);
+    p.f = f;
+    p.threads = (f->num_warps > 0 ? f->num_warps : 4) * 32;
+    p.axis = axis_analyze(f, f->arena);
+    if (p.axis)
+        ir_walk(f->body, note_access, &p);
+    ir_walk(f->body, assign_dot, &p);
+    for (int round = 0; round < 16; round++) {
+        p.changed = false;
+        ir_walk(f->body, spread, &p);
+        if (!p.changed)
+            break;
+    }
+    ir_walk(f->body, assign_default, &p);
+    if (!p.failed)
+        ir_walk(f->body, insert_converts, &p);
+    if (p.failed || f->arena->oom)
+        return false;
+    ir_renumber(f);
+    return true;
+}
