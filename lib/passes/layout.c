@@ -310,7 +310,7 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             const Layout *m = op->results[0]->layout;
             if (i == 2)
                 return m;
-            int instr_k, kpack;
+            int instr_k = 16, kpack = 2;
             mma_shape(op, &instr_k, &kpack);
             Layout d = layout_dot_op(m, i, kpack);
             return ir_layout_intern(p->f, &d);
