@@ -1,0 +1,209 @@
+"""GEMM and attention on tensor cores: the same source under tk and under
+Triton, in one process, on the same inputs, with cuBLAS (torch.matmul)
+alongside. Each result is checked against an fp32 reference on fresh random
+inputs, the output poisoned (NaN) first; times are CUDA-event medians over
+many runs after warm-up. Prints TFLOP/s per compiler and tk/Triton.
+
+    TK_ARCH=sm_80 TRITON_OVERRIDE_ARCH=sm80 python3 bench/gemm.py --libtk BUILD/libtk.so
+
+Needs torch and triton on a machine with an NVIDIA GPU.
+"""
+import argparse
+import importlib.machinery
+import importlib.util
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import tkbind  # noqa: E402
+
+MATMUL = os.path.join(ROOT, "examples", "matmul.tk")
+ATTENTION = os.path.join(ROOT, "bench", "kernels", "attention.tk")
+
+# (BM, BN, BK, GROUP, warps, stages): Triton tutorial 03's configs for fp16
+CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32, 8, 4, 4),
+           (64, 128, 32, 8, 4, 4)]
+
+
+def load_module(path, name):
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def median_ms(torch, fn, reps, warmup=5):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def rel_err(torch, out, ref):
+    out = out.float()
+    if not torch.isfinite(out).all():
+        return float("inf")
+    return (torch.linalg.norm(out - ref) / torch.linalg.norm(ref)).item()
+
+
+class Gemm:
+    def __init__(self, torch, tk, triton_mod):
+        self.torch, self.tk, self.tri = torch, tk, triton_mod
+        self.kernel = tk.kernel(MATMUL, "matmul")
+
+    def tk_launch(self, a, b, c, cfg):
+        BM, BN, BK, G, warps, stages = cfg
+        M, K = a.shape
+        N = b.shape[1]
+        dt = {self.torch.float16: "f16", self.torch.bfloat16: "bf16"}[a.dtype]
+        args = [tkbind.tk_ptr(a.data_ptr(), dt), tkbind.tk_ptr(b.data_ptr(), dt),
+                tkbind.tk_ptr(c.data_ptr(), dt), tkbind.tk_i32(M), tkbind.tk_i32(N),
+                tkbind.tk_i32(K), tkbind.tk_i32(a.stride(0)), tkbind.tk_i32(a.stride(1)),
+                tkbind.tk_i32(b.stride(0)), tkbind.tk_i32(b.stride(1)),
+                tkbind.tk_i32(c.stride(0)), tkbind.tk_i32(c.stride(1)),
+                tkbind.tk_const("BM", BM), tkbind.tk_const("BN", BN),
+                tkbind.tk_const("BK", BK), tkbind.tk_const("GROUP", G)]
+        grid = (((M + BM - 1) // BM) * ((N + BN - 1) // BN),)
+        launch = tkbind.TkLaunch(self.tk, self.kernel, grid, args, warps)
+        launch.opts.num_stages = stages
+        return launch
+
+    def triton_launch(self, a, b, c, cfg):
+        BM, BN, BK, G, warps, stages = cfg
+        M, K = a.shape
+        N = b.shape[1]
+        grid = (((M + BM - 1) // BM) * ((N + BN - 1) // BN),)
+
+        def run():
+            self.tri.matmul[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                                  b.stride(1), c.stride(0), c.stride(1), BM=BM, BN=BN, BK=BK,
+                                  GROUP=G, num_warps=warps, num_stages=stages)
+        return run
+
+
+def gemm_rows(torch, g, shapes, dtypes, configs, reps):
+    rows = []
+    for (M, N, K) in shapes:
+        for dt in dtypes:
+            torch.manual_seed(M + N + K)
+            a = torch.randn(M, K, device="cuda", dtype=dt)
+            b = torch.randn(K, N, device="cuda", dtype=dt)
+            ref = a.float() @ b.float()
+            c = torch.empty(M, N, device="cuda", dtype=dt)
+            flops = 2.0 * M * N * K
+            best = {"tk": (0, None), "triton": (0, None)}
+            errs = {}
+            for cfg in configs:
+                for who, make in (("tk", g.tk_launch), ("triton", g.triton_launch)):
+                    try:
+                        fn = make(a, b, c, cfg)
+                        c.fill_(float("nan"))
+                        fn()
+                        torch.cuda.synchronize()
+                        err = rel_err(torch, c, ref)
+                        ms = median_ms(torch, fn, reps)
+                    except Exception as e:  # a config one compiler cannot run
+                        print(f"  {who} {cfg}: {e}", flush=True)
+                        continue
+                    tf = flops / ms / 1e9
+                    errs[(who, cfg)] = err
+                    ok = err < 2e-2
+                    print(f"  {M}x{N}x{K} {str(dt)[6:]} {who:6s} {cfg}: {tf:7.1f} TFLOP/s "
+                          f"rel.err {err:.2e}{'' if ok else '  WRONG'}", flush=True)
+                    if ok and tf > best[who][0]:
+                        best[who] = (tf, cfg)
+            cub = flops / median_ms(torch, lambda: torch.matmul(a, b), reps) / 1e9
+            rows.append((f"gemm {str(dt)[6:]} {M}x{N}x{K}", best["tk"], best["triton"], cub))
+    return rows
+
+
+def attention_rows(torch, tk, tri, shapes, reps):
+    rows = []
+    kern = tk.kernel(ATTENTION, "attn_fwd")
+    for (Z, H, S, D, causal) in shapes:
+        torch.manual_seed(S + D)
+        q, k, v = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = torch.empty_like(q)
+        scale = D ** -0.5
+        BM, BN, warps, stages = (128, 64, 8, 3) if D >= 128 else (128, 64, 4, 3)
+        grid = ((S + BM - 1) // BM, Z * H)
+        strides = [q.stride(i) for i in range(4)]
+
+        def tri_run():
+            tri.attn_fwd[grid](q, k, v, o, scale, *strides, H, S, D=D, BM=BM, BN=BN,
+                               CAUSAL=causal, num_warps=warps, num_stages=stages)
+        args = [tkbind.tk_ptr(x.data_ptr(), "f16") for x in (q, k, v, o)]
+        args += [tkbind.tk_f32(scale)] + [tkbind.tk_i32(s) for s in strides]
+        args += [tkbind.tk_i32(H), tkbind.tk_i32(S), tkbind.tk_const("D", D),
+                 tkbind.tk_const("BM", BM), tkbind.tk_const("BN", BN),
+                 tkbind.tk_const("CAUSAL", 1 if causal else 0)]
+        tk_run = tkbind.TkLaunch(tk, kern, grid, args, warps)
+        tk_run.opts.num_stages = stages
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                                               is_causal=causal, scale=scale)
+        flops = 4.0 * Z * H * S * S * D * (0.5 if causal else 1.0)
+        res = {}
+        for who, fn in (("tk", tk_run), ("triton", tri_run)):
+            try:
+                o.fill_(float("nan"))
+                fn()
+                torch.cuda.synchronize()
+                err = rel_err(torch, o, ref)
+                ms = median_ms(torch, fn, reps)
+            except Exception as e:
+                print(f"  attention {who}: {e}", flush=True)
+                res[who] = (0, None)
+                continue
+            tf = flops / ms / 1e9
+            print(f"  attention Z{Z} H{H} S{S} D{D} causal={causal} {who:6s}: {tf:7.1f} TFLOP/s "
+                  f"rel.err {err:.2e}{'' if err < 2e-2 else '  WRONG'}", flush=True)
+            res[who] = (tf if err < 2e-2 else 0, (BM, BN, warps, stages))
+        rows.append((f"attention fwd D{D}{' causal' if causal else ''} S{S}", res["tk"],
+                     res["triton"], None))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--libtk", default=os.environ.get("TK_LIBTK", "build/libtk.so"))
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--quick", action="store_true", help="4096^3 fp16 and one attention shape")
+    ap.add_argument("--no-attention", action="store_true")
+    args = ap.parse_args()
+    import torch
+    tk = tkbind.Tk(args.libtk)
+    tri_mm = load_module(MATMUL, "tk_bench_matmul")
+    g = Gemm(torch, tk, tri_mm)
+    print(f"device {torch.cuda.get_device_name()}, TK_ARCH={os.environ.get('TK_ARCH')}, "
+          f"TRITON_OVERRIDE_ARCH={os.environ.get('TRITON_OVERRIDE_ARCH')}", flush=True)
+    if args.quick:
+        rows = gemm_rows(torch, g, [(4096, 4096, 4096)], [torch.float16], CONFIGS, args.reps)
+    else:
+        rows = gemm_rows(torch, g, [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 1024, 4096)],
+                         [torch.float16, torch.bfloat16], CONFIGS, args.reps)
+    if not args.no_attention and os.path.exists(ATTENTION):
+        tri_at = load_module(ATTENTION, "tk_bench_attention")
+        shapes = [(4, 32, 4096, 64, False)] if args.quick else \
+            [(4, 32, 4096, d, c) for d in (64, 128) for c in (False, True)]
+        rows += attention_rows(torch, tk, tri_at, shapes, args.reps)
+    print("\n| workload | tk TFLOP/s | Triton TFLOP/s | cuBLAS TFLOP/s | tk/Triton | tk config |")
+    print("|---|---|---|---|---|---|")
+    for name, (tk_tf, tk_cfg), (tr_tf, _), cub in rows:
+        ratio = f"{tk_tf / tr_tf:.3f}" if tr_tf else "-"
+        cubs = f"{cub:.1f}" if cub else "-"
+        print(f"| {name} | {tk_tf:.1f} | {tr_tf:.1f} | {cubs} | {ratio} | {tk_cfg} |")
+
+
+if __name__ == "__main__":
+    main()
