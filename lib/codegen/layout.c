@@ -332,9 +332,13 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
     case IR_SPLAT:
         cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], op->results[0]));
         return true;
+    case IR_CONVERT_LAYOUT:
+        /* A and B of a tensor-core dot are staged by the dot itself (mma.c) */
+        if (op->results[0]->layout && op->results[0]->layout->kind == LY_DOT_OP)
+            return true;
+        /* fall through */
     case IR_EXPAND_DIMS:
     case IR_RESHAPE:
-    case IR_CONVERT_LAYOUT:
         if (cg_layout_same(cg, in, op->results[0]))
             cg_set(cg, op->results[0], cg_get(cg, in));
         else if (!remat(cg, op))

@@ -1,13 +1,18 @@
 /* codegen/mma.c: dot on tensor cores with mma.sync (sm_80 and up). The
- * layout pass has put A and B in dot_op layouts and the accumulator in an
- * mma layout, so each thread already holds the fragments the instruction
- * reads: this file only packs them into 32-bit registers and issues one
- * m16n8kK instruction per (M tile, N tile, K step). Fragment order follows
- * the linear forms in ir/layout.c: within one instruction A holds
- * kpack-element packs for (row, row+8) x (k, k+4*kpack), B for (k, k+4*kpack),
- * the accumulator (col, col+1) x (row, row+8); tiles repeat over K, then the
- * other dim. */
+ * layout pass has put the accumulator in an mma layout and A and B behind
+ * convert_layout ops to dot_op layouts. Such a conversion is not made on its
+ * own (layout.c leaves it to the dot): the operand goes from its blocked
+ * registers to shared memory, swizzled in 16-byte chunks so that the eight
+ * rows one ldmatrix reads fall in different banks, and each instruction's
+ * fragments are read with ldmatrix (.trans for B of 16-bit types) just before
+ * the instructions that use them, K step by K step, which keeps only one
+ * step's fragments live. Fragment order follows the linear forms in
+ * ir/layout.c: A holds kpack-element packs for (row, row+8) x (k, k+4*kpack),
+ * B for (k, k+4*kpack), the accumulator (col, col+1) x (row, row+8); tiles
+ * repeat over K, then the other dim. */
 #include "codegen/cg.h"
+
+#include <stdio.h>
 
 typedef struct MmaKind {
     const char *intrinsic;
@@ -37,7 +42,99 @@ static bool mma_kind(DType in, DType acc, MmaKind *k)
     return acc == k->acc;
 }
 
-/* One 32-bit operand register from kpack consecutive fragment elements. */
+static int ilog2(int64_t v)
+{
+    int n = 0;
+    while (((int64_t)1 << n) < v)
+        n++;
+    return n;
+}
+
+/* One operand: either its fragments in registers (el), or a row-major
+ * [rows x cols] tile in shared memory at byte offset `off`, element (r, c)
+ * at r * cols + ((c / vec) ^ ((r / per_phase) % max_phase)) * vec + c % vec. */
+typedef struct Operand {
+    const IrValue *v;  /* the dot_op value */
+    CgVal el;          /* registers, when not staged */
+    bool staged;
+    int64_t off;
+    int rows, cols, vec, per_phase, max_phase, bytes;
+} Operand;
+
+typedef struct Mma {
+    Cg *cg;
+    MmaKind k;
+    DType dt;
+    const Layout *m;
+    int mr, nr, kr; /* instruction tiles per thread along M, N and K */
+    LLVMValueRef wmi, wni; /* this warp's position among the M and N warps */
+    LLVMValueRef lane;
+    Operand a, b;
+} Mma;
+
+static void operand_geometry(Operand *o, const Type *t)
+{
+    o->rows = t->shape[0];
+    o->cols = t->shape[1];
+    o->bytes = cg_mem_bytes(t->dt);
+    o->vec = 16 / o->bytes;
+    if (o->vec > o->cols)
+        o->vec = o->cols;
+    int row_bytes = o->cols * o->bytes;
+    o->per_phase = row_bytes >= 128 ? 1 : 128 / row_bytes;
+    int chunks = o->cols / o->vec, most = 8 / o->per_phase;
+    o->max_phase = chunks < most ? chunks : most;
+    if (o->max_phase < 1)
+        o->max_phase = 1;
+}
+
+/* Element index (r, c) of a staged tile. */
+static LLVMValueRef tile_index(Cg *cg, const Operand *o, LLVMValueRef r, LLVMValueRef c)
+{
+    LLVMValueRef chunk = LLVMBuildLShr(cg->b, c, cg_i32(cg, ilog2(o->vec)), "");
+    LLVMValueRef phase = LLVMBuildLShr(cg->b, r, cg_i32(cg, ilog2(o->per_phase)), "");
+    phase = LLVMBuildAnd(cg->b, phase, cg_i32(cg, o->max_phase - 1), "");
+    chunk = LLVMBuildXor(cg->b, chunk, phase, "");
+    LLVMValueRef e = LLVMBuildShl(cg->b, r, cg_i32(cg, ilog2(o->cols)), "");
+    e = LLVMBuildOr(cg->b, e, LLVMBuildShl(cg->b, chunk, cg_i32(cg, ilog2(o->vec)), ""), "");
+    return LLVMBuildOr(cg->b, e, LLVMBuildAnd(cg->b, c, cg_i32(cg, o->vec - 1), ""), "");
+}
+
+/* Stores the blocked source of a convert_layout into the swizzled tile, a
+ * vector per run of consecutive elements that stays inside one chunk. */
+static void stage(Cg *cg, Operand *o, const IrValue *src, int64_t off)
+{
+    o->staged = true;
+    o->off = off;
+    CgLayout l = cg_layout(cg, src);
+    CgVal x = cg_get(cg, src);
+    int w = l.v < o->vec ? l.v : o->vec;
+    LLVMTypeRef et = cg_mem_type(cg, src->type.dt);
+    cg_smem_need(cg, off + l.numel * o->bytes);
+    for (int s = 0; s + w <= x.n; s += w) {
+        LLVMValueRef e = cg_elem_index(cg, &l, s);
+        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(o->cols)), "");
+        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, o->cols - 1), "");
+        LLVMValueRef p = cg_smem_addr(cg, off, tile_index(cg, o, r, c), src->type.dt);
+        if (w == 1) {
+            LLVMBuildStore(cg->b, x.el[s], p);
+            continue;
+        }
+        LLVMTypeRef vt = LLVMVectorType(et, (unsigned)w);
+        LLVMValueRef v = LLVMGetUndef(vt);
+        for (int i = 0; i < w; i++)
+            v = LLVMBuildInsertElement(cg->b, v, x.el[s + i], cg_i32(cg, i), "");
+        LLVMSetAlignment(LLVMBuildStore(cg->b, v, p), (unsigned)(w * o->bytes));
+    }
+}
+
+static LLVMValueRef smem_elem(Cg *cg, const Operand *o, DType dt, LLVMValueRef r, LLVMValueRef c)
+{
+    LLVMValueRef p = cg_smem_addr(cg, o->off, tile_index(cg, o, r, c), dt);
+    return LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
+}
+
+/* One 32-bit operand register from kpack consecutive elements. */
 static LLVMValueRef pack(Cg *cg, const MmaKind *k, DType dt, LLVMValueRef *el)
 {
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
@@ -47,57 +144,182 @@ static LLVMValueRef pack(Cg *cg, const MmaKind *k, DType dt, LLVMValueRef *el)
     LLVMValueRef v = LLVMGetUndef(vt);
     for (int i = 0; i < k->kpack; i++)
         v = LLVMBuildInsertElement(cg->b, v, el[i], cg_i32(cg, i), "");
-    return k->half_args ? v : LLVMBuildBitCast(cg->b, v, i32, "");
+    return LLVMBuildBitCast(cg->b, v, i32, "");
 }
 
-typedef struct MmaTiles {
-    int mr, nr, kr; /* instruction tiles per thread along M, N and K */
-    int qa, qb;     /* fragment elements per instruction: A, B */
-} MmaTiles;
-
-static void mma_step(Cg *cg, const MmaKind *k, const MmaTiles *t, DType dt, CgVal a, CgVal b,
-                     LLVMValueRef *acc, int mi, int ni, int ki)
+/* ldmatrix of `n` 8x8 matrices (n = 2 or 4); lane l gives the address of
+ * row l % 8 of matrix l / 8 through addr(). */
+static void ldmatrix(Cg *cg, int n, bool trans, LLVMValueRef ptr, LLVMValueRef *out)
 {
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", n,
+             trans ? ".trans" : "");
+    LLVMTypeRef pt = LLVMTypeOf(ptr); /* overloaded on the pointer: shared (.p3) */
+    LLVMValueRef r = cg_intrinsic(cg, name, &pt, 1, &ptr, 1);
+    for (int i = 0; i < n; i++)
+        out[i] = LLVMBuildExtractValue(cg->b, r, (unsigned)i, "");
+}
+
+static LLVMValueRef lane_bits(Mma *x, int shift, int mask)
+{
+    LLVMValueRef v = LLVMBuildLShr(x->cg->b, x->lane, cg_i32(x->cg, shift), "");
+    return LLVMBuildAnd(x->cg->b, v, cg_i32(x->cg, mask), "");
+}
+
+static LLVMValueRef add(Cg *cg, LLVMValueRef a, int64_t b)
+{
+    return LLVMBuildAdd(cg->b, a, cg_i32(cg, b), "");
+}
+
+/* A fragment (4 registers) of instruction tile (mi, ki). */
+static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
+{
+    Cg *cg = x->cg;
+    Operand *o = &x->a;
+    int kp = x->k.kpack, ik = x->m->instr_k;
+    if (!o->staged) {
+        LLVMValueRef *e = o->el.el + 4 * kp * (ki + x->kr * mi);
+        for (int r = 0; r < 4; r++)
+            out[r] = pack(cg, &x->k, x->dt, e + r * kp);
+        return;
+    }
+    /* row base of the tile: warp rows, then repeats */
+    LLVMValueRef rbase = LLVMBuildShl(cg->b, x->wmi, cg_i32(cg, 4), "");
+    rbase = add(cg, rbase, (int64_t)16 * x->m->wm * mi);
+    /* matrices: (rows 0-7, k lo), (8-15, lo), (0-7, hi), (8-15, hi) */
+    LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, LLVMBuildOr(cg->b, lane_bits(x, 0, 7),
+                                    LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), ""), ""), "");
+    LLVMValueRef col = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, ilog2(ik / 2)), "");
+    col = add(cg, col, (int64_t)ik * ki);
+    LLVMValueRef p = cg_smem_addr(cg, o->off, tile_index(cg, o, row, col), x->dt);
+    ldmatrix(cg, 4, false, p, out);
+}
+
+/* B fragments (2 registers each) of tiles (ni, ki) and, when two, (ni+1, ki). */
+static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
+{
+    Cg *cg = x->cg;
+    Operand *o = &x->b;
+    int kp = x->k.kpack, ik = x->m->instr_k;
+    if (!o->staged) {
+        for (int t = 0; t < count; t++) {
+            LLVMValueRef *e = o->el.el + 2 * kp * (ki + x->kr * (ni + t));
+            for (int r = 0; r < 2; r++)
+                out[2 * t + r] = pack(cg, &x->k, x->dt, e + r * kp);
+        }
+        return;
+    }
+    LLVMValueRef g = lane_bits(x, 2, 7), tq = lane_bits(x, 0, 3);
+    if (o->bytes == 2) {
+        /* .trans: matrices (k lo, tile ni), (k hi, ni), (k lo, ni+1), (k hi, ni+1) */
+        LLVMValueRef krow = LLVMBuildOr(cg->b, lane_bits(x, 0, 7),
+                                        LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), ""), "");
+        krow = add(cg, krow, (int64_t)ik * ki);
+        LLVMValueRef tile = add(cg, count == 2 ? lane_bits(x, 4, 1) : cg_i32(cg, 0), ni);
+        LLVMValueRef nb = LLVMBuildAdd(cg->b, x->wni,
+                                       LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
+        LLVMValueRef col = LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), "");
+        LLVMValueRef p = cg_smem_addr(cg, o->off, tile_index(cg, o, krow, col), x->dt);
+        ldmatrix(cg, 2 * count, true, p, out);
+        return;
+    }
+    /* 32- and 8-bit elements cannot be transposed by ldmatrix: one load each */
+    for (int t = 0; t < count; t++) {
+        LLVMValueRef n = LLVMBuildAdd(cg->b, x->wni, cg_i32(cg, x->m->wn * (ni + t)), "");
+        n = LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, n, cg_i32(cg, 3), ""), g, "");
+        for (int r = 0; r < 2; r++) {
+            LLVMValueRef el[4];
+            for (int q = 0; q < kp; q++) {
+                LLVMValueRef k = LLVMBuildMul(cg->b, tq, cg_i32(cg, kp), "");
+                k = add(cg, k, (int64_t)ik * ki + r * 4 * kp + q);
+                el[q] = smem_elem(cg, o, x->dt, k, n);
+            }
+            out[2 * t + r] = pack(cg, &x->k, x->dt, el);
+        }
+    }
+}
+
+static void issue(Mma *x, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *acc)
+{
+    Cg *cg = x->cg;
     LLVMValueRef args[10];
-    LLVMValueRef *ea = a.el + t->qa * (ki + t->kr * mi);
-    LLVMValueRef *eb = b.el + t->qb * (ki + t->kr * ni);
+    LLVMTypeRef h2 = LLVMVectorType(LLVMHalfTypeInContext(cg->ctx), 2);
     for (int r = 0; r < 4; r++)
-        args[r] = pack(cg, k, dt, ea + r * k->kpack);
+        args[r] = x->k.half_args ? LLVMBuildBitCast(cg->b, a[r], h2, "") : a[r];
     for (int r = 0; r < 2; r++)
-        args[4 + r] = pack(cg, k, dt, eb + r * k->kpack);
+        args[4 + r] = x->k.half_args ? LLVMBuildBitCast(cg->b, b[r], h2, "") : b[r];
     for (int j = 0; j < 4; j++)
         args[6 + j] = acc[j];
-    LLVMValueRef out = cg_intrinsic(cg, k->intrinsic, NULL, 0, args, 10);
+    LLVMValueRef out = cg_intrinsic(cg, x->k.intrinsic, NULL, 0, args, 10);
     for (int j = 0; j < 4; j++)
         acc[j] = LLVMBuildExtractValue(cg->b, out, (unsigned)j, "");
+}
+
+/* An operand from registers, or staged from the blocked value behind the
+ * convert_layout that layout.c left to this dot. */
+static bool take_operand(Mma *x, Operand *o, const IrValue *v, int64_t *off)
+{
+    Cg *cg = x->cg;
+    o->v = v;
+    operand_geometry(o, &v->type);
+    if (cg->have[v->id]) {
+        o->el = cg_get(cg, v);
+        return true;
+    }
+    const IrOp *def = v->def;
+    if (!def || def->kind != IR_CONVERT_LAYOUT) {
+        cg_internal(cg, cg->f->span, "mma operand %%%d is neither computed nor staged", v->id);
+        return false;
+    }
+    stage(cg, o, def->operands[0], *off);
+    *off += (type_numel(v->type) * o->bytes + 127) / 128 * 128;
+    return true;
 }
 
 void cg_emit_mma(Cg *cg, const IrOp *op)
 {
     const IrValue *av = op->operands[0], *bv = op->operands[1], *res = op->results[0];
-    const Layout *m = res->layout;
-    MmaKind k;
-    if (!mma_kind(av->type.dt, res->type.dt, &k) || !av->layout || av->layout->kind != LY_DOT_OP ||
-        !bv->layout || bv->layout->kind != LY_DOT_OP) {
+    Mma x = {.cg = cg, .m = res->layout, .dt = av->type.dt};
+    if (!mma_kind(av->type.dt, res->type.dt, &x.k)) {
         cg_internal(cg, op->span, "dot with an mma layout but unsupported operands");
         return;
     }
     int M = res->type.shape[0], N = res->type.shape[1], K = av->type.shape[1];
-    MmaTiles t = {M / (16 * m->wm), N / (8 * m->wn), K / m->instr_k, 4 * k.kpack, 2 * k.kpack};
-    CgVal a = cg_get(cg, av), b = cg_get(cg, bv), c = cg_get(cg, op->operands[2]);
-    CgVal r = cg_val_new(cg, 4 * t.mr * t.nr);
-    if (a.n < t.qa * t.kr * t.mr || b.n < t.qb * t.kr * t.nr || c.n != r.n) {
-        cg_internal(cg, op->span, "mma fragments of %d, %d and %d elements for %d tiles", a.n,
-                    b.n, c.n, t.mr * t.nr);
+    x.mr = M / (16 * x.m->wm);
+    x.nr = N / (8 * x.m->wn);
+    x.kr = K / x.m->instr_k;
+    LLVMValueRef warp = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 5), "");
+    x.lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, 31), "");
+    x.wmi = LLVMBuildAnd(cg->b, warp, cg_i32(cg, x.m->wm - 1), "");
+    x.wni = LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, warp, cg_i32(cg, ilog2(x.m->wm)), ""),
+                         cg_i32(cg, x.m->wn - 1), "");
+    int64_t off = 0;
+    if (!take_operand(&x, &x.a, av, &off) || !take_operand(&x, &x.b, bv, &off))
+        return;
+    bool staged = x.a.staged || x.b.staged;
+    if (staged)
+        cg_barrier(cg);
+    CgVal c = cg_get(cg, op->operands[2]);
+    CgVal r = cg_val_new(cg, 4 * x.mr * x.nr);
+    if (c.n != r.n) {
+        cg_internal(cg, op->span, "mma accumulator of %d elements for %d tiles", c.n,
+                    x.mr * x.nr);
         return;
     }
-    for (int mi = 0; mi < t.mr; mi++)
-        for (int ni = 0; ni < t.nr; ni++) {
-            LLVMValueRef *acc = r.el + 4 * (ni + t.nr * mi);
-            for (int j = 0; j < 4; j++)
-                acc[j] = c.el[4 * (ni + t.nr * mi) + j];
-            for (int ki = 0; ki < t.kr; ki++)
-                mma_step(cg, &k, &t, av->type.dt, a, b, acc, mi, ni, ki);
-        }
+    for (int i = 0; i < r.n; i++)
+        r.el[i] = c.el[i];
+    LLVMValueRef *fa = cg_alloc(cg, sizeof(LLVMValueRef) * 4 * (size_t)x.mr);
+    LLVMValueRef *fb = cg_alloc(cg, sizeof(LLVMValueRef) * 2 * (size_t)(x.nr + 1));
+    for (int ki = 0; ki < x.kr; ki++) {
+        for (int mi = 0; mi < x.mr; mi++)
+            frag_a(&x, mi, ki, fa + 4 * mi);
+        for (int ni = 0; ni < x.nr; ni += 2)
+            frag_b(&x, ni, ki, ni + 1 < x.nr ? 2 : 1, fb + 2 * ni);
+        for (int mi = 0; mi < x.mr; mi++)
+            for (int ni = 0; ni < x.nr; ni++)
+                issue(&x, fa + 4 * mi, fb + 2 * ni, r.el + 4 * (ni + x.nr * mi));
+    }
+    if (staged)
+        cg_barrier(cg); /* the tiles may be overwritten once every warp has read them */
     cg_set(cg, res, r);
 }

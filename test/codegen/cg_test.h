@@ -268,10 +268,12 @@ static inline IrFunc *k_dot_sized(Arena *a, DType in, DType acc, int M, int K, i
     IrValue *ops[3] = {av, bv, cf(&b, mat(acc, M, N), 0.0)};
     IrValue *d = opn(&b, IR_DOT, ops, 3, mat(acc, M, N));
     store(&b, addptr(&b, splat(&b, cp, pvec(acc, 2, (int[]){M, N})), co), d, NULL);
-    /* fp16, bf16 and int8 run on tensor cores; fp32 with IEEE precision on FMA */
+    /* fp16, bf16 and int8 run on tensor cores, fragments read with ldmatrix
+     * (int8's B, which ldmatrix cannot transpose, with ld.shared); fp32 with
+     * IEEE precision on FMA */
     bool mma = (in == DT_F16 || in == DT_BF16 || in == DT_I8) && M >= 16 && N >= 8;
-    *w = (Want){{mma ? "mma.sync" : dtype_is_float(acc) ? "fma.rn" : "mad.lo", "ld.shared",
-                 "bar.sync"}, 3};
+    *w = (Want){{mma ? "mma.sync" : dtype_is_float(acc) ? "fma.rn" : "mad.lo",
+                 mma ? "ldmatrix" : "ld.shared", "bar.sync"}, 3};
     return f;
 }
 
