@@ -170,8 +170,11 @@ bool comp_parse(Compilation *c);
 /* Specialises one kernel into IR allocated in ir_arena, then verifies and
  * runs the IR passes. NULL after reporting errors to c->diag. */
 IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena);
-/* IR to LLVM IR text (llvm may be NULL) and PTX text. */
-bool comp_codegen(Compilation *c, const IrFunc *f, const CgOptions *o, StrBuf *llvm,
-                  StrBuf *ptx);
+/* The IR passes only GPU code runs (software pipelining); what the
+ * interpreter runs stops before them. */
+bool comp_lower(Compilation *c, IrFunc *f);
+/* Lowers (comp_lower) and turns the IR into LLVM IR text (llvm may be NULL)
+ * and PTX text. */
+bool comp_codegen(Compilation *c, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx);
 
 #endif

@@ -67,9 +67,19 @@ IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena)
     return ir_verify(f, &c->diag) ? f : NULL;
 }
 
-bool comp_codegen(Compilation *c, const IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx)
+bool comp_lower(Compilation *c, IrFunc *f)
 {
-    return cg_compile(f, o, &c->diag, llvm, ptx) && c->diag.errors == 0;
+    pass_pipeline(f);
+    if (f->arena->oom) {
+        diag_plain(&c->diag, DIAG_ERROR, "out of memory while pipelining '%s'", f->name);
+        return false;
+    }
+    return ir_verify(f, &c->diag);
+}
+
+bool comp_codegen(Compilation *c, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx)
+{
+    return comp_lower(c, f) && cg_compile(f, o, &c->diag, llvm, ptx) && c->diag.errors == 0;
 }
 
 /* ---- choosing kernels ------------------------------------------------------ */
@@ -159,8 +169,9 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
     bool ok = false;
     IrFunc *f = comp_specialize(c, &req, &ir_arena);
     if (f && o->emit == TK_EMIT_IR) {
-        ir_print(out, f);
-        ok = true;
+        ok = comp_lower(c, f); /* the IR as code generation sees it */
+        if (ok)
+            ir_print(out, f);
     } else if (f) {
         CgOptions cg = {o->arch ? o->arch : "sm_80", o->opt_level >= 0 ? o->opt_level : 3, NULL};
         StrBuf ptx;

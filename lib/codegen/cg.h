@@ -52,7 +52,10 @@ typedef struct Cg {
     struct AxisInfo *axis; /* axis analysis by value id; NULL: unknown */
     struct CgShapeLayout *shape_layouts; /* cg_index_layouts */
     int nshape_layouts;
-    struct CgSink *sinks; /* stand-ins for value arrays the arena could not give */
+    struct CgSink *sinks;
+    int64_t *buf_off, *buf_slot; /* ring buffers: start and slot bytes, by id */
+    int nbufs;
+    int64_t smem_reserved;       /* bytes of ring buffers before the scratch */ /* stand-ins for value arrays the arena could not give */
 } Cg;
 
 /* ---- codegen/module.c ------------------------------------------------------------ */
@@ -94,6 +97,9 @@ LLVMValueRef cg_owner(Cg *cg, const CgLayout *l);
 /* Coordinate d of a linear index in a shape. */
 LLVMValueRef cg_coord(Cg *cg, LLVMValueRef lin, const Type *t, int d);
 LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt);
+/* The same at a computed byte offset; ring-buffer offsets are absolute,
+ * cg_smem_addr's start after the ring buffers. */
+LLVMValueRef cg_smem_addr_at(Cg *cg, LLVMValueRef byte_off, LLVMValueRef idx, DType dt);
 void cg_smem_need(Cg *cg, int64_t bytes);
 void cg_barrier(Cg *cg);
 /* Shared-memory conversion in two halves: cg_smem_put stores every element
@@ -144,6 +150,24 @@ bool cg_emit_dot(Cg *cg, const IrOp *op);
 /* ---- codegen/mma.c ------------------------------------------------------------------- */
 /* dot on tensor cores: operands in dot_op layouts, accumulator in mma. */
 void cg_emit_mma(Cg *cg, const IrOp *op);
+/* A 2-D tile in shared memory, row-major and swizzled in 16-byte chunks so
+ * that the eight rows one ldmatrix reads fall in different banks: element
+ * (r, c) sits at r * cols + ((c / vec) ^ ((r / per_phase) % max_phase)) *
+ * vec + c % vec. Dot operands are staged and copied (cp.async) this way. */
+typedef struct CgTile {
+    int rows, cols, vec, per_phase, max_phase, bytes;
+} CgTile;
+void cg_tile_geometry(CgTile *t, const Type *type); /* type: the tile or its pointers */
+LLVMValueRef cg_tile_index(Cg *cg, const CgTile *t, LLVMValueRef r, LLVMValueRef c);
+
+/* ---- codegen/async.c ------------------------------------------------------------------ */
+/* cp.async copies into the pipeline's ring buffers, commit, wait. */
+bool cg_emit_async(Cg *cg, const IrOp *op);
+/* Lays the ring buffers out at the start of shared memory (before anything
+ * else uses it). */
+void cg_plan_buffers(Cg *cg);
+/* Byte offset of slot `slot` of ring buffer `buf`. */
+LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot);
 
 /* ---- codegen/flow.c ----------------------------------------------------------------------- */
 bool cg_emit_flow(Cg *cg, const IrOp *op);

@@ -155,16 +155,20 @@ LLVMValueRef cg_coord(Cg *cg, LLVMValueRef lin, const Type *t, int d)
 
 void cg_smem_need(Cg *cg, int64_t bytes)
 {
-    if (bytes > cg->smem_bytes)
-        cg->smem_bytes = bytes;
+    if (cg->smem_reserved + bytes > cg->smem_bytes)
+        cg->smem_bytes = cg->smem_reserved + bytes;
+}
+
+LLVMValueRef cg_smem_addr_at(Cg *cg, LLVMValueRef byte_off, LLVMValueRef idx, DType dt)
+{
+    LLVMTypeRef i8 = LLVMInt8TypeInContext(cg->ctx);
+    LLVMValueRef base = LLVMBuildInBoundsGEP2(cg->b, i8, cg->smem, &byte_off, 1, "");
+    return LLVMBuildInBoundsGEP2(cg->b, cg_mem_type(cg, dt), base, &idx, 1, "");
 }
 
 LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt)
 {
-    LLVMTypeRef i8 = LLVMInt8TypeInContext(cg->ctx);
-    LLVMValueRef off = cg_i32(cg, byte_off);
-    LLVMValueRef base = LLVMBuildInBoundsGEP2(cg->b, i8, cg->smem, &off, 1, "");
-    return LLVMBuildInBoundsGEP2(cg->b, cg_mem_type(cg, dt), base, &idx, 1, "");
+    return cg_smem_addr_at(cg, cg_i32(cg, cg->smem_reserved + byte_off), idx, dt);
 }
 
 void cg_barrier(Cg *cg)

@@ -50,15 +50,15 @@ static int ilog2(int64_t v)
     return n;
 }
 
-/* One operand: either its fragments in registers (el), or a row-major
- * [rows x cols] tile in shared memory at byte offset `off`, element (r, c)
- * at r * cols + ((c / vec) ^ ((r / per_phase) % max_phase)) * vec + c % vec. */
+/* One operand: either its fragments in registers (el), or a swizzled tile in
+ * shared memory at byte offset `off` (see cg_tile_index). */
 typedef struct Operand {
     const IrValue *v;  /* the dot_op value */
     CgVal el;          /* registers, when not staged */
-    bool staged;
-    int64_t off;
-    int rows, cols, vec, per_phase, max_phase, bytes;
+    bool staged;       /* in shared memory: staged here or copied by cp.async */
+    bool copied;       /* a ring-buffer slot of the pipeline (no barrier after) */
+    LLVMValueRef off;
+    CgTile t;
 } Operand;
 
 typedef struct Mma {
@@ -72,11 +72,11 @@ typedef struct Mma {
     Operand a, b;
 } Mma;
 
-static void operand_geometry(Operand *o, const Type *t)
+void cg_tile_geometry(CgTile *o, const Type *t)
 {
     o->rows = t->shape[0];
     o->cols = t->shape[1];
-    o->bytes = cg_mem_bytes(t->dt);
+    o->bytes = cg_mem_bytes(t->dt == DT_PTR ? t->elem : t->dt);
     o->vec = 16 / o->bytes;
     if (o->vec > o->cols)
         o->vec = o->cols;
@@ -88,8 +88,7 @@ static void operand_geometry(Operand *o, const Type *t)
         o->max_phase = 1;
 }
 
-/* Element index (r, c) of a staged tile. */
-static LLVMValueRef tile_index(Cg *cg, const Operand *o, LLVMValueRef r, LLVMValueRef c)
+LLVMValueRef cg_tile_index(Cg *cg, const CgTile *o, LLVMValueRef r, LLVMValueRef c)
 {
     LLVMValueRef chunk = LLVMBuildLShr(cg->b, c, cg_i32(cg, ilog2(o->vec)), "");
     LLVMValueRef phase = LLVMBuildLShr(cg->b, r, cg_i32(cg, ilog2(o->per_phase)), "");
@@ -100,22 +99,27 @@ static LLVMValueRef tile_index(Cg *cg, const Operand *o, LLVMValueRef r, LLVMVal
     return LLVMBuildOr(cg->b, e, LLVMBuildAnd(cg->b, c, cg_i32(cg, o->vec - 1), ""), "");
 }
 
+static LLVMValueRef tile_addr(Cg *cg, const Operand *o, LLVMValueRef r, LLVMValueRef c, DType dt)
+{
+    return cg_smem_addr_at(cg, o->off, cg_tile_index(cg, &o->t, r, c), dt);
+}
+
 /* Stores the blocked source of a convert_layout into the swizzled tile, a
  * vector per run of consecutive elements that stays inside one chunk. */
 static void stage(Cg *cg, Operand *o, const IrValue *src, int64_t off)
 {
     o->staged = true;
-    o->off = off;
+    o->off = cg_i32(cg, cg->smem_reserved + off); /* scratch starts after the ring buffers */
     CgLayout l = cg_layout(cg, src);
     CgVal x = cg_get(cg, src);
-    int w = l.v < o->vec ? l.v : o->vec;
+    int w = l.v < o->t.vec ? l.v : o->t.vec;
     LLVMTypeRef et = cg_mem_type(cg, src->type.dt);
-    cg_smem_need(cg, off + l.numel * o->bytes);
+    cg_smem_need(cg, off + l.numel * o->t.bytes);
     for (int s = 0; s + w <= x.n; s += w) {
         LLVMValueRef e = cg_elem_index(cg, &l, s);
-        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(o->cols)), "");
-        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, o->cols - 1), "");
-        LLVMValueRef p = cg_smem_addr(cg, off, tile_index(cg, o, r, c), src->type.dt);
+        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(o->t.cols)), "");
+        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, o->t.cols - 1), "");
+        LLVMValueRef p = tile_addr(cg, o, r, c, src->type.dt);
         if (w == 1) {
             LLVMBuildStore(cg->b, x.el[s], p);
             continue;
@@ -124,13 +128,13 @@ static void stage(Cg *cg, Operand *o, const IrValue *src, int64_t off)
         LLVMValueRef v = LLVMGetUndef(vt);
         for (int i = 0; i < w; i++)
             v = LLVMBuildInsertElement(cg->b, v, x.el[s + i], cg_i32(cg, i), "");
-        LLVMSetAlignment(LLVMBuildStore(cg->b, v, p), (unsigned)(w * o->bytes));
+        LLVMSetAlignment(LLVMBuildStore(cg->b, v, p), (unsigned)(w * o->t.bytes));
     }
 }
 
 static LLVMValueRef smem_elem(Cg *cg, const Operand *o, DType dt, LLVMValueRef r, LLVMValueRef c)
 {
-    LLVMValueRef p = cg_smem_addr(cg, o->off, tile_index(cg, o, r, c), dt);
+    LLVMValueRef p = tile_addr(cg, o, r, c, dt);
     return LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
 }
 
@@ -191,7 +195,7 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
                                     LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), ""), ""), "");
     LLVMValueRef col = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, ilog2(ik / 2)), "");
     col = add(cg, col, (int64_t)ik * ki);
-    LLVMValueRef p = cg_smem_addr(cg, o->off, tile_index(cg, o, row, col), x->dt);
+    LLVMValueRef p = tile_addr(cg, o, row, col, x->dt);
     ldmatrix(cg, 4, false, p, out);
 }
 
@@ -210,7 +214,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
         return;
     }
     LLVMValueRef g = lane_bits(x, 2, 7), tq = lane_bits(x, 0, 3);
-    if (o->bytes == 2) {
+    if (o->t.bytes == 2) {
         /* .trans: matrices (k lo, tile ni), (k hi, ni), (k lo, ni+1), (k hi, ni+1) */
         LLVMValueRef krow = LLVMBuildOr(cg->b, lane_bits(x, 0, 7),
                                         LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), ""), "");
@@ -219,7 +223,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
         LLVMValueRef nb = LLVMBuildAdd(cg->b, x->wni,
                                        LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
         LLVMValueRef col = LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), "");
-        LLVMValueRef p = cg_smem_addr(cg, o->off, tile_index(cg, o, krow, col), x->dt);
+        LLVMValueRef p = tile_addr(cg, o, krow, col, x->dt);
         ldmatrix(cg, 2 * count, true, p, out);
         return;
     }
@@ -261,7 +265,7 @@ static bool take_operand(Mma *x, Operand *o, const IrValue *v, int64_t *off)
 {
     Cg *cg = x->cg;
     o->v = v;
-    operand_geometry(o, &v->type);
+    cg_tile_geometry(&o->t, &v->type);
     if (cg->have[v->id]) {
         o->el = cg_get(cg, v);
         return true;
@@ -271,8 +275,14 @@ static bool take_operand(Mma *x, Operand *o, const IrValue *v, int64_t *off)
         cg_internal(cg, cg->f->span, "mma operand %%%d is neither computed nor staged", v->id);
         return false;
     }
+    const IrOp *src = def->operands[0]->def;
+    if (src && src->kind == IR_SHARED_VIEW) {
+        o->staged = o->copied = true;
+        o->off = cg_buffer_slot(cg, (int)src->ival, cg_get(cg, src->operands[0]).el[0]);
+        return true;
+    }
     stage(cg, o, def->operands[0], *off);
-    *off += (type_numel(v->type) * o->bytes + 127) / 128 * 128;
+    *off += (type_numel(v->type) * o->t.bytes + 127) / 128 * 128;
     return true;
 }
 
@@ -296,7 +306,8 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     int64_t off = 0;
     if (!take_operand(&x, &x.a, av, &off) || !take_operand(&x, &x.b, bv, &off))
         return;
-    bool staged = x.a.staged || x.b.staged;
+    /* registers went to shared memory here: wait for every warp's part */
+    bool staged = (x.a.staged && !x.a.copied) || (x.b.staged && !x.b.copied);
     if (staged)
         cg_barrier(cg);
     CgVal c = cg_get(cg, op->operands[2]);

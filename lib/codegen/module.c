@@ -215,7 +215,7 @@ static void emit_op(Cg *cg, const IrOp *op)
     if (emit_misc(cg, op) || cg_emit_shape(cg, op) || cg_emit_elementwise(cg, op) ||
         cg_emit_memory(cg, op) || cg_emit_reduce(cg, op) || cg_emit_scan(cg, op) ||
         cg_emit_dot(cg, op) || cg_emit_flow(cg, op) || cg_emit_debug(cg, op) ||
-        cg_emit_rand(cg, op))
+        cg_emit_rand(cg, op) || cg_emit_async(cg, op))
         return;
     cg_error(cg, op->span, "code generation does not support '%s' yet", ir_kind_name(op->kind));
 }
@@ -330,6 +330,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     cg.have = cg_alloc(&cg, sizeof(bool) * (size_t)(f->next_id + 1));
     cg.axis = axis_analyze(f, cg.a);
     cg_index_layouts(&cg);
+    cg_plan_buffers(&cg);
     cg.ctx = LLVMContextCreate();
     CgLlvmDiag llvm_diag = {d, 0};
     LLVMContextSetDiagnosticHandler(cg.ctx, nvptx_diag_handler, &llvm_diag);

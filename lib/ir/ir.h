@@ -160,7 +160,17 @@ void type_print(StrBuf *sb, Type t);
     X(IR_ASSUME, "assume", "cond -> ()")                                       \
     X(IR_BARRIER, "barrier", "-> (); CTA barrier (debug_barrier)")          \
     X(IR_CONVERT_LAYOUT, "convert_layout", "x -> x in the result's layout "   \
-                                            "(pass_layout inserts them)")
+                                            "(pass_layout inserts them)")      \
+    /* software pipelining (pass_pipeline, GPU code only) */                  \
+    X(IR_ASYNC_COPY, "async_copy", "ptr, mask|NULL, slot(i32) -> (); copies "\
+                                    "the pointees into slot `slot` of shared " \
+                                    "buffer ival (of ival2 slots), zeros "     \
+                                    "where masked off")                        \
+    X(IR_ASYNC_COMMIT, "async_commit", "-> (); closes a group of copies")     \
+    X(IR_ASYNC_WAIT, "async_wait", "-> (); waits until at most ival groups "  \
+                                    "are in flight, then a CTA barrier")       \
+    X(IR_SHARED_VIEW, "shared_view", "slot(i32) -> the block in slot `slot` "\
+                                      "of shared buffer ival")
 
 typedef enum {
 #define X(k, m, d) k,
@@ -265,6 +275,7 @@ typedef struct IrFunc {
     int next_id;
     Layout **layouts;   /* the distinct layouts of its values (pass_layout) */
     int nlayouts;
+    int nbuffers;       /* shared ring buffers of pass_pipeline */
 } IrFunc;
 
 /* ---- building ------------------------------------------------------------- */

@@ -175,6 +175,10 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: print_mem_attrs(sb, op, "sem", "scope"); break;
     case IR_DOT: if (op->sub) sb_printf(sb, " %s", NAME_OF(dot_names, op->sub)); break;
     case IR_FOR: if (op->ival) sb_printf(sb, " num_stages=%lld", (long long)op->ival); break;
+    case IR_ASYNC_COPY: case IR_SHARED_VIEW:
+        sb_printf(sb, " buffer=%lld slots=%lld", (long long)op->ival, (long long)op->ival2);
+        break;
+    case IR_ASYNC_WAIT: sb_printf(sb, " %lld", (long long)op->ival); break;
     case IR_PRINT: if (op->flags & IRF_HEX) sb_puts(sb, " hex"); break;
     case IR_ASSERT:
         sb_puts(sb, " ");

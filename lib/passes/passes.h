@@ -23,5 +23,9 @@ bool pass_layout(IrFunc *f);
 /* v is built from arange, constants, scalars and cheap elementwise or shape
  * ops, so it can be recomputed in any layout instead of moved (layout.c) */
 bool pass_can_remat(const IrValue *v);
+/* turns the loads feeding tensor-core dots in `for` loops with num_stages
+ * >= 2 into cp.async copies S-1 iterations ahead (pipeline.c); after
+ * pass_layout, for GPU code only */
+void pass_pipeline(IrFunc *f);
 
 #endif

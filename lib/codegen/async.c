@@ -1,0 +1,128 @@
+/* codegen/async.c: the software pipeline's ops (pass_pipeline): cp.async
+ * copies from global memory into ring buffers of shared memory, laid out
+ * as the swizzled tiles the tensor-core dot reads (cg_tile_index), and the
+ * commit and wait that order them. Ring buffers take the start of shared
+ * memory for the whole kernel; the scratch other ops use starts after them,
+ * so a conversion inside the loop never overwrites a copy in flight. A
+ * shared_view is not a value: the dot reads its slot in place (mma.c). */
+#include "codegen/cg.h"
+#include "passes/axis.h"
+
+#include <stdio.h>
+
+static bool plan_op(IrOp *op, void *ctx)
+{
+    Cg *cg = ctx;
+    if (op->kind != IR_ASYNC_COPY || op->ival < 0 || op->ival >= cg->nbufs)
+        return true;
+    const Type *t = &op->operands[0]->type;
+    int64_t bytes = type_numel(*t) * cg_mem_bytes(t->elem);
+    cg->buf_slot[op->ival] = (bytes + 127) / 128 * 128;
+    cg->buf_off[op->ival] = op->ival2; /* slots, until the offsets are known */
+    return true;
+}
+
+void cg_plan_buffers(Cg *cg)
+{
+    cg->nbufs = cg->f->nbuffers;
+    cg->smem_reserved = 0;
+    if (cg->nbufs <= 0)
+        return;
+    cg->buf_off = cg_alloc(cg, sizeof(int64_t) * (size_t)cg->nbufs);
+    cg->buf_slot = cg_alloc(cg, sizeof(int64_t) * (size_t)cg->nbufs);
+    ir_walk(cg->f->body, plan_op, cg);
+    int64_t at = 0;
+    for (int i = 0; i < cg->nbufs; i++) {
+        int64_t slots = cg->buf_off[i];
+        cg->buf_off[i] = at;
+        at += slots * cg->buf_slot[i];
+    }
+    cg->smem_reserved = at;
+    cg_smem_need(cg, 0);
+}
+
+LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot)
+{
+    if (buf < 0 || buf >= cg->nbufs) {
+        cg_internal(cg, cg->f->span, "no ring buffer %d", buf);
+        return cg_i32(cg, 0);
+    }
+    LLVMValueRef off = LLVMBuildMul(cg->b, slot, cg_i32(cg, cg->buf_slot[buf]), "");
+    return LLVMBuildAdd(cg->b, off, cg_i32(cg, cg->buf_off[buf]), "");
+}
+
+static int ilog2(int64_t v)
+{
+    int n = 0;
+    while (((int64_t)1 << n) < v)
+        n++;
+    return n;
+}
+
+/* One thread's copies: a cp.async per run of w consecutive elements, reading
+ * nothing (and writing zeros) where the mask is off. */
+static void emit_copy(Cg *cg, const IrOp *op)
+{
+    const IrValue *ptr = op->operands[0], *mask = op->operands[1];
+    CgLayout l = cg_layout(cg, ptr);
+    CgVal p = cg_get(cg, ptr), m = mask ? cg_get(cg, mask) : p;
+    CgTile t;
+    cg_tile_geometry(&t, &ptr->type);
+    int w = cg->axis ? axis_vector_width(cg->axis, ptr, mask, t.bytes) : 1;
+    w = w < l.v ? w : l.v;
+    w = w < t.vec ? w : t.vec;
+    int size = w * t.bytes;
+    if (size != 4 && size != 8 && size != 16) {
+        cg_internal(cg, op->span, "async copy of %d bytes per thread", size);
+        return;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s", size == 16 ? "cg" : "ca",
+             size);
+    LLVMBasicBlockRef done = NULL;
+    if (l.copies) { /* copies of another thread's elements would write twice */
+        LLVMBasicBlockRef work = cg_new_bb(cg, "copy.owner");
+        done = cg_new_bb(cg, "copy.done");
+        LLVMBuildCondBr(cg->b, cg_owner(cg, &l), work, done);
+        LLVMPositionBuilderAtEnd(cg->b, work);
+    }
+    LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[2]).el[0]);
+    for (int s = 0; s + w <= p.n; s += w) {
+        LLVMValueRef e = cg_elem_index(cg, &l, s);
+        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(t.cols)), "");
+        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, t.cols - 1), "");
+        LLVMValueRef args[3];
+        args[0] = cg_smem_addr_at(cg, base, cg_tile_index(cg, &t, r, c), ptr->type.elem);
+        args[1] = p.el[s];
+        args[2] = mask ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size),
+                                         cg_i32(cg, 0), "")
+                       : cg_i32(cg, size);
+        cg_intrinsic(cg, name, NULL, 0, args, 3);
+    }
+    if (done) {
+        LLVMBuildBr(cg->b, done);
+        LLVMPositionBuilderAtEnd(cg->b, done);
+    }
+}
+
+bool cg_emit_async(Cg *cg, const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_ASYNC_COPY:
+        emit_copy(cg, op);
+        return true;
+    case IR_ASYNC_COMMIT:
+        cg_intrinsic(cg, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
+        return true;
+    case IR_ASYNC_WAIT: {
+        LLVMValueRef n = cg_i32(cg, op->ival);
+        cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
+        cg_barrier(cg);
+        return true;
+    }
+    case IR_SHARED_VIEW:
+        return true; /* read in place by the dot it feeds */
+    default:
+        return false;
+    }
+}

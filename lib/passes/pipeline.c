@@ -1,0 +1,448 @@
+/* pipeline.c: software pipelining of dot operands (pass_pipeline). In a
+ * `for` loop with num_stages S >= 2, a load whose only use is the tile a
+ * tensor-core dot reads becomes an asynchronous copy (cp.async) into a ring
+ * of S shared buffers, issued S-1 iterations ahead:
+ *
+ *   prologue:  copies for iterations 0 .. S-2, one commit group each
+ *   iteration i:  wait until the copies of iteration i landed (+ barrier);
+ *              the dot reads slot i % S; copies for iteration i+S-1 go to
+ *              slot (i+S-1) % S, which iteration i-1 read before the barrier
+ *   after:     wait for every group (+ barrier)
+ *
+ * The loads' address slice (the ops computing pointer and mask from the
+ * induction variable and from loop-carried pointers advanced each iteration)
+ * runs S-1 iterations ahead: the loop carries the pointers of iteration
+ * i+S-1 and the slice sees iv + (S-1)*step. Copies past the end are masked
+ * off (and read nothing). Loops whose slice is not so self-contained (a
+ * carried value also used by other code, a load feeding its own address,
+ * nested regions) are left alone. Runs after pass_layout, on GPU code only:
+ * the interpreter never sees these ops. */
+#include "compiler.h"
+#include "passes/axis.h"
+
+#include <string.h>
+
+enum { MAX_LOADS = 8 };
+
+typedef struct Pipe {
+    IrFunc *f;
+    const AxisInfo *axis;
+    int *uses;          /* by value id (ids of the function before the pass) */
+    int nids;
+    IrOp *loop;
+    IrBlock *body;
+    int stages;
+    IrOp *loads[MAX_LOADS];
+    int nloads;
+    IrOp **slice;
+    int nslice;
+    bool *carried;      /* by iter arg index */
+} Pipe;
+
+static bool count_uses(IrOp *op, void *ctx)
+{
+    Pipe *p = ctx;
+    for (int i = 0; i < op->nops; i++)
+        if (op->operands[i] && op->operands[i]->id < p->nids)
+            p->uses[op->operands[i]->id]++;
+    return true;
+}
+
+static bool is_zero_const(const IrValue *v)
+{
+    const IrOp *d = v ? v->def : NULL;
+    if (d && d->kind == IR_SPLAT)
+        d = d->operands[0]->def;
+    return d && d->kind == IR_CONST && d->ival == 0 && d->fval == 0.0;
+}
+
+/* The only use of a load's result is a convert_layout to a dot operand. */
+static bool feeds_dot_only(Pipe *p, const IrOp *ld)
+{
+    const IrValue *r = ld->results[0];
+    if (p->uses[r->id] != 1)
+        return false;
+    for (const IrOp *o = ld->next; o; o = o->next)
+        if (o->kind == IR_CONVERT_LAYOUT && o->operands[0] == r)
+            return o->results[0]->layout && o->results[0]->layout->kind == LY_DOT_OP;
+    return false;
+}
+
+/* cp.async moves 4, 8 or 16 bytes per thread and chunk. */
+static bool copyable(Pipe *p, const IrOp *ld)
+{
+    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    LinLayout ll;
+    if (ptr->type.rank != 2 || !ptr->layout ||
+        !layout_linear(ptr->layout, 2, ptr->type.shape, p->f->num_warps * 32, &ll))
+        return false;
+    int bytes = dtype_bits(ptr->type.elem) / 8;
+    int w = lin_contiguous(&ll);
+    int aw = p->axis ? axis_vector_width(p->axis, ptr, mask, bytes) : 1;
+    if (aw < w)
+        w = aw;
+    int b = w * bytes;
+    return b == 4 || b == 8 || b == 16;
+}
+
+static bool find_loads(Pipe *p)
+{
+    p->nloads = 0;
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        if (o->kind != IR_LOAD || (o->flags & IRF_VOLATILE) || o->str || o->str2)
+            continue;
+        if (o->nops > 2 && o->operands[2] && !is_zero_const(o->operands[2]))
+            continue;
+        if (p->nloads < MAX_LOADS && feeds_dot_only(p, o) && copyable(p, o))
+            p->loads[p->nloads++] = o;
+    }
+    return p->nloads > 0;
+}
+
+static bool in_body(const Pipe *p, const IrValue *v)
+{
+    return (v->def && v->def->parent == p->body) || (!v->def && v->owner == p->body);
+}
+
+static bool slice_has(const Pipe *p, const IrOp *op)
+{
+    for (int i = 0; i < p->nslice; i++)
+        if (p->slice[i] == op)
+            return true;
+    return false;
+}
+
+static bool pure_slice_op(const IrOp *op)
+{
+    if (op->nregions || op->nres != 1)
+        return false;
+    switch (op->kind) {
+    case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
+    case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_RAND: case IR_DOT:
+    case IR_REDUCE: case IR_SCAN: case IR_SHARED_VIEW:
+        return false;
+    default:
+        return true;
+    }
+}
+
+/* Adds what v needs to the slice; false when the slice cannot run ahead. */
+static bool pull(Pipe *p, IrValue *v, int depth)
+{
+    if (!v || !in_body(p, v) || depth > 64)
+        return v != NULL && depth <= 64;
+    if (!v->def) {
+        int k = v->index - 1; /* 0 is the induction variable */
+        if (k < 0 || p->carried[k])
+            return true;
+        p->carried[k] = true;
+        const IrOp *y = p->body->last;
+        return y && y->kind == IR_YIELD && k < y->nops && pull(p, y->operands[k], depth + 1);
+    }
+    IrOp *op = v->def;
+    if (slice_has(p, op))
+        return true;
+    if (!pure_slice_op(op))
+        return false;
+    for (int i = 0; i < op->nops; i++)
+        if (!pull(p, op->operands[i], depth + 1))
+            return false;
+    p->slice[p->nslice++] = op;
+    return true;
+}
+
+static bool is_load(const Pipe *p, const IrOp *op)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (p->loads[i] == op)
+            return true;
+    return false;
+}
+
+/* Every use of a slice value (and of a carried argument the slice advances)
+ * is inside the slice, a pipelined load, or the yield slot that carries it;
+ * the loop's result for a carried argument is unused. */
+static bool slice_closed(Pipe *p)
+{
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        bool mine = slice_has(p, o) || is_load(p, o);
+        for (int i = 0; i < o->nops; i++) {
+            IrValue *x = o->operands[i];
+            bool sliced = x && ((x->def && slice_has(p, x->def)) ||
+                                (!x->def && x->owner == p->body && x->index > 0 &&
+                                 p->carried[x->index - 1]));
+            if (!sliced || mine)
+                continue;
+            if (o->kind == IR_YIELD && p->carried[i])
+                continue;
+            return false;
+        }
+        if (o->nregions && !mine)
+            for (int r = 0; r < o->nregions; r++)
+                for (int k = 0; k < p->body->nargs - 1; k++)
+                    if (p->carried[k])
+                        return false; /* uses inside nested regions are not tracked */
+    }
+    for (int k = 0; k < p->body->nargs - 1; k++)
+        if (p->carried[k] && p->uses[p->loop->results[k]->id])
+            return false;
+    return true;
+}
+
+/* ---- rewriting ----------------------------------------------------------------------- */
+
+static IrValue *scalar_const(IrBuilder *b, Span sp, Type t, int64_t v)
+{
+    return ir_const_int(b, sp, t, v);
+}
+
+/* v as a block of `like`'s shape and layout (splat of a scalar i1). */
+static IrValue *splat_like(IrBuilder *b, Span sp, IrValue *v, const IrValue *like)
+{
+    Type t = type_with_shape(v->type, like->type.rank, like->type.shape);
+    IrValue *r = ir_unary(b, IR_SPLAT, sp, v, t);
+    r->layout = like->layout;
+    return r;
+}
+
+/* The copy of load `ld` for an iteration whose (cloned) pointer and mask are
+ * given, valid when `live` (a scalar i1) holds. */
+static void emit_copy(Pipe *p, IrBuilder *b, const IrOp *ld, int buf, IrValue *ptr, IrValue *mask,
+                      IrValue *live, IrValue *slot)
+{
+    IrValue *m = splat_like(b, ld->span, live, ptr);
+    if (mask) {
+        Type mt = mask->type;
+        m = ir_binary(b, IR_AND, ld->span, mask, m, mt);
+        m->layout = mask->layout;
+    }
+    IrValue *ops[3] = {ptr, m, slot};
+    IrOp *c = ir_build(b, IR_ASYNC_COPY, ld->span, ops, 3, NULL, 0);
+    c->ival = buf;
+    c->ival2 = p->stages;
+}
+
+static IrValue *mapped(IrValue **map, int nids, IrValue *v)
+{
+    return v && v->id < nids && map[v->id] ? map[v->id] : v;
+}
+
+static IrOp *clone(Pipe *p, IrBuilder *b, const IrOp *op, IrValue **map)
+{
+    IrValue *ops[8];
+    int n = op->nops < 8 ? op->nops : 8;
+    for (int i = 0; i < n; i++)
+        ops[i] = mapped(map, p->nids, op->operands[i]);
+    Type t = op->results[0]->type;
+    IrOp *c = ir_build(b, op->kind, op->span, ops, n, &t, 1);
+    IrValue *r = c->results[0];
+    IrValue **keep_ops = c->operands;
+    IrValue **keep_res = c->results;
+    IrOp *keep_prev = c->prev, *keep_next = c->next;
+    IrBlock *keep_parent = c->parent;
+    *c = *op;
+    c->operands = keep_ops;
+    c->results = keep_res;
+    c->prev = keep_prev;
+    c->next = keep_next;
+    c->parent = keep_parent;
+    r->layout = op->results[0]->layout;
+    r->name = op->results[0]->name;
+    map[op->results[0]->id] = r;
+    return c;
+}
+
+/* Copies for iterations 0 .. S-2 before the loop; returns the carried
+ * values of iteration S-1 in ahead[]. */
+static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
+{
+    IrOp *loop = p->loop;
+    IrBuilder b = {p->f, loop->parent, loop};
+    IrValue *lb = loop->operands[0], *ub = loop->operands[1], *step = loop->operands[2];
+    int nc = p->body->nargs - 1;
+    for (int k = 0; k < nc; k++)
+        ahead[k] = loop->operands[3 + k];
+    for (int s = 0; s < p->stages - 1; s++) {
+        IrValue *iv = lb;
+        if (s) {
+            IrValue *d = ir_binary(&b, IR_MUL, loop->span, step,
+                                   scalar_const(&b, loop->span, step->type, s), step->type);
+            iv = ir_binary(&b, IR_ADD, loop->span, lb, d, lb->type);
+        }
+        memset(map, 0, sizeof(IrValue *) * (size_t)p->nids);
+        map[p->body->args[0]->id] = iv;
+        for (int k = 0; k < nc; k++)
+            map[p->body->args[k + 1]->id] = ahead[k];
+        for (int i = 0; i < p->nslice; i++)
+            clone(p, &b, p->slice[i], map);
+        IrValue *live = ir_binary(&b, IR_CMP, loop->span, iv, ub, type_scalar(DT_I1));
+        live->def->sub = CMP_LT;
+        IrValue *slot = scalar_const(&b, loop->span, type_scalar(DT_I32), s);
+        for (int i = 0; i < p->nloads; i++) {
+            const IrOp *ld = p->loads[i];
+            emit_copy(p, &b, ld, p->f->nbuffers + i, mapped(map, p->nids, ld->operands[0]),
+                      ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
+        }
+        ir_build(&b, IR_ASYNC_COMMIT, loop->span, NULL, 0, NULL, 0);
+        const IrOp *y = p->body->last;
+        IrValue *next[64];
+        for (int k = 0; k < nc && k < 64; k++)
+            next[k] = p->carried[k] ? mapped(map, p->nids, y->operands[k]) : ahead[k];
+        for (int k = 0; k < nc && k < 64; k++)
+            ahead[k] = next[k];
+    }
+}
+
+/* (x + 1) % S for a slot counter. */
+static IrValue *next_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *x)
+{
+    Type i32 = type_scalar(DT_I32);
+    IrValue *one = ir_binary(b, IR_ADD, sp, x, scalar_const(b, sp, i32, 1), i32);
+    IrValue *wrap = ir_binary(b, IR_CMP, sp, one, scalar_const(b, sp, i32, p->stages),
+                              type_scalar(DT_I1));
+    wrap->def->sub = CMP_EQ;
+    IrValue *ops[3] = {wrap, scalar_const(b, sp, i32, 0), one};
+    return ir_build(b, IR_SELECT, sp, ops, 3, &i32, 1)->results[0];
+}
+
+/* A new `for` with two more carried slot counters; the body moves over. */
+static IrOp *widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
+{
+    IrOp *old = p->loop;
+    IrBuilder b = {p->f, old->parent, old};
+    int n = old->nops;
+    IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(n + 2));
+    Type *res = arena_alloc(p->f->arena, sizeof(Type) * (size_t)(old->nres + 2));
+    if (!ops || !res || p->f->arena->oom)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        ops[i] = i >= 3 && p->carried[i - 3] ? ahead[i - 3] : old->operands[i];
+    ops[n] = scalar_const(&b, old->span, type_scalar(DT_I32), 0);
+    ops[n + 1] = scalar_const(&b, old->span, type_scalar(DT_I32), p->stages - 1);
+    for (int i = 0; i < old->nres; i++)
+        res[i] = old->results[i]->type;
+    res[old->nres] = res[old->nres + 1] = type_scalar(DT_I32);
+    IrOp *loop = ir_build(&b, IR_FOR, old->span, ops, n + 2, res, old->nres + 2);
+    loop->ival = old->ival;
+    for (int i = 0; i < old->nres; i++) {
+        loop->results[i]->layout = old->results[i]->layout;
+        loop->results[i]->name = old->results[i]->name;
+        ir_replace_uses(old->parent, old->results[i], loop->results[i]);
+    }
+    IrBlock *body = old->regions[0];
+    loop->regions = old->regions;
+    loop->nregions = 1;
+    body->parent = loop;
+    old->nregions = 0;
+    ir_remove(old);
+    *rd = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "read_slot");
+    *wr = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "write_slot");
+    p->loop = loop;
+    return loop;
+}
+
+static void rewrite_body(Pipe *p, IrValue *rd, IrValue *wr)
+{
+    IrOp *loop = p->loop;
+    IrBlock *body = p->body;
+    IrBuilder b = {p->f, body, body->first};
+    Span sp = loop->span;
+    IrValue *iv = body->args[0], *ub = loop->operands[1], *step = loop->operands[2];
+    IrValue *d = ir_binary(&b, IR_MUL, sp, step, scalar_const(&b, sp, step->type, p->stages - 1),
+                           step->type);
+    IrValue *ahead = ir_binary(&b, IR_ADD, sp, iv, d, iv->type);
+    IrOp *w = ir_build(&b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
+    w->ival = p->stages - 2;
+    IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
+    live->def->sub = CMP_LT;
+    for (int i = 0; i < p->nslice; i++)
+        for (int k = 0; k < p->slice[i]->nops; k++)
+            if (p->slice[i]->operands[k] == iv)
+                p->slice[i]->operands[k] = ahead;
+    IrOp *yield = body->last;
+    for (int i = 0; i < p->nloads; i++) {
+        IrOp *ld = p->loads[i];
+        for (int k = 0; k < ld->nops; k++)
+            if (ld->operands[k] == iv)
+                ld->operands[k] = ahead;
+        IrBuilder at = {p->f, body, yield};
+        emit_copy(p, &at, ld, p->f->nbuffers + i, ld->operands[0],
+                  ld->nops > 1 ? ld->operands[1] : NULL, live, wr);
+        IrBuilder here = {p->f, body, ld};
+        Type t = ld->results[0]->type;
+        IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
+        v->ival = p->f->nbuffers + i;
+        v->ival2 = p->stages;
+        Layout sh = {.kind = LY_SHARED, .rank = 2, .order = {1, 0}};
+        v->results[0]->layout = ir_layout_intern(p->f, &sh);
+        v->results[0]->name = ld->results[0]->name;
+        ir_replace_uses(body, ld->results[0], v->results[0]);
+        ir_remove(ld);
+    }
+    IrBuilder at = {p->f, body, yield};
+    ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
+    IrValue *nrd = next_slot(p, &at, sp, rd), *nwr = next_slot(p, &at, sp, wr);
+    IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(yield->nops + 2));
+    if (!ops || p->f->arena->oom)
+        return;
+    memcpy(ops, yield->operands, sizeof(IrValue *) * (size_t)yield->nops);
+    ops[yield->nops] = nrd;
+    ops[yield->nops + 1] = nwr;
+    yield->operands = ops;
+    yield->nops += 2;
+    IrBuilder after = {p->f, loop->parent, loop->next};
+    IrOp *drain = ir_build(&after, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
+    drain->ival = 0;
+}
+
+static void pipeline_loop(Pipe *p, IrOp *loop)
+{
+    p->loop = loop;
+    p->body = loop->regions[0];
+    p->stages = (int)(loop->ival > 0 ? loop->ival : p->f->num_stages);
+    int nc = p->body->nargs - 1;
+    const IrOp *step = loop->operands[2]->def;
+    if (p->stages < 2 || nc > 64 || !step || step->kind != IR_CONST || step->ival < 1 ||
+        !find_loads(p))
+        return; /* copies run ahead only for loops known to count up */
+    p->nslice = 0;
+    memset(p->carried, 0, sizeof(bool) * 64);
+    for (int i = 0; i < p->nloads; i++)
+        for (int k = 0; k < p->loads[i]->nops && k < 2; k++)
+            if (!pull(p, p->loads[i]->operands[k], 0))
+                return;
+    if (!slice_closed(p))
+        return;
+    IrValue **map = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->nids);
+    IrValue *ahead[64], *rd, *wr;
+    if (!map || p->f->arena->oom)
+        return;
+    prologue(p, map, ahead);
+    if (!widen_loop(p, ahead, &rd, &wr))
+        return;
+    rewrite_body(p, rd, wr);
+    p->f->nbuffers += p->nloads;
+}
+
+void pass_pipeline(IrFunc *f)
+{
+    Pipe p;
+    memset(&p, 0, sizeof p);
+    p.f = f;
+    p.nids = f->next_id;
+    p.uses = arena_alloc(f->arena, sizeof(int) * (size_t)(p.nids + 1));
+    p.slice = arena_alloc(f->arena, sizeof(IrOp *) * (size_t)(p.nids + 1));
+    p.carried = arena_alloc(f->arena, sizeof(bool) * 64);
+    if (!p.uses || !p.slice || !p.carried || f->arena->oom)
+        return;
+    p.axis = axis_analyze(f, f->arena);
+    ir_walk(f->body, count_uses, &p);
+    IrOp *loops[64];
+    int n = 0;
+    for (IrOp *o = f->body->first; o; o = o->next)
+        if (o->kind == IR_FOR && o->nregions == 1 && n < 64)
+            loops[n++] = o;
+    for (int i = 0; i < n; i++)
+        pipeline_loop(&p, loops[i]);
+    ir_renumber(f);
+}
