@@ -77,15 +77,10 @@ void cg_tile_geometry(CgTile *o, const Type *t)
     o->rows = t->shape[0];
     o->cols = t->shape[1];
     o->bytes = cg_mem_bytes(t->dt == DT_PTR ? t->elem : t->dt);
-    o->vec = 16 / o->bytes;
-    if (o->vec > o->cols)
-        o->vec = o->cols;
-    int row_bytes = o->cols * o->bytes;
-    o->per_phase = row_bytes >= 128 ? 1 : 128 / row_bytes;
-    int chunks = o->cols / o->vec, most = 8 / o->per_phase;
-    o->max_phase = chunks < most ? chunks : most;
-    if (o->max_phase < 1)
-        o->max_phase = 1;
+    Layout s = layout_shared_tile(o->rows, o->cols, o->bytes);
+    o->vec = s.vec;
+    o->per_phase = s.per_phase;
+    o->max_phase = s.max_phase;
 }
 
 LLVMValueRef cg_tile_index(Cg *cg, const CgTile *o, LLVMValueRef r, LLVMValueRef c)

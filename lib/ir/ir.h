@@ -327,5 +327,7 @@ void ir_print(StrBuf *out, const IrFunc *f);
 const Layout *ir_layout_intern(IrFunc *f, const Layout *l);
 /* Checks the invariants above; reports "internal error" diagnostics. */
 bool ir_verify(const IrFunc *f, Diag *d);
+/* The layout invariants, once pass_layout has run (verify_layout.c). */
+bool ir_verify_layouts(const IrFunc *f, Diag *d);
 
 #endif

@@ -348,6 +348,25 @@ Layout layout_mma(int M, int N, int num_warps, int instr_k)
     return l;
 }
 
+Layout layout_shared_tile(int rows, int cols, int elem_bytes)
+{
+    Layout l;
+    memset(&l, 0, sizeof l);
+    l.kind = LY_SHARED;
+    l.rank = 2;
+    l.order[0] = 1;
+    l.order[1] = 0;
+    l.vec = 16 / elem_bytes < cols ? 16 / elem_bytes : cols;
+    int row_bytes = cols * elem_bytes;
+    l.per_phase = row_bytes >= 128 ? 1 : 128 / row_bytes;
+    int chunks = cols / l.vec, most = 8 / l.per_phase;
+    l.max_phase = chunks < most ? chunks : most;
+    if (l.max_phase < 1)
+        l.max_phase = 1;
+    (void)rows;
+    return l;
+}
+
 Layout layout_dot_op(const Layout *mma, int opidx, int kpack)
 {
     Layout l;

@@ -88,5 +88,9 @@ Layout layout_blocked_default(int rank, const int *shape, int vec, int threads);
  * warp covers a share as square as the instruction allows. */
 Layout layout_mma(int M, int N, int num_warps, int instr_k);
 Layout layout_dot_op(const Layout *mma, int opidx, int kpack);
+/* A row-major tile in shared memory swizzled in 16-byte chunks, so that the
+ * eight rows one ldmatrix reads fall in different banks: rows shorter than
+ * 128 bytes share a phase (per_phase rows), and the phase XORs the chunk. */
+Layout layout_shared_tile(int rows, int cols, int elem_bytes);
 
 #endif

@@ -769,5 +769,5 @@ bool ir_verify(const IrFunc *f, Diag *d)
         }
     tk_xfree(v.in_scope);
     tk_xfree(v.seen);
-    return v.ok;
+    return v.ok && ir_verify_layouts(f, d);
 }

@@ -373,7 +373,7 @@ static void rewrite_body(Pipe *p, IrValue *rd, IrValue *wr)
         IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
         v->ival = p->f->nbuffers + i;
         v->ival2 = p->stages;
-        Layout sh = {.kind = LY_SHARED, .rank = 2, .order = {1, 0}};
+        Layout sh = layout_shared_tile(t.shape[0], t.shape[1], dtype_bits(t.dt) / 8);
         v->results[0]->layout = ir_layout_intern(p->f, &sh);
         v->results[0]->name = ld->results[0]->name;
         ir_replace_uses(body, ld->results[0], v->results[0]);

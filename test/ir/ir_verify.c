@@ -371,11 +371,33 @@ static void test_fuzz(void)
     CHECK(rejected > 2000); /* most damage is caught; none of it crashes */
 }
 
+/* After pass_layout the verifier checks layouts: an add whose operands sit in
+ * different layouts (no convert_layout between them) is rejected, the same
+ * function with the pass's layouts is accepted. */
+static void test_layouts(Arena *a)
+{
+    IrBuilder b;
+    IrValue *p, *n;
+    IrFunc *f = new_func(a, &b, &p, &n);
+    IrValue *x = t_arange(&b, 0, 128);
+    IrValue *y = t_op2(&b, IR_ADD, x, x, t_vec(DT_I32, 128));
+    (void)y;
+    CHECK(pass_layout(f));
+    CHECK(t_verify(f, true, NULL));
+    Layout other = layout_blocked_default(1, (int[]){128}, 1, 128);
+    x->layout = ir_layout_intern(f, &other);
+    CHECK(t_verify(f, false, "operand layout differs from the result's"));
+    Layout huge = layout_mma(128, 128, 4, 16);
+    x->layout = ir_layout_intern(f, &huge);
+    CHECK(t_verify(f, false, "layout does not fit the shape"));
+}
+
 int main(void)
 {
     Arena a;
     arena_init(&a);
     test_good(&a);
+    test_layouts(&a);
     for (int i = 0; i < TK_ARRAY_LEN(cases); i++) {
         IrBuilder b;
         IrValue *p, *n;

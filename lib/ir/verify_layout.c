@@ -1,0 +1,96 @@
+/* ir/verify_layout.c: the layout invariants pass_layout guarantees, checked
+ * between passes once a function has layouts (before pass_layout no value
+ * has one, and nothing is checked): every block value has a layout with a
+ * linear form for its shape; elementwise ops, loads, stores and loop-carried
+ * values agree with their operands; a tensor-core dot reads dot_op operands
+ * of its own mma layout. Reports "internal error" diagnostics. */
+#include "ir/ir.h"
+
+typedef struct LayoutCheck {
+    const IrFunc *f;
+    Diag *d;
+    bool ok;
+} LayoutCheck;
+
+static void lfail(LayoutCheck *c, const IrOp *op, const char *what, const IrValue *v)
+{
+    if (c->ok)
+        diag_report(c->d, DIAG_INTERNAL, op->span, "IR verifier: '%s': %s (value %%%d) in @%s",
+                    ir_kind_name(op->kind), what, v ? v->id : -1, c->f->name ? c->f->name : "?");
+    c->ok = false;
+}
+
+static void check_value(LayoutCheck *c, const IrOp *op, const IrValue *v)
+{
+    if (!v || v->type.rank == 0)
+        return;
+    LinLayout ll;
+    if (!v->layout)
+        lfail(c, op, "block value without a layout", v);
+    else if (v->layout->kind != LY_SHARED &&
+             !layout_linear(v->layout, v->type.rank, v->type.shape, c->f->num_warps * 32, &ll))
+        lfail(c, op, "layout does not fit the shape", v);
+}
+
+static bool same_layout_kind(IrKind k)
+{
+    switch (k) {
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND: case IR_OR:
+    case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX: case IR_UMULHI:
+    case IR_NEG: case IR_NOT: case IR_CMP: case IR_SELECT: case IR_FMA: case IR_MATH:
+    case IR_EXTERN: case IR_CAST: case IR_BITCAST: case IR_ADDPTR: case IR_PTR_TO_INT:
+    case IR_INT_TO_PTR: case IR_LOAD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void check_dot(LayoutCheck *c, const IrOp *op)
+{
+    const Layout *m = op->results[0]->layout;
+    if (!m || m->kind != LY_MMA)
+        return;
+    for (int i = 0; i < 2; i++) {
+        const Layout *l = op->operands[i]->layout;
+        if (!l || l->kind != LY_DOT_OP || l->opidx != i || !layout_equal(l->parent, m))
+            lfail(c, op, "tensor-core operand not in a dot_op layout of the result's mma",
+                  op->operands[i]);
+    }
+    if (!layout_equal(op->operands[2]->layout, m))
+        lfail(c, op, "accumulator not in the result's mma layout", op->operands[2]);
+}
+
+static bool check_op(IrOp *op, void *ctx)
+{
+    LayoutCheck *c = ctx;
+    for (int i = 0; i < op->nres; i++)
+        check_value(c, op, op->results[i]);
+    for (int r = 0; r < op->nregions; r++)
+        for (int i = 0; i < op->regions[r]->nargs; i++)
+            check_value(c, op, op->regions[r]->args[i]);
+    if (same_layout_kind(op->kind) && op->nres == 1 && op->results[0]->type.rank)
+        for (int i = 0; i < op->nops; i++) {
+            const IrValue *x = op->operands[i];
+            if (x && x->type.rank && !layout_equal(x->layout, op->results[0]->layout))
+                lfail(c, op, "operand layout differs from the result's", x);
+        }
+    if (op->kind == IR_DOT)
+        check_dot(c, op);
+    if (op->kind == IR_FOR && op->nregions == 1)
+        for (int i = 3; i < op->nops && i - 2 < op->regions[0]->nargs; i++) {
+            const IrValue *x = op->operands[i], *arg = op->regions[0]->args[i - 2];
+            if (x->type.rank && !layout_equal(x->layout, arg->layout))
+                lfail(c, op, "initial value layout differs from the carried value's", x);
+        }
+    return c->ok;
+}
+
+bool ir_verify_layouts(const IrFunc *f, Diag *d)
+{
+    if (!f || !f->body || f->nlayouts == 0)
+        return true;
+    LayoutCheck c = {f, d, true};
+    ir_walk(f->body, check_op, &c);
+    return c.ok;
+}
