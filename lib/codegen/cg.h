@@ -51,6 +51,7 @@ typedef struct Cg {
     int nstr;         /* counter for string globals */
     struct AxisInfo *axis; /* axis analysis by value id; NULL: unknown */
     struct CgShapeLayout *shape_layouts; /* cg_index_layouts */
+    bool *staged;     /* by value id: a dot operand its dot stages (mma.c) */
     int nshape_layouts;
     struct CgSink *sinks;
     int64_t *buf_off, *buf_slot; /* ring buffers: start and slot bytes, by id */

@@ -74,11 +74,28 @@ static bool index_op(IrOp *op, void *ctx)
     return true;
 }
 
+/* A dot stages the operands converted in its own block (mma.c); one made
+ * elsewhere (hoisted out of a loop) is converted into registers once. */
+static bool mark_staged(IrOp *op, void *ctx)
+{
+    Cg *cg = ctx;
+    if (op->kind != IR_DOT || !op->results[0]->layout || op->results[0]->layout->kind != LY_MMA)
+        return true;
+    for (int i = 0; i < 2; i++) {
+        const IrOp *c = op->operands[i]->def;
+        if (c && c->kind == IR_CONVERT_LAYOUT && c->parent == op->parent)
+            cg->staged[op->operands[i]->id] = true;
+    }
+    return true;
+}
+
 void cg_index_layouts(Cg *cg)
 {
     cg->shape_layouts = cg_alloc(cg, sizeof(struct CgShapeLayout) * 64);
     cg->nshape_layouts = 0;
+    cg->staged = cg_alloc(cg, sizeof(bool) * (size_t)(cg->f->next_id + 1));
     ir_walk(cg->f->body, index_op, cg);
+    ir_walk(cg->f->body, mark_staged, cg);
 }
 
 CgLayout cg_layout_type(Cg *cg, Type t)
@@ -314,6 +331,66 @@ static void emit_split(Cg *cg, const IrOp *op)
     cg_barrier(cg);
 }
 
+/* The index in `in` of element offset o of `out` (o a sum of distinct
+ * single-bit offsets): size-1 dims of `in` read coordinate 0 (broadcast),
+ * other shapes keep the row-major index (expand_dims, reshape). */
+static int64_t map_offset(const Type *out, const Type *in, int64_t o, bool broadcast)
+{
+    if (!broadcast)
+        return o;
+    int64_t r = 0, so = 1, si = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        int64_t c = (o / so) % out->shape[d];
+        if (in->shape[d] != 1)
+            r += c * si;
+        so *= out->shape[d];
+        si *= in->shape[d];
+    }
+    return r;
+}
+
+/* A shape op or conversion done by picking registers: possible when every
+ * thread already holds the input elements its result elements read. */
+static bool reg_permute(Cg *cg, const IrOp *op, CgVal *res)
+{
+    const IrValue *in = op->operands[0], *out = op->results[0];
+    if (in->type.rank == 0 || type_numel(in->type) < 1)
+        return false;
+    bool bc = op->kind == IR_BROADCAST;
+    CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
+    if (li.lin.nthread != lo.lin.nthread)
+        return false;
+    for (int j = 0; j < lo.lin.nthread; j++)
+        if (map_offset(&out->type, &in->type, lo.lin.thread[j], bc) != li.lin.thread[j])
+            return false;
+    int pos[64];
+    for (int k = 0; k < 64; k++)
+        pos[k] = -1;
+    for (int i = 0; i < li.lin.nreg; i++)
+        if (li.lin.reg[i])
+            pos[log2i(li.lin.reg[i])] = i;
+    CgVal x = cg_get(cg, in);
+    CgVal r = cg_val_new(cg, lo.per_thread);
+    for (int s = 0; s < r.n; s++) {
+        int64_t o = 0;
+        for (int i = 0; i < lo.lin.nreg; i++)
+            if (s >> i & 1)
+                o |= lo.lin.reg[i];
+        int64_t t = map_offset(&out->type, &in->type, o, bc), slot = 0;
+        for (int k = 0; t >> k; k++)
+            if (t >> k & 1) {
+                if (pos[k] < 0)
+                    return false;
+                slot |= (int64_t)1 << pos[k];
+            }
+        if (slot >= x.n)
+            return false;
+        r.el[s] = x.el[slot];
+    }
+    *res = r;
+    return true;
+}
+
 /* The result of a shape op recomputed in its own layout, when its input allows. */
 static bool remat(Cg *cg, const IrOp *op)
 {
@@ -337,27 +414,30 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
         cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], op->results[0]));
         return true;
     case IR_CONVERT_LAYOUT:
-        /* A and B of a tensor-core dot are staged by the dot itself (mma.c) */
-        if (op->results[0]->layout && op->results[0]->layout->kind == LY_DOT_OP)
+        /* A and B of a tensor-core dot are staged by the dot itself (mma.c),
+         * unless the registers already hold the fragments (an accumulator
+         * fed to the next dot) */
+        if (cg->staged[op->results[0]->id] &&
+            (!in->layout || in->layout->kind == LY_SHARED || !cg_layout_same(cg, in, op->results[0])))
             return true;
         /* fall through */
     case IR_EXPAND_DIMS:
     case IR_RESHAPE:
-        if (cg_layout_same(cg, in, op->results[0]))
-            cg_set(cg, op->results[0], cg_get(cg, in));
-        else if (!remat(cg, op))
-            cg_set(cg, op->results[0], convert(cg, op, NULL, NULL));
-        return true;
-    case IR_BROADCAST:
-        if (type_numel(in->type) == 1)
+    case IR_BROADCAST: {
+        CgVal r;
+        if (op->kind == IR_BROADCAST && type_numel(in->type) == 1)
             cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], op->results[0]));
         else if (cg_layout_same(cg, in, op->results[0]))
             cg_set(cg, op->results[0], cg_get(cg, in));
+        else if (reg_permute(cg, op, &r))
+            cg_set(cg, op->results[0], r);
         else if (!remat(cg, op)) {
             Type src = in->type;
-            cg_set(cg, op->results[0], convert(cg, op, map_broadcast, &src));
+            bool bc = op->kind == IR_BROADCAST;
+            cg_set(cg, op->results[0], convert(cg, op, bc ? map_broadcast : NULL, &src));
         }
         return true;
+    }
     case IR_TRANS: {
         Type src = in->type;
         int perm[TK_MAX_RANK];

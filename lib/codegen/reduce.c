@@ -142,26 +142,31 @@ static LLVMValueRef shfl(Cg *cg, LLVMValueRef v, DType dt, int off)
 }
 
 /* Butterfly over the low `bits` lane bits, keeping the lower lane's value first. */
+static void lane_combine(Red *r, LLVMValueRef *acc, int off);
+
 static void warp_combine(Red *r, LLVMValueRef *acc, int bits)
+{
+    for (int b = 0; b < bits; b++)
+        lane_combine(r, acc, 1 << b);
+}
+
+/* One butterfly step over lane bit `off`, the lower lane's value first. */
+static void lane_combine(Red *r, LLVMValueRef *acc, int off)
 {
     Cg *cg = r->cg;
     LLVMValueRef lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, 31), "");
-    for (int b = 0; b < bits; b++) {
-        int off = 1 << b;
-        LLVMValueRef other[8], lo[8], hi[8];
-        for (int i = 0; i < r->n; i++)
-            other[i] = shfl(cg, acc[i], r->dt[i], off);
-        LLVMValueRef upper = LLVMBuildICmp(cg->b, LLVMIntNE,
-                                           LLVMBuildAnd(cg->b, lane, cg_i32(cg, off), ""),
-                                           cg_i32(cg, 0), "");
-        for (int i = 0; i < r->n; i++) {
-            lo[i] = LLVMBuildSelect(cg->b, upper, other[i], acc[i], "");
-            hi[i] = LLVMBuildSelect(cg->b, upper, acc[i], other[i], "");
-        }
-        combine(r, lo, hi);
-        for (int i = 0; i < r->n; i++)
-            acc[i] = lo[i];
+    LLVMValueRef other[8], lo[8], hi[8];
+    for (int i = 0; i < r->n; i++)
+        other[i] = shfl(cg, acc[i], r->dt[i], off);
+    LLVMValueRef upper = LLVMBuildICmp(cg->b, LLVMIntNE, LLVMBuildAnd(cg->b, lane, cg_i32(cg, off), ""),
+                                       cg_i32(cg, 0), "");
+    for (int i = 0; i < r->n; i++) {
+        lo[i] = LLVMBuildSelect(cg->b, upper, other[i], acc[i], "");
+        hi[i] = LLVMBuildSelect(cg->b, upper, acc[i], other[i], "");
     }
+    combine(r, lo, hi);
+    for (int i = 0; i < r->n; i++)
+        acc[i] = lo[i];
 }
 
 static int64_t region_bytes(int64_t count) { return (count * 8 + 15) / 16 * 16; }
@@ -264,6 +269,67 @@ static void reduce_last(Red *r, CgVal *in, Type t)
     cg_barrier(cg);
 }
 
+/* Index of element e of `t` with dim `axis` dropped. */
+static int64_t drop_axis(const Type *t, int axis, int64_t e)
+{
+    int64_t inner = 1;
+    for (int d = t->rank - 1; d > axis; d--)
+        inner *= t->shape[d];
+    int64_t outer = e / (inner * t->shape[axis]);
+    return outer * inner + e % inner;
+}
+
+/* A reduction of a value whose layout keeps each line in one warp (an mma
+ * accumulator's rows): registers of one line combine in the thread, then
+ * butterflies over the lane bits that step along the axis; the result is the
+ * slice layout the pass gave it, every copy holding the full result. */
+static void reduce_linear(Red *r, CgVal x, const Type *t, int axis)
+{
+    Cg *cg = r->cg;
+    const IrValue *res = r->op->results[0];
+    CgLayout li = cg_layout(cg, r->op->operands[0]), lo = cg_layout(cg, res);
+    int64_t amask = lin_dim_bits(t->rank, t->shape, axis);
+    CgVal out = cg_val_new(cg, lo.per_thread);
+    LLVMValueRef *acc = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)lo.per_thread);
+    int64_t *key = cg_alloc(cg, sizeof(int64_t) * (size_t)lo.per_thread);
+    bool *have = cg_alloc(cg, sizeof(bool) * (size_t)lo.per_thread);
+    for (int s = 0; s < lo.per_thread; s++) {
+        key[s] = 0;
+        for (int i = 0; i < lo.lin.nreg; i++)
+            if (s >> i & 1)
+                key[s] |= lo.lin.reg[i];
+        have[s] = false;
+    }
+    for (int s = 0; s < x.n; s++) {
+        int64_t o = 0;
+        for (int i = 0; i < li.lin.nreg; i++)
+            if (s >> i & 1)
+                o |= li.lin.reg[i];
+        int64_t k = drop_axis(t, axis, o);
+        for (int q = 0; q < lo.per_thread; q++)
+            if (key[q] == k) {
+                if (!have[q])
+                    acc[q] = x.el[s];
+                else
+                    combine(r, &acc[q], &x.el[s]);
+                have[q] = true;
+                break; /* copies of q are filled below */
+            }
+    }
+    /* copies (result registers with the same element) share the first one */
+    for (int q = 0; q < lo.per_thread; q++) {
+        int first = 0;
+        while (key[first] != key[q])
+            first++;
+        if (first == q && have[q])
+            for (int j = 0; j < li.lin.nthread && j < 5; j++)
+                if (li.lin.thread[j] & amask)
+                    lane_combine(r, &acc[q], 1 << j);
+        out.el[q] = acc[first];
+    }
+    cg_set(cg, res, out);
+}
+
 bool cg_emit_reduce(Cg *cg, const IrOp *op)
 {
     if (op->kind != IR_REDUCE)
@@ -285,6 +351,11 @@ bool cg_emit_reduce(Cg *cg, const IrOp *op)
         return true;
     }
     int axis = op->axis < 0 ? op->axis + t.rank : op->axis;
+    const Layout *il = op->operands[0]->layout;
+    if (il && il->kind != LY_BLOCKED && op->nops == 1 && !arg && op->sub != RED_CUSTOM) {
+        reduce_linear(&r, cg_get(cg, op->operands[0]), &t, axis);
+        return true;
+    }
     CgVal in[8];
     Type tt = t;
     for (int i = 0; i < op->nops; i++) {

@@ -93,8 +93,8 @@ static bool linear_blocked(const Layout *l, LinBuild *b)
  * over N, then M. */
 static bool linear_mma(const Layout *l, LinBuild *b)
 {
-    if (b->rank != 2 || b->logs[0] < 4 + log2i(l->wm) || b->logs[1] < 3 + log2i(l->wn))
-        return false;
+    if (b->rank != 2)
+        return false; /* a shape smaller than the warps' tiles gets copies */
     int at = 0;
     lb_reg(b, 1);
     lb_thread(b, &at, 1);
@@ -365,6 +365,28 @@ Layout layout_shared_tile(int rows, int cols, int elem_bytes)
         l.max_phase = 1;
     (void)rows;
     return l;
+}
+
+Layout layout_mma_rows(int M, int num_warps, int instr_k)
+{
+    Layout l;
+    memset(&l, 0, sizeof l);
+    l.kind = LY_MMA;
+    l.rank = 2;
+    l.instr_k = instr_k;
+    l.wn = 1;
+    l.wm = 1;
+    while (l.wm < num_warps && M >= 32 * l.wm)
+        l.wm *= 2;
+    return l;
+}
+
+int64_t lin_dim_bits(int rank, const int *shape, int dim)
+{
+    int64_t stride = 1;
+    for (int d = rank - 1; d > dim; d--)
+        stride *= shape[d];
+    return (stride * shape[dim] - 1) & ~(stride - 1);
 }
 
 Layout layout_dot_op(const Layout *mma, int opidx, int kpack)

@@ -88,6 +88,11 @@ Layout layout_blocked_default(int rank, const int *shape, int vec, int threads);
  * warp covers a share as square as the instruction allows. */
 Layout layout_mma(int M, int N, int num_warps, int instr_k);
 Layout layout_dot_op(const Layout *mma, int opidx, int kpack);
+/* An mma accumulator with every warp along M (as many as M has 16-row
+ * tiles): each row lives in one warp. */
+Layout layout_mma_rows(int M, int num_warps, int instr_k);
+/* The element-index bits that hold dim `dim`'s coordinate. */
+int64_t lin_dim_bits(int rank, const int *shape, int dim);
 /* A row-major tile in shared memory swizzled in 16-byte chunks, so that the
  * eight rows one ldmatrix reads fall in different banks: rows shorter than
  * 128 bytes share a phase (per_phase rows), and the phase XORs the chunk. */

@@ -34,6 +34,7 @@ typedef struct LayoutPass {
     ShapeVec shapes[MAX_SHAPES];
     int nshapes;
     const AxisInfo *axis;
+    unsigned char *rows; /* by value id: its rows are reduced (mark_rows) */
     bool changed;
     bool failed;
 } LayoutPass;
@@ -183,22 +184,6 @@ static bool fits(LayoutPass *p, const Layout *l, const Type *t)
     return layout_linear(l, t->rank, t->shape, p->threads, &ll);
 }
 
-static bool assign_dot(IrOp *op, void *ctx)
-{
-    LayoutPass *p = ctx;
-    int instr_k, kpack;
-    if (op->kind != IR_DOT || !mma_shape(op, &instr_k, &kpack))
-        return true;
-    Type c = op->results[0]->type;
-    Layout mma = layout_mma(c.shape[0], c.shape[1], p->threads / 32, instr_k);
-    Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
-    if (!fits(p, &mma, &c) || !fits(p, &a, &op->operands[0]->type) ||
-        !fits(p, &b, &op->operands[1]->type))
-        return true;
-    op->results[0]->layout = ir_layout_intern(p->f, &mma);
-    return true;
-}
-
 static bool is_mma(const IrValue *v)
 {
     return v && v->layout && v->layout->kind == LY_MMA;
@@ -217,19 +202,85 @@ static bool elementwise(IrKind k)
     }
 }
 
-/* An elementwise op follows an mma operand when its other block operands
- * share that layout or can be recomputed in it. */
-static const Layout *follow_mma(const IrOp *op)
+/* ---- which dots keep rows in one warp -------------------------------------------------- */
+
+/* Values whose rows are reduced (attention's row max and row sum), traced
+ * back through elementwise ops: a dot producing one puts all its warps along
+ * M, so each row lives in one warp and the reduction needs no shared memory;
+ * a dot whose A operand comes from such a value does the same, so that both
+ * accumulators share one layout. */
+static bool mark_rows(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind == IR_REDUCE && op->nops == 1 && op->operands[0]->type.rank == 2 &&
+        op->axis == 1)
+        p->rows[op->operands[0]->id] = 1;
+    if (op->nres == 1 && op->results[0]->type.rank && p->rows[op->results[0]->id]) {
+        if (elementwise(op->kind) || op->kind == IR_CONVERT_LAYOUT)
+            for (int i = 0; i < op->nops; i++)
+                if (op->operands[i]->type.rank && !p->rows[op->operands[i]->id]) {
+                    p->rows[op->operands[i]->id] = 1;
+                    p->changed = true;
+                }
+    }
+    if (op->kind == IR_DOT && p->rows[op->operands[0]->id] && !p->rows[op->results[0]->id]) {
+        p->rows[op->results[0]->id] = 1;
+        p->changed = true;
+    }
+    return true;
+}
+
+static bool assign_dot(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    int instr_k, kpack;
+    if (op->kind != IR_DOT || !mma_shape(op, &instr_k, &kpack))
+        return true;
+    Type c = op->results[0]->type;
+    int warps = p->threads / 32;
+    Layout mma = p->rows[op->results[0]->id] ? layout_mma_rows(c.shape[0], warps, instr_k)
+                                              : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
+    Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
+    if (c.shape[0] < 16 * mma.wm || c.shape[1] < 8 * mma.wn || !fits(p, &mma, &c) ||
+        !fits(p, &a, &op->operands[0]->type) || !fits(p, &b, &op->operands[1]->type))
+        return true;
+    op->results[0]->layout = ir_layout_intern(p->f, &mma);
+    return true;
+}
+
+/* ---- spreading the mma layouts ---------------------------------------------------------- */
+
+/* An mma layout or a slice of one: kept as far as the values flow. */
+static bool special(const IrValue *v)
+{
+    return v && v->type.rank && v->layout &&
+           (v->layout->kind == LY_MMA || v->layout->kind == LY_SLICE);
+}
+
+/* A loop-carried value not yet placed whose initial value is cheap: it can
+ * take whatever layout its loop body gives it (spread_for decides). */
+static bool flexible(const IrValue *x)
+{
+    const IrOp *loop = !x->def && x->owner ? x->owner->parent : NULL;
+    return loop && loop->kind == IR_FOR && !x->layout && x->index > 0 &&
+           3 + x->index - 1 < loop->nops && pass_can_remat(loop->operands[3 + x->index - 1]);
+}
+
+/* An elementwise op follows a special operand when its other block operands
+ * share that layout, can be recomputed in it, or are loop-carried values
+ * that can follow too (attention's running row max). */
+static const Layout *follow(const IrOp *op)
 {
     const Layout *m = NULL;
     for (int i = 0; i < op->nops; i++)
-        if (is_mma(op->operands[i]))
+        if (special(op->operands[i]))
             m = op->operands[i]->layout;
     if (!m)
         return NULL;
     for (int i = 0; i < op->nops; i++) {
         const IrValue *x = op->operands[i];
-        if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x))
+        if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x) &&
+            !flexible(x))
             return NULL;
     }
     return m;
@@ -237,7 +288,7 @@ static const Layout *follow_mma(const IrOp *op)
 
 static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
 {
-    if (v->layout != l) {
+    if (l && v->layout != l) {
         v->layout = l;
         p->changed = true;
     }
@@ -253,7 +304,7 @@ static void spread_for(LayoutPass *p, IrOp *op)
         return;
     for (int i = 0; i < y->nops && i + 3 < op->nops; i++) {
         IrValue *next = y->operands[i], *init = op->operands[i + 3];
-        if (!is_mma(next) || body->args[i + 1]->layout == next->layout)
+        if (!special(next) || body->args[i + 1]->layout == next->layout)
             continue;
         if (!(init->layout && layout_equal(init->layout, next->layout)) && !pass_can_remat(init))
             continue;
@@ -262,17 +313,58 @@ static void spread_for(LayoutPass *p, IrOp *op)
     }
 }
 
+/* Whether no warp holds a different part of dim `axis` of t in layout l: a
+ * reduction along it then stays in registers and shuffles. */
+static bool warps_across(LayoutPass *p, const Layout *l, const Type *t, int axis)
+{
+    LinLayout ll;
+    if (!layout_linear(l, t->rank, t->shape, p->threads, &ll))
+        return true;
+    int64_t mask = lin_dim_bits(t->rank, t->shape, axis);
+    for (int j = 5; j < ll.nthread; j++)
+        if (ll.thread[j] & mask)
+            return true;
+    return false;
+}
+
+/* Reductions of mma values keep the rows where they are (a slice of the
+ * layout); expand_dims and broadcast bring them back. */
+static const Layout *spread_shape(LayoutPass *p, const IrOp *op)
+{
+    const IrValue *x = op->operands[0];
+    const Layout *l = x->layout;
+    const Type *rt = &op->results[0]->type;
+    switch (op->kind) {
+    case IR_REDUCE:
+        if (op->nops == 1 && l->kind == LY_MMA && x->type.rank == 2 && op->sub <= RED_MIN &&
+            !warps_across(p, l, &x->type, op->axis)) {
+            Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
+            return ir_layout_intern(p->f, &s);
+        }
+        return NULL;
+    case IR_EXPAND_DIMS:
+        if (l->kind == LY_SLICE && l->dim == op->axis && fits(p, l->parent, rt))
+            return l->parent;
+        return NULL;
+    case IR_BROADCAST:
+        return l->kind == LY_MMA && fits(p, l, rt) ? l : NULL;
+    default:
+        return NULL;
+    }
+}
+
 static bool spread(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     if (op->kind == IR_FOR && op->nregions == 1)
         spread_for(p, op);
-    else if (elementwise(op->kind) && op->nres == 1 && op->results[0]->type.rank) {
-        const Layout *m = follow_mma(op);
-        if (m)
-            set_layout(p, op->results[0], m);
+    else if (op->nres == 1 && op->results[0]->type.rank && !special(op->results[0])) {
+        if (elementwise(op->kind))
+            set_layout(p, op->results[0], follow(op));
+        else if (op->nops >= 1 && special(op->operands[0]))
+            set_layout(p, op->results[0], spread_shape(p, op));
     }
-    return true;
+    return !p->failed;
 }
 
 /* ---- default layouts ------------------------------------------------------------------ */
@@ -332,12 +424,40 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         if (i >= 3 && i - 2 < op->regions[0]->nargs)
             return op->regions[0]->args[i - 2]->layout;
         return NULL;
+    case IR_REDUCE: case IR_EXPAND_DIMS: case IR_BROADCAST:
+        /* kept in an mma layout (spread_shape): the operand stays where it is */
+        if (op->nres >= 1 && special(op->results[0]))
+            return NULL;
+        return blocked_of(p, &x->type);
     default:
         if ((elementwise(op->kind) || op->kind == IR_LOAD) && op->nres == 1 &&
             op->results[0]->type.rank)
             return op->results[0]->layout;
         return blocked_of(p, &x->type);
     }
+}
+
+static bool defined_in(const IrValue *x, const IrBlock *b)
+{
+    const IrBlock *at = x->def ? x->def->parent : x->owner;
+    for (; at; at = at->parent ? at->parent->parent : NULL)
+        if (at == b)
+            return true;
+    return false;
+}
+
+/* Where a conversion of x for `op` goes: right before op, or before the
+ * outermost loop x does not change in when the result is a dot operand
+ * (attention's Q: its fragments are made once, not every iteration). */
+static IrOp *convert_point(IrOp *op, const IrValue *x, const Layout *want)
+{
+    IrOp *at = op;
+    if (want->kind != LY_DOT_OP)
+        return at;
+    while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
+           !defined_in(x, at->parent))
+        at = at->parent->parent;
+    return at;
 }
 
 static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
@@ -350,7 +470,7 @@ static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
     }
     c->results[0]->layout = want;
     c->results[0]->name = x->name;
-    ir_insert_before(op, c);
+    ir_insert_before(convert_point(op, x, want), c);
     op->operands[i] = c->results[0];
 }
 
@@ -375,6 +495,15 @@ bool pass_layout(IrFunc *f)
     p.axis = axis_analyze(f, f->arena);
     if (p.axis)
         ir_walk(f->body, note_access, &p);
+    p.rows = arena_alloc(f->arena, (size_t)f->next_id + 1);
+    if (!p.rows || f->arena->oom)
+        return false;
+    for (int round = 0; round < 16; round++) {
+        p.changed = false;
+        ir_walk(f->body, mark_rows, &p);
+        if (!p.changed)
+            break;
+    }
     ir_walk(f->body, assign_dot, &p);
     for (int round = 0; round < 16; round++) {
         p.changed = false;

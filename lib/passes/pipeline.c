@@ -159,29 +159,43 @@ static bool is_load(const Pipe *p, const IrOp *op)
     return false;
 }
 
-/* Every use of a slice value (and of a carried argument the slice advances)
- * is inside the slice, a pipelined load, or the yield slot that carries it;
- * the loop's result for a carried argument is unused. */
+/* Whether a slice op reads (transitively) a carried argument the slice
+ * advances: those run S-1 iterations ahead and must be read by nothing
+ * else. Slice values of the induction variable alone are cloned for the
+ * copies, so the originals keep serving the rest of the body. */
+static bool runs_ahead(const Pipe *p, const IrValue *x, int depth)
+{
+    if (!x || !in_body(p, x) || depth > 64)
+        return false;
+    if (!x->def)
+        return x->index > 0 && p->carried[x->index - 1];
+    if (!slice_has(p, x->def))
+        return false;
+    for (int i = 0; i < x->def->nops; i++)
+        if (runs_ahead(p, x->def->operands[i], depth + 1))
+            return true;
+    return false;
+}
+
+/* Every use of a value that runs ahead is inside the slice, a pipelined
+ * load, or the yield slot that carries it; the loop's result for a carried
+ * argument is unused. */
 static bool slice_closed(Pipe *p)
 {
     for (IrOp *o = p->body->first; o; o = o->next) {
-        bool mine = slice_has(p, o) || is_load(p, o);
+        if (slice_has(p, o) || is_load(p, o))
+            continue;
         for (int i = 0; i < o->nops; i++) {
-            IrValue *x = o->operands[i];
-            bool sliced = x && ((x->def && slice_has(p, x->def)) ||
-                                (!x->def && x->owner == p->body && x->index > 0 &&
-                                 p->carried[x->index - 1]));
-            if (!sliced || mine)
+            if (!runs_ahead(p, o->operands[i], 0))
                 continue;
             if (o->kind == IR_YIELD && p->carried[i])
                 continue;
             return false;
         }
-        if (o->nregions && !mine)
-            for (int r = 0; r < o->nregions; r++)
-                for (int k = 0; k < p->body->nargs - 1; k++)
-                    if (p->carried[k])
-                        return false; /* uses inside nested regions are not tracked */
+        if (o->nregions)
+            for (int k = 0; k < p->body->nargs - 1; k++)
+                if (p->carried[k])
+                    return false; /* uses inside nested regions are not tracked */
     }
     for (int k = 0; k < p->body->nargs - 1; k++)
         if (p->carried[k] && p->uses[p->loop->results[k]->id])
@@ -341,7 +355,7 @@ static IrOp *widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
     return loop;
 }
 
-static void rewrite_body(Pipe *p, IrValue *rd, IrValue *wr)
+static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
 {
     IrOp *loop = p->loop;
     IrBlock *body = p->body;
@@ -355,19 +369,21 @@ static void rewrite_body(Pipe *p, IrValue *rd, IrValue *wr)
     w->ival = p->stages - 2;
     IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
     live->def->sub = CMP_LT;
+    /* the slice again, for iteration i+S-1: the carried arguments already
+     * hold that iteration's values */
+    memset(map, 0, sizeof(IrValue *) * (size_t)p->nids);
+    map[iv->id] = ahead;
     for (int i = 0; i < p->nslice; i++)
-        for (int k = 0; k < p->slice[i]->nops; k++)
-            if (p->slice[i]->operands[k] == iv)
-                p->slice[i]->operands[k] = ahead;
+        clone(p, &b, p->slice[i], map);
     IrOp *yield = body->last;
+    for (int k = 0; k < yield->nops && k < body->nargs - 1; k++)
+        if (p->carried[k])
+            yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
     for (int i = 0; i < p->nloads; i++) {
         IrOp *ld = p->loads[i];
-        for (int k = 0; k < ld->nops; k++)
-            if (ld->operands[k] == iv)
-                ld->operands[k] = ahead;
         IrBuilder at = {p->f, body, yield};
-        emit_copy(p, &at, ld, p->f->nbuffers + i, ld->operands[0],
-                  ld->nops > 1 ? ld->operands[1] : NULL, live, wr);
+        emit_copy(p, &at, ld, p->f->nbuffers + i, mapped(map, p->nids, ld->operands[0]),
+                  ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, wr);
         IrBuilder here = {p->f, body, ld};
         Type t = ld->results[0]->type;
         IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
@@ -420,7 +436,7 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
     prologue(p, map, ahead);
     if (!widen_loop(p, ahead, &rd, &wr))
         return;
-    rewrite_body(p, rd, wr);
+    rewrite_body(p, map, rd, wr);
     p->f->nbuffers += p->nloads;
 }
 
