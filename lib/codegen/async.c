@@ -67,9 +67,10 @@ static void emit_copy(Cg *cg, const IrOp *op)
     CgLayout l = cg_layout(cg, ptr);
     CgVal p = cg_get(cg, ptr), m = mask ? cg_get(cg, mask) : p;
     CgTile t;
-    cg_tile_geometry(&t, &ptr->type);
-    int w = cg->axis ? axis_vector_width(cg->axis, ptr, mask, t.bytes) : 1;
-    w = w < l.v ? w : l.v;
+    cg_tile_geometry(&t, &ptr->type, cg_runs_down(cg, ptr));
+    int dim, run = lin_run(&l.lin, 2, ptr->type.shape, &dim);
+    int w = cg->axis ? axis_vector_width_along(cg->axis, ptr, mask, t.bytes, dim) : 1;
+    w = w < run ? w : run;
     w = w < t.vec ? w : t.vec;
     int size = w * t.bytes;
     if (size != 4 && size != 8 && size != 16) {
@@ -89,8 +90,9 @@ static void emit_copy(Cg *cg, const IrOp *op)
     LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[2]).el[0]);
     for (int s = 0; s + w <= p.n; s += w) {
         LLVMValueRef e = cg_elem_index(cg, &l, s);
-        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(t.cols)), "");
-        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, t.cols - 1), "");
+        int lc = ptr->type.shape[1];
+        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(lc)), "");
+        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, lc - 1), "");
         LLVMValueRef args[3];
         args[0] = cg_smem_addr_at(cg, base, cg_tile_index(cg, &t, r, c), ptr->type.elem);
         args[1] = p.el[s];

@@ -156,9 +156,15 @@ void cg_emit_mma(Cg *cg, const IrOp *op);
  * (r, c) sits at r * cols + ((c / vec) ^ ((r / per_phase) % max_phase)) *
  * vec + c % vec. Dot operands are staged and copied (cp.async) this way. */
 typedef struct CgTile {
-    int rows, cols, vec, per_phase, max_phase, bytes;
+    int rows, cols, vec, per_phase, max_phase, bytes; /* of the stored (physical) tile */
+    bool trans; /* dim 0 is contiguous: stored as [cols][rows] of the logical tile */
 } CgTile;
-void cg_tile_geometry(CgTile *t, const Type *type); /* type: the tile or its pointers */
+/* type: the tile or its pointers; trans as above */
+void cg_tile_geometry(CgTile *t, const Type *type, bool trans);
+/* Whether a value's layout runs along dim 0 of its 2-D shape (stored
+ * transposed when it goes to shared memory). */
+bool cg_runs_down(Cg *cg, const IrValue *v);
+/* Element index of logical (r, c). */
 LLVMValueRef cg_tile_index(Cg *cg, const CgTile *t, LLVMValueRef r, LLVMValueRef c);
 
 /* ---- codegen/async.c ------------------------------------------------------------------ */

@@ -172,8 +172,9 @@ static int vector_width(Cg *cg, const IrValue *ptr, const IrValue *mask, DType d
 {
     if (!cg->axis || ptr->type.rank == 0)
         return 1;
-    int w = axis_vector_width(cg->axis, ptr, mask, cg_mem_bytes(dt));
-    int v = cg_layout(cg, ptr).v;
+    CgLayout l = cg_layout(cg, ptr);
+    int dim, v = lin_run(&l.lin, ptr->type.rank, ptr->type.shape, &dim);
+    int w = axis_vector_width_along(cg->axis, ptr, mask, cg_mem_bytes(dt), dim);
     if (w > v)
         w = v;
     if (w < 1 || !is_pow2(w) || w * elem_bits(dt) > 128)

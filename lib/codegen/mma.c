@@ -72,10 +72,21 @@ typedef struct Mma {
     Operand a, b;
 } Mma;
 
-void cg_tile_geometry(CgTile *o, const Type *t)
+bool cg_runs_down(Cg *cg, const IrValue *v)
 {
-    o->rows = t->shape[0];
-    o->cols = t->shape[1];
+    if (v->layout && v->layout->kind == LY_SHARED)
+        return v->layout->order[0] == 0;
+    CgLayout l = cg_layout(cg, v);
+    int dim;
+    lin_run(&l.lin, v->type.rank, v->type.shape, &dim);
+    return v->type.rank == 2 && dim == 0 && v->type.shape[0] > 1;
+}
+
+void cg_tile_geometry(CgTile *o, const Type *t, bool trans)
+{
+    o->trans = trans;
+    o->rows = t->shape[trans ? 1 : 0];
+    o->cols = t->shape[trans ? 0 : 1];
     o->bytes = cg_mem_bytes(t->dt == DT_PTR ? t->elem : t->dt);
     Layout s = layout_shared_tile(o->rows, o->cols, o->bytes);
     o->vec = s.vec;
@@ -85,6 +96,11 @@ void cg_tile_geometry(CgTile *o, const Type *t)
 
 LLVMValueRef cg_tile_index(Cg *cg, const CgTile *o, LLVMValueRef r, LLVMValueRef c)
 {
+    if (o->trans) {
+        LLVMValueRef t = r;
+        r = c;
+        c = t;
+    }
     LLVMValueRef chunk = LLVMBuildLShr(cg->b, c, cg_i32(cg, ilog2(o->vec)), "");
     LLVMValueRef phase = LLVMBuildLShr(cg->b, r, cg_i32(cg, ilog2(o->per_phase)), "");
     phase = LLVMBuildAnd(cg->b, phase, cg_i32(cg, o->max_phase - 1), "");
@@ -107,13 +123,15 @@ static void stage(Cg *cg, Operand *o, const IrValue *src, int64_t off)
     o->off = cg_i32(cg, cg->smem_reserved + off); /* scratch starts after the ring buffers */
     CgLayout l = cg_layout(cg, src);
     CgVal x = cg_get(cg, src);
-    int w = l.v < o->t.vec ? l.v : o->t.vec;
+    int dim, run = lin_run(&l.lin, 2, src->type.shape, &dim);
+    int w = run < o->t.vec ? run : o->t.vec;
     LLVMTypeRef et = cg_mem_type(cg, src->type.dt);
     cg_smem_need(cg, off + l.numel * o->t.bytes);
+    int lc = src->type.shape[1];
     for (int s = 0; s + w <= x.n; s += w) {
         LLVMValueRef e = cg_elem_index(cg, &l, s);
-        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(o->t.cols)), "");
-        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, o->t.cols - 1), "");
+        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(lc)), "");
+        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, lc - 1), "");
         LLVMValueRef p = tile_addr(cg, o, r, c, src->type.dt);
         if (w == 1) {
             LLVMBuildStore(cg->b, x.el[s], p);
@@ -185,13 +203,32 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
     /* row base of the tile: warp rows, then repeats */
     LLVMValueRef rbase = LLVMBuildShl(cg->b, x->wmi, cg_i32(cg, 4), "");
     rbase = add(cg, rbase, (int64_t)16 * x->m->wm * mi);
-    /* matrices: (rows 0-7, k lo), (8-15, lo), (0-7, hi), (8-15, hi) */
-    LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, LLVMBuildOr(cg->b, lane_bits(x, 0, 7),
-                                    LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), ""), ""), "");
-    LLVMValueRef col = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, ilog2(ik / 2)), "");
-    col = add(cg, col, (int64_t)ik * ki);
-    LLVMValueRef p = tile_addr(cg, o, row, col, x->dt);
-    ldmatrix(cg, 4, false, p, out);
+    /* matrices: (rows 0-7, k lo), (8-15, lo), (0-7, hi), (8-15, hi); lane l
+     * addresses row l % 8 of matrix l / 8 */
+    LLVMValueRef hi_row = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), "");
+    LLVMValueRef hi_k = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, ilog2(ik / 2)), "");
+    if (!o->t.trans) {
+        LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_row, ""), "");
+        LLVMValueRef p = tile_addr(cg, o, row, add(cg, hi_k, (int64_t)ik * ki), x->dt);
+        ldmatrix(cg, 4, false, p, out);
+        return;
+    }
+    if (o->t.bytes == 2) { /* stored K-major: rows of the 8x8 matrices are k */
+        LLVMValueRef k = add(cg, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_k, ""), (int64_t)ik * ki);
+        LLVMValueRef p = tile_addr(cg, o, LLVMBuildAdd(cg->b, rbase, hi_row, ""), k, x->dt);
+        ldmatrix(cg, 4, true, p, out);
+        return;
+    }
+    LLVMValueRef g = lane_bits(x, 2, 7), tq = lane_bits(x, 0, 3);
+    for (int r = 0; r < 4; r++) {
+        LLVMValueRef el[4];
+        LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, add(cg, g, (r & 1) * 8), "");
+        for (int q = 0; q < kp; q++) {
+            LLVMValueRef k = LLVMBuildMul(cg->b, tq, cg_i32(cg, kp), "");
+            el[q] = smem_elem(cg, o, x->dt, row, add(cg, k, (int64_t)ik * ki + (r >> 1) * 4 * kp + q));
+        }
+        out[r] = pack(cg, &x->k, x->dt, el);
+    }
 }
 
 /* B fragments (2 registers each) of tiles (ni, ki) and, when two, (ni+1, ki). */
@@ -209,6 +246,19 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
         return;
     }
     LLVMValueRef g = lane_bits(x, 2, 7), tq = lane_bits(x, 0, 3);
+    if (o->t.trans) {
+        /* stored N-major (K contiguous): matrices (tile ni, k lo), (ni, k hi),
+         * (ni+1, lo), (ni+1, hi), rows n, read as they are for any dtype */
+        LLVMValueRef tile = add(cg, count == 2 ? lane_bits(x, 4, 1) : cg_i32(cg, 0), ni);
+        LLVMValueRef nb = LLVMBuildAdd(cg->b, x->wni,
+                                       LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
+        LLVMValueRef n = LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), ""),
+                                     lane_bits(x, 0, 7), "");
+        LLVMValueRef k = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, ilog2(4 * kp)), "");
+        LLVMValueRef p = tile_addr(cg, o, add(cg, k, (int64_t)ik * ki), n, x->dt);
+        ldmatrix(cg, 2 * count, false, p, out);
+        return;
+    }
     if (o->t.bytes == 2) {
         /* .trans: matrices (k lo, tile ni), (k hi, ni), (k lo, ni+1), (k hi, ni+1) */
         LLVMValueRef krow = LLVMBuildOr(cg->b, lane_bits(x, 0, 7),
@@ -260,7 +310,6 @@ static bool take_operand(Mma *x, Operand *o, const IrValue *v, int64_t *off)
 {
     Cg *cg = x->cg;
     o->v = v;
-    cg_tile_geometry(&o->t, &v->type);
     if (cg->have[v->id]) {
         o->el = cg_get(cg, v);
         return true;
@@ -271,6 +320,7 @@ static bool take_operand(Mma *x, Operand *o, const IrValue *v, int64_t *off)
         return false;
     }
     const IrOp *src = def->operands[0]->def;
+    cg_tile_geometry(&o->t, &v->type, cg_runs_down(cg, def->operands[0]));
     if (src && src->kind == IR_SHARED_VIEW) {
         o->staged = o->copied = true;
         o->off = cg_buffer_slot(cg, (int)src->ival, cg_get(cg, src->operands[0]).el[0]);

@@ -202,6 +202,23 @@ int lin_contiguous(const LinLayout *ll)
     return 1 << n;
 }
 
+int lin_run(const LinLayout *ll, int rank, const int *shape, int *dim)
+{
+    *dim = rank - 1;
+    if (ll->nreg == 0 || ll->reg[0] == 1)
+        return lin_contiguous(ll);
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; stride *= shape[d--])
+        if (ll->reg[0] == stride && shape[d] > 1) {
+            int n = 0;
+            while (n < ll->nreg && ll->reg[n] == stride << n && (1 << n) < shape[d])
+                n++;
+            *dim = d;
+            return 1 << n;
+        }
+    return 1;
+}
+
 int64_t lin_thread_copies(const LinLayout *ll)
 {
     int64_t m = 0;
@@ -298,17 +315,25 @@ void layout_print(StrBuf *sb, const Layout *l)
 
 Layout layout_blocked_default(int rank, const int *shape, int vec, int threads)
 {
+    return layout_blocked_along(rank, shape, rank - 1, vec, threads);
+}
+
+Layout layout_blocked_along(int rank, const int *shape, int fast, int vec, int threads)
+{
     Layout l;
     memset(&l, 0, sizeof l);
     l.kind = LY_BLOCKED;
     l.rank = rank;
+    l.order[0] = fast;
+    for (int d = rank - 1, i = 1; d >= 0; d--)
+        if (d != fast)
+            l.order[i++] = d;
     for (int d = 0; d < rank; d++) {
-        l.order[d] = rank - 1 - d;
         l.spt[d] = 1;
         l.tpw[d] = 1;
         l.wpc[d] = 1;
     }
-    l.spt[rank - 1] = vec;
+    l.spt[fast] = vec;
     int lanes = 32, warps = threads / 32 > 0 ? threads / 32 : 1;
     for (int i = 0; i < rank; i++) {
         int d = l.order[i];

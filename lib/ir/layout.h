@@ -71,6 +71,9 @@ int64_t lin_index(const LinLayout *ll, int64_t reg, int64_t tid);
 /* Registers 0..v-1 hold v consecutive elements of the last dim: the widest
  * vector one access can move. */
 int lin_contiguous(const LinLayout *ll);
+/* Registers 0..v-1 hold v consecutive elements of one dim (*dim): the run
+ * a vector access moves when that dim is contiguous in memory. */
+int lin_run(const LinLayout *ll, int rank, const int *shape, int *dim);
 /* Thread bits whose offset is 0 (copies of another thread's elements), and
  * register bits likewise. */
 int64_t lin_thread_copies(const LinLayout *ll);
@@ -84,6 +87,9 @@ void layout_print(StrBuf *sb, const Layout *l);
 /* Triton's default blocked layout for a shape: `vec` contiguous elements of
  * the last dim per thread, lanes then warps filling dims fastest first. */
 Layout layout_blocked_default(int rank, const int *shape, int vec, int threads);
+/* The same with dim `fast` first (contiguous in memory), the others after it
+ * from the last dim down: a tile loaded column by column. */
+Layout layout_blocked_along(int rank, const int *shape, int fast, int vec, int threads);
 /* The warps of an mma accumulator tile: split between M and N so that each
  * warp covers a share as square as the instruction allows. */
 Layout layout_mma(int M, int N, int num_warps, int instr_k);

@@ -611,9 +611,25 @@ static int64_t pow2_floor(int64_t v)
 
 int axis_vector_width(const AxisInfo *ai, const IrValue *ptr, const IrValue *mask, int elem_bytes_)
 {
-    if (!ai || !ptr || ptr->type.rank < 1 || elem_bytes_ < 1 || elem_bytes_ > 16)
+    return axis_vector_width_along(ai, ptr, mask, elem_bytes_, ptr ? ptr->type.rank - 1 : 0);
+}
+
+int axis_fast_dim(const AxisInfo *ai, const IrValue *ptr)
+{
+    int rank = ptr->type.rank, best = rank - 1;
+    const AxisInfo *p = &ai[ptr->id];
+    for (int d = rank - 2; d >= 0; d--)
+        if (p->contiguity[d] > p->contiguity[best])
+            best = d;
+    return best;
+}
+
+int axis_vector_width_along(const AxisInfo *ai, const IrValue *ptr, const IrValue *mask,
+                            int elem_bytes_, int d)
+{
+    if (!ai || !ptr || ptr->type.rank < 1 || elem_bytes_ < 1 || elem_bytes_ > 16 || d < 0 ||
+        d >= ptr->type.rank)
         return 1;
-    int d = ptr->type.rank - 1;
     const AxisInfo *p = &ai[ptr->id];
     int64_t contig = pow2_div(p->contiguity[d]);              /* runs must hold whole vectors */
     int64_t align = max64(1, p->divisibility[d] / elem_bytes_); /* ... and start aligned */

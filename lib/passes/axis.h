@@ -33,6 +33,11 @@ AxisInfo *axis_analyze(const IrFunc *f, Arena *a);
  * byte divisibility and the mask's constancy (mask may be NULL). A power of
  * two, 1 when nothing is known; the layout may lower it further. */
 int axis_vector_width(const AxisInfo *ai, const IrValue *ptr, const IrValue *mask, int elem_bytes);
+/* The same along dim d instead of the last. */
+int axis_vector_width_along(const AxisInfo *ai, const IrValue *ptr, const IrValue *mask,
+                            int elem_bytes, int d);
+/* The dim along which ptr's elements are most contiguous (the last on ties). */
+int axis_fast_dim(const AxisInfo *ai, const IrValue *ptr);
 
 /* One line per value: "%7: contiguity=[1024] divisibility=[16] constancy=[1]". */
 void axis_print(StrBuf *out, const IrFunc *f, const AxisInfo *ai);

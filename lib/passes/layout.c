@@ -213,8 +213,10 @@ static bool mark_rows(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     if (op->kind == IR_REDUCE && op->nops == 1 && op->operands[0]->type.rank == 2 &&
-        op->axis == 1)
+        op->axis == 1 && !p->rows[op->operands[0]->id]) {
         p->rows[op->operands[0]->id] = 1;
+        p->changed = true;
+    }
     if (op->nres == 1 && op->results[0]->type.rank && p->rows[op->results[0]->id]) {
         if (elementwise(op->kind) || op->kind == IR_CONVERT_LAYOUT)
             for (int i = 0; i < op->nops; i++)
@@ -223,7 +225,11 @@ static bool mark_rows(IrOp *op, void *ctx)
                     p->changed = true;
                 }
     }
-    if (op->kind == IR_DOT && p->rows[op->operands[0]->id] && !p->rows[op->results[0]->id]) {
+    const IrValue *a = op->kind == IR_DOT ? op->operands[0] : NULL;
+    while (a && a->def && (a->def->kind == IR_CAST || a->def->kind == IR_CONVERT_LAYOUT) &&
+           !p->rows[a->id])
+        a = a->def->operands[0];
+    if (a && p->rows[a->id] && !p->rows[op->results[0]->id]) {
         p->rows[op->results[0]->id] = 1;
         p->changed = true;
     }
@@ -375,9 +381,33 @@ static void give_blocked(LayoutPass *p, IrValue *v)
         v->layout = blocked_of(p, &v->type);
 }
 
+/* A load contiguous along another dim than the last (a transposed operand,
+ * K^T in attention) gets a layout of its own with that dim first, so that
+ * each thread reads whole vectors; its pointers are recomputed to match. */
+static void assign_column_load(LayoutPass *p, IrOp *op)
+{
+    const IrValue *ptr = op->operands[0];
+    const IrValue *mask = op->nops > 1 ? op->operands[1] : NULL;
+    IrValue *r = op->results[0];
+    if (!p->axis || r->layout || ptr->type.rank < 2)
+        return;
+    int fast = axis_fast_dim(p->axis, ptr), bytes = mem_bytes(ptr->type.elem);
+    if (fast == ptr->type.rank - 1)
+        return;
+    int w = axis_vector_width_along(p->axis, ptr, mask, bytes, fast);
+    if (w <= axis_vector_width(p->axis, ptr, mask, bytes) || w <= 1)
+        return;
+    while (w > 1 && w > type_numel(ptr->type) / p->threads)
+        w /= 2;
+    Layout l = layout_blocked_along(ptr->type.rank, ptr->type.shape, fast, w, p->threads);
+    r->layout = ir_layout_intern(p->f, &l);
+}
+
 static bool assign_default(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
+    if (op->kind == IR_LOAD && op->nres == 1)
+        assign_column_load(p, op);
     for (int i = 0; i < op->nres; i++)
         give_blocked(p, op->results[i]);
     for (int r = 0; r < op->nregions; r++)

@@ -77,12 +77,30 @@ static bool copyable(Pipe *p, const IrOp *ld)
         !layout_linear(ptr->layout, 2, ptr->type.shape, p->f->num_warps * 32, &ll))
         return false;
     int bytes = dtype_bits(ptr->type.elem) / 8;
-    int w = lin_contiguous(&ll);
-    int aw = p->axis ? axis_vector_width(p->axis, ptr, mask, bytes) : 1;
+    int dim, w = lin_run(&ll, 2, ptr->type.shape, &dim);
+    int aw = p->axis ? axis_vector_width_along(p->axis, ptr, mask, bytes, dim) : 1;
     if (aw < w)
         w = aw;
     int b = w * bytes;
     return b == 4 || b == 8 || b == 16;
+}
+
+/* The ring buffer's tile: stored with the dim the load runs along
+ * contiguous (transposed when that is dim 0). */
+static Layout shared_for(Pipe *p, const IrOp *ld)
+{
+    const IrValue *ptr = ld->operands[0];
+    Type t = ld->results[0]->type;
+    LinLayout ll;
+    int dim = 1;
+    if (layout_linear(ptr->layout, 2, ptr->type.shape, p->f->num_warps * 32, &ll))
+        lin_run(&ll, 2, ptr->type.shape, &dim);
+    bool down = dim == 0 && t.shape[0] > 1;
+    Layout sh = layout_shared_tile(t.shape[down ? 1 : 0], t.shape[down ? 0 : 1],
+                                   dtype_bits(t.dt) / 8);
+    sh.order[0] = down ? 0 : 1;
+    sh.order[1] = down ? 1 : 0;
+    return sh;
 }
 
 static bool find_loads(Pipe *p)
@@ -389,7 +407,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
         IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
         v->ival = p->f->nbuffers + i;
         v->ival2 = p->stages;
-        Layout sh = layout_shared_tile(t.shape[0], t.shape[1], dtype_bits(t.dt) / 8);
+        Layout sh = shared_for(p, ld);
         v->results[0]->layout = ir_layout_intern(p->f, &sh);
         v->results[0]->name = ld->results[0]->name;
         ir_replace_uses(body, ld->results[0], v->results[0]);
