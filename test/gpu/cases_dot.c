@@ -76,8 +76,56 @@ static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
     h_end(h);
 }
 
+/* dot_gemm: C = A @ B with B stored [K, N] or, when bt, [N, K] (read through
+ * strides, a transposed operand), over a K loop of `stages` stages. */
+static void gemm_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
+                      int stages, bool bt)
+{
+    if (!h_begin(h, "dot.gemm_%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", h_dtype_name(t), bt ? "_bt" : "",
+                 m, n, k, bm, bn, bk, warps, stages))
+        return;
+    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_gemm");
+    double *a = h_rand_array(h, t, (size_t)m * k, -1, 1);
+    double *b = h_rand_array(h, t, (size_t)k * n, -1, 1);
+    void *da = h_upload(h, t, a, (size_t)m * k), *db = h_upload(h, t, b, (size_t)k * n);
+    void *dc = h_output(h, t, (size_t)m * n);
+    int s_bk = bt ? 1 : n, s_bn = bt ? k : 1;
+    h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
+             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
+                    tk_i32(k), tk_i32(1), tk_i32(s_bk), tk_i32(s_bn), tk_i32(n), tk_i32(1),
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
+                    tk_const("NS", stages)),
+             warps);
+    double *c = h_download(h, t, dc, (size_t)m * n);
+    double *ref = matmul_ref(h, a, b, NULL, m, n, k, bt);
+    /* fp16/bf16 outputs round once; fp32 inputs run as tf32 */
+    double tol = t == TK_F16 ? 1e-3 : t == TK_BF16 ? 8e-3 : 2e-3;
+    h_check(h, "c", c, ref, (size_t)m * n, tol);
+    h_end(h);
+}
+
+static void gemm_cases(H *h)
+{
+    /* odd M and N (partial tiles), 16-aligned strides so the copies run */
+    gemm_case(h, TK_F16, 83, 80, 64, 64, 64, 32, 4, 3, false);
+    gemm_case(h, TK_F16, 64, 48, 64, 32, 32, 16, 4, 2, true);
+    gemm_case(h, TK_F16, 32, 32, 32, 32, 32, 32, 4, 3, false); /* one K iteration */
+    gemm_case(h, TK_BF16, 48, 80, 96, 32, 64, 32, 4, 4, false);
+    gemm_case(h, TK_F32, 40, 48, 64, 32, 32, 16, 4, 3, false);
+    gemm_case(h, TK_F32, 40, 48, 64, 32, 32, 16, 4, 3, true);
+    if (!h->gpu)
+        return;
+    gemm_case(h, TK_F16, 333, 208, 512, 128, 128, 32, 4, 4, false);
+    gemm_case(h, TK_F16, 200, 192, 256, 128, 64, 64, 4, 3, true);
+    gemm_case(h, TK_BF16, 256, 208, 320, 128, 256, 64, 8, 3, false);
+    gemm_case(h, TK_F16, 128, 128, 32, 128, 128, 32, 8, 3, false);
+    gemm_case(h, TK_F32, 130, 144, 96, 64, 64, 32, 4, 2, false);
+    gemm_case(h, TK_BF16, 300, 176, 1024, 64, 128, 64, 4, 4, true);
+}
+
 void cases_dot(H *h)
 {
+    gemm_cases(h);
     static const int shapes[][3] = {{16, 16, 16}, {32, 32, 32}, {64, 64, 64}, {16, 64, 32},
                                     {64, 16, 32}, {32, 16, 64}, {16, 32, 16}};
     for (int i = 0; i < 7; i++)
