@@ -1,8 +1,8 @@
 #!/bin/sh
-# embed.sh pkgconfig|cmake|clash STAGE SOURCE_DIR WORK CC: builds a host
-# program against the tk installed in STAGE, the way a user would (through
-# pkg-config, through find_package(tk CONFIG), or by hand), and runs it on
-# the reference interpreter.
+# embed.sh pkgconfig|cmake|clash|static STAGE SOURCE_DIR WORK CC: builds a
+# host program against the tk installed in STAGE, the way a user would
+# (through pkg-config, through find_package(tk CONFIG), by hand; static:
+# find_package and libtk.a), and runs it on the reference interpreter.
 set -eu
 how=$1 stage=$2 src=$3 work=$4 cc=$5
 rm -rf "$work"
@@ -19,11 +19,17 @@ case $how in
     echo "pkg-config: tk $(pkg-config --modversion tk): $(pkg-config --cflags --libs tk)"
     "$work/host"
     ;;
-  cmake)
-    CC=$cc cmake -S "$src/consumer" -B "$work" -G Ninja -DCMAKE_PREFIX_PATH="$stage" > "$work.log" ||
-      { cat "$work.log"; exit 1; }
+  cmake|static)
+    static=OFF
+    [ "$how" = static ] && static=ON
+    CC=$cc cmake -S "$src/consumer" -B "$work" -G Ninja -DCMAKE_PREFIX_PATH="$stage" \
+      -DHOST_STATIC=$static > "$work.log" || { cat "$work.log"; exit 1; }
     cmake --build "$work" > "$work.log" || { cat "$work.log"; exit 1; }
+    if [ "$how" = static ] && readelf -d "$work/host" | grep -q 'NEEDED.*libtk'; then
+      echo "FAIL: the static host needs libtk.so"; exit 1
+    fi
     "$work/host"
+    "$work/clash"
     ;;
   clash)
     libdir=$(dirname "$(find "$stage" -name 'libtk.so' | head -n 1)")
