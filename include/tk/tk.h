@@ -10,13 +10,14 @@
  *   - libtk exports exactly the functions declared in this header, each at
  *     symbol version TK_0; nothing else (no internal names, no LLVM, no C++
  *     runtime), so a host may define any name of its own.
- *   - No exported function is removed and none changes its signature. New
- *     functions are appended; a new enum value is appended before none.
+ *   - No exported function is removed and none changes its signature; new
+ *     ones are added. Enum values keep their numbers; new ones go at the end.
  *   - The option and result structs (tk_compile_options, tk_context_options,
  *     tk_launch_options, tk_kernel_info, tk_device_props) end in `reserved`
- *     space so fields can be added without changing their size: create them
- *     zeroed (`= {0}` or designated initialisers), as a zero field always
- *     means the default, today and in every later 0.x release.
+ *     space, so fields can be added without changing their size or offsets.
+ *     Create option structs zeroed (`= {0}` or designated initialisers):
+ *     reserved space must be zero, and a zero field means the default, today
+ *     and in every later 0.x release.
  *   - Structs passed in arrays or by value (tk_define, tk_arg, tk_grid) keep
  *     their layout; a change there, or anything else above, takes a new
  *     SONAME, libtk.so.1.
