@@ -29,19 +29,19 @@ class TkGrid(ctypes.Structure):
 
 class TkContextOptions(ctypes.Structure):
     _fields_ = [("device", ctypes.c_int), ("interpret", ctypes.c_int),
-                ("cu_context", ctypes.c_void_p)]
+                ("cu_context", ctypes.c_void_p), ("reserved", ctypes.c_uint64 * 4)]
 
 
 class TkLaunchOptions(ctypes.Structure):
     _fields_ = [("num_warps", ctypes.c_int), ("num_stages", ctypes.c_int),
-                ("stream", ctypes.c_void_p)]
+                ("stream", ctypes.c_void_p), ("reserved", ctypes.c_uint64 * 4)]
 
 
 class TkKernelInfo(ctypes.Structure):
     _fields_ = [("registers", ctypes.c_int), ("spill_bytes", ctypes.c_int),
                 ("shared_bytes", ctypes.c_int), ("max_threads", ctypes.c_int),
                 ("num_warps", ctypes.c_int), ("dynamic_shared_bytes", ctypes.c_int),
-                ("function", ctypes.c_void_p)]
+                ("function", ctypes.c_void_p), ("reserved", ctypes.c_uint64 * 4)]
 
 
 class TkDeviceProps(ctypes.Structure):
@@ -50,7 +50,7 @@ class TkDeviceProps(ctypes.Structure):
                 ("warp_size", ctypes.c_int), ("regs_per_sm", ctypes.c_int),
                 ("shared_per_sm", ctypes.c_int), ("shared_per_block", ctypes.c_int),
                 ("max_threads_per_sm", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
-                ("max_grid", ctypes.c_int * 3)]
+                ("max_grid", ctypes.c_int * 3), ("reserved", ctypes.c_uint64 * 4)]
 
 
 class TkError(Exception):

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build flex bison python3 llvm-19-dev llvm-19-tools
-          clang-19 libclang-rt-19-dev libzstd-dev zlib1g-dev)
+          clang-19 libclang-rt-19-dev libzstd-dev zlib1g-dev
+          pkg-config man-db groff-base dpkg-dev file)  # the last five: the install tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test this machine supports: lit/FileCheck golden and
 # diagnostics tests, C unit tests, numeric tests on the interpreter (and on
-# the GPU when there is one); then the same suite in an ASan+UBSan build.
+# the GPU when there is one), the installed tree (symbols, pkg-config and
+# CMake packages, static library, manual page, Debian package); then the
+# same suite in an ASan+UBSan build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -14,7 +16,7 @@ run_suite() {
 }
 
 echo "== release build"
-run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTK_STATIC=ON
 echo "== ASan+UBSan build"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   run_suite build-san -DCMAKE_BUILD_TYPE=Debug -DTK_SANITIZE=ON

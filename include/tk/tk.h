@@ -4,7 +4,26 @@
  * which needs no GPU, and the runtime (contexts, buffers, modules, kernels,
  * launches with a JIT cache keyed on constexpr values and argument types).
  * Every function returns a tk_status; on failure tk_last_error() gives the
- * message (per thread). Nothing here exits or aborts the process. */
+ * message (per thread). Nothing here exits or aborts the process.
+ *
+ * What the ABI promises, for as long as the SONAME (libtk.so.0) stays:
+ *   - libtk exports exactly the functions declared in this header, each at
+ *     symbol version TK_0; nothing else (no internal names, no LLVM, no C++
+ *     runtime), so a host may define any name of its own.
+ *   - No exported function is removed and none changes its signature; new
+ *     ones are added. Enum values keep their numbers; new ones go at the end.
+ *   - The option and result structs (tk_compile_options, tk_context_options,
+ *     tk_launch_options, tk_kernel_info, tk_device_props) end in `reserved`
+ *     space, so fields can be added without changing their size or offsets.
+ *     Create option structs zeroed (`= {0}` or designated initialisers):
+ *     reserved space must be zero, and a zero field means the default, today
+ *     and in every later 0.x release.
+ *   - Structs passed in arrays or by value (tk_define, tk_arg, tk_grid) keep
+ *     their layout; a change there, or anything else above, takes a new
+ *     SONAME, libtk.so.1.
+ * tk_version() is the library that runs; TK_VERSION_* the header compiled
+ * against. Every declaration of a function sits at the start of a line:
+ * the build reads this header to write the list of exported symbols. */
 #ifndef TK_TK_H
 #define TK_TK_H
 
@@ -15,7 +34,16 @@
 extern "C" {
 #endif
 
+/* Kept equal to project(tk VERSION ...) in CMakeLists.txt (configure checks). */
+#define TK_VERSION_MAJOR 0
+#define TK_VERSION_MINOR 1
+#define TK_VERSION_PATCH 0
 #define TK_VERSION_STRING "0.1.0"
+
+/* libtk is built with hidden visibility; what is declared here is its API. */
+#if defined(__GNUC__) && !defined(_WIN32)
+#pragma GCC visibility push(default)
+#endif
 
 typedef enum tk_status {
     TK_OK = 0,
@@ -34,6 +62,7 @@ typedef enum tk_status {
 /* The message of the last failed call on this thread ("" if none). */
 const char *tk_last_error(void);
 const char *tk_status_name(tk_status s);
+/* The version of the library that runs, "MAJOR.MINOR.PATCH". */
 const char *tk_version(void);
 
 /* ---- element types ------------------------------------------------------ */
@@ -79,6 +108,7 @@ typedef struct tk_compile_options {
     int num_stages;            /* 0: 3 */
     int opt_level;             /* -1: default (3) */
     tk_emit emit;
+    uint64_t reserved[4];      /* zero (room for later options) */
 } tk_compile_options;
 
 /* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in
@@ -115,6 +145,7 @@ typedef struct tk_context_options {
     int device;        /* CUDA device ordinal */
     int interpret;     /* 1: run every launch on the CPU reference interpreter */
     void *cu_context;  /* a caller's CUcontext to use instead of the primary one */
+    uint64_t reserved[4]; /* zero (room for later options) */
 } tk_context_options;
 
 /* TK_ERR_NO_DEVICE (with the reason) where there is no driver or no such
@@ -174,6 +205,7 @@ typedef struct tk_launch_options {
     int num_warps;   /* 0: 4 */
     int num_stages;  /* 0: 3 */
     tk_stream stream;
+    uint64_t reserved[4]; /* zero (room for later options) */
 } tk_launch_options;
 
 /* Queues one launch (asynchronous on the GPU; synchronous when interpreting).
@@ -195,6 +227,7 @@ typedef struct tk_kernel_info {
     int num_warps;
     int dynamic_shared_bytes; /* passed at launch (0 when the kernel uses none) */
     void *function;      /* the CUfunction (NULL when interpreting), for tk_occupancy */
+    uint64_t reserved[4]; /* room for later fields */
 } tk_kernel_info;
 tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
                             const tk_launch_options *opts, tk_kernel_info *info);
@@ -204,10 +237,15 @@ typedef struct tk_device_props {
     int sm_count, cc_major, cc_minor, warp_size;
     int regs_per_sm, shared_per_sm, shared_per_block, max_threads_per_sm;
     int max_threads_per_block, max_grid[3];
+    uint64_t reserved[4]; /* room for later fields */
 } tk_device_props;
 tk_status tk_device_properties(tk_context *ctx, tk_device_props *props);
 /* Programs of this kernel that fit on one SM at once. */
 tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_per_sm);
+
+#if defined(__GNUC__) && !defined(_WIN32)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
