@@ -25,7 +25,10 @@ static bool mma_kind(DType in, DType acc, MmaKind *k)
 {
     switch (in) {
     case DT_F16:
-        *k = (MmaKind){"llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 2, true, DT_F32};
+        if (acc == DT_F16) /* out_dtype=tl.float16: accumulators in halves too */
+            *k = (MmaKind){"llvm.nvvm.mma.m16n8k16.row.col.f16.f16", 2, true, DT_F16};
+        else
+            *k = (MmaKind){"llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 2, true, DT_F32};
         break;
     case DT_BF16:
         *k = (MmaKind){"llvm.nvvm.mma.m16n8k16.row.col.bf16", 2, false, DT_F32};
@@ -297,6 +300,18 @@ static void issue(Mma *x, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *acc)
         args[r] = x->k.half_args ? LLVMBuildBitCast(cg->b, a[r], h2, "") : a[r];
     for (int r = 0; r < 2; r++)
         args[4 + r] = x->k.half_args ? LLVMBuildBitCast(cg->b, b[r], h2, "") : b[r];
+    if (x->k.acc == DT_F16) { /* (c0, c1) and (c2, c3) travel as <2 x half> */
+        for (int j = 0; j < 2; j++) {
+            LLVMValueRef v = LLVMGetUndef(h2);
+            v = LLVMBuildInsertElement(cg->b, v, acc[2 * j], cg_i32(cg, 0), "");
+            args[6 + j] = LLVMBuildInsertElement(cg->b, v, acc[2 * j + 1], cg_i32(cg, 1), "");
+        }
+        LLVMValueRef out = cg_intrinsic(cg, x->k.intrinsic, NULL, 0, args, 8);
+        for (int j = 0; j < 4; j++)
+            acc[j] = LLVMBuildExtractElement(cg->b, LLVMBuildExtractValue(cg->b, out, (unsigned)(j / 2), ""),
+                                             cg_i32(cg, j % 2), "");
+        return;
+    }
     for (int j = 0; j < 4; j++)
         args[6 + j] = acc[j];
     LLVMValueRef out = cg_intrinsic(cg, x->k.intrinsic, NULL, 0, args, 10);

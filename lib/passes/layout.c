@@ -163,7 +163,8 @@ static bool mma_shape(const IrOp *op, int *instr_k, int *kpack)
     Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
     if (a.rank != 2 || a.dt != b.dt)
         return false;
-    if ((a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32) {
+    if (((a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32) ||
+        (a.dt == DT_F16 && c.dt == DT_F16)) {
         *instr_k = 16;
         *kpack = 2;
     } else if (a.dt == DT_F32 && c.dt == DT_F32 && op->sub == DOT_TF32) {

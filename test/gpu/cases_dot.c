@@ -29,6 +29,8 @@ static double dot_tol(const char *kernel, tk_dtype t)
 {
     if (t == TK_I8)
         return 0;
+    if (strcmp(kernel, "dot_f16acc") == 0)
+        return 4e-3; /* every partial sum rounds to fp16 */
     if (t == TK_F32 && (strcmp(kernel, "dot_tile") == 0 || strcmp(kernel, "dot_tf32") == 0 ||
                         strcmp(kernel, "dot_loop") == 0))
         return 2e-3;
@@ -149,6 +151,8 @@ void cases_dot(H *h)
         tile_case(h, "dot_tile", TK_F16, 128, 128, 64, 4);
         tile_case(h, "dot_ieee", TK_F32, 128, 64, 128, 8);
     }
+    tile_case(h, "dot_f16acc", TK_F16, 64, 64, 64, 4);
+    tile_case(h, "dot_f16acc", TK_F16, 16, 32, 16, 4);
     tile_case(h, "dot_acc_trans", TK_F16, 32, 64, 16, 4);
     tile_case(h, "dot_acc_trans", TK_F32, 16, 16, 32, 4);
     loop_case(h, TK_F16, 50, 70, 90, 32, 32, 16, 4);
