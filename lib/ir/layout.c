@@ -313,6 +313,15 @@ void layout_print(StrBuf *sb, const Layout *l)
     }
 }
 
+static Layout layout_of(LayoutKind kind, int rank)
+{
+    Layout l;
+    memset(&l, 0, sizeof l);
+    l.kind = kind;
+    l.rank = rank;
+    return l;
+}
+
 Layout layout_blocked_default(int rank, const int *shape, int vec, int threads)
 {
     return layout_blocked_along(rank, shape, rank - 1, vec, threads);
@@ -320,10 +329,7 @@ Layout layout_blocked_default(int rank, const int *shape, int vec, int threads)
 
 Layout layout_blocked_along(int rank, const int *shape, int fast, int vec, int threads)
 {
-    Layout l;
-    memset(&l, 0, sizeof l);
-    l.kind = LY_BLOCKED;
-    l.rank = rank;
+    Layout l = layout_of(LY_BLOCKED, rank);
     l.order[0] = fast;
     for (int d = rank - 1, i = 1; d >= 0; d--)
         if (d != fast)
@@ -354,10 +360,7 @@ Layout layout_blocked_along(int rank, const int *shape, int fast, int vec, int t
 
 Layout layout_mma(int M, int N, int num_warps, int instr_k)
 {
-    Layout l;
-    memset(&l, 0, sizeof l);
-    l.kind = LY_MMA;
-    l.rank = 2;
+    Layout l = layout_of(LY_MMA, 2);
     l.instr_k = instr_k;
     l.wm = 1;
     l.wn = 1;
@@ -375,10 +378,7 @@ Layout layout_mma(int M, int N, int num_warps, int instr_k)
 
 Layout layout_shared_tile(int rows, int cols, int elem_bytes)
 {
-    Layout l;
-    memset(&l, 0, sizeof l);
-    l.kind = LY_SHARED;
-    l.rank = 2;
+    Layout l = layout_of(LY_SHARED, 2);
     l.order[0] = 1;
     l.order[1] = 0;
     l.vec = 16 / elem_bytes < cols ? 16 / elem_bytes : cols;
@@ -394,10 +394,7 @@ Layout layout_shared_tile(int rows, int cols, int elem_bytes)
 
 Layout layout_mma_rows(int M, int num_warps, int instr_k)
 {
-    Layout l;
-    memset(&l, 0, sizeof l);
-    l.kind = LY_MMA;
-    l.rank = 2;
+    Layout l = layout_of(LY_MMA, 2);
     l.instr_k = instr_k;
     l.wn = 1;
     l.wm = 1;
@@ -416,10 +413,7 @@ int64_t lin_dim_bits(int rank, const int *shape, int dim)
 
 Layout layout_dot_op(const Layout *mma, int opidx, int kpack)
 {
-    Layout l;
-    memset(&l, 0, sizeof l);
-    l.kind = LY_DOT_OP;
-    l.rank = 2;
+    Layout l = layout_of(LY_DOT_OP, 2);
     l.parent = mma;
     l.opidx = opidx;
     l.kpack = kpack;
