@@ -21,6 +21,7 @@ import tkbind  # noqa: E402
 
 MATMUL = os.path.join(ROOT, "examples", "matmul.tk")
 ATTENTION = os.path.join(ROOT, "bench", "kernels", "attention.tk")
+GROUPED = os.path.join(ROOT, "bench", "kernels", "grouped_gemm.tk")
 
 # (BM, BN, BK, GROUP, warps, stages): Triton tutorial 03's configs for fp16
 CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32, 8, 4, 4),
@@ -174,6 +175,58 @@ def attention_rows(torch, tk, tri, shapes, reps):
     return rows
 
 
+def grouped_rows(torch, tk, tri, groups, reps):
+    """One persistent launch over every tile of every (M, N, K) problem."""
+    kern = tk.kernel(GROUPED, "grouped_gemm")
+    torch.manual_seed(len(groups))
+    A = [torch.randn(m, k, device="cuda", dtype=torch.float16) for m, n, k in groups]
+    B = [torch.randn(k, n, device="cuda", dtype=torch.float16) for m, n, k in groups]
+    C = [torch.empty(m, n, device="cuda", dtype=torch.float16) for m, n, k in groups]
+    refs = [a.float() @ b.float() for a, b in zip(A, B)]
+    flops = sum(2.0 * m * n * k for m, n, k in groups)
+    ptrs = [torch.tensor([x.data_ptr() for x in L], device="cuda", dtype=torch.int64)
+            for L in (A, B, C)]
+    dims = torch.tensor([v for g in groups for v in g], device="cuda", dtype=torch.int32)
+    res = {}
+    for cfg in [(128, 128, 32, 4, 4), (128, 128, 64, 8, 3), (64, 128, 32, 4, 4)]:
+        BM, BN, BK, warps, stages = cfg
+        starts = [0]
+        for m, n, k in groups:
+            starts.append(starts[-1] + ((m + BM - 1) // BM) * ((n + BN - 1) // BN))
+        tile_start = torch.tensor(starts, device="cuda", dtype=torch.int32)
+        programs = torch.cuda.get_device_properties(0).multi_processor_count
+        args = [tkbind.tk_ptr(p.data_ptr(), "i64") for p in ptrs]
+        args += [tkbind.tk_ptr(dims.data_ptr(), "i32"), tkbind.tk_ptr(tile_start.data_ptr(), "i32"),
+                 tkbind.tk_i32(starts[-1]), tkbind.tk_i32(programs), tkbind.tk_const("BM", BM),
+                 tkbind.tk_const("BN", BN), tkbind.tk_const("BK", BK)]
+        tk_run = tkbind.TkLaunch(tk, kern, (programs,), args, warps)
+        tk_run.opts.num_stages = stages
+
+        def tri_run():
+            tri.grouped_gemm[(programs,)](ptrs[0], ptrs[1], ptrs[2], dims, tile_start, starts[-1],
+                                          programs, BM=BM, BN=BN, BK=BK, num_warps=warps,
+                                          num_stages=stages)
+        for who, fn in (("tk", tk_run), ("triton", tri_run)):
+            try:
+                for c in C:
+                    c.fill_(float("nan"))
+                fn()
+                torch.cuda.synchronize()
+                err = max(rel_err(torch, c, r) for c, r in zip(C, refs))
+                ms = median_ms(torch, fn, reps)
+            except Exception as e:
+                print(f"  grouped {who} {cfg}: {e}", flush=True)
+                continue
+            tf = flops / ms / 1e9
+            ok = err < 2e-2
+            print(f"  grouped gemm {who:6s} {cfg}: {tf:7.1f} TFLOP/s rel.err {err:.2e}"
+                  f"{'' if ok else '  WRONG'}", flush=True)
+            if ok and tf > res.get(who, (0, None))[0]:
+                res[who] = (tf, cfg)
+    name = "grouped gemm fp16 " + ",".join(f"{m}x{n}x{k}" for m, n, k in groups)
+    return [(name, res.get("tk", (0, None)), res.get("triton", (0, None)), None)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--libtk", default=os.environ.get("TK_LIBTK", "build/libtk.so"))
@@ -197,6 +250,10 @@ def main():
         shapes = [(4, 32, 4096, 64, False)] if args.quick else \
             [(4, 32, 4096, d, c) for d in (64, 128) for c in (False, True)]
         rows += attention_rows(torch, tk, tri_at, shapes, args.reps)
+    if os.path.exists(GROUPED):
+        tri_gg = load_module(GROUPED, "tk_bench_grouped")
+        groups = [(1024, 1024, 1024), (2048, 1024, 2048), (512, 2048, 1024), (4096, 512, 2048)]
+        rows += grouped_rows(torch, tk, tri_gg, groups, args.reps)
     print("\n| workload | tk TFLOP/s | Triton TFLOP/s | cuBLAS TFLOP/s | tk/Triton | tk config |")
     print("|---|---|---|---|---|---|")
     for name, (tk_tf, tk_cfg), (tr_tf, _), cub in rows:

@@ -458,6 +458,25 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
     p->f->nbuffers += p->nloads;
 }
 
+/* Loops whose body holds no other region: the K loops of GEMMs, also
+ * inside a persistent loop over tiles. */
+typedef struct Loops {
+    Arena *a;
+    PtrVec v;
+} Loops;
+
+static bool innermost_loop(IrOp *op, void *ctx)
+{
+    Loops *l = ctx;
+    if (op->kind != IR_FOR || op->nregions != 1)
+        return true;
+    for (const IrOp *o = op->regions[0]->first; o; o = o->next)
+        if (o->nregions)
+            return true;
+    vec_push(l->a, &l->v, op);
+    return true;
+}
+
 void pass_pipeline(IrFunc *f)
 {
     Pipe p;
@@ -471,12 +490,9 @@ void pass_pipeline(IrFunc *f)
         return;
     p.axis = axis_analyze(f, f->arena);
     ir_walk(f->body, count_uses, &p);
-    IrOp *loops[64];
-    int n = 0;
-    for (IrOp *o = f->body->first; o; o = o->next)
-        if (o->kind == IR_FOR && o->nregions == 1 && n < 64)
-            loops[n++] = o;
-    for (int i = 0; i < n; i++)
-        pipeline_loop(&p, loops[i]);
+    Loops loops = {f->arena, {0}};
+    ir_walk(f->body, innermost_loop, &loops);
+    for (int i = 0; i < loops.v.len && !f->arena->oom; i++)
+        pipeline_loop(&p, loops.v.items[i]);
     ir_renumber(f);
 }
