@@ -51,7 +51,7 @@ static bool count_uses(IrOp *op, void *ctx)
 static bool is_zero_const(const IrValue *v)
 {
     const IrOp *d = v ? v->def : NULL;
-    if (d && d->kind == IR_SPLAT)
+    while (d && (d->kind == IR_SPLAT || d->kind == IR_CONVERT_LAYOUT))
         d = d->operands[0]->def;
     return d && d->kind == IR_CONST && d->ival == 0 && d->fval == 0.0;
 }
