@@ -2,7 +2,9 @@
  * accesses go through inline PTX so that the mask becomes a predicate
  * (`@%p ld.global`): masked-off lanes never touch memory and take `other`.
  * Atomics run once per element (repeated copies of small blocks are
- * skipped) and give the old value to every thread holding the element. */
+ * skipped) with Triton's memory semantics (inline PTX: ordered atom forms,
+ * fences around compare-and-swap loops) and give the old value to every
+ * thread holding the element. */
 #include <stdio.h>
 #include <string.h>
 
@@ -332,76 +334,168 @@ static void emit_store(Cg *cg, const IrOp *op)
 
 /* ---- atomics ---------------------------------------------------------------------- */
 
-static LLVMAtomicOrdering ordering(const char *sem)
+/* Triton's memory semantics in PTX. An op and dtype that PTX has as one
+ * atom instruction is that instruction with its ordering and scope,
+ * atom.global.<sem>.<scope>.<op>.<type>; the rest (float max/min, 16-bit
+ * exchange, bf16 add before sm_90) are a loop of relaxed compare-and-swaps
+ * at the scope, after a fence.acq_rel.<scope> when the atomic releases and
+ * before one when it acquires. Inline PTX because LLVM 19's NVPTX backend
+ * drops the ordering and scope of atomicrmw and cmpxchg. */
+
+static MemSem sem_of(const IrOp *op)
 {
-    if (!sem || !*sem || strcmp(sem, "acq_rel") == 0)
-        return LLVMAtomicOrderingAcquireRelease;
-    if (strcmp(sem, "relaxed") == 0)
-        return LLVMAtomicOrderingMonotonic;
-    if (strcmp(sem, "acquire") == 0)
-        return LLVMAtomicOrderingAcquire;
-    if (strcmp(sem, "release") == 0)
-        return LLVMAtomicOrderingRelease;
-    return LLVMAtomicOrderingAcquireRelease;
+    int m = mem_sem_parse(op->str);
+    return m < 0 ? SEM_ACQ_REL : (MemSem)m;
 }
 
-static LLVMAtomicOrdering failure_ordering(LLVMAtomicOrdering o)
+static MemScope scope_of(const IrOp *op)
 {
-    if (o == LLVMAtomicOrderingAcquireRelease || o == LLVMAtomicOrderingAcquire)
-        return LLVMAtomicOrderingAcquire;
-    return LLVMAtomicOrderingMonotonic;
+    int m = mem_scope_parse(op->str2);
+    return m < 0 ? SCOPE_GPU : (MemScope)m;
 }
 
-static bool rmw_op(Cg *cg, const IrOp *op, DType dt, LLVMAtomicRMWBinOp *out)
+static bool releases(MemSem m) { return m == SEM_RELEASE || m == SEM_ACQ_REL; }
+static bool acquires(MemSem m) { return m == SEM_ACQUIRE || m == SEM_ACQ_REL; }
+
+/* "op.type" of the single atom instruction for this atomic and dtype; false
+ * where PTX has none on this sm. */
+static bool atom_form(Cg *cg, const IrOp *op, DType dt, char *buf, size_t cap)
 {
-    bool fl = dtype_is_float(dt), sg = dtype_is_signed(dt);
-    switch ((AtomicKind)op->sub) {
-    case ATOM_ADD: *out = fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; return true;
-    case ATOM_MAX:
-        *out = fl ? LLVMAtomicRMWBinOpFMax : sg ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax;
-        return true;
-    case ATOM_MIN:
-        *out = fl ? LLVMAtomicRMWBinOpFMin : sg ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin;
-        return true;
-    case ATOM_XCHG: *out = LLVMAtomicRMWBinOpXchg; return true;
-    case ATOM_AND: case ATOM_OR: case ATOM_XOR:
-        if (fl) {
-            cg_error(cg, op->span, "atomic and/or/xor need an integer dtype, not %s",
-                     dtype_name(dt));
-            return false;
-        }
-        *out = op->sub == ATOM_AND ? LLVMAtomicRMWBinOpAnd
-               : op->sub == ATOM_OR ? LLVMAtomicRMWBinOpOr : LLVMAtomicRMWBinOpXor;
+    int bits = dtype_bits(dt);
+    bool fl = dtype_is_float(dt);
+    if (op->kind == IR_ATOMIC_CAS) {
+        snprintf(buf, cap, "cas.b%d", bits);
         return true;
     }
-    cg_internal(cg, op->span, "unknown atomic kind %d", op->sub);
-    return false;
+    const char *name = NULL;
+    char ty = 'b';
+    switch ((AtomicKind)op->sub) {
+    case ATOM_ADD:
+        if (dt == DT_F16 || (dt == DT_BF16 && cg->sm >= 90)) {
+            snprintf(buf, cap, "add.noftz.%s", dt == DT_F16 ? "f16" : "bf16");
+            return true;
+        }
+        name = "add";
+        ty = fl ? 'f' : 'u';
+        break;
+    case ATOM_MAX: case ATOM_MIN:
+        name = op->sub == ATOM_MAX ? "max" : "min";
+        ty = dtype_is_signed(dt) ? 's' : 'u';
+        break;
+    case ATOM_XCHG: name = "exch"; break;
+    case ATOM_AND: name = "and"; break;
+    case ATOM_OR: name = "or"; break;
+    case ATOM_XOR: name = "xor"; break;
+    }
+    if (!name || bits < 32 || (fl && op->sub != ATOM_ADD && op->sub != ATOM_XCHG))
+        return false;
+    snprintf(buf, cap, "%s.%c%d", name, ty, bits);
+    return true;
+}
+
+static void asm_fence(Cg *cg, MemScope scope)
+{
+    char text[48];
+    snprintf(text, sizeof text, "fence.acq_rel.%s;", mem_scope_name(scope));
+    inline_asm(cg, LLVMVoidTypeInContext(cg->ctx), NULL, 0, text, "~{memory}", NULL);
+}
+
+/* One PTX instruction "<head> $0, [ $1 + 0 ], $2[, $3];" on registers of the
+ * element's width: ptr and one or two values in, one value out. */
+static LLVMValueRef asm_atom(Cg *cg, DType dt, const char *head, LLVMValueRef ptr,
+                             LLVMValueRef a, LLVMValueRef b)
+{
+    int bits = dtype_bits(dt);
+    const char *rc = reg_cons(bits);
+    char text[128], cons[48];
+    snprintf(text, sizeof text, "%s $0, [ $1 + 0 ], $2%s;", head, b ? ", $3" : "");
+    snprintf(cons, sizeof cons, "=%s,l,%s%s%s,~{memory}", rc, rc, b ? "," : "", b ? rc : "");
+    LLVMTypeRef rt = reg_type(cg, bits);
+    LLVMTypeRef pt[3] = {cg_type(cg, DT_PTR), rt, rt};
+    LLVMValueRef args[3] = {ptr, a, b};
+    return inline_asm(cg, rt, pt, b ? 3 : 2, text, cons, args);
+}
+
+/* old (kind) val for the compare-and-swap loop, in the element's dtype;
+ * float max/min skip NaN (as fmax), like the interpreter. */
+static LLVMValueRef combine(Cg *cg, const IrOp *op, DType dt, LLVMValueRef old, LLVMValueRef val)
+{
+    switch ((AtomicKind)op->sub) {
+    case ATOM_ADD: return cg_binop(cg, IR_ADD, 0, dt, old, val);
+    case ATOM_MAX: return cg_binop(cg, IR_MAX, 0, dt, old, val);
+    case ATOM_MIN: return cg_binop(cg, IR_MIN, 0, dt, old, val);
+    case ATOM_AND: return cg_binop(cg, IR_AND, 0, dt, old, val);
+    case ATOM_OR: return cg_binop(cg, IR_OR, 0, dt, old, val);
+    case ATOM_XOR: return cg_binop(cg, IR_XOR, 0, dt, old, val);
+    case ATOM_XCHG: break;
+    }
+    return val;
+}
+
+/* An atomic PTX has no instruction for: relaxed loads and compare-and-swaps
+ * at the scope until the swap lands; returns the old value. */
+static LLVMValueRef cas_loop(Cg *cg, const IrOp *op, DType dt, LLVMValueRef ptr, LLVMValueRef val)
+{
+    int bits = dtype_bits(dt);
+    const char *scope = mem_scope_name(scope_of(op));
+    char head[64];
+    snprintf(head, sizeof head, "ld.relaxed.%s.global.b%d", scope, bits);
+    LLVMTypeRef rt = reg_type(cg, bits), pt = cg_type(cg, DT_PTR);
+    char cons[32];
+    snprintf(cons, sizeof cons, "=%s,l,~{memory}", reg_cons(bits));
+    char text[96];
+    snprintf(text, sizeof text, "%s $0, [ $1 + 0 ];", head);
+    LLVMValueRef first = inline_asm(cg, rt, &pt, 1, text, cons, &ptr);
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
+    LLVMBasicBlockRef loop = cg_new_bb(cg, "atomic.cas");
+    LLVMBasicBlockRef done = cg_new_bb(cg, "atomic.cas.done");
+    LLVMBuildBr(cg->b, loop);
+    LLVMPositionBuilderAtEnd(cg->b, loop);
+    LLVMValueRef cur = LLVMBuildPhi(cg->b, rt, "");
+    LLVMValueRef want = to_reg(cg, combine(cg, op, dt, from_reg(cg, cur, dt), val), dt);
+    snprintf(head, sizeof head, "atom.global.relaxed.%s.cas.b%d", scope, bits);
+    LLVMValueRef got = asm_atom(cg, dt, head, ptr, cur, want);
+    LLVMValueRef in[2] = {first, got};
+    LLVMBasicBlockRef bbs[2] = {from, LLVMGetInsertBlock(cg->b)};
+    LLVMAddIncoming(cur, in, bbs, 2);
+    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, got, cur, ""), done, loop);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+    return from_reg(cg, cur, dt);
+}
+
+/* One atomic on one element. */
+static LLVMValueRef one_atomic(Cg *cg, const IrOp *op, DType dt, LLVMValueRef ptr,
+                               LLVMValueRef cmpv, LLVMValueRef val)
+{
+    MemSem sem = sem_of(op);
+    MemScope scope = scope_of(op);
+    char form[32], head[96];
+    if (!atom_form(cg, op, dt, form, sizeof form)) {
+        if (releases(sem))
+            asm_fence(cg, scope);
+        LLVMValueRef old = cas_loop(cg, op, dt, ptr, val);
+        if (acquires(sem))
+            asm_fence(cg, scope);
+        return old;
+    }
+    snprintf(head, sizeof head, "atom.global.%s.%s.%s", mem_sem_name(sem), mem_scope_name(scope),
+             form);
+    if (op->kind == IR_ATOMIC_CAS)
+        return from_reg(cg, asm_atom(cg, dt, head, ptr, to_reg(cg, cmpv, dt), to_reg(cg, val, dt)), dt);
+    return from_reg(cg, asm_atom(cg, dt, head, ptr, to_reg(cg, val, dt), NULL), dt);
 }
 
 /* One atomic, run only where pred holds; returns the old value (undef elsewhere). */
 static LLVMValueRef guarded_atomic(Cg *cg, const IrOp *op, DType dt, LLVMValueRef pred,
                                    LLVMValueRef ptr, LLVMValueRef cmpv, LLVMValueRef val,
-                                   LLVMAtomicRMWBinOp rop, LLVMValueRef smem_slot)
+                                   LLVMValueRef smem_slot)
 {
     LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
     LLVMBasicBlockRef doit = cg_new_bb(cg, "atomic");
     LLVMBasicBlockRef cont = cg_new_bb(cg, "atomic.cont");
     LLVMBuildCondBr(cg->b, pred, doit, cont);
     LLVMPositionBuilderAtEnd(cg->b, doit);
-    LLVMAtomicOrdering ord = ordering(op->str);
-    LLVMValueRef old;
-    if (op->kind == IR_ATOMIC_CAS) {
-        bool fl = dtype_is_float(dt);
-        LLVMTypeRef it = LLVMIntTypeInContext(cg->ctx, (unsigned)dtype_bits(dt));
-        LLVMValueRef c = fl ? LLVMBuildBitCast(cg->b, cmpv, it, "") : cmpv;
-        LLVMValueRef v = fl ? LLVMBuildBitCast(cg->b, val, it, "") : val;
-        LLVMValueRef pair = LLVMBuildAtomicCmpXchg(cg->b, ptr, c, v, ord, failure_ordering(ord), 0);
-        old = LLVMBuildExtractValue(cg->b, pair, 0, "");
-        if (fl)
-            old = LLVMBuildBitCast(cg->b, old, cg_type(cg, dt), "");
-    } else {
-        old = LLVMBuildAtomicRMW(cg->b, rop, ptr, val, ord, 0);
-    }
+    LLVMValueRef old = one_atomic(cg, op, dt, ptr, cmpv, val);
     if (smem_slot)
         LLVMBuildStore(cg->b, old, smem_slot);
     LLVMBasicBlockRef done = LLVMGetInsertBlock(cg->b);
@@ -414,19 +508,28 @@ static LLVMValueRef guarded_atomic(Cg *cg, const IrOp *op, DType dt, LLVMValueRe
     return phi;
 }
 
+/* Each element's atomic runs in the one thread that owns it. Where other
+ * threads hold copies (a scalar atomic: once per program, as in Triton), a
+ * barrier before a releasing atomic puts every thread's earlier accesses
+ * before the release, and the old value reaches the copies through shared
+ * memory after a barrier, which also orders their later accesses after an
+ * acquire. */
 static void emit_atomic(Cg *cg, const IrOp *op)
 {
     Type rt = op->results[0]->type;
     DType dt = rt.dt;
-    if (dt == DT_I1 || dtype_bits(dt) < 16) {
+    if (dt == DT_I1 || dtype_bits(dt) < 16 || (op->kind == IR_ATOMIC_RMW &&
+                                               (op->sub < ATOM_ADD || op->sub > ATOM_XOR))) {
         cg_error(cg, op->span, "atomics on %s are not supported (use 16, 32 or 64-bit dtypes)",
                  dtype_name(dt));
         return;
     }
-    bool cas = op->kind == IR_ATOMIC_CAS;
-    LLVMAtomicRMWBinOp rop = LLVMAtomicRMWBinOpAdd;
-    if (!cas && !rmw_op(cg, op, dt, &rop))
+    if (op->kind == IR_ATOMIC_RMW && dtype_is_float(dt) &&
+        (op->sub == ATOM_AND || op->sub == ATOM_OR || op->sub == ATOM_XOR)) {
+        cg_error(cg, op->span, "atomic and/or/xor need an integer dtype, not %s", dtype_name(dt));
         return;
+    }
+    bool cas = op->kind == IR_ATOMIC_CAS;
     CgLayout l = cg_layout(cg, op->results[0]);
     CgVal p = cg_get(cg, op->operands[0]);
     CgVal c = cas ? cg_get(cg, op->operands[1]) : p;
@@ -436,15 +539,18 @@ static void emit_atomic(Cg *cg, const IrOp *op)
     bool repeated = l.copies != 0;
     LLVMValueRef owner = cg_owner(cg, &l);
     CgVal r = cg_val_new(cg, p.n);
-    if (repeated)
+    if (repeated) {
         cg_smem_need(cg, l.numel * cg_mem_bytes(dt));
+        if (releases(sem_of(op)))
+            cg_barrier(cg);
+    }
     for (int s = 0; s < p.n; s++) {
         LLVMValueRef pred = owner;
         if (has_mask)
             pred = LLVMBuildAnd(cg->b, pred, m.el[m.n == 1 ? 0 : s], "");
         LLVMValueRef slot = repeated ? cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt) : NULL;
         r.el[s] = guarded_atomic(cg, op, dt, pred, p.el[s], c.el[c.n == 1 ? 0 : s],
-                                 v.el[v.n == 1 ? 0 : s], rop, slot);
+                                 v.el[v.n == 1 ? 0 : s], slot);
     }
     if (repeated) { /* the copies learn the old value from the owner */
         cg_barrier(cg);

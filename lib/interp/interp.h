@@ -15,7 +15,17 @@
  *    mantissa bits (ties away) when sub == DOT_TF32;
  *  - atomics and prints run program after program (x fastest), so results
  *    and output are deterministic; other kernels may use several threads,
- *    and the error reported is always that of the lowest failing program. */
+ *    and the error reported is always that of the lowest failing program;
+ *  - atomics have Triton's semantics at their strongest: each element's
+ *    read-modify-write is one indivisible step and every access of a
+ *    program happens in program order, so any sem= (relaxed, acquire,
+ *    release, acq_rel) and scope= (cta, gpu, sys) holds; a scalar atomic is
+ *    one operation per program whose old value every thread sees, as on the
+ *    GPU; masked-off elements neither touch memory nor change it and give 0;
+ *  - tl.debug_barrier() (a CTA barrier on the GPU) has nothing to wait for:
+ *    a program is one sequence of block ops, already in order. A spin lock
+ *    works because each program runs to its end before the next starts, so
+ *    a lock is always free again when the next program looks at it. */
 #ifndef TK_INTERP_H
 #define TK_INTERP_H
 

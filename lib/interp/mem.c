@@ -236,7 +236,9 @@ static void rmw(int kind, DType dt, void *old, void *v, void *out)
 }
 
 /* Atomics run one element after another in index order, programs in
- * order: the result is deterministic. */
+ * order: the result is deterministic. Each element's read and write are one
+ * step, in program order with every other access, which is at least as
+ * strong as any sem= and scope= the op carries (interp.h). */
 bool interp_atomic(InterpProg *p, const IrOp *op)
 {
     bool cas = op->kind == IR_ATOMIC_CAS;

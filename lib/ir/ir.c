@@ -172,6 +172,30 @@ static const char *const math_fn_names[] = {
 const char *ir_kind_name(IrKind k) { return (unsigned)k < IR_OP_COUNT ? ir_kind_names[k] : "?"; }
 const char *math_fn_name(MathFn f) { return (unsigned)f < MATH_COUNT ? math_fn_names[f] : "?"; }
 
+static const char *const mem_sem_names[] = {
+#define X(k, n) n,
+    TK_MEM_SEMS(X)
+#undef X
+};
+static const char *const mem_scope_names[] = {
+#define X(k, n) n,
+    TK_MEM_SCOPES(X)
+#undef X
+};
+
+static int name_index(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(names[i], s) == 0)
+            return i;
+    return -1;
+}
+
+int mem_sem_parse(const char *s) { return name_index(mem_sem_names, SEM_COUNT, s); }
+int mem_scope_parse(const char *s) { return name_index(mem_scope_names, SCOPE_COUNT, s); }
+const char *mem_sem_name(MemSem m) { return (unsigned)m < SEM_COUNT ? mem_sem_names[m] : "?"; }
+const char *mem_scope_name(MemScope m) { return (unsigned)m < SCOPE_COUNT ? mem_scope_names[m] : "?"; }
+
 /* ---- building ------------------------------------------------------------- */
 
 const Layout *ir_layout_intern(IrFunc *f, const Layout *l)

@@ -200,6 +200,37 @@ typedef enum { SCAN_SUM, SCAN_CUSTOM } ScanKind;
 typedef enum {
     ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_XCHG, ATOM_AND, ATOM_OR, ATOM_XOR
 } AtomicKind;
+/* An atomic's memory semantics and scope (Triton's sem= and scope=), kept in
+ * op->str and op->str2 by these names; sema fills in the defaults (acq_rel,
+ * gpu) and the verifier checks both are there. */
+#define TK_MEM_SEMS(X)                                                         \
+    X(SEM_ACQ_REL, "acq_rel")  /* acquire and release (the default) */        \
+    X(SEM_ACQUIRE, "acquire")  /* later accesses stay after it */             \
+    X(SEM_RELEASE, "release")  /* earlier accesses stay before it */          \
+    X(SEM_RELAXED, "relaxed")  /* atomic, no ordering */
+#define TK_MEM_SCOPES(X)                                                       \
+    X(SCOPE_GPU, "gpu")        /* all threads of the device (the default) */  \
+    X(SCOPE_CTA, "cta")        /* the threads of one program */               \
+    X(SCOPE_SYS, "sys")        /* the device, the host and peer devices */
+
+typedef enum {
+#define X(k, n) k,
+    TK_MEM_SEMS(X)
+#undef X
+        SEM_COUNT
+} MemSem;
+typedef enum {
+#define X(k, n) k,
+    TK_MEM_SCOPES(X)
+#undef X
+        SCOPE_COUNT
+} MemScope;
+/* Name -> kind; -1 for NULL or an unknown name. */
+int mem_sem_parse(const char *s);
+int mem_scope_parse(const char *s);
+const char *mem_sem_name(MemSem m);
+const char *mem_scope_name(MemScope m);
+
 typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT, RAND_INT4X } RandKind;
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;

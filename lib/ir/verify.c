@@ -291,6 +291,12 @@ static void check_memory(Verifier *v, const IrOp *op)
         same_type(v, op, op->operands[2]->type, val, "value is not the pointee");
         break;
     }
+    if (op->kind == IR_ATOMIC_RMW || op->kind == IR_ATOMIC_CAS) {
+        if (mem_sem_parse(op->str) < 0)
+            vfail(v, op, "bad memory semantics '%s'", op->str ? op->str : "(none)");
+        if (mem_scope_parse(op->str2) < 0)
+            vfail(v, op, "bad memory scope '%s'", op->str2 ? op->str2 : "(none)");
+    }
 }
 
 static void check_addptr(Verifier *v, const IrOp *op)

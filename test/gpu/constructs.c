@@ -26,7 +26,7 @@
 
 static void run_groups(H *h)
 {
-    void (*groups[])(H *) = {cases_grid_memory, cases_shape, cases_atomic,
+    void (*groups[])(H *) = {cases_grid_memory, cases_shape, cases_atomic, cases_lock,
                              cases_arith, cases_cast, cases_math, cases_reduce,
                              cases_dot, cases_control, cases_misc, cases_random_debug};
     for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {

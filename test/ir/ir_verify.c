@@ -271,6 +271,38 @@ static void while_cond_not_i1(IrBuilder *b, IrValue *p, IrValue *n)
     ir_build(&ab, IR_YIELD, T_SP, &k2, 1, NULL, 0);
 }
 
+/* atomics carry Triton's sem and scope by name; anything else is broken IR */
+static void atomic_rmw_on(IrBuilder *b, IrValue *p, const char *sem, const char *scope)
+{
+    IrValue *one = ir_const_float(b, T_SP, type_scalar(DT_F32), 1.0);
+    IrOp *op = ir_build(b, IR_ATOMIC_RMW, T_SP, (IrValue *[]){p, one, NULL}, 3,
+                        (Type[]){type_scalar(DT_F32)}, 1);
+    op->str = sem;
+    op->str2 = scope;
+}
+
+static void atomic_bad_sem(IrBuilder *b, IrValue *p, IrValue *n)
+{
+    TK_UNUSED(n);
+    atomic_rmw_on(b, p, "seq_cst", "gpu");
+}
+
+static void atomic_no_scope(IrBuilder *b, IrValue *p, IrValue *n)
+{
+    TK_UNUSED(n);
+    atomic_rmw_on(b, p, "relaxed", NULL);
+}
+
+static void cas_bad_scope(IrBuilder *b, IrValue *p, IrValue *n)
+{
+    TK_UNUSED(n);
+    IrValue *one = ir_const_float(b, T_SP, type_scalar(DT_F32), 1.0);
+    IrOp *op = ir_build(b, IR_ATOMIC_CAS, T_SP, (IrValue *[]){p, one, one}, 3,
+                        (Type[]){type_scalar(DT_F32)}, 1);
+    op->str = "acq_rel";
+    op->str2 = "warp";
+}
+
 static const struct {
     const char *name;
     Breaker fn;
@@ -302,6 +334,9 @@ static const struct {
     {"huge rank", huge_rank, "rank 77"},
     {"wrong trans", wrong_trans, "bad permutation"},
     {"while cond not i1", while_cond_not_i1, "condition must be a scalar i1"},
+    {"atomic bad sem", atomic_bad_sem, "bad memory semantics 'seq_cst'"},
+    {"atomic no scope", atomic_no_scope, "bad memory scope '(none)'"},
+    {"cas bad scope", cas_bad_scope, "bad memory scope 'warp'"},
 };
 
 /* ---- random damage: the verifier and the printer must survive anything ---- */

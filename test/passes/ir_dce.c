@@ -61,7 +61,9 @@ static void test_chains_and_effects(void)
     ir_build(&b, IR_ASSERT, T_SP, &c, 1, NULL, 0);
     ir_build(&b, IR_BARRIER, T_SP, NULL, 0, NULL, 0);
     IrValue *rops[3] = {pp, v, NULL};
-    ir_build(&b, IR_ATOMIC_RMW, T_SP, rops, 3, &f32, 1); /* result unused, kept */
+    IrOp *rmw = ir_build(&b, IR_ATOMIC_RMW, T_SP, rops, 3, &f32, 1); /* result unused, kept */
+    rmw->str = "acq_rel";
+    rmw->str2 = "gpu";
     dce_and_verify();
     CHECK(count_kind(f->body, IR_ADD) == 0 && count_kind(f->body, IR_MUL) == 0);
     CHECK(count_kind(f->body, IR_CAST) == 0);

@@ -162,17 +162,22 @@ static SVal b_store(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sv_none();
 }
 
+/* sem= and scope= of an atomic, by the IR's names (ir.h MemSem, MemScope);
+ * left out or "", Triton's defaults: acq_rel at gpu scope. */
 static bool sem_scope(Sema *s, SVal *a, Span *at, int i, const char **sem, const char **scope)
 {
-    static const char *const sems[] = {"acq_rel", "acquire", "release", "relaxed"};
-    static const char *const scopes[] = {"gpu", "cta", "sys"};
-    if (!str_choice(s, a[i], at[i], "sem", sems, 4, sem) ||
-        !str_choice(s, a[i + 1], at[i + 1], "scope", scopes, 3, scope))
+    const char *sems[SEM_COUNT], *scopes[SCOPE_COUNT];
+    for (int k = 0; k < SEM_COUNT; k++)
+        sems[k] = mem_sem_name((MemSem)k);
+    for (int k = 0; k < SCOPE_COUNT; k++)
+        scopes[k] = mem_scope_name((MemScope)k);
+    if (!str_choice(s, a[i], at[i], "sem", sems, SEM_COUNT, sem) ||
+        !str_choice(s, a[i + 1], at[i + 1], "scope", scopes, SCOPE_COUNT, scope))
         return false;
     if (!*sem)
-        *sem = "acq_rel";
+        *sem = mem_sem_name(SEM_ACQ_REL);
     if (!*scope)
-        *scope = "gpu";
+        *scope = mem_scope_name(SCOPE_GPU);
     return true;
 }
 
