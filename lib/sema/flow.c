@@ -467,8 +467,9 @@ static bool static_range(Sema *s, const Node *n, CallArgs *ca)
     }
     int64_t count = (int64_t)wide;
     SVal *vals = arena_alloc(s->a, sizeof(SVal) * (size_t)(count > 0 ? count : 1));
+    /* each value lies between the bounds, but i * step alone may not fit */
     for (int64_t i = 0; i < count; i++)
-        vals[i] = sv_int(v[0] + i * v[2]);
+        vals[i] = sv_int((int64_t)(lo + i * step));
     unroll(s, n, vals, count > 0 ? (int)count : 0);
     return true;
 }
