@@ -139,32 +139,7 @@ void interp_wrap_array(DType dt, int64_t *v, int64_t n)
 }
 
 /* cvt.rzi with saturation: truncate, clamp to the dtype's range, NaN -> 0. */
-static int64_t float_to_int(DType dt, double x)
-{
-    if (dt == DT_I1)
-        return x != 0;
-    if (isnan(x))
-        return 0;
-    x = trunc(x);
-    if (dt == DT_U64 || dt == DT_PTR) {
-        if (x <= 0)
-            return 0;
-        if (x >= 0x1p64)
-            return (int64_t)UINT64_MAX;
-        return (int64_t)(uint64_t)x;
-    }
-    if (dt == DT_I64) {
-        if (x >= 0x1p63)
-            return INT64_MAX;
-        if (x < -0x1p63)
-            return INT64_MIN;
-        return (int64_t)x;
-    }
-    int bits = dtype_bits(dt);
-    double lo = dtype_is_signed(dt) ? -ldexp(1, bits - 1) : 0;
-    double hi = dtype_is_signed(dt) ? ldexp(1, bits - 1) - 1 : ldexp(1, bits) - 1;
-    return (int64_t)(x < lo ? lo : x > hi ? hi : x);
-}
+static int64_t float_to_int(DType dt, double x) { return dtype_float_to_int(dt, x); }
 
 static bool is_unsigned64(DType dt) { return dt == DT_U64 || dt == DT_PTR; }
 

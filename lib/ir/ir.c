@@ -4,6 +4,7 @@
  * ids in creation order (ir_renumber makes them dense again after passes). */
 #include "ir/ir.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -118,9 +119,10 @@ bool type_eq(Type a, Type b)
 
 int64_t type_numel(Type t)
 {
-    int64_t n = 1;
+    int64_t n = 1; /* saturating: sema keeps blocks far smaller, but IR from elsewhere may not */
     for (int i = 0; i < t.rank && i < TK_MAX_RANK; i++)
-        n *= t.shape[i];
+        if (__builtin_mul_overflow(n, (int64_t)t.shape[i], &n))
+            return INT64_MAX;
     return n;
 }
 
@@ -171,6 +173,23 @@ static const char *const math_fn_names[] = {
 
 const char *ir_kind_name(IrKind k) { return (unsigned)k < IR_OP_COUNT ? ir_kind_names[k] : "?"; }
 const char *math_fn_name(MathFn f) { return (unsigned)f < MATH_COUNT ? math_fn_names[f] : "?"; }
+
+int64_t dtype_float_to_int(DType t, double x)
+{
+    if (t == DT_I1)
+        return x != 0;
+    if (isnan(x))
+        return 0;
+    x = trunc(x);
+    if (t == DT_U64 || t == DT_PTR)
+        return x <= 0 ? 0 : x >= 0x1p64 ? (int64_t)UINT64_MAX : (int64_t)(uint64_t)x;
+    if (t == DT_I64)
+        return x >= 0x1p63 ? INT64_MAX : x < -0x1p63 ? INT64_MIN : (int64_t)x;
+    int bits = dtype_bits(t);
+    double lo = dtype_is_signed(t) ? -ldexp(1, bits - 1) : 0;
+    double hi = dtype_is_signed(t) ? ldexp(1, bits - 1) - 1 : ldexp(1, bits) - 1;
+    return (int64_t)(x < lo ? lo : x > hi ? hi : x);
+}
 
 static const char *const mem_sem_names[] = {
 #define X(k, n) n,

@@ -42,6 +42,9 @@ int dtype_bits(DType t);
 bool dtype_is_float(DType t);
 bool dtype_is_int(DType t);    /* i1..u64 */
 bool dtype_is_signed(DType t); /* i8..i64 (i1 counts as unsigned) */
+/* The value cast float -> int of IR_CAST (cvt.rzi.sat): truncate, clamp to
+ * t's range, NaN -> 0; i1 is x != 0. Never undefined, whatever x is. */
+int64_t dtype_float_to_int(DType t, double x);
 /* Parses "fp32", "float32", "f32", "i32", "int32", "bf16", "bfloat16",
  * "u8", "uint8", "int1", "bool"...; returns DT_VOID if unknown. */
 DType dtype_parse(const char *s);

@@ -17,18 +17,19 @@ typedef struct Axis {
 
 /* ---- lattice helpers ---------------------------------------------------- */
 
+/* On magnitudes, in unsigned arithmetic: -INT64_MIN does not fit. The
+ * lattice values are capped far below 2^63; were one not, 1 is the answer
+ * that claims nothing. */
 static int64_t gcd64(int64_t a, int64_t b)
 {
-    if (a < 0)
-        a = -a;
-    if (b < 0)
-        b = -b;
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
+    uint64_t x = a < 0 ? 0 - (uint64_t)a : (uint64_t)a;
+    uint64_t y = b < 0 ? 0 - (uint64_t)b : (uint64_t)b;
+    while (y) {
+        uint64_t t = x % y;
+        x = y;
+        y = t;
     }
-    return a;
+    return x > (uint64_t)INT64_MAX ? 1 : (int64_t)x;
 }
 
 static int64_t gcd3(int64_t a, int64_t b, int64_t c) { return gcd64(gcd64(a, b), c); }
@@ -39,8 +40,8 @@ static int64_t pow2_div(int64_t v)
 {
     if (v == 0)
         return TK_AXIS_MAX_DIV;
-    uint64_t u = (uint64_t)v;
-    return min64((int64_t)(u & (~u + 1)), TK_AXIS_MAX_DIV);
+    uint64_t u = (uint64_t)v, low = u & (~u + 1); /* 2^63 for INT64_MIN */
+    return low > (uint64_t)TK_AXIS_MAX_DIV ? TK_AXIS_MAX_DIV : (int64_t)low;
 }
 
 static int64_t mul_div(int64_t a, int64_t b)

@@ -159,7 +159,9 @@ IrValue *sema_const(Sema *s, Type t, SVal c, Span at)
         op->fval = fv;
         op->ival = 0;
     } else {
-        int64_t iv = c.k == SV_FLOAT ? (int64_t)c.f : c.i;
+        /* a float for an int dtype converts as the cast would at run time
+         * (saturating; 1e300 does not fit in 64 bits) */
+        int64_t iv = c.k == SV_FLOAT ? dtype_float_to_int(t.dt, c.f) : c.i;
         if (t.dt == DT_I1)
             iv = iv != 0;
         op->ival = iv;
@@ -236,6 +238,19 @@ IrValue *sema_reshape(Sema *s, IrValue *v, int rank, const int *shape, Span at)
     return ir_unary(&s->b, IR_RESHAPE, at, v, r);
 }
 
+bool sema_check_numel(Sema *s, int rank, const int *shape, Span at)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0 || __builtin_mul_overflow(n, (int64_t)shape[i], &n) ||
+            n > SEMA_MAX_NUMEL) {
+            sema_err(s, at, "block has more than %d elements", SEMA_MAX_NUMEL);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool sema_broadcast_shapes(Sema *s, Type a, Type b, int *rank, int *shape, Span at)
 {
     int r = a.rank > b.rank ? a.rank : b.rank;
@@ -250,7 +265,7 @@ bool sema_broadcast_shapes(Sema *s, Type a, Type b, int *rank, int *shape, Span 
         shape[i] = x == 1 ? y : x;
     }
     *rank = r;
-    return true;
+    return sema_check_numel(s, r, shape, at);
 }
 
 IrValue *sema_broadcast(Sema *s, IrValue *v, int rank, const int *shape, Span at)
@@ -268,6 +283,8 @@ IrValue *sema_broadcast(Sema *s, IrValue *v, int rank, const int *shape, Span at
                  sema_type_str(s, want));
         return NULL;
     }
+    if (!sema_check_numel(s, rank, shape, at))
+        return NULL;
     while (v->type.rank < rank)
         v = sema_expand_dims(s, v, 0, at);
     t = v->type;

@@ -418,6 +418,12 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
         diag_plain(d, DIAG_ERROR, "no @jit function named '%s'", req && req->kernel ? req->kernel : "?");
         return NULL;
     }
+    /* checked here, before the layout pass multiplies it by the warp size */
+    if (req->num_warps > 0 && (req->num_warps > 32 || !is_pow2(req->num_warps))) {
+        diag_plain(d, DIAG_ERROR, "num_warps must be a power of two from 1 to 32, got %d",
+                   req->num_warps);
+        return NULL;
+    }
     Sema s = {.a = a, .d = d, .src = src, .module = module};
     s.errors_at_start = d->errors;
     s.env = &s.globals;

@@ -140,6 +140,11 @@ IrValue *sema_expand_dims(Sema *s, IrValue *v, int axis, Span at);
 IrValue *sema_math(Sema *s, MathFn fn, IrValue *x, Span at); /* fp16/bf16 computed in fp32 */
 bool sema_binary_operands(Sema *s, SVal a, SVal b, bool divmod, IrValue **x, IrValue **y, Span at);
 bool sema_block_shape(Sema *s, SVal shape, Span at, int *rank, int *dims);
+/* Triton's TRITON_MAX_TENSOR_NUMEL: no block may hold more elements. Every
+ * op that makes a block larger than its operands (broadcast, join, cat,
+ * dot) checks its shape here, so shape products never overflow. */
+#define SEMA_MAX_NUMEL (1 << 20)
+bool sema_check_numel(Sema *s, int rank, const int *shape, Span at);
 
 /* ---- builtins: each the files of sema/builtins/ file contributes a table ---- */
 typedef struct Builtin Builtin;

@@ -29,6 +29,10 @@ static bool const_int(Sema *s, const Node *n, int *out)
             sema_err(s, n->span, "expected an integer constant, got %s", sv_describe(s, v));
         return false;
     }
+    if (v.i < 0 || v.i > INT32_MAX) {
+        sema_err(s, n->span, "expected a non-negative 32-bit integer, got %lld", (long long)v.i);
+        return false;
+    }
     *out = (int)v.i;
     return true;
 }

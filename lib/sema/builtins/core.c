@@ -5,7 +5,6 @@
 
 #include "sema/sema.h"
 
-#define MAX_NUMEL (1 << 20) /* Triton's TRITON_MAX_TENSOR_NUMEL */
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
 
@@ -35,13 +34,17 @@ static SVal b_arange(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (hi <= lo)
         return sema_err(s, call, "arange(%lld, %lld): end must be greater than start",
                         (long long)lo, (long long)hi);
-    if (!is_pow2(hi - lo))
-        return sema_err(s, call, "arange(%lld, %lld): the length end - start = %lld must be a "
-                        "power of two", (long long)lo, (long long)hi, (long long)(hi - lo));
-    if (hi - lo > MAX_NUMEL || lo < INT32_MIN || hi > INT32_MAX)
+    int64_t len;
+    if (__builtin_sub_overflow(hi, lo, &len) || lo < INT32_MIN || hi > INT32_MAX)
         return sema_err(s, call, "arange(%lld, %lld) is too large (at most %d elements of i32)",
-                        (long long)lo, (long long)hi, MAX_NUMEL);
-    int n = (int)(hi - lo);
+                        (long long)lo, (long long)hi, SEMA_MAX_NUMEL);
+    if (!is_pow2(len))
+        return sema_err(s, call, "arange(%lld, %lld): the length end - start = %lld must be a "
+                        "power of two", (long long)lo, (long long)hi, (long long)len);
+    if (len > SEMA_MAX_NUMEL)
+        return sema_err(s, call, "arange(%lld, %lld) is too large (at most %d elements of i32)",
+                        (long long)lo, (long long)hi, SEMA_MAX_NUMEL);
+    int n = (int)len;
     Type t = type_block(DT_I32, 1, &n);
     IrOp *op = ir_build(&s->b, IR_ARANGE, call, NULL, 0, &t, 1);
     op->ival = lo;
@@ -69,8 +72,8 @@ bool sema_block_shape(Sema *s, SVal shape, Span at, int *rank, int *dims)
             return false;
         }
         numel *= d;
-        if (numel > MAX_NUMEL) {
-            sema_err(s, at, "block has more than %d elements", MAX_NUMEL);
+        if (numel > SEMA_MAX_NUMEL) {
+            sema_err(s, at, "block has more than %d elements", SEMA_MAX_NUMEL);
             return false;
         }
         dims[i] = (int)d;

@@ -288,8 +288,12 @@ static SVal fold_math(Sema *s, const char *name, CallArgs *ca)
     if (!strcmp(name, "cos")) return sv_float(cos(x));
     if (!strcmp(name, "tanh")) return sv_float(tanh(x));
     if (!strcmp(name, "erf")) return sv_float(erf(x));
-    if (!strcmp(name, "floor")) return sv_int((int64_t)floor(x));
-    if (!strcmp(name, "ceil")) return sv_int((int64_t)ceil(x));
+    if (!strcmp(name, "floor") || !strcmp(name, "ceil")) {
+        double r = name[0] == 'f' ? floor(x) : ceil(x);
+        if (!(r >= -0x1p63 && r < 0x1p63))
+            return sema_err(s, ca->at, "math.%s(%g) does not fit in 64 bits", name, x);
+        return sv_int((int64_t)r);
+    }
     if (!strcmp(name, "fabs")) return sv_float(fabs(x));
     if (!strcmp(name, "isnan")) return sv_bool(isnan(x));
     if (!strcmp(name, "isinf")) return sv_bool(isinf(x));

@@ -356,6 +356,8 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     int shape[3] = {ta.shape[0], 0, 0};
     shape[r - 2] = m;
     shape[r - 1] = n;
+    if (!sema_check_numel(s, r, shape, at))
+        return bad();
     Type rt = type_block(out, r, shape);
     IrValue *c;
     if (sv_has(acc)) {

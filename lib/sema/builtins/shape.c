@@ -128,6 +128,8 @@ static SVal b_join(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     int shape[TK_MAX_RANK];
     memcpy(shape, x->type.shape, sizeof shape);
     shape[x->type.rank] = 2;
+    if (!sema_check_numel(s, x->type.rank + 1, shape, call))
+        return bad();
     Type rt = type_with_shape(x->type, x->type.rank + 1, shape);
     return sv_tensor(ir_binary(&s->b, IR_JOIN, call, x, y, rt));
 }
@@ -178,7 +180,9 @@ static SVal b_cat(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
                         sema_type_str(s, x->type), sema_type_str(s, y->type));
     int shape[TK_MAX_RANK];
     memcpy(shape, x->type.shape, sizeof shape);
-    shape[0] *= 2;
+    shape[0] *= 2; /* at most 2 * SEMA_MAX_NUMEL: fits, and checked next */
+    if (!sema_check_numel(s, x->type.rank, shape, call))
+        return bad();
     return sv_tensor(ir_binary(&s->b, IR_CAT, call, x, y, type_with_shape(x->type, x->type.rank, shape)));
 }
 
