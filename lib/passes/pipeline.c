@@ -15,7 +15,8 @@
  * i+S-1 and the slice sees iv + (S-1)*step. Copies past the end are masked
  * off (and read nothing). Loops whose slice is not so self-contained (a
  * carried value also used by other code, a load feeding its own address,
- * nested regions) are left alone. Runs after pass_layout, on GPU code only:
+ * nested regions) are left alone, and so are loops with an atomic or a
+ * barrier, which may order the loads. Runs after pass_layout, on GPU code only:
  * the interpreter never sees these ops. */
 #include "compiler.h"
 #include "passes/axis.h"
@@ -429,8 +430,18 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     drain->ival = 0;
 }
 
+static bool is_sync(IrOp *op, void *ctx)
+{
+    TK_UNUSED(ctx);
+    return op->kind != IR_ATOMIC_RMW && op->kind != IR_ATOMIC_CAS && op->kind != IR_BARRIER;
+}
+
 static void pipeline_loop(Pipe *p, IrOp *loop)
 {
+    /* an atomic or a barrier in the body may order the loads (a lock taken
+     * each iteration): copies issued iterations ahead would read before it */
+    if (!ir_walk(loop->regions[0], is_sync, NULL))
+        return;
     p->loop = loop;
     p->body = loop->regions[0];
     p->stages = (int)(loop->ival > 0 ? loop->ival : p->f->num_stages);
