@@ -465,7 +465,8 @@ static bool static_range(Sema *s, const Node *n, CallArgs *ca)
                  (unsigned long long)wide);
         return false;
     }
-    int64_t count = (int64_t)wide;
+    /* an empty range counts below zero, maybe below -2**63 */
+    int64_t count = wide > 0 ? (int64_t)wide : 0;
     SVal *vals = arena_alloc(s->a, sizeof(SVal) * (size_t)(count > 0 ? count : 1));
     /* each value lies between the bounds, but i * step alone may not fit */
     for (int64_t i = 0; i < count; i++)
