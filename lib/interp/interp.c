@@ -133,7 +133,9 @@ static bool exec_for(InterpProg *p, const IrOp *op)
                            p->L->f->name, p->pid[0], p->pid[1], p->pid[2]);
     move_values(p, b->args + 1, op->operands + 3, n);
     DType ivt = b->args[0]->type.dt;
-    for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub; iv += step) {
+    /* the next value past the end of int64 is past ub too: the loop is over
+     * (an i64 loop up to 2**63 - 1 overflowed here) */
+    for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub;) {
         *(int64_t *)interp_slot(p, b->args[0]) = interp_wrap(ivt, iv);
         const IrOp *t = interp_exec_block(p, b);
         if (!t)
@@ -141,6 +143,8 @@ static bool exec_for(InterpProg *p, const IrOp *op)
         if (t->nops != n)
             return interp_fail(p, op, "internal error: for body yields %d values, expected %d", t->nops, n);
         move_values(p, b->args + 1, t->operands, n);
+        if (__builtin_add_overflow(iv, step, &iv))
+            break;
     }
     move_values(p, op->results, b->args + 1, n);
     return true;
