@@ -23,7 +23,7 @@ run() {
     echo "$name: failed (input in $out/artifacts/)"
     return 1
   fi
-  grep -E '^stat::(number_of_executed_units|new_units_added)|^Done [0-9]+ runs|DONE' "$out/$name.log" | tail -n 3
+  grep -E '^stat::(number_of_executed_units|new_units_added)|^Done [0-9]+ runs|DONE' "$out/$name.log" | tail -n 4
 }
 run tk_fuzz_frontend "$@" "$out/corpus" test/fuzz/corpus test/conformance test/front/lex \
   test/front/parse test/front/diag
