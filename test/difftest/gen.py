@@ -60,6 +60,7 @@ KNOWN = {
     "clamp-typing": "tl.clamp: literal bounds adapt and bf16 is not widened to fp32",
     "scan-bf16": "tl.cumsum/tl.cumprod of bf16 is not widened to fp32",
     "fp16-bf16": "fp16 with bf16 gives fp32 in tk, fp16 in Triton",
+    "int64-min-literal": "the literal -9223372036854775808 is a constexpr overflow in tk",
 }
 
 
@@ -124,6 +125,11 @@ class Gen:
         self.features = set()
 
     # ------------------------------------------------------------ helpers
+    def lc(self, v):
+        if v == -2 ** 63 and "int64-min-literal" in self.avoid:
+            return "(-9223372036854775807 - 1)"
+        return lit_code(v)
+
     def wchoice(self, pairs):
         tot = sum(w for _, w in pairs)
         x = self.r.random() * tot
@@ -181,7 +187,7 @@ class Gen:
 
     def lit(self, dt, **kw):
         v = self.lit_for(dt, **kw)
-        return E(lit_code(v), R.literal_type(v), (), lit=True, exact=True)
+        return E(self.lc(v), R.literal_type(v), (), lit=True, exact=True)
 
     def pair(self, a, b):
         """Operands of a binary operation, steered clear of known typing differences."""
@@ -201,17 +207,31 @@ class Gen:
             rt = "i1"
         return rt
 
-    def combine(self, code, dt, *parts, loose=False):
+    def combine(self, code, dt, *parts, loose=False, call=False):
+        """An operator (or, with call, a function) applied to parts.  Operators
+        on constexprs only (a static_range variable) give a constexpr."""
         shape = ()
         for p in parts:
             shape = sb(shape, p.shape)
+        lit = not call and bool(parts) and all(p.lit for p in parts)
         return E(code, dt, shape, poison=any(p.poison for p in parts),
-                 loose=loose or any(p.loose for p in parts))
+                 loose=loose or any(p.loose for p in parts), lit=lit)
+
+    def tensor(self, e):
+        """A constexpr as a scalar tensor (constexprs have no .to(), no .shape)."""
+        if not e.lit:
+            return e
+        return E("tl.full((), %s, tl.%s)" % (e.code, TL[e.dt]), e.dt, ())
 
     # ------------------------------------------------------------ conversions
     def to_dt(self, e, dt, clamp=True):
         if e.dt == dt:
             return e
+        if e.lit:  # a constexpr has no .to(): make it a scalar of the dtype
+            if R.is_float(e.dt) and R.is_int(dt):
+                e = self.tensor(e)
+            else:
+                return E("tl.full((), %s, tl.%s)" % (e.code, TL[dt]), dt, ())
         if R.is_float(e.dt) and R.is_int(dt) and not R.is_bool(dt):
             src = e
             if e.dt not in ("fp32", "fp64"):
@@ -235,6 +255,8 @@ class Gen:
 
     def full(self, e, shape):
         """e broadcast to exactly shape."""
+        if e.lit:
+            return E("tl.full(%s, %s, tl.%s)" % (self.shape_code(shape), e.code, TL[e.dt]), e.dt, shape)
         if tuple(e.shape) == tuple(shape):
             return e
         self.features.add("broadcast_to")
@@ -269,7 +291,7 @@ class Gen:
 
     def gen(self, shape, depth, cat=None):
         shape = tuple(shape)
-        if depth <= 0 or self.r.random() < 0.2:
+        if depth <= 0 or self.r.random() < 0.1:
             return self.leaf(shape, cat)
         ops = [("arith", 10), ("lit", 6), ("div", 2), ("unary", 2), ("where", 3), ("minmax", 2),
                ("cast", 3)]
@@ -316,10 +338,10 @@ class Gen:
         """An expression or literal that is never 0 (and never -1 for ints)."""
         if self.r.random() < 0.4:
             return self.lit(like, nonzero=True) if R.is_float(like) else \
-                E(lit_code(self.r.randint(2, 9)), "i32", (), lit=True)
+                E(self.lc(self.r.randint(2, 9)), "i32", (), lit=True)
         if R.is_float(like):
             b = self.gen(shape, d, "f")
-            return self.combine("tl.abs(%s) + 0.5" % b.code, b.dt, b)
+            return self.combine("tl.abs(%s) + 0.5" % b.code, b.dt, b, call=True)
         b = self.to_dt(self.gen(shape, d, "i"), like)
         return self.combine("(%s & 7) + 1" % par(b.code), like, b)
 
@@ -332,12 +354,12 @@ class Gen:
                             loose=True)
 
     def g_idiv(self, shape, d, cat):
-        a = self.gen(shape, d, "i")
+        a = self.tensor(self.gen(shape, d, "i"))
         if self.r.random() < 0.4:
             v = self.r.randint(2, 9)
             if R.is_signed(a.dt) and self.r.random() < 0.3:
                 v = -v
-            b = E(lit_code(v), "i32", (), lit=True)
+            b = E(self.lc(v), "i32", (), lit=True)
         else:
             b = self.safe_divisor(a.dt, shape, d)
         op = self.r.choice(["//", "%"])
@@ -345,7 +367,7 @@ class Gen:
         return self.combine("%s %s %s" % (par(a.code), op, par(b.code)), self.rtype(op, a, b), a, b)
 
     def g_bit(self, shape, d, cat):
-        a = self.gen(shape, d, "i")
+        a = self.tensor(self.gen(shape, d, "i"))
         if self.r.random() < 0.4:
             b = self.lit(a.dt)
         else:
@@ -355,11 +377,11 @@ class Gen:
         return self.combine("%s %s %s" % (par(a.code), op, par(b.code)), self.rtype(op, a, b), a, b)
 
     def g_shift(self, shape, d, cat):
-        a = self.gen(shape, d, "i")
+        a = self.tensor(self.gen(shape, d, "i"))
         w = R.bits(a.dt)
         op = self.r.choice(["<<", ">>"])
         if self.r.random() < 0.6:
-            amt = lit_code(self.r.randint(0, w - 1))
+            amt = self.lc(self.r.randint(0, w - 1))
         else:
             b = self.to_dt(self.gen(shape, d, "i"), a.dt)
             amt = "(%s & %d)" % (par(b.code), w - 1)
@@ -371,7 +393,7 @@ class Gen:
         a = self.gen(shape, d, cat)
         ch = self.r.choice(["-", "abs", "~"] if R.is_int(a.dt) else ["-", "abs"])
         if ch == "abs":
-            return self.combine("tl.abs(%s)" % a.code, a.dt, a)
+            return self.combine("tl.abs(%s)" % a.code, a.dt, a, call=True)
         return self.combine("%s%s" % (ch, par(a.code)), a.dt, a)
 
     def g_math(self, shape, d, cat):
@@ -386,13 +408,13 @@ class Gen:
         elif fn in ("exp", "exp2") and self.r.random() < 0.5:
             arg = "%s * 0.25" % par(a.code)
         self.features.add("math:" + fn)
-        return self.combine("tl.%s(%s)" % (fn, arg), a.dt, a, loose=True)
+        return self.combine("tl.%s(%s)" % (fn, arg), a.dt, a, loose=True, call=True)
 
     def g_fma(self, shape, d, cat):
         dt = self.r.choice(["fp32", "fp32", "fp64"])
         xs = [self.to_dt(self.gen(shape, d, "f"), dt) for _ in range(3)]
         self.features.add("fma")
-        return self.combine("tl.fma(%s, %s, %s)" % tuple(x.code for x in xs), dt, *xs, loose=True)
+        return self.combine("tl.fma(%s, %s, %s)" % tuple(x.code for x in xs), dt, *xs, loose=True, call=True)
 
     def g_clamp(self, shape, d, cat):
         a = self.gen(shape, d, "f")
@@ -402,7 +424,7 @@ class Gen:
         hi = self.r.choice(FLOAT_LITS)
         rt = "fp64" if a.dt == "fp64" else "fp32"
         self.features.add("clamp")
-        return self.combine("tl.clamp(%s, %r, %r)" % (a.code, lo, hi), rt, a)
+        return self.combine("tl.clamp(%s, %r, %r)" % (a.code, lo, hi), rt, a, call=True)
 
     def cond(self, shape, d):
         r = self.r.random()
@@ -436,7 +458,7 @@ class Gen:
         a, b = self.pair(a, b)
         self.features.add("where")
         rt = self.rtype("+", a, b)
-        return self.combine("tl.where(%s, %s, %s)" % (c.code, a.code, b.code), rt, c, a, b)
+        return self.combine("tl.where(%s, %s, %s)" % (c.code, a.code, b.code), rt, c, a, b, call=True)
 
     def g_minmax(self, shape, d, cat):
         a = self.gen(shape, d, cat)
@@ -453,7 +475,7 @@ class Gen:
         ta = "fp32" if a.dt == "bf16" else a.dt
         tb = "fp32" if b.dt == "bf16" else b.dt
         rt = R.computation_type(ta, False, tb, False, False)
-        return self.combine("tl.%s(%s, %s)" % (fn, a.code, b.code), rt, a, b)
+        return self.combine("tl.%s(%s, %s)" % (fn, a.code, b.code), rt, a, b, call=True)
 
     def g_cast(self, shape, d, cat):
         a = self.gen(shape, d, None)
@@ -475,7 +497,7 @@ class Gen:
             dt = r.choice([t for t in same_width[w] if R.is_int(t)])
             self.features.add("bitcast:f2i")
             return E("%s.to(tl.%s, bitcast=True)" % (v.code, TL[dt]), dt, v.shape, v.poison)
-        a = self.gen(shape, d, "i")
+        a = self.tensor(self.gen(shape, d, "i"))
         w = R.bits(a.dt)
         dt = r.choice([t for t in same_width[w] if t != a.dt])
         if R.is_float(dt):
@@ -506,7 +528,7 @@ class Gen:
         if R.is_float(dt):
             return "float('inf')" if big else "-float('inf')"
         lo, hi = R.int_range(dt)
-        return lit_code(hi if big else lo)
+        return self.lc(hi if big else lo)
 
     def neutralise(self, x, fn):
         m = self.mask_code(x.shape)
@@ -654,7 +676,7 @@ class Gen:
             if stack is not None:
                 idx = stack[0]
             elif self.r.random() < 0.5:
-                idx = lit_code(self.r.randrange(size))
+                idx = self.lc(self.r.randrange(size))
             else:
                 pidv = "pid" if self.dims == 1 else "pid_m"
                 idx = "%s %% %d" % (pidv, size)
@@ -683,10 +705,13 @@ class Gen:
         self.scope.append((e, w))
 
     def new_var(self, e, prefix="v"):
+        e = self.tensor(e)
         name = self.fresh(prefix)
         self.emit("%s = %s" % (name, e.code))
         v = E(name, e.dt, e.shape, e.poison, e.loose)
-        self.add_var(v)
+        # recent values are the likeliest operands: long chains of dependences
+        self.scope = [(x, w * 0.8 if x.code.startswith(("v", "acc")) else w) for x, w in self.scope]
+        self.add_var(v, 8.0)
         return v
 
     def expr_stmt_shape(self):
@@ -694,7 +719,7 @@ class Gen:
 
     def s_assign(self):
         shape = self.expr_stmt_shape()
-        e = self.full(self.gen(shape, self.r.randint(1, 3)), shape)
+        e = self.full(self.gen(shape, self.r.randint(2, 4)), shape)
         if R.is_bool(e.dt):
             e = self.to_dt(e, "i32")
         self.new_var(e)
@@ -782,7 +807,7 @@ class Gen:
             return "%s %% 2 == %d" % (p, r.randint(0, 1))
         if k == "scalar" and self.scalars:
             s = r.choice(self.scalars)
-            return "%s %s %s" % (s.code, r.choice(["<", ">", "==", "!="]), lit_code(self.lit_for(s.dt)))
+            return "%s %s %s" % (s.code, r.choice(["<", ">", "==", "!="]), self.lc(self.lit_for(s.dt)))
         if k == "size":
             return "%s > %d" % ("n" if self.dims == 1 else "M", r.randint(2, 200))
         src = ("B",) if self.dims == 1 else r.choice([("M", "N"), ("M",), ("N",)])
@@ -854,7 +879,8 @@ class Gen:
     def s_store(self, v=None):
         r = self.r
         if v is None:
-            cands = [(x, w) for x, w in self.scope if x.code.startswith(("v", "acc"))]
+            cands = [(x, w) for x, w in self.scope if x.code.startswith(("v", "acc"))
+                     and x.code not in self.stored]
             if not cands or r.random() < 0.3:
                 shape = self.expr_stmt_shape()
                 v = self.full(self.gen(shape, r.randint(1, 3)), shape)
@@ -873,6 +899,7 @@ class Gen:
         loose = v.loose or R.is_float(v.dt) and odt != v.dt
         tclass = "exact" if R.is_int(odt) else odt + ("-loose" if loose else "")
         self.args[-1]["tol"] = {"class": tclass, "rtol": TOL[tclass][0], "atol": TOL[tclass][1]}
+        self.stored.add(v.code)
         if mask:
             self.emit("tl.store(%s + %s, %s, mask=%s)" % (ptr, addr, v.code, mask))
         else:
@@ -884,6 +911,7 @@ class Gen:
         r = self.r
         self.lines, self.indent, self.counter = [], 1, 0
         self.args, self.scope, self.scalars, self.stores = [], [], [], 0
+        self.stored = set()
         self.features = set()
         self.dims = 1 if r.random() < 0.45 else 2
         self.features.add("dims%d" % self.dims)
@@ -952,8 +980,8 @@ class Gen:
             k = self.wchoice([("assign", 8), ("loop", 3), ("if", 3), ("atomic", 2), ("store", 3)])
             getattr(self, "s_" + k)()
         # results: the last values computed, and maybe one more expression
-        mine = [v for v, _ in self.scope if v.code.startswith(("v", "acc"))]
-        for v in mine[-r.randint(1, 2):]:
+        mine = [v for v, _ in self.scope if v.code.startswith(("v", "acc")) and v.code not in self.stored]
+        for v in mine[-r.randint(1, 3):]:
             self.s_store(v)
         if self.stores == 0 or r.random() < 0.3:
             self.s_store()

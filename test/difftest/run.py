@@ -322,6 +322,7 @@ def run_triton(res):
     kfile = os.path.join(work, meta["kernel"] + ".py")
     spec = importlib.util.spec_from_file_location("difftest_" + meta["kernel"], kfile)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # Triton reads the kernel's source through its module
     spec.loader.exec_module(mod)
     kern = getattr(mod, meta["kernel"])
     args, tensors = [], {}

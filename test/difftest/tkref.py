@@ -1342,6 +1342,8 @@ class Interp:
         args = [self.expr(a, env) for a in n.args]
         kw = {k.arg: self.expr(k.value, env) for k in n.keywords}
         if isinstance(f, Method):
+            if is_lit(f.obj):
+                raise Invalid("a constexpr has no .to()")
             dt = args[0] if args else kw.get("dtype")
             if not isinstance(dt, DType):
                 raise Invalid(".to() needs a dtype")
