@@ -61,6 +61,7 @@ KNOWN = {
     "scan-bf16": "tl.cumsum/tl.cumprod of bf16 is not widened to fp32",
     "fp16-bf16": "fp16 with bf16 gives fp32 in tk, fp16 in Triton",
     "int64-min-literal": "the literal -9223372036854775808 is a constexpr overflow in tk",
+    "rand-i64-offsets": "tl.randint/rand/randn with int64 offsets run a 64-bit Philox in tk",
 }
 
 
@@ -269,10 +270,13 @@ class Gen:
         if v.shape == () or v.shape == target:
             return v
         if len(target) == 2:
+            ed = self.r.random() < 0.2
             if v.shape == ("M",):
-                return E(v.code + "[:, None]", v.dt, ("M", 1), v.poison, v.loose, exact=v.exact)
+                code = "tl.expand_dims(%s, 1)" % v.code if ed else v.code + "[:, None]"
+                return E(code, v.dt, ("M", 1), v.poison, v.loose, exact=v.exact)
             if v.shape == ("N",):
-                return E(v.code + "[None, :]", v.dt, (1, "N"), v.poison, v.loose, exact=v.exact)
+                code = "tl.expand_dims(%s, 0)" % v.code if ed else v.code + "[None, :]"
+                return E(code, v.dt, (1, "N"), v.poison, v.loose, exact=v.exact)
         return None
 
     def leaf(self, shape, cat):
@@ -304,6 +308,8 @@ class Gen:
         if shape != ():
             ops.append(("scan", 1.5))
         ops.append(("bitcast", 0.7))
+        if shape != ():
+            ops += [("random", 0.6), ("gather", 1.0)]
         if self.dims == 2 and shape == ("M", "N") and self.cx["BM"] == self.cx["BN"]:
             ops.append(("trans", 0.7))
         op = self.wchoice(ops)
@@ -510,6 +516,38 @@ class Gen:
             self.features.add("bitcast:i2i")
         return self.combine(code, dt, a)
 
+    def g_random(self, shape, d, cat):
+        """tl.randint / tl.rand / tl.randn at the index block of shape."""
+        r = self.r
+        offs = {("B",): "offs", ("M", "N"): "offs", ("M",): "rm", ("N",): "rn"}[tuple(shape)]
+        if self.dims == 1 and self.offs64 and "rand-i64-offsets" in self.avoid:
+            offs = "offs.to(tl.int32)"
+        seeds = [v.code for v in self.scalars if R.is_int(v.dt)] + [str(r.randint(0, 10 ** 6))]
+        seed = r.choice(seeds)
+        fn = r.choice(["randint", "rand", "randn"] if cat != "i" else ["randint"])
+        if cat == "f" and fn == "randint":
+            fn = "rand"
+        dt = "u32" if fn == "randint" else "fp32"
+        self.features.add("random:" + fn)
+        return E("tl.%s(%s, %s)" % (fn, seed, offs), dt, shape, loose=fn == "randn")
+
+    def g_gather(self, shape, d, cat):
+        """A load at data-dependent addresses: a small table indexed by (e & 7)."""
+        e = self.full(self.tensor(self.gen(shape, d, "i")), shape)
+        dt = self.dtype()
+        if cat == "f" and not R.is_float(dt):
+            dt = "fp32"
+        elif cat == "i" and R.is_float(dt):
+            dt = "i32"
+        tbl = self.add_buffer("tbl", dt, 8, self.init_for(dt), "in")
+        m = self.mask_code(shape)
+        self.features.add("gather")
+        if m:
+            code = "tl.load(%s + (%s & 7), mask=%s, other=%s)" % (tbl, par(e.code), m, self.other_for(dt))
+        else:
+            code = "tl.load(%s + (%s & 7))" % (tbl, par(e.code))
+        return E(code, dt, shape, exact=True)
+
     def g_trans(self, shape, d, cat):
         a = self.full(self.gen(shape, d, cat), shape)
         if a.poison:
@@ -596,14 +634,19 @@ class Gen:
             x = E("%s * 0.125 + 1.0" % par(x.code), x.dt if x.dt != "bf16" else "bf16", x.shape,
                   x.poison, x.loose)
         axis = 0 if len(shape) == 1 else self.r.choice([0, 1])
+        rev = self.r.random() < 0.25
+        if rev and x.poison:  # the masked tail comes first
+            m = self.mask_code(x.shape)
+            x = E("tl.where(%s, %s, %s)" % (m, x.code, "0" if fn == "cumsum" else "1"), x.dt, x.shape,
+                  False, x.loose)
         dt = x.dt
         if dt == "bf16":
             dt = "fp32"
         elif fn == "cumsum" and R.is_int(dt) and R.bits(dt) < 32:
             dt = "i32" if R.is_signed(dt) else "u32"
-        self.features.add("scan:%s:axis%d" % (fn, axis))
-        return E("tl.%s(%s, axis=%d)" % (fn, x.code, axis), dt, shape, x.poison,
-                 x.loose or R.is_float(dt))
+        self.features.add("scan:%s:axis%d%s" % (fn, axis, ":reverse" if rev else ""))
+        return E("tl.%s(%s, axis=%d%s)" % (fn, x.code, axis, ", reverse=True" if rev else ""), dt, shape,
+                 x.poison, x.loose or R.is_float(dt))
 
     # ------------------------------------------------------------ arguments
     def add_buffer(self, prefix, dt, size, init, role):
@@ -618,6 +661,8 @@ class Gen:
     def init_for(self, dt):
         r = self.r
         seed = r.randrange(1 << 30)
+        if dt == "i1":
+            return {"kind": "randint", "lo": 0, "hi": 1, "seed": seed}
         if R.is_float(dt):
             k = self.wchoice([("normal", 4), ("uniform", 3), ("dyadic", 2)])
             if k == "uniform":
@@ -661,6 +706,8 @@ class Gen:
         return None
 
     def other_for(self, dt):
+        if dt == "i1":
+            return self.r.choice(["0", "1"])
         if R.is_float(dt):
             return self.r.choice(["0.0", "1.0", "-2.5", "0.5"])
         return self.r.choice(["0", "1", "7"])
@@ -693,8 +740,13 @@ class Gen:
             if poison:
                 self.emit("%s = tl.load(%s + %s, mask=%s)" % (var, ptr, addr, mask))
             else:
-                self.emit("%s = tl.load(%s + %s, mask=%s, other=%s)" % (var, ptr, addr, mask,
-                                                                         self.other_for(dt)))
+                extra = ""
+                if self.r.random() < 0.1:
+                    extra = self.r.choice([", cache_modifier='.cg'", ", eviction_policy='evict_last'",
+                                           ", cache_modifier='.ca'", ", eviction_policy='evict_first'"])
+                    self.features.add("load:hints")
+                self.emit("%s = tl.load(%s + %s, mask=%s, other=%s%s)" % (var, ptr, addr, mask,
+                                                                           self.other_for(dt), extra))
                 self.features.add("load:other")
             e = E(var, dt, shape, poison=poison, exact=True)
         self.features.add("dtype:" + dt)
@@ -751,53 +803,88 @@ class Gen:
             e = self.combine("tl.where(%s, %s, %s)" % (c.code, acc.code, t.code), acc.dt, acc, c, t)
         return self.full(self.to_dt(e, acc.dt), shape)
 
-    def s_loop(self):
+    def s_loop(self, nested=False):
         r = self.r
-        shape = self.expr_stmt_shape()
-        init = self.full(self.gen(shape, r.randint(0, 2)), shape)
-        if R.is_bool(init.dt):
-            init = self.to_dt(init, "i32")
-        acc = self.new_var(init, "acc")
-        count = r.randint(2, 4)
+        accs = []
+        for _ in range(1 if r.random() < 0.7 else 2):
+            shape = self.expr_stmt_shape()
+            init = self.full(self.gen(shape, r.randint(0, 2)), shape)
+            if R.is_bool(init.dt):
+                init = self.to_dt(init, "i32")
+            accs.append(self.new_var(init, "acc"))
+        # an existing value may be carried through the loop as well
+        mine = [v for v, _ in self.scope if v.code.startswith("v") and not v.lit]
+        if mine and r.random() < 0.25 and not nested:
+            accs.append(r.choice(mine))
+        count = r.randint(0, 4) if r.random() < 0.2 else r.randint(2, 4)
         i = self.fresh("i")
-        how = self.wchoice([("literal", 3), ("scalar", 3), ("static", 2), ("lo-hi", 1)])
+        how = self.wchoice([("literal", 3), ("scalar", 3), ("static", 2), ("lo-hi", 1), ("down", 1),
+                            ("step", 1), ("while", 1)])
+        idx = i
         if how == "literal":
             self.emit("for %s in range(%d):" % (i, count))
         elif how == "static":
             self.emit("for %s in tl.static_range(%d):" % (i, count))
         elif how == "lo-hi":
             self.emit("for %s in range(1, %d):" % (i, count + 1))
+            idx = "(%s - 1)" % i
+        elif how == "down":
+            self.emit("for %s in range(%d, -1, -1):" % (i, count - 1))
+        elif how == "step":
+            self.emit("for %s in range(0, %d, 2):" % (i, 2 * count))
+            idx = "(%s // 2)" % i
+        elif how == "while":
+            self.emit("%s = tl.full((), 0, tl.int32)" % i)
+            self.emit("while %s < %d:" % (i, count))
         else:
+            if count == 1:
+                count = 2  # Triton would make an int argument equal to 1 a constexpr
             name = self.fresh("L")
             self.add_scalar(name, "i32", count)
             self.emit("for %s in range(0, %s):" % (i, name))
         self.features.add("loop:" + how)
+        if count == 0:
+            self.features.add("loop:zero-trip")
         self.indent += 1
         saved = list(self.scope)
-        if how == "static":
-            self.add_var(E(i, "i32", (), lit=True), 1.0)
-        else:
-            self.add_var(E(i, "i32", ()), 1.0)
-        if r.random() < 0.6:
-            lshape = r.choice([s for s in self.kinds()])
-            xi = self.load_input(lshape, stack=(i if how != "lo-hi" else "(%s - 1)" % i, count))
+        self.add_var(E(i, "i32", (), lit=(how == "static")), 1.0)
+        if count > 0 and r.random() < 0.6:
+            lshape = r.choice([sh for sh in self.kinds()])
+            xi = self.load_input(lshape, stack=(idx, count))
             self.add_var(xi, 6.0)
-        # the accumulator is loop-carried: its dtype and shape stay
-        u = self.update(acc, shape, r.randint(1, 2))
-        self.emit("%s = %s" % (acc.code, u.code))
-        poison = u.poison
+        # loop-carried values keep their dtype and shape
+        poison = False
+        for acc in accs:
+            u = self.update(acc, acc.shape, r.randint(1, 2))
+            self.emit("%s = %s" % (acc.code, u.code))
+            poison = poison or u.poison
         if r.random() < 0.3:
-            cond = "%s %% 2 == 0" % i if how != "lo-hi" else "%s > 1" % i
+            cond = "%s %% 2 == 0" % i if how not in ("lo-hi", "step") else "%s > 1" % i
             self.emit("if %s:" % cond)
             self.indent += 1
-            u = self.update(acc, shape, 1)
+            acc = r.choice(accs)
+            u = self.update(acc, acc.shape, 1)
             self.emit("%s = %s" % (acc.code, u.code))
             poison = poison or u.poison
             self.indent -= 1
             self.features.add("if-in-loop")
+        if not nested and r.random() < 0.15:
+            j = self.fresh("j")
+            self.emit("for %s in range(%d):" % (j, r.randint(1, 3)))
+            self.indent += 1
+            self.add_var(E(j, "i32", ()), 1.0)
+            acc = r.choice(accs)
+            u = self.update(acc, acc.shape, 1)
+            self.emit("%s = %s" % (acc.code, u.code))
+            poison = poison or u.poison
+            self.indent -= 1
+            self.features.add("loop:nested")
+        if how == "while":
+            self.emit("%s = %s + 1" % (i, i))
         self.indent -= 1
         self.scope = saved
-        acc.poison = acc.poison or poison
+        for acc in accs:
+            acc.poison = acc.poison or poison
 
     def scalar_cond(self):
         r = self.r
@@ -876,6 +963,42 @@ class Gen:
                                                        ", mask=%s" % mask if mask else ""))
         self.features.add("atomic:" + op)
 
+    def s_dot(self):
+        r = self.r
+        dt = r.choice(["fp16", "bf16", "fp32", "fp32", "i8", "fp64"])
+        init = self.init_for(dt)
+        if dt == "i8":
+            init = {"kind": "randint", "lo": -100, "hi": 100, "seed": init["seed"]}
+        a, b = self.fresh("a"), self.fresh("b")
+        pa = self.add_buffer("in", dt, self.M * 32, init, "in")
+        self.emit("%s = tl.load(%s + rm[:, None] * BK + rk[None, :], mask=mask_m[:, None], other=0)"
+                  % (a, pa))
+        init = dict(init, seed=r.randrange(1 << 30))
+        pb = self.add_buffer("in", dt, 32 * self.N, init, "in")
+        self.emit("%s = tl.load(%s + rk[:, None] * N + rn[None, :], mask=mask_n[None, :], other=0)"
+                  % (b, pb))
+        out = {"i8": "i32", "fp64": "fp64"}.get(dt, "fp32")
+        kw = ""
+        if dt == "fp32":
+            prec = r.choice([None, "ieee", "ieee", "tf32"])
+            if prec:
+                kw += ", input_precision=%r" % prec
+            self.features.add("dot:fp32:%s" % (prec or "default"))
+        elif dt == "fp16" and r.random() < 0.3:
+            out = "fp16"
+            kw += ", out_dtype=tl.float16"
+        accs = [v for v, _ in self.scope if v.dt == out and v.shape == ("M", "N") and not v.poison
+                and not v.lit and v.code.startswith(("v", "acc"))]
+        poison = False
+        if accs and r.random() < 0.5:
+            c = r.choice(accs)
+            kw += ", acc=%s" % c.code
+            if out != "fp32" and "out_dtype" not in kw:
+                kw += ", out_dtype=tl.%s" % TL[out]
+            self.features.add("dot:acc")
+        self.features.add("dot:" + dt)
+        self.new_var(E("tl.dot(%s, %s%s)" % (a, b, kw), out, ("M", "N"), poison, R.is_float(out)))
+
     def s_store(self, v=None):
         r = self.r
         if v is None:
@@ -883,13 +1006,17 @@ class Gen:
                      and x.code not in self.stored]
             if not cands or r.random() < 0.3:
                 shape = self.expr_stmt_shape()
-                v = self.full(self.gen(shape, r.randint(1, 3)), shape)
+                if r.random() < 0.15:
+                    v = self.full(self.tensor(self.cond(shape, 1)), shape)
+                    self.features.add("store:i1")
+                else:
+                    v = self.full(self.gen(shape, r.randint(1, 3)), shape)
             else:
                 v = self.wchoice(cands)
-        if R.is_bool(v.dt):
+        if R.is_bool(v.dt) and r.random() < 0.5:
             v = self.to_dt(v, "i8")
         odt = v.dt
-        if r.random() < 0.3:
+        if r.random() < 0.3 and not R.is_bool(odt):
             odt = self.dtype()
             if R.is_float(v.dt) and R.is_int(odt):
                 v = self.to_dt(v, odt)
@@ -900,6 +1027,11 @@ class Gen:
         tclass = "exact" if R.is_int(odt) else odt + ("-loose" if loose else "")
         self.args[-1]["tol"] = {"class": tclass, "rtol": TOL[tclass][0], "atol": TOL[tclass][1]}
         self.stored.add(v.code)
+        if mask and v.shape != () and r.random() < 0.2:
+            c = self.cond(v.shape, 1)
+            if not c.poison:
+                mask = "%s & (%s)" % (mask, c.code)
+                self.features.add("store:cond-mask")
         if mask:
             self.emit("tl.store(%s + %s, %s, mask=%s)" % (ptr, addr, v.code, mask))
         else:
@@ -916,8 +1048,9 @@ class Gen:
         self.dims = 1 if r.random() < 0.45 else 2
         self.features.add("dims%d" % self.dims)
         warps = r.choice([1, 2, 4, 4, 8])
+        self.use_dot = self.dims == 2 and r.random() < 0.15
         if self.dims == 1:
-            block = r.choice([16, 32, 64, 128, 128, 256])
+            block = r.choice([16, 32, 64, 128, 128, 256]) if r.random() < 0.9 else r.choice([512, 1024])
             g = r.randint(1, 4)
             self.n = max(2, block * g - r.choice([0, r.randint(1, block - 1)]))
             if self.n == 1:
@@ -926,16 +1059,27 @@ class Gen:
             self.cx = {"BLOCK": block}
             self.add_scalar("n", "i32", self.n)
             self.emit("pid = tl.program_id(0)")
-            self.emit("offs = pid * BLOCK + tl.arange(0, BLOCK)")
+            self.offs64 = r.random() < 0.15
+            if self.offs64:
+                self.emit("offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
+                self.features.add("offs:i64")
+            else:
+                self.emit("offs = pid * BLOCK + tl.arange(0, BLOCK)")
+            if r.random() < 0.2:
+                self.emit("offs = tl.max_contiguous(tl.multiple_of(offs, BLOCK), BLOCK)")
+                self.features.add("hints")
             self.emit("mask = offs < n")
-            self.add_var(E("offs", "i32", ("B",)), 1.0)
+            self.add_var(E("offs", "i64" if self.offs64 else "i32", ("B",)), 1.0)
             self.add_var(E("pid", "i32", ()), 0.5)
             self.add_var(E("mask", "i1", ("B",)), 1.0)
             self.add_var(E("n", "i32", ()), 0.3)
         else:
+            limit = 512 if r.random() < 0.9 else 1024
             while True:
                 bm, bn = r.choice([2, 4, 8, 16, 32]), r.choice([2, 4, 8, 16, 32, 64])
-                if bm * bn <= 512:
+                if self.use_dot:
+                    bm, bn = r.choice([16, 32]), r.choice([16, 32])
+                if bm * bn <= limit:
                     break
             gm, gn = r.randint(1, 3), r.randint(1, 2)
             self.M = max(2, bm * gm - r.choice([0, r.randint(0, bm - 1)]))
@@ -944,10 +1088,15 @@ class Gen:
             self.cx = {"BM": bm, "BN": bn}
             self.add_scalar("M", "i32", self.M)
             self.add_scalar("N", "i32", self.N)
-            for line in ["pid_m = tl.program_id(0)", "pid_n = tl.program_id(1)",
-                         "rm = pid_m * BM + tl.arange(0, BM)", "rn = pid_n * BN + tl.arange(0, BN)",
-                         "mask_m = rm < M", "mask_n = rn < N",
-                         "mask = mask_m[:, None] & mask_n[None, :]", "offs = rm[:, None] * N + rn[None, :]"]:
+            self.offs64 = False
+            lines = ["pid_m = tl.program_id(0)", "pid_n = tl.program_id(1)",
+                     "rm = pid_m * BM + tl.arange(0, BM)", "rn = pid_n * BN + tl.arange(0, BN)"]
+            if r.random() < 0.2:
+                lines.append("rn = tl.max_contiguous(tl.multiple_of(rn, BN), BN)")
+                self.features.add("hints")
+            lines += ["mask_m = rm < M", "mask_n = rn < N",
+                      "mask = mask_m[:, None] & mask_n[None, :]", "offs = rm[:, None] * N + rn[None, :]"]
+            for line in lines:
                 self.emit(line)
             for name, dt, sh, w in [("rm", "i32", ("M",), 0.7), ("rn", "i32", ("N",), 0.7),
                                     ("offs", "i32", ("M", "N"), 0.7), ("pid_m", "i32", (), 0.3),
@@ -955,6 +1104,9 @@ class Gen:
                                     ("mask_m", "i1", ("M",), 0.5), ("mask_n", "i1", ("N",), 0.5),
                                     ("M", "i32", (), 0.2), ("N", "i32", (), 0.2)]:
                 self.add_var(E(name, dt, sh), w)
+            if self.use_dot:
+                self.cx["BK"] = 32
+                self.emit("rk = tl.arange(0, BK)")
         # extra runtime scalars
         for _ in range(r.choice([0, 1, 1, 2])):
             k = self.wchoice([("i32", 4), ("fp32", 3), ("i64", 1)])
@@ -975,10 +1127,17 @@ class Gen:
         for _ in range(r.randint(1, 4)):
             shape = self.wchoice(self.kind_weights())
             self.add_var(self.load_input(shape), 6.0)
+        if r.random() < 0.1:
+            shape = self.wchoice([(k, w) for k, w in self.kind_weights() if k != ()])
+            self.add_var(self.load_input(shape, dt="i1"), 2.0)
+        if self.use_dot:
+            self.s_dot()
         # body
+        stmts = [("assign", 8), ("loop", 3), ("if", 3), ("atomic", 2), ("store", 3)]
+        if self.use_dot:
+            stmts.append(("dot", 2))
         for _ in range(r.randint(2, 7)):
-            k = self.wchoice([("assign", 8), ("loop", 3), ("if", 3), ("atomic", 2), ("store", 3)])
-            getattr(self, "s_" + k)()
+            getattr(self, "s_" + self.wchoice(stmts))()
         # results: the last values computed, and maybe one more expression
         mine = [v for v, _ in self.scope if v.code.startswith(("v", "acc")) and v.code not in self.stored]
         for v in mine[-r.randint(1, 3):]:

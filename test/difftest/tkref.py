@@ -1017,7 +1017,7 @@ def reduce(kind_, t, axis=None, keep_dims=False):
     return res
 
 
-def scan(kind_, t, axis=0):
+def scan(kind_, t, axis=0, reverse=False):
     if is_lit(t) or t.shape == ():
         raise Invalid("scan of a scalar")
     if axis < 0:
@@ -1034,6 +1034,8 @@ def scan(kind_, t, axis=0):
     oe = [0.0] * len(v) if fl else None
     u = U[dt] if fl else 0.0
     for g in _groups(t.shape, axis):
+        if reverse:
+            g = g[::-1]
         acc, ae, absum = (0 if kind_ == "cumsum" else 1), 0.0, 0.0
         if fl:
             acc = 0.0 if kind_ == "cumsum" else 1.0
@@ -1072,6 +1074,125 @@ def scan(kind_, t, axis=0):
     return T(dt, t.shape, out, oe)
 
 
+_M32 = 0xFFFFFFFF
+
+
+def _philox(seed, c0, c1):
+    """Triton's philox_impl: 10 rounds on (c0, c1, 0, 0) with key seed (as uint64)."""
+    k0, k1 = seed & _M32, (seed >> 32) & _M32
+    c = [c0 & _M32, c1 & _M32, 0, 0]
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
+        c = [((p1 >> 32) ^ c[1] ^ k0) & _M32, p1 & _M32, ((p0 >> 32) ^ c[3] ^ k1) & _M32, p0 & _M32]
+        k0, k1 = (k0 + 0x9E3779B9) & _M32, (k1 + 0xBB67AE85) & _M32
+    return c
+
+
+def _uniform(bits32):
+    s = bits32 - (1 << 32) if bits32 >> 31 else bits32
+    if s < 0:
+        s = -s - 1
+    return _r32(round_int(s, "fp32") * _r32(4.6566127342e-10))
+
+
+def philox_random(kind_, seed, offset):
+    """tl.randint / tl.rand / tl.randn (Philox, Triton's streams)."""
+    if is_lit(seed):
+        seed = to_block(seed, literal_type(seed))
+    if seed.shape != () or not is_int(seed.dt) or seed.v[0] is None:
+        raise Invalid("random seed must be an integer scalar")
+    sd = wrap(seed.v[0], "u64") if is_signed(seed.dt) else seed.v[0]
+    if is_lit(offset) or not is_int(offset.dt) or bits(offset.dt) not in (32, 64):
+        raise Invalid("random offsets must be a 32- or 64-bit integer block")
+    wide = bits(offset.dt) > 32
+    out, oe = [], []
+    for x in offset.v:
+        if x is None:
+            out.append(None)
+            oe.append(0.0)
+            continue
+        hi = (wrap(x, "u64") >> 32) & _M32 if wide else 0
+        c = _philox(sd, wrap(x, "u32"), hi)
+        if kind_ == "randint":
+            out.append(c[0])
+        elif kind_ == "rand":
+            out.append(_uniform(c[0]))
+            oe.append(4 * U["fp32"] * out[-1])
+        else:
+            u1 = max(1e-7, _uniform(c[0]))
+            u2 = _uniform(c[1])
+            r = _r32(math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586 * u2))
+            out.append(r)
+            oe.append(2e-5 * max(1.0, abs(r)))
+    if kind_ == "randint":
+        return T("u32", offset.shape, out)
+    return T("fp32", offset.shape, out, oe)
+
+
+def dot(a, b, acc=None, precision=None, out_dtype=None):
+    """tl.dot of (M, K) and (K, N) blocks; the accumulation order is free."""
+    if is_lit(a) or is_lit(b) or len(a.shape) != 2 or len(b.shape) != 2:
+        raise Invalid("tl.dot of non-2-D blocks")
+    if a.dt != b.dt:
+        raise Invalid("tl.dot of %s and %s" % (a.dt, b.dt))
+    M, K = a.shape
+    K2, N = b.shape
+    if K != K2 or M < 16 or N < 16 or K < 16:
+        raise Invalid("tl.dot shapes %s %s" % (a.shape, b.shape))
+    dt = a.dt
+    if dt == "i8":
+        out = "i32"
+    elif dt == "fp64":
+        out = "fp64"
+    elif dt == "fp16" and out_dtype == "fp16":
+        out = "fp16"
+    elif dt in ("fp16", "bf16", "fp32"):
+        out = "fp32"
+    else:
+        raise Invalid("tl.dot of %s" % dt)
+    if acc is not None and (acc.dt != out or acc.shape != (M, N) or out_dtype not in (None, out)
+                            or (out_dtype is None and out != "fp32")):
+        raise Invalid("tl.dot acc must be %s (and out_dtype given unless fp32)" % out)
+    tf32 = dt == "fp32" and precision in (None, "tf32")
+    av, bv = a.v, b.v
+    ae, be = a.e, b.e
+    out_v, out_e = [None] * (M * N), [0.0] * (M * N)
+    u = U[out] if out in U else 0.0
+    for i in range(M):
+        for j in range(N):
+            o = i * N + j
+            c = acc.v[o] if acc is not None else 0
+            if c is None:
+                continue
+            terms = []
+            err = 0.0
+            ok = True
+            for k in range(K):
+                x, y = av[i * K + k], bv[k * N + j]
+                if x is None or y is None:
+                    ok = False
+                    break
+                terms.append(x * y)
+                if ae is not None:
+                    err += abs(x) * be[k * N + j] + abs(y) * ae[i * K + k]
+            if not ok:
+                continue
+            if out == "i32":
+                out_v[o] = wrap(sum(terms) + c, "i32")
+                continue
+            absum = sum(abs(p) for p in terms) + abs(c)
+            s = math.fsum(terms + [c])
+            r = ROUND[out](s)
+            e = err + (acc.e[o] if acc is not None else 0.0) + (K + 1) * u * absum
+            if tf32:
+                e += 2.0 ** -9 * absum
+            r, e = _fin(out, r, e + u * abs(r))
+            if absum >= MAXF[out]:
+                r = None
+            out_v[o], out_e[o] = r, e
+    return T(out, (M, N), out_v, out_e if is_float(out) else None)
+
+
 # ---------------------------------------------------------------- the interpreter
 
 class Buffer:
@@ -1092,7 +1213,8 @@ TL_FUNCS = {
     "minimum", "abs", "exp", "exp2", "log", "log2", "sqrt", "sin", "cos", "sigmoid", "erf", "floor",
     "ceil", "fma", "clamp", "sum", "max", "min", "argmax", "argmin", "cumsum", "cumprod",
     "expand_dims", "broadcast_to", "trans", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
-    "atomic_or", "atomic_xor", "static_range", "range", "cdiv",
+    "atomic_or", "atomic_xor", "static_range", "range", "cdiv", "dot", "randint", "rand", "randn",
+    "multiple_of", "max_contiguous", "max_constancy",
 }
 
 
@@ -1177,6 +1299,13 @@ class Interp:
                 self.block(s.orelse, env)
         elif isinstance(s, ast.For):
             self.loop(s, env)
+        elif isinstance(s, ast.While):
+            if s.orelse:
+                raise Invalid("while ... else")
+            while self.truth(self.expr(s.test, env)):
+                self.block(s.body, env)
+                if self.steps > 2000000:
+                    raise Invalid("too many steps")
         elif isinstance(s, ast.Pass):
             pass
         elif isinstance(s, ast.Return):
@@ -1396,7 +1525,7 @@ class Interp:
         if name in ("sum", "max", "min", "argmax", "argmin"):
             return reduce(name, arg(0, "input"), arg(1, "axis"), bool(kw.get("keep_dims", False)))
         if name in ("cumsum", "cumprod"):
-            return scan(name, arg(0, "input"), arg(1, "axis", 0))
+            return scan(name, arg(0, "input"), arg(1, "axis", 0), bool(arg(2, "reverse", False)))
         if name == "expand_dims":
             x, ax = arg(0, "input"), arg(1, "axis")
             sh = list(x.shape)
@@ -1415,6 +1544,14 @@ class Interp:
             return T(x.dt, shape, v, e)
         if name == "trans":
             return self.trans(arg(0, "input"))
+        if name in ("randint", "rand", "randn"):
+            return philox_random(name, arg(0, "seed"), arg(1, "offset"))
+        if name in ("multiple_of", "max_contiguous", "max_constancy"):
+            return arg(0, "input")
+        if name == "dot":
+            od = kw.get("out_dtype")
+            return dot(arg(0, "input"), arg(1, "other"), kw.get("acc"), kw.get("input_precision"),
+                       od.name if isinstance(od, DType) else None)
         if name == "cdiv":
             a, b = arg(0, "x"), arg(1, "div")
             return binary("//", binary("-", binary("+", a, b), 1), b)
