@@ -398,14 +398,15 @@ def to_block(x, dt):
 # ---------------------------------------------------------------- float helpers
 
 def _fin(dt, r, e, parts_finite=True):
-    """Checks a float result: NaN, overflow and near-overflow become None."""
+    """Checks a float result: NaN, overflow and near-overflow become None;
+    subnormal fp32/bf16 results may be flushed to zero (FTZ) on the GPU."""
     if r != r:
         return None, 0.0
     if r in (INF, -INF):
         return (r, 0.0) if (not parts_finite and e == 0.0) else (None, 0.0)
     if e and abs(r) + e >= MAXF[dt]:
         return None, 0.0
-    if e and abs(r) < TINY[dt]:
+    if abs(r) < TINY[dt] and (e or (r and dt in ("fp32", "bf16"))):
         e += TINY[dt]
     return r, e
 
@@ -498,7 +499,8 @@ def cast(t, dt, bitcast=False):
             if is_float(dt):
                 y = bits_float(b, dt)
                 out.append(None if y != y else y)
-                oe.append(0.0)
+                # a subnormal fp32/bf16 may be flushed to zero by the GPU's arithmetic
+                oe.append(TINY[dt] if y == y and 0 < abs(y) < TINY[dt] and dt in ("fp32", "bf16") else 0.0)
             else:
                 out.append(wrap(b, dt))
         return T(dt, t.shape, out, oe if is_float(dt) else None)
