@@ -317,7 +317,10 @@ class Gen:
             ops.append(("scan", 1.5))
         ops.append(("bitcast", 0.7))
         if shape != ():
-            ops += [("random", 0.6), ("gather", 1.0)]
+            ops += [("random", 0.6), ("gather", 1.0), ("join", 0.6)]
+        if shape == ("B",) and self.cx["BLOCK"] >= 4:
+            ops.append(("segment", 1.0))
+        ops.append(("call", 1.0))
         if self.dims == 2 and shape == ("M", "N") and self.cx["BM"] == self.cx["BN"]:
             ops.append(("trans", 0.7))
         op = self.wchoice(ops)
@@ -558,6 +561,87 @@ class Gen:
             code = "tl.load(%s + (%s & 7))" % (tbl, par(e.code))
         return E(code, dt, shape, exact=True)
 
+    def g_segment(self, shape, d, cat):
+        """Reductions and scans over segments of R lanes: reshape, reduce or
+        scan along axis 1, broadcast back, reshape to (BLOCK,)."""
+        r = self.r
+        R_ = r.choice([k for k in (2, 4, 8, 16) if k <= self.cx["BLOCK"]])
+        fn = self.wchoice([("sum", 3), ("max", 2), ("min", 1), ("cumsum", 2), ("cumprod", 1)])
+        x = self.full(self.tensor(self.gen(shape, d, cat)), shape)
+        if R.is_bool(x.dt):
+            x = self.to_dt(x, "i32")
+        if fn in ("cumsum", "cumprod") and x.dt == "bf16" and self.steer("scan-bf16"):
+            x = self.to_dt(x, "fp32")
+        if x.poison and fn not in ("cumsum", "cumprod"):
+            x = self.neutralise(x, fn)
+        sh = "(BLOCK // %d, %d)" % (R_, R_)
+        inner = "tl.reshape(%s, %s)" % (x.code, sh)
+        if fn in ("cumsum", "cumprod"):
+            code = "tl.reshape(tl.%s(%s, axis=1), (BLOCK,))" % (fn, inner)
+            dt = x.dt
+            if dt == "bf16":
+                dt = "fp32"
+            elif fn == "cumsum" and R.is_int(dt) and R.bits(dt) < 32:
+                dt = "i32" if R.is_signed(dt) else "u32"
+        else:
+            code = "tl.reshape(tl.broadcast_to(tl.%s(%s, axis=1, keep_dims=True), %s), (BLOCK,))" % (
+                fn, inner, sh)
+            dt = self.red_dtype(fn, x.dt)
+        self.features.add("reshape:segment-" + fn)
+        return E(code, dt, shape, x.poison, x.loose or R.is_float(dt))
+
+    def g_join(self, shape, d, cat):
+        """tl.join of two blocks reduced over the new last axis."""
+        a = self.full(self.tensor(self.gen(shape, d, cat)), shape)
+        if R.is_bool(a.dt):
+            a = self.to_dt(a, "i32")
+        b = self.full(self.to_dt(self.tensor(self.gen(shape, d, cat)), a.dt), shape)
+        fn = self.r.choice(["sum", "max", "min"])
+        self.features.add("join")
+        code = "tl.%s(tl.join(%s, %s), axis=%d)" % (fn, a.code, b.code, len(shape))
+        return self.combine(code, self.red_dtype(fn, a.dt), a, b, loose=R.is_float(a.dt), call=True)
+
+    # calls of other @jit functions (inlined by tk)
+    HELPERS = {
+        "_mul_add": "def _mul_add(a, b):\n    return a * 2 + b\n",
+        "_pick": "def _pick(a, b):\n    return tl.where(a > b, a, b - a)\n",
+        "_nested": "def _nested(a, b):\n    return _mul_add(a, b) * b\n",
+        "_pair": "def _pair(a, b):\n    return a - b, a + b\n",
+    }
+
+    def helper_type(self, name, a, b):
+        two = E("2", "i32", (), lit=True)
+        if name == "_mul_add":
+            return self.rtype("+", E("", self.rtype("*", a, two), ()), b)
+        if name == "_pick":
+            return self.rtype("+", a, E("", self.rtype("-", b, a), ()))
+        if name == "_nested":
+            return self.rtype("*", E("", self.helper_type("_mul_add", a, b), ()), b)
+        return self.rtype("-", a, b), self.rtype("+", a, b)
+
+    def use_helper(self, name):
+        if name == "_nested":
+            self.use_helper("_mul_add")
+        if name not in self.helpers:
+            self.helpers.append(name)
+
+    def call_args(self, shape, d, cat):
+        a = self.full(self.tensor(self.gen(shape, d, cat)), shape)
+        b = self.full(self.tensor(self.gen(shape, d, cat)), shape)
+        if R.is_bool(a.dt):
+            a = self.to_dt(a, "i32")
+        if R.is_bool(b.dt):
+            b = self.to_dt(b, "i32")
+        return self.pair(a, b)
+
+    def g_call(self, shape, d, cat):
+        name = self.r.choice(["_mul_add", "_pick", "_nested"])
+        a, b = self.call_args(shape, d, cat)
+        self.use_helper(name)
+        self.features.add("call" + name)
+        return self.combine("%s(%s, %s)" % (name, a.code, b.code), self.helper_type(name, a, b), a, b,
+                            call=True)
+
     def g_trans(self, shape, d, cat):
         a = self.full(self.gen(shape, d, cat), shape)
         if a.poison:
@@ -613,6 +697,9 @@ class Gen:
         if keep:
             kw += ", keep_dims=True"
         code = "tl.%s(%s%s)" % (fn, x.code, kw)
+        if axis is None and len(src) == 2 and r.random() < 0.4:
+            code = "tl.%s(tl.reshape(%s, (BM * BN,)), axis=0)" % (fn, x.code)
+            self.features.add("reshape:flatten")
         if axis is None or len(src) == 1 and not keep:
             rshape = ()
         elif keep:
@@ -781,6 +868,16 @@ class Gen:
 
     def s_assign(self):
         shape = self.expr_stmt_shape()
+        if self.r.random() < 0.1:
+            a, b = self.call_args(shape, self.r.randint(1, 2), None)
+            self.use_helper("_pair")
+            t0, t1 = self.helper_type("_pair", a, b)
+            p, q = self.fresh("v"), self.fresh("v")
+            self.emit("%s, %s = _pair(%s, %s)" % (p, q, a.code, b.code))
+            for name, dt in ((p, t0), (q, t1)):
+                self.add_var(E(name, dt, shape, a.poison or b.poison, a.loose or b.loose), 6.0)
+            self.features.add("call_pair")
+            return
         e = self.full(self.gen(shape, self.r.randint(2, 4)), shape)
         if R.is_bool(e.dt):
             e = self.to_dt(e, "i32")
@@ -790,12 +887,12 @@ class Gen:
         """An expression of acc's dtype and shape that combines acc with a new term."""
         r = self.r
         t = self.gen(shape, d)
+        if R.is_bool(t.dt):
+            t = self.to_dt(t, "i32")
+        if {acc.dt, t.dt} == {"fp16", "bf16"} and self.steer("fp16-bf16"):
+            t = self.to_dt(t, "fp32")
         k = self.wchoice([("+", 6), ("-", 2), ("*", 1), ("max", 1), ("where", 1)])
         if k in "+-*":
-            if R.is_bool(t.dt):
-                t = self.to_dt(t, "i32")
-            if {acc.dt, t.dt} == {"fp16", "bf16"} and self.steer("fp16-bf16"):
-                t = self.to_dt(t, "fp32")
             code = "%s %s %s" % (acc.code, k, par(t.code))
             e = self.combine(code, self.rtype(k, acc, t), acc, t)
         elif k == "max":
@@ -1054,6 +1151,7 @@ class Gen:
         self.lines, self.indent, self.counter = [], 1, 0
         self.args, self.scope, self.scalars, self.stores = [], [], [], 0
         self.stored = set()
+        self.helpers = []
         self.features = set()
         self.dims = 1 if r.random() < 0.45 else 2
         self.features.add("dims%d" % self.dims)
@@ -1165,7 +1263,10 @@ class Gen:
                 "num_warps": warps, "constexprs": self.cx, "signature": sig, "args": self.args,
                 "features": sorted(self.features)}
         head = "%s%s\n" % (HEADER, json.dumps(meta, separators=(",", ":")))
-        src = head + "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        src = head + "import triton\nimport triton.language as tl\n\n\n"
+        for h in self.helpers:
+            src += "@triton.jit\n" + self.HELPERS[h] + "\n\n"
+        src += "@triton.jit\n"
         src += "def %s(%s):\n" % (name, ", ".join(params))
         src += "\n".join(self.lines) + "\n"
         return src, meta

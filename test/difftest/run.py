@@ -552,6 +552,29 @@ def self_check(o):
             n_ok += 1
         shutil.rmtree(res["work"], ignore_errors=True)
     expect(n_ok > 0, "no output was perturbed")
+    # and the whole pipeline: a kernel checked against a wrong reference is a
+    # failure, is not explained away, and makes the exit status 1
+    src, meta, ref, _ = gen.generate(o.seed, False)
+    outs = [a for a in meta["args"] if a["kind"] == "buffer" and a["role"] in ("out", "atomic")]
+    a = outs[0]
+    want, errs = ref[a["name"]]
+    want = list(want)
+    k = next(i for i, w in enumerate(want) if w is not None)
+    want[k] = R.ROUND[a["dtype"]](want[k] + 1000.0) if R.is_float(a["dtype"]) else R.wrap(want[k] + 1, a["dtype"])
+    bad = dict(ref)
+    bad[a["name"]] = (want, errs)
+    oo = Opts()
+    oo.__dict__.update(o.__dict__)
+    oo.keep, oo.mode, oo.ptxas, oo.stats = False, "ci", None, False
+    res = explain(check(src, meta, bad, oo, "self-check wrong reference"))
+    expect(res["status"] == "mismatch" and any(a["name"] in p for p in res["problems"]),
+           "a wrong reference is not reported (status %s)" % res["status"])
+    import io
+    import contextlib
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = report([res], oo, 1.0)
+    expect(rc == 1, "the exit status of a run with a mismatch is %d" % rc)
+    shutil.rmtree(res.get("work", ""), ignore_errors=True)
     for f in failures:
         print("SELF-CHECK FAIL: " + f)
     print("difftest self-check: %d outputs perturbed, %d failures" % (n_ok, len(failures)))

@@ -924,12 +924,14 @@ def _groups(shape, axis):
     """Flat indices of each reduced group, in the result's row-major order."""
     if axis is None or len(shape) == 1:
         return [list(range(numel(shape)))]
-    if len(shape) != 2:
-        raise Invalid("reductions of rank > 2 are not generated")
-    R, C = shape
-    if axis == 0:
-        return [[r * C + c for r in range(R)] for c in range(C)]
-    return [[r * C + c for c in range(C)] for r in range(R)]
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    outer = [0]
+    for d, n in enumerate(shape):
+        if d != axis:
+            outer = [b + k * strides[d] for b in outer for k in range(n)]
+    return [[b + k * strides[axis] for k in range(shape[axis])] for b in outer]
 
 
 def _depth(n, total):
@@ -1207,7 +1209,9 @@ class Buffer:
 
 
 class _Return(Exception):
-    pass
+    def __init__(self, value=None):
+        Exception.__init__(self)
+        self.value = value
 
 
 TL_FUNCS = {
@@ -1216,7 +1220,7 @@ TL_FUNCS = {
     "ceil", "fma", "clamp", "sum", "max", "min", "argmax", "argmin", "cumsum", "cumprod",
     "expand_dims", "broadcast_to", "trans", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
     "atomic_or", "atomic_xor", "static_range", "range", "cdiv", "dot", "randint", "rand", "randn",
-    "multiple_of", "max_contiguous", "max_constancy",
+    "multiple_of", "max_contiguous", "max_constancy", "reshape", "view", "join",
 }
 
 
@@ -1236,9 +1240,12 @@ class Interp:
         (for pointers) or a T scalar; buffers: name -> Buffer."""
         tree = ast.parse(source)
         self.fn = None
+        self.jit = {}
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == kernel:
-                self.fn = node
+            if isinstance(node, ast.FunctionDef):
+                self.jit[node.name] = node
+                if node.name == kernel:
+                    self.fn = node
         if self.fn is None:
             raise Invalid("no kernel " + kernel)
         self.grid = list(grid) + [1] * (3 - len(grid))
@@ -1311,7 +1318,7 @@ class Interp:
         elif isinstance(s, ast.Pass):
             pass
         elif isinstance(s, ast.Return):
-            raise _Return()
+            raise _Return(None if s.value is None else self.expr(s.value, env))
         else:
             raise Invalid("statement %s is not supported by the reference" % type(s).__name__)
 
@@ -1469,6 +1476,8 @@ class Interp:
             if len(n.args) != 1 or not isinstance(n.args[0], ast.Constant):
                 raise Invalid("float() of a non-constant")
             return float(n.args[0].value)
+        if isinstance(n.func, ast.Name) and n.func.id in self.jit and n.func.id not in env:
+            return self.call_jit(self.jit[n.func.id], n, env)
         f = self.expr(n.func, env)
         args = [self.expr(a, env) for a in n.args]
         kw = {k.arg: self.expr(k.value, env) for k in n.keywords}
@@ -1546,6 +1555,22 @@ class Interp:
             return T(x.dt, shape, v, e)
         if name == "trans":
             return self.trans(arg(0, "input"))
+        if name in ("reshape", "view"):
+            x = arg(0, "input")
+            shape = self.shape_arg(arg(1, "shape"))
+            if is_lit(x) or numel(shape) != numel(x.shape):
+                raise Invalid("reshape to %s" % (shape,))
+            return T(x.dt, shape, x.v, x.e)
+        if name == "join":
+            a, b = arg(0, "a"), arg(1, "b")
+            if is_lit(a) or is_lit(b) or a.dt != b.dt or a.shape != b.shape:
+                raise Invalid("join of different blocks")
+            v, e = [], ([] if a.e is not None else None)
+            for i in range(len(a.v)):
+                v += [a.v[i], b.v[i]]
+                if e is not None:
+                    e += [a.e[i], b.e[i]]
+            return T(a.dt, a.shape + (2,), v, e)
         if name in ("randint", "rand", "randn"):
             return philox_random(name, arg(0, "seed"), arg(1, "offset"))
         if name in ("multiple_of", "max_contiguous", "max_constancy"):
@@ -1558,6 +1583,31 @@ class Interp:
             a, b = arg(0, "x"), arg(1, "div")
             return binary("//", binary("-", binary("+", a, b), 1), b)
         raise Invalid("tl.%s is not supported by the reference" % name)
+
+    def call_jit(self, fn, n, env):
+        """A call of another @jit function: its body with the arguments bound."""
+        self.depth = getattr(self, "depth", 0) + 1
+        if self.depth > 20:
+            raise Invalid("recursion")
+        params = [a.arg for a in fn.args.args]
+        defaults = fn.args.defaults
+        inner = {}
+        for i, p in enumerate(params):
+            if i < len(n.args):
+                inner[p] = self.expr(n.args[i], env)
+            elif i >= len(params) - len(defaults):
+                inner[p] = self.expr(defaults[i - (len(params) - len(defaults))], env)
+        for k in n.keywords:
+            inner[k.arg] = self.expr(k.value, env)
+        for name in ("tl", "triton"):
+            inner.pop(name, None)
+        try:
+            self.block(fn.body, inner)
+            value = None
+        except _Return as r:
+            value = r.value
+        self.depth -= 1
+        return value
 
     # memory
     def _mask(self, mask, shape):
