@@ -1155,16 +1155,17 @@ class Gen:
         self.features = set()
         self.dims = 1 if r.random() < 0.45 else 2
         self.features.add("dims%d" % self.dims)
-        warps = r.choice([1, 2, 4, 4, 8])
+        warps = r.choice([1, 2, 4, 4, 8]) if r.random() < 0.95 else 16
         self.use_dot = self.dims == 2 and r.random() < 0.15
         if self.dims == 1:
-            block = r.choice([16, 32, 64, 128, 128, 256]) if r.random() < 0.9 else r.choice([512, 1024])
+            block = self.wchoice([(r.choice([16, 32, 64, 128, 128, 256]), 85), (r.choice([512, 1024]), 10),
+                                  (r.choice([1, 2, 4, 8]), 5)])
             g = r.randint(1, 4)
-            self.n = max(2, block * g - r.choice([0, r.randint(1, block - 1)]))
-            if self.n == 1:
-                self.n = 2
-            self.grid = [g]
+            self.n = max(2, block * g - r.choice([0, r.randint(0, block - 1)]))
+            self.grid = [-(-self.n // block)]
             self.cx = {"BLOCK": block}
+            if block < 16:
+                self.features.add("block:small")
             self.add_scalar("n", "i32", self.n)
             self.emit("pid = tl.program_id(0)")
             self.offs64 = r.random() < 0.15
@@ -1185,6 +1186,8 @@ class Gen:
             limit = 512 if r.random() < 0.9 else 1024
             while True:
                 bm, bn = r.choice([2, 4, 8, 16, 32]), r.choice([2, 4, 8, 16, 32, 64])
+                if r.random() < 0.05:
+                    bm, bn = r.choice([(1, bn), (bm, 1), (1, 1)])
                 if self.use_dot:
                     bm, bn = r.choice([16, 32]), r.choice([16, 32])
                 if bm * bn <= limit:
@@ -1192,8 +1195,12 @@ class Gen:
             gm, gn = r.randint(1, 3), r.randint(1, 2)
             self.M = max(2, bm * gm - r.choice([0, r.randint(0, bm - 1)]))
             self.N = max(2, bn * gn - r.choice([0, r.randint(0, bn - 1)]))
-            self.grid = [gm, gn]
+            self.grid = [-(-self.M // bm), -(-self.N // bn)]
             self.cx = {"BM": bm, "BN": bn}
+            if bm == 1 or bn == 1:
+                self.features.add("block:size-1-dim")
+            if warps == 16:
+                self.features.add("num_warps:16")
             self.add_scalar("M", "i32", self.M)
             self.add_scalar("N", "i32", self.N)
             self.offs64 = False
