@@ -418,14 +418,20 @@ class Gen:
         if a.dt not in ("fp32", "fp64"):
             a = self.to_dt(a, "fp32")
         fn = self.r.choice(["exp", "exp2", "log", "log2", "sqrt", "sin", "cos", "sigmoid", "erf",
-                            "floor", "ceil"])
+                            "floor", "ceil", "sqrt_rn", "div_rn"])
+        if fn in ("sqrt_rn", "div_rn") and a.dt != "fp32":
+            fn = "sqrt"
+        if fn == "div_rn":
+            b = self.to_dt(self.gen(shape, d, "f"), "fp32")
+            self.features.add("math:div_rn")
+            return self.combine("tl.div_rn(%s, tl.abs(%s) + 0.5)" % (a.code, b.code), "fp32", a, b, call=True)
         arg = a.code
-        if fn in ("log", "log2", "sqrt"):
+        if fn in ("log", "log2", "sqrt", "sqrt_rn"):
             arg = "tl.abs(%s) + 0.5" % a.code
         elif fn in ("exp", "exp2") and self.r.random() < 0.5:
             arg = "%s * 0.25" % par(a.code)
         self.features.add("math:" + fn)
-        return self.combine("tl.%s(%s)" % (fn, arg), a.dt, a, loose=True, call=True)
+        return self.combine("tl.%s(%s)" % (fn, arg), a.dt, a, loose=fn != "sqrt_rn", call=True)
 
     def g_fma(self, shape, d, cat):
         dt = self.r.choice(["fp32", "fp32", "fp64"])
@@ -607,6 +613,9 @@ class Gen:
         "_pick": "def _pick(a, b):\n    return tl.where(a > b, a, b - a)\n",
         "_nested": "def _nested(a, b):\n    return _mul_add(a, b) * b\n",
         "_pair": "def _pair(a, b):\n    return a - b, a + b\n",
+        "_c_add": "def _c_add(a, b):\n    return a + b\n",
+        "_c_xor": "def _c_xor(a, b):\n    return a ^ b\n",
+        "_c_max": "def _c_max(a, b):\n    return tl.maximum(a, b)\n",
     }
 
     def helper_type(self, name, a, b):
@@ -654,7 +663,7 @@ class Gen:
         return True
 
     def neutral(self, fn, dt):
-        if fn == "sum":
+        if fn in ("sum", "xor_sum"):
             return "0"
         big = fn in ("min", "argmin")
         if R.is_float(dt):
@@ -683,13 +692,20 @@ class Gen:
             src, axis, keep = ("M", "N"), r.choice([0, 1]), True
         else:  # ('B',)
             src, axis, keep = ("B",), 0, True
-        fns = [("sum", 4), ("max", 2), ("min", 2)]
+        fns = [("sum", 4), ("max", 2), ("min", 2), ("xor_sum", 0.7), ("combine", 0.8)]
         if axis is not None:
             fns += [("argmax", 1), ("argmin", 1)]
         fn = self.wchoice(fns)
         x = self.full(self.gen(src, d, cat if fn not in ("argmax", "argmin") else None), src)
-        if R.is_bool(x.dt):
+        if R.is_bool(x.dt) or fn == "xor_sum" and R.is_float(x.dt):
             x = self.to_dt(x, "i32")
+        comb = None
+        if fn == "combine":
+            # tl.reduce with a @jit combine: exact (integer add, xor) or order-free (max)
+            comb = "_c_max" if R.is_float(x.dt) or self.r.random() < 0.3 else self.r.choice(["_c_add", "_c_xor"])
+            if x.dt == "bf16":
+                x = self.to_dt(x, "fp32")
+            fn = {"_c_max": "max", "_c_add": "sum", "_c_xor": "xor_sum"}[comb]
         if x.poison:
             x = self.neutralise(x, fn)
         rdt = self.red_dtype(fn, x.dt)
@@ -697,6 +713,11 @@ class Gen:
         if keep:
             kw += ", keep_dims=True"
         code = "tl.%s(%s%s)" % (fn, x.code, kw)
+        if comb:
+            self.use_helper(comb)
+            rdt = x.dt
+            code = "tl.reduce(%s, %s, %s%s)" % (x.code, axis, comb, ", keep_dims=True" if keep else "")
+            self.features.add("reduce:combine%s" % comb)
         if axis is None and len(src) == 2 and r.random() < 0.4:
             code = "tl.%s(tl.reshape(%s, (BM * BN,)), axis=0)" % (fn, x.code)
             self.features.add("reshape:flatten")
@@ -710,6 +731,8 @@ class Gen:
         return E(code, rdt, rshape, False, x.loose or R.is_float(x.dt))
 
     def red_dtype(self, fn, dt):
+        if fn == "xor_sum":
+            return dt
         small = R.bits(dt) < 32
         if fn == "sum" and R.is_int(dt) and small:
             return "i32" if R.is_signed(dt) else "u32"
@@ -723,7 +746,19 @@ class Gen:
         x = self.full(self.gen(shape, d, cat), shape)
         if R.is_bool(x.dt):
             x = self.to_dt(x, "i32")
-        fn = self.r.choice(["cumsum", "cumsum", "cumprod"])
+        fn = self.r.choice(["cumsum", "cumsum", "cumprod", "combine"])
+        if fn == "combine":
+            comb = "_c_max" if R.is_float(x.dt) or self.r.random() < 0.3 else self.r.choice(["_c_add", "_c_xor"])
+            if x.dt == "bf16":
+                x = self.to_dt(x, "fp32")
+            axis = 0 if len(shape) == 1 else self.r.choice([0, 1])
+            rev = self.r.random() < 0.25
+            if rev and x.poison:
+                x = self.neutralise(x, {"_c_max": "max", "_c_add": "sum", "_c_xor": "sum"}[comb])
+            self.use_helper(comb)
+            self.features.add("scan:combine%s" % comb)
+            return E("tl.associative_scan(%s, %d, %s%s)" % (x.code, axis, comb, ", reverse=True" if rev else ""),
+                     x.dt, shape, x.poison, x.loose)
         if x.dt == "bf16" and self.steer("scan-bf16"):
             x = self.to_dt(x, "fp32")
         if fn == "cumprod" and R.is_float(x.dt) and self.r.random() < 0.7:

@@ -949,6 +949,8 @@ def reduce(kind_, t, axis=None, keep_dims=False):
             raise Invalid("bad axis")
     dt = t.dt
     small = bits(dt) < 32
+    if kind_ == "xor_sum" and not is_int(dt):
+        raise Invalid("xor_sum of floats")
     if kind_ == "sum" and is_int(dt) and small:
         t = cast(t, "i32" if is_signed(dt) else "u32")
     elif kind_ in ("max", "min") and small:
@@ -970,7 +972,12 @@ def reduce(kind_, t, axis=None, keep_dims=False):
             out.append(None)
             oe.append(0.0)
             continue
-        if kind_ == "sum":
+        if kind_ == "xor_sum":
+            acc = 0
+            for x in xs:
+                acc ^= x
+            out.append(wrap(acc, dt))
+        elif kind_ == "sum":
             if fl:
                 if any(x in (INF, -INF) for x in xs):
                     s = sum(xs)
@@ -1220,7 +1227,8 @@ TL_FUNCS = {
     "ceil", "fma", "clamp", "sum", "max", "min", "argmax", "argmin", "cumsum", "cumprod",
     "expand_dims", "broadcast_to", "trans", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
     "atomic_or", "atomic_xor", "static_range", "range", "cdiv", "dot", "randint", "rand", "randn",
-    "multiple_of", "max_contiguous", "max_constancy", "reshape", "view", "join",
+    "multiple_of", "max_contiguous", "max_constancy", "reshape", "view", "join", "xor_sum",
+    "div_rn", "sqrt_rn", "reduce", "associative_scan",
 }
 
 
@@ -1478,6 +1486,9 @@ class Interp:
             return float(n.args[0].value)
         if isinstance(n.func, ast.Name) and n.func.id in self.jit and n.func.id not in env:
             return self.call_jit(self.jit[n.func.id], n, env)
+        name = self.callee_name(n.func)
+        if name in ("tl.reduce", "tl.associative_scan"):
+            return self.combine_call(name[3:], n, env)
         f = self.expr(n.func, env)
         args = [self.expr(a, env) for a in n.args]
         kw = {k.arg: self.expr(k.value, env) for k in n.keywords}
@@ -1529,11 +1540,39 @@ class Interp:
         if name in ("abs", "exp", "exp2", "log", "log2", "sqrt", "sin", "cos", "sigmoid", "erf",
                     "floor", "ceil"):
             return math1(name, arg(0, "x"))
+        if name == "div_rn":
+            x, y = arg(0, "x"), arg(1, "y")
+            if is_lit(x) or is_lit(y) or x.dt != "fp32" or y.dt != "fp32":
+                raise Invalid("div_rn is generated on fp32 blocks only")
+            shape = bshape(x.shape, y.shape)
+            vx, ex = expand(x, shape)
+            vy, ey = expand(y, shape)
+            out, oe = [None] * len(vx), [0.0] * len(vx)
+            for i in range(len(vx)):
+                if vx[i] is not None and vy[i] is not None:
+                    out[i], oe[i] = _fdiv("fp32", vx[i], ex[i], vy[i], ey[i], False)
+            return T("fp32", shape, out, oe)
+        if name == "sqrt_rn":
+            x = arg(0, "x")
+            if is_lit(x) or x.dt != "fp32":
+                raise Invalid("sqrt_rn is generated on fp32 blocks only")
+            out, oe = [], []
+            for v, e in zip(x.v, x.e):
+                if v is None or v < 0 or v - 2 * e < 0:
+                    out.append(None)
+                    oe.append(0.0)
+                    continue
+                r = _r32(math.sqrt(v))
+                ee = _mono(math.sqrt, v, 2 * e) + (2 * U["fp32"] * r if e else 0.0)
+                r, ee = _fin("fp32", r, ee)
+                out.append(r)
+                oe.append(ee)
+            return T("fp32", x.shape, out, oe)
         if name == "fma":
             return fma(arg(0, "x"), arg(1, "y"), arg(2, "z"))
         if name == "clamp":
             return clamp(arg(0, "x"), arg(1, "min"), arg(2, "max"))
-        if name in ("sum", "max", "min", "argmax", "argmin"):
+        if name in ("sum", "max", "min", "argmax", "argmin", "xor_sum"):
             return reduce(name, arg(0, "input"), arg(1, "axis"), bool(kw.get("keep_dims", False)))
         if name in ("cumsum", "cumprod"):
             return scan(name, arg(0, "input"), arg(1, "axis", 0), bool(arg(2, "reverse", False)))
@@ -1583,6 +1622,70 @@ class Interp:
             a, b = arg(0, "x"), arg(1, "div")
             return binary("//", binary("-", binary("+", a, b), 1), b)
         raise Invalid("tl.%s is not supported by the reference" % name)
+
+    def combine_call(self, name, n, env):
+        """tl.reduce / tl.associative_scan with a @jit combine function, folded
+        left to right (gen.py uses exact or order-free combines only)."""
+        if len(n.args) < 3 or not isinstance(n.args[2], ast.Name) or n.args[2].id not in self.jit:
+            raise Invalid("combine_fn must be a @jit function of the file")
+        fn = self.jit[n.args[2].id]
+        x = self.expr(n.args[0], env)
+        axis = self.expr(n.args[1], env)
+        kw = {k.arg: self.expr(k.value, env) for k in n.keywords}
+        if is_lit(x) or x.shape == ():
+            raise Invalid("combine of a scalar")
+        if axis is not None and axis < 0:
+            axis += len(x.shape)
+
+        def comb(a, ea, b, eb):
+            A = T(x.dt, (), [a], [ea] if x.e is not None else None)
+            B = T(x.dt, (), [b], [eb] if x.e is not None else None)
+            self.depth = getattr(self, "depth", 0) + 1
+            inner = {p.arg: v for p, v in zip(fn.args.args, (A, B))}
+            try:
+                self.block(fn.body, inner)
+                raise Invalid("combine_fn returns nothing")
+            except _Return as r:
+                res = r.value
+            self.depth -= 1
+            if is_lit(res) or res.dt != x.dt or res.shape != ():
+                raise Invalid("combine_fn changes the dtype")
+            return res.v[0], (res.e[0] if res.e is not None else 0.0)
+
+        groups = _groups(x.shape, axis)
+        e = x.e or [0.0] * len(x.v)
+        if name == "reduce":
+            out, oe = [], []
+            for g in groups:
+                acc, ae = x.v[g[0]], e[g[0]]
+                for i in g[1:]:
+                    if acc is None or x.v[i] is None:
+                        acc = None
+                        break
+                    acc, ae = comb(acc, ae, x.v[i], e[i])
+                out.append(acc)
+                oe.append(ae if acc is not None else 0.0)
+            rshape = () if axis is None else tuple(s for i, s in enumerate(x.shape) if i != axis)
+            if kw.get("keep_dims"):
+                rshape = (1,) * len(x.shape) if axis is None else \
+                    tuple(1 if i == axis else s for i, s in enumerate(x.shape))
+            return T(x.dt, rshape, out, oe if x.e is not None else None)
+        out, oe = [None] * len(x.v), [0.0] * len(x.v)
+        for g in groups:
+            if kw.get("reverse"):
+                g = g[::-1]
+            acc, ae = None, 0.0
+            for j, i in enumerate(g):
+                if x.v[i] is None:
+                    break
+                if j == 0:
+                    acc, ae = x.v[i], e[i]
+                else:
+                    acc, ae = comb(acc, ae, x.v[i], e[i])
+                if acc is None:
+                    break
+                out[i], oe[i] = acc, ae
+        return T(x.dt, x.shape, out, oe if x.e is not None else None)
 
     def call_jit(self, fn, n, env):
         """A call of another @jit function: its body with the arguments bound."""
