@@ -56,9 +56,6 @@ TOL = {
 # Known differences between tk and Triton (see found/README.md); gen.py
 # steers clear of them unless asked for every construct.
 KNOWN = {
-    "minmax-typing": "tl.maximum/minimum: literal operands adapt and bf16 is not widened to fp32",
-    "clamp-typing": "tl.clamp: literal bounds adapt and bf16 is not widened to fp32",
-    "scan-bf16": "tl.cumsum/tl.cumprod of bf16 is not widened to fp32",
     "fp16-bf16": "fp16 with bf16 gives fp32 in tk, fp16 in Triton",
     "int64-min-literal": "the literal -9223372036854775808 is a constexpr overflow in tk",
     "rand-i64-offsets": "tl.randint/rand/randn with int64 offsets run a 64-bit Philox in tk",

@@ -232,13 +232,26 @@ static SVal b_softmax(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sema_binary(s, OP_DIV, num, den, call);
 }
 
+/* Triton's math functions take a number as a tensor of its own dtype (int32,
+ * fp32), not as a weak literal, and compute bf16 in fp32. */
+static SVal math_operand(Sema *s, SVal v, Span at)
+{
+    if (sv_is_num(v))
+        return sv_tensor(sema_to_tensor(s, v, at));
+    if (v.k == SV_TENSOR && v.v && v.v->type.dt == DT_BF16)
+        return sv_tensor(sema_cast(s, v.v, DT_F32, at));
+    return v;
+}
+
 static SVal b_minmax(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *x, *y;
     TK_UNUSED(at);
     if (sv_is_num(a[0]) && sv_is_num(a[1]))
         return sema_compare(s, OP_LT, a[0], a[1], call).i == (b->arg == IR_MIN) ? a[0] : a[1];
-    if (!sema_binary_operands(s, a[0], a[1], false, &x, &y, call))
+    SVal l = math_operand(s, a[0], call), r = math_operand(s, a[1], call);
+    if ((l.k == SV_TENSOR && !l.v) || (r.k == SV_TENSOR && !r.v) ||
+        !sema_binary_operands(s, l, r, false, &x, &y, call))
         return bad();
     bool nan = false;
     if (sv_has(a[2]) && a[2].k != SV_UNDEF)

@@ -291,6 +291,8 @@ static SVal b_cumsum(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     bool rev;
     if (!x || !flag(s, a[2], at[2], &rev))
         return bad();
+    if (x->type.dt == DT_BF16) /* Triton scans bf16 in fp32 */
+        x = sema_cast(s, x, DT_F32, at[0]);
     DType dt = reduce_dtype("sum", x->type.dt);
     if (a[3].k == SV_DTYPE)
         dt = a[3].ty.dt;
