@@ -58,7 +58,6 @@ TOL = {
 KNOWN = {
     "fp16-bf16": "fp16 with bf16 gives fp32 in tk, fp16 in Triton",
     "int64-min-literal": "the literal -9223372036854775808 is a constexpr overflow in tk",
-    "rand-i64-offsets": "tl.randint/rand/randn with int64 offsets run a 64-bit Philox in tk",
 }
 
 

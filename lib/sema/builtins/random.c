@@ -131,8 +131,14 @@ SVal sema_rand(Sema *s, const char *name, SVal seed, SVal offset, SVal rounds, S
     if (!dtype_is_int(off->type.dt) || off->type.dt == DT_I1)
         return sema_err(s, at, "tl.%s offsets must be integers, got %s", name,
                         sema_type_str(s, off->type));
-    SVal zero = bin(s, OP_MUL, sv_tensor(off), sv_int(0), at);
-    SVal c[4] = {sv_tensor(off), zero, zero, zero};
+    /* Triton's randint4x: 32-bit counters, a 64-bit offset split into its low
+     * and high words, so offsets below 2**32 give the int32 stream */
+    bool wide = dtype_bits(off->type.dt) > 32;
+    SVal lo = wide ? sv_tensor(sema_cast(s, off, DT_U32, at)) : sv_tensor(off);
+    SVal zero = bin(s, OP_MUL, lo, sv_int(0), at), hi = zero;
+    if (wide)
+        hi = sv_tensor(sema_cast(s, bin(s, OP_RSHIFT, sv_tensor(off), sv_int(32), at).v, DT_U32, at));
+    SVal c[4] = {lo, hi, zero, zero};
     if (zero.k != SV_TENSOR || !philox(s, seed, c, n, at))
         return bad();
     if (!strcmp(name, "randint"))
