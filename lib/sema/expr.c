@@ -565,6 +565,8 @@ SVal sema_unary(Sema *s, int op, SVal a, Span at)
         case OP_NEG:
             if (a.k == SV_FLOAT)
                 return sv_float(-a.f);
+            if (a.i == INT64_MIN && a.big) /* -(2**63), written as a literal */
+                return sv_int(INT64_MIN);
             if (a.i == INT64_MIN)
                 return sema_err(s, at, "constexpr integer overflow in '-'");
             return sv_int(-a.i);

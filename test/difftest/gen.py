@@ -57,7 +57,6 @@ TOL = {
 # steers clear of them unless asked for every construct.
 KNOWN = {
     "fp16-bf16": "fp16 with bf16 gives fp32 in tk, fp16 in Triton",
-    "int64-min-literal": "the literal -9223372036854775808 is a constexpr overflow in tk",
 }
 
 
