@@ -57,6 +57,7 @@ typedef struct LexState {
     int error_line;         /* line of the last error the scanner reported */
     int indent_error_line;  /* line whose indentation was wrong */
     Node *module;
+    PtrVec hosts;           /* N_HOST statements, in line order (front/host.c) */
 } LexState;
 
 typedef struct ParseSeq {   /* a comma-separated list; comma: a trailing one */
@@ -709,6 +710,24 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg)
     lx->fatal = true;
 }
 
+/* Puts the host statements among the parsed ones, in line order. */
+static void parse_merge_hosts(LexState *lx, Node *module)
+{
+    if (lx->hosts.len == 0)
+        return;
+    PtrVec all = {0};
+    int h = 0;
+    for (int i = 0; i < module->list.len; i++) {
+        Node *n = module->list.items[i];
+        while (h < lx->hosts.len && ((Node *)lx->hosts.items[h])->span.line < n->span.line)
+            vec_push(lx->arena, &all, lx->hosts.items[h++]);
+        vec_push(lx->arena, &all, n);
+    }
+    while (h < lx->hosts.len)
+        vec_push(lx->arena, &all, lx->hosts.items[h++]);
+    module->list = parse_list(lx, all);
+}
+
 Node *parse_module(const Source *src, Arena *a, Diag *d)
 {
     LexState *lx = arena_alloc(a, sizeof *lx);
@@ -731,5 +750,6 @@ Node *parse_module(const Source *src, Arena *a, Diag *d)
         diag_plain(d, DIAG_ERROR, "the parser gave up (out of memory)");
     if (d->errors == errors && !a->oom)
         parse_check_depth(lx, module);
+    parse_merge_hosts(lx, module);
     return module;
 }

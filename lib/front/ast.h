@@ -16,6 +16,8 @@
                      "str = imported name, alias")                            \
     X(N_FUNC, "def; name, list = params (N_PARAM), list2 = decorators "       \
               "(exprs), list3 = body statements")                             \
+    X(N_HOST, "top-level host Python tk does not run (blanked before "         \
+              "scanning); list = the names it binds (N_NAME, at their spans)") \
     X(N_PARAM, "parameter; name, a = annotation or NULL, b = default or NULL") \
     /* ---- statements ---- */                                                \
     X(N_ASSIGN, "t1 = t2 = value; list = targets, a = value")                \

@@ -42,4 +42,9 @@ void parse_check_params(LexState *lx, PtrVec params);
 /* Reports a tree deeper than PARSE_MAX_DEPTH (without recursing). */
 void parse_check_depth(LexState *lx, const Node *root);
 
+/* Splits the module into TK code and host code (lib/front/host.c): blanks
+ * each top-level host statement in `text` (the scanner's copy) and records
+ * it as an N_HOST node in lx->hosts. */
+void host_split(LexState *lx, char *text, size_t n);
+
 #endif

@@ -89,13 +89,33 @@ static const char *module_ns(const char *path)
     return NULL;
 }
 
+/* A name that host Python code binds: using it in a kernel is an error at
+ * the use, saying where the host code is. */
+static void bind_host(Sema *s, const char *name, Span at)
+{
+    const char *file = s->src && s->src->name ? s->src->name : "<string>";
+    const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk "
+                                         "does not run", name, file, at.line);
+    env_set(s, &s->globals, name, (SVal){.k = SV_UNDEF, .s = why}, at);
+}
+
+/* The name an import binds: `import a.b` binds a. */
+static const char *import_binds(Sema *s, const Node *n)
+{
+    if (n->kind == N_FROM_IMPORT)
+        return n->alias ? n->alias : n->str;
+    if (n->alias)
+        return n->alias;
+    const char *dot = strchr(n->name, '.');
+    return dot ? arena_strndup(s->a, n->name, (size_t)(dot - n->name)) : n->name;
+}
+
 static void bind_import(Sema *s, const Node *n)
 {
     if (n->kind == N_IMPORT) {
         const char *ns = module_ns(n->name);
         if (!ns) {
-            sema_err(s, n->span, "unsupported import '%s' (tk knows triton, "
-                                 "triton.language and math)", n->name);
+            bind_host(s, import_binds(s, n), n->span);
             return;
         }
         if (n->alias) {
@@ -117,12 +137,19 @@ static void bind_import(Sema *s, const Node *n)
     }
     const char *base = module_ns(n->name);
     if (base) {
-        SVal v = sema_builtin_attr(s, base, n->str, n->span);
-        if (v.k != SV_UNDEF)
-            env_set(s, &s->globals, bind, v, n->span);
-        return;
+        if (strcmp(base, "triton") == 0 && strcmp(n->str, "jit") == 0) {
+            env_set(s, &s->globals, bind, (SVal){.k = SV_NS, .s = "triton"}, n->span);
+            return;
+        }
+        if (sema_builtin_exists(base, n->str)) {
+            SVal v = sema_builtin_attr(s, base, n->str, n->span);
+            if (v.k != SV_UNDEF)
+                env_set(s, &s->globals, bind, v, n->span);
+            return;
+        }
     }
-    sema_err(s, n->span, "unsupported import from '%s'", n->name);
+    if (strcmp(n->str, "*") != 0)
+        bind_host(s, bind, n->span);
 }
 
 /* A decorator names triton.jit (possibly called with options). */
@@ -166,16 +193,18 @@ void sema_bind_globals(Sema *s)
     }
     for (int i = 0; i < items->len; i++) {
         const Node *n = items->items[i];
-        if (n->kind == N_IMPORT || n->kind == N_FROM_IMPORT) {
+        if (n->kind == N_HOST) {
+            for (int k = 0; k < n->list.len; k++)
+                bind_host(s, n->list.items[k]->name, n->list.items[k]->span);
+        } else if (n->kind == N_IMPORT || n->kind == N_FROM_IMPORT) {
             bind_import(s, n);
         } else if (n->kind == N_FUNC) {
             for (int k = 0; k < n->list2.len; k++) {
                 const char *dn = decorator_name(n->list2.items[k]);
                 if (!is_jit(n->list2.items[k]) && strcmp(dn, "autotune") &&
                     strcmp(dn, "heuristics"))
-                    sema_err(s, n->list2.items[k]->span,
-                             "unsupported decorator '@%s' (tk accepts @triton.jit, "
-                             "@triton.autotune and @triton.heuristics)", dn);
+                    diag_report(s->d, DIAG_WARNING, n->list2.items[k]->span,
+                                "decorator '@%s' is not a triton decorator; tk ignores it", dn);
             }
         } else if (n->kind == N_ASSIGN || n->kind == N_ANNASSIGN) {
             const Node *val = n->kind == N_ASSIGN ? n->a : n->c;

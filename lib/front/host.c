@@ -1,0 +1,612 @@
+/* host.c: splits a Python module into the TK language and host code before
+ * the scanner runs. Top-level statements are found by structure alone
+ * (indentation, brackets, strings of every kind, line continuations); the
+ * @jit functions, triton/math imports and simple constants are kept, every
+ * other statement becomes an N_HOST node naming what it binds and is blanked
+ * out of the scanner's copy (newlines kept, so every position stays exact).
+ * Guarantees: never an error, linear in the input. */
+#include <string.h>
+
+#include "compiler.h"
+#include "front/parse_build.h"
+
+/* One logical line: [start, end) from its first non-blank byte to its
+ * newline; indent counts the bytes of leading whitespace. */
+typedef struct HostLine {
+    size_t start, end;
+    int indent;
+    int line, end_line;
+} HostLine;
+
+typedef struct HostScan {
+    LexState *lx;
+    char *text;
+    size_t n;
+    HostLine *lines;
+    int nlines, cap;
+    const char **known; /* names the kept code binds (triton aliases, constants, kernels) */
+    int nknown, kcap;
+    PtrVec bound; /* names the current host statement binds */
+} HostScan;
+
+static bool host_is_id(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Skips a string literal opening at text[i] (a quote); returns the index
+ * after it, or n when it is never closed. Raw or not, a backslash always
+ * skips the next byte, which is how Python finds the end of a literal. */
+static size_t host_skip_string(const char *t, size_t n, size_t i, int *line)
+{
+    char q = t[i];
+    bool triple = i + 2 < n && t[i + 1] == q && t[i + 2] == q;
+    i += triple ? 3 : 1;
+    while (i < n) {
+        char c = t[i];
+        if (c == '\\') {
+            if (i + 1 < n && t[i + 1] == '\n')
+                (*line)++;
+            i += 2;
+            continue;
+        }
+        if (c == '\n') {
+            if (!triple)
+                return i; /* unterminated: the scanner reports it if the code is kept */
+            (*line)++;
+        }
+        if (c == q && (!triple || (i + 2 < n && t[i + 1] == q && t[i + 2] == q)))
+            return i + (triple ? 3 : 1);
+        i++;
+    }
+    return n;
+}
+
+/* Cuts the text into logical lines, skipping blank and comment-only ones. */
+static void host_lines(HostScan *h)
+{
+    const char *t = h->text;
+    size_t n = h->n, i = 0;
+    int line = 1;
+    while (i < n) {
+        size_t b = i;
+        while (i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\f' || t[i] == '\r'))
+            i++;
+        if (i >= n)
+            break;
+        if (t[i] == '\n' || t[i] == '#') {
+            while (i < n && t[i] != '\n')
+                i++;
+            i++;
+            line++;
+            continue;
+        }
+        HostLine L = {.start = i, .indent = (int)(i - b), .line = line};
+        int depth = 0;
+        while (i < n) {
+            char c = t[i];
+            if (c == '\'' || c == '"') {
+                i = host_skip_string(t, n, i, &line);
+                continue;
+            }
+            if (c == '#') {
+                while (i < n && t[i] != '\n')
+                    i++;
+                continue;
+            }
+            if (c == '\\' && i + 1 < n && t[i + 1] == '\n') {
+                i += 2;
+                line++;
+                continue;
+            }
+            if (c == '(' || c == '[' || c == '{')
+                depth++;
+            else if ((c == ')' || c == ']' || c == '}') && depth > 0)
+                depth--;
+            else if (c == '\n') {
+                if (depth == 0)
+                    break;
+                line++;
+            }
+            i++;
+        }
+        L.end = i;
+        L.end_line = line;
+        if (h->nlines == h->cap) {
+            int cap = h->cap ? h->cap * 2 : 64;
+            HostLine *nl = arena_alloc(h->lx->arena, sizeof(HostLine) * (size_t)cap);
+            if (!nl)
+                return;
+            if (h->nlines)
+                memcpy(nl, h->lines, sizeof(HostLine) * (size_t)h->nlines);
+            h->lines = nl;
+            h->cap = cap;
+        }
+        h->lines[h->nlines++] = L;
+        i++;
+        line++;
+    }
+}
+
+/* Does the logical line start with the keyword (a whole word)? */
+static bool host_starts(const HostScan *h, const HostLine *L, const char *kw)
+{
+    size_t k = strlen(kw);
+    return L->end - L->start >= k && memcmp(h->text + L->start, kw, k) == 0 &&
+           (L->start + k >= L->end || !host_is_id(h->text[L->start + k]));
+}
+
+static bool host_known(const HostScan *h, const char *s, size_t len)
+{
+    for (int i = 0; i < h->nknown; i++)
+        if (strlen(h->known[i]) == len && memcmp(h->known[i], s, len) == 0)
+            return true;
+    return false;
+}
+
+static void host_know(HostScan *h, const char *s, size_t len)
+{
+    if (host_known(h, s, len))
+        return;
+    if (h->nknown == h->kcap) {
+        int cap = h->kcap ? h->kcap * 2 : 32;
+        const char **nk = arena_alloc(h->lx->arena, sizeof(char *) * (size_t)cap);
+        if (!nk)
+            return;
+        if (h->nknown)
+            memcpy(nk, h->known, sizeof(char *) * (size_t)h->nknown);
+        h->known = nk;
+        h->kcap = cap;
+    }
+    h->known[h->nknown++] = arena_strndup(h->lx->arena, s, len);
+}
+
+/* Line and column of a byte, from the line's start. */
+static Span host_span_at(const HostScan *h, const HostLine *L, size_t at, size_t len)
+{
+    int line = L->line;
+    size_t bol = L->start - (size_t)L->indent;
+    for (size_t i = L->start; i < at; i++)
+        if (h->text[i] == '\n') {
+            line++;
+            bol = i + 1;
+        }
+    int col = (int)(at - bol) + 1;
+    return (Span){line, col, line, col + (int)len};
+}
+
+static void host_bind(HostScan *h, Node *host, const HostLine *L, size_t at, size_t len)
+{
+    Node *name = parse_node(h->lx, N_NAME, host_span_at(h, L, at, len));
+    if (!name)
+        return;
+    name->name = arena_strndup(h->lx->arena, h->text + at, len);
+    (void)host;
+    vec_push(h->lx->arena, &h->bound, name);
+}
+
+/* The dotted module path after `import`/`from` at p; returns its end. */
+static size_t host_dotted(const char *t, size_t p, size_t end)
+{
+    while (p < end && (host_is_id(t[p]) || t[p] == '.'))
+        p++;
+    return p;
+}
+
+static size_t host_skip_ws(const char *t, size_t p, size_t end)
+{
+    while (p < end && (t[p] == ' ' || t[p] == '\t' || t[p] == '\\' || t[p] == '\n' ||
+                       t[p] == '\r' || t[p] == '(' || t[p] == ')' || t[p] == ','))
+        p++;
+    return p;
+}
+
+/* A module tk reads itself: triton's language and math. */
+static bool host_tk_module(const char *s, size_t len)
+{
+    static const char *const mods[] = {"triton", "triton.language", "math"};
+    for (int i = 0; i < TK_ARRAY_LEN(mods); i++)
+        if (strlen(mods[i]) == len && memcmp(mods[i], s, len) == 0)
+            return true;
+    return len > 16 && memcmp(s, "triton.language.", 16) == 0;
+}
+
+/* The names an import binds: `import a.b` binds a, `as x` binds x,
+ * `from m import a, b as c` binds a and c; they go to the host statement
+ * `bind`, or with `know` to the names kept code may use. Returns whether
+ * every module is one tk reads. */
+static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know)
+{
+    const char *t = h->text;
+    size_t p = L->start, end = L->end;
+    bool from = host_starts(h, L, "from");
+    p += from ? 4 : 6;
+    p = host_skip_ws(t, p, end);
+    bool ok = true;
+    if (from) {
+        size_t m = p;
+        p = host_dotted(t, p, end);
+        ok = p > m && t[m] != '.' && host_tk_module(t + m, p - m);
+        p = host_skip_ws(t, p, end);
+        if (p + 6 <= end && memcmp(t + p, "import", 6) == 0)
+            p += 6;
+    }
+    while (p < end) {
+        p = host_skip_ws(t, p, end);
+        size_t m = p;
+        p = host_dotted(t, p, end);
+        if (p == m) {
+            if (p < end && t[p] != '*')
+                ok = false; /* ';' or anything else: not a plain import */
+            p++;
+            continue;
+        }
+        if (!from && !host_tk_module(t + m, p - m))
+            ok = false;
+        size_t bs = m, bl = p - m;
+        if (!from) {
+            bl = 0;
+            while (bl < p - m && t[m + bl] != '.')
+                bl++;
+        }
+        size_t q = host_skip_ws(t, p, end);
+        if (q + 2 <= end && memcmp(t + q, "as", 2) == 0 && (q + 2 == end || !host_is_id(t[q + 2]))) {
+            q = host_skip_ws(t, q + 2, end);
+            bs = q;
+            while (q < end && host_is_id(t[q]))
+                q++;
+            bl = q - bs;
+            p = q;
+        }
+        if (bl == 0)
+            continue;
+        if (bind)
+            host_bind(h, bind, L, bs, bl);
+        else if (know)
+            host_know(h, t + bs, bl);
+    }
+    return ok;
+}
+
+/* Where the first top-level '=' of an assignment is (not '==', '<=', ...,
+ * not inside brackets), or 0 when the line is no assignment. */
+static size_t host_assign_eq(const HostScan *h, const HostLine *L, size_t from)
+{
+    const char *t = h->text;
+    int depth = 0;
+    int line = 0;
+    for (size_t i = from; i < L->end; i++) {
+        char c = t[i];
+        if (c == '\'' || c == '"') {
+            i = host_skip_string(t, L->end, i, &line) - 1;
+            continue;
+        }
+        if (c == '(' || c == '[' || c == '{')
+            depth++;
+        else if (c == ')' || c == ']' || c == '}')
+            depth--;
+        else if (c == '=' && depth == 0) {
+            char prev = i > from ? t[i - 1] : ' ';
+            if (strchr("=!<>+-*/%&|^@:", prev) || (i + 1 < L->end && t[i + 1] == '='))
+                return 0;
+            return i;
+        }
+    }
+    return 0;
+}
+
+/* Binds the plain names among assignment targets in [p, end): `a, (b, *c)`
+ * binds a, b and c; `x.y` and `x[i]` bind nothing; `: annotation` ends. */
+static void host_bind_targets(HostScan *h, Node *host, const HostLine *L, size_t p, size_t end)
+{
+    const char *t = h->text;
+    int line = 0;
+    while (p < end) {
+        char c = t[p];
+        if (c == ':')
+            return;
+        if (c == '\'' || c == '"') {
+            p = host_skip_string(t, end, p, &line);
+            continue;
+        }
+        if (host_is_id(c) && !(c >= '0' && c <= '9')) {
+            size_t s = p;
+            while (p < end && host_is_id(t[p]))
+                p++;
+            size_t q = p;
+            while (q < end && (t[q] == ' ' || t[q] == '\t'))
+                q++;
+            bool before_dot = s > 0 && t[s - 1] == '.';
+            if (!before_dot && (q >= end || t[q] == ',' || t[q] == ')' || t[q] == ']' || t[q] == ':'))
+                host_bind(h, host, L, s, p - s);
+            continue;
+        }
+        p++;
+    }
+}
+
+/* Binds the names of every top-level '=' target of one line. */
+static void host_bind_assign(HostScan *h, Node *host, const HostLine *L, size_t from)
+{
+    size_t p = from;
+    for (;;) {
+        size_t eq = host_assign_eq(h, L, p);
+        if (!eq) {
+            /* `x: int` with no value binds x too */
+            if (p == from && host_is_id(h->text[p])) {
+                size_t q = p;
+                while (q < L->end && host_is_id(h->text[q]))
+                    q++;
+                while (q < L->end && h->text[q] == ' ')
+                    q++;
+                if (q < L->end && h->text[q] == ':')
+                    host_bind(h, host, L, p, q - p);
+            }
+            return;
+        }
+        host_bind_targets(h, host, L, p, eq);
+        p = eq + 1;
+    }
+}
+
+/* Is the right-hand side of a module constant something tk can evaluate:
+ * literals, operators and calls on names the kept code binds, and nothing
+ * only Python can run (comprehensions, lambdas, f-strings, walrus)? */
+static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
+{
+    const char *t = h->text;
+    static const char *const ok_words[] = {"True", "False", "None", "and", "or", "not", "if",
+                                           "else", "in", "is", "min", "max", "abs", "int",
+                                           "float", "bool"};
+    int line = 0;
+    while (p < L->end) {
+        char c = t[p];
+        if (c == '\'' || c == '"') {
+            p = host_skip_string(t, L->end, p, &line);
+            continue;
+        }
+        if (c == ':' && p + 1 < L->end && t[p + 1] == '=')
+            return false;
+        if (host_is_id(c) && !(c >= '0' && c <= '9') && !(p > 0 && t[p - 1] == '.')) {
+            size_t s = p;
+            while (p < L->end && host_is_id(t[p]))
+                p++;
+            if (p < L->end && (t[p] == '\'' || t[p] == '"'))
+                return false; /* f"", b"", rb"": host strings */
+            size_t q = p;
+            while (q < L->end && t[q] == ' ')
+                q++;
+            if (q < L->end && t[q] == '=' && (q + 1 >= L->end || t[q + 1] != '='))
+                continue; /* keyword argument */
+            bool ok = host_known(h, t + s, p - s);
+            for (int i = 0; !ok && i < TK_ARRAY_LEN(ok_words); i++)
+                ok = strlen(ok_words[i]) == p - s && memcmp(ok_words[i], t + s, p - s) == 0;
+            if (!ok)
+                return false;
+            continue;
+        }
+        if (host_is_id(c)) {
+            while (p < L->end && (host_is_id(t[p]) || t[p] == '.'))
+                p++;
+            continue;
+        }
+        p++;
+    }
+    return true;
+}
+
+/* The name a decorator line names last: `@triton.jit(...)` -> "jit". */
+static bool host_jit_decorator(const HostScan *h, const HostLine *L)
+{
+    const char *t = h->text;
+    size_t p = L->start + 1, last = p, len = 0;
+    while (p < L->end && t[p] != '(') {
+        if (host_is_id(t[p])) {
+            size_t s = p;
+            while (p < L->end && host_is_id(t[p]))
+                p++;
+            last = s;
+            len = p - s;
+            continue;
+        }
+        p++;
+    }
+    static const char *const kw[] = {"jit", "autotune", "heuristics"};
+    for (int i = 0; i < TK_ARRAY_LEN(kw); i++)
+        if (strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* Does a line call triton.jit (`f = triton.jit(f)`)? */
+static bool host_mentions_jit(const HostScan *h, const HostLine *L)
+{
+    for (size_t p = L->start; p + 4 <= L->end; p++)
+        if (memcmp(h->text + p, "jit(", 4) == 0 && (p == L->start || !host_is_id(h->text[p - 1])))
+            return true;
+    return false;
+}
+
+/* The name after `def`/`class` on a line. */
+static size_t host_def_name(const HostScan *h, const HostLine *L, size_t *len)
+{
+    const char *t = h->text;
+    size_t p = L->start;
+    if (host_starts(h, L, "async"))
+        p += 5;
+    while (p < L->end && (t[p] == ' ' || t[p] == '\t'))
+        p++;
+    while (p < L->end && host_is_id(t[p]))
+        p++;
+    while (p < L->end && (t[p] == ' ' || t[p] == '\t'))
+        p++;
+    size_t s = p;
+    while (p < L->end && host_is_id(t[p]))
+        p++;
+    *len = p - s;
+    return s;
+}
+
+/* `f = triton.jit(f)`, `f = triton.heuristics({...})(f)`: a line that wraps
+ * the function named `name` in a jit decorator. */
+static bool host_wraps(const HostScan *h, const HostLine *L, const char *name, size_t nlen)
+{
+    const char *t = h->text;
+    if (L->indent != 0 || L->end - L->start <= nlen || memcmp(t + L->start, name, nlen) != 0 ||
+        host_is_id(t[L->start + nlen]))
+        return false;
+    size_t eq = host_assign_eq(h, L, L->start);
+    if (!eq)
+        return false;
+    bool jit = false, self = false;
+    for (size_t p = eq + 1; p < L->end;) {
+        if (!host_is_id(t[p])) {
+            p++;
+            continue;
+        }
+        size_t s = p;
+        while (p < L->end && host_is_id(t[p]))
+            p++;
+        if (p - s == nlen && memcmp(t + s, name, nlen) == 0)
+            self = true;
+        if ((p - s == 3 && !memcmp(t + s, "jit", 3)) || (p - s == 8 && !memcmp(t + s, "autotune", 8)) ||
+            (p - s == 10 && !memcmp(t + s, "heuristics", 10)))
+            jit = true;
+    }
+    return jit && self;
+}
+
+/* Blanks [from, to) of the scanner's copy, keeping newlines. */
+static void host_blank(HostScan *h, size_t from, size_t to)
+{
+    for (size_t i = from; i < to && i < h->n; i++)
+        if (h->text[i] != '\n')
+            h->text[i] = ' ';
+}
+
+/* Binds what the statements inside a host compound statement bind at
+ * module level (imports, defs, classes, assignments), skipping the bodies
+ * of nested defs and classes. */
+static void host_bind_block(HostScan *h, Node *host, int first, int last)
+{
+    int skip_deeper = -1;
+    for (int k = first; k <= last; k++) {
+        const HostLine *L = &h->lines[k];
+        if (skip_deeper >= 0 && L->indent > skip_deeper)
+            continue;
+        skip_deeper = -1;
+        if (host_starts(h, L, "import") || host_starts(h, L, "from")) {
+            host_import(h, L, host, false);
+        } else if (host_starts(h, L, "def") || host_starts(h, L, "class") || host_starts(h, L, "async")) {
+            size_t len, s = host_def_name(h, L, &len);
+            if (len)
+                host_bind(h, host, L, s, len);
+            skip_deeper = L->indent;
+        } else if (host_starts(h, L, "for")) {
+            size_t in = L->start + 3;
+            while (in + 2 < L->end && !(h->text[in] == ' ' && h->text[in + 1] == 'i' &&
+                                        h->text[in + 2] == 'n' && h->text[in + 3] == ' '))
+                in++;
+            host_bind_targets(h, host, L, L->start + 3, in);
+        } else if (L->line == h->lines[first].line || host_starts(h, L, "if") ||
+                   host_starts(h, L, "elif") || host_starts(h, L, "else") ||
+                   host_starts(h, L, "try") || host_starts(h, L, "except") ||
+                   host_starts(h, L, "finally") || host_starts(h, L, "with") ||
+                   host_starts(h, L, "while") || host_starts(h, L, "return") ||
+                   h->text[L->start] == '@') {
+            if (k == first && !host_starts(h, L, "if") && !host_starts(h, L, "try") &&
+                !host_starts(h, L, "with") && !host_starts(h, L, "while") && h->text[L->start] != '@')
+                host_bind_assign(h, host, L, L->start);
+        } else {
+            host_bind_assign(h, host, L, L->start);
+        }
+    }
+}
+
+typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
+
+void host_split(LexState *lx, char *text, size_t n)
+{
+    HostScan h = {.lx = lx, .text = text, .n = n};
+    host_lines(&h);
+    /* A file with no kernel is no Python module with kernels in it (the
+     * grammar's own tests): it is read whole, as before. */
+    bool kernels = false;
+    for (int i = 0; i < h.nlines && !kernels; i++)
+        kernels = h.lines[i].indent == 0 &&
+                  (h.text[h.lines[i].start] == '@' ? host_jit_decorator(&h, &h.lines[i])
+                                                   : host_mentions_jit(&h, &h.lines[i]));
+    if (!kernels)
+        return;
+    host_know(&h, "tl", 2);
+    host_know(&h, "triton", 6);
+    host_know(&h, "math", 4);
+    PtrVec hosts = {0};
+    for (int i = 0; i < h.nlines;) {
+        /* the statement: its first line, decorators included, and every
+         * deeper line or else/elif/except/finally that continues it */
+        int first = i, head = i;
+        bool jit = false;
+        while (head < h.nlines && h.text[h.lines[head].start] == '@' && h.lines[head].indent == 0) {
+            jit |= host_jit_decorator(&h, &h.lines[head]);
+            head++;
+        }
+        if (head >= h.nlines)
+            head = h.nlines - 1;
+        int last = head;
+        while (last + 1 < h.nlines &&
+               (h.lines[last + 1].indent > 0 || host_starts(&h, &h.lines[last + 1], "else") ||
+                host_starts(&h, &h.lines[last + 1], "elif") ||
+                host_starts(&h, &h.lines[last + 1], "except") ||
+                host_starts(&h, &h.lines[last + 1], "finally")))
+            last++;
+        i = last + 1;
+        const HostLine *L = &h.lines[head];
+        HostWhat what = HOST_SKIP;
+        if (h.lines[first].indent > 0 || (jit && !host_starts(&h, L, "def"))) {
+            what = HOST_KEEP; /* the scanner reports the indentation */
+        } else if (host_starts(&h, L, "def")) {
+            size_t len, s = host_def_name(&h, L, &len);
+            for (int k = i; !jit && k < h.nlines; k++)
+                jit = host_wraps(&h, &h.lines[k], h.text + s, len);
+            if (jit) {
+                what = HOST_KEEP;
+                host_know(&h, h.text + s, len);
+            }
+        } else if (host_starts(&h, L, "import") || host_starts(&h, L, "from")) {
+            if (first == last && host_import(&h, L, NULL, false)) {
+                host_import(&h, L, NULL, true);
+                what = HOST_KEEP;
+            }
+        } else if (first == last && host_is_id(h.text[L->start]) && !host_starts(&h, L, "class") &&
+                   !host_starts(&h, L, "global") && !host_starts(&h, L, "del") &&
+                   !host_starts(&h, L, "assert") && !host_starts(&h, L, "raise") &&
+                   !host_starts(&h, L, "print")) {
+            size_t eq = host_assign_eq(&h, L, L->start);
+            size_t p = L->start;
+            while (p < L->end && host_is_id(h.text[p]))
+                p++;
+            size_t name_end = p;
+            while (p < L->end && (h.text[p] == ' ' || h.text[p] == '\t'))
+                p++;
+            bool simple = eq && (p == eq || h.text[p] == ':');
+            if (simple && (host_tk_value(&h, L, eq + 1) || host_wraps(&h, L, h.text + L->start,
+                                                                       name_end - L->start))) {
+                what = HOST_KEEP;
+                host_know(&h, h.text + L->start, name_end - L->start);
+            }
+        }
+        if (what == HOST_KEEP)
+            continue;
+        Node *host = parse_node(lx, N_HOST, (Span){h.lines[first].line, 1, h.lines[last].end_line,
+                                                   1});
+        if (!host)
+            return;
+        h.bound = (PtrVec){0};
+        host_bind_block(&h, host, first, last);
+        host->list = parse_list(lx, h.bound);
+        host_blank(&h, h.lines[first].start, h.lines[last].end);
+        vec_push(lx->arena, &hosts, host);
+    }
+    lx->hosts = hosts;
+}
