@@ -751,5 +751,6 @@ Node *parse_module(const Source *src, Arena *a, Diag *d)
     if (d->errors == errors && !a->oom)
         parse_check_depth(lx, module);
     parse_merge_hosts(lx, module);
+    host_attach_wrappers(lx, module);
     return module;
 }

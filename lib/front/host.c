@@ -523,6 +523,62 @@ static void host_bind_block(HostScan *h, Node *host, int first, int last)
     }
 }
 
+/* The index of the bracket that closes the one at t[o], or `end`. */
+static size_t host_match(const char *t, size_t end, size_t o)
+{
+    int depth = 0, line = 0;
+    for (size_t i = o; i < end;) {
+        char c = t[i];
+        if (c == '\'' || c == '"') {
+            i = host_skip_string(t, end, i, &line);
+            continue;
+        }
+        if (c == '(' || c == '[' || c == '{')
+            depth++;
+        else if ((c == ')' || c == ']' || c == '}') && --depth == 0)
+            return i;
+        i++;
+    }
+    return end;
+}
+
+/* In a kernel's decorators, a comprehension (`configs=[triton.Config(...)
+ * for w in (4, 8)]`) is host Python the grammar does not read: its
+ * brackets' content becomes the name __host__, which the autotuner reads
+ * as "configs given by the host". */
+static void host_comprehensions(HostScan *h, const HostLine *L)
+{
+    char *t = h->text;
+    size_t open[LEX_MAX_BRACKETS];
+    int depth = 0, line = 0;
+    for (size_t i = L->start; i < L->end;) {
+        char c = t[i];
+        if (c == '\'' || c == '"') {
+            i = host_skip_string(t, L->end, i, &line);
+            continue;
+        }
+        if ((c == '(' || c == '[' || c == '{') && depth < LEX_MAX_BRACKETS)
+            open[depth++] = i;
+        else if ((c == ')' || c == ']' || c == '}') && depth > 0)
+            depth--;
+        else if (host_is_id(c)) {
+            size_t s = i;
+            while (i < L->end && host_is_id(t[i]))
+                i++;
+            if (depth > 0 && i - s == 3 && memcmp(t + s, "for", 3) == 0 && t[s - 1] != '.') {
+                size_t o = open[--depth];
+                size_t close = host_match(t, L->end, o);
+                host_blank(h, o + 1, close);
+                if (close - o - 1 >= 8)
+                    memcpy(t + o + 1, "__host__", 8);
+                i = close + 1;
+            }
+            continue;
+        }
+        i++;
+    }
+}
+
 typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 
 void host_split(LexState *lx, char *text, size_t n)
@@ -596,8 +652,11 @@ void host_split(LexState *lx, char *text, size_t n)
                 host_know(&h, h.text + L->start, name_end - L->start);
             }
         }
-        if (what == HOST_KEEP)
+        if (what == HOST_KEEP) {
+            for (int k = first; k < head; k++)
+                host_comprehensions(&h, &h.lines[k]);
             continue;
+        }
         Node *host = parse_node(lx, N_HOST, (Span){h.lines[first].line, 1, h.lines[last].end_line,
                                                    1});
         if (!host)
@@ -609,4 +668,45 @@ void host_split(LexState *lx, char *text, size_t n)
         vec_push(lx->arena, &hosts, host);
     }
     lx->hosts = hosts;
+}
+
+/* The decorators a wrapping call spells, outermost first:
+ * `triton.autotune(...)(triton.jit(f))` gives autotune(...), triton.jit. */
+static bool host_wrap_chain(LexState *lx, const Node *v, const char *name, PtrVec *decs)
+{
+    if (v->kind == N_NAME)
+        return strcmp(v->name, name) == 0;
+    if (v->kind != N_CALL || v->list.len != 1 || v->list2.len != 0)
+        return false;
+    vec_push(lx->arena, decs, v->a);
+    return host_wrap_chain(lx, v->list.items[0], name, decs);
+}
+
+void host_attach_wrappers(LexState *lx, Node *module)
+{
+    PtrVec kept = {0};
+    bool changed = false;
+    for (int i = 0; i < module->list.len; i++) {
+        Node *n = module->list.items[i];
+        PtrVec decs = {0};
+        Node *fn = NULL;
+        if (n->kind == N_ASSIGN && n->list.len == 1 && n->list.items[0]->kind == N_NAME &&
+            n->a->kind == N_CALL && host_wrap_chain(lx, n->a, n->list.items[0]->name, &decs))
+            for (int k = 0; k < i && !fn; k++) {
+                Node *f = module->list.items[k];
+                if (f->kind == N_FUNC && strcmp(f->name, n->list.items[0]->name) == 0)
+                    fn = f;
+            }
+        if (!fn) {
+            vec_push(lx->arena, &kept, n);
+            continue;
+        }
+        /* the wrappers are outside the decorators the def already has */
+        for (int k = 0; k < fn->list2.len; k++)
+            vec_push(lx->arena, &decs, fn->list2.items[k]);
+        fn->list2 = parse_list(lx, decs);
+        changed = true;
+    }
+    if (changed)
+        module->list = parse_list(lx, kept);
 }

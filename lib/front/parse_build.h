@@ -46,5 +46,8 @@ void parse_check_depth(LexState *lx, const Node *root);
  * each top-level host statement in `text` (the scanner's copy) and records
  * it as an N_HOST node in lx->hosts. */
 void host_split(LexState *lx, char *text, size_t n);
+/* Turns `f = triton.jit(f)` and `f = triton.heuristics({...})(f)` after a
+ * def into decorators of that def. */
+void host_attach_wrappers(LexState *lx, Node *module);
 
 #endif

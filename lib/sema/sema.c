@@ -199,13 +199,7 @@ void sema_bind_globals(Sema *s)
         } else if (n->kind == N_IMPORT || n->kind == N_FROM_IMPORT) {
             bind_import(s, n);
         } else if (n->kind == N_FUNC) {
-            for (int k = 0; k < n->list2.len; k++) {
-                const char *dn = decorator_name(n->list2.items[k]);
-                if (!is_jit(n->list2.items[k]) && strcmp(dn, "autotune") &&
-                    strcmp(dn, "heuristics"))
-                    diag_report(s->d, DIAG_WARNING, n->list2.items[k]->span,
-                                "decorator '@%s' is not a triton decorator; tk ignores it", dn);
-            }
+            /* decorators are checked when the kernel is specialised */
         } else if (n->kind == N_ASSIGN || n->kind == N_ANNASSIGN) {
             const Node *val = n->kind == N_ASSIGN ? n->a : n->c;
             SVal v = sema_eval(s, val);
@@ -464,6 +458,12 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
     sema_bind_globals(&s);
     if (!func_is_jit(fn))
         sema_err(&s, fn->span, "'%s' is not decorated with @triton.jit", fn->name);
+    for (int k = 0; k < fn->list2.len; k++) {
+        const char *dn = decorator_name(fn->list2.items[k]);
+        if (!is_jit(fn->list2.items[k]) && strcmp(dn, "autotune") && strcmp(dn, "heuristics"))
+            diag_report(d, DIAG_WARNING, fn->list2.items[k]->span,
+                        "decorator '@%s' is not a triton decorator; tk ignores it", dn);
+    }
     KernelSig tune = {0};
     sema_tune_configs(&s, fn, &tune);
     Env env = {0};

@@ -79,6 +79,35 @@ static bool read_config(Sema *s, const Node *c, KernelConfig *out)
     return (!w || const_int(s, w, &out->num_warps)) && (!st || const_int(s, st, &out->num_stages));
 }
 
+/* A module constant that is a list literal (`CONFIGS = [triton.Config(...)]`)
+ * stands for its value; any other name stays a name. */
+static const Node *module_list(Sema *s, const Node *name)
+{
+    const Node *found = name;
+    for (int i = 0; s->module && i < s->module->list.len; i++) {
+        const Node *n = s->module->list.items[i];
+        if (n->kind == N_ASSIGN && n->list.len == 1 && n->list.items[0]->kind == N_NAME &&
+            strcmp(n->list.items[0]->name, name->name) == 0)
+            found = n->a;
+        else if (n->kind == N_HOST)
+            for (int k = 0; k < n->list.len; k++)
+                if (strcmp(n->list.items[k]->name, name->name) == 0)
+                    found = name;
+    }
+    return found;
+}
+
+/* Configs that host Python builds (a name it binds, a call, a comprehension
+ * the front end replaced by [__host__]): tk cannot read them. */
+static bool configs_from_host(const Node *c)
+{
+    if (c->kind == N_LIST && c->list.len == 1 && c->list.items[0]->kind == N_NAME &&
+        strcmp(c->list.items[0]->name, "__host__") == 0)
+        return true;
+    return c->kind == N_NAME || c->kind == N_CALL || c->kind == N_ATTR || c->kind == N_BINOP ||
+           c->kind == N_SUBSCRIPT;
+}
+
 static void read_autotune(Sema *s, const Node *dec, KernelSig *out)
 {
     static const char *const rejected[] = {"reset_to_zero", "restore_value", "prune_configs_by",
@@ -91,6 +120,10 @@ static void read_autotune(Sema *s, const Node *dec, KernelSig *out)
     const Node *configs = kw_value(dec, "configs");
     if (!configs && dec->list.len)
         configs = dec->list.items[0];
+    if (configs && configs->kind == N_NAME)
+        configs = module_list(s, configs);
+    if (configs && configs_from_host(configs))
+        return; /* given by the host: the caller passes the constexprs */
     if (!configs || (configs->kind != N_LIST && configs->kind != N_TUPLE)) {
         sema_err(s, dec->span, "@triton.autotune needs configs=[triton.Config(...), ...]");
         return;
