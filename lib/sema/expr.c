@@ -53,7 +53,7 @@ const char *sv_describe(Sema *s, SVal v)
     case SV_BOOL: return v.i ? "constexpr True" : "constexpr False";
     case SV_DTYPE: return arena_printf(s->a, "dtype %s", sema_type_str(s, v.ty));
     case SV_STR: return arena_printf(s->a, "string '%s'", v.s);
-    case SV_NONE: return "None";
+    case SV_NONE: return v.s ? arena_printf(s->a, "None (parameter '%s' was given None)", v.s) : "None";
     case SV_TUPLE: return arena_printf(s->a, "a tuple of %d", v.n);
     case SV_TENSOR: return sema_type_str(s, v.v->type);
     case SV_FUNC: return arena_printf(s->a, "function '%s'", v.fn->name);

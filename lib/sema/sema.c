@@ -341,17 +341,29 @@ static void check_defines(Sema *s, const Node *fn, const SpecRequest *req)
         if (!p)
             define_err(s, d, "-D %s: kernel '%s' has no constexpr parameter of that name",
                        d->name, fn->name);
-        else if (!annot_is_constexpr(p->a))
+        else if (!annot_is_constexpr(p->a) && d->value.kind != CV_NONE)
             define_err(s, d, "-D %s: '%s' is a runtime parameter, not a tl.constexpr", d->name,
                        d->name);
     }
 }
 
-static int count_runtime(const Node *fn)
+/* A runtime parameter given None is a constexpr None, as in Triton. */
+static bool param_is_none(const SpecRequest *req, const Node *p)
+{
+    const SpecDefine *d = find_define(req, p->name);
+    return d && d->value.kind == CV_NONE;
+}
+
+static bool param_is_runtime(const SpecRequest *req, const Node *p)
+{
+    return !annot_is_constexpr(p->a) && !param_is_none(req, p);
+}
+
+static int count_runtime(const Node *fn, const SpecRequest *req)
 {
     int n = 0;
     for (int i = 0; i < fn->list.len; i++)
-        n += !annot_is_constexpr(fn->list.items[i]->a);
+        n += param_is_runtime(req, fn->list.items[i]);
     return n;
 }
 
@@ -397,12 +409,12 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
 static void bind_params(Sema *s, const Node *fn, const SpecRequest *req)
 {
     check_defines(s, fn, req);
-    int nrt = count_runtime(fn);
+    int nrt = count_runtime(fn, req);
     if (req->nargs >= 0 && req->nargs != nrt) {
         StrBuf names;
         sb_init(&names);
         for (int i = 0; i < fn->list.len; i++)
-            if (!annot_is_constexpr(fn->list.items[i]->a))
+            if (param_is_runtime(req, fn->list.items[i]))
                 sb_printf(&names, "%s%s", names.len ? ", " : "", fn->list.items[i]->name);
         sema_err(s, fn->span, "the signature has %d entries but kernel '%s' has %d runtime "
                               "parameters (%s)", req->nargs, fn->name, nrt,
@@ -413,8 +425,14 @@ static void bind_params(Sema *s, const Node *fn, const SpecRequest *req)
     int idx = 0;
     for (int i = 0; i < fn->list.len; i++) {
         const Node *p = fn->list.items[i];
-        if (!annot_is_constexpr(p->a)) {
+        if (param_is_runtime(req, p)) {
             bind_runtime_param(s, fn, p, req, idx++);
+            continue;
+        }
+        if (param_is_none(req, p)) {
+            SVal none = sv_none();
+            none.s = p->name; /* named in errors that use it */
+            env_set(s, s->env, p->name, none, p->span);
             continue;
         }
         const SpecDefine *d = find_define(req, p->name);
