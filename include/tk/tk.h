@@ -243,6 +243,9 @@ tk_status tk_device_properties(tk_context *ctx, tk_device_props *props);
 /* Programs of this kernel that fit on one SM at once. */
 tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_per_sm);
 
+/* None for a constexpr parameter (Triton's `x is None` folds). */
+static inline tk_arg tk_none(const char *name) { return tk_const_text(name, "None"); }
+
 #if defined(__GNUC__) && !defined(_WIN32)
 #pragma GCC visibility pop
 #endif
