@@ -249,8 +249,9 @@ InterpBuffer *rt_ctx_snapshot(tk_context *ctx, int *n);
  * arguments. Defined in rt_module.c and used by rt_launch.c. */
 typedef struct RtLaunchArgs {
     RtKey key;
-    const tk_arg *values[RT_MAX_PARAMS]; /* per runtime param */
-    const tk_arg *consts[RT_MAX_PARAMS]; /* per sig param (constexprs only) */
+    const tk_arg *values[RT_MAX_PARAMS]; /* per runtime param; NULL: given tk_none() */
+    const tk_arg *consts[RT_MAX_PARAMS]; /* per sig param (constexprs, and runtime params
+                                            given tk_none()) */
     int num_warps, num_stages;
 } RtLaunchArgs;
 tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);

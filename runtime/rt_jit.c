@@ -81,10 +81,12 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
     ArgSpec *specs = arena_alloc(a, sizeof *specs * (size_t)(k->nruntime + 1));
     if (!specs)
         return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    int ns = 0;
     for (int j = 0; j < k->nruntime; j++)
-        rt_arg_spec(la->values[j], &specs[j]);
+        if (la->values[j]) /* NULL: given None, a constexpr now */
+            rt_arg_spec(la->values[j], &specs[ns++]);
     req->args = specs;
-    req->nargs = k->nruntime;
+    req->nargs = ns;
     req->num_warps = la->num_warps;
     req->num_stages = la->num_stages;
     return TK_OK;

@@ -47,6 +47,12 @@ static int find_const(tk_kernel *k, int c, const char *name)
     return p;
 }
 
+/* tk_none(): a None, which turns a runtime parameter into a constexpr None. */
+static bool rt_arg_is_none(const tk_arg *a)
+{
+    return a->text && strcmp(a->text, "None") == 0;
+}
+
 static tk_status bind_const(tk_kernel *k, int c, const tk_arg *a, RtLaunchArgs *la)
 {
     char names[512];
@@ -58,7 +64,7 @@ static tk_status bind_const(tk_kernel *k, int c, const tk_arg *a, RtLaunchArgs *
         return rt_error(TK_ERR_LAUNCH, "kernel '%s' has no parameter '%s'; its constexprs: %s",
                         k->name, a->name, names);
     }
-    if (!k->sig.is_constexpr[p])
+    if (!k->sig.is_constexpr[p] && !rt_arg_is_none(a))
         return rt_error(TK_ERR_LAUNCH, "'%s' is a runtime parameter of kernel '%s', not a "
                         "constexpr: pass it in order with tk_ptr/tk_i32/...", a->name, k->name);
     if (la->consts[p])
@@ -160,14 +166,28 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
             tk_status s = bind_const(k, nconst++, a, la);
             if (s != TK_OK)
                 return s;
-        } else if (a->kind == TK_ARG_PTR || a->kind == TK_ARG_SCALAR) {
-            if (nrun < k->nruntime)
-                la->values[nrun] = a;
-            nrun++;
-        } else
+        } else if (a->kind != TK_ARG_PTR && a->kind != TK_ARG_SCALAR)
             return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d has an unknown kind", k->name,
                             i + 1);
     }
+    /* the runtime arguments fill the runtime parameters not given tk_none(), in order */
+    int nnone = 0, next = 0;
+    for (int r = 0; r < k->nruntime; r++)
+        nnone += la->consts[k->runtime_idx[r]] != NULL;
+    for (int i = 0; i < nargs; i++) {
+        const tk_arg *a = &args[i];
+        if (a->kind != TK_ARG_PTR && a->kind != TK_ARG_SCALAR)
+            continue;
+        while (next < k->nruntime && la->consts[k->runtime_idx[next]])
+            la->values[next++] = NULL;
+        if (next < k->nruntime)
+            la->values[next++] = a;
+        nrun++;
+    }
+    while (next < k->nruntime && la->consts[k->runtime_idx[next]])
+        la->values[next++] = NULL;
+    if (nnone > 0 && nrun == k->nruntime - nnone)
+        nrun = k->nruntime;
     if (nrun != k->nruntime) {
         char names[512];
         list_params(k, false, names, sizeof names);
@@ -178,6 +198,10 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
     RtKey *key = &la->key;
     key->nwords = 0;
     for (int j = 0; j < k->nruntime; j++) {
+        if (!la->values[j]) {
+            key->w[key->nwords++] = UINT64_MAX; /* None */
+            continue;
+        }
         tk_status s = check_value(k, j, la->values[j], &key->w[key->nwords++]);
         if (s != TK_OK)
             return s;

@@ -106,6 +106,57 @@ static void test_still_usable(tk_context *ctx, tk_kernel *add)
     CHECK(wrong == 0);
 }
 
+/* tk_none() for a runtime parameter: a constexpr None, as in Triton; the
+ * other runtime arguments fill the remaining parameters in order. */
+static void test_none(tk_context *ctx, tk_kernel *add)
+{
+    static const char src[] =
+        "import torch\n"
+        "import triton\n"
+        "import triton.language as tl\n"
+        "\n"
+        "@triton.jit\n"
+        "def bias_add(x_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    if b_ptr is not None:\n"
+        "        x += tl.load(b_ptr + offs, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, x, mask=offs < n)\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    print(torch.cuda.is_available())\n";
+    tk_module *mod = NULL;
+    tk_kernel *k = NULL;
+    CHECK_OK(tk_module_load_string(ctx, "none.py", src, &mod));
+    if (mod)
+        CHECK_OK(tk_module_kernel(mod, "bias_add", &k));
+    if (!k) {
+        tk_module_destroy(mod);
+        return;
+    }
+    tk_grid g = {(N + 31) / 32, 1, 1};
+    CHECK_OK(tk_launch(k, g, (tk_arg[]){tk_ptr(dx, TK_F32), tk_none("b_ptr"), tk_ptr(dout, TK_F32),
+                                         tk_i32(N), tk_const("BLOCK", 32)}, 5, NULL));
+    CHECK_OK(tk_copy_from(ctx, hout, dout, sizeof hout));
+    int wrong = 0;
+    for (int i = 0; i < N; i++)
+        wrong += hout[i] != hx[i];
+    CHECK(wrong == 0);
+    CHECK_OK(tk_launch(k, g, (tk_arg[]){tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32),
+                                         tk_ptr(dout, TK_F32), tk_i32(N), tk_const("BLOCK", 32)},
+                       5, NULL));
+    CHECK_OK(tk_copy_from(ctx, hout, dout, sizeof hout));
+    wrong = 0;
+    for (int i = 0; i < N; i++)
+        wrong += hout[i] != hx[i] + hy[i];
+    CHECK(wrong == 0);
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){tk_ptr(dx, TK_F32), tk_none("y_ptr"),
+                                            tk_ptr(dout, TK_F32), tk_i32(N), tk_const("BLOCK", 32)},
+                          5, NULL),
+                TK_ERR_COMPILE, "parameter 'y_ptr' was given None");
+    tk_module_destroy(mod);
+}
+
 static RtKey key_for(tk_kernel *k, const tk_arg *args, int nargs, const tk_launch_options *o)
 {
     RtLaunchArgs la;
@@ -233,6 +284,7 @@ int main(void)
         test_hits(add);
         test_fault(add);
         test_still_usable(ctx, add);
+        test_none(ctx, add);
         test_modules(ctx, mod);
     }
     CHECK_OK(tk_free(ctx, dx));
