@@ -215,7 +215,7 @@ static bool host_tk_module(const char *s, size_t len)
  * `from m import a, b as c` binds a and c; they go to the host statement
  * `bind`, or with `know` to the names kept code may use. Returns whether
  * every module is one tk reads. */
-static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know)
+static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *nodes)
 {
     const char *t = h->text;
     size_t p = L->start, end = L->end;
@@ -223,9 +223,11 @@ static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know)
     p += from ? 4 : 6;
     p = host_skip_ws(t, p, end);
     bool ok = true;
+    const char *module = NULL;
     if (from) {
         size_t m = p;
         p = host_dotted(t, p, end);
+        module = arena_strndup(h->lx->arena, t + m, p - m);
         ok = p > m && t[m] != '.' && host_tk_module(t + m, p - m);
         p = host_skip_ws(t, p, end);
         if (p + 6 <= end && memcmp(t + p, "import", 6) == 0)
@@ -260,6 +262,17 @@ static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know)
         }
         if (bl == 0)
             continue;
+        if (nodes) {
+            Node *n = parse_node(h->lx, from ? N_FROM_IMPORT : N_IMPORT,
+                                 host_span_at(h, L, L->start, (size_t)(p - L->start)));
+            n->span.end_line = n->span.line;
+            const char *what = arena_strndup(h->lx->arena, t + m, (size_t)(host_dotted(t, m, end) - m));
+            n->name = from ? module : what;
+            n->str = from ? what : NULL;
+            if (bs != m)
+                n->alias = arena_strndup(h->lx->arena, t + bs, bl);
+            vec_push(h->lx->arena, nodes, n);
+        }
         if (bind)
             host_bind(h, bind, L, bs, bl);
         else if (know)
@@ -496,7 +509,7 @@ static void host_bind_block(HostScan *h, Node *host, int first, int last)
             continue;
         skip_deeper = -1;
         if (host_starts(h, L, "import") || host_starts(h, L, "from")) {
-            host_import(h, L, host, false);
+            host_import(h, L, host, false, NULL);
         } else if (host_starts(h, L, "def") || host_starts(h, L, "class") || host_starts(h, L, "async")) {
             size_t len, s = host_def_name(h, L, &len);
             if (len)
@@ -579,6 +592,31 @@ static void host_comprehensions(HostScan *h, const HostLine *L)
     }
 }
 
+/* `try: from triton.language.extra import libdevice` / `except ImportError:
+ * from triton.language.math import libdevice`: the first branch made only
+ * of imports tk reads gives the import nodes; the statement stays host. */
+static bool host_import_choice(HostScan *h, PtrVec *out, int first, int last)
+{
+    for (int b = first; b <= last;) {
+        int e = b + 1;
+        bool all = e <= last && h->lines[e].indent > 0;
+        while (e <= last && h->lines[e].indent > 0) {
+            const HostLine *L = &h->lines[e];
+            all = all && (host_starts(h, L, "import") || host_starts(h, L, "from")) &&
+                  host_import(h, L, NULL, false, NULL);
+            e++;
+        }
+        if (all) {
+            for (int k = b + 1; k < e; k++) {
+                host_import(h, &h->lines[k], NULL, true, out);
+            }
+            return true;
+        }
+        b = e;
+    }
+    return false;
+}
+
 typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 
 void host_split(LexState *lx, char *text, size_t n)
@@ -630,8 +668,8 @@ void host_split(LexState *lx, char *text, size_t n)
                 host_know(&h, h.text + s, len);
             }
         } else if (host_starts(&h, L, "import") || host_starts(&h, L, "from")) {
-            if (first == last && host_import(&h, L, NULL, false)) {
-                host_import(&h, L, NULL, true);
+            if (first == last && host_import(&h, L, NULL, false, NULL)) {
+                host_import(&h, L, NULL, true, NULL);
                 what = HOST_KEEP;
             }
         } else if (first == last && host_is_id(h.text[L->start]) && !host_starts(&h, L, "class") &&
@@ -652,6 +690,8 @@ void host_split(LexState *lx, char *text, size_t n)
                 host_know(&h, h.text + L->start, name_end - L->start);
             }
         }
+        bool chosen = what == HOST_SKIP && host_starts(&h, L, "try") &&
+                      host_import_choice(&h, &hosts, first, last);
         if (what == HOST_KEEP) {
             for (int k = first; k < head; k++)
                 host_comprehensions(&h, &h.lines[k]);
@@ -662,7 +702,8 @@ void host_split(LexState *lx, char *text, size_t n)
         if (!host)
             return;
         h.bound = (PtrVec){0};
-        host_bind_block(&h, host, first, last);
+        if (!chosen)
+            host_bind_block(&h, host, first, last);
         host->list = parse_list(lx, h.bound);
         host_blank(&h, h.lines[first].start, h.lines[last].end);
         vec_push(lx->arena, &hosts, host);
