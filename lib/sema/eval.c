@@ -137,6 +137,9 @@ static SVal dtype_attr(Sema *s, SVal d, const char *name, Span at)
 static SVal eval_attr(Sema *s, const Node *n)
 {
     SVal base = sema_eval(s, n->a);
+    /* tl.constexpr's .value: a constexpr is its own value here */
+    if (base.k != SV_UNDEF && sv_is_const(base) && strcmp(n->name, "value") == 0)
+        return base;
     switch (base.k) {
     case SV_UNDEF: return base;
     case SV_NS: return sema_builtin_attr(s, base.s, n->name, n->span);
