@@ -372,6 +372,11 @@ static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
                                            "else", "in", "is", "min", "max", "abs", "int",
                                            "float", "bool"};
     int line = 0;
+    size_t v = p;
+    while (v < L->end && (t[v] == ' ' || t[v] == '\t'))
+        v++;
+    if (v < L->end && t[v] == '{')
+        return false; /* a dict: only decorators take those */
     while (p < L->end) {
         char c = t[p];
         if (c == '\'' || c == '"') {
