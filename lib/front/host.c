@@ -4,7 +4,8 @@
  * @jit functions, triton/math imports and simple constants are kept, every
  * other statement becomes an N_HOST node naming what it binds and is blanked
  * out of the scanner's copy (newlines kept, so every position stays exact).
- * Guarantees: never an error, linear in the input. */
+ * Guarantees: never an error; a file with no jit decorator and no jit(...)
+ * call is left as it is (the grammar's own tests). */
 #include <string.h>
 
 #include "compiler.h"
@@ -631,10 +632,18 @@ void host_split(LexState *lx, char *text, size_t n)
     /* A file with no kernel is no Python module with kernels in it (the
      * grammar's own tests): it is read whole, as before. */
     bool kernels = false;
-    for (int i = 0; i < h.nlines && !kernels; i++)
-        kernels = h.lines[i].indent == 0 &&
-                  (h.text[h.lines[i].start] == '@' ? host_jit_decorator(&h, &h.lines[i])
-                                                   : host_mentions_jit(&h, &h.lines[i]));
+    PtrVec wraps = {0}; /* top-level lines that call jit(...): `f = triton.jit(f)` */
+    for (int i = 0; i < h.nlines; i++) {
+        HostLine *L = &h.lines[i];
+        if (L->indent != 0)
+            continue;
+        if (h.text[L->start] == '@') {
+            kernels |= host_jit_decorator(&h, L);
+        } else if (host_mentions_jit(&h, L)) {
+            kernels = true;
+            vec_push(lx->arena, &wraps, L);
+        }
+    }
     if (!kernels)
         return;
     host_know(&h, "tl", 2);
@@ -666,8 +675,9 @@ void host_split(LexState *lx, char *text, size_t n)
             what = HOST_KEEP; /* the scanner reports the indentation */
         } else if (host_starts(&h, L, "def")) {
             size_t len, s = host_def_name(&h, L, &len);
-            for (int k = i; !jit && k < h.nlines; k++)
-                jit = host_wraps(&h, &h.lines[k], h.text + s, len);
+            for (int k = 0; !jit && k < wraps.len; k++)
+                jit = ((HostLine *)wraps.items[k])->line > L->line &&
+                      host_wraps(&h, wraps.items[k], h.text + s, len);
             if (jit) {
                 what = HOST_KEEP;
                 host_know(&h, h.text + s, len);
