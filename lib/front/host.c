@@ -623,6 +623,19 @@ static bool host_import_choice(HostScan *h, PtrVec *out, int first, int last)
     return false;
 }
 
+/* A decorator tk does not know (`@libentry()`, `@torch.compile(...)`) is
+ * ignored with a warning; its arguments are host Python, blanked so the
+ * grammar never sees them. */
+static void host_blank_args(HostScan *h, const HostLine *L)
+{
+    const char *t = h->text;
+    for (size_t p = L->start; p < L->end; p++)
+        if (t[p] == '(') {
+            host_blank(h, p + 1, host_match(t, L->end, p));
+            return;
+        }
+}
+
 typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 
 void host_split(LexState *lx, char *text, size_t n)
@@ -708,8 +721,11 @@ void host_split(LexState *lx, char *text, size_t n)
         bool chosen = what == HOST_SKIP && host_starts(&h, L, "try") &&
                       host_import_choice(&h, &hosts, first, last);
         if (what == HOST_KEEP) {
-            for (int k = first; k < head; k++)
+            for (int k = first; k < head; k++) {
+                if (!host_jit_decorator(&h, &h.lines[k]))
+                    host_blank_args(&h, &h.lines[k]);
                 host_comprehensions(&h, &h.lines[k]);
+            }
             continue;
         }
         Node *host = parse_node(lx, N_HOST, (Span){h.lines[first].line, 1, h.lines[last].end_line,
