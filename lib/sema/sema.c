@@ -141,7 +141,8 @@ static void bind_import(Sema *s, const Node *n)
             env_set(s, &s->globals, bind, (SVal){.k = SV_NS, .s = "triton"}, n->span);
             return;
         }
-        if (sema_builtin_exists(base, n->str)) {
+        if (sema_builtin_exists(base, n->str) ||
+            (strcmp(base, "libdevice") == 0 && sema_libdevice_known(n->str))) {
             SVal v = sema_builtin_attr(s, base, n->str, n->span);
             if (v.k != SV_UNDEF)
                 env_set(s, &s->globals, bind, v, n->span);
