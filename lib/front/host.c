@@ -176,13 +176,12 @@ static Span host_span_at(const HostScan *h, const HostLine *L, size_t at, size_t
     return (Span){line, col, line, col + (int)len};
 }
 
-static void host_bind(HostScan *h, Node *host, const HostLine *L, size_t at, size_t len)
+static void host_bind(HostScan *h, const HostLine *L, size_t at, size_t len)
 {
     Node *name = parse_node(h->lx, N_NAME, host_span_at(h, L, at, len));
     if (!name)
         return;
     name->name = arena_strndup(h->lx->arena, h->text + at, len);
-    (void)host;
     vec_push(h->lx->arena, &h->bound, name);
 }
 
@@ -275,7 +274,7 @@ static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, P
             vec_push(h->lx->arena, nodes, n);
         }
         if (bind)
-            host_bind(h, bind, L, bs, bl);
+            host_bind(h, L, bs, bl);
         else if (know)
             host_know(h, t + bs, bl);
     }
@@ -332,7 +331,7 @@ static void host_bind_targets(HostScan *h, Node *host, const HostLine *L, size_t
                 q++;
             bool before_dot = s > 0 && t[s - 1] == '.';
             if (!before_dot && (q >= end || t[q] == ',' || t[q] == ')' || t[q] == ']' || t[q] == ':'))
-                host_bind(h, host, L, s, p - s);
+                host_bind(h, L, s, p - s);
             continue;
         }
         p++;
@@ -354,7 +353,7 @@ static void host_bind_assign(HostScan *h, Node *host, const HostLine *L, size_t 
                 while (q < L->end && h->text[q] == ' ')
                     q++;
                 if (q < L->end && h->text[q] == ':')
-                    host_bind(h, host, L, p, q - p);
+                    host_bind(h, L, p, q - p);
             }
             return;
         }
@@ -519,7 +518,7 @@ static void host_bind_block(HostScan *h, Node *host, int first, int last)
         } else if (host_starts(h, L, "def") || host_starts(h, L, "class") || host_starts(h, L, "async")) {
             size_t len, s = host_def_name(h, L, &len);
             if (len)
-                host_bind(h, host, L, s, len);
+                host_bind(h, L, s, len);
             skip_deeper = L->indent;
         } else if (host_starts(h, L, "for")) {
             size_t in = L->start + 3;
