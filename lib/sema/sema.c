@@ -230,8 +230,23 @@ static bool annot_is_constexpr(const Node *a)
     if (a->kind == N_SUBSCRIPT)
         a = a->a;
     if (a->kind == N_STR)
-        return a->str && strcmp(a->str, "constexpr") == 0;
+        return a->str && (strcmp(a->str, "constexpr") == 0 || strcmp(a->str, "tl.constexpr") == 0);
     return (a->kind == N_NAME || a->kind == N_ATTR) && strcmp(a->name, "constexpr") == 0;
+}
+
+/* Python type hints real kernels carry (`n: int`, `x: torch.Tensor`,
+ * `y: Optional[torch.Tensor]`, `z: tl.tensor`): Triton ignores them. */
+static bool annot_is_python_hint(const Node *a)
+{
+    static const char *const names[] = {"int", "float", "bool", "str", "Tensor", "tensor", "Any"};
+    if (a->kind == N_SUBSCRIPT)
+        return true;
+    if (a->kind != N_NAME && a->kind != N_ATTR)
+        return false;
+    for (int i = 0; i < TK_ARRAY_LEN(names); i++)
+        if (strcmp(a->name, names[i]) == 0)
+            return true;
+    return false;
 }
 
 /* The type an annotation spells, or DT_VOID when it gives none. */
@@ -250,6 +265,8 @@ static Type annot_type(const Node *a, bool *bad)
     const char *text = a->kind == N_STR ? a->str : a->kind == N_NAME || a->kind == N_ATTR ? a->name : NULL;
     if (text && sema_parse_type(text, &t, &div))
         return t;
+    if (annot_is_python_hint(a))
+        return type_scalar(DT_VOID); /* a hint for Python's readers; the launch gives the type */
     *bad = true;
     return type_scalar(DT_VOID);
 }
