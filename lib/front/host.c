@@ -413,7 +413,8 @@ static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
     return true;
 }
 
-/* The name a decorator line names last: `@triton.jit(...)` -> "jit". */
+/* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
+ * `@triton.autotune(...)`, `@triton.heuristics(...)`? */
 static bool host_jit_decorator(const HostScan *h, const HostLine *L)
 {
     const char *t = h->text;
@@ -429,8 +430,16 @@ static bool host_jit_decorator(const HostScan *h, const HostLine *L)
         }
         p++;
     }
+    /* the prefix: none (`from triton import jit`) or triton's (`triton.`,
+     * `tl.`); `@numba.jit` or `@torch.jit.script` is someone else's */
+    size_t from = L->start + 1;
+    while (from < last && (t[from] == ' ' || t[from] == '\t'))
+        from++;
+    size_t plen = last - from;
+    bool ours = plen == 0 || (plen == 7 && memcmp(t + from, "triton.", 7) == 0) ||
+                (plen == 3 && memcmp(t + from, "tl.", 3) == 0);
     static const char *const kw[] = {"jit", "autotune", "heuristics"};
-    for (int i = 0; i < TK_ARRAY_LEN(kw); i++)
+    for (int i = 0; ours && i < TK_ARRAY_LEN(kw); i++)
         if (strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0)
             return true;
     return false;
