@@ -41,6 +41,8 @@ void comp_free(Compilation *c)
 bool comp_parse(Compilation *c)
 {
     c->module = parse_module(&c->src, &c->arena, &c->diag);
+    if (c->module && c->diag.errors == 0)
+        c->nimported = package_load(c->module, c->search_paths, &c->arena, &c->diag, &c->imported);
     if (c->arena.oom)
         diag_plain(&c->diag, DIAG_ERROR, "out of memory while parsing");
     return c->module && c->diag.errors == 0;
@@ -250,6 +252,7 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
     Compilation c;
     if (!comp_init(&c, filename, src, len))
         return TK_ERR_NO_MEMORY;
+    c.search_paths = opts->search_paths;
     StrBuf text;
     sb_init(&text);
     bool ok = run_stages(&c, opts, &text) && c.diag.errors == 0;

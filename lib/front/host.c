@@ -5,7 +5,8 @@
  * other statement becomes an N_HOST node naming what it binds and is blanked
  * out of the scanner's copy (newlines kept, so every position stays exact).
  * Guarantees: never an error; a file with no jit decorator and no jit(...)
- * call is left as it is (the grammar's own tests). */
+ * call is left as it is (the grammar's own tests), unless it is a package
+ * file another module imports. */
 #include <string.h>
 
 #include "compiler.h"
@@ -264,7 +265,8 @@ static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, P
             continue;
         if (nodes) {
             Node *n = parse_node(h->lx, from ? N_FROM_IMPORT : N_IMPORT,
-                                 host_span_at(h, L, L->start, (size_t)(p - L->start)));
+                                 know ? host_span_at(h, L, L->start, (size_t)(p - L->start))
+                                      : host_span_at(h, L, m, (size_t)(p - m)));
             n->span.end_line = n->span.line;
             const char *what = arena_strndup(h->lx->arena, t + m, (size_t)(host_dotted(t, m, end) - m));
             n->name = from ? module : what;
@@ -665,7 +667,7 @@ void host_split(LexState *lx, char *text, size_t n)
             vec_push(lx->arena, &wraps, L);
         }
     }
-    if (!kernels)
+    if (!kernels && !lx->python)
         return;
     host_know(&h, "tl", 2);
     host_know(&h, "triton", 6);
@@ -744,6 +746,13 @@ void host_split(LexState *lx, char *text, size_t n)
         if (!chosen)
             host_bind_block(&h, host, first, last);
         host->list = parse_list(lx, h.bound);
+        if (first == last && (host_starts(&h, L, "import") || host_starts(&h, L, "from"))) {
+            /* kept as nodes too: the import may name another file of the
+             * package, which front/package.c reads */
+            PtrVec imports = {0};
+            host_import(&h, L, NULL, false, &imports);
+            host->list2 = parse_list(lx, imports);
+        }
         host_blank(&h, h.lines[first].start, h.lines[last].end);
         vec_push(lx->arena, &hosts, host);
     }
