@@ -195,6 +195,61 @@ static bool func_is_jit(const Node *fn)
     return false;
 }
 
+/* Binds the plain names of an assignment target as host names whose
+ * message carries why tk could not evaluate the value (`msg`). */
+static void bind_unevaluated(Sema *s, const Node *t, int line, const char *msg, int len)
+{
+    if (t->kind == N_TUPLE || t->kind == N_LIST) {
+        for (int i = 0; i < t->list.len; i++)
+            bind_unevaluated(s, t->list.items[i], line, msg, len);
+        return;
+    }
+    if (t->kind != N_NAME)
+        return;
+    const char *file = s->src && s->src->name ? s->src->name : "<string>";
+    const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk does "
+                                         "not run (as a constant: %.*s)",
+                                   t->name, file, line, len, msg);
+    env_set(s, s->globals, t->name, (SVal){.k = SV_UNDEF, .s = why}, t->span);
+}
+
+/* A module constant. Its value is evaluated with errors held back: one tk
+ * cannot evaluate (`DEVICE = triton.runtime.driver.active...()`) is host
+ * Python, an error only where a kernel uses the name, and that error says
+ * what went wrong. */
+static void bind_constant(Sema *s, const Node *n)
+{
+    const Node *val = n->kind == N_ASSIGN ? n->a : n->c;
+    Diag *real = s->d;
+    Diag held;
+    diag_init(&held, real->src);
+    held.max_errors = 1;
+    s->d = &held;
+    SVal v = sema_eval(s, val);
+    if (v.k != SV_UNDEF && !sv_is_const(v) && v.k != SV_NS && v.k != SV_FUNC &&
+        v.k != SV_BUILTIN && v.k != SV_MODULE)
+        sema_err(s, val->span, "module constant must be a compile-time value, got %s",
+                 sv_describe(s, v));
+    s->d = real;
+    if (held.errors) {
+        const char *text = held.text.data ? held.text.data : "";
+        const char *msg = strstr(text, "error: ");
+        msg = msg ? msg + 7 : text;
+        int len = (int)strcspn(msg, "\n");
+        if (n->kind == N_ASSIGN)
+            for (int t = 0; t < n->list.len; t++)
+                bind_unevaluated(s, n->list.items[t], n->span.line, msg, len);
+        else
+            bind_unevaluated(s, n->a, n->span.line, msg, len);
+    } else if (n->kind == N_ASSIGN) {
+        for (int t = 0; t < n->list.len; t++)
+            sema_assign(s, n->list.items[t], v, n->span);
+    } else {
+        sema_assign(s, n->a, v, n->span);
+    }
+    diag_free(&held);
+}
+
 void sema_open(Sema *s, const Node *module)
 {
     s->module = s->root = module;
@@ -236,17 +291,7 @@ void sema_bind_globals(Sema *s)
         } else if (n->kind == N_FUNC) {
             /* decorators are checked when the kernel is specialised */
         } else if (n->kind == N_ASSIGN || n->kind == N_ANNASSIGN) {
-            const Node *val = n->kind == N_ASSIGN ? n->a : n->c;
-            SVal v = sema_eval(s, val);
-            if (v.k != SV_UNDEF && !sv_is_const(v) && v.k != SV_NS && v.k != SV_FUNC &&
-                v.k != SV_BUILTIN && v.k != SV_MODULE)
-                v = sema_err(s, val->span, "module constant must be a compile-time value, got %s",
-                             sv_describe(s, v));
-            if (n->kind == N_ASSIGN)
-                for (int t = 0; t < n->list.len; t++)
-                    sema_assign(s, n->list.items[t], v, n->span);
-            else
-                sema_assign(s, n->a, v, n->span);
+            bind_constant(s, n);
         } else if (n->kind != N_PASS && n->kind != N_EXPR_STMT) {
             sema_err(s, n->span, "only imports, constants and @jit functions may appear at "
                                  "module level");
