@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 MAX_FUSED_SIZE: int = 65536
-LOG2E: tl.constexpr = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)
 
 
 def is_hip() -> bool:
