@@ -1,7 +1,6 @@
 """Embedding lookups as an operator library registers them: a caching
 launcher decorator of the library's own above the kernels, a custom op for
 torch.compile, and the backward that accumulates rows with atomics."""
-import functools
 import logging
 import threading
 
@@ -31,7 +30,9 @@ def libentry():
     its launch caching); Triton itself never sees it."""
 
     def decorator(fn):
-        return functools.wraps(fn)(LibEntry(fn)) if callable(fn) else fn
+        entry = LibEntry(fn)
+        entry.__doc__ = fn.__doc__
+        return entry
 
     return decorator
 
