@@ -87,6 +87,7 @@ typedef struct KernelSig {
      * key=[...]): the configs to time and the argument names keying the choice */
     struct KernelConfig *configs;
     int nconfigs;
+    bool configs_from_host; /* host Python builds the configs: tk cannot read them */
     const char **tune_keys;
     int ntune_keys;
     /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from

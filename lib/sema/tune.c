@@ -122,8 +122,10 @@ static void read_autotune(Sema *s, const Node *dec, KernelSig *out)
         configs = dec->list.items[0];
     if (configs && configs->kind == N_NAME)
         configs = module_list(s, configs);
-    if (configs && configs_from_host(configs))
-        return; /* given by the host: the caller passes the constexprs */
+    if (configs && configs_from_host(configs)) {
+        out->configs_from_host = true; /* the caller passes the constexprs */
+        return;
+    }
     if (!configs || (configs->kind != N_LIST && configs->kind != N_TUPLE)) {
         sema_err(s, dec->span, "@triton.autotune needs configs=[triton.Config(...), ...]");
         return;
