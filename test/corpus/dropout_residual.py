@@ -1,7 +1,6 @@
 """Fused dropout + residual add + bias, with the random mask made on the fly
 from a seed and the element offset (nothing stored for backward), and a
 seeded dropout whose seeds differ per row."""
-import tabulate
 import torch
 
 import triton
@@ -61,4 +60,5 @@ def dropout_add(x, residual, bias=None, state=DropoutState(seed=123, p=0.1)):
 if __name__ == "__main__":
     x = torch.randn(size=(10,), device="cuda")
     out = dropout_add(x, torch.zeros_like(x))
-    print(tabulate.tabulate([["input"] + x.tolist(), ["output"] + out.tolist()]))
+    for name, row in (("input", x), ("output", out)):
+        print(f"{name:>8}", " ".join(f"{v:+.3f}" for v in row.tolist()))

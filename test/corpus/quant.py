@@ -22,7 +22,7 @@ def _per_token_quant_int8(x_ptr, xq_ptr, scale_ptr, scale_ub_ptr, stride_x, stri
     absmax = tl.maximum(tl.max(tl.abs(x)), EPS)
     if scale_ub_ptr is not None:
         absmax = tl.minimum(absmax, tl.load(scale_ub_ptr))
-    qmax = xq_ptr.dtype.element_ty.get_int_max_value()
+    qmax: tl.constexpr = xq_ptr.dtype.element_ty.get_int_max_value()
     scale_x = absmax / qmax
     x_q = x / scale_x
     x_q = tl.clamp(libdevice.round(x_q), -qmax, qmax).to(xq_ptr.dtype.element_ty)
