@@ -145,6 +145,12 @@ static bool build_request(Compilation *c, const tk_compile_options *o, const cha
         if (!sema_parse_const(o->defines[i].value, &defs[i].value))
             diag_plain(&c->diag, DIAG_ERROR, "bad value '%s' for -D %s", o->defines[i].value,
                        o->defines[i].name);
+        if (defs[i].value.kind == CV_STR && defs[i].value.s) {
+            /* sema_parse_const's copy is on the heap; the compilation's arena holds it now */
+            char *text = arena_strdup(&c->arena, defs[i].value.s);
+            tk_xfree((char *)defs[i].value.s);
+            defs[i].value.s = text;
+        }
     }
     req->defines = defs;
     req->ndefines = o->ndefines;
