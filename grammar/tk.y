@@ -58,6 +58,8 @@ typedef struct LexState {
     int indent_error_line;  /* line whose indentation was wrong */
     Node *module;
     PtrVec hosts;           /* N_HOST statements, in line order (front/host.c) */
+    bool python;            /* a package file another module imports: split
+                               host code off even when it has no kernel */
 } LexState;
 
 typedef struct ParseSeq {   /* a comma-separated list; comma: a trailing one */
@@ -88,7 +90,7 @@ typedef struct ParseChain { /* if/elif chain: first and last N_IF */
 }
 
 %code provides {
-bool lex_open(LexState *lx, const Source *src, Arena *a, Diag *d);
+bool lex_open(LexState *lx, const Source *src, Arena *a, Diag *d, bool python);
 void lex_close(LexState *lx);
 int lex_next(TK_YYSTYPE *val, Span *loc, LexState *lx);
 const char *parse_token_name(int tok);
@@ -728,7 +730,7 @@ static void parse_merge_hosts(LexState *lx, Node *module)
     module->list = parse_list(lx, all);
 }
 
-Node *parse_module(const Source *src, Arena *a, Diag *d)
+static Node *parse_file(const Source *src, Arena *a, Diag *d, bool python)
 {
     LexState *lx = arena_alloc(a, sizeof *lx);
     Node *module = arena_alloc(a, sizeof *module);
@@ -738,7 +740,8 @@ Node *parse_module(const Source *src, Arena *a, Diag *d)
     }
     module->kind = N_MODULE;
     module->span = (Span){1, 1, 1, 1};
-    if (!lex_open(lx, src, a, d)) {
+    module->src = src;
+    if (!lex_open(lx, src, a, d, python)) {
         diag_plain(d, DIAG_ERROR, "out of memory while reading the source");
         return module;
     }
@@ -753,4 +756,14 @@ Node *parse_module(const Source *src, Arena *a, Diag *d)
     parse_merge_hosts(lx, module);
     host_attach_wrappers(lx, module);
     return module;
+}
+
+Node *parse_module(const Source *src, Arena *a, Diag *d)
+{
+    return parse_file(src, a, d, false);
+}
+
+Node *parse_python_module(const Source *src, Arena *a, Diag *d)
+{
+    return parse_file(src, a, d, true);
 }

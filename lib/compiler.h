@@ -22,6 +22,16 @@ bool lex_dump_tokens(const Source *src, Diag *d, StrBuf *out);
 /* Parses a whole file. Returns the N_MODULE (possibly partial) and reports
  * every syntax error to d; the caller checks d->errors. */
 Node *parse_module(const Source *src, Arena *a, Diag *d);
+/* Parses a file another module imports: host code is split off even when
+ * the file has no kernel. */
+Node *parse_python_module(const Source *src, Arena *a, Diag *d);
+/* Reads the package files that the module's imports name (front/package.c),
+ * relative to its file, then in `search` (NULL-terminated folders), then in
+ * its file's parent folders; points each import node's `target` at the
+ * parsed file. An import it cannot find stays a host name. Returns how many
+ * files it read, their sources in *files. */
+int package_load(Node *module, const char *const *search, Arena *a, Diag *d,
+                 const Source ***files);
 
 /* ---- sema: specialisation (lib/sema/) ------------------------------------ */
 
@@ -77,6 +87,7 @@ typedef struct KernelSig {
      * key=[...]): the configs to time and the argument names keying the choice */
     struct KernelConfig *configs;
     int nconfigs;
+    bool configs_from_host; /* host Python builds the configs: tk cannot read them */
     const char **tune_keys;
     int ntune_keys;
     /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
@@ -162,6 +173,9 @@ typedef struct Compilation {
     Arena arena;
     Diag diag;
     Node *module;
+    const char *const *search_paths; /* for package imports; NULL-terminated, may be NULL */
+    const Source **imported;          /* the package files comp_parse read */
+    int nimported;
 } Compilation;
 
 bool comp_init(Compilation *c, const char *name, const char *text, size_t len);

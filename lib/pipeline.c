@@ -41,6 +41,8 @@ void comp_free(Compilation *c)
 bool comp_parse(Compilation *c)
 {
     c->module = parse_module(&c->src, &c->arena, &c->diag);
+    if (c->module && c->diag.errors == 0)
+        c->nimported = package_load(c->module, c->search_paths, &c->arena, &c->diag, &c->imported);
     if (c->arena.oom)
         diag_plain(&c->diag, DIAG_ERROR, "out of memory while parsing");
     return c->module && c->diag.errors == 0;
@@ -143,6 +145,12 @@ static bool build_request(Compilation *c, const tk_compile_options *o, const cha
         if (!sema_parse_const(o->defines[i].value, &defs[i].value))
             diag_plain(&c->diag, DIAG_ERROR, "bad value '%s' for -D %s", o->defines[i].value,
                        o->defines[i].name);
+        if (defs[i].value.kind == CV_STR && defs[i].value.s) {
+            /* sema_parse_const's copy is on the heap; the compilation's arena holds it now */
+            char *text = arena_strdup(&c->arena, defs[i].value.s);
+            tk_xfree((char *)defs[i].value.s);
+            defs[i].value.s = text;
+        }
     }
     req->defines = defs;
     req->ndefines = o->ndefines;
@@ -250,6 +258,7 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
     Compilation c;
     if (!comp_init(&c, filename, src, len))
         return TK_ERR_NO_MEMORY;
+    c.search_paths = opts->search_paths;
     StrBuf text;
     sb_init(&text);
     bool ok = run_stages(&c, opts, &text) && c.diag.errors == 0;

@@ -199,6 +199,7 @@ struct tk_context {
     char arch[16];
     int interp_threads;
     const char *_Atomic last_kernel; /* named when a later call sees a fault */
+    const char *const *search_paths; /* for modules' package imports (the caller's array) */
     pthread_mutex_t lock; /* buffers */
     RtBuffer *bufs;       /* interpret mode: live host buffers */
     int nbufs, capbufs, next_buf_id;

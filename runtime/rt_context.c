@@ -127,6 +127,7 @@ tk_status tk_context_create(tk_context **out, const tk_context_options *opts)
     memset(ctx, 0, sizeof *ctx);
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->device = opts ? opts->device : 0;
+    ctx->search_paths = opts ? opts->search_paths : NULL;
     ctx->interpret = (opts && opts->interpret) || env_on("TK_INTERPRET");
     const char *threads = getenv("TK_INTERPRET_THREADS");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -73,6 +73,12 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
         tk_status s = const_value(k, p, la->consts[p], &defs[nd].value);
         if (s != TK_OK)
             return s;
+        if (defs[nd].value.kind == CV_STR && defs[nd].value.s) {
+            /* sema_parse_const's copy is on the heap; the request's arena holds it now */
+            char *text = arena_strdup(a, defs[nd].value.s);
+            tk_xfree((char *)defs[nd].value.s);
+            defs[nd].value.s = text;
+        }
         nd++;
     }
     req->kernel = k->name;

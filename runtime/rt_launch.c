@@ -209,6 +209,11 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
     for (int p = 0; p < k->sig.nparams; p++) {
         if (!k->sig.is_constexpr[p])
             continue;
+        if (!la->consts[p] && !k->sig.has_default[p] && k->sig.configs_from_host)
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s': its "
+                            "@triton.autotune configs are given by the host (Python code tk does "
+                            "not run), so pass the constexprs (tk_const(\"%s\", ...)) or a "
+                            "config list", k->name, pname(k, p), pname(k, p));
         if (!la->consts[p] && !k->sig.has_default[p])
             return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s' (add "
                             "tk_const(\"%s\", ...) to the launch)", k->name, pname(k, p),

@@ -23,6 +23,7 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
         tk_module_destroy(m);
         return rt_error(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
     }
+    m->comp.search_paths = ctx->search_paths;
     if (!comp_parse(&m->comp)) {
         tk_status s = rt_error(TK_ERR_COMPILE, "%s", m->comp.diag.text.data
                                                          ? m->comp.diag.text.data
@@ -31,6 +32,14 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
         return s;
     }
     rt_hash_text(m->comp.src.text, m->comp.src.len, m->source_hash);
+    /* a change in an imported package file is a change of the source */
+    for (int i = 0; i < m->comp.nimported; i++) {
+        const Source *f = m->comp.imported[i];
+        uint64_t h[2];
+        rt_hash_text(f->text, f->len, h);
+        m->source_hash[0] = (m->source_hash[0] ^ h[0]) * 0x9e3779b97f4a7c15ULL;
+        m->source_hash[1] = (m->source_hash[1] ^ h[1]) * 0xc2b2ae3d27d4eb4fULL;
+    }
     m->nnames = sema_kernel_names(m->comp.module, &m->names, &m->comp.arena);
     m->kernels = arena_alloc(&m->comp.arena, sizeof *m->kernels * (size_t)(m->nnames + 1));
     if (m->comp.arena.oom || !m->kernels) {

@@ -13,12 +13,15 @@
 #include "tkc_run.h"
 
 #define MAX_DEFINES 256
+#define MAX_SEARCH 64
 
 typedef struct Options {
     const char *input;
     const char *output;
     tk_compile_options c;
     tk_define defines[MAX_DEFINES];
+    const char *search[MAX_SEARCH + 1]; /* -I folders, NULL-terminated */
+    int nsearch;
 } Options;
 
 static const struct {
@@ -39,7 +42,11 @@ static void usage(FILE *f)
             "                      for ptx, file.ll for llvm, stdout otherwise)\n"
             "  -k NAME             the kernel to compile (default: every kernel no other\n"
             "                      function calls)\n"
-            "  -D NAME=VALUE       a constexpr value (1024, 1e-5, True, tl.float16)\n"
+            "  -D NAME=VALUE       a constexpr value (1024, 1e-5, True, tl.float16); None\n"
+            "                      for any parameter makes it a constexpr None\n"
+            "  -I DIR              a folder to search for the package files the module\n"
+            "                      imports jit code from (after it, the file's own folder\n"
+            "                      and its parents)\n"
             "  -s, --signature S   runtime parameter types in order, e.g. \"*fp32:16,*fp32,i32\"\n"
             "  --arch ARCH         sm_80 (default), sm_86, sm_89, sm_90, sm_90a\n"
             "  --num-warps N       warps per program (default 4)\n"
@@ -146,6 +153,13 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
         } else if (is_opt(a, "-D")) {
             if (!(v = take_value(argc, argv, &i, "-D")) || add_define(o, v))
                 return v ? 1 : fail("%s needs NAME=VALUE", a);
+        } else if (is_opt(a, "-I")) {
+            if (!(v = take_value(argc, argv, &i, "-I")))
+                return fail("%s needs a folder", a);
+            if (o->nsearch == MAX_SEARCH)
+                return fail("too many -I options (at most %s)", "64");
+            o->search[o->nsearch++] = v;
+            o->c.search_paths = o->search;
         } else if (is_opt(a, "--signature") || strcmp(a, "-s") == 0) {
             if (!(v = take_value(argc, argv, &i, a[1] == '-' ? "--signature" : "-s")))
                 return fail("%s needs a signature", a);

@@ -24,7 +24,8 @@ void tkc_run_usage(FILE *f)
             "usage: tkc -run file.tk -k KERNEL --grid X[,Y[,Z]] [options] ARG...\n"
             "  compiles KERNEL and launches it on the reference interpreter (on the GPU\n"
             "  with --gpu), then prints every buffer argument.\n"
-            "  -D NAME=VALUE       a constexpr value\n"
+            "  -D NAME=VALUE       a constexpr value (None for any parameter)\n"
+            "  -I DIR              a folder to search for imported package files\n"
             "  --num-warps N  --num-stages N\n"
             "  -o DIR              write each buffer to DIR/NAME.bin (raw, little-endian)\n"
             "                      instead of printing it\n"
@@ -357,6 +358,8 @@ typedef struct RunOpts {
     uint64_t seed;
     const char *args[MAX_ARGS];
     int nargs;
+    const char *search[MAX_DEFS + 1]; /* -I folders, NULL-terminated */
+    int nsearch;
 } RunOpts;
 
 static int parse_grid(const char *s, unsigned g[3])
@@ -399,7 +402,7 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(a, "-k") || !strcmp(a, "--grid") || !strcmp(a, "-D") ||
                      !strcmp(a, "--num-warps") || !strcmp(a, "--num-stages") || !strcmp(a, "-o") ||
-                     !strcmp(a, "--seed");
+                     !strcmp(a, "--seed") || !strcmp(a, "-I");
         if (takes && !next)
             return run_fail("%s needs a value", a);
         if (!strcmp(a, "-run"))
@@ -420,6 +423,10 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
         } else if (!strncmp(a, "-D", 2) && a[2]) {
             if (parse_define(o, a + 2))
                 return 1;
+        } else if (!strcmp(a, "-I") || (!strncmp(a, "-I", 2) && a[2])) {
+            if (o->nsearch == MAX_DEFS)
+                return run_fail("too many -I options (at most %d)", MAX_DEFS);
+            o->search[o->nsearch++] = a[2] ? a + 2 : argv[++i];
         } else if (!strcmp(a, "--num-warps") || !strcmp(a, "--num-stages")) {
             int v = atoi(argv[++i]);
             if (v < 1 || v > 32)
@@ -559,7 +566,7 @@ int tkc_run_main(int argc, char **argv)
     if (o.outdir && mkdir(o.outdir, 0777) != 0 && errno != EEXIST)
         return run_fail("cannot create '%s': %s", o.outdir, strerror(errno));
     tk_context *ctx = NULL;
-    tk_context_options co = {.device = 0, .interpret = !o.gpu};
+    tk_context_options co = {.device = 0, .interpret = !o.gpu, .search_paths = o.search};
     if (tk_context_create(&ctx, &co) != TK_OK)
         return api_fail("context");
     rc = launch(&o, args, ctx);

@@ -108,7 +108,12 @@ typedef struct tk_compile_options {
     int num_stages;            /* 0: 3 */
     int opt_level;             /* -1: default (3) */
     tk_emit emit;
-    uint64_t reserved[4];      /* zero (room for later options) */
+    /* folders searched for the package files a module imports jit code from
+     * (`from pkg.ops.utils import f`), before the file's own folder and its
+     * parents; NULL-terminated, NULL: none. Relative imports (`from .utils
+     * import f`) are found next to the file. */
+    const char *const *search_paths;
+    uint64_t reserved[3];      /* zero (room for later options) */
 } tk_compile_options;
 
 /* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in
@@ -145,7 +150,10 @@ typedef struct tk_context_options {
     int device;        /* CUDA device ordinal */
     int interpret;     /* 1: run every launch on the CPU reference interpreter */
     void *cu_context;  /* a caller's CUcontext to use instead of the primary one */
-    uint64_t reserved[4]; /* zero (room for later options) */
+    /* folders searched for imported package files, as in tk_compile_options;
+     * the context keeps the pointer, so the array must outlive it */
+    const char *const *search_paths;
+    uint64_t reserved[3]; /* zero (room for later options) */
 } tk_context_options;
 
 /* TK_ERR_NO_DEVICE (with the reason) where there is no driver or no such

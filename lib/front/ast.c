@@ -126,6 +126,9 @@ static void print_detail(StrBuf *out, const Node *n)
     default:
         break;
     }
+    /* the package file an import was found in */
+    if ((n->kind == N_IMPORT || n->kind == N_FROM_IMPORT) && n->target && n->target->src)
+        sb_printf(out, " -> %s%s", n->target->src->name, n->flags & NF_SUBMODULE ? " (module)" : "");
 }
 
 static void print_node(StrBuf *out, const Node *n, int depth, const char *role);
@@ -186,7 +189,7 @@ static void print_children(StrBuf *out, const Node *n, int depth)
     if (n->c)
         print_node(out, n->c, depth, r[2]);
     const char *l1 = n->kind == N_IF ? "then" : n->kind == N_SUBSCRIPT ? "index" : NULL;
-    const char *l2 = n->kind == N_IF || n->kind == N_FOR ? "else" : NULL;
+    const char *l2 = n->kind == N_IF || n->kind == N_FOR ? "else" : n->kind == N_HOST ? "import" : NULL;
     print_list(out, &n->list, depth, l1);
     print_list(out, &n->list2, depth, l2);
     print_list(out, &n->list3, depth, NULL);

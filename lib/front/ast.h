@@ -10,14 +10,18 @@
 /* X(kind, what it is; which fields it uses) */
 #define TK_NODE_KINDS(X)                                                      \
     /* ---- top level ---- */                                                 \
-    X(N_MODULE, "a file; list = items in order")                             \
-    X(N_IMPORT, "import NAME[.NAME] [as ALIAS]; name = dotted module, alias") \
-    X(N_FROM_IMPORT, "from NAME import NAME [as ALIAS]; name = module, "      \
-                     "str = imported name, alias")                            \
+    X(N_MODULE, "a file; list = items in order, src = the file")             \
+    X(N_IMPORT, "import NAME[.NAME] [as ALIAS]; name = dotted module, alias, "\
+                "target = the package file's module when found")            \
+    X(N_FROM_IMPORT, "from NAME import NAME [as ALIAS]; name = module (with "  \
+                     "its leading dots), str = imported name, alias, target " \
+                     "= the module it names, or with NF_SUBMODULE the module "\
+                     "the imported name is")                                  \
     X(N_FUNC, "def; name, list = params (N_PARAM), list2 = decorators "       \
               "(exprs), list3 = body statements")                             \
     X(N_HOST, "top-level host Python tk does not run (blanked before "         \
-              "scanning); list = the names it binds (N_NAME, at their spans)") \
+              "scanning); list = the names it binds (N_NAME, at their spans), " \
+              "list2 = an import's N_IMPORT/N_FROM_IMPORT nodes")        \
     X(N_PARAM, "parameter; name, a = annotation or NULL, b = default or NULL") \
     /* ---- statements ---- */                                                \
     X(N_ASSIGN, "t1 = t2 = value; list = targets, a = value")                \
@@ -88,7 +92,8 @@ typedef enum {
         OP_COUNT
 } OpKind;
 
-enum { NF_BIG_INT = 1 << 0, NF_PAREN = 1 << 1 };
+/* NF_SUBMODULE: `from pkg import mod` where mod is a file of the package */
+enum { NF_BIG_INT = 1 << 0, NF_PAREN = 1 << 1, NF_SUBMODULE = 1 << 2 };
 
 typedef struct Node Node;
 typedef struct NodeList {
@@ -111,6 +116,10 @@ struct Node {
     Node *a, *b, *c;
     NodeList list, list2, list3;
     OpKind *cmp_ops; /* N_COMPARE: list.len - 1 entries */
+    const Source *src; /* N_MODULE: the file it was read from */
+    /* N_IMPORT, N_FROM_IMPORT: the N_MODULE of another file of the package
+     * (front/package.c). Never walked: imports may form cycles. */
+    Node *target;
 };
 
 const char *ast_kind_name(NodeKind k);

@@ -5,7 +5,8 @@
  * other statement becomes an N_HOST node naming what it binds and is blanked
  * out of the scanner's copy (newlines kept, so every position stays exact).
  * Guarantees: never an error; a file with no jit decorator and no jit(...)
- * call is left as it is (the grammar's own tests). */
+ * call is left as it is (the grammar's own tests), unless it is a package
+ * file another module imports. */
 #include <string.h>
 
 #include "compiler.h"
@@ -264,7 +265,8 @@ static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, P
             continue;
         if (nodes) {
             Node *n = parse_node(h->lx, from ? N_FROM_IMPORT : N_IMPORT,
-                                 host_span_at(h, L, L->start, (size_t)(p - L->start)));
+                                 know ? host_span_at(h, L, L->start, (size_t)(p - L->start))
+                                      : host_span_at(h, L, m, (size_t)(p - m)));
             n->span.end_line = n->span.line;
             const char *what = arena_strndup(h->lx->arena, t + m, (size_t)(host_dotted(t, m, end) - m));
             n->name = from ? module : what;
@@ -607,28 +609,60 @@ static void host_comprehensions(HostScan *h, const HostLine *L)
 }
 
 /* `try: from triton.language.extra import libdevice` / `except ImportError:
- * from triton.language.math import libdevice`: the first branch made only
- * of imports tk reads gives the import nodes; the statement stays host. */
+ * from triton.language.math import libdevice`, or `try: import triton;
+ * HAS_TRITON = True` / `except ImportError: HAS_TRITON = False`: the first
+ * branch whose imports are all ones tk reads gives the import nodes (from
+ * `out`'s length on); the statement stays host for everything else. */
 static bool host_import_choice(HostScan *h, PtrVec *out, int first, int last)
 {
     for (int b = first; b <= last;) {
-        int e = b + 1;
-        bool all = e <= last && h->lines[e].indent > 0;
+        int e = b + 1, imports = 0;
+        bool ours = e <= last && h->lines[e].indent > 0;
         while (e <= last && h->lines[e].indent > 0) {
             const HostLine *L = &h->lines[e];
-            all = all && (host_starts(h, L, "import") || host_starts(h, L, "from")) &&
-                  host_import(h, L, NULL, false, NULL);
+            if (host_starts(h, L, "import") || host_starts(h, L, "from")) {
+                imports++;
+                ours = ours && L->indent == h->lines[b + 1].indent &&
+                       host_import(h, L, NULL, false, NULL);
+            }
             e++;
         }
-        if (all) {
-            for (int k = b + 1; k < e; k++) {
-                host_import(h, &h->lines[k], NULL, true, out);
-            }
+        if (ours && imports > 0) {
+            for (int k = b + 1; k < e; k++)
+                if (host_starts(h, &h->lines[k], "import") || host_starts(h, &h->lines[k], "from"))
+                    host_import(h, &h->lines[k], NULL, true, out);
             return true;
         }
         b = e;
     }
     return false;
+}
+
+/* The name an import node binds. */
+static const char *host_import_binds(const Node *n, size_t *len)
+{
+    const char *s = n->alias ? n->alias : n->kind == N_FROM_IMPORT ? n->str : n->name;
+    const char *dot = n->alias || n->kind == N_FROM_IMPORT ? NULL : strchr(s, '.');
+    *len = dot ? (size_t)(dot - s) : strlen(s);
+    return s;
+}
+
+/* Drops from h->bound the names the imports in hosts[from..) bind. */
+static void host_unbind_chosen(HostScan *h, const PtrVec *hosts, int from)
+{
+    int k = 0;
+    for (int i = 0; i < h->bound.len; i++) {
+        const Node *b = h->bound.items[i];
+        bool chosen = false;
+        for (int j = from; j < hosts->len && !chosen; j++) {
+            size_t len;
+            const char *s = host_import_binds(hosts->items[j], &len);
+            chosen = strlen(b->name) == len && memcmp(b->name, s, len) == 0;
+        }
+        if (!chosen)
+            h->bound.items[k++] = h->bound.items[i];
+    }
+    h->bound.len = k;
 }
 
 /* A decorator tk does not know (`@libentry()`, `@torch.compile(...)`) is
@@ -665,7 +699,7 @@ void host_split(LexState *lx, char *text, size_t n)
             vec_push(lx->arena, &wraps, L);
         }
     }
-    if (!kernels)
+    if (!kernels && !lx->python)
         return;
     host_know(&h, "tl", 2);
     host_know(&h, "triton", 6);
@@ -726,6 +760,7 @@ void host_split(LexState *lx, char *text, size_t n)
                 host_know(&h, h.text + L->start, name_end - L->start);
             }
         }
+        int chosen_from = hosts.len;
         bool chosen = what == HOST_SKIP && host_starts(&h, L, "try") &&
                       host_import_choice(&h, &hosts, first, last);
         if (what == HOST_KEEP) {
@@ -741,9 +776,17 @@ void host_split(LexState *lx, char *text, size_t n)
         if (!host)
             return;
         h.bound = (PtrVec){0};
-        if (!chosen)
-            host_bind_block(&h, host, first, last);
+        host_bind_block(&h, host, first, last);
+        if (chosen)
+            host_unbind_chosen(&h, &hosts, chosen_from);
         host->list = parse_list(lx, h.bound);
+        if (first == last && (host_starts(&h, L, "import") || host_starts(&h, L, "from"))) {
+            /* kept as nodes too: the import may name another file of the
+             * package, which front/package.c reads */
+            PtrVec imports = {0};
+            host_import(&h, L, NULL, false, &imports);
+            host->list2 = parse_list(lx, imports);
+        }
         host_blank(&h, h.lines[first].start, h.lines[last].end);
         vec_push(lx->arena, &hosts, host);
     }

@@ -130,7 +130,7 @@ SVal sema_method(Sema *s, SVal self, const char *name, Span at)
     m.items = arena_alloc(s->a, sizeof(SVal));
     m.items[0] = self;
     if (self.k == SV_DTYPE) {
-        if (!strncmp(name, "is_", 3) || !strcmp(name, "to_ir"))
+        if (!strncmp(name, "is_", 3) || !strcmp(name, "to_ir") || !strncmp(name, "get_int_m", 9))
             return m.ns = "dtype", m;
         return sema_err(s, at, "dtype %s has no attribute '%s'", sema_type_str(s, self.ty), name);
     }

@@ -362,7 +362,7 @@ static bool fold_equal(SVal a, SVal b)
             if (!fold_equal(a.items[i], b.items[i]))
                 return false;
         return true;
-    case SV_FUNC: return a.fn == b.fn;
+    case SV_FUNC: case SV_MODULE: return a.fn == b.fn;
     default: return false;
     }
 }

@@ -143,6 +143,7 @@ static SVal eval_attr(Sema *s, const Node *n)
     switch (base.k) {
     case SV_UNDEF: return base;
     case SV_NS: return sema_builtin_attr(s, base.s, n->name, n->span);
+    case SV_MODULE: return sema_module_attr(s, base, n->name, n->span);
     case SV_TENSOR: return tensor_attr(s, base, n->name, n->span);
     case SV_DTYPE: return dtype_attr(s, base, n->name, n->span);
     default: break;

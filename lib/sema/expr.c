@@ -58,6 +58,8 @@ const char *sv_describe(Sema *s, SVal v)
     case SV_TENSOR: return sema_type_str(s, v.v->type);
     case SV_FUNC: return arena_printf(s->a, "function '%s'", v.fn->name);
     case SV_NS: return arena_printf(s->a, "module '%s'", v.s);
+    case SV_MODULE:
+        return arena_printf(s->a, "module '%s'", v.fn->src && v.fn->src->name ? v.fn->src->name : "?");
     case SV_BUILTIN: return arena_printf(s->a, "builtin '%s'", v.s);
     case SV_SLICE: return "a slice";
     case SV_VOID: return "no value";

@@ -22,7 +22,7 @@ static bool same_val(SVal a, SVal b)
     case SV_STR: return strcmp(a.s, b.s) == 0;
     case SV_NONE: case SV_VOID: return true;
     case SV_UNDEF: return a.s == b.s;
-    case SV_FUNC: return a.fn == b.fn;
+    case SV_FUNC: case SV_MODULE: return a.fn == b.fn;
     case SV_NS: case SV_BUILTIN: return a.s == b.s && a.ns == b.ns && a.n == b.n;
     case SV_TUPLE:
         if (a.n != b.n)

@@ -97,7 +97,7 @@ static bool bind_args(Sema *s, const Node *fn, CallArgs *ca, Env *env)
                 return false;
             }
             Env *saved = s->env;
-            s->env = &s->globals; /* defaults are evaluated in module scope, as in Python */
+            s->env = s->globals; /* defaults are evaluated in module scope, as in Python */
             vals[i] = sema_eval(s, p->b);
             s->env = saved;
         }
@@ -119,9 +119,15 @@ SVal sema_inline(Sema *s, const Node *fn, CallArgs *ca)
                                    "from a kernel", fn->name);
     if (!check_recursion(s, fn, ca->at))
         return (SVal){.k = SV_UNDEF};
+    /* a function of another file of the package runs in that file's globals */
+    const Node *owner = sema_module_of(s, fn);
+    SemaScope scope = sema_enter_module(s, owner);
+    int errors = s->d->errors;
     Env env = {0};
-    if (!bind_args(s, fn, ca, &env))
+    if (!bind_args(s, fn, ca, &env)) {
+        sema_leave_module(s, scope);
         return (SVal){.k = SV_UNDEF};
+    }
     Env *saved_env = s->env;
     bool saved_ret = s->returned;
     int saved_loops = s->loop_depth;
@@ -136,6 +142,10 @@ SVal sema_inline(Sema *s, const Node *fn, CallArgs *ca)
     s->env = saved_env;
     s->returned = saved_ret;
     s->loop_depth = saved_loops;
+    sema_leave_module(s, scope);
+    if (owner != s->module && s->d->errors > errors)
+        diag_report(s->d, DIAG_NOTE, ca->at, "in '%s' of %s, called here", fn->name,
+                    sema_module_file(owner));
     if (ret.k == SV_UNDEF && ret.s)
         return sema_err(s, ca->at, "in '%s': %s", fn->name, ret.s);
     return ret;

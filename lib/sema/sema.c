@@ -52,8 +52,8 @@ Env env_copy(Sema *s, const Env *e)
 SVal sema_lookup(Sema *s, const char *name, Span at)
 {
     SVal *v = env_lookup(s->env, name, NULL);
-    if (!v && s->env != &s->globals)
-        v = env_lookup(&s->globals, name, NULL);
+    if (!v && s->env != s->globals)
+        v = env_lookup(s->globals, name, NULL);
     if (v) {
         if (v->k == SV_UNDEF && v->s)
             return sema_err(s, at, "%s", v->s);
@@ -96,7 +96,7 @@ static void bind_host(Sema *s, const char *name, Span at)
     const char *file = s->src && s->src->name ? s->src->name : "<string>";
     const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk "
                                          "does not run", name, file, at.line);
-    env_set(s, &s->globals, name, (SVal){.k = SV_UNDEF, .s = why}, at);
+    env_set(s, s->globals, name, (SVal){.k = SV_UNDEF, .s = why}, at);
 }
 
 /* The name an import binds: `import a.b` binds a. */
@@ -110,6 +110,23 @@ static const char *import_binds(Sema *s, const Node *n)
     return dot ? arena_strndup(s->a, n->name, (size_t)(dot - n->name)) : n->name;
 }
 
+/* An import of a module of the package that no file was found for: its
+ * name is a host name, and the message says where tk looked. */
+static void bind_unfound(Sema *s, const Node *imp)
+{
+    const char *m = imp->name;
+    bool local = m && (m[0] == '.' || (strchr(m, '.') && strncmp(m, "triton.", 7) != 0 &&
+                                        strncmp(m, "torch.", 6) != 0));
+    if (!local || (imp->kind == N_FROM_IMPORT && strcmp(imp->str, "*") == 0))
+        return;
+    const char *name = import_binds(s, imp);
+    const char *file = s->src && s->src->name ? s->src->name : "<string>";
+    const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk does "
+                                         "not run: no package file was found for '%s' (tkc -I DIR "
+                                         "adds a folder to search)", name, file, imp->span.line, m);
+    env_set(s, s->globals, name, (SVal){.k = SV_UNDEF, .s = why}, imp->span);
+}
+
 static void bind_import(Sema *s, const Node *n)
 {
     if (n->kind == N_IMPORT) {
@@ -119,12 +136,12 @@ static void bind_import(Sema *s, const Node *n)
             return;
         }
         if (n->alias) {
-            env_set(s, &s->globals, n->alias, (SVal){.k = SV_NS, .s = ns}, n->span);
+            env_set(s, s->globals, n->alias, (SVal){.k = SV_NS, .s = ns}, n->span);
         } else {
             /* `import triton.language` binds `triton` */
             const char *dot = strchr(n->name, '.');
             const char *head = dot ? arena_strndup(s->a, n->name, (size_t)(dot - n->name)) : n->name;
-            env_set(s, &s->globals, head, (SVal){.k = SV_NS, .s = module_ns(head)}, n->span);
+            env_set(s, s->globals, head, (SVal){.k = SV_NS, .s = module_ns(head)}, n->span);
         }
         return;
     }
@@ -132,20 +149,20 @@ static void bind_import(Sema *s, const Node *n)
     const char *ns = module_ns(full);
     const char *bind = n->alias ? n->alias : n->str;
     if (ns) {
-        env_set(s, &s->globals, bind, (SVal){.k = SV_NS, .s = ns}, n->span);
+        env_set(s, s->globals, bind, (SVal){.k = SV_NS, .s = ns}, n->span);
         return;
     }
     const char *base = module_ns(n->name);
     if (base) {
         if (strcmp(base, "triton") == 0 && strcmp(n->str, "jit") == 0) {
-            env_set(s, &s->globals, bind, (SVal){.k = SV_NS, .s = "triton"}, n->span);
+            env_set(s, s->globals, bind, (SVal){.k = SV_NS, .s = "triton"}, n->span);
             return;
         }
         if (sema_builtin_exists(base, n->str) ||
             (strcmp(base, "libdevice") == 0 && sema_libdevice_known(n->str))) {
             SVal v = sema_builtin_attr(s, base, n->str, n->span);
             if (v.k != SV_UNDEF)
-                env_set(s, &s->globals, bind, v, n->span);
+                env_set(s, s->globals, bind, v, n->span);
             return;
         }
     }
@@ -178,41 +195,103 @@ static bool func_is_jit(const Node *fn)
     return false;
 }
 
+/* Binds the plain names of an assignment target as host names whose
+ * message carries why tk could not evaluate the value (`msg`). */
+static void bind_unevaluated(Sema *s, const Node *t, int line, const char *msg, int len)
+{
+    if (t->kind == N_TUPLE || t->kind == N_LIST) {
+        for (int i = 0; i < t->list.len; i++)
+            bind_unevaluated(s, t->list.items[i], line, msg, len);
+        return;
+    }
+    if (t->kind != N_NAME)
+        return;
+    const char *file = s->src && s->src->name ? s->src->name : "<string>";
+    const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk does "
+                                         "not run (as a constant: %.*s)",
+                                   t->name, file, line, len, msg);
+    env_set(s, s->globals, t->name, (SVal){.k = SV_UNDEF, .s = why}, t->span);
+}
+
+/* A module constant. Its value is evaluated with errors held back: one tk
+ * cannot evaluate (`DEVICE = triton.runtime.driver.active...()`) is host
+ * Python, an error only where a kernel uses the name, and that error says
+ * what went wrong. */
+static void bind_constant(Sema *s, const Node *n)
+{
+    const Node *val = n->kind == N_ASSIGN ? n->a : n->c;
+    Diag *real = s->d;
+    Diag held;
+    diag_init(&held, real->src);
+    held.max_errors = 1;
+    s->d = &held;
+    SVal v = sema_eval(s, val);
+    if (v.k != SV_UNDEF && !sv_is_const(v) && v.k != SV_NS && v.k != SV_FUNC &&
+        v.k != SV_BUILTIN && v.k != SV_MODULE)
+        sema_err(s, val->span, "module constant must be a compile-time value, got %s",
+                 sv_describe(s, v));
+    s->d = real;
+    if (held.errors) {
+        const char *text = held.text.data ? held.text.data : "";
+        const char *msg = strstr(text, "error: ");
+        msg = msg ? msg + 7 : text;
+        int len = (int)strcspn(msg, "\n");
+        if (n->kind == N_ASSIGN)
+            for (int t = 0; t < n->list.len; t++)
+                bind_unevaluated(s, n->list.items[t], n->span.line, msg, len);
+        else
+            bind_unevaluated(s, n->a, n->span.line, msg, len);
+    } else if (n->kind == N_ASSIGN) {
+        for (int t = 0; t < n->list.len; t++)
+            sema_assign(s, n->list.items[t], v, n->span);
+    } else {
+        sema_assign(s, n->a, v, n->span);
+    }
+    diag_free(&held);
+}
+
+void sema_open(Sema *s, const Node *module)
+{
+    s->module = s->root = module;
+    if (!s->src && module)
+        s->src = module->src;
+    s->globals = &s->root_globals;
+    s->env = s->globals;
+    sema_bind_globals(s);
+}
+
 void sema_bind_globals(Sema *s)
 {
     Env *saved = s->env;
-    s->env = &s->globals;
+    s->env = s->globals;
     Span none = {0};
-    env_set(s, &s->globals, "tl", (SVal){.k = SV_NS, .s = "tl"}, none);
-    env_set(s, &s->globals, "triton", (SVal){.k = SV_NS, .s = "triton"}, none);
-    env_set(s, &s->globals, "math", (SVal){.k = SV_NS, .s = "math"}, none);
+    env_set(s, s->globals, "tl", (SVal){.k = SV_NS, .s = "tl"}, none);
+    env_set(s, s->globals, "triton", (SVal){.k = SV_NS, .s = "triton"}, none);
+    env_set(s, s->globals, "math", (SVal){.k = SV_NS, .s = "math"}, none);
     const NodeList *items = &s->module->list;
     for (int i = 0; i < items->len; i++) {
         const Node *n = items->items[i];
         if (n->kind == N_FUNC)
-            env_set(s, &s->globals, n->name, (SVal){.k = SV_FUNC, .fn = n}, n->span);
+            env_set(s, s->globals, n->name, (SVal){.k = SV_FUNC, .fn = n}, n->span);
     }
     for (int i = 0; i < items->len; i++) {
         const Node *n = items->items[i];
         if (n->kind == N_HOST) {
             for (int k = 0; k < n->list.len; k++)
                 bind_host(s, n->list.items[k]->name, n->list.items[k]->span);
+            for (int k = 0; k < n->list2.len; k++) {
+                const Node *imp = n->list2.items[k];
+                if (imp->target)
+                    sema_bind_package_import(s, imp);
+                else
+                    bind_unfound(s, imp);
+            }
         } else if (n->kind == N_IMPORT || n->kind == N_FROM_IMPORT) {
             bind_import(s, n);
         } else if (n->kind == N_FUNC) {
             /* decorators are checked when the kernel is specialised */
         } else if (n->kind == N_ASSIGN || n->kind == N_ANNASSIGN) {
-            const Node *val = n->kind == N_ASSIGN ? n->a : n->c;
-            SVal v = sema_eval(s, val);
-            if (v.k != SV_UNDEF && !sv_is_const(v) && v.k != SV_NS && v.k != SV_FUNC &&
-                v.k != SV_BUILTIN)
-                v = sema_err(s, val->span, "module constant must be a compile-time value, got %s",
-                             sv_describe(s, v));
-            if (n->kind == N_ASSIGN)
-                for (int t = 0; t < n->list.len; t++)
-                    sema_assign(s, n->list.items[t], v, n->span);
-            else
-                sema_assign(s, n->a, v, n->span);
+            bind_constant(s, n);
         } else if (n->kind != N_PASS && n->kind != N_EXPR_STMT) {
             sema_err(s, n->span, "only imports, constants and @jit functions may appear at "
                                  "module level");
@@ -319,11 +398,10 @@ bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig
     /* decorator errors are reported when the kernel is specialised */
     Diag scratch;
     diag_init(&scratch, NULL);
-    Sema s = {.a = a, .d = &scratch, .module = module};
-    s.env = &s.globals;
+    Sema s = {.a = a, .d = &scratch};
     s.f = ir_func_new(a, "module", NULL); /* a bad module constant may emit ops */
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
-    sema_bind_globals(&s);
+    sema_open(&s, module);
     sema_tune_configs(&s, fn, out);
     diag_free(&scratch);
     return true;
@@ -459,7 +537,7 @@ static void bind_params(Sema *s, const Node *fn, const SpecRequest *req)
             v = sema_from_const(d->value);
         } else if (p->b) {
             Env *saved = s->env;
-            s->env = &s->globals;
+            s->env = s->globals;
             v = sema_eval(s, p->b);
             s->env = saved;
         } else {
@@ -483,15 +561,14 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
                    req->num_warps);
         return NULL;
     }
-    Sema s = {.a = a, .d = d, .src = src, .module = module};
+    Sema s = {.a = a, .d = d, .src = src};
     s.errors_at_start = d->errors;
-    s.env = &s.globals;
     s.f = ir_func_new(a, fn->name, src);
     s.f->span = fn->span;
     s.f->num_warps = req->num_warps > 0 ? req->num_warps : 4;
     s.f->num_stages = req->num_stages > 0 ? req->num_stages : 3;
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
-    sema_bind_globals(&s);
+    sema_open(&s, module);
     if (!func_is_jit(fn))
         sema_err(&s, fn->span, "'%s' is not decorated with @triton.jit", fn->name);
     for (int k = 0; k < fn->list2.len; k++) {

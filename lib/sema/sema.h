@@ -24,6 +24,7 @@ typedef enum {
     SV_BUILTIN, /* builtin callable: s = name, ns = namespace; items = bound self (n = 1) */
     SV_SLICE,   /* ':' inside a subscript */
     SV_CONFIG,  /* a heuristic's args dict: items = name0, value0, name1, value1, ... */
+    SV_MODULE,  /* another file of the package (`import pkg.utils as u`): fn = its N_MODULE */
 } SvKind;
 
 typedef struct SVal SVal;
@@ -73,14 +74,24 @@ typedef struct CallArgs {
     Span at; /* the whole call */
 } CallArgs;
 
+/* The globals of another file of the package, bound on first use. */
+typedef struct SemaModule {
+    const Node *module;
+    Env env;
+} SemaModule;
+
 typedef struct Sema {
     Arena *a;
     Diag *d;
-    const Source *src;
-    const Node *module;
+    const Source *src;  /* the file of the code being read (changes with module) */
+    const Node *module; /* the module whose code runs now */
+    const Node *root;   /* the kernel's module */
     IrFunc *f;
     IrBuilder b;
-    Env globals;
+    Env *globals; /* module's globals: &root_globals or an entry of mods */
+    Env root_globals;
+    SemaModule **mods;
+    int nmods, capmods;
     Env *env;
     const Node *stack[64]; /* inlined call chain, for recursion errors */
     int depth;
@@ -108,7 +119,29 @@ const char *sema_type_str(Sema *s, Type t);
 SVal sema_err(Sema *s, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- module scope and decorators (sema.c, sema/tune.c) ---- */
+/* Starts a Sema on `module`: its globals bound, the current environment. */
+void sema_open(Sema *s, const Node *module);
 void sema_bind_globals(Sema *s);
+
+/* ---- other files of the package (sema/modules.c) ---- */
+/* Where the code of another module runs: saved by enter, given back to leave. */
+typedef struct SemaScope {
+    const Node *module;
+    const Source *src;
+    Env *globals;
+} SemaScope;
+/* Makes `module`'s globals the module scope (binding them on first use);
+ * diagnostics show that file. */
+SemaScope sema_enter_module(Sema *s, const Node *module);
+void sema_leave_module(Sema *s, SemaScope saved);
+/* The module that defines a function (the current one if none does). */
+const Node *sema_module_of(Sema *s, const Node *fn);
+/* Binds what an import of a package file (N_IMPORT/N_FROM_IMPORT with a
+ * target) names, replacing the host names of the import. */
+void sema_bind_package_import(Sema *s, const Node *imp);
+const char *sema_module_file(const Node *module);
+/* mod.name for an SV_MODULE. */
+SVal sema_module_attr(Sema *s, SVal mod, const char *name, Span at);
 void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out);
 
 /* ---- environments (sema.c) ---- */

@@ -122,8 +122,10 @@ static void read_autotune(Sema *s, const Node *dec, KernelSig *out)
         configs = dec->list.items[0];
     if (configs && configs->kind == N_NAME)
         configs = module_list(s, configs);
-    if (configs && configs_from_host(configs))
-        return; /* given by the host: the caller passes the constexprs */
+    if (configs && configs_from_host(configs)) {
+        out->configs_from_host = true; /* the caller passes the constexprs */
+        return;
+    }
     if (!configs || (configs->kind != N_LIST && configs->kind != N_TUPLE)) {
         sema_err(s, dec->span, "@triton.autotune needs configs=[triton.Config(...), ...]");
         return;
@@ -175,7 +177,7 @@ static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
 void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out)
 {
     Env *saved = s->env;
-    s->env = &s->globals;
+    s->env = s->globals;
     for (int i = 0; i < fn->list2.len; i++) {
         const Node *dec = fn->list2.items[i];
         if (dec->kind != N_CALL)
@@ -191,12 +193,11 @@ void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out)
 bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *const *names,
                          const ConstValue *values, int n, Arena *a, Diag *d, ConstValue *out)
 {
-    Sema s = {.a = a, .d = d, .src = d->src, .module = module};
+    Sema s = {.a = a, .d = d, .src = d->src};
     s.errors_at_start = d->errors;
-    s.env = &s.globals;
     s.f = ir_func_new(a, "heuristic", NULL); /* a lambda may build tensors (an error later) */
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
-    sema_bind_globals(&s);
+    sema_open(&s, module);
     /* `args` is a dict of the launch arguments: an SV_CONFIG of (name, value) pairs */
     SVal args = {.k = SV_CONFIG, .n = n};
     args.items = arena_alloc(a, sizeof(SVal) * (size_t)(2 * n + 1));

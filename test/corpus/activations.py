@@ -10,8 +10,8 @@ from triton import jit
 from triton.runtime import driver
 
 DEVICE = triton.runtime.driver.active.get_active_torch_device() if hasattr(triton, "runtime") else "cuda"
-LOG2E = 1.4426950408889634
-GELU_COEF = 0.044715
+LOG2E = tl.constexpr(1.4426950408889634)
+GELU_COEF = tl.constexpr(0.044715)
 
 
 def _configs():

@@ -214,7 +214,12 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
                  {"is_ptr", 4},      {"is_fp16", 5},    {"is_bf16", 6},       {"is_fp32", 7},
                  {"is_fp64", 8},     {"is_bool", 9},    {"is_int1", 9},       {"is_int8", 10},
                  {"is_int16", 11},   {"is_int32", 12},  {"is_int64", 13},     {"is_uint8", 14},
-                 {"is_uint16", 15},  {"is_uint32", 16}, {"is_uint64", 17}};
+                 {"is_uint16", 15},  {"is_uint32", 16}, {"is_uint64", 17},
+                 /* tk has no fp8 types, so every fp8 question is answered no */
+                 {"is_fp8", -1},     {"is_fp8e4nv", -1}, {"is_fp8e5", -1},     {"is_fp8e4b15", -1},
+                 {"is_fp8e4b8", -1}, {"is_fp8e5b16", -1}, {"is_block", -1},    {"is_void", -2},
+                 {"is_standard_floating", 0}, {"get_int_max_value", -3},
+                 {"get_int_min_value", -4}};
     static const DType exact[] = {DT_F16, DT_BF16, DT_F32, DT_F64, DT_I1, DT_I8, DT_I16,
                                   DT_I32, DT_I64, DT_U8, DT_U16, DT_U32, DT_U64};
     for (int i = 0; i < TK_ARRAY_LEN(preds); i++) {
@@ -226,6 +231,24 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
         case 2: return sv_bool(dtype_is_signed(d));
         case 3: return sv_bool(dtype_is_int(d) && !dtype_is_signed(d) && d != DT_I1);
         case 4: return sv_bool(d == DT_PTR);
+        case -1: return sv_bool(false);
+        case -2: return sv_bool(d == DT_VOID);
+        case -3: case -4: {
+            if (!dtype_is_int(d) || d == DT_I1)
+                return sema_err(s, ca->at, "dtype.%s() is only defined for integer dtypes, not %s",
+                                name, sema_type_str(s, self.ty));
+            int bits = dtype_bits(d);
+            bool sign = dtype_is_signed(d);
+            if (preds[i].what == -4)
+                return sv_int(sign ? (int64_t)(-(((uint64_t)1) << (bits - 1))) : 0);
+            if (!sign && bits == 64) {
+                SVal v = sv_int(-1); /* 2**64 - 1: a big int, its bits in i */
+                v.big = true;
+                return v;
+            }
+            return sv_int(sign ? (int64_t)((((uint64_t)1) << (bits - 1)) - 1)
+                               : (int64_t)((((uint64_t)1) << bits) - 1));
+        }
         default: return sv_bool(d == exact[preds[i].what - 5]);
         }
     }

@@ -1,0 +1,58 @@
+"""Per-token int8 quantisation of activations and the matching dequantise,
+as inference engines do before an int8 GEMM: absmax scale per row, rounding
+to nearest, an optional upper bound for the scale (None when unused)."""
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+
+def quant_configs():
+    return [triton.Config({}, num_warps=w) for w in [1, 2, 4, 8, 16]]
+
+
+@triton.autotune(configs=quant_configs(), key=["N"])
+@triton.jit
+def _per_token_quant_int8(x_ptr, xq_ptr, scale_ptr, scale_ub_ptr, stride_x, stride_xq, N,
+                          EPS: tl.constexpr, BLOCK: tl.constexpr):
+    row_id = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(x_ptr + row_id * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+    absmax = tl.maximum(tl.max(tl.abs(x)), EPS)
+    if scale_ub_ptr is not None:
+        absmax = tl.minimum(absmax, tl.load(scale_ub_ptr))
+    qmax: tl.constexpr = xq_ptr.dtype.element_ty.get_int_max_value()
+    scale_x = absmax / qmax
+    x_q = x / scale_x
+    x_q = tl.clamp(libdevice.round(x_q), -qmax, qmax).to(xq_ptr.dtype.element_ty)
+    tl.store(xq_ptr + row_id * stride_xq + cols, x_q, mask=mask)
+    tl.store(scale_ptr + row_id, scale_x)
+
+
+@triton.jit
+def _dequant_int8(xq_ptr, scale_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    q = tl.load(xq_ptr + row * N + cols, mask=mask, other=0)
+    s = tl.load(scale_ptr + row)
+    out = q.to(tl.float32) * s
+    if out_ptr.dtype.element_ty.is_fp16() or out_ptr.dtype.element_ty.is_bf16():
+        out = out.to(out_ptr.dtype.element_ty)
+    tl.store(out_ptr + row * N + cols, out, mask=mask)
+
+
+def per_token_quant_int8(x, scale_ub=None):
+    M, N = x.reshape(-1, x.shape[-1]).shape
+    x_q = torch.empty((M, N), device=x.device, dtype=torch.int8)
+    scales = torch.empty((M, 1), device=x.device, dtype=torch.float32)
+    _per_token_quant_int8[(M,)](x, x_q, scales, scale_ub, x.stride(-2), x_q.stride(-2), N,
+                                EPS=1e-10, BLOCK=triton.next_power_of_2(N))
+    return x_q, scales
+
+
+if __name__ == "__main__":
+    x = torch.randn(16, 4096, device="cuda", dtype=torch.float16)
+    xq, s = per_token_quant_int8(x)
+    print(((xq.float() * s) - x.float()).abs().max())
