@@ -57,7 +57,13 @@ void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf,
     X(cuFuncSetAttribute, "cuFuncSetAttribute")                                \
     X(cuLaunchKernel, "cuLaunchKernel")                                        \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
-      "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor")                           \
+    X(cuMemsetD8Async, "cuMemsetD8Async")                                      \
+    X(cuEventCreate, "cuEventCreate")                                          \
+    X(cuEventDestroy, "cuEventDestroy_v2")                                     \
+    X(cuEventRecord, "cuEventRecord")                                          \
+    X(cuEventSynchronize, "cuEventSynchronize")                                \
+    X(cuEventElapsedTime, "cuEventElapsedTime")
 
 typedef struct RtDriver {
 #define X(f, sym) __typeof__(f) *p_##f;

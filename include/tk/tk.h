@@ -246,6 +246,38 @@ tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_
 /* None for a constexpr parameter (Triton's `x is None` folds). */
 static inline tk_arg tk_none(const char *name) { return tk_const_text(name, "None"); }
 
+/* ---- benchmarking (in the manner of triton.testing.do_bench) ------------------ */
+
+/* The work to time: queues launches on the stream the options name. */
+typedef tk_status (*tk_bench_fn)(void *user);
+
+typedef struct tk_bench_options {
+    double warmup_ms;     /* 0: 25, the time spent warming up */
+    double rep_ms;        /* 0: 100, the time budget of the timed runs */
+    int no_flush;         /* 1: no L2 flush between runs */
+    int max_runs;         /* 0: 10000 */
+    tk_stream stream;     /* where fn queues its work and the events are recorded */
+    uint64_t reserved[4]; /* zero (room for later options) */
+} tk_bench_options;
+
+typedef struct tk_bench_result {
+    double median_ms, mean_ms, min_ms, max_ms;
+    double p20_ms, p80_ms;  /* quantiles 0.2 and 0.8, as do_bench(quantiles=[0.5, 0.2, 0.8]) */
+    int runs;               /* timed runs, chosen from rep_ms and an estimate of one run */
+    int warmup_runs;
+    int wall_clock;         /* 1: host wall-clock times of interpreter runs, not GPU times */
+    uint64_t reserved[4];   /* room for later fields */
+} tk_bench_result;
+
+/* Calls fn once, estimates its time, warms up for warmup_ms, then times
+ * each of `runs` calls with a pair of CUDA events, zeroing a buffer twice
+ * the L2 size before each so every run starts with a cold cache. On an
+ * interpreter context the times are host wall-clock times of synchronous
+ * runs, and out->wall_clock says so. An error from fn stops the benchmark
+ * and is returned. */
+tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_options *opts,
+                   tk_bench_result *out);
+
 #if defined(__GNUC__) && !defined(_WIN32)
 #pragma GCC visibility pop
 #endif
