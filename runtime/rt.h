@@ -57,7 +57,13 @@ void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf,
     X(cuFuncSetAttribute, "cuFuncSetAttribute")                                \
     X(cuLaunchKernel, "cuLaunchKernel")                                        \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
-      "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor")                           \
+    X(cuMemsetD8Async, "cuMemsetD8Async")                                      \
+    X(cuEventCreate, "cuEventCreate")                                          \
+    X(cuEventDestroy, "cuEventDestroy_v2")                                     \
+    X(cuEventRecord, "cuEventRecord")                                          \
+    X(cuEventSynchronize, "cuEventSynchronize")                                \
+    X(cuEventElapsedTime, "cuEventElapsedTime")
 
 typedef struct RtDriver {
 #define X(f, sym) __typeof__(f) *p_##f;
@@ -148,6 +154,7 @@ void *rt_table_insert(RtTable *t, const RtKey *key, void *value);
 /* Counters for tests and benchmarks. */
 typedef struct RtStats {
     long compiles, memory_hits, disk_hits, disk_stores, disk_rejects;
+    long tunings, tune_disk_hits; /* configs timed for a new key; choices read from disk */
 } RtStats;
 void rt_stats_get(RtStats *out);
 void rt_stats_add(long *counter);
@@ -238,6 +245,7 @@ struct tk_kernel {
     int runtime_idx[RT_MAX_PARAMS]; /* i-th runtime param -> sig index */
     int const_hint[RT_MAX_PARAMS]; /* sig index the c-th constexpr argument named last time */
     RtTable table;
+    struct RtTune *_Atomic tune; /* configs and choices of an autotuned kernel, or NULL */
 };
 
 /* ---- internals shared between files ----------------------------------------------- */
@@ -291,5 +299,22 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
  * module lock. Defined in rt_jit.c. */
 tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
 void rt_variant_free(void *v);
+/* tk_launch without the autotuner (rt_launch.c). */
+tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
+                           const tk_launch_options *opts);
+
+/* ---- the autotuner (rt_tune.c) ------------------------------------------------------ */
+
+/* Makes the tuner of a kernel from its @triton.autotune configs (none: OK, no tuner). */
+tk_status rt_tune_init(tk_kernel *k);
+void rt_tune_free(tk_kernel *k);
+/* true when a launch goes through the tuner (the kernel has configs and the
+ * launch names none of their constexprs). */
+bool rt_tune_applies(const tk_kernel *k, const tk_arg *args, int nargs);
+tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
+                         const tk_arg *args, int nargs, const tk_launch_options *opts);
+/* Tests: when set, times config `index` (ms; negative: it failed) instead of
+ * tk_bench, on the interpreter too, so the cache can be tested without a GPU. */
+extern double (*rt_tune_time_hook)(tk_kernel *k, int index);
 
 #endif

@@ -20,6 +20,8 @@ void rt_stats_get(RtStats *out)
     out->disk_hits = __atomic_load_n(&rt_stats.disk_hits, __ATOMIC_RELAXED);
     out->disk_stores = __atomic_load_n(&rt_stats.disk_stores, __ATOMIC_RELAXED);
     out->disk_rejects = __atomic_load_n(&rt_stats.disk_rejects, __ATOMIC_RELAXED);
+    out->tunings = __atomic_load_n(&rt_stats.tunings, __ATOMIC_RELAXED);
+    out->tune_disk_hits = __atomic_load_n(&rt_stats.tune_disk_hits, __ATOMIC_RELAXED);
 }
 
 /* ---- hashing ------------------------------------------------------------------ */

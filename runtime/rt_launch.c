@@ -353,6 +353,14 @@ tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
 {
     if (!k)
         return rt_error(TK_ERR_INVALID, "tk_launch: null kernel");
+    if (rt_tune_applies(k, args, nargs))
+        return rt_tune_launch(k, NULL, NULL, grid, args, nargs, opts);
+    return rt_launch_direct(k, grid, args, nargs, opts);
+}
+
+tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
+                           const tk_launch_options *opts)
+{
     tk_status s = check_grid(k, grid);
     if (s != TK_OK)
         return s;

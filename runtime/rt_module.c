@@ -103,6 +103,7 @@ void tk_module_destroy(tk_module *m)
         rt_clear_error(); /* unload below may then fail; still free host memory */
     for (int i = 0; m->kernels && i < m->nnames; i++)
         if (m->kernels[i]) {
+            rt_tune_free(m->kernels[i]);
             rt_table_free(&m->kernels[i]->table, rt_variant_free);
             tk_xfree(m->kernels[i]);
         }
@@ -145,6 +146,12 @@ static tk_status kernel_make(tk_module *m, int i, tk_kernel **out)
         if (!k->sig.is_constexpr[p])
             k->runtime_idx[k->nruntime++] = p;
     rt_table_init(&k->table);
+    tk_status s = rt_tune_init(k);
+    if (s != TK_OK) {
+        rt_table_free(&k->table, NULL);
+        tk_xfree(k);
+        return s;
+    }
     *out = k;
     return TK_OK;
 }

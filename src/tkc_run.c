@@ -31,6 +31,10 @@ void tkc_run_usage(FILE *f)
             "                      instead of printing it\n"
             "  --seed N            seed of rand/randn buffers (default 0)\n"
             "  --gpu               run on the GPU instead of the interpreter\n"
+            "  --bench             then time the launch with tk_bench (warm-up, L2 flush,\n"
+            "                      CUDA events) and print median/min/max/p20/p80; on the\n"
+            "                      interpreter the times are host wall-clock, labelled so\n"
+            "  --bench-ms MS       the time budget of the timed runs (default 100)\n"
             "  ARG, one per runtime parameter in order, each optionally named NAME=ARG:\n"
             "    98432  -3         an integer scalar (i32; i64 when it does not fit)\n"
             "    1e-5  0.5         a float scalar (fp32)\n"
@@ -351,7 +355,8 @@ static int parse_arg(const char *text, RunArg *a, uint64_t *seed)
 typedef struct RunOpts {
     const char *file, *kernel, *outdir;
     unsigned grid[3];
-    bool have_grid, gpu;
+    bool have_grid, gpu, bench;
+    double bench_ms;
     tk_arg defs[MAX_DEFS];
     int ndefs;
     tk_launch_options launch;
@@ -402,7 +407,7 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(a, "-k") || !strcmp(a, "--grid") || !strcmp(a, "-D") ||
                      !strcmp(a, "--num-warps") || !strcmp(a, "--num-stages") || !strcmp(a, "-o") ||
-                     !strcmp(a, "--seed") || !strcmp(a, "-I");
+                     !strcmp(a, "--seed") || !strcmp(a, "-I") || !strcmp(a, "--bench-ms");
         if (takes && !next)
             return run_fail("%s needs a value", a);
         if (!strcmp(a, "-run"))
@@ -411,6 +416,15 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
             return tkc_run_usage(stdout), 2;
         else if (!strcmp(a, "--gpu"))
             o->gpu = true;
+        else if (!strcmp(a, "--bench"))
+            o->bench = true;
+        else if (!strcmp(a, "--bench-ms")) {
+            char *end;
+            o->bench_ms = strtod(argv[++i], &end);
+            if (*end || !(o->bench_ms > 0))
+                return run_fail("bad --bench-ms '%s': expected a positive number", argv[i]);
+            o->bench = true;
+        }
         else if (!strcmp(a, "-k"))
             o->kernel = argv[++i];
         else if (!strcmp(a, "--grid")) {
@@ -500,6 +514,43 @@ static int api_fail(const char *what)
     return run_fail("%s: %s", what, tk_last_error());
 }
 
+/* One launch of the benchmarked kernel, as tk_bench calls it. */
+typedef struct BenchLaunch {
+    tk_kernel *k;
+    tk_grid grid;
+    const tk_arg *args;
+    int nargs;
+    const tk_launch_options *opts;
+} BenchLaunch;
+
+static tk_status bench_launch(void *user)
+{
+    BenchLaunch *b = user;
+    return tk_launch(b->k, b->grid, b->args, b->nargs, b->opts);
+}
+
+/* --bench: times the launch and prints one line; the interpreter's times are
+ * labelled as host wall-clock times. */
+static int bench(RunOpts *o, tk_context *ctx, tk_kernel *k, const tk_arg *args, int n)
+{
+    BenchLaunch b = {k, {o->grid[0], o->grid[1], o->grid[2]}, args, n, &o->launch};
+    tk_bench_options bo = {.rep_ms = o->bench_ms};
+    tk_bench_result r;
+    if (tk_bench(ctx, bench_launch, &b, &bo, &r) != TK_OK)
+        return api_fail("bench");
+    tk_device_props props;
+    const char *where = "interpreter, host wall-clock time (not GPU time)";
+    char gpu[300];
+    if (!r.wall_clock && tk_device_properties(ctx, &props) == TK_OK) {
+        snprintf(gpu, sizeof gpu, "GPU %s, CUDA events", props.name);
+        where = gpu;
+    }
+    printf("bench %s: median %.4f ms  min %.4f  max %.4f  p20 %.4f  p80 %.4f  mean %.4f  "
+           "(%d runs after %d warm-up; %s)\n", o->kernel, r.median_ms, r.min_ms, r.max_ms,
+           r.p20_ms, r.p80_ms, r.mean_ms, r.runs, r.warmup_runs, where);
+    return 0;
+}
+
 static int launch(RunOpts *o, RunArg *args, tk_context *ctx)
 {
     tk_module *mod = NULL;
@@ -543,6 +594,8 @@ static int launch(RunOpts *o, RunArg *args, tk_context *ctx)
         else
             print_buffer(a, i);
     }
+    if (!rc && o->bench)
+        rc = bench(o, ctx, k, all, n);
 done:
     for (int i = 0; i < o->nargs; i++)
         if (args[i].dev)

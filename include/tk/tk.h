@@ -254,6 +254,105 @@ tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_
 /* None for a constexpr parameter (Triton's `x is None` folds). */
 static inline tk_arg tk_none(const char *name) { return tk_const_text(name, "None"); }
 
+/* ---- benchmarking (in the manner of triton.testing.do_bench) ------------------ */
+
+/* The work to time: queues launches on the stream the options name. */
+typedef tk_status (*tk_bench_fn)(void *user);
+
+typedef struct tk_bench_options {
+    double warmup_ms;     /* 0: 25, the time spent warming up */
+    double rep_ms;        /* 0: 100, the time budget of the timed runs */
+    int no_flush;         /* 1: no L2 flush between runs */
+    int max_runs;         /* 0: 10000 */
+    tk_stream stream;     /* where fn queues its work and the events are recorded */
+    uint64_t reserved[4]; /* zero (room for later options) */
+} tk_bench_options;
+
+typedef struct tk_bench_result {
+    double median_ms, mean_ms, min_ms, max_ms;
+    double p20_ms, p80_ms;  /* quantiles 0.2 and 0.8, as do_bench(quantiles=[0.5, 0.2, 0.8]) */
+    int runs;               /* timed runs, chosen from rep_ms and an estimate of one run */
+    int warmup_runs;
+    int wall_clock;         /* 1: host wall-clock times of interpreter runs, not GPU times */
+    uint64_t reserved[4];   /* room for later fields */
+} tk_bench_result;
+
+/* Calls fn once, estimates its time, warms up for warmup_ms, then times
+ * each of `runs` calls with a pair of CUDA events, zeroing a buffer twice
+ * the L2 size before each so every run starts with a cold cache. On an
+ * interpreter context the times are host wall-clock times of synchronous
+ * runs, and out->wall_clock says so. An error from fn stops the benchmark
+ * and is returned. */
+tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_options *opts,
+                   tk_bench_result *out);
+
+/* ---- autotuning (@triton.autotune) ------------------------------------------------ */
+
+/* A kernel with @triton.autotune(configs=[...], key=[...]), or one given
+ * configs by tk_kernel_set_tuning, is tuned by tk_launch and
+ * tk_launch_tuned: the first launch for a new key (the values of the key
+ * arguments and the dtypes of all arguments) compiles every config in
+ * parallel threads, times each with tk_bench and keeps the fastest; later
+ * launches run it. Choices are cached in memory and on disk (by kernel,
+ * source hash, key values, configs, device, tk version), so another process
+ * does not tune again. A launch that names a constexpr some config sets runs
+ * as given, untuned. On the interpreter the first config (after pruning) is
+ * used without timing, and a note says so. Environment:
+ *   TK_PRINT_AUTOTUNING=1  print each config's time and the choice on stderr */
+
+typedef struct tk_config {
+    const tk_define *defines; /* constexpr values */
+    int ndefines;
+    int num_warps;            /* 0: the launch's (4) */
+    int num_stages;           /* 0: the launch's (3) */
+    uint64_t reserved[2];     /* zero */
+} tk_config;
+
+/* The grid of a config, as Triton's grid lambda over META. */
+typedef tk_grid (*tk_grid_fn)(const tk_config *cfg, const tk_arg *args, int nargs, void *user);
+/* prune_configs_by / early_config_prune: clear keep[i] for configs not to
+ * time (keep[] starts all 1; at least one must stay). */
+typedef void (*tk_prune_fn)(const tk_config *configs, int nconfigs, const tk_arg *args,
+                            int nargs, int *keep, void *user);
+
+typedef struct tk_tune_options {
+    const tk_config *configs;  /* NULL: keep the @triton.autotune configs */
+    int nconfigs;
+    const char *const *key;    /* argument names keying the choice; NULL: keep the source's */
+    int nkey;
+    tk_prune_fn prune;         /* NULL: time every config */
+    void *prune_user;
+    double warmup_ms, rep_ms;  /* per config; 0: 25 and 100, as Triton */
+    uint64_t reserved[4];      /* zero */
+} tk_tune_options;
+
+/* Sets or replaces the configs, key and pruning of a kernel (copied); call
+ * before its first tuned launch (TK_ERR_INVALID after). */
+tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *opts);
+
+/* The kernel's configs (owned by the kernel; valid until its module is
+ * destroyed or tk_kernel_set_tuning replaces them); *n = 0 when it has none. */
+tk_status tk_kernel_configs(tk_kernel *k, const tk_config **configs, int *n);
+
+/* tk_launch for a tuned kernel whose grid depends on the config. */
+tk_status tk_launch_tuned(tk_kernel *k, tk_grid_fn grid, void *grid_user, const tk_arg *args,
+                          int nargs, const tk_launch_options *opts);
+
+typedef struct tk_tune_choice {
+    int index;           /* into the config list */
+    tk_config config;    /* points into the kernel; valid while its module lives */
+    double ms;           /* its median time when it was tuned (0 on the interpreter) */
+    int tuned_here;      /* 1: timed by this process; 0: found in the disk cache or chosen untimed */
+    int from_disk;       /* 1: read from the disk cache */
+    int interpreted;     /* 1: the interpreter took the first config without timing */
+    uint64_t reserved[4];
+} tk_tune_choice;
+
+/* The config chosen for these launch arguments; TK_ERR_NOT_FOUND when no
+ * launch has chosen one for their key yet. */
+tk_status tk_kernel_tuned_config(tk_kernel *k, const tk_arg *args, int nargs,
+                                 const tk_launch_options *opts, tk_tune_choice *out);
+
 #if defined(__GNUC__) && !defined(_WIN32)
 #pragma GCC visibility pop
 #endif

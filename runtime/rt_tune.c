@@ -1,0 +1,761 @@
+/* rt_tune.c: the autotuner. A kernel with configs (@triton.autotune, or
+ * tk_kernel_set_tuning) chooses one per tuning key: the first launch for a
+ * key compiles every config that pruning keeps in parallel threads, times
+ * each with tk_bench and keeps the fastest, in memory and on disk (the JIT
+ * cache's entry format: atomic writes, checked reads). Assumes a kernel's
+ * tuning settings are fixed before its first tuned launch. Guarantees: one
+ * tuning per key and process (others wait for it); a disk entry is used only
+ * when its whole identity matches; the interpreter takes the first config
+ * and says so; every failure comes back as a status. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt.h"
+
+double (*rt_tune_time_hook)(tk_kernel *k, int index);
+
+enum { TUNE_MAGIC = 0x544b5455, MAX_TUNE_ARGS = 2 * RT_MAX_PARAMS };
+
+/* One choice for one key (an entry of RtTune.table). */
+typedef struct TuneEntry {
+    RtKey key;
+    tk_tune_choice choice;
+} TuneEntry;
+
+typedef struct RtTune {
+    pthread_mutex_t lock; /* one tuning at a time per kernel */
+    tk_config *configs;   /* owned, with their defines and texts */
+    int nconfigs;
+    char **key;
+    int nkey;
+    tk_prune_fn prune;
+    void *prune_user;
+    double warmup_ms, rep_ms;
+    uint64_t configs_hash;
+    int noted;            /* the interpreter's note was printed */
+    _Atomic int launched; /* a tuned launch happened: settings are fixed */
+    RtTable table;
+} RtTune;
+
+/* What the disk entry holds besides the identity. */
+typedef struct TuneRecord {
+    uint32_t magic;
+    int32_t index, nconfigs, reserved;
+    double ms;
+} TuneRecord;
+
+static bool env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static char *dup_text(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = tk_xalloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* ---- settings --------------------------------------------------------------------------- */
+
+static void free_configs(tk_config *c, int n)
+{
+    for (int i = 0; c && i < n; i++) {
+        for (int j = 0; j < c[i].ndefines; j++) {
+            tk_xfree((char *)c[i].defines[j].name);
+            tk_xfree((char *)c[i].defines[j].value);
+        }
+        tk_xfree((tk_define *)c[i].defines);
+    }
+    tk_xfree(c);
+}
+
+static void free_key(char **key, int n)
+{
+    for (int i = 0; key && i < n; i++)
+        tk_xfree(key[i]);
+    tk_xfree(key);
+}
+
+static void free_entry(void *e) { tk_xfree(e); }
+
+void rt_tune_free(tk_kernel *k)
+{
+    RtTune *t = k->tune;
+    if (!t)
+        return;
+    free_configs(t->configs, t->nconfigs);
+    free_key(t->key, t->nkey);
+    rt_table_free(&t->table, free_entry);
+    pthread_mutex_destroy(&t->lock);
+    tk_xfree(t);
+    k->tune = NULL;
+}
+
+/* A constexpr value as the text tk_const_text takes. */
+static void value_text(const ConstValue *v, char *out, size_t cap)
+{
+    switch (v->kind) {
+    case CV_INT: snprintf(out, cap, "%" PRId64, v->i); break;
+    case CV_FLOAT: snprintf(out, cap, "%.17g", v->f); break;
+    case CV_BOOL: snprintf(out, cap, "%s", v->i ? "True" : "False"); break;
+    case CV_DTYPE: snprintf(out, cap, "tl.%s", dtype_name(v->type.dt == DT_PTR ? v->type.elem
+                                                                                : v->type.dt));
+        break;
+    case CV_STR: snprintf(out, cap, "'%s'", v->s ? v->s : ""); break;
+    default: snprintf(out, cap, "None"); break;
+    }
+}
+
+/* Deep copies of configs given as tk_config or as sema's KernelConfig. */
+static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int n, tk_config **out)
+{
+    tk_config *c = tk_xalloc(sizeof *c * (size_t)(n ? n : 1));
+    if (!c)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    memset(c, 0, sizeof *c * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        int nd = in ? in[i].ndefines : kin[i].ndefines;
+        tk_define *d = tk_xalloc(sizeof *d * (size_t)(nd ? nd : 1));
+        if (!d) {
+            free_configs(c, i);
+            return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        }
+        memset(d, 0, sizeof *d * (size_t)(nd ? nd : 1));
+        c[i].defines = d;
+        c[i].ndefines = nd;
+        c[i].num_warps = in ? in[i].num_warps : kin[i].num_warps;
+        c[i].num_stages = in ? in[i].num_stages : kin[i].num_stages;
+        for (int j = 0; j < nd; j++) {
+            char text[128];
+            if (!in)
+                value_text(&kin[i].defines[j].value, text, sizeof text);
+            const char *name = in ? in[i].defines[j].name : kin[i].defines[j].name;
+            const char *value = in ? in[i].defines[j].value : text;
+            if (!name || !value) {
+                free_configs(c, i + 1);
+                return rt_error(TK_ERR_INVALID, "config %d: define %d has no name or value", i, j);
+            }
+            d[j].name = dup_text(name);
+            d[j].value = dup_text(value);
+            if (!d[j].name || !d[j].value) {
+                free_configs(c, i + 1);
+                return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+            }
+        }
+    }
+    *out = c;
+    return TK_OK;
+}
+
+static tk_status copy_key(const char *const *in, int n, char ***out)
+{
+    char **key = tk_xalloc(sizeof *key * (size_t)(n ? n : 1));
+    if (!key)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    memset(key, 0, sizeof *key * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        if (!in[i] || !(key[i] = dup_text(in[i]))) {
+            free_key(key, n);
+            return rt_error(in[i] ? TK_ERR_NO_MEMORY : TK_ERR_INVALID, "bad tuning key %d", i);
+        }
+    *out = key;
+    return TK_OK;
+}
+
+/* The configs' identity on disk: a changed config list invalidates old choices. */
+static uint64_t hash_configs(const tk_config *c, int n)
+{
+    uint64_t h = rt_hash64(0x7475e1ULL, &n, sizeof n);
+    for (int i = 0; i < n; i++) {
+        h = rt_hash64(h, &c[i].num_warps, sizeof c[i].num_warps);
+        h = rt_hash64(h, &c[i].num_stages, sizeof c[i].num_stages);
+        for (int j = 0; j < c[i].ndefines; j++) {
+            h = rt_hash64(h, c[i].defines[j].name, strlen(c[i].defines[j].name) + 1);
+            h = rt_hash64(h, c[i].defines[j].value, strlen(c[i].defines[j].value) + 1);
+        }
+    }
+    return h;
+}
+
+static tk_status tune_make(tk_kernel *k, RtTune **out)
+{
+    RtTune *t = tk_xalloc(sizeof *t);
+    if (!t)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    memset(t, 0, sizeof *t);
+    pthread_mutex_init(&t->lock, NULL);
+    rt_table_init(&t->table);
+    t->warmup_ms = 25;
+    t->rep_ms = 100;
+    tk_status s = copy_configs(NULL, k->sig.configs, k->sig.nconfigs, &t->configs);
+    if (s == TK_OK) {
+        t->nconfigs = k->sig.nconfigs;
+        s = copy_key(k->sig.tune_keys, k->sig.ntune_keys, &t->key);
+    }
+    if (s == TK_OK)
+        t->nkey = k->sig.ntune_keys;
+    t->configs_hash = hash_configs(t->configs, t->nconfigs);
+    k->tune = t;
+    if (s != TK_OK)
+        rt_tune_free(k);
+    *out = k->tune;
+    return s;
+}
+
+tk_status rt_tune_init(tk_kernel *k)
+{
+    RtTune *t;
+    return k->sig.nconfigs > 0 ? tune_make(k, &t) : TK_OK;
+}
+
+tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
+{
+    if (!k || !o)
+        return rt_error(TK_ERR_INVALID, "tk_kernel_set_tuning: null argument");
+    if ((o->configs && o->nconfigs <= 0) || (!o->configs && o->nconfigs) ||
+        (o->key && o->nkey < 0) || (!o->key && o->nkey) || o->warmup_ms < 0 || o->rep_ms < 0)
+        return rt_error(TK_ERR_INVALID, "tk_kernel_set_tuning: bad counts or times");
+    pthread_mutex_lock(&k->mod->lock);
+    RtTune *t = k->tune;
+    tk_status s = TK_OK;
+    if (t && t->launched)
+        s = rt_error(TK_ERR_INVALID, "kernel '%s': tuning settings change only before its first "
+                     "tuned launch", k->name);
+    else if (!t && !o->configs)
+        s = rt_error(TK_ERR_INVALID, "kernel '%s' has no @triton.autotune configs: pass "
+                     "configs", k->name);
+    else if (!t)
+        s = tune_make(k, &t);
+    if (s == TK_OK && o->configs) {
+        tk_config *c;
+        s = copy_configs(o->configs, NULL, o->nconfigs, &c);
+        if (s == TK_OK) {
+            free_configs(t->configs, t->nconfigs);
+            t->configs = c;
+            t->nconfigs = o->nconfigs;
+            t->configs_hash = hash_configs(c, o->nconfigs);
+        }
+    }
+    if (s == TK_OK && o->key) {
+        char **key;
+        s = copy_key(o->key, o->nkey, &key);
+        if (s == TK_OK) {
+            free_key(t->key, t->nkey);
+            t->key = key;
+            t->nkey = o->nkey;
+        }
+    }
+    if (s == TK_OK) {
+        t->prune = o->prune;
+        t->prune_user = o->prune_user;
+        if (o->warmup_ms > 0)
+            t->warmup_ms = o->warmup_ms;
+        if (o->rep_ms > 0)
+            t->rep_ms = o->rep_ms;
+    }
+    pthread_mutex_unlock(&k->mod->lock);
+    return s;
+}
+
+tk_status tk_kernel_configs(tk_kernel *k, const tk_config **configs, int *n)
+{
+    if (!k || !configs || !n)
+        return rt_error(TK_ERR_INVALID, "tk_kernel_configs: null argument");
+    const RtTune *t = k->tune;
+    *configs = t ? t->configs : NULL;
+    *n = t ? t->nconfigs : 0;
+    return TK_OK;
+}
+
+bool rt_tune_applies(const tk_kernel *k, const tk_arg *args, int nargs)
+{
+    const RtTune *t = k->tune;
+    if (!t)
+        return false;
+    for (int i = 0; args && i < nargs; i++) {
+        if (args[i].kind != TK_ARG_CONST || !args[i].name)
+            continue;
+        for (int c = 0; c < t->nconfigs; c++)
+            for (int j = 0; j < t->configs[c].ndefines; j++)
+                if (strcmp(t->configs[c].defines[j].name, args[i].name) == 0)
+                    return false; /* run as given, by hand */
+    }
+    return true;
+}
+
+/* ---- one config's launch ----------------------------------------------------------------- */
+
+typedef struct ConfigLaunch {
+    tk_kernel *k;
+    tk_grid grid;
+    tk_arg args[MAX_TUNE_ARGS];
+    int nargs;
+    tk_launch_options opts;
+} ConfigLaunch;
+
+static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid_fn,
+                               void *grid_user, tk_grid grid, const tk_arg *args, int nargs,
+                               const tk_launch_options *opts, ConfigLaunch *out)
+{
+    if (nargs < 0 || (nargs > 0 && !args) || nargs + c->ndefines > MAX_TUNE_ARGS)
+        return rt_error(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
+    out->k = k;
+    memset(&out->opts, 0, sizeof out->opts);
+    if (opts)
+        out->opts = *opts;
+    if (c->num_warps > 0)
+        out->opts.num_warps = c->num_warps;
+    if (c->num_stages > 0)
+        out->opts.num_stages = c->num_stages;
+    if (nargs)
+        memcpy(out->args, args, sizeof *args * (size_t)nargs);
+    for (int j = 0; j < c->ndefines; j++)
+        out->args[nargs + j] = tk_const_text(c->defines[j].name, c->defines[j].value);
+    out->nargs = nargs + c->ndefines;
+    out->grid = grid_fn ? grid_fn(c, args, nargs, grid_user) : grid;
+    return TK_OK;
+}
+
+static tk_status run_config(void *user)
+{
+    ConfigLaunch *cl = user;
+    return rt_launch_direct(cl->k, cl->grid, cl->args, cl->nargs, &cl->opts);
+}
+
+/* "BM=128, BN=256, num_warps=8" */
+static void describe(const tk_config *c, char *out, size_t cap)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int j = 0; j < c->ndefines && at < cap; j++)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s=%s", j ? ", " : "", c->defines[j].name,
+                               c->defines[j].value);
+    if (at < cap)
+        at += (size_t)snprintf(out + at, cap - at, "%snum_warps=%d, num_stages=%d",
+                               at ? ", " : "", c->num_warps ? c->num_warps : 4,
+                               c->num_stages ? c->num_stages : 3);
+}
+
+/* ---- the tuning key ------------------------------------------------------------------------ */
+
+static int param_index(const tk_kernel *k, const char *name)
+{
+    for (int p = 0; p < k->sig.nparams; p++)
+        if (strcmp(k->sig.param_names[p], name) == 0)
+            return p;
+    return -1;
+}
+
+/* The key: each key argument's value (a pointer's dtype only) and every
+ * runtime argument's dtype and kind; `text` describes the key values. */
+static tk_status tune_key(tk_kernel *k, const RtLaunchArgs *la, RtKey *key, char *text,
+                          size_t cap)
+{
+    const RtTune *t = k->tune;
+    size_t at = 0;
+    text[0] = 0;
+    key->nwords = 0;
+    for (int i = 0; i < t->nkey; i++) {
+        int p = param_index(k, t->key[i]);
+        if (p < 0)
+            return rt_error(TK_ERR_INVALID, "kernel '%s': autotune key '%s' is not a parameter",
+                            k->name, t->key[i]);
+        const tk_arg *a = la->consts[p];
+        for (int j = 0; !k->sig.is_constexpr[p] && j < k->nruntime; j++)
+            if (k->runtime_idx[j] == p)
+                a = la->values[j];
+        uint64_t w0 = UINT64_MAX, w1 = 0;
+        if (a && a->text) {
+            w0 = 3;
+            w1 = rt_hash64(0x51ed270b27ULL, a->text, strlen(a->text));
+        } else if (a) {
+            w0 = (uint64_t)a->dtype | (uint64_t)a->kind << 8;
+            if (a->kind != TK_ARG_PTR)
+                memcpy(&w1, &a->v, sizeof w1);
+        }
+        key->w[key->nwords++] = w0;
+        key->w[key->nwords++] = w1;
+        if (at < cap) {
+            if (a && a->text)
+                at += (size_t)snprintf(text + at, cap - at, "%s%s=%s", i ? " " : "", t->key[i],
+                                       a->text);
+            else if (a && a->kind == TK_ARG_PTR)
+                at += (size_t)snprintf(text + at, cap - at, "%s%s=ptr", i ? " " : "", t->key[i]);
+            else if (a && (a->dtype == TK_F32 || a->dtype == TK_F64 || a->dtype == TK_F16 ||
+                           a->dtype == TK_BF16))
+                at += (size_t)snprintf(text + at, cap - at, "%s%s=%g", i ? " " : "", t->key[i],
+                                       a->v.f);
+            else
+                at += (size_t)snprintf(text + at, cap - at, "%s%s=%" PRId64, i ? " " : "",
+                                       t->key[i], a ? a->v.i : 0);
+        }
+    }
+    for (int j = 0; j < k->nruntime && key->nwords < RT_KEY_MAX_WORDS; j++) {
+        const tk_arg *a = la->values[j];
+        key->w[key->nwords++] = a ? (uint64_t)a->dtype | (uint64_t)a->kind << 8 : UINT64_MAX;
+    }
+    rt_key_finish(key);
+    return TK_OK;
+}
+
+/* ---- the disk entry ------------------------------------------------------------------------- */
+
+/* The identity of a choice across processes, as text. */
+static char *identity(tk_kernel *k, const RtKey *key, size_t *len)
+{
+    const RtTune *t = k->tune;
+    tk_context *ctx = k->mod->ctx;
+    StrBuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "tk-tune 1\nkernel %s\nsource %016" PRIx64 "%016" PRIx64 "\nversion %s\n"
+              "device %s %s\nconfigs %d %016" PRIx64 "\nkey", k->name, k->mod->source_hash[0],
+              k->mod->source_hash[1], tk_version(),
+              ctx->interpret ? "interpreter" : ctx->props.name, ctx->arch, t->nconfigs,
+              t->configs_hash);
+    for (int i = 0; i < key->nwords; i++)
+        sb_printf(&sb, " %" PRIx64, key->w[i]);
+    sb_printf(&sb, "\n");
+    if (sb.oom) {
+        sb_free(&sb);
+        return NULL;
+    }
+    return sb_take(&sb, len);
+}
+
+static RtDigest identity_digest(const char *id, size_t len)
+{
+    uint64_t h[2];
+    rt_hash_text(id, len, h);
+    RtDigest d = {h[0] ^ 0x74756e65ULL, h[1]}; /* apart from the JIT entries' digests */
+    return d;
+}
+
+static bool disk_load(tk_kernel *k, const char *id, size_t id_len, tk_tune_choice *c)
+{
+    const char *dir = rt_disk_dir();
+    if (!dir)
+        return false;
+    RtDiskEntry e;
+    void *buf = NULL;
+    if (!rt_disk_load(dir, identity_digest(id, id_len), (const unsigned char *)id, id_len, &e,
+                      &buf))
+        return false;
+    TuneRecord r;
+    bool ok = e.meta_len == sizeof r;
+    if (ok)
+        memcpy(&r, e.meta, sizeof r);
+    ok = ok && r.magic == TUNE_MAGIC && r.nconfigs == k->tune->nconfigs && r.index >= 0 &&
+         r.index < r.nconfigs && r.ms >= 0;
+    if (ok) {
+        c->index = r.index;
+        c->ms = r.ms;
+        c->from_disk = 1;
+    } else
+        rt_stats_add(&rt_stats.disk_rejects);
+    tk_xfree(buf);
+    return ok;
+}
+
+/* The entry's text part names the config for a person reading the cache. */
+static void disk_store(tk_kernel *k, const char *id, size_t id_len, const tk_tune_choice *c)
+{
+    const char *dir = rt_disk_dir();
+    if (!dir)
+        return;
+    TuneRecord r = {TUNE_MAGIC, c->index, k->tune->nconfigs, 0, c->ms};
+    char text[1024];
+    describe(&k->tune->configs[c->index], text, sizeof text);
+    RtDiskEntry e = {(const unsigned char *)id, id_len, (const unsigned char *)&r, sizeof r,
+                     text, strlen(text) + 1, NULL, 0};
+    rt_disk_store(dir, identity_digest(id, id_len), &e); /* a failure warns; memory only */
+}
+
+/* ---- tuning --------------------------------------------------------------------------------- */
+
+typedef struct CompileJob {
+    ConfigLaunch launch;
+    pthread_t thread;
+    bool started;
+    tk_status status;
+    char message[512];
+} CompileJob;
+
+/* Compiles (or finds) one config's variant; the compile serialises on the
+ * module lock, the rest (disk reads, driver loads) runs beside the others. */
+static void *compile_job(void *p)
+{
+    CompileJob *j = p;
+    tk_kernel_info info;
+    j->status = tk_kernel_prepare(j->launch.k, j->launch.args, j->launch.nargs, &j->launch.opts,
+                                  &info);
+    if (j->status != TK_OK)
+        snprintf(j->message, sizeof j->message, "%s", tk_last_error());
+    return NULL;
+}
+
+static void tune_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tune_print(const char *fmt, ...)
+{
+    if (!env_on("TK_PRINT_AUTOTUNING"))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tk: autotune ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* Compiles the kept configs in threads, then times each; the fastest wins.
+ * A config that fails to compile or launch (too much shared memory, say) is
+ * left out, as Triton does; if all fail, the first failure is returned. */
+static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, void *grid_user,
+                           tk_grid grid, const tk_arg *args, int nargs,
+                           const tk_launch_options *opts, const char *key_text,
+                           tk_tune_choice *out)
+{
+    RtTune *t = k->tune;
+    CompileJob *jobs = tk_xalloc(sizeof *jobs * (size_t)t->nconfigs);
+    if (!jobs)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    memset(jobs, 0, sizeof *jobs * (size_t)t->nconfigs);
+    tk_status s = TK_OK, first_fail = TK_OK;
+    char first_msg[512] = "";
+    double t0 = now_ms();
+    for (int i = 0; i < t->nconfigs && s == TK_OK; i++) {
+        if (!keep[i])
+            continue;
+        s = config_launch(k, &t->configs[i], grid_fn, grid_user, grid, args, nargs, opts,
+                          &jobs[i].launch);
+        if (s == TK_OK && pthread_create(&jobs[i].thread, NULL, compile_job, &jobs[i]) == 0)
+            jobs[i].started = true;
+        else if (s == TK_OK)
+            compile_job(&jobs[i]); /* no thread to be had: compile here */
+    }
+    for (int i = 0; i < t->nconfigs; i++)
+        if (jobs[i].started)
+            pthread_join(jobs[i].thread, NULL);
+    double t1 = now_ms();
+    int best = -1;
+    double best_ms = 0;
+    for (int i = 0; i < t->nconfigs && s == TK_OK; i++) {
+        if (!keep[i])
+            continue;
+        char desc[512];
+        describe(&t->configs[i], desc, sizeof desc);
+        double ms = -1;
+        tk_status cs = jobs[i].status;
+        if (cs == TK_OK && rt_tune_time_hook)
+            ms = rt_tune_time_hook(k, i);
+        else if (cs == TK_OK) {
+            tk_bench_options bo = {.warmup_ms = t->warmup_ms, .rep_ms = t->rep_ms,
+                                   .stream = jobs[i].launch.opts.stream};
+            tk_bench_result r;
+            cs = tk_bench(k->mod->ctx, run_config, &jobs[i].launch, &bo, &r);
+            if (cs == TK_OK)
+                ms = r.median_ms;
+            else
+                snprintf(jobs[i].message, sizeof jobs[i].message, "%s", tk_last_error());
+            if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE) {
+                s = rt_error(cs, "%s", jobs[i].message); /* the context is lost */
+                break;
+            }
+        }
+        if (cs != TK_OK || ms < 0) {
+            tune_print("%s: config %d {%s}: failed: %s", k->name, i, desc,
+                       cs != TK_OK ? jobs[i].message : "the timer gave no time");
+            if (first_fail == TK_OK) {
+                first_fail = cs != TK_OK ? cs : TK_ERR_INTERNAL;
+                snprintf(first_msg, sizeof first_msg, "%s", jobs[i].message);
+            }
+            continue;
+        }
+        tune_print("%s [%s]: config %d {%s}: %.4f ms", k->name, key_text, i, desc, ms);
+        if (best < 0 || ms < best_ms) {
+            best = i;
+            best_ms = ms;
+        }
+    }
+    tk_xfree(jobs);
+    if (s != TK_OK)
+        return s;
+    if (best < 0)
+        return rt_error(first_fail, "kernel '%s': every autotune config failed; the first: %s",
+                        k->name, first_msg);
+    rt_stats_add(&rt_stats.tunings);
+    out->index = best;
+    out->ms = best_ms;
+    out->tuned_here = 1;
+    tune_print("%s [%s]: chose config %d (%.4f ms); compiled in %.0f ms, timed in %.0f ms",
+               k->name, key_text, best, best_ms, t1 - t0, now_ms() - t1);
+    return TK_OK;
+}
+
+/* Finds or makes the choice for one launch. Caller holds t->lock. */
+static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_text,
+                             tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
+                             const tk_arg *args, int nargs, const tk_launch_options *opts,
+                             tk_tune_choice *c)
+{
+    RtTune *t = k->tune;
+    tk_context *ctx = k->mod->ctx;
+    memset(c, 0, sizeof *c);
+    bool timed = !ctx->interpret || rt_tune_time_hook;
+    size_t id_len = 0;
+    char *id = timed ? identity(k, key, &id_len) : NULL;
+    if (timed && !id)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    tk_status s = TK_OK;
+    if (id && disk_load(k, id, id_len, c)) {
+        rt_stats_add(&rt_stats.tune_disk_hits);
+        char desc[512];
+        describe(&t->configs[c->index], desc, sizeof desc);
+        tune_print("%s [%s]: config %d {%s} from the disk cache (%.4f ms when tuned); no tuning",
+                   k->name, key_text, c->index, desc, c->ms);
+        tk_xfree(id);
+        return TK_OK;
+    }
+    int *keep = tk_xalloc(sizeof *keep * (size_t)t->nconfigs);
+    if (!keep) {
+        tk_xfree(id);
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    }
+    for (int i = 0; i < t->nconfigs; i++)
+        keep[i] = 1;
+    if (t->prune)
+        t->prune(t->configs, t->nconfigs, args, nargs, keep, t->prune_user);
+    int first = -1;
+    for (int i = 0; i < t->nconfigs && first < 0; i++)
+        if (keep[i])
+            first = i;
+    if (first < 0)
+        s = rt_error(TK_ERR_INVALID, "kernel '%s': the prune callback kept no config", k->name);
+    else if (!timed) {
+        char desc[512];
+        describe(&t->configs[first], desc, sizeof desc);
+        if (!t->noted)
+            fprintf(stderr, "tk: note: kernel '%s' is autotuned; the interpreter does not time "
+                    "configs and runs config %d {%s}\n", k->name, first, desc);
+        t->noted = 1;
+        c->index = first;
+        c->interpreted = 1;
+    } else {
+        s = tune_time(k, keep, grid_fn, grid_user, grid, args, nargs, opts, key_text, c);
+        if (s == TK_OK)
+            disk_store(k, id, id_len, c);
+    }
+    tk_xfree(keep);
+    tk_xfree(id);
+    return s;
+}
+
+static const RtKey *entry_key(void *e) { return &((TuneEntry *)e)->key; }
+
+/* The choice for these arguments: from memory, else from disk or by tuning. */
+static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
+                             const tk_arg *args, int nargs, const tk_launch_options *opts,
+                             bool find_only, TuneEntry **out)
+{
+    RtTune *t = k->tune;
+    if (t->nconfigs <= 0)
+        return rt_error(TK_ERR_INVALID, "kernel '%s' has no autotune configs", k->name);
+    atomic_store(&t->launched, 1);
+    /* the arguments with config 0 check the launch and map the runtime arguments */
+    ConfigLaunch *cl = tk_xalloc(sizeof *cl);
+    if (!cl)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    RtLaunchArgs la;
+    RtKey key;
+    char key_text[512];
+    tk_status s = config_launch(k, &t->configs[0], NULL, NULL, grid, args, nargs, opts, cl);
+    if (s == TK_OK)
+        s = rt_launch_args(k, cl->args, cl->nargs, &cl->opts, &la);
+    if (s == TK_OK)
+        s = tune_key(k, &la, &key, key_text, sizeof key_text);
+    tk_xfree(cl);
+    if (s != TK_OK)
+        return s;
+    TuneEntry *e = rt_table_find(&t->table, &key, entry_key);
+    if (e || find_only) {
+        *out = e;
+        return e ? TK_OK : rt_error(TK_ERR_NOT_FOUND, "kernel '%s' has no tuned config for "
+                                    "[%s] yet: launch it first", k->name, key_text);
+    }
+    pthread_mutex_lock(&t->lock);
+    e = rt_table_find(&t->table, &key, entry_key); /* another thread tuned it meanwhile */
+    if (!e) {
+        TuneEntry *n = tk_xalloc(sizeof *n);
+        if (!n)
+            s = rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        if (s == TK_OK) {
+            n->key = key;
+            s = tune_choose(k, &key, key_text, grid_fn, grid_user, grid, args, nargs, opts,
+                            &n->choice);
+        }
+        if (s == TK_OK) {
+            n->choice.config = t->configs[n->choice.index];
+            e = rt_table_insert(&t->table, &n->key, n);
+            if (!e)
+                s = rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        }
+        if (e != n)
+            tk_xfree(n);
+    }
+    pthread_mutex_unlock(&t->lock);
+    *out = e;
+    return s;
+}
+
+tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
+                         const tk_arg *args, int nargs, const tk_launch_options *opts)
+{
+    TuneEntry *e = NULL;
+    tk_status s = tune_lookup(k, grid_fn, grid_user, grid, args, nargs, opts, false, &e);
+    if (s != TK_OK)
+        return s;
+    ConfigLaunch cl;
+    s = config_launch(k, &k->tune->configs[e->choice.index], grid_fn, grid_user, grid, args,
+                      nargs, opts, &cl);
+    return s == TK_OK ? run_config(&cl) : s;
+}
+
+tk_status tk_launch_tuned(tk_kernel *k, tk_grid_fn grid, void *grid_user, const tk_arg *args,
+                          int nargs, const tk_launch_options *opts)
+{
+    if (!k || !grid)
+        return rt_error(TK_ERR_INVALID, "tk_launch_tuned: null argument");
+    if (!k->tune)
+        return rt_error(TK_ERR_INVALID, "kernel '%s' has no autotune configs (add "
+                        "@triton.autotune or call tk_kernel_set_tuning)", k->name);
+    return rt_tune_launch(k, grid, grid_user, (tk_grid){1, 1, 1}, args, nargs, opts);
+}
+
+tk_status tk_kernel_tuned_config(tk_kernel *k, const tk_arg *args, int nargs,
+                                 const tk_launch_options *opts, tk_tune_choice *out)
+{
+    if (!k || !out)
+        return rt_error(TK_ERR_INVALID, "tk_kernel_tuned_config: null argument");
+    memset(out, 0, sizeof *out);
+    if (!k->tune)
+        return rt_error(TK_ERR_INVALID, "kernel '%s' has no autotune configs", k->name);
+    TuneEntry *e = NULL;
+    tk_status s = tune_lookup(k, NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, true, &e);
+    if (s == TK_OK)
+        *out = e->choice;
+    return s;
+}

@@ -1,0 +1,334 @@
+/* rt_tune.c: the autotuner without a GPU. On the interpreter it takes the
+ * first config and says so. With a fake timer (rt_tune_time_hook) the whole
+ * tuning path runs on the interpreter: every config compiled and timed, the
+ * fastest kept; a repeated key does not tune; a changed key does; a second
+ * process (fork) finds the choice on disk; corrupt entries are ignored;
+ * changed configs invalidate old choices; pruning, host configs with a grid
+ * callback, explicit constexprs bypassing the tuner, TK_PRINT_AUTOTUNING. */
+#include <sys/wait.h>
+
+#include "rt_test.h"
+
+static const char source[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 32}, num_warps=1),\n"
+    "                          triton.Config({'BLOCK': 64}, num_warps=2),\n"
+    "                          triton.Config({'BLOCK': 128})], key=['n'])\n"
+    "@triton.jit\n"
+    "def triple(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 3, mask=m)\n"
+    "@triton.jit\n"
+    "def plain(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1, mask=m)\n";
+
+enum { N = 200 };
+static tk_context *ctx;
+static void *dx, *dout;
+static int timed[8]; /* fake timer calls per config */
+static const double fake_ms[] = {3.0, 1.0, 2.0, 0.5};
+
+static double fake_timer(tk_kernel *k, int index)
+{
+    (void)k;
+    timed[index]++;
+    return fake_ms[index];
+}
+
+static int timer_calls(void)
+{
+    int n = 0;
+    for (int i = 0; i < 8; i++)
+        n += timed[i];
+    memset(timed, 0, sizeof timed);
+    return n;
+}
+
+static tk_status launch_n(tk_kernel *k, int n)
+{
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(n)};
+    return tk_launch(k, (tk_grid){8, 1, 1}, args, 3, NULL);
+}
+
+static int choice_of(tk_kernel *k, int n, tk_tune_choice *c)
+{
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(n)};
+    return tk_kernel_tuned_config(k, args, 3, NULL, c) == TK_OK ? c->index : -1;
+}
+
+static bool output_is(float factor, float add, int n)
+{
+    float out[N];
+    if (tk_copy_from(ctx, out, dout, sizeof out) != TK_OK)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (out[i] != (float)i * factor + add)
+            return false;
+    return true;
+}
+
+static tk_kernel *load(tk_module **m, const char *name)
+{
+    tk_kernel *k = NULL;
+    CHECK_OK(tk_module_load_string(ctx, "triple.tk", source, m));
+    CHECK_OK(tk_module_kernel(*m, name, &k));
+    return k;
+}
+
+/* The interpreter runs the first config, untimed, with a note. */
+static void test_interpreter(const char *dir)
+{
+    tk_module *m;
+    tk_kernel *k = load(&m, "triple");
+    t_stderr_begin(dir);
+    CHECK_OK(launch_n(k, N));
+    CHECK_OK(launch_n(k, N));
+    const char *err = t_stderr_end();
+    CHECK(strstr(err, "the interpreter does not time configs and runs config 0 {BLOCK=32"));
+    CHECK(!strstr(strstr(err, "tk: note") + 1, "tk: note"));
+    CHECK(output_is(3, 0, N));
+    tk_tune_choice c;
+    CHECK(choice_of(k, N, &c) == 0 && c.interpreted && !c.tuned_here && c.ms == 0);
+    CHECK(c.config.ndefines == 1 && strcmp(c.config.defines[0].value, "32") == 0);
+    CHECK_FAILS(tk_kernel_tuned_config(k, (tk_arg[]){tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32),
+                                                     tk_i32(7)}, 3, NULL, &c),
+                TK_ERR_NOT_FOUND, "no tuned config for [n=7]");
+    CHECK_FAILS(tk_launch(k, (tk_grid){8, 1, 1}, (tk_arg[]){tk_ptr(dx, TK_F32)}, 1, NULL),
+                TK_ERR_LAUNCH, "takes 3 runtime arguments");
+    CHECK(timer_calls() == 0);
+    tk_module_destroy(m);
+}
+
+/* Tuning with the fake timer, the memory and disk caches, and a changed key. */
+static void test_tuning(const char *dir)
+{
+    rt_tune_time_hook = fake_timer;
+    tk_module *m;
+    tk_kernel *k = load(&m, "triple");
+    RtStats s0, s1;
+    rt_stats_get(&s0);
+    setenv("TK_PRINT_AUTOTUNING", "1", 1);
+    t_stderr_begin(dir);
+    CHECK_OK(launch_n(k, N));
+    const char *err = t_stderr_end();
+    unsetenv("TK_PRINT_AUTOTUNING");
+    CHECK(strstr(err, "tk: autotune triple [n=200]: config 0 {BLOCK=32, num_warps=1, "
+                      "num_stages=3}: 3.0000 ms"));
+    CHECK(strstr(err, "chose config 1 (1.0000 ms)"));
+    CHECK(timed[0] == 1 && timed[1] == 1 && timed[2] == 1 && timer_calls() == 3);
+    CHECK(output_is(3, 0, N));
+    tk_tune_choice c;
+    CHECK(choice_of(k, N, &c) == 1 && c.tuned_here && !c.from_disk && c.ms == 1.0);
+    CHECK(c.config.num_warps == 2);
+    rt_stats_get(&s1);
+    CHECK(s1.tunings == s0.tunings + 1 && s1.disk_stores == s0.disk_stores + 1);
+    /* the same key again: no tuning */
+    CHECK_OK(launch_n(k, N));
+    CHECK(timer_calls() == 0);
+    /* a changed key: tuned again */
+    CHECK_OK(launch_n(k, N - 8));
+    CHECK(timer_calls() == 3 && output_is(3, 0, N - 8));
+    CHECK(t_count_files(dir, ".tkc") == 2);
+    tk_module_destroy(m);
+
+    /* a fresh module (as a new process would) finds both on disk */
+    k = load(&m, "triple");
+    rt_stats_get(&s0);
+    CHECK_OK(launch_n(k, N));
+    CHECK_OK(launch_n(k, N - 8));
+    CHECK(timer_calls() == 0);
+    CHECK(choice_of(k, N, &c) == 1 && c.from_disk && !c.tuned_here && c.ms == 1.0);
+    rt_stats_get(&s1);
+    CHECK(s1.tune_disk_hits == s0.tune_disk_hits + 2 && s1.tunings == s0.tunings);
+    tk_module_destroy(m);
+}
+
+/* A second process tunes a key; this one then finds it on disk. */
+static void test_two_processes(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        tk_module *m;
+        tk_kernel *k = load(&m, "triple");
+        int ok = launch_n(k, 48) == TK_OK;
+        int calls = timer_calls();
+        if (!ok || calls != 3)
+            fprintf(stderr, "child: %s, %d timed\n", tk_last_error(), calls);
+        ok = ok && calls == 3;
+        tk_module_destroy(m);
+        _exit(ok && failures == 0 ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0);
+    tk_module *m;
+    tk_kernel *k = load(&m, "triple");
+    tk_tune_choice c;
+    CHECK_OK(launch_n(k, 48));
+    CHECK(timer_calls() == 0 && choice_of(k, 48, &c) == 1 && c.from_disk);
+    CHECK(output_is(3, 0, 48));
+    tk_module_destroy(m);
+}
+
+/* Flips one byte in the middle of every entry: all are ignored, and tuning runs again. */
+static void test_corrupt(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        if (!strstr(e->d_name, ".tkc"))
+            continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(p, "r+b");
+        if (!f)
+            continue;
+        fseek(f, 0, SEEK_END);
+        long len = ftell(f);
+        fseek(f, len / 2, SEEK_SET);
+        int b = fgetc(f);
+        fseek(f, len / 2, SEEK_SET);
+        fputc(b ^ 0x5a, f);
+        fclose(f);
+        n++;
+    }
+    if (d)
+        closedir(d);
+    CHECK(n == 3);
+    RtStats s0, s1;
+    rt_stats_get(&s0);
+    tk_module *m;
+    tk_kernel *k = load(&m, "triple");
+    tk_tune_choice c;
+    CHECK_OK(launch_n(k, N));
+    CHECK(timer_calls() == 3 && choice_of(k, N, &c) == 1 && c.tuned_here);
+    rt_stats_get(&s1);
+    CHECK(s1.disk_rejects > s0.disk_rejects);
+    CHECK(output_is(3, 0, N));
+    tk_module_destroy(m);
+}
+
+static void keep_last(const tk_config *configs, int n, const tk_arg *args, int nargs, int *keep,
+                      void *user)
+{
+    (void)configs, (void)args, (void)nargs;
+    *(int *)user += 1;
+    for (int i = 0; i < n - 1; i++)
+        keep[i] = 0;
+}
+
+static void keep_none(const tk_config *configs, int n, const tk_arg *args, int nargs, int *keep,
+                      void *user)
+{
+    (void)configs, (void)args, (void)nargs, (void)user;
+    for (int i = 0; i < n; i++)
+        keep[i] = 0;
+}
+
+static int grid_calls;
+static tk_grid grid_of(const tk_config *cfg, const tk_arg *args, int nargs, void *user)
+{
+    (void)nargs, (void)user;
+    grid_calls++;
+    unsigned block = (unsigned)atoi(cfg->defines[0].value);
+    return (tk_grid){((unsigned)args[2].v.i + block - 1) / block, 1, 1};
+}
+
+/* Host configs on a kernel without @triton.autotune, a grid callback,
+ * pruning, changed configs, and the explicit constexpr bypass. */
+static void test_host_configs(void)
+{
+    tk_module *m;
+    tk_kernel *k = load(&m, "plain");
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N)};
+    CHECK_FAILS(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL), TK_ERR_INVALID,
+                "no autotune configs");
+    CHECK_FAILS(tk_kernel_set_tuning(k, &(tk_tune_options){0}), TK_ERR_INVALID,
+                "has no @triton.autotune configs");
+    tk_define d[4][1] = {{{"BLOCK", "16"}}, {{"BLOCK", "32"}}, {{"BLOCK", "64"}},
+                         {{"BLOCK", "128"}}};
+    tk_config cf[4] = {{d[0], 1, 1, 0, {0}}, {d[1], 1, 2, 0, {0}}, {d[2], 1, 0, 0, {0}},
+                       {d[3], 1, 4, 2, {0}}};
+    const char *key[] = {"n"};
+    int prunes = 0;
+    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 4, .key = key,
+                                                        .nkey = 1, .prune = keep_last,
+                                                        .prune_user = &prunes}));
+    grid_calls = 0;
+    CHECK_OK(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL));
+    CHECK(prunes == 1 && timed[3] == 1 && timer_calls() == 1 && grid_calls >= 1);
+    CHECK(output_is(1, 1, N));
+    tk_tune_choice c;
+    CHECK(choice_of(k, N, &c) == 3 && c.config.num_warps == 4 && c.config.num_stages == 2);
+    CHECK_FAILS(tk_kernel_set_tuning(k, &(tk_tune_options){.prune = keep_none}), TK_ERR_INVALID,
+                "before its first tuned launch");
+    /* explicit constexprs run as given, untuned */
+    CHECK_OK(tk_memset(ctx, dout, 0, N * sizeof(float)));
+    tk_arg by_hand[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N),
+                        tk_const("BLOCK", 256)};
+    CHECK_OK(tk_launch(k, (tk_grid){1, 1, 1}, by_hand, 4, NULL));
+    CHECK(timer_calls() == 0 && output_is(1, 1, N));
+    tk_module_destroy(m);
+
+    /* changed configs (three of the four): the disk entry no longer applies */
+    k = load(&m, "plain");
+    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 3, .key = key,
+                                                        .nkey = 1}));
+    CHECK_OK(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL));
+    CHECK(timer_calls() == 3 && choice_of(k, N, &c) == 1);
+    tk_module_destroy(m);
+
+    k = load(&m, "plain");
+    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 2,
+                                                        .prune = keep_none}));
+    CHECK_FAILS(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL), TK_ERR_INVALID,
+                "kept no config");
+    const char *bad_key[] = {"size"};
+    tk_module_destroy(m);
+    k = load(&m, "plain");
+    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 2,
+                                                        .key = bad_key, .nkey = 1}));
+    CHECK_FAILS(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL), TK_ERR_INVALID,
+                "autotune key 'size' is not a parameter");
+    tk_module_destroy(m);
+}
+
+int main(void)
+{
+    const char *dir = t_tempdir("tune");
+    char cache[600];
+    snprintf(cache, sizeof cache, "%s", dir);
+    setenv("TK_CACHE_DIR", cache, 1);
+    unsetenv("TK_CACHE_DISABLE");
+    unsetenv("TK_PRINT_AUTOTUNING");
+    rt_disk_reset();
+    CHECK_OK(tk_context_create(&ctx, &(tk_context_options){.interpret = 1}));
+    CHECK_OK(tk_alloc(ctx, N * sizeof(float), &dx));
+    CHECK_OK(tk_alloc(ctx, N * sizeof(float), &dout));
+    float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)i;
+    CHECK_OK(tk_copy_to(ctx, dx, x, sizeof x));
+
+    test_interpreter(cache);
+    test_tuning(cache);
+    test_two_processes();
+    test_corrupt(cache);
+    test_host_configs();
+
+    tk_free(ctx, dx);
+    tk_free(ctx, dout);
+    tk_context_destroy(ctx);
+    t_rmdir(cache);
+    if (failures)
+        fprintf(stderr, "rt_tune: %d checks failed\n", failures);
+    else
+        printf("rt_tune: all checks passed\n");
+    return failures ? 1 : 0;
+}
