@@ -67,6 +67,7 @@ typedef struct SpecRequest {
     int nargs;           /* -1: none given; types must come from annotations */
     int num_warps;
     int num_stages;
+    const char *arch; /* the target ("sm_90a" picks warpgroup MMA layouts); NULL: interpreter */
 } SpecRequest;
 
 /* Parses "-D" text ("1024", "1e-5", "True", "tl.float16", "fp16", "'s'"). */

@@ -138,6 +138,7 @@ static bool build_request(Compilation *c, const tk_compile_options *o, const cha
     req->kernel = kernel;
     req->num_warps = o->num_warps > 0 ? o->num_warps : 4;
     req->num_stages = o->num_stages > 0 ? o->num_stages : 3;
+    req->arch = o->arch ? o->arch : "sm_80";
     req->nargs = -1;
     SpecDefine *defs = arena_alloc(&c->arena, sizeof *defs * (size_t)(o->ndefines + 1));
     for (int i = 0; i < o->ndefines; i++) {

@@ -125,13 +125,15 @@ static tk_status diag_take(Compilation *c, DiagMark m, const char *kernel, const
     return s;
 }
 
-static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, Arena *ir_arena, IrFunc **out)
+static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *arch,
+                            Arena *ir_arena, IrFunc **out)
 {
     Compilation *c = &k->mod->comp;
     SpecRequest req;
     tk_status s = build_request(k, la, ir_arena, &req);
     if (s != TK_OK)
         return s;
+    req.arch = arch;
     DiagMark m = diag_mark(c);
     *out = comp_specialize(c, &req, ir_arena);
     if (!*out) {
@@ -255,7 +257,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     arena_init(&ir_arena);
     IrFunc *f = NULL;
     double t0 = now_ms();
-    tk_status s = specialize(k, la, &ir_arena, &f);
+    tk_status s = specialize(k, la, arch, &ir_arena, &f);
     double t1 = now_ms();
     if (s == TK_OK)
         s = map_params(k, f, &t->meta);
@@ -472,7 +474,7 @@ done:
 static tk_status build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
 {
     IrFunc *f = NULL;
-    tk_status s = specialize(k, la, &v->ir_arena, &f);
+    tk_status s = specialize(k, la, NULL, &v->ir_arena, &f);
     RtJitMeta m;
     memset(&m, 0, sizeof m);
     if (s == TK_OK)

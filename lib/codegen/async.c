@@ -17,7 +17,7 @@ static bool plan_op(IrOp *op, void *ctx)
         return true;
     const Type *t = &op->operands[0]->type;
     int64_t bytes = type_numel(*t) * cg_mem_bytes(t->elem);
-    cg->buf_slot[op->ival] = (bytes + 127) / 128 * 128;
+    cg->buf_slot[op->ival] = (bytes + 1023) / 1024 * 1024; /* see cg_tile_index */
     cg->buf_off[op->ival] = op->ival2; /* slots, until the offsets are known */
     return true;
 }
@@ -119,6 +119,7 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
     case IR_ASYNC_WAIT: {
         LLVMValueRef n = cg_i32(cg, op->ival);
         cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
+        cg_fence_async_shared(cg);
         cg_barrier(cg);
         return true;
     }

@@ -152,11 +152,16 @@ bool cg_emit_dot(Cg *cg, const IrOp *op);
 /* dot on tensor cores: operands in dot_op layouts, accumulator in mma. */
 void cg_emit_mma(Cg *cg, const IrOp *op);
 /* A 2-D tile in shared memory, row-major and swizzled in 16-byte chunks so
- * that the eight rows one ldmatrix reads fall in different banks: element
- * (r, c) sits at r * cols + ((c / vec) ^ ((r / per_phase) % max_phase)) *
- * vec + c % vec. Dot operands are staged and copied (cp.async) this way. */
+ * that the eight rows one ldmatrix reads fall in different banks. Rows of
+ * more than 128 bytes are cut into panels of `panel` columns, each stored
+ * whole (rows x panel) after the one before: element (r, c) sits at
+ * (c / panel) * rows * panel + r * panel + ((c % panel / vec) ^ ((r /
+ * per_phase) % max_phase)) * vec + c % vec. That is the 128/64/32-byte
+ * swizzle of wgmma's shared-memory descriptors, from a 1024-byte aligned
+ * base. Dot operands are staged and copied (cp.async) this way. */
 typedef struct CgTile {
     int rows, cols, vec, per_phase, max_phase, bytes; /* of the stored (physical) tile */
+    int panel;  /* columns per panel: cols, or 128 bytes' worth */
     bool trans; /* dim 0 is contiguous: stored as [cols][rows] of the logical tile */
 } CgTile;
 /* type: the tile or its pointers; trans as above */
@@ -166,6 +171,26 @@ void cg_tile_geometry(CgTile *t, const Type *type, bool trans);
 bool cg_runs_down(Cg *cg, const IrValue *v);
 /* Element index of logical (r, c). */
 LLVMValueRef cg_tile_index(Cg *cg, const CgTile *t, LLVMValueRef r, LLVMValueRef c);
+/* One dot operand: its fragments in registers (el), or a swizzled tile in
+ * shared memory at byte offset `off`. */
+typedef struct CgOperand {
+    const IrValue *v;  /* the dot_op value */
+    CgVal el;          /* registers, when not staged */
+    bool staged;       /* in shared memory: staged here or copied by cp.async */
+    bool copied;       /* a ring-buffer slot of the pipeline (no barrier after) */
+    LLVMValueRef off;
+    CgTile t;
+} CgOperand;
+/* Takes operand v: its registers, its ring-buffer slot, or a tile staged at
+ * scratch offset *off (advanced past it). */
+bool cg_mma_operand(Cg *cg, CgOperand *o, const IrValue *v, int64_t *off);
+/* Tells whether this dot runs as wgmma (sm_90a, both operands in shared
+ * memory) and, if so, emits it. */
+bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b);
+/* Makes this thread's generic-proxy writes to shared memory visible to
+ * wgmma's async proxy (before the barrier that precedes it); nothing below
+ * sm_90a. */
+void cg_fence_async_shared(Cg *cg);
 
 /* ---- codegen/async.c ------------------------------------------------------------------ */
 /* cp.async copies into the pipeline's ring buffers, commit, wait. */

@@ -53,16 +53,7 @@ static int ilog2(int64_t v)
     return n;
 }
 
-/* One operand: either its fragments in registers (el), or a swizzled tile in
- * shared memory at byte offset `off` (see cg_tile_index). */
-typedef struct Operand {
-    const IrValue *v;  /* the dot_op value */
-    CgVal el;          /* registers, when not staged */
-    bool staged;       /* in shared memory: staged here or copied by cp.async */
-    bool copied;       /* a ring-buffer slot of the pipeline (no barrier after) */
-    LLVMValueRef off;
-    CgTile t;
-} Operand;
+typedef CgOperand Operand;
 
 typedef struct Mma {
     Cg *cg;
@@ -91,7 +82,10 @@ void cg_tile_geometry(CgTile *o, const Type *t, bool trans)
     o->rows = t->shape[trans ? 1 : 0];
     o->cols = t->shape[trans ? 0 : 1];
     o->bytes = cg_mem_bytes(t->dt == DT_PTR ? t->elem : t->dt);
-    Layout s = layout_shared_tile(o->rows, o->cols, o->bytes);
+    /* rows wider than 128 bytes are cut into 128-byte panels stored one
+     * after the other, the layout wgmma's descriptors read */
+    o->panel = o->cols * o->bytes > 128 ? 128 / o->bytes : o->cols;
+    Layout s = layout_shared_tile(o->rows, o->panel, o->bytes);
     o->vec = s.vec;
     o->per_phase = s.per_phase;
     o->max_phase = s.max_phase;
@@ -107,10 +101,16 @@ LLVMValueRef cg_tile_index(Cg *cg, const CgTile *o, LLVMValueRef r, LLVMValueRef
     LLVMValueRef chunk = LLVMBuildLShr(cg->b, c, cg_i32(cg, ilog2(o->vec)), "");
     LLVMValueRef phase = LLVMBuildLShr(cg->b, r, cg_i32(cg, ilog2(o->per_phase)), "");
     phase = LLVMBuildAnd(cg->b, phase, cg_i32(cg, o->max_phase - 1), "");
+    chunk = LLVMBuildAnd(cg->b, chunk, cg_i32(cg, o->panel / o->vec - 1), "");
     chunk = LLVMBuildXor(cg->b, chunk, phase, "");
-    LLVMValueRef e = LLVMBuildShl(cg->b, r, cg_i32(cg, ilog2(o->cols)), "");
+    LLVMValueRef e = LLVMBuildShl(cg->b, r, cg_i32(cg, ilog2(o->panel)), "");
     e = LLVMBuildOr(cg->b, e, LLVMBuildShl(cg->b, chunk, cg_i32(cg, ilog2(o->vec)), ""), "");
-    return LLVMBuildOr(cg->b, e, LLVMBuildAnd(cg->b, c, cg_i32(cg, o->vec - 1), ""), "");
+    e = LLVMBuildOr(cg->b, e, LLVMBuildAnd(cg->b, c, cg_i32(cg, o->vec - 1), ""), "");
+    if (o->panel == o->cols)
+        return e;
+    LLVMValueRef panel = LLVMBuildLShr(cg->b, c, cg_i32(cg, ilog2(o->panel)), "");
+    panel = LLVMBuildShl(cg->b, panel, cg_i32(cg, ilog2((int64_t)o->rows * o->panel)), "");
+    return LLVMBuildOr(cg->b, e, panel, "");
 }
 
 static LLVMValueRef tile_addr(Cg *cg, const Operand *o, LLVMValueRef r, LLVMValueRef c, DType dt)
@@ -321,9 +321,8 @@ static void issue(Mma *x, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *acc)
 
 /* An operand from registers, or staged from the blocked value behind the
  * convert_layout that layout.c left to this dot. */
-static bool take_operand(Mma *x, Operand *o, const IrValue *v, int64_t *off)
+bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
 {
-    Cg *cg = x->cg;
     o->v = v;
     if (cg->have[v->id]) {
         o->el = cg_get(cg, v);
@@ -342,7 +341,8 @@ static bool take_operand(Mma *x, Operand *o, const IrValue *v, int64_t *off)
         return true;
     }
     stage(cg, o, def->operands[0], *off);
-    *off += (type_numel(v->type) * o->t.bytes + 127) / 128 * 128;
+    /* 1024-byte aligned: the 128-byte swizzle repeats every 8 rows */
+    *off += (type_numel(v->type) * o->t.bytes + 1023) / 1024 * 1024;
     return true;
 }
 
@@ -364,7 +364,9 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     x.wni = LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, warp, cg_i32(cg, ilog2(x.m->wm)), ""),
                          cg_i32(cg, x.m->wn - 1), "");
     int64_t off = 0;
-    if (!take_operand(&x, &x.a, av, &off) || !take_operand(&x, &x.b, bv, &off))
+    if (!cg_mma_operand(cg, &x.a, av, &off) || !cg_mma_operand(cg, &x.b, bv, &off))
+        return;
+    if (cg_emit_wgmma(cg, op, &x.a, &x.b))
         return;
     /* registers went to shared memory here: wait for every warp's part */
     bool staged = (x.a.staged && !x.a.copied) || (x.b.staged && !x.b.copied);

@@ -282,6 +282,12 @@ static void make_kernel(Cg *cg)
  * the "tk.dynamic_shared_bytes" line that cg_compile appends to the PTX). */
 #define CG_STATIC_SMEM_MAX (48 * 1024)
 
+/* wgmma's swizzled descriptors need tiles on 1024-byte boundaries. */
+static unsigned smem_align(const Cg *cg)
+{
+    return cg->o->arch && strcmp(cg->o->arch, "sm_90a") == 0 ? 1024 : 16;
+}
+
 /* The shared array gets its final size once every op has said what it needs. */
 static void finish_smem(Cg *cg)
 {
@@ -290,14 +296,14 @@ static void finish_smem(Cg *cg)
         LLVMTypeRef at = LLVMArrayType(LLVMInt8TypeInContext(cg->ctx), 0);
         LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, at, "tk_smem", 3);
         LLVMSetLinkage(g, LLVMExternalLinkage);
-        LLVMSetAlignment(g, 16);
+        LLVMSetAlignment(g, smem_align(cg));
         LLVMReplaceAllUsesWith(old, g);
     } else if (cg->smem_bytes > 0) {
         LLVMTypeRef at = LLVMArrayType(LLVMInt8TypeInContext(cg->ctx), (unsigned)cg->smem_bytes);
         LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, at, "tk_smem", 3);
         LLVMSetInitializer(g, LLVMGetUndef(at));
         LLVMSetLinkage(g, LLVMInternalLinkage);
-        LLVMSetAlignment(g, 16);
+        LLVMSetAlignment(g, smem_align(cg));
         LLVMReplaceAllUsesWith(old, g);
     }
     LLVMDeleteGlobal(old);

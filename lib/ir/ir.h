@@ -306,6 +306,7 @@ typedef struct IrFunc {
     IrBlock *body;      /* its args are the parameters, in order */
     int num_warps;
     int num_stages;
+    const char *arch;   /* the target it is specialised for; NULL: the interpreter */
     int next_id;
     Layout **layouts;   /* the distinct layouts of its values (pass_layout) */
     int nlayouts;

@@ -262,7 +262,8 @@ bool layout_equal(const Layout *a, const Layout *b)
     case LY_SLICE:
         return a->dim == b->dim && layout_equal(a->parent, b->parent);
     case LY_MMA:
-        return a->wm == b->wm && a->wn == b->wn && a->instr_k == b->instr_k;
+        return a->wm == b->wm && a->wn == b->wn && a->instr_k == b->instr_k &&
+               a->version == b->version && a->instr_n == b->instr_n;
     case LY_DOT_OP:
         return a->opidx == b->opidx && a->kpack == b->kpack && layout_equal(a->parent, b->parent);
     case LY_SHARED:
@@ -297,7 +298,10 @@ void layout_print(StrBuf *sb, const Layout *l)
         sb_putc(sb, '>');
         break;
     case LY_MMA:
-        sb_printf(sb, "mma<m16n8k%d, warps=[%d,%d]>", l->instr_k, l->wm, l->wn);
+        if (l->version == 3)
+            sb_printf(sb, "mma<v3, m64n%dk%d, warps=[%d,%d]>", l->instr_n, l->instr_k, l->wm, l->wn);
+        else
+            sb_printf(sb, "mma<m16n8k%d, warps=[%d,%d]>", l->instr_k, l->wm, l->wn);
         break;
     case LY_DOT_OP:
         sb_printf(sb, "dot_op<%s, kpack=%d, parent=", l->opidx ? "b" : "a", l->kpack);
@@ -400,6 +404,14 @@ Layout layout_mma_rows(int M, int num_warps, int instr_k)
     l.wm = 1;
     while (l.wm < num_warps && M >= 32 * l.wm)
         l.wm *= 2;
+    return l;
+}
+
+Layout layout_wgmma(int M, int N, int num_warps)
+{
+    Layout l = layout_mma_rows(M, num_warps, 16);
+    l.version = 3;
+    l.instr_n = N < 256 ? N : 256;
     return l;
 }
 

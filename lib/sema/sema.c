@@ -567,6 +567,7 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
     s.f->span = fn->span;
     s.f->num_warps = req->num_warps > 0 ? req->num_warps : 4;
     s.f->num_stages = req->num_stages > 0 ? req->num_stages : 3;
+    s.f->arch = req->arch ? arena_strdup(s.a, req->arch) : NULL;
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_open(&s, module);
     if (!func_is_jit(fn))

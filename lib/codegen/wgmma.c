@@ -1,0 +1,247 @@
+/* codegen/wgmma.c: dot on sm_90a's warpgroup MMA (wgmma.mma_async). The
+ * layout pass gave the accumulator an mma layout of version 3: every warp
+ * along M, so the four warps of a warpgroup hold 64 consecutive rows, in the
+ * registers wgmma m64nNk16 defines (the mma.sync m16n8 fragment, repeated
+ * over N). Both operands are tiles in shared memory, staged or copied by the
+ * pipeline in the panelled swizzle of cg_tile_index, and reach the
+ * instruction as 64-bit descriptors. LLVM 19 has no wgmma intrinsics, so
+ * the instructions are inline PTX; the accumulators pass through every
+ * instruction and through the final wait as tied operands, so that nothing
+ * reads them while the tensor cores still write them. */
+#include "codegen/cg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool hopper(const Cg *cg)
+{
+    return cg->o->arch && strcmp(cg->o->arch, "sm_90a") == 0;
+}
+
+static LLVMValueRef asm_call(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
+                             const char *cons, LLVMValueRef *args)
+{
+    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+}
+
+static void asm_void(Cg *cg, const char *text)
+{
+    asm_call(cg, LLVMVoidTypeInContext(cg->ctx), NULL, 0, text, "", NULL);
+}
+
+void cg_fence_async_shared(Cg *cg)
+{
+    if (hopper(cg))
+        asm_void(cg, "fence.proxy.async.shared::cta;");
+}
+
+static int ilog2(int64_t v)
+{
+    int n = 0;
+    while (((int64_t)1 << n) < v)
+        n++;
+    return n;
+}
+
+typedef struct Wg {
+    Cg *cg;
+    const char *in;      /* operand type in the instruction's name */
+    int n;               /* instruction width (N of m64nNk16) */
+    int mr, nr, kr;      /* instructions along M (per warpgroup), N and K */
+    int rep_rows;        /* rows one repeat of all warps covers */
+    LLVMValueRef wg_row; /* this warpgroup's first row within a repeat */
+    CgOperand *a, *b;
+} Wg;
+
+/* The descriptor's swizzle mode for panel rows of `bytes` bytes. */
+static int swizzle_mode(int bytes)
+{
+    return bytes == 128 ? 1 : bytes == 64 ? 2 : bytes == 32 ? 3 : -1;
+}
+
+/* Descriptor of the stored tile of o from physical (r0, c0) on: start
+ * address (unswizzled: the hardware swizzles by address bits, hence the
+ * 1024-byte aligned base), the panel stride as leading offset, eight rows
+ * as stride offset. */
+static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVMValueRef c0)
+{
+    const CgTile *t = &o->t;
+    LLVMValueRef panel = LLVMBuildLShr(cg->b, c0, cg_i32(cg, ilog2(t->panel)), "");
+    panel = LLVMBuildShl(cg->b, panel, cg_i32(cg, ilog2((int64_t)t->rows * t->panel)), "");
+    LLVMValueRef idx = LLVMBuildShl(cg->b, r0, cg_i32(cg, ilog2(t->panel)), "");
+    idx = LLVMBuildAdd(cg->b, idx, panel, "");
+    idx = LLVMBuildAdd(cg->b, idx, LLVMBuildAnd(cg->b, c0, cg_i32(cg, t->panel - 1), ""), "");
+    LLVMValueRef p = cg_smem_addr_at(cg, o->off, idx, o->v->type.dt);
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx);
+    LLVMValueRef addr = LLVMBuildPtrToInt(cg->b, p, i64, "");
+    addr = LLVMBuildLShr(cg->b, LLVMBuildAnd(cg->b, addr, cg_i64(cg, 0x3FFFF), ""), cg_i64(cg, 4), "");
+    int row = t->panel * t->bytes;
+    uint64_t fixed = (uint64_t)((int64_t)t->rows * row >> 4) << 16 | (uint64_t)(8 * row >> 4) << 32 |
+                     (uint64_t)swizzle_mode(row) << 62;
+    return LLVMBuildOr(cg->b, addr, LLVMConstInt(i64, fixed, 0), "");
+}
+
+/* Descriptors of A at (row, k) and B at (k, col), logical coordinates. */
+static LLVMValueRef desc_a(Wg *w, LLVMValueRef row, int k)
+{
+    Cg *cg = w->cg;
+    if (!w->a->t.trans)
+        return descriptor(cg, w->a, row, cg_i32(cg, k));
+    return descriptor(cg, w->a, cg_i32(cg, k), row); /* M-major: rows are columns */
+}
+
+static LLVMValueRef desc_b(Wg *w, int k, int col)
+{
+    Cg *cg = w->cg;
+    if (!w->b->t.trans)
+        return descriptor(cg, w->b, cg_i32(cg, k), cg_i32(cg, col));
+    return descriptor(cg, w->b, cg_i32(cg, col), cg_i32(cg, k));
+}
+
+/* Appends "$first, ..., $first+n-1" to buf. */
+static void reg_list(StrBuf *sb, int first, int n)
+{
+    for (int i = 0; i < n; i++)
+        sb_printf(sb, i ? ", $%d" : "$%d", first + i);
+}
+
+/* n tied float registers in, n out, plus `extra` inputs of types xt. */
+static void tied(Cg *cg, StrBuf *cons, LLVMTypeRef *pt, int n, const char *extra,
+                 const LLVMTypeRef *xt, int nx)
+{
+    for (int i = 0; i < n; i++)
+        sb_puts(cons, i ? ",=f" : "=f");
+    for (int i = 0; i < n; i++) {
+        sb_printf(cons, ",%d", i);
+        pt[i] = LLVMFloatTypeInContext(cg->ctx);
+    }
+    sb_puts(cons, extra);
+    for (int i = 0; i < nx; i++)
+        pt[n + i] = xt[i];
+}
+
+static void unpack(Cg *cg, LLVMValueRef s, LLVMValueRef *acc, int n)
+{
+    for (int i = 0; i < n; i++)
+        acc[i] = LLVMBuildExtractValue(cg->b, s, (unsigned)i, "");
+}
+
+/* acc (n/2 registers) += A x B from the two descriptors. */
+static void issue(Wg *w, LLVMValueRef da, LLVMValueRef db, LLVMValueRef *acc)
+{
+    Cg *cg = w->cg;
+    int n = w->n / 2;
+    StrBuf text, cons;
+    sb_init(&text);
+    sb_init(&cons);
+    sb_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n", 2 * n + 2);
+    sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", w->n, w->in, w->in);
+    reg_list(&text, 0, n);
+    sb_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", 2 * n, 2 * n + 1, w->a->t.trans ? 1 : 0,
+              w->b->t.trans ? 0 : 1);
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMTypeRef xt[3] = {i64, i64, i32};
+    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 3));
+    LLVMValueRef *args = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n + 3));
+    tied(cg, &cons, pt, n, ",l,l,r", xt, 3);
+    for (int i = 0; i < n; i++)
+        args[i] = acc[i];
+    args[n] = da;
+    args[n + 1] = db;
+    args[n + 2] = cg_i32(cg, 1);
+    LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
+    if (!text.oom && !cons.oom && text.data && cons.data)
+        unpack(cg, asm_call(cg, st, pt, n + 3, text.data, cons.data, args), acc, n);
+    else
+        cg->failed = true;
+    sb_free(&text);
+    sb_free(&cons);
+}
+
+/* Waits for every instruction in flight; the registers pass through. */
+static void wait_all(Wg *w, LLVMValueRef *acc)
+{
+    Cg *cg = w->cg;
+    int n = w->n / 2;
+    StrBuf cons;
+    sb_init(&cons);
+    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)n);
+    tied(cg, &cons, pt, n, "", NULL, 0);
+    LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
+    if (!cons.oom && cons.data)
+        unpack(cg, asm_call(cg, st, pt, n, "wgmma.wait_group.sync.aligned 0;", cons.data, acc), acc, n);
+    else
+        cg->failed = true;
+    sb_free(&cons);
+}
+
+/* The operands and shapes wgmma takes; anything else goes to mma.sync. */
+static bool fits(const IrOp *op, const CgOperand *a, const CgOperand *b)
+{
+    const Layout *m = op->results[0]->layout;
+    DType dt = a->v->type.dt;
+    if (!m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0 || op->results[0]->type.dt != DT_F32)
+        return false;
+    if ((dt != DT_F16 && dt != DT_BF16) || !a->staged || !b->staged)
+        return false;
+    int sa = a->t.panel * a->t.bytes, sb = b->t.panel * b->t.bytes;
+    return swizzle_mode(sa) > 0 && swizzle_mode(sb) > 0 && a->t.rows % 8 == 0 &&
+           b->t.rows % 8 == 0;
+}
+
+static void setup(Wg *w, const IrOp *op)
+{
+    Cg *cg = w->cg;
+    const Layout *m = op->results[0]->layout;
+    int M = op->results[0]->type.shape[0], N = op->results[0]->type.shape[1];
+    w->in = w->a->v->type.dt == DT_F16 ? "f16" : "bf16";
+    w->n = m->instr_n;
+    w->rep_rows = 16 * m->wm;
+    w->mr = M / w->rep_rows;
+    w->nr = N / w->n;
+    w->kr = w->a->v->type.shape[1] / 16;
+    /* the warpgroup index, made visibly uniform for the descriptors */
+    LLVMValueRef g = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 7), "");
+    LLVMValueRef args[4] = {cg_i32(cg, -1), g, cg_i32(cg, 0), cg_i32(cg, 31)};
+    g = cg_intrinsic(cg, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
+    w->wg_row = LLVMBuildShl(cg->b, g, cg_i32(cg, 6), "");
+}
+
+bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
+{
+    if (!hopper(cg) || !fits(op, a, b))
+        return false;
+    Wg w = {.cg = cg, .a = a, .b = b};
+    setup(&w, op);
+    bool staged = !a->copied || !b->copied;
+    if (staged) { /* copied tiles were fenced at the pipeline's wait */
+        cg_fence_async_shared(cg);
+        cg_barrier(cg);
+    }
+    CgVal c = cg_get(cg, op->operands[2]);
+    CgVal r = cg_val_new(cg, w.mr * w.nr * w.n / 2);
+    if (c.n != r.n) {
+        cg_internal(cg, op->span, "wgmma accumulator of %d elements, expected %d", c.n, r.n);
+        return true;
+    }
+    for (int i = 0; i < r.n; i++)
+        r.el[i] = c.el[i];
+    asm_void(cg, "wgmma.fence.sync.aligned;");
+    for (int ki = 0; ki < w.kr; ki++)
+        for (int mi = 0; mi < w.mr; mi++) {
+            LLVMValueRef row = LLVMBuildAdd(cg->b, w.wg_row, cg_i32(cg, (int64_t)mi * w.rep_rows), "");
+            LLVMValueRef da = desc_a(&w, row, 16 * ki);
+            for (int ni = 0; ni < w.nr; ni++)
+                issue(&w, da, desc_b(&w, 16 * ki, ni * w.n), r.el + (mi * w.nr + ni) * w.n / 2);
+        }
+    asm_void(cg, "wgmma.commit_group.sync.aligned;");
+    for (int g = 0; g < w.mr * w.nr; g++)
+        wait_all(&w, r.el + g * w.n / 2);
+    if (staged)
+        cg_barrier(cg); /* the scratch may be reused once every warp has read it */
+    cg_set(cg, op->results[0], r);
+    return true;
+}
