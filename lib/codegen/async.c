@@ -125,6 +125,9 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
     }
     case IR_SHARED_VIEW:
         return true; /* read in place by the dot it feeds */
+    case IR_DOT_WAIT:
+        cg_emit_dot_wait(cg, op);
+        return true;
     default:
         return false;
     }

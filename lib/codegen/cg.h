@@ -191,6 +191,8 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b);
  * wgmma's async proxy (before the barrier that precedes it); nothing below
  * sm_90a. */
 void cg_fence_async_shared(Cg *cg);
+/* dot_wait: the registers of x once no wgmma writes them any more. */
+void cg_emit_dot_wait(Cg *cg, const IrOp *op);
 
 /* ---- codegen/async.c ------------------------------------------------------------------ */
 /* cp.async copies into the pipeline's ring buffers, commit, wait. */

@@ -161,18 +161,18 @@ static void issue(Wg *w, LLVMValueRef da, LLVMValueRef db, LLVMValueRef *acc)
     sb_free(&cons);
 }
 
-/* Waits for every instruction in flight; the registers pass through. */
-static void wait_all(Wg *w, LLVMValueRef *acc)
+/* Waits until at most `pending` groups are in flight; n registers pass
+ * through. */
+static void wait_groups(Cg *cg, int pending, LLVMValueRef *acc, int n)
 {
-    Cg *cg = w->cg;
-    int n = w->n / 2;
     StrBuf cons;
     sb_init(&cons);
     LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)n);
     tied(cg, &cons, pt, n, "", NULL, 0);
     LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
+    const char *text = pending ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;";
     if (!cons.oom && cons.data)
-        unpack(cg, asm_call(cg, st, pt, n, "wgmma.wait_group.sync.aligned 0;", cons.data, acc), acc, n);
+        unpack(cg, asm_call(cg, st, pt, n, text, cons.data, acc), acc, n);
     else
         cg->failed = true;
     sb_free(&cons);
@@ -210,6 +210,18 @@ static void setup(Wg *w, const IrOp *op)
     w->wg_row = LLVMBuildShl(cg->b, g, cg_i32(cg, 6), "");
 }
 
+void cg_emit_dot_wait(Cg *cg, const IrOp *op)
+{
+    CgVal x = cg_get(cg, op->operands[0]);
+    CgVal r = cg_val_new(cg, x.n);
+    for (int i = 0; i < x.n; i++)
+        r.el[i] = x.el[i];
+    if (hopper(cg) && x.n > 0 && LLVMTypeOf(x.el[0]) == LLVMFloatTypeInContext(cg->ctx))
+        for (int g = 0; g < x.n; g += 64)
+            wait_groups(cg, 0, r.el + g, x.n - g < 64 ? x.n - g : 64);
+    cg_set(cg, op->results[0], r);
+}
+
 bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
 {
     if (!hopper(cg) || !fits(op, a, b))
@@ -238,8 +250,11 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
                 issue(&w, da, desc_b(&w, 16 * ki, ni * w.n), r.el + (mi * w.nr + ni) * w.n / 2);
         }
     asm_void(cg, "wgmma.commit_group.sync.aligned;");
+    /* an asynchronous dot (pass_pipeline) waits only for the previous
+     * iteration's group, whose tiles the next copies overwrite */
+    int pending = op->ival && a->copied && b->copied ? 1 : 0;
     for (int g = 0; g < w.mr * w.nr; g++)
-        wait_all(&w, r.el + g * w.n / 2);
+        wait_groups(cg, pending, r.el + g * w.n / 2, w.n / 2);
     if (staged)
         cg_barrier(cg); /* the scratch may be reused once every warp has read it */
     cg_set(cg, op->results[0], r);

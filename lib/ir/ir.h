@@ -139,7 +139,8 @@ void type_print(StrBuf *sb, Type t);
     X(IR_SCAN, "scan", "inputs... -> same shapes; axis; sub = ScanKind; "     \
                         "flags & IRF_REVERSE; SCAN_CUSTOM: region 0 as "       \
                         "RED_CUSTOM")                                          \
-    X(IR_DOT, "dot", "a <MxK>, b <KxN>, acc <MxN> -> <MxN> acc dtype; "        \
+    X(IR_DOT, "dot", "a <MxK>, b <KxN>, acc <MxN> -> <MxN> acc dtype; ival 1: "\
+                     "may leave its work in flight (read through dot_wait); "        \
                       "sub = DotPrecision")                                    \
     /* structured control flow */                                              \
     X(IR_FOR, "for", "lb, ub, step, init... -> final...; region 0 args: "     \
@@ -173,7 +174,9 @@ void type_print(StrBuf *sb, Type t);
     X(IR_ASYNC_WAIT, "async_wait", "-> (); waits until at most ival groups "  \
                                     "are in flight, then a CTA barrier")       \
     X(IR_SHARED_VIEW, "shared_view", "slot(i32) -> the block in slot `slot` "\
-                                      "of shared buffer ival")
+                                      "of shared buffer ival")                 \
+    X(IR_DOT_WAIT, "dot_wait", "x -> x; waits for the asynchronous dots "      \
+                               "(dot with ival 1) that produce x")
 
 typedef enum {
 #define X(k, m, d) k,

@@ -173,7 +173,12 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_MIN: case IR_MAX: if (op->sub == 1) sb_puts(sb, " propagate_nan"); break;
     case IR_LOAD: case IR_STORE: print_mem_attrs(sb, op, "cache", "evict"); break;
     case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: print_mem_attrs(sb, op, "sem", "scope"); break;
-    case IR_DOT: if (op->sub) sb_printf(sb, " %s", NAME_OF(dot_names, op->sub)); break;
+    case IR_DOT:
+        if (op->sub)
+            sb_printf(sb, " %s", NAME_OF(dot_names, op->sub));
+        if (op->ival)
+            sb_puts(sb, " async");
+        break;
     case IR_FOR: if (op->ival) sb_printf(sb, " num_stages=%lld", (long long)op->ival); break;
     case IR_ASYNC_COPY: case IR_SHARED_VIEW:
         sb_printf(sb, " buffer=%lld slots=%lld", (long long)op->ival, (long long)op->ival2);

@@ -599,6 +599,10 @@ static void check_kind(Verifier *v, const IrOp *op)
             vfail(v, op, "slot must be an integer scalar");
         break;
     case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT: counts(v, op, 0, 0, 0); break;
+    case IR_DOT_WAIT:
+        if (counts(v, op, 1, 1, 1) && present(v, op, 1))
+            same_type(v, op, op->operands[0]->type, op->results[0]->type, "dot_wait changes type");
+        break;
     case IR_SHARED_VIEW:
         if (counts(v, op, 1, 1, 1) && present(v, op, 1) && !is_scalar_int(opnd(op, 0)))
             vfail(v, op, "slot must be an integer scalar");

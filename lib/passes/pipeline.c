@@ -9,6 +9,13 @@
  *              slot (i+S-1) % S, which iteration i-1 read before the barrier
  *   after:     wait for every group (+ barrier)
  *
+ * On sm_90a a wgmma dot whose accumulator only circulates through the loop
+ * (acc = dot(a, b, acc), nothing else reading it) is made asynchronous: it
+ * leaves its instructions in flight into the next iteration, and a dot_wait
+ * after the loop reads the result. The tiles an iteration's wgmma reads may
+ * then still be read during the next iteration, so the ring gets one more
+ * slot: the copies of iteration i+S-1 overwrite what iteration i-2 read.
+ *
  * The loads' address slice (the ops computing pointer and mask from the
  * induction variable and from loop-carried pointers advanced each iteration)
  * runs S-1 iterations ahead: the loop carries the pointers of iteration
@@ -33,6 +40,8 @@ typedef struct Pipe {
     IrOp *loop;
     IrBlock *body;
     int stages;
+    int slots;          /* ring size: stages, one more under an asynchronous dot */
+    IrOp *dot;          /* the dot left in flight across iterations, or NULL */
     IrOp *loads[MAX_LOADS];
     int nloads;
     IrOp **slice;
@@ -252,7 +261,7 @@ static void emit_copy(Pipe *p, IrBuilder *b, const IrOp *ld, int buf, IrValue *p
     IrValue *ops[3] = {ptr, m, slot};
     IrOp *c = ir_build(b, IR_ASYNC_COPY, ld->span, ops, 3, NULL, 0);
     c->ival = buf;
-    c->ival2 = p->stages;
+    c->ival2 = p->slots;
 }
 
 static IrValue *mapped(IrValue **map, int nids, IrValue *v)
@@ -331,7 +340,7 @@ static IrValue *next_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *x)
 {
     Type i32 = type_scalar(DT_I32);
     IrValue *one = ir_binary(b, IR_ADD, sp, x, scalar_const(b, sp, i32, 1), i32);
-    IrValue *wrap = ir_binary(b, IR_CMP, sp, one, scalar_const(b, sp, i32, p->stages),
+    IrValue *wrap = ir_binary(b, IR_CMP, sp, one, scalar_const(b, sp, i32, p->slots),
                               type_scalar(DT_I1));
     wrap->def->sub = CMP_EQ;
     IrValue *ops[3] = {wrap, scalar_const(b, sp, i32, 0), one};
@@ -407,7 +416,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
         Type t = ld->results[0]->type;
         IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
         v->ival = p->f->nbuffers + i;
-        v->ival2 = p->stages;
+        v->ival2 = p->slots;
         Layout sh = shared_for(p, ld);
         v->results[0]->layout = ir_layout_intern(p->f, &sh);
         v->results[0]->name = ld->results[0]->name;
@@ -428,6 +437,68 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrBuilder after = {p->f, loop->parent, loop->next};
     IrOp *drain = ir_build(&after, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
     drain->ival = 0;
+}
+
+static bool is_load_of(const Pipe *p, const IrValue *v)
+{
+    while (v && v->def && v->def->kind == IR_CONVERT_LAYOUT)
+        v = v->def->operands[0];
+    for (int i = 0; i < p->nloads; i++)
+        if (v && v->def == p->loads[i])
+            return true;
+    return false;
+}
+
+/* Bytes of shared memory one slot of every ring takes. */
+static int64_t slot_bytes(const Pipe *p)
+{
+    int64_t n = 0;
+    for (int i = 0; i < p->nloads; i++) {
+        Type t = p->loads[i]->results[0]->type;
+        n += (type_numel(t) * (dtype_bits(t.dt) / 8) + 1023) / 1024 * 1024;
+    }
+    return n;
+}
+
+/* The dot of the body that can stay in flight (see the top), or NULL: not
+ * where the extra slot would not fit in sm_90's 227 KB of shared memory. */
+static IrOp *async_dot(const Pipe *p)
+{
+    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 ||
+        (p->stages + 1) * slot_bytes(p) > 227 * 1024)
+        return NULL;
+    const IrOp *yield = p->body->last;
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        if (o->kind != IR_DOT || !o->results[0]->layout || o->results[0]->layout->version != 3)
+            continue;
+        const IrValue *acc = o->operands[2], *r = o->results[0];
+        int k = acc->def || acc->owner != p->body ? -1 : acc->index - 1;
+        if (k < 0 || k >= yield->nops || yield->operands[k] != r || p->uses[acc->id] != 1 ||
+            p->uses[r->id] != 1)
+            continue;
+        if (is_load_of(p, o->operands[0]) && is_load_of(p, o->operands[1]))
+            return o;
+    }
+    return NULL;
+}
+
+/* After the loop, the result the asynchronous dot yields is read through a
+ * dot_wait. */
+static void wait_for_dot(Pipe *p)
+{
+    const IrOp *yield = p->body->last;
+    for (int k = 0; k < yield->nops && k < p->loop->nres; k++) {
+        if (yield->operands[k] != p->dot->results[0])
+            continue;
+        IrValue *r = p->loop->results[k];
+        IrBuilder after = {p->f, p->loop->parent, p->loop->next};
+        IrValue *w = ir_unary(&after, IR_DOT_WAIT, p->loop->span, r, r->type);
+        w->layout = r->layout;
+        w->name = r->name;
+        ir_replace_uses(p->loop->parent, r, w);
+        w->def->operands[0] = r;
+    }
+    p->dot->ival = 1;
 }
 
 static bool is_sync(IrOp *op, void *ctx)
@@ -458,6 +529,8 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
                 return;
     if (!slice_closed(p))
         return;
+    p->dot = async_dot(p);
+    p->slots = p->stages + (p->dot ? 1 : 0);
     IrValue **map = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->nids);
     IrValue *ahead[64], *rd, *wr;
     if (!map || p->f->arena->oom)
@@ -466,6 +539,8 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
     if (!widen_loop(p, ahead, &rd, &wr))
         return;
     rewrite_body(p, map, rd, wr);
+    if (p->dot)
+        wait_for_dot(p);
     p->f->nbuffers += p->nloads;
 }
 
