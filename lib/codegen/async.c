@@ -119,7 +119,8 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
     case IR_ASYNC_WAIT: {
         LLVMValueRef n = cg_i32(cg, op->ival);
         cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
-        cg_fence_async_shared(cg);
+        if (op->ival2)
+            cg_fence_async_shared(cg);
         cg_barrier(cg);
         return true;
     }

@@ -172,7 +172,9 @@ void type_print(StrBuf *sb, Type t);
                                     "where masked off")                        \
     X(IR_ASYNC_COMMIT, "async_commit", "-> (); closes a group of copies")     \
     X(IR_ASYNC_WAIT, "async_wait", "-> (); waits until at most ival groups "  \
-                                    "are in flight, then a CTA barrier")       \
+                                    "are in flight, then (ival2 1: after a "   \
+                                    "fence for wgmma's async proxy) a CTA "    \
+                                    "barrier")                                 \
     X(IR_SHARED_VIEW, "shared_view", "slot(i32) -> the block in slot `slot` "\
                                       "of shared buffer ival")                 \
     X(IR_DOT_WAIT, "dot_wait", "x -> x; waits for the asynchronous dots "      \

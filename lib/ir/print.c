@@ -183,7 +183,9 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_ASYNC_COPY: case IR_SHARED_VIEW:
         sb_printf(sb, " buffer=%lld slots=%lld", (long long)op->ival, (long long)op->ival2);
         break;
-    case IR_ASYNC_WAIT: sb_printf(sb, " %lld", (long long)op->ival); break;
+    case IR_ASYNC_WAIT:
+        sb_printf(sb, " %lld%s", (long long)op->ival, op->ival2 ? " fence" : "");
+        break;
     case IR_PRINT: if (op->flags & IRF_HEX) sb_puts(sb, " hex"); break;
     case IR_ASSERT:
         sb_puts(sb, " ");

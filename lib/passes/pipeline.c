@@ -42,6 +42,7 @@ typedef struct Pipe {
     int stages;
     int slots;          /* ring size: stages, one more under an asynchronous dot */
     IrOp *dot;          /* the dot left in flight across iterations, or NULL */
+    bool wgmma;         /* a wgmma dot reads the copies */
     IrOp *loads[MAX_LOADS];
     int nloads;
     IrOp **slice;
@@ -395,6 +396,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrValue *ahead = ir_binary(&b, IR_ADD, sp, iv, d, iv->type);
     IrOp *w = ir_build(&b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
     w->ival = p->stages - 2;
+    w->ival2 = p->wgmma; /* the copies are read through the async proxy */
     IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
     live->def->sub = CMP_LT;
     /* the slice again, for iteration i+S-1: the carried arguments already
@@ -458,6 +460,19 @@ static int64_t slot_bytes(const Pipe *p)
         n += (type_numel(t) * (dtype_bits(t.dt) / 8) + 1023) / 1024 * 1024;
     }
     return n;
+}
+
+/* Whether an sm_90a dot of the body reads both its operands from the rings:
+ * wgmma then reads them through the async proxy. */
+static bool reads_as_wgmma(const Pipe *p)
+{
+    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0)
+        return false;
+    for (IrOp *o = p->body->first; o; o = o->next)
+        if (o->kind == IR_DOT && o->results[0]->layout && o->results[0]->layout->version == 3 &&
+            is_load_of(p, o->operands[0]) && is_load_of(p, o->operands[1]))
+            return true;
+    return false;
 }
 
 /* The dot of the body that can stay in flight (see the top), or NULL: not
@@ -529,6 +544,7 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
                 return;
     if (!slice_closed(p))
         return;
+    p->wgmma = reads_as_wgmma(p);
     p->dot = async_dot(p);
     p->slots = p->stages + (p->dot ? 1 : 0);
     IrValue **map = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->nids);
