@@ -198,7 +198,7 @@ static void setup(Wg *w, const IrOp *op)
     const Layout *m = op->results[0]->layout;
     int M = op->results[0]->type.shape[0], N = op->results[0]->type.shape[1];
     w->in = w->a->v->type.dt == DT_F16 ? "f16" : "bf16";
-    w->n = m->instr_n;
+    w->n = N < 256 ? N : 256;
     w->rep_rows = 16 * m->wm;
     w->mr = M / w->rep_rows;
     w->nr = N / w->n;

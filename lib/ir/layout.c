@@ -263,7 +263,7 @@ bool layout_equal(const Layout *a, const Layout *b)
         return a->dim == b->dim && layout_equal(a->parent, b->parent);
     case LY_MMA:
         return a->wm == b->wm && a->wn == b->wn && a->instr_k == b->instr_k &&
-               a->version == b->version && a->instr_n == b->instr_n;
+               a->version == b->version;
     case LY_DOT_OP:
         return a->opidx == b->opidx && a->kpack == b->kpack && layout_equal(a->parent, b->parent);
     case LY_SHARED:
@@ -299,7 +299,7 @@ void layout_print(StrBuf *sb, const Layout *l)
         break;
     case LY_MMA:
         if (l->version == 3)
-            sb_printf(sb, "mma<v3, m64n%dk%d, warps=[%d,%d]>", l->instr_n, l->instr_k, l->wm, l->wn);
+            sb_printf(sb, "mma<v3, m64nNk%d, warps=[%d,%d]>", l->instr_k, l->wm, l->wn);
         else
             sb_printf(sb, "mma<m16n8k%d, warps=[%d,%d]>", l->instr_k, l->wm, l->wn);
         break;
@@ -407,11 +407,10 @@ Layout layout_mma_rows(int M, int num_warps, int instr_k)
     return l;
 }
 
-Layout layout_wgmma(int M, int N, int num_warps)
+Layout layout_wgmma(int M, int num_warps)
 {
     Layout l = layout_mma_rows(M, num_warps, 16);
     l.version = 3;
-    l.instr_n = N < 256 ? N : 256;
     return l;
 }
 

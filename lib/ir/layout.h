@@ -10,7 +10,8 @@
  *   mma      the accumulator of mma.sync m16n8kK, warps wm x wn (M first);
  *            version 3 is the same placement computed by sm_90a warpgroup
  *            MMA (wgmma m64nNk16): every warp along M, four warps (one
- *            warpgroup) per 64 rows, instructions instr_n columns wide
+ *            warpgroup) per 64 rows; the instruction's N is the dot's
+ *            (at most 256), not part of the placement
  *   dot_op   the A (opidx 0) or B (1) fragments feeding an mma parent;
  *            `kpack` elements share one 32-bit register (2 for 16-bit
  *            types, 4 for 8-bit, 1 for tf32)
@@ -49,7 +50,7 @@ typedef struct Layout {
     const struct Layout *parent;   /* slice, dot_op */
     int dim;                       /* slice */
     int wm, wn, instr_k;           /* mma */
-    int version, instr_n;          /* mma: 3 for wgmma (wn == 1), else mma.sync */
+    int version;                   /* mma: 3 for wgmma (wn == 1), else mma.sync */
     int opidx, kpack;              /* dot_op */
     int vec, per_phase, max_phase; /* shared */
     int id;                        /* index in the function's table, for printing */
@@ -102,8 +103,8 @@ Layout layout_dot_op(const Layout *mma, int opidx, int kpack);
  * tiles): each row lives in one warp. */
 Layout layout_mma_rows(int M, int num_warps, int instr_k);
 /* The accumulator of sm_90a warpgroup MMA: layout_mma_rows with every warp
- * along M (M a multiple of 16 * num_warps), instructions min(N, 256) wide. */
-Layout layout_wgmma(int M, int N, int num_warps);
+ * along M (M a multiple of 16 * num_warps). */
+Layout layout_wgmma(int M, int num_warps);
 /* The element-index bits that hold dim `dim`'s coordinate. */
 int64_t lin_dim_bits(int rank, const int *shape, int dim);
 /* A row-major tile in shared memory swizzled in 16-byte chunks, so that the

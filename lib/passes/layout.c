@@ -262,7 +262,7 @@ static bool assign_dot(IrOp *op, void *ctx)
     Layout mma = p->rows[op->results[0]->id] ? layout_mma_rows(c.shape[0], warps, instr_k)
                                               : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
     if (wgmma_fits(p, op, warps))
-        mma = layout_wgmma(c.shape[0], c.shape[1], warps);
+        mma = layout_wgmma(c.shape[0], warps);
     Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
     if (c.shape[0] < 16 * mma.wm || c.shape[1] < 8 * mma.wn || !fits(p, &mma, &c) ||
         !fits(p, &a, &op->operands[0]->type) || !fits(p, &b, &op->operands[1]->type))
