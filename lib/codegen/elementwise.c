@@ -309,6 +309,34 @@ bool cg_is_elementwise(IrKind k)
     }
 }
 
+/* fp32 -> fp16/bf16 two elements at a time (cvt.rn.{f16,bf16}x2.f32, sm_80
+ * and up): fptrunc's rounding in half the instructions, and the form after
+ * which ptxas keeps wgmma accumulators asynchronous (single conversions of
+ * accumulator registers make it serialize the warpgroup MMAs). */
+static bool cast_pairs(Cg *cg, const IrOp *op, CgVal x, CgVal r)
+{
+    if (op->kind != IR_CAST)
+        return false;
+    DType od = op->operands[0]->type.dt, rd = op->results[0]->type.dt;
+    if (od != DT_F32 || (rd != DT_F16 && rd != DT_BF16) || cg->sm < 80 ||
+        x.n != r.n || r.n % 2)
+        return false;
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMTypeRef pt[2] = {f32, f32};
+    LLVMTypeRef ft = LLVMFunctionType(i32, pt, 2, 0);
+    const char *text = rd == DT_F16 ? "cvt.rn.f16x2.f32 $0, $2, $1;" : "cvt.rn.bf16x2.f32 $0, $2, $1;";
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), "=r,f,f", 6, 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    LLVMTypeRef vt = LLVMVectorType(cg_type(cg, rd), 2);
+    for (int s = 0; s < r.n; s += 2) {
+        LLVMValueRef args[2] = {x.el[s], x.el[s + 1]}; /* the first goes to the low half */
+        LLVMValueRef v = LLVMBuildBitCast(cg->b, LLVMBuildCall2(cg->b, ft, ia, args, 2, ""), vt, "");
+        r.el[s] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, 0), "");
+        r.el[s + 1] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, 1), "");
+    }
+    return true;
+}
+
 bool cg_emit_elementwise(Cg *cg, const IrOp *op)
 {
     if (op->kind == IR_CONST) {
@@ -337,6 +365,10 @@ bool cg_emit_elementwise(Cg *cg, const IrOp *op)
                         "the result %d", i, ir_kind_name(op->kind), in[i].n, r.n);
             return true;
         }
+    }
+    if (n > 0 && cast_pairs(cg, op, in[0], r)) {
+        cg_set(cg, op->results[0], r);
+        return true;
     }
     for (int s = 0; s < r.n; s++) {
         LLVMValueRef x[8];
