@@ -129,32 +129,52 @@ static void unpack(Cg *cg, LLVMValueRef s, LLVMValueRef *acc, int n)
         acc[i] = LLVMBuildExtractValue(cg->b, s, (unsigned)i, "");
 }
 
-/* acc (n/2 registers) += A x B from the two descriptors. */
-static void issue(Wg *w, LLVMValueRef da, LLVMValueRef db, LLVMValueRef *acc)
+/* A's part of one instruction: a descriptor, or (A in registers) the four
+ * 32-bit registers of the warp's 16 rows, as mma.sync's A fragment. */
+typedef struct WgA {
+    LLVMValueRef desc;
+    LLVMValueRef reg[4];
+} WgA;
+
+/* acc (n/2 registers) += A x B. */
+static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
 {
     Cg *cg = w->cg;
-    int n = w->n / 2;
+    int n = w->n / 2, na = a->desc ? 1 : 4, x = n + na; /* operand number after A */
     StrBuf text, cons;
     sb_init(&text);
     sb_init(&cons);
-    sb_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n", 2 * n + 2);
+    sb_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n", x + n + 1);
     sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", w->n, w->in, w->in);
     reg_list(&text, 0, n);
-    sb_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", 2 * n, 2 * n + 1, w->a->t.trans ? 1 : 0,
-              w->b->t.trans ? 0 : 1);
+    if (a->desc)
+        sb_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", 2 * n, x + n, w->a->t.trans ? 1 : 0,
+                  w->b->t.trans ? 0 : 1);
+    else {
+        sb_puts(&text, "}, {");
+        reg_list(&text, 2 * n, 4);
+        sb_printf(&text, "}, $%d, p, 1, 1, %d;\n}", x + n, w->b->t.trans ? 0 : 1);
+    }
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
-    LLVMTypeRef xt[3] = {i64, i64, i32};
-    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 3));
-    LLVMValueRef *args = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n + 3));
-    tied(cg, &cons, pt, n, ",l,l,r", xt, 3);
+    LLVMTypeRef xt[6] = {i32, i32, i32, i32, i64, i32};
+    if (a->desc)
+        xt[0] = i64;
+    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 6));
+    LLVMValueRef *args = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n + 6));
+    if (a->desc) {
+        xt[1] = i64;
+        xt[2] = i32;
+    }
+    tied(cg, &cons, pt, n, a->desc ? ",l,l,r" : ",r,r,r,r,l,r", xt, na + 2);
     for (int i = 0; i < n; i++)
         args[i] = acc[i];
-    args[n] = da;
-    args[n + 1] = db;
-    args[n + 2] = cg_i32(cg, 1);
+    for (int i = 0; i < na; i++)
+        args[n + i] = a->desc ? a->desc : a->reg[i];
+    args[n + na] = db;
+    args[n + na + 1] = cg_i32(cg, 1);
     LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
     if (!text.oom && !cons.oom && text.data && cons.data)
-        unpack(cg, asm_call(cg, st, pt, n + 3, text.data, cons.data, args), acc, n);
+        unpack(cg, asm_call(cg, st, pt, n + na + 2, text.data, cons.data, args), acc, n);
     else
         cg->failed = true;
     sb_free(&text);
@@ -185,11 +205,14 @@ static bool fits(const IrOp *op, const CgOperand *a, const CgOperand *b)
     DType dt = a->v->type.dt;
     if (!m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0 || op->results[0]->type.dt != DT_F32)
         return false;
-    if ((dt != DT_F16 && dt != DT_BF16) || !a->staged || !b->staged)
+    if ((dt != DT_F16 && dt != DT_BF16) || !b->staged)
         return false;
-    int sa = a->t.panel * a->t.bytes, sb = b->t.panel * b->t.bytes;
-    return swizzle_mode(sa) > 0 && swizzle_mode(sb) > 0 && a->t.rows % 8 == 0 &&
-           b->t.rows % 8 == 0;
+    int sb = b->t.panel * b->t.bytes;
+    if (swizzle_mode(sb) < 0 || b->t.rows % 8 != 0)
+        return false;
+    if (!a->staged) /* A's fragments in registers: 8 elements per 16x16 piece */
+        return a->el.n * 64 * m->wm == op->results[0]->type.shape[0] * a->v->type.shape[1] * 2;
+    return swizzle_mode(a->t.panel * a->t.bytes) > 0 && a->t.rows % 8 == 0;
 }
 
 static void setup(Wg *w, const IrOp *op)
@@ -222,13 +245,37 @@ void cg_emit_dot_wait(Cg *cg, const IrOp *op)
     cg_set(cg, op->results[0], r);
 }
 
+/* Two 16-bit elements in one 32-bit register, the first in the low half. */
+static LLVMValueRef pack2(Cg *cg, DType dt, LLVMValueRef lo, LLVMValueRef hi)
+{
+    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(cg_type(cg, dt), 2));
+    v = LLVMBuildInsertElement(cg->b, v, lo, cg_i32(cg, 0), "");
+    v = LLVMBuildInsertElement(cg->b, v, hi, cg_i32(cg, 1), "");
+    return LLVMBuildBitCast(cg->b, v, LLVMInt32TypeInContext(cg->ctx), "");
+}
+
+/* A for instruction (mi, ki): the rows of repeat mi, K step ki. */
+static void part_a(Wg *w, int mi, int ki, WgA *out)
+{
+    Cg *cg = w->cg;
+    if (w->a->staged) {
+        LLVMValueRef row = LLVMBuildAdd(cg->b, w->wg_row, cg_i32(cg, (int64_t)mi * w->rep_rows), "");
+        out->desc = desc_a(w, row, 16 * ki);
+        return;
+    }
+    const LLVMValueRef *e = w->a->el.el + 8 * (ki + w->kr * mi); /* dot_op order, as mma.c */
+    DType dt = w->a->v->type.dt;
+    for (int r = 0; r < 4; r++)
+        out->reg[r] = pack2(cg, dt, e[2 * r], e[2 * r + 1]);
+}
+
 bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
 {
     if (!hopper(cg) || !fits(op, a, b))
         return false;
     Wg w = {.cg = cg, .a = a, .b = b};
     setup(&w, op);
-    bool staged = !a->copied || !b->copied;
+    bool staged = (a->staged && !a->copied) || (b->staged && !b->copied);
     if (staged) { /* copied tiles were fenced at the pipeline's wait */
         cg_fence_async_shared(cg);
         cg_barrier(cg);
@@ -244,15 +291,15 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
     asm_void(cg, "wgmma.fence.sync.aligned;");
     for (int ki = 0; ki < w.kr; ki++)
         for (int mi = 0; mi < w.mr; mi++) {
-            LLVMValueRef row = LLVMBuildAdd(cg->b, w.wg_row, cg_i32(cg, (int64_t)mi * w.rep_rows), "");
-            LLVMValueRef da = desc_a(&w, row, 16 * ki);
+            WgA wa = {0};
+            part_a(&w, mi, ki, &wa);
             for (int ni = 0; ni < w.nr; ni++)
-                issue(&w, da, desc_b(&w, 16 * ki, ni * w.n), r.el + (mi * w.nr + ni) * w.n / 2);
+                issue(&w, &wa, desc_b(&w, 16 * ki, ni * w.n), r.el + (mi * w.nr + ni) * w.n / 2);
         }
     asm_void(cg, "wgmma.commit_group.sync.aligned;");
     /* an asynchronous dot (pass_pipeline) waits only for the previous
      * iteration's group, whose tiles the next copies overwrite */
-    int pending = op->ival && a->copied && b->copied ? 1 : 0;
+    int pending = op->ival && a->staged && a->copied && b->copied ? 1 : 0;
     for (int g = 0; g < w.mr * w.nr; g++)
         wait_groups(cg, pending, r.el + g * w.n / 2, w.n / 2);
     if (staged)
