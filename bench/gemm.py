@@ -5,6 +5,7 @@ inputs, the output poisoned (NaN) first; times are CUDA-event medians over
 many runs after warm-up. Prints TFLOP/s per compiler and tk/Triton.
 
     TK_ARCH=sm_80 TRITON_OVERRIDE_ARCH=sm80 python3 bench/gemm.py --libtk BUILD/libtk.so
+    python3 bench/gemm.py --libtk BUILD/libtk.so     # native: sm_90a (wgmma) on Hopper
 
 Needs torch and triton on a machine with an NVIDIA GPU.
 """
