@@ -128,12 +128,11 @@ static bool host_word(const HostScan *h, size_t at, size_t len, const char *w)
     return strlen(w) == len && memcmp(h->text + at, w, len) == 0;
 }
 
-/* `[not] NAME [is [not] | == | != None|True|False]` where NAME says that
- * triton is there (a flag, or triton itself under any of its names). */
-static HostCond host_cond(const HostScan *h, const HostLine *L)
+/* One term, words [i, n): `[not] NAME [is [not] | == | != None|True|False]`
+ * where NAME says that triton is there (a flag, or triton itself under any
+ * of its names). */
+static HostCond host_cond_term(const HostScan *h, const size_t *at, const size_t *len, int i, int n)
 {
-    size_t at[8], len[8];
-    int n = host_cond_words(h, L, at, len, 8), i = 0;
     bool neg = false;
     while (i < n && host_word(h, at[i], len[i], "not")) {
         neg = !neg;
@@ -160,6 +159,50 @@ static HostCond host_cond(const HostScan *h, const HostLine *L)
             return COND_UNKNOWN;
     }
     return value != neg ? COND_TRUE : COND_FALSE;
+}
+
+/* Terms joined by `and` in words [i, n), three-valued: one false term
+ * makes it false whatever the unknown ones are. */
+static HostCond host_cond_and(const HostScan *h, const size_t *at, const size_t *len, int i, int n)
+{
+    bool unknown = false;
+    for (int s = i; s <= n; s++) {
+        if (s < n && !host_word(h, at[s], len[s], "and"))
+            continue;
+        HostCond c = host_cond_term(h, at, len, i, s);
+        if (c == COND_FALSE)
+            return COND_FALSE;
+        unknown |= c == COND_UNKNOWN;
+        i = s + 1;
+    }
+    return unknown ? COND_UNKNOWN : COND_TRUE;
+}
+
+/* `and` groups joined by `or`: one true group makes it true. */
+static HostCond host_cond_or(const HostScan *h, const size_t *at, const size_t *len, int n)
+{
+    bool unknown = false;
+    for (int s = 0, i = 0; s <= n; s++) {
+        if (s < n && !host_word(h, at[s], len[s], "or"))
+            continue;
+        HostCond c = host_cond_and(h, at, len, i, s);
+        if (c == COND_TRUE)
+            return COND_TRUE;
+        unknown |= c == COND_UNKNOWN;
+        i = s + 1;
+    }
+    return unknown ? COND_UNKNOWN : COND_FALSE;
+}
+
+/* The value of an `if`/`elif` condition that only asks whether triton is
+ * there: `HAS_TRITON`, `not HAS_TRITON`, `triton is not None`, `tl is None`,
+ * `HAS_TRITON is True`, and those joined by `and`/`or`; anything else is
+ * unknown. */
+static HostCond host_cond(const HostScan *h, const HostLine *L)
+{
+    size_t at[16], len[16];
+    int n = host_cond_words(h, L, at, len, 16);
+    return n > 0 ? host_cond_or(h, at, len, n) : COND_UNKNOWN;
 }
 
 /* The branches of the statement [first, last]; -1 when one has its body

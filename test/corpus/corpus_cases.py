@@ -345,4 +345,54 @@ def cases():
               Out("Y", "bf16", S), Scalar("stride", N), Scalar("n_cols", N),
               Scalar("eps", 1e-6, "fp32")],
              {"HAS_RESIDUAL": True, "NORM_BEFORE_GATE": False, "BLOCK_N": 1024}, ref=R_.gated_norm))
+    # fused_softmax.py
+    add(Case("scaled causal softmax", "fused_softmax.py", "_softmax_fwd_kernel", (2 * 64,),
+             [Out("y", "fp32", 128 * 64), Buf("x", "fp32", 128 * 64, scale=3.0), Scalar("stride", 64),
+              Scalar("n_cols", 64), Scalar("seq_len", 64), Scalar("scale", 0.125, "fp32")],
+             {"CAUSAL": True, "BLOCK": 64}, ref=R_.scaled_softmax))
+    add(Case("scaled softmax bf16", "fused_softmax.py", "_softmax_fwd_kernel", (R,),
+             [Out("y", "bf16", S), Buf("x", "bf16", S, scale=4.0), Scalar("stride", N),
+              Scalar("n_cols", N), Scalar("seq_len", R), Scalar("scale", 0.5, "fp32")],
+             {"CAUSAL": False, "BLOCK": 1024}, num_warps=8, ref=R_.scaled_softmax))
+    add(Case("scaled softmax bwd", "fused_softmax.py", "_softmax_bwd_kernel", (R,),
+             [Out("dx", "fp32", S), Buf("dy", "fp32", S), Buf("y", "fp32", S, "rand", scale=0.002),
+              Scalar("stride", N), Scalar("n_cols", N), Scalar("scale", 0.125, "fp32")],
+             {"BLOCK": 1024}, ref=R_.scaled_softmax_bwd))
+    # glu_activations.py
+    add(Case("gelu erf", "glu_activations.py", "_gelu_kernel", (R,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S, scale=2.0), Scalar("n_elements", S),
+              Scalar("n_cols", N)], {"APPROX": "none", "BLOCK_N": 1024}, ref=R_.gelu_kernel))
+    add(Case("gelu tanh bf16", "glu_activations.py", "_gelu_kernel", (2 * R,),
+             [Out("y", "bf16", S), Buf("x", "bf16", S, scale=2.0), Scalar("n_elements", S),
+              Scalar("n_cols", N)], {"APPROX": "tanh", "BLOCK_N": 512}, num_warps=2,
+             ref=R_.gelu_kernel))
+    add(Case("swiglu halves fp16", "glu_activations.py", "_glu_fwd_kernel", (R, 1),
+             [Out("y", "fp16", S), Buf("xz", "fp16", 2 * S), Scalar("n_cols", N),
+              Scalar("stride_xz", 2 * N), Scalar("stride_y", N)], {"ACT": "silu", "BLOCK_N": 1024},
+             ref=R_.glu_fwd))
+    add(Case("geglu halves", "glu_activations.py", "_glu_fwd_kernel", (R, 4),
+             [Out("y", "fp32", S), Buf("xz", "fp32", 2 * S), Scalar("n_cols", N),
+              Scalar("stride_xz", 2 * N), Scalar("stride_y", N)], {"ACT": "gelu", "BLOCK_N": 256},
+             ref=R_.glu_fwd))
+    add(Case("swiglu halves bwd", "glu_activations.py", "_glu_bwd_kernel", (R, 4),
+             [Out("dxz", "fp32", 2 * S), Buf("dy", "fp32", S), Buf("xz", "fp32", 2 * S),
+              Scalar("n_cols", N), Scalar("stride", N)], {"ACT": "silu", "BLOCK_N": 256},
+             ref=R_.glu_bwd))
+    # optional_triton.py
+    add(Case("add + rms norm bf16", "optional_triton.py", "_add_rmsnorm_kernel", (R,),
+             [Out("out", "bf16", S), Out("res_out", "bf16", S), Buf("x", "bf16", S), Buf("res", "bf16", S),
+              Buf("w", "bf16", N, "rand"), Scalar("stride", N), Scalar("n_cols", N),
+              Scalar("eps", 1e-6, "fp32")], {"BLOCK": 1024}, ref=R_.add_rmsnorm))
+    add(Case("l2 normalize", "optional_triton.py", "_l2norm_kernel", (R,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S), Scalar("n_cols", N), Scalar("stride", N),
+              Scalar("eps", 1e-12, "fp32")], {"BLOCK": 1024}, ref=R_.l2norm))
+    add(Case("squared relu", "optional_triton.py", "_relu_sq_kernel", (16,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S), Scalar("n", S)], {"BLOCK": 256},
+             ref=R_.relu_sq))
+    # kernlib/ops/bias_act.py (the package's helpers through module names)
+    for act, dt in (("gelu_tanh", "fp32"), ("silu", "bf16"), ("relu", "fp16")):
+        add(Case(f"bias + {act} {dt}", "kernlib/ops/bias_act.py", "_bias_act_kernel", (3, 3),
+                 [Out("y", dt, 40 * 300), Buf("x", dt, 40 * 300), Buf("b", dt, 300), Scalar("n_rows", 40),
+                  Scalar("n_cols", 300), Scalar("stride", 300)],
+                 {"ACT": act, "BLOCK_M": 16, "BLOCK_N": 128}, ref=R_.bias_act))
     return out

@@ -441,3 +441,72 @@ def kv_int8(v, c, s):
         sc[dest] = scale
         out[name + "_out"], out[name + "_scale"] = q.ravel(), sc.ravel()
     return out
+
+
+# ---- fused_softmax.py, glu_activations.py, optional_triton.py, kernlib/ops/bias_act.py ----
+
+
+def scaled_softmax(v, c, s):
+    n = s["n_cols"]
+    x = rows(v["x"], s["stride"])[:, :n] * s["scale"]
+    if c["CAUSAL"]:
+        q = (np.arange(x.shape[0]) % s["seq_len"])[:, None]
+        x = np.where(np.arange(n)[None, :] <= q, x, -np.inf)
+    return {"y": softmax(x).ravel()}
+
+
+def scaled_softmax_bwd(v, c, s):
+    n = s["n_cols"]
+    dy, y = rows(v["dy"], n), rows(v["y"], n)
+    return {"dx": (s["scale"] * y * (dy - (dy * y).sum(axis=1, keepdims=True))).ravel()}
+
+
+def gelu_erf(x):
+    from math import erf
+    return 0.5 * x * (1.0 + np.vectorize(erf)(x / np.sqrt(2.0)))
+
+
+def gelu_kernel(v, c, s):
+    x = v["x"]
+    return {"y": gelu_tanh(x) if c["APPROX"] == "tanh" else gelu_erf(x)}
+
+
+def _act(x, act):
+    return x * sigmoid(x) if act == "silu" else gelu_tanh(x) if act == "gelu_tanh" else gelu_erf(x)
+
+
+def glu_fwd(v, c, s):
+    n = s["n_cols"]
+    xz = rows(v["xz"], s["stride_xz"])
+    return {"y": (_act(xz[:, :n], c["ACT"]) * xz[:, n:2 * n]).ravel()}
+
+
+def glu_bwd(v, c, s):
+    n = s["n_cols"]
+    xz, dy = rows(v["xz"], 2 * n), rows(v["dy"], s["stride"])[:, :n]
+    a, val = xz[:, :n], xz[:, n:]
+    sg = sigmoid(a)
+    return {"dxz": np.concatenate([dy * val * (sg + a * sg * (1 - sg)), dy * a * sg], axis=1).ravel()}
+
+
+def add_rmsnorm(v, c, s):
+    n = s["n_cols"]
+    x = rows(v["x"], n) + rows(v["res"], n)
+    y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + s["eps"]) * v["w"]
+    return {"out": y.ravel(), "res_out": x.ravel()}
+
+
+def l2norm(v, c, s):
+    x = rows(v["x"], s["n_cols"])
+    return {"y": (x / np.maximum(np.sqrt((x * x).sum(axis=1, keepdims=True)), s["eps"])).ravel()}
+
+
+def relu_sq(v, c, s):
+    return {"y": np.maximum(v["x"], 0.0) ** 2}
+
+
+def bias_act(v, c, s):
+    x = rows(v["x"], s["stride"])[:s["n_rows"], :s["n_cols"]] + v["b"][:s["n_cols"]]
+    act = c["ACT"]
+    y = gelu_tanh(x) if act == "gelu_tanh" else x * sigmoid(x) if act == "silu" else np.maximum(x, 0.0)
+    return {"y": y.ravel()}
