@@ -30,6 +30,7 @@ typedef struct HostScan {
     PtrVec wraps;    /* lines that call jit(...): `f = triton.jit(f)` */
     PtrVec prefixes; /* names that stand for triton or triton.language (`tt`, `tl`) */
     PtrVec flags;    /* names that say triton is there (`HAS_TRITON`) */
+    int depth;       /* lifted blocks open (host_branch recurses through host_block) */
 } HostScan;
 
 /* ---- host_lines.c: the text ---- */

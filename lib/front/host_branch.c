@@ -301,6 +301,8 @@ static void host_lift(HostScan *h, const HostArm *a)
 bool host_branch(HostScan *h, int first, int last)
 {
     HostArm arms[HOST_MAX_ARMS];
+    if (h->depth >= LEX_MAX_INDENT)
+        return false; /* deeper than the scanner reads; host code, no deep recursion */
     int n = host_arms(h, first, last, arms);
     int taken = n > 0 ? host_taken(h, arms, n) : -1;
     if (taken < 0)
@@ -323,7 +325,9 @@ bool host_branch(HostScan *h, int first, int last)
         }
         host_blank(h, h->lines[t->head].start, h->lines[t->head].end);
         host_lift(h, t);
+        h->depth++;
         host_block(h, t->first, t->last, h->lines[t->first].indent);
+        h->depth--;
     }
     return true;
 }
