@@ -288,7 +288,8 @@ def triton_available():
     return p.returncode == 0, (p.stdout.strip() if p.returncode == 0 else tail(p.stderr, 1))
 
 
-def run_case(case, args, gpu, rep):
+def judge(case, args, gpu):
+    """(ok, max rel err, details) of one case."""
     inputs = make_inputs(case, args.seed)
     with tempfile.TemporaryDirectory(prefix="tkcorpus") as tmp:
         tmp = Path(tmp)
@@ -297,11 +298,27 @@ def run_case(case, args, gpu, rep):
             got = run_tk(case, tmp / "in", tmp / "tk", args.tkc, gpu, args.timeout)
             want = run_triton(case, tmp / "in", tmp / "triton", args.timeout) if gpu \
                 else reference(case, inputs)
+            return check(case, got, want, against_ref=not gpu)
         except Exception as e:  # either side failing is this case's result; the run goes on
-            rep.case(case, False, None, [str(e)], args.verbose)
-            return
-    ok, worst, details = check(case, got, want, against_ref=not gpu)
-    rep.case(case, ok, worst, details, args.verbose)
+            return False, None, [str(e)]
+
+
+def run_case(case, args, gpu, rep):
+    rep.case(case, *judge(case, args, gpu), args.verbose)
+
+
+def run_all(cases, args, gpu, rep):
+    """The cases, -j at a time; each line is written as its case ends."""
+    if args.jobs <= 1:
+        for case in cases:
+            run_case(case, args, gpu, rep)
+        return
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(judge, c, args, gpu): c for c in cases}
+        for f in as_completed(futures):
+            rep.case(futures[f], *f.result(), args.verbose)
 
 
 def self_check(cases, args):
@@ -337,6 +354,7 @@ def parse_args(argv):
     ap.add_argument("--seed", type=int, default=None, help="input seed (default: a fresh one, printed)")
     ap.add_argument("--out", help="write the results to this file as they come")
     ap.add_argument("--timeout", type=int, default=600, help="seconds for one side of one case")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="cases run at once (default 1)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     ap.add_argument("--self-check", action="store_true",
                     help="check that a wrong or unwritten output is reported (interpreter)")
@@ -373,10 +391,8 @@ def main(argv=None):
     rep = Report(args.out)
     rep.line(f"mode: {'tk --gpu vs triton' if gpu else 'tk interpreter vs numpy float64 reference'}, "
              f"seed {args.seed}, tkc {args.tkc}")
-    for case in cases:
-        if args.only and args.only not in case.name and args.only not in case.file:
-            continue
-        run_case(case, args, gpu, rep)
+    chosen = [c for c in cases if not args.only or args.only in c.name or args.only in c.file]
+    run_all(chosen, args, gpu, rep)
     return 1 if rep.summary() else 0
 
 
