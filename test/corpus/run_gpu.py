@@ -5,6 +5,7 @@ inputs and compares what they write.
     python3 test/corpus/run_gpu.py --out results.txt       # GPU: Triton 3.6 vs tk (tkc -run --gpu)
     python3 test/corpus/run_gpu.py --interpret             # no GPU: tk's interpreter vs numpy float64
     python3 test/corpus/run_gpu.py -k softmax -v           # cases whose name or file contains "softmax"
+    python3 test/corpus/run_gpu.py --triton-interpret      # no GPU: tk's interpreter vs Triton's (TRITON_INTERPRET=1)
 
 For each case (corpus_cases.py) fresh random inputs are drawn from a numpy
 generator seeded by the case's name and --seed (printed, so a run can be
@@ -18,7 +19,10 @@ tk runs `tkc -run [--gpu] FILE -k KERNEL ... name=file:PATH:TYPE` on copies
 of the same files. Outputs are compared with tolerances by dtype (integers
 bit-exact unless a case says otherwise). With --interpret (or without
 Triton, torch or a GPU) tk runs on its CPU interpreter and is compared with
-the case's float64 numpy reference (corpus_refs.py).
+the case's float64 numpy reference (corpus_refs.py). --triton-interpret
+runs the Triton side on Triton's own CPU interpreter (TRITON_INTERPRET=1,
+tensors on the CPU) against tk's interpreter: the whole harness, Triton's
+side included, without a GPU.
 
 One line per case, `PASS|FAIL FILE KERNEL MAXRELERR [case]`, where
 MAXRELERR is the largest |got - want| / max(|want|, atol/rtol) over its
@@ -131,12 +135,19 @@ def run_tk(case, indir, outdir, tkc, gpu, timeout):
     return {a.name: (outdir / f"{a.name}.bin").read_bytes() for a in case.outputs()}
 
 
-def run_triton(case, indir, outdir, timeout):
+def triton_env(mode):
+    env = dict(os.environ)
+    if mode == "triton-cpu":
+        env["TRITON_INTERPRET"] = "1"
+    return env
+
+
+def run_triton(case, indir, outdir, timeout, mode):
     """Runs the case under Triton in a child process (see triton_worker)."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--triton-worker", case.name,
            "--indir", str(indir), "--outdir", str(outdir)]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=triton_env(mode))
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"triton: no result after {timeout} s")
     if p.returncode != 0:
@@ -159,6 +170,7 @@ def triton_worker(case, indir, outdir):
     import torch
     from triton.runtime.jit import JITFunction
 
+    device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
     kernel = getattr(import_corpus_module(case.file), case.kernel)
     # autotune, heuristics and a library's own wrappers keep the next layer in .fn
     while not isinstance(kernel, JITFunction) and hasattr(kernel, "fn"):
@@ -172,7 +184,7 @@ def triton_worker(case, indir, outdir):
             args.append(a.value)
         else:
             raw = bytearray((indir / f"{a.name}.bin").read_bytes())
-            t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to("cuda")
+            t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(device)
             tensors[a.name] = t
             args.append(t)
     runtime = [p.name for p in kernel.params if not p.is_constexpr]
@@ -183,7 +195,8 @@ def triton_worker(case, indir, outdir):
     if case.num_stages:
         opts["num_stages"] = case.num_stages
     kernel[case.grid](**dict(zip(runtime, args)), **case.consts, **opts)
-    torch.cuda.synchronize()
+    if device == "cuda":
+        torch.cuda.synchronize()
     outdir.mkdir(parents=True, exist_ok=True)
     for a in case.outputs():
         data = tensors[a.name].cpu().contiguous().view(torch.uint8).numpy().tobytes()
@@ -277,46 +290,52 @@ class Report:
         return n - p
 
 
-def triton_available():
+def triton_available(mode):
     """(ok, description) from a child that imports torch and triton."""
-    probe = ("import torch, triton; assert torch.cuda.is_available(), 'no CUDA device'; "
-             "print(f'{torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__}')")
+    device = "'CPU interpreter'" if mode == "triton-cpu" else \
+        "(torch.cuda.get_device_name() if torch.cuda.is_available() else exit('no CUDA device'))"
+    probe = (f"import torch, triton; d = {device}; "
+             "print(f'{d}, triton {triton.__version__}, torch {torch.__version__}')")
     try:
-        p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+        p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                           env=triton_env(mode))
     except subprocess.TimeoutExpired:
         return False, "importing torch and triton took over 300 s"
     return p.returncode == 0, (p.stdout.strip() if p.returncode == 0 else tail(p.stderr, 1))
 
 
-def judge(case, args, gpu):
-    """(ok, max rel err, details) of one case."""
+def judge(case, args, mode):
+    """(ok, max rel err, details) of one case; mode is "gpu" (tk --gpu vs
+    Triton), "triton-cpu" (both interpreters) or "numpy" (tk's interpreter
+    vs the reference)."""
     inputs = make_inputs(case, args.seed)
     with tempfile.TemporaryDirectory(prefix="tkcorpus") as tmp:
         tmp = Path(tmp)
         write_inputs(inputs, tmp / "in")
         try:
-            got = run_tk(case, tmp / "in", tmp / "tk", args.tkc, gpu, args.timeout)
-            want = run_triton(case, tmp / "in", tmp / "triton", args.timeout) if gpu \
-                else reference(case, inputs)
-            return check(case, got, want, against_ref=not gpu)
+            got = run_tk(case, tmp / "in", tmp / "tk", args.tkc, mode == "gpu", args.timeout)
+            if mode == "numpy":
+                return check(case, got, reference(case, inputs), against_ref=True)
+            want = run_triton(case, tmp / "in", tmp / "triton", args.timeout, mode)
+            return check(case, got, want, against_ref=False)
         except Exception as e:  # either side failing is this case's result; the run goes on
             return False, None, [str(e)]
 
 
-def run_case(case, args, gpu, rep):
-    rep.case(case, *judge(case, args, gpu), args.verbose)
+def run_case(case, args, mode, rep):
+    rep.case(case, *judge(case, args, mode), args.verbose)
 
 
-def run_all(cases, args, gpu, rep):
+def run_all(cases, args, mode, rep):
     """The cases, -j at a time; each line is written as its case ends."""
     if args.jobs <= 1:
         for case in cases:
-            run_case(case, args, gpu, rep)
+            run_case(case, args, mode, rep)
         return
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(judge, c, args, gpu): c for c in cases}
+        futures = {pool.submit(judge, c, args, mode): c for c in cases}
         for f in as_completed(futures):
             rep.case(futures[f], *f.result(), args.verbose)
 
@@ -329,7 +348,7 @@ def self_check(cases, args):
 
     def run(case):
         rep = Report(None)
-        run_case(case, args, False, rep)
+        run_case(case, args, "numpy", rep)
         return rep.rows[-1][2]
 
     by_name = {c.name: c for c in cases}
@@ -349,6 +368,8 @@ def parse_args(argv):
                     help="the tkc to run (default: build/tkc)")
     ap.add_argument("--interpret", action="store_true",
                     help="tk on its CPU interpreter against numpy references (no GPU, no Triton)")
+    ap.add_argument("--triton-interpret", action="store_true",
+                    help="tk's interpreter against Triton's (TRITON_INTERPRET=1): no GPU")
     ap.add_argument("-k", dest="only", default="", help="only cases whose name or file contains this")
     ap.add_argument("-v", "--verbose", action="store_true", help="details of passing cases too")
     ap.add_argument("--seed", type=int, default=None, help="input seed (default: a fresh one, printed)")
@@ -383,16 +404,19 @@ def main(argv=None):
         for c in cases:
             print(f"{c.file:32} {c.kernel:36} {c.name}")
         return 0
-    gpu = False
+    mode = "numpy"
     if not args.interpret:
-        gpu, what = triton_available()
-        print(f"device: {what}" if gpu else f"triton side unavailable ({what}); tk runs on the interpreter")
+        wanted = "triton-cpu" if args.triton_interpret else "gpu"
+        ok, what = triton_available(wanted)
+        mode = wanted if ok else "numpy"
+        print(f"triton: {what}" if ok else f"triton side unavailable ({what}); tk runs on the interpreter")
     args.seed = args.seed if args.seed is not None else int(time.time()) % 100000
     rep = Report(args.out)
-    rep.line(f"mode: {'tk --gpu vs triton' if gpu else 'tk interpreter vs numpy float64 reference'}, "
-             f"seed {args.seed}, tkc {args.tkc}")
+    title = {"gpu": "tk --gpu vs triton", "triton-cpu": "tk interpreter vs triton interpreter",
+             "numpy": "tk interpreter vs numpy float64 reference"}[mode]
+    rep.line(f"mode: {title}, seed {args.seed}, tkc {args.tkc}")
     chosen = [c for c in cases if not args.only or args.only in c.name or args.only in c.file]
-    run_all(chosen, args, gpu, rep)
+    run_all(chosen, args, mode, rep)
     return 1 if rep.summary() else 0
 
 
