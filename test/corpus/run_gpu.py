@@ -164,17 +164,39 @@ def import_corpus_module(rel):
     return importlib.import_module(".".join(Path(rel).with_suffix("").parts))
 
 
+def jit_function(kernel):
+    """The @triton.jit function under autotune, heuristics and a library's
+    own wrappers (each keeps the next layer in .fn); under TRITON_INTERPRET
+    it is an InterpretedFunction."""
+    from triton.runtime.jit import JITFunction
+    from triton.runtime.interpreter import InterpretedFunction
+
+    while not isinstance(kernel, (JITFunction, InterpretedFunction)) and hasattr(kernel, "fn"):
+        kernel = kernel.fn
+    return kernel
+
+
+def runtime_params(kernel):
+    """The names of the kernel's parameters that are not constexprs."""
+    if hasattr(kernel, "params"):
+        return [p.name for p in kernel.params if not p.is_constexpr]
+    import inspect
+
+    def constexpr(annotation):
+        return "constexpr" in (annotation if isinstance(annotation, str) else repr(annotation))
+
+    sig = inspect.signature(kernel.fn)
+    return [n for n, p in sig.parameters.items()
+            if p.annotation is inspect.Parameter.empty or not constexpr(p.annotation)]
+
+
 def triton_worker(case, indir, outdir):
     """The child: launches the Triton kernel on the input files and writes
     its output buffers to outdir."""
     import torch
-    from triton.runtime.jit import JITFunction
 
     device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    kernel = getattr(import_corpus_module(case.file), case.kernel)
-    # autotune, heuristics and a library's own wrappers keep the next layer in .fn
-    while not isinstance(kernel, JITFunction) and hasattr(kernel, "fn"):
-        kernel = kernel.fn
+    kernel = jit_function(getattr(import_corpus_module(case.file), case.kernel))
     tensors, args = {}, []
     for a in case.args:
         kind = a.__class__.__name__
@@ -187,7 +209,7 @@ def triton_worker(case, indir, outdir):
             t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(device)
             tensors[a.name] = t
             args.append(t)
-    runtime = [p.name for p in kernel.params if not p.is_constexpr]
+    runtime = runtime_params(kernel)
     if len(runtime) != len(args):
         raise SystemExit(f"{case.kernel} has {len(runtime)} runtime parameters ({', '.join(runtime)}), "
                          f"the case gives {len(args)}")
