@@ -31,6 +31,15 @@ enum {
     PARSE_MAX_DEPTH = 1000  /* depth of the finished tree, for stages that recurse */
 };
 
+/* Lines [first, last] of a block host.c lifted to module level (the body
+ * of `if HAS_TRITON:` or of `try:` around triton kernels): the scanner
+ * reads their indentation without the block's own prefix ws[0..len). */
+typedef struct LexLift {
+    int first, last;
+    const char *ws;
+    int len;
+} LexLift;
+
 /* Everything one run of the scanner and parser needs; no global state. */
 typedef struct LexState {
     const Source *src;
@@ -60,6 +69,7 @@ typedef struct LexState {
     PtrVec hosts;           /* N_HOST statements, in line order (front/host.c) */
     bool python;            /* a package file another module imports: split
                                host code off even when it has no kernel */
+    PtrVec lifts;           /* LexLift regions, outer before inner (front/host_branch.c) */
 } LexState;
 
 typedef struct ParseSeq {   /* a comma-separated list; comma: a trailing one */

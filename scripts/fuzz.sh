@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang-19 (build-fuzz/) and runs each for
 # SECONDS (default 60), one after the other, from the seed corpora in the
-# tree; new inputs go to build-fuzz/corpus*/ and a crash, hang or leak
+# tree (whole kernel-library modules among them: test/corpus, its package
+# kernlib, and the host-code tests); new inputs go to build-fuzz/corpus*/ and a crash, hang or leak
 # leaves its input in build-fuzz/artifacts/ and fails the script.
 #   scripts/fuzz.sh [SECONDS] [EXTRA LIBFUZZER FLAGS...]
 set -euo pipefail
@@ -26,6 +27,6 @@ run() {
   grep -E '^stat::(number_of_executed_units|new_units_added)|^Done [0-9]+ runs|DONE' "$out/$name.log" | tail -n 4
 }
 run tk_fuzz_frontend "$@" "$out/corpus" test/fuzz/corpus test/conformance test/front/lex \
-  test/front/parse test/front/diag
+  test/front/parse test/front/diag test/front/host test/corpus
 run tk_fuzz_sema "$@" "$out/corpus-sema" test/fuzz/corpus-sema test/conformance test/ir test/sema \
-  examples test/gpu/kernels
+  examples test/gpu/kernels test/corpus

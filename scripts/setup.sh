@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build flex bison python3 llvm-19-dev llvm-19-tools
           clang-19 libclang-rt-19-dev libzstd-dev zlib1g-dev
-          pkg-config man-db groff-base dpkg-dev file)  # the last five: the install tests
+          pkg-config man-db groff-base dpkg-dev file  # these five: the install tests
+          python3-numpy)  # the corpus harness's interpreter test (test/corpus/run_gpu.py)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -17,6 +18,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# a python3 other than Debian's (pyenv) gets numpy from PyPI; without it
+# the corpus harness's test is skipped
+python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy ||
+  echo "numpy not installed: the corpus_interpret test will be skipped"
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ninja -C build

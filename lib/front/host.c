@@ -1,7 +1,7 @@
 /* host.c: splits a Python module into the TK language and host code before
  * the scanner runs. Top-level statements are found by structure alone
- * (indentation, brackets, strings of every kind, line continuations); the
- * @jit functions, triton/math imports and simple constants are kept, every
+ * (front/host_lines.c); the @jit functions, triton/math imports and simple
+ * constants are kept (also inside a block front/host_branch.c lifts), every
  * other statement becomes an N_HOST node naming what it binds and is blanked
  * out of the scanner's copy (newlines kept, so every position stays exact).
  * Guarantees: never an error; a file with no jit decorator and no jit(...)
@@ -9,134 +9,7 @@
  * file another module imports. */
 #include <string.h>
 
-#include "compiler.h"
-#include "front/parse_build.h"
-
-/* One logical line: [start, end) from its first non-blank byte to its
- * newline; indent counts the bytes of leading whitespace. */
-typedef struct HostLine {
-    size_t start, end;
-    int indent;
-    int line, end_line;
-} HostLine;
-
-typedef struct HostScan {
-    LexState *lx;
-    char *text;
-    size_t n;
-    HostLine *lines;
-    int nlines, cap;
-    const char **known; /* names the kept code binds (triton aliases, constants, kernels) */
-    int nknown, kcap;
-    PtrVec bound; /* names the current host statement binds */
-} HostScan;
-
-static bool host_is_id(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-/* Skips a string literal opening at text[i] (a quote); returns the index
- * after it, or n when it is never closed. Raw or not, a backslash always
- * skips the next byte, which is how Python finds the end of a literal. */
-static size_t host_skip_string(const char *t, size_t n, size_t i, int *line)
-{
-    char q = t[i];
-    bool triple = i + 2 < n && t[i + 1] == q && t[i + 2] == q;
-    i += triple ? 3 : 1;
-    while (i < n) {
-        char c = t[i];
-        if (c == '\\') {
-            if (i + 1 < n && t[i + 1] == '\n')
-                (*line)++;
-            i += 2;
-            continue;
-        }
-        if (c == '\n') {
-            if (!triple)
-                return i; /* unterminated: the scanner reports it if the code is kept */
-            (*line)++;
-        }
-        if (c == q && (!triple || (i + 2 < n && t[i + 1] == q && t[i + 2] == q)))
-            return i + (triple ? 3 : 1);
-        i++;
-    }
-    return n;
-}
-
-/* Cuts the text into logical lines, skipping blank and comment-only ones. */
-static void host_lines(HostScan *h)
-{
-    const char *t = h->text;
-    size_t n = h->n, i = 0;
-    int line = 1;
-    while (i < n) {
-        size_t b = i;
-        while (i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\f' || t[i] == '\r'))
-            i++;
-        if (i >= n)
-            break;
-        if (t[i] == '\n' || t[i] == '#') {
-            while (i < n && t[i] != '\n')
-                i++;
-            i++;
-            line++;
-            continue;
-        }
-        HostLine L = {.start = i, .indent = (int)(i - b), .line = line};
-        int depth = 0;
-        while (i < n) {
-            char c = t[i];
-            if (c == '\'' || c == '"') {
-                i = host_skip_string(t, n, i, &line);
-                continue;
-            }
-            if (c == '#') {
-                while (i < n && t[i] != '\n')
-                    i++;
-                continue;
-            }
-            if (c == '\\' && i + 1 < n && t[i + 1] == '\n') {
-                i += 2;
-                line++;
-                continue;
-            }
-            if (c == '(' || c == '[' || c == '{')
-                depth++;
-            else if ((c == ')' || c == ']' || c == '}') && depth > 0)
-                depth--;
-            else if (c == '\n') {
-                if (depth == 0)
-                    break;
-                line++;
-            }
-            i++;
-        }
-        L.end = i;
-        L.end_line = line;
-        if (h->nlines == h->cap) {
-            int cap = h->cap ? h->cap * 2 : 64;
-            HostLine *nl = arena_alloc(h->lx->arena, sizeof(HostLine) * (size_t)cap);
-            if (!nl)
-                return;
-            if (h->nlines)
-                memcpy(nl, h->lines, sizeof(HostLine) * (size_t)h->nlines);
-            h->lines = nl;
-            h->cap = cap;
-        }
-        h->lines[h->nlines++] = L;
-        i++;
-        line++;
-    }
-}
-
-/* Does the logical line start with the keyword (a whole word)? */
-static bool host_starts(const HostScan *h, const HostLine *L, const char *kw)
-{
-    size_t k = strlen(kw);
-    return L->end - L->start >= k && memcmp(h->text + L->start, kw, k) == 0 &&
-           (L->start + k >= L->end || !host_is_id(h->text[L->start + k]));
-}
+#include "front/host.h"
 
 static bool host_known(const HostScan *h, const char *s, size_t len)
 {
@@ -163,19 +36,6 @@ static void host_know(HostScan *h, const char *s, size_t len)
     h->known[h->nknown++] = arena_strndup(h->lx->arena, s, len);
 }
 
-/* Line and column of a byte, from the line's start. */
-static Span host_span_at(const HostScan *h, const HostLine *L, size_t at, size_t len)
-{
-    int line = L->line;
-    size_t bol = L->start - (size_t)L->indent;
-    for (size_t i = L->start; i < at; i++)
-        if (h->text[i] == '\n') {
-            line++;
-            bol = i + 1;
-        }
-    int col = (int)(at - bol) + 1;
-    return (Span){line, col, line, col + (int)len};
-}
 
 static void host_bind(HostScan *h, const HostLine *L, size_t at, size_t len)
 {
@@ -186,21 +46,7 @@ static void host_bind(HostScan *h, const HostLine *L, size_t at, size_t len)
     vec_push(h->lx->arena, &h->bound, name);
 }
 
-/* The dotted module path after `import`/`from` at p; returns its end. */
-static size_t host_dotted(const char *t, size_t p, size_t end)
-{
-    while (p < end && (host_is_id(t[p]) || t[p] == '.'))
-        p++;
-    return p;
-}
 
-static size_t host_skip_ws(const char *t, size_t p, size_t end)
-{
-    while (p < end && (t[p] == ' ' || t[p] == '\t' || t[p] == '\\' || t[p] == '\n' ||
-                       t[p] == '\r' || t[p] == '(' || t[p] == ')' || t[p] == ','))
-        p++;
-    return p;
-}
 
 /* A module tk reads itself: triton's language and math. */
 static bool host_tk_module(const char *s, size_t len)
@@ -216,7 +62,7 @@ static bool host_tk_module(const char *s, size_t len)
  * `from m import a, b as c` binds a and c; they go to the host statement
  * `bind`, or with `know` to the names kept code may use. Returns whether
  * every module is one tk reads. */
-static bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *nodes)
+bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *nodes)
 {
     const char *t = h->text;
     size_t p = L->start, end = L->end;
@@ -417,7 +263,7 @@ static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
 
 /* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
  * `@triton.autotune(...)`, `@triton.heuristics(...)`? */
-static bool host_jit_decorator(const HostScan *h, const HostLine *L)
+bool host_jit_decorator(const HostScan *h, const HostLine *L)
 {
     const char *t = h->text;
     size_t p = L->start + 1, last = p, len = 0;
@@ -432,14 +278,15 @@ static bool host_jit_decorator(const HostScan *h, const HostLine *L)
         }
         p++;
     }
-    /* the prefix: none (`from triton import jit`) or triton's (`triton.`,
-     * `tl.`); `@numba.jit` or `@torch.jit.script` is someone else's */
+    /* the prefix: none (`from triton import jit`) or a name that stands for
+     * triton or its language (`triton.`, `tl.`, `tt.` after `import triton
+     * as tt`); `@numba.jit` or `@torch.jit.script` is someone else's */
     size_t from = L->start + 1;
     while (from < last && (t[from] == ' ' || t[from] == '\t'))
         from++;
     size_t plen = last - from;
-    bool ours = plen == 0 || (plen == 7 && memcmp(t + from, "triton.", 7) == 0) ||
-                (plen == 3 && memcmp(t + from, "tl.", 3) == 0);
+    bool ours = plen == 0 ||
+                (plen >= 2 && t[last - 1] == '.' && host_in(&h->prefixes, t + from, plen - 1));
     static const char *const kw[] = {"jit", "autotune", "heuristics"};
     for (int i = 0; ours && i < TK_ARRAY_LEN(kw); i++)
         if (strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0)
@@ -478,10 +325,11 @@ static size_t host_def_name(const HostScan *h, const HostLine *L, size_t *len)
 
 /* `f = triton.jit(f)`, `f = triton.heuristics({...})(f)`: a line that wraps
  * the function named `name` in a jit decorator. */
-static bool host_wraps(const HostScan *h, const HostLine *L, const char *name, size_t nlen)
+static bool host_wraps(const HostScan *h, const HostLine *L, const char *name, size_t nlen,
+                       int indent)
 {
     const char *t = h->text;
-    if (L->indent != 0 || L->end - L->start <= nlen || memcmp(t + L->start, name, nlen) != 0 ||
+    if (L->indent != indent || L->end - L->start <= nlen || memcmp(t + L->start, name, nlen) != 0 ||
         host_is_id(t[L->start + nlen]))
         return false;
     size_t eq = host_assign_eq(h, L, L->start);
@@ -505,18 +353,11 @@ static bool host_wraps(const HostScan *h, const HostLine *L, const char *name, s
     return jit && self;
 }
 
-/* Blanks [from, to) of the scanner's copy, keeping newlines. */
-static void host_blank(HostScan *h, size_t from, size_t to)
-{
-    for (size_t i = from; i < to && i < h->n; i++)
-        if (h->text[i] != '\n')
-            h->text[i] = ' ';
-}
 
 /* Binds what the statements inside a host compound statement bind at
  * module level (imports, defs, classes, assignments), skipping the bodies
  * of nested defs and classes. */
-static void host_bind_block(HostScan *h, Node *host, int first, int last)
+void host_bind_block(HostScan *h, Node *host, int first, int last)
 {
     int skip_deeper = -1;
     for (int k = first; k <= last; k++) {
@@ -552,24 +393,6 @@ static void host_bind_block(HostScan *h, Node *host, int first, int last)
     }
 }
 
-/* The index of the bracket that closes the one at t[o], or `end`. */
-static size_t host_match(const char *t, size_t end, size_t o)
-{
-    int depth = 0, line = 0;
-    for (size_t i = o; i < end;) {
-        char c = t[i];
-        if (c == '\'' || c == '"') {
-            i = host_skip_string(t, end, i, &line);
-            continue;
-        }
-        if (c == '(' || c == '[' || c == '{')
-            depth++;
-        else if ((c == ')' || c == ']' || c == '}') && --depth == 0)
-            return i;
-        i++;
-    }
-    return end;
-}
 
 /* In a kernel's decorators, a comprehension (`configs=[triton.Config(...)
  * for w in (4, 8)]`) is host Python the grammar does not read: its
@@ -608,63 +431,6 @@ static void host_comprehensions(HostScan *h, const HostLine *L)
     }
 }
 
-/* `try: from triton.language.extra import libdevice` / `except ImportError:
- * from triton.language.math import libdevice`, or `try: import triton;
- * HAS_TRITON = True` / `except ImportError: HAS_TRITON = False`: the first
- * branch whose imports are all ones tk reads gives the import nodes (from
- * `out`'s length on); the statement stays host for everything else. */
-static bool host_import_choice(HostScan *h, PtrVec *out, int first, int last)
-{
-    for (int b = first; b <= last;) {
-        int e = b + 1, imports = 0;
-        bool ours = e <= last && h->lines[e].indent > 0;
-        while (e <= last && h->lines[e].indent > 0) {
-            const HostLine *L = &h->lines[e];
-            if (host_starts(h, L, "import") || host_starts(h, L, "from")) {
-                imports++;
-                ours = ours && L->indent == h->lines[b + 1].indent &&
-                       host_import(h, L, NULL, false, NULL);
-            }
-            e++;
-        }
-        if (ours && imports > 0) {
-            for (int k = b + 1; k < e; k++)
-                if (host_starts(h, &h->lines[k], "import") || host_starts(h, &h->lines[k], "from"))
-                    host_import(h, &h->lines[k], NULL, true, out);
-            return true;
-        }
-        b = e;
-    }
-    return false;
-}
-
-/* The name an import node binds. */
-static const char *host_import_binds(const Node *n, size_t *len)
-{
-    const char *s = n->alias ? n->alias : n->kind == N_FROM_IMPORT ? n->str : n->name;
-    const char *dot = n->alias || n->kind == N_FROM_IMPORT ? NULL : strchr(s, '.');
-    *len = dot ? (size_t)(dot - s) : strlen(s);
-    return s;
-}
-
-/* Drops from h->bound the names the imports in hosts[from..) bind. */
-static void host_unbind_chosen(HostScan *h, const PtrVec *hosts, int from)
-{
-    int k = 0;
-    for (int i = 0; i < h->bound.len; i++) {
-        const Node *b = h->bound.items[i];
-        bool chosen = false;
-        for (int j = from; j < hosts->len && !chosen; j++) {
-            size_t len;
-            const char *s = host_import_binds(hosts->items[j], &len);
-            chosen = strlen(b->name) == len && memcmp(b->name, s, len) == 0;
-        }
-        if (!chosen)
-            h->bound.items[k++] = h->bound.items[i];
-    }
-    h->bound.len = k;
-}
-
 /* A decorator tk does not know (`@libentry()`, `@torch.compile(...)`) is
  * ignored with a warning; its arguments are host Python, blanked so the
  * grammar never sees them. */
@@ -680,117 +446,173 @@ static void host_blank_args(HostScan *h, const HostLine *L)
 
 typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 
+/* The statement starting at line i of a block whose statements sit at
+ * indentation `base`: its decorators, the line with its keyword (*head),
+ * then every deeper line or else/elif/except/finally that continues it.
+ * Returns its last line. */
+static int host_extent(const HostScan *h, int i, int last, int base, int *head)
+{
+    int k = i;
+    while (k < last && h->text[h->lines[k].start] == '@' && h->lines[k].indent == base)
+        k++;
+    *head = k;
+    while (k + 1 <= last) {
+        const HostLine *N = &h->lines[k + 1];
+        if (N->indent <= base && !host_starts(h, N, "else") && !host_starts(h, N, "elif") &&
+            !host_starts(h, N, "except") && !host_starts(h, N, "finally"))
+            break;
+        k++;
+    }
+    return k;
+}
+
+/* A one-line module constant `NAME = value` (or `NAME: annot = value`)
+ * whose value tk can evaluate, or that wraps a def in triton.jit. */
+static bool host_constant(HostScan *h, const HostLine *L)
+{
+    size_t eq = host_assign_eq(h, L, L->start);
+    size_t p = L->start;
+    while (p < L->end && host_is_id(h->text[p]))
+        p++;
+    size_t name_end = p;
+    while (p < L->end && (h->text[p] == ' ' || h->text[p] == '\t'))
+        p++;
+    bool simple = eq && (p == eq || h->text[p] == ':');
+    if (!simple || !(host_tk_value(h, L, eq + 1) ||
+                     host_wraps(h, L, h->text + L->start, name_end - L->start, L->indent)))
+        return false;
+    host_know(h, h->text + L->start, name_end - L->start);
+    return true;
+}
+
+/* Whether the statement [first, last] (its keyword on line `head`) is kept
+ * for the scanner; notes the names kept code binds. */
+static HostWhat host_sort(HostScan *h, int first, int head, int last, int base)
+{
+    const HostLine *L = &h->lines[head];
+    bool jit = false;
+    for (int k = first; k < head; k++)
+        jit |= host_jit_decorator(h, &h->lines[k]);
+    if (h->lines[first].indent != base || (jit && !host_starts(h, L, "def")))
+        return HOST_KEEP; /* the scanner reports the indentation or the decorator */
+    if (host_starts(h, L, "def")) {
+        size_t len, s = host_def_name(h, L, &len);
+        for (int k = 0; !jit && k < h->wraps.len; k++)
+            jit = ((HostLine *)h->wraps.items[k])->line > L->line &&
+                  host_wraps(h, h->wraps.items[k], h->text + s, len, L->indent);
+        if (!jit)
+            return HOST_SKIP;
+        host_know(h, h->text + s, len);
+        return HOST_KEEP;
+    }
+    if (host_starts(h, L, "import") || host_starts(h, L, "from")) {
+        if (first != last || !host_import(h, L, NULL, false, NULL))
+            return HOST_SKIP;
+        host_import(h, L, NULL, true, NULL);
+        return HOST_KEEP;
+    }
+    static const char *const host_words[] = {"class", "global", "del", "assert", "raise", "print",
+                                             "if", "try", "for", "while", "with", "async"};
+    if (first != last || !host_is_id(h->text[L->start]))
+        return HOST_SKIP;
+    for (int i = 0; i < TK_ARRAY_LEN(host_words); i++)
+        if (host_starts(h, L, host_words[i]))
+            return HOST_SKIP;
+    host_note_flag(h, L);
+    return host_constant(h, L) ? HOST_KEEP : HOST_SKIP;
+}
+
+void host_statement(HostScan *h, int first, int last, int bind_first, const PtrVec *except)
+{
+    LexState *lx = h->lx;
+    Node *host = parse_node(lx, N_HOST, (Span){h->lines[first].line, 1, h->lines[last].end_line, 1});
+    if (!host)
+        return;
+    h->bound = (PtrVec){0};
+    if (bind_first <= last)
+        host_bind_block(h, host, bind_first, last);
+    int kept = 0;
+    for (int i = 0; i < h->bound.len; i++) {
+        const Node *b = h->bound.items[i];
+        bool drop = false;
+        for (int k = 0; except && k < except->len && !drop; k++)
+            drop = strcmp(((const Node *)except->items[k])->name, b->name) == 0;
+        if (!drop)
+            h->bound.items[kept++] = h->bound.items[i];
+    }
+    h->bound.len = kept;
+    host->list = parse_list(lx, h->bound);
+    const HostLine *L = &h->lines[first];
+    if (first == last && (host_starts(h, L, "import") || host_starts(h, L, "from"))) {
+        /* kept as nodes too: the import may name another file of the
+         * package, which front/package.c reads */
+        PtrVec imports = {0};
+        host_import(h, L, NULL, false, &imports);
+        host->list2 = parse_list(lx, imports);
+    }
+    host_blank(h, h->lines[first].start, h->lines[last].end);
+    vec_push(lx->arena, &h->hosts, host);
+}
+
+void host_block(HostScan *h, int first, int last, int base)
+{
+    for (int i = first; i <= last;) {
+        int head, end = host_extent(h, i, last, base, &head);
+        int from = i;
+        i = end + 1;
+        if (host_sort(h, from, head, end, base) == HOST_KEEP) {
+            for (int k = from; k < head; k++) {
+                if (!host_jit_decorator(h, &h->lines[k]))
+                    host_blank_args(h, &h->lines[k]);
+                host_comprehensions(h, &h->lines[k]);
+            }
+            continue;
+        }
+        const HostLine *L = &h->lines[head];
+        if (from == head && (host_starts(h, L, "try") || host_starts(h, L, "if")) &&
+            host_branch(h, from, end))
+            continue;
+        host_statement(h, from, end, from, NULL);
+    }
+}
+
+/* Does the file hold a kernel: a triton decorator at module level or in a
+ * top-level `if`/`try` block, or a jit(...) call at module level? */
+static bool host_has_kernels(HostScan *h)
+{
+    bool kernels = false, in_block = false;
+    for (int i = 0; i < h->nlines; i++) {
+        const HostLine *L = &h->lines[i];
+        if (L->indent == 0)
+            in_block = host_starts(h, L, "if") || host_starts(h, L, "try") ||
+                       host_starts(h, L, "else") || host_starts(h, L, "elif") ||
+                       host_starts(h, L, "except");
+        if (L->indent != 0 && !in_block)
+            continue;
+        if (h->text[L->start] == '@') {
+            kernels |= host_jit_decorator(h, L);
+        } else if (host_mentions_jit(h, L)) {
+            kernels = true;
+            vec_push(h->lx->arena, &h->wraps, (void *)L);
+        }
+    }
+    return kernels;
+}
+
 void host_split(LexState *lx, char *text, size_t n)
 {
     HostScan h = {.lx = lx, .text = text, .n = n};
     host_lines(&h);
+    host_triton_names(&h);
     /* A file with no kernel is no Python module with kernels in it (the
      * grammar's own tests): it is read whole, as before. */
-    bool kernels = false;
-    PtrVec wraps = {0}; /* top-level lines that call jit(...): `f = triton.jit(f)` */
-    for (int i = 0; i < h.nlines; i++) {
-        HostLine *L = &h.lines[i];
-        if (L->indent != 0)
-            continue;
-        if (h.text[L->start] == '@') {
-            kernels |= host_jit_decorator(&h, L);
-        } else if (host_mentions_jit(&h, L)) {
-            kernels = true;
-            vec_push(lx->arena, &wraps, L);
-        }
-    }
-    if (!kernels && !lx->python)
+    if (!host_has_kernels(&h) && !lx->python)
         return;
     host_know(&h, "tl", 2);
     host_know(&h, "triton", 6);
     host_know(&h, "math", 4);
-    PtrVec hosts = {0};
-    for (int i = 0; i < h.nlines;) {
-        /* the statement: its first line, decorators included, and every
-         * deeper line or else/elif/except/finally that continues it */
-        int first = i, head = i;
-        bool jit = false;
-        while (head < h.nlines && h.text[h.lines[head].start] == '@' && h.lines[head].indent == 0) {
-            jit |= host_jit_decorator(&h, &h.lines[head]);
-            head++;
-        }
-        if (head >= h.nlines)
-            head = h.nlines - 1;
-        int last = head;
-        while (last + 1 < h.nlines &&
-               (h.lines[last + 1].indent > 0 || host_starts(&h, &h.lines[last + 1], "else") ||
-                host_starts(&h, &h.lines[last + 1], "elif") ||
-                host_starts(&h, &h.lines[last + 1], "except") ||
-                host_starts(&h, &h.lines[last + 1], "finally")))
-            last++;
-        i = last + 1;
-        const HostLine *L = &h.lines[head];
-        HostWhat what = HOST_SKIP;
-        if (h.lines[first].indent > 0 || (jit && !host_starts(&h, L, "def"))) {
-            what = HOST_KEEP; /* the scanner reports the indentation */
-        } else if (host_starts(&h, L, "def")) {
-            size_t len, s = host_def_name(&h, L, &len);
-            for (int k = 0; !jit && k < wraps.len; k++)
-                jit = ((HostLine *)wraps.items[k])->line > L->line &&
-                      host_wraps(&h, wraps.items[k], h.text + s, len);
-            if (jit) {
-                what = HOST_KEEP;
-                host_know(&h, h.text + s, len);
-            }
-        } else if (host_starts(&h, L, "import") || host_starts(&h, L, "from")) {
-            if (first == last && host_import(&h, L, NULL, false, NULL)) {
-                host_import(&h, L, NULL, true, NULL);
-                what = HOST_KEEP;
-            }
-        } else if (first == last && host_is_id(h.text[L->start]) && !host_starts(&h, L, "class") &&
-                   !host_starts(&h, L, "global") && !host_starts(&h, L, "del") &&
-                   !host_starts(&h, L, "assert") && !host_starts(&h, L, "raise") &&
-                   !host_starts(&h, L, "print")) {
-            size_t eq = host_assign_eq(&h, L, L->start);
-            size_t p = L->start;
-            while (p < L->end && host_is_id(h.text[p]))
-                p++;
-            size_t name_end = p;
-            while (p < L->end && (h.text[p] == ' ' || h.text[p] == '\t'))
-                p++;
-            bool simple = eq && (p == eq || h.text[p] == ':');
-            if (simple && (host_tk_value(&h, L, eq + 1) || host_wraps(&h, L, h.text + L->start,
-                                                                       name_end - L->start))) {
-                what = HOST_KEEP;
-                host_know(&h, h.text + L->start, name_end - L->start);
-            }
-        }
-        int chosen_from = hosts.len;
-        bool chosen = what == HOST_SKIP && host_starts(&h, L, "try") &&
-                      host_import_choice(&h, &hosts, first, last);
-        if (what == HOST_KEEP) {
-            for (int k = first; k < head; k++) {
-                if (!host_jit_decorator(&h, &h.lines[k]))
-                    host_blank_args(&h, &h.lines[k]);
-                host_comprehensions(&h, &h.lines[k]);
-            }
-            continue;
-        }
-        Node *host = parse_node(lx, N_HOST, (Span){h.lines[first].line, 1, h.lines[last].end_line,
-                                                   1});
-        if (!host)
-            return;
-        h.bound = (PtrVec){0};
-        host_bind_block(&h, host, first, last);
-        if (chosen)
-            host_unbind_chosen(&h, &hosts, chosen_from);
-        host->list = parse_list(lx, h.bound);
-        if (first == last && (host_starts(&h, L, "import") || host_starts(&h, L, "from"))) {
-            /* kept as nodes too: the import may name another file of the
-             * package, which front/package.c reads */
-            PtrVec imports = {0};
-            host_import(&h, L, NULL, false, &imports);
-            host->list2 = parse_list(lx, imports);
-        }
-        host_blank(&h, h.lines[first].start, h.lines[last].end);
-        vec_push(lx->arena, &hosts, host);
-    }
-    lx->hosts = hosts;
+    host_block(&h, 0, h.nlines - 1, 0);
+    lx->hosts = h.hosts;
 }
 
 /* The decorators a wrapping call spells, outermost first:

@@ -1,6 +1,6 @@
 /* package.c: reads the other files of a Python package that a module
  * imports jit code from (`from .utils import helper`, `from pkg.ops import
- * utils`, `import pkg.utils.ext as tle`). A relative import is found from
+ * utils`, `import pkg.utils.ext as tle`, `import pkg.ext`). A relative import is found from
  * the importing file's folder; an absolute one in the search folders, then
  * in the importing file's folder and its parents (where Python would find
  * the package root on sys.path). Assumes host.c kept each host import's
@@ -114,8 +114,9 @@ static char *pkg_dirname(Arena *a, const char *path)
 }
 
 /* Finds the file of a module path as written in `file` (leading dots for a
- * relative import), or NULL. */
-static char *pkg_resolve(Pkg *p, const char *file, const char *module)
+ * relative import), or NULL; *root is the folder an absolute path was
+ * found under. */
+static char *pkg_resolve_in(Pkg *p, const char *file, const char *module, const char **root)
 {
     /* a module compiled from a string has no folder of its own */
     const char *dir = pkg_is_file(file) ? pkg_dirname(p->a, file) : NULL;
@@ -132,11 +133,13 @@ static char *pkg_resolve(Pkg *p, const char *file, const char *module)
         return NULL;
     for (int i = 0; p->search && p->search[i]; i++) {
         char *f = pkg_file_in(p, p->search[i], module);
+        *root = p->search[i];
         if (f)
             return f;
     }
     for (int up = 0; up <= PKG_MAX_UP && dir; up++) {
         char *f = pkg_file_in(p, dir, module);
+        *root = dir;
         if (f)
             return f;
         if (strcmp(dir, "/") == 0)
@@ -144,6 +147,12 @@ static char *pkg_resolve(Pkg *p, const char *file, const char *module)
         dir = pkg_join(p->a, dir, "..");
     }
     return NULL;
+}
+
+static char *pkg_resolve(Pkg *p, const char *file, const char *module)
+{
+    const char *root = NULL;
+    return pkg_resolve_in(p, file, module, &root);
 }
 
 /* Reads a whole file into the arena; NULL when it cannot. */
@@ -198,6 +207,53 @@ static Node *pkg_module(Pkg *p, const char *path)
     return m;
 }
 
+/* The module of a package folder with no __init__.py (a namespace
+ * package): empty, named after the folder. */
+static Node *pkg_namespace(Pkg *p, const char *dir)
+{
+    for (int i = 0; i < p->nfiles; i++)
+        if (strcmp(p->files[i].path, dir) == 0)
+            return p->files[i].module;
+    Node *m = arena_alloc(p->a, sizeof *m);
+    Source *src = arena_alloc(p->a, sizeof *src);
+    if (!m || !src || p->nfiles == PKG_MAX_FILES)
+        return NULL;
+    *src = (Source){.name = dir, .text = "", .len = 0};
+    *m = (Node){.kind = N_MODULE, .span = {1, 1, 1, 1}, .src = src};
+    p->files[p->nfiles++] = (PkgFile){dir, m};
+    return m;
+}
+
+/* `import a.b.c` binds `a`, through which a.b and a.b.c are reached: the
+ * modules of the packages on the way (a/__init__.py, a/b/__init__.py, or
+ * a namespace module for a folder without one) become N_IMPORT nodes named
+ * "a" and "a.b" in imp->list, found under the folder a.b.c was. */
+static void pkg_import_chain(Pkg *p, Node *imp, const char *root)
+{
+    PtrVec chain = {0};
+    const char *name = imp->name;
+    for (const char *dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.')) {
+        char *prefix = arena_strndup(p->a, name, (size_t)(dot - name));
+        char *f = prefix ? pkg_file_in(p, root, prefix) : NULL;
+        Node *m = NULL;
+        if (f) {
+            m = pkg_module(p, f);
+        } else if (prefix) {
+            for (char *c = prefix; *c; c++)
+                *c = *c == '.' ? '/' : *c;
+            m = pkg_namespace(p, pkg_join(p->a, root, prefix));
+        }
+        Node *n = m ? arena_alloc(p->a, sizeof *n) : NULL;
+        if (!n)
+            return;
+        *n = (Node){.kind = N_IMPORT, .span = imp->span, .target = m,
+                    .name = arena_strndup(p->a, name, (size_t)(dot - name))};
+        vec_push(p->a, &chain, n);
+    }
+    imp->list.items = (Node **)chain.items;
+    imp->list.len = chain.len;
+}
+
 /* Points every host import of `module` at the package file it names. */
 static void pkg_imports(Pkg *p, Node *module)
 {
@@ -220,9 +276,12 @@ static void pkg_imports(Pkg *p, Node *module)
                     continue;
                 }
             }
-            char *f = pkg_resolve(p, file, imp->name);
+            const char *root = NULL;
+            char *f = pkg_resolve_in(p, file, imp->name, &root);
             if (f)
                 imp->target = pkg_module(p, f);
+            if (imp->target && imp->kind == N_IMPORT && !imp->alias && root)
+                pkg_import_chain(p, imp, root);
         }
     }
 }

@@ -3,7 +3,7 @@
  * move in front of it (innermost loops first, so invariants climb through
  * nests); then an op equal to one that dominates it (same kind, attributes,
  * operands and result types, in the same or an enclosing block) is replaced
- * by it. Assumes verified IR; guarantees it stays verified, never moves or
+ * by it (one in another layout is a different value). Assumes verified IR; guarantees it stays verified, never moves or
  * merges loads, side effects or integer division (which may trap in the
  * interpreter when the loop would not have run), and leaves dense ids. */
 #include "compiler.h"
@@ -131,8 +131,11 @@ static bool same_op(const IrOp *a, const IrOp *b)
     for (int i = 0; i < a->nops; i++)
         if (a->operands[i] != b->operands[i])
             return false;
+    /* after pass_layout two equal blocks in different layouts (a dot's
+     * accumulator and a blocked copy) are different values */
     for (int i = 0; i < a->nres; i++)
-        if (!type_eq(a->results[i]->type, b->results[i]->type))
+        if (!type_eq(a->results[i]->type, b->results[i]->type) ||
+            a->results[i]->layout != b->results[i]->layout)
             return false;
     return true;
 }

@@ -103,6 +103,29 @@ static SVal module_lookup(Sema *s, const Node *module, const char *name, bool *f
     return out;
 }
 
+/* `import pkg.ops.ext` binds `pkg` (its __init__.py, or an empty module
+ * for a folder without one) and, as Python does, sets `ops` in pkg's
+ * globals and `ext` in pkg.ops's; front/package.c put the packages on the
+ * way in imp->list. */
+static void bind_import_chain(Sema *s, const Node *imp)
+{
+    const NodeList *chain = &imp->list;
+    if (chain->len == 0)
+        return;
+    const Node *head = chain->items[0];
+    env_set(s, s->globals, head->name, (SVal){.k = SV_MODULE, .fn = head->target}, imp->span);
+    for (int i = 0; i < chain->len; i++) {
+        const Node *parent = chain->items[i];
+        const Node *child = i + 1 < chain->len ? chain->items[i + 1]->target : imp->target;
+        const char *part = imp->name + strlen(parent->name) + 1;
+        const char *dot = strchr(part, '.');
+        const char *name = dot ? arena_strndup(s->a, part, (size_t)(dot - part)) : part;
+        SemaScope saved = sema_enter_module(s, parent->target);
+        env_set(s, s->globals, name, (SVal){.k = SV_MODULE, .fn = child}, imp->span);
+        sema_leave_module(s, saved);
+    }
+}
+
 void sema_bind_package_import(Sema *s, const Node *imp)
 {
     const Node *m = imp->target;
@@ -110,10 +133,11 @@ void sema_bind_package_import(Sema *s, const Node *imp)
         return;
     SVal mod = {.k = SV_MODULE, .fn = m};
     if (imp->kind == N_IMPORT) {
-        /* `import pkg.utils.ext` binds the package `pkg`, which tk does not
-         * model; with `as` or a one-part name it is the file itself */
+        /* with `as` or a one-part name it is the file itself */
         if (imp->alias || !strchr(imp->name, '.'))
             env_set(s, s->globals, imp->alias ? imp->alias : imp->name, mod, imp->span);
+        else
+            bind_import_chain(s, imp);
         return;
     }
     const char *bind = imp->alias ? imp->alias : imp->str;

@@ -110,6 +110,22 @@ static const char *import_binds(Sema *s, const Node *n)
     return dot ? arena_strndup(s->a, n->name, (size_t)(dot - n->name)) : n->name;
 }
 
+/* `import pkg.missing` after `import pkg.ext` leaves `pkg` the package it
+ * was: is `name`, bound by the host import `h`, such a package? */
+static bool keeps_package(Sema *s, const Node *h, const char *name)
+{
+    SVal *bound = env_lookup(s->globals, name, NULL);
+    if (!bound || bound->k != SV_MODULE)
+        return false;
+    for (int k = 0; k < h->list2.len; k++) {
+        const Node *imp = h->list2.items[k];
+        if (imp->kind == N_IMPORT && !imp->alias && !imp->target &&
+            strcmp(import_binds(s, imp), name) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* An import of a module of the package that no file was found for: its
  * name is a host name, and the message says where tk looked. */
 static void bind_unfound(Sema *s, const Node *imp)
@@ -278,12 +294,13 @@ void sema_bind_globals(Sema *s)
         const Node *n = items->items[i];
         if (n->kind == N_HOST) {
             for (int k = 0; k < n->list.len; k++)
-                bind_host(s, n->list.items[k]->name, n->list.items[k]->span);
+                if (!keeps_package(s, n, n->list.items[k]->name))
+                    bind_host(s, n->list.items[k]->name, n->list.items[k]->span);
             for (int k = 0; k < n->list2.len; k++) {
                 const Node *imp = n->list2.items[k];
                 if (imp->target)
                     sema_bind_package_import(s, imp);
-                else
+                else if (!keeps_package(s, n, import_binds(s, imp)))
                     bind_unfound(s, imp);
             }
         } else if (n->kind == N_IMPORT || n->kind == N_FROM_IMPORT) {
@@ -547,10 +564,31 @@ static void bind_params(Sema *s, const Node *fn, const SpecRequest *req)
     }
 }
 
+/* Where host code binds `name` (a def inside `if torch.cuda.is_available():`
+ * or a `with` block), or NULL. */
+static const Node *host_binding(const Node *module, const char *name)
+{
+    for (int i = 0; module && i < module->list.len; i++) {
+        const Node *h = module->list.items[i];
+        for (int k = 0; h->kind == N_HOST && k < h->list.len; k++)
+            if (strcmp(h->list.items[k]->name, name) == 0)
+                return h->list.items[k];
+    }
+    return NULL;
+}
+
 IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest *req, Arena *a,
                         Diag *d)
 {
     const Node *fn = req && req->kernel ? find_kernel(module, req->kernel) : NULL;
+    const Node *host = !fn && req && req->kernel ? host_binding(module, req->kernel) : NULL;
+    if (host) {
+        diag_report(d, DIAG_ERROR, host->span,
+                    "'%s' is defined by host Python code, which tk does not run: a kernel must be "
+                    "at module level or in a block that runs when triton is there (try: import "
+                    "triton, if HAS_TRITON:, if triton is not None:)", req->kernel);
+        return NULL;
+    }
     if (!fn) {
         diag_plain(d, DIAG_ERROR, "no @jit function named '%s'", req && req->kernel ? req->kernel : "?");
         return NULL;

@@ -1,607 +1,115 @@
 #!/usr/bin/env python3
-"""run_gpu.py: runs the kernels of the corpus under Triton and under tk on
-the same inputs and compares what they write.
+"""run_gpu.py: runs each corpus kernel under Triton and under tk on the same
+inputs and compares what they write.
 
-    python3 test/corpus/run_gpu.py                 # GPU: Triton vs tk (tkc -run --gpu)
-    python3 test/corpus/run_gpu.py --interpret     # tk on its CPU interpreter
-    python3 test/corpus/run_gpu.py -k softmax -v   # cases whose name contains "softmax"
+    python3 test/corpus/run_gpu.py --out results.txt       # GPU: Triton 3.6 vs tk (tkc -run --gpu)
+    python3 test/corpus/run_gpu.py --interpret             # no GPU: tk's interpreter vs numpy float64
+    python3 test/corpus/run_gpu.py -k softmax -v           # cases whose name or file contains "softmax"
+    python3 test/corpus/run_gpu.py --triton-interpret      # no GPU: tk's interpreter vs Triton's (TRITON_INTERPRET=1)
 
-Each case names a corpus file, a kernel, a grid, its arguments (buffers made
-from a seeded generator, scalars, None) and constexprs. The inputs are
-written to raw files; tk runs `tkc -run [--gpu] FILE -k KERNEL ... -o DIR
-name=file:PATH:TYPE ...` and Triton imports the file (as a package module
-when it lives in one) and launches the kernel (autotune and heuristics
-wrappers removed, so both sides use the same constexprs) on torch tensors
-built from the same bytes. Outputs are compared with tolerances by dtype.
-Without Triton (no GPU here) the tk side runs on the interpreter, and cases
-that carry a plain-Python reference are checked against it.
+For each case (corpus_cases.py) fresh random inputs are drawn from a numpy
+generator seeded by the case's name and --seed (printed, so a run can be
+repeated) and written to raw files; outputs the kernel only writes start
+poisoned (NaN, or 0xA5 bytes). Triton runs the SAME corpus file, imported
+as a Python module with the corpus folder on sys.path (so `kernlib.ops.swiglu`
+and its relative imports work), in a child process per case, so a failure
+or a broken CUDA context in one case leaves the others alone; autotune and
+heuristics wrappers are taken off so both sides use the case's constexprs.
+tk runs `tkc -run [--gpu] FILE -k KERNEL ... name=file:PATH:TYPE` on copies
+of the same files. Outputs are compared with tolerances by dtype (integers
+bit-exact unless a case says otherwise). With --interpret (or without
+Triton, torch or a GPU) tk runs on its CPU interpreter and is compared with
+the case's float64 numpy reference (corpus_refs.py). --triton-interpret
+runs the Triton side on Triton's own CPU interpreter (TRITON_INTERPRET=1,
+tensors on the CPU) against tk's interpreter: the whole harness, Triton's
+side included, without a GPU.
 
-Needs only the standard library for the tk side; the Triton side needs
-torch, triton (3.6) and numpy."""
+One line per case, `PASS|FAIL FILE KERNEL MAXRELERR [case]`, where
+MAXRELERR is the largest |got - want| / max(|want|, atol/rtol) over its
+outputs; a failure's reason follows on indented lines. Then a table by file
+(kernels, cases, passes) and `N passed, N failed`. --out FILE gets the same
+lines as they are printed. Exit status: 0 all passed, 1 a failure, 77 numpy
+is missing (the test is skipped)."""
 import argparse
 import importlib
-import importlib.util
-import math
 import os
-import random
-import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent
 REPO = CORPUS.parent.parent
+SKIP = 77
 
-# ---- element types: struct format, size, torch name ----------------------------------
+try:
+    import numpy as np
+except ImportError:
+    np = None
 
+# struct of each element type: numpy type (bf16 is stored as uint16 bits), torch name
 DTYPES = {
-    "fp32": ("f", 4, "float32"), "fp16": ("e", 2, "float16"), "bf16": (None, 2, "bfloat16"),
-    "fp64": ("d", 8, "float64"), "i8": ("b", 1, "int8"), "i16": ("h", 2, "int16"),
-    "i32": ("i", 4, "int32"), "i64": ("q", 8, "int64"), "u8": ("B", 1, "uint8"),
+    "fp32": ("float32", "float32"), "fp16": ("float16", "float16"), "bf16": ("uint16", "bfloat16"),
+    "fp64": ("float64", "float64"), "i8": ("int8", "int8"), "i16": ("int16", "int16"),
+    "i32": ("int32", "int32"), "i64": ("int64", "int64"), "u8": ("uint8", "uint8"),
 }
 FLOATS = {"fp32", "fp16", "bf16", "fp64"}
-# (atol, rtol) for comparing a result of this dtype
-TOLERANCE = {"fp32": (1e-4, 1e-4), "fp64": (1e-9, 1e-9), "fp16": (1e-2, 1e-2),
-             "bf16": (3e-2, 3e-2)}
 
 
-def _bf16_bits(x):
-    u = struct.unpack("<I", struct.pack("<f", x))[0]
-    if math.isnan(x):
-        return 0x7FC0
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+# ---- bytes -------------------------------------------------------------------------------
 
 
 def encode(values, dtype):
-    fmt, size, _ = DTYPES[dtype]
+    """float64 or integer values to the raw bytes of dtype (bf16 rounded to nearest even)."""
     if dtype == "bf16":
-        return b"".join(struct.pack("<H", _bf16_bits(float(v))) for v in values)
-    if dtype in FLOATS:
-        return struct.pack("<%d%s" % (len(values), fmt), *[float(v) for v in values])
-    return struct.pack("<%d%s" % (len(values), fmt), *[int(v) for v in values])
+        f = np.asarray(values, dtype=np.float64).astype(np.float32)
+        u = f.view(np.uint32).astype(np.uint64)
+        bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+        bits = np.where(np.isnan(f), 0x7FC0, bits)
+        return bits.astype(np.uint16).tobytes()
+    return np.asarray(values).astype(DTYPES[dtype][0]).tobytes()
 
 
 def decode(data, dtype):
-    fmt, size, _ = DTYPES[dtype]
-    n = len(data) // size
+    """Raw bytes to float64 (floats) or int64 (integers)."""
+    a = np.frombuffer(data, dtype=DTYPES[dtype][0])
     if dtype == "bf16":
-        halves = struct.unpack("<%dH" % n, data[:2 * n])
-        return [struct.unpack("<f", struct.pack("<I", h << 16))[0] for h in halves]
-    return list(struct.unpack("<%d%s" % (n, fmt), data[:n * size]))
+        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return a.astype(np.float64 if dtype in FLOATS else np.int64)
 
 
-# ---- arguments ------------------------------------------------------------------------
+def poison(dtype, n):
+    if dtype in FLOATS:
+        return encode(np.full(n, np.nan), dtype)
+    return b"\xa5" * (n * np.dtype(DTYPES[dtype][0]).itemsize)
 
 
-class Buf:
-    """A buffer argument. init: 'randn', 'rand', 'zeros', 'ones', 'arange',
-    ('fill', v), ('randint', lo, hi) or a function (rng, n) -> values.
-    out: compared after the launch."""
+def make_inputs(case, seed):
+    rng = np.random.default_rng([zlib.crc32(case.name.encode()), seed])
+    return {a.name: poison(a.dtype, a.n) if a.init == "poison" else encode(a.values(rng), a.dtype)
+            for a in case.buffers()}
 
-    def __init__(self, name, dtype, n, init="randn", out=False, scale=1.0):
-        self.name, self.dtype, self.n, self.init, self.out, self.scale = name, dtype, n, init, out, scale
 
-    def values(self, rng):
-        i, n = self.init, self.n
-        if callable(i):
-            return i(rng, n)
-        if i == "randn":
-            return [rng.gauss(0.0, 1.0) * self.scale for _ in range(n)]
-        if i == "rand":
-            return [rng.random() * self.scale for _ in range(n)]
-        if i == "zeros":
-            return [0] * n
-        if i == "ones":
-            return [1] * n
-        if i == "arange":
-            return list(range(n))
-        if i[0] == "fill":
-            return [i[1]] * n
-        if i[0] == "randint":
-            return [rng.randrange(i[1], i[2]) for _ in range(n)]
-        raise ValueError(f"unknown init {i!r}")
+def write_inputs(inputs, folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in inputs.items():
+        (folder / f"{name}.bin").write_bytes(data)
 
 
-class Scalar:
-    def __init__(self, name, value, dtype="i32"):
-        self.name, self.value, self.dtype = name, value, dtype
-
-
-class Null:
-    """None for a parameter (a constexpr None on both sides)."""
-
-    def __init__(self, name):
-        self.name = name
-
-
-class Case:
-    def __init__(self, name, file, kernel, grid, args, consts=None, num_warps=4, num_stages=None,
-                 tol=None, ref=None):
-        self.name, self.file, self.kernel, self.grid = name, file, kernel, tuple(grid)
-        self.args, self.consts = args, dict(consts or {})
-        self.num_warps, self.num_stages, self.tol, self.ref = num_warps, num_stages, tol, ref
-
-    def outputs(self):
-        return [a for a in self.args if isinstance(a, Buf) and a.out]
-
-
-# ---- plain-Python references (for the interpreter check) -------------------------------
-
-
-def rows(xs, n_cols):
-    return [xs[i:i + n_cols] for i in range(0, len(xs), n_cols)]
-
-
-def ref_rmsnorm(v, c, s):
-    n = s["n_cols"]
-    y, rstd = [], []
-    for r in rows(v["X"], n):
-        rs = 1.0 / math.sqrt(sum(x * x for x in r) / n + s["eps"])
-        rstd.append(rs)
-        y += [x * rs * (s["offset"] + w) for x, w in zip(r, v["W"])]
-    return {"Y": y, "RSTD": rstd}
-
-
-def _softmax(r):
-    m = max(r)
-    e = [math.exp(x - m) for x in r]
-    z = sum(e)
-    return [x / z for x in e]
-
-
-def ref_softmax(v, c, s):
-    return {"out": sum((_softmax(r) for r in rows(v["inp"], s["n_cols"])), [])}
-
-
-def ref_log_softmax_bwd(v, c, s):
-    out = []
-    for dy, y in zip(rows(v["dy"], s["n_cols"]), rows(v["y"], s["n_cols"])):
-        t = sum(dy)
-        out += [d - math.exp(yy) * t for d, yy in zip(dy, y)]
-    return {"dx": out}
-
-
-def _sig(x):
-    return 1.0 / (1.0 + math.exp(-x))
-
-
-def ref_swiglu(v, c, s):
-    return {"c": [a * _sig(a) * b for a, b in zip(v["a"], v["b"])]}
-
-
-def ref_geglu(v, c, s):
-    return {"c": [0.5 * a * (1 + math.tanh(0.7978845608028654 * (a + 0.044715 * a ** 3))) * b
-                  for a, b in zip(v["a"], v["b"])]}
-
-
-def ref_gated_norm(v, c, s):
-    n, out = s["n_cols"], []
-    for x, z in zip(rows(v["X"], n), rows(v["Z"], n)):
-        rs = 1.0 / math.sqrt(sum(t * t for t in x) / n + s["eps"])
-        out += [t * rs * w * zz * _sig(zz) for t, w, zz in zip(x, v["W"], z)]
-    return {"Y": out}
-
-
-def ref_cumsum_rev(v, c, s):
-    out = []
-    for r in rows(v["x"], s["n_cols"]):
-        acc, rr = 0.0, []
-        for t in reversed(r):
-            acc += t
-            rr.append(acc)
-        out += rr[::-1]
-    return {"y": out}
-
-
-def ref_recurrence(v, c, s):
-    T, C = s["seq_len"], s["n_channels"]
-    h = list(v["h0"])
-    out = [0.0] * (T * C)
-    for t in range(T):
-        for ch in range(C):
-            h[ch] = v["a"][t * C + ch] * h[ch] + v["x"][t * C + ch]
-            out[t * C + ch] = h[ch]
-    return {"h": out}
-
-
-def ref_segmented(v, c, s):
-    out, acc = [], 0.0
-    for f, x in zip(v["flags"], v["x"]):
-        acc = x if f else acc + x
-        out.append(acc)
-    return {"out": out}
-
-
-def ref_cumprod(v, c, s):
-    out, acc = [], 1.0
-    for x in v["x"]:
-        acc *= x
-        out.append(acc)
-    return {"y": out}
-
-
-def ref_embedding(v, c, s):
-    n = c["N"]
-    return {"out": sum((v["weight"][int(i) * n:(int(i) + 1) * n] for i in v["ids"]), [])}
-
-
-def ref_kv_copy(v, c, s):
-    out = list(v["out"])
-    per = s["head_num"] * s["head_dim"]
-    for tok, dest in enumerate(v["dest"]):
-        out[int(dest) * per:(int(dest) + 1) * per] = v["k"][tok * per:(tok + 1) * per]
-    return {"out": out}
-
-
-def ref_penalty(v, c, s):
-    logits = list(v["logits"])
-    cs = v["cumsum"]
-    for b in range(len(cs) - 1):
-        for j in range(int(cs[b]), int(cs[b + 1])):
-            tok, cnt = int(v["ids"][j]), v["counts"][j]
-            i = b * s["stride_b"] + tok
-            x = logits[i]
-            x = x / v["rep"][b] if x > 0 else x * v["rep"][b]
-            logits[i] = x - cnt * v["freq"][b] - v["pres"][b]
-    return {"logits": logits}
-
-
-def ref_greedy(v, c, s):
-    V, probs, best = s["vocab"], [], []
-    for b, r in enumerate(rows(v["logits"], V)):
-        m = max(r)
-        best.append(r.index(m))
-        e = [math.exp((x - m) / v["temp"][b]) for x in r]
-        probs += [x / sum(e) for x in e]
-    return {"probs": probs, "next": best}
-
-
-def ref_cross_entropy(v, c, s):
-    V, loss, grad = s["n_cols"], [], []
-    n_non_ignore = s["n_non_ignore"]
-    for r, y in zip(rows(v["X"], V), v["Y"]):
-        if y == s["ignore_index"]:
-            loss.append(0.0)
-            grad += [0.0] * V
-            continue
-        m = max(r)
-        lse = m + math.log(sum(math.exp(x - m) for x in r))
-        loss.append((lse - r[int(y)]) / n_non_ignore)
-        grad += [(math.exp(x - lse) - (1.0 if j == y else 0.0)) / n_non_ignore
-                 for j, x in enumerate(r)]
-    return {"loss": loss, "X": grad}
-
-
-def ref_attention(v, c, s):
-    H, L, D = s["H"], s["N_CTX"], c["HEAD_DIM"]
-    causal = c["STAGE"] == 3
-    out, lse2 = [], []
-    for zh in range(s["Z"] * H):
-        base = zh * L * D
-        q = rows(v["Q"][base:base + L * D], D)
-        k = rows(v["K"][base:base + L * D], D)
-        vv = rows(v["V"][base:base + L * D], D)
-        for i in range(L):
-            n = i + 1 if causal else L
-            sc = [sum(a * b for a, b in zip(q[i], k[j])) * s["sm_scale"] for j in range(n)]
-            m = max(sc)
-            e = [math.exp(x - m) for x in sc]
-            z = sum(e)
-            lse2.append((m + math.log(z)) / math.log(2))
-            out += [sum(e[j] * vv[j][d] for j in range(n)) / z for d in range(D)]
-    return {"Out": out, "M": lse2}
-
-
-def ref_decode_stage1(v, c, s):
-    BS, D = c["BLOCK_SEQ"], c["BLOCK_DMODEL"]
-    B, QH, nblk = len(v["B_Seqlen"]), s["s_qb"] // D, s["s_mh"] // D
-    KVH = s["s_kb"] // D
-    mid, lse = [0.0] * (B * QH * nblk * D), [0.0] * (B * QH * nblk)
-    for b in range(B):
-        n = int(v["B_Seqlen"][b])
-        for h in range(QH):
-            q = v["Q"][(b * QH + h) * D:(b * QH + h + 1) * D]
-            kvh = h // s["gqa"]
-            for blk in range(nblk):
-                toks = [int(v["Req_to_tokens"][int(v["B_req_idx"][b]) * s["s_rb"] + j])
-                        for j in range(blk * BS, min(n, (blk + 1) * BS))]
-                if not toks:
-                    continue
-                sc = [sum(q[d] * v["K"][(t * KVH + kvh) * D + d] for d in range(D)) * s["sm_scale"]
-                      for t in toks]
-                m = max(sc)
-                e = [math.exp(x - m) for x in sc]
-                z = sum(e)
-                at = (b * QH + h) * nblk + blk
-                lse[at] = m + math.log(z)
-                for d in range(D):
-                    mid[at * D + d] = sum(e[i] * v["V"][(t * KVH + kvh) * D + d]
-                                          for i, t in enumerate(toks)) / z
-    return {"Mid_O": mid, "Mid_O_LogExpSum": lse}
-
-
-# ---- the cases -----------------------------------------------------------------------------
-
-
-def _flags(rng, n):
-    return [1 if rng.random() < 0.2 else 0 for _ in range(n)]
-
-
-def _cumsum_counts(rng, n):
-    return [0, 3, 7, 12][:n]
-
-
-def cases():
-    R, N = 4, 1000
-    S = R * N
-    out = []
-    add = out.append
-
-    # layernorm.py
-    add(Case("layernorm fwd", "layernorm.py", "_ln_fwd", (R,),
-             [Buf("X", "fp32", S), Buf("Y", "fp32", S, "zeros", out=True), Buf("W", "fp32", N, "rand"),
-              Buf("B", "fp32", N), Buf("Mean", "fp32", R, "zeros", out=True),
-              Buf("Rstd", "fp32", R, "zeros", out=True), Scalar("stride", N), Scalar("N", N),
-              Scalar("eps", 1e-5, "fp32")], {"HAS_BIAS": True, "BLOCK_N": 1024}))
-    add(Case("layernorm fwd, no bias", "layernorm.py", "_ln_fwd", (R,),
-             [Buf("X", "fp16", S), Buf("Y", "fp16", S, "zeros", out=True), Buf("W", "fp16", N, "rand"),
-              Null("B"), Buf("Mean", "fp32", R, "zeros", out=True),
-              Buf("Rstd", "fp32", R, "zeros", out=True), Scalar("stride", N), Scalar("N", N),
-              Scalar("eps", 1e-5, "fp32")], {"HAS_BIAS": False, "BLOCK_N": 1024}))
-    # activations.py
-    add(Case("silu*mul bf16", "activations.py", "silu_mul_kernel", (4,),
-             [Buf("gate", "bf16", S), Buf("up", "bf16", S), Buf("out", "bf16", S, "zeros", out=True),
-              Scalar("n", S)], {"BLOCK": 1024}))
-    add(Case("gelu tanh", "activations.py", "gelu_tanh_kernel", (8,),
-             [Buf("x", "fp32", S), Buf("y", "fp32", S, "zeros", out=True), Scalar("n", S)],
-             {"BLOCK": 512}))
-    add(Case("cross-entropy (activations.py)", "activations.py", "cross_entropy_fwd", (R,),
-             [Buf("logits", "bf16", S), Buf("labels", "i64", R, ("randint", 0, N)),
-              Buf("loss", "fp32", R, "zeros", out=True), Scalar("stride", N),
-              Scalar("V", N), Scalar("ignore_index", -100)],
-             {"BLOCK_V": 256, "HAS_SMOOTHING": False}))
-    # rotary_scan.py
-    add(Case("rope", "rotary_scan.py", "rope_kernel", (8,),
-             [Buf("q", "fp16", 8 * 128, out=True), Buf("cos", "fp32", 4 * 64, "rand"),
-              Buf("sin", "fp32", 4 * 64, "rand"), Scalar("seq_len", 4), Scalar("head_dim", 128),
-              Scalar("stride_tok", 128)], {"HALF": 64, "CONJ": False}))
-    add(Case("row argmax", "rotary_scan.py", "row_argmax_kernel", (R,),
-             [Buf("x", "fp32", S), Buf("idx", "i32", R, "zeros", out=True), Scalar("n_cols", N),
-              Scalar("stride", N)], {"BLOCK_N": 1024}))
-    add(Case("cumsum and count", "rotary_scan.py", "cumsum_and_count_kernel", (1,),
-             [Buf("x", "fp32", 200), Buf("s", "fp32", 200, "zeros", out=True),
-              Buf("c", "i32", 200, "zeros", out=True), Scalar("n", 200)], {"BLOCK": 256}))
-    # rmsnorm.py
-    for mode, dt in ((0, "fp32"), (1, "bf16"), (-1, "fp16")):
-        add(Case(f"rmsnorm fwd mode {mode} {dt}", "rmsnorm.py", "_rms_norm_forward_kernel", (R,),
-                 [Buf("Y", dt, S, "zeros", out=True), Scalar("Y_row_stride", N), Buf("X", dt, S),
-                  Scalar("X_row_stride", N), Buf("W", dt, N, "rand"),
-                  Buf("RSTD", "fp32" if mode >= 0 else dt, R, "zeros", out=True),
-                  Scalar("RSTD_row_stride", 1), Scalar("n_cols", N), Scalar("eps", 1e-6, "fp32"),
-                  Scalar("offset", 0.0 if mode != 1 else 1.0, "fp32")],
-                 {"casting_mode": mode, "BLOCK_SIZE": 1024},
-                 ref=ref_rmsnorm if mode == 0 else None))
-    add(Case("rmsnorm bwd", "rmsnorm.py", "_rms_norm_backward_kernel", (2,),
-             [Buf("dY", "fp32", S), Scalar("dY_row_stride", N), Buf("dX", "fp32", S, "zeros", out=True),
-              Scalar("dX_row_stride", N), Buf("X", "fp32", S), Scalar("X_row_stride", N),
-              Buf("W", "fp32", N, "rand"), Buf("RSTD", "fp32", R, "rand"), Scalar("RSTD_row_stride", 1),
-              Buf("dW", "fp32", 2 * N, "zeros", out=True), Scalar("dW_row_stride", N),
-              Scalar("n_rows", R), Scalar("n_cols", N), Scalar("offset", 0.0, "fp32"),
-              Scalar("rows_per_program", 2)], {"BLOCK_SIZE": 1024}))
-    # softmax.py
-    add(Case("softmax rows", "softmax.py", "softmax_kernel", (3,),
-             [Buf("out", "fp32", S, "zeros", out=True), Buf("inp", "fp32", S),
-              Scalar("input_row_stride", N), Scalar("output_row_stride", N), Scalar("n_rows", R),
-              Scalar("n_cols", N)], {"BLOCK_SIZE": 1024, "num_stages": 2}, ref=ref_softmax))
-    add(Case("online softmax bf16", "softmax.py", "online_softmax_kernel", (R,),
-             [Buf("out", "bf16", S, "zeros", out=True), Buf("inp", "bf16", S), Scalar("stride", N),
-              Scalar("n_cols", N)], {"TILE_N": 256}))
-    add(Case("log-softmax bwd", "softmax.py", "log_softmax_backward_kernel", (R,),
-             [Buf("dx", "fp32", S, "zeros", out=True), Buf("dy", "fp32", S), Buf("y", "fp32", S, "rand", scale=-3.0),
-              Scalar("stride", N), Scalar("n_cols", N)], {"BLOCK": 1024}, ref=ref_log_softmax_bwd))
-    # cross_entropy.py
-    V = 3000
-
-    def labels(rng, n):
-        return [rng.randrange(0, V) if i != 2 else -100 for i in range(n)]
-
-    add(Case("cross-entropy mean", "cross_entropy.py", "cross_entropy_kernel", (R,),
-             [Buf("X", "fp32", R * V, out=True), Scalar("X_stride", V), Buf("Y", "i64", R, labels),
-              Scalar("Y_stride", 1), Buf("loss", "fp32", R, "zeros", out=True), Null("z_loss_ptr"),
-              Scalar("loss_stride", 1), Scalar("n_cols", V), Scalar("n_non_ignore", R - 1),
-              Scalar("ignore_index", -100), Null("softcap")],
-             {"lse_square_scale": 0.0, "label_smoothing": 0.0, "reduction": "mean",
-              "RETURN_Z_LOSS": 0, "BLOCK_SIZE": 1024, "HAS_SOFTCAPPING": False},
-             ref=ref_cross_entropy))
-    add(Case("cross-entropy smoothing softcap z-loss", "cross_entropy.py", "cross_entropy_kernel", (R,),
-             [Buf("X", "fp32", R * V, out=True, scale=4.0), Scalar("X_stride", V),
-              Buf("Y", "i64", R, labels), Scalar("Y_stride", 1), Buf("loss", "fp32", R, "zeros", out=True),
-              Buf("z_loss", "fp32", R, "zeros", out=True), Scalar("loss_stride", 1),
-              Scalar("n_cols", V), Scalar("n_non_ignore", R - 1), Scalar("ignore_index", -100),
-              Scalar("softcap", 3.0, "fp32")],
-             {"lse_square_scale": 1e-4, "label_smoothing": 0.1, "reduction": "sum",
-              "RETURN_Z_LOSS": 1, "BLOCK_SIZE": 1024, "HAS_SOFTCAPPING": True}))
-    add(Case("element mul", "cross_entropy.py", "element_mul_kernel", (R,),
-             [Buf("X", "fp32", S, out=True), Scalar("X_stride", N), Buf("g", "fp32", 1, ("fill", 0.5)),
-              Scalar("n_cols", N)], {"BLOCK_SIZE": 256}))
-    # attention.py
-    Z, H, L, D = 1, 2, 96, 32
-    T = Z * H * L * D
-    strides = [Scalar(f"stride_{t}{a}", v) for t in "qkvo"
-               for a, v in zip("zhmk" if t == "q" else "zhnk" if t == "k" else "zhkn" if t == "v" else "zhmn",
-                               (H * L * D, L * D, D, 1))]
-    for stage in (1, 3):
-        add(Case(f"attention fwd stage {stage}", "attention.py", "_attn_fwd", (L // 32, Z * H),
-                 [Buf("Q", "fp16", T), Buf("K", "fp16", T), Buf("V", "fp16", T),
-                  Scalar("sm_scale", 0.5, "fp32"), Buf("M", "fp32", Z * H * L, "zeros", out=True),
-                  Buf("Out", "fp16", T, "zeros", out=True)] + strides +
-                 [Scalar("Z", Z), Scalar("H", H), Scalar("N_CTX", L)],
-                 {"HEAD_DIM": D, "BLOCK_M": 32, "BLOCK_N": 16, "STAGE": stage},
-                 tol={"fp32": (2e-3, 2e-3), "fp16": (1e-2, 1e-2)}, ref=ref_attention))
-    add(Case("attention scores", "attention.py", "_attn_scores", (2, 2),
-             [Buf("Q", "fp16", 64 * D), Buf("K", "fp16", 64 * D), Buf("S", "fp32", 64 * 64, "zeros", out=True),
-              Scalar("stride_q", D), Scalar("stride_k", D), Scalar("stride_s", 64), Scalar("N_CTX", 60),
-              Scalar("sm_scale", 0.25, "fp32")], {"HEAD_DIM": D, "BLOCK": 32},
-             tol={"fp32": (2e-3, 2e-3)}))
-    # decoding.py
-    B, QH, KVH, HD, LEN, BS = 2, 4, 2, 32, 40, 16
-    nblk = LEN // BS + 1
-    add(Case("flash decoding stage 1", "decoding.py", "_fwd_kernel_flash_decode_stage1", (B, QH, nblk),
-             [Buf("Q", "fp16", B * QH * HD), Buf("K", "fp16", B * LEN * KVH * HD),
-              Buf("V", "fp16", B * LEN * KVH * HD), Scalar("sm_scale", HD ** -0.5, "fp32"),
-              Buf("Req_to_tokens", "i32", B * LEN, "arange"), Buf("B_req_idx", "i32", B, "arange"),
-              Buf("B_Seqlen", "i32", B, lambda rng, n: [LEN, LEN - 7]),
-              Buf("Mid_O", "fp32", B * QH * nblk * HD, "zeros", out=True),
-              Buf("Mid_O_LogExpSum", "fp32", B * QH * nblk, "zeros", out=True),
-              Scalar("s_rb", LEN), Scalar("s_rs", 1), Scalar("s_qb", QH * HD), Scalar("s_qh", HD),
-              Scalar("s_qd", 1), Scalar("s_kb", KVH * HD), Scalar("s_kh", HD), Scalar("s_kd", 1),
-              Scalar("s_vb", KVH * HD), Scalar("s_vh", HD), Scalar("s_vd", 1),
-              Scalar("s_mb", QH * nblk * HD), Scalar("s_mh", nblk * HD), Scalar("s_ms", HD),
-              Scalar("s_md", 1), Scalar("s_eb", QH * nblk), Scalar("s_eh", nblk), Scalar("s_es", 1),
-              Scalar("gqa", QH // KVH)], {"BLOCK_SEQ": BS, "BLOCK_DMODEL": HD, "BLOCK_N": 8},
-             num_warps=1, tol={"fp32": (1e-3, 1e-3)}, ref=ref_decode_stage1))
-    add(Case("flash decoding stage 2", "decoding.py", "_fwd_kernel_flash_decode_stage2", (B, QH),
-             [Buf("B_Seqlen", "i32", B, lambda rng, n: [LEN, LEN - 7]),
-              Buf("Mid_O", "fp32", B * QH * nblk * HD), Buf("Mid_O_LogExpSum", "fp32", B * QH * nblk),
-              Buf("Out", "fp16", B * QH * HD, "zeros", out=True),
-              Scalar("s_mb", QH * nblk * HD), Scalar("s_mh", nblk * HD), Scalar("s_ms", HD),
-              Scalar("s_md", 1), Scalar("s_eb", QH * nblk), Scalar("s_eh", nblk), Scalar("s_es", 1),
-              Scalar("s_ob", QH * HD), Scalar("s_oh", HD), Scalar("s_od", 1)],
-             {"BLOCK_SEQ": BS, "BLOCK_DMODEL": HD}))
-    # scans.py
-    add(Case("cumsum rows reversed", "scans.py", "cumsum_rows_kernel", (R,),
-             [Buf("x", "fp32", S), Buf("y", "fp32", S, "zeros", out=True), Scalar("n_cols", N),
-              Scalar("stride", N)], {"REVERSE": True, "BLOCK": 256}, tol={"fp32": (1e-3, 1e-4)},
-             ref=ref_cumsum_rev))
-    add(Case("linear recurrence", "scans.py", "linear_recurrence_kernel", (2,),
-             [Buf("a", "fp32", 50 * 24, "rand"), Buf("x", "fp32", 50 * 24), Buf("h", "fp32", 50 * 24, "zeros", out=True),
-              Buf("h0", "fp32", 24), Scalar("seq_len", 50), Scalar("n_channels", 24)],
-             {"BLOCK_T": 64, "BLOCK_C": 16}, ref=ref_recurrence))
-    add(Case("linear recurrence, h0 None", "scans.py", "linear_recurrence_kernel", (2,),
-             [Buf("a", "bf16", 50 * 24, "rand"), Buf("x", "bf16", 50 * 24), Buf("h", "bf16", 50 * 24, "zeros", out=True),
-              Null("h0_ptr"), Scalar("seq_len", 50), Scalar("n_channels", 24)],
-             {"BLOCK_T": 64, "BLOCK_C": 16}))
-    add(Case("segmented sum", "scans.py", "segmented_sum_kernel", (1,),
-             [Buf("flags", "i8", 900, _flags), Buf("x", "fp32", 900), Buf("out", "fp32", 900, "zeros", out=True),
-              Scalar("n", 900)], {"BLOCK": 1024}, tol={"fp32": (1e-4, 1e-4)}, ref=ref_segmented))
-    add(Case("cumprod", "scans.py", "cumprod_kernel", (4,),
-             [Buf("x", "fp32", 1000, lambda rng, n: [0.9 + 0.2 * rng.random() for _ in range(n)]),
-              Buf("y", "fp32", 1000, "zeros", out=True), Scalar("n", 1000)], {"BLOCK": 256},
-             ref=lambda v, c, s: {"y": sum((ref_cumprod({"x": v["x"][i:i + 256]}, c, s)["y"]
-                                           for i in range(0, 1000, 256)), [])}))
-    # sampling.py
-    VOC = 2000
-    add(Case("apply penalty", "sampling.py", "_fwd_kernel_apply_penalty", (3,),
-             [Buf("logits", "fp32", 3 * VOC, out=True), Buf("pres", "fp32", 3, "rand"),
-              Buf("freq", "fp32", 3, "rand"), Buf("rep", "fp32", 3, lambda rng, n: [1.0 + rng.random() for _ in range(n)]),
-              Buf("ids", "i32", 12, lambda rng, n: rng.sample(range(VOC), n)),
-              Buf("counts", "i32", 12, ("randint", 1, 5)), Buf("cumsum", "i32", 4, _cumsum_counts),
-              Scalar("stride_b", VOC), Scalar("stride_s", 1)], {"BLOCK_P": 8}, ref=ref_penalty))
-    add(Case("greedy and probs", "sampling.py", "_greedy_and_probs_kernel", (3,),
-             [Buf("logits", "fp32", 3 * VOC, scale=3.0), Buf("temp", "fp32", 3, lambda rng, n: [0.7, 1.0, 1.3]),
-              Buf("probs", "fp32", 3 * VOC, "zeros", out=True), Buf("next", "i64", 3, "zeros", out=True),
-              Scalar("vocab", VOC), Scalar("stride", VOC)], {"BLOCK_V": 2048}, ref=ref_greedy))
-    add(Case("top-k probs", "sampling.py", "_top_k_probs_kernel", (3,),
-             [Buf("logits", "fp32", 3 * VOC, scale=3.0), Buf("probs", "fp32", 3 * VOC, "zeros", out=True),
-              Buf("thr", "fp32", 3, "zeros", out=True), Scalar("vocab", VOC), Scalar("stride", VOC),
-              Scalar("top_k", 50)], {"BLOCK_V": 2048, "NUM_ITERS": 24}))
-    # embedding.py
-    add(Case("embedding", "embedding.py", "embedding_kernel", (6,),
-             [Buf("out", "fp32", 6 * 100, "zeros", out=True), Buf("ids", "i64", 6, ("randint", 0, 50)),
-              Buf("weight", "fp32", 50 * 100)], {"N": 100, "BLOCK_SIZE": 128}, ref=ref_embedding))
-    add(Case("embedding + positions", "embedding.py", "embedding_position_kernel", (6,),
-             [Buf("out", "bf16", 6 * 100, "zeros", out=True), Buf("ids", "i32", 6, ("randint", 0, 5)),
-              Buf("weight", "bf16", 5 * 100), Buf("pos", "bf16", 3 * 100), Scalar("seq_len", 3),
-              Scalar("N", 100), Scalar("padding_idx", 0), Scalar("scale", 2.0, "fp32")],
-             {"BLOCK_SIZE": 128}))
-    add(Case("embedding backward (atomics)", "embedding.py", "embedding_backward_kernel", (2,),
-             [Buf("grad_in", "fp32", 10 * 100, "zeros", out=True), Buf("grad_out", "fp32", 30 * 100),
-              Buf("ids", "i64", 30, ("randint", 0, 10)), Scalar("num_indices", 30), Scalar("N", 100)],
-             {"BLOCK_N": 128, "BLOCK_I": 16}, tol={"fp32": (1e-4, 1e-5)}))
-    # dropout_residual.py
-    add(Case("dropout + residual + bias", "dropout_residual.py", "dropout_add_kernel", (4,),
-             [Buf("x", "fp32", S), Buf("res", "fp32", S), Buf("bias", "fp32", N),
-              Buf("out", "fp32", S, "zeros", out=True), Scalar("n_elements", S), Scalar("n_cols", N),
-              Scalar("p", 0.25, "fp32"), Scalar("seed", 1234)], {"HAS_BIAS": True, "BLOCK_SIZE": 1024}))
-    add(Case("seeded dropout rows", "dropout_residual.py", "_seeded_dropout_rows", (R,),
-             [Buf("x", "fp16", S), Buf("out", "fp16", S, "zeros", out=True),
-              Buf("seeds", "i32", R, ("randint", 0, 10000)), Scalar("n_cols", N), Scalar("stride", N),
-              Scalar("p", 0.5, "fp32")], {"BLOCK": 1024}))
-    # quant.py
-    add(Case("per-token int8 quant", "quant.py", "_per_token_quant_int8", (R,),
-             [Buf("x", "fp16", S), Buf("xq", "i8", S, "zeros", out=True), Buf("scale", "fp32", R, "zeros", out=True),
-              Null("scale_ub_ptr"), Scalar("stride_x", N), Scalar("stride_xq", N), Scalar("N", N)],
-             {"EPS": 1e-10, "BLOCK": 1024}, tol={"i8": (1, 0)}))
-    add(Case("per-token int8 quant, bounded", "quant.py", "_per_token_quant_int8", (R,),
-             [Buf("x", "bf16", S), Buf("xq", "i8", S, "zeros", out=True), Buf("scale", "fp32", R, "zeros", out=True),
-              Buf("ub", "fp32", 1, ("fill", 1.5)), Scalar("stride_x", N), Scalar("stride_xq", N),
-              Scalar("N", N)], {"EPS": 1e-10, "BLOCK": 1024}, tol={"i8": (1, 0)}))
-    add(Case("int8 dequant", "quant.py", "_dequant_int8", (R,),
-             [Buf("xq", "i8", S, ("randint", -127, 128)), Buf("scale", "fp32", R, "rand"),
-              Buf("out", "fp16", S, "zeros", out=True), Scalar("N", N)], {"BLOCK": 1024}))
-    # kv_cache.py
-    add(Case("kv cache copy", "kv_cache.py", "_fwd_kernel_destindex_copy_kv", (5,),
-             [Buf("k", "fp16", 5 * 4 * 96), Buf("dest", "i64", 5, lambda rng, n: rng.sample(range(12), n)),
-              Buf("out", "fp16", 12 * 4 * 96, "zeros", out=True), Scalar("s_kb", 4 * 96), Scalar("s_kh", 96),
-              Scalar("s_kd", 1), Scalar("s_ob", 4 * 96), Scalar("s_oh", 96), Scalar("s_od", 1),
-              Scalar("head_num", 4), Scalar("head_dim", 96)], {"BLOCK_DMODEL": 128, "BLOCK_HEAD": 4},
-             num_warps=1, ref=ref_kv_copy))
-    add(Case("kv cache int8", "kv_cache.py", "_copy_kv_scaled", (5, 4),
-             [Buf("k", "fp16", 5 * 4 * 96), Buf("v", "fp16", 5 * 4 * 96),
-              Buf("dest", "i64", 5, lambda rng, n: rng.sample(range(12), n)),
-              Buf("k_out", "i8", 12 * 4 * 96, "zeros", out=True), Buf("v_out", "i8", 12 * 4 * 96, "zeros", out=True),
-              Buf("k_scale", "fp32", 48, "zeros", out=True), Buf("v_scale", "fp32", 48, "zeros", out=True),
-              Scalar("head_num", 4), Scalar("head_dim", 96)], {"BLOCK_D": 128}, tol={"i8": (1, 0)}))
-    # kernlib/ops (a package)
-    add(Case("swiglu fwd bf16", "kernlib/ops/swiglu.py", "_swiglu_forward_kernel", (R,),
-             [Buf("a", "fp32", S), Buf("b", "fp32", S), Buf("c", "fp32", S, "zeros", out=True),
-              Scalar("stride", N)], {"n_cols": N, "BLOCK_SIZE": 1024}, ref=ref_swiglu))
-    add(Case("swiglu bwd", "kernlib/ops/swiglu.py", "_swiglu_backward_kernel", (R,),
-             [Buf("dc", "bf16", S), Buf("a", "bf16", S, out=True), Buf("b", "bf16", S, out=True),
-              Scalar("stride", N)], {"n_cols": N, "BLOCK_SIZE": 1024}))
-    add(Case("geglu fwd", "kernlib/ops/swiglu.py", "_geglu_forward_kernel", (R,),
-             [Buf("a", "fp32", S), Buf("b", "fp32", S), Buf("c", "fp32", S, "zeros", out=True),
-              Scalar("stride", N)], {"n_cols": N, "BLOCK_SIZE": 1024}, ref=ref_geglu))
-    add(Case("gated rms norm", "kernlib/ops/gated_norm.py", "_gated_rms_norm_fwd", (R,),
-             [Buf("X", "fp32", S), Buf("Z", "fp32", S), Null("R"), Buf("W", "fp32", N, "rand"),
-              Buf("Y", "fp32", S, "zeros", out=True), Scalar("stride", N), Scalar("n_cols", N),
-              Scalar("eps", 1e-6, "fp32")],
-             {"HAS_RESIDUAL": False, "NORM_BEFORE_GATE": True, "BLOCK_N": 1024}, ref=ref_gated_norm))
-    add(Case("gated rms norm, residual", "kernlib/ops/gated_norm.py", "_gated_rms_norm_fwd", (R,),
-             [Buf("X", "bf16", S), Buf("Z", "bf16", S), Buf("R", "bf16", S), Buf("W", "bf16", N, "rand"),
-              Buf("Y", "bf16", S, "zeros", out=True), Scalar("stride", N), Scalar("n_cols", N),
-              Scalar("eps", 1e-6, "fp32")],
-             {"HAS_RESIDUAL": True, "NORM_BEFORE_GATE": False, "BLOCK_N": 1024}))
-    return out
-
-
-# ---- running -------------------------------------------------------------------------------
-
-
-def make_inputs(case):
-    rng = random.Random(zlib.crc32(case.name.encode()))
-    data = {}
-    for a in case.args:
-        if isinstance(a, Buf):
-            data[a.name] = encode(a.values(rng), a.dtype)
-    return data
+# ---- the two sides -------------------------------------------------------------------------
 
 
 def const_text(v):
     if isinstance(v, bool):
         return "True" if v else "False"
-    if isinstance(v, str):
-        return repr(v)
     return repr(v)
 
 
-def run_tk(case, inputs, tkc, gpu, workdir):
-    indir = Path(workdir) / "in"
-    outdir = Path(workdir) / "out"
-    indir.mkdir(exist_ok=True)
-    outdir.mkdir(exist_ok=True)
+def run_tk(case, indir, outdir, tkc, gpu, timeout):
+    """Runs tkc -run on the input files; returns {output name: bytes}."""
+    outdir.mkdir(parents=True, exist_ok=True)
     cmd = [str(tkc), "-run", str(CORPUS / case.file), "-k", case.kernel,
            "--grid", ",".join(str(g) for g in case.grid), "--num-warps", str(case.num_warps),
            "-o", str(outdir), "-I", str(CORPUS)]
@@ -612,173 +120,326 @@ def run_tk(case, inputs, tkc, gpu, workdir):
     for k, v in case.consts.items():
         cmd += ["-D", f"{k}={const_text(v)}"]
     for a in case.args:
-        if isinstance(a, Null):
+        if a.__class__.__name__ == "Null":
             cmd += ["-D", f"{a.name}=None"]
-        elif isinstance(a, Scalar):
+        elif a.__class__.__name__ == "Scalar":
             cmd.append(f"{a.name}={a.dtype}:{a.value!r}")
         else:
-            path = indir / f"{a.name}.bin"
-            path.write_bytes(inputs[a.name])
-            cmd.append(f"{a.name}=file:{path}:{a.dtype}")
-    p = subprocess.run(cmd, capture_output=True, text=True)
+            cmd.append(f"{a.name}=file:{indir / (a.name + '.bin')}:{a.dtype}")
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"tk: no result after {timeout} s")
     if p.returncode != 0:
-        raise RuntimeError((p.stderr or p.stdout).strip() + "\n  command: " + " ".join(cmd))
+        raise RuntimeError("tk: " + tail(p.stderr or p.stdout) + "\n command: " + " ".join(cmd))
+    return {a.name: (outdir / f"{a.name}.bin").read_bytes() for a in case.outputs()}
+
+
+def triton_env(mode):
+    env = dict(os.environ)
+    if mode == "triton-cpu":
+        env["TRITON_INTERPRET"] = "1"
+    return env
+
+
+def run_triton(case, indir, outdir, timeout, mode):
+    """Runs the case under Triton in a child process (see triton_worker)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--triton-worker", case.name,
+           "--indir", str(indir), "--outdir", str(outdir)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=triton_env(mode))
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"triton: no result after {timeout} s")
+    if p.returncode != 0:
+        raise RuntimeError("triton: " + tail(p.stderr or p.stdout))
     return {a.name: (outdir / f"{a.name}.bin").read_bytes() for a in case.outputs()}
 
 
 def import_corpus_module(rel):
-    """A file inside a package (a folder with __init__.py) is imported by its
-    dotted name, so its relative imports work; others from their path."""
-    path = (CORPUS / rel).resolve()
-    parts = [path.stem]
-    d = path.parent
-    while (d / "__init__.py").exists():
-        parts.insert(0, d.name)
-        d = d.parent
-    if len(parts) > 1:
-        if str(d) not in sys.path:
-            sys.path.insert(0, str(d))
-        return importlib.import_module(".".join(parts))
-    name = "tk_corpus_" + path.stem
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """The corpus file as Python imports it with the corpus folder on
+    sys.path: softmax.py as `softmax`, kernlib/ops/swiglu.py as
+    `kernlib.ops.swiglu` (so its relative imports work)."""
+    if str(CORPUS) not in sys.path:
+        sys.path.insert(0, str(CORPUS))
+    return importlib.import_module(".".join(Path(rel).with_suffix("").parts))
 
 
-def run_triton(case, inputs):
-    import torch
-    import triton
+def jit_function(kernel):
+    """The @triton.jit function under autotune, heuristics and a library's
+    own wrappers (each keeps the next layer in .fn); under TRITON_INTERPRET
+    it is an InterpretedFunction."""
     from triton.runtime.jit import JITFunction
+    from triton.runtime.interpreter import InterpretedFunction
 
-    mod = import_corpus_module(case.file)
-    kernel = getattr(mod, case.kernel)
-    # autotune, heuristics and a library's own wrappers all keep the next layer in .fn
-    while not isinstance(kernel, JITFunction) and hasattr(kernel, "fn"):
+    while not isinstance(kernel, (JITFunction, InterpretedFunction)) and hasattr(kernel, "fn"):
         kernel = kernel.fn
+    return kernel
+
+
+def runtime_params(kernel):
+    """The names of the kernel's parameters that are not constexprs."""
+    if hasattr(kernel, "params"):
+        return [p.name for p in kernel.params if not p.is_constexpr]
+    import inspect
+
+    def constexpr(annotation):
+        return "constexpr" in (annotation if isinstance(annotation, str) else repr(annotation))
+
+    sig = inspect.signature(kernel.fn)
+    return [n for n, p in sig.parameters.items()
+            if p.annotation is inspect.Parameter.empty or not constexpr(p.annotation)]
+
+
+def triton_worker(case, indir, outdir):
+    """The child: launches the Triton kernel on the input files and writes
+    its output buffers to outdir."""
+    import torch
+
+    device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
+    kernel = jit_function(getattr(import_corpus_module(case.file), case.kernel))
     tensors, args = {}, []
     for a in case.args:
-        if isinstance(a, Null):
+        kind = a.__class__.__name__
+        if kind == "Null":
             args.append(None)
-        elif isinstance(a, Scalar):
+        elif kind == "Scalar":
             args.append(a.value)
         else:
-            t = torch.frombuffer(bytearray(inputs[a.name]), dtype=getattr(torch, DTYPES[a.dtype][2]))
-            tensors[a.name] = t.to("cuda")
-            args.append(tensors[a.name])
-    # the arguments fill the runtime parameters in order, as tkc -run does;
-    # by name, since constexpr parameters may sit between them
-    runtime = [p.name for p in kernel.params if not p.is_constexpr]
+            raw = bytearray((indir / f"{a.name}.bin").read_bytes())
+            t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(device)
+            tensors[a.name] = t
+            args.append(t)
+    runtime = runtime_params(kernel)
     if len(runtime) != len(args):
-        raise RuntimeError(f"{case.kernel} has {len(runtime)} runtime parameters, the case gives "
-                           f"{len(args)}")
+        raise SystemExit(f"{case.kernel} has {len(runtime)} runtime parameters ({', '.join(runtime)}), "
+                         f"the case gives {len(args)}")
     opts = {"num_warps": case.num_warps}
     if case.num_stages:
         opts["num_stages"] = case.num_stages
     kernel[case.grid](**dict(zip(runtime, args)), **case.consts, **opts)
-    torch.cuda.synchronize()
-    return {a.name: tensors[a.name].cpu().contiguous().view(torch.uint8).numpy().tobytes()
-            for a in case.outputs()}
+    if device == "cuda":
+        torch.cuda.synchronize()
+    outdir.mkdir(parents=True, exist_ok=True)
+    for a in case.outputs():
+        data = tensors[a.name].cpu().contiguous().view(torch.uint8).numpy().tobytes()
+        (outdir / f"{a.name}.bin").write_bytes(data)
 
 
-def compare(got, want, dtype, tol):
-    """(max abs error, mismatches) of got against want."""
-    a = decode(got, dtype)
-    b = decode(want, dtype)
-    atol, rtol = tol.get(dtype, TOLERANCE.get(dtype, (0, 0)))
-    worst, bad = 0.0, 0
-    for x, y in zip(a, b):
-        if isinstance(x, float) and (math.isnan(x) or math.isnan(y)):
-            bad += not (math.isnan(x) and math.isnan(y))
+def reference(case, inputs):
+    """The float64 reference's outputs, from the inputs as the kernel sees them."""
+    v = {a.name: decode(inputs[a.name], a.dtype) for a in case.buffers()}
+    s = {a.name: a.value for a in case.args if a.__class__.__name__ == "Scalar"}
+    return case.ref(v, case.consts, s)
+
+
+# ---- comparing -----------------------------------------------------------------------------
+
+
+def compare(got, want, tol):
+    """(mismatches, max relative error) of float64 arrays; NaN equals NaN
+    (an element neither side wrote keeps its poison)."""
+    atol, rtol = tol
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return max(got.size, want.size), float("inf")
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(same, 0.0, np.abs(got - want))
+        err = np.where(np.isnan(err), np.inf, err)
+        bad = ~same & ~(err <= atol + rtol * np.abs(want))
+        floor = atol / rtol if rtol > 0 else 1.0
+        rel = err / np.maximum(np.abs(np.nan_to_num(want)), floor)
+    return int(bad.sum()), float(rel.max()) if rel.size else 0.0
+
+
+def check(case, got, want, against_ref):
+    """Compares every output; returns (ok, max rel err, details)."""
+    worst, details = 0.0, []
+    for a in case.outputs():
+        if a.name not in want:
             continue
-        if x == y:
-            continue
-        err = abs(x - y)
-        if math.isinf(err):
-            bad += 1
-            worst = err
-            continue
-        worst = max(worst, err)
-        bad += err > atol + rtol * abs(y)
-    return worst, bad + abs(len(a) - len(b))
+        w = want[a.name] if against_ref else decode(want[a.name], a.dtype)
+        bad, rel = compare(decode(got[a.name], a.dtype), w, case.tolerance(a.dtype, against_ref))
+        worst = max(worst, rel)
+        if bad:
+            details.append(f"{a.name} ({a.dtype}): {bad} of {a.n} elements differ, max rel err {rel:.3g}")
+    return not details, worst, details
 
 
-def reference(case, inputs, outs):
-    vals = {a.name: decode(inputs[a.name], a.dtype) for a in case.args if isinstance(a, Buf)}
-    scal = {a.name: a.value for a in case.args if isinstance(a, Scalar)}
-    want = case.ref(vals, case.consts, scal)
-    return {n: encode(v, next(a.dtype for a in case.outputs() if a.name == n))
-            for n, v in want.items() if n in outs}
+def tail(text, lines=12):
+    return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def main(argv=None):
+# ---- the run -------------------------------------------------------------------------------
+
+
+class Report:
+    """Prints lines and copies them to --out as they come."""
+
+    def __init__(self, path):
+        self.f = open(path, "w") if path else None
+        self.rows = []
+
+    def line(self, text=""):
+        print(text, flush=True)
+        if self.f:
+            self.f.write(text + "\n")
+            self.f.flush()
+
+    def case(self, case, ok, worst, details, verbose):
+        err = f"{worst:.2e}" if worst is not None else "-"
+        self.line(f"{'PASS' if ok else 'FAIL'} {case.file} {case.kernel} {err} [{case.name}]")
+        for d in details if (verbose or not ok) else []:
+            self.line("    " + d.replace("\n", "\n    "))
+        self.rows.append((case.file, case.kernel, ok))
+
+    def summary(self):
+        files = {}
+        for f, k, ok in self.rows:
+            e = files.setdefault(f, [set(), 0, 0])
+            e[0].add(k)
+            e[1] += 1
+            e[2] += ok
+        head = f"{'file':32} {'kernels':>7} {'cases':>6} {'pass':>5}"
+        self.line()
+        self.line(head)
+        self.line("-" * len(head))
+        for f, (ks, n, p) in sorted(files.items()):
+            self.line(f"{f:32} {len(ks):7d} {n:6d} {p:5d}")
+        n, p = len(self.rows), sum(ok for _, _, ok in self.rows)
+        self.line(f"{'total':32} {len({(f, k) for f, k, _ in self.rows}):7d} {n:6d} {p:5d}")
+        self.line(f"{p} passed, {n - p} failed")
+        return n - p
+
+
+def triton_available(mode):
+    """(ok, description) from a child that imports torch and triton."""
+    device = "'CPU interpreter'" if mode == "triton-cpu" else \
+        "(torch.cuda.get_device_name() if torch.cuda.is_available() else exit('no CUDA device'))"
+    probe = (f"import torch, triton; d = {device}; "
+             "print(f'{d}, triton {triton.__version__}, torch {torch.__version__}')")
+    try:
+        p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                           env=triton_env(mode))
+    except subprocess.TimeoutExpired:
+        return False, "importing torch and triton took over 300 s"
+    return p.returncode == 0, (p.stdout.strip() if p.returncode == 0 else tail(p.stderr, 1))
+
+
+def judge(case, args, mode):
+    """(ok, max rel err, details) of one case; mode is "gpu" (tk --gpu vs
+    Triton), "triton-cpu" (both interpreters) or "numpy" (tk's interpreter
+    vs the reference)."""
+    inputs = make_inputs(case, args.seed)
+    with tempfile.TemporaryDirectory(prefix="tkcorpus") as tmp:
+        tmp = Path(tmp)
+        write_inputs(inputs, tmp / "in")
+        try:
+            got = run_tk(case, tmp / "in", tmp / "tk", args.tkc, mode == "gpu", args.timeout)
+            if mode == "numpy":
+                return check(case, got, reference(case, inputs), against_ref=True)
+            want = run_triton(case, tmp / "in", tmp / "triton", args.timeout, mode)
+            return check(case, got, want, against_ref=False)
+        except Exception as e:  # either side failing is this case's result; the run goes on
+            return False, None, [str(e)]
+
+
+def run_case(case, args, mode, rep):
+    rep.case(case, *judge(case, args, mode), args.verbose)
+
+
+def run_all(cases, args, mode, rep):
+    """The cases, -j at a time; each line is written as its case ends."""
+    if args.jobs <= 1:
+        for case in cases:
+            run_case(case, args, mode, rep)
+        return
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(judge, c, args, mode): c for c in cases}
+        for f in as_completed(futures):
+            rep.case(futures[f], *f.result(), args.verbose)
+
+
+def self_check(cases, args):
+    """The comparison must report a wrong output, and an element the kernel
+    does not write must keep its poison: a reference off by 0.1%, and one
+    that zeroes the rows a kv-cache copy leaves alone, must both fail."""
+    import copy
+
+    def run(case):
+        rep = Report(None)
+        run_case(case, args, "numpy", rep)
+        return rep.rows[-1][2]
+
+    by_name = {c.name: c for c in cases}
+    gelu, kv = by_name["gelu tanh"], by_name["kv cache copy"]
+    off = copy.copy(gelu)
+    off.ref = lambda v, c, s: {k: x * 1.001 for k, x in gelu.ref(v, c, s).items()}
+    zeroed = copy.copy(kv)
+    zeroed.ref = lambda v, c, s: kv.ref({**v, "out": np.zeros_like(v["out"])}, c, s)
+    results = [run(gelu), not run(off), run(kv), not run(zeroed)]
+    print("self-check:", "ok" if all(results) else f"FAILED {results}")
+    return 0 if all(results) else 1
+
+
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tkc", default=os.environ.get("TKC", REPO / "build" / "tkc"),
                     help="the tkc to run (default: build/tkc)")
     ap.add_argument("--interpret", action="store_true",
-                    help="run tk on its CPU interpreter (the default when triton cannot be imported)")
-    ap.add_argument("-k", dest="only", default="", help="only cases whose name contains this")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print each failure's details")
-    args = ap.parse_args(argv)
+                    help="tk on its CPU interpreter against numpy references (no GPU, no Triton)")
+    ap.add_argument("--triton-interpret", action="store_true",
+                    help="tk's interpreter against Triton's (TRITON_INTERPRET=1): no GPU")
+    ap.add_argument("-k", dest="only", default="", help="only cases whose name or file contains this")
+    ap.add_argument("-v", "--verbose", action="store_true", help="details of passing cases too")
+    ap.add_argument("--seed", type=int, default=None, help="input seed (default: a fresh one, printed)")
+    ap.add_argument("--out", help="write the results to this file as they come")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds for one side of one case")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="cases run at once (default 1)")
+    ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--self-check", action="store_true",
+                    help="check that a wrong or unwritten output is reported (interpreter)")
+    ap.add_argument("--triton-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--indir", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--outdir", type=Path, help=argparse.SUPPRESS)
+    return ap.parse_args(argv)
 
-    have_triton = False
+
+def main(argv=None):
+    args = parse_args(argv)
+    if np is None:
+        print("numpy is not installed: the corpus harness is skipped")
+        return SKIP
+    sys.path.insert(0, str(CORPUS))
+    import corpus_cases
+
+    cases = corpus_cases.cases()
+    if args.triton_worker:
+        triton_worker(next(c for c in cases if c.name == args.triton_worker), args.indir, args.outdir)
+        return 0
+    if args.self_check:
+        args.seed = 1 if args.seed is None else args.seed
+        return self_check(cases, args)
+    if args.list:
+        for c in cases:
+            print(f"{c.file:32} {c.kernel:36} {c.name}")
+        return 0
+    mode = "numpy"
     if not args.interpret:
-        try:
-            import torch  # noqa: F401
-            import triton  # noqa: F401
-            have_triton = torch.cuda.is_available()
-        except ImportError as e:
-            print(f"triton side skipped ({e}); tk runs on the interpreter")
-    gpu = have_triton and not args.interpret
-    if gpu:
-        import torch
-        print(f"device: {torch.cuda.get_device_name()}, triton {triton.__version__}, "
-              f"torch {torch.__version__}")
-    mode = "tk --gpu vs triton" if gpu else "tk interpreter vs plain-Python reference"
-    print(f"mode: {mode}\n")
-
-    header = f"{'case':42} {'file':26} {'output':16} {'max err':>10} {'bad':>6}  result"
-    print(header)
-    print("-" * len(header))
-    failed = passed = unchecked = 0
-    for case in cases():
-        if args.only and args.only not in case.name and args.only not in case.file:
-            continue
-        inputs = make_inputs(case)
-        outs = [a.name for a in case.outputs()]
-        try:
-            with tempfile.TemporaryDirectory(prefix="tkcorpus") as tmp:
-                got = run_tk(case, inputs, args.tkc, gpu, tmp)
-            if gpu:
-                want = run_triton(case, inputs)
-            elif case.ref:
-                want = reference(case, inputs, outs)
-            else:
-                want = None
-        except Exception as e:  # a failure of either side is a result of the case
-            failed += 1
-            print(f"{case.name:42} {case.file:26} {'-':16} {'-':>10} {'-':>6}  ERROR")
-            if args.verbose:
-                print("    " + str(e).replace("\n", "\n    "))
-            continue
-        if want is None:
-            unchecked += 1
-            print(f"{case.name:42} {case.file:26} {','.join(outs):16} {'-':>10} {'-':>6}  ran (no reference)")
-            continue
-        for a in case.outputs():
-            if a.name not in want:
-                continue
-            worst, bad = compare(got[a.name], want[a.name], a.dtype, case.tol or {})
-            ok = bad == 0
-            passed += ok
-            failed += not ok
-            print(f"{case.name:42} {case.file:26} {a.name + ':' + a.dtype:16} {worst:10.3g} "
-                  f"{bad:6d}  {'ok' if ok else 'MISMATCH'}")
-    print(f"\n{passed} outputs match, {failed} failed, {unchecked} cases ran without a reference")
-    return 1 if failed else 0
+        wanted = "triton-cpu" if args.triton_interpret else "gpu"
+        ok, what = triton_available(wanted)
+        mode = wanted if ok else "numpy"
+        print(f"triton: {what}" if ok else f"triton side unavailable ({what}); tk runs on the interpreter")
+    args.seed = args.seed if args.seed is not None else int(time.time()) % 100000
+    rep = Report(args.out)
+    title = {"gpu": "tk --gpu vs triton", "triton-cpu": "tk interpreter vs triton interpreter",
+             "numpy": "tk interpreter vs numpy float64 reference"}[mode]
+    rep.line(f"mode: {title}, seed {args.seed}, tkc {args.tkc}")
+    chosen = [c for c in cases if not args.only or args.only in c.name or args.only in c.file]
+    run_all(chosen, args, mode, rep)
+    return 1 if rep.summary() else 0
 
 
 if __name__ == "__main__":

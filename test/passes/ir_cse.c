@@ -100,11 +100,30 @@ static void test_licm(void)
     CHECK(count_kind(f->body, IR_MUL) == 2);
 }
 
+/* Equal blocks in different layouts (after pass_layout) stay apart: a
+ * dot's accumulator must keep its mma layout (found by fuzz_sema). */
+static void test_layouts(void)
+{
+    reset();
+    Type t = type_block(DT_F32, 2, (int[]){16, 16});
+    IrValue *z1 = ir_const_float(&b, T_SP, t, 0.0), *z2 = ir_const_float(&b, T_SP, t, 0.0);
+    IrValue *z3 = ir_const_float(&b, T_SP, t, 0.0);
+    Layout mma = layout_mma(16, 16, 4, 16);
+    Layout blocked = layout_blocked_default(2, (int[]){16, 16}, 1, 128);
+    z1->layout = z3->layout = ir_layout_intern(f, &blocked);
+    z2->layout = ir_layout_intern(f, &mma);
+    IrOp *s1 = sink(&b, z1), *s2 = sink(&b, z2), *s3 = sink(&b, z3);
+    pass_cse(f);
+    CHECK(s1->operands[0] == z1 && s2->operands[0] == z2 && s3->operands[0] == z1);
+    CHECK(s2->operands[0]->layout->kind == LY_MMA);
+}
+
 int main(void)
 {
     arena_init(&arena);
     test_cse();
     test_licm();
+    test_layouts();
     arena_free(&arena);
     return t_finish("ir_cse");
 }

@@ -1,0 +1,82 @@
+/* host.h: what the three files that split a Python module into tk code and
+ * host code share (front/host_lines.c cuts the text into logical lines,
+ * front/host.c sorts the statements, front/host_branch.c chooses the branch
+ * of `try:` and `if HAS_TRITON:` blocks that holds the kernels). Internal
+ * to lib/front. */
+#ifndef TK_FRONT_HOST_H
+#define TK_FRONT_HOST_H
+
+#include "compiler.h"
+#include "front/parse_build.h"
+
+/* One logical line: [start, end) from its first non-blank byte to its
+ * newline; indent counts the bytes of leading whitespace. */
+typedef struct HostLine {
+    size_t start, end;
+    int indent;
+    int line, end_line;
+} HostLine;
+
+typedef struct HostScan {
+    LexState *lx;
+    char *text;
+    size_t n;
+    HostLine *lines;
+    int nlines, cap;
+    const char **known; /* names the kept code binds (triton aliases, constants, kernels) */
+    int nknown, kcap;
+    PtrVec bound;    /* names the current host statement binds */
+    PtrVec hosts;    /* the N_HOST nodes made so far, in line order */
+    PtrVec wraps;    /* lines that call jit(...): `f = triton.jit(f)` */
+    PtrVec prefixes; /* names that stand for triton or triton.language (`tt`, `tl`) */
+    PtrVec flags;    /* names that say triton is there (`HAS_TRITON`) */
+    int depth;       /* lifted blocks open (host_branch recurses through host_block) */
+} HostScan;
+
+/* ---- host_lines.c: the text ---- */
+bool host_is_id(char c);
+/* Skips the string literal opening at t[i]; returns the index after it. */
+size_t host_skip_string(const char *t, size_t n, size_t i, int *line);
+/* Cuts the text into logical lines, skipping blank and comment-only ones. */
+void host_lines(HostScan *h);
+/* Does the logical line start with the keyword (a whole word)? */
+bool host_starts(const HostScan *h, const HostLine *L, const char *kw);
+/* The index of the bracket that closes the one at t[o], or `end`. */
+size_t host_match(const char *t, size_t end, size_t o);
+Span host_span_at(const HostScan *h, const HostLine *L, size_t at, size_t len);
+/* Blanks [from, to) of the scanner's copy, keeping newlines. */
+void host_blank(HostScan *h, size_t from, size_t to);
+size_t host_skip_ws(const char *t, size_t p, size_t end);
+/* The dotted name at p (`a.b.c`); returns its end. */
+size_t host_dotted(const char *t, size_t p, size_t end);
+/* Is [s, s+len) one of the names in `v` (strings)? */
+bool host_in(const PtrVec *v, const char *s, size_t len);
+
+/* ---- host.c: statements ---- */
+/* The names an import binds go to the host statement `bind`, or with
+ * `know` to the names kept code may use; `nodes` gets its import nodes.
+ * Returns whether every module is one tk reads. */
+bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *nodes);
+bool host_jit_decorator(const HostScan *h, const HostLine *L);
+/* Binds (to h->bound) what lines [first, last] bind at module level. */
+void host_bind_block(HostScan *h, Node *host, int first, int last);
+/* Sorts the statements of lines [first, last], which start at indentation
+ * `base`: kept for the scanner, or blanked into N_HOST nodes. */
+void host_block(HostScan *h, int first, int last, int base);
+/* An N_HOST for lines [first, last] binding what lines [bind_first, last]
+ * bind, less the names of the N_NAME nodes in `except`; the lines are
+ * blanked. */
+void host_statement(HostScan *h, int first, int last, int bind_first, const PtrVec *except);
+
+/* ---- host_branch.c: blocks that decide on triton ---- */
+/* Collects the names that stand for triton and triton.language. */
+void host_triton_names(HostScan *h);
+/* Is `NAME = importlib.util.find_spec("triton") is not None` a flag? */
+void host_note_flag(HostScan *h, const HostLine *L);
+/* A `try:` or `if` statement, lines [first, last], one branch of which
+ * runs when triton is there: lifts that branch to module level (its
+ * statements sorted like top-level ones) and makes the others host code.
+ * Returns false, changing nothing, when no branch is known to run. */
+bool host_branch(HostScan *h, int first, int last);
+
+#endif

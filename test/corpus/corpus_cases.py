@@ -1,0 +1,398 @@
+"""corpus_cases.py: the launches run_gpu.py makes of the corpus kernels.
+
+Each Case names a corpus file, a kernel, a grid, its arguments in the order
+of the kernel's runtime parameters (buffers, scalars, None) and the
+constexprs; both sides (Triton and tk) get the same bytes. Out(...) is a
+buffer the kernel only writes: it starts poisoned (NaN, or 0xA5 bytes for
+integers) on both sides, so an element one side writes and the other does
+not is a mismatch. Buf(..., out=True) is read and written (in place, or
+accumulated by atomics) and starts from its init. tol overrides the
+(atol, rtol) of a dtype for every comparison, ref_tol for the comparison
+with the float64 reference only (the kernels round in float32 where the
+reference does not)."""
+import numpy as np
+
+import corpus_refs as R_
+
+# (atol, rtol) by dtype; integers compare exactly unless a case says otherwise
+TOLERANCE = {"fp32": (1e-4, 1e-4), "fp64": (1e-9, 1e-9), "fp16": (1e-2, 1e-2),
+             "bf16": (3e-2, 3e-2)}
+
+
+class Buf:
+    """A buffer argument. init: 'randn', 'rand', 'zeros', 'ones', 'arange',
+    ('fill', v), ('randint', lo, hi), 'poison', or a function (rng, n) ->
+    array; scale multiplies randn and rand."""
+
+    def __init__(self, name, dtype, n, init="randn", out=False, scale=1.0):
+        self.name, self.dtype, self.n, self.init, self.out, self.scale = name, dtype, n, init, out, scale
+
+    def values(self, rng):
+        i, n = self.init, self.n
+        if callable(i):
+            return np.asarray(i(rng, n))
+        if i == "randn":
+            return rng.standard_normal(n) * self.scale
+        if i == "rand":
+            return rng.random(n) * self.scale
+        if i in ("zeros", "poison"):
+            return np.zeros(n)
+        if i == "ones":
+            return np.ones(n)
+        if i == "arange":
+            return np.arange(n)
+        if i[0] == "fill":
+            return np.full(n, i[1])
+        if i[0] == "randint":
+            return rng.integers(i[1], i[2], n)
+        raise ValueError(f"unknown init {i!r}")
+
+
+def Out(name, dtype, n):
+    """A buffer the kernel only writes; starts poisoned."""
+    return Buf(name, dtype, n, "poison", out=True)
+
+
+class Scalar:
+    def __init__(self, name, value, dtype="i32"):
+        self.name, self.value, self.dtype = name, value, dtype
+
+
+class Null:
+    """None for a parameter (a constexpr None on both sides)."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class Case:
+    def __init__(self, name, file, kernel, grid, args, consts=None, num_warps=4, num_stages=None,
+                 tol=None, ref_tol=None, ref=None):
+        self.name, self.file, self.kernel, self.grid = name, file, kernel, tuple(grid)
+        self.args, self.consts = args, dict(consts or {})
+        self.num_warps, self.num_stages, self.ref = num_warps, num_stages, ref
+        self.tol, self.ref_tol = dict(tol or {}), dict(ref_tol or {})
+
+    def outputs(self):
+        return [a for a in self.args if isinstance(a, Buf) and a.out]
+
+    def buffers(self):
+        return [a for a in self.args if isinstance(a, Buf)]
+
+    def tolerance(self, dtype, against_ref):
+        t = {**self.tol, **self.ref_tol} if against_ref else self.tol
+        return t.get(dtype, TOLERANCE.get(dtype, (0, 0)))
+
+
+def _flags(rng, n):
+    return (rng.random(n) < 0.2).astype(np.int64)
+
+
+def _cumsum_counts(rng, n):
+    return np.array([0, 3, 7, 12][:n])
+
+
+def _distinct(hi):
+    """n distinct integers below hi."""
+    return lambda rng, n: rng.choice(hi, n, replace=False)
+
+
+def _values(*xs):
+    return lambda rng, n: np.array(xs[:n], dtype=np.float64)
+
+
+def cases():
+    R, N = 4, 1000
+    S = R * N
+    out = []
+    add = out.append
+
+    # layernorm.py
+    add(Case("layernorm fwd", "layernorm.py", "_ln_fwd", (R,),
+             [Buf("X", "fp32", S), Out("Y", "fp32", S), Buf("W", "fp32", N, "rand"),
+              Buf("B", "fp32", N), Out("Mean", "fp32", R),
+              Out("Rstd", "fp32", R), Scalar("stride", N), Scalar("N", N),
+              Scalar("eps", 1e-5, "fp32")], {"HAS_BIAS": True, "BLOCK_N": 1024}, ref=R_.ln_fwd))
+    add(Case("layernorm fwd, no bias", "layernorm.py", "_ln_fwd", (R,),
+             [Buf("X", "fp16", S), Out("Y", "fp16", S), Buf("W", "fp16", N, "rand"),
+              Null("B"), Out("Mean", "fp32", R),
+              Out("Rstd", "fp32", R), Scalar("stride", N), Scalar("N", N),
+              Scalar("eps", 1e-5, "fp32")], {"HAS_BIAS": False, "BLOCK_N": 1024}, ref=R_.ln_fwd))
+    # activations.py
+    add(Case("silu*mul bf16", "activations.py", "silu_mul_kernel", (4,),
+             [Buf("gate", "bf16", S), Buf("up", "bf16", S), Out("out", "bf16", S),
+              Scalar("n", S)], {"BLOCK": 1024}, ref=R_.silu_mul))
+    add(Case("gelu tanh", "activations.py", "gelu_tanh_kernel", (8,),
+             [Buf("x", "fp32", S), Out("y", "fp32", S), Scalar("n", S)],
+             {"BLOCK": 512}, ref=R_.gelu))
+    add(Case("cross-entropy (activations.py)", "activations.py", "cross_entropy_fwd", (R,),
+             [Buf("logits", "bf16", S), Buf("labels", "i64", R, ("randint", 0, N)),
+              Out("loss", "fp32", R), Scalar("stride", N),
+              Scalar("V", N), Scalar("ignore_index", -100)],
+             {"BLOCK_V": 256, "HAS_SMOOTHING": False}, ref=R_.cross_entropy_fwd))
+    # rotary_scan.py
+    add(Case("rope", "rotary_scan.py", "rope_kernel", (8,),
+             [Buf("q", "fp16", 8 * 128, out=True), Buf("cos", "fp32", 4 * 64, "rand"),
+              Buf("sin", "fp32", 4 * 64, "rand"), Scalar("seq_len", 4), Scalar("head_dim", 128),
+              Scalar("stride_tok", 128)], {"HALF": 64, "CONJ": False}, ref=R_.rope))
+    add(Case("row argmax", "rotary_scan.py", "row_argmax_kernel", (R,),
+             [Buf("x", "fp32", S), Out("idx", "i32", R), Scalar("n_cols", N),
+              Scalar("stride", N)], {"BLOCK_N": 1024}, ref=R_.row_argmax))
+    add(Case("cumsum and count", "rotary_scan.py", "cumsum_and_count_kernel", (1,),
+             [Buf("x", "fp32", 200), Out("s", "fp32", 200),
+              Out("c", "i32", 200), Scalar("n", 200)], {"BLOCK": 256},
+             tol={"fp32": (1e-4, 1e-4)}, ref=R_.cumsum_and_count))
+    # rmsnorm.py
+    for mode, dt in ((0, "fp32"), (1, "bf16"), (-1, "fp16")):
+        add(Case(f"rmsnorm fwd mode {mode} {dt}", "rmsnorm.py", "_rms_norm_forward_kernel", (R,),
+                 [Out("Y", dt, S), Scalar("Y_row_stride", N), Buf("X", dt, S),
+                  Scalar("X_row_stride", N), Buf("W", dt, N, "rand"),
+                  Out("RSTD", "fp32" if mode >= 0 else dt, R),
+                  Scalar("RSTD_row_stride", 1), Scalar("n_cols", N), Scalar("eps", 1e-6, "fp32"),
+                  Scalar("offset", 0.0 if mode != 1 else 1.0, "fp32")],
+                 {"casting_mode": mode, "BLOCK_SIZE": 1024},
+                 ref=R_.rmsnorm_fwd))
+    add(Case("rmsnorm bwd", "rmsnorm.py", "_rms_norm_backward_kernel", (2,),
+             [Buf("dY", "fp32", S), Scalar("dY_row_stride", N), Out("dX", "fp32", S),
+              Scalar("dX_row_stride", N), Buf("X", "fp32", S), Scalar("X_row_stride", N),
+              Buf("W", "fp32", N, "rand"), Buf("RSTD", "fp32", R, "rand"), Scalar("RSTD_row_stride", 1),
+              Out("dW", "fp32", 2 * N), Scalar("dW_row_stride", N),
+              Scalar("n_rows", R), Scalar("n_cols", N), Scalar("offset", 0.0, "fp32"),
+              Scalar("rows_per_program", 2)], {"BLOCK_SIZE": 1024}, ref=R_.rmsnorm_bwd))
+    # softmax.py
+    add(Case("softmax rows", "softmax.py", "softmax_kernel", (3,),
+             [Out("out", "fp32", S), Buf("inp", "fp32", S),
+              Scalar("input_row_stride", N), Scalar("output_row_stride", N), Scalar("n_rows", R),
+              Scalar("n_cols", N)], {"BLOCK_SIZE": 1024, "num_stages": 2}, ref=R_.softmax_rows))
+    add(Case("online softmax bf16", "softmax.py", "online_softmax_kernel", (R,),
+             [Out("out", "bf16", S), Buf("inp", "bf16", S), Scalar("stride", N),
+              Scalar("n_cols", N)], {"TILE_N": 256}, ref=R_.online_softmax))
+    add(Case("log-softmax bwd", "softmax.py", "log_softmax_backward_kernel", (R,),
+             [Out("dx", "fp32", S), Buf("dy", "fp32", S), Buf("y", "fp32", S, "rand", scale=-3.0),
+              Scalar("stride", N), Scalar("n_cols", N)], {"BLOCK": 1024}, ref=R_.log_softmax_bwd))
+    # cross_entropy.py
+    V = 3000
+
+    def labels(rng, n):
+        y = rng.integers(0, V, n)
+        y[2] = -100
+        return y
+
+    add(Case("cross-entropy mean", "cross_entropy.py", "cross_entropy_kernel", (R,),
+             [Buf("X", "fp32", R * V, out=True), Scalar("X_stride", V), Buf("Y", "i64", R, labels),
+              Scalar("Y_stride", 1), Out("loss", "fp32", R), Null("z_loss_ptr"),
+              Scalar("loss_stride", 1), Scalar("n_cols", V), Scalar("n_non_ignore", R - 1),
+              Scalar("ignore_index", -100), Null("softcap")],
+             {"lse_square_scale": 0.0, "label_smoothing": 0.0, "reduction": "mean",
+              "RETURN_Z_LOSS": 0, "BLOCK_SIZE": 1024, "HAS_SOFTCAPPING": False},
+             ref=R_.cross_entropy))
+    add(Case("cross-entropy smoothing softcap z-loss", "cross_entropy.py", "cross_entropy_kernel", (R,),
+             [Buf("X", "fp32", R * V, out=True, scale=4.0), Scalar("X_stride", V),
+              Buf("Y", "i64", R, labels), Scalar("Y_stride", 1), Out("loss", "fp32", R),
+              Out("z_loss", "fp32", R), Scalar("loss_stride", 1),
+              Scalar("n_cols", V), Scalar("n_non_ignore", R - 1), Scalar("ignore_index", -100),
+              Scalar("softcap", 3.0, "fp32")],
+             {"lse_square_scale": 1e-4, "label_smoothing": 0.1, "reduction": "sum",
+              "RETURN_Z_LOSS": 1, "BLOCK_SIZE": 1024, "HAS_SOFTCAPPING": True},
+             tol={"fp32": (1e-4, 1e-3)}, ref=R_.cross_entropy))
+    add(Case("element mul", "cross_entropy.py", "element_mul_kernel", (R,),
+             [Buf("X", "fp32", S, out=True), Scalar("X_stride", N), Buf("g", "fp32", 1, ("fill", 0.5)),
+              Scalar("n_cols", N)], {"BLOCK_SIZE": 256}, ref=R_.element_mul))
+    # attention.py
+    Z, H, L, D = 1, 2, 96, 32
+    T = Z * H * L * D
+    strides = [Scalar(f"stride_{t}{a}", v) for t in "qkvo"
+               for a, v in zip("zhmk" if t == "q" else "zhnk" if t == "k" else "zhkn" if t == "v" else "zhmn",
+                               (H * L * D, L * D, D, 1))]
+    for stage in (1, 3):
+        add(Case(f"attention fwd stage {stage}", "attention.py", "_attn_fwd", (L // 32, Z * H),
+                 [Buf("Q", "fp16", T), Buf("K", "fp16", T), Buf("V", "fp16", T),
+                  Scalar("sm_scale", 0.5, "fp32"), Out("M", "fp32", Z * H * L),
+                  Out("Out", "fp16", T)] + strides +
+                 [Scalar("Z", Z), Scalar("H", H), Scalar("N_CTX", L)],
+                 {"HEAD_DIM": D, "BLOCK_M": 32, "BLOCK_N": 16, "STAGE": stage},
+                 tol={"fp32": (2e-3, 2e-3), "fp16": (1e-2, 1e-2)}, ref=R_.attention))
+    add(Case("attention scores", "attention.py", "_attn_scores", (2, 2),
+             [Buf("Q", "fp16", 64 * D), Buf("K", "fp16", 64 * D), Out("S", "fp32", 64 * 64),
+              Scalar("stride_q", D), Scalar("stride_k", D), Scalar("stride_s", 64), Scalar("N_CTX", 60),
+              Scalar("sm_scale", 0.25, "fp32")], {"HEAD_DIM": D, "BLOCK": 32},
+             tol={"fp32": (2e-3, 2e-3)}, ref=R_.attn_scores))
+    # decoding.py
+    B, QH, KVH, HD, LEN, BS = 2, 4, 2, 32, 40, 16
+    nblk = LEN // BS + 1
+    add(Case("flash decoding stage 1", "decoding.py", "_fwd_kernel_flash_decode_stage1", (B, QH, nblk),
+             [Buf("Q", "fp16", B * QH * HD), Buf("K", "fp16", B * LEN * KVH * HD),
+              Buf("V", "fp16", B * LEN * KVH * HD), Scalar("sm_scale", HD ** -0.5, "fp32"),
+              Buf("Req_to_tokens", "i32", B * LEN, "arange"), Buf("B_req_idx", "i32", B, "arange"),
+              Buf("B_Seqlen", "i32", B, lambda rng, n: np.array([LEN, LEN - 7])),
+              Out("Mid_O", "fp32", B * QH * nblk * HD),
+              Out("Mid_O_LogExpSum", "fp32", B * QH * nblk),
+              Scalar("s_rb", LEN), Scalar("s_rs", 1), Scalar("s_qb", QH * HD), Scalar("s_qh", HD),
+              Scalar("s_qd", 1), Scalar("s_kb", KVH * HD), Scalar("s_kh", HD), Scalar("s_kd", 1),
+              Scalar("s_vb", KVH * HD), Scalar("s_vh", HD), Scalar("s_vd", 1),
+              Scalar("s_mb", QH * nblk * HD), Scalar("s_mh", nblk * HD), Scalar("s_ms", HD),
+              Scalar("s_md", 1), Scalar("s_eb", QH * nblk), Scalar("s_eh", nblk), Scalar("s_es", 1),
+              Scalar("gqa", QH // KVH)], {"BLOCK_SEQ": BS, "BLOCK_DMODEL": HD, "BLOCK_N": 8},
+             num_warps=1, tol={"fp32": (1e-3, 1e-3)}, ref=R_.decode_stage1))
+    add(Case("flash decoding stage 2", "decoding.py", "_fwd_kernel_flash_decode_stage2", (B, QH),
+             [Buf("B_Seqlen", "i32", B, lambda rng, n: np.array([LEN, LEN - 7])),
+              Buf("Mid_O", "fp32", B * QH * nblk * HD), Buf("Mid_O_LogExpSum", "fp32", B * QH * nblk),
+              Out("Out", "fp16", B * QH * HD),
+              Scalar("s_mb", QH * nblk * HD), Scalar("s_mh", nblk * HD), Scalar("s_ms", HD),
+              Scalar("s_md", 1), Scalar("s_eb", QH * nblk), Scalar("s_eh", nblk), Scalar("s_es", 1),
+              Scalar("s_ob", QH * HD), Scalar("s_oh", HD), Scalar("s_od", 1)],
+             {"BLOCK_SEQ": BS, "BLOCK_DMODEL": HD}, ref=R_.decode_stage2))
+    # scans.py
+    add(Case("cumsum rows reversed", "scans.py", "cumsum_rows_kernel", (R,),
+             [Buf("x", "fp32", S), Out("y", "fp32", S), Scalar("n_cols", N),
+              Scalar("stride", N)], {"REVERSE": True, "BLOCK": 256}, tol={"fp32": (1e-3, 1e-4)},
+             ref=R_.cumsum_rows))
+    add(Case("linear recurrence", "scans.py", "linear_recurrence_kernel", (2,),
+             [Buf("a", "fp32", 50 * 24, "rand"), Buf("x", "fp32", 50 * 24), Out("h", "fp32", 50 * 24),
+              Buf("h0", "fp32", 24), Scalar("seq_len", 50), Scalar("n_channels", 24)],
+             {"BLOCK_T": 64, "BLOCK_C": 16}, ref=R_.recurrence))
+    add(Case("linear recurrence, h0 None", "scans.py", "linear_recurrence_kernel", (2,),
+             [Buf("a", "bf16", 50 * 24, "rand"), Buf("x", "bf16", 50 * 24), Out("h", "bf16", 50 * 24),
+              Null("h0_ptr"), Scalar("seq_len", 50), Scalar("n_channels", 24)],
+             {"BLOCK_T": 64, "BLOCK_C": 16}, ref=R_.recurrence))
+    add(Case("segmented sum", "scans.py", "segmented_sum_kernel", (1,),
+             [Buf("flags", "i8", 900, _flags), Buf("x", "fp32", 900), Out("out", "fp32", 900),
+              Scalar("n", 900)], {"BLOCK": 1024}, tol={"fp32": (1e-4, 1e-4)}, ref=R_.segmented))
+    add(Case("cumprod", "scans.py", "cumprod_kernel", (4,),
+             [Buf("x", "fp32", 1000, lambda rng, n: 0.9 + 0.2 * rng.random(n)),
+              Out("y", "fp32", 1000), Scalar("n", 1000)], {"BLOCK": 256},
+             ref=R_.cumprod_blocks))
+    # sampling.py
+    VOC = 2000
+    add(Case("apply penalty", "sampling.py", "_fwd_kernel_apply_penalty", (3,),
+             [Buf("logits", "fp32", 3 * VOC, out=True), Buf("pres", "fp32", 3, "rand"),
+              Buf("freq", "fp32", 3, "rand"), Buf("rep", "fp32", 3, lambda rng, n: 1.0 + rng.random(n)),
+              Buf("ids", "i32", 12, _distinct(VOC)),
+              Buf("counts", "i32", 12, ("randint", 1, 5)), Buf("cumsum", "i32", 4, _cumsum_counts),
+              Scalar("stride_b", VOC), Scalar("stride_s", 1)], {"BLOCK_P": 8}, ref=R_.penalty))
+    add(Case("greedy and probs", "sampling.py", "_greedy_and_probs_kernel", (3,),
+             [Buf("logits", "fp32", 3 * VOC, scale=3.0), Buf("temp", "fp32", 3, _values(0.7, 1.0, 1.3)),
+              Out("probs", "fp32", 3 * VOC), Out("next", "i64", 3),
+              Scalar("vocab", VOC), Scalar("stride", VOC)], {"BLOCK_V": 2048}, ref=R_.greedy))
+    add(Case("top-k probs", "sampling.py", "_top_k_probs_kernel", (3,),
+             [Buf("logits", "fp32", 3 * VOC, scale=3.0), Out("probs", "fp32", 3 * VOC),
+              Out("thr", "fp32", 3), Scalar("vocab", VOC), Scalar("stride", VOC),
+              Scalar("top_k", 50)], {"BLOCK_V": 2048, "NUM_ITERS": 24}, ref=R_.top_k))
+    # embedding.py
+    add(Case("embedding", "embedding.py", "embedding_kernel", (6,),
+             [Out("out", "fp32", 6 * 100), Buf("ids", "i64", 6, ("randint", 0, 50)),
+              Buf("weight", "fp32", 50 * 100)], {"N": 100, "BLOCK_SIZE": 128}, ref=R_.embedding))
+    add(Case("embedding + positions", "embedding.py", "embedding_position_kernel", (6,),
+             [Out("out", "bf16", 6 * 100), Buf("ids", "i32", 6, ("randint", 0, 5)),
+              Buf("weight", "bf16", 5 * 100), Buf("pos", "bf16", 3 * 100), Scalar("seq_len", 3),
+              Scalar("N", 100), Scalar("padding_idx", 0), Scalar("scale", 2.0, "fp32")],
+             {"BLOCK_SIZE": 128}, ref=R_.embedding_position))
+    add(Case("embedding backward (atomics)", "embedding.py", "embedding_backward_kernel", (2,),
+             [Buf("grad_in", "fp32", 10 * 100, "zeros", out=True), Buf("grad_out", "fp32", 30 * 100),
+              Buf("ids", "i64", 30, ("randint", 0, 10)), Scalar("num_indices", 30), Scalar("N", 100)],
+             {"BLOCK_N": 128, "BLOCK_I": 16}, tol={"fp32": (1e-4, 1e-5)}, ref=R_.embedding_backward))
+    # dropout_residual.py
+    add(Case("dropout + residual + bias", "dropout_residual.py", "dropout_add_kernel", (4,),
+             [Buf("x", "fp32", S), Buf("res", "fp32", S), Buf("bias", "fp32", N),
+              Out("out", "fp32", S), Scalar("n_elements", S), Scalar("n_cols", N),
+              Scalar("p", 0.25, "fp32"), Scalar("seed", 1234)], {"HAS_BIAS": True, "BLOCK_SIZE": 1024}, ref=R_.dropout_add))
+    add(Case("seeded dropout rows", "dropout_residual.py", "_seeded_dropout_rows", (R,),
+             [Buf("x", "fp16", S), Out("out", "fp16", S),
+              Buf("seeds", "i32", R, ("randint", 0, 10000)), Scalar("n_cols", N), Scalar("stride", N),
+              Scalar("p", 0.5, "fp32")], {"BLOCK": 1024}, ref=R_.seeded_dropout_rows))
+    # quant.py
+    add(Case("per-token int8 quant", "quant.py", "_per_token_quant_int8", (R,),
+             [Buf("x", "fp16", S), Out("xq", "i8", S), Out("scale", "fp32", R),
+              Null("scale_ub_ptr"), Scalar("stride_x", N), Scalar("stride_xq", N), Scalar("N", N)],
+             {"EPS": 1e-10, "BLOCK": 1024}, ref_tol={"i8": (1, 0)}, ref=R_.quant_int8))
+    add(Case("per-token int8 quant, bounded", "quant.py", "_per_token_quant_int8", (R,),
+             [Buf("x", "bf16", S), Out("xq", "i8", S), Out("scale", "fp32", R),
+              Buf("ub", "fp32", 1, ("fill", 1.5)), Scalar("stride_x", N), Scalar("stride_xq", N),
+              Scalar("N", N)], {"EPS": 1e-10, "BLOCK": 1024}, ref_tol={"i8": (1, 0)}, ref=R_.quant_int8))
+    add(Case("int8 dequant", "quant.py", "_dequant_int8", (R,),
+             [Buf("xq", "i8", S, ("randint", -127, 128)), Buf("scale", "fp32", R, "rand"),
+              Out("out", "fp16", S), Scalar("N", N)], {"BLOCK": 1024}, ref=R_.dequant_int8))
+    # kv_cache.py
+    add(Case("kv cache copy", "kv_cache.py", "_fwd_kernel_destindex_copy_kv", (5,),
+             [Buf("k", "fp16", 5 * 4 * 96), Buf("dest", "i64", 5, _distinct(12)),
+              Out("out", "fp16", 12 * 4 * 96), Scalar("s_kb", 4 * 96), Scalar("s_kh", 96),
+              Scalar("s_kd", 1), Scalar("s_ob", 4 * 96), Scalar("s_oh", 96), Scalar("s_od", 1),
+              Scalar("head_num", 4), Scalar("head_dim", 96)], {"BLOCK_DMODEL": 128, "BLOCK_HEAD": 4},
+             num_warps=1, ref=R_.kv_copy))
+    add(Case("kv cache int8", "kv_cache.py", "_copy_kv_scaled", (5, 4),
+             [Buf("k", "fp16", 5 * 4 * 96), Buf("v", "fp16", 5 * 4 * 96),
+              Buf("dest", "i64", 5, _distinct(12)),
+              Out("k_out", "i8", 12 * 4 * 96), Out("v_out", "i8", 12 * 4 * 96),
+              Out("k_scale", "fp32", 48), Out("v_scale", "fp32", 48),
+              Scalar("head_num", 4), Scalar("head_dim", 96)], {"BLOCK_D": 128}, ref_tol={"i8": (1, 0)}, ref=R_.kv_int8))
+    # kernlib/ops (a package)
+    add(Case("swiglu fwd bf16", "kernlib/ops/swiglu.py", "_swiglu_forward_kernel", (R,),
+             [Buf("a", "fp32", S), Buf("b", "fp32", S), Out("c", "fp32", S),
+              Scalar("stride", N)], {"n_cols": N, "BLOCK_SIZE": 1024}, ref=R_.swiglu_fwd))
+    add(Case("swiglu bwd", "kernlib/ops/swiglu.py", "_swiglu_backward_kernel", (R,),
+             [Buf("dc", "bf16", S), Buf("a", "bf16", S, out=True), Buf("b", "bf16", S, out=True),
+              Scalar("stride", N)], {"n_cols": N, "BLOCK_SIZE": 1024}, ref=R_.swiglu_bwd))
+    add(Case("geglu fwd", "kernlib/ops/swiglu.py", "_geglu_forward_kernel", (R,),
+             [Buf("a", "fp32", S), Buf("b", "fp32", S), Out("c", "fp32", S),
+              Scalar("stride", N)], {"n_cols": N, "BLOCK_SIZE": 1024}, ref=R_.geglu_fwd))
+    add(Case("gated rms norm", "kernlib/ops/gated_norm.py", "_gated_rms_norm_fwd", (R,),
+             [Buf("X", "fp32", S), Buf("Z", "fp32", S), Null("R"), Buf("W", "fp32", N, "rand"),
+              Out("Y", "fp32", S), Scalar("stride", N), Scalar("n_cols", N),
+              Scalar("eps", 1e-6, "fp32")],
+             {"HAS_RESIDUAL": False, "NORM_BEFORE_GATE": True, "BLOCK_N": 1024}, ref=R_.gated_norm))
+    add(Case("gated rms norm, residual", "kernlib/ops/gated_norm.py", "_gated_rms_norm_fwd", (R,),
+             [Buf("X", "bf16", S), Buf("Z", "bf16", S), Buf("R", "bf16", S), Buf("W", "bf16", N, "rand"),
+              Out("Y", "bf16", S), Scalar("stride", N), Scalar("n_cols", N),
+              Scalar("eps", 1e-6, "fp32")],
+             {"HAS_RESIDUAL": True, "NORM_BEFORE_GATE": False, "BLOCK_N": 1024}, ref=R_.gated_norm))
+    # fused_softmax.py
+    add(Case("scaled causal softmax", "fused_softmax.py", "_softmax_fwd_kernel", (2 * 64,),
+             [Out("y", "fp32", 128 * 64), Buf("x", "fp32", 128 * 64, scale=3.0), Scalar("stride", 64),
+              Scalar("n_cols", 64), Scalar("seq_len", 64), Scalar("scale", 0.125, "fp32")],
+             {"CAUSAL": True, "BLOCK": 64}, ref=R_.scaled_softmax))
+    add(Case("scaled softmax bf16", "fused_softmax.py", "_softmax_fwd_kernel", (R,),
+             [Out("y", "bf16", S), Buf("x", "bf16", S, scale=4.0), Scalar("stride", N),
+              Scalar("n_cols", N), Scalar("seq_len", R), Scalar("scale", 0.5, "fp32")],
+             {"CAUSAL": False, "BLOCK": 1024}, num_warps=8, ref=R_.scaled_softmax))
+    add(Case("scaled softmax bwd", "fused_softmax.py", "_softmax_bwd_kernel", (R,),
+             [Out("dx", "fp32", S), Buf("dy", "fp32", S), Buf("y", "fp32", S, "rand", scale=0.002),
+              Scalar("stride", N), Scalar("n_cols", N), Scalar("scale", 0.125, "fp32")],
+             {"BLOCK": 1024}, ref=R_.scaled_softmax_bwd))
+    # glu_activations.py
+    add(Case("gelu erf", "glu_activations.py", "_gelu_kernel", (R,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S, scale=2.0), Scalar("n_elements", S),
+              Scalar("n_cols", N)], {"APPROX": "none", "BLOCK_N": 1024}, ref=R_.gelu_kernel))
+    add(Case("gelu tanh bf16", "glu_activations.py", "_gelu_kernel", (2 * R,),
+             [Out("y", "bf16", S), Buf("x", "bf16", S, scale=2.0), Scalar("n_elements", S),
+              Scalar("n_cols", N)], {"APPROX": "tanh", "BLOCK_N": 512}, num_warps=2,
+             ref=R_.gelu_kernel))
+    add(Case("swiglu halves fp16", "glu_activations.py", "_glu_fwd_kernel", (R, 1),
+             [Out("y", "fp16", S), Buf("xz", "fp16", 2 * S), Scalar("n_cols", N),
+              Scalar("stride_xz", 2 * N), Scalar("stride_y", N)], {"ACT": "silu", "BLOCK_N": 1024},
+             ref=R_.glu_fwd))
+    add(Case("geglu halves", "glu_activations.py", "_glu_fwd_kernel", (R, 4),
+             [Out("y", "fp32", S), Buf("xz", "fp32", 2 * S), Scalar("n_cols", N),
+              Scalar("stride_xz", 2 * N), Scalar("stride_y", N)], {"ACT": "gelu", "BLOCK_N": 256},
+             ref=R_.glu_fwd))
+    add(Case("swiglu halves bwd", "glu_activations.py", "_glu_bwd_kernel", (R, 4),
+             [Out("dxz", "fp32", 2 * S), Buf("dy", "fp32", S), Buf("xz", "fp32", 2 * S),
+              Scalar("n_cols", N), Scalar("stride", N)], {"ACT": "silu", "BLOCK_N": 256},
+             ref=R_.glu_bwd))
+    # optional_triton.py
+    add(Case("add + rms norm bf16", "optional_triton.py", "_add_rmsnorm_kernel", (R,),
+             [Out("out", "bf16", S), Out("res_out", "bf16", S), Buf("x", "bf16", S), Buf("res", "bf16", S),
+              Buf("w", "bf16", N, "rand"), Scalar("stride", N), Scalar("n_cols", N),
+              Scalar("eps", 1e-6, "fp32")], {"BLOCK": 1024}, ref=R_.add_rmsnorm))
+    add(Case("l2 normalize", "optional_triton.py", "_l2norm_kernel", (R,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S), Scalar("n_cols", N), Scalar("stride", N),
+              Scalar("eps", 1e-12, "fp32")], {"BLOCK": 1024}, ref=R_.l2norm))
+    add(Case("squared relu", "optional_triton.py", "_relu_sq_kernel", (16,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S), Scalar("n", S)], {"BLOCK": 256},
+             ref=R_.relu_sq))
+    # kernlib/ops/bias_act.py (the package's helpers through module names)
+    for act, dt in (("gelu_tanh", "fp32"), ("silu", "bf16"), ("relu", "fp16")):
+        add(Case(f"bias + {act} {dt}", "kernlib/ops/bias_act.py", "_bias_act_kernel", (3, 3),
+                 [Out("y", dt, 40 * 300), Buf("x", dt, 40 * 300), Buf("b", dt, 300), Scalar("n_rows", 40),
+                  Scalar("n_cols", 300), Scalar("stride", 300)],
+                 {"ACT": act, "BLOCK_M": 16, "BLOCK_N": 128}, ref=R_.bias_act))
+    return out
