@@ -181,14 +181,17 @@ typedef struct Compilation {
 bool comp_init(Compilation *c, const char *name, const char *text, size_t len);
 void comp_free(Compilation *c);
 bool comp_parse(Compilation *c);
+/* The build of one kernel reads the parsed module and never writes it; it
+ * allocates in its own arena and reports to the Diag it is given (not
+ * c->diag), so several builds of one module may run in parallel threads. */
 /* Specialises one kernel into IR allocated in ir_arena, then verifies and
- * runs the IR passes. NULL after reporting errors to c->diag. */
-IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena);
+ * runs the IR passes. NULL after reporting errors to d. */
+IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena);
 /* The IR passes only GPU code runs (software pipelining); what the
  * interpreter runs stops before them. */
-bool comp_lower(Compilation *c, IrFunc *f);
+bool comp_lower(Diag *d, IrFunc *f);
 /* Lowers (comp_lower) and turns the IR into LLVM IR text (llvm may be NULL)
  * and PTX text. */
-bool comp_codegen(Compilation *c, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx);
+bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx);
 
 #endif

@@ -48,40 +48,41 @@ bool comp_parse(Compilation *c)
     return c->module && c->diag.errors == 0;
 }
 
-IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena)
+IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena)
 {
-    IrFunc *f = sema_specialize(c->module, &c->src, req, ir_arena, &c->diag);
-    if (!f || c->diag.errors)
+    int errors = d->errors;
+    IrFunc *f = sema_specialize(c->module, &c->src, req, ir_arena, d);
+    if (!f || d->errors > errors)
         return NULL;
-    if (!ir_verify(f, &c->diag))
+    if (!ir_verify(f, d))
         return NULL;
     pass_fold(f);
     pass_dce(f);
     if (!ir_arena->oom && !pass_layout(f) && !ir_arena->oom) {
-        diag_plain(&c->diag, DIAG_ERROR, "internal error: no layout for a value of '%s'",
-                   req->kernel);
+        diag_plain(d, DIAG_ERROR, "internal error: no layout for a value of '%s'", req->kernel);
         return NULL;
     }
     if (ir_arena->oom) {
-        diag_plain(&c->diag, DIAG_ERROR, "out of memory while specialising '%s'", req->kernel);
+        diag_plain(d, DIAG_ERROR, "out of memory while specialising '%s'", req->kernel);
         return NULL;
     }
-    return ir_verify(f, &c->diag) ? f : NULL;
+    return ir_verify(f, d) ? f : NULL;
 }
 
-bool comp_lower(Compilation *c, IrFunc *f)
+bool comp_lower(Diag *d, IrFunc *f)
 {
     pass_pipeline(f);
     if (f->arena->oom) {
-        diag_plain(&c->diag, DIAG_ERROR, "out of memory while pipelining '%s'", f->name);
+        diag_plain(d, DIAG_ERROR, "out of memory while pipelining '%s'", f->name);
         return false;
     }
-    return ir_verify(f, &c->diag);
+    return ir_verify(f, d);
 }
 
-bool comp_codegen(Compilation *c, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx)
+bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx)
 {
-    return comp_lower(c, f) && cg_compile(f, o, &c->diag, llvm, ptx) && c->diag.errors == 0;
+    int errors = d->errors;
+    return comp_lower(d, f) && cg_compile(f, o, d, llvm, ptx) && d->errors == errors;
 }
 
 /* ---- choosing kernels ------------------------------------------------------ */
@@ -175,16 +176,16 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
     Arena ir_arena;
     arena_init(&ir_arena);
     bool ok = false;
-    IrFunc *f = comp_specialize(c, &req, &ir_arena);
+    IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena);
     if (f && o->emit == TK_EMIT_IR) {
-        ok = comp_lower(c, f); /* the IR as code generation sees it */
+        ok = comp_lower(&c->diag, f); /* the IR as code generation sees it */
         if (ok)
             ir_print(out, f);
     } else if (f) {
         CgOptions cg = {o->arch ? o->arch : "sm_80", o->opt_level >= 0 ? o->opt_level : 3, NULL};
         StrBuf ptx;
         sb_init(&ptx);
-        ok = comp_codegen(c, f, &cg, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
+        ok = comp_codegen(&c->diag, f, &cg, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
         if (ok && o->emit == TK_EMIT_PTX)
             sb_write(out, ptx.data ? ptx.data : "", ptx.len);
         sb_free(&ptx);

@@ -214,8 +214,10 @@ struct tk_context {
 
 struct tk_module {
     tk_context *ctx;
-    pthread_mutex_t lock; /* the Compilation is not thread-safe */
-    Compilation comp;
+    pthread_mutex_t lock;  /* kernels, comp's arena and diag, the builds in flight */
+    pthread_cond_t built;  /* signalled when a build in flight ends */
+    struct RtBuilding *building; /* builds in flight (rt_module.c) */
+    Compilation comp;      /* parsed once; builds only read it */
     uint64_t source_hash[2];
     const char **names;
     int nnames;
@@ -286,7 +288,7 @@ typedef struct RtJitText {
     void *buf;
 } RtJitText;
 /* Finds the PTX of one variant for `arch` on disk, or compiles it (and,
- * when store is set, writes it to disk). Caller holds the module lock. */
+ * when store is set, writes it to disk). Thread-safe. */
 tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bool store,
                       RtJitText *out);
 void rt_jit_text_free(RtJitText *t);
@@ -295,9 +297,12 @@ void rt_arg_spec(const tk_arg *a, ArgSpec *out);
 /* Checks launch arguments against the kernel and builds the key (rt_launch.c). */
 tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                          const tk_launch_options *opts, RtLaunchArgs *la);
-/* Compiles (or reads from disk and loads) one variant. Caller holds the
- * module lock. Defined in rt_jit.c. */
+/* Compiles (or reads from disk and loads) one variant. Thread-safe: builds
+ * of one module run in parallel (each with its own arena and Diag). Defined
+ * in rt_jit.c. */
 tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
+/* Tests: called by each build before it starts, outside every lock. */
+extern void (*rt_build_hook)(tk_kernel *k);
 void rt_variant_free(void *v);
 /* tk_launch without the autotuner (rt_launch.c). */
 tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,

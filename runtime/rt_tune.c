@@ -495,8 +495,9 @@ typedef struct CompileJob {
     char message[512];
 } CompileJob;
 
-/* Compiles (or finds) one config's variant; the compile serialises on the
- * module lock, the rest (disk reads, driver loads) runs beside the others. */
+/* Compiles (or finds) one config's variant. Builds of different keys run
+ * outside the module lock (rt_variant_get), so the configs compile in
+ * parallel, each with its own arena, Diag and LLVM context. */
 static void *compile_job(void *p)
 {
     CompileJob *j = p;
