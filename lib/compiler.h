@@ -90,6 +90,12 @@ typedef struct KernelSig {
     bool configs_from_host; /* host Python builds the configs: tk cannot read them */
     const char **tune_keys;
     int ntune_keys;
+    /* reset_to_zero=[...] and restore_value=[...]: buffers zeroed before each
+     * timed run, and buffers put back as they were after each */
+    const char **reset_to_zero;
+    int nreset_to_zero;
+    const char **restore_value;
+    int nrestore_value;
     /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
      * the launch arguments with sema_eval_heuristic */
     const char **heuristic_names;

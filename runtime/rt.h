@@ -59,6 +59,8 @@ void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf,
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
       "cuOccupancyMaxActiveBlocksPerMultiprocessor")                           \
     X(cuMemsetD8Async, "cuMemsetD8Async")                                      \
+    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                               \
+    X(cuMemGetAddressRange, "cuMemGetAddressRange_v2")                         \
     X(cuEventCreate, "cuEventCreate")                                          \
     X(cuEventDestroy, "cuEventDestroy_v2")                                     \
     X(cuEventRecord, "cuEventRecord")                                          \
@@ -254,6 +256,13 @@ struct tk_kernel {
 
 /* Makes ctx's CUDA context current on this thread (GPU mode). */
 tk_status rt_ctx_enter(tk_context *ctx);
+/* The bytes from p to the end of the buffer (tk_alloc's, or the driver's
+ * allocation) that holds it. */
+tk_status rt_buffer_extent(tk_context *ctx, const void *p, size_t *bytes);
+/* Zeroes or copies device memory in stream order (at once when interpreting). */
+tk_status rt_zero_async(tk_context *ctx, void *p, size_t bytes, tk_stream stream);
+tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t bytes,
+                        tk_stream stream);
 /* Copies the live interpreter buffers (under the lock). */
 InterpBuffer *rt_ctx_snapshot(tk_context *ctx, int *n);
 /* Looks up or compiles the variant for one launch; fills the packed
@@ -318,8 +327,47 @@ void rt_tune_free(tk_kernel *k);
 bool rt_tune_applies(const tk_kernel *k, const tk_arg *args, int nargs);
 tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
                          const tk_arg *args, int nargs, const tk_launch_options *opts);
-/* Tests: when set, times config `index` (ms; negative: it failed) instead of
- * tk_bench, on the interpreter too, so the cache can be tested without a GPU. */
+/* Tests: when set, each config runs twice (with its resets) and this gives
+ * its time (ms; negative: it failed) instead of tk_bench, on the interpreter
+ * too, so the tuner and its cache can be tested without a GPU. */
 extern double (*rt_tune_time_hook)(tk_kernel *k, int index);
+
+/* ---- reset_to_zero and restore_value (rt_tune_reset.c) ------------------------------- */
+
+typedef struct RtTuneReset {
+    char **zero;     /* reset_to_zero: parameter names */
+    int nzero;
+    char **restore;  /* restore_value */
+    int nrestore;
+    size_t (*bytes)(const char *name, const tk_arg *args, int nargs, void *user);
+    void *user;
+} RtTuneReset;
+
+typedef struct RtTuneBuf {
+    const char *name;
+    void *ptr;
+    size_t bytes;
+    void *saved;  /* restore_value: a copy made before tuning */
+    bool zero;    /* reset_to_zero */
+} RtTuneBuf;
+
+typedef struct RtTuneBufs {
+    tk_context *ctx;
+    tk_stream stream;
+    RtTuneBuf *b;
+    int n;
+} RtTuneBufs;
+
+/* Finds the named buffers among a launch's arguments (la from
+ * rt_launch_args), measures them and copies the restore_value ones. */
+tk_status rt_tune_bufs_begin(tk_kernel *k, const RtTuneReset *r, const RtLaunchArgs *la,
+                             const tk_arg *args, int nargs, tk_stream stream, RtTuneBufs *out);
+/* Before each timed run: zero the reset_to_zero buffers. */
+tk_status rt_tune_bufs_before(RtTuneBufs *b);
+/* After each timed run (failed or not): put the restore_value buffers back. */
+tk_status rt_tune_bufs_after(RtTuneBufs *b);
+/* After tuning: zero again when zero_again (for the launch that follows)
+ * and free the copies. */
+tk_status rt_tune_bufs_end(RtTuneBufs *b, bool zero_again);
 
 #endif

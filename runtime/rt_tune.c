@@ -35,6 +35,7 @@ typedef struct RtTune {
     tk_prune_fn prune;
     void *prune_user;
     double warmup_ms, rep_ms;
+    RtTuneReset reset;    /* reset_to_zero and restore_value, names owned */
     uint64_t configs_hash;
     int noted;            /* the interpreter's note was printed */
     _Atomic int launched; /* a tuned launch happened: settings are fixed */
@@ -100,6 +101,8 @@ void rt_tune_free(tk_kernel *k)
         return;
     free_configs(t->configs, t->nconfigs);
     free_key(t->key, t->nkey);
+    free_key(t->reset.zero, t->reset.nzero);
+    free_key(t->reset.restore, t->reset.nrestore);
     rt_table_free(&t->table, free_entry);
     pthread_mutex_destroy(&t->lock);
     tk_xfree(t);
@@ -209,6 +212,14 @@ static tk_status tune_make(tk_kernel *k, RtTune **out)
     }
     if (s == TK_OK)
         t->nkey = k->sig.ntune_keys;
+    if (s == TK_OK)
+        s = copy_key(k->sig.reset_to_zero, k->sig.nreset_to_zero, &t->reset.zero);
+    if (s == TK_OK)
+        t->reset.nzero = k->sig.nreset_to_zero;
+    if (s == TK_OK)
+        s = copy_key(k->sig.restore_value, k->sig.nrestore_value, &t->reset.restore);
+    if (s == TK_OK)
+        t->reset.nrestore = k->sig.nrestore_value;
     t->configs_hash = hash_configs(t->configs, t->nconfigs);
     k->tune = t;
     if (s != TK_OK)
@@ -263,6 +274,8 @@ tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
     if (s == TK_OK) {
         t->prune = o->prune;
         t->prune_user = o->prune_user;
+        t->reset.bytes = o->buffer_bytes;
+        t->reset.user = o->buffer_user;
         if (o->warmup_ms > 0)
             t->warmup_ms = o->warmup_ms;
         if (o->rep_ms > 0)
@@ -335,6 +348,23 @@ static tk_status run_config(void *user)
 {
     ConfigLaunch *cl = user;
     return rt_launch_direct(cl->k, cl->grid, cl->args, cl->nargs, &cl->opts);
+}
+
+/* One timed run: reset_to_zero buffers zeroed before, restore_value
+ * buffers put back after (also when the run failed), as Triton's hooks. */
+typedef struct TimedRun {
+    ConfigLaunch *launch;
+    RtTuneBufs *bufs;
+} TimedRun;
+
+static tk_status run_timed(void *user)
+{
+    TimedRun *r = user;
+    tk_status s = rt_tune_bufs_before(r->bufs);
+    if (s == TK_OK)
+        s = run_config(r->launch);
+    tk_status after = rt_tune_bufs_after(r->bufs);
+    return s != TK_OK ? s : after;
 }
 
 /* "BM=128, BN=256, num_warps=8" */
@@ -522,22 +552,13 @@ static void tune_print(const char *fmt, ...)
     va_end(ap);
 }
 
-/* Compiles the kept configs in threads, then times each; the fastest wins.
- * A config that fails to compile or launch (too much shared memory, say) is
- * left out, as Triton does; if all fail, the first failure is returned. */
-static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, void *grid_user,
-                           tk_grid grid, const tk_arg *args, int nargs,
-                           const tk_launch_options *opts, const char *key_text,
-                           tk_tune_choice *out)
+/* Starts a thread per kept config to compile it and waits for them all. */
+static tk_status compile_configs(tk_kernel *k, const int *keep, tk_grid_fn grid_fn,
+                                 void *grid_user, tk_grid grid, const tk_arg *args, int nargs,
+                                 const tk_launch_options *opts, CompileJob *jobs)
 {
     RtTune *t = k->tune;
-    CompileJob *jobs = tk_xalloc(sizeof *jobs * (size_t)t->nconfigs);
-    if (!jobs)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
-    memset(jobs, 0, sizeof *jobs * (size_t)t->nconfigs);
-    tk_status s = TK_OK, first_fail = TK_OK;
-    char first_msg[512] = "";
-    double t0 = now_ms();
+    tk_status s = TK_OK;
     for (int i = 0; i < t->nconfigs && s == TK_OK; i++) {
         if (!keep[i])
             continue;
@@ -551,7 +572,63 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
     for (int i = 0; i < t->nconfigs; i++)
         if (jobs[i].started)
             pthread_join(jobs[i].thread, NULL);
+    return s;
+}
+
+/* The median time of one compiled config (ms), with tk_bench or the test
+ * hook; the config's own failure is in j->status and j->message. */
+static double time_config(tk_kernel *k, int i, CompileJob *j, RtTuneBufs *bufs)
+{
+    RtTune *t = k->tune;
+    TimedRun run = {&j->launch, bufs};
+    double ms = -1;
+    if (rt_tune_time_hook) {
+        for (int rep = 0; rep < 2 && j->status == TK_OK; rep++)
+            j->status = run_timed(&run);
+        if (j->status == TK_OK)
+            ms = rt_tune_time_hook(k, i);
+    } else {
+        tk_bench_options bo = {.warmup_ms = t->warmup_ms, .rep_ms = t->rep_ms,
+                               .stream = j->launch.opts.stream};
+        tk_bench_result r;
+        j->status = tk_bench(k->mod->ctx, run_timed, &run, &bo, &r);
+        if (j->status == TK_OK)
+            ms = r.median_ms;
+    }
+    if (j->status != TK_OK)
+        snprintf(j->message, sizeof j->message, "%s", tk_last_error());
+    return ms;
+}
+
+/* Compiles the kept configs in threads, then times each; the fastest wins.
+ * A config that fails to compile or launch (too much shared memory, say) is
+ * left out, as Triton does; if all fail, the first failure is returned. */
+static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, void *grid_user,
+                           tk_grid grid, const tk_arg *args, int nargs,
+                           const tk_launch_options *opts, const char *key_text,
+                           tk_tune_choice *out)
+{
+    RtTune *t = k->tune;
+    CompileJob *jobs = tk_xalloc(sizeof *jobs * (size_t)t->nconfigs);
+    if (!jobs)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    memset(jobs, 0, sizeof *jobs * (size_t)t->nconfigs);
+    tk_status first_fail = TK_OK;
+    char first_msg[512] = "";
+    double t0 = now_ms();
+    tk_status s = compile_configs(k, keep, grid_fn, grid_user, grid, args, nargs, opts, jobs);
     double t1 = now_ms();
+    int first = 0;
+    while (first < t->nconfigs && !keep[first])
+        first++;
+    RtLaunchArgs la;
+    RtTuneBufs bufs = {0};
+    if (s == TK_OK)
+        s = rt_launch_args(k, jobs[first].launch.args, jobs[first].launch.nargs,
+                           &jobs[first].launch.opts, &la);
+    if (s == TK_OK)
+        s = rt_tune_bufs_begin(k, &t->reset, &la, args, nargs, jobs[first].launch.opts.stream,
+                               &bufs);
     int best = -1;
     double best_ms = 0;
     for (int i = 0; i < t->nconfigs && s == TK_OK; i++) {
@@ -559,23 +636,11 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
             continue;
         char desc[512];
         describe(&t->configs[i], desc, sizeof desc);
-        double ms = -1;
+        double ms = jobs[i].status == TK_OK ? time_config(k, i, &jobs[i], &bufs) : -1;
         tk_status cs = jobs[i].status;
-        if (cs == TK_OK && rt_tune_time_hook)
-            ms = rt_tune_time_hook(k, i);
-        else if (cs == TK_OK) {
-            tk_bench_options bo = {.warmup_ms = t->warmup_ms, .rep_ms = t->rep_ms,
-                                   .stream = jobs[i].launch.opts.stream};
-            tk_bench_result r;
-            cs = tk_bench(k->mod->ctx, run_config, &jobs[i].launch, &bo, &r);
-            if (cs == TK_OK)
-                ms = r.median_ms;
-            else
-                snprintf(jobs[i].message, sizeof jobs[i].message, "%s", tk_last_error());
-            if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE) {
-                s = rt_error(cs, "%s", jobs[i].message); /* the context is lost */
-                break;
-            }
+        if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE) {
+            s = rt_error(cs, "%s", jobs[i].message); /* the context is lost */
+            break;
         }
         if (cs != TK_OK || ms < 0) {
             tune_print("%s: config %d {%s}: failed: %s", k->name, i, desc,
@@ -593,6 +658,13 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
         }
     }
     tk_xfree(jobs);
+    if (s != TK_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tk_last_error());
+        rt_tune_bufs_end(&bufs, false); /* the first error is the one to report */
+        return rt_error(s, "%s", msg);
+    }
+    s = rt_tune_bufs_end(&bufs, best >= 0);
     if (s != TK_OK)
         return s;
     if (best < 0)

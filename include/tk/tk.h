@@ -297,7 +297,12 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
  * source hash, key values, configs, device, tk version), so another process
  * does not tune again. A launch that names a constexpr some config sets runs
  * as given, untuned. On the interpreter the first config (after pruning) is
- * used without timing, and a note says so. Environment:
+ * used without timing, and a note says so. For in-place kernels, the
+ * decorator's reset_to_zero=[...] buffers are zeroed before each timed run
+ * and once more before the launch that follows tuning, and restore_value=[...]
+ * buffers are put back as they were after each timed run (as Triton does;
+ * the copies are queued on the launch's stream, inside the timed region).
+ * Environment:
  *   TK_PRINT_AUTOTUNING=1  print each config's time and the choice on stderr */
 
 typedef struct tk_config {
@@ -323,7 +328,13 @@ typedef struct tk_tune_options {
     tk_prune_fn prune;         /* NULL: time every config */
     void *prune_user;
     double warmup_ms, rep_ms;  /* per config; 0: 25 and 100, as Triton */
-    uint64_t reserved[4];      /* zero */
+    /* The bytes of a reset_to_zero or restore_value buffer at this launch;
+     * NULL: from the pointer to the end of the allocation holding it (right
+     * for buffers from tk_alloc or cuMemAlloc; give it for memory the host
+     * sub-allocates, or the tuner zeroes and restores past the buffer). */
+    size_t (*buffer_bytes)(const char *name, const tk_arg *args, int nargs, void *user);
+    void *buffer_user;
+    uint64_t reserved[2];      /* zero */
 } tk_tune_options;
 
 /* Sets or replaces the configs, key and pruning of a kernel (copied); call
