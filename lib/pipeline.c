@@ -3,6 +3,7 @@
  * Guarantees: nothing is lowered once a stage reported an error, and the
  * caller gets either the whole output or none of it plus the diagnostics. */
 #include "compiler.h"
+#include "aot/aot.h"
 
 #include <string.h>
 
@@ -132,8 +133,8 @@ static int entry_kernels(const Node *module, Arena *a, const char ***out)
 
 /* ---- tk_compile --------------------------------------------------------------- */
 
-static bool build_request(Compilation *c, const tk_compile_options *o, const char *kernel,
-                          SpecRequest *req)
+bool comp_request(Compilation *c, const tk_compile_options *o, const char *kernel,
+                  const char *signature, SpecRequest *req)
 {
     memset(req, 0, sizeof *req);
     req->kernel = kernel;
@@ -155,10 +156,10 @@ static bool build_request(Compilation *c, const tk_compile_options *o, const cha
     }
     req->defines = defs;
     req->ndefines = o->ndefines;
-    if (o->signature) {
+    if (signature) {
         ArgSpec *args;
         int nargs;
-        if (sema_parse_signature(o->signature, &c->arena, &c->diag, &args, &nargs)) {
+        if (sema_parse_signature(signature, &c->arena, &c->diag, &args, &nargs)) {
             req->args = args;
             req->nargs = nargs;
         }
@@ -166,12 +167,23 @@ static bool build_request(Compilation *c, const tk_compile_options *o, const cha
     return c->diag.errors == 0;
 }
 
+/* PTX to a cubin for --emit=cubin: an error when it cannot be assembled. */
+static bool assemble(Compilation *c, const char *ptx, size_t len, const char *arch,
+                     const char *kernel, StrBuf *out)
+{
+    char why[2048];
+    if (rt_assemble_ptx(ptx, len, arch, kernel, out, why, sizeof why))
+        return true;
+    diag_plain(&c->diag, DIAG_ERROR, "cannot assemble a cubin for %s: %s", arch, why);
+    return false;
+}
+
 /* Lowers one kernel to the requested text, appended to out. */
 static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char *kernel,
                          StrBuf *out)
 {
     SpecRequest req;
-    if (!build_request(c, o, kernel, &req))
+    if (!comp_request(c, o, kernel, o->signature, &req))
         return false;
     Arena ir_arena;
     arena_init(&ir_arena);
@@ -188,11 +200,15 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
         ok = comp_codegen(&c->diag, f, &cg, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
         if (ok && o->emit == TK_EMIT_PTX)
             sb_write(out, ptx.data ? ptx.data : "", ptx.len);
+        if (ok && o->emit == TK_EMIT_CUBIN)
+            ok = assemble(c, ptx.data ? ptx.data : "", ptx.len, cg.arch, kernel, out);
         sb_free(&ptx);
     }
     arena_free(&ir_arena);
     return ok;
 }
+
+/* ---- the whole module ------------------------------------------------------------------ */
 
 static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *out)
 {
@@ -223,6 +239,8 @@ static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *ou
         diag_plain(&c->diag, DIAG_ERROR, "--signature needs -k when the file has several kernels");
         return false;
     }
+    if (o->emit == TK_EMIT_HEADER)
+        return aot_lower(c, o, kernels[0], out);
     bool ok = true;
     for (int i = 0; i < n; i++)
         ok = lower_kernel(c, o, kernels[i], out) && ok;
@@ -238,11 +256,6 @@ static bool run_stages(Compilation *c, const tk_compile_options *o, StrBuf *out)
     if (o->emit == TK_EMIT_AST) {
         ast_print(out, c->module);
         return true;
-    }
-    if (o->emit == TK_EMIT_CUBIN || o->emit == TK_EMIT_HEADER) {
-        diag_plain(&c->diag, DIAG_ERROR, "--emit=%s is not available in this version",
-                   o->emit == TK_EMIT_CUBIN ? "cubin" : "header");
-        return false;
     }
     return lower_module(c, o, out);
 }

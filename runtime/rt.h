@@ -76,9 +76,12 @@ typedef struct RtDriver {
 
 extern RtDriver rt_cu;
 
-/* Loads libcuda.so.1 and calls cuInit once per process; TK_ERR_NO_DEVICE
- * (with the reason) when there is no driver or no GPU. */
+/* Loads libcuda.so.1 ($TK_LIBCUDA names another) and calls cuInit once per
+ * process; TK_ERR_NO_DEVICE (with the reason) when there is no driver or
+ * no GPU. */
 tk_status rt_driver_load(void);
+/* Why the driver cannot be used (one line, no advice), or NULL when it can. */
+const char *rt_driver_problem(void);
 /* Turns a failed CUresult into a status and message naming the call and
  * the kernel (may be NULL); faults become TK_ERR_KERNEL_FAULT. */
 tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);

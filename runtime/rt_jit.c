@@ -184,15 +184,6 @@ static const char *dump_dir(void)
     return dir;
 }
 
-/* A kernel whose shared memory does not fit statically says how much
- * dynamic shared memory it needs in a PTX comment. */
-static int ptx_dynamic_shared(const char *ptx)
-{
-    const char *tag = "// tk.dynamic_shared_bytes ";
-    const char *at = strstr(ptx, tag);
-    return at ? atoi(at + strlen(tag)) : 0;
-}
-
 /* ---- the text half --------------------------------------------------------------------- */
 
 static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta *m)
@@ -269,7 +260,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         t->buf = text;
         t->ptx = text;
         t->ptx_len = len + 1; /* the driver wants the NUL */
-        t->meta.dyn_shared = ptx_dynamic_shared(text);
+        t->meta.dyn_shared = cg_dynamic_shared_bytes(text);
         t->spec_ms = t1 - t0;
         t->llvm_ms = now_ms() - t1;
         rt_stats_add(&rt_stats.compiles);

@@ -5,6 +5,7 @@
  * LLVM context is disposed on every path. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -281,6 +282,13 @@ static void make_kernel(Cg *cg)
 /* Above this, shared memory is dynamic: sized at launch (the runtime reads
  * the "tk.dynamic_shared_bytes" line that cg_compile appends to the PTX). */
 #define CG_STATIC_SMEM_MAX (48 * 1024)
+
+int cg_dynamic_shared_bytes(const char *ptx)
+{
+    const char *tag = "// tk.dynamic_shared_bytes ";
+    const char *at = strstr(ptx, tag);
+    return at ? atoi(at + strlen(tag)) : 0;
+}
 
 /* The shared array gets its final size once every op has said what it needs. */
 static void finish_smem(Cg *cg)
