@@ -3,9 +3,12 @@
  * GPU (TK_LIBCUDA names this library). Two devices (cc 9.0 and 8.6), one
  * context each; streams name a context; launches and module loads are
  * recorded for the test to read through fake_log(). A grid of x = 7777
- * faults (illegal address); FAKE_CUDA_INIT=100 makes cuInit fail. */
+ * faults (illegal address); FAKE_CUDA_INIT=100 makes cuInit fail. Device
+ * memory is host memory, and with $FAKE_BLOCK set a kernel named
+ * vector_add runs on the CPU (that BLOCK), so examples/aot runs here whole. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,8 +140,10 @@ CUresult cuModuleLoadData(CUmodule *m, const void *image)
 
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
-    if (strcmp(name, log_.expect_kernel) != 0)
+    if (log_.expect_kernel && strcmp(name, log_.expect_kernel) != 0)
         return 500; /* CUDA_ERROR_NOT_FOUND */
+    int load = (int)(uintptr_t)m - 1;
+    snprintf(log_.loads[load].kernel, sizeof log_.loads[load].kernel, "%s", name);
     *f = (CUfunction)m; /* function k belongs to load k - 1 */
     return 0;
 }
@@ -157,6 +162,20 @@ CUresult cuFuncSetAttribute(CUfunction f, int attr, int value)
     return 0;
 }
 
+/* out = x + y for i < n in the programs of the grid, as the kernel does. */
+static void run_vector_add(unsigned gx, void **params)
+{
+    long block = atol(getenv("FAKE_BLOCK"));
+    float *x, *y, *out;
+    int32_t n;
+    memcpy(&x, params[0], sizeof x);
+    memcpy(&y, params[1], sizeof y);
+    memcpy(&out, params[2], sizeof out);
+    memcpy(&n, params[3], sizeof n);
+    for (long i = 0; i < n && i < (long)gx * block; i++)
+        out[i] = x[i] + y[i];
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,
                         void **extra)
@@ -165,6 +184,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     if (gx == 7777)
         return 700;
     int load = (int)(uintptr_t)f - 1;
+    if (strcmp(log_.loads[load].kernel, "vector_add") == 0 && getenv("FAKE_BLOCK"))
+        run_vector_add(gx, params);
     pthread_mutex_lock(&lock);
     int i = log_.nlaunches;
     if (i < FAKE_MAX) {
@@ -182,4 +203,90 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     }
     pthread_mutex_unlock(&lock);
     return i < FAKE_MAX ? 0 : 2;
+}
+
+/* ---- what a host program calls: devices, contexts, memory, streams ---- */
+
+CUresult cuDeviceGetCount(int *n)
+{
+    *n = FAKE_DEVICES;
+    return 0;
+}
+
+CUresult cuDeviceGet(int *dev, int ordinal)
+{
+    *dev = ordinal;
+    return ordinal >= 0 && ordinal < FAKE_DEVICES ? 0 : 101;
+}
+
+CUresult cuDeviceGetName(char *name, int len, int dev)
+{
+    snprintf(name, (size_t)len, "fake device %d", dev);
+    return 0;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, int dev)
+{
+    *c = (CUcontext)&contexts[dev];
+    return 0;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(int dev)
+{
+    (void)dev;
+    return 0;
+}
+
+CUresult cuCtxSetCurrent(CUcontext c)
+{
+    current = c;
+    return 0;
+}
+
+CUresult cuCtxSynchronize(void) { return current ? 0 : 201; }
+
+CUresult cuMemAlloc_v2(uint64_t *p, size_t bytes)
+{
+    void *m = malloc(bytes);
+    *p = (uint64_t)(uintptr_t)m;
+    return m ? 0 : 2;
+}
+
+CUresult cuMemFree_v2(uint64_t p)
+{
+    free((void *)(uintptr_t)p);
+    return 0;
+}
+
+CUresult cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)
+{
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    return 0;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)
+{
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    return 0;
+}
+
+CUresult cuMemsetD8_v2(uint64_t p, unsigned char v, size_t bytes)
+{
+    memset((void *)(uintptr_t)p, v, bytes);
+    return 0;
+}
+
+CUresult cuStreamCreate(CUstream *s, unsigned flags)
+{
+    (void)flags;
+    if (!current)
+        return 201;
+    *s = (CUstream)FAKE_STREAM(ctx_index(current));
+    return 0;
+}
+
+CUresult cuStreamDestroy_v2(CUstream s)
+{
+    (void)s;
+    return 0;
 }

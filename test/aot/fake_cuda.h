@@ -12,6 +12,7 @@ enum { FAKE_DEVICES = 2, FAKE_MAX = 4096, FAKE_PARAMS = 8 };
 typedef struct FakeLoad {
     const void *image; /* what cuModuleLoadData got */
     int context;       /* the device whose context was current */
+    char kernel[32];   /* the function found in it */
 } FakeLoad;
 
 typedef struct FakeLaunch {
