@@ -202,6 +202,9 @@ static int run_device(int ordinal, unsigned n)
     DRV(cu.cuMemcpyHtoD(b.dx, b.x, bytes));
     DRV(cu.cuMemcpyHtoD(b.dy, b.y, bytes));
     LAUNCH(vector_add_1024_load(NULL)); /* both specialisations, here, now */
+    printf("  runs from: %s (:16 launcher), %s (plain)\n",
+           tk_aot_image_in(&vector_add_1024_0d1d2d3d_spec, NULL),
+           tk_aot_image_in(&vector_add_1024_0123_spec, NULL));
     int bad = run_once(&b, n & ~15u, 0, "aligned, n % 16 == 0 (:16 launcher)");
     bad |= run_once(&b, n | 1u, 0, "odd n (plain launcher)");
     bad |= run_once(&b, n & ~15u, 1, "x misaligned by 4 bytes (plain launcher)");

@@ -256,6 +256,7 @@ typedef struct tk_aot_loaded {
     unsigned long long context_id;
     tk_aot_module module;
     tk_aot_function_t function;
+    const char *image; /* what was loaded: a cubin's arch, or "PTX" */
 } tk_aot_loaded;
 
 /* One specialisation: its code and its per-context state. */
@@ -284,14 +285,14 @@ static inline tk_status tk_aot_context_id(const tk_aot_spec *s, tk_aot_context c
 
 /* The cubin for the current device when there is one, else the PTX (which
  * the driver compiles for it). */
-static inline const void *tk_aot_pick_image(const tk_aot_spec *s, int major, int minor)
+static inline const tk_aot_image *tk_aot_pick_image(const tk_aot_spec *s, int major, int minor)
 {
     for (int i = 0; i < s->nimages; i++) {
         const tk_aot_image *im = &s->images[i];
         if (im->major == major && (im->exact ? im->minor == minor : im->minor <= minor))
-            return im->data;
+            return im;
     }
-    return s->ptx;
+    return NULL;
 }
 
 /* Loads the module in the current context (the caller holds s->lock). */
@@ -304,10 +305,13 @@ static inline tk_status tk_aot_load(const tk_aot_spec *s, tk_aot_loaded *slot)
                                   &major, TK_AOT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
     TK_AOT_CHECK(s->launcher, tk_aot_cu.cuDeviceGetAttribute(
                                   &minor, TK_AOT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
-    const void *image = tk_aot_pick_image(s, major, minor);
-    tk_aot_result r = tk_aot_cu.cuModuleLoadData(&slot->module, image);
-    if (r != TK_AOT_CUDA_SUCCESS && image != s->ptx) /* a cubin this driver cannot load */
+    const tk_aot_image *cubin = tk_aot_pick_image(s, major, minor);
+    tk_aot_result r = cubin ? tk_aot_cu.cuModuleLoadData(&slot->module, cubin->data) : 1;
+    slot->image = cubin ? cubin->arch : "PTX";
+    if (r != TK_AOT_CUDA_SUCCESS) { /* no cubin, or one this driver cannot load */
         r = tk_aot_cu.cuModuleLoadData(&slot->module, s->ptx);
+        slot->image = "PTX";
+    }
     if (r != TK_AOT_CUDA_SUCCESS)
         return tk_aot_fail(r, "cuModuleLoadData", s->launcher);
     const char *call = "cuModuleGetFunction";
@@ -361,6 +365,24 @@ static inline tk_status tk_aot_function(const tk_aot_spec *s, tk_aot_context ctx
         *fn = s->loaded[i].function;
     pthread_mutex_unlock(s->lock);
     return st;
+}
+
+/* What a specialisation runs from in the context of `stream` (the current
+ * one for NULL): a cubin's arch ("sm_90a"), "PTX" (compiled by the driver),
+ * or NULL where it is not loaded yet. */
+static inline const char *tk_aot_image_in(const tk_aot_spec *s, tk_stream stream)
+{
+    tk_aot_context ctx = NULL;
+    unsigned long long id = 0;
+    if (tk_aot_driver() != TK_OK ||
+        tk_aot_cu.cuStreamGetCtx((tk_aot_stream)stream, &ctx) != TK_AOT_CUDA_SUCCESS || !ctx ||
+        tk_aot_context_id(s, ctx, &id) != TK_OK)
+        return NULL;
+    int n = __atomic_load_n(s->nloaded, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (s->loaded[i].context_id == id)
+            return s->loaded[i].image;
+    return NULL;
 }
 
 /* Makes the context of `stream` (the current one for NULL) current for a

@@ -181,11 +181,16 @@ static void test_images(void)
     tk_aot_spec s = vector_add_aot_0123_spec;
     s.images = images;
     s.nimages = 2;
-    CHECK(tk_aot_pick_image(&s, 9, 0) == a90);
-    CHECK(tk_aot_pick_image(&s, 8, 6) == b80);
-    CHECK(tk_aot_pick_image(&s, 8, 0) == b80);
-    CHECK(tk_aot_pick_image(&s, 10, 0) == s.ptx);
-    CHECK(tk_aot_pick_image(&s, 7, 5) == s.ptx);
+    CHECK(tk_aot_pick_image(&s, 9, 0) == &images[0]);
+    CHECK(tk_aot_pick_image(&s, 8, 6) == &images[1]);
+    CHECK(tk_aot_pick_image(&s, 8, 0) == &images[1]);
+    CHECK(tk_aot_pick_image(&s, 10, 0) == NULL); /* the PTX */
+    CHECK(tk_aot_pick_image(&s, 7, 5) == NULL);
+    /* what was loaded where: the PTX here (no cubins), nothing in an unused context */
+    set_current(0);
+    CHECK(tk_aot_image_in(&vector_add_aot_0d1d2d3d_spec, NULL) != NULL &&
+          strcmp(tk_aot_image_in(&vector_add_aot_0d1d2d3d_spec, NULL), "PTX") == 0);
+    CHECK(tk_aot_image_in(&mixed_0d1234d5_spec, FAKE_STREAM(1)) == NULL);
 }
 
 /* In a child process (the driver loads once per process): how a launch
