@@ -320,9 +320,37 @@ void rt_variant_free(void *v);
 tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                            const tk_launch_options *opts);
 
-/* ---- the autotuner (rt_tune.c) ------------------------------------------------------ */
+/* ---- the autotuner (rt_tune.c, its settings in rt_tune_config.c) -------------------- */
 
-/* Makes the tuner of a kernel from its @triton.autotune configs (none: OK, no tuner). */
+/* reset_to_zero and restore_value: names, and the host's size callback. */
+typedef struct RtTuneReset {
+    char **zero;     /* reset_to_zero: parameter names */
+    int nzero;
+    char **restore;  /* restore_value */
+    int nrestore;
+    size_t (*bytes)(const char *name, const tk_arg *args, int nargs, void *user);
+    void *user;
+} RtTuneReset;
+
+/* A tuned kernel's settings and choices (k->tune). */
+typedef struct RtTune {
+    pthread_mutex_t lock; /* one tuning at a time per kernel */
+    tk_config *configs;   /* owned, with their defines and texts */
+    int nconfigs;
+    char **key;
+    int nkey;
+    tk_prune_fn prune;
+    void *prune_user;
+    double warmup_ms, rep_ms;
+    RtTuneReset reset;    /* reset_to_zero and restore_value, names owned */
+    uint64_t configs_hash;
+    int noted;            /* the interpreter's note was printed */
+    _Atomic int launched; /* a tuned launch happened: settings are fixed */
+    RtTable table;        /* key -> choice (rt_tune.c) */
+} RtTune;
+
+/* Makes the tuner of a kernel from its @triton.autotune configs (none: OK,
+ * no tuner); rt_tune_config.c. */
 tk_status rt_tune_init(tk_kernel *k);
 void rt_tune_free(tk_kernel *k);
 /* true when a launch goes through the tuner (the kernel has configs and the
@@ -336,15 +364,6 @@ tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_g
 extern double (*rt_tune_time_hook)(tk_kernel *k, int index);
 
 /* ---- reset_to_zero and restore_value (rt_tune_reset.c) ------------------------------- */
-
-typedef struct RtTuneReset {
-    char **zero;     /* reset_to_zero: parameter names */
-    int nzero;
-    char **restore;  /* restore_value */
-    int nrestore;
-    size_t (*bytes)(const char *name, const tk_arg *args, int nargs, void *user);
-    void *user;
-} RtTuneReset;
 
 typedef struct RtTuneBuf {
     const char *name;
