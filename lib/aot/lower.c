@@ -78,7 +78,12 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
     char *ptx = spec_ptx(c, o, &req, arch, &ir_arena, &f);
     AotParam *params = f ? arena_alloc(&c->arena, sizeof *params * (size_t)(f->nparams + 1))
                          : NULL;
-    bool ok = ptx && params && f->nparams == req.nargs;
+    bool ok = ptx && params;
+    if (ok && f->nparams != req.nargs) {
+        diag_plain(&c->diag, DIAG_INTERNAL, "internal error: '%s' compiled with %d parameters "
+                   "for a signature of %d", kernel, f->nparams, req.nargs);
+        ok = false;
+    }
     for (int i = 0; ok && i < f->nparams; i++) {
         const ArgSpec *as = &req.args[i];
         params[i].name = arena_strdup(&c->arena, f->params[i].name);
@@ -97,8 +102,7 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
 }
 
 /* One header for one kernel: a specialisation per ';'-separated signature. */
-bool aot_lower(Compilation *c, const tk_compile_options *o, const char *kernel,
-                      StrBuf *out)
+bool aot_lower(Compilation *c, const tk_compile_options *o, const char *kernel, StrBuf *out)
 {
     if (!o->signature) {
         diag_plain(&c->diag, DIAG_ERROR, "--emit=header needs the runtime parameter types: one "

@@ -6,8 +6,9 @@
  * never exits or aborts. Thread-safe: the driver is loaded once (pthread_once), modules
  * are loaded under a lock, and launches read the loaded modules without taking it.
  * Needs only libc, libdl and pthreads: cc prog.c -ldl (add -pthread before glibc 2.34).
- * Compiles as C11 and as C++ with GCC or Clang. The include guard keeps one copy per
- * translation unit when several generated headers are included. Environment:
+ * Compiles as C11 and as C++ with GCC or Clang. Everything is static: each translation
+ * unit that includes a header keeps its own driver handle and modules, and the include
+ * guard keeps one copy of this part when it includes several headers. Environment:
  *   TK_LIBCUDA=path   the driver library to load (default libcuda.so.1) */
 #ifndef TK_AOT_RUNTIME_H
 #define TK_AOT_RUNTIME_H

@@ -197,7 +197,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
         l->block = bx;
         l->shared = shared;
         l->stream = (uintptr_t)s;
-        for (int p = 0; p < FAKE_PARAMS && params && params[p] && p < log_.nparams; p++)
+        for (int p = 0; p < log_.nparams && p < FAKE_PARAMS && params && params[p]; p++)
             memcpy(&l->param[p], params[p], (size_t)log_.param_bytes[p]);
         log_.nlaunches++;
     }
