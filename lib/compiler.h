@@ -6,6 +6,8 @@
  *        -> passes: fold, dce, ...                      (passes/passes.h)
  *        -> codegen: LLVM IR                            (codegen/cg.h)
  *        -> target: NVPTX -> PTX                        (target/target.h)
+ *        -> cubin: the driver's linker or ptxas          (runtime/rt_cubin.c)
+ *        -> or a C header with launchers (AOT)          (aot/aot.h)
  *        -> or the interpreter runs the IR on the CPU   (interp/interp.h)
  * Every stage allocates from the compilation's arena (support/base.h). */
 #ifndef TK_COMPILER_H
@@ -91,6 +93,12 @@ typedef struct KernelSig {
     bool configs_from_host; /* host Python builds the configs: tk cannot read them */
     const char **tune_keys;
     int ntune_keys;
+    /* reset_to_zero=[...] and restore_value=[...]: buffers zeroed before each
+     * timed run, and buffers put back as they were after each */
+    const char **reset_to_zero;
+    int nreset_to_zero;
+    const char **restore_value;
+    int nrestore_value;
     /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
      * the launch arguments with sema_eval_heuristic */
     const char **heuristic_names;
@@ -130,6 +138,18 @@ typedef struct CgOptions {
  * LLVM failure, missing libdevice) go to d. */
 bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out,
                 StrBuf *ptx_out);
+/* The dynamic shared memory a kernel's PTX says it needs at launch (the
+ * "tk.dynamic_shared_bytes" line cg_compile appends; 0 without one). */
+int cg_dynamic_shared_bytes(const char *ptx);
+
+/* ---- PTX -> cubin, ahead of time (runtime/rt_cubin.c) --------------------- */
+
+/* Assembles NUL-terminated PTX of `len` bytes for `arch` ("sm_90a"),
+ * appending the cubin to out: through the CUDA driver's linker when a
+ * driver and GPU are there, else `ptxas` from PATH. false with a one-line
+ * reason in why (what was tried, why each failed) when neither can. */
+bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
+                     StrBuf *out, char *why, size_t cap);
 
 /* ---- the reference interpreter (lib/interp/) ------------------------------ */
 
@@ -180,16 +200,25 @@ typedef struct Compilation {
 } Compilation;
 
 bool comp_init(Compilation *c, const char *name, const char *text, size_t len);
+/* The specialisation request of one kernel from tk_compile's options, with
+ * `signature` (NULL: types from annotations); false after reporting to
+ * c->diag. */
+struct tk_compile_options;
+bool comp_request(Compilation *c, const struct tk_compile_options *o, const char *kernel,
+                  const char *signature, SpecRequest *req);
 void comp_free(Compilation *c);
 bool comp_parse(Compilation *c);
+/* The build of one kernel reads the parsed module and never writes it; it
+ * allocates in its own arena and reports to the Diag it is given (not
+ * c->diag), so several builds of one module may run in parallel threads. */
 /* Specialises one kernel into IR allocated in ir_arena, then verifies and
- * runs the IR passes. NULL after reporting errors to c->diag. */
-IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena);
+ * runs the IR passes. NULL after reporting errors to d. */
+IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena);
 /* The IR passes only GPU code runs (software pipelining); what the
  * interpreter runs stops before them. */
-bool comp_lower(Compilation *c, IrFunc *f);
+bool comp_lower(Diag *d, IrFunc *f);
 /* Lowers (comp_lower) and turns the IR into LLVM IR text (llvm may be NULL)
  * and PTX text. */
-bool comp_codegen(Compilation *c, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx);
+bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx);
 
 #endif

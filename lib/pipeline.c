@@ -3,6 +3,7 @@
  * Guarantees: nothing is lowered once a stage reported an error, and the
  * caller gets either the whole output or none of it plus the diagnostics. */
 #include "compiler.h"
+#include "aot/aot.h"
 
 #include <string.h>
 
@@ -48,40 +49,41 @@ bool comp_parse(Compilation *c)
     return c->module && c->diag.errors == 0;
 }
 
-IrFunc *comp_specialize(Compilation *c, const SpecRequest *req, Arena *ir_arena)
+IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena)
 {
-    IrFunc *f = sema_specialize(c->module, &c->src, req, ir_arena, &c->diag);
-    if (!f || c->diag.errors)
+    int errors = d->errors;
+    IrFunc *f = sema_specialize(c->module, &c->src, req, ir_arena, d);
+    if (!f || d->errors > errors)
         return NULL;
-    if (!ir_verify(f, &c->diag))
+    if (!ir_verify(f, d))
         return NULL;
     pass_fold(f);
     pass_dce(f);
     if (!ir_arena->oom && !pass_layout(f) && !ir_arena->oom) {
-        diag_plain(&c->diag, DIAG_ERROR, "internal error: no layout for a value of '%s'",
-                   req->kernel);
+        diag_plain(d, DIAG_ERROR, "internal error: no layout for a value of '%s'", req->kernel);
         return NULL;
     }
     if (ir_arena->oom) {
-        diag_plain(&c->diag, DIAG_ERROR, "out of memory while specialising '%s'", req->kernel);
+        diag_plain(d, DIAG_ERROR, "out of memory while specialising '%s'", req->kernel);
         return NULL;
     }
-    return ir_verify(f, &c->diag) ? f : NULL;
+    return ir_verify(f, d) ? f : NULL;
 }
 
-bool comp_lower(Compilation *c, IrFunc *f)
+bool comp_lower(Diag *d, IrFunc *f)
 {
     pass_pipeline(f);
     if (f->arena->oom) {
-        diag_plain(&c->diag, DIAG_ERROR, "out of memory while pipelining '%s'", f->name);
+        diag_plain(d, DIAG_ERROR, "out of memory while pipelining '%s'", f->name);
         return false;
     }
-    return ir_verify(f, &c->diag);
+    return ir_verify(f, d);
 }
 
-bool comp_codegen(Compilation *c, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx)
+bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx)
 {
-    return comp_lower(c, f) && cg_compile(f, o, &c->diag, llvm, ptx) && c->diag.errors == 0;
+    int errors = d->errors;
+    return comp_lower(d, f) && cg_compile(f, o, d, llvm, ptx) && d->errors == errors;
 }
 
 /* ---- choosing kernels ------------------------------------------------------ */
@@ -131,8 +133,8 @@ static int entry_kernels(const Node *module, Arena *a, const char ***out)
 
 /* ---- tk_compile --------------------------------------------------------------- */
 
-static bool build_request(Compilation *c, const tk_compile_options *o, const char *kernel,
-                          SpecRequest *req)
+bool comp_request(Compilation *c, const tk_compile_options *o, const char *kernel,
+                  const char *signature, SpecRequest *req)
 {
     memset(req, 0, sizeof *req);
     req->kernel = kernel;
@@ -155,10 +157,10 @@ static bool build_request(Compilation *c, const tk_compile_options *o, const cha
     }
     req->defines = defs;
     req->ndefines = o->ndefines;
-    if (o->signature) {
+    if (signature) {
         ArgSpec *args;
         int nargs;
-        if (sema_parse_signature(o->signature, &c->arena, &c->diag, &args, &nargs)) {
+        if (sema_parse_signature(signature, &c->arena, &c->diag, &args, &nargs)) {
             req->args = args;
             req->nargs = nargs;
         }
@@ -166,33 +168,48 @@ static bool build_request(Compilation *c, const tk_compile_options *o, const cha
     return c->diag.errors == 0;
 }
 
+/* PTX to a cubin for --emit=cubin: an error when it cannot be assembled. */
+static bool assemble(Compilation *c, const char *ptx, size_t len, const char *arch,
+                     const char *kernel, StrBuf *out)
+{
+    char why[2048];
+    if (rt_assemble_ptx(ptx, len, arch, kernel, out, why, sizeof why))
+        return true;
+    diag_plain(&c->diag, DIAG_ERROR, "cannot assemble a cubin for %s: %s", arch, why);
+    return false;
+}
+
 /* Lowers one kernel to the requested text, appended to out. */
 static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char *kernel,
                          StrBuf *out)
 {
     SpecRequest req;
-    if (!build_request(c, o, kernel, &req))
+    if (!comp_request(c, o, kernel, o->signature, &req))
         return false;
     Arena ir_arena;
     arena_init(&ir_arena);
     bool ok = false;
-    IrFunc *f = comp_specialize(c, &req, &ir_arena);
+    IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena);
     if (f && o->emit == TK_EMIT_IR) {
-        ok = comp_lower(c, f); /* the IR as code generation sees it */
+        ok = comp_lower(&c->diag, f); /* the IR as code generation sees it */
         if (ok)
             ir_print(out, f);
     } else if (f) {
         CgOptions cg = {o->arch ? o->arch : "sm_80", o->opt_level >= 0 ? o->opt_level : 3, NULL};
         StrBuf ptx;
         sb_init(&ptx);
-        ok = comp_codegen(c, f, &cg, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
+        ok = comp_codegen(&c->diag, f, &cg, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
         if (ok && o->emit == TK_EMIT_PTX)
             sb_write(out, ptx.data ? ptx.data : "", ptx.len);
+        if (ok && o->emit == TK_EMIT_CUBIN)
+            ok = assemble(c, ptx.data ? ptx.data : "", ptx.len, cg.arch, kernel, out);
         sb_free(&ptx);
     }
     arena_free(&ir_arena);
     return ok;
 }
+
+/* ---- the whole module ------------------------------------------------------------------ */
 
 static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *out)
 {
@@ -223,6 +240,8 @@ static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *ou
         diag_plain(&c->diag, DIAG_ERROR, "--signature needs -k when the file has several kernels");
         return false;
     }
+    if (o->emit == TK_EMIT_HEADER)
+        return aot_lower(c, o, kernels[0], out);
     bool ok = true;
     for (int i = 0; i < n; i++)
         ok = lower_kernel(c, o, kernels[i], out) && ok;
@@ -238,11 +257,6 @@ static bool run_stages(Compilation *c, const tk_compile_options *o, StrBuf *out)
     if (o->emit == TK_EMIT_AST) {
         ast_print(out, c->module);
         return true;
-    }
-    if (o->emit == TK_EMIT_CUBIN || o->emit == TK_EMIT_HEADER) {
-        diag_plain(&c->diag, DIAG_ERROR, "--emit=%s is not available in this version",
-                   o->emit == TK_EMIT_CUBIN ? "cubin" : "header");
-        return false;
     }
     return lower_module(c, o, out);
 }

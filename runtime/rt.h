@@ -59,6 +59,8 @@ void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf,
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
       "cuOccupancyMaxActiveBlocksPerMultiprocessor")                           \
     X(cuMemsetD8Async, "cuMemsetD8Async")                                      \
+    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                               \
+    X(cuMemGetAddressRange, "cuMemGetAddressRange_v2")                         \
     X(cuEventCreate, "cuEventCreate")                                          \
     X(cuEventDestroy, "cuEventDestroy_v2")                                     \
     X(cuEventRecord, "cuEventRecord")                                          \
@@ -74,9 +76,12 @@ typedef struct RtDriver {
 
 extern RtDriver rt_cu;
 
-/* Loads libcuda.so.1 and calls cuInit once per process; TK_ERR_NO_DEVICE
- * (with the reason) when there is no driver or no GPU. */
+/* Loads libcuda.so.1 ($TK_LIBCUDA names another) and calls cuInit once per
+ * process; TK_ERR_NO_DEVICE (with the reason) when there is no driver or
+ * no GPU. */
 tk_status rt_driver_load(void);
+/* Why the driver cannot be used (one line, no advice), or NULL when it can. */
+const char *rt_driver_problem(void);
 /* Turns a failed CUresult into a status and message naming the call and
  * the kernel (may be NULL); faults become TK_ERR_KERNEL_FAULT. */
 tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
@@ -214,8 +219,10 @@ struct tk_context {
 
 struct tk_module {
     tk_context *ctx;
-    pthread_mutex_t lock; /* the Compilation is not thread-safe */
-    Compilation comp;
+    pthread_mutex_t lock;  /* kernels, comp's arena and diag, the builds in flight */
+    pthread_cond_t built;  /* signalled when a build in flight ends */
+    struct RtBuilding *building; /* builds in flight (rt_module.c) */
+    Compilation comp;      /* parsed once; builds only read it */
     uint64_t source_hash[2];
     const char **names;
     int nnames;
@@ -252,6 +259,13 @@ struct tk_kernel {
 
 /* Makes ctx's CUDA context current on this thread (GPU mode). */
 tk_status rt_ctx_enter(tk_context *ctx);
+/* The bytes from p to the end of the buffer (tk_alloc's, or the driver's
+ * allocation) that holds it. */
+tk_status rt_buffer_extent(tk_context *ctx, const void *p, size_t *bytes);
+/* Zeroes or copies device memory in stream order (at once when interpreting). */
+tk_status rt_zero_async(tk_context *ctx, void *p, size_t bytes, tk_stream stream);
+tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t bytes,
+                        tk_stream stream);
 /* Copies the live interpreter buffers (under the lock). */
 InterpBuffer *rt_ctx_snapshot(tk_context *ctx, int *n);
 /* Looks up or compiles the variant for one launch; fills the packed
@@ -286,7 +300,7 @@ typedef struct RtJitText {
     void *buf;
 } RtJitText;
 /* Finds the PTX of one variant for `arch` on disk, or compiles it (and,
- * when store is set, writes it to disk). Caller holds the module lock. */
+ * when store is set, writes it to disk). Thread-safe. */
 tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bool store,
                       RtJitText *out);
 void rt_jit_text_free(RtJitText *t);
@@ -295,17 +309,48 @@ void rt_arg_spec(const tk_arg *a, ArgSpec *out);
 /* Checks launch arguments against the kernel and builds the key (rt_launch.c). */
 tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                          const tk_launch_options *opts, RtLaunchArgs *la);
-/* Compiles (or reads from disk and loads) one variant. Caller holds the
- * module lock. Defined in rt_jit.c. */
+/* Compiles (or reads from disk and loads) one variant. Thread-safe: builds
+ * of one module run in parallel (each with its own arena and Diag). Defined
+ * in rt_jit.c. */
 tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
+/* Tests: called by each build before it starts, outside every lock. */
+extern void (*rt_build_hook)(tk_kernel *k);
 void rt_variant_free(void *v);
 /* tk_launch without the autotuner (rt_launch.c). */
 tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                            const tk_launch_options *opts);
 
-/* ---- the autotuner (rt_tune.c) ------------------------------------------------------ */
+/* ---- the autotuner (rt_tune.c, its settings in rt_tune_config.c) -------------------- */
 
-/* Makes the tuner of a kernel from its @triton.autotune configs (none: OK, no tuner). */
+/* reset_to_zero and restore_value: names, and the host's size callback. */
+typedef struct RtTuneReset {
+    char **zero;     /* reset_to_zero: parameter names */
+    int nzero;
+    char **restore;  /* restore_value */
+    int nrestore;
+    size_t (*bytes)(const char *name, const tk_arg *args, int nargs, void *user);
+    void *user;
+} RtTuneReset;
+
+/* A tuned kernel's settings and choices (k->tune). */
+typedef struct RtTune {
+    pthread_mutex_t lock; /* one tuning at a time per kernel */
+    tk_config *configs;   /* owned, with their defines and texts */
+    int nconfigs;
+    char **key;
+    int nkey;
+    tk_prune_fn prune;
+    void *prune_user;
+    double warmup_ms, rep_ms;
+    RtTuneReset reset;    /* reset_to_zero and restore_value, names owned */
+    uint64_t configs_hash;
+    int noted;            /* the interpreter's note was printed */
+    _Atomic int launched; /* a tuned launch happened: settings are fixed */
+    RtTable table;        /* key -> choice (rt_tune.c) */
+} RtTune;
+
+/* Makes the tuner of a kernel from its @triton.autotune configs (none: OK,
+ * no tuner); rt_tune_config.c. */
 tk_status rt_tune_init(tk_kernel *k);
 void rt_tune_free(tk_kernel *k);
 /* true when a launch goes through the tuner (the kernel has configs and the
@@ -313,8 +358,38 @@ void rt_tune_free(tk_kernel *k);
 bool rt_tune_applies(const tk_kernel *k, const tk_arg *args, int nargs);
 tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
                          const tk_arg *args, int nargs, const tk_launch_options *opts);
-/* Tests: when set, times config `index` (ms; negative: it failed) instead of
- * tk_bench, on the interpreter too, so the cache can be tested without a GPU. */
+/* Tests: when set, each config runs twice (with its resets) and this gives
+ * its time (ms; negative: it failed) instead of tk_bench, on the interpreter
+ * too, so the tuner and its cache can be tested without a GPU. */
 extern double (*rt_tune_time_hook)(tk_kernel *k, int index);
+
+/* ---- reset_to_zero and restore_value (rt_tune_reset.c) ------------------------------- */
+
+typedef struct RtTuneBuf {
+    const char *name;
+    void *ptr;
+    size_t bytes;
+    void *saved;  /* restore_value: a copy made before tuning */
+    bool zero;    /* reset_to_zero */
+} RtTuneBuf;
+
+typedef struct RtTuneBufs {
+    tk_context *ctx;
+    tk_stream stream;
+    RtTuneBuf *b;
+    int n;
+} RtTuneBufs;
+
+/* Finds the named buffers among a launch's arguments (la from
+ * rt_launch_args), measures them and copies the restore_value ones. */
+tk_status rt_tune_bufs_begin(tk_kernel *k, const RtTuneReset *r, const RtLaunchArgs *la,
+                             const tk_arg *args, int nargs, tk_stream stream, RtTuneBufs *out);
+/* Before each timed run: zero the reset_to_zero buffers. */
+tk_status rt_tune_bufs_before(RtTuneBufs *b);
+/* After each timed run (failed or not): put the restore_value buffers back. */
+tk_status rt_tune_bufs_after(RtTuneBufs *b);
+/* After tuning: zero again when zero_again (for the launch that follows)
+ * and free the copies. */
+tk_status rt_tune_bufs_end(RtTuneBufs *b, bool zero_again);
 
 #endif

@@ -326,6 +326,58 @@ tk_status tk_memset(tk_context *ctx, void *dptr, int byte, size_t bytes)
     return TK_OK;
 }
 
+/* ---- stream-ordered helpers for the autotuner ------------------------------------------ */
+
+tk_status rt_buffer_extent(tk_context *ctx, const void *p, size_t *bytes)
+{
+    *bytes = 0;
+    if (ctx->interpret) {
+        pthread_mutex_lock(&ctx->lock);
+        int i = find_buf(ctx, p, 0);
+        if (i >= 0)
+            *bytes = (size_t)(ctx->bufs[i].base + ctx->bufs[i].bytes - (const unsigned char *)p);
+        pthread_mutex_unlock(&ctx->lock);
+        return i >= 0 ? TK_OK
+                      : rt_error(TK_ERR_INVALID, "%p is not inside a buffer from tk_alloc", p);
+    }
+    tk_status s = rt_ctx_enter(ctx);
+    if (s != TK_OK)
+        return s;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    RT_CU(NULL, cuMemGetAddressRange, &base, &size, (CUdeviceptr)(uintptr_t)p);
+    *bytes = (size_t)(base + size - (CUdeviceptr)(uintptr_t)p);
+    return TK_OK;
+}
+
+tk_status rt_zero_async(tk_context *ctx, void *p, size_t bytes, tk_stream stream)
+{
+    if (ctx->interpret) {
+        memset(p, 0, bytes); /* the interpreter runs launches synchronously */
+        return TK_OK;
+    }
+    tk_status s = rt_ctx_enter(ctx);
+    if (s != TK_OK)
+        return s;
+    RT_CU(NULL, cuMemsetD8Async, (CUdeviceptr)(uintptr_t)p, 0, bytes, (CUstream)stream);
+    return TK_OK;
+}
+
+tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t bytes,
+                        tk_stream stream)
+{
+    if (ctx->interpret) {
+        memcpy(dst, src, bytes);
+        return TK_OK;
+    }
+    tk_status s = rt_ctx_enter(ctx);
+    if (s != TK_OK)
+        return s;
+    RT_CU(NULL, cuMemcpyDtoDAsync, (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src,
+          bytes, (CUstream)stream);
+    return TK_OK;
+}
+
 tk_status tk_synchronize(tk_context *ctx)
 {
     if (!ctx)

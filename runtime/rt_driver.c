@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rt.h"
@@ -70,18 +71,21 @@ RtDriver rt_cu;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static tk_status load_status;
-static char load_message[512];
+static char load_message[512]; /* why the driver cannot be used, without advice */
+static bool load_missing;      /* no library at all: advise the interpreter */
 
 static void driver_load_once(void)
 {
-    const char *lib = "libcuda.so.1";
+    const char *lib = getenv("TK_LIBCUDA");
+    if (!lib || !*lib)
+        lib = "libcuda.so.1";
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *why = dlerror();
-        snprintf(load_message, sizeof load_message,
-                 "no CUDA driver: cannot load %s (%s); set TK_INTERPRET=1 to run on the CPU "
-                 "interpreter", lib, why ? why : "not found");
+        snprintf(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)", lib,
+                 why ? why : "not found");
         load_status = TK_ERR_NO_DEVICE;
+        load_missing = true;
         return;
     }
 #define X(f, sym)                                                              \
@@ -113,8 +117,15 @@ tk_status rt_driver_load(void)
 {
     pthread_once(&load_once, driver_load_once);
     if (load_status != TK_OK)
-        return rt_error(load_status, "%s", load_message);
+        return rt_error(load_status, "%s%s", load_message,
+                        load_missing ? "; set TK_INTERPRET=1 to run on the CPU interpreter" : "");
     return TK_OK;
+}
+
+const char *rt_driver_problem(void)
+{
+    pthread_once(&load_once, driver_load_once);
+    return load_status == TK_OK ? NULL : load_message;
 }
 
 /* Errors after which the context is unusable: the kernel faulted. */

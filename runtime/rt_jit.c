@@ -1,9 +1,10 @@
 /* rt_jit.c: builds one variant of a kernel for one key: specialise with
  * the launch's constexprs and argument specs, lower to PTX (or find it on
  * disk), link to a cubin with the driver, load it. The text half needs no
- * GPU, so tests run it on machines without one. Assumes the caller holds
- * the module lock (the Compilation is shared). Guarantees: a failure leaves
- * nothing cached and reports the stage (compile, link, load) and kernel. */
+ * GPU, so tests run it on machines without one. Reads the module's parsed
+ * source and writes nothing shared (its own arena and Diag), so builds run
+ * in parallel threads. Guarantees: a failure leaves nothing cached and
+ * reports the stage (compile, link, load) and kernel. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,50 +99,33 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
     return TK_OK;
 }
 
-/* The module's Diag is shared by every launch: take what one stage added
- * as the error message, then rewind it. */
-typedef struct DiagMark { size_t len; int errors, warnings; } DiagMark;
-
-static DiagMark diag_mark(Compilation *c)
+/* Each build reports to a Diag of its own (builds of one module run in
+ * parallel threads); what it holds becomes the error message. */
+static tk_status diag_take(Diag *d, const char *kernel, const char *what)
 {
-    return (DiagMark){c->diag.text.len, c->diag.errors, c->diag.warnings};
-}
-
-static void diag_rewind(Compilation *c, DiagMark m)
-{
-    c->diag.text.len = m.len;
-    if (c->diag.text.data)
-        c->diag.text.data[m.len] = 0;
-    c->diag.errors = m.errors;
-    c->diag.warnings = m.warnings;
-}
-
-static tk_status diag_take(Compilation *c, DiagMark m, const char *kernel, const char *what)
-{
-    const char *text = c->diag.text.data && c->diag.text.len > m.len ? c->diag.text.data + m.len
-                                                                      : "(no diagnostics)\n";
-    tk_status s = rt_error(TK_ERR_COMPILE, "kernel '%s' %s:\n%s", kernel, what, text);
-    diag_rewind(c, m);
-    return s;
+    return rt_error(TK_ERR_COMPILE, "kernel '%s' %s:\n%s", kernel, what,
+                    d->text.data && d->text.len ? d->text.data : "(no diagnostics)\n");
 }
 
 static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *arch,
                             Arena *ir_arena, IrFunc **out)
 {
-    Compilation *c = &k->mod->comp;
+    const Compilation *c = &k->mod->comp;
     SpecRequest req;
     tk_status s = build_request(k, la, ir_arena, &req);
     if (s != TK_OK)
         return s;
     req.arch = arch;
-    DiagMark m = diag_mark(c);
-    *out = comp_specialize(c, &req, ir_arena);
+    Diag d;
+    diag_init(&d, &c->src);
+    *out = comp_specialize(c, &d, &req, ir_arena);
     if (!*out) {
-        s = diag_take(c, m, k->name, "cannot be specialised for this launch");
-        return ir_arena->oom ? TK_ERR_NO_MEMORY : s; /* the source may be fine */
+        s = diag_take(&d, k->name, "cannot be specialised for this launch");
+        if (ir_arena->oom)
+            s = TK_ERR_NO_MEMORY; /* the source may be fine */
     }
-    diag_rewind(c, m);
-    return TK_OK;
+    diag_free(&d);
+    return s;
 }
 
 /* Which launch argument feeds each parameter of the compiled kernel. */
@@ -202,15 +186,6 @@ static const char *dump_dir(void)
     return dir;
 }
 
-/* A kernel whose shared memory does not fit statically says how much
- * dynamic shared memory it needs in a PTX comment. */
-static int ptx_dynamic_shared(const char *ptx)
-{
-    const char *tag = "// tk.dynamic_shared_bytes ";
-    const char *at = strstr(ptx, tag);
-    return at ? atoi(at + strlen(tag)) : 0;
-}
-
 /* ---- the text half --------------------------------------------------------------------- */
 
 static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta *m)
@@ -268,13 +243,14 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     if (s == TK_OK) {
         if (dump)
             dump_ir(dump, k->name, t->digest, f);
-        Compilation *c = &k->mod->comp;
         CgOptions o = {arch, 3, NULL};
-        DiagMark m = diag_mark(c);
-        if (!comp_codegen(c, f, &o, dump ? &llvm : NULL, &ptx))
-            s = diag_take(c, m, k->name, "failed in code generation");
+        Diag d;
+        diag_init(&d, &k->mod->comp.src);
+        if (!comp_codegen(&d, f, &o, dump ? &llvm : NULL, &ptx))
+            s = diag_take(&d, k->name, "failed in code generation");
         else if (ptx.oom || !ptx.data)
             s = rt_error(TK_ERR_NO_MEMORY, "out of memory generating PTX for '%s'", k->name);
+        diag_free(&d);
     }
     if (s == TK_OK) {
         if (dump && llvm.data)
@@ -286,7 +262,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         t->buf = text;
         t->ptx = text;
         t->ptx_len = len + 1; /* the driver wants the NUL */
-        t->meta.dyn_shared = ptx_dynamic_shared(text);
+        t->meta.dyn_shared = cg_dynamic_shared_bytes(text);
         t->spec_ms = t1 - t0;
         t->llvm_ms = now_ms() - t1;
         rt_stats_add(&rt_stats.compiles);

@@ -1,8 +1,8 @@
 /* rt_module.c: modules (a source file parsed once) and kernels (one @jit
- * function of a module, with its parameter signature from sema). Assumes
- * the compiler's Compilation is not thread-safe, so each module guards it
- * with a mutex; kernels are made on first lookup and live as long as their
- * module. Guarantees: syntax errors come back as TK_ERR_COMPILE with every
+ * function of a module, with its parameter signature from sema). The parsed
+ * module is only read once made; what writes to the module (its arena,
+ * kernels made on first lookup, the list of builds in flight) holds its
+ * mutex, and builds run outside it. Kernels live as long as their module. Guarantees: syntax errors come back as TK_ERR_COMPILE with every
  * diagnostic, unknown kernels as TK_ERR_NOT_FOUND listing the known ones. */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
     memset(m, 0, sizeof *m);
     m->ctx = ctx;
     pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->built, NULL);
     if (!comp_init(&m->comp, name, text, len)) {
         tk_module_destroy(m);
         return rt_error(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
@@ -108,6 +109,7 @@ void tk_module_destroy(tk_module *m)
             tk_xfree(m->kernels[i]);
         }
     comp_free(&m->comp);
+    pthread_cond_destroy(&m->built);
     pthread_mutex_destroy(&m->lock);
     tk_xfree(m);
 }
@@ -175,8 +177,35 @@ tk_status tk_module_kernel(tk_module *m, const char *name, tk_kernel **k)
     return s;
 }
 
-/* Cache hits stop here; misses build under the module lock so one thread
- * compiles while others with the same key wait and then find it. */
+void (*rt_build_hook)(tk_kernel *k);
+
+/* A build in flight, on its builder's stack, listed in the module. */
+typedef struct RtBuilding {
+    const tk_kernel *k;
+    const RtKey *key;
+    struct RtBuilding *next;
+} RtBuilding;
+
+static bool building(const tk_module *m, const tk_kernel *k, const RtKey *key)
+{
+    for (const RtBuilding *b = m->building; b; b = b->next)
+        if (b->k == k && rt_key_eq(b->key, key))
+            return true;
+    return false;
+}
+
+static void unlist(tk_module *m, const RtBuilding *b)
+{
+    RtBuilding **at = &m->building;
+    while (*at != b)
+        at = &(*at)->next;
+    *at = b->next;
+}
+
+/* Cache hits stop here. A miss builds outside the module lock, so builds of
+ * different keys (the configs of an autotuned kernel) run in parallel; a
+ * thread whose key is being built waits for that build and then finds it
+ * (or, if it failed, builds it again and reports the error itself). */
 tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
 {
     RtVariant *v = rt_table_find(&k->table, &la->key, variant_key);
@@ -186,18 +215,27 @@ tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
         return TK_OK;
     }
     tk_module *m = k->mod;
-    pthread_mutex_lock(&m->lock);
     tk_status s = TK_OK;
-    v = rt_table_find(&k->table, &la->key, variant_key);
-    if (v)
+    pthread_mutex_lock(&m->lock);
+    while (!(v = rt_table_find(&k->table, &la->key, variant_key)) && building(m, k, &la->key))
+        pthread_cond_wait(&m->built, &m->lock);
+    if (v) {
         rt_stats_add(&rt_stats.memory_hits); /* another thread built it meanwhile */
-    else {
+    } else {
+        RtBuilding me = {k, &la->key, m->building};
+        m->building = &me;
+        pthread_mutex_unlock(&m->lock);
+        if (rt_build_hook)
+            rt_build_hook(k);
         s = rt_jit_build(k, la, &v);
+        pthread_mutex_lock(&m->lock);
+        unlist(m, &me);
         if (s == TK_OK && !rt_table_insert(&k->table, &v->key, v)) {
             rt_variant_free(v);
             v = NULL;
             s = rt_error(TK_ERR_NO_MEMORY, "out of memory caching kernel '%s'", k->name);
         }
+        pthread_cond_broadcast(&m->built);
     }
     pthread_mutex_unlock(&m->lock);
     *out = v;

@@ -1,9 +1,10 @@
 /* rt_tune.c: the autotuner. A kernel with configs (@triton.autotune, or
- * tk_kernel_set_tuning) chooses one per tuning key: the first launch for a
- * key compiles every config that pruning keeps in parallel threads, times
- * each with tk_bench and keeps the fastest, in memory and on disk (the JIT
- * cache's entry format: atomic writes, checked reads). Assumes a kernel's
- * tuning settings are fixed before its first tuned launch. Guarantees: one
+ * tk_kernel_set_tuning; rt_tune_config.c keeps them) chooses one per tuning
+ * key: the first launch for a key compiles every config that pruning keeps
+ * in parallel threads, times each with tk_bench and keeps the fastest, in
+ * memory and on disk (the JIT cache's entry format: atomic writes, checked
+ * reads). Assumes a kernel's tuning settings are fixed before its first
+ * tuned launch. Guarantees: one
  * tuning per key and process (others wait for it); a disk entry is used only
  * when its whole identity matches; the interpreter takes the first config
  * and says so; every failure comes back as a status. */
@@ -26,20 +27,6 @@ typedef struct TuneEntry {
     tk_tune_choice choice;
 } TuneEntry;
 
-typedef struct RtTune {
-    pthread_mutex_t lock; /* one tuning at a time per kernel */
-    tk_config *configs;   /* owned, with their defines and texts */
-    int nconfigs;
-    char **key;
-    int nkey;
-    tk_prune_fn prune;
-    void *prune_user;
-    double warmup_ms, rep_ms;
-    uint64_t configs_hash;
-    int noted;            /* the interpreter's note was printed */
-    _Atomic int launched; /* a tuned launch happened: settings are fixed */
-    RtTable table;
-} RtTune;
 
 /* What the disk entry holds besides the identity. */
 typedef struct TuneRecord {
@@ -59,243 +46,6 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static char *dup_text(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = tk_xalloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
-/* ---- settings --------------------------------------------------------------------------- */
-
-static void free_configs(tk_config *c, int n)
-{
-    for (int i = 0; c && i < n; i++) {
-        for (int j = 0; j < c[i].ndefines; j++) {
-            tk_xfree((char *)c[i].defines[j].name);
-            tk_xfree((char *)c[i].defines[j].value);
-        }
-        tk_xfree((tk_define *)c[i].defines);
-    }
-    tk_xfree(c);
-}
-
-static void free_key(char **key, int n)
-{
-    for (int i = 0; key && i < n; i++)
-        tk_xfree(key[i]);
-    tk_xfree(key);
-}
-
-static void free_entry(void *e) { tk_xfree(e); }
-
-void rt_tune_free(tk_kernel *k)
-{
-    RtTune *t = k->tune;
-    if (!t)
-        return;
-    free_configs(t->configs, t->nconfigs);
-    free_key(t->key, t->nkey);
-    rt_table_free(&t->table, free_entry);
-    pthread_mutex_destroy(&t->lock);
-    tk_xfree(t);
-    k->tune = NULL;
-}
-
-/* A constexpr value as the text tk_const_text takes. */
-static void value_text(const ConstValue *v, char *out, size_t cap)
-{
-    switch (v->kind) {
-    case CV_INT: snprintf(out, cap, "%" PRId64, v->i); break;
-    case CV_FLOAT: snprintf(out, cap, "%.17g", v->f); break;
-    case CV_BOOL: snprintf(out, cap, "%s", v->i ? "True" : "False"); break;
-    case CV_DTYPE: snprintf(out, cap, "tl.%s", dtype_name(v->type.dt == DT_PTR ? v->type.elem
-                                                                                : v->type.dt));
-        break;
-    case CV_STR: snprintf(out, cap, "'%s'", v->s ? v->s : ""); break;
-    default: snprintf(out, cap, "None"); break;
-    }
-}
-
-/* Deep copies of configs given as tk_config or as sema's KernelConfig. */
-static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int n, tk_config **out)
-{
-    tk_config *c = tk_xalloc(sizeof *c * (size_t)(n ? n : 1));
-    if (!c)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
-    memset(c, 0, sizeof *c * (size_t)(n ? n : 1));
-    for (int i = 0; i < n; i++) {
-        int nd = in ? in[i].ndefines : kin[i].ndefines;
-        tk_define *d = tk_xalloc(sizeof *d * (size_t)(nd ? nd : 1));
-        if (!d) {
-            free_configs(c, i);
-            return rt_error(TK_ERR_NO_MEMORY, "out of memory");
-        }
-        memset(d, 0, sizeof *d * (size_t)(nd ? nd : 1));
-        c[i].defines = d;
-        c[i].ndefines = nd;
-        c[i].num_warps = in ? in[i].num_warps : kin[i].num_warps;
-        c[i].num_stages = in ? in[i].num_stages : kin[i].num_stages;
-        for (int j = 0; j < nd; j++) {
-            char text[128];
-            if (!in)
-                value_text(&kin[i].defines[j].value, text, sizeof text);
-            const char *name = in ? in[i].defines[j].name : kin[i].defines[j].name;
-            const char *value = in ? in[i].defines[j].value : text;
-            if (!name || !value) {
-                free_configs(c, i + 1);
-                return rt_error(TK_ERR_INVALID, "config %d: define %d has no name or value", i, j);
-            }
-            d[j].name = dup_text(name);
-            d[j].value = dup_text(value);
-            if (!d[j].name || !d[j].value) {
-                free_configs(c, i + 1);
-                return rt_error(TK_ERR_NO_MEMORY, "out of memory");
-            }
-        }
-    }
-    *out = c;
-    return TK_OK;
-}
-
-static tk_status copy_key(const char *const *in, int n, char ***out)
-{
-    char **key = tk_xalloc(sizeof *key * (size_t)(n ? n : 1));
-    if (!key)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
-    memset(key, 0, sizeof *key * (size_t)(n ? n : 1));
-    for (int i = 0; i < n; i++)
-        if (!in[i] || !(key[i] = dup_text(in[i]))) {
-            free_key(key, n);
-            return rt_error(in[i] ? TK_ERR_NO_MEMORY : TK_ERR_INVALID, "bad tuning key %d", i);
-        }
-    *out = key;
-    return TK_OK;
-}
-
-/* The configs' identity on disk: a changed config list invalidates old choices. */
-static uint64_t hash_configs(const tk_config *c, int n)
-{
-    uint64_t h = rt_hash64(0x7475e1ULL, &n, sizeof n);
-    for (int i = 0; i < n; i++) {
-        h = rt_hash64(h, &c[i].num_warps, sizeof c[i].num_warps);
-        h = rt_hash64(h, &c[i].num_stages, sizeof c[i].num_stages);
-        for (int j = 0; j < c[i].ndefines; j++) {
-            h = rt_hash64(h, c[i].defines[j].name, strlen(c[i].defines[j].name) + 1);
-            h = rt_hash64(h, c[i].defines[j].value, strlen(c[i].defines[j].value) + 1);
-        }
-    }
-    return h;
-}
-
-static tk_status tune_make(tk_kernel *k, RtTune **out)
-{
-    RtTune *t = tk_xalloc(sizeof *t);
-    if (!t)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
-    memset(t, 0, sizeof *t);
-    pthread_mutex_init(&t->lock, NULL);
-    rt_table_init(&t->table);
-    t->warmup_ms = 25;
-    t->rep_ms = 100;
-    tk_status s = copy_configs(NULL, k->sig.configs, k->sig.nconfigs, &t->configs);
-    if (s == TK_OK) {
-        t->nconfigs = k->sig.nconfigs;
-        s = copy_key(k->sig.tune_keys, k->sig.ntune_keys, &t->key);
-    }
-    if (s == TK_OK)
-        t->nkey = k->sig.ntune_keys;
-    t->configs_hash = hash_configs(t->configs, t->nconfigs);
-    k->tune = t;
-    if (s != TK_OK)
-        rt_tune_free(k);
-    *out = k->tune;
-    return s;
-}
-
-tk_status rt_tune_init(tk_kernel *k)
-{
-    RtTune *t;
-    return k->sig.nconfigs > 0 ? tune_make(k, &t) : TK_OK;
-}
-
-tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
-{
-    if (!k || !o)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_set_tuning: null argument");
-    if ((o->configs && o->nconfigs <= 0) || (!o->configs && o->nconfigs) ||
-        (o->key && o->nkey < 0) || (!o->key && o->nkey) || o->warmup_ms < 0 || o->rep_ms < 0)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_set_tuning: bad counts or times");
-    pthread_mutex_lock(&k->mod->lock);
-    RtTune *t = k->tune;
-    tk_status s = TK_OK;
-    if (t && t->launched)
-        s = rt_error(TK_ERR_INVALID, "kernel '%s': tuning settings change only before its first "
-                     "tuned launch", k->name);
-    else if (!t && !o->configs)
-        s = rt_error(TK_ERR_INVALID, "kernel '%s' has no @triton.autotune configs: pass "
-                     "configs", k->name);
-    else if (!t)
-        s = tune_make(k, &t);
-    if (s == TK_OK && o->configs) {
-        tk_config *c;
-        s = copy_configs(o->configs, NULL, o->nconfigs, &c);
-        if (s == TK_OK) {
-            free_configs(t->configs, t->nconfigs);
-            t->configs = c;
-            t->nconfigs = o->nconfigs;
-            t->configs_hash = hash_configs(c, o->nconfigs);
-        }
-    }
-    if (s == TK_OK && o->key) {
-        char **key;
-        s = copy_key(o->key, o->nkey, &key);
-        if (s == TK_OK) {
-            free_key(t->key, t->nkey);
-            t->key = key;
-            t->nkey = o->nkey;
-        }
-    }
-    if (s == TK_OK) {
-        t->prune = o->prune;
-        t->prune_user = o->prune_user;
-        if (o->warmup_ms > 0)
-            t->warmup_ms = o->warmup_ms;
-        if (o->rep_ms > 0)
-            t->rep_ms = o->rep_ms;
-    }
-    pthread_mutex_unlock(&k->mod->lock);
-    return s;
-}
-
-tk_status tk_kernel_configs(tk_kernel *k, const tk_config **configs, int *n)
-{
-    if (!k || !configs || !n)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_configs: null argument");
-    const RtTune *t = k->tune;
-    *configs = t ? t->configs : NULL;
-    *n = t ? t->nconfigs : 0;
-    return TK_OK;
-}
-
-bool rt_tune_applies(const tk_kernel *k, const tk_arg *args, int nargs)
-{
-    const RtTune *t = k->tune;
-    if (!t)
-        return false;
-    for (int i = 0; args && i < nargs; i++) {
-        if (args[i].kind != TK_ARG_CONST || !args[i].name)
-            continue;
-        for (int c = 0; c < t->nconfigs; c++)
-            for (int j = 0; j < t->configs[c].ndefines; j++)
-                if (strcmp(t->configs[c].defines[j].name, args[i].name) == 0)
-                    return false; /* run as given, by hand */
-    }
-    return true;
 }
 
 /* ---- one config's launch ----------------------------------------------------------------- */
@@ -335,6 +85,23 @@ static tk_status run_config(void *user)
 {
     ConfigLaunch *cl = user;
     return rt_launch_direct(cl->k, cl->grid, cl->args, cl->nargs, &cl->opts);
+}
+
+/* One timed run: reset_to_zero buffers zeroed before, restore_value
+ * buffers put back after (also when the run failed), as Triton's hooks. */
+typedef struct TimedRun {
+    ConfigLaunch *launch;
+    RtTuneBufs *bufs;
+} TimedRun;
+
+static tk_status run_timed(void *user)
+{
+    TimedRun *r = user;
+    tk_status s = rt_tune_bufs_before(r->bufs);
+    if (s == TK_OK)
+        s = run_config(r->launch);
+    tk_status after = rt_tune_bufs_after(r->bufs);
+    return s != TK_OK ? s : after;
 }
 
 /* "BM=128, BN=256, num_warps=8" */
@@ -495,8 +262,9 @@ typedef struct CompileJob {
     char message[512];
 } CompileJob;
 
-/* Compiles (or finds) one config's variant; the compile serialises on the
- * module lock, the rest (disk reads, driver loads) runs beside the others. */
+/* Compiles (or finds) one config's variant. Builds of different keys run
+ * outside the module lock (rt_variant_get), so the configs compile in
+ * parallel, each with its own arena, Diag and LLVM context. */
 static void *compile_job(void *p)
 {
     CompileJob *j = p;
@@ -521,22 +289,13 @@ static void tune_print(const char *fmt, ...)
     va_end(ap);
 }
 
-/* Compiles the kept configs in threads, then times each; the fastest wins.
- * A config that fails to compile or launch (too much shared memory, say) is
- * left out, as Triton does; if all fail, the first failure is returned. */
-static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, void *grid_user,
-                           tk_grid grid, const tk_arg *args, int nargs,
-                           const tk_launch_options *opts, const char *key_text,
-                           tk_tune_choice *out)
+/* Starts a thread per kept config to compile it and waits for them all. */
+static tk_status compile_configs(tk_kernel *k, const int *keep, tk_grid_fn grid_fn,
+                                 void *grid_user, tk_grid grid, const tk_arg *args, int nargs,
+                                 const tk_launch_options *opts, CompileJob *jobs)
 {
     RtTune *t = k->tune;
-    CompileJob *jobs = tk_xalloc(sizeof *jobs * (size_t)t->nconfigs);
-    if (!jobs)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
-    memset(jobs, 0, sizeof *jobs * (size_t)t->nconfigs);
-    tk_status s = TK_OK, first_fail = TK_OK;
-    char first_msg[512] = "";
-    double t0 = now_ms();
+    tk_status s = TK_OK;
     for (int i = 0; i < t->nconfigs && s == TK_OK; i++) {
         if (!keep[i])
             continue;
@@ -550,7 +309,63 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
     for (int i = 0; i < t->nconfigs; i++)
         if (jobs[i].started)
             pthread_join(jobs[i].thread, NULL);
+    return s;
+}
+
+/* The median time of one compiled config (ms), with tk_bench or the test
+ * hook; the config's own failure is in j->status and j->message. */
+static double time_config(tk_kernel *k, int i, CompileJob *j, RtTuneBufs *bufs)
+{
+    RtTune *t = k->tune;
+    TimedRun run = {&j->launch, bufs};
+    double ms = -1;
+    if (rt_tune_time_hook) {
+        for (int rep = 0; rep < 2 && j->status == TK_OK; rep++)
+            j->status = run_timed(&run);
+        if (j->status == TK_OK)
+            ms = rt_tune_time_hook(k, i);
+    } else {
+        tk_bench_options bo = {.warmup_ms = t->warmup_ms, .rep_ms = t->rep_ms,
+                               .stream = j->launch.opts.stream};
+        tk_bench_result r;
+        j->status = tk_bench(k->mod->ctx, run_timed, &run, &bo, &r);
+        if (j->status == TK_OK)
+            ms = r.median_ms;
+    }
+    if (j->status != TK_OK)
+        snprintf(j->message, sizeof j->message, "%s", tk_last_error());
+    return ms;
+}
+
+/* Compiles the kept configs in threads, then times each; the fastest wins.
+ * A config that fails to compile or launch (too much shared memory, say) is
+ * left out, as Triton does; if all fail, the first failure is returned. */
+static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, void *grid_user,
+                           tk_grid grid, const tk_arg *args, int nargs,
+                           const tk_launch_options *opts, const char *key_text,
+                           tk_tune_choice *out)
+{
+    RtTune *t = k->tune;
+    CompileJob *jobs = tk_xalloc(sizeof *jobs * (size_t)t->nconfigs);
+    if (!jobs)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+    memset(jobs, 0, sizeof *jobs * (size_t)t->nconfigs);
+    tk_status first_fail = TK_OK;
+    char first_msg[512] = "";
+    double t0 = now_ms();
+    tk_status s = compile_configs(k, keep, grid_fn, grid_user, grid, args, nargs, opts, jobs);
     double t1 = now_ms();
+    int first = 0;
+    while (first < t->nconfigs && !keep[first])
+        first++;
+    RtLaunchArgs la;
+    RtTuneBufs bufs = {0};
+    if (s == TK_OK)
+        s = rt_launch_args(k, jobs[first].launch.args, jobs[first].launch.nargs,
+                           &jobs[first].launch.opts, &la);
+    if (s == TK_OK)
+        s = rt_tune_bufs_begin(k, &t->reset, &la, args, nargs, jobs[first].launch.opts.stream,
+                               &bufs);
     int best = -1;
     double best_ms = 0;
     for (int i = 0; i < t->nconfigs && s == TK_OK; i++) {
@@ -558,23 +373,11 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
             continue;
         char desc[512];
         describe(&t->configs[i], desc, sizeof desc);
-        double ms = -1;
+        double ms = jobs[i].status == TK_OK ? time_config(k, i, &jobs[i], &bufs) : -1;
         tk_status cs = jobs[i].status;
-        if (cs == TK_OK && rt_tune_time_hook)
-            ms = rt_tune_time_hook(k, i);
-        else if (cs == TK_OK) {
-            tk_bench_options bo = {.warmup_ms = t->warmup_ms, .rep_ms = t->rep_ms,
-                                   .stream = jobs[i].launch.opts.stream};
-            tk_bench_result r;
-            cs = tk_bench(k->mod->ctx, run_config, &jobs[i].launch, &bo, &r);
-            if (cs == TK_OK)
-                ms = r.median_ms;
-            else
-                snprintf(jobs[i].message, sizeof jobs[i].message, "%s", tk_last_error());
-            if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE) {
-                s = rt_error(cs, "%s", jobs[i].message); /* the context is lost */
-                break;
-            }
+        if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE) {
+            s = rt_error(cs, "%s", jobs[i].message); /* the context is lost */
+            break;
         }
         if (cs != TK_OK || ms < 0) {
             tune_print("%s: config %d {%s}: failed: %s", k->name, i, desc,
@@ -592,6 +395,13 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
         }
     }
     tk_xfree(jobs);
+    if (s != TK_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tk_last_error());
+        rt_tune_bufs_end(&bufs, false); /* the first error is the one to report */
+        return rt_error(s, "%s", msg);
+    }
+    s = rt_tune_bufs_end(&bufs, best >= 0);
     if (s != TK_OK)
         return s;
     if (best < 0)

@@ -11,7 +11,12 @@
 #   - the tuned kernel is within 5% of the best config run by hand;
 #   - a new problem size (a changed key) tunes again;
 #   - tkc -run --gpu --bench reports CUDA-event times (and the interpreter's
-#     are labelled wall-clock).
+#     are labelled wall-clock);
+#   - AOT: tkc --emit=cubin --arch sm_90a assembles through the driver (no
+#     ptxas on PATH); tkc --emit=header embeds a driver-assembled sm_90a
+#     cubin; the header compiles as C11 and C++ with -Werror; the example
+#     examples/aot/vector_add_aot.c, built with `cc ... -ldl` (no libtk),
+#     runs from the cubin on Hopper and passes.
 set -u -o pipefail
 
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
@@ -19,6 +24,7 @@ if [ $# -lt 1 ] || [ ! -d "$1" ]; then
   exit 2
 fi
 build=$(cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$build/libtk.so" ] || [ ! -f "$build/build/libtk.so" ] || build=$build/build
 export LD_LIBRARY_PATH="$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset TK_INTERPRET TK_PRINT_AUTOTUNING TK_CACHE_DISABLE TK_ALWAYS_COMPILE
@@ -94,6 +100,49 @@ rc=$?
 cat "$work/b2.out"
 [ $rc -eq 0 ] && has "$work/b2.out" "host wall-clock time (not GPU time)"
 check "tkc -run --bench on the interpreter is labelled wall-clock" $?
+
+# 6. AOT: a cubin through the driver, with no ptxas to fall back on.
+mkdir -p "$work/nobin"
+PATH="$work/nobin" "$build/tkc" --emit=cubin --arch sm_90a "$va" -k vector_add -D BLOCK=1024 \
+  -s '*fp32:16,*fp32:16,*fp32:16,i32' -o "$work/va.cubin" > "$work/c1.out" 2>&1
+rc=$?
+cat "$work/c1.out"
+[ $rc -eq 0 ] && [ "$(od -A n -c -N 4 "$work/va.cubin" 2>/dev/null | tr -d ' ')" = "177ELF" ]
+check "tkc --emit=cubin --arch sm_90a assembles through the driver" $? \
+  "$(stat -c %s "$work/va.cubin" 2>/dev/null || echo no) bytes"
+
+# 7. AOT: a header with an sm_90a cubin, compiled as C and C++, and the
+#    example built with cc -ldl alone, run.
+PATH="$work/nobin" "$build/tkc" --emit=header "$va" -k vector_add -D BLOCK=1024 \
+  -s '*fp32:16,*fp32:16,*fp32:16,i32:16' -s '*fp32,*fp32,*fp32,i32' --out-name vector_add_1024 \
+  --arch sm_80 --cubin-arch sm_90a -o "$work/vector_add_1024.h" > "$work/h1.out" 2>&1
+rc=$?
+cat "$work/h1.out"
+[ $rc -eq 0 ] && ! has "$work/h1.out" "warning" && has "$work/vector_add_1024.h" '{"sm_90a", 9, 0, 1,'
+check "tkc --emit=header embeds an sm_90a cubin assembled by the driver" $?
+printf '#include "vector_add_1024.h"\nint main(void) { return vector_add_1024_load(NULL) == TK_OK; }\n' \
+  > "$work/hc.c"
+cp "$work/hc.c" "$work/hc.cc"
+cc -std=c11 -Wall -Wextra -Werror -I"$work" "$work/hc.c" -ldl -pthread -o "$work/hc" &&
+  c++ -Wall -Wextra -Werror -I"$work" "$work/hc.cc" -ldl -pthread -o "$work/hcc"
+check "the header compiles as C11 and as C++ with -Wall -Wextra -Werror" $?
+cc -std=c11 -Wall -Wextra -Werror -I"$work" "$root/examples/aot/vector_add_aot.c" -ldl -pthread \
+  -o "$work/vector_add_aot" > "$work/e1.out" 2>&1
+rc=$?
+cat "$work/e1.out"
+linked=$(ldd "$work/vector_add_aot" 2>/dev/null | grep -c -E 'libtk|libcuda')
+[ $rc -eq 0 ] && [ "$linked" -eq 0 ]
+check "examples/aot/vector_add_aot.c builds with cc -ldl, linking no libtk or libcuda" $?
+"$work/vector_add_aot" > "$work/e2.out" 2>&1
+rc=$?
+sed "s/^/    /" "$work/e2.out"
+[ $rc -eq 0 ] && has "$work/e2.out" "^PASS: vector_add_aot"
+check "vector_add_aot runs and matches the CPU" $?
+cc_major=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+if [ "$cc_major" = "9.0" ]; then
+  has "$work/e2.out" "runs from: sm_90a (:16 launcher), sm_90a (plain)"
+  check "on Hopper the launchers run the embedded sm_90a cubin" $?
+fi
 
 echo "$passed passed, $failed failed"
 rm -rf "$work" "$TK_CACHE_DIR"

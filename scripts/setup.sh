@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake ninja-build flex bison python3 llvm-19-dev llvm-19-tools
+# g++: the AOT tests compile generated headers as C++ too (build-essential has it)
+packages=(build-essential g++ cmake ninja-build flex bison python3 llvm-19-dev llvm-19-tools
           clang-19 libclang-rt-19-dev libzstd-dev zlib1g-dev
           pkg-config man-db groff-base dpkg-dev file  # these five: the install tests
           python3-numpy)  # the corpus harness's interpreter test (test/corpus/run_gpu.py)

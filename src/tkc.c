@@ -14,6 +14,7 @@
 
 #define MAX_DEFINES 256
 #define MAX_SEARCH 64
+#define MAX_ARCHS 16
 
 typedef struct Options {
     const char *input;
@@ -22,6 +23,10 @@ typedef struct Options {
     tk_define defines[MAX_DEFINES];
     const char *search[MAX_SEARCH + 1]; /* -I folders, NULL-terminated */
     int nsearch;
+    char *signatures; /* every -s, ';'-separated (heap) */
+    int nsignatures;
+    const char *cubin_archs[MAX_ARCHS + 1]; /* --cubin-arch, NULL-terminated */
+    int narchs;
 } Options;
 
 static const struct {
@@ -31,6 +36,7 @@ static const struct {
 } emit_kinds[] = {
     {"tokens", TK_EMIT_TOKENS, NULL}, {"ast", TK_EMIT_AST, NULL}, {"ir", TK_EMIT_IR, NULL},
     {"llvm", TK_EMIT_LLVM, ".ll"},    {"ptx", TK_EMIT_PTX, ".ptx"},
+    {"cubin", TK_EMIT_CUBIN, ".cubin"}, {"header", TK_EMIT_HEADER, ".h"},
 };
 
 static void usage(FILE *f)
@@ -38,8 +44,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tkc [options] file.tk\n"
             "\n"
-            "  -o FILE             write the output to FILE ('-' is stdout; default: file.ptx\n"
-            "                      for ptx, file.ll for llvm, stdout otherwise)\n"
+            "  -o FILE             write the output to FILE ('-' is stdout; default: file.ptx,\n"
+            "                      file.ll, file.cubin, file.h; stdout for the others)\n"
             "  -k NAME             the kernel to compile (default: every kernel no other\n"
             "                      function calls)\n"
             "  -D NAME=VALUE       a constexpr value (1024, 1e-5, True, tl.float16); None\n"
@@ -48,11 +54,18 @@ static void usage(FILE *f)
             "                      imports jit code from (after it, the file's own folder\n"
             "                      and its parents)\n"
             "  -s, --signature S   runtime parameter types in order, e.g. \"*fp32:16,*fp32,i32\"\n"
+            "                      (:16 divisible by 16, :1 equal to 1); --emit=header takes\n"
+            "                      one -s per specialisation\n"
             "  --arch ARCH         sm_80 (default), sm_86, sm_89, sm_90, sm_90a\n"
             "  --num-warps N       warps per program (default 4)\n"
             "  --num-stages N      software pipelining depth (default 3)\n"
             "  -O0 .. -O3          LLVM optimisation level (default -O3)\n"
-            "  --emit=KIND         tokens, ast, ir, llvm or ptx (default ptx)\n"
+            "  --emit=KIND         tokens, ast, ir, llvm, ptx (default), cubin (assembled by\n"
+            "                      the CUDA driver, else ptxas from PATH) or header (a C\n"
+            "                      header with typed launchers; see tkc(1))\n"
+            "  --out-name NAME     header: the launcher's C name (default: the kernel's)\n"
+            "  --cubin-arch ARCH   header: also embed a cubin for ARCH where one can be\n"
+            "                      assembled (repeatable)\n"
             "  -v, --version       print the version\n"
             "  -h, --help          print this help\n"
             "\n");
@@ -85,7 +98,7 @@ static int set_emit(Options *o, const char *kind)
             o->c.emit = emit_kinds[i].emit;
             return 0;
         }
-    return fail("unknown --emit kind '%s' (tokens, ast, ir, llvm, ptx)", kind);
+    return fail("unknown --emit kind '%s' (tokens, ast, ir, llvm, ptx, cubin, header)", kind);
 }
 
 static int add_define(Options *o, const char *text)
@@ -101,6 +114,24 @@ static int add_define(Options *o, const char *text)
     o->defines[o->c.ndefines].name = name;
     o->defines[o->c.ndefines].value = eq + 1;
     o->c.ndefines++;
+    return 0;
+}
+
+/* Every -s is kept; --emit=header gets them ';'-separated, one per
+ * specialisation. */
+static int add_signature(Options *o, const char *sig)
+{
+    if (strchr(sig, ';'))
+        return fail("a signature has no ';' (give one -s per specialisation): '%s'", sig);
+    size_t have = o->signatures ? strlen(o->signatures) : 0;
+    char *all = realloc(o->signatures, have + strlen(sig) + 2);
+    if (!all)
+        return fail("out of memory%s", "");
+    if (have)
+        all[have++] = ';';
+    strcpy(all + have, sig);
+    o->signatures = all;
+    o->nsignatures++;
     return 0;
 }
 
@@ -163,7 +194,19 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
         } else if (is_opt(a, "--signature") || strcmp(a, "-s") == 0) {
             if (!(v = take_value(argc, argv, &i, a[1] == '-' ? "--signature" : "-s")))
                 return fail("%s needs a signature", a);
-            o->c.signature = v;
+            if (add_signature(o, v))
+                return 1;
+        } else if (is_opt(a, "--out-name")) {
+            if (!(v = take_value(argc, argv, &i, "--out-name")))
+                return fail("%s needs a name", a);
+            o->c.out_name = v;
+        } else if (is_opt(a, "--cubin-arch")) {
+            if (!(v = take_value(argc, argv, &i, "--cubin-arch")))
+                return fail("%s needs an architecture", a);
+            if (o->narchs == MAX_ARCHS)
+                return fail("too many --cubin-arch options (at most %s)", "16");
+            o->cubin_archs[o->narchs++] = v;
+            o->c.cubin_archs = o->cubin_archs;
         } else if (is_opt(a, "--arch")) {
             if (!(v = take_value(argc, argv, &i, "--arch")))
                 return fail("%s needs an architecture", a);
@@ -187,6 +230,12 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
     }
     if (!o->input)
         return fail("no input file%s (see tkc --help)", "");
+    if (o->nsignatures > 1 && o->c.emit != TK_EMIT_HEADER)
+        return fail("several -s options make the specialisations of --emit=header%s; other "
+                    "outputs take one", "");
+    if ((o->c.out_name || o->narchs) && o->c.emit != TK_EMIT_HEADER)
+        return fail("--out-name and --cubin-arch are options of --emit=header%s", "");
+    o->c.signature = o->signatures;
     return 0;
 }
 
@@ -277,14 +326,15 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "-run") == 0)
             return tkc_run_main(argc, argv);
     int done = 0;
-    if (parse_args(argc, argv, &o, &done))
-        return 1;
-    if (done)
-        return 0;
+    if (parse_args(argc, argv, &o, &done) || done) {
+        free(o.signatures);
+        return done ? 0 : 1;
+    }
     size_t len;
     char *src = read_file(o.input, &len);
     if (!src) {
         fprintf(stderr, "tkc: error: cannot read '%s': %s\n", o.input, strerror(errno));
+        free(o.signatures);
         return 1;
     }
     char *out = NULL, *diags = NULL;
@@ -304,6 +354,7 @@ int main(int argc, char **argv)
     tk_free_text(diags);
     for (int i = 0; i < o.c.ndefines; i++)
         free((char *)o.defines[i].name);
+    free(o.signatures);
     free(src);
     return rc;
 }

@@ -1,7 +1,7 @@
 # lit configuration: every .tk file under test/ is a test. Substitutions:
-#   tkc          the compiler from the build folder
+#   tkc          the compiler from the build folder (%tkc_bin: its path)
 #   %conformance the conformance kernels (test/conformance)
-#   %ptxas       ptxas, when installed (feature "ptxas")
+#   %ptxas       ptxas, when installed (feature "ptxas"; %ptxas_dir its folder)
 import os
 import lit.formats
 
@@ -20,10 +20,13 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME", "TK_CACHE_DIR"):
         config.environment[var] = os.environ[var]
 config.environment["TK_CACHE_DISABLE"] = "1"
 
+# tkc by its path, for commands run with another PATH (env PATH=... %tkc_bin)
+config.substitutions.append(("%tkc_bin", os.path.join(config.tk_tools_dir, "tkc")))
 config.substitutions.append(("%conformance", os.path.join(config.tk_src_root, "test", "conformance")))
 config.substitutions.append(("%examples", os.path.join(config.tk_src_root, "examples")))
 if config.ptxas:
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas_dir", os.path.dirname(config.ptxas)))
     config.substitutions.append(("%ptxas", config.ptxas))
 if config.sanitize:
     config.available_features.add("sanitize")

@@ -45,6 +45,10 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
+/* tk_status, tk_stream and tk_grid are defined the same way by the headers
+ * `tkc --emit=header` writes, so a program may include those and this one. */
+#ifndef TK_STATUS_DEFINED
+#define TK_STATUS_DEFINED
 typedef enum tk_status {
     TK_OK = 0,
     TK_ERR_COMPILE,      /* the source has errors; the message holds diagnostics */
@@ -58,6 +62,7 @@ typedef enum tk_status {
     TK_ERR_IO,
     TK_ERR_INTERNAL
 } tk_status;
+#endif
 
 /* The message of the last failed call on this thread ("" if none). */
 const char *tk_last_error(void);
@@ -113,13 +118,29 @@ typedef struct tk_compile_options {
      * parents; NULL-terminated, NULL: none. Relative imports (`from .utils
      * import f`) are found next to the file. */
     const char *const *search_paths;
-    uint64_t reserved[3];      /* zero (room for later options) */
+    /* TK_EMIT_HEADER: the launcher's C name (NULL: the kernel's), and the
+     * archs to embed cubins for ("sm_90a"; NULL-terminated, NULL: none);
+     * `signature` then holds one signature per specialisation, separated
+     * by ';' */
+    const char *out_name;
+    const char *const *cubin_archs;
+    uint64_t reserved[1];      /* zero (room for later options) */
 } tk_compile_options;
 
 /* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in
  * diagnostics. On success *out (heap, free with tk_free_text) holds the
- * requested output. On failure returns TK_ERR_COMPILE and, if diags is not
- * NULL, *diags holds every diagnostic as text (free with tk_free_text). */
+ * requested output (*out_len bytes; a cubin is binary). On failure returns
+ * TK_ERR_COMPILE and, if diags is not NULL, *diags holds every diagnostic as
+ * text (free with tk_free_text); warnings come back there on success too.
+ *   TK_EMIT_CUBIN   assembles the PTX for `arch` through the CUDA driver
+ *                   when one is usable, else with ptxas from PATH; an error
+ *                   when neither can
+ *   TK_EMIT_HEADER  a self-contained C header (see tkc(1)): the PTX of each
+ *                   specialisation in `signature` and cubins for
+ *                   `cubin_archs` where they can be assembled (a warning
+ *                   where not), a typed launcher per specialisation and a
+ *                   dispatcher on the :16 and :1 hints; it needs only libc,
+ *                   libdl and the driver at run time */
 tk_status tk_compile(const char *filename, const char *src, size_t len,
                      const tk_compile_options *opts, char **out, size_t *out_len,
                      char **diags);
@@ -139,12 +160,16 @@ void tk_free_text(char *text);
  *   TK_ALWAYS_COMPILE=1   ignore what the disk cache holds (still writes it)
  *   TK_DUMP_DIR=dir       write .ir, .ll and .ptx of every kernel compiled
  *   TK_ARCH=sm_XX         the target (default: the device's; sm_90a on Hopper)
- *   TK_VERBOSE=1          report each build's stage times on stderr */
+ *   TK_VERBOSE=1          report each build's stage times on stderr
+ *   TK_LIBCUDA=path       the CUDA driver library to load (default libcuda.so.1) */
 
 typedef struct tk_context tk_context;
 typedef struct tk_module tk_module;
 typedef struct tk_kernel tk_kernel;
+#ifndef TK_STREAM_DEFINED
+#define TK_STREAM_DEFINED
 typedef void *tk_stream; /* a CUstream, or NULL for the default stream */
+#endif
 
 typedef struct tk_context_options {
     int device;        /* CUDA device ordinal */
@@ -207,7 +232,10 @@ static inline tk_arg tk_const(const char *name, int64_t x) { tk_arg a = {TK_ARG_
 static inline tk_arg tk_const_f(const char *name, double x) { tk_arg a = {TK_ARG_CONST, TK_F64, name, {0}, 0}; a.v.f = x; return a; }
 static inline tk_arg tk_const_text(const char *name, const char *text) { tk_arg a = {TK_ARG_CONST, TK_VOID, name, {0}, text}; return a; }
 
+#ifndef TK_GRID_DEFINED
+#define TK_GRID_DEFINED
 typedef struct tk_grid { unsigned x, y, z; } tk_grid;
+#endif
 
 typedef struct tk_launch_options {
     int num_warps;   /* 0: 4 */
@@ -297,7 +325,12 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
  * source hash, key values, configs, device, tk version), so another process
  * does not tune again. A launch that names a constexpr some config sets runs
  * as given, untuned. On the interpreter the first config (after pruning) is
- * used without timing, and a note says so. Environment:
+ * used without timing, and a note says so. For in-place kernels, the
+ * decorator's reset_to_zero=[...] buffers are zeroed before each timed run
+ * and once more before the launch that follows tuning, and restore_value=[...]
+ * buffers are put back as they were after each timed run (as Triton does;
+ * the copies are queued on the launch's stream, inside the timed region).
+ * Environment:
  *   TK_PRINT_AUTOTUNING=1  print each config's time and the choice on stderr */
 
 typedef struct tk_config {
@@ -323,7 +356,13 @@ typedef struct tk_tune_options {
     tk_prune_fn prune;         /* NULL: time every config */
     void *prune_user;
     double warmup_ms, rep_ms;  /* per config; 0: 25 and 100, as Triton */
-    uint64_t reserved[4];      /* zero */
+    /* The bytes of a reset_to_zero or restore_value buffer at this launch;
+     * NULL: from the pointer to the end of the allocation holding it (right
+     * for buffers from tk_alloc or cuMemAlloc; give it for memory the host
+     * sub-allocates, or the tuner zeroes and restores past the buffer). */
+    size_t (*buffer_bytes)(const char *name, const tk_arg *args, int nargs, void *user);
+    void *buffer_user;
+    uint64_t reserved[2];      /* zero */
 } tk_tune_options;
 
 /* Sets or replaces the configs, key and pruning of a kernel (copied); call

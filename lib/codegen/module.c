@@ -5,6 +5,7 @@
  * LLVM context is disposed on every path. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -286,6 +287,13 @@ static void make_kernel(Cg *cg)
 static unsigned smem_align(const Cg *cg)
 {
     return cg->o->arch && strcmp(cg->o->arch, "sm_90a") == 0 ? 1024 : 16;
+}
+
+int cg_dynamic_shared_bytes(const char *ptx)
+{
+    const char *tag = "// tk.dynamic_shared_bytes ";
+    const char *at = strstr(ptx, tag);
+    return at ? atoi(at + strlen(tag)) : 0;
 }
 
 /* The shared array gets its final size once every op has said what it needs. */

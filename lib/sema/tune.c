@@ -1,8 +1,10 @@
 /* sema/tune.c: the @triton.autotune and @triton.heuristics decorators. Their
  * configs (constexpr values, num_warps, num_stages) and key names are read
  * into the KernelSig for the runtime's autotuner; heuristic lambdas are
- * evaluated on demand with the launch's argument values. Options that would
- * change results if ignored (reset_to_zero, ...) are rejected, never dropped. */
+ * evaluated on demand with the launch's argument values; reset_to_zero and
+ * restore_value name the buffers the tuner resets around its timed runs.
+ * Options that would change results if ignored (pre_hook, ...) are
+ * rejected, never dropped. */
 #include <string.h>
 
 #include "sema/sema.h"
@@ -108,15 +110,50 @@ static bool configs_from_host(const Node *c)
            c->kind == N_SUBSCRIPT;
 }
 
-static void read_autotune(Sema *s, const Node *dec, KernelSig *out)
+static bool is_param(const Node *fn, const char *name)
 {
-    static const char *const rejected[] = {"reset_to_zero", "restore_value", "prune_configs_by",
-                                           "pre_hook", "post_hook"};
+    for (int i = 0; i < fn->list.len; i++)
+        if (strcmp(fn->list.items[i]->name, name) == 0)
+            return true;
+    return false;
+}
+
+/* reset_to_zero=['acc_ptr'], restore_value=['x_ptr']: parameter names. */
+static int read_names(Sema *s, const Node *fn, const Node *dec, const char *option,
+                      const char ***out)
+{
+    const Node *l = kw_value(dec, option);
+    if (!l)
+        return 0;
+    if (l->kind != N_LIST && l->kind != N_TUPLE) {
+        sema_err(s, l->span, "autotune %s must be a list of argument names", option);
+        return 0;
+    }
+    *out = arena_alloc(s->a, sizeof(char *) * (size_t)(l->list.len + 1));
+    int n = 0;
+    for (int i = 0; i < l->list.len; i++) {
+        const Node *k = l->list.items[i];
+        if (k->kind != N_STR)
+            sema_err(s, k->span, "autotune %s entries must be strings", option);
+        else if (!is_param(fn, k->str))
+            sema_err(s, k->span, "autotune %s names '%s', which is not a parameter of '%s'",
+                     option, k->str, fn->name);
+        else
+            (*out)[n++] = k->str;
+    }
+    return n;
+}
+
+static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *out)
+{
+    static const char *const rejected[] = {"prune_configs_by", "pre_hook", "post_hook"};
     for (int i = 0; i < TK_ARRAY_LEN(rejected); i++) {
         const Node *v = kw_value(dec, rejected[i]);
         if (v)
             sema_err(s, v->span, "autotune option '%s' is not supported by tk", rejected[i]);
     }
+    out->nreset_to_zero = read_names(s, fn, dec, "reset_to_zero", &out->reset_to_zero);
+    out->nrestore_value = read_names(s, fn, dec, "restore_value", &out->restore_value);
     const Node *configs = kw_value(dec, "configs");
     if (!configs && dec->list.len)
         configs = dec->list.items[0];
@@ -183,7 +220,7 @@ void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out)
         if (dec->kind != N_CALL)
             continue;
         if (callee_is(dec, "autotune"))
-            read_autotune(s, dec, out);
+            read_autotune(s, fn, dec, out);
         else if (callee_is(dec, "heuristics"))
             read_heuristics(s, dec, out);
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler.h"
+#include "aot/aot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -16,6 +17,23 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
 {
     TK_UNUSED(f), TK_UNUSED(o), TK_UNUSED(llvm_out), TK_UNUSED(ptx_out);
     diag_plain(d, DIAG_ERROR, "no code generation in the fuzzer");
+    return false;
+}
+
+/* Nor the assembler, the AOT header writer or what it reads from PTX. */
+bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
+                     StrBuf *out, char *why, size_t cap)
+{
+    TK_UNUSED(ptx), TK_UNUSED(len), TK_UNUSED(arch), TK_UNUSED(kernel), TK_UNUSED(out);
+    snprintf(why, cap, "no assembler in the fuzzer");
+    return false;
+}
+
+bool aot_lower(Compilation *c, const struct tk_compile_options *o, const char *kernel,
+               StrBuf *out)
+{
+    TK_UNUSED(o), TK_UNUSED(kernel), TK_UNUSED(out);
+    diag_plain(&c->diag, DIAG_ERROR, "no AOT headers in the fuzzer");
     return false;
 }
 
@@ -109,7 +127,7 @@ static void fuzz_kernel(Compilation *c, const char *kernel, Picker *k)
     c->diag.max_errors = 1 << 30;
     Arena ir_arena;
     arena_init(&ir_arena);
-    IrFunc *f = comp_specialize(c, &req, &ir_arena);
+    IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena);
     if (f) {
         StrBuf out;
         sb_init(&out);

@@ -5,7 +5,9 @@
  * process (fork) finds the choice on disk; corrupt entries are ignored;
  * changed configs invalidate old choices; pruning, host configs with a grid
  * callback, explicit constexprs bypassing the tuner, TK_PRINT_AUTOTUNING. */
+#include <pthread.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "rt_test.h"
 
@@ -299,6 +301,42 @@ static void test_host_configs(void)
     tk_module_destroy(m);
 }
 
+/* The configs of a new key compile at the same time: each build waits in
+ * the build hook until all three are in it (or gives up after 5 s). */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_in, gate_peak;
+
+static void gate(tk_kernel *k)
+{
+    (void)k;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&gate_lock);
+    gate_in++;
+    if (gate_in > gate_peak)
+        gate_peak = gate_in;
+    pthread_cond_broadcast(&gate_cond);
+    while (gate_peak < 3 && pthread_cond_timedwait(&gate_cond, &gate_lock, &until) == 0)
+        ;
+    gate_in--;
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static void test_parallel_compiles(void)
+{
+    tk_module *m;
+    tk_kernel *k = load(&m, "triple");
+    gate_peak = 0;
+    rt_build_hook = gate;
+    CHECK_OK(launch_n(k, 77));
+    rt_build_hook = NULL;
+    CHECK(gate_peak == 3);
+    CHECK(timer_calls() == 3 && output_is(3, 0, 77));
+    tk_module_destroy(m);
+}
+
 int main(void)
 {
     const char *dir = t_tempdir("tune");
@@ -320,6 +358,7 @@ int main(void)
     test_tuning(cache);
     test_two_processes();
     test_corrupt(cache);
+    test_parallel_compiles();
     test_host_configs();
 
     tk_free(ctx, dx);

@@ -1,6 +1,6 @@
 /* sema_sig.c: the sema entry points a host uses without building IR:
  * signature and -D parsing, kernel names and signatures, autotune configs
- * and heuristics read from decorators, and equal-to-1 specialisation. */
+ * (with reset_to_zero and restore_value) and heuristics read from decorators, and equal-to-1 specialisation. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +14,7 @@ static const char *const source =
     "\n"
     "@triton.autotune(configs=[triton.Config({'BLOCK': 128}, num_warps=4),\n"
     "                          triton.Config({'BLOCK': 256}, num_warps=8, num_stages=2)],\n"
-    "                 key=['n'])\n"
+    "                 key=['n'], reset_to_zero=['p'], restore_value=('p', 'n'))\n"
     "@triton.heuristics({'EVEN': lambda args: args['n'] % args['BLOCK'] == 0})\n"
     "@triton.jit\n"
     "def k(p, n, stride, BLOCK: tl.constexpr, EVEN: tl.constexpr):\n"
@@ -79,6 +79,8 @@ static void test_module(void)
         CHECK(sig.configs[0].num_stages == 0);
         CHECK(sig.configs[1].defines[0].value.i == 256 && sig.configs[1].num_warps == 8);
         CHECK(sig.configs[1].num_stages == 2);
+        CHECK(sig.nreset_to_zero == 1 && !strcmp(sig.reset_to_zero[0], "p"));
+        CHECK(sig.nrestore_value == 2 && !strcmp(sig.restore_value[1], "n"));
     }
     CHECK(sig.ntune_keys == 1 && !strcmp(sig.tune_keys[0], "n"));
     CHECK(sig.nheuristics == 1 && !strcmp(sig.heuristic_names[0], "EVEN"));

@@ -1,0 +1,143 @@
+/* aot/lower.c: compiles the specialisations of an --emit=header: for each
+ * ';'-separated signature, the kernel's PTX for the target arch and a cubin
+ * for each --cubin-arch (its own PTX for that arch, assembled by the driver
+ * or ptxas). Assumes a parsed module (comp_parse). Guarantees: errors stop
+ * the header; a cubin that cannot be assembled is a warning (once per arch)
+ * and the header falls back to the PTX for it. */
+#include <string.h>
+
+#include "aot/aot.h"
+#include "tk/tk.h"
+
+/* The PTX of one specialisation for one arch; *f_out (when not NULL) gets
+ * its IR as specialised, valid while ir_arena lives. NULL after errors. */
+static char *spec_ptx(Compilation *c, const tk_compile_options *o, const SpecRequest *req,
+                      const char *arch, Arena *ir_arena, IrFunc **f_out)
+{
+    IrFunc *f = comp_specialize(c, &c->diag, req, ir_arena);
+    if (!f)
+        return NULL;
+    if (f_out)
+        *f_out = f;
+    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
+    StrBuf ptx;
+    sb_init(&ptx);
+    char *text = NULL;
+    if (comp_codegen(&c->diag, f, &cg, NULL, &ptx) && ptx.data)
+        text = arena_strndup(&c->arena, ptx.data, ptx.len);
+    sb_free(&ptx);
+    return text;
+}
+
+/* A cubin per --cubin-arch where one can be assembled; a warning (once per
+ * arch) where not, and the header then carries the PTX only. */
+static void spec_cubins(Compilation *c, const tk_compile_options *o, const SpecRequest *req,
+                        const char *arch, const char *ptx, AotSpec *spec, bool *warned)
+{
+    int n = 0;
+    while (o->cubin_archs && o->cubin_archs[n])
+        n++;
+    AotCubin *cubins = arena_alloc(&c->arena, sizeof *cubins * (size_t)(n + 1));
+    for (int i = 0; cubins && i < n; i++) {
+        const char *ca = o->cubin_archs[i];
+        Arena ir_arena;
+        arena_init(&ir_arena);
+        const char *text = strcmp(ca, arch) == 0 ? ptx : spec_ptx(c, o, req, ca, &ir_arena, NULL);
+        StrBuf bin;
+        sb_init(&bin);
+        char why[2048];
+        if (text && rt_assemble_ptx(text, strlen(text), ca, req->kernel, &bin, why, sizeof why)) {
+            char *data = arena_alloc(&c->arena, bin.len + 1);
+            if (data)
+                memcpy(data, bin.data, bin.len);
+            cubins[spec->ncubins++] = (AotCubin){ca, data, bin.len};
+        } else if (text && !warned[i]) {
+            warned[i] = true;
+            diag_plain(&c->diag, DIAG_WARNING, "no cubin for %s in the header (%s); it "
+                       "carries the PTX for the driver to compile", ca, why);
+        }
+        sb_free(&bin);
+        arena_free(&ir_arena);
+    }
+    spec->cubins = cubins;
+}
+
+/* Compiles one specialisation (one signature) into spec. */
+static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *kernel,
+                     const char *signature, bool *warned, AotSpec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->signature = signature;
+    SpecRequest req;
+    if (!comp_request(c, o, kernel, signature, &req))
+        return false;
+    const char *arch = o->arch ? o->arch : "sm_80";
+    Arena ir_arena;
+    arena_init(&ir_arena);
+    IrFunc *f = NULL;
+    char *ptx = spec_ptx(c, o, &req, arch, &ir_arena, &f);
+    AotParam *params = f ? arena_alloc(&c->arena, sizeof *params * (size_t)(f->nparams + 1))
+                         : NULL;
+    bool ok = ptx && params;
+    if (ok && f->nparams != req.nargs) {
+        diag_plain(&c->diag, DIAG_INTERNAL, "internal error: '%s' compiled with %d parameters "
+                   "for a signature of %d", kernel, f->nparams, req.nargs);
+        ok = false;
+    }
+    for (int i = 0; ok && i < f->nparams; i++) {
+        const ArgSpec *as = &req.args[i];
+        params[i].name = arena_strdup(&c->arena, f->params[i].name);
+        params[i].type = f->params[i].type;
+        params[i].hint = as->equal_to_1 ? 1 : as->divisibility == 16 ? 16 : 0;
+    }
+    if (ok) {
+        spec->params = params;
+        spec->nparams = f->nparams;
+        spec->ptx = ptx;
+        spec->dynamic_shared = cg_dynamic_shared_bytes(ptx);
+        spec_cubins(c, o, &req, arch, ptx, spec, warned);
+    }
+    arena_free(&ir_arena);
+    return ok && !c->arena.oom;
+}
+
+/* One header for one kernel: a specialisation per ';'-separated signature. */
+bool aot_lower(Compilation *c, const tk_compile_options *o, const char *kernel, StrBuf *out)
+{
+    if (!o->signature) {
+        diag_plain(&c->diag, DIAG_ERROR, "--emit=header needs the runtime parameter types: one "
+                   "-s SIGNATURE per specialisation");
+        return false;
+    }
+    int n = 1;
+    for (const char *p = o->signature; *p; p++)
+        n += *p == ';';
+    int narchs = 0;
+    while (o->cubin_archs && o->cubin_archs[narchs])
+        narchs++;
+    AotSpec *specs = arena_alloc(&c->arena, sizeof *specs * (size_t)n);
+    bool *warned = arena_alloc(&c->arena, sizeof *warned * (size_t)(narchs + 1));
+    if (!specs || !warned)
+        return false;
+    memset(warned, 0, sizeof *warned * (size_t)(narchs + 1));
+    const char *p = o->signature;
+    bool ok = true;
+    for (int k = 0; k < n; k++) {
+        const char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        ok = aot_spec(c, o, kernel, arena_strndup(&c->arena, p, len), warned, &specs[k]) && ok;
+        p = end ? end + 1 : p + len;
+    }
+    if (!ok)
+        return false;
+    const char *slash = strrchr(c->src.name, '/');
+    SpecRequest req;
+    comp_request(c, o, kernel, NULL, &req);
+    AotHeader h = {o->out_name ? o->out_name : kernel, kernel, slash ? slash + 1 : c->src.name,
+                   o->arch ? o->arch : "sm_80", req.num_warps, req.num_stages, req.defines,
+                   req.ndefines, specs, n};
+    if (!aot_check(&h, &c->diag))
+        return false;
+    aot_write_header(out, &h);
+    return true;
+}

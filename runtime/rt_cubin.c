@@ -1,0 +1,230 @@
+/* rt_cubin.c: PTX to a cubin for a named arch, ahead of time (--emit=cubin,
+ * the cubins of --emit=header). Tries the CUDA driver's linker first
+ * (cuLink* with CU_JIT_TARGET, in the primary context of device 0 when the
+ * thread has none), then `ptxas` found on PATH. Assumes the PTX is
+ * NUL-terminated. Guarantees: every driver call is checked, the thread's
+ * current context is as it was, temp files are removed, and a failure gives
+ * one line saying what was tried and why each way failed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+extern char **environ;
+
+/* ---- the driver -------------------------------------------------------------------- */
+
+/* "sm_90a" -> CU_TARGET_COMPUTE_90A; 0 for what is not sm_NN[a]. */
+static int jit_target(const char *arch)
+{
+    if (strncmp(arch, "sm_", 3) != 0)
+        return 0;
+    char *end;
+    long n = strtol(arch + 3, &end, 10);
+    if (n < 50 || n > 999 || (*end && strcmp(end, "a") != 0))
+        return 0;
+    return (int)n + (*end ? CU_COMPUTE_ACCELERATED_TARGET_BASE : 0);
+}
+
+static tk_status link_cubin(const char *ptx, size_t len, int target, const char *kernel,
+                            StrBuf *out)
+{
+    static _Thread_local char log[8192];
+    log[0] = 0;
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                           CU_JIT_TARGET};
+    void *vals[] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)target};
+    CUlinkState st = NULL;
+    tk_status s = TK_OK;
+    void *bin = NULL;
+    size_t n = 0;
+    RT_CU_GO(s, done, kernel, cuLinkCreate, 3, opts, vals, &st);
+    RT_CU_GO(s, done, kernel, cuLinkAddData, st, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, kernel,
+             0, NULL, NULL);
+    RT_CU_GO(s, done, kernel, cuLinkComplete, st, &bin, &n);
+    sb_write(out, bin, n);
+    if (out->oom)
+        s = rt_error(TK_ERR_NO_MEMORY, "out of memory");
+done:
+    if (s != TK_OK && log[0]) {
+        char first[512];
+        snprintf(first, sizeof first, "%s", tk_last_error());
+        for (char *c = log; *c; c++)
+            if (*c == '\n')
+                *c = ' '; /* one line */
+        rt_error(s, "%s: %s", first, log);
+    }
+    if (st && rt_cu.p_cuLinkDestroy(st) != CUDA_SUCCESS && s == TK_OK)
+        s = rt_error(TK_ERR_DRIVER, "cuLinkDestroy failed for kernel '%s'", kernel);
+    return s;
+}
+
+/* Links in the thread's context, or in device 0's primary context made
+ * current for the call. */
+static tk_status via_driver(const char *ptx, size_t len, int target, const char *kernel,
+                            StrBuf *out)
+{
+    tk_status s = rt_driver_load();
+    if (s != TK_OK)
+        return rt_error(s, "%s", rt_driver_problem()); /* without the interpreter's advice */
+    CUcontext prev = NULL, ctx = NULL;
+    CUdevice dev = 0;
+    RT_CU(kernel, cuCtxGetCurrent, &prev);
+    if (!prev) {
+        RT_CU(kernel, cuDeviceGet, &dev, 0);
+        RT_CU(kernel, cuDevicePrimaryCtxRetain, &ctx, dev);
+        RT_CU_GO(s, release, kernel, cuCtxSetCurrent, ctx);
+    }
+    s = link_cubin(ptx, len, target, kernel, out);
+    if (!prev && rt_cu.p_cuCtxSetCurrent(NULL) != CUDA_SUCCESS && s == TK_OK)
+        s = rt_error(TK_ERR_DRIVER, "cuCtxSetCurrent failed after linking '%s'", kernel);
+release:
+    if (!prev && rt_cu.p_cuDevicePrimaryCtxRelease(dev) != CUDA_SUCCESS && s == TK_OK)
+        s = rt_error(TK_ERR_DRIVER, "cuDevicePrimaryCtxRelease failed after linking '%s'", kernel);
+    return s;
+}
+
+/* ---- ptxas ---------------------------------------------------------------------------- */
+
+/* The first executable `ptxas` in $PATH, into path; false if none. */
+static bool find_ptxas(char *path, size_t cap)
+{
+    const char *p = getenv("PATH");
+    while (p && *p) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        if (n && n + 7 < cap) {
+            snprintf(path, cap, "%.*s/ptxas", (int)n, p);
+            if (access(path, X_OK) == 0)
+                return true;
+        }
+        p = colon ? colon + 1 : NULL;
+    }
+    return false;
+}
+
+static bool write_all(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = false;
+    return ok;
+}
+
+static bool read_all(const char *path, StrBuf *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sb_write(out, chunk, n);
+    bool ok = !ferror(f) && !out->oom;
+    fclose(f);
+    return ok;
+}
+
+/* ptxas's first line of complaint, for the one-line error. */
+static void first_line(const char *path, char *out, size_t cap)
+{
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (f && fgets(out, (int)cap, f))
+        out[strcspn(out, "\n")] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* Runs `ptxas -arch=ARCH -o out.cubin in.ptx` in a temp folder, its output
+ * in a log there. */
+static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch, StrBuf *out)
+{
+    char in[600], cubin[600], log[600], archopt[64];
+    snprintf(in, sizeof in, "%s/in.ptx", dir);
+    snprintf(cubin, sizeof cubin, "%s/out.cubin", dir);
+    snprintf(log, sizeof log, "%s/ptxas.log", dir);
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    char *argv[] = {(char *)ptxas, archopt, "-o", cubin, in, NULL};
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return rt_error(TK_ERR_NO_MEMORY, "out of memory starting ptxas");
+    pid_t pid = 0;
+    int rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (rc == 0)
+        rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return rt_error(TK_ERR_IO, "cannot run %s: %s", ptxas, strerror(rc));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return rt_error(TK_ERR_IO, "waiting for %s: %s", ptxas, strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char why[512];
+        first_line(log, why, sizeof why);
+        return rt_error(TK_ERR_COMPILE, "%s failed: %s", ptxas, why[0] ? why : "(no message)");
+    }
+    if (!read_all(cubin, out))
+        return rt_error(TK_ERR_IO, "cannot read what %s wrote", ptxas);
+    return TK_OK;
+}
+
+static tk_status via_ptxas(const char *ptx, size_t len, const char *arch, StrBuf *out)
+{
+    char ptxas[4096];
+    if (!find_ptxas(ptxas, sizeof ptxas))
+        return rt_error(TK_ERR_NOT_FOUND, "no ptxas on PATH");
+    const char *tmp = getenv("TMPDIR");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/tk-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        return rt_error(TK_ERR_IO, "cannot make a temp folder for ptxas: %s", strerror(errno));
+    char in[600];
+    snprintf(in, sizeof in, "%s/in.ptx", dir);
+    tk_status s = write_all(in, ptx, len)
+                      ? run_ptxas(ptxas, dir, arch, out)
+                      : rt_error(TK_ERR_IO, "cannot write %s: %s", in, strerror(errno));
+    static const char *const files[] = {"in.ptx", "out.cubin", "ptxas.log"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+    return s;
+}
+
+/* ---- both ------------------------------------------------------------------------------- */
+
+bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
+                     StrBuf *cubin, char *why, size_t cap)
+{
+    int target = jit_target(arch);
+    if (!target) {
+        snprintf(why, cap, "'%s' is not an architecture such as sm_90a", arch);
+        return false;
+    }
+    char driver[1024];
+    size_t start = cubin->len;
+    if (via_driver(ptx, len, target, kernel, cubin) == TK_OK)
+        return true;
+    snprintf(driver, sizeof driver, "%s", tk_last_error());
+    cubin->len = start;
+    if (via_ptxas(ptx, len, arch, cubin) == TK_OK)
+        return true;
+    cubin->len = start;
+    snprintf(why, cap, "%s, and %s", driver, tk_last_error());
+    rt_clear_error();
+    return false;
+}
