@@ -368,6 +368,16 @@ static inline tk_status tk_aot_function(const tk_aot_spec *s, tk_aot_context ctx
     return st;
 }
 
+/* The context of `stream`: the thread's current one for NULL (the legacy
+ * default stream), the stream's own otherwise. */
+static inline tk_aot_result tk_aot_stream_context(tk_stream stream, tk_aot_context *ctx)
+{
+    *ctx = NULL;
+    if (!stream)
+        return tk_aot_cu.cuCtxGetCurrent(ctx);
+    return tk_aot_cu.cuStreamGetCtx((tk_aot_stream)stream, ctx);
+}
+
 /* What a specialisation runs from in the context of `stream` (the current
  * one for NULL): a cubin's arch ("sm_90a"), "PTX" (compiled by the driver),
  * or NULL where it is not loaded yet. */
@@ -376,7 +386,7 @@ static inline const char *tk_aot_image_in(const tk_aot_spec *s, tk_stream stream
     tk_aot_context ctx = NULL;
     unsigned long long id = 0;
     if (tk_aot_driver() != TK_OK ||
-        tk_aot_cu.cuStreamGetCtx((tk_aot_stream)stream, &ctx) != TK_AOT_CUDA_SUCCESS || !ctx ||
+        tk_aot_stream_context(stream, &ctx) != TK_AOT_CUDA_SUCCESS || !ctx ||
         tk_aot_context_id(s, ctx, &id) != TK_OK)
         return NULL;
     int n = __atomic_load_n(s->nloaded, __ATOMIC_ACQUIRE);
@@ -396,7 +406,7 @@ static inline tk_status tk_aot_enter(const tk_aot_spec *s, tk_stream stream, tk_
     if (st != TK_OK)
         return st;
     tk_aot_context cur = NULL;
-    tk_aot_result r = tk_aot_cu.cuStreamGetCtx((tk_aot_stream)stream, ctx);
+    tk_aot_result r = tk_aot_stream_context(stream, ctx);
     if (r != TK_AOT_CUDA_SUCCESS || !*ctx)
         return tk_aot_error(TK_ERR_INVALID, "%s: no CUDA context for this launch: make one "
                             "current on this thread (cuCtxSetCurrent) or pass a stream",
