@@ -22,6 +22,12 @@ void rt_clear_error(void);
 /* Prints "tk: warning: ..." to stderr once per `flag`. */
 void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- environment and clock (rt_driver.c) ------------------------------------- */
+/* A TK_* switch: set, not empty and not "0". */
+bool rt_env_on(const char *name);
+/* Monotonic milliseconds. */
+double rt_now_ms(void);
+
 /* ---- the driver (rt_driver.c) ------------------------------------------------- */
 
 /* X(field, symbol exported by libcuda.so.1). __typeof__ of the cuda.h name

@@ -11,12 +11,6 @@
 
 #include "rt.h"
 
-static bool env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 static const char *ctx_kernel(tk_context *ctx) { return atomic_load(&ctx->last_kernel); }
 
 tk_status rt_ctx_enter(tk_context *ctx)
@@ -128,7 +122,7 @@ tk_status tk_context_create(tk_context **out, const tk_context_options *opts)
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->device = opts ? opts->device : 0;
     ctx->search_paths = opts ? opts->search_paths : NULL;
-    ctx->interpret = (opts && opts->interpret) || env_on("TK_INTERPRET");
+    ctx->interpret = (opts && opts->interpret) || rt_env_on("TK_INTERPRET");
     const char *threads = getenv("TK_INTERPRET_THREADS");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     ctx->interp_threads = threads && atoi(threads) > 0 ? atoi(threads)

@@ -40,12 +40,6 @@ void rt_disk_reset(void)
     pthread_mutex_unlock(&dir_lock);
 }
 
-static bool env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 /* mkdir -p; true when the folder exists afterwards. */
 static bool make_dirs(char *path)
 {
@@ -80,7 +74,7 @@ static bool dir_writable(const char *dir)
 
 static const char *find_dir(void)
 {
-    if (env_on("TK_CACHE_DISABLE"))
+    if (rt_env_on("TK_CACHE_DISABLE"))
         return NULL;
     const char *env = getenv("TK_CACHE_DIR");
     if (env && *env)

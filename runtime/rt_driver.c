@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt.h"
 
@@ -164,4 +165,17 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel)
         return rt_error(TK_ERR_NO_DEVICE, "%s failed: %s (%s)", call, name, text);
     return rt_error(TK_ERR_DRIVER, "%s failed: %s (%s)%s%s%s", call, name, text,
                     kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
+}
+
+bool rt_env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+double rt_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }

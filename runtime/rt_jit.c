@@ -18,19 +18,6 @@ enum { META_MAGIC = 0x544b4d31 /* "TKM1" */ };
 
 static int warned_dump;
 
-static bool env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
 /* ---- the specialisation request ---------------------------------------------- */
 
 static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstValue *cv)
@@ -231,9 +218,9 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     Arena ir_arena;
     arena_init(&ir_arena);
     IrFunc *f = NULL;
-    double t0 = now_ms();
+    double t0 = rt_now_ms();
     tk_status s = specialize(k, la, arch, &ir_arena, &f);
-    double t1 = now_ms();
+    double t1 = rt_now_ms();
     if (s == TK_OK)
         s = map_params(k, f, &t->meta);
     const char *dump = dump_dir();
@@ -264,7 +251,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         t->ptx_len = len + 1; /* the driver wants the NUL */
         t->meta.dyn_shared = cg_dynamic_shared_bytes(text);
         t->spec_ms = t1 - t0;
-        t->llvm_ms = now_ms() - t1;
+        t->llvm_ms = rt_now_ms() - t1;
         rt_stats_add(&rt_stats.compiles);
     }
     sb_free(&llvm);
@@ -291,7 +278,7 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
     if (!t->key_blob)
         return rt_error(TK_ERR_NO_MEMORY, "out of memory");
     const char *dir = rt_disk_dir();
-    if (dir && !env_on("TK_ALWAYS_COMPILE") && load_text(k, la, dir, t))
+    if (dir && !rt_env_on("TK_ALWAYS_COMPILE") && load_text(k, la, dir, t))
         return TK_OK;
     tk_status s = compile_text(k, la, arch, t);
     if (s == TK_OK && store && dir)
@@ -410,9 +397,9 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     if (s != TK_OK)
         return s;
     RtJitText t;
-    double t0 = now_ms(), t1, t2 = 0, t3 = 0;
+    double t0 = rt_now_ms(), t1, t2 = 0, t3 = 0;
     s = rt_jit_text(k, la, ctx->arch, false, &t);
-    t1 = t2 = now_ms();
+    t1 = t2 = rt_now_ms();
     if (s != TK_OK) {
         rt_jit_text_free(&t);
         return s;
@@ -428,7 +415,7 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
         s = link_ptx(k->name, t.ptx, t.ptx_len, &cubin, &n);
         if (s != TK_OK)
             goto done;
-        t2 = now_ms();
+        t2 = rt_now_ms();
         RT_CU_GO(s, done, k->name, cuModuleLoadData, &v->mod, cubin);
         t.cubin = cubin;
         t.cubin_len = n;
@@ -438,8 +425,8 @@ static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
             store_text(dir, &t);
     }
     s = load_function(k, v);
-    t3 = now_ms();
-    if (s == TK_OK && env_on("TK_VERBOSE"))
+    t3 = rt_now_ms();
+    if (s == TK_OK && rt_env_on("TK_VERBOSE"))
         report_build(k, v, la, &t, linked, t1 - t0, t2 - t1, t3 - t2);
 done:
     tk_xfree(cubin);

@@ -35,19 +35,6 @@ typedef struct TuneRecord {
     double ms;
 } TuneRecord;
 
-static bool env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
 /* ---- one config's launch ----------------------------------------------------------------- */
 
 typedef struct ConfigLaunch {
@@ -279,7 +266,7 @@ static void *compile_job(void *p)
 static void tune_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tune_print(const char *fmt, ...)
 {
-    if (!env_on("TK_PRINT_AUTOTUNING"))
+    if (!rt_env_on("TK_PRINT_AUTOTUNING"))
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -352,9 +339,9 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
     memset(jobs, 0, sizeof *jobs * (size_t)t->nconfigs);
     tk_status first_fail = TK_OK;
     char first_msg[512] = "";
-    double t0 = now_ms();
+    double t0 = rt_now_ms();
     tk_status s = compile_configs(k, keep, grid_fn, grid_user, grid, args, nargs, opts, jobs);
-    double t1 = now_ms();
+    double t1 = rt_now_ms();
     int first = 0;
     while (first < t->nconfigs && !keep[first])
         first++;
@@ -412,7 +399,7 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
     out->ms = best_ms;
     out->tuned_here = 1;
     tune_print("%s [%s]: chose config %d (%.4f ms); compiled in %.0f ms, timed in %.0f ms",
-               k->name, key_text, best, best_ms, t1 - t0, now_ms() - t1);
+               k->name, key_text, best, best_ms, t1 - t0, rt_now_ms() - t1);
     return TK_OK;
 }
 
