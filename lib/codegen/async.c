@@ -51,14 +51,6 @@ LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot)
     return LLVMBuildAdd(cg->b, off, cg_i32(cg, cg->buf_off[buf]), "");
 }
 
-static int ilog2(int64_t v)
-{
-    int n = 0;
-    while (((int64_t)1 << n) < v)
-        n++;
-    return n;
-}
-
 /* One thread's copies: a cp.async per run of w consecutive elements, reading
  * nothing (and writing zeros) where the mask is off. */
 static void emit_copy(Cg *cg, const IrOp *op)
@@ -91,7 +83,7 @@ static void emit_copy(Cg *cg, const IrOp *op)
     for (int s = 0; s + w <= p.n; s += w) {
         LLVMValueRef e = cg_elem_index(cg, &l, s);
         int lc = ptr->type.shape[1];
-        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(lc)), "");
+        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(lc)), "");
         LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, lc - 1), "");
         LLVMValueRef args[3];
         args[0] = cg_smem_addr_at(cg, base, cg_tile_index(cg, &t, r, c), ptr->type.elem);

@@ -74,6 +74,8 @@ LLVMTypeRef cg_type(Cg *cg, DType dt);     /* register type of one element */
 LLVMTypeRef cg_mem_type(Cg *cg, DType dt); /* in memory (i1 is stored as i8) */
 int cg_mem_bytes(DType dt);
 LLVMValueRef cg_i32(Cg *cg, int64_t v);
+/* log2 of v rounded up (shapes and tiles are powers of two). */
+int cg_ilog2(int64_t v);
 LLVMValueRef cg_i64(Cg *cg, int64_t v);
 LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov,
                           LLVMValueRef *args, int nargs);

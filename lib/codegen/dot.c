@@ -5,14 +5,6 @@
  * this path is computed as plain fp32. */
 #include "codegen/cg.h"
 
-static int ilog2(int64_t v)
-{
-    int n = 0;
-    while (((int64_t)1 << n) < v)
-        n++;
-    return n;
-}
-
 /* The dtype the products are accumulated in. */
 static DType compute_dtype(DType acc)
 {
@@ -49,7 +41,7 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
     LLVMValueRef *next = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
     for (int s = 0; s < l.per_thread; s++) {
         LLVMValueRef e = cg_elem_index(cg, &l, s);
-        m[s] = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(N)), "");
+        m[s] = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(N)), "");
         n[s] = LLVMBuildAnd(cg->b, e, cg_i32(cg, N - 1), "");
         init[s] = cg_convert(cg, acc.el[acc.n == 1 ? 0 : s], ct.dt, cd);
     }
@@ -63,8 +55,8 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
         phi[s] = LLVMBuildPhi(cg->b, cg_type(cg, cd), "");
     LLVMTypeRef ft = cg_type(cg, cd);
     for (int s = 0; s < l.per_thread; s++) {
-        LLVMValueRef ai = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, m[s], cg_i32(cg, ilog2(K)), ""), k, "");
-        LLVMValueRef bi = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, k, cg_i32(cg, ilog2(N)), ""), n[s], "");
+        LLVMValueRef ai = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, m[s], cg_i32(cg, cg_ilog2(K)), ""), k, "");
+        LLVMValueRef bi = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, k, cg_i32(cg, cg_ilog2(N)), ""), n[s], "");
         LLVMValueRef av = LLVMBuildLoad2(cg->b, cg_mem_type(cg, at.dt), cg_smem_addr(cg, 0, ai, at.dt), "");
         LLVMValueRef bv = LLVMBuildLoad2(cg->b, cg_mem_type(cg, bt.dt), cg_smem_addr(cg, boff, bi, bt.dt), "");
         av = cg_convert(cg, av, at.dt, cd);

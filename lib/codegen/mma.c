@@ -45,14 +45,6 @@ static bool mma_kind(DType in, DType acc, MmaKind *k)
     return acc == k->acc;
 }
 
-static int ilog2(int64_t v)
-{
-    int n = 0;
-    while (((int64_t)1 << n) < v)
-        n++;
-    return n;
-}
-
 typedef CgOperand Operand;
 
 typedef struct Mma {
@@ -98,18 +90,18 @@ LLVMValueRef cg_tile_index(Cg *cg, const CgTile *o, LLVMValueRef r, LLVMValueRef
         r = c;
         c = t;
     }
-    LLVMValueRef chunk = LLVMBuildLShr(cg->b, c, cg_i32(cg, ilog2(o->vec)), "");
-    LLVMValueRef phase = LLVMBuildLShr(cg->b, r, cg_i32(cg, ilog2(o->per_phase)), "");
+    LLVMValueRef chunk = LLVMBuildLShr(cg->b, c, cg_i32(cg, cg_ilog2(o->vec)), "");
+    LLVMValueRef phase = LLVMBuildLShr(cg->b, r, cg_i32(cg, cg_ilog2(o->per_phase)), "");
     phase = LLVMBuildAnd(cg->b, phase, cg_i32(cg, o->max_phase - 1), "");
     chunk = LLVMBuildAnd(cg->b, chunk, cg_i32(cg, o->panel / o->vec - 1), "");
     chunk = LLVMBuildXor(cg->b, chunk, phase, "");
-    LLVMValueRef e = LLVMBuildShl(cg->b, r, cg_i32(cg, ilog2(o->panel)), "");
-    e = LLVMBuildOr(cg->b, e, LLVMBuildShl(cg->b, chunk, cg_i32(cg, ilog2(o->vec)), ""), "");
+    LLVMValueRef e = LLVMBuildShl(cg->b, r, cg_i32(cg, cg_ilog2(o->panel)), "");
+    e = LLVMBuildOr(cg->b, e, LLVMBuildShl(cg->b, chunk, cg_i32(cg, cg_ilog2(o->vec)), ""), "");
     e = LLVMBuildOr(cg->b, e, LLVMBuildAnd(cg->b, c, cg_i32(cg, o->vec - 1), ""), "");
     if (o->panel == o->cols)
         return e;
-    LLVMValueRef panel = LLVMBuildLShr(cg->b, c, cg_i32(cg, ilog2(o->panel)), "");
-    panel = LLVMBuildShl(cg->b, panel, cg_i32(cg, ilog2((int64_t)o->rows * o->panel)), "");
+    LLVMValueRef panel = LLVMBuildLShr(cg->b, c, cg_i32(cg, cg_ilog2(o->panel)), "");
+    panel = LLVMBuildShl(cg->b, panel, cg_i32(cg, cg_ilog2((int64_t)o->rows * o->panel)), "");
     return LLVMBuildOr(cg->b, e, panel, "");
 }
 
@@ -133,7 +125,7 @@ static void stage(Cg *cg, Operand *o, const IrValue *src, int64_t off)
     int lc = src->type.shape[1];
     for (int s = 0; s + w <= x.n; s += w) {
         LLVMValueRef e = cg_elem_index(cg, &l, s);
-        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(lc)), "");
+        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(lc)), "");
         LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, lc - 1), "");
         LLVMValueRef p = tile_addr(cg, o, r, c, src->type.dt);
         if (w == 1) {
@@ -209,7 +201,7 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
     /* matrices: (rows 0-7, k lo), (8-15, lo), (0-7, hi), (8-15, hi); lane l
      * addresses row l % 8 of matrix l / 8 */
     LLVMValueRef hi_row = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), "");
-    LLVMValueRef hi_k = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, ilog2(ik / 2)), "");
+    LLVMValueRef hi_k = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, cg_ilog2(ik / 2)), "");
     if (!o->t.trans) {
         LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_row, ""), "");
         LLVMValueRef p = tile_addr(cg, o, row, add(cg, hi_k, (int64_t)ik * ki), x->dt);
@@ -257,7 +249,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
                                        LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
         LLVMValueRef n = LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), ""),
                                      lane_bits(x, 0, 7), "");
-        LLVMValueRef k = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, ilog2(4 * kp)), "");
+        LLVMValueRef k = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, cg_ilog2(4 * kp)), "");
         LLVMValueRef p = tile_addr(cg, o, add(cg, k, (int64_t)ik * ki), n, x->dt);
         ldmatrix(cg, 2 * count, false, p, out);
         return;
@@ -361,7 +353,7 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     LLVMValueRef warp = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 5), "");
     x.lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, 31), "");
     x.wmi = LLVMBuildAnd(cg->b, warp, cg_i32(cg, x.m->wm - 1), "");
-    x.wni = LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, warp, cg_i32(cg, ilog2(x.m->wm)), ""),
+    x.wni = LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, warp, cg_i32(cg, cg_ilog2(x.m->wm)), ""),
                          cg_i32(cg, x.m->wn - 1), "");
     int64_t off = 0;
     if (!cg_mma_operand(cg, &x.a, av, &off) || !cg_mma_operand(cg, &x.b, bv, &off))

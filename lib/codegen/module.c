@@ -124,6 +124,14 @@ LLVMTypeRef cg_mem_type(Cg *cg, DType dt)
 
 int cg_mem_bytes(DType dt) { return dt == DT_I1 ? 1 : dtype_bits(dt) / 8; }
 
+int cg_ilog2(int64_t v)
+{
+    int n = 0;
+    while (((int64_t)1 << n) < v)
+        n++;
+    return n;
+}
+
 LLVMValueRef cg_i32(Cg *cg, int64_t v)
 {
     return LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), (unsigned long long)v, 1);

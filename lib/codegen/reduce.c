@@ -14,14 +14,6 @@ typedef struct Red {
     DType dt[8];       /* their dtypes */
 } Red;
 
-static int ilog2(int64_t v)
-{
-    int n = 0;
-    while (((int64_t)1 << n) < v)
-        n++;
-    return n;
-}
-
 /* argmax/argmin: does (av, ai) win over (bv, bi)? Ties go to the smaller
  * index. NaN follows the sequential scan of ir.h: a NaN at index 0 wins,
  * any other NaN loses to every number. This order is total, so the tree of
@@ -219,7 +211,7 @@ static void reduce_last(Red *r, CgVal *in, Type t)
     int64_t cpr = L / l.v;
     int rep = cpr > cg->T ? (int)(cpr / cg->T) : 1;
     int ng = l.k / rep;
-    int tb = ilog2(cpr) < ilog2(cg->T) ? ilog2(cpr) : ilog2(cg->T);
+    int tb = cg_ilog2(cpr) < cg_ilog2(cg->T) ? cg_ilog2(cpr) : cg_ilog2(cg->T);
     LLVMValueRef **part = cg_alloc(cg, sizeof(LLVMValueRef *) * (size_t)ng);
     LLVMValueRef *row = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)ng);
     for (int q = 0; q < ng; q++) {
@@ -235,7 +227,7 @@ static void reduce_last(Red *r, CgVal *in, Type t)
                     x[i] = in[i].el[s];
             }
             if (s == q * rep * l.v) {
-                row[q] = LLVMBuildLShr(cg->b, e, cg_i32(cg, ilog2(L)), "");
+                row[q] = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(L)), "");
                 for (int i = 0; i < r->n; i++)
                     part[q][i] = x[i];
             } else {
@@ -388,7 +380,7 @@ static LLVMValueRef map_move(Cg *cg, LLVMValueRef e, const Type *dst, void *p)
         for (int i = sd + 1; i < rank; i++)
             stride *= mc->src.shape[i];
         LLVMValueRef c = cg_coord(cg, e, dst, d);
-        r = LLVMBuildOr(cg->b, r, LLVMBuildShl(cg->b, c, cg_i32(cg, ilog2(stride)), ""), "");
+        r = LLVMBuildOr(cg->b, r, LLVMBuildShl(cg->b, c, cg_i32(cg, cg_ilog2(stride)), ""), "");
     }
     return r;
 }
@@ -417,10 +409,10 @@ static LLVMValueRef line_index(Cg *cg, LLVMValueRef p, LLVMValueRef j, const Typ
     int64_t inner = 1;
     for (int i = axis + 1; i < t->rank; i++)
         inner *= t->shape[i];
-    int lb = ilog2(inner);
+    int lb = cg_ilog2(inner);
     LLVMValueRef outer = LLVMBuildLShr(cg->b, p, cg_i32(cg, lb), "");
     LLVMValueRef in = LLVMBuildAnd(cg->b, p, cg_i32(cg, inner - 1), "");
-    LLVMValueRef x = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, outer, cg_i32(cg, ilog2(t->shape[axis])), ""), j, "");
+    LLVMValueRef x = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, outer, cg_i32(cg, cg_ilog2(t->shape[axis])), ""), j, "");
     return LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, x, cg_i32(cg, lb), ""), in, "");
 }
 

@@ -5,14 +5,6 @@
  * cols[None, :]`) free of barriers. Bounded in size so code does not grow. */
 #include "codegen/cg.h"
 
-static int ilog2(int64_t v)
-{
-    int n = 0;
-    while (((int64_t)1 << n) < v)
-        n++;
-    return n;
-}
-
 /* Which values qualify is the layout pass's rule, so that the conversions it
  * plans as free are free. */
 bool cg_can_remat(Cg *cg, const IrValue *v)
@@ -36,7 +28,7 @@ static LLVMValueRef unbroadcast(Cg *cg, LLVMValueRef idx, const Type *dst, const
         if (src->shape[d] == 1)
             continue;
         LLVMValueRef c = cg_coord(cg, idx, dst, d);
-        r = LLVMBuildOr(cg->b, r, LLVMBuildShl(cg->b, c, cg_i32(cg, ilog2(stride_of(src, d))), ""), "");
+        r = LLVMBuildOr(cg->b, r, LLVMBuildShl(cg->b, c, cg_i32(cg, cg_ilog2(stride_of(src, d))), ""), "");
     }
     return r;
 }

@@ -38,14 +38,6 @@ void cg_fence_async_shared(Cg *cg)
         asm_void(cg, "fence.proxy.async.shared::cta;");
 }
 
-static int ilog2(int64_t v)
-{
-    int n = 0;
-    while (((int64_t)1 << n) < v)
-        n++;
-    return n;
-}
-
 typedef struct Wg {
     Cg *cg;
     const char *in;      /* operand type in the instruction's name */
@@ -69,9 +61,9 @@ static int swizzle_mode(int bytes)
 static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVMValueRef c0)
 {
     const CgTile *t = &o->t;
-    LLVMValueRef panel = LLVMBuildLShr(cg->b, c0, cg_i32(cg, ilog2(t->panel)), "");
-    panel = LLVMBuildShl(cg->b, panel, cg_i32(cg, ilog2((int64_t)t->rows * t->panel)), "");
-    LLVMValueRef idx = LLVMBuildShl(cg->b, r0, cg_i32(cg, ilog2(t->panel)), "");
+    LLVMValueRef panel = LLVMBuildLShr(cg->b, c0, cg_i32(cg, cg_ilog2(t->panel)), "");
+    panel = LLVMBuildShl(cg->b, panel, cg_i32(cg, cg_ilog2((int64_t)t->rows * t->panel)), "");
+    LLVMValueRef idx = LLVMBuildShl(cg->b, r0, cg_i32(cg, cg_ilog2(t->panel)), "");
     idx = LLVMBuildAdd(cg->b, idx, panel, "");
     idx = LLVMBuildAdd(cg->b, idx, LLVMBuildAnd(cg->b, c0, cg_i32(cg, t->panel - 1), ""), "");
     LLVMValueRef p = cg_smem_addr_at(cg, o->off, idx, o->v->type.dt);
