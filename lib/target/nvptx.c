@@ -360,7 +360,7 @@ static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *
         LLVMDisposeMessage(msg);
         return false;
     }
-    sb_write(ptx_out, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+    ptx_rewrite(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), ptx_out);
     LLVMDisposeMemoryBuffer(buf);
     return ptx_out->oom ? out_of_memory(d, "PTX") : true;
 }

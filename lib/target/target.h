@@ -19,6 +19,9 @@ LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, Diag *d);
 bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                      bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
                      StrBuf *ptx_out, bool *fatal);
+/* Appends the PTX text ptx[0..len) to out, with the edits that keep the
+ * assembler from miscompiling it (ptx_rewrite.c says which). */
+void ptx_rewrite(const char *ptx, size_t len, StrBuf *out);
 /* Counts LLVM's error diagnostics of one context into d (instead of LLVM
  * printing them and exiting). */
 typedef struct CgLlvmDiag {

@@ -3,6 +3,11 @@ import triton
 import triton.language as tl
 
 
+# Seed 5548. On an H100 the last store held 767 instead of 0: the assembler
+# fused the chained max.s32 of the reduction into three-input maxima and lost
+# the negation of each middle operand (thread 127 contributed offs | 0x280 =
+# 767 where -(offs | 0x280) was meant). The interpreter and Triton give 0; so does tk, which
+# writes integer negations as not + add (lib/target/ptx_rewrite.c).
 @triton.jit
 def _pick(a, b):
     return tl.where(a > b, a, b - a)
