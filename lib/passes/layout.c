@@ -167,7 +167,8 @@ static bool mma_shape(const IrOp *op, int *instr_k, int *kpack)
         (a.dt == DT_F16 && c.dt == DT_F16)) {
         *instr_k = 16;
         *kpack = 2;
-    } else if (a.dt == DT_F32 && c.dt == DT_F32 && op->sub == DOT_TF32) {
+    } else if (a.dt == DT_F32 && c.dt == DT_F32 && (op->sub == DOT_TF32 || op->sub == DOT_TF32X3)) {
+        /* tf32x3 runs as three tf32 products (codegen/mma.c) */
         *instr_k = 8;
         *kpack = 1;
     } else if (a.dt == DT_I8 && c.dt == DT_I32) {
