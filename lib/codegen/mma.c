@@ -122,6 +122,8 @@ static void stage(Cg *cg, Operand *o, const IrValue *src, int64_t off)
     CgVal x = cg_get(cg, src);
     int dim, run = lin_run(&l.lin, 2, src->type.shape, &dim);
     int w = run < o->t.vec ? run : o->t.vec;
+    if ((dim == 0) != o->t.trans)
+        w = 1; /* stored transposed to the registers' runs: one element each */
     LLVMTypeRef et = cg_mem_type(cg, src->type.dt);
     cg_smem_need(cg, off + l.numel * o->t.bytes);
     int lc = src->type.shape[1];
@@ -148,17 +150,22 @@ static LLVMValueRef smem_elem(Cg *cg, const Operand *o, DType dt, LLVMValueRef r
     return LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
 }
 
+LLVMValueRef cg_pack32(Cg *cg, DType dt, const LLVMValueRef *el, int n)
+{
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    if (n == 1)
+        return LLVMBuildBitCast(cg->b, el[0], i32, "");
+    LLVMTypeRef vt = LLVMVectorType(cg_type(cg, dt), (unsigned)n);
+    LLVMValueRef v = LLVMGetUndef(vt);
+    for (int i = 0; i < n; i++)
+        v = LLVMBuildInsertElement(cg->b, v, el[i], cg_i32(cg, i), "");
+    return LLVMBuildBitCast(cg->b, v, i32, "");
+}
+
 /* One 32-bit operand register from kpack consecutive elements. */
 static LLVMValueRef pack(Cg *cg, const MmaKind *k, DType dt, LLVMValueRef *el)
 {
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
-    if (k->kpack == 1)
-        return LLVMBuildBitCast(cg->b, el[0], i32, "");
-    LLVMTypeRef vt = LLVMVectorType(cg_type(cg, dt), (unsigned)k->kpack);
-    LLVMValueRef v = LLVMGetUndef(vt);
-    for (int i = 0; i < k->kpack; i++)
-        v = LLVMBuildInsertElement(cg->b, v, el[i], cg_i32(cg, i), "");
-    return LLVMBuildBitCast(cg->b, v, i32, "");
+    return cg_pack32(cg, dt, el, k->kpack);
 }
 
 /* ldmatrix of `n` 8x8 matrices (n = 2 or 4); lane l gives the address of
@@ -410,7 +417,14 @@ bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
         return false;
     }
     const IrOp *src = def->operands[0]->def;
-    cg_tile_geometry(&o->t, &v->type, cg_runs_down(cg, def->operands[0]));
+    bool trans = cg_runs_down(cg, def->operands[0]);
+    const Layout *dl = v->layout;
+    /* a tile staged here for wgmma of tf32 or int8 is stored K-major,
+     * whatever the order of the registers: B transposed, A not */
+    if ((!src || src->kind != IR_SHARED_VIEW) && dl && dl->kind == LY_DOT_OP &&
+        layout_needs_kmajor(dl->parent, cg_mem_bytes(v->type.dt)))
+        trans = dl->opidx == 1;
+    cg_tile_geometry(&o->t, &v->type, trans);
     if (src && src->kind == IR_SHARED_VIEW) {
         o->staged = o->copied = true;
         o->off = cg_buffer_slot(cg, (int)src->ival, cg_get(cg, src->operands[0]).el[0]);
