@@ -8,8 +8,9 @@
  * The swizzle works on 16-byte chunks of 128-byte panel rows whatever the
  * element size, and one instruction reads 32 bytes of K for every operand
  * type, so the same descriptors serve 16-, 32- and 8-bit elements; only
- * 16-bit tiles may be stored MN-major, the others must be K-major. LLVM 19 has no wgmma intrinsics, so
- * the instructions are inline PTX; the accumulators pass through every
+ * 16-bit tiles may be stored MN-major, the others must be K-major
+ * (layout_needs_kmajor). LLVM 19 has no wgmma intrinsics, so the
+ * instructions are inline PTX; the accumulators pass through every
  * instruction and through the final wait as tied operands, so that nothing
  * reads them while the tensor cores still write them. */
 #include "codegen/cg.h"
@@ -246,8 +247,8 @@ static bool fits(const IrOp *op, const WgKind *k, const CgOperand *a, const CgOp
         return false;
     if (!b->staged)
         return false;
-    /* only 16-bit tiles may be MN-major: B stored [N][K], A [M][K] */
-    if (k->imm < 4 && (!b->t.trans || (a->staged && a->t.trans)))
+    /* K-major: B stored [N][K], A [M][K] */
+    if (layout_needs_kmajor(m, cg_mem_bytes(k->in)) && (!b->t.trans || (a->staged && a->t.trans)))
         return false;
     int sb = b->t.panel * b->t.bytes;
     if (swizzle_mode(sb) < 0 || b->t.rows % 8 != 0)
