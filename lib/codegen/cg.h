@@ -183,6 +183,9 @@ typedef struct CgOperand {
     LLVMValueRef off;
     CgTile t;
 } CgOperand;
+/* n (1, 2 or 4) elements of dtype dt in one 32-bit register, the first in
+ * the low bits: an operand register of mma.sync and wgmma. */
+LLVMValueRef cg_pack32(Cg *cg, DType dt, const LLVMValueRef *el, int n);
 /* Takes operand v: its registers, its ring-buffer slot, or a tile staged at
  * scratch offset *off (advanced past it). */
 bool cg_mma_operand(Cg *cg, CgOperand *o, const IrValue *v, int64_t *off);

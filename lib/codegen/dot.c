@@ -1,8 +1,8 @@
 /* codegen/dot.c: dot(a, b, acc). With an mma result layout the tensor-core
  * path runs (mma.c); otherwise FMA: both operands go to shared memory and
  * every thread computes the accumulator elements it holds, looping over K.
- * Floats multiply-add in fp32 (fp64 for fp64), integers in i32/i64; tf32 on
- * this path is computed as plain fp32. */
+ * Floats multiply-add in fp32 (fp64 for fp64), integers in i32/i64; tf32 and tf32x3
+ * on this path are computed as plain fp32. */
 #include "codegen/cg.h"
 
 /* The dtype the products are accumulated in. */

@@ -9,7 +9,9 @@
  * step's fragments live. Fragment order follows the linear forms in
  * ir/layout.c: A holds kpack-element packs for (row, row+8) x (k, k+4*kpack),
  * B for (k, k+4*kpack), the accumulator (col, col+1) x (row, row+8); tiles
- * repeat over K, then the other dim. */
+ * repeat over K, then the other dim. input_precision="tf32x3" splits each
+ * fragment register as it is read and runs three tf32 instructions for one
+ * (tf32x3 below). */
 #include "codegen/cg.h"
 
 #include <stdio.h>
@@ -120,6 +122,8 @@ static void stage(Cg *cg, Operand *o, const IrValue *src, int64_t off)
     CgVal x = cg_get(cg, src);
     int dim, run = lin_run(&l.lin, 2, src->type.shape, &dim);
     int w = run < o->t.vec ? run : o->t.vec;
+    if ((dim == 0) != o->t.trans)
+        w = 1; /* stored transposed to the registers' runs: one element each */
     LLVMTypeRef et = cg_mem_type(cg, src->type.dt);
     cg_smem_need(cg, off + l.numel * o->t.bytes);
     int lc = src->type.shape[1];
@@ -146,17 +150,22 @@ static LLVMValueRef smem_elem(Cg *cg, const Operand *o, DType dt, LLVMValueRef r
     return LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
 }
 
+LLVMValueRef cg_pack32(Cg *cg, DType dt, const LLVMValueRef *el, int n)
+{
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    if (n == 1)
+        return LLVMBuildBitCast(cg->b, el[0], i32, "");
+    LLVMTypeRef vt = LLVMVectorType(cg_type(cg, dt), (unsigned)n);
+    LLVMValueRef v = LLVMGetUndef(vt);
+    for (int i = 0; i < n; i++)
+        v = LLVMBuildInsertElement(cg->b, v, el[i], cg_i32(cg, i), "");
+    return LLVMBuildBitCast(cg->b, v, i32, "");
+}
+
 /* One 32-bit operand register from kpack consecutive elements. */
 static LLVMValueRef pack(Cg *cg, const MmaKind *k, DType dt, LLVMValueRef *el)
 {
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
-    if (k->kpack == 1)
-        return LLVMBuildBitCast(cg->b, el[0], i32, "");
-    LLVMTypeRef vt = LLVMVectorType(cg_type(cg, dt), (unsigned)k->kpack);
-    LLVMValueRef v = LLVMGetUndef(vt);
-    for (int i = 0; i < k->kpack; i++)
-        v = LLVMBuildInsertElement(cg->b, v, el[i], cg_i32(cg, i), "");
-    return LLVMBuildBitCast(cg->b, v, i32, "");
+    return cg_pack32(cg, dt, el, k->kpack);
 }
 
 /* ldmatrix of `n` 8x8 matrices (n = 2 or 4); lane l gives the address of
@@ -311,6 +320,88 @@ static void issue(Mma *x, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *acc)
         acc[j] = LLVMBuildExtractValue(cg->b, out, (unsigned)j, "");
 }
 
+/* What a K loop multiplies: the fragments as they are, or (tf32x3) the
+ * split of each fp32 operand x into big = tf32(x) and small = tf32(x - big):
+ * the two cross terms small*big + big*small, or big*big alone. */
+typedef enum { PART_PLAIN, PART_SMALL, PART_BIG } Part;
+
+/* One fragment register of fp32 bits rounded to tf32 (to nearest, ties
+ * away, as cvt.rna.tf32.f32), and with `small` the rounded remainder too. */
+static LLVMValueRef round_tf32(Cg *cg, LLVMValueRef bits, LLVMValueRef *small)
+{
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(cg->ctx);
+    LLVMValueRef x = LLVMBuildBitCast(cg->b, bits, f32, "");
+    LLVMValueRef big = cg_intrinsic(cg, "llvm.nvvm.f2tf32.rna", NULL, 0, &x, 1);
+    if (small) {
+        /* exact: big is x with its low mantissa bits rounded off */
+        LLVMValueRef rest = LLVMBuildFSub(cg->b, x, LLVMBuildBitCast(cg->b, big, f32, ""), "");
+        *small = cg_intrinsic(cg, "llvm.nvvm.f2tf32.rna", NULL, 0, &rest, 1);
+    }
+    return big;
+}
+
+/* The registers of one K step's fragments made into the part's operands:
+ * big in place, small (PART_SMALL) into `small`. */
+static void split_regs(Cg *cg, Part part, LLVMValueRef *r, int n, LLVMValueRef *small)
+{
+    if (part == PART_PLAIN)
+        return;
+    for (int i = 0; i < n; i++)
+        r[i] = round_tf32(cg, r[i], part == PART_SMALL ? small + i : NULL);
+}
+
+/* acc (the 4 * mr * nr accumulator registers) += the part's products, K step
+ * by K step; a K step's fragments are read just before its instructions. */
+static void k_steps(Mma *x, LLVMValueRef *acc, Part part)
+{
+    Cg *cg = x->cg;
+    size_t na = 4 * (size_t)x->mr, nb = 2 * (size_t)(x->nr + 1);
+    LLVMValueRef *fa = cg_alloc(cg, sizeof(LLVMValueRef) * na);
+    LLVMValueRef *fb = cg_alloc(cg, sizeof(LLVMValueRef) * nb);
+    LLVMValueRef *sa = cg_alloc(cg, sizeof(LLVMValueRef) * na);
+    LLVMValueRef *sb = cg_alloc(cg, sizeof(LLVMValueRef) * nb);
+    for (int ki = 0; ki < x->kr; ki++) {
+        for (int mi = 0; mi < x->mr; mi++)
+            frag_a(x, mi, ki, fa + 4 * mi);
+        for (int ni = 0; ni < x->nr; ni += 2)
+            frag_b(x, ni, ki, ni + 1 < x->nr ? 2 : 1, fb + 2 * ni);
+        split_regs(cg, part, fa, 4 * x->mr, sa);
+        split_regs(cg, part, fb, 2 * x->nr, sb);
+        for (int mi = 0; mi < x->mr; mi++)
+            for (int ni = 0; ni < x->nr; ni++) {
+                LLVMValueRef *c = acc + 4 * (ni + x->nr * mi);
+                if (part == PART_SMALL) {
+                    issue(x, sa + 4 * mi, fb + 2 * ni, c);
+                    issue(x, fa + 4 * mi, sb + 2 * ni, c);
+                } else {
+                    issue(x, fa + 4 * mi, fb + 2 * ni, c);
+                }
+            }
+    }
+}
+
+/* input_precision="tf32x3": fp32 accuracy from three tf32 products, summed
+ * as Triton does: the cross terms small*big + big*small from zero over all
+ * of K, a NaN there (an infinite input leaves inf - inf in its small part)
+ * taken as 0 so that big*big alone carries the infinity, then big*big on
+ * top, and the accumulator c added last. r: the result registers. */
+static void tf32x3(Mma *x, const LLVMValueRef *c, LLVMValueRef *r)
+{
+    Cg *cg = x->cg;
+    int n = 4 * x->mr * x->nr;
+    LLVMValueRef zero = LLVMConstReal(LLVMFloatTypeInContext(cg->ctx), 0);
+    for (int i = 0; i < n; i++)
+        r[i] = zero;
+    k_steps(x, r, PART_SMALL);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, r[i], r[i], "");
+        r[i] = LLVMBuildSelect(cg->b, nan, zero, r[i], "");
+    }
+    k_steps(x, r, PART_BIG);
+    for (int i = 0; i < n; i++)
+        r[i] = LLVMBuildFAdd(cg->b, r[i], c[i], "");
+}
+
 /* An operand from registers, or staged from the blocked value behind the
  * convert_layout that layout.c left to this dot. */
 bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
@@ -326,7 +417,14 @@ bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
         return false;
     }
     const IrOp *src = def->operands[0]->def;
-    cg_tile_geometry(&o->t, &v->type, cg_runs_down(cg, def->operands[0]));
+    bool trans = cg_runs_down(cg, def->operands[0]);
+    const Layout *dl = v->layout;
+    /* a tile staged here for wgmma of tf32 or int8 is stored K-major,
+     * whatever the order of the registers: B transposed, A not */
+    if ((!src || src->kind != IR_SHARED_VIEW) && dl && dl->kind == LY_DOT_OP &&
+        layout_needs_kmajor(dl->parent, cg_mem_bytes(v->type.dt)))
+        trans = dl->opidx == 1;
+    cg_tile_geometry(&o->t, &v->type, trans);
     if (src && src->kind == IR_SHARED_VIEW) {
         o->staged = o->copied = true;
         o->off = cg_buffer_slot(cg, (int)src->ival, cg_get(cg, src->operands[0]).el[0]);
@@ -373,17 +471,10 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     }
     for (int i = 0; i < r.n; i++)
         r.el[i] = c.el[i];
-    LLVMValueRef *fa = cg_alloc(cg, sizeof(LLVMValueRef) * 4 * (size_t)x.mr);
-    LLVMValueRef *fb = cg_alloc(cg, sizeof(LLVMValueRef) * 2 * (size_t)(x.nr + 1));
-    for (int ki = 0; ki < x.kr; ki++) {
-        for (int mi = 0; mi < x.mr; mi++)
-            frag_a(&x, mi, ki, fa + 4 * mi);
-        for (int ni = 0; ni < x.nr; ni += 2)
-            frag_b(&x, ni, ki, ni + 1 < x.nr ? 2 : 1, fb + 2 * ni);
-        for (int mi = 0; mi < x.mr; mi++)
-            for (int ni = 0; ni < x.nr; ni++)
-                issue(&x, fa + 4 * mi, fb + 2 * ni, r.el + 4 * (ni + x.nr * mi));
-    }
+    if (op->sub == DOT_TF32X3 && x.dt == DT_F32)
+        tf32x3(&x, c.el, r.el);
+    else
+        k_steps(&x, r.el, PART_PLAIN);
     if (staged)
         cg_barrier(cg); /* the tiles may be overwritten once every warp has read them */
     cg_set(cg, res, r);

@@ -1,11 +1,16 @@
 /* codegen/wgmma.c: dot on sm_90a's warpgroup MMA (wgmma.mma_async). The
  * layout pass gave the accumulator an mma layout of version 3: every warp
  * along M, so the four warps of a warpgroup hold 64 consecutive rows, in the
- * registers wgmma m64nNk16 defines (the mma.sync m16n8 fragment, repeated
+ * registers wgmma m64nNkK defines (the mma.sync m16n8 fragment, repeated
  * over N). Both operands are tiles in shared memory, staged or copied by the
  * pipeline in the panelled swizzle of cg_tile_index, and reach the
- * instruction as 64-bit descriptors. LLVM 19 has no wgmma intrinsics, so
- * the instructions are inline PTX; the accumulators pass through every
+ * instruction as 64-bit descriptors (A may come from registers instead).
+ * The swizzle works on 16-byte chunks of 128-byte panel rows whatever the
+ * element size, and one instruction reads 32 bytes of K for every operand
+ * type, so the same descriptors serve 16-, 32- and 8-bit elements; only
+ * 16-bit tiles may be stored MN-major, the others must be K-major
+ * (layout_needs_kmajor). LLVM 19 has no wgmma intrinsics, so the
+ * instructions are inline PTX; the accumulators pass through every
  * instruction and through the final wait as tied operands, so that nothing
  * reads them while the tensor cores still write them. */
 #include "codegen/cg.h"
@@ -38,10 +43,35 @@ void cg_fence_async_shared(Cg *cg)
         asm_void(cg, "fence.proxy.async.shared::cta;");
 }
 
+/* One wgmma form, by operand and accumulator dtype. */
+typedef struct WgKind {
+    DType in, acc;
+    const char *name, *acc_name; /* the types in the instruction's name */
+    int k;                       /* K of one instruction: 32 bytes of operand */
+    int imm;                     /* immediates after scale-d: 4 (scale-a, scale-b,
+                                  * trans-a, trans-b), 2 (scales only), 0 */
+} WgKind;
+
+static const WgKind wg_kinds[] = {
+    {DT_F16, DT_F32, "f16", "f32", 16, 4},
+    {DT_BF16, DT_F32, "bf16", "f32", 16, 4},
+    {DT_F32, DT_F32, "tf32", "f32", 8, 2},
+    {DT_I8, DT_I32, "s8", "s32", 32, 0},
+};
+
+static const WgKind *wg_kind(DType in, DType acc)
+{
+    for (size_t i = 0; i < sizeof wg_kinds / sizeof wg_kinds[0]; i++)
+        if (wg_kinds[i].in == in && wg_kinds[i].acc == acc)
+            return &wg_kinds[i];
+    return NULL;
+}
+
 typedef struct Wg {
     Cg *cg;
-    const char *in;      /* operand type in the instruction's name */
-    int n;               /* instruction width (N of m64nNk16) */
+    const WgKind *k;
+    LLVMTypeRef acc_t;   /* register type of an accumulator element */
+    int n;               /* instruction width (N of m64nNkK) */
     int mr, nr, kr;      /* instructions along M (per warpgroup), N and K */
     int rep_rows;        /* rows one repeat of all warps covers */
     LLVMValueRef wg_row; /* this warpgroup's first row within a repeat */
@@ -100,15 +130,17 @@ static void reg_list(StrBuf *sb, int first, int n)
         sb_printf(sb, i ? ", $%d" : "$%d", first + i);
 }
 
-/* n tied float registers in, n out, plus `extra` inputs of types xt. */
-static void tied(Cg *cg, StrBuf *cons, LLVMTypeRef *pt, int n, const char *extra,
+/* n tied accumulator registers (f32 or s32, of type et) in, n out, plus
+ * `extra` inputs of types xt. */
+static void tied(Cg *cg, LLVMTypeRef et, StrBuf *cons, LLVMTypeRef *pt, int n, const char *extra,
                  const LLVMTypeRef *xt, int nx)
 {
+    const char *out = et == LLVMFloatTypeInContext(cg->ctx) ? "=f" : "=r";
     for (int i = 0; i < n; i++)
-        sb_puts(cons, i ? ",=f" : "=f");
+        sb_printf(cons, "%s%s", i ? "," : "", out);
     for (int i = 0; i < n; i++) {
         sb_printf(cons, ",%d", i);
-        pt[i] = LLVMFloatTypeInContext(cg->ctx);
+        pt[i] = et;
     }
     sb_puts(cons, extra);
     for (int i = 0; i < nx; i++)
@@ -128,6 +160,19 @@ typedef struct WgA {
     LLVMValueRef reg[4];
 } WgA;
 
+/* The immediates after scale-d: unit scales, and for 16-bit operands the
+ * transposes (none for A from registers). */
+static void immediates(const Wg *w, StrBuf *text, bool a_desc)
+{
+    if (w->k->imm >= 2)
+        sb_puts(text, ", 1, 1");
+    if (w->k->imm < 4)
+        return;
+    if (a_desc)
+        sb_printf(text, ", %d", w->a->t.trans ? 1 : 0);
+    sb_printf(text, ", %d", w->b->t.trans ? 0 : 1);
+}
+
 /* acc (n/2 registers) += A x B. */
 static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
 {
@@ -137,16 +182,18 @@ static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
     sb_init(&text);
     sb_init(&cons);
     sb_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n", x + n + 1);
-    sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", w->n, w->in, w->in);
+    sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", w->n, w->k->k,
+              w->k->acc_name, w->k->name, w->k->name);
     reg_list(&text, 0, n);
-    if (a->desc)
-        sb_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", 2 * n, x + n, w->a->t.trans ? 1 : 0,
-                  w->b->t.trans ? 0 : 1);
-    else {
+    if (a->desc) {
+        sb_printf(&text, "}, $%d, $%d, p", 2 * n, x + n);
+    } else {
         sb_puts(&text, "}, {");
         reg_list(&text, 2 * n, 4);
-        sb_printf(&text, "}, $%d, p, 1, 1, %d;\n}", x + n, w->b->t.trans ? 0 : 1);
+        sb_printf(&text, "}, $%d, p", x + n);
     }
+    immediates(w, &text, a->desc != NULL);
+    sb_puts(&text, ";\n}");
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
     LLVMTypeRef xt[6] = {i32, i32, i32, i32, i64, i32};
     if (a->desc)
@@ -157,7 +204,7 @@ static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
         xt[1] = i64;
         xt[2] = i32;
     }
-    tied(cg, &cons, pt, n, a->desc ? ",l,l,r" : ",r,r,r,r,l,r", xt, na + 2);
+    tied(cg, w->acc_t, &cons, pt, n, a->desc ? ",l,l,r" : ",r,r,r,r,l,r", xt, na + 2);
     for (int i = 0; i < n; i++)
         args[i] = acc[i];
     for (int i = 0; i < na; i++)
@@ -173,14 +220,14 @@ static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
     sb_free(&cons);
 }
 
-/* Waits until at most `pending` groups are in flight; n registers pass
- * through. */
-static void wait_groups(Cg *cg, int pending, LLVMValueRef *acc, int n)
+/* Waits until at most `pending` groups are in flight; n registers of type
+ * et pass through. */
+static void wait_groups(Cg *cg, LLVMTypeRef et, int pending, LLVMValueRef *acc, int n)
 {
     StrBuf cons;
     sb_init(&cons);
     LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)n);
-    tied(cg, &cons, pt, n, "", NULL, 0);
+    tied(cg, et, &cons, pt, n, "", NULL, 0);
     LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
     const char *text = pending ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;";
     if (!cons.oom && cons.data)
@@ -191,13 +238,17 @@ static void wait_groups(Cg *cg, int pending, LLVMValueRef *acc, int n)
 }
 
 /* The operands and shapes wgmma takes; anything else goes to mma.sync. */
-static bool fits(const IrOp *op, const CgOperand *a, const CgOperand *b)
+static bool fits(const IrOp *op, const WgKind *k, const CgOperand *a, const CgOperand *b)
 {
     const Layout *m = op->results[0]->layout;
-    DType dt = a->v->type.dt;
-    if (!m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0 || op->results[0]->type.dt != DT_F32)
+    if (!k || !m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0 || m->instr_k != k->k)
         return false;
-    if ((dt != DT_F16 && dt != DT_BF16) || !b->staged)
+    if (k->in == DT_F32 && op->sub != DOT_TF32)
+        return false;
+    if (!b->staged)
+        return false;
+    /* K-major: B stored [N][K], A [M][K] */
+    if (layout_needs_kmajor(m, cg_mem_bytes(k->in)) && (!b->t.trans || (a->staged && a->t.trans)))
         return false;
     int sb = b->t.panel * b->t.bytes;
     if (swizzle_mode(sb) < 0 || b->t.rows % 8 != 0)
@@ -212,12 +263,12 @@ static void setup(Wg *w, const IrOp *op)
     Cg *cg = w->cg;
     const Layout *m = op->results[0]->layout;
     int M = op->results[0]->type.shape[0], N = op->results[0]->type.shape[1];
-    w->in = w->a->v->type.dt == DT_F16 ? "f16" : "bf16";
+    w->acc_t = cg_type(cg, w->k->acc);
     w->n = N < 256 ? N : 256;
     w->rep_rows = 16 * m->wm;
     w->mr = M / w->rep_rows;
     w->nr = N / w->n;
-    w->kr = w->a->v->type.shape[1] / 16;
+    w->kr = w->a->v->type.shape[1] / w->k->k;
     /* the warpgroup index, made visibly uniform for the descriptors */
     LLVMValueRef g = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 7), "");
     LLVMValueRef args[4] = {cg_i32(cg, -1), g, cg_i32(cg, 0), cg_i32(cg, 31)};
@@ -231,19 +282,12 @@ void cg_emit_dot_wait(Cg *cg, const IrOp *op)
     CgVal r = cg_val_new(cg, x.n);
     for (int i = 0; i < x.n; i++)
         r.el[i] = x.el[i];
-    if (hopper(cg) && x.n > 0 && LLVMTypeOf(x.el[0]) == LLVMFloatTypeInContext(cg->ctx))
+    LLVMTypeRef et = x.n > 0 ? LLVMTypeOf(x.el[0]) : NULL;
+    if (hopper(cg) && et &&
+        (et == LLVMFloatTypeInContext(cg->ctx) || et == LLVMInt32TypeInContext(cg->ctx)))
         for (int g = 0; g < x.n; g += 64)
-            wait_groups(cg, 0, r.el + g, x.n - g < 64 ? x.n - g : 64);
+            wait_groups(cg, et, 0, r.el + g, x.n - g < 64 ? x.n - g : 64);
     cg_set(cg, op->results[0], r);
-}
-
-/* Two 16-bit elements in one 32-bit register, the first in the low half. */
-static LLVMValueRef pack2(Cg *cg, DType dt, LLVMValueRef lo, LLVMValueRef hi)
-{
-    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(cg_type(cg, dt), 2));
-    v = LLVMBuildInsertElement(cg->b, v, lo, cg_i32(cg, 0), "");
-    v = LLVMBuildInsertElement(cg->b, v, hi, cg_i32(cg, 1), "");
-    return LLVMBuildBitCast(cg->b, v, LLVMInt32TypeInContext(cg->ctx), "");
 }
 
 /* A for instruction (mi, ki): the rows of repeat mi, K step ki. */
@@ -252,20 +296,22 @@ static void part_a(Wg *w, int mi, int ki, WgA *out)
     Cg *cg = w->cg;
     if (w->a->staged) {
         LLVMValueRef row = LLVMBuildAdd(cg->b, w->wg_row, cg_i32(cg, (int64_t)mi * w->rep_rows), "");
-        out->desc = desc_a(w, row, 16 * ki);
+        out->desc = desc_a(w, row, w->k->k * ki);
         return;
     }
-    const LLVMValueRef *e = w->a->el.el + 8 * (ki + w->kr * mi); /* dot_op order, as mma.c */
-    DType dt = w->a->v->type.dt;
+    /* dot_op order, as mma.c: four registers of kpack elements per piece */
+    int kpack = 4 / cg_mem_bytes(w->k->in);
+    const LLVMValueRef *e = w->a->el.el + 4 * kpack * (ki + w->kr * mi);
     for (int r = 0; r < 4; r++)
-        out->reg[r] = pack2(cg, dt, e[2 * r], e[2 * r + 1]);
+        out->reg[r] = cg_pack32(cg, w->k->in, e + r * kpack, kpack);
 }
 
 bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
 {
-    if (!hopper(cg) || !fits(op, a, b))
+    const WgKind *k = wg_kind(a->v->type.dt, op->results[0]->type.dt);
+    if (!hopper(cg) || !fits(op, k, a, b))
         return false;
-    Wg w = {.cg = cg, .a = a, .b = b};
+    Wg w = {.cg = cg, .k = k, .a = a, .b = b};
     setup(&w, op);
     bool staged = (a->staged && !a->copied) || (b->staged && !b->copied);
     if (staged) { /* copied tiles were fenced at the pipeline's wait */
@@ -286,14 +332,14 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
             WgA wa = {0};
             part_a(&w, mi, ki, &wa);
             for (int ni = 0; ni < w.nr; ni++)
-                issue(&w, &wa, desc_b(&w, 16 * ki, ni * w.n), r.el + (mi * w.nr + ni) * w.n / 2);
+                issue(&w, &wa, desc_b(&w, w.k->k * ki, ni * w.n), r.el + (mi * w.nr + ni) * w.n / 2);
         }
     asm_void(cg, "wgmma.commit_group.sync.aligned;");
     /* an asynchronous dot (pass_pipeline) waits only for the previous
      * iteration's group, whose tiles the next copies overwrite */
     int pending = op->ival && a->staged && a->copied && b->copied ? 1 : 0;
     for (int g = 0; g < w.mr * w.nr; g++)
-        wait_groups(cg, pending, r.el + g * w.n / 2, w.n / 2);
+        wait_groups(cg, w.acc_t, pending, r.el + g * w.n / 2, w.n / 2);
     if (staged)
         cg_barrier(cg); /* the scratch may be reused once every warp has read it */
     cg_set(cg, op->results[0], r);

@@ -12,7 +12,8 @@
  *  - math and libdevice functions run in double and round once;
  *  - sum reduces as a halving tree, max/min/arg* and custom combines left to
  *    right; dot accumulates k in order in fp32, tf32 inputs rounded to 10
- *    mantissa bits (ties away) when sub == DOT_TF32;
+ *    mantissa bits (ties away) when sub == DOT_TF32, and tf32x3 as the sum
+ *    of three such products in the GPU's order (shape.c);
  *  - atomics and prints run program after program (x fastest), so results
  *    and output are deterministic; other kernels may use several threads,
  *    and the error reported is always that of the lowest failing program;

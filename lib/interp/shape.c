@@ -394,6 +394,35 @@ bool interp_scan(InterpProg *p, const IrOp *op)
 
 /* ---- dot --------------------------------------------------------------------------- */
 
+/* tf32x3 as the GPU computes it (codegen/mma.c): each input x split into
+ * big = tf32(x) and small = tf32(x - big); per element, the cross terms
+ * small*big + big*small summed from zero (k ascending), a NaN there taken
+ * as 0, big*big added on top and the accumulator C last. */
+static void dot_tf32x3(const float *A, const float *B, float *C, int64_t batch, int64_t M,
+                       int64_t N, int64_t K)
+{
+    for (int64_t z = 0; z < batch; z++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                float s = 0, *c = C + (z * M + i) * N + j;
+                for (int pass = 0; pass < 2; pass++) {
+                    for (int64_t k = 0; k < K; k++) {
+                        float a = A[(z * M + i) * K + k], b = B[(z * K + k) * N + j];
+                        float ab = interp_round_tf32(a), bb = interp_round_tf32(b);
+                        if (pass == 1) {
+                            s += ab * bb;
+                            continue;
+                        }
+                        s += interp_round_tf32(a - ab) * bb;
+                        s += ab * interp_round_tf32(b - bb);
+                    }
+                    if (pass == 0 && isnan(s))
+                        s = 0;
+                }
+                *c = s + *c;
+            }
+}
+
 /* Inputs go to fp32 (tf32-rounded for DOT_TF32 with fp32 inputs: the GPU's
  * tensor cores read 10 mantissa bits, so results differ from an fp32 dot
  * by about 1e-3 relative) or fp64, then C[i][j] += A[i][k] * B[k][j] with k
@@ -416,6 +445,11 @@ bool interp_dot(InterpProg *p, const IrOp *op)
     interp_cast(a->type.dt, interp_slot(p, a), work, A, batch * M * K);
     interp_cast(b->type.dt, interp_slot(p, b), work, B, batch * K * N);
     interp_cast(c->type.dt, interp_slot(p, c), work, C, batch * M * N);
+    if (op->sub == DOT_TF32X3 && work == DT_F32 && a->type.dt == DT_F32) {
+        dot_tf32x3((const float *)A, (const float *)B, (float *)C, batch, M, N, K);
+        interp_round_array(rd, (float *)C, batch * M * N);
+        return true;
+    }
     if (op->sub == DOT_TF32 && work == DT_F32 && (a->type.dt == DT_F32 || b->type.dt == DT_F32)) {
         for (int64_t i = 0; i < batch * M * K; i++)
             ((float *)A)[i] = interp_round_tf32(((float *)A)[i]);

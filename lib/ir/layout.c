@@ -407,11 +407,16 @@ Layout layout_mma_rows(int M, int num_warps, int instr_k)
     return l;
 }
 
-Layout layout_wgmma(int M, int num_warps)
+Layout layout_wgmma(int M, int num_warps, int instr_k)
 {
-    Layout l = layout_mma_rows(M, num_warps, 16);
+    Layout l = layout_mma_rows(M, num_warps, instr_k);
     l.version = 3;
     return l;
+}
+
+bool layout_needs_kmajor(const Layout *mma, int elem_bytes)
+{
+    return mma && mma->kind == LY_MMA && mma->version == 3 && elem_bytes != 2;
 }
 
 int64_t lin_dim_bits(int rank, const int *shape, int dim)

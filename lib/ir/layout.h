@@ -102,9 +102,14 @@ Layout layout_dot_op(const Layout *mma, int opidx, int kpack);
 /* An mma accumulator with every warp along M (as many as M has 16-row
  * tiles): each row lives in one warp. */
 Layout layout_mma_rows(int M, int num_warps, int instr_k);
-/* The accumulator of sm_90a warpgroup MMA: layout_mma_rows with every warp
- * along M (M a multiple of 16 * num_warps). */
-Layout layout_wgmma(int M, int num_warps);
+/* The accumulator of sm_90a warpgroup MMA of K `instr_k` per instruction
+ * (16 for 16-bit operands, 8 for tf32, 32 for 8-bit): layout_mma_rows with
+ * every warp along M (M a multiple of 16 * num_warps). */
+Layout layout_wgmma(int M, int num_warps, int instr_k);
+/* Whether the operands of a dot with accumulator layout `mma`, of
+ * `elem_bytes`-byte elements, must lie K-major (K contiguous) in shared
+ * memory: wgmma (version 3) transposes 16-bit tiles only. */
+bool layout_needs_kmajor(const Layout *mma, int elem_bytes);
 /* The element-index bits that hold dim `dim`'s coordinate. */
 int64_t lin_dim_bits(int rank, const int *shape, int dim);
 /* A row-major tile in shared memory swizzled in 16-byte chunks, so that the

@@ -167,7 +167,8 @@ static bool mma_shape(const IrOp *op, int *instr_k, int *kpack)
         (a.dt == DT_F16 && c.dt == DT_F16)) {
         *instr_k = 16;
         *kpack = 2;
-    } else if (a.dt == DT_F32 && c.dt == DT_F32 && op->sub == DOT_TF32) {
+    } else if (a.dt == DT_F32 && c.dt == DT_F32 && (op->sub == DOT_TF32 || op->sub == DOT_TF32X3)) {
+        /* tf32x3 runs as three tf32 products (codegen/mma.c) */
         *instr_k = 8;
         *kpack = 1;
     } else if (a.dt == DT_I8 && c.dt == DT_I32) {
@@ -238,17 +239,22 @@ static bool mark_rows(IrOp *op, void *ctx)
 }
 
 /* sm_90a: warpgroup MMA where every warp can stand along M (a warpgroup per
- * 64 rows) and the dtypes have a wgmma form with operands of either
- * majorness; codegen falls back to mma.sync on the same placement where an
- * operand is not in shared memory. */
-static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps)
+ * 64 rows) and the dtypes have a wgmma form: fp16 and bf16 (operands of
+ * either majorness), tf32 and int8 (operands K-major, which codegen and
+ * the pipeline arrange). tf32x3 stays on mma.sync, which splits the
+ * operands as it reads them. Codegen falls back to mma.sync on the same
+ * placement where an operand is not in shared memory as wgmma needs it. */
+static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr_k)
 {
     Type a = op->operands[0]->type, c = op->results[0]->type;
     if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || warps % 4 != 0)
         return false;
-    if (!((a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32))
+    bool f16 = (a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32;
+    bool tf32 = a.dt == DT_F32 && c.dt == DT_F32 && op->sub == DOT_TF32;
+    bool i8 = a.dt == DT_I8 && c.dt == DT_I32;
+    if (!f16 && !tf32 && !i8)
         return false;
-    return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 8 == 0 && a.shape[1] % 16 == 0;
+    return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 8 == 0 && a.shape[1] % instr_k == 0;
 }
 
 static bool assign_dot(IrOp *op, void *ctx)
@@ -261,8 +267,8 @@ static bool assign_dot(IrOp *op, void *ctx)
     int warps = p->threads / 32;
     Layout mma = p->rows[op->results[0]->id] ? layout_mma_rows(c.shape[0], warps, instr_k)
                                               : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
-    if (wgmma_fits(p, op, warps))
-        mma = layout_wgmma(c.shape[0], warps);
+    if (wgmma_fits(p, op, warps, instr_k))
+        mma = layout_wgmma(c.shape[0], warps, instr_k);
     Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
     if (c.shape[0] < 16 * mma.wm || c.shape[1] < 8 * mma.wn || !fits(p, &mma, &c) ||
         !fits(p, &a, &op->operands[0]->type) || !fits(p, &b, &op->operands[1]->type))

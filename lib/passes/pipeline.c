@@ -67,16 +67,19 @@ static bool is_zero_const(const IrValue *v)
     return d && d->kind == IR_CONST && d->ival == 0 && d->fval == 0.0;
 }
 
-/* The only use of a load's result is a convert_layout to a dot operand. */
-static bool feeds_dot_only(Pipe *p, const IrOp *ld)
+/* The dot-operand layout of the convert_layout that is the only use of a
+ * load's result, or NULL. */
+static const Layout *feeds_dot_only(Pipe *p, const IrOp *ld)
 {
     const IrValue *r = ld->results[0];
     if (p->uses[r->id] != 1)
-        return false;
+        return NULL;
     for (const IrOp *o = ld->next; o; o = o->next)
-        if (o->kind == IR_CONVERT_LAYOUT && o->operands[0] == r)
-            return o->results[0]->layout && o->results[0]->layout->kind == LY_DOT_OP;
-    return false;
+        if (o->kind == IR_CONVERT_LAYOUT && o->operands[0] == r) {
+            const Layout *l = o->results[0]->layout;
+            return l && l->kind == LY_DOT_OP ? l : NULL;
+        }
+    return NULL;
 }
 
 /* cp.async moves 4, 8 or 16 bytes per thread and chunk. */
@@ -114,6 +117,19 @@ static Layout shared_for(Pipe *p, const IrOp *ld)
     return sh;
 }
 
+/* A ring keeps the order the load reads in (copies move whole runs), so
+ * an operand that wgmma reads only K-major (tf32, int8) is copied only when
+ * the load runs along K; otherwise the dot stages it, transposed, from
+ * registers (codegen/mma.c). */
+static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop)
+{
+    Type t = ld->results[0]->type;
+    if (!layout_needs_kmajor(dop->parent, dtype_bits(t.dt) / 8))
+        return true;
+    Layout sh = shared_for(p, ld);
+    return sh.order[0] == (dop->opidx == 0 ? 1 : 0); /* K is dim 1 of A, dim 0 of B */
+}
+
 static bool find_loads(Pipe *p)
 {
     p->nloads = 0;
@@ -122,7 +138,8 @@ static bool find_loads(Pipe *p)
             continue;
         if (o->nops > 2 && o->operands[2] && !is_zero_const(o->operands[2]))
             continue;
-        if (p->nloads < MAX_LOADS && feeds_dot_only(p, o) && copyable(p, o))
+        const Layout *dop = feeds_dot_only(p, o);
+        if (p->nloads < MAX_LOADS && dop && copyable(p, o) && ring_order_fits(p, o, dop))
             p->loads[p->nloads++] = o;
     }
     return p->nloads > 0;
@@ -462,15 +479,15 @@ static int64_t slot_bytes(const Pipe *p)
     return n;
 }
 
-/* Whether an sm_90a dot of the body reads both its operands from the rings:
- * wgmma then reads them through the async proxy. */
+/* Whether an sm_90a dot of the body reads an operand from the rings:
+ * wgmma then reads it through the async proxy. */
 static bool reads_as_wgmma(const Pipe *p)
 {
     if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0)
         return false;
     for (IrOp *o = p->body->first; o; o = o->next)
         if (o->kind == IR_DOT && o->results[0]->layout && o->results[0]->layout->version == 3 &&
-            is_load_of(p, o->operands[0]) && is_load_of(p, o->operands[1]))
+            (is_load_of(p, o->operands[0]) || is_load_of(p, o->operands[1])))
             return true;
     return false;
 }

@@ -145,6 +145,7 @@ void cases_cast(H *h);
 void cases_math(H *h);
 void cases_reduce(H *h);
 void cases_dot(H *h);
+void cases_dot_prec(H *h);
 void cases_control(H *h);
 void cases_misc(H *h);
 void cases_random_debug(H *h);
