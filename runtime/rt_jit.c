@@ -31,7 +31,7 @@ static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstVa
         return TK_OK;
     }
     switch (a->dtype) {
-    case TK_F16: case TK_BF16: case TK_F32: case TK_F64:
+    case TK_F16: case TK_BF16: case TK_F32: case TK_F64: case TK_F8E4NV: case TK_F8E5:
         cv->kind = CV_FLOAT;
         cv->f = a->v.f;
         break;

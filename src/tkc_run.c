@@ -46,7 +46,8 @@ void tkc_run_usage(FILE *f)
             "    randn:TYPE:N      standard normal (float types), from --seed\n"
             "    fill:TYPE:N:V     N copies of V\n"
             "    file:PATH:TYPE    the raw little-endian contents of PATH\n"
-            "  TYPE is fp16 bf16 fp32 fp64 i1 i8 i16 i32 i64 u8 u16 u32 u64 (f32, float32...)\n"
+            "  TYPE is fp16 bf16 fp32 fp64 fp8e4nv fp8e5 i1 i8 i16 i32 i64 u8 u16 u32 u64\n"
+            "    (f32, float32, float8e4nv...)\n"
             "  example: tkc -run vector_add.tk -k vector_add --grid 4 -D BLOCK=256 \\\n"
             "             x=rand:f32:1000 y=rand:f32:1000 out=zeros:f32:1000 1000\n");
 }
@@ -76,7 +77,9 @@ static const struct { const char *name; tk_dtype dt; size_t size; bool is_float;
     {"i64", TK_I64, 8, false}, {"int64", TK_I64, 8, false}, {"u8", TK_U8, 1, false},
     {"uint8", TK_U8, 1, false}, {"u16", TK_U16, 2, false}, {"uint16", TK_U16, 2, false},
     {"u32", TK_U32, 4, false}, {"uint32", TK_U32, 4, false}, {"u64", TK_U64, 8, false},
-    {"uint64", TK_U64, 8, false},
+    {"uint64", TK_U64, 8, false}, {"fp8e4nv", TK_F8E4NV, 1, true},
+    {"float8e4nv", TK_F8E4NV, 1, true}, {"fp8e5", TK_F8E5, 1, true},
+    {"float8e5", TK_F8E5, 1, true},
 };
 
 static int find_dtype(const char *s, size_t len)
@@ -87,7 +90,11 @@ static int find_dtype(const char *s, size_t len)
     return -1;
 }
 
-static bool is_float(tk_dtype t) { return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64; }
+static bool is_float(tk_dtype t)
+{
+    return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
+           t == TK_F8E5;
+}
 static bool is_signed(tk_dtype t) { return t >= TK_I8 && t <= TK_I64; }
 
 static size_t dt_size(tk_dtype t)
@@ -115,6 +122,8 @@ static double get_elem(const void *buf, tk_dtype t, size_t i)
     case TK_BF16: { uint16_t h; memcpy(&h, b + 2 * i, 2); return tk_bf16_to_f32(h); }
     case TK_F32: { float f; memcpy(&f, b + 4 * i, 4); return f; }
     case TK_F64: { double f; memcpy(&f, b + 8 * i, 8); return f; }
+    case TK_F8E4NV: return tk_fp8e4nv_to_f32(b[i]);
+    case TK_F8E5: return tk_fp8e5_to_f32(b[i]);
     case TK_I1: case TK_U8: return b[i];
     case TK_I8: return (int8_t)b[i];
     case TK_I16: { int16_t v; memcpy(&v, b + 2 * i, 2); return v; }
@@ -138,6 +147,9 @@ static void set_elem(void *buf, tk_dtype t, size_t i, double x)
         memcpy(b + 4 * i, &f, 4);
     } else if (t == TK_F64) {
         memcpy(b + 8 * i, &x, 8);
+    } else if (t == TK_F8E4NV || t == TK_F8E5) {
+        /* through fp32, as fp16 and bf16 are */
+        b[i] = t == TK_F8E4NV ? tk_f32_to_fp8e4nv((float)x) : tk_f32_to_fp8e5((float)x);
     } else {
         uint64_t v = t == TK_I1 ? x != 0 : (uint64_t)(int64_t)x;
         memcpy(b + sz * i, &v, sz); /* little-endian: the low bytes */

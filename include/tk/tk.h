@@ -76,7 +76,9 @@ typedef enum tk_dtype {
     TK_VOID = 0,
     TK_I1, TK_I8, TK_I16, TK_I32, TK_I64,
     TK_U8, TK_U16, TK_U32, TK_U64,
-    TK_F16, TK_BF16, TK_F32, TK_F64
+    TK_F16, TK_BF16, TK_F32, TK_F64,
+    TK_F8E4NV, /* fp8 e4m3fn (tl.float8e4nv): bias 7, no infinities, max 448 */
+    TK_F8E5    /* fp8 e5m2 (tl.float8e5): bias 15, with infinities, max 57344 */
 } tk_dtype;
 
 /* fp16 and bf16 for host code: conversions from fp32 round to nearest even
@@ -85,6 +87,13 @@ uint16_t tk_f32_to_f16(float x);
 float tk_f16_to_f32(uint16_t h);
 uint16_t tk_f32_to_bf16(float x);
 float tk_bf16_to_f32(uint16_t h);
+/* fp8 for host code: from fp32 rounds to nearest even and saturates as the
+ * GPU's cvt.rn.satfinite (beyond the largest finite value, infinities
+ * included, gives that value; NaN gives 0x7f with its sign); to fp32 is exact. */
+uint8_t tk_f32_to_fp8e4nv(float x);
+float tk_fp8e4nv_to_f32(uint8_t b);
+uint8_t tk_f32_to_fp8e5(float x);
+float tk_fp8e5_to_f32(uint8_t b);
 
 /* ---- the compiler ---------------------------------------------------------- */
 

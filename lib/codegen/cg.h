@@ -124,6 +124,8 @@ bool cg_emit_shape(Cg *cg, const IrOp *op);
 /* ---- codegen/elementwise.c ---------------------------------------------------------- */
 bool cg_emit_elementwise(Cg *cg, const IrOp *op);
 LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to);
+/* fp64 -> fp32 rounded to odd: rounding that to a narrower format rounds once. */
+LLVMValueRef cg_f64_to_f32_odd(Cg *cg, LLVMValueRef x);
 /* One scalar binary op of kind k (IR_ADD ... IR_MAX) on dtype dt. */
 LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef cg_const_elem(Cg *cg, DType dt, int64_t iv, double fv);
@@ -131,6 +133,17 @@ bool cg_is_elementwise(IrKind k);
 /* One element of an elementwise op from its operands' elements (idx: the
  * element's linear index, for arange). */
 LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef idx);
+
+/* ---- codegen/fp8.c ---------------------------------------------------------------------- */
+/* Converts two elements (x1 may be x0, for one) where from or to is an fp8
+ * dtype, into out[0..1]. */
+void cg_fp8_convert2(Cg *cg, LLVMValueRef x0, LLVMValueRef x1, DType from, DType to,
+                     LLVMValueRef out[2]);
+/* Reports each fp8 conversion or dot that the target cannot run (below
+ * sm_89); false when there was one. */
+bool cg_fp8_check(Cg *cg);
+/* Whether the kernel has fp8 values or pointers (its PTX then needs ISA 8.4). */
+bool cg_fp8_used(const IrFunc *f);
 
 /* ---- codegen/remat.c ------------------------------------------------------------------- */
 /* Instead of moving a value between layouts through shared memory, index

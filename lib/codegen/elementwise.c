@@ -10,6 +10,8 @@
 LLVMValueRef cg_const_elem(Cg *cg, DType dt, int64_t iv, double fv)
 {
     LLVMTypeRef t = cg_type(cg, dt);
+    if (dtype_is_fp8(dt)) /* its byte */
+        return LLVMConstInt(t, fp8_encode(dt, fv), 0);
     if (dtype_is_float(dt))
         return LLVMConstReal(t, fv);
     if (dt == DT_PTR)
@@ -27,10 +29,10 @@ static LLVMValueRef from_f32(Cg *cg, LLVMValueRef x, DType dt)
     return LLVMBuildFPTrunc(cg->b, x, cg_type(cg, dt), "");
 }
 
-/* fp64 -> fp16/bf16 rounded once: truncate to fp32, make the result odd when
- * inexact (round to odd keeps the sticky bit), then round to nearest even.
- * A plain fptrunc goes through fp32 with round-to-nearest twice. */
-static LLVMValueRef f64_to_16(Cg *cg, LLVMValueRef x, DType to)
+/* fp64 -> fp32 truncated, made odd when inexact (round to odd keeps the
+ * sticky bit), so that rounding it to nearest even into a narrower format
+ * rounds once. A plain fptrunc then fptrunc would round twice. */
+LLVMValueRef cg_f64_to_f32_odd(Cg *cg, LLVMValueRef x)
 {
     LLVMBuilderRef b = cg->b;
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
@@ -39,8 +41,13 @@ static LLVMValueRef f64_to_16(Cg *cg, LLVMValueRef x, DType to)
     LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, x, "");
     LLVMValueRef bits = LLVMBuildOr(b, LLVMBuildBitCast(b, t, i32, ""),
                                     LLVMBuildZExt(b, inexact, i32, ""), "");
-    t = LLVMBuildBitCast(b, bits, LLVMFloatTypeInContext(cg->ctx), "");
-    return from_f32(cg, t, to);
+    return LLVMBuildBitCast(b, bits, LLVMFloatTypeInContext(cg->ctx), "");
+}
+
+/* fp64 -> fp16/bf16 rounded once. */
+static LLVMValueRef f64_to_16(Cg *cg, LLVMValueRef x, DType to)
+{
+    return from_f32(cg, cg_f64_to_f32_odd(cg, x), to);
 }
 
 LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
@@ -49,6 +56,11 @@ LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
     LLVMTypeRef tt = cg_type(cg, to);
     if (from == to)
         return x;
+    if (dtype_is_fp8(from) || dtype_is_fp8(to)) {
+        LLVMValueRef out[2];
+        cg_fp8_convert2(cg, x, x, from, to, out);
+        return out[0];
+    }
     if (from == DT_PTR)
         x = LLVMBuildPtrToInt(b, x, LLVMInt64TypeInContext(cg->ctx), ""), from = DT_I64;
     if (to == DT_PTR)
@@ -309,15 +321,21 @@ bool cg_is_elementwise(IrKind k)
     }
 }
 
-/* fp32 -> fp16/bf16 two elements at a time (cvt.rn.{f16,bf16}x2.f32, sm_80
- * and up): fptrunc's rounding in half the instructions, and the form after
- * which ptxas keeps wgmma accumulators asynchronous (single conversions of
- * accumulator registers make it serialize the warpgroup MMAs). */
+/* Casts two elements at a time: fp8 conversions (fp8.c), and fp32 ->
+ * fp16/bf16 (cvt.rn.{f16,bf16}x2.f32, sm_80 and up): fptrunc's rounding in
+ * half the instructions, and the form after which ptxas keeps wgmma
+ * accumulators asynchronous (single conversions of accumulator registers
+ * make it serialize the warpgroup MMAs). */
 static bool cast_pairs(Cg *cg, const IrOp *op, CgVal x, CgVal r)
 {
     if (op->kind != IR_CAST)
         return false;
     DType od = op->operands[0]->type.dt, rd = op->results[0]->type.dt;
+    if ((dtype_is_fp8(od) || dtype_is_fp8(rd)) && x.n == r.n && r.n % 2 == 0) {
+        for (int s = 0; s < r.n; s += 2)
+            cg_fp8_convert2(cg, x.el[s], x.el[s + 1], od, rd, r.el + s);
+        return true;
+    }
     if (od != DT_F32 || (rd != DT_F16 && rd != DT_BF16) || cg->sm < 80 ||
         x.n != r.n || r.n % 2)
         return false;

@@ -11,35 +11,60 @@
  * B for (k, k+4*kpack), the accumulator (col, col+1) x (row, row+8); tiles
  * repeat over K, then the other dim. input_precision="tf32x3" splits each
  * fragment register as it is read and runs three tf32 instructions for one
- * (tf32x3 below). */
+ * (tf32x3 below). fp8 dots (sm_89 and up) take int8's m16n8k32 fragments;
+ * LLVM 19 has no intrinsic for them, so they are inline PTX. */
 #include "codegen/cg.h"
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct MmaKind {
-    const char *intrinsic;
+    const char *intrinsic; /* NULL: inline PTX, `ptx` */
     int kpack;      /* elements per 32-bit register */
     bool half_args; /* fp16 operands go as <2 x half>, the rest as i32 */
     DType acc;
+    char ptx[128];  /* the instruction where LLVM 19 has no intrinsic (fp8) */
 } MmaKind;
 
-static bool mma_kind(DType in, DType acc, MmaKind *k)
+static MmaKind kind(const char *intrinsic, int kpack, bool half_args, DType acc)
 {
+    return (MmaKind){.intrinsic = intrinsic, .kpack = kpack, .half_args = half_args, .acc = acc};
+}
+
+/* fp8 x fp8 -> fp32 (sm_89 and up, PTX ISA 8.4): A and B may differ in
+ * format, as Triton allows. */
+static void fp8_kind(DType a, DType b, MmaKind *k)
+{
+    *k = (MmaKind){.kpack = 4, .acc = DT_F32};
+    snprintf(k->ptx, sizeof k->ptx,
+             "mma.sync.aligned.m16n8k32.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, "
+             "{$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+             a == DT_F8E5 ? "e5m2" : "e4m3", b == DT_F8E5 ? "e5m2" : "e4m3");
+}
+
+static bool mma_kind(DType in, DType in_b, DType acc, MmaKind *k)
+{
+    if (dtype_is_fp8(in) && dtype_is_fp8(in_b)) {
+        fp8_kind(in, in_b, k);
+        return acc == DT_F32;
+    }
+    if (in != in_b)
+        return false;
     switch (in) {
     case DT_F16:
         if (acc == DT_F16) /* out_dtype=tl.float16: accumulators in halves too */
-            *k = (MmaKind){"llvm.nvvm.mma.m16n8k16.row.col.f16.f16", 2, true, DT_F16};
+            *k = kind("llvm.nvvm.mma.m16n8k16.row.col.f16.f16", 2, true, DT_F16);
         else
-            *k = (MmaKind){"llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 2, true, DT_F32};
+            *k = kind("llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 2, true, DT_F32);
         break;
     case DT_BF16:
-        *k = (MmaKind){"llvm.nvvm.mma.m16n8k16.row.col.bf16", 2, false, DT_F32};
+        *k = kind("llvm.nvvm.mma.m16n8k16.row.col.bf16", 2, false, DT_F32);
         break;
     case DT_F32:
-        *k = (MmaKind){"llvm.nvvm.mma.m16n8k8.row.col.tf32", 1, false, DT_F32};
+        *k = kind("llvm.nvvm.mma.m16n8k8.row.col.tf32", 1, false, DT_F32);
         break;
     case DT_I8:
-        *k = (MmaKind){"llvm.nvvm.mma.m16n8k32.row.col.s8", 4, false, DT_I32};
+        *k = kind("llvm.nvvm.mma.m16n8k32.row.col.s8", 4, false, DT_I32);
         break;
     default:
         return false;
@@ -240,12 +265,13 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
 {
     Cg *cg = x->cg;
     Operand *o = &x->b;
+    DType bdt = o->v->type.dt; /* fp8 dots may take another format than A */
     int kp = x->k.kpack, ik = x->m->instr_k;
     if (!o->staged) {
         for (int t = 0; t < count; t++) {
             LLVMValueRef *e = o->el.el + 2 * kp * (ki + x->kr * (ni + t));
             for (int r = 0; r < 2; r++)
-                out[2 * t + r] = pack(cg, &x->k, x->dt, e + r * kp);
+                out[2 * t + r] = pack(cg, &x->k, bdt, e + r * kp);
         }
         return;
     }
@@ -259,7 +285,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
         LLVMValueRef n = LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), ""),
                                      lane_bits(x, 0, 7), "");
         LLVMValueRef k = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, cg_ilog2(4 * kp)), "");
-        LLVMValueRef p = tile_addr(cg, o, add(cg, k, (int64_t)ik * ki), n, x->dt);
+        LLVMValueRef p = tile_addr(cg, o, add(cg, k, (int64_t)ik * ki), n, bdt);
         ldmatrix(cg, 2 * count, false, p, out);
         return;
     }
@@ -272,7 +298,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
         LLVMValueRef nb = LLVMBuildAdd(cg->b, x->wni,
                                        LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
         LLVMValueRef col = LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), "");
-        LLVMValueRef p = tile_addr(cg, o, krow, col, x->dt);
+        LLVMValueRef p = tile_addr(cg, o, krow, col, bdt);
         ldmatrix(cg, 2 * count, true, p, out);
         return;
     }
@@ -285,11 +311,27 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
             for (int q = 0; q < kp; q++) {
                 LLVMValueRef k = LLVMBuildMul(cg->b, tq, cg_i32(cg, kp), "");
                 k = add(cg, k, (int64_t)ik * ki + r * 4 * kp + q);
-                el[q] = smem_elem(cg, o, x->dt, k, n);
+                el[q] = smem_elem(cg, o, bdt, k, n);
             }
-            out[2 * t + r] = pack(cg, &x->k, x->dt, el);
+            out[2 * t + r] = pack(cg, &x->k, bdt, el);
         }
     }
+}
+
+/* One mma.sync as inline PTX: four fp32 accumulators in and out (tied). */
+static void issue_ptx(Mma *x, LLVMValueRef *args, LLVMValueRef *acc)
+{
+    Cg *cg = x->cg;
+    LLVMTypeRef f32 = LLVMFloatTypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMTypeRef pt[10] = {i32, i32, i32, i32, i32, i32, f32, f32, f32, f32};
+    LLVMTypeRef rt[4] = {f32, f32, f32, f32};
+    LLVMTypeRef ft = LLVMFunctionType(LLVMStructTypeInContext(cg->ctx, rt, 4, 0), pt, 10, 0);
+    const char *cons = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, x->k.ptx, strlen(x->k.ptx), cons, strlen(cons), 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef out = LLVMBuildCall2(cg->b, ft, ia, args, 10, "");
+    for (int j = 0; j < 4; j++)
+        acc[j] = LLVMBuildExtractValue(cg->b, out, (unsigned)j, "");
 }
 
 static void issue(Mma *x, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *acc)
@@ -315,6 +357,10 @@ static void issue(Mma *x, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *acc)
     }
     for (int j = 0; j < 4; j++)
         args[6 + j] = acc[j];
+    if (!x->k.intrinsic) {
+        issue_ptx(x, args, acc);
+        return;
+    }
     LLVMValueRef out = cg_intrinsic(cg, x->k.intrinsic, NULL, 0, args, 10);
     for (int j = 0; j < 4; j++)
         acc[j] = LLVMBuildExtractValue(cg->b, out, (unsigned)j, "");
@@ -440,7 +486,7 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
 {
     const IrValue *av = op->operands[0], *bv = op->operands[1], *res = op->results[0];
     Mma x = {.cg = cg, .m = res->layout, .dt = av->type.dt};
-    if (!mma_kind(av->type.dt, res->type.dt, &x.k)) {
+    if (!mma_kind(av->type.dt, bv->type.dt, res->type.dt, &x.k)) {
         cg_internal(cg, op->span, "dot with an mma layout but unsupported operands");
         return;
     }

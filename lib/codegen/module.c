@@ -105,6 +105,7 @@ LLVMTypeRef cg_type(Cg *cg, DType dt)
     switch (dt) {
     case DT_I1: return LLVMInt1TypeInContext(c);
     case DT_I8: case DT_U8: return LLVMInt8TypeInContext(c);
+    case DT_F8E4: case DT_F8E5: return LLVMInt8TypeInContext(c); /* the byte */
     case DT_I16: case DT_U16: return LLVMInt16TypeInContext(c);
     case DT_I32: case DT_U32: return LLVMInt32TypeInContext(c);
     case DT_I64: case DT_U64: return LLVMInt64TypeInContext(c);
@@ -343,7 +344,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
         diag_plain(d, DIAG_ERROR, "num_warps must be a power of two from 1 to 32, got %d", warps);
         return false;
     }
-    LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, d);
+    LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, cg_fp8_used(f), d);
     if (!tm)
         return false;
     Cg cg = {.f = f, .o = &opts, .d = d, .a = f->arena, .T = warps * 32,
@@ -366,7 +367,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     LLVMDisposeTargetData(td);
 
     make_kernel(&cg);
-    cg_emit_block(&cg, f->body);
+    if (cg_fp8_check(&cg))
+        cg_emit_block(&cg, f->body);
     if (!cg.failed && !cg.f->arena->oom) {
         LLVMBuildRetVoid(cg.b);
         finish_smem(&cg);

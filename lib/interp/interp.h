@@ -2,8 +2,8 @@
  * A value lives in one fixed slot of a per-thread workspace, as a dense
  * row-major array in its *storage kind*: every integer dtype, i1 and
  * pointers as int64_t (normalised: sign- or zero-extended from the dtype's
- * width), fp16/bf16/fp32 as float (holding a value exactly representable in
- * the dtype), fp64 as double. Block ops are loops over those arrays. */
+ * width), fp8/fp16/bf16/fp32 as float (holding a value exactly representable
+ * in the dtype), fp64 as double. Block ops are loops over those arrays. */
 /* The semantics chosen where the GPU's are loose (each file says more):
  *  - ints wrap at their width; x // 0 = -1 (all ones), x % 0 = x; shifts by
  *    the width or more give 0 (or the sign for signed >>), as PTX clamps;
@@ -40,7 +40,7 @@ static inline StoreKind interp_kind(DType dt)
 {
     if (dt == DT_F64)
         return ST_D;
-    if (dt == DT_F16 || dt == DT_BF16 || dt == DT_F32)
+    if (dt == DT_F16 || dt == DT_BF16 || dt == DT_F32 || dtype_is_fp8(dt))
         return ST_F;
     return ST_I;
 }

@@ -1,6 +1,6 @@
 /* interp/num.c: the interpreter's number formats: fp16/bf16/tf32 rounding
  * written out bit by bit, integer wrap-around at a dtype's width, and the
- * language's casts. Assumes IEEE binary32/64 C floats with round-to-nearest;
+ * language's casts (fp8 through ir/fp8.c). Assumes IEEE binary32/64 C floats with round-to-nearest;
  * guarantees results bit-identical to the PTX conversions (cvt.rn for floats,
  * cvt.rzi.sat for float -> int, NaN -> 0). */
 #include "interp/interp.h"
@@ -98,6 +98,7 @@ double interp_round_to(DType dt, double x)
     case DT_F16: return round_format(x, 10, -14, 65504.0);
     case DT_BF16: return round_format(x, 7, -126, 0x1.fep127);
     case DT_F32: return (float)x;
+    case DT_F8E4: case DT_F8E5: return fp8_round(dt, x);
     default: return x;
     }
 }
@@ -229,6 +230,8 @@ uint64_t interp_to_bits(DType dt, const void *arr, int64_t i)
             return interp_float_to_f16(f);
         if (dt == DT_BF16)
             return interp_float_to_bf16(f);
+        if (dtype_is_fp8(dt))
+            return fp8_bits(dt, f);
         uint32_t b;
         memcpy(&b, &f, 4);
         return b;
@@ -253,6 +256,8 @@ void interp_from_bits(DType dt, void *arr, int64_t i, uint64_t bits)
             f = interp_f16_to_float((uint16_t)bits);
         } else if (dt == DT_BF16) {
             f = interp_bf16_to_float((uint16_t)bits);
+        } else if (dtype_is_fp8(dt)) {
+            f = (float)fp8_decode(dt, (uint8_t)bits);
         } else {
             uint32_t b = (uint32_t)bits;
             memcpy(&f, &b, 4);
@@ -270,3 +275,7 @@ uint16_t tk_f32_to_f16(float x) { return interp_float_to_f16(x); }
 float tk_f16_to_f32(uint16_t h) { return interp_f16_to_float(h); }
 uint16_t tk_f32_to_bf16(float x) { return interp_float_to_bf16(x); }
 float tk_bf16_to_f32(uint16_t h) { return interp_bf16_to_float(h); }
+uint8_t tk_f32_to_fp8e4nv(float x) { return fp8_encode(DT_F8E4, x); }
+float tk_fp8e4nv_to_f32(uint8_t b) { return (float)fp8_decode(DT_F8E4, b); }
+uint8_t tk_f32_to_fp8e5(float x) { return fp8_encode(DT_F8E5, x); }
+float tk_fp8e5_to_f32(uint8_t b) { return (float)fp8_decode(DT_F8E5, b); }

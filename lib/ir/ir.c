@@ -23,7 +23,8 @@ static const int dtype_widths[] = {
 
 const char *dtype_name(DType t) { return (unsigned)t < DT_COUNT ? dtype_names[t] : "?"; }
 int dtype_bits(DType t) { return (unsigned)t < DT_COUNT ? dtype_widths[t] : 0; }
-bool dtype_is_float(DType t) { return t >= DT_F16 && t <= DT_F64; }
+bool dtype_is_float(DType t) { return t >= DT_F8E4 && t <= DT_F64; }
+bool dtype_is_fp8(DType t) { return t == DT_F8E4 || t == DT_F8E5; }
 bool dtype_is_int(DType t) { return t >= DT_I1 && t <= DT_U64; }
 bool dtype_is_signed(DType t) { return t >= DT_I8 && t <= DT_I64; }
 
@@ -42,7 +43,8 @@ static const struct {
     {"float16", DT_F16},  {"f16", DT_F16},       {"bf16", DT_BF16},
     {"bfloat16", DT_BF16},{"fp32", DT_F32},      {"float32", DT_F32},
     {"f32", DT_F32},      {"fp64", DT_F64},      {"float64", DT_F64},
-    {"f64", DT_F64},
+    {"f64", DT_F64},      {"fp8e4nv", DT_F8E4},  {"float8e4nv", DT_F8E4},
+    {"fp8e5", DT_F8E5},   {"float8e5", DT_F8E5},
 };
 
 DType dtype_parse(const char *s)

@@ -26,6 +26,9 @@
     X(DT_I32, "i32", 32) X(DT_I64, "i64", 64)                                  \
     X(DT_U8, "u8", 8) X(DT_U16, "u16", 16) X(DT_U32, "u32", 32)                \
     X(DT_U64, "u64", 64)                                                       \
+    /* 8-bit floats, held as their byte: e4m3fn (bias 7, no inf, NaN 0x7f   \
+     * and 0xff, max 448) and e5m2 (bias 15, IEEE-like, max 57344) */        \
+    X(DT_F8E4, "fp8e4nv", 8) X(DT_F8E5, "fp8e5", 8)                            \
     X(DT_F16, "fp16", 16) X(DT_BF16, "bf16", 16) X(DT_F32, "fp32", 32)         \
     X(DT_F64, "fp64", 64)                                                      \
     X(DT_PTR, "ptr", 64) /* pointer to global memory; Type.elem says of what */
@@ -39,12 +42,25 @@ typedef enum {
 
 const char *dtype_name(DType t);
 int dtype_bits(DType t);
-bool dtype_is_float(DType t);
+bool dtype_is_float(DType t);  /* fp8e4nv..fp64 */
+bool dtype_is_fp8(DType t);    /* fp8e4nv, fp8e5 */
 bool dtype_is_int(DType t);    /* i1..u64 */
 bool dtype_is_signed(DType t); /* i8..i64 (i1 counts as unsigned) */
 /* The value cast float -> int of IR_CAST (cvt.rzi.sat): truncate, clamp to
  * t's range, NaN -> 0; i1 is x != 0. Never undefined, whatever x is. */
 int64_t dtype_float_to_int(DType t, double x);
+/* The fp8 formats (ir/fp8.c). Encoding rounds to nearest even and
+ * saturates as cvt.rn.satfinite does: a finite or infinite value beyond the
+ * largest finite one gives that value with its sign; NaN gives 0x7f with
+ * x's sign. Decoding is exact. */
+uint8_t fp8_encode(DType t, double x);
+double fp8_decode(DType t, uint8_t bits);
+double fp8_round(DType t, double x); /* fp8_decode(fp8_encode(x)) */
+double fp8_max(DType t);             /* 448 or 57344 */
+/* The code of a value the format holds (as fp8_decode gave it): as
+ * fp8_encode, but an fp8e5 infinity stays one. For moving values, not
+ * converting them. */
+uint8_t fp8_bits(DType t, double x);
 /* Parses "fp32", "float32", "f32", "i32", "int32", "bf16", "bfloat16",
  * "u8", "uint8", "int1", "bool"...; returns DT_VOID if unknown. */
 DType dtype_parse(const char *s);

@@ -114,7 +114,7 @@ static void check_elementwise(Verifier *v, const IrOp *op, int n)
     Type r = op->results[0]->type;
     for (int i = 0; i < n; i++)
         same_type(v, op, op->operands[i]->type, r, "operand and result types differ");
-    if (r.dt == DT_PTR || r.dt == DT_VOID)
+    if (r.dt == DT_PTR || r.dt == DT_VOID || dtype_is_fp8(r.dt))
         vfail(v, op, "not defined on %s", ty(r));
     bool int_only = op->kind == IR_AND || op->kind == IR_OR || op->kind == IR_XOR ||
                     op->kind == IR_SHL || op->kind == IR_SHR || op->kind == IR_UMULHI ||
@@ -223,6 +223,9 @@ static void check_cast(Verifier *v, const IrOp *op)
     case IR_CAST:
         if (r.dt == DT_VOID || x.dt == DT_VOID || ((x.dt == DT_PTR) != (r.dt == DT_PTR)))
             vfail(v, op, "cannot cast %s to %s", ty(x), ty(r));
+        if ((dtype_is_fp8(x.dt) || dtype_is_fp8(r.dt)) &&
+            !(dtype_is_float(x.dt) && dtype_is_float(r.dt)))
+            vfail(v, op, "fp8 converts only to and from floats: %s to %s", ty(x), ty(r));
         break;
     case IR_BITCAST:
         if (dtype_bits(x.dt) != dtype_bits(r.dt) || r.dt == DT_VOID)
@@ -433,6 +436,9 @@ static void check_reduce_scan(Verifier *v, const IrOp *op)
         return;
     }
     Type x0 = op->operands[0]->type;
+    for (int i = 0; i < op->nops; i++)
+        if (dtype_is_fp8(op->operands[i]->type.dt))
+            vfail(v, op, "not defined on %s", ty(op->operands[i]->type));
     if (op->axis < 0 || op->axis >= x0.rank) {
         vfail(v, op, "axis %d out of range for %s", op->axis, ty(x0));
         return;
@@ -483,7 +489,8 @@ static void check_dot(Verifier *v, const IrOp *op)
     Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->operands[2]->type;
     same_type(v, op, op->results[0]->type, c, "result is not the accumulator type");
     int r = a.rank;
-    bool good = (r == 2 || r == 3) && b.rank == r && c.rank == r && a.dt == b.dt &&
+    bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt); /* e4m3 with e5m2 is allowed */
+    bool good = (r == 2 || r == 3) && b.rank == r && c.rank == r && (a.dt == b.dt || fp8) &&
                 a.shape[r - 1] == b.shape[r - 2] && c.shape[r - 2] == a.shape[r - 2] &&
                 c.shape[r - 1] == b.shape[r - 1] &&
                 (r == 2 || (a.shape[0] == b.shape[0] && a.shape[0] == c.shape[0]));
@@ -531,6 +538,8 @@ static void check_kind(Verifier *v, const IrOp *op)
         if (counts(v, op, 2, 2, 1) && present(v, op, 2)) {
             Type a = op->operands[0]->type, r = op->results[0]->type;
             same_type(v, op, a, op->operands[1]->type, "operands differ");
+            if (dtype_is_fp8(a.dt))
+                vfail(v, op, "not defined on %s", ty(a));
             if (!is_i1(r) || !type_same_shape(a, r))
                 vfail(v, op, "result must be i1 of the operand shape, got %s", ty(r));
             if (op->sub < CMP_EQ || op->sub > CMP_GE)

@@ -161,7 +161,8 @@ bool pass_can_remat(const IrValue *v)
 static bool mma_shape(const IrOp *op, int *instr_k, int *kpack)
 {
     Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
-    if (a.rank != 2 || a.dt != b.dt)
+    bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt); /* either format on either side */
+    if (a.rank != 2 || (a.dt != b.dt && !fp8))
         return false;
     if (((a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32) ||
         (a.dt == DT_F16 && c.dt == DT_F16)) {
@@ -171,7 +172,7 @@ static bool mma_shape(const IrOp *op, int *instr_k, int *kpack)
         /* tf32x3 runs as three tf32 products (codegen/mma.c) */
         *instr_k = 8;
         *kpack = 1;
-    } else if (a.dt == DT_I8 && c.dt == DT_I32) {
+    } else if ((a.dt == DT_I8 && c.dt == DT_I32) || (fp8 && c.dt == DT_F32)) {
         *instr_k = 32;
         *kpack = 4;
     } else {

@@ -82,6 +82,9 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             !strcmp(name, "make_tensor_descriptor"))
             return sema_err(s, at, "tl.%s: block pointers and tensor descriptors are not "
                                    "supported by tk; use blocks of pointers", name);
+        if (!strncmp(name, "float8", 6))
+            return sema_err(s, at, "tl.%s is not supported: the fp8 dtypes of tk are "
+                                   "tl.float8e4nv and tl.float8e5", name);
         return sema_err(s, at, "unknown builtin 'tl.%s'", name);
     }
     if (!strcmp(nsname, "tl.PropagateNan")) {

@@ -22,7 +22,8 @@ static const struct {
     {"int16", DT_I16},   {"i16", DT_I16},      {"int32", DT_I32},    {"i32", DT_I32},
     {"int64", DT_I64},   {"i64", DT_I64},      {"uint8", DT_U8},     {"u8", DT_U8},
     {"uint16", DT_U16},  {"u16", DT_U16},      {"uint32", DT_U32},   {"u32", DT_U32},
-    {"uint64", DT_U64},  {"u64", DT_U64},
+    {"uint64", DT_U64},  {"u64", DT_U64},      {"float8e4nv", DT_F8E4}, {"fp8e4nv", DT_F8E4},
+    {"float8e5", DT_F8E5}, {"fp8e5", DT_F8E5},
 };
 
 DType sema_dtype_name(const char *name)

@@ -128,6 +128,13 @@ DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool div
         return divmod ? DT_F32 : DT_F16;
     if (a == DT_BF16 || b == DT_BF16) /* bf16 only with bf16; bf16 with an int is fp32 */
         return !divmod && a == b ? DT_BF16 : DT_F32;
+    if (dtype_is_fp8(a) && dtype_is_fp8(b)) /* one fp8 stays; two meet in fp16 */
+        return a == b ? a : divmod ? DT_F32 : DT_F16;
+    if (dtype_is_fp8(a) || dtype_is_fp8(b)) {
+        sema_err(s, at, "cannot combine %s with %s: fp8 values do not mix with integers "
+                 "(convert with .to())", dtype_name(a), dtype_name(b));
+        return DT_VOID;
+    }
     if (a == DT_I1 && b == DT_I1)
         return DT_I1;
     bool as = dtype_is_signed(a) || a == DT_I1, bs = dtype_is_signed(b) || b == DT_I1;
@@ -158,7 +165,8 @@ IrValue *sema_const(Sema *s, Type t, SVal c, Span at)
     IrOp *op = ir_build(&s->b, IR_CONST, at, NULL, 0, &t, 1);
     double fv = c.k == SV_FLOAT ? c.f : c.big ? (double)(uint64_t)c.i : (double)c.i;
     if (dtype_is_float(t.dt)) {
-        op->fval = fv;
+        /* an fp8 constant is the value the conversion would give */
+        op->fval = dtype_is_fp8(t.dt) ? fp8_round(t.dt, fv) : fv;
         op->ival = 0;
     } else {
         /* a float for an int dtype converts as the cast would at run time
@@ -183,10 +191,33 @@ IrValue *sema_to_tensor(Sema *s, SVal v, Span at)
     return NULL;
 }
 
+bool sema_check_not_fp8(Sema *s, DType dt, Span at, const char *what)
+{
+    if (!dtype_is_fp8(dt))
+        return true;
+    sema_err(s, at, "%s is not supported on %s values: fp8 values can be loaded, stored, "
+             "selected, reshaped, converted with .to() and used in tl.dot; convert to "
+             "tl.float16 or tl.float32 for arithmetic", what, dtype_name(dt));
+    return false;
+}
+
+bool sema_check_cast(Sema *s, DType from, DType to, Span at)
+{
+    if (from == to || !(dtype_is_fp8(from) || dtype_is_fp8(to)))
+        return true;
+    if (dtype_is_float(from) && dtype_is_float(to))
+        return true;
+    sema_err(s, at, "cannot convert %s to %s: fp8 values convert only to and from float "
+             "dtypes (go through tl.float32)", dtype_name(from), dtype_name(to));
+    return false;
+}
+
 IrValue *sema_cast(Sema *s, IrValue *v, DType to, Span at)
 {
     if (!v || v->type.dt == to)
         return v;
+    if (!sema_check_cast(s, v->type.dt, to, at))
+        return NULL;
     if (v->type.dt == DT_PTR) {
         if (to != DT_I64) {
             sema_err(s, at, "cannot cast a pointer (%s) to %s", sema_type_str(s, v->type),
@@ -388,6 +419,8 @@ static IrKind arith_kind(int op)
 IrValue *sema_math(Sema *s, MathFn fn, IrValue *x, Span at)
 {
     DType dt = x->type.dt;
+    if (!sema_check_not_fp8(s, dt, at, "this math function"))
+        return NULL;
     IrValue *y = dt == DT_F16 || dt == DT_BF16 ? sema_cast(s, x, DT_F32, at) : x;
     IrOp *op = ir_build(&s->b, IR_MATH, at, &y, 1, &y->type, 1);
     op->sub = fn;
@@ -399,6 +432,8 @@ static SVal power(Sema *s, SVal a, SVal b, Span at)
     if (b.k == SV_TENSOR)
         return sema_err(s, at, "'**' needs a constexpr exponent, got %s", sv_describe(s, b));
     IrValue *x = a.v;
+    if (!sema_check_not_fp8(s, x->type.dt, at, "'**'"))
+        return (SVal){.k = SV_UNDEF};
     if (b.k != SV_FLOAT && b.i >= 0 && b.i <= 64) {
         if (b.i == 0)
             return sv_tensor(sema_const(s, x->type, sv_int(1), at));
@@ -450,6 +485,8 @@ SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at)
     IrKind k = arith_kind(op);
     if (k == IR_OP_COUNT)
         return sema_err(s, at, "operator '%s' is not supported on tensors", sp);
+    if (!sema_check_not_fp8(s, dt, at, arena_printf(s->a, "'%s'", sp)))
+        return (SVal){.k = SV_UNDEF};
     bool bitwise = k == IR_AND || k == IR_OR || k == IR_XOR || k == IR_SHL || k == IR_SHR;
     if (bitwise && !dtype_is_int(dt))
         return sema_err(s, at, "'%s' needs integer operands, got %s and %s", sp,
@@ -525,7 +562,7 @@ SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at)
         dt = DT_PTR;
     } else {
         dt = sema_promote(s, da, sv_is_num(a), db, sv_is_num(b), false, at);
-        if (dt == DT_VOID)
+        if (dt == DT_VOID || !sema_check_not_fp8(s, dt, at, arena_printf(s->a, "'%s'", sp)))
             return (SVal){.k = SV_UNDEF};
         if (dtype_is_int(dt) && !dtype_is_signed(dt) && dt != DT_I1 &&
             (negative_weak(a) || negative_weak(b)))
@@ -551,6 +588,8 @@ IrValue *sema_to_bool(Sema *s, IrValue *v, Span at)
 {
     if (!v || v->type.dt == DT_I1)
         return v;
+    if (!sema_check_not_fp8(s, v->type.dt, at, "a truth test"))
+        return NULL;
     IrValue *zero = sema_const(s, v->type, sv_int(0), at);
     IrOp *o = ir_build(&s->b, IR_CMP, at, (IrValue *[]){v, zero}, 2,
                        (Type[]){shaped(DT_I1, v->type)}, 1);
@@ -595,7 +634,10 @@ SVal sema_unary(Sema *s, int op, SVal a, Span at)
                         ast_op_spelling((OpKind)op), sv_describe(s, a));
     switch (op) {
     case OP_POS: return a;
-    case OP_NEG: return sv_tensor(ir_unary(&s->b, IR_NEG, at, x, x->type));
+    case OP_NEG:
+        if (!sema_check_not_fp8(s, dt, at, "'-'"))
+            return (SVal){.k = SV_UNDEF};
+        return sv_tensor(ir_unary(&s->b, IR_NEG, at, x, x->type));
     case OP_INVERT:
         if (!dtype_is_int(dt))
             return sema_err(s, at, "'~' needs an integer tensor, got %s", sv_describe(s, a));

@@ -514,6 +514,11 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
                              "(e.g. '%s: *fp32') or pass --signature", p->name, fn->name, p->name);
         return;
     }
+    if (dtype_is_fp8(t.dt)) { /* no host type carries one: pass fp32 and convert */
+        sema_err(s, p->span, "parameter '%s' cannot be a scalar %s: pass a tl.float32 and "
+                 "convert it in the kernel", p->name, dtype_name(t.dt));
+        return;
+    }
     IrValue *v = ir_add_param(s->f, p->name, t, div, p->span);
     /* Triton specialises integer arguments equal to 1 into the constant 1 */
     env_set(s, s->env, p->name, one ? sv_int(1) : sv_tensor(v), p->span);

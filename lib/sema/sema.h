@@ -171,6 +171,13 @@ IrValue *sema_to_bool(Sema *s, IrValue *v, Span at);
 IrValue *sema_reshape(Sema *s, IrValue *v, int rank, const int *shape, Span at);
 IrValue *sema_expand_dims(Sema *s, IrValue *v, int axis, Span at);
 IrValue *sema_math(Sema *s, MathFn fn, IrValue *x, Span at); /* fp16/bf16 computed in fp32 */
+/* fp8 values only move, convert and feed tl.dot: arithmetic on them (what
+ * Triton accepts and then fails to lower) is an error naming `what`.
+ * Returns false after reporting it. */
+bool sema_check_not_fp8(Sema *s, DType dt, Span at, const char *what);
+/* Whether a value cast between these dtypes exists (fp8 converts to and
+ * from floats only, as in Triton); reports the error when not. */
+bool sema_check_cast(Sema *s, DType from, DType to, Span at);
 bool sema_binary_operands(Sema *s, SVal a, SVal b, bool divmod, IrValue **x, IrValue **y, Span at);
 bool sema_block_shape(Sema *s, SVal shape, Span at, int *rank, int *dims);
 /* Triton's TRITON_MAX_TENSOR_NUMEL: no block may hold more elements. Every

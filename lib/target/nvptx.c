@@ -75,7 +75,7 @@ static bool nvptx_arch_ok(const char *arch)
     return false;
 }
 
-LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, Diag *d)
+LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, bool ptx84, Diag *d)
 {
     pthread_once(&nvptx_once, nvptx_init);
     if (!nvptx_arch_ok(arch)) {
@@ -96,7 +96,8 @@ LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, Diag *d)
                               : opt_level == 2 ? LLVMCodeGenLevelDefault
                                                : LLVMCodeGenLevelAggressive;
     LLVMTargetMachineRef tm =
-        LLVMCreateTargetMachine(target, TK_NVPTX_TRIPLE, arch, nvptx_features(arch), lvl,
+        LLVMCreateTargetMachine(target, TK_NVPTX_TRIPLE, arch,
+                                ptx84 ? "+ptx84" : nvptx_features(arch), lvl,
                                 LLVMRelocDefault, LLVMCodeModelDefault);
     if (!tm)
         diag_plain(d, DIAG_INTERNAL, "internal error: cannot create the NVPTX target "

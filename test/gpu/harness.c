@@ -238,7 +238,7 @@ void *h_malloc(H *h, size_t bytes)
 size_t h_dtype_size(tk_dtype t)
 {
     switch (t) {
-    case TK_I1: case TK_I8: case TK_U8: return 1;
+    case TK_I1: case TK_I8: case TK_U8: case TK_F8E4NV: case TK_F8E5: return 1;
     case TK_I16: case TK_U16: case TK_F16: case TK_BF16: return 2;
     case TK_I32: case TK_U32: case TK_F32: return 4;
     case TK_I64: case TK_U64: case TK_F64: return 8;
@@ -249,13 +249,15 @@ size_t h_dtype_size(tk_dtype t)
 const char *h_dtype_name(tk_dtype t)
 {
     static const char *names[] = {"void", "i1", "i8", "i16", "i32", "i64", "u8", "u16",
-                                  "u32", "u64", "fp16", "bf16", "fp32", "fp64"};
+                                  "u32", "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv",
+                                  "fp8e5"};
     return (unsigned)t < sizeof names / sizeof *names ? names[t] : "?";
 }
 
 bool h_is_float(tk_dtype t)
 {
-    return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64;
+    return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
+           t == TK_F8E5;
 }
 
 static void *h_dev_alloc(H *h, size_t bytes)
@@ -283,6 +285,7 @@ static void store_value(tk_dtype t, void *dst, double v)
     case TK_BF16: { uint16_t x = h_f32_to_bf16((float)v); memcpy(dst, &x, 2); break; }
     case TK_F32: { float x = (float)v; memcpy(dst, &x, 4); break; }
     case TK_F64: memcpy(dst, &v, 8); break;
+    case TK_F8E4NV: case TK_F8E5: { uint8_t x = h_fp8_encode(t, v); memcpy(dst, &x, 1); break; }
     default: break;
     }
 }
@@ -303,6 +306,7 @@ static double load_value(tk_dtype t, const void *src)
     case TK_BF16: { uint16_t x; memcpy(&x, src, 2); return h_bf16_to_f32(x); }
     case TK_F32: { float x; memcpy(&x, src, 4); return x; }
     case TK_F64: { double x; memcpy(&x, src, 8); return x; }
+    case TK_F8E4NV: case TK_F8E5: { uint8_t x; memcpy(&x, src, 1); return h_fp8_decode(t, x); }
     default: return 0;
     }
 }
@@ -518,6 +522,43 @@ static double round16(double v, bool bf)
     return fabs(v - other) < fabs(v - got) ? other : got;
 }
 
+/* fp8 from its fields; the format: 4 exponent bits (bias 7, S.1111.111 is
+ * NaN, no infinities) or 5 (bias 15, IEEE specials). */
+double h_fp8_decode(tk_dtype t, uint8_t c)
+{
+    int ebits = t == TK_F8E4NV ? 4 : 5, mbits = 7 - ebits, bias = t == TK_F8E4NV ? 7 : 15;
+    int e = (c >> mbits) & ((1 << ebits) - 1), m = c & ((1 << mbits) - 1);
+    double s = (c & 0x80) ? -1 : 1;
+    if ((t == TK_F8E4NV && e == 15 && m == 7) || (t == TK_F8E5 && e == 31 && m))
+        return NAN;
+    if (t == TK_F8E5 && e == 31)
+        return s * INFINITY;
+    if (e == 0)
+        return s * ldexp(m, 1 - bias - mbits);
+    return s * ldexp(m + (1 << mbits), e - bias - mbits);
+}
+
+/* Nearest by searching every code (ties to the even code), clamped to the
+ * largest finite value as cvt.rn.satfinite does; NaN -> 0x7f. */
+uint8_t h_fp8_encode(tk_dtype t, double v)
+{
+    if (isnan(v))
+        return 0x7f;
+    double maxv = t == TK_F8E4NV ? 448 : 57344, a = fabs(v), best = INFINITY;
+    if (a > maxv)
+        a = maxv;
+    int pick = 0;
+    for (int c = 0; c < 0x80; c++) {
+        double x = h_fp8_decode(t, (uint8_t)c);
+        if (isnan(x) || isinf(x))
+            continue;
+        double d = fabs(x - a);
+        if (d < best || (d == best && !(c & 1)))
+            best = d, pick = c;
+    }
+    return (uint8_t)((signbit(v) ? 0x80 : 0) | pick);
+}
+
 double h_round_to(tk_dtype t, double v)
 {
     switch (t) {
@@ -525,6 +566,7 @@ double h_round_to(tk_dtype t, double v)
     case TK_BF16: return round16(v, true);
     case TK_F32: return (float)v;
     case TK_F64: return v;
+    case TK_F8E4NV: case TK_F8E5: return h_fp8_decode(t, h_fp8_encode(t, v));
     default: return (double)h_wrap(t, (int64_t)v);
     }
 }

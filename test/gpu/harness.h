@@ -102,6 +102,10 @@ uint16_t h_f32_to_f16(float f);   /* round to nearest even */
 float h_f16_to_f32(uint16_t b);
 uint16_t h_f32_to_bf16(float f);  /* round to nearest even */
 float h_bf16_to_f32(uint16_t b);
+/* fp8 (TK_F8E4NV, TK_F8E5) from and to its byte, computed independently of
+ * the library: decode from the fields, encode by searching all codes. */
+double h_fp8_decode(tk_dtype t, uint8_t c);
+uint8_t h_fp8_encode(tk_dtype t, double v);
 /* v rounded to the nearest value of dtype t (ints wrap like a C cast of an int64). */
 double h_round_to(tk_dtype t, double v);
 /* Wraps an integer to dtype t's width and signedness. */
@@ -149,6 +153,7 @@ void cases_dot_prec(H *h);
 void cases_control(H *h);
 void cases_misc(H *h);
 void cases_random_debug(H *h);
+void cases_fp8(H *h);
 
 static inline size_t h_cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 

@@ -251,7 +251,8 @@ static SVal b_minmax(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         return sema_compare(s, OP_LT, a[0], a[1], call).i == (b->arg == IR_MIN) ? a[0] : a[1];
     SVal l = math_operand(s, a[0], call), r = math_operand(s, a[1], call);
     if ((l.k == SV_TENSOR && !l.v) || (r.k == SV_TENSOR && !r.v) ||
-        !sema_binary_operands(s, l, r, false, &x, &y, call))
+        !sema_binary_operands(s, l, r, false, &x, &y, call) ||
+        !sema_check_not_fp8(s, x->type.dt, call, arena_printf(s->a, "tl.%s", b->name)))
         return bad();
     bool nan = false;
     if (sv_has(a[2]) && a[2].k != SV_UNDEF)
@@ -300,7 +301,8 @@ static SVal b_fma(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     IrValue *x, *y, *z, *w;
     TK_UNUSED(at);
     if (!sema_binary_operands(s, a[0], a[1], false, &x, &y, call) ||
-        !sema_binary_operands(s, sv_tensor(x), a[2], false, &z, &w, call))
+        !sema_binary_operands(s, sv_tensor(x), a[2], false, &z, &w, call) ||
+        !sema_check_not_fp8(s, z->type.dt, call, "tl.fma"))
         return bad();
     if (!dtype_is_float(z->type.dt))
         return sema_err(s, call, "tl.%s expects floating-point arguments, got %s", b->name,
@@ -322,7 +324,8 @@ static SVal b_div(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *x, *y;
     TK_UNUSED(at);
-    if (!sema_binary_operands(s, a[0], a[1], true, &x, &y, call))
+    if (!sema_binary_operands(s, a[0], a[1], true, &x, &y, call) ||
+        !sema_check_not_fp8(s, x->type.dt, call, arena_printf(s->a, "tl.%s", b->name)))
         return bad();
     if (!dtype_is_float(x->type.dt))
         return sema_err(s, call, "tl.%s expects floating-point arguments, got %s", b->name,
@@ -454,7 +457,8 @@ static SVal b_device_print(Sema *s, const Builtin *b, SVal *a, Span *at, Span ca
         return bad();
     IrValue **vals = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(a[1].n + 1));
     for (int i = 0; i < a[1].n; i++)
-        if (!(vals[i] = sema_arg_tensor(s, a[1].items[i], call, b, "a printed value")))
+        if (!(vals[i] = sema_arg_tensor(s, a[1].items[i], call, b, "a printed value")) ||
+            !sema_check_not_fp8(s, vals[i]->type.dt, call, "device_print"))
             return bad();
     IrOp *op = ir_build(&s->b, IR_PRINT, call, vals, a[1].n, NULL, 0);
     op->str = a[0].s;

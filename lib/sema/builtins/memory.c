@@ -189,7 +189,7 @@ static SVal b_atomic(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     DType e = p->type.elem;
     bool bitwise = b->arg == ATOM_AND || b->arg == ATOM_OR || b->arg == ATOM_XOR;
     if ((bitwise && !dtype_is_int(e)) || e == DT_I1 || e == DT_I8 || e == DT_U8 ||
-        (e == DT_I16 || e == DT_U16))
+        (e == DT_I16 || e == DT_U16) || dtype_is_fp8(e))
         return sema_err(s, at[0], "tl.%s is not supported on %s", b->name,
                         sema_type_str(s, p->type));
     IrValue *v = value_arg(s, b, a[1], at[1], p->type, "the value");

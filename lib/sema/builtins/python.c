@@ -215,13 +215,14 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
                  {"is_fp64", 8},     {"is_bool", 9},    {"is_int1", 9},       {"is_int8", 10},
                  {"is_int16", 11},   {"is_int32", 12},  {"is_int64", 13},     {"is_uint8", 14},
                  {"is_uint16", 15},  {"is_uint32", 16}, {"is_uint64", 17},
-                 /* tk has no fp8 types, so every fp8 question is answered no */
-                 {"is_fp8", -1},     {"is_fp8e4nv", -1}, {"is_fp8e5", -1},     {"is_fp8e4b15", -1},
-                 {"is_fp8e4b8", -1}, {"is_fp8e5b16", -1}, {"is_block", -1},    {"is_void", -2},
-                 {"is_standard_floating", 0}, {"get_int_max_value", -3},
+                 {"is_fp8", -5},     {"is_fp8e4nv", 18}, {"is_fp8e5", 19},
+                 /* the other fp8 formats (AMD's, fp8e4b15) are not tk dtypes */
+                 {"is_fp8e4b15", -1}, {"is_fp8e4b8", -1}, {"is_fp8e5b16", -1}, {"is_block", -1},
+                 {"is_void", -2},    {"is_standard_floating", -6}, {"get_int_max_value", -3},
                  {"get_int_min_value", -4}};
     static const DType exact[] = {DT_F16, DT_BF16, DT_F32, DT_F64, DT_I1, DT_I8, DT_I16,
-                                  DT_I32, DT_I64, DT_U8, DT_U16, DT_U32, DT_U64};
+                                  DT_I32, DT_I64, DT_U8, DT_U16, DT_U32, DT_U64, DT_F8E4,
+                                  DT_F8E5};
     for (int i = 0; i < TK_ARRAY_LEN(preds); i++) {
         if (strcmp(preds[i].name, name))
             continue;
@@ -233,6 +234,8 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
         case 4: return sv_bool(d == DT_PTR);
         case -1: return sv_bool(false);
         case -2: return sv_bool(d == DT_VOID);
+        case -5: return sv_bool(dtype_is_fp8(d));
+        case -6: return sv_bool(dtype_is_float(d) && !dtype_is_fp8(d));
         case -3: case -4: {
             if (!dtype_is_int(d) || d == DT_I1)
                 return sema_err(s, ca->at, "dtype.%s() is only defined for integer dtypes, not %s",
@@ -369,6 +372,9 @@ SVal sema_libdevice_call(Sema *s, const char *ns, const char *name, CallArgs *ca
     for (int i = 0; i < ca->npos; i++) {
         args[i] = sema_to_tensor(s, ca->pos[i], ca->pos_at[i]);
         if (!args[i])
+            return bad();
+        if (!sema_check_not_fp8(s, args[i]->type.dt, ca->pos_at[i],
+                                arena_printf(s->a, "%s.%s", ns, name)))
             return bad();
         if (!dtype_is_float(args[i]->type.dt)) {
             if (!strcmp(name, "pow") && i == 1 && dtype_is_int(args[i]->type.dt)) {

@@ -63,6 +63,8 @@ SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dim
 {
     if (x->type.dt == DT_PTR)
         return sema_err(s, at, "tl.%s of pointers is not supported", name);
+    if (!sema_check_not_fp8(s, x->type.dt, at, arena_printf(s->a, "tl.%s", name)))
+        return bad();
     if (x->type.rank == 0)
         return sema_err(s, at, "tl.%s needs a block, got the scalar %s", name,
                         sema_type_str(s, x->type));
@@ -210,11 +212,20 @@ static bool build_combine(Sema *s, IrOp *op, IrValue **xs, int n, SVal fn, Span 
     return ok;
 }
 
+/* Reductions and scans of fp8 values are errors, as their arithmetic is. */
+static bool no_fp8_inputs(Sema *s, IrValue **xs, int n, Span at)
+{
+    for (int i = 0; i < n; i++)
+        if (!sema_check_not_fp8(s, xs[i]->type.dt, at, "a reduction or scan"))
+            return false;
+    return true;
+}
+
 SVal sema_reduce_custom(Sema *s, SVal input, SVal axis, SVal fn, bool keep_dims, Span at)
 {
     IrValue *xs[8];
     int n = combine_inputs(s, input, at, xs);
-    if (n < 0)
+    if (n < 0 || !no_fp8_inputs(s, xs, n, at))
         return bad();
     if (fn.k != SV_FUNC && fn.k != SV_INT)
         return sema_err(s, at, "combine_fn must be a @jit function, got %s", sv_describe(s, fn));
@@ -262,7 +273,7 @@ SVal sema_scan(Sema *s, SVal input, SVal axis, SVal fn, bool reverse, int kind, 
 {
     IrValue *xs[8];
     int n = combine_inputs(s, input, at, xs);
-    if (n < 0)
+    if (n < 0 || !no_fp8_inputs(s, xs, n, at))
         return bad();
     int ax = sema_norm_axis(s, sv_has(axis) ? axis : sv_int(0), xs[0]->type.rank, at);
     if (ax < 0)
@@ -333,18 +344,20 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     if (m < 16 || n < 16 || k < 16)
         return sema_err(s, at, "tl.dot needs M, N and K >= 16, got M=%d, N=%d, K=%d", m, n, k);
     DType da = ta.dt, db = tb.dt;
-    if (da != db)
+    bool fp8 = dtype_is_fp8(da) && dtype_is_fp8(db); /* any two fp8 formats, as in Triton */
+    if (da != db && !fp8)
         return sema_err(s, at, "tl.dot operands must have one dtype, got %s and %s",
                         dtype_name(da), dtype_name(db));
-    if (da != DT_F16 && da != DT_BF16 && da != DT_F32 && da != DT_F64 && da != DT_I8)
-        return sema_err(s, at, "tl.dot does not support %s operands (fp16, bf16, fp32, fp64 or "
-                        "i8)", dtype_name(da));
-    if (da == DT_I8 && k < 32) /* the int8 MMA's K */
-        return sema_err(s, at, "tl.dot with i8 operands needs K >= 32, got K=%d", k);
+    if (da != DT_F16 && da != DT_BF16 && da != DT_F32 && da != DT_F64 && da != DT_I8 && !fp8)
+        return sema_err(s, at, "tl.dot does not support %s operands (fp16, bf16, fp32, fp64, "
+                        "i8, fp8e4nv or fp8e5)", dtype_name(da));
+    if ((da == DT_I8 || fp8) && k < 32) /* the 8-bit MMA's K */
+        return sema_err(s, at, "tl.dot with %s operands needs K >= 32, got K=%d",
+                        dtype_name(da), k);
     DType out = da == DT_I8 ? DT_I32 : da == DT_F64 ? DT_F64 : DT_F32;
     if (out_dtype.k == SV_DTYPE) {
         DType o = out_dtype.ty.dt;
-        bool ok = da == DT_I8 ? o == DT_I32
+        bool ok = da == DT_I8 ? o == DT_I32 : fp8 ? o == DT_F32
                               : o == DT_F32 || (o == da && (da == DT_F16 || da == DT_BF16)) ||
                                     (da == DT_F64 && o == DT_F64);
         if (!ok)

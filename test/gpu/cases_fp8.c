@@ -1,0 +1,193 @@
+/* cases_fp8.c: the fp8 dtypes (tl.float8e4nv, tl.float8e5). Conversions
+ * have one right answer each, so they are checked byte for byte against
+ * the harness's own search-based encoder: inputs include every halfway
+ * point between neighbouring fp8 values (ties go to the even code), values
+ * past the largest finite one and infinities (saturated, as cvt.rn.satfinite
+ * does), subnormals, signed zeros and NaN (any NaN code), and fp64 values a
+ * hair off a halfway point (rounded once, not through fp32). Decoding all
+ * 256 codes is exact. The dot runs on fp8 inputs into fp32 with M, N and K
+ * off the tile sizes and transposed operands, against a float64 product of
+ * the decoded inputs; products of fp8 values are exact, so the error is the
+ * accumulation's: bounded by 4e-3 relative (the tensor cores may add fp8
+ * products with fewer than fp32's bits). */
+#include "harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool is_nan_code(tk_dtype t, uint8_t c) { return isnan(h_fp8_decode(t, c)); }
+
+/* Exact bytes, NaN codes matching any NaN code. */
+static void check_codes(H *h, const char *what, tk_dtype t, const uint8_t *out,
+                        const double *src, size_t n)
+{
+    for (size_t i = 0; i < n && !h->failed; i++) {
+        uint8_t want = h_fp8_encode(t, src[i]);
+        bool ok = is_nan_code(t, want) ? is_nan_code(t, out[i]) : out[i] == want;
+        h_expect(h, ok, "%s: element %zu (%.9g) gave 0x%02x, expected 0x%02x", what, i, src[i],
+                 out[i], want);
+    }
+}
+
+/* Exact values, signs of zero included; NaN matches NaN. */
+static void check_exact(H *h, const char *what, const double *out, const double *ref, size_t n)
+{
+    for (size_t i = 0; i < n && !h->failed; i++) {
+        bool ok = isnan(ref[i]) ? isnan(out[i])
+                                : out[i] == ref[i] && signbit(out[i]) == signbit(ref[i]);
+        h_expect(h, ok, "%s: element %zu gave %.9g, expected %.9g", what, i, out[i], ref[i]);
+    }
+}
+
+/* Source values for the encoders: halfway points of both formats, specials,
+ * then magnitudes spread from 2^-20 to 2^17 with random signs. */
+static double *encode_inputs(H *h, size_t n)
+{
+    static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 448, -449, 464, 465,
+                                      480, 57344, 61440, -61441, 1e10, 0x1p-10, -0x1p-17,
+                                      0x1.8p-10, 3 * 0x1p-10, 15 * 0x1p-10, 1e-30};
+    double *x = h_malloc(h, n * sizeof(double));
+    size_t i = 0;
+    for (size_t j = 0; j < sizeof specials / sizeof *specials && i < n; j++)
+        x[i++] = specials[j];
+    for (int f = 0; f < 2; f++) {
+        tk_dtype t = f ? TK_F8E5 : TK_F8E4NV;
+        for (int c = 0; c + 1 < 0x80 && i < n; c++) {
+            double lo = h_fp8_decode(t, (uint8_t)c), hi = h_fp8_decode(t, (uint8_t)(c + 1));
+            if (isnan(hi) || isinf(hi))
+                break;
+            x[i++] = (c & 1 ? -0.5 : 0.5) * (lo + hi);
+        }
+    }
+    for (; i < n; i++)
+        x[i] = ldexp(h_uniform(h, 1, 2), (int)h_randint(h, -20, 17)) * (h_randint(h, 0, 1) ? 1 : -1);
+    return x;
+}
+
+static void encode_case(H *h, size_t n, int block)
+{
+    if (!h_begin(h, "fp8.encode.n%zu.B%d", n, block))
+        return;
+    tk_kernel *k = h_kernel(h, "fp8.tk", "fp8_encode");
+    double *x = encode_inputs(h, n);
+    double *xh = h_malloc(h, n * sizeof(double)), *xb = h_malloc(h, n * sizeof(double));
+    double *xd = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        xh[i] = h_round_to(TK_F16, x[i]);
+        xb[i] = h_round_to(TK_BF16, x[i]);
+        /* fp64: a hair past each value, so halfway points must round up */
+        xd[i] = isfinite(x[i]) ? x[i] * (1 + 0x1p-40) : x[i];
+        x[i] = h_round_to(TK_F32, x[i]);
+    }
+    void *dx = h_upload(h, TK_F32, x, n), *dh = h_upload(h, TK_F16, xh, n);
+    void *db = h_upload(h, TK_BF16, xb, n), *dd = h_upload(h, TK_F64, xd, n);
+    void *e4 = h_output(h, TK_F8E4NV, 4 * n), *e5 = h_output(h, TK_F8E5, 4 * n);
+    tk_grid g = h_grid((unsigned)h_cdiv(n, block), 1, 1);
+    h_launch(h, k, g,
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dh, TK_F16), tk_ptr(db, TK_BF16),
+                    tk_ptr(e4, TK_F8E4NV), tk_ptr(e5, TK_F8E5), tk_i32((int)n),
+                    tk_const("BLOCK", block)), 4);
+    h_launch(h, h_kernel(h, "fp8.tk", "fp8_encode_f64"), g,
+             H_ARGS(tk_ptr(dd, TK_F64), tk_ptr((char *)e4 + 3 * n, TK_F8E4NV),
+                    tk_ptr((char *)e5 + 3 * n, TK_F8E5), tk_i32((int)n),
+                    tk_const("BLOCK", block)), 4);
+    uint8_t *o4 = h_download_raw(h, e4, 4 * n), *o5 = h_download_raw(h, e5, 4 * n);
+    const double *src[4] = {x, xh, xb, xd};
+    static const char *const names[4] = {"fp32", "fp16", "bf16", "fp64"};
+    char what[64];
+    for (int j = 0; j < 4 && o4 && o5; j++) {
+        snprintf(what, sizeof what, "%s -> fp8e4nv", names[j]);
+        check_codes(h, what, TK_F8E4NV, o4 + j * n, src[j], n);
+        snprintf(what, sizeof what, "%s -> fp8e5", names[j]);
+        check_codes(h, what, TK_F8E5, o5 + j * n, src[j], n);
+    }
+    h_end(h);
+}
+
+static void decode_case(H *h, size_t n, int block)
+{
+    if (!h_begin(h, "fp8.decode.n%zu.B%d", n, block))
+        return;
+    tk_kernel *k = h_kernel(h, "fp8.tk", "fp8_decode");
+    uint8_t *c4 = h_malloc(h, n), *c5 = h_malloc(h, n);
+    for (size_t i = 0; i < n; i++) { /* every code, in two different orders */
+        c4[i] = (uint8_t)i;
+        c5[i] = (uint8_t)(i * 7 + 3);
+    }
+    void *d4 = h_upload_raw(h, c4, n), *d5 = h_upload_raw(h, c5, n);
+    void *df = h_output(h, TK_F32, 3 * n), *dh = h_output(h, TK_F16, 2 * n);
+    void *db = h_output(h, TK_BF16, 2 * n);
+    h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
+             H_ARGS(tk_ptr(d4, TK_F8E4NV), tk_ptr(d5, TK_F8E5), tk_ptr(df, TK_F32),
+                    tk_ptr(dh, TK_F16), tk_ptr(db, TK_BF16), tk_i32((int)n),
+                    tk_const("BLOCK", block)), 4);
+    double *of = h_download(h, TK_F32, df, 3 * n), *oh = h_download(h, TK_F16, dh, 2 * n);
+    double *ob = h_download(h, TK_BF16, db, 2 * n);
+    double *ref = h_malloc(h, 3 * n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        ref[i] = h_fp8_decode(TK_F8E4NV, c4[i]);
+        ref[n + i] = h_fp8_decode(TK_F8E5, c5[i]);
+        ref[2 * n + i] = h_round_to(TK_F16, ref[i] + ref[n + i]);
+    }
+    if (of && oh && ob) {
+        check_exact(h, "fp8e4nv -> fp32, fp8e5 -> fp32, fp8e4nv + fp8e5 in fp16", of, ref, 3 * n);
+        check_exact(h, "fp8 -> fp16", oh, ref, 2 * n);
+        check_exact(h, "fp8 -> bf16", ob, ref, 2 * n);
+    }
+    h_end(h);
+}
+
+/* at: A stored K x M (M contiguous); bt: B stored N x K (K contiguous). */
+static void gemm_case(H *h, tk_dtype ta, tk_dtype tb, int m, int n, int k, int bm, int bn,
+                      int bk, int warps, bool at, bool bt)
+{
+    if (!h_begin(h, "fp8.gemm_%s_%s%s%s.%dx%dx%d.B%dx%dx%d.w%d", h_dtype_name(ta),
+                 h_dtype_name(tb), at ? "_at" : "", bt ? "_bt" : "", m, n, k, bm, bn, bk, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "fp8.tk", "fp8_gemm");
+    double *a = h_rand_array(h, ta, (size_t)m * k, -2, 2); /* row-major M x K */
+    double *b = h_rand_array(h, tb, (size_t)k * n, -2, 2); /* row-major K x N */
+    double *as = h_malloc(h, (size_t)m * k * sizeof(double));
+    double *bs = h_malloc(h, (size_t)k * n * sizeof(double));
+    for (int i = 0; i < m; i++)
+        for (int l = 0; l < k; l++)
+            as[at ? (size_t)l * m + i : (size_t)i * k + l] = a[(size_t)i * k + l];
+    for (int l = 0; l < k; l++)
+        for (int j = 0; j < n; j++)
+            bs[bt ? (size_t)j * k + l : (size_t)l * n + j] = b[(size_t)l * n + j];
+    void *da = h_upload(h, ta, as, (size_t)m * k), *db = h_upload(h, tb, bs, (size_t)k * n);
+    void *dc = h_output(h, TK_F32, (size_t)m * n);
+    int s_am = at ? 1 : k, s_ak = at ? m : 1, s_bk = bt ? 1 : n, s_bn = bt ? k : 1;
+    h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
+             H_ARGS(tk_ptr(da, ta), tk_ptr(db, tb), tk_ptr(dc, TK_F32), tk_i32(m), tk_i32(n),
+                    tk_i32(k), tk_i32(s_am), tk_i32(s_ak), tk_i32(s_bk), tk_i32(s_bn),
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)),
+             warps);
+    double *c = h_download(h, TK_F32, dc, (size_t)m * n);
+    double *ref = h_malloc(h, (size_t)m * n * sizeof(double));
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int l = 0; l < k; l++)
+                s += a[(size_t)i * k + l] * b[(size_t)l * n + j];
+            ref[(size_t)i * n + j] = s;
+        }
+    h_check(h, "c", c, ref, (size_t)m * n, 4e-3);
+    h_end(h);
+}
+
+void cases_fp8(H *h)
+{
+    encode_case(h, 1000, 256);
+    decode_case(h, 777, 128);
+    gemm_case(h, TK_F8E4NV, TK_F8E4NV, 100, 72, 200, 64, 64, 64, 4, false, false);
+    gemm_case(h, TK_F8E5, TK_F8E5, 48, 40, 96, 32, 32, 32, 4, false, false);
+    gemm_case(h, TK_F8E4NV, TK_F8E5, 100, 72, 200, 64, 64, 64, 4, false, true);
+    gemm_case(h, TK_F8E5, TK_F8E4NV, 70, 90, 130, 64, 32, 32, 4, true, false);
+    if (!h->gpu)
+        return;
+    encode_case(h, 5000, 1024);
+    gemm_case(h, TK_F8E4NV, TK_F8E4NV, 333, 200, 520, 128, 128, 64, 8, false, true);
+    gemm_case(h, TK_F8E4NV, TK_F8E4NV, 200, 136, 264, 64, 128, 32, 4, true, false);
+}
