@@ -316,7 +316,7 @@ typedef struct IrParam {
  * pointer parameter, dim 0 contiguous, dim 1 `stride` elements apart. An
  * extent is an integer parameter plus a constant (param -1: the constant
  * alone; IR_TMA_UNBOUNDED: no mask bounds the dim). */
-enum { IR_TMA_UNBOUNDED = -2 };
+enum { IR_TMA_UNBOUNDED = -2, IR_MAX_TMAPS = 8 };
 typedef struct IrTmapExtent {
     int param;
     int64_t add;

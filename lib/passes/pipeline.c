@@ -155,6 +155,11 @@ static bool find_loads(Pipe *p)
         if (p->nloads == MAX_LOADS || !feeds_dot_only(p, o))
             continue;
         TileMatch *m = tma_tile(p, o); /* TMA copies tiles cp.async cannot */
+        int ntiles = 0;
+        for (int i = 0; i < p->nloads; i++)
+            ntiles += p->tile[i] != NULL;
+        if (p->f->ntmaps + ntiles >= IR_MAX_TMAPS)
+            m = NULL; /* the launcher passes at most IR_MAX_TMAPS */
         if (m || copyable(p, o)) {
             p->tile[p->nloads] = m;
             p->loads[p->nloads++] = o;
