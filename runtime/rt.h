@@ -308,8 +308,10 @@ typedef struct RtLaunchArgs {
     const tk_arg *consts[RT_MAX_PARAMS]; /* per sig param (constexprs, and runtime params
                                             given tk_none()) */
     int num_warps, num_stages;
-    bool no_tma; /* compile without TMA (the arguments make no tensor map); in the key */
+    bool no_tma; /* compile without TMA (no tensor map fits the arguments, or
+                    TK_NO_TMA=1); the key then ends in RT_KEY_NO_TMA */
 } RtLaunchArgs;
+#define RT_KEY_NO_TMA 0x4e4f2d544d41ULL /* "NO-TMA" */
 tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
 /* The text half of a variant, which needs no GPU: metadata, PTX (with its
  * NUL) and the cubin when the disk entry has one. `buf` owns the memory. */

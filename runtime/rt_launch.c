@@ -148,6 +148,19 @@ static void key_const(RtKey *key, const tk_arg *a)
     }
 }
 
+/* TK_NO_TMA=1: kernels copy their tiles with cp.async even where TMA
+ * could (to compare the two); read once. */
+static bool tma_off(void)
+{
+    static _Atomic int off = -1;
+    int v = atomic_load_explicit(&off, memory_order_relaxed);
+    if (v < 0) {
+        v = rt_env_on("TK_NO_TMA");
+        atomic_store_explicit(&off, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                          const tk_launch_options *opts, RtLaunchArgs *la)
 {
@@ -223,6 +236,10 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
     }
     key->w[key->nwords++] = (uint64_t)la->num_warps;
     key->w[key->nwords++] = (uint64_t)la->num_stages;
+    if (tma_off()) {
+        la->no_tma = true;
+        key->w[key->nwords++] = RT_KEY_NO_TMA;
+    }
     rt_key_finish(key);
     return TK_OK;
 }
@@ -384,14 +401,14 @@ static tk_status launch_gpu(tk_kernel *k, RtVariant *v, tk_grid g, const RtLaunc
 static tk_status launch_without_tma(tk_kernel *k, tk_grid g, RtLaunchArgs *la, tk_stream stream)
 {
     la->no_tma = true;
-    la->key.w[la->key.nwords++] = 0x4e4f2d544d41ULL; /* "NO-TMA" */
+    la->key.w[la->key.nwords++] = RT_KEY_NO_TMA;
     rt_key_finish(&la->key);
     RtVariant *v = NULL;
     bool no_maps = false;
     tk_status s = rt_variant_get(k, la, &v);
     if (s == TK_OK)
         s = launch_gpu(k, v, g, la, stream, &no_maps);
-    if (s == TK_OK && no_maps)
+    if (s == TK_OK && no_maps) /* a variant without TMA takes none */
         s = rt_error(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled without TMA takes "
                      "tensor maps", k->name);
     return s;
