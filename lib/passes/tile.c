@@ -254,16 +254,12 @@ static bool poly_of(Ctx *c, const IrValue *v, TilePoly *out, int depth)
     case IR_NEG:
         return poly_of(c, d->operands[0], out, depth + 1) &&
                p_add(out, &(TilePoly){0}, out, -1);
-    case IR_CAST: { /* widening keeps the value */
-        const Type *from = &d->operands[0]->type;
-        if (is_int(*from) && dtype_is_signed(from->dt) && dtype_bits(v->type.dt) >= dtype_bits(from->dt))
-            return poly_of(c, d->operands[0], out, depth + 1);
-        break;
-    }
     default:
         break;
     }
-    /* anything else fixed for the whole loop is a symbol of its own */
+    /* anything else fixed for the whole loop is a symbol of its own; a cast
+     * too: an int64 offset computed from int32 values must not be
+     * recomputed in 32 bits */
     return v->type.rank == 0 && !inside_loop(c, v) && value_sym(c, v, out);
 }
 
@@ -394,6 +390,23 @@ static bool split_dims(const TilePoly *off, TilePoly *origin, TilePoly k[2])
     return !p_has(&k[0], SYM_J) && !p_has(&k[1], SYM_J);
 }
 
+/* Whether a coordinate is computed in 32 bits: TMA's coordinates are i32,
+ * so a 64-bit offset (an int64 batch offset, say) that may not fit keeps
+ * cp.async. */
+static bool fits_i32(const TileMatch *m, const TilePoly *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        if (p->t[i].coef < INT32_MIN || p->t[i].coef > INT32_MAX)
+            return false;
+        for (int k = 0; k < p->t[i].deg; k++) {
+            int s = p->t[i].sym[k];
+            if (s >= SYM_VALUE && dtype_bits(m->syms[s - SYM_VALUE]->type.dt) > 32)
+                return false;
+        }
+    }
+    return true;
+}
+
 /* origin = outer * stride + inner, stride being symbol s. */
 static bool split_origin(const TilePoly *origin, int s, TilePoly coord[2])
 {
@@ -500,7 +513,8 @@ bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
     for (int i = 0; i < m->nsyms; i++)
         if (m->syms[i] == stride)
             s = SYM_VALUE + i;
-    if (!split_origin(&origin, s, m->coord))
+    if (!split_origin(&origin, s, m->coord) || !fits_i32(m, &m->coord[0]) ||
+        !fits_i32(m, &m->coord[1]))
         return false;
     m->map.base = base->index;
     m->map.stride = stride->index;
