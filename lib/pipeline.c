@@ -190,6 +190,8 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
     arena_init(&ir_arena);
     bool ok = false;
     IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena);
+    if (f)
+        f->tma = o->tma != 0;
     if (f && o->emit == TK_EMIT_IR) {
         ok = comp_lower(&c->diag, f); /* the IR as code generation sees it */
         if (ok)

@@ -77,6 +77,8 @@ typedef struct RtDriver {
 #define X(f, sym) __typeof__(f) *p_##f;
     RT_CU_FUNCS(X)
 #undef X
+    /* CUDA 12 and later; NULL on older drivers (TMA kernels then fall back) */
+    __typeof__(cuTensorMapEncodeTiled) *p_cuTensorMapEncodeTiled;
     int version;
 } RtDriver;
 
@@ -113,7 +115,7 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
 
 /* ---- cache keys and the in-memory table (rt_cache.c) -------------------------- */
 
-enum { RT_MAX_PARAMS = 64, RT_KEY_MAX_WORDS = 2 * RT_MAX_PARAMS + 4 };
+enum { RT_MAX_PARAMS = 64, RT_KEY_MAX_WORDS = 2 * RT_MAX_PARAMS + 4, RT_MAX_TMAPS = IR_MAX_TMAPS };
 
 /* The launch-dependent part of a key, in 64-bit words: one per runtime
  * argument (dtype, pointer flag, specialisation bits), two per constexpr
@@ -235,6 +237,25 @@ struct tk_module {
     tk_kernel **kernels; /* one per name, made on first use */
 };
 
+/* A tensor map a TMA kernel takes after its parameters (IrTmap as the
+ * metadata stores it): parameter indices of the compiled kernel. */
+typedef struct RtTmapMeta {
+    int32_t base, stride;     /* pointer parameter; dim 1's stride (elements) */
+    int32_t ext_param[2];     /* extent parameter of dims 0 and 1, -1: none, -2: unbounded */
+    int64_t ext_add[2];       /* added to it */
+    int32_t dt;               /* DType of the elements */
+    int32_t box[2], swizzle;  /* the box and swizzle (bytes) of one copy */
+} RtTmapMeta;
+
+/* The last tensor maps a variant built, keyed by the argument values they
+ * came from (rt_tma.c). */
+enum { RT_TMA_CACHE = 8, RT_TMA_KEY = 4 * RT_MAX_TMAPS };
+typedef struct RtTmaEntry {
+    int nkey;                 /* 0: empty */
+    uint64_t key[RT_TMA_KEY];
+    unsigned char maps[RT_MAX_TMAPS][128];
+} RtTmaEntry;
+
 /* One compiled variant of a kernel (an entry of its RtTable). */
 typedef struct RtVariant {
     RtKey key;
@@ -243,6 +264,11 @@ typedef struct RtVariant {
     uint8_t param_dt[RT_MAX_PARAMS]; /* DType of each compiled parameter */
     int num_warps;
     int dyn_shared;        /* dynamic shared bytes to pass at launch */
+    int ntmaps;            /* tensor maps passed after the parameters */
+    RtTmapMeta tmaps[RT_MAX_TMAPS];
+    pthread_mutex_t tma_lock; /* tma_cache */
+    RtTmaEntry tma_cache[RT_TMA_CACHE];
+    int tma_next;          /* the entry a miss replaces */
     CUmodule mod;
     CUfunction fn;
     Arena ir_arena;        /* interpret mode: holds ir */
@@ -282,7 +308,10 @@ typedef struct RtLaunchArgs {
     const tk_arg *consts[RT_MAX_PARAMS]; /* per sig param (constexprs, and runtime params
                                             given tk_none()) */
     int num_warps, num_stages;
+    bool no_tma; /* compile without TMA (no tensor map fits the arguments, or
+                    TK_NO_TMA=1); the key then ends in RT_KEY_NO_TMA */
 } RtLaunchArgs;
+#define RT_KEY_NO_TMA 0x4e4f2d544d41ULL /* "NO-TMA" */
 tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
 /* The text half of a variant, which needs no GPU: metadata, PTX (with its
  * NUL) and the cubin when the disk entry has one. `buf` owns the memory. */
@@ -291,6 +320,8 @@ typedef struct RtJitMeta {
     int32_t num_warps, dyn_shared;
     int32_t param_of[RT_MAX_PARAMS];
     uint8_t param_dt[RT_MAX_PARAMS];
+    uint32_t ntmaps;
+    RtTmapMeta tmaps[RT_MAX_TMAPS];
 } RtJitMeta;
 typedef struct RtJitText {
     RtDigest digest;
@@ -322,6 +353,29 @@ tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
 /* Tests: called by each build before it starts, outside every lock. */
 extern void (*rt_build_hook)(tk_kernel *k);
 void rt_variant_free(void *v);
+/* ---- TMA tensor maps (rt_tma.c) ---------------------------------------------------- */
+
+/* What cuTensorMapEncodeTiled takes for one map. */
+typedef struct RtTmaEncode {
+    CUtensorMapDataType dt;
+    void *base;
+    cuuint64_t dim[2], stride[1];
+    cuuint32_t box[2], elem_stride[2];
+    CUtensorMapSwizzle swizzle;
+} RtTmaEncode;
+/* The encoding of map m for the kernel's parameter values (vals, by
+ * compiled parameter: addresses, and integers as the kernel reads them);
+ * false when they make no valid tensor map (a misaligned base or stride,
+ * an extent out of 1 .. 2^32). Needs no GPU. */
+bool rt_tma_plan(const RtTmapMeta *m, const int64_t *vals, int nvals, RtTmaEncode *out);
+/* The variant's tensor maps (128 bytes each) for these parameter values:
+ * copied from its cache, else encoded by the driver and cached. *ok false
+ * (status TK_OK) when they cannot be made: launch the kernel without TMA. */
+tk_status rt_tma_maps(RtVariant *v, const int64_t *vals, unsigned char (*out)[128], bool *ok);
+/* Encodes one map (through the driver's cuTensorMapEncodeTiled, or
+ * rt_tma_encode_hook when set); false when the driver refuses it. */
+extern bool (*rt_tma_encode_hook)(const RtTmaEncode *e, unsigned char *map);
+
 /* tk_launch without the autotuner (rt_launch.c). */
 tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                            const tk_launch_options *opts);

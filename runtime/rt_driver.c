@@ -99,6 +99,8 @@ static void driver_load_once(void)
     }
     RT_CU_FUNCS(X)
 #undef X
+    rt_cu.p_cuTensorMapEncodeTiled =
+        (__typeof__(rt_cu.p_cuTensorMapEncodeTiled))dlsym(h, "cuTensorMapEncodeTiled");
     CUresult r = rt_cu.p_cuInit(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL;

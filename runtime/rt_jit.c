@@ -14,7 +14,7 @@
 
 #include "rt.h"
 
-enum { META_MAGIC = 0x544b4d31 /* "TKM1" */ };
+enum { META_MAGIC = 0x544b4d32 /* "TKM2" */ };
 
 static int warned_dump;
 
@@ -132,6 +132,16 @@ static tk_status map_params(tk_kernel *k, const IrFunc *f, RtJitMeta *m)
         m->param_of[i] = j;
         m->param_dt[i] = (uint8_t)f->params[i].type.dt;
     }
+    if (f->ntmaps > RT_MAX_TMAPS)
+        return rt_error(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d tensor maps",
+                        k->name, f->ntmaps);
+    m->ntmaps = (uint32_t)f->ntmaps;
+    for (int i = 0; i < f->ntmaps; i++) {
+        const IrTmap *t = &f->tmaps[i];
+        m->tmaps[i] = (RtTmapMeta){t->base, t->stride, {t->extent[0].param, t->extent[1].param},
+                                   {t->extent[0].add, t->extent[1].add}, (int32_t)t->dt,
+                                   {t->box[0], t->box[1]}, t->swizzle};
+    }
     m->magic = META_MAGIC;
     m->nparams = (uint32_t)f->nparams;
     m->num_warps = f->num_warps > 0 ? f->num_warps : 4;
@@ -183,6 +193,18 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
     for (uint32_t i = 0; i < m->nparams; i++)
         if (m->param_of[i] < 0 || m->param_of[i] >= k->nruntime || m->param_dt[i] >= DT_COUNT)
             return false;
+    if (m->ntmaps > RT_MAX_TMAPS)
+        return false;
+    for (uint32_t i = 0; i < m->ntmaps; i++) {
+        const RtTmapMeta *t = &m->tmaps[i];
+        if (t->base < 0 || (uint32_t)t->base >= m->nparams || t->stride < 0 ||
+            (uint32_t)t->stride >= m->nparams || m->param_dt[t->base] != DT_PTR)
+            return false;
+        for (int d = 0; d < 2; d++)
+            if (t->ext_param[d] < IR_TMA_UNBOUNDED || (t->ext_param[d] >= 0 &&
+                (uint32_t)t->ext_param[d] >= m->nparams))
+                return false;
+    }
     return true;
 }
 
@@ -222,7 +244,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     tk_status s = specialize(k, la, arch, &ir_arena, &f);
     double t1 = rt_now_ms();
     if (s == TK_OK)
-        s = map_params(k, f, &t->meta);
+        f->tma = !la->no_tma; /* the launcher builds the tensor maps */
     const char *dump = dump_dir();
     StrBuf llvm, ptx;
     sb_init(&llvm);
@@ -237,6 +259,8 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
             s = diag_take(&d, k->name, "failed in code generation");
         else if (ptx.oom || !ptx.data)
             s = rt_error(TK_ERR_NO_MEMORY, "out of memory generating PTX for '%s'", k->name);
+        else /* after lowering, which adds the tensor maps */
+            s = map_params(k, f, &t->meta);
         diag_free(&d);
     }
     if (s == TK_OK) {
@@ -366,6 +390,8 @@ static void apply_meta(RtVariant *v, const RtJitMeta *m)
     }
     v->num_warps = m->num_warps;
     v->dyn_shared = m->dyn_shared;
+    v->ntmaps = (int)m->ntmaps;
+    memcpy(v->tmaps, m->tmaps, sizeof v->tmaps[0] * m->ntmaps);
 }
 
 /* TK_VERBOSE=1: where a build's time went, on stderr. */
@@ -466,6 +492,7 @@ tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
         return rt_error(TK_ERR_NO_MEMORY, "out of memory");
     memset(v, 0, sizeof *v);
     arena_init(&v->ir_arena);
+    pthread_mutex_init(&v->tma_lock, NULL);
     v->key = la->key;
     v->num_warps = la->num_warps;
     tk_status s = k->mod->ctx->interpret ? build_interp(k, la, v) : build_gpu(k, la, v);

@@ -148,11 +148,25 @@ static void key_const(RtKey *key, const tk_arg *a)
     }
 }
 
+/* TK_NO_TMA=1: kernels copy their tiles with cp.async even where TMA
+ * could (to compare the two); read once. */
+static bool tma_off(void)
+{
+    static _Atomic int off = -1;
+    int v = atomic_load_explicit(&off, memory_order_relaxed);
+    if (v < 0) {
+        v = rt_env_on("TK_NO_TMA");
+        atomic_store_explicit(&off, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                          const tk_launch_options *opts, RtLaunchArgs *la)
 {
     if (nargs < 0 || (nargs > 0 && !args))
         return rt_error(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
+    la->no_tma = false;
     la->num_warps = opts && opts->num_warps > 0 ? opts->num_warps : 4;
     la->num_stages = opts && opts->num_stages > 0 ? opts->num_stages : 3;
     if (la->num_warps > 32 || !is_pow2(la->num_warps))
@@ -222,6 +236,10 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
     }
     key->w[key->nwords++] = (uint64_t)la->num_warps;
     key->w[key->nwords++] = (uint64_t)la->num_stages;
+    if (tma_off()) {
+        la->no_tma = true;
+        key->w[key->nwords++] = RT_KEY_NO_TMA;
+    }
     rt_key_finish(key);
     return TK_OK;
 }
@@ -332,24 +350,72 @@ static tk_status launch_interp(tk_kernel *k, RtVariant *v, tk_grid g, const RtLa
     return s;
 }
 
+/* The parameter values as the kernel reads them: addresses, and integers
+ * at the compiled parameter's width (what the tensor maps are built from). */
+static void kernel_values(const RtVariant *v, const uint64_t *slots, int64_t *vals)
+{
+    for (int i = 0; i < v->nparams; i++) {
+        switch ((DType)v->param_dt[i]) {
+        case DT_I8: vals[i] = (int8_t)slots[i]; break;
+        case DT_I16: vals[i] = (int16_t)slots[i]; break;
+        case DT_I32: vals[i] = (int32_t)slots[i]; break;
+        default: vals[i] = (int64_t)slots[i]; break;
+        }
+    }
+}
+
+/* Launches v; *no_maps is set (and nothing launched) when its tensor maps
+ * cannot be made from these arguments. */
 static tk_status launch_gpu(tk_kernel *k, RtVariant *v, tk_grid g, const RtLaunchArgs *la,
-                            tk_stream stream)
+                            tk_stream stream, bool *no_maps)
 {
     tk_context *ctx = k->mod->ctx;
     uint64_t slots[RT_MAX_PARAMS];
-    void *ptrs[RT_MAX_PARAMS];
+    void *ptrs[RT_MAX_PARAMS + RT_MAX_TMAPS];
+    _Alignas(64) unsigned char maps[RT_MAX_TMAPS][128];
     for (int i = 0; i < v->nparams; i++) {
         slots[i] = pack_value(la->values[v->param_of[i]], (DType)v->param_dt[i]);
         ptrs[i] = &slots[i];
     }
+    *no_maps = false;
     tk_status s = rt_ctx_enter(ctx);
     if (s != TK_OK)
         return s;
+    if (v->ntmaps) {
+        int64_t vals[RT_MAX_PARAMS];
+        bool ok;
+        kernel_values(v, slots, vals);
+        s = rt_tma_maps(v, vals, maps, &ok);
+        if (s != TK_OK || !ok) {
+            *no_maps = s == TK_OK;
+            return s;
+        }
+        for (int i = 0; i < v->ntmaps; i++)
+            ptrs[v->nparams + i] = maps[i];
+    }
     atomic_store_explicit(&ctx->last_kernel, k->name, memory_order_relaxed);
     RT_CU(k->name, cuLaunchKernel, v->fn, g.x, g.y, g.z,
           (unsigned)(v->num_warps * ctx->props.warp_size), 1, 1, (unsigned)v->dyn_shared,
           (CUstream)stream, ptrs, NULL);
     return TK_OK;
+}
+
+/* The launch again with the kernel compiled without TMA: its own variant,
+ * keyed apart. */
+static tk_status launch_without_tma(tk_kernel *k, tk_grid g, RtLaunchArgs *la, tk_stream stream)
+{
+    la->no_tma = true;
+    la->key.w[la->key.nwords++] = RT_KEY_NO_TMA;
+    rt_key_finish(&la->key);
+    RtVariant *v = NULL;
+    bool no_maps = false;
+    tk_status s = rt_variant_get(k, la, &v);
+    if (s == TK_OK)
+        s = launch_gpu(k, v, g, la, stream, &no_maps);
+    if (s == TK_OK && no_maps) /* a variant without TMA takes none */
+        s = rt_error(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled without TMA takes "
+                     "tensor maps", k->name);
+    return s;
 }
 
 tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
@@ -378,7 +444,10 @@ tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int n
         return s;
     if (k->mod->ctx->interpret)
         return launch_interp(k, v, grid, &la);
-    return launch_gpu(k, v, grid, &la, opts ? opts->stream : NULL);
+    bool no_maps = false;
+    tk_stream stream = opts ? opts->stream : NULL;
+    s = launch_gpu(k, v, grid, &la, stream, &no_maps);
+    return s == TK_OK && no_maps ? launch_without_tma(k, grid, &la, stream) : s;
 }
 
 tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,

@@ -93,6 +93,7 @@ void rt_variant_free(void *p)
     if (v->mod && rt_cu.p_cuModuleUnload)
         rt_cu.p_cuModuleUnload(v->mod); /* teardown: nothing to report to */
     arena_free(&v->ir_arena);
+    pthread_mutex_destroy(&v->tma_lock);
     tk_xfree(v);
 }
 

@@ -59,6 +59,9 @@ static void usage(FILE *f)
             "  --arch ARCH         sm_80 (default), sm_86, sm_89, sm_90, sm_90a\n"
             "  --num-warps N       warps per program (default 4)\n"
             "  --num-stages N      software pipelining depth (default 3)\n"
+            "  --tma               sm_90a: copy the tiles of strided tensors that feed\n"
+            "                      tl.dot with TMA; the kernel takes a tensor map per\n"
+            "                      tile after its parameters (the tk runtime's launch)\n"
             "  -O0 .. -O3          LLVM optimisation level (default -O3)\n"
             "  --emit=KIND         tokens, ast, ir, llvm, ptx (default), cubin (assembled by\n"
             "                      the CUDA driver, else ptxas from PATH) or header (a C\n"
@@ -220,6 +223,8 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
             if (!(v = take_value(argc, argv, &i, "--num-stages")) || !parse_int(v, 1, 16, &n))
                 return fail("--num-stages needs a number from 1 to 16, got '%s'", v ? v : "");
             o->c.num_stages = n;
+        } else if (strcmp(a, "--tma") == 0) {
+            o->c.tma = 1;
         } else if (a[0] == '-' && a[1]) {
             return fail("unknown option '%s' (see tkc --help)", a);
         } else if (o->input) {
@@ -233,6 +238,8 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
     if (o->nsignatures > 1 && o->c.emit != TK_EMIT_HEADER)
         return fail("several -s options make the specialisations of --emit=header%s; other "
                     "outputs take one", "");
+    if (o->c.tma && o->c.emit == TK_EMIT_HEADER)
+        return fail("--tma does not go with --emit=header%s: its launchers pass no tensor maps", "");
     if ((o->c.out_name || o->narchs) && o->c.emit != TK_EMIT_HEADER)
         return fail("--out-name and --cubin-arch are options of --emit=header%s", "");
     o->c.signature = o->signatures;

@@ -133,7 +133,12 @@ typedef struct tk_compile_options {
      * by ';' */
     const char *out_name;
     const char *const *cubin_archs;
-    uint64_t reserved[1];      /* zero (room for later options) */
+    /* sm_90a: copy the tiles of 2-D strided tensors that feed tl.dot with
+     * TMA; the kernel then takes one tensor map (CUtensorMap, 128 bytes)
+     * per such tile after its parameters, as the tk runtime builds them.
+     * Not with TK_EMIT_HEADER, whose launchers do not. */
+    int tma;
+    int reserved;              /* zero (room for later options) */
 } tk_compile_options;
 
 /* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in

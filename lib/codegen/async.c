@@ -10,15 +10,30 @@
 
 #include <stdio.h>
 
+typedef struct Plan {
+    Cg *cg;
+    int64_t *slots; /* by ring */
+    bool *tma;      /* by ring: TMA fills it, so it has mbarriers */
+} Plan;
+
 static bool plan_op(IrOp *op, void *ctx)
 {
-    Cg *cg = ctx;
-    if (op->kind != IR_ASYNC_COPY || op->ival < 0 || op->ival >= cg->nbufs)
+    Plan *pl = ctx;
+    Cg *cg = pl->cg;
+    if ((op->kind != IR_ASYNC_COPY && op->kind != IR_TMA_COPY) || op->ival < 0 ||
+        op->ival >= cg->nbufs)
         return true;
-    const Type *t = &op->operands[0]->type;
-    int64_t bytes = type_numel(*t) * cg_mem_bytes(t->elem);
+    int64_t bytes;
+    if (op->kind == IR_TMA_COPY) {
+        const IrTmap *m = &cg->f->tmaps[op->sub];
+        bytes = (int64_t)m->cols * m->box[1] * cg_mem_bytes(m->dt);
+        pl->tma[op->ival] = true;
+    } else {
+        const Type *t = &op->operands[0]->type;
+        bytes = type_numel(*t) * cg_mem_bytes(t->elem);
+    }
     cg->buf_slot[op->ival] = (bytes + 1023) / 1024 * 1024; /* see cg_tile_index */
-    cg->buf_off[op->ival] = op->ival2; /* slots, until the offsets are known */
+    pl->slots[op->ival] = op->ival2;
     return true;
 }
 
@@ -28,16 +43,26 @@ void cg_plan_buffers(Cg *cg)
     cg->smem_reserved = 0;
     if (cg->nbufs <= 0)
         return;
-    cg->buf_off = cg_alloc(cg, sizeof(int64_t) * (size_t)cg->nbufs);
-    cg->buf_slot = cg_alloc(cg, sizeof(int64_t) * (size_t)cg->nbufs);
-    ir_walk(cg->f->body, plan_op, cg);
+    size_t n = (size_t)cg->nbufs;
+    cg->buf_off = cg_alloc(cg, sizeof(int64_t) * n);
+    cg->buf_slot = cg_alloc(cg, sizeof(int64_t) * n);
+    cg->bar_off = cg_alloc(cg, sizeof(int64_t) * n);
+    cg->phase = cg_alloc(cg, sizeof(LLVMValueRef) * n);
+    cg->bar_slots = cg_alloc(cg, sizeof(int) * n);
+    Plan pl = {cg, cg_alloc(cg, sizeof(int64_t) * n), cg_alloc(cg, sizeof(bool) * n)};
+    ir_walk(cg->f->body, plan_op, &pl);
     int64_t at = 0;
     for (int i = 0; i < cg->nbufs; i++) {
-        int64_t slots = cg->buf_off[i];
         cg->buf_off[i] = at;
-        at += slots * cg->buf_slot[i];
+        at += pl.slots[i] * cg->buf_slot[i];
     }
-    cg->smem_reserved = at;
+    /* the mbarriers of the TMA rings after every ring: 8 bytes per slot */
+    for (int i = 0; i < cg->nbufs; i++) {
+        cg->bar_off[i] = pl.tma[i] ? at : -1;
+        cg->bar_slots[i] = pl.tma[i] ? (int)pl.slots[i] : 0;
+        at += pl.tma[i] ? 8 * pl.slots[i] : 0;
+    }
+    cg->smem_reserved = (at + 1023) / 1024 * 1024; /* scratch tiles stay 1024-aligned */
     cg_smem_need(cg, 0);
 }
 
@@ -110,7 +135,8 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
         return true;
     case IR_ASYNC_WAIT: {
         LLVMValueRef n = cg_i32(cg, op->ival);
-        cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
+        if (op->ival >= 0) /* -1: the loop's copies are all TMA's */
+            cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
         if (op->ival2)
             cg_fence_async_shared(cg);
         cg_barrier(cg);

@@ -55,6 +55,10 @@ typedef struct Cg {
     int nshape_layouts;
     struct CgSink *sinks;
     int64_t *buf_off, *buf_slot; /* ring buffers: start and slot bytes, by id */
+    int64_t *bar_off;            /* a TMA ring's mbarriers (8 bytes per slot), or -1 */
+    int *bar_slots;              /* a TMA ring's slots (and mbarriers) */
+    LLVMValueRef *phase;         /* a TMA ring's phase bits (an i32 per thread), by id */
+    LLVMValueRef *tmap;          /* the tensor-map parameters */
     int nbufs;
     int64_t smem_reserved;       /* bytes of ring buffers before the scratch */ /* stand-ins for value arrays the arena could not give */
 } Cg;
@@ -84,6 +88,10 @@ LLVMValueRef cg_call_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *
 LLVMValueRef cg_sreg(Cg *cg, const char *name); /* llvm.nvvm.read.ptx.sreg.NAME */
 LLVMValueRef cg_cstring(Cg *cg, const char *s);  /* pointer to a constant string */
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
+/* Inline PTX (LLVM has no intrinsic for it): a call with side effects. */
+LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
+                    const char *cons, LLVMValueRef *args);
+void cg_asm_void(Cg *cg, const char *text);
 
 /* ---- codegen/layout.c ------------------------------------------------------------ */
 CgLayout cg_layout(Cg *cg, const IrValue *v);
@@ -220,6 +228,16 @@ bool cg_emit_async(Cg *cg, const IrOp *op);
 void cg_plan_buffers(Cg *cg);
 /* Byte offset of slot `slot` of ring buffer `buf`. */
 LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot);
+
+/* ---- codegen/tma.c -------------------------------------------------------------------- */
+/* The tensor maps as kernel parameters (.param .align 64 .b8 [128], grid
+ * constants), the last f->ntmaps of the kernel's n; once the kernel exists. */
+void cg_tma_params(Cg *cg, int n);
+/* At the kernel's start: the mbarriers of the TMA rings initialised and
+ * their phase bits cleared. */
+void cg_tma_setup(Cg *cg);
+/* tma_copy and tma_wait. */
+bool cg_emit_tma(Cg *cg, const IrOp *op);
 
 /* ---- codegen/flow.c ----------------------------------------------------------------------- */
 bool cg_emit_flow(Cg *cg, const IrOp *op);

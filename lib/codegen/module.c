@@ -186,6 +186,20 @@ LLVMValueRef cg_cstring(Cg *cg, const char *s)
     return g;
 }
 
+LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
+                    const char *cons, LLVMValueRef *args)
+{
+    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+}
+
+void cg_asm_void(Cg *cg, const char *text)
+{
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), NULL, 0, text, "", NULL);
+}
+
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name)
 {
     return LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
@@ -225,7 +239,7 @@ static void emit_op(Cg *cg, const IrOp *op)
     if (emit_misc(cg, op) || cg_emit_shape(cg, op) || cg_emit_elementwise(cg, op) ||
         cg_emit_memory(cg, op) || cg_emit_reduce(cg, op) || cg_emit_scan(cg, op) ||
         cg_emit_dot(cg, op) || cg_emit_flow(cg, op) || cg_emit_debug(cg, op) ||
-        cg_emit_rand(cg, op) || cg_emit_async(cg, op))
+        cg_emit_rand(cg, op) || cg_emit_async(cg, op) || cg_emit_tma(cg, op))
         return;
     cg_error(cg, op->span, "code generation does not support '%s' yet", ir_kind_name(op->kind));
 }
@@ -259,14 +273,18 @@ static void add_annotation(Cg *cg, const char *key, int value)
 static void make_kernel(Cg *cg)
 {
     const IrFunc *f = cg->f;
-    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(f->nparams + 1));
+    int n = f->nparams + f->ntmaps; /* the tensor maps come last */
+    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 1));
     for (int i = 0; i < f->nparams; i++)
         pt[i] = param_type(cg, &f->params[i]);
-    LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), pt, (unsigned)f->nparams, 0);
+    for (int i = f->nparams; i < n; i++)
+        pt[i] = LLVMPointerTypeInContext(cg->ctx, 0);
+    LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), pt, (unsigned)n, 0);
     cg->fn = LLVMAddFunction(cg->mod, f->name, ft);
     LLVMSetFunctionCallConv(cg->fn, LLVMPTXKernelCallConv);
     add_annotation(cg, "kernel", 1);
     add_annotation(cg, "maxntidx", cg->T);
+    cg_tma_params(cg, n);
     unsigned align_kind = LLVMGetEnumAttributeKindForName("align", 5);
     for (int i = 0; i < f->nparams; i++) {
         LLVMValueRef p = LLVMGetParam(cg->fn, (unsigned)i);
@@ -286,6 +304,7 @@ static void make_kernel(Cg *cg)
             v.el[0] = LLVMBuildICmp(cg->b, LLVMIntNE, v.el[0], LLVMConstInt(i8, 0, 0), "");
         cg_set(cg, f->body->args[i], v);
     }
+    cg_tma_setup(cg);
 }
 
 /* Above this, shared memory is dynamic: sized at launch (the runtime reads

@@ -23,24 +23,10 @@ static bool hopper(const Cg *cg)
     return cg->o->arch && strcmp(cg->o->arch, "sm_90a") == 0;
 }
 
-static LLVMValueRef asm_call(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
-                             const char *cons, LLVMValueRef *args)
-{
-    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
-    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0,
-                                       LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
-}
-
-static void asm_void(Cg *cg, const char *text)
-{
-    asm_call(cg, LLVMVoidTypeInContext(cg->ctx), NULL, 0, text, "", NULL);
-}
-
 void cg_fence_async_shared(Cg *cg)
 {
     if (hopper(cg))
-        asm_void(cg, "fence.proxy.async.shared::cta;");
+        cg_asm_void(cg, "fence.proxy.async.shared::cta;");
 }
 
 /* One wgmma form, by operand and accumulator dtype. */
@@ -213,7 +199,7 @@ static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
     args[n + na + 1] = cg_i32(cg, 1);
     LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
     if (!text.oom && !cons.oom && text.data && cons.data)
-        unpack(cg, asm_call(cg, st, pt, n + na + 2, text.data, cons.data, args), acc, n);
+        unpack(cg, cg_asm(cg, st, pt, n + na + 2, text.data, cons.data, args), acc, n);
     else
         cg->failed = true;
     sb_free(&text);
@@ -231,7 +217,7 @@ static void wait_groups(Cg *cg, LLVMTypeRef et, int pending, LLVMValueRef *acc, 
     LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
     const char *text = pending ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;";
     if (!cons.oom && cons.data)
-        unpack(cg, asm_call(cg, st, pt, n, text, cons.data, acc), acc, n);
+        unpack(cg, cg_asm(cg, st, pt, n, text, cons.data, acc), acc, n);
     else
         cg->failed = true;
     sb_free(&cons);
@@ -326,7 +312,7 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
     }
     for (int i = 0; i < r.n; i++)
         r.el[i] = c.el[i];
-    asm_void(cg, "wgmma.fence.sync.aligned;");
+    cg_asm_void(cg, "wgmma.fence.sync.aligned;");
     for (int ki = 0; ki < w.kr; ki++)
         for (int mi = 0; mi < w.mr; mi++) {
             WgA wa = {0};
@@ -334,7 +320,7 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
             for (int ni = 0; ni < w.nr; ni++)
                 issue(&w, &wa, desc_b(&w, w.k->k * ki, ni * w.n), r.el + (mi * w.nr + ni) * w.n / 2);
         }
-    asm_void(cg, "wgmma.commit_group.sync.aligned;");
+    cg_asm_void(cg, "wgmma.commit_group.sync.aligned;");
     /* an asynchronous dot (pass_pipeline) waits only for the previous
      * iteration's group, whose tiles the next copies overwrite */
     int pending = op->ival && a->staged && a->copied && b->copied ? 1 : 0;

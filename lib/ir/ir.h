@@ -194,7 +194,17 @@ void type_print(StrBuf *sb, Type t);
     X(IR_SHARED_VIEW, "shared_view", "slot(i32) -> the block in slot `slot` "\
                                       "of shared buffer ival")                 \
     X(IR_DOT_WAIT, "dot_wait", "x -> x; waits for the asynchronous dots "      \
-                               "(dot with ival 1) that produce x")
+                               "(dot with ival 1) that produce x")                \
+    /* TMA (sm_90a): tiles of 2-D strided tensors copied whole */              \
+    X(IR_TMA_COPY, "tma_copy", "inner, outer (i32), live (i1), slot (i32) -> "\
+                                "(); when live, one thread copies the tile at "\
+                                "(inner, outer) of tensor map `sub` into slot "\
+                                "`slot` of shared buffer ival (of ival2 "      \
+                                "slots), zeros out of bounds; the slot's "     \
+                                "mbarrier counts its bytes")                   \
+    X(IR_TMA_WAIT, "tma_wait", "slot (i32) -> (); waits on the mbarrier of "  \
+                                "slot `slot` of shared buffer ival (of ival2 " \
+                                "slots) until its tile landed")
 
 typedef enum {
 #define X(k, m, d) k,
@@ -317,6 +327,26 @@ typedef struct IrParam {
     Span span;
 } IrParam;
 
+/* A TMA tensor map (pass_pipeline) that the launcher builds from the
+ * kernel's arguments and passes after the parameters: a 2-D tensor at a
+ * pointer parameter, dim 0 contiguous, dim 1 `stride` elements apart. An
+ * extent is an integer parameter plus a constant (param -1: the constant
+ * alone; IR_TMA_UNBOUNDED: no mask bounds the dim). */
+enum { IR_TMA_UNBOUNDED = -2, IR_MAX_TMAPS = 8 };
+typedef struct IrTmapExtent {
+    int param;
+    int64_t add;
+} IrTmapExtent;
+typedef struct IrTmap {
+    int base;               /* parameter index of the pointer */
+    int stride;             /* parameter index of dim 1's stride, in elements */
+    DType dt;               /* element type (16-bit) */
+    IrTmapExtent extent[2]; /* dim 0, dim 1 */
+    int box[2];             /* the box one copy instruction moves: dim 0, dim 1 */
+    int swizzle;            /* bytes of the swizzle pattern: 32, 64 or 128 */
+    int cols;               /* the tile's width along dim 0 (a multiple of box[0]) */
+} IrTmap;
+
 typedef struct IrFunc {
     const char *name;   /* kernel name, mangled with nothing: the PTX entry */
     Arena *arena;
@@ -332,6 +362,9 @@ typedef struct IrFunc {
     Layout **layouts;   /* the distinct layouts of its values (pass_layout) */
     int nlayouts;
     int nbuffers;       /* shared ring buffers of pass_pipeline */
+    bool tma;           /* pass_pipeline may add tensor maps (the launcher builds them) */
+    IrTmap *tmaps;      /* the tensor maps, passed after the parameters in order */
+    int ntmaps;
 } IrFunc;
 
 /* ---- building ------------------------------------------------------------- */

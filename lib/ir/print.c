@@ -180,8 +180,12 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
             sb_puts(sb, " async");
         break;
     case IR_FOR: if (op->ival) sb_printf(sb, " num_stages=%lld", (long long)op->ival); break;
-    case IR_ASYNC_COPY: case IR_SHARED_VIEW:
+    case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_WAIT:
         sb_printf(sb, " buffer=%lld slots=%lld", (long long)op->ival, (long long)op->ival2);
+        break;
+    case IR_TMA_COPY:
+        sb_printf(sb, " tmap=%d buffer=%lld slots=%lld", op->sub, (long long)op->ival,
+                  (long long)op->ival2);
         break;
     case IR_ASYNC_WAIT:
         sb_printf(sb, " %lld%s", (long long)op->ival, op->ival2 ? " fence" : "");
@@ -324,8 +328,33 @@ static void print_block(StrBuf *sb, const IrBlock *b, int depth)
         print_op(sb, op, depth);
 }
 
+static void print_extent(StrBuf *out, const IrTmapExtent *e)
+{
+    if (e->param == IR_TMA_UNBOUNDED)
+        sb_puts(out, "?");
+    else if (e->param < 0)
+        sb_printf(out, "%lld", (long long)e->add);
+    else if (e->add)
+        sb_printf(out, "param%d%+lld", e->param, (long long)e->add);
+    else
+        sb_printf(out, "param%d", e->param);
+}
+
+/* "#T0 = tmap(param0, fp16, [param5, param3], stride=param6, box=[64, 128], swizzle=128)" */
+static void print_tmap(StrBuf *out, int i, const IrTmap *t)
+{
+    sb_printf(out, "#T%d = tmap(param%d, %s, [", i, t->base, dtype_name(t->dt));
+    print_extent(out, &t->extent[0]);
+    sb_puts(out, ", ");
+    print_extent(out, &t->extent[1]);
+    sb_printf(out, "], stride=param%d, box=[%d, %d], cols=%d, swizzle=%d)\n", t->stride,
+              t->box[0], t->box[1], t->cols, t->swizzle);
+}
+
 void ir_print(StrBuf *out, const IrFunc *f)
 {
+    for (int i = 0; i < f->ntmaps; i++)
+        print_tmap(out, i, &f->tmaps[i]);
     for (int i = 0; i < f->nlayouts; i++) {
         sb_printf(out, "#L%d = ", i);
         layout_print(out, f->layouts[i]);

@@ -608,6 +608,18 @@ static void check_kind(Verifier *v, const IrOp *op)
             vfail(v, op, "slot must be an integer scalar");
         break;
     case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT: counts(v, op, 0, 0, 0); break;
+    case IR_TMA_COPY:
+        if (counts(v, op, 4, 4, 0) && present(v, op, 4) &&
+            (!is_scalar_int(opnd(op, 0)) || !is_scalar_int(opnd(op, 1)) ||
+             !is_scalar_int(opnd(op, 3))))
+            vfail(v, op, "coordinates and slot must be integer scalars");
+        if (op->sub < 0 || op->sub >= v->f->ntmaps)
+            vfail(v, op, "no tensor map %d", op->sub);
+        break;
+    case IR_TMA_WAIT:
+        if (counts(v, op, 1, 1, 0) && present(v, op, 1) && !is_scalar_int(opnd(op, 0)))
+            vfail(v, op, "slot must be an integer scalar");
+        break;
     case IR_DOT_WAIT:
         if (counts(v, op, 1, 1, 1) && present(v, op, 1))
             same_type(v, op, op->operands[0]->type, op->results[0]->type, "dot_wait changes type");

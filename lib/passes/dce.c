@@ -35,7 +35,8 @@ static bool has_effect(const IrOp *op)
     switch (op->kind) {
     case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
     case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_YIELD: case IR_CONDITION:
-    case IR_ASYNC_COPY: case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT:
+    case IR_ASYNC_COPY: case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT: case IR_TMA_COPY:
+    case IR_TMA_WAIT:
         return true;
     case IR_LOAD:
         return (op->flags & IRF_VOLATILE) != 0;

@@ -24,9 +24,17 @@
  * carried value also used by other code, a load feeding its own address,
  * nested regions) are left alone, and so are loops with an atomic or a
  * barrier, which may order the loads. Runs after pass_layout, on GPU code only:
- * the interpreter never sees these ops. */
+ * the interpreter never sees these ops.
+ *
+ * On sm_90a, where the launcher builds tensor maps (f->tma), a load that is
+ * a tile of a 2-D strided tensor (tile.c) is copied by TMA instead: one
+ * thread issues the whole tile with the slot's mbarrier counting its bytes,
+ * and each iteration waits on the barrier of the slot it reads before the
+ * CTA barrier. Its tile's origin is computed from the iteration index,
+ * not from the pointers the slice carries. */
 #include "compiler.h"
 #include "passes/axis.h"
+#include "passes/tile.h"
 
 #include <string.h>
 
@@ -48,6 +56,9 @@ typedef struct Pipe {
     IrOp **slice;
     int nslice;
     bool *carried;      /* by iter arg index */
+    TileMatch *tile[MAX_LOADS]; /* TMA's view of each load, NULL: cp.async */
+    int tmap[MAX_LOADS];        /* the tensor map of a TMA load */
+    int ncp;                    /* loads copied by cp.async */
 } Pipe;
 
 static bool count_uses(IrOp *op, void *ctx)
@@ -99,17 +110,9 @@ static bool copyable(Pipe *p, const IrOp *ld)
     return b == 4 || b == 8 || b == 16;
 }
 
-/* The ring buffer's tile: stored with the dim the load runs along
- * contiguous (transposed when that is dim 0). */
-static Layout shared_for(Pipe *p, const IrOp *ld)
+/* A ring buffer's tile, stored transposed (dim 0 contiguous) when `down`. */
+static Layout shared_tile(Type t, bool down)
 {
-    const IrValue *ptr = ld->operands[0];
-    Type t = ld->results[0]->type;
-    LinLayout ll;
-    int dim = 1;
-    if (layout_linear(ptr->layout, 2, ptr->type.shape, p->f->num_warps * 32, &ll))
-        lin_run(&ll, 2, ptr->type.shape, &dim);
-    bool down = dim == 0 && t.shape[0] > 1;
     Layout sh = layout_shared_tile(t.shape[down ? 1 : 0], t.shape[down ? 0 : 1],
                                    dtype_bits(t.dt) / 8);
     sh.order[0] = down ? 0 : 1;
@@ -117,17 +120,48 @@ static Layout shared_for(Pipe *p, const IrOp *ld)
     return sh;
 }
 
+/* The ring buffer's tile of a load: as TMA writes it (the tensor's
+ * contiguous dim along the stored rows) when m is its tile, else for
+ * cp.async with the dim the load runs along contiguous. */
+static Layout ring_layout(Pipe *p, const IrOp *ld, const TileMatch *m)
+{
+    const IrValue *ptr = ld->operands[0];
+    Type t = ld->results[0]->type;
+    if (m)
+        return shared_tile(t, m->trans);
+    LinLayout ll;
+    int dim = 1;
+    if (layout_linear(ptr->layout, 2, ptr->type.shape, p->f->num_warps * 32, &ll))
+        lin_run(&ll, 2, ptr->type.shape, &dim);
+    return shared_tile(t, dim == 0 && t.shape[0] > 1);
+}
+
+static Layout shared_for(Pipe *p, int i)
+{
+    return ring_layout(p, p->loads[i], p->tile[i]);
+}
+
 /* A ring keeps the order the load reads in (copies move whole runs), so
  * an operand that wgmma reads only K-major (tf32, int8) is copied only when
- * the load runs along K; otherwise the dot stages it, transposed, from
+ * the ring holds it along K; otherwise the dot stages it, transposed, from
  * registers (codegen/mma.c). */
-static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop)
+static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m)
 {
     Type t = ld->results[0]->type;
     if (!layout_needs_kmajor(dop->parent, dtype_bits(t.dt) / 8))
         return true;
-    Layout sh = shared_for(p, ld);
+    Layout sh = ring_layout(p, ld, m);
     return sh.order[0] == (dop->opidx == 0 ? 1 : 0); /* K is dim 1 of A, dim 0 of B */
+}
+
+/* TMA's view of a load when TMA can copy it (a tile of a 2-D strided
+ * tensor, tile.c), else NULL. */
+static TileMatch *tma_tile(Pipe *p, const IrOp *ld)
+{
+    if (!p->f->tma || !p->f->arch || strcmp(p->f->arch, "sm_90a") != 0)
+        return NULL;
+    TileMatch *m = arena_alloc(p->f->arena, sizeof *m);
+    return m && tile_match(p->f, p->loop, ld, m) ? m : NULL;
 }
 
 static bool find_loads(Pipe *p)
@@ -139,8 +173,18 @@ static bool find_loads(Pipe *p)
         if (o->nops > 2 && o->operands[2] && !is_zero_const(o->operands[2]))
             continue;
         const Layout *dop = feeds_dot_only(p, o);
-        if (p->nloads < MAX_LOADS && dop && copyable(p, o) && ring_order_fits(p, o, dop))
+        if (p->nloads == MAX_LOADS || !dop)
+            continue;
+        TileMatch *m = tma_tile(p, o); /* TMA copies tiles cp.async cannot */
+        int ntiles = 0;
+        for (int i = 0; i < p->nloads; i++)
+            ntiles += p->tile[i] != NULL;
+        if (p->f->ntmaps + ntiles >= IR_MAX_TMAPS)
+            m = NULL; /* the launcher passes at most IR_MAX_TMAPS */
+        if ((m || copyable(p, o)) && ring_order_fits(p, o, dop, m)) {
+            p->tile[p->nloads] = m;
             p->loads[p->nloads++] = o;
+        }
     }
     return p->nloads > 0;
 }
@@ -282,6 +326,30 @@ static void emit_copy(Pipe *p, IrBuilder *b, const IrOp *ld, int buf, IrValue *p
     c->ival2 = p->slots;
 }
 
+/* The TMA copy of load i for iteration index j. */
+static void emit_tma(Pipe *p, IrBuilder *b, int i, IrValue *j, IrValue *live, IrValue *slot)
+{
+    const IrOp *ld = p->loads[i];
+    IrValue *ops[4] = {tile_coord(b, ld->span, p->tile[i], 0, j),
+                       tile_coord(b, ld->span, p->tile[i], 1, j), live, slot};
+    IrOp *c = ir_build(b, IR_TMA_COPY, ld->span, ops, 4, NULL, 0);
+    c->ival = p->f->nbuffers + i;
+    c->ival2 = p->slots;
+    c->sub = p->tmap[i];
+}
+
+/* The iteration index of induction value iv: (iv - lb) / step, i32. */
+static IrValue *iteration_of(Pipe *p, IrBuilder *b, Span sp, IrValue *iv)
+{
+    Type i32 = type_scalar(DT_I32);
+    IrValue *lb = p->loop->operands[0];
+    int64_t step = p->loop->operands[2]->def->ival;
+    IrValue *j = ir_binary(b, IR_SUB, sp, iv, lb, iv->type);
+    if (step != 1)
+        j = ir_binary(b, IR_DIV, sp, j, scalar_const(b, sp, iv->type, step), iv->type);
+    return j->type.dt == DT_I32 ? j : ir_unary(b, IR_CAST, sp, j, i32);
+}
+
 static IrValue *mapped(IrValue **map, int nids, IrValue *v)
 {
     return v && v->id < nids && map[v->id] ? map[v->id] : v;
@@ -338,12 +406,17 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
         IrValue *live = ir_binary(&b, IR_CMP, loop->span, iv, ub, type_scalar(DT_I1));
         live->def->sub = CMP_LT;
         IrValue *slot = scalar_const(&b, loop->span, type_scalar(DT_I32), s);
+        IrValue *j = scalar_const(&b, loop->span, type_scalar(DT_I32), s);
         for (int i = 0; i < p->nloads; i++) {
             const IrOp *ld = p->loads[i];
-            emit_copy(p, &b, ld, p->f->nbuffers + i, mapped(map, p->nids, ld->operands[0]),
-                      ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
+            if (p->tile[i])
+                emit_tma(p, &b, i, j, live, slot);
+            else
+                emit_copy(p, &b, ld, p->f->nbuffers + i, mapped(map, p->nids, ld->operands[0]),
+                          ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
         }
-        ir_build(&b, IR_ASYNC_COMMIT, loop->span, NULL, 0, NULL, 0);
+        if (p->ncp)
+            ir_build(&b, IR_ASYNC_COMMIT, loop->span, NULL, 0, NULL, 0);
         const IrOp *y = p->body->last;
         IrValue *next[64];
         for (int k = 0; k < nc && k < 64; k++)
@@ -411,8 +484,16 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrValue *d = ir_binary(&b, IR_MUL, sp, step, scalar_const(&b, sp, step->type, p->stages - 1),
                            step->type);
     IrValue *ahead = ir_binary(&b, IR_ADD, sp, iv, d, iv->type);
+    IrValue *j = p->ncp < p->nloads ? iteration_of(p, &b, sp, ahead) : NULL;
+    for (int i = 0; i < p->nloads; i++) {
+        if (!p->tile[i])
+            continue;
+        IrOp *tw = ir_build(&b, IR_TMA_WAIT, sp, &rd, 1, NULL, 0);
+        tw->ival = p->f->nbuffers + i;
+        tw->ival2 = p->slots;
+    }
     IrOp *w = ir_build(&b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
-    w->ival = p->stages - 2;
+    w->ival = p->ncp ? p->stages - 2 : -1; /* -1: no cp.async group to wait for */
     w->ival2 = p->wgmma; /* the copies are read through the async proxy */
     IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
     live->def->sub = CMP_LT;
@@ -429,21 +510,25 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     for (int i = 0; i < p->nloads; i++) {
         IrOp *ld = p->loads[i];
         IrBuilder at = {p->f, body, yield};
-        emit_copy(p, &at, ld, p->f->nbuffers + i, mapped(map, p->nids, ld->operands[0]),
-                  ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, wr);
+        if (p->tile[i])
+            emit_tma(p, &at, i, j, live, wr);
+        else
+            emit_copy(p, &at, ld, p->f->nbuffers + i, mapped(map, p->nids, ld->operands[0]),
+                      ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, wr);
         IrBuilder here = {p->f, body, ld};
         Type t = ld->results[0]->type;
         IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
         v->ival = p->f->nbuffers + i;
         v->ival2 = p->slots;
-        Layout sh = shared_for(p, ld);
+        Layout sh = shared_for(p, i);
         v->results[0]->layout = ir_layout_intern(p->f, &sh);
         v->results[0]->name = ld->results[0]->name;
         ir_replace_uses(body, ld->results[0], v->results[0]);
         ir_remove(ld);
     }
     IrBuilder at = {p->f, body, yield};
-    ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
+    if (p->ncp)
+        ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
     IrValue *nrd = next_slot(p, &at, sp, rd), *nwr = next_slot(p, &at, sp, wr);
     IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(yield->nops + 2));
     if (!ops || p->f->arena->oom)
@@ -455,7 +540,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     yield->nops += 2;
     IrBuilder after = {p->f, loop->parent, loop->next};
     IrOp *drain = ir_build(&after, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
-    drain->ival = 0;
+    drain->ival = p->ncp ? 0 : -1;
 }
 
 static bool is_load_of(const Pipe *p, const IrValue *v)
@@ -533,6 +618,33 @@ static void wait_for_dot(Pipe *p)
     p->dot->ival = 1;
 }
 
+/* Appends a tensor map to the function; its index, or -1 out of memory. */
+static int add_tmap(IrFunc *f, const IrTmap *t)
+{
+    IrTmap *maps = arena_alloc(f->arena, sizeof(IrTmap) * (size_t)(f->ntmaps + 1));
+    if (!maps || f->arena->oom)
+        return -1;
+    if (f->ntmaps)
+        memcpy(maps, f->tmaps, sizeof(IrTmap) * (size_t)f->ntmaps);
+    maps[f->ntmaps] = *t;
+    f->tmaps = maps;
+    return f->ntmaps++;
+}
+
+/* The tensor maps of the loads TMA copies; false out of memory. */
+static bool add_tmaps(Pipe *p)
+{
+    p->ncp = p->nloads;
+    for (int i = 0; i < p->nloads; i++) {
+        if (!p->tile[i])
+            continue;
+        if ((p->tmap[i] = add_tmap(p->f, &p->tile[i]->map)) < 0)
+            return false;
+        p->ncp--;
+    }
+    return true;
+}
+
 static bool is_sync(IrOp *op, void *ctx)
 {
     TK_UNUSED(ctx);
@@ -566,7 +678,7 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
     p->slots = p->stages + (p->dot ? 1 : 0);
     IrValue **map = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->nids);
     IrValue *ahead[64], *rd, *wr;
-    if (!map || p->f->arena->oom)
+    if (!map || p->f->arena->oom || !add_tmaps(p))
         return;
     prologue(p, map, ahead);
     if (!widen_loop(p, ahead, &rd, &wr))

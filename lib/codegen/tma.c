@@ -1,0 +1,201 @@
+/* codegen/tma.c: the TMA half of the software pipeline (sm_90a). A ring
+ * that TMA fills has one mbarrier per slot, after the ring buffers in
+ * shared memory. Thread 0 arms a slot's barrier with the bytes it expects
+ * (mbarrier.arrive.expect_tx) and issues one cp.async.bulk.tensor per
+ * 128-byte panel of the tile, which lands in the swizzled layout of
+ * cg_tile_index (the tensor map's swizzle matches it) and counts its bytes
+ * on the barrier. Every thread waits on the barrier of the slot it reads
+ * with the parity of the slot's current phase; each thread keeps the
+ * phases of a ring as bits of an i32 (one bit per slot, flipped at each
+ * wait) that lives in registers across loops, so a loop entered again (a
+ * persistent kernel) goes on where the last one left. LLVM 19 has no TMA
+ * intrinsics: the instructions are inline PTX. */
+#include "codegen/cg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void cg_tma_params(Cg *cg, int n)
+{
+    const IrFunc *f = cg->f;
+    if (f->ntmaps == 0)
+        return;
+    cg->tmap = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)f->ntmaps);
+    LLVMTypeRef map = LLVMArrayType(LLVMInt8TypeInContext(cg->ctx), 128);
+    unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+    unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+    LLVMValueRef *which = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)f->ntmaps);
+    for (int i = 0; i < f->ntmaps; i++) {
+        unsigned at = (unsigned)(n - f->ntmaps + i);
+        LLVMAddAttributeAtIndex(cg->fn, at + 1, LLVMCreateTypeAttribute(cg->ctx, byval, map));
+        LLVMAddAttributeAtIndex(cg->fn, at + 1, LLVMCreateEnumAttribute(cg->ctx, align, 64));
+        cg->tmap[i] = LLVMGetParam(cg->fn, at);
+        char name[32];
+        snprintf(name, sizeof name, "tk_tmap%d", i);
+        LLVMSetValueName2(cg->tmap[i], name, strlen(name));
+        which[i] = cg_i32(cg, at + 1);
+    }
+    /* grid constants: the instructions read the parameters where they are */
+    const char *key = "grid_constant";
+    LLVMValueRef md[3] = {cg->fn, LLVMMDStringInContext(cg->ctx, key, (unsigned)strlen(key)),
+                          LLVMMDNodeInContext(cg->ctx, which, (unsigned)f->ntmaps)};
+    LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations", LLVMMDNodeInContext(cg->ctx, md, 3));
+}
+
+/* The 32-bit shared address of byte `off` of shared memory. */
+static LLVMValueRef smem_u32(Cg *cg, LLVMValueRef off)
+{
+    LLVMValueRef p = cg_smem_addr_at(cg, off, cg_i32(cg, 0), DT_I8);
+    return LLVMBuildPtrToInt(cg->b, p, LLVMInt32TypeInContext(cg->ctx), "");
+}
+
+static LLVMValueRef barrier_of(Cg *cg, int buf, LLVMValueRef slot)
+{
+    LLVMValueRef off = LLVMBuildMul(cg->b, slot, cg_i32(cg, 8), "");
+    return smem_u32(cg, LLVMBuildAdd(cg->b, off, cg_i32(cg, cg->bar_off[buf]), ""));
+}
+
+/* Runs what the caller emits next only where cond holds; returns the block
+ * to close the branch with (end_if). */
+static LLVMBasicBlockRef begin_if(Cg *cg, LLVMValueRef cond, const char *name)
+{
+    LLVMBasicBlockRef then = cg_new_bb(cg, name), done = cg_new_bb(cg, "tma.done");
+    LLVMBuildCondBr(cg->b, cond, then, done);
+    LLVMPositionBuilderAtEnd(cg->b, then);
+    return done;
+}
+
+static void end_if(Cg *cg, LLVMBasicBlockRef done)
+{
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
+static LLVMValueRef is_thread0(Cg *cg)
+{
+    return LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), "");
+}
+
+void cg_tma_setup(Cg *cg)
+{
+    bool any = false;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    for (int i = 0; i < cg->nbufs; i++) {
+        if (cg->bar_off[i] < 0)
+            continue;
+        any = true;
+        cg->phase[i] = LLVMBuildAlloca(cg->b, i32, "tma.phase");
+        LLVMBuildStore(cg->b, cg_i32(cg, 0), cg->phase[i]);
+    }
+    if (!any)
+        return;
+    LLVMBasicBlockRef done = begin_if(cg, is_thread0(cg), "tma.init");
+    LLVMTypeRef pt[1] = {i32};
+    for (int i = 0; i < cg->nbufs; i++)
+        for (int s = 0; s < cg->bar_slots[i]; s++) {
+            LLVMValueRef bar = barrier_of(cg, i, cg_i32(cg, s));
+            cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1,
+                   "mbarrier.init.shared::cta.b64 [$0], 1;", "r", &bar);
+        }
+    /* the initialised barriers visible to the async proxy (TMA's
+     * complete_tx), then to every thread before its first wait */
+    cg_asm_void(cg, "fence.mbarrier_init.release.cluster;");
+    end_if(cg, done);
+    cg_barrier(cg);
+}
+
+/* Traps when the tile's origin is negative: TMA would give zeros where the
+ * load reads memory before the tensor (never the case for the offsets of
+ * tile.c's form with non-negative program ids and trip counts). */
+static void check_origin(Cg *cg, LLVMValueRef inner, LLVMValueRef outer)
+{
+    LLVMValueRef neg = LLVMBuildOr(cg->b, inner, outer, "");
+    neg = LLVMBuildICmp(cg->b, LLVMIntSLT, neg, cg_i32(cg, 0), "");
+    LLVMBasicBlockRef done = begin_if(cg, neg, "tma.negative");
+    cg_intrinsic(cg, "llvm.trap", NULL, 0, NULL, 0);
+    end_if(cg, done);
+}
+
+/* Thread 0, when the copy is live: arm the slot's barrier with the tile's
+ * bytes, then copy it one panel (box) at a time. */
+static void emit_copy(Cg *cg, const IrOp *op)
+{
+    const IrTmap *m = &cg->f->tmaps[op->sub];
+    int buf = (int)op->ival;
+    if (buf < 0 || buf >= cg->nbufs || cg->bar_off[buf] < 0 || !cg->tmap) {
+        cg_internal(cg, op->span, "tma_copy into ring %d without barriers", buf);
+        return;
+    }
+    LLVMValueRef inner = cg_get(cg, op->operands[0]).el[0];
+    LLVMValueRef outer = cg_get(cg, op->operands[1]).el[0];
+    LLVMValueRef live = cg_get(cg, op->operands[2]).el[0];
+    LLVMValueRef slot = cg_get(cg, op->operands[3]).el[0];
+    LLVMValueRef go = LLVMBuildAnd(cg->b, is_thread0(cg), live, "");
+    LLVMBasicBlockRef done = begin_if(cg, go, "tma.copy");
+    check_origin(cg, inner, outer);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), i64 = LLVMInt64TypeInContext(cg->ctx);
+    LLVMValueRef bar = barrier_of(cg, buf, slot);
+    int bytes = cg_mem_bytes(m->dt);
+    int64_t panel_bytes = (int64_t)m->box[0] * m->box[1] * bytes;
+    LLVMValueRef tx[2] = {bar, cg_i32(cg, panel_bytes * (m->cols / m->box[0]))};
+    LLVMTypeRef txt[2] = {i32, i32};
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), txt, 2,
+           "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", tx);
+    LLVMValueRef map = LLVMBuildPtrToInt(cg->b, cg->tmap[op->sub], i64, "");
+    LLVMValueRef base = cg_buffer_slot(cg, buf, slot);
+    for (int p = 0; p < m->cols / m->box[0]; p++) {
+        LLVMValueRef dst = smem_u32(cg, LLVMBuildAdd(cg->b, base, cg_i32(cg, p * panel_bytes), ""));
+        LLVMValueRef args[5] = {dst, map,
+                                LLVMBuildAdd(cg->b, inner, cg_i32(cg, (int64_t)p * m->box[0]), ""),
+                                outer, bar};
+        LLVMTypeRef pt[5] = {i32, i64, i32, i32, i32};
+        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 5,
+               "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[$0], [$1, {$2, $3}], [$4];",
+               "r,l,r,r,r", args);
+    }
+    end_if(cg, done);
+}
+
+/* Spins on the slot's barrier until the phase this thread expects has
+ * completed, then expects the next one. */
+static void emit_wait(Cg *cg, const IrOp *op)
+{
+    int buf = (int)op->ival;
+    if (buf < 0 || buf >= cg->nbufs || cg->bar_off[buf] < 0) {
+        cg_internal(cg, op->span, "tma_wait on ring %d without barriers", buf);
+        return;
+    }
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMValueRef slot = cg_get(cg, op->operands[0]).el[0];
+    LLVMValueRef bar = barrier_of(cg, buf, slot);
+    LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, cg->phase[buf], "");
+    LLVMValueRef parity = LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
+    LLVMBasicBlockRef spin = cg_new_bb(cg, "tma.wait"), done = cg_new_bb(cg, "tma.ready");
+    LLVMBuildBr(cg->b, spin);
+    LLVMPositionBuilderAtEnd(cg->b, spin);
+    LLVMValueRef args[2] = {bar, parity};
+    LLVMTypeRef pt[2] = {i32, i32};
+    LLVMValueRef ok = cg_asm(cg, i32, pt, 2,
+                             "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n"
+                             "selp.b32 $0, 1, 0, p;\n}",
+                             "=r,r,r", args);
+    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntNE, ok, cg_i32(cg, 0), ""), done, spin);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+    LLVMValueRef flip = LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, "");
+    LLVMBuildStore(cg->b, LLVMBuildXor(cg->b, bits, flip, ""), cg->phase[buf]);
+}
+
+bool cg_emit_tma(Cg *cg, const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_TMA_COPY:
+        emit_copy(cg, op);
+        return true;
+    case IR_TMA_WAIT:
+        emit_wait(cg, op);
+        return true;
+    default:
+        return false;
+    }
+}

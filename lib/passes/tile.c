@@ -1,0 +1,550 @@
+/* tile.c: recognises the loads TMA can make (tile_match). A load's pointer,
+ * offsets and mask are read as polynomials with integer coefficients over
+ * the iteration index J, the tile's indices r and c (its aranges) and
+ * loop-invariant scalars (program ids, parameters). A tile is
+ *   base + (outer + r) * stride + (inner + c)        (or r and c swapped)
+ * with stride an integer parameter, and a mask that is a conjunction of
+ * comparisons `r < E - outer`, `c < E' - inner` (any equivalent form) where
+ * E and E' are a parameter plus a constant: the extents the tensor map is
+ * built with. Then TMA reads the same addresses where the mask is on and
+ * gives zeros where it is off, as the load with other=0 does. Anything
+ * else is not a tile, and the pipeline keeps cp.async for it. Reads the IR
+ * only; tile_coord emits the origin where a copy is issued. */
+#include "passes/tile.h"
+
+#include <string.h>
+
+enum { SYM_J, SYM_D0, SYM_D1, SYM_VALUE };
+
+/* ---- polynomials ------------------------------------------------------------------ */
+
+static int mono_cmp(const TileTerm *a, const TileTerm *b)
+{
+    if (a->deg != b->deg)
+        return a->deg - b->deg;
+    for (int i = 0; i < a->deg; i++)
+        if (a->sym[i] != b->sym[i])
+            return a->sym[i] - b->sym[i];
+    return 0;
+}
+
+/* Adds coef * mono to p, keeping one term per monomial and none zero. */
+static bool p_addterm(TilePoly *p, const TileTerm *t, int64_t scale)
+{
+    int64_t c;
+    if (__builtin_mul_overflow(t->coef, scale, &c))
+        return false;
+    if (c == 0)
+        return true;
+    for (int i = 0; i < p->n; i++) {
+        if (mono_cmp(&p->t[i], t) != 0)
+            continue;
+        if (__builtin_add_overflow(p->t[i].coef, c, &p->t[i].coef))
+            return false;
+        if (p->t[i].coef == 0)
+            p->t[i] = p->t[--p->n];
+        return true;
+    }
+    if (p->n == TILE_MAX_TERMS)
+        return false;
+    p->t[p->n] = *t;
+    p->t[p->n++].coef = c;
+    return true;
+}
+
+/* out = a + scale * b (out may be a). */
+static bool p_add(TilePoly *out, const TilePoly *a, const TilePoly *b, int64_t scale)
+{
+    TilePoly r = *a;
+    for (int i = 0; i < b->n; i++)
+        if (!p_addterm(&r, &b->t[i], scale))
+            return false;
+    *out = r;
+    return true;
+}
+
+static bool p_mul(TilePoly *out, const TilePoly *a, const TilePoly *b)
+{
+    TilePoly r = {0};
+    for (int i = 0; i < a->n; i++)
+        for (int j = 0; j < b->n; j++) {
+            const TileTerm *x = &a->t[i], *y = &b->t[j];
+            if (x->deg + y->deg > TILE_MAX_DEG)
+                return false;
+            TileTerm t = {0};
+            if (__builtin_mul_overflow(x->coef, y->coef, &t.coef))
+                return false;
+            int p = 0, q = 0;
+            while (p < x->deg || q < y->deg) /* merge the sorted symbol lists */
+                t.sym[t.deg++] = q == y->deg || (p < x->deg && x->sym[p] <= y->sym[q])
+                                     ? x->sym[p++] : y->sym[q++];
+            if (!p_addterm(&r, &t, 1))
+                return false;
+        }
+    *out = r;
+    return true;
+}
+
+static TilePoly p_const(int64_t c)
+{
+    TilePoly p = {0};
+    TileTerm t = {.coef = 1};
+    p_addterm(&p, &t, c);
+    return p;
+}
+
+static TilePoly p_sym(int s)
+{
+    TilePoly p = {0};
+    TileTerm t = {.coef = 1, .deg = 1, .sym = {(uint8_t)s}};
+    p_addterm(&p, &t, 1);
+    return p;
+}
+
+/* How often symbol s occurs in a term. */
+static int occurs(const TileTerm *t, int s)
+{
+    int n = 0;
+    for (int i = 0; i < t->deg; i++)
+        n += t->sym[i] == s;
+    return n;
+}
+
+/* The term without one occurrence of s. */
+static TileTerm drop(const TileTerm *t, int s)
+{
+    TileTerm r = {.coef = t->coef};
+    bool gone = false;
+    for (int i = 0; i < t->deg; i++) {
+        if (t->sym[i] == s && !gone)
+            gone = true;
+        else
+            r.sym[r.deg++] = t->sym[i];
+    }
+    return r;
+}
+
+static bool p_has(const TilePoly *p, int s)
+{
+    for (int i = 0; i < p->n; i++)
+        if (occurs(&p->t[i], s))
+            return true;
+    return false;
+}
+
+/* expand_dims of a 1-D value at axis 0: its index becomes dim 1's. */
+static void p_shift_dim(TilePoly *p)
+{
+    for (int i = 0; i < p->n; i++)
+        for (int k = 0; k < p->t[i].deg; k++)
+            if (p->t[i].sym[k] == SYM_D0)
+                p->t[i].sym[k] = SYM_D1;
+    /* D1 sorts after D0 and before every value: order still holds unless
+     * D0 and D1 were both there, which a 1-D value never has */
+}
+
+/* ---- reading values ------------------------------------------------------------ */
+
+typedef struct Ctx {
+    const IrFunc *f;
+    const IrOp *loop;
+    const IrBlock *body;
+    TileMatch *m;
+} Ctx;
+
+static bool inside_loop(const Ctx *c, const IrValue *v)
+{
+    const IrBlock *b = v->def ? v->def->parent : v->owner;
+    while (b) {
+        if (b->parent == c->loop)
+            return true;
+        b = b->parent ? b->parent->parent : NULL;
+    }
+    return false;
+}
+
+static bool is_int(Type t) { return dtype_is_int(t.dt) && t.dt != DT_I1; }
+
+static bool value_sym(Ctx *c, const IrValue *v, TilePoly *out)
+{
+    int i;
+    for (i = 0; i < c->m->nsyms && c->m->syms[i] != v; i++)
+        ;
+    if (i == c->m->nsyms) {
+        if (i == TILE_MAX_SYMS || SYM_VALUE + i > 255)
+            return false;
+        c->m->syms[c->m->nsyms++] = v;
+    }
+    *out = p_sym(SYM_VALUE + i);
+    return true;
+}
+
+static bool poly_of(Ctx *c, const IrValue *v, TilePoly *out, int depth);
+
+/* The yield operand of carried argument v: v + inc each iteration (op is
+ * IR_ADD or IR_ADDPTR); *inc gets inc's polynomial, free of J and r, c. */
+static bool step_of(Ctx *c, const IrValue *v, IrKind op, TilePoly *inc, int depth)
+{
+    const IrOp *y = c->body->last;
+    int k = v->index - 1;
+    if (!y || y->kind != IR_YIELD || k < 0 || k >= y->nops || c->loop->nops <= 3 + k)
+        return false;
+    const IrOp *d = y->operands[k] ? y->operands[k]->def : NULL;
+    if (!d || d->kind != op || d->nops != 2)
+        return false;
+    const IrValue *x = d->operands[0] == v ? d->operands[1]
+                       : op == IR_ADD && d->operands[1] == v ? d->operands[0] : NULL;
+    return x && poly_of(c, x, inc, depth + 1) && !p_has(inc, SYM_J) && !p_has(inc, SYM_D0) &&
+           !p_has(inc, SYM_D1);
+}
+
+/* v + iteration J: the loop's induction variable lb + J * step, or a
+ * carried value init + J * inc. */
+static bool loop_arg(Ctx *c, const IrValue *v, TilePoly *out, int depth)
+{
+    if (v->index == 0) {
+        const IrOp *st = c->loop->operands[2]->def;
+        TilePoly j = p_sym(SYM_J);
+        return st && st->kind == IR_CONST && poly_of(c, c->loop->operands[0], out, depth + 1) &&
+               p_add(out, out, &j, st->ival);
+    }
+    TilePoly inc, j = p_sym(SYM_J);
+    return is_int(v->type) && step_of(c, v, IR_ADD, &inc, depth) &&
+           poly_of(c, c->loop->operands[3 + v->index - 1], out, depth + 1) &&
+           p_mul(&inc, &inc, &j) && p_add(out, out, &inc, 1);
+}
+
+static bool poly_binary(Ctx *c, const IrOp *d, TilePoly *out, int depth)
+{
+    TilePoly a, b;
+    if (!poly_of(c, d->operands[0], &a, depth + 1) || !poly_of(c, d->operands[1], &b, depth + 1))
+        return false;
+    if (d->kind == IR_MUL)
+        return p_mul(out, &a, &b);
+    return p_add(out, &a, &b, d->kind == IR_ADD ? 1 : -1);
+}
+
+/* The integer value v (scalar or block) as a polynomial. */
+static bool poly_of(Ctx *c, const IrValue *v, TilePoly *out, int depth)
+{
+    if (!v || depth > 64 || !is_int(v->type))
+        return false;
+    if (!v->def && v->owner == c->body)
+        return loop_arg(c, v, out, depth);
+    const IrOp *d = v->def;
+    switch (d ? d->kind : IR_OP_COUNT) {
+    case IR_CONST:
+        *out = p_const(d->ival);
+        return true;
+    case IR_ARANGE: {
+        TilePoly start = p_const(d->ival);
+        *out = p_sym(SYM_D0);
+        return v->type.rank == 1 && p_add(out, out, &start, 1);
+    }
+    case IR_SPLAT: case IR_BROADCAST: case IR_CONVERT_LAYOUT: case IR_HINT:
+        return poly_of(c, d->operands[0], out, depth + 1);
+    case IR_EXPAND_DIMS:
+        if (!poly_of(c, d->operands[0], out, depth + 1) || v->type.rank > 2)
+            return false;
+        if (d->operands[0]->type.rank == 1 && d->axis == 0)
+            p_shift_dim(out);
+        return true;
+    case IR_ADD: case IR_SUB: case IR_MUL:
+        return poly_binary(c, d, out, depth);
+    case IR_NEG:
+        return poly_of(c, d->operands[0], out, depth + 1) &&
+               p_add(out, &(TilePoly){0}, out, -1);
+    default:
+        break;
+    }
+    /* anything else fixed for the whole loop is a symbol of its own; a cast
+     * too: an int64 offset computed from int32 values must not be
+     * recomputed in 32 bits */
+    return v->type.rank == 0 && !inside_loop(c, v) && value_sym(c, v, out);
+}
+
+/* A pointer (block) value as base parameter + offset polynomial. */
+static bool ptr_of(Ctx *c, const IrValue *v, const IrValue **base, TilePoly *off, int depth)
+{
+    if (!v || depth > 64 || v->type.dt != DT_PTR)
+        return false;
+    if (!v->def && v->owner == c->f->body && v->type.rank == 0) {
+        *base = v;
+        *off = (TilePoly){0};
+        return true;
+    }
+    if (!v->def && v->owner == c->body && v->index > 0) {
+        TilePoly inc, j = p_sym(SYM_J);
+        return step_of(c, v, IR_ADDPTR, &inc, depth) &&
+               ptr_of(c, c->loop->operands[3 + v->index - 1], base, off, depth + 1) &&
+               p_mul(&inc, &inc, &j) && p_add(off, off, &inc, 1);
+    }
+    const IrOp *d = v->def;
+    switch (d ? d->kind : IR_OP_COUNT) {
+    case IR_SPLAT: case IR_BROADCAST: case IR_CONVERT_LAYOUT: case IR_HINT:
+        return ptr_of(c, d->operands[0], base, off, depth + 1);
+    case IR_EXPAND_DIMS:
+        if (!ptr_of(c, d->operands[0], base, off, depth + 1) || v->type.rank > 2)
+            return false;
+        if (d->operands[0]->type.rank == 1 && d->axis == 0)
+            p_shift_dim(off);
+        return true;
+    case IR_ADDPTR: {
+        TilePoly o;
+        return ptr_of(c, d->operands[0], base, off, depth + 1) &&
+               poly_of(c, d->operands[1], &o, depth + 1) && p_add(off, off, &o, 1);
+    }
+    default:
+        return false;
+    }
+}
+
+/* ---- the mask -------------------------------------------------------------------- */
+
+enum { MAX_ATOMS = 4 };
+
+typedef struct Atoms {
+    TilePoly q[MAX_ATOMS]; /* each element is on where q > 0 */
+    int n;
+} Atoms;
+
+static bool cmp_atom(Ctx *c, const IrOp *d, TilePoly *q, int depth)
+{
+    TilePoly l, r;
+    const Type *t = &d->operands[0]->type;
+    if (!is_int(*t) || !dtype_is_signed(t->dt) || !poly_of(c, d->operands[0], &l, depth + 1) ||
+        !poly_of(c, d->operands[1], &r, depth + 1))
+        return false;
+    TilePoly one = p_const(1);
+    switch (d->sub) {
+    case CMP_LT: return p_add(q, &r, &l, -1);
+    case CMP_LE: return p_add(q, &r, &l, -1) && p_add(q, q, &one, 1);
+    case CMP_GT: return p_add(q, &l, &r, -1);
+    case CMP_GE: return p_add(q, &l, &r, -1) && p_add(q, q, &one, 1);
+    default: return false;
+    }
+}
+
+static bool mask_of(Ctx *c, const IrValue *v, Atoms *a, int depth)
+{
+    const IrOp *d = v && depth <= 64 ? v->def : NULL;
+    switch (d ? d->kind : IR_OP_COUNT) {
+    case IR_AND:
+        return mask_of(c, d->operands[0], a, depth + 1) && mask_of(c, d->operands[1], a, depth + 1);
+    case IR_BROADCAST: case IR_CONVERT_LAYOUT:
+        return mask_of(c, d->operands[0], a, depth + 1);
+    case IR_EXPAND_DIMS: {
+        int first = a->n;
+        if (!mask_of(c, d->operands[0], a, depth + 1) || v->type.rank > 2)
+            return false;
+        if (d->operands[0]->type.rank == 1 && d->axis == 0)
+            for (int i = first; i < a->n; i++)
+                p_shift_dim(&a->q[i]);
+        return true;
+    }
+    case IR_CMP:
+        return a->n < MAX_ATOMS && cmp_atom(c, d, &a->q[a->n++], depth);
+    default:
+        return false;
+    }
+}
+
+/* ---- matching ------------------------------------------------------------------------ */
+
+static bool is_param(const Ctx *c, const IrValue *v)
+{
+    return v && !v->def && v->owner == c->f->body && v->index < c->f->nparams &&
+           v->type.rank == 0;
+}
+
+/* The parameter symbol p is, when the polynomial is exactly 1 * p. */
+static const IrValue *lone_param(const Ctx *c, const TilePoly *p)
+{
+    if (p->n != 1 || p->t[0].coef != 1 || p->t[0].deg != 1 || p->t[0].sym[0] < SYM_VALUE)
+        return NULL;
+    const IrValue *v = c->m->syms[p->t[0].sym[0] - SYM_VALUE];
+    return is_param(c, v) && is_int(v->type) ? v : NULL;
+}
+
+static bool is_one(const TilePoly *p)
+{
+    return p->n == 1 && p->t[0].deg == 0 && p->t[0].coef == 1;
+}
+
+/* Splits the offset into origin + r * k0 + c * k1; false when r or c
+ * appear otherwise (squared, together, scaled by J). */
+static bool split_dims(const TilePoly *off, TilePoly *origin, TilePoly k[2])
+{
+    *origin = (TilePoly){0};
+    k[0] = k[1] = (TilePoly){0};
+    for (int i = 0; i < off->n; i++) {
+        const TileTerm *t = &off->t[i];
+        int n0 = occurs(t, SYM_D0), n1 = occurs(t, SYM_D1);
+        if (n0 + n1 > 1)
+            return false;
+        TilePoly *into = n0 ? &k[0] : n1 ? &k[1] : origin;
+        TileTerm x = n0 ? drop(t, SYM_D0) : n1 ? drop(t, SYM_D1) : *t;
+        if (!p_addterm(into, &x, 1))
+            return false;
+    }
+    return !p_has(&k[0], SYM_J) && !p_has(&k[1], SYM_J);
+}
+
+/* Whether a coordinate is computed in 32 bits: TMA's coordinates are i32,
+ * so a 64-bit offset (an int64 batch offset, say) that may not fit keeps
+ * cp.async. */
+static bool fits_i32(const TileMatch *m, const TilePoly *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        if (p->t[i].coef < INT32_MIN || p->t[i].coef > INT32_MAX)
+            return false;
+        for (int k = 0; k < p->t[i].deg; k++) {
+            int s = p->t[i].sym[k];
+            if (s >= SYM_VALUE && dtype_bits(m->syms[s - SYM_VALUE]->type.dt) > 32)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* origin = outer * stride + inner, stride being symbol s. */
+static bool split_origin(const TilePoly *origin, int s, TilePoly coord[2])
+{
+    coord[0] = coord[1] = (TilePoly){0};
+    for (int i = 0; i < origin->n; i++) {
+        const TileTerm *t = &origin->t[i];
+        int n = occurs(t, s);
+        if (n > 1)
+            return false;
+        TileTerm x = n ? drop(t, s) : *t;
+        if (!p_addterm(&coord[n ? 1 : 0], &x, 1))
+            return false;
+    }
+    return true;
+}
+
+/* The extent an atom bounds its dim by: q = E - coord - index, q > 0.
+ * *dim gets the tile dim (0 or 1). */
+static bool atom_extent(const Ctx *c, const TilePoly *q, int *dim, IrTmapExtent *e)
+{
+    int d = -1;
+    for (int i = 0; i < q->n; i++) {
+        int n0 = occurs(&q->t[i], SYM_D0), n1 = occurs(&q->t[i], SYM_D1);
+        if (n0 + n1 == 0)
+            continue;
+        if (d >= 0 || q->t[i].deg != 1 || q->t[i].coef != -1)
+            return false;
+        d = n0 ? 0 : 1;
+    }
+    if (d < 0)
+        return false;
+    int which = (d == 0) == c->m->trans ? 0 : 1; /* the contiguous dim is coordinate 0 */
+    TilePoly ext, idx = p_sym(d == 0 ? SYM_D0 : SYM_D1);
+    if (!p_add(&ext, q, &idx, 1) || !p_add(&ext, &ext, &c->m->coord[which], 1))
+        return false;
+    e->param = -1;
+    e->add = 0;
+    for (int i = 0; i < ext.n; i++) {
+        TilePoly one = {1, {ext.t[i]}};
+        const IrValue *p = ext.t[i].deg == 0 ? NULL : lone_param(c, &one);
+        if (ext.t[i].deg == 0)
+            e->add = ext.t[i].coef;
+        else if (p && e->param < 0)
+            e->param = p->index;
+        else
+            return false;
+    }
+    *dim = which;
+    return true;
+}
+
+static bool extents(Ctx *c, const IrValue *mask)
+{
+    IrTmap *t = &c->m->map;
+    t->extent[0].param = t->extent[1].param = IR_TMA_UNBOUNDED;
+    t->extent[0].add = t->extent[1].add = 0;
+    Atoms a = {0};
+    if (mask && !mask_of(c, mask, &a, 0))
+        return false;
+    bool seen[2] = {false, false};
+    for (int i = 0; i < a.n; i++) {
+        int which;
+        IrTmapExtent e;
+        if (!atom_extent(c, &a.q[i], &which, &e) || seen[which])
+            return false; /* two bounds on one dim would need their minimum */
+        seen[which] = true;
+        t->extent[which] = e;
+    }
+    return true;
+}
+
+/* The box and swizzle of a tile of `rows` x `cols` 16-bit elements, cols
+ * contiguous: 128-byte panels as codegen's shared tiles (cg_tile_geometry). */
+static bool geometry(IrTmap *t, int rows, int cols)
+{
+    int bytes = dtype_bits(t->dt) / 8;
+    int panel = cols * bytes > 128 ? 128 / bytes : cols;
+    t->swizzle = panel * bytes;
+    t->box[0] = panel;
+    t->box[1] = rows;
+    t->cols = cols;
+    return (t->swizzle == 32 || t->swizzle == 64 || t->swizzle == 128) && rows >= 8 &&
+           rows <= 256;
+}
+
+bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
+{
+    memset(m, 0, sizeof *m);
+    Ctx c = {f, loop, loop->regions[0], m};
+    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    const IrValue *base = NULL;
+    TilePoly off, origin, k[2];
+    if (ptr->type.rank != 2 || dtype_bits(ptr->type.elem) != 16 ||
+        !ptr_of(&c, ptr, &base, &off, 0) || !split_dims(&off, &origin, k))
+        return false;
+    /* one dim steps by 1 (the contiguous one), the other by a parameter */
+    int inner = is_one(&k[1]) ? 1 : is_one(&k[0]) ? 0 : -1;
+    const IrValue *stride = inner >= 0 ? lone_param(&c, &k[1 - inner]) : NULL;
+    if (!stride || f->params[base->index].divisibility < 16 ||
+        f->params[stride->index].divisibility < 16)
+        return false; /* TMA wants 16-byte aligned bases and strides */
+    m->trans = inner == 0;
+    int s = -1;
+    for (int i = 0; i < m->nsyms; i++)
+        if (m->syms[i] == stride)
+            s = SYM_VALUE + i;
+    if (!split_origin(&origin, s, m->coord) || !fits_i32(m, &m->coord[0]) ||
+        !fits_i32(m, &m->coord[1]))
+        return false;
+    m->map.base = base->index;
+    m->map.stride = stride->index;
+    m->map.dt = ptr->type.elem;
+    return extents(&c, mask) &&
+           geometry(&m->map, ptr->type.shape[1 - inner], ptr->type.shape[inner]);
+}
+
+/* ---- emitting the origin --------------------------------------------------------------- */
+
+static IrValue *as_i32(IrBuilder *b, Span sp, IrValue *v)
+{
+    if (v->type.dt == DT_I32)
+        return v;
+    return ir_unary(b, IR_CAST, sp, v, type_scalar(DT_I32));
+}
+
+IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j)
+{
+    Type i32 = type_scalar(DT_I32);
+    const TilePoly *p = &m->coord[which];
+    IrValue *sum = ir_const_int(b, sp, i32, 0);
+    for (int i = 0; i < p->n; i++) {
+        const TileTerm *t = &p->t[i];
+        IrValue *x = ir_const_int(b, sp, i32, t->coef);
+        for (int k = 0; k < t->deg; k++) {
+            IrValue *s = t->sym[k] == SYM_J ? j : (IrValue *)m->syms[t->sym[k] - SYM_VALUE];
+            x = ir_binary(b, IR_MUL, sp, x, as_i32(b, sp, s), i32);
+        }
+        sum = ir_binary(b, IR_ADD, sp, sum, x, i32);
+    }
+    return sum;
+}

@@ -1,0 +1,42 @@
+/* tile.h: which loads of a loop are tiles of 2-D strided tensors, the
+ * shape TMA copies (tile.c); pass_pipeline asks. */
+#ifndef TK_TILE_H
+#define TK_TILE_H
+
+#include "ir/ir.h"
+
+enum { TILE_MAX_SYMS = 24, TILE_MAX_TERMS = 16, TILE_MAX_DEG = 4 };
+
+/* coef * sym[0] * ... * sym[deg-1], symbols sorted; symbol 0 is the
+ * iteration index J, 1 and 2 the indices along dims 0 and 1 of the tile,
+ * 3 on the loop-invariant scalars of TileMatch.syms. */
+typedef struct TileTerm {
+    int64_t coef;
+    int deg;
+    uint8_t sym[TILE_MAX_DEG];
+} TileTerm;
+
+typedef struct TilePoly {
+    int n;
+    TileTerm t[TILE_MAX_TERMS];
+} TilePoly;
+
+typedef struct TileMatch {
+    IrTmap map;        /* what the launcher builds */
+    bool trans;        /* the tile's dim 0 is the contiguous one */
+    TilePoly coord[2]; /* the tile's origin: inner (contiguous) and outer index */
+    const IrValue *syms[TILE_MAX_SYMS];
+    int nsyms;
+} TileMatch;
+
+/* Whether load `ld` of the body of `loop` (a `for` counting up by a
+ * constant step) reads, in iteration J, the tile whose element (r, c) is
+ * base[(outer + r) * stride + inner + c] (or the transpose) of a 16-bit
+ * tensor, masked exactly where r or c leave extents fixed for the launch;
+ * fills m when it does. */
+bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m);
+/* Emits coordinate `which` (0: inner, 1: outer) of the tile of iteration
+ * index j (i32 scalar), as i32. */
+IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j);
+
+#endif
