@@ -598,6 +598,8 @@ def main(argv):
     ap.add_argument("--keep", action="store_true", help="keep the work directories of passing kernels")
     ap.add_argument("--stats", action="store_true", help="print construct coverage")
     ap.add_argument("--self-check", action="store_true", help="check that the comparison catches a wrong output")
+    ap.add_argument("--time-limit", type=float, default=0,
+                    help="stop after this many seconds and report the kernels finished so far")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     o = Opts()
@@ -629,6 +631,10 @@ def main(argv):
                 note(explain(res), o)
                 res.pop("src", None)
                 results.append(res)
+                if a.time_limit and time.time() - t0 > a.time_limit:
+                    pool.terminate()  # the kernels still running are not counted
+                    print("run.py: time limit reached after %d kernels" % len(results))
+                    break
         results.sort(key=lambda r: (r.get("seed") or 0, r["tag"]))
         return report(results, o, time.time() - t0)
     finally:
