@@ -65,21 +65,7 @@ class Gemm:
         self.kernel = tk.kernel(MATMUL, "matmul")
 
     def tk_launch(self, a, b, c, cfg):
-        BM, BN, BK, G, warps, stages = cfg
-        M, K = a.shape
-        N = b.shape[1]
-        dt = {self.torch.float16: "f16", self.torch.bfloat16: "bf16"}[a.dtype]
-        args = [tkbind.tk_ptr(a.data_ptr(), dt), tkbind.tk_ptr(b.data_ptr(), dt),
-                tkbind.tk_ptr(c.data_ptr(), dt), tkbind.tk_i32(M), tkbind.tk_i32(N),
-                tkbind.tk_i32(K), tkbind.tk_i32(a.stride(0)), tkbind.tk_i32(a.stride(1)),
-                tkbind.tk_i32(b.stride(0)), tkbind.tk_i32(b.stride(1)),
-                tkbind.tk_i32(c.stride(0)), tkbind.tk_i32(c.stride(1)),
-                tkbind.tk_const("BM", BM), tkbind.tk_const("BN", BN),
-                tkbind.tk_const("BK", BK), tkbind.tk_const("GROUP", G)]
-        grid = (((M + BM - 1) // BM) * ((N + BN - 1) // BN),)
-        launch = tkbind.TkLaunch(self.tk, self.kernel, grid, args, warps)
-        launch.opts.num_stages = stages
-        return launch
+        return tkbind.matmul_launch(self.tk, self.kernel, a, b, c, cfg)
 
     def triton_launch(self, a, b, c, cfg):
         BM, BN, BK, G, warps, stages = cfg

@@ -196,6 +196,23 @@ class TkLaunch:
             self.tk.check(s, "tk_launch")
 
 
+def matmul_launch(tk, kernel, a, b, c, cfg):
+    """A launch of examples/matmul.tk's kernel for torch matrices c = a @ b;
+    cfg is (BM, BN, BK, GROUP, num_warps, num_stages)."""
+    BM, BN, BK, G, warps, stages = cfg
+    M, K = a.shape
+    N = b.shape[1]
+    dt = {"torch.float16": "f16", "torch.bfloat16": "bf16"}[str(a.dtype)]
+    args = [tk_ptr(a.data_ptr(), dt), tk_ptr(b.data_ptr(), dt), tk_ptr(c.data_ptr(), dt),
+            tk_i32(M), tk_i32(N), tk_i32(K), tk_i32(a.stride(0)), tk_i32(a.stride(1)),
+            tk_i32(b.stride(0)), tk_i32(b.stride(1)), tk_i32(c.stride(0)), tk_i32(c.stride(1)),
+            tk_const("BM", BM), tk_const("BN", BN), tk_const("BK", BK), tk_const("GROUP", G)]
+    grid = (max(1, ((M + BM - 1) // BM) * ((N + BN - 1) // BN)),)
+    launch = TkLaunch(tk, kernel, grid, args, warps)
+    launch.opts.num_stages = stages
+    return launch
+
+
 # The C side of every struct above, for layout_check: (C name, ctypes class, fields).
 _LAYOUTS = [("tk_arg", TkArg), ("tk_grid", TkGrid), ("tk_context_options", TkContextOptions),
             ("tk_launch_options", TkLaunchOptions), ("tk_kernel_info", TkKernelInfo),

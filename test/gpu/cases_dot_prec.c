@@ -37,17 +37,6 @@ static double *ref_matmul(H *h, const double *a, const double *b, int m, int n, 
     return c;
 }
 
-/* ||out - ref|| / ||ref||, as h_check measures it. */
-static double rel_err(const double *out, const double *ref, size_t n)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        num += (out[i] - ref[i]) * (out[i] - ref[i]);
-        den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 typedef struct Gemm {
     int m, n, k, bm, bn, bk, warps, stages;
     bool at, bt; /* A stored [K, M]; B stored [N, K] */
@@ -97,7 +86,7 @@ static void x3_case(H *h, Gemm g)
     double *t1 = run_gemm(h, TK_F32, &g, a, b, "\"tf32\"");
     if (x3 && t1) {
         size_t n = (size_t)g.m * g.n;
-        double ex3 = rel_err(x3, ref, n), et = rel_err(t1, ref, n);
+        double ex3 = h_rel_err(x3, ref, n), et = h_rel_err(t1, ref, n);
         h_check(h, "tf32x3", x3, ref, n, 2e-5);
         h_check(h, "tf32", t1, ref, n, 2e-3);
         h_expect(h, ex3 * 30 < et, "tf32x3 rel err %.2e is not far below tf32's %.2e", ex3, et);

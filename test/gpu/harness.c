@@ -721,3 +721,13 @@ float h_uint_to_uniform(uint32_t x)
         s = -s - 1;
     return (float)s * 4.6566127342e-10f;
 }
+
+double h_rel_err(const double *out, const double *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        num += (out[i] - ref[i]) * (out[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}

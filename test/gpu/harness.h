@@ -117,6 +117,9 @@ int64_t h_wrap(tk_dtype t, int64_t v);
 void h_check(H *h, const char *what, const double *out, const double *ref, size_t n,
              double tol);
 /* Exact integer equality. */
+/* ||out - ref|| / ||ref|| (||out - ref|| when ref is all zeros), the
+ * measure h_check applies. */
+double h_rel_err(const double *out, const double *ref, size_t n);
 void h_check_int(H *h, const char *what, const int64_t *out, const int64_t *ref, size_t n);
 /* Element-wise |out - ref| <= atol (for values whose norm says little). */
 void h_check_abs(H *h, const char *what, const double *out, const double *ref, size_t n,

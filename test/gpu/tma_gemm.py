@@ -32,22 +32,8 @@ def padded(torch, rows, cols, dt, pad):
 
 
 def run_gemm(torch, tk, tkbind, kern, a, b, cfg):
-    BM, BN, BK, G, warps, stages = cfg
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.full((M, N), float("nan"), device="cuda", dtype=a.dtype)
-    dt = {torch.float16: "f16", torch.bfloat16: "bf16"}[a.dtype]
-    args = [tkbind.tk_ptr(a.data_ptr(), dt), tkbind.tk_ptr(b.data_ptr(), dt),
-            tkbind.tk_ptr(c.data_ptr(), dt), tkbind.tk_i32(M), tkbind.tk_i32(N),
-            tkbind.tk_i32(K), tkbind.tk_i32(a.stride(0)), tkbind.tk_i32(a.stride(1)),
-            tkbind.tk_i32(b.stride(0)), tkbind.tk_i32(b.stride(1)),
-            tkbind.tk_i32(c.stride(0)), tkbind.tk_i32(c.stride(1)),
-            tkbind.tk_const("BM", BM), tkbind.tk_const("BN", BN),
-            tkbind.tk_const("BK", BK), tkbind.tk_const("GROUP", G)]
-    grid = (max(1, ((M + BM - 1) // BM) * ((N + BN - 1) // BN)),)
-    launch = tkbind.TkLaunch(tk, kern, grid, args, warps)
-    launch.opts.num_stages = stages
-    return launch, c
+    c = torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda", dtype=a.dtype)
+    return tkbind.matmul_launch(tk, kern, a, b, c, cfg), c
 
 
 def ptx_files(dump):
