@@ -11,20 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static double *matmul_ref(H *h, const double *a, const double *b, const double *acc, int m,
-                          int n, int k, bool bt)
-{
-    double *c = h_malloc(h, (size_t)m * n * sizeof(double));
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = acc ? acc[(size_t)i * n + j] : 0;
-            for (int l = 0; l < k; l++)
-                s += a[(size_t)i * k + l] * (bt ? b[(size_t)j * k + l] : b[(size_t)l * n + j]);
-            c[(size_t)i * n + j] = s;
-        }
-    return c;
-}
-
 static double dot_tol(const char *kernel, tk_dtype t)
 {
     if (t == TK_I8)
@@ -54,7 +40,7 @@ static void tile_case(H *h, const char *kernel, tk_dtype t, int m, int n, int k,
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, ct), tk_const("BM", m),
                     tk_const("BN", n), tk_const("BK", k)), warps);
     double *c = h_download(h, ct, dc, (size_t)m * n);
-    double *ref = matmul_ref(h, a, b, acc, m, n, k, acc_trans);
+    double *ref = h_matmul_ref(h, a, b, acc, m, n, k, acc_trans);
     h_check(h, "c", c, ref, (size_t)m * n, dot_tol(kernel, t));
     h_end(h);
 }
@@ -73,7 +59,7 @@ static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)), warps);
     double *c = h_download(h, t, dc, (size_t)m * n);
-    double *ref = matmul_ref(h, a, b, NULL, m, n, k, false);
+    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
     h_check(h, "c", c, ref, (size_t)m * n, t == TK_F16 ? 1e-3 : dot_tol("dot_loop", t));
     h_end(h);
 }
@@ -99,7 +85,7 @@ static void gemm_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
                     tk_const("NS", stages)),
              warps);
     double *c = h_download(h, t, dc, (size_t)m * n);
-    double *ref = matmul_ref(h, a, b, NULL, m, n, k, bt);
+    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, bt);
     /* fp16/bf16 outputs round once; fp32 inputs run as tf32 */
     double tol = t == TK_F16 ? 1e-3 : t == TK_BF16 ? 8e-3 : 2e-3;
     h_check(h, "c", c, ref, (size_t)m * n, tol);

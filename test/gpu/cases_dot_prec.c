@@ -24,19 +24,6 @@ static double *lay_out(H *h, const double *v, int rows, int cols, bool trans)
     return p;
 }
 
-static double *ref_matmul(H *h, const double *a, const double *b, int m, int n, int k)
-{
-    double *c = h_malloc(h, (size_t)m * n * sizeof(double));
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int l = 0; l < k; l++)
-                s += a[(size_t)i * k + l] * b[(size_t)l * n + j];
-            c[(size_t)i * n + j] = s;
-        }
-    return c;
-}
-
 typedef struct Gemm {
     int m, n, k, bm, bn, bk, warps, stages;
     bool at, bt; /* A stored [K, M]; B stored [N, K] */
@@ -81,7 +68,7 @@ static void x3_case(H *h, Gemm g)
         return;
     double *a = h_rand_array(h, TK_F32, (size_t)g.m * g.k, -1, 1);
     double *b = h_rand_array(h, TK_F32, (size_t)g.k * g.n, -1, 1);
-    double *ref = ref_matmul(h, a, b, g.m, g.n, g.k);
+    double *ref = h_matmul_ref(h, a, b, NULL, g.m, g.n, g.k, false);
     double *x3 = run_gemm(h, TK_F32, &g, a, b, "\"tf32x3\"");
     double *t1 = run_gemm(h, TK_F32, &g, a, b, "\"tf32\"");
     if (x3 && t1) {
@@ -103,7 +90,7 @@ static void order_case(H *h, tk_dtype t, Gemm g)
     double lim = t == TK_I8 ? 127 : 1;
     double *a = h_rand_array(h, t, (size_t)g.m * g.k, -lim, lim);
     double *b = h_rand_array(h, t, (size_t)g.k * g.n, -lim, lim);
-    double *ref = ref_matmul(h, a, b, g.m, g.n, g.k);
+    double *ref = h_matmul_ref(h, a, b, NULL, g.m, g.n, g.k, false);
     double *c = run_gemm(h, t, &g, a, b, "\"tf32\"");
     if (c)
         h_check(h, "c", c, ref, (size_t)g.m * g.n, t == TK_I8 ? 0 : 2e-3);
@@ -128,7 +115,7 @@ static void hoisted_case(H *h, tk_dtype t, int m, int n, int bk)
                     tk_const_text("PREC", "\"tf32\"")),
              4);
     double *c = h_download(h, ct, dc, (size_t)m * n);
-    double *ref = ref_matmul(h, a, b, m, n, bk);
+    double *ref = h_matmul_ref(h, a, b, NULL, m, n, bk, false);
     h_check(h, "c", c, ref, (size_t)m * n, t == TK_I8 ? 0 : 2e-3);
     h_end(h);
 }

@@ -165,14 +165,7 @@ static void gemm_case(H *h, tk_dtype ta, tk_dtype tb, int m, int n, int k, int b
                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)),
              warps);
     double *c = h_download(h, TK_F32, dc, (size_t)m * n);
-    double *ref = h_malloc(h, (size_t)m * n * sizeof(double));
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int l = 0; l < k; l++)
-                s += a[(size_t)i * k + l] * b[(size_t)l * n + j];
-            ref[(size_t)i * n + j] = s;
-        }
+    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
     h_check(h, "c", c, ref, (size_t)m * n, 4e-3);
     h_end(h);
 }

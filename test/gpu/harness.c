@@ -731,3 +731,17 @@ double h_rel_err(const double *out, const double *ref, size_t n)
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
+
+double *h_matmul_ref(H *h, const double *a, const double *b, const double *acc, int m, int n,
+                     int k, bool bt)
+{
+    double *c = h_malloc(h, (size_t)m * n * sizeof(double));
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = acc ? acc[(size_t)i * n + j] : 0;
+            for (int l = 0; l < k; l++)
+                s += a[(size_t)i * k + l] * (bt ? b[(size_t)j * k + l] : b[(size_t)l * n + j]);
+            c[(size_t)i * n + j] = s;
+        }
+    return c;
+}

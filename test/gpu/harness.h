@@ -120,6 +120,10 @@ void h_check(H *h, const char *what, const double *out, const double *ref, size_
 /* ||out - ref|| / ||ref|| (||out - ref|| when ref is all zeros), the
  * measure h_check applies. */
 double h_rel_err(const double *out, const double *ref, size_t n);
+/* acc + a @ b in double for row-major a (m x k) and b (k x n, or n x k when
+ * bt); acc may be NULL. */
+double *h_matmul_ref(H *h, const double *a, const double *b, const double *acc, int m, int n,
+                     int k, bool bt);
 void h_check_int(H *h, const char *what, const int64_t *out, const int64_t *ref, size_t n);
 /* Element-wise |out - ref| <= atol (for values whose norm says little). */
 void h_check_abs(H *h, const char *what, const double *out, const double *ref, size_t n,

@@ -104,6 +104,7 @@ def check(args):
 def time_one(args):
     import torch
     import tkbind
+    from gemm import median_ms  # bench/gemm.py, the benchmark's own timing
     tk = tkbind.Tk(args.libtk)
     kern = tk.kernel(MATMUL, "matmul")
     torch.manual_seed(0)
@@ -112,19 +113,7 @@ def time_one(args):
     b = torch.randn(K, N, device="cuda", dtype=torch.float16)
     for cfg in [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32, 8, 4, 4)]:
         launch, c = run_gemm(torch, tk, tkbind, kern, a, b, cfg)
-        for _ in range(5):
-            launch()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(30):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            launch()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e))
-        times.sort()
-        ms = times[len(times) // 2]
+        ms = median_ms(torch, launch, 30)
         err = ((c.float() - (a.float() @ b.float())).norm() / (a.float() @ b.float()).norm()).item()
         mode = "cp.async" if os.environ.get("TK_NO_TMA") == "1" else "TMA"
         print(f"time {mode:8s} {cfg}: {2.0 * M * N * K / ms / 1e9:7.1f} TFLOP/s rel.err {err:.1e}",
