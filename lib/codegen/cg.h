@@ -210,9 +210,13 @@ LLVMValueRef cg_pack32(Cg *cg, DType dt, const LLVMValueRef *el, int n);
 /* Takes operand v: its registers, its ring-buffer slot, or a tile staged at
  * scratch offset *off (advanced past it). */
 bool cg_mma_operand(Cg *cg, CgOperand *o, const IrValue *v, int64_t *off);
-/* Tells whether this dot runs as wgmma (sm_90a, both operands in shared
- * memory) and, if so, emits it. */
-bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b);
+/* One register of fp32 bits rounded to tf32 (to nearest, ties away, as
+ * cvt.rna.tf32.f32), and with `small` the rounded remainder too: the
+ * split of input_precision="tf32x3". */
+LLVMValueRef cg_round_tf32(Cg *cg, LLVMValueRef bits, LLVMValueRef *small);
+/* Tells whether this dot runs as wgmma (sm_90a, B in shared memory) and,
+ * if so, emits it; scratch tiles it needs go from scratch offset `off` on. */
+bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t off);
 /* Makes this thread's generic-proxy writes to shared memory visible to
  * wgmma's async proxy (before the barrier that precedes it); nothing below
  * sm_90a. */

@@ -371,9 +371,7 @@ static void issue(Mma *x, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *acc)
  * the two cross terms small*big + big*small, or big*big alone. */
 typedef enum { PART_PLAIN, PART_SMALL, PART_BIG } Part;
 
-/* One fragment register of fp32 bits rounded to tf32 (to nearest, ties
- * away, as cvt.rna.tf32.f32), and with `small` the rounded remainder too. */
-static LLVMValueRef round_tf32(Cg *cg, LLVMValueRef bits, LLVMValueRef *small)
+LLVMValueRef cg_round_tf32(Cg *cg, LLVMValueRef bits, LLVMValueRef *small)
 {
     LLVMTypeRef f32 = LLVMFloatTypeInContext(cg->ctx);
     LLVMValueRef x = LLVMBuildBitCast(cg->b, bits, f32, "");
@@ -393,7 +391,7 @@ static void split_regs(Cg *cg, Part part, LLVMValueRef *r, int n, LLVMValueRef *
     if (part == PART_PLAIN)
         return;
     for (int i = 0; i < n; i++)
-        r[i] = round_tf32(cg, r[i], part == PART_SMALL ? small + i : NULL);
+        r[i] = cg_round_tf32(cg, r[i], part == PART_SMALL ? small + i : NULL);
 }
 
 /* acc (the 4 * mr * nr accumulator registers) += the part's products, K step
@@ -465,8 +463,8 @@ bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
     const IrOp *src = def->operands[0]->def;
     bool trans = cg_runs_down(cg, def->operands[0]);
     const Layout *dl = v->layout;
-    /* a tile staged here for wgmma of tf32 or int8 is stored K-major,
-     * whatever the order of the registers: B transposed, A not */
+    /* a tile staged here for wgmma of 32- or 8-bit elements is stored
+     * K-major, whatever the order of the registers: B transposed, A not */
     if ((!src || src->kind != IR_SHARED_VIEW) && dl && dl->kind == LY_DOT_OP &&
         layout_needs_kmajor(dl->parent, cg_mem_bytes(v->type.dt)))
         trans = dl->opidx == 1;
@@ -502,7 +500,7 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     int64_t off = 0;
     if (!cg_mma_operand(cg, &x.a, av, &off) || !cg_mma_operand(cg, &x.b, bv, &off))
         return;
-    if (cg_emit_wgmma(cg, op, &x.a, &x.b))
+    if (cg_emit_wgmma(cg, op, &x.a, &x.b, off))
         return;
     /* registers went to shared memory here: wait for every warp's part */
     bool staged = (x.a.staged && !x.a.copied) || (x.b.staged && !x.b.copied);

@@ -9,10 +9,13 @@
  * element size, and one instruction reads 32 bytes of K for every operand
  * type, so the same descriptors serve 16-, 32- and 8-bit elements; only
  * 16-bit tiles may be stored MN-major, the others must be K-major
- * (layout_needs_kmajor). LLVM 19 has no wgmma intrinsics, so the
- * instructions are inline PTX; the accumulators pass through every
- * instruction and through the final wait as tied operands, so that nothing
- * reads them while the tensor cores still write them. */
+ * (layout_needs_kmajor). fp8 operands may mix e4m3 and e5m2, as mma.sync's
+ * do. input_precision="tf32x3" splits the operand tiles into big and small
+ * tf32 tiles and runs three products into one accumulator (tf32x3 below).
+ * LLVM 19 has no wgmma intrinsics, so the instructions are inline PTX; the
+ * accumulators pass through every instruction and through the final wait
+ * as tied operands, so that nothing reads them while the tensor cores
+ * still write them. */
 #include "codegen/cg.h"
 
 #include <stdio.h>
@@ -43,6 +46,8 @@ static const WgKind wg_kinds[] = {
     {DT_BF16, DT_F32, "bf16", "f32", 16, 4},
     {DT_F32, DT_F32, "tf32", "f32", 8, 2},
     {DT_I8, DT_I32, "s8", "s32", 32, 0},
+    {DT_F8E4, DT_F32, "e4m3", "f32", 32, 2},
+    {DT_F8E5, DT_F32, "e5m2", "f32", 32, 2},
 };
 
 static const WgKind *wg_kind(DType in, DType acc)
@@ -55,7 +60,7 @@ static const WgKind *wg_kind(DType in, DType acc)
 
 typedef struct Wg {
     Cg *cg;
-    const WgKind *k;
+    const WgKind *k, *kb; /* A's form, B's (another fp8 format than A's) */
     LLVMTypeRef acc_t;   /* register type of an accumulator element */
     int n;               /* instruction width (N of m64nNkK) */
     int mr, nr, kr;      /* instructions along M (per warpgroup), N and K */
@@ -93,20 +98,18 @@ static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVM
 }
 
 /* Descriptors of A at (row, k) and B at (k, col), logical coordinates. */
-static LLVMValueRef desc_a(Wg *w, LLVMValueRef row, int k)
+static LLVMValueRef desc_a(Cg *cg, const CgOperand *a, LLVMValueRef row, int k)
 {
-    Cg *cg = w->cg;
-    if (!w->a->t.trans)
-        return descriptor(cg, w->a, row, cg_i32(cg, k));
-    return descriptor(cg, w->a, cg_i32(cg, k), row); /* M-major: rows are columns */
+    if (!a->t.trans)
+        return descriptor(cg, a, row, cg_i32(cg, k));
+    return descriptor(cg, a, cg_i32(cg, k), row); /* M-major: rows are columns */
 }
 
-static LLVMValueRef desc_b(Wg *w, int k, int col)
+static LLVMValueRef desc_b(Cg *cg, const CgOperand *b, int k, int col)
 {
-    Cg *cg = w->cg;
-    if (!w->b->t.trans)
-        return descriptor(cg, w->b, cg_i32(cg, k), cg_i32(cg, col));
-    return descriptor(cg, w->b, cg_i32(cg, col), cg_i32(cg, k));
+    if (!b->t.trans)
+        return descriptor(cg, b, cg_i32(cg, k), cg_i32(cg, col));
+    return descriptor(cg, b, cg_i32(cg, col), cg_i32(cg, k));
 }
 
 /* Appends "$first, ..., $first+n-1" to buf. */
@@ -147,20 +150,23 @@ typedef struct WgA {
 } WgA;
 
 /* The immediates after scale-d: unit scales, and for 16-bit operands the
- * transposes (none for A from registers). */
-static void immediates(const Wg *w, StrBuf *text, bool a_desc)
+ * transposes of the tiles ta and tb (none for A from registers). */
+static void immediates(const Wg *w, StrBuf *text, const CgOperand *ta, const CgOperand *tb,
+                       bool a_desc)
 {
     if (w->k->imm >= 2)
         sb_puts(text, ", 1, 1");
     if (w->k->imm < 4)
         return;
     if (a_desc)
-        sb_printf(text, ", %d", w->a->t.trans ? 1 : 0);
-    sb_printf(text, ", %d", w->b->t.trans ? 0 : 1);
+        sb_printf(text, ", %d", ta->t.trans ? 1 : 0);
+    sb_printf(text, ", %d", tb->t.trans ? 0 : 1);
 }
 
-/* acc (n/2 registers) += A x B. */
-static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
+/* acc (n/2 registers) += A x B: a from tile ta (or its registers), B from
+ * descriptor db of tile tb. */
+static void issue(Wg *w, const CgOperand *ta, const CgOperand *tb, const WgA *a, LLVMValueRef db,
+                  LLVMValueRef *acc)
 {
     Cg *cg = w->cg;
     int n = w->n / 2, na = a->desc ? 1 : 4, x = n + na; /* operand number after A */
@@ -169,7 +175,7 @@ static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
     sb_init(&cons);
     sb_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n", x + n + 1);
     sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", w->n, w->k->k,
-              w->k->acc_name, w->k->name, w->k->name);
+              w->k->acc_name, w->k->name, w->kb->name);
     reg_list(&text, 0, n);
     if (a->desc) {
         sb_printf(&text, "}, $%d, $%d, p", 2 * n, x + n);
@@ -178,7 +184,7 @@ static void issue(Wg *w, const WgA *a, LLVMValueRef db, LLVMValueRef *acc)
         reg_list(&text, 2 * n, 4);
         sb_printf(&text, "}, $%d, p", x + n);
     }
-    immediates(w, &text, a->desc != NULL);
+    immediates(w, &text, ta, tb, a->desc != NULL);
     sb_puts(&text, ";\n}");
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
     LLVMTypeRef xt[6] = {i32, i32, i32, i32, i64, i32};
@@ -224,12 +230,15 @@ static void wait_groups(Cg *cg, LLVMTypeRef et, int pending, LLVMValueRef *acc, 
 }
 
 /* The operands and shapes wgmma takes; anything else goes to mma.sync. */
-static bool fits(const IrOp *op, const WgKind *k, const CgOperand *a, const CgOperand *b)
+static bool fits(const IrOp *op, const WgKind *k, const WgKind *kb, const CgOperand *a,
+                 const CgOperand *b)
 {
     const Layout *m = op->results[0]->layout;
-    if (!k || !m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0 || m->instr_k != k->k)
+    if (!k || !kb || !m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0 || m->instr_k != k->k)
         return false;
-    if (k->in == DT_F32 && op->sub != DOT_TF32)
+    if (k != kb && !(dtype_is_fp8(k->in) && dtype_is_fp8(kb->in))) /* only fp8 formats mix */
+        return false;
+    if (k->in == DT_F32 && op->sub != DOT_TF32 && op->sub != DOT_TF32X3)
         return false;
     if (!b->staged)
         return false;
@@ -276,31 +285,182 @@ void cg_emit_dot_wait(Cg *cg, const IrOp *op)
     cg_set(cg, op->results[0], r);
 }
 
-/* A for instruction (mi, ki): the rows of repeat mi, K step ki. */
-static void part_a(Wg *w, int mi, int ki, WgA *out)
+/* Which of A's registers an instruction takes: as they are, or (tf32x3
+ * with A in registers) their big or small tf32 parts. Tiles in shared
+ * memory are split before (split_tile). */
+typedef enum { A_PLAIN, A_BIG, A_SMALL } APart;
+
+/* A for instruction (mi, ki) from tile or registers a: the rows of repeat
+ * mi, K step ki. */
+static void part_a(Wg *w, const CgOperand *a, APart part, int mi, int ki, WgA *out)
 {
     Cg *cg = w->cg;
-    if (w->a->staged) {
+    if (a->staged) {
         LLVMValueRef row = LLVMBuildAdd(cg->b, w->wg_row, cg_i32(cg, (int64_t)mi * w->rep_rows), "");
-        out->desc = desc_a(w, row, w->k->k * ki);
+        out->desc = desc_a(cg, a, row, w->k->k * ki);
         return;
     }
     /* dot_op order, as mma.c: four registers of kpack elements per piece */
     int kpack = 4 / cg_mem_bytes(w->k->in);
-    const LLVMValueRef *e = w->a->el.el + 4 * kpack * (ki + w->kr * mi);
-    for (int r = 0; r < 4; r++)
+    const LLVMValueRef *e = a->el.el + 4 * kpack * (ki + w->kr * mi);
+    for (int r = 0; r < 4; r++) {
+        LLVMValueRef small = NULL;
         out->reg[r] = cg_pack32(cg, w->k->in, e + r * kpack, kpack);
+        if (part != A_PLAIN)
+            out->reg[r] = cg_round_tf32(cg, out->reg[r], part == A_SMALL ? &small : NULL);
+        if (part == A_SMALL)
+            out->reg[r] = small;
+    }
 }
 
-bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
+/* One product of a K loop: A (or a part of its registers) times B. */
+typedef struct WgTerm {
+    const CgOperand *a, *b;
+    APart part;
+} WgTerm;
+
+/* acc += the terms' products over all of K, K step by K step, as one
+ * commit group. */
+static void k_loop(Wg *w, const WgTerm *t, int nt, LLVMValueRef *acc)
+{
+    Cg *cg = w->cg;
+    cg_asm_void(cg, "wgmma.fence.sync.aligned;");
+    for (int ki = 0; ki < w->kr; ki++)
+        for (int mi = 0; mi < w->mr; mi++)
+            for (int j = 0; j < nt; j++) {
+                WgA wa = {0};
+                part_a(w, t[j].a, t[j].part, mi, ki, &wa);
+                for (int ni = 0; ni < w->nr; ni++)
+                    issue(w, t[j].a, t[j].b, &wa, desc_b(cg, t[j].b, w->k->k * ki, ni * w->n),
+                          acc + (mi * w->nr + ni) * w->n / 2);
+            }
+    cg_asm_void(cg, "wgmma.commit_group.sync.aligned;");
+}
+
+/* Waits until at most `pending` groups are in flight, for every
+ * instruction's accumulator registers. */
+static void wait_all(Wg *w, int pending, LLVMValueRef *acc)
+{
+    for (int g = 0; g < w->mr * w->nr; g++)
+        wait_groups(w->cg, w->acc_t, pending, acc + g * w->n / 2, w->n / 2);
+}
+
+/* The last part of a tile may be smaller than one vector per thread:
+ * threads past its end skip it. Returns the block to go on in after it. */
+static LLVMBasicBlockRef guard(Cg *cg, LLVMValueRef idx, int64_t numel)
+{
+    LLVMBasicBlockRef work = cg_new_bb(cg, "split.part"), done = cg_new_bb(cg, "split.done");
+    LLVMValueRef in = LLVMBuildICmp(cg->b, LLVMIntULT, idx, cg_i32(cg, numel), "");
+    LLVMBuildCondBr(cg->b, in, work, done);
+    LLVMPositionBuilderAtEnd(cg->b, work);
+    return done;
+}
+
+/* Scratch bytes of one split part of tile o. */
+static int64_t part_bytes(const CgOperand *o)
+{
+    return ((int64_t)o->t.rows * o->t.cols * 4 + 1023) / 1024 * 1024; /* 1024-aligned */
+}
+
+/* Whether tf32x3's split tiles fit in sm_90's 227 KB beside the rings and
+ * the tiles staged at scratch offsets below off; where they do not, the dot
+ * stays on mma.sync, which splits its fragments in registers. */
+static bool split_fits(const Cg *cg, const CgOperand *a, const CgOperand *b, int64_t off)
+{
+    int64_t need = 2 * part_bytes(b) + (a->staged ? 2 * part_bytes(a) : 0);
+    return cg->smem_reserved + off + need <= 227 * 1024;
+}
+
+/* tf32x3: the big part tf32(x) and the small part tf32(x - big) of every
+ * fp32 element of tile o, as two tiles of o's geometry in the scratch from
+ * *off on; an element keeps its place, so the swizzle does not matter, and
+ * o itself (perhaps a ring slot) is only read. Each thread takes 16-byte
+ * vectors in turn. */
+static void split_tile(Wg *w, const CgOperand *o, CgOperand *big, CgOperand *small, int64_t *off)
+{
+    Cg *cg = w->cg;
+    int64_t numel = (int64_t)o->t.rows * o->t.cols, step = 4 * (int64_t)cg->T;
+    int64_t bytes = part_bytes(o);
+    *big = *small = *o;
+    big->copied = small->copied = false;
+    big->off = cg_i32(cg, cg->smem_reserved + *off);
+    small->off = cg_i32(cg, cg->smem_reserved + *off + bytes);
+    cg_smem_need(cg, *off + 2 * bytes);
+    *off += 2 * bytes;
+    LLVMTypeRef v4 = LLVMVectorType(LLVMInt32TypeInContext(cg->ctx), 4);
+    LLVMValueRef first = LLVMBuildShl(cg->b, cg->tid, cg_i32(cg, 2), "");
+    for (int64_t at = 0; at < numel; at += step) {
+        LLVMValueRef idx = LLVMBuildAdd(cg->b, first, cg_i32(cg, at), "");
+        LLVMBasicBlockRef done = at + step > numel ? guard(cg, idx, numel) : NULL;
+        LLVMValueRef x = LLVMBuildLoad2(cg->b, v4, cg_smem_addr_at(cg, o->off, idx, DT_F32), "");
+        LLVMSetAlignment(x, 16);
+        LLVMValueRef vb = LLVMGetUndef(v4), vs = LLVMGetUndef(v4);
+        for (int i = 0; i < 4; i++) {
+            LLVMValueRef lo, e = LLVMBuildExtractElement(cg->b, x, cg_i32(cg, i), "");
+            LLVMValueRef hi = cg_round_tf32(cg, e, &lo);
+            vb = LLVMBuildInsertElement(cg->b, vb, hi, cg_i32(cg, i), "");
+            vs = LLVMBuildInsertElement(cg->b, vs, lo, cg_i32(cg, i), "");
+        }
+        LLVMSetAlignment(LLVMBuildStore(cg->b, vb, cg_smem_addr_at(cg, big->off, idx, DT_F32)), 16);
+        LLVMSetAlignment(LLVMBuildStore(cg->b, vs, cg_smem_addr_at(cg, small->off, idx, DT_F32)), 16);
+        if (done) {
+            LLVMBuildBr(cg->b, done);
+            LLVMPositionBuilderAtEnd(cg->b, done);
+        }
+    }
+}
+
+/* input_precision="tf32x3", summed as mma.c's tf32x3 (and Triton) does: the
+ * cross terms small*big + big*small from zero over all of K, a NaN there
+ * (an infinite input leaves inf - inf in its small part) taken as 0 so
+ * that big*big alone carries the infinity, then big*big on top, and the
+ * accumulator c added last. The tiles are split in shared memory first
+ * (A in registers is split as it is read); the tiles behind the split were
+ * made visible by the caller. r: the result registers. */
+static void tf32x3(Wg *w, const LLVMValueRef *c, LLVMValueRef *r, int64_t off)
+{
+    Cg *cg = w->cg;
+    CgOperand ab = *w->a, as = *w->a, bb, bs;
+    APart big = A_BIG, small = A_SMALL;
+    if (w->a->staged) {
+        split_tile(w, w->a, &ab, &as, &off);
+        big = small = A_PLAIN;
+    }
+    split_tile(w, w->b, &bb, &bs, &off);
+    cg_fence_async_shared(cg);
+    cg_barrier(cg);
+    LLVMValueRef zero = LLVMConstReal(w->acc_t, 0);
+    int n = w->mr * w->nr * w->n / 2;
+    for (int i = 0; i < n; i++)
+        r[i] = zero;
+    const WgTerm cross[2] = {{&as, &bb, small}, {&ab, &bs, big}}, main = {&ab, &bb, big};
+    k_loop(w, cross, 2, r);
+    wait_all(w, 0, r);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, r[i], r[i], "");
+        r[i] = LLVMBuildSelect(cg->b, nan, zero, r[i], "");
+    }
+    k_loop(w, &main, 1, r);
+    wait_all(w, 0, r);
+    for (int i = 0; i < n; i++)
+        r[i] = LLVMBuildFAdd(cg->b, r[i], c[i], "");
+}
+
+bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t off)
 {
     const WgKind *k = wg_kind(a->v->type.dt, op->results[0]->type.dt);
-    if (!hopper(cg) || !fits(op, k, a, b))
+    const WgKind *kb = wg_kind(b->v->type.dt, op->results[0]->type.dt);
+    if (!hopper(cg) || !fits(op, k, kb, a, b))
         return false;
-    Wg w = {.cg = cg, .k = k, .a = a, .b = b};
+    bool x3 = op->sub == DOT_TF32X3 && k->in == DT_F32;
+    if (x3 && !split_fits(cg, a, b, off))
+        return false;
+    Wg w = {.cg = cg, .k = k, .kb = kb, .a = a, .b = b};
     setup(&w, op);
     bool staged = (a->staged && !a->copied) || (b->staged && !b->copied);
-    if (staged) { /* copied tiles were fenced at the pipeline's wait */
+    if (staged && x3) {
+        cg_barrier(cg); /* the split reads what every warp staged */
+    } else if (staged) { /* copied tiles were fenced at the pipeline's wait */
         cg_fence_async_shared(cg);
         cg_barrier(cg);
     }
@@ -310,23 +470,18 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b)
         cg_internal(cg, op->span, "wgmma accumulator of %d elements, expected %d", c.n, r.n);
         return true;
     }
-    for (int i = 0; i < r.n; i++)
-        r.el[i] = c.el[i];
-    cg_asm_void(cg, "wgmma.fence.sync.aligned;");
-    for (int ki = 0; ki < w.kr; ki++)
-        for (int mi = 0; mi < w.mr; mi++) {
-            WgA wa = {0};
-            part_a(&w, mi, ki, &wa);
-            for (int ni = 0; ni < w.nr; ni++)
-                issue(&w, &wa, desc_b(&w, w.k->k * ki, ni * w.n), r.el + (mi * w.nr + ni) * w.n / 2);
-        }
-    cg_asm_void(cg, "wgmma.commit_group.sync.aligned;");
-    /* an asynchronous dot (pass_pipeline) waits only for the previous
-     * iteration's group, whose tiles the next copies overwrite */
-    int pending = op->ival && a->staged && a->copied && b->copied ? 1 : 0;
-    for (int g = 0; g < w.mr * w.nr; g++)
-        wait_groups(cg, w.acc_t, pending, r.el + g * w.n / 2, w.n / 2);
-    if (staged)
+    if (x3) {
+        tf32x3(&w, c.el, r.el, off);
+    } else {
+        for (int i = 0; i < r.n; i++)
+            r.el[i] = c.el[i];
+        const WgTerm t = {a, b, A_PLAIN};
+        k_loop(&w, &t, 1, r.el);
+        /* an asynchronous dot (pass_pipeline) waits only for the previous
+         * iteration's group, whose tiles the next copies overwrite */
+        wait_all(&w, op->ival && a->staged && a->copied && b->copied ? 1 : 0, r.el);
+    }
+    if (staged || x3)
         cg_barrier(cg); /* the scratch may be reused once every warp has read it */
     cg_set(cg, op->results[0], r);
     return true;

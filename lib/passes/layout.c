@@ -241,19 +241,20 @@ static bool mark_rows(IrOp *op, void *ctx)
 
 /* sm_90a: warpgroup MMA where every warp can stand along M (a warpgroup per
  * 64 rows) and the dtypes have a wgmma form: fp16 and bf16 (operands of
- * either majorness), tf32 and int8 (operands K-major, which codegen and
- * the pipeline arrange). tf32x3 stays on mma.sync, which splits the
- * operands as it reads them. Codegen falls back to mma.sync on the same
- * placement where an operand is not in shared memory as wgmma needs it. */
+ * either majorness), tf32, tf32x3 (three tf32 products of split operands),
+ * int8 and fp8 of either format on either side (operands K-major, which
+ * codegen and the pipeline arrange). Codegen falls back to mma.sync on the
+ * same placement where an operand is not in shared memory as wgmma needs it. */
 static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr_k)
 {
-    Type a = op->operands[0]->type, c = op->results[0]->type;
+    Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
     if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || warps % 4 != 0)
         return false;
     bool f16 = (a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32;
-    bool tf32 = a.dt == DT_F32 && c.dt == DT_F32 && op->sub == DOT_TF32;
+    bool tf32 = a.dt == DT_F32 && c.dt == DT_F32 && (op->sub == DOT_TF32 || op->sub == DOT_TF32X3);
     bool i8 = a.dt == DT_I8 && c.dt == DT_I32;
-    if (!f16 && !tf32 && !i8)
+    bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt) && c.dt == DT_F32;
+    if (!f16 && !tf32 && !i8 && !fp8)
         return false;
     return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 8 == 0 && a.shape[1] % instr_k == 0;
 }

@@ -142,9 +142,9 @@ static Layout shared_for(Pipe *p, int i)
 }
 
 /* A ring keeps the order the load reads in (copies move whole runs), so
- * an operand that wgmma reads only K-major (tf32, int8) is copied only when
- * the ring holds it along K; otherwise the dot stages it, transposed, from
- * registers (codegen/mma.c). */
+ * an operand that wgmma reads only K-major (tf32, int8, fp8) is copied
+ * only when the ring holds it along K; otherwise the dot stages it,
+ * transposed, from registers (codegen/mma.c). */
 static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m)
 {
     Type t = ld->results[0]->type;
@@ -578,7 +578,9 @@ static bool reads_as_wgmma(const Pipe *p)
 }
 
 /* The dot of the body that can stay in flight (see the top), or NULL: not
- * where the extra slot would not fit in sm_90's 227 KB of shared memory. */
+ * where the extra slot would not fit in sm_90's 227 KB of shared memory,
+ * and never a tf32x3 dot, which waits for its cross terms (codegen/wgmma.c)
+ * and so for all of its work. */
 static IrOp *async_dot(const Pipe *p)
 {
     if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 ||
@@ -586,7 +588,8 @@ static IrOp *async_dot(const Pipe *p)
         return NULL;
     const IrOp *yield = p->body->last;
     for (IrOp *o = p->body->first; o; o = o->next) {
-        if (o->kind != IR_DOT || !o->results[0]->layout || o->results[0]->layout->version != 3)
+        if (o->kind != IR_DOT || !o->results[0]->layout || o->results[0]->layout->version != 3 ||
+            o->sub == DOT_TF32X3)
             continue;
         const IrValue *acc = o->operands[2], *r = o->results[0];
         int k = acc->def || acc->owner != p->body ? -1 : acc->index - 1;
