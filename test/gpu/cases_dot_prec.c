@@ -1,13 +1,13 @@
 /* cases_dot_prec.c: tl.dot's fp32 precisions and the tensor-core forms that
  * depend on operand order. tf32x3 against a float64 reference must be
  * close to fp32 FMA (relative error below 2e-5 for K <= 1024) and at least
- * 30 times closer than plain tf32 on the same inputs; tf32 (within 2e-3)
- * and int8 (exact) run as wgmma on sm_90a, whose operands must be K-major
- * in shared memory: each case stores A row- or column-major and B
- * [K, N] or [N, K], so that both the copied K-major rings and the tiles
- * transposed from registers are used, with M, N and K that do not divide
- * the tiles, a K loop of one iteration, and 1 or 3 stages. dot_hoisted
- * feeds A from registers. */
+ * 30 times closer than plain tf32 on the same inputs. tf32x3 (three
+ * products of split operands), tf32 (within 2e-3) and int8 (exact) run as
+ * wgmma on sm_90a, whose operands must be K-major in shared memory: each
+ * case stores A row- or column-major and B [K, N] or [N, K], so that both
+ * the copied K-major rings and the tiles transposed from registers are
+ * used, with M, N and K that do not divide the tiles, a K loop of one
+ * iteration, and 1 or 3 stages. dot_hoisted feeds A from registers. */
 #include "harness.h"
 
 #include <math.h>
@@ -97,10 +97,11 @@ static void order_case(H *h, tk_dtype t, Gemm g)
     h_end(h);
 }
 
-/* dot_hoisted: A's fragments made once and fed from registers. */
-static void hoisted_case(H *h, tk_dtype t, int m, int n, int bk)
+/* dot_hoisted: A's fragments made once and fed from registers; x3: with
+ * input_precision="tf32x3" (fp32 only), which splits them as it reads them. */
+static void hoisted_case(H *h, tk_dtype t, int m, int n, int bk, bool x3)
 {
-    if (!h_begin(h, "dot_prec.hoisted_%s.%dx%dx%d", h_dtype_name(t), m, n, bk))
+    if (!h_begin(h, "dot_prec.hoisted_%s%s.%dx%dx%d", h_dtype_name(t), x3 ? "_x3" : "", m, n, bk))
         return;
     tk_dtype ct = t == TK_I8 ? TK_I32 : TK_F32;
     double lim = t == TK_I8 ? 127 : 1;
@@ -112,11 +113,11 @@ static void hoisted_case(H *h, tk_dtype t, int m, int n, int bk)
     h_launch(h, kk, h_grid((unsigned)h_cdiv(m, 64), 1, 1),
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, ct), tk_i32(m), tk_i32(n),
                     tk_const("BM", 64), tk_const("BN", 64), tk_const("BK", bk),
-                    tk_const_text("PREC", "\"tf32\"")),
+                    tk_const_text("PREC", x3 ? "\"tf32x3\"" : "\"tf32\"")),
              4);
     double *c = h_download(h, ct, dc, (size_t)m * n);
     double *ref = h_matmul_ref(h, a, b, NULL, m, n, bk, false);
-    h_check(h, "c", c, ref, (size_t)m * n, t == TK_I8 ? 0 : 2e-3);
+    h_check(h, "c", c, ref, (size_t)m * n, t == TK_I8 ? 0 : x3 ? 2e-5 : 2e-3);
     h_end(h);
 }
 
@@ -141,12 +142,20 @@ void cases_dot_prec(H *h)
 {
     x3_case(h, (Gemm){70, 50, 90, 32, 32, 16, 4, 3, false, false});
     x3_case(h, (Gemm){40, 24, 20, 64, 32, 32, 4, 1, false, true});
+    x3_case(h, (Gemm){100, 72, 64, 64, 64, 32, 4, 3, false, true});
     if (h->gpu) {
         x3_case(h, (Gemm){333, 200, 517, 64, 64, 32, 4, 3, false, false});
         x3_case(h, (Gemm){256, 256, 1024, 128, 128, 32, 8, 3, true, true});
+        /* both K-major rings; A transposed with one stage; K from 64 to 512 */
+        x3_case(h, (Gemm){300, 260, 512, 128, 64, 32, 4, 3, false, true});
+        x3_case(h, (Gemm){150, 100, 128, 64, 64, 32, 4, 1, true, false});
+        x3_case(h, (Gemm){200, 136, 256, 128, 128, 32, 8, 3, false, true});
+        /* split tiles too big for shared memory beside the rings: mma.sync */
+        x3_case(h, (Gemm){300, 200, 320, 128, 64, 64, 4, 3, false, true});
     }
     order_cases(h, TK_F32);
     order_cases(h, TK_I8);
-    hoisted_case(h, TK_F32, 100, 150, 32);
-    hoisted_case(h, TK_I8, 100, 150, 64);
+    hoisted_case(h, TK_F32, 100, 150, 32, false);
+    hoisted_case(h, TK_F32, 100, 150, 32, true);
+    hoisted_case(h, TK_I8, 100, 150, 64, false);
 }

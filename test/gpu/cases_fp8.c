@@ -138,34 +138,87 @@ static void decode_case(H *h, size_t n, int block)
     h_end(h);
 }
 
-/* at: A stored K x M (M contiguous); bt: B stored N x K (K contiguous). */
-static void gemm_case(H *h, tk_dtype ta, tk_dtype tb, int m, int n, int k, int bm, int bn,
-                      int bk, int warps, bool at, bool bt)
+/* One fp8 GEMM: A (m x k) of format ta, B (k x n) of tb, tiles bm x bn x
+ * bk. at: A stored K x M (M contiguous); bt: B stored N x K (K
+ * contiguous). stages 0: fp8.tk's fp8_gemm, a plain K loop; else dot.tk's
+ * dot_gemm_prec, whose loop the pipeline copies into rings of that many
+ * stages (on sm_90a K-major tiles for wgmma, the dot in flight across
+ * iterations where both operands are copied). */
+typedef struct Fp8Gemm {
+    tk_dtype ta, tb;
+    int m, n, k, bm, bn, bk, warps, stages;
+    bool at, bt;
+} Fp8Gemm;
+
+static void launch_gemm(H *h, const Fp8Gemm *g, void *da, void *db, void *dc)
 {
-    if (!h_begin(h, "fp8.gemm_%s_%s%s%s.%dx%dx%d.B%dx%dx%d.w%d", h_dtype_name(ta),
-                 h_dtype_name(tb), at ? "_at" : "", bt ? "_bt" : "", m, n, k, bm, bn, bk, warps))
+    int s_am = g->at ? 1 : g->k, s_ak = g->at ? g->m : 1;
+    int s_bk = g->bt ? 1 : g->n, s_bn = g->bt ? g->k : 1;
+    tk_grid grid = h_grid((unsigned)h_cdiv(g->m, g->bm), (unsigned)h_cdiv(g->n, g->bn), 1);
+    if (!g->stages) {
+        h_launch(h, h_kernel(h, "fp8.tk", "fp8_gemm"), grid,
+                 H_ARGS(tk_ptr(da, g->ta), tk_ptr(db, g->tb), tk_ptr(dc, TK_F32), tk_i32(g->m),
+                        tk_i32(g->n), tk_i32(g->k), tk_i32(s_am), tk_i32(s_ak), tk_i32(s_bk),
+                        tk_i32(s_bn), tk_const("BM", g->bm), tk_const("BN", g->bn),
+                        tk_const("BK", g->bk)),
+                 g->warps);
         return;
-    tk_kernel *kk = h_kernel(h, "fp8.tk", "fp8_gemm");
-    double *a = h_rand_array(h, ta, (size_t)m * k, -2, 2); /* row-major M x K */
-    double *b = h_rand_array(h, tb, (size_t)k * n, -2, 2); /* row-major K x N */
-    double *as = h_malloc(h, (size_t)m * k * sizeof(double));
-    double *bs = h_malloc(h, (size_t)k * n * sizeof(double));
-    for (int i = 0; i < m; i++)
-        for (int l = 0; l < k; l++)
-            as[at ? (size_t)l * m + i : (size_t)i * k + l] = a[(size_t)i * k + l];
-    for (int l = 0; l < k; l++)
-        for (int j = 0; j < n; j++)
-            bs[bt ? (size_t)j * k + l : (size_t)l * n + j] = b[(size_t)l * n + j];
-    void *da = h_upload(h, ta, as, (size_t)m * k), *db = h_upload(h, tb, bs, (size_t)k * n);
+    }
+    h_launch(h, h_kernel(h, "dot.tk", "dot_gemm_prec"), grid,
+             H_ARGS(tk_ptr(da, g->ta), tk_ptr(db, g->tb), tk_ptr(dc, TK_F32), tk_i32(g->m),
+                    tk_i32(g->n), tk_i32(g->k), tk_i32(s_am), tk_i32(s_ak), tk_i32(s_bk),
+                    tk_i32(s_bn), tk_i32(g->n), tk_i32(1), tk_const("BM", g->bm),
+                    tk_const("BN", g->bn), tk_const("BK", g->bk), tk_const("NS", g->stages),
+                    tk_const_text("PREC", "\"tf32\"")),
+             g->warps);
+}
+
+static void gemm_case(H *h, Fp8Gemm g)
+{
+    char st[16] = "";
+    if (g.stages)
+        snprintf(st, sizeof st, ".s%d", g.stages);
+    if (!h_begin(h, "fp8.gemm_%s_%s%s%s.%dx%dx%d.B%dx%dx%d.w%d%s", h_dtype_name(g.ta),
+                 h_dtype_name(g.tb), g.at ? "_at" : "", g.bt ? "_bt" : "", g.m, g.n, g.k, g.bm,
+                 g.bn, g.bk, g.warps, st))
+        return;
+    double *a = h_rand_array(h, g.ta, (size_t)g.m * g.k, -2, 2); /* row-major M x K */
+    double *b = h_rand_array(h, g.tb, (size_t)g.k * g.n, -2, 2); /* row-major K x N */
+    double *as = h_malloc(h, (size_t)g.m * g.k * sizeof(double));
+    double *bs = h_malloc(h, (size_t)g.k * g.n * sizeof(double));
+    for (int i = 0; i < g.m; i++)
+        for (int l = 0; l < g.k; l++)
+            as[g.at ? (size_t)l * g.m + i : (size_t)i * g.k + l] = a[(size_t)i * g.k + l];
+    for (int l = 0; l < g.k; l++)
+        for (int j = 0; j < g.n; j++)
+            bs[g.bt ? (size_t)j * g.k + l : (size_t)l * g.n + j] = b[(size_t)l * g.n + j];
+    void *da = h_upload(h, g.ta, as, (size_t)g.m * g.k);
+    void *db = h_upload(h, g.tb, bs, (size_t)g.k * g.n);
+    void *dc = h_output(h, TK_F32, (size_t)g.m * g.n);
+    launch_gemm(h, &g, da, db, dc);
+    double *c = h_download(h, TK_F32, dc, (size_t)g.m * g.n);
+    double *ref = h_matmul_ref(h, a, b, NULL, g.m, g.n, g.k, false);
+    h_check(h, "c", c, ref, (size_t)g.m * g.n, 4e-3);
+    h_end(h);
+}
+
+/* dot.tk's dot_hoisted: A's fragments made once, then fed from registers
+ * to every dot (wgmma's A from registers on sm_90a). */
+static void hoisted_case(H *h, tk_dtype ta, tk_dtype tb, int m, int n, int bk)
+{
+    if (!h_begin(h, "fp8.hoisted_%s_%s.%dx%dx%d", h_dtype_name(ta), h_dtype_name(tb), m, n, bk))
+        return;
+    double *a = h_rand_array(h, ta, (size_t)m * bk, -2, 2);
+    double *b = h_rand_array(h, tb, (size_t)bk * n, -2, 2);
+    void *da = h_upload(h, ta, a, (size_t)m * bk), *db = h_upload(h, tb, b, (size_t)bk * n);
     void *dc = h_output(h, TK_F32, (size_t)m * n);
-    int s_am = at ? 1 : k, s_ak = at ? m : 1, s_bk = bt ? 1 : n, s_bn = bt ? k : 1;
-    h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
+    h_launch(h, h_kernel(h, "dot.tk", "dot_hoisted"), h_grid((unsigned)h_cdiv(m, 64), 1, 1),
              H_ARGS(tk_ptr(da, ta), tk_ptr(db, tb), tk_ptr(dc, TK_F32), tk_i32(m), tk_i32(n),
-                    tk_i32(k), tk_i32(s_am), tk_i32(s_ak), tk_i32(s_bk), tk_i32(s_bn),
-                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)),
-             warps);
+                    tk_const("BM", 64), tk_const("BN", 64), tk_const("BK", bk),
+                    tk_const_text("PREC", "\"tf32\"")),
+             4);
     double *c = h_download(h, TK_F32, dc, (size_t)m * n);
-    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
+    double *ref = h_matmul_ref(h, a, b, NULL, m, n, bk, false);
     h_check(h, "c", c, ref, (size_t)m * n, 4e-3);
     h_end(h);
 }
@@ -174,13 +227,23 @@ void cases_fp8(H *h)
 {
     encode_case(h, 1000, 256);
     decode_case(h, 777, 128);
-    gemm_case(h, TK_F8E4NV, TK_F8E4NV, 100, 72, 200, 64, 64, 64, 4, false, false);
-    gemm_case(h, TK_F8E5, TK_F8E5, 48, 40, 96, 32, 32, 32, 4, false, false);
-    gemm_case(h, TK_F8E4NV, TK_F8E5, 100, 72, 200, 64, 64, 64, 4, false, true);
-    gemm_case(h, TK_F8E5, TK_F8E4NV, 70, 90, 130, 64, 32, 32, 4, true, false);
+    const tk_dtype e4 = TK_F8E4NV, e5 = TK_F8E5;
+    gemm_case(h, (Fp8Gemm){e4, e4, 100, 72, 200, 64, 64, 64, 4, 0, false, false});
+    gemm_case(h, (Fp8Gemm){e5, e5, 48, 40, 96, 32, 32, 32, 4, 0, false, false});
+    gemm_case(h, (Fp8Gemm){e4, e5, 100, 72, 200, 64, 64, 64, 4, 0, false, true});
+    gemm_case(h, (Fp8Gemm){e5, e4, 70, 90, 130, 64, 32, 32, 4, 0, true, false});
+    gemm_case(h, (Fp8Gemm){e4, e5, 70, 90, 64, 64, 64, 64, 4, 1, false, true});
+    hoisted_case(h, e4, e5, 100, 150, 64);
     if (!h->gpu)
         return;
     encode_case(h, 5000, 1024);
-    gemm_case(h, TK_F8E4NV, TK_F8E4NV, 333, 200, 520, 128, 128, 64, 8, false, true);
-    gemm_case(h, TK_F8E4NV, TK_F8E4NV, 200, 136, 264, 64, 128, 32, 4, true, false);
+    gemm_case(h, (Fp8Gemm){e4, e4, 333, 200, 520, 128, 128, 64, 8, 0, false, true});
+    gemm_case(h, (Fp8Gemm){e4, e4, 200, 136, 264, 64, 128, 32, 4, 0, true, false});
+    /* pipelined: K-major rings, B transposed from registers, A transposed */
+    gemm_case(h, (Fp8Gemm){e4, e4, 333, 200, 528, 128, 128, 64, 8, 3, false, true});
+    gemm_case(h, (Fp8Gemm){e5, e5, 150, 100, 208, 64, 64, 64, 4, 3, false, false});
+    gemm_case(h, (Fp8Gemm){e4, e5, 300, 260, 272, 128, 128, 64, 8, 3, false, true});
+    gemm_case(h, (Fp8Gemm){e5, e4, 150, 100, 208, 64, 64, 64, 4, 3, true, false});
+    gemm_case(h, (Fp8Gemm){e5, e4, 333, 190, 517, 128, 64, 128, 4, 3, false, true});
+    hoisted_case(h, e5, e4, 200, 300, 128);
 }
