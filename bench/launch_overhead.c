@@ -47,10 +47,18 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Kernels live in the examples folder of the build (or $TK_EXAMPLES_DIR). */
+/* Kernels live in the examples folder of the build (or $TK_EXAMPLES_DIR);
+ * a path with a folder in it is relative to the source tree (or to the
+ * working directory, a checkout on the GPU machine). */
 static const char *kernel_path(const char *file)
 {
     static char path[8400];
+    if (strchr(file, '/')) {
+        snprintf(path, sizeof path, "%s", file);
+        if (access(path, R_OK) != 0)
+            snprintf(path, sizeof path, "%s/../%s", TK_EXAMPLES_SOURCE_DIR, file);
+        return path;
+    }
     const char *env = getenv("TK_EXAMPLES_DIR");
     if (env && *env) {
         snprintf(path, sizeof path, "%s/%s", env, file);
@@ -233,10 +241,23 @@ int main(int argc, char **argv)
     Job vadd = {"vector_add.tk", "vector_add",
                 {tk_ptr(a, TK_F32), tk_ptr(b, TK_F32), tk_ptr(c, TK_F32), tk_i32(1 << 20),
                  tk_const("BLOCK", 1024)}, 5, {.num_warps = 4}};
+    Job wide = matmul; /* the tutorial's largest tile */
+    wide.args[12] = tk_const("BM", 128);
+    wide.args[13] = tk_const("BN", 256);
+    wide.kernel = "matmul";
+    const int s = 4096, d = 64; /* [1, 1, s, d] fp16 */
+    Job attn = {"bench/kernels/attention.tk", "attn_fwd",
+                {tk_ptr(a, TK_F16), tk_ptr(b, TK_F16), tk_ptr(c, TK_F16), tk_ptr(a, TK_F16),
+                 tk_f32(0.125f), tk_i32(s * d), tk_i32(s * d), tk_i32(d), tk_i32(1), tk_i32(1),
+                 tk_i32(s), tk_const("D", d), tk_const("BM", 128), tk_const("BN", 64),
+                 tk_const("CAUSAL", 1)}, 15, {.num_warps = 4, .num_stages = 3}};
     printf("compile (medians of 5; cold = parse + specialise + LLVM + PTX->cubin + load):\n");
     compile_times(ctx, &vadd, 5);
     compile_times(ctx, &softmax, 5);
     compile_times(ctx, &matmul, 5);
+    printf("  (128x256x64 tiles, 8 warps:)\n");
+    compile_times(ctx, &wide, 5);
+    compile_times(ctx, &attn, 5);
     launch_cost(ctx, per_batch, batches);
     CHECK(tk_free(ctx, a));
     CHECK(tk_free(ctx, b));
