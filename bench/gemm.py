@@ -220,6 +220,8 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--quick", action="store_true", help="4096^3 fp16 and one attention shape")
     ap.add_argument("--no-attention", action="store_true")
+    ap.add_argument("--only", choices=("gemm", "attention", "grouped"),
+                    help="run one kind of workload")
     args = ap.parse_args()
     import torch
     tk = tkbind.Tk(args.libtk)
@@ -227,17 +229,20 @@ def main():
     g = Gemm(torch, tk, tri_mm)
     print(f"device {torch.cuda.get_device_name()}, TK_ARCH={os.environ.get('TK_ARCH')}, "
           f"TRITON_OVERRIDE_ARCH={os.environ.get('TRITON_OVERRIDE_ARCH')}", flush=True)
-    if args.quick:
+    rows = []
+    if args.only not in (None, "gemm"):
+        pass
+    elif args.quick:
         rows = gemm_rows(torch, g, [(4096, 4096, 4096)], [torch.float16], CONFIGS, args.reps)
     else:
         rows = gemm_rows(torch, g, [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 1024, 4096)],
                          [torch.float16, torch.bfloat16], CONFIGS, args.reps)
-    if not args.no_attention and os.path.exists(ATTENTION):
+    if not args.no_attention and args.only in (None, "attention") and os.path.exists(ATTENTION):
         tri_at = load_module(ATTENTION, "tk_bench_attention")
         shapes = [(4, 32, 4096, 64, False)] if args.quick else \
             [(4, 32, 4096, d, c) for d in (64, 128) for c in (False, True)]
         rows += attention_rows(torch, tk, tri_at, shapes, args.reps)
-    if os.path.exists(GROUPED):
+    if args.only in (None, "grouped") and os.path.exists(GROUPED):
         tri_gg = load_module(GROUPED, "tk_bench_grouped")
         groups = [(1024, 1024, 1024), (2048, 1024, 2048), (512, 2048, 1024), (4096, 512, 2048)]
         rows += grouped_rows(torch, tk, tri_gg, groups, args.reps)
