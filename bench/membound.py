@@ -110,6 +110,10 @@ def ref_layernorm(eps):
     return ref
 
 
+def ref_row_sum(ops, a):
+    return {"out": ops.rowsum(a["x"]).reshape(-1)}
+
+
 def ref_gelu(ops, a):
     x = a["x"]
     return {"y": 0.5 * x * (1.0 + ops.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))}
@@ -170,6 +174,15 @@ def layernorm_row(conf, rows, cols):
                torch_op=torch_op)
 
 
+def row_sum_row(kname, rows, cols, block=1024):
+    label = "staged" if kname.endswith("staged") else "plain"
+    return Row(f"row_sum {label}", f"{rows}x{cols}", os.path.join(HERE, "kernels", "row_sum.tk"),
+               kname, [Buf("x", (rows, cols), "f32", ("randn", 1.0, 0.0)),
+                       Buf("out", (rows,), "f32")],
+               ["x", "out", I32(cols), I32(cols)], {"BLOCK": block}, 4, (rows,), ["out"],
+               ref_row_sum, 1e-5, torch_op=lambda t: t["torch"].sum(t["x"], dim=1, out=t["out"]))
+
+
 def gelu_row(conf, n):
     return Row("gelu fp32", pow2_label(n), os.path.join(conf, "gelu.tk"), "gelu",
                [Buf("x", (n,), "f32", ("randn", 4.0, 0.0)), Buf("y", (n,), "f32")],
@@ -209,6 +222,8 @@ def gpu_rows(conf):
     for r, c in ((4096, 1024), (4096, 4096)):
         rows.append(softmax_row(up, "softmax_upcast", r, c, "f16", 2e-3))
     rows += [layernorm_row(conf, 4096, c) for c in (1024, 4096, 8192)]
+    for r, c in ((132, 131072), (528, 32768), (4096, 4096)):
+        rows += [row_sum_row(k, r, c) for k in ("row_sum_staged", "row_sum_plain")]
     rows.append(gelu_row(conf, 1 << 26))
     rows.append(copy_strided_row(conf, 1 << 26, 2))
     rows.append(grey_row(conf, 4096, 4096))
@@ -224,7 +239,8 @@ def selftest_rows(conf):
             softmax_row(sm, "softmax_rows", 7, 1000, "f32", 1e-5),
             softmax_row(sm, "softmax_rows", 5, 256, "f32", 1e-5),
             softmax_row(up, "softmax_upcast", 6, 300, "f16", 2e-3),
-            layernorm_row(conf, 5, 700), gelu_row(conf, 3000), copy_strided_row(conf, 2500, 2),
+            layernorm_row(conf, 5, 700), row_sum_row("row_sum_staged", 3, 3000, 256),
+            row_sum_row("row_sum_plain", 3, 3000, 256), gelu_row(conf, 3000), copy_strided_row(conf, 2500, 2),
             grey_row(conf, 37, 150, 16, 64)]
 
 

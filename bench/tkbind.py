@@ -29,7 +29,8 @@ class TkGrid(ctypes.Structure):
 
 class TkContextOptions(ctypes.Structure):
     _fields_ = [("device", ctypes.c_int), ("interpret", ctypes.c_int),
-                ("cu_context", ctypes.c_void_p), ("reserved", ctypes.c_uint64 * 4)]
+                ("cu_context", ctypes.c_void_p), ("search_paths", ctypes.c_void_p),
+                ("reserved", ctypes.c_uint64 * 3)]
 
 
 class TkLaunchOptions(ctypes.Structure):

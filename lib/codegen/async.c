@@ -4,7 +4,11 @@
  * commit and wait that order them. Ring buffers take the start of shared
  * memory for the whole kernel; the scratch other ops use starts after them,
  * so a conversion inside the loop never overwrites a copy in flight. A
- * shared_view is not a value: the dot reads its slot in place (mma.c). */
+ * shared_view of a tile is not a value: the dot reads its slot in place
+ * (mma.c). A private ring (copies with sub = W > 0) holds each thread's
+ * elements in chunks of W: chunk q of thread t at (q * threads + t) * W, so
+ * that a warp's 16-byte accesses fall on consecutive addresses; its
+ * shared_view reads them back into the registers of the load it replaced. */
 #include "codegen/cg.h"
 #include "passes/axis.h"
 
@@ -15,6 +19,11 @@ typedef struct Plan {
     int64_t *slots; /* by ring */
     bool *tma;      /* by ring: TMA fills it, so it has mbarriers */
 } Plan;
+
+static int threads(const Cg *cg)
+{
+    return cg->f->num_warps * 32;
+}
 
 static bool plan_op(IrOp *op, void *ctx)
 {
@@ -28,6 +37,9 @@ static bool plan_op(IrOp *op, void *ctx)
         const IrTmap *m = &cg->f->tmaps[op->sub];
         bytes = (int64_t)m->cols * m->box[1] * cg_mem_bytes(m->dt);
         pl->tma[op->ival] = true;
+    } else if (op->sub) {
+        const IrValue *ptr = op->operands[0];
+        bytes = (int64_t)cg_layout(cg, ptr).per_thread * threads(cg) * cg_mem_bytes(ptr->type.elem);
     } else {
         const Type *t = &op->operands[0]->type;
         bytes = type_numel(*t) * cg_mem_bytes(t->elem);
@@ -124,11 +136,78 @@ static void emit_copy(Cg *cg, const IrOp *op)
     }
 }
 
+/* Element index (of the ring's type) of register slot s in a private ring
+ * with chunks of W elements. */
+static LLVMValueRef private_index(Cg *cg, int s, int W)
+{
+    LLVMValueRef q = cg_i32(cg, (int64_t)(s / W) * threads(cg));
+    LLVMValueRef chunk = LLVMBuildAdd(cg->b, q, cg->tid, "");
+    return LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, chunk, cg_i32(cg, W), ""), cg_i32(cg, s % W),
+                        "");
+}
+
+/* A private ring's copies: this thread's elements, runs of w <= W at once
+ * (w as this function's alignment facts allow; the chunks stay W). */
+static void emit_private_copy(Cg *cg, const IrOp *op)
+{
+    const IrValue *ptr = op->operands[0], *mask = op->operands[1];
+    CgLayout l = cg_layout(cg, ptr);
+    CgVal p = cg_get(cg, ptr), m = mask ? cg_get(cg, mask) : p;
+    int W = op->sub, bytes = cg_mem_bytes(ptr->type.elem);
+    int dim, run = lin_run(&l.lin, ptr->type.rank, ptr->type.shape, &dim);
+    int w = cg->axis ? axis_vector_width_along(cg->axis, ptr, mask, bytes, dim) : 1;
+    w = w < run ? w : run;
+    w = w < W ? w : W;
+    int size = w * bytes;
+    if ((size != 4 && size != 8 && size != 16) || W % w || p.n % W) {
+        cg_internal(cg, op->span, "private async copy of %d bytes per run", size);
+        return;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s", size == 16 ? "cg" : "ca",
+             size);
+    LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[2]).el[0]);
+    for (int s = 0; s < p.n; s += w) {
+        LLVMValueRef args[3];
+        args[0] = cg_smem_addr_at(cg, base, private_index(cg, s, W), ptr->type.elem);
+        args[1] = p.el[s];
+        args[2] = mask ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size),
+                                         cg_i32(cg, 0), "")
+                       : cg_i32(cg, size);
+        cg_intrinsic(cg, name, NULL, 0, args, 3);
+    }
+}
+
+/* A private ring's slot back into registers, a chunk per load. */
+static void emit_private_view(Cg *cg, const IrOp *op)
+{
+    const IrValue *res = op->results[0];
+    DType dt = res->type.dt;
+    int W = op->sub, n = cg_layout(cg, res).per_thread;
+    if (n % W) {
+        cg_internal(cg, op->span, "private ring of %d elements in chunks of %d", n, W);
+        return;
+    }
+    LLVMTypeRef vt = LLVMVectorType(cg_mem_type(cg, dt), (unsigned)W);
+    LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[0]).el[0]);
+    CgVal r = cg_val_new(cg, n);
+    for (int s = 0; s < n; s += W) {
+        LLVMValueRef v = LLVMBuildLoad2(cg->b, vt, cg_smem_addr_at(cg, base, private_index(cg, s, W), dt), "");
+        LLVMSetAlignment(v, (unsigned)(W * cg_mem_bytes(dt)));
+        for (int i = 0; i < W; i++)
+            r.el[s + i] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");
+    }
+    cg_set(cg, res, r);
+}
+
 bool cg_emit_async(Cg *cg, const IrOp *op)
 {
     switch (op->kind) {
     case IR_ASYNC_COPY:
-        emit_copy(cg, op);
+        if (op->sub)
+            emit_private_copy(cg, op);
+        else
+            emit_copy(cg, op);
         return true;
     case IR_ASYNC_COMMIT:
         cg_intrinsic(cg, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
@@ -139,11 +218,14 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
             cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
         if (op->ival2)
             cg_fence_async_shared(cg);
-        cg_barrier(cg);
+        if (!op->sub)
+            cg_barrier(cg);
         return true;
     }
     case IR_SHARED_VIEW:
-        return true; /* read in place by the dot it feeds */
+        if (op->sub)
+            emit_private_view(cg, op);
+        return true; /* a tile: read in place by the dot it feeds */
     case IR_DOT_WAIT:
         cg_emit_dot_wait(cg, op);
         return true;

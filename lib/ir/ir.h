@@ -185,14 +185,16 @@ void type_print(StrBuf *sb, Type t);
     X(IR_ASYNC_COPY, "async_copy", "ptr, mask|NULL, slot(i32) -> (); copies "\
                                     "the pointees into slot `slot` of shared " \
                                     "buffer ival (of ival2 slots), zeros "     \
-                                    "where masked off")                        \
+                                    "where masked off; sub > 0: a private "    \
+                                    "ring, runs of sub elements per thread")   \
     X(IR_ASYNC_COMMIT, "async_commit", "-> (); closes a group of copies")     \
     X(IR_ASYNC_WAIT, "async_wait", "-> (); waits until at most ival groups "  \
                                     "are in flight, then (ival2 1: after a "   \
                                     "fence for wgmma's async proxy) a CTA "    \
-                                    "barrier")                                 \
+                                    "barrier, none when sub is 1")             \
     X(IR_SHARED_VIEW, "shared_view", "slot(i32) -> the block in slot `slot` "\
-                                      "of shared buffer ival")                 \
+                                      "of shared buffer ival; sub > 0: read "  \
+                                      "from a private ring into registers")    \
     X(IR_DOT_WAIT, "dot_wait", "x -> x; waits for the asynchronous dots "      \
                                "(dot with ival 1) that produce x")                \
     /* TMA (sm_90a): tiles of 2-D strided tensors copied whole */              \

@@ -182,13 +182,16 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_FOR: if (op->ival) sb_printf(sb, " num_stages=%lld", (long long)op->ival); break;
     case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_WAIT:
         sb_printf(sb, " buffer=%lld slots=%lld", (long long)op->ival, (long long)op->ival2);
+        if (op->kind != IR_TMA_WAIT && op->sub)
+            sb_printf(sb, " private run=%d", op->sub);
         break;
     case IR_TMA_COPY:
         sb_printf(sb, " tmap=%d buffer=%lld slots=%lld", op->sub, (long long)op->ival,
                   (long long)op->ival2);
         break;
     case IR_ASYNC_WAIT:
-        sb_printf(sb, " %lld%s", (long long)op->ival, op->ival2 ? " fence" : "");
+        sb_printf(sb, " %lld%s%s", (long long)op->ival, op->ival2 ? " fence" : "",
+                  op->sub ? " no_barrier" : "");
         break;
     case IR_PRINT: if (op->flags & IRF_HEX) sb_puts(sb, " hex"); break;
     case IR_ASSERT:

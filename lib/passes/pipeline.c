@@ -26,6 +26,16 @@
  * barrier, which may order the loads. Runs after pass_layout, on GPU code only:
  * the interpreter never sees these ops.
  *
+ * Loads no dot reads are pipelined too where the loop asks for it with
+ * tl.range(..., num_stages=S), as Triton does (a loop that only has the
+ * launch's num_stages keeps its plain loads). Such a load's ring is
+ * private: every thread copies its own elements, in runs of 4 to 16
+ * bytes, into its own part of each slot, and reads them back itself after
+ * its own wait, so the loop needs no barrier. The copies of iteration
+ * i+S-1 read memory before the stores of iterations i .. i+S-2 run, so a
+ * load is taken only when no store of the loop may write what it reads:
+ * their pointers come from different parameters.
+ *
  * On sm_90a, where the launcher builds tensor maps (f->tma), a load that is
  * a tile of a 2-D strided tensor (tile.c) is copied by TMA instead: one
  * thread issues the whole tile with the slot's mbarrier counting its bytes,
@@ -57,6 +67,7 @@ typedef struct Pipe {
     int nslice;
     bool *carried;      /* by iter arg index */
     TileMatch *tile[MAX_LOADS]; /* TMA's view of each load, NULL: cp.async */
+    int priv[MAX_LOADS];        /* elements per run of a private ring, 0: a shared tile */
     int tmap[MAX_LOADS];        /* the tensor map of a TMA load */
     int ncp;                    /* loads copied by cp.async */
 } Pipe;
@@ -164,6 +175,68 @@ static TileMatch *tma_tile(Pipe *p, const IrOp *ld)
     return m && tile_match(p->f, p->loop, ld, m) ? m : NULL;
 }
 
+/* The parameter a pointer is computed from, or NULL where that is not
+ * known: offsets added to it, its shape changed, or carried through the
+ * loop from an initial value. */
+static const IrValue *pointer_base(const Pipe *p, const IrValue *v)
+{
+    for (int depth = 0; v && depth < 64; depth++) {
+        if (!v->def) {
+            if (v->owner == p->f->body)
+                return v;
+            if (v->owner != p->body || v->index < 1 || 3 + v->index - 1 >= p->loop->nops)
+                return NULL;
+            v = p->loop->operands[3 + v->index - 1];
+            continue;
+        }
+        switch (v->def->kind) {
+        case IR_ADDPTR: case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE:
+        case IR_CONVERT_LAYOUT: case IR_TRANS:
+            v = v->def->operands[0];
+            break;
+        default:
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* No store of the body may write what load ld reads. */
+static bool stores_elsewhere(const Pipe *p, const IrOp *ld)
+{
+    const IrValue *base = pointer_base(p, ld->operands[0]);
+    if (!base)
+        return false;
+    for (const IrOp *o = p->body->first; o; o = o->next) {
+        if (o->kind != IR_STORE)
+            continue;
+        const IrValue *sb = pointer_base(p, o->operands[0]);
+        if (!sb || sb == base)
+            return false;
+    }
+    return true;
+}
+
+/* Elements per run of a private ring for load ld (see the top), 0 where
+ * its runs are not 4, 8 or 16 bytes of a byte-sized element type. */
+static int private_run(Pipe *p, const IrOp *ld)
+{
+    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    DType dt = ld->results[0]->type.dt;
+    LinLayout ll;
+    if (!p->axis || p->loop->ival < 2 || dt == DT_I1 || dt == DT_F8E4 || dt == DT_F8E5 ||
+        ptr->type.rank < 1 || ptr->type.rank > 2 || !ptr->layout ||
+        !layout_linear(ptr->layout, ptr->type.rank, ptr->type.shape, p->f->num_warps * 32, &ll))
+        return 0;
+    int bytes = dtype_bits(dt) / 8;
+    int dim, w = lin_run(&ll, ptr->type.rank, ptr->type.shape, &dim);
+    int aw = axis_vector_width_along(p->axis, ptr, mask, bytes, dim);
+    w = aw < w ? aw : w;
+    while (w * bytes > 16)
+        w /= 2;
+    return w * bytes >= 4 && stores_elsewhere(p, ld) ? w : 0;
+}
+
 static bool find_loads(Pipe *p)
 {
     p->nloads = 0;
@@ -172,8 +245,16 @@ static bool find_loads(Pipe *p)
             continue;
         if (o->nops > 2 && o->operands[2] && !is_zero_const(o->operands[2]))
             continue;
+        if (p->nloads == MAX_LOADS)
+            break;
         const Layout *dop = feeds_dot_only(p, o);
-        if (p->nloads == MAX_LOADS || !dop)
+        int run = dop ? 0 : private_run(p, o);
+        if (run) {
+            p->tile[p->nloads] = NULL;
+            p->priv[p->nloads] = run;
+            p->loads[p->nloads++] = o;
+        }
+        if (!dop)
             continue;
         TileMatch *m = tma_tile(p, o); /* TMA copies tiles cp.async cannot */
         int ntiles = 0;
@@ -183,6 +264,7 @@ static bool find_loads(Pipe *p)
             m = NULL; /* the launcher passes at most IR_MAX_TMAPS */
         if ((m || copyable(p, o)) && ring_order_fits(p, o, dop, m)) {
             p->tile[p->nloads] = m;
+            p->priv[p->nloads] = 0;
             p->loads[p->nloads++] = o;
         }
     }
@@ -311,9 +393,10 @@ static IrValue *splat_like(IrBuilder *b, Span sp, IrValue *v, const IrValue *lik
 
 /* The copy of load `ld` for an iteration whose (cloned) pointer and mask are
  * given, valid when `live` (a scalar i1) holds. */
-static void emit_copy(Pipe *p, IrBuilder *b, const IrOp *ld, int buf, IrValue *ptr, IrValue *mask,
-                      IrValue *live, IrValue *slot)
+static void emit_copy(Pipe *p, IrBuilder *b, int i, IrValue *ptr, IrValue *mask, IrValue *live,
+                      IrValue *slot)
 {
+    const IrOp *ld = p->loads[i];
     IrValue *m = splat_like(b, ld->span, live, ptr);
     if (mask) {
         Type mt = mask->type;
@@ -322,8 +405,9 @@ static void emit_copy(Pipe *p, IrBuilder *b, const IrOp *ld, int buf, IrValue *p
     }
     IrValue *ops[3] = {ptr, m, slot};
     IrOp *c = ir_build(b, IR_ASYNC_COPY, ld->span, ops, 3, NULL, 0);
-    c->ival = buf;
+    c->ival = p->f->nbuffers + i;
     c->ival2 = p->slots;
+    c->sub = p->priv[i];
 }
 
 /* The TMA copy of load i for iteration index j. */
@@ -412,7 +496,7 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
             if (p->tile[i])
                 emit_tma(p, &b, i, j, live, slot);
             else
-                emit_copy(p, &b, ld, p->f->nbuffers + i, mapped(map, p->nids, ld->operands[0]),
+                emit_copy(p, &b, i, mapped(map, p->nids, ld->operands[0]),
                           ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
         }
         if (p->ncp)
@@ -474,6 +558,14 @@ static IrOp *widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
     return loop;
 }
 
+static bool all_private(const Pipe *p)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (!p->priv[i])
+            return false;
+    return true;
+}
+
 static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
 {
     IrOp *loop = p->loop;
@@ -495,6 +587,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrOp *w = ir_build(&b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
     w->ival = p->ncp ? p->stages - 2 : -1; /* -1: no cp.async group to wait for */
     w->ival2 = p->wgmma; /* the copies are read through the async proxy */
+    w->sub = all_private(p); /* each thread reads only what it copied: no barrier */
     IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
     live->def->sub = CMP_LT;
     /* the slice again, for iteration i+S-1: the carried arguments already
@@ -513,15 +606,20 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
         if (p->tile[i])
             emit_tma(p, &at, i, j, live, wr);
         else
-            emit_copy(p, &at, ld, p->f->nbuffers + i, mapped(map, p->nids, ld->operands[0]),
+            emit_copy(p, &at, i, mapped(map, p->nids, ld->operands[0]),
                       ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, wr);
         IrBuilder here = {p->f, body, ld};
         Type t = ld->results[0]->type;
         IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
         v->ival = p->f->nbuffers + i;
         v->ival2 = p->slots;
-        Layout sh = shared_for(p, i);
-        v->results[0]->layout = ir_layout_intern(p->f, &sh);
+        v->sub = p->priv[i];
+        if (p->priv[i]) {
+            v->results[0]->layout = ld->results[0]->layout; /* read back into registers */
+        } else {
+            Layout sh = shared_for(p, i);
+            v->results[0]->layout = ir_layout_intern(p->f, &sh);
+        }
         v->results[0]->name = ld->results[0]->name;
         ir_replace_uses(body, ld->results[0], v->results[0]);
         ir_remove(ld);
@@ -541,6 +639,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrBuilder after = {p->f, loop->parent, loop->next};
     IrOp *drain = ir_build(&after, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
     drain->ival = p->ncp ? 0 : -1;
+    drain->sub = all_private(p);
 }
 
 static bool is_load_of(const Pipe *p, const IrValue *v)

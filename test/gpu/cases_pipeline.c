@@ -1,0 +1,137 @@
+/* cases_pipeline.c: loops whose loads feed reductions, with num_stages on
+ * the loop, which tk copies ahead into private rings of shared memory:
+ * ragged and exact column counts, a single iteration and none, 2 to 4
+ * stages, fp32, fp16 and bf16 runs of 16 bytes, fp32 runs of 4 bytes (rows
+ * not aligned), 16-bit elements with ragged columns (not copied: runs of 2
+ * bytes), int32 2-D tiles through carried
+ * pointers, two loads a step, and an in-place chain whose loads read what
+ * the previous iteration stored (left as plain loads: the result must still
+ * be the sequential one). Sums of integers are exact; fp32 sums of random
+ * values are bounded by 1e-5. */
+#include "harness.h"
+
+/* stride 0: a multiple of 16 elements, so rows start 16-byte aligned */
+static void row_sum_case(H *h, tk_dtype t, int rows, int cols, int block, int stages, int stride)
+{
+    if (!stride)
+        stride = (cols + 15) / 16 * 16 + 16;
+    if (!h_begin(h, "pipeline.row_sum_%s.%dx%d.s%d.B%d.S%d", h_dtype_name(t), rows, cols, stride,
+                 block, stages))
+        return;
+    size_t n = (size_t)rows * stride;
+    tk_kernel *k = h_kernel(h, "pipeline.tk", "row_sum");
+    double *x = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        x[i] = t == TK_F32 ? h_round_to(t, h_uniform(h, -1, 1)) : (double)h_randint(h, -8, 8);
+    void *dx = h_upload(h, t, x, n), *dout = h_output(h, TK_F32, rows);
+    h_launch(h, k, h_grid(rows, 1, 1),
+             H_ARGS(tk_ptr(dx, t), tk_ptr(dout, TK_F32), tk_i32(stride), tk_i32(cols),
+                    tk_const("BLOCK", block), tk_const("STAGES", stages)), 4);
+    double *out = h_download(h, TK_F32, dout, rows);
+    double *ref = h_malloc(h, rows * sizeof(double));
+    for (int r = 0; r < rows; r++) {
+        ref[r] = 0;
+        for (int c = 0; c < cols; c++)
+            ref[r] += x[(size_t)r * stride + c];
+    }
+    h_check(h, "row sums", out, ref, rows, t == TK_F32 ? 1e-5 : 0);
+    h_end(h);
+}
+
+static void row_dot_max_case(H *h, tk_dtype t, int rows, int cols, int block, int stages)
+{
+    if (!h_begin(h, "pipeline.row_dot_max_%s.%dx%d.B%d.S%d", h_dtype_name(t), rows, cols, block,
+                 stages))
+        return;
+    size_t n = (size_t)rows * cols;
+    tk_kernel *k = h_kernel(h, "pipeline.tk", "row_dot_max");
+    double *x = h_malloc(h, n * sizeof(double)), *y = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double)h_randint(h, -6, 6);
+        y[i] = (double)h_randint(h, -6, 6);
+    }
+    void *dx = h_upload(h, t, x, n), *dy = h_upload(h, t, y, n);
+    void *ddot = h_output(h, TK_F32, rows), *dmax = h_output(h, TK_F32, rows);
+    h_launch(h, k, h_grid(rows, 1, 1),
+             H_ARGS(tk_ptr(dx, t), tk_ptr(dy, t), tk_ptr(ddot, TK_F32), tk_ptr(dmax, TK_F32),
+                    tk_i32(cols), tk_i32(cols), tk_const("BLOCK", block),
+                    tk_const("STAGES", stages)), 4);
+    double *dot = h_download(h, TK_F32, ddot, rows), *mx = h_download(h, TK_F32, dmax, rows);
+    double *rd = h_malloc(h, rows * sizeof(double)), *rm = h_malloc(h, rows * sizeof(double));
+    for (int r = 0; r < rows; r++) {
+        rd[r] = 0;
+        rm[r] = x[(size_t)r * cols];
+        for (int c = 0; c < cols; c++) {
+            rd[r] += x[(size_t)r * cols + c] * y[(size_t)r * cols + c];
+            rm[r] = x[(size_t)r * cols + c] > rm[r] ? x[(size_t)r * cols + c] : rm[r];
+        }
+    }
+    h_check(h, "row dot products", dot, rd, rows, 0);
+    h_check(h, "row maxima", mx, rm, rows, 0);
+    h_end(h);
+}
+
+static void tile_case(H *h, int rows, int cols, int br, int block, int stages)
+{
+    if (!h_begin(h, "pipeline.tile_row_sum.%dx%d.%dx%d.S%d", rows, cols, br, block, stages))
+        return;
+    int stride = (cols + 15) / 16 * 16 + 16;
+    size_t n = (size_t)rows * stride;
+    tk_kernel *k = h_kernel(h, "pipeline.tk", "tile_row_sum");
+    double *x = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)h_randint(h, -1000, 1000);
+    void *dx = h_upload(h, TK_I32, x, n), *dout = h_output(h, TK_I32, rows);
+    h_launch(h, k, h_grid((rows + br - 1) / br, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_I32), tk_ptr(dout, TK_I32), tk_i32(rows), tk_i32(cols),
+                    tk_i32(stride), tk_const("BR", br), tk_const("BLOCK", block),
+                    tk_const("STAGES", stages)), 4);
+    double *out = h_download(h, TK_I32, dout, rows);
+    double *ref = h_malloc(h, rows * sizeof(double));
+    for (int r = 0; r < rows; r++) {
+        ref[r] = 0;
+        for (int c = 0; c < cols; c++)
+            ref[r] += x[(size_t)r * stride + c];
+    }
+    h_check(h, "tile row sums", out, ref, rows, 0);
+    h_end(h);
+}
+
+static void chain_case(H *h, int cols, int block, int stages)
+{
+    if (!h_begin(h, "pipeline.chain_in_place.n%d.B%d.S%d", cols, block, stages))
+        return;
+    tk_kernel *k = h_kernel(h, "pipeline.tk", "chain_in_place");
+    double *x = h_malloc(h, (size_t)cols * sizeof(double));
+    for (int i = 0; i < cols; i++)
+        x[i] = (double)h_randint(h, -100, 100);
+    void *dx = h_upload(h, TK_F32, x, cols);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_i32(cols), tk_const("BLOCK", block),
+                    tk_const("STAGES", stages)), 4);
+    double *out = h_download(h, TK_F32, dx, cols);
+    for (int i = block; i < cols; i++)
+        x[i] = x[i - block] + 1.0; /* the sequential loop, block by block */
+    h_check(h, "chained blocks", out, x, cols, 0);
+    h_end(h);
+}
+
+void cases_pipeline(H *h)
+{
+    static const int sizes[][4] = {{64, 1000, 256, 3}, {32, 4096, 1024, 3}, {16, 3001, 512, 2},
+                                   {8, 17, 256, 4},    {4, 0, 256, 3},      {128, 2048, 128, 4},
+                                   {3, 256, 256, 2}};
+    for (int i = 0; i < 7; i++)
+        row_sum_case(h, TK_F32, sizes[i][0], sizes[i][1], sizes[i][2], sizes[i][3], 0);
+    row_sum_case(h, TK_F32, 16, 1002, 256, 3, 1003); /* unaligned rows: runs of 4 bytes */
+    row_sum_case(h, TK_F16, 32, 4096, 1024, 3, 0);
+    row_sum_case(h, TK_BF16, 16, 1024, 256, 4, 0);
+    row_sum_case(h, TK_BF16, 16, 777, 256, 4, 0); /* 2-byte runs: loads stay */
+    row_dot_max_case(h, TK_F32, 32, 2000, 512, 3);
+    row_dot_max_case(h, TK_F16, 16, 4096, 1024, 2);
+    tile_case(h, 100, 1000, 16, 64, 3);
+    tile_case(h, 64, 64, 32, 64, 2);
+    tile_case(h, 33, 517, 8, 128, 4);
+    chain_case(h, 4096, 256, 3);
+    chain_case(h, 1000, 128, 2);
+}
