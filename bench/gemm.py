@@ -23,6 +23,7 @@ import tkbind  # noqa: E402
 MATMUL = os.path.join(ROOT, "examples", "matmul.tk")
 ATTENTION = os.path.join(ROOT, "bench", "kernels", "attention.tk")
 GROUPED = os.path.join(ROOT, "bench", "kernels", "grouped_gemm.tk")
+PERSISTENT = os.path.join(ROOT, "bench", "kernels", "matmul_persistent.tk")
 
 # (BM, BN, BK, GROUP, warps, stages): Triton tutorial 03's configs for fp16
 CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32, 8, 4, 4),
@@ -214,13 +215,64 @@ def grouped_rows(torch, tk, tri, groups, reps):
     return [(name, res.get("tk", (0, None)), res.get("triton", (0, None)), None)]
 
 
+def persistent_rows(torch, tk, tri, shapes, reps):
+    """Tutorial 09's shape of kernel: one program per SM walking the tiles."""
+    kern = tk.kernel(PERSISTENT, "matmul_persistent")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    rows = []
+    for (M, N, K) in shapes:
+        torch.manual_seed(M + N + K + 9)
+        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+        c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+        ref = a.float() @ b.float()
+        flops = 2.0 * M * N * K
+        res = {}
+        for cfg in [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4)]:
+            BM, BN, BK, G, warps, stages = cfg
+            grid = (min(sms, ((M + BM - 1) // BM) * ((N + BN - 1) // BN)),)
+            strides = [a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                       c.stride(1)]
+            args = [tkbind.tk_ptr(x.data_ptr(), "f16") for x in (a, b, c)]
+            args += [tkbind.tk_i32(v) for v in [M, N, K] + strides]
+            args += [tkbind.tk_const(n, v) for n, v in (("BM", BM), ("BN", BN), ("BK", BK),
+                                                         ("GROUP", G), ("NUM_SMS", grid[0]))]
+            tk_run = tkbind.TkLaunch(tk, kern, grid, args, warps)
+            tk_run.opts.num_stages = stages
+
+            def tri_run():
+                tri.matmul_persistent[grid](a, b, c, M, N, K, *strides, BM=BM, BN=BN, BK=BK,
+                                            GROUP=G, NUM_SMS=grid[0], num_warps=warps,
+                                            num_stages=stages)
+            for who, fn in (("tk", tk_run), ("triton", tri_run)):
+                try:
+                    c.fill_(float("nan"))
+                    fn()
+                    torch.cuda.synchronize()
+                    err = rel_err(torch, c, ref)
+                    ms = median_ms(torch, fn, reps)
+                except Exception as e:
+                    print(f"  persistent {who} {cfg}: {e}", flush=True)
+                    continue
+                tf = flops / ms / 1e9
+                ok = err < 2e-2
+                print(f"  persistent gemm {M}x{N}x{K} {who:6s} {cfg}: {tf:7.1f} TFLOP/s "
+                      f"rel.err {err:.2e}{'' if ok else '  WRONG'}", flush=True)
+                if ok and tf > res.get(who, (0, None))[0]:
+                    res[who] = (tf, cfg)
+        cub = flops / median_ms(torch, lambda: torch.matmul(a, b), reps) / 1e9
+        rows.append((f"persistent gemm fp16 {M}x{N}x{K}", res.get("tk", (0, None)),
+                     res.get("triton", (0, None)), cub))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--libtk", default=os.environ.get("TK_LIBTK", "build/libtk.so"))
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--quick", action="store_true", help="4096^3 fp16 and one attention shape")
     ap.add_argument("--no-attention", action="store_true")
-    ap.add_argument("--only", choices=("gemm", "attention", "grouped"),
+    ap.add_argument("--only", choices=("gemm", "attention", "grouped", "persistent"),
                     help="run one kind of workload")
     args = ap.parse_args()
     import torch
@@ -246,6 +298,10 @@ def main():
         tri_gg = load_module(GROUPED, "tk_bench_grouped")
         groups = [(1024, 1024, 1024), (2048, 1024, 2048), (512, 2048, 1024), (4096, 512, 2048)]
         rows += grouped_rows(torch, tk, tri_gg, groups, args.reps)
+    if args.only in (None, "persistent") and os.path.exists(PERSISTENT):
+        tri_pm = load_module(PERSISTENT, "tk_bench_persistent")
+        shapes = [(4096, 4096, 4096)] if args.quick else [(4096, 4096, 4096), (8192, 8192, 8192)]
+        rows += persistent_rows(torch, tk, tri_pm, shapes, args.reps)
     print("\n| workload | tk TFLOP/s | Triton TFLOP/s | cuBLAS TFLOP/s | tk/Triton | tk config |")
     print("|---|---|---|---|---|---|")
     for name, (tk_tf, tk_cfg), (tr_tf, _), cub in rows:
