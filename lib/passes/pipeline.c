@@ -631,7 +631,8 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(yield->nops + 2));
     if (!ops || p->f->arena->oom)
         return;
-    memcpy(ops, yield->operands, sizeof(IrValue *) * (size_t)yield->nops);
+    if (yield->nops) /* a loop that carries nothing yields nothing */
+        memcpy(ops, yield->operands, sizeof(IrValue *) * (size_t)yield->nops);
     ops[yield->nops] = nrd;
     ops[yield->nops + 1] = nwr;
     yield->operands = ops;
