@@ -163,6 +163,26 @@ def attention_rows(torch, tk, tri, shapes, reps):
     return rows
 
 
+def timed_check(torch, label, fn, outs, refs, flops, reps):
+    """Poisons the outputs, runs fn once and checks each output against its
+    reference, then times fn. Prints one line; returns TFLOP/s, or 0 where
+    the result is wrong or the run failed."""
+    try:
+        for o in outs:
+            o.fill_(float("nan"))
+        fn()
+        torch.cuda.synchronize()
+        err = max(rel_err(torch, o, r) for o, r in zip(outs, refs))
+        ms = median_ms(torch, fn, reps)
+    except Exception as e:  # a config one compiler cannot run
+        print(f"  {label}: {e}", flush=True)
+        return 0
+    tf = flops / ms / 1e9
+    ok = err < 2e-2
+    print(f"  {label}: {tf:7.1f} TFLOP/s rel.err {err:.2e}{'' if ok else '  WRONG'}", flush=True)
+    return tf if ok else 0
+
+
 def grouped_rows(torch, tk, tri, groups, reps):
     """One persistent launch over every tile of every (M, N, K) problem."""
     kern = tk.kernel(GROUPED, "grouped_gemm")
@@ -195,21 +215,8 @@ def grouped_rows(torch, tk, tri, groups, reps):
                                           programs, BM=BM, BN=BN, BK=BK, num_warps=warps,
                                           num_stages=stages)
         for who, fn in (("tk", tk_run), ("triton", tri_run)):
-            try:
-                for c in C:
-                    c.fill_(float("nan"))
-                fn()
-                torch.cuda.synchronize()
-                err = max(rel_err(torch, c, r) for c, r in zip(C, refs))
-                ms = median_ms(torch, fn, reps)
-            except Exception as e:
-                print(f"  grouped {who} {cfg}: {e}", flush=True)
-                continue
-            tf = flops / ms / 1e9
-            ok = err < 2e-2
-            print(f"  grouped gemm {who:6s} {cfg}: {tf:7.1f} TFLOP/s rel.err {err:.2e}"
-                  f"{'' if ok else '  WRONG'}", flush=True)
-            if ok and tf > res.get(who, (0, None))[0]:
+            tf = timed_check(torch, f"grouped gemm {who:6s} {cfg}", fn, C, refs, flops, reps)
+            if tf > res.get(who, (0, None))[0]:
                 res[who] = (tf, cfg)
     name = "grouped gemm fp16 " + ",".join(f"{m}x{n}x{k}" for m, n, k in groups)
     return [(name, res.get("tk", (0, None)), res.get("triton", (0, None)), None)]
@@ -245,20 +252,9 @@ def persistent_rows(torch, tk, tri, shapes, reps):
                                             GROUP=G, NUM_SMS=grid[0], num_warps=warps,
                                             num_stages=stages)
             for who, fn in (("tk", tk_run), ("triton", tri_run)):
-                try:
-                    c.fill_(float("nan"))
-                    fn()
-                    torch.cuda.synchronize()
-                    err = rel_err(torch, c, ref)
-                    ms = median_ms(torch, fn, reps)
-                except Exception as e:
-                    print(f"  persistent {who} {cfg}: {e}", flush=True)
-                    continue
-                tf = flops / ms / 1e9
-                ok = err < 2e-2
-                print(f"  persistent gemm {M}x{N}x{K} {who:6s} {cfg}: {tf:7.1f} TFLOP/s "
-                      f"rel.err {err:.2e}{'' if ok else '  WRONG'}", flush=True)
-                if ok and tf > res.get(who, (0, None))[0]:
+                tf = timed_check(torch, f"persistent gemm {M}x{N}x{K} {who:6s} {cfg}", fn, [c],
+                                 [ref], flops, reps)
+                if tf > res.get(who, (0, None))[0]:
                     res[who] = (tf, cfg)
         cub = flops / median_ms(torch, lambda: torch.matmul(a, b), reps) / 1e9
         rows.append((f"persistent gemm fp16 {M}x{N}x{K}", res.get("tk", (0, None)),
