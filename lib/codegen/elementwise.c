@@ -227,10 +227,11 @@ static LLVMValueRef math(Cg *cg, MathFn fn, DType dt, LLVMValueRef x)
             break;
         return nvvm1(cg, "llvm.nvvm.ex2.approx.f",
                      LLVMBuildFMul(cg->b, x, LLVMConstReal(t, 1.4426950408889634), ""));
-    case MATH_EXP2:
+    case MATH_EXP2: /* flushes subnormals, as Triton's exp2 does; it saves the
+                     * denormal fix-up around every MUFU.EX2 in a softmax */
         if (!f32)
             break;
-        return nvvm1(cg, "llvm.nvvm.ex2.approx.f", x);
+        return nvvm1(cg, "llvm.nvvm.ex2.approx.ftz.f", x);
     case MATH_LOG:
         if (!f32)
             break;

@@ -6,6 +6,7 @@
  * width or more give 0 (or the sign for arithmetic >>), as PTX clamps them. */
 #include "interp/interp.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -258,8 +259,13 @@ static bool math(InterpProg *p, const IrOp *op)
             ((float *)r)[i] = sqrtf(((const float *)x)[i]);
         return true;
     }
-    for (int64_t i = 0; i < n; i++)
-        interp_set_double(dt, r, i, fn(interp_get_double(dt, x, i)));
+    /* exp2 of fp32 and narrower flushes subnormal results to zero, as the
+     * GPU's ex2.approx.ftz does */
+    bool ftz = op->sub == MATH_EXP2 && dt != DT_F64;
+    for (int64_t i = 0; i < n; i++) {
+        double v = fn(interp_get_double(dt, x, i));
+        interp_set_double(dt, r, i, ftz && fabs(v) < FLT_MIN ? 0.0 : v);
+    }
     return true;
 }
 
