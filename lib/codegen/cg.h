@@ -101,8 +101,12 @@ bool cg_layout_same(Cg *cg, const IrValue *a, const IrValue *b);
  * shape, else the default. */
 CgLayout cg_layout_type(Cg *cg, Type t);
 void cg_index_layouts(Cg *cg);
-/* The linear (row-major) index of the element this thread holds in `slot`. */
+/* The linear (row-major) index of the element this thread holds in `slot`:
+ * the thread's part (cg_thread_index) with the slot's bits (cg_slot_index)
+ * set; the two never share a bit. */
 LLVMValueRef cg_elem_index(Cg *cg, const CgLayout *l, int slot);
+LLVMValueRef cg_thread_index(Cg *cg, const CgLayout *l);
+int64_t cg_slot_index(const CgLayout *l, int slot);
 /* i1: this thread holds the first copy of its elements (false for copies). */
 LLVMValueRef cg_owner(Cg *cg, const CgLayout *l);
 /* Coordinate d of a linear index in a shape. */
@@ -158,8 +162,9 @@ bool cg_fp8_used(const IrFunc *f);
  * arithmetic (arange, constants, splats of scalars, shape ops and pure
  * elementwise ops over them) can be recomputed where it is needed. */
 bool cg_can_remat(Cg *cg, const IrValue *v);
-/* Element `idx` (linear index in v's shape) of v, recomputed. */
-LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef idx);
+/* Element t | c (linear index in v's shape: a thread's part t and a
+ * constant c with no bit in common) of v, recomputed. */
+LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef t, int64_t c);
 
 /* ---- codegen/memory.c --------------------------------------------------------------- */
 bool cg_emit_memory(Cg *cg, const IrOp *op);

@@ -138,12 +138,23 @@ static LLVMValueRef thread_index(Cg *cg, const CgLayout *l)
     return e;
 }
 
-LLVMValueRef cg_elem_index(Cg *cg, const CgLayout *l, int slot)
+int64_t cg_slot_index(const CgLayout *l, int slot)
 {
     int64_t r = 0;
     for (int i = 0; i < l->lin.nreg; i++)
         if (slot >> i & 1)
             r |= l->lin.reg[i];
+    return r;
+}
+
+LLVMValueRef cg_thread_index(Cg *cg, const CgLayout *l)
+{
+    return thread_index(cg, l);
+}
+
+LLVMValueRef cg_elem_index(Cg *cg, const CgLayout *l, int slot)
+{
+    int64_t r = cg_slot_index(l, slot);
     LLVMValueRef t = thread_index(cg, l);
     return r ? LLVMBuildOr(cg->b, t, cg_i32(cg, r), "") : t;
 }
@@ -400,7 +411,7 @@ static bool remat(Cg *cg, const IrOp *op)
     CgLayout l = cg_layout(cg, res);
     CgVal r = cg_val_new(cg, l.per_thread);
     for (int s = 0; s < r.n; s++)
-        r.el[s] = cg_remat_elem(cg, res, cg_elem_index(cg, &l, s));
+        r.el[s] = cg_remat_elem(cg, res, cg_thread_index(cg, &l), cg_slot_index(&l, s));
     cg_set(cg, res, r);
     return true;
 }

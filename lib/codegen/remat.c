@@ -20,20 +20,41 @@ static int64_t stride_of(const Type *t, int d)
     return s;
 }
 
-/* Index in the broadcast operand's shape of element idx of the result. */
-static LLVMValueRef unbroadcast(Cg *cg, LLVMValueRef idx, const Type *dst, const Type *src)
+/* An element index kept in two parts with no bit in common: t, which
+ * depends on the thread, and the constant c of the register slot. Each
+ * coordinate then splits the same way, so the elements of one thread share
+ * the values computed from t and differ by constants: `rows >= cols` over
+ * an mma tile needs a few row and column bases, not one index per element. */
+typedef struct RIdx {
+    LLVMValueRef t;
+    int64_t c;
+} RIdx;
+
+/* Coordinate d of idx in shape t, moved to dim d of shape src (stride s). */
+static RIdx coord_to(Cg *cg, RIdx idx, const Type *t, int d, int64_t s)
 {
-    LLVMValueRef r = cg_i32(cg, 0);
+    int sh = cg_ilog2(stride_of(t, d)), to = cg_ilog2(s);
+    int64_t m = t->shape[d] - 1;
+    RIdx r = {LLVMBuildShl(cg->b, cg_coord(cg, idx.t, t, d), cg_i32(cg, to), ""),
+              (idx.c >> sh & m) << to};
+    return r;
+}
+
+/* Index in the broadcast operand's shape of element idx of the result. */
+static RIdx unbroadcast(Cg *cg, RIdx idx, const Type *dst, const Type *src)
+{
+    RIdx r = {cg_i32(cg, 0), 0};
     for (int d = 0; d < dst->rank; d++) {
         if (src->shape[d] == 1)
             continue;
-        LLVMValueRef c = cg_coord(cg, idx, dst, d);
-        r = LLVMBuildOr(cg->b, r, LLVMBuildShl(cg->b, c, cg_i32(cg, cg_ilog2(stride_of(src, d))), ""), "");
+        RIdx x = coord_to(cg, idx, dst, d, stride_of(src, d));
+        r.t = LLVMBuildOr(cg->b, r.t, x.t, "");
+        r.c |= x.c;
     }
     return r;
 }
 
-LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef idx)
+static LLVMValueRef remat(Cg *cg, const IrValue *v, RIdx idx)
 {
     if (v->type.rank == 0)
         return cg_get(cg, v).el[0];
@@ -46,16 +67,25 @@ LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef idx)
     case IR_EXPAND_DIMS:
     case IR_RESHAPE: /* row-major order is unchanged */
     case IR_CONVERT_LAYOUT:
-        return cg_remat_elem(cg, op->operands[0], idx);
+        return remat(cg, op->operands[0], idx);
     case IR_BROADCAST: {
         const IrValue *in = op->operands[0];
-        return cg_remat_elem(cg, in, unbroadcast(cg, idx, &v->type, &in->type));
+        return remat(cg, in, unbroadcast(cg, idx, &v->type, &in->type));
     }
     default: {
         LLVMValueRef x[8];
         for (int i = 0; i < op->nops && i < 8; i++)
-            x[i] = cg_remat_elem(cg, op->operands[i], idx);
-        return cg_elem_op(cg, op, x, idx);
+            x[i] = remat(cg, op->operands[i], idx);
+        /* the parts share no bit: adding them is or-ing them, and leaves
+         * the constant where LLVM folds it into the arange's offset */
+        LLVMValueRef lin = idx.c ? LLVMBuildAdd(cg->b, idx.t, cg_i32(cg, idx.c), "") : idx.t;
+        return cg_elem_op(cg, op, x, lin);
     }
     }
+}
+
+LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef t, int64_t c)
+{
+    RIdx idx = {t, c};
+    return remat(cg, v, idx);
 }
