@@ -45,6 +45,50 @@ static CgVal *values_of(Cg *cg, IrValue *const *v, int n)
     return r;
 }
 
+/* iv has not passed ub, for a step of either sign. */
+static LLVMValueRef in_range(Cg *cg, LLVMValueRef iv, LLVMValueRef ub, LLVMValueRef step, DType dt)
+{
+    bool sg = dtype_is_signed(dt);
+    LLVMValueRef zero = LLVMConstInt(cg_type(cg, dt), 0, 0);
+    LLVMValueRef up = LLVMBuildICmp(cg->b, sg ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
+    LLVMValueRef down = LLVMBuildICmp(cg->b, sg ? LLVMIntSGT : LLVMIntUGT, iv, ub, "");
+    LLVMValueRef pos = sg ? LLVMBuildICmp(cg->b, LLVMIntSGT, step, zero, "")
+                          : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
+    return LLVMBuildSelect(cg->b, pos, up, down, "");
+}
+
+/* A loop whose results pass_pipeline reads through dot_waits (right after
+ * it) is entered only when it runs at least once; the waits go on its way
+ * out, and the initial values of a loop that never ran join their results
+ * after. A path that never issued the wgmma then reaches no wait with
+ * accumulators of its own, which would make ptxas serialize every wgmma. */
+static void join_waited(Cg *cg, const IrOp *op, CgVal *init, LLVMBasicBlockRef skip)
+{
+    int nc = op->nops - 3;
+    for (const IrOp *w = op->next; w && w->kind == IR_DOT_WAIT; w = w->next)
+        cg_emit_dot_wait(cg, w);
+    LLVMBasicBlockRef exit = LLVMGetInsertBlock(cg->b), join = cg_new_bb(cg, "for.join");
+    LLVMBuildBr(cg->b, join);
+    LLVMPositionBuilderAtEnd(cg->b, skip);
+    LLVMBuildBr(cg->b, join);
+    LLVMPositionBuilderAtEnd(cg->b, join);
+    for (int i = 0; i < op->nres && i < nc; i++) {
+        const IrValue *r = op->results[i];
+        CgVal now = cg_get(cg, r), *ph = make_phis(cg, &init[i], 1);
+        add_incoming(cg, ph, &now, 1, exit);
+        add_incoming(cg, ph, &init[i], 1, skip);
+        cg_set(cg, r, ph[0]);
+        for (const IrOp *w = op->next; w && w->kind == IR_DOT_WAIT; w = w->next) {
+            if (w->operands[0] != r)
+                continue;
+            CgVal done = cg_get(cg, w->results[0]), *wp = make_phis(cg, &init[i], 1);
+            add_incoming(cg, wp, &done, 1, exit);
+            add_incoming(cg, wp, &init[i], 1, skip);
+            cg_set(cg, w->results[0], wp[0]);
+        }
+    }
+}
+
 static void emit_for(Cg *cg, const IrOp *op)
 {
     const IrBlock *body = op->regions[0];
@@ -54,6 +98,13 @@ static void emit_for(Cg *cg, const IrOp *op)
     LLVMValueRef ub = cg_convert(cg, cg_get(cg, op->operands[1]).el[0], op->operands[1]->type.dt, dt);
     LLVMValueRef step = cg_convert(cg, cg_get(cg, op->operands[2]).el[0], op->operands[2]->type.dt, dt);
     CgVal *init = values_of(cg, op->operands + 3, nc);
+    LLVMBasicBlockRef skip = NULL;
+    if (op->next && op->next->kind == IR_DOT_WAIT) {
+        LLVMBasicBlockRef enter = cg_new_bb(cg, "for.enter");
+        skip = cg_new_bb(cg, "for.skip");
+        LLVMBuildCondBr(cg->b, in_range(cg, lb, ub, step, dt), enter, skip);
+        LLVMPositionBuilderAtEnd(cg->b, enter);
+    }
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cg->b);
     LLVMBasicBlockRef head = cg_new_bb(cg, "for.head");
     LLVMBasicBlockRef loop = cg_new_bb(cg, "for.body");
@@ -64,13 +115,7 @@ static void emit_for(Cg *cg, const IrOp *op)
     CgVal *ph = make_phis(cg, init, nc);
     add_incoming(cg, ph, init, nc, pre);
     LLVMAddIncoming(iv, &lb, &pre, 1);
-    bool sg = dtype_is_signed(dt);
-    LLVMValueRef zero = LLVMConstInt(cg_type(cg, dt), 0, 0);
-    LLVMValueRef up = LLVMBuildICmp(cg->b, sg ? LLVMIntSLT : LLVMIntULT, iv, ub, "");
-    LLVMValueRef down = LLVMBuildICmp(cg->b, sg ? LLVMIntSGT : LLVMIntUGT, iv, ub, "");
-    LLVMValueRef pos = sg ? LLVMBuildICmp(cg->b, LLVMIntSGT, step, zero, "")
-                          : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
-    LLVMBuildCondBr(cg->b, LLVMBuildSelect(cg->b, pos, up, down, ""), loop, exit);
+    LLVMBuildCondBr(cg->b, in_range(cg, iv, ub, step, dt), loop, exit);
     LLVMPositionBuilderAtEnd(cg->b, loop);
     if (body->nargs != nc + 1) {
         cg_internal(cg, op->span, "for body has %d arguments, expected %d", body->nargs, nc + 1);
@@ -93,6 +138,8 @@ static void emit_for(Cg *cg, const IrOp *op)
     LLVMPositionBuilderAtEnd(cg->b, exit);
     for (int i = 0; i < op->nres && i < nc; i++)
         cg_set(cg, op->results[i], ph[i]);
+    if (skip)
+        join_waited(cg, op, init, skip);
 }
 
 static void emit_while(Cg *cg, const IrOp *op)

@@ -163,49 +163,43 @@ static void immediates(const Wg *w, StrBuf *text, const CgOperand *ta, const CgO
     sb_printf(text, ", %d", tb->t.trans ? 0 : 1);
 }
 
-/* acc (n/2 registers) += A x B: a from tile ta (or its registers), B from
- * descriptor db of tile tb. */
+/* acc (n/2 registers) += A x B, or (add false: scale-d 0) acc = A x B: a
+ * from tile ta (or its registers), B from descriptor db of tile tb. */
 static void issue(Wg *w, const CgOperand *ta, const CgOperand *tb, const WgA *a, LLVMValueRef db,
-                  LLVMValueRef *acc)
+                  bool add, LLVMValueRef *acc)
 {
     Cg *cg = w->cg;
     int n = w->n / 2, na = a->desc ? 1 : 4, x = n + na; /* operand number after A */
     StrBuf text, cons;
     sb_init(&text);
     sb_init(&cons);
-    sb_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n", x + n + 1);
     sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", w->n, w->k->k,
               w->k->acc_name, w->k->name, w->kb->name);
     reg_list(&text, 0, n);
     if (a->desc) {
-        sb_printf(&text, "}, $%d, $%d, p", 2 * n, x + n);
+        sb_printf(&text, "}, $%d, $%d, %d", 2 * n, x + n, add ? 1 : 0);
     } else {
         sb_puts(&text, "}, {");
         reg_list(&text, 2 * n, 4);
-        sb_printf(&text, "}, $%d, p", x + n);
+        sb_printf(&text, "}, $%d, %d", x + n, add ? 1 : 0);
     }
     immediates(w, &text, ta, tb, a->desc != NULL);
-    sb_puts(&text, ";\n}");
+    sb_puts(&text, ";");
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
-    LLVMTypeRef xt[6] = {i32, i32, i32, i32, i64, i32};
+    LLVMTypeRef xt[5] = {i32, i32, i32, i32, i64};
     if (a->desc)
-        xt[0] = i64;
-    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 6));
-    LLVMValueRef *args = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n + 6));
-    if (a->desc) {
-        xt[1] = i64;
-        xt[2] = i32;
-    }
-    tied(cg, w->acc_t, &cons, pt, n, a->desc ? ",l,l,r" : ",r,r,r,r,l,r", xt, na + 2);
+        xt[0] = xt[1] = i64;
+    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 5));
+    LLVMValueRef *args = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n + 5));
+    tied(cg, w->acc_t, &cons, pt, n, a->desc ? ",l,l" : ",r,r,r,r,l", xt, na + 1);
     for (int i = 0; i < n; i++)
         args[i] = acc[i];
     for (int i = 0; i < na; i++)
         args[n + i] = a->desc ? a->desc : a->reg[i];
     args[n + na] = db;
-    args[n + na + 1] = cg_i32(cg, 1);
     LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
     if (!text.oom && !cons.oom && text.data && cons.data)
-        unpack(cg, cg_asm(cg, st, pt, n + na + 2, text.data, cons.data, args), acc, n);
+        unpack(cg, cg_asm(cg, st, pt, n + na + 1, text.data, cons.data, args), acc, n);
     else
         cg->failed = true;
     sb_free(&text);
@@ -273,6 +267,8 @@ static void setup(Wg *w, const IrOp *op)
 
 void cg_emit_dot_wait(Cg *cg, const IrOp *op)
 {
+    if (cg->have[op->results[0]->id])
+        return; /* waited on the loop's way out (codegen/flow.c) */
     CgVal x = cg_get(cg, op->operands[0]);
     CgVal r = cg_val_new(cg, x.n);
     for (int i = 0; i < x.n; i++)
@@ -320,8 +316,9 @@ typedef struct WgTerm {
 } WgTerm;
 
 /* acc += the terms' products over all of K, K step by K step, as one
- * commit group. */
-static void k_loop(Wg *w, const WgTerm *t, int nt, LLVMValueRef *acc)
+ * commit group; from_zero: acc = that sum, the first K step not reading
+ * acc (scale-d 0), whose registers then need no zeros. */
+static void k_loop(Wg *w, const WgTerm *t, int nt, bool from_zero, LLVMValueRef *acc)
 {
     Cg *cg = w->cg;
     cg_asm_void(cg, "wgmma.fence.sync.aligned;");
@@ -332,7 +329,7 @@ static void k_loop(Wg *w, const WgTerm *t, int nt, LLVMValueRef *acc)
                 part_a(w, t[j].a, t[j].part, mi, ki, &wa);
                 for (int ni = 0; ni < w->nr; ni++)
                     issue(w, t[j].a, t[j].b, &wa, desc_b(cg, t[j].b, w->k->k * ki, ni * w->n),
-                          acc + (mi * w->nr + ni) * w->n / 2);
+                          !from_zero || ki > 0 || j > 0, acc + (mi * w->nr + ni) * w->n / 2);
             }
     cg_asm_void(cg, "wgmma.commit_group.sync.aligned;");
 }
@@ -434,16 +431,25 @@ static void tf32x3(Wg *w, const LLVMValueRef *c, LLVMValueRef *r, int64_t off)
     for (int i = 0; i < n; i++)
         r[i] = zero;
     const WgTerm cross[2] = {{&as, &bb, small}, {&ab, &bs, big}}, main = {&ab, &bb, big};
-    k_loop(w, cross, 2, r);
+    k_loop(w, cross, 2, false, r);
     wait_all(w, 0, r);
     for (int i = 0; i < n; i++) {
         LLVMValueRef nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, r[i], r[i], "");
         r[i] = LLVMBuildSelect(cg->b, nan, zero, r[i], "");
     }
-    k_loop(w, &main, 1, r);
+    k_loop(w, &main, 1, false, r);
     wait_all(w, 0, r);
     for (int i = 0; i < n; i++)
         r[i] = LLVMBuildFAdd(cg->b, r[i], c[i], "");
+}
+
+/* An accumulator of zeros (Q K^T's): x + 0 is x but for -0, which Triton's
+ * scale-d 0 keeps too. */
+static bool zero_acc(const IrValue *c)
+{
+    while (c->def && c->def->kind == IR_CONVERT_LAYOUT)
+        c = c->def->operands[0];
+    return c->def && c->def->kind == IR_CONST && c->def->ival == 0 && c->def->fval == 0.0;
 }
 
 bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t off)
@@ -473,13 +479,17 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
     if (x3) {
         tf32x3(&w, c.el, r.el, off);
     } else {
+        bool zero = zero_acc(op->operands[2]);
         for (int i = 0; i < r.n; i++)
-            r.el[i] = c.el[i];
+            r.el[i] = zero ? LLVMGetUndef(w.acc_t) : c.el[i];
         const WgTerm t = {a, b, A_PLAIN};
-        k_loop(&w, &t, 1, r.el);
+        k_loop(&w, &t, 1, zero, r.el);
         /* an asynchronous dot (pass_pipeline) waits only for the previous
-         * iteration's group, whose tiles the next copies overwrite */
-        wait_all(&w, op->ival && a->staged && a->copied && b->copied ? 1 : 0, r.el);
+         * iteration's group, whose tiles the next copies overwrite; A may be
+         * a copied tile or registers (ptxas keeps those of a group in
+         * flight), not scratch the next staging overwrites */
+        bool keep_a = a->staged ? a->copied : true;
+        wait_all(&w, op->ival && keep_a && b->copied ? 1 : 0, r.el);
     }
     if (staged || x3)
         cg_barrier(cg); /* the scratch may be reused once every warp has read it */

@@ -677,6 +677,18 @@ static bool reads_as_wgmma(const Pipe *p)
     return false;
 }
 
+/* Which carried value dot o accumulates into, across iterations: the yield
+ * slot of its result, when its accumulator is that slot's argument or
+ * (attention's acc * alpha) that argument scaled; else -1. */
+static int carried_index(const Pipe *p, const IrOp *o)
+{
+    const IrValue *acc = o->operands[2];
+    while (acc->def && acc->def->parent == p->body && acc->def->kind == IR_MUL &&
+           p->uses[acc->id] == 1)
+        acc = acc->def->operands[0];
+    return acc->def || acc->owner != p->body ? -1 : acc->index - 1;
+}
+
 /* The dot of the body that can stay in flight (see the top), or NULL: not
  * where the extra slot would not fit in sm_90's 227 KB of shared memory,
  * and never a tf32x3 dot, which waits for its cross terms (codegen/wgmma.c)
@@ -691,19 +703,47 @@ static IrOp *async_dot(const Pipe *p)
         if (o->kind != IR_DOT || !o->results[0]->layout || o->results[0]->layout->version != 3 ||
             o->sub == DOT_TF32X3)
             continue;
-        const IrValue *acc = o->operands[2], *r = o->results[0];
-        int k = acc->def || acc->owner != p->body ? -1 : acc->index - 1;
-        if (k < 0 || k >= yield->nops || yield->operands[k] != r || p->uses[acc->id] != 1 ||
-            p->uses[r->id] != 1)
+        const IrValue *r = o->results[0];
+        int k = carried_index(p, o);
+        if (k < 0 || k >= yield->nops || yield->operands[k] != r || p->uses[r->id] != 1)
             continue;
-        if (is_load_of(p, o->operands[0]) && is_load_of(p, o->operands[1]))
+        /* A from a copy or from registers (attention's p): codegen leaves the
+         * group in flight only where what it reads stays put */
+        if (is_load_of(p, o->operands[1]))
             return o;
     }
     return NULL;
 }
 
+/* The first op of block b that reads x, or NULL. */
+static IrOp *first_use(IrBlock *b, const IrValue *x)
+{
+    for (IrOp *op = b->first; op; op = op->next)
+        for (int i = 0; i < op->nops; i++)
+            if (op->operands[i] == x)
+                return op;
+    return NULL;
+}
+
+/* The body reads the carried accumulator x other than as the dot's own
+ * accumulator (attention rescales it): those reads go through a dot_wait
+ * just before the first of them, so the previous iteration's instructions
+ * stay in flight until then. */
+static void wait_in_body(Pipe *p, IrValue *x)
+{
+    IrOp *at = first_use(p->body, x);
+    if (!at || (at == p->dot && p->dot->operands[2] == x && p->uses[x->id] == 1))
+        return; /* only the dot chains on it, in the tensor cores' order */
+    IrBuilder b = {p->f, p->body, at};
+    IrValue *w = ir_unary(&b, IR_DOT_WAIT, at->span, x, x->type);
+    w->layout = x->layout;
+    w->name = x->name;
+    ir_replace_uses(p->body, x, w);
+    w->def->operands[0] = x;
+}
+
 /* After the loop, the result the asynchronous dot yields is read through a
- * dot_wait. */
+ * dot_wait; inside it, other reads of the accumulator too. */
 static void wait_for_dot(Pipe *p)
 {
     const IrOp *yield = p->body->last;
@@ -717,6 +757,8 @@ static void wait_for_dot(Pipe *p)
         w->name = r->name;
         ir_replace_uses(p->loop->parent, r, w);
         w->def->operands[0] = r;
+        if (k + 1 < p->body->nargs)
+            wait_in_body(p, p->body->args[k + 1]);
     }
     p->dot->ival = 1;
 }
