@@ -9,10 +9,12 @@
  *              slot (i+S-1) % S, which iteration i-1 read before the barrier
  *   after:     wait for every group (+ barrier)
  *
- * On sm_90a a wgmma dot whose accumulator only circulates through the loop
- * (acc = dot(a, b, acc), nothing else reading it) is made asynchronous: it
- * leaves its instructions in flight into the next iteration, and a dot_wait
- * after the loop reads the result. The tiles an iteration's wgmma reads may
+ * On sm_90a a wgmma dot whose accumulator circulates through the loop
+ * (acc = dot(a, b, acc), or attention's dot(p, v, acc * alpha)) and whose B
+ * is such a copy is made asynchronous: it leaves its instructions in flight
+ * into the next iteration, a dot_wait after the loop reads the result, and
+ * one inside reads the accumulator where the body does other than feed the
+ * dot (wait_in_body). The tiles an iteration's wgmma reads may
  * then still be read during the next iteration, so the ring gets one more
  * slot: the copies of iteration i+S-1 overwrite what iteration i-2 read.
  *
