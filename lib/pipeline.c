@@ -58,6 +58,8 @@ IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, A
     if (!ir_verify(f, d))
         return NULL;
     pass_fold(f);
+    if (pass_flatten(f))
+        pass_fold(f);
     pass_dce(f);
     if (!ir_arena->oom && !pass_layout(f) && !ir_arena->oom) {
         diag_plain(d, DIAG_ERROR, "internal error: no layout for a value of '%s'", req->kernel);

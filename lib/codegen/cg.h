@@ -175,6 +175,9 @@ bool cg_emit_scan(Cg *cg, const IrOp *op);
 
 /* ---- codegen/dot.c ---------------------------------------------------------------------- */
 bool cg_emit_dot(Cg *cg, const IrOp *op);
+/* The accumulator dot op adds to: its acc operand, zeros where its fresh
+ * operand (pass_flatten) is true. */
+CgVal cg_dot_acc(Cg *cg, const IrOp *op);
 
 /* ---- codegen/mma.c ------------------------------------------------------------------- */
 /* dot on tensor cores: operands in dot_op layouts, accumulator in mma. */

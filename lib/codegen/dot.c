@@ -13,6 +13,18 @@ static DType compute_dtype(DType acc)
     return dtype_bits(acc) > 32 ? DT_I64 : DT_I32;
 }
 
+CgVal cg_dot_acc(Cg *cg, const IrOp *op)
+{
+    CgVal acc = cg_get(cg, op->operands[2]);
+    if (op->nops < 4)
+        return acc;
+    LLVMValueRef fresh = cg_get(cg, op->operands[3]).el[0];
+    CgVal r = cg_val_new(cg, acc.n);
+    for (int i = 0; i < acc.n; i++)
+        r.el[i] = LLVMBuildSelect(cg->b, fresh, LLVMConstNull(LLVMTypeOf(acc.el[i])), acc.el[i], "");
+    return r;
+}
+
 bool cg_emit_dot(Cg *cg, const IrOp *op)
 {
     if (op->kind != IR_DOT)
@@ -32,7 +44,7 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
     cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
     cg_smem_put(cg, cg_get(cg, op->operands[1]), op->operands[1], boff);
     cg_barrier(cg);
-    CgVal acc = cg_get(cg, op->operands[2]);
+    CgVal acc = cg_dot_acc(cg, op);
     CgLayout l = cg_layout(cg, op->results[0]);
     LLVMValueRef *m = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);
     LLVMValueRef *n = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)l.per_thread);

@@ -506,7 +506,7 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     bool staged = (x.a.staged && !x.a.copied) || (x.b.staged && !x.b.copied);
     if (staged)
         cg_barrier(cg);
-    CgVal c = cg_get(cg, op->operands[2]);
+    CgVal c = cg_dot_acc(cg, op);
     CgVal r = cg_val_new(cg, 4 * x.mr * x.nr);
     if (c.n != r.n) {
         cg_internal(cg, op->span, "mma accumulator of %d elements for %d tiles", c.n,

@@ -164,42 +164,51 @@ static void immediates(const Wg *w, StrBuf *text, const CgOperand *ta, const CgO
 }
 
 /* acc (n/2 registers) += A x B, or (add false: scale-d 0) acc = A x B: a
- * from tile ta (or its registers), B from descriptor db of tile tb. */
+ * from tile ta (or its registers), B from descriptor db of tile tb. keep
+ * (i1, with add): scale-d as a predicate, adding to acc only where true. */
 static void issue(Wg *w, const CgOperand *ta, const CgOperand *tb, const WgA *a, LLVMValueRef db,
-                  bool add, LLVMValueRef *acc)
+                  bool add, LLVMValueRef keep, LLVMValueRef *acc)
 {
     Cg *cg = w->cg;
     int n = w->n / 2, na = a->desc ? 1 : 4, x = n + na; /* operand number after A */
+    bool pred = add && keep;
     StrBuf text, cons;
     sb_init(&text);
     sb_init(&cons);
+    if (pred)
+        sb_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n", x + n + 1);
     sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", w->n, w->k->k,
               w->k->acc_name, w->k->name, w->kb->name);
     reg_list(&text, 0, n);
+    const char *scale = pred ? "p" : add ? "1" : "0";
     if (a->desc) {
-        sb_printf(&text, "}, $%d, $%d, %d", 2 * n, x + n, add ? 1 : 0);
+        sb_printf(&text, "}, $%d, $%d, %s", 2 * n, x + n, scale);
     } else {
         sb_puts(&text, "}, {");
         reg_list(&text, 2 * n, 4);
-        sb_printf(&text, "}, $%d, %d", x + n, add ? 1 : 0);
+        sb_printf(&text, "}, $%d, %s", x + n, scale);
     }
     immediates(w, &text, ta, tb, a->desc != NULL);
-    sb_puts(&text, ";");
+    sb_puts(&text, pred ? ";\n}" : ";");
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
-    LLVMTypeRef xt[5] = {i32, i32, i32, i32, i64};
+    LLVMTypeRef xt[6] = {i32, i32, i32, i32, i64, i32};
     if (a->desc)
-        xt[0] = xt[1] = i64;
-    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 5));
-    LLVMValueRef *args = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n + 5));
-    tied(cg, w->acc_t, &cons, pt, n, a->desc ? ",l,l" : ",r,r,r,r,l", xt, na + 1);
+        xt[0] = xt[1] = i64, xt[2] = i32;
+    int nx = na + 1 + (pred ? 1 : 0);
+    LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 6));
+    LLVMValueRef *args = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n + 6));
+    const char *extra = a->desc ? (pred ? ",l,l,r" : ",l,l") : (pred ? ",r,r,r,r,l,r" : ",r,r,r,r,l");
+    tied(cg, w->acc_t, &cons, pt, n, extra, xt, nx);
     for (int i = 0; i < n; i++)
         args[i] = acc[i];
     for (int i = 0; i < na; i++)
         args[n + i] = a->desc ? a->desc : a->reg[i];
     args[n + na] = db;
+    if (pred)
+        args[n + na + 1] = LLVMBuildZExt(cg->b, keep, i32, "");
     LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
     if (!text.oom && !cons.oom && text.data && cons.data)
-        unpack(cg, cg_asm(cg, st, pt, n + na + 1, text.data, cons.data, args), acc, n);
+        unpack(cg, cg_asm(cg, st, pt, n + nx, text.data, cons.data, args), acc, n);
     else
         cg->failed = true;
     sb_free(&text);
@@ -317,8 +326,10 @@ typedef struct WgTerm {
 
 /* acc += the terms' products over all of K, K step by K step, as one
  * commit group; from_zero: acc = that sum, the first K step not reading
- * acc (scale-d 0), whose registers then need no zeros. */
-static void k_loop(Wg *w, const WgTerm *t, int nt, bool from_zero, LLVMValueRef *acc)
+ * acc (scale-d 0), whose registers then need no zeros; keep (i1, or NULL):
+ * the first K step reads acc only where true. */
+static void k_loop(Wg *w, const WgTerm *t, int nt, bool from_zero, LLVMValueRef keep,
+                   LLVMValueRef *acc)
 {
     Cg *cg = w->cg;
     cg_asm_void(cg, "wgmma.fence.sync.aligned;");
@@ -329,7 +340,8 @@ static void k_loop(Wg *w, const WgTerm *t, int nt, bool from_zero, LLVMValueRef 
                 part_a(w, t[j].a, t[j].part, mi, ki, &wa);
                 for (int ni = 0; ni < w->nr; ni++)
                     issue(w, t[j].a, t[j].b, &wa, desc_b(cg, t[j].b, w->k->k * ki, ni * w->n),
-                          !from_zero || ki > 0 || j > 0, acc + (mi * w->nr + ni) * w->n / 2);
+                          !from_zero || ki > 0 || j > 0, ki > 0 || j > 0 ? NULL : keep,
+                          acc + (mi * w->nr + ni) * w->n / 2);
             }
     cg_asm_void(cg, "wgmma.commit_group.sync.aligned;");
 }
@@ -431,13 +443,13 @@ static void tf32x3(Wg *w, const LLVMValueRef *c, LLVMValueRef *r, int64_t off)
     for (int i = 0; i < n; i++)
         r[i] = zero;
     const WgTerm cross[2] = {{&as, &bb, small}, {&ab, &bs, big}}, main = {&ab, &bb, big};
-    k_loop(w, cross, 2, false, r);
+    k_loop(w, cross, 2, false, NULL, r);
     wait_all(w, 0, r);
     for (int i = 0; i < n; i++) {
         LLVMValueRef nan = LLVMBuildFCmp(cg->b, LLVMRealUNO, r[i], r[i], "");
         r[i] = LLVMBuildSelect(cg->b, nan, zero, r[i], "");
     }
-    k_loop(w, &main, 1, false, r);
+    k_loop(w, &main, 1, false, NULL, r);
     wait_all(w, 0, r);
     for (int i = 0; i < n; i++)
         r[i] = LLVMBuildFAdd(cg->b, r[i], c[i], "");
@@ -470,7 +482,7 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
         cg_fence_async_shared(cg);
         cg_barrier(cg);
     }
-    CgVal c = cg_get(cg, op->operands[2]);
+    CgVal c = x3 ? cg_dot_acc(cg, op) : cg_get(cg, op->operands[2]);
     CgVal r = cg_val_new(cg, w.mr * w.nr * w.n / 2);
     if (c.n != r.n) {
         cg_internal(cg, op->span, "wgmma accumulator of %d elements, expected %d", c.n, r.n);
@@ -482,8 +494,12 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
         bool zero = zero_acc(op->operands[2]);
         for (int i = 0; i < r.n; i++)
             r.el[i] = zero ? LLVMGetUndef(w.acc_t) : c.el[i];
+        /* a fresh accumulator (pass_flatten) is scale-d 0 at run time */
+        LLVMValueRef keep = NULL;
+        if (op->nops > 3 && !zero)
+            keep = LLVMBuildNot(cg->b, cg_get(cg, op->operands[3]).el[0], "");
         const WgTerm t = {a, b, A_PLAIN};
-        k_loop(&w, &t, 1, zero, r.el);
+        k_loop(&w, &t, 1, zero, keep, r.el);
         /* an asynchronous dot (pass_pipeline) waits only for the previous
          * iteration's group, whose tiles the next copies overwrite; A may be
          * a copied tile or registers (ptxas keeps those of a group in

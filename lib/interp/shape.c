@@ -445,6 +445,8 @@ bool interp_dot(InterpProg *p, const IrOp *op)
     interp_cast(a->type.dt, interp_slot(p, a), work, A, batch * M * K);
     interp_cast(b->type.dt, interp_slot(p, b), work, B, batch * K * N);
     interp_cast(c->type.dt, interp_slot(p, c), work, C, batch * M * N);
+    if (op->nops > 3 && ((const int64_t *)interp_slot(p, op->operands[3]))[0])
+        memset(C, 0, (size_t)(batch * M * N) * es); /* fresh: the accumulator counts as zeros */
     if (op->sub == DOT_TF32X3 && work == DT_F32 && a->type.dt == DT_F32) {
         dot_tf32x3((const float *)A, (const float *)B, (float *)C, batch, M, N, K);
         interp_round_array(rd, (float *)C, batch * M * N);

@@ -393,6 +393,57 @@ void ir_replace_uses(IrBlock *scope, IrValue *from, IrValue *to)
     }
 }
 
+static IrValue *clone_operand(IrValue **map, int nmap, IrValue *v)
+{
+    return v && v->id < nmap && map[v->id] ? map[v->id] : v;
+}
+
+static void clone_block(IrFunc *f, const IrBlock *from, IrBlock *to, IrValue **map, int nmap)
+{
+    for (int i = 0; i < from->nargs; i++) {
+        const IrValue *a = from->args[i];
+        IrValue *c = ir_block_add_arg(f, to, a->type, a->name);
+        c->layout = a->layout;
+        if (a->id < nmap)
+            map[a->id] = c;
+    }
+    IrBuilder b = {f, to, NULL};
+    for (const IrOp *o = from->first; o; o = o->next)
+        ir_clone(&b, o, map, nmap);
+}
+
+IrOp *ir_clone(IrBuilder *b, const IrOp *op, IrValue **map, int nmap)
+{
+    IrValue **ops = arena_alloc(b->f->arena, sizeof(IrValue *) * (size_t)(op->nops + 1));
+    Type *types = arena_alloc(b->f->arena, sizeof(Type) * (size_t)(op->nres + 1));
+    if (!ops || !types)
+        return NULL;
+    for (int i = 0; i < op->nops; i++)
+        ops[i] = clone_operand(map, nmap, op->operands[i]);
+    for (int i = 0; i < op->nres; i++)
+        types[i] = op->results[i]->type;
+    IrOp *c = ir_build(b, op->kind, op->span, ops, op->nops, types, op->nres);
+    c->axis = op->axis;
+    c->sub = op->sub;
+    c->flags = op->flags;
+    c->ival = op->ival;
+    c->ival2 = op->ival2;
+    c->fval = op->fval;
+    c->str = op->str;
+    c->str2 = op->str2;
+    memcpy(c->ints, op->ints, sizeof c->ints);
+    c->nints = op->nints;
+    for (int i = 0; i < op->nres; i++) {
+        c->results[i]->layout = op->results[i]->layout;
+        c->results[i]->name = op->results[i]->name;
+        if (op->results[i]->id < nmap)
+            map[op->results[i]->id] = c->results[i];
+    }
+    for (int r = 0; r < op->nregions; r++)
+        clone_block(b->f, op->regions[r], ir_op_add_region(b->f, c), map, nmap);
+    return c;
+}
+
 IrOp *ir_build(IrBuilder *b, IrKind k, Span sp, IrValue *const *ops, int nops,
                const Type *res, int nres)
 {

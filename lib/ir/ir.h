@@ -155,13 +155,15 @@ void type_print(StrBuf *sb, Type t);
     X(IR_SCAN, "scan", "inputs... -> same shapes; axis; sub = ScanKind; "     \
                         "flags & IRF_REVERSE; SCAN_CUSTOM: region 0 as "       \
                         "RED_CUSTOM")                                          \
-    X(IR_DOT, "dot", "a <MxK>, b <KxN>, acc <MxN> -> <MxN> acc dtype; ival 1: "\
-                     "may leave its work in flight (read through dot_wait); "        \
-                      "sub = DotPrecision")                                    \
+    X(IR_DOT, "dot", "a <MxK>, b <KxN>, acc <MxN>, fresh (i1 scalar)|absent "  \
+                     "-> <MxN> acc dtype; acc counts as zeros where fresh "    \
+                     "is true; ival 1: may leave its work in flight (read "    \
+                     "through dot_wait); sub = DotPrecision")                  \
     /* structured control flow */                                              \
     X(IR_FOR, "for", "lb, ub, step, init... -> final...; region 0 args: "     \
                       "(iv, iter...), yields next iter...; ival = "            \
-                      "num_stages (0: default)")                               \
+                      "num_stages (0: default); flags & IRF_FLATTEN: "         \
+                      "tl.range(flatten=True), or a loop pass_flatten made")   \
     X(IR_WHILE, "while", "init... -> final...; region 0 (before) args = "     \
                           "carried, ends in condition(cond, pass...); region " \
                           "1 (after) args = pass..., yields carried")          \
@@ -271,7 +273,7 @@ typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT, RAND_INT4X } RandKind;
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
 
-enum { IRF_VOLATILE = 1 << 0, IRF_HEX = 1 << 1, IRF_REVERSE = 1 << 2 };
+enum { IRF_VOLATILE = 1 << 0, IRF_HEX = 1 << 1, IRF_REVERSE = 1 << 2, IRF_FLATTEN = 1 << 3 };
 
 const char *ir_kind_name(IrKind k);
 const char *math_fn_name(MathFn f);
@@ -395,6 +397,10 @@ typedef struct IrBuilder {
 } IrBuilder;
 IrOp *ir_build(IrBuilder *b, IrKind k, Span sp, IrValue *const *ops, int nops,
                const Type *res, int nres);
+/* Builds a copy of op (its regions too) at b. Operands are taken through
+ * map, indexed by value id below nmap (NULL entries: the value itself);
+ * the copy's results and region arguments are entered in it. */
+IrOp *ir_clone(IrBuilder *b, const IrOp *op, IrValue **map, int nmap);
 /* Shorthands returning the single result. */
 IrValue *ir_const_int(IrBuilder *b, Span sp, Type t, int64_t v);
 IrValue *ir_const_float(IrBuilder *b, Span sp, Type t, double v);

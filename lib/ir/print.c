@@ -179,7 +179,12 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         if (op->ival)
             sb_puts(sb, " async");
         break;
-    case IR_FOR: if (op->ival) sb_printf(sb, " num_stages=%lld", (long long)op->ival); break;
+    case IR_FOR:
+        if (op->ival)
+            sb_printf(sb, " num_stages=%lld", (long long)op->ival);
+        if (op->flags & IRF_FLATTEN)
+            sb_puts(sb, " flatten");
+        break;
     case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_WAIT:
         sb_printf(sb, " buffer=%lld slots=%lld", (long long)op->ival, (long long)op->ival2);
         if (op->kind != IR_TMA_WAIT && op->sub)

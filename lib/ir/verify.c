@@ -484,8 +484,10 @@ static void check_reduce_scan(Verifier *v, const IrOp *op)
 
 static void check_dot(Verifier *v, const IrOp *op)
 {
-    if (!counts(v, op, 3, 3, 1) || !present(v, op, 3))
+    if (!counts(v, op, 3, 4, 1) || !present(v, op, op->nops))
         return;
+    if (op->nops == 4 && !type_eq(op->operands[3]->type, type_scalar(DT_I1)))
+        vfail(v, op, "fresh must be an i1 scalar, got %s", ty(op->operands[3]->type));
     Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->operands[2]->type;
     same_type(v, op, op->results[0]->type, c, "result is not the accumulator type");
     int r = a.rank;

@@ -17,6 +17,10 @@ void pass_dce(IrFunc *f);
  * ops (common subexpressions); run between pass_fold and pass_dce (cse.c) */
 void pass_cse(IrFunc *f);
 
+/* turns a loop over tiles marked tl.range(..., flatten=True) and the K
+ * loop inside it into one loop over (tile, K step), so that pipelining runs
+ * across tiles (flatten.c); true when it changed a loop */
+bool pass_flatten(IrFunc *f);
 /* gives every block value a layout and inserts convert_layout ops where a
  * use needs another (layout.c); false on out-of-memory */
 bool pass_layout(IrFunc *f);

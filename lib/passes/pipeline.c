@@ -203,20 +203,26 @@ static const IrValue *pointer_base(const Pipe *p, const IrValue *v)
     return NULL;
 }
 
-/* No store of the body may write what load ld reads. */
+typedef struct StoreCheck {
+    const Pipe *p;
+    const IrValue *base;
+} StoreCheck;
+
+static bool store_elsewhere(IrOp *o, void *ctx)
+{
+    const StoreCheck *c = ctx;
+    if (o->kind != IR_STORE)
+        return true;
+    const IrValue *sb = pointer_base(c->p, o->operands[0]);
+    return sb && sb != c->base;
+}
+
+/* No store of the body (nested ones too: a flattened loop's epilogue) may
+ * write what load ld reads. */
 static bool stores_elsewhere(const Pipe *p, const IrOp *ld)
 {
-    const IrValue *base = pointer_base(p, ld->operands[0]);
-    if (!base)
-        return false;
-    for (const IrOp *o = p->body->first; o; o = o->next) {
-        if (o->kind != IR_STORE)
-            continue;
-        const IrValue *sb = pointer_base(p, o->operands[0]);
-        if (!sb || sb == base)
-            return false;
-    }
-    return true;
+    StoreCheck c = {p, pointer_base(p, ld->operands[0])};
+    return c.base && ir_walk(p->body, store_elsewhere, &c);
 }
 
 /* Elements per run of a private ring for load ld (see the top), 0 where
@@ -691,6 +697,55 @@ static int carried_index(const Pipe *p, const IrOp *o)
     return acc->def || acc->owner != p->body ? -1 : acc->index - 1;
 }
 
+typedef struct Reads {
+    const IrValue *x;
+    int n;
+} Reads;
+
+static bool count_reads(IrOp *op, void *ctx)
+{
+    Reads *r = ctx;
+    for (int i = 0; i < op->nops; i++)
+        r->n += op->operands[i] == r->x;
+    return true;
+}
+
+static int reads_in(IrBlock *b, const IrValue *x)
+{
+    Reads r = {x, 0};
+    ir_walk(b, count_reads, &r);
+    return r.n;
+}
+
+/* Reads of x inside the regions of the body's ifs (a flattened loop's
+ * epilogue reads the accumulator there, once per tile). */
+static int uses_in_ifs(const Pipe *p, const IrValue *x)
+{
+    int n = 0;
+    for (IrOp *o = p->body->first; o; o = o->next)
+        for (int r = 0; o->kind == IR_IF && r < o->nregions; r++)
+            n += reads_in(o->regions[r], x);
+    return n;
+}
+
+/* The regions of the body's ifs read x through a dot_wait at their start,
+ * so the wait runs only where they do. */
+static void wait_in_ifs(Pipe *p, IrValue *x)
+{
+    for (IrOp *o = p->body->first; o; o = o->next)
+        for (int r = 0; o->kind == IR_IF && r < o->nregions; r++) {
+            IrBlock *blk = o->regions[r];
+            if (!reads_in(blk, x))
+                continue;
+            IrBuilder b = {p->f, blk, blk->first};
+            IrValue *w = ir_unary(&b, IR_DOT_WAIT, o->span, x, x->type);
+            w->layout = x->layout;
+            w->name = x->name;
+            ir_replace_uses(blk, x, w);
+            w->def->operands[0] = x;
+        }
+}
+
 /* The dot of the body that can stay in flight (see the top), or NULL: not
  * where the extra slot would not fit in sm_90's 227 KB of shared memory,
  * and never a tf32x3 dot, which waits for its cross terms (codegen/wgmma.c)
@@ -707,7 +762,8 @@ static IrOp *async_dot(const Pipe *p)
             continue;
         const IrValue *r = o->results[0];
         int k = carried_index(p, o);
-        if (k < 0 || k >= yield->nops || yield->operands[k] != r || p->uses[r->id] != 1)
+        if (k < 0 || k >= yield->nops || yield->operands[k] != r ||
+            p->uses[r->id] != 1 + uses_in_ifs(p, r))
             continue;
         /* A from a copy or from registers (attention's p): codegen leaves the
          * group in flight only where what it reads stays put */
@@ -762,6 +818,7 @@ static void wait_for_dot(Pipe *p)
         if (k + 1 < p->body->nargs)
             wait_in_body(p, p->body->args[k + 1]);
     }
+    wait_in_ifs(p, p->dot->results[0]);
     p->dot->ival = 1;
 }
 
@@ -837,7 +894,8 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
 }
 
 /* Loops whose body holds no other region: the K loops of GEMMs, also
- * inside a persistent loop over tiles. */
+ * inside a persistent loop over tiles; a flattened loop (pass_flatten) may
+ * hold ifs (its epilogue). */
 typedef struct Loops {
     Arena *a;
     PtrVec v;
@@ -849,7 +907,7 @@ static bool innermost_loop(IrOp *op, void *ctx)
     if (op->kind != IR_FOR || op->nregions != 1)
         return true;
     for (const IrOp *o = op->regions[0]->first; o; o = o->next)
-        if (o->nregions)
+        if (o->nregions && !(o->kind == IR_IF && (op->flags & IRF_FLATTEN)))
             return true;
     vec_push(l->a, &l->v, op);
     return true;

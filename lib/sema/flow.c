@@ -477,8 +477,10 @@ static bool static_range(Sema *s, const Node *n, CallArgs *ca)
 
 /* range / tl.range arguments: lb, ub, step as tensors of one int type. A
  * negative constexpr step counts j = 0 .. cdiv(lb - ub, -step) upwards and
- * *down (the original lb and -step) lets the body compute i = lb - j * -step. */
-static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SVal *down)
+ * *down (the original lb and -step) lets the body compute i = lb - j * -step.
+ * *flatten: tl.range(..., flatten=True). */
+static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SVal *down,
+                         int64_t *flatten)
 {
     SVal v[3] = {sv_int(0), sv_int(0), sv_int(1)};
     if (ca->npos < 1 || ca->npos > 3) {
@@ -492,8 +494,12 @@ static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SV
         if (!strcmp(k, "num_stages")) {
             if (!sema_const_int(s, ca->kwv[i], ca->kw_at[i], "num_stages", stages))
                 return false;
+        } else if (!strcmp(k, "flatten")) {
+            if (ca->kwv[i].k != SV_NONE &&
+                !sema_const_int(s, ca->kwv[i], ca->kw_at[i], "flatten", flatten))
+                return false;
         } else if (strcmp(k, "loop_unroll_factor") && strcmp(k, "disallow_acc_multi_buffer") &&
-                   strcmp(k, "flatten") && strcmp(k, "warp_specialize")) {
+                   strcmp(k, "warp_specialize")) {
             sema_err(s, ca->kw_at[i], "range got an unknown keyword argument '%s'", k);
             return false;
         }
@@ -580,9 +586,9 @@ void sema_exec_for(Sema *s, const Node *n)
         return;
     }
     IrValue *b[3];
-    int64_t stages = 0;
+    int64_t stages = 0, flatten = 0;
     SVal down[2];
-    if (!range_bounds(s, &ca, b, &stages, down))
+    if (!range_bounds(s, &ca, b, &stages, down, &flatten))
         return;
     Carried c = carried_names(s, &n->list, n->a, n->span);
     IrValue **ops = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 3));
@@ -620,6 +626,7 @@ void sema_exec_for(Sema *s, const Node *n)
     s->env = outer;
     IrOp *op = place(s, ir_op_new(s->f, IR_FOR, n->span, ops, c.n + 3, types, c.n), tmp);
     op->ival = stages;
+    op->flags = flatten ? IRF_FLATTEN : 0;
     for (int i = 0; i < c.n; i++)
         op->results[i]->name = leaf_name(s, &c, i);
     bind_carried(s, &before, &c, op->results, n->span);
