@@ -67,6 +67,7 @@ static LLVMValueRef remat(Cg *cg, const IrValue *v, RIdx idx)
     case IR_EXPAND_DIMS:
     case IR_RESHAPE: /* row-major order is unchanged */
     case IR_CONVERT_LAYOUT:
+    case IR_HINT:
         return remat(cg, op->operands[0], idx);
     case IR_BROADCAST: {
         const IrValue *in = op->operands[0];

@@ -135,7 +135,7 @@ static bool remat_ok(const IrValue *v, int *budget)
     case IR_CONST: case IR_ARANGE:
         return true;
     case IR_SPLAT: case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_BROADCAST:
-    case IR_CONVERT_LAYOUT:
+    case IR_CONVERT_LAYOUT: case IR_HINT: /* a hint changes no value */
         return remat_ok(op->operands[0], budget);
     default:
         break;
