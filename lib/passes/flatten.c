@@ -10,23 +10,25 @@
  * copies run ahead across tile boundaries instead of the K pipeline
  * filling and draining once per tile:
  *
- *   nk = count(klb, kub, kstep)
- *   if nk > 0:
- *     for it in range(0, count(lb, ub, step) * nk) iter(o..., i...):   (u64)
- *       t = lb + it / nk * step;  k = klb + it % nk * kstep
- *       PRE's ops that the K loop reads (recomputed each step)
- *       i' = it % nk == 0 ? init : i    (a dot's zero accumulator takes
- *                                         the dot's fresh operand instead)
- *       BODY
- *       o' = if it % nk == nk - 1 { PRE's other ops; POST } else { o }
- *   else:
- *     the original loop, its K loop replaced by the inits
+ *   nk = count(klb, kub, kstep), nt = count(lb, ub, step)
+ *   if nk > 0 and nt > 0:
+ *     F = PRE's values that BODY reads, for the first tile
+ *     for it in range(0, nt * nk) iter(o..., i..., (qs, rs, F), (q, r)):
+ *       k = klb + rs * kstep;  BODY reads F
+ *       i' = r == 0 ? init : i    (a dot's zero accumulator takes the
+ *                                   dot's fresh operand instead)
+ *       o' = if r == nk - 1 { PRE for tile q; POST } else { o }
+ *       (qs, rs) and (q, r) step on;  F = if qs changed { PRE for tile qs }
  *
+ * Two counters walk the same (tile, step) pairs: (qs, rs) and F feed only
+ * the loads' addresses, which pass_pipeline then runs S-1 steps ahead, F
+ * recomputed once per tile like the original loop; (q, r) serve the rest.
  * The K loop's bounds may not depend on the tile (they are computed once,
  * before), PRE may hold no memory access or region, both loops count up by
  * constant steps over i32 (the flat count, a product of two such counts,
- * fits u64). Loops that do not fit stay nested: the same values, with the
- * pipeline drained per tile. */
+ * fits u64). Without tiles or K steps the original loop runs, its K loop
+ * replaced by the inits. Loops that do not fit stay nested: the same
+ * values, with the pipeline drained per tile. */
 #include "passes/passes.h"
 
 #include <string.h>
@@ -37,8 +39,11 @@ typedef struct Flat {
     IrBlock *ob, *ib;     /* their bodies */
     IrValue **map;        /* by value id of the function before the pass */
     int nmap;
-    bool *need;           /* by value id: a PRE result the K loop reads */
+    bool *hoisted;        /* by value id: computed once before the loop */
+    bool *want;           /* by value id: scratch for the PRE ops a value needs */
     bool *fresh;          /* by K-loop carried index: a dot's zero accumulator */
+    IrValue **front;      /* PRE's values (or the tile) that BODY reads */
+    int nfront;
     Span sp;
 } Flat;
 
@@ -93,6 +98,8 @@ static IrValue *hoist(Flat *fl, IrValue *v)
             hoist(fl, v->def->operands[i]);
     IrBuilder b = {fl->f, fl->outer->parent, fl->outer};
     ir_clone(&b, v->def, fl->map, fl->nmap);
+    for (int i = 0; i < v->def->nres; i++)
+        fl->hoisted[v->def->results[i]->id] = true;
     return mapped(fl, v);
 }
 
@@ -131,41 +138,57 @@ static bool dot_accumulator(const Flat *fl, int j)
            u.last->parent == fl->ib && u.last->nops == 3 && u.last->operands[2] == u.v;
 }
 
-static void mark_need(Flat *fl, const IrValue *v)
+/* Marks in fl->want the PRE ops v is computed by. */
+static void want(Flat *fl, const IrValue *v)
 {
-    if (!v || !in_outer_body(fl, v) || !v->def || fl->need[v->id])
+    if (!v || !v->def || !in_outer_body(fl, v) || fl->hoisted[v->id] || fl->want[v->id])
         return;
-    fl->need[v->id] = true;
+    for (int i = 0; i < v->def->nres; i++)
+        fl->want[v->def->results[i]->id] = true;
     for (int i = 0; i < v->def->nops; i++)
-        mark_need(fl, v->def->operands[i]);
+        want(fl, v->def->operands[i]);
 }
 
-/* A PRE op the K loop reads, not yet computed in front of the loop. */
-static bool needed(const Flat *fl, const IrOp *op)
+/* Clones the PRE ops marked in fl->want at b for the tile t (i32), the
+ * tile loop's carried values read as o; clears the marks. */
+static void clone_pre(Flat *fl, IrBuilder *b, IrValue *t, IrValue **o)
 {
-    bool any = false;
-    for (int i = 0; i < op->nres; i++) {
-        if (fl->map[op->results[i]->id])
-            return false; /* hoisted */
-        any = any || fl->need[op->results[i]->id];
-    }
-    return any;
+    fl->map[fl->ob->args[0]->id] = t;
+    for (int i = 1; i < fl->ob->nargs; i++)
+        fl->map[fl->ob->args[i]->id] = o[i - 1];
+    for (IrOp *x = fl->ob->first; x != fl->inner; x = x->next)
+        if (fl->want[x->results[0]->id])
+            ir_clone(b, x, fl->map, fl->nmap);
+    memset(fl->want, 0, sizeof(bool) * (size_t)fl->nmap);
 }
 
-/* A PRE op for the epilogue: one the K loop does not read, not hoisted. */
-static bool epilogue_only(const Flat *fl, const IrOp *op)
+static void add_front(Flat *fl, IrValue *v)
 {
-    for (int i = 0; i < op->nres; i++)
-        if (fl->map[op->results[i]->id] || fl->need[op->results[i]->id])
-            return false;
-    return true;
+    if (!v || !in_outer_body(fl, v) || fl->hoisted[v->id])
+        return;
+    if (!v->def && v->index > 0)
+        return; /* a carried value of the tile loop: BODY reads it as it is */
+    for (int i = 0; i < fl->nfront; i++)
+        if (fl->front[i] == v)
+            return;
+    fl->front[fl->nfront++] = v;
 }
 
-static bool mark_operands(IrOp *op, void *ctx)
+static bool collect_front(IrOp *op, void *ctx)
 {
     for (int i = 0; i < op->nops; i++)
-        mark_need(ctx, op->operands[i]);
+        add_front(ctx, op->operands[i]);
     return true;
+}
+
+/* The front values for tile t, computed at b. */
+static void front_at(Flat *fl, IrBuilder *b, IrValue *t, IrValue **o, IrValue **out)
+{
+    for (int j = 0; j < fl->nfront; j++)
+        want(fl, fl->front[j]);
+    clone_pre(fl, b, t, o);
+    for (int j = 0; j < fl->nfront; j++)
+        out[j] = mapped(fl, fl->front[j]);
 }
 
 /* The loop nest has the shape above; finds the K loop. */
@@ -241,67 +264,124 @@ static IrValue *nth(IrBuilder *b, Span sp, IrValue *base, IrValue *idx, const Ir
     return ir_binary(b, IR_ADD, sp, base, ir_binary(b, IR_MUL, sp, i, s, i32), i32);
 }
 
-static IrValue *yield(IrBuilder *b, Span sp, IrValue **v, int n)
+static void yield(IrBuilder *b, Span sp, IrValue **v, int n)
 {
     ir_build(b, IR_YIELD, sp, v, n, NULL, 0);
-    return NULL;
 }
 
-/* o' = if last { PRE's ops the K loop did not need; POST } else { o }. */
-static IrOp *epilogue(Flat *fl, IrBuilder *b, IrValue *last, IrValue **o)
+static IrValue **values(Flat *fl, int n)
 {
-    int no = fl->outer->nres;
-    Type *types = arena_alloc(fl->f->arena, sizeof(Type) * (size_t)(no + 1));
-    for (int i = 0; i < no; i++)
-        types[i] = fl->outer->results[i]->type;
-    IrOp *e = ir_build(b, IR_IF, fl->sp, &last, 1, types, no);
+    return arena_alloc(fl->f->arena, sizeof(IrValue *) * (size_t)(n + 1));
+}
+
+/* An if on c yielding x (built by fn in the then-region) or y. */
+typedef void (*ThenFn)(Flat *fl, IrBuilder *b, void *ctx, IrValue **out);
+static IrOp *branch(Flat *fl, IrBuilder *b, IrValue *c, IrValue **y, int n, ThenFn fn, void *ctx)
+{
+    Type *types = arena_alloc(fl->f->arena, sizeof(Type) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++)
+        types[i] = y[i]->type;
+    IrOp *e = ir_build(b, IR_IF, fl->sp, &c, 1, types, n);
     IrBuilder tb = {fl->f, ir_op_add_region(fl->f, e), NULL};
     IrBuilder eb = {fl->f, ir_op_add_region(fl->f, e), NULL};
-    bool post = false;
-    for (IrOp *x = fl->ob->first; x; x = x->next) {
-        if (x == fl->inner) {
-            post = true;
-        } else if (x->kind == IR_YIELD) {
-            IrValue **ys = arena_alloc(fl->f->arena, sizeof(IrValue *) * (size_t)(x->nops + 1));
-            for (int i = 0; i < x->nops; i++)
-                ys[i] = mapped(fl, x->operands[i]);
-            yield(&tb, fl->sp, ys, x->nops);
-        } else if (post || epilogue_only(fl, x)) {
-            ir_clone(&tb, x, fl->map, fl->nmap);
-        }
-    }
-    yield(&eb, fl->sp, o, no);
+    IrValue **x = values(fl, n);
+    fn(fl, &tb, ctx, x);
+    yield(&tb, fl->sp, x, n);
+    yield(&eb, fl->sp, y, n);
     return e;
 }
 
-/* The flat loop's body: indices, PRE's needed ops, BODY, the epilogue. */
-static void flat_body(Flat *fl, IrOp *loop, IrValue *nk, IrValue *nk1)
+/* The tile with index q (u64): lb + q * step. */
+static IrValue *tile_of(Flat *fl, IrBuilder *b, IrValue *q)
+{
+    return nth(b, fl->sp, fl->outer->operands[0], q, fl->outer->operands[2]);
+}
+
+typedef struct Epi {
+    IrValue *t;
+    IrValue **o;
+} Epi;
+
+/* The epilogue: PRE for the finished tile, then POST; its next o. */
+static void epilogue(Flat *fl, IrBuilder *b, void *ctx, IrValue **out)
+{
+    const Epi *e = ctx;
+    for (IrOp *x = fl->ob->first; x != fl->inner; x = x->next)
+        want(fl, x->results[0]);
+    clone_pre(fl, b, e->t, e->o);
+    IrOp *x = fl->inner->next;
+    for (; x && x->kind != IR_YIELD; x = x->next)
+        ir_clone(b, x, fl->map, fl->nmap);
+    for (int i = 0; x && i < x->nops; i++)
+        out[i] = mapped(fl, x->operands[i]);
+}
+
+/* The front values of the next tile the loads read. */
+static void next_front(Flat *fl, IrBuilder *b, void *ctx, IrValue **out)
+{
+    const Epi *e = ctx;
+    front_at(fl, b, e->t, e->o, out);
+}
+
+typedef struct Init {
+    int j;
+    IrValue *t;
+    IrValue **o;
+} Init;
+
+/* K-loop carried value j at a tile's first step: its init for that tile. */
+static void init_of(Flat *fl, IrBuilder *b, void *ctx, IrValue **out)
+{
+    const Init *in = ctx;
+    want(fl, fl->inner->operands[3 + in->j]);
+    clone_pre(fl, b, in->t, in->o);
+    out[0] = mapped(fl, fl->inner->operands[3 + in->j]);
+}
+
+/* (q, r) one step on: r wraps at nk to 0 and moves q on. */
+static void step_on(IrBuilder *b, Span sp, IrValue *q, IrValue *r, IrValue *nk1, IrValue **nq,
+                    IrValue **nr, IrValue **wrap)
+{
+    Type u64 = type_scalar(DT_U64);
+    IrValue *one = ir_const_int(b, sp, u64, 1);
+    *wrap = cmp(b, sp, CMP_EQ, r, nk1);
+    *nr = pick(b, sp, *wrap, ir_const_int(b, sp, u64, 0), ir_binary(b, IR_ADD, sp, r, one, u64));
+    *nq = pick(b, sp, *wrap, ir_binary(b, IR_ADD, sp, q, one, u64), q);
+}
+
+/* Carried values of the flat loop: o..., i..., qs, rs, F..., q, r. */
+enum { C_QS, C_RS };
+
+static void flat_body(Flat *fl, IrOp *loop, IrValue *nt, IrValue *nk1)
 {
     IrBlock *body = loop->regions[0];
     IrBuilder b = {fl->f, body, NULL};
     Span sp = fl->sp;
-    int no = fl->outer->nres, ni = fl->inner->nres;
+    int no = fl->outer->nres, ni = fl->inner->nres, nf = fl->nfront;
+    IrValue **o = body->args + 1, **i = o + no, **sc = i + ni, **fr = sc + 2, **bc = fr + nf;
     Type u64 = type_scalar(DT_U64);
-    IrValue *it = body->args[0];
-    IrValue *q = ir_binary(&b, IR_DIV, sp, it, nk, u64);
-    IrValue *r = ir_binary(&b, IR_SUB, sp, it, ir_binary(&b, IR_MUL, sp, q, nk, u64), u64);
-    fl->map[fl->ob->args[0]->id] = nth(&b, sp, fl->outer->operands[0], q, fl->outer->operands[2]);
+    /* BODY: the K step from rs, the tile's values from F */
     fl->map[fl->ib->args[0]->id] =
-        nth(&b, sp, mapped(fl, fl->inner->operands[0]), r, fl->inner->operands[2]);
-    IrValue *first = cmp(&b, sp, CMP_EQ, r, ir_const_int(&b, sp, u64, 0));
-    IrValue *last = cmp(&b, sp, CMP_EQ, r, nk1);
-    for (int i = 0; i < no; i++)
-        fl->map[fl->ob->args[i + 1]->id] = body->args[i + 1];
-    for (IrOp *x = fl->ob->first; x != fl->inner; x = x->next)
-        if (needed(fl, x))
-            ir_clone(&b, x, fl->map, fl->nmap);
+        nth(&b, sp, mapped(fl, fl->inner->operands[0]), sc[C_RS], fl->inner->operands[2]);
+    IrValue *first = cmp(&b, sp, CMP_EQ, bc[1], ir_const_int(&b, sp, u64, 0));
+    IrValue *t = tile_of(fl, &b, bc[0]);
     for (int j = 0; j < ni; j++) {
-        IrValue *carried = body->args[1 + no + j];
-        fl->map[fl->ib->args[j + 1]->id] =
-            fl->fresh[j] ? carried
-                         : pick(&b, sp, first, mapped(fl, fl->inner->operands[3 + j]), carried);
+        IrValue *init = fl->inner->operands[3 + j];
+        IrValue *in = i[j];
+        if (fl->fresh[j])
+            ;
+        else if (fl->hoisted[init->id] || !in_outer_body(fl, init))
+            in = pick(&b, sp, first, mapped(fl, init), i[j]);
+        else
+            in = branch(fl, &b, first, &i[j], 1, init_of, &(Init){j, t, o})->results[0];
+        fl->map[fl->ib->args[j + 1]->id] = in;
     }
-    IrValue **next = arena_alloc(fl->f->arena, sizeof(IrValue *) * (size_t)(no + ni + 1));
+    /* after the inits, which map PRE's values to their own copies */
+    for (int j = 0; j < fl->ob->nargs - 1; j++)
+        fl->map[fl->ob->args[j + 1]->id] = o[j];
+    for (int j = 0; j < nf; j++)
+        fl->map[fl->front[j]->id] = fr[j];
+    IrValue **next = values(fl, no + ni + 2 + nf + 2);
     for (IrOp *x = fl->ib->first; x; x = x->next) {
         if (x->kind == IR_YIELD) {
             for (int j = 0; j < ni; j++)
@@ -311,53 +391,77 @@ static void flat_body(Flat *fl, IrOp *loop, IrValue *nk, IrValue *nk1)
         IrOp *c = ir_clone(&b, x, fl->map, fl->nmap);
         for (int j = 0; c && j < ni; j++)
             if (fl->fresh[j] && x->kind == IR_DOT && x->operands[2] == fl->ib->args[j + 1]) {
-                IrValue **ops = arena_alloc(fl->f->arena, sizeof(IrValue *) * 4);
+                IrValue **ops = values(fl, 4);
                 memcpy(ops, c->operands, sizeof(IrValue *) * 3);
                 ops[3] = first;
                 c->operands = ops;
                 c->nops = 4;
             }
     }
-    IrOp *e = epilogue(fl, &b, last, body->args + 1);
-    for (int i = 0; i < no; i++)
-        next[i] = e->results[i];
-    yield(&b, sp, next, no + ni);
+    /* the epilogue at a tile's last step, for tile q */
+    IrValue *nq, *nr, *last;
+    step_on(&b, sp, bc[0], bc[1], nk1, &nq, &nr, &last);
+    IrOp *e = branch(fl, &b, last, o, no, epilogue, &(Epi){t, o});
+    for (int j = 0; j < no; j++)
+        next[j] = e->results[j];
+    next[no + ni + 2 + nf] = nq;
+    next[no + ni + 2 + nf + 1] = nr;
+    /* the loads' counters, and F once their tile changes */
+    IrValue *nqs, *nrs, *wrap;
+    step_on(&b, sp, sc[C_QS], sc[C_RS], nk1, &nqs, &nrs, &wrap);
+    next[no + ni + C_QS] = nqs;
+    next[no + ni + C_RS] = nrs;
+    if (nf) {
+        IrValue *more = cmp(&b, sp, CMP_LT, nqs, nt);
+        IrValue *c = ir_binary(&b, IR_AND, sp, wrap, more, type_scalar(DT_I1));
+        IrOp *nfo = branch(fl, &b, c, fr, nf, next_front, &(Epi){tile_of(fl, &b, nqs), o});
+        for (int j = 0; j < nf; j++)
+            next[no + ni + 2 + j] = nfo->results[j];
+    }
+    yield(&b, sp, next, no + ni + 2 + nf + 2);
 }
 
-/* The flat loop, in the then-region of `if nk > 0`; yields its results. */
+/* The flat loop, in the then-region of `if nk > 0 and nt > 0`; yields its
+ * results. */
 static void flat_loop(Flat *fl, IrBuilder *b, IrValue *nt, IrValue *nk)
 {
     Span sp = fl->sp;
-    int no = fl->outer->nres, ni = fl->inner->nres;
+    int no = fl->outer->nres, ni = fl->inner->nres, nf = fl->nfront;
+    int nc = no + ni + 2 + nf + 2;
     Type u64 = type_scalar(DT_U64);
     IrValue *total = ir_binary(b, IR_MUL, sp, nt, nk, u64);
     IrValue *nk1 = ir_binary(b, IR_SUB, sp, nk, ir_const_int(b, sp, u64, 1), u64);
-    IrValue **ops = arena_alloc(fl->f->arena, sizeof(IrValue *) * (size_t)(3 + no + ni));
-    Type *types = arena_alloc(fl->f->arena, sizeof(Type) * (size_t)(no + ni + 1));
-    ops[0] = ir_const_int(b, sp, u64, 0);
+    IrValue *zero = ir_const_int(b, sp, u64, 0);
+    IrValue **ops = values(fl, 3 + nc);
+    Type *types = arena_alloc(fl->f->arena, sizeof(Type) * (size_t)(nc + 1));
+    ops[0] = zero;
     ops[1] = total;
     ops[2] = ir_const_int(b, sp, u64, 1);
-    for (int i = 0; i < no; i++)
-        ops[3 + i] = fl->outer->operands[3 + i];
+    IrValue **init = ops + 3;
+    for (int j = 0; j < no; j++)
+        init[j] = fl->outer->operands[3 + j];
     for (int j = 0; j < ni; j++) {
-        IrValue *init = fl->inner->operands[3 + j];
+        IrValue *v = fl->inner->operands[3 + j];
         /* a tile's first step never reads the value it starts with */
-        ops[3 + no + j] = invariant(fl, init, 0) ? mapped(fl, init)
-                          : dtype_is_float(init->type.dt)
-                              ? ir_const_float(b, sp, init->type, 0.0)
-                              : ir_const_int(b, sp, init->type, 0);
+        init[no + j] = fl->hoisted[v->id] || !in_outer_body(fl, v) ? mapped(fl, v)
+                       : dtype_is_float(v->type.dt) ? ir_const_float(b, sp, v->type, 0.0)
+                                                    : ir_const_int(b, sp, v->type, 0);
     }
-    for (int i = 0; i < no + ni; i++)
-        types[i] = ops[3 + i]->type;
-    IrOp *loop = ir_build(b, IR_FOR, sp, ops, 3 + no + ni, types, no + ni);
+    init[no + ni + C_QS] = init[no + ni + C_RS] = zero;
+    front_at(fl, b, fl->outer->operands[0], init, init + no + ni + 2);
+    init[nc - 2] = init[nc - 1] = zero;
+    for (int j = 0; j < nc; j++)
+        types[j] = init[j]->type;
+    IrOp *loop = ir_build(b, IR_FOR, sp, ops, 3 + nc, types, nc);
     loop->flags = IRF_FLATTEN;
     loop->ival = fl->inner->ival ? fl->inner->ival : fl->outer->ival;
     IrBlock *body = ir_op_add_region(fl->f, loop);
     ir_block_add_arg(fl->f, body, u64, "it");
-    for (int i = 0; i < no + ni; i++)
-        ir_block_add_arg(fl->f, body, types[i],
-                         i < no ? fl->ob->args[i + 1]->name : fl->ib->args[i - no + 1]->name);
-    flat_body(fl, loop, nk, nk1);
+    for (int j = 0; j < nc; j++)
+        ir_block_add_arg(fl->f, body, types[j],
+                         j < no ? fl->ob->args[j + 1]->name
+                         : j < no + ni ? fl->ib->args[j - no + 1]->name : NULL);
+    flat_body(fl, loop, nt, nk1);
     yield(b, sp, loop->results, no);
 }
 
@@ -366,13 +470,9 @@ static void flatten(Flat *fl)
     IrOp *outer = fl->outer, *inner = fl->inner;
     fl->sp = outer->span;
     int no = outer->nres, ni = inner->nres;
-    memset(fl->map, 0, sizeof(IrValue *) * (size_t)fl->nmap);
-    memset(fl->need, 0, sizeof(bool) * (size_t)fl->nmap);
     fl->fresh = arena_alloc(fl->f->arena, sizeof(bool) * (size_t)(ni + 1));
     for (int j = 0; j < ni; j++)
         fl->fresh[j] = dot_accumulator(fl, j);
-    mark_operands(inner, fl);
-    ir_walk(fl->ib, mark_operands, fl);
     for (int j = 0; j < ni; j++)
         if (invariant(fl, inner->operands[3 + j], 0))
             hoist(fl, inner->operands[3 + j]);
@@ -381,7 +481,12 @@ static void flatten(Flat *fl)
                              hoist(fl, inner->operands[1]), inner->operands[2]->def->ival);
     IrValue *nt = trip_count(&b, fl->sp, outer->operands[0], outer->operands[1],
                              outer->operands[2]->def->ival);
-    IrValue *any = cmp(&b, fl->sp, CMP_GT, nk, ir_const_int(&b, fl->sp, type_scalar(DT_U64), 0));
+    fl->nfront = 0;
+    fl->front = values(fl, fl->nmap);
+    ir_walk(fl->ib, collect_front, fl);
+    IrValue *zero = ir_const_int(&b, fl->sp, type_scalar(DT_U64), 0);
+    IrValue *any = ir_binary(&b, IR_AND, fl->sp, cmp(&b, fl->sp, CMP_GT, nk, zero),
+                             cmp(&b, fl->sp, CMP_GT, nt, zero), type_scalar(DT_I1));
     Type *types = arena_alloc(fl->f->arena, sizeof(Type) * (size_t)(no + 1));
     for (int i = 0; i < no; i++)
         types[i] = outer->results[i]->type;
@@ -391,7 +496,7 @@ static void flatten(Flat *fl)
     flat_loop(fl, &tb, nt, nk);
     for (int i = 0; i < no; i++)
         ir_replace_uses(outer->parent, outer->results[i], choice->results[i]);
-    /* no K steps: the original loop without its K loop */
+    /* no tiles or no K steps: the original loop without its K loop */
     for (int j = 0; j < ni; j++)
         ir_replace_uses(fl->ob, inner->results[j], inner->operands[3 + j]);
     ir_remove(inner);
@@ -422,8 +527,9 @@ bool pass_flatten(IrFunc *f)
         return false;
     Flat fl = {.f = f, .nmap = f->next_id};
     fl.map = arena_alloc(f->arena, sizeof(IrValue *) * (size_t)(fl.nmap + 1));
-    fl.need = arena_alloc(f->arena, sizeof(bool) * (size_t)(fl.nmap + 1));
-    if (!fl.map || !fl.need || f->arena->oom)
+    fl.hoisted = arena_alloc(f->arena, sizeof(bool) * (size_t)(fl.nmap + 1));
+    fl.want = arena_alloc(f->arena, sizeof(bool) * (size_t)(fl.nmap + 1));
+    if (!fl.map || !fl.hoisted || !fl.want || f->arena->oom)
         return false;
     bool any = false;
     /* innermost first: a flattened loop holds no K loop, so its parent stays nested */
@@ -431,6 +537,8 @@ bool pass_flatten(IrFunc *f)
         fl.outer = fd.v.items[i];
         fl.outer->flags &= ~IRF_FLATTEN;
         if (fits(&fl)) {
+            memset(fl.map, 0, sizeof(IrValue *) * (size_t)fl.nmap);
+            memset(fl.hoisted, 0, sizeof(bool) * (size_t)fl.nmap);
             flatten(&fl);
             any = true;
         }

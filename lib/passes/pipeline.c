@@ -292,9 +292,26 @@ static bool slice_has(const Pipe *p, const IrOp *op)
     return false;
 }
 
+static bool pure_slice_op(const IrOp *op);
+
+/* An if whose regions compute values only (a flattened loop's per-tile
+ * offsets, recomputed when the tile changes): part of a slice as a whole. */
+static bool pure_if(const IrOp *op)
+{
+    if (op->kind != IR_IF)
+        return false;
+    for (int r = 0; r < op->nregions; r++)
+        for (const IrOp *o = op->regions[r]->first; o; o = o->next)
+            if (o->kind != IR_YIELD && !pure_slice_op(o))
+                return false;
+    return true;
+}
+
 static bool pure_slice_op(const IrOp *op)
 {
-    if (op->nregions || op->nres != 1)
+    if (op->nregions)
+        return pure_if(op);
+    if (op->nres != 1)
         return false;
     switch (op->kind) {
     case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
@@ -327,7 +344,13 @@ static bool pull(Pipe *p, IrValue *v, int depth)
     for (int i = 0; i < op->nops; i++)
         if (!pull(p, op->operands[i], depth + 1))
             return false;
-    p->slice[p->nslice++] = op;
+    for (int r = 0; r < op->nregions; r++) /* what a pure if reads from the body */
+        for (const IrOp *o = op->regions[r]->first; o; o = o->next)
+            for (int i = 0; i < o->nops; i++)
+                if (!pull(p, o->operands[i], depth + 1))
+                    return false;
+    if (!slice_has(p, op)) /* an if's region may lead back to it through the loop */
+        p->slice[p->nslice++] = op;
     return true;
 }
 
@@ -357,6 +380,29 @@ static bool runs_ahead(const Pipe *p, const IrValue *x, int depth)
     return false;
 }
 
+typedef struct AheadCheck {
+    const Pipe *p;
+} AheadCheck;
+
+static bool reads_nothing_ahead(IrOp *o, void *ctx)
+{
+    const AheadCheck *c = ctx;
+    for (int i = 0; i < o->nops; i++)
+        if (runs_ahead(c->p, o->operands[i], 0))
+            return false;
+    return true;
+}
+
+/* No op inside the regions of o reads a value that runs ahead. */
+static bool ir_walk_ok(const Pipe *p, const IrOp *o)
+{
+    AheadCheck c = {p};
+    for (int r = 0; r < o->nregions; r++)
+        if (!ir_walk(o->regions[r], reads_nothing_ahead, &c))
+            return false;
+    return true;
+}
+
 /* Every use of a value that runs ahead is inside the slice, a pipelined
  * load, or the yield slot that carries it; the loop's result for a carried
  * argument is unused. */
@@ -372,10 +418,8 @@ static bool slice_closed(Pipe *p)
                 continue;
             return false;
         }
-        if (o->nregions)
-            for (int k = 0; k < p->body->nargs - 1; k++)
-                if (p->carried[k])
-                    return false; /* uses inside nested regions are not tracked */
+        if (o->nregions && !ir_walk_ok(p, o))
+            return false;
     }
     for (int k = 0; k < p->body->nargs - 1; k++)
         if (p->carried[k] && p->uses[p->loop->results[k]->id])
@@ -449,27 +493,7 @@ static IrValue *mapped(IrValue **map, int nids, IrValue *v)
 
 static IrOp *clone(Pipe *p, IrBuilder *b, const IrOp *op, IrValue **map)
 {
-    IrValue *ops[8];
-    int n = op->nops < 8 ? op->nops : 8;
-    for (int i = 0; i < n; i++)
-        ops[i] = mapped(map, p->nids, op->operands[i]);
-    Type t = op->results[0]->type;
-    IrOp *c = ir_build(b, op->kind, op->span, ops, n, &t, 1);
-    IrValue *r = c->results[0];
-    IrValue **keep_ops = c->operands;
-    IrValue **keep_res = c->results;
-    IrOp *keep_prev = c->prev, *keep_next = c->next;
-    IrBlock *keep_parent = c->parent;
-    *c = *op;
-    c->operands = keep_ops;
-    c->results = keep_res;
-    c->prev = keep_prev;
-    c->next = keep_next;
-    c->parent = keep_parent;
-    r->layout = op->results[0]->layout;
-    r->name = op->results[0]->name;
-    map[op->results[0]->id] = r;
-    return c;
+    return ir_clone(b, op, map, p->nids);
 }
 
 /* Copies for iterations 0 .. S-2 before the loop; returns the carried
