@@ -14,15 +14,17 @@
  *   if nk > 0 and nt > 0:
  *     F = PRE's values that BODY reads, for the first tile
  *     for it in range(0, nt * nk) iter(o..., i..., (qs, rs, F), (q, r)):
- *       k = klb + rs * kstep;  BODY reads F
+ *       k = klb + rs * kstep;  BODY reads F and PRE's blocks made from it
  *       i' = r == 0 ? init : i    (a dot's zero accumulator takes the
  *                                   dot's fresh operand instead)
  *       o' = if r == nk - 1 { PRE for tile q; POST } else { o }
  *       (qs, rs) and (q, r) step on;  F = if qs changed { PRE for tile qs }
  *
- * Two counters walk the same (tile, step) pairs: (qs, rs) and F feed only
- * the loads' addresses, which pass_pipeline then runs S-1 steps ahead, F
- * recomputed once per tile like the original loop; (q, r) serve the rest.
+ * Two counters walk the same (tile, step) pairs: (qs, rs) and F, PRE's
+ * scalars that BODY needs, feed only the loads' addresses, which
+ * pass_pipeline then runs S-1 steps ahead; F is recomputed once per tile
+ * like the original loop, the few elements a thread holds of PRE's blocks
+ * (row and column offsets) every step; (q, r) serve the rest.
  * The K loop's bounds may not depend on the tile (they are computed once,
  * before), PRE may hold no memory access or region, both loops count up by
  * constant steps over i32 (the flat count, a product of two such counts,
@@ -41,8 +43,9 @@ typedef struct Flat {
     int nmap;
     bool *hoisted;        /* by value id: computed once before the loop */
     bool *want;           /* by value id: scratch for the PRE ops a value needs */
+    bool *per_step;       /* by value id: a block of PRE recomputed every step */
     bool *fresh;          /* by K-loop carried index: a dot's zero accumulator */
-    IrValue **front;      /* PRE's values (or the tile) that BODY reads */
+    IrValue **front;      /* PRE's scalars (or the tile) that BODY reads */
     int nfront;
     Span sp;
 } Flat;
@@ -162,12 +165,25 @@ static void clone_pre(Flat *fl, IrBuilder *b, IrValue *t, IrValue **o)
     memset(fl->want, 0, sizeof(bool) * (size_t)fl->nmap);
 }
 
-static void add_front(Flat *fl, IrValue *v)
+/* What BODY reads of the tile's part: its scalars are carried (front),
+ * its blocks are recomputed every step from them (per_step), in whatever
+ * layout BODY needs: a block carried through the loop would be moved
+ * between layouts every step, and a few elements a thread are cheap. */
+static void add_front(Flat *fl, IrValue *v, int depth)
 {
-    if (!v || !in_outer_body(fl, v) || fl->hoisted[v->id])
+    if (!v || !in_outer_body(fl, v) || fl->hoisted[v->id] || depth > 64)
         return;
     if (!v->def && v->index > 0)
         return; /* a carried value of the tile loop: BODY reads it as it is */
+    if (v->def && v->type.rank) {
+        if (fl->per_step[v->id])
+            return;
+        for (int i = 0; i < v->def->nres; i++)
+            fl->per_step[v->def->results[i]->id] = true;
+        for (int i = 0; i < v->def->nops; i++)
+            add_front(fl, v->def->operands[i], depth + 1);
+        return;
+    }
     for (int i = 0; i < fl->nfront; i++)
         if (fl->front[i] == v)
             return;
@@ -177,7 +193,7 @@ static void add_front(Flat *fl, IrValue *v)
 static bool collect_front(IrOp *op, void *ctx)
 {
     for (int i = 0; i < op->nops; i++)
-        add_front(ctx, op->operands[i]);
+        add_front(ctx, op->operands[i], 0);
     return true;
 }
 
@@ -381,6 +397,9 @@ static void flat_body(Flat *fl, IrOp *loop, IrValue *nt, IrValue *nk1)
         fl->map[fl->ob->args[j + 1]->id] = o[j];
     for (int j = 0; j < nf; j++)
         fl->map[fl->front[j]->id] = fr[j];
+    for (IrOp *x = fl->ob->first; x != fl->inner; x = x->next)
+        if (fl->per_step[x->results[0]->id])
+            ir_clone(&b, x, fl->map, fl->nmap);
     IrValue **next = values(fl, no + ni + 2 + nf + 2);
     for (IrOp *x = fl->ib->first; x; x = x->next) {
         if (x->kind == IR_YIELD) {
@@ -529,7 +548,8 @@ bool pass_flatten(IrFunc *f)
     fl.map = arena_alloc(f->arena, sizeof(IrValue *) * (size_t)(fl.nmap + 1));
     fl.hoisted = arena_alloc(f->arena, sizeof(bool) * (size_t)(fl.nmap + 1));
     fl.want = arena_alloc(f->arena, sizeof(bool) * (size_t)(fl.nmap + 1));
-    if (!fl.map || !fl.hoisted || !fl.want || f->arena->oom)
+    fl.per_step = arena_alloc(f->arena, sizeof(bool) * (size_t)(fl.nmap + 1));
+    if (!fl.map || !fl.hoisted || !fl.want || !fl.per_step || f->arena->oom)
         return false;
     bool any = false;
     /* innermost first: a flattened loop holds no K loop, so its parent stays nested */
@@ -539,6 +559,7 @@ bool pass_flatten(IrFunc *f)
         if (fits(&fl)) {
             memset(fl.map, 0, sizeof(IrValue *) * (size_t)fl.nmap);
             memset(fl.hoisted, 0, sizeof(bool) * (size_t)fl.nmap);
+            memset(fl.per_step, 0, sizeof(bool) * (size_t)fl.nmap);
             flatten(&fl);
             any = true;
         }
