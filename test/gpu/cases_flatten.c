@@ -5,7 +5,8 @@
  * multiple of the block, and K = 0 (no K step: every tile stores zeros).
  * The counting kernel checks the values the loops carry besides the
  * accumulator: a K-loop value that starts from the tile, and a tile count
- * read after the loop. */
+ * read after the loop; the row sums have no dot, their loads may go to
+ * private rings. */
 #include "harness.h"
 
 static double gemm_tol(tk_dtype t)
@@ -79,6 +80,38 @@ static void counts_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, i
     h_end(h);
 }
 
+static void row_sums_case(H *h, int rows, int cols, int block, int programs, int stages)
+{
+    if (!h_begin(h, "flatten.row_sums.%dx%d.B%d.P%d.S%d", rows, cols, block, programs, stages))
+        return;
+    tk_kernel *kk = h_kernel(h, "flatten.tk", "persistent_row_sums");
+    int stride = (cols + 15) / 16 * 16 + 16;
+    size_t n = (size_t)rows * stride;
+    double *x = h_rand_array(h, TK_F32, n, -1, 1);
+    void *dx = h_upload(h, TK_F32, x, n), *dout = h_output(h, TK_F32, (size_t)rows);
+    void *dsteps = h_output(h, TK_I32, (size_t)rows);
+    h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_ptr(dsteps, TK_I32),
+                    tk_i32(rows), tk_i32(cols), tk_i32(stride), tk_const("BLOCK", block),
+                    tk_const("NUM", programs), tk_const("NS", stages)),
+             4);
+    double *out = h_download(h, TK_F32, dout, (size_t)rows);
+    double *steps = h_download(h, TK_I32, dsteps, (size_t)rows);
+    double *ref = h_malloc(h, sizeof(double) * (size_t)rows);
+    int64_t *got = h_malloc(h, sizeof(int64_t) * (size_t)rows);
+    int64_t *want = h_malloc(h, sizeof(int64_t) * (size_t)rows);
+    for (int r = 0; r < rows; r++) {
+        ref[r] = 0;
+        for (int c = 0; c < cols; c++)
+            ref[r] += x[(size_t)r * stride + c];
+        got[r] = (int64_t)steps[r];
+        want[r] = r + (int64_t)h_cdiv(cols, block);
+    }
+    h_check(h, "row sums", out, ref, (size_t)rows, 1e-5);
+    h_check_int(h, "steps per row", got, want, (size_t)rows);
+    h_end(h);
+}
+
 void cases_flatten(H *h)
 {
     tutorial_case(h, TK_F16, 80, 72, 96, 32, 32, 32, 3, 4, 3);  /* 9 tiles over 3 programs */
@@ -90,6 +123,9 @@ void cases_flatten(H *h)
     counts_case(h, TK_F16, 72, 50, 70, 32, 32, 32, 3);
     counts_case(h, TK_F16, 40, 40, 0, 32, 32, 32, 5);
     counts_case(h, TK_F32, 33, 17, 20, 16, 16, 16, 4);
+    row_sums_case(h, 13, 300, 64, 4, 3);
+    row_sums_case(h, 5, 64, 64, 8, 2); /* one step a row, more programs than rows */
+    row_sums_case(h, 6, 0, 64, 2, 3);  /* no columns: zero sums */
     if (!h->gpu)
         return;
     tutorial_case(h, TK_F16, 1000, 1100, 520, 128, 256, 64, 7, 8, 3);
@@ -97,4 +133,5 @@ void cases_flatten(H *h)
     tutorial_case(h, TK_BF16, 512, 384, 256, 128, 128, 64, 132, 4, 3); /* more programs than tiles */
     tutorial_case(h, TK_F16, 256, 256, 0, 128, 128, 64, 3, 8, 3);
     counts_case(h, TK_BF16, 500, 300, 333, 64, 64, 32, 9);
+    row_sums_case(h, 1000, 4000, 256, 132, 4);
 }
