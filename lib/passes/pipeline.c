@@ -623,15 +623,12 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
     live->def->sub = CMP_LT;
     /* the slice again, for iteration i+S-1: the carried arguments already
-     * hold that iteration's values. It goes at the end of the body, next to
-     * the copies it feeds, so its pointers and masks are not live across
-     * the dots (registers the accumulators need) */
-    IrOp *yield = body->last;
-    IrBuilder end = {p->f, body, yield};
+     * hold that iteration's values */
     memset(map, 0, sizeof(IrValue *) * (size_t)p->nids);
     map[iv->id] = ahead;
     for (int i = 0; i < p->nslice; i++)
-        clone(p, &end, p->slice[i], map);
+        clone(p, &b, p->slice[i], map);
+    IrOp *yield = body->last;
     for (int k = 0; k < yield->nops && k < body->nargs - 1; k++)
         if (p->carried[k])
             yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
