@@ -573,6 +573,7 @@ static IrOp *widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
     res[old->nres] = res[old->nres + 1] = type_scalar(DT_I32);
     IrOp *loop = ir_build(&b, IR_FOR, old->span, ops, n + 2, res, old->nres + 2);
     loop->ival = old->ival;
+    loop->flags = old->flags;
     for (int i = 0; i < old->nres; i++) {
         loop->results[i]->layout = old->results[i]->layout;
         loop->results[i]->name = old->results[i]->name;
@@ -623,12 +624,16 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
     live->def->sub = CMP_LT;
     /* the slice again, for iteration i+S-1: the carried arguments already
-     * hold that iteration's values */
+     * hold that iteration's values. In a flattened tile loop it goes at the
+     * end of the body, next to the copies it feeds: its tile indices and
+     * coordinates are then not live across the dots and the epilogue */
     memset(map, 0, sizeof(IrValue *) * (size_t)p->nids);
     map[iv->id] = ahead;
-    for (int i = 0; i < p->nslice; i++)
-        clone(p, &b, p->slice[i], map);
     IrOp *yield = body->last;
+    IrBuilder end = {p->f, body, yield};
+    IrBuilder *at_slice = (loop->flags & IRF_FLATTEN) ? &end : &b;
+    for (int i = 0; i < p->nslice; i++)
+        clone(p, at_slice, p->slice[i], map);
     for (int k = 0; k < yield->nops && k < body->nargs - 1; k++)
         if (p->carried[k])
             yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
