@@ -120,6 +120,8 @@ def main():
     ap.add_argument("--arch", default="sm_90a")
     a = ap.parse_args()
     os.environ["CUDA_CACHE_DISABLE"] = "1"
+    if a.arch == "sm_80":  # Triton for the same target, so the PTX compares like for like
+        os.environ.setdefault("TRITON_OVERRIDE_ARCH", "sm80")
     import torch
     torch.ones(1, device="cuda")  # makes the primary context current for the driver calls
     ptxas = triton_ptxas()
