@@ -60,7 +60,14 @@ typedef struct Cg {
     LLVMValueRef *phase;         /* a TMA ring's phase bits (an i32 per thread), by id */
     LLVMValueRef *tmap;          /* the tensor-map parameters */
     int nbufs;
-    int64_t smem_reserved;       /* bytes of ring buffers before the scratch */ /* stand-ins for value arrays the arena could not give */
+    int64_t smem_reserved;       /* bytes of ring buffers before the scratch */
+    struct CgThreadIndex {       /* thread parts of element indices, per block (layout.c) */
+        LLVMBasicBlockRef bb;
+        int nthread;
+        int64_t thread[TK_LIN_MAX_THREAD];
+        LLVMValueRef v;
+    } tix[8];
+    int ntix;
 } Cg;
 
 /* ---- codegen/module.c ------------------------------------------------------------ */

@@ -276,7 +276,7 @@ LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef id
     DType od = op->nops > 0 ? op->operands[0]->type.dt : rd;
     LLVMBuilderRef B = cg->b;
     switch (op->kind) {
-    case IR_ARANGE: return LLVMBuildAdd(B, idx, cg_i32(cg, op->ival), "");
+    case IR_ARANGE: return op->ival ? LLVMBuildAdd(B, idx, cg_i32(cg, op->ival), "") : idx;
     case IR_NEG:
         if (rd == DT_BF16 || rd == DT_F16)
             return from_f32(cg, LLVMBuildFNeg(B, to_f32(cg, x[0]), ""), rd);

@@ -117,9 +117,9 @@ bool cg_layout_same(Cg *cg, const IrValue *a, const IrValue *b)
 
 /* The part of an element index that depends on the thread: runs of thread
  * bits that map to runs of index bits become one shift and mask. */
-static LLVMValueRef thread_index(Cg *cg, const CgLayout *l)
+static LLVMValueRef build_thread_index(Cg *cg, const CgLayout *l)
 {
-    LLVMValueRef e = cg_i32(cg, 0);
+    LLVMValueRef e = NULL;
     const LinLayout *ll = &l->lin;
     for (int i = 0; i < ll->nthread;) {
         if (!ll->thread[i]) {
@@ -129,13 +129,46 @@ static LLVMValueRef thread_index(Cg *cg, const CgLayout *l)
         int j = i + 1;
         while (j < ll->nthread && ll->thread[j] == ll->thread[j - 1] * 2)
             j++;
-        LLVMValueRef bits = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, i), "");
+        LLVMValueRef bits = cg->tid;
+        if (i)
+            bits = LLVMBuildLShr(cg->b, bits, cg_i32(cg, i), "");
         bits = LLVMBuildAnd(cg->b, bits, cg_i32(cg, ((int64_t)1 << (j - i)) - 1), "");
-        bits = LLVMBuildShl(cg->b, bits, cg_i32(cg, log2i(ll->thread[i])), "");
-        e = LLVMBuildOr(cg->b, e, bits, "");
+        if (log2i(ll->thread[i]))
+            bits = LLVMBuildShl(cg->b, bits, cg_i32(cg, log2i(ll->thread[i])), "");
+        e = e ? LLVMBuildOr(cg->b, e, bits, "") : bits;
         i = j;
     }
-    return e;
+    return e ? e : cg_i32(cg, 0);
+}
+
+static bool same_threads(const struct CgThreadIndex *c, const LinLayout *ll)
+{
+    if (c->nthread != ll->nthread)
+        return false;
+    for (int i = 0; i < ll->nthread; i++)
+        if (c->thread[i] != ll->thread[i])
+            return false;
+    return true;
+}
+
+/* Every element of a value shares its thread part, so it is built once per
+ * basic block and layout: the module LLVM optimises is then a fraction of
+ * the size (the same code after CSE, in less compile time). A block's
+ * cached value sits before the builder's position, as the builder only
+ * appends to blocks. */
+static LLVMValueRef thread_index(Cg *cg, const CgLayout *l)
+{
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(cg->b);
+    int n = cg->ntix < 8 ? cg->ntix : 8;
+    for (int i = 0; i < n; i++)
+        if (cg->tix[i].bb == bb && same_threads(&cg->tix[i], &l->lin))
+            return cg->tix[i].v;
+    struct CgThreadIndex *c = &cg->tix[cg->ntix++ % 8];
+    c->bb = bb;
+    c->nthread = l->lin.nthread;
+    memcpy(c->thread, l->lin.thread, sizeof c->thread);
+    c->v = build_thread_index(cg, l);
+    return c->v;
 }
 
 int64_t cg_slot_index(const CgLayout *l, int slot)
@@ -177,7 +210,8 @@ static int64_t stride_of(const Type *t, int d)
 
 LLVMValueRef cg_coord(Cg *cg, LLVMValueRef lin, const Type *t, int d)
 {
-    LLVMValueRef x = LLVMBuildLShr(cg->b, lin, cg_i32(cg, log2i(stride_of(t, d))), "");
+    int sh = log2i(stride_of(t, d));
+    LLVMValueRef x = sh ? LLVMBuildLShr(cg->b, lin, cg_i32(cg, sh), "") : lin;
     return LLVMBuildAnd(cg->b, x, cg_i32(cg, t->shape[d] - 1), "");
 }
 

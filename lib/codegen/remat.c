@@ -35,22 +35,24 @@ static RIdx coord_to(Cg *cg, RIdx idx, const Type *t, int d, int64_t s)
 {
     int sh = cg_ilog2(stride_of(t, d)), to = cg_ilog2(s);
     int64_t m = t->shape[d] - 1;
-    RIdx r = {LLVMBuildShl(cg->b, cg_coord(cg, idx.t, t, d), cg_i32(cg, to), ""),
-              (idx.c >> sh & m) << to};
+    LLVMValueRef x = cg_coord(cg, idx.t, t, d);
+    RIdx r = {to ? LLVMBuildShl(cg->b, x, cg_i32(cg, to), "") : x, (idx.c >> sh & m) << to};
     return r;
 }
 
 /* Index in the broadcast operand's shape of element idx of the result. */
 static RIdx unbroadcast(Cg *cg, RIdx idx, const Type *dst, const Type *src)
 {
-    RIdx r = {cg_i32(cg, 0), 0};
+    RIdx r = {NULL, 0};
     for (int d = 0; d < dst->rank; d++) {
         if (src->shape[d] == 1)
             continue;
         RIdx x = coord_to(cg, idx, dst, d, stride_of(src, d));
-        r.t = LLVMBuildOr(cg->b, r.t, x.t, "");
+        r.t = r.t ? LLVMBuildOr(cg->b, r.t, x.t, "") : x.t;
         r.c |= x.c;
     }
+    if (!r.t)
+        r.t = cg_i32(cg, 0);
     return r;
 }
 
