@@ -24,6 +24,7 @@ MATMUL = os.path.join(ROOT, "examples", "matmul.tk")
 ATTENTION = os.path.join(ROOT, "bench", "kernels", "attention.tk")
 GROUPED = os.path.join(ROOT, "bench", "kernels", "grouped_gemm.tk")
 PERSISTENT = os.path.join(ROOT, "bench", "kernels", "matmul_persistent.tk")
+MATMUL_WS = os.path.join(ROOT, "bench", "kernels", "matmul_ws.tk")
 
 # (BM, BN, BK, GROUP, warps, stages): Triton tutorial 03's configs for fp16
 CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 32, 8, 4, 4),
@@ -61,9 +62,9 @@ def rel_err(torch, out, ref):
 
 
 class Gemm:
-    def __init__(self, torch, tk, triton_mod):
+    def __init__(self, torch, tk, triton_mod, path=MATMUL):
         self.torch, self.tk, self.tri = torch, tk, triton_mod
-        self.kernel = tk.kernel(MATMUL, "matmul")
+        self.kernel = tk.kernel(path, "matmul")
 
     def tk_launch(self, a, b, c, cfg):
         return tkbind.matmul_launch(self.tk, self.kernel, a, b, c, cfg)
@@ -268,7 +269,7 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--quick", action="store_true", help="4096^3 fp16 and one attention shape")
     ap.add_argument("--no-attention", action="store_true")
-    ap.add_argument("--only", choices=("gemm", "attention", "grouped", "persistent"),
+    ap.add_argument("--only", choices=("gemm", "attention", "grouped", "persistent", "ws"),
                     help="run one kind of workload")
     args = ap.parse_args()
     import torch
@@ -285,6 +286,11 @@ def main():
     else:
         rows = gemm_rows(torch, g, [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 1024, 4096)],
                          [torch.float16, torch.bfloat16], CONFIGS, args.reps)
+    if args.only == "ws":  # the K loop warp-specialized, under both compilers
+        g_ws = Gemm(torch, tk, load_module(MATMUL_WS, "tk_bench_matmul_ws"), MATMUL_WS)
+        rows = gemm_rows(torch, g_ws, [(4096, 4096, 4096), (8192, 8192, 8192)],
+                         [torch.float16, torch.bfloat16], CONFIGS, args.reps)
+        rows = [(f"ws {r[0]}",) + r[1:] for r in rows]
     if not args.no_attention and args.only in (None, "attention") and os.path.exists(ATTENTION):
         tri_at = load_module(ATTENTION, "tk_bench_attention")
         shapes = [(4, 32, 4096, 64, False)] if args.quick else \

@@ -42,7 +42,8 @@ class TkKernelInfo(ctypes.Structure):
     _fields_ = [("registers", ctypes.c_int), ("spill_bytes", ctypes.c_int),
                 ("shared_bytes", ctypes.c_int), ("max_threads", ctypes.c_int),
                 ("num_warps", ctypes.c_int), ("dynamic_shared_bytes", ctypes.c_int),
-                ("function", ctypes.c_void_p), ("reserved", ctypes.c_uint64 * 4)]
+                ("function", ctypes.c_void_p), ("threads", ctypes.c_int),
+                ("reserved_int", ctypes.c_int), ("reserved", ctypes.c_uint64 * 3)]
 
 
 class TkDeviceProps(ctypes.Structure):

@@ -263,6 +263,7 @@ typedef struct RtVariant {
     int param_of[RT_MAX_PARAMS]; /* index among the launch's runtime args */
     uint8_t param_dt[RT_MAX_PARAMS]; /* DType of each compiled parameter */
     int num_warps;
+    int threads;           /* per program at launch (a producer warpgroup adds 128) */
     int dyn_shared;        /* dynamic shared bytes to pass at launch */
     int ntmaps;            /* tensor maps passed after the parameters */
     RtTmapMeta tmaps[RT_MAX_TMAPS];
@@ -318,6 +319,7 @@ tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
 typedef struct RtJitMeta {
     uint32_t magic, nparams;
     int32_t num_warps, dyn_shared;
+    int32_t threads; /* per program: num_warps * 32 plus the kernel's producer warps */
     int32_t param_of[RT_MAX_PARAMS];
     uint8_t param_dt[RT_MAX_PARAMS];
     uint32_t ntmaps;

@@ -399,7 +399,9 @@ tk_status tk_device_properties(tk_context *ctx, tk_device_props *props)
  * kernels with no CUfunction: threads, registers, shared memory, 32 blocks. */
 static int occupancy_estimate(const tk_device_props *p, const tk_kernel_info *info)
 {
-    int threads = info->num_warps > 0 ? info->num_warps * p->warp_size : 128;
+    int threads = info->threads > 0     ? info->threads
+                  : info->num_warps > 0 ? info->num_warps * p->warp_size
+                                        : 128;
     int by_threads = p->max_threads_per_sm / threads;
     int regs = info->registers > 0 ? (info->registers + 7) / 8 * 8 : 32;
     int by_regs = p->regs_per_sm / (regs * threads);
@@ -424,7 +426,8 @@ tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_
         return s;
     int n = 0;
     RT_CU(NULL, cuOccupancyMaxActiveBlocksPerMultiprocessor, &n, (CUfunction)info->function,
-          info->num_warps * ctx->props.warp_size, (size_t)info->dynamic_shared_bytes);
+          info->threads > 0 ? info->threads : info->num_warps * ctx->props.warp_size,
+          (size_t)info->dynamic_shared_bytes);
     *blocks_per_sm = n;
     return TK_OK;
 }

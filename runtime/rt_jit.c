@@ -14,7 +14,7 @@
 
 #include "rt.h"
 
-enum { META_MAGIC = 0x544b4d32 /* "TKM2" */ };
+enum { META_MAGIC = 0x544b4d33 /* "TKM3" */ };
 
 static int warned_dump;
 
@@ -145,6 +145,7 @@ static tk_status map_params(tk_kernel *k, const IrFunc *f, RtJitMeta *m)
     m->magic = META_MAGIC;
     m->nparams = (uint32_t)f->nparams;
     m->num_warps = f->num_warps > 0 ? f->num_warps : 4;
+    m->threads = (m->num_warps + f->producer_warps) * 32;
     return TK_OK;
 }
 
@@ -188,7 +189,7 @@ static const char *dump_dir(void)
 static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta *m)
 {
     if (m->magic != META_MAGIC || m->nparams > RT_MAX_PARAMS || m->num_warps != la->num_warps ||
-        m->dyn_shared < 0)
+        m->dyn_shared < 0 || m->threads < m->num_warps * 32 || m->threads > 1024)
         return false;
     for (uint32_t i = 0; i < m->nparams; i++)
         if (m->param_of[i] < 0 || m->param_of[i] >= k->nruntime || m->param_dt[i] >= DT_COUNT)
@@ -366,10 +367,11 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
         RT_CU(name, cuFuncSetAttribute, v->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               v->dyn_shared);
     in->num_warps = v->num_warps;
+    in->threads = v->threads;
     in->dynamic_shared_bytes = v->dyn_shared;
     in->function = v->fn;
     const tk_device_props *p = &k->mod->ctx->props;
-    int threads = v->num_warps * p->warp_size;
+    int threads = v->threads;
     if (threads > in->max_threads)
         return rt_error(TK_ERR_LAUNCH, "kernel '%s' uses %d registers per thread, so at most %d "
                         "threads per program fit; num_warps=%d asks for %d (use fewer warps)",
@@ -389,6 +391,7 @@ static void apply_meta(RtVariant *v, const RtJitMeta *m)
         v->param_dt[i] = m->param_dt[i];
     }
     v->num_warps = m->num_warps;
+    v->threads = m->threads;
     v->dyn_shared = m->dyn_shared;
     v->ntmaps = (int)m->ntmaps;
     memcpy(v->tmaps, m->tmaps, sizeof v->tmaps[0] * m->ntmaps);
@@ -479,7 +482,8 @@ static tk_status build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v
     apply_meta(v, &m);
     v->ir = f;
     v->info = (tk_kernel_info){.registers = 32, .spill_bytes = 0, .shared_bytes = 0,
-                               .max_threads = 1024, .num_warps = v->num_warps};
+                               .max_threads = 1024, .num_warps = v->num_warps,
+                               .threads = v->threads};
     rt_stats_add(&rt_stats.compiles);
     return TK_OK;
 }

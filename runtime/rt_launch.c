@@ -395,7 +395,7 @@ static tk_status launch_gpu(tk_kernel *k, RtVariant *v, tk_grid g, const RtLaunc
     }
     atomic_store_explicit(&ctx->last_kernel, k->name, memory_order_relaxed);
     RT_CU(k->name, cuLaunchKernel, v->fn, g.x, g.y, g.z,
-          (unsigned)(v->num_warps * ctx->props.warp_size), 1, 1, (unsigned)v->dyn_shared,
+          (unsigned)v->threads, 1, 1, (unsigned)v->dyn_shared,
           (CUstream)stream, ptrs, NULL);
     return TK_OK;
 }

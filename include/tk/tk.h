@@ -277,7 +277,10 @@ typedef struct tk_kernel_info {
     int num_warps;
     int dynamic_shared_bytes; /* passed at launch (0 when the kernel uses none) */
     void *function;      /* the CUfunction (NULL when interpreting), for tk_occupancy */
-    uint64_t reserved[4]; /* room for later fields */
+    int threads;         /* per program at launch: num_warps * 32, and 128 more for the
+                            producer warpgroup of a warp-specialized loop (0: num_warps * 32) */
+    int reserved_int;    /* room for a later field */
+    uint64_t reserved[3]; /* room for later fields */
 } tk_kernel_info;
 tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
                             const tk_launch_options *opts, tk_kernel_info *info);

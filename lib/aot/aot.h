@@ -31,6 +31,7 @@ typedef struct AotSpec {
     int nparams;
     const char *ptx; /* NUL-terminated */
     int dynamic_shared;
+    int threads;     /* per program at launch (the kernel's metadata) */
     const AotCubin *cubins;
     int ncubins;
 } AotSpec;

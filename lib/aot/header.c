@@ -232,8 +232,8 @@ static void spec_data(StrBuf *out, const AotHeader *h, const AotSpec *s, const c
         sb_printf(out, "%s_images, %d, ", name, s->ncubins);
     else
         sb_puts(out, "NULL, 0, ");
-    sb_printf(out, "%d, %d,\n    &%s_lock, %s_loaded, &%s_nloaded};\n\n", h->num_warps,
-              s->dynamic_shared, name, name, name);
+    sb_printf(out, "%d, %d, %d,\n    &%s_lock, %s_loaded, &%s_nloaded};\n\n", h->num_warps,
+              s->dynamic_shared, s->threads, name, name, name);
 }
 
 /* NAME_fits(...): 1 when the arguments meet the specialisation's hints. */

@@ -95,6 +95,7 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
         spec->nparams = f->nparams;
         spec->ptx = ptx;
         spec->dynamic_shared = cg_dynamic_shared_bytes(ptx);
+        spec->threads = ((f->num_warps > 0 ? f->num_warps : 4) + f->producer_warps) * 32;
         spec_cubins(c, o, &req, arch, ptx, spec, warned);
     }
     arena_free(&ir_arena);

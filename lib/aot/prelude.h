@@ -268,6 +268,7 @@ typedef struct tk_aot_spec {
     const tk_aot_image *images;
     int nimages;
     int num_warps, dynamic_shared;
+    int threads;           /* per program at launch: num_warps * 32 and any producer warps */
     pthread_mutex_t *lock;
     tk_aot_loaded *loaded; /* TK_AOT_MAX_CONTEXTS slots */
     int *nloaded;          /* slots in use; published after the slot is written */
@@ -445,7 +446,7 @@ static inline tk_status tk_aot_launch(const tk_aot_spec *s, tk_stream stream, tk
     st = tk_aot_function(s, ctx, &fn);
     if (st == TK_OK) {
         tk_aot_result r = tk_aot_cu.cuLaunchKernel(
-            fn, grid.x, grid.y, grid.z, (unsigned)s->num_warps * 32u, 1, 1,
+            fn, grid.x, grid.y, grid.z, (unsigned)s->threads, 1, 1,
             (unsigned)s->dynamic_shared, (tk_aot_stream)stream, params, NULL);
         if (r != TK_AOT_CUDA_SUCCESS)
             st = tk_aot_fail(r, "cuLaunchKernel", s->launcher);

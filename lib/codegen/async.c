@@ -18,6 +18,7 @@ typedef struct Plan {
     Cg *cg;
     int64_t *slots; /* by ring */
     bool *tma;      /* by ring: TMA fills it, so it has mbarriers */
+    bool *empty;    /* by ring: a producer fills it, so it has empty mbarriers too */
 } Plan;
 
 static int threads(const Cg *cg)
@@ -29,6 +30,8 @@ static bool plan_op(IrOp *op, void *ctx)
 {
     Plan *pl = ctx;
     Cg *cg = pl->cg;
+    if (op->kind == IR_TMA_RELEASE && op->ival >= 0 && op->ival < cg->nbufs)
+        pl->empty[op->ival] = true;
     if ((op->kind != IR_ASYNC_COPY && op->kind != IR_TMA_COPY) || op->ival < 0 ||
         op->ival >= cg->nbufs)
         return true;
@@ -59,20 +62,26 @@ void cg_plan_buffers(Cg *cg)
     cg->buf_off = cg_alloc(cg, sizeof(int64_t) * n);
     cg->buf_slot = cg_alloc(cg, sizeof(int64_t) * n);
     cg->bar_off = cg_alloc(cg, sizeof(int64_t) * n);
+    cg->empty_off = cg_alloc(cg, sizeof(int64_t) * n);
     cg->phase = cg_alloc(cg, sizeof(LLVMValueRef) * n);
+    cg->empty_phase = cg_alloc(cg, sizeof(LLVMValueRef) * n);
     cg->bar_slots = cg_alloc(cg, sizeof(int) * n);
-    Plan pl = {cg, cg_alloc(cg, sizeof(int64_t) * n), cg_alloc(cg, sizeof(bool) * n)};
+    Plan pl = {cg, cg_alloc(cg, sizeof(int64_t) * n), cg_alloc(cg, sizeof(bool) * n),
+               cg_alloc(cg, sizeof(bool) * n)};
     ir_walk(cg->f->body, plan_op, &pl);
     int64_t at = 0;
     for (int i = 0; i < cg->nbufs; i++) {
         cg->buf_off[i] = at;
         at += pl.slots[i] * cg->buf_slot[i];
     }
-    /* the mbarriers of the TMA rings after every ring: 8 bytes per slot */
+    /* the mbarriers of the TMA rings after every ring: 8 bytes per slot,
+     * twice where a producer fills the ring (full, then empty) */
     for (int i = 0; i < cg->nbufs; i++) {
         cg->bar_off[i] = pl.tma[i] ? at : -1;
         cg->bar_slots[i] = pl.tma[i] ? (int)pl.slots[i] : 0;
         at += pl.tma[i] ? 8 * pl.slots[i] : 0;
+        cg->empty_off[i] = pl.tma[i] && pl.empty[i] ? at : -1;
+        at += cg->empty_off[i] >= 0 ? 8 * pl.slots[i] : 0;
     }
     cg->smem_reserved = (at + 1023) / 1024 * 1024; /* scratch tiles stay 1024-aligned */
     cg_smem_need(cg, 0);

@@ -56,8 +56,13 @@ typedef struct Cg {
     struct CgSink *sinks;
     int64_t *buf_off, *buf_slot; /* ring buffers: start and slot bytes, by id */
     int64_t *bar_off;            /* a TMA ring's mbarriers (8 bytes per slot), or -1 */
+    int64_t *empty_off;          /* a producer-filled ring's empty mbarriers, or -1 */
     int *bar_slots;              /* a TMA ring's slots (and mbarriers) */
     LLVMValueRef *phase;         /* a TMA ring's phase bits (an i32 per thread), by id */
+    LLVMValueRef *empty_phase;   /* the same for its empty mbarriers (the producer's) */
+    bool producer;               /* emitting the producer's region (one thread runs it) */
+    int consumers;               /* after the producer split: the threads that meet at
+                                  * barriers (num_warps * 32); 0: the whole CTA */
     LLVMValueRef *tmap;          /* the tensor-map parameters */
     int nbufs;
     int64_t smem_reserved;       /* bytes of ring buffers before the scratch */
@@ -255,8 +260,20 @@ void cg_tma_params(Cg *cg, int n);
 /* At the kernel's start: the mbarriers of the TMA rings initialised and
  * their phase bits cleared. */
 void cg_tma_setup(Cg *cg);
-/* tma_copy and tma_wait. */
+/* tma_copy, tma_wait and tma_release. */
 bool cg_emit_tma(Cg *cg, const IrOp *op);
+
+/* ---- codegen/warp_spec.c ---------------------------------------------------------------- */
+/* Registers per thread of a kernel with a producer warpgroup beside T
+ * consumer threads: at launch, in the producer, in the consumers. */
+typedef struct CgRegs {
+    int entry, producer, consumer;
+} CgRegs;
+CgRegs cg_ws_regs(int T);
+/* The producer op: the split of the kernel into the producer warpgroup,
+ * which runs the op's region in one thread and exits, and the consumers,
+ * which go on with the ops after it. */
+bool cg_emit_producer(Cg *cg, const IrOp *op);
 
 /* ---- codegen/flow.c ----------------------------------------------------------------------- */
 bool cg_emit_flow(Cg *cg, const IrOp *op);

@@ -4,6 +4,7 @@
  * is correct for blocks smaller than the CTA (repeated) and larger (several
  * chunks per thread), each conversion ending in a barrier so shared memory
  * can be reused by the next op. */
+#include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -233,9 +234,17 @@ LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt)
     return cg_smem_addr_at(cg, cg_i32(cg, cg->smem_reserved + byte_off), idx, dt);
 }
 
+/* Every thread of the program, or past a producer split the consumers
+ * alone at named barrier 1 (the producer never arrives at barrier 0). */
 void cg_barrier(Cg *cg)
 {
-    cg_intrinsic(cg, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+    if (!cg->consumers) {
+        cg_intrinsic(cg, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+        return;
+    }
+    char text[48];
+    snprintf(text, sizeof text, "bar.sync 1, %d;", cg->consumers);
+    cg_asm_void(cg, text);
 }
 
 void cg_smem_put_in(Cg *cg, CgVal x, const CgLayout *l, DType dt, int64_t off)

@@ -239,7 +239,8 @@ static void emit_op(Cg *cg, const IrOp *op)
     if (emit_misc(cg, op) || cg_emit_shape(cg, op) || cg_emit_elementwise(cg, op) ||
         cg_emit_memory(cg, op) || cg_emit_reduce(cg, op) || cg_emit_scan(cg, op) ||
         cg_emit_dot(cg, op) || cg_emit_flow(cg, op) || cg_emit_debug(cg, op) ||
-        cg_emit_rand(cg, op) || cg_emit_async(cg, op) || cg_emit_tma(cg, op))
+        cg_emit_rand(cg, op) || cg_emit_async(cg, op) || cg_emit_tma(cg, op) ||
+        cg_emit_producer(cg, op))
         return;
     cg_error(cg, op->span, "code generation does not support '%s' yet", ir_kind_name(op->kind));
 }
@@ -283,7 +284,11 @@ static void make_kernel(Cg *cg)
     cg->fn = LLVMAddFunction(cg->mod, f->name, ft);
     LLVMSetFunctionCallConv(cg->fn, LLVMPTXKernelCallConv);
     add_annotation(cg, "kernel", 1);
-    add_annotation(cg, "maxntidx", cg->T);
+    /* a producer warpgroup runs beside the T threads the layouts count; the
+     * launcher reads the total from the kernel's metadata (rt_jit.c) */
+    add_annotation(cg, "maxntidx", cg->T + 32 * f->producer_warps);
+    if (f->producer_warps) /* the registers setmaxnreg moves between the groups */
+        add_annotation(cg, "maxnreg", cg_ws_regs(cg->T).entry);
     cg_tma_params(cg, n);
     unsigned align_kind = LLVMGetEnumAttributeKindForName("align", 5);
     for (int i = 0; i < f->nparams; i++) {

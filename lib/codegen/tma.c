@@ -8,8 +8,16 @@
  * with the parity of the slot's current phase; each thread keeps the
  * phases of a ring as bits of an i32 (one bit per slot, flipped at each
  * wait) that lives in registers across loops, so a loop entered again (a
- * persistent kernel) goes on where the last one left. LLVM 19 has no TMA
- * intrinsics: the instructions are inline PTX. */
+ * persistent kernel) goes on where the last one left.
+ *
+ * A ring that a producer warpgroup fills (warp specialization) also has an
+ * empty mbarrier per slot, after its full ones, which expects one arrival
+ * from every consumer thread (tma_release, once the slot's tiles were
+ * read). The producer's one thread waits on it before refilling the slot,
+ * with phase bits of its own that start at ones: the wait for a slot's
+ * first fill asks for the phase before the barrier's first, which counts
+ * as complete, so it passes at once. LLVM 19 has no TMA intrinsics: the
+ * instructions are inline PTX. */
 #include "codegen/cg.h"
 
 #include <stdio.h>
@@ -49,10 +57,17 @@ static LLVMValueRef smem_u32(Cg *cg, LLVMValueRef off)
     return LLVMBuildPtrToInt(cg->b, p, LLVMInt32TypeInContext(cg->ctx), "");
 }
 
-static LLVMValueRef barrier_of(Cg *cg, int buf, LLVMValueRef slot)
+/* The full (or with `empty`, empty) mbarrier of a ring's slot. */
+static LLVMValueRef barrier_at(Cg *cg, int buf, LLVMValueRef slot, bool empty)
 {
     LLVMValueRef off = LLVMBuildMul(cg->b, slot, cg_i32(cg, 8), "");
-    return smem_u32(cg, LLVMBuildAdd(cg->b, off, cg_i32(cg, cg->bar_off[buf]), ""));
+    int64_t at = empty ? cg->empty_off[buf] : cg->bar_off[buf];
+    return smem_u32(cg, LLVMBuildAdd(cg->b, off, cg_i32(cg, at), ""));
+}
+
+static LLVMValueRef barrier_of(Cg *cg, int buf, LLVMValueRef slot)
+{
+    return barrier_at(cg, buf, slot, false);
 }
 
 /* Runs what the caller emits next only where cond holds; returns the block
@@ -71,9 +86,21 @@ static void end_if(Cg *cg, LLVMBasicBlockRef done)
     LLVMPositionBuilderAtEnd(cg->b, done);
 }
 
+/* The thread that issues copies: thread 0, or in the producer's region
+ * the one thread that runs it. */
 static LLVMValueRef is_thread0(Cg *cg)
 {
+    if (cg->producer)
+        return LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
     return LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), "");
+}
+
+static void init_barrier(Cg *cg, LLVMValueRef bar, int count)
+{
+    LLVMTypeRef pt[2] = {LLVMInt32TypeInContext(cg->ctx), LLVMInt32TypeInContext(cg->ctx)};
+    LLVMValueRef args[2] = {bar, cg_i32(cg, count)};
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2, "mbarrier.init.shared::cta.b64 [$0], $1;",
+           "r,n", args);
 }
 
 void cg_tma_setup(Cg *cg)
@@ -86,16 +113,19 @@ void cg_tma_setup(Cg *cg)
         any = true;
         cg->phase[i] = LLVMBuildAlloca(cg->b, i32, "tma.phase");
         LLVMBuildStore(cg->b, cg_i32(cg, 0), cg->phase[i]);
+        if (cg->empty_off[i] < 0)
+            continue;
+        cg->empty_phase[i] = LLVMBuildAlloca(cg->b, i32, "tma.empty_phase");
+        LLVMBuildStore(cg->b, cg_i32(cg, -1), cg->empty_phase[i]);
     }
     if (!any)
         return;
     LLVMBasicBlockRef done = begin_if(cg, is_thread0(cg), "tma.init");
-    LLVMTypeRef pt[1] = {i32};
     for (int i = 0; i < cg->nbufs; i++)
         for (int s = 0; s < cg->bar_slots[i]; s++) {
-            LLVMValueRef bar = barrier_of(cg, i, cg_i32(cg, s));
-            cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1,
-                   "mbarrier.init.shared::cta.b64 [$0], 1;", "r", &bar);
+            init_barrier(cg, barrier_of(cg, i, cg_i32(cg, s)), 1);
+            if (cg->empty_off[i] >= 0) /* every consumer thread releases the slot */
+                init_barrier(cg, barrier_at(cg, i, cg_i32(cg, s), true), cg->T);
         }
     /* the initialised barriers visible to the async proxy (TMA's
      * complete_tx), then to every thread before its first wait */
@@ -162,14 +192,17 @@ static void emit_copy(Cg *cg, const IrOp *op)
 static void emit_wait(Cg *cg, const IrOp *op)
 {
     int buf = (int)op->ival;
-    if (buf < 0 || buf >= cg->nbufs || cg->bar_off[buf] < 0) {
+    bool empty = op->sub == 1;
+    if (buf < 0 || buf >= cg->nbufs || cg->bar_off[buf] < 0 ||
+        (empty && cg->empty_off[buf] < 0)) {
         cg_internal(cg, op->span, "tma_wait on ring %d without barriers", buf);
         return;
     }
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
     LLVMValueRef slot = cg_get(cg, op->operands[0]).el[0];
-    LLVMValueRef bar = barrier_of(cg, buf, slot);
-    LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, cg->phase[buf], "");
+    LLVMValueRef bar = barrier_at(cg, buf, slot, empty);
+    LLVMValueRef phase = empty ? cg->empty_phase[buf] : cg->phase[buf];
+    LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, phase, "");
     LLVMValueRef parity = LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
     LLVMBasicBlockRef spin = cg_new_bb(cg, "tma.wait"), done = cg_new_bb(cg, "tma.ready");
     LLVMBuildBr(cg->b, spin);
@@ -183,7 +216,26 @@ static void emit_wait(Cg *cg, const IrOp *op)
     LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntNE, ok, cg_i32(cg, 0), ""), done, spin);
     LLVMPositionBuilderAtEnd(cg->b, done);
     LLVMValueRef flip = LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, "");
-    LLVMBuildStore(cg->b, LLVMBuildXor(cg->b, bits, flip, ""), cg->phase[buf]);
+    LLVMBuildStore(cg->b, LLVMBuildXor(cg->b, bits, flip, ""), phase);
+}
+
+/* Every consumer thread, when live: one arrival on the slot's empty
+ * mbarrier (release semantics: its reads of the slot come first). */
+static void emit_release(Cg *cg, const IrOp *op)
+{
+    int buf = (int)op->ival;
+    if (buf < 0 || buf >= cg->nbufs || cg->empty_off[buf] < 0) {
+        cg_internal(cg, op->span, "tma_release on ring %d without empty barriers", buf);
+        return;
+    }
+    LLVMValueRef slot = cg_get(cg, op->operands[0]).el[0];
+    LLVMValueRef live = cg_get(cg, op->operands[1]).el[0];
+    LLVMBasicBlockRef done = begin_if(cg, live, "tma.release");
+    LLVMValueRef bar = barrier_at(cg, buf, slot, true);
+    LLVMTypeRef pt[1] = {LLVMInt32TypeInContext(cg->ctx)};
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1,
+           "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", &bar);
+    end_if(cg, done);
 }
 
 bool cg_emit_tma(Cg *cg, const IrOp *op)
@@ -194,6 +246,9 @@ bool cg_emit_tma(Cg *cg, const IrOp *op)
         return true;
     case IR_TMA_WAIT:
         emit_wait(cg, op);
+        return true;
+    case IR_TMA_RELEASE:
+        emit_release(cg, op);
         return true;
     default:
         return false;

@@ -163,7 +163,10 @@ void type_print(StrBuf *sb, Type t);
     X(IR_FOR, "for", "lb, ub, step, init... -> final...; region 0 args: "     \
                       "(iv, iter...), yields next iter...; ival = "            \
                       "num_stages (0: default); flags & IRF_FLATTEN: "         \
-                      "tl.range(flatten=True), or a loop pass_flatten made")   \
+                      "tl.range(flatten=True), or a loop pass_flatten made; "  \
+                      "flags & IRF_WARP_SPEC: tl.range(warp_specialize=True) " \
+                      "asks, and after pass_pipeline: the loop is warp-"       \
+                      "specialized (its TMA copies in the producer op)")       \
     X(IR_WHILE, "while", "init... -> final...; region 0 (before) args = "     \
                           "carried, ends in condition(cond, pass...); region " \
                           "1 (after) args = pass..., yields carried")          \
@@ -208,7 +211,20 @@ void type_print(StrBuf *sb, Type t);
                                 "mbarrier counts its bytes")                   \
     X(IR_TMA_WAIT, "tma_wait", "slot (i32) -> (); waits on the mbarrier of "  \
                                 "slot `slot` of shared buffer ival (of ival2 " \
-                                "slots) until its tile landed")
+                                "slots) until its tile landed; sub 1: on the " \
+                                "slot's empty mbarrier until every consumer "  \
+                                "thread released it (the producer's wait)")    \
+    /* warp specialization (sm_90a): a TMA producer beside the consumers */    \
+    X(IR_TMA_RELEASE, "tma_release", "slot (i32), live (i1) -> (); when "      \
+                                      "live, every consumer thread arrives on " \
+                                      "the empty mbarrier of slot `slot` of "  \
+                                      "shared buffer ival (of ival2 slots): "  \
+                                      "the tiles there were read")             \
+    X(IR_PRODUCER, "producer", "-> (); first op of the kernel body: region 0 " \
+                                "(ending in yield) runs in one thread of an "  \
+                                "extra warpgroup, which then exits; the ops "  \
+                                "after it run in the num_warps consumer "      \
+                                "warps only")
 
 typedef enum {
 #define X(k, m, d) k,
@@ -273,7 +289,13 @@ typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 typedef enum { RAND_UNIFORM, RAND_NORMAL, RAND_INT, RAND_INT4X } RandKind;
 typedef enum { HINT_MULTIPLE_OF, HINT_MAX_CONTIGUOUS, HINT_MAX_CONSTANCY } HintKind;
 
-enum { IRF_VOLATILE = 1 << 0, IRF_HEX = 1 << 1, IRF_REVERSE = 1 << 2, IRF_FLATTEN = 1 << 3 };
+enum {
+    IRF_VOLATILE = 1 << 0,
+    IRF_HEX = 1 << 1,
+    IRF_REVERSE = 1 << 2,
+    IRF_FLATTEN = 1 << 3,
+    IRF_WARP_SPEC = 1 << 4, /* for: warp-specialized (see IR_FOR) */
+};
 
 const char *ir_kind_name(IrKind k);
 const char *math_fn_name(MathFn f);
@@ -369,6 +391,7 @@ typedef struct IrFunc {
     bool tma;           /* pass_pipeline may add tensor maps (the launcher builds them) */
     IrTmap *tmaps;      /* the tensor maps, passed after the parameters in order */
     int ntmaps;
+    int producer_warps; /* warps beyond num_warps: 4 when an IR_PRODUCER runs in them, else 0 */
 } IrFunc;
 
 /* ---- building ------------------------------------------------------------- */

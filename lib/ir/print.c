@@ -184,10 +184,14 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
             sb_printf(sb, " num_stages=%lld", (long long)op->ival);
         if (op->flags & IRF_FLATTEN)
             sb_puts(sb, " flatten");
+        if (op->flags & IRF_WARP_SPEC)
+            sb_puts(sb, " warp_specialize");
         break;
-    case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_WAIT:
+    case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_WAIT: case IR_TMA_RELEASE:
         sb_printf(sb, " buffer=%lld slots=%lld", (long long)op->ival, (long long)op->ival2);
-        if (op->kind != IR_TMA_WAIT && op->sub)
+        if (op->kind == IR_TMA_WAIT && op->sub)
+            sb_puts(sb, " empty");
+        else if (op->kind != IR_TMA_WAIT && op->kind != IR_TMA_RELEASE && op->sub)
             sb_printf(sb, " private run=%d", op->sub);
         break;
     case IR_TMA_COPY:
@@ -381,7 +385,10 @@ void ir_print(StrBuf *out, const IrFunc *f)
         if (i < f->nparams && f->params && f->params[i].divisibility > 1)
             sb_printf(out, " {div=%d}", f->params[i].divisibility);
     }
-    sb_printf(out, ") num_warps=%d num_stages=%d {\n", f->num_warps, f->num_stages);
+    sb_printf(out, ") num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
+    if (f->producer_warps)
+        sb_printf(out, " producer_warps=%d", f->producer_warps);
+    sb_puts(out, " {\n");
     print_block(out, body, 1);
     sb_puts(out, "}\n");
 }

@@ -420,6 +420,22 @@ static void check_if(Verifier *v, const IrOp *op)
     }
 }
 
+/* The producer of a warp-specialized loop: the kernel's first op, one
+ * region without arguments ending in an empty yield, and the warps it
+ * runs in counted in the function. */
+static void check_producer(Verifier *v, const IrOp *op)
+{
+    if (!counts(v, op, 0, 0, 0) || !regions_ok(v, op, 1, 1))
+        return;
+    if (op->parent != v->f->body || op->prev)
+        vfail(v, op, "is not the first op of the kernel");
+    if (v->f->producer_warps != 4)
+        vfail(v, op, "runs in %d extra warps, expected a warpgroup", v->f->producer_warps);
+    if (op->regions[0]->nargs)
+        vfail(v, op, "region 0 has arguments");
+    check_terminator(v, op, 0, IR_YIELD, NULL, NULL, 0, 0);
+}
+
 /* Reduce/scan: n inputs of one shape; custom combines have a 2n-argument
  * region of the element types yielding n values. */
 static void check_reduce_scan(Verifier *v, const IrOp *op)
@@ -622,6 +638,13 @@ static void check_kind(Verifier *v, const IrOp *op)
         if (counts(v, op, 1, 1, 0) && present(v, op, 1) && !is_scalar_int(opnd(op, 0)))
             vfail(v, op, "slot must be an integer scalar");
         break;
+    case IR_TMA_RELEASE:
+        if (counts(v, op, 2, 2, 0) && present(v, op, 2) &&
+            (!is_scalar_int(opnd(op, 0)) || opnd(op, 1)->type.rank != 0 ||
+             !is_i1(opnd(op, 1)->type)))
+            vfail(v, op, "takes an integer slot and a scalar i1");
+        break;
+    case IR_PRODUCER: check_producer(v, op); break;
     case IR_DOT_WAIT:
         if (counts(v, op, 1, 1, 1) && present(v, op, 1))
             same_type(v, op, op->operands[0]->type, op->results[0]->type, "dot_wait changes type");
@@ -682,7 +705,7 @@ static bool terminator_allowed(const IrOp *op)
     if (op->kind == IR_CONDITION)
         return p->kind == IR_WHILE && p->nregions > 0 && p->regions[0] == b;
     return p->kind == IR_FOR || p->kind == IR_IF || p->kind == IR_REDUCE ||
-           p->kind == IR_SCAN || (p->kind == IR_WHILE && p->nregions > 1 && p->regions[1] == b);
+           p->kind == IR_SCAN || p->kind == IR_PRODUCER || (p->kind == IR_WHILE && p->nregions > 1 && p->regions[1] == b);
 }
 
 static void verify_block(Verifier *v, IrBlock *b, const IrOp *parent);

@@ -61,6 +61,7 @@ static bool cheap_pure(const IrOp *op)
     case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_RAND: case IR_DOT: case IR_REDUCE:
     case IR_SCAN: case IR_ASYNC_COPY: case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT:
     case IR_SHARED_VIEW: case IR_DOT_WAIT: case IR_TMA_COPY: case IR_TMA_WAIT:
+    case IR_TMA_RELEASE: case IR_PRODUCER:
         return false;
     default:
         return true;
@@ -472,7 +473,7 @@ static void flat_loop(Flat *fl, IrBuilder *b, IrValue *nt, IrValue *nk)
     for (int j = 0; j < nc; j++)
         types[j] = init[j]->type;
     IrOp *loop = ir_build(b, IR_FOR, sp, ops, 3 + nc, types, nc);
-    loop->flags = IRF_FLATTEN;
+    loop->flags = IRF_FLATTEN | (fl->outer->flags & IRF_WARP_SPEC);
     loop->ival = fl->inner->ival ? fl->inner->ival : fl->outer->ival;
     IrBlock *body = ir_op_add_region(fl->f, loop);
     ir_block_add_arg(fl->f, body, u64, "it");

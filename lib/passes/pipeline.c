@@ -43,10 +43,21 @@
  * thread issues the whole tile with the slot's mbarrier counting its bytes,
  * and each iteration waits on the barrier of the slot it reads before the
  * CTA barrier. Its tile's origin is computed from the iteration index,
- * not from the pointers the slice carries. */
+ * not from the pointers the slice carries.
+ *
+ * A loop that asks for it with tl.range(..., warp_specialize=True) is
+ * warp-specialized where every ring is such a TMA tile read by the body's
+ * one dot, a wgmma, and the loop sits at the kernel's top level: an extra
+ * producer warpgroup issues every copy (warp_spec.c), so the loop itself
+ * has no prologue, no copies and no barrier. Each iteration waits for its
+ * slot's tiles, and after its dot, by which time the wgmma of the
+ * iteration before has completed, releases the slot that one read
+ * (tma_release on the slot's empty mbarrier, which the producer waits on
+ * before it refills the slot). Elsewhere the request changes nothing. */
 #include "compiler.h"
 #include "passes/axis.h"
 #include "passes/tile.h"
+#include "passes/warp_spec.h"
 
 #include <string.h>
 
@@ -72,6 +83,8 @@ typedef struct Pipe {
     int priv[MAX_LOADS];        /* elements per run of a private ring, 0: a shared tile */
     int tmap[MAX_LOADS];        /* the tensor map of a TMA load */
     int ncp;                    /* loads copied by cp.async */
+    bool ws;                    /* warp-specialized: a producer issues the TMA copies */
+    IrOp *ws_loop;              /* the function's warp-specialized loop, or NULL */
 } Pipe;
 
 static bool count_uses(IrOp *op, void *ctx)
@@ -554,12 +567,14 @@ static IrValue *next_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *x)
     return ir_build(b, IR_SELECT, sp, ops, 3, &i32, 1)->results[0];
 }
 
-/* A new `for` with two more carried slot counters; the body moves over. */
+/* A new `for` with more carried slot counters: the one the body reads
+ * and, unless wr is NULL (warp specialization: the producer writes), the
+ * one its copies write. The body moves over. */
 static IrOp *widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
 {
     IrOp *old = p->loop;
     IrBuilder b = {p->f, old->parent, old};
-    int n = old->nops;
+    int n = old->nops, nc = wr ? 2 : 1;
     IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(n + 2));
     Type *res = arena_alloc(p->f->arena, sizeof(Type) * (size_t)(old->nres + 2));
     if (!ops || !res || p->f->arena->oom)
@@ -571,7 +586,7 @@ static IrOp *widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
     for (int i = 0; i < old->nres; i++)
         res[i] = old->results[i]->type;
     res[old->nres] = res[old->nres + 1] = type_scalar(DT_I32);
-    IrOp *loop = ir_build(&b, IR_FOR, old->span, ops, n + 2, res, old->nres + 2);
+    IrOp *loop = ir_build(&b, IR_FOR, old->span, ops, n + nc, res, old->nres + nc);
     loop->ival = old->ival;
     loop->flags = old->flags;
     for (int i = 0; i < old->nres; i++) {
@@ -586,7 +601,8 @@ static IrOp *widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
     old->nregions = 0;
     ir_remove(old);
     *rd = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "read_slot");
-    *wr = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "write_slot");
+    if (wr)
+        *wr = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "write_slot");
     p->loop = loop;
     return loop;
 }
@@ -597,6 +613,40 @@ static bool all_private(const Pipe *p)
         if (!p->priv[i])
             return false;
     return true;
+}
+
+/* Load i becomes a view of its ring's slot rd. */
+static void view_ring(Pipe *p, int i, IrValue *rd)
+{
+    IrOp *ld = p->loads[i];
+    IrBuilder here = {p->f, p->body, ld};
+    Type t = ld->results[0]->type;
+    IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
+    v->ival = p->f->nbuffers + i;
+    v->ival2 = p->slots;
+    v->sub = p->priv[i];
+    if (p->priv[i]) {
+        v->results[0]->layout = ld->results[0]->layout; /* read back into registers */
+    } else {
+        Layout sh = shared_for(p, i);
+        v->results[0]->layout = ir_layout_intern(p->f, &sh);
+    }
+    v->results[0]->name = ld->results[0]->name;
+    ir_replace_uses(p->body, ld->results[0], v->results[0]);
+    ir_remove(ld);
+}
+
+/* The yield of the body with one more value. */
+static void yield_also(Pipe *p, IrOp *yield, IrValue *x)
+{
+    IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(yield->nops + 1));
+    if (!ops || p->f->arena->oom)
+        return;
+    if (yield->nops) /* a loop that carries nothing yields nothing */
+        memcpy(ops, yield->operands, sizeof(IrValue *) * (size_t)yield->nops);
+    ops[yield->nops] = x;
+    yield->operands = ops;
+    yield->nops++;
 }
 
 static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
@@ -645,39 +695,76 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
         else
             emit_copy(p, &at, i, mapped(map, p->nids, ld->operands[0]),
                       ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, wr);
-        IrBuilder here = {p->f, body, ld};
-        Type t = ld->results[0]->type;
-        IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
-        v->ival = p->f->nbuffers + i;
-        v->ival2 = p->slots;
-        v->sub = p->priv[i];
-        if (p->priv[i]) {
-            v->results[0]->layout = ld->results[0]->layout; /* read back into registers */
-        } else {
-            Layout sh = shared_for(p, i);
-            v->results[0]->layout = ir_layout_intern(p->f, &sh);
-        }
-        v->results[0]->name = ld->results[0]->name;
-        ir_replace_uses(body, ld->results[0], v->results[0]);
-        ir_remove(ld);
+        view_ring(p, i, rd);
     }
     IrBuilder at = {p->f, body, yield};
     if (p->ncp)
         ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
     IrValue *nrd = next_slot(p, &at, sp, rd), *nwr = next_slot(p, &at, sp, wr);
-    IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(yield->nops + 2));
-    if (!ops || p->f->arena->oom)
-        return;
-    if (yield->nops) /* a loop that carries nothing yields nothing */
-        memcpy(ops, yield->operands, sizeof(IrValue *) * (size_t)yield->nops);
-    ops[yield->nops] = nrd;
-    ops[yield->nops + 1] = nwr;
-    yield->operands = ops;
-    yield->nops += 2;
+    yield_also(p, yield, nrd);
+    yield_also(p, yield, nwr);
     IrBuilder after = {p->f, loop->parent, loop->next};
     IrOp *drain = ir_build(&after, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
     drain->ival = p->ncp ? 0 : -1;
     drain->sub = all_private(p);
+}
+
+/* The body's only dot, a direct child of it; NULL when there are others
+ * (nested ones count). */
+typedef struct Dots {
+    IrOp *dot;
+    int n;
+} Dots;
+
+static bool count_dot(IrOp *op, void *ctx)
+{
+    Dots *d = ctx;
+    if (op->kind == IR_DOT) {
+        d->dot = op;
+        d->n++;
+    }
+    return true;
+}
+
+static IrOp *only_dot(const Pipe *p)
+{
+    Dots d = {NULL, 0};
+    ir_walk(p->body, count_dot, &d);
+    return d.n == 1 && d.dot->parent == p->body ? d.dot : NULL;
+}
+
+/* The consumers' side of a warp-specialized loop (see the top). The
+ * release goes right after the dot: its wgmma leaves at most its own group
+ * in flight, so the previous iteration's reads of its slot are done. */
+static void rewrite_ws(Pipe *p, IrValue *rd)
+{
+    IrBlock *body = p->body;
+    IrBuilder b = {p->f, body, body->first};
+    Span sp = p->loop->span;
+    Type i32 = type_scalar(DT_I32), i1 = type_scalar(DT_I1);
+    for (int i = 0; i < p->nloads; i++) {
+        IrOp *tw = ir_build(&b, IR_TMA_WAIT, sp, &rd, 1, NULL, 0);
+        tw->ival = p->f->nbuffers + i;
+        tw->ival2 = p->slots;
+    }
+    for (int i = 0; i < p->nloads; i++)
+        view_ring(p, i, rd);
+    IrOp *dot = only_dot(p);
+    IrBuilder at = {p->f, body, dot->next};
+    IrValue *first = ir_binary(&at, IR_CMP, sp, rd, scalar_const(&at, sp, i32, 0), i1);
+    first->def->sub = CMP_EQ;
+    IrValue *sel[3] = {first, scalar_const(&at, sp, i32, p->slots - 1),
+                       ir_binary(&at, IR_SUB, sp, rd, scalar_const(&at, sp, i32, 1), i32)};
+    IrValue *rel[2] = {ir_build(&at, IR_SELECT, sp, sel, 3, &i32, 1)->results[0],
+                       ir_binary(&at, IR_CMP, sp, body->args[0], p->loop->operands[0], i1)};
+    rel[1]->def->sub = CMP_NE; /* no iteration before the first */
+    for (int i = 0; i < p->nloads; i++) {
+        IrOp *r = ir_build(&at, IR_TMA_RELEASE, sp, rel, 2, NULL, 0);
+        r->ival = p->f->nbuffers + i;
+        r->ival2 = p->slots;
+    }
+    IrBuilder end = {p->f, body, body->last};
+    yield_also(p, body->last, next_slot(p, &end, sp, rd));
 }
 
 static bool is_load_of(const Pipe *p, const IrValue *v)
@@ -878,6 +965,38 @@ static bool add_tmaps(Pipe *p)
     return true;
 }
 
+/* Whether the loop, which asks for it, is warp-specialized (see the top):
+ * room for a producer warpgroup beside the consumers, every ring a TMA
+ * tile, the body's one dot a wgmma, and the producer able to compute its
+ * copies from what the kernel's top level computes before the loop. */
+static bool warp_specialized(Pipe *p)
+{
+    IrFunc *f = p->f;
+    if (f->producer_warps || !p->wgmma || f->num_warps % 4 || f->num_warps * 32 + 128 > 1024 ||
+        !only_dot(p))
+        return false;
+    WsRing r[MAX_LOADS];
+    for (int i = 0; i < p->nloads; i++) {
+        if (!p->tile[i])
+            return false;
+        r[i] = (WsRing){p->tile[i], 0, 0};
+    }
+    return ws_computable(f, p->loop, r, p->nloads);
+}
+
+/* The producer of a warp-specialized loop, once its rings are numbered. */
+static bool add_producer(Pipe *p)
+{
+    WsRing r[MAX_LOADS];
+    for (int i = 0; i < p->nloads; i++)
+        r[i] = (WsRing){p->tile[i], p->tmap[i], p->f->nbuffers + i};
+    if (!ws_producer(p->f, p->loop, r, p->nloads, p->slots))
+        return false;
+    p->loop->flags |= IRF_WARP_SPEC;
+    p->ws_loop = p->loop;
+    return true;
+}
+
 static bool is_sync(IrOp *op, void *ctx)
 {
     TK_UNUSED(ctx);
@@ -886,6 +1005,7 @@ static bool is_sync(IrOp *op, void *ctx)
 
 static void pipeline_loop(Pipe *p, IrOp *loop)
 {
+    bool ws_asked = (loop->flags & IRF_WARP_SPEC) != 0;
     /* an atomic or a barrier in the body may order the loads (a lock taken
      * each iteration): copies issued iterations ahead would read before it */
     if (!ir_walk(loop->regions[0], is_sync, NULL))
@@ -909,16 +1029,27 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
     p->wgmma = reads_as_wgmma(p);
     p->dot = async_dot(p);
     p->slots = p->stages + (p->dot ? 1 : 0);
+    p->ws = ws_asked && warp_specialized(p);
     IrValue **map = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->nids);
     IrValue *ahead[64], *rd, *wr;
     if (!map || p->f->arena->oom || !add_tmaps(p))
         return;
-    prologue(p, map, ahead);
-    if (!widen_loop(p, ahead, &rd, &wr))
-        return;
-    rewrite_body(p, map, rd, wr);
+    if (p->ws) { /* the producer copies: no prologue, the carried values as they were */
+        for (int k = 0; k < nc; k++)
+            ahead[k] = loop->operands[3 + k];
+        if (!widen_loop(p, ahead, &rd, NULL))
+            return;
+        rewrite_ws(p, rd);
+    } else {
+        prologue(p, map, ahead);
+        if (!widen_loop(p, ahead, &rd, &wr))
+            return;
+        rewrite_body(p, map, rd, wr);
+    }
     if (p->dot)
         wait_for_dot(p);
+    if (p->ws && !add_producer(p))
+        return;
     p->f->nbuffers += p->nloads;
 }
 
@@ -942,6 +1073,14 @@ static bool innermost_loop(IrOp *op, void *ctx)
     return true;
 }
 
+/* After the pass the flag marks the loop that was warp-specialized only. */
+static bool clear_ws(IrOp *op, void *ctx)
+{
+    if (op->kind == IR_FOR && op != ctx)
+        op->flags &= ~IRF_WARP_SPEC;
+    return true;
+}
+
 void pass_pipeline(IrFunc *f)
 {
     Pipe p;
@@ -959,5 +1098,6 @@ void pass_pipeline(IrFunc *f)
     ir_walk(f->body, innermost_loop, &loops);
     for (int i = 0; i < loops.v.len && !f->arena->oom; i++)
         pipeline_loop(&p, loops.v.items[i]);
+    ir_walk(f->body, clear_ws, p.ws_loop);
     ir_renumber(f);
 }

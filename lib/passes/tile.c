@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-enum { SYM_J, SYM_D0, SYM_D1, SYM_VALUE };
+enum { SYM_J, SYM_D0, SYM_D1, SYM_VALUE = TILE_FIRST_VALUE };
 
 /* ---- polynomials ------------------------------------------------------------------ */
 

@@ -5,11 +5,11 @@
 
 #include "ir/ir.h"
 
-enum { TILE_MAX_SYMS = 24, TILE_MAX_TERMS = 16, TILE_MAX_DEG = 4 };
+enum { TILE_MAX_SYMS = 24, TILE_MAX_TERMS = 16, TILE_MAX_DEG = 4, TILE_FIRST_VALUE = 3 };
 
 /* coef * sym[0] * ... * sym[deg-1], symbols sorted; symbol 0 is the
  * iteration index J, 1 and 2 the indices along dims 0 and 1 of the tile,
- * 3 on the loop-invariant scalars of TileMatch.syms. */
+ * TILE_FIRST_VALUE (3) on the loop-invariant scalars of TileMatch.syms. */
 typedef struct TileTerm {
     int64_t coef;
     int deg;

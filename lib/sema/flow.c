@@ -478,9 +478,9 @@ static bool static_range(Sema *s, const Node *n, CallArgs *ca)
 /* range / tl.range arguments: lb, ub, step as tensors of one int type. A
  * negative constexpr step counts j = 0 .. cdiv(lb - ub, -step) upwards and
  * *down (the original lb and -step) lets the body compute i = lb - j * -step.
- * *flatten: tl.range(..., flatten=True). */
+ * *flatten, *ws: tl.range(..., flatten=True, warp_specialize=True). */
 static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SVal *down,
-                         int64_t *flatten)
+                         int64_t *flatten, int64_t *ws)
 {
     SVal v[3] = {sv_int(0), sv_int(0), sv_int(1)};
     if (ca->npos < 1 || ca->npos > 3) {
@@ -498,8 +498,11 @@ static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SV
             if (ca->kwv[i].k != SV_NONE &&
                 !sema_const_int(s, ca->kwv[i], ca->kw_at[i], "flatten", flatten))
                 return false;
-        } else if (strcmp(k, "loop_unroll_factor") && strcmp(k, "disallow_acc_multi_buffer") &&
-                   strcmp(k, "warp_specialize")) {
+        } else if (!strcmp(k, "warp_specialize")) {
+            if (ca->kwv[i].k != SV_NONE &&
+                !sema_const_int(s, ca->kwv[i], ca->kw_at[i], "warp_specialize", ws))
+                return false;
+        } else if (strcmp(k, "loop_unroll_factor") && strcmp(k, "disallow_acc_multi_buffer")) {
             sema_err(s, ca->kw_at[i], "range got an unknown keyword argument '%s'", k);
             return false;
         }
@@ -586,9 +589,9 @@ void sema_exec_for(Sema *s, const Node *n)
         return;
     }
     IrValue *b[3];
-    int64_t stages = 0, flatten = 0;
+    int64_t stages = 0, flatten = 0, ws = 0;
     SVal down[2];
-    if (!range_bounds(s, &ca, b, &stages, down, &flatten))
+    if (!range_bounds(s, &ca, b, &stages, down, &flatten, &ws))
         return;
     Carried c = carried_names(s, &n->list, n->a, n->span);
     IrValue **ops = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c.n + 3));
@@ -626,7 +629,7 @@ void sema_exec_for(Sema *s, const Node *n)
     s->env = outer;
     IrOp *op = place(s, ir_op_new(s->f, IR_FOR, n->span, ops, c.n + 3, types, c.n), tmp);
     op->ival = stages;
-    op->flags = flatten ? IRF_FLATTEN : 0;
+    op->flags = (flatten ? IRF_FLATTEN : 0) | (ws ? IRF_WARP_SPEC : 0);
     for (int i = 0; i < c.n; i++)
         op->results[i]->name = leaf_name(s, &c, i);
     bind_carried(s, &before, &c, op->results, n->span);

@@ -163,6 +163,7 @@ void cases_random_debug(H *h);
 void cases_fp8(H *h);
 void cases_pipeline(H *h);
 void cases_flatten(H *h);
+void cases_warp_spec(H *h);
 
 static inline size_t h_cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 

@@ -1,0 +1,96 @@
+/* cases_warp_spec.c: GEMMs whose loops ask for warp specialization. On an
+ * H100 (--gpu: sm_90a with TMA) the plain K loop gets a producer warpgroup
+ * that issues the TMA copies beside the consumer warps; on the interpreter
+ * and wherever the request does not apply the loops run unchanged. Either
+ * way the results must be the GEMM's: M, N and K not multiples of the
+ * tile, K smaller than one tile, K of exactly one tile, K = 0, fp16 and
+ * bf16, and a persistent flattened loop with more programs than tiles.
+ * Row strides are multiples of 16 elements, so that TMA can copy the
+ * tiles; the strided case transposes B (a unit stride between its rows). */
+#include "harness.h"
+
+static double gemm_tol(tk_dtype t)
+{
+    return t == TK_F16 ? 1e-3 : 8e-3; /* one rounding of the fp32 result */
+}
+
+/* C = A @ B with A m x k (row stride k) and B k x n (row stride n), or
+ * with bt B given as n x k (row stride k, read transposed). */
+static void matmul_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
+                        int stages, bool bt)
+{
+    if (!h_begin(h, "ws.matmul_%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", h_dtype_name(t),
+                 bt ? "_bt" : "", m, n, k, bm, bn, bk, warps, stages))
+        return;
+    tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_matmul");
+    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+    double *a = h_rand_array(h, t, na ? na : 1, -1, 1);
+    double *b = h_rand_array(h, t, nb ? nb : 1, -1, 1);
+    void *da = h_upload(h, t, a, na ? na : 1), *db = h_upload(h, t, b, nb ? nb : 1);
+    void *dc = h_output(h, t, nc);
+    int sbk = bt ? 1 : n, sbn = bt ? k : 1;
+    h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
+             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
+                    tk_i32(k), tk_i32(1), tk_i32(sbk), tk_i32(sbn), tk_i32(n), tk_i32(1),
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
+                    tk_const("NS", stages)),
+             warps);
+    double *c = h_download(h, t, dc, nc);
+    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, bt);
+    h_check(h, "c", c, ref, nc, k ? gemm_tol(t) : 0);
+    h_end(h);
+}
+
+static void persistent_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk,
+                            int programs, int warps)
+{
+    if (!h_begin(h, "ws.persistent_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d", h_dtype_name(t), m, n, k, bm,
+                 bn, bk, programs, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_persistent");
+    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+    double *a = h_rand_array(h, t, na ? na : 1, -1, 1);
+    double *b = h_rand_array(h, t, nb ? nb : 1, -1, 1);
+    void *da = h_upload(h, t, a, na ? na : 1), *db = h_upload(h, t, b, nb ? nb : 1);
+    void *dc = h_output(h, t, nc);
+    h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
+             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
+                    tk_const("NUM_SMS", programs)),
+             warps);
+    double *c = h_download(h, t, dc, nc);
+    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
+    h_check(h, "c", c, ref, nc, k ? gemm_tol(t) : 0);
+    h_end(h);
+}
+
+void cases_warp_spec(H *h)
+{
+    if (!h->gpu) { /* small tiles: the interpreter runs every thread */
+        matmul_case(h, TK_F16, 80, 48, 80, 32, 32, 32, 4, 3, false); /* K: 2.5 tiles */
+        matmul_case(h, TK_BF16, 40, 72, 48, 32, 32, 32, 4, 4, false);
+        matmul_case(h, TK_F16, 48, 32, 16, 32, 32, 32, 4, 3, false); /* K below one tile */
+        matmul_case(h, TK_F16, 32, 48, 32, 32, 32, 32, 4, 3, false); /* K of one tile */
+        matmul_case(h, TK_F16, 48, 40, 0, 32, 32, 32, 4, 3, false);  /* no K step: zeros */
+        matmul_case(h, TK_F16, 40, 48, 64, 32, 32, 32, 4, 3, true);
+        persistent_case(h, TK_F16, 48, 40, 48, 32, 32, 16, 7, 4); /* 4 tiles, 7 programs */
+        persistent_case(h, TK_BF16, 70, 64, 80, 32, 32, 32, 2, 4);
+        return;
+    }
+    /* 128 x 128 x 64 tiles, the consumers at 8 warps (4 too), 3 and 4 stages */
+    matmul_case(h, TK_F16, 1000, 1104, 528, 128, 128, 64, 8, 3, false);
+    matmul_case(h, TK_F16, 777, 912, 1008, 128, 128, 64, 8, 4, false);
+    matmul_case(h, TK_BF16, 1000, 1104, 528, 128, 128, 64, 8, 4, false);
+    matmul_case(h, TK_BF16, 333, 272, 400, 128, 128, 64, 4, 3, false);
+    matmul_case(h, TK_F16, 300, 200, 48, 128, 128, 64, 8, 3, false);  /* K below one tile */
+    matmul_case(h, TK_BF16, 300, 200, 48, 128, 128, 64, 8, 4, false);
+    matmul_case(h, TK_F16, 256, 384, 64, 128, 128, 64, 8, 3, false);  /* K of one tile */
+    matmul_case(h, TK_BF16, 256, 384, 64, 128, 128, 64, 8, 4, false);
+    matmul_case(h, TK_F16, 200, 136, 0, 128, 128, 64, 8, 3, false);   /* no K step */
+    matmul_case(h, TK_F16, 512, 640, 4096, 128, 128, 64, 8, 4, false); /* many slot reuses */
+    matmul_case(h, TK_BF16, 2048, 2048, 320, 128, 128, 64, 8, 3, false); /* programs in waves */
+    matmul_case(h, TK_F16, 500, 600, 1040, 128, 128, 64, 8, 3, true);
+    persistent_case(h, TK_F16, 1000, 1104, 528, 128, 128, 64, 132, 8);
+    persistent_case(h, TK_BF16, 512, 384, 256, 128, 128, 64, 132, 8); /* more programs than tiles */
+    persistent_case(h, TK_F16, 300, 200, 64, 128, 128, 64, 5, 4);
+}
