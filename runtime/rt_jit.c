@@ -363,6 +363,13 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
     RT_CU(name, cuFuncGetAttribute, &in->shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, v->fn);
     RT_CU(name, cuFuncGetAttribute, &in->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
           v->fn);
+    const tk_device_props *p = &k->mod->ctx->props;
+    /* before the driver is asked for the room: it refuses with a bare
+     * CUDA_ERROR_INVALID_VALUE */
+    if (in->shared_bytes + v->dyn_shared > p->shared_per_block)
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs %d bytes of shared memory; the device "
+                        "gives at most %d per program (use smaller blocks or fewer stages)",
+                        name, in->shared_bytes + v->dyn_shared, p->shared_per_block);
     if (v->dyn_shared > 48 * 1024)
         RT_CU(name, cuFuncSetAttribute, v->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               v->dyn_shared);
@@ -370,16 +377,11 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
     in->threads = v->threads;
     in->dynamic_shared_bytes = v->dyn_shared;
     in->function = v->fn;
-    const tk_device_props *p = &k->mod->ctx->props;
     int threads = v->threads;
     if (threads > in->max_threads)
         return rt_error(TK_ERR_LAUNCH, "kernel '%s' uses %d registers per thread, so at most %d "
                         "threads per program fit; num_warps=%d asks for %d (use fewer warps)",
                         name, in->registers, in->max_threads, v->num_warps, threads);
-    if (in->shared_bytes + v->dyn_shared > p->shared_per_block)
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs %d bytes of shared memory; the device "
-                        "gives at most %d per program (use smaller blocks or fewer stages)",
-                        name, in->shared_bytes + v->dyn_shared, p->shared_per_block);
     return TK_OK;
 }
 

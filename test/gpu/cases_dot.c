@@ -92,8 +92,37 @@ static void gemm_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
     h_end(h);
 }
 
+/* Tiles whose stages do not fit in a program's shared memory (6 stages of
+ * 128x64 and 64x256 fp16 tiles: 288 KB) are refused at launch with a
+ * message that says so, and the context stays usable. */
+static void gemm_too_big_case(H *h)
+{
+    if (!h->gpu || !h_begin(h, "dot.gemm_shared_too_big.B128x256x64.s6"))
+        return;
+    const int m = 256, n = 256, k = 512;
+    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_gemm");
+    void *da = h_output(h, TK_F16, (size_t)m * k), *db = h_output(h, TK_F16, (size_t)k * n);
+    void *dc = h_output(h, TK_F16, (size_t)m * n);
+    char why[400] = "";
+    tk_status s = TK_ERR_INVALID;
+    if (!h->failed && kk)
+        s = h_launch_status(h, kk, h_grid(2, 1, 1),
+                            H_ARGS(tk_ptr(da, TK_F16), tk_ptr(db, TK_F16), tk_ptr(dc, TK_F16),
+                                   tk_i32(m), tk_i32(n), tk_i32(k), tk_i32(k), tk_i32(1),
+                                   tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
+                                   tk_const("BM", 128), tk_const("BN", 256), tk_const("BK", 64),
+                                   tk_const("NS", 6)),
+                            8, why, sizeof why);
+    h_expect(h, s == TK_ERR_LAUNCH, "launch gave %s, not TK_ERR_LAUNCH: %s", tk_status_name(s),
+             why);
+    h_expect(h, strstr(why, "bytes of shared memory") != NULL,
+             "the error does not say the shared memory is too small: %s", why);
+    h_end(h);
+}
+
 static void gemm_cases(H *h)
 {
+    gemm_too_big_case(h);
     /* odd M and N (partial tiles), 16-aligned strides so the copies run */
     gemm_case(h, TK_F16, 83, 80, 64, 64, 64, 32, 4, 3, false);
     gemm_case(h, TK_F16, 64, 48, 64, 32, 32, 16, 4, 2, true);
