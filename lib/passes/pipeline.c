@@ -49,7 +49,8 @@
  *
  * A loop that asks for it with tl.range(..., warp_specialize=True) is
  * warp-specialized where every ring is such a TMA tile read by the body's
- * one dot, a wgmma, and the loop sits at the kernel's top level: an extra
+ * one dot, a wgmma, and the loop sits at the kernel's top level (a
+ * flattened loop: in the ifs pass_flatten puts around it): an extra
  * producer warpgroup issues every copy (warp_spec.c), so the loop itself
  * has no prologue, no copies and no barrier. Each iteration waits for its
  * slot's tiles, and after its dot, by which time the wgmma of the

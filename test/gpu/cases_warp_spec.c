@@ -143,8 +143,8 @@ void cases_warp_spec(H *h)
     persistent_tma_both(h, TK_F16, 777, 912, 1008, 128, 256, 64, 132, 8, 3);
     persistent_tma_both(h, TK_BF16, 2560, 2560, 64, 128, 128, 64, 132, 8, 3); /* 400 tiles */
     persistent_tma_both(h, TK_F16, 2560, 2560, 176, 128, 128, 64, 132, 8, 4); /* 3 tiles each */
-    persistent_tma_both(h, TK_F16, 300, 200, 48, 128, 128, 64, 132, 8, 3);    /* K below a tile */
-    persistent_tma_both(h, TK_BF16, 200, 136, 0, 128, 128, 64, 132, 8, 3);    /* K = 0 */
+    persistent_tma_both(h, TK_F16, 300, 208, 48, 128, 128, 64, 132, 8, 3);    /* K below a tile */
+    persistent_tma_both(h, TK_BF16, 200, 144, 0, 128, 128, 64, 132, 8, 3);    /* K = 0 */
     persistent_tma_both(h, TK_F16, 512, 384, 256, 128, 128, 64, 132, 8, 3);   /* 12 tiles */
     persistent_tma_both(h, TK_BF16, 333, 272, 400, 128, 128, 64, 5, 4, 3);    /* 4 warps */
     persistent_tma_both(h, TK_F16, 1024, 1024, 4096, 128, 128, 64, 7, 8, 3);  /* long K */
