@@ -24,6 +24,7 @@ MATMUL = os.path.join(ROOT, "examples", "matmul.tk")
 ATTENTION = os.path.join(ROOT, "bench", "kernels", "attention.tk")
 GROUPED = os.path.join(ROOT, "bench", "kernels", "grouped_gemm.tk")
 PERSISTENT = os.path.join(ROOT, "bench", "kernels", "matmul_persistent.tk")
+PERSISTENT_TMA = os.path.join(ROOT, "bench", "kernels", "matmul_persistent_tma.tk")
 MATMUL_WS = os.path.join(ROOT, "bench", "kernels", "matmul_ws.tk")
 
 # (BM, BN, BK, GROUP, warps, stages): Triton tutorial 03's configs for fp16
@@ -223,9 +224,16 @@ def grouped_rows(torch, tk, tri, groups, reps):
     return [(name, res.get("tk", (0, None)), res.get("triton", (0, None)), None)]
 
 
-def persistent_rows(torch, tk, tri, shapes, reps):
-    """Tutorial 09's shape of kernel: one program per SM walking the tiles."""
-    kern = tk.kernel(PERSISTENT, "matmul_persistent")
+def persistent_rows(torch, tk, tri, shapes, reps, path=PERSISTENT, name="matmul_persistent",
+                    ws=None):
+    """Tutorial 09's shape of kernel: one program per SM walking the tiles.
+    ws is the WS constexpr of matmul_persistent_tma.tk (affine tiles, which
+    TMA copies on sm_90a; WS asks for warp specialization), None for the
+    kernel with clamped rows, which has none."""
+    kern = tk.kernel(path, name)
+    tri_kernel = getattr(tri, name)
+    extra = {} if ws is None else {"WS": ws}
+    label = "persistent" if ws is None else f"persistent tma{' ws' if ws else ''}"
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     rows = []
     for (M, N, K) in shapes:
@@ -245,20 +253,20 @@ def persistent_rows(torch, tk, tri, shapes, reps):
             args += [tkbind.tk_i32(v) for v in [M, N, K] + strides]
             args += [tkbind.tk_const(n, v) for n, v in (("BM", BM), ("BN", BN), ("BK", BK),
                                                          ("GROUP", G), ("NUM_SMS", grid[0]))]
+            args += [tkbind.tk_const(n, int(v)) for n, v in extra.items()]
             tk_run = tkbind.TkLaunch(tk, kern, grid, args, warps)
             tk_run.opts.num_stages = stages
 
             def tri_run():
-                tri.matmul_persistent[grid](a, b, c, M, N, K, *strides, BM=BM, BN=BN, BK=BK,
-                                            GROUP=G, NUM_SMS=grid[0], num_warps=warps,
-                                            num_stages=stages)
+                tri_kernel[grid](a, b, c, M, N, K, *strides, BM=BM, BN=BN, BK=BK, GROUP=G,
+                                 NUM_SMS=grid[0], num_warps=warps, num_stages=stages, **extra)
             for who, fn in (("tk", tk_run), ("triton", tri_run)):
-                tf = timed_check(torch, f"persistent gemm {M}x{N}x{K} {who:6s} {cfg}", fn, [c],
+                tf = timed_check(torch, f"{label} gemm {M}x{N}x{K} {who:6s} {cfg}", fn, [c],
                                  [ref], flops, reps)
                 if tf > res.get(who, (0, None))[0]:
                     res[who] = (tf, cfg)
         cub = flops / median_ms(torch, lambda: torch.matmul(a, b), reps) / 1e9
-        rows.append((f"persistent gemm fp16 {M}x{N}x{K}", res.get("tk", (0, None)),
+        rows.append((f"{label} gemm fp16 {M}x{N}x{K}", res.get("tk", (0, None)),
                      res.get("triton", (0, None)), cub))
     return rows
 
@@ -306,6 +314,11 @@ def main():
         shapes = [(4096, 4096, 4096)] if args.quick else \
             [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 512)]
         rows += persistent_rows(torch, tk, tri_pm, shapes, args.reps)
+        if os.path.exists(PERSISTENT_TMA):  # affine tiles: TMA, then warp specialization
+            tri_pt = load_module(PERSISTENT_TMA, "tk_bench_persistent_tma")
+            for ws in (False, True):
+                rows += persistent_rows(torch, tk, tri_pt, shapes, args.reps, PERSISTENT_TMA,
+                                        "matmul_persistent_tma", ws)
     print("\n| workload | tk TFLOP/s | Triton TFLOP/s | cuBLAS TFLOP/s | tk/Triton | tk config |")
     print("|---|---|---|---|---|---|")
     for name, (tk_tf, tk_cfg), (tr_tf, _), cub in rows:

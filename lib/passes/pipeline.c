@@ -43,11 +43,14 @@
  * thread issues the whole tile with the slot's mbarrier counting its bytes,
  * and each iteration waits on the barrier of the slot it reads before the
  * CTA barrier. Its tile's origin is computed from the iteration index,
- * not from the pointers the slice carries.
+ * not from the pointers the slice carries; in a flattened loop also from
+ * the body's scalars (the tile's offsets, the K step), whose values for
+ * the copy's iteration the slice computes (emit_tma).
  *
  * A loop that asks for it with tl.range(..., warp_specialize=True) is
  * warp-specialized where every ring is such a TMA tile read by the body's
- * one dot, a wgmma, and the loop sits at the kernel's top level: an extra
+ * one dot, a wgmma, and the loop sits at the kernel's top level (a
+ * flattened loop: in the ifs pass_flatten puts around it): an extra
  * producer warpgroup issues every copy (warp_spec.c), so the loop itself
  * has no prologue, no copies and no barrier. Each iteration waits for its
  * slot's tiles, and after its dot, by which time the wgmma of the
@@ -475,12 +478,20 @@ static void emit_copy(Pipe *p, IrBuilder *b, int i, IrValue *ptr, IrValue *mask,
     c->sub = p->priv[i];
 }
 
-/* The TMA copy of load i for iteration index j. */
-static void emit_tma(Pipe *p, IrBuilder *b, int i, IrValue *j, IrValue *live, IrValue *slot)
+static IrValue *mapped(IrValue **map, int nids, IrValue *v);
+
+/* The TMA copy of load i for iteration index j; map gives the values of
+ * that iteration for the body's scalars the origin reads (a flattened
+ * loop's, tile.c), as the slice's clones compute them. */
+static void emit_tma(Pipe *p, IrBuilder *b, int i, IrValue *j, IrValue **map, IrValue *live,
+                     IrValue *slot)
 {
     const IrOp *ld = p->loads[i];
-    IrValue *ops[4] = {tile_coord(b, ld->span, p->tile[i], 0, j),
-                       tile_coord(b, ld->span, p->tile[i], 1, j), live, slot};
+    TileMatch t = *p->tile[i];
+    for (int s = 0; s < t.nsyms; s++)
+        t.syms[s] = mapped(map, p->nids, (IrValue *)t.syms[s]);
+    IrValue *ops[4] = {tile_coord(b, ld->span, &t, 0, j), tile_coord(b, ld->span, &t, 1, j), live,
+                       slot};
     IrOp *c = ir_build(b, IR_TMA_COPY, ld->span, ops, 4, NULL, 0);
     c->ival = p->f->nbuffers + i;
     c->ival2 = p->slots;
@@ -539,7 +550,7 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
         for (int i = 0; i < p->nloads; i++) {
             const IrOp *ld = p->loads[i];
             if (p->tile[i])
-                emit_tma(p, &b, i, j, live, slot);
+                emit_tma(p, &b, i, j, map, live, slot);
             else
                 emit_copy(p, &b, i, mapped(map, p->nids, ld->operands[0]),
                           ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
@@ -691,7 +702,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
         IrOp *ld = p->loads[i];
         IrBuilder at = {p->f, body, yield};
         if (p->tile[i])
-            emit_tma(p, &at, i, j, live, wr);
+            emit_tma(p, &at, i, j, map, live, wr);
         else
             emit_copy(p, &at, i, mapped(map, p->nids, ld->operands[0]),
                       ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, wr);

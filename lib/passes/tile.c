@@ -9,7 +9,13 @@
  * built with. Then TMA reads the same addresses where the mask is on and
  * gives zeros where it is off, as the load with other=0 does. Anything
  * else is not a tile, and the pipeline keeps cp.async for it. Reads the IR
- * only; tile_coord emits the origin where a copy is issued. */
+ * only; tile_coord emits the origin where a copy is issued.
+ *
+ * In a loop pass_flatten made (one loop over (tile, K step)), a scalar the
+ * body computes is a symbol too: the tile's carried row and column offsets
+ * and the K step's index are no polynomial in J, but pass_pipeline's slice
+ * computes them for the iteration a copy is for (its clones, or the
+ * carried values that run ahead), and the copy's origin is made from those. */
 #include "passes/tile.h"
 
 #include <string.h>
@@ -165,6 +171,15 @@ static bool inside_loop(const Ctx *c, const IrValue *v)
 
 static bool is_int(Type t) { return dtype_is_int(t.dt) && t.dt != DT_I1; }
 
+/* A scalar of the body of a flattened loop (see the top): a carried value
+ * or one computed at the body's top level, where the slice can reach it. */
+static bool flat_scalar(const Ctx *c, const IrValue *v)
+{
+    if (!(c->loop->flags & IRF_FLATTEN) || v->type.rank != 0)
+        return false;
+    return v->def ? v->def->parent == c->body : v->owner == c->body && v->index > 0;
+}
+
 static bool value_sym(Ctx *c, const IrValue *v, TilePoly *out)
 {
     int i;
@@ -230,7 +245,7 @@ static bool poly_of(Ctx *c, const IrValue *v, TilePoly *out, int depth)
     if (!v || depth > 64 || !is_int(v->type))
         return false;
     if (!v->def && v->owner == c->body)
-        return loop_arg(c, v, out, depth);
+        return loop_arg(c, v, out, depth) || (flat_scalar(c, v) && value_sym(c, v, out));
     const IrOp *d = v->def;
     switch (d ? d->kind : IR_OP_COUNT) {
     case IR_CONST:
@@ -260,7 +275,8 @@ static bool poly_of(Ctx *c, const IrValue *v, TilePoly *out, int depth)
     /* anything else fixed for the whole loop is a symbol of its own; a cast
      * too: an int64 offset computed from int32 values must not be
      * recomputed in 32 bits */
-    return v->type.rank == 0 && !inside_loop(c, v) && value_sym(c, v, out);
+    return v->type.rank == 0 && (!inside_loop(c, v) || flat_scalar(c, v)) &&
+           value_sym(c, v, out);
 }
 
 /* A pointer (block) value as base parameter + offset polynomial. */

@@ -9,7 +9,8 @@ enum { TILE_MAX_SYMS = 24, TILE_MAX_TERMS = 16, TILE_MAX_DEG = 4, TILE_FIRST_VAL
 
 /* coef * sym[0] * ... * sym[deg-1], symbols sorted; symbol 0 is the
  * iteration index J, 1 and 2 the indices along dims 0 and 1 of the tile,
- * TILE_FIRST_VALUE (3) on the loop-invariant scalars of TileMatch.syms. */
+ * TILE_FIRST_VALUE (3) on the scalars of TileMatch.syms: loop-invariant
+ * ones, and in a flattened loop scalars its body computes (tile.c). */
 typedef struct TileTerm {
     int64_t coef;
     int deg;
@@ -25,7 +26,7 @@ typedef struct TileMatch {
     IrTmap map;        /* what the launcher builds */
     bool trans;        /* the tile's dim 0 is the contiguous one */
     TilePoly coord[2]; /* the tile's origin: inner (contiguous) and outer index */
-    const IrValue *syms[TILE_MAX_SYMS];
+    const IrValue *syms[TILE_MAX_SYMS]; /* where a copy is issued: their values for its iteration */
     int nsyms;
 } TileMatch;
 

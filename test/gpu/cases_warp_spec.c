@@ -4,7 +4,10 @@
  * and wherever the request does not apply the loops run unchanged. Either
  * way the results must be the GEMM's: M, N and K not multiples of the
  * tile, K smaller than one tile, K of exactly one tile, K = 0, fp16 and
- * bf16, and a persistent flattened loop with more programs than tiles.
+ * bf16, and a persistent flattened loop with more programs than tiles;
+ * tutorial 09's persistent GEMM with affine tiles, with and without the
+ * request: several tiles a program, more programs than tiles, partial
+ * tiles, short K and K = 0.
  * Row strides are multiples of 16 elements, so that TMA can copy the
  * tiles; the strided case transposes B (a unit stride between its rows). */
 #include "harness.h"
@@ -64,6 +67,42 @@ static void persistent_case(H *h, tk_dtype t, int m, int n, int k, int bm, int b
     h_end(h);
 }
 
+/* The persistent GEMM in tutorial 09's shape with affine tiles
+ * (ws_persistent_tma), with (ws) and without warp specialization: on
+ * sm_90a with TMA its flattened loop copies the tiles by TMA either way. */
+static void persistent_tma_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk,
+                                int programs, int warps, int stages, bool ws)
+{
+    if (!h_begin(h, "ws.persistent_tma_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d.s%d.ws%d", h_dtype_name(t),
+                 m, n, k, bm, bn, bk, programs, warps, stages, ws))
+        return;
+    tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_persistent_tma");
+    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+    double *a = h_rand_array(h, t, na ? na : 1, -1, 1);
+    double *b = h_rand_array(h, t, nb ? nb : 1, -1, 1);
+    void *da = h_upload(h, t, a, na ? na : 1), *db = h_upload(h, t, b, nb ? nb : 1);
+    void *dc = h_output(h, t, nc);
+    h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
+             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
+                    tk_i32(k), tk_i32(1), tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
+                    tk_const("GROUP", 4), tk_const("NUM_SMS", programs),
+                    tk_const("NS", stages), tk_const("WS", ws)),
+             warps);
+    double *c = h_download(h, t, dc, nc);
+    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
+    h_check(h, "c", c, ref, nc, k ? gemm_tol(t) : 0);
+    h_end(h);
+}
+
+/* Each of them with and without warp specialization. */
+static void persistent_tma_both(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk,
+                                int programs, int warps, int stages)
+{
+    persistent_tma_case(h, t, m, n, k, bm, bn, bk, programs, warps, stages, false);
+    persistent_tma_case(h, t, m, n, k, bm, bn, bk, programs, warps, stages, true);
+}
+
 void cases_warp_spec(H *h)
 {
     if (!h->gpu) { /* small tiles: the interpreter runs every thread */
@@ -75,6 +114,11 @@ void cases_warp_spec(H *h)
         matmul_case(h, TK_F16, 40, 48, 64, 32, 32, 32, 4, 3, true);
         persistent_case(h, TK_F16, 48, 40, 48, 32, 32, 16, 7, 4); /* 4 tiles, 7 programs */
         persistent_case(h, TK_BF16, 70, 64, 80, 32, 32, 32, 2, 4);
+        persistent_tma_both(h, TK_F16, 80, 72, 96, 32, 32, 32, 3, 4, 3);  /* 9 tiles, 3 programs */
+        persistent_tma_both(h, TK_BF16, 70, 96, 80, 32, 64, 32, 2, 4, 4); /* partial tiles */
+        persistent_tma_both(h, TK_F16, 48, 40, 16, 32, 32, 32, 2, 4, 3);  /* K below one tile */
+        persistent_tma_both(h, TK_F16, 48, 40, 0, 32, 32, 32, 2, 4, 3);   /* K = 0: zeros */
+        persistent_tma_both(h, TK_F16, 40, 40, 48, 32, 32, 16, 7, 4, 2);  /* 4 tiles, 7 programs */
         return;
     }
     /* 128 x 128 x 64 tiles, the consumers at 8 warps (4 too), 3 and 4 stages */
@@ -93,4 +137,15 @@ void cases_warp_spec(H *h)
     persistent_case(h, TK_F16, 1000, 1104, 528, 128, 128, 64, 132, 8);
     persistent_case(h, TK_BF16, 512, 384, 256, 128, 128, 64, 132, 8); /* more programs than tiles */
     persistent_case(h, TK_F16, 300, 200, 64, 128, 128, 64, 5, 4);
+    /* tutorial 09's persistent GEMM with affine tiles, ws off and on */
+    persistent_tma_both(h, TK_F16, 1000, 1104, 528, 128, 128, 64, 132, 8, 3);
+    persistent_tma_both(h, TK_BF16, 1000, 1104, 528, 128, 128, 64, 132, 8, 4);
+    persistent_tma_both(h, TK_F16, 777, 912, 1008, 128, 256, 64, 132, 8, 3);
+    persistent_tma_both(h, TK_BF16, 2560, 2560, 64, 128, 128, 64, 132, 8, 3); /* 400 tiles */
+    persistent_tma_both(h, TK_F16, 2560, 2560, 176, 128, 128, 64, 132, 8, 4); /* 3 tiles each */
+    persistent_tma_both(h, TK_F16, 300, 208, 48, 128, 128, 64, 132, 8, 3);    /* K below a tile */
+    persistent_tma_both(h, TK_BF16, 200, 144, 0, 128, 128, 64, 132, 8, 3);    /* K = 0 */
+    persistent_tma_both(h, TK_F16, 512, 384, 256, 128, 128, 64, 132, 8, 3);   /* 12 tiles */
+    persistent_tma_both(h, TK_BF16, 333, 272, 400, 128, 128, 64, 5, 4, 3);    /* 4 warps */
+    persistent_tma_both(h, TK_F16, 512, 512, 4096, 128, 128, 64, 7, 8, 3);  /* long K, 2-3 tiles each */
 }
