@@ -1,0 +1,352 @@
+/* pipeline_loads.c: which loads of a loop pass_pipeline stages through
+ * shared memory, with which ring (a shared tile, a TMA tile, or a private
+ * run per thread), and the slice of ops that computes their addresses and
+ * must run ahead of the loop. Assumes the loop's layouts are assigned;
+ * changes nothing in the IR. */
+#include "passes/pipeline.h"
+
+#include <string.h>
+
+static bool is_zero_const(const IrValue *v)
+{
+    const IrOp *d = v ? v->def : NULL;
+    while (d && (d->kind == IR_SPLAT || d->kind == IR_CONVERT_LAYOUT))
+        d = d->operands[0]->def;
+    return d && d->kind == IR_CONST && d->ival == 0 && d->fval == 0.0;
+}
+
+/* The dot-operand layout of the convert_layout that is the only use of a
+ * load's result, or NULL. */
+static const Layout *feeds_dot_only(Pipe *p, const IrOp *ld)
+{
+    const IrValue *r = ld->results[0];
+    if (p->uses[r->id] != 1)
+        return NULL;
+    for (const IrOp *o = ld->next; o; o = o->next)
+        if (o->kind == IR_CONVERT_LAYOUT && o->operands[0] == r) {
+            const Layout *l = o->results[0]->layout;
+            return l && l->kind == LY_DOT_OP ? l : NULL;
+        }
+    return NULL;
+}
+
+/* cp.async moves 4, 8 or 16 bytes per thread and chunk. */
+static bool copyable(Pipe *p, const IrOp *ld)
+{
+    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    LinLayout ll;
+    if (ptr->type.rank != 2 || !ptr->layout ||
+        !layout_linear(ptr->layout, 2, ptr->type.shape, p->f->num_warps * 32, &ll))
+        return false;
+    int bytes = dtype_bits(ptr->type.elem) / 8;
+    int dim, w = lin_run(&ll, 2, ptr->type.shape, &dim);
+    int aw = p->axis ? axis_vector_width_along(p->axis, ptr, mask, bytes, dim) : 1;
+    if (aw < w)
+        w = aw;
+    int b = w * bytes;
+    return b == 4 || b == 8 || b == 16;
+}
+
+/* A ring buffer's tile, stored transposed (dim 0 contiguous) when `down`. */
+static Layout shared_tile(Type t, bool down)
+{
+    Layout sh = layout_shared_tile(t.shape[down ? 1 : 0], t.shape[down ? 0 : 1],
+                                   dtype_bits(t.dt) / 8);
+    sh.order[0] = down ? 0 : 1;
+    sh.order[1] = down ? 1 : 0;
+    return sh;
+}
+
+/* The ring buffer's tile of a load: as TMA writes it (the tensor's
+ * contiguous dim along the stored rows) when m is its tile, else for
+ * cp.async with the dim the load runs along contiguous. */
+static Layout ring_layout(Pipe *p, const IrOp *ld, const TileMatch *m)
+{
+    const IrValue *ptr = ld->operands[0];
+    Type t = ld->results[0]->type;
+    if (m)
+        return shared_tile(t, m->trans);
+    LinLayout ll;
+    int dim = 1;
+    if (layout_linear(ptr->layout, 2, ptr->type.shape, p->f->num_warps * 32, &ll))
+        lin_run(&ll, 2, ptr->type.shape, &dim);
+    return shared_tile(t, dim == 0 && t.shape[0] > 1);
+}
+
+Layout pipe_shared_for(Pipe *p, int i)
+{
+    return ring_layout(p, p->loads[i], p->tile[i]);
+}
+
+/* A ring keeps the order the load reads in (copies move whole runs), so
+ * an operand that wgmma reads only K-major (tf32, int8, fp8) is copied
+ * only when the ring holds it along K; otherwise the dot stages it,
+ * transposed, from registers (codegen/mma.c). */
+static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m)
+{
+    Type t = ld->results[0]->type;
+    if (!layout_needs_kmajor(dop->parent, dtype_bits(t.dt) / 8))
+        return true;
+    Layout sh = ring_layout(p, ld, m);
+    return sh.order[0] == (dop->opidx == 0 ? 1 : 0); /* K is dim 1 of A, dim 0 of B */
+}
+
+/* TMA's view of a load when TMA can copy it (a tile of a 2-D strided
+ * tensor, tile.c), else NULL. */
+static TileMatch *tma_tile(Pipe *p, const IrOp *ld)
+{
+    if (!p->f->tma || !p->f->arch || strcmp(p->f->arch, "sm_90a") != 0)
+        return NULL;
+    TileMatch *m = arena_alloc(p->f->arena, sizeof *m);
+    return m && tile_match(p->f, p->loop, ld, m) ? m : NULL;
+}
+
+/* The parameter a pointer is computed from, or NULL where that is not
+ * known: offsets added to it, its shape changed, or carried through the
+ * loop from an initial value. */
+static const IrValue *pointer_base(const Pipe *p, const IrValue *v)
+{
+    for (int depth = 0; v && depth < 64; depth++) {
+        if (!v->def) {
+            if (v->owner == p->f->body)
+                return v;
+            if (v->owner != p->body || v->index < 1 || 3 + v->index - 1 >= p->loop->nops)
+                return NULL;
+            v = p->loop->operands[3 + v->index - 1];
+            continue;
+        }
+        switch (v->def->kind) {
+        case IR_ADDPTR: case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE:
+        case IR_CONVERT_LAYOUT: case IR_TRANS:
+            v = v->def->operands[0];
+            break;
+        default:
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+typedef struct StoreCheck {
+    const Pipe *p;
+    const IrValue *base;
+} StoreCheck;
+
+static bool store_elsewhere(IrOp *o, void *ctx)
+{
+    const StoreCheck *c = ctx;
+    if (o->kind != IR_STORE)
+        return true;
+    const IrValue *sb = pointer_base(c->p, o->operands[0]);
+    return sb && sb != c->base;
+}
+
+/* No store of the body (nested ones too: a flattened loop's epilogue) may
+ * write what load ld reads. */
+static bool stores_elsewhere(const Pipe *p, const IrOp *ld)
+{
+    StoreCheck c = {p, pointer_base(p, ld->operands[0])};
+    return c.base && ir_walk(p->body, store_elsewhere, &c);
+}
+
+/* Elements per run of a private ring for load ld (see the top), 0 where
+ * its runs are not 4, 8 or 16 bytes of a byte-sized element type. */
+static int private_run(Pipe *p, const IrOp *ld)
+{
+    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    DType dt = ld->results[0]->type.dt;
+    LinLayout ll;
+    if (!p->axis || p->loop->ival < 2 || dt == DT_I1 || dt == DT_F8E4 || dt == DT_F8E5 ||
+        ptr->type.rank < 1 || ptr->type.rank > 2 || !ptr->layout ||
+        !layout_linear(ptr->layout, ptr->type.rank, ptr->type.shape, p->f->num_warps * 32, &ll))
+        return 0;
+    int bytes = dtype_bits(dt) / 8;
+    int dim, w = lin_run(&ll, ptr->type.rank, ptr->type.shape, &dim);
+    int aw = axis_vector_width_along(p->axis, ptr, mask, bytes, dim);
+    w = aw < w ? aw : w;
+    while (w * bytes > 16)
+        w /= 2;
+    return w * bytes >= 4 && stores_elsewhere(p, ld) ? w : 0;
+}
+
+bool pipe_find_loads(Pipe *p)
+{
+    p->nloads = 0;
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        if (o->kind != IR_LOAD || (o->flags & IRF_VOLATILE) || o->str || o->str2)
+            continue;
+        if (o->nops > 2 && o->operands[2] && !is_zero_const(o->operands[2]))
+            continue;
+        if (p->nloads == MAX_LOADS)
+            break;
+        const Layout *dop = feeds_dot_only(p, o);
+        int run = dop ? 0 : private_run(p, o);
+        if (run) {
+            p->tile[p->nloads] = NULL;
+            p->priv[p->nloads] = run;
+            p->loads[p->nloads++] = o;
+        }
+        if (!dop)
+            continue;
+        TileMatch *m = tma_tile(p, o); /* TMA copies tiles cp.async cannot */
+        int ntiles = 0;
+        for (int i = 0; i < p->nloads; i++)
+            ntiles += p->tile[i] != NULL;
+        if (p->f->ntmaps + ntiles >= IR_MAX_TMAPS)
+            m = NULL; /* the launcher passes at most IR_MAX_TMAPS */
+        if ((m || copyable(p, o)) && ring_order_fits(p, o, dop, m)) {
+            p->tile[p->nloads] = m;
+            p->priv[p->nloads] = 0;
+            p->loads[p->nloads++] = o;
+        }
+    }
+    return p->nloads > 0;
+}
+
+static bool in_body(const Pipe *p, const IrValue *v)
+{
+    return (v->def && v->def->parent == p->body) || (!v->def && v->owner == p->body);
+}
+
+static bool slice_has(const Pipe *p, const IrOp *op)
+{
+    for (int i = 0; i < p->nslice; i++)
+        if (p->slice[i] == op)
+            return true;
+    return false;
+}
+
+static bool pure_slice_op(const IrOp *op);
+
+/* An if whose regions compute values only (a flattened loop's per-tile
+ * offsets, recomputed when the tile changes): part of a slice as a whole. */
+static bool pure_if(const IrOp *op)
+{
+    if (op->kind != IR_IF)
+        return false;
+    for (int r = 0; r < op->nregions; r++)
+        for (const IrOp *o = op->regions[r]->first; o; o = o->next)
+            if (o->kind != IR_YIELD && !pure_slice_op(o))
+                return false;
+    return true;
+}
+
+static bool pure_slice_op(const IrOp *op)
+{
+    if (op->nregions)
+        return pure_if(op);
+    if (op->nres != 1)
+        return false;
+    switch (op->kind) {
+    case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
+    case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_RAND: case IR_DOT:
+    case IR_REDUCE: case IR_SCAN: case IR_SHARED_VIEW:
+        return false;
+    default:
+        return true;
+    }
+}
+
+/* Adds what v needs to the slice; false when the slice cannot run ahead. */
+bool pipe_pull(Pipe *p, IrValue *v, int depth)
+{
+    if (!v || !in_body(p, v) || depth > 64)
+        return v != NULL && depth <= 64;
+    if (!v->def) {
+        int k = v->index - 1; /* 0 is the induction variable */
+        if (k < 0 || p->carried[k])
+            return true;
+        p->carried[k] = true;
+        const IrOp *y = p->body->last;
+        return y && y->kind == IR_YIELD && k < y->nops && pipe_pull(p, y->operands[k], depth + 1);
+    }
+    IrOp *op = v->def;
+    if (slice_has(p, op))
+        return true;
+    if (!pure_slice_op(op))
+        return false;
+    for (int i = 0; i < op->nops; i++)
+        if (!pipe_pull(p, op->operands[i], depth + 1))
+            return false;
+    for (int r = 0; r < op->nregions; r++) /* what a pure if reads from the body */
+        for (const IrOp *o = op->regions[r]->first; o; o = o->next)
+            for (int i = 0; i < o->nops; i++)
+                if (!pipe_pull(p, o->operands[i], depth + 1))
+                    return false;
+    if (!slice_has(p, op)) /* an if's region may lead back to it through the loop */
+        p->slice[p->nslice++] = op;
+    return true;
+}
+
+static bool is_load(const Pipe *p, const IrOp *op)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (p->loads[i] == op)
+            return true;
+    return false;
+}
+
+/* Whether a slice op reads (transitively) a carried argument the slice
+ * advances: those run S-1 iterations ahead and must be read by nothing
+ * else. Slice values of the induction variable alone are cloned for the
+ * copies, so the originals keep serving the rest of the body. */
+static bool runs_ahead(const Pipe *p, const IrValue *x, int depth)
+{
+    if (!x || !in_body(p, x) || depth > 64)
+        return false;
+    if (!x->def)
+        return x->index > 0 && p->carried[x->index - 1];
+    if (!slice_has(p, x->def))
+        return false;
+    for (int i = 0; i < x->def->nops; i++)
+        if (runs_ahead(p, x->def->operands[i], depth + 1))
+            return true;
+    return false;
+}
+
+typedef struct AheadCheck {
+    const Pipe *p;
+} AheadCheck;
+
+static bool reads_nothing_ahead(IrOp *o, void *ctx)
+{
+    const AheadCheck *c = ctx;
+    for (int i = 0; i < o->nops; i++)
+        if (runs_ahead(c->p, o->operands[i], 0))
+            return false;
+    return true;
+}
+
+/* No op inside the regions of o reads a value that runs ahead. */
+static bool ir_walk_ok(const Pipe *p, const IrOp *o)
+{
+    AheadCheck c = {p};
+    for (int r = 0; r < o->nregions; r++)
+        if (!ir_walk(o->regions[r], reads_nothing_ahead, &c))
+            return false;
+    return true;
+}
+
+/* Every use of a value that runs ahead is inside the slice, a pipelined
+ * load, or the yield slot that carries it; the loop's result for a carried
+ * argument is unused. */
+bool pipe_slice_closed(Pipe *p)
+{
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        if (slice_has(p, o) || is_load(p, o))
+            continue;
+        for (int i = 0; i < o->nops; i++) {
+            if (!runs_ahead(p, o->operands[i], 0))
+                continue;
+            if (o->kind == IR_YIELD && p->carried[i])
+                continue;
+            return false;
+        }
+        if (o->nregions && !ir_walk_ok(p, o))
+            return false;
+    }
+    for (int k = 0; k < p->body->nargs - 1; k++)
+        if (p->carried[k] && p->uses[p->loop->results[k]->id])
+            return false;
+    return true;
+}
