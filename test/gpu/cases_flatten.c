@@ -21,24 +21,15 @@ static void tutorial_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn,
                  bm, bn, bk, programs, warps, stages))
         return;
     tk_kernel *kk = h_kernel(h, "flatten.tk", "persistent_gemm");
-    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
-    double *a = h_rand_array(h, t, na ? na : 1, -1, 1);
-    double *b = h_rand_array(h, t, nb ? nb : 1, -1, 1);
-    void *da = h_upload(h, t, a, na ? na : 1), *db = h_upload(h, t, b, nb ? nb : 1);
-    void *dc = h_output(h, t, nc);
+    HGemm g = h_gemm_operands(h, t, m, n, k, false);
     h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
-             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
-                    tk_i32(k), tk_i32(1), tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
+             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
+                    tk_i32(k), tk_i32(k), tk_i32(1), tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
                     tk_const("GROUP", 2), tk_const("NUM_SMS", programs),
                     tk_const("NS", stages)),
              warps);
-    double *c = h_download(h, t, dc, nc);
-    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
-    if (k)
-        h_check(h, "c", c, ref, nc, gemm_tol(t));
-    else
-        h_check(h, "c (no K step: zeros)", c, ref, nc, 0);
+    h_gemm_check(h, &g, gemm_tol(t));
     h_end(h);
 }
 

@@ -26,21 +26,15 @@ static void matmul_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, i
                  bt ? "_bt" : "", m, n, k, bm, bn, bk, warps, stages))
         return;
     tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_matmul");
-    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
-    double *a = h_rand_array(h, t, na ? na : 1, -1, 1);
-    double *b = h_rand_array(h, t, nb ? nb : 1, -1, 1);
-    void *da = h_upload(h, t, a, na ? na : 1), *db = h_upload(h, t, b, nb ? nb : 1);
-    void *dc = h_output(h, t, nc);
+    HGemm g = h_gemm_operands(h, t, m, n, k, bt);
     int sbk = bt ? 1 : n, sbn = bt ? k : 1;
     h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
-             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
-                    tk_i32(k), tk_i32(1), tk_i32(sbk), tk_i32(sbn), tk_i32(n), tk_i32(1),
+             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
+                    tk_i32(k), tk_i32(k), tk_i32(1), tk_i32(sbk), tk_i32(sbn), tk_i32(n), tk_i32(1),
                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
                     tk_const("NS", stages)),
              warps);
-    double *c = h_download(h, t, dc, nc);
-    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, bt);
-    h_check(h, "c", c, ref, nc, k ? gemm_tol(t) : 0);
+    h_gemm_check(h, &g, gemm_tol(t));
     h_end(h);
 }
 
@@ -51,19 +45,13 @@ static void persistent_case(H *h, tk_dtype t, int m, int n, int k, int bm, int b
                  bn, bk, programs, warps))
         return;
     tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_persistent");
-    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
-    double *a = h_rand_array(h, t, na ? na : 1, -1, 1);
-    double *b = h_rand_array(h, t, nb ? nb : 1, -1, 1);
-    void *da = h_upload(h, t, a, na ? na : 1), *db = h_upload(h, t, b, nb ? nb : 1);
-    void *dc = h_output(h, t, nc);
+    HGemm g = h_gemm_operands(h, t, m, n, k, false);
     h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
-             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
-                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
+             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
+                    tk_i32(k), tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
                     tk_const("NUM_SMS", programs)),
              warps);
-    double *c = h_download(h, t, dc, nc);
-    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
-    h_check(h, "c", c, ref, nc, k ? gemm_tol(t) : 0);
+    h_gemm_check(h, &g, gemm_tol(t));
     h_end(h);
 }
 
@@ -77,21 +65,15 @@ static void persistent_tma_case(H *h, tk_dtype t, int m, int n, int k, int bm, i
                  m, n, k, bm, bn, bk, programs, warps, stages, ws))
         return;
     tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_persistent_tma");
-    size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
-    double *a = h_rand_array(h, t, na ? na : 1, -1, 1);
-    double *b = h_rand_array(h, t, nb ? nb : 1, -1, 1);
-    void *da = h_upload(h, t, a, na ? na : 1), *db = h_upload(h, t, b, nb ? nb : 1);
-    void *dc = h_output(h, t, nc);
+    HGemm g = h_gemm_operands(h, t, m, n, k, false);
     h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
-             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
-                    tk_i32(k), tk_i32(1), tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
+             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
+                    tk_i32(k), tk_i32(k), tk_i32(1), tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
                     tk_const("GROUP", 4), tk_const("NUM_SMS", programs),
                     tk_const("NS", stages), tk_const("WS", ws)),
              warps);
-    double *c = h_download(h, t, dc, nc);
-    double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
-    h_check(h, "c", c, ref, nc, k ? gemm_tol(t) : 0);
+    h_gemm_check(h, &g, gemm_tol(t));
     h_end(h);
 }
 
@@ -147,5 +129,5 @@ void cases_warp_spec(H *h)
     persistent_tma_both(h, TK_BF16, 200, 144, 0, 128, 128, 64, 132, 8, 3);    /* K = 0 */
     persistent_tma_both(h, TK_F16, 512, 384, 256, 128, 128, 64, 132, 8, 3);   /* 12 tiles */
     persistent_tma_both(h, TK_BF16, 333, 272, 400, 128, 128, 64, 5, 4, 3);    /* 4 warps */
-    persistent_tma_both(h, TK_F16, 512, 512, 4096, 128, 128, 64, 7, 8, 3);  /* long K, 2-3 tiles each */
+    persistent_tma_both(h, TK_F16, 512, 512, 4096, 128, 128, 64, 7, 8, 3); /* long K */
 }

@@ -745,3 +745,26 @@ double *h_matmul_ref(H *h, const double *a, const double *b, const double *acc, 
         }
     return c;
 }
+
+HGemm h_gemm_operands(H *h, tk_dtype t, int m, int n, int k, bool bt)
+{
+    HGemm g = {t, m, n, k, bt, NULL, NULL, NULL, NULL, NULL};
+    size_t na = k ? (size_t)m * k : 1, nb = k ? (size_t)k * n : 1;
+    g.a = h_rand_array(h, t, na, -1, 1);
+    g.b = h_rand_array(h, t, nb, -1, 1);
+    g.da = h_upload(h, t, g.a, na);
+    g.db = h_upload(h, t, g.b, nb);
+    g.dc = h_output(h, t, (size_t)m * n);
+    return g;
+}
+
+void h_gemm_check(H *h, const HGemm *g, double tol)
+{
+    size_t nc = (size_t)g->m * g->n;
+    double *c = h_download(h, g->t, g->dc, nc);
+    double *ref = h_matmul_ref(h, g->a, g->b, NULL, g->m, g->n, g->k, g->bt);
+    if (g->k)
+        h_check(h, "c", c, ref, nc, tol);
+    else
+        h_check(h, "c (no K step: zeros)", c, ref, nc, 0);
+}

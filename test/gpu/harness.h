@@ -116,7 +116,6 @@ int64_t h_wrap(tk_dtype t, int64_t v);
 /* ||out - ref|| / ||ref|| <= tol (tol 0: exact); NaN anywhere fails. */
 void h_check(H *h, const char *what, const double *out, const double *ref, size_t n,
              double tol);
-/* Exact integer equality. */
 /* ||out - ref|| / ||ref|| (||out - ref|| when ref is all zeros), the
  * measure h_check applies. */
 double h_rel_err(const double *out, const double *ref, size_t n);
@@ -124,6 +123,21 @@ double h_rel_err(const double *out, const double *ref, size_t n);
  * bt); acc may be NULL. */
 double *h_matmul_ref(H *h, const double *a, const double *b, const double *acc, int m, int n,
                      int k, bool bt);
+/* A GEMM's operands: random A (m x k) and B (k x n, or n x k when bt) in
+ * [-1, 1] on the device, and a poisoned C (m x n). With K = 0 the operands
+ * are one-element buffers, so every pointer stays valid. */
+typedef struct HGemm {
+    tk_dtype t;
+    int m, n, k;
+    bool bt;
+    double *a, *b;
+    void *da, *db, *dc;
+} HGemm;
+HGemm h_gemm_operands(H *h, tk_dtype t, int m, int n, int k, bool bt);
+/* Downloads C and checks it against the fp64 product within tol; with
+ * K = 0, C must be exactly zero. */
+void h_gemm_check(H *h, const HGemm *g, double tol);
+/* Exact integer equality. */
 void h_check_int(H *h, const char *what, const int64_t *out, const int64_t *ref, size_t n);
 /* Element-wise |out - ref| <= atol (for values whose norm says little). */
 void h_check_abs(H *h, const char *what, const double *out, const double *ref, size_t n,
