@@ -20,8 +20,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gemm import ATTENTION, MATMUL, load_module  # noqa: E402
 
-MM_SIG = "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32,i32:16,i32:1,i32:16,i32:1,i32:16,i32:1"
-ATT_SIG = "*fp16:16,*fp16:16,*fp16:16,*fp16:16,fp32,i32:16,i32:16,i32:16,i32:1,i32,i32:16"
+# the specialisations Triton makes for the arguments triton_compile passes
+# (sizes and strides divisible by 16, unit strides)
+MM_SIG = "*fp16:16,*fp16:16,*fp16:16,i32:16,i32:16,i32:16,i32:16,i32:1,i32:16,i32:1,i32:16,i32:1"
+ATT_SIG = "*fp16:16,*fp16:16,*fp16:16,*fp16:16,fp32,i32:16,i32:16,i32:16,i32:1,i32:16,i32:16"
 
 
 def jobs():
