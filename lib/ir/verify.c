@@ -1,28 +1,18 @@
 /* ir/verify.c: checks the invariants listed in ir.h (defined-before-use in
- * the right scope, dense unique ids, terminators, per-kind operand counts
- * and types). Builders that drop values call ir_renumber before verifying. Assumes nothing about the IR: it must survive NULL operands,
- * bad ids and broken links. Guarantees one DIAG_INTERNAL diagnostic per
- * problem at the op's span, and returns false iff it reported anything. */
-#include "ir/ir.h"
+ * the right scope, dense unique ids, terminators) and runs the per-kind
+ * checks of verify_kind.c on every op. Builders that drop values call
+ * ir_renumber before verifying. Assumes nothing about the IR: it must
+ * survive NULL operands, bad ids and broken links. Guarantees one
+ * DIAG_INTERNAL diagnostic per problem at the op's span, and returns false
+ * iff it reported anything. */
+#include "ir/verify.h"
 
 #include <stdio.h>
 #include <string.h>
 
-typedef struct Verifier {
-    const IrFunc *f;
-    Diag *d;
-    unsigned char *in_scope; /* by id: visible at the current point */
-    unsigned char *seen;     /* by id: defined somewhere already */
-    int nids;
-    bool ok;
-} Verifier;
-
-static void vfail(Verifier *v, const IrOp *op, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void vfail(Verifier *v, const IrOp *op, const char *fmt, ...)
-{
-    char msg[512];
+void ir_vfail(Verifier *v, const IrOp *op, const char *fmt, ...)
+              {
+              char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -35,7 +25,7 @@ static void vfail(Verifier *v, const IrOp *op, const char *fmt, ...)
 }
 
 /* A short type text for messages (rotating buffers, so two fit in one call). */
-static const char *ty(Type t)
+const char *ir_vtype(Type t)
 {
     static char bufs[4][80];
     static int next;
@@ -48,629 +38,12 @@ static const char *ty(Type t)
     return b;
 }
 
-/* ---- small predicates --------------------------------------------------- */
-
-static IrValue *opnd(const IrOp *op, int i)
-{
-    return op->operands && i >= 0 && i < op->nops ? op->operands[i] : NULL;
-}
-
-static IrValue *res(const IrOp *op, int i)
-{
-    return op->results && i >= 0 && i < op->nres ? op->results[i] : NULL;
-}
-
-static bool is_int_t(Type t) { return dtype_is_int(t.dt); }
-static bool is_scalar_int(const IrValue *x) { return x && x->type.rank == 0 && is_int_t(x->type); }
-static bool is_i1(Type t) { return t.dt == DT_I1; }
-
-static bool counts(Verifier *v, const IrOp *op, int lo, int hi, int nres)
-{
-    if (op->nops < lo || (hi >= 0 && op->nops > hi)) {
-        vfail(v, op, "has %d operands", op->nops);
-        return false;
-    }
-    if (nres >= 0 && op->nres != nres) {
-        vfail(v, op, "has %d results, expected %d", op->nres, nres);
-        return false;
-    }
-    for (int i = 0; i < op->nres; i++)
-        if (!res(op, i)) {
-            vfail(v, op, "result %d is missing", i);
-            return false;
-        }
-    return true;
-}
-
-/* Operands [0, n) must be present. */
-static bool present(Verifier *v, const IrOp *op, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (!opnd(op, i)) {
-            vfail(v, op, "operand %d is missing", i);
-            return false;
-        }
-    return true;
-}
-
-static void same_type(Verifier *v, const IrOp *op, Type a, Type b, const char *what)
-{
-    if (!type_eq(a, b))
-        vfail(v, op, "%s: %s vs %s", what, ty(a), ty(b));
-}
-
-static void same_shape(Verifier *v, const IrOp *op, Type a, Type b, const char *what)
-{
-    if (!type_same_shape(a, b))
-        vfail(v, op, "%s: shapes of %s and %s differ", what, ty(a), ty(b));
-}
-
-/* ---- per-kind checks ------------------------------------------------------ */
-
-static void check_elementwise(Verifier *v, const IrOp *op, int n)
-{
-    if (!counts(v, op, n, n, 1) || !present(v, op, n))
-        return;
-    Type r = op->results[0]->type;
-    for (int i = 0; i < n; i++)
-        same_type(v, op, op->operands[i]->type, r, "operand and result types differ");
-    if (r.dt == DT_PTR || r.dt == DT_VOID || dtype_is_fp8(r.dt))
-        vfail(v, op, "not defined on %s", ty(r));
-    bool int_only = op->kind == IR_AND || op->kind == IR_OR || op->kind == IR_XOR ||
-                    op->kind == IR_SHL || op->kind == IR_SHR || op->kind == IR_UMULHI ||
-                    op->kind == IR_NOT;
-    bool float_only = op->kind == IR_FMA ||
-                      (op->kind == IR_MATH && op->sub != MATH_ABS);
-    if (int_only && !is_int_t(r))
-        vfail(v, op, "needs integers, got %s", ty(r));
-    if (float_only && !dtype_is_float(r.dt))
-        vfail(v, op, "needs floats, got %s", ty(r));
-    if (op->kind == IR_MATH && (op->sub < 0 || op->sub >= MATH_COUNT))
-        vfail(v, op, "bad math function %d", op->sub);
-}
-
-static void check_shape_op(Verifier *v, const IrOp *op)
-{
-    int nres = op->kind == IR_SPLIT ? 2 : 1;
-    int nops = op->kind == IR_JOIN || op->kind == IR_CAT ? 2 : 1;
-    if (!counts(v, op, nops, nops, nres) || !present(v, op, nops))
-        return;
-    Type x = op->operands[0]->type, r = op->results[0]->type;
-    if (!type_eq(type_elem(x), type_elem(r)))
-        vfail(v, op, "element types differ: %s vs %s", ty(x), ty(r));
-    switch (op->kind) {
-    case IR_SPLAT:
-        if (x.rank != 0)
-            vfail(v, op, "operand must be a scalar, got %s", ty(x));
-        break;
-    case IR_BROADCAST:
-        if (x.rank != r.rank) {
-            vfail(v, op, "rank changes: %s -> %s", ty(x), ty(r));
-            break;
-        }
-        for (int i = 0; i < x.rank; i++)
-            if (x.shape[i] != r.shape[i] && x.shape[i] != 1)
-                vfail(v, op, "dim %d cannot broadcast: %s -> %s", i, ty(x), ty(r));
-        break;
-    case IR_EXPAND_DIMS: {
-        bool good = r.rank == x.rank + 1 && op->axis >= 0 && op->axis < r.rank &&
-                    r.shape[op->axis] == 1;
-        for (int i = 0, j = 0; good && i < r.rank; i++)
-            if (i != op->axis && r.shape[i] != x.shape[j++])
-                good = false;
-        if (!good)
-            vfail(v, op, "axis %d: %s -> %s", op->axis, ty(x), ty(r));
-        break;
-    }
-    case IR_RESHAPE:
-        if (type_numel(x) != type_numel(r))
-            vfail(v, op, "element count changes: %s -> %s", ty(x), ty(r));
-        break;
-    case IR_TRANS: {
-        bool good = op->nints == x.rank && r.rank == x.rank;
-        unsigned used = 0;
-        for (int i = 0; good && i < x.rank; i++) {
-            int p = op->ints[i];
-            if (p < 0 || p >= x.rank || (used & (1u << p)) || r.shape[i] != x.shape[p])
-                good = false;
-            else
-                used |= 1u << p;
-        }
-        if (!good)
-            vfail(v, op, "bad permutation for %s -> %s", ty(x), ty(r));
-        break;
-    }
-    case IR_JOIN: {
-        same_type(v, op, x, op->operands[1]->type, "operands differ");
-        bool good = r.rank == x.rank + 1 && r.shape[x.rank] == 2;
-        for (int i = 0; good && i < x.rank; i++)
-            good = r.shape[i] == x.shape[i];
-        if (!good)
-            vfail(v, op, "%s -> %s", ty(x), ty(r));
-        break;
-    }
-    case IR_SPLIT: {
-        IrValue *r1 = op->results[1];
-        bool good = x.rank >= 1 && x.shape[x.rank - 1] == 2 && r.rank == x.rank - 1 &&
-                    type_eq(r, r1->type);
-        for (int i = 0; good && i < r.rank; i++)
-            good = r.shape[i] == x.shape[i];
-        if (!good)
-            vfail(v, op, "%s -> %s", ty(x), ty(r));
-        break;
-    }
-    case IR_CAT: {
-        Type y = op->operands[1]->type;
-        same_type(v, op, x, y, "operands differ");
-        bool good = x.rank >= 1 && r.rank == x.rank && r.shape[0] == x.shape[0] + y.shape[0];
-        for (int i = 1; good && i < r.rank; i++)
-            good = r.shape[i] == x.shape[i];
-        if (!good)
-            vfail(v, op, "%s, %s -> %s", ty(x), ty(y), ty(r));
-        break;
-    }
-    default: break;
-    }
-}
-
-static void check_cast(Verifier *v, const IrOp *op)
-{
-    if (!counts(v, op, 1, 1, 1) || !present(v, op, 1))
-        return;
-    Type x = op->operands[0]->type, r = op->results[0]->type;
-    same_shape(v, op, x, r, "cast");
-    switch (op->kind) {
-    case IR_CAST:
-        if (r.dt == DT_VOID || x.dt == DT_VOID || ((x.dt == DT_PTR) != (r.dt == DT_PTR)))
-            vfail(v, op, "cannot cast %s to %s", ty(x), ty(r));
-        if ((dtype_is_fp8(x.dt) || dtype_is_fp8(r.dt)) &&
-            !(dtype_is_float(x.dt) && dtype_is_float(r.dt)))
-            vfail(v, op, "fp8 converts only to and from floats: %s to %s", ty(x), ty(r));
-        break;
-    case IR_BITCAST:
-        if (dtype_bits(x.dt) != dtype_bits(r.dt) || r.dt == DT_VOID)
-            vfail(v, op, "widths differ: %s to %s", ty(x), ty(r));
-        break;
-    case IR_PTR_TO_INT:
-        if (x.dt != DT_PTR || r.dt != DT_I64)
-            vfail(v, op, "needs ptr -> i64, got %s -> %s", ty(x), ty(r));
-        break;
-    default: /* IR_INT_TO_PTR */
-        if (x.dt != DT_I64 || r.dt != DT_PTR)
-            vfail(v, op, "needs i64 -> ptr, got %s -> %s", ty(x), ty(r));
-        break;
-    }
-}
-
-static void check_mask(Verifier *v, const IrOp *op, int i, Type ptr)
-{
-    IrValue *m = opnd(op, i);
-    if (m && (!is_i1(m->type) || !type_same_shape(m->type, ptr)))
-        vfail(v, op, "mask %s does not match pointer %s", ty(m->type), ty(ptr));
-}
-
-/* The type a load of `ptr` gives: the pointee at the pointer's shape. */
-static Type pointee(Type ptr)
-{
-    Type t = ptr;
-    t.dt = ptr.elem;
-    t.elem = DT_VOID;
-    return t;
-}
-
-static void check_memory(Verifier *v, const IrOp *op)
-{
-    int nres = op->kind == IR_STORE ? 0 : 1;
-    int lo = op->kind == IR_LOAD ? 1 : op->kind == IR_ATOMIC_CAS ? 3 : 2;
-    if (!counts(v, op, lo, 3, nres) || !present(v, op, lo))
-        return;
-    Type p = op->operands[0]->type;
-    if (p.dt != DT_PTR || p.elem == DT_VOID || p.elem == DT_PTR) {
-        vfail(v, op, "needs a pointer to data, got %s", ty(p));
-        return;
-    }
-    Type val = pointee(p);
-    switch (op->kind) {
-    case IR_LOAD:
-        same_type(v, op, op->results[0]->type, val, "result is not the pointee");
-        check_mask(v, op, 1, p);
-        if (opnd(op, 2))
-            same_type(v, op, op->operands[2]->type, val, "other is not the pointee");
-        break;
-    case IR_STORE:
-        same_type(v, op, op->operands[1]->type, val, "value is not the pointee");
-        check_mask(v, op, 2, p);
-        break;
-    case IR_ATOMIC_RMW:
-        same_type(v, op, op->results[0]->type, val, "result is not the pointee");
-        same_type(v, op, op->operands[1]->type, val, "value is not the pointee");
-        check_mask(v, op, 2, p);
-        if (op->sub < ATOM_ADD || op->sub > ATOM_XOR)
-            vfail(v, op, "bad atomic kind %d", op->sub);
-        break;
-    default: /* IR_ATOMIC_CAS */
-        same_type(v, op, op->results[0]->type, val, "result is not the pointee");
-        same_type(v, op, op->operands[1]->type, val, "cmp is not the pointee");
-        same_type(v, op, op->operands[2]->type, val, "value is not the pointee");
-        break;
-    }
-    if (op->kind == IR_ATOMIC_RMW || op->kind == IR_ATOMIC_CAS) {
-        if (mem_sem_parse(op->str) < 0)
-            vfail(v, op, "bad memory semantics '%s'", op->str ? op->str : "(none)");
-        if (mem_scope_parse(op->str2) < 0)
-            vfail(v, op, "bad memory scope '%s'", op->str2 ? op->str2 : "(none)");
-    }
-}
-
-static void check_addptr(Verifier *v, const IrOp *op)
-{
-    if (!counts(v, op, 2, 2, 1) || !present(v, op, 2))
-        return;
-    Type p = op->operands[0]->type, o = op->operands[1]->type;
-    if (p.dt != DT_PTR)
-        vfail(v, op, "needs a pointer, got %s", ty(p));
-    if (!is_int_t(o) || o.dt == DT_I1)
-        vfail(v, op, "offset must be an integer, got %s", ty(o));
-    same_shape(v, op, p, o, "pointer and offset");
-    same_type(v, op, op->results[0]->type, p, "result is not the pointer type");
-}
-
-/* The last op of region r of op must be `want` with operand types `types`
- * (n of them, starting at operand `skip`). */
-static void check_terminator(Verifier *v, const IrOp *op, int r, IrKind want,
-                             IrValue *const *vals, const Type *types, int n, int skip)
-{
-    IrBlock *b = op->regions[r];
-    IrOp *t = b ? b->last : NULL;
-    if (!t || t->kind != want) {
-        vfail(v, op, "region %d does not end in '%s'", r, ir_kind_name(want));
-        return;
-    }
-    if (t->nops != n + skip) {
-        vfail(v, t, "has %d operands, its parent '%s' needs %d", t->nops, ir_kind_name(op->kind),
-              n + skip);
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        IrValue *x = opnd(t, i + skip);
-        Type want_t = vals ? (vals[i] ? vals[i]->type : type_scalar(DT_VOID)) : types[i];
-        if (x && !type_eq(x->type, want_t))
-            vfail(v, t, "value %d is %s, '%s' needs %s", i, ty(x->type), ir_kind_name(op->kind),
-                  ty(want_t));
-    }
-}
-
-static void check_region_args(Verifier *v, const IrOp *op, int r, IrValue *const *vals,
-                              int n, int skip)
-{
-    IrBlock *b = op->regions[r];
-    if (!b || b->nargs != n + skip) {
-        vfail(v, op, "region %d has %d arguments, expected %d", r, b ? b->nargs : -1, n + skip);
-        return;
-    }
-    for (int i = 0; i < n; i++)
-        if (vals[i] && b->args[i + skip] && !type_eq(b->args[i + skip]->type, vals[i]->type))
-            vfail(v, op, "region %d argument %d is %s, expected %s", r, i + skip,
-                  ty(b->args[i + skip]->type), ty(vals[i]->type));
-}
-
-static bool regions_ok(Verifier *v, const IrOp *op, int lo, int hi)
-{
-    if (op->nregions < lo || op->nregions > hi || (op->nregions && !op->regions)) {
-        vfail(v, op, "has %d regions", op->nregions);
-        return false;
-    }
-    for (int r = 0; r < op->nregions; r++)
-        if (!op->regions[r]) {
-            vfail(v, op, "region %d is missing", r);
-            return false;
-        }
-    return true;
-}
-
-static void check_for(Verifier *v, const IrOp *op)
-{
-    if (!counts(v, op, 3, -1, op->nops - 3) || !present(v, op, op->nops) ||
-        !regions_ok(v, op, 1, 1))
-        return;
-    IrValue *lb = op->operands[0], *ub = op->operands[1], *st = op->operands[2];
-    if (!is_scalar_int(lb) || !type_eq(lb->type, ub->type) || !type_eq(lb->type, st->type))
-        vfail(v, op, "bounds must be scalar ints of one type: %s, %s, %s", ty(lb->type),
-              ty(ub->type), ty(st->type));
-    int n = op->nops - 3;
-    for (int i = 0; i < n; i++)
-        same_type(v, op, op->operands[3 + i]->type, op->results[i]->type,
-                  "init and result types differ");
-    IrBlock *b = op->regions[0];
-    if (b->nargs >= 1 && b->args[0] && !type_eq(b->args[0]->type, lb->type))
-        vfail(v, op, "induction variable is %s, bounds are %s", ty(b->args[0]->type),
-              ty(lb->type));
-    check_region_args(v, op, 0, op->results, n, 1);
-    check_terminator(v, op, 0, IR_YIELD, op->results, NULL, n, 0);
-}
-
-static void check_while(Verifier *v, const IrOp *op)
-{
-    if (!counts(v, op, 0, -1, -1) || !present(v, op, op->nops) || !regions_ok(v, op, 2, 2))
-        return;
-    check_region_args(v, op, 0, op->operands, op->nops, 0);
-    check_region_args(v, op, 1, op->results, op->nres, 0);
-    check_terminator(v, op, 0, IR_CONDITION, op->results, NULL, op->nres, 1);
-    check_terminator(v, op, 1, IR_YIELD, op->operands, NULL, op->nops, 0);
-    IrOp *c = op->regions[0]->last;
-    if (c && c->kind == IR_CONDITION) {
-        IrValue *cond = opnd(c, 0);
-        if (!cond || cond->type.rank != 0 || !is_i1(cond->type))
-            vfail(v, c, "condition must be a scalar i1");
-    }
-}
-
-static void check_if(Verifier *v, const IrOp *op)
-{
-    if (!counts(v, op, 1, 1, -1) || !present(v, op, 1) ||
-        !regions_ok(v, op, op->nres ? 2 : 1, 2))
-        return;
-    Type c = op->operands[0]->type;
-    if (c.rank != 0 || !is_i1(c))
-        vfail(v, op, "condition must be a scalar i1, got %s", ty(c));
-    for (int r = 0; r < op->nregions; r++) {
-        if (op->regions[r]->nargs)
-            vfail(v, op, "region %d has arguments", r);
-        check_terminator(v, op, r, IR_YIELD, op->results, NULL, op->nres, 0);
-    }
-}
-
-/* The producer of a warp-specialized loop: the kernel's first op, one
- * region without arguments ending in an empty yield, and the warps it
- * runs in counted in the function. */
-static void check_producer(Verifier *v, const IrOp *op)
-{
-    if (!counts(v, op, 0, 0, 0) || !regions_ok(v, op, 1, 1))
-        return;
-    if (op->parent != v->f->body || op->prev)
-        vfail(v, op, "is not the first op of the kernel");
-    if (v->f->producer_warps != 4)
-        vfail(v, op, "runs in %d extra warps, expected a warpgroup", v->f->producer_warps);
-    if (op->regions[0]->nargs)
-        vfail(v, op, "region 0 has arguments");
-    check_terminator(v, op, 0, IR_YIELD, NULL, NULL, 0, 0);
-}
-
-/* Reduce/scan: n inputs of one shape; custom combines have a 2n-argument
- * region of the element types yielding n values. */
-static void check_reduce_scan(Verifier *v, const IrOp *op)
-{
-    if (!counts(v, op, 1, -1, -1) || !present(v, op, op->nops))
-        return;
-    bool reduce = op->kind == IR_REDUCE;
-    bool custom = reduce ? op->sub == RED_CUSTOM : op->sub == SCAN_CUSTOM;
-    bool arg = reduce && (op->sub == RED_ARGMAX || op->sub == RED_ARGMIN);
-    if (op->sub < 0 || op->sub > (reduce ? RED_CUSTOM : SCAN_CUSTOM))
-        vfail(v, op, "bad kind %d", op->sub);
-    if (op->nres != op->nops || (!custom && op->nops != 1)) {
-        vfail(v, op, "%d inputs, %d results", op->nops, op->nres);
-        return;
-    }
-    Type x0 = op->operands[0]->type;
-    for (int i = 0; i < op->nops; i++)
-        if (dtype_is_fp8(op->operands[i]->type.dt))
-            vfail(v, op, "not defined on %s", ty(op->operands[i]->type));
-    if (op->axis < 0 || op->axis >= x0.rank) {
-        vfail(v, op, "axis %d out of range for %s", op->axis, ty(x0));
-        return;
-    }
-    Type elems[2 * 8];
-    for (int i = 0; i < op->nops; i++) {
-        Type x = op->operands[i]->type;
-        same_shape(v, op, x, x0, "inputs");
-        Type want = x;
-        if (reduce) {
-            want.rank = 0;
-            for (int d = 0; d < x.rank; d++)
-                if (d != op->axis)
-                    want.shape[want.rank++] = x.shape[d];
-            for (int d = want.rank; d < TK_MAX_RANK; d++)
-                want.shape[d] = 0;
-        }
-        if (arg)
-            want.dt = DT_I32, want.elem = DT_VOID;
-        Type got = op->results[i]->type;
-        got.rank = got.rank > TK_MAX_RANK ? TK_MAX_RANK : got.rank;
-        if (!type_eq(got, want))
-            vfail(v, op, "result %d is %s, expected %s", i, ty(op->results[i]->type), ty(want));
-        if (i < 8)
-            elems[i] = elems[op->nops + i] = type_elem(x);
-    }
-    if (!custom) {
-        if (op->nregions)
-            vfail(v, op, "only custom combines have a region");
-        return;
-    }
-    if (!regions_ok(v, op, 1, 1) || op->nops > 8)
-        return;
-    IrBlock *b = op->regions[0];
-    if (b->nargs != 2 * op->nops)
-        vfail(v, op, "combine region has %d arguments, expected %d", b->nargs, 2 * op->nops);
-    for (int i = 0; i < b->nargs && i < 2 * op->nops; i++)
-        if (b->args[i] && !type_eq(b->args[i]->type, elems[i]))
-            vfail(v, op, "combine argument %d is %s, expected %s", i, ty(b->args[i]->type),
-                  ty(elems[i]));
-    check_terminator(v, op, 0, IR_YIELD, NULL, elems, op->nops, 0);
-}
-
-static void check_dot(Verifier *v, const IrOp *op)
-{
-    if (!counts(v, op, 3, 4, 1) || !present(v, op, op->nops))
-        return;
-    if (op->nops == 4 && !type_eq(op->operands[3]->type, type_scalar(DT_I1)))
-        vfail(v, op, "fresh must be an i1 scalar, got %s", ty(op->operands[3]->type));
-    Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->operands[2]->type;
-    same_type(v, op, op->results[0]->type, c, "result is not the accumulator type");
-    int r = a.rank;
-    bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt); /* e4m3 with e5m2 is allowed */
-    bool good = (r == 2 || r == 3) && b.rank == r && c.rank == r && (a.dt == b.dt || fp8) &&
-                a.shape[r - 1] == b.shape[r - 2] && c.shape[r - 2] == a.shape[r - 2] &&
-                c.shape[r - 1] == b.shape[r - 1] &&
-                (r == 2 || (a.shape[0] == b.shape[0] && a.shape[0] == c.shape[0]));
-    if (!good)
-        vfail(v, op, "shapes do not multiply: %s x %s + %s", ty(a), ty(b), ty(c));
-}
-
-static void check_kind(Verifier *v, const IrOp *op)
-{
-    switch (op->kind) {
-    case IR_CONST:
-        if (counts(v, op, 0, 0, 1) && op->results[0]->type.dt == DT_VOID)
-            vfail(v, op, "has no dtype");
-        break;
-    case IR_PROGRAM_ID: case IR_NUM_PROGRAMS:
-        if (counts(v, op, 0, 0, 1) && (!type_eq(op->results[0]->type, type_scalar(DT_I32)) ||
-                                       op->axis < 0 || op->axis > 2))
-            vfail(v, op, "must be an i32 with axis 0..2");
-        break;
-    case IR_ARANGE:
-        if (counts(v, op, 0, 0, 1)) {
-            Type r = op->results[0]->type;
-            if (r.dt != DT_I32 || r.rank != 1 || op->ival2 <= op->ival ||
-                r.shape[0] != op->ival2 - op->ival)
-                vfail(v, op, "range [%lld, %lld) does not give %s", (long long)op->ival,
-                      (long long)op->ival2, ty(r));
-        }
-        break;
-    case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE:
-    case IR_TRANS: case IR_JOIN: case IR_SPLIT: case IR_CAT:
-        check_shape_op(v, op);
-        break;
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
-    case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
-    case IR_UMULHI:
-        check_elementwise(v, op, 2);
-        break;
-    case IR_NEG: case IR_NOT: case IR_MATH:
-        check_elementwise(v, op, 1);
-        break;
-    case IR_FMA:
-        check_elementwise(v, op, 3);
-        break;
-    case IR_CMP:
-        if (counts(v, op, 2, 2, 1) && present(v, op, 2)) {
-            Type a = op->operands[0]->type, r = op->results[0]->type;
-            same_type(v, op, a, op->operands[1]->type, "operands differ");
-            if (dtype_is_fp8(a.dt))
-                vfail(v, op, "not defined on %s", ty(a));
-            if (!is_i1(r) || !type_same_shape(a, r))
-                vfail(v, op, "result must be i1 of the operand shape, got %s", ty(r));
-            if (op->sub < CMP_EQ || op->sub > CMP_GE)
-                vfail(v, op, "bad predicate %d", op->sub);
-        }
-        break;
-    case IR_SELECT:
-        if (counts(v, op, 3, 3, 1) && present(v, op, 3)) {
-            Type c = op->operands[0]->type, r = op->results[0]->type;
-            if (!is_i1(c) || !type_same_shape(c, r))
-                vfail(v, op, "condition must be i1 of the result shape, got %s", ty(c));
-            same_type(v, op, op->operands[1]->type, r, "true value and result differ");
-            same_type(v, op, op->operands[2]->type, r, "false value and result differ");
-        }
-        break;
-    case IR_EXTERN:
-        if (counts(v, op, 0, -1, 1) && present(v, op, op->nops)) {
-            if (!op->str)
-                vfail(v, op, "has no function name");
-            for (int i = 0; i < op->nops; i++)
-                same_shape(v, op, op->operands[i]->type, op->results[0]->type, "argument");
-        }
-        break;
-    case IR_CAST: case IR_BITCAST: case IR_PTR_TO_INT: case IR_INT_TO_PTR:
-        check_cast(v, op);
-        break;
-    case IR_ADDPTR: check_addptr(v, op); break;
-    case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS:
-        check_memory(v, op);
-        break;
-    case IR_REDUCE: case IR_SCAN: check_reduce_scan(v, op); break;
-    case IR_DOT: check_dot(v, op); break;
-    case IR_FOR: check_for(v, op); break;
-    case IR_WHILE: check_while(v, op); break;
-    case IR_IF: check_if(v, op); break;
-    case IR_YIELD: counts(v, op, 0, -1, 0); break;
-    case IR_CONDITION:
-        if (counts(v, op, 1, -1, 0))
-            present(v, op, 1);
-        break;
-    case IR_PRINT: counts(v, op, 0, -1, 0); break;
-    case IR_ASSERT: case IR_ASSUME:
-        if (counts(v, op, 1, 1, 0) && present(v, op, 1) && !is_i1(op->operands[0]->type))
-            vfail(v, op, "condition must be i1, got %s", ty(op->operands[0]->type));
-        break;
-    case IR_RAND:
-        if (counts(v, op, 2, 2, op->sub == RAND_INT4X ? 4 : 1) && present(v, op, 2)) {
-            Type o = op->operands[1]->type;
-            if (!is_int_t(o) || !is_scalar_int(op->operands[0]))
-                vfail(v, op, "needs a scalar int seed and int offsets");
-            for (int i = 0; i < op->nres; i++)
-                same_shape(v, op, op->results[i]->type, o, "result and offsets");
-        }
-        break;
-    case IR_HINT:
-        if (counts(v, op, 1, 1, 1) && present(v, op, 1)) {
-            same_type(v, op, op->operands[0]->type, op->results[0]->type, "hint changes type");
-            int rank = op->operands[0]->type.rank;
-            if (op->nints < 1 || op->nints > (rank ? rank : 1))
-                vfail(v, op, "%d hint values for %s", op->nints, ty(op->operands[0]->type));
-        }
-        break;
-    case IR_BARRIER: counts(v, op, 0, 0, 0); break;
-    case IR_ASYNC_COPY:
-        if (counts(v, op, 3, 3, 0) && opnd(op, 0) && opnd(op, 2) && !is_scalar_int(opnd(op, 2)))
-            vfail(v, op, "slot must be an integer scalar");
-        break;
-    case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT: counts(v, op, 0, 0, 0); break;
-    case IR_TMA_COPY:
-        if (counts(v, op, 4, 4, 0) && present(v, op, 4) &&
-            (!is_scalar_int(opnd(op, 0)) || !is_scalar_int(opnd(op, 1)) ||
-             !is_scalar_int(opnd(op, 3))))
-            vfail(v, op, "coordinates and slot must be integer scalars");
-        if (op->sub < 0 || op->sub >= v->f->ntmaps)
-            vfail(v, op, "no tensor map %d", op->sub);
-        break;
-    case IR_TMA_WAIT:
-        if (counts(v, op, 1, 1, 0) && present(v, op, 1) && !is_scalar_int(opnd(op, 0)))
-            vfail(v, op, "slot must be an integer scalar");
-        break;
-    case IR_TMA_RELEASE:
-        if (counts(v, op, 2, 2, 0) && present(v, op, 2) &&
-            (!is_scalar_int(opnd(op, 0)) || opnd(op, 1)->type.rank != 0 ||
-             !is_i1(opnd(op, 1)->type)))
-            vfail(v, op, "takes an integer slot and a scalar i1");
-        break;
-    case IR_PRODUCER: check_producer(v, op); break;
-    case IR_DOT_WAIT:
-        if (counts(v, op, 1, 1, 1) && present(v, op, 1))
-            same_type(v, op, op->operands[0]->type, op->results[0]->type, "dot_wait changes type");
-        break;
-    case IR_SHARED_VIEW:
-        if (counts(v, op, 1, 1, 1) && present(v, op, 1) && !is_scalar_int(opnd(op, 0)))
-            vfail(v, op, "slot must be an integer scalar");
-        break;
-    case IR_CONVERT_LAYOUT:
-        if (counts(v, op, 1, 1, 1) && present(v, op, 1)) {
-            same_type(v, op, op->operands[0]->type, op->results[0]->type,
-                      "convert_layout changes type");
-            if (!op->results[0]->layout)
-                vfail(v, op, "convert_layout without a result layout");
-        }
-        break;
-    default: vfail(v, op, "unknown op kind %d", (int)op->kind); break;
-    }
-}
-
 /* ---- structure: scopes, ids, links ------------------------------------------ */
 
 static bool id_ok(Verifier *v, const IrOp *op, const IrValue *x)
 {
     if (x->id < 0 || x->id >= v->nids) {
-        vfail(v, op, "value id %d outside 0..%d", x->id, v->nids - 1);
+        ir_vfail(v, op, "value id %d outside 0..%d", x->id, v->nids - 1);
         return false;
     }
     return true;
@@ -681,12 +54,12 @@ static void define(Verifier *v, const IrOp *op, IrValue *x)
     if (!x || !id_ok(v, op, x))
         return;
     if (v->seen[x->id])
-        vfail(v, op, "value %%%d is defined twice", x->id);
+        ir_vfail(v, op, "value %%%d is defined twice", x->id);
     if (x->type.rank < 0 || x->type.rank > TK_MAX_RANK)
-        vfail(v, op, "value %%%d has rank %d", x->id, x->type.rank);
+        ir_vfail(v, op, "value %%%d has rank %d", x->id, x->type.rank);
     for (int i = 0; i < x->type.rank && i < TK_MAX_RANK; i++)
         if (x->type.shape[i] <= 0)
-            vfail(v, op, "value %%%d has dim %d of size %d", x->id, i, x->type.shape[i]);
+            ir_vfail(v, op, "value %%%d has dim %d of size %d", x->id, i, x->type.shape[i]);
     v->seen[x->id] = v->in_scope[x->id] = 1;
 }
 
@@ -713,30 +86,30 @@ static void verify_block(Verifier *v, IrBlock *b, const IrOp *parent);
 static void verify_op(Verifier *v, IrBlock *b, IrOp *op)
 {
     if ((unsigned)op->kind >= IR_OP_COUNT) {
-        vfail(v, op, "unknown op kind %d", (int)op->kind);
+        ir_vfail(v, op, "unknown op kind %d", (int)op->kind);
         return;
     }
     if (op->parent != b)
-        vfail(v, op, "parent link is wrong");
+        ir_vfail(v, op, "parent link is wrong");
     if ((op->nops && !op->operands) || (op->nres && !op->results) || op->nops < 0 ||
         op->nres < 0 || op->nregions < 0) {
-        vfail(v, op, "operand/result arrays are missing");
+        ir_vfail(v, op, "operand/result arrays are missing");
         return;
     }
     for (int i = 0; i < op->nops; i++) {
         IrValue *x = op->operands[i];
         if (x && id_ok(v, op, x) && !v->in_scope[x->id])
-            vfail(v, op, "operand %d (%%%d) is not defined before this use", i, x->id);
+            ir_vfail(v, op, "operand %d (%%%d) is not defined before this use", i, x->id);
     }
     if ((op->kind == IR_YIELD || op->kind == IR_CONDITION) && !terminator_allowed(op))
-        vfail(v, op, "terminator outside the end of a region that takes it");
-    check_kind(v, op);
+        ir_vfail(v, op, "terminator outside the end of a region that takes it");
+    ir_check_kind(v, op);
     for (int r = 0; r < op->nregions && op->regions; r++) {
         IrBlock *rb = op->regions[r];
         if (!rb)
             continue;
         if (rb->parent != op)
-            vfail(v, op, "region %d has a wrong parent link", r);
+            ir_vfail(v, op, "region %d has a wrong parent link", r);
         verify_block(v, rb, op);
     }
     for (int i = 0; i < op->nres; i++) {
@@ -744,7 +117,7 @@ static void verify_op(Verifier *v, IrBlock *b, IrOp *op)
         if (!x)
             continue;
         if (x->def != op || x->index != i)
-            vfail(v, op, "result %d does not link back to its op", i);
+            ir_vfail(v, op, "result %d does not link back to its op", i);
         define(v, op, x);
     }
 }
@@ -754,23 +127,23 @@ static void verify_block(Verifier *v, IrBlock *b, const IrOp *parent)
     for (int i = 0; i < b->nargs; i++) {
         IrValue *x = b->args ? b->args[i] : NULL;
         if (!x) {
-            vfail(v, parent, "block argument %d is missing", i);
+            ir_vfail(v, parent, "block argument %d is missing", i);
             continue;
         }
         if (x->owner != b || x->def || x->index != i)
-            vfail(v, parent, "block argument %%%d does not link back to its block", x->id);
+            ir_vfail(v, parent, "block argument %%%d does not link back to its block", x->id);
         define(v, parent, x);
     }
     IrOp *prev = NULL;
     for (IrOp *op = b->first; op; prev = op, op = op->next) {
         if (op->prev != prev) {
-            vfail(v, op, "list links are broken");
+            ir_vfail(v, op, "list links are broken");
             break;
         }
         verify_op(v, b, op);
     }
     if (b->last != prev)
-        vfail(v, parent, "block's last op link is wrong");
+        ir_vfail(v, parent, "block's last op link is wrong");
     /* values of this block are not visible outside it */
     for (int i = 0; i < b->nargs && b->args; i++)
         undefine(v, b->args[i]);
@@ -786,14 +159,15 @@ static void verify_params(Verifier *v)
 {
     const IrFunc *f = v->f;
     if (f->nparams != f->body->nargs)
-        vfail(v, NULL, "%d parameters but %d body arguments", f->nparams, f->body->nargs);
+        ir_vfail(v, NULL, "%d parameters but %d body arguments", f->nparams, f->body->nargs);
     for (int i = 0; i < f->nparams && i < f->body->nargs && f->params; i++) {
         IrValue *x = f->body->args ? f->body->args[i] : NULL;
         Type t = f->params[i].type;
         if (x && !type_eq(x->type, t))
-            vfail(v, NULL, "parameter %d is %s but its value is %s", i, ty(t), ty(x->type));
+            ir_vfail(v, NULL, "parameter %d is %s but its value is %s", i, ir_vtype(t),
+                     ir_vtype(x->type));
         if (t.rank != 0)
-            vfail(v, NULL, "parameter %d is a block %s", i, ty(t));
+            ir_vfail(v, NULL, "parameter %d is a block %s", i, ir_vtype(t));
     }
 }
 
@@ -820,7 +194,8 @@ bool ir_verify(const IrFunc *f, Diag *d)
     verify_block(&v, f->body, NULL);
     for (int i = 0; i < v.nids; i++)
         if (!v.seen[i]) {
-            vfail(&v, NULL, "value ids are not dense: no value has id %%%d (ir_renumber fixes it)", i);
+            ir_vfail(&v, NULL,
+                     "value ids are not dense: no value has id %%%d (ir_renumber fixes it)", i);
             break;
         }
     tk_xfree(v.in_scope);
