@@ -611,7 +611,10 @@ static bool add_tmaps(Pipe *p)
 static bool warp_specialized(Pipe *p)
 {
     IrFunc *f = p->f;
-    if (f->producer_warps || !p->wgmma || f->num_warps % 4 || f->num_warps * 32 + 128 > 1024 ||
+    /* 4 or 8 consumer warps: at 16, the 640 threads leave 96 registers a
+     * thread at launch, too few for the accumulators of the tiles 16 warps
+     * are for */
+    if (f->producer_warps || !p->wgmma || (f->num_warps != 4 && f->num_warps != 8) ||
         !only_dot(p))
         return false;
     WsRing r[MAX_LOADS];

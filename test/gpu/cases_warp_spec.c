@@ -130,4 +130,6 @@ void cases_warp_spec(H *h)
     persistent_tma_both(h, TK_F16, 512, 384, 256, 128, 128, 64, 132, 8, 3);   /* 12 tiles */
     persistent_tma_both(h, TK_BF16, 333, 272, 400, 128, 128, 64, 5, 4, 3);    /* 4 warps */
     persistent_tma_both(h, TK_F16, 512, 512, 4096, 128, 128, 64, 7, 8, 3); /* long K */
+    /* 16 warps: the request leaves the kernel unspecialized */
+    matmul_case(h, TK_F16, 600, 520, 400, 256, 128, 64, 16, 3, false);
 }
