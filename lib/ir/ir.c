@@ -482,6 +482,24 @@ IrValue *ir_binary(IrBuilder *b, IrKind k, Span sp, IrValue *x, IrValue *y, Type
     return ir_build(b, k, sp, ops, 2, &res, 1)->results[0];
 }
 
+IrValue *ir_iteration_index(IrBuilder *b, Span sp, IrValue *iv, IrValue *lb, int64_t step)
+{
+    IrValue *j = ir_binary(b, IR_SUB, sp, iv, lb, iv->type);
+    if (step != 1)
+        j = ir_binary(b, IR_DIV, sp, j, ir_const_int(b, sp, iv->type, step), iv->type);
+    return j->type.dt == DT_I32 ? j : ir_unary(b, IR_CAST, sp, j, type_scalar(DT_I32));
+}
+
+IrValue *ir_next_slot(IrBuilder *b, Span sp, IrValue *x, int n)
+{
+    Type i32 = type_scalar(DT_I32);
+    IrValue *one = ir_binary(b, IR_ADD, sp, x, ir_const_int(b, sp, i32, 1), i32);
+    IrValue *wrap = ir_binary(b, IR_CMP, sp, one, ir_const_int(b, sp, i32, n), type_scalar(DT_I1));
+    wrap->def->sub = CMP_EQ;
+    IrValue *ops[3] = {wrap, ir_const_int(b, sp, i32, 0), one};
+    return ir_build(b, IR_SELECT, sp, ops, 3, &i32, 1)->results[0];
+}
+
 /* ---- reading -------------------------------------------------------------- */
 
 bool ir_walk(IrBlock *b, IrWalkFn fn, void *ctx)

@@ -429,6 +429,11 @@ IrValue *ir_const_int(IrBuilder *b, Span sp, Type t, int64_t v);
 IrValue *ir_const_float(IrBuilder *b, Span sp, Type t, double v);
 IrValue *ir_unary(IrBuilder *b, IrKind k, Span sp, IrValue *x, Type res);
 IrValue *ir_binary(IrBuilder *b, IrKind k, Span sp, IrValue *x, IrValue *y, Type res);
+/* The i32 index of a loop's iteration from its induction value iv, first
+ * value lb and constant step: (iv - lb) / step. */
+IrValue *ir_iteration_index(IrBuilder *b, Span sp, IrValue *iv, IrValue *lb, int64_t step);
+/* The i32 slot after x in a ring of n: x + 1, or 0 at n. */
+IrValue *ir_next_slot(IrBuilder *b, Span sp, IrValue *x, int n);
 
 /* ---- reading -------------------------------------------------------------- */
 

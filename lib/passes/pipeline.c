@@ -73,11 +73,6 @@ static bool count_uses(IrOp *op, void *ctx)
 
 /* ---- rewriting ----------------------------------------------------------------------- */
 
-static IrValue *scalar_const(IrBuilder *b, Span sp, Type t, int64_t v)
-{
-    return ir_const_int(b, sp, t, v);
-}
-
 /* v as a block of `like`'s shape and layout (splat of a scalar i1). */
 static IrValue *splat_like(IrBuilder *b, Span sp, IrValue *v, const IrValue *like)
 {
@@ -126,18 +121,6 @@ static void emit_tma(Pipe *p, IrBuilder *b, int i, IrValue *j, IrValue **map, Ir
     c->sub = p->tmap[i];
 }
 
-/* The iteration index of induction value iv: (iv - lb) / step, i32. */
-static IrValue *iteration_of(Pipe *p, IrBuilder *b, Span sp, IrValue *iv)
-{
-    Type i32 = type_scalar(DT_I32);
-    IrValue *lb = p->loop->operands[0];
-    int64_t step = p->loop->operands[2]->def->ival;
-    IrValue *j = ir_binary(b, IR_SUB, sp, iv, lb, iv->type);
-    if (step != 1)
-        j = ir_binary(b, IR_DIV, sp, j, scalar_const(b, sp, iv->type, step), iv->type);
-    return j->type.dt == DT_I32 ? j : ir_unary(b, IR_CAST, sp, j, i32);
-}
-
 static IrValue *mapped(IrValue **map, int nids, IrValue *v)
 {
     return v && v->id < nids && map[v->id] ? map[v->id] : v;
@@ -162,7 +145,7 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
         IrValue *iv = lb;
         if (s) {
             IrValue *d = ir_binary(&b, IR_MUL, loop->span, step,
-                                   scalar_const(&b, loop->span, step->type, s), step->type);
+                                   ir_const_int(&b, loop->span, step->type, s), step->type);
             iv = ir_binary(&b, IR_ADD, loop->span, lb, d, lb->type);
         }
         memset(map, 0, sizeof(IrValue *) * (size_t)p->nids);
@@ -173,8 +156,8 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
             clone(p, &b, p->slice[i], map);
         IrValue *live = ir_binary(&b, IR_CMP, loop->span, iv, ub, type_scalar(DT_I1));
         live->def->sub = CMP_LT;
-        IrValue *slot = scalar_const(&b, loop->span, type_scalar(DT_I32), s);
-        IrValue *j = scalar_const(&b, loop->span, type_scalar(DT_I32), s);
+        IrValue *slot = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
+        IrValue *j = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         for (int i = 0; i < p->nloads; i++) {
             const IrOp *ld = p->loads[i];
             if (p->tile[i])
@@ -194,18 +177,6 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
     }
 }
 
-/* (x + 1) % S for a slot counter. */
-static IrValue *next_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *x)
-{
-    Type i32 = type_scalar(DT_I32);
-    IrValue *one = ir_binary(b, IR_ADD, sp, x, scalar_const(b, sp, i32, 1), i32);
-    IrValue *wrap = ir_binary(b, IR_CMP, sp, one, scalar_const(b, sp, i32, p->slots),
-                              type_scalar(DT_I1));
-    wrap->def->sub = CMP_EQ;
-    IrValue *ops[3] = {wrap, scalar_const(b, sp, i32, 0), one};
-    return ir_build(b, IR_SELECT, sp, ops, 3, &i32, 1)->results[0];
-}
-
 /* A new `for` with more carried slot counters: the one the body reads
  * and, unless wr is NULL (warp specialization: the producer writes), the
  * one its copies write. The body moves over. */
@@ -220,8 +191,8 @@ static IrOp *widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
         return NULL;
     for (int i = 0; i < n; i++)
         ops[i] = i >= 3 && p->carried[i - 3] ? ahead[i - 3] : old->operands[i];
-    ops[n] = scalar_const(&b, old->span, type_scalar(DT_I32), 0);
-    ops[n + 1] = scalar_const(&b, old->span, type_scalar(DT_I32), p->stages - 1);
+    ops[n] = ir_const_int(&b, old->span, type_scalar(DT_I32), 0);
+    ops[n + 1] = ir_const_int(&b, old->span, type_scalar(DT_I32), p->stages - 1);
     for (int i = 0; i < old->nres; i++)
         res[i] = old->results[i]->type;
     res[old->nres] = res[old->nres + 1] = type_scalar(DT_I32);
@@ -295,10 +266,12 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrBuilder b = {p->f, body, body->first};
     Span sp = loop->span;
     IrValue *iv = body->args[0], *ub = loop->operands[1], *step = loop->operands[2];
-    IrValue *d = ir_binary(&b, IR_MUL, sp, step, scalar_const(&b, sp, step->type, p->stages - 1),
+    IrValue *d = ir_binary(&b, IR_MUL, sp, step, ir_const_int(&b, sp, step->type, p->stages - 1),
                            step->type);
     IrValue *ahead = ir_binary(&b, IR_ADD, sp, iv, d, iv->type);
-    IrValue *j = p->ncp < p->nloads ? iteration_of(p, &b, sp, ahead) : NULL;
+    IrValue *j = p->ncp < p->nloads ? ir_iteration_index(&b, sp, ahead, loop->operands[0],
+                                                          step->def->ival)
+                                    : NULL;
     for (int i = 0; i < p->nloads; i++) {
         if (!p->tile[i])
             continue;
@@ -339,7 +312,8 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrBuilder at = {p->f, body, yield};
     if (p->ncp)
         ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
-    IrValue *nrd = next_slot(p, &at, sp, rd), *nwr = next_slot(p, &at, sp, wr);
+    IrValue *nrd = ir_next_slot(&at, sp, rd, p->slots);
+    IrValue *nwr = ir_next_slot(&at, sp, wr, p->slots);
     yield_also(p, yield, nrd);
     yield_also(p, yield, nwr);
     IrBuilder after = {p->f, loop->parent, loop->next};
@@ -390,10 +364,10 @@ static void rewrite_ws(Pipe *p, IrValue *rd)
         view_ring(p, i, rd);
     IrOp *dot = only_dot(p);
     IrBuilder at = {p->f, body, dot->next};
-    IrValue *first = ir_binary(&at, IR_CMP, sp, rd, scalar_const(&at, sp, i32, 0), i1);
+    IrValue *first = ir_binary(&at, IR_CMP, sp, rd, ir_const_int(&at, sp, i32, 0), i1);
     first->def->sub = CMP_EQ;
-    IrValue *sel[3] = {first, scalar_const(&at, sp, i32, p->slots - 1),
-                       ir_binary(&at, IR_SUB, sp, rd, scalar_const(&at, sp, i32, 1), i32)};
+    IrValue *sel[3] = {first, ir_const_int(&at, sp, i32, p->slots - 1),
+                       ir_binary(&at, IR_SUB, sp, rd, ir_const_int(&at, sp, i32, 1), i32)};
     IrValue *rel[2] = {ir_build(&at, IR_SELECT, sp, sel, 3, &i32, 1)->results[0],
                        ir_binary(&at, IR_CMP, sp, body->args[0], p->loop->operands[0], i1)};
     rel[1]->def->sub = CMP_NE; /* no iteration before the first */
@@ -403,7 +377,7 @@ static void rewrite_ws(Pipe *p, IrValue *rd)
         r->ival2 = p->slots;
     }
     IrBuilder end = {p->f, body, body->last};
-    yield_also(p, body->last, next_slot(p, &end, sp, rd));
+    yield_also(p, body->last, ir_next_slot(&end, sp, rd, p->slots));
 }
 
 static bool is_load_of(const Pipe *p, const IrValue *v)

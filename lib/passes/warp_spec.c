@@ -248,34 +248,14 @@ static IrValue *mapped(const Ws *w, IrValue *v)
     return v && v->id < w->nids && w->map[v->id] ? w->map[v->id] : v;
 }
 
-/* The iteration index of induction value iv: (iv - lb) / step, as i32. */
-static IrValue *iteration(IrBuilder *b, Span sp, IrValue *iv, IrValue *lb, int64_t step)
-{
-    IrValue *j = ir_binary(b, IR_SUB, sp, iv, lb, iv->type);
-    if (step != 1)
-        j = ir_binary(b, IR_DIV, sp, j, ir_const_int(b, sp, iv->type, step), iv->type);
-    return j->type.dt == DT_I32 ? j : ir_unary(b, IR_CAST, sp, j, type_scalar(DT_I32));
-}
-
-/* The slot after x in a ring of n. */
-static IrValue *next_slot(IrBuilder *b, Span sp, IrValue *x, int n)
-{
-    Type i32 = type_scalar(DT_I32);
-    IrValue *one = ir_binary(b, IR_ADD, sp, x, ir_const_int(b, sp, i32, 1), i32);
-    IrValue *wrap = ir_binary(b, IR_CMP, sp, one, ir_const_int(b, sp, i32, n), type_scalar(DT_I1));
-    wrap->def->sub = CMP_EQ;
-    IrValue *ops[3] = {wrap, ir_const_int(b, sp, i32, 0), one};
-    return ir_build(b, IR_SELECT, sp, ops, 3, &i32, 1)->results[0];
-}
-
 /* One iteration of the producer's loop: the waits for empty slots, then
  * the copies. */
 static void produce(Ws *w, IrBuilder *b, const IrOp *loop, const WsRing *r, int n, int slots,
                     IrValue *iv, IrValue *slot)
 {
     Span sp = loop->span;
-    IrValue *j = iteration(b, sp, iv, mapped(w, loop->operands[0]),
-                           loop->operands[2]->def->ival);
+    IrValue *j = ir_iteration_index(b, sp, iv, mapped(w, loop->operands[0]),
+                                   loop->operands[2]->def->ival);
     for (int k = 0; k < n; k++) {
         IrOp *wait = ir_build(b, IR_TMA_WAIT, sp, &slot, 1, NULL, 0);
         wait->ival = r[k].buffer;
@@ -333,7 +313,7 @@ static void walk_loop(Ws *w, IrBuilder *b, const WsRing *r, int n, int slots)
         if (o->nres && w->need[o->results[0]->id])
             ir_clone(&in, o, w->map, w->nids);
     produce(w, &in, loop, r, n, slots, iv, slot);
-    next[0] = next_slot(&in, sp, slot, slots);
+    next[0] = ir_next_slot(&in, sp, slot, slots);
     for (int j = 0; j < m; j++)
         next[1 + j] = mapped(w, w->body->last->operands[which[j]]);
     ir_build(&in, IR_YIELD, sp, next, 1 + m, NULL, 0);
