@@ -204,8 +204,9 @@ void rt_disk_reset(void);
 /* ---- API objects ---------------------------------------------------------------------- */
 
 typedef struct RtBuffer {
-    unsigned char *base;
+    unsigned char *base;  /* what tk_alloc returned */
     size_t bytes;
+    unsigned char *block; /* the host allocation: red zones around base (rt_context.c) */
     int id;
 } RtBuffer;
 

@@ -4,6 +4,7 @@
  * registered here so the interpreter can bounds-check every access.
  * Guarantees: no driver call unchecked; an interpreter context never
  * touches libcuda. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,7 @@ void tk_context_destroy(tk_context *ctx)
     if (!ctx)
         return;
     for (int i = 0; i < ctx->nbufs; i++)
-        free(ctx->bufs[i].base);
+        free(ctx->bufs[i].block);
     tk_xfree(ctx->bufs);
     if (ctx->owns_primary && ctx->cu)
         rt_cu.p_cuDevicePrimaryCtxRelease(ctx->dev); /* nothing to report to */
@@ -167,27 +168,70 @@ static int find_buf(tk_context *ctx, const void *p, size_t n)
     return -1;
 }
 
-static tk_status interp_alloc(tk_context *ctx, size_t bytes, void **dptr)
+/* The red zone kept on each side of an interpreter buffer: a pointer that
+ * runs this far past either end of one buffer lands in no buffer, so the
+ * interpreter reports it instead of writing into a neighbour. An eighth of
+ * the block, at least 1 KiB and at most 64 MiB (address space only: the
+ * pages are never touched). A multiple of 256, so the buffer stays aligned. */
+static size_t red_zone(size_t rounded)
 {
-    size_t rounded = (bytes + 255) & ~(size_t)255;
-    void *p = aligned_alloc(256, rounded ? rounded : 256);
-    if (!p)
-        return rt_error(TK_ERR_NO_MEMORY, "tk_alloc: out of host memory for %zu bytes", bytes);
-    pthread_mutex_lock(&ctx->lock);
+    size_t rz = (rounded / 8 + 255) & ~(size_t)255;
+    return rz < 1024 ? 1024 : rz > ((size_t)64 << 20) ? (size_t)64 << 20 : rz;
+}
+
+/* The host block for a buffer of `bytes`: red zone, the bytes rounded up
+ * to 256, red zone. False when that does not fit in size_t or is more than
+ * the host's memory (an allocator may abort rather than fail on such sizes). */
+static bool block_size(size_t bytes, size_t *rz, size_t *total)
+{
+    size_t rounded;
+    if (!size_add_ok(bytes ? bytes : 1, 255, &rounded))
+        return false;
+    rounded &= ~(size_t)255;
+    *rz = red_zone(rounded);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t host;
+    if (pages > 0 && page > 0 && size_mul_ok((size_t)pages, (size_t)page, &host) &&
+        rounded > host)
+        return false;
+    return size_add_ok(rounded, 2 * *rz, total);
+}
+
+/* Records a buffer; false when the table cannot grow. Caller holds the lock. */
+static bool add_buf(tk_context *ctx, RtBuffer b)
+{
     if (ctx->nbufs == ctx->capbufs) {
+        if (ctx->capbufs > INT_MAX / 2)
+            return false;
         int cap = ctx->capbufs ? 2 * ctx->capbufs : 16;
         RtBuffer *nb = tk_xrealloc(ctx->bufs, (size_t)cap * sizeof *nb);
-        if (!nb) {
-            pthread_mutex_unlock(&ctx->lock);
-            free(p);
-            return rt_error(TK_ERR_NO_MEMORY, "tk_alloc: out of memory");
-        }
+        if (!nb)
+            return false;
         ctx->bufs = nb;
         ctx->capbufs = cap;
     }
-    ctx->bufs[ctx->nbufs++] = (RtBuffer){p, bytes, ++ctx->next_buf_id};
+    b.id = ++ctx->next_buf_id;
+    ctx->bufs[ctx->nbufs++] = b;
+    return true;
+}
+
+static tk_status interp_alloc(tk_context *ctx, size_t bytes, void **dptr)
+{
+    size_t rz = 0, total = 0;
+    unsigned char *block = NULL;
+    if (block_size(bytes, &rz, &total))
+        block = aligned_alloc(256, total);
+    if (!block)
+        return rt_error(TK_ERR_NO_MEMORY, "tk_alloc: cannot allocate %zu bytes of host memory "
+                        "for the interpreter", bytes);
+    pthread_mutex_lock(&ctx->lock);
+    bool added = add_buf(ctx, (RtBuffer){block + rz, bytes, block, 0});
     pthread_mutex_unlock(&ctx->lock);
-    *dptr = p;
+    if (!added) {
+        free(block);
+        return rt_error(TK_ERR_NO_MEMORY, "tk_alloc: out of memory");
+    }
+    *dptr = block + rz;
     return TK_OK;
 }
 
@@ -248,7 +292,7 @@ tk_status tk_free(tk_context *ctx, void *dptr)
             ;
         bool found = i < ctx->nbufs;
         if (found) {
-            free(ctx->bufs[i].base);
+            free(ctx->bufs[i].block);
             ctx->bufs[i] = ctx->bufs[--ctx->nbufs];
         }
         pthread_mutex_unlock(&ctx->lock);

@@ -201,8 +201,10 @@ typedef struct tk_context_options {
 tk_status tk_context_create(tk_context **ctx, const tk_context_options *opts);
 void tk_context_destroy(tk_context *ctx);
 
-/* Device memory (host memory aligned to 256 bytes when interpreting; the
- * interpreter checks every access against these buffers). Copies wait for
+/* Device memory (host memory aligned to 256 bytes when interpreting, with
+ * red zones of at least 1 KiB between buffers; the interpreter checks every
+ * access against these buffers, so an overrun into a neighbour is caught).
+ * A size the host cannot give is TK_ERR_NO_MEMORY. Copies wait for
  * the GPU; a fault of an earlier launch surfaces here as TK_ERR_KERNEL_FAULT. */
 tk_status tk_alloc(tk_context *ctx, size_t bytes, void **dptr);
 tk_status tk_free(tk_context *ctx, void *dptr);

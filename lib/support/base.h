@@ -118,6 +118,26 @@ void diag_plain(Diag *d, DiagKind kind, const char *fmt, ...)
 #define TK_UNUSED(x) ((void)(x))
 
 bool is_pow2(int64_t v);
+
+/* Checked size arithmetic: false (and *out untouched) when a + b or a * b
+ * does not fit in size_t. Sizes that come from callers or files go through
+ * these before they reach an allocator or a copy. */
+static inline bool size_add_ok(size_t a, size_t b, size_t *out)
+{
+    size_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return false;
+    *out = r;
+    return true;
+}
+static inline bool size_mul_ok(size_t a, size_t b, size_t *out)
+{
+    size_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return false;
+    *out = r;
+    return true;
+}
 uint64_t hash_bytes(uint64_t h, const void *p, size_t n); /* FNV-1a 64 */
 
 #endif
