@@ -30,7 +30,8 @@ class TkGrid(ctypes.Structure):
 class TkContextOptions(ctypes.Structure):
     _fields_ = [("device", ctypes.c_int), ("interpret", ctypes.c_int),
                 ("cu_context", ctypes.c_void_p), ("search_paths", ctypes.c_void_p),
-                ("reserved", ctypes.c_uint64 * 3)]
+                ("interp_max_steps", ctypes.c_uint64),
+                ("reserved", ctypes.c_uint64 * 2)]
 
 
 class TkLaunchOptions(ctypes.Structure):

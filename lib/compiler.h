@@ -174,17 +174,40 @@ typedef union InterpArg {
     void *p;
 } InterpArg;
 
-/* Runs every program of the grid. device_print text goes to `out` (stdout
- * when NULL). An out-of-bounds access, a failed device_assert or an
- * unsupported op stops the launch with an error in d naming the kernel,
- * the program id, the element and the address. `threads` > 1 lets programs
- * run in parallel when the kernel has no atomics and no prints (0: one
- * thread per CPU); errors are those of the lowest failing program either way. */
+/* How a launch runs. threads > 1 lets programs run in parallel when the
+ * kernel has no atomics and no prints (0: one thread per CPU); errors are
+ * those of the lowest failing program either way. max_steps bounds the
+ * work of one launch: every program started and every loop iteration
+ * (for and while back-edges) is one step (0: INTERP_DEFAULT_MAX_STEPS).
+ * device_print text goes to `out` (stdout when NULL). */
+typedef struct InterpOptions {
+    int threads;
+    uint64_t max_steps;
+    StrBuf *out;
+} InterpOptions;
+
+/* 2**17 times what the largest launch of the test suite takes (under
+ * 2**13), and a minute or two of a loop that does nothing (about 80 ns a
+ * step): a runaway kernel stops, and no real one gets near it. */
+#define INTERP_DEFAULT_MAX_STEPS ((uint64_t)1 << 30)
+
+typedef enum InterpResult {
+    INTERP_OK,
+    INTERP_FAULT,       /* the kernel went wrong: out of bounds, assert, unsupported op */
+    INTERP_NO_MEMORY,   /* the host had no memory for the workspaces (not the kernel's fault) */
+    INTERP_OVER_BUDGET, /* the launch ran past max_steps; what it stored so far stays */
+    INTERP_BAD_GRID     /* an empty grid, or more programs than the budget or host can count */
+} InterpResult;
+
+/* Runs every program of the grid. An out-of-bounds access, a failed
+ * device_assert, an unsupported op or the step budget running out stops the
+ * launch with an error in d naming the kernel, the program id and (for
+ * accesses) the element and the address, at the op's source position. */
+InterpResult interp_run(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
+                        const InterpMemory *mem, const InterpOptions *o, Diag *d);
+/* interp_run with the default budget: true when it ran to the end. */
 bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
                    const InterpMemory *mem, int threads, Diag *d, StrBuf *out);
-/* Whether the last interp_launch of this thread failed for want of host
- * memory (the kernel did nothing wrong; a later launch may succeed). */
-bool interp_last_launch_oom(void);
 
 /* ---- the pipeline (lib/pipeline.c) ------------------------------------------ */
 

@@ -219,6 +219,7 @@ struct tk_context {
     tk_device_props props;
     char arch[16];
     int interp_threads;
+    uint64_t interp_max_steps; /* programs plus loop iterations per launch */
     const char *_Atomic last_kernel; /* named when a later call sees a fault */
     const char *const *search_paths; /* for modules' package imports (the caller's array) */
     pthread_mutex_t lock; /* buffers */

@@ -4,6 +4,7 @@
  * registered here so the interpreter can bounds-check every access.
  * Guarantees: no driver call unchecked; an interpreter context never
  * touches libcuda. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,26 @@ static tk_status gpu_open(tk_context *ctx, const tk_context_options *o)
     return s;
 }
 
+/* The step budget of interpreter launches: the option, else
+ * TK_INTERP_MAX_STEPS, else the interpreter's default. */
+static tk_status interp_budget(tk_context *ctx, const tk_context_options *o)
+{
+    const char *env = getenv("TK_INTERP_MAX_STEPS");
+    ctx->interp_max_steps = INTERP_DEFAULT_MAX_STEPS;
+    if (o && o->interp_max_steps) {
+        ctx->interp_max_steps = o->interp_max_steps;
+    } else if (env && *env) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long n = strtoull(env, &end, 10);
+        if (*env == '-' || *end || errno || n == 0)
+            return rt_error(TK_ERR_INVALID, "TK_INTERP_MAX_STEPS='%s' is not a positive "
+                            "integer below 2**64", env);
+        ctx->interp_max_steps = n;
+    }
+    return TK_OK;
+}
+
 tk_status tk_context_create(tk_context **out, const tk_context_options *opts)
 {
     if (!out)
@@ -128,11 +149,9 @@ tk_status tk_context_create(tk_context **out, const tk_context_options *opts)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     ctx->interp_threads = threads && atoi(threads) > 0 ? atoi(threads)
                                                        : (int)(ncpu > 16 ? 16 : ncpu > 0 ? ncpu : 1);
-    tk_status s = TK_OK;
-    if (ctx->interpret)
+    tk_status s = ctx->interpret ? interp_budget(ctx, opts) : gpu_open(ctx, opts);
+    if (s == TK_OK && ctx->interpret)
         interp_props(ctx);
-    else
-        s = gpu_open(ctx, opts);
     if (s != TK_OK) {
         tk_context_destroy(ctx);
         return s;

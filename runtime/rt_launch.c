@@ -337,14 +337,17 @@ static tk_status launch_interp(tk_kernel *k, RtVariant *v, tk_grid g, const RtLa
     unsigned grid[3] = {g.x, g.y, g.z};
     Diag d;
     diag_init(&d, &k->mod->comp.src);
-    bool ok = interp_launch(v->ir, grid, args, &mem, ctx->interp_threads, &d, NULL);
+    InterpOptions o = {.threads = ctx->interp_threads, .max_steps = ctx->interp_max_steps};
+    InterpResult r = interp_run(v->ir, grid, args, &mem, &o, &d);
+    const char *msg = d.text.data ? d.text.data : "(no message)";
     tk_status s = TK_OK;
-    if ((!ok || d.errors) && interp_last_launch_oom()) /* not the kernel's fault */
-        s = rt_error(TK_ERR_NO_MEMORY, "kernel '%s': %s", k->name,
-                     d.text.data ? d.text.data : "out of memory in the interpreter");
-    else if (!ok || d.errors)
+    if (r == INTERP_NO_MEMORY) /* not the kernel's fault */
+        s = rt_error(TK_ERR_NO_MEMORY, "kernel '%s': %s", k->name, msg);
+    else if (r == INTERP_OVER_BUDGET || r == INTERP_BAD_GRID)
+        s = rt_error(TK_ERR_LAUNCH, "kernel '%s' stopped in the interpreter:\n%s", k->name, msg);
+    else if (r != INTERP_OK || d.errors)
         s = rt_error(TK_ERR_KERNEL_FAULT, "kernel '%s' faulted in the interpreter:\n%s", k->name,
-                     d.text.data ? d.text.data : "(no message)");
+                     msg);
     diag_free(&d);
     tk_xfree(bufs);
     return s;

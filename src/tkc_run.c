@@ -31,6 +31,8 @@ void tkc_run_usage(FILE *f)
             "                      instead of printing it\n"
             "  --seed N            seed of rand/randn buffers (default 0)\n"
             "  --gpu               run on the GPU instead of the interpreter\n"
+            "  --max-steps N       stop an interpreter launch after N programs plus loop\n"
+            "                      iterations (default: TK_INTERP_MAX_STEPS, else 2**30)\n"
             "  --bench             then time the launch with tk_bench (warm-up, L2 flush,\n"
             "                      CUDA events) and print median/min/max/p20/p80; on the\n"
             "                      interpreter the times are host wall-clock, labelled so\n"
@@ -373,6 +375,7 @@ typedef struct RunOpts {
     int ndefs;
     tk_launch_options launch;
     uint64_t seed;
+    uint64_t max_steps; /* 0: the context's default */
     const char *args[MAX_ARGS];
     int nargs;
     const char *search[MAX_DEFS + 1]; /* -I folders, NULL-terminated */
@@ -419,7 +422,8 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(a, "-k") || !strcmp(a, "--grid") || !strcmp(a, "-D") ||
                      !strcmp(a, "--num-warps") || !strcmp(a, "--num-stages") || !strcmp(a, "-o") ||
-                     !strcmp(a, "--seed") || !strcmp(a, "-I") || !strcmp(a, "--bench-ms");
+                     !strcmp(a, "--seed") || !strcmp(a, "-I") || !strcmp(a, "--bench-ms") ||
+                     !strcmp(a, "--max-steps");
         if (takes && !next)
             return run_fail("%s needs a value", a);
         if (!strcmp(a, "-run"))
@@ -437,7 +441,13 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
                 return run_fail("bad --bench-ms '%s': expected a positive number", argv[i]);
             o->bench = true;
         }
-        else if (!strcmp(a, "-k"))
+        else if (!strcmp(a, "--max-steps")) {
+            size_t n = 0;
+            if (!parse_size(argv[++i], &n) || n == 0)
+                return run_fail("bad --max-steps '%s': expected a positive integer below 2**64",
+                                argv[i]);
+            o->max_steps = n;
+        } else if (!strcmp(a, "-k"))
             o->kernel = argv[++i];
         else if (!strcmp(a, "--grid")) {
             if (parse_grid(argv[++i], o->grid))
@@ -631,7 +641,8 @@ int tkc_run_main(int argc, char **argv)
     if (o.outdir && mkdir(o.outdir, 0777) != 0 && errno != EEXIST)
         return run_fail("cannot create '%s': %s", o.outdir, strerror(errno));
     tk_context *ctx = NULL;
-    tk_context_options co = {.device = 0, .interpret = !o.gpu, .search_paths = o.search};
+    tk_context_options co = {.device = 0, .interpret = !o.gpu, .search_paths = o.search,
+                             .interp_max_steps = o.max_steps};
     if (tk_context_create(&ctx, &co) != TK_OK)
         return api_fail("context");
     rc = launch(&o, args, ctx);

@@ -169,6 +169,9 @@ void tk_free_text(char *text);
  * and a new process finds the PTX and cubin on disk. Environment:
  *   TK_INTERPRET=1        every context runs on the CPU reference interpreter
  *   TK_INTERPRET_THREADS  interpreter threads per launch (default: CPUs, at most 16)
+ *   TK_INTERP_MAX_STEPS   interpreter step budget of one launch (programs plus loop
+ *                         iterations; default 2**30); a launch that runs past it, or
+ *                         whose grid has more programs, gives TK_ERR_LAUNCH
  *   TK_CACHE_DIR          the disk cache (default ~/.cache/tk)
  *   TK_CACHE_DISABLE=1    no disk cache (memory only)
  *   TK_ALWAYS_COMPILE=1   ignore what the disk cache holds (still writes it)
@@ -192,7 +195,10 @@ typedef struct tk_context_options {
     /* folders searched for imported package files, as in tk_compile_options;
      * the context keeps the pointer, so the array must outlive it */
     const char *const *search_paths;
-    uint64_t reserved[3]; /* zero (room for later options) */
+    /* interpreter: the most programs plus loop iterations one launch may run
+     * before it stops with TK_ERR_LAUNCH (0: TK_INTERP_MAX_STEPS, else 2**30) */
+    uint64_t interp_max_steps;
+    uint64_t reserved[2]; /* zero (room for later options) */
 } tk_context_options;
 
 /* TK_ERR_NO_DEVICE (with the reason) where there is no driver or no such

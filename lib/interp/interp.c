@@ -6,6 +6,7 @@
  * program (x fastest, then y, then z), whatever the number of threads. */
 #include "interp/interp.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -120,6 +121,46 @@ static int64_t scalar_int(InterpProg *p, const IrValue *v)
     return ((const int64_t *)interp_slot(p, v))[0];
 }
 
+/* ---- the step budget ------------------------------------------------------------------- */
+
+/* Each worker counts its steps and adds them to the launch's shared count
+ * once every STEP_CHUNK steps, or as soon as the total it last saw plus
+ * its own would pass the budget. A launch never stops before it has run
+ * more than max_steps steps in all (exactly then with one thread, at most
+ * STEP_CHUNK per other thread later). */
+enum { STEP_CHUNK = 4096 };
+
+static bool take_step(InterpProg *p)
+{
+    uint64_t max = p->L->max_steps;
+    p->pending++;
+    if (p->pending < STEP_CHUNK && p->seen + p->pending <= max)
+        return true;
+    p->seen = atomic_fetch_add(p->L->steps_used, p->pending) + p->pending;
+    p->pending = 0;
+    return p->seen <= max;
+}
+
+/* Stops the program at `op` (a loop, or the kernel for a program start). */
+static bool over_budget(InterpProg *p, const IrOp *op, Span at, const char *where)
+{
+    if (!p->failed) {
+        interp_fail(p, op, "kernel '%s', program (%u, %u, %u): %s ran past the interpreter's "
+                    "budget of %llu steps for one launch (a step is a program or a loop "
+                    "iteration); an endless loop? (raise the budget with TK_INTERP_MAX_STEPS)",
+                    p->L->f->name, p->pid[0], p->pid[1], p->pid[2], where,
+                    (unsigned long long)p->L->max_steps);
+        p->err_span = at;
+        p->over_budget = true;
+    }
+    return false;
+}
+
+static bool loop_step(InterpProg *p, const IrOp *op)
+{
+    return take_step(p) || over_budget(p, op, op->span, "the loop");
+}
+
 static bool exec_for(InterpProg *p, const IrOp *op)
 {
     const IrBlock *b = op->nregions > 0 ? op->regions[0] : NULL;
@@ -136,6 +177,8 @@ static bool exec_for(InterpProg *p, const IrOp *op)
     /* the next value past the end of int64 is past ub too: the loop is over
      * (an i64 loop up to 2**63 - 1 overflowed here) */
     for (int64_t iv = lb; step > 0 ? iv < ub : iv > ub;) {
+        if (!loop_step(p, op))
+            return false;
         *(int64_t *)interp_slot(p, b->args[0]) = interp_wrap(ivt, iv);
         const IrOp *t = interp_exec_block(p, b);
         if (!t)
@@ -157,6 +200,8 @@ static bool exec_while(InterpProg *p, const IrOp *op)
     const IrBlock *before = op->regions[0], *after = op->regions[1];
     move_values(p, before->args, op->operands, op->nops);
     for (;;) {
+        if (!loop_step(p, op))
+            return false;
         const IrOp *c = interp_exec_block(p, before);
         if (!c)
             return false;
@@ -275,7 +320,9 @@ static void *worker_run(void *arg)
         w->p.pid[0] = (unsigned)(i % grid[0]);
         w->p.pid[1] = (unsigned)((i / grid[0]) % grid[1]);
         w->p.pid[2] = (unsigned)(i / ((long)grid[0] * grid[1]));
-        if (!interp_exec_block(&w->p, g->L->f->body)) {
+        bool ok = take_step(&w->p) ? interp_exec_block(&w->p, g->L->f->body) != NULL
+                                   : over_budget(&w->p, NULL, g->L->f->span, "the launch");
+        if (!ok) {
             w->fail_at = i;
             long cur = atomic_load(&g->stop);
             while (i < cur && !atomic_compare_exchange_weak(&g->stop, &cur, i))
@@ -368,76 +415,119 @@ static void name_buffers(InterpLaunch *L)
     }
 }
 
-static _Thread_local bool last_oom;
-
-bool interp_last_launch_oom(void) { return last_oom; }
-
-bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
-                   const InterpMemory *mem, int threads, Diag *d, StrBuf *out)
+/* The grid's program count, or false with an error: an empty grid, more
+ * programs than a long can index, or more than the step budget allows. */
+static bool count_programs(const IrFunc *f, const unsigned grid[3], uint64_t max_steps,
+                           long *total, Diag *d)
 {
-    last_oom = false;
-    if (!f || !grid || (f->nparams && !args)) {
-        diag_plain(d, DIAG_INTERNAL, "interp_launch: missing kernel, grid or arguments");
-        return false;
-    }
     if (!grid[0] || !grid[1] || !grid[2]) {
         diag_plain(d, DIAG_ERROR, "kernel '%s': the grid (%u, %u, %u) has no programs", f->name,
                    grid[0], grid[1], grid[2]);
         return false;
     }
-    InterpLaunch L = {.f = f, .grid = {grid[0], grid[1], grid[2]}, .args = args, .out = out};
-    int nbufs = mem ? mem->nbufs : 0;
-    L.offset = tk_xalloc(sizeof(size_t) * (size_t)(f->next_id + 1));
-    L.bufs = tk_xalloc(sizeof(InterpBuffer) * (size_t)(nbufs + 1));
-    bool ok = false;
-    Worker *ws = NULL;
-    if (!L.offset || !L.bufs) {
-        last_oom = true;
-        diag_plain(d, DIAG_ERROR, "out of memory in the interpreter");
-        goto done;
+    uint64_t n;
+    if (__builtin_mul_overflow((uint64_t)grid[0], (uint64_t)grid[1], &n) ||
+        __builtin_mul_overflow(n, (uint64_t)grid[2], &n) || n > (uint64_t)LONG_MAX) {
+        diag_plain(d, DIAG_ERROR, "kernel '%s': the grid (%u, %u, %u) has more programs than "
+                   "the interpreter can count", f->name, grid[0], grid[1], grid[2]);
+        return false;
     }
-    if (nbufs)
-        memcpy(L.bufs, mem->bufs, sizeof(InterpBuffer) * (size_t)nbufs);
-    qsort(L.bufs, (size_t)nbufs, sizeof(InterpBuffer), cmp_buf);
-    L.nbufs = nbufs;
-    name_buffers(&L);
-    Plan pl = {.L = &L, .ok = true};
+    if (n > max_steps) {
+        diag_plain(d, DIAG_ERROR, "kernel '%s': the grid (%u, %u, %u) has %llu programs, more "
+                   "than the interpreter's budget of %llu steps for one launch (each program "
+                   "is a step; raise the budget with TK_INTERP_MAX_STEPS)", f->name, grid[0],
+                   grid[1], grid[2], (unsigned long long)n, (unsigned long long)max_steps);
+        return false;
+    }
+    *total = (long)n;
+    return true;
+}
+
+/* Reports the lowest failing program's error; a broken IR invariant is the
+ * compiler's fault, not the kernel's. */
+static InterpResult report(const Worker *bad, Diag *d)
+{
+    const char *msg = bad->p.err.data ? bad->p.err.data : "error";
+    static const char internal[] = "internal error: ";
+    bool ours = !strncmp(msg, internal, sizeof internal - 1);
+    diag_report(d, ours ? DIAG_INTERNAL : DIAG_ERROR, bad->p.err_span, "%s",
+                ours ? msg + sizeof internal - 1 : msg);
+    return bad->p.over_budget ? INTERP_OVER_BUDGET : INTERP_FAULT;
+}
+
+/* Plans the workspace and runs the programs on worker threads. */
+static InterpResult run_launch(InterpLaunch *L, long total, int threads, Diag *d)
+{
+    const IrFunc *f = L->f;
+    Plan pl = {.L = L, .ok = true};
     plan_block(&pl, f->body);
     if (!pl.ok) {
         diag_plain(d, DIAG_INTERNAL, "kernel '%s': IR value ids are not dense", f->name);
-        goto done;
+        return INTERP_FAULT;
     }
-    L.tmp_bytes = 2 * pl.max_value * (sizeof(double) / sizeof(float)) + 64;
-    Grid g = {.L = &L, .total = (long)grid[0] * grid[1] * grid[2]};
+    L->tmp_bytes = 2 * pl.max_value * (sizeof(double) / sizeof(float)) + 64;
+    Grid g = {.L = L, .total = total};
     atomic_init(&g.next, 0);
     atomic_init(&g.stop, g.total);
     int nt = pick_threads(threads, pl.effects, g.total);
-    ws = tk_xalloc(sizeof(Worker) * (size_t)nt);
+    Worker *ws = tk_xalloc(sizeof(Worker) * (size_t)nt);
     if (ws)
         memset(ws, 0, sizeof(Worker) * (size_t)nt);
     bool oom = false;
     Worker *bad = ws ? run_grid(&g, ws, nt, &oom) : NULL;
+    InterpResult r = INTERP_OK;
     if (!ws || oom) {
-        last_oom = true;
         diag_plain(d, DIAG_ERROR, "out of memory in the interpreter (kernel '%s' needs %zu bytes per thread)",
-                   f->name, L.ws_bytes + L.scratch_bytes + L.tmp_bytes);
+                   f->name, L->ws_bytes + L->scratch_bytes + L->tmp_bytes);
+        r = INTERP_NO_MEMORY;
     } else if (bad) {
-        /* a broken IR invariant is the compiler's fault, not the kernel's */
-        const char *msg = bad->p.err.data ? bad->p.err.data : "error";
-        static const char internal[] = "internal error: ";
-        bool ours = !strncmp(msg, internal, sizeof internal - 1);
-        diag_report(d, ours ? DIAG_INTERNAL : DIAG_ERROR, bad->p.err_span, "%s",
-                    ours ? msg + sizeof internal - 1 : msg);
-    } else {
-        ok = true;
+        r = report(bad, d);
     }
     for (int t = 0; ws && t < nt; t++) {
         tk_xfree(ws[t].p.ws);
         sb_free(&ws[t].p.err);
     }
-done:
     tk_xfree(ws);
+    return r;
+}
+
+InterpResult interp_run(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
+                        const InterpMemory *mem, const InterpOptions *o, Diag *d)
+{
+    if (!f || !grid || (f->nparams && !args)) {
+        diag_plain(d, DIAG_INTERNAL, "interp_launch: missing kernel, grid or arguments");
+        return INTERP_FAULT;
+    }
+    _Atomic uint64_t used;
+    atomic_init(&used, 0);
+    InterpLaunch L = {.f = f, .grid = {grid[0], grid[1], grid[2]}, .args = args,
+                      .out = o ? o->out : NULL, .steps_used = &used,
+                      .max_steps = o && o->max_steps ? o->max_steps : INTERP_DEFAULT_MAX_STEPS};
+    long total = 0;
+    if (!count_programs(f, grid, L.max_steps, &total, d))
+        return INTERP_BAD_GRID;
+    int nbufs = mem ? mem->nbufs : 0;
+    L.offset = tk_xalloc(sizeof(size_t) * (size_t)(f->next_id + 1));
+    L.bufs = tk_xalloc(sizeof(InterpBuffer) * (size_t)(nbufs + 1));
+    InterpResult r = INTERP_NO_MEMORY;
+    if (!L.offset || !L.bufs) {
+        diag_plain(d, DIAG_ERROR, "out of memory in the interpreter");
+    } else {
+        if (nbufs)
+            memcpy(L.bufs, mem->bufs, sizeof(InterpBuffer) * (size_t)nbufs);
+        qsort(L.bufs, (size_t)nbufs, sizeof(InterpBuffer), cmp_buf);
+        L.nbufs = nbufs;
+        name_buffers(&L);
+        r = run_launch(&L, total, o ? o->threads : 0, d);
+    }
     tk_xfree(L.offset);
     tk_xfree(L.bufs);
-    return ok;
+    return r;
+}
+
+bool interp_launch(const IrFunc *f, const unsigned grid[3], const InterpArg *args,
+                   const InterpMemory *mem, int threads, Diag *d, StrBuf *out)
+{
+    InterpOptions o = {.threads = threads, .out = out};
+    return interp_run(f, grid, args, mem, &o, d) == INTERP_OK;
 }

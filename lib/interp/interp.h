@@ -32,6 +32,7 @@
 
 #include "compiler.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 typedef enum { ST_I, ST_F, ST_D } StoreKind; /* int64_t, float, double */
@@ -64,6 +65,8 @@ typedef struct InterpLaunch {
     size_t scratch_bytes; /* for parallel copies of loop-carried values */
     size_t tmp_bytes;     /* working arrays of reductions and dot */
     StrBuf *out;        /* device_print text; NULL: stdout */
+    uint64_t max_steps; /* programs plus loop iterations the launch may run */
+    _Atomic uint64_t *steps_used; /* steps handed out to workers so far (interp.c) */
 } InterpLaunch;
 
 /* One worker's state while it runs programs one after another. */
@@ -73,7 +76,10 @@ typedef struct InterpProg {
     unsigned char *scratch;
     unsigned char *tmp;
     unsigned pid[3];
+    uint64_t pending;  /* steps not yet added to the launch's count */
+    uint64_t seen;     /* the launch's count when this worker last added to it */
     bool failed;
+    bool over_budget;  /* the failure is the step budget running out */
     Span err_span;
     StrBuf err; /* the first error's message */
 } InterpProg;

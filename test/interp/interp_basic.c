@@ -5,6 +5,7 @@
 #include "compiler.h"
 #include "interp/interp.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -482,6 +483,35 @@ static void test_loops_print_assert(void)
     arena_free(&k.a);
 }
 
+/* Grids with more programs than a long can index, or than the default step
+ * budget, are refused before any program runs. */
+static void test_grid_limits(void)
+{
+    static float x[4], y[4], out[4];
+    K k;
+    build_vadd(&k, 4, false);
+    InterpBuffer bufs[3] = {{"x", (unsigned char *)x, sizeof x}, {"y", (unsigned char *)y, sizeof y},
+                            {"out", (unsigned char *)out, sizeof out}};
+    InterpArg args[4] = {{.p = x}, {.p = y}, {.p = out}, {.i = 4}};
+    InterpMemory mem = {bufs, 3};
+    struct { unsigned g[3]; const char *want; } cases[] = {
+        {{UINT_MAX, UINT_MAX, UINT_MAX}, "more programs than the interpreter can count"},
+        {{UINT_MAX, UINT_MAX, 2}, "more programs than the interpreter can count"},
+        {{65536, 65536, 65536}, "has 281474976710656 programs, more than the interpreter's "
+                                "budget of 1073741824 steps"},
+    };
+    for (int i = 0; i < TK_ARRAY_LEN(cases); i++) {
+        Diag d;
+        diag_init(&d, &src);
+        CHECK(!interp_launch(k.f, cases[i].g, args, &mem, 2, &d, NULL));
+        CHECK(d.text.data && strstr(d.text.data, cases[i].want));
+        if (!d.text.data || !strstr(d.text.data, cases[i].want))
+            fprintf(stderr, "got: %s\n", d.text.data ? d.text.data : "");
+        diag_free(&d);
+    }
+    arena_free(&k.a);
+}
+
 /* A broken IR invariant is an internal error, not a user error. */
 static void test_internal_error(void)
 {
@@ -511,6 +541,7 @@ int main(void)
     test_libdevice();
     test_loops_print_assert();
     test_internal_error();
+    test_grid_limits();
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);
         return 1;
