@@ -43,9 +43,25 @@ void interp_format_index(char *buf, size_t n, Type t, int64_t flat)
 
 /* ---- planning --------------------------------------------------------------------- */
 
+/* A value's bytes in the workspace, rounded to 16; false when they do not
+ * fit in size_t (IR not from sema may carry any shape). */
+static bool value_size(const IrValue *v, size_t *out)
+{
+    int64_t n = type_numel(v->type);
+    size_t b;
+    if (n < 0 || !size_mul_ok((size_t)n, interp_elsize(v->type.dt), &b) ||
+        !size_add_ok(b, 15, &b))
+        return false;
+    *out = b & ~(size_t)15;
+    return true;
+}
+
+/* Only for values the plan has already sized. */
 static size_t value_bytes(const IrValue *v)
 {
-    return ((size_t)type_numel(v->type) * interp_elsize(v->type.dt) + 15) & ~(size_t)15;
+    size_t b = 0;
+    value_size(v, &b);
+    return b;
 }
 
 typedef struct Plan {
@@ -53,6 +69,7 @@ typedef struct Plan {
     size_t max_value;
     bool effects; /* atomics or prints: programs must run in order */
     bool ok;
+    bool too_big; /* some size does not fit in size_t */
 } Plan;
 
 static void plan_value(Plan *pl, const IrValue *v)
@@ -61,19 +78,23 @@ static void plan_value(Plan *pl, const IrValue *v)
         pl->ok = false;
         return;
     }
-    size_t b = value_bytes(v);
+    size_t b = 0;
     pl->L->offset[v->id] = pl->L->ws_bytes;
-    pl->L->ws_bytes += b;
+    if (!value_size(v, &b) || !size_add_ok(pl->L->ws_bytes, b, &pl->L->ws_bytes))
+        pl->too_big = true;
     if (b > pl->max_value)
         pl->max_value = b;
 }
 
-static size_t values_bytes(IrValue *const *vs, int n)
+/* The bytes of a parallel copy of vs, at least *most so far. */
+static void values_bytes(Plan *pl, IrValue *const *vs, int n, size_t *most)
 {
-    size_t s = 0;
+    size_t s = 0, b = 0;
     for (int i = 0; i < n; i++)
-        s += vs[i] ? value_bytes(vs[i]) : 0;
-    return s;
+        if (vs[i] && (!value_size(vs[i], &b) || !size_add_ok(s, b, &s)))
+            pl->too_big = true;
+    if (s > *most)
+        *most = s;
 }
 
 static void plan_block(Plan *pl, const IrBlock *b)
@@ -85,16 +106,25 @@ static void plan_block(Plan *pl, const IrBlock *b)
             plan_value(pl, op->results[i]);
         if (op->kind == IR_ATOMIC_RMW || op->kind == IR_ATOMIC_CAS || op->kind == IR_PRINT)
             pl->effects = true;
-        size_t carry = values_bytes(op->operands, op->nops);
-        if (carry > pl->L->scratch_bytes)
-            pl->L->scratch_bytes = carry;
+        values_bytes(pl, op->operands, op->nops, &pl->L->scratch_bytes);
         for (int r = 0; r < op->nregions; r++) {
-            size_t args = values_bytes(op->regions[r]->args, op->regions[r]->nargs);
-            if (args > pl->L->scratch_bytes)
-                pl->L->scratch_bytes = args;
+            values_bytes(pl, op->regions[r]->args, op->regions[r]->nargs, &pl->L->scratch_bytes);
             plan_block(pl, op->regions[r]);
         }
     }
+}
+
+/* One worker's workspace: values, scratch for parallel copies, and the
+ * working arrays of reductions and dot (two doubles per element of the
+ * largest value). False when that does not fit in size_t. */
+static bool plan_sizes(Plan *pl, size_t *per_worker)
+{
+    InterpLaunch *L = pl->L;
+    size_t tmp;
+    return !pl->too_big && size_mul_ok(pl->max_value, 4, &tmp) &&
+           size_add_ok(tmp, 64, &L->tmp_bytes) &&
+           size_add_ok(L->ws_bytes, L->scratch_bytes, per_worker) &&
+           size_add_ok(*per_worker, L->tmp_bytes, per_worker);
 }
 
 /* ---- execution ---------------------------------------------------------------------- */
@@ -455,6 +485,15 @@ static InterpResult report(const Worker *bad, Diag *d)
     return bad->p.over_budget ? INTERP_OVER_BUDGET : INTERP_FAULT;
 }
 
+/* The host's memory in bytes (SIZE_MAX when unknown): workspaces larger
+ * than this are refused rather than handed to an allocator that may abort. */
+static size_t host_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t n;
+    return pages > 0 && page > 0 && size_mul_ok((size_t)pages, (size_t)page, &n) ? n : SIZE_MAX;
+}
+
 /* Plans the workspace and runs the programs on worker threads. */
 static InterpResult run_launch(InterpLaunch *L, long total, int threads, Diag *d)
 {
@@ -465,7 +504,12 @@ static InterpResult run_launch(InterpLaunch *L, long total, int threads, Diag *d
         diag_plain(d, DIAG_INTERNAL, "kernel '%s': IR value ids are not dense", f->name);
         return INTERP_FAULT;
     }
-    L->tmp_bytes = 2 * pl.max_value * (sizeof(double) / sizeof(float)) + 64;
+    size_t per_worker = 0;
+    if (!plan_sizes(&pl, &per_worker) || per_worker > host_bytes()) {
+        diag_plain(d, DIAG_ERROR, "kernel '%s' needs more interpreter workspace than this "
+                   "host has (its values are too large)", f->name);
+        return INTERP_NO_MEMORY;
+    }
     Grid g = {.L = L, .total = total};
     atomic_init(&g.next, 0);
     atomic_init(&g.stop, g.total);
@@ -478,7 +522,7 @@ static InterpResult run_launch(InterpLaunch *L, long total, int threads, Diag *d
     InterpResult r = INTERP_OK;
     if (!ws || oom) {
         diag_plain(d, DIAG_ERROR, "out of memory in the interpreter (kernel '%s' needs %zu bytes per thread)",
-                   f->name, L->ws_bytes + L->scratch_bytes + L->tmp_bytes);
+                   f->name, per_worker);
         r = INTERP_NO_MEMORY;
     } else if (bad) {
         r = report(bad, d);

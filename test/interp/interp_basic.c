@@ -512,6 +512,29 @@ static void test_grid_limits(void)
     arena_free(&k.a);
 }
 
+/* IR not from sema may carry blocks of any shape: a value whose bytes do
+ * not fit in size_t, or more than the host has, is refused before any
+ * program runs (it used to wrap to a tiny workspace and overrun it). */
+static void test_huge_values(void)
+{
+    int shapes[][3] = {{INT_MAX, INT_MAX, INT_MAX}, {1 << 20, 1 << 20, 1 << 20}};
+    for (int i = 0; i < TK_ARRAY_LEN(shapes); i++) {
+        K k;
+        k_init(&k, "huge");
+        Type big = type_block(DT_F32, 3, shapes[i]);
+        IrValue *one = ir_const_int(&k.b, at(2), type_scalar(DT_F32), 1);
+        op(&k, IR_SPLAT, 2, big, 1, one, 0, 0);
+        Diag d;
+        CHECK(!run(&k, 1, NULL, NULL, 0, 1, &d, NULL));
+        const char *want = "kernel 'huge' needs more interpreter workspace than this host has";
+        CHECK(d.text.data && strstr(d.text.data, want));
+        if (!d.text.data || !strstr(d.text.data, want))
+            fprintf(stderr, "got: %s\n", d.text.data ? d.text.data : "");
+        diag_free(&d);
+        arena_free(&k.a);
+    }
+}
+
 /* A broken IR invariant is an internal error, not a user error. */
 static void test_internal_error(void)
 {
@@ -542,6 +565,7 @@ int main(void)
     test_loops_print_assert();
     test_internal_error();
     test_grid_limits();
+    test_huge_values();
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);
         return 1;
