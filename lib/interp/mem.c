@@ -48,10 +48,12 @@ static void buf_name(char *out, size_t n, const InterpLaunch *L, const InterpBuf
 static void describe(char *out, size_t n, const InterpLaunch *L, uint64_t addr, size_t size)
 {
     const InterpBuffer *best = NULL;
-    uint64_t dist = UINT64_MAX;
+    uint64_t dist = UINT64_MAX, stop;
+    if (__builtin_add_overflow(addr, size, &stop)) /* an access at the top of memory */
+        stop = UINT64_MAX;
     for (int i = 0; i < L->nbufs; i++) {
         uint64_t base = (uint64_t)(uintptr_t)L->bufs[i].base, end = base + L->bufs[i].bytes;
-        uint64_t d = addr < base ? base - addr : addr + size > end ? addr + size - end : 0;
+        uint64_t d = addr < base ? base - addr : stop > end ? stop - end : 0;
         if (d < dist) {
             dist = d;
             best = &L->bufs[i];
@@ -72,7 +74,7 @@ static void describe(char *out, size_t n, const InterpLaunch *L, uint64_t addr, 
                  addr - end, name, best->bytes, base);
     else
         snprintf(out, n, "runs %" PRIu64 " bytes past the end of buffer %s (%zu bytes at 0x%" PRIx64 ")",
-                 addr + size - end, name, best->bytes, base);
+                 stop - end, name, best->bytes, base);
 }
 
 static bool bad_access(InterpProg *p, const IrOp *op, const char *what, Type t, int64_t elem,

@@ -238,6 +238,32 @@ static void test_out_of_bounds(int threads)
     arena_free(&k.a);
 }
 
+/* A pointer at the very top of the address space, where address + size
+ * wraps to 0, is still described as lying after the buffer. */
+static void test_top_of_memory(void)
+{
+    static float x[4], y[4], out[4];
+    K k;
+    build_vadd(&k, 4, true);
+    InterpBuffer bufs[3] = {{"x", (unsigned char *)x, sizeof x}, {"y", (unsigned char *)y, sizeof y},
+                            {"out", (unsigned char *)out, sizeof out}};
+    InterpArg args[4] = {{.u = UINT64_MAX - 3}, {.p = y}, {.p = out}, {.i = 4}};
+    Diag d;
+    CHECK(!run(&k, 1, args, bufs, 3, 1, &d, NULL));
+    CHECK(d.text.data && strstr(d.text.data, "element (0): address 0xfffffffffffffffc is "));
+    /* the nearest buffer is the one that ends highest */
+    const char *top = (uintptr_t)out > (uintptr_t)x && (uintptr_t)out > (uintptr_t)y ? "'out'"
+                      : (uintptr_t)y > (uintptr_t)x                                  ? "'y'"
+                                                                                     : "'x'";
+    char want[64];
+    snprintf(want, sizeof want, "bytes after the end of buffer %s", top);
+    CHECK(d.text.data && strstr(d.text.data, want));
+    if (!d.text.data || !strstr(d.text.data, want))
+        fprintf(stderr, "got: %s\n", d.text.data ? d.text.data : "");
+    diag_free(&d);
+    arena_free(&k.a);
+}
+
 /* ---- reductions, scans, dot ------------------------------------------------------------ */
 
 static IrValue *reduce(K *k, int kind, IrValue *x, int axis, Type t)
@@ -559,6 +585,7 @@ int main(void)
     test_vadd(4);
     test_out_of_bounds(1);
     test_out_of_bounds(3);
+    test_top_of_memory();
     test_reduce_dot();
     test_nan_argmax();
     test_libdevice();
