@@ -43,7 +43,9 @@ static bool extent(const RtTmapMeta *m, int d, const int64_t *vals, int nvals, c
     }
     if (p >= nvals)
         return false;
-    int64_t e = (p >= 0 ? vals[p] : 0) + m->ext_add[d];
+    int64_t e;
+    if (__builtin_add_overflow(p >= 0 ? vals[p] : 0, m->ext_add[d], &e))
+        return false;
     *out = (cuuint64_t)e;
     return e >= 1 && e <= ((int64_t)1 << 32);
 }
@@ -56,7 +58,9 @@ bool rt_tma_plan(const RtTmapMeta *m, const int64_t *vals, int nvals, RtTmaEncod
         return false;
     int64_t bytes = dtype_bits((DType)m->dt) / 8, stride = vals[m->stride];
     uint64_t base = (uint64_t)vals[m->base];
-    if (base % 16 || stride <= 0 || stride * bytes % 16 || stride * bytes >= ((int64_t)1 << 40))
+    /* the driver takes row strides below 2**40 bytes; check before multiplying */
+    if (base % 16 || stride <= 0 || bytes <= 0 || stride >= ((int64_t)1 << 40) / bytes ||
+        stride * bytes % 16)
         return false;
     if (m->box[0] < 1 || m->box[0] * bytes > m->swizzle || m->box[1] < 1 || m->box[1] > 256)
         return false;

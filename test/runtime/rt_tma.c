@@ -47,10 +47,15 @@ static void test_plan(void)
         {0x7f0000001000, 1000, 1001, 1028}, /* stride of 2056 bytes */
         {0x7f0000001000, 1000, 0, 1024},    /* no columns */
         {0x7f0000001000, -5, 1001, 1024},   /* negative rows */
-        {0x7f0000001000, 1000, 1001, -1024} /* negative stride */
+        {0x7f0000001000, 1000, 1001, -1024}, /* negative stride */
+        {0x7f0000001000, 1000, 1001, 0x4000000000000008}, /* stride * 2 bytes wraps */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK(!rt_tma_plan(&m, bad[i], 4, &e));
+    /* an extent whose parameter plus constant wraps */
+    m.ext_add[1] = 1;
+    CHECK(!rt_tma_plan(&m, (int64_t[]){0x7f0000001000, INT64_MAX, 1001, 1024}, 4, &e));
+    m = gemm_a();
     m.base = 4; /* a parameter the kernel does not have */
     CHECK(!rt_tma_plan(&m, vals, 4, &e));
     m = gemm_a();
