@@ -297,7 +297,8 @@ tk_status rt_ctx_enter(tk_context *ctx);
 /* The bytes from p to the end of the buffer (tk_alloc's, or the driver's
  * allocation) that holds it. */
 tk_status rt_buffer_extent(tk_context *ctx, const void *p, size_t *bytes);
-/* Zeroes or copies device memory in stream order (at once when interpreting). */
+/* Zeroes or copies device memory in stream order (at once when interpreting,
+ * where a range not inside one buffer is TK_ERR_INVALID). */
 tk_status rt_zero_async(tk_context *ctx, void *p, size_t bytes, tk_stream stream);
 tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t bytes,
                         tk_stream stream);

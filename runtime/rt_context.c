@@ -409,9 +409,11 @@ tk_status rt_buffer_extent(tk_context *ctx, const void *p, size_t *bytes)
 
 tk_status rt_zero_async(tk_context *ctx, void *p, size_t bytes, tk_stream stream)
 {
-    if (ctx->interpret) {
-        memset(p, 0, bytes); /* the interpreter runs launches synchronously */
-        return TK_OK;
+    if (ctx->interpret) { /* the interpreter runs launches synchronously */
+        tk_status s = interp_check(ctx, p, bytes, "zeroing a buffer for a tuning run");
+        if (s == TK_OK)
+            memset(p, 0, bytes);
+        return s;
     }
     tk_status s = rt_ctx_enter(ctx);
     if (s != TK_OK)
@@ -424,8 +426,12 @@ tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t byte
                         tk_stream stream)
 {
     if (ctx->interpret) {
-        memcpy(dst, src, bytes);
-        return TK_OK;
+        tk_status s = interp_check(ctx, src, bytes, "copying a buffer for a tuning run");
+        if (s == TK_OK)
+            s = interp_check(ctx, dst, bytes, "copying a buffer for a tuning run");
+        if (s == TK_OK)
+            memcpy(dst, src, bytes);
+        return s;
     }
     tk_status s = rt_ctx_enter(ctx);
     if (s != TK_OK)

@@ -3,7 +3,8 @@
  * (acc += x) are tuned over three configs, each run twice: afterwards x has
  * moved by one launch only and acc holds one launch's sum; a cached launch
  * resets nothing; a size callback limits what is reset; a name that is no
- * pointer argument is an error naming it. */
+ * pointer argument is an error naming it; a size callback that claims more
+ * than the buffer holds is an error, not a write past it. */
 #include "rt_test.h"
 
 static const char source[] =
@@ -118,6 +119,38 @@ static void test_size_callback(void)
     tk_module_destroy(m);
 }
 
+/* A size callback that claims more than the buffer holds: an error naming
+ * the range, never a write past the buffer; the context goes on working. */
+static size_t too_many(const char *name, const tk_arg *args, int nargs, void *user)
+{
+    (void)args, (void)nargs;
+    const char *which = user;
+    return strcmp(name, which) != 0 ? N * sizeof(float)
+           : strcmp(which, "acc_ptr") == 0 ? (N + 1) * sizeof(float)
+                                            : SIZE_MAX / 2;
+}
+
+static void test_size_too_big(void)
+{
+    const char *which[] = {"acc_ptr", "x_ptr"};
+    for (int i = 0; i < 2; i++) {
+        fill();
+        tk_module *m;
+        tk_kernel *k = load(&m, "bump");
+        CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.buffer_bytes = too_many,
+                                                            .buffer_user = (void *)which[i]}));
+        tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dacc, TK_F32), tk_i32(N - 16 - 8 * i)};
+        tk_status s = tk_launch(k, (tk_grid){8, 1, 1}, args, 3, NULL);
+        CHECK(s == (i == 0 ? TK_ERR_INVALID : TK_ERR_NO_MEMORY));
+        CHECK(strstr(tk_last_error(), i == 0 ? "is not inside a buffer" : "cannot allocate"));
+        if (s == TK_OK)
+            fprintf(stderr, "a reset of %s past its buffer was not refused\n", which[i]);
+        tk_module_destroy(m);
+    }
+    fill(); /* the context still works */
+    CHECK(buffers_are(0, 0, 0, 0, N));
+}
+
 static void test_not_a_buffer(void)
 {
     tk_module *m;
@@ -146,6 +179,7 @@ int main(void)
     test_reset_and_restore();
     test_size_callback();
     test_not_a_buffer();
+    test_size_too_big();
 
     tk_free(ctx, dx);
     tk_free(ctx, dacc);
