@@ -81,6 +81,11 @@ static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int 
     memset(c, 0, sizeof *c * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
         int nd = in ? in[i].ndefines : kin[i].ndefines;
+        if (in && (nd < 0 || (nd > 0 && !in[i].defines))) {
+            free_configs(c, i);
+            return rt_error(TK_ERR_INVALID, "config %d: %d defines %s", i, nd,
+                            nd < 0 ? "(a negative count)" : "but no defines array");
+        }
         tk_define *d = tk_xalloc(sizeof *d * (size_t)(nd ? nd : 1));
         if (!d) {
             free_configs(c, i);
