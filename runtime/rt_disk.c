@@ -160,8 +160,8 @@ bool rt_disk_store(const char *dir, RtDigest d, const RtDiskEntry *e)
     h.checksum = payload_checksum(e);
     FilePart parts[] = {{&h, sizeof h}, {e->key, e->key_len}, {e->meta, e->meta_len},
                         {e->ptx, e->ptx_len}, {e->cubin, e->cubin_len}};
-    /* 0644 whatever the umask allows more: a readable entry is fine, one
-     * others may write would be refused by the next reader */
+    /* 0644 less the umask: never writable by others, even under umask 0 or
+     * 002, which the next reader would refuse */
     int err = file_replace(path, parts, TK_ARRAY_LEN(parts), 0644);
     if (err) {
         rt_warn_once(&warned_write, "cannot write the kernel cache entry %s (%s): "
