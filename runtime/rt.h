@@ -187,13 +187,15 @@ typedef struct RtDiskEntry {
     size_t cubin_len;
 } RtDiskEntry;
 
-/* The cache folder from $TK_CACHE_DIR or ~/.cache/tk, created if missing;
- * NULL (after one warning) when it cannot be used or TK_CACHE_DISABLE=1. */
+/* The cache folder from $TK_CACHE_DIR or ~/.cache/tk, created 0700 if missing;
+ * NULL (after one warning) when it cannot be written, is not this user's or
+ * others may write it, or TK_CACHE_DISABLE=1. */
 const char *rt_disk_dir(void);
 /* Writes atomically (temp file + rename). false (with a warning once) on failure. */
 bool rt_disk_store(const char *dir, RtDigest d, const RtDiskEntry *e);
 /* Reads and checks an entry; *buf owns the memory the entry points into
- * (tk_xfree). false when absent, foreign, truncated or corrupt. */
+ * (tk_xfree). false when absent, foreign, truncated or corrupt, or when it is
+ * not a regular file of this user's that no one else may write (one warning). */
 bool rt_disk_load(const char *dir, RtDigest d, const unsigned char *key, size_t key_len,
                   RtDiskEntry *e, void **buf);
 /* The entry's path (for tests). */

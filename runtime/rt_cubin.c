@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "support/file.h"
 
 extern char **environ;
 
@@ -110,15 +111,6 @@ static bool find_ptxas(char *path, size_t cap)
     return false;
 }
 
-static bool write_all(const char *path, const char *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(data, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = false;
-    return ok;
-}
-
 static bool read_all(const char *path, StrBuf *out)
 {
     FILE *f = fopen(path, "rb");
@@ -158,7 +150,8 @@ static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch,
     if (posix_spawn_file_actions_init(&fa) != 0)
         return rt_error(TK_ERR_NO_MEMORY, "out of memory starting ptxas");
     pid_t pid = 0;
-    int rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int rc = posix_spawn_file_actions_addopen(&fa, 1, log,
+                                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     if (rc == 0)
         rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
     if (rc == 0)
@@ -192,9 +185,10 @@ static tk_status via_ptxas(const char *ptx, size_t len, const char *arch, StrBuf
         return rt_error(TK_ERR_IO, "cannot make a temp folder for ptxas: %s", strerror(errno));
     char in[600];
     snprintf(in, sizeof in, "%s/in.ptx", dir);
-    tk_status s = write_all(in, ptx, len)
-                      ? run_ptxas(ptxas, dir, arch, out)
-                      : rt_error(TK_ERR_IO, "cannot write %s: %s", in, strerror(errno));
+    FilePart part = {ptx, len};
+    int err = file_replace(in, &part, 1, 0600);
+    tk_status s = err ? rt_error(TK_ERR_IO, "cannot write %s: %s", in, strerror(err))
+                      : run_ptxas(ptxas, dir, arch, out);
     static const char *const files[] = {"in.ptx", "out.cubin", "ptxas.log"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char p[600];

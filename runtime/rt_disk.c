@@ -1,9 +1,12 @@
 /* rt_disk.c: the on-disk JIT cache, one file per compiled kernel holding
  * its identity, metadata, PTX and cubin. Assumes nothing about the folder:
  * it may be missing, read-only or shared by concurrent processes.
- * Guarantees: a writer never exposes a partial file (temp + rename); a
- * reader trusts nothing it has not checked (magic, format, digest, identity,
- * lengths, checksum); any failure degrades to "not cached". No GPU needed. */
+ * Guarantees: a writer never exposes a partial file (a fresh temp file +
+ * rename, support/file.h); a reader trusts nothing it has not checked: the
+ * folder and the entry must be this user's and writable by no one else (the
+ * folder is made 0700), the entry a regular file opened without following a
+ * link or waiting on a FIFO, then magic, format, digest, identity, lengths
+ * and checksum; any failure degrades to "not cached". No GPU needed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "support/file.h"
 
 enum { DISK_FORMAT = 1, MAX_ENTRY = 256 << 20 };
 static const char disk_magic[8] = {'T', 'K', 'J', 'I', 'T', 'C', 0, 1};
@@ -29,31 +33,32 @@ static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool dir_known;
 static char dir_path[4096];
 static const char *dir_result;
-static int warned_dir, warned_write;
+static int warned_dir, warned_write, warned_entry;
 
 void rt_disk_reset(void)
 {
     pthread_mutex_lock(&dir_lock);
     dir_known = false;
     dir_result = NULL;
-    warned_dir = warned_write = 0;
+    warned_dir = warned_write = warned_entry = 0;
     pthread_mutex_unlock(&dir_lock);
 }
 
-/* mkdir -p; true when the folder exists afterwards. */
+/* mkdir -p, each new folder 0700 (ours alone); true when the folder exists
+ * afterwards. */
 static bool make_dirs(char *path)
 {
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = 0;
-        int r = mkdir(path, 0755);
+        int r = mkdir(path, 0700);
         int e = errno;
         *p = '/';
         if (r != 0 && e != EEXIST)
             return false;
     }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
         return false;
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -64,12 +69,20 @@ static bool dir_writable(const char *dir)
 {
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/.probe-%ld", dir, (long)getpid());
-    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return errno == EEXIST;
     close(fd);
     unlink(probe);
     return true;
+}
+
+/* Ours alone: owned by this user and writable by no group or other user.
+ * Anything else in the cache may have been put there by someone else (a
+ * shared /tmp folder), and what it holds would be loaded and run. */
+static bool trusted(const struct stat *st)
+{
+    return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
 static const char *find_dir(void)
@@ -91,6 +104,13 @@ static const char *find_dir(void)
     if (!make_dirs(dir_path) || !dir_writable(dir_path)) {
         rt_warn_once(&warned_dir, "cache folder '%s' cannot be written (%s): caching "
                                   "compiled kernels in memory only", dir_path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (stat(dir_path, &st) != 0 || !trusted(&st)) {
+        rt_warn_once(&warned_dir, "cache folder '%s' is not yours alone (it must be owned by "
+                                  "you and writable by no one else, e.g. mode 0700): caching "
+                                  "compiled kernels in memory only", dir_path);
         return NULL;
     }
     return dir_path;
@@ -123,28 +143,10 @@ static uint64_t payload_checksum(const RtDiskEntry *e)
     return rt_hash64(h, e->cubin, e->cubin_len);
 }
 
-static bool write_all(int fd, const void *p, size_t n)
-{
-    const char *s = p;
-    while (n) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        s += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 bool rt_disk_store(const char *dir, RtDigest d, const RtDiskEntry *e)
 {
-    static unsigned long seq;
-    char path[4200], tmp[4300];
+    char path[4200];
     rt_disk_path(dir, d, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%lu", path, (long)getpid(),
-             (unsigned long)__atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
     DiskHeader h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, disk_magic, sizeof h.magic);
@@ -156,21 +158,12 @@ bool rt_disk_store(const char *dir, RtDigest d, const RtDiskEntry *e)
     h.ptx_len = e->ptx_len;
     h.cubin_len = e->cubin_len;
     h.checksum = payload_checksum(e);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    bool ok = fd >= 0;
-    ok = ok && write_all(fd, &h, sizeof h) && write_all(fd, e->key, e->key_len) &&
-         write_all(fd, e->meta, e->meta_len) && write_all(fd, e->ptx, e->ptx_len) &&
-         write_all(fd, e->cubin, e->cubin_len);
-    int err = errno;
-    if (fd >= 0 && close(fd) != 0)
-        ok = false;
-    if (ok && rename(tmp, path) != 0) {
-        err = errno;
-        ok = false;
-    }
-    if (!ok) {
-        if (fd >= 0)
-            unlink(tmp);
+    FilePart parts[] = {{&h, sizeof h}, {e->key, e->key_len}, {e->meta, e->meta_len},
+                        {e->ptx, e->ptx_len}, {e->cubin, e->cubin_len}};
+    /* 0644 less the umask: never writable by others, even under umask 0 or
+     * 002, which the next reader would refuse */
+    int err = file_replace(path, parts, TK_ARRAY_LEN(parts), 0644);
+    if (err) {
         rt_warn_once(&warned_write, "cannot write the kernel cache entry %s (%s): "
                                     "keeping it in memory only", path, strerror(err));
         return false;
@@ -179,19 +172,28 @@ bool rt_disk_store(const char *dir, RtDigest d, const RtDiskEntry *e)
     return true;
 }
 
-/* Reads a whole file of at most MAX_ENTRY bytes. */
-static void *read_file(const char *path, size_t *len)
+typedef enum { ENTRY_ABSENT, ENTRY_UNTRUSTED, ENTRY_BAD, ENTRY_READ } EntryRead;
+
+/* Reads a whole entry of at most MAX_ENTRY bytes into *buf. A link is not
+ * followed and a FIFO not waited on (O_NOFOLLOW | O_NONBLOCK); only a regular
+ * file of ours alone is read. */
+static EntryRead read_entry(const char *path, void **buf, size_t *len)
 {
-    int fd = open(path, O_RDONLY);
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return NULL;
+        return errno == ENOENT ? ENTRY_ABSENT : ENTRY_UNTRUSTED;
     struct stat st;
-    void *buf = NULL;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size <= MAX_ENTRY)
-        buf = tk_xalloc((size_t)st.st_size);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(&st)) {
+        close(fd);
+        return ENTRY_UNTRUSTED;
+    }
+    if (st.st_size > 0 && st.st_size <= MAX_ENTRY)
+        *buf = tk_xalloc((size_t)st.st_size);
     size_t got = 0;
-    while (buf && got < (size_t)st.st_size) {
-        ssize_t r = read(fd, (char *)buf + got, (size_t)st.st_size - got);
+    while (*buf && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, (char *)*buf + got, (size_t)st.st_size - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -199,12 +201,13 @@ static void *read_file(const char *path, size_t *len)
         got += (size_t)r;
     }
     close(fd);
-    if (buf && got != (size_t)st.st_size) {
-        tk_xfree(buf);
-        buf = NULL;
+    if (!*buf || got != (size_t)st.st_size) {
+        tk_xfree(*buf);
+        *buf = NULL;
+        return ENTRY_BAD;
     }
     *len = got;
-    return buf;
+    return ENTRY_READ;
 }
 
 static bool reject(void *buf)
@@ -220,10 +223,17 @@ bool rt_disk_load(const char *dir, RtDigest d, const unsigned char *key, size_t 
     char path[4200];
     rt_disk_path(dir, d, path, sizeof path);
     size_t len = 0;
-    unsigned char *buf = read_file(path, &len);
+    void *raw = NULL;
+    EntryRead r = read_entry(path, &raw, &len);
+    unsigned char *buf = raw;
     *out = NULL;
-    if (!buf)
+    if (r == ENTRY_ABSENT)
         return false;
+    if (r == ENTRY_UNTRUSTED)
+        rt_warn_once(&warned_entry, "ignoring the kernel cache entry %s: it is not a regular "
+                                    "file of yours that only you can write; recompiling", path);
+    if (r != ENTRY_READ)
+        return reject(buf);
     DiskHeader h;
     if (len < sizeof h)
         return reject(buf);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "rt.h"
+#include "support/file.h"
 
 enum { META_MAGIC = 0x544b4d33 /* "TKM3" */ };
 
@@ -156,12 +157,11 @@ static void dump_file(const char *dir, const char *kernel, RtDigest d, const cha
 {
     char path[4300];
     snprintf(path, sizeof path, "%s/%s-%016llx.%s", dir, kernel, (unsigned long long)d.hi, ext);
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(text, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = false;
-    if (!ok)
-        rt_warn_once(&warned_dump, "TK_DUMP_DIR: cannot write %s (%s)", path, strerror(errno));
+    /* replaced, never written through: the folder may be shared */
+    FilePart part = {text, len};
+    int err = file_replace(path, &part, 1, 0666);
+    if (err)
+        rt_warn_once(&warned_dump, "TK_DUMP_DIR: cannot write %s (%s)", path, strerror(err));
 }
 
 static void dump_ir(const char *dir, const char *kernel, RtDigest d, const IrFunc *f)

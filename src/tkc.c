@@ -1,6 +1,7 @@
 /* tkc: the command line, a thin layer over libtk's tk_compile.
  * Parses options from one table, reads the file, writes the output only
- * when compilation succeeded (through a temp file + rename), prints the
+ * when compilation succeeded (support/file.h: never over a FIFO or a device,
+ * through a fresh temp file + rename for a regular file), prints the
  * diagnostics, and exits 0 on success or 1 on any error. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/file.h"
 #include "tk/tk.h"
 #include "tkc_run.h"
 
@@ -295,8 +297,9 @@ static char *default_output(const Options *o)
     return path;
 }
 
-/* Writes through a temp file renamed into place, so a failed write never
- * leaves a partial output behind. */
+/* Standard output for "-" or no path; otherwise file_write: a regular file
+ * is replaced through a fresh temp file and a rename, so a failed write never
+ * leaves a partial output behind; a FIFO or a device is written through. */
 static int write_output(const char *path, const char *text, size_t len)
 {
     if (!path || strcmp(path, "-") == 0) {
@@ -304,21 +307,11 @@ static int write_output(const char *path, const char *text, size_t len)
             return fail("cannot write to standard output%s", "");
         return 0;
     }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return fail("out of memory%s", "");
-    snprintf(tmp, n + 16, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int bad = !f || fwrite(text, 1, len, f) != len;
-    if (f && fclose(f))
-        bad = 1;
-    if (bad || rename(tmp, path)) {
-        remove(tmp);
-        free(tmp);
-        return fail("cannot write '%s'", path);
+    int err = file_write(path, text, len);
+    if (err) {
+        fprintf(stderr, "tkc: error: cannot write '%s': %s\n", path, strerror(err));
+        return 1;
     }
-    free(tmp);
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "support/file.h"
 #include "tk/tk.h"
 
 enum { MAX_ARGS = 64, MAX_DEFS = 64 };
@@ -517,15 +518,55 @@ static void print_buffer(const RunArg *a, int index)
 static int write_buffer(const char *dir, const RunArg *a, int index)
 {
     char path[4096];
-    if (a->name)
-        snprintf(path, sizeof path, "%s/%s.bin", dir, a->name);
-    else
-        snprintf(path, sizeof path, "%s/arg%d.bin", dir, index);
-    FILE *f = fopen(path, "wb");
+    int n = a->name ? snprintf(path, sizeof path, "%s/%s.bin", dir, a->name)
+                    : snprintf(path, sizeof path, "%s/arg%d.bin", dir, index);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return run_fail("cannot write '%s/%s.bin': the path is too long", dir,
+                        a->name ? a->name : "arg");
     size_t bytes = a->n * dt_size(a->dt);
-    if (!f || fwrite(a->host, 1, bytes, f) != bytes || fclose(f) != 0)
-        return run_fail("cannot write '%s': %s", path, strerror(errno));
+    int err = file_write(path, a->host, bytes);
+    if (err)
+        return run_fail("cannot write '%s': %s", path, strerror(err));
     printf("wrote %s (%s, %zu elements)\n", path, dt_name(a->dt), a->n);
+    return 0;
+}
+
+/* An argument for a message, control bytes shown as \xNN. */
+static const char *shown(const char *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n + 5 < cap; p++)
+        n += (size_t)snprintf(buf + n, cap - n, *p < 0x20 || *p == 0x7f ? "\\x%02x" : "%c", *p);
+    buf[n] = 0;
+    return buf;
+}
+
+/* The file name buffer i is written to, less ".bin". */
+static const char *file_stem(const RunArg *a, int i, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "arg%d", i);
+    return a->name ? a->name : buf;
+}
+
+/* -o DIR writes buffer NAME to DIR/NAME.bin (arg<N>.bin when unnamed): each
+ * name must be a plain file name and no two buffers may share a file. Checked
+ * before DIR is made, so a bad name writes nothing. */
+static int check_out_names(const RunOpts *o, const RunArg *args)
+{
+    char b1[512], b2[512], s1[16], s2[16];
+    for (int i = 0; i < o->nargs; i++) {
+        if (!args[i].is_buf)
+            continue;
+        if (args[i].name && !file_name_ok(args[i].name))
+            return run_fail("-o: the name of '%s' is not a plain file name (no '/', not . or "
+                            "..)", shown(o->args[i], b1, sizeof b1));
+        const char *stem = file_stem(&args[i], i, s1, sizeof s1);
+        for (int j = 0; j < i; j++)
+            if (args[j].is_buf && strcmp(stem, file_stem(&args[j], j, s2, sizeof s2)) == 0)
+                return run_fail("-o: '%s' and '%s' would both write %s.bin",
+                                shown(o->args[j], b1, sizeof b1),
+                                shown(o->args[i], b2, sizeof b2), stem);
+    }
     return 0;
 }
 
@@ -638,6 +679,8 @@ int tkc_run_main(int argc, char **argv)
     for (int i = 0; i < o.nargs; i++)
         if (parse_arg(o.args[i], &args[i], &o.seed))
             return 1;
+    if (o.outdir && check_out_names(&o, args))
+        return 1;
     if (o.outdir && mkdir(o.outdir, 0777) != 0 && errno != EEXIST)
         return run_fail("cannot create '%s': %s", o.outdir, strerror(errno));
     tk_context *ctx = NULL;
