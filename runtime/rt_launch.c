@@ -53,6 +53,21 @@ static bool rt_arg_is_none(const tk_arg *a)
     return a->text && strcmp(a->text, "None") == 0;
 }
 
+tk_status rt_check_args(const char *fn, const tk_arg *args, int nargs)
+{
+    tk_status s = rt_check_count(fn, "args", args, "nargs", nargs);
+    for (int i = 0; s == TK_OK && i < nargs; i++) {
+        char what[32];
+        const tk_arg *a = &args[i];
+        if (a->kind != TK_ARG_CONST || (a->name && (a->text || a->dtype != TK_VOID)))
+            continue;
+        /* tk_const_text(name, NULL) would otherwise read as the number 0 */
+        snprintf(what, sizeof what, "args[%d].%s", i, a->name ? "text" : "name");
+        s = rt_null_arg(fn, what);
+    }
+    return s;
+}
+
 static tk_status bind_const(tk_kernel *k, int c, const tk_arg *a, RtLaunchArgs *la)
 {
     char names[512];
@@ -422,7 +437,10 @@ tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                     const tk_launch_options *opts)
 {
     if (!k)
-        return rt_error(TK_ERR_INVALID, "tk_launch: null kernel");
+        return rt_null_arg("tk_launch", "k");
+    tk_status s = rt_check_args("tk_launch", args, nargs);
+    if (s != TK_OK)
+        return s;
     if (rt_tune_applies(k, args, nargs))
         return rt_tune_launch(k, NULL, NULL, grid, args, nargs, opts);
     return rt_launch_direct(k, grid, args, nargs, opts);
@@ -454,10 +472,12 @@ tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
                             const tk_launch_options *opts, tk_kernel_info *info)
 {
     if (!k || !info)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_prepare: null argument");
+        return rt_null_arg("tk_kernel_prepare", !k ? "k" : "info");
     memset(info, 0, sizeof *info);
     RtLaunchArgs la;
-    tk_status s = rt_launch_args(k, args, nargs, opts, &la);
+    tk_status s = rt_check_args("tk_kernel_prepare", args, nargs);
+    if (s == TK_OK)
+        s = rt_launch_args(k, args, nargs, opts, &la);
     RtVariant *v = NULL;
     if (s == TK_OK)
         s = rt_variant_get(k, &la, &v);
