@@ -114,6 +114,23 @@ void rt_arg_spec(const tk_arg *a, ArgSpec *out)
     out->equal_to_1 = eq1;
 }
 
+/* Whether an integer scalar's value fits its dtype: tk_i32() and the like
+ * cannot carry more, but a tk_arg built by hand can, and the launch would
+ * then pass a silently truncated value. */
+static bool scalar_fits(const tk_arg *a)
+{
+    switch (a->dtype) {
+    case TK_I1: return a->v.u <= 1;
+    case TK_I8: return a->v.i >= INT8_MIN && a->v.i <= INT8_MAX;
+    case TK_I16: return a->v.i >= INT16_MIN && a->v.i <= INT16_MAX;
+    case TK_I32: return a->v.i >= INT32_MIN && a->v.i <= INT32_MAX;
+    case TK_U8: return a->v.u <= UINT8_MAX;
+    case TK_U16: return a->v.u <= UINT16_MAX;
+    case TK_U32: return a->v.u <= UINT32_MAX;
+    default: return true;
+    }
+}
+
 /* Checks runtime argument j against the annotation in the source, if any,
  * and gives its key word: dtype, kind and specialisation bits. */
 static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *word)
@@ -122,6 +139,10 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *wor
     if (!valid_dtype(a->dtype))
         return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype",
                         k->name, j + 1, pname(k, p));
+    if (a->kind == TK_ARG_SCALAR && !scalar_fits(a))
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') holds %lld, which does "
+                        "not fit in %s", k->name, j + 1, pname(k, p), (long long)a->v.i,
+                        dtype_name(dtype_of[a->dtype]));
     DType dt = dtype_of[a->dtype];
     Type ann = k->sig.annotated[p];
     if (ann.dt != DT_VOID) {

@@ -248,6 +248,17 @@ static void test_launch(void)
     a[3] = tk_const_text("BLOCK", NULL);
     CHECK_INVALID(tk_launch(kern, g, a, 4, NULL), "tk_launch: args[3].text is NULL");
 
+    /* an integer scalar built by hand that its dtype cannot hold */
+    good_args(a)[2].v.i = INT64_C(1) << 40;
+    CHECK_FAILS(tk_launch(kern, g, a, 4, NULL), TK_ERR_LAUNCH,
+                "argument 3 ('n') holds 1099511627776, which does not fit in i32");
+    a[2] = tk_u32(UINT32_MAX);
+    a[2].dtype = TK_U16;
+    CHECK_FAILS(tk_launch(kern, g, a, 4, NULL), TK_ERR_LAUNCH, "which does not fit in u16");
+    a[2].dtype = TK_I1;
+    a[2].v.i = -1;
+    CHECK_FAILS(tk_launch(kern, g, a, 4, NULL), TK_ERR_LAUNCH, "which does not fit in i1");
+
     tk_kernel_info info;
     CHECK_INVALID(tk_kernel_prepare(NULL, good_args(a), 4, NULL, &info),
                   "tk_kernel_prepare: k is NULL");
