@@ -561,14 +561,20 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
                 return run_fail("too many -I options (at most %d)", MAX_DEFS);
             o->search[o->nsearch++] = a[2] ? a + 2 : argv[++i];
         } else if (!strcmp(a, "--num-warps") || !strcmp(a, "--num-stages")) {
-            int v = atoi(argv[++i]);
-            if (v < 1 || v > 32)
+            uint64_t v;
+            bool fits;
+            if (!parse_int_value(argv[++i], TK_I32, &v, &fits) || !fits || (int64_t)v < 1 ||
+                (int64_t)v > 32)
                 return run_fail("bad %s '%s'", a, argv[i]);
-            *(a[6] == 'w' ? &o->launch.num_warps : &o->launch.num_stages) = v;
+            *(a[6] == 'w' ? &o->launch.num_warps : &o->launch.num_stages) = (int)v;
         } else if (!strcmp(a, "-o"))
             o->outdir = argv[++i];
-        else if (!strcmp(a, "--seed"))
-            o->seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(a, "--seed")) {
+            bool fits;
+            if (!parse_int_value(argv[++i], TK_U64, &o->seed, &fits) || !fits)
+                return run_fail("bad --seed '%s': expected an integer from 0 to %llu", argv[i],
+                                (unsigned long long)UINT64_MAX);
+        }
         else if (a[0] == '-' && a[1] && !looks_numeric(a))
             return run_fail("unknown -run option '%s' (see tkc --help)", a);
         else if (!o->file)
