@@ -296,7 +296,9 @@ static uint64_t pack_value(const tk_arg *a, DType dt)
         return (uint64_t)(uintptr_t)a->v.ptr;
     bool fl = tk_is_float(a->dtype);
     double f = fl ? a->v.f : (dtype_is_signed(dtype_of[a->dtype]) ? (double)a->v.i : (double)a->v.u);
-    int64_t i = fl ? (int64_t)a->v.f : a->v.i;
+    /* only in range is the cast defined: an infinite or NaN fp32 scalar
+     * is packed as a float and never needs it */
+    int64_t i = !fl ? a->v.i : f >= -0x1p63 && f < 0x1p63 ? (int64_t)f : 0;
     uint64_t out = 0;
     switch (dt) {
     case DT_F16: out = tk_f32_to_f16((float)f); break;
