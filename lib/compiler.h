@@ -16,6 +16,7 @@
 #include "front/ast.h"
 #include "support/base.h"
 #include "ir/ir.h"
+#include "tk/tk.h"
 
 /* ---- lexer and parser (grammar/) ------------------------------------------ */
 
@@ -155,8 +156,6 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
                      StrBuf *out, char *why, size_t cap);
 
 /* ---- errors of API calls (runtime/rt_driver.c) ----------------------------- */
-
-#include "tk/tk.h"
 
 /* Sets this thread's tk_last_error text and returns s. */
 tk_status rt_error(tk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
