@@ -16,6 +16,7 @@
 #include "front/ast.h"
 #include "support/base.h"
 #include "ir/ir.h"
+#include "tk/tk.h"
 
 /* ---- lexer and parser (grammar/) ------------------------------------------ */
 
@@ -72,8 +73,11 @@ typedef struct SpecRequest {
     const char *arch; /* the target ("sm_90a" picks warpgroup MMA layouts); NULL: interpreter */
 } SpecRequest;
 
-/* Parses "-D" text ("1024", "1e-5", "True", "tl.float16", "fp16", "'s'"). */
-bool sema_parse_const(const char *text, ConstValue *out);
+/* Parses "-D" text ("1024", "1e-5", "True", "tl.float16", "fp16", "'s'").
+ * A number that does not fit (an int beyond int64, a finite float beyond
+ * float64) is refused with *why saying so; *why is NULL for text that is no
+ * value at all. */
+bool sema_parse_const(const char *text, ConstValue *out, const char **why);
 /* Parses "*fp32:16,*fp32,i32". Reports malformed entries to d. */
 bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, int *nargs);
 /* Names of the functions that a launch can target (all @jit defs), in order. */
@@ -150,6 +154,17 @@ int cg_dynamic_shared_bytes(const char *ptx);
  * reason in why (what was tried, why each failed) when neither can. */
 bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
                      StrBuf *out, char *why, size_t cap);
+
+/* ---- errors of API calls (runtime/rt_driver.c) ----------------------------- */
+
+/* Sets this thread's tk_last_error text and returns s. */
+tk_status rt_error(tk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* TK_ERR_INVALID for a NULL argument: "fn: arg is NULL". */
+tk_status rt_null_arg(const char *fn, const char *arg);
+/* A pointer with its element count: TK_ERR_INVALID naming both when the
+ * count is negative or the pointer is NULL with elements, else TK_OK. */
+tk_status rt_check_count(const char *fn, const char *ptr_name, const void *ptr,
+                         const char *count_name, long count);
 
 /* ---- the reference interpreter (lib/interp/) ------------------------------ */
 

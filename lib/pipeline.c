@@ -147,9 +147,11 @@ bool comp_request(Compilation *c, const tk_compile_options *o, const char *kerne
     SpecDefine *defs = arena_alloc(&c->arena, sizeof *defs * (size_t)(o->ndefines + 1));
     for (int i = 0; i < o->ndefines; i++) {
         defs[i].name = o->defines[i].name;
-        if (!sema_parse_const(o->defines[i].value, &defs[i].value))
-            diag_plain(&c->diag, DIAG_ERROR, "bad value '%s' for -D %s", o->defines[i].value,
-                       o->defines[i].name);
+        const char *why;
+        if (!sema_parse_const(o->defines[i].value, &defs[i].value, &why))
+            diag_plain(&c->diag, DIAG_ERROR, "-D %s=%s: %s", o->defines[i].name,
+                       o->defines[i].value, why ? why : "not a value (give a number, "
+                       "True/False, a dtype such as tl.float16, or 'text')");
         if (defs[i].value.kind == CV_STR && defs[i].value.s) {
             /* sema_parse_const's copy is on the heap; the compilation's arena holds it now */
             char *text = arena_strdup(&c->arena, defs[i].value.s);
@@ -265,6 +267,42 @@ static bool run_stages(Compilation *c, const tk_compile_options *o, StrBuf *out)
     return lower_module(c, o, out);
 }
 
+/* Every option tk_compile reads, checked before anything is compiled:
+ * TK_ERR_INVALID naming the argument, or TK_OK. */
+static tk_status check_options(const tk_compile_options *o)
+{
+    static const char fn[] = "tk_compile";
+    tk_status s = rt_check_count(fn, "defines", o->defines, "ndefines", o->ndefines);
+    for (int i = 0; s == TK_OK && i < o->ndefines; i++)
+        if (!o->defines[i].name || !o->defines[i].value)
+            s = rt_error(TK_ERR_INVALID, "%s: defines[%d].%s is NULL", fn, i,
+                         o->defines[i].name ? "value" : "name");
+    if (s != TK_OK)
+        return s;
+    if ((int)o->emit < TK_EMIT_TOKENS || (int)o->emit > TK_EMIT_HEADER)
+        return rt_error(TK_ERR_INVALID, "%s: emit is %d (not a tk_emit)", fn, (int)o->emit);
+    if (o->num_warps < 0 || o->num_warps > 32 || (o->num_warps & (o->num_warps - 1)))
+        return rt_error(TK_ERR_INVALID, "%s: num_warps is %d (0, or a power of two up to 32)",
+                        fn, o->num_warps);
+    if (o->num_stages < 0)
+        return rt_error(TK_ERR_INVALID, "%s: num_stages is %d", fn, o->num_stages);
+    if (o->opt_level < -1 || o->opt_level > 3)
+        return rt_error(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)",
+                        fn, o->opt_level);
+    return TK_OK;
+}
+
+/* tk_last_error after a failed compilation: the diagnostics (cut to the
+ * message buffer) whether or not the caller asked for them. */
+static tk_status compile_failed(tk_status s, const Compilation *c)
+{
+    const char *text = c->diag.text.data;
+    if (text && *text)
+        return rt_error(s, "%s", text);
+    return rt_error(s, "tk_compile: '%s' did not compile (%s)", c->src.name,
+                    s == TK_ERR_NO_MEMORY ? "out of memory" : "no diagnostics");
+}
+
 tk_status tk_compile(const char *filename, const char *src, size_t len,
                      const tk_compile_options *opts, char **out, size_t *out_len, char **diags)
 {
@@ -273,10 +311,13 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
     if (diags)
         *diags = NULL;
     if (!src || !opts || !out)
-        return TK_ERR_INVALID;
+        return rt_null_arg("tk_compile", !src ? "src" : !opts ? "opts" : "out");
+    tk_status s = check_options(opts);
+    if (s != TK_OK)
+        return s;
     Compilation c;
     if (!comp_init(&c, filename, src, len))
-        return TK_ERR_NO_MEMORY;
+        return rt_error(TK_ERR_NO_MEMORY, "tk_compile: out of memory for a %zu-byte source", len);
     c.search_paths = opts->search_paths;
     StrBuf text;
     sb_init(&text);
@@ -285,13 +326,17 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
         ok = false;
         diag_plain(&c.diag, DIAG_ERROR, "out of memory");
     }
+    s = ok ? TK_OK : TK_ERR_COMPILE;
+    if (ok) {
+        *out = sb_take(&text, out_len);
+        if (!*out)
+            s = TK_ERR_NO_MEMORY;
+    }
+    if (s != TK_OK)
+        compile_failed(s, &c);
     if (diags && c.diag.text.len)
         *diags = sb_take(&c.diag.text, NULL);
-    if (ok)
-        *out = sb_take(&text, out_len);
     sb_free(&text);
     comp_free(&c);
-    if (ok && !*out)
-        return TK_ERR_NO_MEMORY;
-    return ok ? TK_OK : TK_ERR_COMPILE;
+    return s;
 }

@@ -16,8 +16,8 @@
 
 /* ---- errors (rt_driver.c) ---------------------------------------------------- */
 
-/* Sets this thread's tk_last_error text and returns s. */
-tk_status rt_error(tk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* rt_error, rt_null_arg and rt_check_count are in compiler.h (tk_compile
+ * reports through them too). */
 void rt_clear_error(void);
 /* Prints "tk: warning: ..." to stderr once per `flag`. */
 void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -350,6 +350,10 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
 void rt_jit_text_free(RtJitText *t);
 /* The specialisation of one runtime argument (type, divisibility, == 1). */
 void rt_arg_spec(const tk_arg *a, ArgSpec *out);
+/* The argument list of API call fn, before anything else reads it:
+ * TK_ERR_INVALID naming the argument for a negative count, NULL args with
+ * a count, or a constexpr with no name or with neither value nor text. */
+tk_status rt_check_args(const char *fn, const tk_arg *args, int nargs);
 /* Checks launch arguments against the kernel and builds the key (rt_launch.c). */
 tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                          const tk_launch_options *opts, RtLaunchArgs *la);

@@ -214,14 +214,17 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
                    tk_bench_result *out)
 {
     if (!ctx || !fn || !out)
-        return rt_error(TK_ERR_INVALID, "tk_bench: null argument");
+        return rt_null_arg("tk_bench", !ctx ? "ctx" : !fn ? "fn" : "out");
     memset(out, 0, sizeof *out);
     tk_bench_options o;
     memset(&o, 0, sizeof o);
     if (opts)
         o = *opts;
-    if (o.warmup_ms < 0 || o.rep_ms < 0 || o.max_runs < 0)
-        return rt_error(TK_ERR_INVALID, "tk_bench: negative warmup_ms, rep_ms or max_runs");
+    if (o.warmup_ms < 0 || o.rep_ms < 0)
+        return rt_error(TK_ERR_INVALID, "tk_bench: %s is %g", o.warmup_ms < 0 ? "warmup_ms" : "rep_ms",
+                        o.warmup_ms < 0 ? o.warmup_ms : o.rep_ms);
+    if (o.max_runs < 0)
+        return rt_error(TK_ERR_INVALID, "tk_bench: max_runs is %d", o.max_runs);
     BenchPlan p = {o.warmup_ms > 0 ? o.warmup_ms : 25, o.rep_ms > 0 ? o.rep_ms : 100,
                    o.max_runs > 0 ? o.max_runs : BENCH_MAX_RUNS, !o.no_flush,
                    (CUstream)o.stream};

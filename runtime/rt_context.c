@@ -135,8 +135,10 @@ static tk_status interp_budget(tk_context *ctx, const tk_context_options *o)
 tk_status tk_context_create(tk_context **out, const tk_context_options *opts)
 {
     if (!out)
-        return rt_error(TK_ERR_INVALID, "tk_context_create: no place for the context");
+        return rt_null_arg("tk_context_create", "ctx");
     *out = NULL;
+    if (opts && opts->device < 0)
+        return rt_error(TK_ERR_INVALID, "tk_context_create: device is %d", opts->device);
     tk_context *ctx = tk_xalloc(sizeof *ctx);
     if (!ctx)
         return rt_error(TK_ERR_NO_MEMORY, "out of memory creating a context");
@@ -285,7 +287,7 @@ static tk_status interp_check(tk_context *ctx, const void *p, size_t n, const ch
 tk_status tk_alloc(tk_context *ctx, size_t bytes, void **dptr)
 {
     if (!ctx || !dptr)
-        return rt_error(TK_ERR_INVALID, "tk_alloc: null context or result pointer");
+        return rt_null_arg("tk_alloc", !ctx ? "ctx" : "dptr");
     *dptr = NULL;
     if (ctx->interpret)
         return interp_alloc(ctx, bytes, dptr);
@@ -301,7 +303,7 @@ tk_status tk_alloc(tk_context *ctx, size_t bytes, void **dptr)
 tk_status tk_free(tk_context *ctx, void *dptr)
 {
     if (!ctx)
-        return rt_error(TK_ERR_INVALID, "tk_free: null context");
+        return rt_null_arg("tk_free", "ctx");
     if (!dptr)
         return TK_OK;
     if (ctx->interpret) {
@@ -329,7 +331,7 @@ tk_status tk_free(tk_context *ctx, void *dptr)
 tk_status tk_copy_to(tk_context *ctx, void *dst, const void *src, size_t bytes)
 {
     if (!ctx || (bytes && (!dst || !src)))
-        return rt_error(TK_ERR_INVALID, "tk_copy_to: null context or pointer");
+        return rt_null_arg("tk_copy_to", !ctx ? "ctx" : !dst ? "dst_dev" : "src_host");
     if (!bytes)
         return TK_OK;
     if (ctx->interpret) {
@@ -348,7 +350,7 @@ tk_status tk_copy_to(tk_context *ctx, void *dst, const void *src, size_t bytes)
 tk_status tk_copy_from(tk_context *ctx, void *dst, const void *src, size_t bytes)
 {
     if (!ctx || (bytes && (!dst || !src)))
-        return rt_error(TK_ERR_INVALID, "tk_copy_from: null context or pointer");
+        return rt_null_arg("tk_copy_from", !ctx ? "ctx" : !dst ? "dst_host" : "src_dev");
     if (!bytes)
         return TK_OK;
     if (ctx->interpret) {
@@ -367,7 +369,7 @@ tk_status tk_copy_from(tk_context *ctx, void *dst, const void *src, size_t bytes
 tk_status tk_memset(tk_context *ctx, void *dptr, int byte, size_t bytes)
 {
     if (!ctx || (bytes && !dptr))
-        return rt_error(TK_ERR_INVALID, "tk_memset: null context or pointer");
+        return rt_null_arg("tk_memset", !ctx ? "ctx" : "dptr");
     if (!bytes)
         return TK_OK;
     if (ctx->interpret) {
@@ -444,7 +446,7 @@ tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t byte
 tk_status tk_synchronize(tk_context *ctx)
 {
     if (!ctx)
-        return rt_error(TK_ERR_INVALID, "tk_synchronize: null context");
+        return rt_null_arg("tk_synchronize", "ctx");
     if (ctx->interpret)
         return TK_OK;
     tk_status s = rt_ctx_enter(ctx);
@@ -459,7 +461,7 @@ tk_status tk_synchronize(tk_context *ctx)
 tk_status tk_device_properties(tk_context *ctx, tk_device_props *props)
 {
     if (!ctx || !props)
-        return rt_error(TK_ERR_INVALID, "tk_device_properties: null argument");
+        return rt_null_arg("tk_device_properties", !ctx ? "ctx" : "props");
     *props = ctx->props;
     return TK_OK;
 }
@@ -484,7 +486,7 @@ static int occupancy_estimate(const tk_device_props *p, const tk_kernel_info *in
 tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_per_sm)
 {
     if (!ctx || !info || !blocks_per_sm)
-        return rt_error(TK_ERR_INVALID, "tk_occupancy: null argument");
+        return rt_null_arg("tk_occupancy", !ctx ? "ctx" : !info ? "info" : "blocks_per_sm");
     *blocks_per_sm = 0;
     if (ctx->interpret || !info->function) {
         *blocks_per_sm = occupancy_estimate(&ctx->props, info);

@@ -30,6 +30,22 @@ tk_status rt_error(tk_status s, const char *fmt, ...)
     return s;
 }
 
+tk_status rt_null_arg(const char *fn, const char *arg)
+{
+    return rt_error(TK_ERR_INVALID, "%s: %s is NULL", fn, arg);
+}
+
+tk_status rt_check_count(const char *fn, const char *ptr_name, const void *ptr,
+                         const char *count_name, long count)
+{
+    if (count < 0)
+        return rt_error(TK_ERR_INVALID, "%s: %s is %ld", fn, count_name, count);
+    if (!ptr && count > 0)
+        return rt_error(TK_ERR_INVALID, "%s: %s is NULL but %s is %ld", fn, ptr_name,
+                        count_name, count);
+    return TK_OK;
+}
+
 const char *tk_status_name(tk_status s)
 {
     switch (s) {

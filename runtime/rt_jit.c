@@ -25,10 +25,12 @@ static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstVa
 {
     memset(cv, 0, sizeof *cv);
     if (a->text) {
-        if (!sema_parse_const(a->text, cv))
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (give "
-                            "a number, True/False, a dtype such as tl.float16, or 'text')",
-                            k->name, k->sig.param_names[p], a->text);
+        const char *why;
+        if (!sema_parse_const(a->text, cv, &why))
+            return rt_error(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (%s)",
+                            k->name, k->sig.param_names[p], a->text,
+                            why ? why : "give a number, True/False, a dtype such as "
+                            "tl.float16, or 'text'");
         return TK_OK;
     }
     switch (a->dtype) {

@@ -53,6 +53,21 @@ static bool rt_arg_is_none(const tk_arg *a)
     return a->text && strcmp(a->text, "None") == 0;
 }
 
+tk_status rt_check_args(const char *fn, const tk_arg *args, int nargs)
+{
+    tk_status s = rt_check_count(fn, "args", args, "nargs", nargs);
+    for (int i = 0; s == TK_OK && i < nargs; i++) {
+        char what[32];
+        const tk_arg *a = &args[i];
+        if (a->kind != TK_ARG_CONST || (a->name && (a->text || a->dtype != TK_VOID)))
+            continue;
+        /* tk_const_text(name, NULL) would otherwise read as the number 0 */
+        snprintf(what, sizeof what, "args[%d].%s", i, a->name ? "text" : "name");
+        s = rt_null_arg(fn, what);
+    }
+    return s;
+}
+
 static tk_status bind_const(tk_kernel *k, int c, const tk_arg *a, RtLaunchArgs *la)
 {
     char names[512];
@@ -99,6 +114,23 @@ void rt_arg_spec(const tk_arg *a, ArgSpec *out)
     out->equal_to_1 = eq1;
 }
 
+/* Whether an integer scalar's value fits its dtype: tk_i32() and the like
+ * cannot carry more, but a tk_arg built by hand can, and the launch would
+ * then pass a silently truncated value. */
+static bool scalar_fits(const tk_arg *a)
+{
+    switch (a->dtype) {
+    case TK_I1: return a->v.u <= 1;
+    case TK_I8: return a->v.i >= INT8_MIN && a->v.i <= INT8_MAX;
+    case TK_I16: return a->v.i >= INT16_MIN && a->v.i <= INT16_MAX;
+    case TK_I32: return a->v.i >= INT32_MIN && a->v.i <= INT32_MAX;
+    case TK_U8: return a->v.u <= UINT8_MAX;
+    case TK_U16: return a->v.u <= UINT16_MAX;
+    case TK_U32: return a->v.u <= UINT32_MAX;
+    default: return true;
+    }
+}
+
 /* Checks runtime argument j against the annotation in the source, if any,
  * and gives its key word: dtype, kind and specialisation bits. */
 static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *word)
@@ -107,6 +139,10 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *wor
     if (!valid_dtype(a->dtype))
         return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype",
                         k->name, j + 1, pname(k, p));
+    if (a->kind == TK_ARG_SCALAR && !scalar_fits(a))
+        return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') holds %lld, which does "
+                        "not fit in %s", k->name, j + 1, pname(k, p), (long long)a->v.i,
+                        dtype_name(dtype_of[a->dtype]));
     DType dt = dtype_of[a->dtype];
     Type ann = k->sig.annotated[p];
     if (ann.dt != DT_VOID) {
@@ -260,7 +296,9 @@ static uint64_t pack_value(const tk_arg *a, DType dt)
         return (uint64_t)(uintptr_t)a->v.ptr;
     bool fl = tk_is_float(a->dtype);
     double f = fl ? a->v.f : (dtype_is_signed(dtype_of[a->dtype]) ? (double)a->v.i : (double)a->v.u);
-    int64_t i = fl ? (int64_t)a->v.f : a->v.i;
+    /* only in range is the cast defined: an infinite or NaN fp32 scalar
+     * is packed as a float and never needs it */
+    int64_t i = !fl ? a->v.i : f >= -0x1p63 && f < 0x1p63 ? (int64_t)f : 0;
     uint64_t out = 0;
     switch (dt) {
     case DT_F16: out = tk_f32_to_f16((float)f); break;
@@ -425,7 +463,10 @@ tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                     const tk_launch_options *opts)
 {
     if (!k)
-        return rt_error(TK_ERR_INVALID, "tk_launch: null kernel");
+        return rt_null_arg("tk_launch", "k");
+    tk_status s = rt_check_args("tk_launch", args, nargs);
+    if (s != TK_OK)
+        return s;
     if (rt_tune_applies(k, args, nargs))
         return rt_tune_launch(k, NULL, NULL, grid, args, nargs, opts);
     return rt_launch_direct(k, grid, args, nargs, opts);
@@ -457,10 +498,12 @@ tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
                             const tk_launch_options *opts, tk_kernel_info *info)
 {
     if (!k || !info)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_prepare: null argument");
+        return rt_null_arg("tk_kernel_prepare", !k ? "k" : "info");
     memset(info, 0, sizeof *info);
     RtLaunchArgs la;
-    tk_status s = rt_launch_args(k, args, nargs, opts, &la);
+    tk_status s = rt_check_args("tk_kernel_prepare", args, nargs);
+    if (s == TK_OK)
+        s = rt_launch_args(k, args, nargs, opts, &la);
     RtVariant *v = NULL;
     if (s == TK_OK)
         s = rt_variant_get(k, &la, &v);

@@ -55,7 +55,7 @@ tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *s
                                 tk_module **mod)
 {
     if (!ctx || !src || !mod)
-        return rt_error(TK_ERR_INVALID, "tk_module_load_string: null argument");
+        return rt_null_arg("tk_module_load_string", !ctx ? "ctx" : !src ? "src" : "mod");
     *mod = NULL;
     return module_make(ctx, name ? name : "<string>", src, strlen(src), mod);
 }
@@ -63,7 +63,7 @@ tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *s
 tk_status tk_module_load_file(tk_context *ctx, const char *path, tk_module **mod)
 {
     if (!ctx || !path || !mod)
-        return rt_error(TK_ERR_INVALID, "tk_module_load_file: null argument");
+        return rt_null_arg("tk_module_load_file", !ctx ? "ctx" : !path ? "path" : "mod");
     *mod = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -162,7 +162,7 @@ static tk_status kernel_make(tk_module *m, int i, tk_kernel **out)
 tk_status tk_module_kernel(tk_module *m, const char *name, tk_kernel **k)
 {
     if (!m || !name || !k)
-        return rt_error(TK_ERR_INVALID, "tk_module_kernel: null argument");
+        return rt_null_arg("tk_module_kernel", !m ? "mod" : !name ? "name" : "k");
     *k = NULL;
     int i;
     for (i = 0; i < m->nnames && strcmp(m->names[i], name) != 0; i++)

@@ -536,7 +536,10 @@ tk_status tk_launch_tuned(tk_kernel *k, tk_grid_fn grid, void *grid_user, const 
                           int nargs, const tk_launch_options *opts)
 {
     if (!k || !grid)
-        return rt_error(TK_ERR_INVALID, "tk_launch_tuned: null argument");
+        return rt_null_arg("tk_launch_tuned", !k ? "k" : "grid");
+    tk_status s = rt_check_args("tk_launch_tuned", args, nargs);
+    if (s != TK_OK)
+        return s;
     if (!k->tune)
         return rt_error(TK_ERR_INVALID, "kernel '%s' has no autotune configs (add "
                         "@triton.autotune or call tk_kernel_set_tuning)", k->name);
@@ -547,12 +550,15 @@ tk_status tk_kernel_tuned_config(tk_kernel *k, const tk_arg *args, int nargs,
                                  const tk_launch_options *opts, tk_tune_choice *out)
 {
     if (!k || !out)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_tuned_config: null argument");
+        return rt_null_arg("tk_kernel_tuned_config", !k ? "k" : "out");
     memset(out, 0, sizeof *out);
+    tk_status s = rt_check_args("tk_kernel_tuned_config", args, nargs);
+    if (s != TK_OK)
+        return s;
     if (!k->tune)
         return rt_error(TK_ERR_INVALID, "kernel '%s' has no autotune configs", k->name);
     TuneEntry *e = NULL;
-    tk_status s = tune_lookup(k, NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, true, &e);
+    s = tune_lookup(k, NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, true, &e);
     if (s == TK_OK)
         *out = e->choice;
     return s;

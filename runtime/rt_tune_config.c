@@ -187,16 +187,60 @@ tk_status rt_tune_init(tk_kernel *k)
     return k->sig.nconfigs > 0 ? tune_make(k, &t) : TK_OK;
 }
 
+static const char set_tuning[] = "tk_kernel_set_tuning";
+
+/* Config i as tk_kernel_set_tuning reads it: counts, names and values. */
+static tk_status check_config(const tk_config *c, int i)
+{
+    char p[48], n[48];
+    snprintf(p, sizeof p, "configs[%d].defines", i);
+    snprintf(n, sizeof n, "configs[%d].ndefines", i);
+    tk_status s = rt_check_count(set_tuning, p, c->defines, n, c->ndefines);
+    if (s == TK_OK && (c->num_warps < 0 || c->num_stages < 0))
+        s = rt_error(TK_ERR_INVALID, "%s: configs[%d].%s is %d", set_tuning, i,
+                     c->num_warps < 0 ? "num_warps" : "num_stages",
+                     c->num_warps < 0 ? c->num_warps : c->num_stages);
+    for (int j = 0; s == TK_OK && j < c->ndefines; j++)
+        if (!c->defines[j].name || !c->defines[j].value) {
+            snprintf(p, sizeof p, "configs[%d].defines[%d].%s", i, j,
+                     c->defines[j].name ? "value" : "name");
+            s = rt_null_arg(set_tuning, p);
+        }
+    return s;
+}
+
+/* Everything tk_kernel_set_tuning reads, checked before anything changes. */
+static tk_status check_tuning(const tk_tune_options *o)
+{
+    if (o->configs && o->nconfigs == 0)
+        return rt_error(TK_ERR_INVALID, "%s: configs is not NULL but nconfigs is 0", set_tuning);
+    tk_status s = rt_check_count(set_tuning, "configs", o->configs, "nconfigs", o->nconfigs);
+    for (int i = 0; s == TK_OK && o->configs && i < o->nconfigs; i++)
+        s = check_config(&o->configs[i], i);
+    if (s == TK_OK)
+        s = rt_check_count(set_tuning, "key", o->key, "nkey", o->nkey);
+    for (int i = 0; s == TK_OK && o->key && i < o->nkey; i++)
+        if (!o->key[i]) {
+            char what[32];
+            snprintf(what, sizeof what, "key[%d]", i);
+            s = rt_null_arg(set_tuning, what);
+        }
+    if (s == TK_OK && !(o->warmup_ms >= 0 && o->rep_ms >= 0))
+        s = rt_error(TK_ERR_INVALID, "%s: %s is %g", set_tuning,
+                     o->warmup_ms >= 0 ? "rep_ms" : "warmup_ms",
+                     o->warmup_ms >= 0 ? o->rep_ms : o->warmup_ms);
+    return s;
+}
+
 tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
 {
     if (!k || !o)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_set_tuning: null argument");
-    if ((o->configs && o->nconfigs <= 0) || (!o->configs && o->nconfigs) ||
-        (o->key && o->nkey < 0) || (!o->key && o->nkey) || o->warmup_ms < 0 || o->rep_ms < 0)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_set_tuning: bad counts or times");
+        return rt_null_arg(set_tuning, !k ? "k" : "opts");
+    tk_status s = check_tuning(o);
+    if (s != TK_OK)
+        return s;
     pthread_mutex_lock(&k->mod->lock);
     RtTune *t = k->tune;
-    tk_status s = TK_OK;
     if (t && t->launched)
         s = rt_error(TK_ERR_INVALID, "kernel '%s': tuning settings change only before its first "
                      "tuned launch", k->name);
@@ -241,7 +285,7 @@ tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
 tk_status tk_kernel_configs(tk_kernel *k, const tk_config **configs, int *n)
 {
     if (!k || !configs || !n)
-        return rt_error(TK_ERR_INVALID, "tk_kernel_configs: null argument");
+        return rt_null_arg("tk_kernel_configs", !k ? "k" : !configs ? "configs" : "n");
     const RtTune *t = k->tune;
     *configs = t ? t->configs : NULL;
     *n = t ? t->nconfigs : 0;

@@ -315,6 +315,15 @@ static int write_output(const char *path, const char *text, size_t len)
     return 0;
 }
 
+/* What parse_args allocated (the -D names, the -s list); freed on every
+ * way out of main, the early ones included. */
+static void options_free(Options *o)
+{
+    for (int i = 0; i < o->c.ndefines; i++)
+        free((char *)o->defines[i].name);
+    free(o->signatures);
+}
+
 int main(int argc, char **argv)
 {
     Options o;
@@ -327,14 +336,14 @@ int main(int argc, char **argv)
             return tkc_run_main(argc, argv);
     int done = 0;
     if (parse_args(argc, argv, &o, &done) || done) {
-        free(o.signatures);
+        options_free(&o);
         return done ? 0 : 1;
     }
     size_t len;
     char *src = read_file(o.input, &len);
     if (!src) {
         fprintf(stderr, "tkc: error: cannot read '%s': %s\n", o.input, strerror(errno));
-        free(o.signatures);
+        options_free(&o);
         return 1;
     }
     char *out = NULL, *diags = NULL;
@@ -348,13 +357,12 @@ int main(int argc, char **argv)
         rc = write_output(o.output ? o.output : def, out, out_len);
         free(def);
     } else if (!diags) {
-        fprintf(stderr, "tkc: error: compilation failed (%s)\n", tk_status_name(st));
+        fprintf(stderr, "tkc: error: compilation failed (%s): %s\n", tk_status_name(st),
+                tk_last_error());
     }
     tk_free_text(out);
     tk_free_text(diags);
-    for (int i = 0; i < o.c.ndefines; i++)
-        free((char *)o.defines[i].name);
-    free(o.signatures);
+    options_free(&o);
     free(src);
     return rc;
 }

@@ -162,6 +162,8 @@ static void set_elem(void *buf, tk_dtype t, size_t i, double x)
 /* ---- arguments ------------------------------------------------------------------------ */
 
 typedef struct RunArg {
+    const char *text; /* as given, for messages */
+    int index;        /* 1-based position among the arguments */
     const char *name; /* NAME= or NULL */
     bool is_buf;
     tk_dtype dt;
@@ -215,12 +217,108 @@ static double rng_normal(uint64_t *s)
            series_cos(6.283185307179586 * u2);
 }
 
-static bool parse_double(const char *s, double *out)
+/* ---- numbers that must fit their type ------------------------------------------------------ */
+
+static int no_fit(const RunArg *a, const char *value, tk_dtype t)
+{
+    return run_fail("argument %d '%s': %s does not fit in %s", a->index, a->text, value,
+                    dt_name(t));
+}
+
+/* A float; *overflow when it is finite as written but beyond fp64 (an
+ * underflow to 0 or a subnormal is no error, as in Python). */
+static bool parse_double(const char *s, double *out, bool *overflow)
 {
     char *end;
     errno = 0;
     *out = strtod(s, &end);
-    return *s && !*end && !errno;
+    *overflow = errno == ERANGE && (*out > 1 || *out < -1);
+    return *s && !*end && (!errno || errno == ERANGE);
+}
+
+/* The values an integer type holds. */
+static void int_range(tk_dtype t, int64_t *lo, uint64_t *hi)
+{
+    int bits = (int)dt_size(t) * 8;
+    if (t == TK_I1) {
+        *lo = 0;
+        *hi = 1;
+    } else if (is_signed(t)) {
+        *hi = bits == 64 ? (uint64_t)INT64_MAX : (UINT64_C(1) << (bits - 1)) - 1;
+        *lo = -(int64_t)*hi - 1;
+    } else {
+        *lo = 0;
+        *hi = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    }
+}
+
+/* An integer written in s (decimal, 0x..., as strtoll reads them) kept
+ * exactly in *bits (two's complement); false when s is not an integer.
+ * *fits says whether type t holds it. */
+static bool parse_int_value(const char *s, tk_dtype t, uint64_t *bits, bool *fits)
+{
+    int64_t lo;
+    uint64_t hi;
+    int_range(t, &lo, &hi);
+    char *end;
+    errno = 0;
+    if (*s == '-') {
+        long long v = strtoll(s, &end, 0);
+        *fits = !errno && v >= lo;
+        *bits = (uint64_t)v;
+    } else {
+        unsigned long long v = strtoull(s, &end, 0);
+        *fits = !errno && v <= hi;
+        *bits = v;
+    }
+    return *s && end != s && !*end;
+}
+
+/* A float value for integer type t truncates toward zero, as numpy's
+ * casts do; NaN, infinities and values beyond t do not fit. */
+static bool double_to_int(double x, tk_dtype t, uint64_t *bits)
+{
+    int64_t lo;
+    uint64_t hi;
+    int_range(t, &lo, &hi);
+    bool above_lo = lo == INT64_MIN ? x >= -0x1p63 : x > (double)lo - 1.0;
+    if (!(above_lo && x < (double)hi + 1.0)) /* false for NaN too */
+        return false;
+    *bits = x < 0 ? (uint64_t)(int64_t)x : (uint64_t)x;
+    return true;
+}
+
+/* Without libm (tkc links only libtk): false for infinities and NaN. */
+static bool is_finite(double x) { return x - x == 0; }
+
+/* Whether x, finite as written, stays finite in float type t; infinities
+ * and NaN written as such are kept. fp8e4nv has no infinity: beyond 464 its
+ * conversion would saturate to 448, a silent change. */
+static bool float_fits(double x, tk_dtype t)
+{
+    double m = x < 0 ? -x : x;
+    switch (t) {
+    case TK_F8E4NV: return !is_finite(x) || m <= 464;
+    case TK_F8E5: return !is_finite(x) || m < 61440;
+    case TK_F16: return !is_finite(x) || is_finite(tk_f16_to_f32(tk_f32_to_f16((float)x)));
+    case TK_BF16: return !is_finite(x) || is_finite(tk_bf16_to_f32(tk_f32_to_bf16((float)x)));
+    case TK_F32: return !is_finite(x) || is_finite((float)x);
+    default: return true;
+    }
+}
+
+/* The value of fill:TYPE:N:VALUE for every element: exact bits for an
+ * integer type, a double for a float type. */
+static int fill_value(const RunArg *a, const char *text, uint64_t *bits, double *x)
+{
+    bool fits, overflow;
+    if (!is_float(a->dt) && parse_int_value(text, a->dt, bits, &fits))
+        return fits ? 0 : no_fit(a, text, a->dt);
+    if (!parse_double(text, x, &overflow))
+        return run_fail("bad fill value '%s' in '%s'", text, a->text);
+    if (overflow || !float_fits(*x, a->dt) || (!is_float(a->dt) && !double_to_int(*x, a->dt, bits)))
+        return no_fit(a, text, a->dt);
+    return 0;
 }
 
 static bool parse_size(const char *s, size_t *out)
@@ -274,8 +372,9 @@ static int parse_buffer(char *spec, char **parts, int np, RunArg *a, uint64_t *s
                         fill ? ":VALUE" : "");
     a->dt = dtypes[d].dt;
     double value = 0;
-    if (fill && !parse_double(parts[3], &value))
-        return run_fail("bad fill value '%s' in '%s'", parts[3], spec);
+    uint64_t bits = 0;
+    if (fill && fill_value(a, parts[3], &bits, &value))
+        return 1;
     if (!strcmp(kind, "randn") && !is_float(a->dt))
         return run_fail("randn needs a float type, not %s, in '%s'", dt_name(a->dt), spec);
     a->host = calloc(a->n, dt_size(a->dt));
@@ -293,7 +392,10 @@ static int parse_buffer(char *spec, char **parts, int np, RunArg *a, uint64_t *s
             x = rng_normal(seed);
         else if (fill)
             x = value;
-        set_elem(a->host, a->dt, i, x);
+        if (fill && !is_float(a->dt))
+            memcpy((unsigned char *)a->host + i * dt_size(a->dt), &bits, dt_size(a->dt));
+        else
+            set_elem(a->host, a->dt, i, x);
     }
     return 0;
 }
@@ -313,22 +415,25 @@ static int parse_scalar(const char *text, RunArg *a)
         dt = strpbrk(text, ".eEin") ? TK_F32 : TK_I32; /* 1e-5, 0.5, inf, nan */
     }
     a->dt = dt;
+    bool overflow, fits;
     if (is_float(dt)) {
         double x;
-        if (!parse_double(v, &x))
+        if (!parse_double(v, &x, &overflow))
             return run_fail("bad scalar '%s' (see tkc --help for argument specs)", text);
+        if (overflow || !float_fits(x, dt))
+            return no_fit(a, v, dt);
         a->arg = dt == TK_F64 ? tk_f64(x) : tk_f32((float)x);
         a->arg.dtype = dt;
         return 0;
     }
-    char *end;
-    errno = 0;
-    long long x = is_signed(dt) || dt == TK_I1 ? strtoll(v, &end, 0) : (long long)strtoull(v, &end, 0);
-    if (!*v || *end || errno)
+    uint64_t bits;
+    if (!parse_int_value(v, dt, &bits, &fits))
         return run_fail("bad scalar '%s' (see tkc --help for argument specs)", text);
-    if (!colon && (x > INT32_MAX || x < INT32_MIN))
-        dt = TK_I64;
-    a->arg = tk_i64(x);
+    if (!fits && !colon) /* an untyped integer is i32, or i64 when it needs it */
+        parse_int_value(v, dt = TK_I64, &bits, &fits);
+    if (!fits)
+        return no_fit(a, v, dt);
+    a->arg = tk_i64((int64_t)bits);
     a->arg.dtype = dt;
     return 0;
 }
@@ -342,8 +447,10 @@ static bool is_buffer_kind(const char *k)
     return false;
 }
 
-static int parse_arg(const char *text, RunArg *a, uint64_t *seed)
+static int parse_arg(const char *text, int index, RunArg *a, uint64_t *seed)
 {
+    a->text = text;
+    a->index = index;
     const char *eq = strchr(text, '=');
     const char *colon = strchr(text, ':');
     if (eq && (!colon || eq < colon)) {
@@ -465,14 +572,20 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
                 return run_fail("too many -I options (at most %d)", MAX_DEFS);
             o->search[o->nsearch++] = a[2] ? a + 2 : argv[++i];
         } else if (!strcmp(a, "--num-warps") || !strcmp(a, "--num-stages")) {
-            int v = atoi(argv[++i]);
-            if (v < 1 || v > 32)
+            uint64_t v;
+            bool fits;
+            if (!parse_int_value(argv[++i], TK_I32, &v, &fits) || !fits || (int64_t)v < 1 ||
+                (int64_t)v > 32)
                 return run_fail("bad %s '%s'", a, argv[i]);
-            *(a[6] == 'w' ? &o->launch.num_warps : &o->launch.num_stages) = v;
+            *(a[6] == 'w' ? &o->launch.num_warps : &o->launch.num_stages) = (int)v;
         } else if (!strcmp(a, "-o"))
             o->outdir = argv[++i];
-        else if (!strcmp(a, "--seed"))
-            o->seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(a, "--seed")) {
+            bool fits;
+            if (!parse_int_value(argv[++i], TK_U64, &o->seed, &fits) || !fits)
+                return run_fail("bad --seed '%s': expected an integer from 0 to %llu", argv[i],
+                                (unsigned long long)UINT64_MAX);
+        }
         else if (a[0] == '-' && a[1] && !looks_numeric(a))
             return run_fail("unknown -run option '%s' (see tkc --help)", a);
         else if (!o->file)
@@ -677,7 +790,7 @@ int tkc_run_main(int argc, char **argv)
     if (rc)
         return rc == 2 ? 0 : rc;
     for (int i = 0; i < o.nargs; i++)
-        if (parse_arg(o.args[i], &args[i], &o.seed))
+        if (parse_arg(o.args[i], i + 1, &args[i], &o.seed))
             return 1;
     if (o.outdir && check_out_names(&o, args))
         return 1;

@@ -4,7 +4,11 @@
  * which needs no GPU, and the runtime (contexts, buffers, modules, kernels,
  * launches with a JIT cache keyed on constexpr values and argument types).
  * Every function returns a tk_status; on failure tk_last_error() gives the
- * message (per thread). Nothing here exits or aborts the process.
+ * message (per thread). Nothing here exits or aborts the process. A NULL
+ * pointer argument, a negative count, or a pointer that is NULL while its
+ * count is not zero gives TK_ERR_INVALID with a message naming the argument
+ * ("tk_compile: defines is NULL but ndefines is 3"), except where NULL is
+ * documented as meaning a default; destroy and free functions ignore NULL.
  *
  * What the ABI promises, for as long as the SONAME (libtk.so.0) stays:
  *   - libtk exports exactly the functions declared in this header, each at
@@ -142,10 +146,14 @@ typedef struct tk_compile_options {
 } tk_compile_options;
 
 /* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in
- * diagnostics. On success *out (heap, free with tk_free_text) holds the
- * requested output (*out_len bytes; a cubin is binary). On failure returns
- * TK_ERR_COMPILE and, if diags is not NULL, *diags holds every diagnostic as
- * text (free with tk_free_text); warnings come back there on success too.
+ * diagnostics (NULL: "<string>"). On success *out (heap, free with
+ * tk_free_text) holds the requested output (*out_len bytes, when out_len is
+ * not NULL; a cubin is binary). On failure returns TK_ERR_COMPILE and, if
+ * diags is not NULL, *diags holds every diagnostic as text (free with
+ * tk_free_text); warnings come back there on success too. Every failure
+ * also sets tk_last_error (the diagnostics, cut to its length), diags or
+ * not. Options out of range (emit, num_warps not 0 or a power of two up to
+ * 32, num_stages < 0, opt_level outside -1..3) give TK_ERR_INVALID.
  *   TK_EMIT_CUBIN   assembles the PTX for `arch` through the CUDA driver
  *                   when one is usable, else with ptxas from PATH; an error
  *                   when neither can
@@ -202,8 +210,8 @@ typedef struct tk_context_options {
 } tk_context_options;
 
 /* TK_ERR_NO_DEVICE (with the reason) where there is no driver or no such
- * GPU. An interpreter context never loads libcuda. Destroy a context after
- * its modules. */
+ * GPU. An interpreter context never loads libcuda. opts NULL: the defaults.
+ * Destroy a context after its modules. */
 tk_status tk_context_create(tk_context **ctx, const tk_context_options *opts);
 void tk_context_destroy(tk_context *ctx);
 
@@ -211,7 +219,8 @@ void tk_context_destroy(tk_context *ctx);
  * red zones of at least 1 KiB between buffers; the interpreter checks every
  * access against these buffers, so an overrun into a neighbour is caught).
  * A size the host cannot give is TK_ERR_NO_MEMORY. Copies wait for
- * the GPU; a fault of an earlier launch surfaces here as TK_ERR_KERNEL_FAULT. */
+ * the GPU; a fault of an earlier launch surfaces here as TK_ERR_KERNEL_FAULT.
+ * tk_free of NULL, and copies and memsets of 0 bytes, do nothing. */
 tk_status tk_alloc(tk_context *ctx, size_t bytes, void **dptr);
 tk_status tk_free(tk_context *ctx, void *dptr);
 tk_status tk_copy_to(tk_context *ctx, void *dst_dev, const void *src_host, size_t bytes);
@@ -221,7 +230,8 @@ tk_status tk_synchronize(tk_context *ctx);
 
 /* Parses the source once (syntax errors: TK_ERR_COMPILE with every
  * diagnostic); kernels are compiled per launch key. An unknown kernel name
- * gives TK_ERR_NOT_FOUND listing the module's kernels. */
+ * gives TK_ERR_NOT_FOUND listing the module's kernels. A NULL name for
+ * tk_module_load_string reads "<string>" in messages. */
 tk_status tk_module_load_file(tk_context *ctx, const char *path, tk_module **mod);
 tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *src,
                                 tk_module **mod);
@@ -272,7 +282,9 @@ typedef struct tk_launch_options {
  * TK_ERR_LAUNCH and launch nothing; a source error found while specialising
  * gives TK_ERR_COMPILE. Thread-safe; a cache hit costs well under 1 us. A
  * fault is reported by the call that sees it (TK_ERR_KERNEL_FAULT naming
- * the kernel); after a fault the CUDA context cannot be used again. */
+ * the kernel); after a fault the CUDA context cannot be used again. opts
+ * NULL: the defaults. A constexpr argument needs a name, and text unless it
+ * carries a value (tk_const_text(name, NULL) is TK_ERR_INVALID). */
 tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                     const tk_launch_options *opts);
 

@@ -3,6 +3,7 @@
  * (floor division, modulo with the divisor's sign, true division to float),
  * since constexpr expressions in Triton are plain Python. */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,9 +120,10 @@ bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, i
 
 /* ---- -D values ------------------------------------------------------------------ */
 
-bool sema_parse_const(const char *text, ConstValue *out)
+bool sema_parse_const(const char *text, ConstValue *out, const char **why)
 {
     memset(out, 0, sizeof *out);
+    *why = NULL;
     while (isspace((unsigned char)*text))
         text++;
     size_t len = strlen(text);
@@ -177,13 +179,23 @@ bool sema_parse_const(const char *text, ConstValue *out)
             clean[k++] = buf[i];
     clean[k] = 0;
     char *end;
+    errno = 0;
     long long iv = strtoll(clean, &end, 0);
+    if (*end == 0 && end != clean && errno == ERANGE) {
+        *why = "value does not fit in int64"; /* as the same literal in source */
+        return false;
+    }
     if (*end == 0 && end != clean) {
         out->kind = CV_INT;
         out->i = iv;
         return true;
     }
+    errno = 0;
     double fv = strtod(clean, &end);
+    if (*end == 0 && end != clean && errno == ERANGE && isinf(fv)) {
+        *why = "value does not fit in float64"; /* "inf" itself is no overflow */
+        return false;
+    }
     if (*end == 0 && end != clean) {
         out->kind = CV_FLOAT;
         out->f = fv;

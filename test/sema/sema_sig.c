@@ -1,6 +1,7 @@
 /* sema_sig.c: the sema entry points a host uses without building IR:
  * signature and -D parsing, kernel names and signatures, autotune configs
  * (with reset_to_zero and restore_value) and heuristics read from decorators, and equal-to-1 specialisation. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,15 +49,31 @@ static void test_signature(void)
     arena_free(&a);
 
     ConstValue v;
-    CHECK(sema_parse_const("1_024", &v) && v.kind == CV_INT && v.i == 1024);
-    CHECK(sema_parse_const("0x10", &v) && v.kind == CV_INT && v.i == 16);
-    CHECK(sema_parse_const("1e-5", &v) && v.kind == CV_FLOAT && v.f == 1e-5);
-    CHECK(sema_parse_const("True", &v) && v.kind == CV_BOOL && v.i == 1);
-    CHECK(sema_parse_const("tl.float16", &v) && v.kind == CV_DTYPE && v.type.dt == DT_F16);
-    CHECK(sema_parse_const("bf16", &v) && v.kind == CV_DTYPE && v.type.dt == DT_BF16);
-    CHECK(sema_parse_const("'ieee'", &v) && v.kind == CV_STR && !strcmp(v.s, "ieee"));
+    const char *why;
+    CHECK(sema_parse_const("1_024", &v, &why) && v.kind == CV_INT && v.i == 1024);
+    CHECK(sema_parse_const("0x10", &v, &why) && v.kind == CV_INT && v.i == 16);
+    CHECK(sema_parse_const("1e-5", &v, &why) && v.kind == CV_FLOAT && v.f == 1e-5);
+    CHECK(sema_parse_const("True", &v, &why) && v.kind == CV_BOOL && v.i == 1);
+    CHECK(sema_parse_const("tl.float16", &v, &why) && v.kind == CV_DTYPE && v.type.dt == DT_F16);
+    CHECK(sema_parse_const("bf16", &v, &why) && v.kind == CV_DTYPE && v.type.dt == DT_BF16);
+    CHECK(sema_parse_const("'ieee'", &v, &why) && v.kind == CV_STR && !strcmp(v.s, "ieee"));
     tk_xfree((void *)v.s);
-    CHECK(!sema_parse_const("12abc", &v));
+    CHECK(!sema_parse_const("12abc", &v, &why) && why == NULL);
+    /* numbers that do not fit are refused, not clamped */
+    CHECK(sema_parse_const("9223372036854775807", &v, &why) && v.i == INT64_MAX);
+    CHECK(sema_parse_const("-9223372036854775808", &v, &why) && v.i == INT64_MIN);
+    CHECK(!sema_parse_const("9223372036854775808", &v, &why) && why &&
+          !strcmp(why, "value does not fit in int64"));
+    CHECK(!sema_parse_const("-9_223_372_036_854_775_809", &v, &why) && why);
+    CHECK(!sema_parse_const("0x1_0000_0000_0000_0000", &v, &why) && why);
+    CHECK(sema_parse_const("1e308", &v, &why) && v.kind == CV_FLOAT && v.f == 1e308);
+    CHECK(!sema_parse_const("1e309", &v, &why) && why &&
+          !strcmp(why, "value does not fit in float64"));
+    CHECK(!sema_parse_const("-1e999", &v, &why) && why);
+    CHECK(sema_parse_const("inf", &v, &why) && v.kind == CV_FLOAT && v.f > 1e308);
+    CHECK(sema_parse_const("-inf", &v, &why) && v.kind == CV_FLOAT && v.f < -1e308);
+    CHECK(sema_parse_const("nan", &v, &why) && v.kind == CV_FLOAT && v.f != v.f);
+    CHECK(sema_parse_const("1e-400", &v, &why) && v.kind == CV_FLOAT && v.f == 0);
 }
 
 static void test_module(void)
