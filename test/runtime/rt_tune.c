@@ -261,7 +261,7 @@ static void test_host_configs(void)
     tk_config bad[2][1] = {{{d[0], -1, 1, 0, {0}}}, {{NULL, 2, 1, 0, {0}}}};
     for (int i = 0; i < 2; i++)
         CHECK_FAILS(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = bad[i], .nconfigs = 1}),
-                    TK_ERR_INVALID, "config 0: ");
+                    TK_ERR_INVALID, "configs[0].");
     const char *key[] = {"n"};
     int prunes = 0;
     CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 4, .key = key,
