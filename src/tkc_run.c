@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "support/file.h"
 #include "tk/tk.h"
@@ -352,6 +353,17 @@ static int read_file(const char *path, RunArg *a)
 }
 
 /* KIND:TYPE:N[:VALUE] or file:PATH:TYPE. */
+/* Whether n elements of `size` bytes fit in the host's memory: a size
+ * beyond it is refused before calloc, which may abort rather than fail
+ * on such sizes under a sanitizer's allocator. */
+static bool host_fits(size_t n, size_t size)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (n > SIZE_MAX / size)
+        return false;
+    return pages <= 0 || page <= 0 || n * size / (size_t)page <= (size_t)pages;
+}
+
 static int parse_buffer(char *spec, char **parts, int np, RunArg *a, uint64_t *seed)
 {
     const char *kind = parts[0];
@@ -377,6 +389,8 @@ static int parse_buffer(char *spec, char **parts, int np, RunArg *a, uint64_t *s
         return 1;
     if (!strcmp(kind, "randn") && !is_float(a->dt))
         return run_fail("randn needs a float type, not %s, in '%s'", dt_name(a->dt), spec);
+    if (!host_fits(a->n, dt_size(a->dt)))
+        return run_fail("buffer '%s' is larger than this host's memory", spec);
     a->host = calloc(a->n, dt_size(a->dt));
     if (!a->host)
         return run_fail("out of memory for '%s'", spec);
