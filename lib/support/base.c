@@ -128,6 +128,63 @@ void vec_push(Arena *a, PtrVec *v, void *item)
     v->items[v->len++] = item;
 }
 
+/* ---- name maps ---------------------------------------------------------- */
+
+static size_t namemap_find(const NameMap *m, const char *name, size_t len)
+{
+    size_t mask = (size_t)m->cap - 1;
+    size_t h = (size_t)hash_bytes(0, name, len) & mask;
+    while (m->keys[h] && !(strncmp(m->keys[h], name, len) == 0 && m->keys[h][len] == 0))
+        h = (h + 1) & mask;
+    return h;
+}
+
+int namemap_getn(const NameMap *m, const char *name, size_t len)
+{
+    if (m->cap == 0)
+        return -1;
+    size_t h = namemap_find(m, name, len);
+    return m->keys[h] ? m->vals[h] : -1;
+}
+
+int namemap_get(const NameMap *m, const char *name)
+{
+    return namemap_getn(m, name, strlen(name));
+}
+
+/* Doubles the table, keeping it at most half full. */
+static bool namemap_grow(Arena *a, NameMap *m)
+{
+    int cap = m->cap ? m->cap * 2 : 16;
+    const char **keys = arena_alloc(a, sizeof *keys * (size_t)cap);
+    int *vals = arena_alloc(a, sizeof *vals * (size_t)cap);
+    if (!keys || !vals || a->oom)
+        return false;
+    NameMap bigger = {keys, vals, 0, cap};
+    for (int i = 0; i < m->cap; i++)
+        if (m->keys[i]) {
+            size_t h = namemap_find(&bigger, m->keys[i], strlen(m->keys[i]));
+            keys[h] = m->keys[i];
+            vals[h] = m->vals[i];
+            bigger.n++;
+        }
+    *m = bigger;
+    return true;
+}
+
+bool namemap_put(Arena *a, NameMap *m, const char *name, int val)
+{
+    if ((m->n + 1) * 2 > m->cap && !namemap_grow(a, m))
+        return false;
+    size_t h = namemap_find(m, name, strlen(name));
+    if (!m->keys[h]) {
+        m->keys[h] = name;
+        m->n++;
+    }
+    m->vals[h] = val;
+    return true;
+}
+
 /* ---- string buffers ----------------------------------------------------- */
 
 void sb_init(StrBuf *sb) { memset(sb, 0, sizeof *sb); }
