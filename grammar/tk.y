@@ -377,6 +377,7 @@ test: or_test { $$ = $1; }
     | or_test IF or_test ELSE test {
         $$ = parse_node2(lx, N_IFEXP, @$, 0, $1, $3);
         $$->c = $5;
+        parse_deepen(lx, $$);
       }
     | lambdef { $$ = $1; }
     ;
@@ -490,10 +491,12 @@ primary: atom { $$ = $1; }
         $$ = parse_node2(lx, N_CALL, @$, 0, $1, NULL);
         $$->list = parse_list(lx, $3.pos);
         $$->list2 = parse_list(lx, $3.kw);
+        parse_deepen(lx, $$);
       }
     | primary "[" subscripts_tc "]" {
         $$ = parse_node2(lx, N_SUBSCRIPT, @$, 0, $1, NULL);
         $$->list = parse_list(lx, $3.v);
+        parse_deepen(lx, $$);
       }
     | primary "." NAME {
         $$ = parse_node2(lx, N_ATTR, @$, 0, $1, NULL);
@@ -537,6 +540,7 @@ subscript: test { $$ = $1; }
     | opt_test ":" opt_test ":" opt_test {
         $$ = parse_node2(lx, N_SLICE, @$, 0, $1, $3);
         $$->c = $5;
+        parse_deepen(lx, $$);
       }
     ;
 
@@ -561,7 +565,11 @@ atom: NAME { $$ = $1; }
         }
       }
     | "[" "]" { $$ = parse_node(lx, N_LIST, @$); }
-    | "[" tests_tc "]" { $$ = parse_node(lx, N_LIST, @$); $$->list = parse_list(lx, $2.v); }
+    | "[" tests_tc "]" {
+        $$ = parse_node(lx, N_LIST, @$);
+        $$->list = parse_list(lx, $2.v);
+        parse_deepen(lx, $$);
+      }
     | "{" "}" { $$ = parse_node(lx, N_DICT, @$); }
     | "{" dict_items "}" {
         $$ = parse_node(lx, N_DICT, @$);
@@ -572,6 +580,7 @@ atom: NAME { $$ = $1; }
         }
         $$->list = parse_list(lx, keys);
         $$->list2 = parse_list(lx, vals);
+        parse_deepen(lx, $$);
       }
     | "{" dict_items "," "}" {
         $$ = parse_node(lx, N_DICT, @$);
@@ -582,6 +591,7 @@ atom: NAME { $$ = $1; }
         }
         $$->list = parse_list(lx, keys);
         $$->list2 = parse_list(lx, vals);
+        parse_deepen(lx, $$);
       }
     | "{" tests_tc "}" {
         parse_unsupported(lx, @$, "set literals are");

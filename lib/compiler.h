@@ -82,6 +82,9 @@ bool sema_parse_const(const char *text, ConstValue *out, const char **why);
 bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, int *nargs);
 /* Names of the functions that a launch can target (all @jit defs), in order. */
 int sema_kernel_names(const Node *module, const char ***names, Arena *a);
+/* The entry points when no kernel is named: the @jit defs that no other
+ * function of the file calls (the rest are helpers), in order; linear. */
+int sema_entry_kernels(const Node *module, const char ***names, Arena *a);
 /* Names of the runtime and constexpr parameters of one kernel. */
 typedef struct KernelSig {
     const char *name;

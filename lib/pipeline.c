@@ -88,51 +88,6 @@ bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *
     return comp_lower(d, f) && cg_compile(f, o, d, llvm, ptx) && d->errors == errors;
 }
 
-/* ---- choosing kernels ------------------------------------------------------ */
-
-static bool calls_name(const Node *n, const char *name);
-
-static bool list_calls(const NodeList *l, const char *name)
-{
-    for (int i = 0; i < l->len; i++)
-        if (calls_name(l->items[i], name))
-            return true;
-    return false;
-}
-
-static bool calls_name(const Node *n, const char *name)
-{
-    if (!n)
-        return false;
-    if (n->kind == N_CALL && n->a && n->a->kind == N_NAME && strcmp(n->a->name, name) == 0)
-        return true;
-    return calls_name(n->a, name) || calls_name(n->b, name) || calls_name(n->c, name) ||
-           list_calls(&n->list, name) || list_calls(&n->list2, name) ||
-           list_calls(&n->list3, name);
-}
-
-/* Entry points when no -k is given: the @jit functions that no other
- * function of the file calls (the rest are helpers, inlined where used). */
-static int entry_kernels(const Node *module, Arena *a, const char ***out)
-{
-    const char **names;
-    int n = sema_kernel_names(module, &names, a);
-    const char **keep = arena_alloc(a, sizeof(char *) * (size_t)(n ? n : 1));
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        bool called = false;
-        for (int j = 0; j < module->list.len && !called; j++) {
-            const Node *item = module->list.items[j];
-            if (item->kind == N_FUNC && strcmp(item->name, names[i]) != 0)
-                called = list_calls(&item->list3, names[i]);
-        }
-        if (!called)
-            keep[k++] = names[i];
-    }
-    *out = keep;
-    return k;
-}
-
 /* ---- tk_compile --------------------------------------------------------------- */
 
 bool comp_request(Compilation *c, const tk_compile_options *o, const char *kernel,
@@ -226,7 +181,7 @@ static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *ou
         kernels[0] = o->kernel;
         n = 1;
     } else {
-        n = entry_kernels(c->module, &c->arena, &kernels);
+        n = sema_entry_kernels(c->module, &kernels, &c->arena);
     }
     if (n == 0) {
         diag_plain(&c->diag, DIAG_ERROR, "no @jit kernel in the file");

@@ -54,7 +54,12 @@ struct tk_compile_options;
 bool aot_lower(Compilation *c, const struct tk_compile_options *o, const char *kernel,
                StrBuf *out);
 
-/* Checks what a header needs: a C name, one parameter list across the
+/* Whether `name` can name the launchers: a C identifier that is no C or C++
+ * keyword, no name the header relies on or defines itself (tk_ and TK_ are
+ * its prefixes) and not reserved. `option`: it came from --out-name, not
+ * the kernel. false after reporting why to d. */
+bool aot_check_name(const char *name, bool option, Diag *d);
+/* Checks what a header needs: one parameter list across the
  * specialisations, no two with the same hints. false after reporting to d. */
 bool aot_check(const AotHeader *h, Diag *d);
 /* Writes the header (aot_check first). */

@@ -2,7 +2,8 @@
  * specialisations of one kernel. Assumes aot_check passed. Guarantees: the
  * text compiles as C11 and C++ with -Wall -Wextra -Werror; everything it
  * defines is static (a header per translation unit) and named after the
- * launcher; a parameter whose name C or C++ reserves gets a trailing '_'. */
+ * launcher; a parameter whose name C or C++ reserves gets a trailing '_'.
+ * The launcher's name is checked before anything is compiled (aot_check_name). */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,32 +12,79 @@
 
 /* ---- names and types ------------------------------------------------------------------- */
 
-static const char *const reserved_names[] = {
-    /* C and C++ keywords a Python parameter may be called */
-    "auto", "bool", "case", "char", "const", "default", "do", "double", "enum", "extern", "float",
-    "goto", "inline", "int", "long", "register", "restrict", "short", "signed", "sizeof",
-    "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "catch",
-    "class", "delete", "explicit", "export", "friend", "mutable", "namespace", "new", "operator",
-    "private", "protected", "public", "template", "this", "throw", "typename", "using",
-    "virtual", "alignas", "alignof", "constexpr", "decltype", "noexcept", "nullptr", "asm",
-    "thread_local", "static_assert", "typeid", "wchar_t", "char8_t", "char16_t", "char32_t",
-    "concept", "requires", "consteval", "constinit", "co_await", "co_return", "co_yield",
-    "bitand", "bitor", "compl", "xor", "xor_eq", "and_eq", "or_eq", "not_eq",
-    "dynamic_cast", "static_cast", "const_cast", "reinterpret_cast",
+/* Every name the header cannot give a launcher or a parameter, by why. A
+ * launcher with such a name, or a parameter left with one, would not compile
+ * (or would redefine what the header relies on). */
+typedef struct TakenNames {
+    const char *why;
+    const char *const *names;
+} TakenNames;
+
+static const char *const c_keywords[] = {
+    /* C11 to C23 */
+    "alignas", "alignof", "auto", "bool", "break", "case", "char", "const", "constexpr",
+    "continue", "default", "do", "double", "else", "enum", "extern", "false", "float", "for",
+    "goto", "if", "inline", "int", "long", "nullptr", "register", "restrict", "return", "short",
+    "signed", "sizeof", "static", "static_assert", "struct", "switch", "thread_local", "true",
+    "typedef", "typeof", "typeof_unqual", "union", "unsigned", "void", "volatile", "while",
+    "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128",
+    "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+    "_Thread_local",
+    /* C++ up to C++20, alternative tokens included */
+    "asm", "catch", "char8_t", "char16_t", "char32_t", "class", "co_await", "co_return",
+    "co_yield", "concept", "const_cast", "consteval", "constinit", "decltype", "delete",
+    "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept",
+    "operator", "private", "protected", "public", "reinterpret_cast", "requires", "static_cast",
+    "template", "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t",
+    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
+    NULL};
+
+static const char *const c_library_names[] = {
+    /* macros: the standard's, the compilers' in GNU modes, the ones the prelude uses */
+    "NULL", "EOF", "errno", "stdin", "stdout", "stderr", "assert", "offsetof", "noreturn",
+    "complex", "imaginary", "I", "linux", "unix", "va_start", "va_end", "va_arg", "va_copy",
+    "PTHREAD_MUTEX_INITIALIZER", "PTHREAD_ONCE_INIT", "RTLD_NOW", "RTLD_LOCAL",
+    /* types and functions of the C library the prelude names */
+    "va_list", "size_t", "uintptr_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+    "uint16_t", "uint32_t", "uint64_t", "dlopen", "dlsym", "dlerror", "pthread_once",
+    "pthread_once_t", "pthread_mutex_t", "pthread_mutex_lock", "pthread_mutex_unlock",
+    "snprintf", "vsnprintf", "getenv", "memcpy", NULL};
+
+static const char *const header_names[] = {
+    /* the prelude's names outside its tk_ and TK_ prefixes: the driver's struct tags */
+    "CUctx_st", "CUmod_st", "CUfunc_st", "CUstream_st",
     /* the launchers' own parameters */
-    "stream", "grid",
+    "stream", "grid", NULL};
+
+static const TakenNames taken[] = {
+    {"is a C or C++ keyword", c_keywords},
+    {"is a macro or a name of the C library that the header uses", c_library_names},
+    {"is one of the header's own names", header_names},
 };
 
-/* The parameter's name in C: as in Python unless C, C++ or the launcher
- * reserves it. */
+/* Why `name` cannot stand in the header as it is, or NULL when it can. */
+static const char *taken_why(const char *name)
+{
+    for (int t = 0; t < TK_ARRAY_LEN(taken); t++)
+        for (const char *const *n = taken[t].names; *n; n++)
+            if (strcmp(name, *n) == 0)
+                return taken[t].why;
+    if (strncmp(name, "tk_", 3) == 0 || strncmp(name, "TK_", 3) == 0 || strcmp(name, "tk") == 0 ||
+        strcmp(name, "TK") == 0)
+        return "starts with tk_ or TK_, the prefixes of the header's own names";
+    if ((name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z') || strstr(name, "__"))
+        return "is reserved in C and C++ (a leading underscore and a capital, or a double "
+               "underscore)";
+    return NULL;
+}
+
+/* The parameter's name in C: as in Python, with a trailing '_' where the
+ * Python name cannot stand in the header. */
 static void param_name(StrBuf *out, const AotParam *p)
 {
     sb_puts(out, p->name);
-    for (size_t i = 0; i < sizeof reserved_names / sizeof reserved_names[0]; i++)
-        if (strcmp(p->name, reserved_names[i]) == 0 || strncmp(p->name, "tk_aot_", 7) == 0) {
-            sb_putc(out, '_');
-            return;
-        }
+    if (taken_why(p->name))
+        sb_putc(out, '_');
 }
 
 /* Pointers are 64-bit device addresses; fp16 and bf16 travel as their bits. */
@@ -101,11 +149,22 @@ static bool same_hints(const AotSpec *a, const AotSpec *b)
     return true;
 }
 
+bool aot_check_name(const char *name, bool option, Diag *d)
+{
+    const char *why = c_identifier(name) ? taken_why(name) : "is not a C identifier";
+    if (!why)
+        return true;
+    if (option)
+        diag_plain(d, DIAG_ERROR, "--out-name '%s': the launcher name %s", name, why);
+    else
+        diag_plain(d, DIAG_ERROR, "kernel '%s': the name %s, so it cannot name the header's "
+                   "launcher; give another with --out-name", name, why);
+    return false;
+}
+
 bool aot_check(const AotHeader *h, Diag *d)
 {
     int errors = d->errors;
-    if (!c_identifier(h->name))
-        diag_plain(d, DIAG_ERROR, "the launcher name '%s' is not a C identifier", h->name);
     const AotSpec *first = &h->specs[0];
     for (int k = 1; k < h->nspecs; k++) {
         const AotSpec *s = &h->specs[k];

@@ -110,6 +110,8 @@ bool aot_lower(Compilation *c, const tk_compile_options *o, const char *kernel, 
                    "-s SIGNATURE per specialisation");
         return false;
     }
+    if (!aot_check_name(o->out_name ? o->out_name : kernel, o->out_name != NULL, &c->diag))
+        return false;
     int n = 1;
     for (const char *p = o->signature; *p; p++)
         n += *p == ';';

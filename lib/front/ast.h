@@ -106,6 +106,8 @@ struct Node {
     Span span;
     int op;    /* OpKind for operator nodes */
     int flags; /* NF_* */
+    int depth; /* levels of expression below and including this node, as
+                  the parser counts them (parse_deepen); 0 for a leaf */
     const char *name;
     const char *alias;
     const char *str;

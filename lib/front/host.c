@@ -13,29 +13,14 @@
 
 static bool host_known(const HostScan *h, const char *s, size_t len)
 {
-    for (int i = 0; i < h->nknown; i++)
-        if (strlen(h->known[i]) == len && memcmp(h->known[i], s, len) == 0)
-            return true;
-    return false;
+    return namemap_getn(&h->known, s, len) >= 0;
 }
 
 static void host_know(HostScan *h, const char *s, size_t len)
 {
-    if (host_known(h, s, len))
-        return;
-    if (h->nknown == h->kcap) {
-        int cap = h->kcap ? h->kcap * 2 : 32;
-        const char **nk = arena_alloc(h->lx->arena, sizeof(char *) * (size_t)cap);
-        if (!nk)
-            return;
-        if (h->nknown)
-            memcpy(nk, h->known, sizeof(char *) * (size_t)h->nknown);
-        h->known = nk;
-        h->kcap = cap;
-    }
-    h->known[h->nknown++] = arena_strndup(h->lx->arena, s, len);
+    if (!host_known(h, s, len))
+        namemap_put(h->lx->arena, &h->known, arena_strndup(h->lx->arena, s, len), 1);
 }
-
 
 static void host_bind(HostScan *h, const HostLine *L, size_t at, size_t len)
 {

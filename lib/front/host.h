@@ -23,8 +23,7 @@ typedef struct HostScan {
     size_t n;
     HostLine *lines;
     int nlines, cap;
-    const char **known; /* names the kept code binds (triton aliases, constants, kernels) */
-    int nknown, kcap;
+    NameMap known; /* names the kept code binds (triton aliases, constants, kernels) */
     PtrVec bound;    /* names the current host statement binds */
     PtrVec hosts;    /* the N_HOST nodes made so far, in line order */
     PtrVec wraps;    /* lines that call jit(...): `f = triton.jit(f)` */

@@ -22,6 +22,41 @@ Node *parse_node2(LexState *lx, NodeKind k, Span at, int op, Node *a, Node *b)
     n->op = op;
     n->a = a;
     n->b = b;
+    return parse_deepen(lx, n);
+}
+
+static int list_depth(const NodeList *l)
+{
+    int d = 0;
+    for (int i = 0; i < l->len; i++)
+        if (l->items[i] && l->items[i]->depth > d)
+            d = l->items[i]->depth;
+    return d;
+}
+
+/* A left-leaning chain (`a + a + ...`, `f()()...`, `x.y.y...`) costs the
+ * parser no stack, so only counting depth as the tree is built stops a
+ * 5 MB one-line expression before it fills memory: past PARSE_MAX_DEPTH
+ * the error is reported where the chain got too deep and the scanner gives
+ * up (fatal), ending the parse. */
+Node *parse_deepen(LexState *lx, Node *n)
+{
+    int d = list_depth(&n->list);
+    int l2 = list_depth(&n->list2), l3 = list_depth(&n->list3);
+    const Node *kids[3] = {n->a, n->b, n->c};
+    d = l2 > d ? l2 : d;
+    d = l3 > d ? l3 : d;
+    for (int i = 0; i < 3; i++)
+        if (kids[i] && kids[i]->depth > d)
+            d = kids[i]->depth;
+    n->depth = d + 1;
+    if (n->depth > PARSE_MAX_DEPTH && !lx->fatal) {
+        int col = n->span.end_col > 1 ? n->span.end_col - 1 : 1;
+        parse_error(lx, (Span){n->span.end_line, col, n->span.end_line, col + 1},
+                    "expression or block nested too deeply (the limit is %d levels)",
+                    PARSE_MAX_DEPTH);
+        lx->fatal = true;
+    }
     return n;
 }
 
@@ -66,7 +101,7 @@ Node *parse_seq(LexState *lx, ParseSeq s, Span at)
         return s.v.items[0];
     Node *t = parse_node(lx, N_TUPLE, at);
     t->list = parse_list(lx, s.v);
-    return t;
+    return parse_deepen(lx, t);
 }
 
 static const char *target_problem(const Node *n)
@@ -123,7 +158,7 @@ Node *parse_compare(LexState *lx, Span at, PtrVec parts)
     }
     c->list = (NodeList){items, n};
     c->cmp_ops = ops;
-    return c;
+    return parse_deepen(lx, c);
 }
 
 Node *parse_param(LexState *lx, Node *name, Node *annot, Node *dflt)

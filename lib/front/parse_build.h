@@ -10,6 +10,10 @@
 
 Node *parse_node(LexState *lx, NodeKind k, Span at);
 Node *parse_node2(LexState *lx, NodeKind k, Span at, int op, Node *a, Node *b);
+/* Sets n->depth from its children; past PARSE_MAX_DEPTH reports the error
+ * and stops the parse. Returns n. parse_node2 calls it; actions that attach
+ * lists or a third child afterwards call it again. */
+Node *parse_deepen(LexState *lx, Node *n);
 PtrVec parse_vec1(LexState *lx, void *item);
 void parse_vec_append(LexState *lx, PtrVec *to, PtrVec from);
 /* Copies a vector into a NodeList in the arena. */

@@ -8,25 +8,47 @@
 
 /* ---- environments ------------------------------------------------------------- */
 
+static int env_find(const Env *e, const char *name)
+{
+    if (e->index.n)
+        return namemap_get(&e->index, name);
+    for (int i = 0; i < e->n; i++)
+        if (strcmp(e->b[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Builds or extends the index once the Env is large; without memory it
+ * stays empty (or is dropped) and finding goes back to the linear scan. */
+static void env_index(Sema *s, Env *e)
+{
+    if (e->n <= ENV_INDEX_MIN)
+        return;
+    for (int i = e->index.n; i < e->n; i++)
+        if (!namemap_put(s->a, &e->index, e->b[i].name, i)) {
+            e->index = (NameMap){0};
+            return;
+        }
+}
+
 SVal *env_lookup(Env *e, const char *name, Span **at)
 {
-    for (int i = e->n - 1; i >= 0; i--)
-        if (strcmp(e->b[i].name, name) == 0) {
-            if (at)
-                *at = &e->b[i].at;
-            return &e->b[i].val;
-        }
-    return NULL;
+    int i = env_find(e, name);
+    if (i < 0)
+        return NULL;
+    if (at)
+        *at = &e->b[i].at;
+    return &e->b[i].val;
 }
 
 void env_set(Sema *s, Env *e, const char *name, SVal v, Span at)
 {
-    for (int i = 0; i < e->n; i++)
-        if (strcmp(e->b[i].name, name) == 0) {
-            e->b[i].val = v;
-            e->b[i].at = at;
-            return;
-        }
+    int i = env_find(e, name);
+    if (i >= 0) {
+        e->b[i].val = v;
+        e->b[i].at = at;
+        return;
+    }
     if (e->n == e->cap) {
         int cap = e->cap ? e->cap * 2 : 16;
         Binding *nb = arena_alloc(s->a, sizeof(Binding) * (size_t)cap);
@@ -36,6 +58,7 @@ void env_set(Sema *s, Env *e, const char *name, SVal v, Span at)
         e->cap = cap;
     }
     e->b[e->n++] = (Binding){name, v, at};
+    env_index(s, e);
 }
 
 Env env_copy(Sema *s, const Env *e)
@@ -46,6 +69,7 @@ Env env_copy(Sema *s, const Env *e)
     if (e->n)
         memcpy(c.b, e->b, sizeof(Binding) * (size_t)e->n);
     c.n = e->n;
+    env_index(s, &c);
     return c;
 }
 
@@ -389,6 +413,50 @@ int sema_kernel_names(const Node *module, const char ***names, Arena *a)
     }
     *names = out;
     return n;
+}
+
+/* Adds to `called` every name a call in `n` calls by its plain name,
+ * except `self` (a function calling itself is not a helper for that). */
+static void collect_calls(Arena *a, const Node *n, const char *self, NameMap *called);
+
+static void collect_list_calls(Arena *a, const NodeList *l, const char *self, NameMap *called)
+{
+    for (int i = 0; i < l->len; i++)
+        collect_calls(a, l->items[i], self, called);
+}
+
+static void collect_calls(Arena *a, const Node *n, const char *self, NameMap *called)
+{
+    if (!n)
+        return;
+    if (n->kind == N_CALL && n->a && n->a->kind == N_NAME && strcmp(n->a->name, self) != 0)
+        namemap_put(a, called, n->a->name, 1);
+    collect_calls(a, n->a, self, called);
+    collect_calls(a, n->b, self, called);
+    collect_calls(a, n->c, self, called);
+    collect_list_calls(a, &n->list, self, called);
+    collect_list_calls(a, &n->list2, self, called);
+    collect_list_calls(a, &n->list3, self, called);
+}
+
+/* One walk over every function's body collects the names called, so the
+ * cost is the size of the file, not kernels times file. */
+int sema_entry_kernels(const Node *module, const char ***names, Arena *a)
+{
+    const char **all;
+    int n = sema_kernel_names(module, &all, a);
+    NameMap called = {0};
+    for (int i = 0; n && i < module->list.len; i++) {
+        const Node *f = module->list.items[i];
+        if (f->kind == N_FUNC)
+            collect_list_calls(a, &f->list3, f->name, &called);
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (namemap_get(&called, all[i]) < 0)
+            all[k++] = all[i];
+    *names = all;
+    return k;
 }
 
 bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig *out)

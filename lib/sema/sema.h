@@ -49,9 +49,14 @@ typedef struct Binding {
     Span at;
 } Binding;
 
+/* Names are unique in an Env; once it holds more than ENV_INDEX_MIN of
+ * them (a module's globals: every function of the file) `index` maps each
+ * to its place in b, so binding and finding stay constant-time. */
+enum { ENV_INDEX_MIN = 16 };
 typedef struct Env {
     Binding *b;
     int n, cap;
+    NameMap index; /* empty until n passes ENV_INDEX_MIN */
 } Env;
 
 /* A pending "rest of the body": statements run after an if-branch falls

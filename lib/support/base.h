@@ -46,6 +46,19 @@ typedef struct PtrVec {
 } PtrVec;
 void vec_push(Arena *a, PtrVec *v, void *item);
 
+/* A set of names, each with an int, in an arena: open addressing, so
+ * finding one costs the same however many there are. Keys are not copied. */
+typedef struct NameMap {
+    const char **keys;
+    int *vals;
+    int n, cap; /* cap: 0 or a power of two */
+} NameMap;
+/* The value of `name`, or -1 when it is absent. */
+int namemap_get(const NameMap *m, const char *name);
+int namemap_getn(const NameMap *m, const char *name, size_t len); /* name: len bytes */
+/* Adds or replaces; false when the arena ran out (a->oom is set then). */
+bool namemap_put(Arena *a, NameMap *m, const char *name, int val);
+
 /* A growable byte buffer on the heap (for output text). */
 typedef struct StrBuf {
     char *data;
