@@ -51,6 +51,11 @@ bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *
 {
     const char *t = h->text;
     size_t p = L->start, end = L->end;
+    for (size_t c = p; c < end; c++)
+        if (t[c] == '#') { /* an import holds no string: a comment ends it */
+            end = c;
+            break;
+        }
     bool from = host_starts(h, L, "from");
     p += from ? 4 : 6;
     p = host_skip_ws(t, p, end);
