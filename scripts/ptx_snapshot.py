@@ -45,8 +45,12 @@ def jobs():
     for path in sorted(glob.glob(os.path.join(ROOT, "test", "codegen", "*.tk"))):
         for i, args in enumerate(run_line_commands(path)):
             yield f"codegen_{os.path.basename(path)}_{i}", args
-    for path in sorted(glob.glob(os.path.join(ROOT, "examples", "*.tk"))):
-        yield f"example_{os.path.basename(path)}", [path, "--emit=ptx", "-o", "-"]
+    sys.path.insert(0, os.path.join(ROOT, "test", "ir"))
+    import roundtrip
+    for args in roundtrip.example_commands():
+        for arch in ("sm_80", "sm_90a"):
+            yield f"example_{os.path.basename(args[0])}_{arch}", \
+                roundtrip.with_arch(args, arch) + ["--emit=ptx", "-o", "-"]
     import compile_time
     for label, src, kern, sig, consts, warps, stages in compile_time.jobs():
         for arch in ("sm_80", "sm_90a"):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """roundtrip.py: print -> read -> print of the IR is the identity, and the
 PTX of read IR is the PTX of the source, for every kernel the tests know:
-the corpus launches (test/corpus/corpus_cases.py), every tkc command of a
+the corpus launches (test/corpus/corpus_cases.py), the examples, every tkc command of a
 RUN line under test/ (the conformance kernels, the examples and the corpus
 files among them) and the bench kernels. Each is compiled at the target its
 command names and also at sm_80 and at sm_90a with --tma (where the IR holds
@@ -11,6 +11,7 @@ wgmma, TMA and warp-specialized forms).
 
 Prints one line per failure and a count; exit status 0 when every kernel
 round-trips, 1 otherwise."""
+import concurrent.futures
 import glob
 import os
 import re
@@ -25,6 +26,28 @@ SUBST = {"%conformance": os.path.join(ROOT, "test", "conformance"),
          "%examples": os.path.join(ROOT, "examples")}
 # options that do not change the kernel's IR
 DROP_WITH_VALUE = {"-o", "--out-name", "--cubin-arch"}
+
+# The examples as their C programs launch them: (file, kernel, signature, constexprs, warps)
+EXAMPLES = [
+    ("vector_add.tk", "vector_add", "*fp32,*fp32,*fp32,i32", {"BLOCK": 1024}, 4),
+    ("softmax.tk", "softmax", "*fp32,*fp32,i32,i32,i32", {"BLOCK": 1024}, 4),
+    ("softmax_persistent.tk", "softmax_persistent", "*fp32,*fp32,i32,i32,i32,i32",
+     {"BLOCK": 1024, "STAGES": 2}, 4),
+    ("grey.tk", "grey", "*u8,*u8,i32,i32", {"TH": 32, "TW": 32}, 4),
+    ("layernorm.tk", "layernorm", "*fp32,*fp32,*fp32,*fp32,*fp32,*fp32,i32,i32,fp32",
+     {"BLOCK": 1024}, 4),
+    ("matmul_autotune.tk", "matmul", "*fp16,*fp16,*fp16," + ",".join(["i32"] * 9),
+     {"BM": 128, "BN": 128, "BK": 64, "GROUP": 8}, 8),
+]
+
+
+def example_commands():
+    for file, kern, sig, consts, warps in EXAMPLES:
+        args = [os.path.join(ROOT, "examples", file), "-k", kern, "-s", sig,
+                "--num-warps", str(warps)]
+        for k, v in consts.items():
+            args += ["-D", f"{k}={v}"]
+        yield args
 
 
 def lit_commands():
@@ -119,8 +142,13 @@ def tkc(binary, args):
     return subprocess.run([binary] + args, capture_output=True)
 
 
-def check(binary, args, tmp):
+def check(binary, args):
     """None when the kernel round-trips (or does not compile at all), else why."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return check_in(binary, args, tmp)
+
+
+def check_in(binary, args, tmp):
     first = tkc(binary, args + ["--emit=ir", "-o", "-"])
     if first.returncode != 0 or b"kernel @" not in first.stdout:
         return None
@@ -147,16 +175,15 @@ def main():
     binary = sys.argv[1]
     verbose = "-v" in sys.argv[2:]
     jobs, seen = [], set()
-    for args in list(lit_commands()) + list(corpus_commands()) + list(bench_commands()):
+    for args in list(lit_commands()) + list(example_commands()) + list(corpus_commands()) + list(bench_commands()):
         for arch in sorted({arch_of(args), "sm_80", "sm_90a"}):
             a = with_arch(args, arch)
             if tuple(a) not in seen:
                 seen.add(tuple(a))
                 jobs.append(a)
     failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for a in jobs:
-            why = check(binary, a, tmp)
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        for a, why in zip(jobs, pool.map(lambda a: check(binary, a), jobs)):
             if why:
                 failed += 1
                 print("FAIL tkc " + " ".join(shlex.quote(x) for x in a) + "\n  " + why)
