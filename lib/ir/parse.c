@@ -1016,6 +1016,7 @@ static IrFunc *current(Parser *p)
 static bool layout_def(Parser *p)
 {
     Span at = here(p);
+    IrFunc *f = current(p);
     int64_t n;
     Layout l;
     if (!expect(p, "#L") || !int_in(p, 0, MAX_LAYOUTS - 1, &n))
@@ -1025,7 +1026,7 @@ static bool layout_def(Parser *p)
                        p->nlays);
     if (!expect(p, "=") || !parse_layout(p, &l, 0))
         return false;
-    const Layout *c = ir_layout_intern(current(p), &l);
+    const Layout *c = ir_layout_intern(f, &l);
     if (!c)
         return fail_at(p, at, "out of memory");
     if (p->nlays % 64 == 0) {
@@ -1174,7 +1175,13 @@ static bool finish_kernel(Parser *p, IrFunc *f)
             ir_renumber(f);
             break;
         }
-    return tmaps_fit(p, f) && !p->a->oom && ir_verify_as(f, p->d, DIAG_ERROR);
+    if (p->a->oom)
+        return fail_at(p, f->span, "out of memory");
+    if (!tmaps_fit(p, f))
+        return false;
+    if (!ir_verify_as(f, p->d, DIAG_ERROR))
+        p->failed = true; /* reported by the verifier */
+    return !p->failed;
 }
 
 /* "kernel @name(params) attrs {  // names" up to the closing '}'. */
