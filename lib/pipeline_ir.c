@@ -34,17 +34,24 @@ static int pass_index(const char *s, size_t n)
     return -1;
 }
 
+/* The name after the one at s: past its comma (an empty name after a
+ * trailing comma is one too), or NULL at the end. */
+static const char *next_pass(const char *s)
+{
+    s += strcspn(s, ",");
+    return *s ? s + 1 : NULL;
+}
+
 /* Checks every name of the list before anything runs. */
 static bool check_passes(Diag *d, const char *list)
 {
-    for (const char *s = list; s && *s;) {
+    for (const char *s = list && *list ? list : NULL; s; s = next_pass(s)) {
         size_t n = strcspn(s, ",");
         if (pass_index(s, n) < 0) {
             diag_plain(d, DIAG_ERROR, "unknown pass '%.*s' (fold, dce, cse, flatten, layout, "
                        "pipeline)", (int)n, s);
             return false;
         }
-        s += n + (s[n] == ',');
     }
     return true;
 }
@@ -52,9 +59,8 @@ static bool check_passes(Diag *d, const char *list)
 /* Runs the passes in order, verifying the IR after each. */
 static bool run_passes(Diag *d, IrFunc *f, const char *list)
 {
-    for (const char *s = list; s && *s;) {
-        size_t n = strcspn(s, ",");
-        int i = pass_index(s, n);
+    for (const char *s = list && *list ? list : NULL; s; s = next_pass(s)) {
+        int i = pass_index(s, strcspn(s, ","));
         bool ok = ir_passes[i].run(f);
         if (f->arena->oom) {
             diag_plain(d, DIAG_ERROR, "out of memory in pass %s on '%s'", ir_passes[i].name, f->name);
@@ -66,7 +72,6 @@ static bool run_passes(Diag *d, IrFunc *f, const char *list)
         }
         if (!ir_verify(f, d))
             return false;
-        s += n + (s[n] == ',');
     }
     return true;
 }
