@@ -415,7 +415,7 @@ static bool read_mma(Parser *p, Layout *l)
     Span at = (skip_blanks(p), here(p));
     int warps[TK_LAYOUT_MAX_RANK], n;
     l->rank = 2;
-    l->version = accept_word(p, "v3") ? 3 : 2;
+    l->version = accept_word(p, "v3") ? 3 : 0; /* 0: mma.sync, as layout_mma makes it */
     if (l->version == 3 && !expect(p, ","))
         return false;
     if (!expect(p, l->version == 3 ? "m64nNk" : "m16n8k") || !int32_in(p, 8, 32, &l->instr_k) ||
@@ -794,8 +794,8 @@ static bool parse_suffix(Parser *p, IrKind k, OpText *t)
     }
 }
 
-/* The constant's value for its result type: ints (true/false for i1) or
- * floats, with ival and fval both set as ir_const_int/ir_const_float do. */
+/* The constant's value for its result type: ints (true/false for i1), with
+ * fval the same value, or floats, with ival 0, as sema makes them. */
 static bool const_value(Parser *p, OpText *t, Type ty, IrOp *op)
 {
     const char *s = t->literal;
@@ -806,7 +806,7 @@ static bool const_value(Parser *p, OpText *t, Type ty, IrOp *op)
         if (*end || (errno && isfinite(v) && fabs(v) > 1.0))
             return fail_at(p, t->literal_at, "bad float constant '%s'", s);
         op->fval = v;
-        op->ival = v >= -0x1p63 && v < 0x1p63 && (double)(int64_t)v == v ? (int64_t)v : 0;
+        op->ival = 0; /* as sema and pass_fold make float constants */
         return true;
     }
     if (ty.dt == DT_I1 && (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)) {
