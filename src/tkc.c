@@ -29,6 +29,8 @@ typedef struct Options {
     int nsignatures;
     const char *cubin_archs[MAX_ARCHS + 1]; /* --cubin-arch, NULL-terminated */
     int narchs;
+    const char *lang;   /* -x: "tk", "ir", or NULL (from the file name) */
+    const char *passes; /* --passes: the passes to run on IR input */
 } Options;
 
 static const struct {
@@ -71,6 +73,12 @@ static void usage(FILE *f)
             "  --out-name NAME     header: the launcher's C name (default: the kernel's)\n"
             "  --cubin-arch ARCH   header: also embed a cubin for ARCH where one can be\n"
             "                      assembled (repeatable)\n"
+            "  -x LANG             the input language: tk (source) or ir (the text of\n"
+            "                      --emit=ir; the default for files ending in .tkir)\n"
+            "  --passes=LIST       IR input: the passes to run, comma-separated, in order\n"
+            "                      (fold, dce, cse, flatten, layout, pipeline); without\n"
+            "                      it none runs, since IR from --emit=ir has been through\n"
+            "                      them all already\n"
             "  -v, --version       print the version\n"
             "  -h, --help          print this help\n"
             "\n");
@@ -227,6 +235,12 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
             o->c.num_stages = n;
         } else if (strcmp(a, "--tma") == 0) {
             o->c.tma = 1;
+        } else if (is_opt(a, "-x")) {
+            if (!(v = take_value(argc, argv, &i, "-x")) || (strcmp(v, "tk") && strcmp(v, "ir")))
+                return fail("-x needs tk or ir, got '%s'", v ? v : "");
+            o->lang = v;
+        } else if (strncmp(a, "--passes=", 9) == 0) {
+            o->passes = a + 9;
         } else if (a[0] == '-' && a[1]) {
             return fail("unknown option '%s' (see tkc --help)", a);
         } else if (o->input) {
@@ -237,6 +251,12 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
     }
     if (!o->input)
         return fail("no input file%s (see tkc --help)", "");
+    if (!o->lang) {
+        size_t len = strlen(o->input);
+        o->lang = len > 5 && strcmp(o->input + len - 5, ".tkir") == 0 ? "ir" : "tk";
+    }
+    if (o->passes && strcmp(o->lang, "ir") != 0)
+        return fail("--passes goes with IR input (-x ir or a .tkir file)%s", "");
     if (o->nsignatures > 1 && o->c.emit != TK_EMIT_HEADER)
         return fail("several -s options make the specialisations of --emit=header%s; other "
                     "outputs take one", "");
@@ -289,6 +309,8 @@ static char *default_output(const Options *o)
     size_t n = strlen(o->input);
     if (n > 3 && strcmp(o->input + n - 3, ".tk") == 0)
         n -= 3;
+    else if (n > 5 && strcmp(o->input + n - 5, ".tkir") == 0)
+        n -= 5;
     char *path = malloc(n + strlen(ext) + 1);
     if (path) {
         memcpy(path, o->input, n);
@@ -348,7 +370,9 @@ int main(int argc, char **argv)
     }
     char *out = NULL, *diags = NULL;
     size_t out_len = 0;
-    tk_status st = tk_compile(o.input, src, len, &o.c, &out, &out_len, &diags);
+    tk_status st = strcmp(o.lang, "ir") == 0
+                       ? tk_compile_ir(o.input, src, len, &o.c, o.passes, &out, &out_len, &diags)
+                       : tk_compile(o.input, src, len, &o.c, &out, &out_len, &diags);
     if (diags)
         fputs(diags, stderr);
     int rc = 1;

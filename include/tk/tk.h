@@ -168,6 +168,18 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
                      char **diags);
 void tk_free_text(char *text);
 
+/* Compiles tk's block IR, the text TK_EMIT_IR gives, instead of source: its
+ * kernels (opts->kernel picks one by name) go through the passes `passes`
+ * names, comma-separated, in order (fold, dce, cse, flatten, layout,
+ * pipeline; NULL or "": none), then to TK_EMIT_IR, TK_EMIT_LLVM or
+ * TK_EMIT_PTX as with tk_compile. The IR says the target, warps and stages;
+ * opts->arch, when set, must agree with it, and the options that shape
+ * specialisation (defines, signature, num_warps, num_stages, tma) are
+ * refused. Errors in the text come back in *diags as file:line:col. */
+tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
+                        const tk_compile_options *opts, const char *passes, char **out,
+                        size_t *out_len, char **diags);
+
 /* ---- the runtime ------------------------------------------------------------- */
 
 /* The first launch of a kernel with a new key (source, kernel, constexpr

@@ -452,6 +452,13 @@ void ir_print(StrBuf *out, const IrFunc *f);
 const Layout *ir_layout_intern(IrFunc *f, const Layout *l);
 /* Checks the invariants above; reports "internal error" diagnostics. */
 bool ir_verify(const IrFunc *f, Diag *d);
+/* ir_verify reporting diagnostics of the given kind: DIAG_ERROR for IR
+ * that came from text, where a broken invariant is the text's fault. */
+bool ir_verify_as(const IrFunc *f, Diag *d, DiagKind kind);
+/* Reads the text ir_print writes (ir/parse.c): the kernels of src, built
+ * in arena a and verified, into *out (an arena array). Returns how many,
+ * or -1 after reporting errors to d. */
+int ir_parse(const Source *src, Arena *a, Diag *d, IrFunc ***out);
 /* The layout invariants, once pass_layout has run (verify_layout.c). */
 bool ir_verify_layouts(const IrFunc *f, Diag *d);
 

@@ -5,7 +5,7 @@
  *
  * Shape:
  *   #L0 = blocked<spt=[4], tpw=[32], wpc=[4], order=[0]>   layouts (pass_layout)
- *   kernel @name(%0: ptr<fp32> {div=16}, %1: i32) num_warps=4 num_stages=3 {
+ *   kernel @name(%0: ptr<fp32> {div=16}, %1: i32) num_warps=4 num_stages=3 arch=sm_80 {  // p, n
  *     %2 = program_id 0 : i32
  *     %3 = const 1024 : i32                      consts: ints, true/false, floats
  *     %4 = mul %2, %3 : i32                      elementwise: operands : result type
@@ -16,14 +16,18 @@
  *     store %p, %v, %mask
  *     %9 = reduce sum axis=0 %x : fp32
  *     %10, %11 = for %lb, %ub, %st iter(%a, %b) num_stages=2 : fp32, i32 {
- *     ^(%12: i32, %13: fp32, %14: i32):           region arguments
+ *     ^(%12: i32, %13: fp32, %14: i32):  // i, acc, n   region arguments
  *       yield %15, %16
  *     }
  *     %17 = if %c : i32 { ... } else { ... }     while: { before } do { after }
  *   }
  * Attributes follow the mnemonic as `key=value` (or a bare word); source
  * variable names of the results, if known, end the line (after the `{` of an
- * op with regions) as `// name` or `// a, _, c`. */
+ * op with regions) as `// name` or `// a, _, c`, and so do those of the
+ * parameters and region arguments. The kernel line ends with what passes
+ * need of the function: its target (arch=), whether tensor maps may be
+ * added (tma), the shared ring buffers (buffers=) and the producer warps.
+ * ir/parse.c reads all of it back: keep the two in step. */
 #include "ir/ir.h"
 
 #include <math.h>
@@ -206,8 +210,11 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_ASSERT:
         sb_puts(sb, " ");
         print_string(sb, op->str);
-        if (op->str2)
-            sb_printf(sb, " at %s:%lld", op->str2, (long long)op->ival);
+        if (op->str2) {
+            sb_puts(sb, " at ");
+            print_string(sb, op->str2);
+            sb_printf(sb, ":%lld", (long long)op->ival);
+        }
         break;
     case IR_RAND: if (op->ival) sb_printf(sb, " rounds=%lld", (long long)op->ival); break;
     default: break;
@@ -240,19 +247,24 @@ static void indent(StrBuf *sb, int depth)
 
 static void print_block(StrBuf *sb, const IrBlock *b, int depth);
 
-/* "  // a, b" from the results' source names, or nothing. */
-static void print_names(StrBuf *sb, const IrOp *op)
+/* "  // a, b" from the values' source names, or nothing. */
+static void print_value_names(StrBuf *sb, IrValue *const *vs, int n)
 {
     bool any = false;
-    for (int i = 0; i < op->nres; i++)
-        any |= op->results[i] && op->results[i]->name && op->results[i]->name[0];
+    for (int i = 0; vs && i < n; i++)
+        any |= vs[i] && vs[i]->name && vs[i]->name[0];
     if (!any)
         return;
     sb_puts(sb, "  //");
-    for (int i = 0; i < op->nres; i++) {
-        const char *n = op->results[i] ? op->results[i]->name : NULL;
-        sb_printf(sb, "%s %s", i ? "," : "", n && n[0] ? n : "_");
+    for (int i = 0; i < n; i++) {
+        const char *name = vs[i] ? vs[i]->name : NULL;
+        sb_printf(sb, "%s %s", i ? "," : "", name && name[0] ? name : "_");
     }
+}
+
+static void print_names(StrBuf *sb, const IrOp *op)
+{
+    print_value_names(sb, op->results, op->nres);
 }
 
 static void print_regions(StrBuf *sb, const IrOp *op, int depth)
@@ -284,7 +296,9 @@ static void print_regions(StrBuf *sb, const IrOp *op, int depth)
                     print_layout_ref(sb, arg);
                 }
             }
-            sb_puts(sb, "):\n");
+            sb_puts(sb, "):");
+            print_value_names(sb, b->args, b->nargs);
+            sb_putc(sb, '\n');
         }
         print_block(sb, b, depth + 1);
         indent(sb, depth);
@@ -386,9 +400,18 @@ void ir_print(StrBuf *out, const IrFunc *f)
             sb_printf(out, " {div=%d}", f->params[i].divisibility);
     }
     sb_printf(out, ") num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
+    if (f->arch)
+        sb_printf(out, " arch=%s", f->arch);
+    if (f->tma)
+        sb_puts(out, " tma");
+    if (f->nbuffers)
+        sb_printf(out, " buffers=%d", f->nbuffers);
     if (f->producer_warps)
         sb_printf(out, " producer_warps=%d", f->producer_warps);
-    sb_puts(out, " {\n");
+    sb_puts(out, " {");
+    if (body)
+        print_value_names(out, body->args, body->nargs);
+    sb_putc(out, '\n');
     print_block(out, body, 1);
     sb_puts(out, "}\n");
 }

@@ -18,7 +18,7 @@ void ir_vfail(Verifier *v, const IrOp *op, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     Span at = op ? op->span : v->f->span;
-    diag_report(v->d, DIAG_INTERNAL, at, "IR verifier: %s%s%s%s in @%s", op ? "'" : "",
+    diag_report(v->d, v->kind, at, "IR verifier: %s%s%s%s in @%s", op ? "'" : "",
                 op ? ir_kind_name(op->kind) : "", op ? "': " : "", msg,
                 v->f->name ? v->f->name : "?");
     v->ok = false;
@@ -173,10 +173,15 @@ static void verify_params(Verifier *v)
 
 bool ir_verify(const IrFunc *f, Diag *d)
 {
-    Verifier v = {f, d, NULL, NULL, f ? f->next_id : 0, true};
+    return ir_verify_as(f, d, DIAG_INTERNAL);
+}
+
+bool ir_verify_as(const IrFunc *f, Diag *d, DiagKind kind)
+{
+    Verifier v = {f, d, NULL, NULL, f ? f->next_id : 0, true, kind};
     if (!f || !f->body) {
         Span none = {0, 0, 0, 0};
-        diag_report(d, DIAG_INTERNAL, none, "IR verifier: function has no body");
+        diag_report(d, kind, none, "IR verifier: function has no body");
         return false;
     }
     size_t n = (size_t)(v.nids > 0 ? v.nids : 1);
@@ -185,7 +190,7 @@ bool ir_verify(const IrFunc *f, Diag *d)
     if (!v.in_scope || !v.seen) {
         tk_xfree(v.in_scope);
         tk_xfree(v.seen);
-        diag_report(d, DIAG_INTERNAL, f->span, "IR verifier: out of memory");
+        diag_report(d, kind, f->span, "IR verifier: out of memory");
         return false;
     }
     memset(v.in_scope, 0, n);
@@ -200,5 +205,5 @@ bool ir_verify(const IrFunc *f, Diag *d)
         }
     tk_xfree(v.in_scope);
     tk_xfree(v.seen);
-    return v.ok && ir_verify_layouts(f, d);
+    return v.ok && ir_verify_layouts_as(f, d, kind);
 }

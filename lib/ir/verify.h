@@ -13,6 +13,7 @@ typedef struct Verifier {
     unsigned char *seen;     /* by id: defined somewhere already */
     int nids;
     bool ok;
+    DiagKind kind; /* DIAG_INTERNAL, or DIAG_ERROR for IR read from text */
 } Verifier;
 
 /* Reports one problem at op's span (the function's without op). */
@@ -20,6 +21,8 @@ void ir_vfail(Verifier *v, const IrOp *op, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A short type text for messages (rotating buffers, so two fit in one call). */
 const char *ir_vtype(Type t);
+/* ir_verify_layouts reporting diagnostics of the given kind. */
+bool ir_verify_layouts_as(const IrFunc *f, Diag *d, DiagKind kind);
 /* The operand counts and types op's kind needs. */
 void ir_check_kind(Verifier *v, const IrOp *op);
 

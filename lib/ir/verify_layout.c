@@ -3,19 +3,21 @@
  * has one, and nothing is checked): every block value has a layout with a
  * linear form for its shape; elementwise ops, loads, stores and loop-carried
  * values agree with their operands; a tensor-core dot reads dot_op operands
- * of its own mma layout. Reports "internal error" diagnostics. */
-#include "ir/ir.h"
+ * of its own mma layout. Reports "internal error" diagnostics (or errors,
+ * for IR read from text). */
+#include "ir/verify.h"
 
 typedef struct LayoutCheck {
     const IrFunc *f;
     Diag *d;
+    DiagKind kind;
     bool ok;
 } LayoutCheck;
 
 static void lfail(LayoutCheck *c, const IrOp *op, const char *what, const IrValue *v)
 {
     if (c->ok)
-        diag_report(c->d, DIAG_INTERNAL, op->span, "IR verifier: '%s': %s (value %%%d) in @%s",
+        diag_report(c->d, c->kind, op->span, "IR verifier: '%s': %s (value %%%d) in @%s",
                     ir_kind_name(op->kind), what, v ? v->id : -1, c->f->name ? c->f->name : "?");
     c->ok = false;
 }
@@ -88,9 +90,14 @@ static bool check_op(IrOp *op, void *ctx)
 
 bool ir_verify_layouts(const IrFunc *f, Diag *d)
 {
+    return ir_verify_layouts_as(f, d, DIAG_INTERNAL);
+}
+
+bool ir_verify_layouts_as(const IrFunc *f, Diag *d, DiagKind kind)
+{
     if (!f || !f->body || f->nlayouts == 0)
         return true;
-    LayoutCheck c = {f, d, true};
+    LayoutCheck c = {f, d, kind, true};
     ir_walk(f->body, check_op, &c);
     return c.ok;
 }

@@ -24,7 +24,7 @@ static void test_dtypes(Arena *a)
 
 static const char *expected =
     "kernel @vector_add(%0: ptr<fp32> {div=16}, %1: ptr<fp32>, %2: ptr<fp32>, %3: i32) "
-    "num_warps=4 num_stages=3 {\n"
+    "num_warps=4 num_stages=3 {  // x, y, out, n\n"
     "  %4 = program_id 0 : i32  // pid\n"
     "  %5 = const 1024 : i32\n"
     "  %6 = mul %4, %5 : i32\n"

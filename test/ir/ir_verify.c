@@ -96,7 +96,8 @@ static void test_good(Arena *a)
     char *txt = t_print(f);
     if (getenv("IR_DUMP"))
         fputs(txt, stderr);
-    CHECK(txt && strstr(txt, "%5, %6 = for %2, %1, %3 iter(%4, %2) : fp32, i32 {\n  ^(%7: i32, %8: fp32, %9: i32):\n"));
+    CHECK(txt && strstr(txt, "%5, %6 = for %2, %1, %3 iter(%4, %2) : fp32, i32 {\n"
+                             "  ^(%7: i32, %8: fp32, %9: i32):  // i, acc, k\n"));
     CHECK(txt && strstr(txt, "} else {\n"));
     CHECK(txt && strstr(txt, "} do {\n"));
     CHECK(txt && strstr(txt, "reduce custom axis=1"));

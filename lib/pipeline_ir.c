@@ -1,0 +1,175 @@
+/* pipeline_ir.c: the compiler driver's second entry, for IR read back from
+ * the text --emit=ir writes: IR -> the named passes -> IR, LLVM IR or PTX.
+ * Nothing runs that the caller did not name, so a test can run one pass on
+ * IR it wrote; the IR already says the target, warps and stages that
+ * specialisation would have chosen. Guarantees as tk_compile: the whole
+ * output or none of it, plus the diagnostics. */
+#include "compiler.h"
+
+#include <string.h>
+
+#include "tk/tk.h"
+
+static bool run_layout(IrFunc *f) { return pass_layout(f); }
+static bool run_flatten(IrFunc *f) { return pass_flatten(f), true; }
+static bool run_fold(IrFunc *f) { return pass_fold(f), true; }
+static bool run_dce(IrFunc *f) { return pass_dce(f), true; }
+static bool run_cse(IrFunc *f) { return pass_cse(f), true; }
+static bool run_pipeline(IrFunc *f) { return pass_pipeline(f), true; }
+
+static const struct {
+    const char *name;
+    bool (*run)(IrFunc *f); /* false: the pass could not do its work */
+} ir_passes[] = {
+    {"fold", run_fold},     {"dce", run_dce},       {"cse", run_cse},
+    {"flatten", run_flatten}, {"layout", run_layout}, {"pipeline", run_pipeline},
+};
+
+/* The pass named by the n bytes at s; -1 if none is. */
+static int pass_index(const char *s, size_t n)
+{
+    for (int i = 0; i < TK_ARRAY_LEN(ir_passes); i++)
+        if (strlen(ir_passes[i].name) == n && strncmp(ir_passes[i].name, s, n) == 0)
+            return i;
+    return -1;
+}
+
+/* The name after the one at s: past its comma (an empty name after a
+ * trailing comma is one too), or NULL at the end. */
+static const char *next_pass(const char *s)
+{
+    s += strcspn(s, ",");
+    return *s ? s + 1 : NULL;
+}
+
+/* Checks every name of the list before anything runs. */
+static bool check_passes(Diag *d, const char *list)
+{
+    for (const char *s = list && *list ? list : NULL; s; s = next_pass(s)) {
+        size_t n = strcspn(s, ",");
+        if (pass_index(s, n) < 0) {
+            diag_plain(d, DIAG_ERROR, "unknown pass '%.*s' (fold, dce, cse, flatten, layout, "
+                       "pipeline)", (int)n, s);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Runs the passes in order, verifying the IR after each. */
+static bool run_passes(Diag *d, IrFunc *f, const char *list)
+{
+    for (const char *s = list && *list ? list : NULL; s; s = next_pass(s)) {
+        int i = pass_index(s, strcspn(s, ","));
+        bool ok = ir_passes[i].run(f);
+        if (f->arena->oom) {
+            diag_plain(d, DIAG_ERROR, "out of memory in pass %s on '%s'", ir_passes[i].name, f->name);
+            return false;
+        }
+        if (!ok) {
+            diag_plain(d, DIAG_ERROR, "pass %s failed on '%s'", ir_passes[i].name, f->name);
+            return false;
+        }
+        if (!ir_verify(f, d))
+            return false;
+    }
+    return true;
+}
+
+static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, StrBuf *out)
+{
+    if (o->emit == TK_EMIT_IR) {
+        ir_print(out, f);
+        return true;
+    }
+    const char *arch = f->arch ? f->arch : o->arch ? o->arch : "sm_80";
+    if (o->arch && strcmp(o->arch, arch) != 0) {
+        diag_plain(&c->diag, DIAG_ERROR, "'%s' was specialised for %s, not %s", f->name, arch,
+                   o->arch);
+        return false;
+    }
+    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
+    StrBuf ptx;
+    sb_init(&ptx);
+    int errors = c->diag.errors;
+    bool ok = cg_compile(f, &cg, &c->diag, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx) &&
+              c->diag.errors == errors;
+    if (ok && o->emit == TK_EMIT_PTX)
+        sb_write(out, ptx.data ? ptx.data : "", ptx.len);
+    sb_free(&ptx);
+    return ok;
+}
+
+static bool options_fit(Diag *d, const tk_compile_options *o)
+{
+    if (o->emit != TK_EMIT_IR && o->emit != TK_EMIT_LLVM && o->emit != TK_EMIT_PTX)
+        diag_plain(d, DIAG_ERROR, "IR input gives --emit=ir, llvm or ptx only");
+    else if (o->ndefines || o->signature || o->num_warps > 0 || o->num_stages > 0 || o->tma)
+        diag_plain(d, DIAG_ERROR, "IR input is specialised already: no -D, --signature, "
+                   "--num-warps, --num-stages or --tma");
+    return d->errors == 0;
+}
+
+/* The kernels to lower: the one opts->kernel names, or all of them. */
+static int choose(Compilation *c, const tk_compile_options *o, IrFunc **fs, int n)
+{
+    if (!o->kernel)
+        return n;
+    for (int i = 0; i < n; i++)
+        if (strcmp(fs[i]->name, o->kernel) == 0) {
+            fs[0] = fs[i];
+            return 1;
+        }
+    diag_plain(&c->diag, DIAG_ERROR, "no kernel '%s' in the IR", o->kernel);
+    return 0;
+}
+
+static bool lower_ir_file(Compilation *c, const tk_compile_options *o, const char *passes,
+                          StrBuf *out)
+{
+    IrFunc **fs;
+    if (!options_fit(&c->diag, o) || !check_passes(&c->diag, passes))
+        return false;
+    int n = ir_parse(&c->src, &c->arena, &c->diag, &fs);
+    if (n > 0)
+        n = choose(c, o, fs, n);
+    if (n > 1 && o->emit != TK_EMIT_IR) {
+        diag_plain(&c->diag, DIAG_ERROR, "the IR has several kernels; choose one with -k");
+        return false;
+    }
+    bool ok = n > 0;
+    for (int i = 0; i < n && ok; i++)
+        ok = run_passes(&c->diag, fs[i], passes) && lower_ir(c, o, fs[i], out);
+    return ok;
+}
+
+tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
+                        const tk_compile_options *opts, const char *passes, char **out,
+                        size_t *out_len, char **diags)
+{
+    if (out)
+        *out = NULL;
+    if (diags)
+        *diags = NULL;
+    if (!text || !opts || !out)
+        return TK_ERR_INVALID;
+    Compilation c;
+    if (!comp_init(&c, filename, text, len))
+        return TK_ERR_NO_MEMORY;
+    StrBuf res;
+    sb_init(&res);
+    bool ok = lower_ir_file(&c, opts, passes, &res) && c.diag.errors == 0;
+    if (c.arena.oom || res.oom) {
+        ok = false;
+        diag_plain(&c.diag, DIAG_ERROR, "out of memory");
+    }
+    if (diags && c.diag.text.len)
+        *diags = sb_take(&c.diag.text, NULL);
+    if (ok)
+        *out = sb_take(&res, out_len);
+    sb_free(&res);
+    comp_free(&c);
+    if (ok && !*out)
+        return TK_ERR_NO_MEMORY;
+    return ok ? TK_OK : TK_ERR_COMPILE;
+}
