@@ -261,5 +261,10 @@ bool comp_lower(Diag *d, IrFunc *f);
 /* Lowers (comp_lower) and turns the IR into LLVM IR text (llvm may be NULL)
  * and PTX text. */
 bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx);
+/* The checks of tk_compile's options, for the API function `fn`:
+ * TK_ERR_INVALID naming the argument, or TK_OK. */
+tk_status comp_check_options(const char *fn, const tk_compile_options *o);
+/* Sets tk_last_error after a failed compilation to its diagnostics. */
+tk_status comp_failed(tk_status s, const Compilation *c);
 
 #endif

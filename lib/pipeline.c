@@ -224,9 +224,8 @@ static bool run_stages(Compilation *c, const tk_compile_options *o, StrBuf *out)
 
 /* Every option tk_compile reads, checked before anything is compiled:
  * TK_ERR_INVALID naming the argument, or TK_OK. */
-static tk_status check_options(const tk_compile_options *o)
+tk_status comp_check_options(const char *fn, const tk_compile_options *o)
 {
-    static const char fn[] = "tk_compile";
     tk_status s = rt_check_count(fn, "defines", o->defines, "ndefines", o->ndefines);
     for (int i = 0; s == TK_OK && i < o->ndefines; i++)
         if (!o->defines[i].name || !o->defines[i].value)
@@ -249,7 +248,7 @@ static tk_status check_options(const tk_compile_options *o)
 
 /* tk_last_error after a failed compilation: the diagnostics (cut to the
  * message buffer) whether or not the caller asked for them. */
-static tk_status compile_failed(tk_status s, const Compilation *c)
+tk_status comp_failed(tk_status s, const Compilation *c)
 {
     const char *text = c->diag.text.data;
     if (text && *text)
@@ -267,7 +266,7 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
         *diags = NULL;
     if (!src || !opts || !out)
         return rt_null_arg("tk_compile", !src ? "src" : !opts ? "opts" : "out");
-    tk_status s = check_options(opts);
+    tk_status s = comp_check_options("tk_compile", opts);
     if (s != TK_OK)
         return s;
     Compilation c;
@@ -288,7 +287,7 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
             s = TK_ERR_NO_MEMORY;
     }
     if (s != TK_OK)
-        compile_failed(s, &c);
+        comp_failed(s, &c);
     if (diags && c.diag.text.len)
         *diags = sb_take(&c.diag.text, NULL);
     sb_free(&text);

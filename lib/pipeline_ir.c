@@ -152,10 +152,13 @@ tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
     if (diags)
         *diags = NULL;
     if (!text || !opts || !out)
-        return TK_ERR_INVALID;
+        return rt_null_arg("tk_compile_ir", !text ? "text" : !opts ? "opts" : "out");
+    tk_status s = comp_check_options("tk_compile_ir", opts);
+    if (s != TK_OK)
+        return s;
     Compilation c;
     if (!comp_init(&c, filename, text, len))
-        return TK_ERR_NO_MEMORY;
+        return rt_error(TK_ERR_NO_MEMORY, "tk_compile_ir: out of memory for %zu bytes of IR", len);
     StrBuf res;
     sb_init(&res);
     bool ok = lower_ir_file(&c, opts, passes, &res) && c.diag.errors == 0;
@@ -163,13 +166,17 @@ tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
         ok = false;
         diag_plain(&c.diag, DIAG_ERROR, "out of memory");
     }
+    s = ok ? TK_OK : TK_ERR_COMPILE;
+    if (ok) {
+        *out = sb_take(&res, out_len);
+        if (!*out)
+            s = TK_ERR_NO_MEMORY;
+    }
+    if (s != TK_OK)
+        comp_failed(s, &c);
     if (diags && c.diag.text.len)
         *diags = sb_take(&c.diag.text, NULL);
-    if (ok)
-        *out = sb_take(&res, out_len);
     sb_free(&res);
     comp_free(&c);
-    if (ok && !*out)
-        return TK_ERR_NO_MEMORY;
-    return ok ? TK_OK : TK_ERR_COMPILE;
+    return s;
 }

@@ -385,13 +385,42 @@ static void check_twice(void)
     tk_module_destroy(m);
 }
 
+/* tk_compile_ir: the same pointer and option checks as tk_compile, and a
+ * failure sets tk_last_error without diags. */
+static void test_compile_ir(void)
+{
+    tk_compile_options o = {.kernel = "twice", .emit = TK_EMIT_IR, .signature = "*fp32,*fp32,i32",
+                            .defines = (tk_define[]){{"BLOCK", "32"}}, .ndefines = 1};
+    char *ir = NULL, *out = NULL, *diags = NULL;
+    size_t len = 0;
+    CHECK_OK(tk_compile("t.tk", source, strlen(source), &o, &ir, &len, NULL));
+    tk_compile_options io = {.emit = TK_EMIT_IR};
+    CHECK_INVALID(tk_compile_ir("t.tkir", NULL, 3, &io, NULL, &out, &len, &diags),
+                  "tk_compile_ir: text is NULL");
+    CHECK(out == NULL && diags == NULL);
+    CHECK_INVALID(tk_compile_ir("t.tkir", ir, len, NULL, NULL, &out, &len, &diags),
+                  "tk_compile_ir: opts is NULL");
+    CHECK_INVALID(tk_compile_ir("t.tkir", ir, len, &io, NULL, NULL, &len, &diags),
+                  "tk_compile_ir: out is NULL");
+    io.emit = (tk_emit)99;
+    CHECK_INVALID(tk_compile_ir("t.tkir", ir, len, &io, NULL, &out, &len, NULL),
+                  "tk_compile_ir: emit is 99");
+    io.emit = TK_EMIT_IR;
+    CHECK_FAILS(tk_compile_ir("t.tkir", "kernel @k(", 10, &io, NULL, &out, &len, NULL),
+                TK_ERR_COMPILE, "t.tkir:1:");
+    CHECK_OK(tk_compile_ir(NULL, ir, strlen(ir), &io, NULL, &out, NULL, NULL));
+    CHECK(out && strstr(out, "twice"));
+    tk_free_text(out);
+    tk_free_text(ir);
+}
+
 /* ---- every function of tk.h is covered ------------------------------------------------------ */
 
 static const char *const covered[] = {
     "tk_last_error", "tk_status_name", "tk_version", "tk_f32_to_f16", "tk_f16_to_f32",
     "tk_f32_to_bf16", "tk_bf16_to_f32", "tk_f32_to_fp8e4nv", "tk_fp8e4nv_to_f32",
     "tk_f32_to_fp8e5", "tk_fp8e5_to_f32", /* test_plain */
-    "tk_compile", "tk_free_text", /* test_compile_* */
+    "tk_compile", "tk_compile_ir", "tk_free_text", /* test_compile_* */
     "tk_context_create", "tk_context_destroy", /* test_context */
     "tk_alloc", "tk_free", "tk_copy_to", "tk_copy_from", "tk_memset", "tk_synchronize",
     "tk_device_properties", "tk_occupancy", /* test_memory */
@@ -456,6 +485,7 @@ int main(void)
     test_compile_pointers();
     test_compile_values();
     test_compile_last_error();
+    test_compile_ir();
     test_context();
     CHECK_OK(tk_alloc(ctx, N * sizeof(float), &dx));
     CHECK_OK(tk_alloc(ctx, N * sizeof(float), &dout));
