@@ -254,13 +254,19 @@ bool comp_parse(Compilation *c);
  * c->diag), so several builds of one module may run in parallel threads. */
 /* Specialises one kernel into IR allocated in ir_arena, then verifies and
  * runs the IR passes. NULL after reporting errors to d. */
-IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena);
+IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena,
+                        const PassOptions *po);
 /* The IR passes only GPU code runs (software pipelining); what the
  * interpreter runs stops before them. */
-bool comp_lower(Diag *d, IrFunc *f);
+bool comp_lower(Diag *d, IrFunc *f, const PassOptions *po);
 /* Lowers (comp_lower) and turns the IR into LLVM IR text (llvm may be NULL)
  * and PTX text. */
-bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx);
+bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, const PassOptions *po, StrBuf *llvm,
+                  StrBuf *ptx);
+/* The pass options tk_compile's print_ir_before/after ask for; the IR
+ * goes into c's diagnostics text. */
+struct tk_compile_options;
+PassOptions comp_pass_options(Compilation *c, const struct tk_compile_options *o);
 /* The checks of tk_compile's options, for the API function `fn`:
  * TK_ERR_INVALID naming the argument, or TK_OK. */
 tk_status comp_check_options(const char *fn, const tk_compile_options *o);

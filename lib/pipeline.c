@@ -49,43 +49,28 @@ bool comp_parse(Compilation *c)
     return c->module && c->diag.errors == 0;
 }
 
-IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena)
+IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena,
+                        const PassOptions *po)
 {
     int errors = d->errors;
     IrFunc *f = sema_specialize(c->module, &c->src, req, ir_arena, d);
     if (!f || d->errors > errors)
         return NULL;
-    if (!ir_verify(f, d))
+    if (!ir_verify(f, d) || !pass_run_default(d, f, PASS_STAGE_SPECIALIZE, po))
         return NULL;
-    pass_fold(f);
-    if (pass_flatten(f))
-        pass_fold(f);
-    pass_dce(f);
-    if (!ir_arena->oom && !pass_layout(f) && !ir_arena->oom) {
-        diag_plain(d, DIAG_ERROR, "internal error: no layout for a value of '%s'", req->kernel);
-        return NULL;
-    }
-    if (ir_arena->oom) {
-        diag_plain(d, DIAG_ERROR, "out of memory while specialising '%s'", req->kernel);
-        return NULL;
-    }
     return ir_verify(f, d) ? f : NULL;
 }
 
-bool comp_lower(Diag *d, IrFunc *f)
+bool comp_lower(Diag *d, IrFunc *f, const PassOptions *po)
 {
-    pass_pipeline(f);
-    if (f->arena->oom) {
-        diag_plain(d, DIAG_ERROR, "out of memory while pipelining '%s'", f->name);
-        return false;
-    }
-    return ir_verify(f, d);
+    return pass_run_default(d, f, PASS_STAGE_LOWER, po) && ir_verify(f, d);
 }
 
-bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, StrBuf *llvm, StrBuf *ptx)
+bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, const PassOptions *po, StrBuf *llvm,
+                  StrBuf *ptx)
 {
     int errors = d->errors;
-    return comp_lower(d, f) && cg_compile(f, o, d, llvm, ptx) && d->errors == errors;
+    return comp_lower(d, f, po) && cg_compile(f, o, d, llvm, ptx) && d->errors == errors;
 }
 
 /* ---- tk_compile --------------------------------------------------------------- */
@@ -138,6 +123,14 @@ static bool assemble(Compilation *c, const char *ptx, size_t len, const char *ar
     return false;
 }
 
+PassOptions comp_pass_options(Compilation *c, const tk_compile_options *o)
+{
+    PassOptions po = {o->print_ir_before, o->print_ir_after, NULL, false};
+    if (po.print_before || po.print_after)
+        po.dump = &c->diag.text; /* beside the diagnostics, as tkc prints both to stderr */
+    return po;
+}
+
 /* Lowers one kernel to the requested text, appended to out. */
 static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char *kernel,
                          StrBuf *out)
@@ -148,18 +141,19 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
     Arena ir_arena;
     arena_init(&ir_arena);
     bool ok = false;
-    IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena);
+    PassOptions po = comp_pass_options(c, o);
+    IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena, &po);
     if (f)
         f->tma = o->tma != 0;
     if (f && o->emit == TK_EMIT_IR) {
-        ok = comp_lower(&c->diag, f); /* the IR as code generation sees it */
+        ok = comp_lower(&c->diag, f, &po); /* the IR as code generation sees it */
         if (ok)
             ir_print(out, f);
     } else if (f) {
         CgOptions cg = {o->arch ? o->arch : "sm_80", o->opt_level >= 0 ? o->opt_level : 3, NULL};
         StrBuf ptx;
         sb_init(&ptx);
-        ok = comp_codegen(&c->diag, f, &cg, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
+        ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
         if (ok && o->emit == TK_EMIT_PTX)
             sb_write(out, ptx.data ? ptx.data : "", ptx.len);
         if (ok && o->emit == TK_EMIT_CUBIN)
@@ -222,6 +216,27 @@ static bool run_stages(Compilation *c, const tk_compile_options *o, StrBuf *out)
     return lower_module(c, o, out);
 }
 
+/* print_ir_before/after name passes of the table, or "all". */
+static tk_status check_print_options(const char *fn, const tk_compile_options *o)
+{
+    const char *lists[] = {o->print_ir_before, o->print_ir_after};
+    const char *names[] = {"print_ir_before", "print_ir_after"};
+    for (int i = 0; i < 2; i++) {
+        size_t n = 0;
+        const char *bad = pass_first_unknown(lists[i], true, &n);
+        if (!bad)
+            continue;
+        StrBuf known;
+        sb_init(&known);
+        pass_names(&known);
+        tk_status s = rt_error(TK_ERR_INVALID, "%s: %s names no pass: '%.*s' (%s, or all)", fn,
+                               names[i], (int)n, bad, known.data ? known.data : "");
+        sb_free(&known);
+        return s;
+    }
+    return TK_OK;
+}
+
 /* Every option tk_compile reads, checked before anything is compiled:
  * TK_ERR_INVALID naming the argument, or TK_OK. */
 tk_status comp_check_options(const char *fn, const tk_compile_options *o)
@@ -243,7 +258,7 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
     if (o->opt_level < -1 || o->opt_level > 3)
         return rt_error(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)",
                         fn, o->opt_level);
-    return TK_OK;
+    return check_print_options(fn, o);
 }
 
 /* tk_last_error after a failed compilation: the diagnostics (cut to the

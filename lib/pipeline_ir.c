@@ -10,72 +10,6 @@
 
 #include "tk/tk.h"
 
-static bool run_layout(IrFunc *f) { return pass_layout(f); }
-static bool run_flatten(IrFunc *f) { return pass_flatten(f), true; }
-static bool run_fold(IrFunc *f) { return pass_fold(f), true; }
-static bool run_dce(IrFunc *f) { return pass_dce(f), true; }
-static bool run_cse(IrFunc *f) { return pass_cse(f), true; }
-static bool run_pipeline(IrFunc *f) { return pass_pipeline(f), true; }
-
-static const struct {
-    const char *name;
-    bool (*run)(IrFunc *f); /* false: the pass could not do its work */
-} ir_passes[] = {
-    {"fold", run_fold},     {"dce", run_dce},       {"cse", run_cse},
-    {"flatten", run_flatten}, {"layout", run_layout}, {"pipeline", run_pipeline},
-};
-
-/* The pass named by the n bytes at s; -1 if none is. */
-static int pass_index(const char *s, size_t n)
-{
-    for (int i = 0; i < TK_ARRAY_LEN(ir_passes); i++)
-        if (strlen(ir_passes[i].name) == n && strncmp(ir_passes[i].name, s, n) == 0)
-            return i;
-    return -1;
-}
-
-/* The name after the one at s: past its comma (an empty name after a
- * trailing comma is one too), or NULL at the end. */
-static const char *next_pass(const char *s)
-{
-    s += strcspn(s, ",");
-    return *s ? s + 1 : NULL;
-}
-
-/* Checks every name of the list before anything runs. */
-static bool check_passes(Diag *d, const char *list)
-{
-    for (const char *s = list && *list ? list : NULL; s; s = next_pass(s)) {
-        size_t n = strcspn(s, ",");
-        if (pass_index(s, n) < 0) {
-            diag_plain(d, DIAG_ERROR, "unknown pass '%.*s' (fold, dce, cse, flatten, layout, "
-                       "pipeline)", (int)n, s);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Runs the passes in order, verifying the IR after each. */
-static bool run_passes(Diag *d, IrFunc *f, const char *list)
-{
-    for (const char *s = list && *list ? list : NULL; s; s = next_pass(s)) {
-        int i = pass_index(s, strcspn(s, ","));
-        bool ok = ir_passes[i].run(f);
-        if (f->arena->oom) {
-            diag_plain(d, DIAG_ERROR, "out of memory in pass %s on '%s'", ir_passes[i].name, f->name);
-            return false;
-        }
-        if (!ok) {
-            diag_plain(d, DIAG_ERROR, "pass %s failed on '%s'", ir_passes[i].name, f->name);
-            return false;
-        }
-        if (!ir_verify(f, d))
-            return false;
-    }
-    return true;
-}
-
 static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, StrBuf *out)
 {
     if (o->emit == TK_EMIT_IR) {
@@ -128,8 +62,10 @@ static bool lower_ir_file(Compilation *c, const tk_compile_options *o, const cha
                           StrBuf *out)
 {
     IrFunc **fs;
-    if (!options_fit(&c->diag, o) || !check_passes(&c->diag, passes))
+    if (!options_fit(&c->diag, o) || !pass_check_list(&c->diag, "--passes", passes, false))
         return false;
+    PassOptions po = comp_pass_options(c, o);
+    po.verify_each = true; /* IR from text may be anything the verifier accepts */
     int n = ir_parse(&c->src, &c->arena, &c->diag, &fs);
     if (n > 0)
         n = choose(c, o, fs, n);
@@ -139,7 +75,7 @@ static bool lower_ir_file(Compilation *c, const tk_compile_options *o, const cha
     }
     bool ok = n > 0;
     for (int i = 0; i < n && ok; i++)
-        ok = run_passes(&c->diag, fs[i], passes) && lower_ir(c, o, fs[i], out);
+        ok = pass_run_list(&c->diag, fs[i], passes, &po) && lower_ir(c, o, fs[i], out);
     return ok;
 }
 

@@ -108,7 +108,7 @@ static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *ar
     req.arch = arch;
     Diag d;
     diag_init(&d, &c->src);
-    *out = comp_specialize(c, &d, &req, ir_arena);
+    *out = comp_specialize(c, &d, &req, ir_arena, NULL);
     if (!*out) {
         s = diag_take(&d, k->name, "cannot be specialised for this launch");
         if (ir_arena->oom)
@@ -258,7 +258,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         CgOptions o = {arch, 3, NULL};
         Diag d;
         diag_init(&d, &k->mod->comp.src);
-        if (!comp_codegen(&d, f, &o, dump ? &llvm : NULL, &ptx))
+        if (!comp_codegen(&d, f, &o, NULL, dump ? &llvm : NULL, &ptx))
             s = diag_take(&d, k->name, "failed in code generation");
         else if (ptx.oom || !ptx.data)
             s = rt_error(TK_ERR_NO_MEMORY, "out of memory generating PTX for '%s'", k->name);

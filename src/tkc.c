@@ -241,6 +241,10 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
             o->lang = v;
         } else if (strncmp(a, "--passes=", 9) == 0) {
             o->passes = a + 9;
+        } else if (strncmp(a, "--print-ir-before=", 18) == 0) {
+            o->c.print_ir_before = a + 18;
+        } else if (strncmp(a, "--print-ir-after=", 17) == 0) {
+            o->c.print_ir_after = a + 17;
         } else if (a[0] == '-' && a[1]) {
             return fail("unknown option '%s' (see tkc --help)", a);
         } else if (o->input) {

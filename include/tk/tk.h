@@ -143,6 +143,11 @@ typedef struct tk_compile_options {
      * Not with TK_EMIT_HEADER, whose launchers do not. */
     int tma;
     int reserved;              /* zero (room for later options) */
+    /* the IR printed before or after passes, into the diagnostics text:
+     * "all" or pass names separated by commas (fold, flatten, dce, cse,
+     * layout, pipeline); NULL: none */
+    const char *print_ir_before;
+    const char *print_ir_after;
 } tk_compile_options;
 
 /* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in

@@ -14,7 +14,7 @@
 static char *spec_ptx(Compilation *c, const tk_compile_options *o, const SpecRequest *req,
                       const char *arch, Arena *ir_arena, IrFunc **f_out)
 {
-    IrFunc *f = comp_specialize(c, &c->diag, req, ir_arena);
+    IrFunc *f = comp_specialize(c, &c->diag, req, ir_arena, NULL);
     if (!f)
         return NULL;
     if (f_out)
@@ -23,7 +23,7 @@ static char *spec_ptx(Compilation *c, const tk_compile_options *o, const SpecReq
     StrBuf ptx;
     sb_init(&ptx);
     char *text = NULL;
-    if (comp_codegen(&c->diag, f, &cg, NULL, &ptx) && ptx.data)
+    if (comp_codegen(&c->diag, f, &cg, NULL, NULL, &ptx) && ptx.data)
         text = arena_strndup(&c->arena, ptx.data, ptx.len);
     sb_free(&ptx);
     return text;

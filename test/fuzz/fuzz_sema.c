@@ -127,7 +127,7 @@ static void fuzz_kernel(Compilation *c, const char *kernel, Picker *k)
     c->diag.max_errors = 1 << 30;
     Arena ir_arena;
     arena_init(&ir_arena);
-    IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena);
+    IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena, NULL);
     if (f) {
         StrBuf out;
         sb_init(&out);

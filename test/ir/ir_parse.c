@@ -170,10 +170,10 @@ static IrFunc *lower(Compilation *c, const Job *j, const char *kernel, Arena *ir
     SpecRequest req;
     if (!comp_request(c, &o, kernel, o.signature, &req))
         return NULL;
-    IrFunc *f = comp_specialize(c, &c->diag, &req, ir_arena);
+    IrFunc *f = comp_specialize(c, &c->diag, &req, ir_arena, NULL);
     if (f)
         f->tma = j->tma != 0;
-    return f && comp_lower(&c->diag, f) ? f : NULL;
+    return f && comp_lower(&c->diag, f, NULL) ? f : NULL;
 }
 
 static void check_kernel(Compilation *c, const Job *j, const char *kernel)
