@@ -23,14 +23,14 @@ bool irp_dtype(Parser *p, DType *out)
 /* "fp32", "ptr<fp32>" */
 static bool elem_type(Parser *p, Type *out)
 {
-    DType dt;
+    DType dt = DT_F32;
     if (!irp_dtype(p, &dt))
         return false;
     if (dt != DT_PTR) {
         *out = type_scalar(dt);
         return true;
     }
-    DType elem;
+    DType elem = DT_F32;
     if (!irp_expect(p, "<") || !irp_dtype(p, &elem) || !irp_expect(p, ">"))
         return false;
     if (elem == DT_PTR)

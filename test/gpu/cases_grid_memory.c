@@ -4,6 +4,7 @@
  * Every output is poisoned first, so an element never written fails. */
 #include "harness.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 static void grid_case(H *h, const char *kernel, unsigned x, unsigned y, unsigned z)
@@ -144,6 +145,25 @@ static void tile_case(H *h, int m, int n, int bm, int bn, int warps)
     h_end(h);
 }
 
+/* Sizes no device or host can give, and sizes whose rounding would wrap:
+ * each is TK_ERR_NO_MEMORY with a message and no pointer, and the context
+ * still launches correctly afterwards. */
+static void alloc_huge_case(H *h)
+{
+    if (!h_begin(h, "memory.alloc_huge"))
+        return;
+    static const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 100, SIZE_MAX / 2 + 1, (size_t)1 << 62};
+    h_kernel(h, "memory.tk", "scale_shift"); /* makes the case's context */
+    for (int i = 0; i < 4 && h->ctx && !h->failed; i++) {
+        void *p = (void *)1;
+        tk_status s = tk_alloc(h->ctx, sizes[i], &p);
+        h_expect(h, s == TK_ERR_NO_MEMORY && p == NULL && *tk_last_error(),
+                 "tk_alloc(%zu): %s, '%s'", sizes[i], tk_status_name(s), tk_last_error());
+    }
+    h_end(h);
+    scale_shift_case(h, 1000, 128, 4);
+}
+
 void cases_grid_memory(H *h)
 {
     static const unsigned grids[][3] = {{7, 1, 1}, {1, 1, 1}, {5, 3, 1}, {3, 4, 2}, {2, 1, 5}};
@@ -173,6 +193,7 @@ void cases_grid_memory(H *h)
     load_other_case(h, 300, 16, 4);
     load_other_case(h, 9000, 8192, 4);
     cache_hints_case(h, 5001, 256);
+    alloc_huge_case(h);
     tile_case(h, 37, 53, 16, 16, 4);
     tile_case(h, 37, 53, 4, 8, 4);        /* 32 elements over 128 threads */
     tile_case(h, 37, 53, 64, 64, 4);
