@@ -119,7 +119,7 @@ DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool div
         return DT_F64;
     if (a == DT_F32 || b == DT_F32)
         return DT_F32;
-    /* fp16 with bf16 computes in fp32 as LANGUAGE.md and the spec ask:
+    /* fp16 with bf16 computes in fp32 as docs/LANGUAGE.md states:
      * Triton 3.6 picks fp16, which overflows bf16 values past 65504
      * silently. fp16 with ints stays fp16, as in Triton. */
     if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16))

@@ -171,10 +171,10 @@ static void mixed_case(H *h, size_t n, int block)
     }
     h_check(h, "i8 + i32", io, ri, n, 0);
     h_check(h, "u8 + i32", io + n, ri + n, n, 0);
-    /* Last, so the other checks report first. LANGUAGE.md makes fp16 + bf16
+    /* Last, so the other checks report first. docs/LANGUAGE.md makes fp16 + bf16
      * fp32 (Triton 3.6 computes it in fp16 and overflows large bf16 values).
      * Exact: an fp16 sum is within one fp16 unit and would pass a tolerance. */
-    h_check(h, "fp16 + bf16 (fp32, as LANGUAGE.md)", fo, ref, n, 0);
+    h_check(h, "fp16 + bf16 (fp32, as docs/LANGUAGE.md)", fo, ref, n, 0);
     h_end(h);
 }
 

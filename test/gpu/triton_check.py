@@ -62,7 +62,7 @@ def run(mod, kernel, grid, *args, **kw):
 
 
 def compile_only(file, kernel, grid, args, kw, tk_only=False):
-    """tk_only: a spelling LANGUAGE.md keeps from older Triton; Triton 3.6
+    """tk_only: a spelling docs/LANGUAGE.md keeps from older Triton; Triton 3.6
     must reject it (so the kernel is known not to be Triton 3.6)."""
     def go():
         try:

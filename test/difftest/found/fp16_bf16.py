@@ -5,7 +5,7 @@ import triton.language as tl
 
 # fp16 (op) bf16: Triton's computation_type_impl gives fp16 (rule 3: 'if one
 # operand is half, the other is converted to half'); tk gives fp32 (and
-# LANGUAGE.md says fp32), so tk stores 304.0009765625 where Triton stores
+# docs/LANGUAGE.md says fp32), so tk stores 304.0009765625 where Triton stores
 # 304.0, and an `if` that assigns h + b in one branch and an fp16 value in the
 # other is rejected by tk.
 @triton.jit
