@@ -22,7 +22,8 @@ static const char *at(const char *name)
     static char path[2][512];
     static int which;
     which ^= 1;
-    snprintf(path[which], sizeof path[which], "%s/%s", base, name);
+    int n = snprintf(path[which], sizeof path[which], "%s/%s", base, name);
+    CHECK(n > 0 && (size_t)n < sizeof path[which]); /* the test's names are short */
     return path[which];
 }
 
