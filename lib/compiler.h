@@ -160,14 +160,7 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
 
 /* ---- errors of API calls (runtime/rt_driver.c) ----------------------------- */
 
-/* Sets this thread's tk_last_error text and returns s. */
-tk_status rt_error(tk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* TK_ERR_INVALID for a NULL argument: "fn: arg is NULL". */
-tk_status rt_null_arg(const char *fn, const char *arg);
-/* A pointer with its element count: TK_ERR_INVALID naming both when the
- * count is negative or the pointer is NULL with elements, else TK_OK. */
-tk_status rt_check_count(const char *fn, const char *ptr_name, const void *ptr,
-                         const char *count_name, long count);
+#include "support/error.h" /* err_set and the API argument checks */
 
 /* ---- the reference interpreter (lib/interp/) ------------------------------ */
 

@@ -229,7 +229,7 @@ static tk_status check_print_options(const char *fn, const tk_compile_options *o
         StrBuf known;
         sb_init(&known);
         pass_names(&known);
-        tk_status s = rt_error(TK_ERR_INVALID, "%s: %s names no pass: '%.*s' (%s, or all)", fn,
+        tk_status s = err_set(TK_ERR_INVALID, "%s: %s names no pass: '%.*s' (%s, or all)", fn,
                                names[i], (int)n, bad, known.data ? known.data : "");
         sb_free(&known);
         return s;
@@ -241,22 +241,22 @@ static tk_status check_print_options(const char *fn, const tk_compile_options *o
  * TK_ERR_INVALID naming the argument, or TK_OK. */
 tk_status comp_check_options(const char *fn, const tk_compile_options *o)
 {
-    tk_status s = rt_check_count(fn, "defines", o->defines, "ndefines", o->ndefines);
+    tk_status s = err_check_count(fn, "defines", o->defines, "ndefines", o->ndefines);
     for (int i = 0; s == TK_OK && i < o->ndefines; i++)
         if (!o->defines[i].name || !o->defines[i].value)
-            s = rt_error(TK_ERR_INVALID, "%s: defines[%d].%s is NULL", fn, i,
+            s = err_set(TK_ERR_INVALID, "%s: defines[%d].%s is NULL", fn, i,
                          o->defines[i].name ? "value" : "name");
     if (s != TK_OK)
         return s;
     if ((int)o->emit < TK_EMIT_TOKENS || (int)o->emit > TK_EMIT_HEADER)
-        return rt_error(TK_ERR_INVALID, "%s: emit is %d (not a tk_emit)", fn, (int)o->emit);
+        return err_set(TK_ERR_INVALID, "%s: emit is %d (not a tk_emit)", fn, (int)o->emit);
     if (o->num_warps < 0 || o->num_warps > 32 || (o->num_warps & (o->num_warps - 1)))
-        return rt_error(TK_ERR_INVALID, "%s: num_warps is %d (0, or a power of two up to 32)",
+        return err_set(TK_ERR_INVALID, "%s: num_warps is %d (0, or a power of two up to 32)",
                         fn, o->num_warps);
     if (o->num_stages < 0)
-        return rt_error(TK_ERR_INVALID, "%s: num_stages is %d", fn, o->num_stages);
+        return err_set(TK_ERR_INVALID, "%s: num_stages is %d", fn, o->num_stages);
     if (o->opt_level < -1 || o->opt_level > 3)
-        return rt_error(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)",
+        return err_set(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)",
                         fn, o->opt_level);
     return check_print_options(fn, o);
 }
@@ -267,8 +267,8 @@ tk_status comp_failed(tk_status s, const Compilation *c)
 {
     const char *text = c->diag.text.data;
     if (text && *text)
-        return rt_error(s, "%s", text);
-    return rt_error(s, "tk_compile: '%s' did not compile (%s)", c->src.name,
+        return err_set(s, "%s", text);
+    return err_set(s, "tk_compile: '%s' did not compile (%s)", c->src.name,
                     s == TK_ERR_NO_MEMORY ? "out of memory" : "no diagnostics");
 }
 
@@ -280,13 +280,13 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
     if (diags)
         *diags = NULL;
     if (!src || !opts || !out)
-        return rt_null_arg("tk_compile", !src ? "src" : !opts ? "opts" : "out");
+        return err_null_arg("tk_compile", !src ? "src" : !opts ? "opts" : "out");
     tk_status s = comp_check_options("tk_compile", opts);
     if (s != TK_OK)
         return s;
     Compilation c;
     if (!comp_init(&c, filename, src, len))
-        return rt_error(TK_ERR_NO_MEMORY, "tk_compile: out of memory for a %zu-byte source", len);
+        return err_set(TK_ERR_NO_MEMORY, "tk_compile: out of memory for a %zu-byte source", len);
     c.search_paths = opts->search_paths;
     StrBuf text;
     sb_init(&text);

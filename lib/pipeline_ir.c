@@ -88,13 +88,13 @@ tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
     if (diags)
         *diags = NULL;
     if (!text || !opts || !out)
-        return rt_null_arg("tk_compile_ir", !text ? "text" : !opts ? "opts" : "out");
+        return err_null_arg("tk_compile_ir", !text ? "text" : !opts ? "opts" : "out");
     tk_status s = comp_check_options("tk_compile_ir", opts);
     if (s != TK_OK)
         return s;
     Compilation c;
     if (!comp_init(&c, filename, text, len))
-        return rt_error(TK_ERR_NO_MEMORY, "tk_compile_ir: out of memory for %zu bytes of IR", len);
+        return err_set(TK_ERR_NO_MEMORY, "tk_compile_ir: out of memory for %zu bytes of IR", len);
     StrBuf res;
     sb_init(&res);
     bool ok = lower_ir_file(&c, opts, passes, &res) && c.diag.errors == 0;

@@ -12,13 +12,13 @@
 #include <cuda.h> /* types only: nothing links against libcuda */
 
 #include "compiler.h"
+#include "support/error.h"
 #include "tk/tk.h"
 
-/* ---- errors (rt_driver.c) ---------------------------------------------------- */
+/* ---- errors ------------------------------------------------------------------ */
 
-/* rt_error, rt_null_arg and rt_check_count are in compiler.h (tk_compile
- * reports through them too). */
-void rt_clear_error(void);
+/* err_set, err_clear and the API argument checks are in support/error.h,
+ * below the compiler, which reports through them too. */
 /* Prints "tk: warning: ..." to stderr once per `flag`. */
 void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -80,7 +80,7 @@ static tk_status bench_interp(tk_bench_fn fn, void *user, const BenchPlan *p,
     plan_counts(p, host_ms() - t0, &warmup, &runs); /* the first call was the warm-up */
     double *t = tk_xalloc(sizeof *t * (size_t)runs);
     if (!t)
-        return rt_error(TK_ERR_NO_MEMORY, "tk_bench: out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "tk_bench: out of memory");
     for (int i = 0; i < runs && s == TK_OK; i++) {
         double a = host_ms();
         s = fn(user);
@@ -114,7 +114,7 @@ static tk_status events_make(Events *e, int n)
 {
     e->ev = tk_xalloc(sizeof *e->ev * (size_t)n);
     if (!e->ev)
-        return rt_error(TK_ERR_NO_MEMORY, "tk_bench: out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "tk_bench: out of memory");
     memset(e->ev, 0, sizeof *e->ev * (size_t)n);
     e->n = n;
     for (int i = 0; i < n; i++)
@@ -195,7 +195,7 @@ static tk_status bench_gpu(tk_context *ctx, tk_bench_fn fn, void *user, const Be
     for (int i = 0; i < runs && s == TK_OK; i++)
         s = timed_run(&f, p, fn, user, ev.ev[2 * i], ev.ev[2 * i + 1]);
     if (s == TK_OK && !(t = tk_xalloc(sizeof *t * (size_t)runs)))
-        s = rt_error(TK_ERR_NO_MEMORY, "tk_bench: out of memory");
+        s = err_set(TK_ERR_NO_MEMORY, "tk_bench: out of memory");
     for (int i = 0; i < runs && s == TK_OK; i++)
         s = elapsed(ctx, ev.ev[2 * i], ev.ev[2 * i + 1], &t[i]);
     if (s == TK_OK) {
@@ -214,17 +214,17 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
                    tk_bench_result *out)
 {
     if (!ctx || !fn || !out)
-        return rt_null_arg("tk_bench", !ctx ? "ctx" : !fn ? "fn" : "out");
+        return err_null_arg("tk_bench", !ctx ? "ctx" : !fn ? "fn" : "out");
     memset(out, 0, sizeof *out);
     tk_bench_options o;
     memset(&o, 0, sizeof o);
     if (opts)
         o = *opts;
     if (o.warmup_ms < 0 || o.rep_ms < 0)
-        return rt_error(TK_ERR_INVALID, "tk_bench: %s is %g", o.warmup_ms < 0 ? "warmup_ms" : "rep_ms",
+        return err_set(TK_ERR_INVALID, "tk_bench: %s is %g", o.warmup_ms < 0 ? "warmup_ms" : "rep_ms",
                         o.warmup_ms < 0 ? o.warmup_ms : o.rep_ms);
     if (o.max_runs < 0)
-        return rt_error(TK_ERR_INVALID, "tk_bench: max_runs is %d", o.max_runs);
+        return err_set(TK_ERR_INVALID, "tk_bench: max_runs is %d", o.max_runs);
     BenchPlan p = {o.warmup_ms > 0 ? o.warmup_ms : 25, o.rep_ms > 0 ? o.rep_ms : 100,
                    o.max_runs > 0 ? o.max_runs : BENCH_MAX_RUNS, !o.no_flush,
                    (CUstream)o.stream};

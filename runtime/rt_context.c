@@ -99,7 +99,7 @@ static tk_status gpu_open(tk_context *ctx, const tk_context_options *o)
         int n = 0;
         RT_CU(NULL, cuDeviceGetCount, &n);
         if (ctx->device < 0 || ctx->device >= n)
-            return rt_error(TK_ERR_NO_DEVICE, "no CUDA device %d (this machine has %d)",
+            return err_set(TK_ERR_NO_DEVICE, "no CUDA device %d (this machine has %d)",
                             ctx->device, n);
         RT_CU(NULL, cuDeviceGet, &ctx->dev, ctx->device);
         RT_CU(NULL, cuDevicePrimaryCtxRetain, &ctx->cu, ctx->dev);
@@ -125,7 +125,7 @@ static tk_status interp_budget(tk_context *ctx, const tk_context_options *o)
         errno = 0;
         unsigned long long n = strtoull(env, &end, 10);
         if (*env == '-' || *end || errno || n == 0)
-            return rt_error(TK_ERR_INVALID, "TK_INTERP_MAX_STEPS='%s' is not a positive "
+            return err_set(TK_ERR_INVALID, "TK_INTERP_MAX_STEPS='%s' is not a positive "
                             "integer below 2**64", env);
         ctx->interp_max_steps = n;
     }
@@ -135,13 +135,13 @@ static tk_status interp_budget(tk_context *ctx, const tk_context_options *o)
 tk_status tk_context_create(tk_context **out, const tk_context_options *opts)
 {
     if (!out)
-        return rt_null_arg("tk_context_create", "ctx");
+        return err_null_arg("tk_context_create", "ctx");
     *out = NULL;
     if (opts && opts->device < 0)
-        return rt_error(TK_ERR_INVALID, "tk_context_create: device is %d", opts->device);
+        return err_set(TK_ERR_INVALID, "tk_context_create: device is %d", opts->device);
     tk_context *ctx = tk_xalloc(sizeof *ctx);
     if (!ctx)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory creating a context");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory creating a context");
     memset(ctx, 0, sizeof *ctx);
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->device = opts ? opts->device : 0;
@@ -243,14 +243,14 @@ static tk_status interp_alloc(tk_context *ctx, size_t bytes, void **dptr)
     if (block_size(bytes, &rz, &total))
         block = aligned_alloc(256, total);
     if (!block)
-        return rt_error(TK_ERR_NO_MEMORY, "tk_alloc: cannot allocate %zu bytes of host memory "
+        return err_set(TK_ERR_NO_MEMORY, "tk_alloc: cannot allocate %zu bytes of host memory "
                         "for the interpreter", bytes);
     pthread_mutex_lock(&ctx->lock);
     bool added = add_buf(ctx, (RtBuffer){block + rz, bytes, block, 0});
     pthread_mutex_unlock(&ctx->lock);
     if (!added) {
         free(block);
-        return rt_error(TK_ERR_NO_MEMORY, "tk_alloc: out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "tk_alloc: out of memory");
     }
     *dptr = block + rz;
     return TK_OK;
@@ -277,7 +277,7 @@ static tk_status interp_check(tk_context *ctx, const void *p, size_t n, const ch
     int i = find_buf(ctx, p, n);
     pthread_mutex_unlock(&ctx->lock);
     if (i < 0)
-        return rt_error(TK_ERR_INVALID, "%s: %p..+%zu is not inside a buffer from tk_alloc",
+        return err_set(TK_ERR_INVALID, "%s: %p..+%zu is not inside a buffer from tk_alloc",
                         what, p, n);
     return TK_OK;
 }
@@ -287,7 +287,7 @@ static tk_status interp_check(tk_context *ctx, const void *p, size_t n, const ch
 tk_status tk_alloc(tk_context *ctx, size_t bytes, void **dptr)
 {
     if (!ctx || !dptr)
-        return rt_null_arg("tk_alloc", !ctx ? "ctx" : "dptr");
+        return err_null_arg("tk_alloc", !ctx ? "ctx" : "dptr");
     *dptr = NULL;
     if (ctx->interpret)
         return interp_alloc(ctx, bytes, dptr);
@@ -303,7 +303,7 @@ tk_status tk_alloc(tk_context *ctx, size_t bytes, void **dptr)
 tk_status tk_free(tk_context *ctx, void *dptr)
 {
     if (!ctx)
-        return rt_null_arg("tk_free", "ctx");
+        return err_null_arg("tk_free", "ctx");
     if (!dptr)
         return TK_OK;
     if (ctx->interpret) {
@@ -318,7 +318,7 @@ tk_status tk_free(tk_context *ctx, void *dptr)
         }
         pthread_mutex_unlock(&ctx->lock);
         return found ? TK_OK
-                     : rt_error(TK_ERR_INVALID, "tk_free: %p is not a live buffer from tk_alloc",
+                     : err_set(TK_ERR_INVALID, "tk_free: %p is not a live buffer from tk_alloc",
                                 dptr);
     }
     tk_status s = rt_ctx_enter(ctx);
@@ -331,7 +331,7 @@ tk_status tk_free(tk_context *ctx, void *dptr)
 tk_status tk_copy_to(tk_context *ctx, void *dst, const void *src, size_t bytes)
 {
     if (!ctx || (bytes && (!dst || !src)))
-        return rt_null_arg("tk_copy_to", !ctx ? "ctx" : !dst ? "dst_dev" : "src_host");
+        return err_null_arg("tk_copy_to", !ctx ? "ctx" : !dst ? "dst_dev" : "src_host");
     if (!bytes)
         return TK_OK;
     if (ctx->interpret) {
@@ -350,7 +350,7 @@ tk_status tk_copy_to(tk_context *ctx, void *dst, const void *src, size_t bytes)
 tk_status tk_copy_from(tk_context *ctx, void *dst, const void *src, size_t bytes)
 {
     if (!ctx || (bytes && (!dst || !src)))
-        return rt_null_arg("tk_copy_from", !ctx ? "ctx" : !dst ? "dst_host" : "src_dev");
+        return err_null_arg("tk_copy_from", !ctx ? "ctx" : !dst ? "dst_host" : "src_dev");
     if (!bytes)
         return TK_OK;
     if (ctx->interpret) {
@@ -369,7 +369,7 @@ tk_status tk_copy_from(tk_context *ctx, void *dst, const void *src, size_t bytes
 tk_status tk_memset(tk_context *ctx, void *dptr, int byte, size_t bytes)
 {
     if (!ctx || (bytes && !dptr))
-        return rt_null_arg("tk_memset", !ctx ? "ctx" : "dptr");
+        return err_null_arg("tk_memset", !ctx ? "ctx" : "dptr");
     if (!bytes)
         return TK_OK;
     if (ctx->interpret) {
@@ -397,7 +397,7 @@ tk_status rt_buffer_extent(tk_context *ctx, const void *p, size_t *bytes)
             *bytes = (size_t)(ctx->bufs[i].base + ctx->bufs[i].bytes - (const unsigned char *)p);
         pthread_mutex_unlock(&ctx->lock);
         return i >= 0 ? TK_OK
-                      : rt_error(TK_ERR_INVALID, "%p is not inside a buffer from tk_alloc", p);
+                      : err_set(TK_ERR_INVALID, "%p is not inside a buffer from tk_alloc", p);
     }
     tk_status s = rt_ctx_enter(ctx);
     if (s != TK_OK)
@@ -446,7 +446,7 @@ tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t byte
 tk_status tk_synchronize(tk_context *ctx)
 {
     if (!ctx)
-        return rt_null_arg("tk_synchronize", "ctx");
+        return err_null_arg("tk_synchronize", "ctx");
     if (ctx->interpret)
         return TK_OK;
     tk_status s = rt_ctx_enter(ctx);
@@ -461,7 +461,7 @@ tk_status tk_synchronize(tk_context *ctx)
 tk_status tk_device_properties(tk_context *ctx, tk_device_props *props)
 {
     if (!ctx || !props)
-        return rt_null_arg("tk_device_properties", !ctx ? "ctx" : "props");
+        return err_null_arg("tk_device_properties", !ctx ? "ctx" : "props");
     *props = ctx->props;
     return TK_OK;
 }
@@ -486,7 +486,7 @@ static int occupancy_estimate(const tk_device_props *p, const tk_kernel_info *in
 tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_per_sm)
 {
     if (!ctx || !info || !blocks_per_sm)
-        return rt_null_arg("tk_occupancy", !ctx ? "ctx" : !info ? "info" : "blocks_per_sm");
+        return err_null_arg("tk_occupancy", !ctx ? "ctx" : !info ? "info" : "blocks_per_sm");
     *blocks_per_sm = 0;
     if (ctx->interpret || !info->function) {
         *blocks_per_sm = occupancy_estimate(&ctx->props, info);

@@ -52,7 +52,7 @@ static tk_status link_cubin(const char *ptx, size_t len, int target, const char 
     RT_CU_GO(s, done, kernel, cuLinkComplete, st, &bin, &n);
     sb_write(out, bin, n);
     if (out->oom)
-        s = rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        s = err_set(TK_ERR_NO_MEMORY, "out of memory");
 done:
     if (s != TK_OK && log[0]) {
         char first[512];
@@ -60,10 +60,10 @@ done:
         for (char *c = log; *c; c++)
             if (*c == '\n')
                 *c = ' '; /* one line */
-        rt_error(s, "%s: %s", first, log);
+        err_set(s, "%s: %s", first, log);
     }
     if (st && rt_cu.p_cuLinkDestroy(st) != CUDA_SUCCESS && s == TK_OK)
-        s = rt_error(TK_ERR_DRIVER, "cuLinkDestroy failed for kernel '%s'", kernel);
+        s = err_set(TK_ERR_DRIVER, "cuLinkDestroy failed for kernel '%s'", kernel);
     return s;
 }
 
@@ -74,7 +74,7 @@ static tk_status via_driver(const char *ptx, size_t len, int target, const char 
 {
     tk_status s = rt_driver_load();
     if (s != TK_OK)
-        return rt_error(s, "%s", rt_driver_problem()); /* without the interpreter's advice */
+        return err_set(s, "%s", rt_driver_problem()); /* without the interpreter's advice */
     CUcontext prev = NULL, ctx = NULL;
     CUdevice dev = 0;
     RT_CU(kernel, cuCtxGetCurrent, &prev);
@@ -85,10 +85,10 @@ static tk_status via_driver(const char *ptx, size_t len, int target, const char 
     }
     s = link_cubin(ptx, len, target, kernel, out);
     if (!prev && rt_cu.p_cuCtxSetCurrent(NULL) != CUDA_SUCCESS && s == TK_OK)
-        s = rt_error(TK_ERR_DRIVER, "cuCtxSetCurrent failed after linking '%s'", kernel);
+        s = err_set(TK_ERR_DRIVER, "cuCtxSetCurrent failed after linking '%s'", kernel);
 release:
     if (!prev && rt_cu.p_cuDevicePrimaryCtxRelease(dev) != CUDA_SUCCESS && s == TK_OK)
-        s = rt_error(TK_ERR_DRIVER, "cuDevicePrimaryCtxRelease failed after linking '%s'", kernel);
+        s = err_set(TK_ERR_DRIVER, "cuDevicePrimaryCtxRelease failed after linking '%s'", kernel);
     return s;
 }
 
@@ -148,7 +148,7 @@ static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch,
     char *argv[] = {(char *)ptxas, archopt, "-o", cubin, in, NULL};
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory starting ptxas");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory starting ptxas");
     pid_t pid = 0;
     int rc = posix_spawn_file_actions_addopen(&fa, 1, log,
                                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
@@ -158,18 +158,18 @@ static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch,
         rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
-        return rt_error(TK_ERR_IO, "cannot run %s: %s", ptxas, strerror(rc));
+        return err_set(TK_ERR_IO, "cannot run %s: %s", ptxas, strerror(rc));
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
-            return rt_error(TK_ERR_IO, "waiting for %s: %s", ptxas, strerror(errno));
+            return err_set(TK_ERR_IO, "waiting for %s: %s", ptxas, strerror(errno));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char why[512];
         first_line(log, why, sizeof why);
-        return rt_error(TK_ERR_COMPILE, "%s failed: %s", ptxas, why[0] ? why : "(no message)");
+        return err_set(TK_ERR_COMPILE, "%s failed: %s", ptxas, why[0] ? why : "(no message)");
     }
     if (!read_all(cubin, out))
-        return rt_error(TK_ERR_IO, "cannot read what %s wrote", ptxas);
+        return err_set(TK_ERR_IO, "cannot read what %s wrote", ptxas);
     return TK_OK;
 }
 
@@ -177,17 +177,17 @@ static tk_status via_ptxas(const char *ptx, size_t len, const char *arch, StrBuf
 {
     char ptxas[4096];
     if (!find_ptxas(ptxas, sizeof ptxas))
-        return rt_error(TK_ERR_NOT_FOUND, "no ptxas on PATH");
+        return err_set(TK_ERR_NOT_FOUND, "no ptxas on PATH");
     const char *tmp = getenv("TMPDIR");
     char dir[512];
     snprintf(dir, sizeof dir, "%s/tk-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
-        return rt_error(TK_ERR_IO, "cannot make a temp folder for ptxas: %s", strerror(errno));
+        return err_set(TK_ERR_IO, "cannot make a temp folder for ptxas: %s", strerror(errno));
     char in[600];
     snprintf(in, sizeof in, "%s/in.ptx", dir);
     FilePart part = {ptx, len};
     int err = file_replace(in, &part, 1, 0600);
-    tk_status s = err ? rt_error(TK_ERR_IO, "cannot write %s: %s", in, strerror(err))
+    tk_status s = err ? err_set(TK_ERR_IO, "cannot write %s: %s", in, strerror(err))
                       : run_ptxas(ptxas, dir, arch, out);
     static const char *const files[] = {"in.ptx", "out.cubin", "ptxas.log"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -219,6 +219,6 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
         return true;
     cubin->len = start;
     snprintf(why, cap, "%s, and %s", driver, tk_last_error());
-    rt_clear_error();
+    err_clear();
     return false;
 }

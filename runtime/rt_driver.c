@@ -1,6 +1,5 @@
-/* rt_driver.c: errors and the CUDA driver. Keeps the per-thread message
- * behind tk_last_error (a fixed buffer: reporting never allocates), loads
- * the driver with dlopen("libcuda.so.1") on first use and turns CUresults
+/* rt_driver.c: the CUDA driver and the runtime's warnings. Loads the
+ * driver with dlopen("libcuda.so.1") on first use and turns CUresults
  * into tk statuses. Nothing links against libcuda, so a machine with no GPU
  * gets TK_ERR_NO_DEVICE with the reason, never a failure to start. The
  * function table is written once (pthread_once), then only read. */
@@ -12,57 +11,6 @@
 #include <time.h>
 
 #include "rt.h"
-
-/* ---- errors ------------------------------------------------------------------ */
-
-static _Thread_local char rt_message[4096];
-
-const char *tk_last_error(void) { return rt_message; }
-
-void rt_clear_error(void) { rt_message[0] = 0; }
-
-tk_status rt_error(tk_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(rt_message, sizeof rt_message, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-tk_status rt_null_arg(const char *fn, const char *arg)
-{
-    return rt_error(TK_ERR_INVALID, "%s: %s is NULL", fn, arg);
-}
-
-tk_status rt_check_count(const char *fn, const char *ptr_name, const void *ptr,
-                         const char *count_name, long count)
-{
-    if (count < 0)
-        return rt_error(TK_ERR_INVALID, "%s: %s is %ld", fn, count_name, count);
-    if (!ptr && count > 0)
-        return rt_error(TK_ERR_INVALID, "%s: %s is NULL but %s is %ld", fn, ptr_name,
-                        count_name, count);
-    return TK_OK;
-}
-
-const char *tk_status_name(tk_status s)
-{
-    switch (s) {
-    case TK_OK: return "TK_OK";
-    case TK_ERR_COMPILE: return "TK_ERR_COMPILE";
-    case TK_ERR_INVALID: return "TK_ERR_INVALID";
-    case TK_ERR_NOT_FOUND: return "TK_ERR_NOT_FOUND";
-    case TK_ERR_LAUNCH: return "TK_ERR_LAUNCH";
-    case TK_ERR_NO_DEVICE: return "TK_ERR_NO_DEVICE";
-    case TK_ERR_DRIVER: return "TK_ERR_DRIVER";
-    case TK_ERR_KERNEL_FAULT: return "TK_ERR_KERNEL_FAULT";
-    case TK_ERR_NO_MEMORY: return "TK_ERR_NO_MEMORY";
-    case TK_ERR_IO: return "TK_ERR_IO";
-    case TK_ERR_INTERNAL: return "TK_ERR_INTERNAL";
-    }
-    return "TK_ERR_UNKNOWN";
-}
 
 /* Warnings go to stderr, not to tk_last_error: the call still succeeds. */
 void rt_warn_once(int *flag, const char *fmt, ...)
@@ -136,7 +84,7 @@ tk_status rt_driver_load(void)
 {
     pthread_once(&load_once, driver_load_once);
     if (load_status != TK_OK)
-        return rt_error(load_status, "%s%s", load_message,
+        return err_set(load_status, "%s%s", load_message,
                         load_missing ? "; set TK_INTERPRET=1 to run on the CPU interpreter" : "");
     return TK_OK;
 }
@@ -173,15 +121,15 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel)
         text = "unknown error";
     const char *fault = fault_words(r);
     if (fault)
-        return rt_error(TK_ERR_KERNEL_FAULT,
+        return err_set(TK_ERR_KERNEL_FAULT,
                         "kernel '%s' faulted: %s (%s, reported by %s); the CUDA context is "
                         "unusable from now on", kernel ? kernel : "?", fault, name, call);
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
-        return rt_error(TK_ERR_NO_MEMORY, "%s failed: %s (%s)%s%s%s", call, name, text,
+        return err_set(TK_ERR_NO_MEMORY, "%s failed: %s (%s)%s%s%s", call, name, text,
                         kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
     if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_INVALID_DEVICE)
-        return rt_error(TK_ERR_NO_DEVICE, "%s failed: %s (%s)", call, name, text);
-    return rt_error(TK_ERR_DRIVER, "%s failed: %s (%s)%s%s%s", call, name, text,
+        return err_set(TK_ERR_NO_DEVICE, "%s failed: %s (%s)", call, name, text);
+    return err_set(TK_ERR_DRIVER, "%s failed: %s (%s)%s%s%s", call, name, text,
                     kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
 }
 

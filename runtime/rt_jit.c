@@ -27,7 +27,7 @@ static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstVa
     if (a->text) {
         const char *why;
         if (!sema_parse_const(a->text, cv, &why))
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (%s)",
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (%s)",
                             k->name, k->sig.param_names[p], a->text,
                             why ? why : "give a number, True/False, a dtype such as "
                             "tl.float16, or 'text'");
@@ -55,7 +55,7 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
     memset(req, 0, sizeof *req);
     SpecDefine *defs = arena_alloc(a, sizeof *defs * (size_t)(k->sig.nparams + 1));
     if (!defs)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     int nd = 0;
     for (int p = 0; p < k->sig.nparams; p++) {
         if (!la->consts[p])
@@ -77,7 +77,7 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
     req->ndefines = nd;
     ArgSpec *specs = arena_alloc(a, sizeof *specs * (size_t)(k->nruntime + 1));
     if (!specs)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     int ns = 0;
     for (int j = 0; j < k->nruntime; j++)
         if (la->values[j]) /* NULL: given None, a constexpr now */
@@ -93,7 +93,7 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
  * parallel threads); what it holds becomes the error message. */
 static tk_status diag_take(Diag *d, const char *kernel, const char *what)
 {
-    return rt_error(TK_ERR_COMPILE, "kernel '%s' %s:\n%s", kernel, what,
+    return err_set(TK_ERR_COMPILE, "kernel '%s' %s:\n%s", kernel, what,
                     d->text.data && d->text.len ? d->text.data : "(no diagnostics)\n");
 }
 
@@ -122,7 +122,7 @@ static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *ar
 static tk_status map_params(tk_kernel *k, const IrFunc *f, RtJitMeta *m)
 {
     if (f->nparams > RT_MAX_PARAMS)
-        return rt_error(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d parameters",
+        return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d parameters",
                         k->name, f->nparams);
     for (int i = 0; i < f->nparams; i++) {
         int j;
@@ -130,13 +130,13 @@ static tk_status map_params(tk_kernel *k, const IrFunc *f, RtJitMeta *m)
             if (strcmp(f->params[i].name, k->sig.param_names[k->runtime_idx[j]]) == 0)
                 break;
         if (j == k->nruntime)
-            return rt_error(TK_ERR_INTERNAL, "internal error: compiled parameter '%s' of kernel "
+            return err_set(TK_ERR_INTERNAL, "internal error: compiled parameter '%s' of kernel "
                             "'%s' is not one of its runtime parameters", f->params[i].name, k->name);
         m->param_of[i] = j;
         m->param_dt[i] = (uint8_t)f->params[i].type.dt;
     }
     if (f->ntmaps > RT_MAX_TMAPS)
-        return rt_error(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d tensor maps",
+        return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d tensor maps",
                         k->name, f->ntmaps);
     m->ntmaps = (uint32_t)f->ntmaps;
     for (int i = 0; i < f->ntmaps; i++) {
@@ -261,7 +261,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         if (!comp_codegen(&d, f, &o, NULL, dump ? &llvm : NULL, &ptx))
             s = diag_take(&d, k->name, "failed in code generation");
         else if (ptx.oom || !ptx.data)
-            s = rt_error(TK_ERR_NO_MEMORY, "out of memory generating PTX for '%s'", k->name);
+            s = err_set(TK_ERR_NO_MEMORY, "out of memory generating PTX for '%s'", k->name);
         else /* after lowering, which adds the tensor maps */
             s = map_params(k, f, &t->meta);
         diag_free(&d);
@@ -303,7 +303,7 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
     t->digest = rt_key_digest(&parts);
     t->key_blob = rt_key_blob(&parts, &t->key_len);
     if (!t->key_blob)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     const char *dir = rt_disk_dir();
     if (dir && !rt_env_on("TK_ALWAYS_COMPILE") && load_text(k, la, dir, t))
         return TK_OK;
@@ -340,7 +340,7 @@ static tk_status link_ptx(const char *kernel, const char *ptx, size_t len, void 
     RT_CU_GO(s, fail, kernel, cuLinkComplete, st, &out, &n);
     *cubin = tk_xalloc(n);
     if (!*cubin)
-        s = rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        s = err_set(TK_ERR_NO_MEMORY, "out of memory");
     else
         memcpy(*cubin, out, n);
     *size = n;
@@ -348,10 +348,10 @@ fail:
     if (s != TK_OK && log[0]) {
         char first[1024];
         snprintf(first, sizeof first, "%s", tk_last_error());
-        rt_error(s, "%s\nthe driver's PTX compiler said:\n%s", first, log);
+        err_set(s, "%s\nthe driver's PTX compiler said:\n%s", first, log);
     }
     if (st && rt_cu.p_cuLinkDestroy(st) != CUDA_SUCCESS && s == TK_OK)
-        s = rt_error(TK_ERR_DRIVER, "cuLinkDestroy failed for kernel '%s'", kernel);
+        s = err_set(TK_ERR_DRIVER, "cuLinkDestroy failed for kernel '%s'", kernel);
     return s;
 }
 
@@ -369,7 +369,7 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
     /* before the driver is asked for the room: it refuses with a bare
      * CUDA_ERROR_INVALID_VALUE */
     if (in->shared_bytes + v->dyn_shared > p->shared_per_block)
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs %d bytes of shared memory; the device "
+        return err_set(TK_ERR_LAUNCH, "kernel '%s' needs %d bytes of shared memory; the device "
                         "gives at most %d per program (use smaller blocks or fewer stages)",
                         name, in->shared_bytes + v->dyn_shared, p->shared_per_block);
     if (v->dyn_shared > 48 * 1024)
@@ -381,7 +381,7 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
     in->function = v->fn;
     int threads = v->threads;
     if (threads > in->max_threads)
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s' uses %d registers per thread, so at most %d "
+        return err_set(TK_ERR_LAUNCH, "kernel '%s' uses %d registers per thread, so at most %d "
                         "threads per program fit; num_warps=%d asks for %d (use fewer warps)",
                         name, in->registers, in->max_threads, v->num_warps, threads);
     return TK_OK;
@@ -497,7 +497,7 @@ tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
     *out = NULL;
     RtVariant *v = tk_xalloc(sizeof *v);
     if (!v)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     memset(v, 0, sizeof *v);
     arena_init(&v->ir_arena);
     pthread_mutex_init(&v->tma_lock, NULL);

@@ -55,7 +55,7 @@ static bool rt_arg_is_none(const tk_arg *a)
 
 tk_status rt_check_args(const char *fn, const tk_arg *args, int nargs)
 {
-    tk_status s = rt_check_count(fn, "args", args, "nargs", nargs);
+    tk_status s = err_check_count(fn, "args", args, "nargs", nargs);
     for (int i = 0; s == TK_OK && i < nargs; i++) {
         char what[32];
         const tk_arg *a = &args[i];
@@ -63,7 +63,7 @@ tk_status rt_check_args(const char *fn, const tk_arg *args, int nargs)
             continue;
         /* tk_const_text(name, NULL) would otherwise read as the number 0 */
         snprintf(what, sizeof what, "args[%d].%s", i, a->name ? "text" : "name");
-        s = rt_null_arg(fn, what);
+        s = err_null_arg(fn, what);
     }
     return s;
 }
@@ -72,18 +72,18 @@ static tk_status bind_const(tk_kernel *k, int c, const tk_arg *a, RtLaunchArgs *
 {
     char names[512];
     if (!a->name)
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s': a constexpr argument has no name", k->name);
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': a constexpr argument has no name", k->name);
     int p = find_const(k, c, a->name);
     if (p == k->sig.nparams) {
         list_params(k, true, names, sizeof names);
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s' has no parameter '%s'; its constexprs: %s",
+        return err_set(TK_ERR_LAUNCH, "kernel '%s' has no parameter '%s'; its constexprs: %s",
                         k->name, a->name, names);
     }
     if (!k->sig.is_constexpr[p] && !rt_arg_is_none(a))
-        return rt_error(TK_ERR_LAUNCH, "'%s' is a runtime parameter of kernel '%s', not a "
+        return err_set(TK_ERR_LAUNCH, "'%s' is a runtime parameter of kernel '%s', not a "
                         "constexpr: pass it in order with tk_ptr/tk_i32/...", a->name, k->name);
     if (la->consts[p])
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s': constexpr '%s' is given twice", k->name,
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': constexpr '%s' is given twice", k->name,
                         a->name);
     la->consts[p] = a;
     return TK_OK;
@@ -137,26 +137,26 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *wor
 {
     int p = k->runtime_idx[j];
     if (!valid_dtype(a->dtype))
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype",
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype",
                         k->name, j + 1, pname(k, p));
     if (a->kind == TK_ARG_SCALAR && !scalar_fits(a))
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') holds %lld, which does "
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') holds %lld, which does "
                         "not fit in %s", k->name, j + 1, pname(k, p), (long long)a->v.i,
                         dtype_name(dtype_of[a->dtype]));
     DType dt = dtype_of[a->dtype];
     Type ann = k->sig.annotated[p];
     if (ann.dt != DT_VOID) {
         if (a->kind == TK_ARG_PTR && (ann.dt != DT_PTR || ann.elem != dt))
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s%s but "
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s%s but "
                             "the launch passes a pointer to %s", k->name, pname(k, p),
                             ann.dt == DT_PTR ? "*" : "",
                             dtype_name(ann.dt == DT_PTR ? ann.elem : ann.dt), dtype_name(dt));
         if (a->kind != TK_ARG_PTR && ann.dt == DT_PTR)
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is a pointer (*%s) but "
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is a pointer (*%s) but "
                             "the launch passes a scalar %s", k->name, pname(k, p),
                             dtype_name(ann.elem), dtype_name(dt));
         if (a->kind != TK_ARG_PTR && ann.dt != dt)
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s but the "
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s but the "
                             "launch passes %s", k->name, pname(k, p), dtype_name(ann.dt),
                             dtype_name(dt));
     }
@@ -201,12 +201,12 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                          const tk_launch_options *opts, RtLaunchArgs *la)
 {
     if (nargs < 0 || (nargs > 0 && !args))
-        return rt_error(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
+        return err_set(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
     la->no_tma = false;
     la->num_warps = opts && opts->num_warps > 0 ? opts->num_warps : 4;
     la->num_stages = opts && opts->num_stages > 0 ? opts->num_stages : 3;
     if (la->num_warps > 32 || !is_pow2(la->num_warps))
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s': num_warps=%d must be a power of two up to 32",
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': num_warps=%d must be a power of two up to 32",
                         k->name, la->num_warps);
     memset(la->consts, 0, sizeof la->consts[0] * (size_t)k->sig.nparams);
     int nrun = 0, nconst = 0;
@@ -217,7 +217,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
             if (s != TK_OK)
                 return s;
         } else if (a->kind != TK_ARG_PTR && a->kind != TK_ARG_SCALAR)
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': argument %d has an unknown kind", k->name,
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d has an unknown kind", k->name,
                             i + 1);
     }
     /* the runtime arguments fill the runtime parameters not given tk_none(), in order */
@@ -241,7 +241,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
     if (nrun != k->nruntime) {
         char names[512];
         list_params(k, false, names, sizeof names);
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s' takes %d runtime argument%s (%s) but the "
+        return err_set(TK_ERR_LAUNCH, "kernel '%s' takes %d runtime argument%s (%s) but the "
                         "launch gives %d", k->name, k->nruntime, k->nruntime == 1 ? "" : "s",
                         names, nrun);
     }
@@ -260,12 +260,12 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
         if (!k->sig.is_constexpr[p])
             continue;
         if (!la->consts[p] && !k->sig.has_default[p] && k->sig.configs_from_host)
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s': its "
+            return err_set(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s': its "
                             "@triton.autotune configs are given by the host (Python code tk does "
                             "not run), so pass the constexprs (tk_const(\"%s\", ...)) or a "
                             "config list", k->name, pname(k, p), pname(k, p));
         if (!la->consts[p] && !k->sig.has_default[p])
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s' (add "
+            return err_set(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s' (add "
                             "tk_const(\"%s\", ...) to the launch)", k->name, pname(k, p),
                             pname(k, p));
         key_const(key, la->consts[p]);
@@ -351,10 +351,10 @@ static tk_status check_grid(const tk_kernel *k, tk_grid g)
     unsigned d[3] = {g.x, g.y, g.z};
     for (int i = 0; i < 3; i++) {
         if (d[i] == 0)
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': grid (%u, %u, %u) is empty; every "
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': grid (%u, %u, %u) is empty; every "
                             "dimension must be at least 1", k->name, g.x, g.y, g.z);
         if (d[i] > (unsigned)p->max_grid[i])
-            return rt_error(TK_ERR_LAUNCH, "kernel '%s': grid (%u, %u, %u) is over the device's "
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': grid (%u, %u, %u) is over the device's "
                             "limit of (%d, %d, %d)", k->name, g.x, g.y, g.z, p->max_grid[0],
                             p->max_grid[1], p->max_grid[2]);
     }
@@ -370,7 +370,7 @@ static tk_status launch_interp(tk_kernel *k, RtVariant *v, tk_grid g, const RtLa
     int nbufs = 0;
     InterpBuffer *bufs = rt_ctx_snapshot(ctx, &nbufs);
     if (!bufs)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     InterpMemory mem = {bufs, nbufs};
     unsigned grid[3] = {g.x, g.y, g.z};
     Diag d;
@@ -380,11 +380,11 @@ static tk_status launch_interp(tk_kernel *k, RtVariant *v, tk_grid g, const RtLa
     const char *msg = d.text.data ? d.text.data : "(no message)";
     tk_status s = TK_OK;
     if (r == INTERP_NO_MEMORY) /* not the kernel's fault */
-        s = rt_error(TK_ERR_NO_MEMORY, "kernel '%s': %s", k->name, msg);
+        s = err_set(TK_ERR_NO_MEMORY, "kernel '%s': %s", k->name, msg);
     else if (r == INTERP_OVER_BUDGET || r == INTERP_BAD_GRID)
-        s = rt_error(TK_ERR_LAUNCH, "kernel '%s' stopped in the interpreter:\n%s", k->name, msg);
+        s = err_set(TK_ERR_LAUNCH, "kernel '%s' stopped in the interpreter:\n%s", k->name, msg);
     else if (r != INTERP_OK || d.errors)
-        s = rt_error(TK_ERR_KERNEL_FAULT, "kernel '%s' faulted in the interpreter:\n%s", k->name,
+        s = err_set(TK_ERR_KERNEL_FAULT, "kernel '%s' faulted in the interpreter:\n%s", k->name,
                      msg);
     diag_free(&d);
     tk_xfree(bufs);
@@ -454,7 +454,7 @@ static tk_status launch_without_tma(tk_kernel *k, tk_grid g, RtLaunchArgs *la, t
     if (s == TK_OK)
         s = launch_gpu(k, v, g, la, stream, &no_maps);
     if (s == TK_OK && no_maps) /* a variant without TMA takes none */
-        s = rt_error(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled without TMA takes "
+        s = err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled without TMA takes "
                      "tensor maps", k->name);
     return s;
 }
@@ -463,7 +463,7 @@ tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                     const tk_launch_options *opts)
 {
     if (!k)
-        return rt_null_arg("tk_launch", "k");
+        return err_null_arg("tk_launch", "k");
     tk_status s = rt_check_args("tk_launch", args, nargs);
     if (s != TK_OK)
         return s;
@@ -498,7 +498,7 @@ tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
                             const tk_launch_options *opts, tk_kernel_info *info)
 {
     if (!k || !info)
-        return rt_null_arg("tk_kernel_prepare", !k ? "k" : "info");
+        return err_null_arg("tk_kernel_prepare", !k ? "k" : "info");
     memset(info, 0, sizeof *info);
     RtLaunchArgs la;
     tk_status s = rt_check_args("tk_kernel_prepare", args, nargs);

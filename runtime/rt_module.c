@@ -15,18 +15,18 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
 {
     tk_module *m = tk_xalloc(sizeof *m);
     if (!m)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
+        return err_set(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
     memset(m, 0, sizeof *m);
     m->ctx = ctx;
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->built, NULL);
     if (!comp_init(&m->comp, name, text, len)) {
         tk_module_destroy(m);
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
+        return err_set(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
     }
     m->comp.search_paths = ctx->search_paths;
     if (!comp_parse(&m->comp)) {
-        tk_status s = rt_error(TK_ERR_COMPILE, "%s", m->comp.diag.text.data
+        tk_status s = err_set(TK_ERR_COMPILE, "%s", m->comp.diag.text.data
                                                          ? m->comp.diag.text.data
                                                          : "syntax errors");
         tk_module_destroy(m);
@@ -45,7 +45,7 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
     m->kernels = arena_alloc(&m->comp.arena, sizeof *m->kernels * (size_t)(m->nnames + 1));
     if (m->comp.arena.oom || !m->kernels) {
         tk_module_destroy(m);
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
+        return err_set(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
     }
     *out = m;
     return TK_OK;
@@ -55,7 +55,7 @@ tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *s
                                 tk_module **mod)
 {
     if (!ctx || !src || !mod)
-        return rt_null_arg("tk_module_load_string", !ctx ? "ctx" : !src ? "src" : "mod");
+        return err_null_arg("tk_module_load_string", !ctx ? "ctx" : !src ? "src" : "mod");
     *mod = NULL;
     return module_make(ctx, name ? name : "<string>", src, strlen(src), mod);
 }
@@ -63,11 +63,11 @@ tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *s
 tk_status tk_module_load_file(tk_context *ctx, const char *path, tk_module **mod)
 {
     if (!ctx || !path || !mod)
-        return rt_null_arg("tk_module_load_file", !ctx ? "ctx" : !path ? "path" : "mod");
+        return err_null_arg("tk_module_load_file", !ctx ? "ctx" : !path ? "path" : "mod");
     *mod = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return rt_error(TK_ERR_NOT_FOUND, "cannot open '%s': %s", path, strerror(errno));
+        return err_set(TK_ERR_NOT_FOUND, "cannot open '%s': %s", path, strerror(errno));
     StrBuf sb;
     sb_init(&sb);
     char chunk[65536];
@@ -78,7 +78,7 @@ tk_status tk_module_load_file(tk_context *ctx, const char *path, tk_module **mod
     fclose(f);
     if (bad || sb.oom) {
         sb_free(&sb);
-        return rt_error(bad ? TK_ERR_IO : TK_ERR_NO_MEMORY, "cannot read '%s'", path);
+        return err_set(bad ? TK_ERR_IO : TK_ERR_NO_MEMORY, "cannot read '%s'", path);
     }
     tk_status s = module_make(ctx, path, sb.data ? sb.data : "", sb.len, mod);
     sb_free(&sb);
@@ -102,7 +102,7 @@ void tk_module_destroy(tk_module *m)
     if (!m)
         return;
     if (m->kernels && !m->ctx->interpret && rt_ctx_enter(m->ctx) != TK_OK)
-        rt_clear_error(); /* unload below may then fail; still free host memory */
+        err_clear(); /* unload below may then fail; still free host memory */
     for (int i = 0; m->kernels && i < m->nnames; i++)
         if (m->kernels[i]) {
             rt_tune_free(m->kernels[i]);
@@ -121,7 +121,7 @@ static tk_status not_found(tk_module *m, const char *name)
     sb_init(&sb);
     for (int i = 0; i < m->nnames; i++)
         sb_printf(&sb, "%s%s", i ? ", " : "", m->names[i]);
-    tk_status s = rt_error(TK_ERR_NOT_FOUND, "no kernel '%s' in '%s'; its kernels: %s", name,
+    tk_status s = err_set(TK_ERR_NOT_FOUND, "no kernel '%s' in '%s'; its kernels: %s", name,
                            m->comp.src.name, m->nnames ? sb.data : "(none)");
     sb_free(&sb);
     return s;
@@ -131,18 +131,18 @@ static tk_status kernel_make(tk_module *m, int i, tk_kernel **out)
 {
     tk_kernel *k = tk_xalloc(sizeof *k);
     if (!k)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     memset(k, 0, sizeof *k);
     k->mod = m;
     k->name = m->names[i];
     if (!sema_kernel_sig(m->comp.module, k->name, &m->comp.arena, &k->sig)) {
         tk_xfree(k);
-        return rt_error(TK_ERR_INTERNAL, "internal error: no signature for kernel '%s'",
+        return err_set(TK_ERR_INTERNAL, "internal error: no signature for kernel '%s'",
                         m->names[i]);
     }
     if (k->sig.nparams > RT_MAX_PARAMS) {
         tk_xfree(k);
-        return rt_error(TK_ERR_INVALID, "kernel '%s' has %d parameters; tk launches at most %d",
+        return err_set(TK_ERR_INVALID, "kernel '%s' has %d parameters; tk launches at most %d",
                         m->names[i], k->sig.nparams, RT_MAX_PARAMS);
     }
     for (int p = 0; p < k->sig.nparams; p++)
@@ -162,7 +162,7 @@ static tk_status kernel_make(tk_module *m, int i, tk_kernel **out)
 tk_status tk_module_kernel(tk_module *m, const char *name, tk_kernel **k)
 {
     if (!m || !name || !k)
-        return rt_null_arg("tk_module_kernel", !m ? "mod" : !name ? "name" : "k");
+        return err_null_arg("tk_module_kernel", !m ? "mod" : !name ? "name" : "k");
     *k = NULL;
     int i;
     for (i = 0; i < m->nnames && strcmp(m->names[i], name) != 0; i++)
@@ -234,7 +234,7 @@ tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
         if (s == TK_OK && !rt_table_insert(&k->table, &v->key, v)) {
             rt_variant_free(v);
             v = NULL;
-            s = rt_error(TK_ERR_NO_MEMORY, "out of memory caching kernel '%s'", k->name);
+            s = err_set(TK_ERR_NO_MEMORY, "out of memory caching kernel '%s'", k->name);
         }
         pthread_cond_broadcast(&m->built);
     }

@@ -50,7 +50,7 @@ static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid
                                const tk_launch_options *opts, ConfigLaunch *out)
 {
     if (nargs < 0 || (nargs > 0 && !args) || nargs + c->ndefines > MAX_TUNE_ARGS)
-        return rt_error(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
+        return err_set(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
     out->k = k;
     memset(&out->opts, 0, sizeof out->opts);
     if (opts)
@@ -127,7 +127,7 @@ static tk_status tune_key(tk_kernel *k, const RtLaunchArgs *la, RtKey *key, char
     for (int i = 0; i < t->nkey; i++) {
         int p = param_index(k, t->key[i]);
         if (p < 0)
-            return rt_error(TK_ERR_INVALID, "kernel '%s': autotune key '%s' is not a parameter",
+            return err_set(TK_ERR_INVALID, "kernel '%s': autotune key '%s' is not a parameter",
                             k->name, t->key[i]);
         const tk_arg *a = la->consts[p];
         for (int j = 0; !k->sig.is_constexpr[p] && j < k->nruntime; j++)
@@ -336,7 +336,7 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
     RtTune *t = k->tune;
     CompileJob *jobs = tk_xalloc(sizeof *jobs * (size_t)t->nconfigs);
     if (!jobs)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     memset(jobs, 0, sizeof *jobs * (size_t)t->nconfigs);
     tk_status first_fail = TK_OK;
     char first_msg[512] = "";
@@ -364,7 +364,7 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
         double ms = jobs[i].status == TK_OK ? time_config(k, i, &jobs[i], &bufs) : -1;
         tk_status cs = jobs[i].status;
         if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE) {
-            s = rt_error(cs, "%s", jobs[i].message); /* the context is lost */
+            s = err_set(cs, "%s", jobs[i].message); /* the context is lost */
             break;
         }
         if (cs != TK_OK || ms < 0) {
@@ -387,13 +387,13 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tk_last_error());
         rt_tune_bufs_end(&bufs, false); /* the first error is the one to report */
-        return rt_error(s, "%s", msg);
+        return err_set(s, "%s", msg);
     }
     s = rt_tune_bufs_end(&bufs, best >= 0);
     if (s != TK_OK)
         return s;
     if (best < 0)
-        return rt_error(first_fail, "kernel '%s': every autotune config failed; the first: %s",
+        return err_set(first_fail, "kernel '%s': every autotune config failed; the first: %s",
                         k->name, first_msg);
     rt_stats_add(&rt_stats.tunings);
     out->index = best;
@@ -417,7 +417,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     size_t id_len = 0;
     char *id = timed ? identity(k, key, &id_len) : NULL;
     if (timed && !id)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     tk_status s = TK_OK;
     if (id && disk_load(k, id, id_len, c)) {
         rt_stats_add(&rt_stats.tune_disk_hits);
@@ -431,7 +431,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     int *keep = tk_xalloc(sizeof *keep * (size_t)t->nconfigs);
     if (!keep) {
         tk_xfree(id);
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     }
     for (int i = 0; i < t->nconfigs; i++)
         keep[i] = 1;
@@ -442,7 +442,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
         if (keep[i])
             first = i;
     if (first < 0)
-        s = rt_error(TK_ERR_INVALID, "kernel '%s': the prune callback kept no config", k->name);
+        s = err_set(TK_ERR_INVALID, "kernel '%s': the prune callback kept no config", k->name);
     else if (!timed) {
         char desc[512];
         describe(&t->configs[first], desc, sizeof desc);
@@ -471,12 +471,12 @@ static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, 
 {
     RtTune *t = k->tune;
     if (t->nconfigs <= 0)
-        return rt_error(TK_ERR_INVALID, "kernel '%s' has no autotune configs", k->name);
+        return err_set(TK_ERR_INVALID, "kernel '%s' has no autotune configs", k->name);
     atomic_store(&t->launched, 1);
     /* the arguments with config 0 check the launch and map the runtime arguments */
     ConfigLaunch *cl = tk_xalloc(sizeof *cl);
     if (!cl)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     RtLaunchArgs la;
     RtKey key;
     char key_text[512];
@@ -491,7 +491,7 @@ static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, 
     TuneEntry *e = rt_table_find(&t->table, &key, entry_key);
     if (e || find_only) {
         *out = e;
-        return e ? TK_OK : rt_error(TK_ERR_NOT_FOUND, "kernel '%s' has no tuned config for "
+        return e ? TK_OK : err_set(TK_ERR_NOT_FOUND, "kernel '%s' has no tuned config for "
                                     "[%s] yet: launch it first", k->name, key_text);
     }
     pthread_mutex_lock(&t->lock);
@@ -499,7 +499,7 @@ static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, 
     if (!e) {
         TuneEntry *n = tk_xalloc(sizeof *n);
         if (!n)
-            s = rt_error(TK_ERR_NO_MEMORY, "out of memory");
+            s = err_set(TK_ERR_NO_MEMORY, "out of memory");
         if (s == TK_OK) {
             n->key = key;
             s = tune_choose(k, &key, key_text, grid_fn, grid_user, grid, args, nargs, opts,
@@ -509,7 +509,7 @@ static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, 
             n->choice.config = t->configs[n->choice.index];
             e = rt_table_insert(&t->table, &n->key, n);
             if (!e)
-                s = rt_error(TK_ERR_NO_MEMORY, "out of memory");
+                s = err_set(TK_ERR_NO_MEMORY, "out of memory");
         }
         if (e != n)
             tk_xfree(n);
@@ -536,12 +536,12 @@ tk_status tk_launch_tuned(tk_kernel *k, tk_grid_fn grid, void *grid_user, const 
                           int nargs, const tk_launch_options *opts)
 {
     if (!k || !grid)
-        return rt_null_arg("tk_launch_tuned", !k ? "k" : "grid");
+        return err_null_arg("tk_launch_tuned", !k ? "k" : "grid");
     tk_status s = rt_check_args("tk_launch_tuned", args, nargs);
     if (s != TK_OK)
         return s;
     if (!k->tune)
-        return rt_error(TK_ERR_INVALID, "kernel '%s' has no autotune configs (add "
+        return err_set(TK_ERR_INVALID, "kernel '%s' has no autotune configs (add "
                         "@triton.autotune or call tk_kernel_set_tuning)", k->name);
     return rt_tune_launch(k, grid, grid_user, (tk_grid){1, 1, 1}, args, nargs, opts);
 }
@@ -550,13 +550,13 @@ tk_status tk_kernel_tuned_config(tk_kernel *k, const tk_arg *args, int nargs,
                                  const tk_launch_options *opts, tk_tune_choice *out)
 {
     if (!k || !out)
-        return rt_null_arg("tk_kernel_tuned_config", !k ? "k" : "out");
+        return err_null_arg("tk_kernel_tuned_config", !k ? "k" : "out");
     memset(out, 0, sizeof *out);
     tk_status s = rt_check_args("tk_kernel_tuned_config", args, nargs);
     if (s != TK_OK)
         return s;
     if (!k->tune)
-        return rt_error(TK_ERR_INVALID, "kernel '%s' has no autotune configs", k->name);
+        return err_set(TK_ERR_INVALID, "kernel '%s' has no autotune configs", k->name);
     TuneEntry *e = NULL;
     s = tune_lookup(k, NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, true, &e);
     if (s == TK_OK)

@@ -77,19 +77,19 @@ static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int 
 {
     tk_config *c = tk_xalloc(sizeof *c * (size_t)(n ? n : 1));
     if (!c)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     memset(c, 0, sizeof *c * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
         int nd = in ? in[i].ndefines : kin[i].ndefines;
         if (in && (nd < 0 || (nd > 0 && !in[i].defines))) {
             free_configs(c, i);
-            return rt_error(TK_ERR_INVALID, "config %d: %d defines %s", i, nd,
+            return err_set(TK_ERR_INVALID, "config %d: %d defines %s", i, nd,
                             nd < 0 ? "(a negative count)" : "but no defines array");
         }
         tk_define *d = tk_xalloc(sizeof *d * (size_t)(nd ? nd : 1));
         if (!d) {
             free_configs(c, i);
-            return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+            return err_set(TK_ERR_NO_MEMORY, "out of memory");
         }
         memset(d, 0, sizeof *d * (size_t)(nd ? nd : 1));
         c[i].defines = d;
@@ -104,13 +104,13 @@ static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int 
             const char *value = in ? in[i].defines[j].value : text;
             if (!name || !value) {
                 free_configs(c, i + 1);
-                return rt_error(TK_ERR_INVALID, "config %d: define %d has no name or value", i, j);
+                return err_set(TK_ERR_INVALID, "config %d: define %d has no name or value", i, j);
             }
             d[j].name = dup_text(name);
             d[j].value = dup_text(value);
             if (!d[j].name || !d[j].value) {
                 free_configs(c, i + 1);
-                return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+                return err_set(TK_ERR_NO_MEMORY, "out of memory");
             }
         }
     }
@@ -122,12 +122,12 @@ static tk_status copy_key(const char *const *in, int n, char ***out)
 {
     char **key = tk_xalloc(sizeof *key * (size_t)(n ? n : 1));
     if (!key)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     memset(key, 0, sizeof *key * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++)
         if (!in[i] || !(key[i] = dup_text(in[i]))) {
             free_key(key, n);
-            return rt_error(in[i] ? TK_ERR_NO_MEMORY : TK_ERR_INVALID, "bad tuning key %d", i);
+            return err_set(in[i] ? TK_ERR_NO_MEMORY : TK_ERR_INVALID, "bad tuning key %d", i);
         }
     *out = key;
     return TK_OK;
@@ -152,7 +152,7 @@ static tk_status tune_make(tk_kernel *k, RtTune **out)
 {
     RtTune *t = tk_xalloc(sizeof *t);
     if (!t)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     memset(t, 0, sizeof *t);
     pthread_mutex_init(&t->lock, NULL);
     rt_table_init(&t->table);
@@ -195,16 +195,16 @@ static tk_status check_config(const tk_config *c, int i)
     char p[48], n[48];
     snprintf(p, sizeof p, "configs[%d].defines", i);
     snprintf(n, sizeof n, "configs[%d].ndefines", i);
-    tk_status s = rt_check_count(set_tuning, p, c->defines, n, c->ndefines);
+    tk_status s = err_check_count(set_tuning, p, c->defines, n, c->ndefines);
     if (s == TK_OK && (c->num_warps < 0 || c->num_stages < 0))
-        s = rt_error(TK_ERR_INVALID, "%s: configs[%d].%s is %d", set_tuning, i,
+        s = err_set(TK_ERR_INVALID, "%s: configs[%d].%s is %d", set_tuning, i,
                      c->num_warps < 0 ? "num_warps" : "num_stages",
                      c->num_warps < 0 ? c->num_warps : c->num_stages);
     for (int j = 0; s == TK_OK && j < c->ndefines; j++)
         if (!c->defines[j].name || !c->defines[j].value) {
             snprintf(p, sizeof p, "configs[%d].defines[%d].%s", i, j,
                      c->defines[j].name ? "value" : "name");
-            s = rt_null_arg(set_tuning, p);
+            s = err_null_arg(set_tuning, p);
         }
     return s;
 }
@@ -213,20 +213,20 @@ static tk_status check_config(const tk_config *c, int i)
 static tk_status check_tuning(const tk_tune_options *o)
 {
     if (o->configs && o->nconfigs == 0)
-        return rt_error(TK_ERR_INVALID, "%s: configs is not NULL but nconfigs is 0", set_tuning);
-    tk_status s = rt_check_count(set_tuning, "configs", o->configs, "nconfigs", o->nconfigs);
+        return err_set(TK_ERR_INVALID, "%s: configs is not NULL but nconfigs is 0", set_tuning);
+    tk_status s = err_check_count(set_tuning, "configs", o->configs, "nconfigs", o->nconfigs);
     for (int i = 0; s == TK_OK && o->configs && i < o->nconfigs; i++)
         s = check_config(&o->configs[i], i);
     if (s == TK_OK)
-        s = rt_check_count(set_tuning, "key", o->key, "nkey", o->nkey);
+        s = err_check_count(set_tuning, "key", o->key, "nkey", o->nkey);
     for (int i = 0; s == TK_OK && o->key && i < o->nkey; i++)
         if (!o->key[i]) {
             char what[32];
             snprintf(what, sizeof what, "key[%d]", i);
-            s = rt_null_arg(set_tuning, what);
+            s = err_null_arg(set_tuning, what);
         }
     if (s == TK_OK && !(o->warmup_ms >= 0 && o->rep_ms >= 0))
-        s = rt_error(TK_ERR_INVALID, "%s: %s is %g", set_tuning,
+        s = err_set(TK_ERR_INVALID, "%s: %s is %g", set_tuning,
                      o->warmup_ms >= 0 ? "rep_ms" : "warmup_ms",
                      o->warmup_ms >= 0 ? o->rep_ms : o->warmup_ms);
     return s;
@@ -235,17 +235,17 @@ static tk_status check_tuning(const tk_tune_options *o)
 tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
 {
     if (!k || !o)
-        return rt_null_arg(set_tuning, !k ? "k" : "opts");
+        return err_null_arg(set_tuning, !k ? "k" : "opts");
     tk_status s = check_tuning(o);
     if (s != TK_OK)
         return s;
     pthread_mutex_lock(&k->mod->lock);
     RtTune *t = k->tune;
     if (t && t->launched)
-        s = rt_error(TK_ERR_INVALID, "kernel '%s': tuning settings change only before its first "
+        s = err_set(TK_ERR_INVALID, "kernel '%s': tuning settings change only before its first "
                      "tuned launch", k->name);
     else if (!t && !o->configs)
-        s = rt_error(TK_ERR_INVALID, "kernel '%s' has no @triton.autotune configs: pass "
+        s = err_set(TK_ERR_INVALID, "kernel '%s' has no @triton.autotune configs: pass "
                      "configs", k->name);
     else if (!t)
         s = tune_make(k, &t);
@@ -285,7 +285,7 @@ tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
 tk_status tk_kernel_configs(tk_kernel *k, const tk_config **configs, int *n)
 {
     if (!k || !configs || !n)
-        return rt_null_arg("tk_kernel_configs", !k ? "k" : !configs ? "configs" : "n");
+        return err_null_arg("tk_kernel_configs", !k ? "k" : !configs ? "configs" : "n");
     const RtTune *t = k->tune;
     *configs = t ? t->configs : NULL;
     *n = t ? t->nconfigs : 0;

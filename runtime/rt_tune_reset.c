@@ -37,7 +37,7 @@ static tk_status add_buf(tk_kernel *k, const RtTuneReset *r, const RtLaunchArgs 
     const char *option = zero ? "reset_to_zero" : "restore_value", *why;
     const tk_arg *a;
     if (!named_arg(k, la, name, &a, &why))
-        return rt_error(TK_ERR_LAUNCH, "kernel '%s': autotune %s names '%s', which %s", k->name,
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': autotune %s names '%s', which %s", k->name,
                         option, name, why);
     if (!a || !a->v.ptr)
         return TK_OK; /* None or a null buffer: nothing to reset, as Triton skips None */
@@ -52,7 +52,7 @@ static tk_status add_buf(tk_kernel *k, const RtTuneReset *r, const RtLaunchArgs 
     else
         s = rt_buffer_extent(out->ctx, b->ptr, &b->bytes);
     if (s != TK_OK)
-        return rt_error(s, "kernel '%s': autotune %s '%s': %s", k->name, option, name,
+        return err_set(s, "kernel '%s': autotune %s '%s': %s", k->name, option, name,
                         tk_last_error());
     out->n++;
     if (zero || !b->bytes)
@@ -74,7 +74,7 @@ tk_status rt_tune_bufs_begin(tk_kernel *k, const RtTuneReset *r, const RtLaunchA
         return TK_OK;
     out->b = tk_xalloc(sizeof *out->b * (size_t)n);
     if (!out->b)
-        return rt_error(TK_ERR_NO_MEMORY, "out of memory");
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
     tk_status s = TK_OK;
     for (int i = 0; i < r->nzero && s == TK_OK; i++)
         s = add_buf(k, r, la, r->zero[i], true, args, nargs, out);
@@ -84,7 +84,7 @@ tk_status rt_tune_bufs_begin(tk_kernel *k, const RtTuneReset *r, const RtLaunchA
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tk_last_error());
         rt_tune_bufs_end(out, false);
-        return rt_error(s, "%s", msg);
+        return err_set(s, "%s", msg);
     }
     return TK_OK;
 }

@@ -130,21 +130,21 @@ static void test_compile_last_error(void)
     char *out = NULL, *diags = NULL;
     const char *broken = "@triton.jit\ndef k(x):\n    y = = 1\n";
     for (int with_diags = 0; with_diags < 2; with_diags++) {
-        rt_clear_error();
+        err_clear();
         CHECK_FAILS(tk_compile("broken.tk", broken, strlen(broken), &o, &out, NULL,
                                with_diags ? &diags : NULL),
                     TK_ERR_COMPILE, "broken.tk:3:");
         CHECK(!with_diags || (diags && strstr(diags, "broken.tk:3:")));
         tk_free_text(diags);
         diags = NULL;
-        rt_clear_error();
+        err_clear();
         o.kernel = "nothere";
         CHECK_FAILS(compile(&o, with_diags ? &diags : NULL), TK_ERR_COMPILE, "nothere");
         tk_free_text(diags);
         diags = NULL;
         o.kernel = "twice";
         /* an empty source (len 0) has no kernel */
-        rt_clear_error();
+        err_clear();
         CHECK_FAILS(tk_compile("empty.tk", "", 0, &o, &out, NULL, NULL), TK_ERR_COMPILE,
                     "no @jit function named 'twice'");
     }
