@@ -1,4 +1,4 @@
-# lit configuration: every .tk file under test/ is a test. Substitutions:
+# lit configuration: every .tk, .test and .tkir file under test/ is a test. Substitutions:
 #   tkc          the compiler from the build folder (%tkc_bin: its path)
 #   %conformance the conformance kernels (test/conformance)
 #   %ptxas       ptxas, when installed (feature "ptxas"; %ptxas_dir its folder)
@@ -7,7 +7,7 @@ import lit.formats
 
 config.name = "tk"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".tk", ".test"]
+config.suffixes = [".tk", ".test", ".tkir"]
 config.excludes = ["Inputs", "conformance", "fuzz", "gpu", "difftest", "CMakeLists.txt", "lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tk_obj_root, "test")
