@@ -263,7 +263,10 @@ PassOptions comp_pass_options(Compilation *c, const struct tk_compile_options *o
 /* The checks of tk_compile's options, for the API function `fn`:
  * TK_ERR_INVALID naming the argument, or TK_OK. */
 tk_status comp_check_options(const char *fn, const tk_compile_options *o);
-/* Sets tk_last_error after a failed compilation to its diagnostics. */
-tk_status comp_failed(tk_status s, const Compilation *c);
+/* The end of tk_compile and tk_compile_ir: the output `res` (when ok and
+ * no error was reported) or none, the diagnostics, tk_last_error after a
+ * failure; frees `res` and the compilation. */
+tk_status comp_finish(Compilation *c, bool ok, StrBuf *res, char **out, size_t *out_len,
+                      char **diags);
 
 #endif

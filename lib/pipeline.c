@@ -263,13 +263,36 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
 
 /* tk_last_error after a failed compilation: the diagnostics (cut to the
  * message buffer) whether or not the caller asked for them. */
-tk_status comp_failed(tk_status s, const Compilation *c)
+static tk_status compile_failed(tk_status s, const Compilation *c)
 {
     const char *text = c->diag.text.data;
     if (text && *text)
         return err_set(s, "%s", text);
     return err_set(s, "tk_compile: '%s' did not compile (%s)", c->src.name,
                     s == TK_ERR_NO_MEMORY ? "out of memory" : "no diagnostics");
+}
+
+tk_status comp_finish(Compilation *c, bool ok, StrBuf *res, char **out, size_t *out_len,
+                      char **diags)
+{
+    ok = ok && c->diag.errors == 0;
+    if (c->arena.oom || res->oom) {
+        ok = false;
+        diag_plain(&c->diag, DIAG_ERROR, "out of memory");
+    }
+    tk_status s = ok ? TK_OK : TK_ERR_COMPILE;
+    if (ok) {
+        *out = sb_take(res, out_len);
+        if (!*out)
+            s = TK_ERR_NO_MEMORY;
+    }
+    if (s != TK_OK)
+        compile_failed(s, c);
+    if (diags && c->diag.text.len)
+        *diags = sb_take(&c->diag.text, NULL);
+    sb_free(res);
+    comp_free(c);
+    return s;
 }
 
 tk_status tk_compile(const char *filename, const char *src, size_t len,
@@ -290,22 +313,6 @@ tk_status tk_compile(const char *filename, const char *src, size_t len,
     c.search_paths = opts->search_paths;
     StrBuf text;
     sb_init(&text);
-    bool ok = run_stages(&c, opts, &text) && c.diag.errors == 0;
-    if (c.arena.oom || text.oom) {
-        ok = false;
-        diag_plain(&c.diag, DIAG_ERROR, "out of memory");
-    }
-    s = ok ? TK_OK : TK_ERR_COMPILE;
-    if (ok) {
-        *out = sb_take(&text, out_len);
-        if (!*out)
-            s = TK_ERR_NO_MEMORY;
-    }
-    if (s != TK_OK)
-        comp_failed(s, &c);
-    if (diags && c.diag.text.len)
-        *diags = sb_take(&c.diag.text, NULL);
-    sb_free(&text);
-    comp_free(&c);
-    return s;
+    bool ok = run_stages(&c, opts, &text);
+    return comp_finish(&c, ok, &text, out, out_len, diags);
 }

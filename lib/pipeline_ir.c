@@ -97,22 +97,6 @@ tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
         return err_set(TK_ERR_NO_MEMORY, "tk_compile_ir: out of memory for %zu bytes of IR", len);
     StrBuf res;
     sb_init(&res);
-    bool ok = lower_ir_file(&c, opts, passes, &res) && c.diag.errors == 0;
-    if (c.arena.oom || res.oom) {
-        ok = false;
-        diag_plain(&c.diag, DIAG_ERROR, "out of memory");
-    }
-    s = ok ? TK_OK : TK_ERR_COMPILE;
-    if (ok) {
-        *out = sb_take(&res, out_len);
-        if (!*out)
-            s = TK_ERR_NO_MEMORY;
-    }
-    if (s != TK_OK)
-        comp_failed(s, &c);
-    if (diags && c.diag.text.len)
-        *diags = sb_take(&c.diag.text, NULL);
-    sb_free(&res);
-    comp_free(&c);
-    return s;
+    bool ok = lower_ir_file(&c, opts, passes, &res);
+    return comp_finish(&c, ok, &res, out, out_len, diags);
 }
