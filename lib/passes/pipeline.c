@@ -637,8 +637,8 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
     p->nslice = 0;
     memset(p->carried, 0, sizeof(bool) * 64);
     for (int i = 0; i < p->nloads; i++)
-        for (int k = 0; k < p->loads[i]->nops && k < 2; k++)
-            if (!pipe_pull(p, p->loads[i]->operands[k], 0))
+        for (int k = 0; k < p->loads[i]->nops && k < 2; k++) /* pointer, mask (may be none) */
+            if (p->loads[i]->operands[k] && !pipe_pull(p, p->loads[i]->operands[k], 0))
                 return;
     if (!pipe_slice_closed(p))
         return;

@@ -116,6 +116,25 @@ static void chain_case(H *h, int cols, int block, int stages)
     h_end(h);
 }
 
+/* C = A @ B through gemm_even_k, whose K loop loads without masks: K a
+ * multiple of BK (0, fewer iterations than stages, many); rows and columns
+ * wrap inside A and B, and only the store is masked. */
+static void even_k_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps)
+{
+    if (!h_begin(h, "pipeline.gemm_even_k_%s.%dx%dx%d.B%dx%dx%d.w%d", h_dtype_name(t), m, n, k,
+                 bm, bn, bk, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "pipeline.tk", "gemm_even_k");
+    HGemm g = h_gemm_operands(h, t, m, n, k, false);
+    h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
+             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
+                    tk_i32(k), tk_i32(k), tk_i32(n), tk_i32(n), tk_const("BM", bm),
+                    tk_const("BN", bn), tk_const("BK", bk)),
+             warps);
+    h_gemm_check(h, &g, t == TK_F16 ? 1e-3 : 8e-3);
+    h_end(h);
+}
+
 void cases_pipeline(H *h)
 {
     static const int sizes[][4] = {{64, 1000, 256, 3}, {32, 4096, 1024, 3}, {16, 3001, 512, 2},
@@ -134,4 +153,11 @@ void cases_pipeline(H *h)
     tile_case(h, 33, 517, 8, 128, 4);
     chain_case(h, 4096, 256, 3);
     chain_case(h, 1000, 128, 2);
+    even_k_case(h, TK_F16, 96, 80, 64, 32, 32, 32, 4); /* 2 iterations, 3 stages */
+    even_k_case(h, TK_F16, 64, 64, 0, 32, 32, 32, 4);
+    if (h->gpu) {
+        even_k_case(h, TK_F16, 1000, 776, 1024, 128, 128, 64, 4);
+        even_k_case(h, TK_BF16, 512, 512, 64, 128, 128, 64, 4); /* 1 iteration */
+        even_k_case(h, TK_F16, 2048, 2048, 2048, 128, 256, 64, 8);
+    }
 }
