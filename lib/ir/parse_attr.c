@@ -4,19 +4,13 @@
  * type is known. Leaves what the text does not give at zero, as the
  * builders do. */
 #include "ir/parse.h"
+#include "ir/names.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "custom"};
-static const char *const scan_names[] = {"sum", "custom"};
-static const char *const atomic_names[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
-static const char *const dot_names[] = {"ieee", "tf32", "tf32x3"};
-static const char *const rand_names[] = {"uniform", "normal", "int", "int4x"};
-static const char *const hint_names[] = {"multiple_of", "max_contiguous", "max_constancy"};
 
 /* One name of a table; *out its index. */
 static bool name_of(Parser *p, const char *const *names, int n, const char *what, int *out)
@@ -64,19 +58,19 @@ static bool op_ints(Parser *p, IrOp *a)
 bool irp_prefix(Parser *p, IrKind k, IrOp *a)
 {
     switch (k) {
-    case IR_CMP: return NAME(p, cmp_names, "predicate", &a->sub);
+    case IR_CMP: return NAME(p, ir_cmp_names, "predicate", &a->sub);
     case IR_MATH: return math_name(p, &a->sub);
     case IR_EXTERN: case IR_PRINT: return irp_string(p, &a->str);
-    case IR_ATOMIC_RMW: return NAME(p, atomic_names, "atomic kind", &a->sub);
-    case IR_REDUCE: return NAME(p, reduce_names, "reduction", &a->sub) && axis_attr(p, a);
+    case IR_ATOMIC_RMW: return NAME(p, ir_atomic_names, "atomic kind", &a->sub);
+    case IR_REDUCE: return NAME(p, ir_reduce_names, "reduction", &a->sub) && axis_attr(p, a);
     case IR_SCAN:
-        if (!NAME(p, scan_names, "scan", &a->sub) || !axis_attr(p, a))
+        if (!NAME(p, ir_scan_names, "scan", &a->sub) || !axis_attr(p, a))
             return false;
         if (irp_accept_word(p, "reverse"))
             a->flags |= IRF_REVERSE;
         return true;
-    case IR_RAND: return NAME(p, rand_names, "random kind", &a->sub);
-    case IR_HINT: return NAME(p, hint_names, "hint", &a->sub) && op_ints(p, a);
+    case IR_RAND: return NAME(p, ir_rand_names, "random kind", &a->sub);
+    case IR_HINT: return NAME(p, ir_hint_names, "hint", &a->sub) && op_ints(p, a);
     default: return true;
     }
 }
@@ -168,7 +162,7 @@ static bool simple_suffix(Parser *p, IrKind k, IrOp *a)
         return !irp_accept_word(p, "rounds") || (irp_expect(p, "=") && irp_int(p, 1, 1 << 10, &a->ival));
     case IR_DOT:
         for (int i = DOT_TF32; i <= DOT_TF32X3 && !a->sub; i++)
-            if (irp_accept_word(p, dot_names[i]))
+            if (irp_accept_word(p, ir_dot_names[i]))
                 a->sub = i;
         a->ival = irp_accept_word(p, "async");
         return true;

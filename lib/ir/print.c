@@ -29,19 +29,20 @@
  * added (tma), the shared ring buffers (buffers=) and the producer warps.
  * ir/parse.c reads all of it back: keep the two in step. */
 #include "ir/ir.h"
+#include "ir/names.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-static const char *const reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "custom"};
-static const char *const scan_names[] = {"sum", "custom"};
-static const char *const atomic_names[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
-static const char *const dot_names[] = {"ieee", "tf32", "tf32x3"};
-static const char *const rand_names[] = {"uniform", "normal", "int", "int4x"};
-static const char *const hint_names[] = {"multiple_of", "max_contiguous", "max_constancy"};
+const char *const ir_cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+const char *const ir_reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "custom"};
+const char *const ir_scan_names[] = {"sum", "custom"};
+const char *const ir_atomic_names[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
+const char *const ir_dot_names[] = {"ieee", "tf32", "tf32x3"};
+const char *const ir_rand_names[] = {"uniform", "normal", "int", "int4x"};
+const char *const ir_hint_names[] = {"multiple_of", "max_contiguous", "max_constancy"};
 
 #define NAME_OF(table, i) ((unsigned)(i) < (unsigned)TK_ARRAY_LEN(table) ? (table)[i] : "?")
 
@@ -143,20 +144,20 @@ static void print_mem_attrs(StrBuf *sb, const IrOp *op, const char *k1, const ch
 static void print_prefix(StrBuf *sb, const IrOp *op)
 {
     switch (op->kind) {
-    case IR_CMP: sb_printf(sb, " %s", NAME_OF(cmp_names, op->sub)); break;
+    case IR_CMP: sb_printf(sb, " %s", NAME_OF(ir_cmp_names, op->sub)); break;
     case IR_MATH: sb_printf(sb, " %s", math_fn_name((MathFn)op->sub)); break;
     case IR_EXTERN: sb_putc(sb, ' '); print_string(sb, op->str); break;
-    case IR_ATOMIC_RMW: sb_printf(sb, " %s", NAME_OF(atomic_names, op->sub)); break;
+    case IR_ATOMIC_RMW: sb_printf(sb, " %s", NAME_OF(ir_atomic_names, op->sub)); break;
     case IR_REDUCE:
-        sb_printf(sb, " %s axis=%d", NAME_OF(reduce_names, op->sub), op->axis);
+        sb_printf(sb, " %s axis=%d", NAME_OF(ir_reduce_names, op->sub), op->axis);
         break;
     case IR_SCAN:
-        sb_printf(sb, " %s axis=%d%s", NAME_OF(scan_names, op->sub), op->axis,
+        sb_printf(sb, " %s axis=%d%s", NAME_OF(ir_scan_names, op->sub), op->axis,
                   op->flags & IRF_REVERSE ? " reverse" : "");
         break;
-    case IR_RAND: sb_printf(sb, " %s", NAME_OF(rand_names, op->sub)); break;
+    case IR_RAND: sb_printf(sb, " %s", NAME_OF(ir_rand_names, op->sub)); break;
     case IR_HINT:
-        sb_printf(sb, " %s ", NAME_OF(hint_names, op->sub));
+        sb_printf(sb, " %s ", NAME_OF(ir_hint_names, op->sub));
         print_ints(sb, op);
         break;
     case IR_PRINT: sb_putc(sb, ' '); print_string(sb, op->str); break;
@@ -179,7 +180,7 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: print_mem_attrs(sb, op, "sem", "scope"); break;
     case IR_DOT:
         if (op->sub)
-            sb_printf(sb, " %s", NAME_OF(dot_names, op->sub));
+            sb_printf(sb, " %s", NAME_OF(ir_dot_names, op->sub));
         if (op->ival)
             sb_puts(sb, " async");
         break;
