@@ -619,6 +619,20 @@ static bool is_sync(IrOp *op, void *ctx)
     return op->kind != IR_ATOMIC_RMW && op->kind != IR_ATOMIC_CAS && op->kind != IR_BARRIER;
 }
 
+/* The ring's slots. Under an asynchronous dot the copies for iteration
+ * i+S-1 are issued after the wait that leaves only dot i in flight, so the
+ * slot they overwrite, read by dot i-1, is free in the warpgroup that
+ * waited; with one warpgroup (4 warps) S slots suffice, as in Triton. With
+ * more, another warpgroup's dot i-1 may still read it, so the ring holds
+ * one slot more; so does a warp-specialized loop, whose producer reuses a
+ * slot only once the consumers release it. */
+static int ring_slots(const Pipe *p)
+{
+    if (!p->dot)
+        return p->stages;
+    return p->stages + (p->ws || p->f->num_warps > 4 ? 1 : 0);
+}
+
 static void pipeline_loop(Pipe *p, IrOp *loop)
 {
     bool ws_asked = (loop->flags & IRF_WARP_SPEC) != 0;
@@ -644,8 +658,8 @@ static void pipeline_loop(Pipe *p, IrOp *loop)
         return;
     p->wgmma = reads_as_wgmma(p);
     p->dot = async_dot(p);
-    p->slots = p->stages + (p->dot ? 1 : 0);
     p->ws = ws_asked && warp_specialized(p);
+    p->slots = ring_slots(p);
     IrValue **map = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->nids);
     IrValue *ahead[64], *rd, *wr;
     if (!map || p->f->arena->oom || !add_tmaps(p))

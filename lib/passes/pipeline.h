@@ -18,7 +18,8 @@ typedef struct Pipe {
     IrOp *loop;
     IrBlock *body;
     int stages;
-    int slots;          /* ring size: stages, one more under an asynchronous dot */
+    int slots;          /* ring size: stages, one more under an asynchronous dot read by
+                         * several warpgroups (ring_slots) */
     IrOp *dot;          /* the dot left in flight across iterations, or NULL */
     bool wgmma;         /* a wgmma dot reads the copies */
     IrOp *loads[MAX_LOADS];
