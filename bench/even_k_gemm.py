@@ -55,7 +55,10 @@ def main():
     ap.add_argument("--libtk", default=os.environ.get("TK_LIBTK", "build/libtk.so"))
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--profile", action="store_true",
-                    help="one launch of each compiler at 4096^3 fp16, 128x128x64, for ncu")
+                    help="one launch of each compiler, for ncu (the shape, dtype and config below)")
+    ap.add_argument("--profile-shape", default="4096,4096,4096", help="M,N,K for --profile")
+    ap.add_argument("--profile-dtype", default="f16", choices=("f16", "bf16"))
+    ap.add_argument("--profile-config", type=int, default=0, help="index into CONFIGS")
     args = ap.parse_args()
     import torch
     tk = tkbind.Tk(args.libtk)
@@ -64,8 +67,10 @@ def main():
     print(f"device {torch.cuda.get_device_name()}", flush=True)
     if args.profile:
         global CONFIGS
-        CONFIGS = CONFIGS[:1]
-        row(torch, tk, kern, tri, 4096, 4096, 4096, torch.float16, 1)
+        CONFIGS = CONFIGS[args.profile_config:args.profile_config + 1]
+        M, N, K = (int(x) for x in args.profile_shape.split(","))
+        dt = torch.float16 if args.profile_dtype == "f16" else torch.bfloat16
+        row(torch, tk, kern, tri, M, N, K, dt, 1)
         return
     rows = [row(torch, tk, kern, tri, M, N, K, dt, args.reps)
             for (M, N, K) in [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 4096, 1024)]

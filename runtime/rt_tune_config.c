@@ -80,12 +80,7 @@ static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int 
         return err_set(TK_ERR_NO_MEMORY, "out of memory");
     memset(c, 0, sizeof *c * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) {
-        int nd = in ? in[i].ndefines : kin[i].ndefines;
-        if (in && (nd < 0 || (nd > 0 && !in[i].defines))) {
-            free_configs(c, i);
-            return err_set(TK_ERR_INVALID, "config %d: %d defines %s", i, nd,
-                            nd < 0 ? "(a negative count)" : "but no defines array");
-        }
+        int nd = in ? in[i].ndefines : kin[i].ndefines; /* checked by check_config */
         tk_define *d = tk_xalloc(sizeof *d * (size_t)(nd ? nd : 1));
         if (!d) {
             free_configs(c, i);
@@ -102,10 +97,6 @@ static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int 
                 value_text(&kin[i].defines[j].value, text, sizeof text);
             const char *name = in ? in[i].defines[j].name : kin[i].defines[j].name;
             const char *value = in ? in[i].defines[j].value : text;
-            if (!name || !value) {
-                free_configs(c, i + 1);
-                return err_set(TK_ERR_INVALID, "config %d: define %d has no name or value", i, j);
-            }
             d[j].name = dup_text(name);
             d[j].value = dup_text(value);
             if (!d[j].name || !d[j].value) {
