@@ -268,7 +268,11 @@ def run_case(case, mode, tk, side, rng_seed, torch=None, mods=None, sides=("tk",
     bufs = case.make(rng, S)
     X = {k: b.f64() for k, b in bufs.items()}
     refs = case.ref(X, S)
-    dev = {k: side.upload(b) for k, b in bufs.items()}
+    dev = {k: side.upload(b) for k, b in bufs.items() if not b.ptr_table}
+    for k, b in bufs.items():  # tables of the other buffers' device addresses
+        if b.ptr_table:
+            b.arr = np.array([side.addr(dev[n]) for n in b.ptr_table], dtype=np.int64)
+            dev[k] = side.upload(b)
     pre = lambda: restore(bufs, dev, side)  # noqa: E731
     order = list(sides) if (rng_seed % 2 == 0 or interp) else list(reversed(sides))
     for who in order:

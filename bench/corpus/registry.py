@@ -64,9 +64,10 @@ class Buf:
     writes it (poisoned before a checked run); inout: read and written, put
     back to its first contents before every run."""
 
-    def __init__(self, arr, dt, out=False, inout=False):
+    def __init__(self, arr, dt, out=False, inout=False, ptr_table=None):
         self.arr = np.ascontiguousarray(arr, dtype=STORAGE[dt])
         self.dt, self.out, self.inout = dt, out, inout
+        self.ptr_table = ptr_table  # names of buffers whose addresses it holds (int64)
 
     def f64(self, arr=None):
         a = self.arr if arr is None else arr
@@ -93,6 +94,19 @@ def to_dt(x, dt):
 
 def out(shape, dt):
     return Buf(np.zeros(shape, dtype=STORAGE[dt]), dt, out=True)
+
+
+def zeros(shape, dt):
+    """An in-place buffer that starts at zero (atomics accumulate into it)."""
+    return Buf(np.zeros(shape, dtype=STORAGE[dt]), dt, inout=True)
+
+
+def ints(rng, shape, lo, hi, dt="i32"):
+    return Buf(rng.integers(lo, hi, shape), dt)
+
+
+def ptr_table(names):
+    return Buf(np.zeros(len(names), dtype=np.int64), "i64", ptr_table=list(names))
 
 
 class I32:
