@@ -42,7 +42,7 @@ case(name="attn_varlen_gqa_causal", klass="attention", module="attention_kernels
                            BLOCK_N=S["BN"], IS_CAUSAL=True),
      grid=lambda S: (S["b"], S["h"], cdiv(S["lmax"], S["BM"])), ref=varlen_ref,
      shape=lambda S: f"b{S['b']} h{S['h']}/{S['kh']} len<{S['lmax']} d{S['d']}",
-     gpu=dict(b=8, h=32, kh=8, d=128, lmin=1024, lmax=4096, BM=128, BN=64, warps=8, stages=2),
+     gpu=dict(b=4, h=16, kh=4, d=128, lmin=1024, lmax=2048, BM=128, BN=64, warps=8, stages=2),
      interp=dict(b=3, h=4, kh=2, d=16, lmin=5, lmax=40, BM=16, BN=16, stages=2), tol=5e-3)
 
 
@@ -85,7 +85,7 @@ case(name="paged_decode_gqa", klass="attention", module="attention_kernels.py",
                            PADDED_GROUP=16),
      grid=lambda S: (S["b"], S["kh"]), ref=paged_ref,
      shape=lambda S: f"b{S['b']} kvh{S['kh']}x{S['g']} len<{S['maxlen']} page{S['ps']}",
-     gpu=dict(b=64, kh=8, g=4, d=128, ps=16, maxlen=4096, warps=4, stages=2),
+     gpu=dict(b=32, kh=8, g=4, d=128, ps=16, maxlen=2048, warps=4, stages=2),
      interp=dict(b=3, kh=2, g=4, d=16, ps=16, maxlen=50, stages=2), tol=5e-3)
 
 
@@ -126,7 +126,7 @@ case(name="decode_split_kv_stage1", klass="attention", module="attention_kernels
                         I32(S["h"])],
      consts=lambda S: dict(KV_SPLITS=S["sp"], BLOCK_N=S["BN"], HEAD_DIM=S["d"]),
      grid=lambda S: (S["b"], S["h"], S["sp"]), ref=split_ref,
-     gpu=dict(b=32, h=32, d=128, n=8192, sp=8, BN=64, warps=4),
+     gpu=dict(b=8, h=32, d=128, n=4096, sp=8, BN=64, warps=4),
      interp=dict(b=2, h=3, d=16, n=60, sp=4, BN=8), tol=1e-4)
 
 

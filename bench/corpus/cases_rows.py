@@ -89,16 +89,12 @@ case(name="cross_entropy_inplace_grad", klass="softmax", module="cross_entropy.p
 
 
 def cummax_ref(X, S):
+    """Running max and the first index where it was reached (ties keep the earlier)."""
     x = X["x"]
     v = np.maximum.accumulate(x, axis=1)
-    idx = np.zeros_like(x)
-    for r in range(x.shape[0]):
-        best = 0
-        for c in range(x.shape[1]):
-            if x[r, c] > x[r, best]:
-                best = c
-            idx[r, c] = best
-    return {"v": v, "i": idx}
+    prev = np.concatenate([np.full((x.shape[0], 1), -np.inf), v[:, :-1]], axis=1)
+    cols = np.broadcast_to(np.arange(x.shape[1]), x.shape)
+    return {"v": v, "i": np.maximum.accumulate(np.where(x > prev, cols, 0), axis=1)}
 
 
 case(name="cummax_tuple_scan", klass="scan", module="scans.py", kernel="cummax_kernel",
@@ -185,7 +181,7 @@ def state_ref(X, S):
         sl = slice(c * cs, (c + 1) * cs)
         dA = X["dA"][:, sl]
         scale = np.exp(dA[:, -1:] - dA) * X["dt"][:, sl]
-        res[:, c] = np.einsum("btm,btn->bmn", X["x"][:, sl], X["b"][:, sl] * scale[..., None])
+        res[:, c] = X["x"][:, sl].transpose(0, 2, 1) @ (X["b"][:, sl] * scale[..., None])
     return {"states": res}
 
 
