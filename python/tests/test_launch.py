@@ -1,0 +1,107 @@
+"""Launches on the interpreter with numpy arrays: grids as tuples and
+callables, constexprs by position, keyword and default, scalars with
+Triton's specialisation, None, strided views, read-only inputs."""
+import numpy as np
+import pytest
+
+import tk
+import kernels as K
+
+
+def vectors(n, dtype=np.float32):
+    rng = np.random.default_rng(n)
+    return rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype), \
+        np.full(n, np.nan, dtype)
+
+
+@pytest.mark.parametrize("n", [1, 16, 100, 1000])
+def test_add_tuple_grid(n):
+    x, y, out = vectors(n)
+    K.add[(tk.cdiv(n, 128),)](x, y, out, n, BLOCK=128)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_add_callable_grid_and_positional_constexpr():
+    n = 300
+    x, y, out = vectors(n)
+    seen = []
+
+    def grid(meta):
+        seen.append(dict(meta))
+        return (tk.cdiv(meta["n"], meta["BLOCK"]),)
+    K.add[grid](x, y, out, n, 64)
+    np.testing.assert_array_equal(out, x + y)
+    assert seen[0]["BLOCK"] == 64 and seen[0]["n"] == n
+
+
+def test_grid_as_int_and_keywords_by_name():
+    n = 64
+    x, y, out = vectors(n)
+    K.add[1](x_ptr=x, y_ptr=y, out_ptr=out, n=n, BLOCK=64, num_warps=2)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_defaults_bool_constexpr_float_scalar_and_none():
+    n = 100
+    x, b, out = vectors(n)
+    K.axpb[(2,)](x, out, n, 3.0, b)
+    np.testing.assert_allclose(out, 3 * x + b, rtol=1e-6)
+    K.axpb[(2,)](x, out, n, 0.5, None, SQUARE=True)
+    np.testing.assert_allclose(out, 0.5 * x * x, rtol=1e-6)
+
+
+def test_strided_view_and_readonly_input():
+    a = np.arange(60, dtype=np.float32).reshape(6, 10)
+    v = a[:, ::2]
+    a.setflags(write=False)
+    s = np.zeros(6, np.float32)
+    K.row_sum[(6,)](v, s, 6, 5, v.strides[0] // 4, v.strides[1] // 4, BLOCK=8)
+    np.testing.assert_array_equal(s, v.sum(axis=1))
+
+
+def test_2d_grid_int32_and_scalar_written_back():
+    out = np.zeros((32, 32), np.int32)
+    K.fill2d[(2, 2)](out, 7, 32, BM=16, BN=16)
+    assert (out == 7).all()
+
+
+def test_dtype_constexpr_and_fp16_output():
+    n = 50
+    x = np.linspace(-2, 2, n, dtype=np.float32)
+    h = np.zeros(n, np.float16)
+    K.cast_to[(1,)](x, h, n, tk.language.float16, BLOCK=64)
+    np.testing.assert_array_equal(h, x.astype(np.float16))
+
+
+def test_empty_grid_launches_nothing():
+    x, y, out = vectors(8)
+    out[:] = 5
+    K.add[(0,)](x, y, out, 8, BLOCK=8)
+    assert (out == 5).all()
+
+
+def test_many_launches_hit_the_cache():
+    x, y, out = vectors(32)
+    for i in range(50):
+        K.add[(1,)](x, y, out, 32, BLOCK=32)
+    np.testing.assert_array_equal(out, x + y)
+
+
+class Dlpacked:
+    """A host buffer offered only through __dlpack__ (numpy's own capsule)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+@pytest.mark.skipif(not hasattr(np.ndarray, "__dlpack__"), reason="numpy without DLPack")
+def test_dlpack_host_buffer():
+    x, y, out = vectors(40)
+    K.add[(1,)](Dlpacked(x), y, out, 40, BLOCK=64)
+    np.testing.assert_array_equal(out, x + y)
