@@ -60,13 +60,25 @@ static tk_status create(tk_context **out, int device)
     return s;
 }
 
+/* Stores a context made without the GIL unless another thread stored one
+ * first (then this one is destroyed); gives the one kept. */
+static tk_context *keep(tk_context **slot, tk_context *made)
+{
+    if (*slot && made != *slot)
+        tk_context_destroy(made);
+    else
+        *slot = made;
+    return *slot;
+}
+
 tk_context *tkpy_context(int device)
 {
+    tk_context *made = NULL;
     if (device == TKPY_INTERP) {
-        tk_status s = interp_ctx ? TK_OK : create(&interp_ctx, TKPY_INTERP);
+        tk_status s = interp_ctx ? TK_OK : create(&made, TKPY_INTERP);
         if (s != TK_OK)
             tkpy_raise(s, NULL);
-        return s == TK_OK ? interp_ctx : NULL;
+        return s != TK_OK ? NULL : made ? keep(&interp_ctx, made) : interp_ctx;
     }
     if (device < 0 || device >= TKPY_MAX_DEV) {
         PyErr_Format(PyExc_ValueError, "tk: device %d is out of range (0..%d)", device,
@@ -74,12 +86,13 @@ tk_context *tkpy_context(int device)
         return NULL;
     }
     if (!contexts[device]) {
-        tk_status s = create(&contexts[device], device);
+        tk_status s = create(&made, device);
         if (s != TK_OK) {
             tkpy_raise(s, NULL);
             return NULL;
         }
         gpu_state = 1;
+        keep(&contexts[device], made);
     }
     return contexts[device];
 }
@@ -88,8 +101,10 @@ int tkpy_have_gpu(void)
 {
     if (gpu_state == 0) {
         tk_context *c = NULL;
-        gpu_state = create(&c, 0) == TK_OK ? 1 : -1;
-        contexts[0] = c;
+        int ok = contexts[0] || create(&c, 0) == TK_OK;
+        if (c)
+            keep(&contexts[0], c);
+        gpu_state = ok ? 1 : -1;
     }
     return gpu_state > 0;
 }

@@ -38,7 +38,8 @@ def _def_line(fn):
     return f"{path}:{line}: def {fn.__name__}(...)"
 
 
-_TK_IMPORT = re.compile(r"^(\s*)(import tk(\.language)?( as \w+)?|from tk(\.language)? import .*)\s*$")
+_TK_IMPORT = re.compile(r"^(\s*)(import tk(\.language)?( as \w+)?|from tk(\.language)? import [^#]*?)"
+                        r"(\s*#.*)?$")
 _sources = {}
 
 
@@ -47,13 +48,13 @@ def _tk_line(line):
     m = _TK_IMPORT.match(line)
     if not m:
         return line
-    indent, stmt = m.group(1), m.group(2)
+    indent, stmt, note = m.group(1), m.group(2), m.group(6) or ""
     if stmt.startswith("from "):
-        return indent + stmt.replace("from tk", "from triton", 1)
+        return indent + stmt.replace("from tk", "from triton", 1) + note
     if stmt in ("import tk", "import tk.language"):
         return indent + ("import triton as tk" if stmt == "import tk" else
-                         "import triton.language as tk_language_")
-    return indent + stmt.replace("import tk", "import triton", 1)
+                         "import triton.language as tk_language_") + note
+    return indent + stmt.replace("import tk", "import triton", 1) + note
 
 
 _HOOKS = ("prune_configs_by", "pre_hook", "post_hook")
