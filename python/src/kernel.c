@@ -209,6 +209,26 @@ static int param_index(Kernel *K, const char *name)
     return -1;
 }
 
+/* param_index for a str key, without converting it. */
+static int param_index_obj(Kernel *K, PyObject *key)
+{
+    for (int p = 0; p < K->nparams; p++)
+        if (PyUnicode_CompareWithASCIIString(key, K->pnames[p]) == 0)
+            return p;
+    return -1;
+}
+
+/* The launch options kernel[grid](...) takes besides the parameters. */
+static int is_option(PyObject *key)
+{
+    static const char *const names[] = {"num_warps", "num_stages", "stream", "num_ctas",
+                                        "enable_fp_fusion", "grid", "maxnreg"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Fills vals[p] (borrowed) from the positional arguments, then the
  * keywords other than the launch options, then the defaults. */
 static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals)
@@ -222,24 +242,15 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals)
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (kw && PyDict_Next(kw, &pos, &key, &value)) {
-        char *name = tkpy_strdup(key);
-        if (!name)
-            return -1;
-        int p = param_index(K, name);
-        int option = !strcmp(name, "num_warps") || !strcmp(name, "num_stages") ||
-                     !strcmp(name, "stream") || !strcmp(name, "num_ctas") ||
-                     !strcmp(name, "enable_fp_fusion") || !strcmp(name, "grid");
-        if (p < 0 && !option)
-            PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got an unexpected keyword argument "
-                         "'%s'\n%s", K->name, name, K->where);
-        else if (p >= 0 && vals[p])
-            PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got multiple values for argument "
-                         "'%s'\n%s", K->name, name, K->where);
-        else if (p >= 0)
+        int p = param_index_obj(K, key);
+        if (p >= 0 && vals[p])
+            return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got multiple values for "
+                                "argument '%U'\n%s", K->name, key, K->where), -1;
+        if (p >= 0)
             vals[p] = value;
-        PyMem_Free(name);
-        if (PyErr_Occurred())
-            return -1;
+        else if (!is_option(key))
+            return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got an unexpected keyword "
+                                "argument '%U'\n%s", K->name, key, K->where), -1;
     }
     for (int p = 0; p < K->nparams; p++)
         if (!vals[p] && K->defaults)
@@ -335,15 +346,16 @@ static int launch_options(PyObject *kw, Launch *L, tk_launch_options *o)
 /* Everything a launch and a warmup share: binding, heuristics, slots,
  * placement and the tk_kernel. On success meta holds the named values. */
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
-                          PyObject **meta, tk_launch_options *o)
+                        PyObject **meta, tk_launch_options *o, int need_meta)
 {
     PyObject *vals[TKPY_MAX_ARGS];
     L->n = 0;
     L->used = 0;
     L->ctx = NULL;
     *meta = NULL;
-    if (bind(K, args, kw, vals) < 0 || !(*meta = named(K, vals)) ||
-        run_heuristics(K, *meta, vals) < 0 || convert(K, vals, objs, L) < 0 ||
+    need_meta = need_meta || K->heuristics || K->prune;
+    if (bind(K, args, kw, vals) < 0 || (need_meta && !(*meta = named(K, vals))) ||
+        (K->heuristics && run_heuristics(K, *meta, vals) < 0) || convert(K, vals, objs, L) < 0 ||
         tkpy_place(L, K->where) < 0 || launch_options(kw, L, o) < 0)
         return NULL;
     return kernel_for(K, L);
@@ -396,7 +408,7 @@ PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw
     PyObject *objs[TKPY_MAX_ARGS], *meta = NULL;
     tk_launch_options o;
     tk_arg a[TKPY_MAX_ARGS];
-    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o);
+    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, PyCallable_Check(grid));
     tk_status s = TK_ERR_INTERNAL;
     Current c = {K, &L, meta, NULL, NULL, objs, NULL, NULL, NULL};
     if (k) {

@@ -25,9 +25,10 @@ typedef struct Kernel {
 } Kernel;
 
 /* Binds, converts and places a launch's arguments and finds the tk_kernel;
- * NULL with an exception set on failure (L->ctx set once placed). */
+ * *meta gets the named values when need_meta, heuristics or pruning want
+ * them. NULL with an exception set on failure (L->ctx set once placed). */
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
-                        PyObject **meta, tk_launch_options *o);
+                        PyObject **meta, tk_launch_options *o, int need_meta);
 /* kernel[grid](*args, **kw): None, or NULL with an exception set. */
 PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw);
 void tkpy_free_tuning(Kernel *K);

@@ -138,7 +138,7 @@ static PyObject *kernel_warmup(PyObject *self, PyObject *args, PyObject *kw)
     tk_arg a[TKPY_MAX_ARGS];
     tk_kernel_info info;
     char sig[2048];
-    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o);
+    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, 0);
     if (k) {
         for (int i = 0; i < L.n; i++)
             a[i] = L.slots[i].arg;

@@ -105,3 +105,40 @@ def test_dlpack_host_buffer():
     x, y, out = vectors(40)
     K.add[(1,)](Dlpacked(x), y, out, 40, BLOCK=64)
     np.testing.assert_array_equal(out, x + y)
+
+
+class TorchLike:
+    """What tk reads of a CPU torch.Tensor (data_ptr, dtype, get_device,
+    shape, stride), over a numpy array: the torch path without torch."""
+
+    class dtype_:
+        def __init__(self, name):
+            self.name = name
+
+        def __str__(self):
+            return "torch." + self.name
+
+    def __init__(self, a):
+        self.a = a
+        self.dtype = TorchLike.dtype_({"float32": "float32", "int32": "int32"}[a.dtype.name])
+        self.shape = a.shape
+
+    def data_ptr(self):
+        return self.a.__array_interface__["data"][0]
+
+    def get_device(self):
+        return -1
+
+    def stride(self):
+        return tuple(s // self.a.itemsize for s in self.a.strides)
+
+
+def test_cpu_tensor_protocol():
+    x, y, out = vectors(70)
+    K.add[(1,)](TorchLike(x), TorchLike(y), TorchLike(out), 70, BLOCK=128)
+    np.testing.assert_array_equal(out, x + y)
+    m = np.arange(40, dtype=np.float32).reshape(4, 10)
+    s = np.zeros(4, np.float32)
+    t = TorchLike(m[:, 1::3])
+    K.row_sum[(4,)](t, TorchLike(s), 4, 3, 10, 3, BLOCK=4)
+    np.testing.assert_array_equal(s, m[:, 1::3].sum(axis=1))
