@@ -1,6 +1,7 @@
 """import tk.compat: `import triton`, `triton.language`, `triton.testing` and
 `triton.runtime` resolve to tk's facade from here on, whether or not Triton
 is installed. A name the facade lacks is an AttributeError naming tk."""
+import importlib.machinery
 import sys
 import types
 
@@ -22,9 +23,17 @@ def _current_stream(device=None):
     return torch.cuda.current_stream(device).cuda_stream
 
 
+def _active_torch_device():
+    import torch
+    if _tk.have_gpu() and torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
 def _module(name, doc, **names):
     m = types.ModuleType(name, doc)
     m.__dict__.update(names)
+    m.__spec__ = importlib.machinery.ModuleSpec(name, None)  # importlib.util.find_spec works
 
     def missing(attr):
         raise AttributeError(f"tk's {name} facade has no '{attr}'")
@@ -38,7 +47,8 @@ active = _module("triton.runtime.driver.active", "the active driver", utils=util
                  get_current_device=_current_device, get_current_stream=_current_stream,
                  get_current_target=lambda: types.SimpleNamespace(backend="cuda", arch=90,
                                                                    warp_size=32),
-                 get_device_interface=lambda: sys.modules["torch"].cuda)
+                 get_device_interface=lambda: sys.modules["torch"].cuda,
+                 get_active_torch_device=_active_torch_device)
 driver = _module("triton.runtime.driver", "drivers", active=active)
 runtime = _module("triton.runtime", "runtime", driver=driver, JITFunction=JITFunction,
                   Autotuner=JITFunction, Heuristics=JITFunction, Config=_jit.Config,
@@ -63,6 +73,8 @@ MODULES = {"triton": triton, "triton.language": language, "triton.testing": test
 
 def install():
     """Puts the facade in sys.modules under Triton's names."""
+    for name in ("triton.language", "triton.testing"):
+        MODULES[name].__spec__ = importlib.machinery.ModuleSpec(name, None)
     sys.modules.update(MODULES)
 
 

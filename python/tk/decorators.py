@@ -114,6 +114,8 @@ def const_text(v):
     """A constexpr value as the source would spell it."""
     if isinstance(v, bool) or v is None:
         return repr(v)
+    if type(v).__name__ == "constexpr" and hasattr(v, "value"):
+        return const_text(v.value)
     if hasattr(v, "_tk_text"):
         return v._tk_text
     return repr(v)

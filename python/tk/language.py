@@ -6,10 +6,37 @@ AttributeError naming tk and the name."""
 
 
 class constexpr:
-    """Marks a parameter as compile-time; constexpr(v) is v on the host."""
+    """Marks a parameter as compile-time; on the host, constexpr(v) holds v
+    in .value and passes to a launch as v."""
 
-    def __new__(cls, value=None):
-        return value
+    def __init__(self, value=None):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    @property
+    def _tk_text(self):
+        v = self.value
+        return v._tk_text if hasattr(v, "_tk_text") else repr(v)
+
+    def __index__(self):
+        return self.value.__index__()
+
+    def __int__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __eq__(self, other):
+        return self.value == (other.value if isinstance(other, constexpr) else other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"constexpr[{self.value!r}]"
 
 
 class dtype:

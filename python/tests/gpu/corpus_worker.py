@@ -34,10 +34,12 @@ def kernel_of(case):
     import triton
     mod = importlib.import_module(".".join(Path(case.file).with_suffix("").parts))
     k = getattr(mod, case.kernel)
+    from triton.runtime.jit import JITFunction
     if "tk" in getattr(triton, "__version__", ""):
+        while not isinstance(k, JITFunction) and hasattr(k, "fn"):
+            k = k.fn
         k._set_heuristics([])
         return k
-    from triton.runtime.jit import JITFunction
     while not isinstance(k, JITFunction) and hasattr(k, "fn"):
         k = k.fn
     return k
