@@ -490,8 +490,8 @@ int tkpy_signature(const Launch *L, char *out, size_t cap)
                                           : a->dtype != TK_I1 && a->v.i % 16 == 0;
         int eq1 = a->kind == TK_ARG_SCALAR && a->dtype != TK_I1 && a->dtype != TK_F32 &&
                   a->v.i == 1;
-        if (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64))
-            div16 = 0;
+        if (L->slots[i].no_spec || (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64)))
+            div16 = eq1 = 0;
         int n = snprintf(out + len, cap - len, "%s%s%s%s", len ? "," : "",
                          a->kind == TK_ARG_PTR ? "*" : "", sig_name(a->dtype),
                          div16 ? ":16" : eq1 ? ":1" : "");

@@ -179,6 +179,8 @@ static tk_kernel *kernel_for(Kernel *K, Launch *L)
     tk_status s = m ? tk_module_kernel(m, K->name, &k) : TK_OK;
     if (!m)
         return NULL;
+    if (s == TK_OK)
+        s = tkpy_apply_no_spec(K, k);
     if (s == TK_OK && K->ncfgs > 0) {
         tk_tune_options o;
         memset(&o, 0, sizeof o);
@@ -316,6 +318,7 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
             Py_XDECREF(str), Py_XDECREF(t), Py_XDECREF(v), Py_XDECREF(tb);
             return -1;
         }
+        s->no_spec = K->no_spec[p];
         objs[L->n++] = vals[p];
     }
     if (*missing)
@@ -455,6 +458,7 @@ void tkpy_kernel_dealloc(PyObject *self)
         PyMem_Free(K->pnames[p]);
     PyMem_Free(K->pnames);
     PyMem_Free(K->is_const);
+    PyMem_Free(K->no_spec);
     PyMem_Free(K->path), PyMem_Free(K->name), PyMem_Free(K->where), PyMem_Free(K->source);
     freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     f(self);
@@ -472,7 +476,8 @@ static int kernel_params(Kernel *K, PyObject *params, PyObject *consts)
     }
     K->pnames = PyMem_Calloc((size_t)n + 1, sizeof(char *));
     K->is_const = PyMem_Calloc((size_t)n + 1, 1);
-    if (!K->pnames || !K->is_const)
+    K->no_spec = PyMem_Calloc((size_t)n + 1, 1);
+    if (!K->pnames || !K->is_const || !K->no_spec)
         return PyErr_NoMemory(), -1;
     for (Py_ssize_t p = 0; p < n; p++) {
         PyObject *name = PySequence_GetItem(params, p), *c = PySequence_GetItem(consts, p);

@@ -11,6 +11,7 @@ typedef struct Kernel {
     int nparams;
     char **pnames;
     unsigned char *is_const;
+    unsigned char *no_spec;     /* do_not_specialize, per parameter */
     PyObject *defaults;         /* dict: parameter -> default value */
     PyObject *heuristics;       /* list of (name, fn), or NULL */
     PyObject *configs;          /* list of Config objects (with .kwargs), or NULL */
@@ -32,6 +33,8 @@ tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyOb
 /* kernel[grid](*args, **kw): None, or NULL with an exception set. */
 PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw);
 void tkpy_free_tuning(Kernel *K);
+/* Hands the do_not_specialize names to a tk_kernel; a tk status. */
+tk_status tkpy_apply_no_spec(Kernel *K, tk_kernel *k);
 void tkpy_kernel_dealloc(PyObject *self);
 int tkpy_kernel_init(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *tkpy_kernel_run(PyObject *self, PyObject *args, PyObject *kw);

@@ -92,6 +92,48 @@ static PyObject *set_tuning(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+tk_status tkpy_apply_no_spec(Kernel *K, tk_kernel *k)
+{
+    const char *names[TKPY_MAX_ARGS];
+    int n = 0;
+    for (int p = 0; p < K->nparams; p++)
+        if (K->no_spec[p])
+            names[n++] = K->pnames[p];
+    return tk_kernel_set_no_specialize(k, names, n);
+}
+
+/* _set_no_specialize([name or index, ...]): do_not_specialize. */
+static PyObject *set_no_specialize(PyObject *self, PyObject *arg)
+{
+    Kernel *K = (Kernel *)self;
+    unsigned char mark[TKPY_MAX_ARGS] = {0};
+    Py_ssize_t n = PySequence_Size(arg);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_GetItem(arg, i);
+        long p = !item ? -2 : PyLong_Check(item) ? PyLong_AsLong(item) : -1;
+        char *name = item && p == -1 && PyUnicode_Check(item) ? tkpy_strdup(item) : NULL;
+        for (int q = 0; name && q < K->nparams; q++)
+            if (!strcmp(K->pnames[q], name))
+                p = q;
+        if (p >= 0 && p < K->nparams && !K->is_const[p])
+            mark[p] = 1;
+        else if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "tk: do_not_specialize names %R, not a runtime "
+                         "parameter of '%s'\n%s", item, K->name, K->where);
+        Py_XDECREF(item);
+        PyMem_Free(name);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    if (n < 0)
+        return NULL;
+    memcpy(K->no_spec, mark, (size_t)K->nparams);
+    for (int i = 0; i <= TKPY_MAX_DEV; i++)
+        if (K->k[i] && tkpy_apply_no_spec(K, K->k[i]) != TK_OK)
+            return tkpy_raise(TK_ERR_INVALID, K->where), NULL;
+    Py_RETURN_NONE;
+}
+
 /* _set_heuristics([(name, fn), ...]) */
 static PyObject *set_heuristics(PyObject *self, PyObject *arg)
 {
@@ -198,6 +240,7 @@ static PyObject *kernel_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 static PyMethodDef kernel_methods[] = {
     {"_set_tuning", set_tuning, METH_VARARGS, "Sets the autotuner's configs."},
     {"_set_heuristics", set_heuristics, METH_O, "Sets the heuristics."},
+    {"_set_no_specialize", set_no_specialize, METH_O, "Sets do_not_specialize."},
     {"_warmup", (PyCFunction)(void (*)(void))kernel_warmup, METH_VARARGS | METH_KEYWORDS,
      "Compiles for these arguments without launching."},
     {"run", (PyCFunction)(void (*)(void))tkpy_kernel_run, METH_VARARGS | METH_KEYWORDS,

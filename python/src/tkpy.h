@@ -54,6 +54,7 @@ typedef struct Slot {
     char *host;            /* SLOT_HOST: the array's data pointer */
     Py_ssize_t lo, hi;     /* byte extent around the data pointer */
     int readonly;
+    int no_spec;           /* do_not_specialize: no :16 or :1 in the signature */
     void *staged;          /* interpreter memory holding the extent */
     const char *param;     /* the parameter's name */
 } Slot;

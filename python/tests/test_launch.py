@@ -142,3 +142,35 @@ def test_cpu_tensor_protocol():
     t = TorchLike(m[:, 1::3])
     K.row_sum[(4,)](t, TorchLike(s), 4, 3, 10, 3, BLOCK=4)
     np.testing.assert_array_equal(s, m[:, 1::3].sum(axis=1))
+
+
+def test_do_not_specialize_compiles_one_variant(tmp_path):
+    """n = 16, 17 and 1 are three variants of `add` (divisible by 16, plain,
+    equal to 1) but one of add_any_n, whose n is not specialised; every
+    variant compiled leaves one .ir file in TK_DUMP_DIR."""
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, kernels as K\n"
+            "for n in (16, 17, 1):\n"
+            "    x = np.zeros(32, np.float32); o = np.zeros(32, np.float32)\n"
+            "    K.add_any_n[(1,)](x, o, n, BLOCK=32)\n"
+            "    assert (o[:n] == n).all() and (o[n:] == 0).all()\n"
+            "    K.add[(1,)](x, x, o, n, BLOCK=32)\n")
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(tk.__file__)))
+    env = dict(os.environ, TK_DUMP_DIR=str(tmp_path), TK_CACHE_DISABLE="1", TK_INTERPRET="1",
+               PYTHONPATH=os.pathsep.join([pkg, os.environ.get("PYTHONPATH", "")]))
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = subprocess.run([sys.executable, "-c", code], cwd=here, env=env, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    irs = [f for f in os.listdir(tmp_path) if f.endswith(".ir")]
+    assert len([f for f in irs if f.startswith("add_any_n-")]) == 1
+    assert len([f for f in irs if f.startswith("add-")]) == 3
+    x = np.zeros(32, np.float32)
+    assert K.add_any_n.warmup(x, x, 16, BLOCK=32).signature == "*fp32:16,*fp32:16,i32"
+
+
+def test_do_not_specialize_rejects_a_constexpr():
+    with pytest.raises(ValueError, match="not a runtime parameter"):
+        tk.jit(do_not_specialize=["BLOCK"])(K.add.fn)

@@ -11,7 +11,7 @@ from .decorators import JITFunction
 
 def _current_device():
     torch = sys.modules.get("torch")
-    if torch is not None and _tk.have_gpu() and torch.cuda.is_available():
+    if torch is not None and torch.cuda.is_available():
         return torch.cuda.current_device()
     return 0
 

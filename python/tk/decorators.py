@@ -181,6 +181,8 @@ class JITFunction(_tk.Kernel):
         self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
         self.__module__ = fn.__module__
         self.do_not_specialize, self.debug, self.options = tuple(do_not_specialize), debug, options
+        if self.do_not_specialize:
+            self._set_no_specialize(list(self.do_not_specialize))
         self.configs, self.keys, self._heuristics = None, None, []
 
     def warmup(self, *args, grid=None, **kw):

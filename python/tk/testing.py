@@ -1,14 +1,19 @@
 """tk's triton.testing: do_bench on libtk's tk_bench (CUDA events and a
 cold L2 per run on the GPU, wall-clock times on the interpreter),
 assert_close, and a small perf_report/Benchmark."""
+import os
 import sys
 
 from . import _tk
 
 
 def _device():
+    """PyTorch's current GPU (asking torch first, so that a process using
+    one GPU makes no context on another), else GPU 0, else the interpreter."""
     torch = sys.modules.get("torch")
-    if _tk.have_gpu() and torch is not None and torch.cuda.is_available():
+    if os.environ.get("TK_INTERPRET", "0") not in ("", "0"):
+        return -1
+    if torch is not None and torch.cuda.is_available():
         return torch.cuda.current_device()
     return 0 if _tk.have_gpu() else -1
 
