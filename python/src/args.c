@@ -126,8 +126,10 @@ static int extent(PyObject *shape, PyObject *strides, Py_ssize_t item, Slot *s)
     return 0;
 }
 
-/* PyTorch: data_ptr(), dtype, get_device(); strides in elements. */
-static int torch_arg(PyObject *v, PyObject *data_ptr, const char *param, Slot *s)
+/* PyTorch: data_ptr(), dtype, get_device(); strides in elements. The
+ * extent is measured for host tensors, and for GPU ones when L wants it. */
+static int torch_arg(const Launch *L, PyObject *v, PyObject *data_ptr, const char *param,
+                     Slot *s)
 {
     PyObject *p = PyObject_CallObject(data_ptr, NULL);
     PyObject *dt = p ? PyObject_GetAttrString(v, "dtype") : NULL;
@@ -144,7 +146,7 @@ static int torch_arg(PyObject *v, PyObject *data_ptr, const char *param, Slot *s
     if (!ok)
         return -1;
     s->loc = s->device >= 0 ? SLOT_DEVICE : SLOT_HOST;
-    if (s->loc == SLOT_DEVICE)
+    if (s->loc == SLOT_DEVICE && !L->extents)
         return 0;
     Py_ssize_t item = item_bytes(s->arg.dtype);
     PyObject *shape = PyObject_GetAttrString(v, "shape");
@@ -172,7 +174,8 @@ static int torch_arg(PyObject *v, PyObject *data_ptr, const char *param, Slot *s
 
 /* __cuda_array_interface__ or __array_interface__: a dict with data
  * (pointer, read-only), typestr, shape and strides (bytes, or None). */
-static int iface_arg(PyObject *v, PyObject *d, int on_gpu, const char *param, Slot *s)
+static int iface_arg(const Launch *L, PyObject *v, PyObject *d, int on_gpu, const char *param,
+                     Slot *s)
 {
     PyObject *data = PyDict_GetItemString(d, "data"); /* borrowed */
     PyObject *ts = PyDict_GetItemString(d, "typestr");
@@ -197,7 +200,8 @@ static int iface_arg(PyObject *v, PyObject *d, int on_gpu, const char *param, Sl
         Py_XDECREF(dev);
         Py_XDECREF(id);
         PyErr_Clear();
-        return 0;
+        if (!L->extents)
+            return 0;
     }
     return extent(shape, PyDict_GetItemString(d, "strides"), item_bytes(s->arg.dtype), s);
 }
@@ -247,7 +251,7 @@ static int dlpack_arg(PyObject *fn, const char *param, Slot *s)
         PyErr_Format(PyExc_TypeError, "tk: argument '%s' has a DLPack dtype (code %d, %d bits) "
                      "that tk kernels cannot take", param, t->dtype.code, t->dtype.bits);
         r = -1;
-    } else if (s->loc == SLOT_HOST) {
+    } else {
         Py_ssize_t item = item_bytes(s->arg.dtype), lo = 0, hi = 0, step = item;
         for (int i = t->ndim - 1; i >= 0; i--) {
             Py_ssize_t st = t->strides ? (Py_ssize_t)t->strides[i] * item : step;
@@ -265,13 +269,13 @@ static int dlpack_arg(PyObject *fn, const char *param, Slot *s)
 }
 
 /* A buffer argument in any of the forms above; TypeError when none fits. */
-static int buffer_arg(PyObject *v, const char *param, Slot *s)
+static int buffer_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
 {
     static const char *const ifaces[] = {"__cuda_array_interface__", "__array_interface__"};
     s->arg.kind = TK_ARG_PTR;
     PyObject *a = PyObject_GetAttrString(v, "data_ptr");
     if (a) {
-        int r = torch_arg(v, a, param, s);
+        int r = torch_arg(L, v, a, param, s);
         Py_DECREF(a);
         return r;
     }
@@ -279,7 +283,7 @@ static int buffer_arg(PyObject *v, const char *param, Slot *s)
     for (int i = 0; i < 2; i++) {
         PyObject *d = PyObject_GetAttrString(v, ifaces[i]);
         if (d) {
-            int r = PyDict_Check(d) ? iface_arg(v, d, i == 0, param, s) : -1;
+            int r = PyDict_Check(d) ? iface_arg(L, v, d, i == 0, param, s) : -1;
             if (!PyDict_Check(d))
                 PyErr_Format(PyExc_TypeError, "tk: %s of '%s' is not a dict", ifaces[i], param);
             Py_DECREF(d);
@@ -349,7 +353,7 @@ int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s)
         s->arg = tk_f32((float)PyFloat_AsDouble(v));
         return 0;
     }
-    return buffer_arg(v, param, s);
+    return buffer_arg(L, v, param, s);
 }
 
 /* The text a constexpr value reads as in source: tk's and Triton's dtypes

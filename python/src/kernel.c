@@ -355,6 +355,7 @@ tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyOb
     L->n = 0;
     L->used = 0;
     L->ctx = NULL;
+    L->extents = K->ncfgs > 0;
     *meta = NULL;
     need_meta = need_meta || K->heuristics || K->prune;
     if (bind(K, args, kw, vals) < 0 || (need_meta && !(*meta = named(K, vals))) ||

@@ -65,6 +65,7 @@ typedef struct Launch {
     char text[TKPY_TEXT]; /* constexpr names and texts */
     size_t used;
     int device;           /* TKPY_INTERP or a GPU */
+    int extents;          /* measure GPU buffers too (the tuner resets them) */
     tk_context *ctx;
 } Launch;
 
