@@ -174,3 +174,25 @@ def test_do_not_specialize_compiles_one_variant(tmp_path):
 def test_do_not_specialize_rejects_a_constexpr():
     with pytest.raises(ValueError, match="not a runtime parameter"):
         tk.jit(do_not_specialize=["BLOCK"])(K.add.fn)
+
+
+def test_two_threads_launch_at_once():
+    """Launches release the GIL; two threads share the kernel and context."""
+    import threading
+    errors = []
+
+    def work(seed):
+        try:
+            for i in range(20):
+                x, y, out = vectors(100 + seed * 50 + i)
+                n = len(x)
+                K.add[(tk.cdiv(n, 64),)](x, y, out, n, BLOCK=64)
+                np.testing.assert_array_equal(out, x + y)
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(s,)) for s in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
