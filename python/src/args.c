@@ -268,8 +268,15 @@ static int dlpack_arg(PyObject *fn, const char *param, Slot *s)
     return r;
 }
 
+/* Whether an __array_interface__ is a 0-d array (a numpy scalar). */
+static int is_scalar(PyObject *iface)
+{
+    PyObject *shape = PyDict_GetItemString(iface, "shape"); /* borrowed */
+    return shape && PyTuple_Check(shape) && PyTuple_Size(shape) == 0;
+}
+
 /* A buffer argument in any of the forms above; TypeError when none fits. */
-static int buffer_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
+static int buffer_arg(Launch *L, PyObject *v, const char *param, Slot *s)
 {
     static const char *const ifaces[] = {"__cuda_array_interface__", "__array_interface__"};
     s->arg.kind = TK_ARG_PTR;
@@ -282,6 +289,13 @@ static int buffer_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
     PyErr_Clear();
     for (int i = 0; i < 2; i++) {
         PyObject *d = PyObject_GetAttrString(v, ifaces[i]);
+        if (d && i == 1 && PyDict_Check(d) && is_scalar(d)) {
+            Py_DECREF(d); /* a numpy scalar (np.int32(5)): its Python value */
+            PyObject *item = PyObject_CallMethod(v, "item", NULL);
+            int r = item ? tkpy_runtime_arg(L, item, param, s) : -1;
+            Py_XDECREF(item);
+            return r;
+        }
         if (d) {
             int r = PyDict_Check(d) ? iface_arg(L, v, d, i == 0, param, s) : -1;
             if (!PyDict_Check(d))
@@ -395,6 +409,12 @@ int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s)
         s->arg.dtype = TK_F64;
         s->arg.v.f = PyFloat_AsDouble(v);
         return 0;
+    }
+    if (PyIndex_Check(v) && !PyObject_HasAttrString(v, "_tk_text")) {
+        PyObject *i = PyNumber_Index(v); /* numpy integers */
+        int r = i ? tkpy_const_arg(L, i, param, s) : -1;
+        Py_XDECREF(i);
+        return r;
     }
     s->arg.text = const_text(L, v);
     if (!s->arg.text && !PyErr_Occurred())

@@ -196,3 +196,11 @@ def test_two_threads_launch_at_once():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_numpy_scalars_are_scalars():
+    x, y, out = vectors(40)
+    K.add[(1,)](x, y, out, np.int32(40), BLOCK=np.int64(64))
+    np.testing.assert_array_equal(out, x + y)
+    K.axpb[(1,)](x, out, np.int64(40), np.float32(2.0), None)
+    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
