@@ -282,6 +282,16 @@ static int run_heuristics(Kernel *K, PyObject *meta, PyObject **vals)
         PyObject *v = fn ? PyObject_CallFunctionObjArgs(fn, meta, NULL) : NULL;
         int ok = v && PyDict_SetItem(meta, name, v) == 0;
         Py_XDECREF(v);
+        if (!ok && K->ncfgs > 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
+            PyObject *t, *val, *tb; /* most likely a config's constexpr */
+            PyErr_Fetch(&t, &val, &tb);
+            PyErr_NormalizeException(&t, &val, &tb);
+            PyErr_Format(PyExc_KeyError, "tk: heuristic %R of kernel '%s' reads %S, which the "
+                         "launch does not give: tk evaluates heuristics before autotuning, "
+                         "so they cannot read a config's values\n%s", name, K->name,
+                         val ? val : Py_None, K->where);
+            Py_XDECREF(t), Py_XDECREF(val), Py_XDECREF(tb);
+        }
         if (!ok)
             return -1;
         char *s = tkpy_strdup(name);

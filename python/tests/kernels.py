@@ -87,3 +87,11 @@ def add_any_n(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + n, mask=mask)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 32})], key=["n"])
+@tk.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@tk.jit
+def even_tuned(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)

@@ -77,3 +77,11 @@ def test_kernel_still_usable_after_errors():
     x[:] = 1
     K.add[(1,)](x, y, out, 16, BLOCK=16)
     assert (out == 1).all()
+
+
+def test_heuristic_reading_a_config_value():
+    x = np.zeros(10, np.float32)
+    with pytest.raises(KeyError, match="reads 'BLOCK'.*before autotuning"):
+        K.even_tuned[(1,)](x, 10)
+    K.even_tuned[(1,)](x, 10, BLOCK=16)  # named at the launch: runs, untuned
+    assert (x == 1).all()
