@@ -292,6 +292,7 @@ struct tk_kernel {
     int const_hint[RT_MAX_PARAMS]; /* sig index the c-th constexpr argument named last time */
     RtTable table;
     struct RtTune *_Atomic tune; /* configs and choices of an autotuned kernel, or NULL */
+    _Atomic uint64_t no_spec;  /* bit j: runtime param j is not specialised (rt_nospec.c) */
 };
 
 /* ---- internals shared between files ----------------------------------------------- */
@@ -350,6 +351,11 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
 void rt_jit_text_free(RtJitText *t);
 /* The specialisation of one runtime argument (type, divisibility, == 1). */
 void rt_arg_spec(const tk_arg *a, ArgSpec *out);
+/* Whether runtime param j of k is left unspecialised (do_not_specialize). */
+static inline bool rt_no_spec(tk_kernel *k, int j)
+{
+    return (atomic_load_explicit(&k->no_spec, memory_order_relaxed) >> j) & 1;
+}
 /* The argument list of API call fn, before anything else reads it:
  * TK_ERR_INVALID naming the argument for a negative count, NULL args with
  * a count, or a constexpr with no name or with neither value nor text. */

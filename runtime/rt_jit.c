@@ -80,8 +80,12 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
         return err_set(TK_ERR_NO_MEMORY, "out of memory");
     int ns = 0;
     for (int j = 0; j < k->nruntime; j++)
-        if (la->values[j]) /* NULL: given None, a constexpr now */
-            rt_arg_spec(la->values[j], &specs[ns++]);
+        if (la->values[j]) { /* NULL: given None, a constexpr now */
+            rt_arg_spec(la->values[j], &specs[ns]);
+            if (rt_no_spec(k, j))
+                specs[ns].divisibility = 1, specs[ns].equal_to_1 = false;
+            ns++;
+        }
     req->args = specs;
     req->nargs = ns;
     req->num_warps = la->num_warps;

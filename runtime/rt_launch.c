@@ -162,6 +162,8 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *wor
     }
     bool div16, eq1;
     spec_bits(a, dt, &div16, &eq1);
+    if (rt_no_spec(k, j))
+        div16 = eq1 = false;
     *word = (uint64_t)a->dtype | (uint64_t)a->kind << 8 | (uint64_t)div16 << 16 |
             (uint64_t)eq1 << 17;
     return TK_OK;
