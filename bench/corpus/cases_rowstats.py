@@ -172,7 +172,7 @@ case(name="geglu_tanh_bwd_inplace", klass="elementwise", module="geglu_rotary.py
      kernel="_geglu_tanh_backward_kernel", make=geglu_make,
      args=lambda S, b: ["dc", "a", "b", I32(S["n"]), I32(S["n"])],
      consts=lambda S: dict(BLOCK_SIZE=np2(S["n"])), grid=lambda S: (S["m"],), ref=geglu_ref,
-     gpu=dict(m=8192, n=14336, warps=16), interp=dict(m=5, n=50), tol=8e-3)
+     gpu=dict(m=4096, n=14336, warps=16), interp=dict(m=5, n=50), tol=8e-3)
 
 
 def rot_make(rng, S):
