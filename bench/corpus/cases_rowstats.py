@@ -39,7 +39,7 @@ case(name="add_rmsnorm_static_fp8", klass="norm-quant", module="norm_fp8_quant.p
      args=lambda S, b: ["x", "r", "w", "y", "scale", I32(S["n"]), I32(S["n"]), I32(S["n"]),
                         I32(S["n"]), F32(1e-6)],
      consts=lambda S: dict(BLOCK_N=np2(S["n"]), FP8_MAX=FP8_MAX), grid=lambda S: (S["m"],),
-     ref=rms_fp8_ref, gpu=dict(m=16384, n=4096, warps=8), interp=dict(m=6, n=72),
+     ref=rms_fp8_ref, gpu=dict(m=4096, n=4096, warps=8), interp=dict(m=6, n=72),
      tol={"r": 4e-3, "y": 2e-2})
 
 
@@ -63,7 +63,7 @@ case(name="add_layernorm_dynamic_fp8", klass="norm-quant", module="norm_fp8_quan
      args=lambda S, b: ["x", "r", "h", "w", "b", "y", "s", I32(S["n"]), I32(S["n"]), F32(1e-5)],
      consts=lambda S: dict(BLOCK_N=np2(S["n"]), FP8_MAX=FP8_MAX, HAS_BIAS=True),
      grid=lambda S: (S["m"],), ref=ln_fp8_ref,
-     gpu=dict(m=16384, n=4096, warps=8), interp=dict(m=5, n=60),
+     gpu=dict(m=4096, n=4096, warps=8), interp=dict(m=5, n=60),
      tol={"h": 1e-6, "s": 1e-5, "y": 2e-2})
 
 
