@@ -18,6 +18,7 @@ bench/corpus/cases_*.py; the registry's format in bench/corpus/registry.py.
 Exit status 0 when every result is right (or fails as its case expects).
 """
 import argparse
+import copy
 import glob
 import importlib
 import math
@@ -187,16 +188,29 @@ def restore(bufs, dev, side):
             side.write(dev[name], b.arr)
 
 
-def checked_run(case, bufs, dev, side, launch, refs):
-    """Poisons the outputs, restores in-place buffers, launches once and
-    returns (worst relative error, ok, detail)."""
+def prelude_case(case):
+    """The case's prelude launch as a Case of its own (same module, buffers, sizes)."""
+    pre = copy.copy(case)
+    pre.kernel, pre.args, pre.grid = (case.prelude[k] for k in ("kernel", "args", "grid"))
+    pre.consts = case.prelude.get("consts", case.consts)
+    return pre
+
+
+def checked_run(case, bufs, dev, side, launch, refs, prelude=None, X=None, S=None):
+    """Poisons the outputs, restores in-place buffers, launches once (after
+    the prelude, if any) and returns (worst relative error, ok, detail)."""
     for name, b in bufs.items():
         if b.out:
             side.write(dev[name], poison(b))
     restore(bufs, dev, side)
     side.sync()
+    if prelude:
+        prelude()
     launch()
     side.sync()
+    if case.derive:
+        got = {n: b.f64(side.read(dev[n], b)) for n, b in bufs.items() if b.out or b.inout}
+        refs = case.derive(X, got, S)
     worst, ok, detail = 0.0, True, []
     for name, want in refs.items():
         got = bufs[name].f64(side.read(dev[name], bufs[name])).reshape(want.shape)
@@ -267,7 +281,7 @@ def run_case(case, mode, tk, side, rng_seed, torch=None, mods=None, sides=("tk",
     rng = np.random.default_rng(rng_seed)
     bufs = case.make(rng, S)
     X = {k: b.f64() for k, b in bufs.items()}
-    refs = case.ref(X, S)
+    refs = case.ref(X, S) if case.ref else None
     dev = {k: side.upload(b) for k, b in bufs.items() if not b.ptr_table}
     for k, b in bufs.items():  # tables of the other buffers' device addresses
         if b.ptr_table:
@@ -277,12 +291,17 @@ def run_case(case, mode, tk, side, rng_seed, torch=None, mods=None, sides=("tk",
     order = list(sides) if (rng_seed % 2 == 0 or interp) else list(reversed(sides))
     for who in order:
         try:
+            pre_fn = None
             if who == "tk":
                 stream = None if interp else torch.cuda.current_stream().cuda_stream
                 fn = tk_launch(tk, case, S, bufs, dev, side, stream)
+                if case.prelude:
+                    pre_fn = tk_launch(tk, prelude_case(case), S, bufs, dev, side, stream)
             else:
                 fn = triton_launch(mods, case, S, bufs, dev)
-            err, ok, detail = checked_run(case, bufs, dev, side, fn, refs)
+                if case.prelude:
+                    pre_fn = triton_launch(mods, prelude_case(case), S, bufs, dev)
+            err, ok, detail = checked_run(case, bufs, dev, side, fn, refs, pre_fn, X, S)
             row.err[who] = err
             row.status[who] = side_status(case, ok, interp) if who == "tk" else \
                 ("ok" if ok else "FAIL")
@@ -367,10 +386,18 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--list", action="store_true", help="list the cases")
+    ap.add_argument("--split", metavar="N/M",
+                    help="only every M-th case from the N-th (0-based), to cut a run into calls")
     args = ap.parse_args()
     cases = load_cases()
     if args.filter:
         cases = [c for c in cases if re.search(args.filter, c.name)]
+    if args.split:
+        m = re.fullmatch(r"(\d+)/(\d+)", args.split)
+        if not m or int(m.group(2)) == 0 or int(m.group(1)) >= int(m.group(2)):
+            print(f"--split wants N/M with 0 <= N < M, not {args.split!r}", file=sys.stderr)
+            return 2
+        cases = cases[int(m.group(1))::int(m.group(2))]
     if args.list:
         for c in cases:
             print(f"{c.name:32s} {c.klass:12s} {c.module}:{c.kernel}"
@@ -386,6 +413,8 @@ def main():
     if not cases:
         print("no case matches", file=sys.stderr)
         return 1
+    # a case's seed is its place in the whole corpus, so -k and --split see the same inputs
+    seed_of = {c.name: args.seed + i for i, c in enumerate(CASES)}
     sides = ("tk", "triton") if args.side == "both" else (args.side,)
     rows = []
     t0 = time.time()
@@ -394,7 +423,7 @@ def main():
         side = InterpSide(tk)
         for i, c in enumerate(cases):
             t = time.time()
-            r = run_case(c, "interp", tk, side, args.seed + i, sides=("tk",))
+            r = run_case(c, "interp", tk, side, seed_of[c.name], sides=("tk",))
             rows.append(r)
             print(f"{c.name:32s} {r.check():40s} {time.time() - t:6.1f}s"
                   + "".join(f"\n    {n}" for n in r.notes), flush=True)
@@ -406,7 +435,7 @@ def main():
         mods = {}
         print(f"device {torch.cuda.get_device_name()}, tk {tk.version()}", flush=True)
         for i, c in enumerate(cases):
-            r = run_case(c, "gpu", tk, side, args.seed + i, torch, mods, sides, args.reps,
+            r = run_case(c, "gpu", tk, side, seed_of[c.name], torch, mods, sides, args.reps,
                          flush, args.once)
             rows.append(r)
             ratio = r.ratio()

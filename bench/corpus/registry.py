@@ -144,11 +144,17 @@ class Case:
     xfail: why tk is expected to fail it (kept so the failure stays seen).
     config: "fixed" (both compilers get the same constexprs and warps) is
     the only mode today; autotuned kernels are launched with one of their
-    own configs."""
+    own configs.
+    prelude: another kernel of the same module launched (untimed) by the
+    same side just before the checked one, as dict(kernel=, args=, consts=,
+    grid=); derive(X, got, S) -> refs: the reference computed after the run
+    from the inputs and the outputs read back (for kernels whose right
+    answer depends on their own random stream, checked through what the
+    prelude wrote)."""
 
-    def __init__(self, name, module, kernel, make, args, grid, ref, consts=None, gpu=None,
+    def __init__(self, name, module, kernel, make, args, grid, ref=None, consts=None, gpu=None,
                  interp=None, warps=4, stages=3, tol=5e-3, xfail=None, xfail_gpu=None,
-                 shape=None, klass=""):
+                 shape=None, klass="", prelude=None, derive=None):
         self.name, self.module, self.kernel = name, module, kernel
         self.make, self.args, self.grid, self.ref = make, args, grid, ref
         self.consts = consts or (lambda S: {})
@@ -159,6 +165,9 @@ class Case:
         self.shape = shape or (lambda S: "x".join(str(v) for k, v in S.items()
                                                    if k.islower() and k not in ("warps", "stages")))
         self.klass = klass
+        self.prelude, self.derive = prelude, derive
+        if (ref is None) == (derive is None):
+            raise ValueError(f"{name}: give ref or derive, one of them")
 
     def size(self, mode):
         return dict(self.sizes[mode])
