@@ -209,8 +209,9 @@ static SVal b_make_desc(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 
 /* ---- knowing an offset is not negative ----------------------------------------------- */
 
-/* Whether integer value v is never negative: made of program ids, aranges
- * and constants >= 0 by + and *, or one of `known` (offsets a loop only
+/* Whether integer value v is never negative: made of program ids, aranges,
+ * constants >= 0 and counters of loops that count up from >= 0 by +, *, /,
+ * %, min and max, or one of `known` (offsets a loop only
  * moves forward). Such an index needs no `>= 0` half in its mask, which
  * leaves one bound per dim: the form TMA tiles are recognised by. */
 static bool nonneg(const IrValue *v, IrValue *const *known, int nknown, int depth)
@@ -233,8 +234,13 @@ static bool nonneg(const IrValue *v, IrValue *const *known, int nknown, int dept
     case IR_ARANGE: return d->ival >= 0;
     case IR_SPLAT: case IR_EXPAND_DIMS: case IR_BROADCAST: case IR_RESHAPE:
         return nonneg(d->operands[0], known, nknown, depth + 1);
-    case IR_ADD: case IR_MUL:
+    case IR_ADD: case IR_MUL: case IR_DIV: case IR_MIN:
         return nonneg(d->operands[0], known, nknown, depth + 1) &&
+               nonneg(d->operands[1], known, nknown, depth + 1);
+    case IR_REM: /* the remainder has the sign of the dividend */
+        return nonneg(d->operands[0], known, nknown, depth + 1);
+    case IR_MAX:
+        return nonneg(d->operands[0], known, nknown, depth + 1) ||
                nonneg(d->operands[1], known, nknown, depth + 1);
     default: return false;
     }
