@@ -241,6 +241,9 @@ SVal sema_desc_attr(Sema *s, SVal desc, const char *name, Span at);
  * yield): drops the `>= 0` mask halves of offsets that only grow. */
 void sema_blockptr_loop_done(Sema *s, IrBlock *body, IrValue **args, IrValue **init,
                              IrValue **yield, int n);
+/* Host-built descriptor parameters (sema/desc_param.c). */
+bool sema_parse_desc(const char *text, ArgSpec *out, const char **why);
+void sema_bind_desc_param(Sema *s, const char *name, const ArgSpec *as, Span at);
 /* Block pointers and descriptors are carried through loops and branches
  * as their runtime parts, like tuples. */
 static inline bool sv_is_struct(SVal v)
