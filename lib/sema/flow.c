@@ -329,7 +329,7 @@ static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_tar
     int cap = 1;
     for (int i = 0; i < names.len; i++) {
         SVal *v = env_lookup(s->env, names.items[i], NULL);
-        cap += v && v->k == SV_TUPLE ? v->n : 1;
+        cap += v && sv_is_struct(*v) ? v->n : 1;
     }
     c.names = arena_alloc(s->a, sizeof(char *) * (size_t)cap);
     c.item = arena_alloc(s->a, sizeof(int) * (size_t)cap);
