@@ -60,6 +60,10 @@ typedef struct ArgSpec {
     Type type;        /* scalar or pointer */
     int divisibility; /* 16 or 1 */
     bool equal_to_1;  /* integer known == 1 (Triton specialises it) */
+    /* a tensor descriptor built on the host (`tensordesc<fp16[64, 64]>`):
+     * type is the base pointer; 0 for any other parameter */
+    int desc_rank;
+    int desc_block[TK_MAX_RANK];
 } ArgSpec;
 
 typedef struct SpecRequest {

@@ -79,16 +79,23 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
     AotParam *params = f ? arena_alloc(&c->arena, sizeof *params * (size_t)(f->nparams + 1))
                          : NULL;
     bool ok = ptx && params;
-    if (ok && f->nparams != req.nargs) {
+    /* a descriptor entry is its base, then 2 * rank - 1 shape and stride parameters */
+    int expect = 0;
+    for (int i = 0; i < req.nargs; i++)
+        expect += req.args[i].desc_rank ? 2 * req.args[i].desc_rank : 1;
+    if (ok && f->nparams != expect) {
         diag_plain(&c->diag, DIAG_INTERNAL, "internal error: '%s' compiled with %d parameters "
                    "for a signature of %d", kernel, f->nparams, req.nargs);
         ok = false;
     }
-    for (int i = 0; ok && i < f->nparams; i++) {
+    for (int i = 0, j = 0; ok && i < req.nargs; i++) {
         const ArgSpec *as = &req.args[i];
-        params[i].name = arena_strdup(&c->arena, f->params[i].name);
-        params[i].type = f->params[i].type;
-        params[i].hint = as->equal_to_1 ? 1 : as->divisibility == 16 ? 16 : 0;
+        int parts = as->desc_rank ? 2 * as->desc_rank : 1;
+        for (int k = 0; k < parts; k++, j++) {
+            params[j].name = arena_strdup(&c->arena, f->params[j].name);
+            params[j].type = f->params[j].type;
+            params[j].hint = k ? 0 : as->equal_to_1 ? 1 : as->divisibility == 16 ? 16 : 0;
+        }
     }
     if (ok) {
         spec->params = params;

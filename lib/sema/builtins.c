@@ -8,7 +8,8 @@
 
 
 static const BuiltinTable *const tl_tables[] = {&sema_tl_core, &sema_tl_memory, &sema_tl_reduce,
-                                                &sema_tl_shape, &sema_tl_random};
+                                                &sema_tl_shape, &sema_tl_random,
+                                                &sema_tl_blockptr};
 
 static const Builtin *find_in(const BuiltinTable *t, const char *name)
 {
@@ -78,10 +79,6 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             return ns("tl.PropagateNan");
         if (!strcmp(name, "constexpr") || find_tl(name))
             return builtin("tl", name);
-        if (!strcmp(name, "make_block_ptr") || !strcmp(name, "advance") ||
-            !strcmp(name, "make_tensor_descriptor"))
-            return sema_err(s, at, "tl.%s: block pointers and tensor descriptors are not "
-                                   "supported by tk; use blocks of pointers", name);
         if (!strncmp(name, "float8", 6))
             return sema_err(s, at, "tl.%s is not supported: the fp8 dtypes of tk are "
                                    "tl.float8e4nv and tl.float8e5", name);
@@ -248,7 +245,10 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
         return sema_dtype_method(s, self, name, ca);
     const Builtin *b = NULL;
     const char *qual;
-    if (!strcmp(nsname, "builtins")) {
+    if (!strcmp(nsname, "desc")) {
+        b = find_in(&sema_desc_methods, name);
+        qual = arena_printf(s->a, "desc.%s()", name);
+    } else if (!strcmp(nsname, "builtins")) {
         b = find_in(&sema_tl_python, name);
         qual = arena_printf(s->a, "%s()", name);
     } else if (!strcmp(nsname, "triton")) {

@@ -84,16 +84,25 @@ bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, i
     bool ok = true;
     const char *p = text;
     while (1) {
-        const char *e = strchr(p, ',');
+        const char *e = p;
+        for (int depth = 0; *e && (*e != ',' || depth > 0); e++)
+            depth += (*e == '<' || *e == '[') - (*e == '>' || *e == ']');
+        e = *e ? e : NULL; /* the comma ending this entry, outside <...> and [...] */
         size_t len = e ? (size_t)(e - p) : strlen(p);
         char *item = arena_strndup(a, p, len);
         Type t;
         int div;
         bool blank = true;
+        const char *why;
         for (size_t i = 0; i < len; i++)
             blank &= isspace((unsigned char)item[i]) != 0;
         if (blank && !e && n == 0) {
             break; /* an empty signature: a kernel with no runtime parameters */
+        } else if (sema_parse_desc(item, &out[n], &why)) {
+            n++;
+        } else if (why) {
+            diag_plain(d, DIAG_ERROR, "bad signature entry '%s': %s", item, why);
+            ok = false;
         } else if (!sema_parse_type(item, &t, &div)) {
             diag_plain(d, DIAG_ERROR,
                        "bad signature entry '%s' (expected e.g. *fp32, *fp16:16, i32, fp32)", item);

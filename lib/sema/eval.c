@@ -146,6 +146,7 @@ static SVal eval_attr(Sema *s, const Node *n)
     case SV_MODULE: return sema_module_attr(s, base, n->name, n->span);
     case SV_TENSOR: return tensor_attr(s, base, n->name, n->span);
     case SV_DTYPE: return dtype_attr(s, base, n->name, n->span);
+    case SV_DESC: return sema_desc_attr(s, base, n->name, n->span);
     default: break;
     }
     if (sv_is_num(base))

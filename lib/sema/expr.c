@@ -62,6 +62,10 @@ const char *sv_describe(Sema *s, SVal v)
         return arena_printf(s->a, "module '%s'", v.fn->src && v.fn->src->name ? v.fn->src->name : "?");
     case SV_BUILTIN: return arena_printf(s->a, "builtin '%s'", v.s);
     case SV_SLICE: return "a slice";
+    case SV_BLOCKPTR:
+        return arena_printf(s->a, "a block pointer to %s", sema_type_str(s, v.ty));
+    case SV_DESC:
+        return arena_printf(s->a, "a tensor descriptor of %s", sema_type_str(s, v.ty));
     case SV_VOID: return "no value";
     default: return "an invalid value";
     }

@@ -24,8 +24,8 @@ static bool same_val(SVal a, SVal b)
     case SV_UNDEF: return a.s == b.s;
     case SV_FUNC: case SV_MODULE: return a.fn == b.fn;
     case SV_NS: case SV_BUILTIN: return a.s == b.s && a.ns == b.ns && a.n == b.n;
-    case SV_TUPLE:
-        if (a.n != b.n)
+    case SV_TUPLE: case SV_BLOCKPTR: case SV_DESC:
+        if (a.n != b.n || a.i != b.i || !type_eq(a.ty, b.ty))
             return false;
         for (int i = 0; i < a.n; i++)
             if (!same_val(a.items[i], b.items[i]))
@@ -98,8 +98,10 @@ static SVal merge_pair(Sema *s, Merge *m, const char *name, SVal v1, SVal v2, Sp
         return v1;
     if (v1.k == SV_UNDEF || v2.k == SV_UNDEF)
         return v1.k == SV_UNDEF ? v1 : v2;
-    if (v1.k == SV_TUPLE && v2.k == SV_TUPLE && v1.n == v2.n) {
-        SVal t = sv_tuple(s, v1.items, v1.n);
+    if (sv_is_struct(v1) && v1.k == v2.k && v1.n == v2.n && v1.i == v2.i &&
+        type_eq(v1.ty, v2.ty)) {
+        SVal t = v1;
+        t.items = sv_tuple(s, v1.items, v1.n).items;
         for (int i = 0; i < v1.n; i++)
             t.items[i] = merge_pair(s, m, NULL, v1.items[i], v2.items[i], at);
         return t;
@@ -152,8 +154,9 @@ static SVal fill(Sema *s, SVal v, IrOp *op)
 {
     if (v.k == SV_TENSOR && !v.v)
         return op ? sv_tensor(op->results[v.i]) : (SVal){.k = SV_UNDEF};
-    if (v.k == SV_TUPLE) {
-        SVal t = sv_tuple(s, v.items, v.n);
+    if (sv_is_struct(v)) {
+        SVal t = v;
+        t.items = sv_tuple(s, v.items, v.n).items;
         for (int i = 0; i < v.n; i++)
             t.items[i] = fill(s, v.items[i], op);
         return t;
@@ -281,16 +284,23 @@ static void assigned_names(Sema *s, PtrVec *v, const NodeList *l)
 }
 
 /* The loop-carried values: names assigned in the body and bound before the
- * loop to a tensor, a number, or a flat tuple of those (one leaf per item). */
+ * loop to a tensor, a number, a flat tuple of those (one leaf per item),
+ * or a block pointer (one leaf per offset: tl.advance moves nothing else). */
 typedef struct Carried {
     int n;              /* leaves */
     const char **names; /* the variable of each leaf */
-    int *item;          /* -1: the variable itself, else its tuple item */
+    int *item;          /* -1: the variable itself, else its tuple or block pointer item */
     IrValue **init;
+    SVal *before;       /* the variable's value before the loop */
 } Carried;
+
+/* The items of a block pointer that a loop carries: its offsets. */
+static int first_carried(SVal v) { return v.k == SV_BLOCKPTR ? 1 + 2 * v.ty.rank : 0; }
 
 static bool tuple_carriable(SVal v)
 {
+    if (v.k == SV_BLOCKPTR)
+        return true;
     if (v.k != SV_TUPLE || v.n == 0)
         return false;
     for (int i = 0; i < v.n; i++)
@@ -299,11 +309,13 @@ static bool tuple_carriable(SVal v)
     return true;
 }
 
-static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Span at)
+static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Span at,
+                     SVal whole)
 {
     IrValue *x = sema_to_tensor(s, v, at);
     if (!x)
         return;
+    c->before[c->n] = whole;
     c->names[c->n] = name;
     c->item[c->n] = item;
     c->init[c->n++] = x;
@@ -317,21 +329,22 @@ static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_tar
     int cap = 1;
     for (int i = 0; i < names.len; i++) {
         SVal *v = env_lookup(s->env, names.items[i], NULL);
-        cap += v && v->k == SV_TUPLE ? v->n : 1;
+        cap += v && sv_is_struct(*v) ? v->n : 1;
     }
     c.names = arena_alloc(s->a, sizeof(char *) * (size_t)cap);
     c.item = arena_alloc(s->a, sizeof(int) * (size_t)cap);
     c.init = arena_alloc(s->a, sizeof(IrValue *) * (size_t)cap);
+    c.before = arena_alloc(s->a, sizeof(SVal) * (size_t)cap);
     for (int i = 0; i < names.len; i++) {
         const char *name = names.items[i];
         if (skip_target && skip_target->kind == N_NAME && !strcmp(skip_target->name, name))
             continue;
         SVal *v = env_lookup(s->env, name, NULL);
         if (v && materializable(*v))
-            add_leaf(s, &c, name, -1, *v, at);
+            add_leaf(s, &c, name, -1, *v, at, *v);
         else if (v && tuple_carriable(*v))
-            for (int k = 0; k < v->n; k++)
-                add_leaf(s, &c, name, k, v->items[k], at);
+            for (int k = first_carried(*v); k < v->n; k++)
+                add_leaf(s, &c, name, k, v->items[k], at, *v);
     }
     return c;
 }
@@ -346,10 +359,11 @@ static void bind_carried(Sema *s, Env *env, const Carried *c, IrValue **vals, Sp
         } else {
             while (j < c->n && c->names[j] == c->names[i])
                 j++;
-            SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(j - i));
+            SVal v = c->before[i];
+            v.items = sv_tuple(s, v.items, v.n).items;
             for (int k = i; k < j; k++)
-                items[k - i] = sv_tensor(vals[k]);
-            env_set(s, env, c->names[i], sv_tuple(s, items, j - i), at);
+                v.items[c->item[k]] = sv_tensor(vals[k]);
+            env_set(s, env, c->names[i], v, at);
         }
         i = j;
     }
@@ -357,7 +371,22 @@ static void bind_carried(Sema *s, Env *env, const Carried *c, IrValue **vals, Sp
 
 static const char *leaf_name(Sema *s, const Carried *c, int i)
 {
+    if (c->item[i] >= 0 && c->before[i].k == SV_BLOCKPTR)
+        return arena_printf(s->a, "%s.offset%d", c->names[i],
+                            c->item[i] - first_carried(c->before[i]));
     return c->item[i] < 0 ? c->names[i] : arena_printf(s->a, "%s[%d]", c->names[i], c->item[i]);
+}
+
+/* Whether block pointer v has the base, shape, strides and block shape of
+ * `was` (the offsets may differ). */
+static bool same_frame(SVal v, SVal was)
+{
+    if (v.k != SV_BLOCKPTR || v.n != was.n || !type_eq(v.ty, was.ty) || v.i != was.i)
+        return false;
+    for (int k = 0; k < first_carried(v); k++)
+        if (!same_val(v.items[k], was.items[k]))
+            return false;
+    return true;
 }
 
 /* After the body: the values to yield, checked against the carried types;
@@ -378,7 +407,15 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
             int n = 0;
             while (i + n < c->n && c->names[i + n] == c->names[i])
                 n++;
-            if (v->k != SV_TUPLE || v->n <= c->item[i] || (first && v->n != c->item[i] + n)) {
+            if (c->before[i].k == SV_BLOCKPTR) {
+                if (!same_frame(*v, c->before[i])) {
+                    if (first)
+                        sema_err(s, *at, "block pointer '%s' becomes %s inside the loop; a loop "
+                                 "may move it with tl.advance but not change its base, shape, "
+                                 "strides or block shape", c->names[i], sv_describe(s, *v));
+                    continue;
+                }
+            } else if (v->k != SV_TUPLE || v->n <= c->item[i] || (first && v->n != c->item[i] + n)) {
                 if (first)
                     sema_err(s, *at, "loop-carried tuple '%s' changes from %d items to %s",
                              c->names[i], c->item[i] + n, sv_describe(s, *v));
@@ -418,6 +455,42 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
                      sv_describe(s, *old));
     }
     return y;
+}
+
+/* A block pointer's offset that the body does not move is the same value in
+ * every iteration: its uses read the initial value, so the slot is dead
+ * (pass_dce drops it) and address analysis sees a loop-invariant offset.
+ * Offsets that only grow from a start >= 0 get masks with no lower bound
+ * (sema_blockptr_loop_done). */
+static void blockptr_offsets(Sema *s, Carried *c, IrBlock *body, IrValue **args, IrValue **y)
+{
+    IrValue **a = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(3 * c->n + 1));
+    IrValue **init = a + c->n, **yv = a + 2 * c->n;
+    int n = 0;
+    for (int i = 0; i < c->n; i++) {
+        if (c->item[i] < 0 || c->before[i].k != SV_BLOCKPTR)
+            continue;
+        if (y[i] == args[i]) {
+            ir_replace_uses(body, args[i], c->init[i]);
+            y[i] = c->init[i];
+            continue;
+        }
+        a[n] = args[i];
+        init[n] = c->init[i];
+        yv[n++] = y[i];
+    }
+    sema_blockptr_loop_done(s, body, a, init, yv, n);
+}
+
+/* The values the variables have after the loop: its results, or for an
+ * invariant offset its initial value. */
+static IrValue **after_loop(Sema *s, const Carried *c, IrOp *op, IrValue **y)
+{
+    IrValue **r = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c->n + 1));
+    for (int i = 0; i < c->n; i++)
+        r[i] = y[i] == c->init[i] && c->item[i] >= 0 && c->before[i].k == SV_BLOCKPTR
+                   ? c->init[i] : op->results[i];
+    return r;
 }
 
 /* ---- for -------------------------------------------------------------------------- */
@@ -624,6 +697,7 @@ void sema_exec_for(Sema *s, const Node *n)
     sema_exec(s, &n->list, 0, NULL);
     s->loop_depth--;
     IrValue **y = loop_yields(s, &c, &before, body, args, "for", n->span.line);
+    blockptr_offsets(s, &c, body, args, y);
     terminate(s, body, IR_YIELD, n->span, y, c.n);
     s->b = saved;
     s->env = outer;
@@ -632,7 +706,7 @@ void sema_exec_for(Sema *s, const Node *n)
     op->flags = (flatten ? IRF_FLATTEN : 0) | (ws ? IRF_WARP_SPEC : 0);
     for (int i = 0; i < c.n; i++)
         op->results[i]->name = leaf_name(s, &c, i);
-    bind_carried(s, &before, &c, op->results, n->span);
+    bind_carried(s, &before, &c, after_loop(s, &c, op, y), n->span);
     *outer = before;
 }
 

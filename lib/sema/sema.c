@@ -569,6 +569,14 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
     bool one = false;
     if (req->nargs >= 0 && idx < req->nargs) {
         const ArgSpec *as = &req->args[idx];
+        if (as->desc_rank > 0) {
+            if (at.dt != DT_VOID)
+                sema_err(s, p->a->span, "parameter '%s' is annotated %s but the signature gives "
+                         "a tensor descriptor", p->name, sig_str(s, at));
+            else
+                sema_bind_desc_param(s, p->name, as, p->span);
+            return;
+        }
         if (at.dt != DT_VOID && !type_eq(at, as->type)) {
             sema_err(s, p->a->span, "parameter '%s' is annotated %s but the signature gives %s",
                      p->name, sig_str(s, at), sig_str(s, as->type));

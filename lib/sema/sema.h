@@ -25,6 +25,10 @@ typedef enum {
     SV_SLICE,   /* ':' inside a subscript */
     SV_CONFIG,  /* a heuristic's args dict: items = name0, value0, name1, value1, ... */
     SV_MODULE,  /* another file of the package (`import pkg.utils as u`): fn = its N_MODULE */
+    SV_BLOCKPTR, /* tl.make_block_ptr: ty = elem + block shape, i = order (4 bits a dim),
+                  * items = base, shape[r], strides[r], offsets[r] (sema/builtins/blockptr.c) */
+    SV_DESC,     /* tensor descriptor: ty = elem + block shape, i = 1 for NaN padding,
+                  * items = base, shape[r], strides[r] */
 } SvKind;
 
 typedef struct SVal SVal;
@@ -223,6 +227,29 @@ SVal sema_call_builtin(Sema *s, const char *ns, const char *name, SVal self, Cal
 SVal sema_inline(Sema *s, const Node *fn, CallArgs *args);
 /* Runs fn on already-evaluated values (combine functions, helpers). */
 SVal sema_inline_values(Sema *s, const Node *fn, const SVal *vals, int n, Span at);
+
+/* ---- block pointers and tensor descriptors (sema/builtins/blockptr.c) ---- */
+extern const BuiltinTable sema_tl_blockptr, sema_desc_methods;
+/* The block of pointers a block pointer addresses and its mask over the
+ * dims boundary_check names (mask SV_VOID when none). */
+bool sema_blockptr_access(Sema *s, SVal bp, SVal boundary_check, Span bc_at, Span at,
+                          IrValue **ptr, SVal *mask);
+/* padding_option's value for out-of-bounds reads (SV_VOID: none given). */
+bool sema_padding_value(Sema *s, SVal opt, Span at, DType elem, SVal *other);
+SVal sema_desc_attr(Sema *s, SVal desc, const char *name, Span at);
+/* After a `for` whose body moves block pointer offsets args (from init, to
+ * yield): drops the `>= 0` mask halves of offsets that only grow. */
+void sema_blockptr_loop_done(Sema *s, IrBlock *body, IrValue **args, IrValue **init,
+                             IrValue **yield, int n);
+/* Host-built descriptor parameters (sema/desc_param.c). */
+bool sema_parse_desc(const char *text, ArgSpec *out, const char **why);
+void sema_bind_desc_param(Sema *s, const char *name, const ArgSpec *as, Span at);
+/* Block pointers and descriptors are carried through loops and branches
+ * as their runtime parts, like tuples. */
+static inline bool sv_is_struct(SVal v)
+{
+    return v.k == SV_TUPLE || v.k == SV_BLOCKPTR || v.k == SV_DESC;
+}
 
 /* ---- reductions, scans, dot, shapes (sema_reduce.c, sema_shape.c) ---- */
 SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dims, SVal extra,

@@ -395,4 +395,43 @@ def cases():
                  [Out("y", dt, 40 * 300), Buf("x", dt, 40 * 300), Buf("b", dt, 300), Scalar("n_rows", 40),
                   Scalar("n_cols", 300), Scalar("stride", 300)],
                  {"ACT": act, "BLOCK_M": 16, "BLOCK_N": 128}, ref=R_.bias_act))
+    # block_pointers.py
+    M_, N_, K_ = 100, 72, 40
+    mm_strides = [Scalar("stride_am", K_), Scalar("stride_ak", 1), Scalar("stride_bk", N_),
+                  Scalar("stride_bn", 1), Scalar("stride_cm", N_), Scalar("stride_cn", 1)]
+    add(Case("matmul with block pointers", "block_pointers.py", "matmul_block_ptr_kernel", (4 * 3,),
+             [Buf("a", "fp16", M_ * K_), Buf("b", "fp16", K_ * N_), Out("c", "fp16", M_ * N_),
+              Scalar("M", M_), Scalar("N", N_), Scalar("K", K_)] + mm_strides,
+             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2},
+             tol={"fp16": (2e-2, 1e-2)}, ref=R_.matmul))
+    for causal in (False, True):
+        bstrides = [Scalar(f"stride_{t}{a}", v) for t in "qkvo"
+                    for a, v in zip("zhmk" if t == "q" else "zhnk" if t == "k" else "zhkn" if t == "v" else "zhmn",
+                                    (H * L * D, L * D, D, 1))]
+        add(Case(f"attention with block pointers{', causal' if causal else ''}", "block_pointers.py",
+                 "attn_fwd_block_ptr", (L // 32, Z * H),
+                 [Buf("Q", "fp16", T), Buf("K", "fp16", T), Buf("V", "fp16", T),
+                  Scalar("sm_scale", 0.5, "fp32"), Out("M", "fp32", Z * H * L),
+                  Out("Out", "fp16", T)] + bstrides +
+                 [Scalar("Z", Z), Scalar("H", H), Scalar("N_CTX", L)],
+                 {"HEAD_DIM": D, "BLOCK_M": 32, "BLOCK_N": 16, "CAUSAL": causal},
+                 tol={"fp32": (2e-3, 2e-3), "fp16": (1e-2, 1e-2)}, ref=R_.attention_causal_flag))
+    add(Case("persistent descriptor matmul", "block_pointers.py", "persistent_desc_matmul", (5,),
+             [Buf("a", "fp16", M_ * K_), Buf("b", "fp16", K_ * N_), Out("c", "fp16", M_ * N_),
+              Scalar("M", M_), Scalar("N", N_), Scalar("K", K_)],
+             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "NUM_SMS": 5},
+             tol={"fp16": (2e-2, 1e-2)}, ref=R_.matmul))
+    M8, N8, K8 = 70, 40, 50
+    add(Case("int8 scaled matmul with block pointers", "block_pointers.py", "int8_scaled_mm_kernel",
+             (3, 2),
+             [Buf("a", "i8", M8 * K8, ("randint", -8, 8)), Buf("b", "i8", K8 * N8, ("randint", -8, 8)),
+              Buf("row_scale", "fp32", M8, "rand"), Buf("col_scale", "fp32", N8, "rand"),
+              Out("c", "fp32", M8 * N8), Scalar("M", M8), Scalar("N", N8), Scalar("K", K8),
+              Scalar("stride_am", K8), Scalar("stride_ak", 1), Scalar("stride_bk", N8),
+              Scalar("stride_bn", 1), Scalar("stride_cm", N8), Scalar("stride_cn", 1)],
+             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, ref=R_.int8_scaled_mm))
+    add(Case("descriptor load, store and atomic_add", "block_pointers.py", "desc_add_rows", (4, 4),
+             [Buf("x", "fp32", 50 * 100), Buf("y", "fp32", 50 * 100), Out("out", "fp32", 50 * 100),
+              Buf("acc", "fp32", 50 * 100, "zeros", out=True), Scalar("R", 50), Scalar("C", 100)],
+             {"BLOCK_R": 16, "BLOCK_C": 32}, ref=R_.desc_add))
     return out

@@ -510,3 +510,24 @@ def bias_act(v, c, s):
     act = c["ACT"]
     y = gelu_tanh(x) if act == "gelu_tanh" else x * sigmoid(x) if act == "silu" else np.maximum(x, 0.0)
     return {"y": y.ravel()}
+
+
+def matmul(v, c, s):
+    M, N, K = s["M"], s["N"], s["K"]
+    a = v["a"].reshape(M, K)
+    b = v["b"].reshape(K, N)
+    return {"c": (a @ b).ravel()}
+
+
+def attention_causal_flag(v, c, s):
+    return attention(v, {**c, "STAGE": 3 if c["CAUSAL"] else 1}, s)
+
+
+def int8_scaled_mm(v, c, s):
+    M, N, K = s["M"], s["N"], s["K"]
+    acc = v["a"].reshape(M, K) @ v["b"].reshape(K, N)
+    return {"c": (acc * v["row_scale"][:, None] * v["col_scale"][None, :]).ravel()}
+
+
+def desc_add(v, c, s):
+    return {"out": v["x"] + v["y"], "acc": v["acc"] + v["x"]}

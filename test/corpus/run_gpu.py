@@ -213,6 +213,11 @@ def triton_worker(case, indir, outdir):
     if len(runtime) != len(args):
         raise SystemExit(f"{case.kernel} has {len(runtime)} runtime parameters ({', '.join(runtime)}), "
                          f"the case gives {len(args)}")
+    if device == "cuda":  # scratch for descriptors made on the device (tl.make_tensor_descriptor)
+        import triton
+        if hasattr(triton, "set_allocator"):
+            triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                         device="cuda"))
     opts = {"num_warps": case.num_warps}
     if case.num_stages:
         opts["num_stages"] = case.num_stages

@@ -119,9 +119,9 @@ static void test_module(void)
 
     /* stride == 1 specialises into the constant 1: the parameter stays but
      * the body never reads it */
-    ArgSpec args[3] = {{type_ptr(DT_F32), 16, false},
-                       {type_scalar(DT_I32), 1, false},
-                       {type_scalar(DT_I32), 1, true}};
+    ArgSpec args[3] = {{.type = type_ptr(DT_F32), .divisibility = 16},
+                       {.type = type_scalar(DT_I32), .divisibility = 1},
+                       {.type = type_scalar(DT_I32), .divisibility = 1, .equal_to_1 = true}};
     SpecDefine defs[2] = {{"BLOCK", {.kind = CV_INT, .i = 64}, {0}},
                           {"EVEN", {.kind = CV_BOOL, .i = 1}, {0}}};
     SpecRequest req = {"k", defs, 2, args, 3, 4, 3, NULL};

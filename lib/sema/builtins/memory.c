@@ -103,18 +103,45 @@ static bool str_choice(Sema *s, SVal v, Span at, const char *what, const char *c
 
 static const char *const evictions[] = {"evict_first", "evict_last", "evict_normal"};
 
+/* boundary_check and padding_option belong to block pointers. */
 static bool no_block_ptr(Sema *s, SVal v, Span at)
 {
     if (!sv_has(v) || (v.k == SV_TUPLE && v.n == 0) || (v.k == SV_STR && !v.s[0]))
         return true;
-    sema_err(s, at, "boundary_check and padding_option need block pointers "
-                    "(tl.make_block_ptr), which tk does not support");
+    sema_err(s, at, "boundary_check and padding_option need a block pointer "
+                    "(tl.make_block_ptr), not a block of pointers");
     return false;
+}
+
+/* A load or store through a block pointer (a[0]) becomes one through the
+ * block of pointers it addresses, with the mask of its boundary_check;
+ * mask= and other= are not allowed with it, as in Triton. */
+static bool from_block_ptr(Sema *s, const Builtin *b, SVal *a, Span *at, int imask, int ibc,
+                           Span call, bool load)
+{
+    if (sv_has(a[imask]) || (load && sv_has(a[2])))
+        return sema_err(s, at[sv_has(a[imask]) ? imask : 2], "tl.%s through a block pointer "
+                        "takes boundary_check, not mask or other", b->name), false;
+    IrValue *p;
+    if (!sema_blockptr_access(s, a[0], a[ibc], at[ibc], call, &p, &a[imask]))
+        return false;
+    a[0] = sv_tensor(p);
+    a[ibc] = (SVal){.k = SV_VOID};
+    return true;
 }
 
 static SVal b_load(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     static const char *const cache[] = {".ca", ".cg", ".cv"};
+    if (a[0].k == SV_BLOCKPTR) {
+        DType elem = a[0].ty.dt;
+        if (!from_block_ptr(s, b, a, at, 1, 3, call, true) ||
+            !sema_padding_value(s, a[4], at[4], elem, &a[2]))
+            return bad();
+        if (a[1].k != SV_TENSOR)
+            a[2] = (SVal){.k = SV_VOID}; /* nothing checked: nothing to pad */
+        a[4] = (SVal){.k = SV_VOID};
+    }
     IrValue *p = pointer_arg(s, b, a[0], at[0]);
     if (!p || !no_block_ptr(s, a[3], at[3]) || !no_block_ptr(s, a[4], at[4]))
         return bad();
@@ -145,6 +172,8 @@ static SVal b_load(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 static SVal b_store(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     static const char *const cache[] = {".wb", ".cg", ".cs", ".wt"};
+    if (a[0].k == SV_BLOCKPTR && !from_block_ptr(s, b, a, at, 2, 3, call, false))
+        return bad();
     IrValue *p = pointer_arg(s, b, a[0], at[0]);
     if (!p || !no_block_ptr(s, a[3], at[3]))
         return bad();
