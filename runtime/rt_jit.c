@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "rt.h"
-#include "support/file.h"
 
 enum { META_MAGIC = 0x544b4d33 /* "TKM3" */ };
 
@@ -26,7 +25,7 @@ static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstVa
     memset(cv, 0, sizeof *cv);
     if (a->text) {
         const char *why;
-        if (!sema_parse_const(a->text, cv, &why))
+        if (!comp_parse_const(a->text, cv, &why))
             return err_set(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (%s)",
                             k->name, k->sig.param_names[p], a->text,
                             why ? why : "give a number, True/False, a dtype such as "

@@ -1,6 +1,6 @@
 /* tkc: the command line, a thin layer over libtk's tk_compile.
  * Parses options from one table, reads the file, writes the output only
- * when compilation succeeded (support/file.h: never over a FIFO or a device,
+ * when compilation succeeded (support/file.c: never over a FIFO or a device,
  * through a fresh temp file + rename for a regular file), prints the
  * diagnostics, and exits 0 on success or 1 on any error. */
 #define _POSIX_C_SOURCE 200809L
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "support/file.h"
+#include "support/support.h"
 #include "tk/tk.h"
 #include "tkc_run.h"
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "codegen/cg.h"
-#include "passes/axis.h"
 
 void cg_error(Cg *cg, Span at, const char *fmt, ...)
 {

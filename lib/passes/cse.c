@@ -6,7 +6,7 @@
  * by it (one in another layout is a different value). Assumes verified IR; guarantees it stays verified, never moves or
  * merges loads, side effects or integer division (which may trap in the
  * interpreter when the loop would not have run), and leaves dense ids. */
-#include "compiler.h"
+#include "passes/passes.h"
 
 #include <string.h>
 

@@ -15,8 +15,7 @@
  * Assumes verified IR without layouts; guarantees every block value has a
  * layout whose linear form exists for its shape, and that every op's
  * operands have the layouts the op needs (checked by ir_verify). */
-#include "compiler.h"
-#include "passes/axis.h"
+#include "passes/passes.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * IR. Reports every user error to the Diag and returns NULL if there was one. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 /* ---- environments ------------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler.h"
+#include "driver/driver.h"
 #include "aot/aot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* rt_cubin.c: PTX to a cubin for a named arch, ahead of time (--emit=cubin,
+/* assemble.c: PTX to a cubin for a named arch, ahead of time (--emit=cubin,
  * the cubins of --emit=header). Tries the CUDA driver's linker first
  * (cuLink* with CU_JIT_TARGET, in the primary context of device 0 when the
  * thread has none), then `ptxas` found on PATH. Assumes the PTX is
@@ -15,8 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rt.h"
-#include "support/file.h"
+#include "cuda/cuda.h"
 
 extern char **environ;
 
