@@ -55,7 +55,7 @@ static tk_status link_cubin(const char *ptx, size_t len, int target, const char 
 done:
     if (s != TK_OK && log[0]) {
         char first[512];
-        snprintf(first, sizeof first, "%s", tk_last_error());
+        snprintf(first, sizeof first, "%s", err_text());
         for (char *c = log; *c; c++)
             if (*c == '\n')
                 *c = ' '; /* one line */
@@ -212,12 +212,12 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
     size_t start = cubin->len;
     if (via_driver(ptx, len, target, kernel, cubin) == TK_OK)
         return true;
-    snprintf(driver, sizeof driver, "%s", tk_last_error());
+    snprintf(driver, sizeof driver, "%s", err_text());
     cubin->len = start;
     if (via_ptxas(ptx, len, arch, cubin) == TK_OK)
         return true;
     cubin->len = start;
-    snprintf(why, cap, "%s, and %s", driver, tk_last_error());
+    snprintf(why, cap, "%s, and %s", driver, err_text());
     err_clear();
     return false;
 }
