@@ -51,7 +51,9 @@ static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstVa
 
 static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, SpecRequest *req)
 {
-    memset(req, 0, sizeof *req);
+    char why[128];
+    if (!spec_request_init(req, k->name, la->num_warps, la->num_stages, NULL, why, sizeof why))
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
     SpecDefine *defs = arena_alloc(a, sizeof *defs * (size_t)(k->sig.nparams + 1));
     if (!defs)
         return err_set(TK_ERR_NO_MEMORY, "out of memory");
@@ -71,7 +73,6 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
         }
         nd++;
     }
-    req->kernel = k->name;
     req->defines = defs;
     req->ndefines = nd;
     ArgSpec *specs = arena_alloc(a, sizeof *specs * (size_t)(k->nruntime + 1));
@@ -83,8 +84,6 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
             rt_arg_spec(la->values[j], &specs[ns++]);
     req->args = specs;
     req->nargs = ns;
-    req->num_warps = la->num_warps;
-    req->num_stages = la->num_stages;
     return TK_OK;
 }
 

@@ -71,7 +71,7 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
     SpecRequest req;
     if (!comp_request(c, o, kernel, signature, &req))
         return false;
-    const char *arch = o->arch ? o->arch : "sm_80";
+    const char *arch = req.arch;
     Arena ir_arena;
     arena_init(&ir_arena);
     IrFunc *f = NULL;
@@ -135,9 +135,10 @@ bool aot_lower(Compilation *c, const tk_compile_options *o, const char *kernel, 
         return false;
     const char *slash = strrchr(c->src.name, '/');
     SpecRequest req;
-    comp_request(c, o, kernel, NULL, &req);
+    if (!comp_request(c, o, kernel, NULL, &req))
+        return false;
     AotHeader h = {o->out_name ? o->out_name : kernel, kernel, slash ? slash + 1 : c->src.name,
-                   o->arch ? o->arch : "sm_80", req.num_warps, req.num_stages, req.defines,
+                   req.arch, req.num_warps, req.num_stages, req.defines,
                    req.ndefines, specs, n};
     if (!aot_check(&h, &c->diag))
         return false;

@@ -361,12 +361,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
 {
     CgOptions opts = *o;
     if (!opts.arch)
-        opts.arch = "sm_80";
-    int warps = f->num_warps > 0 ? f->num_warps : 4;
-    if (!is_pow2(warps) || warps > 32) {
-        diag_plain(d, DIAG_ERROR, "num_warps must be a power of two from 1 to 32, got %d", warps);
-        return false;
-    }
+        opts.arch = TK_DEFAULT_ARCH;
+    int warps = f->num_warps; /* checked when the kernel was asked for (ir_launch_settings) */
     LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, cg_fp8_used(f), d);
     if (!tm)
         return false;

@@ -87,12 +87,12 @@ bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, const PassOptions *po,
 bool comp_request(Compilation *c, const tk_compile_options *o, const char *kernel,
                   const char *signature, SpecRequest *req)
 {
-    memset(req, 0, sizeof *req);
-    req->kernel = kernel;
-    req->num_warps = o->num_warps > 0 ? o->num_warps : 4;
-    req->num_stages = o->num_stages > 0 ? o->num_stages : 3;
-    req->arch = o->arch ? o->arch : "sm_80";
-    req->nargs = -1;
+    char bad[128];
+    if (!spec_request_init(req, kernel, o->num_warps, o->num_stages,
+                           o->arch ? o->arch : TK_DEFAULT_ARCH, bad, sizeof bad)) {
+        diag_plain(&c->diag, DIAG_ERROR, "%s", bad);
+        return false;
+    }
     SpecDefine *defs = arena_alloc(&c->arena, sizeof *defs * (size_t)(o->ndefines + 1));
     for (int i = 0; i < o->ndefines; i++) {
         defs[i].name = o->defines[i].name;
@@ -159,7 +159,7 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
         if (ok)
             ir_print(out, f);
     } else if (f) {
-        CgOptions cg = {o->arch ? o->arch : "sm_80", o->opt_level >= 0 ? o->opt_level : 3, NULL};
+        CgOptions cg = {req.arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
         StrBuf ptx;
         sb_init(&ptx);
         ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
@@ -253,11 +253,10 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
         return s;
     if ((int)o->emit < TK_EMIT_TOKENS || (int)o->emit > TK_EMIT_HEADER)
         return err_set(TK_ERR_INVALID, "%s: emit is %d (not a tk_emit)", fn, (int)o->emit);
-    if (o->num_warps < 0 || o->num_warps > 32 || (o->num_warps & (o->num_warps - 1)))
-        return err_set(TK_ERR_INVALID, "%s: num_warps is %d (0, or a power of two up to 32)",
-                        fn, o->num_warps);
-    if (o->num_stages < 0)
-        return err_set(TK_ERR_INVALID, "%s: num_stages is %d", fn, o->num_stages);
+    int warps = o->num_warps, stages = o->num_stages;
+    char why[128];
+    if (!ir_launch_settings(&warps, &stages, NULL, why, sizeof why))
+        return err_set(TK_ERR_INVALID, "%s: %s", fn, why);
     if (o->opt_level < -1 || o->opt_level > 3)
         return err_set(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)",
                         fn, o->opt_level);

@@ -14,7 +14,7 @@ static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, Str
         ir_print(out, f);
         return true;
     }
-    const char *arch = f->arch ? f->arch : o->arch ? o->arch : "sm_80";
+    const char *arch = f->arch ? f->arch : o->arch ? o->arch : TK_DEFAULT_ARCH;
     if (o->arch && strcmp(o->arch, arch) != 0) {
         diag_plain(&c->diag, DIAG_ERROR, "'%s' was specialised for %s, not %s", f->name, arch,
                    o->arch);

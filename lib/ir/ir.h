@@ -578,4 +578,17 @@ int ir_parse(const Source *src, Arena *a, Diag *d, IrFunc ***out);
 /* The layout invariants, once pass_layout has run (verify_layout.c). */
 bool ir_verify_layouts(const IrFunc *f, Diag *d);
 
+/* ---- launch settings (launch.c) ------------------------------------------------ */
+
+/* Triton's defaults for what a kernel is compiled for. */
+enum { TK_DEFAULT_NUM_WARPS = 4, TK_DEFAULT_NUM_STAGES = 3 };
+#define TK_DEFAULT_ARCH "sm_80"
+
+/* The one check of a kernel's launch settings: replaces 0 by the default
+ * and accepts num_warps a power of two from 1 to 32 and num_stages >= 0.
+ * false with the message (each setting named after `field`, e.g.
+ * "configs[2].", which may be NULL) in why. */
+bool ir_launch_settings(int *num_warps, int *num_stages, const char *field, char *why,
+                        size_t cap);
+
 #endif

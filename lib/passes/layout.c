@@ -545,7 +545,7 @@ bool pass_layout(IrFunc *f)
     LayoutPass p;
     memset(&p, 0, sizeof p);
     p.f = f;
-    p.threads = (f->num_warps > 0 ? f->num_warps : 4) * 32;
+    p.threads = f->num_warps * 32; /* checked by ir_launch_settings */
     p.axis = axis_analyze(f, f->arena);
     if (p.axis)
         ir_walk(f->body, note_access, &p);

@@ -44,6 +44,13 @@ typedef struct SpecRequest {
     const char *arch; /* the target ("sm_90a" picks warpgroup MMA layouts); NULL: interpreter */
 } SpecRequest;
 
+/* The one constructor of a request (request.c): the kernel, its launch
+ * settings with the defaults applied and checked (ir_launch_settings) and
+ * the target (NULL: the interpreter); no defines, no argument types (nargs
+ * -1). false with the message in why. sema_specialize takes only requests
+ * made here: it does not check them again. */
+bool spec_request_init(SpecRequest *req, const char *kernel, int num_warps, int num_stages,
+                       const char *arch, char *why, size_t cap);
 /* Parses "-D" text ("1024", "1e-5", "True", "tl.float16", "fp16", "'s'").
  * A number that does not fit (an int beyond int64, a finite float beyond
  * float64) is refused with *why saying so; *why is NULL for text that is no
