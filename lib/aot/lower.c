@@ -9,23 +9,26 @@
 #include "aot/aot.h"
 #include "tk/tk.h"
 
-/* The PTX of one specialisation for one arch; *f_out (when not NULL) gets
- * its IR as specialised, valid while ir_arena lives. NULL after errors. */
+/* The PTX of one specialisation for one arch, in the compilation's arena;
+ * *meta (when not NULL) gets the kernel's metadata, whose parameters stay
+ * valid while ir_arena lives. NULL after errors. */
 static char *spec_ptx(Compilation *c, const tk_compile_options *o, const SpecRequest *req,
-                      const char *arch, Arena *ir_arena, IrFunc **f_out)
+                      const char *arch, Arena *ir_arena, CgKernel *meta)
 {
     IrFunc *f = comp_specialize(c, &c->diag, req, ir_arena, NULL);
     if (!f)
         return NULL;
-    if (f_out)
-        *f_out = f;
     CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
-    StrBuf ptx;
-    sb_init(&ptx);
+    CgKernel k;
+    cg_kernel_init(&k);
     char *text = NULL;
-    if (comp_codegen(&c->diag, f, &cg, NULL, NULL, &ptx) && ptx.data)
-        text = arena_strndup(&c->arena, ptx.data, ptx.len);
-    sb_free(&ptx);
+    if (comp_codegen(&c->diag, f, &cg, NULL, NULL, &k) && k.ptx.data)
+        text = arena_strndup(&c->arena, k.ptx.data, k.ptx.len);
+    if (text && meta) {
+        *meta = k;
+        sb_init(&meta->ptx); /* the text is in the arena now */
+    }
+    cg_kernel_free(&k);
     return text;
 }
 
@@ -74,28 +77,28 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
     const char *arch = req.arch;
     Arena ir_arena;
     arena_init(&ir_arena);
-    IrFunc *f = NULL;
-    char *ptx = spec_ptx(c, o, &req, arch, &ir_arena, &f);
-    AotParam *params = f ? arena_alloc(&c->arena, sizeof *params * (size_t)(f->nparams + 1))
-                         : NULL;
+    CgKernel k;
+    char *ptx = spec_ptx(c, o, &req, arch, &ir_arena, &k);
+    AotParam *params = ptx ? arena_alloc(&c->arena, sizeof *params * (size_t)(k.nparams + 1))
+                           : NULL;
     bool ok = ptx && params;
-    if (ok && f->nparams != req.nargs) {
+    if (ok && k.nparams != req.nargs) {
         diag_plain(&c->diag, DIAG_INTERNAL, "internal error: '%s' compiled with %d parameters "
-                   "for a signature of %d", kernel, f->nparams, req.nargs);
+                   "for a signature of %d", kernel, k.nparams, req.nargs);
         ok = false;
     }
-    for (int i = 0; ok && i < f->nparams; i++) {
+    for (int i = 0; ok && i < k.nparams; i++) {
         const ArgSpec *as = &req.args[i];
-        params[i].name = arena_strdup(&c->arena, f->params[i].name);
-        params[i].type = f->params[i].type;
+        params[i].name = arena_strdup(&c->arena, k.params[i].name);
+        params[i].type = k.params[i].type;
         params[i].hint = as->equal_to_1 ? 1 : as->divisibility == 16 ? 16 : 0;
     }
     if (ok) {
         spec->params = params;
-        spec->nparams = f->nparams;
+        spec->nparams = k.nparams;
         spec->ptx = ptx;
-        spec->dynamic_shared = cg_dynamic_shared_bytes(ptx);
-        spec->threads = ((f->num_warps > 0 ? f->num_warps : 4) + f->producer_warps) * 32;
+        spec->dynamic_shared = k.dynamic_shared;
+        spec->threads = k.threads;
         spec_cubins(c, o, &req, arch, ptx, spec, warned);
     }
     arena_free(&ir_arena);

@@ -7,13 +7,33 @@
 #include "ir/ir.h"
 #include "target/target.h"
 
-/* Lowers one kernel to PTX text. When llvm_out is not NULL it also receives
- * the optimised LLVM IR text (--emit=llvm). Errors (unsupported construct,
- * LLVM failure, missing libdevice) go to d. */
-bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out,
-                StrBuf *ptx_out);
-/* The dynamic shared memory a kernel's PTX says it needs at launch (the
- * "tk.dynamic_shared_bytes" line cg_compile appends; 0 without one). */
-int cg_dynamic_shared_bytes(const char *ptx);
+/* A compiled kernel and what launching it needs, in the manner of Triton's
+ * kernel metadata; cg_compile fills it, the one place that reads it off
+ * the IR and the code, for the JIT, AOT headers and tk_compile alike. */
+typedef struct CgKernel {
+    StrBuf ptx;            /* the PTX text */
+    const char *name;      /* the PTX entry */
+    int num_warps;         /* the warps the kernel was specialised for */
+    int threads;           /* per program at launch: num_warps and any producer warps, x 32 */
+    int dynamic_shared;    /* bytes of shared memory sized at launch; 0: all of it static */
+    const IrParam *params; /* the entry's parameters in order (the IR's: valid while its
+                            * arena lives), then one CUtensorMap per tmaps entry */
+    int nparams;
+    const IrTmap *tmaps;   /* the tensor maps the launcher builds */
+    int ntmaps;
+} CgKernel;
+
+void cg_kernel_init(CgKernel *k);
+/* The metadata the IR alone gives (all but the PTX and dynamic_shared,
+ * which stays 0): for a kernel the interpreter runs without code. */
+void cg_kernel_describe(const IrFunc *f, CgKernel *k);
+/* Frees the PTX text (the rest belongs to the IR's arena). */
+void cg_kernel_free(CgKernel *k);
+
+/* Lowers one kernel to PTX text and its metadata, in *out (initialised by
+ * cg_kernel_init). When llvm_out is not NULL it also receives the optimised
+ * LLVM IR text (--emit=llvm). Errors (unsupported construct, LLVM failure,
+ * missing libdevice) go to d. */
+bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, CgKernel *out);
 
 #endif

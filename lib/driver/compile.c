@@ -76,10 +76,10 @@ bool comp_lower(Diag *d, IrFunc *f, const PassOptions *po)
 }
 
 bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, const PassOptions *po, StrBuf *llvm,
-                  StrBuf *ptx)
+                  CgKernel *out)
 {
     int errors = d->errors;
-    return comp_lower(d, f, po) && cg_compile(f, o, d, llvm, ptx) && d->errors == errors;
+    return comp_lower(d, f, po) && cg_compile(f, o, d, llvm, out) && d->errors == errors;
 }
 
 /* ---- tk_compile --------------------------------------------------------------- */
@@ -160,14 +160,15 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
             ir_print(out, f);
     } else if (f) {
         CgOptions cg = {req.arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
-        StrBuf ptx;
-        sb_init(&ptx);
-        ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
+        CgKernel k;
+        cg_kernel_init(&k);
+        ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &k);
+        const char *ptx = k.ptx.data ? k.ptx.data : "";
         if (ok && o->emit == TK_EMIT_PTX)
-            sb_write(out, ptx.data ? ptx.data : "", ptx.len);
+            sb_write(out, ptx, k.ptx.len);
         if (ok && o->emit == TK_EMIT_CUBIN)
-            ok = assemble(c, ptx.data ? ptx.data : "", ptx.len, cg.arch, kernel, out);
-        sb_free(&ptx);
+            ok = assemble(c, ptx, k.ptx.len, cg.arch, kernel, out);
+        cg_kernel_free(&k);
     }
     arena_free(&ir_arena);
     return ok;

@@ -21,14 +21,14 @@ static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, Str
         return false;
     }
     CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
-    StrBuf ptx;
-    sb_init(&ptx);
+    CgKernel k;
+    cg_kernel_init(&k);
     int errors = c->diag.errors;
-    bool ok = cg_compile(f, &cg, &c->diag, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx) &&
+    bool ok = cg_compile(f, &cg, &c->diag, o->emit == TK_EMIT_LLVM ? out : NULL, &k) &&
               c->diag.errors == errors;
     if (ok && o->emit == TK_EMIT_PTX)
-        sb_write(out, ptx.data ? ptx.data : "", ptx.len);
-    sb_free(&ptx);
+        sb_write(out, k.ptx.data ? k.ptx.data : "", k.ptx.len);
+    cg_kernel_free(&k);
     return ok;
 }
 

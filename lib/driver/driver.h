@@ -50,9 +50,9 @@ IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, A
  * interpreter runs stops before them. */
 bool comp_lower(Diag *d, IrFunc *f, const PassOptions *po);
 /* Lowers (comp_lower) and turns the IR into LLVM IR text (llvm may be NULL)
- * and PTX text. */
+ * and the compiled kernel: PTX text and its metadata (out, from cg_kernel_init). */
 bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, const PassOptions *po, StrBuf *llvm,
-                  StrBuf *ptx);
+                  CgKernel *out);
 /* The pass options tk_compile's print_ir_before/after ask for; the IR
  * goes into c's diagnostics text. */
 struct tk_compile_options;
