@@ -130,7 +130,8 @@ static tk_status map_params(tk_kernel *k, const CgKernel *ck, RtJitMeta *m)
                 break;
         if (j == k->nruntime)
             return err_set(TK_ERR_INTERNAL, "internal error: compiled parameter '%s' of kernel "
-                            "'%s' is not one of its runtime parameters", ck->params[i].name, k->name);
+                            "'%s' is not one of its runtime parameters", ck->params[i].name,
+                            k->name);
         m->param_of[i] = j;
         m->param_dt[i] = (uint8_t)ck->params[i].type.dt;
     }

@@ -9,7 +9,6 @@
 #include "codegen/codegen.h"
 #include "cuda/cuda.h"
 #include "front/front.h"
-#include "interp/interp.h"
 #include "passes/passes.h"
 #include "sema/sema.h"
 

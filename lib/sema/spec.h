@@ -1,7 +1,8 @@
 /* spec.h: the private map of lib/sema/ (and its builtins/), what its files
  * share. A specialisation walks the AST of one kernel with an environment
- * of compile-time and runtime values (SVal), emitting typed IR through one builder; helpers are inlined by walking
- * their bodies with a fresh environment. Internal to lib/sema/. */
+ * of compile-time and runtime values (SVal), emitting typed IR through one
+ * builder; helpers are inlined by walking their bodies with a fresh
+ * environment. Internal to lib/sema/; sema/sema.h is its interface. */
 #ifndef TK_SEMA_SPEC_H
 #define TK_SEMA_SPEC_H
 
