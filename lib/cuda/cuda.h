@@ -77,6 +77,8 @@ typedef struct RtDriver {
 #undef X
     /* CUDA 12 and later; NULL on older drivers (TMA kernels then fall back) */
     __typeof__(cuTensorMapEncodeTiled) *p_cuTensorMapEncodeTiled;
+    /* CUDA 11.8 and later; NULL on older drivers (launch_pdl is then refused) */
+    __typeof__(cuLaunchKernelEx) *p_cuLaunchKernelEx;
     int version;
 } RtDriver;
 
