@@ -14,7 +14,7 @@
 %param {LexState *lx}
 
 %code top {
-#include "support/base.h"
+#include "support/support.h"
 #define YYMALLOC tk_xalloc
 #define YYFREE tk_xfree
 }
@@ -22,8 +22,8 @@
 %code requires {
 #include <setjmp.h>
 
-#include "front/ast.h"
-#include "support/base.h"
+#include "front/front.h"
+#include "support/support.h"
 
 enum {
     LEX_MAX_BRACKETS = 200, /* open brackets at once */
@@ -118,7 +118,7 @@ const char *parse_token_name(int tok);
 %code {
 #include <string.h>
 
-#include "compiler.h"
+#include "front/front.h"
 #include "front/parse_build.h"
 
 #define tk_yylex lex_next

@@ -2,7 +2,7 @@
  * its identity, metadata, PTX and cubin. Assumes nothing about the folder:
  * it may be missing, read-only or shared by concurrent processes.
  * Guarantees: a writer never exposes a partial file (a fresh temp file +
- * rename, support/file.h); a reader trusts nothing it has not checked: the
+ * rename, support/file.c); a reader trusts nothing it has not checked: the
  * folder and the entry must be this user's and writable by no one else (the
  * folder is made 0700), the entry a regular file opened without following a
  * link or waiting on a FIFO, then magic, format, digest, identity, lengths
@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "rt.h"
-#include "support/file.h"
 
 enum { DISK_FORMAT = 1, MAX_ENTRY = 256 << 20 };
 static const char disk_magic[8] = {'T', 'K', 'J', 'I', 'T', 'C', 0, 1};

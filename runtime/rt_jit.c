@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "rt_backend.h"
-#include "support/file.h"
 
 enum { META_MAGIC = 0x544b4d33 /* "TKM3" */ };
 
@@ -26,7 +25,7 @@ static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstVa
     memset(cv, 0, sizeof *cv);
     if (a->text) {
         const char *why;
-        if (!sema_parse_const(a->text, cv, &why))
+        if (!comp_parse_const(a->text, cv, &why))
             return err_set(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (%s)",
                             k->name, k->sig.param_names[p], a->text,
                             why ? why : "give a number, True/False, a dtype such as "
@@ -52,7 +51,9 @@ static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstVa
 
 static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, SpecRequest *req)
 {
-    memset(req, 0, sizeof *req);
+    char why[128];
+    if (!spec_request_init(req, k->name, la->num_warps, la->num_stages, NULL, why, sizeof why))
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
     SpecDefine *defs = arena_alloc(a, sizeof *defs * (size_t)(k->sig.nparams + 1));
     if (!defs)
         return err_set(TK_ERR_NO_MEMORY, "out of memory");
@@ -72,7 +73,6 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
         }
         nd++;
     }
-    req->kernel = k->name;
     req->defines = defs;
     req->ndefines = nd;
     ArgSpec *specs = arena_alloc(a, sizeof *specs * (size_t)(k->nruntime + 1));
@@ -88,8 +88,6 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
         }
     req->args = specs;
     req->nargs = ns;
-    req->num_warps = la->num_warps;
-    req->num_stages = la->num_stages;
     return TK_OK;
 }
 
@@ -122,37 +120,40 @@ static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *ar
     return s;
 }
 
-/* Which launch argument feeds each parameter of the compiled kernel. */
-static tk_status map_params(tk_kernel *k, const IrFunc *f, RtJitMeta *m)
+/* The kernel's metadata as the cache keeps it: which launch argument feeds
+ * each parameter of the compiled kernel, the tensor maps, the threads. */
+static tk_status map_params(tk_kernel *k, const CgKernel *ck, RtJitMeta *m)
 {
-    if (f->nparams > RT_MAX_PARAMS)
+    if (ck->nparams > RT_MAX_PARAMS)
         return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d parameters",
-                        k->name, f->nparams);
-    for (int i = 0; i < f->nparams; i++) {
+                        k->name, ck->nparams);
+    for (int i = 0; i < ck->nparams; i++) {
         int j;
         for (j = 0; j < k->nruntime; j++)
-            if (strcmp(f->params[i].name, k->sig.param_names[k->runtime_idx[j]]) == 0)
+            if (strcmp(ck->params[i].name, k->sig.param_names[k->runtime_idx[j]]) == 0)
                 break;
         if (j == k->nruntime)
             return err_set(TK_ERR_INTERNAL, "internal error: compiled parameter '%s' of kernel "
-                            "'%s' is not one of its runtime parameters", f->params[i].name, k->name);
+                            "'%s' is not one of its runtime parameters", ck->params[i].name,
+                            k->name);
         m->param_of[i] = j;
-        m->param_dt[i] = (uint8_t)f->params[i].type.dt;
+        m->param_dt[i] = (uint8_t)ck->params[i].type.dt;
     }
-    if (f->ntmaps > RT_MAX_TMAPS)
+    if (ck->ntmaps > RT_MAX_TMAPS)
         return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d tensor maps",
-                        k->name, f->ntmaps);
-    m->ntmaps = (uint32_t)f->ntmaps;
-    for (int i = 0; i < f->ntmaps; i++) {
-        const IrTmap *t = &f->tmaps[i];
+                        k->name, ck->ntmaps);
+    m->ntmaps = (uint32_t)ck->ntmaps;
+    for (int i = 0; i < ck->ntmaps; i++) {
+        const IrTmap *t = &ck->tmaps[i];
         m->tmaps[i] = (RtTmapMeta){t->base, t->stride, {t->extent[0].param, t->extent[1].param},
                                    {t->extent[0].add, t->extent[1].add}, (int32_t)t->dt,
                                    {t->box[0], t->box[1]}, t->swizzle};
     }
     m->magic = META_MAGIC;
-    m->nparams = (uint32_t)f->nparams;
-    m->num_warps = f->num_warps > 0 ? f->num_warps : 4;
-    m->threads = (m->num_warps + f->producer_warps) * 32;
+    m->nparams = (uint32_t)ck->nparams;
+    m->num_warps = ck->num_warps;
+    m->threads = ck->threads;
+    m->dyn_shared = ck->dynamic_shared;
     return TK_OK;
 }
 
@@ -253,40 +254,40 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     if (s == TK_OK)
         f->tma = !la->no_tma; /* the launcher builds the tensor maps */
     const char *dump = dump_dir();
-    StrBuf llvm, ptx;
+    StrBuf llvm;
     sb_init(&llvm);
-    sb_init(&ptx);
+    CgKernel ck;
+    cg_kernel_init(&ck);
     if (s == TK_OK) {
         if (dump)
             dump_ir(dump, k->name, t->digest, f);
         CgOptions o = {arch, 3, NULL};
         Diag d;
         diag_init(&d, &k->mod->comp.src);
-        if (!comp_codegen(&d, f, &o, NULL, dump ? &llvm : NULL, &ptx))
+        if (!comp_codegen(&d, f, &o, NULL, dump ? &llvm : NULL, &ck))
             s = diag_take(&d, k->name, "failed in code generation");
-        else if (ptx.oom || !ptx.data)
+        else if (ck.ptx.oom || !ck.ptx.data)
             s = err_set(TK_ERR_NO_MEMORY, "out of memory generating PTX for '%s'", k->name);
-        else /* after lowering, which adds the tensor maps */
-            s = map_params(k, f, &t->meta);
+        else
+            s = map_params(k, &ck, &t->meta);
         diag_free(&d);
     }
     if (s == TK_OK) {
         if (dump && llvm.data)
             dump_file(dump, k->name, t->digest, "ll", llvm.data, llvm.len);
         if (dump)
-            dump_file(dump, k->name, t->digest, "ptx", ptx.data, ptx.len);
+            dump_file(dump, k->name, t->digest, "ptx", ck.ptx.data, ck.ptx.len);
         size_t len = 0;
-        char *text = sb_take(&ptx, &len);
+        char *text = sb_take(&ck.ptx, &len);
         t->buf = text;
         t->ptx = text;
         t->ptx_len = len + 1; /* the driver wants the NUL */
-        t->meta.dyn_shared = cg_dynamic_shared_bytes(text);
         t->spec_ms = t1 - t0;
         t->llvm_ms = rt_now_ms() - t1;
         rt_stats_add(&rt_stats.compiles);
     }
     sb_free(&llvm);
-    sb_free(&ptx);
+    cg_kernel_free(&ck);
     arena_free(&ir_arena);
     return s;
 }
@@ -477,8 +478,12 @@ tk_status rt_jit_build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v
     tk_status s = specialize(k, la, NULL, &v->ir_arena, &f);
     RtJitMeta m;
     memset(&m, 0, sizeof m);
-    if (s == TK_OK)
-        s = map_params(k, f, &m);
+    CgKernel ck;
+    cg_kernel_init(&ck);
+    if (s == TK_OK) {
+        cg_kernel_describe(f, &ck);
+        s = map_params(k, &ck, &m);
+    }
     if (s != TK_OK)
         return s;
     const char *dump = dump_dir();

@@ -205,11 +205,11 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
     if (nargs < 0 || (nargs > 0 && !args))
         return err_set(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
     la->no_tma = false;
-    la->num_warps = opts && opts->num_warps > 0 ? opts->num_warps : 4;
-    la->num_stages = opts && opts->num_stages > 0 ? opts->num_stages : 3;
-    if (la->num_warps > 32 || !is_pow2(la->num_warps))
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': num_warps=%d must be a power of two up to 32",
-                        k->name, la->num_warps);
+    la->num_warps = opts ? opts->num_warps : 0;
+    la->num_stages = opts ? opts->num_stages : 0;
+    char why[128];
+    if (!ir_launch_settings(&la->num_warps, &la->num_stages, NULL, why, sizeof why))
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
     memset(la->consts, 0, sizeof la->consts[0] * (size_t)k->sig.nparams);
     int nrun = 0, nconst = 0;
     for (int i = 0; i < nargs; i++) {

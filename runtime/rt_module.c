@@ -41,7 +41,7 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
         m->source_hash[0] = (m->source_hash[0] ^ h[0]) * 0x9e3779b97f4a7c15ULL;
         m->source_hash[1] = (m->source_hash[1] ^ h[1]) * 0xc2b2ae3d27d4eb4fULL;
     }
-    m->nnames = sema_kernel_names(m->comp.module, &m->names, &m->comp.arena);
+    m->nnames = comp_kernel_names(&m->comp, &m->names);
     m->kernels = arena_alloc(&m->comp.arena, sizeof *m->kernels * (size_t)(m->nnames + 1));
     if (m->comp.arena.oom || !m->kernels) {
         tk_module_destroy(m);
@@ -135,7 +135,7 @@ static tk_status kernel_make(tk_module *m, int i, tk_kernel **out)
     memset(k, 0, sizeof *k);
     k->mod = m;
     k->name = m->names[i];
-    if (!sema_kernel_sig(m->comp.module, k->name, &m->comp.arena, &k->sig)) {
+    if (!comp_kernel_sig(&m->comp, k->name, &k->sig)) {
         tk_xfree(k);
         return err_set(TK_ERR_INTERNAL, "internal error: no signature for kernel '%s'",
                         m->names[i]);

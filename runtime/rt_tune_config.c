@@ -187,10 +187,11 @@ static tk_status check_config(const tk_config *c, int i)
     snprintf(p, sizeof p, "configs[%d].defines", i);
     snprintf(n, sizeof n, "configs[%d].ndefines", i);
     tk_status s = err_check_count(set_tuning, p, c->defines, n, c->ndefines);
-    if (s == TK_OK && (c->num_warps < 0 || c->num_stages < 0))
-        s = err_set(TK_ERR_INVALID, "%s: configs[%d].%s is %d", set_tuning, i,
-                     c->num_warps < 0 ? "num_warps" : "num_stages",
-                     c->num_warps < 0 ? c->num_warps : c->num_stages);
+    int warps = c->num_warps, stages = c->num_stages;
+    char why[160];
+    snprintf(p, sizeof p, "configs[%d].", i);
+    if (s == TK_OK && !ir_launch_settings(&warps, &stages, p, why, sizeof why))
+        s = err_set(TK_ERR_INVALID, "%s: %s", set_tuning, why);
     for (int j = 0; s == TK_OK && j < c->ndefines; j++)
         if (!c->defines[j].name || !c->defines[j].value) {
             snprintf(p, sizeof p, "configs[%d].defines[%d].%s", i, j,

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "support/file.h"
+#include "support/support.h"
 #include "tk/tk.h"
 
 enum { MAX_ARGS = 64, MAX_DEFS = 64 };

@@ -1,5 +1,5 @@
 /* aot.h: the map of lib/aot/, ahead-of-time C headers (--emit=header), in
- * the manner of Triton's compile.py + link.py. lib/pipeline.c compiles one
+ * the manner of Triton's compile.py + link.py. lower.c compiles one
  * kernel once per specialisation (a signature with its :16 and :1 hints)
  * and hands the results here; header.c writes one self-contained header:
  * the runtime prelude (prelude.h, embedded at build time), the PTX and any
@@ -8,7 +8,7 @@
 #ifndef TK_AOT_H
 #define TK_AOT_H
 
-#include "compiler.h"
+#include "driver/driver.h"
 
 /* One runtime parameter of the compiled kernel. */
 typedef struct AotParam {

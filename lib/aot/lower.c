@@ -9,23 +9,26 @@
 #include "aot/aot.h"
 #include "tk/tk.h"
 
-/* The PTX of one specialisation for one arch; *f_out (when not NULL) gets
- * its IR as specialised, valid while ir_arena lives. NULL after errors. */
+/* The PTX of one specialisation for one arch, in the compilation's arena;
+ * *meta (when not NULL) gets the kernel's metadata, whose parameters stay
+ * valid while ir_arena lives. NULL after errors. */
 static char *spec_ptx(Compilation *c, const tk_compile_options *o, const SpecRequest *req,
-                      const char *arch, Arena *ir_arena, IrFunc **f_out)
+                      const char *arch, Arena *ir_arena, CgKernel *meta)
 {
     IrFunc *f = comp_specialize(c, &c->diag, req, ir_arena, NULL);
     if (!f)
         return NULL;
-    if (f_out)
-        *f_out = f;
     CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
-    StrBuf ptx;
-    sb_init(&ptx);
+    CgKernel k;
+    cg_kernel_init(&k);
     char *text = NULL;
-    if (comp_codegen(&c->diag, f, &cg, NULL, NULL, &ptx) && ptx.data)
-        text = arena_strndup(&c->arena, ptx.data, ptx.len);
-    sb_free(&ptx);
+    if (comp_codegen(&c->diag, f, &cg, NULL, NULL, &k) && k.ptx.data)
+        text = arena_strndup(&c->arena, k.ptx.data, k.ptx.len);
+    if (text && meta) {
+        *meta = k;
+        sb_init(&meta->ptx); /* the text is in the arena now */
+    }
+    cg_kernel_free(&k);
     return text;
 }
 
@@ -71,38 +74,38 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
     SpecRequest req;
     if (!comp_request(c, o, kernel, signature, &req))
         return false;
-    const char *arch = o->arch ? o->arch : "sm_80";
+    const char *arch = req.arch;
     Arena ir_arena;
     arena_init(&ir_arena);
-    IrFunc *f = NULL;
-    char *ptx = spec_ptx(c, o, &req, arch, &ir_arena, &f);
-    AotParam *params = f ? arena_alloc(&c->arena, sizeof *params * (size_t)(f->nparams + 1))
-                         : NULL;
+    CgKernel k;
+    char *ptx = spec_ptx(c, o, &req, arch, &ir_arena, &k);
+    AotParam *params = ptx ? arena_alloc(&c->arena, sizeof *params * (size_t)(k.nparams + 1))
+                           : NULL;
     bool ok = ptx && params;
     /* a descriptor entry is its base, then 2 * rank - 1 shape and stride parameters */
     int expect = 0;
     for (int i = 0; i < req.nargs; i++)
         expect += req.args[i].desc_rank ? 2 * req.args[i].desc_rank : 1;
-    if (ok && f->nparams != expect) {
+    if (ok && k.nparams != expect) {
         diag_plain(&c->diag, DIAG_INTERNAL, "internal error: '%s' compiled with %d parameters "
-                   "for a signature of %d", kernel, f->nparams, req.nargs);
+                   "for a signature of %d", kernel, k.nparams, req.nargs);
         ok = false;
     }
     for (int i = 0, j = 0; ok && i < req.nargs; i++) {
         const ArgSpec *as = &req.args[i];
         int parts = as->desc_rank ? 2 * as->desc_rank : 1;
-        for (int k = 0; k < parts; k++, j++) {
-            params[j].name = arena_strdup(&c->arena, f->params[j].name);
-            params[j].type = f->params[j].type;
-            params[j].hint = k ? 0 : as->equal_to_1 ? 1 : as->divisibility == 16 ? 16 : 0;
+        for (int part = 0; part < parts; part++, j++) {
+            params[j].name = arena_strdup(&c->arena, k.params[j].name);
+            params[j].type = k.params[j].type;
+            params[j].hint = part ? 0 : as->equal_to_1 ? 1 : as->divisibility == 16 ? 16 : 0;
         }
     }
     if (ok) {
         spec->params = params;
-        spec->nparams = f->nparams;
+        spec->nparams = k.nparams;
         spec->ptx = ptx;
-        spec->dynamic_shared = cg_dynamic_shared_bytes(ptx);
-        spec->threads = ((f->num_warps > 0 ? f->num_warps : 4) + f->producer_warps) * 32;
+        spec->dynamic_shared = k.dynamic_shared;
+        spec->threads = k.threads;
         spec_cubins(c, o, &req, arch, ptx, spec, warned);
     }
     arena_free(&ir_arena);
@@ -142,9 +145,10 @@ bool aot_lower(Compilation *c, const tk_compile_options *o, const char *kernel, 
         return false;
     const char *slash = strrchr(c->src.name, '/');
     SpecRequest req;
-    comp_request(c, o, kernel, NULL, &req);
+    if (!comp_request(c, o, kernel, NULL, &req))
+        return false;
     AotHeader h = {o->out_name ? o->out_name : kernel, kernel, slash ? slash + 1 : c->src.name,
-                   o->arch ? o->arch : "sm_80", req.num_warps, req.num_stages, req.defines,
+                   req.arch, req.num_warps, req.num_stages, req.defines,
                    req.ndefines, specs, n};
     if (!aot_check(&h, &c->diag))
         return false;

@@ -10,7 +10,6 @@
  * that a warp's 16-byte accesses fall on consecutive addresses; its
  * shared_view reads them back into the registers of the load it replaced. */
 #include "codegen/cg.h"
-#include "passes/axis.h"
 
 #include <stdio.h>
 

@@ -8,7 +8,8 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
-#include "compiler.h"
+#include "codegen/codegen.h"
+#include "passes/passes.h"
 #include "target/target.h"
 
 /* The elements one thread holds of a value: el[slot], n slots. Scalars have

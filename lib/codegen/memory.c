@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "codegen/cg.h"
-#include "passes/axis.h"
 
 /* PTX register class, constraint letter and LLVM integer type for an element. */
 static const char *reg_cons(int bits) { return bits <= 16 ? "h" : bits == 32 ? "r" : "l"; }

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "codegen/cg.h"
-#include "passes/axis.h"
 
 void cg_error(Cg *cg, Span at, const char *fmt, ...)
 {
@@ -312,8 +311,8 @@ static void make_kernel(Cg *cg)
     cg_tma_setup(cg);
 }
 
-/* Above this, shared memory is dynamic: sized at launch (the runtime reads
- * the "tk.dynamic_shared_bytes" line that cg_compile appends to the PTX). */
+/* Above this, shared memory is dynamic: sized at launch (CgKernel's
+ * dynamic_shared tells the launcher how much). */
 #define CG_STATIC_SMEM_MAX (48 * 1024)
 
 /* wgmma's swizzled descriptors need tiles on 1024-byte boundaries. */
@@ -322,11 +321,32 @@ static unsigned smem_align(const Cg *cg)
     return cg->o->arch && strcmp(cg->o->arch, "sm_90a") == 0 ? 1024 : 16;
 }
 
-int cg_dynamic_shared_bytes(const char *ptx)
+void cg_kernel_init(CgKernel *k)
 {
-    const char *tag = "// tk.dynamic_shared_bytes ";
-    const char *at = strstr(ptx, tag);
-    return at ? atoi(at + strlen(tag)) : 0;
+    memset(k, 0, sizeof *k);
+    sb_init(&k->ptx);
+}
+
+void cg_kernel_free(CgKernel *k) { sb_free(&k->ptx); }
+
+void cg_kernel_describe(const IrFunc *f, CgKernel *k)
+{
+    k->name = f->name;
+    k->num_warps = f->num_warps;
+    k->threads = (f->num_warps + f->producer_warps) * 32;
+    k->dynamic_shared = 0;
+    k->params = f->params;
+    k->nparams = f->nparams;
+    k->tmaps = f->tmaps;
+    k->ntmaps = f->ntmaps;
+}
+
+/* The metadata of the compiled kernel: the IR's, and the shared memory
+ * the code needs. */
+static void kernel_meta(const Cg *cg, CgKernel *k)
+{
+    cg_kernel_describe(cg->f, k);
+    k->dynamic_shared = cg->smem_bytes > CG_STATIC_SMEM_MAX ? (int)cg->smem_bytes : 0;
 }
 
 /* The shared array gets its final size once every op has said what it needs. */
@@ -358,16 +378,12 @@ static int arch_number(const char *arch)
     return n;
 }
 
-bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, StrBuf *ptx_out)
+bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, CgKernel *out)
 {
     CgOptions opts = *o;
     if (!opts.arch)
-        opts.arch = "sm_80";
-    int warps = f->num_warps > 0 ? f->num_warps : 4;
-    if (!is_pow2(warps) || warps > 32) {
-        diag_plain(d, DIAG_ERROR, "num_warps must be a power of two from 1 to 32, got %d", warps);
-        return false;
-    }
+        opts.arch = TK_DEFAULT_ARCH;
+    int warps = f->num_warps; /* checked when the kernel was asked for (ir_launch_settings) */
     LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, cg_fp8_used(f), d);
     if (!tm)
         return false;
@@ -402,11 +418,11 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
         diag_plain(d, DIAG_ERROR, "out of memory during code generation");
     bool fatal = false;
     if (ok)
-        ok = nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, ptx_out,
+        ok = nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, &out->ptx,
                              &fatal);
     ok = ok && llvm_diag.errors == 0;
-    if (ok && ptx_out && cg.smem_bytes > CG_STATIC_SMEM_MAX)
-        sb_printf(ptx_out, "// tk.dynamic_shared_bytes %lld\n", (long long)cg.smem_bytes);
+    if (ok)
+        kernel_meta(&cg, out);
     free_sinks(&cg);
     if (fatal) /* LLVM's state after a fatal error is unknown: leak it */
         return false;

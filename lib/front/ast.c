@@ -13,7 +13,7 @@
  * place is not obvious from its kind: decorator, annotation, default,
  * target, value, then, else, cond, iter, index, lo, hi, step, key, msg,
  * body. Children come in field order (a, b, c, list, list2, list3). */
-#include "front/ast.h"
+#include "front/front.h"
 
 #include <inttypes.h>
 #include <stdio.h>

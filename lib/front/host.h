@@ -6,7 +6,7 @@
 #ifndef TK_FRONT_HOST_H
 #define TK_FRONT_HOST_H
 
-#include "compiler.h"
+#include "front/front.h"
 #include "front/parse_build.h"
 
 /* One logical line: [start, end) from its first non-blank byte to its

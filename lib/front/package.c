@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler.h"
+#include "front/front.h"
 
 enum {
     PKG_MAX_FILES = 64, /* files one compilation reads at most */

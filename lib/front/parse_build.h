@@ -4,8 +4,8 @@
 #ifndef TK_PARSE_BUILD_H
 #define TK_PARSE_BUILD_H
 
-#include "front/ast.h"
-#include "support/base.h"
+#include "front/front.h"
+#include "support/support.h"
 #include "tk.tab.h"
 
 Node *parse_node(LexState *lx, NodeKind k, Span at);

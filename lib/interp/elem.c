@@ -4,7 +4,7 @@
  * ir.h says otherwise). Integer results wrap at the dtype's width; x // 0
  * gives -1 (all ones, as the GPU's div) and x % 0 gives x; shifts by the
  * width or more give 0 (or the sign for arithmetic >>), as PTX clamps them. */
-#include "interp/interp.h"
+#include "interp/internal.h"
 
 #include <float.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * flow. Assumes a verified IR (ir.h invariants). Guarantees that an error
  * stops the launch and that the error reported is that of the lowest
  * program (x fastest, then y, then z), whatever the number of threads. */
-#include "interp/interp.h"
+#include "interp/internal.h"
 
 #include <limits.h>
 #include <pthread.h>

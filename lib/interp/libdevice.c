@@ -2,7 +2,7 @@
  * __nv_powf, __nv_erf, ...) mapped to C math in double, rounded once to the
  * result dtype, and a few integer ones computed exactly. Assumes the name is
  * libdevice's; an unknown name stops the launch with an error naming it. */
-#include "interp/interp.h"
+#include "interp/internal.h"
 
 #include <math.h>
 #include <string.h>

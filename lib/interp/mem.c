@@ -4,7 +4,7 @@
  * a masked-off lane touches nothing and is never reported, and that an
  * unmasked lane outside every buffer (or misaligned) stops the program with
  * an error naming the kernel, program, element, address and nearest buffer. */
-#include "interp/interp.h"
+#include "interp/internal.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * language's casts (fp8 through ir/fp8.c). Assumes IEEE binary32/64 C floats with round-to-nearest;
  * guarantees results bit-identical to the PTX conversions (cvt.rn for floats,
  * cvt.rzi.sat for float -> int, NaN -> 0). */
-#include "interp/interp.h"
+#include "interp/internal.h"
 #include "tk/tk.h"
 
 #include <math.h>
@@ -268,14 +268,3 @@ void interp_from_bits(DType dt, void *arr, int64_t i, uint64_t bits)
     default: memcpy((double *)arr + i, &bits, 8); break;
     }
 }
-
-/* ---- the public host helpers (tk.h) ------------------------------------------------- */
-
-uint16_t tk_f32_to_f16(float x) { return interp_float_to_f16(x); }
-float tk_f16_to_f32(uint16_t h) { return interp_f16_to_float(h); }
-uint16_t tk_f32_to_bf16(float x) { return interp_float_to_bf16(x); }
-float tk_bf16_to_f32(uint16_t h) { return interp_bf16_to_float(h); }
-uint8_t tk_f32_to_fp8e4nv(float x) { return fp8_encode(DT_F8E4, x); }
-float tk_fp8e4nv_to_f32(uint8_t b) { return (float)fp8_decode(DT_F8E4, b); }
-uint8_t tk_f32_to_fp8e5(float x) { return fp8_encode(DT_F8E5, x); }
-float tk_fp8e5_to_f32(uint8_t b) { return (float)fp8_decode(DT_F8E5, b); }

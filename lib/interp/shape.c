@@ -5,7 +5,7 @@
  * gets k + n/2 added, halving until one is left, like the GPU's butterfly),
  * max/min/argmax/argmin and custom reductions and scans go in index order,
  * dot accumulates k in ascending order in fp32 (fp64 for fp64 accumulators). */
-#include "interp/interp.h"
+#include "interp/internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -251,8 +251,8 @@ IrFunc *ir_func_new(Arena *a, const char *name, const Source *src)
     f->name = name ? arena_strdup(a, name) : "kernel";
     f->arena = a;
     f->src = src;
-    f->num_warps = 4;
-    f->num_stages = 3;
+    f->num_warps = TK_DEFAULT_NUM_WARPS;
+    f->num_stages = TK_DEFAULT_NUM_STAGES;
     f->body = ir_block_new(f, NULL);
     return f;
 }

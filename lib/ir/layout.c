@@ -2,7 +2,7 @@
  * power-of-two shapes and thread counts; guarantees a linear form whose
  * non-zero offsets are distinct powers of two, so an element index is the
  * OR (equally the XOR or the sum) of the offsets of the set bits. */
-#include "ir/layout.h"
+#include "ir/ir.h"
 
 #include <string.h>
 

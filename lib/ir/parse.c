@@ -403,6 +403,9 @@ static bool kernel_attrs(Parser *p, IrFunc *f)
     if (!irp_keyed_int(p, "num_stages", 0, 64, &v))
         return false;
     f->num_stages = (int)v;
+    char why[128];
+    if (!ir_launch_settings(&f->num_warps, &f->num_stages, NULL, why, sizeof why))
+        return FAIL(p, "%s", why);
     if (irp_accept_word(p, "arch")) {
         if (!irp_expect(p, "=") || !*irp_word(p, buf, sizeof buf))
             return FAIL(p, "expected an arch");

@@ -5,7 +5,7 @@
  * (parameters contribute only their divisibility-by-16 specialisation), and
  * a fixpoint for loop-carried values (iteration from the initial values,
  * joined with what the body yields). */
-#include "passes/axis.h"
+#include "passes/passes.h"
 
 #include <string.h>
 

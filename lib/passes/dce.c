@@ -5,7 +5,7 @@
  * themselves; unused `if` results leave both yields. Assumes verified IR;
  * guarantees every store, atomic, print, assert, assume, barrier and
  * volatile load (and control flow around one) stays, and dense ids. */
-#include "compiler.h"
+#include "passes/passes.h"
 
 #include <string.h>
 

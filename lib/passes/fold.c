@@ -6,7 +6,7 @@
  * verifies, never folds what the GPU would not compute the same way
  * (division by zero, out-of-range shifts and float-to-int conversions), and
  * leaves dead operands for pass_dce. Ids are dense again at the end. */
-#include "compiler.h"
+#include "passes/passes.h"
 
 #include <math.h>
 #include <string.h>

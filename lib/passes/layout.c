@@ -15,8 +15,7 @@
  * Assumes verified IR without layouts; guarantees every block value has a
  * layout whose linear form exists for its shape, and that every op's
  * operands have the layouts the op needs (checked by ir_verify). */
-#include "compiler.h"
-#include "passes/axis.h"
+#include "passes/passes.h"
 
 #include <string.h>
 
@@ -546,7 +545,7 @@ bool pass_layout(IrFunc *f)
     LayoutPass p;
     memset(&p, 0, sizeof p);
     p.f = f;
-    p.threads = (f->num_warps > 0 ? f->num_warps : 4) * 32;
+    p.threads = f->num_warps * 32; /* checked by ir_launch_settings */
     p.axis = axis_analyze(f, f->arena);
     if (p.axis)
         ir_walk(f->body, note_access, &p);

@@ -4,8 +4,7 @@
 #ifndef TK_PASSES_PIPELINE_H
 #define TK_PASSES_PIPELINE_H
 
-#include "compiler.h"
-#include "passes/axis.h"
+#include "passes/passes.h"
 #include "passes/tile.h"
 
 enum { MAX_LOADS = 8 };

@@ -4,7 +4,7 @@
  * the files of sema/builtins/. Reports unknown builtins and attributes by name. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 
 static const BuiltinTable *const tl_tables[] = {&sema_tl_core, &sema_tl_memory, &sema_tl_reduce,

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 /* ---- dtype names ----------------------------------------------------------- */
 

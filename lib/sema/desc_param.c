@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static const char *skip_ws(const char *p)
 {

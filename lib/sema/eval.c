@@ -4,7 +4,7 @@
  * everything else becomes IR through sema/expr.c. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static SVal int_literal(Sema *s, const Node *n)
 {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 /* ---- values ------------------------------------------------------------------ */
 

@@ -5,7 +5,7 @@
  * conditions prune, tl.static_range and constexpr tuples unroll. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static SVal undef(const char *why) { return (SVal){.k = SV_UNDEF, .s = why}; }
 

@@ -4,7 +4,7 @@
  * argument binder that every builtin uses (arity, keywords, defaults). */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 SVal sema_call(Sema *s, SVal callee, CallArgs *args)
 {

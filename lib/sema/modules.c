@@ -6,7 +6,7 @@
  * module, so import cycles are harmless. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 /* The globals of `module`, and whether they still need binding. Entries
  * are allocated one by one, so an Env stays where it is while binding one

@@ -4,7 +4,7 @@
  * IR. Reports every user error to the Diag and returns NULL if there was one. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 /* ---- environments ------------------------------------------------------------- */
 
@@ -674,18 +674,12 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
         diag_plain(d, DIAG_ERROR, "no @jit function named '%s'", req && req->kernel ? req->kernel : "?");
         return NULL;
     }
-    /* checked here, before the layout pass multiplies it by the warp size */
-    if (req->num_warps > 0 && (req->num_warps > 32 || !is_pow2(req->num_warps))) {
-        diag_plain(d, DIAG_ERROR, "num_warps must be a power of two from 1 to 32, got %d",
-                   req->num_warps);
-        return NULL;
-    }
     Sema s = {.a = a, .d = d, .src = src};
     s.errors_at_start = d->errors;
     s.f = ir_func_new(a, fn->name, src);
     s.f->span = fn->span;
-    s.f->num_warps = req->num_warps > 0 ? req->num_warps : 4;
-    s.f->num_stages = req->num_stages > 0 ? req->num_stages : 3;
+    s.f->num_warps = req->num_warps; /* checked by spec_request_init */
+    s.f->num_stages = req->num_stages;
     s.f->arch = req->arch ? arena_strdup(s.a, req->arch) : NULL;
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_open(&s, module);

@@ -1,284 +1,113 @@
-/* sema.h: the map of lib/sema/ (and its builtins/), what its files share. A specialisation walks the AST of
- * one kernel with an environment of compile-time and runtime values (SVal),
- * emitting typed IR through one builder; helpers are inlined by walking
- * their bodies with a fresh environment. Internal to lib/sema/. */
+/* sema.h: the interface of lib/sema/, specialisation: one @jit kernel of a
+ * parsed module, with its constexpr values, argument types and launch
+ * settings, becomes block IR. Also the queries on a module that a launch
+ * needs (kernel names, signatures, autotune configs, -D values).
+ * Below it: front/ (the tree it reads) and ir/ (what it builds). */
 #ifndef TK_SEMA_H
 #define TK_SEMA_H
 
-#include "compiler.h"
+#include "front/front.h"
+#include "ir/ir.h"
 
-/* X(kind, what it holds) */
-typedef enum {
-    SV_VOID,    /* no value (absent argument, statement result) */
-    SV_UNDEF,   /* a name that may not be used here; s = why */
-    SV_NONE,    /* Python None */
-    SV_INT,     /* constexpr int: i (big: u64 beyond INT64_MAX, in i's bits) */
-    SV_FLOAT,   /* constexpr float: f */
-    SV_BOOL,    /* constexpr bool: i */
-    SV_DTYPE,   /* constexpr dtype: ty (scalar or pointer) */
-    SV_STR,     /* constexpr string: s */
-    SV_TUPLE,   /* items[0..n) */
-    SV_TENSOR,  /* runtime value (scalar or block): v */
-    SV_FUNC,    /* @jit function: fn */
-    SV_NS,      /* namespace: s = "tl", "tl.math", "libdevice", "triton", "math", ... */
-    SV_BUILTIN, /* builtin callable: s = name, ns = namespace; items = bound self (n = 1) */
-    SV_SLICE,   /* ':' inside a subscript */
-    SV_CONFIG,  /* a heuristic's args dict: items = name0, value0, name1, value1, ... */
-    SV_MODULE,  /* another file of the package (`import pkg.utils as u`): fn = its N_MODULE */
-    SV_BLOCKPTR, /* tl.make_block_ptr: ty = elem + block shape, i = order (4 bits a dim),
-                  * items = base, shape[r], strides[r], offsets[r] (sema/builtins/blockptr.c) */
-    SV_DESC,     /* tensor descriptor: ty = elem + block shape, i = 1 for NaN padding,
-                  * items = base, shape[r], strides[r] */
-} SvKind;
+/* A compile-time value: constexpr parameters, module constants, folded
+ * expressions. */
+typedef enum { CV_NONE, CV_INT, CV_FLOAT, CV_BOOL, CV_DTYPE, CV_STR } ConstKind;
+typedef struct ConstValue {
+    ConstKind kind;
+    int64_t i;    /* CV_INT, CV_BOOL */
+    double f;     /* CV_FLOAT */
+    Type type;    /* CV_DTYPE: a scalar or pointer type */
+    const char *s;/* CV_STR */
+} ConstValue;
 
-typedef struct SVal SVal;
-struct SVal {
-    SvKind k;
-    bool big;
-    int64_t i;
-    double f;
-    Type ty;
-    const char *s;
-    const char *ns;
-    SVal *items;
-    int n;
-    IrValue *v;
-    const Node *fn;
-};
-
-/* A name bound in an environment; `at` is where it was last assigned. */
-typedef struct Binding {
+typedef struct SpecDefine {
     const char *name;
-    SVal val;
-    Span at;
-} Binding;
+    ConstValue value;
+    Span span; /* where it was given, or a zero span for the command line */
+} SpecDefine;
 
-/* Names are unique in an Env; once it holds more than ENV_INDEX_MIN of
- * them (a module's globals: every function of the file) `index` maps each
- * to its place in b, so binding and finding stay constant-time. */
-enum { ENV_INDEX_MIN = 16 };
-typedef struct Env {
-    Binding *b;
-    int n, cap;
-    NameMap index; /* empty until n passes ENV_INDEX_MIN */
-} Env;
+/* The type of one runtime parameter, from a signature or a launch. */
+typedef struct ArgSpec {
+    Type type;        /* scalar or pointer */
+    int divisibility; /* 16 or 1 */
+    bool equal_to_1;  /* integer known == 1 (Triton specialises it) */
+    /* a tensor descriptor built on the host (`tensordesc<fp16[64, 64]>`):
+     * type is the base pointer; 0 for any other parameter */
+    int desc_rank;
+    int desc_block[TK_MAX_RANK];
+} ArgSpec;
 
-/* A pending "rest of the body": statements run after an if-branch falls
- * through, so an early `return` inside a runtime `if` needs no CFG. */
-typedef struct Cont {
-    const NodeList *list;
-    int from;
-    struct Cont *next;
-} Cont;
+typedef struct SpecRequest {
+    const char *kernel;
+    const SpecDefine *defines;
+    int ndefines;
+    const ArgSpec *args; /* one per runtime (non-constexpr) parameter, in order */
+    int nargs;           /* -1: none given; types must come from annotations */
+    int num_warps;
+    int num_stages;
+    const char *arch; /* the target ("sm_90a" picks warpgroup MMA layouts); NULL: interpreter */
+} SpecRequest;
 
-/* Arguments of a call, evaluated. */
-typedef struct CallArgs {
-    SVal *pos;
-    Span *pos_at;
-    int npos;
-    const char **kw;
-    SVal *kwv;
-    Span *kw_at;
-    int nkw;
-    Span at; /* the whole call */
-} CallArgs;
-
-/* The globals of another file of the package, bound on first use. */
-typedef struct SemaModule {
-    const Node *module;
-    Env env;
-} SemaModule;
-
-typedef struct Sema {
-    Arena *a;
-    Diag *d;
-    const Source *src;  /* the file of the code being read (changes with module) */
-    const Node *module; /* the module whose code runs now */
-    const Node *root;   /* the kernel's module */
-    IrFunc *f;
-    IrBuilder b;
-    Env *globals; /* module's globals: &root_globals or an entry of mods */
-    Env root_globals;
-    SemaModule **mods;
-    int nmods, capmods;
-    Env *env;
-    const Node *stack[64]; /* inlined call chain, for recursion errors */
-    int depth;
-    bool returned;   /* the current path has executed `return` */
-    int loop_depth;  /* runtime loops around the current statement */
-    int64_t unrolled; /* static_range bodies run so far (nested loops multiply) */
-    int errors_at_start;
-} Sema;
-
-/* ---- values (sema/expr.c) ---- */
-SVal sv_int(int64_t i);
-SVal sv_float(double f);
-SVal sv_bool(bool b);
-SVal sv_none(void);
-SVal sv_tensor(IrValue *v);
-SVal sv_dtype(Type t);
-SVal sv_str(const char *s);
-SVal sv_tuple(Sema *s, const SVal *items, int n);
-bool sv_is_num(SVal v); /* int, float or bool constexpr */
-bool sv_is_const(SVal v);
-const char *sv_describe(Sema *s, SVal v); /* "<32xfp32>", "constexpr int 3", ... */
-const char *sema_type_str(Sema *s, Type t);
-
-/* Diagnostics; always return a void value so callers can `return sema_err(...)`. */
-SVal sema_err(Sema *s, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* ---- module scope and decorators (sema.c, sema/tune.c) ---- */
-/* Starts a Sema on `module`: its globals bound, the current environment. */
-void sema_open(Sema *s, const Node *module);
-void sema_bind_globals(Sema *s);
-
-/* ---- other files of the package (sema/modules.c) ---- */
-/* Where the code of another module runs: saved by enter, given back to leave. */
-typedef struct SemaScope {
-    const Node *module;
-    const Source *src;
-    Env *globals;
-} SemaScope;
-/* Makes `module`'s globals the module scope (binding them on first use);
- * diagnostics show that file. */
-SemaScope sema_enter_module(Sema *s, const Node *module);
-void sema_leave_module(Sema *s, SemaScope saved);
-/* The module that defines a function (the current one if none does). */
-const Node *sema_module_of(Sema *s, const Node *fn);
-/* Binds what an import of a package file (N_IMPORT/N_FROM_IMPORT with a
- * target) names, replacing the host names of the import. */
-void sema_bind_package_import(Sema *s, const Node *imp);
-const char *sema_module_file(const Node *module);
-/* mod.name for an SV_MODULE. */
-SVal sema_module_attr(Sema *s, SVal mod, const char *name, Span at);
-void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out);
-
-/* ---- environments (sema.c) ---- */
-SVal *env_lookup(Env *e, const char *name, Span **at);
-void env_set(Sema *s, Env *e, const char *name, SVal v, Span at);
-Env env_copy(Sema *s, const Env *e);
-SVal sema_lookup(Sema *s, const char *name, Span at);
-
-/* ---- expressions (sema/expr.c) ---- */
-SVal sema_eval(Sema *s, const Node *n);
-bool sema_eval_args(Sema *s, const Node *call, CallArgs *out);
-SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at);
-SVal sema_unary(Sema *s, int op, SVal a, Span at);
-SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at);
-IrValue *sema_to_tensor(Sema *s, SVal v, Span at);            /* NULL after an error */
-IrValue *sema_const(Sema *s, Type t, SVal c, Span at);         /* constexpr as type t */
-IrValue *sema_cast(Sema *s, IrValue *v, DType to, Span at);    /* keeps the shape */
-IrValue *sema_bitcast(Sema *s, IrValue *v, DType to, Span at);
-IrValue *sema_broadcast(Sema *s, IrValue *v, int rank, const int *shape, Span at);
-bool sema_broadcast_shapes(Sema *s, Type a, Type b, int *rank, int *shape, Span at);
-bool sema_broadcast_pair(Sema *s, IrValue **a, IrValue **b, Span at);
-DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool divmod, Span at);
-DType sema_literal_dtype(SVal v);
-bool sema_truth(Sema *s, SVal v, Span at, bool *out); /* constexpr truth value */
-bool sema_const_int(Sema *s, SVal v, Span at, const char *what, int64_t *out);
-IrValue *sema_to_bool(Sema *s, IrValue *v, Span at);
-IrValue *sema_reshape(Sema *s, IrValue *v, int rank, const int *shape, Span at);
-IrValue *sema_expand_dims(Sema *s, IrValue *v, int axis, Span at);
-IrValue *sema_math(Sema *s, MathFn fn, IrValue *x, Span at); /* fp16/bf16 computed in fp32 */
-/* fp8 values only move, convert and feed tl.dot: arithmetic on them (what
- * Triton accepts and then fails to lower) is an error naming `what`.
- * Returns false after reporting it. */
-bool sema_check_not_fp8(Sema *s, DType dt, Span at, const char *what);
-/* Whether a value cast between these dtypes exists (fp8 converts to and
- * from floats only, as in Triton); reports the error when not. */
-bool sema_check_cast(Sema *s, DType from, DType to, Span at);
-bool sema_binary_operands(Sema *s, SVal a, SVal b, bool divmod, IrValue **x, IrValue **y, Span at);
-bool sema_block_shape(Sema *s, SVal shape, Span at, int *rank, int *dims);
-/* Triton's TRITON_MAX_TENSOR_NUMEL: no block may hold more elements. Every
- * op that makes a block larger than its operands (broadcast, join, cat,
- * dot) checks its shape here, so shape products never overflow. */
-#define SEMA_MAX_NUMEL (1 << 20)
-bool sema_check_numel(Sema *s, int rank, const int *shape, Span at);
-
-/* ---- builtins: each the files of sema/builtins/ file contributes a table ---- */
-typedef struct Builtin Builtin;
-typedef SVal (*BuiltinFn)(Sema *s, const Builtin *b, SVal *a, Span *at, Span call);
-struct Builtin {
+/* The one constructor of a request (request.c): the kernel, its launch
+ * settings with the defaults applied and checked (ir_launch_settings) and
+ * the target (NULL: the interpreter); no defines, no argument types (nargs
+ * -1). false with the message in why. sema_specialize takes only requests
+ * made here: it does not check them again. */
+bool spec_request_init(SpecRequest *req, const char *kernel, int num_warps, int num_stages,
+                       const char *arch, char *why, size_t cap);
+/* Parses "-D" text ("1024", "1e-5", "True", "tl.float16", "fp16", "'s'").
+ * A number that does not fit (an int beyond int64, a finite float beyond
+ * float64) is refused with *why saying so; *why is NULL for text that is no
+ * value at all. */
+bool sema_parse_const(const char *text, ConstValue *out, const char **why);
+/* Parses "*fp32:16,*fp32,i32". Reports malformed entries to d. */
+bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, int *nargs);
+/* Names of the functions that a launch can target (all @jit defs), in order. */
+int sema_kernel_names(const Node *module, const char ***names, Arena *a);
+/* The entry points when no kernel is named: the @jit defs that no other
+ * function of the file calls (the rest are helpers), in order; linear. */
+int sema_entry_kernels(const Node *module, const char ***names, Arena *a);
+/* Names of the runtime and constexpr parameters of one kernel. */
+typedef struct KernelSig {
     const char *name;
-    const char *params; /* "x,axis=,keep_dims=": '=' optional, '*' collects the rest */
-    BuiltinFn fn;
-    int arg;     /* a per-entry constant: MathFn, ReduceKind, AtomicKind... */
-    bool method; /* also callable as x.name(...) */
-};
-typedef struct BuiltinTable {
-    const Builtin *items;
-    int n;
-} BuiltinTable;
-extern const BuiltinTable sema_tl_core, sema_tl_memory, sema_tl_reduce, sema_tl_shape, sema_tl_python,
-    sema_tl_random;
-bool sv_has(SVal v); /* given and not None */
-const char *sema_builtin_display(const Builtin *b);
-IrValue *sema_arg_tensor(Sema *s, SVal v, Span at, const Builtin *b, const char *what);
-
-/* ---- calls (sema/builtins.c, sema/inline.c) ---- */
-SVal sema_call(Sema *s, SVal callee, CallArgs *args);
-SVal sema_builtin_attr(Sema *s, const char *ns, const char *name, Span at);
-bool sema_builtin_exists(const char *ns, const char *name);
-SVal sema_method(Sema *s, SVal self, const char *name, Span at);
-SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca);
-SVal sema_libdevice_call(Sema *s, const char *ns, const char *name, CallArgs *ca);
-bool sema_libdevice_known(const char *name);
-SVal sema_call_builtin(Sema *s, const char *ns, const char *name, SVal self, CallArgs *args);
-SVal sema_inline(Sema *s, const Node *fn, CallArgs *args);
-/* Runs fn on already-evaluated values (combine functions, helpers). */
-SVal sema_inline_values(Sema *s, const Node *fn, const SVal *vals, int n, Span at);
-
-/* ---- block pointers and tensor descriptors (sema/builtins/blockptr.c) ---- */
-extern const BuiltinTable sema_tl_blockptr, sema_desc_methods;
-/* The block of pointers a block pointer addresses and its mask over the
- * dims boundary_check names (mask SV_VOID when none). */
-bool sema_blockptr_access(Sema *s, SVal bp, SVal boundary_check, Span bc_at, Span at,
-                          IrValue **ptr, SVal *mask);
-/* padding_option's value for out-of-bounds reads (SV_VOID: none given). */
-bool sema_padding_value(Sema *s, SVal opt, Span at, DType elem, SVal *other);
-SVal sema_desc_attr(Sema *s, SVal desc, const char *name, Span at);
-/* After a `for` whose body moves block pointer offsets args (from init, to
- * yield): drops the `>= 0` mask halves of offsets that only grow. */
-void sema_blockptr_loop_done(Sema *s, IrBlock *body, IrValue **args, IrValue **init,
-                             IrValue **yield, int n);
-/* Host-built descriptor parameters (sema/desc_param.c). */
-bool sema_parse_desc(const char *text, ArgSpec *out, const char **why);
-void sema_bind_desc_param(Sema *s, const char *name, const ArgSpec *as, Span at);
-/* Block pointers and descriptors are carried through loops and branches
- * as their runtime parts, like tuples. */
-static inline bool sv_is_struct(SVal v)
-{
-    return v.k == SV_TUPLE || v.k == SV_BLOCKPTR || v.k == SV_DESC;
-}
-
-/* ---- reductions, scans, dot, shapes (sema_reduce.c, sema_shape.c) ---- */
-SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dims, SVal extra,
-                 Span at);
-SVal sema_reduce_custom(Sema *s, SVal input, SVal axis, SVal fn, bool keep_dims, Span at);
-SVal sema_scan(Sema *s, SVal input, SVal axis, SVal fn, bool reverse, int kind, DType dt,
-               Span at);
-SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32,
-              SVal out_dtype, Span at);
-int sema_norm_axis(Sema *s, SVal axis, int rank, Span at); /* -1 after an error */
-
-/* ---- statements and control flow (sema.c, sema/flow.c) ---- */
-void sema_exec(Sema *s, const NodeList *l, int from, Cont *cont);
-void sema_assign(Sema *s, const Node *target, SVal v, Span at);
-void sema_exec_if(Sema *s, const Node *n, Cont *cont);
-void sema_exec_for(Sema *s, const Node *n);
-void sema_exec_while(Sema *s, const Node *n);
-bool sema_contains_return(const NodeList *l);
-
-/* ---- random numbers and scheduling helpers (sema_random.c) ---- */
-SVal sema_rand(Sema *s, const char *name, SVal seed, SVal offset, SVal rounds, Span at);
-SVal sema_swizzle2d(Sema *s, SVal i, SVal j, SVal si, SVal sj, SVal sg, Span at);
-
-/* ---- constants (sema/const.c) ---- */
-SVal sema_fold_binary(Sema *s, int op, SVal a, SVal b, Span at);
-SVal sema_fold_compare(Sema *s, int op, SVal a, SVal b, Span at, bool *ok);
-SVal sema_from_const(ConstValue c);
-bool sema_to_constvalue(SVal v, ConstValue *out);
-bool sema_parse_type(const char *text, Type *t, int *div);
-DType sema_dtype_name(const char *name); /* "float16", "fp16", "int1", ... DT_VOID if none */
+    int nparams;
+    const char **param_names;
+    bool *is_constexpr;
+    Type *annotated;     /* DT_VOID when the source gives no type */
+    bool *has_default;
+    /* @triton.autotune(configs=[triton.Config({...}, num_warps=, num_stages=)],
+     * key=[...]): the configs to time and the argument names keying the choice */
+    struct KernelConfig *configs;
+    int nconfigs;
+    bool configs_from_host; /* host Python builds the configs: tk cannot read them */
+    const char **tune_keys;
+    int ntune_keys;
+    /* reset_to_zero=[...] and restore_value=[...]: buffers zeroed before each
+     * timed run, and buffers put back as they were after each */
+    const char **reset_to_zero;
+    int nreset_to_zero;
+    const char **restore_value;
+    int nrestore_value;
+    /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
+     * the launch arguments with sema_eval_heuristic */
+    const char **heuristic_names;
+    const Node **heuristic_fns; /* the N_LAMBDA nodes */
+    int nheuristics;
+} KernelSig;
+/* One autotune config: constexpr values plus launch settings (0: not given). */
+typedef struct KernelConfig {
+    SpecDefine *defines;
+    int ndefines;
+    int num_warps;
+    int num_stages;
+} KernelConfig;
+/* Evaluates a heuristic lambda with the launch arguments by name (args['n']
+ * or a parameter of the same name); false after reporting to d. */
+bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *const *names,
+                         const ConstValue *values, int n, Arena *a, Diag *d, ConstValue *out);
+bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig *out);
+/* Builds the IR of one kernel. Returns NULL after reporting errors. */
+IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest *req,
+                        Arena *a, Diag *d);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 void sema_assign(Sema *s, const Node *target, SVal v, Span at)
 {

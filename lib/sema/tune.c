@@ -7,7 +7,7 @@
  * rejected, never dropped. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static const Node *kw_value(const Node *call, const char *name)
 {

@@ -1,7 +1,7 @@
 /* base.c: arena, growable buffers, spans and diagnostics.
  * Assumes nothing; guarantees that no function here aborts: allocation
  * failure is recorded (Arena.oom, StrBuf.oom) and reported by the caller. */
-#include "support/base.h"
+#include "support/support.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,15 +1,15 @@
-/* error.c: the per-thread message behind tk_last_error (a fixed buffer:
+/* error.c: the per-thread message behind tk_last_error (api/api.c) (a fixed buffer:
  * reporting never allocates) and the checks of API arguments every stage's
  * public functions share. Below every stage, so the compiler and the
  * runtime report the same way. */
-#include "support/error.h"
+#include "support/support.h"
 
 #include <stdio.h>
 #include <stdarg.h>
 
 static _Thread_local char err_message[4096];
 
-const char *tk_last_error(void) { return err_message; }
+const char *err_text(void) { return err_message; }
 
 void err_clear(void) { err_message[0] = 0; }
 
@@ -36,22 +36,4 @@ tk_status err_check_count(const char *fn, const char *ptr_name, const void *ptr,
         return err_set(TK_ERR_INVALID, "%s: %s is NULL but %s is %ld", fn, ptr_name,
                         count_name, count);
     return TK_OK;
-}
-
-const char *tk_status_name(tk_status s)
-{
-    switch (s) {
-    case TK_OK: return "TK_OK";
-    case TK_ERR_COMPILE: return "TK_ERR_COMPILE";
-    case TK_ERR_INVALID: return "TK_ERR_INVALID";
-    case TK_ERR_NOT_FOUND: return "TK_ERR_NOT_FOUND";
-    case TK_ERR_LAUNCH: return "TK_ERR_LAUNCH";
-    case TK_ERR_NO_DEVICE: return "TK_ERR_NO_DEVICE";
-    case TK_ERR_DRIVER: return "TK_ERR_DRIVER";
-    case TK_ERR_KERNEL_FAULT: return "TK_ERR_KERNEL_FAULT";
-    case TK_ERR_NO_MEMORY: return "TK_ERR_NO_MEMORY";
-    case TK_ERR_IO: return "TK_ERR_IO";
-    case TK_ERR_INTERNAL: return "TK_ERR_INTERNAL";
-    }
-    return "TK_ERR_UNKNOWN";
 }

@@ -5,7 +5,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "support/file.h"
+#include "support/support.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* target.h: the map of lib/target/: from an LLVM module that code
+/* target.h: the interface of lib/target/: from an LLVM module that code
  * generation built to PTX text. Takes a module with one kernel (NVVM
  * conventions), links libdevice when the kernel calls it, runs LLVM's
  * O-level pipeline and the NVPTX backend. Never exits the process: LLVM's
@@ -9,7 +9,14 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
-#include "compiler.h"
+#include "support/support.h"
+
+/* What code generation and the target are asked for. */
+typedef struct CgOptions {
+    const char *arch;      /* "sm_80" ... "sm_90a" */
+    int opt_level;         /* 0..3 */
+    const char *libdevice; /* path of libdevice.10.bc; NULL: default/CUDA_HOME */
+} CgOptions;
 
 /* The target machine for an arch ("sm_80"); NULL after reporting to d.
  * ptx84: emit PTX ISA 8.4, which fp8 conversions (8.1 on sm_89) and fp8

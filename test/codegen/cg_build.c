@@ -9,6 +9,8 @@
 
 #include "check.h"
 static const char *outdir;
+/* The metadata of the last kernel compile() compiled. */
+static int last_threads, last_dynamic_shared, last_nparams;
 
 static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
 {
@@ -19,12 +21,16 @@ static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
     if (!ir_verify(f, &vd))
         fprintf(stderr, "%s: IR verifier: %s\n", f->name, vd.text.data ? vd.text.data : "");
     diag_free(&vd);
-    StrBuf ll, ptx;
+    StrBuf ll;
     sb_init(&ll);
-    sb_init(&ptx);
+    CgKernel k;
+    cg_kernel_init(&k);
     CgOptions o = {arch, 3, NULL};
     pass_layout(f);
-    bool ok = cg_compile(f, &o, &d, want_llvm ? &ll : NULL, &ptx);
+    bool ok = cg_compile(f, &o, &d, want_llvm ? &ll : NULL, &k);
+    last_threads = ok ? k.threads : -1;
+    last_dynamic_shared = ok ? k.dynamic_shared : -1;
+    last_nparams = ok ? k.nparams : -1;
     if (!ok)
         fprintf(stderr, "%s: %s\n", f->name, d.text.data ? d.text.data : "(no message)");
     CHECK(ok);
@@ -32,8 +38,8 @@ static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
     if (llvm)
         *llvm = ll.data ? sb_take(&ll, NULL) : NULL;
     sb_free(&ll);
-    char *text = ok && ptx.data ? sb_take(&ptx, NULL) : NULL;
-    sb_free(&ptx);
+    char *text = ok && k.ptx.data ? sb_take(&k.ptx, NULL) : NULL;
+    cg_kernel_free(&k);
     if (text && outdir) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s_%s.ptx", outdir, f->name, arch);
@@ -82,15 +88,15 @@ static void missing_libdevice(Arena *a)
     store(&b, x, op1(&b, IR_MATH, v, v->type, MATH_TANH), NULL);
     Diag d;
     diag_init(&d, NULL);
-    StrBuf ptx;
-    sb_init(&ptx);
+    CgKernel ptx;
+    cg_kernel_init(&ptx);
     CgOptions o = {"sm_80", 3, "/nonexistent/libdevice.10.bc"};
     pass_layout(f);
     CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
     CHECK(d.errors == 1);
     CHECK(d.text.data && strstr(d.text.data, "/nonexistent/libdevice.10.bc"));
     CHECK(d.text.data && strstr(d.text.data, "CUDA_HOME"));
-    sb_free(&ptx);
+    cg_kernel_free(&ptx);
     diag_free(&d);
     /* a libdevice name that libdevice lacks */
     IrFunc *g = new_kernel(a, "bad_extern", &b);
@@ -100,21 +106,21 @@ static void missing_libdevice(Arena *a)
     e->def->str = "__nv_no_such_functionf";
     store(&b, x, e, NULL);
     diag_init(&d, NULL);
-    sb_init(&ptx);
+    cg_kernel_init(&ptx);
     o = (CgOptions){"sm_80", 3, NULL};
     pass_layout(g);
     CHECK(!cg_compile(g, &o, &d, NULL, &ptx));
     CHECK(d.text.data && strstr(d.text.data, "'__nv_no_such_functionf' is not a libdevice function"));
-    sb_free(&ptx);
+    cg_kernel_free(&ptx);
     diag_free(&d);
     /* an unknown target is an error too */
     diag_init(&d, NULL);
-    sb_init(&ptx);
+    cg_kernel_init(&ptx);
     o = (CgOptions){"sm_75", 3, NULL};
     pass_layout(f);
     CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
     CHECK(d.text.data && strstr(d.text.data, "sm_75"));
-    sb_free(&ptx);
+    cg_kernel_free(&ptx);
     diag_free(&d);
 }
 
@@ -135,10 +141,18 @@ int main(int argc, char **argv)
     check(k_dot(&a, DT_BF16, DT_F32, &w), &w);
     check(k_dot(&a, DT_F32, DT_F32, &w), &w);
     check(k_dot(&a, DT_I8, DT_I32, &w), &w);
-    /* 64 KiB of operands: dynamic shared memory, announced to the runtime */
+    /* the metadata beside the PTX: threads of the warps asked for, parameters,
+     * no dynamic shared memory for a small kernel */
+    IrFunc *small = k_dot_sized(&a, DT_F32, DT_F32, 32, 32, 32, &w);
+    small->num_warps = 8;
+    check(small, &w);
+    CHECK(last_threads == 8 * 32 && last_dynamic_shared == 0 && last_nparams == small->nparams);
+    /* 64 KiB of operands: dynamic shared memory, announced to the runtime in
+     * the metadata (not in the PTX) */
     IrFunc *big = k_dot_sized(&a, DT_F32, DT_F32, 128, 64, 128, &w);
-    w = (Want){{".extern .shared .align 16 .b8 tk_smem[]", "// tk.dynamic_shared_bytes 65536"}, 2};
+    w = (Want){{".extern .shared .align 16 .b8 tk_smem[]"}, 1};
     check(big, &w);
+    CHECK(last_dynamic_shared == 65536 && last_threads == big->num_warps * 32);
     check(k_misc(&a, &w), &w);
     check(k_scan(&a, &w), &w);
     check(k_shapes(&a, &w), &w);

@@ -95,14 +95,26 @@ static CUfn kernel(IrFunc *f)
     diag_init(&d, NULL);
     CgOptions o = {arch, 3, NULL};
     pass_layout(f);
-    if (!cg_compile(f, &o, &d, NULL, &ptx)) {
+    CgKernel k;
+    cg_kernel_init(&k);
+    if (!cg_compile(f, &o, &d, NULL, &k)) {
         fprintf(stderr, "%s: %s\n", f->name, d.text.data);
         exit(1);
     }
     diag_free(&d);
+    sb_write(&ptx, k.ptx.data, k.ptx.len);
+    dyn_smem = k.dynamic_shared; /* the kernel's metadata */
+    cg_kernel_free(&k);
     FILE *fp = dir ? fopen(path, "w") : NULL;
     if (fp) {
         fputs(ptx.data, fp);
+        fclose(fp);
+    }
+    /* the metadata the PTX does not carry, beside it */
+    snprintf(path, sizeof path, "%s/%s.smem", dir ? dir : ".", f->name);
+    fp = dir ? fopen(path, "w") : NULL;
+    if (fp) {
+        fprintf(fp, "%d\n", dyn_smem);
         fclose(fp);
     }
 #else
@@ -116,9 +128,14 @@ static CUfn kernel(IrFunc *f)
     while ((got = fread(buf, 1, sizeof buf, fp)) > 0)
         sb_write(&ptx, buf, got);
     fclose(fp);
+    snprintf(path, sizeof path, "%s/%s.smem", dir ? dir : ".", f->name);
+    fp = fopen(path, "r");
+    if (!fp || fscanf(fp, "%d", &dyn_smem) != 1) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(1);
+    }
+    fclose(fp);
 #endif
-    const char *tag = strstr(ptx.data, "// tk.dynamic_shared_bytes ");
-    dyn_smem = tag ? atoi(tag + strlen("// tk.dynamic_shared_bytes ")) : 0;
     if (!have_gpu) {
         sb_free(&ptx);
         return NULL;

@@ -3,7 +3,8 @@
 #ifndef TK_CG_TEST_H
 #define TK_CG_TEST_H
 
-#include "compiler.h"
+#include "codegen/codegen.h"
+#include "passes/passes.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "compiler.h"
+#include "front/front.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

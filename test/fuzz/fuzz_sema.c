@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler.h"
+#include "driver/driver.h"
 #include "aot/aot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The fuzzer links no LLVM; comp_codegen is never called from here. */
-bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, StrBuf *ptx_out)
+bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, CgKernel *out)
 {
-    TK_UNUSED(f), TK_UNUSED(o), TK_UNUSED(llvm_out), TK_UNUSED(ptx_out);
+    TK_UNUSED(f), TK_UNUSED(o), TK_UNUSED(llvm_out), TK_UNUSED(out);
     diag_plain(d, DIAG_ERROR, "no code generation in the fuzzer");
     return false;
 }

@@ -2,8 +2,8 @@
  * formats and casts, integer division rules, a masked vector add (with and
  * without threads), bounds errors, reductions, scans, dot, loops,
  * device_print and device_assert. */
-#include "compiler.h"
-#include "interp/interp.h"
+#include "interp/internal.h"
+#include "interp/internal.h"
 
 #include <limits.h>
 #include <math.h>

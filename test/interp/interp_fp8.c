@@ -4,8 +4,8 @@
  * even (checked against a search over all codes), saturates as
  * cvt.rn.satfinite, keeps NaN and the sign of zero; and the interpreter's
  * casts from fp64 round once. */
-#include "compiler.h"
-#include "interp/interp.h"
+#include "interp/internal.h"
+#include "interp/internal.h"
 #include "tk/tk.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
 #ifndef TK_IR_TEST_H
 #define TK_IR_TEST_H
 
-#include "compiler.h"
+#include "driver/driver.h"
 
 #include <stdio.h>
 #include <string.h>

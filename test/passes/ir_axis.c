@@ -3,7 +3,7 @@
  * divisibility), 2-D tiles with strides, loop-carried pointers, the loop
  * induction variable, div/rem and hints; and the vector width each gives. */
 #include "ir_test.h"
-#include "passes/axis.h"
+#include "passes/passes.h"
 
 static Arena arena;
 static IrFunc *f;

@@ -65,7 +65,7 @@ static void test_mismatches(tk_context *ctx, tk_kernel *add, tk_kernel *fill)
                 TK_ERR_LAUNCH, "over the device's limit");
     CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, block}, 5,
                           &(tk_launch_options){.num_warps = 3}),
-                TK_ERR_LAUNCH, "num_warps=3");
+                TK_ERR_LAUNCH, "kernel 'add': num_warps is 3 (a power of two from 1 to 32");
     tk_arg untyped = tk_ptr(dx, TK_VOID);
     CHECK_FAILS(tk_launch(add, g, (tk_arg[]){untyped, y, out, n, block}, 5, NULL), TK_ERR_LAUNCH,
                 "argument 1 ('x_ptr') has no valid dtype");

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler.h"
+#include "driver/driver.h"
 
 #include "check.h"
 

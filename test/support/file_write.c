@@ -2,7 +2,7 @@
  * what is at the name and leaves no temp file when it fails; file_write
  * follows links, writes through non-regular files and gives errno values for
  * what it cannot do; file_name_ok accepts only plain names. */
-#include "support/file.h"
+#include "support/support.h"
 
 #include <dirent.h>
 #include <errno.h>

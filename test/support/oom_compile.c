@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "support/base.h"
+#include "support/support.h"
 #include "tk/tk.h"
 
 enum { FULL_CASES = 100, STRIDE = 7, FIRST_BIG = 10 };

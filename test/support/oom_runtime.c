@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "support/base.h"
+#include "support/support.h"
 #include "tk/tk.h"
 
 enum { N = 300, ROWS = 5, COLS = 37 };

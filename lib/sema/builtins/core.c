@@ -3,7 +3,7 @@
  * Triton's semantic.py does and emits IR with explicit splats and casts. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }

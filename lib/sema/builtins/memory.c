@@ -4,7 +4,7 @@
  * eviction hints and atomic sem/scope are checked against Triton's lists. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
 

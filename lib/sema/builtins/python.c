@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
 

@@ -5,7 +5,7 @@
  * so the streams match Triton's and codegen needs nothing special. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
 

@@ -5,7 +5,7 @@
  * checks shapes (M, N, K >= 16), dtypes, the accumulator and precision. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
 

@@ -3,7 +3,7 @@
  * and power-of-two; every mismatch is an error naming both shapes. */
 #include <string.h>
 
-#include "sema/sema.h"
+#include "sema/spec.h"
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
 

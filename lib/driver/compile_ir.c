@@ -1,14 +1,12 @@
-/* pipeline_ir.c: the compiler driver's second entry, for IR read back from
+/* compile_ir.c: the compiler driver's second entry, for IR read back from
  * the text --emit=ir writes: IR -> the named passes -> IR, LLVM IR or PTX.
  * Nothing runs that the caller did not name, so a test can run one pass on
  * IR it wrote; the IR already says the target, warps and stages that
  * specialisation would have chosen. Guarantees as tk_compile: the whole
  * output or none of it, plus the diagnostics. */
-#include "compiler.h"
+#include "driver/driver.h"
 
 #include <string.h>
-
-#include "tk/tk.h"
 
 static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, StrBuf *out)
 {
@@ -16,21 +14,21 @@ static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, Str
         ir_print(out, f);
         return true;
     }
-    const char *arch = f->arch ? f->arch : o->arch ? o->arch : "sm_80";
+    const char *arch = f->arch ? f->arch : o->arch ? o->arch : TK_DEFAULT_ARCH;
     if (o->arch && strcmp(o->arch, arch) != 0) {
         diag_plain(&c->diag, DIAG_ERROR, "'%s' was specialised for %s, not %s", f->name, arch,
                    o->arch);
         return false;
     }
     CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
-    StrBuf ptx;
-    sb_init(&ptx);
+    CgKernel k;
+    cg_kernel_init(&k);
     int errors = c->diag.errors;
-    bool ok = cg_compile(f, &cg, &c->diag, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx) &&
+    bool ok = cg_compile(f, &cg, &c->diag, o->emit == TK_EMIT_LLVM ? out : NULL, &k) &&
               c->diag.errors == errors;
     if (ok && o->emit == TK_EMIT_PTX)
-        sb_write(out, ptx.data ? ptx.data : "", ptx.len);
-    sb_free(&ptx);
+        sb_write(out, k.ptx.data ? k.ptx.data : "", k.ptx.len);
+    cg_kernel_free(&k);
     return ok;
 }
 
@@ -58,8 +56,7 @@ static int choose(Compilation *c, const tk_compile_options *o, IrFunc **fs, int 
     return 0;
 }
 
-static bool lower_ir_file(Compilation *c, const tk_compile_options *o, const char *passes,
-                          StrBuf *out)
+bool comp_run_ir(Compilation *c, const tk_compile_options *o, const char *passes, StrBuf *out)
 {
     IrFunc **fs;
     if (!options_fit(&c->diag, o) || !pass_check_list(&c->diag, "--passes", passes, false))
@@ -77,26 +74,4 @@ static bool lower_ir_file(Compilation *c, const tk_compile_options *o, const cha
     for (int i = 0; i < n && ok; i++)
         ok = pass_run_list(&c->diag, fs[i], passes, &po) && lower_ir(c, o, fs[i], out);
     return ok;
-}
-
-tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
-                        const tk_compile_options *opts, const char *passes, char **out,
-                        size_t *out_len, char **diags)
-{
-    if (out)
-        *out = NULL;
-    if (diags)
-        *diags = NULL;
-    if (!text || !opts || !out)
-        return err_null_arg("tk_compile_ir", !text ? "text" : !opts ? "opts" : "out");
-    tk_status s = comp_check_options("tk_compile_ir", opts);
-    if (s != TK_OK)
-        return s;
-    Compilation c;
-    if (!comp_init(&c, filename, text, len))
-        return err_set(TK_ERR_NO_MEMORY, "tk_compile_ir: out of memory for %zu bytes of IR", len);
-    StrBuf res;
-    sb_init(&res);
-    bool ok = lower_ir_file(&c, opts, passes, &res);
-    return comp_finish(&c, ok, &res, out, out_len, diags);
 }

@@ -1,17 +1,11 @@
-/* pipeline.c: the compiler driver. Reads top to bottom as the pipeline:
- * source -> tokens | AST -> (per kernel) IR -> passes -> LLVM IR -> PTX.
+/* compile.c: the compiler driver. Reads top to bottom as the pipeline:
+ * source -> AST -> (per kernel) IR -> passes -> LLVM IR -> PTX -> cubin.
+ * The public API (api/api.c) calls it, and AOT (aot/) above it.
  * Guarantees: nothing is lowered once a stage reported an error, and the
  * caller gets either the whole output or none of it plus the diagnostics. */
-#include "compiler.h"
-#include "aot/aot.h"
+#include "driver/driver.h"
 
 #include <string.h>
-
-#include "tk/tk.h"
-
-const char *tk_version(void) { return TK_VERSION_STRING; }
-
-void tk_free_text(char *text) { tk_xfree(text); }
 
 /* ---- one compilation ---------------------------------------------------- */
 
@@ -49,6 +43,21 @@ bool comp_parse(Compilation *c)
     return c->module && c->diag.errors == 0;
 }
 
+int comp_kernel_names(Compilation *c, const char ***names)
+{
+    return sema_kernel_names(c->module, names, &c->arena);
+}
+
+bool comp_kernel_sig(Compilation *c, const char *kernel, KernelSig *sig)
+{
+    return sema_kernel_sig(c->module, kernel, &c->arena, sig);
+}
+
+bool comp_parse_const(const char *text, ConstValue *out, const char **why)
+{
+    return sema_parse_const(text, out, why);
+}
+
 IrFunc *comp_specialize(const Compilation *c, Diag *d, const SpecRequest *req, Arena *ir_arena,
                         const PassOptions *po)
 {
@@ -67,10 +76,10 @@ bool comp_lower(Diag *d, IrFunc *f, const PassOptions *po)
 }
 
 bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, const PassOptions *po, StrBuf *llvm,
-                  StrBuf *ptx)
+                  CgKernel *out)
 {
     int errors = d->errors;
-    return comp_lower(d, f, po) && cg_compile(f, o, d, llvm, ptx) && d->errors == errors;
+    return comp_lower(d, f, po) && cg_compile(f, o, d, llvm, out) && d->errors == errors;
 }
 
 /* ---- tk_compile --------------------------------------------------------------- */
@@ -78,12 +87,12 @@ bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, const PassOptions *po,
 bool comp_request(Compilation *c, const tk_compile_options *o, const char *kernel,
                   const char *signature, SpecRequest *req)
 {
-    memset(req, 0, sizeof *req);
-    req->kernel = kernel;
-    req->num_warps = o->num_warps > 0 ? o->num_warps : 4;
-    req->num_stages = o->num_stages > 0 ? o->num_stages : 3;
-    req->arch = o->arch ? o->arch : "sm_80";
-    req->nargs = -1;
+    char bad[128];
+    if (!spec_request_init(req, kernel, o->num_warps, o->num_stages,
+                           o->arch ? o->arch : TK_DEFAULT_ARCH, bad, sizeof bad)) {
+        diag_plain(&c->diag, DIAG_ERROR, "%s", bad);
+        return false;
+    }
     SpecDefine *defs = arena_alloc(&c->arena, sizeof *defs * (size_t)(o->ndefines + 1));
     for (int i = 0; i < o->ndefines; i++) {
         defs[i].name = o->defines[i].name;
@@ -150,15 +159,16 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
         if (ok)
             ir_print(out, f);
     } else if (f) {
-        CgOptions cg = {o->arch ? o->arch : "sm_80", o->opt_level >= 0 ? o->opt_level : 3, NULL};
-        StrBuf ptx;
-        sb_init(&ptx);
-        ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &ptx);
+        CgOptions cg = {req.arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
+        CgKernel k;
+        cg_kernel_init(&k);
+        ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &k);
+        const char *ptx = k.ptx.data ? k.ptx.data : "";
         if (ok && o->emit == TK_EMIT_PTX)
-            sb_write(out, ptx.data ? ptx.data : "", ptx.len);
+            sb_write(out, ptx, k.ptx.len);
         if (ok && o->emit == TK_EMIT_CUBIN)
-            ok = assemble(c, ptx.data ? ptx.data : "", ptx.len, cg.arch, kernel, out);
-        sb_free(&ptx);
+            ok = assemble(c, ptx, k.ptx.len, cg.arch, kernel, out);
+        cg_kernel_free(&k);
     }
     arena_free(&ir_arena);
     return ok;
@@ -166,12 +176,14 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
 
 /* ---- the whole module ------------------------------------------------------------------ */
 
-static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *out)
+int comp_choose_kernels(Compilation *c, const tk_compile_options *o, const char ***out)
 {
     const char **kernels;
     int n;
     if (o->kernel) {
         kernels = arena_alloc(&c->arena, sizeof *kernels);
+        if (!kernels)
+            return 0;
         kernels[0] = o->kernel;
         n = 1;
     } else {
@@ -179,7 +191,7 @@ static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *ou
     }
     if (n == 0) {
         diag_plain(&c->diag, DIAG_ERROR, "no @jit kernel in the file");
-        return false;
+        return 0;
     }
     if (n > 1 && o->emit != TK_EMIT_IR) {
         StrBuf names;
@@ -189,31 +201,23 @@ static bool lower_module(Compilation *c, const tk_compile_options *o, StrBuf *ou
         diag_plain(&c->diag, DIAG_ERROR, "the file has several kernels (%s); choose one with -k",
                    names.data ? names.data : "");
         sb_free(&names);
-        return false;
+        return 0;
     }
     if (n > 1 && o->signature) {
         diag_plain(&c->diag, DIAG_ERROR, "--signature needs -k when the file has several kernels");
-        return false;
+        return 0;
     }
-    if (o->emit == TK_EMIT_HEADER)
-        return aot_lower(c, o, kernels[0], out);
+    *out = kernels;
+    return n;
+}
+
+bool comp_lower_kernels(Compilation *c, const tk_compile_options *o, const char **kernels, int n,
+                        StrBuf *out)
+{
     bool ok = true;
     for (int i = 0; i < n; i++)
         ok = lower_kernel(c, o, kernels[i], out) && ok;
     return ok;
-}
-
-static bool run_stages(Compilation *c, const tk_compile_options *o, StrBuf *out)
-{
-    if (o->emit == TK_EMIT_TOKENS)
-        return lex_dump_tokens(&c->src, &c->diag, out) && c->diag.errors == 0;
-    if (!comp_parse(c))
-        return false;
-    if (o->emit == TK_EMIT_AST) {
-        ast_print(out, c->module);
-        return true;
-    }
-    return lower_module(c, o, out);
 }
 
 /* print_ir_before/after name passes of the table, or "all". */
@@ -250,11 +254,10 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
         return s;
     if ((int)o->emit < TK_EMIT_TOKENS || (int)o->emit > TK_EMIT_HEADER)
         return err_set(TK_ERR_INVALID, "%s: emit is %d (not a tk_emit)", fn, (int)o->emit);
-    if (o->num_warps < 0 || o->num_warps > 32 || (o->num_warps & (o->num_warps - 1)))
-        return err_set(TK_ERR_INVALID, "%s: num_warps is %d (0, or a power of two up to 32)",
-                        fn, o->num_warps);
-    if (o->num_stages < 0)
-        return err_set(TK_ERR_INVALID, "%s: num_stages is %d", fn, o->num_stages);
+    int warps = o->num_warps, stages = o->num_stages;
+    char why[128];
+    if (!ir_launch_settings(&warps, &stages, NULL, why, sizeof why))
+        return err_set(TK_ERR_INVALID, "%s: %s", fn, why);
     if (o->opt_level < -1 || o->opt_level > 3)
         return err_set(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)",
                         fn, o->opt_level);
@@ -293,26 +296,4 @@ tk_status comp_finish(Compilation *c, bool ok, StrBuf *res, char **out, size_t *
     sb_free(res);
     comp_free(c);
     return s;
-}
-
-tk_status tk_compile(const char *filename, const char *src, size_t len,
-                     const tk_compile_options *opts, char **out, size_t *out_len, char **diags)
-{
-    if (out)
-        *out = NULL;
-    if (diags)
-        *diags = NULL;
-    if (!src || !opts || !out)
-        return err_null_arg("tk_compile", !src ? "src" : !opts ? "opts" : "out");
-    tk_status s = comp_check_options("tk_compile", opts);
-    if (s != TK_OK)
-        return s;
-    Compilation c;
-    if (!comp_init(&c, filename, src, len))
-        return err_set(TK_ERR_NO_MEMORY, "tk_compile: out of memory for a %zu-byte source", len);
-    c.search_paths = opts->search_paths;
-    StrBuf text;
-    sb_init(&text);
-    bool ok = run_stages(&c, opts, &text);
-    return comp_finish(&c, ok, &text, out, out_len, diags);
 }

@@ -1,13 +1,16 @@
-/* base.h: the support layer every stage uses: the arena, growable arrays,
- * source spans and diagnostics. Nothing here knows about the language.
+/* support.h: the interface of lib/support/, the layer every stage uses:
+ * the arena, growable arrays, source spans, diagnostics, tk_last_error's
+ * message and safe file writing. Nothing here knows about the language.
  * All compiler memory comes from an Arena and is released in one go. */
-#ifndef TK_BASE_H
-#define TK_BASE_H
+#ifndef TK_SUPPORT_H
+#define TK_SUPPORT_H
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tk/tk.h"
 
 /* ---- allocation ------------------------------------------------------- */
 
@@ -152,5 +155,52 @@ static inline bool size_mul_ok(size_t a, size_t b, size_t *out)
     return true;
 }
 uint64_t hash_bytes(uint64_t h, const void *p, size_t n); /* FNV-1a 64 */
+
+/* ---- tk_last_error and the API argument checks (error.c) ---------------- */
+
+
+/* Sets this thread's tk_last_error text and returns s. */
+tk_status err_set(tk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* This thread's tk_last_error text (never NULL). */
+const char *err_text(void);
+/* Empties this thread's tk_last_error text. */
+void err_clear(void);
+/* TK_ERR_INVALID for a NULL argument: "fn: arg is NULL". */
+tk_status err_null_arg(const char *fn, const char *arg);
+/* A pointer with its element count: TK_ERR_INVALID naming both when the
+ * count is negative or the pointer is NULL with elements, else TK_OK. */
+tk_status err_check_count(const char *fn, const char *ptr_name, const void *ptr,
+                          const char *count_name, long count);
+
+/* ---- writing files (file.c) ------------------------------------------------ */
+
+/* Writing files without trusting what is already on disk. Every file
+ * tk writes (tkc's output, the kernel cache, tkc -run's buffers, dumps) goes
+ * through here. Needs only libc, so tkc compiles it in beside libtk. */
+
+
+/* One piece of a file written from several buffers. */
+typedef struct FilePart {
+    const void *data;
+    size_t len;
+} FilePart;
+
+/* Replaces the name `path` atomically: the parts go to a new temp file in
+ * path's folder (a fresh random name, opened O_CREAT|O_EXCL|O_NOFOLLOW, so no
+ * planted file or link is ever opened), created with `mode` less the umask,
+ * then renamed over path. Whatever was at path (a link included) is replaced,
+ * never written through. Returns 0, or an errno value with nothing left. */
+int file_replace(const char *path, const FilePart *parts, int nparts, unsigned mode);
+
+/* Writes an output file the way cc -o does: a symlink is followed to its
+ * target (a dangling one creates it); a regular or missing target is
+ * replaced through file_replace with mode 0666 less the umask; anything else
+ * (a FIFO, a device, /dev/stdout) is written through, never replaced.
+ * Returns 0 or an errno value. */
+int file_write(const char *path, const void *data, size_t len);
+
+/* Whether `name` can be a file name of its own in a folder: not empty, not
+ * "." or "..", no '/' and no control bytes. */
+bool file_name_ok(const char *name);
 
 #endif

@@ -1,11 +1,15 @@
-/* ast.h: the syntax tree the parser builds and every later stage reads.
+/* front.h: the interface of the front end (lib/front/ and grammar/): the
+ * lexer and parser that turn text into the syntax tree, the tree itself,
+ * and the reading of imported package files. Below it is only support/. */
+#ifndef TK_FRONT_H
+#define TK_FRONT_H
+
+#include "support/support.h"
+
+/* The syntax tree the parser builds and every later stage reads.
  * Nodes live in the compilation's arena and carry the span of the source
  * they came from. One node struct serves every kind; the table below says
  * which fields each kind uses. */
-#ifndef TK_AST_H
-#define TK_AST_H
-
-#include "support/base.h"
 
 /* X(kind, what it is; which fields it uses) */
 #define TK_NODE_KINDS(X)                                                      \
@@ -130,5 +134,23 @@ const char *ast_op_spelling(OpKind op);
 /* Prints the tree as an indented S-expression-like text, one node per
  * line with its line:col; stable, for golden tests (--emit=ast). */
 void ast_print(StrBuf *out, const Node *module);
+
+/* ---- the lexer and parser (grammar/) and packages (package.c) ------------- */
+
+/* Writes one line per token ("LINE:COL KIND 'text'"), for --emit=tokens. */
+bool lex_dump_tokens(const Source *src, Diag *d, StrBuf *out);
+/* Parses a whole file. Returns the N_MODULE (possibly partial) and reports
+ * every syntax error to d; the caller checks d->errors. */
+Node *parse_module(const Source *src, Arena *a, Diag *d);
+/* Parses a file another module imports: host code is split off even when
+ * the file has no kernel. */
+Node *parse_python_module(const Source *src, Arena *a, Diag *d);
+/* Reads the package files that the module's imports name (front/package.c),
+ * relative to its file, then in `search` (NULL-terminated folders), then in
+ * its file's parent folders; points each import node's `target` at the
+ * parsed file. An import it cannot find stays a host name. Returns how many
+ * files it read, their sources in *files. */
+int package_load(Node *module, const char *const *search, Arena *a, Diag *d,
+                 const Source ***files);
 
 #endif

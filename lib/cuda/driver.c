@@ -1,4 +1,4 @@
-/* rt_driver.c: the CUDA driver and the runtime's warnings. Loads the
+/* driver.c: the CUDA driver and the runtime's warnings. Loads the
  * driver with dlopen("libcuda.so.1") on first use and turns CUresults
  * into tk statuses. Nothing links against libcuda, so a machine with no GPU
  * gets TK_ERR_NO_DEVICE with the reason, never a failure to start. The
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt.h"
+#include "cuda/cuda.h"
 
 /* Warnings go to stderr, not to tk_last_error: the call still succeeds. */
 void rt_warn_once(int *flag, const char *fmt, ...)

@@ -1,4 +1,4 @@
-/* rt_cubin.c: PTX to a cubin for a named arch, ahead of time (--emit=cubin,
+/* assemble.c: PTX to a cubin for a named arch, ahead of time (--emit=cubin,
  * the cubins of --emit=header). Tries the CUDA driver's linker first
  * (cuLink* with CU_JIT_TARGET, in the primary context of device 0 when the
  * thread has none), then `ptxas` found on PATH. Assumes the PTX is
@@ -15,8 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rt.h"
-#include "support/file.h"
+#include "cuda/cuda.h"
 
 extern char **environ;
 
@@ -56,7 +55,7 @@ static tk_status link_cubin(const char *ptx, size_t len, int target, const char 
 done:
     if (s != TK_OK && log[0]) {
         char first[512];
-        snprintf(first, sizeof first, "%s", tk_last_error());
+        snprintf(first, sizeof first, "%s", err_text());
         for (char *c = log; *c; c++)
             if (*c == '\n')
                 *c = ' '; /* one line */
@@ -213,12 +212,12 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
     size_t start = cubin->len;
     if (via_driver(ptx, len, target, kernel, cubin) == TK_OK)
         return true;
-    snprintf(driver, sizeof driver, "%s", tk_last_error());
+    snprintf(driver, sizeof driver, "%s", err_text());
     cubin->len = start;
     if (via_ptxas(ptx, len, arch, cubin) == TK_OK)
         return true;
     cubin->len = start;
-    snprintf(why, cap, "%s, and %s", driver, tk_last_error());
+    snprintf(why, cap, "%s, and %s", driver, err_text());
     err_clear();
     return false;
 }

@@ -1,0 +1,125 @@
+/* cuda.h: the interface of lib/cuda/, the CUDA driver below the compiler:
+ * libcuda.so.1 loaded with dlopen into one function table (driver.c),
+ * the check every driver call goes through, and PTX assembled into a cubin
+ * (assemble.c) by the driver's linker or ptxas. The driver (--emit=cubin),
+ * aot/ (the cubins of a header) and the runtime (the JIT) all use it.
+ * Below it: support/ only. Its names keep the runtime's rt_ tag, which
+ * the runtime's many calls know them by. */
+#ifndef TK_CUDA_H
+#define TK_CUDA_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <cuda.h> /* types only: nothing links against libcuda */
+
+#include "support/support.h"
+
+/* ---- errors ------------------------------------------------------------------ */
+
+/* Prints "tk: warning: ..." to stderr once per `flag`. */
+void rt_warn_once(int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- environment and clock (driver.c) ------------------------------------- */
+/* A TK_* switch: set, not empty and not "0". */
+bool rt_env_on(const char *name);
+/* Monotonic milliseconds. */
+double rt_now_ms(void);
+
+/* ---- the driver (driver.c) ------------------------------------------------- */
+
+/* X(field, symbol exported by libcuda.so.1). __typeof__ of the cuda.h name
+ * gives the prototype; the symbol names the ABI version cuda.h maps to. */
+#define RT_CU_FUNCS(X)                                                         \
+    X(cuInit, "cuInit")                                                        \
+    X(cuGetErrorName, "cuGetErrorName")                                        \
+    X(cuGetErrorString, "cuGetErrorString")                                    \
+    X(cuDriverGetVersion, "cuDriverGetVersion")                                \
+    X(cuDeviceGetCount, "cuDeviceGetCount")                                    \
+    X(cuDeviceGet, "cuDeviceGet")                                              \
+    X(cuDeviceGetName, "cuDeviceGetName")                                      \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                            \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                    \
+    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")               \
+    X(cuCtxGetCurrent, "cuCtxGetCurrent")                                      \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent")                                      \
+    X(cuCtxGetDevice, "cuCtxGetDevice")                                        \
+    X(cuCtxSynchronize, "cuCtxSynchronize")                                    \
+    X(cuMemAlloc, "cuMemAlloc_v2")                                             \
+    X(cuMemFree, "cuMemFree_v2")                                               \
+    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                         \
+    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                         \
+    X(cuMemsetD8, "cuMemsetD8_v2")                                             \
+    X(cuLinkCreate, "cuLinkCreate_v2")                                         \
+    X(cuLinkAddData, "cuLinkAddData_v2")                                       \
+    X(cuLinkComplete, "cuLinkComplete")                                        \
+    X(cuLinkDestroy, "cuLinkDestroy")                                          \
+    X(cuModuleLoadData, "cuModuleLoadData")                                    \
+    X(cuModuleUnload, "cuModuleUnload")                                        \
+    X(cuModuleGetFunction, "cuModuleGetFunction")                              \
+    X(cuFuncGetAttribute, "cuFuncGetAttribute")                                \
+    X(cuFuncSetAttribute, "cuFuncSetAttribute")                                \
+    X(cuLaunchKernel, "cuLaunchKernel")                                        \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor")                           \
+    X(cuMemsetD8Async, "cuMemsetD8Async")                                      \
+    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                               \
+    X(cuMemGetAddressRange, "cuMemGetAddressRange_v2")                         \
+    X(cuEventCreate, "cuEventCreate")                                          \
+    X(cuEventDestroy, "cuEventDestroy_v2")                                     \
+    X(cuEventRecord, "cuEventRecord")                                          \
+    X(cuEventSynchronize, "cuEventSynchronize")                                \
+    X(cuEventElapsedTime, "cuEventElapsedTime")
+
+typedef struct RtDriver {
+#define X(f, sym) __typeof__(f) *p_##f;
+    RT_CU_FUNCS(X)
+#undef X
+    /* CUDA 12 and later; NULL on older drivers (TMA kernels then fall back) */
+    __typeof__(cuTensorMapEncodeTiled) *p_cuTensorMapEncodeTiled;
+    /* CUDA 11.8 and later; NULL on older drivers (launch_pdl is then refused) */
+    __typeof__(cuLaunchKernelEx) *p_cuLaunchKernelEx;
+    int version;
+} RtDriver;
+
+extern RtDriver rt_cu;
+
+/* Loads libcuda.so.1 ($TK_LIBCUDA names another) and calls cuInit once per
+ * process; TK_ERR_NO_DEVICE (with the reason) when there is no driver or
+ * no GPU. */
+tk_status rt_driver_load(void);
+/* Why the driver cannot be used (one line, no advice), or NULL when it can. */
+const char *rt_driver_problem(void);
+/* Turns a failed CUresult into a status and message naming the call and
+ * the kernel (may be NULL); faults become TK_ERR_KERNEL_FAULT. */
+tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
+
+/* Every driver call goes through this: on failure it records the call and
+ * returns the status from the enclosing function. */
+#define RT_CU(kernel, fn, ...)                                                 \
+    do {                                                                       \
+        CUresult rt_r_ = rt_cu.p_##fn(__VA_ARGS__);                            \
+        if (rt_r_ != CUDA_SUCCESS)                                             \
+            return rt_cu_fail(rt_r_, #fn, (kernel));                           \
+    } while (0)
+
+/* The same check where cleanup is needed: sets `st` and jumps to `label`. */
+#define RT_CU_GO(st, label, kernel, fn, ...)                                   \
+    do {                                                                       \
+        CUresult rt_r_ = rt_cu.p_##fn(__VA_ARGS__);                            \
+        if (rt_r_ != CUDA_SUCCESS) {                                           \
+            (st) = rt_cu_fail(rt_r_, #fn, (kernel));                           \
+            goto label;                                                        \
+        }                                                                      \
+    } while (0)
+
+/* ---- PTX -> cubin (assemble.c) ----------------------------------------------- */
+
+/* Assembles NUL-terminated PTX of `len` bytes for `arch` ("sm_90a"),
+ * appending the cubin to out: through the CUDA driver's linker when a
+ * driver and GPU are there, else `ptxas` from PATH. false with a one-line
+ * reason in why (what was tried, why each failed) when neither can. */
+bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
+                     StrBuf *out, char *why, size_t cap);
+
+#endif
