@@ -1,6 +1,9 @@
-/* pipeline.h: what the files of pass_pipeline share (not a public interface):
- * the state of the loop being pipelined, and the analysis of pipeline_loads.c
- * that pipeline.c's rewriting uses. */
+/* pipeline.h: what the files of software pipelining share (not a public
+ * interface): the state of the loop being planned or rewritten, the load
+ * analysis of pipeline_loads.c, and the pieces of the rewrites that more
+ * than one pass uses. The plan (pipe_plan.c) decides and records IrPlan
+ * attributes; pipeline.c (rings), pipe_async.c and pipe_ws.c rewrite from
+ * them alone. */
 #ifndef TK_PASSES_PIPELINE_H
 #define TK_PASSES_PIPELINE_H
 
@@ -33,7 +36,38 @@ typedef struct Pipe {
     int ncp;                    /* loads copied by cp.async */
     bool ws;                    /* warp-specialized: a producer issues the TMA copies */
     IrOp *ws_loop;              /* the function's warp-specialized loop, or NULL */
+    int buf[MAX_LOADS];         /* the shared buffer of each load's ring */
+    int nbuf;                   /* pipe_plan.c: buffers numbered so far */
 } Pipe;
+
+/* pipeline.c: what the rewrites share */
+/* Allocates p's tables and counts the uses of f's values; false out of memory. */
+bool pipe_init(Pipe *p, IrFunc *f);
+/* Fills p from the plan of `loop` (a PIPE_LOOP for): its loads, their
+ * rings and TMA tiles, and the address slice that runs ahead; false where
+ * the plan cannot be followed (a plan written by hand for a loop the
+ * analysis would leave alone). */
+bool pipe_from_plan(Pipe *p, IrOp *loop);
+/* A new `for` in place of p->loop with more carried slot counters: the
+ * one the body reads and, unless wr is NULL (the producer writes), the one
+ * its copies write; carried values start from ahead[]. */
+IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr);
+/* Load i becomes a view of its ring's slot rd. */
+void pipe_view_ring(Pipe *p, int i, IrValue *rd);
+/* The yield of the body with one more value. */
+void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x);
+/* The body's only dot, a direct child of it; NULL when there are others. */
+IrOp *pipe_only_dot(const Pipe *p);
+/* How many operands of ops in b (nested too) are x. */
+int pipe_reads_in(IrBlock *b, const IrValue *x);
+/* Reads of x inside the regions of the body's ifs. */
+int pipe_uses_in_ifs(const Pipe *p, const IrValue *x);
+/* Whether v is (a layout conversion of) one of p's loads. */
+bool pipe_is_load_of(const Pipe *p, const IrValue *v);
+/* Whether an sm_90a dot of the body reads an operand from the rings. */
+bool pipe_reads_as_wgmma(const Pipe *p);
+/* Collects the planned `for`s of f, in order. */
+void pipe_planned_loops(IrFunc *f, PtrVec *out);
 
 /* pipeline_loads.c */
 /* The loads of p->body to stage (p->loads, p->tile, p->priv); false: none. */
