@@ -11,7 +11,7 @@
 #include "passes/pipeline.h"
 #include "passes/warp_spec.h"
 
-/* The consumers' side of a warp-specialized loop (see the top of this file). The
+/* The consumers' side of a warp-specialized loop (see the top). The
  * release goes right after the dot: its wgmma leaves at most its own group
  * in flight, so the previous iteration's reads of its slot are done. */
 static void rewrite_ws(Pipe *p, IrValue *rd)

@@ -40,6 +40,8 @@
 
 #include <string.h>
 
+/* ---- what the passes share --------------------------------------------------------- */
+
 static bool count_uses(IrOp *op, void *ctx)
 {
     Pipe *p = ctx;

@@ -1,8 +1,9 @@
-/* pipeline_loads.c: which loads of a loop pass_pipeline stages through
- * shared memory, with which ring (a shared tile, a TMA tile, or a private
- * run per thread), and the slice of ops that computes their addresses and
- * must run ahead of the loop. Assumes the loop's layouts are assigned;
- * changes nothing in the IR. */
+/* pipeline_loads.c: which loads of a loop the pipelining plan stages
+ * through shared memory, with which ring (a shared tile, a TMA tile, or a
+ * private run per thread), and the slice of ops that computes their
+ * addresses and must run ahead of the loop (which the rewrites compute
+ * again from the plan). Assumes the loop's layouts are assigned; changes
+ * nothing in the IR. */
 #include "passes/pipeline.h"
 
 #include <string.h>
