@@ -28,7 +28,7 @@ static int64_t slot_bytes(const Pipe *p)
 {
     int64_t n = 0;
     for (int i = 0; i < p->nloads; i++) {
-        Type t = p->loads[i]->results[0]->type;
+        Type t = p->ld[i].op->results[0]->type;
         n += (type_numel(t) * (dtype_bits(t.dt) / 8) + 1023) / 1024 * 1024;
     }
     return n;
@@ -88,9 +88,9 @@ static bool warp_specialized(Pipe *p)
         return false;
     WsRing r[MAX_LOADS];
     for (int i = 0; i < p->nloads; i++) {
-        if (!p->tile[i])
+        if (!p->ld[i].tile)
             return false;
-        r[i] = (WsRing){p->tile[i], 0, 0};
+        r[i] = (WsRing){p->ld[i].tile, 0, 0};
     }
     return ws_computable(f, p->loop, r, p->nloads);
 }
@@ -126,7 +126,7 @@ static int add_tmap(IrFunc *f, const IrTmap *t)
 static bool add_tmaps(Pipe *p)
 {
     for (int i = 0; i < p->nloads; i++)
-        if (p->tile[i] && (p->tmap[i] = add_tmap(p->f, &p->tile[i]->map)) < 0)
+        if (p->ld[i].tile && (p->ld[i].tmap = add_tmap(p->f, &p->ld[i].tile->map)) < 0)
             return false;
     return true;
 }
@@ -153,8 +153,8 @@ static bool can_run_ahead(Pipe *p, IrOp *loop)
     p->nslice = 0;
     memset(p->carried, 0, sizeof(bool) * 64);
     for (int i = 0; i < p->nloads; i++)
-        for (int k = 0; k < p->loads[i]->nops && k < 2; k++) /* pointer, mask (may be none) */
-            if (p->loads[i]->operands[k] && !pipe_pull(p, p->loads[i]->operands[k], 0))
+        for (int k = 0; k < p->ld[i].op->nops && k < 2; k++) /* pointer, mask (may be none) */
+            if (p->ld[i].op->operands[k] && !pipe_pull(p, p->ld[i].op->operands[k], 0))
                 return false;
     return pipe_slice_closed(p);
 }
@@ -163,10 +163,10 @@ static bool can_run_ahead(Pipe *p, IrOp *loop)
 static IrPlan load_plan(const Pipe *p, int i)
 {
     IrPlan pl = {.mech = PIPE_CP_ASYNC, .buffer = p->nbuf + i};
-    if (p->tile[i])
-        pl.mech = PIPE_TMA, pl.tmap = p->tmap[i];
-    else if (p->priv[i])
-        pl.mech = PIPE_PRIVATE, pl.run = p->priv[i];
+    if (p->ld[i].tile)
+        pl.mech = PIPE_TMA, pl.tmap = p->ld[i].tmap;
+    else if (p->ld[i].run)
+        pl.mech = PIPE_PRIVATE, pl.run = p->ld[i].run;
     return pl;
 }
 
@@ -182,7 +182,7 @@ static void plan_loop(Pipe *p, IrOp *loop)
         return;
     loop->plan = (IrPlan){.mech = PIPE_LOOP, .stages = p->stages, .slots = p->slots, .ws = p->ws};
     for (int i = 0; i < p->nloads; i++)
-        p->loads[i]->plan = load_plan(p, i);
+        p->ld[i].op->plan = load_plan(p, i);
     if (p->dot)
         p->dot->plan = (IrPlan){.mech = PIPE_ASYNC_DOT, .pending = 1};
     if (p->ws)

@@ -22,7 +22,7 @@ static void rewrite_ws(Pipe *p, IrValue *rd)
     Type i32 = type_scalar(DT_I32), i1 = type_scalar(DT_I1);
     for (int i = 0; i < p->nloads; i++) {
         IrOp *tw = ir_build(&b, IR_TMA_WAIT, sp, &rd, 1, NULL, 0);
-        tw->ival = p->buf[i];
+        tw->ival = p->ld[i].buf;
         tw->ival2 = p->slots;
     }
     for (int i = 0; i < p->nloads; i++)
@@ -38,7 +38,7 @@ static void rewrite_ws(Pipe *p, IrValue *rd)
     rel[1]->def->sub = CMP_NE; /* no iteration before the first */
     for (int i = 0; i < p->nloads; i++) {
         IrOp *r = ir_build(&at, IR_TMA_RELEASE, sp, rel, 2, NULL, 0);
-        r->ival = p->buf[i];
+        r->ival = p->ld[i].buf;
         r->ival2 = p->slots;
     }
     IrBuilder end = {p->f, body, body->last};
@@ -51,7 +51,7 @@ static bool add_producer(Pipe *p)
 {
     WsRing r[MAX_LOADS];
     for (int i = 0; i < p->nloads; i++)
-        r[i] = (WsRing){p->tile[i], p->tmap[i], p->buf[i]};
+        r[i] = (WsRing){p->ld[i].tile, p->ld[i].tmap, p->ld[i].buf};
     if (!ws_producer(p->f, p->loop, r, p->nloads, p->slots))
         return false;
     p->loop->flags |= IRF_WARP_SPEC;
@@ -80,8 +80,8 @@ static bool ws_loop(Pipe *p, IrOp *loop)
     if (!add_producer(p))
         return false;
     for (int i = 0; i < p->nloads; i++)
-        if (p->f->nbuffers <= p->buf[i])
-            p->f->nbuffers = p->buf[i] + 1;
+        if (p->f->nbuffers <= p->ld[i].buf)
+            p->f->nbuffers = p->ld[i].buf + 1;
     return true;
 }
 

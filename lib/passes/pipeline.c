@@ -70,7 +70,7 @@ bool pipe_is_load_of(const Pipe *p, const IrValue *v)
     while (v && v->def && v->def->kind == IR_CONVERT_LAYOUT)
         v = v->def->operands[0];
     for (int i = 0; i < p->nloads; i++)
-        if (v && v->def == p->loads[i])
+        if (v && v->def == p->ld[i].op)
             return true;
     return false;
 }
@@ -158,7 +158,7 @@ static IrValue *splat_like(IrBuilder *b, Span sp, IrValue *v, const IrValue *lik
 static void emit_copy(Pipe *p, IrBuilder *b, int i, IrValue *ptr, IrValue *mask, IrValue *live,
                       IrValue *slot)
 {
-    const IrOp *ld = p->loads[i];
+    const IrOp *ld = p->ld[i].op;
     IrValue *m = splat_like(b, ld->span, live, ptr);
     if (mask) {
         Type mt = mask->type;
@@ -167,9 +167,9 @@ static void emit_copy(Pipe *p, IrBuilder *b, int i, IrValue *ptr, IrValue *mask,
     }
     IrValue *ops[3] = {ptr, m, slot};
     IrOp *c = ir_build(b, IR_ASYNC_COPY, ld->span, ops, 3, NULL, 0);
-    c->ival = p->buf[i];
+    c->ival = p->ld[i].buf;
     c->ival2 = p->slots;
-    c->sub = p->priv[i];
+    c->sub = p->ld[i].run;
 }
 
 static IrValue *mapped(IrValue **map, int nids, IrValue *v);
@@ -180,16 +180,16 @@ static IrValue *mapped(IrValue **map, int nids, IrValue *v);
 static void emit_tma(Pipe *p, IrBuilder *b, int i, IrValue *j, IrValue **map, IrValue *live,
                      IrValue *slot)
 {
-    const IrOp *ld = p->loads[i];
-    TileMatch t = *p->tile[i];
+    const IrOp *ld = p->ld[i].op;
+    TileMatch t = *p->ld[i].tile;
     for (int s = 0; s < t.nsyms; s++)
         t.syms[s] = mapped(map, p->nids, (IrValue *)t.syms[s]);
     IrValue *ops[4] = {tile_coord(b, ld->span, &t, 0, j), tile_coord(b, ld->span, &t, 1, j), live,
                        slot};
     IrOp *c = ir_build(b, IR_TMA_COPY, ld->span, ops, 4, NULL, 0);
-    c->ival = p->buf[i];
+    c->ival = p->ld[i].buf;
     c->ival2 = p->slots;
-    c->sub = p->tmap[i];
+    c->sub = p->ld[i].tmap;
 }
 
 static IrValue *mapped(IrValue **map, int nids, IrValue *v)
@@ -230,8 +230,8 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
         IrValue *slot = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         IrValue *j = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         for (int i = 0; i < p->nloads; i++) {
-            const IrOp *ld = p->loads[i];
-            if (p->tile[i])
+            const IrOp *ld = p->ld[i].op;
+            if (p->ld[i].tile)
                 emit_tma(p, &b, i, j, map, live, slot);
             else
                 emit_copy(p, &b, i, mapped(map, p->nids, ld->operands[0]),
@@ -291,7 +291,7 @@ IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
 static bool all_private(const Pipe *p)
 {
     for (int i = 0; i < p->nloads; i++)
-        if (!p->priv[i])
+        if (!p->ld[i].run)
             return false;
     return true;
 }
@@ -299,14 +299,14 @@ static bool all_private(const Pipe *p)
 /* Load i becomes a view of its ring's slot rd. */
 void pipe_view_ring(Pipe *p, int i, IrValue *rd)
 {
-    IrOp *ld = p->loads[i];
+    IrOp *ld = p->ld[i].op;
     IrBuilder here = {p->f, p->body, ld};
     Type t = ld->results[0]->type;
     IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
-    v->ival = p->buf[i];
+    v->ival = p->ld[i].buf;
     v->ival2 = p->slots;
-    v->sub = p->priv[i];
-    if (p->priv[i]) {
+    v->sub = p->ld[i].run;
+    if (p->ld[i].run) {
         v->results[0]->layout = ld->results[0]->layout; /* read back into registers */
     } else {
         Layout sh = pipe_shared_for(p, i);
@@ -344,10 +344,10 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
                                                           step->def->ival)
                                     : NULL;
     for (int i = 0; i < p->nloads; i++) {
-        if (!p->tile[i])
+        if (!p->ld[i].tile)
             continue;
         IrOp *tw = ir_build(&b, IR_TMA_WAIT, sp, &rd, 1, NULL, 0);
-        tw->ival = p->buf[i];
+        tw->ival = p->ld[i].buf;
         tw->ival2 = p->slots;
     }
     IrOp *w = ir_build(&b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
@@ -371,9 +371,9 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
         if (p->carried[k])
             yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
     for (int i = 0; i < p->nloads; i++) {
-        IrOp *ld = p->loads[i];
+        IrOp *ld = p->ld[i].op;
         IrBuilder at = {p->f, body, yield};
-        if (p->tile[i])
+        if (p->ld[i].tile)
             emit_tma(p, &at, i, j, map, live, wr);
         else
             emit_copy(p, &at, i, mapped(map, p->nids, ld->operands[0]),
@@ -414,17 +414,17 @@ static bool add_planned_load(Pipe *p, IrOp *o)
     int i = p->nloads;
     if (i == MAX_LOADS)
         return false;
-    p->loads[i] = o;
-    p->buf[i] = pl->buffer;
-    p->priv[i] = pl->mech == PIPE_PRIVATE ? pl->run : 0;
-    p->tile[i] = NULL;
-    p->tmap[i] = pl->tmap;
+    p->ld[i].op = o;
+    p->ld[i].buf = pl->buffer;
+    p->ld[i].run = pl->mech == PIPE_PRIVATE ? pl->run : 0;
+    p->ld[i].tile = NULL;
+    p->ld[i].tmap = pl->tmap;
     if (pl->mech == PIPE_TMA) {
         TileMatch *m = arena_alloc(p->f->arena, sizeof *m);
         if (!m || pl->tmap >= p->f->ntmaps || !tile_match(p->f, p->loop, o, m) ||
             !same_tmap(&m->map, &p->f->tmaps[pl->tmap]))
             return false;
-        p->tile[i] = m;
+        p->ld[i].tile = m;
     } else {
         p->ncp++;
     }
@@ -438,8 +438,8 @@ static bool pull_slice(Pipe *p)
     p->nslice = 0;
     memset(p->carried, 0, sizeof(bool) * 64);
     for (int i = 0; i < p->nloads; i++)
-        for (int k = 0; k < p->loads[i]->nops && k < 2; k++) /* pointer, mask (may be none) */
-            if (p->loads[i]->operands[k] && !pipe_pull(p, p->loads[i]->operands[k], 0))
+        for (int k = 0; k < p->ld[i].op->nops && k < 2; k++) /* pointer, mask (may be none) */
+            if (p->ld[i].op->operands[k] && !pipe_pull(p, p->ld[i].op->operands[k], 0))
                 return false;
     return pipe_slice_closed(p);
 }
@@ -507,8 +507,8 @@ static bool rings_loop(Pipe *p, IrOp *loop)
     rewrite_body(p, map, rd, wr);
     p->loop->plan = (IrPlan){PIPE_NONE}; /* carried out: the ring ops say it now */
     for (int i = 0; i < p->nloads; i++)
-        if (p->f->nbuffers <= p->buf[i])
-            p->f->nbuffers = p->buf[i] + 1;
+        if (p->f->nbuffers <= p->ld[i].buf)
+            p->f->nbuffers = p->ld[i].buf + 1;
     return true;
 }
 

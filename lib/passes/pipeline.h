@@ -13,31 +13,39 @@
 
 enum { MAX_LOADS = 8 };
 
+/* One load a loop stages: how its ring is filled. */
+typedef struct PipeLoad {
+    IrOp *op;
+    TileMatch *tile; /* TMA's view of the load, NULL: cp.async */
+    int run;         /* elements per run of a private ring, 0: a shared tile */
+    int tmap;        /* the tensor map of a TMA load */
+    int buf;         /* the shared buffer of its ring */
+} PipeLoad;
+
 typedef struct Pipe {
+    /* the function */
     IrFunc *f;
-    const AxisInfo *axis;
-    int *uses;          /* by value id (ids of the function before the pass) */
+    const AxisInfo *axis; /* pipe_plan.c */
+    int *uses;            /* by value id (ids of the function before the pass) */
     int nids;
+    int nbuf;             /* pipe_plan.c: buffers numbered so far */
+    IrOp *ws_loop;        /* the function's warp-specialized loop, or NULL */
+    /* the loop, as planned */
     IrOp *loop;
     IrBlock *body;
     int stages;
-    int slots;          /* ring size: stages, one more under an asynchronous dot read by
-                         * several warpgroups (ring_slots) */
-    IrOp *dot;          /* the dot left in flight across iterations, or NULL */
-    bool wgmma;         /* a wgmma dot reads the copies */
-    IrOp *loads[MAX_LOADS];
+    int slots;            /* ring size: stages, one more under an asynchronous dot read
+                           * by several warpgroups and in a warp-specialized loop */
+    IrOp *dot;            /* the dot left in flight across iterations, or NULL */
+    bool ws;              /* warp-specialized: a producer issues the TMA copies */
+    PipeLoad ld[MAX_LOADS];
     int nloads;
-    IrOp **slice;
+    /* what follows from the plan */
+    bool wgmma;           /* a wgmma dot reads the copies */
+    int ncp;              /* loads copied by cp.async */
+    IrOp **slice;         /* the ops computing the loads' addresses, run ahead */
     int nslice;
-    bool *carried;      /* by iter arg index */
-    TileMatch *tile[MAX_LOADS]; /* TMA's view of each load, NULL: cp.async */
-    int priv[MAX_LOADS];        /* elements per run of a private ring, 0: a shared tile */
-    int tmap[MAX_LOADS];        /* the tensor map of a TMA load */
-    int ncp;                    /* loads copied by cp.async */
-    bool ws;                    /* warp-specialized: a producer issues the TMA copies */
-    IrOp *ws_loop;              /* the function's warp-specialized loop, or NULL */
-    int buf[MAX_LOADS];         /* the shared buffer of each load's ring */
-    int nbuf;                   /* pipe_plan.c: buffers numbered so far */
+    bool *carried;        /* by iter arg index: advanced by the slice */
 } Pipe;
 
 /* pipeline.c: what the rewrites share */
@@ -70,7 +78,7 @@ bool pipe_reads_as_wgmma(const Pipe *p);
 void pipe_planned_loops(IrFunc *f, PtrVec *out);
 
 /* pipeline_loads.c */
-/* The loads of p->body to stage (p->loads, p->tile, p->priv); false: none. */
+/* The loads of p->body to stage (p->ld); false: none. */
 bool pipe_find_loads(Pipe *p);
 /* Adds what v needs to the slice; false when the slice cannot run ahead. */
 bool pipe_pull(Pipe *p, IrValue *v, int depth);
