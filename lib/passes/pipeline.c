@@ -330,6 +330,41 @@ void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x)
     yield->nops++;
 }
 
+/* At the top of the body: the waits until the slot rd it reads landed
+ * (TMA barriers, then the cp.async groups and the CTA barrier). */
+static void wait_for_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *rd)
+{
+    for (int i = 0; i < p->nloads; i++) {
+        if (!p->ld[i].tile)
+            continue;
+        IrOp *tw = ir_build(b, IR_TMA_WAIT, sp, &rd, 1, NULL, 0);
+        tw->ival = p->ld[i].buf;
+        tw->ival2 = p->slots;
+    }
+    IrOp *w = ir_build(b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
+    w->ival = p->ncp ? p->stages - 2 : -1; /* -1: no cp.async group to wait for */
+    w->ival2 = p->wgmma; /* the copies are read through the async proxy */
+    w->sub = all_private(p); /* each thread reads only what it copied: no barrier */
+}
+
+/* At the end of the body: the commit of its copies and the next slots;
+ * after the loop, the wait for every copy. */
+static void close_iteration(Pipe *p, Span sp, IrValue *rd, IrValue *wr)
+{
+    IrOp *yield = p->body->last;
+    IrBuilder at = {p->f, p->body, yield};
+    if (p->ncp)
+        ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
+    IrValue *nrd = ir_next_slot(&at, sp, rd, p->slots);
+    IrValue *nwr = ir_next_slot(&at, sp, wr, p->slots);
+    pipe_yield_also(p, yield, nrd);
+    pipe_yield_also(p, yield, nwr);
+    IrBuilder after = {p->f, p->loop->parent, p->loop->next};
+    IrOp *drain = ir_build(&after, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
+    drain->ival = p->ncp ? 0 : -1;
+    drain->sub = all_private(p);
+}
+
 static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
 {
     IrOp *loop = p->loop;
@@ -343,17 +378,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrValue *j = p->ncp < p->nloads ? ir_iteration_index(&b, sp, ahead, loop->operands[0],
                                                           step->def->ival)
                                     : NULL;
-    for (int i = 0; i < p->nloads; i++) {
-        if (!p->ld[i].tile)
-            continue;
-        IrOp *tw = ir_build(&b, IR_TMA_WAIT, sp, &rd, 1, NULL, 0);
-        tw->ival = p->ld[i].buf;
-        tw->ival2 = p->slots;
-    }
-    IrOp *w = ir_build(&b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
-    w->ival = p->ncp ? p->stages - 2 : -1; /* -1: no cp.async group to wait for */
-    w->ival2 = p->wgmma; /* the copies are read through the async proxy */
-    w->sub = all_private(p); /* each thread reads only what it copied: no barrier */
+    wait_for_slot(p, &b, sp, rd);
     IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
     live->def->sub = CMP_LT;
     /* the slice again, for iteration i+S-1: the carried arguments already
@@ -380,17 +405,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
                       ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, wr);
         pipe_view_ring(p, i, rd);
     }
-    IrBuilder at = {p->f, body, yield};
-    if (p->ncp)
-        ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
-    IrValue *nrd = ir_next_slot(&at, sp, rd, p->slots);
-    IrValue *nwr = ir_next_slot(&at, sp, wr, p->slots);
-    pipe_yield_also(p, yield, nrd);
-    pipe_yield_also(p, yield, nwr);
-    IrBuilder after = {p->f, loop->parent, loop->next};
-    IrOp *drain = ir_build(&after, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
-    drain->ival = p->ncp ? 0 : -1;
-    drain->sub = all_private(p);
+    close_iteration(p, sp, rd, wr);
 }
 
 
