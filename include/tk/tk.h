@@ -290,7 +290,13 @@ typedef struct tk_launch_options {
     int num_warps;   /* 0: 4 */
     int num_stages;  /* 0: 3 */
     tk_stream stream;
-    uint64_t reserved[4]; /* zero (room for later options) */
+    /* 1: programmatic dependent launch (Triton's launch_pdl=True): on sm_90
+     * and later the kernel may start while the stream's previous kernel
+     * finishes, and waits for it where it calls gdc_wait(); elsewhere an
+     * ordinary launch */
+    int launch_pdl;
+    int reserved_int;     /* zero (room for a later option) */
+    uint64_t reserved[3]; /* zero (room for later options) */
 } tk_launch_options;
 
 /* Queues one launch (asynchronous on the GPU; synchronous when interpreting).
