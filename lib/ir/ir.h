@@ -431,6 +431,32 @@ typedef struct IrValue {
     const Layout *layout; /* blocks after pass_layout; NULL before and for scalars */
 } IrValue;
 
+/* The software pipelining plan (passes/pipe_plan.c): what pass
+ * pipeline_plan decided for a loop, its loads and its dot, which the
+ * rewrite passes (pipeline_rings, pipeline_async, pipeline_ws) then carry
+ * out. Printed as `pipe(...)` after an op's other attributes. */
+typedef enum {
+    PIPE_NONE,      /* no plan */
+    PIPE_LOOP,      /* for: pipelined, copies run stages-1 iterations ahead
+                     * into rings of `slots` slots; ws: a producer warpgroup
+                     * issues them (warp specialization) */
+    PIPE_CP_ASYNC,  /* load: cp.async into a shared ring `buffer` */
+    PIPE_PRIVATE,   /* load: cp.async into a private ring `buffer`, runs
+                     * of `run` elements per thread */
+    PIPE_TMA,       /* load: TMA into a shared ring `buffer`, by tensor map `tmap` */
+    PIPE_ASYNC_DOT, /* dot: left in flight into the next iteration, at most
+                     * `pending` wgmma groups (1) outstanding at its wait */
+} PipeMech;
+typedef struct IrPlan {
+    PipeMech mech;
+    int stages, slots; /* PIPE_LOOP */
+    bool ws;           /* PIPE_LOOP */
+    int buffer;        /* loads */
+    int run;           /* PIPE_PRIVATE */
+    int tmap;          /* PIPE_TMA */
+    int pending;       /* PIPE_ASYNC_DOT */
+} IrPlan;
+
 struct IrOp {
     IrKind kind;
     Span span;
@@ -449,6 +475,7 @@ struct IrOp {
     const char *str, *str2;
     int ints[TK_MAX_RANK];
     int nints;
+    IrPlan plan;        /* software pipelining plan (see above) */
     /* position */
     IrOp *prev, *next;
     IrBlock *parent;

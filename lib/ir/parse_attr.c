@@ -170,8 +170,74 @@ static bool simple_suffix(Parser *p, IrKind k, IrOp *a)
     }
 }
 
-/* What comes after the operands, before " : types" (print_suffix). */
+/* The plan of a pipelined loop: "stages=3, slots=4, warp_specialized". */
+static bool loop_plan(Parser *p, IrPlan *pl)
+{
+    int64_t st, sl;
+    if (!irp_keyed_int(p, "stages", 2, 64, &st) || !irp_expect(p, ",") ||
+        !irp_keyed_int(p, "slots", 2, 65, &sl))
+        return false;
+    pl->stages = (int)st, pl->slots = (int)sl;
+    if (irp_accept(p, ",")) {
+        if (!irp_accept_word(p, "warp_specialized"))
+            return FAIL(p, "expected 'warp_specialized'");
+        pl->ws = true;
+    }
+    pl->mech = PIPE_LOOP;
+    return true;
+}
+
+/* ", key=N" of a plan, into *out. */
+static bool plan_int(Parser *p, const char *key, int64_t lo, int64_t hi, int *out)
+{
+    int64_t v;
+    if (!irp_expect(p, ",") || !irp_keyed_int(p, key, lo, hi, &v))
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* The plan of a load or a dot, after its mechanism's name. */
+static bool op_plan(Parser *p, IrPlan *pl)
+{
+    if (irp_accept_word(p, "cp_async"))
+        return pl->mech = PIPE_CP_ASYNC, plan_int(p, "buffer", 0, 1 << 10, &pl->buffer);
+    if (irp_accept_word(p, "private"))
+        return pl->mech = PIPE_PRIVATE, plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
+                                            plan_int(p, "run", 1, 16, &pl->run);
+    if (irp_accept_word(p, "tma"))
+        return pl->mech = PIPE_TMA, plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
+                                        plan_int(p, "tmap", 0, IR_MAX_TMAPS - 1, &pl->tmap);
+    if (irp_accept_word(p, "async"))
+        return pl->mech = PIPE_ASYNC_DOT, plan_int(p, "pending", 0, 1, &pl->pending);
+    return FAIL(p, "expected a pipelining mechanism (cp_async, private, tma or async)");
+}
+
+/* " pipe(...)" after a for's, a load's or a dot's attributes (print_plan):
+ * the software pipelining plan. */
+static bool plan_attrs(Parser *p, IrKind k, IrPlan *pl)
+{
+    if (!irp_accept_word(p, "pipe"))
+        return true;
+    if (!irp_expect(p, "("))
+        return false;
+    irp_skip_blanks(p);
+    bool ok = k == IR_FOR ? loop_plan(p, pl) : op_plan(p, pl);
+    return ok && irp_expect(p, ")");
+}
+
+static bool kind_suffix(Parser *p, IrKind k, OpText *t);
+
+/* What comes after the operands, before " : types" (print_suffix, then
+ * print_plan). */
 bool irp_suffix(Parser *p, IrKind k, OpText *t)
+{
+    if (!kind_suffix(p, k, t))
+        return false;
+    return (k != IR_FOR && k != IR_LOAD && k != IR_DOT) || plan_attrs(p, k, &t->attrs.plan);
+}
+
+static bool kind_suffix(Parser *p, IrKind k, OpText *t)
 {
     IrOp *a = &t->attrs;
     int64_t v;

@@ -222,6 +222,26 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     }
 }
 
+/* " pipe(...)": the software pipelining plan (IrPlan), the inverse of
+ * parse_attr.c's plan_attrs. */
+static void print_plan(StrBuf *sb, const IrPlan *pl)
+{
+    switch (pl->mech) {
+    case PIPE_NONE: return;
+    case PIPE_LOOP:
+        sb_printf(sb, " pipe(stages=%d, slots=%d%s)", pl->stages, pl->slots,
+                  pl->ws ? ", warp_specialized" : "");
+        return;
+    case PIPE_CP_ASYNC: sb_printf(sb, " pipe(cp_async, buffer=%d)", pl->buffer); return;
+    case PIPE_PRIVATE:
+        sb_printf(sb, " pipe(private, buffer=%d, run=%d)", pl->buffer, pl->run);
+        return;
+    case PIPE_TMA: sb_printf(sb, " pipe(tma, buffer=%d, tmap=%d)", pl->buffer, pl->tmap); return;
+    case PIPE_ASYNC_DOT: sb_printf(sb, " pipe(async, pending=%d)", pl->pending); return;
+    }
+    sb_printf(sb, " pipe(<bad %d>)", (int)pl->mech);
+}
+
 static void print_operands(StrBuf *sb, const IrOp *op)
 {
     if (op->kind == IR_FOR && op->nops >= 3 && op->operands) {
@@ -322,6 +342,7 @@ static void print_op(StrBuf *sb, const IrOp *op, int depth)
     print_prefix(sb, op);
     print_operands(sb, op);
     print_suffix(sb, op);
+    print_plan(sb, &op->plan);
     if (op->nres) {
         sb_puts(sb, " : ");
         bool cast = op->kind == IR_CAST || op->kind == IR_BITCAST || op->kind == IR_PTR_TO_INT ||

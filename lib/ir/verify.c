@@ -104,6 +104,7 @@ static void verify_op(Verifier *v, IrBlock *b, IrOp *op)
     if ((op->kind == IR_YIELD || op->kind == IR_CONDITION) && !terminator_allowed(op))
         ir_vfail(v, op, "terminator outside the end of a region that takes it");
     ir_check_kind(v, op);
+    ir_check_plan(v, op);
     for (int r = 0; r < op->nregions && op->regions; r++) {
         IrBlock *rb = op->regions[r];
         if (!rb)

@@ -25,5 +25,7 @@ const char *ir_vtype(Type t);
 bool ir_verify_layouts_as(const IrFunc *f, Diag *d, DiagKind kind);
 /* The operand counts and types op's kind needs. */
 void ir_check_kind(Verifier *v, const IrOp *op);
+/* The software pipelining plan op carries, if any (verify_plan.c). */
+void ir_check_plan(Verifier *v, const IrOp *op);
 
 #endif

@@ -14,7 +14,6 @@ static bool run_fold(IrFunc *f) { return pass_fold(f), true; }
 static bool run_flatten(IrFunc *f) { return pass_flatten(f), true; }
 static bool run_dce(IrFunc *f) { return pass_dce(f), true; }
 static bool run_layout(IrFunc *f) { return pass_layout(f); }
-static bool run_pipeline(IrFunc *f) { return pass_pipeline(f), true; }
 
 static const PassInfo pass_table[] = {
     {"fold", run_fold, PASS_PTX | PASS_INTERP, "constant folding and algebraic simplification"},
@@ -23,8 +22,18 @@ static const PassInfo pass_table[] = {
     {"dce", run_dce, PASS_PTX | PASS_INTERP, "removes unused ops that have no effect"},
     {"layout", run_layout, PASS_PTX | PASS_INTERP,
      "a layout for every block value, conversions where a use needs another"},
-    {"pipeline", run_pipeline, PASS_PTX,
-     "software pipelining: cp.async and TMA rings, async wgmma, warp specialization"},
+    {"pipeline_plan", pass_pipeline_plan, PASS_PTX,
+     "software pipelining plan: per load cp.async, private or TMA ring; stages, async wgmma, "
+     "warp specialization"},
+    {"pipeline_rings", pass_pipeline_rings, PASS_PTX,
+     "planned loads become copies into rings of shared buffers, stages-1 iterations ahead"},
+    {"pipeline_async", pass_pipeline_async, PASS_PTX,
+     "planned wgmma dots stay in flight into the next iteration"},
+    {"pipeline_ws", pass_pipeline_ws, PASS_PTX,
+     "planned loops get a producer warpgroup that issues their TMA copies"},
+    /* a group: the four above, as the default pipeline runs them */
+    {"pipeline", pass_pipeline, PASS_PTX, "pipeline_plan, pipeline_rings, pipeline_async, "
+                                          "pipeline_ws in one"},
 };
 
 /* The default pipeline. The interpreter runs the IR after the passes that
@@ -32,8 +41,9 @@ static const PassInfo pass_table[] = {
  * again after flatten, which leaves index arithmetic to simplify. There is
  * no CSE or loop-invariant hoisting here: LLVM's EarlyCSE, GVN and LICM do
  * both on the generated code, per thread and with the target's costs. */
-static const char *const default_passes[] = {"fold", "flatten", "fold", "dce", "layout",
-                                             "pipeline"};
+static const char *const default_passes[] = {
+    "fold", "flatten", "fold", "dce", "layout",
+    "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws"};
 
 const PassInfo *pass_lookup(const char *name, size_t len)
 {

@@ -25,10 +25,21 @@ bool pass_layout(IrFunc *f);
 /* v is built from arange, constants, scalars and cheap elementwise or shape
  * ops, so it can be recomputed in any layout instead of moved (layout.c) */
 bool pass_can_remat(const IrValue *v);
-/* turns the loads feeding tensor-core dots in `for` loops with num_stages
- * >= 2 into cp.async copies S-1 iterations ahead (pipeline.c); after
- * pass_layout, for GPU code only */
-void pass_pipeline(IrFunc *f);
+/* Software pipelining, after pass_layout, for GPU code only: a plan, then
+ * the rewrites that follow it. false: out of memory, or a plan (read from
+ * text) the rewrite cannot follow. */
+/* decides per loop and load: cp.async, private or TMA ring, stages and
+ * slots, async wgmma, warp specialization; records IrPlan (pipe_plan.c) */
+bool pass_pipeline_plan(IrFunc *f);
+/* planned loads become copies into rings, S-1 iterations ahead (pipeline.c) */
+bool pass_pipeline_rings(IrFunc *f);
+/* planned dots stay in flight across iterations, read through dot_wait
+ * (pipe_async.c) */
+bool pass_pipeline_async(IrFunc *f);
+/* planned loops get a TMA producer warpgroup (pipe_ws.c) */
+bool pass_pipeline_ws(IrFunc *f);
+/* the four above in order (the group `pipeline` of --passes) */
+bool pass_pipeline(IrFunc *f);
 
 
 /* ---- the pass manager (manager.c) ---- */

@@ -1,6 +1,9 @@
-/* pipeline.h: what the files of pass_pipeline share (not a public interface):
- * the state of the loop being pipelined, and the analysis of pipeline_loads.c
- * that pipeline.c's rewriting uses. */
+/* pipeline.h: what the files of software pipelining share (not a public
+ * interface): the state of the loop being planned or rewritten, the load
+ * analysis of pipeline_loads.c, and the pieces of the rewrites that more
+ * than one pass uses. The plan (pipe_plan.c) decides and records IrPlan
+ * attributes; pipeline.c (rings), pipe_async.c and pipe_ws.c rewrite from
+ * them alone. */
 #ifndef TK_PASSES_PIPELINE_H
 #define TK_PASSES_PIPELINE_H
 
@@ -9,33 +12,72 @@
 
 enum { MAX_LOADS = 8 };
 
+/* One load a loop stages: how its ring is filled. */
+typedef struct PipeLoad {
+    IrOp *op;
+    TileMatch *tile; /* TMA's view of the load, NULL: cp.async */
+    int run;         /* elements per run of a private ring, 0: a shared tile */
+    int tmap;        /* the tensor map of a TMA load */
+    int buf;         /* the shared buffer of its ring */
+} PipeLoad;
+
 typedef struct Pipe {
+    /* the function */
     IrFunc *f;
-    const AxisInfo *axis;
-    int *uses;          /* by value id (ids of the function before the pass) */
+    const AxisInfo *axis; /* pipe_plan.c */
+    int *uses;            /* by value id (ids of the function before the pass) */
     int nids;
+    int nbuf;             /* pipe_plan.c: buffers numbered so far */
+    IrOp *ws_loop;        /* the function's warp-specialized loop, or NULL */
+    /* the loop, as planned */
     IrOp *loop;
     IrBlock *body;
     int stages;
-    int slots;          /* ring size: stages, one more under an asynchronous dot read by
-                         * several warpgroups (ring_slots) */
-    IrOp *dot;          /* the dot left in flight across iterations, or NULL */
-    bool wgmma;         /* a wgmma dot reads the copies */
-    IrOp *loads[MAX_LOADS];
+    int slots;            /* ring size: stages, one more under an asynchronous dot read
+                           * by several warpgroups and in a warp-specialized loop */
+    IrOp *dot;            /* the dot left in flight across iterations, or NULL */
+    bool ws;              /* warp-specialized: a producer issues the TMA copies */
+    PipeLoad ld[MAX_LOADS];
     int nloads;
-    IrOp **slice;
+    /* what follows from the plan */
+    bool wgmma;           /* a wgmma dot reads the copies */
+    int ncp;              /* loads copied by cp.async */
+    IrOp **slice;         /* the ops computing the loads' addresses, run ahead */
     int nslice;
-    bool *carried;      /* by iter arg index */
-    TileMatch *tile[MAX_LOADS]; /* TMA's view of each load, NULL: cp.async */
-    int priv[MAX_LOADS];        /* elements per run of a private ring, 0: a shared tile */
-    int tmap[MAX_LOADS];        /* the tensor map of a TMA load */
-    int ncp;                    /* loads copied by cp.async */
-    bool ws;                    /* warp-specialized: a producer issues the TMA copies */
-    IrOp *ws_loop;              /* the function's warp-specialized loop, or NULL */
+    bool *carried;        /* by iter arg index: advanced by the slice */
 } Pipe;
 
+/* pipeline.c: what the rewrites share */
+/* Allocates p's tables and counts the uses of f's values; false out of memory. */
+bool pipe_init(Pipe *p, IrFunc *f);
+/* Fills p from the plan of `loop` (a PIPE_LOOP for): its loads, their
+ * rings and TMA tiles, and the address slice that runs ahead; false where
+ * the plan cannot be followed (a plan written by hand for a loop the
+ * analysis would leave alone). */
+bool pipe_from_plan(Pipe *p, IrOp *loop);
+/* A new `for` in place of p->loop with more carried slot counters: the
+ * one the body reads and, unless wr is NULL (the producer writes), the one
+ * its copies write; carried values start from ahead[]. */
+IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr);
+/* Load i becomes a view of its ring's slot rd. */
+void pipe_view_ring(Pipe *p, int i, IrValue *rd);
+/* The yield of the body with one more value. */
+void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x);
+/* The body's only dot, a direct child of it; NULL when there are others. */
+IrOp *pipe_only_dot(const Pipe *p);
+/* How many operands of ops in b (nested too) are x. */
+int pipe_reads_in(IrBlock *b, const IrValue *x);
+/* Reads of x inside the regions of the body's ifs. */
+int pipe_uses_in_ifs(const Pipe *p, const IrValue *x);
+/* Whether v is (a layout conversion of) one of p's loads. */
+bool pipe_is_load_of(const Pipe *p, const IrValue *v);
+/* Whether an sm_90a dot of the body reads an operand from the rings. */
+bool pipe_reads_as_wgmma(const Pipe *p);
+/* Collects the planned `for`s of f, in order. */
+void pipe_planned_loops(IrFunc *f, PtrVec *out);
+
 /* pipeline_loads.c */
-/* The loads of p->body to stage (p->loads, p->tile, p->priv); false: none. */
+/* The loads of p->body to stage (p->ld); false: none. */
 bool pipe_find_loads(Pipe *p);
 /* Adds what v needs to the slice; false when the slice cannot run ahead. */
 bool pipe_pull(Pipe *p, IrValue *v, int depth);

@@ -1,8 +1,9 @@
-/* pipeline_loads.c: which loads of a loop pass_pipeline stages through
- * shared memory, with which ring (a shared tile, a TMA tile, or a private
- * run per thread), and the slice of ops that computes their addresses and
- * must run ahead of the loop. Assumes the loop's layouts are assigned;
- * changes nothing in the IR. */
+/* pipeline_loads.c: which loads of a loop the pipelining plan stages
+ * through shared memory, with which ring (a shared tile, a TMA tile, or a
+ * private run per thread), and the slice of ops that computes their
+ * addresses and must run ahead of the loop (which the rewrites compute
+ * again from the plan). Assumes the loop's layouts are assigned; changes
+ * nothing in the IR. */
 #include "passes/pipeline.h"
 
 #include <string.h>
@@ -75,7 +76,7 @@ static Layout ring_layout(Pipe *p, const IrOp *ld, const TileMatch *m)
 
 Layout pipe_shared_for(Pipe *p, int i)
 {
-    return ring_layout(p, p->loads[i], p->tile[i]);
+    return ring_layout(p, p->ld[i].op, p->ld[i].tile);
 }
 
 /* A ring keeps the order the load reads in (copies move whole runs), so
@@ -182,22 +183,18 @@ bool pipe_find_loads(Pipe *p)
         const Layout *dop = feeds_dot_only(p, o);
         int run = dop ? 0 : private_run(p, o);
         if (run) {
-            p->tile[p->nloads] = NULL;
-            p->priv[p->nloads] = run;
-            p->loads[p->nloads++] = o;
+            p->ld[p->nloads++] = (PipeLoad){.op = o, .run = run};
         }
         if (!dop)
             continue;
         TileMatch *m = tma_tile(p, o); /* TMA copies tiles cp.async cannot */
         int ntiles = 0;
         for (int i = 0; i < p->nloads; i++)
-            ntiles += p->tile[i] != NULL;
+            ntiles += p->ld[i].tile != NULL;
         if (p->f->ntmaps + ntiles >= IR_MAX_TMAPS)
             m = NULL; /* the launcher passes at most IR_MAX_TMAPS */
         if ((m || copyable(p, o)) && ring_order_fits(p, o, dop, m)) {
-            p->tile[p->nloads] = m;
-            p->priv[p->nloads] = 0;
-            p->loads[p->nloads++] = o;
+            p->ld[p->nloads++] = (PipeLoad){.op = o, .tile = m};
         }
     }
     return p->nloads > 0;
@@ -281,7 +278,7 @@ bool pipe_pull(Pipe *p, IrValue *v, int depth)
 static bool is_load(const Pipe *p, const IrOp *op)
 {
     for (int i = 0; i < p->nloads; i++)
-        if (p->loads[i] == op)
+        if (p->ld[i].op == op)
             return true;
     return false;
 }

@@ -1,5 +1,6 @@
 /* tile.h: which loads of a loop are tiles of 2-D strided tensors, the
- * shape TMA copies (tile.c); pass_pipeline asks. */
+ * shape TMA copies (tile.c); the pipelining plan asks, the rewrites
+ * compute the copies' origins from it. */
 #ifndef TK_TILE_H
 #define TK_TILE_H
 

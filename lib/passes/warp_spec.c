@@ -12,8 +12,9 @@
  * the consumers' code; it computes the loop's bounds and the tiles'
  * origins itself, from clones of the pure scalar ops of the kernel's top
  * level that give them (a tile's origin is a polynomial over the iteration
- * index and such scalars, tile.c). pass_pipeline decides where this
- * applies and rewrites the consumers' side of the loop.
+ * index and such scalars, tile.c). Pass pipeline_plan decides where this
+ * applies, and pipeline_ws (pipe_ws.c) rewrites the consumers' side of
+ * the loop.
  *
  * A flattened loop (pass_flatten) sits in an `if` (there are tiles and K
  * steps), and its tiles' origins read scalars its body computes: the

@@ -1,5 +1,5 @@
 /* warp_spec.h: the producer of a warp-specialized loop (warp_spec.c), which
- * pass_pipeline builds where tl.range(..., warp_specialize=True) asks and
+ * pass pipeline_ws builds where tl.range(..., warp_specialize=True) asks and
  * every ring of the loop is filled by TMA. */
 #ifndef TK_WARP_SPEC_H
 #define TK_WARP_SPEC_H

@@ -1,0 +1,234 @@
+/* pipe_plan.c: the software pipelining plan (pass pipeline_plan). Decides,
+ * for each innermost `for` of GPU code, whether its loads run ahead of it
+ * and how, and records the decisions as IrPlan attributes that --emit=ir
+ * prints and the reader reads back; the rewrite passes (pipeline_rings,
+ * pipeline_async, pipeline_ws) carry them out and decide nothing. Changes
+ * no op but the plans, and adds the tensor maps its TMA loads use (the
+ * launcher builds them in the order they are planned).
+ *
+ * A loop is planned with num_stages S >= 2 (its own, else the kernel's)
+ * when it counts up by a constant step, has no atomic or barrier (which
+ * may order the loads), and has loads worth staging (pipeline_loads.c)
+ * whose address slice can run S-1 iterations ahead. Per load the plan
+ * names the mechanism: a shared ring filled by cp.async (a dot operand),
+ * by TMA (on sm_90a with tensor maps, a tile of a 2-D strided tensor), or
+ * a private ring (a load no dot reads, where tl.range asks for stages);
+ * and its ring's buffer. Per loop: the stages and the ring's slots. On
+ * sm_90a the wgmma dot whose accumulator circulates through the loop may
+ * stay in flight into the next iteration (an asynchronous dot, waited for
+ * with one group pending); a loop that asks for warp specialization gets
+ * it where every ring is a TMA tile read by its one dot (warp_spec.c). */
+#include "passes/pipeline.h"
+#include "passes/warp_spec.h"
+
+#include <string.h>
+
+/* Bytes of shared memory one slot of every ring takes. */
+static int64_t slot_bytes(const Pipe *p)
+{
+    int64_t n = 0;
+    for (int i = 0; i < p->nloads; i++) {
+        Type t = p->ld[i].op->results[0]->type;
+        n += (type_numel(t) * (dtype_bits(t.dt) / 8) + 1023) / 1024 * 1024;
+    }
+    return n;
+}
+
+/* Which carried value dot o accumulates into, across iterations: the yield
+ * slot of its result, when its accumulator is that slot's argument or
+ * (attention's acc * alpha) that argument scaled; else -1. */
+static int carried_index(const Pipe *p, const IrOp *o)
+{
+    const IrValue *acc = o->operands[2];
+    while (acc->def && acc->def->parent == p->body && acc->def->kind == IR_MUL &&
+           p->uses[acc->id] == 1)
+        acc = acc->def->operands[0];
+    return acc->def || acc->owner != p->body ? -1 : acc->index - 1;
+}
+
+/* The dot of the body that can stay in flight, or NULL: not where the
+ * extra slot would not fit in sm_90's 227 KB of shared memory, and never a
+ * tf32x3 dot, which waits for its cross terms (codegen/wgmma.c) and so for
+ * all of its work. */
+static IrOp *async_dot(const Pipe *p)
+{
+    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 ||
+        (p->stages + 1) * slot_bytes(p) > 227 * 1024)
+        return NULL;
+    const IrOp *yield = p->body->last;
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        if (o->kind != IR_DOT || !o->results[0]->layout || o->results[0]->layout->version != 3 ||
+            o->sub == DOT_TF32X3)
+            continue;
+        const IrValue *r = o->results[0];
+        int k = carried_index(p, o);
+        if (k < 0 || k >= yield->nops || yield->operands[k] != r ||
+            p->uses[r->id] != 1 + pipe_uses_in_ifs(p, r))
+            continue;
+        /* A from a copy or from registers (attention's p): codegen leaves the
+         * group in flight only where what it reads stays put */
+        if (pipe_is_load_of(p, o->operands[1]))
+            return o;
+    }
+    return NULL;
+}
+
+/* Whether the loop, which asks for it, is warp-specialized: room for a
+ * producer warpgroup beside the consumers, every ring a TMA tile, the
+ * body's one dot a wgmma, and the producer able to compute its copies from
+ * what the kernel's top level computes before the loop. One loop a kernel. */
+static bool warp_specialized(Pipe *p)
+{
+    IrFunc *f = p->f;
+    /* 4 or 8 consumer warps: at 16, the 640 threads leave 96 registers a
+     * thread at launch, too few for the accumulators of the tiles 16 warps
+     * are for */
+    if (f->producer_warps || p->ws_loop || !p->wgmma ||
+        (f->num_warps != 4 && f->num_warps != 8) || !pipe_only_dot(p))
+        return false;
+    WsRing r[MAX_LOADS];
+    for (int i = 0; i < p->nloads; i++) {
+        if (!p->ld[i].tile)
+            return false;
+        r[i] = (WsRing){p->ld[i].tile, 0, 0};
+    }
+    return ws_computable(f, p->loop, r, p->nloads);
+}
+
+/* The ring's slots. Under an asynchronous dot the copies for iteration
+ * i+S-1 are issued after the wait that leaves only dot i in flight, so the
+ * slot they overwrite, read by dot i-1, is free in the warpgroup that
+ * waited; with one warpgroup (4 warps) S slots suffice, as in Triton. With
+ * more, another warpgroup's dot i-1 may still read it, so the ring holds
+ * one slot more; so does a warp-specialized loop, whose producer reuses a
+ * slot only once the consumers release it. */
+static int ring_slots(const Pipe *p)
+{
+    if (!p->dot)
+        return p->stages;
+    return p->stages + (p->ws || p->f->num_warps > 4 ? 1 : 0);
+}
+
+/* Appends a tensor map to the function; its index, or -1 out of memory. */
+static int add_tmap(IrFunc *f, const IrTmap *t)
+{
+    IrTmap *maps = arena_alloc(f->arena, sizeof(IrTmap) * (size_t)(f->ntmaps + 1));
+    if (!maps || f->arena->oom)
+        return -1;
+    if (f->ntmaps)
+        memcpy(maps, f->tmaps, sizeof(IrTmap) * (size_t)f->ntmaps);
+    maps[f->ntmaps] = *t;
+    f->tmaps = maps;
+    return f->ntmaps++;
+}
+
+/* The tensor maps of the loads TMA copies; false out of memory. */
+static bool add_tmaps(Pipe *p)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (p->ld[i].tile && (p->ld[i].tmap = add_tmap(p->f, &p->ld[i].tile->map)) < 0)
+            return false;
+    return true;
+}
+
+static bool is_sync(IrOp *op, void *ctx)
+{
+    TK_UNUSED(ctx);
+    return op->kind != IR_ATOMIC_RMW && op->kind != IR_ATOMIC_CAS && op->kind != IR_BARRIER;
+}
+
+/* Whether the loop's loads can run ahead (see the top): fills p's loads,
+ * their slice, and the stages. */
+static bool can_run_ahead(Pipe *p, IrOp *loop)
+{
+    if (!ir_walk(loop->regions[0], is_sync, NULL))
+        return false;
+    p->loop = loop;
+    p->body = loop->regions[0];
+    p->stages = (int)(loop->ival > 0 ? loop->ival : p->f->num_stages);
+    const IrOp *step = loop->operands[2]->def;
+    if (p->stages < 2 || p->body->nargs - 1 > 64 || !step || step->kind != IR_CONST ||
+        step->ival < 1 || !pipe_find_loads(p))
+        return false; /* copies run ahead only for loops known to count up */
+    p->nslice = 0;
+    memset(p->carried, 0, sizeof(bool) * 64);
+    for (int i = 0; i < p->nloads; i++)
+        for (int k = 0; k < p->ld[i].op->nops && k < 2; k++) /* pointer, mask (may be none) */
+            if (p->ld[i].op->operands[k] && !pipe_pull(p, p->ld[i].op->operands[k], 0))
+                return false;
+    return pipe_slice_closed(p);
+}
+
+/* The plan of load i, as p decided it. */
+static IrPlan load_plan(const Pipe *p, int i)
+{
+    IrPlan pl = {.mech = PIPE_CP_ASYNC, .buffer = p->nbuf + i};
+    if (p->ld[i].tile)
+        pl.mech = PIPE_TMA, pl.tmap = p->ld[i].tmap;
+    else if (p->ld[i].run)
+        pl.mech = PIPE_PRIVATE, pl.run = p->ld[i].run;
+    return pl;
+}
+
+static void plan_loop(Pipe *p, IrOp *loop)
+{
+    if (!can_run_ahead(p, loop))
+        return;
+    p->wgmma = pipe_reads_as_wgmma(p);
+    p->dot = async_dot(p);
+    p->ws = (loop->flags & IRF_WARP_SPEC) && warp_specialized(p);
+    p->slots = ring_slots(p);
+    if (!add_tmaps(p))
+        return;
+    loop->plan = (IrPlan){.mech = PIPE_LOOP, .stages = p->stages, .slots = p->slots, .ws = p->ws};
+    for (int i = 0; i < p->nloads; i++)
+        p->ld[i].op->plan = load_plan(p, i);
+    if (p->dot)
+        p->dot->plan = (IrPlan){.mech = PIPE_ASYNC_DOT, .pending = 1};
+    if (p->ws)
+        p->ws_loop = loop;
+    p->nbuf += p->nloads;
+}
+
+/* Loops whose body holds no other region: the K loops of GEMMs, also
+ * inside a persistent loop over tiles; a flattened loop (pass_flatten) may
+ * hold ifs (its epilogue). */
+typedef struct Loops {
+    Arena *a;
+    PtrVec v;
+} Loops;
+
+static bool innermost_loop(IrOp *op, void *ctx)
+{
+    Loops *l = ctx;
+    if (op->kind != IR_FOR || op->nregions != 1)
+        return true;
+    for (const IrOp *o = op->regions[0]->first; o; o = o->next)
+        if (o->nregions && !(o->kind == IR_IF && (op->flags & IRF_FLATTEN)))
+            return true;
+    vec_push(l->a, &l->v, op);
+    return true;
+}
+
+/* A plan the IR came with is replaced by the analysis' own. */
+static bool forget_plan(IrOp *op, void *ctx)
+{
+    TK_UNUSED(ctx);
+    op->plan = (IrPlan){PIPE_NONE};
+    return true;
+}
+
+bool pass_pipeline_plan(IrFunc *f)
+{
+    Pipe p;
+    if (!pipe_init(&p, f))
+        return false;
+    ir_walk(f->body, forget_plan, NULL);
+    p.nbuf = f->nbuffers;
+    p.axis = axis_analyze(f, f->arena);
+    Loops loops = {f->arena, {0}};
+    ir_walk(f->body, innermost_loop, &loops);
+    for (int i = 0; i < loops.v.len && !f->arena->oom; i++)
+        plan_loop(&p, loops.v.items[i]);
+    return true;
+}
