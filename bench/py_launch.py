@@ -5,7 +5,7 @@ package (tk.jit), Triton (triton.jit) and a bare torch op on the same work
 The launches are queued back to back without synchronising, so the time
 per launch is what the host spends; the GPU finishes each in a few us.
 
-    PYTHONPATH=PACK python3 bench/py_launch.py [--n 20000]
+    PYTHONPATH=PACK python3 bench/py_launch.py [--n 20000] [--breakdown]
 
 Prints microseconds per launch and the ratios (tk / Triton: the goal is at
 most 1/3). Needs torch and a GPU; Triton is optional (its rows are skipped)."""
@@ -58,6 +58,36 @@ def per_launch_us(fn, n):
     return (t1 - t0) / n * 1e6
 
 
+def breakdown(x, y, out, size, block, grid, n):
+    """Where tk's launch time goes, each stage timed alone (us per call):
+    the bench's own lambda, kernel[grid], the tensor reads the argument
+    parsing needs, torch's current stream, the whole launch stopped short
+    of tk_launch (the Python side), and the whole launch."""
+    from tk import _tk
+    getstream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+    def reads():
+        for t in (x, y, out):
+            t.data_ptr(), t.dtype, t.get_device()
+    stages = [("python call of the bench lambda", lambda: None),
+              ("kernel[grid] (the Bound object)", lambda: add_tk[grid]),
+              ("data_ptr/dtype/get_device of 3 tensors", reads)]
+    if getstream:
+        stages.append(("torch current raw stream", lambda: getstream(0)))
+    rows = [(name, per_launch_us(fn, n)) for name, fn in stages]
+    _tk._skip_launch(True)
+    try:
+        py = per_launch_us(lambda: add_tk[grid](x, y, out, size, BLOCK=block), n)
+    finally:
+        _tk._skip_launch(False)
+    full = per_launch_us(lambda: add_tk[grid](x, y, out, size, BLOCK=block), n)
+    rows += [("tk launch stopped short of tk_launch", py), ("tk launch", full),
+             ("tk_launch itself (the difference)", full - py)]
+    print("breakdown of a tk launch (us per call):")
+    for name, us in rows:
+        print(f"  {name:42} {us:7.2f}")
+
+
 def first_ms(fn):
     torch.cuda.synchronize()
     t0 = time.perf_counter()
@@ -69,6 +99,7 @@ def first_ms(fn):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--breakdown", action="store_true", help="also time the stages of tk's launch")
     args = ap.parse_args()
     size, block = 4096, 1024
     x, y = torch.randn(size, device="cuda"), torch.randn(size, device="cuda")
@@ -93,6 +124,8 @@ def main():
         print(f"launch: tk / triton = {r:.2f} ({'within' if r <= 1 / 3 else 'over'} the 1/3 goal)")
         print(f"first call: tk / triton = {rows['tk'][0] / rows['triton'][0]:.1%}")
     print(f"launch: tk / torch.add = {rows['tk'][1] / rows['torch'][1]:.2f}")
+    if args.breakdown:
+        breakdown(x, y, out, size, block, grid, args.n)
 
 
 if __name__ == "__main__":

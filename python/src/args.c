@@ -13,9 +13,43 @@
 
 static PyObject *dtype_cache; /* dtype object or typestr -> int tk_dtype */
 
+/* The dtype objects seen (torch.float32, ...), matched by identity before
+ * the dict: a launch reads one per tensor, and a pointer compare is the
+ * cheapest way to its tk_dtype. Each holds a reference. */
+static struct { PyObject *obj; tk_dtype dt; } dtype_fast[16];
+static int ndtype_fast;
+
+/* The forms a buffer argument takes, remembered per Python type, so that
+ * a launch tries the form its type had before instead of probing (a
+ * missing attribute costs an AttributeError). */
+typedef enum { FORM_NONE, FORM_TORCH, FORM_CAI, FORM_AI, FORM_DLPACK } Form;
+static struct { PyTypeObject *type; Form form; } forms[16];
+static int nforms;
+
+/* Attribute names made once (interned), not from C strings per launch. */
+static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_shape, *s_stride, *s_cai, *s_ai,
+    *s_dlpack;
+
+int tkpy_args_init(void)
+{
+    struct { PyObject **slot; const char *name; } n[] = {
+        {&s_data_ptr, "data_ptr"}, {&s_dtype, "dtype"}, {&s_get_device, "get_device"},
+        {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_cai, "__cuda_array_interface__"},
+        {&s_ai, "__array_interface__"}, {&s_dlpack, "__dlpack__"}};
+    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
+        if (!*n[i].slot && !(*n[i].slot = PyUnicode_InternFromString(n[i].name)))
+            return -1;
+    return 0;
+}
+
 void tkpy_args_clear(void)
 {
     Py_CLEAR(dtype_cache);
+    for (int i = 0; i < ndtype_fast; i++)
+        Py_CLEAR(dtype_fast[i].obj);
+    for (int i = 0; i < nforms; i++)
+        Py_CLEAR(forms[i].type);
+    ndtype_fast = nforms = 0;
 }
 
 /* Copies text into the launch's scratch; NULL (and an exception) when full. */
@@ -58,6 +92,9 @@ static tk_dtype parse_dtype(const char *s)
 /* The tk_dtype of a dtype object (or typestr), cached by the object. */
 static int lookup_dtype(PyObject *obj, const char *param, tk_dtype *out)
 {
+    for (int i = 0; i < ndtype_fast; i++)
+        if (dtype_fast[i].obj == obj)
+            return *out = dtype_fast[i].dt, 0;
     if (!dtype_cache && !(dtype_cache = PyDict_New()))
         return -1;
     PyObject *hit = PyDict_GetItem(dtype_cache, obj); /* borrowed */
@@ -82,6 +119,11 @@ static int lookup_dtype(PyObject *obj, const char *param, tk_dtype *out)
         Py_DECREF(hit);
     }
     *out = (tk_dtype)PyLong_AsLong(hit);
+    if (!PyUnicode_Check(obj) && ndtype_fast < (int)(sizeof dtype_fast / sizeof dtype_fast[0])) {
+        Py_INCREF(obj); /* a typestr is a new str each time: only objects are kept */
+        dtype_fast[ndtype_fast].obj = obj;
+        dtype_fast[ndtype_fast++].dt = *out;
+    }
     return 0;
 }
 
@@ -128,12 +170,12 @@ static int extent(PyObject *shape, PyObject *strides, Py_ssize_t item, Slot *s)
 
 /* PyTorch: data_ptr(), dtype, get_device(); strides in elements. The
  * extent is measured for host tensors, and for GPU ones when L wants it. */
-static int torch_arg(const Launch *L, PyObject *v, PyObject *data_ptr, const char *param,
-                     Slot *s)
+static int torch_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
 {
-    PyObject *p = PyObject_CallObject(data_ptr, NULL);
-    PyObject *dt = p ? PyObject_GetAttrString(v, "dtype") : NULL;
-    PyObject *dev = dt ? PyObject_CallMethod(v, "get_device", NULL) : NULL;
+    /* called by name without a bound method object in between */
+    PyObject *p = PyObject_CallMethodObjArgs(v, s_data_ptr, NULL);
+    PyObject *dt = p ? PyObject_GetAttr(v, s_dtype) : NULL;
+    PyObject *dev = dt ? PyObject_CallMethodObjArgs(v, s_get_device, NULL) : NULL;
     int ok = dev && lookup_dtype(dt, param, &s->arg.dtype) == 0;
     if (ok) {
         s->arg.v.ptr = PyLong_AsVoidPtr(p);
@@ -149,8 +191,8 @@ static int torch_arg(const Launch *L, PyObject *v, PyObject *data_ptr, const cha
     if (s->loc == SLOT_DEVICE && !L->extents)
         return 0;
     Py_ssize_t item = item_bytes(s->arg.dtype);
-    PyObject *shape = PyObject_GetAttrString(v, "shape");
-    PyObject *st = shape ? PyObject_CallMethod(v, "stride", NULL) : NULL;
+    PyObject *shape = PyObject_GetAttr(v, s_shape);
+    PyObject *st = shape ? PyObject_CallMethodObjArgs(v, s_stride, NULL) : NULL;
     PyObject *bytes = NULL;
     if (st) { /* element strides to byte strides */
         Py_ssize_t n = PySequence_Size(st);
@@ -275,42 +317,86 @@ static int is_scalar(PyObject *iface)
     return shape && PyTuple_Check(shape) && PyTuple_Size(shape) == 0;
 }
 
-/* A buffer argument in any of the forms above; TypeError when none fits. */
+/* The array-interface forms: a dict, or a numpy scalar's Python value. */
+static int iface_form(Launch *L, PyObject *v, PyObject *d, int on_gpu, const char *param,
+                      Slot *s)
+{
+    if (!on_gpu && PyDict_Check(d) && is_scalar(d)) {
+        PyObject *item = PyObject_CallMethod(v, "item", NULL); /* np.int32(5) */
+        int r = item ? tkpy_runtime_arg(L, item, param, s) : -1;
+        Py_XDECREF(item);
+        return r;
+    }
+    if (!PyDict_Check(d))
+        return PyErr_Format(PyExc_TypeError, "tk: %s of '%s' is not a dict",
+                            on_gpu ? "__cuda_array_interface__" : "__array_interface__", param),
+               -1;
+    return iface_arg(L, v, d, on_gpu, param, s);
+}
+
+/* Reads v as `form`: 1 done, 0 v has no such attribute (nothing raised),
+ * -1 an error. */
+static int try_form(Launch *L, PyObject *v, Form form, const char *param, Slot *s)
+{
+    PyObject *name = form == FORM_TORCH ? s_data_ptr : form == FORM_CAI ? s_cai
+                   : form == FORM_AI ? s_ai : s_dlpack;
+    if (form == FORM_TORCH) {
+        int r = torch_arg(L, v, param, s);
+        if (r < 0 && PyErr_ExceptionMatches(PyExc_AttributeError) && !PyObject_HasAttr(v, name))
+            return PyErr_Clear(), 0;
+        return r < 0 ? -1 : 1;
+    }
+    PyObject *a = PyObject_GetAttr(v, name);
+    if (!a) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        return PyErr_Clear(), 0;
+    }
+    int r = form == FORM_DLPACK ? dlpack_arg(a, param, s)
+                                : iface_form(L, v, a, form == FORM_CAI, param, s);
+    Py_DECREF(a);
+    return r < 0 ? -1 : 1;
+}
+
+static Form form_of(PyTypeObject *tp)
+{
+    for (int i = 0; i < nforms; i++)
+        if (forms[i].type == tp)
+            return forms[i].form;
+    return FORM_NONE;
+}
+
+static void remember_form(PyTypeObject *tp, Form form)
+{
+    for (int i = 0; i < nforms; i++)
+        if (forms[i].type == tp)
+            return (void)(forms[i].form = form);
+    if (nforms == (int)(sizeof forms / sizeof forms[0]))
+        return;
+    Py_INCREF(tp);
+    forms[nforms].type = tp;
+    forms[nforms++].form = form;
+}
+
+/* A buffer argument in any of the forms above, in that order (the form
+ * its type had last time first); TypeError when none fits. */
 static int buffer_arg(Launch *L, PyObject *v, const char *param, Slot *s)
 {
-    static const char *const ifaces[] = {"__cuda_array_interface__", "__array_interface__"};
     s->arg.kind = TK_ARG_PTR;
-    PyObject *a = PyObject_GetAttrString(v, "data_ptr");
-    if (a) {
-        int r = torch_arg(L, v, a, param, s);
-        Py_DECREF(a);
-        return r;
+    Form known = form_of(Py_TYPE(v));
+    int r = known != FORM_NONE ? try_form(L, v, known, param, s) : 0;
+    for (Form f = FORM_TORCH; r == 0 && f <= FORM_DLPACK; f++) {
+        if (f == known)
+            continue;
+        /* torch's probe must not call data_ptr on an object without it */
+        if (f == FORM_TORCH && !PyObject_HasAttr(v, s_data_ptr))
+            continue;
+        r = try_form(L, v, f, param, s);
+        if (r == 1)
+            remember_form(Py_TYPE(v), f);
     }
-    PyErr_Clear();
-    for (int i = 0; i < 2; i++) {
-        PyObject *d = PyObject_GetAttrString(v, ifaces[i]);
-        if (d && i == 1 && PyDict_Check(d) && is_scalar(d)) {
-            Py_DECREF(d); /* a numpy scalar (np.int32(5)): its Python value */
-            PyObject *item = PyObject_CallMethod(v, "item", NULL);
-            int r = item ? tkpy_runtime_arg(L, item, param, s) : -1;
-            Py_XDECREF(item);
-            return r;
-        }
-        if (d) {
-            int r = PyDict_Check(d) ? iface_arg(L, v, d, i == 0, param, s) : -1;
-            if (!PyDict_Check(d))
-                PyErr_Format(PyExc_TypeError, "tk: %s of '%s' is not a dict", ifaces[i], param);
-            Py_DECREF(d);
-            return r;
-        }
-        PyErr_Clear();
-    }
-    if ((a = PyObject_GetAttrString(v, "__dlpack__"))) {
-        int r = dlpack_arg(a, param, s);
-        Py_DECREF(a);
-        return r;
-    }
-    PyErr_Clear();
+    if (r != 0)
+        return r < 0 ? -1 : 0;
     PyObject *tn = PyObject_GetAttrString((PyObject *)Py_TYPE(v), "__name__");
     char *name = tn ? tkpy_strdup(tn) : NULL;
     Py_XDECREF(tn);

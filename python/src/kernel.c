@@ -72,7 +72,8 @@ static void keep_error(Current *c)
 static int grid_of(PyObject *g, tk_grid *out)
 {
     unsigned d[3] = {1, 1, 1};
-    PyObject *seq = PyLong_Check(g) ? PyTuple_Pack(1, g) : PySequence_Tuple(g);
+    PyObject *seq = PyTuple_Check(g) ? (Py_INCREF(g), g)
+                  : PyLong_Check(g) ? PyTuple_Pack(1, g) : PySequence_Tuple(g);
     if (!seq)
         return -1;
     Py_ssize_t n = PyTuple_Size(seq);
@@ -214,26 +215,37 @@ static int param_index(Kernel *K, const char *name)
 /* param_index for a str key, without converting it. */
 static int param_index_obj(Kernel *K, PyObject *key)
 {
+    for (int p = 0; p < K->nparams; p++) /* a call's keywords are interned names */
+        if (K->pobjs[p] == key)
+            return p;
     for (int p = 0; p < K->nparams; p++)
         if (PyUnicode_CompareWithASCIIString(key, K->pnames[p]) == 0)
             return p;
     return -1;
 }
 
-/* The launch options kernel[grid](...) takes besides the parameters. */
-static int is_option(PyObject *key)
+/* The launch options kernel[grid](...) takes besides the parameters;
+ * the first three are read (opt[0..2], borrowed), the others accepted. */
+static const char *const option_names[] = {"num_warps", "num_stages", "stream", "num_ctas",
+                                           "enable_fp_fusion", "grid", "maxnreg"};
+enum { NOPTIONS = sizeof option_names / sizeof option_names[0], NREAD = 3 };
+
+/* Whether key is an option; its value goes to opt[] when it is read. */
+static int take_option(PyObject *key, PyObject *value, PyObject **opt)
 {
-    static const char *const names[] = {"num_warps", "num_stages", "stream", "num_ctas",
-                                        "enable_fp_fusion", "grid", "maxnreg"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+    for (int i = 0; i < NOPTIONS; i++)
+        if (PyUnicode_CompareWithASCIIString(key, option_names[i]) == 0) {
+            if (i < NREAD)
+                opt[i] = value;
             return 1;
+        }
     return 0;
 }
 
 /* Fills vals[p] (borrowed) from the positional arguments, then the
- * keywords other than the launch options, then the defaults. */
-static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals)
+ * keywords other than the launch options (those go to opt), then the
+ * defaults. */
+static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObject **opt)
 {
     Py_ssize_t n = PyTuple_Size(args);
     if (n > K->nparams)
@@ -250,7 +262,7 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals)
                                 "argument '%U'\n%s", K->name, key, K->where), -1;
         if (p >= 0)
             vals[p] = value;
-        else if (!is_option(key))
+        else if (!take_option(key, value, opt))
             return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got an unexpected keyword "
                                 "argument '%U'\n%s", K->name, key, K->where), -1;
     }
@@ -307,7 +319,8 @@ static int run_heuristics(Kernel *K, PyObject *meta, PyObject **vals)
  * without a value is a TypeError naming every one. */
 static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
 {
-    char missing[512] = "";
+    char missing[512];
+    missing[0] = 0;
     for (int p = 0; p < K->nparams; p++) {
         if (!vals[p]) {
             if (!K->is_const[p] && strlen(missing) + strlen(K->pnames[p]) + 4 < sizeof missing)
@@ -337,13 +350,11 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
     return 0;
 }
 
-/* num_warps, num_stages and stream= from the keywords. */
-static int launch_options(PyObject *kw, Launch *L, tk_launch_options *o)
+/* num_warps, num_stages and stream= (opt[0..2], as bind found them). */
+static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
 {
     memset(o, 0, sizeof *o);
-    PyObject *w = kw ? PyDict_GetItemString(kw, "num_warps") : NULL;
-    PyObject *st = kw ? PyDict_GetItemString(kw, "num_stages") : NULL;
-    PyObject *sm = kw ? PyDict_GetItemString(kw, "stream") : NULL;
+    PyObject *w = opt[0], *st = opt[1], *sm = opt[2];
     o->num_warps = w && w != Py_None ? (int)PyLong_AsLong(w) : 0;
     o->num_stages = st && st != Py_None ? (int)PyLong_AsLong(st) : 0;
     if (sm && sm != Py_None) {
@@ -361,16 +372,16 @@ static int launch_options(PyObject *kw, Launch *L, tk_launch_options *o)
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
                         PyObject **meta, tk_launch_options *o, int need_meta)
 {
-    PyObject *vals[TKPY_MAX_ARGS];
+    PyObject *vals[TKPY_MAX_ARGS], *opt[NREAD] = {NULL, NULL, NULL};
     L->n = 0;
     L->used = 0;
     L->ctx = NULL;
     L->extents = K->ncfgs > 0;
     *meta = NULL;
     need_meta = need_meta || K->heuristics || K->prune;
-    if (bind(K, args, kw, vals) < 0 || (need_meta && !(*meta = named(K, vals))) ||
+    if (bind(K, args, kw, vals, opt) < 0 || (need_meta && !(*meta = named(K, vals))) ||
         (K->heuristics && run_heuristics(K, *meta, vals) < 0) || convert(K, vals, objs, L) < 0 ||
-        tkpy_place(L, K->where) < 0 || launch_options(kw, L, o) < 0)
+        tkpy_place(L, K->where) < 0 || launch_options(opt, L, o) < 0)
         return NULL;
     return kernel_for(K, L);
 }
@@ -409,6 +420,8 @@ static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *
         return TK_ERR_INTERNAL; /* the Python exception is set */
     if (g.x == 0 || g.y == 0 || g.z == 0)
         return TK_OK; /* an empty grid launches nothing, as in Triton */
+    if (tkpy_skip_launch)
+        return TK_OK;
     tk_status s;
     Py_BEGIN_ALLOW_THREADS
     s = tk_launch(k, g, a, L->n, o);
@@ -467,7 +480,10 @@ void tkpy_kernel_dealloc(PyObject *self)
     Py_CLEAR(K->heuristics);
     for (int p = 0; K->pnames && p < K->nparams; p++)
         PyMem_Free(K->pnames[p]);
+    for (int p = 0; K->pobjs && p < K->nparams; p++)
+        Py_XDECREF(K->pobjs[p]);
     PyMem_Free(K->pnames);
+    PyMem_Free(K->pobjs);
     PyMem_Free(K->is_const);
     PyMem_Free(K->no_spec);
     PyMem_Free(K->path), PyMem_Free(K->name), PyMem_Free(K->where), PyMem_Free(K->source);
@@ -486,17 +502,19 @@ static int kernel_params(Kernel *K, PyObject *params, PyObject *consts)
         return -1;
     }
     K->pnames = PyMem_Calloc((size_t)n + 1, sizeof(char *));
+    K->pobjs = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
     K->is_const = PyMem_Calloc((size_t)n + 1, 1);
     K->no_spec = PyMem_Calloc((size_t)n + 1, 1);
-    if (!K->pnames || !K->is_const || !K->no_spec)
+    if (!K->pnames || !K->pobjs || !K->is_const || !K->no_spec)
         return PyErr_NoMemory(), -1;
     for (Py_ssize_t p = 0; p < n; p++) {
         PyObject *name = PySequence_GetItem(params, p), *c = PySequence_GetItem(consts, p);
         K->pnames[p] = name ? tkpy_strdup(name) : NULL;
+        K->pobjs[p] = K->pnames[p] ? PyUnicode_InternFromString(K->pnames[p]) : NULL;
         K->is_const[p] = c && PyObject_IsTrue(c) == 1;
         Py_XDECREF(name), Py_XDECREF(c);
         K->nparams = (int)p + 1;
-        if (!K->pnames[p])
+        if (!K->pobjs[p])
             return -1;
     }
     return 0;

@@ -10,6 +10,7 @@ typedef struct Kernel {
     char *source;               /* the text to compile instead of the file, or NULL */  /* where: "file:line: def name(...)" for messages */
     int nparams;
     char **pnames;
+    PyObject **pobjs;           /* the names as interned str, matched by identity first */
     unsigned char *is_const;
     unsigned char *no_spec;     /* do_not_specialize, per parameter */
     PyObject *defaults;         /* dict: parameter -> default value */

@@ -11,6 +11,7 @@
 PyObject *tkpy_CompileError;
 PyObject *tkpy_Error;
 int tkpy_interpret;
+int tkpy_skip_launch;
 
 static tk_context *contexts[TKPY_MAX_DEV];
 static tk_context *interp_ctx;
@@ -129,7 +130,10 @@ void *tkpy_torch_stream(int device)
 {
     if (!stream_fn && !(stream_fn = find_stream_fn()))
         return NULL;
-    PyObject *r = PyObject_CallFunction(stream_fn, "i", device);
+    /* a small int is CPython's own object: no format string, no tuple */
+    PyObject *dev = PyLong_FromLong(device);
+    PyObject *r = dev ? PyObject_CallFunctionObjArgs(stream_fn, dev, NULL) : NULL;
+    Py_XDECREF(dev);
     if (!r) {
         PyErr_Clear();
         return NULL;
@@ -170,7 +174,19 @@ static PyObject *py_synchronize(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _skip_launch(flag): plain launches do everything but call tk_launch, so
+ * that bench/py_launch.py can time the Python side of a launch alone. */
+static PyObject *py_skip_launch(PyObject *self, PyObject *flag)
+{
+    int on = PyObject_IsTrue(flag);
+    if (on < 0)
+        return NULL;
+    tkpy_skip_launch = on;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"_skip_launch", py_skip_launch, METH_O, "Profiling: launches stop short of tk_launch."},
     {"version", py_version, METH_NOARGS, "The libtk version that runs."},
     {"have_gpu", py_have_gpu, METH_NOARGS, "Whether launches can go to a GPU."},
     {"synchronize", py_synchronize, METH_VARARGS, "Waits for a device's work."},
@@ -207,7 +223,7 @@ PyMODINIT_FUNC PyInit__tk(void)
     PyObject *m = PyModule_Create(&moddef);
     if (!m)
         return NULL;
-    if (add_exceptions(m) < 0 || tkpy_kernel_init_types(m) < 0 ||
+    if (tkpy_args_init() < 0 || add_exceptions(m) < 0 || tkpy_kernel_init_types(m) < 0 ||
         PyModule_AddIntConstant(m, "MAX_DEVICES", TKPY_MAX_DEV) < 0) {
         Py_DECREF(m);
         return NULL;

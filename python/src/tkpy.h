@@ -27,6 +27,7 @@ enum { TKPY_INTERP = -1 };
 extern PyObject *tkpy_CompileError; /* a source error (subclass of Exception) */
 extern PyObject *tkpy_Error;        /* any other failure of libtk (RuntimeError) */
 extern int tkpy_interpret;          /* TK_INTERPRET=1 when the module was imported */
+extern int tkpy_skip_launch;        /* _skip_launch(True): stop short of tk_launch (profiling) */
 
 /* The context of a device (TKPY_INTERP: the interpreter), created on first
  * use; NULL with an exception set when it cannot be. */
@@ -79,6 +80,8 @@ int tkpy_place(Launch *L, const char *where);
 int tkpy_unstage(Launch *L, int ok);
 /* The signature text of the runtime slots ("*fp32:16,i32"). */
 int tkpy_signature(const Launch *L, char *out, size_t cap);
+/* Makes the attribute names args.c looks up; 0 or -1. */
+int tkpy_args_init(void);
 /* Releases the module's dtype caches. */
 void tkpy_args_clear(void);
 

@@ -204,3 +204,34 @@ def test_numpy_scalars_are_scalars():
     np.testing.assert_array_equal(out, x + y)
     K.axpb[(1,)](x, out, np.int64(40), np.float32(2.0), None)
     np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
+
+
+class SometimesArray:
+    """A type whose instances are arrays through __array_interface__ when
+    they have one (an instance attribute) and through __dlpack__ always: a
+    launch must not hold a type to the form an earlier instance had."""
+
+    def __init__(self, a, iface):
+        self.a = a
+        if iface:
+            self.__array_interface__ = a.__array_interface__
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+
+def test_buffer_form_follows_the_instance():
+    for iface in (True, False, True):
+        x, y, out = vectors(30)
+        K.add[(1,)](SometimesArray(x, iface), y, out, 30, BLOCK=32)
+        np.testing.assert_array_equal(out, x + y)
+    with pytest.raises(TypeError, match="argument 'x_ptr' is a object"):
+        K.add[(1,)](object(), y, out, 30, BLOCK=32)
+
+
+def test_launch_options_by_keyword_any_order():
+    x, y, out = vectors(50)
+    K.add[(1,)](x, y, out, num_stages=2, n=50, num_warps=2, BLOCK=64, stream=None)
+    np.testing.assert_array_equal(out, x + y)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'num_wraps'"):
+        K.add[(1,)](x, y, out, 50, BLOCK=64, num_wraps=2)

@@ -162,6 +162,18 @@ class _Asm(dict):
         return self._EMIT.keys()
 
 
+class KernelParam:
+    """One parameter as Triton's JITFunction.params describes it (host code
+    and harnesses read name and is_constexpr)."""
+
+    def __init__(self, name, num, is_constexpr, do_not_specialize):
+        self.name, self.num, self.is_constexpr = name, num, is_constexpr
+        self.do_not_specialize = do_not_specialize
+
+    def __repr__(self):
+        return f"KernelParam({self.name!r}, constexpr={self.is_constexpr})"
+
+
 class JITFunction(_tk.Kernel):
     """A @jit function: kernel[grid](*args, num_warps=, num_stages=, stream=,
     **constexprs) launches it; warmup(...) compiles it without launching."""
@@ -177,7 +189,10 @@ class JITFunction(_tk.Kernel):
         self._path = os.path.abspath(code.co_filename)
         super().__init__(self._path, fn.__name__, params, consts, defaults, _def_line(fn),
                          _source_for(self._path))
-        self.fn, self.arg_names, self.constexprs = fn, list(params), consts
+        self.fn, self.arg_names = fn, list(params)
+        self.params = [KernelParam(n, i, c, n in do_not_specialize or i in do_not_specialize)
+                       for i, (n, c) in enumerate(zip(params, consts))]
+        self.constexprs = [p.num for p in self.params if p.is_constexpr]  # as Triton's
         self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
         self.__module__ = fn.__module__
         self.do_not_specialize, self.debug, self.options = tuple(do_not_specialize), debug, options

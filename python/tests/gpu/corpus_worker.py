@@ -2,8 +2,10 @@
 GPU, under whichever `triton` is imported: real Triton when run with
 python3, tk's facade when run with `python -m tk`; the Triton scripts of
 test/corpus are imported unchanged. Writes the outputs as raw files and
-prints `first_ms=T` (the first launch, compile included, to the end of the
-kernel). run_corpus.py drives it; two_devices.py imports run_case.
+prints `side=tk|triton` (the implementation that ran, checked against
+the `triton` module in use) and `first_ms=T` (the first launch, compile
+included, to the end of the kernel). run_corpus.py drives it;
+two_devices.py imports run_case.
 
     python3 -m tk corpus_worker.py CASE INDIR OUTDIR [--device N]
 """
@@ -31,30 +33,61 @@ def find_case(name):
 def kernel_of(case):
     """The case's kernel with autotune and heuristics taken off (the case
     names every constexpr), as run_gpu.py does for Triton."""
-    import triton
     mod = importlib.import_module(".".join(Path(case.file).with_suffix("").parts))
     k = getattr(mod, case.kernel)
     from triton.runtime.jit import JITFunction
-    if "tk" in getattr(triton, "__version__", ""):
-        while not isinstance(k, JITFunction) and hasattr(k, "fn"):
-            k = k.fn
-        k._set_heuristics([])
-        return k
     while not isinstance(k, JITFunction) and hasattr(k, "fn"):
         k = k.fn
+    if side_of(k) == "tk":
+        k._set_heuristics([])
     return k
 
 
+def side_of(k):
+    """Which implementation the kernel object belongs to: "tk" (tk's
+    JITFunction, what `python -m tk` gives), "triton" (Triton's own), or
+    "unknown"."""
+    mod = type(k).__module__ or ""
+    if mod == "tk" or mod.startswith("tk."):
+        return "tk"
+    if mod == "triton" or mod.startswith("triton."):
+        return "triton"
+    return "unknown"
+
+
 def runtime_names(k):
-    if hasattr(k, "constexprs"):  # tk
-        return [n for n, c in zip(k.arg_names, k.constexprs) if not c]
+    """The names of the kernel's runtime (non-constexpr) parameters, from
+    `params` as Triton's JITFunction has it (tk's has the same)."""
     return [p.name for p in k.params if not p.is_constexpr]
+
+
+def bind_args(k, args):
+    """{parameter name: value} for the case's runtime arguments, in order."""
+    names = runtime_names(k)
+    if len(names) != len(args):
+        raise SystemExit(f"{getattr(k, '__name__', k)} has {len(names)} runtime parameters "
+                         f"({', '.join(names)}), the case gives {len(args)}")
+    return dict(zip(names, args))
+
+
+def check_side(k):
+    """The side this process runs: tk under `python -m tk` (its triton is
+    tk's facade), real Triton otherwise; a mix is an error, so a run can
+    never compare one implementation with itself."""
+    import triton
+    facade = getattr(triton, "__version__", "").endswith("+tk")
+    side = side_of(k)
+    if side != ("tk" if facade else "triton"):
+        raise SystemExit(f"kernel {k!r} is {side}'s but triton is "
+                         f"{'tk' if facade else 'Triton'} ({getattr(triton, '__file__', None)})")
+    return side
 
 
 def run_case(case, inputs, device):
     """Launches the case on cuda:device; gives ({output: bytes}, first_ms)."""
     import torch
     k = kernel_of(case)
+    check_side(k)
     tensors, args = {}, []
     for a in case.args:
         kind = a.__class__.__name__
@@ -73,7 +106,7 @@ def run_case(case, inputs, device):
     with torch.cuda.device(device):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
-        k[case.grid](**dict(zip(runtime_names(k), args)), **case.consts, **opts)
+        k[case.grid](**bind_args(k, args), **case.consts, **opts)
         torch.cuda.synchronize()
         first = (time.perf_counter() - t0) * 1e3
     out = {a.name: tensors[a.name].cpu().contiguous().view(torch.uint8).numpy().tobytes()
@@ -87,6 +120,7 @@ def main():
     case = find_case(name)
     inputs = {a.name: (indir / f"{a.name}.bin").read_bytes() for a in case.buffers()}
     out, first = run_case(case, inputs, device)
+    print(f"side={check_side(kernel_of(case))}")
     outdir.mkdir(parents=True, exist_ok=True)
     for n, data in out.items():
         (outdir / f"{n}.bin").write_bytes(data)

@@ -21,12 +21,17 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2] / "test" / "corpus"))
 
 
-def side(cmd, case, indir, outdir, env, timeout, device):
+def side(want, cmd, case, indir, outdir, env, timeout, device):
+    """Runs corpus_worker.py for one side; its `side=` line must name the
+    implementation wanted (tk through `python -m tk`, else Triton)."""
     p = subprocess.run(cmd + [str(HERE / "corpus_worker.py"), case.name, str(indir), str(outdir),
                               "--device", str(device)],
                        capture_output=True, text=True, env=env, timeout=timeout)
     if p.returncode != 0:
         raise RuntimeError((p.stderr or p.stdout).strip()[-2000:])
+    ran = re.search(r"^side=(\w+)$", p.stdout, re.M)
+    if not ran or ran.group(1) != want:
+        raise RuntimeError(f"the {want} side ran {ran.group(1) if ran else 'an unknown side'}")
     m = re.search(r"first_ms=([0-9.]+)", p.stdout)
     out = {a.name: (outdir / f"{a.name}.bin").read_bytes() for a in case.outputs()}
     return out, float(m.group(1)) if m else float("nan")
@@ -70,10 +75,10 @@ def main():
                        TRITON_CACHE_DIR=str(tmp / "tritoncache"))
             env.pop("TK_INTERPRET", None)
             try:
-                want, t_ms = side([sys.executable], case, tmp / "in", tmp / "triton", env,
-                                  a.timeout, a.device)
-                got, k_ms = side([sys.executable, "-m", "tk"], case, tmp / "in", tmp / "tk",
-                                 env, a.timeout, a.device)
+                want, t_ms = side("triton", [sys.executable], case, tmp / "in",
+                                  tmp / "triton", env, a.timeout, a.device)
+                got, k_ms = side("tk", [sys.executable, "-m", "tk"], case, tmp / "in",
+                                 tmp / "tk", env, a.timeout, a.device)
                 ok, worst, details = check(case, got, want, False)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 ok, worst, details, t_ms, k_ms = False, float("nan"), [str(e)], 0, 0
