@@ -436,6 +436,20 @@ static void host_blank_args(HostScan *h, const HostLine *L)
 
 typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 
+/* The host statement just made depends on a condition tk could not
+ * decide: its node keeps the condition (an N_NAME spelling it, at its
+ * place), which the error of a kernel using one of its names shows. */
+static void host_note_undecided(HostScan *h)
+{
+    Node *host = h->hosts.len ? h->hosts.items[h->hosts.len - 1] : NULL;
+    Node *cond = parse_node(h->lx, N_NAME, host_span_at(h, h->undecided_line, h->undecided_at,
+                                                        h->undecided_len));
+    if (!host || !cond)
+        return;
+    cond->name = h->undecided_text;
+    host->a = cond;
+}
+
 /* The statement starting at line i of a block whose statements sit at
  * indentation `base`: its decorators, the line with its keyword (*head),
  * then every deeper line or else/elif/except/finally that continues it.
@@ -531,6 +545,8 @@ void host_statement(HostScan *h, int first, int last, int bind_first, const PtrV
             h->bound.items[kept++] = h->bound.items[i];
     }
     h->bound.len = kept;
+    for (int i = 0; i < kept; i++)
+        host_forget(h, ((const Node *)h->bound.items[i])->name);
     host->list = parse_list(lx, h->bound);
     const HostLine *L = &h->lines[first];
     if (first == last && (host_starts(h, L, "import") || host_starts(h, L, "from"))) {
@@ -551,6 +567,8 @@ void host_block(HostScan *h, int first, int last, int base)
         int from = i;
         i = end + 1;
         if (host_sort(h, from, head, end, base) == HOST_KEEP) {
+            if (from == end) /* a constant tk keeps may decide a condition too */
+                host_keep_value(h, host_read_value(h, from, end));
             for (int k = from; k < head; k++) {
                 if (!host_jit_decorator(h, &h->lines[k]))
                     host_blank_args(h, &h->lines[k]);
@@ -559,10 +577,16 @@ void host_block(HostScan *h, int first, int last, int base)
             continue;
         }
         const HostLine *L = &h->lines[head];
+        h->undecided_line = NULL;
         if (from == head && (host_starts(h, L, "try") || host_starts(h, L, "if")) &&
             host_branch(h, from, end))
             continue;
+        HostNote note = host_read_value(h, from, end);
         host_statement(h, from, end, from, NULL);
+        if (h->undecided_line)
+            host_note_undecided(h);
+        else
+            host_keep_value(h, note);
     }
 }
 
@@ -601,8 +625,12 @@ void host_split(LexState *lx, char *text, size_t n)
     host_know(&h, "tl", 2);
     host_know(&h, "triton", 6);
     host_know(&h, "math", 4);
+    sb_init(&h.env_reads);
     host_block(&h, 0, h.nlines - 1, 0);
     lx->hosts = h.hosts;
+    if (h.env_reads.len)
+        lx->env_reads = arena_strndup(lx->arena, h.env_reads.data, h.env_reads.len);
+    sb_free(&h.env_reads);
 }
 
 /* The decorators a wrapping call spells, outermost first:

@@ -389,6 +389,14 @@ def cases():
     add(Case("squared relu", "optional_triton.py", "_relu_sq_kernel", (16,),
              [Out("y", "fp32", S), Buf("x", "fp32", S), Scalar("n", S)], {"BLOCK": 256},
              ref=R_.relu_sq))
+    # host_chosen.py (helpers chosen by Triton's version, hasattr and the environment)
+    add(Case("rms norm, libdevice by version", "host_chosen.py", "_rms_norm_rows", (R,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S), Buf("w", "fp32", N, "rand"),
+              Scalar("n_cols", N), Scalar("stride", N), Scalar("eps", 1e-6, "fp32")],
+             {"BLOCK": 1024}, ref=R_.rms_rows))
+    add(Case("gelu tanh, helper by hasattr", "host_chosen.py", "_gelu_tanh_fwd", (16,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S, scale=2.0), Scalar("n", S)],
+             {"BLOCK": 256}, ref=R_.gelu_tanh_flat))
     # kernlib/ops/bias_act.py (the package's helpers through module names)
     for act, dt in (("gelu_tanh", "fp32"), ("silu", "bf16"), ("relu", "fp16")):
         add(Case(f"bias + {act} {dt}", "kernlib/ops/bias_act.py", "_bias_act_kernel", (3, 3),
