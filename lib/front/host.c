@@ -434,6 +434,42 @@ static void host_blank_args(HostScan *h, const HostLine *L)
         }
 }
 
+/* `**kwargs` and `*args` spread into @triton.autotune(...) carry the
+ * autotuner's own options (cache_results, warmup, rep, restore_value, ...),
+ * which cannot change what a config compiles to: they are blanked, with
+ * the comma that joins them, so the grammar reads the rest of the call. */
+static void host_blank_spreads(HostScan *h, const HostLine *L)
+{
+    char *t = h->text;
+    size_t open = L->start;
+    while (open < L->end && t[open] != '(')
+        open++;
+    if (open < L->start + 9 || memcmp(t + open - 8, "autotune", 8) != 0)
+        return;
+    size_t close = host_match(t, L->end, open);
+    int depth = 0, line = 0;
+    size_t arg = open + 1; /* where the current top-level argument starts */
+    for (size_t i = open + 1; i < close; i++) {
+        char c = t[i];
+        if (c == '\'' || c == '"') {
+            i = host_skip_string(t, close, i, &line) - 1;
+        } else if (c == '(' || c == '[' || c == '{') {
+            depth++;
+        } else if (c == ')' || c == ']' || c == '}') {
+            depth--;
+        } else if (c == ',' && depth == 0) {
+            arg = i + 1;
+        } else if (c == '*' && depth == 0 && host_skip_ws(t, arg, i) == i) {
+            size_t e = i;
+            while (e < close && t[e] != ',')
+                e++; /* a spread's value holds no top-level comma here */
+            host_blank(h, i, e < close ? e + 1 : e);
+            i = e;
+            arg = e + 1;
+        }
+    }
+}
+
 typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 
 /* The host statement just made depends on a condition tk could not
@@ -572,6 +608,8 @@ void host_block(HostScan *h, int first, int last, int base)
             for (int k = from; k < head; k++) {
                 if (!host_jit_decorator(h, &h->lines[k]))
                     host_blank_args(h, &h->lines[k]);
+                else
+                    host_blank_spreads(h, &h->lines[k]);
                 host_comprehensions(h, &h->lines[k]);
             }
             continue;
