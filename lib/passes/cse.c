@@ -18,8 +18,10 @@ static bool is_pure(const IrOp *op)
     switch (op->kind) {
     case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
     case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_YIELD: case IR_CONDITION:
-    case IR_SHARED_VIEW:
+    case IR_SHARED_VIEW: case IR_GDC:
         return false;
+    case IR_INLINE_ASM:
+        return (op->flags & IRF_PURE) != 0;
     default:
         for (int i = 0; i < op->nops; i++)
             if (!op->operands[i])

@@ -207,6 +207,9 @@ typedef struct BuiltinTable {
 } BuiltinTable;
 extern const BuiltinTable sema_tl_core, sema_tl_memory, sema_tl_reduce, sema_tl_shape, sema_tl_python,
     sema_tl_random;
+/* sema/builtins/asm.c: tl.inline_asm_elementwise (in the tl tables), and
+ * the functions of triton.language.extra.cuda (gdc_wait, ...). */
+extern const BuiltinTable sema_tl_asm, sema_tl_cuda;
 bool sv_has(SVal v); /* given and not None */
 const char *sema_builtin_display(const Builtin *b);
 IrValue *sema_arg_tensor(Sema *s, SVal v, Span at, const Builtin *b, const char *what);

@@ -9,7 +9,10 @@ not is a mismatch. Buf(..., out=True) is read and written (in place, or
 accumulated by atomics) and starts from its init. tol overrides the
 (atol, rtol) of a dtype for every comparison, ref_tol for the comparison
 with the float64 reference only (the kernels round in float32 where the
-reference does not)."""
+reference does not). gpu_only (a reason) marks a case that only a GPU can
+run (inline PTX): run_gpu.py skips it on the interpreters. launch_pdl asks
+for programmatic dependent launch on both sides (launch_pdl=True under
+Triton; tkc -run --launch-pdl where this tkc has the option)."""
 import numpy as np
 
 import corpus_refs as R_
@@ -67,8 +70,9 @@ class Null:
 
 class Case:
     def __init__(self, name, file, kernel, grid, args, consts=None, num_warps=4, num_stages=None,
-                 tol=None, ref_tol=None, ref=None):
+                 tol=None, ref_tol=None, ref=None, gpu_only=None, launch_pdl=False):
         self.name, self.file, self.kernel, self.grid = name, file, kernel, tuple(grid)
+        self.gpu_only, self.launch_pdl = gpu_only, launch_pdl
         self.args, self.consts = args, dict(consts or {})
         self.num_warps, self.num_stages, self.ref = num_warps, num_stages, ref
         self.tol, self.ref_tol = dict(tol or {}), dict(ref_tol or {})
@@ -403,4 +407,21 @@ def cases():
                  [Out("y", dt, 40 * 300), Buf("x", dt, 40 * 300), Buf("b", dt, 300), Scalar("n_rows", 40),
                   Scalar("n_cols", 300), Scalar("stride", 300)],
                  {"ACT": act, "BLOCK_M": 16, "BLOCK_N": 128}, ref=R_.bias_act))
+    # fastmath_pdl.py: inline PTX (GPU only), grid dependency control (no-ops on the interpreter)
+    ptx = "inline PTX: the interpreters cannot run it"
+    add(Case("gelu with tanh.approx asm", "fastmath_pdl.py", "gelu_fast_kernel", (4,),
+             [Buf("x", "fp32", S, scale=3.0), Out("out", "fp32", S), Scalar("n_elements", S)],
+             {"BLOCK": 1024}, gpu_only=ptx))
+    add(Case("u8 dequant, 4 bytes per asm", "fastmath_pdl.py", "dequant_u8_kernel", (4,),
+             [Buf("q", "u8", S, ("randint", 0, 256)), Buf("scale", "fp32", 1, ("fill", 0.25)),
+              Out("out", "fp32", S), Scalar("n_elements", S), Scalar("zero_point", 128)],
+             {"BLOCK": 1024}, gpu_only=ptx))
+    add(Case("mul.wide.u32, two results", "fastmath_pdl.py", "mul_wide_kernel", (16,),
+             [Buf("a", "i32", S, ("randint", 0, 2**31 - 1)), Buf("b", "i32", S, ("randint", 0, 2**31 - 1)),
+              Out("lo", "i32", S), Out("hi", "i32", S), Scalar("n_elements", S)],
+             {"BLOCK": 256}, gpu_only=ptx))
+    add(Case("scale-shift after gdc_wait, launch_pdl", "fastmath_pdl.py", "scale_shift_pdl_kernel",
+             (8,), [Buf("x", "fp32", S), Out("y", "fp32", S), Scalar("n_elements", S),
+                    Scalar("alpha", 1.5, "fp32"), Scalar("beta", -0.25, "fp32")],
+             {"BLOCK": 512, "USE_GDC": True}, launch_pdl=True, ref=R_.scale_shift))
     return out

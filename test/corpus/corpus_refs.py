@@ -521,3 +521,7 @@ def bias_act(v, c, s):
     act = c["ACT"]
     y = gelu_tanh(x) if act == "gelu_tanh" else x * sigmoid(x) if act == "silu" else np.maximum(x, 0.0)
     return {"y": y.ravel()}
+
+
+def scale_shift(v, c, s):
+    return {"y": v["x"] * s["alpha"] + s["beta"]}
