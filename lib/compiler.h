@@ -111,6 +111,9 @@ typedef struct KernelSig {
     const char **heuristic_names;
     const Node **heuristic_fns; /* the N_LAMBDA nodes */
     int nheuristics;
+    /* @triton.heuristics(host_fn()) or (values=NAME) that host Python binds:
+     * the launch passes the constexprs it would compute */
+    bool heuristics_from_host;
 } KernelSig;
 /* One autotune config: constexpr values plus launch settings (0: not given). */
 typedef struct KernelConfig {

@@ -407,6 +407,20 @@ def cases():
                  [Out("y", dt, 40 * 300), Buf("x", dt, 40 * 300), Buf("b", dt, 300), Scalar("n_rows", 40),
                   Scalar("n_cols", 300), Scalar("stride", 300)],
                  {"ACT": act, "BLOCK_M": 16, "BLOCK_N": 128}, ref=R_.bias_act))
+    # host_tuned.py (heuristics and autotune configs built by host code: the
+    # case gives the constexprs; Triton's wrappers are taken off)
+    add(Case("scaled row sum, heuristics from a factory", "host_tuned.py", "_scaled_row_sum", (R,),
+             [Buf("x", "fp32", S), Out("out", "fp32", R), Scalar("scale", 0.5, "fp32"),
+              Scalar("n_cols", N), Scalar("stride", N)], {"BLOCK_N": 256, "EVEN_N": False},
+             tol={"fp32": (1e-4, 1e-4)}, ref=R_.scaled_row_sum))
+    add(Case("clamp, heuristics from a host table", "host_tuned.py", "_clamp", (4,),
+             [Buf("x", "fp32", S, scale=3.0), Out("y", "fp32", S), Scalar("lo", -1.0, "fp32"),
+              Scalar("hi", 2.0, "fp32"), Scalar("n", S)],
+             {"BLOCK": 1024, "HAS_MIN": True, "HAS_MAX": True}, ref=R_.clamp))
+    add(Case("axpby, configs from a host function", "host_tuned.py", "_axpby", (8,),
+             [Buf("x", "fp32", S), Buf("y", "fp32", S), Out("out", "fp32", S),
+              Scalar("a", 2.0, "fp32"), Scalar("b", -0.5, "fp32"), Scalar("n", S)],
+             {"BLOCK": 512}, ref=R_.axpby))
     # fastmath_pdl.py: inline PTX (GPU only), grid dependency control (no-ops on the interpreter)
     ptx = "inline PTX: the interpreters cannot run it"
     add(Case("gelu with tanh.approx asm", "fastmath_pdl.py", "gelu_fast_kernel", (4,),

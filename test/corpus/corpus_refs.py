@@ -525,3 +525,16 @@ def bias_act(v, c, s):
 
 def scale_shift(v, c, s):
     return {"y": v["x"] * s["alpha"] + s["beta"]}
+
+
+def scaled_row_sum(v, c, s):
+    x = rows(v["x"], s["stride"])[:, :s["n_cols"]]
+    return {"out": x.sum(axis=1) * s["scale"]}
+
+
+def clamp(v, c, s):
+    return {"y": np.minimum(np.maximum(v["x"], s["lo"]), s["hi"])}
+
+
+def axpby(v, c, s):
+    return {"out": s["a"] * v["x"] + s["b"] * v["y"]}
