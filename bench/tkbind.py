@@ -10,7 +10,7 @@ import os
 TK_OK, TK_ERR_COMPILE, TK_ERR_LAUNCH = 0, 1, 4
 ARG_PTR, ARG_SCALAR, ARG_CONST = 0, 1, 2
 TK_DTYPE = {"i1": 1, "i8": 2, "i16": 3, "i32": 4, "i64": 5, "u8": 6, "u16": 7, "u32": 8,
-            "u64": 9, "f16": 10, "bf16": 11, "f32": 12, "f64": 13}
+            "u64": 9, "f16": 10, "bf16": 11, "f32": 12, "f64": 13, "f8e4": 14, "f8e5": 15}
 
 
 class TkArgValue(ctypes.Union):
@@ -36,7 +36,8 @@ class TkContextOptions(ctypes.Structure):
 
 class TkLaunchOptions(ctypes.Structure):
     _fields_ = [("num_warps", ctypes.c_int), ("num_stages", ctypes.c_int),
-                ("stream", ctypes.c_void_p), ("reserved", ctypes.c_uint64 * 4)]
+                ("stream", ctypes.c_void_p), ("launch_pdl", ctypes.c_int),
+                ("reserved_int", ctypes.c_int), ("reserved", ctypes.c_uint64 * 3)]
 
 
 class TkKernelInfo(ctypes.Structure):
@@ -74,6 +75,12 @@ def tk_i32(x):
     return a
 
 
+def tk_i64(x):
+    a = TkArg(ARG_SCALAR, TK_DTYPE["i64"], None, TkArgValue(), None)
+    a.v.i = x
+    return a
+
+
 def tk_f32(x):
     a = TkArg(ARG_SCALAR, TK_DTYPE["f32"], None, TkArgValue(), None)
     a.v.f = x
@@ -88,6 +95,12 @@ def tk_const(name, x):
     else:
         a.v.f = x
     return a
+
+
+def tk_const_text(name, text):
+    """A constexpr given as source text: a dtype ("tl.float16") or a string
+    literal ('"gelu"')."""
+    return TkArg(ARG_CONST, 0, name.encode(), TkArgValue(), text.encode())
 
 
 class Tk:

@@ -79,6 +79,8 @@ typedef struct RtDriver {
 #undef X
     /* CUDA 12 and later; NULL on older drivers (TMA kernels then fall back) */
     __typeof__(cuTensorMapEncodeTiled) *p_cuTensorMapEncodeTiled;
+    /* CUDA 11.8 and later; NULL on older drivers (launch_pdl is then refused) */
+    __typeof__(cuLaunchKernelEx) *p_cuLaunchKernelEx;
     int version;
 } RtDriver;
 
@@ -213,7 +215,7 @@ typedef struct RtBuffer {
 } RtBuffer;
 
 struct tk_context {
-    bool interpret;
+    const struct RtBackend *be; /* what it runs on (rt_backend.h) */
     int device;
     CUdevice dev;
     CUcontext cu;
@@ -290,11 +292,12 @@ struct tk_kernel {
     int const_hint[RT_MAX_PARAMS]; /* sig index the c-th constexpr argument named last time */
     RtTable table;
     struct RtTune *_Atomic tune; /* configs and choices of an autotuned kernel, or NULL */
+    _Atomic uint64_t no_spec;  /* bit j: runtime param j is not specialised (rt_nospec.c) */
 };
 
 /* ---- internals shared between files ----------------------------------------------- */
 
-/* Makes ctx's CUDA context current on this thread (GPU mode). */
+/* Makes ctx's CUDA context current on this thread (the CUDA backend). */
 tk_status rt_ctx_enter(tk_context *ctx);
 /* The bytes from p to the end of the buffer (tk_alloc's, or the driver's
  * allocation) that holds it. */
@@ -304,8 +307,6 @@ tk_status rt_buffer_extent(tk_context *ctx, const void *p, size_t *bytes);
 tk_status rt_zero_async(tk_context *ctx, void *p, size_t bytes, tk_stream stream);
 tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t bytes,
                         tk_stream stream);
-/* Copies the live interpreter buffers (under the lock). */
-InterpBuffer *rt_ctx_snapshot(tk_context *ctx, int *n);
 /* Looks up or compiles the variant for one launch; fills the packed
  * arguments. Defined in rt_module.c and used by rt_launch.c. */
 typedef struct RtLaunchArgs {
@@ -350,6 +351,11 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
 void rt_jit_text_free(RtJitText *t);
 /* The specialisation of one runtime argument (type, divisibility, == 1). */
 void rt_arg_spec(const tk_arg *a, ArgSpec *out);
+/* Whether runtime param j of k is left unspecialised (do_not_specialize). */
+static inline bool rt_no_spec(tk_kernel *k, int j)
+{
+    return (atomic_load_explicit(&k->no_spec, memory_order_relaxed) >> j) & 1;
+}
 /* The argument list of API call fn, before anything else reads it:
  * TK_ERR_INVALID naming the argument for a negative count, NULL args with
  * a count, or a constexpr with no name or with neither value nor text. */

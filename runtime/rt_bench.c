@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt.h"
+#include "rt_backend.h"
 
 enum { BENCH_ESTIMATE_RUNS = 5, BENCH_MAX_RUNS = 10000 };
 
@@ -52,15 +52,9 @@ static void summarise(double *t, int n, tk_bench_result *out)
     out->p80_ms = quantile(t, n, 0.8);
 }
 
-typedef struct BenchPlan {
-    double warmup_ms, rep_ms;
-    int max_runs;
-    bool flush;
-    CUstream stream;
-} BenchPlan;
 
 /* Run counts from the budgets and one run's estimated time (at least one each). */
-static void plan_counts(const BenchPlan *p, double est_ms, int *warmup, int *runs)
+static void plan_counts(const RtBenchPlan *p, double est_ms, int *warmup, int *runs)
 {
     double est = est_ms > 1e-6 ? est_ms : 1e-6;
     double w = p->warmup_ms / est, r = p->rep_ms / est;
@@ -69,9 +63,10 @@ static void plan_counts(const BenchPlan *p, double est_ms, int *warmup, int *run
 }
 
 /* The interpreter runs launches synchronously, so the host clock measures them. */
-static tk_status bench_interp(tk_bench_fn fn, void *user, const BenchPlan *p,
-                              tk_bench_result *out)
+tk_status rt_bench_host(tk_context *ctx, tk_bench_fn fn, void *user, const RtBenchPlan *p,
+                        tk_bench_result *out)
 {
+    (void)ctx;
     double t0 = host_ms();
     tk_status s = fn(user);
     if (s != TK_OK)
@@ -151,23 +146,23 @@ static tk_status flush_make(tk_context *ctx, Flush *f)
 
 /* One run: the flush (when asked), then fn, with events recorded around fn
  * where start and end are not NULL. */
-static tk_status timed_run(const Flush *f, const BenchPlan *p, tk_bench_fn fn, void *user,
+static tk_status timed_run(const Flush *f, const RtBenchPlan *p, tk_bench_fn fn, void *user,
                            CUevent start, CUevent end)
 {
     if (f->buf)
-        RT_CU(NULL, cuMemsetD8Async, f->buf, 0, f->bytes, p->stream);
+        RT_CU(NULL, cuMemsetD8Async, f->buf, 0, f->bytes, (CUstream)p->stream);
     if (start)
-        RT_CU(NULL, cuEventRecord, start, p->stream);
+        RT_CU(NULL, cuEventRecord, start, (CUstream)p->stream);
     tk_status s = fn(user);
     if (s != TK_OK)
         return s;
     if (end)
-        RT_CU(NULL, cuEventRecord, end, p->stream);
+        RT_CU(NULL, cuEventRecord, end, (CUstream)p->stream);
     return TK_OK;
 }
 
-static tk_status bench_gpu(tk_context *ctx, tk_bench_fn fn, void *user, const BenchPlan *p,
-                           tk_bench_result *out)
+tk_status rt_bench_events(tk_context *ctx, tk_bench_fn fn, void *user, const RtBenchPlan *p,
+                          tk_bench_result *out)
 {
     Flush f = {0, 0};
     Events est = {NULL, 0}, ev = {NULL, 0};
@@ -225,12 +220,10 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
                         o.warmup_ms < 0 ? o.warmup_ms : o.rep_ms);
     if (o.max_runs < 0)
         return err_set(TK_ERR_INVALID, "tk_bench: max_runs is %d", o.max_runs);
-    BenchPlan p = {o.warmup_ms > 0 ? o.warmup_ms : 25, o.rep_ms > 0 ? o.rep_ms : 100,
+    RtBenchPlan p = {o.warmup_ms > 0 ? o.warmup_ms : 25, o.rep_ms > 0 ? o.rep_ms : 100,
                    o.max_runs > 0 ? o.max_runs : BENCH_MAX_RUNS, !o.no_flush,
-                   (CUstream)o.stream};
+                   o.stream};
     if (p.max_runs > BENCH_MAX_RUNS)
         p.max_runs = BENCH_MAX_RUNS;
-    if (ctx->interpret)
-        return bench_interp(fn, user, &p, out);
-    return bench_gpu(ctx, fn, user, &p, out);
+    return ctx->be->bench(ctx, fn, user, &p, out);
 }

@@ -65,6 +65,7 @@ static void driver_load_once(void)
 #undef X
     rt_cu.p_cuTensorMapEncodeTiled =
         (__typeof__(rt_cu.p_cuTensorMapEncodeTiled))dlsym(h, "cuTensorMapEncodeTiled");
+    rt_cu.p_cuLaunchKernelEx = (__typeof__(rt_cu.p_cuLaunchKernelEx))dlsym(h, "cuLaunchKernelEx");
     CUresult r = rt_cu.p_cuInit(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL;

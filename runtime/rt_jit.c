@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "rt.h"
+#include "rt_backend.h"
 #include "support/file.h"
 
 enum { META_MAGIC = 0x544b4d33 /* "TKM3" */ };
@@ -80,8 +80,12 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
         return err_set(TK_ERR_NO_MEMORY, "out of memory");
     int ns = 0;
     for (int j = 0; j < k->nruntime; j++)
-        if (la->values[j]) /* NULL: given None, a constexpr now */
-            rt_arg_spec(la->values[j], &specs[ns++]);
+        if (la->values[j]) { /* NULL: given None, a constexpr now */
+            rt_arg_spec(la->values[j], &specs[ns]);
+            if (rt_no_spec(k, j))
+                specs[ns].divisibility = 1, specs[ns].equal_to_1 = false;
+            ns++;
+        }
     req->args = specs;
     req->nargs = ns;
     req->num_warps = la->num_warps;
@@ -423,7 +427,7 @@ static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchA
             in->spill_bytes, in->shared_bytes + in->dynamic_shared_bytes);
 }
 
-static tk_status build_gpu(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
+tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
 {
     tk_context *ctx = k->mod->ctx;
     tk_status s = rt_ctx_enter(ctx);
@@ -467,7 +471,7 @@ done:
     return s;
 }
 
-static tk_status build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
+tk_status rt_jit_build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
 {
     IrFunc *f = NULL;
     tk_status s = specialize(k, la, NULL, &v->ir_arena, &f);
@@ -503,7 +507,7 @@ tk_status rt_jit_build(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out)
     pthread_mutex_init(&v->tma_lock, NULL);
     v->key = la->key;
     v->num_warps = la->num_warps;
-    tk_status s = k->mod->ctx->interpret ? build_interp(k, la, v) : build_gpu(k, la, v);
+    tk_status s = k->mod->ctx->be->build(k, la, v);
     if (s != TK_OK) {
         rt_variant_free(v);
         return s;

@@ -1,13 +1,13 @@
 /* rt_launch.c: checks a launch's arguments against the kernel's parameters,
  * builds the cache key (Triton's specialisation: pointers 16-byte aligned,
  * integers divisible by 16 or equal to 1), packs the values and launches on
- * the GPU or the interpreter. Guarantees: an argument mismatch is reported
+ * the context's backend. Guarantees: an argument mismatch is reported
  * with the kernel and parameter names and nothing is launched; the hit path
  * allocates nothing and takes no lock beyond the cache's read path. */
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "rt_backend.h"
 
 static const DType dtype_of[] = {
     [TK_VOID] = DT_VOID, [TK_I1] = DT_I1, [TK_I8] = DT_I8, [TK_I16] = DT_I16,
@@ -162,6 +162,8 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *wor
     }
     bool div16, eq1;
     spec_bits(a, dt, &div16, &eq1);
+    if (rt_no_spec(k, j))
+        div16 = eq1 = false;
     *word = (uint64_t)a->dtype | (uint64_t)a->kind << 8 | (uint64_t)div16 << 16 |
             (uint64_t)eq1 << 17;
     return TK_OK;
@@ -293,9 +295,11 @@ static bool tk_is_float(tk_dtype t)
            t == TK_F8E5;
 }
 
+bool rt_arg_is_float(const tk_arg *a) { return tk_is_float(a->dtype); }
+
 /* One parameter's bytes, little-endian in a 64-bit slot, as the compiled
  * kernel's dtype wants them. */
-static uint64_t pack_value(const tk_arg *a, DType dt)
+uint64_t rt_pack_value(const tk_arg *a, DType dt)
 {
     if (a->kind == TK_ARG_PTR)
         return (uint64_t)(uintptr_t)a->v.ptr;
@@ -319,35 +323,6 @@ static uint64_t pack_value(const tk_arg *a, DType dt)
     return out;
 }
 
-/* The interpreter wants ints at their width (sign- or zero-extended) and floats as doubles. */
-static InterpArg interp_value(const tk_arg *a, DType dt)
-{
-    InterpArg v;
-    v.u = 0;
-    if (a->kind == TK_ARG_PTR) {
-        v.p = a->v.ptr;
-        return v;
-    }
-    uint64_t bits = pack_value(a, dt);
-    switch (dt) {
-    case DT_F16: case DT_BF16: case DT_F32: case DT_F64: {
-        bool fl = tk_is_float(a->dtype);
-        double f = fl ? a->v.f : (double)a->v.i;
-        v.f = dt == DT_F64 ? f
-              : dt == DT_F16 ? tk_f16_to_f32(tk_f32_to_f16((float)f))
-              : dt == DT_BF16 ? tk_bf16_to_f32(tk_f32_to_bf16((float)f))
-                             : (double)(float)f; /* the value the GPU would see */
-        break;
-    }
-    case DT_I8: v.i = (int8_t)bits; break;
-    case DT_I16: v.i = (int16_t)bits; break;
-    case DT_I32: v.i = (int32_t)bits; break;
-    case DT_I64: v.i = (int64_t)bits; break;
-    default: v.u = bits; break;
-    }
-    return v;
-}
-
 /* ---- launching ------------------------------------------------------------------------ */
 
 static tk_status check_grid(const tk_kernel *k, tk_grid g)
@@ -364,104 +339,6 @@ static tk_status check_grid(const tk_kernel *k, tk_grid g)
                             p->max_grid[1], p->max_grid[2]);
     }
     return TK_OK;
-}
-
-static tk_status launch_interp(tk_kernel *k, RtVariant *v, tk_grid g, const RtLaunchArgs *la)
-{
-    tk_context *ctx = k->mod->ctx;
-    InterpArg args[RT_MAX_PARAMS];
-    for (int i = 0; i < v->nparams; i++)
-        args[i] = interp_value(la->values[v->param_of[i]], (DType)v->param_dt[i]);
-    int nbufs = 0;
-    InterpBuffer *bufs = rt_ctx_snapshot(ctx, &nbufs);
-    if (!bufs)
-        return err_set(TK_ERR_NO_MEMORY, "out of memory");
-    InterpMemory mem = {bufs, nbufs};
-    unsigned grid[3] = {g.x, g.y, g.z};
-    Diag d;
-    diag_init(&d, &k->mod->comp.src);
-    InterpOptions o = {.threads = ctx->interp_threads, .max_steps = ctx->interp_max_steps};
-    InterpResult r = interp_run(v->ir, grid, args, &mem, &o, &d);
-    const char *msg = d.text.data ? d.text.data : "(no message)";
-    tk_status s = TK_OK;
-    if (r == INTERP_NO_MEMORY) /* not the kernel's fault */
-        s = err_set(TK_ERR_NO_MEMORY, "kernel '%s': %s", k->name, msg);
-    else if (r == INTERP_OVER_BUDGET || r == INTERP_BAD_GRID)
-        s = err_set(TK_ERR_LAUNCH, "kernel '%s' stopped in the interpreter:\n%s", k->name, msg);
-    else if (r != INTERP_OK || d.errors)
-        s = err_set(TK_ERR_KERNEL_FAULT, "kernel '%s' faulted in the interpreter:\n%s", k->name,
-                     msg);
-    diag_free(&d);
-    tk_xfree(bufs);
-    return s;
-}
-
-/* The parameter values as the kernel reads them: addresses, and integers
- * at the compiled parameter's width (what the tensor maps are built from). */
-static void kernel_values(const RtVariant *v, const uint64_t *slots, int64_t *vals)
-{
-    for (int i = 0; i < v->nparams; i++) {
-        switch ((DType)v->param_dt[i]) {
-        case DT_I8: vals[i] = (int8_t)slots[i]; break;
-        case DT_I16: vals[i] = (int16_t)slots[i]; break;
-        case DT_I32: vals[i] = (int32_t)slots[i]; break;
-        default: vals[i] = (int64_t)slots[i]; break;
-        }
-    }
-}
-
-/* Launches v; *no_maps is set (and nothing launched) when its tensor maps
- * cannot be made from these arguments. */
-static tk_status launch_gpu(tk_kernel *k, RtVariant *v, tk_grid g, const RtLaunchArgs *la,
-                            tk_stream stream, bool *no_maps)
-{
-    tk_context *ctx = k->mod->ctx;
-    uint64_t slots[RT_MAX_PARAMS];
-    void *ptrs[RT_MAX_PARAMS + RT_MAX_TMAPS];
-    _Alignas(64) unsigned char maps[RT_MAX_TMAPS][128];
-    for (int i = 0; i < v->nparams; i++) {
-        slots[i] = pack_value(la->values[v->param_of[i]], (DType)v->param_dt[i]);
-        ptrs[i] = &slots[i];
-    }
-    *no_maps = false;
-    tk_status s = rt_ctx_enter(ctx);
-    if (s != TK_OK)
-        return s;
-    if (v->ntmaps) {
-        int64_t vals[RT_MAX_PARAMS];
-        bool ok;
-        kernel_values(v, slots, vals);
-        s = rt_tma_maps(v, vals, maps, &ok);
-        if (s != TK_OK || !ok) {
-            *no_maps = s == TK_OK;
-            return s;
-        }
-        for (int i = 0; i < v->ntmaps; i++)
-            ptrs[v->nparams + i] = maps[i];
-    }
-    atomic_store_explicit(&ctx->last_kernel, k->name, memory_order_relaxed);
-    RT_CU(k->name, cuLaunchKernel, v->fn, g.x, g.y, g.z,
-          (unsigned)v->threads, 1, 1, (unsigned)v->dyn_shared,
-          (CUstream)stream, ptrs, NULL);
-    return TK_OK;
-}
-
-/* The launch again with the kernel compiled without TMA: its own variant,
- * keyed apart. */
-static tk_status launch_without_tma(tk_kernel *k, tk_grid g, RtLaunchArgs *la, tk_stream stream)
-{
-    la->no_tma = true;
-    la->key.w[la->key.nwords++] = RT_KEY_NO_TMA;
-    rt_key_finish(&la->key);
-    RtVariant *v = NULL;
-    bool no_maps = false;
-    tk_status s = rt_variant_get(k, la, &v);
-    if (s == TK_OK)
-        s = launch_gpu(k, v, g, la, stream, &no_maps);
-    if (s == TK_OK && no_maps) /* a variant without TMA takes none */
-        s = err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled without TMA takes "
-                     "tensor maps", k->name);
-    return s;
 }
 
 tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
@@ -491,12 +368,7 @@ tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int n
     s = rt_variant_get(k, &la, &v);
     if (s != TK_OK)
         return s;
-    if (k->mod->ctx->interpret)
-        return launch_interp(k, v, grid, &la);
-    bool no_maps = false;
-    tk_stream stream = opts ? opts->stream : NULL;
-    s = launch_gpu(k, v, grid, &la, stream, &no_maps);
-    return s == TK_OK && no_maps ? launch_without_tma(k, grid, &la, stream) : s;
+    return k->mod->ctx->be->launch(k, v, grid, &la, opts);
 }
 
 tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,

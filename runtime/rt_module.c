@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "rt_backend.h"
 
 static tk_status module_make(tk_context *ctx, const char *name, const char *text, size_t len,
                              tk_module **out)
@@ -108,7 +108,7 @@ void tk_module_destroy(tk_module *m)
 {
     if (!m)
         return;
-    if (m->kernels && !m->ctx->interpret && rt_ctx_enter(m->ctx) != TK_OK)
+    if (m->kernels && m->ctx->be->enter(m->ctx) != TK_OK)
         err_clear(); /* unload below may then fail; still free host memory */
     for (int i = 0; m->kernels && i < m->nnames; i++)
         if (m->kernels[i]) {

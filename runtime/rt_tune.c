@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt.h"
+#include "rt_backend.h"
 
 double (*rt_tune_time_hook)(tk_kernel *k, int index);
 
@@ -180,7 +180,7 @@ static char *identity(tk_kernel *k, const RtKey *key, size_t *len)
     sb_printf(&sb, "tk-tune 1\nkernel %s\nsource %016" PRIx64 "%016" PRIx64 "\nversion %s\n"
               "device %s %s\nconfigs %d %016" PRIx64 "\nkey", k->name, k->mod->source_hash[0],
               k->mod->source_hash[1], tk_version(),
-              ctx->interpret ? "interpreter" : ctx->props.name, ctx->arch, t->nconfigs,
+              ctx->be->device_label ? ctx->be->device_label : ctx->props.name, ctx->arch, t->nconfigs,
               t->configs_hash);
     for (int i = 0; i < key->nwords; i++)
         sb_printf(&sb, " %" PRIx64, key->w[i]);
@@ -413,7 +413,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     RtTune *t = k->tune;
     tk_context *ctx = k->mod->ctx;
     memset(c, 0, sizeof *c);
-    bool timed = !ctx->interpret || rt_tune_time_hook;
+    bool timed = ctx->be->timed || rt_tune_time_hook;
     size_t id_len = 0;
     char *id = timed ? identity(k, key, &id_len) : NULL;
     if (timed && !id)

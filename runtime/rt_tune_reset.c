@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "rt_backend.h"
 
 /* The launch argument of a named parameter: *out is NULL for a buffer given
  * None; false when the name is no runtime pointer argument (*why says why). */
@@ -120,7 +120,7 @@ tk_status rt_tune_bufs_end(RtTuneBufs *b, bool zero_again)
     bool saved = false;
     for (int i = 0; i < b->n; i++)
         saved |= b->b[i].saved != NULL;
-    if (saved && !b->ctx->interpret) {
+    if (saved && b->ctx->be->queued) {
         tk_status w = tk_synchronize(b->ctx);
         if (s == TK_OK)
             s = w;

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential g++ cmake ninja-build flex bison python3 llvm-19-dev llvm-19-tools
           clang-19 libclang-rt-19-dev libzstd-dev zlib1g-dev
           pkg-config man-db groff-base dpkg-dev file  # these five: the install tests
-          python3-numpy)  # the corpus harness's interpreter test (test/corpus/run_gpu.py)
+          python3-numpy   # the corpus harness's interpreter test (test/corpus/run_gpu.py)
+          python3-dev python3-venv python3-pytest)  # the Python package (python/)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -27,6 +28,9 @@ python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy ||
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ninja -C build
+
+echo "== the Python package into build/pyvenv (pip install ./python against build/libtk.so)"
+scripts/pack_python.sh --venv build
 
 echo "== tkc examples/vector_add.tk -> build/vector_add.ptx"
 build/tkc examples/vector_add.tk -k vector_add -D BLOCK=1024 \

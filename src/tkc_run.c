@@ -33,6 +33,9 @@ void tkc_run_usage(FILE *f)
             "                      instead of printing it\n"
             "  --seed N            seed of rand/randn buffers (default 0)\n"
             "  --gpu               run on the GPU instead of the interpreter\n"
+            "  --launch-pdl        programmatic dependent launch (Triton's launch_pdl=True):\n"
+            "                      on sm_90 and later the kernel may start before the\n"
+            "                      stream's previous kernel ends and waits in gdc_wait()\n"
             "  --max-steps N       stop an interpreter launch after N programs plus loop\n"
             "                      iterations (default: TK_INTERP_MAX_STEPS, else 2**30)\n"
             "  --bench             then time the launch with tk_bench (warm-up, L2 flush,\n"
@@ -556,6 +559,8 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
             o->gpu = true;
         else if (!strcmp(a, "--bench"))
             o->bench = true;
+        else if (!strcmp(a, "--launch-pdl"))
+            o->launch.launch_pdl = 1;
         else if (!strcmp(a, "--bench-ms")) {
             char *end;
             o->bench_ms = strtod(argv[++i], &end);

@@ -290,7 +290,13 @@ typedef struct tk_launch_options {
     int num_warps;   /* 0: 4 */
     int num_stages;  /* 0: 3 */
     tk_stream stream;
-    uint64_t reserved[4]; /* zero (room for later options) */
+    /* 1: programmatic dependent launch (Triton's launch_pdl=True): on sm_90
+     * and later the kernel may start while the stream's previous kernel
+     * finishes, and waits for it where it calls gdc_wait(); elsewhere an
+     * ordinary launch */
+    int launch_pdl;
+    int reserved_int;     /* zero (room for a later option) */
+    uint64_t reserved[3]; /* zero (room for later options) */
 } tk_launch_options;
 
 /* Queues one launch (asynchronous on the GPU; synchronous when interpreting).
@@ -445,6 +451,15 @@ typedef struct tk_tune_choice {
  * launch has chosen one for their key yet. */
 tk_status tk_kernel_tuned_config(tk_kernel *k, const tk_arg *args, int nargs,
                                  const tk_launch_options *opts, tk_tune_choice *out);
+
+/* ---- do_not_specialize (@triton.jit(do_not_specialize=[...])) ------------------- */
+
+/* Launches of k stop specialising the named runtime parameters on Triton's
+ * hints (an integer divisible by 16 or equal to 1, a pointer aligned to 16
+ * bytes): one compiled variant serves every value. Replaces the names of an
+ * earlier call (n = 0 clears them). A name that is not a runtime parameter
+ * of k gives TK_ERR_INVALID. */
+tk_status tk_kernel_set_no_specialize(tk_kernel *k, const char *const *names, int n);
 
 #if defined(__GNUC__) && !defined(_WIN32)
 #pragma GCC visibility pop

@@ -14,9 +14,6 @@
 void pass_fold(IrFunc *f);
 /* removes ops whose results are unused and that have no effect (dce.c) */
 void pass_dce(IrFunc *f);
-/* hoists loop-invariant pure ops out of `for` bodies, then merges equal pure
- * ops (common subexpressions); run between pass_fold and pass_dce (cse.c) */
-void pass_cse(IrFunc *f);
 
 /* turns a loop over tiles marked tl.range(..., flatten=True) and the K
  * loop inside it into one loop over (tile, K step), so that pipelining runs

@@ -430,6 +430,7 @@ static const char *const covered[] = {
     "tk_bench", /* test_bench */
     "tk_kernel_set_tuning", "tk_kernel_configs", "tk_launch_tuned",
     "tk_kernel_tuned_config", /* test_tuning */
+    "tk_kernel_set_no_specialize", /* rt_nospec.c */
 };
 
 static bool is_covered(const char *name)

@@ -1,7 +1,7 @@
 /* rt_gpu.c: the runtime's GPU paths, on a machine with a GPU (skipped, exit
- * 77, where there is none): buffers round trip, a launch is right,
- * tk_kernel_prepare and tk_occupancy give sane numbers, the second launch is
- * a memory hit, a new module finds the cubin on disk without compiling,
+ * 77, where there is none): buffers round trip, a launch is right (with
+ * launch_pdl too), tk_kernel_prepare and tk_occupancy give sane numbers, the
+ * second launch is a memory hit, a new module finds the cubin on disk without compiling,
  * oversized grids are refused, and a kernel that writes through a bad
  * pointer is reported as a fault naming it (last: the context dies). */
 #include "rt_test.h"
@@ -20,7 +20,8 @@ static const char source[] =
 
 enum { N = 5000, BLOCK = 256 };
 
-static void run_axpy(tk_context *ctx, tk_kernel *k, void *dx, void *dy)
+static void run_axpy_with(tk_context *ctx, tk_kernel *k, void *dx, void *dy,
+                          const tk_launch_options *o)
 {
     static float hx[N], hy[N], out[N];
     for (int i = 0; i < N; i++) {
@@ -31,13 +32,18 @@ static void run_axpy(tk_context *ctx, tk_kernel *k, void *dx, void *dy)
     CHECK_OK(tk_copy_to(ctx, dy, hy, sizeof hy));
     tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_i32(N), tk_f32(3.0f),
                      tk_const("BLOCK", BLOCK)};
-    CHECK_OK(tk_launch(k, (tk_grid){(N + BLOCK - 1) / BLOCK, 1, 1}, args, 5, NULL));
+    CHECK_OK(tk_launch(k, (tk_grid){(N + BLOCK - 1) / BLOCK, 1, 1}, args, 5, o));
     CHECK_OK(tk_synchronize(ctx));
     CHECK_OK(tk_copy_from(ctx, out, dy, sizeof out));
     int wrong = 0;
     for (int i = 0; i < N; i++)
         wrong += out[i] != 3.0f * hx[i] + hy[i];
     CHECK(wrong == 0);
+}
+
+static void run_axpy(tk_context *ctx, tk_kernel *k, void *dx, void *dy)
+{
+    run_axpy_with(ctx, k, dx, dy, NULL);
 }
 
 int main(void)
@@ -99,6 +105,10 @@ int main(void)
     rt_stats_get(&s2);
     CHECK(s2.compiles == s1.compiles && s2.disk_hits == s1.disk_hits + 1);
     tk_module_destroy(mod2);
+
+    /* Programmatic dependent launch: the same result (sm_90 and later
+     * launch through cuLaunchKernelEx; older GPUs launch as usual). */
+    run_axpy_with(ctx, k, dx, dy, &(tk_launch_options){.launch_pdl = 1});
 
     CHECK_FAILS(tk_launch(k, (tk_grid){1, (unsigned)p.max_grid[1] + 1, 1}, args, 5, NULL),
                 TK_ERR_LAUNCH, "over the device's limit");

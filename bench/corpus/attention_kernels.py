@@ -1,0 +1,154 @@
+"""Attention in the forms serving engines use: a causal prefill forward
+with grouped-query heads (kv head = q head // group) over packed varlen
+sequences (cu_seqlens), and a paged decode kernel that walks a block
+table of KV-cache pages for one query token per sequence, with GQA."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd_varlen_gqa(Q, K, V, Out, cu_seqlens, sm_scale, stride_qt, stride_qh, stride_kt,
+                    stride_kh, stride_ot, stride_oh, kv_group_num: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_DMODEL: tl.constexpr, BLOCK_N: tl.constexpr,
+                    IS_CAUSAL: tl.constexpr):
+    cur_batch = tl.program_id(0)
+    cur_head = tl.program_id(1)
+    start_m = tl.program_id(2)
+    cur_kv_head = cur_head // kv_group_num
+    seq_start = tl.load(cu_seqlens + cur_batch)
+    seq_len = tl.load(cu_seqlens + cur_batch + 1) - seq_start
+    block_start_loc = BLOCK_M * start_m
+    if block_start_loc >= seq_len:
+        return
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_DMODEL)
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    off_q = (seq_start + offs_m[:, None]) * stride_qt + cur_head * stride_qh + offs_d[None, :]
+    q = tl.load(Q + off_q, mask=offs_m[:, None] < seq_len, other=0.0)
+    k_ptrs = K + (seq_start + offs_n[None, :]) * stride_kt + cur_kv_head * stride_kh + \
+        offs_d[:, None]
+    v_ptrs = V + (seq_start + offs_n[:, None]) * stride_kt + cur_kv_head * stride_kh + \
+        offs_d[None, :]
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, BLOCK_DMODEL], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    end_n = tl.minimum((start_m + 1) * BLOCK_M, seq_len) if IS_CAUSAL else seq_len
+    for start_n in range(0, end_n, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = tl.load(k_ptrs + start_n * stride_kt, mask=(start_n + offs_n[None, :]) < seq_len,
+                    other=0.0)
+        qk = tl.dot(q, k)
+        mask = (start_n + offs_n[None, :]) < seq_len
+        if IS_CAUSAL:
+            mask = mask & (offs_m[:, None] >= (start_n + offs_n[None, :]))
+        qk = tl.where(mask, qk * qk_scale, -1.0e8)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        l_ij = tl.sum(p, 1)
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + l_ij
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptrs + start_n * stride_kt, mask=(start_n + offs_n[:, None]) < seq_len,
+                    other=0.0)
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    off_o = (seq_start + offs_m[:, None]) * stride_ot + cur_head * stride_oh + offs_d[None, :]
+    tl.store(Out + off_o, acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < seq_len)
+
+
+@triton.jit
+def _paged_decode_gqa(Q, K_cache, V_cache, block_tables, seq_lens, Out, sm_scale,
+                      stride_qb, stride_qh, stride_bt, stride_kb, stride_kt, stride_kh,
+                      stride_ob, stride_oh, QUERY_GROUP: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                      HEAD_DIM: tl.constexpr, PADDED_GROUP: tl.constexpr):
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    seq_len = tl.load(seq_lens + seq)
+    offs_g = tl.arange(0, PADDED_GROUP)
+    offs_d = tl.arange(0, HEAD_DIM)
+    offs_t = tl.arange(0, PAGE_SIZE)
+    g_mask = offs_g < QUERY_GROUP
+    q_heads = kv_head * QUERY_GROUP + offs_g
+    q = tl.load(Q + seq * stride_qb + q_heads[:, None] * stride_qh + offs_d[None, :],
+                mask=g_mask[:, None], other=0.0)
+    m_i = tl.full([PADDED_GROUP], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([PADDED_GROUP], dtype=tl.float32)
+    acc = tl.zeros([PADDED_GROUP, HEAD_DIM], dtype=tl.float32)
+    num_pages = tl.cdiv(seq_len, PAGE_SIZE)
+    for page in range(0, num_pages):
+        phys = tl.load(block_tables + seq * stride_bt + page).to(tl.int64)
+        kv_off = phys * stride_kb + offs_t[:, None] * stride_kt + kv_head * stride_kh + \
+            offs_d[None, :]
+        t_mask = page * PAGE_SIZE + offs_t < seq_len
+        k = tl.load(K_cache + kv_off, mask=t_mask[:, None], other=0.0)
+        v = tl.load(V_cache + kv_off, mask=t_mask[:, None], other=0.0)
+        qk = tl.dot(q, tl.trans(k)).to(tl.float32) * sm_scale
+        qk = tl.where(t_mask[None, :], qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        p = tl.exp(qk - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tl.store(Out + seq * stride_ob + q_heads[:, None] * stride_oh + offs_d[None, :],
+             out.to(Out.dtype.element_ty), mask=g_mask[:, None])
+
+
+@triton.jit
+def _decode_split_kv_stage1(Q, K, V, Mid_O, Mid_LSE, seq_lens, sm_scale, stride_qb,
+                            stride_kb, stride_kt, stride_mb, stride_mh, stride_ms, num_heads,
+                            KV_SPLITS: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    b = tl.program_id(0)
+    h = tl.program_id(1)
+    split = tl.program_id(2)
+    seq_len = tl.load(seq_lens + b)
+    per_split = tl.cdiv(seq_len, KV_SPLITS)
+    start = split * per_split
+    end = tl.minimum(start + per_split, seq_len)
+    offs_d = tl.arange(0, HEAD_DIM)
+    offs_n = tl.arange(0, BLOCK_N)
+    q = tl.load(Q + b * stride_qb + h * HEAD_DIM + offs_d).to(tl.float32)
+    e_max = -float("inf")
+    e_sum = 0.0
+    acc = tl.zeros([HEAD_DIM], dtype=tl.float32)
+    for n0 in range(start, end, BLOCK_N):
+        n = n0 + offs_n
+        nm = n < end
+        kv = b * stride_kb + n[:, None] * stride_kt + h * HEAD_DIM + offs_d[None, :]
+        k = tl.load(K + kv, mask=nm[:, None], other=0.0).to(tl.float32)
+        s = tl.sum(q[None, :] * k, 1) * sm_scale
+        s = tl.where(nm, s, float("-inf"))
+        n_max = tl.maximum(tl.max(s, 0), e_max)
+        re = tl.exp(e_max - n_max)
+        p = tl.exp(s - n_max)
+        v = tl.load(V + kv, mask=nm[:, None], other=0.0).to(tl.float32)
+        acc = acc * re + tl.sum(p[:, None] * v, 0)
+        e_sum = e_sum * re + tl.sum(p, 0)
+        e_max = n_max
+    mid = b * stride_mb + h * stride_mh + split * stride_ms
+    if end > start:
+        tl.store(Mid_O + mid + offs_d, acc / e_sum)
+        tl.store(Mid_LSE + (b * num_heads + h) * KV_SPLITS + split, e_max + tl.log(e_sum))
+    else:
+        tl.store(Mid_O + mid + offs_d, tl.zeros([HEAD_DIM], dtype=tl.float32))
+        tl.store(Mid_LSE + (b * num_heads + h) * KV_SPLITS + split, -float("inf"))
+
+
+@triton.jit
+def _decode_split_kv_stage2(Mid_O, Mid_LSE, O, stride_mb, stride_mh, stride_ms, stride_ob,
+                            num_heads, KV_SPLITS: tl.constexpr, HEAD_DIM: tl.constexpr):
+    b = tl.program_id(0)
+    h = tl.program_id(1)
+    offs_d = tl.arange(0, HEAD_DIM)
+    offs_s = tl.arange(0, KV_SPLITS)
+    lse = tl.load(Mid_LSE + (b * num_heads + h) * KV_SPLITS + offs_s)
+    o = tl.load(Mid_O + b * stride_mb + h * stride_mh + offs_s[:, None] * stride_ms +
+                offs_d[None, :])
+    m = tl.max(lse, 0)
+    w = tl.exp(lse - m)
+    out = tl.sum(w[:, None] * o, 0) / tl.sum(w, 0)
+    tl.store(O + b * stride_ob + h * HEAD_DIM + offs_d, out.to(O.dtype.element_ty))

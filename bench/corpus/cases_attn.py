@@ -1,0 +1,150 @@
+"""Corpus cases: varlen GQA prefill, paged GQA decode, split-KV decode."""
+import numpy as np
+
+from registry import F32, I32, Buf, case, cdiv, floats, out
+
+
+def attn(q, k, v, scale, causal):
+    s = q @ k.T * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return (p / p.sum(axis=1, keepdims=True)) @ v
+
+
+def varlen_make(rng, S):
+    lens = rng.integers(S["lmin"], S["lmax"], S["b"])
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    t, h, kh, d = int(cu[-1]), S["h"], S["kh"], S["d"]
+    return {"q": floats(rng, (t, h, d), "f16"), "k": floats(rng, (t, kh, d), "f16"),
+            "v": floats(rng, (t, kh, d), "f16"), "o": out((t, h, d), "f16"),
+            "cu": Buf(cu, "i32")}
+
+
+def varlen_ref(X, S):
+    cu = X["cu"].astype(int)
+    o = np.zeros(X["q"].shape)
+    g = S["h"] // S["kh"]
+    for b in range(S["b"]):
+        sl = slice(cu[b], cu[b + 1])
+        for h in range(S["h"]):
+            o[sl, h] = attn(X["q"][sl, h], X["k"][sl, h // g], X["v"][sl, h // g],
+                            S["d"] ** -0.5, True)
+    return {"o": o}
+
+
+case(name="attn_varlen_gqa_causal", klass="attention", module="attention_kernels.py",
+     kernel="_fwd_varlen_gqa", make=varlen_make,
+     args=lambda S, b: ["q", "k", "v", "o", "cu", F32(S["d"] ** -0.5), I32(S["h"] * S["d"]),
+                        I32(S["d"]), I32(S["kh"] * S["d"]), I32(S["d"]), I32(S["h"] * S["d"]),
+                        I32(S["d"])],
+     consts=lambda S: dict(kv_group_num=S["h"] // S["kh"], BLOCK_M=S["BM"], BLOCK_DMODEL=S["d"],
+                           BLOCK_N=S["BN"], IS_CAUSAL=True),
+     grid=lambda S: (S["b"], S["h"], cdiv(S["lmax"], S["BM"])), ref=varlen_ref,
+     shape=lambda S: f"b{S['b']} h{S['h']}/{S['kh']} len<{S['lmax']} d{S['d']}",
+     gpu=dict(b=4, h=16, kh=4, d=128, lmin=1024, lmax=2048, BM=128, BN=64, warps=8, stages=2),
+     interp=dict(b=3, h=4, kh=2, d=16, lmin=5, lmax=40, BM=16, BN=16, stages=2), tol=5e-3)
+
+
+def paged_make(rng, S):
+    b, kh, g, d, ps, maxlen = S["b"], S["kh"], S["g"], S["d"], S["ps"], S["maxlen"]
+    lens = rng.integers(1, maxlen, b)
+    pages_per = cdiv(maxlen, ps)
+    nblocks = b * pages_per + 3
+    table = rng.permutation(nblocks)[:b * pages_per].reshape(b, pages_per)
+    return {"q": floats(rng, (b, kh * g, d), "f16"),
+            "kc": floats(rng, (nblocks, ps, kh, d), "f16"),
+            "vc": floats(rng, (nblocks, ps, kh, d), "f16"), "bt": Buf(table, "i32"),
+            "lens": Buf(lens, "i32"), "o": out((b, kh * g, d), "f16")}
+
+
+def paged_ref(X, S):
+    g, ps = S["g"], S["ps"]
+    o = np.zeros(X["q"].shape)
+    for b in range(S["b"]):
+        n = int(X["lens"][b])
+        pages = X["bt"][b].astype(int)
+        k = X["kc"][pages].reshape(-1, S["kh"], S["d"])[:n]
+        v = X["vc"][pages].reshape(-1, S["kh"], S["d"])[:n]
+        for h in range(S["kh"] * g):
+            o[b, h] = attn(X["q"][b, h:h + 1], k[:, h // g], v[:, h // g], S["d"] ** -0.5,
+                           False)[0]
+    return {"o": o}
+
+
+def paged_args(S, b):
+    kh, g, d, ps = S["kh"], S["g"], S["d"], S["ps"]
+    return ["q", "kc", "vc", "bt", "lens", "o", F32(d ** -0.5), I32(kh * g * d), I32(d),
+            I32(b["bt"].arr.shape[1]), I32(ps * kh * d), I32(kh * d), I32(d), I32(kh * g * d),
+            I32(d)]
+
+
+case(name="paged_decode_gqa", klass="attention", module="attention_kernels.py",
+     kernel="_paged_decode_gqa", make=paged_make, args=paged_args,
+     consts=lambda S: dict(QUERY_GROUP=S["g"], PAGE_SIZE=S["ps"], HEAD_DIM=S["d"],
+                           PADDED_GROUP=16),
+     grid=lambda S: (S["b"], S["kh"]), ref=paged_ref,
+     shape=lambda S: f"b{S['b']} kvh{S['kh']}x{S['g']} len<{S['maxlen']} page{S['ps']}",
+     gpu=dict(b=32, kh=8, g=4, d=128, ps=16, maxlen=2048, warps=4, stages=2),
+     interp=dict(b=3, kh=2, g=4, d=16, ps=16, maxlen=50, stages=2), tol=5e-3)
+
+
+def split_make(rng, S):
+    b, h, d, n = S["b"], S["h"], S["d"], S["n"]
+    return {"q": floats(rng, (b, h, d), "f16"), "k": floats(rng, (b, n, h, d), "f16"),
+            "v": floats(rng, (b, n, h, d), "f16"),
+            "mo": out((b, h, S["sp"], d), "f32"), "ml": out((b, h, S["sp"]), "f32"),
+            "lens": Buf(rng.integers(1, n // S["sp"], b) * S["sp"], "i32")}
+
+
+def split_ref(X, S):
+    sp, scale = S["sp"], S["d"] ** -0.5
+    mo = np.zeros(X["mo"].shape)
+    ml = np.zeros(X["ml"].shape)
+    for b in range(S["b"]):
+        n = int(X["lens"][b])
+        per = -(-n // sp)
+        for h in range(S["h"]):
+            for s in range(sp):
+                lo, hi = s * per, min(s * per + per, n)
+                if hi <= lo:
+                    mo[b, h, s], ml[b, h, s] = 0, -np.inf
+                    continue
+                sc = X["k"][b, lo:hi, h] @ X["q"][b, h] * scale
+                m = sc.max()
+                p = np.exp(sc - m)
+                mo[b, h, s] = p @ X["v"][b, lo:hi, h] / p.sum()
+                ml[b, h, s] = m + np.log(p.sum())
+    return {"mo": mo, "ml": ml}
+
+
+case(name="decode_split_kv_stage1", klass="attention", module="attention_kernels.py",
+     kernel="_decode_split_kv_stage1", make=split_make,
+     args=lambda S, b: ["q", "k", "v", "mo", "ml", "lens", F32(S["d"] ** -0.5), I32(S["h"] * S["d"]),
+                        I32(S["n"] * S["h"] * S["d"]), I32(S["h"] * S["d"]),
+                        I32(S["h"] * S["sp"] * S["d"]), I32(S["sp"] * S["d"]), I32(S["d"]),
+                        I32(S["h"])],
+     consts=lambda S: dict(KV_SPLITS=S["sp"], BLOCK_N=S["BN"], HEAD_DIM=S["d"]),
+     grid=lambda S: (S["b"], S["h"], S["sp"]), ref=split_ref,
+     gpu=dict(b=8, h=32, d=128, n=4096, sp=8, BN=64, warps=4),
+     interp=dict(b=2, h=3, d=16, n=60, sp=4, BN=8), tol=1e-4)
+
+
+def stage2_make(rng, S):
+    b, h, sp, d = S["b"], S["h"], S["sp"], S["d"]
+    return {"mo": floats(rng, (b, h, sp, d), "f32"), "ml": floats(rng, (b, h, sp), "f32", 3.0),
+            "o": out((b, h, d), "f16")}
+
+
+def stage2_ref(X, S):
+    w = np.exp(X["ml"] - X["ml"].max(axis=2, keepdims=True))
+    return {"o": (w[..., None] * X["mo"]).sum(axis=2) / w.sum(axis=2)[..., None]}
+
+
+case(name="decode_split_kv_stage2", klass="attention", module="attention_kernels.py",
+     kernel="_decode_split_kv_stage2", make=stage2_make,
+     args=lambda S, b: ["mo", "ml", "o", I32(S["h"] * S["sp"] * S["d"]), I32(S["sp"] * S["d"]),
+                        I32(S["d"]), I32(S["h"] * S["d"]), I32(S["h"])],
+     consts=lambda S: dict(KV_SPLITS=S["sp"], HEAD_DIM=S["d"]),
+     grid=lambda S: (S["b"], S["h"]), ref=stage2_ref,
+     gpu=dict(b=64, h=64, sp=16, d=128, warps=4), interp=dict(b=2, h=3, sp=4, d=16), tol=2e-3)

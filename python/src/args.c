@@ -1,0 +1,527 @@
+/* args.c: Python values to tk_args. Runtime arguments follow Triton: a
+ * bool is i1, an int i32 (i64 or u64 when it does not fit), a float fp32,
+ * None a constexpr None, and anything with a data pointer a pointer to its
+ * element type: PyTorch tensors (read through data_ptr/dtype/get_device, so
+ * torch need not be importable), objects with __cuda_array_interface__ or
+ * __array_interface__ (numpy), and DLPack producers. Host memory is staged
+ * into the interpreter's checked buffers for the launch and copied back
+ * after it, as Triton's interpreter does. */
+#include "tkpy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static PyObject *dtype_cache; /* dtype object or typestr -> int tk_dtype */
+
+void tkpy_args_clear(void)
+{
+    Py_CLEAR(dtype_cache);
+}
+
+/* Copies text into the launch's scratch; NULL (and an exception) when full. */
+static const char *keep_text(Launch *L, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (L->used + n > sizeof L->text) {
+        PyErr_SetString(PyExc_ValueError, "tk: the launch's constexpr values are too long");
+        return NULL;
+    }
+    char *p = L->text + L->used;
+    memcpy(p, s, n);
+    L->used += n;
+    return p;
+}
+
+static const struct { const char *name; tk_dtype dt; } names[] = {
+    {"float32", TK_F32}, {"float16", TK_F16}, {"bfloat16", TK_BF16}, {"float64", TK_F64},
+    {"int8", TK_I8}, {"int16", TK_I16}, {"int32", TK_I32}, {"int64", TK_I64},
+    {"uint8", TK_U8}, {"uint16", TK_U16}, {"uint32", TK_U32}, {"uint64", TK_U64},
+    {"bool", TK_I1}, {"float8_e4m3fn", TK_F8E4NV}, {"float8_e5m2", TK_F8E5},
+    {"f4", TK_F32}, {"f2", TK_F16}, {"f8", TK_F64}, {"i1", TK_I8}, {"i2", TK_I16},
+    {"i4", TK_I32}, {"i8", TK_I64}, {"u1", TK_U8}, {"u2", TK_U16}, {"u4", TK_U32},
+    {"u8", TK_U64}, {"b1", TK_I1}};
+
+/* "torch.float32" or a numpy typestr ("<f4", "|u1") to a tk_dtype;
+ * TK_VOID when tk has no such element type. */
+static tk_dtype parse_dtype(const char *s)
+{
+    if (!strncmp(s, "torch.", 6))
+        s += 6;
+    else if (s[0] == '<' || s[0] == '|' || s[0] == '=')
+        s += 1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i].name))
+            return names[i].dt;
+    return TK_VOID;
+}
+
+/* The tk_dtype of a dtype object (or typestr), cached by the object. */
+static int lookup_dtype(PyObject *obj, const char *param, tk_dtype *out)
+{
+    if (!dtype_cache && !(dtype_cache = PyDict_New()))
+        return -1;
+    PyObject *hit = PyDict_GetItem(dtype_cache, obj); /* borrowed */
+    if (!hit) {
+        PyObject *str = PyObject_Str(obj);
+        char *s = str ? tkpy_strdup(str) : NULL;
+        Py_XDECREF(str);
+        if (!s)
+            return -1;
+        tk_dtype dt = parse_dtype(s);
+        if (dt == TK_VOID)
+            PyErr_Format(PyExc_TypeError, "tk: argument '%s' has dtype %s, which tk kernels "
+                         "cannot take", param, s);
+        PyMem_Free(s);
+        if (dt == TK_VOID)
+            return -1;
+        hit = PyLong_FromLong(dt);
+        if (!hit || PyDict_SetItem(dtype_cache, obj, hit) < 0) {
+            Py_XDECREF(hit);
+            return -1;
+        }
+        Py_DECREF(hit);
+    }
+    *out = (tk_dtype)PyLong_AsLong(hit);
+    return 0;
+}
+
+static Py_ssize_t item_bytes(tk_dtype dt)
+{
+    switch (dt) {
+    case TK_I1: case TK_I8: case TK_U8: case TK_F8E4NV: case TK_F8E5: return 1;
+    case TK_I16: case TK_U16: case TK_F16: case TK_BF16: return 2;
+    case TK_I32: case TK_U32: case TK_F32: return 4;
+    default: return 8;
+    }
+}
+
+/* The byte extent [lo, hi) around the data pointer of an array with this
+ * shape and these strides (in bytes; NULL: C-contiguous). */
+static int extent(PyObject *shape, PyObject *strides, Py_ssize_t item, Slot *s)
+{
+    Py_ssize_t n = PySequence_Size(shape), step = item, lo = 0, hi = 0;
+    if (n < 0)
+        return -1;
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        PyObject *d = PySequence_GetItem(shape, i);
+        PyObject *st = d && strides && strides != Py_None ? PySequence_GetItem(strides, i) : NULL;
+        Py_ssize_t dim = d ? PyLong_AsSsize_t(d) : -1;
+        Py_ssize_t stv = st ? PyLong_AsSsize_t(st) : step;
+        Py_XDECREF(d);
+        Py_XDECREF(st);
+        if (PyErr_Occurred())
+            return -1;
+        if (dim == 0) {
+            s->lo = s->hi = 0;
+            return 0;
+        }
+        if (stv < 0)
+            lo += (dim - 1) * stv;
+        else
+            hi += (dim - 1) * stv;
+        step = dim * step;
+    }
+    s->lo = lo;
+    s->hi = hi + item;
+    return 0;
+}
+
+/* PyTorch: data_ptr(), dtype, get_device(); strides in elements. The
+ * extent is measured for host tensors, and for GPU ones when L wants it. */
+static int torch_arg(const Launch *L, PyObject *v, PyObject *data_ptr, const char *param,
+                     Slot *s)
+{
+    PyObject *p = PyObject_CallObject(data_ptr, NULL);
+    PyObject *dt = p ? PyObject_GetAttrString(v, "dtype") : NULL;
+    PyObject *dev = dt ? PyObject_CallMethod(v, "get_device", NULL) : NULL;
+    int ok = dev && lookup_dtype(dt, param, &s->arg.dtype) == 0;
+    if (ok) {
+        s->arg.v.ptr = PyLong_AsVoidPtr(p);
+        s->device = (int)PyLong_AsLong(dev);
+        ok = !PyErr_Occurred();
+    }
+    Py_XDECREF(p);
+    Py_XDECREF(dt);
+    Py_XDECREF(dev);
+    if (!ok)
+        return -1;
+    s->loc = s->device >= 0 ? SLOT_DEVICE : SLOT_HOST;
+    if (s->loc == SLOT_DEVICE && !L->extents)
+        return 0;
+    Py_ssize_t item = item_bytes(s->arg.dtype);
+    PyObject *shape = PyObject_GetAttrString(v, "shape");
+    PyObject *st = shape ? PyObject_CallMethod(v, "stride", NULL) : NULL;
+    PyObject *bytes = NULL;
+    if (st) { /* element strides to byte strides */
+        Py_ssize_t n = PySequence_Size(st);
+        bytes = n >= 0 ? PyList_New(n) : NULL;
+        for (Py_ssize_t i = 0; bytes && i < n; i++) {
+            PyObject *e = PySequence_GetItem(st, i);
+            long long x = e ? PyLong_AsLongLong(e) : 0;
+            Py_XDECREF(e);
+            PyObject *b = PyErr_Occurred() ? NULL : PyLong_FromLongLong(x * item);
+            if (!b || PyList_SetItem(bytes, i, b) < 0)
+                Py_CLEAR(bytes);
+        }
+    }
+    int r = bytes ? extent(shape, bytes, item, s) : -1;
+    Py_XDECREF(shape);
+    Py_XDECREF(st);
+    Py_XDECREF(bytes);
+    s->host = s->arg.v.ptr;
+    return r;
+}
+
+/* __cuda_array_interface__ or __array_interface__: a dict with data
+ * (pointer, read-only), typestr, shape and strides (bytes, or None). */
+static int iface_arg(const Launch *L, PyObject *v, PyObject *d, int on_gpu, const char *param,
+                     Slot *s)
+{
+    PyObject *data = PyDict_GetItemString(d, "data"); /* borrowed */
+    PyObject *ts = PyDict_GetItemString(d, "typestr");
+    PyObject *shape = PyDict_GetItemString(d, "shape");
+    if (!data || !ts || !shape || !PyTuple_Check(data) || PyTuple_Size(data) != 2) {
+        PyErr_Format(PyExc_TypeError, "tk: argument '%s' has a malformed array interface", param);
+        return -1;
+    }
+    if (lookup_dtype(ts, param, &s->arg.dtype) < 0)
+        return -1;
+    s->arg.v.ptr = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
+    s->readonly = PyObject_IsTrue(PyTuple_GetItem(data, 1));
+    if (PyErr_Occurred())
+        return -1;
+    s->loc = on_gpu ? SLOT_DEVICE : SLOT_HOST;
+    s->host = s->arg.v.ptr;
+    s->device = 0;
+    if (on_gpu) { /* CuPy and Numba name the device as .device.id */
+        PyObject *dev = PyObject_GetAttrString(v, "device");
+        PyObject *id = dev ? PyObject_GetAttrString(dev, "id") : NULL;
+        s->device = id ? (int)PyLong_AsLong(id) : 0;
+        Py_XDECREF(dev);
+        Py_XDECREF(id);
+        PyErr_Clear();
+        if (!L->extents)
+            return 0;
+    }
+    return extent(shape, PyDict_GetItemString(d, "strides"), item_bytes(s->arg.dtype), s);
+}
+
+/* The DLPack structs, as dlpack.h lays them out (version 0.x). */
+typedef struct { int device_type, device_id; } DLDev;
+typedef struct { uint8_t code, bits; uint16_t lanes; } DLType;
+typedef struct {
+    void *data; DLDev device; int32_t ndim; DLType dtype;
+    int64_t *shape, *strides; uint64_t byte_offset;
+} DLTensor;
+
+static tk_dtype dl_dtype(DLType t)
+{
+    static const tk_dtype ints[] = {TK_I8, TK_I16, TK_I32, TK_I64};
+    static const tk_dtype uints[] = {TK_U8, TK_U16, TK_U32, TK_U64};
+    int i = t.bits == 8 ? 0 : t.bits == 16 ? 1 : t.bits == 32 ? 2 : t.bits == 64 ? 3 : -1;
+    if (t.lanes != 1 || i < 0)
+        return TK_VOID;
+    switch (t.code) {
+    case 0: return ints[i];
+    case 1: return uints[i];
+    case 2: return i == 1 ? TK_F16 : i == 2 ? TK_F32 : i == 3 ? TK_F64 : TK_VOID;
+    case 4: return i == 1 ? TK_BF16 : TK_VOID;
+    case 6: return i == 0 ? TK_I1 : TK_VOID;
+    default: return TK_VOID;
+    }
+}
+
+/* __dlpack__(): a capsule holding a DLManagedTensor, whose first member is
+ * the DLTensor; the capsule stays unconsumed, so its destructor frees it. */
+static int dlpack_arg(PyObject *fn, const char *param, Slot *s)
+{
+    PyObject *cap = PyObject_CallObject(fn, NULL);
+    DLTensor *t = cap ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
+    if (!t) {
+        Py_XDECREF(cap);
+        return -1;
+    }
+    s->arg.dtype = dl_dtype(t->dtype);
+    s->arg.v.ptr = (char *)t->data + t->byte_offset;
+    s->host = s->arg.v.ptr;
+    s->device = t->device.device_id;
+    s->loc = t->device.device_type == 1 ? SLOT_HOST : SLOT_DEVICE;
+    int r = 0;
+    if (s->arg.dtype == TK_VOID) {
+        PyErr_Format(PyExc_TypeError, "tk: argument '%s' has a DLPack dtype (code %d, %d bits) "
+                     "that tk kernels cannot take", param, t->dtype.code, t->dtype.bits);
+        r = -1;
+    } else {
+        Py_ssize_t item = item_bytes(s->arg.dtype), lo = 0, hi = 0, step = item;
+        for (int i = t->ndim - 1; i >= 0; i--) {
+            Py_ssize_t st = t->strides ? (Py_ssize_t)t->strides[i] * item : step;
+            if (st < 0)
+                lo += (Py_ssize_t)(t->shape[i] - 1) * st;
+            else
+                hi += (Py_ssize_t)(t->shape[i] - 1) * st;
+            step *= (Py_ssize_t)t->shape[i];
+        }
+        s->lo = lo;
+        s->hi = hi + item;
+    }
+    Py_DECREF(cap);
+    return r;
+}
+
+/* Whether an __array_interface__ is a 0-d array (a numpy scalar). */
+static int is_scalar(PyObject *iface)
+{
+    PyObject *shape = PyDict_GetItemString(iface, "shape"); /* borrowed */
+    return shape && PyTuple_Check(shape) && PyTuple_Size(shape) == 0;
+}
+
+/* A buffer argument in any of the forms above; TypeError when none fits. */
+static int buffer_arg(Launch *L, PyObject *v, const char *param, Slot *s)
+{
+    static const char *const ifaces[] = {"__cuda_array_interface__", "__array_interface__"};
+    s->arg.kind = TK_ARG_PTR;
+    PyObject *a = PyObject_GetAttrString(v, "data_ptr");
+    if (a) {
+        int r = torch_arg(L, v, a, param, s);
+        Py_DECREF(a);
+        return r;
+    }
+    PyErr_Clear();
+    for (int i = 0; i < 2; i++) {
+        PyObject *d = PyObject_GetAttrString(v, ifaces[i]);
+        if (d && i == 1 && PyDict_Check(d) && is_scalar(d)) {
+            Py_DECREF(d); /* a numpy scalar (np.int32(5)): its Python value */
+            PyObject *item = PyObject_CallMethod(v, "item", NULL);
+            int r = item ? tkpy_runtime_arg(L, item, param, s) : -1;
+            Py_XDECREF(item);
+            return r;
+        }
+        if (d) {
+            int r = PyDict_Check(d) ? iface_arg(L, v, d, i == 0, param, s) : -1;
+            if (!PyDict_Check(d))
+                PyErr_Format(PyExc_TypeError, "tk: %s of '%s' is not a dict", ifaces[i], param);
+            Py_DECREF(d);
+            return r;
+        }
+        PyErr_Clear();
+    }
+    if ((a = PyObject_GetAttrString(v, "__dlpack__"))) {
+        int r = dlpack_arg(a, param, s);
+        Py_DECREF(a);
+        return r;
+    }
+    PyErr_Clear();
+    PyObject *tn = PyObject_GetAttrString((PyObject *)Py_TYPE(v), "__name__");
+    char *name = tn ? tkpy_strdup(tn) : NULL;
+    Py_XDECREF(tn);
+    PyErr_Format(PyExc_TypeError, "tk: argument '%s' is a %s; a kernel takes tensors, arrays, "
+                 "ints, floats, bools and None", param, name ? name : "?");
+    PyMem_Free(name);
+    return -1;
+}
+
+static int int_arg(PyObject *v, const char *param, Slot *s)
+{
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    s->arg.kind = TK_ARG_SCALAR;
+    if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(v);
+        if (PyErr_Occurred()) {
+            PyErr_Format(PyExc_ValueError, "tk: argument '%s' does not fit in 64 bits", param);
+            return -1;
+        }
+        s->arg.dtype = TK_U64;
+        s->arg.v.u = u;
+        return 0;
+    }
+    if (overflow < 0) {
+        PyErr_Format(PyExc_ValueError, "tk: argument '%s' does not fit in 64 bits", param);
+        return -1;
+    }
+    s->arg.dtype = x >= INT32_MIN && x <= INT32_MAX ? TK_I32 : TK_I64;
+    s->arg.v.i = x;
+    return 0;
+}
+
+int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s)
+{
+    memset(s, 0, sizeof *s);
+    s->param = param;
+    s->loc = SLOT_VALUE;
+    if (v == Py_None) {
+        s->arg = tk_none(param);
+        return 0;
+    }
+    if (PyBool_Check(v)) {
+        s->arg.kind = TK_ARG_SCALAR;
+        s->arg.dtype = TK_I1;
+        s->arg.v.u = v == Py_True;
+        return 0;
+    }
+    if (PyLong_Check(v))
+        return int_arg(v, param, s);
+    if (PyFloat_Check(v)) {
+        s->arg = tk_f32((float)PyFloat_AsDouble(v));
+        return 0;
+    }
+    return buffer_arg(L, v, param, s);
+}
+
+/* The text a constexpr value reads as in source: tk's and Triton's dtypes
+ * carry it (tl.float16), strings are quoted. */
+static const char *const_text(Launch *L, PyObject *v)
+{
+    PyObject *t = PyObject_GetAttrString(v, "_tk_text");
+    if (!t) {
+        PyErr_Clear();
+        if (PyUnicode_Check(v))
+            t = PyObject_Repr(v);
+    }
+    if (!t)
+        return NULL;
+    char *s = tkpy_strdup(t);
+    Py_DECREF(t);
+    const char *kept = s ? keep_text(L, s) : NULL;
+    PyMem_Free(s);
+    return kept;
+}
+
+int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s)
+{
+    memset(s, 0, sizeof *s);
+    s->loc = SLOT_VALUE;
+    s->param = param;
+    s->arg.kind = TK_ARG_CONST;
+    s->arg.name = param;
+    if (v == Py_None || PyBool_Check(v)) {
+        s->arg.text = v == Py_None ? "None" : v == Py_True ? "True" : "False";
+        return 0;
+    }
+    if (PyLong_Check(v)) {
+        s->arg.dtype = TK_I64;
+        s->arg.v.i = PyLong_AsLongLong(v);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (PyFloat_Check(v)) {
+        s->arg.dtype = TK_F64;
+        s->arg.v.f = PyFloat_AsDouble(v);
+        return 0;
+    }
+    if (PyIndex_Check(v) && !PyObject_HasAttrString(v, "_tk_text")) {
+        PyObject *i = PyNumber_Index(v); /* numpy integers */
+        int r = i ? tkpy_const_arg(L, i, param, s) : -1;
+        Py_XDECREF(i);
+        return r;
+    }
+    s->arg.text = const_text(L, v);
+    if (!s->arg.text && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "tk: constexpr '%s' must be an int, float, bool, str, "
+                     "None or a tl dtype", param);
+    return s->arg.text ? 0 : -1;
+}
+
+/* The device the buffers agree on: TKPY_INTERP for host memory (or none
+ * with no GPU), else the GPU; -2 (and an exception) when they disagree. */
+static int pick_device(const Launch *L, const char *where)
+{
+    int dev = -3, host = -1;
+    for (int i = 0; i < L->n; i++) {
+        const Slot *s = &L->slots[i];
+        if (s->loc == SLOT_HOST && host < 0)
+            host = i;
+        if (s->loc == SLOT_DEVICE && dev == -3)
+            dev = s->device;
+        else if (s->loc == SLOT_DEVICE && dev != s->device)
+            return PyErr_Format(PyExc_ValueError, "tk: argument '%s' is on cuda:%d but an "
+                                "earlier one is on cuda:%d\n%s", s->param, s->device, dev,
+                                where), -2;
+    }
+    if (dev != -3 && (host >= 0 || tkpy_interpret))
+        return PyErr_Format(PyExc_ValueError, "tk: argument '%s' is in host memory but the "
+                            "launch runs on cuda:%d%s\n%s", host >= 0 ? L->slots[host].param : "?",
+                            dev, tkpy_interpret ? " (and TK_INTERPRET=1 asks for the CPU)" : "",
+                            where), -2;
+    if (dev != -3)
+        return dev;
+    if (tkpy_interpret || !tkpy_have_gpu())
+        return TKPY_INTERP;
+    if (host >= 0)
+        return PyErr_Format(PyExc_ValueError, "tk: argument '%s' is in host memory; GPU "
+                            "launches take CUDA tensors (TK_INTERPRET=1 runs on the CPU)\n%s",
+                            L->slots[host].param, where), -2;
+    return 0;
+}
+
+int tkpy_place(Launch *L, const char *where)
+{
+    L->device = pick_device(L, where);
+    if (L->device == -2 || !(L->ctx = tkpy_context(L->device)))
+        return -1;
+    for (int i = 0; i < L->n; i++) {
+        Slot *s = &L->slots[i];
+        if (s->loc != SLOT_HOST)
+            continue;
+        size_t bytes = (size_t)(s->hi - s->lo);
+        tk_status st = tk_alloc(L->ctx, bytes ? bytes : 1, &s->staged);
+        if (st == TK_OK)
+            st = tk_copy_to(L->ctx, s->staged, s->host + s->lo, bytes);
+        if (st != TK_OK) {
+            tkpy_raise(st, where);
+            return -1;
+        }
+        s->arg.v.ptr = (char *)s->staged - s->lo;
+    }
+    return 0;
+}
+
+int tkpy_unstage(Launch *L, int ok)
+{
+    int r = 0;
+    for (int i = 0; i < L->n; i++) {
+        Slot *s = &L->slots[i];
+        if (s->loc != SLOT_HOST || !s->staged)
+            continue;
+        if (ok && r == 0 && !s->readonly) {
+            tk_status st = tk_copy_from(L->ctx, s->host + s->lo, s->staged, (size_t)(s->hi - s->lo));
+            if (st != TK_OK)
+                tkpy_raise(st, NULL), r = -1;
+        }
+        tk_free(L->ctx, s->staged);
+        s->staged = NULL;
+    }
+    return r;
+}
+
+static const char *sig_name(tk_dtype dt)
+{
+    static const char *const n[] = {"void", "i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32",
+                                    "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv", "fp8e5"};
+    return (unsigned)dt < sizeof n / sizeof n[0] ? n[dt] : "void";
+}
+
+int tkpy_signature(const Launch *L, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (int i = 0; i < L->n; i++) {
+        const tk_arg *a = &L->slots[i].arg;
+        if (a->kind == TK_ARG_CONST)
+            continue;
+        int div16 = a->kind == TK_ARG_PTR ? (uintptr_t)a->v.ptr % 16 == 0
+                                          : a->dtype != TK_I1 && a->v.i % 16 == 0;
+        int eq1 = a->kind == TK_ARG_SCALAR && a->dtype != TK_I1 && a->dtype != TK_F32 &&
+                  a->v.i == 1;
+        if (L->slots[i].no_spec || (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64)))
+            div16 = eq1 = 0;
+        int n = snprintf(out + len, cap - len, "%s%s%s%s", len ? "," : "",
+                         a->kind == TK_ARG_PTR ? "*" : "", sig_name(a->dtype),
+                         div16 ? ":16" : eq1 ? ":1" : "");
+        if (n < 0 || (size_t)n >= cap - len)
+            return -1;
+        len += (size_t)n;
+    }
+    return 0;
+}

@@ -1,0 +1,532 @@
+/* kernel.c: the Kernel type, one @jit function of a source file, and
+ * kernel[grid](...). A launch binds the Python arguments to the function's
+ * parameters (positional, then by name, then the defaults), evaluates the
+ * heuristics, converts every value (args.c), picks the device from the
+ * buffers, and calls tk_launch (or tk_launch_tuned when the grid depends on
+ * an autotuned config) without the GIL, on the stream PyTorch has current
+ * for that device unless stream= names one. The tk_kernel of each device is
+ * found once and kept, so a repeated launch is a hit in tk's cache. */
+#include "kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+
+/* The launch in progress on this thread, for the tuner's callbacks. */
+typedef struct Current {
+    Kernel *K;
+    Launch *L;
+    PyObject *meta;   /* parameter name -> value */
+    PyObject *grid;   /* the grid callable */
+    const tk_config *cfg_base; /* the tk_kernel's copy of the configs */
+    PyObject **objs;  /* the argument objects, by slot */
+    PyObject *err_type, *err_value, *err_tb; /* an exception raised in a callback */
+} Current;
+static _Thread_local Current *current;
+
+/* ---- modules: one per (context, file), shared by the kernels of the file ---- */
+
+typedef struct { tk_context *ctx; char *path; tk_module *mod; } ModEntry;
+static ModEntry mods[256];
+static int nmods;
+
+static tk_module *module_for(tk_context *ctx, const char *path, const char *source,
+                             const char *where)
+{
+    for (int i = 0; i < nmods; i++)
+        if (mods[i].ctx == ctx && !strcmp(mods[i].path, path))
+            return mods[i].mod;
+    if (nmods == (int)(sizeof mods / sizeof mods[0])) {
+        PyErr_SetString(tkpy_Error, "tk: too many source files loaded");
+        return NULL;
+    }
+    tk_module *m = NULL;
+    tk_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = source ? tk_module_load_string(ctx, path, source, &m) : tk_module_load_file(ctx, path, &m);
+    Py_END_ALLOW_THREADS
+    char *copy = s == TK_OK ? PyMem_Malloc(strlen(path) + 1) : NULL;
+    if (s != TK_OK || !copy) {
+        if (s != TK_OK)
+            tkpy_raise(s, where);
+        else
+            PyErr_NoMemory(), tk_module_destroy(m);
+        return NULL;
+    }
+    strcpy(copy, path);
+    mods[nmods++] = (ModEntry){ctx, copy, m};
+    return m;
+}
+
+/* ---- tuning callbacks (called by libtk without the GIL) ---- */
+
+static void keep_error(Current *c)
+{
+    if (!c->err_type)
+        PyErr_Fetch(&c->err_type, &c->err_value, &c->err_tb);
+    else
+        PyErr_Clear();
+}
+
+/* A grid from a tuple, list or int ("(n,)", "n"); -1 on a bad one. */
+static int grid_of(PyObject *g, tk_grid *out)
+{
+    unsigned d[3] = {1, 1, 1};
+    PyObject *seq = PyLong_Check(g) ? PyTuple_Pack(1, g) : PySequence_Tuple(g);
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PyTuple_Size(seq);
+    if (n < 1 || n > 3) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "tk: a grid has 1 to 3 dimensions");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long v = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
+        if (v < 0 || v > 0xffffffffLL) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "tk: grid dimension %lld is out of range", v);
+            Py_DECREF(seq);
+            return -1;
+        }
+        d[i] = (unsigned)v;
+    }
+    Py_DECREF(seq);
+    *out = (tk_grid){d[0], d[1], d[2]};
+    return 0;
+}
+
+/* META for a config: the launch's values and the config's kwargs. */
+static PyObject *config_meta(Current *c, int index)
+{
+    PyObject *meta = PyDict_Copy(c->meta);
+    PyObject *cfg = meta ? PyList_GetItem(c->K->configs, index) : NULL;
+    PyObject *kw = cfg ? PyObject_GetAttrString(cfg, "kwargs") : NULL;
+    int ok = kw && PyDict_Update(meta, kw) == 0;
+    Py_XDECREF(kw);
+    if (!ok)
+        Py_CLEAR(meta);
+    return meta;
+}
+
+static tk_grid grid_cb(const tk_config *cfg, const tk_arg *args, int nargs, void *user)
+{
+    Current *c = user;
+    tk_grid g = {0, 0, 0};
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyObject *meta = config_meta(c, (int)(cfg - c->cfg_base));
+    PyObject *r = meta ? PyObject_CallFunctionObjArgs(c->grid, meta, NULL) : NULL;
+    if (!r || grid_of(r, &g) < 0) {
+        keep_error(c);
+        g = (tk_grid){0, 0, 0};
+    }
+    Py_XDECREF(meta);
+    Py_XDECREF(r);
+    PyGILState_Release(st);
+    return g;
+}
+
+static void mark_kept(PyObject *all, PyObject *kept, int *keep, int n)
+{
+    for (int i = 0; i < n; i++) {
+        PyObject *cfg = PyList_GetItem(all, i);
+        int in = cfg ? PySequence_Contains(kept, cfg) : -1;
+        keep[i] = in != 0; /* an error keeps the config */
+    }
+}
+
+static void prune_cb(const tk_config *configs, int n, const tk_arg *args, int nargs, int *keep,
+                     void *user)
+{
+    Current *c = current;
+    if (!c)
+        return;
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyObject *r = PyObject_CallFunctionObjArgs(c->K->prune, c->K->configs, c->meta, NULL);
+    if (r && n == (int)PyList_Size(c->K->configs))
+        mark_kept(c->K->configs, r, keep, n);
+    if (!r)
+        keep_error(c);
+    Py_XDECREF(r);
+    PyErr_Clear();
+    PyGILState_Release(st);
+}
+
+/* The bytes of a reset_to_zero/restore_value buffer from its pointer on:
+ * PyTorch sub-allocates, so the tuner must not go by the allocation. */
+static size_t bytes_cb(const char *name, const tk_arg *args, int nargs, void *user)
+{
+    Current *c = current;
+    if (!c)
+        return 0;
+    for (int i = 0; i < c->L->n; i++) {
+        Slot *s = &c->L->slots[i];
+        if (s->arg.kind == TK_ARG_PTR && !strcmp(s->param, name))
+            return (size_t)(s->hi > 0 ? s->hi : 0);
+    }
+    return 0;
+}
+
+/* ---- finding the tk_kernel ---- */
+
+static tk_kernel *kernel_for(Kernel *K, Launch *L)
+{
+    int i = L->device == TKPY_INTERP ? 0 : 1 + L->device;
+    if (K->k[i])
+        return K->k[i];
+    tk_module *m = module_for(L->ctx, K->path, K->source, K->where);
+    tk_kernel *k = NULL;
+    tk_status s = m ? tk_module_kernel(m, K->name, &k) : TK_OK;
+    if (!m)
+        return NULL;
+    if (s == TK_OK)
+        s = tkpy_apply_no_spec(K, k);
+    if (s == TK_OK && K->ncfgs > 0) {
+        tk_tune_options o;
+        memset(&o, 0, sizeof o);
+        o.configs = K->cfgs;
+        o.nconfigs = K->ncfgs;
+        o.key = K->key;
+        o.nkey = K->nkey;
+        o.prune = K->prune ? prune_cb : NULL;
+        o.warmup_ms = K->warmup_ms;
+        o.rep_ms = K->rep_ms;
+        o.buffer_bytes = bytes_cb;
+        s = tk_kernel_set_tuning(k, &o);
+    }
+    if (s != TK_OK) {
+        tkpy_raise(s, K->where);
+        return NULL;
+    }
+    return K->k[i] = k;
+}
+
+/* ---- binding the arguments ---- */
+
+static int param_index(Kernel *K, const char *name)
+{
+    for (int p = 0; p < K->nparams; p++)
+        if (!strcmp(K->pnames[p], name))
+            return p;
+    return -1;
+}
+
+/* param_index for a str key, without converting it. */
+static int param_index_obj(Kernel *K, PyObject *key)
+{
+    for (int p = 0; p < K->nparams; p++)
+        if (PyUnicode_CompareWithASCIIString(key, K->pnames[p]) == 0)
+            return p;
+    return -1;
+}
+
+/* The launch options kernel[grid](...) takes besides the parameters. */
+static int is_option(PyObject *key)
+{
+    static const char *const names[] = {"num_warps", "num_stages", "stream", "num_ctas",
+                                        "enable_fp_fusion", "grid", "maxnreg"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Fills vals[p] (borrowed) from the positional arguments, then the
+ * keywords other than the launch options, then the defaults. */
+static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals)
+{
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n > K->nparams)
+        return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' takes %d arguments but %zd were "
+                            "given\n%s", K->name, K->nparams, n, K->where), -1;
+    for (int p = 0; p < K->nparams; p++)
+        vals[p] = p < n ? PyTuple_GetItem(args, p) : NULL;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (kw && PyDict_Next(kw, &pos, &key, &value)) {
+        int p = param_index_obj(K, key);
+        if (p >= 0 && vals[p])
+            return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got multiple values for "
+                                "argument '%U'\n%s", K->name, key, K->where), -1;
+        if (p >= 0)
+            vals[p] = value;
+        else if (!is_option(key))
+            return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got an unexpected keyword "
+                                "argument '%U'\n%s", K->name, key, K->where), -1;
+    }
+    for (int p = 0; p < K->nparams; p++)
+        if (!vals[p] && K->defaults)
+            vals[p] = PyDict_GetItemString(K->defaults, K->pnames[p]);
+    return 0;
+}
+
+/* The launch's named values: what META and heuristics see. */
+static PyObject *named(Kernel *K, PyObject **vals)
+{
+    PyObject *d = PyDict_New();
+    for (int p = 0; d && p < K->nparams; p++)
+        if (vals[p] && PyDict_SetItemString(d, K->pnames[p], vals[p]) < 0)
+            Py_CLEAR(d);
+    return d;
+}
+
+/* Heuristics: each fn(named values) sets a constexpr; results go in meta
+ * (which owns them) and vals. */
+static int run_heuristics(Kernel *K, PyObject *meta, PyObject **vals)
+{
+    Py_ssize_t n = K->heuristics ? PyList_Size(K->heuristics) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyList_GetItem(K->heuristics, i);
+        PyObject *name = pair ? PyTuple_GetItem(pair, 0) : NULL;
+        PyObject *fn = pair ? PyTuple_GetItem(pair, 1) : NULL;
+        PyObject *v = fn ? PyObject_CallFunctionObjArgs(fn, meta, NULL) : NULL;
+        int ok = v && PyDict_SetItem(meta, name, v) == 0;
+        Py_XDECREF(v);
+        if (!ok && K->ncfgs > 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
+            PyObject *t, *val, *tb; /* most likely a config's constexpr */
+            PyErr_Fetch(&t, &val, &tb);
+            PyErr_NormalizeException(&t, &val, &tb);
+            PyErr_Format(PyExc_KeyError, "tk: heuristic %R of kernel '%s' reads %S, which the "
+                         "launch does not give: tk evaluates heuristics before autotuning, "
+                         "so they cannot read a config's values\n%s", name, K->name,
+                         val ? val : Py_None, K->where);
+            Py_XDECREF(t), Py_XDECREF(val), Py_XDECREF(tb);
+        }
+        if (!ok)
+            return -1;
+        char *s = tkpy_strdup(name);
+        int p = s ? param_index(K, s) : -1;
+        PyMem_Free(s);
+        if (p >= 0)
+            vals[p] = PyDict_GetItem(meta, name);
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Converts the bound values into L's slots; a runtime parameter left
+ * without a value is a TypeError naming every one. */
+static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
+{
+    char missing[512] = "";
+    for (int p = 0; p < K->nparams; p++) {
+        if (!vals[p]) {
+            if (!K->is_const[p] && strlen(missing) + strlen(K->pnames[p]) + 4 < sizeof missing)
+                strcat(strcat(missing, *missing ? ", " : ""), K->pnames[p]);
+            continue;
+        }
+        Slot *s = &L->slots[L->n];
+        int r = K->is_const[p] ? tkpy_const_arg(L, vals[p], K->pnames[p], s)
+                               : tkpy_runtime_arg(L, vals[p], K->pnames[p], s);
+        if (r < 0) {
+            PyObject *t, *v, *tb; /* add the kernel's def line to the message */
+            PyErr_Fetch(&t, &v, &tb);
+            PyObject *str = v ? PyObject_Str(v) : NULL;
+            if (str)
+                PyErr_Format(t, "%U\n%s", str, K->where);
+            else
+                PyErr_Restore(t, v, tb), t = v = tb = NULL;
+            Py_XDECREF(str), Py_XDECREF(t), Py_XDECREF(v), Py_XDECREF(tb);
+            return -1;
+        }
+        s->no_spec = K->no_spec[p];
+        objs[L->n++] = vals[p];
+    }
+    if (*missing)
+        return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' is missing argument%s %s\n%s",
+                            K->name, strchr(missing, ',') ? "s" : "", missing, K->where), -1;
+    return 0;
+}
+
+/* num_warps, num_stages and stream= from the keywords. */
+static int launch_options(PyObject *kw, Launch *L, tk_launch_options *o)
+{
+    memset(o, 0, sizeof *o);
+    PyObject *w = kw ? PyDict_GetItemString(kw, "num_warps") : NULL;
+    PyObject *st = kw ? PyDict_GetItemString(kw, "num_stages") : NULL;
+    PyObject *sm = kw ? PyDict_GetItemString(kw, "stream") : NULL;
+    o->num_warps = w && w != Py_None ? (int)PyLong_AsLong(w) : 0;
+    o->num_stages = st && st != Py_None ? (int)PyLong_AsLong(st) : 0;
+    if (sm && sm != Py_None) {
+        PyObject *raw = PyLong_Check(sm) ? (Py_INCREF(sm), sm)
+                                         : PyObject_GetAttrString(sm, "cuda_stream");
+        o->stream = raw ? PyLong_AsVoidPtr(raw) : NULL;
+        Py_XDECREF(raw);
+    } else if (L->device >= 0)
+        o->stream = tkpy_torch_stream(L->device);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Everything a launch and a warmup share: binding, heuristics, slots,
+ * placement and the tk_kernel. On success meta holds the named values. */
+tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
+                        PyObject **meta, tk_launch_options *o, int need_meta)
+{
+    PyObject *vals[TKPY_MAX_ARGS];
+    L->n = 0;
+    L->used = 0;
+    L->ctx = NULL;
+    L->extents = K->ncfgs > 0;
+    *meta = NULL;
+    need_meta = need_meta || K->heuristics || K->prune;
+    if (bind(K, args, kw, vals) < 0 || (need_meta && !(*meta = named(K, vals))) ||
+        (K->heuristics && run_heuristics(K, *meta, vals) < 0) || convert(K, vals, objs, L) < 0 ||
+        tkpy_place(L, K->where) < 0 || launch_options(kw, L, o) < 0)
+        return NULL;
+    return kernel_for(K, L);
+}
+
+/* The tk_args of the slots, one after another, as tk_launch takes them. */
+static tk_arg *arg_array(Launch *L, tk_arg *out)
+{
+    for (int i = 0; i < L->n; i++)
+        out[i] = L->slots[i].arg;
+    return out;
+}
+
+static tk_status launch_tuned(tk_kernel *k, PyObject *grid, Current *c, Launch *L,
+                              const tk_launch_options *o, const tk_arg *a)
+{
+    int n = 0;
+    tk_status s = tk_kernel_configs(k, &c->cfg_base, &n);
+    if (s != TK_OK)
+        return s;
+    c->grid = grid;
+    Py_BEGIN_ALLOW_THREADS
+    s = tk_launch_tuned(k, grid_cb, c, a, L->n, o);
+    Py_END_ALLOW_THREADS
+    return s;
+}
+
+static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *L,
+                              const tk_launch_options *o, tk_arg *a)
+{
+    tk_grid g;
+    PyObject *r = PyCallable_Check(grid) ? PyObject_CallFunctionObjArgs(grid, c->meta, NULL)
+                                         : (Py_INCREF(grid), grid);
+    int ok = r && grid_of(r, &g) == 0;
+    Py_XDECREF(r);
+    if (!ok)
+        return TK_ERR_INTERNAL; /* the Python exception is set */
+    if (g.x == 0 || g.y == 0 || g.z == 0)
+        return TK_OK; /* an empty grid launches nothing, as in Triton */
+    tk_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = tk_launch(k, g, a, L->n, o);
+    Py_END_ALLOW_THREADS
+    return s;
+}
+
+PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw)
+{
+    Launch L;
+    PyObject *objs[TKPY_MAX_ARGS], *meta = NULL;
+    tk_launch_options o;
+    tk_arg a[TKPY_MAX_ARGS];
+    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, PyCallable_Check(grid));
+    tk_status s = TK_ERR_INTERNAL;
+    Current c = {K, &L, meta, NULL, NULL, objs, NULL, NULL, NULL};
+    if (k) {
+        current = &c;
+        if (K->ncfgs > 0 && PyCallable_Check(grid))
+            s = launch_tuned(k, grid, &c, &L, &o, arg_array(&L, a));
+        else
+            s = launch_plain(k, grid, &c, &L, &o, arg_array(&L, a));
+        current = NULL;
+        if (c.err_type)
+            PyErr_Restore(c.err_type, c.err_value, c.err_tb);
+        else if (s != TK_OK && !PyErr_Occurred())
+            tkpy_raise(s, K->where);
+    }
+    if (L.ctx && tkpy_unstage(&L, s == TK_OK) < 0)
+        s = TK_ERR_IO;
+    Py_XDECREF(meta);
+    if (s != TK_OK)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---- the Python face ---- */
+
+void tkpy_free_tuning(Kernel *K)
+{
+    PyMem_Free(K->cfgs);
+    PyMem_Free(K->defs);
+    PyMem_Free((void *)K->key);
+    K->cfgs = NULL, K->defs = NULL, K->key = NULL, K->ncfgs = K->nkey = 0;
+    Py_CLEAR(K->tune_keep);
+    Py_CLEAR(K->configs);
+    Py_CLEAR(K->prune);
+}
+
+void tkpy_kernel_dealloc(PyObject *self)
+{
+    Kernel *K = (Kernel *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    tkpy_free_tuning(K);
+    Py_CLEAR(K->defaults);
+    Py_CLEAR(K->heuristics);
+    for (int p = 0; K->pnames && p < K->nparams; p++)
+        PyMem_Free(K->pnames[p]);
+    PyMem_Free(K->pnames);
+    PyMem_Free(K->is_const);
+    PyMem_Free(K->no_spec);
+    PyMem_Free(K->path), PyMem_Free(K->name), PyMem_Free(K->where), PyMem_Free(K->source);
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+}
+
+static int kernel_params(Kernel *K, PyObject *params, PyObject *consts)
+{
+    Py_ssize_t n = PySequence_Size(params);
+    if (n < 0 || n > TKPY_MAX_ARGS || PySequence_Size(consts) != n) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "tk: a kernel takes at most %d parameters, and one "
+                         "constexpr flag each", TKPY_MAX_ARGS);
+        return -1;
+    }
+    K->pnames = PyMem_Calloc((size_t)n + 1, sizeof(char *));
+    K->is_const = PyMem_Calloc((size_t)n + 1, 1);
+    K->no_spec = PyMem_Calloc((size_t)n + 1, 1);
+    if (!K->pnames || !K->is_const || !K->no_spec)
+        return PyErr_NoMemory(), -1;
+    for (Py_ssize_t p = 0; p < n; p++) {
+        PyObject *name = PySequence_GetItem(params, p), *c = PySequence_GetItem(consts, p);
+        K->pnames[p] = name ? tkpy_strdup(name) : NULL;
+        K->is_const[p] = c && PyObject_IsTrue(c) == 1;
+        Py_XDECREF(name), Py_XDECREF(c);
+        K->nparams = (int)p + 1;
+        if (!K->pnames[p])
+            return -1;
+    }
+    return 0;
+}
+
+/* Kernel(path, name, params, is_constexpr, defaults, where[, source]) */
+int tkpy_kernel_init(PyObject *self, PyObject *args, PyObject *kw)
+{
+    Kernel *K = (Kernel *)self;
+    PyObject *path, *name, *params, *consts, *defaults, *where, *source = Py_None;
+    if (!PyArg_ParseTuple(args, "UUOOO!U|O", &path, &name, &params, &consts, &PyDict_Type,
+                          &defaults, &where, &source))
+        return -1;
+    if (K->path) {
+        PyErr_SetString(PyExc_RuntimeError, "tk: a Kernel is initialised once");
+        return -1;
+    }
+    if (!(K->path = tkpy_strdup(path)) || !(K->name = tkpy_strdup(name)) ||
+        !(K->where = tkpy_strdup(where)) || kernel_params(K, params, consts) < 0 ||
+        (source != Py_None && !(K->source = tkpy_strdup(source))))
+        return -1;
+    Py_INCREF(defaults);
+    K->defaults = defaults;
+    return 0;
+}
+
+PyObject *tkpy_kernel_run(PyObject *self, PyObject *args, PyObject *kw)
+{
+    PyObject *grid = kw ? PyDict_GetItemString(kw, "grid") : NULL;
+    if (!grid)
+        return PyErr_Format(PyExc_TypeError, "tk: run() needs grid="), NULL;
+    return tkpy_do_launch((Kernel *)self, grid, args, kw);
+}

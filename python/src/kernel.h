@@ -1,0 +1,41 @@
+/* kernel.h: the Kernel object shared by kernel.c (binding and launching)
+ * and kernel_type.c (the Python type, tuning, warmup, kernel[grid]). */
+#ifndef TKPY_KERNEL_H
+#define TKPY_KERNEL_H
+#include "tkpy.h"
+
+typedef struct Kernel {
+    PyObject_HEAD
+    char *path, *name, *where;
+    char *source;               /* the text to compile instead of the file, or NULL */  /* where: "file:line: def name(...)" for messages */
+    int nparams;
+    char **pnames;
+    unsigned char *is_const;
+    unsigned char *no_spec;     /* do_not_specialize, per parameter */
+    PyObject *defaults;         /* dict: parameter -> default value */
+    PyObject *heuristics;       /* list of (name, fn), or NULL */
+    PyObject *configs;          /* list of Config objects (with .kwargs), or NULL */
+    PyObject *prune;            /* early_config_prune(configs, named_args), or NULL */
+    PyObject *tune_keep;        /* list of bytes the tuning strings live in */
+    tk_config *cfgs;
+    tk_define *defs;
+    const char **key;
+    int ncfgs, nkey;
+    double warmup_ms, rep_ms;
+    tk_kernel *k[TKPY_MAX_DEV + 1]; /* [0] the interpreter, [1 + d] GPU d */
+} Kernel;
+
+/* Binds, converts and places a launch's arguments and finds the tk_kernel;
+ * *meta gets the named values when need_meta, heuristics or pruning want
+ * them. NULL with an exception set on failure (L->ctx set once placed). */
+tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
+                        PyObject **meta, tk_launch_options *o, int need_meta);
+/* kernel[grid](*args, **kw): None, or NULL with an exception set. */
+PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw);
+void tkpy_free_tuning(Kernel *K);
+/* Hands the do_not_specialize names to a tk_kernel; a tk status. */
+tk_status tkpy_apply_no_spec(Kernel *K, tk_kernel *k);
+void tkpy_kernel_dealloc(PyObject *self);
+int tkpy_kernel_init(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *tkpy_kernel_run(PyObject *self, PyObject *args, PyObject *kw);
+#endif

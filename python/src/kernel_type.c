@@ -1,0 +1,287 @@
+/* kernel_type.c: the Python types of kernel.c: Kernel (subclassed by
+ * tk.JITFunction) with its tuning, heuristics and warmup methods, and
+ * Bound, the object kernel[grid] gives, whose call is the launch. */
+#include "kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static PyTypeObject *bound_type;
+
+/* A C string kept alive by a bytes object in `keep`. */
+static const char *kept_str(PyObject *keep, PyObject *str)
+{
+    PyObject *b = PyUnicode_AsUTF8String(str);
+    if (!b || PyList_Append(keep, b) < 0) {
+        Py_XDECREF(b);
+        return NULL;
+    }
+    Py_DECREF(b);
+    return PyBytes_AsString(b);
+}
+
+/* One config: (Config, [(name, text), ...], num_warps, num_stages). */
+static int read_config(Kernel *K, PyObject *item, tk_config *c, tk_define **next)
+{
+    PyObject *cfg, *defs;
+    int warps, stages;
+    if (!PyArg_ParseTuple(item, "OO!ii", &cfg, &PyList_Type, &defs, &warps, &stages))
+        return -1;
+    c->defines = *next;
+    c->ndefines = (int)PyList_Size(defs);
+    c->num_warps = warps;
+    c->num_stages = stages;
+    for (int i = 0; i < c->ndefines; i++) {
+        PyObject *name, *text;
+        if (!PyArg_ParseTuple(PyList_GetItem(defs, i), "UU", &name, &text))
+            return -1;
+        tk_define *d = (*next)++;
+        if (!(d->name = kept_str(K->tune_keep, name)) || !(d->value = kept_str(K->tune_keep, text)))
+            return -1;
+    }
+    return PyList_Append(K->configs, cfg);
+}
+
+static int count_defines(PyObject *configs, Py_ssize_t *n)
+{
+    *n = 0;
+    for (Py_ssize_t i = 0; i < PyList_Size(configs); i++) {
+        PyObject *item = PyList_GetItem(configs, i);
+        PyObject *defs = item && PyTuple_Check(item) ? PyTuple_GetItem(item, 1) : NULL;
+        if (!defs || !PyList_Check(defs)) {
+            PyErr_SetString(PyExc_TypeError, "tk: configs are (Config, defines, warps, stages)");
+            return -1;
+        }
+        *n += PyList_Size(defs);
+    }
+    return 0;
+}
+
+/* _set_tuning(configs, key, prune, warmup_ms, rep_ms): the autotuner's
+ * configs for every device's tk_kernel from now on. */
+static PyObject *set_tuning(PyObject *self, PyObject *args)
+{
+    Kernel *K = (Kernel *)self;
+    PyObject *configs, *key, *prune;
+    double warmup, rep;
+    Py_ssize_t ndefs;
+    if (!PyArg_ParseTuple(args, "O!O!Odd", &PyList_Type, &configs, &PyList_Type, &key, &prune,
+                          &warmup, &rep) || count_defines(configs, &ndefs) < 0)
+        return NULL;
+    tkpy_free_tuning(K);
+    Py_ssize_t n = PyList_Size(configs), nk = PyList_Size(key);
+    K->cfgs = PyMem_Calloc((size_t)n + 1, sizeof *K->cfgs);
+    K->defs = PyMem_Calloc((size_t)ndefs + 1, sizeof *K->defs);
+    K->key = PyMem_Calloc((size_t)nk + 1, sizeof *K->key);
+    K->tune_keep = PyList_New(0);
+    K->configs = PyList_New(0);
+    if (!K->cfgs || !K->defs || !K->key || !K->tune_keep || !K->configs)
+        return tkpy_free_tuning(K), PyErr_NoMemory();
+    tk_define *next = K->defs;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (read_config(K, PyList_GetItem(configs, i), &K->cfgs[i], &next) < 0)
+            return tkpy_free_tuning(K), NULL;
+    for (Py_ssize_t i = 0; i < nk; i++)
+        if (!(K->key[i] = kept_str(K->tune_keep, PyList_GetItem(key, i))))
+            return tkpy_free_tuning(K), NULL;
+    K->ncfgs = (int)n, K->nkey = (int)nk;
+    K->warmup_ms = warmup, K->rep_ms = rep;
+    if (prune != Py_None)
+        Py_INCREF(prune), K->prune = prune;
+    memset(K->k, 0, sizeof K->k); /* found again, and tuned with these */
+    Py_RETURN_NONE;
+}
+
+tk_status tkpy_apply_no_spec(Kernel *K, tk_kernel *k)
+{
+    const char *names[TKPY_MAX_ARGS];
+    int n = 0;
+    for (int p = 0; p < K->nparams; p++)
+        if (K->no_spec[p])
+            names[n++] = K->pnames[p];
+    return tk_kernel_set_no_specialize(k, names, n);
+}
+
+/* _set_no_specialize([name or index, ...]): do_not_specialize. */
+static PyObject *set_no_specialize(PyObject *self, PyObject *arg)
+{
+    Kernel *K = (Kernel *)self;
+    unsigned char mark[TKPY_MAX_ARGS] = {0};
+    Py_ssize_t n = PySequence_Size(arg);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_GetItem(arg, i);
+        long p = !item ? -2 : PyLong_Check(item) ? PyLong_AsLong(item) : -1;
+        char *name = item && p == -1 && PyUnicode_Check(item) ? tkpy_strdup(item) : NULL;
+        for (int q = 0; name && q < K->nparams; q++)
+            if (!strcmp(K->pnames[q], name))
+                p = q;
+        if (p >= 0 && p < K->nparams && !K->is_const[p])
+            mark[p] = 1;
+        else if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "tk: do_not_specialize names %R, not a runtime "
+                         "parameter of '%s'\n%s", item, K->name, K->where);
+        Py_XDECREF(item);
+        PyMem_Free(name);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    if (n < 0)
+        return NULL;
+    memcpy(K->no_spec, mark, (size_t)K->nparams);
+    for (int i = 0; i <= TKPY_MAX_DEV; i++)
+        if (K->k[i] && tkpy_apply_no_spec(K, K->k[i]) != TK_OK)
+            return tkpy_raise(TK_ERR_INVALID, K->where), NULL;
+    Py_RETURN_NONE;
+}
+
+/* _set_heuristics([(name, fn), ...]) */
+static PyObject *set_heuristics(PyObject *self, PyObject *arg)
+{
+    Kernel *K = (Kernel *)self;
+    if (!PyList_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "tk: heuristics are a list of (name, fn)");
+    Py_INCREF(arg);
+    Py_XDECREF(K->heuristics);
+    K->heuristics = arg;
+    Py_RETURN_NONE;
+}
+
+/* The constexprs of a launch as (name, text) pairs, for tk_compile. */
+static PyObject *define_list(const Launch *L)
+{
+    PyObject *out = PyList_New(0);
+    for (int i = 0; out && i < L->n; i++) {
+        const tk_arg *a = &L->slots[i].arg;
+        char buf[64];
+        const char *text = a->text ? a->text : buf;
+        if (a->kind != TK_ARG_CONST && !(a->text && a->kind == TK_ARG_CONST))
+            continue;
+        if (!a->text && a->dtype == TK_F64)
+            snprintf(buf, sizeof buf, "%.17g", a->v.f);
+        else if (!a->text)
+            snprintf(buf, sizeof buf, "%lld", (long long)a->v.i);
+        PyObject *t = Py_BuildValue("(ss)", a->name, text);
+        if (!t || PyList_Append(out, t) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(t);
+    }
+    return out;
+}
+
+/* warmup(*args, **kw): compiles without launching. Gives (registers,
+ * spill bytes, shared bytes, num_warps, threads, signature, defines,
+ * device, num_stages). */
+static PyObject *kernel_warmup(PyObject *self, PyObject *args, PyObject *kw)
+{
+    Kernel *K = (Kernel *)self;
+    Launch L;
+    PyObject *objs[TKPY_MAX_ARGS], *meta = NULL, *out = NULL;
+    tk_launch_options o;
+    tk_arg a[TKPY_MAX_ARGS];
+    tk_kernel_info info;
+    char sig[2048];
+    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, 0);
+    if (k) {
+        for (int i = 0; i < L.n; i++)
+            a[i] = L.slots[i].arg;
+        tk_status s;
+        Py_BEGIN_ALLOW_THREADS
+        s = tk_kernel_prepare(k, a, L.n, &o, &info);
+        Py_END_ALLOW_THREADS
+        if (s != TK_OK)
+            tkpy_raise(s, K->where);
+        else if (tkpy_signature(&L, sig, sizeof sig) < 0)
+            PyErr_SetString(PyExc_ValueError, "tk: the signature is too long");
+        else
+            out = Py_BuildValue("(iiiiisNii)", info.registers, info.spill_bytes,
+                                info.shared_bytes, info.num_warps, info.threads, sig,
+                                define_list(&L), L.device, o.num_stages ? o.num_stages : 3);
+    }
+    if (L.ctx)
+        tkpy_unstage(&L, 0);
+    Py_XDECREF(meta);
+    return out;
+}
+
+static PyObject *kernel_getitem(PyObject *self, PyObject *grid)
+{
+    PyObject *b = PyType_GenericAlloc(bound_type, 0);
+    if (!b)
+        return NULL;
+    PyObject **slots = (PyObject **)((char *)b + sizeof(PyObject));
+    Py_INCREF(self), Py_INCREF(grid);
+    slots[0] = self, slots[1] = grid;
+    return b;
+}
+
+static PyObject *bound_call(PyObject *self, PyObject *args, PyObject *kw)
+{
+    PyObject **slots = (PyObject **)((char *)self + sizeof(PyObject));
+    return tkpy_do_launch((Kernel *)slots[0], slots[1], args, kw);
+}
+
+static void bound_dealloc(PyObject *self)
+{
+    PyObject **slots = (PyObject **)((char *)self + sizeof(PyObject));
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_CLEAR(slots[0]);
+    Py_CLEAR(slots[1]);
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *kernel_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+    allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+    return alloc(tp, 0); /* zeroed */
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"_set_tuning", set_tuning, METH_VARARGS, "Sets the autotuner's configs."},
+    {"_set_heuristics", set_heuristics, METH_O, "Sets the heuristics."},
+    {"_set_no_specialize", set_no_specialize, METH_O, "Sets do_not_specialize."},
+    {"_warmup", (PyCFunction)(void (*)(void))kernel_warmup, METH_VARARGS | METH_KEYWORDS,
+     "Compiles for these arguments without launching."},
+    {"run", (PyCFunction)(void (*)(void))tkpy_kernel_run, METH_VARARGS | METH_KEYWORDS,
+     "run(*args, grid=..., **kw): a launch."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot kernel_slots[] = {
+    {Py_tp_new, (void *)kernel_new},
+    {Py_tp_init, (void *)tkpy_kernel_init},
+    {Py_tp_dealloc, (void *)tkpy_kernel_dealloc},
+    {Py_tp_methods, kernel_methods},
+    {Py_mp_subscript, (void *)kernel_getitem},
+    {Py_tp_doc, (void *)"A @jit function of a source file, launched as kernel[grid](...)."},
+    {0, NULL}};
+
+static PyType_Spec kernel_spec = {"tk._tk.Kernel", sizeof(Kernel), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, kernel_slots};
+
+static PyType_Slot bound_slots[] = {
+    {Py_tp_call, (void *)bound_call},
+    {Py_tp_dealloc, (void *)bound_dealloc},
+    {Py_tp_doc, (void *)"kernel[grid]: call it with the kernel's arguments to launch."},
+    {0, NULL}};
+
+static PyType_Spec bound_spec = {"tk._tk.Bound", sizeof(PyObject) + 2 * sizeof(PyObject *), 0,
+                                 Py_TPFLAGS_DEFAULT, bound_slots};
+
+int tkpy_kernel_init_types(PyObject *m)
+{
+    PyObject *kt = PyType_FromSpec(&kernel_spec);
+    if (!kt || PyModule_AddObject(m, "Kernel", kt) < 0) {
+        Py_XDECREF(kt);
+        return -1;
+    }
+    bound_type = (PyTypeObject *)PyType_FromSpec(&bound_spec);
+    if (!bound_type)
+        return -1;
+    Py_INCREF(bound_type);
+    if (PyModule_AddObject(m, "Bound", (PyObject *)bound_type) < 0) {
+        Py_DECREF(bound_type);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,93 @@
+/* tkpy.h: the map of the `tk._tk` extension module, libtk's C API seen from
+ * CPython through the stable ABI (Py_LIMITED_API 3.9, one abi3 module for
+ * every CPython from 3.9 on).
+ *
+ *   module.c   the module, its exceptions, one tk context per device, errors
+ *   args.c     Python values to tk_args: tensors, arrays, scalars, None
+ *   kernel.c   the Kernel type (launch, warmup, tuning) and kernel[grid]
+ *   tools.c    compile to text, do_bench on tk_bench, device properties
+ *
+ * Every CPython call's result is checked; a failure leaves a Python
+ * exception set and the caller returns NULL or -1. */
+#ifndef TKPY_H
+#define TKPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <tk/tk.h>
+
+#define TKPY_MAX_DEV 16   /* GPUs one process may use */
+#define TKPY_MAX_ARGS 64  /* arguments of one launch */
+#define TKPY_TEXT 4096    /* bytes of constexpr text one launch may hold */
+
+/* Where a launch runs: the interpreter, or GPU n. */
+enum { TKPY_INTERP = -1 };
+
+/* ---- module.c ---- */
+extern PyObject *tkpy_CompileError; /* a source error (subclass of Exception) */
+extern PyObject *tkpy_Error;        /* any other failure of libtk (RuntimeError) */
+extern int tkpy_interpret;          /* TK_INTERPRET=1 when the module was imported */
+
+/* The context of a device (TKPY_INTERP: the interpreter), created on first
+ * use; NULL with an exception set when it cannot be. */
+tk_context *tkpy_context(int device);
+/* Whether a GPU can be used (tries device 0 once; never raises). */
+int tkpy_have_gpu(void);
+/* Raises the exception for a failed tk call: its status picks the class,
+ * tk_last_error() and `where` (the kernel's def line, or NULL) the text. */
+void tkpy_raise(tk_status s, const char *where);
+/* A UTF-8 copy of a str (PyMem_Free it); NULL with an exception set. */
+char *tkpy_strdup(PyObject *str);
+/* The CUstream torch has current on `device` (NULL: none or no torch). */
+void *tkpy_torch_stream(int device);
+
+/* ---- args.c ---- */
+typedef enum { SLOT_VALUE, SLOT_HOST, SLOT_DEVICE } SlotLoc;
+
+/* One launch argument: the tk_arg, and for a buffer where its memory lies.
+ * A host buffer is staged: [host + lo, host + hi) is copied into interpreter
+ * memory before the launch and back after it (unless read-only). */
+typedef struct Slot {
+    tk_arg arg;
+    SlotLoc loc;
+    int device;            /* SLOT_DEVICE: the GPU */
+    char *host;            /* SLOT_HOST: the array's data pointer */
+    Py_ssize_t lo, hi;     /* byte extent around the data pointer */
+    int readonly;
+    int no_spec;           /* do_not_specialize: no :16 or :1 in the signature */
+    void *staged;          /* interpreter memory holding the extent */
+    const char *param;     /* the parameter's name */
+} Slot;
+
+typedef struct Launch {
+    Slot slots[TKPY_MAX_ARGS];
+    int n;
+    char text[TKPY_TEXT]; /* constexpr names and texts */
+    size_t used;
+    int device;           /* TKPY_INTERP or a GPU */
+    int extents;          /* measure GPU buffers too (the tuner resets them) */
+    tk_context *ctx;
+} Launch;
+
+/* Converts a runtime argument (param names the parameter) into slot `s`. */
+int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s);
+/* Converts a constexpr value into slot `s`. */
+int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s);
+/* Picks the context from the slots and stages host buffers into it. */
+int tkpy_place(Launch *L, const char *where);
+/* Copies staged buffers back (when ok) and frees them; 0 or -1. */
+int tkpy_unstage(Launch *L, int ok);
+/* The signature text of the runtime slots ("*fp32:16,i32"). */
+int tkpy_signature(const Launch *L, char *out, size_t cap);
+/* Releases the module's dtype caches. */
+void tkpy_args_clear(void);
+
+/* ---- kernel.c ---- */
+int tkpy_kernel_init_types(PyObject *module);
+
+/* ---- tools.c ---- */
+PyObject *tkpy_compile(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *tkpy_bench(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *tkpy_device_properties(PyObject *self, PyObject *args);
+
+#endif

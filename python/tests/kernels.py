@@ -1,0 +1,97 @@
+"""Kernels for the tests, written with tk's own imports; tk compiles this
+file, so the host code here stays plain."""
+import tk
+import tk.language as tl
+
+
+@tk.jit
+def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@tk.jit
+def axpb(x_ptr, out_ptr, n, a, b_ptr, BLOCK: tl.constexpr = 64, SQUARE: tl.constexpr = False):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    if SQUARE:
+        x = x * x
+    y = x * a
+    if b_ptr is not None:
+        y = y + tl.load(b_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+@tk.jit
+def row_sum(x_ptr, out_ptr, rows, cols, stride_r, stride_c, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r * stride_r + c * stride_c, mask=c < cols, other=0.0)
+    tl.store(out_ptr + r, tl.sum(x, axis=0))
+
+
+@tk.jit
+def fill2d(out_ptr, value, stride, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.program_id(0) * BM + tl.arange(0, BM)
+    c = tl.program_id(1) * BN + tl.arange(0, BN)
+    tl.store(out_ptr + r[:, None] * stride + c[None, :], tl.full((BM, BN), value, tl.int32))
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 32}, num_warps=1), tk.Config({"BLOCK": 64}, num_warps=2)],
+             key=["n"])
+@tk.jit
+def scale_tuned(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+@tk.heuristics({"BLOCK": lambda args: tk.next_power_of_2(args["n"])})
+@tk.jit
+def total(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(x, axis=0))
+
+
+@tk.jit
+def cast_to(x_ptr, out_ptr, n, DT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask).to(DT), mask=mask)
+
+
+PRUNE_CALLS = []
+
+
+def keep_block_64(configs, named_args, **kwargs):
+    PRUNE_CALLS.append(named_args["n"])
+    return [c for c in configs if c.kwargs["BLOCK"] == 64]
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 32}), tk.Config({"BLOCK": 64})], key=["n"],
+             prune_configs_by={"early_config_prune": keep_block_64})
+@tk.jit
+def scale_pruned(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+@tk.jit(do_not_specialize=["n"])
+def add_any_n(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + n, mask=mask)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 32})], key=["n"])
+@tk.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@tk.jit
+def even_tuned(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)

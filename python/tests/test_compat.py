@@ -1,0 +1,35 @@
+"""`python -m tk script.py` runs a Triton script unchanged; `import
+tk.compat` resolves triton to tk's facade; missing names say so."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_python_m_tk_runs_a_triton_script(tmp_path):
+    env = dict(os.environ, TK_INTERPRET="1")
+    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "triton_softmax.py"),
+                        "--rows", "7"], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "softmax OK 7" in p.stdout
+
+
+def test_python_m_tk_usage():
+    p = subprocess.run([sys.executable, "-m", "tk"], capture_output=True, text=True)
+    assert p.returncode == 2 and "usage" in p.stderr
+
+
+def test_compat_in_process_and_missing_names():
+    import tk.compat  # noqa: F401
+    import triton
+    import triton.language as tl
+    assert triton.cdiv(7, 2) == 4 and tl.float16._tk_text == "tl.float16"
+    props = triton.runtime.driver.active.utils.get_device_properties(0)
+    assert props["multiprocessor_count"] >= 1
+    with pytest.raises(AttributeError, match="tk's triton facade has no 'no_such_thing'"):
+        triton.no_such_thing
+    with pytest.raises(AttributeError, match="tk's triton.language facade has no 'nope'"):
+        tl.nope

@@ -1,0 +1,87 @@
+"""Errors are Python exceptions carrying tk's message and the source line."""
+import numpy as np
+import pytest
+
+import tk
+import kernels as K
+import bad_kernels
+
+
+def arrays(n=16):
+    return np.zeros(n, np.float32), np.zeros(n, np.float32), np.zeros(n, np.float32)
+
+
+def test_wrong_argument_count():
+    x, y, out = arrays()
+    with pytest.raises(TypeError) as e:
+        K.add[(1,)](x, y, out, BLOCK=16)
+    assert "missing argument n" in str(e.value)
+    assert "kernels.py:" in str(e.value) and "def add(" in str(e.value)
+    with pytest.raises(TypeError) as e:
+        K.add[(1,)](x, y, out, 16, 16, 7)
+    assert "takes 5 arguments but 6" in str(e.value) and "def add(" in str(e.value)
+
+
+def test_unexpected_keyword():
+    x, y, out = arrays()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'BLOCKK'"):
+        K.add[(1,)](x, y, out, 16, BLOCKK=16)
+
+
+def test_unsupported_dtype():
+    x, y, out = arrays()
+    with pytest.raises(TypeError) as e:
+        K.add[(1,)](x.astype(np.complex64), y, out, 16, BLOCK=16)
+    assert "x_ptr" in str(e.value) and "c8" in str(e.value) and "def add(" in str(e.value)
+
+
+def test_not_a_tensor():
+    x, y, out = arrays()
+    with pytest.raises(TypeError, match="argument 'y_ptr' is a list"):
+        K.add[(1,)](x, [1, 2], out, 16, BLOCK=16)
+
+
+def test_none_where_a_pointer_is_needed():
+    x, y, out = arrays()
+    with pytest.raises(tk.CompileError) as e:
+        K.add[(1,)](x, None, out, 16, BLOCK=16)
+    msg = str(e.value)
+    assert "kernels.py:" in msg and "y_ptr" in msg and "tl.load(y_ptr + offs" in msg
+
+
+def test_source_error():
+    x = np.zeros(16, np.float32)
+    with pytest.raises(tk.CompileError) as e:
+        bad_kernels.broken[(1,)](x, 16, BLOCK=16)
+    msg = str(e.value)
+    assert "bad_kernels.py:9:" in msg and "undefined_name" in msg and "^" in msg
+
+
+def test_bad_grid_and_constexpr():
+    x, y, out = arrays()
+    with pytest.raises(ValueError, match="1 to 3 dimensions"):
+        K.add[(1, 1, 1, 1)](x, y, out, 16, BLOCK=16)
+    with pytest.raises(TypeError, match="constexpr 'BLOCK'"):
+        K.add[(1,)](x, y, out, 16, BLOCK=[16])
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        K.add[(1,)](x, y, out, 1 << 70, BLOCK=16)
+
+
+def test_calling_a_kernel_directly():
+    with pytest.raises(RuntimeError, match=r"launch it as add\[grid\]"):
+        K.add(1, 2)
+
+
+def test_kernel_still_usable_after_errors():
+    x, y, out = arrays()
+    x[:] = 1
+    K.add[(1,)](x, y, out, 16, BLOCK=16)
+    assert (out == 1).all()
+
+
+def test_heuristic_reading_a_config_value():
+    x = np.zeros(10, np.float32)
+    with pytest.raises(KeyError, match="reads 'BLOCK'.*before autotuning"):
+        K.even_tuned[(1,)](x, 10)
+    K.even_tuned[(1,)](x, 10, BLOCK=16)  # named at the launch: runs, untuned
+    assert (x == 1).all()

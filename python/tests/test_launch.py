@@ -1,0 +1,206 @@
+"""Launches on the interpreter with numpy arrays: grids as tuples and
+callables, constexprs by position, keyword and default, scalars with
+Triton's specialisation, None, strided views, read-only inputs."""
+import numpy as np
+import pytest
+
+import tk
+import kernels as K
+
+
+def vectors(n, dtype=np.float32):
+    rng = np.random.default_rng(n)
+    return rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype), \
+        np.full(n, np.nan, dtype)
+
+
+@pytest.mark.parametrize("n", [1, 16, 100, 1000])
+def test_add_tuple_grid(n):
+    x, y, out = vectors(n)
+    K.add[(tk.cdiv(n, 128),)](x, y, out, n, BLOCK=128)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_add_callable_grid_and_positional_constexpr():
+    n = 300
+    x, y, out = vectors(n)
+    seen = []
+
+    def grid(meta):
+        seen.append(dict(meta))
+        return (tk.cdiv(meta["n"], meta["BLOCK"]),)
+    K.add[grid](x, y, out, n, 64)
+    np.testing.assert_array_equal(out, x + y)
+    assert seen[0]["BLOCK"] == 64 and seen[0]["n"] == n
+
+
+def test_grid_as_int_and_keywords_by_name():
+    n = 64
+    x, y, out = vectors(n)
+    K.add[1](x_ptr=x, y_ptr=y, out_ptr=out, n=n, BLOCK=64, num_warps=2)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_defaults_bool_constexpr_float_scalar_and_none():
+    n = 100
+    x, b, out = vectors(n)
+    K.axpb[(2,)](x, out, n, 3.0, b)
+    np.testing.assert_allclose(out, 3 * x + b, rtol=1e-6)
+    K.axpb[(2,)](x, out, n, 0.5, None, SQUARE=True)
+    np.testing.assert_allclose(out, 0.5 * x * x, rtol=1e-6)
+
+
+def test_strided_view_and_readonly_input():
+    a = np.arange(60, dtype=np.float32).reshape(6, 10)
+    v = a[:, ::2]
+    a.setflags(write=False)
+    s = np.zeros(6, np.float32)
+    K.row_sum[(6,)](v, s, 6, 5, v.strides[0] // 4, v.strides[1] // 4, BLOCK=8)
+    np.testing.assert_array_equal(s, v.sum(axis=1))
+
+
+def test_2d_grid_int32_and_scalar_written_back():
+    out = np.zeros((32, 32), np.int32)
+    K.fill2d[(2, 2)](out, 7, 32, BM=16, BN=16)
+    assert (out == 7).all()
+
+
+def test_dtype_constexpr_and_fp16_output():
+    n = 50
+    x = np.linspace(-2, 2, n, dtype=np.float32)
+    h = np.zeros(n, np.float16)
+    K.cast_to[(1,)](x, h, n, tk.language.float16, BLOCK=64)
+    np.testing.assert_array_equal(h, x.astype(np.float16))
+
+
+def test_empty_grid_launches_nothing():
+    x, y, out = vectors(8)
+    out[:] = 5
+    K.add[(0,)](x, y, out, 8, BLOCK=8)
+    assert (out == 5).all()
+
+
+def test_many_launches_hit_the_cache():
+    x, y, out = vectors(32)
+    for i in range(50):
+        K.add[(1,)](x, y, out, 32, BLOCK=32)
+    np.testing.assert_array_equal(out, x + y)
+
+
+class Dlpacked:
+    """A host buffer offered only through __dlpack__ (numpy's own capsule)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+@pytest.mark.skipif(not hasattr(np.ndarray, "__dlpack__"), reason="numpy without DLPack")
+def test_dlpack_host_buffer():
+    x, y, out = vectors(40)
+    K.add[(1,)](Dlpacked(x), y, out, 40, BLOCK=64)
+    np.testing.assert_array_equal(out, x + y)
+
+
+class TorchLike:
+    """What tk reads of a CPU torch.Tensor (data_ptr, dtype, get_device,
+    shape, stride), over a numpy array: the torch path without torch."""
+
+    class dtype_:
+        def __init__(self, name):
+            self.name = name
+
+        def __str__(self):
+            return "torch." + self.name
+
+    def __init__(self, a):
+        self.a = a
+        self.dtype = TorchLike.dtype_({"float32": "float32", "int32": "int32"}[a.dtype.name])
+        self.shape = a.shape
+
+    def data_ptr(self):
+        return self.a.__array_interface__["data"][0]
+
+    def get_device(self):
+        return -1
+
+    def stride(self):
+        return tuple(s // self.a.itemsize for s in self.a.strides)
+
+
+def test_cpu_tensor_protocol():
+    x, y, out = vectors(70)
+    K.add[(1,)](TorchLike(x), TorchLike(y), TorchLike(out), 70, BLOCK=128)
+    np.testing.assert_array_equal(out, x + y)
+    m = np.arange(40, dtype=np.float32).reshape(4, 10)
+    s = np.zeros(4, np.float32)
+    t = TorchLike(m[:, 1::3])
+    K.row_sum[(4,)](t, TorchLike(s), 4, 3, 10, 3, BLOCK=4)
+    np.testing.assert_array_equal(s, m[:, 1::3].sum(axis=1))
+
+
+def test_do_not_specialize_compiles_one_variant(tmp_path):
+    """n = 16, 17 and 1 are three variants of `add` (divisible by 16, plain,
+    equal to 1) but one of add_any_n, whose n is not specialised; every
+    variant compiled leaves one .ir file in TK_DUMP_DIR."""
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, kernels as K\n"
+            "for n in (16, 17, 1):\n"
+            "    x = np.zeros(32, np.float32); o = np.zeros(32, np.float32)\n"
+            "    K.add_any_n[(1,)](x, o, n, BLOCK=32)\n"
+            "    assert (o[:n] == n).all() and (o[n:] == 0).all()\n"
+            "    K.add[(1,)](x, x, o, n, BLOCK=32)\n")
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(tk.__file__)))
+    env = dict(os.environ, TK_DUMP_DIR=str(tmp_path), TK_CACHE_DISABLE="1", TK_INTERPRET="1",
+               PYTHONPATH=os.pathsep.join([pkg, os.environ.get("PYTHONPATH", "")]))
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = subprocess.run([sys.executable, "-c", code], cwd=here, env=env, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    irs = [f for f in os.listdir(tmp_path) if f.endswith(".ir")]
+    assert len([f for f in irs if f.startswith("add_any_n-")]) == 1
+    assert len([f for f in irs if f.startswith("add-")]) == 3
+    x = np.zeros(32, np.float32)
+    assert K.add_any_n.warmup(x, x, 16, BLOCK=32).signature == "*fp32:16,*fp32:16,i32"
+
+
+def test_do_not_specialize_rejects_a_constexpr():
+    with pytest.raises(ValueError, match="not a runtime parameter"):
+        tk.jit(do_not_specialize=["BLOCK"])(K.add.fn)
+
+
+def test_two_threads_launch_at_once():
+    """Launches release the GIL; two threads share the kernel and context."""
+    import threading
+    errors = []
+
+    def work(seed):
+        try:
+            for i in range(20):
+                x, y, out = vectors(100 + seed * 50 + i)
+                n = len(x)
+                K.add[(tk.cdiv(n, 64),)](x, y, out, n, BLOCK=64)
+                np.testing.assert_array_equal(out, x + y)
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(s,)) for s in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_numpy_scalars_are_scalars():
+    x, y, out = vectors(40)
+    K.add[(1,)](x, y, out, np.int32(40), BLOCK=np.int64(64))
+    np.testing.assert_array_equal(out, x + y)
+    K.axpb[(1,)](x, out, np.int64(40), np.float32(2.0), None)
+    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)

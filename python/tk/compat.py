@@ -1,0 +1,81 @@
+"""import tk.compat: `import triton`, `triton.language`, `triton.testing` and
+`triton.runtime` resolve to tk's facade from here on, whether or not Triton
+is installed. A name the facade lacks is an AttributeError naming tk."""
+import importlib.machinery
+import sys
+import types
+
+from . import _tk, decorators as _jit, language, testing
+from .decorators import JITFunction
+
+
+def _current_device():
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        return torch.cuda.current_device()
+    return 0
+
+
+def _current_stream(device=None):
+    torch = sys.modules.get("torch")
+    if torch is None or not _tk.have_gpu():
+        return 0
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _active_torch_device():
+    import torch
+    if _tk.have_gpu() and torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _module(name, doc, **names):
+    m = types.ModuleType(name, doc)
+    m.__dict__.update(names)
+    m.__spec__ = importlib.machinery.ModuleSpec(name, None)  # importlib.util.find_spec works
+
+    def missing(attr):
+        raise AttributeError(f"tk's {name} facade has no '{attr}'")
+    m.__getattr__ = missing
+    return m
+
+
+utils = _module("triton.runtime.driver.active.utils", "device queries",
+                get_device_properties=lambda device=0: _tk.device_properties(device))
+active = _module("triton.runtime.driver.active", "the active driver", utils=utils,
+                 get_current_device=_current_device, get_current_stream=_current_stream,
+                 get_current_target=lambda: types.SimpleNamespace(backend="cuda", arch=90,
+                                                                   warp_size=32),
+                 get_device_interface=lambda: sys.modules["torch"].cuda,
+                 get_active_torch_device=_active_torch_device)
+driver = _module("triton.runtime.driver", "drivers", active=active)
+runtime = _module("triton.runtime", "runtime", driver=driver, JITFunction=JITFunction,
+                  Autotuner=JITFunction, Heuristics=JITFunction, Config=_jit.Config,
+                  OutOfResources=_tk.TkError)
+runtime.jit = _module("triton.runtime.jit", "jit", JITFunction=JITFunction, jit=_jit.jit)
+
+triton = _module("triton", "tk's facade for triton", jit=_jit.jit, autotune=_jit.autotune,
+                 heuristics=_jit.heuristics, Config=_jit.Config, cdiv=_jit.cdiv,
+                 next_power_of_2=_jit.next_power_of_2, language=language, testing=testing,
+                 runtime=runtime, CompilationError=_tk.CompileError,
+                 OutOfResources=_tk.TkError, JITFunction=JITFunction, __version__="3.6.0+tk",
+                 __path__=[])
+
+MODULES = {"triton": triton, "triton.language": language, "triton.testing": testing,
+           "triton.runtime": runtime, "triton.runtime.driver": driver,
+           "triton.runtime.jit": runtime.jit, "triton.language.math": language.math,
+           "triton.language.extra": language.extra,
+           "triton.language.extra.libdevice": language.libdevice,
+           "triton.language.extra.cuda": language.extra.cuda,
+           "triton.language.extra.cuda.libdevice": language.libdevice}
+
+
+def install():
+    """Puts the facade in sys.modules under Triton's names."""
+    for name in ("triton.language", "triton.testing"):
+        MODULES[name].__spec__ = importlib.machinery.ModuleSpec(name, None)
+    sys.modules.update(MODULES)
+
+
+install()
