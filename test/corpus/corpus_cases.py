@@ -53,6 +53,24 @@ def Out(name, dtype, n):
     return Buf(name, dtype, n, "poison", out=True)
 
 
+class Desc(Buf):
+    """A buffer passed as a tensor descriptor built on the host (Triton's
+    TensorDescriptor.from_tensor(t.view(shape), block)): row-major, so its
+    strides follow the shape."""
+
+    def __init__(self, name, dtype, shape, block, init="randn", out=False):
+        n = 1
+        for d in shape:
+            n *= d
+        super().__init__(name, dtype, n, init, out)
+        self.shape, self.block = tuple(shape), tuple(block)
+
+
+def DescOut(name, dtype, shape, block):
+    """A descriptor the kernel only writes through; its buffer starts poisoned."""
+    return Desc(name, dtype, shape, block, "poison", out=True)
+
+
 class Scalar:
     def __init__(self, name, value, dtype="i32"):
         self.name, self.value, self.dtype = name, value, dtype
@@ -434,4 +452,12 @@ def cases():
              [Buf("x", "fp32", 50 * 100), Buf("y", "fp32", 50 * 100), Out("out", "fp32", 50 * 100),
               Buf("acc", "fp32", 50 * 100, "zeros", out=True), Scalar("R", 50), Scalar("C", 100)],
              {"BLOCK_R": 16, "BLOCK_C": 32}, ref=R_.desc_add))
+    # host_descriptors.py
+    add(Case("matmul over host tensor descriptors", "host_descriptors.py", "matmul_host_desc",
+             (4, 3),
+             [Desc("a", "fp16", (M_, K_), (32, 16)), Desc("b", "fp16", (K_, N_), (16, 32)),
+              DescOut("c", "fp16", (M_, N_), (32, 32)), Scalar("M", M_), Scalar("N", N_),
+              Scalar("K", K_)],
+             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16}, tol={"fp16": (2e-2, 1e-2)},
+             ref=R_.matmul))
     return out
