@@ -8,7 +8,8 @@ import ctypes
 import os
 
 TK_OK, TK_ERR_COMPILE, TK_ERR_LAUNCH = 0, 1, 4
-ARG_PTR, ARG_SCALAR, ARG_CONST = 0, 1, 2
+ARG_PTR, ARG_SCALAR, ARG_CONST, ARG_DESC = 0, 1, 2, 3
+DESC_MAX_RANK = 4
 TK_DTYPE = {"i1": 1, "i8": 2, "i16": 3, "i32": 4, "i64": 5, "u8": 6, "u16": 7, "u32": 8,
             "u64": 9, "f16": 10, "bf16": 11, "f32": 12, "f64": 13, "f8e4": 14, "f8e5": 15}
 
@@ -21,6 +22,13 @@ class TkArgValue(ctypes.Union):
 class TkArg(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("name", ctypes.c_char_p),
                 ("v", TkArgValue), ("text", ctypes.c_char_p)]
+
+
+class TkTensorDesc(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
+                ("shape", ctypes.c_int64 * DESC_MAX_RANK),
+                ("strides", ctypes.c_int64 * DESC_MAX_RANK),
+                ("block", ctypes.c_int * DESC_MAX_RANK)]
 
 
 class TkGrid(ctypes.Structure):
@@ -232,7 +240,7 @@ def matmul_launch(tk, kernel, a, b, c, cfg):
 # The C side of every struct above, for layout_check: (C name, ctypes class, fields).
 _LAYOUTS = [("tk_arg", TkArg), ("tk_grid", TkGrid), ("tk_context_options", TkContextOptions),
             ("tk_launch_options", TkLaunchOptions), ("tk_kernel_info", TkKernelInfo),
-            ("tk_device_props", TkDeviceProps)]
+            ("tk_device_props", TkDeviceProps), ("tk_tensor_desc", TkTensorDesc)]
 
 
 def layout_check(include_dir, cc=None):

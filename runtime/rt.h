@@ -166,6 +166,7 @@ typedef struct RtVariant {
     int nparams;           /* the compiled kernel's runtime parameters */
     int param_of[RT_MAX_PARAMS]; /* index among the launch's runtime args */
     uint8_t param_dt[RT_MAX_PARAMS]; /* DType of each compiled parameter */
+    uint8_t param_part[RT_MAX_PARAMS]; /* which part of a descriptor argument (0: all) */
     int num_warps;
     int threads;           /* per program at launch (a producer warpgroup adds 128) */
     int dyn_shared;        /* dynamic shared bytes to pass at launch */
@@ -226,6 +227,7 @@ typedef struct RtJitMeta {
     int32_t threads; /* per program: num_warps * 32 plus the kernel's producer warps */
     int32_t param_of[RT_MAX_PARAMS];
     uint8_t param_dt[RT_MAX_PARAMS];
+    uint8_t param_part[RT_MAX_PARAMS]; /* RtVariant's */
     uint32_t ntmaps;
     RtTmapMeta tmaps[RT_MAX_TMAPS];
 } RtJitMeta;
@@ -249,6 +251,24 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
 void rt_jit_text_free(RtJitText *t);
 /* The specialisation of one runtime argument (type, divisibility, == 1). */
 void rt_arg_spec(const tk_arg *a, ArgSpec *out);
+/* ---- tensor descriptor arguments (rt_desc.c) ---- */
+/* The part of a descriptor argument that feeds a compiled parameter: 0 the
+ * base, 1 + d shape dim d, RT_DESC_STRIDE + d stride dim d. */
+enum { RT_DESC_STRIDE = 1 + TK_DESC_MAX_RANK, RT_DESC_PARTS = 1 + 2 * TK_DESC_MAX_RANK };
+/* Checks descriptor argument a for runtime param j (named param) and gives
+ * its key word: dtype, rank, block shape, the base's alignment. */
+tk_status rt_desc_check(const tk_kernel *k, int j, const char *param, bool no_spec,
+                        const tk_arg *a, uint64_t *word);
+/* The specialisation of a checked descriptor argument. */
+void rt_desc_spec(const tk_arg *a, ArgSpec *out);
+/* The argument that feeds part `part` of a: a itself unless a descriptor,
+ * else its base, a shape or a stride built in *tmp. */
+const tk_arg *rt_part_arg(const tk_arg *a, int part, tk_arg *tmp);
+/* The part of descriptor parameter `param` that compiled parameter
+ * `compiled` is (param_shape<d>, param_stride<d>), or -1. */
+int rt_desc_part(const char *param, const char *compiled);
+/* The compiler's element type of a tk_dtype; DT_VOID when it has none. */
+DType rt_dtype(tk_dtype t);
 /* Whether runtime param j of k is left unspecialised (do_not_specialize). */
 static inline bool rt_no_spec(tk_kernel *k, int j)
 {

@@ -260,7 +260,9 @@ static tk_status launch_variant(tk_kernel *k, RtVariant *v, tk_grid g, const RtL
     void *ptrs[RT_MAX_PARAMS + RT_MAX_TMAPS];
     _Alignas(64) unsigned char maps[RT_MAX_TMAPS][128];
     for (int i = 0; i < v->nparams; i++) {
-        slots[i] = rt_pack_value(la->values[v->param_of[i]], (DType)v->param_dt[i]);
+        tk_arg part;
+        const tk_arg *a = rt_part_arg(la->values[v->param_of[i]], v->param_part[i], &part);
+        slots[i] = rt_pack_value(a, (DType)v->param_dt[i]);
         ptrs[i] = &slots[i];
     }
     *no_maps = false;

@@ -322,8 +322,11 @@ static tk_status run_on_cpu(tk_kernel *k, RtVariant *v, tk_grid g, RtLaunchArgs 
     (void)o; /* no stream to queue on; launch_pdl changes nothing when launches do not overlap */
     tk_context *ctx = k->mod->ctx;
     InterpArg args[RT_MAX_PARAMS];
-    for (int i = 0; i < v->nparams; i++)
-        args[i] = interp_value(la->values[v->param_of[i]], (DType)v->param_dt[i]);
+    for (int i = 0; i < v->nparams; i++) {
+        tk_arg part;
+        const tk_arg *a = rt_part_arg(la->values[v->param_of[i]], v->param_part[i], &part);
+        args[i] = interp_value(a, (DType)v->param_dt[i]);
+    }
     int nbufs = 0;
     InterpBuffer *bufs = snapshot(ctx, &nbufs);
     if (!bufs)

@@ -14,7 +14,7 @@
 
 #include "rt_backend.h"
 
-enum { META_MAGIC = 0x544b4d33 /* "TKM3" */ };
+enum { META_MAGIC = 0x544b4d34 /* "TKM4" */ };
 
 static int warned_dump;
 
@@ -120,6 +120,22 @@ static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *ar
     return s;
 }
 
+/* The runtime argument that feeds compiled parameter `name`: the one of
+ * that name, or the descriptor that sema expanded it from (*part says
+ * which piece); k->nruntime when none. */
+static int param_source(const tk_kernel *k, const char *name, int *part)
+{
+    *part = 0;
+    for (int j = 0; j < k->nruntime; j++)
+        if (strcmp(name, k->sig.param_names[k->runtime_idx[j]]) == 0)
+            return j;
+    for (int j = 0; j < k->nruntime; j++)
+        if ((*part = rt_desc_part(k->sig.param_names[k->runtime_idx[j]], name)) > 0)
+            return j;
+    *part = 0;
+    return k->nruntime;
+}
+
 /* The kernel's metadata as the cache keeps it: which launch argument feeds
  * each parameter of the compiled kernel, the tensor maps, the threads. */
 static tk_status map_params(tk_kernel *k, const CgKernel *ck, RtJitMeta *m)
@@ -128,16 +144,14 @@ static tk_status map_params(tk_kernel *k, const CgKernel *ck, RtJitMeta *m)
         return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d parameters",
                         k->name, ck->nparams);
     for (int i = 0; i < ck->nparams; i++) {
-        int j;
-        for (j = 0; j < k->nruntime; j++)
-            if (strcmp(ck->params[i].name, k->sig.param_names[k->runtime_idx[j]]) == 0)
-                break;
+        int part = 0, j = param_source(k, ck->params[i].name, &part);
         if (j == k->nruntime)
             return err_set(TK_ERR_INTERNAL, "internal error: compiled parameter '%s' of kernel "
                             "'%s' is not one of its runtime parameters", ck->params[i].name,
                             k->name);
         m->param_of[i] = j;
         m->param_dt[i] = (uint8_t)ck->params[i].type.dt;
+        m->param_part[i] = (uint8_t)part;
     }
     if (ck->ntmaps > RT_MAX_TMAPS)
         return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d tensor maps",
@@ -199,7 +213,8 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
         m->dyn_shared < 0 || m->threads < m->num_warps * 32 || m->threads > 1024)
         return false;
     for (uint32_t i = 0; i < m->nparams; i++)
-        if (m->param_of[i] < 0 || m->param_of[i] >= k->nruntime || m->param_dt[i] >= DT_COUNT)
+        if (m->param_of[i] < 0 || m->param_of[i] >= k->nruntime || m->param_dt[i] >= DT_COUNT ||
+            m->param_part[i] >= RT_DESC_PARTS)
             return false;
     if (m->ntmaps > RT_MAX_TMAPS)
         return false;
@@ -398,6 +413,7 @@ static void apply_meta(RtVariant *v, const RtJitMeta *m)
     for (int i = 0; i < v->nparams; i++) {
         v->param_of[i] = m->param_of[i];
         v->param_dt[i] = m->param_dt[i];
+        v->param_part[i] = m->param_part[i];
     }
     v->num_warps = m->num_warps;
     v->threads = m->threads;

@@ -18,6 +18,14 @@ static const DType dtype_of[] = {
 
 static bool valid_dtype(tk_dtype t) { return (unsigned)t < TK_ARRAY_LEN(dtype_of) && t != TK_VOID; }
 
+DType rt_dtype(tk_dtype t) { return valid_dtype(t) ? dtype_of[t] : DT_VOID; }
+
+/* Pointers, scalars and descriptors fill the runtime parameters. */
+static bool is_runtime(const tk_arg *a)
+{
+    return a->kind == TK_ARG_PTR || a->kind == TK_ARG_SCALAR || a->kind == TK_ARG_DESC;
+}
+
 static const char *pname(const tk_kernel *k, int p) { return k->sig.param_names[p]; }
 
 /* "x_ptr, y_ptr, n" for messages. */
@@ -105,6 +113,10 @@ static void spec_bits(const tk_arg *a, DType dt, bool *div16, bool *eq1)
 
 void rt_arg_spec(const tk_arg *a, ArgSpec *out)
 {
+    if (a->kind == TK_ARG_DESC) {
+        rt_desc_spec(a, out);
+        return;
+    }
     DType dt = valid_dtype(a->dtype) ? dtype_of[a->dtype] : DT_I32;
     bool div16, eq1;
     spec_bits(a, dt, &div16, &eq1);
@@ -136,6 +148,14 @@ static bool scalar_fits(const tk_arg *a)
 static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *word)
 {
     int p = k->runtime_idx[j];
+    if (a->kind == TK_ARG_DESC && k->sig.annotated[p].dt != DT_VOID)
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s%s but the "
+                        "launch passes a tensor descriptor (leave it unannotated)", k->name,
+                        pname(k, p), k->sig.annotated[p].dt == DT_PTR ? "*" : "",
+                        dtype_name(k->sig.annotated[p].dt == DT_PTR ? k->sig.annotated[p].elem
+                                                                   : k->sig.annotated[p].dt));
+    if (a->kind == TK_ARG_DESC)
+        return rt_desc_check(k, j, pname(k, p), rt_no_spec(k, j), a, word);
     if (!valid_dtype(a->dtype))
         return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype",
                         k->name, j + 1, pname(k, p));
@@ -218,7 +238,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
             tk_status s = bind_const(k, nconst++, a, la);
             if (s != TK_OK)
                 return s;
-        } else if (a->kind != TK_ARG_PTR && a->kind != TK_ARG_SCALAR)
+        } else if (!is_runtime(a))
             return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d has an unknown kind", k->name,
                             i + 1);
     }
@@ -228,7 +248,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
         nnone += la->consts[k->runtime_idx[r]] != NULL;
     for (int i = 0; i < nargs; i++) {
         const tk_arg *a = &args[i];
-        if (a->kind != TK_ARG_PTR && a->kind != TK_ARG_SCALAR)
+        if (!is_runtime(a))
             continue;
         while (next < k->nruntime && la->consts[k->runtime_idx[next]])
             la->values[next++] = NULL;

@@ -53,6 +53,11 @@ void tkc_run_usage(FILE *f)
             "    randn:TYPE:N      standard normal (float types), from --seed\n"
             "    fill:TYPE:N:V     N copies of V\n"
             "    file:PATH:TYPE    the raw little-endian contents of PATH\n"
+            "    desc:SHAPE:BLOCK[:STRIDES]:BUFFER\n"
+            "                      a tensor descriptor (Triton's TensorDescriptor) over a\n"
+            "                      new buffer made by BUFFER, a spec above: dims joined by\n"
+            "                      x (at most 4), strides row-major by default and their\n"
+            "                      last 1; desc:64x64:32x32:rand:fp16:4096\n"
             "  TYPE is fp16 bf16 fp32 fp64 fp8e4nv fp8e5 i1 i8 i16 i32 i64 u8 u16 u32 u64\n"
             "    (f32, float32, float8e4nv...)\n"
             "  example: tkc -run vector_add.tk -k vector_add --grid 4 -D BLOCK=256 \\\n"
@@ -174,6 +179,8 @@ typedef struct RunArg {
     size_t n;
     void *host, *dev;
     tk_arg arg;
+    bool is_desc;        /* a descriptor over the buffer (desc:...) */
+    tk_tensor_desc desc; /* its base set when the buffer is made */
 } RunArg;
 
 /* splitmix64: a fixed, portable stream for rand/randn buffers. */
@@ -464,16 +471,9 @@ static bool is_buffer_kind(const char *k)
     return false;
 }
 
-static int parse_arg(const char *text, int index, RunArg *a, uint64_t *seed)
+/* A buffer or scalar spec (what follows NAME=). */
+static int parse_value(const char *text, RunArg *a, uint64_t *seed)
 {
-    a->text = text;
-    a->index = index;
-    const char *eq = strchr(text, '=');
-    const char *colon = strchr(text, ':');
-    if (eq && (!colon || eq < colon)) {
-        a->name = strndup(text, (size_t)(eq - text));
-        text = eq + 1;
-    }
     char *copy = strdup(text);
     char *parts[6];
     int np = 0;
@@ -487,6 +487,112 @@ static int parse_arg(const char *text, int index, RunArg *a, uint64_t *seed)
                                                  : parse_scalar(text, a);
     free(copy);
     return rc;
+}
+
+/* ---- descriptors: desc:SHAPE:BLOCK[:STRIDES]:BUFFER ---------------------------------- */
+
+/* "64x32" (len bytes): 1 to TK_DESC_MAX_RANK dims, each min .. max. */
+static bool parse_dims(const char *s, size_t len, int64_t min, int64_t max, int64_t *out,
+                       int *rank, bool *too_many)
+{
+    *rank = 0;
+    *too_many = false;
+    const char *end = s + len;
+    while (s < end) {
+        if (*rank == TK_DESC_MAX_RANK)
+            return *too_many = true, false;
+        int64_t v = 0;
+        const char *p = s;
+        for (; p < end && *p >= '0' && *p <= '9' && v <= max; p++)
+            v = v * 10 + (*p - '0');
+        if (p == s || v < min || v > max || (p < end && *p != 'x') || (p + 1 == end))
+            return false;
+        out[(*rank)++] = v;
+        s = p + (p < end);
+    }
+    return *rank > 0;
+}
+
+/* Part `what` of descriptor spec `whole`, into out; 1 with a message when bad. */
+static int desc_dims(const char *whole, const char *what, const char *s, size_t len,
+                     int64_t min, int64_t *out, int *rank)
+{
+    bool too_many;
+    if (parse_dims(s, len, min, min ? INT32_MAX : INT64_MAX / 16, out, rank, &too_many))
+        return 0;
+    return run_fail("bad descriptor '%s': bad %s '%.*s' (%s)", whole, what, (int)len, s,
+                    too_many ? "at most 4 dims" : min ? "dims such as 64x64, each 1 to "
+                    "2147483647" : "dims such as 64x1, each 0 or more");
+}
+
+/* The elements the descriptor reaches from its base, or -1 past int64. */
+static int64_t desc_reach(const tk_tensor_desc *d)
+{
+    int64_t reach = 1, step;
+    for (int i = 0; i < d->rank; i++)
+        if (__builtin_mul_overflow(d->shape[i] - 1, d->strides[i], &step) ||
+            __builtin_add_overflow(reach, step, &reach))
+            return -1;
+    return reach;
+}
+
+/* `text` follows "desc:"; `whole` is the argument as given. The dtype is the
+ * buffer's; strides default to the shape's row-major order. */
+static int parse_desc(const char *whole, const char *text, RunArg *a, uint64_t *seed)
+{
+    const char *f[3];
+    int nf = 0;
+    const char *p = text;
+    while (nf < 3 && *p >= '0' && *p <= '9') {
+        f[nf++] = p;
+        p = strchr(p, ':');
+        if (!p)
+            break;
+        p++;
+    }
+    if (nf < 2 || !p || !*p || !strchr(p, ':'))
+        return run_fail("bad descriptor '%s': expected desc:SHAPE:BLOCK[:STRIDES]:BUFFER, e.g. "
+                        "desc:64x64:32x32:rand:fp16:4096", whole);
+    int64_t shape[TK_DESC_MAX_RANK], strides[TK_DESC_MAX_RANK], block64[TK_DESC_MAX_RANK];
+    int rank, brank, srank = 0;
+    if (desc_dims(whole, "shape", f[0], (size_t)(f[1] - 1 - f[0]), 1, shape, &rank) ||
+        desc_dims(whole, "block", f[1], (size_t)(strchr(f[1], ':') - f[1]), 1, block64, &brank) ||
+        (nf == 3 && desc_dims(whole, "strides", f[2], (size_t)(p - 1 - f[2]), 0, strides,
+                              &srank)))
+        return 1;
+    if (brank != rank || (nf == 3 && srank != rank))
+        return run_fail("bad descriptor '%s': the shape has %d dims but the %s %d", whole, rank,
+                        brank != rank ? "block" : "strides", brank != rank ? brank : srank);
+    for (int i = rank - 1; nf < 3 && i >= 0; i--) /* shape < 2^31, rank <= 4: no overflow */
+        strides[i] = i == rank - 1 ? 1 : strides[i + 1] * shape[i + 1];
+    int block[TK_DESC_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        block[i] = (int)block64[i];
+    if (parse_value(p, a, seed))
+        return 1;
+    a->is_desc = true;
+    a->desc = tk_tensor_desc_make(NULL, a->dt, rank, shape, strides, block);
+    int64_t reach = desc_reach(&a->desc);
+    if (reach < 0 || (uint64_t)reach > a->n)
+        return run_fail("'%s': the descriptor reaches element %lld but the buffer holds %zu",
+                        whole, (long long)reach, a->n);
+    return 0;
+}
+
+static int parse_arg(const char *text, int index, RunArg *a, uint64_t *seed)
+{
+    a->text = text;
+    a->index = index;
+    const char *whole = text;
+    const char *eq = strchr(text, '=');
+    const char *colon = strchr(text, ':');
+    if (eq && (!colon || eq < colon)) {
+        a->name = strndup(text, (size_t)(eq - text));
+        text = eq + 1;
+    }
+    if (!strncmp(text, "desc:", 5))
+        return parse_desc(whole, text + 5, a, seed);
+    return parse_value(text, a, seed);
 }
 
 /* ---- options ---------------------------------------------------------------------------- */
@@ -768,6 +874,10 @@ static int launch(RunOpts *o, RunArg *args, tk_context *ctx)
                 goto done;
             }
             a->arg = tk_ptr(a->dev, a->dt);
+            if (a->is_desc) {
+                a->desc.base = a->dev;
+                a->arg = tk_desc(&a->desc);
+            }
         }
         all[n++] = a->arg;
     }

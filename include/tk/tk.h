@@ -257,7 +257,8 @@ tk_status tk_module_kernel(tk_module *mod, const char *name, tk_kernel **k);
 
 /* Launch arguments, in the kernel's parameter order; constexprs by name
  * anywhere in the list. */
-typedef enum tk_arg_kind { TK_ARG_PTR, TK_ARG_SCALAR, TK_ARG_CONST } tk_arg_kind;
+/* TK_ARG_DESC: v.ptr points to a tk_tensor_desc (see tk_desc below). */
+typedef enum tk_arg_kind { TK_ARG_PTR, TK_ARG_SCALAR, TK_ARG_CONST, TK_ARG_DESC } tk_arg_kind;
 typedef struct tk_arg {
     tk_arg_kind kind;
     tk_dtype dtype;       /* element type for pointers, value type for scalars */
@@ -341,6 +342,50 @@ tk_status tk_occupancy(tk_context *ctx, const tk_kernel_info *info, int *blocks_
 
 /* None for a constexpr parameter (Triton's `x is None` folds). */
 static inline tk_arg tk_none(const char *name) { return tk_const_text(name, "None"); }
+
+/* ---- tensor descriptors built on the host (Triton's TensorDescriptor) -------- */
+
+/* A tensor of `rank` dims at `base` (elements of `dtype`; shape and strides
+ * in elements) read and written in blocks of `block`, for a kernel
+ * parameter that takes a descriptor (signature entry tensordesc<fp16[64,
+ * 64]>, annotation-free). The launch passes the base, the shape and the
+ * strides, and specialises on the dtype, the block shape and whether the
+ * base is 16-byte aligned. It refuses (TK_ERR_LAUNCH) a rank outside 1 ..
+ * TK_DESC_MAX_RANK, a NULL base, a last stride other than 1, a shape outside
+ * 1 .. 2^31-1, a negative stride and a block dim that is no power of two. */
+#define TK_DESC_MAX_RANK 4
+typedef struct tk_tensor_desc {
+    void *base;
+    tk_dtype dtype;
+    int rank;
+    int64_t shape[TK_DESC_MAX_RANK];
+    int64_t strides[TK_DESC_MAX_RANK];
+    int block[TK_DESC_MAX_RANK];
+} tk_tensor_desc;
+
+/* Fills a descriptor (Triton's TensorDescriptor(base, shape, strides,
+ * block_shape)); dims past TK_DESC_MAX_RANK are not read, and the launch
+ * refuses such a rank. */
+static inline tk_tensor_desc tk_tensor_desc_make(void *base, tk_dtype dt, int rank,
+                                                 const int64_t *shape, const int64_t *strides,
+                                                 const int *block)
+{
+    tk_tensor_desc d = {base, dt, rank, {0}, {0}, {0}};
+    for (int i = 0; i < rank && i < TK_DESC_MAX_RANK; i++) {
+        d.shape[i] = shape[i];
+        d.strides[i] = strides[i];
+        d.block[i] = block[i];
+    }
+    return d;
+}
+/* The launch argument for a descriptor; *d must outlive the tk_launch call
+ * (the launch reads it, and keeps nothing). */
+static inline tk_arg tk_desc(const tk_tensor_desc *d)
+{
+    tk_arg a = {TK_ARG_DESC, d ? d->dtype : TK_VOID, 0, {0}, 0};
+    a.v.ptr = (void *)d;
+    return a;
+}
 
 /* ---- benchmarking (in the manner of triton.testing.do_bench) ------------------ */
 

@@ -432,6 +432,74 @@ static int int_arg(PyObject *v, const char *param, Slot *s)
     return 0;
 }
 
+/* n ints of sequence attribute `name` of v into out (at most TK_DESC_MAX_RANK
+ * kept); -1 with ValueError when it is no sequence of ints. */
+static Py_ssize_t desc_ints(PyObject *v, const char *name, const char *param, int64_t *out)
+{
+    PyObject *seq = PyObject_GetAttrString(v, name);
+    Py_ssize_t n = seq && PySequence_Check(seq) ? PySequence_Size(seq) : -1;
+    for (Py_ssize_t i = 0; n >= 0 && i < n && i < TK_DESC_MAX_RANK; i++) {
+        PyObject *item = PySequence_GetItem(seq, i);
+        out[i] = item ? PyLong_AsLongLong(item) : -1;
+        Py_XDECREF(item);
+        if (out[i] == -1 && PyErr_Occurred())
+            n = -2;
+    }
+    Py_XDECREF(seq);
+    if (n < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, n == -1 ? "tk: descriptor argument '%s' has no %s "
+                     "sequence" : "tk: descriptor argument '%s': %s holds a non-int", param, name);
+        return -1;
+    }
+    return n;
+}
+
+/* A host-built tensor descriptor (an object with Triton's TensorDescriptor
+ * fields: base, shape, strides, block_shape): the base converts as a
+ * buffer, the rest waits in the slot for tkpy_slot_arg; the launch checks
+ * the values. */
+static int desc_arg(Launch *L, PyObject *v, const char *param, Slot *s)
+{
+    int64_t shape[TK_DESC_MAX_RANK] = {0}, strides[TK_DESC_MAX_RANK] = {0};
+    int64_t block[TK_DESC_MAX_RANK] = {0};
+    Py_ssize_t n = desc_ints(v, "shape", param, shape);
+    Py_ssize_t ns = n < 0 ? -1 : desc_ints(v, "strides", param, strides);
+    Py_ssize_t nb = ns < 0 ? -1 : desc_ints(v, "block_shape", param, block);
+    if (nb < 0)
+        return -1;
+    if (ns != n || nb != n) {
+        PyErr_Format(PyExc_ValueError, "tk: descriptor argument '%s' needs shape, strides and "
+                     "block_shape of one length (%zd, %zd, %zd)", param, n, ns, nb);
+        return -1;
+    }
+    PyObject *base = PyObject_GetAttrString(v, "base");
+    if (!base)
+        return -1;
+    int r = buffer_arg(L, base, param, s);
+    Py_DECREF(base);
+    if (r < 0)
+        return -1;
+    s->is_desc = 1;
+    s->desc.rank = n > INT32_MAX ? INT32_MAX : (int)n;
+    for (int i = 0; i < n && i < TK_DESC_MAX_RANK; i++) {
+        s->desc.shape[i] = shape[i];
+        s->desc.strides[i] = strides[i];
+        /* out of int range reads as 0, which the launch refuses */
+        s->desc.block[i] = block[i] > 0 && block[i] <= INT32_MAX ? (int)block[i] : 0;
+    }
+    return 0;
+}
+
+tk_arg tkpy_slot_arg(Slot *s)
+{
+    if (!s->is_desc)
+        return s->arg;
+    s->desc.base = s->arg.v.ptr;
+    s->desc.dtype = s->arg.dtype;
+    return tk_desc(&s->desc);
+}
+
 int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s)
 {
     memset(s, 0, sizeof *s);
@@ -453,6 +521,8 @@ int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s)
         s->arg = tk_f32((float)PyFloat_AsDouble(v));
         return 0;
     }
+    if (PyObject_HasAttrString(v, "block_shape"))
+        return desc_arg(L, v, param, s);
     return buffer_arg(L, v, param, s);
 }
 
@@ -602,6 +672,19 @@ int tkpy_signature(const Launch *L, char *out, size_t cap)
                   a->v.i == 1;
         if (L->slots[i].no_spec || (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64)))
             div16 = eq1 = 0;
+        if (L->slots[i].is_desc) { /* tensordesc<fp16[64, 64]>:16 */
+            const tk_tensor_desc *d = &L->slots[i].desc;
+            char dims[64] = "";
+            for (int r = 0, at = 0; r < d->rank && r < TK_DESC_MAX_RANK; r++)
+                at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%d", r ? ", " : "",
+                               d->block[r]);
+            int n = snprintf(out + len, cap - len, "%stensordesc<%s[%s]>%s", len ? "," : "",
+                             sig_name(a->dtype), dims, div16 ? ":16" : "");
+            if (n < 0 || (size_t)n >= cap - len)
+                return -1;
+            len += (size_t)n;
+            continue;
+        }
         int n = snprintf(out + len, cap - len, "%s%s%s%s", len ? "," : "",
                          a->kind == TK_ARG_PTR ? "*" : "", sig_name(a->dtype),
                          div16 ? ":16" : eq1 ? ":1" : "");

@@ -390,7 +390,7 @@ tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyOb
 static tk_arg *arg_array(Launch *L, tk_arg *out)
 {
     for (int i = 0; i < L->n; i++)
-        out[i] = L->slots[i].arg;
+        out[i] = tkpy_slot_arg(&L->slots[i]);
     return out;
 }
 

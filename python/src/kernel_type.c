@@ -183,7 +183,7 @@ static PyObject *kernel_warmup(PyObject *self, PyObject *args, PyObject *kw)
     tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, 0);
     if (k) {
         for (int i = 0; i < L.n; i++)
-            a[i] = L.slots[i].arg;
+            a[i] = tkpy_slot_arg(&L.slots[i]);
         tk_status s;
         Py_BEGIN_ALLOW_THREADS
         s = tk_kernel_prepare(k, a, L.n, &o, &info);

@@ -58,6 +58,8 @@ typedef struct Slot {
     int no_spec;           /* do_not_specialize: no :16 or :1 in the signature */
     void *staged;          /* interpreter memory holding the extent */
     const char *param;     /* the parameter's name */
+    int is_desc;           /* a host-built tensor descriptor over the buffer in arg */
+    tk_tensor_desc desc;   /* its shape, strides and block (base and dtype: arg's) */
 } Slot;
 
 typedef struct Launch {
@@ -74,6 +76,8 @@ typedef struct Launch {
 int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s);
 /* Converts a constexpr value into slot `s`. */
 int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s);
+/* The tk_arg the launch takes for slot s (a descriptor slot's tk_desc). */
+tk_arg tkpy_slot_arg(Slot *s);
 /* Picks the context from the slots and stages host buffers into it. */
 int tkpy_place(Launch *L, const char *where);
 /* Copies staged buffers back (when ok) and frees them; 0 or -1. */

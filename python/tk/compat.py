@@ -62,7 +62,13 @@ triton = _module("triton", "tk's facade for triton", jit=_jit.jit, autotune=_jit
                  OutOfResources=_tk.TkError, JITFunction=JITFunction, __version__="3.6.0+tk",
                  __path__=[])
 
-MODULES = {"triton": triton, "triton.language": language, "triton.testing": testing,
+from .tools import tensor_descriptor as _tensor_descriptor  # noqa: E402
+
+tools = _module("triton.tools", "host-side helpers", tensor_descriptor=_tensor_descriptor)
+triton.tools = tools
+
+MODULES = {"triton": triton, "triton.tools": tools,
+           "triton.tools.tensor_descriptor": _tensor_descriptor, "triton.language": language, "triton.testing": testing,
            "triton.runtime": runtime, "triton.runtime.driver": driver,
            "triton.runtime.jit": runtime.jit, "triton.language.math": language.math,
            "triton.language.extra": language.extra,

@@ -56,6 +56,24 @@ def Out(name, dtype, n):
     return Buf(name, dtype, n, "poison", out=True)
 
 
+class Desc(Buf):
+    """A buffer passed as a tensor descriptor built on the host (Triton's
+    TensorDescriptor.from_tensor(t.view(shape), block)): row-major, so its
+    strides follow the shape."""
+
+    def __init__(self, name, dtype, shape, block, init="randn", out=False):
+        n = 1
+        for d in shape:
+            n *= d
+        super().__init__(name, dtype, n, init, out)
+        self.shape, self.block = tuple(shape), tuple(block)
+
+
+def DescOut(name, dtype, shape, block):
+    """A descriptor the kernel only writes through; its buffer starts poisoned."""
+    return Desc(name, dtype, shape, block, "poison", out=True)
+
+
 class Scalar:
     def __init__(self, name, value, dtype="i32"):
         self.name, self.value, self.dtype = name, value, dtype
@@ -479,4 +497,12 @@ def cases():
              (8,), [Buf("x", "fp32", S), Out("y", "fp32", S), Scalar("n_elements", S),
                     Scalar("alpha", 1.5, "fp32"), Scalar("beta", -0.25, "fp32")],
              {"BLOCK": 512, "USE_GDC": True}, launch_pdl=True, ref=R_.scale_shift))
+    # host_descriptors.py
+    add(Case("matmul over host tensor descriptors", "host_descriptors.py", "matmul_host_desc",
+             (4, 3),
+             [Desc("a", "fp16", (M_, K_), (32, 16)), Desc("b", "fp16", (K_, N_), (16, 32)),
+              DescOut("c", "fp16", (M_, N_), (32, 32)), Scalar("M", M_), Scalar("N", N_),
+              Scalar("K", K_)],
+             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16}, tol={"fp16": (2e-2, 1e-2)},
+             ref=R_.matmul))
     return out

@@ -15,7 +15,8 @@ as a Python module with the corpus folder on sys.path (so `kernlib.ops.swiglu`
 and its relative imports work), in a child process per case, so a failure
 or a broken CUDA context in one case leaves the others alone; autotune and
 heuristics wrappers are taken off so both sides use the case's constexprs.
-tk runs `tkc -run [--gpu] FILE -k KERNEL ... name=file:PATH:TYPE` on copies
+tk runs `tkc -run [--gpu] FILE -k KERNEL ... name=file:PATH:TYPE` (a host-built
+tensor descriptor: name=desc:SHAPE:BLOCK:file:PATH:TYPE) on copies
 of the same files. Outputs are compared with tolerances by dtype (integers
 bit-exact unless a case says otherwise). With --interpret (or without
 Triton, torch or a GPU) tk runs on its CPU interpreter and is compared with
@@ -128,6 +129,10 @@ def run_tk(case, indir, outdir, tkc, gpu, timeout):
             cmd += ["-D", f"{a.name}=None"]
         elif a.__class__.__name__ == "Scalar":
             cmd.append(f"{a.name}={a.dtype}:{a.value!r}")
+        elif a.__class__.__name__ == "Desc":
+            dims = ["x".join(str(d) for d in a.shape), "x".join(str(d) for d in a.block)]
+            cmd.append(f"{a.name}=desc:{dims[0]}:{dims[1]}:file:{indir / (a.name + '.bin')}:"
+                       f"{a.dtype}")
         else:
             cmd.append(f"{a.name}=file:{indir / (a.name + '.bin')}:{a.dtype}")
     try:
@@ -224,7 +229,11 @@ def triton_worker(case, indir, outdir):
             raw = bytearray((indir / f"{a.name}.bin").read_bytes())
             t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(device)
             tensors[a.name] = t
-            args.append(t)
+            if kind == "Desc":  # a descriptor built on the host over the buffer
+                from triton.tools.tensor_descriptor import TensorDescriptor
+                args.append(TensorDescriptor.from_tensor(t.view(a.shape), list(a.block)))
+            else:
+                args.append(t)
     runtime = runtime_params(kernel)
     if len(runtime) != len(args):
         raise SystemExit(f"{case.kernel} has {len(runtime)} runtime parameters ({', '.join(runtime)}), "

@@ -1,0 +1,49 @@
+"""Tensor descriptors built on the host (tk.tools.tensor_descriptor, and
+Triton's spelling through the compat facade) as kernel arguments, on the
+interpreter: tiles read through a strided view and written with the edge
+tile clipped; bad descriptors refused with the launch's message."""
+import numpy as np
+import pytest
+
+import tk
+import tk.language as tl
+from tk.tools.tensor_descriptor import TensorDescriptor
+
+
+@tk.jit
+def desc_scale(a_desc, out_desc, n, BM: tl.constexpr):
+    x = a_desc.load([tl.program_id(0) * BM, 0])
+    out_desc.store([tl.program_id(0) * BM, 0], x.to(tl.float32) * n)
+
+
+def test_from_tensor_on_a_strided_view():
+    a = np.arange(40 * 48, dtype=np.float16).reshape(40, 48) % 97
+    view = a[:, :32]
+    out = np.full((40, 32), np.nan, np.float32)
+    a_d = TensorDescriptor.from_tensor(view, [16, 32])
+    assert a_d.shape == [40, 32] and a_d.strides == [48, 1] and a_d.block_shape == [16, 32]
+    desc_scale[(3,)](a_d, TensorDescriptor.from_tensor(out, [16, 32]), 3, BM=16)
+    np.testing.assert_array_equal(out, view.astype(np.float32) * 3)
+
+
+def test_triton_spelling_is_the_same_class():
+    import tk.compat  # noqa: F401  (puts the facade in sys.modules)
+    from triton.tools.tensor_descriptor import TensorDescriptor as T
+    assert T is TensorDescriptor
+
+
+@pytest.mark.parametrize("edit, text", [
+    (lambda d: setattr(d, "strides", [48, 2]), "the last stride of a descriptor must be 1, not 2"),
+    (lambda d: setattr(d, "block_shape", [12, 32]), "block dim 0 of the descriptor is 12"),
+    (lambda d: (setattr(d, "shape", [1] * 5), setattr(d, "strides", [1] * 5),
+                setattr(d, "block_shape", [1] * 5)), "rank must be 1 to 4, not 5"),
+    (lambda d: setattr(d, "shape", [40]), "shape, strides and block_shape of one length"),
+])
+def test_bad_descriptors(edit, text):
+    a = np.zeros((40, 48), np.float16)
+    out = np.zeros((40, 32), np.float32)
+    d = TensorDescriptor.from_tensor(a, [16, 32])
+    edit(d)
+    # a launch refused for its arguments is a TypeError, as in Triton
+    with pytest.raises((TypeError, ValueError), match=text):
+        desc_scale[(3,)](d, TensorDescriptor.from_tensor(out, [16, 32]), 3, BM=16)
