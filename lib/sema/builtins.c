@@ -9,7 +9,7 @@
 
 static const BuiltinTable *const tl_tables[] = {&sema_tl_core, &sema_tl_memory, &sema_tl_reduce,
                                                 &sema_tl_shape, &sema_tl_random,
-                                                &sema_tl_blockptr, &sema_tl_asm};
+                                                &sema_tl_blockptr, &sema_tl_asm, &sema_tl_extra};
 
 static const Builtin *find_in(const BuiltinTable *t, const char *name)
 {
@@ -29,6 +29,12 @@ static const Builtin *find_tl(const char *name)
     return NULL;
 }
 
+static const Builtin *find_cuda(const char *name)
+{
+    const Builtin *b = find_in(&sema_tl_cuda, name);
+    return b ? b : find_in(&sema_tl_cuda_sregs, name);
+}
+
 static bool is_libdevice_ns(const char *ns) { return !strcmp(ns, "tl.math") || !strcmp(ns, "libdevice"); }
 
 bool sema_builtin_exists(const char *ns, const char *name)
@@ -38,7 +44,7 @@ bool sema_builtin_exists(const char *ns, const char *name)
     if (!strcmp(ns, "tl"))
         return find_tl(name) || sema_dtype_name(name) != DT_VOID || !strcmp(name, "constexpr");
     if (!strcmp(ns, "tl.extra.cuda"))
-        return find_in(&sema_tl_cuda, name) != NULL;
+        return find_cuda(name) != NULL;
     return false;
 }
 
@@ -79,6 +85,8 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             return ns("tl.extra");
         if (!strcmp(name, "PropagateNan"))
             return ns("tl.PropagateNan");
+        if (!strcmp(name, "TRITON_MAX_TENSOR_NUMEL"))
+            return sv_int(SEMA_MAX_NUMEL);
         if (!strcmp(name, "constexpr") || find_tl(name))
             return builtin("tl", name);
         if (!strncmp(name, "float8", 6))
@@ -99,7 +107,7 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
     } else if (!strcmp(nsname, "tl.extra.cuda")) {
         if (!strcmp(name, "libdevice"))
             return ns("libdevice");
-        if (find_in(&sema_tl_cuda, name))
+        if (find_cuda(name))
             return builtin(nsname, name);
     } else if (is_libdevice_ns(nsname)) {
         if (sema_libdevice_known(name) || (!strcmp(nsname, "tl.math") && find_tl(name)))
@@ -259,7 +267,7 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
         b = find_in(&sema_tl_python, arena_printf(s->a, "triton.%s", name));
         qual = arena_printf(s->a, "triton.%s()", name);
     } else if (!strcmp(nsname, "tl.extra.cuda")) {
-        b = find_in(&sema_tl_cuda, name);
+        b = find_cuda(name);
         qual = arena_printf(s->a, "%s()", name);
     } else if (is_libdevice_ns(nsname) || !strcmp(nsname, "math")) {
         if (!strcmp(nsname, "tl.math") && find_tl(name))

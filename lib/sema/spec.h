@@ -215,6 +215,10 @@ extern const BuiltinTable sema_tl_core, sema_tl_memory, sema_tl_reduce, sema_tl_
 /* sema/builtins/asm.c: tl.inline_asm_elementwise (in the tl tables), and
  * the functions of triton.language.extra.cuda (gdc_wait, ...). */
 extern const BuiltinTable sema_tl_asm, sema_tl_cuda;
+/* sema/builtins/extra.c: tl.add/sub/mul, reduce_or, flip, gather,
+ * histogram, the functional descriptor forms (in the tl tables), and the
+ * special registers of triton.language.extra.cuda (smid, ...). */
+extern const BuiltinTable sema_tl_extra, sema_tl_cuda_sregs;
 bool sv_has(SVal v); /* given and not None */
 const char *sema_builtin_display(const Builtin *b);
 IrValue *sema_arg_tensor(Sema *s, SVal v, Span at, const Builtin *b, const char *what);

@@ -1,5 +1,6 @@
 /* sema/builtins/random.c: tl.swizzle2d and the Philox-4x32 generator behind
- * tl.rand/randn/randint/randint4x, expanded into ordinary IR arithmetic
+ * tl.rand/randn/randint/randint4x/rand4x/randn4x (and tl.philox and its
+ * helpers uint_to_uniform_float and pair_uniform_to_normal), expanded into ordinary IR arithmetic
  * (umulhi, xor, mul) with the standard Philox constants and Triton's
  * defaults (10 rounds; the seed's halves as the key; offsets as counter 0),
  * so the streams match Triton's and codegen needs nothing special. */
@@ -118,6 +119,19 @@ static SVal to_uniform(Sema *s, SVal x, Span at)
     return bin(s, OP_MUL, x, scale, at);
 }
 
+/* Box-Muller: two uniforms in [0, 1) to two standard normals, the first
+ * clamped away from 0 as Triton does so log stays finite. */
+static void box_muller(Sema *s, SVal u1, SVal u2, SVal *n1, SVal *n2, Span at)
+{
+    SVal none = {.k = SV_VOID};
+    u1 = tl_call(s, "maximum", sv_float(1.0e-7), u1, at);
+    SVal th = bin(s, OP_MUL, sv_float(6.283185307179586), u2, at);
+    SVal lg = tl_call(s, "log", u1, none, at);
+    SVal r = tl_call(s, "sqrt", bin(s, OP_MUL, sv_float(-2.0), lg, at), none, at);
+    *n1 = bin(s, OP_MUL, r, tl_call(s, "cos", th, none, at), at);
+    *n2 = bin(s, OP_MUL, r, tl_call(s, "sin", th, none, at), at);
+}
+
 SVal sema_rand(Sema *s, const char *name, SVal seed, SVal offset, SVal rounds, Span at)
 {
     int64_t n = 10;
@@ -147,13 +161,17 @@ SVal sema_rand(Sema *s, const char *name, SVal seed, SVal offset, SVal rounds, S
         return sv_tuple(s, c, 4);
     if (!strcmp(name, "rand"))
         return to_uniform(s, c[0], at);
-    /* randn: Box-Muller on the first two words */
-    SVal u1 = to_uniform(s, c[0], at), u2 = to_uniform(s, c[1], at);
-    u1 = tl_call(s, "maximum", sv_float(1.0e-7), u1, at);
-    SVal th = bin(s, OP_MUL, sv_float(6.283185307179586), u2, at);
-    SVal lg = tl_call(s, "log", u1, (SVal){.k = SV_VOID}, at);
-    SVal r = tl_call(s, "sqrt", bin(s, OP_MUL, sv_float(-2.0), lg, at), (SVal){.k = SV_VOID}, at);
-    return bin(s, OP_MUL, r, tl_call(s, "cos", th, (SVal){.k = SV_VOID}, at), at);
+    SVal u[4];
+    for (int i = 0; i < 4; i++)
+        u[i] = to_uniform(s, c[i], at);
+    if (!strcmp(name, "rand4x"))
+        return sv_tuple(s, u, 4);
+    SVal z[4];
+    box_muller(s, u[0], u[1], &z[0], &z[1], at);
+    if (!strcmp(name, "randn"))
+        return z[0];
+    box_muller(s, u[2], u[3], &z[2], &z[3], at);
+    return sv_tuple(s, z, 4); /* randn4x */
 }
 
 static SVal b_rand(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
@@ -162,7 +180,66 @@ static SVal b_rand(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sema_rand(s, b->name, a[0], a[1], a[2], call);
 }
 
+/* tl.philox(seed, c0, c1, c2, c3, n_rounds=): the generator itself on four
+ * counter blocks of one width (32 or 64 bits), giving four words. */
+static SVal b_philox(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    int64_t n = 10;
+    if (sv_has(a[5]) && !sema_const_int(s, a[5], at[5], "n_rounds", &n))
+        return bad();
+    if (n < 1 || n > 64)
+        return sema_err(s, at[5], "n_rounds must be between 1 and 64, got %lld", (long long)n);
+    SVal c[4] = {{.k = SV_VOID}, {.k = SV_VOID}, {.k = SV_VOID}, {.k = SV_VOID}};
+    for (int i = 0; i < 4; i++) {
+        IrValue *v = sema_arg_tensor(s, a[1 + i], at[1 + i], b, "a counter");
+        if (!v)
+            return bad();
+        if (!dtype_is_int(v->type.dt) || v->type.dt == DT_I1 ||
+            dtype_bits(v->type.dt) != dtype_bits(c[0].k == SV_TENSOR ? c[0].v->type.dt : v->type.dt))
+            return sema_err(s, at[1 + i], "tl.philox counters must be integers of one width (32 "
+                                          "or 64 bits), got %s", sema_type_str(s, v->type));
+        c[i] = sv_tensor(v);
+    }
+    if (!philox(s, a[0], c, n, call))
+        return bad();
+    return sv_tuple(s, c, 4);
+}
+
+static SVal b_uint_to_uniform(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
+    if (!x)
+        return bad();
+    int bits = dtype_bits(x->type.dt);
+    if (!dtype_is_int(x->type.dt) || (bits != 32 && bits != 64))
+        return sema_err(s, at[0], "tl.uint_to_uniform_float needs 32- or 64-bit integers, got %s",
+                        sema_type_str(s, x->type));
+    return to_uniform(s, sv_tensor(x), call);
+}
+
+static SVal b_pair_to_normal(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    for (int i = 0; i < 2; i++) {
+        IrValue *u = sema_arg_tensor(s, a[i], at[i], b, "a uniform");
+        if (!u)
+            return bad();
+        if (!dtype_is_float(u->type.dt) || dtype_is_fp8(u->type.dt))
+            return sema_err(s, at[i], "tl.pair_uniform_to_normal needs floats, got %s",
+                            sema_type_str(s, u->type));
+    }
+    SVal n[2];
+    box_muller(s, a[0], a[1], &n[0], &n[1], call);
+    if (n[0].k == SV_UNDEF || n[1].k == SV_UNDEF)
+        return bad();
+    return sv_tuple(s, n, 2);
+}
+
 static const Builtin random_items[] = {
+    {"philox", "seed,c0,c1,c2,c3,n_rounds=", b_philox, 0, false},
+    {"uint_to_uniform_float", "x", b_uint_to_uniform, 0, false},
+    {"pair_uniform_to_normal", "u1,u2", b_pair_to_normal, 0, false},
+    {"rand4x", "seed,offsets,n_rounds=", b_rand, 0, false},
+    {"randn4x", "seed,offset,n_rounds=", b_rand, 0, false},
     {"swizzle2d", "i,j,size_i,size_j,size_g", b_swizzle2d, 0, false},
     {"rand", "seed,offset,n_rounds=", b_rand, 0, false},
     {"randn", "seed,offset,n_rounds=", b_rand, 0, false},
