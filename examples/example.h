@@ -16,14 +16,14 @@
 
 #include "tk/tk.h"
 
-#define CHECK(call)                                                            \
-    do {                                                                       \
-        tk_status check_s_ = (call);                                           \
-        if (check_s_ != TK_OK) {                                               \
-            fprintf(stderr, "%s:%d: %s failed: %s\n%s\n", __FILE__, __LINE__,  \
-                    #call, tk_status_name(check_s_), tk_last_error());         \
-            exit(1);                                                           \
-        }                                                                      \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        tk_status check_s_ = (call);                                                               \
+        if (check_s_ != TK_OK) {                                                                   \
+            fprintf(stderr, "%s:%d: %s failed: %s\n%s\n", __FILE__, __LINE__, #call,               \
+                    tk_status_name(check_s_), tk_last_error());                                    \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static inline void *ex_malloc(size_t n)
@@ -67,8 +67,8 @@ static uint64_t ex_rng_state;
 static inline void ex_seed(const char *name)
 {
     const char *env = getenv("TK_SEED");
-    ex_rng_state = env && *env ? strtoull(env, NULL, 0)
-                               : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+    ex_rng_state =
+        env && *env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
     if (!ex_rng_state)
         ex_rng_state = 1;
     printf("%s: seed %llu (set TK_SEED to repeat)\n", name, (unsigned long long)ex_rng_state);

@@ -27,8 +27,8 @@ int main(int argc, char **argv)
     CHECK(tk_memset(ctx, dout, 0xa5, plane));
 
     tk_grid grid = {ex_cdiv(h, th), ex_cdiv(w, tw), 1};
-    tk_arg args[] = {tk_ptr(dimg, TK_U8), tk_ptr(dout, TK_U8), tk_i32((int)h), tk_i32((int)w),
-                     tk_const("TH", th), tk_const("TW", tw)};
+    tk_arg args[] = {tk_ptr(dimg, TK_U8), tk_ptr(dout, TK_U8), tk_i32((int)h),
+                     tk_i32((int)w),      tk_const("TH", th),  tk_const("TW", tw)};
     double t0 = ex_now();
     CHECK(tk_launch(k, grid, args, TK_ARRAY_COUNT(args), &(tk_launch_options){.num_warps = 4}));
     CHECK(tk_synchronize(ctx));
@@ -43,8 +43,8 @@ int main(int argc, char **argv)
         bad += diff > 1;
     }
     printf("grey: %ux%u image, grid=(%u,%u,1), tiles %ux%u, first launch (compile + run) %.1f ms, "
-           "largest difference %d: %s\n", h, w, grid.x, grid.y, th, tw, (t1 - t0) * 1e3, worst,
-           bad ? "MISMATCH" : "OK");
+           "largest difference %d: %s\n",
+           h, w, grid.x, grid.y, th, tw, (t1 - t0) * 1e3, worst, bad ? "MISMATCH" : "OK");
     CHECK(tk_free(ctx, dimg));
     CHECK(tk_free(ctx, dout));
     tk_module_destroy(mod);

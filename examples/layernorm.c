@@ -55,9 +55,10 @@ int main(int argc, char **argv)
     CHECK(tk_memset(ctx, dmean, 0xff, rows * 4));
     CHECK(tk_memset(ctx, drstd, 0xff, rows * 4));
 
-    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dw, TK_F32),
-                     tk_ptr(db, TK_F32), tk_ptr(dmean, TK_F32), tk_ptr(drstd, TK_F32),
-                     tk_i32((int)cols), tk_i32((int)cols), tk_f32(eps), tk_const("BLOCK", block)};
+    tk_arg args[] = {tk_ptr(dx, TK_F32),      tk_ptr(dy, TK_F32),    tk_ptr(dw, TK_F32),
+                     tk_ptr(db, TK_F32),      tk_ptr(dmean, TK_F32), tk_ptr(drstd, TK_F32),
+                     tk_i32((int)cols),       tk_i32((int)cols),     tk_f32(eps),
+                     tk_const("BLOCK", block)};
     double t0 = ex_now();
     CHECK(tk_launch(k, (tk_grid){rows, 1, 1}, args, TK_ARRAY_COUNT(args),
                     &(tk_launch_options){.num_warps = 4}));
@@ -77,14 +78,24 @@ int main(int argc, char **argv)
     double er = ex_rel_error(gr, rr, rows);
     bool ok = ey <= 1e-5 && em <= 1e-5 && er <= 1e-5;
     printf("layernorm: %ux%u, grid=(%u,1,1), BLOCK=%u, eps=%g, first launch (compile + run) "
-           "%.1f ms, relative errors y %.2e, mean %.2e, rstd %.2e: %s\n", rows, cols, rows, block,
-           eps, (t1 - t0) * 1e3, ey, em, er, ok ? "OK" : "MISMATCH");
+           "%.1f ms, relative errors y %.2e, mean %.2e, rstd %.2e: %s\n",
+           rows, cols, rows, block, eps, (t1 - t0) * 1e3, ey, em, er, ok ? "OK" : "MISMATCH");
     void *bufs[] = {dx, dy, dw, db, dmean, drstd};
     for (int i = 0; i < 6; i++)
         CHECK(tk_free(ctx, bufs[i]));
     tk_module_destroy(mod);
     tk_context_destroy(ctx);
-    free(x); free(w); free(b); free(y); free(mean); free(rstd);
-    free(ry); free(rm); free(rr); free(gy); free(gm); free(gr);
+    free(x);
+    free(w);
+    free(b);
+    free(y);
+    free(mean);
+    free(rstd);
+    free(ry);
+    free(rm);
+    free(rr);
+    free(gy);
+    free(gm);
+    free(gr);
     return ok ? 0 : 1;
 }

@@ -58,11 +58,11 @@ static int run(tk_context *ctx, tk_kernel *k, Mat s)
     CHECK(tk_memset(ctx, dc, 0xff, nc * es));
 
     tk_dtype t = s.half ? TK_F16 : TK_F32;
-    tk_arg args[] = {tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32((int)s.m),
-                     tk_i32((int)s.n), tk_i32((int)s.k), tk_i32((int)s.k), tk_i32(1),
-                     tk_i32((int)s.n), tk_i32(1), tk_i32((int)s.n), tk_i32(1),
-                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
-                     tk_const("GROUP", group)};
+    tk_arg args[] = {
+        tk_ptr(da, t),      tk_ptr(db, t),      tk_ptr(dc, t),      tk_i32((int)s.m),
+        tk_i32((int)s.n),   tk_i32((int)s.k),   tk_i32((int)s.k),   tk_i32(1),
+        tk_i32((int)s.n),   tk_i32(1),          tk_i32((int)s.n),   tk_i32(1),
+        tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk), tk_const("GROUP", group)};
     tk_grid grid = {ex_cdiv(s.m, bm) * ex_cdiv(s.n, bn), 1, 1};
     tk_launch_options lo = {.num_warps = s.warps, .num_stages = s.stages};
     double t0 = ex_now();
@@ -76,8 +76,7 @@ static int run(tk_context *ctx, tk_kernel *k, Mat s)
     printf("matmul: %s %ux%ux%u, grid=(%u,1,1), BM=%u BN=%u BK=%u, %d warps, %d stages, first "
            "launch (compile + run) %.1f ms, relative error %.2e over %s (tolerance %.0e): %s\n",
            s.half ? "fp16" : "fp32", s.m, s.n, s.k, grid.x, bm, bn, bk, s.warps, s.stages,
-           (t1 - t0) * 1e3, err,
-           checked == nc ? "every entry" : "8192 random entries", tol,
+           (t1 - t0) * 1e3, err, checked == nc ? "every entry" : "8192 random entries", tol,
            err <= tol ? "OK" : "MISMATCH");
     CHECK(tk_free(ctx, da));
     CHECK(tk_free(ctx, db));

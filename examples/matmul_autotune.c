@@ -28,7 +28,8 @@ static tk_grid grid_of(const tk_config *cfg, const tk_arg *args, int nargs, void
     (void)args, (void)nargs;
     const Problem *p = user;
     return (tk_grid){ex_cdiv(p->m, (unsigned)config_value(cfg, "BM")) *
-                         ex_cdiv(p->n, (unsigned)config_value(cfg, "BN")), 1, 1};
+                         ex_cdiv(p->n, (unsigned)config_value(cfg, "BN")),
+                     1, 1};
 }
 
 static tk_status launch_tuned(void *user)
@@ -80,9 +81,9 @@ int main(int argc, char **argv)
     CHECK(tk_copy_to(ctx, da, a, na * 2));
     CHECK(tk_copy_to(ctx, db, b, nb * 2));
     CHECK(tk_memset(ctx, dc, 0xff, nc * 2));
-    tk_arg args[12] = {tk_ptr(da, TK_F16), tk_ptr(db, TK_F16), tk_ptr(dc, TK_F16),
-                       tk_i32((int)m), tk_i32((int)n), tk_i32((int)kk), tk_i32((int)kk),
-                       tk_i32(1), tk_i32((int)n), tk_i32(1), tk_i32((int)n), tk_i32(1)};
+    tk_arg args[12] = {tk_ptr(da, TK_F16), tk_ptr(db, TK_F16), tk_ptr(dc, TK_F16), tk_i32((int)m),
+                       tk_i32((int)n),     tk_i32((int)kk),    tk_i32((int)kk),    tk_i32(1),
+                       tk_i32((int)n),     tk_i32(1),          tk_i32((int)n),     tk_i32(1)};
     memcpy(p.args, args, sizeof args);
 
     double t0 = ex_now();
@@ -92,10 +93,12 @@ int main(int argc, char **argv)
     tk_tune_choice ch;
     CHECK(tk_kernel_tuned_config(p.k, p.args, 12, NULL, &ch));
     printf("matmul_autotune: %ux%ux%u fp16: config %d {BM=%d BN=%d BK=%d, %d warps, %d stages} "
-           "%s; first launch %.1f ms\n", m, n, kk, ch.index, config_value(&ch.config, "BM"),
-           config_value(&ch.config, "BN"), config_value(&ch.config, "BK"), ch.config.num_warps,
-           ch.config.num_stages, ch.interpreted ? "untimed (interpreter)"
-                                 : ch.from_disk ? "from-disk (no tuning)" : "tuned-here",
+           "%s; first launch %.1f ms\n",
+           m, n, kk, ch.index, config_value(&ch.config, "BM"), config_value(&ch.config, "BN"),
+           config_value(&ch.config, "BK"), ch.config.num_warps, ch.config.num_stages,
+           ch.interpreted     ? "untimed (interpreter)"
+               : ch.from_disk ? "from-disk (no tuning)"
+                              : "tuned-here",
            first_ms);
 
     /* a sample of entries against float64 (the full product takes the CPU long) */

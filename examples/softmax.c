@@ -67,8 +67,8 @@ int main(int argc, char **argv)
     CHECK(tk_module_load_file(ctx, ex_kernel_path("softmax.tk"), &mod));
     CHECK(tk_module_kernel(mod, "softmax", &k));
     CHECK(tk_memset(ctx, dout, 0xff, bytes));
-    tk_arg args[] = {tk_ptr(dout, TK_F32), tk_ptr(dx, TK_F32), tk_i32((int)cols), tk_i32((int)cols),
-                     tk_i32((int)cols), tk_const("BLOCK", block)};
+    tk_arg args[] = {tk_ptr(dout, TK_F32), tk_ptr(dx, TK_F32), tk_i32((int)cols),
+                     tk_i32((int)cols),    tk_i32((int)cols),  tk_const("BLOCK", block)};
     tk_launch_options lo = {.num_warps = warps};
     double t0 = ex_now();
     CHECK(tk_launch(k, (tk_grid){rows, 1, 1}, args, 6, &lo));
@@ -84,8 +84,8 @@ int main(int argc, char **argv)
     CHECK(tk_module_load_file(ctx, ex_kernel_path("softmax_persistent.tk"), &pmod));
     CHECK(tk_module_kernel(pmod, "softmax_persistent", &pk));
     CHECK(tk_memset(ctx, dout, 0xff, bytes));
-    tk_arg pargs[] = {tk_ptr(dout, TK_F32), tk_ptr(dx, TK_F32), tk_i32((int)cols),
-                      tk_i32((int)cols), tk_i32((int)rows), tk_i32((int)cols),
+    tk_arg pargs[] = {tk_ptr(dout, TK_F32),     tk_ptr(dx, TK_F32),   tk_i32((int)cols),
+                      tk_i32((int)cols),        tk_i32((int)rows),    tk_i32((int)cols),
                       tk_const("BLOCK", block), tk_const("STAGES", 2)};
     t0 = ex_now();
     tk_kernel_info info;
@@ -98,9 +98,10 @@ int main(int argc, char **argv)
     programs = programs < rows ? programs : rows;
     CHECK(tk_launch(pk, (tk_grid){programs, 1, 1}, pargs, 8, &lo));
     CHECK(tk_synchronize(ctx));
-    snprintf(what, sizeof what, "persistent, %d regs/thread, %d B shared, %d programs/SM x %d SMs "
-             "-> grid=(%u,1,1)", info.registers, info.shared_bytes, per_sm, props.sm_count,
-             programs);
+    snprintf(what, sizeof what,
+             "persistent, %d regs/thread, %d B shared, %d programs/SM x %d SMs "
+             "-> grid=(%u,1,1)",
+             info.registers, info.shared_bytes, per_sm, props.sm_count, programs);
     bad |= check(what, ctx, dout, ref, n, ex_now() - t0);
 
     CHECK(tk_free(ctx, dx));

@@ -56,7 +56,8 @@ int main(int argc, char **argv)
     CHECK(tk_module_kernel(mod, "vector_add", &r.k));
     int failed = 0, wall = 0;
     printf("vector-add-performance (GB/s; low and high from the p80 and p20 times):\n"
-           "%12s %10s %10s %10s\n", "size", "median", "low", "high");
+           "%12s %10s %10s %10s\n",
+           "size", "median", "low", "high");
     for (int lg = 12; lg <= max_log2; lg += 2) {
         unsigned n = 1u << lg;
         size_t bytes = (size_t)n * sizeof(float);

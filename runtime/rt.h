@@ -34,13 +34,15 @@ typedef struct RtKeyParts {
     uint64_t source_hash[2]; /* two independent hashes of the source text */
     const char *kernel;
     const char *arch;
-    const char *version;     /* tk_version() */
+    const char *version; /* tk_version() */
     const RtKey *launch;
 } RtKeyParts;
 
 /* The disk identity: a 128-bit digest (file name) plus the serialised
  * parts, stored in the entry and compared on load. */
-typedef struct RtDigest { uint64_t lo, hi; } RtDigest;
+typedef struct RtDigest {
+    uint64_t lo, hi;
+} RtDigest;
 RtDigest rt_key_digest(const RtKeyParts *p);
 /* Serialises the parts (for the entry's identity check); heap, tk_xfree. */
 unsigned char *rt_key_blob(const RtKeyParts *p, size_t *len);
@@ -51,7 +53,10 @@ uint64_t rt_hash64(uint64_t h, const void *p, size_t n);
  * open-addressing table under a rwlock. Values are opaque pointers. */
 typedef struct RtTable {
     pthread_rwlock_t lock;
-    struct RtSlot { RtKey *key; void *value; } *slots;
+    struct RtSlot {
+        RtKey *key;
+        void *value;
+    } *slots;
     int cap, count;
     void *_Atomic last; /* the variant of the last hit */
 } RtTable;
@@ -106,7 +111,7 @@ void rt_disk_reset(void);
 /* ---- API objects ---------------------------------------------------------------------- */
 
 typedef struct RtBuffer {
-    unsigned char *base;  /* what tk_alloc returned */
+    unsigned char *base; /* what tk_alloc returned */
     size_t bytes;
     unsigned char *block; /* the host allocation: red zones around base (rt_context.c) */
     int id;
@@ -121,20 +126,20 @@ struct tk_context {
     tk_device_props props;
     char arch[16];
     int interp_threads;
-    uint64_t interp_max_steps; /* programs plus loop iterations per launch */
+    uint64_t interp_max_steps;       /* programs plus loop iterations per launch */
     const char *_Atomic last_kernel; /* named when a later call sees a fault */
     const char *const *search_paths; /* for modules' package imports (the caller's array) */
-    pthread_mutex_t lock; /* buffers */
-    RtBuffer *bufs;       /* interpret mode: live host buffers */
+    pthread_mutex_t lock;            /* buffers */
+    RtBuffer *bufs;                  /* interpret mode: live host buffers */
     int nbufs, capbufs, next_buf_id;
 };
 
 struct tk_module {
     tk_context *ctx;
-    pthread_mutex_t lock;  /* kernels, comp's arena and diag, the builds in flight */
-    pthread_cond_t built;  /* signalled when a build in flight ends */
+    pthread_mutex_t lock;        /* kernels, comp's arena and diag, the builds in flight */
+    pthread_cond_t built;        /* signalled when a build in flight ends */
     struct RtBuilding *building; /* builds in flight (rt_module.c) */
-    Compilation comp;      /* parsed once; builds only read it */
+    Compilation comp;            /* parsed once; builds only read it */
     uint64_t source_hash[2];
     const char **names;
     int nnames;
@@ -144,18 +149,18 @@ struct tk_module {
 /* A tensor map a TMA kernel takes after its parameters (IrTmap as the
  * metadata stores it): parameter indices of the compiled kernel. */
 typedef struct RtTmapMeta {
-    int32_t base, stride;     /* pointer parameter; dim 1's stride (elements) */
-    int32_t ext_param[2];     /* extent parameter of dims 0 and 1, -1: none, -2: unbounded */
-    int64_t ext_add[2];       /* added to it */
-    int32_t dt;               /* DType of the elements */
-    int32_t box[2], swizzle;  /* the box and swizzle (bytes) of one copy */
+    int32_t base, stride;    /* pointer parameter; dim 1's stride (elements) */
+    int32_t ext_param[2];    /* extent parameter of dims 0 and 1, -1: none, -2: unbounded */
+    int64_t ext_add[2];      /* added to it */
+    int32_t dt;              /* DType of the elements */
+    int32_t box[2], swizzle; /* the box and swizzle (bytes) of one copy */
 } RtTmapMeta;
 
 /* The last tensor maps a variant built, keyed by the argument values they
  * came from (rt_tma.c). */
 enum { RT_TMA_CACHE = 8, RT_TMA_KEY = 4 * RT_MAX_TMAPS };
 typedef struct RtTmaEntry {
-    int nkey;                 /* 0: empty */
+    int nkey; /* 0: empty */
     uint64_t key[RT_TMA_KEY];
     unsigned char maps[RT_MAX_TMAPS][128];
 } RtTmaEntry;
@@ -163,21 +168,21 @@ typedef struct RtTmaEntry {
 /* One compiled variant of a kernel (an entry of its RtTable). */
 typedef struct RtVariant {
     RtKey key;
-    int nparams;           /* the compiled kernel's runtime parameters */
-    int param_of[RT_MAX_PARAMS]; /* index among the launch's runtime args */
-    uint8_t param_dt[RT_MAX_PARAMS]; /* DType of each compiled parameter */
+    int nparams;                       /* the compiled kernel's runtime parameters */
+    int param_of[RT_MAX_PARAMS];       /* index among the launch's runtime args */
+    uint8_t param_dt[RT_MAX_PARAMS];   /* DType of each compiled parameter */
     uint8_t param_part[RT_MAX_PARAMS]; /* which part of a descriptor argument (0: all) */
     int num_warps;
-    int threads;           /* per program at launch (a producer warpgroup adds 128) */
-    int dyn_shared;        /* dynamic shared bytes to pass at launch */
-    int ntmaps;            /* tensor maps passed after the parameters */
+    int threads;    /* per program at launch (a producer warpgroup adds 128) */
+    int dyn_shared; /* dynamic shared bytes to pass at launch */
+    int ntmaps;     /* tensor maps passed after the parameters */
     RtTmapMeta tmaps[RT_MAX_TMAPS];
     pthread_mutex_t tma_lock; /* tma_cache */
     RtTmaEntry tma_cache[RT_TMA_CACHE];
-    int tma_next;          /* the entry a miss replaces */
+    int tma_next; /* the entry a miss replaces */
     CUmodule mod;
     CUfunction fn;
-    Arena ir_arena;        /* interpret mode: holds ir */
+    Arena ir_arena; /* interpret mode: holds ir */
     IrFunc *ir;
     tk_kernel_info info;
 } RtVariant;
@@ -186,12 +191,12 @@ struct tk_kernel {
     tk_module *mod;
     const char *name;
     KernelSig sig;
-    int nruntime;              /* runtime (non-constexpr) parameters */
+    int nruntime;                   /* runtime (non-constexpr) parameters */
     int runtime_idx[RT_MAX_PARAMS]; /* i-th runtime param -> sig index */
-    int const_hint[RT_MAX_PARAMS]; /* sig index the c-th constexpr argument named last time */
+    int const_hint[RT_MAX_PARAMS];  /* sig index the c-th constexpr argument named last time */
     RtTable table;
     struct RtTune *_Atomic tune; /* configs and choices of an autotuned kernel, or NULL */
-    _Atomic uint64_t no_spec;  /* bit j: runtime param j is not specialised (rt_nospec.c) */
+    _Atomic uint64_t no_spec;    /* bit j: runtime param j is not specialised (rt_nospec.c) */
 };
 
 /* ---- internals shared between files ----------------------------------------------- */
@@ -257,8 +262,8 @@ void rt_arg_spec(const tk_arg *a, ArgSpec *out);
 enum { RT_DESC_STRIDE = 1 + TK_DESC_MAX_RANK, RT_DESC_PARTS = 1 + 2 * TK_DESC_MAX_RANK };
 /* Checks descriptor argument a for runtime param j (named param) and gives
  * its key word: dtype, rank, block shape, the base's alignment. */
-tk_status rt_desc_check(const tk_kernel *k, int j, const char *param, bool no_spec,
-                        const tk_arg *a, uint64_t *word);
+tk_status rt_desc_check(const tk_kernel *k, int j, const char *param, bool no_spec, const tk_arg *a,
+                        uint64_t *word);
 /* The specialisation of a checked descriptor argument. */
 void rt_desc_spec(const tk_arg *a, ArgSpec *out);
 /* The argument that feeds part `part` of a: a itself unless a descriptor,
@@ -279,8 +284,8 @@ static inline bool rt_no_spec(tk_kernel *k, int j)
  * a count, or a constexpr with no name or with neither value nor text. */
 tk_status rt_check_args(const char *fn, const tk_arg *args, int nargs);
 /* Checks launch arguments against the kernel and builds the key (rt_launch.c). */
-tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
-                         const tk_launch_options *opts, RtLaunchArgs *la);
+tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_launch_options *opts,
+                         RtLaunchArgs *la);
 /* Compiles (or reads from disk and loads) one variant. Thread-safe: builds
  * of one module run in parallel (each with its own arena and Diag). Defined
  * in rt_jit.c. */
@@ -319,9 +324,9 @@ tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int n
 
 /* reset_to_zero and restore_value: names, and the host's size callback. */
 typedef struct RtTuneReset {
-    char **zero;     /* reset_to_zero: parameter names */
+    char **zero; /* reset_to_zero: parameter names */
     int nzero;
-    char **restore;  /* restore_value */
+    char **restore; /* restore_value */
     int nrestore;
     size_t (*bytes)(const char *name, const tk_arg *args, int nargs, void *user);
     void *user;
@@ -337,7 +342,7 @@ typedef struct RtTune {
     tk_prune_fn prune;
     void *prune_user;
     double warmup_ms, rep_ms;
-    RtTuneReset reset;    /* reset_to_zero and restore_value, names owned */
+    RtTuneReset reset; /* reset_to_zero and restore_value, names owned */
     uint64_t configs_hash;
     int noted;            /* the interpreter's note was printed */
     _Atomic int launched; /* a tuned launch happened: settings are fixed */
@@ -364,8 +369,8 @@ typedef struct RtTuneBuf {
     const char *name;
     void *ptr;
     size_t bytes;
-    void *saved;  /* restore_value: a copy made before tuning */
-    bool zero;    /* reset_to_zero */
+    void *saved; /* restore_value: a copy made before tuning */
+    bool zero;   /* reset_to_zero */
 } RtTuneBuf;
 
 typedef struct RtTuneBufs {

@@ -27,7 +27,10 @@ static tk_status cuda_props(tk_context *ctx)
     tk_device_props *p = &ctx->props;
     CUdevice d = ctx->dev;
     RT_CU(NULL, cuDeviceGetName, p->name, (int)sizeof p->name, d);
-    struct { int *out; CUdevice_attribute a; } attrs[] = {
+    struct {
+        int *out;
+        CUdevice_attribute a;
+    } attrs[] = {
         {&p->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT},
         {&p->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR},
         {&p->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR},
@@ -75,8 +78,8 @@ static tk_status cuda_open(tk_context *ctx, const tk_context_options *o)
         int n = 0;
         RT_CU(NULL, cuDeviceGetCount, &n);
         if (ctx->device < 0 || ctx->device >= n)
-            return err_set(TK_ERR_NO_DEVICE, "no CUDA device %d (this machine has %d)",
-                            ctx->device, n);
+            return err_set(TK_ERR_NO_DEVICE, "no CUDA device %d (this machine has %d)", ctx->device,
+                           n);
         RT_CU(NULL, cuDeviceGet, &ctx->dev, ctx->device);
         RT_CU(NULL, cuDevicePrimaryCtxRetain, &ctx->cu, ctx->dev);
         ctx->owns_primary = true;
@@ -158,8 +161,8 @@ static tk_status cuda_copy_async(tk_context *ctx, void *dst, const void *src, si
     tk_status s = rt_ctx_enter(ctx);
     if (s != TK_OK)
         return s;
-    RT_CU(NULL, cuMemcpyDtoDAsync, (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src,
-          bytes, (CUstream)stream);
+    RT_CU(NULL, cuMemcpyDtoDAsync, (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes,
+          (CUstream)stream);
     return TK_OK;
 }
 
@@ -227,8 +230,10 @@ static tk_status queue(tk_kernel *k, RtVariant *v, tk_grid g, void **ptrs,
     tk_stream stream = o ? o->stream : NULL;
     bool pdl = o && o->launch_pdl && k->mod->ctx->props.cc_major >= 9;
     if (pdl && !rt_cu.p_cuLaunchKernelEx)
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': launch_pdl needs cuLaunchKernelEx, which "
-                        "this CUDA driver lacks", k->name);
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': launch_pdl needs cuLaunchKernelEx, which "
+                       "this CUDA driver lacks",
+                       k->name);
     if (!pdl) {
         RT_CU(k->name, cuLaunchKernel, v->fn, g.x, g.y, g.z, (unsigned)v->threads, 1, 1,
               (unsigned)v->dyn_shared, (CUstream)stream, ptrs, NULL);
@@ -299,8 +304,10 @@ static tk_status launch_without_tma(tk_kernel *k, tk_grid g, RtLaunchArgs *la,
     if (s == TK_OK)
         s = launch_variant(k, v, g, la, o, &no_maps);
     if (s == TK_OK && no_maps) /* a variant without TMA takes none */
-        s = err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled without TMA takes "
-                     "tensor maps", k->name);
+        s = err_set(TK_ERR_INTERNAL,
+                    "internal error: kernel '%s' compiled without TMA takes "
+                    "tensor maps",
+                    k->name);
     return s;
 }
 

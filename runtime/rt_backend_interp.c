@@ -46,8 +46,10 @@ static tk_status interp_budget(tk_context *ctx, const tk_context_options *o)
         errno = 0;
         unsigned long long n = strtoull(env, &end, 10);
         if (*env == '-' || *end || errno || n == 0)
-            return err_set(TK_ERR_INVALID, "TK_INTERP_MAX_STEPS='%s' is not a positive "
-                            "integer below 2**64", env);
+            return err_set(TK_ERR_INVALID,
+                           "TK_INTERP_MAX_STEPS='%s' is not a positive "
+                           "integer below 2**64",
+                           env);
         ctx->interp_max_steps = n;
     }
     return TK_OK;
@@ -58,7 +60,9 @@ static tk_status interp_open(tk_context *ctx, const tk_context_options *o)
     const char *threads = getenv("TK_INTERPRET_THREADS");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     ctx->interp_threads = threads && atoi(threads) > 0 ? atoi(threads)
-                                                       : (int)(ncpu > 16 ? 16 : ncpu > 0 ? ncpu : 1);
+                                                       : (int)(ncpu > 16      ? 16
+                                                                   : ncpu > 0 ? ncpu
+                                                                              : 1);
     tk_status s = interp_budget(ctx, o);
     if (s == TK_OK)
         interp_props(ctx);
@@ -100,7 +104,7 @@ static int find_buf(tk_context *ctx, const void *p, size_t n)
 static size_t red_zone(size_t rounded)
 {
     size_t rz = (rounded / 8 + 255) & ~(size_t)255;
-    return rz < 1024 ? 1024 : rz > ((size_t)64 << 20) ? (size_t)64 << 20 : rz;
+    return rz<1024 ? 1024 : rz>((size_t)64 << 20) ? (size_t)64 << 20 : rz;
 }
 
 /* The host block for a buffer of `bytes`: red zone, the bytes rounded up
@@ -115,8 +119,7 @@ static bool block_size(size_t bytes, size_t *rz, size_t *total)
     *rz = red_zone(rounded);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     size_t host;
-    if (pages > 0 && page > 0 && size_mul_ok((size_t)pages, (size_t)page, &host) &&
-        rounded > host)
+    if (pages > 0 && page > 0 && size_mul_ok((size_t)pages, (size_t)page, &host) && rounded > host)
         return false;
     return size_add_ok(rounded, 2 * *rz, total);
 }
@@ -146,8 +149,10 @@ static tk_status interp_alloc(tk_context *ctx, size_t bytes, void **dptr)
     if (block_size(bytes, &rz, &total))
         block = aligned_alloc(256, total);
     if (!block)
-        return err_set(TK_ERR_NO_MEMORY, "tk_alloc: cannot allocate %zu bytes of host memory "
-                        "for the interpreter", bytes);
+        return err_set(TK_ERR_NO_MEMORY,
+                       "tk_alloc: cannot allocate %zu bytes of host memory "
+                       "for the interpreter",
+                       bytes);
     pthread_mutex_lock(&ctx->lock);
     bool added = add_buf(ctx, (RtBuffer){block + rz, bytes, block, 0});
     pthread_mutex_unlock(&ctx->lock);
@@ -172,8 +177,7 @@ static tk_status interp_free(tk_context *ctx, void *dptr)
     }
     pthread_mutex_unlock(&ctx->lock);
     return found ? TK_OK
-                 : err_set(TK_ERR_INVALID, "tk_free: %p is not a live buffer from tk_alloc",
-                            dptr);
+                 : err_set(TK_ERR_INVALID, "tk_free: %p is not a live buffer from tk_alloc", dptr);
 }
 
 /* Checks that [p, p+n) lies inside one buffer. */
@@ -183,8 +187,8 @@ static tk_status check_range(tk_context *ctx, const void *p, size_t n, const cha
     int i = find_buf(ctx, p, n);
     pthread_mutex_unlock(&ctx->lock);
     if (i < 0)
-        return err_set(TK_ERR_INVALID, "%s: %p..+%zu is not inside a buffer from tk_alloc",
-                        what, p, n);
+        return err_set(TK_ERR_INVALID, "%s: %p..+%zu is not inside a buffer from tk_alloc", what, p,
+                       n);
     return TK_OK;
 }
 
@@ -285,12 +289,15 @@ static InterpArg interp_value(const tk_arg *a, DType dt)
     }
     uint64_t bits = rt_pack_value(a, dt);
     switch (dt) {
-    case DT_F16: case DT_BF16: case DT_F32: case DT_F64: {
+    case DT_F16:
+    case DT_BF16:
+    case DT_F32:
+    case DT_F64: {
         double f = rt_arg_is_float(a) ? a->v.f : (double)a->v.i;
-        v.f = dt == DT_F64 ? f
-              : dt == DT_F16 ? tk_f16_to_f32(tk_f32_to_f16((float)f))
-              : dt == DT_BF16 ? tk_bf16_to_f32(tk_f32_to_bf16((float)f))
-                             : (double)(float)f;
+        v.f = dt == DT_F64  ? f
+            : dt == DT_F16  ? tk_f16_to_f32(tk_f32_to_f16((float)f))
+            : dt == DT_BF16 ? tk_bf16_to_f32(tk_f32_to_bf16((float)f))
+                            : (double)(float)f;
         break;
     }
     case DT_I8: v.i = (int8_t)bits; break;
@@ -311,13 +318,13 @@ static tk_status launch_status(const tk_kernel *k, InterpResult r, const Diag *d
     if (r == INTERP_OVER_BUDGET || r == INTERP_BAD_GRID)
         return err_set(TK_ERR_LAUNCH, "kernel '%s' stopped in the interpreter:\n%s", k->name, msg);
     if (r != INTERP_OK || d->errors)
-        return err_set(TK_ERR_KERNEL_FAULT, "kernel '%s' faulted in the interpreter:\n%s",
-                        k->name, msg);
+        return err_set(TK_ERR_KERNEL_FAULT, "kernel '%s' faulted in the interpreter:\n%s", k->name,
+                       msg);
     return TK_OK;
 }
 
 static tk_status run_on_cpu(tk_kernel *k, RtVariant *v, tk_grid g, RtLaunchArgs *la,
-                               const tk_launch_options *o)
+                            const tk_launch_options *o)
 {
     (void)o; /* no stream to queue on; launch_pdl changes nothing when launches do not overlap */
     tk_context *ctx = k->mod->ctx;

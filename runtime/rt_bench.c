@@ -216,13 +216,13 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
     if (opts)
         o = *opts;
     if (o.warmup_ms < 0 || o.rep_ms < 0)
-        return err_set(TK_ERR_INVALID, "tk_bench: %s is %g", o.warmup_ms < 0 ? "warmup_ms" : "rep_ms",
-                        o.warmup_ms < 0 ? o.warmup_ms : o.rep_ms);
+        return err_set(TK_ERR_INVALID, "tk_bench: %s is %g",
+                       o.warmup_ms < 0 ? "warmup_ms" : "rep_ms",
+                       o.warmup_ms < 0 ? o.warmup_ms : o.rep_ms);
     if (o.max_runs < 0)
         return err_set(TK_ERR_INVALID, "tk_bench: max_runs is %d", o.max_runs);
     RtBenchPlan p = {o.warmup_ms > 0 ? o.warmup_ms : 25, o.rep_ms > 0 ? o.rep_ms : 100,
-                   o.max_runs > 0 ? o.max_runs : BENCH_MAX_RUNS, !o.no_flush,
-                   o.stream};
+                     o.max_runs > 0 ? o.max_runs : BENCH_MAX_RUNS, !o.no_flush, o.stream};
     if (p.max_runs > BENCH_MAX_RUNS)
         p.max_runs = BENCH_MAX_RUNS;
     return ctx->be->bench(ctx, fn, user, &p, out);

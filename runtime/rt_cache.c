@@ -65,7 +65,7 @@ void rt_key_finish(RtKey *k)
 bool rt_key_eq(const RtKey *a, const RtKey *b)
 {
     return a->hash == b->hash && a->nwords == b->nwords &&
-           memcmp(a->w, b->w, (size_t)a->nwords * sizeof a->w[0]) == 0;
+        memcmp(a->w, b->w, (size_t)a->nwords * sizeof a->w[0]) == 0;
 }
 
 /* ---- the disk identity ----------------------------------------------------------- */

@@ -102,8 +102,7 @@ tk_status rt_zero_async(tk_context *ctx, void *p, size_t bytes, tk_stream stream
     return ctx->be->zero_async(ctx, p, bytes, stream);
 }
 
-tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t bytes,
-                        tk_stream stream)
+tk_status rt_copy_async(tk_context *ctx, void *dst, const void *src, size_t bytes, tk_stream stream)
 {
     return ctx->be->copy_async(ctx, dst, src, bytes, stream);
 }
@@ -120,9 +119,9 @@ tk_status tk_device_properties(tk_context *ctx, tk_device_props *props)
 
 int rt_occupancy_estimate(const tk_device_props *p, const tk_kernel_info *info)
 {
-    int threads = info->threads > 0     ? info->threads
-                  : info->num_warps > 0 ? info->num_warps * p->warp_size
-                                        : 128;
+    int threads = info->threads > 0 ? info->threads
+        : info->num_warps > 0       ? info->num_warps * p->warp_size
+                                    : 128;
     int by_threads = p->max_threads_per_sm / threads;
     int regs = info->registers > 0 ? (info->registers + 7) / 8 * 8 : 32;
     int by_regs = p->regs_per_sm / (regs * threads);

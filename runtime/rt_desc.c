@@ -28,26 +28,33 @@ static bool desc_fault(const tk_tensor_desc *d, char *why, size_t cap)
     if (rt_dtype(d->dtype) == DT_VOID || d->dtype == TK_I1)
         return snprintf(why, cap, "the descriptor has no valid dtype (%d)", (int)d->dtype), true;
     if (d->rank < 1 || d->rank > TK_DESC_MAX_RANK)
-        return snprintf(why, cap, "a descriptor's rank must be 1 to %d, not %d",
-                        TK_DESC_MAX_RANK, d->rank), true;
+        return snprintf(why, cap, "a descriptor's rank must be 1 to %d, not %d", TK_DESC_MAX_RANK,
+                        d->rank),
+               true;
     if (!d->base)
         return snprintf(why, cap, "the descriptor's base is NULL"), true;
     for (int i = 0; i < d->rank; i++) {
         if (!pow2_block(d->block[i]))
-            return snprintf(why, cap, "block dim %d of the descriptor is %d, not a power of two "
-                            "up to %d", i, d->block[i], MAX_BLOCK), true;
+            return snprintf(why, cap,
+                            "block dim %d of the descriptor is %d, not a power of two "
+                            "up to %d",
+                            i, d->block[i], MAX_BLOCK),
+                   true;
         /* the kernel reads the shape as i32 */
         if (d->shape[i] < 1 || d->shape[i] > INT32_MAX)
             return snprintf(why, cap, "shape dim %d of the descriptor is %lld, not 1 to %d", i,
-                            (long long)d->shape[i], INT32_MAX), true;
+                            (long long)d->shape[i], INT32_MAX),
+                   true;
         if (d->strides[i] < 0)
             return snprintf(why, cap, "stride dim %d of the descriptor is %lld, below 0", i,
-                            (long long)d->strides[i]), true;
+                            (long long)d->strides[i]),
+                   true;
     }
     /* the kernel takes the last stride as 1 (Triton requires it) */
     if (d->strides[d->rank - 1] != 1)
         return snprintf(why, cap, "the last stride of a descriptor must be 1, not %lld",
-                        (long long)d->strides[d->rank - 1]), true;
+                        (long long)d->strides[d->rank - 1]),
+               true;
     return false;
 }
 
@@ -59,18 +66,18 @@ static int log2_of(int b)
     return n;
 }
 
-tk_status rt_desc_check(const tk_kernel *k, int j, const char *param, bool no_spec,
-                        const tk_arg *a, uint64_t *word)
+tk_status rt_desc_check(const tk_kernel *k, int j, const char *param, bool no_spec, const tk_arg *a,
+                        uint64_t *word)
 {
     char why[160];
     const tk_tensor_desc *d = desc_of(a);
     if (desc_fault(d, why, sizeof why))
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s'): %s", k->name, j + 1,
-                        param, why);
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s'): %s", k->name, j + 1, param,
+                       why);
     bool div16 = !no_spec && (uintptr_t)d->base % 16 == 0;
     /* block dims are powers of two up to 2^20: 5 bits each */
     uint64_t w = (uint64_t)d->dtype | (uint64_t)TK_ARG_DESC << 8 | (uint64_t)div16 << 16 |
-                 (uint64_t)d->rank << 20;
+        (uint64_t)d->rank << 20;
     for (int i = 0; i < d->rank; i++)
         w |= (uint64_t)log2_of(d->block[i]) << (24 + 5 * i);
     *word = w;

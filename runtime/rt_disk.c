@@ -94,22 +94,27 @@ static const char *find_dir(void)
     else {
         const char *home = getenv("HOME");
         if (!home || !*home) {
-            rt_warn_once(&warned_dir, "no $HOME and no $TK_CACHE_DIR: caching compiled "
-                                      "kernels in memory only");
+            rt_warn_once(&warned_dir,
+                         "no $HOME and no $TK_CACHE_DIR: caching compiled "
+                         "kernels in memory only");
             return NULL;
         }
         snprintf(dir_path, sizeof dir_path, "%s/.cache/tk", home);
     }
     if (!make_dirs(dir_path) || !dir_writable(dir_path)) {
-        rt_warn_once(&warned_dir, "cache folder '%s' cannot be written (%s): caching "
-                                  "compiled kernels in memory only", dir_path, strerror(errno));
+        rt_warn_once(&warned_dir,
+                     "cache folder '%s' cannot be written (%s): caching "
+                     "compiled kernels in memory only",
+                     dir_path, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (stat(dir_path, &st) != 0 || !trusted(&st)) {
-        rt_warn_once(&warned_dir, "cache folder '%s' is not yours alone (it must be owned by "
-                                  "you and writable by no one else, e.g. mode 0700): caching "
-                                  "compiled kernels in memory only", dir_path);
+        rt_warn_once(&warned_dir,
+                     "cache folder '%s' is not yours alone (it must be owned by "
+                     "you and writable by no one else, e.g. mode 0700): caching "
+                     "compiled kernels in memory only",
+                     dir_path);
         return NULL;
     }
     return dir_path;
@@ -157,14 +162,19 @@ bool rt_disk_store(const char *dir, RtDigest d, const RtDiskEntry *e)
     h.ptx_len = e->ptx_len;
     h.cubin_len = e->cubin_len;
     h.checksum = payload_checksum(e);
-    FilePart parts[] = {{&h, sizeof h}, {e->key, e->key_len}, {e->meta, e->meta_len},
-                        {e->ptx, e->ptx_len}, {e->cubin, e->cubin_len}};
+    FilePart parts[] = {{&h, sizeof h},
+                        {e->key, e->key_len},
+                        {e->meta, e->meta_len},
+                        {e->ptx, e->ptx_len},
+                        {e->cubin, e->cubin_len}};
     /* 0644 less the umask: never writable by others, even under umask 0 or
      * 002, which the next reader would refuse */
     int err = file_replace(path, parts, TK_ARRAY_LEN(parts), 0644);
     if (err) {
-        rt_warn_once(&warned_write, "cannot write the kernel cache entry %s (%s): "
-                                    "keeping it in memory only", path, strerror(err));
+        rt_warn_once(&warned_write,
+                     "cannot write the kernel cache entry %s (%s): "
+                     "keeping it in memory only",
+                     path, strerror(err));
         return false;
     }
     rt_stats_add(&rt_stats.disk_stores);
@@ -229,8 +239,10 @@ bool rt_disk_load(const char *dir, RtDigest d, const unsigned char *key, size_t 
     if (r == ENTRY_ABSENT)
         return false;
     if (r == ENTRY_UNTRUSTED)
-        rt_warn_once(&warned_entry, "ignoring the kernel cache entry %s: it is not a regular "
-                                    "file of yours that only you can write; recompiling", path);
+        rt_warn_once(&warned_entry,
+                     "ignoring the kernel cache entry %s: it is not a regular "
+                     "file of yours that only you can write; recompiling",
+                     path);
     if (r != ENTRY_READ)
         return reject(buf);
     DiskHeader h;

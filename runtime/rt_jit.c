@@ -27,13 +27,19 @@ static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstVa
         const char *why;
         if (!comp_parse_const(a->text, cv, &why))
             return err_set(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (%s)",
-                            k->name, k->sig.param_names[p], a->text,
-                            why ? why : "give a number, True/False, a dtype such as "
-                            "tl.float16, or 'text'");
+                           k->name, k->sig.param_names[p], a->text,
+                           why ? why
+                               : "give a number, True/False, a dtype such as "
+                                 "tl.float16, or 'text'");
         return TK_OK;
     }
     switch (a->dtype) {
-    case TK_F16: case TK_BF16: case TK_F32: case TK_F64: case TK_F8E4NV: case TK_F8E5:
+    case TK_F16:
+    case TK_BF16:
+    case TK_F32:
+    case TK_F64:
+    case TK_F8E4NV:
+    case TK_F8E5:
         cv->kind = CV_FLOAT;
         cv->f = a->v.f;
         break;
@@ -96,11 +102,11 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
 static tk_status diag_take(Diag *d, const char *kernel, const char *what)
 {
     return err_set(TK_ERR_COMPILE, "kernel '%s' %s:\n%s", kernel, what,
-                    d->text.data && d->text.len ? d->text.data : "(no diagnostics)\n");
+                   d->text.data && d->text.len ? d->text.data : "(no diagnostics)\n");
 }
 
-static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *arch,
-                            Arena *ir_arena, IrFunc **out)
+static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *arch, Arena *ir_arena,
+                            IrFunc **out)
 {
     const Compilation *c = &k->mod->comp;
     SpecRequest req;
@@ -142,26 +148,31 @@ static tk_status map_params(tk_kernel *k, const CgKernel *ck, RtJitMeta *m)
 {
     if (ck->nparams > RT_MAX_PARAMS)
         return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d parameters",
-                        k->name, ck->nparams);
+                       k->name, ck->nparams);
     for (int i = 0; i < ck->nparams; i++) {
         int part = 0, j = param_source(k, ck->params[i].name, &part);
         if (j == k->nruntime)
-            return err_set(TK_ERR_INTERNAL, "internal error: compiled parameter '%s' of kernel "
-                            "'%s' is not one of its runtime parameters", ck->params[i].name,
-                            k->name);
+            return err_set(TK_ERR_INTERNAL,
+                           "internal error: compiled parameter '%s' of kernel "
+                           "'%s' is not one of its runtime parameters",
+                           ck->params[i].name, k->name);
         m->param_of[i] = j;
         m->param_dt[i] = (uint8_t)ck->params[i].type.dt;
         m->param_part[i] = (uint8_t)part;
     }
     if (ck->ntmaps > RT_MAX_TMAPS)
         return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d tensor maps",
-                        k->name, ck->ntmaps);
+                       k->name, ck->ntmaps);
     m->ntmaps = (uint32_t)ck->ntmaps;
     for (int i = 0; i < ck->ntmaps; i++) {
         const IrTmap *t = &ck->tmaps[i];
-        m->tmaps[i] = (RtTmapMeta){t->base, t->stride, {t->extent[0].param, t->extent[1].param},
-                                   {t->extent[0].add, t->extent[1].add}, (int32_t)t->dt,
-                                   {t->box[0], t->box[1]}, t->swizzle};
+        m->tmaps[i] = (RtTmapMeta){t->base,
+                                   t->stride,
+                                   {t->extent[0].param, t->extent[1].param},
+                                   {t->extent[0].add, t->extent[1].add},
+                                   (int32_t)t->dt,
+                                   {t->box[0], t->box[1]},
+                                   t->swizzle};
     }
     m->magic = META_MAGIC;
     m->nparams = (uint32_t)ck->nparams;
@@ -224,8 +235,8 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
             (uint32_t)t->stride >= m->nparams || m->param_dt[t->base] != DT_PTR)
             return false;
         for (int d = 0; d < 2; d++)
-            if (t->ext_param[d] < IR_TMA_UNBOUNDED || (t->ext_param[d] >= 0 &&
-                (uint32_t)t->ext_param[d] >= m->nparams))
+            if (t->ext_param[d] < IR_TMA_UNBOUNDED ||
+                (t->ext_param[d] >= 0 && (uint32_t)t->ext_param[d] >= m->nparams))
                 return false;
     }
     return true;
@@ -309,8 +320,9 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
 
 static void store_text(const char *dir, const RtJitText *t)
 {
-    RtDiskEntry e = {t->key_blob, t->key_len, (const unsigned char *)&t->meta, sizeof t->meta,
-                     t->ptx, t->ptx_len, t->cubin, t->cubin_len};
+    RtDiskEntry e = {t->key_blob,    t->key_len,  (const unsigned char *)&t->meta,
+                     sizeof t->meta, t->ptx,      t->ptx_len,
+                     t->cubin,       t->cubin_len};
     rt_disk_store(dir, t->digest, &e); /* failure warns and degrades to memory only */
 }
 
@@ -318,8 +330,8 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
                       RtJitText *t)
 {
     memset(t, 0, sizeof *t);
-    RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, arch,
-                        tk_version(), &la->key};
+    RtKeyParts parts = {
+        {k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, arch, tk_version(), &la->key};
     t->digest = rt_key_digest(&parts);
     t->key_blob = rt_key_blob(&parts, &t->key_len);
     if (!t->key_blob)
@@ -389,9 +401,10 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
     /* before the driver is asked for the room: it refuses with a bare
      * CUDA_ERROR_INVALID_VALUE */
     if (in->shared_bytes + v->dyn_shared > p->shared_per_block)
-        return err_set(TK_ERR_LAUNCH, "kernel '%s' needs %d bytes of shared memory; the device "
-                        "gives at most %d per program (use smaller blocks or fewer stages)",
-                        name, in->shared_bytes + v->dyn_shared, p->shared_per_block);
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s' needs %d bytes of shared memory; the device "
+                       "gives at most %d per program (use smaller blocks or fewer stages)",
+                       name, in->shared_bytes + v->dyn_shared, p->shared_per_block);
     if (v->dyn_shared > 48 * 1024)
         RT_CU(name, cuFuncSetAttribute, v->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               v->dyn_shared);
@@ -401,9 +414,10 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
     in->function = v->fn;
     int threads = v->threads;
     if (threads > in->max_threads)
-        return err_set(TK_ERR_LAUNCH, "kernel '%s' uses %d registers per thread, so at most %d "
-                        "threads per program fit; num_warps=%d asks for %d (use fewer warps)",
-                        name, in->registers, in->max_threads, v->num_warps, threads);
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s' uses %d registers per thread, so at most %d "
+                       "threads per program fit; num_warps=%d asks for %d (use fewer warps)",
+                       name, in->registers, in->max_threads, v->num_warps, threads);
     return TK_OK;
 }
 
@@ -429,17 +443,22 @@ static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchA
 {
     const tk_kernel_info *in = &v->info;
     if (t->from_disk && linked)
-        fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache (PTX "
-                "only): read %.2f ms, PTX->cubin %.2f ms, load %.2f ms", k->name,
-                k->mod->ctx->arch, la->num_warps, la->num_stages, text_ms, link_ms, load_ms);
+        fprintf(stderr,
+                "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache (PTX "
+                "only): read %.2f ms, PTX->cubin %.2f ms, load %.2f ms",
+                k->name, k->mod->ctx->arch, la->num_warps, la->num_stages, text_ms, link_ms,
+                load_ms);
     else if (t->from_disk)
-        fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache: read "
-                "%.2f ms, load %.2f ms", k->name, k->mod->ctx->arch, la->num_warps,
-                la->num_stages, text_ms, load_ms);
+        fprintf(stderr,
+                "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache: read "
+                "%.2f ms, load %.2f ms",
+                k->name, k->mod->ctx->arch, la->num_warps, la->num_stages, text_ms, load_ms);
     else
-        fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] compiled: specialise %.2f ms, "
-                "LLVM %.2f ms, PTX->cubin %.2f ms, load %.2f ms", k->name, k->mod->ctx->arch,
-                la->num_warps, la->num_stages, t->spec_ms, t->llvm_ms, link_ms, load_ms);
+        fprintf(stderr,
+                "tk: kernel '%s' [%s, %d warps, %d stages] compiled: specialise %.2f ms, "
+                "LLVM %.2f ms, PTX->cubin %.2f ms, load %.2f ms",
+                k->name, k->mod->ctx->arch, la->num_warps, la->num_stages, t->spec_ms, t->llvm_ms,
+                link_ms, load_ms);
     fprintf(stderr, "; %d registers, %d spill bytes, %d shared bytes\n", in->registers,
             in->spill_bytes, in->shared_bytes + in->dynamic_shared_bytes);
 }
@@ -504,14 +523,20 @@ tk_status rt_jit_build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v
         return s;
     const char *dump = dump_dir();
     if (dump) {
-        RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, "interp",
-                            tk_version(), &la->key};
+        RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]},
+                            k->name,
+                            "interp",
+                            tk_version(),
+                            &la->key};
         dump_ir(dump, k->name, rt_key_digest(&parts), f);
     }
     apply_meta(v, &m);
     v->ir = f;
-    v->info = (tk_kernel_info){.registers = 32, .spill_bytes = 0, .shared_bytes = 0,
-                               .max_threads = 1024, .num_warps = v->num_warps,
+    v->info = (tk_kernel_info){.registers = 32,
+                               .spill_bytes = 0,
+                               .shared_bytes = 0,
+                               .max_threads = 1024,
+                               .num_warps = v->num_warps,
                                .threads = v->threads};
     rt_stats_add(&rt_stats.compiles);
     return TK_OK;

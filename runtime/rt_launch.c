@@ -10,10 +10,10 @@
 #include "rt_backend.h"
 
 static const DType dtype_of[] = {
-    [TK_VOID] = DT_VOID, [TK_I1] = DT_I1, [TK_I8] = DT_I8, [TK_I16] = DT_I16,
-    [TK_I32] = DT_I32, [TK_I64] = DT_I64, [TK_U8] = DT_U8, [TK_U16] = DT_U16,
-    [TK_U32] = DT_U32, [TK_U64] = DT_U64, [TK_F16] = DT_F16, [TK_BF16] = DT_BF16,
-    [TK_F32] = DT_F32, [TK_F64] = DT_F64, [TK_F8E4NV] = DT_F8E4, [TK_F8E5] = DT_F8E5,
+    [TK_VOID] = DT_VOID, [TK_I1] = DT_I1,   [TK_I8] = DT_I8,       [TK_I16] = DT_I16,
+    [TK_I32] = DT_I32,   [TK_I64] = DT_I64, [TK_U8] = DT_U8,       [TK_U16] = DT_U16,
+    [TK_U32] = DT_U32,   [TK_U64] = DT_U64, [TK_F16] = DT_F16,     [TK_BF16] = DT_BF16,
+    [TK_F32] = DT_F32,   [TK_F64] = DT_F64, [TK_F8E4NV] = DT_F8E4, [TK_F8E5] = DT_F8E5,
 };
 
 static bool valid_dtype(tk_dtype t) { return (unsigned)t < TK_ARRAY_LEN(dtype_of) && t != TK_VOID; }
@@ -56,10 +56,7 @@ static int find_const(tk_kernel *k, int c, const char *name)
 }
 
 /* tk_none(): a None, which turns a runtime parameter into a constexpr None. */
-static bool rt_arg_is_none(const tk_arg *a)
-{
-    return a->text && strcmp(a->text, "None") == 0;
-}
+static bool rt_arg_is_none(const tk_arg *a) { return a->text && strcmp(a->text, "None") == 0; }
 
 tk_status rt_check_args(const char *fn, const tk_arg *args, int nargs)
 {
@@ -85,14 +82,16 @@ static tk_status bind_const(tk_kernel *k, int c, const tk_arg *a, RtLaunchArgs *
     if (p == k->sig.nparams) {
         list_params(k, true, names, sizeof names);
         return err_set(TK_ERR_LAUNCH, "kernel '%s' has no parameter '%s'; its constexprs: %s",
-                        k->name, a->name, names);
+                       k->name, a->name, names);
     }
     if (!k->sig.is_constexpr[p] && !rt_arg_is_none(a))
-        return err_set(TK_ERR_LAUNCH, "'%s' is a runtime parameter of kernel '%s', not a "
-                        "constexpr: pass it in order with tk_ptr/tk_i32/...", a->name, k->name);
+        return err_set(TK_ERR_LAUNCH,
+                       "'%s' is a runtime parameter of kernel '%s', not a "
+                       "constexpr: pass it in order with tk_ptr/tk_i32/...",
+                       a->name, k->name);
     if (la->consts[p])
         return err_set(TK_ERR_LAUNCH, "kernel '%s': constexpr '%s' is given twice", k->name,
-                        a->name);
+                       a->name);
     la->consts[p] = a;
     return TK_OK;
 }
@@ -149,43 +148,49 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *wor
 {
     int p = k->runtime_idx[j];
     if (a->kind == TK_ARG_DESC && k->sig.annotated[p].dt != DT_VOID)
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s%s but the "
-                        "launch passes a tensor descriptor (leave it unannotated)", k->name,
-                        pname(k, p), k->sig.annotated[p].dt == DT_PTR ? "*" : "",
-                        dtype_name(k->sig.annotated[p].dt == DT_PTR ? k->sig.annotated[p].elem
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': parameter '%s' is declared %s%s but the "
+                       "launch passes a tensor descriptor (leave it unannotated)",
+                       k->name, pname(k, p), k->sig.annotated[p].dt == DT_PTR ? "*" : "",
+                       dtype_name(k->sig.annotated[p].dt == DT_PTR ? k->sig.annotated[p].elem
                                                                    : k->sig.annotated[p].dt));
     if (a->kind == TK_ARG_DESC)
         return rt_desc_check(k, j, pname(k, p), rt_no_spec(k, j), a, word);
     if (!valid_dtype(a->dtype))
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype",
-                        k->name, j + 1, pname(k, p));
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype", k->name,
+                       j + 1, pname(k, p));
     if (a->kind == TK_ARG_SCALAR && !scalar_fits(a))
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') holds %lld, which does "
-                        "not fit in %s", k->name, j + 1, pname(k, p), (long long)a->v.i,
-                        dtype_name(dtype_of[a->dtype]));
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': argument %d ('%s') holds %lld, which does "
+                       "not fit in %s",
+                       k->name, j + 1, pname(k, p), (long long)a->v.i,
+                       dtype_name(dtype_of[a->dtype]));
     DType dt = dtype_of[a->dtype];
     Type ann = k->sig.annotated[p];
     if (ann.dt != DT_VOID) {
         if (a->kind == TK_ARG_PTR && (ann.dt != DT_PTR || ann.elem != dt))
-            return err_set(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s%s but "
-                            "the launch passes a pointer to %s", k->name, pname(k, p),
-                            ann.dt == DT_PTR ? "*" : "",
-                            dtype_name(ann.dt == DT_PTR ? ann.elem : ann.dt), dtype_name(dt));
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': parameter '%s' is declared %s%s but "
+                           "the launch passes a pointer to %s",
+                           k->name, pname(k, p), ann.dt == DT_PTR ? "*" : "",
+                           dtype_name(ann.dt == DT_PTR ? ann.elem : ann.dt), dtype_name(dt));
         if (a->kind != TK_ARG_PTR && ann.dt == DT_PTR)
-            return err_set(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is a pointer (*%s) but "
-                            "the launch passes a scalar %s", k->name, pname(k, p),
-                            dtype_name(ann.elem), dtype_name(dt));
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': parameter '%s' is a pointer (*%s) but "
+                           "the launch passes a scalar %s",
+                           k->name, pname(k, p), dtype_name(ann.elem), dtype_name(dt));
         if (a->kind != TK_ARG_PTR && ann.dt != dt)
-            return err_set(TK_ERR_LAUNCH, "kernel '%s': parameter '%s' is declared %s but the "
-                            "launch passes %s", k->name, pname(k, p), dtype_name(ann.dt),
-                            dtype_name(dt));
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': parameter '%s' is declared %s but the "
+                           "launch passes %s",
+                           k->name, pname(k, p), dtype_name(ann.dt), dtype_name(dt));
     }
     bool div16, eq1;
     spec_bits(a, dt, &div16, &eq1);
     if (rt_no_spec(k, j))
         div16 = eq1 = false;
-    *word = (uint64_t)a->dtype | (uint64_t)a->kind << 8 | (uint64_t)div16 << 16 |
-            (uint64_t)eq1 << 17;
+    *word =
+        (uint64_t)a->dtype | (uint64_t)a->kind << 8 | (uint64_t)div16 << 16 | (uint64_t)eq1 << 17;
     return TK_OK;
 }
 
@@ -219,8 +224,8 @@ static bool tma_off(void)
     return v;
 }
 
-tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
-                         const tk_launch_options *opts, RtLaunchArgs *la)
+tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_launch_options *opts,
+                         RtLaunchArgs *la)
 {
     if (nargs < 0 || (nargs > 0 && !args))
         return err_set(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
@@ -240,7 +245,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                 return s;
         } else if (!is_runtime(a))
             return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d has an unknown kind", k->name,
-                            i + 1);
+                           i + 1);
     }
     /* the runtime arguments fill the runtime parameters not given tk_none(), in order */
     int nnone = 0, next = 0;
@@ -263,9 +268,10 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
     if (nrun != k->nruntime) {
         char names[512];
         list_params(k, false, names, sizeof names);
-        return err_set(TK_ERR_LAUNCH, "kernel '%s' takes %d runtime argument%s (%s) but the "
-                        "launch gives %d", k->name, k->nruntime, k->nruntime == 1 ? "" : "s",
-                        names, nrun);
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s' takes %d runtime argument%s (%s) but the "
+                       "launch gives %d",
+                       k->name, k->nruntime, k->nruntime == 1 ? "" : "s", names, nrun);
     }
     RtKey *key = &la->key;
     key->nwords = 0;
@@ -282,19 +288,23 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
         if (!k->sig.is_constexpr[p])
             continue;
         if (!la->consts[p] && !k->sig.has_default[p] && k->sig.configs_from_host)
-            return err_set(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s': its "
-                            "@triton.autotune configs are given by the host (Python code tk does "
-                            "not run), so pass the constexprs (tk_const(\"%s\", ...)) or a "
-                            "config list", k->name, pname(k, p), pname(k, p));
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s' needs a value for constexpr '%s': its "
+                           "@triton.autotune configs are given by the host (Python code tk does "
+                           "not run), so pass the constexprs (tk_const(\"%s\", ...)) or a "
+                           "config list",
+                           k->name, pname(k, p), pname(k, p));
         if (!la->consts[p] && !k->sig.has_default[p] && k->sig.heuristics_from_host)
-            return err_set(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s': its "
-                            "@triton.heuristics values are computed by the host (Python code tk "
-                            "does not run), so pass the constexprs (tk_const(\"%s\", ...))",
-                            k->name, pname(k, p), pname(k, p));
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s' needs a value for constexpr '%s': its "
+                           "@triton.heuristics values are computed by the host (Python code tk "
+                           "does not run), so pass the constexprs (tk_const(\"%s\", ...))",
+                           k->name, pname(k, p), pname(k, p));
         if (!la->consts[p] && !k->sig.has_default[p])
-            return err_set(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s' (add "
-                            "tk_const(\"%s\", ...) to the launch)", k->name, pname(k, p),
-                            pname(k, p));
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s' needs a value for constexpr '%s' (add "
+                           "tk_const(\"%s\", ...) to the launch)",
+                           k->name, pname(k, p), pname(k, p));
         key_const(key, la->consts[p]);
     }
     key->w[key->nwords++] = (uint64_t)la->num_warps;
@@ -312,7 +322,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
 static bool tk_is_float(tk_dtype t)
 {
     return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
-           t == TK_F8E5;
+        t == TK_F8E5;
 }
 
 bool rt_arg_is_float(const tk_arg *a) { return tk_is_float(a->dtype); }
@@ -324,7 +334,8 @@ uint64_t rt_pack_value(const tk_arg *a, DType dt)
     if (a->kind == TK_ARG_PTR)
         return (uint64_t)(uintptr_t)a->v.ptr;
     bool fl = tk_is_float(a->dtype);
-    double f = fl ? a->v.f : (dtype_is_signed(dtype_of[a->dtype]) ? (double)a->v.i : (double)a->v.u);
+    double f =
+        fl ? a->v.f : (dtype_is_signed(dtype_of[a->dtype]) ? (double)a->v.i : (double)a->v.u);
     /* only in range is the cast defined: an infinite or NaN fp32 scalar
      * is packed as a float and never needs it */
     int64_t i = !fl ? a->v.i : f >= -0x1p63 && f < 0x1p63 ? (int64_t)f : 0;
@@ -332,12 +343,21 @@ uint64_t rt_pack_value(const tk_arg *a, DType dt)
     switch (dt) {
     case DT_F16: out = tk_f32_to_f16((float)f); break;
     case DT_BF16: out = tk_f32_to_bf16((float)f); break;
-    case DT_F32: { float x = (float)f; uint32_t b; memcpy(&b, &x, 4); out = b; break; }
+    case DT_F32: {
+        float x = (float)f;
+        uint32_t b;
+        memcpy(&b, &x, 4);
+        out = b;
+        break;
+    }
     case DT_F64: memcpy(&out, &f, 8); break;
     case DT_I1: out = i != 0; break;
-    case DT_I8: case DT_U8: out = (uint8_t)i; break;
-    case DT_I16: case DT_U16: out = (uint16_t)i; break;
-    case DT_I32: case DT_U32: out = (uint32_t)i; break;
+    case DT_I8:
+    case DT_U8: out = (uint8_t)i; break;
+    case DT_I16:
+    case DT_U16: out = (uint16_t)i; break;
+    case DT_I32:
+    case DT_U32: out = (uint32_t)i; break;
     default: out = (uint64_t)i; break;
     }
     return out;
@@ -351,12 +371,15 @@ static tk_status check_grid(const tk_kernel *k, tk_grid g)
     unsigned d[3] = {g.x, g.y, g.z};
     for (int i = 0; i < 3; i++) {
         if (d[i] == 0)
-            return err_set(TK_ERR_LAUNCH, "kernel '%s': grid (%u, %u, %u) is empty; every "
-                            "dimension must be at least 1", k->name, g.x, g.y, g.z);
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': grid (%u, %u, %u) is empty; every "
+                           "dimension must be at least 1",
+                           k->name, g.x, g.y, g.z);
         if (d[i] > (unsigned)p->max_grid[i])
-            return err_set(TK_ERR_LAUNCH, "kernel '%s': grid (%u, %u, %u) is over the device's "
-                            "limit of (%d, %d, %d)", k->name, g.x, g.y, g.z, p->max_grid[0],
-                            p->max_grid[1], p->max_grid[2]);
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': grid (%u, %u, %u) is over the device's "
+                           "limit of (%d, %d, %d)",
+                           k->name, g.x, g.y, g.z, p->max_grid[0], p->max_grid[1], p->max_grid[2]);
     }
     return TK_OK;
 }

@@ -26,9 +26,8 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
     }
     m->comp.search_paths = ctx->search_paths;
     if (!comp_parse(&m->comp)) {
-        tk_status s = err_set(TK_ERR_COMPILE, "%s", m->comp.diag.text.data
-                                                         ? m->comp.diag.text.data
-                                                         : "syntax errors");
+        tk_status s = err_set(TK_ERR_COMPILE, "%s",
+                              m->comp.diag.text.data ? m->comp.diag.text.data : "syntax errors");
         tk_module_destroy(m);
         return s;
     }
@@ -58,8 +57,7 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
     return TK_OK;
 }
 
-tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *src,
-                                tk_module **mod)
+tk_status tk_module_load_string(tk_context *ctx, const char *name, const char *src, tk_module **mod)
 {
     if (!ctx || !src || !mod)
         return err_null_arg("tk_module_load_string", !ctx ? "ctx" : !src ? "src" : "mod");
@@ -129,7 +127,7 @@ static tk_status not_found(tk_module *m, const char *name)
     for (int i = 0; i < m->nnames; i++)
         sb_printf(&sb, "%s%s", i ? ", " : "", m->names[i]);
     tk_status s = err_set(TK_ERR_NOT_FOUND, "no kernel '%s' in '%s'; its kernels: %s", name,
-                           m->comp.src.name, m->nnames ? sb.data : "(none)");
+                          m->comp.src.name, m->nnames ? sb.data : "(none)");
     sb_free(&sb);
     return s;
 }
@@ -145,12 +143,12 @@ static tk_status kernel_make(tk_module *m, int i, tk_kernel **out)
     if (!comp_kernel_sig(&m->comp, k->name, &k->sig)) {
         tk_xfree(k);
         return err_set(TK_ERR_INTERNAL, "internal error: no signature for kernel '%s'",
-                        m->names[i]);
+                       m->names[i]);
     }
     if (k->sig.nparams > RT_MAX_PARAMS) {
         tk_xfree(k);
         return err_set(TK_ERR_INVALID, "kernel '%s' has %d parameters; tk launches at most %d",
-                        m->names[i], k->sig.nparams, RT_MAX_PARAMS);
+                       m->names[i], k->sig.nparams, RT_MAX_PARAMS);
     }
     for (int p = 0; p < k->sig.nparams; p++)
         if (!k->sig.is_constexpr[p])

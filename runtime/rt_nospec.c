@@ -34,11 +34,13 @@ tk_status tk_kernel_set_no_specialize(tk_kernel *k, const char *const *names, in
             return err_set(TK_ERR_INVALID, "tk_kernel_set_no_specialize: names[%d] is NULL", i);
         int j = runtime_index(k, names[i], &is_const);
         if (j < 0 && is_const)
-            return err_set(TK_ERR_INVALID, "'%s' is a constexpr of kernel '%s'; only runtime "
-                            "parameters are specialised", names[i], k->name);
+            return err_set(TK_ERR_INVALID,
+                           "'%s' is a constexpr of kernel '%s'; only runtime "
+                           "parameters are specialised",
+                           names[i], k->name);
         if (j < 0)
             return err_set(TK_ERR_INVALID, "kernel '%s' has no runtime parameter '%s'", k->name,
-                            names[i]);
+                           names[i]);
         mask |= (uint64_t)1 << j;
     }
     atomic_store_explicit(&k->no_spec, mask, memory_order_relaxed);

@@ -17,7 +17,8 @@ static bool tma_dtype(int32_t dt, CUtensorMapDataType *out)
     switch (dt) {
     case DT_F16: *out = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; return true;
     case DT_BF16: *out = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; return true;
-    case DT_I16: case DT_U16: *out = CU_TENSOR_MAP_DATA_TYPE_UINT16; return true;
+    case DT_I16:
+    case DT_U16: *out = CU_TENSOR_MAP_DATA_TYPE_UINT16; return true;
     default: return false;
     }
 }
@@ -78,7 +79,7 @@ static bool encode(const RtTmaEncode *e, unsigned char *map)
         return rt_tma_encode_hook(e, map);
     if (!rt_cu.p_cuTensorMapEncodeTiled)
         return false; /* a driver before CUDA 12 */
-    CUtensorMap tm; /* 64-byte aligned, as the driver wants */
+    CUtensorMap tm;   /* 64-byte aligned, as the driver wants */
     CUresult r = rt_cu.p_cuTensorMapEncodeTiled(
         &tm, e->dt, 2, e->base, e->dim, e->stride, e->box, e->elem_stride,
         CU_TENSOR_MAP_INTERLEAVE_NONE, e->swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,

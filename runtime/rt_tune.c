@@ -100,9 +100,8 @@ static void describe(const tk_config *c, char *out, size_t cap)
         at += (size_t)snprintf(out + at, cap - at, "%s%s=%s", j ? ", " : "", c->defines[j].name,
                                c->defines[j].value);
     if (at < cap)
-        at += (size_t)snprintf(out + at, cap - at, "%snum_warps=%d, num_stages=%d",
-                               at ? ", " : "", c->num_warps ? c->num_warps : 4,
-                               c->num_stages ? c->num_stages : 3);
+        at += (size_t)snprintf(out + at, cap - at, "%snum_warps=%d, num_stages=%d", at ? ", " : "",
+                               c->num_warps ? c->num_warps : 4, c->num_stages ? c->num_stages : 3);
 }
 
 /* ---- the tuning key ------------------------------------------------------------------------ */
@@ -117,8 +116,7 @@ static int param_index(const tk_kernel *k, const char *name)
 
 /* The key: each key argument's value (a pointer's dtype only) and every
  * runtime argument's dtype and kind; `text` describes the key values. */
-static tk_status tune_key(tk_kernel *k, const RtLaunchArgs *la, RtKey *key, char *text,
-                          size_t cap)
+static tk_status tune_key(tk_kernel *k, const RtLaunchArgs *la, RtKey *key, char *text, size_t cap)
 {
     const RtTune *t = k->tune;
     size_t at = 0;
@@ -128,7 +126,7 @@ static tk_status tune_key(tk_kernel *k, const RtLaunchArgs *la, RtKey *key, char
         int p = param_index(k, t->key[i]);
         if (p < 0)
             return err_set(TK_ERR_INVALID, "kernel '%s': autotune key '%s' is not a parameter",
-                            k->name, t->key[i]);
+                           k->name, t->key[i]);
         const tk_arg *a = la->consts[p];
         for (int j = 0; !k->sig.is_constexpr[p] && j < k->nruntime; j++)
             if (k->runtime_idx[j] == p)
@@ -150,9 +148,9 @@ static tk_status tune_key(tk_kernel *k, const RtLaunchArgs *la, RtKey *key, char
                                        a->text);
             else if (a && a->kind == TK_ARG_PTR)
                 at += (size_t)snprintf(text + at, cap - at, "%s%s=ptr", i ? " " : "", t->key[i]);
-            else if (a && (a->dtype == TK_F32 || a->dtype == TK_F64 || a->dtype == TK_F16 ||
-                           a->dtype == TK_F8E4NV || a->dtype == TK_F8E5 ||
-                           a->dtype == TK_BF16))
+            else if (a &&
+                     (a->dtype == TK_F32 || a->dtype == TK_F64 || a->dtype == TK_F16 ||
+                      a->dtype == TK_F8E4NV || a->dtype == TK_F8E5 || a->dtype == TK_BF16))
                 at += (size_t)snprintf(text + at, cap - at, "%s%s=%g", i ? " " : "", t->key[i],
                                        a->v.f);
             else
@@ -177,11 +175,12 @@ static char *identity(tk_kernel *k, const RtKey *key, size_t *len)
     tk_context *ctx = k->mod->ctx;
     StrBuf sb;
     sb_init(&sb);
-    sb_printf(&sb, "tk-tune 1\nkernel %s\nsource %016" PRIx64 "%016" PRIx64 "\nversion %s\n"
-              "device %s %s\nconfigs %d %016" PRIx64 "\nkey", k->name, k->mod->source_hash[0],
-              k->mod->source_hash[1], tk_version(),
-              ctx->be->device_label ? ctx->be->device_label : ctx->props.name, ctx->arch, t->nconfigs,
-              t->configs_hash);
+    sb_printf(&sb,
+              "tk-tune 1\nkernel %s\nsource %016" PRIx64 "%016" PRIx64 "\nversion %s\n"
+              "device %s %s\nconfigs %d %016" PRIx64 "\nkey",
+              k->name, k->mod->source_hash[0], k->mod->source_hash[1], tk_version(),
+              ctx->be->device_label ? ctx->be->device_label : ctx->props.name, ctx->arch,
+              t->nconfigs, t->configs_hash);
     for (int i = 0; i < key->nwords; i++)
         sb_printf(&sb, " %" PRIx64, key->w[i]);
     sb_printf(&sb, "\n");
@@ -215,7 +214,7 @@ static bool disk_load(tk_kernel *k, const char *id, size_t id_len, tk_tune_choic
     if (ok)
         memcpy(&r, e.meta, sizeof r);
     ok = ok && r.magic == TUNE_MAGIC && r.nconfigs == k->tune->nconfigs && r.index >= 0 &&
-         r.index < r.nconfigs && r.ms >= 0;
+        r.index < r.nconfigs && r.ms >= 0;
     if (ok) {
         c->index = r.index;
         c->ms = r.ms;
@@ -235,8 +234,14 @@ static void disk_store(tk_kernel *k, const char *id, size_t id_len, const tk_tun
     TuneRecord r = {TUNE_MAGIC, c->index, k->tune->nconfigs, 0, c->ms};
     char text[1024];
     describe(&k->tune->configs[c->index], text, sizeof text);
-    RtDiskEntry e = {(const unsigned char *)id, id_len, (const unsigned char *)&r, sizeof r,
-                     text, strlen(text) + 1, NULL, 0};
+    RtDiskEntry e = {(const unsigned char *)id,
+                     id_len,
+                     (const unsigned char *)&r,
+                     sizeof r,
+                     text,
+                     strlen(text) + 1,
+                     NULL,
+                     0};
     rt_disk_store(dir, identity_digest(id, id_len), &e); /* a failure warns; memory only */
 }
 
@@ -257,8 +262,8 @@ static void *compile_job(void *p)
 {
     CompileJob *j = p;
     tk_kernel_info info;
-    j->status = tk_kernel_prepare(j->launch.k, j->launch.args, j->launch.nargs, &j->launch.opts,
-                                  &info);
+    j->status =
+        tk_kernel_prepare(j->launch.k, j->launch.args, j->launch.nargs, &j->launch.opts, &info);
     if (j->status != TK_OK)
         snprintf(j->message, sizeof j->message, "%s", tk_last_error());
     return NULL;
@@ -278,8 +283,8 @@ static void tune_print(const char *fmt, ...)
 }
 
 /* Starts a thread per kept config to compile it and waits for them all. */
-static tk_status compile_configs(tk_kernel *k, const int *keep, tk_grid_fn grid_fn,
-                                 void *grid_user, tk_grid grid, const tk_arg *args, int nargs,
+static tk_status compile_configs(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, void *grid_user,
+                                 tk_grid grid, const tk_arg *args, int nargs,
                                  const tk_launch_options *opts, CompileJob *jobs)
 {
     RtTune *t = k->tune;
@@ -313,8 +318,8 @@ static double time_config(tk_kernel *k, int i, CompileJob *j, RtTuneBufs *bufs)
         if (j->status == TK_OK)
             ms = rt_tune_time_hook(k, i);
     } else {
-        tk_bench_options bo = {.warmup_ms = t->warmup_ms, .rep_ms = t->rep_ms,
-                               .stream = j->launch.opts.stream};
+        tk_bench_options bo = {
+            .warmup_ms = t->warmup_ms, .rep_ms = t->rep_ms, .stream = j->launch.opts.stream};
         tk_bench_result r;
         j->status = tk_bench(k->mod->ctx, run_timed, &run, &bo, &r);
         if (j->status == TK_OK)
@@ -330,8 +335,7 @@ static double time_config(tk_kernel *k, int i, CompileJob *j, RtTuneBufs *bufs)
  * left out, as Triton does; if all fail, the first failure is returned. */
 static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, void *grid_user,
                            tk_grid grid, const tk_arg *args, int nargs,
-                           const tk_launch_options *opts, const char *key_text,
-                           tk_tune_choice *out)
+                           const tk_launch_options *opts, const char *key_text, tk_tune_choice *out)
 {
     RtTune *t = k->tune;
     CompileJob *jobs = tk_xalloc(sizeof *jobs * (size_t)t->nconfigs);
@@ -394,21 +398,20 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
         return s;
     if (best < 0)
         return err_set(first_fail, "kernel '%s': every autotune config failed; the first: %s",
-                        k->name, first_msg);
+                       k->name, first_msg);
     rt_stats_add(&rt_stats.tunings);
     out->index = best;
     out->ms = best_ms;
     out->tuned_here = 1;
-    tune_print("%s [%s]: chose config %d (%.4f ms); compiled in %.0f ms, timed in %.0f ms",
-               k->name, key_text, best, best_ms, t1 - t0, rt_now_ms() - t1);
+    tune_print("%s [%s]: chose config %d (%.4f ms); compiled in %.0f ms, timed in %.0f ms", k->name,
+               key_text, best, best_ms, t1 - t0, rt_now_ms() - t1);
     return TK_OK;
 }
 
 /* Finds or makes the choice for one launch. Caller holds t->lock. */
 static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_text,
-                             tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
-                             const tk_arg *args, int nargs, const tk_launch_options *opts,
-                             tk_tune_choice *c)
+                             tk_grid_fn grid_fn, void *grid_user, tk_grid grid, const tk_arg *args,
+                             int nargs, const tk_launch_options *opts, tk_tune_choice *c)
 {
     RtTune *t = k->tune;
     tk_context *ctx = k->mod->ctx;
@@ -447,8 +450,10 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
         char desc[512];
         describe(&t->configs[first], desc, sizeof desc);
         if (!t->noted)
-            fprintf(stderr, "tk: note: kernel '%s' is autotuned; the interpreter does not time "
-                    "configs and runs config %d {%s}\n", k->name, first, desc);
+            fprintf(stderr,
+                    "tk: note: kernel '%s' is autotuned; the interpreter does not time "
+                    "configs and runs config %d {%s}\n",
+                    k->name, first, desc);
         t->noted = 1;
         c->index = first;
         c->interpreted = 1;
@@ -491,8 +496,11 @@ static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, 
     TuneEntry *e = rt_table_find(&t->table, &key, entry_key);
     if (e || find_only) {
         *out = e;
-        return e ? TK_OK : err_set(TK_ERR_NOT_FOUND, "kernel '%s' has no tuned config for "
-                                    "[%s] yet: launch it first", k->name, key_text);
+        return e ? TK_OK
+                 : err_set(TK_ERR_NOT_FOUND,
+                           "kernel '%s' has no tuned config for "
+                           "[%s] yet: launch it first",
+                           k->name, key_text);
     }
     pthread_mutex_lock(&t->lock);
     e = rt_table_find(&t->table, &key, entry_key); /* another thread tuned it meanwhile */
@@ -527,8 +535,8 @@ tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_g
     if (s != TK_OK)
         return s;
     ConfigLaunch cl;
-    s = config_launch(k, &k->tune->configs[e->choice.index], grid_fn, grid_user, grid, args,
-                      nargs, opts, &cl);
+    s = config_launch(k, &k->tune->configs[e->choice.index], grid_fn, grid_user, grid, args, nargs,
+                      opts, &cl);
     return s == TK_OK ? run_config(&cl) : s;
 }
 
@@ -541,8 +549,10 @@ tk_status tk_launch_tuned(tk_kernel *k, tk_grid_fn grid, void *grid_user, const 
     if (s != TK_OK)
         return s;
     if (!k->tune)
-        return err_set(TK_ERR_INVALID, "kernel '%s' has no autotune configs (add "
-                        "@triton.autotune or call tk_kernel_set_tuning)", k->name);
+        return err_set(TK_ERR_INVALID,
+                       "kernel '%s' has no autotune configs (add "
+                       "@triton.autotune or call tk_kernel_set_tuning)",
+                       k->name);
     return rt_tune_launch(k, grid, grid_user, (tk_grid){1, 1, 1}, args, nargs, opts);
 }
 

@@ -64,8 +64,8 @@ static void value_text(const ConstValue *v, char *out, size_t cap)
     case CV_INT: snprintf(out, cap, "%" PRId64, v->i); break;
     case CV_FLOAT: snprintf(out, cap, "%.17g", v->f); break;
     case CV_BOOL: snprintf(out, cap, "%s", v->i ? "True" : "False"); break;
-    case CV_DTYPE: snprintf(out, cap, "tl.%s", dtype_name(v->type.dt == DT_PTR ? v->type.elem
-                                                                                : v->type.dt));
+    case CV_DTYPE:
+        snprintf(out, cap, "tl.%s", dtype_name(v->type.dt == DT_PTR ? v->type.elem : v->type.dt));
         break;
     case CV_STR: snprintf(out, cap, "'%s'", v->s ? v->s : ""); break;
     default: snprintf(out, cap, "None"); break;
@@ -219,8 +219,8 @@ static tk_status check_tuning(const tk_tune_options *o)
         }
     if (s == TK_OK && !(o->warmup_ms >= 0 && o->rep_ms >= 0))
         s = err_set(TK_ERR_INVALID, "%s: %s is %g", set_tuning,
-                     o->warmup_ms >= 0 ? "rep_ms" : "warmup_ms",
-                     o->warmup_ms >= 0 ? o->rep_ms : o->warmup_ms);
+                    o->warmup_ms >= 0 ? "rep_ms" : "warmup_ms",
+                    o->warmup_ms >= 0 ? o->rep_ms : o->warmup_ms);
     return s;
 }
 
@@ -234,11 +234,15 @@ tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
     pthread_mutex_lock(&k->mod->lock);
     RtTune *t = k->tune;
     if (t && t->launched)
-        s = err_set(TK_ERR_INVALID, "kernel '%s': tuning settings change only before its first "
-                     "tuned launch", k->name);
+        s = err_set(TK_ERR_INVALID,
+                    "kernel '%s': tuning settings change only before its first "
+                    "tuned launch",
+                    k->name);
     else if (!t && !o->configs)
-        s = err_set(TK_ERR_INVALID, "kernel '%s' has no @triton.autotune configs: pass "
-                     "configs", k->name);
+        s = err_set(TK_ERR_INVALID,
+                    "kernel '%s' has no @triton.autotune configs: pass "
+                    "configs",
+                    k->name);
     else if (!t)
         s = tune_make(k, &t);
     if (s == TK_OK && o->configs) {

@@ -38,7 +38,7 @@ static tk_status add_buf(tk_kernel *k, const RtTuneReset *r, const RtLaunchArgs 
     const tk_arg *a;
     if (!named_arg(k, la, name, &a, &why))
         return err_set(TK_ERR_LAUNCH, "kernel '%s': autotune %s names '%s', which %s", k->name,
-                        option, name, why);
+                       option, name, why);
     if (!a || !a->v.ptr)
         return TK_OK; /* None or a null buffer: nothing to reset, as Triton skips None */
     RtTuneBuf *b = &out->b[out->n];
@@ -53,7 +53,7 @@ static tk_status add_buf(tk_kernel *k, const RtTuneReset *r, const RtLaunchArgs 
         s = rt_buffer_extent(out->ctx, b->ptr, &b->bytes);
     if (s != TK_OK)
         return err_set(s, "kernel '%s': autotune %s '%s': %s", k->name, option, name,
-                        tk_last_error());
+                       tk_last_error());
     out->n++;
     if (zero || !b->bytes)
         return TK_OK;
@@ -104,8 +104,8 @@ tk_status rt_tune_bufs_after(RtTuneBufs *b)
 {
     for (int i = 0; i < b->n; i++)
         if (b->b[i].saved) {
-            tk_status s = rt_copy_async(b->ctx, b->b[i].ptr, b->b[i].saved, b->b[i].bytes,
-                                        b->stream);
+            tk_status s =
+                rt_copy_async(b->ctx, b->b[i].ptr, b->b[i].saved, b->b[i].bytes, b->stream);
             if (s != TK_OK)
                 return s;
         }

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # g++: the AOT tests compile generated headers as C++ too (build-essential has it)
 packages=(build-essential g++ cmake ninja-build flex bison python3 llvm-19-dev llvm-19-tools
           clang-19 libclang-rt-19-dev libzstd-dev zlib1g-dev
+          clang-format-19  # scripts/check_format.sh: the C sources follow .clang-format
           pkg-config man-db groff-base dpkg-dev file  # these five: the install tests
           python3-numpy   # the corpus harness's interpreter test (test/corpus/run_gpu.py)
           python3-dev python3-venv python3-pytest)  # the Python package (python/)

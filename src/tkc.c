@@ -15,8 +15,8 @@
 #include "tkc_run.h"
 
 #define MAX_DEFINES 256
-#define MAX_SEARCH 64
-#define MAX_ARCHS 16
+#define MAX_SEARCH  64
+#define MAX_ARCHS   16
 
 typedef struct Options {
     const char *input;
@@ -38,9 +38,10 @@ static const struct {
     tk_emit emit;
     const char *ext; /* default output file extension; NULL: stdout */
 } emit_kinds[] = {
-    {"tokens", TK_EMIT_TOKENS, NULL}, {"ast", TK_EMIT_AST, NULL}, {"ir", TK_EMIT_IR, NULL},
-    {"llvm", TK_EMIT_LLVM, ".ll"},    {"ptx", TK_EMIT_PTX, ".ptx"},
-    {"cubin", TK_EMIT_CUBIN, ".cubin"}, {"header", TK_EMIT_HEADER, ".h"},
+    {"tokens", TK_EMIT_TOKENS, NULL}, {"ast", TK_EMIT_AST, NULL},
+    {"ir", TK_EMIT_IR, NULL},         {"llvm", TK_EMIT_LLVM, ".ll"},
+    {"ptx", TK_EMIT_PTX, ".ptx"},     {"cubin", TK_EMIT_CUBIN, ".cubin"},
+    {"header", TK_EMIT_HEADER, ".h"},
 };
 
 static void usage(FILE *f)
@@ -263,9 +264,11 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
         return fail("--passes goes with IR input (-x ir or a .tkir file)%s", "");
     if (o->nsignatures > 1 && o->c.emit != TK_EMIT_HEADER)
         return fail("several -s options make the specialisations of --emit=header%s; other "
-                    "outputs take one", "");
+                    "outputs take one",
+                    "");
     if (o->c.tma && o->c.emit == TK_EMIT_HEADER)
-        return fail("--tma does not go with --emit=header%s: its launchers pass no tensor maps", "");
+        return fail("--tma does not go with --emit=header%s: its launchers pass no tensor maps",
+                    "");
     if ((o->c.out_name || o->narchs) && o->c.emit != TK_EMIT_HEADER)
         return fail("--out-name and --cubin-arch are options of --emit=header%s", "");
     o->c.signature = o->signatures;
@@ -375,8 +378,8 @@ int main(int argc, char **argv)
     char *out = NULL, *diags = NULL;
     size_t out_len = 0;
     tk_status st = strcmp(o.lang, "ir") == 0
-                       ? tk_compile_ir(o.input, src, len, &o.c, o.passes, &out, &out_len, &diags)
-                       : tk_compile(o.input, src, len, &o.c, &out, &out_len, &diags);
+        ? tk_compile_ir(o.input, src, len, &o.c, o.passes, &out, &out_len, &diags)
+        : tk_compile(o.input, src, len, &o.c, &out, &out_len, &diags);
     if (diags)
         fputs(diags, stderr);
     int rc = 1;

@@ -78,20 +78,29 @@ static int run_fail(const char *fmt, ...)
 
 /* ---- dtypes ------------------------------------------------------------------------ */
 
-static const struct { const char *name; tk_dtype dt; size_t size; bool is_float; } dtypes[] = {
-    {"fp16", TK_F16, 2, true}, {"f16", TK_F16, 2, true}, {"float16", TK_F16, 2, true},
-    {"bf16", TK_BF16, 2, true}, {"bfloat16", TK_BF16, 2, true},
-    {"fp32", TK_F32, 4, true}, {"f32", TK_F32, 4, true}, {"float32", TK_F32, 4, true},
-    {"fp64", TK_F64, 8, true}, {"f64", TK_F64, 8, true}, {"float64", TK_F64, 8, true},
-    {"i1", TK_I1, 1, false}, {"bool", TK_I1, 1, false}, {"int1", TK_I1, 1, false},
-    {"i8", TK_I8, 1, false}, {"int8", TK_I8, 1, false}, {"i16", TK_I16, 2, false},
-    {"int16", TK_I16, 2, false}, {"i32", TK_I32, 4, false}, {"int32", TK_I32, 4, false},
-    {"i64", TK_I64, 8, false}, {"int64", TK_I64, 8, false}, {"u8", TK_U8, 1, false},
-    {"uint8", TK_U8, 1, false}, {"u16", TK_U16, 2, false}, {"uint16", TK_U16, 2, false},
-    {"u32", TK_U32, 4, false}, {"uint32", TK_U32, 4, false}, {"u64", TK_U64, 8, false},
-    {"uint64", TK_U64, 8, false}, {"fp8e4nv", TK_F8E4NV, 1, true},
-    {"float8e4nv", TK_F8E4NV, 1, true}, {"fp8e5", TK_F8E5, 1, true},
-    {"float8e5", TK_F8E5, 1, true},
+static const struct {
+    const char *name;
+    tk_dtype dt;
+    size_t size;
+    bool is_float;
+} dtypes[] = {
+    {"fp16", TK_F16, 2, true},       {"f16", TK_F16, 2, true},
+    {"float16", TK_F16, 2, true},    {"bf16", TK_BF16, 2, true},
+    {"bfloat16", TK_BF16, 2, true},  {"fp32", TK_F32, 4, true},
+    {"f32", TK_F32, 4, true},        {"float32", TK_F32, 4, true},
+    {"fp64", TK_F64, 8, true},       {"f64", TK_F64, 8, true},
+    {"float64", TK_F64, 8, true},    {"i1", TK_I1, 1, false},
+    {"bool", TK_I1, 1, false},       {"int1", TK_I1, 1, false},
+    {"i8", TK_I8, 1, false},         {"int8", TK_I8, 1, false},
+    {"i16", TK_I16, 2, false},       {"int16", TK_I16, 2, false},
+    {"i32", TK_I32, 4, false},       {"int32", TK_I32, 4, false},
+    {"i64", TK_I64, 8, false},       {"int64", TK_I64, 8, false},
+    {"u8", TK_U8, 1, false},         {"uint8", TK_U8, 1, false},
+    {"u16", TK_U16, 2, false},       {"uint16", TK_U16, 2, false},
+    {"u32", TK_U32, 4, false},       {"uint32", TK_U32, 4, false},
+    {"u64", TK_U64, 8, false},       {"uint64", TK_U64, 8, false},
+    {"fp8e4nv", TK_F8E4NV, 1, true}, {"float8e4nv", TK_F8E4NV, 1, true},
+    {"fp8e5", TK_F8E5, 1, true},     {"float8e5", TK_F8E5, 1, true},
 };
 
 static int find_dtype(const char *s, size_t len)
@@ -105,7 +114,7 @@ static int find_dtype(const char *s, size_t len)
 static bool is_float(tk_dtype t)
 {
     return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
-           t == TK_F8E5;
+        t == TK_F8E5;
 }
 static bool is_signed(tk_dtype t) { return t >= TK_I8 && t <= TK_I64; }
 
@@ -130,20 +139,61 @@ static double get_elem(const void *buf, tk_dtype t, size_t i)
 {
     const unsigned char *b = buf;
     switch (t) {
-    case TK_F16: { uint16_t h; memcpy(&h, b + 2 * i, 2); return tk_f16_to_f32(h); }
-    case TK_BF16: { uint16_t h; memcpy(&h, b + 2 * i, 2); return tk_bf16_to_f32(h); }
-    case TK_F32: { float f; memcpy(&f, b + 4 * i, 4); return f; }
-    case TK_F64: { double f; memcpy(&f, b + 8 * i, 8); return f; }
+    case TK_F16: {
+        uint16_t h;
+        memcpy(&h, b + 2 * i, 2);
+        return tk_f16_to_f32(h);
+    }
+    case TK_BF16: {
+        uint16_t h;
+        memcpy(&h, b + 2 * i, 2);
+        return tk_bf16_to_f32(h);
+    }
+    case TK_F32: {
+        float f;
+        memcpy(&f, b + 4 * i, 4);
+        return f;
+    }
+    case TK_F64: {
+        double f;
+        memcpy(&f, b + 8 * i, 8);
+        return f;
+    }
     case TK_F8E4NV: return tk_fp8e4nv_to_f32(b[i]);
     case TK_F8E5: return tk_fp8e5_to_f32(b[i]);
-    case TK_I1: case TK_U8: return b[i];
+    case TK_I1:
+    case TK_U8: return b[i];
     case TK_I8: return (int8_t)b[i];
-    case TK_I16: { int16_t v; memcpy(&v, b + 2 * i, 2); return v; }
-    case TK_U16: { uint16_t v; memcpy(&v, b + 2 * i, 2); return v; }
-    case TK_I32: { int32_t v; memcpy(&v, b + 4 * i, 4); return v; }
-    case TK_U32: { uint32_t v; memcpy(&v, b + 4 * i, 4); return v; }
-    case TK_I64: { int64_t v; memcpy(&v, b + 8 * i, 8); return (double)v; }
-    default: { uint64_t v; memcpy(&v, b + 8 * i, 8); return (double)v; }
+    case TK_I16: {
+        int16_t v;
+        memcpy(&v, b + 2 * i, 2);
+        return v;
+    }
+    case TK_U16: {
+        uint16_t v;
+        memcpy(&v, b + 2 * i, 2);
+        return v;
+    }
+    case TK_I32: {
+        int32_t v;
+        memcpy(&v, b + 4 * i, 4);
+        return v;
+    }
+    case TK_U32: {
+        uint32_t v;
+        memcpy(&v, b + 4 * i, 4);
+        return v;
+    }
+    case TK_I64: {
+        int64_t v;
+        memcpy(&v, b + 8 * i, 8);
+        return (double)v;
+    }
+    default: {
+        uint64_t v;
+        memcpy(&v, b + 8 * i, 8);
+        return (double)v;
+    }
     }
 }
 
@@ -197,8 +247,10 @@ static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x
 static double series_log(double x)
 {
     int e = 0;
-    while (x >= 2) x /= 2, e++;
-    while (x < 1) x *= 2, e--;
+    while (x >= 2)
+        x /= 2, e++;
+    while (x < 1)
+        x *= 2, e--;
     double s = (x - 1) / (x + 1), s2 = s * s, term = s, sum = 0;
     for (int k = 1; k < 60; k += 2, term *= s2)
         sum += term / k;
@@ -225,7 +277,7 @@ static double rng_normal(uint64_t *s)
 {
     double u1 = rng_uniform(s), u2 = rng_uniform(s);
     return newton_sqrt(-2.0 * series_log(u1 > 0 ? u1 : 0x1p-53)) *
-           series_cos(6.283185307179586 * u2);
+        series_cos(6.283185307179586 * u2);
 }
 
 /* ---- numbers that must fit their type ------------------------------------------------------ */
@@ -492,8 +544,8 @@ static int parse_value(const char *text, RunArg *a, uint64_t *seed)
 /* ---- descriptors: desc:SHAPE:BLOCK[:STRIDES]:BUFFER ---------------------------------- */
 
 /* "64x32" (len bytes): 1 to TK_DESC_MAX_RANK dims, each min .. max. */
-static bool parse_dims(const char *s, size_t len, int64_t min, int64_t max, int64_t *out,
-                       int *rank, bool *too_many)
+static bool parse_dims(const char *s, size_t len, int64_t min, int64_t max, int64_t *out, int *rank,
+                       bool *too_many)
 {
     *rank = 0;
     *too_many = false;
@@ -514,15 +566,17 @@ static bool parse_dims(const char *s, size_t len, int64_t min, int64_t max, int6
 }
 
 /* Part `what` of descriptor spec `whole`, into out; 1 with a message when bad. */
-static int desc_dims(const char *whole, const char *what, const char *s, size_t len,
-                     int64_t min, int64_t *out, int *rank)
+static int desc_dims(const char *whole, const char *what, const char *s, size_t len, int64_t min,
+                     int64_t *out, int *rank)
 {
     bool too_many;
     if (parse_dims(s, len, min, min ? INT32_MAX : INT64_MAX / 16, out, rank, &too_many))
         return 0;
     return run_fail("bad descriptor '%s': bad %s '%.*s' (%s)", whole, what, (int)len, s,
-                    too_many ? "at most 4 dims" : min ? "dims such as 64x64, each 1 to "
-                    "2147483647" : "dims such as 64x1, each 0 or more");
+                    too_many  ? "at most 4 dims"
+                        : min ? "dims such as 64x64, each 1 to "
+                                "2147483647"
+                              : "dims such as 64x1, each 0 or more");
 }
 
 /* The elements the descriptor reaches from its base, or -1 past int64. */
@@ -552,13 +606,13 @@ static int parse_desc(const char *whole, const char *text, RunArg *a, uint64_t *
     }
     if (nf < 2 || !p || !*p || !strchr(p, ':'))
         return run_fail("bad descriptor '%s': expected desc:SHAPE:BLOCK[:STRIDES]:BUFFER, e.g. "
-                        "desc:64x64:32x32:rand:fp16:4096", whole);
+                        "desc:64x64:32x32:rand:fp16:4096",
+                        whole);
     int64_t shape[TK_DESC_MAX_RANK], strides[TK_DESC_MAX_RANK], block64[TK_DESC_MAX_RANK];
     int rank, brank, srank = 0;
     if (desc_dims(whole, "shape", f[0], (size_t)(f[1] - 1 - f[0]), 1, shape, &rank) ||
         desc_dims(whole, "block", f[1], (size_t)(strchr(f[1], ':') - f[1]), 1, block64, &brank) ||
-        (nf == 3 && desc_dims(whole, "strides", f[2], (size_t)(p - 1 - f[2]), 0, strides,
-                              &srank)))
+        (nf == 3 && desc_dims(whole, "strides", f[2], (size_t)(p - 1 - f[2]), 0, strides, &srank)))
         return 1;
     if (brank != rank || (nf == 3 && srank != rank))
         return run_fail("bad descriptor '%s': the shape has %d dims but the %s %d", whole, rank,
@@ -574,8 +628,8 @@ static int parse_desc(const char *whole, const char *text, RunArg *a, uint64_t *
     a->desc = tk_tensor_desc_make(NULL, a->dt, rank, shape, strides, block);
     int64_t reach = desc_reach(&a->desc);
     if (reach < 0 || (uint64_t)reach > a->n)
-        return run_fail("'%s': the descriptor reaches element %lld but the buffer holds %zu",
-                        whole, (long long)reach, a->n);
+        return run_fail("'%s': the descriptor reaches element %lld but the buffer holds %zu", whole,
+                        (long long)reach, a->n);
     return 0;
 }
 
@@ -652,9 +706,9 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(a, "-k") || !strcmp(a, "--grid") || !strcmp(a, "-D") ||
-                     !strcmp(a, "--num-warps") || !strcmp(a, "--num-stages") || !strcmp(a, "-o") ||
-                     !strcmp(a, "--seed") || !strcmp(a, "-I") || !strcmp(a, "--bench-ms") ||
-                     !strcmp(a, "--max-steps");
+            !strcmp(a, "--num-warps") || !strcmp(a, "--num-stages") || !strcmp(a, "-o") ||
+            !strcmp(a, "--seed") || !strcmp(a, "-I") || !strcmp(a, "--bench-ms") ||
+            !strcmp(a, "--max-steps");
         if (takes && !next)
             return run_fail("%s needs a value", a);
         if (!strcmp(a, "-run"))
@@ -673,8 +727,7 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
             if (*end || !(o->bench_ms > 0))
                 return run_fail("bad --bench-ms '%s': expected a positive number", argv[i]);
             o->bench = true;
-        }
-        else if (!strcmp(a, "--max-steps")) {
+        } else if (!strcmp(a, "--max-steps")) {
             size_t n = 0;
             if (!parse_size(argv[++i], &n) || n == 0)
                 return run_fail("bad --max-steps '%s': expected a positive integer below 2**64",
@@ -710,8 +763,7 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
             if (!parse_int_value(argv[++i], TK_U64, &o->seed, &fits) || !fits)
                 return run_fail("bad --seed '%s': expected an integer from 0 to %llu", argv[i],
                                 (unsigned long long)UINT64_MAX);
-        }
-        else if (a[0] == '-' && a[1] && !looks_numeric(a))
+        } else if (a[0] == '-' && a[1] && !looks_numeric(a))
             return run_fail("unknown -run option '%s' (see tkc --help)", a);
         else if (!o->file)
             o->file = a;
@@ -797,23 +849,21 @@ static int check_out_names(const RunOpts *o, const RunArg *args)
             continue;
         if (args[i].name && !file_name_ok(args[i].name))
             return run_fail("-o: the name of '%s' is not a plain file name (no '/', not . or "
-                            "..)", shown(o->args[i], b1, sizeof b1));
+                            "..)",
+                            shown(o->args[i], b1, sizeof b1));
         const char *stem = file_stem(&args[i], i, s1, sizeof s1);
         for (int j = 0; j < i; j++)
             if (args[j].is_buf && strcmp(stem, file_stem(&args[j], j, s2, sizeof s2)) == 0)
                 return run_fail("-o: '%s' and '%s' would both write %s.bin",
-                                shown(o->args[j], b1, sizeof b1),
-                                shown(o->args[i], b2, sizeof b2), stem);
+                                shown(o->args[j], b1, sizeof b1), shown(o->args[i], b2, sizeof b2),
+                                stem);
     }
     return 0;
 }
 
 /* ---- the run ---------------------------------------------------------------------------------- */
 
-static int api_fail(const char *what)
-{
-    return run_fail("%s: %s", what, tk_last_error());
-}
+static int api_fail(const char *what) { return run_fail("%s: %s", what, tk_last_error()); }
 
 /* One launch of the benchmarked kernel, as tk_bench calls it. */
 typedef struct BenchLaunch {
@@ -847,8 +897,9 @@ static int bench(RunOpts *o, tk_context *ctx, tk_kernel *k, const tk_arg *args, 
         where = gpu;
     }
     printf("bench %s: median %.4f ms  min %.4f  max %.4f  p20 %.4f  p80 %.4f  mean %.4f  "
-           "(%d runs after %d warm-up; %s)\n", o->kernel, r.median_ms, r.min_ms, r.max_ms,
-           r.p20_ms, r.p80_ms, r.mean_ms, r.runs, r.warmup_runs, where);
+           "(%d runs after %d warm-up; %s)\n",
+           o->kernel, r.median_ms, r.min_ms, r.max_ms, r.p20_ms, r.p80_ms, r.mean_ms, r.runs,
+           r.warmup_runs, where);
     return 0;
 }
 
@@ -869,7 +920,8 @@ static int launch(RunOpts *o, RunArg *args, tk_context *ctx)
         RunArg *a = &args[i];
         if (a->is_buf) {
             size_t bytes = a->n * dt_size(a->dt);
-            if (tk_alloc(ctx, bytes, &a->dev) != TK_OK || tk_copy_to(ctx, a->dev, a->host, bytes) != TK_OK) {
+            if (tk_alloc(ctx, bytes, &a->dev) != TK_OK ||
+                tk_copy_to(ctx, a->dev, a->host, bytes) != TK_OK) {
                 rc = api_fail("buffer");
                 goto done;
             }
@@ -926,7 +978,9 @@ int tkc_run_main(int argc, char **argv)
     if (o.outdir && mkdir(o.outdir, 0777) != 0 && errno != EEXIST)
         return run_fail("cannot create '%s': %s", o.outdir, strerror(errno));
     tk_context *ctx = NULL;
-    tk_context_options co = {.device = 0, .interpret = !o.gpu, .search_paths = o.search,
+    tk_context_options co = {.device = 0,
+                             .interpret = !o.gpu,
+                             .search_paths = o.search,
                              .interp_max_steps = o.max_steps};
     if (tk_context_create(&ctx, &co) != TK_OK)
         return api_fail("context");

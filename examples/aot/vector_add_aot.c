@@ -47,45 +47,43 @@ static int bind(const char *name, void *slot)
 
 static int bind_all(void)
 {
-    return bind("cuDeviceGetCount", &cu.cuDeviceGetCount) &&
-           bind("cuDeviceGet", &cu.cuDeviceGet) && bind("cuDeviceGetName", &cu.cuDeviceGetName) &&
-           bind("cuDevicePrimaryCtxRetain", &cu.cuDevicePrimaryCtxRetain) &&
-           bind("cuDevicePrimaryCtxRelease_v2", &cu.cuDevicePrimaryCtxRelease) &&
-           bind("cuCtxSetCurrent", &cu.cuCtxSetCurrent) &&
-           bind("cuCtxSynchronize", &cu.cuCtxSynchronize) &&
-           bind("cuMemAlloc_v2", &cu.cuMemAlloc) && bind("cuMemFree_v2", &cu.cuMemFree) &&
-           bind("cuMemcpyHtoD_v2", &cu.cuMemcpyHtoD) &&
-           bind("cuMemcpyDtoH_v2", &cu.cuMemcpyDtoH) && bind("cuMemsetD8_v2", &cu.cuMemsetD8) &&
-           bind("cuStreamCreate", &cu.cuStreamCreate) &&
-           bind("cuStreamDestroy_v2", &cu.cuStreamDestroy);
+    return bind("cuDeviceGetCount", &cu.cuDeviceGetCount) && bind("cuDeviceGet", &cu.cuDeviceGet) &&
+        bind("cuDeviceGetName", &cu.cuDeviceGetName) &&
+        bind("cuDevicePrimaryCtxRetain", &cu.cuDevicePrimaryCtxRetain) &&
+        bind("cuDevicePrimaryCtxRelease_v2", &cu.cuDevicePrimaryCtxRelease) &&
+        bind("cuCtxSetCurrent", &cu.cuCtxSetCurrent) &&
+        bind("cuCtxSynchronize", &cu.cuCtxSynchronize) && bind("cuMemAlloc_v2", &cu.cuMemAlloc) &&
+        bind("cuMemFree_v2", &cu.cuMemFree) && bind("cuMemcpyHtoD_v2", &cu.cuMemcpyHtoD) &&
+        bind("cuMemcpyDtoH_v2", &cu.cuMemcpyDtoH) && bind("cuMemsetD8_v2", &cu.cuMemsetD8) &&
+        bind("cuStreamCreate", &cu.cuStreamCreate) &&
+        bind("cuStreamDestroy_v2", &cu.cuStreamDestroy);
 }
 
 /* A failed driver call of this program: say which, and fail the run. */
-#define DRV(call)                                                              \
-    do {                                                                       \
-        int drv_r_ = (call);                                                   \
-        if (drv_r_ != 0) {                                                     \
-            fprintf(stderr, "vector_add_aot: %s failed with CUDA error %d\n",  \
-                    #call, drv_r_);                                            \
-            return 1;                                                          \
-        }                                                                      \
+#define DRV(call)                                                                                  \
+    do {                                                                                           \
+        int drv_r_ = (call);                                                                       \
+        if (drv_r_ != 0) {                                                                         \
+            fprintf(stderr, "vector_add_aot: %s failed with CUDA error %d\n", #call, drv_r_);      \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
-#define LAUNCH(call)                                                           \
-    do {                                                                       \
-        tk_status launch_s_ = (call);                                          \
-        if (launch_s_ != TK_OK) {                                              \
-            fprintf(stderr, "vector_add_aot: %s failed (%d): %s\n", #call,     \
-                    (int)launch_s_, tk_aot_last_error());                      \
-            return 1;                                                          \
-        }                                                                      \
+#define LAUNCH(call)                                                                               \
+    do {                                                                                           \
+        tk_status launch_s_ = (call);                                                              \
+        if (launch_s_ != TK_OK) {                                                                  \
+            fprintf(stderr, "vector_add_aot: %s failed (%d): %s\n", #call, (int)launch_s_,         \
+                    tk_aot_last_error());                                                          \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 typedef struct Buffers {
     unsigned n;
-    size_t bytes;                 /* of each buffer: n + 4 floats */
-    float *x, *y, *out;           /* host */
-    tk_devptr dx, dy, dout;       /* device */
+    size_t bytes;           /* of each buffer: n + 4 floats */
+    float *x, *y, *out;     /* host */
+    tk_devptr dx, dy, dout; /* device */
 } Buffers;
 
 static tk_grid grid_for(unsigned n)

@@ -39,9 +39,9 @@ extern "C" {
 #endif
 
 /* Kept equal to project(tk VERSION ...) in CMakeLists.txt (configure checks). */
-#define TK_VERSION_MAJOR 0
-#define TK_VERSION_MINOR 1
-#define TK_VERSION_PATCH 0
+#define TK_VERSION_MAJOR  0
+#define TK_VERSION_MINOR  1
+#define TK_VERSION_PATCH  0
 #define TK_VERSION_STRING "0.1.0"
 
 /* libtk is built with hidden visibility; what is declared here is its API. */
@@ -78,9 +78,19 @@ const char *tk_version(void);
 
 typedef enum tk_dtype {
     TK_VOID = 0,
-    TK_I1, TK_I8, TK_I16, TK_I32, TK_I64,
-    TK_U8, TK_U16, TK_U32, TK_U64,
-    TK_F16, TK_BF16, TK_F32, TK_F64,
+    TK_I1,
+    TK_I8,
+    TK_I16,
+    TK_I32,
+    TK_I64,
+    TK_U8,
+    TK_U16,
+    TK_U32,
+    TK_U64,
+    TK_F16,
+    TK_BF16,
+    TK_F32,
+    TK_F64,
     TK_F8E4NV, /* fp8 e4m3fn (tl.float8e4nv): bias 7, no infinities, max 448 */
     TK_F8E5    /* fp8 e5m2 (tl.float8e5): bias 15, with infinities, max 57344 */
 } tk_dtype;
@@ -117,14 +127,15 @@ typedef struct tk_define {
 } tk_define;
 
 typedef struct tk_compile_options {
-    const char *kernel;        /* NULL: every kernel that can be specialised */
-    const tk_define *defines;  /* constexpr values */
+    const char *kernel;       /* NULL: every kernel that can be specialised */
+    const tk_define *defines; /* constexpr values */
     int ndefines;
-    const char *signature;     /* runtime parameter types, "*fp32:16,*fp32,i32"; NULL: from annotations */
-    const char *arch;          /* "sm_80" (default), "sm_86", "sm_89", "sm_90", "sm_90a" */
-    int num_warps;             /* 0: 4 */
-    int num_stages;            /* 0: 3 */
-    int opt_level;             /* -1: default (3) */
+    const char
+        *signature;   /* runtime parameter types, "*fp32:16,*fp32,i32"; NULL: from annotations */
+    const char *arch; /* "sm_80" (default), "sm_86", "sm_89", "sm_90", "sm_90a" */
+    int num_warps;    /* 0: 4 */
+    int num_stages;   /* 0: 3 */
+    int opt_level;    /* -1: default (3) */
     tk_emit emit;
     /* folders searched for the package files a module imports jit code from
      * (`from pkg.ops.utils import f`), before the file's own folder and its
@@ -142,7 +153,7 @@ typedef struct tk_compile_options {
      * per such tile after its parameters, as the tk runtime builds them.
      * Not with TK_EMIT_HEADER, whose launchers do not. */
     int tma;
-    int reserved;              /* zero (room for later options) */
+    int reserved; /* zero (room for later options) */
     /* the IR printed before or after passes, into the diagnostics text:
      * "all" or pass names separated by commas (fold, flatten, dce, cse,
      * layout, pipeline); NULL: none */
@@ -169,8 +180,7 @@ typedef struct tk_compile_options {
  *                   dispatcher on the :16 and :1 hints; it needs only libc,
  *                   libdl and the driver at run time */
 tk_status tk_compile(const char *filename, const char *src, size_t len,
-                     const tk_compile_options *opts, char **out, size_t *out_len,
-                     char **diags);
+                     const tk_compile_options *opts, char **out, size_t *out_len, char **diags);
 void tk_free_text(char *text);
 
 /* Compiles tk's block IR, the text TK_EMIT_IR gives, instead of source: its
@@ -214,9 +224,9 @@ typedef void *tk_stream; /* a CUstream, or NULL for the default stream */
 #endif
 
 typedef struct tk_context_options {
-    int device;        /* CUDA device ordinal */
-    int interpret;     /* 1: run every launch on the CPU reference interpreter */
-    void *cu_context;  /* a caller's CUcontext to use instead of the primary one */
+    int device;       /* CUDA device ordinal */
+    int interpret;    /* 1: run every launch on the CPU reference interpreter */
+    void *cu_context; /* a caller's CUcontext to use instead of the primary one */
     /* folders searched for imported package files, as in tk_compile_options;
      * the context keeps the pointer, so the array must outlive it */
     const char *const *search_paths;
@@ -261,35 +271,82 @@ tk_status tk_module_kernel(tk_module *mod, const char *name, tk_kernel **k);
 typedef enum tk_arg_kind { TK_ARG_PTR, TK_ARG_SCALAR, TK_ARG_CONST, TK_ARG_DESC } tk_arg_kind;
 typedef struct tk_arg {
     tk_arg_kind kind;
-    tk_dtype dtype;       /* element type for pointers, value type for scalars */
-    const char *name;     /* constexpr name (TK_ARG_CONST) */
+    tk_dtype dtype;   /* element type for pointers, value type for scalars */
+    const char *name; /* constexpr name (TK_ARG_CONST) */
     union {
         void *ptr;
         int64_t i;
         uint64_t u;
         double f;
     } v;
-    const char *text;     /* TK_ARG_CONST given as text ("tl.float16"), or NULL */
+    const char *text; /* TK_ARG_CONST given as text ("tl.float16"), or NULL */
 } tk_arg;
 
-static inline tk_arg tk_ptr(void *p, tk_dtype t) { tk_arg a = {TK_ARG_PTR, t, 0, {0}, 0}; a.v.ptr = p; return a; }
-static inline tk_arg tk_i32(int32_t x) { tk_arg a = {TK_ARG_SCALAR, TK_I32, 0, {0}, 0}; a.v.i = x; return a; }
-static inline tk_arg tk_i64(int64_t x) { tk_arg a = {TK_ARG_SCALAR, TK_I64, 0, {0}, 0}; a.v.i = x; return a; }
-static inline tk_arg tk_u32(uint32_t x) { tk_arg a = {TK_ARG_SCALAR, TK_U32, 0, {0}, 0}; a.v.u = x; return a; }
-static inline tk_arg tk_f32(float x) { tk_arg a = {TK_ARG_SCALAR, TK_F32, 0, {0}, 0}; a.v.f = x; return a; }
-static inline tk_arg tk_f64(double x) { tk_arg a = {TK_ARG_SCALAR, TK_F64, 0, {0}, 0}; a.v.f = x; return a; }
-static inline tk_arg tk_const(const char *name, int64_t x) { tk_arg a = {TK_ARG_CONST, TK_I64, name, {0}, 0}; a.v.i = x; return a; }
-static inline tk_arg tk_const_f(const char *name, double x) { tk_arg a = {TK_ARG_CONST, TK_F64, name, {0}, 0}; a.v.f = x; return a; }
-static inline tk_arg tk_const_text(const char *name, const char *text) { tk_arg a = {TK_ARG_CONST, TK_VOID, name, {0}, text}; return a; }
+static inline tk_arg tk_ptr(void *p, tk_dtype t)
+{
+    tk_arg a = {TK_ARG_PTR, t, 0, {0}, 0};
+    a.v.ptr = p;
+    return a;
+}
+static inline tk_arg tk_i32(int32_t x)
+{
+    tk_arg a = {TK_ARG_SCALAR, TK_I32, 0, {0}, 0};
+    a.v.i = x;
+    return a;
+}
+static inline tk_arg tk_i64(int64_t x)
+{
+    tk_arg a = {TK_ARG_SCALAR, TK_I64, 0, {0}, 0};
+    a.v.i = x;
+    return a;
+}
+static inline tk_arg tk_u32(uint32_t x)
+{
+    tk_arg a = {TK_ARG_SCALAR, TK_U32, 0, {0}, 0};
+    a.v.u = x;
+    return a;
+}
+static inline tk_arg tk_f32(float x)
+{
+    tk_arg a = {TK_ARG_SCALAR, TK_F32, 0, {0}, 0};
+    a.v.f = x;
+    return a;
+}
+static inline tk_arg tk_f64(double x)
+{
+    tk_arg a = {TK_ARG_SCALAR, TK_F64, 0, {0}, 0};
+    a.v.f = x;
+    return a;
+}
+static inline tk_arg tk_const(const char *name, int64_t x)
+{
+    tk_arg a = {TK_ARG_CONST, TK_I64, name, {0}, 0};
+    a.v.i = x;
+    return a;
+}
+static inline tk_arg tk_const_f(const char *name, double x)
+{
+    tk_arg a = {TK_ARG_CONST, TK_F64, name, {0}, 0};
+    a.v.f = x;
+    return a;
+}
+static inline tk_arg tk_const_text(const char *name, const char *text)
+{
+    tk_arg a = {TK_ARG_CONST, TK_VOID, name, {0}, text};
+    return a;
+}
 
 #ifndef TK_GRID_DEFINED
 #define TK_GRID_DEFINED
+/* one line, the same in tk.h and the AOT prelude */
+/* clang-format off */
 typedef struct tk_grid { unsigned x, y, z; } tk_grid;
+/* clang-format on */
 #endif
 
 typedef struct tk_launch_options {
-    int num_warps;   /* 0: 4 */
-    int num_stages;  /* 0: 3 */
+    int num_warps;  /* 0: 4 */
+    int num_stages; /* 0: 3 */
     tk_stream stream;
     /* 1: programmatic dependent launch (Triton's launch_pdl=True): on sm_90
      * and later the kernel may start while the stream's previous kernel
@@ -314,17 +371,17 @@ tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
 
 /* Compiles (or finds in the cache) without launching, like Triton's warmup(). */
 typedef struct tk_kernel_info {
-    int registers;       /* per thread */
-    int spill_bytes;     /* local memory per thread */
-    int shared_bytes;    /* static shared memory */
-    int max_threads;     /* per block */
+    int registers;    /* per thread */
+    int spill_bytes;  /* local memory per thread */
+    int shared_bytes; /* static shared memory */
+    int max_threads;  /* per block */
     int num_warps;
     int dynamic_shared_bytes; /* passed at launch (0 when the kernel uses none) */
-    void *function;      /* the CUfunction (NULL when interpreting), for tk_occupancy */
-    int threads;         /* per program at launch: num_warps * 32, and 128 more for the
+    void *function;           /* the CUfunction (NULL when interpreting), for tk_occupancy */
+    int threads;              /* per program at launch: num_warps * 32, and 128 more for the
                             producer warpgroup of a warp-specialized loop (0: num_warps * 32) */
-    int reserved_int;    /* room for a later field */
-    uint64_t reserved[3]; /* room for later fields */
+    int reserved_int;         /* room for a later field */
+    uint64_t reserved[3];     /* room for later fields */
 } tk_kernel_info;
 tk_status tk_kernel_prepare(tk_kernel *k, const tk_arg *args, int nargs,
                             const tk_launch_options *opts, tk_kernel_info *info);
@@ -403,11 +460,11 @@ typedef struct tk_bench_options {
 
 typedef struct tk_bench_result {
     double median_ms, mean_ms, min_ms, max_ms;
-    double p20_ms, p80_ms;  /* quantiles 0.2 and 0.8, as do_bench(quantiles=[0.5, 0.2, 0.8]) */
-    int runs;               /* timed runs, chosen from rep_ms and an estimate of one run */
+    double p20_ms, p80_ms; /* quantiles 0.2 and 0.8, as do_bench(quantiles=[0.5, 0.2, 0.8]) */
+    int runs;              /* timed runs, chosen from rep_ms and an estimate of one run */
     int warmup_runs;
-    int wall_clock;         /* 1: host wall-clock times of interpreter runs, not GPU times */
-    uint64_t reserved[4];   /* room for later fields */
+    int wall_clock;       /* 1: host wall-clock times of interpreter runs, not GPU times */
+    uint64_t reserved[4]; /* room for later fields */
 } tk_bench_result;
 
 /* Calls fn once, estimates its time, warms up for warmup_ms, then times
@@ -441,33 +498,33 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
 typedef struct tk_config {
     const tk_define *defines; /* constexpr values */
     int ndefines;
-    int num_warps;            /* 0: the launch's (4) */
-    int num_stages;           /* 0: the launch's (3) */
-    uint64_t reserved[2];     /* zero */
+    int num_warps;        /* 0: the launch's (4) */
+    int num_stages;       /* 0: the launch's (3) */
+    uint64_t reserved[2]; /* zero */
 } tk_config;
 
 /* The grid of a config, as Triton's grid lambda over META. */
 typedef tk_grid (*tk_grid_fn)(const tk_config *cfg, const tk_arg *args, int nargs, void *user);
 /* prune_configs_by / early_config_prune: clear keep[i] for configs not to
  * time (keep[] starts all 1; at least one must stay). */
-typedef void (*tk_prune_fn)(const tk_config *configs, int nconfigs, const tk_arg *args,
-                            int nargs, int *keep, void *user);
+typedef void (*tk_prune_fn)(const tk_config *configs, int nconfigs, const tk_arg *args, int nargs,
+                            int *keep, void *user);
 
 typedef struct tk_tune_options {
-    const tk_config *configs;  /* NULL: keep the @triton.autotune configs */
+    const tk_config *configs; /* NULL: keep the @triton.autotune configs */
     int nconfigs;
-    const char *const *key;    /* argument names keying the choice; NULL: keep the source's */
+    const char *const *key; /* argument names keying the choice; NULL: keep the source's */
     int nkey;
-    tk_prune_fn prune;         /* NULL: time every config */
+    tk_prune_fn prune; /* NULL: time every config */
     void *prune_user;
-    double warmup_ms, rep_ms;  /* per config; 0: 25 and 100, as Triton */
+    double warmup_ms, rep_ms; /* per config; 0: 25 and 100, as Triton */
     /* The bytes of a reset_to_zero or restore_value buffer at this launch;
      * NULL: from the pointer to the end of the allocation holding it (right
      * for buffers from tk_alloc or cuMemAlloc; give it for memory the host
      * sub-allocates, or the tuner zeroes and restores past the buffer). */
     size_t (*buffer_bytes)(const char *name, const tk_arg *args, int nargs, void *user);
     void *buffer_user;
-    uint64_t reserved[2];      /* zero */
+    uint64_t reserved[2]; /* zero */
 } tk_tune_options;
 
 /* Sets or replaces the configs, key and pruning of a kernel (copied); call
@@ -483,12 +540,12 @@ tk_status tk_launch_tuned(tk_kernel *k, tk_grid_fn grid, void *grid_user, const 
                           int nargs, const tk_launch_options *opts);
 
 typedef struct tk_tune_choice {
-    int index;           /* into the config list */
-    tk_config config;    /* points into the kernel; valid while its module lives */
-    double ms;           /* its median time when it was tuned (0 on the interpreter) */
-    int tuned_here;      /* 1: timed by this process; 0: found in the disk cache or chosen untimed */
-    int from_disk;       /* 1: read from the disk cache */
-    int interpreted;     /* 1: the interpreter took the first config without timing */
+    int index;        /* into the config list */
+    tk_config config; /* points into the kernel; valid while its module lives */
+    double ms;        /* its median time when it was tuned (0 on the interpreter) */
+    int tuned_here;   /* 1: timed by this process; 0: found in the disk cache or chosen untimed */
+    int from_disk;    /* 1: read from the disk cache */
+    int interpreted;  /* 1: the interpreter took the first config without timing */
     uint64_t reserved[4];
 } tk_tune_choice;
 

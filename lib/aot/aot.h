@@ -31,7 +31,7 @@ typedef struct AotSpec {
     int nparams;
     const char *ptx; /* NUL-terminated */
     int dynamic_shared;
-    int threads;     /* per program at launch (the kernel's metadata) */
+    int threads; /* per program at launch (the kernel's metadata) */
     const AotCubin *cubins;
     int ncubins;
 } AotSpec;
@@ -51,8 +51,7 @@ typedef struct AotHeader {
 /* Compiles each specialisation of o->signature (';'-separated) and writes
  * the header to out (aot/lower.c). false after reporting to c->diag. */
 struct tk_compile_options;
-bool aot_lower(Compilation *c, const struct tk_compile_options *o, const char *kernel,
-               StrBuf *out);
+bool aot_lower(Compilation *c, const struct tk_compile_options *o, const char *kernel, StrBuf *out);
 
 /* Whether `name` can name the launchers: a C identifier that is no C or C++
  * keyword, no name the header relies on or defines itself (tk_ and TK_ are

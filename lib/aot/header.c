@@ -22,22 +22,20 @@ typedef struct TakenNames {
 
 static const char *const c_keywords[] = {
     /* C11 to C23 */
-    "alignas", "alignof", "auto", "bool", "break", "case", "char", "const", "constexpr",
-    "continue", "default", "do", "double", "else", "enum", "extern", "false", "float", "for",
-    "goto", "if", "inline", "int", "long", "nullptr", "register", "restrict", "return", "short",
-    "signed", "sizeof", "static", "static_assert", "struct", "switch", "thread_local", "true",
-    "typedef", "typeof", "typeof_unqual", "union", "unsigned", "void", "volatile", "while",
-    "_Alignas", "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128",
-    "_Decimal32", "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
-    "_Thread_local",
+    "alignas", "alignof", "auto", "bool", "break", "case", "char", "const", "constexpr", "continue",
+    "default", "do", "double", "else", "enum", "extern", "false", "float", "for", "goto", "if",
+    "inline", "int", "long", "nullptr", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "static_assert", "struct", "switch", "thread_local", "true", "typedef",
+    "typeof", "typeof_unqual", "union", "unsigned", "void", "volatile", "while", "_Alignas",
+    "_Alignof", "_Atomic", "_BitInt", "_Bool", "_Complex", "_Decimal128", "_Decimal32",
+    "_Decimal64", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local",
     /* C++ up to C++20, alternative tokens included */
-    "asm", "catch", "char8_t", "char16_t", "char32_t", "class", "co_await", "co_return",
-    "co_yield", "concept", "const_cast", "consteval", "constinit", "decltype", "delete",
-    "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept",
-    "operator", "private", "protected", "public", "reinterpret_cast", "requires", "static_cast",
-    "template", "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t",
-    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
-    NULL};
+    "asm", "catch", "char8_t", "char16_t", "char32_t", "class", "co_await", "co_return", "co_yield",
+    "concept", "const_cast", "consteval", "constinit", "decltype", "delete", "dynamic_cast",
+    "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept", "operator",
+    "private", "protected", "public", "reinterpret_cast", "requires", "static_cast", "template",
+    "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t", "and", "and_eq",
+    "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq", NULL};
 
 static const char *const c_library_names[] = {
     /* macros: the standard's, the compilers' in GNU modes, the ones the prelude uses */
@@ -47,8 +45,8 @@ static const char *const c_library_names[] = {
     /* types and functions of the C library the prelude names */
     "va_list", "size_t", "uintptr_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
     "uint16_t", "uint32_t", "uint64_t", "dlopen", "dlsym", "dlerror", "pthread_once",
-    "pthread_once_t", "pthread_mutex_t", "pthread_mutex_lock", "pthread_mutex_unlock",
-    "snprintf", "vsnprintf", "getenv", "memcpy", NULL};
+    "pthread_once_t", "pthread_mutex_t", "pthread_mutex_lock", "pthread_mutex_unlock", "snprintf",
+    "vsnprintf", "getenv", "memcpy", NULL};
 
 static const char *const header_names[] = {
     /* the prelude's names outside its tk_ and TK_ prefixes: the driver's struct tags */
@@ -103,7 +101,8 @@ static const char *c_type(Type t)
     case DT_U64: return "uint64_t";
     case DT_F16: return "uint16_t";
     case DT_BF16: return "uint16_t";
-    case DT_F8E4: case DT_F8E5: return "uint8_t";
+    case DT_F8E4:
+    case DT_F8E5: return "uint8_t";
     case DT_F32: return "float";
     case DT_F64: return "double";
     default: return "void";
@@ -115,7 +114,10 @@ static void spec_name(StrBuf *out, const AotHeader *h, const AotSpec *s)
 {
     sb_printf(out, "%s_", h->name);
     for (int i = 0; i < s->nparams; i++)
-        sb_printf(out, "%d%s", i, s->params[i].hint == 16 ? "d" : s->params[i].hint == 1 ? "c" : "");
+        sb_printf(out, "%d%s", i,
+                  s->params[i].hint == 16      ? "d"
+                      : s->params[i].hint == 1 ? "c"
+                                               : "");
     if (s->nparams == 0)
         sb_puts(out, "noargs");
 }
@@ -157,8 +159,10 @@ bool aot_check_name(const char *name, bool option, Diag *d)
     if (option)
         diag_plain(d, DIAG_ERROR, "--out-name '%s': the launcher name %s", name, why);
     else
-        diag_plain(d, DIAG_ERROR, "kernel '%s': the name %s, so it cannot name the header's "
-                   "launcher; give another with --out-name", name, why);
+        diag_plain(d, DIAG_ERROR,
+                   "kernel '%s': the name %s, so it cannot name the header's "
+                   "launcher; give another with --out-name",
+                   name, why);
     return false;
 }
 
@@ -172,7 +176,8 @@ bool aot_check(const AotHeader *h, Diag *d)
         for (int i = 0; same && i < s->nparams; i++)
             same = type_eq(s->params[i].type, first->params[i].type);
         if (!same)
-            diag_plain(d, DIAG_ERROR, "specialisation '%s' has other parameter types than '%s'; "
+            diag_plain(d, DIAG_ERROR,
+                       "specialisation '%s' has other parameter types than '%s'; "
                        "the specialisations of one header differ only in :16 and :1 hints",
                        s->signature, first->signature);
         for (int j = 0; same && j < k; j++)
@@ -222,9 +227,10 @@ static void banner(StrBuf *out, const AotHeader *h)
             snprintf(value, sizeof value, "(given)");
         sb_printf(out, "%s%s=%s", i ? ", " : "; constexprs ", h->defines[i].name, value);
     }
-    sb_puts(out, ".\n *\n * Launchers (pointer arguments are device addresses, tk_devptr; fp16 and"
-                 " bf16\n * scalars their 16 bits; each returns a tk_status, the message in"
-                 " tk_aot_last_error()):\n");
+    sb_puts(out,
+            ".\n *\n * Launchers (pointer arguments are device addresses, tk_devptr; fp16 and"
+            " bf16\n * scalars their 16 bits; each returns a tk_status, the message in"
+            " tk_aot_last_error()):\n");
     sb_printf(out, " *   %s  the dispatcher: the most specialised launcher the arguments fit\n",
               h->name);
     for (int k = 0; k < h->nspecs; k++) {
@@ -235,8 +241,10 @@ static void banner(StrBuf *out, const AotHeader *h)
             sb_printf(out, "%s%s", c ? ", " : "; cubins ", h->specs[k].cubins[c].arch);
         sb_puts(out, "\n");
     }
-    sb_printf(out, " * and %s_load(stream), which loads every specialisation in the stream's"
-                   " context. */\n", h->name);
+    sb_printf(out,
+              " * and %s_load(stream), which loads every specialisation in the stream's"
+              " context. */\n",
+              h->name);
 }
 
 /* #define NAME_BLOCK 1024 for the integer and bool constexprs, for grids. */
@@ -333,8 +341,10 @@ static void spec_launcher(StrBuf *out, const AotSpec *s, const char *name)
     sb_puts(out, ")\n{\n");
     sb_printf(out, "    if (!%s_fits(", name);
     param_list(out, s, false);
-    sb_printf(out, "))\n        return tk_aot_error(TK_ERR_INVALID, \"%s: the arguments do not "
-                   "meet its hints (%s)\");\n", name, s->signature);
+    sb_printf(out,
+              "))\n        return tk_aot_error(TK_ERR_INVALID, \"%s: the arguments do not "
+              "meet its hints (%s)\");\n",
+              name, s->signature);
     for (int i = 0; i < s->nparams; i++)
         if (s->params[i].type.dt == DT_I1) { /* i1 travels as one byte */
             sb_printf(out, "    unsigned char tk_aot_b%d = ", i);
@@ -362,8 +372,10 @@ static void spec_launcher(StrBuf *out, const AotSpec *s, const char *name)
 static void dispatcher(StrBuf *out, const AotHeader *h)
 {
     const AotSpec *first = &h->specs[0];
-    sb_printf(out, "/* Launches the most specialised of the %d launchers above that the "
-                   "arguments fit. */\n", h->nspecs);
+    sb_printf(out,
+              "/* Launches the most specialised of the %d launchers above that the "
+              "arguments fit. */\n",
+              h->nspecs);
     sb_printf(out, "static inline tk_status %s(tk_stream stream, tk_grid grid%s", h->name,
               first->nparams ? ", " : "");
     param_list(out, first, true);
@@ -384,8 +396,10 @@ static void dispatcher(StrBuf *out, const AotHeader *h)
             sb_puts(out, ");\n");
         }
     sb_free(&name);
-    sb_printf(out, "    return tk_aot_error(TK_ERR_INVALID, \"%s: the arguments fit none of its "
-                   "specialisations (", h->name);
+    sb_printf(out,
+              "    return tk_aot_error(TK_ERR_INVALID, \"%s: the arguments fit none of its "
+              "specialisations (",
+              h->name);
     for (int k = 0; k < h->nspecs; k++)
         sb_printf(out, "%s%s", k ? "; " : "", h->specs[k].signature);
     sb_puts(out, ")\");\n}\n\n");
@@ -393,9 +407,10 @@ static void dispatcher(StrBuf *out, const AotHeader *h)
 
 static void load_all(StrBuf *out, const AotHeader *h)
 {
-    sb_printf(out, "/* Loads every specialisation in the context of `stream` (the current one "
-                   "for NULL)\n * without launching: errors early, and no load time in a "
-                   "timed region. */\n");
+    sb_printf(out,
+              "/* Loads every specialisation in the context of `stream` (the current one "
+              "for NULL)\n * without launching: errors early, and no load time in a "
+              "timed region. */\n");
     sb_printf(out, "static inline tk_status %s_load(tk_stream stream)\n{\n", h->name);
     sb_puts(out, "    tk_status st = TK_OK;\n");
     StrBuf name;

@@ -56,8 +56,10 @@ static void spec_cubins(Compilation *c, const tk_compile_options *o, const SpecR
             cubins[spec->ncubins++] = (AotCubin){ca, data, bin.len};
         } else if (text && !warned[i]) {
             warned[i] = true;
-            diag_plain(&c->diag, DIAG_WARNING, "no cubin for %s in the header (%s); it "
-                       "carries the PTX for the driver to compile", ca, why);
+            diag_plain(&c->diag, DIAG_WARNING,
+                       "no cubin for %s in the header (%s); it "
+                       "carries the PTX for the driver to compile",
+                       ca, why);
         }
         sb_free(&bin);
         arena_free(&ir_arena);
@@ -79,16 +81,18 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
     arena_init(&ir_arena);
     CgKernel k;
     char *ptx = spec_ptx(c, o, &req, arch, &ir_arena, &k);
-    AotParam *params = ptx ? arena_alloc(&c->arena, sizeof *params * (size_t)(k.nparams + 1))
-                           : NULL;
+    AotParam *params =
+        ptx ? arena_alloc(&c->arena, sizeof *params * (size_t)(k.nparams + 1)) : NULL;
     bool ok = ptx && params;
     /* a descriptor entry is its base, then 2 * rank - 1 shape and stride parameters */
     int expect = 0;
     for (int i = 0; i < req.nargs; i++)
         expect += req.args[i].desc_rank ? 2 * req.args[i].desc_rank : 1;
     if (ok && k.nparams != expect) {
-        diag_plain(&c->diag, DIAG_INTERNAL, "internal error: '%s' compiled with %d parameters "
-                   "for a signature of %d", kernel, k.nparams, req.nargs);
+        diag_plain(&c->diag, DIAG_INTERNAL,
+                   "internal error: '%s' compiled with %d parameters "
+                   "for a signature of %d",
+                   kernel, k.nparams, req.nargs);
         ok = false;
     }
     for (int i = 0, j = 0; ok && i < req.nargs; i++) {
@@ -116,7 +120,8 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
 bool aot_lower(Compilation *c, const tk_compile_options *o, const char *kernel, StrBuf *out)
 {
     if (!o->signature) {
-        diag_plain(&c->diag, DIAG_ERROR, "--emit=header needs the runtime parameter types: one "
+        diag_plain(&c->diag, DIAG_ERROR,
+                   "--emit=header needs the runtime parameter types: one "
                    "-s SIGNATURE per specialisation");
         return false;
     }
@@ -147,9 +152,16 @@ bool aot_lower(Compilation *c, const tk_compile_options *o, const char *kernel, 
     SpecRequest req;
     if (!comp_request(c, o, kernel, NULL, &req))
         return false;
-    AotHeader h = {o->out_name ? o->out_name : kernel, kernel, slash ? slash + 1 : c->src.name,
-                   req.arch, req.num_warps, req.num_stages, req.defines,
-                   req.ndefines, specs, n};
+    AotHeader h = {o->out_name ? o->out_name : kernel,
+                   kernel,
+                   slash ? slash + 1 : c->src.name,
+                   req.arch,
+                   req.num_warps,
+                   req.num_stages,
+                   req.defines,
+                   req.ndefines,
+                   specs,
+                   n};
     if (!aot_check(&h, &c->diag))
         return false;
     aot_write_header(out, &h);

@@ -45,7 +45,10 @@ typedef void *tk_stream; /* a CUstream, or NULL for the default stream */
 #endif
 #ifndef TK_GRID_DEFINED
 #define TK_GRID_DEFINED
+/* one line, the same in tk.h and the AOT prelude */
+/* clang-format off */
 typedef struct tk_grid { unsigned x, y, z; } tk_grid;
+/* clang-format on */
 #endif
 
 /* A device address, as the driver's CUdeviceptr: pointer arguments of the
@@ -103,8 +106,7 @@ typedef struct tk_aot_driver_t {
     tk_aot_result (*cuModuleUnload)(tk_aot_module);
     tk_aot_result (*cuFuncSetAttribute)(tk_aot_function_t, int, int);
     tk_aot_result (*cuLaunchKernel)(tk_aot_function_t, unsigned, unsigned, unsigned, unsigned,
-                                    unsigned, unsigned, unsigned, tk_aot_stream, void **,
-                                    void **);
+                                    unsigned, unsigned, unsigned, tk_aot_stream, void **, void **);
     void *handle;
     tk_status status;
     char why[512];
@@ -120,7 +122,8 @@ static inline const char *tk_aot_last_error(void) { return tk_aot_message; }
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static inline tk_status tk_aot_error(tk_status s, const char *fmt, ...)
+static inline tk_status
+tk_aot_error(tk_status s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -135,8 +138,8 @@ static inline int tk_aot_sym(void *handle, const char *name, void *slot, int req
     void *p = dlsym(handle, name);
     memcpy(slot, &p, sizeof p);
     if (!p && required)
-        snprintf(tk_aot_cu.why, sizeof tk_aot_cu.why,
-                 "the CUDA driver lacks %s (driver too old?)", name);
+        snprintf(tk_aot_cu.why, sizeof tk_aot_cu.why, "the CUDA driver lacks %s (driver too old?)",
+                 name);
     return p != NULL || !required;
 }
 
@@ -156,20 +159,20 @@ static inline void tk_aot_load_driver(void)
     }
     void *h = d->handle;
     int ok = tk_aot_sym(h, "cuInit", &d->cuInit, 1) &&
-             tk_aot_sym(h, "cuGetErrorName", &d->cuGetErrorName, 1) &&
-             tk_aot_sym(h, "cuGetErrorString", &d->cuGetErrorString, 1) &&
-             tk_aot_sym(h, "cuCtxGetCurrent", &d->cuCtxGetCurrent, 1) &&
-             tk_aot_sym(h, "cuCtxPushCurrent_v2", &d->cuCtxPushCurrent, 1) &&
-             tk_aot_sym(h, "cuCtxPopCurrent_v2", &d->cuCtxPopCurrent, 1) &&
-             tk_aot_sym(h, "cuCtxGetDevice", &d->cuCtxGetDevice, 1) &&
-             tk_aot_sym(h, "cuCtxGetId", &d->cuCtxGetId, 0) &&
-             tk_aot_sym(h, "cuStreamGetCtx", &d->cuStreamGetCtx, 1) &&
-             tk_aot_sym(h, "cuDeviceGetAttribute", &d->cuDeviceGetAttribute, 1) &&
-             tk_aot_sym(h, "cuModuleLoadData", &d->cuModuleLoadData, 1) &&
-             tk_aot_sym(h, "cuModuleGetFunction", &d->cuModuleGetFunction, 1) &&
-             tk_aot_sym(h, "cuModuleUnload", &d->cuModuleUnload, 1) &&
-             tk_aot_sym(h, "cuFuncSetAttribute", &d->cuFuncSetAttribute, 1) &&
-             tk_aot_sym(h, "cuLaunchKernel", &d->cuLaunchKernel, 1);
+        tk_aot_sym(h, "cuGetErrorName", &d->cuGetErrorName, 1) &&
+        tk_aot_sym(h, "cuGetErrorString", &d->cuGetErrorString, 1) &&
+        tk_aot_sym(h, "cuCtxGetCurrent", &d->cuCtxGetCurrent, 1) &&
+        tk_aot_sym(h, "cuCtxPushCurrent_v2", &d->cuCtxPushCurrent, 1) &&
+        tk_aot_sym(h, "cuCtxPopCurrent_v2", &d->cuCtxPopCurrent, 1) &&
+        tk_aot_sym(h, "cuCtxGetDevice", &d->cuCtxGetDevice, 1) &&
+        tk_aot_sym(h, "cuCtxGetId", &d->cuCtxGetId, 0) &&
+        tk_aot_sym(h, "cuStreamGetCtx", &d->cuStreamGetCtx, 1) &&
+        tk_aot_sym(h, "cuDeviceGetAttribute", &d->cuDeviceGetAttribute, 1) &&
+        tk_aot_sym(h, "cuModuleLoadData", &d->cuModuleLoadData, 1) &&
+        tk_aot_sym(h, "cuModuleGetFunction", &d->cuModuleGetFunction, 1) &&
+        tk_aot_sym(h, "cuModuleUnload", &d->cuModuleUnload, 1) &&
+        tk_aot_sym(h, "cuFuncSetAttribute", &d->cuFuncSetAttribute, 1) &&
+        tk_aot_sym(h, "cuLaunchKernel", &d->cuLaunchKernel, 1);
     if (!ok)
         return;
     tk_aot_result r = d->cuInit(0);
@@ -237,17 +240,17 @@ static inline tk_status tk_aot_fail(tk_aot_result r, const char *call, const cha
     return tk_aot_error(s, "%s: %s failed: %s (%s)", launcher, call, name, text);
 }
 
-#define TK_AOT_CHECK(launcher, call)                                           \
-    do {                                                                       \
-        tk_aot_result tk_aot_r_ = (call);                                      \
-        if (tk_aot_r_ != TK_AOT_CUDA_SUCCESS)                                  \
-            return tk_aot_fail(tk_aot_r_, #call, (launcher));                  \
+#define TK_AOT_CHECK(launcher, call)                                                               \
+    do {                                                                                           \
+        tk_aot_result tk_aot_r_ = (call);                                                          \
+        if (tk_aot_r_ != TK_AOT_CUDA_SUCCESS)                                                      \
+            return tk_aot_fail(tk_aot_r_, #call, (launcher));                                      \
     } while (0)
 
 /* One compiled image of a specialisation: a cubin for one architecture. */
 typedef struct tk_aot_image {
-    const char *arch;          /* "sm_90a" */
-    int major, minor, exact;   /* runs on major.minor and later minors; exact: only there */
+    const char *arch;        /* "sm_90a" */
+    int major, minor, exact; /* runs on major.minor and later minors; exact: only there */
     const unsigned char *data;
     size_t size;
 } tk_aot_image;
@@ -268,7 +271,7 @@ typedef struct tk_aot_spec {
     const tk_aot_image *images;
     int nimages;
     int num_warps, dynamic_shared;
-    int threads;           /* per program at launch: num_warps * 32 and any producer warps */
+    int threads; /* per program at launch: num_warps * 32 and any producer warps */
     pthread_mutex_t *lock;
     tk_aot_loaded *loaded; /* TK_AOT_MAX_CONTEXTS slots */
     int *nloaded;          /* slots in use; published after the slot is written */
@@ -303,10 +306,12 @@ static inline tk_status tk_aot_load(const tk_aot_spec *s, tk_aot_loaded *slot)
     tk_aot_device dev = 0;
     int major = 0, minor = 0;
     TK_AOT_CHECK(s->launcher, tk_aot_cu.cuCtxGetDevice(&dev));
-    TK_AOT_CHECK(s->launcher, tk_aot_cu.cuDeviceGetAttribute(
-                                  &major, TK_AOT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
-    TK_AOT_CHECK(s->launcher, tk_aot_cu.cuDeviceGetAttribute(
-                                  &minor, TK_AOT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    TK_AOT_CHECK(s->launcher,
+                 tk_aot_cu.cuDeviceGetAttribute(
+                     &major, TK_AOT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    TK_AOT_CHECK(s->launcher,
+                 tk_aot_cu.cuDeviceGetAttribute(
+                     &minor, TK_AOT_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
     const tk_aot_image *cubin = tk_aot_pick_image(s, major, minor);
     tk_aot_result r = cubin ? tk_aot_cu.cuModuleLoadData(&slot->module, cubin->data) : 1;
     slot->image = cubin ? cubin->arch : "PTX";
@@ -355,8 +360,10 @@ static inline tk_status tk_aot_function(const tk_aot_spec *s, tk_aot_context ctx
     while (i < n && s->loaded[i].context_id != id)
         i++;
     if (i == n && n == TK_AOT_MAX_CONTEXTS)
-        st = tk_aot_error(TK_ERR_INVALID, "%s: loaded in %d CUDA contexts already, the most "
-                          "a generated header keeps", s->launcher, n);
+        st = tk_aot_error(TK_ERR_INVALID,
+                          "%s: loaded in %d CUDA contexts already, the most "
+                          "a generated header keeps",
+                          s->launcher, n);
     else if (i == n)
         st = tk_aot_load(s, &s->loaded[n]);
     if (st == TK_OK && i == n) {
@@ -386,9 +393,8 @@ static inline const char *tk_aot_image_in(const tk_aot_spec *s, tk_stream stream
 {
     tk_aot_context ctx = NULL;
     unsigned long long id = 0;
-    if (tk_aot_driver() != TK_OK ||
-        tk_aot_stream_context(stream, &ctx) != TK_AOT_CUDA_SUCCESS || !ctx ||
-        tk_aot_context_id(s, ctx, &id) != TK_OK)
+    if (tk_aot_driver() != TK_OK || tk_aot_stream_context(stream, &ctx) != TK_AOT_CUDA_SUCCESS ||
+        !ctx || tk_aot_context_id(s, ctx, &id) != TK_OK)
         return NULL;
     int n = __atomic_load_n(s->nloaded, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++)
@@ -409,7 +415,8 @@ static inline tk_status tk_aot_enter(const tk_aot_spec *s, tk_stream stream, tk_
     tk_aot_context cur = NULL;
     tk_aot_result r = tk_aot_stream_context(stream, ctx);
     if (r != TK_AOT_CUDA_SUCCESS || !*ctx)
-        return tk_aot_error(TK_ERR_INVALID, "%s: no CUDA context for this launch: make one "
+        return tk_aot_error(TK_ERR_INVALID,
+                            "%s: no CUDA context for this launch: make one "
                             "current on this thread (cuCtxSetCurrent) or pass a stream",
                             s->launcher);
     TK_AOT_CHECK(s->launcher, tk_aot_cu.cuCtxGetCurrent(&cur));
@@ -435,8 +442,8 @@ static inline tk_status tk_aot_launch(const tk_aot_spec *s, tk_stream stream, tk
                                       void **params)
 {
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
-        return tk_aot_error(TK_ERR_LAUNCH, "%s: grid (%u, %u, %u) is empty", s->launcher,
-                            grid.x, grid.y, grid.z);
+        return tk_aot_error(TK_ERR_LAUNCH, "%s: grid (%u, %u, %u) is empty", s->launcher, grid.x,
+                            grid.y, grid.z);
     tk_aot_context ctx = NULL;
     int pushed = 0;
     tk_status st = tk_aot_enter(s, stream, &ctx, &pushed);
@@ -445,9 +452,9 @@ static inline tk_status tk_aot_launch(const tk_aot_spec *s, tk_stream stream, tk
     tk_aot_function_t fn = NULL;
     st = tk_aot_function(s, ctx, &fn);
     if (st == TK_OK) {
-        tk_aot_result r = tk_aot_cu.cuLaunchKernel(
-            fn, grid.x, grid.y, grid.z, (unsigned)s->threads, 1, 1,
-            (unsigned)s->dynamic_shared, (tk_aot_stream)stream, params, NULL);
+        tk_aot_result r = tk_aot_cu.cuLaunchKernel(fn, grid.x, grid.y, grid.z, (unsigned)s->threads,
+                                                   1, 1, (unsigned)s->dynamic_shared,
+                                                   (tk_aot_stream)stream, params, NULL);
         if (r != TK_AOT_CUDA_SUCCESS)
             st = tk_aot_fail(r, "cuLaunchKernel", s->launcher);
     }

@@ -66,16 +66,16 @@ static LLVMValueRef asm_fn(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeR
     LLVMTypeRef out[IR_ASM_MAX_REGS], in[IR_ASM_MAX_REGS];
     for (int k = 0; k < r->nout + r->nin; k++)
         *(k < r->nout ? &out[k] : &in[k - r->nout]) = reg_type(cg, r->letter[k]);
-    LLVMTypeRef ret = r->nout == 1 ? out[0]
-                                   : LLVMStructTypeInContext(cg->ctx, out, (unsigned)r->nout, 0);
+    LLVMTypeRef ret =
+        r->nout == 1 ? out[0] : LLVMStructTypeInContext(cg->ctx, out, (unsigned)r->nout, 0);
     *ft = LLVMFunctionType(ret, in, (unsigned)r->nin, 0);
     return LLVMGetInlineAsm(*ft, op->str, strlen(op->str), op->str2, strlen(op->str2),
                             !(op->flags & IRF_PURE), 0, LLVMInlineAsmDialectATT, 0);
 }
 
 /* One call on slots s..s+pack-1 of every argument and result. */
-static void call_pack(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeRef ft,
-                      LLVMValueRef ia, const CgVal *in, CgVal *res, int s)
+static void call_pack(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeRef ft, LLVMValueRef ia,
+                      const CgVal *in, CgVal *res, int s)
 {
     int pack = (int)op->ival, k = 0;
     LLVMValueRef args[IR_ASM_MAX_REGS];
@@ -95,7 +95,8 @@ static void call_pack(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeRef ft
         DType dt = op->results[i]->type.dt;
         int per = ir_asm_per_reg(dt, pack);
         for (int j = 0; j < pack; j += per, k++) {
-            LLVMValueRef v = r->nout == 1 ? call : LLVMBuildExtractValue(cg->b, call, (unsigned)k, "");
+            LLVMValueRef v =
+                r->nout == 1 ? call : LLVMBuildExtractValue(cg->b, call, (unsigned)k, "");
             from_reg(cg, v, r->letter[k], per, dt, res[i].el + s + j);
         }
     }
@@ -111,17 +112,21 @@ static void emit_inline_asm(Cg *cg, const IrOp *op)
     }
     int pack = (int)op->ival, n = cg_layout(cg, op->results[0]).per_thread;
     if (n % pack) {
-        cg_error(cg, op->span, "tl.inline_asm_elementwise with pack=%d needs a multiple of %d "
+        cg_error(cg, op->span,
+                 "tl.inline_asm_elementwise with pack=%d needs a multiple of %d "
                  "elements per thread; this block (%lld elements over %d threads) gives each "
-                 "thread %d", pack, pack, (long long)type_numel(op->results[0]->type), cg->T, n);
+                 "thread %d",
+                 pack, pack, (long long)type_numel(op->results[0]->type), cg->T, n);
         return;
     }
     CgVal in[IR_ASM_MAX_REGS], res[IR_ASM_MAX_REGS];
     for (int i = 0; i < op->nops; i++) {
         in[i] = cg_get(cg, op->operands[i]);
         if (in[i].n != n && in[i].n != 1) {
-            cg_internal(cg, op->span, "inline asm argument %d has %d elements per thread, the "
-                        "result %d", i, in[i].n, n);
+            cg_internal(cg, op->span,
+                        "inline asm argument %d has %d elements per thread, the "
+                        "result %d",
+                        i, in[i].n, n);
             return;
         }
     }
@@ -141,8 +146,8 @@ static void emit_gdc(Cg *cg, const IrOp *op)
 {
     const char *name = op->sub ? "gdc_launch_dependents" : "gdc_wait";
     if (cg->sm < 90) {
-        cg_error(cg, op->span, "%s() needs sm_90 or newer (griddepcontrol); the target is %s",
-                 name, cg->o->arch);
+        cg_error(cg, op->span, "%s() needs sm_90 or newer (griddepcontrol); the target is %s", name,
+                 cg->o->arch);
         return;
     }
     const char *text = op->sub ? "griddepcontrol.launch_dependents;" : "griddepcontrol.wait;";

@@ -20,10 +20,7 @@ typedef struct Plan {
     bool *empty;    /* by ring: a producer fills it, so it has empty mbarriers too */
 } Plan;
 
-static int threads(const Cg *cg)
-{
-    return cg->f->num_warps * 32;
-}
+static int threads(const Cg *cg) { return cg->f->num_warps * 32; }
 
 static bool plan_op(IrOp *op, void *ctx)
 {
@@ -115,8 +112,8 @@ static void emit_copy(Cg *cg, const IrOp *op)
         return;
     }
     char name[64];
-    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s", size == 16 ? "cg" : "ca",
-             size);
+    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s",
+             size == 16 ? "cg" : "ca", size);
     LLVMBasicBlockRef done = NULL;
     if (l.copies) { /* copies of another thread's elements would write twice */
         LLVMBasicBlockRef work = cg_new_bb(cg, "copy.owner");
@@ -133,9 +130,9 @@ static void emit_copy(Cg *cg, const IrOp *op)
         LLVMValueRef args[3];
         args[0] = cg_smem_addr_at(cg, base, cg_tile_index(cg, &t, r, c), ptr->type.elem);
         args[1] = p.el[s];
-        args[2] = mask ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size),
-                                         cg_i32(cg, 0), "")
-                       : cg_i32(cg, size);
+        args[2] = mask
+            ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size), cg_i32(cg, 0), "")
+            : cg_i32(cg, size);
         cg_intrinsic(cg, name, NULL, 0, args, 3);
     }
     if (done) {
@@ -172,16 +169,16 @@ static void emit_private_copy(Cg *cg, const IrOp *op)
         return;
     }
     char name[64];
-    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s", size == 16 ? "cg" : "ca",
-             size);
+    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s",
+             size == 16 ? "cg" : "ca", size);
     LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[2]).el[0]);
     for (int s = 0; s < p.n; s += w) {
         LLVMValueRef args[3];
         args[0] = cg_smem_addr_at(cg, base, private_index(cg, s, W), ptr->type.elem);
         args[1] = p.el[s];
-        args[2] = mask ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size),
-                                         cg_i32(cg, 0), "")
-                       : cg_i32(cg, size);
+        args[2] = mask
+            ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size), cg_i32(cg, 0), "")
+            : cg_i32(cg, size);
         cg_intrinsic(cg, name, NULL, 0, args, 3);
     }
 }
@@ -200,7 +197,8 @@ static void emit_private_view(Cg *cg, const IrOp *op)
     LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[0]).el[0]);
     CgVal r = cg_val_new(cg, n);
     for (int s = 0; s < n; s += W) {
-        LLVMValueRef v = LLVMBuildLoad2(cg->b, vt, cg_smem_addr_at(cg, base, private_index(cg, s, W), dt), "");
+        LLVMValueRef v =
+            LLVMBuildLoad2(cg->b, vt, cg_smem_addr_at(cg, base, private_index(cg, s, W), dt), "");
         LLVMSetAlignment(v, (unsigned)(W * cg_mem_bytes(dt)));
         for (int i = 0; i < W; i++)
             r.el[s + i] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");
@@ -234,10 +232,7 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
         if (op->sub)
             emit_private_view(cg, op);
         return true; /* a tile: read in place by the dot it feeds */
-    case IR_DOT_WAIT:
-        cg_emit_dot_wait(cg, op);
-        return true;
-    default:
-        return false;
+    case IR_DOT_WAIT: cg_emit_dot_wait(cg, op); return true;
+    default: return false;
     }
 }

@@ -24,11 +24,11 @@ typedef struct CgVal {
 typedef struct CgLayout {
     int64_t numel;
     LinLayout lin;
-    int per_thread; /* slots: 1 << lin.nreg */
-    int v;          /* slots 0..v-1 hold consecutive elements (<= 16) */
-    int64_t nchunks;/* numel / v */
-    int k;          /* per_thread / v */
-    int64_t copies; /* thread bits whose threads hold copies of others' elements */
+    int per_thread;  /* slots: 1 << lin.nreg */
+    int v;           /* slots 0..v-1 hold consecutive elements (<= 16) */
+    int64_t nchunks; /* numel / v */
+    int k;           /* per_thread / v */
+    int64_t copies;  /* thread bits whose threads hold copies of others' elements */
 } CgLayout;
 
 typedef struct Cg {
@@ -40,19 +40,19 @@ typedef struct Cg {
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     LLVMValueRef fn;
-    CgVal *vals;      /* by IrValue id */
-    bool *have;       /* by IrValue id */
-    int T;            /* threads per program */
-    int sm;           /* 80, 86, 89, 90 */
-    LLVMValueRef tid; /* i32 thread index */
-    LLVMValueRef smem;/* placeholder for the kernel's shared array */
+    CgVal *vals;       /* by IrValue id */
+    bool *have;        /* by IrValue id */
+    int T;             /* threads per program */
+    int sm;            /* 80, 86, 89, 90 */
+    LLVMValueRef tid;  /* i32 thread index */
+    LLVMValueRef smem; /* placeholder for the kernel's shared array */
     int64_t smem_bytes;
     bool uses_libdevice;
     bool failed;
-    int nstr;         /* counter for string globals */
-    struct AxisInfo *axis; /* axis analysis by value id; NULL: unknown */
+    int nstr;                            /* counter for string globals */
+    struct AxisInfo *axis;               /* axis analysis by value id; NULL: unknown */
     struct CgShapeLayout *shape_layouts; /* cg_index_layouts */
-    bool *staged;     /* by value id: a dot operand its dot stages (mma.c) */
+    bool *staged;                        /* by value id: a dot operand its dot stages (mma.c) */
     int nshape_layouts;
     struct CgSink *sinks;
     int64_t *buf_off, *buf_slot; /* ring buffers: start and slot bytes, by id */
@@ -66,8 +66,8 @@ typedef struct Cg {
                                   * barriers (num_warps * 32); 0: the whole CTA */
     LLVMValueRef *tmap;          /* the tensor-map parameters */
     int nbufs;
-    int64_t smem_reserved;       /* bytes of ring buffers before the scratch */
-    struct CgThreadIndex {       /* thread parts of element indices, per block (layout.c) */
+    int64_t smem_reserved; /* bytes of ring buffers before the scratch */
+    struct CgThreadIndex { /* thread parts of element indices, per block (layout.c) */
         LLVMBasicBlockRef bb;
         int nthread;
         int64_t thread[TK_LIN_MAX_THREAD];
@@ -94,12 +94,12 @@ LLVMValueRef cg_i32(Cg *cg, int64_t v);
 /* log2 of v rounded up (shapes and tiles are powers of two). */
 int cg_ilog2(int64_t v);
 LLVMValueRef cg_i64(Cg *cg, int64_t v);
-LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov,
-                          LLVMValueRef *args, int nargs);
-LLVMValueRef cg_call_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt,
-                        int np, LLVMValueRef *args, int nargs, bool vararg);
+LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov, LLVMValueRef *args,
+                          int nargs);
+LLVMValueRef cg_call_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, int np,
+                        LLVMValueRef *args, int nargs, bool vararg);
 LLVMValueRef cg_sreg(Cg *cg, const char *name); /* llvm.nvvm.read.ptx.sreg.NAME */
-LLVMValueRef cg_cstring(Cg *cg, const char *s);  /* pointer to a constant string */
+LLVMValueRef cg_cstring(Cg *cg, const char *s); /* pointer to a constant string */
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
 /* Inline PTX (LLVM has no intrinsic for it): a call with side effects. */
 LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
@@ -218,10 +218,10 @@ LLVMValueRef cg_tile_index(Cg *cg, const CgTile *t, LLVMValueRef r, LLVMValueRef
 /* One dot operand: its fragments in registers (el), or a swizzled tile in
  * shared memory at byte offset `off`. */
 typedef struct CgOperand {
-    const IrValue *v;  /* the dot_op value */
-    CgVal el;          /* registers, when not staged */
-    bool staged;       /* in shared memory: staged here or copied by cp.async */
-    bool copied;       /* a ring-buffer slot of the pipeline (no barrier after) */
+    const IrValue *v; /* the dot_op value */
+    CgVal el;         /* registers, when not staged */
+    bool staged;      /* in shared memory: staged here or copied by cp.async */
+    bool copied;      /* a ring-buffer slot of the pipeline (no barrier after) */
     LLVMValueRef off;
     CgTile t;
 } CgOperand;

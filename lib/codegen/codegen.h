@@ -19,7 +19,7 @@ typedef struct CgKernel {
     const IrParam *params; /* the entry's parameters in order (the IR's: valid while its
                             * arena lives), then one CUtensorMap per tmaps entry */
     int nparams;
-    const IrTmap *tmaps;   /* the tensor maps the launcher builds */
+    const IrTmap *tmaps; /* the tensor maps the launcher builds */
     int ntmaps;
 } CgKernel;
 

@@ -130,7 +130,10 @@ static void emit_assert(Cg *cg, const IrOp *op)
     LLVMTypeRef pt[5] = {ptr, ptr, LLVMInt32TypeInContext(cg->ctx), ptr,
                          LLVMInt64TypeInContext(cg->ctx)};
     LLVMValueRef a[5] = {cg_cstring(cg, op->str ? op->str : "assertion failed"),
-                         cg_cstring(cg, op->str2 ? op->str2 : cg->f->src ? cg->f->src->name : "?"),
+                         cg_cstring(cg,
+                                    op->str2         ? op->str2
+                                        : cg->f->src ? cg->f->src->name
+                                                     : "?"),
                          cg_i32(cg, op->ival), cg_cstring(cg, cg->f->name), cg_i64(cg, 1)};
     cg_call_fn(cg, "__assertfail", LLVMVoidTypeInContext(cg->ctx), pt, 5, a, 5, false);
     LLVMBuildBr(cg->b, join);

@@ -21,7 +21,8 @@ CgVal cg_dot_acc(Cg *cg, const IrOp *op)
     LLVMValueRef fresh = cg_get(cg, op->operands[3]).el[0];
     CgVal r = cg_val_new(cg, acc.n);
     for (int i = 0; i < acc.n; i++)
-        r.el[i] = LLVMBuildSelect(cg->b, fresh, LLVMConstNull(LLVMTypeOf(acc.el[i])), acc.el[i], "");
+        r.el[i] =
+            LLVMBuildSelect(cg->b, fresh, LLVMConstNull(LLVMTypeOf(acc.el[i])), acc.el[i], "");
     return r;
 }
 
@@ -67,10 +68,14 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
         phi[s] = LLVMBuildPhi(cg->b, cg_type(cg, cd), "");
     LLVMTypeRef ft = cg_type(cg, cd);
     for (int s = 0; s < l.per_thread; s++) {
-        LLVMValueRef ai = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, m[s], cg_i32(cg, cg_ilog2(K)), ""), k, "");
-        LLVMValueRef bi = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, k, cg_i32(cg, cg_ilog2(N)), ""), n[s], "");
-        LLVMValueRef av = LLVMBuildLoad2(cg->b, cg_mem_type(cg, at.dt), cg_smem_addr(cg, 0, ai, at.dt), "");
-        LLVMValueRef bv = LLVMBuildLoad2(cg->b, cg_mem_type(cg, bt.dt), cg_smem_addr(cg, boff, bi, bt.dt), "");
+        LLVMValueRef ai =
+            LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, m[s], cg_i32(cg, cg_ilog2(K)), ""), k, "");
+        LLVMValueRef bi =
+            LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, k, cg_i32(cg, cg_ilog2(N)), ""), n[s], "");
+        LLVMValueRef av =
+            LLVMBuildLoad2(cg->b, cg_mem_type(cg, at.dt), cg_smem_addr(cg, 0, ai, at.dt), "");
+        LLVMValueRef bv =
+            LLVMBuildLoad2(cg->b, cg_mem_type(cg, bt.dt), cg_smem_addr(cg, boff, bi, bt.dt), "");
         av = cg_convert(cg, av, at.dt, cd);
         bv = cg_convert(cg, bv, bt.dt, cd);
         if (dtype_is_float(cd)) {

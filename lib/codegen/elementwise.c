@@ -39,8 +39,8 @@ LLVMValueRef cg_f64_to_f32_odd(Cg *cg, LLVMValueRef x)
     LLVMValueRef t = cg_intrinsic(cg, "llvm.nvvm.d2f.rz", NULL, 0, &x, 1);
     LLVMValueRef back = LLVMBuildFPExt(b, t, LLVMDoubleTypeInContext(cg->ctx), "");
     LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, x, "");
-    LLVMValueRef bits = LLVMBuildOr(b, LLVMBuildBitCast(b, t, i32, ""),
-                                    LLVMBuildZExt(b, inexact, i32, ""), "");
+    LLVMValueRef bits =
+        LLVMBuildOr(b, LLVMBuildBitCast(b, t, i32, ""), LLVMBuildZExt(b, inexact, i32, ""), "");
     return LLVMBuildBitCast(b, bits, LLVMFloatTypeInContext(cg->ctx), "");
 }
 
@@ -82,7 +82,8 @@ LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
     if (!ff) { /* int -> float; 16-bit floats through fp64 (exact up to 32 bits) */
         if (to == DT_BF16 || to == DT_F16)
             return f64_to_16(cg, cg_convert(cg, x, from, DT_F64), to);
-        return dtype_is_signed(from) ? LLVMBuildSIToFP(b, x, tt, "") : LLVMBuildUIToFP(b, x, tt, "");
+        return dtype_is_signed(from) ? LLVMBuildSIToFP(b, x, tt, "")
+                                     : LLVMBuildUIToFP(b, x, tt, "");
     }
     if (!tf) { /* float -> int truncates toward zero */
         if (from == DT_BF16 || from == DT_F16)
@@ -101,13 +102,12 @@ LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
 static LLVMValueRef int_minmax(Cg *cg, bool is_max, DType dt, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMIntPredicate p = dtype_is_signed(dt) ? (is_max ? LLVMIntSGT : LLVMIntSLT)
-                                              : (is_max ? LLVMIntUGT : LLVMIntULT);
+                                             : (is_max ? LLVMIntUGT : LLVMIntULT);
     return LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, p, a, b, ""), a, b, "");
 }
 
 /* maxnum/minnum; with propagate (sub = 1) a NaN operand gives NaN. */
-static LLVMValueRef float_minmax(Cg *cg, bool is_max, int propagate, LLVMValueRef a,
-                                 LLVMValueRef b)
+static LLVMValueRef float_minmax(Cg *cg, bool is_max, int propagate, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMTypeRef t = LLVMTypeOf(a);
     LLVMValueRef args[2] = {a, b};
@@ -125,8 +125,8 @@ static LLVMValueRef div_full_f32(Cg *cg, LLVMValueRef a, LLVMValueRef b)
     LLVMTypeRef ft = LLVMFunctionType(f, pt, 2, 0);
     const char *asm_text = "div.full.f32 $0, $1, $2;";
     const char *cons = "=f,f,f";
-    LLVMValueRef ia = LLVMGetInlineAsm(ft, asm_text, strlen(asm_text), cons, strlen(cons), 0,
-                                       0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, asm_text, strlen(asm_text), cons, strlen(cons), 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
     LLVMValueRef args[2] = {a, b};
     return LLVMBuildCall2(cg->b, ft, ia, args, 2, "");
 }
@@ -157,16 +157,17 @@ LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMV
     case IR_SHR: return sg ? LLVMBuildAShr(B, a, b, "") : LLVMBuildLShr(B, a, b, "");
     case IR_MIN:
     case IR_MAX:
-        return fl ? float_minmax(cg, k == IR_MAX, sub, a, b) : int_minmax(cg, k == IR_MAX, dt, a, b);
+        return fl ? float_minmax(cg, k == IR_MAX, sub, a, b)
+                  : int_minmax(cg, k == IR_MAX, dt, a, b);
     case IR_UMULHI: {
         int bits = dtype_bits(dt);
         LLVMTypeRef w = LLVMIntTypeInContext(cg->ctx, (unsigned)bits * 2);
-        LLVMValueRef p = LLVMBuildMul(B, LLVMBuildZExt(B, a, w, ""), LLVMBuildZExt(B, b, w, ""), "");
+        LLVMValueRef p =
+            LLVMBuildMul(B, LLVMBuildZExt(B, a, w, ""), LLVMBuildZExt(B, b, w, ""), "");
         p = LLVMBuildLShr(B, p, LLVMConstInt(w, (unsigned)bits, 0), "");
         return LLVMBuildTrunc(B, p, LLVMTypeOf(a), "");
     }
-    default:
-        return LLVMGetUndef(LLVMTypeOf(a));
+    default: return LLVMGetUndef(LLVMTypeOf(a));
     }
 }
 
@@ -177,15 +178,15 @@ static LLVMValueRef cmp(Cg *cg, int pred, DType dt, LLVMValueRef a, LLVMValueRef
                                                LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
         return LLVMBuildFCmp(cg->b, fp[pred], a, b, "");
     }
-    static const LLVMIntPredicate si[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT,
+    static const LLVMIntPredicate si[] = {LLVMIntEQ,  LLVMIntNE,  LLVMIntSLT,
                                           LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
-    static const LLVMIntPredicate ui[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT,
+    static const LLVMIntPredicate ui[] = {LLVMIntEQ,  LLVMIntNE,  LLVMIntULT,
                                           LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
     return LLVMBuildICmp(cg->b, dtype_is_signed(dt) ? si[pred] : ui[pred], a, b, "");
 }
 
-static LLVMValueRef libdevice_call(Cg *cg, const char *name, LLVMTypeRef ret,
-                                   LLVMValueRef *args, int n)
+static LLVMValueRef libdevice_call(Cg *cg, const char *name, LLVMTypeRef ret, LLVMValueRef *args,
+                                   int n)
 {
     LLVMTypeRef pt[8];
     for (int i = 0; i < n && i < 8; i++)
@@ -214,13 +215,13 @@ static LLVMValueRef math(Cg *cg, MathFn fn, DType dt, LLVMValueRef x)
     LLVMTypeRef t = LLVMTypeOf(x);
     LLVMValueRef ld;
     static const char *const ld32[MATH_COUNT] = {
-        [MATH_EXP] = "__nv_expf", [MATH_EXP2] = "__nv_exp2f", [MATH_LOG] = "__nv_logf",
-        [MATH_LOG2] = "__nv_log2f", [MATH_SIN] = "__nv_sinf", [MATH_COS] = "__nv_cosf",
-        [MATH_ERF] = "__nv_erff", [MATH_TANH] = "__nv_tanhf", [MATH_RSQRT] = "__nv_rsqrtf"};
+        [MATH_EXP] = "__nv_expf",   [MATH_EXP2] = "__nv_exp2f", [MATH_LOG] = "__nv_logf",
+        [MATH_LOG2] = "__nv_log2f", [MATH_SIN] = "__nv_sinf",   [MATH_COS] = "__nv_cosf",
+        [MATH_ERF] = "__nv_erff",   [MATH_TANH] = "__nv_tanhf", [MATH_RSQRT] = "__nv_rsqrtf"};
     static const char *const ld64[MATH_COUNT] = {
-        [MATH_EXP] = "__nv_exp", [MATH_EXP2] = "__nv_exp2", [MATH_LOG] = "__nv_log",
-        [MATH_LOG2] = "__nv_log2", [MATH_SIN] = "__nv_sin", [MATH_COS] = "__nv_cos",
-        [MATH_ERF] = "__nv_erf", [MATH_TANH] = "__nv_tanh", [MATH_RSQRT] = "__nv_rsqrt"};
+        [MATH_EXP] = "__nv_exp",   [MATH_EXP2] = "__nv_exp2", [MATH_LOG] = "__nv_log",
+        [MATH_LOG2] = "__nv_log2", [MATH_SIN] = "__nv_sin",   [MATH_COS] = "__nv_cos",
+        [MATH_ERF] = "__nv_erf",   [MATH_TANH] = "__nv_tanh", [MATH_RSQRT] = "__nv_rsqrt"};
     switch (fn) {
     case MATH_EXP:
         if (!f32)
@@ -243,8 +244,7 @@ static LLVMValueRef math(Cg *cg, MathFn fn, DType dt, LLVMValueRef x)
         return nvvm1(cg, "llvm.nvvm.lg2.approx.f", x);
     case MATH_SQRT:
         return f32 ? nvvm1(cg, "llvm.nvvm.sqrt.approx.f", x) : llvm1(cg, "llvm.sqrt", x);
-    case MATH_SQRT_RN:
-        return f32 ? nvvm1(cg, "llvm.nvvm.sqrt.rn.f", x) : llvm1(cg, "llvm.sqrt", x);
+    case MATH_SQRT_RN: return f32 ? nvvm1(cg, "llvm.nvvm.sqrt.rn.f", x) : llvm1(cg, "llvm.sqrt", x);
     case MATH_RSQRT:
         if (!f32)
             break;
@@ -311,14 +311,33 @@ LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef id
 bool cg_is_elementwise(IrKind k)
 {
     switch (k) {
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
-    case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
-    case IR_UMULHI: case IR_NEG: case IR_NOT: case IR_CMP: case IR_SELECT: case IR_FMA:
-    case IR_MATH: case IR_EXTERN: case IR_CAST: case IR_BITCAST: case IR_ADDPTR:
-    case IR_PTR_TO_INT: case IR_INT_TO_PTR: case IR_ARANGE:
-        return true;
-    default:
-        return false;
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_DIV:
+    case IR_REM:
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR:
+    case IR_SHL:
+    case IR_SHR:
+    case IR_MIN:
+    case IR_MAX:
+    case IR_UMULHI:
+    case IR_NEG:
+    case IR_NOT:
+    case IR_CMP:
+    case IR_SELECT:
+    case IR_FMA:
+    case IR_MATH:
+    case IR_EXTERN:
+    case IR_CAST:
+    case IR_BITCAST:
+    case IR_ADDPTR:
+    case IR_PTR_TO_INT:
+    case IR_INT_TO_PTR:
+    case IR_ARANGE: return true;
+    default: return false;
     }
 }
 
@@ -337,19 +356,20 @@ static bool cast_pairs(Cg *cg, const IrOp *op, CgVal x, CgVal r)
             cg_fp8_convert2(cg, x.el[s], x.el[s + 1], od, rd, r.el + s);
         return true;
     }
-    if (od != DT_F32 || (rd != DT_F16 && rd != DT_BF16) || cg->sm < 80 ||
-        x.n != r.n || r.n % 2)
+    if (od != DT_F32 || (rd != DT_F16 && rd != DT_BF16) || cg->sm < 80 || x.n != r.n || r.n % 2)
         return false;
     LLVMTypeRef f32 = LLVMFloatTypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
     LLVMTypeRef pt[2] = {f32, f32};
     LLVMTypeRef ft = LLVMFunctionType(i32, pt, 2, 0);
-    const char *text = rd == DT_F16 ? "cvt.rn.f16x2.f32 $0, $2, $1;" : "cvt.rn.bf16x2.f32 $0, $2, $1;";
-    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), "=r,f,f", 6, 0, 0,
-                                       LLVMInlineAsmDialectATT, 0);
+    const char *text =
+        rd == DT_F16 ? "cvt.rn.f16x2.f32 $0, $2, $1;" : "cvt.rn.bf16x2.f32 $0, $2, $1;";
+    LLVMValueRef ia =
+        LLVMGetInlineAsm(ft, text, strlen(text), "=r,f,f", 6, 0, 0, LLVMInlineAsmDialectATT, 0);
     LLVMTypeRef vt = LLVMVectorType(cg_type(cg, rd), 2);
     for (int s = 0; s < r.n; s += 2) {
         LLVMValueRef args[2] = {x.el[s], x.el[s + 1]}; /* the first goes to the low half */
-        LLVMValueRef v = LLVMBuildBitCast(cg->b, LLVMBuildCall2(cg->b, ft, ia, args, 2, ""), vt, "");
+        LLVMValueRef v =
+            LLVMBuildBitCast(cg->b, LLVMBuildCall2(cg->b, ft, ia, args, 2, ""), vt, "");
         r.el[s] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, 0), "");
         r.el[s + 1] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, 1), "");
     }
@@ -380,8 +400,10 @@ bool cg_emit_elementwise(Cg *cg, const IrOp *op)
     for (int i = 0; i < n; i++) {
         in[i] = cg_get(cg, op->operands[i]);
         if (in[i].n != r.n && in[i].n != 1) {
-            cg_internal(cg, op->span, "operand %d of '%s' has %d elements per thread, "
-                        "the result %d", i, ir_kind_name(op->kind), in[i].n, r.n);
+            cg_internal(cg, op->span,
+                        "operand %d of '%s' has %d elements per thread, "
+                        "the result %d",
+                        i, ir_kind_name(op->kind), in[i].n, r.n);
             return true;
         }
     }

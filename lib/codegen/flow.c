@@ -95,8 +95,10 @@ static void emit_for(Cg *cg, const IrOp *op)
     int nc = op->nops - 3;
     DType dt = op->operands[0]->type.dt;
     LLVMValueRef lb = cg_get(cg, op->operands[0]).el[0];
-    LLVMValueRef ub = cg_convert(cg, cg_get(cg, op->operands[1]).el[0], op->operands[1]->type.dt, dt);
-    LLVMValueRef step = cg_convert(cg, cg_get(cg, op->operands[2]).el[0], op->operands[2]->type.dt, dt);
+    LLVMValueRef ub =
+        cg_convert(cg, cg_get(cg, op->operands[1]).el[0], op->operands[1]->type.dt, dt);
+    LLVMValueRef step =
+        cg_convert(cg, cg_get(cg, op->operands[2]).el[0], op->operands[2]->type.dt, dt);
     CgVal *init = values_of(cg, op->operands + 3, nc);
     LLVMBasicBlockRef skip = NULL;
     if (op->next && op->next->kind == IR_DOT_WAIT) {

@@ -26,13 +26,14 @@ static LLVMValueRef asm_call(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, c
 static void decode2(Cg *cg, DType t, LLVMValueRef x0, LLVMValueRef x1, LLVMValueRef out[2])
 {
     LLVMTypeRef i16 = LLVMInt16TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
-    LLVMValueRef hi = LLVMBuildShl(cg->b, LLVMBuildZExt(cg->b, x1, i16, ""),
-                                   LLVMConstInt(i16, 8, 0), "");
+    LLVMValueRef hi =
+        LLVMBuildShl(cg->b, LLVMBuildZExt(cg->b, x1, i16, ""), LLVMConstInt(i16, 8, 0), "");
     LLVMValueRef in = LLVMBuildOr(cg->b, LLVMBuildZExt(cg->b, x0, i16, ""), hi, "");
     char text[48];
     snprintf(text, sizeof text, "cvt.rn.f16x2.%s $0, $1;", ptx_name(t));
     LLVMValueRef r = asm_call(cg, i32, &i16, 1, text, "=r,h", &in);
-    LLVMValueRef h = LLVMBuildBitCast(cg->b, r, LLVMVectorType(LLVMHalfTypeInContext(cg->ctx), 2), "");
+    LLVMValueRef h =
+        LLVMBuildBitCast(cg->b, r, LLVMVectorType(LLVMHalfTypeInContext(cg->ctx), 2), "");
     out[0] = LLVMBuildExtractElement(cg->b, h, cg_i32(cg, 0), "");
     out[1] = LLVMBuildExtractElement(cg->b, h, cg_i32(cg, 1), "");
 }
@@ -54,7 +55,8 @@ static void encode_f32(Cg *cg, DType t, LLVMValueRef x0, LLVMValueRef x1, LLVMVa
     LLVMValueRef args[2] = {x1, x0};
     char text[64];
     snprintf(text, sizeof text, "cvt.rn.satfinite.%s.f32 $0, $1, $2;", ptx_name(t));
-    split_bytes(cg, asm_call(cg, LLVMInt16TypeInContext(cg->ctx), pt, 2, text, "=h,f,f", args), out);
+    split_bytes(cg, asm_call(cg, LLVMInt16TypeInContext(cg->ctx), pt, 2, text, "=h,f,f", args),
+                out);
 }
 
 /* Two halves -> two fp8; the low half gives the low byte. */
@@ -119,8 +121,10 @@ static bool check_op(IrOp *op, void *ctx)
     if (!dtype_is_fp8(t) || c->cg->sm >= 89)
         return true;
     if (op->kind == IR_DOT)
-        cg_error(c->cg, op->span, "tl.dot with %s operands needs sm_89 or newer; the target "
-                 "is sm_%d", dtype_name(t), c->cg->sm);
+        cg_error(c->cg, op->span,
+                 "tl.dot with %s operands needs sm_89 or newer; the target "
+                 "is sm_%d",
+                 dtype_name(t), c->cg->sm);
     else
         cg_error(c->cg, op->span, "%s conversions need sm_89 or newer; the target is sm_%d",
                  dtype_name(t), c->cg->sm);

@@ -181,10 +181,7 @@ int64_t cg_slot_index(const CgLayout *l, int slot)
     return r;
 }
 
-LLVMValueRef cg_thread_index(Cg *cg, const CgLayout *l)
-{
-    return thread_index(cg, l);
-}
+LLVMValueRef cg_thread_index(Cg *cg, const CgLayout *l) { return thread_index(cg, l); }
 
 LLVMValueRef cg_elem_index(Cg *cg, const CgLayout *l, int slot)
 {
@@ -368,8 +365,7 @@ static void emit_join(Cg *cg, const IrOp *op)
     cg_barrier(cg);
     JoinCtx jc = {n, 0};
     bool cat = op->kind == IR_CAT;
-    cg_set(cg, op->results[0],
-           cg_smem_take(cg, op->results[0], 0, cat ? NULL : map_join, &jc));
+    cg_set(cg, op->results[0], cg_smem_take(cg, op->results[0], 0, cat ? NULL : map_join, &jc));
     cg_barrier(cg);
 }
 
@@ -472,7 +468,8 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
          * unless the registers already hold the fragments (an accumulator
          * fed to the next dot) */
         if (cg->staged[op->results[0]->id] &&
-            (!in->layout || in->layout->kind == LY_SHARED || !cg_layout_same(cg, in, op->results[0])))
+            (!in->layout || in->layout->kind == LY_SHARED ||
+             !cg_layout_same(cg, in, op->results[0])))
             return true;
         /* fall through */
     case IR_EXPAND_DIMS:
@@ -502,13 +499,8 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
         return true;
     }
     case IR_JOIN:
-    case IR_CAT:
-        emit_join(cg, op);
-        return true;
-    case IR_SPLIT:
-        emit_split(cg, op);
-        return true;
-    default:
-        return false;
+    case IR_CAT: emit_join(cg, op); return true;
+    case IR_SPLIT: emit_split(cg, op); return true;
+    default: return false;
     }
 }

@@ -76,14 +76,16 @@ static const char *cache_suffix(Cg *cg, const IrOp *op, bool store, char *buf, s
             strcmp(ev, "evict_normal") == 0)
             snprintf(buf, cap, ".L1::%s", ev);
         else
-            cg_error(cg, op->span, "unknown eviction policy '%s' (expected evict_first, "
-                     "evict_last or evict_normal)", ev);
+            cg_error(cg, op->span,
+                     "unknown eviction policy '%s' (expected evict_first, "
+                     "evict_last or evict_normal)",
+                     ev);
     }
     return buf;
 }
 
-static LLVMValueRef inline_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np,
-                               const char *text, const char *cons, LLVMValueRef *args)
+static LLVMValueRef inline_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
+                               const char *cons, LLVMValueRef *args)
 {
     LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
     LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0,
@@ -107,16 +109,16 @@ static void reg_list(char *buf, size_t cap, int first, int n)
 
 /* One predicated load of vw consecutive elements; `other` where the predicate
  * is false. Results go to out[0..vw). */
-static void asm_load(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr,
-                     LLVMValueRef pred, const LLVMValueRef *other, const char *cache,
-                     LLVMValueRef *out)
+static void asm_load(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr, LLVMValueRef pred,
+                     const LLVMValueRef *other, const char *cache, LLVMValueRef *out)
 {
     int bits = elem_bits(dt), rb = bits <= 16 ? 16 : bits;
     bool vol = op->flags & IRF_VOLATILE;
     char text[512], cons[160], regs[96], vec[8];
     size_t len = 0;
     for (int i = 0; i < vw; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len, "mov.b%d $%d, $%d;\n\t", rb, i, vw + i);
+        len +=
+            (size_t)snprintf(text + len, sizeof text - len, "mov.b%d $%d, $%d;\n\t", rb, i, vw + i);
     reg_list(regs, sizeof regs, 0, vw);
     snprintf(vec, sizeof vec, vw > 1 ? ".v%d" : "", vw);
     snprintf(text + len, sizeof text - len, "@$%d ld%s.global%s%s.b%d %s, [ $%d + 0 ];", 2 * vw,
@@ -145,16 +147,16 @@ static void asm_load(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr,
         out[i] = from_reg(cg, vw == 1 ? r : LLVMBuildExtractValue(cg->b, r, (unsigned)i, ""), dt);
 }
 
-static void asm_store(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr,
-                      LLVMValueRef pred, const LLVMValueRef *val, const char *cache)
+static void asm_store(Cg *cg, const IrOp *op, DType dt, int vw, LLVMValueRef ptr, LLVMValueRef pred,
+                      const LLVMValueRef *val, const char *cache)
 {
     int bits = elem_bits(dt);
     bool vol = op->flags & IRF_VOLATILE;
     char text[256], cons[96], regs[96], vec[8];
     reg_list(regs, sizeof regs, 2, vw);
     snprintf(vec, sizeof vec, vw > 1 ? ".v%d" : "", vw);
-    snprintf(text, sizeof text, "@$0 st%s.global%s%s.b%d [ $1 + 0 ], %s;",
-             vol ? ".volatile" : "", vol ? "" : cache, vec, bits, regs);
+    snprintf(text, sizeof text, "@$0 st%s.global%s%s.b%d [ $1 + 0 ], %s;", vol ? ".volatile" : "",
+             vol ? "" : cache, vec, bits, regs);
     size_t len = (size_t)snprintf(cons, sizeof cons, "b,l");
     for (int i = 0; i < vw; i++)
         len += (size_t)snprintf(cons + len, sizeof cons - len, ",%s", reg_cons(bits));
@@ -189,7 +191,8 @@ static LLVMValueRef to_bits(Cg *cg, LLVMValueRef v, DType dt)
     if (dt == DT_I1)
         return LLVMBuildZExt(cg->b, v, LLVMInt8TypeInContext(cg->ctx), "");
     if (dtype_is_float(dt))
-        return LLVMBuildBitCast(cg->b, v, LLVMIntTypeInContext(cg->ctx, (unsigned)dtype_bits(dt)), "");
+        return LLVMBuildBitCast(cg->b, v, LLVMIntTypeInContext(cg->ctx, (unsigned)dtype_bits(dt)),
+                                "");
     return v;
 }
 
@@ -323,8 +326,8 @@ static void emit_store(Cg *cg, const IrOp *op)
             plain_store(cg, wt, nw, p.el[s], val);
             continue;
         }
-        LLVMValueRef pred = has_mask ? m.el[m.n == 1 ? 0 : s]
-                                     : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
+        LLVMValueRef pred =
+            has_mask ? m.el[m.n == 1 ? 0 : s] : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
         if (owner)
             pred = LLVMBuildAnd(cg->b, pred, owner, "");
         asm_store(cg, op, wt, nw, p.el[s], pred, val, cache);
@@ -377,7 +380,8 @@ static bool atom_form(Cg *cg, const IrOp *op, DType dt, char *buf, size_t cap)
         name = "add";
         ty = fl ? 'f' : 'u';
         break;
-    case ATOM_MAX: case ATOM_MIN:
+    case ATOM_MAX:
+    case ATOM_MIN:
         name = op->sub == ATOM_MAX ? "max" : "min";
         ty = dtype_is_signed(dt) ? 's' : 'u';
         break;
@@ -401,8 +405,8 @@ static void asm_fence(Cg *cg, MemScope scope)
 
 /* One PTX instruction "<head> $0, [ $1 + 0 ], $2[, $3];" on registers of the
  * element's width: ptr and one or two values in, one value out. */
-static LLVMValueRef asm_atom(Cg *cg, DType dt, const char *head, LLVMValueRef ptr,
-                             LLVMValueRef a, LLVMValueRef b)
+static LLVMValueRef asm_atom(Cg *cg, DType dt, const char *head, LLVMValueRef ptr, LLVMValueRef a,
+                             LLVMValueRef b)
 {
     int bits = dtype_bits(dt);
     const char *rc = reg_cons(bits);
@@ -480,7 +484,8 @@ static LLVMValueRef one_atomic(Cg *cg, const IrOp *op, DType dt, LLVMValueRef pt
     snprintf(head, sizeof head, "atom.global.%s.%s.%s", mem_sem_name(sem), mem_scope_name(scope),
              form);
     if (op->kind == IR_ATOMIC_CAS)
-        return from_reg(cg, asm_atom(cg, dt, head, ptr, to_reg(cg, cmpv, dt), to_reg(cg, val, dt)), dt);
+        return from_reg(cg, asm_atom(cg, dt, head, ptr, to_reg(cg, cmpv, dt), to_reg(cg, val, dt)),
+                        dt);
     return from_reg(cg, asm_atom(cg, dt, head, ptr, to_reg(cg, val, dt), NULL), dt);
 }
 
@@ -517,8 +522,8 @@ static void emit_atomic(Cg *cg, const IrOp *op)
 {
     Type rt = op->results[0]->type;
     DType dt = rt.dt;
-    if (dt == DT_I1 || dtype_bits(dt) < 16 || (op->kind == IR_ATOMIC_RMW &&
-                                               (op->sub < ATOM_ADD || op->sub > ATOM_XOR))) {
+    if (dt == DT_I1 || dtype_bits(dt) < 16 ||
+        (op->kind == IR_ATOMIC_RMW && (op->sub < ATOM_ADD || op->sub > ATOM_XOR))) {
         cg_error(cg, op->span, "atomics on %s are not supported (use 16, 32 or 64-bit dtypes)",
                  dtype_name(dt));
         return;

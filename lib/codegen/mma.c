@@ -20,10 +20,10 @@
 
 typedef struct MmaKind {
     const char *intrinsic; /* NULL: inline PTX, `ptx` */
-    int kpack;      /* elements per 32-bit register */
-    bool half_args; /* fp16 operands go as <2 x half>, the rest as i32 */
+    int kpack;             /* elements per 32-bit register */
+    bool half_args;        /* fp16 operands go as <2 x half>, the rest as i32 */
     DType acc;
-    char ptx[128];  /* the instruction where LLVM 19 has no intrinsic (fp8) */
+    char ptx[128]; /* the instruction where LLVM 19 has no intrinsic (fp8) */
 } MmaKind;
 
 static MmaKind kind(const char *intrinsic, int kpack, bool half_args, DType acc)
@@ -57,17 +57,10 @@ static bool mma_kind(DType in, DType in_b, DType acc, MmaKind *k)
         else
             *k = kind("llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 2, true, DT_F32);
         break;
-    case DT_BF16:
-        *k = kind("llvm.nvvm.mma.m16n8k16.row.col.bf16", 2, false, DT_F32);
-        break;
-    case DT_F32:
-        *k = kind("llvm.nvvm.mma.m16n8k8.row.col.tf32", 1, false, DT_F32);
-        break;
-    case DT_I8:
-        *k = kind("llvm.nvvm.mma.m16n8k32.row.col.s8", 4, false, DT_I32);
-        break;
-    default:
-        return false;
+    case DT_BF16: *k = kind("llvm.nvvm.mma.m16n8k16.row.col.bf16", 2, false, DT_F32); break;
+    case DT_F32: *k = kind("llvm.nvvm.mma.m16n8k8.row.col.tf32", 1, false, DT_F32); break;
+    case DT_I8: *k = kind("llvm.nvvm.mma.m16n8k32.row.col.s8", 4, false, DT_I32); break;
+    default: return false;
     }
     return acc == k->acc;
 }
@@ -79,7 +72,7 @@ typedef struct Mma {
     MmaKind k;
     DType dt;
     const Layout *m;
-    int mr, nr, kr; /* instruction tiles per thread along M, N and K */
+    int mr, nr, kr;        /* instruction tiles per thread along M, N and K */
     LLVMValueRef wmi, wni; /* this warp's position among the M and N warps */
     LLVMValueRef lane;
     Operand a, b;
@@ -237,13 +230,15 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
     LLVMValueRef hi_row = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), "");
     LLVMValueRef hi_k = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, cg_ilog2(ik / 2)), "");
     if (!o->t.trans) {
-        LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_row, ""), "");
+        LLVMValueRef row =
+            LLVMBuildAdd(cg->b, rbase, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_row, ""), "");
         LLVMValueRef p = tile_addr(cg, o, row, add(cg, hi_k, (int64_t)ik * ki), x->dt);
         ldmatrix(cg, 4, false, p, out);
         return;
     }
     if (o->t.bytes == 2) { /* stored K-major: rows of the 8x8 matrices are k */
-        LLVMValueRef k = add(cg, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_k, ""), (int64_t)ik * ki);
+        LLVMValueRef k =
+            add(cg, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_k, ""), (int64_t)ik * ki);
         LLVMValueRef p = tile_addr(cg, o, LLVMBuildAdd(cg->b, rbase, hi_row, ""), k, x->dt);
         ldmatrix(cg, 4, true, p, out);
         return;
@@ -254,7 +249,8 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
         LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, add(cg, g, (r & 1) * 8), "");
         for (int q = 0; q < kp; q++) {
             LLVMValueRef k = LLVMBuildMul(cg->b, tq, cg_i32(cg, kp), "");
-            el[q] = smem_elem(cg, o, x->dt, row, add(cg, k, (int64_t)ik * ki + (r >> 1) * 4 * kp + q));
+            el[q] =
+                smem_elem(cg, o, x->dt, row, add(cg, k, (int64_t)ik * ki + (r >> 1) * 4 * kp + q));
         }
         out[r] = pack(cg, &x->k, x->dt, el);
     }
@@ -280,10 +276,10 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
         /* stored N-major (K contiguous): matrices (tile ni, k lo), (ni, k hi),
          * (ni+1, lo), (ni+1, hi), rows n, read as they are for any dtype */
         LLVMValueRef tile = add(cg, count == 2 ? lane_bits(x, 4, 1) : cg_i32(cg, 0), ni);
-        LLVMValueRef nb = LLVMBuildAdd(cg->b, x->wni,
-                                       LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
-        LLVMValueRef n = LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), ""),
-                                     lane_bits(x, 0, 7), "");
+        LLVMValueRef nb =
+            LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
+        LLVMValueRef n =
+            LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), ""), lane_bits(x, 0, 7), "");
         LLVMValueRef k = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, cg_ilog2(4 * kp)), "");
         LLVMValueRef p = tile_addr(cg, o, add(cg, k, (int64_t)ik * ki), n, bdt);
         ldmatrix(cg, 2 * count, false, p, out);
@@ -291,12 +287,13 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
     }
     if (o->t.bytes == 2) {
         /* .trans: matrices (k lo, tile ni), (k hi, ni), (k lo, ni+1), (k hi, ni+1) */
-        LLVMValueRef krow = LLVMBuildOr(cg->b, lane_bits(x, 0, 7),
-                                        LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), ""), "");
+        LLVMValueRef krow =
+            LLVMBuildOr(cg->b, lane_bits(x, 0, 7),
+                        LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), ""), "");
         krow = add(cg, krow, (int64_t)ik * ki);
         LLVMValueRef tile = add(cg, count == 2 ? lane_bits(x, 4, 1) : cg_i32(cg, 0), ni);
-        LLVMValueRef nb = LLVMBuildAdd(cg->b, x->wni,
-                                       LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
+        LLVMValueRef nb =
+            LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
         LLVMValueRef col = LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), "");
         LLVMValueRef p = tile_addr(cg, o, krow, col, bdt);
         ldmatrix(cg, 2 * count, true, p, out);
@@ -351,8 +348,9 @@ static void issue(Mma *x, LLVMValueRef *a, LLVMValueRef *b, LLVMValueRef *acc)
         }
         LLVMValueRef out = cg_intrinsic(cg, x->k.intrinsic, NULL, 0, args, 8);
         for (int j = 0; j < 4; j++)
-            acc[j] = LLVMBuildExtractElement(cg->b, LLVMBuildExtractValue(cg->b, out, (unsigned)(j / 2), ""),
-                                             cg_i32(cg, j % 2), "");
+            acc[j] = LLVMBuildExtractElement(
+                cg->b, LLVMBuildExtractValue(cg->b, out, (unsigned)(j / 2), ""), cg_i32(cg, j % 2),
+                "");
         return;
     }
     for (int j = 0; j < 4; j++)
@@ -509,8 +507,7 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     CgVal c = cg_dot_acc(cg, op);
     CgVal r = cg_val_new(cg, 4 * x.mr * x.nr);
     if (c.n != r.n) {
-        cg_internal(cg, op->span, "mma accumulator of %d elements for %d tiles", c.n,
-                    x.mr * x.nr);
+        cg_internal(cg, op->span, "mma accumulator of %d elements for %d tiles", c.n, x.mr * x.nr);
         return;
     }
     for (int i = 0; i < r.n; i++)

@@ -77,8 +77,7 @@ CgVal cg_val_new(Cg *cg, int n)
 CgVal cg_get(Cg *cg, const IrValue *v)
 {
     if (!v || v->id < 0 || v->id >= cg->f->next_id || !cg->have[v->id]) {
-        cg_internal(cg, cg->f->span, "value %%%d used before codegen defined it",
-                    v ? v->id : -1);
+        cg_internal(cg, cg->f->span, "value %%%d used before codegen defined it", v ? v->id : -1);
         CgVal z = cg_val_new(cg, v ? cg_layout(cg, v).per_thread : 1);
         LLVMTypeRef t = cg_type(cg, v ? v->type.dt : DT_I32);
         for (int i = 0; i < z.n; i++)
@@ -103,11 +102,16 @@ LLVMTypeRef cg_type(Cg *cg, DType dt)
     LLVMContextRef c = cg->ctx;
     switch (dt) {
     case DT_I1: return LLVMInt1TypeInContext(c);
-    case DT_I8: case DT_U8: return LLVMInt8TypeInContext(c);
-    case DT_F8E4: case DT_F8E5: return LLVMInt8TypeInContext(c); /* the byte */
-    case DT_I16: case DT_U16: return LLVMInt16TypeInContext(c);
-    case DT_I32: case DT_U32: return LLVMInt32TypeInContext(c);
-    case DT_I64: case DT_U64: return LLVMInt64TypeInContext(c);
+    case DT_I8:
+    case DT_U8: return LLVMInt8TypeInContext(c);
+    case DT_F8E4:
+    case DT_F8E5: return LLVMInt8TypeInContext(c); /* the byte */
+    case DT_I16:
+    case DT_U16: return LLVMInt16TypeInContext(c);
+    case DT_I32:
+    case DT_U32: return LLVMInt32TypeInContext(c);
+    case DT_I64:
+    case DT_U64: return LLVMInt64TypeInContext(c);
     case DT_F16: return LLVMHalfTypeInContext(c);
     case DT_BF16: return LLVMBFloatTypeInContext(c);
     case DT_F32: return LLVMFloatTypeInContext(c);
@@ -142,8 +146,8 @@ LLVMValueRef cg_i64(Cg *cg, int64_t v)
     return LLVMConstInt(LLVMInt64TypeInContext(cg->ctx), (unsigned long long)v, 1);
 }
 
-LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov,
-                          LLVMValueRef *args, int nargs)
+LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov, LLVMValueRef *args,
+                          int nargs)
 {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     if (!id) {
@@ -223,13 +227,9 @@ static bool emit_misc(Cg *cg, const IrOp *op)
     case IR_HINT: /* hints feed the analyses; the value is unchanged */
         cg_set(cg, op->results[0], cg_get(cg, op->operands[0]));
         return true;
-    case IR_ASSUME:
-        return true;
-    case IR_BARRIER:
-        cg_barrier(cg);
-        return true;
-    default:
-        return false;
+    case IR_ASSUME: return true;
+    case IR_BARRIER: cg_barrier(cg); return true;
+    default: return false;
     }
 }
 
@@ -264,10 +264,9 @@ static LLVMTypeRef param_type(Cg *cg, const IrParam *p)
 
 static void add_annotation(Cg *cg, const char *key, int value)
 {
-    LLVMValueRef md[3] = {
-        cg->fn, LLVMMDStringInContext(cg->ctx, key, (unsigned)strlen(key)), cg_i32(cg, value)};
-    LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations",
-                                LLVMMDNodeInContext(cg->ctx, md, 3));
+    LLVMValueRef md[3] = {cg->fn, LLVMMDStringInContext(cg->ctx, key, (unsigned)strlen(key)),
+                          cg_i32(cg, value)};
+    LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations", LLVMMDNodeInContext(cg->ctx, md, 3));
 }
 
 static void make_kernel(Cg *cg)
@@ -387,8 +386,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, cg_fp8_used(f), d);
     if (!tm)
         return false;
-    Cg cg = {.f = f, .o = &opts, .d = d, .a = f->arena, .T = warps * 32,
-             .sm = arch_number(opts.arch)};
+    Cg cg = {
+        .f = f, .o = &opts, .d = d, .a = f->arena, .T = warps * 32, .sm = arch_number(opts.arch)};
     cg.vals = cg_alloc(&cg, sizeof(CgVal) * (size_t)(f->next_id + 1));
     cg.have = cg_alloc(&cg, sizeof(bool) * (size_t)(f->next_id + 1));
     cg.axis = axis_analyze(f, cg.a);
@@ -419,7 +418,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     bool fatal = false;
     if (ok)
         ok = nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, &out->ptx,
-                             &fatal);
+                          &fatal);
     ok = ok && llvm_diag.errors == 0;
     if (ok)
         kernel_meta(&cg, out);

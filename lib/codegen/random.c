@@ -6,8 +6,8 @@
 
 #define CG_PHILOX_A 0xD2511F53u
 #define CG_PHILOX_B 0xCD9E8D57u
-#define CG_KEY_A 0x9E3779B9u
-#define CG_KEY_B 0xBB67AE85u
+#define CG_KEY_A    0x9E3779B9u
+#define CG_KEY_B    0xBB67AE85u
 
 static LLVMValueRef u32c(Cg *cg, uint32_t v)
 {

@@ -9,9 +9,9 @@
 typedef struct Red {
     Cg *cg;
     const IrOp *op;
-    ReduceKind kind;   /* how to combine (scans map to RED_SUM / RED_CUSTOM) */
-    int n;             /* accumulator components */
-    DType dt[8];       /* their dtypes */
+    ReduceKind kind; /* how to combine (scans map to RED_SUM / RED_CUSTOM) */
+    int n;           /* accumulator components */
+    DType dt[8];     /* their dtypes */
 } Red;
 
 /* argmax/argmin: does (av, ai) win over (bv, bi)? Ties go to the smaller
@@ -25,7 +25,7 @@ static LLVMValueRef arg_wins(Cg *cg, bool is_max, DType dt, LLVMValueRef av, LLV
     LLVMValueRef lower = LLVMBuildICmp(B, LLVMIntSLT, ai, bi, "");
     if (!dtype_is_float(dt)) {
         LLVMIntPredicate p = dtype_is_signed(dt) ? (is_max ? LLVMIntSGT : LLVMIntSLT)
-                                                  : (is_max ? LLVMIntUGT : LLVMIntULT);
+                                                 : (is_max ? LLVMIntUGT : LLVMIntULT);
         LLVMValueRef better = LLVMBuildICmp(B, p, av, bv, "");
         LLVMValueRef tie = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntEQ, av, bv, ""), lower, "");
         return LLVMBuildOr(B, better, tie, "");
@@ -117,12 +117,14 @@ static LLVMValueRef shfl(Cg *cg, LLVMValueRef v, DType dt, int off)
         return shfl32(cg, v, off);
     int bits = dtype_bits(dt);
     if (bits == 64) {
-        LLVMValueRef x = dt == DT_PTR ? LLVMBuildPtrToInt(B, v, i64, "")
-                                      : LLVMBuildBitCast(B, v, i64, "");
+        LLVMValueRef x =
+            dt == DT_PTR ? LLVMBuildPtrToInt(B, v, i64, "") : LLVMBuildBitCast(B, v, i64, "");
         LLVMValueRef lo = shfl32(cg, LLVMBuildTrunc(B, x, i32, ""), off);
-        LLVMValueRef hi = shfl32(cg, LLVMBuildTrunc(B, LLVMBuildLShr(B, x, cg_i64(cg, 32), ""), i32, ""), off);
-        LLVMValueRef y = LLVMBuildOr(B, LLVMBuildZExt(B, lo, i64, ""),
-                                     LLVMBuildShl(B, LLVMBuildZExt(B, hi, i64, ""), cg_i64(cg, 32), ""), "");
+        LLVMValueRef hi =
+            shfl32(cg, LLVMBuildTrunc(B, LLVMBuildLShr(B, x, cg_i64(cg, 32), ""), i32, ""), off);
+        LLVMValueRef y =
+            LLVMBuildOr(B, LLVMBuildZExt(B, lo, i64, ""),
+                        LLVMBuildShl(B, LLVMBuildZExt(B, hi, i64, ""), cg_i64(cg, 32), ""), "");
         return dt == DT_PTR ? LLVMBuildIntToPtr(B, y, cg_type(cg, dt), "")
                             : LLVMBuildBitCast(B, y, cg_type(cg, dt), "");
     }
@@ -150,8 +152,8 @@ static void lane_combine(Red *r, LLVMValueRef *acc, int off)
     LLVMValueRef other[8], lo[8], hi[8];
     for (int i = 0; i < r->n; i++)
         other[i] = shfl(cg, acc[i], r->dt[i], off);
-    LLVMValueRef upper = LLVMBuildICmp(cg->b, LLVMIntNE, LLVMBuildAnd(cg->b, lane, cg_i32(cg, off), ""),
-                                       cg_i32(cg, 0), "");
+    LLVMValueRef upper = LLVMBuildICmp(
+        cg->b, LLVMIntNE, LLVMBuildAnd(cg->b, lane, cg_i32(cg, off), ""), cg_i32(cg, 0), "");
     for (int i = 0; i < r->n; i++) {
         lo[i] = LLVMBuildSelect(cg->b, upper, other[i], acc[i], "");
         hi[i] = LLVMBuildSelect(cg->b, upper, acc[i], other[i], "");
@@ -412,7 +414,8 @@ static LLVMValueRef line_index(Cg *cg, LLVMValueRef p, LLVMValueRef j, const Typ
     int lb = cg_ilog2(inner);
     LLVMValueRef outer = LLVMBuildLShr(cg->b, p, cg_i32(cg, lb), "");
     LLVMValueRef in = LLVMBuildAnd(cg->b, p, cg_i32(cg, inner - 1), "");
-    LLVMValueRef x = LLVMBuildAdd(cg->b, LLVMBuildShl(cg->b, outer, cg_i32(cg, cg_ilog2(t->shape[axis])), ""), j, "");
+    LLVMValueRef x = LLVMBuildAdd(
+        cg->b, LLVMBuildShl(cg->b, outer, cg_i32(cg, cg_ilog2(t->shape[axis])), ""), j, "");
     return LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, x, cg_i32(cg, lb), ""), in, "");
 }
 
@@ -441,7 +444,8 @@ static void scan_line(Red *r, LLVMValueRef p, const Type *t, int axis, const int
     LLVMValueRef j = LLVMBuildAdd(cg->b, jphi, cg_i32(cg, rev ? -1 : 1), "");
     LLVMValueRef e = line_index(cg, p, j, t, axis);
     for (int i = 0; i < r->n; i++)
-        x[i] = LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]), cg_smem_addr(cg, off[i], e, r->dt[i]), "");
+        x[i] =
+            LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]), cg_smem_addr(cg, off[i], e, r->dt[i]), "");
     if (rev) /* a reverse scan puts x[j] left of the suffix after it */
         for (int i = 0; i < r->n; i++) {
             LLVMValueRef tmp = acc[i];
@@ -494,8 +498,8 @@ bool cg_emit_scan(Cg *cg, const IrOp *op)
         LLVMValueRef p = LLVMBuildAdd(cg->b, cg->tid, cg_i32(cg, m), "");
         LLVMBasicBlockRef work = cg_new_bb(cg, "scan.line");
         LLVMBasicBlockRef next = cg_new_bb(cg, "scan.next");
-        LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntULT, p, cg_i32(cg, lines), ""),
-                        work, next);
+        LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntULT, p, cg_i32(cg, lines), ""), work,
+                        next);
         LLVMPositionBuilderAtEnd(cg->b, work);
         scan_line(&r, p, &t, axis, off);
         LLVMBuildBr(cg->b, next);

@@ -7,10 +7,7 @@
 
 /* Which values qualify is the layout pass's rule, so that the conversions it
  * plans as free are free. */
-bool cg_can_remat(Cg *cg, const IrValue *v)
-{
-    return pass_can_remat(v);
-}
+bool cg_can_remat(Cg *cg, const IrValue *v) { return pass_can_remat(v); }
 
 static int64_t stride_of(const Type *t, int d)
 {
@@ -62,15 +59,12 @@ static LLVMValueRef remat(Cg *cg, const IrValue *v, RIdx idx)
         return cg_get(cg, v).el[0];
     const IrOp *op = v->def;
     switch (op->kind) {
-    case IR_CONST:
-        return cg_const_elem(cg, v->type.dt, op->ival, op->fval);
-    case IR_SPLAT:
-        return cg_get(cg, op->operands[0]).el[0];
+    case IR_CONST: return cg_const_elem(cg, v->type.dt, op->ival, op->fval);
+    case IR_SPLAT: return cg_get(cg, op->operands[0]).el[0];
     case IR_EXPAND_DIMS:
     case IR_RESHAPE: /* row-major order is unchanged */
     case IR_CONVERT_LAYOUT:
-    case IR_HINT:
-        return remat(cg, op->operands[0], idx);
+    case IR_HINT: return remat(cg, op->operands[0], idx);
     case IR_BROADCAST: {
         const IrValue *in = op->operands[0];
         return remat(cg, in, unbroadcast(cg, idx, &v->type, &in->type));

@@ -193,8 +193,7 @@ static void emit_wait(Cg *cg, const IrOp *op)
 {
     int buf = (int)op->ival;
     bool empty = op->sub == 1;
-    if (buf < 0 || buf >= cg->nbufs || cg->bar_off[buf] < 0 ||
-        (empty && cg->empty_off[buf] < 0)) {
+    if (buf < 0 || buf >= cg->nbufs || cg->bar_off[buf] < 0 || (empty && cg->empty_off[buf] < 0)) {
         cg_internal(cg, op->span, "tma_wait on ring %d without barriers", buf);
         return;
     }
@@ -203,16 +202,18 @@ static void emit_wait(Cg *cg, const IrOp *op)
     LLVMValueRef bar = barrier_at(cg, buf, slot, empty);
     LLVMValueRef phase = empty ? cg->empty_phase[buf] : cg->phase[buf];
     LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, phase, "");
-    LLVMValueRef parity = LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
+    LLVMValueRef parity =
+        LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
     LLVMBasicBlockRef spin = cg_new_bb(cg, "tma.wait"), done = cg_new_bb(cg, "tma.ready");
     LLVMBuildBr(cg->b, spin);
     LLVMPositionBuilderAtEnd(cg->b, spin);
     LLVMValueRef args[2] = {bar, parity};
     LLVMTypeRef pt[2] = {i32, i32};
-    LLVMValueRef ok = cg_asm(cg, i32, pt, 2,
-                             "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n"
-                             "selp.b32 $0, 1, 0, p;\n}",
-                             "=r,r,r", args);
+    LLVMValueRef ok =
+        cg_asm(cg, i32, pt, 2,
+               "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n"
+               "selp.b32 $0, 1, 0, p;\n}",
+               "=r,r,r", args);
     LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntNE, ok, cg_i32(cg, 0), ""), done, spin);
     LLVMPositionBuilderAtEnd(cg->b, done);
     LLVMValueRef flip = LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, "");
@@ -233,24 +234,17 @@ static void emit_release(Cg *cg, const IrOp *op)
     LLVMBasicBlockRef done = begin_if(cg, live, "tma.release");
     LLVMValueRef bar = barrier_at(cg, buf, slot, true);
     LLVMTypeRef pt[1] = {LLVMInt32TypeInContext(cg->ctx)};
-    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1,
-           "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", &bar);
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1, "mbarrier.arrive.shared::cta.b64 _, [$0];",
+           "r", &bar);
     end_if(cg, done);
 }
 
 bool cg_emit_tma(Cg *cg, const IrOp *op)
 {
     switch (op->kind) {
-    case IR_TMA_COPY:
-        emit_copy(cg, op);
-        return true;
-    case IR_TMA_WAIT:
-        emit_wait(cg, op);
-        return true;
-    case IR_TMA_RELEASE:
-        emit_release(cg, op);
-        return true;
-    default:
-        return false;
+    case IR_TMA_COPY: emit_copy(cg, op); return true;
+    case IR_TMA_WAIT: emit_wait(cg, op); return true;
+    case IR_TMA_RELEASE: emit_release(cg, op); return true;
+    default: return false;
     }
 }

@@ -21,10 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool hopper(const Cg *cg)
-{
-    return cg->o->arch && strcmp(cg->o->arch, "sm_90a") == 0;
-}
+static bool hopper(const Cg *cg) { return cg->o->arch && strcmp(cg->o->arch, "sm_90a") == 0; }
 
 void cg_fence_async_shared(Cg *cg)
 {
@@ -42,12 +39,9 @@ typedef struct WgKind {
 } WgKind;
 
 static const WgKind wg_kinds[] = {
-    {DT_F16, DT_F32, "f16", "f32", 16, 4},
-    {DT_BF16, DT_F32, "bf16", "f32", 16, 4},
-    {DT_F32, DT_F32, "tf32", "f32", 8, 2},
-    {DT_I8, DT_I32, "s8", "s32", 32, 0},
-    {DT_F8E4, DT_F32, "e4m3", "f32", 32, 2},
-    {DT_F8E5, DT_F32, "e5m2", "f32", 32, 2},
+    {DT_F16, DT_F32, "f16", "f32", 16, 4},   {DT_BF16, DT_F32, "bf16", "f32", 16, 4},
+    {DT_F32, DT_F32, "tf32", "f32", 8, 2},   {DT_I8, DT_I32, "s8", "s32", 32, 0},
+    {DT_F8E4, DT_F32, "e4m3", "f32", 32, 2}, {DT_F8E5, DT_F32, "e5m2", "f32", 32, 2},
 };
 
 static const WgKind *wg_kind(DType in, DType acc)
@@ -61,11 +55,11 @@ static const WgKind *wg_kind(DType in, DType acc)
 typedef struct Wg {
     Cg *cg;
     const WgKind *k, *kb; /* A's form, B's (another fp8 format than A's) */
-    LLVMTypeRef acc_t;   /* register type of an accumulator element */
-    int n;               /* instruction width (N of m64nNkK) */
-    int mr, nr, kr;      /* instructions along M (per warpgroup), N and K */
-    int rep_rows;        /* rows one repeat of all warps covers */
-    LLVMValueRef wg_row; /* this warpgroup's first row within a repeat */
+    LLVMTypeRef acc_t;    /* register type of an accumulator element */
+    int n;                /* instruction width (N of m64nNkK) */
+    int mr, nr, kr;       /* instructions along M (per warpgroup), N and K */
+    int rep_rows;         /* rows one repeat of all warps covers */
+    LLVMValueRef wg_row;  /* this warpgroup's first row within a repeat */
     CgOperand *a, *b;
 } Wg;
 
@@ -90,10 +84,11 @@ static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVM
     LLVMValueRef p = cg_smem_addr_at(cg, o->off, idx, o->v->type.dt);
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx);
     LLVMValueRef addr = LLVMBuildPtrToInt(cg->b, p, i64, "");
-    addr = LLVMBuildLShr(cg->b, LLVMBuildAnd(cg->b, addr, cg_i64(cg, 0x3FFFF), ""), cg_i64(cg, 4), "");
+    addr =
+        LLVMBuildLShr(cg->b, LLVMBuildAnd(cg->b, addr, cg_i64(cg, 0x3FFFF), ""), cg_i64(cg, 4), "");
     int row = t->panel * t->bytes;
-    uint64_t fixed = (uint64_t)((int64_t)t->rows * row >> 4) << 16 | (uint64_t)(8 * row >> 4) << 32 |
-                     (uint64_t)swizzle_mode(row) << 62;
+    uint64_t fixed = (uint64_t)((int64_t)t->rows * row >> 4) << 16 |
+        (uint64_t)(8 * row >> 4) << 32 | (uint64_t)swizzle_mode(row) << 62;
     return LLVMBuildOr(cg->b, addr, LLVMConstInt(i64, fixed, 0), "");
 }
 
@@ -197,7 +192,8 @@ static void issue(Wg *w, const CgOperand *ta, const CgOperand *tb, const WgA *a,
     int nx = na + 1 + (pred ? 1 : 0);
     LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 6));
     LLVMValueRef *args = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)(n + 6));
-    const char *extra = a->desc ? (pred ? ",l,l,r" : ",l,l") : (pred ? ",r,r,r,r,l,r" : ",r,r,r,r,l");
+    const char *extra =
+        a->desc ? (pred ? ",l,l,r" : ",l,l") : (pred ? ",r,r,r,r,l,r" : ",r,r,r,r,l");
     tied(cg, w->acc_t, &cons, pt, n, extra, xt, nx);
     for (int i = 0; i < n; i++)
         args[i] = acc[i];
@@ -224,7 +220,8 @@ static void wait_groups(Cg *cg, LLVMTypeRef et, int pending, LLVMValueRef *acc, 
     LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)n);
     tied(cg, et, &cons, pt, n, "", NULL, 0);
     LLVMTypeRef st = LLVMStructTypeInContext(cg->ctx, pt, (unsigned)n, 0);
-    const char *text = pending ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;";
+    const char *text =
+        pending ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;";
     if (!cons.oom && cons.data)
         unpack(cg, cg_asm(cg, st, pt, n, text, cons.data, acc), acc, n);
     else
@@ -301,7 +298,8 @@ static void part_a(Wg *w, const CgOperand *a, APart part, int mi, int ki, WgA *o
 {
     Cg *cg = w->cg;
     if (a->staged) {
-        LLVMValueRef row = LLVMBuildAdd(cg->b, w->wg_row, cg_i32(cg, (int64_t)mi * w->rep_rows), "");
+        LLVMValueRef row =
+            LLVMBuildAdd(cg->b, w->wg_row, cg_i32(cg, (int64_t)mi * w->rep_rows), "");
         out->desc = desc_a(cg, a, row, w->k->k * ki);
         return;
     }
@@ -411,7 +409,8 @@ static void split_tile(Wg *w, const CgOperand *o, CgOperand *big, CgOperand *sma
             vs = LLVMBuildInsertElement(cg->b, vs, lo, cg_i32(cg, i), "");
         }
         LLVMSetAlignment(LLVMBuildStore(cg->b, vb, cg_smem_addr_at(cg, big->off, idx, DT_F32)), 16);
-        LLVMSetAlignment(LLVMBuildStore(cg->b, vs, cg_smem_addr_at(cg, small->off, idx, DT_F32)), 16);
+        LLVMSetAlignment(LLVMBuildStore(cg->b, vs, cg_smem_addr_at(cg, small->off, idx, DT_F32)),
+                         16);
         if (done) {
             LLVMBuildBr(cg->b, done);
             LLVMPositionBuilderAtEnd(cg->b, done);
@@ -477,7 +476,7 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
     setup(&w, op);
     bool staged = (a->staged && !a->copied) || (b->staged && !b->copied);
     if (staged && x3) {
-        cg_barrier(cg); /* the split reads what every warp staged */
+        cg_barrier(cg);  /* the split reads what every warp staged */
     } else if (staged) { /* copied tiles were fenced at the pipeline's wait */
         cg_fence_async_shared(cg);
         cg_barrier(cg);

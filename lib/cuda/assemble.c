@@ -46,8 +46,8 @@ static tk_status link_cubin(const char *ptx, size_t len, int target, const char 
     void *bin = NULL;
     size_t n = 0;
     RT_CU_GO(s, done, kernel, cuLinkCreate, 3, opts, vals, &st);
-    RT_CU_GO(s, done, kernel, cuLinkAddData, st, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, kernel,
-             0, NULL, NULL);
+    RT_CU_GO(s, done, kernel, cuLinkAddData, st, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, kernel, 0,
+             NULL, NULL);
     RT_CU_GO(s, done, kernel, cuLinkComplete, st, &bin, &n);
     sb_write(out, bin, n);
     if (out->oom)
@@ -149,8 +149,8 @@ static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch,
     if (posix_spawn_file_actions_init(&fa) != 0)
         return err_set(TK_ERR_NO_MEMORY, "out of memory starting ptxas");
     pid_t pid = 0;
-    int rc = posix_spawn_file_actions_addopen(&fa, 1, log,
-                                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    int rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+                                              0600);
     if (rc == 0)
         rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
     if (rc == 0)

@@ -30,6 +30,7 @@ double rt_now_ms(void);
 
 /* X(field, symbol exported by libcuda.so.1). __typeof__ of the cuda.h name
  * gives the prototype; the symbol names the ABI version cuda.h maps to. */
+/* clang-format off */
 #define RT_CU_FUNCS(X)                                                         \
     X(cuInit, "cuInit")                                                        \
     X(cuGetErrorName, "cuGetErrorName")                                        \
@@ -70,6 +71,7 @@ double rt_now_ms(void);
     X(cuEventRecord, "cuEventRecord")                                          \
     X(cuEventSynchronize, "cuEventSynchronize")                                \
     X(cuEventElapsedTime, "cuEventElapsedTime")
+/* clang-format on */
 
 typedef struct RtDriver {
 #define X(f, sym) __typeof__(f) *p_##f;
@@ -96,21 +98,21 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
 
 /* Every driver call goes through this: on failure it records the call and
  * returns the status from the enclosing function. */
-#define RT_CU(kernel, fn, ...)                                                 \
-    do {                                                                       \
-        CUresult rt_r_ = rt_cu.p_##fn(__VA_ARGS__);                            \
-        if (rt_r_ != CUDA_SUCCESS)                                             \
-            return rt_cu_fail(rt_r_, #fn, (kernel));                           \
+#define RT_CU(kernel, fn, ...)                                                                     \
+    do {                                                                                           \
+        CUresult rt_r_ = rt_cu.p_##fn(__VA_ARGS__);                                                \
+        if (rt_r_ != CUDA_SUCCESS)                                                                 \
+            return rt_cu_fail(rt_r_, #fn, (kernel));                                               \
     } while (0)
 
 /* The same check where cleanup is needed: sets `st` and jumps to `label`. */
-#define RT_CU_GO(st, label, kernel, fn, ...)                                   \
-    do {                                                                       \
-        CUresult rt_r_ = rt_cu.p_##fn(__VA_ARGS__);                            \
-        if (rt_r_ != CUDA_SUCCESS) {                                           \
-            (st) = rt_cu_fail(rt_r_, #fn, (kernel));                           \
-            goto label;                                                        \
-        }                                                                      \
+#define RT_CU_GO(st, label, kernel, fn, ...)                                                       \
+    do {                                                                                           \
+        CUresult rt_r_ = rt_cu.p_##fn(__VA_ARGS__);                                                \
+        if (rt_r_ != CUDA_SUCCESS) {                                                               \
+            (st) = rt_cu_fail(rt_r_, #fn, (kernel));                                               \
+            goto label;                                                                            \
+        }                                                                                          \
     } while (0)
 
 /* ---- PTX -> cubin (assemble.c) ----------------------------------------------- */
@@ -119,7 +121,7 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
  * appending the cubin to out: through the CUDA driver's linker when a
  * driver and GPU are there, else `ptxas` from PATH. false with a one-line
  * reason in why (what was tried, why each failed) when neither can. */
-bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
-                     StrBuf *out, char *why, size_t cap);
+bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel, StrBuf *out,
+                     char *why, size_t cap);
 
 #endif

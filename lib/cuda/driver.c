@@ -53,13 +53,13 @@ static void driver_load_once(void)
         load_missing = true;
         return;
     }
-#define X(f, sym)                                                              \
-    rt_cu.p_##f = (__typeof__(rt_cu.p_##f))dlsym(h, sym);                      \
-    if (!rt_cu.p_##f) {                                                        \
-        snprintf(load_message, sizeof load_message,                            \
-                 "the CUDA driver %s lacks %s (driver too old?)", lib, sym);   \
-        load_status = TK_ERR_NO_DEVICE;                                        \
-        return;                                                                \
+#define X(f, sym)                                                                                  \
+    rt_cu.p_##f = (__typeof__(rt_cu.p_##f))dlsym(h, sym);                                          \
+    if (!rt_cu.p_##f) {                                                                            \
+        snprintf(load_message, sizeof load_message,                                                \
+                 "the CUDA driver %s lacks %s (driver too old?)", lib, sym);                       \
+        load_status = TK_ERR_NO_DEVICE;                                                            \
+        return;                                                                                    \
     }
     RT_CU_FUNCS(X)
 #undef X
@@ -86,7 +86,7 @@ tk_status rt_driver_load(void)
     pthread_once(&load_once, driver_load_once);
     if (load_status != TK_OK)
         return err_set(load_status, "%s%s", load_message,
-                        load_missing ? "; set TK_INTERPRET=1 to run on the CPU interpreter" : "");
+                       load_missing ? "; set TK_INTERPRET=1 to run on the CPU interpreter" : "");
     return TK_OK;
 }
 
@@ -123,15 +123,16 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel)
     const char *fault = fault_words(r);
     if (fault)
         return err_set(TK_ERR_KERNEL_FAULT,
-                        "kernel '%s' faulted: %s (%s, reported by %s); the CUDA context is "
-                        "unusable from now on", kernel ? kernel : "?", fault, name, call);
+                       "kernel '%s' faulted: %s (%s, reported by %s); the CUDA context is "
+                       "unusable from now on",
+                       kernel ? kernel : "?", fault, name, call);
     if (r == CUDA_ERROR_OUT_OF_MEMORY)
         return err_set(TK_ERR_NO_MEMORY, "%s failed: %s (%s)%s%s%s", call, name, text,
-                        kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
+                       kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
     if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_INVALID_DEVICE)
         return err_set(TK_ERR_NO_DEVICE, "%s failed: %s (%s)", call, name, text);
     return err_set(TK_ERR_DRIVER, "%s failed: %s (%s)%s%s%s", call, name, text,
-                    kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
+                   kernel ? " for kernel '" : "", kernel ? kernel : "", kernel ? "'" : "");
 }
 
 bool rt_env_on(const char *name)

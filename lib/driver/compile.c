@@ -100,8 +100,10 @@ bool comp_request(Compilation *c, const tk_compile_options *o, const char *kerne
         const char *why;
         if (!sema_parse_const(o->defines[i].value, &defs[i].value, &why))
             diag_plain(&c->diag, DIAG_ERROR, "-D %s=%s: %s", o->defines[i].name,
-                       o->defines[i].value, why ? why : "not a value (give a number, "
-                       "True/False, a dtype such as tl.float16, or 'text')");
+                       o->defines[i].value,
+                       why ? why
+                           : "not a value (give a number, "
+                             "True/False, a dtype such as tl.float16, or 'text')");
         if (defs[i].value.kind == CV_STR && defs[i].value.s) {
             /* sema_parse_const's copy is on the heap; the compilation's arena holds it now */
             char *text = arena_strdup(&c->arena, defs[i].value.s);
@@ -235,7 +237,7 @@ static tk_status check_print_options(const char *fn, const tk_compile_options *o
         sb_init(&known);
         pass_names(&known);
         tk_status s = err_set(TK_ERR_INVALID, "%s: %s names no pass: '%.*s' (%s, or all)", fn,
-                               names[i], (int)n, bad, known.data ? known.data : "");
+                              names[i], (int)n, bad, known.data ? known.data : "");
         sb_free(&known);
         return s;
     }
@@ -250,7 +252,7 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
     for (int i = 0; s == TK_OK && i < o->ndefines; i++)
         if (!o->defines[i].name || !o->defines[i].value)
             s = err_set(TK_ERR_INVALID, "%s: defines[%d].%s is NULL", fn, i,
-                         o->defines[i].name ? "value" : "name");
+                        o->defines[i].name ? "value" : "name");
     if (s != TK_OK)
         return s;
     if ((int)o->emit < TK_EMIT_TOKENS || (int)o->emit > TK_EMIT_HEADER)
@@ -260,8 +262,8 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
     if (!ir_launch_settings(&warps, &stages, NULL, why, sizeof why))
         return err_set(TK_ERR_INVALID, "%s: %s", fn, why);
     if (o->opt_level < -1 || o->opt_level > 3)
-        return err_set(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)",
-                        fn, o->opt_level);
+        return err_set(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)", fn,
+                       o->opt_level);
     return check_print_options(fn, o);
 }
 
@@ -273,7 +275,7 @@ static tk_status compile_failed(tk_status s, const Compilation *c)
     if (text && *text)
         return err_set(s, "%s", text);
     return err_set(s, "tk_compile: '%s' did not compile (%s)", c->src.name,
-                    s == TK_ERR_NO_MEMORY ? "out of memory" : "no diagnostics");
+                   s == TK_ERR_NO_MEMORY ? "out of memory" : "no diagnostics");
 }
 
 tk_status comp_finish(Compilation *c, bool ok, StrBuf *res, char **out, size_t *out_len,

@@ -25,7 +25,7 @@ static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, Str
     cg_kernel_init(&k);
     int errors = c->diag.errors;
     bool ok = cg_compile(f, &cg, &c->diag, o->emit == TK_EMIT_LLVM ? out : NULL, &k) &&
-              c->diag.errors == errors;
+        c->diag.errors == errors;
     if (ok && o->emit == TK_EMIT_PTX)
         sb_write(out, k.ptx.data ? k.ptx.data : "", k.ptx.len);
     cg_kernel_free(&k);
@@ -37,7 +37,8 @@ static bool options_fit(Diag *d, const tk_compile_options *o)
     if (o->emit != TK_EMIT_IR && o->emit != TK_EMIT_LLVM && o->emit != TK_EMIT_PTX)
         diag_plain(d, DIAG_ERROR, "IR input gives --emit=ir, llvm or ptx only");
     else if (o->ndefines || o->signature || o->num_warps > 0 || o->num_stages > 0 || o->tma)
-        diag_plain(d, DIAG_ERROR, "IR input is specialised already: no -D, --signature, "
+        diag_plain(d, DIAG_ERROR,
+                   "IR input is specialised already: no -D, --signature, "
                    "--num-warps, --num-stages or --tma");
     return d->errors == 0;
 }

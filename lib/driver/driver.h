@@ -19,7 +19,7 @@ typedef struct Compilation {
     Diag diag;
     Node *module;
     const char *const *search_paths; /* for package imports; NULL-terminated, may be NULL */
-    const Source **imported;          /* the package files comp_parse read */
+    const Source **imported;         /* the package files comp_parse read */
     int nimported;
 } Compilation;
 

@@ -84,28 +84,26 @@ static void print_float(StrBuf *out, double v)
 static void print_detail(StrBuf *out, const Node *n)
 {
     switch (n->kind) {
-    case N_NAME: case N_ATTR: case N_FUNC: case N_PARAM: case N_KEYWORD:
-        sb_printf(out, " %s", n->name ? n->name : "?");
-        break;
+    case N_NAME:
+    case N_ATTR:
+    case N_FUNC:
+    case N_PARAM:
+    case N_KEYWORD: sb_printf(out, " %s", n->name ? n->name : "?"); break;
     case N_INT:
         if (n->flags & NF_BIG_INT)
             sb_printf(out, " %" PRIu64 " (big)", n->uval);
         else
             sb_printf(out, " %" PRId64, n->ival);
         break;
-    case N_FLOAT:
-        print_float(out, n->fval);
-        break;
+    case N_FLOAT: print_float(out, n->fval); break;
     case N_STR:
         sb_putc(out, ' ');
         print_quoted(out, n->str ? n->str : "", n->str ? n->slen : 0);
         break;
-    case N_BINOP: case N_UNARY: case N_BOOLOP:
-        sb_printf(out, " %s", ast_op_spelling((OpKind)n->op));
-        break;
-    case N_AUGASSIGN:
-        sb_printf(out, " %s=", ast_op_spelling((OpKind)n->op));
-        break;
+    case N_BINOP:
+    case N_UNARY:
+    case N_BOOLOP: sb_printf(out, " %s", ast_op_spelling((OpKind)n->op)); break;
+    case N_AUGASSIGN: sb_printf(out, " %s=", ast_op_spelling((OpKind)n->op)); break;
     case N_COMPARE:
         for (int i = 0; i + 1 < n->list.len; i++)
             sb_printf(out, " %s", ast_op_spelling(n->cmp_ops[i]));
@@ -120,15 +118,13 @@ static void print_detail(StrBuf *out, const Node *n)
         if (n->alias)
             sb_printf(out, " as %s", n->alias);
         break;
-    case N_PTR_TYPE:
-        sb_printf(out, " *%s", n->name ? n->name : "?");
-        break;
-    default:
-        break;
+    case N_PTR_TYPE: sb_printf(out, " *%s", n->name ? n->name : "?"); break;
+    default: break;
     }
     /* the package file an import was found in */
     if ((n->kind == N_IMPORT || n->kind == N_FROM_IMPORT) && n->target && n->target->src)
-        sb_printf(out, " -> %s%s", n->target->src->name, n->flags & NF_SUBMODULE ? " (module)" : "");
+        sb_printf(out, " -> %s%s", n->target->src->name,
+                  n->flags & NF_SUBMODULE ? " (module)" : "");
 }
 
 static void print_node(StrBuf *out, const Node *n, int depth, const char *role);
@@ -144,14 +140,35 @@ static void child_roles(NodeKind k, const char *r[3])
 {
     r[0] = r[1] = r[2] = NULL;
     switch (k) {
-    case N_PARAM: r[0] = "annotation"; r[1] = "default"; break;
+    case N_PARAM:
+        r[0] = "annotation";
+        r[1] = "default";
+        break;
     case N_ASSIGN: r[0] = "value"; break;
-    case N_ANNASSIGN: r[0] = "target"; r[1] = "annotation"; r[2] = "value"; break;
-    case N_AUGASSIGN: r[0] = "target"; r[1] = "value"; break;
-    case N_FOR: r[0] = "target"; r[1] = "iter"; break;
+    case N_ANNASSIGN:
+        r[0] = "target";
+        r[1] = "annotation";
+        r[2] = "value";
+        break;
+    case N_AUGASSIGN:
+        r[0] = "target";
+        r[1] = "value";
+        break;
+    case N_FOR:
+        r[0] = "target";
+        r[1] = "iter";
+        break;
     case N_ASSERT: r[1] = "msg"; break;
-    case N_SLICE: r[0] = "lo"; r[1] = "hi"; r[2] = "step"; break;
-    case N_IFEXP: r[0] = "then"; r[1] = "cond"; r[2] = "else"; break;
+    case N_SLICE:
+        r[0] = "lo";
+        r[1] = "hi";
+        r[2] = "step";
+        break;
+    case N_IFEXP:
+        r[0] = "then";
+        r[1] = "cond";
+        r[2] = "else";
+        break;
     case N_LAMBDA: r[0] = "body"; break;
     default: break;
     }
@@ -189,7 +206,9 @@ static void print_children(StrBuf *out, const Node *n, int depth)
     if (n->c)
         print_node(out, n->c, depth, r[2]);
     const char *l1 = n->kind == N_IF ? "then" : n->kind == N_SUBSCRIPT ? "index" : NULL;
-    const char *l2 = n->kind == N_IF || n->kind == N_FOR ? "else" : n->kind == N_HOST ? "import" : NULL;
+    const char *l2 = n->kind == N_IF || n->kind == N_FOR ? "else"
+        : n->kind == N_HOST                              ? "import"
+                                                         : NULL;
     print_list(out, &n->list, depth, l1);
     print_list(out, &n->list2, depth, l2);
     print_list(out, &n->list3, depth, NULL);
@@ -213,7 +232,4 @@ static void print_node(StrBuf *out, const Node *n, int depth, const char *role)
     print_children(out, n, depth + 1);
 }
 
-void ast_print(StrBuf *out, const Node *module)
-{
-    print_node(out, module, 0, NULL);
-}
+void ast_print(StrBuf *out, const Node *module) { print_node(out, module, 0, NULL); }

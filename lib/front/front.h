@@ -12,6 +12,7 @@
  * which fields each kind uses. */
 
 /* X(kind, what it is; which fields it uses) */
+/* clang-format off */
 #define TK_NODE_KINDS(X)                                                      \
     /* ---- top level ---- */                                                 \
     X(N_MODULE, "a file; list = items in order, src = the file")             \
@@ -70,6 +71,7 @@
     X(N_LAMBDA, "lambda params: body; list = params (N_PARAM), a = body")    \
     X(N_STARRED, "*a in a call argument list; a")                            \
     X(N_PTR_TYPE, "*fp32 in an annotation; name = element type spelling")
+/* clang-format on */
 
 typedef enum {
 #define X(k, doc) k,
@@ -79,6 +81,7 @@ typedef enum {
 } NodeKind;
 
 /* Operators, shared by N_BINOP, N_UNARY, N_BOOLOP, N_COMPARE, N_AUGASSIGN. */
+/* clang-format off */
 #define TK_OPERATORS(X)                                                       \
     X(OP_ADD, "+") X(OP_SUB, "-") X(OP_MUL, "*") X(OP_DIV, "/")             \
     X(OP_FLOORDIV, "//") X(OP_MOD, "%") X(OP_POW, "**") X(OP_MATMUL, "@")   \
@@ -88,6 +91,7 @@ typedef enum {
     X(OP_LT, "<") X(OP_LE, "<=") X(OP_GT, ">") X(OP_GE, ">=")               \
     X(OP_EQ, "==") X(OP_NE, "!=") X(OP_IS, "is") X(OP_IS_NOT, "is not")     \
     X(OP_IN, "in") X(OP_NOT_IN, "not in")
+/* clang-format on */
 
 typedef enum {
 #define X(k, s) k,
@@ -121,7 +125,7 @@ struct Node {
     double fval;
     Node *a, *b, *c;
     NodeList list, list2, list3;
-    OpKind *cmp_ops; /* N_COMPARE: list.len - 1 entries */
+    OpKind *cmp_ops;   /* N_COMPARE: list.len - 1 entries */
     const Source *src; /* N_MODULE: the file it was read from */
     /* N_IMPORT, N_FROM_IMPORT: the N_MODULE of another file of the package
      * (front/package.c). Never walked: imports may form cycles. */
@@ -160,7 +164,6 @@ Node *parse_python_module(const Source *src, Arena *a, Diag *d);
  * its file's parent folders; points each import node's `target` at the
  * parsed file. An import it cannot find stays a host name. Returns how many
  * files it read, their sources in *files. */
-int package_load(Node *module, const char *const *search, Arena *a, Diag *d,
-                 const Source ***files);
+int package_load(Node *module, const char *const *search, Arena *a, Diag *d, const Source ***files);
 
 #endif

@@ -32,7 +32,6 @@ static void host_bind(HostScan *h, const HostLine *L, size_t at, size_t len)
 }
 
 
-
 /* A module tk reads itself: triton's language and math. */
 static bool host_tk_module(const char *s, size_t len)
 {
@@ -89,7 +88,8 @@ bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *
                 bl++;
         }
         size_t q = host_skip_ws(t, p, end);
-        if (q + 2 <= end && memcmp(t + q, "as", 2) == 0 && (q + 2 == end || !host_is_id(t[q + 2]))) {
+        if (q + 2 <= end && memcmp(t + q, "as", 2) == 0 &&
+            (q + 2 == end || !host_is_id(t[q + 2]))) {
             q = host_skip_ws(t, q + 2, end);
             bs = q;
             while (q < end && host_is_id(t[q]))
@@ -104,7 +104,8 @@ bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *
                                  know ? host_span_at(h, L, L->start, (size_t)(p - L->start))
                                       : host_span_at(h, L, m, (size_t)(p - m)));
             n->span.end_line = n->span.line;
-            const char *what = arena_strndup(h->lx->arena, t + m, (size_t)(host_dotted(t, m, end) - m));
+            const char *what =
+                arena_strndup(h->lx->arena, t + m, (size_t)(host_dotted(t, m, end) - m));
             n->name = from ? module : what;
             n->str = from ? what : NULL;
             if (bs != m)
@@ -168,7 +169,8 @@ static void host_bind_targets(HostScan *h, Node *host, const HostLine *L, size_t
             while (q < end && (t[q] == ' ' || t[q] == '\t'))
                 q++;
             bool before_dot = s > 0 && t[s - 1] == '.';
-            if (!before_dot && (q >= end || t[q] == ',' || t[q] == ')' || t[q] == ']' || t[q] == ':'))
+            if (!before_dot &&
+                (q >= end || t[q] == ',' || t[q] == ')' || t[q] == ']' || t[q] == ':'))
                 host_bind(h, L, s, p - s);
             continue;
         }
@@ -206,9 +208,9 @@ static void host_bind_assign(HostScan *h, Node *host, const HostLine *L, size_t 
 static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
 {
     const char *t = h->text;
-    static const char *const ok_words[] = {"True", "False", "None", "and", "or", "not", "if",
-                                           "else", "in", "is", "min", "max", "abs", "int",
-                                           "float", "bool"};
+    static const char *const ok_words[] = {"True", "False", "None",  "and", "or",  "not",
+                                           "if",   "else",  "in",    "is",  "min", "max",
+                                           "abs",  "int",   "float", "bool"};
     int line = 0;
     size_t v = p;
     while (v < L->end && (t[v] == ' ' || t[v] == '\t'))
@@ -275,8 +277,8 @@ bool host_jit_decorator(const HostScan *h, const HostLine *L)
     while (from < last && (t[from] == ' ' || t[from] == '\t'))
         from++;
     size_t plen = last - from;
-    bool ours = plen == 0 ||
-                (plen >= 2 && t[last - 1] == '.' && host_in(&h->prefixes, t + from, plen - 1));
+    bool ours =
+        plen == 0 || (plen >= 2 && t[last - 1] == '.' && host_in(&h->prefixes, t + from, plen - 1));
     static const char *const kw[] = {"jit", "autotune", "heuristics"};
     for (int i = 0; ours && i < TK_ARRAY_LEN(kw); i++)
         if (strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0)
@@ -336,7 +338,8 @@ static bool host_wraps(const HostScan *h, const HostLine *L, const char *name, s
             p++;
         if (p - s == nlen && memcmp(t + s, name, nlen) == 0)
             self = true;
-        if ((p - s == 3 && !memcmp(t + s, "jit", 3)) || (p - s == 8 && !memcmp(t + s, "autotune", 8)) ||
+        if ((p - s == 3 && !memcmp(t + s, "jit", 3)) ||
+            (p - s == 8 && !memcmp(t + s, "autotune", 8)) ||
             (p - s == 10 && !memcmp(t + s, "heuristics", 10)))
             jit = true;
     }
@@ -357,15 +360,17 @@ void host_bind_block(HostScan *h, Node *host, int first, int last)
         skip_deeper = -1;
         if (host_starts(h, L, "import") || host_starts(h, L, "from")) {
             host_import(h, L, host, false, NULL);
-        } else if (host_starts(h, L, "def") || host_starts(h, L, "class") || host_starts(h, L, "async")) {
+        } else if (host_starts(h, L, "def") || host_starts(h, L, "class") ||
+                   host_starts(h, L, "async")) {
             size_t len, s = host_def_name(h, L, &len);
             if (len)
                 host_bind(h, L, s, len);
             skip_deeper = L->indent;
         } else if (host_starts(h, L, "for")) {
             size_t in = L->start + 3;
-            while (in + 2 < L->end && !(h->text[in] == ' ' && h->text[in + 1] == 'i' &&
-                                        h->text[in + 2] == 'n' && h->text[in + 3] == ' '))
+            while (in + 2 < L->end &&
+                   !(h->text[in] == ' ' && h->text[in + 1] == 'i' && h->text[in + 2] == 'n' &&
+                     h->text[in + 3] == ' '))
                 in++;
             host_bind_targets(h, host, L, L->start + 3, in);
         } else if (L->line == h->lines[first].line || host_starts(h, L, "if") ||
@@ -375,7 +380,8 @@ void host_bind_block(HostScan *h, Node *host, int first, int last)
                    host_starts(h, L, "while") || host_starts(h, L, "return") ||
                    h->text[L->start] == '@') {
             if (k == first && !host_starts(h, L, "if") && !host_starts(h, L, "try") &&
-                !host_starts(h, L, "with") && !host_starts(h, L, "while") && h->text[L->start] != '@')
+                !host_starts(h, L, "with") && !host_starts(h, L, "while") &&
+                h->text[L->start] != '@')
                 host_bind_assign(h, host, L, L->start);
         } else {
             host_bind_assign(h, host, L, L->start);
@@ -478,8 +484,8 @@ typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 static void host_note_undecided(HostScan *h)
 {
     Node *host = h->hosts.len ? h->hosts.items[h->hosts.len - 1] : NULL;
-    Node *cond = parse_node(h->lx, N_NAME, host_span_at(h, h->undecided_line, h->undecided_at,
-                                                        h->undecided_len));
+    Node *cond = parse_node(h->lx, N_NAME,
+                            host_span_at(h, h->undecided_line, h->undecided_at, h->undecided_len));
     if (!host || !cond)
         return;
     cond->name = h->undecided_text;
@@ -518,8 +524,9 @@ static bool host_constant(HostScan *h, const HostLine *L)
     while (p < L->end && (h->text[p] == ' ' || h->text[p] == '\t'))
         p++;
     bool simple = eq && (p == eq || h->text[p] == ':');
-    if (!simple || !(host_tk_value(h, L, eq + 1) ||
-                     host_wraps(h, L, h->text + L->start, name_end - L->start, L->indent)))
+    if (!simple ||
+        !(host_tk_value(h, L, eq + 1) ||
+          host_wraps(h, L, h->text + L->start, name_end - L->start, L->indent)))
         return false;
     host_know(h, h->text + L->start, name_end - L->start);
     return true;
@@ -539,7 +546,7 @@ static HostWhat host_sort(HostScan *h, int first, int head, int last, int base)
         size_t len, s = host_def_name(h, L, &len);
         for (int k = 0; !jit && k < h->wraps.len; k++)
             jit = ((HostLine *)h->wraps.items[k])->line > L->line &&
-                  host_wraps(h, h->wraps.items[k], h->text + s, len, L->indent);
+                host_wraps(h, h->wraps.items[k], h->text + s, len, L->indent);
         if (!jit)
             return HOST_SKIP;
         host_know(h, h->text + s, len);
@@ -552,7 +559,7 @@ static HostWhat host_sort(HostScan *h, int first, int head, int last, int base)
         return HOST_KEEP;
     }
     static const char *const host_words[] = {"class", "global", "del", "assert", "raise", "print",
-                                             "if", "try", "for", "while", "with", "async"};
+                                             "if",    "try",    "for", "while",  "with",  "async"};
     if (first != last || !host_is_id(h->text[L->start]))
         return HOST_SKIP;
     for (int i = 0; i < TK_ARRAY_LEN(host_words); i++)
@@ -565,7 +572,8 @@ static HostWhat host_sort(HostScan *h, int first, int head, int last, int base)
 void host_statement(HostScan *h, int first, int last, int bind_first, const PtrVec *except)
 {
     LexState *lx = h->lx;
-    Node *host = parse_node(lx, N_HOST, (Span){h->lines[first].line, 1, h->lines[last].end_line, 1});
+    Node *host =
+        parse_node(lx, N_HOST, (Span){h->lines[first].line, 1, h->lines[last].end_line, 1});
     if (!host)
         return;
     h->bound = (PtrVec){0};
@@ -637,8 +645,8 @@ static bool host_has_kernels(HostScan *h)
         const HostLine *L = &h->lines[i];
         if (L->indent == 0)
             in_block = host_starts(h, L, "if") || host_starts(h, L, "try") ||
-                       host_starts(h, L, "else") || host_starts(h, L, "elif") ||
-                       host_starts(h, L, "except");
+                host_starts(h, L, "else") || host_starts(h, L, "elif") ||
+                host_starts(h, L, "except");
         if (L->indent != 0 && !in_block)
             continue;
         if (h->text[L->start] == '@') {

@@ -23,7 +23,7 @@ typedef struct HostScan {
     size_t n;
     HostLine *lines;
     int nlines, cap;
-    NameMap known; /* names the kept code binds (triton aliases, constants, kernels) */
+    NameMap known;   /* names the kept code binds (triton aliases, constants, kernels) */
     PtrVec bound;    /* names the current host statement binds */
     PtrVec hosts;    /* the N_HOST nodes made so far, in line order */
     PtrVec wraps;    /* lines that call jit(...): `f = triton.jit(f)` */
@@ -33,7 +33,7 @@ typedef struct HostScan {
     /* front/host_cond.c: module values and one-line helpers it can read */
     NameMap values, helpers; /* name -> index in value_list / helper_list, or -1 */
     PtrVec value_list, helper_list;
-    StrBuf env_reads;  /* "NAME=value\n" or "NAME unset\n" for each read */
+    StrBuf env_reads;                   /* "NAME=value\n" or "NAME unset\n" for each read */
     size_t undecided_at, undecided_len; /* the last condition host_branch could not decide */
     const HostLine *undecided_line;
     const char *undecided_text;

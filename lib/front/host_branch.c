@@ -71,7 +71,8 @@ static const char *host_assigned(HostScan *h, const HostLine *L, size_t *value)
     size_t end = p;
     while (p < L->end && (h->text[p] == ' ' || h->text[p] == '\t'))
         p++;
-    if (end == L->start || p >= L->end || h->text[p] != '=' || (p + 1 < L->end && h->text[p + 1] == '='))
+    if (end == L->start || p >= L->end || h->text[p] != '=' ||
+        (p + 1 < L->end && h->text[p + 1] == '='))
         return NULL;
     *value = host_skip_ws(h->text, p + 1, L->end);
     return arena_strndup(h->lx->arena, h->text + L->start, end - L->start);

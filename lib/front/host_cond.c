@@ -219,7 +219,8 @@ static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int 
         return args[0];
     if (path_is(path, "int") && n == 1 && args[0].k == HV_STR) {
         HostVal v;
-        return ver_parse(args[0].s, &v) && v.n == 1 ? (HostVal){.k = HV_INT, .i = {v.i[0]}} : UNKNOWN;
+        return ver_parse(args[0].s, &v) && v.n == 1 ? (HostVal){.k = HV_INT, .i = {v.i[0]}}
+                                                    : UNKNOWN;
     }
     if (path_is(path, "bool") && n == 1) {
         bool b;
@@ -244,7 +245,10 @@ static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int 
 /* A name or dotted path that is not called. */
 static HostVal cp_path(CondParse *c, const char *path)
 {
-    static const struct { const char *w; HostVal v; } words[] = {
+    static const struct {
+        const char *w;
+        HostVal v;
+    } words[] = {
         {"True", {.k = HV_BOOL, .b = true}},
         {"False", {.k = HV_BOOL, .b = false}},
         {"None", {.k = HV_NONE}},
@@ -256,7 +260,8 @@ static HostVal cp_path(CondParse *c, const char *path)
         if (path_is(path, c->fn->params[i]))
             return c->args[i];
     const char *dot = strchr(path, '.');
-    if (dot && path_is(dot + 1, "__version__") && host_in(&c->h->prefixes, path, (size_t)(dot - path)))
+    if (dot && path_is(dot + 1, "__version__") &&
+        host_in(&c->h->prefixes, path, (size_t)(dot - path)))
         return (HostVal){.k = HV_STR, .s = TK_TRITON_VERSION};
     if (!dot) {
         int k = namemap_get(&c->h->values, path);
@@ -286,7 +291,8 @@ static HostVal cp_postfix(CondParse *c, HostVal v)
     for (;;) {
         if (cp_eat(c, "[")) {
             HostVal i = cp_or(c);
-            if (!cp_eat(c, "]") || i.k != HV_INT || (v.k != HV_TUPLE) || i.i[0] < 0 || i.i[0] >= v.n)
+            if (!cp_eat(c, "]") || i.k != HV_INT || (v.k != HV_TUPLE) || i.i[0] < 0 ||
+                i.i[0] >= v.n)
                 return UNKNOWN;
             v = v.s ? split_part(c, v.s, (int)i.i[0]) : (HostVal){.k = HV_INT, .i = {v.i[i.i[0]]}};
             continue;
@@ -421,7 +427,10 @@ typedef enum { HC_LT, HC_LE, HC_GT, HC_GE, HC_EQ, HC_NE, HC_IS, HC_ISNOT, HC_IN,
 
 static HostCmp cp_cmp_op(CondParse *c)
 {
-    static const struct { const char *s; HostCmp op; } ops[] = {
+    static const struct {
+        const char *s;
+        HostCmp op;
+    } ops[] = {
         {"<=", HC_LE}, {">=", HC_GE}, {"==", HC_EQ}, {"!=", HC_NE}, {"<", HC_LT}, {">", HC_GT},
     };
     for (int i = 0; i < TK_ARRAY_LEN(ops); i++)
@@ -457,8 +466,8 @@ static HostVal compare(HostVal a, HostCmp op, HostVal b)
         r = (int)a.b - (int)b.b;
     else if (op == HC_EQ || op == HC_NE)
         return a.k == HV_NONE || b.k == HV_NONE || (a.k == HV_STR) != (b.k == HV_STR)
-                   ? hv_bool(op == HC_NE)
-                   : UNKNOWN;
+            ? hv_bool(op == HC_NE)
+            : UNKNOWN;
     else
         return UNKNOWN;
     switch (op) {
@@ -679,8 +688,8 @@ static const char *import_id(HostScan *h, const Node *n)
     static const char *const libdevice[] = {
         "triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice",
         "triton.language.math.libdevice", "triton.language.libdevice"};
-    const char *full = n->kind == N_FROM_IMPORT ? arena_printf(h->lx->arena, "%s.%s", n->name, n->str)
-                                                : n->name;
+    const char *full =
+        n->kind == N_FROM_IMPORT ? arena_printf(h->lx->arena, "%s.%s", n->name, n->str) : n->name;
     for (int i = 0; full && i < TK_ARRAY_LEN(libdevice); i++) {
         if (strcmp(full, libdevice[i]) == 0)
             return "libdevice";
@@ -690,8 +699,8 @@ static const char *import_id(HostScan *h, const Node *n)
     }
     if (n->kind == N_FROM_IMPORT && strcmp(n->name, "triton.language.math") == 0)
         return libdevice_known(n->str) && !(builtins.exists && builtins.exists("tl", n->str))
-                   ? arena_printf(h->lx->arena, "libdevice.%s", n->str)
-                   : arena_printf(h->lx->arena, "tl.math.%s", n->str);
+            ? arena_printf(h->lx->arena, "libdevice.%s", n->str)
+            : arena_printf(h->lx->arena, "tl.math.%s", n->str);
     return full;
 }
 
@@ -732,7 +741,7 @@ bool host_same_imports(HostScan *h, const int *first, const int *last, int n)
             bool found = false;
             for (int k = 0; k < names0.len && !found; k++)
                 found = strcmp(names.items[i], names0.items[k]) == 0 &&
-                        strcmp(ids.items[i], ids0.items[k]) == 0;
+                    strcmp(ids.items[i], ids0.items[k]) == 0;
             if (!found)
                 return false;
         }

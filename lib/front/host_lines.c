@@ -110,7 +110,7 @@ bool host_starts(const HostScan *h, const HostLine *L, const char *kw)
 {
     size_t k = strlen(kw);
     return L->end - L->start >= k && memcmp(h->text + L->start, kw, k) == 0 &&
-           (L->start + k >= L->end || !host_is_id(h->text[L->start + k]));
+        (L->start + k >= L->end || !host_is_id(h->text[L->start + k]));
 }
 
 /* Line and column of a byte, from the line's start. */
@@ -137,8 +137,9 @@ size_t host_dotted(const char *t, size_t p, size_t end)
 
 size_t host_skip_ws(const char *t, size_t p, size_t end)
 {
-    while (p < end && (t[p] == ' ' || t[p] == '\t' || t[p] == '\\' || t[p] == '\n' ||
-                       t[p] == '\r' || t[p] == '(' || t[p] == ')' || t[p] == ','))
+    while (p < end &&
+           (t[p] == ' ' || t[p] == '\t' || t[p] == '\\' || t[p] == '\n' || t[p] == '\r' ||
+            t[p] == '(' || t[p] == ')' || t[p] == ','))
         p++;
     return p;
 }

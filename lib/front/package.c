@@ -246,7 +246,9 @@ static void pkg_import_chain(Pkg *p, Node *imp, const char *root)
         Node *n = m ? arena_alloc(p->a, sizeof *n) : NULL;
         if (!n)
             return;
-        *n = (Node){.kind = N_IMPORT, .span = imp->span, .target = m,
+        *n = (Node){.kind = N_IMPORT,
+                    .span = imp->span,
+                    .target = m,
                     .name = arena_strndup(p->a, name, (size_t)(dot - name))};
         vec_push(p->a, &chain, n);
     }
@@ -269,8 +271,8 @@ static void pkg_imports(Pkg *p, Node *module)
             if (imp->kind == N_FROM_IMPORT && imp->str && strcmp(imp->str, "*") != 0) {
                 size_t n = strlen(imp->name);
                 const char *sep = n && imp->name[n - 1] == '.' ? "" : ".";
-                char *sub = pkg_resolve(p, file, arena_printf(p->a, "%s%s%s", imp->name, sep,
-                                                              imp->str));
+                char *sub =
+                    pkg_resolve(p, file, arena_printf(p->a, "%s%s%s", imp->name, sep, imp->str));
                 if (sub && (imp->target = pkg_module(p, sub))) {
                     imp->flags |= NF_SUBMODULE;
                     continue;
@@ -286,8 +288,7 @@ static void pkg_imports(Pkg *p, Node *module)
     }
 }
 
-int package_load(Node *module, const char *const *search, Arena *a, Diag *d,
-                 const Source ***files)
+int package_load(Node *module, const char *const *search, Arena *a, Diag *d, const Source ***files)
 {
     *files = NULL;
     if (!module || !module->src || !module->src->name)

@@ -108,9 +108,16 @@ static const char *target_problem(const Node *n)
 {
     switch (n->kind) {
     case N_CALL: return "a function call";
-    case N_INT: case N_FLOAT: case N_STR: case N_TRUE: case N_FALSE: case N_NONE:
-        return "a literal";
-    case N_BINOP: case N_UNARY: case N_BOOLOP: case N_COMPARE: return "an expression";
+    case N_INT:
+    case N_FLOAT:
+    case N_STR:
+    case N_TRUE:
+    case N_FALSE:
+    case N_NONE: return "a literal";
+    case N_BINOP:
+    case N_UNARY:
+    case N_BOOLOP:
+    case N_COMPARE: return "an expression";
     case N_LAMBDA: return "a lambda";
     case N_IFEXP: return "a conditional expression";
     case N_DICT: return "a dict";

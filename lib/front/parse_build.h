@@ -18,8 +18,7 @@ PtrVec parse_vec1(LexState *lx, void *item);
 void parse_vec_append(LexState *lx, PtrVec *to, PtrVec from);
 /* Copies a vector into a NodeList in the arena. */
 NodeList parse_list(LexState *lx, PtrVec v);
-void parse_error(LexState *lx, Span at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void parse_error(LexState *lx, Span at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "<what> not supported in tk kernels" */
 void parse_unsupported(LexState *lx, Span at, const char *what);
 

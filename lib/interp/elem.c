@@ -59,21 +59,45 @@ static bool cmp_result(int pred, int c) /* c: -1, 0, 1 */
     }
 }
 
-static void int_binary(const IrOp *op, DType dt, const int64_t *a, const int64_t *b,
-                       int64_t *r, int64_t n)
+static void int_binary(const IrOp *op, DType dt, const int64_t *a, const int64_t *b, int64_t *r,
+                       int64_t n)
 {
     bool u = uns64(dt);
     uint64_t w = (uint64_t)dtype_bits(dt);
     int64_t i;
     switch (op->kind) {
-    case IR_ADD: for (i = 0; i < n; i++) r[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]); break;
-    case IR_SUB: for (i = 0; i < n; i++) r[i] = (int64_t)((uint64_t)a[i] - (uint64_t)b[i]); break;
-    case IR_MUL: for (i = 0; i < n; i++) r[i] = (int64_t)((uint64_t)a[i] * (uint64_t)b[i]); break;
-    case IR_DIV: for (i = 0; i < n; i++) r[i] = int_div(a[i], b[i], u); break;
-    case IR_REM: for (i = 0; i < n; i++) r[i] = int_rem(a[i], b[i], u); break;
-    case IR_AND: for (i = 0; i < n; i++) r[i] = a[i] & b[i]; break;
-    case IR_OR: for (i = 0; i < n; i++) r[i] = a[i] | b[i]; break;
-    case IR_XOR: for (i = 0; i < n; i++) r[i] = a[i] ^ b[i]; break;
+    case IR_ADD:
+        for (i = 0; i < n; i++)
+            r[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]);
+        break;
+    case IR_SUB:
+        for (i = 0; i < n; i++)
+            r[i] = (int64_t)((uint64_t)a[i] - (uint64_t)b[i]);
+        break;
+    case IR_MUL:
+        for (i = 0; i < n; i++)
+            r[i] = (int64_t)((uint64_t)a[i] * (uint64_t)b[i]);
+        break;
+    case IR_DIV:
+        for (i = 0; i < n; i++)
+            r[i] = int_div(a[i], b[i], u);
+        break;
+    case IR_REM:
+        for (i = 0; i < n; i++)
+            r[i] = int_rem(a[i], b[i], u);
+        break;
+    case IR_AND:
+        for (i = 0; i < n; i++)
+            r[i] = a[i] & b[i];
+        break;
+    case IR_OR:
+        for (i = 0; i < n; i++)
+            r[i] = a[i] | b[i];
+        break;
+    case IR_XOR:
+        for (i = 0; i < n; i++)
+            r[i] = a[i] ^ b[i];
+        break;
     case IR_SHL:
         for (i = 0; i < n; i++)
             r[i] = (uint64_t)b[i] >= w ? 0 : (int64_t)((uint64_t)a[i] << b[i]);
@@ -94,7 +118,10 @@ static void int_binary(const IrOp *op, DType dt, const int64_t *a, const int64_t
             r[i] = (op->kind == IR_MIN) == lt ? a[i] : b[i];
         }
         break;
-    case IR_UMULHI: for (i = 0; i < n; i++) r[i] = int_mulhi(a[i], b[i], dt); break;
+    case IR_UMULHI:
+        for (i = 0; i < n; i++)
+            r[i] = int_mulhi(a[i], b[i], dt);
+        break;
     case IR_CMP:
         for (i = 0; i < n; i++) {
             int c = u ? ((uint64_t)a[i] > (uint64_t)b[i]) - ((uint64_t)a[i] < (uint64_t)b[i])
@@ -108,43 +135,58 @@ static void int_binary(const IrOp *op, DType dt, const int64_t *a, const int64_t
 }
 
 /* Float comparisons are ordered (false on NaN) except NE. */
-#define FLOAT_BINARY(T, FMIN, FMAX, FMOD)                                                    \
-    static void T##_binary(const IrOp *op, const T *a, const T *b, void *out, int64_t n)   \
-    {                                                                                        \
-        T *r = out;                                                                          \
-        int64_t i;                                                                           \
-        bool nan = op->sub == 1;                                                             \
-        switch (op->kind) {                                                                  \
-        case IR_ADD: for (i = 0; i < n; i++) r[i] = a[i] + b[i]; break;                      \
-        case IR_SUB: for (i = 0; i < n; i++) r[i] = a[i] - b[i]; break;                      \
-        case IR_MUL: for (i = 0; i < n; i++) r[i] = a[i] * b[i]; break;                      \
-        case IR_DIV: for (i = 0; i < n; i++) r[i] = a[i] / b[i]; break;                      \
-        case IR_REM: for (i = 0; i < n; i++) r[i] = FMOD(a[i], b[i]); break;                 \
-        case IR_MIN:                                                                         \
-            for (i = 0; i < n; i++)                                                          \
-                r[i] = nan && (isnan(a[i]) || isnan(b[i])) ? a[i] + b[i] : FMIN(a[i], b[i]); \
-            break;                                                                           \
-        case IR_MAX:                                                                         \
-            for (i = 0; i < n; i++)                                                          \
-                r[i] = nan && (isnan(a[i]) || isnan(b[i])) ? a[i] + b[i] : FMAX(a[i], b[i]); \
-            break;                                                                           \
-        case IR_CMP: {                                                                       \
-            int64_t *c = out;                                                                \
-            for (i = 0; i < n; i++) {                                                        \
-                T x = a[i], y = b[i];                                                        \
-                switch (op->sub) {                                                           \
-                case CMP_EQ: c[i] = x == y; break;                                           \
-                case CMP_NE: c[i] = !(x == y); break;                                        \
-                case CMP_LT: c[i] = x < y; break;                                            \
-                case CMP_LE: c[i] = x <= y; break;                                           \
-                case CMP_GT: c[i] = x > y; break;                                            \
-                default: c[i] = x >= y; break;                                               \
-                }                                                                            \
-            }                                                                                \
-            break;                                                                           \
-        }                                                                                    \
-        default: break;                                                                      \
-        }                                                                                    \
+#define FLOAT_BINARY(T, FMIN, FMAX, FMOD)                                                          \
+    static void T##_binary(const IrOp *op, const T *a, const T *b, void *out, int64_t n)           \
+    {                                                                                              \
+        T *r = out;                                                                                \
+        int64_t i;                                                                                 \
+        bool nan = op->sub == 1;                                                                   \
+        switch (op->kind) {                                                                        \
+        case IR_ADD:                                                                               \
+            for (i = 0; i < n; i++)                                                                \
+                r[i] = a[i] + b[i];                                                                \
+            break;                                                                                 \
+        case IR_SUB:                                                                               \
+            for (i = 0; i < n; i++)                                                                \
+                r[i] = a[i] - b[i];                                                                \
+            break;                                                                                 \
+        case IR_MUL:                                                                               \
+            for (i = 0; i < n; i++)                                                                \
+                r[i] = a[i] * b[i];                                                                \
+            break;                                                                                 \
+        case IR_DIV:                                                                               \
+            for (i = 0; i < n; i++)                                                                \
+                r[i] = a[i] / b[i];                                                                \
+            break;                                                                                 \
+        case IR_REM:                                                                               \
+            for (i = 0; i < n; i++)                                                                \
+                r[i] = FMOD(a[i], b[i]);                                                           \
+            break;                                                                                 \
+        case IR_MIN:                                                                               \
+            for (i = 0; i < n; i++)                                                                \
+                r[i] = nan && (isnan(a[i]) || isnan(b[i])) ? a[i] + b[i] : FMIN(a[i], b[i]);       \
+            break;                                                                                 \
+        case IR_MAX:                                                                               \
+            for (i = 0; i < n; i++)                                                                \
+                r[i] = nan && (isnan(a[i]) || isnan(b[i])) ? a[i] + b[i] : FMAX(a[i], b[i]);       \
+            break;                                                                                 \
+        case IR_CMP: {                                                                             \
+            int64_t *c = out;                                                                      \
+            for (i = 0; i < n; i++) {                                                              \
+                T x = a[i], y = b[i];                                                              \
+                switch (op->sub) {                                                                 \
+                case CMP_EQ: c[i] = x == y; break;                                                 \
+                case CMP_NE: c[i] = !(x == y); break;                                              \
+                case CMP_LT: c[i] = x < y; break;                                                  \
+                case CMP_LE: c[i] = x <= y; break;                                                 \
+                case CMP_GT: c[i] = x > y; break;                                                  \
+                default: c[i] = x >= y; break;                                                     \
+                }                                                                                  \
+            }                                                                                      \
+            break;                                                                                 \
+        }                                                                                          \
+        default: break;                                                                            \
+        }                                                                                          \
     }
 typedef float flt;
 typedef double dbl;
@@ -189,8 +231,8 @@ static void unary(const IrOp *op, DType dt, const void *x, void *r, int64_t n)
         const int64_t *a = x;
         int64_t *o = r;
         for (int64_t i = 0; i < n; i++)
-            o[i] = op->kind == IR_NEG ? (int64_t)(0 - (uint64_t)a[i])
-                                      : (dt == DT_I1 ? !a[i] : ~a[i]);
+            o[i] =
+                op->kind == IR_NEG ? (int64_t)(0 - (uint64_t)a[i]) : (dt == DT_I1 ? !a[i] : ~a[i]);
         interp_wrap_array(dt, o, n);
         break;
     }
@@ -221,7 +263,8 @@ static Fn1 math_fn(MathFn f)
     case MATH_EXP2: return exp2;
     case MATH_LOG: return log;
     case MATH_LOG2: return log2;
-    case MATH_SQRT: case MATH_SQRT_RN: return sqrt;
+    case MATH_SQRT:
+    case MATH_SQRT_RN: return sqrt;
     case MATH_RSQRT: return rsqrt_d;
     case MATH_SIN: return sin;
     case MATH_COS: return cos;
@@ -278,14 +321,17 @@ static bool fma_op(InterpProg *p, const IrOp *op)
     int64_t n = type_numel(op->results[0]->type);
     for (int64_t i = 0; i < n; i++) {
         if (interp_kind(dt) == ST_I)
-            ((int64_t *)r)[i] = interp_wrap(dt, (int64_t)((uint64_t)((const int64_t *)a)[i] *
-                                                              (uint64_t)((const int64_t *)b)[i] +
-                                                          (uint64_t)((const int64_t *)c)[i]));
+            ((int64_t *)r)[i] = interp_wrap(
+                dt,
+                (int64_t)((uint64_t)((const int64_t *)a)[i] * (uint64_t)((const int64_t *)b)[i] +
+                          (uint64_t)((const int64_t *)c)[i]));
         else if (dt == DT_F32)
-            ((float *)r)[i] = fmaf(((const float *)a)[i], ((const float *)b)[i], ((const float *)c)[i]);
+            ((float *)r)[i] =
+                fmaf(((const float *)a)[i], ((const float *)b)[i], ((const float *)c)[i]);
         else
-            interp_set_double(dt, r, i, fma(interp_get_double(dt, a, i), interp_get_double(dt, b, i),
-                                            interp_get_double(dt, c, i)));
+            interp_set_double(dt, r, i,
+                              fma(interp_get_double(dt, a, i), interp_get_double(dt, b, i),
+                                  interp_get_double(dt, c, i)));
     }
     return true;
 }
@@ -339,9 +385,20 @@ bool interp_elementwise(InterpProg *p, const IrOp *op)
     const IrValue *res = op->nres ? op->results[0] : NULL;
     int64_t n = res ? type_numel(res->type) : 0;
     switch (op->kind) {
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND: case IR_OR:
-    case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX: case IR_UMULHI: case IR_CMP:
-        return binary(p, op);
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_DIV:
+    case IR_REM:
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR:
+    case IR_SHL:
+    case IR_SHR:
+    case IR_MIN:
+    case IR_MAX:
+    case IR_UMULHI:
+    case IR_CMP: return binary(p, op);
     case IR_NEG:
     case IR_NOT:
         unary(op, res->type.dt, interp_slot(p, op->operands[0]), interp_slot(p, res), n);
@@ -362,6 +419,7 @@ bool interp_elementwise(InterpProg *p, const IrOp *op)
         interp_wrap_array(res->type.dt, interp_slot(p, res), n);
         return true;
     default:
-        return interp_fail(p, op, "internal error: '%s' is not elementwise", ir_kind_name(op->kind));
+        return interp_fail(p, op, "internal error: '%s' is not elementwise",
+                           ir_kind_name(op->kind));
     }
 }

@@ -60,12 +60,12 @@ typedef struct InterpLaunch {
     const InterpArg *args;
     InterpBuffer *bufs; /* sorted by base */
     int nbufs;
-    size_t *offset;     /* workspace offset of each value id */
+    size_t *offset; /* workspace offset of each value id */
     size_t ws_bytes;
-    size_t scratch_bytes; /* for parallel copies of loop-carried values */
-    size_t tmp_bytes;     /* working arrays of reductions and dot */
-    StrBuf *out;        /* device_print text; NULL: stdout */
-    uint64_t max_steps; /* programs plus loop iterations the launch may run */
+    size_t scratch_bytes;         /* for parallel copies of loop-carried values */
+    size_t tmp_bytes;             /* working arrays of reductions and dot */
+    StrBuf *out;                  /* device_print text; NULL: stdout */
+    uint64_t max_steps;           /* programs plus loop iterations the launch may run */
     _Atomic uint64_t *steps_used; /* steps handed out to workers so far (interp.c) */
 } InterpLaunch;
 
@@ -76,10 +76,10 @@ typedef struct InterpProg {
     unsigned char *scratch;
     unsigned char *tmp;
     unsigned pid[3];
-    uint64_t pending;  /* steps not yet added to the launch's count */
-    uint64_t seen;     /* the launch's count when this worker last added to it */
+    uint64_t pending; /* steps not yet added to the launch's count */
+    uint64_t seen;    /* the launch's count when this worker last added to it */
     bool failed;
-    bool over_budget;  /* the failure is the step budget running out */
+    bool over_budget; /* the failure is the step budget running out */
     Span err_span;
     StrBuf err; /* the first error's message */
 } InterpProg;
@@ -101,7 +101,7 @@ void interp_format_index(char *buf, size_t n, Type t, int64_t flat);
 const IrOp *interp_exec_block(InterpProg *p, const IrBlock *b);
 
 /* interp/num.c: dtype arithmetic. */
-float interp_round_tf32(float f);        /* 10-bit mantissa, ties away (cvt.rna.tf32) */
+float interp_round_tf32(float f);           /* 10-bit mantissa, ties away (cvt.rna.tf32) */
 double interp_round_to(DType dt, double x); /* a double rounded to a float dtype */
 int64_t interp_wrap(DType dt, int64_t v);
 void interp_wrap_array(DType dt, int64_t *v, int64_t n);

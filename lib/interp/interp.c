@@ -49,8 +49,7 @@ static bool value_size(const IrValue *v, size_t *out)
 {
     int64_t n = type_numel(v->type);
     size_t b;
-    if (n < 0 || !size_mul_ok((size_t)n, interp_elsize(v->type.dt), &b) ||
-        !size_add_ok(b, 15, &b))
+    if (n < 0 || !size_mul_ok((size_t)n, interp_elsize(v->type.dt), &b) || !size_add_ok(b, 15, &b))
         return false;
     *out = b & ~(size_t)15;
     return true;
@@ -122,9 +121,9 @@ static bool plan_sizes(Plan *pl, size_t *per_worker)
     InterpLaunch *L = pl->L;
     size_t tmp;
     return !pl->too_big && size_mul_ok(pl->max_value, 4, &tmp) &&
-           size_add_ok(tmp, 64, &L->tmp_bytes) &&
-           size_add_ok(L->ws_bytes, L->scratch_bytes, per_worker) &&
-           size_add_ok(*per_worker, L->tmp_bytes, per_worker);
+        size_add_ok(tmp, 64, &L->tmp_bytes) &&
+        size_add_ok(L->ws_bytes, L->scratch_bytes, per_worker) &&
+        size_add_ok(*per_worker, L->tmp_bytes, per_worker);
 }
 
 /* ---- execution ---------------------------------------------------------------------- */
@@ -175,7 +174,8 @@ static bool take_step(InterpProg *p)
 static bool over_budget(InterpProg *p, const IrOp *op, Span at, const char *where)
 {
     if (!p->failed) {
-        interp_fail(p, op, "kernel '%s', program (%u, %u, %u): %s ran past the interpreter's "
+        interp_fail(p, op,
+                    "kernel '%s', program (%u, %u, %u): %s ran past the interpreter's "
                     "budget of %llu steps for one launch (a step is a program or a loop "
                     "iteration); an endless loop? (raise the budget with TK_INTERP_MAX_STEPS)",
                     p->L->f->name, p->pid[0], p->pid[1], p->pid[2], where,
@@ -214,7 +214,8 @@ static bool exec_for(InterpProg *p, const IrOp *op)
         if (!t)
             return false;
         if (t->nops != n)
-            return interp_fail(p, op, "internal error: for body yields %d values, expected %d", t->nops, n);
+            return interp_fail(p, op, "internal error: for body yields %d values, expected %d",
+                               t->nops, n);
         move_values(p, b->args + 1, t->operands, n);
         if (__builtin_add_overflow(iv, step, &iv))
             break;
@@ -271,13 +272,24 @@ static bool exec_if(InterpProg *p, const IrOp *op)
 static bool exec_op(InterpProg *p, const IrOp *op)
 {
     switch (op->kind) {
-    case IR_CONST: case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: case IR_ARANGE: case IR_SPLAT:
-    case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_TRANS: case IR_JOIN:
-    case IR_SPLIT: case IR_CAT: case IR_HINT: case IR_CONVERT_LAYOUT:
-        return interp_shape_op(p, op);
+    case IR_CONST:
+    case IR_PROGRAM_ID:
+    case IR_NUM_PROGRAMS:
+    case IR_ARANGE:
+    case IR_SPLAT:
+    case IR_BROADCAST:
+    case IR_EXPAND_DIMS:
+    case IR_RESHAPE:
+    case IR_TRANS:
+    case IR_JOIN:
+    case IR_SPLIT:
+    case IR_CAT:
+    case IR_HINT:
+    case IR_CONVERT_LAYOUT: return interp_shape_op(p, op);
     case IR_LOAD: return interp_load(p, op);
     case IR_STORE: return interp_store(p, op);
-    case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: return interp_atomic(p, op);
+    case IR_ATOMIC_RMW:
+    case IR_ATOMIC_CAS: return interp_atomic(p, op);
     case IR_REDUCE: return interp_reduce(p, op);
     case IR_SCAN: return interp_scan(p, op);
     case IR_DOT: return interp_dot(p, op);
@@ -287,11 +299,16 @@ static bool exec_op(InterpProg *p, const IrOp *op)
     case IR_IF: return exec_if(p, op);
     case IR_PRINT: return interp_print(p, op);
     case IR_ASSERT: return interp_assert(p, op);
-    case IR_YIELD: case IR_CONDITION: case IR_ASSUME: case IR_BARRIER: return true;
+    case IR_YIELD:
+    case IR_CONDITION:
+    case IR_ASSUME:
+    case IR_BARRIER: return true;
     case IR_GDC: return true; /* one grid at a time: nothing to wait for or release */
     case IR_INLINE_ASM:
-        return interp_fail(p, op, "kernel '%s' calls tl.inline_asm_elementwise, whose PTX the "
-                           "interpreter cannot run (run it on a GPU)", p->L->f->name);
+        return interp_fail(p, op,
+                           "kernel '%s' calls tl.inline_asm_elementwise, whose PTX the "
+                           "interpreter cannot run (run it on a GPU)",
+                           p->L->f->name);
     default: return interp_elementwise(p, op);
     }
 }
@@ -451,8 +468,8 @@ static void name_buffers(InterpLaunch *L)
 
 /* The grid's program count, or false with an error: an empty grid, more
  * programs than a long can index, or more than the step budget allows. */
-static bool count_programs(const IrFunc *f, const unsigned grid[3], uint64_t max_steps,
-                           long *total, Diag *d)
+static bool count_programs(const IrFunc *f, const unsigned grid[3], uint64_t max_steps, long *total,
+                           Diag *d)
 {
     if (!grid[0] || !grid[1] || !grid[2]) {
         diag_plain(d, DIAG_ERROR, "kernel '%s': the grid (%u, %u, %u) has no programs", f->name,
@@ -462,15 +479,19 @@ static bool count_programs(const IrFunc *f, const unsigned grid[3], uint64_t max
     uint64_t n;
     if (__builtin_mul_overflow((uint64_t)grid[0], (uint64_t)grid[1], &n) ||
         __builtin_mul_overflow(n, (uint64_t)grid[2], &n) || n > (uint64_t)LONG_MAX) {
-        diag_plain(d, DIAG_ERROR, "kernel '%s': the grid (%u, %u, %u) has more programs than "
-                   "the interpreter can count", f->name, grid[0], grid[1], grid[2]);
+        diag_plain(d, DIAG_ERROR,
+                   "kernel '%s': the grid (%u, %u, %u) has more programs than "
+                   "the interpreter can count",
+                   f->name, grid[0], grid[1], grid[2]);
         return false;
     }
     if (n > max_steps) {
-        diag_plain(d, DIAG_ERROR, "kernel '%s': the grid (%u, %u, %u) has %llu programs, more "
+        diag_plain(d, DIAG_ERROR,
+                   "kernel '%s': the grid (%u, %u, %u) has %llu programs, more "
                    "than the interpreter's budget of %llu steps for one launch (each program "
-                   "is a step; raise the budget with TK_INTERP_MAX_STEPS)", f->name, grid[0],
-                   grid[1], grid[2], (unsigned long long)n, (unsigned long long)max_steps);
+                   "is a step; raise the budget with TK_INTERP_MAX_STEPS)",
+                   f->name, grid[0], grid[1], grid[2], (unsigned long long)n,
+                   (unsigned long long)max_steps);
         return false;
     }
     *total = (long)n;
@@ -510,8 +531,10 @@ static InterpResult run_launch(InterpLaunch *L, long total, int threads, Diag *d
     }
     size_t per_worker = 0;
     if (!plan_sizes(&pl, &per_worker) || per_worker > host_bytes()) {
-        diag_plain(d, DIAG_ERROR, "kernel '%s' needs more interpreter workspace than this "
-                   "host has (its values are too large)", f->name);
+        diag_plain(d, DIAG_ERROR,
+                   "kernel '%s' needs more interpreter workspace than this "
+                   "host has (its values are too large)",
+                   f->name);
         return INTERP_NO_MEMORY;
     }
     Grid g = {.L = L, .total = total};
@@ -525,7 +548,8 @@ static InterpResult run_launch(InterpLaunch *L, long total, int threads, Diag *d
     Worker *bad = ws ? run_grid(&g, ws, nt, &oom) : NULL;
     InterpResult r = INTERP_OK;
     if (!ws || oom) {
-        diag_plain(d, DIAG_ERROR, "out of memory in the interpreter (kernel '%s' needs %zu bytes per thread)",
+        diag_plain(d, DIAG_ERROR,
+                   "out of memory in the interpreter (kernel '%s' needs %zu bytes per thread)",
                    f->name, per_worker);
         r = INTERP_NO_MEMORY;
     } else if (bad) {
@@ -548,8 +572,11 @@ InterpResult interp_run(const IrFunc *f, const unsigned grid[3], const InterpArg
     }
     _Atomic uint64_t used;
     atomic_init(&used, 0);
-    InterpLaunch L = {.f = f, .grid = {grid[0], grid[1], grid[2]}, .args = args,
-                      .out = o ? o->out : NULL, .steps_used = &used,
+    InterpLaunch L = {.f = f,
+                      .grid = {grid[0], grid[1], grid[2]},
+                      .args = args,
+                      .out = o ? o->out : NULL,
+                      .steps_used = &used,
                       .max_steps = o && o->max_steps ? o->max_steps : INTERP_DEFAULT_MAX_STEPS};
     long total = 0;
     if (!count_programs(f, grid, L.max_steps, &total, d))

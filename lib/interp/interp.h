@@ -8,7 +8,7 @@
 
 /* A host buffer the interpreter may touch; every access is checked against these. */
 typedef struct InterpBuffer {
-    const char *name;    /* for messages; may be NULL */
+    const char *name; /* for messages; may be NULL */
     unsigned char *base;
     size_t bytes;
 } InterpBuffer;

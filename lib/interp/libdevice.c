@@ -98,45 +98,95 @@ typedef struct Fn {
 } Fn;
 
 static const Fn fns[] = {
-    {"exp", 1, exp, 0, 0}, {"exp2", 1, exp2, 0, 0}, {"exp10", 1, f_exp10, 0, 0},
-    {"expm1", 1, expm1, 0, 0}, {"log", 1, log, 0, 0}, {"log2", 1, log2, 0, 0},
-    {"log10", 1, log10, 0, 0}, {"log1p", 1, log1p, 0, 0}, {"sqrt", 1, sqrt, 0, 0},
-    {"rsqrt", 1, f_rsqrt, 0, 0}, {"cbrt", 1, cbrt, 0, 0}, {"rcp", 1, f_rcp, 0, 0},
-    {"sin", 1, sin, 0, 0}, {"cos", 1, cos, 0, 0}, {"tan", 1, tan, 0, 0},
-    {"asin", 1, asin, 0, 0}, {"acos", 1, acos, 0, 0}, {"atan", 1, atan, 0, 0},
-    {"sinh", 1, sinh, 0, 0}, {"cosh", 1, cosh, 0, 0}, {"tanh", 1, tanh, 0, 0},
-    {"asinh", 1, asinh, 0, 0}, {"acosh", 1, acosh, 0, 0}, {"atanh", 1, atanh, 0, 0},
-    {"sinpi", 1, f_sinpi, 0, 0}, {"cospi", 1, f_cospi, 0, 0},
-    {"erf", 1, erf, 0, 0}, {"erfc", 1, erfc, 0, 0}, {"normcdf", 1, f_normcdf, 0, 0},
-    {"lgamma", 1, lgamma, 0, 0}, {"tgamma", 1, tgamma, 0, 0},
-    {"fabs", 1, fabs, 0, 0}, {"floor", 1, floor, 0, 0}, {"ceil", 1, ceil, 0, 0},
-    {"trunc", 1, trunc, 0, 0}, {"round", 1, round, 0, 0}, {"rint", 1, rint, 0, 0},
-    {"nearbyint", 1, nearbyint, 0, 0}, {"saturate", 1, f_sat, 0, 0},
-    {"isnan", 1, f_isnan, 0, 0}, {"isnand", 1, f_isnan, 0, 0},
-    {"isinf", 1, f_isinf, 0, 0}, {"isinfd", 1, f_isinf, 0, 0},
-    {"finite", 1, f_finite, 0, 0}, {"isfinited", 1, f_finite, 0, 0},
-    {"signbit", 1, f_signbit, 0, 0}, {"signbitd", 1, f_signbit, 0, 0},
+    {"exp", 1, exp, 0, 0},
+    {"exp2", 1, exp2, 0, 0},
+    {"exp10", 1, f_exp10, 0, 0},
+    {"expm1", 1, expm1, 0, 0},
+    {"log", 1, log, 0, 0},
+    {"log2", 1, log2, 0, 0},
+    {"log10", 1, log10, 0, 0},
+    {"log1p", 1, log1p, 0, 0},
+    {"sqrt", 1, sqrt, 0, 0},
+    {"rsqrt", 1, f_rsqrt, 0, 0},
+    {"cbrt", 1, cbrt, 0, 0},
+    {"rcp", 1, f_rcp, 0, 0},
+    {"sin", 1, sin, 0, 0},
+    {"cos", 1, cos, 0, 0},
+    {"tan", 1, tan, 0, 0},
+    {"asin", 1, asin, 0, 0},
+    {"acos", 1, acos, 0, 0},
+    {"atan", 1, atan, 0, 0},
+    {"sinh", 1, sinh, 0, 0},
+    {"cosh", 1, cosh, 0, 0},
+    {"tanh", 1, tanh, 0, 0},
+    {"asinh", 1, asinh, 0, 0},
+    {"acosh", 1, acosh, 0, 0},
+    {"atanh", 1, atanh, 0, 0},
+    {"sinpi", 1, f_sinpi, 0, 0},
+    {"cospi", 1, f_cospi, 0, 0},
+    {"erf", 1, erf, 0, 0},
+    {"erfc", 1, erfc, 0, 0},
+    {"normcdf", 1, f_normcdf, 0, 0},
+    {"lgamma", 1, lgamma, 0, 0},
+    {"tgamma", 1, tgamma, 0, 0},
+    {"fabs", 1, fabs, 0, 0},
+    {"floor", 1, floor, 0, 0},
+    {"ceil", 1, ceil, 0, 0},
+    {"trunc", 1, trunc, 0, 0},
+    {"round", 1, round, 0, 0},
+    {"rint", 1, rint, 0, 0},
+    {"nearbyint", 1, nearbyint, 0, 0},
+    {"saturate", 1, f_sat, 0, 0},
+    {"isnan", 1, f_isnan, 0, 0},
+    {"isnand", 1, f_isnan, 0, 0},
+    {"isinf", 1, f_isinf, 0, 0},
+    {"isinfd", 1, f_isinf, 0, 0},
+    {"finite", 1, f_finite, 0, 0},
+    {"isfinited", 1, f_finite, 0, 0},
+    {"signbit", 1, f_signbit, 0, 0},
+    {"signbitd", 1, f_signbit, 0, 0},
     {"ilogb", 1, f_ilogb, 0, 0},
-    {"pow", 2, 0, pow, 0}, {"powi", 2, 0, pow, 0}, {"atan2", 2, 0, atan2, 0},
-    {"fmod", 2, 0, fmod, 0}, {"remainder", 2, 0, remainder, 0}, {"hypot", 2, 0, hypot, 0},
-    {"fmin", 2, 0, fmin, 0}, {"fmax", 2, 0, fmax, 0}, {"copysign", 2, 0, copysign, 0},
-    {"fdim", 2, 0, fdim, 0}, {"fdivide", 2, 0, f_div, 0}, {"ldexp", 2, 0, f_ldexp, 0},
-    {"scalbn", 2, 0, f_ldexp, 0}, {"nextafter", 2, 0, nextafter, 0},
+    {"pow", 2, 0, pow, 0},
+    {"powi", 2, 0, pow, 0},
+    {"atan2", 2, 0, atan2, 0},
+    {"fmod", 2, 0, fmod, 0},
+    {"remainder", 2, 0, remainder, 0},
+    {"hypot", 2, 0, hypot, 0},
+    {"fmin", 2, 0, fmin, 0},
+    {"fmax", 2, 0, fmax, 0},
+    {"copysign", 2, 0, copysign, 0},
+    {"fdim", 2, 0, fdim, 0},
+    {"fdivide", 2, 0, f_div, 0},
+    {"ldexp", 2, 0, f_ldexp, 0},
+    {"scalbn", 2, 0, f_ldexp, 0},
+    {"nextafter", 2, 0, nextafter, 0},
     {"fma", 3, 0, 0, fma},
-    {"logb", 1, logb, 0, 0}, {"rcbrt", 1, f_rcbrt, 0, 0}, {"rhypot", 2, 0, f_rhypot, 0},
-    {"erfcx", 1, f_erfcx, 0, 0}, {"erfinv", 1, f_erfinv, 0, 0}, {"erfcinv", 1, f_erfcinv, 0, 0},
+    {"logb", 1, logb, 0, 0},
+    {"rcbrt", 1, f_rcbrt, 0, 0},
+    {"rhypot", 2, 0, f_rhypot, 0},
+    {"erfcx", 1, f_erfcx, 0, 0},
+    {"erfinv", 1, f_erfinv, 0, 0},
+    {"erfcinv", 1, f_erfcinv, 0, 0},
     {"normcdfinv", 1, f_normcdfinv, 0, 0},
-    {"j0", 1, j0, 0, 0}, {"j1", 1, j1, 0, 0}, {"y0", 1, y0, 0, 0}, {"y1", 1, y1, 0, 0},
+    {"j0", 1, j0, 0, 0},
+    {"j1", 1, j1, 0, 0},
+    {"y0", 1, y0, 0, 0},
+    {"y1", 1, y1, 0, 0},
 };
 
 /* Integer functions, computed in int64 and wrapped to the result dtype. */
 typedef enum { I_ABS, I_MIN, I_MAX, I_UMIN, I_UMAX, I_POPC, I_CLZ, I_MULHI, I_UMULHI } IntFn;
-static const struct { const char *name; IntFn fn; int bits; } ifns[] = {
-    {"abs", I_ABS, 32}, {"llabs", I_ABS, 64}, {"min", I_MIN, 32}, {"max", I_MAX, 32},
-    {"llmin", I_MIN, 64}, {"llmax", I_MAX, 64}, {"umin", I_UMIN, 32}, {"umax", I_UMAX, 32},
-    {"ullmin", I_UMIN, 64}, {"ullmax", I_UMAX, 64}, {"popc", I_POPC, 32}, {"popcll", I_POPC, 64},
-    {"clz", I_CLZ, 32}, {"clzll", I_CLZ, 64}, {"mulhi", I_MULHI, 32}, {"umulhi", I_UMULHI, 32},
-    {"mul64hi", I_MULHI, 64}, {"umul64hi", I_UMULHI, 64},
+static const struct {
+    const char *name;
+    IntFn fn;
+    int bits;
+} ifns[] = {
+    {"abs", I_ABS, 32},       {"llabs", I_ABS, 64},     {"min", I_MIN, 32},
+    {"max", I_MAX, 32},       {"llmin", I_MIN, 64},     {"llmax", I_MAX, 64},
+    {"umin", I_UMIN, 32},     {"umax", I_UMAX, 32},     {"ullmin", I_UMIN, 64},
+    {"ullmax", I_UMAX, 64},   {"popc", I_POPC, 32},     {"popcll", I_POPC, 64},
+    {"clz", I_CLZ, 32},       {"clzll", I_CLZ, 64},     {"mulhi", I_MULHI, 32},
+    {"umulhi", I_UMULHI, 32}, {"mul64hi", I_MULHI, 64}, {"umul64hi", I_UMULHI, 64},
 };
 
 static const Fn *find_fn(const char *base)
@@ -170,10 +220,14 @@ static const Fn *lookup(const char *name)
  * a rounding mode. The round-to-nearest result is corrected by one ulp when
  * the exact remainder a - q*b (exact through fma) shows it on the wrong side. */
 typedef enum { RM_RN, RM_RZ, RM_RD, RM_RU } RoundMode;
-static const struct { const char *name; int op; RoundMode rm; } rounded[] = {
-    {"div_rn", 0, RM_RN}, {"div_rz", 0, RM_RZ}, {"div_rd", 0, RM_RD}, {"div_ru", 0, RM_RU},
+static const struct {
+    const char *name;
+    int op;
+    RoundMode rm;
+} rounded[] = {
+    {"div_rn", 0, RM_RN},  {"div_rz", 0, RM_RZ},  {"div_rd", 0, RM_RD},  {"div_ru", 0, RM_RU},
     {"sqrt_rn", 1, RM_RN}, {"sqrt_rz", 1, RM_RZ}, {"sqrt_rd", 1, RM_RD}, {"sqrt_ru", 1, RM_RU},
-    {"rcp_rn", 2, RM_RN}, {"rcp_rz", 2, RM_RZ}, {"rcp_rd", 2, RM_RD}, {"rcp_ru", 2, RM_RU},
+    {"rcp_rn", 2, RM_RN},  {"rcp_rz", 2, RM_RZ},  {"rcp_rd", 2, RM_RD},  {"rcp_ru", 2, RM_RU},
 };
 
 /* above > 0 when q is above the exact result, < 0 below, 0 exact. */
@@ -227,8 +281,7 @@ static int64_t int_fn(IntFn fn, int bits, int64_t a, int64_t b)
     case I_UMAX: return (int64_t)(ua > ub ? ua : ub);
     case I_POPC: return __builtin_popcountll(ua);
     case I_CLZ: return ua ? __builtin_clzll(ua) - (64 - bits) : bits;
-    case I_MULHI:
-        return bits == 64 ? (int64_t)(((__int128)a * b) >> 64) : (a * b) >> 32;
+    case I_MULHI: return bits == 64 ? (int64_t)(((__int128)a * b) >> 64) : (a * b) >> 32;
     default:
         return bits == 64 ? (int64_t)(uint64_t)(((unsigned __int128)ua * ub) >> 64)
                           : (int64_t)((ua * ub) >> 32);
@@ -267,10 +320,11 @@ bool interp_extern(InterpProg *p, const IrOp *op)
         const void *a0 = interp_slot(p, op->operands[0]);
         const void *a1 = want == 2 ? interp_slot(p, op->operands[1]) : a0;
         for (int64_t i = 0; i < n; i++)
-            interp_set_double(r->type.dt, out, i,
-                              rounded_op(rounded[ro].op, rounded[ro].rm, f32,
-                                         interp_get_double(op->operands[0]->type.dt, a0, i),
-                                         interp_get_double(op->operands[want - 1]->type.dt, a1, i)));
+            interp_set_double(
+                r->type.dt, out, i,
+                rounded_op(rounded[ro].op, rounded[ro].rm, f32,
+                           interp_get_double(op->operands[0]->type.dt, a0, i),
+                           interp_get_double(op->operands[want - 1]->type.dt, a1, i)));
         return true;
     }
     const Fn *f = lookup(name);

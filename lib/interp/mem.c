@@ -67,13 +67,16 @@ static void describe(char *out, size_t n, const InterpLaunch *L, uint64_t addr, 
     buf_name(name, sizeof name, L, best);
     uint64_t base = (uint64_t)(uintptr_t)best->base, end = base + best->bytes;
     if (addr < base)
-        snprintf(out, n, "is %" PRIu64 " bytes before the start of buffer %s (%zu bytes at 0x%" PRIx64 ")",
+        snprintf(out, n,
+                 "is %" PRIu64 " bytes before the start of buffer %s (%zu bytes at 0x%" PRIx64 ")",
                  base - addr, name, best->bytes, base);
     else if (addr >= end)
-        snprintf(out, n, "is %" PRIu64 " bytes after the end of buffer %s (%zu bytes at 0x%" PRIx64 ")",
+        snprintf(out, n,
+                 "is %" PRIu64 " bytes after the end of buffer %s (%zu bytes at 0x%" PRIx64 ")",
                  addr - end, name, best->bytes, base);
     else
-        snprintf(out, n, "runs %" PRIu64 " bytes past the end of buffer %s (%zu bytes at 0x%" PRIx64 ")",
+        snprintf(out, n,
+                 "runs %" PRIu64 " bytes past the end of buffer %s (%zu bytes at 0x%" PRIx64 ")",
                  stop - end, name, best->bytes, base);
 }
 
@@ -84,15 +87,18 @@ static bool bad_access(InterpProg *p, const IrOp *op, const char *what, Type t, 
     interp_format_index(idx, sizeof idx, t, elem);
     const char *lead = t.rank ? "element " : "scalar ";
     if (misaligned)
-        return interp_fail(p, op,
-                           "misaligned %s in kernel '%s', program (%u, %u, %u), %s%s: address 0x%" PRIx64
-                           " is not a multiple of %zu bytes",
-                           what, p->L->f->name, p->pid[0], p->pid[1], p->pid[2], lead,
-                           t.rank ? idx : "access", addr, size);
+        return interp_fail(
+            p, op,
+            "misaligned %s in kernel '%s', program (%u, %u, %u), %s%s: address 0x%" PRIx64
+            " is not a multiple of %zu bytes",
+            what, p->L->f->name, p->pid[0], p->pid[1], p->pid[2], lead, t.rank ? idx : "access",
+            addr, size);
     describe(where, sizeof where, p->L, addr, size);
-    return interp_fail(p, op, "out-of-bounds %s in kernel '%s', program (%u, %u, %u), %s%s: address 0x%" PRIx64 " %s",
-                       what, p->L->f->name, p->pid[0], p->pid[1], p->pid[2], lead,
-                       t.rank ? idx : "access", addr, where);
+    return interp_fail(
+        p, op,
+        "out-of-bounds %s in kernel '%s', program (%u, %u, %u), %s%s: address 0x%" PRIx64 " %s",
+        what, p->L->f->name, p->pid[0], p->pid[1], p->pid[2], lead, t.rank ? idx : "access", addr,
+        where);
 }
 
 /* Checks one access, keeping the last buffer found in *cur as a fast path. */
@@ -113,8 +119,18 @@ static uint64_t read_mem(uint64_t addr, size_t size)
     const void *src = (const void *)(uintptr_t)addr;
     switch (size) {
     case 1: v = *(const uint8_t *)src; break;
-    case 2: { uint16_t x; memcpy(&x, src, 2); v = x; break; }
-    case 4: { uint32_t x; memcpy(&x, src, 4); v = x; break; }
+    case 2: {
+        uint16_t x;
+        memcpy(&x, src, 2);
+        v = x;
+        break;
+    }
+    case 4: {
+        uint32_t x;
+        memcpy(&x, src, 4);
+        v = x;
+        break;
+    }
     default: memcpy(&v, src, 8); break;
     }
     return v;
@@ -125,8 +141,16 @@ static void write_mem(uint64_t addr, size_t size, uint64_t v)
     void *dst = (void *)(uintptr_t)addr;
     switch (size) {
     case 1: *(uint8_t *)dst = (uint8_t)v; break;
-    case 2: { uint16_t x = (uint16_t)v; memcpy(dst, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)v; memcpy(dst, &x, 4); break; }
+    case 2: {
+        uint16_t x = (uint16_t)v;
+        memcpy(dst, &x, 2);
+        break;
+    }
+    case 4: {
+        uint32_t x = (uint32_t)v;
+        memcpy(dst, &x, 4);
+        break;
+    }
     default: memcpy(dst, &v, 8); break;
     }
 }
@@ -267,7 +291,9 @@ bool interp_atomic(InterpProg *p, const IrOp *op)
         interp_from_bits(mdt, out, i, old_bits);
         unsigned char nv[8];
         if (cas) {
-            if (old_bits != (interp_to_bits(mdt, cmp, at(cv, i)) & (ms == 8 ? UINT64_MAX : ((1ull << (8 * ms)) - 1))))
+            if (old_bits !=
+                (interp_to_bits(mdt, cmp, at(cv, i)) &
+                 (ms == 8 ? UINT64_MAX : ((1ull << (8 * ms)) - 1))))
                 continue;
             memcpy(nv, val + (size_t)at(vv, i) * es, es);
         } else {
@@ -346,11 +372,14 @@ bool interp_assert(InterpProg *p, const IrOp *op)
         interp_format_index(idx, sizeof idx, cv->type, i);
         const char *msg = op->str ? op->str : "";
         if (op->span.line <= 0 && op->str2)
-            return interp_fail(p, op, "device assertion failed at %s:%lld in kernel '%s', program (%u, %u, %u), element %s: %s",
+            return interp_fail(p, op,
+                               "device assertion failed at %s:%lld in kernel '%s', program (%u, "
+                               "%u, %u), element %s: %s",
                                op->str2, (long long)op->ival, p->L->f->name, p->pid[0], p->pid[1],
                                p->pid[2], idx, msg);
-        return interp_fail(p, op, "device assertion failed in kernel '%s', program (%u, %u, %u), element %s: %s",
-                           p->L->f->name, p->pid[0], p->pid[1], p->pid[2], idx, msg);
+        return interp_fail(
+            p, op, "device assertion failed in kernel '%s', program (%u, %u, %u), element %s: %s",
+            p->L->f->name, p->pid[0], p->pid[1], p->pid[2], idx, msg);
     }
     return true;
 }

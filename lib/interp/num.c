@@ -39,7 +39,7 @@ uint16_t interp_float_to_f16(float f)
         return sign | 0x7e00; /* NaN stays a (quiet) NaN */
     if (ax >= 0x477ff000)     /* >= 65520 (and inf) rounds to inf */
         return sign | 0x7c00;
-    if (ax < 0x38800000) {    /* below 2^-14: a subnormal half, unit 2^-24 */
+    if (ax < 0x38800000) { /* below 2^-14: a subnormal half, unit 2^-24 */
         float a;
         memcpy(&a, &ax, 4);
         return sign | (uint16_t)nearbyintf(a * 0x1p24f); /* 0x400 encodes 2^-14 */
@@ -98,7 +98,8 @@ double interp_round_to(DType dt, double x)
     case DT_F16: return round_format(x, 10, -14, 65504.0);
     case DT_BF16: return round_format(x, 7, -126, 0x1.fep127);
     case DT_F32: return (float)x;
-    case DT_F8E4: case DT_F8E5: return fp8_round(dt, x);
+    case DT_F8E4:
+    case DT_F8E5: return fp8_round(dt, x);
     default: return x;
     }
 }
@@ -132,10 +133,21 @@ int64_t interp_wrap(DType dt, int64_t v)
 void interp_wrap_array(DType dt, int64_t *v, int64_t n)
 {
     switch (dt) {
-    case DT_I64: case DT_U64: case DT_PTR: return;
-    case DT_I32: for (int64_t i = 0; i < n; i++) v[i] = (int32_t)v[i]; return;
-    case DT_U32: for (int64_t i = 0; i < n; i++) v[i] = (uint32_t)v[i]; return;
-    default: for (int64_t i = 0; i < n; i++) v[i] = interp_wrap(dt, v[i]); return;
+    case DT_I64:
+    case DT_U64:
+    case DT_PTR: return;
+    case DT_I32:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (int32_t)v[i];
+        return;
+    case DT_U32:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (uint32_t)v[i];
+        return;
+    default:
+        for (int64_t i = 0; i < n; i++)
+            v[i] = interp_wrap(dt, v[i]);
+        return;
     }
 }
 

@@ -97,7 +97,8 @@ static bool join_split(InterpProg *p, const IrOp *op)
 {
     size_t es = interp_elsize(op->operands[0]->type.dt);
     if (op->kind == IR_JOIN) {
-        const unsigned char *a = interp_slot(p, op->operands[0]), *b = interp_slot(p, op->operands[1]);
+        const unsigned char *a = interp_slot(p, op->operands[0]),
+                            *b = interp_slot(p, op->operands[1]);
         unsigned char *r = interp_slot(p, op->results[0]);
         int64_t n = type_numel(op->operands[0]->type);
         for (int64_t i = 0; i < n; i++) {
@@ -140,13 +141,16 @@ bool interp_shape_op(InterpProg *p, const IrOp *op)
              type_numel(r->type));
         return true;
     case IR_BROADCAST: return broadcast(p, op);
-    case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_HINT:
+    case IR_EXPAND_DIMS:
+    case IR_RESHAPE:
+    case IR_HINT:
     case IR_CONVERT_LAYOUT: /* layouts place values on threads; no value changes */
         memmove(interp_slot(p, r), interp_slot(p, op->operands[0]),
                 (size_t)type_numel(r->type) * interp_elsize(r->type.dt));
         return true;
     case IR_TRANS: return trans(p, op);
-    case IR_JOIN: case IR_SPLIT: return join_split(p, op);
+    case IR_JOIN:
+    case IR_SPLIT: return join_split(p, op);
     case IR_CAT: {
         size_t a = (size_t)type_numel(op->operands[0]->type) * interp_elsize(r->type.dt);
         unsigned char *out = interp_slot(p, r);
@@ -162,7 +166,9 @@ bool interp_shape_op(InterpProg *p, const IrOp *op)
 
 /* ---- reductions -------------------------------------------------------------------- */
 
-typedef struct Axis { int64_t outer, n, inner; } Axis;
+typedef struct Axis {
+    int64_t outer, n, inner;
+} Axis;
 
 static Axis split_axis(Type t, int axis)
 {
@@ -179,21 +185,21 @@ static Axis split_axis(Type t, int axis)
 }
 
 /* Tree sum over the axis, vectorised over `inner`, in place in t. */
-#define TREE_SUM(NAME, T, ROUND)                                                             \
-    static void NAME(T *t, Axis ax, DType dt)                                               \
-    {                                                                                       \
-        for (int64_t o = 0; o < ax.outer; o++) {                                            \
-            T *base = t + o * ax.n * ax.inner;                                              \
-            for (int64_t len = ax.n; len > 1;) {                                            \
-                int64_t h = (len + 1) / 2;                                                  \
-                for (int64_t k = 0; k + h < len; k++)                                       \
-                    for (int64_t i = 0; i < ax.inner; i++)                                  \
-                        base[k * ax.inner + i] = ROUND(base[k * ax.inner + i] +             \
-                                                       base[(k + h) * ax.inner + i]);       \
-                len = h;                                                                    \
-            }                                                                               \
-        }                                                                                   \
-        (void)dt;                                                                           \
+#define TREE_SUM(NAME, T, ROUND)                                                                   \
+    static void NAME(T *t, Axis ax, DType dt)                                                      \
+    {                                                                                              \
+        for (int64_t o = 0; o < ax.outer; o++) {                                                   \
+            T *base = t + o * ax.n * ax.inner;                                                     \
+            for (int64_t len = ax.n; len > 1;) {                                                   \
+                int64_t h = (len + 1) / 2;                                                         \
+                for (int64_t k = 0; k + h < len; k++)                                              \
+                    for (int64_t i = 0; i < ax.inner; i++)                                         \
+                        base[k * ax.inner + i] =                                                   \
+                            ROUND(base[k * ax.inner + i] + base[(k + h) * ax.inner + i]);          \
+                len = h;                                                                           \
+            }                                                                                      \
+        }                                                                                          \
+        (void)dt;                                                                                  \
     }
 #define NO_ROUND(x) (x)
 #define ROUND_DT(x) ((float)interp_round_to(dt, (x)))
@@ -212,8 +218,9 @@ static void sum_axis(InterpProg *p, DType dt, const void *x, Axis ax, void *r)
         for (int64_t o = 0; o < ax.outer; o++)
             for (int64_t k = 1; k < ax.n; k++)
                 for (int64_t i = 0; i < ax.inner; i++)
-                    t[o * ax.n * ax.inner + i] = (int64_t)((uint64_t)t[o * ax.n * ax.inner + i] +
-                                                           (uint64_t)t[(o * ax.n + k) * ax.inner + i]);
+                    t[o * ax.n * ax.inner + i] =
+                        (int64_t)((uint64_t)t[o * ax.n * ax.inner + i] +
+                                  (uint64_t)t[(o * ax.n + k) * ax.inner + i]);
     } else if (interp_kind(dt) == ST_D) {
         tree_sum_dbl((double *)p->tmp, ax, dt);
     } else if (dt == DT_F32) {
@@ -273,7 +280,8 @@ enum { MAX_COMBINE = 16 };
 
 static void copy_elem(void *dst, int64_t di, const void *src, int64_t si, size_t es)
 {
-    memcpy((unsigned char *)dst + (size_t)di * es, (const unsigned char *)src + (size_t)si * es, es);
+    memcpy((unsigned char *)dst + (size_t)di * es, (const unsigned char *)src + (size_t)si * es,
+           es);
 }
 
 /* Runs the combine region on (acc..., x...) with acc in the region's first
@@ -322,7 +330,8 @@ static bool custom(InterpProg *p, const IrOp *op, Axis ax, bool scan)
                     continue;
                 for (int j = 0; j < m; j++)
                     copy_elem(interp_slot(p, op->results[j]), scan ? elem[j] : o * ax.inner + i,
-                              interp_slot(p, b->args[j]), 0, interp_elsize(op->operands[j]->type.dt));
+                              interp_slot(p, b->args[j]), 0,
+                              interp_elsize(op->operands[j]->type.dt));
             }
     return true;
 }
@@ -490,8 +499,10 @@ bool interp_dot(InterpProg *p, const IrOp *op)
 /* ---- rand: Philox 4x32, the streams of triton.language.random -------------------- */
 
 enum {
-    PHILOX_KEY_A = 0x9E3779B9u, PHILOX_KEY_B = 0xBB67AE85u,
-    PHILOX_ROUND_A = 0xD2511F53u, PHILOX_ROUND_B = 0xCD9E8D57u
+    PHILOX_KEY_A = 0x9E3779B9u,
+    PHILOX_KEY_B = 0xBB67AE85u,
+    PHILOX_ROUND_A = 0xD2511F53u,
+    PHILOX_ROUND_B = 0xCD9E8D57u
 };
 
 static void philox(uint64_t seed, uint32_t offset, int rounds, uint32_t c[4])
@@ -532,7 +543,9 @@ bool interp_rand(InterpProg *p, const IrOp *op)
         philox(s, (uint32_t)o[i], rounds, c);
         const IrValue *r0 = op->results[0];
         switch (op->sub) {
-        case RAND_UNIFORM: interp_set_double(r0->type.dt, interp_slot(p, r0), i, uniform(c[0])); break;
+        case RAND_UNIFORM:
+            interp_set_double(r0->type.dt, interp_slot(p, r0), i, uniform(c[0]));
+            break;
         case RAND_NORMAL: {
             float u1 = fmaxf(1.0e-7f, uniform(c[0])), th = 6.283185307179586f * uniform(c[1]);
             float rad = (float)sqrt(-2.0 * (double)(float)log(u1));

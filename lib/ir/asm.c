@@ -19,8 +19,10 @@ static int letter_bits(char c)
 {
     switch (c) {
     case 'h': return 16;
-    case 'r': case 'f': return 32;
-    case 'l': case 'd': return 64;
+    case 'r':
+    case 'f': return 32;
+    case 'l':
+    case 'd': return 64;
     default: return 0;
     }
 }
@@ -60,17 +62,21 @@ static bool parse(const char *s, IrAsmRegs *r, char *why, size_t n)
         char letter;
         int tied;
         if (!entry(s, len, &out, &letter, &tied)) {
-            snprintf(why, n, "constraint %d ('%.*s') is not one of =h, =r, =l, =f, =d, h, r, "
-                     "l, f, d, a tied output number or ~{clobber}", k, (int)(len > 16 ? 16 : len), s);
+            snprintf(why, n,
+                     "constraint %d ('%.*s') is not one of =h, =r, =l, =f, =d, h, r, "
+                     "l, f, d, a tied output number or ~{clobber}",
+                     k, (int)(len > 16 ? 16 : len), s);
             return false;
         }
         if (letter || tied >= 0) {
             if (clobbers || (out && r->nin)) {
-                snprintf(why, n, "constraint %d: outputs come first, then inputs, then clobbers", k);
+                snprintf(why, n, "constraint %d: outputs come first, then inputs, then clobbers",
+                         k);
                 return false;
             }
             if (tied >= r->nout) {
-                snprintf(why, n, "constraint %d is tied to output %d, which does not exist", k, tied);
+                snprintf(why, n, "constraint %d is tied to output %d, which does not exist", k,
+                         tied);
                 return false;
             }
             if (r->nout + r->nin >= IR_ASM_MAX_REGS) {
@@ -89,8 +95,8 @@ static bool parse(const char *s, IrAsmRegs *r, char *why, size_t n)
 }
 
 /* The registers `v` needs per call fit their constraints (from index *at). */
-static bool fit(const IrValue *v, int pack, const IrAsmRegs *r, int *at, int end,
-                const char *what, int i, char *why, size_t n)
+static bool fit(const IrValue *v, int pack, const IrAsmRegs *r, int *at, int end, const char *what,
+                int i, char *why, size_t n)
 {
     DType dt = v->type.dt;
     int per = ir_asm_per_reg(dt, pack);
@@ -101,8 +107,8 @@ static bool fit(const IrValue *v, int pack, const IrAsmRegs *r, int *at, int end
         char c = r->letter[*at];
         int cb = letter_bits(c);
         if (bits > cb || ((c == 'f' || c == 'd') && bits != cb)) {
-            snprintf(why, n, "register $%d ('%c', %d bits) cannot hold %s %d (%d x %s)", *at, c,
-                     cb, what, i, per, dtype_name(dt));
+            snprintf(why, n, "register $%d ('%c', %d bits) cannot hold %s %d (%d x %s)", *at, c, cb,
+                     what, i, per, dtype_name(dt));
             return false;
         }
     }
@@ -148,10 +154,12 @@ bool ir_asm_regs(const IrOp *op, IrAsmRegs *r, char *why, size_t n)
     for (int i = 0; i < op->nops; i++)
         want_in += pack / ir_asm_per_reg(op->operands[i]->type.dt, pack);
     if (r->nout != want_out || r->nin != want_in) {
-        snprintf(why, n, "the constraints name %d output%s and %d input%s; %d result%s and %d "
-                 "argument%s with pack=%d need %d and %d", r->nout, r->nout == 1 ? "" : "s",
-                 r->nin, r->nin == 1 ? "" : "s", op->nres, op->nres == 1 ? "" : "s", op->nops,
-                 op->nops == 1 ? "" : "s", pack, want_out, want_in);
+        snprintf(why, n,
+                 "the constraints name %d output%s and %d input%s; %d result%s and %d "
+                 "argument%s with pack=%d need %d and %d",
+                 r->nout, r->nout == 1 ? "" : "s", r->nin, r->nin == 1 ? "" : "s", op->nres,
+                 op->nres == 1 ? "" : "s", op->nops, op->nops == 1 ? "" : "s", pack, want_out,
+                 want_in);
         return false;
     }
     if (!op->str) {

@@ -11,10 +11,10 @@
 #include <math.h>
 
 typedef struct Fp8Format {
-    int mant;    /* fraction bits */
+    int mant; /* fraction bits */
     int bias;
-    int emin;    /* exponent of the smallest normal: 1 - bias */
-    double max;  /* largest finite value */
+    int emin;   /* exponent of the smallest normal: 1 - bias */
+    double max; /* largest finite value */
     uint8_t max_bits;
 } Fp8Format;
 

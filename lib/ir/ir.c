@@ -33,18 +33,15 @@ static const struct {
     const char *name;
     DType dt;
 } dtype_aliases[] = {
-    {"void", DT_VOID},    {"i1", DT_I1},         {"int1", DT_I1},
-    {"bool", DT_I1},      {"i8", DT_I8},         {"int8", DT_I8},
-    {"i16", DT_I16},      {"int16", DT_I16},     {"i32", DT_I32},
-    {"int32", DT_I32},    {"i64", DT_I64},       {"int64", DT_I64},
-    {"u8", DT_U8},        {"uint8", DT_U8},      {"u16", DT_U16},
-    {"uint16", DT_U16},   {"u32", DT_U32},       {"uint32", DT_U32},
-    {"u64", DT_U64},      {"uint64", DT_U64},    {"fp16", DT_F16},
-    {"float16", DT_F16},  {"f16", DT_F16},       {"bf16", DT_BF16},
-    {"bfloat16", DT_BF16},{"fp32", DT_F32},      {"float32", DT_F32},
-    {"f32", DT_F32},      {"fp64", DT_F64},      {"float64", DT_F64},
-    {"f64", DT_F64},      {"fp8e4nv", DT_F8E4},  {"float8e4nv", DT_F8E4},
-    {"fp8e5", DT_F8E5},   {"float8e5", DT_F8E5},
+    {"void", DT_VOID},       {"i1", DT_I1},       {"int1", DT_I1},       {"bool", DT_I1},
+    {"i8", DT_I8},           {"int8", DT_I8},     {"i16", DT_I16},       {"int16", DT_I16},
+    {"i32", DT_I32},         {"int32", DT_I32},   {"i64", DT_I64},       {"int64", DT_I64},
+    {"u8", DT_U8},           {"uint8", DT_U8},    {"u16", DT_U16},       {"uint16", DT_U16},
+    {"u32", DT_U32},         {"uint32", DT_U32},  {"u64", DT_U64},       {"uint64", DT_U64},
+    {"fp16", DT_F16},        {"float16", DT_F16}, {"f16", DT_F16},       {"bf16", DT_BF16},
+    {"bfloat16", DT_BF16},   {"fp32", DT_F32},    {"float32", DT_F32},   {"f32", DT_F32},
+    {"fp64", DT_F64},        {"float64", DT_F64}, {"f64", DT_F64},       {"fp8e4nv", DT_F8E4},
+    {"float8e4nv", DT_F8E4}, {"fp8e5", DT_F8E5},  {"float8e5", DT_F8E5},
 };
 
 DType dtype_parse(const char *s)
@@ -215,7 +212,10 @@ static int name_index(const char *const *names, int n, const char *s)
 int mem_sem_parse(const char *s) { return name_index(mem_sem_names, SEM_COUNT, s); }
 int mem_scope_parse(const char *s) { return name_index(mem_scope_names, SCOPE_COUNT, s); }
 const char *mem_sem_name(MemSem m) { return (unsigned)m < SEM_COUNT ? mem_sem_names[m] : "?"; }
-const char *mem_scope_name(MemScope m) { return (unsigned)m < SCOPE_COUNT ? mem_scope_names[m] : "?"; }
+const char *mem_scope_name(MemScope m)
+{
+    return (unsigned)m < SCOPE_COUNT ? mem_scope_names[m] : "?";
+}
 
 /* ---- building ------------------------------------------------------------- */
 
@@ -304,8 +304,8 @@ IrValue *ir_add_param(IrFunc *f, const char *name, Type t, int divisibility, Spa
     return ir_block_add_arg(f, f->body, t, name);
 }
 
-IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops,
-                const Type *res, int nres)
+IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops, const Type *res,
+                int nres)
 {
     IrOp *op = arena_alloc(f->arena, sizeof *op);
     op->kind = k;
@@ -444,8 +444,8 @@ IrOp *ir_clone(IrBuilder *b, const IrOp *op, IrValue **map, int nmap)
     return c;
 }
 
-IrOp *ir_build(IrBuilder *b, IrKind k, Span sp, IrValue *const *ops, int nops,
-               const Type *res, int nres)
+IrOp *ir_build(IrBuilder *b, IrKind k, Span sp, IrValue *const *ops, int nops, const Type *res,
+               int nres)
 {
     IrOp *op = ir_op_new(b->f, k, sp, ops, nops, res, nres);
     if (b->before)

@@ -72,7 +72,7 @@ typedef struct Layout {
     int id;                        /* index in the function's table, for printing */
 } Layout;
 
-#define TK_LIN_MAX_REG 24
+#define TK_LIN_MAX_REG    24
 #define TK_LIN_MAX_THREAD 10 /* up to 1024 threads */
 
 typedef struct LinLayout {
@@ -136,6 +136,7 @@ Layout layout_shared_tile(int rows, int cols, int elem_bytes);
 /* ---- dtypes ------------------------------------------------------------- */
 
 /* X(kind, name in the IR text / signatures, bits) */
+/* clang-format off */
 #define TK_DTYPES(X)                                                           \
     X(DT_VOID, "void", 0)                                                      \
     X(DT_I1, "i1", 1) X(DT_I8, "i8", 8) X(DT_I16, "i16", 16)                   \
@@ -148,6 +149,7 @@ Layout layout_shared_tile(int rows, int cols, int elem_bytes);
     X(DT_F16, "fp16", 16) X(DT_BF16, "bf16", 16) X(DT_F32, "fp32", 32)         \
     X(DT_F64, "fp64", 64)                                                      \
     X(DT_PTR, "ptr", 64) /* pointer to global memory; Type.elem says of what */
+/* clang-format on */
 
 typedef enum {
 #define X(k, n, b) k,
@@ -196,7 +198,7 @@ Type type_scalar(DType dt);
 Type type_ptr(DType elem);
 Type type_block(DType dt, int rank, const int *shape);
 Type type_with_shape(Type elem_of, int rank, const int *shape); /* keeps dt/elem */
-Type type_elem(Type t);  /* the scalar type of t's elements */
+Type type_elem(Type t); /* the scalar type of t's elements */
 bool type_eq(Type a, Type b);
 bool type_same_shape(Type a, Type b);
 int64_t type_numel(Type t); /* 1 for scalars */
@@ -207,6 +209,7 @@ void type_print(StrBuf *sb, Type t);
 /* ---- op kinds -------------------------------------------------------------- */
 
 /* X(kind, mnemonic, what it does: operands -> results; attributes) */
+/* clang-format off */
 #define TK_IR_OPS(X)                                                           \
     X(IR_CONST, "const", "-> scalar or splat block; ival (ints, i1) or fval")  \
     X(IR_PROGRAM_ID, "program_id", "-> i32; axis")                             \
@@ -348,6 +351,7 @@ void type_print(StrBuf *sb, Type t);
                                     "call), flags & IRF_PURE")                 \
     X(IR_GDC, "gdc", "-> (); sub 0: griddepcontrol.wait, 1: "                  \
                      "griddepcontrol.launch_dependents (sm_90+)")
+/* clang-format on */
 
 typedef enum {
 #define X(k, m, d) k,
@@ -358,12 +362,14 @@ typedef enum {
 
 typedef enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CmpPred;
 
+/* clang-format off */
 #define TK_MATH_FNS(X)                                                         \
     X(MATH_EXP, "exp") X(MATH_EXP2, "exp2") X(MATH_LOG, "log")                 \
     X(MATH_LOG2, "log2") X(MATH_SQRT, "sqrt") X(MATH_RSQRT, "rsqrt")           \
     X(MATH_SIN, "sin") X(MATH_COS, "cos") X(MATH_ABS, "abs")                   \
     X(MATH_FLOOR, "floor") X(MATH_CEIL, "ceil") X(MATH_ERF, "erf")             \
     X(MATH_TANH, "tanh") X(MATH_SQRT_RN, "sqrt_rn")
+/* clang-format on */
 
 typedef enum {
 #define X(k, n) k,
@@ -374,21 +380,23 @@ typedef enum {
 
 typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_CUSTOM } ReduceKind;
 typedef enum { SCAN_SUM, SCAN_CUSTOM } ScanKind;
-typedef enum {
-    ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_XCHG, ATOM_AND, ATOM_OR, ATOM_XOR
-} AtomicKind;
+typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_XCHG, ATOM_AND, ATOM_OR, ATOM_XOR } AtomicKind;
 /* An atomic's memory semantics and scope (Triton's sem= and scope=), kept in
  * op->str and op->str2 by these names; sema fills in the defaults (acq_rel,
  * gpu) and the verifier checks both are there. */
+/* clang-format off */
 #define TK_MEM_SEMS(X)                                                         \
     X(SEM_ACQ_REL, "acq_rel")  /* acquire and release (the default) */        \
     X(SEM_ACQUIRE, "acquire")  /* later accesses stay after it */             \
     X(SEM_RELEASE, "release")  /* earlier accesses stay before it */          \
     X(SEM_RELAXED, "relaxed")  /* atomic, no ordering */
+/* clang-format on */
+/* clang-format off */
 #define TK_MEM_SCOPES(X)                                                       \
     X(SCOPE_GPU, "gpu")        /* all threads of the device (the default) */  \
     X(SCOPE_CTA, "cta")        /* the threads of one program */               \
     X(SCOPE_SYS, "sys")        /* the device, the host and peer devices */
+/* clang-format on */
 
 typedef enum {
 #define X(k, n) k,
@@ -430,12 +438,12 @@ typedef struct IrOp IrOp;
 typedef struct IrBlock IrBlock;
 
 typedef struct IrValue {
-    int id;            /* dense per function: index for side tables */
+    int id; /* dense per function: index for side tables */
     Type type;
-    IrOp *def;         /* defining op, or NULL for a block argument */
-    IrBlock *owner;    /* block whose argument this is (def == NULL) */
-    int index;         /* result index in def, or argument index in owner */
-    const char *name;  /* source variable name, for printing; may be NULL */
+    IrOp *def;            /* defining op, or NULL for a block argument */
+    IrBlock *owner;       /* block whose argument this is (def == NULL) */
+    int index;            /* result index in def, or argument index in owner */
+    const char *name;     /* source variable name, for printing; may be NULL */
     const Layout *layout; /* blocks after pass_layout; NULL before and for scalars */
 } IrValue;
 
@@ -483,7 +491,7 @@ struct IrOp {
     const char *str, *str2;
     int ints[TK_MAX_RANK];
     int nints;
-    IrPlan plan;        /* software pipelining plan (see above) */
+    IrPlan plan; /* software pipelining plan (see above) */
     /* position */
     IrOp *prev, *next;
     IrBlock *parent;
@@ -525,22 +533,22 @@ typedef struct IrTmap {
 } IrTmap;
 
 typedef struct IrFunc {
-    const char *name;   /* kernel name, mangled with nothing: the PTX entry */
+    const char *name; /* kernel name, mangled with nothing: the PTX entry */
     Arena *arena;
     const Source *src;
     Span span;
     IrParam *params;
     int nparams;
-    IrBlock *body;      /* its args are the parameters, in order */
+    IrBlock *body; /* its args are the parameters, in order */
     int num_warps;
     int num_stages;
-    const char *arch;   /* the target it is specialised for; NULL: the interpreter */
+    const char *arch; /* the target it is specialised for; NULL: the interpreter */
     int next_id;
-    Layout **layouts;   /* the distinct layouts of its values (pass_layout) */
+    Layout **layouts; /* the distinct layouts of its values (pass_layout) */
     int nlayouts;
-    int nbuffers;       /* shared ring buffers of pass_pipeline */
-    bool tma;           /* pass_pipeline may add tensor maps (the launcher builds them) */
-    IrTmap *tmaps;      /* the tensor maps, passed after the parameters in order */
+    int nbuffers;  /* shared ring buffers of pass_pipeline */
+    bool tma;      /* pass_pipeline may add tensor maps (the launcher builds them) */
+    IrTmap *tmaps; /* the tensor maps, passed after the parameters in order */
     int ntmaps;
     int producer_warps; /* warps beyond num_warps: 4 when an IR_PRODUCER runs in them, else 0 */
 } IrFunc;
@@ -573,8 +581,8 @@ IrValue *ir_block_add_arg(IrFunc *f, IrBlock *b, Type t, const char *name);
  * holding its value (returned). divisibility: 16 or 1. */
 IrValue *ir_add_param(IrFunc *f, const char *name, Type t, int divisibility, Span sp);
 /* A new op, not yet in any block; results get fresh values of the given types. */
-IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops,
-                const Type *res, int nres);
+IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops, const Type *res,
+                int nres);
 IrBlock *ir_op_add_region(IrFunc *f, IrOp *op);
 void ir_append(IrBlock *b, IrOp *op);
 void ir_insert_before(IrOp *at, IrOp *op);
@@ -588,8 +596,8 @@ typedef struct IrBuilder {
     IrBlock *blk;
     IrOp *before; /* NULL: append at the end of blk */
 } IrBuilder;
-IrOp *ir_build(IrBuilder *b, IrKind k, Span sp, IrValue *const *ops, int nops,
-               const Type *res, int nres);
+IrOp *ir_build(IrBuilder *b, IrKind k, Span sp, IrValue *const *ops, int nops, const Type *res,
+               int nres);
 /* Builds a copy of op (its regions too) at b. Operands are taken through
  * map, indexed by value id below nmap (NULL entries: the value itself);
  * the copy's results and region arguments are entered in it. */
@@ -642,7 +650,6 @@ enum { TK_DEFAULT_NUM_WARPS = 4, TK_DEFAULT_NUM_STAGES = 3 };
  * and accepts num_warps a power of two from 1 to 32 and num_stages >= 0.
  * false with the message (each setting named after `field`, e.g.
  * "configs[2].", which may be NULL) in why. */
-bool ir_launch_settings(int *num_warps, int *num_stages, const char *field, char *why,
-                        size_t cap);
+bool ir_launch_settings(int *num_warps, int *num_stages, const char *field, char *why, size_t cap);
 
 #endif

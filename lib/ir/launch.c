@@ -12,8 +12,10 @@ bool ir_launch_settings(int *num_warps, int *num_stages, const char *field, char
     const char *pre = field ? field : "";
     int w = *num_warps, s = *num_stages;
     if (w < 0 || w > 32 || (w & (w - 1))) {
-        snprintf(why, cap, "%snum_warps is %d (a power of two from 1 to 32, or 0 for the "
-                 "default %d)", pre, w, TK_DEFAULT_NUM_WARPS);
+        snprintf(why, cap,
+                 "%snum_warps is %d (a power of two from 1 to 32, or 0 for the "
+                 "default %d)",
+                 pre, w, TK_DEFAULT_NUM_WARPS);
         return false;
     }
     if (s < 0) {

@@ -19,8 +19,8 @@ static int log2i(int64_t v)
 typedef struct LinBuild {
     LinLayout *ll;
     int rank;
-    int logs[TK_LAYOUT_MAX_RANK];   /* log2 of each dim */
-    int used[TK_LAYOUT_MAX_RANK];   /* bits of each dim given out so far */
+    int logs[TK_LAYOUT_MAX_RANK]; /* log2 of each dim */
+    int used[TK_LAYOUT_MAX_RANK]; /* bits of each dim given out so far */
     int64_t stride[TK_LAYOUT_MAX_RANK];
     bool ok;
 } LinBuild;
@@ -167,17 +167,10 @@ bool layout_linear(const Layout *l, int rank, const int *shape, int threads, Lin
     lb_init(&b, out, rank, shape, threads);
     bool ok = false;
     switch (l->kind) {
-    case LY_BLOCKED:
-        ok = linear_blocked(l, &b);
-        break;
-    case LY_MMA:
-        ok = linear_mma(l, &b);
-        break;
-    case LY_DOT_OP:
-        ok = l->parent && l->parent->kind == LY_MMA && linear_dot_op(l, &b);
-        break;
-    default:
-        break;
+    case LY_BLOCKED: ok = linear_blocked(l, &b); break;
+    case LY_MMA: ok = linear_mma(l, &b); break;
+    case LY_DOT_OP: ok = l->parent && l->parent->kind == LY_MMA && linear_dot_op(l, &b); break;
+    default: break;
     }
     return ok && b.ok;
 }
@@ -240,8 +233,8 @@ int64_t lin_reg_copies(const LinLayout *ll)
 bool lin_equal(const LinLayout *a, const LinLayout *b)
 {
     return a->nreg == b->nreg && a->nthread == b->nthread &&
-           memcmp(a->reg, b->reg, sizeof(int64_t) * (size_t)a->nreg) == 0 &&
-           memcmp(a->thread, b->thread, sizeof(int64_t) * (size_t)a->nthread) == 0;
+        memcmp(a->reg, b->reg, sizeof(int64_t) * (size_t)a->nreg) == 0 &&
+        memcmp(a->thread, b->thread, sizeof(int64_t) * (size_t)a->nthread) == 0;
 }
 
 static bool ints_equal(const int *a, const int *b, int n)
@@ -258,17 +251,16 @@ bool layout_equal(const Layout *a, const Layout *b)
     switch (a->kind) {
     case LY_BLOCKED:
         return ints_equal(a->spt, b->spt, a->rank) && ints_equal(a->tpw, b->tpw, a->rank) &&
-               ints_equal(a->wpc, b->wpc, a->rank) && ints_equal(a->order, b->order, a->rank);
-    case LY_SLICE:
-        return a->dim == b->dim && layout_equal(a->parent, b->parent);
+            ints_equal(a->wpc, b->wpc, a->rank) && ints_equal(a->order, b->order, a->rank);
+    case LY_SLICE: return a->dim == b->dim && layout_equal(a->parent, b->parent);
     case LY_MMA:
         return a->wm == b->wm && a->wn == b->wn && a->instr_k == b->instr_k &&
-               a->version == b->version;
+            a->version == b->version;
     case LY_DOT_OP:
         return a->opidx == b->opidx && a->kpack == b->kpack && layout_equal(a->parent, b->parent);
     case LY_SHARED:
-        return a->vec == b->vec && a->per_phase == b->per_phase &&
-               a->max_phase == b->max_phase && ints_equal(a->order, b->order, a->rank);
+        return a->vec == b->vec && a->per_phase == b->per_phase && a->max_phase == b->max_phase &&
+            ints_equal(a->order, b->order, a->rank);
     }
     return false;
 }

@@ -146,7 +146,7 @@ static bool result_types(Parser *p, IrKind k, const PtrVec *ops, int n, Type *ty
             return false;
         if (!type_eq(from, x->type))
             return irp_fail_at(p, at, "the operand is %s, not %s", type_str(p->a, x->type),
-                           type_str(p->a, from));
+                               type_str(p->a, from));
     }
     for (int i = 0; i < n; i++)
         if ((i && !irp_expect(p, ",")) || !irp_type(p, &types[i]) || !irp_layout_ref(p, &lays[i]))
@@ -198,7 +198,8 @@ static bool parse_regions(Parser *p, IrOp *op)
         return false;
     const char *more = op->kind == IR_IF ? "else" : op->kind == IR_WHILE ? "do" : ",";
     while (more[0] == ',' ? irp_accept(p, ",") : irp_accept_word(p, more)) {
-        if (!irp_expect(p, "{") || !irp_end_of_line(p) || !region_body(p, ir_op_add_region(p->f, op)))
+        if (!irp_expect(p, "{") || !irp_end_of_line(p) ||
+            !region_body(p, ir_op_add_region(p->f, op)))
             return false;
     }
     p->depth--;
@@ -243,7 +244,8 @@ static bool parse_op(Parser *p, IrBlock *b)
     if (k == IR_FOR) {
         if (!use_list(p, &ops))
             return false;
-        if (irp_accept_word(p, "iter") && (!irp_expect(p, "(") || !use_list(p, &ops) || !irp_expect(p, ")")))
+        if (irp_accept_word(p, "iter") &&
+            (!irp_expect(p, "(") || !use_list(p, &ops) || !irp_expect(p, ")")))
             return false;
     } else if (!use_list(p, &ops)) {
         return false;
@@ -294,8 +296,8 @@ static bool layout_def(Parser *p)
     if (!irp_expect(p, "#L") || !irp_int(p, 0, MAX_LAYOUTS - 1, &n))
         return false;
     if (n != p->nlays)
-        return irp_fail_at(p, at, "layout #L%lld defined out of order (expected #L%d)", (long long)n,
-                       p->nlays);
+        return irp_fail_at(p, at, "layout #L%lld defined out of order (expected #L%d)",
+                           (long long)n, p->nlays);
     if (!irp_expect(p, "=") || !irp_layout(p, &l, 0))
         return false;
     const Layout *c = ir_layout_intern(f, &l);
@@ -351,19 +353,20 @@ static bool tmap_def(Parser *p)
     IrTmap t;
     memset(&t, 0, sizeof t);
     int box[TK_LAYOUT_MAX_RANK], nbox;
-    if (!irp_expect(p, "=") || !irp_expect(p, "tmap") || !irp_expect(p, "(") || !param_ref(p, &t.base) ||
-        !irp_expect(p, ",") || !irp_dtype(p, &t.dt) || !irp_expect(p, ",") || !irp_expect(p, "[") ||
-        !tmap_extent(p, &t.extent[0]) || !irp_expect(p, ",") || !tmap_extent(p, &t.extent[1]) ||
-        !irp_expect(p, "]") || !irp_expect(p, ",") || !irp_expect(p, "stride") || !irp_expect(p, "=") ||
-        !param_ref(p, &t.stride) || !irp_expect(p, ",") || !irp_expect(p, "box") || !irp_expect(p, "=") ||
-        !irp_int_list(p, box, &nbox, 1, 256) || !irp_expect(p, ",") || !irp_keyed_int(p, "cols", 1, 1 << 16, &v))
+    if (!irp_expect(p, "=") || !irp_expect(p, "tmap") || !irp_expect(p, "(") ||
+        !param_ref(p, &t.base) || !irp_expect(p, ",") || !irp_dtype(p, &t.dt) ||
+        !irp_expect(p, ",") || !irp_expect(p, "[") || !tmap_extent(p, &t.extent[0]) ||
+        !irp_expect(p, ",") || !tmap_extent(p, &t.extent[1]) || !irp_expect(p, "]") ||
+        !irp_expect(p, ",") || !irp_expect(p, "stride") || !irp_expect(p, "=") ||
+        !param_ref(p, &t.stride) || !irp_expect(p, ",") || !irp_expect(p, "box") ||
+        !irp_expect(p, "=") || !irp_int_list(p, box, &nbox, 1, 256) || !irp_expect(p, ",") ||
+        !irp_keyed_int(p, "cols", 1, 1 << 16, &v))
         return false;
     t.cols = (int)v;
     if (!irp_expect(p, ",") || !irp_keyed_int(p, "swizzle", 32, 128, &v) || !irp_expect(p, ")"))
         return false;
     t.swizzle = (int)v;
-    if (nbox != 2 || (v != 32 && v != 64 && v != 128) || dtype_bits(t.dt) != 16 ||
-        t.cols % box[0])
+    if (nbox != 2 || (v != 32 && v != 64 && v != 128) || dtype_bits(t.dt) != 16 || t.cols % box[0])
         return irp_fail_at(p, at, "a bad tensor map");
     t.box[0] = box[0], t.box[1] = box[1];
     IrTmap *maps = arena_alloc(p->a, sizeof *maps * (size_t)(f->ntmaps + 1));
@@ -431,12 +434,13 @@ static bool tmaps_fit(Parser *p, const IrFunc *f)
     for (int i = 0; i < f->ntmaps; i++) {
         const IrTmap *t = &f->tmaps[i];
         bool ok = t->base < f->nparams && t->stride < f->nparams &&
-                  f->params[t->base].type.dt == DT_PTR && dtype_is_int(f->params[t->stride].type.dt);
+            f->params[t->base].type.dt == DT_PTR && dtype_is_int(f->params[t->stride].type.dt);
         for (int d = 0; d < 2; d++)
             ok = ok && t->extent[d].param < f->nparams &&
-                 (t->extent[d].param < 0 || dtype_is_int(f->params[t->extent[d].param].type.dt));
+                (t->extent[d].param < 0 || dtype_is_int(f->params[t->extent[d].param].type.dt));
         if (!ok)
-            return irp_fail_at(p, f->span, "tensor map #T%d names a parameter that does not fit", i);
+            return irp_fail_at(p, f->span, "tensor map #T%d names a parameter that does not fit",
+                               i);
     }
     return true;
 }
@@ -484,8 +488,8 @@ static IrFunc *parse_kernel(Parser *p)
      * the launcher match parameters by name); its value stays unnamed, so
      * the text prints back as it was */
     for (int i = 0; i < f->nparams; i++)
-        f->params[i].name = f->body->args[i]->name ? f->body->args[i]->name
-                                                   : arena_printf(p->a, "arg%d", i);
+        f->params[i].name =
+            f->body->args[i]->name ? f->body->args[i]->name : arena_printf(p->a, "arg%d", i);
     return finish_kernel(p, f) ? f : NULL;
 }
 

@@ -25,8 +25,8 @@ typedef struct Parser {
     int line;
     bool failed;
     int depth;
-    IrFunc *f;         /* the kernel being read (created at its first line) */
-    IrValue **vals;    /* by id in the text (heap) */
+    IrFunc *f;      /* the kernel being read (created at its first line) */
+    IrValue **vals; /* by id in the text (heap) */
     int vals_cap, max_id;
     const Layout **lays; /* by #L number in the text */
     int nlays;
@@ -59,8 +59,8 @@ static inline Span here(const Parser *p)
 
 static inline bool is_word_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+        c == '.';
 }
 
 static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }

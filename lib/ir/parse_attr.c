@@ -60,7 +60,8 @@ bool irp_prefix(Parser *p, IrKind k, IrOp *a)
     switch (k) {
     case IR_CMP: return NAME(p, ir_cmp_names, "predicate", &a->sub);
     case IR_MATH: return math_name(p, &a->sub);
-    case IR_EXTERN: case IR_PRINT: return irp_string(p, &a->str);
+    case IR_EXTERN:
+    case IR_PRINT: return irp_string(p, &a->str);
     case IR_ATOMIC_RMW: return NAME(p, ir_atomic_names, "atomic kind", &a->sub);
     case IR_REDUCE: return NAME(p, ir_reduce_names, "reduction", &a->sub) && axis_attr(p, a);
     case IR_SCAN:
@@ -158,10 +159,15 @@ static bool simple_suffix(Parser *p, IrKind k, IrOp *a)
 {
     switch (k) {
     case IR_DIV: a->sub = irp_accept_word(p, "rn"); return true;
-    case IR_MIN: case IR_MAX: a->sub = irp_accept_word(p, "propagate_nan"); return true;
-    case IR_PRINT: if (irp_accept_word(p, "hex")) a->flags |= IRF_HEX; return true;
+    case IR_MIN:
+    case IR_MAX: a->sub = irp_accept_word(p, "propagate_nan"); return true;
+    case IR_PRINT:
+        if (irp_accept_word(p, "hex"))
+            a->flags |= IRF_HEX;
+        return true;
     case IR_RAND:
-        return !irp_accept_word(p, "rounds") || (irp_expect(p, "=") && irp_int(p, 1, 1 << 10, &a->ival));
+        return !irp_accept_word(p, "rounds") ||
+            (irp_expect(p, "=") && irp_int(p, 1, 1 << 10, &a->ival));
     case IR_DOT:
         for (int i = DOT_TF32; i <= DOT_TF32X3 && !a->sub; i++)
             if (irp_accept_word(p, ir_dot_names[i]))
@@ -205,11 +211,13 @@ static bool op_plan(Parser *p, IrPlan *pl)
     if (irp_accept_word(p, "cp_async"))
         return pl->mech = PIPE_CP_ASYNC, plan_int(p, "buffer", 0, 1 << 10, &pl->buffer);
     if (irp_accept_word(p, "private"))
-        return pl->mech = PIPE_PRIVATE, plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
-                                            plan_int(p, "run", 1, 16, &pl->run);
+        return pl->mech = PIPE_PRIVATE,
+               plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
+                   plan_int(p, "run", 1, 16, &pl->run);
     if (irp_accept_word(p, "tma"))
-        return pl->mech = PIPE_TMA, plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
-                                        plan_int(p, "tmap", 0, IR_MAX_TMAPS - 1, &pl->tmap);
+        return pl->mech = PIPE_TMA,
+               plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
+                   plan_int(p, "tmap", 0, IR_MAX_TMAPS - 1, &pl->tmap);
     if (irp_accept_word(p, "async"))
         return pl->mech = PIPE_ASYNC_DOT, plan_int(p, "pending", 0, 1, &pl->pending);
     return FAIL(p, "expected a pipelining mechanism (cp_async, private, tma or async)");
@@ -244,20 +252,26 @@ static bool kind_suffix(Parser *p, IrKind k, OpText *t)
     IrOp *a = &t->attrs;
     int64_t v;
     switch (k) {
-    case IR_PROGRAM_ID: case IR_NUM_PROGRAMS:
-        return irp_int(p, 0, 2, &v) && (a->axis = (int)v, true);
+    case IR_PROGRAM_ID:
+    case IR_NUM_PROGRAMS: return irp_int(p, 0, 2, &v) && (a->axis = (int)v, true);
     case IR_CONST: return literal(p, t);
     case IR_ARANGE:
         return irp_int(p, INT32_MIN, INT32_MAX, &a->ival) && irp_expect(p, ",") &&
-               irp_int(p, INT32_MIN, INT32_MAX, &a->ival2);
-    case IR_EXPAND_DIMS: case IR_CAT: case IR_SPLIT: return axis_attr(p, a);
+            irp_int(p, INT32_MIN, INT32_MAX, &a->ival2);
+    case IR_EXPAND_DIMS:
+    case IR_CAT:
+    case IR_SPLIT: return axis_attr(p, a);
     case IR_TRANS: return irp_expect(p, "perm") && irp_expect(p, "=") && op_ints(p, a);
-    case IR_LOAD: case IR_STORE: return mem_attrs(p, a, "cache", "evict");
-    case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: return mem_attrs(p, a, "sem", "scope");
+    case IR_LOAD:
+    case IR_STORE: return mem_attrs(p, a, "cache", "evict");
+    case IR_ATOMIC_RMW:
+    case IR_ATOMIC_CAS: return mem_attrs(p, a, "sem", "scope");
     case IR_FOR: return for_attrs(p, a);
-    case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_WAIT: case IR_TMA_RELEASE:
-    case IR_TMA_COPY:
-        return ring_attrs(p, k, a);
+    case IR_ASYNC_COPY:
+    case IR_SHARED_VIEW:
+    case IR_TMA_WAIT:
+    case IR_TMA_RELEASE:
+    case IR_TMA_COPY: return ring_attrs(p, k, a);
     case IR_ASYNC_WAIT:
         if (!irp_int(p, -1, 64, &a->ival))
             return false;

@@ -132,8 +132,9 @@ static bool read_blocked(Parser *p, Layout *l)
 static bool read_slice(Parser *p, Layout *l, int depth, Layout **parent)
 {
     Span at = (irp_skip_blanks(p), here(p));
-    if (!irp_expect(p, "dim") || !irp_expect(p, "=") || !irp_int32(p, 0, TK_LAYOUT_MAX_RANK - 1, &l->dim) ||
-        !irp_expect(p, ",") || !irp_expect(p, "parent") || !irp_expect(p, "="))
+    if (!irp_expect(p, "dim") || !irp_expect(p, "=") ||
+        !irp_int32(p, 0, TK_LAYOUT_MAX_RANK - 1, &l->dim) || !irp_expect(p, ",") ||
+        !irp_expect(p, "parent") || !irp_expect(p, "="))
         return false;
     *parent = arena_alloc(p->a, sizeof **parent);
     if (!irp_layout(p, *parent, depth + 1))
@@ -153,9 +154,9 @@ static bool read_mma(Parser *p, Layout *l)
     l->version = irp_accept_word(p, "v3") ? 3 : 0; /* 0: mma.sync, as layout_mma makes it */
     if (l->version == 3 && !irp_expect(p, ","))
         return false;
-    if (!irp_expect(p, l->version == 3 ? "m64nNk" : "m16n8k") || !irp_int32(p, 8, 32, &l->instr_k) ||
-        !irp_expect(p, ",") || !irp_expect(p, "warps") || !irp_expect(p, "=") ||
-        !irp_int_list(p, warps, &n, 1, 64))
+    if (!irp_expect(p, l->version == 3 ? "m64nNk" : "m16n8k") ||
+        !irp_int32(p, 8, 32, &l->instr_k) || !irp_expect(p, ",") || !irp_expect(p, "warps") ||
+        !irp_expect(p, "=") || !irp_int_list(p, warps, &n, 1, 64))
         return false;
     if (n != 2 || (l->instr_k != 8 && l->instr_k != 16 && l->instr_k != 32) ||
         !pow2_all(warps, 2) || (l->version == 3 && warps[1] != 1))
@@ -193,8 +194,9 @@ static bool read_shared(Parser *p, Layout *l)
     int n;
     if (!irp_expect(p, "vec") || !irp_expect(p, "=") || !irp_int32(p, 1, 1 << 10, &l->vec) ||
         !irp_expect(p, ",") || !irp_expect(p, "per_phase") || !irp_expect(p, "=") ||
-        !irp_int32(p, 1, 1 << 10, &l->per_phase) || !irp_expect(p, ",") || !irp_expect(p, "max_phase") ||
-        !irp_expect(p, "=") || !irp_int32(p, 1, 1 << 10, &l->max_phase) || !irp_expect(p, ",") ||
+        !irp_int32(p, 1, 1 << 10, &l->per_phase) || !irp_expect(p, ",") ||
+        !irp_expect(p, "max_phase") || !irp_expect(p, "=") ||
+        !irp_int32(p, 1, 1 << 10, &l->max_phase) || !irp_expect(p, ",") ||
         !irp_expect(p, "order") || !irp_expect(p, "=") ||
         !irp_int_list(p, l->order, &n, 0, TK_LAYOUT_MAX_RANK - 1))
         return false;
@@ -202,7 +204,8 @@ static bool read_shared(Parser *p, Layout *l)
     if (n == 0 || !is_permutation(l->order, n))
         return irp_fail_at(p, at, "order is not a permutation");
     int sizes[3] = {l->vec, l->per_phase, l->max_phase};
-    return pow2_all(sizes, 3) || irp_fail_at(p, at, "sizes of a shared layout must be powers of two");
+    return pow2_all(sizes, 3) ||
+        irp_fail_at(p, at, "sizes of a shared layout must be powers of two");
 }
 
 bool irp_layout(Parser *p, Layout *l, int depth)

@@ -147,7 +147,10 @@ static void print_prefix(StrBuf *sb, const IrOp *op)
     switch (op->kind) {
     case IR_CMP: sb_printf(sb, " %s", NAME_OF(ir_cmp_names, op->sub)); break;
     case IR_MATH: sb_printf(sb, " %s", math_fn_name((MathFn)op->sub)); break;
-    case IR_EXTERN: sb_putc(sb, ' '); print_string(sb, op->str); break;
+    case IR_EXTERN:
+        sb_putc(sb, ' ');
+        print_string(sb, op->str);
+        break;
     case IR_ATOMIC_RMW: sb_printf(sb, " %s", NAME_OF(ir_atomic_names, op->sub)); break;
     case IR_REDUCE:
         sb_printf(sb, " %s axis=%d", NAME_OF(ir_reduce_names, op->sub), op->axis);
@@ -161,7 +164,10 @@ static void print_prefix(StrBuf *sb, const IrOp *op)
         sb_printf(sb, " %s ", NAME_OF(ir_hint_names, op->sub));
         print_ints(sb, op);
         break;
-    case IR_PRINT: sb_putc(sb, ' '); print_string(sb, op->str); break;
+    case IR_PRINT:
+        sb_putc(sb, ' ');
+        print_string(sb, op->str);
+        break;
     case IR_INLINE_ASM:
         sb_putc(sb, ' ');
         print_string(sb, op->str);
@@ -177,15 +183,33 @@ static void print_prefix(StrBuf *sb, const IrOp *op)
 static void print_suffix(StrBuf *sb, const IrOp *op)
 {
     switch (op->kind) {
-    case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: sb_printf(sb, " %d", op->axis); break;
-    case IR_CONST: sb_putc(sb, ' '); print_const(sb, op); break;
+    case IR_PROGRAM_ID:
+    case IR_NUM_PROGRAMS: sb_printf(sb, " %d", op->axis); break;
+    case IR_CONST:
+        sb_putc(sb, ' ');
+        print_const(sb, op);
+        break;
     case IR_ARANGE: sb_printf(sb, " %lld, %lld", (long long)op->ival, (long long)op->ival2); break;
-    case IR_EXPAND_DIMS: case IR_CAT: case IR_SPLIT: sb_printf(sb, " axis=%d", op->axis); break;
-    case IR_TRANS: sb_puts(sb, " perm="); print_ints(sb, op); break;
-    case IR_DIV: if (op->sub == 1) sb_puts(sb, " rn"); break;
-    case IR_MIN: case IR_MAX: if (op->sub == 1) sb_puts(sb, " propagate_nan"); break;
-    case IR_LOAD: case IR_STORE: print_mem_attrs(sb, op, "cache", "evict"); break;
-    case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: print_mem_attrs(sb, op, "sem", "scope"); break;
+    case IR_EXPAND_DIMS:
+    case IR_CAT:
+    case IR_SPLIT: sb_printf(sb, " axis=%d", op->axis); break;
+    case IR_TRANS:
+        sb_puts(sb, " perm=");
+        print_ints(sb, op);
+        break;
+    case IR_DIV:
+        if (op->sub == 1)
+            sb_puts(sb, " rn");
+        break;
+    case IR_MIN:
+    case IR_MAX:
+        if (op->sub == 1)
+            sb_puts(sb, " propagate_nan");
+        break;
+    case IR_LOAD:
+    case IR_STORE: print_mem_attrs(sb, op, "cache", "evict"); break;
+    case IR_ATOMIC_RMW:
+    case IR_ATOMIC_CAS: print_mem_attrs(sb, op, "sem", "scope"); break;
     case IR_DOT:
         if (op->sub)
             sb_printf(sb, " %s", NAME_OF(ir_dot_names, op->sub));
@@ -200,7 +224,10 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         if (op->flags & IRF_WARP_SPEC)
             sb_puts(sb, " warp_specialize");
         break;
-    case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_WAIT: case IR_TMA_RELEASE:
+    case IR_ASYNC_COPY:
+    case IR_SHARED_VIEW:
+    case IR_TMA_WAIT:
+    case IR_TMA_RELEASE:
         sb_printf(sb, " buffer=%lld slots=%lld", (long long)op->ival, (long long)op->ival2);
         if (op->kind == IR_TMA_WAIT && op->sub)
             sb_puts(sb, " empty");
@@ -215,7 +242,10 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         sb_printf(sb, " %lld%s%s", (long long)op->ival, op->ival2 ? " fence" : "",
                   op->sub ? " no_barrier" : "");
         break;
-    case IR_PRINT: if (op->flags & IRF_HEX) sb_puts(sb, " hex"); break;
+    case IR_PRINT:
+        if (op->flags & IRF_HEX)
+            sb_puts(sb, " hex");
+        break;
     case IR_ASSERT:
         sb_puts(sb, " ");
         print_string(sb, op->str);
@@ -225,7 +255,10 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
             sb_printf(sb, ":%lld", (long long)op->ival);
         }
         break;
-    case IR_RAND: if (op->ival) sb_printf(sb, " rounds=%lld", (long long)op->ival); break;
+    case IR_RAND:
+        if (op->ival)
+            sb_printf(sb, " rounds=%lld", (long long)op->ival);
+        break;
     case IR_INLINE_ASM:
         sb_printf(sb, " pack=%lld%s", (long long)op->ival, op->flags & IRF_PURE ? " pure" : "");
         break;
@@ -306,8 +339,7 @@ static void print_regions(StrBuf *sb, const IrOp *op, int depth)
             sb_puts(sb, " {");
             print_names(sb, op);
             sb_putc(sb, '\n');
-        }
-        else if (op->kind == IR_IF)
+        } else if (op->kind == IR_IF)
             sb_puts(sb, " else {\n");
         else if (op->kind == IR_WHILE)
             sb_puts(sb, " do {\n");
@@ -357,7 +389,7 @@ static void print_op(StrBuf *sb, const IrOp *op, int depth)
     if (op->nres) {
         sb_puts(sb, " : ");
         bool cast = op->kind == IR_CAST || op->kind == IR_BITCAST || op->kind == IR_PTR_TO_INT ||
-                    op->kind == IR_INT_TO_PTR;
+            op->kind == IR_INT_TO_PTR;
         if (cast && op->nops == 1 && op->operands && op->operands[0]) {
             type_print(sb, op->operands[0]->type);
             sb_puts(sb, " -> ");
@@ -406,8 +438,8 @@ static void print_tmap(StrBuf *out, int i, const IrTmap *t)
     print_extent(out, &t->extent[0]);
     sb_puts(out, ", ");
     print_extent(out, &t->extent[1]);
-    sb_printf(out, "], stride=param%d, box=[%d, %d], cols=%d, swizzle=%d)\n", t->stride,
-              t->box[0], t->box[1], t->cols, t->swizzle);
+    sb_printf(out, "], stride=param%d, box=[%d, %d], cols=%d, swizzle=%d)\n", t->stride, t->box[0],
+              t->box[1], t->cols, t->swizzle);
 }
 
 void ir_print(StrBuf *out, const IrFunc *f)

@@ -11,8 +11,8 @@
 #include <string.h>
 
 void ir_vfail(Verifier *v, const IrOp *op, const char *fmt, ...)
-              {
-              char msg[512];
+{
+    char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -77,8 +77,8 @@ static bool terminator_allowed(const IrOp *op)
         return false;
     if (op->kind == IR_CONDITION)
         return p->kind == IR_WHILE && p->nregions > 0 && p->regions[0] == b;
-    return p->kind == IR_FOR || p->kind == IR_IF || p->kind == IR_REDUCE ||
-           p->kind == IR_SCAN || p->kind == IR_PRODUCER || (p->kind == IR_WHILE && p->nregions > 1 && p->regions[1] == b);
+    return p->kind == IR_FOR || p->kind == IR_IF || p->kind == IR_REDUCE || p->kind == IR_SCAN ||
+        p->kind == IR_PRODUCER || (p->kind == IR_WHILE && p->nregions > 1 && p->regions[1] == b);
 }
 
 static void verify_block(Verifier *v, IrBlock *b, const IrOp *parent);
@@ -91,8 +91,8 @@ static void verify_op(Verifier *v, IrBlock *b, IrOp *op)
     }
     if (op->parent != b)
         ir_vfail(v, op, "parent link is wrong");
-    if ((op->nops && !op->operands) || (op->nres && !op->results) || op->nops < 0 ||
-        op->nres < 0 || op->nregions < 0) {
+    if ((op->nops && !op->operands) || (op->nres && !op->results) || op->nops < 0 || op->nres < 0 ||
+        op->nregions < 0) {
         ir_vfail(v, op, "operand/result arrays are missing");
         return;
     }
@@ -172,10 +172,7 @@ static void verify_params(Verifier *v)
     }
 }
 
-bool ir_verify(const IrFunc *f, Diag *d)
-{
-    return ir_verify_as(f, d, DIAG_INTERNAL);
-}
+bool ir_verify(const IrFunc *f, Diag *d) { return ir_verify_as(f, d, DIAG_INTERNAL); }
 
 bool ir_verify_as(const IrFunc *f, Diag *d, DiagKind kind)
 {

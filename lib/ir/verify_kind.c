@@ -75,10 +75,8 @@ static void check_elementwise(Verifier *v, const IrOp *op, int n)
     if (r.dt == DT_PTR || r.dt == DT_VOID || dtype_is_fp8(r.dt))
         ir_vfail(v, op, "not defined on %s", ir_vtype(r));
     bool int_only = op->kind == IR_AND || op->kind == IR_OR || op->kind == IR_XOR ||
-                    op->kind == IR_SHL || op->kind == IR_SHR || op->kind == IR_UMULHI ||
-                    op->kind == IR_NOT;
-    bool float_only = op->kind == IR_FMA ||
-                      (op->kind == IR_MATH && op->sub != MATH_ABS);
+        op->kind == IR_SHL || op->kind == IR_SHR || op->kind == IR_UMULHI || op->kind == IR_NOT;
+    bool float_only = op->kind == IR_FMA || (op->kind == IR_MATH && op->sub != MATH_ABS);
     if (int_only && !is_int_t(r))
         ir_vfail(v, op, "needs integers, got %s", ir_vtype(r));
     if (float_only && !dtype_is_float(r.dt))
@@ -111,8 +109,8 @@ static void check_shape_op(Verifier *v, const IrOp *op)
                 ir_vfail(v, op, "dim %d cannot broadcast: %s -> %s", i, ir_vtype(x), ir_vtype(r));
         break;
     case IR_EXPAND_DIMS: {
-        bool good = r.rank == x.rank + 1 && op->axis >= 0 && op->axis < r.rank &&
-                    r.shape[op->axis] == 1;
+        bool good =
+            r.rank == x.rank + 1 && op->axis >= 0 && op->axis < r.rank && r.shape[op->axis] == 1;
         for (int i = 0, j = 0; good && i < r.rank; i++)
             if (i != op->axis && r.shape[i] != x.shape[j++])
                 good = false;
@@ -149,8 +147,8 @@ static void check_shape_op(Verifier *v, const IrOp *op)
     }
     case IR_SPLIT: {
         IrValue *r1 = op->results[1];
-        bool good = x.rank >= 1 && x.shape[x.rank - 1] == 2 && r.rank == x.rank - 1 &&
-                    type_eq(r, r1->type);
+        bool good =
+            x.rank >= 1 && x.shape[x.rank - 1] == 2 && r.rank == x.rank - 1 && type_eq(r, r1->type);
         for (int i = 0; good && i < r.rank; i++)
             good = r.shape[i] == x.shape[i];
         if (!good)
@@ -298,8 +296,8 @@ static void check_addptr(Verifier *v, const IrOp *op)
 
 /* The last op of region r of op must be `want` with operand types `types`
  * (n of them, starting at operand `skip`). */
-static void check_terminator(Verifier *v, const IrOp *op, int r, IrKind want,
-                             IrValue *const *vals, const Type *types, int n, int skip)
+static void check_terminator(Verifier *v, const IrOp *op, int r, IrKind want, IrValue *const *vals,
+                             const Type *types, int n, int skip)
 {
     IrBlock *b = op->regions[r];
     IrOp *t = b ? b->last : NULL;
@@ -321,8 +319,8 @@ static void check_terminator(Verifier *v, const IrOp *op, int r, IrKind want,
     }
 }
 
-static void check_region_args(Verifier *v, const IrOp *op, int r, IrValue *const *vals,
-                              int n, int skip)
+static void check_region_args(Verifier *v, const IrOp *op, int r, IrValue *const *vals, int n,
+                              int skip)
 {
     IrBlock *b = op->regions[r];
     if (!b || b->nargs != n + skip) {
@@ -388,8 +386,7 @@ static void check_while(Verifier *v, const IrOp *op)
 
 static void check_if(Verifier *v, const IrOp *op)
 {
-    if (!counts(v, op, 1, 1, -1) || !present(v, op, 1) ||
-        !regions_ok(v, op, op->nres ? 2 : 1, 2))
+    if (!counts(v, op, 1, 1, -1) || !present(v, op, 1) || !regions_ok(v, op, op->nres ? 2 : 1, 2))
         return;
     Type c = op->operands[0]->type;
     if (c.rank != 0 || !is_i1(c))
@@ -491,9 +488,9 @@ static void check_dot(Verifier *v, const IrOp *op)
     int r = a.rank;
     bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt); /* e4m3 with e5m2 is allowed */
     bool good = (r == 2 || r == 3) && b.rank == r && c.rank == r && (a.dt == b.dt || fp8) &&
-                a.shape[r - 1] == b.shape[r - 2] && c.shape[r - 2] == a.shape[r - 2] &&
-                c.shape[r - 1] == b.shape[r - 1] &&
-                (r == 2 || (a.shape[0] == b.shape[0] && a.shape[0] == c.shape[0]));
+        a.shape[r - 1] == b.shape[r - 2] && c.shape[r - 2] == a.shape[r - 2] &&
+        c.shape[r - 1] == b.shape[r - 1] &&
+        (r == 2 || (a.shape[0] == b.shape[0] && a.shape[0] == c.shape[0]));
     if (!good)
         ir_vfail(v, op, "shapes do not multiply: %s x %s + %s", ir_vtype(a), ir_vtype(b),
                  ir_vtype(c));
@@ -506,9 +503,10 @@ void ir_check_kind(Verifier *v, const IrOp *op)
         if (counts(v, op, 0, 0, 1) && op->results[0]->type.dt == DT_VOID)
             ir_vfail(v, op, "has no dtype");
         break;
-    case IR_PROGRAM_ID: case IR_NUM_PROGRAMS:
-        if (counts(v, op, 0, 0, 1) && (!type_eq(op->results[0]->type, type_scalar(DT_I32)) ||
-                                       op->axis < 0 || op->axis > 2))
+    case IR_PROGRAM_ID:
+    case IR_NUM_PROGRAMS:
+        if (counts(v, op, 0, 0, 1) &&
+            (!type_eq(op->results[0]->type, type_scalar(DT_I32)) || op->axis < 0 || op->axis > 2))
             ir_vfail(v, op, "must be an i32 with axis 0..2");
         break;
     case IR_ARANGE:
@@ -520,21 +518,31 @@ void ir_check_kind(Verifier *v, const IrOp *op)
                          (long long)op->ival2, ir_vtype(r));
         }
         break;
-    case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE:
-    case IR_TRANS: case IR_JOIN: case IR_SPLIT: case IR_CAT:
-        check_shape_op(v, op);
-        break;
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
-    case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
-    case IR_UMULHI:
-        check_elementwise(v, op, 2);
-        break;
-    case IR_NEG: case IR_NOT: case IR_MATH:
-        check_elementwise(v, op, 1);
-        break;
-    case IR_FMA:
-        check_elementwise(v, op, 3);
-        break;
+    case IR_SPLAT:
+    case IR_BROADCAST:
+    case IR_EXPAND_DIMS:
+    case IR_RESHAPE:
+    case IR_TRANS:
+    case IR_JOIN:
+    case IR_SPLIT:
+    case IR_CAT: check_shape_op(v, op); break;
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_DIV:
+    case IR_REM:
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR:
+    case IR_SHL:
+    case IR_SHR:
+    case IR_MIN:
+    case IR_MAX:
+    case IR_UMULHI: check_elementwise(v, op, 2); break;
+    case IR_NEG:
+    case IR_NOT:
+    case IR_MATH: check_elementwise(v, op, 1); break;
+    case IR_FMA: check_elementwise(v, op, 3); break;
     case IR_CMP:
         if (counts(v, op, 2, 2, 1) && present(v, op, 2)) {
             Type a = op->operands[0]->type, r = op->results[0]->type;
@@ -569,14 +577,17 @@ void ir_check_kind(Verifier *v, const IrOp *op)
         if (counts(v, op, 0, 0, 0) && (op->sub < 0 || op->sub > 1))
             ir_vfail(v, op, "bad grid dependency control %d", op->sub);
         break;
-    case IR_CAST: case IR_BITCAST: case IR_PTR_TO_INT: case IR_INT_TO_PTR:
-        check_cast(v, op);
-        break;
+    case IR_CAST:
+    case IR_BITCAST:
+    case IR_PTR_TO_INT:
+    case IR_INT_TO_PTR: check_cast(v, op); break;
     case IR_ADDPTR: check_addptr(v, op); break;
-    case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS:
-        check_memory(v, op);
-        break;
-    case IR_REDUCE: case IR_SCAN: check_reduce_scan(v, op); break;
+    case IR_LOAD:
+    case IR_STORE:
+    case IR_ATOMIC_RMW:
+    case IR_ATOMIC_CAS: check_memory(v, op); break;
+    case IR_REDUCE:
+    case IR_SCAN: check_reduce_scan(v, op); break;
     case IR_DOT: check_dot(v, op); break;
     case IR_FOR: check_for(v, op); break;
     case IR_WHILE: check_while(v, op); break;
@@ -587,7 +598,8 @@ void ir_check_kind(Verifier *v, const IrOp *op)
             present(v, op, 1);
         break;
     case IR_PRINT: counts(v, op, 0, -1, 0); break;
-    case IR_ASSERT: case IR_ASSUME:
+    case IR_ASSERT:
+    case IR_ASSUME:
         if (counts(v, op, 1, 1, 0) && present(v, op, 1) && !is_i1(op->operands[0]->type))
             ir_vfail(v, op, "condition must be i1, got %s", ir_vtype(op->operands[0]->type));
         break;
@@ -614,7 +626,8 @@ void ir_check_kind(Verifier *v, const IrOp *op)
         if (counts(v, op, 3, 3, 0) && opnd(op, 0) && opnd(op, 2) && !is_scalar_int(opnd(op, 2)))
             ir_vfail(v, op, "slot must be an integer scalar");
         break;
-    case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT: counts(v, op, 0, 0, 0); break;
+    case IR_ASYNC_COMMIT:
+    case IR_ASYNC_WAIT: counts(v, op, 0, 0, 0); break;
     case IR_TMA_COPY:
         if (counts(v, op, 4, 4, 0) && present(v, op, 4) &&
             (!is_scalar_int(opnd(op, 0)) || !is_scalar_int(opnd(op, 1)) ||

@@ -40,8 +40,8 @@ static void check_loop(Verifier *v, const IrOp *op)
 {
     const IrPlan *pl = &op->plan;
     if (pl->stages < 2 || pl->slots < pl->stages || pl->slots > pl->stages + 1)
-        ir_vfail(v, op, "plan of %d stages in %d slots (slots: stages or stages+1)",
-                 pl->stages, pl->slots);
+        ir_vfail(v, op, "plan of %d stages in %d slots (slots: stages or stages+1)", pl->stages,
+                 pl->slots);
     if (op->nops < 3 || !op->operands[2] || !op->operands[2]->def ||
         op->operands[2]->def->kind != IR_CONST)
         ir_vfail(v, op, "a pipelined loop steps by a constant");
@@ -81,8 +81,7 @@ void ir_check_plan(Verifier *v, const IrOp *op)
     if (m == PIPE_NONE)
         return;
     bool fits = (m == PIPE_LOOP && op->kind == IR_FOR) ||
-                (is_ring_mech(m) && op->kind == IR_LOAD) ||
-                (m == PIPE_ASYNC_DOT && op->kind == IR_DOT);
+        (is_ring_mech(m) && op->kind == IR_LOAD) || (m == PIPE_ASYNC_DOT && op->kind == IR_DOT);
     if (!fits) {
         ir_vfail(v, op, "pipelining plan %d does not fit this op", (int)m);
         return;

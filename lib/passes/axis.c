@@ -79,7 +79,10 @@ static bool is_int_like(Type t) { return dtype_is_int(t.dt) || t.dt == DT_PTR; }
 static bool const_is(const AxisInfo *a, int64_t v) { return a->known_const && a->value == v; }
 
 /* Every element along d is part of one run covering the whole dim. */
-static bool contiguous_dim(const AxisInfo *a, Type t, int d) { return a->contiguity[d] == dim(t, d); }
+static bool contiguous_dim(const AxisInfo *a, Type t, int d)
+{
+    return a->contiguity[d] == dim(t, d);
+}
 static bool constant_dim(const AxisInfo *a, Type t, int d) { return a->constancy[d] == dim(t, d); }
 
 /* Divisibility of a value that is either a or b element-wise: the run
@@ -109,9 +112,9 @@ static AxisInfo join(const AxisInfo *a, const AxisInfo *b)
 static bool same_info(const AxisInfo *a, const AxisInfo *b)
 {
     return memcmp(a->contiguity, b->contiguity, sizeof a->contiguity) == 0 &&
-           memcmp(a->divisibility, b->divisibility, sizeof a->divisibility) == 0 &&
-           memcmp(a->constancy, b->constancy, sizeof a->constancy) == 0 &&
-           a->known_const == b->known_const && a->value == b->value;
+        memcmp(a->divisibility, b->divisibility, sizeof a->divisibility) == 0 &&
+        memcmp(a->constancy, b->constancy, sizeof a->constancy) == 0 &&
+        a->known_const == b->known_const && a->value == b->value;
 }
 
 /* A known constant over the whole type. */
@@ -182,7 +185,8 @@ static AxisInfo rule_mul(const IrOp *op, const AxisInfo *a, const AxisInfo *b)
 static AxisInfo rule_div(const IrOp *op, const AxisInfo *a, const AxisInfo *b)
 {
     Type t = op->results[0]->type;
-    if (a->known_const && b->known_const && b->value != 0 && !(b->value == -1 && a->value == INT64_MIN))
+    if (a->known_const && b->known_const && b->value != 0 &&
+        !(b->value == -1 && a->value == INT64_MIN))
         return constant(t, a->value / b->value);
     AxisInfo r = pessimistic(t.rank);
     for (int d = 0; d < nd(t.rank); d++) {
@@ -193,9 +197,10 @@ static AxisInfo rule_div(const IrOp *op, const AxisInfo *a, const AxisInfo *b)
                                    gcd3(a->contiguity[d], a->divisibility[d], b->divisibility[d]));
         if (const_is(a, 0) || const_is(b, 1))
             r.divisibility[d] = a->divisibility[d];
-        else if (b->known_const && b->value != INT64_MIN && is_pow2(b->value < 0 ? -b->value : b->value) &&
-                 a->contiguity[d] == 1)
-            r.divisibility[d] = max64(1, a->divisibility[d] / (b->value < 0 ? -b->value : b->value));
+        else if (b->known_const && b->value != INT64_MIN &&
+                 is_pow2(b->value < 0 ? -b->value : b->value) && a->contiguity[d] == 1)
+            r.divisibility[d] =
+                max64(1, a->divisibility[d] / (b->value < 0 ? -b->value : b->value));
     }
     return r;
 }
@@ -226,8 +231,9 @@ static AxisInfo rule_shift(const IrOp *op, const AxisInfo *a, const AxisInfo *b)
     bool known_shift = b->known_const && b->value >= 0 && b->value < bits && b->value < 62;
     if (a->known_const && known_shift) {
         int64_t v = op->kind == IR_SHL ? (int64_t)((uint64_t)a->value << b->value)
-                    : dtype_is_signed(t.dt) ? (a->value < 0 ? ~(~a->value >> b->value) : a->value >> b->value)
-                                            : (int64_t)((uint64_t)a->value >> b->value);
+            : dtype_is_signed(t.dt)
+            ? (a->value < 0 ? ~(~a->value >> b->value) : a->value >> b->value)
+            : (int64_t)((uint64_t)a->value >> b->value);
         return constant(t, v);
     }
     AxisInfo r = pessimistic(t.rank);
@@ -249,7 +255,8 @@ static AxisInfo rule_bitwise(const IrOp *op, const AxisInfo *a, const AxisInfo *
     Type t = op->results[0]->type;
     if (a->known_const && b->known_const) {
         int64_t v = op->kind == IR_AND ? a->value & b->value
-                    : op->kind == IR_OR ? a->value | b->value : a->value ^ b->value;
+            : op->kind == IR_OR        ? a->value | b->value
+                                       : a->value ^ b->value;
         return constant(t, v);
     }
     AxisInfo r = pessimistic(t.rank);
@@ -262,7 +269,8 @@ static AxisInfo rule_minmax(const IrOp *op, const AxisInfo *a, const AxisInfo *b
 {
     Type t = op->results[0]->type;
     if (a->known_const && b->known_const) {
-        bool lt = dtype_is_signed(t.dt) ? a->value < b->value : (uint64_t)a->value < (uint64_t)b->value;
+        bool lt =
+            dtype_is_signed(t.dt) ? a->value < b->value : (uint64_t)a->value < (uint64_t)b->value;
         bool take_a = op->kind == IR_MIN ? lt : !lt;
         return constant(t, take_a ? a->value : b->value);
     }
@@ -286,8 +294,12 @@ static AxisInfo rule_cmp(const IrOp *op, const AxisInfo *a, const AxisInfo *b)
     if (a->known_const && b->known_const) {
         int64_t x = a->value, y = b->value;
         bool lt = sg ? x < y : (uint64_t)x < (uint64_t)y;
-        bool v = p == CMP_EQ ? x == y : p == CMP_NE ? x != y : p == CMP_LT ? lt
-               : p == CMP_LE ? lt || x == y : p == CMP_GT ? !lt && x != y : !lt;
+        bool v = p == CMP_EQ ? x == y
+            : p == CMP_NE    ? x != y
+            : p == CMP_LT    ? lt
+            : p == CMP_LE    ? lt || x == y
+            : p == CMP_GT    ? !lt && x != y
+                             : !lt;
         return constant(t, v);
     }
     for (int d = 0; d < nd(t.rank); d++) {
@@ -435,8 +447,8 @@ static void analyze_for(Axis *ax, const IrOp *op)
         return;
     }
     AxisInfo iv = pessimistic(0);
-    iv.divisibility[0] = gcd64(get(ax, op->operands[0])->divisibility[0],
-                               get(ax, op->operands[2])->divisibility[0]);
+    iv.divisibility[0] =
+        gcd64(get(ax, op->operands[0])->divisibility[0], get(ax, op->operands[2])->divisibility[0]);
     set(ax, body->args[0], iv);
     for (int i = 0; i < n; i++)
         set(ax, body->args[i + 1], *get(ax, op->operands[3 + i]));
@@ -485,11 +497,13 @@ static void analyze_while(Axis *ax, const IrOp *op)
         set(ax, before->args[i], pessimistic(before->args[i]->type.rank));
     analyze_block(ax, before);
     for (int i = 0; after && i < after->nargs; i++)
-        set(ax, after->args[i], c && i < op->nres ? *get(ax, c->operands[i + 1])
-                                                   : pessimistic(after->args[i]->type.rank));
+        set(ax, after->args[i],
+            c && i < op->nres ? *get(ax, c->operands[i + 1])
+                              : pessimistic(after->args[i]->type.rank));
     analyze_block(ax, after);
     for (int i = 0; i < op->nres; i++)
-        set(ax, op->results[i], c ? *get(ax, c->operands[i + 1]) : pessimistic(op->results[i]->type.rank));
+        set(ax, op->results[i],
+            c ? *get(ax, c->operands[i + 1]) : pessimistic(op->results[i]->type.rank));
 }
 
 static AxisInfo transfer(Axis *ax, const IrOp *op)
@@ -518,19 +532,28 @@ static AxisInfo transfer(Axis *ax, const IrOp *op)
     case IR_BROADCAST: return rule_broadcast(op, a);
     case IR_EXPAND_DIMS: return rule_expand(op, a);
     case IR_TRANS: return rule_trans(op, a);
-    case IR_ADD: case IR_SUB: case IR_ADDPTR: return rule_add(op, a, b);
+    case IR_ADD:
+    case IR_SUB:
+    case IR_ADDPTR: return rule_add(op, a, b);
     case IR_MUL: return rule_mul(op, a, b);
     case IR_DIV: return rule_div(op, a, b);
     case IR_REM: return rule_rem(op, a, b);
-    case IR_SHL: case IR_SHR: return rule_shift(op, a, b);
-    case IR_AND: case IR_OR: case IR_XOR: return rule_bitwise(op, a, b);
-    case IR_MIN: case IR_MAX: return rule_minmax(op, a, b);
+    case IR_SHL:
+    case IR_SHR: return rule_shift(op, a, b);
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR: return rule_bitwise(op, a, b);
+    case IR_MIN:
+    case IR_MAX: return rule_minmax(op, a, b);
     case IR_CMP: return rule_cmp(op, a, b);
     case IR_SELECT: return rule_select(op, a, b, get(ax, op->operands[2]));
     case IR_HINT: return rule_hint(op, a);
     case IR_CONVERT_LAYOUT: return *a;
     case IR_LOAD: return rule_load(op, a, op->nops > 1 && op->operands[1] ? b : NULL);
-    case IR_CAST: case IR_BITCAST: case IR_PTR_TO_INT: case IR_INT_TO_PTR:
+    case IR_CAST:
+    case IR_BITCAST:
+    case IR_PTR_TO_INT:
+    case IR_INT_TO_PTR:
         /* int<->int (extend/truncate) and pointer<->int keep the facts */
         if (is_int_like(t) && is_int_like(op->operands[0]->type) && t.dt != DT_I1) {
             AxisInfo r = *a;
@@ -538,15 +561,14 @@ static AxisInfo transfer(Axis *ax, const IrOp *op)
             return r;
         }
         return pessimistic(t.rank);
-    default:
-        return pessimistic(t.rank);
+    default: return pessimistic(t.rank);
     }
 }
 
 static bool operands_present(const IrOp *op)
 {
-    static const signed char optional_from[IR_OP_COUNT] = {[IR_LOAD] = 1, [IR_STORE] = 2,
-                                                           [IR_ATOMIC_RMW] = 2};
+    static const signed char optional_from[IR_OP_COUNT] = {
+        [IR_LOAD] = 1, [IR_STORE] = 2, [IR_ATOMIC_RMW] = 2};
     int first_optional = optional_from[op->kind] ? optional_from[op->kind] : op->nops;
     for (int i = 0; i < first_optional && i < op->nops; i++)
         if (!op->operands[i])
@@ -568,7 +590,8 @@ static void analyze_block(Axis *ax, const IrBlock *b)
         else {
             for (int r = 0; r < op->nregions; r++) { /* custom combines */
                 for (int i = 0; i < op->regions[r]->nargs; i++)
-                    set(ax, op->regions[r]->args[i], pessimistic(op->regions[r]->args[i]->type.rank));
+                    set(ax, op->regions[r]->args[i],
+                        pessimistic(op->regions[r]->args[i]->type.rank));
                 analyze_block(ax, op->regions[r]);
             }
             if (op->nres == 1 && operands_present(op))
@@ -632,7 +655,7 @@ int axis_vector_width_along(const AxisInfo *ai, const IrValue *ptr, const IrValu
         d >= ptr->type.rank)
         return 1;
     const AxisInfo *p = &ai[ptr->id];
-    int64_t contig = pow2_div(p->contiguity[d]);              /* runs must hold whole vectors */
+    int64_t contig = pow2_div(p->contiguity[d]);                /* runs must hold whole vectors */
     int64_t align = max64(1, p->divisibility[d] / elem_bytes_); /* ... and start aligned */
     int64_t w = min64(min64(contig, align), 16 / elem_bytes_);
     if (mask && mask->type.rank == ptr->type.rank)

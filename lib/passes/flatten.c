@@ -38,14 +38,14 @@
 typedef struct Flat {
     IrFunc *f;
     IrOp *outer, *inner;
-    IrBlock *ob, *ib;     /* their bodies */
-    IrValue **map;        /* by value id of the function before the pass */
+    IrBlock *ob, *ib; /* their bodies */
+    IrValue **map;    /* by value id of the function before the pass */
     int nmap;
-    bool *hoisted;        /* by value id: computed once before the loop */
-    bool *want;           /* by value id: scratch for the PRE ops a value needs */
-    bool *per_step;       /* by value id: a block of PRE recomputed every step */
-    bool *fresh;          /* by K-loop carried index: a dot's zero accumulator */
-    IrValue **front;      /* PRE's scalars (or the tile) that BODY reads */
+    bool *hoisted;   /* by value id: computed once before the loop */
+    bool *want;      /* by value id: scratch for the PRE ops a value needs */
+    bool *per_step;  /* by value id: a block of PRE recomputed every step */
+    bool *fresh;     /* by K-loop carried index: a dot's zero accumulator */
+    IrValue **front; /* PRE's scalars (or the tile) that BODY reads */
     int nfront;
     Span sp;
 } Flat;
@@ -57,14 +57,30 @@ static bool cheap_pure(const IrOp *op)
     if (op->nregions || op->nres == 0)
         return false;
     switch (op->kind) {
-    case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
-    case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_RAND: case IR_DOT: case IR_REDUCE:
-    case IR_SCAN: case IR_ASYNC_COPY: case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT:
-    case IR_SHARED_VIEW: case IR_DOT_WAIT: case IR_TMA_COPY: case IR_TMA_WAIT:
-    case IR_TMA_RELEASE: case IR_PRODUCER: case IR_INLINE_ASM: case IR_GDC:
-        return false;
-    default:
-        return true;
+    case IR_LOAD:
+    case IR_STORE:
+    case IR_ATOMIC_RMW:
+    case IR_ATOMIC_CAS:
+    case IR_PRINT:
+    case IR_ASSERT:
+    case IR_ASSUME:
+    case IR_BARRIER:
+    case IR_RAND:
+    case IR_DOT:
+    case IR_REDUCE:
+    case IR_SCAN:
+    case IR_ASYNC_COPY:
+    case IR_ASYNC_COMMIT:
+    case IR_ASYNC_WAIT:
+    case IR_SHARED_VIEW:
+    case IR_DOT_WAIT:
+    case IR_TMA_COPY:
+    case IR_TMA_WAIT:
+    case IR_TMA_RELEASE:
+    case IR_PRODUCER:
+    case IR_INLINE_ASM:
+    case IR_GDC: return false;
+    default: return true;
     }
 }
 
@@ -139,7 +155,7 @@ static bool dot_accumulator(const Flat *fl, int j)
     Uses u = {fl->ib->args[j + 1], 0, NULL};
     ir_walk(fl->ib, count_use, &u);
     return is_zero_const(fl->inner->operands[3 + j]) && u.n == 1 && u.last->kind == IR_DOT &&
-           u.last->parent == fl->ib && u.last->nops == 3 && u.last->operands[2] == u.v;
+        u.last->parent == fl->ib && u.last->nops == 3 && u.last->operands[2] == u.v;
 }
 
 /* Marks in fl->want the PRE ops v is computed by. */
@@ -265,9 +281,8 @@ static IrValue *trip_count(IrBuilder *b, Span sp, IrValue *lb, IrValue *ub, int6
     IrValue *l = ir_unary(b, IR_CAST, sp, lb, i64), *u = ir_unary(b, IR_CAST, sp, ub, i64);
     IrValue *one = ir_const_int(b, sp, i64, 1), *zero = ir_const_int(b, sp, i64, 0);
     IrValue *d = ir_binary(b, IR_SUB, sp, ir_binary(b, IR_SUB, sp, u, l, i64), one, i64);
-    IrValue *n = ir_binary(b, IR_ADD, sp,
-                           ir_binary(b, IR_DIV, sp, d, ir_const_int(b, sp, i64, step), i64), one,
-                           i64);
+    IrValue *n = ir_binary(
+        b, IR_ADD, sp, ir_binary(b, IR_DIV, sp, d, ir_const_int(b, sp, i64, step), i64), one, i64);
     n = pick(b, sp, cmp(b, sp, CMP_GT, u, l), n, zero);
     return ir_unary(b, IR_CAST, sp, n, type_scalar(DT_U64));
 }
@@ -464,8 +479,8 @@ static void flat_loop(Flat *fl, IrBuilder *b, IrValue *nt, IrValue *nk)
         IrValue *v = fl->inner->operands[3 + j];
         /* a tile's first step never reads the value it starts with */
         init[no + j] = fl->hoisted[v->id] || !in_outer_body(fl, v) ? mapped(fl, v)
-                       : dtype_is_float(v->type.dt) ? ir_const_float(b, sp, v->type, 0.0)
-                                                    : ir_const_int(b, sp, v->type, 0);
+            : dtype_is_float(v->type.dt) ? ir_const_float(b, sp, v->type, 0.0)
+                                         : ir_const_int(b, sp, v->type, 0);
     }
     init[no + ni + C_QS] = init[no + ni + C_RS] = zero;
     front_at(fl, b, fl->outer->operands[0], init, init + no + ni + 2);
@@ -479,8 +494,9 @@ static void flat_loop(Flat *fl, IrBuilder *b, IrValue *nt, IrValue *nk)
     ir_block_add_arg(fl->f, body, u64, "it");
     for (int j = 0; j < nc; j++)
         ir_block_add_arg(fl->f, body, types[j],
-                         j < no ? fl->ob->args[j + 1]->name
-                         : j < no + ni ? fl->ib->args[j - no + 1]->name : NULL);
+                         j < no            ? fl->ob->args[j + 1]->name
+                             : j < no + ni ? fl->ib->args[j - no + 1]->name
+                                           : NULL);
     flat_body(fl, loop, nt, nk1);
     yield(b, sp, loop->results, no);
 }

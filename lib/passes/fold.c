@@ -35,7 +35,10 @@ static int64_t wrap_int(DType dt, uint64_t v)
 }
 
 /* The canonical integer of a constant (sema may store u32 -1 either way). */
-static int64_t ival_of(const IrOp *c) { return wrap_int(c->results[0]->type.dt, (uint64_t)c->ival); }
+static int64_t ival_of(const IrOp *c)
+{
+    return wrap_int(c->results[0]->type.dt, (uint64_t)c->ival);
+}
 
 static bool is_int_const(const IrValue *v, int64_t want)
 {
@@ -67,7 +70,8 @@ static double round_float(DType dt, double x)
     case DT_F16: return round_to(x, 10, -14, 65504.0);
     case DT_BF16: return round_to(x, 7, -126, 0x1.fep127);
     case DT_F32: return (double)(float)x;
-    case DT_F8E4: case DT_F8E5: return fp8_round(dt, x);
+    case DT_F8E4:
+    case DT_F8E5: return fp8_round(dt, x);
     default: return x;
     }
 }
@@ -139,7 +143,8 @@ static bool int_binary(IrKind k, DType dt, int64_t a, int64_t b, int64_t *out)
     case IR_ADD: *out = (int64_t)(ua + ub); return true;
     case IR_SUB: *out = (int64_t)(ua - ub); return true;
     case IR_MUL: *out = (int64_t)(ua * ub); return true;
-    case IR_DIV: case IR_REM:
+    case IR_DIV:
+    case IR_REM:
         if (b == 0)
             return false;
         if (!sg)
@@ -152,7 +157,8 @@ static bool int_binary(IrKind k, DType dt, int64_t a, int64_t b, int64_t *out)
     case IR_AND: *out = a & b; return true;
     case IR_OR: *out = a | b; return true;
     case IR_XOR: *out = a ^ b; return true;
-    case IR_SHL: case IR_SHR:
+    case IR_SHL:
+    case IR_SHR:
         if (b < 0 || b >= bits)
             return false;
         if (k == IR_SHL)
@@ -176,7 +182,8 @@ static bool float_binary(IrKind k, int sub, double a, double b, double *out)
     case IR_MUL: *out = a * b; return true;
     case IR_DIV: *out = a / b; return true;
     case IR_REM: *out = fmod(a, b); return true;
-    case IR_MIN: case IR_MAX:
+    case IR_MIN:
+    case IR_MAX:
         if (isnan(a) || isnan(b)) {
             *out = sub == 1 ? NAN : isnan(a) ? b : a;
             return true;
@@ -199,14 +206,15 @@ static bool fold_binary_consts(IrOp *op)
     DType dt = op->operands[0]->type.dt;
     if (op->kind == IR_CMP) {
         int64_t r = dtype_is_float(dt)
-                        ? float_cmp((CmpPred)op->sub, round_float(dt, ca->fval), round_float(dt, cb->fval))
-                        : int_cmp((CmpPred)op->sub, dt, ival_of(ca), ival_of(cb));
+            ? float_cmp((CmpPred)op->sub, round_float(dt, ca->fval), round_float(dt, cb->fval))
+            : int_cmp((CmpPred)op->sub, dt, ival_of(ca), ival_of(cb));
         make_const(op, r, 0);
         return true;
     }
     if (dtype_is_float(dt)) {
         double r;
-        if (!float_binary(op->kind, op->sub, round_float(dt, ca->fval), round_float(dt, cb->fval), &r))
+        if (!float_binary(op->kind, op->sub, round_float(dt, ca->fval), round_float(dt, cb->fval),
+                          &r))
             return false;
         make_const(op, 0, r);
         return true;
@@ -286,8 +294,8 @@ static bool fold_identity(IrOp *op)
         bool b_one = cb && cb->fval == 1.0, a_one = ca && ca->fval == 1.0;
         bool b_pz = cb && cb->fval == 0 && !signbit(cb->fval);
         bool b_nz = cb && cb->fval == 0 && signbit(cb->fval);
-        if (((op->kind == IR_MUL || op->kind == IR_DIV) && b_one) ||
-            (op->kind == IR_SUB && b_pz) || (op->kind == IR_ADD && b_nz)) {
+        if (((op->kind == IR_MUL || op->kind == IR_DIV) && b_one) || (op->kind == IR_SUB && b_pz) ||
+            (op->kind == IR_ADD && b_nz)) {
             forward(op, a);
             return true;
         }
@@ -301,26 +309,63 @@ static bool fold_identity(IrOp *op)
         return false;
     int64_t ones = wrap_int(dt, ~0ull);
     switch (op->kind) {
-    case IR_ADD: case IR_OR: case IR_XOR:
-        if (is_int_const(b, 0)) { forward(op, a); return true; }
-        if (is_int_const(a, 0)) { forward(op, b); return true; }
+    case IR_ADD:
+    case IR_OR:
+    case IR_XOR:
+        if (is_int_const(b, 0)) {
+            forward(op, a);
+            return true;
+        }
+        if (is_int_const(a, 0)) {
+            forward(op, b);
+            return true;
+        }
         return false;
-    case IR_SUB: case IR_SHL: case IR_SHR:
-        if (is_int_const(b, 0)) { forward(op, a); return true; }
-        if (op->kind == IR_SUB && a == b) { make_const(op, 0, 0); return true; }
+    case IR_SUB:
+    case IR_SHL:
+    case IR_SHR:
+        if (is_int_const(b, 0)) {
+            forward(op, a);
+            return true;
+        }
+        if (op->kind == IR_SUB && a == b) {
+            make_const(op, 0, 0);
+            return true;
+        }
         return false;
     case IR_MUL:
-        if (is_int_const(b, 1)) { forward(op, a); return true; }
-        if (is_int_const(a, 1)) { forward(op, b); return true; }
-        if (is_int_const(a, 0) || is_int_const(b, 0)) { make_const(op, 0, 0); return true; }
+        if (is_int_const(b, 1)) {
+            forward(op, a);
+            return true;
+        }
+        if (is_int_const(a, 1)) {
+            forward(op, b);
+            return true;
+        }
+        if (is_int_const(a, 0) || is_int_const(b, 0)) {
+            make_const(op, 0, 0);
+            return true;
+        }
         return false;
     case IR_DIV:
-        if (is_int_const(b, 1)) { forward(op, a); return true; }
+        if (is_int_const(b, 1)) {
+            forward(op, a);
+            return true;
+        }
         return false;
     case IR_AND:
-        if (is_int_const(b, ones)) { forward(op, a); return true; }
-        if (is_int_const(a, ones)) { forward(op, b); return true; }
-        if (is_int_const(a, 0) || is_int_const(b, 0)) { make_const(op, 0, 0); return true; }
+        if (is_int_const(b, ones)) {
+            forward(op, a);
+            return true;
+        }
+        if (is_int_const(a, ones)) {
+            forward(op, b);
+            return true;
+        }
+        if (is_int_const(a, 0) || is_int_const(b, 0)) {
+            make_const(op, 0, 0);
+            return true;
+        }
         return false;
     default: return false;
     }
@@ -449,17 +494,28 @@ static bool fold_op(IrOp *op)
             op->kind != IR_ATOMIC_RMW)
             return false;
     switch (op->kind) {
-    case IR_ADD:
-        return fold_binary_consts(op) || fold_identity(op) || fold_dot_add(op);
-    case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
-    case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
-        return fold_binary_consts(op) || fold_identity(op);
+    case IR_ADD: return fold_binary_consts(op) || fold_identity(op) || fold_dot_add(op);
+    case IR_SUB:
+    case IR_MUL:
+    case IR_DIV:
+    case IR_REM:
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR:
+    case IR_SHL:
+    case IR_SHR:
+    case IR_MIN:
+    case IR_MAX: return fold_binary_consts(op) || fold_identity(op);
     case IR_CMP: return fold_binary_consts(op) || fold_cmp_self(op);
-    case IR_NEG: case IR_NOT: return fold_unary_const(op);
+    case IR_NEG:
+    case IR_NOT: return fold_unary_const(op);
     case IR_CAST: return fold_cast(op);
     case IR_SELECT: return fold_select(op);
-    case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_TRANS:
-        return fold_shape_of_const(op);
+    case IR_SPLAT:
+    case IR_BROADCAST:
+    case IR_EXPAND_DIMS:
+    case IR_RESHAPE:
+    case IR_TRANS: return fold_shape_of_const(op);
     case IR_ADDPTR:
         if (is_int_const(op->operands[1], 0)) {
             forward(op, op->operands[0]);

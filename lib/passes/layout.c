@@ -49,10 +49,7 @@ static ShapeVec *shape_entry(LayoutPass *p, const Type *t)
     return NULL;
 }
 
-static int mem_bytes(DType dt)
-{
-    return dt == DT_I1 ? 1 : dtype_bits(dt) / 8;
-}
+static int mem_bytes(DType dt) { return dt == DT_I1 ? 1 : dtype_bits(dt) / 8; }
 
 static bool note_access(IrOp *op, void *ctx)
 {
@@ -61,7 +58,7 @@ static bool note_access(IrOp *op, void *ctx)
         return true;
     const IrValue *ptr = op->operands[0];
     const IrValue *mask = op->kind == IR_LOAD ? (op->nops > 1 ? op->operands[1] : NULL)
-                                             : (op->nops > 2 ? op->operands[2] : NULL);
+                                              : (op->nops > 2 ? op->operands[2] : NULL);
     if (ptr->type.rank == 0)
         return true;
     int vw = axis_vector_width(p->axis, ptr, mask, mem_bytes(ptr->type.elem));
@@ -111,15 +108,30 @@ static const Layout *blocked_of(LayoutPass *p, const Type *t)
 static bool cheap_op(const IrOp *op)
 {
     switch (op->kind) {
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_AND: case IR_OR: case IR_XOR:
-    case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX: case IR_NEG: case IR_NOT:
-    case IR_CMP: case IR_SELECT: case IR_CAST: case IR_BITCAST: case IR_ADDPTR:
-    case IR_PTR_TO_INT: case IR_INT_TO_PTR: case IR_UMULHI: case IR_FMA:
-        return true;
-    case IR_DIV: case IR_REM:
-        return dtype_is_int(op->results[0]->type.dt);
-    default:
-        return false;
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR:
+    case IR_SHL:
+    case IR_SHR:
+    case IR_MIN:
+    case IR_MAX:
+    case IR_NEG:
+    case IR_NOT:
+    case IR_CMP:
+    case IR_SELECT:
+    case IR_CAST:
+    case IR_BITCAST:
+    case IR_ADDPTR:
+    case IR_PTR_TO_INT:
+    case IR_INT_TO_PTR:
+    case IR_UMULHI:
+    case IR_FMA: return true;
+    case IR_DIV:
+    case IR_REM: return dtype_is_int(op->results[0]->type.dt);
+    default: return false;
     }
 }
 
@@ -131,13 +143,15 @@ static bool remat_ok(const IrValue *v, int *budget)
     if (!op || --*budget < 0)
         return false;
     switch (op->kind) {
-    case IR_CONST: case IR_ARANGE:
-        return true;
-    case IR_SPLAT: case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_BROADCAST:
-    case IR_CONVERT_LAYOUT: case IR_HINT: /* a hint changes no value */
-        return remat_ok(op->operands[0], budget);
-    default:
-        break;
+    case IR_CONST:
+    case IR_ARANGE: return true;
+    case IR_SPLAT:
+    case IR_EXPAND_DIMS:
+    case IR_RESHAPE:
+    case IR_BROADCAST:
+    case IR_CONVERT_LAYOUT:
+    case IR_HINT: /* a hint changes no value */ return remat_ok(op->operands[0], budget);
+    default: break;
     }
     if (!cheap_op(op))
         return false;
@@ -186,21 +200,34 @@ static bool fits(LayoutPass *p, const Layout *l, const Type *t)
     return layout_linear(l, t->rank, t->shape, p->threads, &ll);
 }
 
-static bool is_mma(const IrValue *v)
-{
-    return v && v->layout && v->layout->kind == LY_MMA;
-}
+static bool is_mma(const IrValue *v) { return v && v->layout && v->layout->kind == LY_MMA; }
 
 static bool elementwise(IrKind k)
 {
     switch (k) {
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND:
-    case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX:
-    case IR_UMULHI: case IR_NEG: case IR_NOT: case IR_CMP: case IR_SELECT: case IR_FMA:
-    case IR_MATH: case IR_EXTERN: case IR_CAST: case IR_BITCAST:
-        return true;
-    default:
-        return false;
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_DIV:
+    case IR_REM:
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR:
+    case IR_SHL:
+    case IR_SHR:
+    case IR_MIN:
+    case IR_MAX:
+    case IR_UMULHI:
+    case IR_NEG:
+    case IR_NOT:
+    case IR_CMP:
+    case IR_SELECT:
+    case IR_FMA:
+    case IR_MATH:
+    case IR_EXTERN:
+    case IR_CAST:
+    case IR_BITCAST: return true;
+    default: return false;
     }
 }
 
@@ -267,7 +294,7 @@ static bool assign_dot(IrOp *op, void *ctx)
     Type c = op->results[0]->type;
     int warps = p->threads / 32;
     Layout mma = p->rows[op->results[0]->id] ? layout_mma_rows(c.shape[0], warps, instr_k)
-                                              : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
+                                             : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
     if (wgmma_fits(p, op, warps, instr_k))
         mma = layout_wgmma(c.shape[0], warps, instr_k);
     Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
@@ -284,7 +311,7 @@ static bool assign_dot(IrOp *op, void *ctx)
 static bool special(const IrValue *v)
 {
     return v && v->type.rank && v->layout &&
-           (v->layout->kind == LY_MMA || v->layout->kind == LY_SLICE);
+        (v->layout->kind == LY_MMA || v->layout->kind == LY_SLICE);
 }
 
 /* A loop-carried value not yet placed whose initial value is cheap: it can
@@ -293,7 +320,7 @@ static bool flexible(const IrValue *x)
 {
     const IrOp *loop = !x->def && x->owner ? x->owner->parent : NULL;
     return loop && loop->kind == IR_FOR && !x->layout && x->index > 0 &&
-           3 + x->index - 1 < loop->nops && pass_can_remat(loop->operands[3 + x->index - 1]);
+        3 + x->index - 1 < loop->nops && pass_can_remat(loop->operands[3 + x->index - 1]);
 }
 
 /* An elementwise op follows a special operand when its other block operands
@@ -376,10 +403,8 @@ static const Layout *spread_shape(LayoutPass *p, const IrOp *op)
         if (l->kind == LY_SLICE && l->dim == op->axis && fits(p, l->parent, rt))
             return l->parent;
         return NULL;
-    case IR_BROADCAST:
-        return l->kind == LY_MMA && fits(p, l, rt) ? l : NULL;
-    default:
-        return NULL;
+    case IR_BROADCAST: return l->kind == LY_MMA && fits(p, l, rt) ? l : NULL;
+    default: return NULL;
     }
 }
 
@@ -449,8 +474,7 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
     if (!x || x->type.rank == 0)
         return NULL;
     switch (op->kind) {
-    case IR_CONVERT_LAYOUT:
-        return NULL;
+    case IR_CONVERT_LAYOUT: return NULL;
     case IR_DOT:
         if (is_mma(op->results[0])) {
             const Layout *m = op->results[0]->layout;
@@ -478,7 +502,9 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         if (i >= 3 && i - 2 < op->regions[0]->nargs)
             return op->regions[0]->args[i - 2]->layout;
         return NULL;
-    case IR_REDUCE: case IR_EXPAND_DIMS: case IR_BROADCAST:
+    case IR_REDUCE:
+    case IR_EXPAND_DIMS:
+    case IR_BROADCAST:
         /* kept in an mma layout (spread_shape): the operand stays where it is */
         if (op->nres >= 1 && special(op->results[0]))
             return NULL;
@@ -533,8 +559,7 @@ static bool insert_converts(IrOp *op, void *ctx)
     LayoutPass *p = ctx;
     for (int i = 0; i < op->nops && !p->failed; i++) {
         const Layout *want = wanted(p, op, i);
-        if (want && op->operands[i]->layout != want &&
-            !layout_equal(op->operands[i]->layout, want))
+        if (want && op->operands[i]->layout != want && !layout_equal(op->operands[i]->layout, want))
             convert_operand(p, op, i, want);
     }
     return !p->failed;

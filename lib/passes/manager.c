@@ -32,8 +32,9 @@ static const PassInfo pass_table[] = {
     {"pipeline_ws", pass_pipeline_ws, PASS_PTX,
      "planned loops get a producer warpgroup that issues their TMA copies"},
     /* a group: the four above, as the default pipeline runs them */
-    {"pipeline", pass_pipeline, PASS_PTX, "pipeline_plan, pipeline_rings, pipeline_async, "
-                                          "pipeline_ws in one"},
+    {"pipeline", pass_pipeline, PASS_PTX,
+     "pipeline_plan, pipeline_rings, pipeline_async, "
+     "pipeline_ws in one"},
 };
 
 /* The default pipeline. The interpreter runs the IR after the passes that
@@ -42,7 +43,7 @@ static const PassInfo pass_table[] = {
  * no CSE or loop-invariant hoisting here: LLVM's EarlyCSE, GVN and LICM do
  * both on the generated code, per thread and with the target's costs. */
 static const char *const default_passes[] = {
-    "fold", "flatten", "fold", "dce", "layout",
+    "fold",          "flatten",        "fold",           "dce",        "layout",
     "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws"};
 
 const PassInfo *pass_lookup(const char *name, size_t len)

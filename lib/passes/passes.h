@@ -60,8 +60,8 @@ typedef struct PassInfo {
 typedef struct PassOptions {
     const char *print_before; /* "all" or comma-separated pass names; NULL: none */
     const char *print_after;
-    StrBuf *dump;             /* where the printed IR goes (NULL: nowhere) */
-    bool verify_each;         /* verify after every pass (always in debug builds) */
+    StrBuf *dump;     /* where the printed IR goes (NULL: nowhere) */
+    bool verify_each; /* verify after every pass (always in debug builds) */
 } PassOptions;
 
 /* Where a default pipeline run stops: the IR the interpreter runs, or the

@@ -83,8 +83,8 @@ static bool warp_specialized(Pipe *p)
     /* 4 or 8 consumer warps: at 16, the 640 threads leave 96 registers a
      * thread at launch, too few for the accumulators of the tiles 16 warps
      * are for */
-    if (f->producer_warps || p->ws_loop || !p->wgmma ||
-        (f->num_warps != 4 && f->num_warps != 8) || !pipe_only_dot(p))
+    if (f->producer_warps || p->ws_loop || !p->wgmma || (f->num_warps != 4 && f->num_warps != 8) ||
+        !pipe_only_dot(p))
         return false;
     WsRing r[MAX_LOADS];
     for (int i = 0; i < p->nloads; i++) {

@@ -343,8 +343,8 @@ static void wait_for_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *rd)
     }
     IrOp *w = ir_build(b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
     w->ival = p->ncp ? p->stages - 2 : -1; /* -1: no cp.async group to wait for */
-    w->ival2 = p->wgmma; /* the copies are read through the async proxy */
-    w->sub = all_private(p); /* each thread reads only what it copied: no barrier */
+    w->ival2 = p->wgmma;                   /* the copies are read through the async proxy */
+    w->sub = all_private(p);               /* each thread reads only what it copied: no barrier */
 }
 
 /* At the end of the body: the commit of its copies and the next slots;
@@ -375,9 +375,9 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrValue *d = ir_binary(&b, IR_MUL, sp, step, ir_const_int(&b, sp, step->type, p->stages - 1),
                            step->type);
     IrValue *ahead = ir_binary(&b, IR_ADD, sp, iv, d, iv->type);
-    IrValue *j = p->ncp < p->nloads ? ir_iteration_index(&b, sp, ahead, loop->operands[0],
-                                                          step->def->ival)
-                                    : NULL;
+    IrValue *j = p->ncp < p->nloads
+        ? ir_iteration_index(&b, sp, ahead, loop->operands[0], step->def->ival)
+        : NULL;
     wait_for_slot(p, &b, sp, rd);
     IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
     live->def->sub = CMP_LT;
@@ -414,10 +414,10 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
 static bool same_tmap(const IrTmap *a, const IrTmap *b)
 {
     return a->base == b->base && a->stride == b->stride && a->dt == b->dt &&
-           a->extent[0].param == b->extent[0].param && a->extent[0].add == b->extent[0].add &&
-           a->extent[1].param == b->extent[1].param && a->extent[1].add == b->extent[1].add &&
-           a->box[0] == b->box[0] && a->box[1] == b->box[1] && a->swizzle == b->swizzle &&
-           a->cols == b->cols;
+        a->extent[0].param == b->extent[0].param && a->extent[0].add == b->extent[0].add &&
+        a->extent[1].param == b->extent[1].param && a->extent[1].add == b->extent[1].add &&
+        a->box[0] == b->box[0] && a->box[1] == b->box[1] && a->swizzle == b->swizzle &&
+        a->cols == b->cols;
 }
 
 /* Load o, planned for a ring, joins p's loads; false where its plan cannot
@@ -545,5 +545,5 @@ bool pass_pipeline_rings(IrFunc *f)
 bool pass_pipeline(IrFunc *f)
 {
     return pass_pipeline_plan(f) && pass_pipeline_rings(f) && pass_pipeline_async(f) &&
-           pass_pipeline_ws(f);
+        pass_pipeline_ws(f);
 }

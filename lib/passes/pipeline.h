@@ -27,24 +27,24 @@ typedef struct Pipe {
     const AxisInfo *axis; /* pipe_plan.c */
     int *uses;            /* by value id (ids of the function before the pass) */
     int nids;
-    int nbuf;             /* pipe_plan.c: buffers numbered so far */
-    IrOp *ws_loop;        /* the function's warp-specialized loop, or NULL */
+    int nbuf;      /* pipe_plan.c: buffers numbered so far */
+    IrOp *ws_loop; /* the function's warp-specialized loop, or NULL */
     /* the loop, as planned */
     IrOp *loop;
     IrBlock *body;
     int stages;
-    int slots;            /* ring size: stages, one more under an asynchronous dot read
+    int slots; /* ring size: stages, one more under an asynchronous dot read
                            * by several warpgroups and in a warp-specialized loop */
-    IrOp *dot;            /* the dot left in flight across iterations, or NULL */
-    bool ws;              /* warp-specialized: a producer issues the TMA copies */
+    IrOp *dot; /* the dot left in flight across iterations, or NULL */
+    bool ws;   /* warp-specialized: a producer issues the TMA copies */
     PipeLoad ld[MAX_LOADS];
     int nloads;
     /* what follows from the plan */
-    bool wgmma;           /* a wgmma dot reads the copies */
-    int ncp;              /* loads copied by cp.async */
-    IrOp **slice;         /* the ops computing the loads' addresses, run ahead */
+    bool wgmma;   /* a wgmma dot reads the copies */
+    int ncp;      /* loads copied by cp.async */
+    IrOp **slice; /* the ops computing the loads' addresses, run ahead */
     int nslice;
-    bool *carried;        /* by iter arg index: advanced by the slice */
+    bool *carried; /* by iter arg index: advanced by the slice */
 } Pipe;
 
 /* pipeline.c: what the rewrites share */

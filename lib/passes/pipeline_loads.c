@@ -51,8 +51,8 @@ static bool copyable(Pipe *p, const IrOp *ld)
 /* A ring buffer's tile, stored transposed (dim 0 contiguous) when `down`. */
 static Layout shared_tile(Type t, bool down)
 {
-    Layout sh = layout_shared_tile(t.shape[down ? 1 : 0], t.shape[down ? 0 : 1],
-                                   dtype_bits(t.dt) / 8);
+    Layout sh =
+        layout_shared_tile(t.shape[down ? 1 : 0], t.shape[down ? 0 : 1], dtype_bits(t.dt) / 8);
     sh.order[0] = down ? 0 : 1;
     sh.order[1] = down ? 1 : 0;
     return sh;
@@ -74,10 +74,7 @@ static Layout ring_layout(Pipe *p, const IrOp *ld, const TileMatch *m)
     return shared_tile(t, dim == 0 && t.shape[0] > 1);
 }
 
-Layout pipe_shared_for(Pipe *p, int i)
-{
-    return ring_layout(p, p->ld[i].op, p->ld[i].tile);
-}
+Layout pipe_shared_for(Pipe *p, int i) { return ring_layout(p, p->ld[i].op, p->ld[i].tile); }
 
 /* A ring keeps the order the load reads in (copies move whole runs), so
  * an operand that wgmma reads only K-major (tf32, int8, fp8) is copied
@@ -117,12 +114,14 @@ static const IrValue *pointer_base(const Pipe *p, const IrValue *v)
             continue;
         }
         switch (v->def->kind) {
-        case IR_ADDPTR: case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE:
-        case IR_CONVERT_LAYOUT: case IR_TRANS:
-            v = v->def->operands[0];
-            break;
-        default:
-            return NULL;
+        case IR_ADDPTR:
+        case IR_SPLAT:
+        case IR_BROADCAST:
+        case IR_EXPAND_DIMS:
+        case IR_RESHAPE:
+        case IR_CONVERT_LAYOUT:
+        case IR_TRANS: v = v->def->operands[0]; break;
+        default: return NULL;
         }
     }
     return NULL;
@@ -235,12 +234,21 @@ static bool pure_slice_op(const IrOp *op)
     if (op->nres != 1)
         return false;
     switch (op->kind) {
-    case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
-    case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_RAND: case IR_DOT:
-    case IR_REDUCE: case IR_SCAN: case IR_SHARED_VIEW: case IR_INLINE_ASM:
-        return false;
-    default:
-        return true;
+    case IR_LOAD:
+    case IR_STORE:
+    case IR_ATOMIC_RMW:
+    case IR_ATOMIC_CAS:
+    case IR_PRINT:
+    case IR_ASSERT:
+    case IR_ASSUME:
+    case IR_BARRIER:
+    case IR_RAND:
+    case IR_DOT:
+    case IR_REDUCE:
+    case IR_SCAN:
+    case IR_SHARED_VIEW:
+    case IR_INLINE_ASM: return false;
+    default: return true;
     }
 }
 

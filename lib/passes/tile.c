@@ -83,7 +83,8 @@ static bool p_mul(TilePoly *out, const TilePoly *a, const TilePoly *b)
             int p = 0, q = 0;
             while (p < x->deg || q < y->deg) /* merge the sorted symbol lists */
                 t.sym[t.deg++] = q == y->deg || (p < x->deg && x->sym[p] <= y->sym[q])
-                                     ? x->sym[p++] : y->sym[q++];
+                    ? x->sym[p++]
+                    : y->sym[q++];
             if (!p_addterm(&r, &t, 1))
                 return false;
         }
@@ -207,10 +208,11 @@ static bool step_of(Ctx *c, const IrValue *v, IrKind op, TilePoly *inc, int dept
     const IrOp *d = y->operands[k] ? y->operands[k]->def : NULL;
     if (!d || d->kind != op || d->nops != 2)
         return false;
-    const IrValue *x = d->operands[0] == v ? d->operands[1]
-                       : op == IR_ADD && d->operands[1] == v ? d->operands[0] : NULL;
+    const IrValue *x = d->operands[0] == v    ? d->operands[1]
+        : op == IR_ADD && d->operands[1] == v ? d->operands[0]
+                                              : NULL;
     return x && poly_of(c, x, inc, depth + 1) && !p_has(inc, SYM_J) && !p_has(inc, SYM_D0) &&
-           !p_has(inc, SYM_D1);
+        !p_has(inc, SYM_D1);
 }
 
 /* v + iteration J: the loop's induction variable lb + J * step, or a
@@ -221,12 +223,12 @@ static bool loop_arg(Ctx *c, const IrValue *v, TilePoly *out, int depth)
         const IrOp *st = c->loop->operands[2]->def;
         TilePoly j = p_sym(SYM_J);
         return st && st->kind == IR_CONST && poly_of(c, c->loop->operands[0], out, depth + 1) &&
-               p_add(out, out, &j, st->ival);
+            p_add(out, out, &j, st->ival);
     }
     TilePoly inc, j = p_sym(SYM_J);
     return is_int(v->type) && step_of(c, v, IR_ADD, &inc, depth) &&
-           poly_of(c, c->loop->operands[3 + v->index - 1], out, depth + 1) &&
-           p_mul(&inc, &inc, &j) && p_add(out, out, &inc, 1);
+        poly_of(c, c->loop->operands[3 + v->index - 1], out, depth + 1) && p_mul(&inc, &inc, &j) &&
+        p_add(out, out, &inc, 1);
 }
 
 static bool poly_binary(Ctx *c, const IrOp *d, TilePoly *out, int depth)
@@ -248,35 +250,33 @@ static bool poly_of(Ctx *c, const IrValue *v, TilePoly *out, int depth)
         return loop_arg(c, v, out, depth) || (flat_scalar(c, v) && value_sym(c, v, out));
     const IrOp *d = v->def;
     switch (d ? d->kind : IR_OP_COUNT) {
-    case IR_CONST:
-        *out = p_const(d->ival);
-        return true;
+    case IR_CONST: *out = p_const(d->ival); return true;
     case IR_ARANGE: {
         TilePoly start = p_const(d->ival);
         *out = p_sym(SYM_D0);
         return v->type.rank == 1 && p_add(out, out, &start, 1);
     }
-    case IR_SPLAT: case IR_BROADCAST: case IR_CONVERT_LAYOUT: case IR_HINT:
-        return poly_of(c, d->operands[0], out, depth + 1);
+    case IR_SPLAT:
+    case IR_BROADCAST:
+    case IR_CONVERT_LAYOUT:
+    case IR_HINT: return poly_of(c, d->operands[0], out, depth + 1);
     case IR_EXPAND_DIMS:
         if (!poly_of(c, d->operands[0], out, depth + 1) || v->type.rank > 2)
             return false;
         if (d->operands[0]->type.rank == 1 && d->axis == 0)
             p_shift_dim(out);
         return true;
-    case IR_ADD: case IR_SUB: case IR_MUL:
-        return poly_binary(c, d, out, depth);
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL: return poly_binary(c, d, out, depth);
     case IR_NEG:
-        return poly_of(c, d->operands[0], out, depth + 1) &&
-               p_add(out, &(TilePoly){0}, out, -1);
-    default:
-        break;
+        return poly_of(c, d->operands[0], out, depth + 1) && p_add(out, &(TilePoly){0}, out, -1);
+    default: break;
     }
     /* anything else fixed for the whole loop is a symbol of its own; a cast
      * too: an int64 offset computed from int32 values must not be
      * recomputed in 32 bits */
-    return v->type.rank == 0 && (!inside_loop(c, v) || flat_scalar(c, v)) &&
-           value_sym(c, v, out);
+    return v->type.rank == 0 && (!inside_loop(c, v) || flat_scalar(c, v)) && value_sym(c, v, out);
 }
 
 /* A pointer (block) value as base parameter + offset polynomial. */
@@ -292,13 +292,15 @@ static bool ptr_of(Ctx *c, const IrValue *v, const IrValue **base, TilePoly *off
     if (!v->def && v->owner == c->body && v->index > 0) {
         TilePoly inc, j = p_sym(SYM_J);
         return step_of(c, v, IR_ADDPTR, &inc, depth) &&
-               ptr_of(c, c->loop->operands[3 + v->index - 1], base, off, depth + 1) &&
-               p_mul(&inc, &inc, &j) && p_add(off, off, &inc, 1);
+            ptr_of(c, c->loop->operands[3 + v->index - 1], base, off, depth + 1) &&
+            p_mul(&inc, &inc, &j) && p_add(off, off, &inc, 1);
     }
     const IrOp *d = v->def;
     switch (d ? d->kind : IR_OP_COUNT) {
-    case IR_SPLAT: case IR_BROADCAST: case IR_CONVERT_LAYOUT: case IR_HINT:
-        return ptr_of(c, d->operands[0], base, off, depth + 1);
+    case IR_SPLAT:
+    case IR_BROADCAST:
+    case IR_CONVERT_LAYOUT:
+    case IR_HINT: return ptr_of(c, d->operands[0], base, off, depth + 1);
     case IR_EXPAND_DIMS:
         if (!ptr_of(c, d->operands[0], base, off, depth + 1) || v->type.rank > 2)
             return false;
@@ -308,10 +310,9 @@ static bool ptr_of(Ctx *c, const IrValue *v, const IrValue **base, TilePoly *off
     case IR_ADDPTR: {
         TilePoly o;
         return ptr_of(c, d->operands[0], base, off, depth + 1) &&
-               poly_of(c, d->operands[1], &o, depth + 1) && p_add(off, off, &o, 1);
+            poly_of(c, d->operands[1], &o, depth + 1) && p_add(off, off, &o, 1);
     }
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -347,8 +348,8 @@ static bool mask_of(Ctx *c, const IrValue *v, Atoms *a, int depth)
     switch (d ? d->kind : IR_OP_COUNT) {
     case IR_AND:
         return mask_of(c, d->operands[0], a, depth + 1) && mask_of(c, d->operands[1], a, depth + 1);
-    case IR_BROADCAST: case IR_CONVERT_LAYOUT:
-        return mask_of(c, d->operands[0], a, depth + 1);
+    case IR_BROADCAST:
+    case IR_CONVERT_LAYOUT: return mask_of(c, d->operands[0], a, depth + 1);
     case IR_EXPAND_DIMS: {
         int first = a->n;
         if (!mask_of(c, d->operands[0], a, depth + 1) || v->type.rank > 2)
@@ -358,10 +359,8 @@ static bool mask_of(Ctx *c, const IrValue *v, Atoms *a, int depth)
                 p_shift_dim(&a->q[i]);
         return true;
     }
-    case IR_CMP:
-        return a->n < MAX_ATOMS && cmp_atom(c, d, &a->q[a->n++], depth);
-    default:
-        return false;
+    case IR_CMP: return a->n < MAX_ATOMS && cmp_atom(c, d, &a->q[a->n++], depth);
+    default: return false;
     }
 }
 
@@ -369,8 +368,7 @@ static bool mask_of(Ctx *c, const IrValue *v, Atoms *a, int depth)
 
 static bool is_param(const Ctx *c, const IrValue *v)
 {
-    return v && !v->def && v->owner == c->f->body && v->index < c->f->nparams &&
-           v->type.rank == 0;
+    return v && !v->def && v->owner == c->f->body && v->index < c->f->nparams && v->type.rank == 0;
 }
 
 /* The parameter symbol p is, when the polynomial is exactly 1 * p. */
@@ -382,10 +380,7 @@ static const IrValue *lone_param(const Ctx *c, const TilePoly *p)
     return is_param(c, v) && is_int(v->type) ? v : NULL;
 }
 
-static bool is_one(const TilePoly *p)
-{
-    return p->n == 1 && p->t[0].deg == 0 && p->t[0].coef == 1;
-}
+static bool is_one(const TilePoly *p) { return p->n == 1 && p->t[0].deg == 0 && p->t[0].coef == 1; }
 
 /* Splits the offset into origin + r * k0 + c * k1; false when r or c
  * appear otherwise (squared, together, scaled by J). */
@@ -504,8 +499,7 @@ static bool geometry(IrTmap *t, int rows, int cols)
     t->box[0] = panel;
     t->box[1] = rows;
     t->cols = cols;
-    return (t->swizzle == 32 || t->swizzle == 64 || t->swizzle == 128) && rows >= 8 &&
-           rows <= 256;
+    return (t->swizzle == 32 || t->swizzle == 64 || t->swizzle == 128) && rows >= 8 && rows <= 256;
 }
 
 bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
@@ -536,7 +530,7 @@ bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
     m->map.stride = stride->index;
     m->map.dt = ptr->type.elem;
     return extents(&c, mask) &&
-           geometry(&m->map, ptr->type.shape[1 - inner], ptr->type.shape[inner]);
+        geometry(&m->map, ptr->type.shape[1 - inner], ptr->type.shape[inner]);
 }
 
 /* ---- emitting the origin --------------------------------------------------------------- */

@@ -24,9 +24,9 @@ typedef struct TilePoly {
 } TilePoly;
 
 typedef struct TileMatch {
-    IrTmap map;        /* what the launcher builds */
-    bool trans;        /* the tile's dim 0 is the contiguous one */
-    TilePoly coord[2]; /* the tile's origin: inner (contiguous) and outer index */
+    IrTmap map;                         /* what the launcher builds */
+    bool trans;                         /* the tile's dim 0 is the contiguous one */
+    TilePoly coord[2];                  /* the tile's origin: inner (contiguous) and outer index */
     const IrValue *syms[TILE_MAX_SYMS]; /* where a copy is issued: their values for its iteration */
     int nsyms;
 } TileMatch;

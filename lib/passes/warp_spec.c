@@ -37,10 +37,10 @@ typedef struct Ws {
     const IrBlock *body; /* a flattened loop's body, whose scalars the producer repeats, or NULL */
     const IrBlock *chain[WS_MAX_CHAIN]; /* the blocks around the loop, its own first */
     int nchain;
-    int nids;        /* ids below this are the function's before the producer */
-    char *state;     /* by value id: WS_YES where the producer can compute it */
-    bool *need;      /* by value id: a clone is needed */
-    IrValue **map;   /* by value id: the clone */
+    int nids;      /* ids below this are the function's before the producer */
+    char *state;   /* by value id: WS_YES where the producer can compute it */
+    bool *need;    /* by value id: a clone is needed */
+    IrValue **map; /* by value id: the clone */
 } Ws;
 
 /* Scalar ops that compute their value from their operands alone. */
@@ -49,13 +49,30 @@ static bool scalar_op(const IrOp *op)
     if (op->nregions || op->nres != 1 || op->results[0]->type.rank != 0)
         return false;
     switch (op->kind) {
-    case IR_CONST: case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: case IR_ADD: case IR_SUB:
-    case IR_MUL: case IR_DIV: case IR_REM: case IR_AND: case IR_OR: case IR_XOR: case IR_SHL:
-    case IR_SHR: case IR_MIN: case IR_MAX: case IR_UMULHI: case IR_NEG: case IR_NOT:
-    case IR_CMP: case IR_SELECT: case IR_CAST: case IR_BITCAST: case IR_HINT:
-        return true;
-    default:
-        return false;
+    case IR_CONST:
+    case IR_PROGRAM_ID:
+    case IR_NUM_PROGRAMS:
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_DIV:
+    case IR_REM:
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR:
+    case IR_SHL:
+    case IR_SHR:
+    case IR_MIN:
+    case IR_MAX:
+    case IR_UMULHI:
+    case IR_NEG:
+    case IR_NOT:
+    case IR_CMP:
+    case IR_SELECT:
+    case IR_CAST:
+    case IR_BITCAST:
+    case IR_HINT: return true;
+    default: return false;
     }
 }
 
@@ -106,8 +123,8 @@ static bool carried(Ws *w, const IrValue *v, int depth)
         return w->state[v->id] == WS_YES;
     w->state[v->id] = WS_YES;
     bool ok = 3 + k < w->loop->nops && y && y->kind == IR_YIELD && k < y->nops &&
-              computable(w, w->loop->operands[3 + k], depth + 1) &&
-              computable(w, y->operands[k], depth + 1);
+        computable(w, w->loop->operands[3 + k], depth + 1) &&
+        computable(w, y->operands[k], depth + 1);
     w->state[v->id] = ok ? WS_YES : WS_NO;
     return ok;
 }
@@ -255,8 +272,8 @@ static void produce(Ws *w, IrBuilder *b, const IrOp *loop, const WsRing *r, int 
                     IrValue *iv, IrValue *slot)
 {
     Span sp = loop->span;
-    IrValue *j = ir_iteration_index(b, sp, iv, mapped(w, loop->operands[0]),
-                                   loop->operands[2]->def->ival);
+    IrValue *j =
+        ir_iteration_index(b, sp, iv, mapped(w, loop->operands[0]), loop->operands[2]->def->ival);
     for (int k = 0; k < n; k++) {
         IrOp *wait = ir_build(b, IR_TMA_WAIT, sp, &slot, 1, NULL, 0);
         wait->ival = r[k].buffer;

@@ -7,9 +7,9 @@
 #include "sema/spec.h"
 
 
-static const BuiltinTable *const tl_tables[] = {&sema_tl_core, &sema_tl_memory, &sema_tl_reduce,
-                                                &sema_tl_shape, &sema_tl_random,
-                                                &sema_tl_blockptr, &sema_tl_asm, &sema_tl_extra};
+static const BuiltinTable *const tl_tables[] = {&sema_tl_core,  &sema_tl_memory, &sema_tl_reduce,
+                                                &sema_tl_shape, &sema_tl_random, &sema_tl_blockptr,
+                                                &sema_tl_asm,   &sema_tl_extra};
 
 static const Builtin *find_in(const BuiltinTable *t, const char *name)
 {
@@ -35,7 +35,10 @@ static const Builtin *find_cuda(const char *name)
     return b ? b : find_in(&sema_tl_cuda_sregs, name);
 }
 
-static bool is_libdevice_ns(const char *ns) { return !strcmp(ns, "tl.math") || !strcmp(ns, "libdevice"); }
+static bool is_libdevice_ns(const char *ns)
+{
+    return !strcmp(ns, "tl.math") || !strcmp(ns, "libdevice");
+}
 
 bool sema_builtin_exists(const char *ns, const char *name)
 {
@@ -90,8 +93,10 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
         if (!strcmp(name, "constexpr") || find_tl(name))
             return builtin("tl", name);
         if (!strncmp(name, "float8", 6))
-            return sema_err(s, at, "tl.%s is not supported: the fp8 dtypes of tk are "
-                                   "tl.float8e4nv and tl.float8e5", name);
+            return sema_err(s, at,
+                            "tl.%s is not supported: the fp8 dtypes of tk are "
+                            "tl.float8e4nv and tl.float8e5",
+                            name);
         return sema_err(s, at, "unknown builtin 'tl.%s'", name);
     }
     if (!strcmp(nsname, "tl.PropagateNan")) {
@@ -232,8 +237,7 @@ static bool bind(Sema *s, const Builtin *b, const char *qual, SVal self, CallArg
             return false;
         }
         if (a[i].k != SV_VOID && !var[i]) {
-            sema_err(s, ca->kw_at[k], "%s got multiple values for argument '%s'", qual,
-                     ca->kw[k]);
+            sema_err(s, ca->kw_at[k], "%s got multiple values for argument '%s'", qual, ca->kw[k]);
             return false;
         }
         a[i] = ca->kwv[k];
@@ -277,7 +281,8 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
         if (!strcmp(name, "to"))
             name = "cast";
         b = find_tl(name);
-        qual = self.k != SV_VOID ? arena_printf(s->a, "x.%s()", name) : arena_printf(s->a, "tl.%s()", name);
+        qual = self.k != SV_VOID ? arena_printf(s->a, "x.%s()", name)
+                                 : arena_printf(s->a, "tl.%s()", name);
     }
     if (!strcmp(name, "constexpr")) {
         if (ca->npos != 1)

@@ -16,14 +16,14 @@ static const struct {
     const char *name;
     DType dt;
 } dtype_names[] = {
-    {"float16", DT_F16}, {"fp16", DT_F16},     {"half", DT_F16},     {"bfloat16", DT_BF16},
-    {"bf16", DT_BF16},   {"float32", DT_F32},  {"fp32", DT_F32},     {"float", DT_F32},
-    {"float64", DT_F64}, {"fp64", DT_F64},     {"double", DT_F64},   {"int1", DT_I1},
-    {"i1", DT_I1},       {"bool", DT_I1},      {"int8", DT_I8},      {"i8", DT_I8},
-    {"int16", DT_I16},   {"i16", DT_I16},      {"int32", DT_I32},    {"i32", DT_I32},
-    {"int64", DT_I64},   {"i64", DT_I64},      {"uint8", DT_U8},     {"u8", DT_U8},
-    {"uint16", DT_U16},  {"u16", DT_U16},      {"uint32", DT_U32},   {"u32", DT_U32},
-    {"uint64", DT_U64},  {"u64", DT_U64},      {"float8e4nv", DT_F8E4}, {"fp8e4nv", DT_F8E4},
+    {"float16", DT_F16},   {"fp16", DT_F16},    {"half", DT_F16},        {"bfloat16", DT_BF16},
+    {"bf16", DT_BF16},     {"float32", DT_F32}, {"fp32", DT_F32},        {"float", DT_F32},
+    {"float64", DT_F64},   {"fp64", DT_F64},    {"double", DT_F64},      {"int1", DT_I1},
+    {"i1", DT_I1},         {"bool", DT_I1},     {"int8", DT_I8},         {"i8", DT_I8},
+    {"int16", DT_I16},     {"i16", DT_I16},     {"int32", DT_I32},       {"i32", DT_I32},
+    {"int64", DT_I64},     {"i64", DT_I64},     {"uint8", DT_U8},        {"u8", DT_U8},
+    {"uint16", DT_U16},    {"u16", DT_U16},     {"uint32", DT_U32},      {"u32", DT_U32},
+    {"uint64", DT_U64},    {"u64", DT_U64},     {"float8e4nv", DT_F8E4}, {"fp8e4nv", DT_F8E4},
     {"float8e5", DT_F8E5}, {"fp8e5", DT_F8E5},
 };
 
@@ -108,8 +108,10 @@ bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, i
                        "bad signature entry '%s' (expected e.g. *fp32, *fp16:16, i32, fp32)", item);
             ok = false;
         } else if (div == 1 && (t.dt == DT_PTR || !dtype_is_int(t.dt))) {
-            diag_plain(d, DIAG_ERROR, "bad signature entry '%s': ':1' (equal to 1) only applies "
-                       "to integers", item);
+            diag_plain(d, DIAG_ERROR,
+                       "bad signature entry '%s': ':1' (equal to 1) only applies "
+                       "to integers",
+                       item);
             ok = false;
         } else {
             /* Triton's AOT spelling: ":16" divisible by 16, ":1" equal to 1 */
@@ -229,11 +231,26 @@ bool sema_to_constvalue(SVal v, ConstValue *out)
 {
     memset(out, 0, sizeof *out);
     switch (v.k) {
-    case SV_INT: out->kind = CV_INT; out->i = v.i; return true;
-    case SV_FLOAT: out->kind = CV_FLOAT; out->f = v.f; return true;
-    case SV_BOOL: out->kind = CV_BOOL; out->i = v.i; return true;
-    case SV_DTYPE: out->kind = CV_DTYPE; out->type = v.ty; return true;
-    case SV_STR: out->kind = CV_STR; out->s = v.s; return true;
+    case SV_INT:
+        out->kind = CV_INT;
+        out->i = v.i;
+        return true;
+    case SV_FLOAT:
+        out->kind = CV_FLOAT;
+        out->f = v.f;
+        return true;
+    case SV_BOOL:
+        out->kind = CV_BOOL;
+        out->i = v.i;
+        return true;
+    case SV_DTYPE:
+        out->kind = CV_DTYPE;
+        out->type = v.ty;
+        return true;
+    case SV_STR:
+        out->kind = CV_STR;
+        out->s = v.s;
+        return true;
     case SV_NONE: out->kind = CV_NONE; return true;
     default: return false;
     }
@@ -241,7 +258,10 @@ bool sema_to_constvalue(SVal v, ConstValue *out)
 
 /* ---- folding ---------------------------------------------------------------------- */
 
-static double num_f(SVal v) { return v.k == SV_FLOAT ? v.f : v.big ? (double)(uint64_t)v.i : (double)v.i; }
+static double num_f(SVal v)
+{
+    return v.k == SV_FLOAT ? v.f : v.big ? (double)(uint64_t)v.i : (double)v.i;
+}
 
 static SVal fold_int(Sema *s, int op, int64_t x, int64_t y, Span at)
 {
@@ -384,7 +404,8 @@ static bool fold_equal(SVal a, SVal b)
             if (!fold_equal(a.items[i], b.items[i]))
                 return false;
         return true;
-    case SV_FUNC: case SV_MODULE: return a.fn == b.fn;
+    case SV_FUNC:
+    case SV_MODULE: return a.fn == b.fn;
     default: return false;
     }
 }

@@ -83,8 +83,9 @@ void sema_bind_desc_param(Sema *s, const char *name, const ArgSpec *as, Span at)
         v.items[1 + d] = sv_tensor(ir_add_param(s->f, arena_printf(s->a, "%s_shape%d", name, d),
                                                 type_scalar(DT_I32), 1, at));
     for (int d = 0; d < r; d++)
-        v.items[1 + r + d] = d == r - 1 ? sv_int(1)
-                             : sv_tensor(ir_add_param(s->f, arena_printf(s->a, "%s_stride%d", name, d),
-                                                      type_scalar(DT_I64), 1, at));
+        v.items[1 + r + d] = d == r - 1
+            ? sv_int(1)
+            : sv_tensor(ir_add_param(s->f, arena_printf(s->a, "%s_stride%d", name, d),
+                                     type_scalar(DT_I64), 1, at));
     env_set(s, s->env, name, v, at);
 }

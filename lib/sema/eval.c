@@ -156,10 +156,7 @@ static SVal eval_attr(Sema *s, const Node *n)
 
 /* ---- subscripts -------------------------------------------------------------------- */
 
-static bool full_slice(const Node *i)
-{
-    return i->kind == N_SLICE && !i->a && !i->b && !i->c;
-}
+static bool full_slice(const Node *i) { return i->kind == N_SLICE && !i->a && !i->b && !i->c; }
 
 static SVal index_tensor(Sema *s, const Node *n, IrValue *x)
 {
@@ -169,8 +166,9 @@ static SVal index_tensor(Sema *s, const Node *n, IrValue *x)
         if (full_slice(i))
             kept++;
         else if (i->kind != N_NONE)
-            return sema_err(s, i->span, "tensors can only be indexed with ':' and None "
-                                        "(e.g. x[:, None]); got something else");
+            return sema_err(s, i->span,
+                            "tensors can only be indexed with ':' and None "
+                            "(e.g. x[:, None]); got something else");
     }
     if (kept != x->type.rank)
         return sema_err(s, n->span, "index uses %d ':' entries but the tensor has rank %d (%s)",
@@ -305,7 +303,8 @@ SVal sema_eval(Sema *s, const Node *n)
     case N_CALL: return eval_call(s, n);
     case N_ATTR: return eval_attr(s, n);
     case N_SUBSCRIPT: return eval_subscript(s, n);
-    case N_TUPLE: case N_LIST: return eval_seq(s, n);
+    case N_TUPLE:
+    case N_LIST: return eval_seq(s, n);
     case N_IFEXP: return eval_ifexp(s, n);
     case N_SLICE: return (SVal){.k = SV_SLICE};
     case N_PTR_TYPE: {

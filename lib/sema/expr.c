@@ -53,19 +53,19 @@ const char *sv_describe(Sema *s, SVal v)
     case SV_BOOL: return v.i ? "constexpr True" : "constexpr False";
     case SV_DTYPE: return arena_printf(s->a, "dtype %s", sema_type_str(s, v.ty));
     case SV_STR: return arena_printf(s->a, "string '%s'", v.s);
-    case SV_NONE: return v.s ? arena_printf(s->a, "None (parameter '%s' was given None)", v.s) : "None";
+    case SV_NONE:
+        return v.s ? arena_printf(s->a, "None (parameter '%s' was given None)", v.s) : "None";
     case SV_TUPLE: return arena_printf(s->a, "a tuple of %d", v.n);
     case SV_TENSOR: return sema_type_str(s, v.v->type);
     case SV_FUNC: return arena_printf(s->a, "function '%s'", v.fn->name);
     case SV_NS: return arena_printf(s->a, "module '%s'", v.s);
     case SV_MODULE:
-        return arena_printf(s->a, "module '%s'", v.fn->src && v.fn->src->name ? v.fn->src->name : "?");
+        return arena_printf(s->a, "module '%s'",
+                            v.fn->src && v.fn->src->name ? v.fn->src->name : "?");
     case SV_BUILTIN: return arena_printf(s->a, "builtin '%s'", v.s);
     case SV_SLICE: return "a slice";
-    case SV_BLOCKPTR:
-        return arena_printf(s->a, "a block pointer to %s", sema_type_str(s, v.ty));
-    case SV_DESC:
-        return arena_printf(s->a, "a tensor descriptor of %s", sema_type_str(s, v.ty));
+    case SV_BLOCKPTR: return arena_printf(s->a, "a block pointer to %s", sema_type_str(s, v.ty));
+    case SV_DESC: return arena_printf(s->a, "a tensor descriptor of %s", sema_type_str(s, v.ty));
     case SV_VOID: return "no value";
     default: return "an invalid value";
     }
@@ -135,8 +135,10 @@ DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool div
     if (dtype_is_fp8(a) && dtype_is_fp8(b)) /* one fp8 stays; two meet in fp16 */
         return a == b ? a : divmod ? DT_F32 : DT_F16;
     if (dtype_is_fp8(a) || dtype_is_fp8(b)) {
-        sema_err(s, at, "cannot combine %s with %s: fp8 values do not mix with integers "
-                 "(convert with .to())", dtype_name(a), dtype_name(b));
+        sema_err(s, at,
+                 "cannot combine %s with %s: fp8 values do not mix with integers "
+                 "(convert with .to())",
+                 dtype_name(a), dtype_name(b));
         return DT_VOID;
     }
     if (a == DT_I1 && b == DT_I1)
@@ -159,10 +161,7 @@ DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool div
 
 /* ---- making tensors ------------------------------------------------------------ */
 
-static Type shaped(DType dt, Type like)
-{
-    return type_block(dt, like.rank, like.shape);
-}
+static Type shaped(DType dt, Type like) { return type_block(dt, like.rank, like.shape); }
 
 IrValue *sema_const(Sema *s, Type t, SVal c, Span at)
 {
@@ -199,9 +198,11 @@ bool sema_check_not_fp8(Sema *s, DType dt, Span at, const char *what)
 {
     if (!dtype_is_fp8(dt))
         return true;
-    sema_err(s, at, "%s is not supported on %s values: fp8 values can be loaded, stored, "
+    sema_err(s, at,
+             "%s is not supported on %s values: fp8 values can be loaded, stored, "
              "selected, reshaped, converted with .to() and used in tl.dot; convert to "
-             "tl.float16 or tl.float32 for arithmetic", what, dtype_name(dt));
+             "tl.float16 or tl.float32 for arithmetic",
+             what, dtype_name(dt));
     return false;
 }
 
@@ -211,8 +212,10 @@ bool sema_check_cast(Sema *s, DType from, DType to, Span at)
         return true;
     if (dtype_is_float(from) && dtype_is_float(to))
         return true;
-    sema_err(s, at, "cannot convert %s to %s: fp8 values convert only to and from float "
-             "dtypes (go through tl.float32)", dtype_name(from), dtype_name(to));
+    sema_err(s, at,
+             "cannot convert %s to %s: fp8 values convert only to and from float "
+             "dtypes (go through tl.float32)",
+             dtype_name(from), dtype_name(to));
     return false;
 }
 
@@ -238,8 +241,8 @@ IrValue *sema_bitcast(Sema *s, IrValue *v, DType to, Span at)
     if (!v || v->type.dt == to)
         return v;
     if (dtype_bits(v->type.dt) != dtype_bits(to) || v->type.dt == DT_PTR || to == DT_I1) {
-        sema_err(s, at, "cannot bitcast %s to %s: the bit widths differ",
-                 sema_type_str(s, v->type), dtype_name(to));
+        sema_err(s, at, "cannot bitcast %s to %s: the bit widths differ", sema_type_str(s, v->type),
+                 dtype_name(to));
         return NULL;
     }
     return ir_unary(&s->b, IR_BITCAST, at, v, shaped(to, v->type));
@@ -260,7 +263,8 @@ IrValue *sema_expand_dims(Sema *s, IrValue *v, int axis, Span at)
     int shape[TK_MAX_RANK];
     for (int i = 0, j = 0; i <= t.rank; i++)
         shape[i] = i == axis ? 1 : t.shape[j++];
-    IrOp *op = ir_build(&s->b, IR_EXPAND_DIMS, at, &v, 1, (Type[]){type_with_shape(t, t.rank + 1, shape)}, 1);
+    IrOp *op = ir_build(&s->b, IR_EXPAND_DIMS, at, &v, 1,
+                        (Type[]){type_with_shape(t, t.rank + 1, shape)}, 1);
     op->axis = axis;
     return op->results[0];
 }
@@ -357,7 +361,10 @@ static IrValue *coerce(Sema *s, SVal v, DType dt, int rank, const int *shape, Sp
 }
 
 static DType dt_of(SVal v) { return v.k == SV_TENSOR ? v.v->type.dt : sema_literal_dtype(v); }
-static Type type_of(SVal v) { return v.k == SV_TENSOR ? v.v->type : type_scalar(sema_literal_dtype(v)); }
+static Type type_of(SVal v)
+{
+    return v.k == SV_TENSOR ? v.v->type : type_scalar(sema_literal_dtype(v));
+}
 
 static bool check_operand(Sema *s, SVal v, Span at, const char *op)
 {
@@ -407,7 +414,8 @@ static IrKind arith_kind(int op)
     case OP_ADD: return IR_ADD;
     case OP_SUB: return IR_SUB;
     case OP_MUL: return IR_MUL;
-    case OP_DIV: case OP_FLOORDIV: return IR_DIV;
+    case OP_DIV:
+    case OP_FLOORDIV: return IR_DIV;
     case OP_MOD: return IR_REM;
     case OP_BITAND: return IR_AND;
     case OP_BITOR: return IR_OR;
@@ -493,12 +501,14 @@ SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at)
         return (SVal){.k = SV_UNDEF};
     bool bitwise = k == IR_AND || k == IR_OR || k == IR_XOR || k == IR_SHL || k == IR_SHR;
     if (bitwise && !dtype_is_int(dt))
-        return sema_err(s, at, "'%s' needs integer operands, got %s and %s", sp,
-                        sv_describe(s, a), sv_describe(s, b));
+        return sema_err(s, at, "'%s' needs integer operands, got %s and %s", sp, sv_describe(s, a),
+                        sv_describe(s, b));
     if (!dtype_is_float(dt) && dtype_is_int(dt) && !dtype_is_signed(dt) && dt != DT_I1 &&
         (negative_weak(a) || negative_weak(b)))
-        return sema_err(s, at, "cannot combine the unsigned %s with a negative number; cast "
-                        "one of them explicitly", dtype_name(dt));
+        return sema_err(s, at,
+                        "cannot combine the unsigned %s with a negative number; cast "
+                        "one of them explicitly",
+                        dtype_name(dt));
     if (op == OP_DIV && dtype_is_int(dt))
         dt = DT_F32;
     int rank, shape[TK_MAX_RANK];
@@ -570,14 +580,18 @@ SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at)
             return (SVal){.k = SV_UNDEF};
         if (dtype_is_int(dt) && !dtype_is_signed(dt) && dt != DT_I1 &&
             (negative_weak(a) || negative_weak(b)))
-            return sema_err(s, at, "cannot compare the unsigned %s with a negative number; cast "
-                            "one of them explicitly", dtype_name(dt));
+            return sema_err(s, at,
+                            "cannot compare the unsigned %s with a negative number; cast "
+                            "one of them explicitly",
+                            dtype_name(dt));
     }
     int rank, shape[TK_MAX_RANK];
     if (!sema_broadcast_shapes(s, type_of(a), type_of(b), &rank, shape, at))
         return (SVal){.k = SV_UNDEF};
-    IrValue *x = dt == DT_PTR ? sema_broadcast(s, a.v, rank, shape, at) : coerce(s, a, dt, rank, shape, at);
-    IrValue *y = dt == DT_PTR ? sema_broadcast(s, b.v, rank, shape, at) : coerce(s, b, dt, rank, shape, at);
+    IrValue *x =
+        dt == DT_PTR ? sema_broadcast(s, a.v, rank, shape, at) : coerce(s, a, dt, rank, shape, at);
+    IrValue *y =
+        dt == DT_PTR ? sema_broadcast(s, b.v, rank, shape, at) : coerce(s, b, dt, rank, shape, at);
     if (!x || !y)
         return (SVal){.k = SV_UNDEF};
     static const CmpPred preds[] = {[OP_LT] = CMP_LT, [OP_LE] = CMP_LE, [OP_GT] = CMP_GT,
@@ -595,8 +609,8 @@ IrValue *sema_to_bool(Sema *s, IrValue *v, Span at)
     if (!sema_check_not_fp8(s, v->type.dt, at, "a truth test"))
         return NULL;
     IrValue *zero = sema_const(s, v->type, sv_int(0), at);
-    IrOp *o = ir_build(&s->b, IR_CMP, at, (IrValue *[]){v, zero}, 2,
-                       (Type[]){shaped(DT_I1, v->type)}, 1);
+    IrOp *o =
+        ir_build(&s->b, IR_CMP, at, (IrValue *[]){v, zero}, 2, (Type[]){shaped(DT_I1, v->type)}, 1);
     o->sub = CMP_NE;
     return o->results[0];
 }
@@ -634,8 +648,8 @@ SVal sema_unary(Sema *s, int op, SVal a, Span at)
     IrValue *x = a.v;
     DType dt = x->type.dt;
     if (dt == DT_PTR && op != OP_POS)
-        return sema_err(s, at, "'%s' is not defined on pointers (%s)",
-                        ast_op_spelling((OpKind)op), sv_describe(s, a));
+        return sema_err(s, at, "'%s' is not defined on pointers (%s)", ast_op_spelling((OpKind)op),
+                        sv_describe(s, a));
     switch (op) {
     case OP_POS: return a;
     case OP_NEG:
@@ -647,8 +661,8 @@ SVal sema_unary(Sema *s, int op, SVal a, Span at)
             return sema_err(s, at, "'~' needs an integer tensor, got %s", sv_describe(s, a));
         return sv_tensor(ir_unary(&s->b, IR_NOT, at, x, x->type));
     case OP_NOT:
-        return sv_tensor(ir_unary(&s->b, IR_NOT, at, sema_to_bool(s, x, at),
-                                  shaped(DT_I1, x->type)));
+        return sv_tensor(
+            ir_unary(&s->b, IR_NOT, at, sema_to_bool(s, x, at), shaped(DT_I1, x->type)));
     default: return sema_err(s, at, "unsupported unary operator");
     }
 }
@@ -658,12 +672,14 @@ SVal sema_unary(Sema *s, int op, SVal a, Span at)
 bool sema_truth(Sema *s, SVal v, Span at, bool *out)
 {
     switch (v.k) {
-    case SV_INT: case SV_BOOL: *out = v.i != 0; return true;
+    case SV_INT:
+    case SV_BOOL: *out = v.i != 0; return true;
     case SV_FLOAT: *out = v.f != 0; return true;
     case SV_NONE: *out = false; return true;
     case SV_STR: *out = v.s[0] != 0; return true;
     case SV_TUPLE: *out = v.n != 0; return true;
-    case SV_DTYPE: case SV_FUNC: *out = true; return true;
+    case SV_DTYPE:
+    case SV_FUNC: *out = true; return true;
     default: break;
     }
     if (!poisoned(v))
@@ -678,7 +694,8 @@ bool sema_const_int(Sema *s, SVal v, Span at, const char *what, int64_t *out)
         return true;
     }
     if (v.k == SV_TENSOR && v.v->def && v.v->def->kind == IR_CONST)
-        sema_err(s, at, "%s must be a constexpr, got the runtime value %s (a number assigned "
+        sema_err(s, at,
+                 "%s must be a constexpr, got the runtime value %s (a number assigned "
                  "with '=' is a runtime value, as in Triton; write 'NAME: tl.constexpr = ...')",
                  what, sv_describe(s, v));
     else if (v.k == SV_TENSOR)

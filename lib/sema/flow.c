@@ -16,15 +16,21 @@ static bool same_val(SVal a, SVal b)
         return false;
     switch (a.k) {
     case SV_TENSOR: return a.v == b.v;
-    case SV_INT: case SV_BOOL: return a.i == b.i && a.big == b.big;
+    case SV_INT:
+    case SV_BOOL: return a.i == b.i && a.big == b.big;
     case SV_FLOAT: return a.f == b.f || (a.f != a.f && b.f != b.f);
     case SV_DTYPE: return type_eq(a.ty, b.ty);
     case SV_STR: return strcmp(a.s, b.s) == 0;
-    case SV_NONE: case SV_VOID: return true;
+    case SV_NONE:
+    case SV_VOID: return true;
     case SV_UNDEF: return a.s == b.s;
-    case SV_FUNC: case SV_MODULE: return a.fn == b.fn;
-    case SV_NS: case SV_BUILTIN: return a.s == b.s && a.ns == b.ns && a.n == b.n;
-    case SV_TUPLE: case SV_BLOCKPTR: case SV_DESC:
+    case SV_FUNC:
+    case SV_MODULE: return a.fn == b.fn;
+    case SV_NS:
+    case SV_BUILTIN: return a.s == b.s && a.ns == b.ns && a.n == b.n;
+    case SV_TUPLE:
+    case SV_BLOCKPTR:
+    case SV_DESC:
         if (a.n != b.n || a.i != b.i || !type_eq(a.ty, b.ty))
             return false;
         for (int i = 0; i < a.n; i++)
@@ -98,8 +104,7 @@ static SVal merge_pair(Sema *s, Merge *m, const char *name, SVal v1, SVal v2, Sp
         return v1;
     if (v1.k == SV_UNDEF || v2.k == SV_UNDEF)
         return v1.k == SV_UNDEF ? v1 : v2;
-    if (sv_is_struct(v1) && v1.k == v2.k && v1.n == v2.n && v1.i == v2.i &&
-        type_eq(v1.ty, v2.ty)) {
+    if (sv_is_struct(v1) && v1.k == v2.k && v1.n == v2.n && v1.i == v2.i && type_eq(v1.ty, v2.ty)) {
         SVal t = v1;
         t.items = sv_tuple(s, v1.items, v1.n).items;
         for (int i = 0; i < v1.n; i++)
@@ -110,14 +115,16 @@ static SVal merge_pair(Sema *s, Merge *m, const char *name, SVal v1, SVal v2, Sp
     if (!strcmp(name ? name : "", "$ret"))
         what = "the returned value";
     if (!materializable(v1) || !materializable(v2)) {
-        sema_err(s, at, "%s is %s in one branch of the 'if' and %s in the other; only tensors "
-                        "and numbers can differ between branches",
+        sema_err(s, at,
+                 "%s is %s in one branch of the 'if' and %s in the other; only tensors "
+                 "and numbers can differ between branches",
                  what, sv_describe(s, v1), sv_describe(s, v2));
         return (SVal){.k = SV_UNDEF};
     }
     if (!type_eq(val_type(v1), val_type(v2))) {
-        sema_err(s, at, "%s is %s in the then-branch but %s in the else-branch; both branches "
-                        "must give it the same type",
+        sema_err(s, at,
+                 "%s is %s in the then-branch but %s in the else-branch; both branches "
+                 "must give it the same type",
                  what, sema_type_str(s, val_type(v1)), sema_type_str(s, val_type(v2)));
         return (SVal){.k = SV_UNDEF};
     }
@@ -177,8 +184,10 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
         return;
     }
     if (c.v->type.rank != 0) {
-        sema_err(s, n->a->span, "the condition of 'if' must be a scalar, got %s (use tl.where "
-                                "for blocks)", sema_type_str(s, c.v->type));
+        sema_err(s, n->a->span,
+                 "the condition of 'if' must be a scalar, got %s (use tl.where "
+                 "for blocks)",
+                 sema_type_str(s, c.v->type));
         return;
     }
     IrValue *cond = sema_to_bool(s, c.v, n->a->span);
@@ -216,8 +225,9 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
             else if (!v1 || !v2)
                 env_set(s, &merged, name,
                         undef(is_ret ? "not every path returns a value"
-                                     : arena_printf(s->a, "'%s' is defined in only one branch of "
-                                                          "the 'if' at line %d",
+                                     : arena_printf(s->a,
+                                                    "'%s' is defined in only one branch of "
+                                                    "the 'if' at line %d",
                                                     name, n->span.line)),
                         n->span);
             else
@@ -268,7 +278,8 @@ static void assigned_names(Sema *s, PtrVec *v, const NodeList *l)
             for (int t = 0; t < n->list.len; t++)
                 target_names(s, v, n->list.items[t]);
             break;
-        case N_ANNASSIGN: case N_AUGASSIGN: target_names(s, v, n->a); break;
+        case N_ANNASSIGN:
+        case N_AUGASSIGN: target_names(s, v, n->a); break;
         case N_IF:
             assigned_names(s, v, &n->list);
             assigned_names(s, v, &n->list2);
@@ -291,7 +302,7 @@ typedef struct Carried {
     const char **names; /* the variable of each leaf */
     int *item;          /* -1: the variable itself, else its tuple or block pointer item */
     IrValue **init;
-    SVal *before;       /* the variable's value before the loop */
+    SVal *before; /* the variable's value before the loop */
 } Carried;
 
 /* The items of a block pointer that a loop carries: its offsets. */
@@ -309,8 +320,7 @@ static bool tuple_carriable(SVal v)
     return true;
 }
 
-static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Span at,
-                     SVal whole)
+static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Span at, SVal whole)
 {
     IrValue *x = sema_to_tensor(s, v, at);
     if (!x)
@@ -410,12 +420,15 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
             if (c->before[i].k == SV_BLOCKPTR) {
                 if (!same_frame(*v, c->before[i])) {
                     if (first)
-                        sema_err(s, *at, "block pointer '%s' becomes %s inside the loop; a loop "
+                        sema_err(s, *at,
+                                 "block pointer '%s' becomes %s inside the loop; a loop "
                                  "may move it with tl.advance but not change its base, shape, "
-                                 "strides or block shape", c->names[i], sv_describe(s, *v));
+                                 "strides or block shape",
+                                 c->names[i], sv_describe(s, *v));
                     continue;
                 }
-            } else if (v->k != SV_TUPLE || v->n <= c->item[i] || (first && v->n != c->item[i] + n)) {
+            } else if (v->k != SV_TUPLE || v->n <= c->item[i] ||
+                       (first && v->n != c->item[i] + n)) {
                 if (first)
                     sema_err(s, *at, "loop-carried tuple '%s' changes from %d items to %s",
                              c->names[i], c->item[i] + n, sv_describe(s, *v));
@@ -445,8 +458,9 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
             continue;
         if (!old)
             env_set(s, before, b->name,
-                    undef(arena_printf(s->a, "'%s' is defined inside the %s loop at line %d and "
-                                             "cannot be used after it; define it before the loop",
+                    undef(arena_printf(s->a,
+                                       "'%s' is defined inside the %s loop at line %d and "
+                                       "cannot be used after it; define it before the loop",
                                        b->name, what, line)),
                     b->at);
         else if (old->k != SV_UNDEF && !materializable(*old) && !tuple_carriable(*old) &&
@@ -489,7 +503,8 @@ static IrValue **after_loop(Sema *s, const Carried *c, IrOp *op, IrValue **y)
     IrValue **r = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c->n + 1));
     for (int i = 0; i < c->n; i++)
         r[i] = y[i] == c->init[i] && c->item[i] >= 0 && c->before[i].k == SV_BLOCKPTR
-                   ? c->init[i] : op->results[i];
+            ? c->init[i]
+            : op->results[i];
     return r;
 }
 
@@ -505,8 +520,10 @@ static void unroll(Sema *s, const Node *n, const SVal *vals, int count)
     for (int i = 0; i < count && !s->returned; i++) {
         if (++s->unrolled > SEMA_UNROLL_BUDGET) {
             if (s->unrolled == SEMA_UNROLL_BUDGET + 1)
-                sema_err(s, n->span, "static_range loops unroll more than %d bodies in "
-                         "this kernel; use range() for the outer loops", SEMA_UNROLL_BUDGET);
+                sema_err(s, n->span,
+                         "static_range loops unroll more than %d bodies in "
+                         "this kernel; use range() for the outer loops",
+                         SEMA_UNROLL_BUDGET);
             break;
         }
         sema_assign(s, n->a, vals[i], n->span);
@@ -588,9 +605,10 @@ static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SV
     if (v[2].k == SV_INT && v[2].i < 0) {
         SVal k = sv_int(-v[2].i);
         SVal span = sema_binary(s, OP_SUB, v[0], v[1], ca->at);
-        SVal count = sema_binary(s, OP_FLOORDIV,
-                                 sema_binary(s, OP_ADD, span, sema_binary(s, OP_SUB, k, sv_int(1), ca->at), ca->at),
-                                 k, ca->at);
+        SVal count = sema_binary(
+            s, OP_FLOORDIV,
+            sema_binary(s, OP_ADD, span, sema_binary(s, OP_SUB, k, sv_int(1), ca->at), ca->at), k,
+            ca->at);
         if (count.k == SV_UNDEF)
             return false;
         if (count.k == SV_INT && count.i < 0)
@@ -645,8 +663,9 @@ void sema_exec_for(Sema *s, const Node *n)
             return;
         }
         if (it.k != SV_UNDEF)
-            sema_err(s, n->b->span, "a for loop needs range(...), tl.range(...), "
-                                    "tl.static_range(...) or a constexpr tuple, got %s",
+            sema_err(s, n->b->span,
+                     "a for loop needs range(...), tl.range(...), "
+                     "tl.static_range(...) or a constexpr tuple, got %s",
                      sv_describe(s, it));
         return;
     }
@@ -657,8 +676,10 @@ void sema_exec_for(Sema *s, const Node *n)
         return;
     }
     if (strcmp(it.s, "range")) {
-        sema_err(s, n->b->span, "a for loop needs range(...), tl.range(...) or "
-                                "tl.static_range(...), got %s", sv_describe(s, it));
+        sema_err(s, n->b->span,
+                 "a for loop needs range(...), tl.range(...) or "
+                 "tl.static_range(...), got %s",
+                 sv_describe(s, it));
         return;
     }
     IrValue *b[3];
@@ -691,7 +712,8 @@ void sema_exec_for(Sema *s, const Node *n)
     s->b = (IrBuilder){.f = s->f, .blk = body};
     SVal ivv = sv_tensor(iv);
     if (down[0].k != SV_VOID)
-        ivv = sema_binary(s, OP_SUB, down[0], sema_binary(s, OP_MUL, ivv, down[1], n->span), n->span);
+        ivv =
+            sema_binary(s, OP_SUB, down[0], sema_binary(s, OP_MUL, ivv, down[1], n->span), n->span);
     sema_assign(s, n->a, ivv, n->span);
     s->loop_depth++;
     sema_exec(s, &n->list, 0, NULL);

@@ -12,8 +12,8 @@ SVal sema_call(Sema *s, SVal callee, CallArgs *args)
     case SV_UNDEF: return callee;
     case SV_FUNC: return sema_inline(s, callee.fn, args);
     case SV_BUILTIN:
-        return sema_call_builtin(s, callee.ns, callee.s, callee.n ? callee.items[0] : (SVal){.k = SV_VOID},
-                                 args);
+        return sema_call_builtin(s, callee.ns, callee.s,
+                                 callee.n ? callee.items[0] : (SVal){.k = SV_VOID}, args);
     default: break;
     }
     return sema_err(s, args->at, "%s is not callable", sv_describe(s, callee));
@@ -115,8 +115,10 @@ static bool bind_args(Sema *s, const Node *fn, CallArgs *ca, Env *env)
 SVal sema_inline(Sema *s, const Node *fn, CallArgs *ca)
 {
     if (!has_jit(fn))
-        return sema_err(s, ca->at, "'%s' is not a @triton.jit function and cannot be called "
-                                   "from a kernel", fn->name);
+        return sema_err(s, ca->at,
+                        "'%s' is not a @triton.jit function and cannot be called "
+                        "from a kernel",
+                        fn->name);
     if (!check_recursion(s, fn, ca->at))
         return (SVal){.k = SV_UNDEF};
     /* a function of another file of the package runs in that file's globals */

@@ -162,8 +162,10 @@ void sema_bind_package_import(Sema *s, const Node *imp)
     SVal v = module_lookup(s, m, imp->str, &found);
     if (!found)
         v = (SVal){.k = SV_UNDEF,
-                   .s = arena_printf(s->a, "'%s' is imported from %s, which has no jit function or "
-                                           "constant of that name", imp->str, sema_module_file(m))};
+                   .s = arena_printf(s->a,
+                                     "'%s' is imported from %s, which has no jit function or "
+                                     "constant of that name",
+                                     imp->str, sema_module_file(m))};
     env_set(s, s->globals, bind, v, imp->span);
 }
 

@@ -124,12 +124,15 @@ static const char *module_ns(const char *path)
 static void bind_host(Sema *s, const char *name, Span at, const Node *cond)
 {
     const char *file = s->src && s->src->name ? s->src->name : "<string>";
-    const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk "
-                                         "does not run", name, file, at.line);
+    const char *why = arena_printf(s->a,
+                                   "'%s' is set by host Python code (%s:%d), which tk "
+                                   "does not run",
+                                   name, file, at.line);
     if (cond)
-        why = arena_printf(s->a, "%s: it is bound under `%s` (%s:%d:%d), a condition tk cannot "
-                                 "decide without running Python", why, cond->name, file,
-                           cond->span.line, cond->span.col);
+        why = arena_printf(s->a,
+                           "%s: it is bound under `%s` (%s:%d:%d), a condition tk cannot "
+                           "decide without running Python",
+                           why, cond->name, file, cond->span.line, cond->span.col);
     env_set(s, s->globals, name, (SVal){.k = SV_UNDEF, .s = why, .fn = cond}, at);
 }
 
@@ -165,15 +168,18 @@ static bool keeps_package(Sema *s, const Node *h, const char *name)
 static void bind_unfound(Sema *s, const Node *imp)
 {
     const char *m = imp->name;
-    bool local = m && (m[0] == '.' || (strchr(m, '.') && strncmp(m, "triton.", 7) != 0 &&
-                                        strncmp(m, "torch.", 6) != 0));
+    bool local = m &&
+        (m[0] == '.' ||
+         (strchr(m, '.') && strncmp(m, "triton.", 7) != 0 && strncmp(m, "torch.", 6) != 0));
     if (!local || (imp->kind == N_FROM_IMPORT && strcmp(imp->str, "*") == 0))
         return;
     const char *name = import_binds(s, imp);
     const char *file = s->src && s->src->name ? s->src->name : "<string>";
-    const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk does "
-                                         "not run: no package file was found for '%s' (tkc -I DIR "
-                                         "adds a folder to search)", name, file, imp->span.line, m);
+    const char *why = arena_printf(s->a,
+                                   "'%s' is set by host Python code (%s:%d), which tk does "
+                                   "not run: no package file was found for '%s' (tkc -I DIR "
+                                   "adds a folder to search)",
+                                   name, file, imp->span.line, m);
     env_set(s, s->globals, name, (SVal){.k = SV_UNDEF, .s = why}, imp->span);
 }
 
@@ -190,7 +196,8 @@ static void bind_import(Sema *s, const Node *n)
         } else {
             /* `import triton.language` binds `triton` */
             const char *dot = strchr(n->name, '.');
-            const char *head = dot ? arena_strndup(s->a, n->name, (size_t)(dot - n->name)) : n->name;
+            const char *head =
+                dot ? arena_strndup(s->a, n->name, (size_t)(dot - n->name)) : n->name;
             env_set(s, s->globals, head, (SVal){.k = SV_NS, .s = module_ns(head)}, n->span);
         }
         return;
@@ -257,8 +264,9 @@ static void bind_unevaluated(Sema *s, const Node *t, int line, const char *msg, 
     if (t->kind != N_NAME)
         return;
     const char *file = s->src && s->src->name ? s->src->name : "<string>";
-    const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk does "
-                                         "not run (as a constant: %.*s)",
+    const char *why = arena_printf(s->a,
+                                   "'%s' is set by host Python code (%s:%d), which tk does "
+                                   "not run (as a constant: %.*s)",
                                    t->name, file, line, len, msg);
     env_set(s, s->globals, t->name, (SVal){.k = SV_UNDEF, .s = why}, t->span);
 }
@@ -276,8 +284,8 @@ static void bind_constant(Sema *s, const Node *n)
     held.max_errors = 1;
     s->d = &held;
     SVal v = sema_eval(s, val);
-    if (v.k != SV_UNDEF && !sv_is_const(v) && v.k != SV_NS && v.k != SV_FUNC &&
-        v.k != SV_BUILTIN && v.k != SV_MODULE)
+    if (v.k != SV_UNDEF && !sv_is_const(v) && v.k != SV_NS && v.k != SV_FUNC && v.k != SV_BUILTIN &&
+        v.k != SV_MODULE)
         sema_err(s, val->span, "module constant must be a compile-time value, got %s",
                  sv_describe(s, v));
     s->d = real;
@@ -344,8 +352,9 @@ void sema_bind_globals(Sema *s)
         } else if (n->kind == N_ASSIGN || n->kind == N_ANNASSIGN) {
             bind_constant(s, n);
         } else if (n->kind != N_PASS && n->kind != N_EXPR_STMT) {
-            sema_err(s, n->span, "only imports, constants and @jit functions may appear at "
-                                 "module level");
+            sema_err(s, n->span,
+                     "only imports, constants and @jit functions may appear at "
+                     "module level");
         }
     }
     s->env = saved;
@@ -392,7 +401,9 @@ static Type annot_type(const Node *a, bool *bad)
         *bad = dt == DT_VOID;
         return dt == DT_VOID ? t : type_ptr(dt);
     }
-    const char *text = a->kind == N_STR ? a->str : a->kind == N_NAME || a->kind == N_ATTR ? a->name : NULL;
+    const char *text = a->kind == N_STR          ? a->str
+        : a->kind == N_NAME || a->kind == N_ATTR ? a->name
+                                                 : NULL;
     if (text && sema_parse_type(text, &t, &div))
         return t;
     if (annot_is_python_hint(a))
@@ -530,8 +541,8 @@ static void check_defines(Sema *s, const Node *fn, const SpecRequest *req)
             if (strcmp(fn->list.items[k]->name, d->name) == 0)
                 p = fn->list.items[k];
         if (!p)
-            define_err(s, d, "-D %s: kernel '%s' has no constexpr parameter of that name",
-                       d->name, fn->name);
+            define_err(s, d, "-D %s: kernel '%s' has no constexpr parameter of that name", d->name,
+                       fn->name);
         else if (!annot_is_constexpr(p->a) && d->value.kind != CV_NONE)
             define_err(s, d, "-D %s: '%s' is a runtime parameter, not a tl.constexpr", d->name,
                        d->name);
@@ -570,8 +581,10 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
     bool bad;
     Type at = annot_type(p->a, &bad);
     if (bad) {
-        sema_err(s, p->a->span, "unknown type annotation on parameter '%s' (use e.g. *fp32, "
-                                "i32 or tl.constexpr)", p->name);
+        sema_err(s, p->a->span,
+                 "unknown type annotation on parameter '%s' (use e.g. *fp32, "
+                 "i32 or tl.constexpr)",
+                 p->name);
         return;
     }
     Type t = at;
@@ -581,8 +594,10 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
         const ArgSpec *as = &req->args[idx];
         if (as->desc_rank > 0) {
             if (at.dt != DT_VOID)
-                sema_err(s, p->a->span, "parameter '%s' is annotated %s but the signature gives "
-                         "a tensor descriptor", p->name, sig_str(s, at));
+                sema_err(s, p->a->span,
+                         "parameter '%s' is annotated %s but the signature gives "
+                         "a tensor descriptor",
+                         p->name, sig_str(s, at));
             else
                 sema_bind_desc_param(s, p->name, as, p->span);
             return;
@@ -596,13 +611,17 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
         div = as->divisibility;
         one = as->equal_to_1 && dtype_is_int(t.dt);
     } else if (at.dt == DT_VOID) {
-        sema_err(s, p->span, "runtime parameter '%s' of kernel '%s' has no type: annotate it "
-                             "(e.g. '%s: *fp32') or pass --signature", p->name, fn->name, p->name);
+        sema_err(s, p->span,
+                 "runtime parameter '%s' of kernel '%s' has no type: annotate it "
+                 "(e.g. '%s: *fp32') or pass --signature",
+                 p->name, fn->name, p->name);
         return;
     }
     if (dtype_is_fp8(t.dt)) { /* no host type carries one: pass fp32 and convert */
-        sema_err(s, p->span, "parameter '%s' cannot be a scalar %s: pass a tl.float32 and "
-                 "convert it in the kernel", p->name, dtype_name(t.dt));
+        sema_err(s, p->span,
+                 "parameter '%s' cannot be a scalar %s: pass a tl.float32 and "
+                 "convert it in the kernel",
+                 p->name, dtype_name(t.dt));
         return;
     }
     IrValue *v = ir_add_param(s->f, p->name, t, div, p->span);
@@ -620,9 +639,10 @@ static void bind_params(Sema *s, const Node *fn, const SpecRequest *req)
         for (int i = 0; i < fn->list.len; i++)
             if (param_is_runtime(req, fn->list.items[i]))
                 sb_printf(&names, "%s%s", names.len ? ", " : "", fn->list.items[i]->name);
-        sema_err(s, fn->span, "the signature has %d entries but kernel '%s' has %d runtime "
-                              "parameters (%s)", req->nargs, fn->name, nrt,
-                 names.data ? names.data : "none");
+        sema_err(s, fn->span,
+                 "the signature has %d entries but kernel '%s' has %d runtime "
+                 "parameters (%s)",
+                 req->nargs, fn->name, nrt, names.data ? names.data : "none");
         sb_free(&names);
         return;
     }
@@ -677,11 +697,13 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
         diag_report(d, DIAG_ERROR, host->span,
                     "'%s' is defined by host Python code, which tk does not run: a kernel must be "
                     "at module level or in a block that runs when triton is there (try: import "
-                    "triton, if HAS_TRITON:, if triton is not None:)", req->kernel);
+                    "triton, if HAS_TRITON:, if triton is not None:)",
+                    req->kernel);
         return NULL;
     }
     if (!fn) {
-        diag_plain(d, DIAG_ERROR, "no @jit function named '%s'", req && req->kernel ? req->kernel : "?");
+        diag_plain(d, DIAG_ERROR, "no @jit function named '%s'",
+                   req && req->kernel ? req->kernel : "?");
         return NULL;
     }
     Sema s = {.a = a, .d = d, .src = src};
@@ -711,8 +733,10 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
         sema_exec(&s, &fn->list3, 0, NULL);
         SVal *ret = env_lookup(s.env, "$ret", NULL);
         if (ret && ret->k != SV_NONE && ret->k != SV_UNDEF && ret->k != SV_VOID)
-            sema_err(&s, fn->span, "kernel '%s' returns a value; kernels must return nothing "
-                                   "(store results through pointers)", fn->name);
+            sema_err(&s, fn->span,
+                     "kernel '%s' returns a value; kernels must return nothing "
+                     "(store results through pointers)",
+                     fn->name);
     }
     if (a->oom)
         diag_plain(d, DIAG_ERROR, "out of memory while specialising '%s'", fn->name);

@@ -14,10 +14,10 @@
 typedef enum { CV_NONE, CV_INT, CV_FLOAT, CV_BOOL, CV_DTYPE, CV_STR } ConstKind;
 typedef struct ConstValue {
     ConstKind kind;
-    int64_t i;    /* CV_INT, CV_BOOL */
-    double f;     /* CV_FLOAT */
-    Type type;    /* CV_DTYPE: a scalar or pointer type */
-    const char *s;/* CV_STR */
+    int64_t i;     /* CV_INT, CV_BOOL */
+    double f;      /* CV_FLOAT */
+    Type type;     /* CV_DTYPE: a scalar or pointer type */
+    const char *s; /* CV_STR */
 } ConstValue;
 
 typedef struct SpecDefine {
@@ -78,7 +78,7 @@ typedef struct KernelSig {
     int nparams;
     const char **param_names;
     bool *is_constexpr;
-    Type *annotated;     /* DT_VOID when the source gives no type */
+    Type *annotated; /* DT_VOID when the source gives no type */
     bool *has_default;
     /* @triton.autotune(configs=[triton.Config({...}, num_warps=, num_stages=)],
      * key=[...]): the configs to time and the argument names keying the choice */
@@ -115,7 +115,7 @@ bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *con
                          const ConstValue *values, int n, Arena *a, Diag *d, ConstValue *out);
 bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig *out);
 /* Builds the IR of one kernel. Returns NULL after reporting errors. */
-IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest *req,
-                        Arena *a, Diag *d);
+IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest *req, Arena *a,
+                        Diag *d);
 
 #endif

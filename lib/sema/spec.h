@@ -10,22 +10,22 @@
 
 /* X(kind, what it holds) */
 typedef enum {
-    SV_VOID,    /* no value (absent argument, statement result) */
-    SV_UNDEF,   /* a name that may not be used here; s = why */
-    SV_NONE,    /* Python None */
-    SV_INT,     /* constexpr int: i (big: u64 beyond INT64_MAX, in i's bits) */
-    SV_FLOAT,   /* constexpr float: f */
-    SV_BOOL,    /* constexpr bool: i */
-    SV_DTYPE,   /* constexpr dtype: ty (scalar or pointer) */
-    SV_STR,     /* constexpr string: s */
-    SV_TUPLE,   /* items[0..n) */
-    SV_TENSOR,  /* runtime value (scalar or block): v */
-    SV_FUNC,    /* @jit function: fn */
-    SV_NS,      /* namespace: s = "tl", "tl.math", "libdevice", "triton", "math", ... */
-    SV_BUILTIN, /* builtin callable: s = name, ns = namespace; items = bound self (n = 1) */
-    SV_SLICE,   /* ':' inside a subscript */
-    SV_CONFIG,  /* a heuristic's args dict: items = name0, value0, name1, value1, ... */
-    SV_MODULE,  /* another file of the package (`import pkg.utils as u`): fn = its N_MODULE */
+    SV_VOID,     /* no value (absent argument, statement result) */
+    SV_UNDEF,    /* a name that may not be used here; s = why */
+    SV_NONE,     /* Python None */
+    SV_INT,      /* constexpr int: i (big: u64 beyond INT64_MAX, in i's bits) */
+    SV_FLOAT,    /* constexpr float: f */
+    SV_BOOL,     /* constexpr bool: i */
+    SV_DTYPE,    /* constexpr dtype: ty (scalar or pointer) */
+    SV_STR,      /* constexpr string: s */
+    SV_TUPLE,    /* items[0..n) */
+    SV_TENSOR,   /* runtime value (scalar or block): v */
+    SV_FUNC,     /* @jit function: fn */
+    SV_NS,       /* namespace: s = "tl", "tl.math", "libdevice", "triton", "math", ... */
+    SV_BUILTIN,  /* builtin callable: s = name, ns = namespace; items = bound self (n = 1) */
+    SV_SLICE,    /* ':' inside a subscript */
+    SV_CONFIG,   /* a heuristic's args dict: items = name0, value0, name1, value1, ... */
+    SV_MODULE,   /* another file of the package (`import pkg.utils as u`): fn = its N_MODULE */
     SV_BLOCKPTR, /* tl.make_block_ptr: ty = elem + block shape, i = order (4 bits a dim),
                   * items = base, shape[r], strides[r], offsets[r] (sema/builtins/blockptr.c) */
     SV_DESC,     /* tensor descriptor: ty = elem + block shape, i = 1 for NaN padding,
@@ -105,8 +105,8 @@ typedef struct Sema {
     Env *env;
     const Node *stack[64]; /* inlined call chain, for recursion errors */
     int depth;
-    bool returned;   /* the current path has executed `return` */
-    int loop_depth;  /* runtime loops around the current statement */
+    bool returned;    /* the current path has executed `return` */
+    int loop_depth;   /* runtime loops around the current statement */
     int64_t unrolled; /* static_range bodies run so far (nested loops multiply) */
     int errors_at_start;
 } Sema;
@@ -166,9 +166,9 @@ bool sema_eval_args(Sema *s, const Node *call, CallArgs *out);
 SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at);
 SVal sema_unary(Sema *s, int op, SVal a, Span at);
 SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at);
-IrValue *sema_to_tensor(Sema *s, SVal v, Span at);            /* NULL after an error */
-IrValue *sema_const(Sema *s, Type t, SVal c, Span at);         /* constexpr as type t */
-IrValue *sema_cast(Sema *s, IrValue *v, DType to, Span at);    /* keeps the shape */
+IrValue *sema_to_tensor(Sema *s, SVal v, Span at);          /* NULL after an error */
+IrValue *sema_const(Sema *s, Type t, SVal c, Span at);      /* constexpr as type t */
+IrValue *sema_cast(Sema *s, IrValue *v, DType to, Span at); /* keeps the shape */
 IrValue *sema_bitcast(Sema *s, IrValue *v, DType to, Span at);
 IrValue *sema_broadcast(Sema *s, IrValue *v, int rank, const int *shape, Span at);
 bool sema_broadcast_shapes(Sema *s, Type a, Type b, int *rank, int *shape, Span at);
@@ -210,8 +210,8 @@ typedef struct BuiltinTable {
     const Builtin *items;
     int n;
 } BuiltinTable;
-extern const BuiltinTable sema_tl_core, sema_tl_memory, sema_tl_reduce, sema_tl_shape, sema_tl_python,
-    sema_tl_random;
+extern const BuiltinTable sema_tl_core, sema_tl_memory, sema_tl_reduce, sema_tl_shape,
+    sema_tl_python, sema_tl_random;
 /* sema/builtins/asm.c: tl.inline_asm_elementwise (in the tl tables), and
  * the functions of triton.language.extra.cuda (gdc_wait, ...). */
 extern const BuiltinTable sema_tl_asm, sema_tl_cuda;
@@ -238,8 +238,8 @@ SVal sema_inline_values(Sema *s, const Node *fn, const SVal *vals, int n, Span a
 extern const BuiltinTable sema_tl_blockptr, sema_desc_methods;
 /* The block of pointers a block pointer addresses and its mask over the
  * dims boundary_check names (mask SV_VOID when none). */
-bool sema_blockptr_access(Sema *s, SVal bp, SVal boundary_check, Span bc_at, Span at,
-                          IrValue **ptr, SVal *mask);
+bool sema_blockptr_access(Sema *s, SVal bp, SVal boundary_check, Span bc_at, Span at, IrValue **ptr,
+                          SVal *mask);
 /* padding_option's value for out-of-bounds reads (SV_VOID: none given). */
 bool sema_padding_value(Sema *s, SVal opt, Span at, DType elem, SVal *other);
 SVal sema_desc_attr(Sema *s, SVal desc, const char *name, Span at);
@@ -261,10 +261,9 @@ static inline bool sv_is_struct(SVal v)
 SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dims, SVal extra,
                  Span at);
 SVal sema_reduce_custom(Sema *s, SVal input, SVal axis, SVal fn, bool keep_dims, Span at);
-SVal sema_scan(Sema *s, SVal input, SVal axis, SVal fn, bool reverse, int kind, DType dt,
-               Span at);
-SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32,
-              SVal out_dtype, Span at);
+SVal sema_scan(Sema *s, SVal input, SVal axis, SVal fn, bool reverse, int kind, DType dt, Span at);
+SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32, SVal out_dtype,
+              Span at);
 int sema_norm_axis(Sema *s, SVal axis, int rank, Span at); /* -1 after an error */
 
 /* ---- statements and control flow (sema.c, sema/flow.c) ---- */

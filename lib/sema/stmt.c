@@ -26,9 +26,9 @@ void sema_assign(Sema *s, const Node *target, SVal v, Span at)
             return;
         }
         if (v.k != SV_TUPLE || v.n != n) {
-            SVal bad = sema_err(s, at, "cannot unpack %s into %d names",
-                                v.k == SV_TUPLE ? arena_printf(s->a, "%d values", v.n)
-                                                : sv_describe(s, v), n);
+            SVal bad = sema_err(
+                s, at, "cannot unpack %s into %d names",
+                v.k == SV_TUPLE ? arena_printf(s->a, "%d values", v.n) : sv_describe(s, v), n);
             for (int i = 0; i < n; i++)
                 sema_assign(s, target->list.items[i], bad, at);
             return;
@@ -37,8 +37,7 @@ void sema_assign(Sema *s, const Node *target, SVal v, Span at)
             sema_assign(s, target->list.items[i], v.items[i], at);
         return;
     }
-    default:
-        sema_err(s, target->span, "only names and tuples of names can be assigned to");
+    default: sema_err(s, target->span, "only names and tuples of names can be assigned to");
     }
 }
 
@@ -83,8 +82,9 @@ static void exec_assert(Sema *s, const Node *n)
 static void exec_return(Sema *s, const Node *n)
 {
     if (s->loop_depth > 0) {
-        sema_err(s, n->span, "'return' inside a loop is not supported (Triton loops have no "
-                             "early exit)");
+        sema_err(s, n->span,
+                 "'return' inside a loop is not supported (Triton loops have no "
+                 "early exit)");
         return;
     }
     SVal v = n->a ? sema_eval(s, n->a) : sv_none();
@@ -143,19 +143,20 @@ static void exec_stmt(Sema *s, const Node *n)
     case N_RETURN: exec_return(s, n); return;
     case N_PASS: return;
     case N_BREAK:
-        sema_err(s, n->span, "'break' is not supported in tk kernels (Triton has no break); "
-                             "use a while loop with a condition instead");
+        sema_err(s, n->span,
+                 "'break' is not supported in tk kernels (Triton has no break); "
+                 "use a while loop with a condition instead");
         return;
     case N_CONTINUE:
-        sema_err(s, n->span, "'continue' is not supported in tk kernels (Triton has no "
-                             "continue); use an if around the rest of the body");
+        sema_err(s, n->span,
+                 "'continue' is not supported in tk kernels (Triton has no "
+                 "continue); use an if around the rest of the body");
         return;
     case N_ASSERT: exec_assert(s, n); return;
     case N_EXPR_STMT: sema_eval(s, n->a); return;
     case N_FUNC: sema_err(s, n->span, "nested function definitions are not supported"); return;
-    case N_IMPORT: case N_FROM_IMPORT:
-        sema_err(s, n->span, "imports are only allowed at module level");
-        return;
+    case N_IMPORT:
+    case N_FROM_IMPORT: sema_err(s, n->span, "imports are only allowed at module level"); return;
     default: sema_err(s, n->span, "unsupported statement"); return;
     }
 }

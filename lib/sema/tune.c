@@ -107,7 +107,7 @@ static bool configs_from_host(const Node *c)
         strcmp(c->list.items[0]->name, "__host__") == 0)
         return true;
     return c->kind == N_NAME || c->kind == N_CALL || c->kind == N_ATTR || c->kind == N_BINOP ||
-           c->kind == N_SUBSCRIPT;
+        c->kind == N_SUBSCRIPT;
 }
 
 static bool is_param(const Node *fn, const char *name)
@@ -136,8 +136,8 @@ static int read_names(Sema *s, const Node *fn, const Node *dec, const char *opti
         if (k->kind != N_STR)
             sema_err(s, k->span, "autotune %s entries must be strings", option);
         else if (!is_param(fn, k->str))
-            sema_err(s, k->span, "autotune %s names '%s', which is not a parameter of '%s'",
-                     option, k->str, fn->name);
+            sema_err(s, k->span, "autotune %s names '%s', which is not a parameter of '%s'", option,
+                     k->str, fn->name);
         else
             (*out)[n++] = k->str;
     }

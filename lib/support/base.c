@@ -30,7 +30,10 @@ static bool should_fail(void)
 
 void *tk_xalloc(size_t size) { return should_fail() ? NULL : malloc(size ? size : 1); }
 
-void *tk_xrealloc(void *p, size_t size) { return should_fail() ? NULL : realloc(p, size ? size : 1); }
+void *tk_xrealloc(void *p, size_t size)
+{
+    return should_fail() ? NULL : realloc(p, size ? size : 1);
+}
 
 void tk_xfree(void *p) { free(p); }
 
@@ -147,10 +150,7 @@ int namemap_getn(const NameMap *m, const char *name, size_t len)
     return m->keys[h] ? m->vals[h] : -1;
 }
 
-int namemap_get(const NameMap *m, const char *name)
-{
-    return namemap_getn(m, name, strlen(name));
-}
+int namemap_get(const NameMap *m, const char *name) { return namemap_getn(m, name, strlen(name)); }
 
 /* Doubles the table, keeping it at most half full. */
 static bool namemap_grow(Arena *a, NameMap *m)
@@ -401,7 +401,8 @@ static void print_caret(Diag *d, Span at)
     if (!line)
         return;
     size_t start = at.col < 1 ? 0 : (size_t)at.col - 1;
-    size_t stop = at.end_line == at.line && at.end_col > at.col ? (size_t)at.end_col - 1 : start + 1;
+    size_t stop =
+        at.end_line == at.line && at.end_col > at.col ? (size_t)at.end_col - 1 : start + 1;
     int total, c0 = render_col(line, len, start, &total);
     int c1 = render_col(line, len, stop < len ? stop : len, &total);
     int from = 0, to = total;

@@ -28,12 +28,12 @@ tk_status err_null_arg(const char *fn, const char *arg)
 }
 
 tk_status err_check_count(const char *fn, const char *ptr_name, const void *ptr,
-                         const char *count_name, long count)
+                          const char *count_name, long count)
 {
     if (count < 0)
         return err_set(TK_ERR_INVALID, "%s: %s is %ld", fn, count_name, count);
     if (!ptr && count > 0)
-        return err_set(TK_ERR_INVALID, "%s: %s is NULL but %s is %ld", fn, ptr_name,
-                        count_name, count);
+        return err_set(TK_ERR_INVALID, "%s: %s is NULL but %s is %ld", fn, ptr_name, count_name,
+                       count);
     return TK_OK;
 }

@@ -33,8 +33,7 @@ static void random_suffix(char out[SUFFIX_LEN + 1])
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-                     ((uint64_t)getpid() << 16) ^
-                     __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+            ((uint64_t)getpid() << 16) ^ __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
         for (int i = 0; i < SUFFIX_LEN; i++) {
             x = x * 6364136223846793005ULL + 1442695040888963407ULL;
             r[i] = (unsigned char)(x >> 56);

@@ -39,8 +39,7 @@ void arena_free(Arena *a);
 void *arena_alloc(Arena *a, size_t size);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_strdup(Arena *a, const char *s);
-char *arena_printf(Arena *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A growable array of pointers living in an arena. */
 typedef struct PtrVec {
@@ -73,8 +72,7 @@ void sb_free(StrBuf *sb);
 void sb_putc(StrBuf *sb, char c);
 void sb_puts(StrBuf *sb, const char *s);
 void sb_write(StrBuf *sb, const char *s, size_t n);
-void sb_printf(StrBuf *sb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
 /* Hands the NUL-terminated text to the caller (free with tk_xfree). */
 char *sb_take(StrBuf *sb, size_t *len);
@@ -122,16 +120,14 @@ void diag_init(Diag *d, const Source *src);
 void diag_free(Diag *d);
 void diag_report(Diag *d, DiagKind kind, Span at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void diag_vreport(Diag *d, DiagKind kind, Span at, const char *fmt,
-                  va_list ap);
+void diag_vreport(Diag *d, DiagKind kind, Span at, const char *fmt, va_list ap);
 /* An error with no source position (bad option, missing file). */
-void diag_plain(Diag *d, DiagKind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void diag_plain(Diag *d, DiagKind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- small helpers ---------------------------------------------------- */
 
 #define TK_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
-#define TK_UNUSED(x) ((void)(x))
+#define TK_UNUSED(x)    ((void)(x))
 
 bool is_pow2(int64_t v);
 

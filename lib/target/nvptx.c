@@ -79,8 +79,10 @@ LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, bool ptx84, 
 {
     pthread_once(&nvptx_once, nvptx_init);
     if (!nvptx_arch_ok(arch)) {
-        diag_plain(d, DIAG_ERROR, "unsupported target '%s' (expected sm_80, sm_86, sm_89, "
-                   "sm_90 or sm_90a)", arch);
+        diag_plain(d, DIAG_ERROR,
+                   "unsupported target '%s' (expected sm_80, sm_86, sm_89, "
+                   "sm_90 or sm_90a)",
+                   arch);
         return NULL;
     }
     LLVMTargetRef target;
@@ -91,17 +93,18 @@ LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, bool ptx84, 
         LLVMDisposeMessage(err);
         return NULL;
     }
-    LLVMCodeGenOptLevel lvl = opt_level <= 0   ? LLVMCodeGenLevelNone
-                              : opt_level == 1 ? LLVMCodeGenLevelLess
-                              : opt_level == 2 ? LLVMCodeGenLevelDefault
-                                               : LLVMCodeGenLevelAggressive;
-    LLVMTargetMachineRef tm =
-        LLVMCreateTargetMachine(target, TK_NVPTX_TRIPLE, arch,
-                                ptx84 ? "+ptx84" : nvptx_features(arch), lvl,
-                                LLVMRelocDefault, LLVMCodeModelDefault);
+    LLVMCodeGenOptLevel lvl = opt_level <= 0 ? LLVMCodeGenLevelNone
+        : opt_level == 1                     ? LLVMCodeGenLevelLess
+        : opt_level == 2                     ? LLVMCodeGenLevelDefault
+                                             : LLVMCodeGenLevelAggressive;
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TK_NVPTX_TRIPLE, arch,
+                                                      ptx84 ? "+ptx84" : nvptx_features(arch), lvl,
+                                                      LLVMRelocDefault, LLVMCodeModelDefault);
     if (!tm)
-        diag_plain(d, DIAG_INTERNAL, "internal error: cannot create the NVPTX target "
-                   "machine for %s", arch);
+        diag_plain(d, DIAG_INTERNAL,
+                   "internal error: cannot create the NVPTX target "
+                   "machine for %s",
+                   arch);
     return tm;
 }
 
@@ -145,7 +148,8 @@ static bool fnset_add(FnSet *s, LLVMValueRef f)
 static bool fnset_has(const FnSet *s, LLVMValueRef f)
 {
     size_t h = ((uintptr_t)f >> 4) % TK_ARRAY_LEN(s->slot);
-    for (int i = 0; i < TK_ARRAY_LEN(s->slot) && s->slot[h]; i++, h = (h + 1) % TK_ARRAY_LEN(s->slot))
+    for (int i = 0; i < TK_ARRAY_LEN(s->slot) && s->slot[h];
+         i++, h = (h + 1) % TK_ARRAY_LEN(s->slot))
         if (s->slot[h] == f)
             return true;
     return false;
@@ -161,7 +165,8 @@ static void mark_needed(FnSet *set, LLVMValueRef fn)
     while (top > 0) {
         LLVMValueRef f = stack[--top];
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
-            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;
+                 in = LLVMGetNextInstruction(in)) {
                 int n = LLVMGetNumOperands(in);
                 for (int i = 0; i < n; i++) {
                     LLVMValueRef op = LLVMGetOperand(in, (unsigned)i);
@@ -215,7 +220,8 @@ static bool link_libdevice(LLVMModuleRef mod, const CgOptions *o, Diag *d)
     const char *path = libdevice_path(o, buf, sizeof buf);
     const char *home = getenv("CUDA_HOME");
     if (!path) {
-        diag_plain(d, DIAG_ERROR, "libdevice not found: this kernel needs "
+        diag_plain(d, DIAG_ERROR,
+                   "libdevice not found: this kernel needs "
                    "libdevice.10.bc (looked in CUDA_HOME=%s and at the build's default "
                    "path); set CUDA_HOME to the CUDA toolkit",
                    home ? home : "(unset)");
@@ -291,7 +297,9 @@ static bool run_passes(LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level
 {
     char pipeline[32];
     snprintf(pipeline, sizeof pipeline, "default<O%d>",
-             opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level);
+             opt_level < 0       ? 0
+                 : opt_level > 3 ? 3
+                                 : opt_level);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMErrorRef e = LLVMRunPasses(mod, pipeline, tm, po);
     LLVMDisposePassBuilderOptions(po);
@@ -315,8 +323,8 @@ static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *
                    StrBuf *ptx_out);
 
 bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
-                     bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                     StrBuf *ptx_out, bool *fatal)
+                  bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
+                  StrBuf *ptx_out, bool *fatal)
 {
     jmp_buf here;
     *fatal = false;
@@ -356,8 +364,7 @@ static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *
     LLVMMemoryBufferRef buf = NULL;
     char *msg = NULL;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf)) {
-        diag_plain(d, DIAG_INTERNAL, "internal error: PTX emission failed: %s",
-                   msg ? msg : "?");
+        diag_plain(d, DIAG_INTERNAL, "internal error: PTX emission failed: %s", msg ? msg : "?");
         LLVMDisposeMessage(msg);
         return false;
     }

@@ -51,8 +51,8 @@ static bool rewrite_neg(const char *line, size_t len, StrBuf *out)
     if (!sl || src[sl] != ';' || (size_t)(src + sl + 1 - line) != len)
         return false;
     char buf[160];
-    int n = snprintf(buf, sizeof buf, "\tnot.b%d \t%.*s, %.*s;\n\tadd.s%d \t%.*s, %.*s, 1;",
-                     bits, (int)dl, dst, (int)sl, src, bits, (int)dl, dst, (int)dl, dst);
+    int n = snprintf(buf, sizeof buf, "\tnot.b%d \t%.*s, %.*s;\n\tadd.s%d \t%.*s, %.*s, 1;", bits,
+                     (int)dl, dst, (int)sl, src, bits, (int)dl, dst, (int)dl, dst);
     if (n < 0 || (size_t)n >= sizeof buf)
         return false;
     sb_write(out, buf, (size_t)n);

@@ -26,8 +26,8 @@ LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, bool ptx84, 
  * *fatal: LLVM hit a fatal error; the module and its context must then be
  * leaked, not disposed. */
 bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
-                     bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                     StrBuf *ptx_out, bool *fatal);
+                  bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
+                  StrBuf *ptx_out, bool *fatal);
 /* Appends the PTX text ptx[0..len) to out, with the edits that keep the
  * assembler from miscompiling it (ptx_rewrite.c says which). */
 void ptx_rewrite(const char *ptx, size_t len, StrBuf *out);

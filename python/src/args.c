@@ -16,26 +16,34 @@ static PyObject *dtype_cache; /* dtype object or typestr -> int tk_dtype */
 /* The dtype objects seen (torch.float32, ...), matched by identity before
  * the dict: a launch reads one per tensor, and a pointer compare is the
  * cheapest way to its tk_dtype. Each holds a reference. */
-static struct { PyObject *obj; tk_dtype dt; } dtype_fast[16];
+static struct {
+    PyObject *obj;
+    tk_dtype dt;
+} dtype_fast[16];
 static int ndtype_fast;
 
 /* The forms a buffer argument takes, remembered per Python type, so that
  * a launch tries the form its type had before instead of probing (a
  * missing attribute costs an AttributeError). */
 typedef enum { FORM_NONE, FORM_TORCH, FORM_CAI, FORM_AI, FORM_DLPACK } Form;
-static struct { PyTypeObject *type; Form form; } forms[16];
+static struct {
+    PyTypeObject *type;
+    Form form;
+} forms[16];
 static int nforms;
 
 /* Attribute names made once (interned), not from C strings per launch. */
-static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_shape, *s_stride, *s_cai, *s_ai,
-    *s_dlpack;
+static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_shape, *s_stride, *s_cai, *s_ai, *s_dlpack;
 
 int tkpy_args_init(void)
 {
-    struct { PyObject **slot; const char *name; } n[] = {
-        {&s_data_ptr, "data_ptr"}, {&s_dtype, "dtype"}, {&s_get_device, "get_device"},
-        {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_cai, "__cuda_array_interface__"},
-        {&s_ai, "__array_interface__"}, {&s_dlpack, "__dlpack__"}};
+    struct {
+        PyObject **slot;
+        const char *name;
+    } n[] = {{&s_data_ptr, "data_ptr"},      {&s_dtype, "dtype"},
+             {&s_get_device, "get_device"},  {&s_shape, "shape"},
+             {&s_stride, "stride"},          {&s_cai, "__cuda_array_interface__"},
+             {&s_ai, "__array_interface__"}, {&s_dlpack, "__dlpack__"}};
     for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
         if (!*n[i].slot && !(*n[i].slot = PyUnicode_InternFromString(n[i].name)))
             return -1;
@@ -66,14 +74,36 @@ static const char *keep_text(Launch *L, const char *s)
     return p;
 }
 
-static const struct { const char *name; tk_dtype dt; } names[] = {
-    {"float32", TK_F32}, {"float16", TK_F16}, {"bfloat16", TK_BF16}, {"float64", TK_F64},
-    {"int8", TK_I8}, {"int16", TK_I16}, {"int32", TK_I32}, {"int64", TK_I64},
-    {"uint8", TK_U8}, {"uint16", TK_U16}, {"uint32", TK_U32}, {"uint64", TK_U64},
-    {"bool", TK_I1}, {"float8_e4m3fn", TK_F8E4NV}, {"float8_e5m2", TK_F8E5},
-    {"f4", TK_F32}, {"f2", TK_F16}, {"f8", TK_F64}, {"i1", TK_I8}, {"i2", TK_I16},
-    {"i4", TK_I32}, {"i8", TK_I64}, {"u1", TK_U8}, {"u2", TK_U16}, {"u4", TK_U32},
-    {"u8", TK_U64}, {"b1", TK_I1}};
+static const struct {
+    const char *name;
+    tk_dtype dt;
+} names[] = {{"float32", TK_F32},
+             {"float16", TK_F16},
+             {"bfloat16", TK_BF16},
+             {"float64", TK_F64},
+             {"int8", TK_I8},
+             {"int16", TK_I16},
+             {"int32", TK_I32},
+             {"int64", TK_I64},
+             {"uint8", TK_U8},
+             {"uint16", TK_U16},
+             {"uint32", TK_U32},
+             {"uint64", TK_U64},
+             {"bool", TK_I1},
+             {"float8_e4m3fn", TK_F8E4NV},
+             {"float8_e5m2", TK_F8E5},
+             {"f4", TK_F32},
+             {"f2", TK_F16},
+             {"f8", TK_F64},
+             {"i1", TK_I8},
+             {"i2", TK_I16},
+             {"i4", TK_I32},
+             {"i8", TK_I64},
+             {"u1", TK_U8},
+             {"u2", TK_U16},
+             {"u4", TK_U32},
+             {"u8", TK_U64},
+             {"b1", TK_I1}};
 
 /* "torch.float32" or a numpy typestr ("<f4", "|u1") to a tk_dtype;
  * TK_VOID when tk has no such element type. */
@@ -106,8 +136,10 @@ static int lookup_dtype(PyObject *obj, const char *param, tk_dtype *out)
             return -1;
         tk_dtype dt = parse_dtype(s);
         if (dt == TK_VOID)
-            PyErr_Format(PyExc_TypeError, "tk: argument '%s' has dtype %s, which tk kernels "
-                         "cannot take", param, s);
+            PyErr_Format(PyExc_TypeError,
+                         "tk: argument '%s' has dtype %s, which tk kernels "
+                         "cannot take",
+                         param, s);
         PyMem_Free(s);
         if (dt == TK_VOID)
             return -1;
@@ -130,9 +162,18 @@ static int lookup_dtype(PyObject *obj, const char *param, tk_dtype *out)
 static Py_ssize_t item_bytes(tk_dtype dt)
 {
     switch (dt) {
-    case TK_I1: case TK_I8: case TK_U8: case TK_F8E4NV: case TK_F8E5: return 1;
-    case TK_I16: case TK_U16: case TK_F16: case TK_BF16: return 2;
-    case TK_I32: case TK_U32: case TK_F32: return 4;
+    case TK_I1:
+    case TK_I8:
+    case TK_U8:
+    case TK_F8E4NV:
+    case TK_F8E5: return 1;
+    case TK_I16:
+    case TK_U16:
+    case TK_F16:
+    case TK_BF16: return 2;
+    case TK_I32:
+    case TK_U32:
+    case TK_F32: return 4;
     default: return 8;
     }
 }
@@ -249,11 +290,20 @@ static int iface_arg(const Launch *L, PyObject *v, PyObject *d, int on_gpu, cons
 }
 
 /* The DLPack structs, as dlpack.h lays them out (version 0.x). */
-typedef struct { int device_type, device_id; } DLDev;
-typedef struct { uint8_t code, bits; uint16_t lanes; } DLType;
 typedef struct {
-    void *data; DLDev device; int32_t ndim; DLType dtype;
-    int64_t *shape, *strides; uint64_t byte_offset;
+    int device_type, device_id;
+} DLDev;
+typedef struct {
+    uint8_t code, bits;
+    uint16_t lanes;
+} DLType;
+typedef struct {
+    void *data;
+    DLDev device;
+    int32_t ndim;
+    DLType dtype;
+    int64_t *shape, *strides;
+    uint64_t byte_offset;
 } DLTensor;
 
 static tk_dtype dl_dtype(DLType t)
@@ -290,8 +340,10 @@ static int dlpack_arg(PyObject *fn, const char *param, Slot *s)
     s->loc = t->device.device_type == 1 ? SLOT_HOST : SLOT_DEVICE;
     int r = 0;
     if (s->arg.dtype == TK_VOID) {
-        PyErr_Format(PyExc_TypeError, "tk: argument '%s' has a DLPack dtype (code %d, %d bits) "
-                     "that tk kernels cannot take", param, t->dtype.code, t->dtype.bits);
+        PyErr_Format(PyExc_TypeError,
+                     "tk: argument '%s' has a DLPack dtype (code %d, %d bits) "
+                     "that tk kernels cannot take",
+                     param, t->dtype.code, t->dtype.bits);
         r = -1;
     } else {
         Py_ssize_t item = item_bytes(s->arg.dtype), lo = 0, hi = 0, step = item;
@@ -318,8 +370,7 @@ static int is_scalar(PyObject *iface)
 }
 
 /* The array-interface forms: a dict, or a numpy scalar's Python value. */
-static int iface_form(Launch *L, PyObject *v, PyObject *d, int on_gpu, const char *param,
-                      Slot *s)
+static int iface_form(Launch *L, PyObject *v, PyObject *d, int on_gpu, const char *param, Slot *s)
 {
     if (!on_gpu && PyDict_Check(d) && is_scalar(d)) {
         PyObject *item = PyObject_CallMethod(v, "item", NULL); /* np.int32(5) */
@@ -338,8 +389,10 @@ static int iface_form(Launch *L, PyObject *v, PyObject *d, int on_gpu, const cha
  * -1 an error. */
 static int try_form(Launch *L, PyObject *v, Form form, const char *param, Slot *s)
 {
-    PyObject *name = form == FORM_TORCH ? s_data_ptr : form == FORM_CAI ? s_cai
-                   : form == FORM_AI ? s_ai : s_dlpack;
+    PyObject *name = form == FORM_TORCH ? s_data_ptr
+        : form == FORM_CAI              ? s_cai
+        : form == FORM_AI               ? s_ai
+                                        : s_dlpack;
     if (form == FORM_TORCH) {
         int r = torch_arg(L, v, param, s);
         if (r < 0 && PyErr_ExceptionMatches(PyExc_AttributeError) && !PyObject_HasAttr(v, name))
@@ -400,8 +453,10 @@ static int buffer_arg(Launch *L, PyObject *v, const char *param, Slot *s)
     PyObject *tn = PyObject_GetAttrString((PyObject *)Py_TYPE(v), "__name__");
     char *name = tn ? tkpy_strdup(tn) : NULL;
     Py_XDECREF(tn);
-    PyErr_Format(PyExc_TypeError, "tk: argument '%s' is a %s; a kernel takes tensors, arrays, "
-                 "ints, floats, bools and None", param, name ? name : "?");
+    PyErr_Format(PyExc_TypeError,
+                 "tk: argument '%s' is a %s; a kernel takes tensors, arrays, "
+                 "ints, floats, bools and None",
+                 param, name ? name : "?");
     PyMem_Free(name);
     return -1;
 }
@@ -448,8 +503,11 @@ static Py_ssize_t desc_ints(PyObject *v, const char *name, const char *param, in
     Py_XDECREF(seq);
     if (n < 0) {
         PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, n == -1 ? "tk: descriptor argument '%s' has no %s "
-                     "sequence" : "tk: descriptor argument '%s': %s holds a non-int", param, name);
+        PyErr_Format(PyExc_ValueError,
+                     n == -1 ? "tk: descriptor argument '%s' has no %s "
+                               "sequence"
+                             : "tk: descriptor argument '%s': %s holds a non-int",
+                     param, name);
         return -1;
     }
     return n;
@@ -469,8 +527,10 @@ static int desc_arg(Launch *L, PyObject *v, const char *param, Slot *s)
     if (nb < 0)
         return -1;
     if (ns != n || nb != n) {
-        PyErr_Format(PyExc_ValueError, "tk: descriptor argument '%s' needs shape, strides and "
-                     "block_shape of one length (%zd, %zd, %zd)", param, n, ns, nb);
+        PyErr_Format(PyExc_ValueError,
+                     "tk: descriptor argument '%s' needs shape, strides and "
+                     "block_shape of one length (%zd, %zd, %zd)",
+                     param, n, ns, nb);
         return -1;
     }
     PyObject *base = PyObject_GetAttrString(v, "base");
@@ -574,8 +634,10 @@ int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s)
     }
     s->arg.text = const_text(L, v);
     if (!s->arg.text && !PyErr_Occurred())
-        PyErr_Format(PyExc_TypeError, "tk: constexpr '%s' must be an int, float, bool, str, "
-                     "None or a tl dtype", param);
+        PyErr_Format(PyExc_TypeError,
+                     "tk: constexpr '%s' must be an int, float, bool, str, "
+                     "None or a tl dtype",
+                     param);
     return s->arg.text ? 0 : -1;
 }
 
@@ -591,23 +653,29 @@ static int pick_device(const Launch *L, const char *where)
         if (s->loc == SLOT_DEVICE && dev == -3)
             dev = s->device;
         else if (s->loc == SLOT_DEVICE && dev != s->device)
-            return PyErr_Format(PyExc_ValueError, "tk: argument '%s' is on cuda:%d but an "
-                                "earlier one is on cuda:%d\n%s", s->param, s->device, dev,
-                                where), -2;
+            return PyErr_Format(PyExc_ValueError,
+                                "tk: argument '%s' is on cuda:%d but an "
+                                "earlier one is on cuda:%d\n%s",
+                                s->param, s->device, dev, where),
+                   -2;
     }
     if (dev != -3 && (host >= 0 || tkpy_interpret))
-        return PyErr_Format(PyExc_ValueError, "tk: argument '%s' is in host memory but the "
-                            "launch runs on cuda:%d%s\n%s", host >= 0 ? L->slots[host].param : "?",
-                            dev, tkpy_interpret ? " (and TK_INTERPRET=1 asks for the CPU)" : "",
-                            where), -2;
+        return PyErr_Format(PyExc_ValueError,
+                            "tk: argument '%s' is in host memory but the "
+                            "launch runs on cuda:%d%s\n%s",
+                            host >= 0 ? L->slots[host].param : "?", dev,
+                            tkpy_interpret ? " (and TK_INTERPRET=1 asks for the CPU)" : "", where),
+               -2;
     if (dev != -3)
         return dev;
     if (tkpy_interpret || !tkpy_have_gpu())
         return TKPY_INTERP;
     if (host >= 0)
-        return PyErr_Format(PyExc_ValueError, "tk: argument '%s' is in host memory; GPU "
+        return PyErr_Format(PyExc_ValueError,
+                            "tk: argument '%s' is in host memory; GPU "
                             "launches take CUDA tensors (TK_INTERPRET=1 runs on the CPU)\n%s",
-                            L->slots[host].param, where), -2;
+                            L->slots[host].param, where),
+               -2;
     return 0;
 }
 
@@ -641,7 +709,8 @@ int tkpy_unstage(Launch *L, int ok)
         if (s->loc != SLOT_HOST || !s->staged)
             continue;
         if (ok && r == 0 && !s->readonly) {
-            tk_status st = tk_copy_from(L->ctx, s->host + s->lo, s->staged, (size_t)(s->hi - s->lo));
+            tk_status st =
+                tk_copy_from(L->ctx, s->host + s->lo, s->staged, (size_t)(s->hi - s->lo));
             if (st != TK_OK)
                 tkpy_raise(st, NULL), r = -1;
         }
@@ -653,8 +722,9 @@ int tkpy_unstage(Launch *L, int ok)
 
 static const char *sig_name(tk_dtype dt)
 {
-    static const char *const n[] = {"void", "i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32",
-                                    "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv", "fp8e5"};
+    static const char *const n[] = {"void", "i1",   "i8",      "i16",  "i32",  "i64",
+                                    "u8",   "u16",  "u32",     "u64",  "fp16", "bf16",
+                                    "fp32", "fp64", "fp8e4nv", "fp8e5"};
     return (unsigned)dt < sizeof n / sizeof n[0] ? n[dt] : "void";
 }
 
@@ -668,9 +738,10 @@ int tkpy_signature(const Launch *L, char *out, size_t cap)
             continue;
         int div16 = a->kind == TK_ARG_PTR ? (uintptr_t)a->v.ptr % 16 == 0
                                           : a->dtype != TK_I1 && a->v.i % 16 == 0;
-        int eq1 = a->kind == TK_ARG_SCALAR && a->dtype != TK_I1 && a->dtype != TK_F32 &&
-                  a->v.i == 1;
-        if (L->slots[i].no_spec || (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64)))
+        int eq1 =
+            a->kind == TK_ARG_SCALAR && a->dtype != TK_I1 && a->dtype != TK_F32 && a->v.i == 1;
+        if (L->slots[i].no_spec ||
+            (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64)))
             div16 = eq1 = 0;
         if (L->slots[i].is_desc) { /* tensordesc<fp16[64, 64]>:16 */
             const tk_tensor_desc *d = &L->slots[i].desc;
@@ -687,7 +758,9 @@ int tkpy_signature(const Launch *L, char *out, size_t cap)
         }
         int n = snprintf(out + len, cap - len, "%s%s%s%s", len ? "," : "",
                          a->kind == TK_ARG_PTR ? "*" : "", sig_name(a->dtype),
-                         div16 ? ":16" : eq1 ? ":1" : "");
+                         div16     ? ":16"
+                             : eq1 ? ":1"
+                                   : "");
         if (n < 0 || (size_t)n >= cap - len)
             return -1;
         len += (size_t)n;

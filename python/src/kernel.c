@@ -16,17 +16,21 @@
 typedef struct Current {
     Kernel *K;
     Launch *L;
-    PyObject *meta;   /* parameter name -> value */
-    PyObject *grid;   /* the grid callable */
-    const tk_config *cfg_base; /* the tk_kernel's copy of the configs */
-    PyObject **objs;  /* the argument objects, by slot */
+    PyObject *meta;                          /* parameter name -> value */
+    PyObject *grid;                          /* the grid callable */
+    const tk_config *cfg_base;               /* the tk_kernel's copy of the configs */
+    PyObject **objs;                         /* the argument objects, by slot */
     PyObject *err_type, *err_value, *err_tb; /* an exception raised in a callback */
 } Current;
 static _Thread_local Current *current;
 
 /* ---- modules: one per (context, file), shared by the kernels of the file ---- */
 
-typedef struct { tk_context *ctx; char *path; tk_module *mod; } ModEntry;
+typedef struct {
+    tk_context *ctx;
+    char *path;
+    tk_module *mod;
+} ModEntry;
 static ModEntry mods[256];
 static int nmods;
 
@@ -42,10 +46,9 @@ static tk_module *module_for(tk_context *ctx, const char *path, const char *sour
     }
     tk_module *m = NULL;
     tk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = source ? tk_module_load_string(ctx, path, source, &m) : tk_module_load_file(ctx, path, &m);
-    Py_END_ALLOW_THREADS
-    char *copy = s == TK_OK ? PyMem_Malloc(strlen(path) + 1) : NULL;
+    Py_BEGIN_ALLOW_THREADS s =
+        source ? tk_module_load_string(ctx, path, source, &m) : tk_module_load_file(ctx, path, &m);
+    Py_END_ALLOW_THREADS char *copy = s == TK_OK ? PyMem_Malloc(strlen(path) + 1) : NULL;
     if (s != TK_OK || !copy) {
         if (s != TK_OK)
             tkpy_raise(s, where);
@@ -73,7 +76,8 @@ static int grid_of(PyObject *g, tk_grid *out)
 {
     unsigned d[3] = {1, 1, 1};
     PyObject *seq = PyTuple_Check(g) ? (Py_INCREF(g), g)
-                  : PyLong_Check(g) ? PyTuple_Pack(1, g) : PySequence_Tuple(g);
+        : PyLong_Check(g)            ? PyTuple_Pack(1, g)
+                                     : PySequence_Tuple(g);
     if (!seq)
         return -1;
     Py_ssize_t n = PyTuple_Size(seq);
@@ -226,8 +230,8 @@ static int param_index_obj(Kernel *K, PyObject *key)
 
 /* The launch options kernel[grid](...) takes besides the parameters;
  * the first three are read (opt[0..2], borrowed), the others accepted. */
-static const char *const option_names[] = {"num_warps", "num_stages", "stream", "num_ctas",
-                                           "enable_fp_fusion", "grid", "maxnreg"};
+static const char *const option_names[] = {"num_warps",        "num_stages", "stream", "num_ctas",
+                                           "enable_fp_fusion", "grid",       "maxnreg"};
 enum { NOPTIONS = sizeof option_names / sizeof option_names[0], NREAD = 3 };
 
 /* Whether key is an option; its value goes to opt[] when it is read. */
@@ -249,8 +253,11 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObje
 {
     Py_ssize_t n = PyTuple_Size(args);
     if (n > K->nparams)
-        return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' takes %d arguments but %zd were "
-                            "given\n%s", K->name, K->nparams, n, K->where), -1;
+        return PyErr_Format(PyExc_TypeError,
+                            "tk: kernel '%s' takes %d arguments but %zd were "
+                            "given\n%s",
+                            K->name, K->nparams, n, K->where),
+               -1;
     for (int p = 0; p < K->nparams; p++)
         vals[p] = p < n ? PyTuple_GetItem(args, p) : NULL;
     PyObject *key, *value;
@@ -258,13 +265,19 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObje
     while (kw && PyDict_Next(kw, &pos, &key, &value)) {
         int p = param_index_obj(K, key);
         if (p >= 0 && vals[p])
-            return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got multiple values for "
-                                "argument '%U'\n%s", K->name, key, K->where), -1;
+            return PyErr_Format(PyExc_TypeError,
+                                "tk: kernel '%s' got multiple values for "
+                                "argument '%U'\n%s",
+                                K->name, key, K->where),
+                   -1;
         if (p >= 0)
             vals[p] = value;
         else if (!take_option(key, value, opt))
-            return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' got an unexpected keyword "
-                                "argument '%U'\n%s", K->name, key, K->where), -1;
+            return PyErr_Format(PyExc_TypeError,
+                                "tk: kernel '%s' got an unexpected keyword "
+                                "argument '%U'\n%s",
+                                K->name, key, K->where),
+                   -1;
     }
     for (int p = 0; p < K->nparams; p++)
         if (!vals[p] && K->defaults)
@@ -298,10 +311,11 @@ static int run_heuristics(Kernel *K, PyObject *meta, PyObject **vals)
             PyObject *t, *val, *tb; /* most likely a config's constexpr */
             PyErr_Fetch(&t, &val, &tb);
             PyErr_NormalizeException(&t, &val, &tb);
-            PyErr_Format(PyExc_KeyError, "tk: heuristic %R of kernel '%s' reads %S, which the "
+            PyErr_Format(PyExc_KeyError,
+                         "tk: heuristic %R of kernel '%s' reads %S, which the "
                          "launch does not give: tk evaluates heuristics before autotuning, "
-                         "so they cannot read a config's values\n%s", name, K->name,
-                         val ? val : Py_None, K->where);
+                         "so they cannot read a config's values\n%s",
+                         name, K->name, val ? val : Py_None, K->where);
             Py_XDECREF(t), Py_XDECREF(val), Py_XDECREF(tb);
         }
         if (!ok)
@@ -346,7 +360,8 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
     }
     if (*missing)
         return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' is missing argument%s %s\n%s",
-                            K->name, strchr(missing, ',') ? "s" : "", missing, K->where), -1;
+                            K->name, strchr(missing, ',') ? "s" : "", missing, K->where),
+               -1;
     return 0;
 }
 
@@ -358,8 +373,8 @@ static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
     o->num_warps = w && w != Py_None ? (int)PyLong_AsLong(w) : 0;
     o->num_stages = st && st != Py_None ? (int)PyLong_AsLong(st) : 0;
     if (sm && sm != Py_None) {
-        PyObject *raw = PyLong_Check(sm) ? (Py_INCREF(sm), sm)
-                                         : PyObject_GetAttrString(sm, "cuda_stream");
+        PyObject *raw =
+            PyLong_Check(sm) ? (Py_INCREF(sm), sm) : PyObject_GetAttrString(sm, "cuda_stream");
         o->stream = raw ? PyLong_AsVoidPtr(raw) : NULL;
         Py_XDECREF(raw);
     } else if (L->device >= 0)
@@ -402,10 +417,8 @@ static tk_status launch_tuned(tk_kernel *k, PyObject *grid, Current *c, Launch *
     if (s != TK_OK)
         return s;
     c->grid = grid;
-    Py_BEGIN_ALLOW_THREADS
-    s = tk_launch_tuned(k, grid_cb, c, a, L->n, o);
-    Py_END_ALLOW_THREADS
-    return s;
+    Py_BEGIN_ALLOW_THREADS s = tk_launch_tuned(k, grid_cb, c, a, L->n, o);
+    Py_END_ALLOW_THREADS return s;
 }
 
 static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *L,
@@ -423,10 +436,8 @@ static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *
     if (tkpy_skip_launch)
         return TK_OK;
     tk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = tk_launch(k, g, a, L->n, o);
-    Py_END_ALLOW_THREADS
-    return s;
+    Py_BEGIN_ALLOW_THREADS s = tk_launch(k, g, a, L->n, o);
+    Py_END_ALLOW_THREADS return s;
 }
 
 PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw)
@@ -497,8 +508,10 @@ static int kernel_params(Kernel *K, PyObject *params, PyObject *consts)
     Py_ssize_t n = PySequence_Size(params);
     if (n < 0 || n > TKPY_MAX_ARGS || PySequence_Size(consts) != n) {
         if (!PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "tk: a kernel takes at most %d parameters, and one "
-                         "constexpr flag each", TKPY_MAX_ARGS);
+            PyErr_Format(PyExc_ValueError,
+                         "tk: a kernel takes at most %d parameters, and one "
+                         "constexpr flag each",
+                         TKPY_MAX_ARGS);
         return -1;
     }
     K->pnames = PyMem_Calloc((size_t)n + 1, sizeof(char *));

@@ -6,18 +6,19 @@
 
 typedef struct Kernel {
     PyObject_HEAD
-    char *path, *name, *where;
-    char *source;               /* the text to compile instead of the file, or NULL */  /* where: "file:line: def name(...)" for messages */
+    char *path, *name;
+    char *where;  /* "file:line: def name(...)" for messages */
+    char *source; /* the text to compile instead of the file, or NULL */
     int nparams;
     char **pnames;
-    PyObject **pobjs;           /* the names as interned str, matched by identity first */
+    PyObject **pobjs; /* the names as interned str, matched by identity first */
     unsigned char *is_const;
-    unsigned char *no_spec;     /* do_not_specialize, per parameter */
-    PyObject *defaults;         /* dict: parameter -> default value */
-    PyObject *heuristics;       /* list of (name, fn), or NULL */
-    PyObject *configs;          /* list of Config objects (with .kwargs), or NULL */
-    PyObject *prune;            /* early_config_prune(configs, named_args), or NULL */
-    PyObject *tune_keep;        /* list of bytes the tuning strings live in */
+    unsigned char *no_spec; /* do_not_specialize, per parameter */
+    PyObject *defaults;     /* dict: parameter -> default value */
+    PyObject *heuristics;   /* list of (name, fn), or NULL */
+    PyObject *configs;      /* list of Config objects (with .kwargs), or NULL */
+    PyObject *prune;        /* early_config_prune(configs, named_args), or NULL */
+    PyObject *tune_keep;    /* list of bytes the tuning strings live in */
     tk_config *cfgs;
     tk_define *defs;
     const char **key;

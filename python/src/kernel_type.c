@@ -66,7 +66,8 @@ static PyObject *set_tuning(PyObject *self, PyObject *args)
     double warmup, rep;
     Py_ssize_t ndefs;
     if (!PyArg_ParseTuple(args, "O!O!Odd", &PyList_Type, &configs, &PyList_Type, &key, &prune,
-                          &warmup, &rep) || count_defines(configs, &ndefs) < 0)
+                          &warmup, &rep) ||
+        count_defines(configs, &ndefs) < 0)
         return NULL;
     tkpy_free_tuning(K);
     Py_ssize_t n = PyList_Size(configs), nk = PyList_Size(key);
@@ -118,8 +119,10 @@ static PyObject *set_no_specialize(PyObject *self, PyObject *arg)
         if (p >= 0 && p < K->nparams && !K->is_const[p])
             mark[p] = 1;
         else if (!PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "tk: do_not_specialize names %R, not a runtime "
-                         "parameter of '%s'\n%s", item, K->name, K->where);
+            PyErr_Format(PyExc_ValueError,
+                         "tk: do_not_specialize names %R, not a runtime "
+                         "parameter of '%s'\n%s",
+                         item, K->name, K->where);
         Py_XDECREF(item);
         PyMem_Free(name);
         if (PyErr_Occurred())
@@ -185,17 +188,13 @@ static PyObject *kernel_warmup(PyObject *self, PyObject *args, PyObject *kw)
         for (int i = 0; i < L.n; i++)
             a[i] = tkpy_slot_arg(&L.slots[i]);
         tk_status s;
-        Py_BEGIN_ALLOW_THREADS
-        s = tk_kernel_prepare(k, a, L.n, &o, &info);
-        Py_END_ALLOW_THREADS
-        if (s != TK_OK)
-            tkpy_raise(s, K->where);
+        Py_BEGIN_ALLOW_THREADS s = tk_kernel_prepare(k, a, L.n, &o, &info);
+        Py_END_ALLOW_THREADS if (s != TK_OK) tkpy_raise(s, K->where);
         else if (tkpy_signature(&L, sig, sizeof sig) < 0)
             PyErr_SetString(PyExc_ValueError, "tk: the signature is too long");
-        else
-            out = Py_BuildValue("(iiiiisNii)", info.registers, info.spill_bytes,
-                                info.shared_bytes, info.num_warps, info.threads, sig,
-                                define_list(&L), L.device, o.num_stages ? o.num_stages : 3);
+        else out = Py_BuildValue("(iiiiisNii)", info.registers, info.spill_bytes, info.shared_bytes,
+                                 info.num_warps, info.threads, sig, define_list(&L), L.device,
+                                 o.num_stages ? o.num_stages : 3);
     }
     if (L.ctx)
         tkpy_unstage(&L, 0);

@@ -15,7 +15,7 @@ int tkpy_skip_launch;
 
 static tk_context *contexts[TKPY_MAX_DEV];
 static tk_context *interp_ctx;
-static int gpu_state; /* 0 unknown, 1 usable, -1 none */
+static int gpu_state;       /* 0 unknown, 1 usable, -1 none */
 static PyObject *stream_fn; /* torch._C._cuda_getCurrentRawStream, once torch is loaded */
 
 void tkpy_raise(tk_status s, const char *where)
@@ -55,10 +55,8 @@ static tk_status create(tk_context **out, int device)
     o.device = device < 0 ? 0 : device;
     o.interpret = device == TKPY_INTERP;
     tk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = tk_context_create(out, &o);
-    Py_END_ALLOW_THREADS
-    return s;
+    Py_BEGIN_ALLOW_THREADS s = tk_context_create(out, &o);
+    Py_END_ALLOW_THREADS return s;
 }
 
 /* Stores a context made without the GIL unless another thread stored one
@@ -164,10 +162,9 @@ static PyObject *py_synchronize(PyObject *self, PyObject *args)
     if (!c)
         return NULL;
     tk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = tk_synchronize(c);
-    Py_END_ALLOW_THREADS
-    if (s != TK_OK) {
+    Py_BEGIN_ALLOW_THREADS s = tk_synchronize(c);
+    Py_END_ALLOW_THREADS if (s != TK_OK)
+    {
         tkpy_raise(s, NULL);
         return NULL;
     }
@@ -198,15 +195,21 @@ static PyMethodDef methods[] = {
      "device_properties(device) -> dict"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_tk",
-                                    "libtk from Python: kernels, launches, tuning.", -1,
-                                    methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT,
+                                    "_tk",
+                                    "libtk from Python: kernels, launches, tuning.",
+                                    -1,
+                                    methods,
+                                    NULL,
+                                    NULL,
+                                    NULL,
+                                    NULL};
 
 static int add_exceptions(PyObject *m)
 {
     tkpy_CompileError = PyErr_NewException("tk.CompileError", NULL, NULL);
-    tkpy_Error = tkpy_CompileError ? PyErr_NewException("tk.TkError", PyExc_RuntimeError, NULL)
-                                   : NULL;
+    tkpy_Error =
+        tkpy_CompileError ? PyErr_NewException("tk.TkError", PyExc_RuntimeError, NULL) : NULL;
     if (!tkpy_Error)
         return -1;
     Py_INCREF(tkpy_CompileError);

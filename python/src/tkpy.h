@@ -16,9 +16,9 @@
 #include <Python.h>
 #include <tk/tk.h>
 
-#define TKPY_MAX_DEV 16   /* GPUs one process may use */
-#define TKPY_MAX_ARGS 64  /* arguments of one launch */
-#define TKPY_TEXT 4096    /* bytes of constexpr text one launch may hold */
+#define TKPY_MAX_DEV  16   /* GPUs one process may use */
+#define TKPY_MAX_ARGS 64   /* arguments of one launch */
+#define TKPY_TEXT     4096 /* bytes of constexpr text one launch may hold */
 
 /* Where a launch runs: the interpreter, or GPU n. */
 enum { TKPY_INTERP = -1 };
@@ -51,15 +51,15 @@ typedef enum { SLOT_VALUE, SLOT_HOST, SLOT_DEVICE } SlotLoc;
 typedef struct Slot {
     tk_arg arg;
     SlotLoc loc;
-    int device;            /* SLOT_DEVICE: the GPU */
-    char *host;            /* SLOT_HOST: the array's data pointer */
-    Py_ssize_t lo, hi;     /* byte extent around the data pointer */
+    int device;        /* SLOT_DEVICE: the GPU */
+    char *host;        /* SLOT_HOST: the array's data pointer */
+    Py_ssize_t lo, hi; /* byte extent around the data pointer */
     int readonly;
-    int no_spec;           /* do_not_specialize: no :16 or :1 in the signature */
-    void *staged;          /* interpreter memory holding the extent */
-    const char *param;     /* the parameter's name */
-    int is_desc;           /* a host-built tensor descriptor over the buffer in arg */
-    tk_tensor_desc desc;   /* its shape, strides and block (base and dtype: arg's) */
+    int no_spec;         /* do_not_specialize: no :16 or :1 in the signature */
+    void *staged;        /* interpreter memory holding the extent */
+    const char *param;   /* the parameter's name */
+    int is_desc;         /* a host-built tensor descriptor over the buffer in arg */
+    tk_tensor_desc desc; /* its shape, strides and block (base and dtype: arg's) */
 } Slot;
 
 typedef struct Launch {
@@ -67,8 +67,8 @@ typedef struct Launch {
     int n;
     char text[TKPY_TEXT]; /* constexpr names and texts */
     size_t used;
-    int device;           /* TKPY_INTERP or a GPU */
-    int extents;          /* measure GPU buffers too (the tuner resets them) */
+    int device;  /* TKPY_INTERP or a GPU */
+    int extents; /* measure GPU buffers too (the tuner resets them) */
     tk_context *ctx;
 } Launch;
 

@@ -58,21 +58,20 @@ PyObject *tkpy_compile(PyObject *self, PyObject *args, PyObject *kw)
     o.num_warps = warps, o.num_stages = stages, o.opt_level = -1, o.emit = (tk_emit)e;
     o.arch = arch;
     tk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = tk_compile(path, given ? given : src, (size_t)len, &o, &out, &out_len, NULL);
-    Py_END_ALLOW_THREADS
-    if (s != TK_OK)
-        tkpy_raise(s, NULL);
-    else if (e == 5)
-        text = PyBytes_FromStringAndSize(out, (Py_ssize_t)out_len);
-    else
-        text = PyUnicode_FromStringAndSize(out, (Py_ssize_t)out_len);
+    Py_BEGIN_ALLOW_THREADS s =
+        tk_compile(path, given ? given : src, (size_t)len, &o, &out, &out_len, NULL);
+    Py_END_ALLOW_THREADS if (s != TK_OK) tkpy_raise(s, NULL);
+    else if (e == 5) text = PyBytes_FromStringAndSize(out, (Py_ssize_t)out_len);
+    else text = PyUnicode_FromStringAndSize(out, (Py_ssize_t)out_len);
     PyMem_Free(src);
     tk_free_text(out);
     return text;
 }
 
-typedef struct { PyObject *fn; int failed; } BenchCall;
+typedef struct {
+    PyObject *fn;
+    int failed;
+} BenchCall;
 
 /* tk_bench's work: one call of the Python function. */
 static tk_status bench_cb(void *user)
@@ -108,11 +107,8 @@ PyObject *tkpy_bench(PyObject *self, PyObject *args, PyObject *kw)
     o.warmup_ms = warmup, o.rep_ms = rep;
     o.stream = device >= 0 ? tkpy_torch_stream(device) : NULL;
     tk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = tk_bench(ctx, bench_cb, &b, &o, &r);
-    Py_END_ALLOW_THREADS
-    if (b.failed)
-        return NULL; /* fn's exception */
+    Py_BEGIN_ALLOW_THREADS s = tk_bench(ctx, bench_cb, &b, &o, &r);
+    Py_END_ALLOW_THREADS if (b.failed) return NULL; /* fn's exception */
     if (s != TK_OK)
         return tkpy_raise(s, NULL), NULL;
     return Py_BuildValue("(ddddddi)", r.median_ms, r.mean_ms, r.min_ms, r.max_ms, r.p20_ms,

@@ -19,20 +19,24 @@
 #include "fake_cuda.h"
 
 static int failures;
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,     \
-                    __LINE__, #cond, tk_aot_last_error());                              \
-            failures++;                                                                 \
-        }                                                                               \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__,      \
+                    #cond, tk_aot_last_error());                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static FakeLog *fake;
 static fake_set_current_fn set_current;
 static fake_current_fn current;
 
-static tk_grid grid1(unsigned x) { tk_grid g = {x, 1, 1}; return g; }
+static tk_grid grid1(unsigned x)
+{
+    tk_grid g = {x, 1, 1};
+    return g;
+}
 
 static const FakeLaunch *last_launch(void) { return &fake->launches[fake->nlaunches - 1]; }
 
@@ -62,8 +66,7 @@ static void test_dispatch(void)
     CHECK(last_launch()->image == vector_add_aot_0123_ptx && last_launch()->param[3] == 1000);
     /* a specialisation's own launcher refuses arguments that miss its hints */
     int n = fake->nlaunches;
-    CHECK(vector_add_aot_0d1d2d3d(NULL, grid1(4), 0x1008, 0x2000, 0x3000, 1024) ==
-          TK_ERR_INVALID);
+    CHECK(vector_add_aot_0d1d2d3d(NULL, grid1(4), 0x1008, 0x2000, 0x3000, 1024) == TK_ERR_INVALID);
     CHECK(strstr(tk_aot_last_error(), "do not meet its hints (*fp32:16,*fp32:16,*fp32:16,i32:16)"));
     CHECK(fake->nlaunches == n);
     CHECK(vector_add_aot_BLOCK == 256);

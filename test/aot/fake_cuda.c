@@ -46,8 +46,10 @@ CUresult cuInit(unsigned flags)
 
 CUresult cuGetErrorName(CUresult r, const char **name)
 {
-    *name = r == 100 ? "CUDA_ERROR_NO_DEVICE" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS"
-          : r == 201 ? "CUDA_ERROR_INVALID_CONTEXT" : "CUDA_ERROR_FAKE";
+    *name = r == 100 ? "CUDA_ERROR_NO_DEVICE"
+        : r == 700   ? "CUDA_ERROR_ILLEGAL_ADDRESS"
+        : r == 201   ? "CUDA_ERROR_INVALID_CONTEXT"
+                     : "CUDA_ERROR_FAKE";
     return 0;
 }
 

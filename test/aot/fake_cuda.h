@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 enum { FAKE_DEVICES = 2, FAKE_MAX = 4096, FAKE_PARAMS = 8 };
-#define FAKE_STREAM_BASE 0x5000u
+#define FAKE_STREAM_BASE    0x5000u
 #define FAKE_STREAM(device) ((void *)(uintptr_t)(FAKE_STREAM_BASE + (unsigned)(device)))
 
 typedef struct FakeLoad {
@@ -16,9 +16,9 @@ typedef struct FakeLoad {
 } FakeLoad;
 
 typedef struct FakeLaunch {
-    const void *image;  /* of the launched function's module */
-    int load_context;   /* where that module was loaded */
-    int context;        /* current at the launch */
+    const void *image; /* of the launched function's module */
+    int load_context;  /* where that module was loaded */
+    int context;       /* current at the launch */
     unsigned grid[3], block, shared;
     uintptr_t stream;
     uint64_t param[FAKE_PARAMS]; /* each parameter's bytes, zero-extended */

@@ -71,10 +71,7 @@ static void finish(IrFunc *f, const char *const *want, int nwant)
     }
 }
 
-static void check(IrFunc *f, const Want *w)
-{
-    finish(f, w->s, w->n);
-}
+static void check(IrFunc *f, const Want *w) { finish(f, w->s, w->n); }
 
 
 /* A kernel that needs libdevice, compiled with a libdevice path that does not
@@ -110,7 +107,8 @@ static void missing_libdevice(Arena *a)
     o = (CgOptions){"sm_80", 3, NULL};
     pass_layout(g);
     CHECK(!cg_compile(g, &o, &d, NULL, &ptx));
-    CHECK(d.text.data && strstr(d.text.data, "'__nv_no_such_functionf' is not a libdevice function"));
+    CHECK(d.text.data &&
+          strstr(d.text.data, "'__nv_no_such_functionf' is not a libdevice function"));
     cg_kernel_free(&ptx);
     diag_free(&d);
     /* an unknown target is an error too */

@@ -24,8 +24,8 @@ static struct {
     CUresult (*free)(CUdeviceptr);
     CUresult (*htod)(CUdeviceptr, const void *, size_t);
     CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-    CUresult (*launch)(CUfn, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                       unsigned, void *, void **, void **);
+    CUresult (*launch)(CUfn, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       void *, void **, void **);
     CUresult (*sync)(void);
     CUresult (*err)(CUresult, const char **);
 } cu;
@@ -34,15 +34,15 @@ static CUresult (*set_attr)(CUfn, int, int);
 static int failures, passed;
 static char arch[16] = "sm_90";
 
-#define CU(call)                                                                   \
-    do {                                                                           \
-        CUresult r_ = (call);                                                      \
-        if (r_) {                                                                  \
-            const char *m_ = "?";                                                  \
-            cu.err(r_, &m_);                                                       \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, m_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CU(call)                                                                                   \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_) {                                                                                  \
+            const char *m_ = "?";                                                                  \
+            cu.err(r_, &m_);                                                                       \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, m_);              \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static bool cu_load(void)
@@ -50,16 +50,16 @@ static bool cu_load(void)
     void *h = dlopen("libcuda.so.1", RTLD_NOW);
     if (!h)
         return false;
-    void **slots[] = {(void **)&cu.init, (void **)&cu.dev_get, (void **)&cu.attr,
+    void **slots[] = {(void **)&cu.init,   (void **)&cu.dev_get,     (void **)&cu.attr,
                       (void **)&cu.retain, (void **)&cu.set_current, (void **)&cu.load,
-                      (void **)&cu.get_fn, (void **)&cu.alloc, (void **)&cu.free,
-                      (void **)&cu.htod, (void **)&cu.dtoh, (void **)&cu.launch,
-                      (void **)&cu.sync, (void **)&cu.err};
-    const char *names[] = {"cuInit", "cuDeviceGet", "cuDeviceGetAttribute",
-                           "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuModuleLoadData",
-                           "cuModuleGetFunction", "cuMemAlloc_v2", "cuMemFree_v2",
-                           "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuLaunchKernel",
-                           "cuCtxSynchronize", "cuGetErrorString"};
+                      (void **)&cu.get_fn, (void **)&cu.alloc,       (void **)&cu.free,
+                      (void **)&cu.htod,   (void **)&cu.dtoh,        (void **)&cu.launch,
+                      (void **)&cu.sync,   (void **)&cu.err};
+    const char *names[] = {
+        "cuInit",           "cuDeviceGet",      "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain",
+        "cuCtxSetCurrent",  "cuModuleLoadData", "cuModuleGetFunction",  "cuMemAlloc_v2",
+        "cuMemFree_v2",     "cuMemcpyHtoD_v2",  "cuMemcpyDtoH_v2",      "cuLaunchKernel",
+        "cuCtxSynchronize", "cuGetErrorString"};
     for (int i = 0; i < TK_ARRAY_LEN(names); i++)
         if (!(*slots[i] = dlsym(h, names[i])))
             return false;
@@ -71,7 +71,11 @@ static bool cu_load(void)
     CU(cu.dev_get(&dev, 0));
     CU(cu.attr(&major, 75, dev));
     CU(cu.attr(&minor, 76, dev));
-    snprintf(arch, sizeof arch, "sm_%d%d", major >= 9 ? 9 : 8, major >= 9 ? 0 : (minor >= 9 ? 9 : minor >= 6 ? 6 : 0));
+    snprintf(arch, sizeof arch, "sm_%d%d", major >= 9 ? 9 : 8,
+             major >= 9 ? 0
+                        : (minor >= 9       ? 9
+                               : minor >= 6 ? 6
+                                            : 0));
     CU(cu.retain(&ctx, dev));
     CU(cu.set_current(ctx));
     return true;
@@ -217,7 +221,8 @@ static void t_vector_add(Arena *a, int n, int ndiv)
     memcpy(&guard, &o[n], 4);
     ok &= guard == 0x7f7f7f7fu; /* masked-off lanes wrote nothing */
     char name[64];
-    snprintf(name, sizeof name, "vector_add n=%d%s", n, ndiv == 16 ? " (n%16 == 0: vector access)" : "");
+    snprintf(name, sizeof name, "vector_add n=%d%s", n,
+             ndiv == 16 ? " (n%16 == 0: vector access)" : "");
     verdict(name, ok);
     cu.free(dx), cu.free(dy), cu.free(dout);
     free(x), free(y), free(o);
@@ -250,8 +255,8 @@ static void t_softmax(Arena *a, int rows, int cols, int block, int warps)
     fetch(o, dout, sizeof(float) * n);
     double e = rel_err(o, ref, n);
     char name[96];
-    snprintf(name, sizeof name, "softmax %dx%d BLOCK=%d warps=%d (rel err %.2g)", rows, cols,
-             block, warps, e);
+    snprintf(name, sizeof name, "softmax %dx%d BLOCK=%d warps=%d (rel err %.2g)", rows, cols, block,
+             warps, e);
     verdict(name, e < 1e-5);
     cu.free(dx), cu.free(dout);
     free(x), free(o), free(ref);
@@ -268,8 +273,8 @@ static void t_rows(Arena *a)
     int arg[R], stride = C;
     for (int i = 0; i < R * C; i++)
         x[i] = (float)(rand() % 11 - 5); /* many ties */
-    x[0] = NAN;          /* row 0: a NaN first wins argmax, max skips it */
-    x[C + 5] = NAN;      /* row 1: a later NaN is ignored */
+    x[0] = NAN;                          /* row 0: a NaN first wins argmax, max skips it */
+    x[C + 5] = NAN;                      /* row 1: a later NaN is ignored */
     x[2 * C + C - 1] = NAN;
     memset(col, 0, sizeof col);
     CUdeviceptr dx = dbuf(x, sizeof x), dm = dbuf(NULL, sizeof mx), da = dbuf(NULL, sizeof arg);
@@ -346,7 +351,8 @@ static void t_dot(Arena *a, DType in, DType acc, int M, int K, int N)
     CUfn fn = kernel(k_dot_sized(a, in, acc, M, K, N, &w));
     if (!fn)
         return;
-    float *av = malloc(sizeof(float) * (size_t)(M * K)), *bv = malloc(sizeof(float) * (size_t)(K * N));
+    float *av = malloc(sizeof(float) * (size_t)(M * K)),
+          *bv = malloc(sizeof(float) * (size_t)(K * N));
     unsigned char *abuf = malloc((size_t)(M * K * 4)), *bbuf = malloc((size_t)(K * N * 4));
     int es = dtype_bits(in) / 8;
     for (int i = 0; i < M * K; i++)
@@ -358,10 +364,16 @@ static void t_dot(Arena *a, DType in, DType acc, int M, int K, int N)
         unsigned char *dst = pass ? bbuf : abuf;
         int cnt = pass ? K * N : M * K;
         for (int i = 0; i < cnt; i++) {
-            if (in == DT_F16) { uint16_t h = to_half(src[i]); memcpy(dst + 2 * i, &h, 2); }
-            else if (in == DT_BF16) { uint16_t h = to_bf16(src[i]); memcpy(dst + 2 * i, &h, 2); }
-            else if (in == DT_F32) memcpy(dst + 4 * i, &src[i], 4);
-            else dst[i] = (unsigned char)(signed char)src[i];
+            if (in == DT_F16) {
+                uint16_t h = to_half(src[i]);
+                memcpy(dst + 2 * i, &h, 2);
+            } else if (in == DT_BF16) {
+                uint16_t h = to_bf16(src[i]);
+                memcpy(dst + 2 * i, &h, 2);
+            } else if (in == DT_F32)
+                memcpy(dst + 4 * i, &src[i], 4);
+            else
+                dst[i] = (unsigned char)(signed char)src[i];
         }
     }
     CUdeviceptr da = dbuf(abuf, (size_t)(M * K * es)), db = dbuf(bbuf, (size_t)(K * N * es));
@@ -387,8 +399,8 @@ static void t_dot(Arena *a, DType in, DType acc, int M, int K, int N)
             }
         }
     char name[64];
-    snprintf(name, sizeof name, "dot %s -> %s %dx%dx%d%s", dtype_name(in), dtype_name(acc), M, K,
-             N, dyn_smem ? " (dynamic shared memory)" : "");
+    snprintf(name, sizeof name, "dot %s -> %s %dx%dx%d%s", dtype_name(in), dtype_name(acc), M, K, N,
+             dyn_smem ? " (dynamic shared memory)" : "");
     verdict(name, ok);
     cu.free(da), cu.free(db), cu.free(dc);
     free(av), free(bv), free(abuf), free(bbuf), free(out);
@@ -446,12 +458,14 @@ static void t_shapes(Arena *a)
     CUdeviceptr dc = dbuf(NULL, sizeof oc), ds = dbuf(NULL, sizeof os);
     void *args[] = {&dx, &dt, &dj, &dc, &ds};
     run(fn, 1, 1, 4, args);
-    fetch(ot, dt, sizeof ot), fetch(oj, dj, sizeof oj), fetch(oc, dc, sizeof oc), fetch(os, ds, sizeof os);
+    fetch(ot, dt, sizeof ot), fetch(oj, dj, sizeof oj), fetch(oc, dc, sizeof oc),
+        fetch(os, ds, sizeof os);
     bool t = true, j = true, c = true, s = true;
     for (int r = 0; r < R; r++)
         for (int k = 0; k < C; k++) {
             t &= ot[k * R + r] == x[r * C + k];
-            j &= oj[(r * C + k) * 2] == x[r * C + k] && oj[(r * C + k) * 2 + 1] == x[r * C + k] + 1000;
+            j &= oj[(r * C + k) * 2] == x[r * C + k] &&
+                oj[(r * C + k) * 2 + 1] == x[r * C + k] + 1000;
             c &= oc[r * C + k] == x[r * C + k] && oc[(R + r) * C + k] == x[r * C + k] + 1000;
             s &= os[r * C + k] == 1000;
         }

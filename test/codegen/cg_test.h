@@ -44,7 +44,8 @@ static inline IrValue *arange(IrBuilder *b, int n)
 static inline IrValue *splat(IrBuilder *b, IrValue *x, Type t) { return op1(b, IR_SPLAT, x, t, 0); }
 static inline IrValue *cmp(IrBuilder *b, int pred, IrValue *x, IrValue *y)
 {
-    IrValue *r = op2(b, IR_CMP, x, y, type_with_shape(type_scalar(DT_I1), x->type.rank, x->type.shape));
+    IrValue *r =
+        op2(b, IR_CMP, x, y, type_with_shape(type_scalar(DT_I1), x->type.rank, x->type.shape));
     r->def->sub = pred;
     return r;
 }
@@ -176,8 +177,10 @@ static inline IrFunc *k_rows(Arena *a, Want *w)
     IrValue *ce = op1(&b, IR_EXPAND_DIMS, cols, c1, 0);
     ce->def->axis = 0;
     IrValue *rs = op2(&b, IR_MUL, re, splat(&b, stride, r1), r1);
-    IrValue *off = op2(&b, IR_ADD, op1(&b, IR_BROADCAST, rs, rc, 0), op1(&b, IR_BROADCAST, ce, rc, 0), rc);
-    IrValue *v = load(&b, addptr(&b, splat(&b, x, pvec(DT_F32, 2, (int[]){R, C})), off), NULL, NULL);
+    IrValue *off =
+        op2(&b, IR_ADD, op1(&b, IR_BROADCAST, rs, rc, 0), op1(&b, IR_BROADCAST, ce, rc, 0), rc);
+    IrValue *v =
+        load(&b, addptr(&b, splat(&b, x, pvec(DT_F32, 2, (int[]){R, C})), off), NULL, NULL);
     IrValue *mx = reduce(&b, v, 1, RED_MAX, DT_F32);
     IrValue *am = reduce(&b, v, 1, RED_ARGMAX, DT_I32);
     store(&b, addptr(&b, splat(&b, mxp, pvec(DT_F32, 1, (int[]){R})), rows), mx, NULL);
@@ -252,18 +255,22 @@ static inline IrFunc *k_dot_sized(Arena *a, DType in, DType acc, int M, int K, i
     IrValue *bp = ir_add_param(f, "b", type_ptr(in), 16, SP);
     IrValue *cp = ir_add_param(f, "c", type_ptr(acc), 16, SP);
     IrValue *m = arange(&b, M), *k = arange(&b, K), *n = arange(&b, N);
-    Type m1 = mat(DT_I32, M, 1), k1 = mat(DT_I32, 1, K), k2 = mat(DT_I32, K, 1), n1 = mat(DT_I32, 1, N);
+    Type m1 = mat(DT_I32, M, 1), k1 = mat(DT_I32, 1, K), k2 = mat(DT_I32, K, 1),
+         n1 = mat(DT_I32, 1, N);
     Type mk = mat(DT_I32, M, K), kn = mat(DT_I32, K, N), mn = mat(DT_I32, M, N);
     IrValue *me = op1(&b, IR_EXPAND_DIMS, m, m1, 0), *ke = op1(&b, IR_EXPAND_DIMS, k, k1, 0);
     IrValue *ke2 = op1(&b, IR_EXPAND_DIMS, k, k2, 0), *ne = op1(&b, IR_EXPAND_DIMS, n, n1, 0);
     me->def->axis = 1;
     ke2->def->axis = 1;
-    IrValue *ao = op2(&b, IR_ADD, op1(&b, IR_BROADCAST, op2(&b, IR_MUL, me, ci(&b, m1, K), m1), mk, 0),
-                      op1(&b, IR_BROADCAST, ke, mk, 0), mk);
-    IrValue *bo = op2(&b, IR_ADD, op1(&b, IR_BROADCAST, op2(&b, IR_MUL, ke2, ci(&b, k2, N), k2), kn, 0),
-                      op1(&b, IR_BROADCAST, ne, kn, 0), kn);
-    IrValue *co = op2(&b, IR_ADD, op1(&b, IR_BROADCAST, op2(&b, IR_MUL, me, ci(&b, m1, N), m1), mn, 0),
-                      op1(&b, IR_BROADCAST, ne, mn, 0), mn);
+    IrValue *ao =
+        op2(&b, IR_ADD, op1(&b, IR_BROADCAST, op2(&b, IR_MUL, me, ci(&b, m1, K), m1), mk, 0),
+            op1(&b, IR_BROADCAST, ke, mk, 0), mk);
+    IrValue *bo =
+        op2(&b, IR_ADD, op1(&b, IR_BROADCAST, op2(&b, IR_MUL, ke2, ci(&b, k2, N), k2), kn, 0),
+            op1(&b, IR_BROADCAST, ne, kn, 0), kn);
+    IrValue *co =
+        op2(&b, IR_ADD, op1(&b, IR_BROADCAST, op2(&b, IR_MUL, me, ci(&b, m1, N), m1), mn, 0),
+            op1(&b, IR_BROADCAST, ne, mn, 0), mn);
     IrValue *av = load(&b, addptr(&b, splat(&b, ap, pvec(in, 2, (int[]){M, K})), ao), NULL, NULL);
     IrValue *bv = load(&b, addptr(&b, splat(&b, bp, pvec(in, 2, (int[]){K, N})), bo), NULL, NULL);
     IrValue *ops[3] = {av, bv, cf(&b, mat(acc, M, N), 0.0)};
@@ -273,8 +280,11 @@ static inline IrFunc *k_dot_sized(Arena *a, DType in, DType acc, int M, int K, i
      * (int8's B, which ldmatrix cannot transpose, with ld.shared); fp32 with
      * IEEE precision on FMA */
     bool mma = (in == DT_F16 || in == DT_BF16 || in == DT_I8) && M >= 16 && N >= 8;
-    *w = (Want){{mma ? "mma.sync" : dtype_is_float(acc) ? "fma.rn" : "mad.lo",
-                 mma ? "ldmatrix" : "ld.shared", "bar.sync"}, 3};
+    *w = (Want){{mma                       ? "mma.sync"
+                     : dtype_is_float(acc) ? "fma.rn"
+                                           : "mad.lo",
+                 mma ? "ldmatrix" : "ld.shared", "bar.sync"},
+                3};
     return f;
 }
 
@@ -286,7 +296,7 @@ static inline IrFunc *k_dot(Arena *a, DType in, DType acc, Want *w)
 /* Casts between every dtype pair, fp16/bf16 arithmetic, libdevice math, print, assert. */
 static inline IrFunc *k_misc(Arena *a, Want *w)
 {
-    static const DType all[] = {DT_I1, DT_I8, DT_I16, DT_I32, DT_I64, DT_U8, DT_U16,
+    static const DType all[] = {DT_I1,  DT_I8,  DT_I16, DT_I32,  DT_I64, DT_U8, DT_U16,
                                 DT_U32, DT_U64, DT_F16, DT_BF16, DT_F32, DT_F64};
     IrBuilder b;
     IrFunc *f = new_kernel(a, "misc", &b);
@@ -445,7 +455,8 @@ static inline IrFunc *k_rand(Arena *a, Want *w)
     r3->sub = RAND_INT4X;
     store(&b, tile_ptrs(&b, u, offs), r1->results[0], NULL);
     store(&b, tile_ptrs(&b, nrm, offs), r2->results[0], NULL);
-    store(&b, tile_ptrs(&b, i0, offs), op2(&b, IR_XOR, r3->results[0], r3->results[3], it[0]), NULL);
+    store(&b, tile_ptrs(&b, i0, offs), op2(&b, IR_XOR, r3->results[0], r3->results[3], it[0]),
+          NULL);
     *w = (Want){{"mul.hi.u32", "st.global"}, 2};
     return f;
 }

@@ -141,8 +141,9 @@ static bool launch(Runner *r, const char *file, const char *kernel, const char *
     tk_module *m = NULL;
     tk_kernel *k = NULL;
     tk_launch_options lo = {.num_warps = 4};
-    bool ok = tk_module_load_file(r->ctx, path, &m) == TK_OK && tk_module_kernel(m, kernel, &k) == TK_OK &&
-              tk_launch(k, g, args, nargs, &lo) == TK_OK && tk_synchronize(r->ctx) == TK_OK;
+    bool ok = tk_module_load_file(r->ctx, path, &m) == TK_OK &&
+        tk_module_kernel(m, kernel, &k) == TK_OK && tk_launch(k, g, args, nargs, &lo) == TK_OK &&
+        tk_synchronize(r->ctx) == TK_OK;
     if (!ok)
         report(r, false, "%s: %s", label, tk_last_error());
     tk_module_destroy(m);
@@ -151,12 +152,12 @@ static bool launch(Runner *r, const char *file, const char *kernel, const char *
 
 static bool wanted(Runner *r, const char *name) { return !r->only || strstr(name, r->only); }
 
-#define TRY(cond)                                                             \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            report(r, false, "%s: setup failed: %s", label, tk_last_error()); \
-            goto done;                                                        \
-        }                                                                     \
+#define TRY(cond)                                                                                  \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            report(r, false, "%s: setup failed: %s", label, tk_last_error());                      \
+            goto done;                                                                             \
+        }                                                                                          \
     } while (0)
 
 /* ---- the cases ----------------------------------------------------------------------------------- */
@@ -166,7 +167,8 @@ static void case_vector_add(Runner *r)
     const char *label = "vector_add n=98432";
     enum { N = 98432 };
     float *x = randn_f32(r, N, 1), *y = randn_f32(r, N, 1), *out = malloc(N * 4);
-    void *dx = dev_upload(r, x, N * 4), *dy = dev_upload(r, y, N * 4), *dout = dev_poison(r, N, 4, true);
+    void *dx = dev_upload(r, x, N * 4), *dy = dev_upload(r, y, N * 4),
+         *dout = dev_poison(r, N, 4, true);
     TRY(dx && dy && dout);
     tk_arg a[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N),
                   tk_const("BLOCK", 1024)};
@@ -209,9 +211,10 @@ static void case_grey(Runner *r)
         img[i] = (uint8_t)(1 + rng_next(&r->seed) % 255);
     void *di = dev_upload(r, img, 3 * H * W), *dout = dev_poison(r, H * W, 1, false);
     TRY(di && dout);
-    tk_arg a[] = {tk_ptr(di, TK_U8), tk_ptr(dout, TK_U8), tk_i32(H), tk_i32(W), tk_const("TH", 32),
-                  tk_const("TW", 32)};
-    if (launch(r, "grey.tk", "rgb_to_grey", label, (tk_grid){(H + 31) / 32, (W + 31) / 32, 1}, a, 6)) {
+    tk_arg a[] = {tk_ptr(di, TK_U8), tk_ptr(dout, TK_U8), tk_i32(H),
+                  tk_i32(W),         tk_const("TH", 32),  tk_const("TW", 32)};
+    if (launch(r, "grey.tk", "rgb_to_grey", label, (tk_grid){(H + 31) / 32, (W + 31) / 32, 1}, a,
+               6)) {
         TRY(fetch(r, out, dout, H * W));
         int worst = 0;
         for (int i = 0; i < H * W; i++) {
@@ -249,7 +252,8 @@ static void softmax_ref(const float *x, double *ref, int rows, int cols)
 static void case_softmax(Runner *r, bool persistent, int rows, int cols)
 {
     char label[96];
-    snprintf(label, sizeof label, "%s %dx%d", persistent ? "softmax_persistent" : "softmax_rows", rows, cols);
+    snprintf(label, sizeof label, "%s %dx%d", persistent ? "softmax_persistent" : "softmax_rows",
+             rows, cols);
     size_t n = (size_t)rows * cols;
     float *x = randn_f32(r, n, 2), *out = malloc(n * 4);
     double *ref = malloc(n * sizeof *ref), *got = NULL;
@@ -257,13 +261,16 @@ static void case_softmax(Runner *r, bool persistent, int rows, int cols)
     TRY(dx && dout);
     bool ok;
     if (persistent) {
-        tk_arg a[] = {tk_ptr(dout, TK_F32), tk_ptr(dx, TK_F32), tk_i32(cols), tk_i32(cols), tk_i32(rows),
-                      tk_i32(cols), tk_const("BLOCK", 512), tk_const("STAGES", 2)};
-        ok = launch(r, "softmax_persistent.tk", "softmax_persistent", label, (tk_grid){132, 1, 1}, a, 8);
+        tk_arg a[] = {tk_ptr(dout, TK_F32),   tk_ptr(dx, TK_F32),   tk_i32(cols),
+                      tk_i32(cols),           tk_i32(rows),         tk_i32(cols),
+                      tk_const("BLOCK", 512), tk_const("STAGES", 2)};
+        ok = launch(r, "softmax_persistent.tk", "softmax_persistent", label, (tk_grid){132, 1, 1},
+                    a, 8);
     } else {
-        tk_arg a[] = {tk_ptr(dout, TK_F32), tk_ptr(dx, TK_F32), tk_i32(cols), tk_i32(cols), tk_i32(cols),
-                      tk_const("BLOCK", next_pow2(cols))};
-        ok = launch(r, "softmax_rows.tk", "softmax_rows", label, (tk_grid){(unsigned)rows, 1, 1}, a, 6);
+        tk_arg a[] = {tk_ptr(dout, TK_F32), tk_ptr(dx, TK_F32), tk_i32(cols),
+                      tk_i32(cols),         tk_i32(cols),       tk_const("BLOCK", next_pow2(cols))};
+        ok = launch(r, "softmax_rows.tk", "softmax_rows", label, (tk_grid){(unsigned)rows, 1, 1}, a,
+                    6);
     }
     if (ok) {
         TRY(fetch(r, out, dout, n * 4));
@@ -306,8 +313,9 @@ static void case_matmul(Runner *r, int M, int N, int K, bool f16)
     void *da = dev_upload(r, ha, (size_t)M * K * es), *db = dev_upload(r, hb, (size_t)K * N * es);
     void *dc = dev_poison(r, (size_t)M * N, es, true);
     TRY(da && db && dc);
-    tk_arg a[] = {tk_ptr(da, dt), tk_ptr(db, dt), tk_ptr(dc, dt), tk_i32(M), tk_i32(N), tk_i32(K),
-                  tk_i32(K), tk_i32(1), tk_i32(N), tk_i32(1), tk_i32(N), tk_i32(1),
+    tk_arg a[] = {tk_ptr(da, dt),     tk_ptr(db, dt),     tk_ptr(dc, dt),     tk_i32(M),
+                  tk_i32(N),          tk_i32(K),          tk_i32(K),          tk_i32(1),
+                  tk_i32(N),          tk_i32(1),          tk_i32(N),          tk_i32(1),
                   tk_const("BM", 64), tk_const("BN", 64), tk_const("BK", 32), tk_const("GROUP", 4)};
     if (launch(r, "matmul_grouped.tk", "matmul_grouped", label,
                (tk_grid){(unsigned)(M + 63) / 64, (unsigned)(N + 63) / 64, 1}, a, 16)) {
@@ -370,11 +378,12 @@ static void case_layernorm(Runner *r)
     void *dw = dev_upload(r, w, C * 4), *db = dev_upload(r, b, C * 4);
     void *dm = dev_poison(r, R, 4, true), *dr = dev_poison(r, R, 4, true);
     TRY(dx && dy && dw && db && dm && dr);
-    tk_arg a[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dw, TK_F32), tk_ptr(db, TK_F32),
-                  tk_ptr(dm, TK_F32), tk_ptr(dr, TK_F32), tk_i32(C), tk_i32(C), tk_f32(1e-5f),
-                  tk_const("BLOCK", 512)};
+    tk_arg a[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32),    tk_ptr(dw, TK_F32), tk_ptr(db, TK_F32),
+                  tk_ptr(dm, TK_F32), tk_ptr(dr, TK_F32),    tk_i32(C),          tk_i32(C),
+                  tk_f32(1e-5f),      tk_const("BLOCK", 512)};
     if (launch(r, "layernorm.tk", "layernorm_rows", label, (tk_grid){R, 1, 1}, a, 10)) {
-        TRY(fetch(r, y, dy, R * C * 4) && fetch(r, mean, dm, sizeof mean) && fetch(r, rstd, dr, sizeof rstd));
+        TRY(fetch(r, y, dy, R * C * 4) && fetch(r, mean, dm, sizeof mean) &&
+            fetch(r, rstd, dr, sizeof rstd));
         for (int i = 0; i < R; i++) {
             double s = 0, q = 0;
             for (int j = 0; j < C; j++)
@@ -389,7 +398,8 @@ static void case_layernorm(Runner *r)
         gy = f32_to_d(y, R * C), gm = f32_to_d(mean, R), gr = f32_to_d(rstd, R);
         double ey = rel_err(gy, ry, R * C), em = rel_err(gm, rm, R), er = rel_err(gr, rr, R);
         report(r, ey <= 1e-5 && em <= 1e-5 && er <= 1e-5,
-               "%s: relative error y %.3g, mean %.3g, rstd %.3g (tolerance 1e-5)", label, ey, em, er);
+               "%s: relative error y %.3g, mean %.3g, rstd %.3g (tolerance 1e-5)", label, ey, em,
+               er);
     }
 done:
     free(x), free(w), free(b), free(y), free(ry), free(gy), free(gm), free(gr), free_bufs(r);
@@ -408,10 +418,12 @@ static void case_row_stats(Runner *r)
     void *dx = dev_upload(r, x, R * C * 4), *dm = dev_poison(r, R, 4, true);
     void *da = dev_poison(r, R, 4, false), *dc = dev_upload(r, zero, sizeof zero);
     TRY(dx && dm && da && dc);
-    tk_arg a[] = {tk_ptr(dx, TK_F32), tk_ptr(dm, TK_F32), tk_ptr(da, TK_I32), tk_ptr(dc, TK_F32),
-                  tk_i32(R), tk_i32(C), tk_i32(C), tk_const("R", 16), tk_const("C", 64)};
+    tk_arg a[] = {tk_ptr(dx, TK_F32), tk_ptr(dm, TK_F32), tk_ptr(da, TK_I32),
+                  tk_ptr(dc, TK_F32), tk_i32(R),          tk_i32(C),
+                  tk_i32(C),          tk_const("R", 16),  tk_const("C", 64)};
     if (launch(r, "row_argmax.tk", "row_stats", label, (tk_grid){(R + 15) / 16, 1, 1}, a, 9)) {
-        TRY(fetch(r, mx, dm, sizeof mx) && fetch(r, arg, da, sizeof arg) && fetch(r, colsum, dc, sizeof colsum));
+        TRY(fetch(r, mx, dm, sizeof mx) && fetch(r, arg, da, sizeof arg) &&
+            fetch(r, colsum, dc, sizeof colsum));
         int bad_max = 0, bad_arg = 0, ties = 0;
         for (int i = 0; i < R; i++) {
             int at = 0, count = 0;
@@ -433,7 +445,8 @@ static void case_row_stats(Runner *r)
         double e = rel_err(gc, rc, C);
         report(r, !bad_max && !bad_arg && e <= 1e-5,
                "%s: %d max and %d argmax differ (exact, %d rows with ties), column sums relative "
-               "error %.3g (tolerance 1e-5)", label, bad_max, bad_arg, ties, e);
+               "error %.3g (tolerance 1e-5)",
+               label, bad_max, bad_arg, ties, e);
     }
 done:
     free(x), free_bufs(r);
@@ -464,10 +477,10 @@ static void case_swizzle(Runner *r)
                 swizzle2d(i, j, 5, 4, 3, &si, &sj);
                 ref[si * 4 + sj] = i * 4 + j;
             }
-        static const int32_t documented[20] = {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11,
-                                               12, 14, 16, 18, 13, 15, 17, 19};
-        report(r, !memcmp(out, ref, sizeof out) && !memcmp(ref, documented, sizeof ref),
-               "%s: %s", label, memcmp(out, ref, sizeof out) ? "differs" : "matches (exact)");
+        static const int32_t documented[20] = {0, 3,  6,  9,  1,  4,  7,  10, 2,  5,
+                                               8, 11, 12, 14, 16, 18, 13, 15, 17, 19};
+        report(r, !memcmp(out, ref, sizeof out) && !memcmp(ref, documented, sizeof ref), "%s: %s",
+               label, memcmp(out, ref, sizeof out) ? "differs" : "matches (exact)");
     }
 done:
     free_bufs(r);
@@ -517,24 +530,32 @@ int main(int argc, char **argv)
     tk_device_props props;
     if (tk_device_properties(r.ctx, &props) == TK_OK)
         printf("device: %s; kernels from %s\n", props.name, r.dir);
-    if (wanted(&r, "vector_add")) case_vector_add(&r);
-    if (wanted(&r, "copy_strided")) case_copy_strided(&r);
-    if (wanted(&r, "rgb_to_grey")) case_grey(&r);
+    if (wanted(&r, "vector_add"))
+        case_vector_add(&r);
+    if (wanted(&r, "copy_strided"))
+        case_copy_strided(&r);
+    if (wanted(&r, "rgb_to_grey"))
+        case_grey(&r);
     if (wanted(&r, "softmax_rows")) {
         case_softmax(&r, false, 4, 6);
         case_softmax(&r, false, 1823, 781);
         case_softmax(&r, false, 64, 4096);
     }
-    if (wanted(&r, "softmax_persistent")) case_softmax(&r, true, 1000, 300);
+    if (wanted(&r, "softmax_persistent"))
+        case_softmax(&r, true, 1000, 300);
     if (wanted(&r, "matmul_grouped")) {
         case_matmul(&r, 512, 512, 512, true);
         case_matmul(&r, 333, 257, 190, true);
         case_matmul(&r, 128, 96, 64, false);
     }
-    if (wanted(&r, "gelu")) case_gelu(&r);
-    if (wanted(&r, "layernorm_rows")) case_layernorm(&r);
-    if (wanted(&r, "row_stats")) case_row_stats(&r);
-    if (wanted(&r, "swizzle_map")) case_swizzle(&r);
+    if (wanted(&r, "gelu"))
+        case_gelu(&r);
+    if (wanted(&r, "layernorm_rows"))
+        case_layernorm(&r);
+    if (wanted(&r, "row_stats"))
+        case_row_stats(&r);
+    if (wanted(&r, "swizzle_map"))
+        case_swizzle(&r);
     printf("%d passed, %d failed\n", r.passed, r.failed);
     tk_context_destroy(r.ctx);
     return r.failed || !r.passed ? 1 : 0;

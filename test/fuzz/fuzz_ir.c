@@ -44,8 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool internal = false;
     if (read_and_print(text, size, &arena, &first, &internal) && !first.oom) {
         const char *p = first.data ? first.data : "";
-        if (!read_and_print(p, first.len, &arena, &second, &internal) ||
-            second.len != first.len || memcmp(second.data, p, first.len) != 0)
+        if (!read_and_print(p, first.len, &arena, &second, &internal) || second.len != first.len ||
+            memcmp(second.data, p, first.len) != 0)
             abort(); /* the printed IR does not read back as itself */
     }
     if (internal)

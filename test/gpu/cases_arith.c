@@ -35,15 +35,15 @@ static int64_t rand_int_of(H *h, tk_dtype t)
     for (;;) {
         int64_t v = h_wrap(t, (int64_t)h_rand_u64(h));
         bool min = (t == TK_I8 && v == -128) || (t == TK_I16 && v == -32768) ||
-                   (t == TK_I32 && v == INT32_MIN) || (t == TK_I64 && v == INT64_MIN);
+            (t == TK_I32 && v == INT32_MIN) || (t == TK_I64 && v == INT64_MIN);
         if (v != 0 && !min)
             return v;
     }
 }
 
 #define N_INT_OPS 15
-static const char *int_op_names[N_INT_OPS] = {"+", "-", "*", "//", "%", "&", "|", "^", "<<",
-                                              ">>", "minimum", "maximum", "a*3+7", "-a", "~a"};
+static const char *int_op_names[N_INT_OPS] = {
+    "+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>", "minimum", "maximum", "a*3+7", "-a", "~a"};
 
 static int64_t int_ref(tk_dtype t, int op, int64_t a, int64_t b)
 {
@@ -84,7 +84,8 @@ static void int_case(H *h, tk_dtype t, size_t n, int block)
     void *dout = h_output(h, t, N_INT_OPS * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dout, t), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     int64_t *out = h_download_int(h, t, dout, N_INT_OPS * n);
     int64_t *ref = h_malloc(h, n * sizeof(int64_t));
     for (int op = 0; op < N_INT_OPS && !h->failed; op++) {
@@ -96,8 +97,8 @@ static void int_case(H *h, tk_dtype t, size_t n, int block)
 }
 
 #define N_FLOAT_OPS 9
-static const char *float_op_names[N_FLOAT_OPS] = {"+", "-", "*", "/", "minimum", "maximum",
-                                                  "-a", "a*0.5+1.25", "fma(a,b,a)"};
+static const char *float_op_names[N_FLOAT_OPS] = {
+    "+", "-", "*", "/", "minimum", "maximum", "-a", "a*0.5+1.25", "fma(a,b,a)"};
 
 static double float_ref(tk_dtype t, int op, double a, double b)
 {
@@ -128,7 +129,8 @@ static void float_case(H *h, tk_dtype t, size_t n, int block)
     void *dout = h_output(h, t, N_FLOAT_OPS * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dout, t), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     double *out = h_download(h, t, dout, N_FLOAT_OPS * n);
     double *ref = h_malloc(h, n * sizeof(double));
     for (int op = 0; op < N_FLOAT_OPS && !h->failed; op++) {
@@ -144,17 +146,20 @@ static void mixed_case(H *h, size_t n, int block)
     if (!h_begin(h, "arith.promotion_mixed.n%zu.B%d", n, block))
         return;
     tk_kernel *k = h_kernel(h, "arith.tk", "mixed");
-    double *hv = h_rand_array(h, TK_F16, n, -100, 100), *bf = h_rand_array(h, TK_BF16, n, -100, 100);
-    double *iv = h_rand_array(h, TK_I32, n, -1000, 1000), *cv = h_rand_array(h, TK_I8, n, -128, 127);
+    double *hv = h_rand_array(h, TK_F16, n, -100, 100),
+           *bf = h_rand_array(h, TK_BF16, n, -100, 100);
+    double *iv = h_rand_array(h, TK_I32, n, -1000, 1000),
+           *cv = h_rand_array(h, TK_I8, n, -128, 127);
     double *uv = h_rand_array(h, TK_U8, n, 0, 255);
     void *dh = h_upload(h, TK_F16, hv, n), *dbf = h_upload(h, TK_BF16, bf, n);
     void *di = h_upload(h, TK_I32, iv, n), *dc = h_upload(h, TK_I8, cv, n);
     void *du = h_upload(h, TK_U8, uv, n);
     void *dfo = h_output(h, TK_F32, 3 * n), *dio = h_output(h, TK_I32, 2 * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-             H_ARGS(tk_ptr(dh, TK_F16), tk_ptr(dbf, TK_BF16), tk_ptr(di, TK_I32),
-                    tk_ptr(dc, TK_I8), tk_ptr(du, TK_U8), tk_ptr(dfo, TK_F32),
-                    tk_ptr(dio, TK_I32), tk_i32((int)n), tk_const("BLOCK", block)), 4);
+             H_ARGS(tk_ptr(dh, TK_F16), tk_ptr(dbf, TK_BF16), tk_ptr(di, TK_I32), tk_ptr(dc, TK_I8),
+                    tk_ptr(du, TK_U8), tk_ptr(dfo, TK_F32), tk_ptr(dio, TK_I32), tk_i32((int)n),
+                    tk_const("BLOCK", block)),
+             4);
     double *fo = h_download(h, TK_F32, dfo, 3 * n), *io = h_download(h, TK_I32, dio, 2 * n);
     double *ref = h_malloc(h, 3 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
@@ -200,7 +205,8 @@ static void promote_more_case(H *h, int block)
              H_ARGS(tk_ptr(dc, TK_I8), tk_ptr(du, TK_U8), tk_ptr(dw, TK_U32), tk_ptr(di, TK_I32),
                     tk_ptr(dh, TK_F16), tk_ptr(dg, TK_F16), tk_ptr(dcu, TK_I32),
                     tk_ptr(dwi, TK_I64), tk_ptr(ddiv, TK_F32), tk_ptr(dsum, TK_I32),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     int64_t *cu = h_download_int(h, TK_I32, dcu, n), *wi = h_download_int(h, TK_I64, dwi, n);
     double *dv = h_download(h, TK_F32, ddiv, n);
     int64_t *sum = h_download_int(h, TK_I32, dsum, n + 1);
@@ -238,20 +244,21 @@ static void compare_case(H *h, tk_dtype t, size_t n, int block)
     void *dcmp = h_output(h, TK_I8, 8 * n), *dsel = h_output(h, t, 2 * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dcmp, TK_I8), tk_ptr(dsel, t),
-                    tk_i32((int)n), tk_const("BLOCK", block)), 4);
+                    tk_i32((int)n), tk_const("BLOCK", block)),
+             4);
     double *cmp = h_download(h, TK_I8, dcmp, 8 * n), *sel = h_download(h, t, dsel, 2 * n);
     double *rc = h_malloc(h, 8 * n * sizeof(double)), *rs = h_malloc(h, 2 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
         double x = a[i], y = b[i];
-        double r[8] = {x < y, x <= y, x > y, x >= y, x == y, x != y,
-                       (x < y && y > 0) || x == y, (x > 0) != (y > 0)};
+        double r[8] = {x<y, x <= y, x> y, x >= y, x == y, x != y, (x < y && y > 0) || x == y,
+                       (x > 0) != (y > 0)};
         for (int c = 0; c < 8; c++)
             rc[c * n + i] = r[c];
         rs[i] = x > y ? h_round_to(t, x - y) : h_round_to(t, y * 2);
         rs[n + i] = x < 0 ? 0 : x;
     }
-    static const char *names[8] = {"<", "<=", ">", ">=", "==", "!=", "(a<b & b>0) | a==b",
-                                   "(a>0) ^ (b>0)"};
+    static const char *names[8] = {
+        "<", "<=", ">", ">=", "==", "!=", "(a<b & b>0) | a==b", "(a>0) ^ (b>0)"};
     for (int c = 0; c < 8; c++)
         h_check(h, names[c], cmp + c * n, rc + c * n, n, 0);
     h_check(h, "where(a > b, a - b, b * 2)", sel, rs, n, 0);

@@ -19,7 +19,8 @@ static void hist_case(H *h, tk_dtype t, size_t n, int nbins, int block)
     void *db = h_upload(h, t, init, nbins);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(db, t), tk_ptr(dx, t), tk_ptr(di, TK_I32), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     double *bins = h_download(h, t, db, nbins);
     double *ref = h_malloc(h, nbins * sizeof(double));
     for (int b = 0; b < nbins; b++)
@@ -45,7 +46,8 @@ static void maxmin_case(H *h, tk_dtype t, size_t n, int nbins, int block)
     void *dmx = h_upload(h, t, mx0, nbins), *dmn = h_upload(h, t, mn0, nbins);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dmx, t), tk_ptr(dmn, t), tk_ptr(dx, t), tk_ptr(di, TK_I32),
-                    tk_i32((int)n), tk_const("BLOCK", block)), 4);
+                    tk_i32((int)n), tk_const("BLOCK", block)),
+             4);
     double *mx = h_download(h, t, dmx, nbins), *mn = h_download(h, t, dmn, nbins);
     double *rmx = h_malloc(h, nbins * sizeof(double)), *rmn = h_malloc(h, nbins * sizeof(double));
     for (int b = 0; b < nbins; b++) {
@@ -68,16 +70,19 @@ static void old_case(H *h, tk_dtype t, size_t n, int block)
         return;
     tk_kernel *k = h_kernel(h, "atomic.tk", "atomic_old");
     double *x = h_rand_array(h, t, n, -100, 100);
-    double *acc0 = h_rand_array(h, t, n + 5, -100, 100), *sw0 = h_rand_array(h, t, n + 5, -100, 100);
+    double *acc0 = h_rand_array(h, t, n + 5, -100, 100),
+           *sw0 = h_rand_array(h, t, n + 5, -100, 100);
     void *dx = h_upload(h, t, x, n);
     void *dacc = h_upload(h, t, acc0, n + 5), *dsw = h_upload(h, t, sw0, n + 5);
     void *doa = h_output(h, t, n), *dos = h_output(h, t, n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-             H_ARGS(tk_ptr(dacc, t), tk_ptr(dsw, t), tk_ptr(dx, t), tk_ptr(doa, t),
-                    tk_ptr(dos, t), tk_i32((int)n), tk_const("BLOCK", block)), 4);
+             H_ARGS(tk_ptr(dacc, t), tk_ptr(dsw, t), tk_ptr(dx, t), tk_ptr(doa, t), tk_ptr(dos, t),
+                    tk_i32((int)n), tk_const("BLOCK", block)),
+             4);
     double *acc = h_download(h, t, dacc, n + 5), *sw = h_download(h, t, dsw, n + 5);
     double *oa = h_download(h, t, doa, n), *os = h_download(h, t, dos, n);
-    double *racc = h_malloc(h, (n + 5) * sizeof(double)), *rsw = h_malloc(h, (n + 5) * sizeof(double));
+    double *racc = h_malloc(h, (n + 5) * sizeof(double)),
+           *rsw = h_malloc(h, (n + 5) * sizeof(double));
     for (size_t i = 0; i < n + 5; i++) {
         racc[i] = i < n ? h_round_to(t, acc0[i] + x[i]) : acc0[i];
         rsw[i] = i < n ? x[i] : sw0[i];
@@ -93,8 +98,8 @@ static void old_case(H *h, tk_dtype t, size_t n, int block)
  * through tl.where on pointers; else n is a multiple of the block. */
 static void cas_case(H *h, tk_dtype t, size_t n, int block, bool where_ptr)
 {
-    if (!h_begin(h, "atomic.cas%s_%s.n%zu.B%d", where_ptr ? "_where_ptr" : "", h_dtype_name(t),
-                 n, block))
+    if (!h_begin(h, "atomic.cas%s_%s.n%zu.B%d", where_ptr ? "_where_ptr" : "", h_dtype_name(t), n,
+                 block))
         return;
     tk_kernel *k = h_kernel(h, "atomic.tk", where_ptr ? "atomic_cas_lanes" : "atomic_cas_full");
     int64_t *acc0 = h_malloc(h, (n + 1) * sizeof(int64_t));
@@ -112,11 +117,13 @@ static void cas_case(H *h, tk_dtype t, size_t n, int block, bool where_ptr)
     if (where_ptr)
         h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
                  H_ARGS(tk_ptr(dacc, t), tk_ptr(dc, t), tk_ptr(dv, t), tk_ptr(dold, t),
-                        tk_i32((int)n), tk_const("BLOCK", block)), 4);
+                        tk_i32((int)n), tk_const("BLOCK", block)),
+                 4);
     else
         h_launch(h, k, h_grid((unsigned)(n / block), 1, 1),
                  H_ARGS(tk_ptr(dacc, t), tk_ptr(dc, t), tk_ptr(dv, t), tk_ptr(dold, t),
-                        tk_const("BLOCK", block)), 4);
+                        tk_const("BLOCK", block)),
+                 4);
     int64_t *acc = h_download_int(h, t, dacc, n + 1), *old = h_download_int(h, t, dold, n);
     int64_t *ref = h_malloc(h, (n + 1) * sizeof(int64_t));
     for (size_t i = 0; i <= n; i++)

@@ -41,9 +41,9 @@ static void from_f32_case(H *h, size_t n, int block)
     void *db = h_output(h, TK_I32, 2 * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dh, TK_F16), tk_ptr(dbf, TK_BF16),
-                    tk_ptr(di, TK_I32), tk_ptr(di8, TK_I8), tk_ptr(du8, TK_U8),
-                    tk_ptr(dd, TK_F64), tk_ptr(db, TK_I32), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_ptr(di, TK_I32), tk_ptr(di8, TK_I8), tk_ptr(du8, TK_U8), tk_ptr(dd, TK_F64),
+                    tk_ptr(db, TK_I32), tk_i32((int)n), tk_const("BLOCK", block)),
+             4);
     double *oh = h_download(h, TK_F16, dh, n), *obf = h_download(h, TK_BF16, dbf, n);
     double *oi = h_download(h, TK_I32, di, n), *oi8 = h_download(h, TK_I8, di8, n);
     double *ou8 = h_download(h, TK_U8, du8, n), *od = h_download(h, TK_F64, dd, n);
@@ -86,9 +86,10 @@ static void ints_case(H *h, size_t n, int block)
     void *d8 = h_output(h, TK_I8, n), *dw = h_output(h, TK_I64, 4 * n);
     void *dd = h_output(h, TK_F64, n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-             H_ARGS(tk_ptr(di, TK_I32), tk_ptr(du, TK_U32), tk_ptr(df, TK_F32),
-                    tk_ptr(dh, TK_F16), tk_ptr(d8, TK_I8), tk_ptr(dw, TK_I64), tk_ptr(dd, TK_F64),
-                    tk_i32((int)n), tk_const("BLOCK", block)), 4);
+             H_ARGS(tk_ptr(di, TK_I32), tk_ptr(du, TK_U32), tk_ptr(df, TK_F32), tk_ptr(dh, TK_F16),
+                    tk_ptr(d8, TK_I8), tk_ptr(dw, TK_I64), tk_ptr(dd, TK_F64), tk_i32((int)n),
+                    tk_const("BLOCK", block)),
+             4);
     double *of = h_download(h, TK_F32, df, 2 * n), *oh = h_download(h, TK_F16, dh, n);
     int64_t *o8 = h_download_int(h, TK_I8, d8, n), *ow = h_download_int(h, TK_I64, dw, 4 * n);
     double *od = h_download(h, TK_F64, dd, n);
@@ -145,7 +146,8 @@ static void floats_case(H *h, size_t n, int block)
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dd, TK_F64), tk_ptr(dh, TK_F16), tk_ptr(dbf, TK_BF16),
                     tk_ptr(dfo, TK_F32), tk_ptr(dho, TK_F16), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     double *fo = h_download(h, TK_F32, dfo, 3 * n), *ho = h_download(h, TK_F16, dho, n);
     double *rf = h_malloc(h, n * sizeof(double)), *rh = h_malloc(h, n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
@@ -174,7 +176,8 @@ static void bitcast_case(H *h, size_t n, int block)
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dh, TK_F16), tk_ptr(dbits, TK_I32),
                     tk_ptr(dnext, TK_F32), tk_ptr(dhb, TK_I16), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     int64_t *bits = h_download_int(h, TK_I32, dbits, n), *hb = h_download_int(h, TK_I16, dhb, n);
     double *next = h_download(h, TK_F32, dnext, n);
     int64_t *rb = h_malloc(h, n * sizeof(int64_t)), *rhb = h_malloc(h, n * sizeof(int64_t));

@@ -19,7 +19,8 @@ static void for_case(H *h, int n, int iters, int block)
     void *dcnt = h_output(h, TK_I32, grid);
     h_launch(h, k, h_grid(grid, 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_ptr(dcnt, TK_I32), tk_i32(n),
-                    tk_i32(iters), tk_const("BLOCK", block)), 4);
+                    tk_i32(iters), tk_const("BLOCK", block)),
+             4);
     double *out = h_download(h, TK_F32, dout, n), *cnt = h_download(h, TK_I32, dcnt, grid);
     double *ref = h_malloc(h, n * sizeof(double)), *rc = h_malloc(h, grid * sizeof(double));
     int count = iters > 0 ? iters : 0;
@@ -49,8 +50,9 @@ static void nested_case(H *h, int n, int block, int r)
     double *x = h_rand_array(h, TK_F32, (size_t)r * n, -2, 2);
     void *dx = h_upload(h, TK_F32, x, (size_t)r * n), *dout = h_output(h, TK_F32, n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(n),
-                    tk_const("BLOCK", block), tk_const("R", r)), 4);
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(n), tk_const("BLOCK", block),
+                    tk_const("R", r)),
+             4);
     double *out = h_download(h, TK_F32, dout, n);
     double *ref = h_malloc(h, n * sizeof(double));
     for (int i = 0; i < n; i++) {
@@ -76,7 +78,8 @@ static void while_case(H *h, int n, int block, int lim)
     void *dst = h_output(h, TK_I32, 2 * grid);
     h_launch(h, k, h_grid(grid, 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_ptr(dst, TK_I32), tk_i32(n),
-                    tk_i32(lim), tk_const("BLOCK", block)), 4);
+                    tk_i32(lim), tk_const("BLOCK", block)),
+             4);
     double *out = h_download(h, TK_F32, dout, n), *st = h_download(h, TK_I32, dst, 2 * grid);
     double *ref = h_malloc(h, n * sizeof(double)), *rst = h_malloc(h, 2 * grid * sizeof(double));
     double sq = 0;
@@ -113,7 +116,8 @@ static void if_case(H *h, int n, int block, int flag, int mode)
     void *dx = h_upload(h, TK_F32, x, n), *dout = h_output(h, TK_F32, n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(n), tk_i32(flag),
-                    tk_const("BLOCK", block), tk_const("MODE", mode)), 4);
+                    tk_const("BLOCK", block), tk_const("MODE", mode)),
+             4);
     double *out = h_download(h, TK_F32, dout, n);
     double *ref = h_malloc(h, n * sizeof(double));
     for (int lo = 0; lo < n; lo += block) {
@@ -144,7 +148,8 @@ static void helpers_case(H *h, int n, int block)
     void *dout = h_output(h, TK_F32, 2 * n), *dst = h_output(h, TK_F32, 2);
     h_launch(h, k, h_grid(1, 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_ptr(dst, TK_F32), tk_i32(n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     double *out = h_download(h, TK_F32, dout, 2 * n), *st = h_download(h, TK_F32, dst, 2);
     double *ref = h_malloc(h, 2 * n * sizeof(double)), rst[2] = {0, 0};
     for (int i = 0; i < n; i++)

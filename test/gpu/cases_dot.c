@@ -17,8 +17,9 @@ static double dot_tol(const char *kernel, tk_dtype t)
         return 0;
     if (strcmp(kernel, "dot_f16acc") == 0)
         return 4e-3; /* every partial sum rounds to fp16 */
-    if (t == TK_F32 && (strcmp(kernel, "dot_tile") == 0 || strcmp(kernel, "dot_tf32") == 0 ||
-                        strcmp(kernel, "dot_loop") == 0))
+    if (t == TK_F32 &&
+        (strcmp(kernel, "dot_tile") == 0 || strcmp(kernel, "dot_tf32") == 0 ||
+         strcmp(kernel, "dot_loop") == 0))
         return 2e-3;
     return 1e-5;
 }
@@ -38,7 +39,8 @@ static void tile_case(H *h, const char *kernel, tk_dtype t, int m, int n, int k,
     void *dc = acc ? h_upload(h, ct, acc, (size_t)m * n) : h_output(h, ct, (size_t)m * n);
     h_launch(h, kk, h_grid(1, 1, 1),
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, ct), tk_const("BM", m),
-                    tk_const("BN", n), tk_const("BK", k)), warps);
+                    tk_const("BN", n), tk_const("BK", k)),
+             warps);
     double *c = h_download(h, ct, dc, (size_t)m * n);
     double *ref = h_matmul_ref(h, a, b, acc, m, n, k, acc_trans);
     h_check(h, "c", c, ref, (size_t)m * n, dot_tol(kernel, t));
@@ -57,7 +59,8 @@ static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
     void *dc = h_output(h, t, (size_t)m * n);
     h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
-                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)), warps);
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)),
+             warps);
     double *c = h_download(h, t, dc, (size_t)m * n);
     double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
     h_check(h, "c", c, ref, (size_t)m * n, t == TK_F16 ? 1e-3 : dot_tol("dot_loop", t));
@@ -69,8 +72,8 @@ static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
 static void gemm_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
                       int stages, bool bt)
 {
-    if (!h_begin(h, "dot.gemm_%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", h_dtype_name(t), bt ? "_bt" : "",
-                 m, n, k, bm, bn, bk, warps, stages))
+    if (!h_begin(h, "dot.gemm_%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", h_dtype_name(t), bt ? "_bt" : "", m,
+                 n, k, bm, bn, bk, warps, stages))
         return;
     tk_kernel *kk = h_kernel(h, "dot.tk", "dot_gemm");
     double *a = h_rand_array(h, t, (size_t)m * k, -1, 1);
@@ -108,10 +111,9 @@ static void gemm_too_big_case(H *h)
     if (!h->failed && kk)
         s = h_launch_status(h, kk, h_grid(2, 1, 1),
                             H_ARGS(tk_ptr(da, TK_F16), tk_ptr(db, TK_F16), tk_ptr(dc, TK_F16),
-                                   tk_i32(m), tk_i32(n), tk_i32(k), tk_i32(k), tk_i32(1),
-                                   tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
-                                   tk_const("BM", 128), tk_const("BN", 256), tk_const("BK", 64),
-                                   tk_const("NS", 6)),
+                                   tk_i32(m), tk_i32(n), tk_i32(k), tk_i32(k), tk_i32(1), tk_i32(n),
+                                   tk_i32(1), tk_i32(n), tk_i32(1), tk_const("BM", 128),
+                                   tk_const("BN", 256), tk_const("BK", 64), tk_const("NS", 6)),
                             8, why, sizeof why);
     h_expect(h, s == TK_ERR_LAUNCH, "launch gave %s, not TK_ERR_LAUNCH: %s", tk_status_name(s),
              why);

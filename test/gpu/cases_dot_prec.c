@@ -46,8 +46,7 @@ static double *run_gemm(H *h, tk_dtype t, const Gemm *g, const double *a, const 
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, ct), tk_i32(g->m), tk_i32(g->n),
                     tk_i32(g->k), tk_i32(s_am), tk_i32(s_ak), tk_i32(s_bk), tk_i32(s_bn),
                     tk_i32(g->n), tk_i32(1), tk_const("BM", g->bm), tk_const("BN", g->bn),
-                    tk_const("BK", g->bk), tk_const("NS", g->stages),
-                    tk_const_text("PREC", prec)),
+                    tk_const("BK", g->bk), tk_const("NS", g->stages), tk_const_text("PREC", prec)),
              g->warps);
     if (h->failed)
         return NULL;
@@ -57,8 +56,7 @@ static double *run_gemm(H *h, tk_dtype t, const Gemm *g, const double *a, const 
 static bool begin_gemm(H *h, const char *what, const Gemm *g)
 {
     return h_begin(h, "dot_prec.%s%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", what, g->at ? "_at" : "",
-                   g->bt ? "_bt" : "", g->m, g->n, g->k, g->bm, g->bn, g->bk, g->warps,
-                   g->stages);
+                   g->bt ? "_bt" : "", g->m, g->n, g->k, g->bm, g->bn, g->bk, g->warps, g->stages);
 }
 
 /* tf32x3 within fp32 accuracy, and far closer than tf32 on the same inputs. */

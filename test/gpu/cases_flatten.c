@@ -17,8 +17,8 @@ static double gemm_tol(tk_dtype t)
 static void tutorial_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk,
                           int programs, int warps, int stages)
 {
-    if (!h_begin(h, "flatten.gemm_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d.s%d", h_dtype_name(t), m, n, k,
-                 bm, bn, bk, programs, warps, stages))
+    if (!h_begin(h, "flatten.gemm_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d.s%d", h_dtype_name(t), m, n, k, bm,
+                 bn, bk, programs, warps, stages))
         return;
     tk_kernel *kk = h_kernel(h, "flatten.tk", "persistent_gemm");
     HGemm g = h_gemm_operands(h, t, m, n, k, false);
@@ -26,15 +26,13 @@ static void tutorial_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn,
              H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
                     tk_i32(k), tk_i32(k), tk_i32(1), tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
-                    tk_const("GROUP", 2), tk_const("NUM_SMS", programs),
-                    tk_const("NS", stages)),
+                    tk_const("GROUP", 2), tk_const("NUM_SMS", programs), tk_const("NS", stages)),
              warps);
     h_gemm_check(h, &g, gemm_tol(t));
     h_end(h);
 }
 
-static void counts_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk,
-                        int programs)
+static void counts_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int programs)
 {
     if (!h_begin(h, "flatten.counts_%s.%dx%dx%d.B%dx%dx%d.P%d", h_dtype_name(t), m, n, k, bm, bn,
                  bk, programs))
@@ -82,8 +80,8 @@ static void row_sums_case(H *h, int rows, int cols, int block, int programs, int
     void *dx = h_upload(h, TK_F32, x, n), *dout = h_output(h, TK_F32, (size_t)rows);
     void *dsteps = h_output(h, TK_I32, (size_t)rows);
     h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
-             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_ptr(dsteps, TK_I32),
-                    tk_i32(rows), tk_i32(cols), tk_i32(stride), tk_const("BLOCK", block),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_ptr(dsteps, TK_I32), tk_i32(rows),
+                    tk_i32(cols), tk_i32(stride), tk_const("BLOCK", block),
                     tk_const("NUM", programs), tk_const("NS", stages)),
              4);
     double *out = h_download(h, TK_F32, dout, (size_t)rows);
@@ -105,10 +103,10 @@ static void row_sums_case(H *h, int rows, int cols, int block, int programs, int
 
 void cases_flatten(H *h)
 {
-    tutorial_case(h, TK_F16, 80, 72, 96, 32, 32, 32, 3, 4, 3);  /* 9 tiles over 3 programs */
-    tutorial_case(h, TK_F16, 40, 40, 40, 32, 32, 16, 7, 4, 2);  /* 4 tiles, 7 programs */
-    tutorial_case(h, TK_F16, 64, 64, 32, 32, 32, 32, 2, 4, 3);  /* one K step a tile */
-    tutorial_case(h, TK_F16, 48, 40, 0, 32, 32, 32, 2, 4, 3);   /* K = 0 */
+    tutorial_case(h, TK_F16, 80, 72, 96, 32, 32, 32, 3, 4, 3); /* 9 tiles over 3 programs */
+    tutorial_case(h, TK_F16, 40, 40, 40, 32, 32, 16, 7, 4, 2); /* 4 tiles, 7 programs */
+    tutorial_case(h, TK_F16, 64, 64, 32, 32, 32, 32, 2, 4, 3); /* one K step a tile */
+    tutorial_case(h, TK_F16, 48, 40, 0, 32, 32, 32, 2, 4, 3);  /* K = 0 */
     tutorial_case(h, TK_BF16, 70, 96, 80, 32, 64, 32, 2, 4, 4);
     tutorial_case(h, TK_F32, 50, 48, 40, 32, 32, 16, 3, 4, 3);
     counts_case(h, TK_F16, 72, 50, 70, 32, 32, 32, 3);
@@ -121,7 +119,8 @@ void cases_flatten(H *h)
         return;
     tutorial_case(h, TK_F16, 1000, 1100, 520, 128, 256, 64, 7, 8, 3);
     tutorial_case(h, TK_F16, 777, 999, 1000, 128, 128, 64, 11, 8, 4);
-    tutorial_case(h, TK_BF16, 512, 384, 256, 128, 128, 64, 132, 4, 3); /* more programs than tiles */
+    tutorial_case(h, TK_BF16, 512, 384, 256, 128, 128, 64, 132, 4,
+                  3); /* more programs than tiles */
     tutorial_case(h, TK_F16, 256, 256, 0, 128, 128, 64, 3, 8, 3);
     counts_case(h, TK_BF16, 500, 300, 333, 64, 64, 32, 9);
     row_sums_case(h, 1000, 4000, 256, 132, 4);

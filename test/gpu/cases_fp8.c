@@ -19,8 +19,8 @@
 static bool is_nan_code(tk_dtype t, uint8_t c) { return isnan(h_fp8_decode(t, c)); }
 
 /* Exact bytes, NaN codes matching any NaN code. */
-static void check_codes(H *h, const char *what, tk_dtype t, const uint8_t *out,
-                        const double *src, size_t n)
+static void check_codes(H *h, const char *what, tk_dtype t, const uint8_t *out, const double *src,
+                        size_t n)
 {
     for (size_t i = 0; i < n && !h->failed; i++) {
         uint8_t want = h_fp8_encode(t, src[i]);
@@ -34,8 +34,8 @@ static void check_codes(H *h, const char *what, tk_dtype t, const uint8_t *out,
 static void check_exact(H *h, const char *what, const double *out, const double *ref, size_t n)
 {
     for (size_t i = 0; i < n && !h->failed; i++) {
-        bool ok = isnan(ref[i]) ? isnan(out[i])
-                                : out[i] == ref[i] && signbit(out[i]) == signbit(ref[i]);
+        bool ok =
+            isnan(ref[i]) ? isnan(out[i]) : out[i] == ref[i] && signbit(out[i]) == signbit(ref[i]);
         h_expect(h, ok, "%s: element %zu gave %.9g, expected %.9g", what, i, out[i], ref[i]);
     }
 }
@@ -44,9 +44,10 @@ static void check_exact(H *h, const char *what, const double *out, const double 
  * then magnitudes spread from 2^-20 to 2^17 with random signs. */
 static double *encode_inputs(H *h, size_t n)
 {
-    static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 448, -449, 464, 465,
-                                      480, 57344, 61440, -61441, 1e10, 0x1p-10, -0x1p-17,
-                                      0x1.8p-10, 3 * 0x1p-10, 15 * 0x1p-10, 1e-30};
+    static const double specials[] = {0.0,      -0.0,      INFINITY,    -INFINITY,    NAN,
+                                      448,      -449,      464,         465,          480,
+                                      57344,    61440,     -61441,      1e10,         0x1p-10,
+                                      -0x1p-17, 0x1.8p-10, 3 * 0x1p-10, 15 * 0x1p-10, 1e-30};
     double *x = h_malloc(h, n * sizeof(double));
     size_t i = 0;
     for (size_t j = 0; j < sizeof specials / sizeof *specials && i < n; j++)
@@ -61,7 +62,8 @@ static double *encode_inputs(H *h, size_t n)
         }
     }
     for (; i < n; i++)
-        x[i] = ldexp(h_uniform(h, 1, 2), (int)h_randint(h, -20, 17)) * (h_randint(h, 0, 1) ? 1 : -1);
+        x[i] =
+            ldexp(h_uniform(h, 1, 2), (int)h_randint(h, -20, 17)) * (h_randint(h, 0, 1) ? 1 : -1);
     return x;
 }
 
@@ -87,11 +89,12 @@ static void encode_case(H *h, size_t n, int block)
     h_launch(h, k, g,
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dh, TK_F16), tk_ptr(db, TK_BF16),
                     tk_ptr(e4, TK_F8E4NV), tk_ptr(e5, TK_F8E5), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     h_launch(h, h_kernel(h, "fp8.tk", "fp8_encode_f64"), g,
              H_ARGS(tk_ptr(dd, TK_F64), tk_ptr((char *)e4 + 3 * n, TK_F8E4NV),
-                    tk_ptr((char *)e5 + 3 * n, TK_F8E5), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_ptr((char *)e5 + 3 * n, TK_F8E5), tk_i32((int)n), tk_const("BLOCK", block)),
+             4);
     uint8_t *o4 = h_download_raw(h, e4, 4 * n), *o5 = h_download_raw(h, e5, 4 * n);
     const double *src[4] = {x, xh, xb, xd};
     static const char *const names[4] = {"fp32", "fp16", "bf16", "fp64"};
@@ -121,7 +124,8 @@ static void decode_case(H *h, size_t n, int block)
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(d4, TK_F8E4NV), tk_ptr(d5, TK_F8E5), tk_ptr(df, TK_F32),
                     tk_ptr(dh, TK_F16), tk_ptr(db, TK_BF16), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     double *of = h_download(h, TK_F32, df, 3 * n), *oh = h_download(h, TK_F16, dh, 2 * n);
     double *ob = h_download(h, TK_BF16, db, 2 * n);
     double *ref = h_malloc(h, 3 * n * sizeof(double));

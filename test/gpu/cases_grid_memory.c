@@ -21,7 +21,12 @@ static void grid_case(H *h, const char *kernel, unsigned x, unsigned y, unsigned
         for (unsigned b = 0; b < y; b++)
             for (unsigned a = 0; a < x; a++) {
                 int64_t *r = ref + (((size_t)c * y + b) * x + a) * 6;
-                r[0] = a; r[1] = b; r[2] = c; r[3] = x; r[4] = y; r[5] = z;
+                r[0] = a;
+                r[1] = b;
+                r[2] = c;
+                r[3] = x;
+                r[4] = y;
+                r[5] = z;
             }
     h_check_int(h, "ids", out, ref, total * 6);
     h_end(h);
@@ -40,7 +45,8 @@ static void scale_shift_case(H *h, size_t n, int block, int warps)
     void *dy = h_output(h, TK_F32, n + pad);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_i32((int)n), tk_f32(a), tk_f32(b),
-                    tk_const("BLOCK", block)), warps);
+                    tk_const("BLOCK", block)),
+             warps);
     double *y = h_download(h, TK_F32, dy, n);
     double *ref = h_malloc(h, n * sizeof(double));
     for (size_t i = 0; i < n; i++)
@@ -63,7 +69,8 @@ static void misaligned_case(H *h, tk_dtype t, size_t n, int shift, int block)
     void *px = dx ? (char *)dx + shift * sz : NULL, *py = dy ? (char *)dy + shift * sz : NULL;
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(px, t), tk_ptr(py, t), tk_i32((int)n), tk_f32(2.0f), tk_f32(-1.0f),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     double *y = h_download(h, t, dy, total);
     double *ref = h_malloc(h, n * sizeof(double));
     for (size_t i = 0; i < n; i++)
@@ -82,9 +89,10 @@ static void load_other_case(H *h, size_t n, int block, int warps)
     double *x = h_rand_array(h, TK_F32, n, -8, 8);
     void *dx = h_upload(h, TK_F32, x, n);
     void *dy = h_output(h, TK_F32, padded);
-    h_launch(h, k, h_grid((unsigned)(padded / block), 1, 1),
-             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_i32((int)n),
-                    tk_const("BLOCK", block)), warps);
+    h_launch(
+        h, k, h_grid((unsigned)(padded / block), 1, 1),
+        H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_i32((int)n), tk_const("BLOCK", block)),
+        warps);
     double *y = h_download(h, TK_F32, dy, padded);
     double *ref = h_malloc(h, padded * sizeof(double));
     for (size_t i = 0; i < padded; i++)
@@ -103,7 +111,8 @@ static void cache_hints_case(H *h, size_t n, int block)
     void *dz = h_output(h, TK_F32, 2 * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dz, TK_F32), tk_i32((int)n),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     double *z = h_download(h, TK_F32, dz, 2 * n);
     double *ref = h_malloc(h, 2 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
@@ -130,7 +139,8 @@ static void tile_case(H *h, int m, int n, int bm, int bn, int warps)
     h_launch(h, k, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(drb, TK_F32), tk_ptr(dcb, TK_F32),
                     tk_ptr(dy, TK_F32), tk_i32(m), tk_i32(n), tk_i32(sx), tk_i32(sy),
-                    tk_const("BM", bm), tk_const("BN", bn)), warps);
+                    tk_const("BM", bm), tk_const("BN", bn)),
+             warps);
     double *y = h_download(h, TK_F32, dy, (size_t)m * sy);
     double *got = h_malloc(h, (size_t)m * n * sizeof(double));
     double *ref = h_malloc(h, (size_t)m * n * sizeof(double));
@@ -175,13 +185,13 @@ void cases_grid_memory(H *h)
         grid_case(h, "grid_ids", 70001, 3, 2);
     size_t big = h->gpu ? 1000003 : 20011;
     scale_shift_case(h, 1000, 128, 4);
-    scale_shift_case(h, 1000, 16, 4);     /* a block smaller than the 128 threads */
+    scale_shift_case(h, 1000, 16, 4); /* a block smaller than the 128 threads */
     scale_shift_case(h, 77, 32, 4);
     scale_shift_case(h, 3000, 256, 1);
     scale_shift_case(h, 3000, 256, 8);
-    scale_shift_case(h, big, 8192, 4);    /* 64 elements per thread */
+    scale_shift_case(h, big, 8192, 4); /* 64 elements per thread */
     scale_shift_case(h, big, 1024, 8);
-    scale_shift_case(h, 1, 128, 4);       /* n == 1: an argument specialised as 1 */
+    scale_shift_case(h, 1, 128, 4); /* n == 1: an argument specialised as 1 */
     scale_shift_case(h, 5000, 512, 16);
     if (h->gpu)
         scale_shift_case(h, (1u << 24) + 3, 128, 4); /* 131073 programs */
@@ -195,7 +205,7 @@ void cases_grid_memory(H *h)
     cache_hints_case(h, 5001, 256);
     alloc_huge_case(h);
     tile_case(h, 37, 53, 16, 16, 4);
-    tile_case(h, 37, 53, 4, 8, 4);        /* 32 elements over 128 threads */
+    tile_case(h, 37, 53, 4, 8, 4); /* 32 elements over 128 threads */
     tile_case(h, 37, 53, 64, 64, 4);
     tile_case(h, 37, 53, 2, 128, 2);
     tile_case(h, 100, 9, 32, 8, 8);

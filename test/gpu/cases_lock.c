@@ -64,7 +64,8 @@ static void lock_case(H *h, tk_dtype t, int rows, int cols, int block, int nlock
         h_launch(h, k, h_grid((unsigned)rows, 1, 1),
                  H_ARGS(tk_ptr(dx, t), tk_ptr(dpart, t), tk_ptr(dflag, TK_I32),
                         tk_ptr(dvis, TK_I32), tk_ptr(dlock, TK_I32), tk_i32(cols),
-                        tk_const("NLOCKS", nlocks), tk_const("BLOCK", block)), warps);
+                        tk_const("NLOCKS", nlocks), tk_const("BLOCK", block)),
+                 warps);
         double *part = h_download(h, t, dpart, np);
         int64_t *vis = h_download_int(h, TK_I32, dvis, nlocks);
         int64_t *lock = h_download_int(h, TK_I32, dlock, nlocks);
@@ -164,7 +165,8 @@ static void layernorm_bwd_case(H *h, int M, int N)
     void *dW = h_upload(h, TK_F32, w, N);
     void *dMean = h_upload(h, TK_F32, mean, M), *dRstd = h_upload(h, TK_F32, rstd, M);
     void *dDX = h_output(h, TK_F32, n);
-    void *dpw = h_output(h, TK_F32, (size_t)group * N), *dpb = h_output(h, TK_F32, (size_t)group * N);
+    void *dpw = h_output(h, TK_F32, (size_t)group * N),
+         *dpb = h_output(h, TK_F32, (size_t)group * N);
     void *dlocks = h_output(h, TK_I32, 2 * (size_t)group);
     void *dfw = h_output(h, TK_F32, N), *dfb = h_output(h, TK_F32, N);
     for (int run = 0; run < runs && !h->failed; run++) {
@@ -179,11 +181,13 @@ static void layernorm_bwd_case(H *h, int M, int N)
                         tk_ptr(dpb, TK_F32), tk_ptr(dX, TK_F32), tk_ptr(dW, TK_F32),
                         tk_ptr(dMean, TK_F32), tk_ptr(dRstd, TK_F32), tk_ptr(dlocks, TK_I32),
                         tk_i32(N), tk_i32(N), tk_const("GROUP_SIZE_M", group),
-                        tk_const("BLOCK_SIZE_N", block)), warps);
+                        tk_const("BLOCK_SIZE_N", block)),
+                 warps);
         h_launch(h, kdw, h_grid((unsigned)h_cdiv((size_t)N, 128), 1, 1),
                  H_ARGS(tk_ptr(dpw, TK_F32), tk_ptr(dpb, TK_F32), tk_ptr(dfw, TK_F32),
-                        tk_ptr(dfb, TK_F32), tk_i32(group), tk_i32(N),
-                        tk_const("BLOCK_SIZE_M", 32), tk_const("BLOCK_SIZE_N", 128)), 4);
+                        tk_ptr(dfb, TK_F32), tk_i32(group), tk_i32(N), tk_const("BLOCK_SIZE_M", 32),
+                        tk_const("BLOCK_SIZE_N", 128)),
+                 4);
         double *dx = h_download(h, TK_F32, dDX, n);
         double *fw = h_download(h, TK_F32, dfw, N), *fb = h_download(h, TK_F32, dfb, N);
         char what[64];

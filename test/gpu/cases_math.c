@@ -22,8 +22,8 @@ static double f_div3(double x) { return (float)(x / 3.0); }
 static double f_sqrt_rn(double x) { return (float)sqrt(x); }
 
 /* Runs `kernel` on x (dtype t) and checks output k against fns[k]. */
-static void unary_case(H *h, const char *kernel, tk_dtype t, const Fn *fns, int nfn,
-                       double lo, double hi, size_t n, int block)
+static void unary_case(H *h, const char *kernel, tk_dtype t, const Fn *fns, int nfn, double lo,
+                       double hi, size_t n, int block)
 {
     if (!h_begin(h, "math.%s_%s.n%zu.B%d", kernel, h_dtype_name(t), n, block))
         return;
@@ -31,8 +31,7 @@ static void unary_case(H *h, const char *kernel, tk_dtype t, const Fn *fns, int 
     double *x = h_rand_array(h, t, n, lo, hi);
     void *dx = h_upload(h, t, x, n), *dout = h_output(h, t, nfn * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-             H_ARGS(tk_ptr(dx, t), tk_ptr(dout, t), tk_i32((int)n), tk_const("BLOCK", block)),
-             4);
+             H_ARGS(tk_ptr(dx, t), tk_ptr(dout, t), tk_i32((int)n), tk_const("BLOCK", block)), 4);
     double *out = h_download(h, t, dout, nfn * n);
     double *ref = h_malloc(h, n * sizeof(double));
     for (int j = 0; j < nfn && !h->failed; j++) {
@@ -55,8 +54,9 @@ static void binary_case(H *h, const char *kernel, size_t n, int block)
     void *dx = h_upload(h, TK_F32, x, n), *dy = h_upload(h, TK_F32, y, n);
     void *dout = h_output(h, TK_F32, nout * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dout, TK_F32),
-                    tk_i32((int)n), tk_const("BLOCK", block)), 4);
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dout, TK_F32), tk_i32((int)n),
+                    tk_const("BLOCK", block)),
+             4);
     double *out = h_download(h, TK_F32, dout, nout * n);
     double *ref = h_malloc(h, 3 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
@@ -81,7 +81,8 @@ static void int_case(H *h, size_t n, int block)
     void *dx = h_upload(h, TK_I32, x, n), *dout = h_output(h, TK_I32, 3 * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dx, TK_I32), tk_ptr(dout, TK_I32), tk_i32((int)n), tk_i32(lim),
-                    tk_const("BLOCK", block)), 4);
+                    tk_const("BLOCK", block)),
+             4);
     double *out = h_download(h, TK_I32, dout, 3 * n);
     double *ref = h_malloc(h, 3 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
@@ -98,12 +99,22 @@ static void int_case(H *h, size_t n, int block)
 
 void cases_math(H *h)
 {
-    static const Fn pos[] = {{"log", log, 1e-6}, {"log2", log2, 1e-6}, {"sqrt", sqrt, 1e-6},
-                             {"rsqrt", f_rsqrt, 1e-6}, {"sqrt_rn", f_sqrt_rn, 0}};
-    static const Fn any[] = {{"exp", exp, 1e-6}, {"exp2", exp2, 1e-6}, {"sin", sin, 2e-6},
-                             {"cos", cos, 2e-6}, {"abs", fabs, 0}, {"floor", floor, 0},
-                             {"ceil", ceil, 0}, {"erf", erf, 1e-6}, {"sigmoid", f_sigmoid, 1e-6},
-                             {"libdevice.tanh", tanh, 1e-6}, {"clamp", f_clamp, 0},
+    static const Fn pos[] = {{"log", log, 1e-6},
+                             {"log2", log2, 1e-6},
+                             {"sqrt", sqrt, 1e-6},
+                             {"rsqrt", f_rsqrt, 1e-6},
+                             {"sqrt_rn", f_sqrt_rn, 0}};
+    static const Fn any[] = {{"exp", exp, 1e-6},
+                             {"exp2", exp2, 1e-6},
+                             {"sin", sin, 2e-6},
+                             {"cos", cos, 2e-6},
+                             {"abs", fabs, 0},
+                             {"floor", floor, 0},
+                             {"ceil", ceil, 0},
+                             {"erf", erf, 1e-6},
+                             {"sigmoid", f_sigmoid, 1e-6},
+                             {"libdevice.tanh", tanh, 1e-6},
+                             {"clamp", f_clamp, 0},
                              {"div_rn", f_div3, 0}};
     static const Fn typed[] = {{"exp", exp, 1e-6}, {"log", log, 1e-6}, {"sqrt", sqrt, 1e-6},
                                {"sin", sin, 1e-6}, {"cos", cos, 1e-6}, {"abs", fabs, 0}};

@@ -12,9 +12,10 @@ static void hinted_case(H *h, size_t n, int block, int warps)
     tk_kernel *k = h_kernel(h, "misc.tk", "hinted_copy");
     double *x = h_rand_array(h, TK_F32, n, -5, 5);
     void *dx = h_upload(h, TK_F32, x, n), *dy = h_output(h, TK_F32, n + 8);
-    h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_i32((int)n),
-                    tk_const("BLOCK", block)), warps);
+    h_launch(
+        h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
+        H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_i32((int)n), tk_const("BLOCK", block)),
+        warps);
     double *y = h_download(h, TK_F32, dy, n), *ref = h_malloc(h, n * sizeof(double));
     for (size_t i = 0; i < n; i++)
         ref[i] = h_round_to(TK_F32, x[i] + 1);
@@ -36,8 +37,8 @@ static void creation_case(H *h, size_t n, int iters, int block)
     void *dout = h_output(h, TK_F32, n), *dhi = h_output(h, TK_U32, n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(du, TK_U32), tk_ptr(dout, TK_F32),
-                    tk_ptr(dhi, TK_U32), tk_i32((int)n), tk_i32(iters),
-                    tk_const("BLOCK", block)), 4);
+                    tk_ptr(dhi, TK_U32), tk_i32((int)n), tk_i32(iters), tk_const("BLOCK", block)),
+             4);
     double *out = h_download(h, TK_F32, dout, n);
     int64_t *hi = h_download_int(h, TK_U32, dhi, n);
     double *ref = h_malloc(h, n * sizeof(double));
@@ -65,8 +66,9 @@ static void minmax_neg_case(H *h, tk_dtype t, size_t n)
     void *da = h_upload_int(h, t, a, n), *db = h_upload_int(h, t, b, n);
     void *dc = h_upload_int(h, t, c, n), *dout = h_output(h, t, 4 * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, 256), 1, 1),
-             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_ptr(dout, t),
-                    tk_i32((int)n), tk_const("BLOCK", 256)), 4);
+             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_ptr(dout, t), tk_i32((int)n),
+                    tk_const("BLOCK", 256)),
+             4);
     int64_t *out = h_download_int(h, t, dout, 4 * n);
     int64_t *ref = h_malloc(h, 4 * n * sizeof(int64_t));
     for (size_t i = 0; i < n; i++) {
@@ -85,8 +87,8 @@ static void max_of_neg_case(H *h, int block, int warps, unsigned programs)
         return;
     tk_kernel *k = h_kernel(h, "misc.tk", "max_of_neg");
     void *dout = h_output(h, TK_I32, 2 * programs);
-    h_launch(h, k, h_grid(programs, 1, 1),
-             H_ARGS(tk_ptr(dout, TK_I32), tk_const("BLOCK", block)), warps);
+    h_launch(h, k, h_grid(programs, 1, 1), H_ARGS(tk_ptr(dout, TK_I32), tk_const("BLOCK", block)),
+             warps);
     int64_t *out = h_download_int(h, TK_I32, dout, 2 * programs);
     int64_t *ref = h_malloc(h, 2 * programs * sizeof(int64_t));
     for (unsigned p = 0; p < programs; p++) {

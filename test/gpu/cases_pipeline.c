@@ -26,7 +26,8 @@ static void row_sum_case(H *h, tk_dtype t, int rows, int cols, int block, int st
     void *dx = h_upload(h, t, x, n), *dout = h_output(h, TK_F32, rows);
     h_launch(h, k, h_grid(rows, 1, 1),
              H_ARGS(tk_ptr(dx, t), tk_ptr(dout, TK_F32), tk_i32(stride), tk_i32(cols),
-                    tk_const("BLOCK", block), tk_const("STAGES", stages)), 4);
+                    tk_const("BLOCK", block), tk_const("STAGES", stages)),
+             4);
     double *out = h_download(h, TK_F32, dout, rows);
     double *ref = h_malloc(h, rows * sizeof(double));
     for (int r = 0; r < rows; r++) {
@@ -55,7 +56,8 @@ static void row_dot_max_case(H *h, tk_dtype t, int rows, int cols, int block, in
     h_launch(h, k, h_grid(rows, 1, 1),
              H_ARGS(tk_ptr(dx, t), tk_ptr(dy, t), tk_ptr(ddot, TK_F32), tk_ptr(dmax, TK_F32),
                     tk_i32(cols), tk_i32(cols), tk_const("BLOCK", block),
-                    tk_const("STAGES", stages)), 4);
+                    tk_const("STAGES", stages)),
+             4);
     double *dot = h_download(h, TK_F32, ddot, rows), *mx = h_download(h, TK_F32, dmax, rows);
     double *rd = h_malloc(h, rows * sizeof(double)), *rm = h_malloc(h, rows * sizeof(double));
     for (int r = 0; r < rows; r++) {
@@ -85,7 +87,8 @@ static void tile_case(H *h, int rows, int cols, int br, int block, int stages)
     h_launch(h, k, h_grid((rows + br - 1) / br, 1, 1),
              H_ARGS(tk_ptr(dx, TK_I32), tk_ptr(dout, TK_I32), tk_i32(rows), tk_i32(cols),
                     tk_i32(stride), tk_const("BR", br), tk_const("BLOCK", block),
-                    tk_const("STAGES", stages)), 4);
+                    tk_const("STAGES", stages)),
+             4);
     double *out = h_download(h, TK_I32, dout, rows);
     double *ref = h_malloc(h, rows * sizeof(double));
     for (int r = 0; r < rows; r++) {
@@ -108,7 +111,8 @@ static void chain_case(H *h, int cols, int block, int stages)
     void *dx = h_upload(h, TK_F32, x, cols);
     h_launch(h, k, h_grid(1, 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_i32(cols), tk_const("BLOCK", block),
-                    tk_const("STAGES", stages)), 4);
+                    tk_const("STAGES", stages)),
+             4);
     double *out = h_download(h, TK_F32, dx, cols);
     for (int i = block; i < cols; i++)
         x[i] = x[i - block] + 1.0; /* the sequential loop, block by block */
@@ -121,8 +125,8 @@ static void chain_case(H *h, int cols, int block, int stages)
  * wrap inside A and B, and only the store is masked. */
 static void even_k_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps)
 {
-    if (!h_begin(h, "pipeline.gemm_even_k_%s.%dx%dx%d.B%dx%dx%d.w%d", h_dtype_name(t), m, n, k,
-                 bm, bn, bk, warps))
+    if (!h_begin(h, "pipeline.gemm_even_k_%s.%dx%dx%d.B%dx%dx%d.w%d", h_dtype_name(t), m, n, k, bm,
+                 bn, bk, warps))
         return;
     tk_kernel *kk = h_kernel(h, "pipeline.tk", "gemm_even_k");
     HGemm g = h_gemm_operands(h, t, m, n, k, false);

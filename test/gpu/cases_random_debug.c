@@ -16,21 +16,24 @@ static void kat_case(H *h)
         return;
     static const uint32_t kat[3][10] = {
         {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
-        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff,
-         0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
-        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0,
-         0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}};
+        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
+         0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
+         0x94fdcceb, 0x5001e420, 0x24126ea1}};
     for (int t = 0; t < 3; t++) {
         uint32_t c[4] = {kat[t][0], kat[t][1], kat[t][2], kat[t][3]};
         h_philox(kat[t][4], kat[t][5], c);
         for (int i = 0; i < 4; i++)
-            h_expect(h, c[i] == kat[t][6 + i], "vector %d word %d: %08x, expected %08x", t, i,
-                     c[i], kat[t][6 + i]);
+            h_expect(h, c[i] == kat[t][6 + i], "vector %d word %d: %08x, expected %08x", t, i, c[i],
+                     kat[t][6 + i]);
     }
     h_end(h);
 }
 
-typedef struct Streams { double *u, *nrm; int64_t *bits; } Streams;
+typedef struct Streams {
+    double *u, *nrm;
+    int64_t *bits;
+} Streams;
 
 static Streams launch_streams(H *h, tk_kernel *k, size_t n, int seed, int block)
 {
@@ -38,7 +41,8 @@ static Streams launch_streams(H *h, tk_kernel *k, size_t n, int seed, int block)
     void *du = h_output(h, TK_F32, n), *dn = h_output(h, TK_F32, n), *di = h_output(h, TK_U32, n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(du, TK_F32), tk_ptr(dn, TK_F32), tk_ptr(di, TK_U32), tk_i32((int)n),
-                    tk_i32(seed), tk_const("BLOCK", block)), 4);
+                    tk_i32(seed), tk_const("BLOCK", block)),
+             4);
     s.u = h_download(h, TK_F32, du, n);
     s.nrm = h_download(h, TK_F32, dn, n);
     s.bits = h_download_int(h, TK_U32, di, n);
@@ -152,7 +156,8 @@ static void print_case(H *h, unsigned grid, int block, int warps)
             lines++;
         h_expect(h, lines >= n, "%zu lines with the prefix for %zu elements", lines, n);
         for (size_t i = 0; i < n; i++)
-            h_expect(h, has_token(text, (long)x[i]), "element %zu (%ld) not printed", i, (long)x[i]);
+            h_expect(h, has_token(text, (long)x[i]), "element %zu (%ld) not printed", i,
+                     (long)x[i]);
         h_expect(h, strstr(text, "tkpid") != NULL, "the scalar print is missing");
     }
     h_end(h);
@@ -173,8 +178,9 @@ static void assert_case(H *h, const char *kernel, const char *msg, bool fail)
     if (!h->failed && k) {
         h_capture_begin(h); /* keep the device's own report out of the log */
         s = h_launch_status(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
-                            H_ARGS(tk_ptr(dx, TK_I32), tk_ptr(dy, TK_I32), tk_i32(n),
-                                   tk_i32(lim), tk_const("BLOCK", block)), 4, why, sizeof why);
+                            H_ARGS(tk_ptr(dx, TK_I32), tk_ptr(dy, TK_I32), tk_i32(n), tk_i32(lim),
+                                   tk_const("BLOCK", block)),
+                            4, why, sizeof why);
         h_capture_end(h);
     }
     if (fail) {

@@ -24,7 +24,7 @@ static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
     size_t n = (size_t)bm * bn;
     tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_2d");
     double *x = rand_ties(h, n); /* small integers: exact sums in fp16 / bf16 too */
-    if (t == TK_F32) /* continuous values in half the rows, ties in the rest */
+    if (t == TK_F32)             /* continuous values in half the rows, ties in the rest */
         for (size_t i = 0; i < n; i += 2)
             x[i] = h_round_to(TK_F32, h_uniform(h, -6, 6));
     void *dx = h_upload(h, t, x, n);
@@ -35,10 +35,11 @@ static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
              H_ARGS(tk_ptr(dx, t), tk_ptr(d[0], t), tk_ptr(d[1], t), tk_ptr(d[2], t),
                     tk_ptr(d[3], t), tk_ptr(d[4], t), tk_ptr(d[5], t), tk_ptr(d[6], TK_I32),
                     tk_ptr(d[7], TK_I32), tk_ptr(d[8], TK_I32), tk_ptr(d[9], TK_I32),
-                    tk_const("BM", bm), tk_const("BN", bn)), warps);
-    static const char *names[10] = {"sum axis 0", "sum axis 1", "max axis 0", "max axis 1",
-                                    "min axis 0", "min axis 1", "argmax axis 0",
-                                    "argmax axis 1", "argmin axis 0", "argmin axis 1"};
+                    tk_const("BM", bm), tk_const("BN", bn)),
+             warps);
+    static const char *names[10] = {
+        "sum axis 0", "sum axis 1",    "max axis 0",    "max axis 1",    "min axis 0",
+        "min axis 1", "argmax axis 0", "argmax axis 1", "argmin axis 0", "argmin axis 1"};
     for (int j = 0; j < 10 && !h->failed; j++) {
         int axis = j % 2, len = axis ? bm : bn, other = axis ? bn : bm;
         double *out = h_download(h, j < 6 ? t : TK_I32, d[j], len);
@@ -74,15 +75,22 @@ static void reduce_1d_case(H *h, int n, int block, int warps)
     void *df = h_output(h, TK_F32, 5), *di = h_output(h, TK_I32, 2);
     h_launch(h, k, h_grid(1, 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(df, TK_F32), tk_ptr(di, TK_I32), tk_i32(n),
-                    tk_const("BLOCK", block)), warps);
+                    tk_const("BLOCK", block)),
+             warps);
     double *f = h_download(h, TK_F32, df, 5), *iv = h_download(h, TK_I32, di, 2);
     double s = 0, mx = x[0], mn = x[0], sa = 0;
     int amx = 0, amn = 0;
     for (int i = 0; i < n; i++) {
         s += x[i];
         sa += fabs(x[i]);
-        if (x[i] > mx) { mx = x[i]; amx = i; }
-        if (x[i] < mn) { mn = x[i]; amn = i; }
+        if (x[i] > mx) {
+            mx = x[i];
+            amx = i;
+        }
+        if (x[i] < mn) {
+            mn = x[i];
+            amn = i;
+        }
     }
     /* Sums of mixed signs: bound by the sum of magnitudes. */
     h_expect(h, fabs(f[0] - s) <= 1e-6 * sa, "sum = %.9g, expected %.9g", f[0], s);
@@ -105,8 +113,9 @@ static void keep_case(H *h, int bm, int bn, int warps)
     void *dx = h_upload(h, TK_F32, x, n), *dy = h_output(h, TK_F32, n);
     void *dt = h_output(h, TK_F32, 3);
     h_launch(h, k, h_grid(1, 1, 1),
-             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dt, TK_F32),
-                    tk_const("BM", bm), tk_const("BN", bn)), warps);
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dt, TK_F32), tk_const("BM", bm),
+                    tk_const("BN", bn)),
+             warps);
     double *y = h_download(h, TK_F32, dy, n), *tot = h_download(h, TK_F32, dt, 3);
     double *ref = h_malloc(h, n * sizeof(double)), rt[3] = {0, x[0], x[0]};
     for (int i = 0; i < bm; i++) {
@@ -144,7 +153,8 @@ static void custom_case(H *h, int bm, int bn, int warps)
     h_launch(h, k, h_grid(1, 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dam, TK_F32), tk_ptr(dss, TK_F32),
                     tk_ptr(dmv, TK_F32), tk_ptr(dmi, TK_I32), tk_const("BM", bm),
-                    tk_const("BN", bn)), warps);
+                    tk_const("BN", bn)),
+             warps);
     double *am = h_download(h, TK_F32, dam, bm), *ss = h_download(h, TK_F32, dss, bn);
     double *mv = h_download(h, TK_F32, dmv, bm), *mi = h_download(h, TK_I32, dmi, bm);
     double *ram = h_malloc(h, bm * sizeof(double)), *rss = h_malloc(h, bn * sizeof(double));
@@ -183,7 +193,8 @@ static void reduce_3d_case(H *h, int A, int B, int C, int warps)
     void *dx = h_upload(h, TK_F32, x, n), *dy = h_output(h, TK_F32, (size_t)A * C);
     h_launch(h, k, h_grid(1, 1, 1),
              H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_const("A", A), tk_const("B", B),
-                    tk_const("C", C)), warps);
+                    tk_const("C", C)),
+             warps);
     double *y = h_download(h, TK_F32, dy, (size_t)A * C);
     double *ref = h_malloc(h, (size_t)A * C * sizeof(double));
     for (int i = 0; i < A; i++)
@@ -229,9 +240,10 @@ static void scan_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
     tk_kernel *k = h_kernel(h, "reduce.tk", "scan_2d");
     double *x = h_rand_array(h, t, n, -100, 100);
     void *dx = h_upload(h, t, x, n), *dr = h_output(h, t, n), *dc = h_output(h, t, n);
-    h_launch(h, k, h_grid(1, 1, 1),
-             H_ARGS(tk_ptr(dx, t), tk_ptr(dr, t), tk_ptr(dc, t), tk_const("BM", bm),
-                    tk_const("BN", bn)), warps);
+    h_launch(
+        h, k, h_grid(1, 1, 1),
+        H_ARGS(tk_ptr(dx, t), tk_ptr(dr, t), tk_ptr(dc, t), tk_const("BM", bm), tk_const("BN", bn)),
+        warps);
     double *r = h_download(h, t, dr, n), *c = h_download(h, t, dc, n);
     double *rr = h_malloc(h, n * sizeof(double)), *rc = h_malloc(h, n * sizeof(double));
     for (int i = 0; i < bm; i++)
@@ -248,8 +260,8 @@ static void scan_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
 
 void cases_reduce(H *h)
 {
-    static const int shapes[][3] = {{16, 32, 4}, {4, 8, 4}, {64, 64, 4}, {1, 128, 4},
-                                    {128, 2, 4}, {32, 256, 8}, {8, 16, 1}, {128, 128, 8},
+    static const int shapes[][3] = {{16, 32, 4},   {4, 8, 4},    {64, 64, 4}, {1, 128, 4},
+                                    {128, 2, 4},   {32, 256, 8}, {8, 16, 1},  {128, 128, 8},
                                     {256, 32, 16}, {64, 128, 2}};
     for (int i = 0; i < 10; i++) {
         reduce_2d_case(h, TK_F32, shapes[i][0], shapes[i][1], shapes[i][2]);

@@ -13,8 +13,9 @@ static void outer_case(H *h, int bm, int bn, int warps)
     void *da = h_upload(h, TK_F32, a, bm), *db = h_upload(h, TK_F32, b, bn);
     void *dy = h_output(h, TK_F32, (size_t)bm * bn);
     h_launch(h, k, h_grid(1, 1, 1),
-             H_ARGS(tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(dy, TK_F32),
-                    tk_const("BM", bm), tk_const("BN", bn)), warps);
+             H_ARGS(tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(dy, TK_F32), tk_const("BM", bm),
+                    tk_const("BN", bn)),
+             warps);
     double *y = h_download(h, TK_F32, dy, (size_t)bm * bn);
     double *ref = h_malloc(h, (size_t)bm * bn * sizeof(double));
     for (int i = 0; i < bm; i++)
@@ -34,8 +35,9 @@ static void reshape_trans_case(H *h, int bm, int bn, int warps)
     void *dx = h_upload(h, TK_F32, x, n);
     void *dy = h_output(h, TK_F32, n), *dz = h_output(h, TK_F32, n), *dw = h_output(h, TK_F32, n);
     h_launch(h, k, h_grid(1, 1, 1),
-             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dz, TK_F32),
-                    tk_ptr(dw, TK_F32), tk_const("BM", bm), tk_const("BN", bn)), warps);
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dz, TK_F32), tk_ptr(dw, TK_F32),
+                    tk_const("BM", bm), tk_const("BN", bn)),
+             warps);
     double *y = h_download(h, TK_F32, dy, n), *z = h_download(h, TK_F32, dz, n);
     double *w = h_download(h, TK_F32, dw, n);
     double *ry = h_malloc(h, n * sizeof(double)), *rz = h_malloc(h, n * sizeof(double));
@@ -65,9 +67,10 @@ static void join_split_case(H *h, int block, int warps)
     void *di = h_output(h, TK_F32, 2 * (size_t)block), *de = h_output(h, TK_F32, block);
     void *dodd = h_output(h, TK_F32, block), *dd = h_output(h, TK_F32, block);
     h_launch(h, k, h_grid(1, 1, 1),
-             H_ARGS(tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(dc, TK_F32),
-                    tk_ptr(di, TK_F32), tk_ptr(de, TK_F32), tk_ptr(dodd, TK_F32),
-                    tk_ptr(dd, TK_F32), tk_const("BLOCK", block)), warps);
+             H_ARGS(tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(dc, TK_F32), tk_ptr(di, TK_F32),
+                    tk_ptr(de, TK_F32), tk_ptr(dodd, TK_F32), tk_ptr(dd, TK_F32),
+                    tk_const("BLOCK", block)),
+             warps);
     double *inter = h_download(h, TK_F32, di, 2 * (size_t)block);
     double *even = h_download(h, TK_F32, de, block), *odd = h_download(h, TK_F32, dodd, block);
     double *diff = h_download(h, TK_F32, dd, block);
@@ -93,12 +96,14 @@ static void cat_case(H *h, int block, int warps)
     if (!h_begin(h, "shape.cat.B%d.w%d", block, warps))
         return;
     tk_kernel *k = h_kernel(h, "shape.tk", "cat_reduce");
-    double *a = h_rand_array(h, TK_F32, block, 0.5, 3), *b = h_rand_array(h, TK_F32, block, -3, -0.5);
+    double *a = h_rand_array(h, TK_F32, block, 0.5, 3),
+           *b = h_rand_array(h, TK_F32, block, -3, -0.5);
     void *da = h_upload(h, TK_F32, a, block), *db = h_upload(h, TK_F32, b, block);
     void *dout = h_output(h, TK_F32, 3);
     h_launch(h, k, h_grid(1, 1, 1),
              H_ARGS(tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(dout, TK_F32),
-                    tk_const("BLOCK", block)), warps);
+                    tk_const("BLOCK", block)),
+             warps);
     double *out = h_download(h, TK_F32, dout, 3);
     double s = 0, mx = a[0], mn = b[0], sa = 0;
     for (int i = 0; i < block; i++) {
@@ -123,14 +128,17 @@ static void bcast3d_case(H *h, int A, int B, int C, int warps)
     tk_kernel *k = h_kernel(h, "shape.tk", "bcast3d");
     double *a = h_rand_array(h, TK_F32, A, 0, 9), *b = h_rand_array(h, TK_F32, B, 0, 9);
     double *c = h_rand_array(h, TK_F32, C, 0, 9);
-    for (int i = 0; i < A; i++) a[i] = (int)a[i] + 1;  /* small integers: exact sums */
-    for (int i = 0; i < B; i++) b[i] = (int)b[i] + 1;
-    for (int i = 0; i < C; i++) c[i] = (int)c[i] + 1;
+    for (int i = 0; i < A; i++)
+        a[i] = (int)a[i] + 1; /* small integers: exact sums */
+    for (int i = 0; i < B; i++)
+        b[i] = (int)b[i] + 1;
+    for (int i = 0; i < C; i++)
+        c[i] = (int)c[i] + 1;
     void *da = h_upload(h, TK_F32, a, A), *db = h_upload(h, TK_F32, b, B);
     void *dc = h_upload(h, TK_F32, c, C), *dy = h_output(h, TK_F32, n);
     h_launch(h, k, h_grid(1, 1, 1),
-             H_ARGS(tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(dc, TK_F32),
-                    tk_ptr(dy, TK_F32), tk_const("A", A), tk_const("B", B), tk_const("C", C)),
+             H_ARGS(tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(dc, TK_F32), tk_ptr(dy, TK_F32),
+                    tk_const("A", A), tk_const("B", B), tk_const("C", C)),
              warps);
     double *y = h_download(h, TK_F32, dy, n);
     double *ref = h_malloc(h, n * sizeof(double));
@@ -145,8 +153,8 @@ static void bcast3d_case(H *h, int A, int B, int C, int warps)
 void cases_shape(H *h)
 {
     outer_case(h, 16, 32, 4);
-    outer_case(h, 4, 4, 4);      /* 16 elements over 128 threads */
-    outer_case(h, 64, 128, 4);   /* 64 per thread */
+    outer_case(h, 4, 4, 4);    /* 16 elements over 128 threads */
+    outer_case(h, 64, 128, 4); /* 64 per thread */
     outer_case(h, 1, 64, 2);
     reshape_trans_case(h, 16, 32, 4);
     reshape_trans_case(h, 4, 8, 4);

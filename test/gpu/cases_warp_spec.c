@@ -22,8 +22,8 @@ static double gemm_tol(tk_dtype t)
 static void matmul_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
                         int stages, bool bt)
 {
-    if (!h_begin(h, "ws.matmul_%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", h_dtype_name(t),
-                 bt ? "_bt" : "", m, n, k, bm, bn, bk, warps, stages))
+    if (!h_begin(h, "ws.matmul_%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", h_dtype_name(t), bt ? "_bt" : "",
+                 m, n, k, bm, bn, bk, warps, stages))
         return;
     tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_matmul");
     HGemm g = h_gemm_operands(h, t, m, n, k, bt);
@@ -41,8 +41,8 @@ static void matmul_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, i
 static void persistent_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk,
                             int programs, int warps)
 {
-    if (!h_begin(h, "ws.persistent_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d", h_dtype_name(t), m, n, k, bm,
-                 bn, bk, programs, warps))
+    if (!h_begin(h, "ws.persistent_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d", h_dtype_name(t), m, n, k, bm, bn,
+                 bk, programs, warps))
         return;
     tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_persistent");
     HGemm g = h_gemm_operands(h, t, m, n, k, false);
@@ -61,8 +61,8 @@ static void persistent_case(H *h, tk_dtype t, int m, int n, int k, int bm, int b
 static void persistent_tma_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk,
                                 int programs, int warps, int stages, bool ws)
 {
-    if (!h_begin(h, "ws.persistent_tma_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d.s%d.ws%d", h_dtype_name(t),
-                 m, n, k, bm, bn, bk, programs, warps, stages, ws))
+    if (!h_begin(h, "ws.persistent_tma_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d.s%d.ws%d", h_dtype_name(t), m,
+                 n, k, bm, bn, bk, programs, warps, stages, ws))
         return;
     tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_persistent_tma");
     HGemm g = h_gemm_operands(h, t, m, n, k, false);
@@ -70,8 +70,8 @@ static void persistent_tma_case(H *h, tk_dtype t, int m, int n, int k, int bm, i
              H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
                     tk_i32(k), tk_i32(k), tk_i32(1), tk_i32(n), tk_i32(1), tk_i32(n), tk_i32(1),
                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
-                    tk_const("GROUP", 4), tk_const("NUM_SMS", programs),
-                    tk_const("NS", stages), tk_const("WS", ws)),
+                    tk_const("GROUP", 4), tk_const("NUM_SMS", programs), tk_const("NS", stages),
+                    tk_const("WS", ws)),
              warps);
     h_gemm_check(h, &g, gemm_tol(t));
     h_end(h);
@@ -108,12 +108,12 @@ void cases_warp_spec(H *h)
     matmul_case(h, TK_F16, 777, 912, 1008, 128, 128, 64, 8, 4, false);
     matmul_case(h, TK_BF16, 1000, 1104, 528, 128, 128, 64, 8, 4, false);
     matmul_case(h, TK_BF16, 333, 272, 400, 128, 128, 64, 4, 3, false);
-    matmul_case(h, TK_F16, 300, 200, 48, 128, 128, 64, 8, 3, false);  /* K below one tile */
+    matmul_case(h, TK_F16, 300, 200, 48, 128, 128, 64, 8, 3, false); /* K below one tile */
     matmul_case(h, TK_BF16, 300, 200, 48, 128, 128, 64, 8, 4, false);
-    matmul_case(h, TK_F16, 256, 384, 64, 128, 128, 64, 8, 3, false);  /* K of one tile */
+    matmul_case(h, TK_F16, 256, 384, 64, 128, 128, 64, 8, 3, false); /* K of one tile */
     matmul_case(h, TK_BF16, 256, 384, 64, 128, 128, 64, 8, 4, false);
-    matmul_case(h, TK_F16, 200, 136, 0, 128, 128, 64, 8, 3, false);   /* no K step */
-    matmul_case(h, TK_F16, 512, 640, 4096, 128, 128, 64, 8, 4, false); /* many slot reuses */
+    matmul_case(h, TK_F16, 200, 136, 0, 128, 128, 64, 8, 3, false);      /* no K step */
+    matmul_case(h, TK_F16, 512, 640, 4096, 128, 128, 64, 8, 4, false);   /* many slot reuses */
     matmul_case(h, TK_BF16, 2048, 2048, 320, 128, 128, 64, 8, 3, false); /* programs in waves */
     matmul_case(h, TK_F16, 500, 600, 1040, 128, 128, 64, 8, 3, true);
     persistent_case(h, TK_F16, 1000, 1104, 528, 128, 128, 64, 132, 8);
@@ -129,7 +129,7 @@ void cases_warp_spec(H *h)
     persistent_tma_both(h, TK_BF16, 200, 144, 0, 128, 128, 64, 132, 8, 3);    /* K = 0 */
     persistent_tma_both(h, TK_F16, 512, 384, 256, 128, 128, 64, 132, 8, 3);   /* 12 tiles */
     persistent_tma_both(h, TK_BF16, 333, 272, 400, 128, 128, 64, 5, 4, 3);    /* 4 warps */
-    persistent_tma_both(h, TK_F16, 512, 512, 4096, 128, 128, 64, 7, 8, 3); /* long K */
+    persistent_tma_both(h, TK_F16, 512, 512, 4096, 128, 128, 64, 7, 8, 3);    /* long K */
     /* 16 warps: the request leaves the kernel unspecialized */
     matmul_case(h, TK_F16, 600, 520, 400, 256, 128, 64, 16, 3, false);
 }

@@ -26,11 +26,11 @@
 
 static void run_groups(H *h)
 {
-    void (*groups[])(H *) = {cases_grid_memory, cases_shape, cases_atomic, cases_lock,
-                             cases_arith, cases_cast, cases_math, cases_reduce,
-                             cases_dot, cases_dot_prec, cases_control, cases_misc,
-                             cases_random_debug, cases_fp8, cases_pipeline,
-                             cases_flatten, cases_warp_spec};
+    void (*groups[])(H *) = {cases_grid_memory,  cases_shape,    cases_atomic,   cases_lock,
+                             cases_arith,        cases_cast,     cases_math,     cases_reduce,
+                             cases_dot,          cases_dot_prec, cases_control,  cases_misc,
+                             cases_random_debug, cases_fp8,      cases_pipeline, cases_flatten,
+                             cases_warp_spec};
     for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
         groups[i](h);
         /* A kernel fault poisons a CUDA context for good: let the parent
@@ -53,9 +53,9 @@ static int run_child(H *h)
 }
 
 typedef struct Watch {
-    long cur;          /* index of the case that began last, -1 none */
+    long cur; /* index of the case that began last, -1 none */
     char name[200];
-    bool reported;     /* that case printed its PASS/FAIL */
+    bool reported; /* that case printed its PASS/FAIL */
     bool done;
     int passed, failed;
 } Watch;

@@ -178,8 +178,8 @@ tk_grid h_grid(unsigned x, unsigned y, unsigned z)
     return g;
 }
 
-tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args,
-                          int nargs, int num_warps, char *buf, size_t buflen)
+tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
+                          int num_warps, char *buf, size_t buflen)
 {
     if (buflen)
         buf[0] = 0;
@@ -197,8 +197,7 @@ tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args,
     return s;
 }
 
-bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
-              int num_warps)
+bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, int num_warps)
 {
     if (h->failed || !k)
         return false;
@@ -238,26 +237,37 @@ void *h_malloc(H *h, size_t bytes)
 size_t h_dtype_size(tk_dtype t)
 {
     switch (t) {
-    case TK_I1: case TK_I8: case TK_U8: case TK_F8E4NV: case TK_F8E5: return 1;
-    case TK_I16: case TK_U16: case TK_F16: case TK_BF16: return 2;
-    case TK_I32: case TK_U32: case TK_F32: return 4;
-    case TK_I64: case TK_U64: case TK_F64: return 8;
+    case TK_I1:
+    case TK_I8:
+    case TK_U8:
+    case TK_F8E4NV:
+    case TK_F8E5: return 1;
+    case TK_I16:
+    case TK_U16:
+    case TK_F16:
+    case TK_BF16: return 2;
+    case TK_I32:
+    case TK_U32:
+    case TK_F32: return 4;
+    case TK_I64:
+    case TK_U64:
+    case TK_F64: return 8;
     default: return 0;
     }
 }
 
 const char *h_dtype_name(tk_dtype t)
 {
-    static const char *names[] = {"void", "i1", "i8", "i16", "i32", "i64", "u8", "u16",
-                                  "u32", "u64", "fp16", "bf16", "fp32", "fp64", "fp8e4nv",
-                                  "fp8e5"};
+    static const char *names[] = {"void", "i1",   "i8",      "i16",  "i32",  "i64",
+                                  "u8",   "u16",  "u32",     "u64",  "fp16", "bf16",
+                                  "fp32", "fp64", "fp8e4nv", "fp8e5"};
     return (unsigned)t < sizeof names / sizeof *names ? names[t] : "?";
 }
 
 bool h_is_float(tk_dtype t)
 {
     return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
-           t == TK_F8E5;
+        t == TK_F8E5;
 }
 
 static void *h_dev_alloc(H *h, size_t bytes)
@@ -276,16 +286,57 @@ static void *h_dev_alloc(H *h, size_t bytes)
 static void store_value(tk_dtype t, void *dst, double v)
 {
     switch (t) {
-    case TK_I1: case TK_I8: case TK_U8: { uint8_t x = (uint8_t)(int64_t)v; memcpy(dst, &x, 1); break; }
-    case TK_I16: case TK_U16: { uint16_t x = (uint16_t)(int64_t)v; memcpy(dst, &x, 2); break; }
-    case TK_I32: case TK_U32: { uint32_t x = (uint32_t)(int64_t)v; memcpy(dst, &x, 4); break; }
-    case TK_I64: { int64_t x = (int64_t)v; memcpy(dst, &x, 8); break; }
-    case TK_U64: { uint64_t x = (uint64_t)v; memcpy(dst, &x, 8); break; }
-    case TK_F16: { uint16_t x = h_f32_to_f16((float)v); memcpy(dst, &x, 2); break; }
-    case TK_BF16: { uint16_t x = h_f32_to_bf16((float)v); memcpy(dst, &x, 2); break; }
-    case TK_F32: { float x = (float)v; memcpy(dst, &x, 4); break; }
+    case TK_I1:
+    case TK_I8:
+    case TK_U8: {
+        uint8_t x = (uint8_t)(int64_t)v;
+        memcpy(dst, &x, 1);
+        break;
+    }
+    case TK_I16:
+    case TK_U16: {
+        uint16_t x = (uint16_t)(int64_t)v;
+        memcpy(dst, &x, 2);
+        break;
+    }
+    case TK_I32:
+    case TK_U32: {
+        uint32_t x = (uint32_t)(int64_t)v;
+        memcpy(dst, &x, 4);
+        break;
+    }
+    case TK_I64: {
+        int64_t x = (int64_t)v;
+        memcpy(dst, &x, 8);
+        break;
+    }
+    case TK_U64: {
+        uint64_t x = (uint64_t)v;
+        memcpy(dst, &x, 8);
+        break;
+    }
+    case TK_F16: {
+        uint16_t x = h_f32_to_f16((float)v);
+        memcpy(dst, &x, 2);
+        break;
+    }
+    case TK_BF16: {
+        uint16_t x = h_f32_to_bf16((float)v);
+        memcpy(dst, &x, 2);
+        break;
+    }
+    case TK_F32: {
+        float x = (float)v;
+        memcpy(dst, &x, 4);
+        break;
+    }
     case TK_F64: memcpy(dst, &v, 8); break;
-    case TK_F8E4NV: case TK_F8E5: { uint8_t x = h_fp8_encode(t, v); memcpy(dst, &x, 1); break; }
+    case TK_F8E4NV:
+    case TK_F8E5: {
+        uint8_t x = h_fp8_encode(t, v);
+        memcpy(dst, &x, 1);
+        break;
+    }
     default: break;
     }
 }
@@ -293,20 +344,77 @@ static void store_value(tk_dtype t, void *dst, double v)
 static double load_value(tk_dtype t, const void *src)
 {
     switch (t) {
-    case TK_I1: { uint8_t x; memcpy(&x, src, 1); return x != 0; }
-    case TK_I8: { int8_t x; memcpy(&x, src, 1); return x; }
-    case TK_U8: { uint8_t x; memcpy(&x, src, 1); return x; }
-    case TK_I16: { int16_t x; memcpy(&x, src, 2); return x; }
-    case TK_U16: { uint16_t x; memcpy(&x, src, 2); return x; }
-    case TK_I32: { int32_t x; memcpy(&x, src, 4); return x; }
-    case TK_U32: { uint32_t x; memcpy(&x, src, 4); return x; }
-    case TK_I64: { int64_t x; memcpy(&x, src, 8); return (double)x; }
-    case TK_U64: { uint64_t x; memcpy(&x, src, 8); return (double)x; }
-    case TK_F16: { uint16_t x; memcpy(&x, src, 2); return h_f16_to_f32(x); }
-    case TK_BF16: { uint16_t x; memcpy(&x, src, 2); return h_bf16_to_f32(x); }
-    case TK_F32: { float x; memcpy(&x, src, 4); return x; }
-    case TK_F64: { double x; memcpy(&x, src, 8); return x; }
-    case TK_F8E4NV: case TK_F8E5: { uint8_t x; memcpy(&x, src, 1); return h_fp8_decode(t, x); }
+    case TK_I1: {
+        uint8_t x;
+        memcpy(&x, src, 1);
+        return x != 0;
+    }
+    case TK_I8: {
+        int8_t x;
+        memcpy(&x, src, 1);
+        return x;
+    }
+    case TK_U8: {
+        uint8_t x;
+        memcpy(&x, src, 1);
+        return x;
+    }
+    case TK_I16: {
+        int16_t x;
+        memcpy(&x, src, 2);
+        return x;
+    }
+    case TK_U16: {
+        uint16_t x;
+        memcpy(&x, src, 2);
+        return x;
+    }
+    case TK_I32: {
+        int32_t x;
+        memcpy(&x, src, 4);
+        return x;
+    }
+    case TK_U32: {
+        uint32_t x;
+        memcpy(&x, src, 4);
+        return x;
+    }
+    case TK_I64: {
+        int64_t x;
+        memcpy(&x, src, 8);
+        return (double)x;
+    }
+    case TK_U64: {
+        uint64_t x;
+        memcpy(&x, src, 8);
+        return (double)x;
+    }
+    case TK_F16: {
+        uint16_t x;
+        memcpy(&x, src, 2);
+        return h_f16_to_f32(x);
+    }
+    case TK_BF16: {
+        uint16_t x;
+        memcpy(&x, src, 2);
+        return h_bf16_to_f32(x);
+    }
+    case TK_F32: {
+        float x;
+        memcpy(&x, src, 4);
+        return x;
+    }
+    case TK_F64: {
+        double x;
+        memcpy(&x, src, 8);
+        return x;
+    }
+    case TK_F8E4NV:
+    case TK_F8E5: {
+        uint8_t x;
+        memcpy(&x, src, 1);
+        return h_fp8_decode(t, x);
+    }
     default: return 0;
     }
 }
@@ -468,8 +576,8 @@ float h_f16_to_f32(uint16_t b)
         f = (float)man * 0x1p-24f;
         return sign ? -f : f;
     }
-    uint32_t x = exp == 31 ? sign | 0x7f800000u | (man << 13)
-                           : sign | ((exp + 112) << 23) | (man << 13);
+    uint32_t x =
+        exp == 31 ? sign | 0x7f800000u | (man << 13) : sign | ((exp + 112) << 23) | (man << 13);
     memcpy(&f, &x, 4);
     return f;
 }
@@ -566,15 +674,15 @@ double h_round_to(tk_dtype t, double v)
     case TK_BF16: return round16(v, true);
     case TK_F32: return (float)v;
     case TK_F64: return v;
-    case TK_F8E4NV: case TK_F8E5: return h_fp8_decode(t, h_fp8_encode(t, v));
+    case TK_F8E4NV:
+    case TK_F8E5: return h_fp8_decode(t, h_fp8_encode(t, v));
     default: return (double)h_wrap(t, (int64_t)v);
     }
 }
 
 /* ---- checks ------------------------------------------------------------------------------ */
 
-void h_check(H *h, const char *what, const double *out, const double *ref, size_t n,
-             double tol)
+void h_check(H *h, const char *what, const double *out, const double *ref, size_t n, double tol)
 {
     if (h->failed)
         return;
@@ -582,8 +690,8 @@ void h_check(H *h, const char *what, const double *out, const double *ref, size_
     size_t wi = 0;
     for (size_t i = 0; i < n; i++) {
         if (isnan(out[i]) != isnan(ref[i])) {
-            h_fail(h, "%s[%zu] = %g, expected %g (NaN: output never written?)", what, i,
-                   out[i], ref[i]);
+            h_fail(h, "%s[%zu] = %g, expected %g (NaN: output never written?)", what, i, out[i],
+                   ref[i]);
             return;
         }
         if (isnan(ref[i]) || (isinf(ref[i]) && out[i] == ref[i]))
@@ -601,13 +709,13 @@ void h_check(H *h, const char *what, const double *out, const double *ref, size_
         size_t i = 0;
         while (out[i] == ref[i] || (isnan(out[i]) && isnan(ref[i])))
             i++;
-        h_fail(h, "%s[%zu] = %.17g, expected %.17g exactly (rel err %.1e)", what, i, out[i],
-               ref[i], rel);
+        h_fail(h, "%s[%zu] = %.17g, expected %.17g exactly (rel err %.1e)", what, i, out[i], ref[i],
+               rel);
         return;
     }
     if (!(rel <= tol)) {
-        h_fail(h, "%s: rel err %.2e > %.1e (worst at [%zu]: %.9g vs %.9g)", what, rel, tol,
-               wi, out[wi], ref[wi]);
+        h_fail(h, "%s: rel err %.2e > %.1e (worst at [%zu]: %.9g vs %.9g)", what, rel, tol, wi,
+               out[wi], ref[wi]);
         return;
     }
     if (rel > h->worst)
@@ -634,8 +742,8 @@ void h_check_abs(H *h, const char *what, const double *out, const double *ref, s
     for (size_t i = 0; i < n; i++) {
         double d = fabs(out[i] - ref[i]);
         if (!(d <= atol)) {
-            h_fail(h, "%s[%zu] = %.9g, expected %.9g (abs tol %.1e)", what, i, out[i],
-                   ref[i], atol);
+            h_fail(h, "%s[%zu] = %.9g, expected %.9g (abs tol %.1e)", what, i, out[i], ref[i],
+                   atol);
             return;
         }
         if (d > h->worst)
@@ -643,8 +751,7 @@ void h_check_abs(H *h, const char *what, const double *out, const double *ref, s
     }
 }
 
-void h_check_untouched(H *h, const char *what, tk_dtype t, const void *dev, size_t off,
-                       size_t n)
+void h_check_untouched(H *h, const char *what, tk_dtype t, const void *dev, size_t off, size_t n)
 {
     if (h->failed || !dev)
         return;
@@ -732,8 +839,8 @@ double h_rel_err(const double *out, const double *ref, size_t n)
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-double *h_matmul_ref(H *h, const double *a, const double *b, const double *acc, int m, int n,
-                     int k, bool bt)
+double *h_matmul_ref(H *h, const double *a, const double *b, const double *acc, int m, int n, int k,
+                     bool bt)
 {
     double *c = h_malloc(h, (size_t)m * n * sizeof(double));
     for (int i = 0; i < m; i++)

@@ -14,31 +14,37 @@
 #include "tk/tk.h"
 
 #define H_MAX_MODULES 32
-#define H_MAX_ALLOCS 64
+#define H_MAX_ALLOCS  64
 
 typedef struct H {
     /* options */
-    bool gpu;              /* launch on the GPU instead of the interpreter */
-    const char *filter;    /* run only cases whose name contains this */
-    const char *kdir;      /* folder of the .tk kernels */
-    uint64_t seed;         /* base seed; each case mixes in its name */
-    long skip;             /* matching cases to skip (restart after a crash) */
-    bool list;             /* only print the case names */
-    bool protocol;         /* print @begin lines for the watching parent */
+    bool gpu;           /* launch on the GPU instead of the interpreter */
+    const char *filter; /* run only cases whose name contains this */
+    const char *kdir;   /* folder of the .tk kernels */
+    uint64_t seed;      /* base seed; each case mixes in its name */
+    long skip;          /* matching cases to skip (restart after a crash) */
+    bool list;          /* only print the case names */
+    bool protocol;      /* print @begin lines for the watching parent */
     /* state */
     tk_context *ctx;
     const char *ctx_error; /* why the context could not be created */
-    struct { char file[64]; tk_module *mod; const char *err; } mods[H_MAX_MODULES];
+    struct {
+        char file[64];
+        tk_module *mod;
+        const char *err;
+    } mods[H_MAX_MODULES];
     int nmods;
-    long index;            /* matching cases seen so far */
-    char name[160];        /* the current case */
-    char why[512];         /* first failure of the current case */
+    long index;     /* matching cases seen so far */
+    char name[160]; /* the current case */
+    char why[512];  /* first failure of the current case */
     bool failed;
-    double worst;          /* largest error among the case's checks */
-    bool poisoned_ctx;     /* a kernel faulted: the CUDA context is unusable */
+    double worst;      /* largest error among the case's checks */
+    bool poisoned_ctx; /* a kernel faulted: the CUDA context is unusable */
     uint64_t rng;
-    void **host; int nhost, caphost; /* host buffers of the current case */
-    void *dev[H_MAX_ALLOCS]; int ndev;
+    void **host;
+    int nhost, caphost; /* host buffers of the current case */
+    void *dev[H_MAX_ALLOCS];
+    int ndev;
     int passed, failedn;
 } H;
 
@@ -57,19 +63,18 @@ void h_cleanup(H *h);
 
 tk_kernel *h_kernel(H *h, const char *file, const char *name);
 /* Launches and synchronises; a failure is recorded with tk_last_error(). */
-bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
-              int num_warps);
+bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, int num_warps);
 /* As h_launch, but returns the status and records nothing (for cases that
  * expect an error). *msg gets tk_last_error() copied into buf. */
-tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args,
-                          int nargs, int num_warps, char *buf, size_t buflen);
-#define H_ARGS(...) ((const tk_arg[]){__VA_ARGS__}), \
-    (int)(sizeof((const tk_arg[]){__VA_ARGS__}) / sizeof(tk_arg))
+tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
+                          int num_warps, char *buf, size_t buflen);
+#define H_ARGS(...)                                                                                \
+    ((const tk_arg[]){__VA_ARGS__}), (int)(sizeof((const tk_arg[]){__VA_ARGS__}) / sizeof(tk_arg))
 tk_grid h_grid(unsigned x, unsigned y, unsigned z);
 
 /* ---- memory ------------------------------------------------------------------- */
 
-void *h_malloc(H *h, size_t bytes);               /* zeroed host memory, freed by h_end */
+void *h_malloc(H *h, size_t bytes); /* zeroed host memory, freed by h_end */
 size_t h_dtype_size(tk_dtype t);
 const char *h_dtype_name(tk_dtype t);
 bool h_is_float(tk_dtype t);
@@ -88,19 +93,19 @@ int64_t *h_download_int(H *h, tk_dtype t, const void *dev, size_t n);
 /* ---- random inputs ----------------------------------------------------------- */
 
 uint64_t h_rand_u64(H *h);
-double h_uniform(H *h, double lo, double hi);     /* never exactly 0 */
+double h_uniform(H *h, double lo, double hi); /* never exactly 0 */
 double h_normal(H *h);
-int64_t h_randint(H *h, int64_t lo, int64_t hi);     /* inclusive */
-int64_t h_randint_nz(H *h, int64_t lo, int64_t hi);  /* inclusive, never 0 (unless lo == hi == 0) */
+int64_t h_randint(H *h, int64_t lo, int64_t hi);    /* inclusive */
+int64_t h_randint_nz(H *h, int64_t lo, int64_t hi); /* inclusive, never 0 (unless lo == hi == 0) */
 /* n values valid for dtype t: floats uniform in [lo, hi] rounded to t, ints
  * in [lo, hi] and never 0 (so they can divide). */
 double *h_rand_array(H *h, tk_dtype t, size_t n, double lo, double hi);
 
 /* ---- values of narrow dtypes ------------------------------------------------- */
 
-uint16_t h_f32_to_f16(float f);   /* round to nearest even */
+uint16_t h_f32_to_f16(float f); /* round to nearest even */
 float h_f16_to_f32(uint16_t b);
-uint16_t h_f32_to_bf16(float f);  /* round to nearest even */
+uint16_t h_f32_to_bf16(float f); /* round to nearest even */
 float h_bf16_to_f32(uint16_t b);
 /* fp8 (TK_F8E4NV, TK_F8E5) from and to its byte, computed independently of
  * the library: decode from the fields, encode by searching all codes. */
@@ -114,15 +119,14 @@ int64_t h_wrap(tk_dtype t, int64_t v);
 /* ---- checks ----------------------------------------------------------------------- */
 
 /* ||out - ref|| / ||ref|| <= tol (tol 0: exact); NaN anywhere fails. */
-void h_check(H *h, const char *what, const double *out, const double *ref, size_t n,
-             double tol);
+void h_check(H *h, const char *what, const double *out, const double *ref, size_t n, double tol);
 /* ||out - ref|| / ||ref|| (||out - ref|| when ref is all zeros), the
  * measure h_check applies. */
 double h_rel_err(const double *out, const double *ref, size_t n);
 /* acc + a @ b in double for row-major a (m x k) and b (k x n, or n x k when
  * bt); acc may be NULL. */
-double *h_matmul_ref(H *h, const double *a, const double *b, const double *acc, int m, int n,
-                     int k, bool bt);
+double *h_matmul_ref(H *h, const double *a, const double *b, const double *acc, int m, int n, int k,
+                     bool bt);
 /* A GEMM's operands: random A (m x k) and B (k x n, or n x k when bt) in
  * [-1, 1] on the device, and a poisoned C (m x n). With K = 0 the operands
  * are one-element buffers, so every pointer stays valid. */
@@ -143,8 +147,7 @@ void h_check_int(H *h, const char *what, const int64_t *out, const int64_t *ref,
 void h_check_abs(H *h, const char *what, const double *out, const double *ref, size_t n,
                  double atol);
 /* The n bytes from dev + off*size still hold the poison of h_output. */
-void h_check_untouched(H *h, const char *what, tk_dtype t, const void *dev, size_t off,
-                       size_t n);
+void h_check_untouched(H *h, const char *what, tk_dtype t, const void *dev, size_t off, size_t n);
 /* Records a failure unless cond holds. */
 void h_expect(H *h, bool cond, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -25,7 +25,9 @@ int sema_init(int value)
     return value + 1;
 }
 
-#define TRY(call) if ((call) != TK_OK) return fprintf(stderr, "clash: %s\n", tk_last_error()), 1
+#define TRY(call)                                                                                  \
+    if ((call) != TK_OK)                                                                           \
+    return fprintf(stderr, "clash: %s\n", tk_last_error()), 1
 
 int main(void)
 {
@@ -38,8 +40,12 @@ int main(void)
                       "def twice(x, N: tl.constexpr):\n"
                       "    i = tl.arange(0, N)\n    tl.store(x + i, tl.load(x + i) * 2)\n";
     tk_define n = {"N", "4"};
-    tk_compile_options o = {.kernel = "twice", .defines = &n, .ndefines = 1, .signature = "*fp32",
-                            .opt_level = -1, .emit = TK_EMIT_IR};
+    tk_compile_options o = {.kernel = "twice",
+                            .defines = &n,
+                            .ndefines = 1,
+                            .signature = "*fp32",
+                            .opt_level = -1,
+                            .emit = TK_EMIT_IR};
     char *ir = NULL;
     TRY(tk_compile("twice.tk", src, strlen(src), &o, &ir, NULL, NULL));
     int ir_ok = ir && strstr(ir, "twice") != NULL;
@@ -62,8 +68,9 @@ int main(void)
     tk_context_destroy(c);
 
     int ok = ir_ok && h[0] == 2 && h[3] == 8 && host_allocs == 1 && host_inits == 1 &&
-             arena_alloc(8) == pool && sema_init(1) == 2;
+        arena_alloc(8) == pool && sema_init(1) == 2;
     printf("clash: libtk %s, host arena_alloc calls %d, sema_init calls %d: %s\n",
-           ok ? "works" : "FAILS", host_allocs, host_inits, ok ? "each side kept its own" : "mixed up");
+           ok ? "works" : "FAILS", host_allocs, host_inits,
+           ok ? "each side kept its own" : "mixed up");
     return ok ? 0 : 1;
 }

@@ -35,7 +35,8 @@ static Type vec(DType dt, int n) { return type_block(dt, 1, (int[]){n}); }
 static Type mat(DType dt, int m, int n) { return type_block(dt, 2, (int[]){m, n}); }
 static Type pvec(DType elem, int n) { return type_with_shape(type_ptr(elem), 1, (int[]){n}); }
 
-static IrValue *op(K *k, IrKind kind, int line, Type t, int nops, IrValue *a, IrValue *b, IrValue *c)
+static IrValue *op(K *k, IrKind kind, int line, Type t, int nops, IrValue *a, IrValue *b,
+                   IrValue *c)
 {
     IrValue *ops[3] = {a, b, c};
     return ir_build(&k->b, kind, at(line), ops, nops, &t, 1)->results[0];
@@ -72,17 +73,17 @@ static void test_formats(void)
     CHECK(interp_float_to_f16(65504.0f) == 0x7bff);
     CHECK(interp_float_to_f16(65519.0f) == 0x7bff);
     CHECK(interp_float_to_f16(65520.0f) == 0x7c00);
-    CHECK(interp_float_to_f16(0x1p-25f) == 0);          /* tie to even: 0 */
-    CHECK(interp_float_to_f16(0x1.8p-24f) == 0x0002);   /* 1.5 units: tie to even 2 */
+    CHECK(interp_float_to_f16(0x1p-25f) == 0);        /* tie to even: 0 */
+    CHECK(interp_float_to_f16(0x1.8p-24f) == 0x0002); /* 1.5 units: tie to even 2 */
     CHECK(interp_float_to_f16(-0x1p-14f) == 0x8400);
     CHECK(interp_float_to_f16(1.0f + 0x1p-11f) == 0x3c00); /* tie to even down */
     CHECK(interp_float_to_f16(1.0f + 0x1.8p-10f) == 0x3c02);
     CHECK(interp_f16_to_float(0x0001) == 0x1p-24f);
     CHECK(isnan(interp_f16_to_float(interp_float_to_f16(NAN))));
-    CHECK(interp_float_to_bf16(1.0f + 0x1p-8f) == 0x3f80);     /* tie to even down */
-    CHECK(interp_float_to_bf16(1.0f + 0x1.8p-7f) == 0x3f82);   /* tie to even up */
+    CHECK(interp_float_to_bf16(1.0f + 0x1p-8f) == 0x3f80);   /* tie to even down */
+    CHECK(interp_float_to_bf16(1.0f + 0x1.8p-7f) == 0x3f82); /* tie to even up */
     CHECK(interp_bf16_to_float(0x3f81) == 1.0f + 0x1p-7f);
-    CHECK(interp_round_tf32(1.0f + 0x1p-11f) == 1.0f + 0x1p-10f); /* ties away */
+    CHECK(interp_round_tf32(1.0f + 0x1p-11f) == 1.0f + 0x1p-10f);             /* ties away */
     CHECK(interp_round_to(DT_F16, 1.0 + 0x1p-11 + 0x1p-40) == 1.0 + 0x1p-10); /* one rounding */
     CHECK(interp_round_to(DT_F16, 70000.0) == INFINITY);
 
@@ -113,9 +114,11 @@ static void test_int_ops(void)
     IrValue *out = ir_add_param(k.f, "out", type_ptr(DT_I32), 1, at(1));
     IrValue *a = ir_add_param(k.f, "a", type_ptr(DT_I32), 1, at(1));
     IrValue *i = arange(&k, 4);
-    IrValue *pa = op(&k, IR_ADDPTR, 1, pvec(DT_I32, 4), 2, op(&k, IR_SPLAT, 1, pvec(DT_I32, 4), 1, a, 0, 0), i, 0);
+    IrValue *pa = op(&k, IR_ADDPTR, 1, pvec(DT_I32, 4), 2,
+                     op(&k, IR_SPLAT, 1, pvec(DT_I32, 4), 1, a, 0, 0), i, 0);
     IrValue *x = op(&k, IR_LOAD, 1, t, 1, pa, 0, 0);
-    IrValue *pb = op(&k, IR_ADDPTR, 1, pvec(DT_I32, 4), 2, pa, op(&k, IR_CONST, 1, t, 0, 0, 0, 0), 0);
+    IrValue *pb =
+        op(&k, IR_ADDPTR, 1, pvec(DT_I32, 4), 2, pa, op(&k, IR_CONST, 1, t, 0, 0, 0, 0), 0);
     pb->def->operands[1]->def->ival = 4;
     IrValue *y = op(&k, IR_LOAD, 1, t, 1, pb, 0, 0);
     IrKind kinds[4] = {IR_DIV, IR_REM, IR_ADD, IR_SHR};
@@ -124,19 +127,22 @@ static void test_int_ops(void)
         IrValue *r = op(&k, kinds[j], 1, t, 2, x, y, 0);
         IrValue *c = op(&k, IR_CONST, 1, t, 0, 0, 0, 0);
         c->def->ival = 4 * j;
-        IrValue *p = op(&k, IR_ADDPTR, 1, pvec(DT_I32, 4), 2, po, op(&k, IR_ADD, 1, t, 2, i, c, 0), 0);
+        IrValue *p =
+            op(&k, IR_ADDPTR, 1, pvec(DT_I32, 4), 2, po, op(&k, IR_ADD, 1, t, 2, i, c, 0), 0);
         ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){p, r}, 2, NULL, 0);
     }
     int32_t in[8] = {-7, 5, INT32_MAX, -8, 2, 0, 1, 40};
     int32_t res[16];
-    InterpBuffer bufs[2] = {{"out", (unsigned char *)res, sizeof res}, {"a", (unsigned char *)in, sizeof in}};
+    InterpBuffer bufs[2] = {{"out", (unsigned char *)res, sizeof res},
+                            {"a", (unsigned char *)in, sizeof in}};
     InterpArg args[2] = {{.p = res}, {.p = in}};
     Diag d;
     CHECK(run(&k, 1, args, bufs, 2, 1, &d, NULL));
-    CHECK(res[0] == -3 && res[1] == -1 && res[2] == INT32_MAX && res[3] == 0);       /* // */
-    CHECK(res[4] == -1 && res[5] == 5 && res[6] == 0 && res[7] == -8);               /* % */
-    CHECK(res[8] == -5 && res[9] == 5 && res[10] == INT32_MIN && res[11] == 32);     /* + wraps */
-    CHECK(res[12] == -2 && res[13] == 5 && res[14] == INT32_MAX / 2 && res[15] == -1); /* >> clamps */
+    CHECK(res[0] == -3 && res[1] == -1 && res[2] == INT32_MAX && res[3] == 0);   /* // */
+    CHECK(res[4] == -1 && res[5] == 5 && res[6] == 0 && res[7] == -8);           /* % */
+    CHECK(res[8] == -5 && res[9] == 5 && res[10] == INT32_MIN && res[11] == 32); /* + wraps */
+    CHECK(res[12] == -2 && res[13] == 5 && res[14] == INT32_MAX / 2 &&
+          res[15] == -1); /* >> clamps */
     diag_free(&d);
     arena_free(&k.a);
 }
@@ -176,8 +182,11 @@ static void build_vadd(K *k, int block, bool unmasked)
     IrValue *pid = op(k, IR_PROGRAM_ID, 1, type_scalar(DT_I32), 0, 0, 0, 0);
     IrValue *bs = ir_const_int(&k->b, at(1), type_scalar(DT_I32), block);
     IrValue *start = op(k, IR_MUL, 1, type_scalar(DT_I32), 2, pid, bs, 0);
-    IrValue *offs = op(k, IR_ADD, 1, vi, 2, op(k, IR_SPLAT, 1, vi, 1, start, 0, 0), arange(k, block), 0);
-    IrValue *mask = unmasked ? NULL : cmp(k, CMP_LT, offs, op(k, IR_SPLAT, 1, vi, 1, n, 0, 0), vec(DT_I1, block));
+    IrValue *offs =
+        op(k, IR_ADD, 1, vi, 2, op(k, IR_SPLAT, 1, vi, 1, start, 0, 0), arange(k, block), 0);
+    IrValue *mask = unmasked
+        ? NULL
+        : cmp(k, CMP_LT, offs, op(k, IR_SPLAT, 1, vi, 1, n, 0, 0), vec(DT_I1, block));
     IrValue *px = op(k, IR_ADDPTR, 1, vp, 2, op(k, IR_SPLAT, 1, vp, 1, x, 0, 0), offs, 0);
     IrValue *py = op(k, IR_ADDPTR, 1, vp, 2, op(k, IR_SPLAT, 1, vp, 1, y, 0, 0), offs, 0);
     IrValue *po = op(k, IR_ADDPTR, 1, vp, 2, op(k, IR_SPLAT, 1, vp, 1, o, 0, 0), offs, 0);
@@ -198,7 +207,8 @@ static void test_vadd(int threads)
     memset(out, 0xAB, sizeof out);
     K k;
     build_vadd(&k, 64, false);
-    InterpBuffer bufs[3] = {{"x", (unsigned char *)x, sizeof x}, {"y", (unsigned char *)y, sizeof y},
+    InterpBuffer bufs[3] = {{"x", (unsigned char *)x, sizeof x},
+                            {"y", (unsigned char *)y, sizeof y},
                             {"out", (unsigned char *)out, sizeof out}};
     InterpArg args[4] = {{.p = x}, {.p = y}, {.p = out}, {.i = N}};
     Diag d;
@@ -221,16 +231,18 @@ static void test_out_of_bounds(int threads)
     static float x[N], y[N], out[N];
     K k;
     build_vadd(&k, 32, true);
-    InterpBuffer bufs[3] = {{NULL, (unsigned char *)x, sizeof x}, {NULL, (unsigned char *)y, sizeof y},
+    InterpBuffer bufs[3] = {{NULL, (unsigned char *)x, sizeof x},
+                            {NULL, (unsigned char *)y, sizeof y},
                             {NULL, (unsigned char *)out, sizeof out}};
     InterpArg args[4] = {{.p = x}, {.p = y}, {.p = out}, {.i = N}};
     Diag d;
     CHECK(!run(&k, 4, args, bufs, 3, threads, &d, NULL));
     char want[256];
-    snprintf(want, sizeof want,
-             "k.tk:2:5: error: out-of-bounds load in kernel 'vadd', program (3, 0, 0), element (4): "
-             "address %p is 0 bytes after the end of buffer 'x' (400 bytes at %p)",
-             (void *)(x + N), (void *)x);
+    snprintf(
+        want, sizeof want,
+        "k.tk:2:5: error: out-of-bounds load in kernel 'vadd', program (3, 0, 0), element (4): "
+        "address %p is 0 bytes after the end of buffer 'x' (400 bytes at %p)",
+        (void *)(x + N), (void *)x);
     CHECK(d.errors == 1 && d.text.data && strstr(d.text.data, want) == d.text.data);
     if (!d.text.data || !strstr(d.text.data, want))
         fprintf(stderr, "got:  %s\nwant: %s\n", d.text.data ? d.text.data : "", want);
@@ -245,7 +257,8 @@ static void test_top_of_memory(void)
     static float x[4], y[4], out[4];
     K k;
     build_vadd(&k, 4, true);
-    InterpBuffer bufs[3] = {{"x", (unsigned char *)x, sizeof x}, {"y", (unsigned char *)y, sizeof y},
+    InterpBuffer bufs[3] = {{"x", (unsigned char *)x, sizeof x},
+                            {"y", (unsigned char *)y, sizeof y},
                             {"out", (unsigned char *)out, sizeof out}};
     InterpArg args[4] = {{.u = UINT64_MAX - 3}, {.p = y}, {.p = out}, {.i = 4}};
     Diag d;
@@ -253,7 +266,7 @@ static void test_top_of_memory(void)
     CHECK(d.text.data && strstr(d.text.data, "element (0): address 0xfffffffffffffffc is "));
     /* the nearest buffer is the one that ends highest */
     const char *top = (uintptr_t)out > (uintptr_t)x && (uintptr_t)out > (uintptr_t)y ? "'out'"
-                      : (uintptr_t)y > (uintptr_t)x                                  ? "'y'"
+        : (uintptr_t)y > (uintptr_t)x                                                ? "'y'"
                                                                                      : "'x'";
     char want[64];
     snprintf(want, sizeof want, "bytes after the end of buffer %s", top);
@@ -284,7 +297,8 @@ static void test_reduce_dot(void)
     IrValue *i32 = arange(&k, 32);
     IrValue *flat = op(&k, IR_LOAD, 1, vec(DT_F32, 32), 1,
                        op(&k, IR_ADDPTR, 1, pvec(DT_F32, 32), 2,
-                          op(&k, IR_SPLAT, 1, pvec(DT_F32, 32), 1, xp, 0, 0), i32, 0), 0, 0);
+                          op(&k, IR_SPLAT, 1, pvec(DT_F32, 32), 1, xp, 0, 0), i32, 0),
+                       0, 0);
     IrValue *m = op(&k, IR_RESHAPE, 1, mat(DT_F32, 4, 8), 1, flat, 0, 0);
     IrValue *rs = reduce(&k, RED_SUM, m, 1, vec(DT_F32, 4));
     IrValue *cm = reduce(&k, RED_MAX, m, 0, vec(DT_F32, 8));
@@ -303,15 +317,16 @@ static void test_reduce_dot(void)
         int n = (int)type_numel(results[j]->type);
         IrValue *c = ir_const_int(&k.b, at(1), type_scalar(DT_I32), base);
         IrValue *p = op(&k, IR_ADDPTR, 1, type_ptr(DT_F32), 2, op_, c, 0);
-        IrValue *pv = op(&k, IR_ADDPTR, 1, pvec(DT_F32, n), 2, op(&k, IR_SPLAT, 1, pvec(DT_F32, n), 1, p, 0, 0),
-                         arange(&k, n), 0);
+        IrValue *pv = op(&k, IR_ADDPTR, 1, pvec(DT_F32, n), 2,
+                         op(&k, IR_SPLAT, 1, pvec(DT_F32, n), 1, p, 0, 0), arange(&k, n), 0);
         ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){pv, results[j]}, 2, NULL, 0);
         base += n;
     }
     float x[32], out[64];
     for (int i = 0; i < 32; i++)
         x[i] = (float)((i * 7) % 5);
-    InterpBuffer bufs[2] = {{"x", (unsigned char *)x, sizeof x}, {"out", (unsigned char *)out, sizeof out}};
+    InterpBuffer bufs[2] = {{"x", (unsigned char *)x, sizeof x},
+                            {"out", (unsigned char *)out, sizeof out}};
     InterpArg args[2] = {{.p = x}, {.p = out}};
     Diag d;
     CHECK(run(&k, 1, args, bufs, 2, 1, &d, NULL));
@@ -361,9 +376,12 @@ static void test_nan_argmax(void)
     IrValue *op_ = ir_add_param(k.f, "out", type_ptr(DT_F32), 1, at(1));
     IrValue *i8 = arange(&k, 8);
     IrValue *x = op(&k, IR_LOAD, 1, vec(DT_F32, 8), 1,
-                    op(&k, IR_ADDPTR, 1, pvec(DT_F32, 8), 2, op(&k, IR_SPLAT, 1, pvec(DT_F32, 8), 1, xp, 0, 0), i8, 0), 0, 0);
+                    op(&k, IR_ADDPTR, 1, pvec(DT_F32, 8), 2,
+                       op(&k, IR_SPLAT, 1, pvec(DT_F32, 8), 1, xp, 0, 0), i8, 0),
+                    0, 0);
     IrValue *m = op(&k, IR_RESHAPE, 1, mat(DT_F32, 2, 4), 1, x, 0, 0);
-    IrValue *am = op(&k, IR_CAST, 1, vec(DT_F32, 2), 1, reduce(&k, RED_ARGMAX, m, 1, vec(DT_I32, 2)), 0, 0);
+    IrValue *am =
+        op(&k, IR_CAST, 1, vec(DT_F32, 2), 1, reduce(&k, RED_ARGMAX, m, 1, vec(DT_I32, 2)), 0, 0);
     IrValue *mx = reduce(&k, RED_MAX, m, 1, vec(DT_F32, 2));
     IrValue *i2 = arange(&k, 2);
     IrValue *po = op(&k, IR_SPLAT, 1, pvec(DT_F32, 2), 1, op_, 0, 0);
@@ -374,7 +392,8 @@ static void test_nan_argmax(void)
     ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){p0, am}, 2, NULL, 0);
     ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){p1, mx}, 2, NULL, 0);
     float in[8] = {1, NAN, 3, 3, NAN, 5, 1, 5}, out[4];
-    InterpBuffer bufs[2] = {{"x", (unsigned char *)in, sizeof in}, {"out", (unsigned char *)out, sizeof out}};
+    InterpBuffer bufs[2] = {{"x", (unsigned char *)in, sizeof in},
+                            {"out", (unsigned char *)out, sizeof out}};
     InterpArg args[2] = {{.p = in}, {.p = out}};
     Diag d;
     CHECK(run(&k, 1, args, bufs, 2, 1, &d, NULL));
@@ -394,12 +413,15 @@ static float run_extern(const char *name, int nargs, float a, float b, Diag *d)
     Type f32 = type_scalar(DT_F32);
     IrValue *x = op(&k, IR_LOAD, 1, f32, 1, ap, 0, 0);
     IrValue *y = op(&k, IR_LOAD, 1, f32, 1,
-                    op(&k, IR_ADDPTR, 1, type_ptr(DT_F32), 2, ap, ir_const_int(&k.b, at(1), type_scalar(DT_I32), 1), 0), 0, 0);
+                    op(&k, IR_ADDPTR, 1, type_ptr(DT_F32), 2, ap,
+                       ir_const_int(&k.b, at(1), type_scalar(DT_I32), 1), 0),
+                    0, 0);
     IrValue *r = op(&k, IR_EXTERN, 2, f32, nargs, x, y, 0);
     r->def->str = name;
     ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){op_, r}, 2, NULL, 0);
     float in[2] = {a, b}, out = NAN;
-    InterpBuffer bufs[2] = {{"a", (unsigned char *)in, sizeof in}, {"out", (unsigned char *)&out, sizeof out}};
+    InterpBuffer bufs[2] = {{"a", (unsigned char *)in, sizeof in},
+                            {"out", (unsigned char *)&out, sizeof out}};
     InterpArg args[2] = {{.p = in}, {.p = &out}};
     run(&k, 1, args, bufs, 2, 1, d, NULL);
     arena_free(&k.a);
@@ -436,8 +458,9 @@ static void test_libdevice(void)
     CHECK(run_extern("__nv_fast_expf", 1, 1, 0, &d) == (float)exp(1.0));
     diag_free(&d);
     CHECK(isnan(run_extern("__nv_frobnicatef", 1, 1, 0, &d)));
-    CHECK(d.text.data && strstr(d.text.data,
-                                "error: the interpreter does not know the libdevice function '__nv_frobnicatef'"));
+    CHECK(d.text.data &&
+          strstr(d.text.data,
+                 "error: the interpreter does not know the libdevice function '__nv_frobnicatef'"));
     diag_free(&d);
 }
 
@@ -475,9 +498,10 @@ static void test_loops_print_assert(void)
     ir_build(&k.b, IR_YIELD, at(1), &dbl, 1, NULL, 0);
     k.b = outer;
     IrValue *pid = op(&k, IR_PROGRAM_ID, 1, i32, 0, 0, 0, 0);
-    IrValue *p0 = op(&k, IR_ADDPTR, 1, type_ptr(DT_I32), 2, o, op(&k, IR_MUL, 1, i32, 2, pid,
-                     ir_const_int(&k.b, at(1), i32, 2), 0), 0);
-    IrValue *p1 = op(&k, IR_ADDPTR, 1, type_ptr(DT_I32), 2, p0, ir_const_int(&k.b, at(1), i32, 1), 0);
+    IrValue *p0 = op(&k, IR_ADDPTR, 1, type_ptr(DT_I32), 2, o,
+                     op(&k, IR_MUL, 1, i32, 2, pid, ir_const_int(&k.b, at(1), i32, 2), 0), 0);
+    IrValue *p1 =
+        op(&k, IR_ADDPTR, 1, type_ptr(DT_I32), 2, p0, ir_const_int(&k.b, at(1), i32, 1), 0);
     ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){p0, loop->results[0]}, 2, NULL, 0);
     ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){p1, wh->results[0]}, 2, NULL, 0);
     IrValue *ar = arange(&k, 2);
@@ -498,9 +522,11 @@ static void test_loops_print_assert(void)
     sb_init(&text);
     CHECK(!run(&k, 2, args, bufs, 1, 4, &d, &text));
     CHECK(out[0] == 18 && out[1] == 192);
-    CHECK(text.data && !strcmp(text.data, "pid (0, 0, 0) idx (0) ar: 0\npid (0, 0, 0) idx (1) ar: 1\n"));
-    const char *want = "k.tk:4:5: error: device assertion failed in kernel 'loops', program (0, 0, 0), "
-                       "element (1): positive";
+    CHECK(text.data &&
+          !strcmp(text.data, "pid (0, 0, 0) idx (0) ar: 0\npid (0, 0, 0) idx (1) ar: 1\n"));
+    const char *want =
+        "k.tk:4:5: error: device assertion failed in kernel 'loops', program (0, 0, 0), "
+        "element (1): positive";
     CHECK(d.text.data && strstr(d.text.data, want) == d.text.data);
     if (!d.text.data || !strstr(d.text.data, want))
         fprintf(stderr, "got: %s\n", d.text.data ? d.text.data : "");
@@ -516,15 +542,20 @@ static void test_grid_limits(void)
     static float x[4], y[4], out[4];
     K k;
     build_vadd(&k, 4, false);
-    InterpBuffer bufs[3] = {{"x", (unsigned char *)x, sizeof x}, {"y", (unsigned char *)y, sizeof y},
+    InterpBuffer bufs[3] = {{"x", (unsigned char *)x, sizeof x},
+                            {"y", (unsigned char *)y, sizeof y},
                             {"out", (unsigned char *)out, sizeof out}};
     InterpArg args[4] = {{.p = x}, {.p = y}, {.p = out}, {.i = 4}};
     InterpMemory mem = {bufs, 3};
-    struct { unsigned g[3]; const char *want; } cases[] = {
+    struct {
+        unsigned g[3];
+        const char *want;
+    } cases[] = {
         {{UINT_MAX, UINT_MAX, UINT_MAX}, "more programs than the interpreter can count"},
         {{UINT_MAX, UINT_MAX, 2}, "more programs than the interpreter can count"},
-        {{65536, 65536, 65536}, "has 281474976710656 programs, more than the interpreter's "
-                                "budget of 1073741824 steps"},
+        {{65536, 65536, 65536},
+         "has 281474976710656 programs, more than the interpreter's "
+         "budget of 1073741824 steps"},
     };
     for (int i = 0; i < TK_ARRAY_LEN(cases); i++) {
         Diag d;
@@ -571,7 +602,8 @@ static void test_internal_error(void)
     ir_build(&k.b, IR_FOR, at(2), (IrValue *[]){c, c, c}, 3, NULL, 0); /* no body region */
     Diag d;
     CHECK(!run(&k, 1, NULL, NULL, 0, 1, &d, NULL));
-    CHECK(d.text.data && strstr(d.text.data, "k.tk:2:5: internal error: malformed for loop") == d.text.data);
+    CHECK(d.text.data &&
+          strstr(d.text.data, "k.tk:2:5: internal error: malformed for loop") == d.text.data);
     diag_free(&d);
     arena_free(&k.a);
 }

@@ -92,8 +92,8 @@ static void check_rounding(DType t)
         double x = ldexp(urand() + 0.5, (int)(urand() * 44) - 26) * (urand() < 0.5 ? -1 : 1);
         uint8_t want = nearest(t, x), got = fp8_encode(t, x);
         if (got != want) {
-            fprintf(stderr, "%s: %.17g encodes to 0x%02x, want 0x%02x\n", dtype_name(t), x,
-                    got, want);
+            fprintf(stderr, "%s: %.17g encodes to 0x%02x, want 0x%02x\n", dtype_name(t), x, got,
+                    want);
             failures++;
             return;
         }
@@ -116,8 +116,8 @@ static void check_specials(void)
     /* e4m3 subnormals: units of 2^-9 */
     CHECK(fp8_decode(DT_F8E4, 0x01) == 0x1p-9 && fp8_decode(DT_F8E4, 0x07) == 7 * 0x1p-9);
     CHECK(fp8_decode(DT_F8E4, 0x08) == 0x1p-6);
-    CHECK(fp8_encode(DT_F8E4, 0x1p-10) == 0x00);      /* half the least: tie to 0 */
-    CHECK(fp8_encode(DT_F8E4, -0x1p-10) == 0x80);     /* keeps the sign */
+    CHECK(fp8_encode(DT_F8E4, 0x1p-10) == 0x00);  /* half the least: tie to 0 */
+    CHECK(fp8_encode(DT_F8E4, -0x1p-10) == 0x80); /* keeps the sign */
     CHECK(fp8_encode(DT_F8E4, 0x1.8p-10) == 0x01);
     CHECK(fp8_encode(DT_F8E4, 3 * 0x1p-10) == 0x02);  /* 1.5 units: tie to even 2 */
     CHECK(fp8_encode(DT_F8E4, 15 * 0x1p-10) == 0x08); /* 7.5 units: up to the least normal */

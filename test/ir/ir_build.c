@@ -58,8 +58,8 @@ static void test_vector_add(Arena *a)
     IrValue *start = ir_binary(&b, IR_MUL, sp, pid->results[0], c, i32);
     IrOp *ar = ir_build(&b, IR_ARANGE, sp, NULL, 0, &vi, 1);
     ar->ival2 = 1024;
-    IrValue *offs = ir_binary(&b, IR_ADD, sp, ir_unary(&b, IR_SPLAT, sp, start, vi),
-                              ar->results[0], vi);
+    IrValue *offs =
+        ir_binary(&b, IR_ADD, sp, ir_unary(&b, IR_SPLAT, sp, start, vi), ar->results[0], vi);
     offs->name = "offs";
     IrValue *mask = ir_binary(&b, IR_CMP, sp, offs, ir_unary(&b, IR_SPLAT, sp, n, vi),
                               type_block(DT_I1, 1, sh));

@@ -20,14 +20,15 @@ typedef struct Job {
 static const Job jobs[] = {
     {"test/conformance/vector_add.tk", "vector_add", "*fp32:16,*fp32:16,*fp32:16,i32", "BLOCK=1024",
      "sm_80", 4, 0},
-    {"test/conformance/layernorm.tk", "layernorm_rows", "*fp32,*fp32,*fp32,*fp32,*fp32,*fp32,i32,i32,fp32",
-     "BLOCK=512", "sm_80", 4, 0},
-    {"test/conformance/row_argmax.tk", "row_stats", "*fp32,*fp32,*i32,*fp32,i32,i32,i32", "R=16 C=64",
-     "sm_80", 4, 0},
+    {"test/conformance/layernorm.tk", "layernorm_rows",
+     "*fp32,*fp32,*fp32,*fp32,*fp32,*fp32,i32,i32,fp32", "BLOCK=512", "sm_80", 4, 0},
+    {"test/conformance/row_argmax.tk", "row_stats", "*fp32,*fp32,*i32,*fp32,i32,i32,i32",
+     "R=16 C=64", "sm_80", 4, 0},
     {"test/conformance/softmax_persistent.tk", "softmax_persistent", "*fp32,*fp32,i32,i32,i32,i32",
      "BLOCK=512 STAGES=2", "sm_80", 4, 0},
     {"test/conformance/matmul_grouped.tk", "matmul_grouped",
-     "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32", "BM=64 BN=64 BK=32 GROUP=4", "sm_80", 4, 0},
+     "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32", "BM=64 BN=64 BK=32 GROUP=4", "sm_80",
+     4, 0},
     {"test/conformance/matmul_grouped.tk", "matmul_grouped",
      "*fp16:16,*fp16:16,*fp16:16,i32,i32,i32,i32:16,i32:1,i32:16,i32:1,i32:16,i32:1",
      "BM=128 BN=128 BK=64 GROUP=4", "sm_90a", 8, 1},
@@ -72,36 +73,38 @@ static bool same_value(const IrValue *a, const IrValue *b)
     if (!a || !b)
         return !a && !b;
     bool lay = (!a->layout && !b->layout) ||
-               (a->layout && b->layout && layout_equal(a->layout, b->layout));
+        (a->layout && b->layout && layout_equal(a->layout, b->layout));
     return a->id == b->id && type_eq(a->type, b->type) && lay && same_name(a->name, b->name) &&
-           a->index == b->index && !a->def == !b->def;
+        a->index == b->index && !a->def == !b->def;
 }
 
 static bool same_block(const IrBlock *a, const IrBlock *b, const char *where);
 
 static bool same_attrs(const IrOp *a, const IrOp *b)
 {
-    bool fval = memcmp(&a->fval, &b->fval, sizeof a->fval) == 0 || (isnan(a->fval) && isnan(b->fval));
+    bool fval =
+        memcmp(&a->fval, &b->fval, sizeof a->fval) == 0 || (isnan(a->fval) && isnan(b->fval));
     bool ints = a->nints == b->nints && memcmp(a->ints, b->ints, sizeof a->ints) == 0;
     return a->axis == b->axis && a->sub == b->sub && a->flags == b->flags && a->ival == b->ival &&
-           a->ival2 == b->ival2 && fval && same_str(a->str, b->str) && same_str(a->str2, b->str2) &&
-           ints;
+        a->ival2 == b->ival2 && fval && same_str(a->str, b->str) && same_str(a->str2, b->str2) &&
+        ints;
 }
 
 static bool same_op(const IrOp *a, const IrOp *b, const char *where)
 {
     bool ok = a->kind == b->kind && a->nops == b->nops && a->nres == b->nres &&
-              a->nregions == b->nregions && same_attrs(a, b);
+        a->nregions == b->nregions && same_attrs(a, b);
     for (int i = 0; ok && i < a->nops; i++)
         ok = same_value(a->operands[i], b->operands[i]);
     for (int i = 0; ok && i < a->nres; i++)
         ok = same_value(a->results[i], b->results[i]);
     if (!ok)
-        fprintf(stderr, "%s: op '%s' (result %%%d) differs: axis %d/%d sub %d/%d flags %d/%d "
-                "ival %lld/%lld ival2 %lld/%lld fval %g/%g\n", where, ir_kind_name(a->kind),
-                a->nres ? a->results[0]->id : -1, a->axis, b->axis, a->sub, b->sub, a->flags,
-                b->flags, (long long)a->ival, (long long)b->ival, (long long)a->ival2,
-                (long long)b->ival2, a->fval, b->fval);
+        fprintf(stderr,
+                "%s: op '%s' (result %%%d) differs: axis %d/%d sub %d/%d flags %d/%d "
+                "ival %lld/%lld ival2 %lld/%lld fval %g/%g\n",
+                where, ir_kind_name(a->kind), a->nres ? a->results[0]->id : -1, a->axis, b->axis,
+                a->sub, b->sub, a->flags, b->flags, (long long)a->ival, (long long)b->ival,
+                (long long)a->ival2, (long long)b->ival2, a->fval, b->fval);
     for (int r = 0; ok && r < a->nregions; r++)
         ok = same_block(a->regions[r], b->regions[r], where);
     return ok;
@@ -123,24 +126,25 @@ static bool same_block(const IrBlock *a, const IrBlock *b, const char *where)
 static bool same_func(const IrFunc *a, const IrFunc *b, const char *where)
 {
     bool ok = same_str(a->name, b->name) && a->nparams == b->nparams &&
-              a->num_warps == b->num_warps && a->num_stages == b->num_stages &&
-              same_str(a->arch, b->arch) && a->next_id == b->next_id &&
-              a->nlayouts == b->nlayouts && a->nbuffers == b->nbuffers && a->tma == b->tma &&
-              a->ntmaps == b->ntmaps && a->producer_warps == b->producer_warps;
+        a->num_warps == b->num_warps && a->num_stages == b->num_stages &&
+        same_str(a->arch, b->arch) && a->next_id == b->next_id && a->nlayouts == b->nlayouts &&
+        a->nbuffers == b->nbuffers && a->tma == b->tma && a->ntmaps == b->ntmaps &&
+        a->producer_warps == b->producer_warps;
     for (int i = 0; ok && i < a->nparams; i++)
         ok = type_eq(a->params[i].type, b->params[i].type) &&
-             a->params[i].divisibility == b->params[i].divisibility &&
-             same_str(a->params[i].name, b->params[i].name);
+            a->params[i].divisibility == b->params[i].divisibility &&
+            same_str(a->params[i].name, b->params[i].name);
     for (int i = 0; ok && i < a->ntmaps; i++)
         ok = memcmp(&a->tmaps[i], &b->tmaps[i], sizeof a->tmaps[i]) == 0;
     for (int i = 0; ok && i < a->nlayouts; i++)
         if (!(ok = layout_equal(a->layouts[i], b->layouts[i])))
             fprintf(stderr, "%s: layout #L%d differs\n", where, i);
     if (!ok)
-        fprintf(stderr, "%s: the function's fields differ (next_id %d/%d, %d/%d layouts, "
-                "buffers %d/%d, warps %d/%d stages %d/%d)\n", where, a->next_id, b->next_id,
-                a->nlayouts, b->nlayouts, a->nbuffers, b->nbuffers, a->num_warps, b->num_warps,
-                a->num_stages, b->num_stages);
+        fprintf(stderr,
+                "%s: the function's fields differ (next_id %d/%d, %d/%d layouts, "
+                "buffers %d/%d, warps %d/%d stages %d/%d)\n",
+                where, a->next_id, b->next_id, a->nlayouts, b->nlayouts, a->nbuffers, b->nbuffers,
+                a->num_warps, b->num_warps, a->num_stages, b->num_stages);
     return ok && same_block(a->body, b->body, where);
 }
 

@@ -60,8 +60,8 @@ static inline bool t_verify(const IrFunc *f, bool want_ok, const char *needle)
     bool good = ok == want_ok && (ok || !needle || (d.text.data && strstr(d.text.data, needle)));
     if (!good) {
         char *txt = t_print(f);
-        fprintf(stderr, "verify gave %d, wanted %d (%s):\n%s%s", ok, want_ok,
-                needle ? needle : "", d.text.data ? d.text.data : "", txt ? txt : "");
+        fprintf(stderr, "verify gave %d, wanted %d (%s):\n%s%s", ok, want_ok, needle ? needle : "",
+                d.text.data ? d.text.data : "", txt ? txt : "");
         tk_xfree(txt);
     }
     diag_free(&d);

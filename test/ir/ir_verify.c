@@ -96,8 +96,10 @@ static void test_good(Arena *a)
     char *txt = t_print(f);
     if (getenv("IR_DUMP"))
         fputs(txt, stderr);
-    CHECK(txt && strstr(txt, "%5, %6 = for %2, %1, %3 iter(%4, %2) : fp32, i32 {\n"
-                             "  ^(%7: i32, %8: fp32, %9: i32):  // i, acc, k\n"));
+    CHECK(txt &&
+          strstr(txt,
+                 "%5, %6 = for %2, %1, %3 iter(%4, %2) : fp32, i32 {\n"
+                 "  ^(%7: i32, %8: fp32, %9: i32):  // i, acc, k\n"));
     CHECK(txt && strstr(txt, "} else {\n"));
     CHECK(txt && strstr(txt, "} do {\n"));
     CHECK(txt && strstr(txt, "reduce custom axis=1"));
@@ -117,7 +119,10 @@ static void use_before_def(IrBuilder *b, IrValue *p, IrValue *n)
     TK_UNUSED(y);
 }
 
-static void null_operand(IrBuilder *b, IrValue *p, IrValue *n) { t_op2(b, IR_ADD, n, NULL, t_i32()); }
+static void null_operand(IrBuilder *b, IrValue *p, IrValue *n)
+{
+    t_op2(b, IR_ADD, n, NULL, t_i32());
+}
 
 static void mixed_dtypes(IrBuilder *b, IrValue *p, IrValue *n)
 {
@@ -130,8 +135,8 @@ static void cmp_not_i1(IrBuilder *b, IrValue *p, IrValue *n) { t_op2(b, IR_CMP, 
 static void bad_mask(IrBuilder *b, IrValue *p, IrValue *n)
 {
     IrValue *ps = ir_unary(b, IR_SPLAT, T_SP, p, type_with_shape(type_ptr(DT_F32), 1, (int[]){8}));
-    IrValue *m = ir_unary(b, IR_SPLAT, T_SP, ir_const_int(b, T_SP, type_scalar(DT_I1), 1),
-                          t_vec(DT_I1, 4));
+    IrValue *m =
+        ir_unary(b, IR_SPLAT, T_SP, ir_const_int(b, T_SP, type_scalar(DT_I1), 1), t_vec(DT_I1, 4));
     t_op3(b, IR_LOAD, ps, m, NULL, t_vec(DT_F32, 8));
 }
 
@@ -192,7 +197,10 @@ static void bad_dot(IrBuilder *b, IrValue *p, IrValue *n)
     t_op3(b, IR_DOT, x, x, acc, t_mat(DT_F32, 4, 4));
 }
 
-static void bad_select(IrBuilder *b, IrValue *p, IrValue *n) { t_op3(b, IR_SELECT, n, n, n, t_i32()); }
+static void bad_select(IrBuilder *b, IrValue *p, IrValue *n)
+{
+    t_op3(b, IR_SELECT, n, n, n, t_i32());
+}
 
 static void bad_if_cond(IrBuilder *b, IrValue *p, IrValue *n)
 {
@@ -207,10 +215,7 @@ static void bad_broadcast(IrBuilder *b, IrValue *p, IrValue *n)
     ir_unary(b, IR_BROADCAST, T_SP, x, t_mat(DT_I32, 4, 8));
 }
 
-static void bad_arange(IrBuilder *b, IrValue *p, IrValue *n)
-{
-    t_arange(b, 0, 8)->def->ival2 = 16;
-}
+static void bad_arange(IrBuilder *b, IrValue *p, IrValue *n) { t_arange(b, 0, 8)->def->ival2 = 16; }
 
 static void duplicate_id(IrBuilder *b, IrValue *p, IrValue *n)
 {
@@ -361,10 +366,19 @@ static bool collect(IrOp *op, void *ctx)
 static void damage(IrOp *op, IrOp *other)
 {
     switch (rnd(9)) {
-    case 0: if (op->nops) op->operands[rnd(op->nops)] = NULL; break;
-    case 1: if (op->nops && other->nres) op->operands[rnd(op->nops)] = other->results[0]; break;
+    case 0:
+        if (op->nops)
+            op->operands[rnd(op->nops)] = NULL;
+        break;
+    case 1:
+        if (op->nops && other->nres)
+            op->operands[rnd(op->nops)] = other->results[0];
+        break;
     case 2: op->kind = (IrKind)rnd(IR_OP_COUNT + 3); break;
-    case 3: if (op->nops) op->nops = rnd(op->nops); break;
+    case 3:
+        if (op->nops)
+            op->nops = rnd(op->nops);
+        break;
     case 4:
         if (op->nres) {
             Type *t = &op->results[0]->type;
@@ -375,10 +389,23 @@ static void damage(IrOp *op, IrOp *other)
             t->elem = (DType)rnd(DT_COUNT);
         }
         break;
-    case 5: op->sub = rnd(40) - 5; op->axis = rnd(10) - 3; op->nints = rnd(TK_MAX_RANK + 1); break;
-    case 6: if (op->parent && op->kind != IR_YIELD) ir_remove(op); break;
-    case 7: if (op->nregions) op->regions[rnd(op->nregions)]->nargs = 0; break;
-    default: if (op->nres) op->results[0]->id = rnd(200) - 10; break;
+    case 5:
+        op->sub = rnd(40) - 5;
+        op->axis = rnd(10) - 3;
+        op->nints = rnd(TK_MAX_RANK + 1);
+        break;
+    case 6:
+        if (op->parent && op->kind != IR_YIELD)
+            ir_remove(op);
+        break;
+    case 7:
+        if (op->nregions)
+            op->regions[rnd(op->nregions)]->nargs = 0;
+        break;
+    default:
+        if (op->nres)
+            op->results[0]->id = rnd(200) - 10;
+        break;
     }
 }
 
@@ -403,7 +430,8 @@ static void test_fuzz(void)
         tk_xfree(txt);
         arena_free(&a);
     }
-    if (getenv("IR_DUMP")) fprintf(stderr, "rejected %d\n", rejected);
+    if (getenv("IR_DUMP"))
+        fprintf(stderr, "rejected %d\n", rejected);
     CHECK(rejected > 2000); /* most damage is caught; none of it crashes */
 }
 

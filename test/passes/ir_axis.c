@@ -16,13 +16,24 @@ static IrFunc *new_func(void)
     return f;
 }
 
-static Type with(Type t, DType dt) { t.dt = dt; t.elem = DT_VOID; return t; }
-static Type ptrs(DType elem, Type shape_of) { return type_with_shape(type_ptr(elem), shape_of.rank, shape_of.shape); }
+static Type with(Type t, DType dt)
+{
+    t.dt = dt;
+    t.elem = DT_VOID;
+    return t;
+}
+static Type ptrs(DType elem, Type shape_of)
+{
+    return type_with_shape(type_ptr(elem), shape_of.rank, shape_of.shape);
+}
 
 static IrValue *splat(IrValue *x, Type t) { return ir_unary(&b, IR_SPLAT, T_SP, x, t); }
 static IrValue *add(IrValue *x, IrValue *y) { return ir_binary(&b, IR_ADD, T_SP, x, y, x->type); }
 static IrValue *mul(IrValue *x, IrValue *y) { return ir_binary(&b, IR_MUL, T_SP, x, y, x->type); }
-static IrValue *addptr(IrValue *p, IrValue *o) { return ir_binary(&b, IR_ADDPTR, T_SP, p, o, p->type); }
+static IrValue *addptr(IrValue *p, IrValue *o)
+{
+    return ir_binary(&b, IR_ADDPTR, T_SP, p, o, p->type);
+}
 static IrValue *cint(int64_t v) { return ir_const_int(&b, T_SP, t_i32(), v); }
 
 static IrValue *lt(IrValue *x, IrValue *y)
@@ -32,12 +43,15 @@ static IrValue *lt(IrValue *x, IrValue *y)
     return r;
 }
 
-static bool info_is(const AxisInfo *ai, const IrValue *v, int d, int64_t contig, int64_t div, int64_t cst)
+static bool info_is(const AxisInfo *ai, const IrValue *v, int d, int64_t contig, int64_t div,
+                    int64_t cst)
 {
     const AxisInfo *x = &ai[v->id];
     bool ok = x->contiguity[d] == contig && x->divisibility[d] == div && x->constancy[d] == cst;
     if (!ok)
-        fprintf(stderr, "  %%%d dim %d: contiguity %lld divisibility %lld constancy %lld, want %lld %lld %lld\n",
+        fprintf(stderr,
+                "  %%%d dim %d: contiguity %lld divisibility %lld constancy %lld, want %lld %lld "
+                "%lld\n",
                 v->id, d, (long long)x->contiguity[d], (long long)x->divisibility[d],
                 (long long)x->constancy[d], (long long)contig, (long long)div, (long long)cst);
     return ok;
@@ -83,7 +97,9 @@ static void test_unaligned_offset(void)
     k4->def->ints[0] = 4;
     k4->def->nints = 1;
     IrValue *p4 = addptr(splat(x, ptrs(DT_F32, v)), add(splat(k4, v), t_arange(&b, 0, 256)));
-    IrValue *h = ir_build(&b, IR_LOAD, T_SP, (IrValue *[]){p, NULL, NULL}, 3, (Type[]){t_vec(DT_F32, 256)}, 1)->results[0];
+    IrValue *h = ir_build(&b, IR_LOAD, T_SP, (IrValue *[]){p, NULL, NULL}, 3,
+                          (Type[]){t_vec(DT_F32, 256)}, 1)
+                     ->results[0];
     CHECK(t_verify(f, true, NULL));
     AxisInfo *ai = axis_analyze(f, &arena);
     CHECK(info_is(ai, p, 0, 256, 4, 1));
@@ -107,7 +123,8 @@ static void test_tile(int stride_div, int want)
     IrValue *cols = ir_unary(&b, IR_EXPAND_DIMS, T_SP, t_arange(&b, 0, 64), t_mat(DT_I32, 1, 64));
     cols->def->axis = 0;
     IrValue *r = mul(rows, splat(stride, t_mat(DT_I32, 32, 1)));
-    IrValue *offs = add(ir_unary(&b, IR_BROADCAST, T_SP, r, tile), ir_unary(&b, IR_BROADCAST, T_SP, cols, tile));
+    IrValue *offs = add(ir_unary(&b, IR_BROADCAST, T_SP, r, tile),
+                        ir_unary(&b, IR_BROADCAST, T_SP, cols, tile));
     IrValue *p = addptr(splat(x, ptrs(DT_F32, tile)), offs);
     CHECK(t_verify(f, true, NULL));
     AxisInfo *ai = axis_analyze(f, &arena);
@@ -135,9 +152,9 @@ static void test_loop(void)
     IrValue *q = ir_block_add_arg(f, body, q0->type, "q");
     IrBuilder outer = b;
     b = (IrBuilder){f, body, NULL};
-    IrValue *pn = addptr(p, splat(cint(32), v));      /* stays aligned */
-    IrValue *qn = addptr(q, splat(iv, v));            /* k: multiple of 16 -> 64 bytes */
-    IrValue *qodd = addptr(q, splat(cint(1), v));     /* would misalign q */
+    IrValue *pn = addptr(p, splat(cint(32), v));  /* stays aligned */
+    IrValue *qn = addptr(q, splat(iv, v));        /* k: multiple of 16 -> 64 bytes */
+    IrValue *qodd = addptr(q, splat(cint(1), v)); /* would misalign q */
     ir_build(&b, IR_YIELD, T_SP, (IrValue *[]){pn, qodd}, 2, NULL, 0);
     b = outer;
     CHECK(t_verify(f, true, NULL));

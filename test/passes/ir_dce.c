@@ -52,7 +52,7 @@ static void test_chains_and_effects(void)
     IrValue *m = ir_binary(&b, IR_MUL, T_SP, a, a, t_i32());
     ir_unary(&b, IR_CAST, T_SP, m, f32); /* dead chain: cast <- mul <- add */
     IrValue *lops[3] = {pp, NULL, NULL};
-    ir_build(&b, IR_LOAD, T_SP, lops, 3, &f32, 1);                  /* dead load */
+    ir_build(&b, IR_LOAD, T_SP, lops, 3, &f32, 1);                       /* dead load */
     ir_build(&b, IR_LOAD, T_SP, lops, 3, &f32, 1)->flags = IRF_VOLATILE; /* kept */
     IrValue *v = ir_const_float(&b, T_SP, f32, 1.0);
     IrValue *sops[3] = {pp, v, NULL};
@@ -90,8 +90,9 @@ static IrOp *loop(bool effect, IrValue **body_sum)
     IrValue *s = ir_block_add_arg(f, body, type_scalar(DT_F32), "s");
     IrBuilder in = {f, body, NULL};
     IrValue *a2 = ir_binary(&in, IR_ADD, T_SP, a, iv, t_i32());
-    IrValue *s2 = ir_binary(&in, IR_ADD, T_SP, s, ir_unary(&in, IR_CAST, T_SP, iv, type_scalar(DT_F32)),
-                            type_scalar(DT_F32));
+    IrValue *s2 =
+        ir_binary(&in, IR_ADD, T_SP, s, ir_unary(&in, IR_CAST, T_SP, iv, type_scalar(DT_F32)),
+                  type_scalar(DT_F32));
     if (effect) {
         IrValue *sops[3] = {pp, s2, NULL};
         ir_build(&in, IR_STORE, T_SP, sops, 3, NULL, 0);

@@ -43,8 +43,8 @@ static bool is_const_i(IrValue *v, int64_t want)
 static bool is_const_f(IrValue *v, double want)
 {
     bool ok = v->def && v->def->kind == IR_CONST &&
-              (v->def->fval == want || (isnan(want) && isnan(v->def->fval))) &&
-              signbit(v->def->fval) == signbit(want);
+        (v->def->fval == want || (isnan(want) && isnan(v->def->fval))) &&
+        signbit(v->def->fval) == signbit(want);
     if (!ok)
         fprintf(stderr, "  %%%d: kind %s fval %.17g, want %.17g\n", v->id,
                 v->def ? ir_kind_name(v->def->kind) : "arg", v->def ? v->def->fval : 0, want);
@@ -80,7 +80,8 @@ static void test_ints(void)
     IrValue *nt = ir_unary(&b, IR_NOT, T_SP, ci(DT_I1, 1), type_scalar(DT_I1));
     IrValue *ng = ir_unary(&b, IR_NEG, T_SP, ci(DT_I16, -32768), type_scalar(DT_I16));
     IrValue *chain = bin(IR_MUL, bin(IR_ADD, ci(DT_I32, 2), ci(DT_I32, 3)), ci(DT_I32, 4));
-    IrValue *all[] = {wrap, u8, dv, rm, dz, rz, ud, minn, sr, ur, sl, sl8, umin, smin, x, nt, ng, chain};
+    IrValue *all[] = {wrap, u8, dv,  rm,   dz,   rz, ud, minn, sr,
+                      ur,   sl, sl8, umin, smin, x,  nt, ng,   chain};
     for (int i = 0; i < TK_ARRAY_LEN(all); i++)
         sink(all[i]);
     fold_and_verify();
@@ -139,7 +140,8 @@ static void test_floats(void)
 
 static IrValue *cmp(CmpPred p, IrValue *x, IrValue *y)
 {
-    IrValue *r = ir_binary(&b, IR_CMP, T_SP, x, y, type_with_shape(type_scalar(DT_I1), x->type.rank, x->type.shape));
+    IrValue *r = ir_binary(&b, IR_CMP, T_SP, x, y,
+                           type_with_shape(type_scalar(DT_I1), x->type.rank, x->type.shape));
     r->def->sub = p;
     return r;
 }
@@ -238,9 +240,9 @@ static void test_identities(void)
     IrValue *faddn0 = bin(IR_ADD, px, cf(DT_F32, -0.0)); /* exact */
     IrValue *fmul0 = bin(IR_MUL, px, cf(DT_F32, 0.0));   /* NaN*0: kept */
     IrValue *ap = ir_binary(&b, IR_ADDPTR, T_SP, pp, ci(DT_I32, 0), pp->type);
-    IrOp *s[] = {sink(add0), sink(add0l), sink(mul1), sink(mul0), sink(sub), sink(and0),
-                 sink(andm), sink(div1), sink(shl0), sink(fm1), sink(fadd0), sink(faddn0),
-                 sink(fmul0), sink(ap)};
+    IrOp *s[] = {sink(add0),  sink(add0l),  sink(mul1),  sink(mul0), sink(sub),
+                 sink(and0),  sink(andm),   sink(div1),  sink(shl0), sink(fm1),
+                 sink(fadd0), sink(faddn0), sink(fmul0), sink(ap)};
     fold_and_verify();
     CHECK(s[0]->operands[0] == pn && s[1]->operands[0] == pn && s[2]->operands[0] == pn);
     CHECK(is_const_i(mul0, 0) && is_const_i(sub, 0) && is_const_i(and0, 0));
@@ -300,7 +302,7 @@ static void test_loops_and_self_compare(void)
     IrOp *u1, *u2, *u3, *u4;
     IrOp *empty = counted_loop(5, 5, 1, &u1);
     IrOp *runs = counted_loop(0, 4, 1, &u2);
-    IrOp *down = counted_loop(4, 0, -1, &u3); /* runs */
+    IrOp *down = counted_loop(4, 0, -1, &u3);  /* runs */
     IrOp *down0 = counted_loop(0, 4, -1, &u4); /* empty */
     IrValue *eq = cmp(CMP_EQ, pn, pn), *ltv = cmp(CMP_LT, pn, pn);
     IrValue *feq = cmp(CMP_EQ, px, px); /* NaN != NaN: kept */

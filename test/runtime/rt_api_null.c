@@ -66,8 +66,11 @@ static tk_status compile(const tk_compile_options *o, char **diags)
 
 static void test_compile_pointers(void)
 {
-    tk_compile_options o = {.kernel = "twice", .emit = TK_EMIT_IR, .signature = "*fp32,*fp32,i32",
-                            .defines = (tk_define[]){{"BLOCK", "32"}}, .ndefines = 1};
+    tk_compile_options o = {.kernel = "twice",
+                            .emit = TK_EMIT_IR,
+                            .signature = "*fp32,*fp32,i32",
+                            .defines = (tk_define[]){{"BLOCK", "32"}},
+                            .ndefines = 1};
     char *out = NULL, *diags = NULL;
     size_t len = 0;
     CHECK_INVALID(tk_compile("t.tk", NULL, 3, &o, &out, &len, &diags), "tk_compile: src is NULL");
@@ -97,9 +100,15 @@ static void test_compile_pointers(void)
 
 static void test_compile_values(void)
 {
-    tk_compile_options o = {.kernel = "twice", .emit = TK_EMIT_IR, .signature = "*fp32,*fp32,i32",
-                            .defines = (tk_define[]){{"BLOCK", "32"}}, .ndefines = 1};
-    static const struct { int emit, warps, stages, opt; const char *text; } bad[] = {
+    tk_compile_options o = {.kernel = "twice",
+                            .emit = TK_EMIT_IR,
+                            .signature = "*fp32,*fp32,i32",
+                            .defines = (tk_define[]){{"BLOCK", "32"}},
+                            .ndefines = 1};
+    static const struct {
+        int emit, warps, stages, opt;
+        const char *text;
+    } bad[] = {
         {99, 0, 0, -1, "tk_compile: emit is 99"},
         {-1, 0, 0, -1, "tk_compile: emit is -1"},
         {TK_EMIT_IR, -4, 0, -1, "tk_compile: num_warps is -4"},
@@ -125,8 +134,11 @@ static void test_compile_values(void)
 /* Every failure sets tk_last_error, with diags or without. */
 static void test_compile_last_error(void)
 {
-    tk_compile_options o = {.kernel = "twice", .emit = TK_EMIT_IR, .signature = "*fp32,*fp32,i32",
-                            .defines = (tk_define[]){{"BLOCK", "32"}}, .ndefines = 1};
+    tk_compile_options o = {.kernel = "twice",
+                            .emit = TK_EMIT_IR,
+                            .signature = "*fp32,*fp32,i32",
+                            .defines = (tk_define[]){{"BLOCK", "32"}},
+                            .ndefines = 1};
     char *out = NULL, *diags = NULL;
     const char *broken = "@triton.jit\ndef k(x):\n    y = = 1\n";
     for (int with_diags = 0; with_diags < 2; with_diags++) {
@@ -217,7 +229,8 @@ static void test_memory(void)
 static void test_modules(void)
 {
     tk_module *m = (tk_module *)&m;
-    CHECK_INVALID(tk_module_load_string(NULL, "t", source, &m), "tk_module_load_string: ctx is NULL");
+    CHECK_INVALID(tk_module_load_string(NULL, "t", source, &m),
+                  "tk_module_load_string: ctx is NULL");
     CHECK_INVALID(tk_module_load_string(ctx, "t", NULL, &m), "tk_module_load_string: src is NULL");
     CHECK_INVALID(tk_module_load_string(ctx, "t", source, NULL),
                   "tk_module_load_string: mod is NULL");
@@ -306,14 +319,14 @@ static void test_tuning(void)
     tk_tune_options o = {.configs = cf, .nconfigs = 2, .key = key, .nkey = 1};
     const char *fn = "tk_kernel_set_tuning: ";
     char want[128];
-#define BAD_TUNING(field_change, text)                                  \
-    do {                                                                \
-        tk_tune_options b = o;                                          \
-        tk_config bc[2] = {cf[0], cf[1]};                               \
-        b.configs = b.configs ? bc : NULL;                              \
-        field_change;                                                   \
-        snprintf(want, sizeof want, "%s%s", fn, text);                  \
-        CHECK_INVALID(tk_kernel_set_tuning(kern, &b), want);            \
+#define BAD_TUNING(field_change, text)                                                             \
+    do {                                                                                           \
+        tk_tune_options b = o;                                                                     \
+        tk_config bc[2] = {cf[0], cf[1]};                                                          \
+        b.configs = b.configs ? bc : NULL;                                                         \
+        field_change;                                                                              \
+        snprintf(want, sizeof want, "%s%s", fn, text);                                             \
+        CHECK_INVALID(tk_kernel_set_tuning(kern, &b), want);                                       \
     } while (0)
     CHECK_INVALID(tk_kernel_set_tuning(NULL, &o), "tk_kernel_set_tuning: k is NULL");
     CHECK_INVALID(tk_kernel_set_tuning(kern, NULL), "tk_kernel_set_tuning: opts is NULL");
@@ -346,9 +359,11 @@ static void test_tuning(void)
     CHECK_OK(tk_kernel_set_tuning(kern, &o));
     CHECK_INVALID(tk_launch_tuned(kern, grid_fn, NULL, NULL, 3, NULL),
                   "tk_launch_tuned: args is NULL but nargs is 3");
-    CHECK_INVALID(tk_launch_tuned(kern, grid_fn, NULL, a, -1, NULL), "tk_launch_tuned: nargs is -1");
+    CHECK_INVALID(tk_launch_tuned(kern, grid_fn, NULL, a, -1, NULL),
+                  "tk_launch_tuned: nargs is -1");
     tk_tune_choice c;
-    CHECK_INVALID(tk_kernel_tuned_config(NULL, a, 3, NULL, &c), "tk_kernel_tuned_config: k is NULL");
+    CHECK_INVALID(tk_kernel_tuned_config(NULL, a, 3, NULL, &c),
+                  "tk_kernel_tuned_config: k is NULL");
     CHECK_INVALID(tk_kernel_tuned_config(kern, a, 3, NULL, NULL),
                   "tk_kernel_tuned_config: out is NULL");
     CHECK_INVALID(tk_kernel_tuned_config(kern, NULL, 3, NULL, &c),
@@ -389,8 +404,11 @@ static void check_twice(void)
  * failure sets tk_last_error without diags. */
 static void test_compile_ir(void)
 {
-    tk_compile_options o = {.kernel = "twice", .emit = TK_EMIT_IR, .signature = "*fp32,*fp32,i32",
-                            .defines = (tk_define[]){{"BLOCK", "32"}}, .ndefines = 1};
+    tk_compile_options o = {.kernel = "twice",
+                            .emit = TK_EMIT_IR,
+                            .signature = "*fp32,*fp32,i32",
+                            .defines = (tk_define[]){{"BLOCK", "32"}},
+                            .ndefines = 1};
     char *ir = NULL, *out = NULL, *diags = NULL;
     size_t len = 0;
     CHECK_OK(tk_compile("t.tk", source, strlen(source), &o, &ir, &len, NULL));
@@ -417,19 +435,41 @@ static void test_compile_ir(void)
 /* ---- every function of tk.h is covered ------------------------------------------------------ */
 
 static const char *const covered[] = {
-    "tk_last_error", "tk_status_name", "tk_version", "tk_f32_to_f16", "tk_f16_to_f32",
-    "tk_f32_to_bf16", "tk_bf16_to_f32", "tk_f32_to_fp8e4nv", "tk_fp8e4nv_to_f32",
-    "tk_f32_to_fp8e5", "tk_fp8e5_to_f32", /* test_plain */
-    "tk_compile", "tk_compile_ir", "tk_free_text", /* test_compile_* */
-    "tk_context_create", "tk_context_destroy", /* test_context */
-    "tk_alloc", "tk_free", "tk_copy_to", "tk_copy_from", "tk_memset", "tk_synchronize",
-    "tk_device_properties", "tk_occupancy", /* test_memory */
-    "tk_module_load_file", "tk_module_load_string", "tk_module_destroy",
+    "tk_last_error",
+    "tk_status_name",
+    "tk_version",
+    "tk_f32_to_f16",
+    "tk_f16_to_f32",
+    "tk_f32_to_bf16",
+    "tk_bf16_to_f32",
+    "tk_f32_to_fp8e4nv",
+    "tk_fp8e4nv_to_f32",
+    "tk_f32_to_fp8e5",
+    "tk_fp8e5_to_f32", /* test_plain */
+    "tk_compile",
+    "tk_compile_ir",
+    "tk_free_text", /* test_compile_* */
+    "tk_context_create",
+    "tk_context_destroy", /* test_context */
+    "tk_alloc",
+    "tk_free",
+    "tk_copy_to",
+    "tk_copy_from",
+    "tk_memset",
+    "tk_synchronize",
+    "tk_device_properties",
+    "tk_occupancy", /* test_memory */
+    "tk_module_load_file",
+    "tk_module_load_string",
+    "tk_module_destroy",
     "tk_module_kernel", /* test_modules */
-    "tk_launch", "tk_kernel_prepare", /* test_launch */
-    "tk_bench", /* test_bench */
-    "tk_kernel_set_tuning", "tk_kernel_configs", "tk_launch_tuned",
-    "tk_kernel_tuned_config", /* test_tuning */
+    "tk_launch",
+    "tk_kernel_prepare", /* test_launch */
+    "tk_bench",          /* test_bench */
+    "tk_kernel_set_tuning",
+    "tk_kernel_configs",
+    "tk_launch_tuned",
+    "tk_kernel_tuned_config",      /* test_tuning */
     "tk_kernel_set_no_specialize", /* rt_nospec.c */
 };
 

@@ -55,25 +55,25 @@ static void test_mismatches(tk_context *ctx, tk_kernel *add, tk_kernel *fill)
                 "needs a value for constexpr 'BLOCK'");
     CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, tk_const("BLOK", 32)}, 5, NULL),
                 TK_ERR_LAUNCH, "no parameter 'BLOK'; its constexprs: BLOCK, SCALE");
-    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, block, block}, 6, NULL),
-                TK_ERR_LAUNCH, "'BLOCK' is given twice");
+    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, block, block}, 6, NULL), TK_ERR_LAUNCH,
+                "'BLOCK' is given twice");
     CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, block, tk_const("n", 5)}, 5, NULL),
                 TK_ERR_LAUNCH, "'n' is a runtime parameter");
     CHECK_FAILS(tk_launch(add, (tk_grid){0, 1, 1}, (tk_arg[]){x, y, out, n, block}, 5, NULL),
                 TK_ERR_LAUNCH, "grid (0, 1, 1) is empty");
     CHECK_FAILS(tk_launch(add, (tk_grid){1, 70000, 1}, (tk_arg[]){x, y, out, n, block}, 5, NULL),
                 TK_ERR_LAUNCH, "over the device's limit");
-    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){x, y, out, n, block}, 5,
-                          &(tk_launch_options){.num_warps = 3}),
-                TK_ERR_LAUNCH, "kernel 'add': num_warps is 3 (a power of two from 1 to 32");
+    CHECK_FAILS(
+        tk_launch(add, g, (tk_arg[]){x, y, out, n, block}, 5, &(tk_launch_options){.num_warps = 3}),
+        TK_ERR_LAUNCH, "kernel 'add': num_warps is 3 (a power of two from 1 to 32");
     tk_arg untyped = tk_ptr(dx, TK_VOID);
     CHECK_FAILS(tk_launch(add, g, (tk_arg[]){untyped, y, out, n, block}, 5, NULL), TK_ERR_LAUNCH,
                 "argument 1 ('x_ptr') has no valid dtype");
 
     /* Against the annotations of `fill(out: *fp32, n: i32, value, ...)`. */
     tk_arg fb = tk_const("BLOCK", 32);
-    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){tk_i64(0), n, tk_f32(1), fb}, 4, NULL),
-                TK_ERR_LAUNCH, "'out' is a pointer (*fp32) but the launch passes a scalar i64");
+    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){tk_i64(0), n, tk_f32(1), fb}, 4, NULL), TK_ERR_LAUNCH,
+                "'out' is a pointer (*fp32) but the launch passes a scalar i64");
     CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){out, x, tk_f32(1), fb}, 4, NULL), TK_ERR_LAUNCH,
                 "'n' is declared i32 but the launch passes a pointer to fp32");
     CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){tk_ptr(dout, TK_F16), n, tk_f32(1), fb}, 4, NULL),
@@ -110,21 +110,20 @@ static void test_still_usable(tk_context *ctx, tk_kernel *add)
  * other runtime arguments fill the remaining parameters in order. */
 static void test_none(tk_context *ctx, tk_kernel *add)
 {
-    static const char src[] =
-        "import torch\n"
-        "import triton\n"
-        "import triton.language as tl\n"
-        "\n"
-        "@triton.jit\n"
-        "def bias_add(x_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
-        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
-        "    if b_ptr is not None:\n"
-        "        x += tl.load(b_ptr + offs, mask=offs < n)\n"
-        "    tl.store(out_ptr + offs, x, mask=offs < n)\n"
-        "\n"
-        "if __name__ == '__main__':\n"
-        "    print(torch.cuda.is_available())\n";
+    static const char src[] = "import torch\n"
+                              "import triton\n"
+                              "import triton.language as tl\n"
+                              "\n"
+                              "@triton.jit\n"
+                              "def bias_add(x_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+                              "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                              "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+                              "    if b_ptr is not None:\n"
+                              "        x += tl.load(b_ptr + offs, mask=offs < n)\n"
+                              "    tl.store(out_ptr + offs, x, mask=offs < n)\n"
+                              "\n"
+                              "if __name__ == '__main__':\n"
+                              "    print(torch.cuda.is_available())\n";
     tk_module *mod = NULL;
     tk_kernel *k = NULL;
     CHECK_OK(tk_module_load_string(ctx, "none.py", src, &mod));
@@ -135,23 +134,27 @@ static void test_none(tk_context *ctx, tk_kernel *add)
         return;
     }
     tk_grid g = {(N + 31) / 32, 1, 1};
-    CHECK_OK(tk_launch(k, g, (tk_arg[]){tk_ptr(dx, TK_F32), tk_none("b_ptr"), tk_ptr(dout, TK_F32),
-                                         tk_i32(N), tk_const("BLOCK", 32)}, 5, NULL));
+    CHECK_OK(tk_launch(k, g,
+                       (tk_arg[]){tk_ptr(dx, TK_F32), tk_none("b_ptr"), tk_ptr(dout, TK_F32),
+                                  tk_i32(N), tk_const("BLOCK", 32)},
+                       5, NULL));
     CHECK_OK(tk_copy_from(ctx, hout, dout, sizeof hout));
     int wrong = 0;
     for (int i = 0; i < N; i++)
         wrong += hout[i] != hx[i];
     CHECK(wrong == 0);
-    CHECK_OK(tk_launch(k, g, (tk_arg[]){tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32),
-                                         tk_ptr(dout, TK_F32), tk_i32(N), tk_const("BLOCK", 32)},
+    CHECK_OK(tk_launch(k, g,
+                       (tk_arg[]){tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_ptr(dout, TK_F32),
+                                  tk_i32(N), tk_const("BLOCK", 32)},
                        5, NULL));
     CHECK_OK(tk_copy_from(ctx, hout, dout, sizeof hout));
     wrong = 0;
     for (int i = 0; i < N; i++)
         wrong += hout[i] != hx[i] + hy[i];
     CHECK(wrong == 0);
-    CHECK_FAILS(tk_launch(add, g, (tk_arg[]){tk_ptr(dx, TK_F32), tk_none("y_ptr"),
-                                            tk_ptr(dout, TK_F32), tk_i32(N), tk_const("BLOCK", 32)},
+    CHECK_FAILS(tk_launch(add, g,
+                          (tk_arg[]){tk_ptr(dx, TK_F32), tk_none("y_ptr"), tk_ptr(dout, TK_F32),
+                                     tk_i32(N), tk_const("BLOCK", 32)},
                           5, NULL),
                 TK_ERR_COMPILE, "parameter 'y_ptr' was given None");
     tk_module_destroy(mod);
@@ -187,12 +190,24 @@ static void test_keys(tk_kernel *add)
     /* When: each component alone. */
     RtKey diff[16];
     int nd = 0;
-    memcpy(a, base, sizeof a); a[0] = tk_ptr(b + 4, TK_F32); diff[nd++] = key_for(add, a, 5, NULL);
-    memcpy(a, base, sizeof a); a[3] = tk_i32(33); diff[nd++] = key_for(add, a, 5, NULL);
-    memcpy(a, base, sizeof a); a[3] = tk_i32(1); diff[nd++] = key_for(add, a, 5, NULL);
-    memcpy(a, base, sizeof a); a[3] = tk_i64(32); diff[nd++] = key_for(add, a, 5, NULL);
-    memcpy(a, base, sizeof a); a[2] = tk_ptr(dout, TK_F16); diff[nd++] = key_for(add, a, 5, NULL);
-    memcpy(a, base, sizeof a); a[4] = tk_const("BLOCK", 64); diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a);
+    a[0] = tk_ptr(b + 4, TK_F32);
+    diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a);
+    a[3] = tk_i32(33);
+    diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a);
+    a[3] = tk_i32(1);
+    diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a);
+    a[3] = tk_i64(32);
+    diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a);
+    a[2] = tk_ptr(dout, TK_F16);
+    diff[nd++] = key_for(add, a, 5, NULL);
+    memcpy(a, base, sizeof a);
+    a[4] = tk_const("BLOCK", 64);
+    diff[nd++] = key_for(add, a, 5, NULL);
     diff[nd++] = key_for(add, base, 5, &(tk_launch_options){.num_warps = 8});
     diff[nd++] = key_for(add, base, 5, &(tk_launch_options){.num_stages = 2});
     tk_arg scaled[] = {base[0], base[1], base[2], base[3], base[4], tk_const("SCALE", 3)};

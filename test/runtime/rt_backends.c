@@ -11,11 +11,11 @@
 static void check_table(const RtBackend *b, const char *name)
 {
     const void *ops[] = {
-        (const void *)b->open, (const void *)b->close, (const void *)b->enter,
-        (const void *)b->alloc, (const void *)b->free, (const void *)b->copy_to,
-        (const void *)b->copy_from, (const void *)b->fill, (const void *)b->zero_async,
+        (const void *)b->open,       (const void *)b->close,  (const void *)b->enter,
+        (const void *)b->alloc,      (const void *)b->free,   (const void *)b->copy_to,
+        (const void *)b->copy_from,  (const void *)b->fill,   (const void *)b->zero_async,
         (const void *)b->copy_async, (const void *)b->extent, (const void *)b->synchronize,
-        (const void *)b->occupancy, (const void *)b->build, (const void *)b->launch,
+        (const void *)b->occupancy,  (const void *)b->build,  (const void *)b->launch,
         (const void *)b->bench,
     };
     for (int i = 0; i < TK_ARRAY_LEN(ops); i++)

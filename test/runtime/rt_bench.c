@@ -50,8 +50,8 @@ int main(void)
     CHECK_FAILS(tk_bench(NULL, run_scale, &w, NULL, &r), TK_ERR_INVALID, "ctx is NULL");
     CHECK_FAILS(tk_bench(ctx, NULL, &w, NULL, &r), TK_ERR_INVALID, "fn is NULL");
     CHECK_FAILS(tk_bench(ctx, run_scale, &w, NULL, NULL), TK_ERR_INVALID, "out is NULL");
-    CHECK_FAILS(tk_bench(ctx, run_scale, &w, &(tk_bench_options){.rep_ms = -1}, &r),
-                TK_ERR_INVALID, "rep_ms is -1");
+    CHECK_FAILS(tk_bench(ctx, run_scale, &w, &(tk_bench_options){.rep_ms = -1}, &r), TK_ERR_INVALID,
+                "rep_ms is -1");
     CHECK(w.calls == 0);
 
     /* interpreter: host wall-clock times, flagged */

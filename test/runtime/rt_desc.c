@@ -99,8 +99,8 @@ static void test_keys(tk_context *ctx, tk_kernel *k)
     CHECK(s0.compiles == s1.compiles + 1);
 
     /* another dtype: a new build, and the values converted from fp32 */
-    tk_tensor_desc f32 = tk_tensor_desc_make(da32, TK_F32, 2, (int64_t[]){M, N},
-                                             (int64_t[]){N, 1}, (int[]){8, N});
+    tk_tensor_desc f32 =
+        tk_tensor_desc_make(da32, TK_F32, 2, (int64_t[]){M, N}, (int64_t[]){N, 1}, (int[]){8, N});
     CHECK_OK(tk_memset(ctx, dout, 0, sizeof hout));
     CHECK_OK(run(k, &f32, &o8, 8));
     rt_stats_get(&s1);
@@ -113,25 +113,28 @@ static void test_bad(tk_context *ctx, tk_kernel *k, tk_kernel *typed)
 {
     tk_tensor_desc o = out_desc(16), d;
     CHECK_OK(tk_memset(ctx, dout, 0xee, sizeof hout));
-#define BAD(field_edit, text)                                                  \
-    do {                                                                       \
-        d = in_desc(16);                                                       \
-        field_edit;                                                            \
-        CHECK_FAILS(run(k, &d, &o, 16), TK_ERR_LAUNCH, text);                  \
+#define BAD(field_edit, text)                                                                      \
+    do {                                                                                           \
+        d = in_desc(16);                                                                           \
+        field_edit;                                                                                \
+        CHECK_FAILS(run(k, &d, &o, 16), TK_ERR_LAUNCH, text);                                      \
     } while (0)
     BAD(d.rank = 0, "argument 1 ('a_desc'): a descriptor's rank must be 1 to 4, not 0");
     BAD(d.rank = 5, "a descriptor's rank must be 1 to 4, not 5");
     BAD(d.rank = -1, "rank must be 1 to 4, not -1");
-    BAD(d.strides[1] = 2, "argument 1 ('a_desc'): the last stride of a descriptor must be 1, "
-                          "not 2");
+    BAD(d.strides[1] = 2,
+        "argument 1 ('a_desc'): the last stride of a descriptor must be 1, "
+        "not 2");
     BAD(d.strides[1] = 0, "the last stride of a descriptor must be 1, not 0");
     BAD(d.base = NULL, "argument 1 ('a_desc'): the descriptor's base is NULL");
-    BAD(d.block[0] = 12, "argument 1 ('a_desc'): block dim 0 of the descriptor is 12, not a "
-                         "power of two");
+    BAD(d.block[0] = 12,
+        "argument 1 ('a_desc'): block dim 0 of the descriptor is 12, not a "
+        "power of two");
     BAD(d.block[1] = 0, "block dim 1 of the descriptor is 0, not a power of two");
     BAD(d.block[1] = -4, "block dim 1 of the descriptor is -4, not a power of two");
-    BAD(d.block[1] = 1 << 21, "block dim 1 of the descriptor is 2097152, not a power of two "
-                              "up to 1048576");
+    BAD(d.block[1] = 1 << 21,
+        "block dim 1 of the descriptor is 2097152, not a power of two "
+        "up to 1048576");
     BAD(d.shape[0] = 0, "shape dim 0 of the descriptor is 0");
     BAD(d.shape[1] = (int64_t)1 << 31, "shape dim 1 of the descriptor is 2147483648");
     BAD(d.strides[0] = -48, "stride dim 0 of the descriptor is -48");
@@ -139,7 +142,8 @@ static void test_bad(tk_context *ctx, tk_kernel *k, tk_kernel *typed)
     BAD(d.dtype = (tk_dtype)99, "the descriptor has no valid dtype");
     BAD(d.dtype = TK_I1, "the descriptor has no valid dtype");
 #undef BAD
-    CHECK_FAILS(run(k, NULL, &o, 16), TK_ERR_LAUNCH, "argument 1 ('a_desc'): the descriptor is "
+    CHECK_FAILS(run(k, NULL, &o, 16), TK_ERR_LAUNCH,
+                "argument 1 ('a_desc'): the descriptor is "
                 "NULL");
     /* rank 3 against a kernel that indexes 2 dims: the source cannot take it */
     d = tk_tensor_desc_make(da, TK_F16, 3, (int64_t[]){1, M, N}, (int64_t[]){M * LD, LD, 1},
@@ -147,8 +151,9 @@ static void test_bad(tk_context *ctx, tk_kernel *k, tk_kernel *typed)
     CHECK_FAILS(run(k, &d, &o, 16), TK_ERR_COMPILE, "cannot be specialised");
     /* a descriptor for a parameter annotated as a pointer */
     d = in_desc(16);
-    CHECK_FAILS(tk_launch(typed, (tk_grid){1, 1, 1}, (tk_arg[]){tk_desc(&d), tk_i32(1)}, 2,
-                          NULL), TK_ERR_LAUNCH, "parameter 'a_desc' is declared *fp32 but "
+    CHECK_FAILS(tk_launch(typed, (tk_grid){1, 1, 1}, (tk_arg[]){tk_desc(&d), tk_i32(1)}, 2, NULL),
+                TK_ERR_LAUNCH,
+                "parameter 'a_desc' is declared *fp32 but "
                 "the launch passes a tensor descriptor");
     /* nothing ran, and the context still works */
     unsigned char bytes[sizeof hout];

@@ -14,8 +14,8 @@
 static const char ptx_text[] = ".version 8.5\n.target sm_90\n// a kernel\n";
 static const unsigned char key[] = "tk-key-1\0source\0kernel-a\0sm_90\0";
 static const unsigned char meta[] = {1, 2, 3, 4, 5, 6, 7, 8};
-static const RtDiskEntry good = {key, sizeof key, meta, sizeof meta, ptx_text, sizeof ptx_text,
-                                 NULL, 0};
+static const RtDiskEntry good = {key,      sizeof key,      meta, sizeof meta,
+                                 ptx_text, sizeof ptx_text, NULL, 0};
 
 static bool loads(const char *dir, RtDigest d)
 {
@@ -165,8 +165,12 @@ static void test_folders(const char *base)
     char d[700];
     bool warned;
     unsetenv("TK_CACHE_DISABLE");
-    struct { const char *name; mode_t mode; bool used; } cases[] = {
-        {"open", 0777, false}, {"group", 0770, false}, {"sticky", 01777, false},
+    struct {
+        const char *name;
+        mode_t mode;
+        bool used;
+    } cases[] = {
+        {"open", 0777, false}, {"group", 0770, false},   {"sticky", 01777, false},
         {"mine", 0700, true},  {"readable", 0755, true},
     };
     for (int i = 0; i < TK_ARRAY_LEN(cases); i++) {

@@ -15,17 +15,23 @@ static const unsigned char meta[] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static RtDiskEntry entry(const unsigned char *key, size_t key_len, bool with_cubin)
 {
-    return (RtDiskEntry){key, key_len, meta, sizeof meta, ptx_text, sizeof ptx_text,
-                         with_cubin ? cubin_bytes : NULL, with_cubin ? sizeof cubin_bytes : 0};
+    return (RtDiskEntry){key,
+                         key_len,
+                         meta,
+                         sizeof meta,
+                         ptx_text,
+                         sizeof ptx_text,
+                         with_cubin ? cubin_bytes : NULL,
+                         with_cubin ? sizeof cubin_bytes : 0};
 }
 
 static bool same(const RtDiskEntry *a, const RtDiskEntry *b)
 {
     return a->key_len == b->key_len && memcmp(a->key, b->key, a->key_len) == 0 &&
-           a->meta_len == b->meta_len && memcmp(a->meta, b->meta, a->meta_len) == 0 &&
-           a->ptx_len == b->ptx_len && memcmp(a->ptx, b->ptx, a->ptx_len) == 0 &&
-           a->cubin_len == b->cubin_len &&
-           (a->cubin_len == 0 || memcmp(a->cubin, b->cubin, a->cubin_len) == 0);
+        a->meta_len == b->meta_len && memcmp(a->meta, b->meta, a->meta_len) == 0 &&
+        a->ptx_len == b->ptx_len && memcmp(a->ptx, b->ptx, a->ptx_len) == 0 &&
+        a->cubin_len == b->cubin_len &&
+        (a->cubin_len == 0 || memcmp(a->cubin, b->cubin, a->cubin_len) == 0);
 }
 
 static bool load_matches(const char *dir, RtDigest d, const RtDiskEntry *want)

@@ -6,17 +6,16 @@
  * pointer is reported as a fault naming it (last: the context dies). */
 #include "rt_test.h"
 
-static const char source[] =
-    "import triton\n"
-    "import triton.language as tl\n"
-    "\n"
-    "@triton.jit\n"
-    "def axpy(x_ptr, y_ptr, n, a, BLOCK: tl.constexpr):\n"
-    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    m = offs < n\n"
-    "    x = tl.load(x_ptr + offs, mask=m)\n"
-    "    y = tl.load(y_ptr + offs, mask=m)\n"
-    "    tl.store(y_ptr + offs, a * x + y, mask=m)\n";
+static const char source[] = "import triton\n"
+                             "import triton.language as tl\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def axpy(x_ptr, y_ptr, n, a, BLOCK: tl.constexpr):\n"
+                             "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    m = offs < n\n"
+                             "    x = tl.load(x_ptr + offs, mask=m)\n"
+                             "    y = tl.load(y_ptr + offs, mask=m)\n"
+                             "    tl.store(y_ptr + offs, a * x + y, mask=m)\n";
 
 enum { N = 5000, BLOCK = 256 };
 

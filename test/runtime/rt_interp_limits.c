@@ -9,34 +9,33 @@
 
 #include <stdint.h>
 
-static const char source[] =
-    "import triton\n"
-    "import triton.language as tl\n"
-    "\n"
-    "@triton.jit\n"
-    "def scale(x_ptr, n, BLOCK: tl.constexpr):\n"
-    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    m = offs < n\n"
-    "    x = tl.load(x_ptr + offs, mask=m)\n"
-    "    tl.store(x_ptr + offs, x * 2.0, mask=m)\n"
-    "\n"
-    "@triton.jit\n"
-    "def poke(p, off):\n"
-    "    tl.store(p + off, 7.0)\n"
-    "\n"
-    "@triton.jit\n"
-    "def spin(p):\n"
-    "    i = 0\n"
-    "    while True:\n" /* line 18 */
-    "        i += 1\n"
-    "    tl.store(p, i)\n"
-    "\n"
-    "@triton.jit\n"
-    "def count(p, n):\n"
-    "    acc = 0\n"
-    "    for i in range(0, n):\n" /* line 25 */
-    "        acc += 1\n"
-    "    tl.store(p, acc)\n";
+static const char source[] = "import triton\n"
+                             "import triton.language as tl\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def scale(x_ptr, n, BLOCK: tl.constexpr):\n"
+                             "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    m = offs < n\n"
+                             "    x = tl.load(x_ptr + offs, mask=m)\n"
+                             "    tl.store(x_ptr + offs, x * 2.0, mask=m)\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def poke(p, off):\n"
+                             "    tl.store(p + off, 7.0)\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def spin(p):\n"
+                             "    i = 0\n"
+                             "    while True:\n" /* line 18 */
+                             "        i += 1\n"
+                             "    tl.store(p, i)\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def count(p, n):\n"
+                             "    acc = 0\n"
+                             "    for i in range(0, n):\n" /* line 25 */
+                             "        acc += 1\n"
+                             "    tl.store(p, acc)\n";
 
 enum { N = 64 };
 
@@ -61,9 +60,9 @@ static void check_still_works(tk_context *ctx, tk_kernel *scale)
 /* 9 sizes, each refused with a message, nothing recorded. */
 static void test_huge_allocs(tk_context *ctx, tk_kernel *scale)
 {
-    size_t sizes[] = {SIZE_MAX,         SIZE_MAX - 1,     SIZE_MAX - 100,
-                      SIZE_MAX - 255,   SIZE_MAX - 256,   SIZE_MAX / 2,
-                      SIZE_MAX / 2 + 1, (size_t)1 << 62,  (size_t)1 << 50};
+    size_t sizes[] = {SIZE_MAX,         SIZE_MAX - 1,    SIZE_MAX - 100,
+                      SIZE_MAX - 255,   SIZE_MAX - 256,  SIZE_MAX / 2,
+                      SIZE_MAX / 2 + 1, (size_t)1 << 62, (size_t)1 << 50};
     for (int i = 0; i < TK_ARRAY_LEN(sizes); i++) {
         void *p = (void *)1;
         CHECK_FAILS(tk_alloc(ctx, sizes[i], &p), TK_ERR_NO_MEMORY, "tk_alloc");
@@ -86,7 +85,8 @@ static void test_neighbours(tk_context *ctx, tk_kernel *poke, tk_kernel *scale)
             off = 64; /* skip the buffer itself */
         tk_arg args[] = {tk_ptr(b[1], TK_F32), tk_i64(off)};
         tk_status s = tk_launch(poke, (tk_grid){1, 1, 1}, args, 2, NULL);
-        if (s != TK_ERR_KERNEL_FAULT || !strstr(tk_last_error(), "out-of-bounds store in kernel 'poke', program (0, 0, 0)")) {
+        if (s != TK_ERR_KERNEL_FAULT ||
+            !strstr(tk_last_error(), "out-of-bounds store in kernel 'poke', program (0, 0, 0)")) {
             if (!missed++)
                 fprintf(stderr, "store at element %lld of a 64-float buffer: %s: %s\n",
                         (long long)off, tk_status_name(s), tk_last_error());
@@ -115,9 +115,9 @@ static void test_budget(tk_context *ctx, tk_module *mod)
     void *d = NULL;
     CHECK_OK(tk_alloc(ctx, 4, &d));
     tk_arg p = tk_ptr(d, TK_I32);
-    CHECK_FAILS(tk_launch(spin, (tk_grid){1, 1, 1}, &p, 1, NULL), TK_ERR_LAUNCH,
-                "limits.tk:18:");
-    CHECK(strstr(tk_last_error(), "kernel 'spin', program (0, 0, 0): the loop ran past the "
+    CHECK_FAILS(tk_launch(spin, (tk_grid){1, 1, 1}, &p, 1, NULL), TK_ERR_LAUNCH, "limits.tk:18:");
+    CHECK(strstr(tk_last_error(),
+                 "kernel 'spin', program (0, 0, 0): the loop ran past the "
                  "interpreter's budget of 100000 steps"));
     CHECK_FAILS(tk_launch(spin, (tk_grid){3, 1, 1}, &p, 1, NULL), TK_ERR_LAUNCH,
                 "kernel 'spin', program (0, 0, 0): the loop ran past");
@@ -131,7 +131,8 @@ static void test_budget(tk_context *ctx, tk_module *mod)
     CHECK(got == 1000);
     tk_arg sargs[] = {tk_ptr(d, TK_F32), tk_i32(1), tk_const("BLOCK", 16)};
     CHECK_FAILS(tk_launch(scale, (tk_grid){2147483647, 65535, 65535}, sargs, 3, NULL),
-                TK_ERR_LAUNCH, "kernel 'scale': the grid (2147483647, 65535, 65535) has "
+                TK_ERR_LAUNCH,
+                "kernel 'scale': the grid (2147483647, 65535, 65535) has "
                 "9223090559730712575 programs, more than the interpreter's budget of 100000");
     CHECK_FAILS(tk_launch(scale, (tk_grid){100001, 1, 1}, sargs, 3, NULL), TK_ERR_LAUNCH,
                 "has 100001 programs");
@@ -147,8 +148,8 @@ static void test_budget_option(void)
     tk_module *mod = NULL;
     tk_kernel *count = NULL;
     void *d = NULL;
-    CHECK_OK(tk_context_create(&ctx, &(tk_context_options){.interpret = 1,
-                                                           .interp_max_steps = 50}));
+    CHECK_OK(
+        tk_context_create(&ctx, &(tk_context_options){.interpret = 1, .interp_max_steps = 50}));
     if (ctx)
         CHECK_OK(tk_module_load_string(ctx, "limits.tk", source, &mod));
     if (mod)

@@ -7,17 +7,16 @@
 
 #include <sys/wait.h>
 
-static const char source[] =
-    "import triton\n"
-    "import triton.language as tl\n"
-    "\n"
-    "@triton.jit\n"
-    "def scale_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
-    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    m = offs < n\n"
-    "    x = tl.load(x_ptr + offs, mask=m)\n"
-    "    y = tl.load(y_ptr + offs, mask=m)\n"
-    "    tl.store(out_ptr + offs, 2 * x + y, mask=m)\n";
+static const char source[] = "import triton\n"
+                             "import triton.language as tl\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def scale_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+                             "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    m = offs < n\n"
+                             "    x = tl.load(x_ptr + offs, mask=m)\n"
+                             "    y = tl.load(y_ptr + offs, mask=m)\n"
+                             "    tl.store(out_ptr + offs, 2 * x + y, mask=m)\n";
 
 static _Alignas(256) float bufs[3][64];
 
@@ -144,7 +143,7 @@ static void test_two_processes(const char *dir)
             Fixture f;
             RtJitText t;
             bool ok = setup(&f) && request(&f, 128, &t) == TK_OK && t.ptx &&
-                      strstr(t.ptx, ".entry scale_add");
+                strstr(t.ptx, ".entry scale_add");
             _exit(ok ? 0 : 1);
         }
     }

@@ -38,11 +38,21 @@ static void test_digest(void)
     RtDigest seen[64];
     int n = 0;
     RtKeyParts p;
-    p = base; p.source_hash[0] ^= 1; seen[n++] = rt_key_digest(&p);
-    p = base; p.source_hash[1] ^= 1; seen[n++] = rt_key_digest(&p);
-    p = base; p.kernel = "softmax2"; seen[n++] = rt_key_digest(&p);
-    p = base; p.arch = "sm_90"; seen[n++] = rt_key_digest(&p);
-    p = base; p.version = "0.1.1"; seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.source_hash[0] ^= 1;
+    seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.source_hash[1] ^= 1;
+    seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.kernel = "softmax2";
+    seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.arch = "sm_90";
+    seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.version = "0.1.1";
+    seen[n++] = rt_key_digest(&p);
     for (int w = 0; w < lk.nwords; w++) {
         RtKey changed = lk;
         changed.w[w] ^= 1u << (w % 17);
@@ -53,9 +63,14 @@ static void test_digest(void)
         seen[n++] = rt_key_digest(&p);
     }
     RtKey longer = launch_key(9, 7);
-    p = base; p.launch = &longer; seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.launch = &longer;
+    seen[n++] = rt_key_digest(&p);
     /* Boundaries between strings matter: "ab"+"c" differs from "a"+"bc". */
-    p = base; p.kernel = "softma"; p.arch = "xsm_90a"; seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.kernel = "softma";
+    p.arch = "xsm_90a";
+    seen[n++] = rt_key_digest(&p);
     for (int i = 0; i < n; i++) {
         CHECK(!same_digest(seen[i], d0));
         for (int j = 0; j < i; j++)
@@ -65,7 +80,8 @@ static void test_digest(void)
     /* The identity blob differs as well, so a colliding file name is refused. */
     size_t l0, l1;
     unsigned char *b0 = rt_key_blob(&base, &l0);
-    p = base; p.arch = "sm_80";
+    p = base;
+    p.arch = "sm_80";
     unsigned char *b1 = rt_key_blob(&p, &l1);
     CHECK(b0 && b1 && (l0 != l1 || memcmp(b0, b1, l0) != 0));
     tk_xfree(b0);

@@ -6,27 +6,29 @@
  * parameter. */
 #include "rt_test.h"
 
-static const char source[] =
-    "import triton\n"
-    "import triton.language as tl\n"
-    "import mylib.ops.ext as tle\n"
-    "from mylib.utils import scaled\n"
-    "\n"
-    "@triton.jit\n"
-    "def scale(x_ptr, bias_ptr, n, BLOCK: tl.constexpr):\n"
-    "    offs = tle.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    x = scaled(tl.load(x_ptr + offs, mask=offs < n))\n"
-    "    if bias_ptr is not None:\n"
-    "        x += tl.load(bias_ptr + offs, mask=offs < n)\n"
-    "    tl.store(x_ptr + offs, x, mask=offs < n)\n";
+static const char source[] = "import triton\n"
+                             "import triton.language as tl\n"
+                             "import mylib.ops.ext as tle\n"
+                             "from mylib.utils import scaled\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def scale(x_ptr, bias_ptr, n, BLOCK: tl.constexpr):\n"
+                             "    offs = tle.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    x = scaled(tl.load(x_ptr + offs, mask=offs < n))\n"
+                             "    if bias_ptr is not None:\n"
+                             "        x += tl.load(bias_ptr + offs, mask=offs < n)\n"
+                             "    tl.store(x_ptr + offs, x, mask=offs < n)\n";
 
 static const char *const search[] = {TK_SOURCE_DIR "/test/sema/Inputs", NULL};
 
 static void test_compile(void)
 {
-    tk_compile_options o = {.kernel = "scale", .signature = "*fp32,*fp32,i32",
-                            .defines = (tk_define[]){{"BLOCK", "64"}}, .ndefines = 1,
-                            .emit = TK_EMIT_IR, .opt_level = -1};
+    tk_compile_options o = {.kernel = "scale",
+                            .signature = "*fp32,*fp32,i32",
+                            .defines = (tk_define[]){{"BLOCK", "64"}},
+                            .ndefines = 1,
+                            .emit = TK_EMIT_IR,
+                            .opt_level = -1};
     char *out = NULL, *diags = NULL;
     CHECK(tk_compile("scale.tk", source, strlen(source), &o, &out, NULL, &diags) == TK_ERR_COMPILE);
     CHECK(diags && strstr(diags, "'tle' is set by host Python code"));
@@ -87,7 +89,8 @@ int main(void)
             CHECK_OK(tk_module_kernel(mod, "scale", &k));
         void *dx = NULL;
         CHECK_OK(tk_alloc(bare, 400, &dx));
-        tk_arg args[] = {tk_ptr(dx, TK_F32), tk_none("bias_ptr"), tk_i32(100), tk_const("BLOCK", 32)};
+        tk_arg args[] = {tk_ptr(dx, TK_F32), tk_none("bias_ptr"), tk_i32(100),
+                         tk_const("BLOCK", 32)};
         if (k)
             CHECK_FAILS(tk_launch(k, (tk_grid){4, 1, 1}, args, 4, NULL), TK_ERR_COMPILE,
                         "'tle' is set by host Python code");
@@ -97,7 +100,8 @@ int main(void)
     }
 
     tk_context *ctx = NULL;
-    CHECK_OK(tk_context_create(&ctx, &(tk_context_options){.interpret = 1, .search_paths = search}));
+    CHECK_OK(
+        tk_context_create(&ctx, &(tk_context_options){.interpret = 1, .search_paths = search}));
     if (ctx) {
         run(ctx, false);
         run(ctx, true);

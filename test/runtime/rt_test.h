@@ -17,26 +17,26 @@
 #include "check.h"
 
 /* A call that must succeed; prints tk's message when it does not. */
-#define CHECK_OK(call)                                                             \
-    do {                                                                           \
-        tk_status s_ = (call);                                                     \
-        if (s_ != TK_OK) {                                                         \
-            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call, \
-                    tk_status_name(s_), tk_last_error());                          \
-            failures++;                                                            \
-        }                                                                          \
+#define CHECK_OK(call)                                                                             \
+    do {                                                                                           \
+        tk_status s_ = (call);                                                                     \
+        if (s_ != TK_OK) {                                                                         \
+            fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,               \
+                    tk_status_name(s_), tk_last_error());                                          \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 /* A call that must fail with `status` and a message containing `text`. */
-#define CHECK_FAILS(call, status, text)                                            \
-    do {                                                                           \
-        tk_status s_ = (call);                                                     \
-        if (s_ != (status) || !strstr(tk_last_error(), (text))) {                  \
-            fprintf(stderr, "%s:%d: %s: expected %s with \"%s\", got %s: %s\n",    \
-                    __FILE__, __LINE__, #call, tk_status_name(status), (text),     \
-                    tk_status_name(s_), tk_last_error());                          \
-            failures++;                                                            \
-        }                                                                          \
+#define CHECK_FAILS(call, status, text)                                                            \
+    do {                                                                                           \
+        tk_status s_ = (call);                                                                     \
+        if (s_ != (status) || !strstr(tk_last_error(), (text))) {                                  \
+            fprintf(stderr, "%s:%d: %s: expected %s with \"%s\", got %s: %s\n", __FILE__,          \
+                    __LINE__, #call, tk_status_name(status), (text), tk_status_name(s_),           \
+                    tk_last_error());                                                              \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 /* A new empty folder under $TMPDIR (or /tmp). */

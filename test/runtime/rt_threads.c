@@ -20,7 +20,9 @@ static tk_context *ctx;
 static tk_kernel *kern;
 static int thread_errors[THREADS];
 
-typedef struct Work { int id; } Work;
+typedef struct Work {
+    int id;
+} Work;
 
 static void *worker(void *p)
 {
@@ -37,8 +39,8 @@ static void *worker(void *p)
         thread_errors[id]++;
     for (int r = 0; r < ROUNDS; r++) {
         int block = 32 << (r % VARIANTS);
-        tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N),
-                         tk_i32(id * 100 + r), tk_const("BLOCK", block)};
+        tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N), tk_i32(id * 100 + r),
+                         tk_const("BLOCK", block)};
         tk_kernel_info info;
         if (tk_kernel_prepare(kern, args, 5, NULL, &info) != TK_OK)
             thread_errors[id]++;

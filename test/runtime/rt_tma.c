@@ -20,8 +20,13 @@ static bool fake_encode(const RtTmaEncode *e, unsigned char *map)
  * at param 1), box 64 x 128, 128-byte swizzle. */
 static RtTmapMeta gemm_a(void)
 {
-    return (RtTmapMeta){.base = 0, .stride = 3, .ext_param = {2, 1}, .ext_add = {0, 0},
-                        .dt = DT_F16, .box = {64, 128}, .swizzle = 128};
+    return (RtTmapMeta){.base = 0,
+                        .stride = 3,
+                        .ext_param = {2, 1},
+                        .ext_add = {0, 0},
+                        .dt = DT_F16,
+                        .box = {64, 128},
+                        .swizzle = 128};
 }
 
 static void test_plan(void)
@@ -43,11 +48,11 @@ static void test_plan(void)
     /* what makes no map: each alone */
     m = gemm_a();
     int64_t bad[][4] = {
-        {0x7f0000001008, 1000, 1001, 1024}, /* base not 16-byte aligned */
-        {0x7f0000001000, 1000, 1001, 1028}, /* stride of 2056 bytes */
-        {0x7f0000001000, 1000, 0, 1024},    /* no columns */
-        {0x7f0000001000, -5, 1001, 1024},   /* negative rows */
-        {0x7f0000001000, 1000, 1001, -1024}, /* negative stride */
+        {0x7f0000001008, 1000, 1001, 1024},               /* base not 16-byte aligned */
+        {0x7f0000001000, 1000, 1001, 1028},               /* stride of 2056 bytes */
+        {0x7f0000001000, 1000, 0, 1024},                  /* no columns */
+        {0x7f0000001000, -5, 1001, 1024},                 /* negative rows */
+        {0x7f0000001000, 1000, 1001, -1024},              /* negative stride */
         {0x7f0000001000, 1000, 1001, 0x4000000000000008}, /* stride * 2 bytes wraps */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -133,13 +138,25 @@ static void test_jit_meta(void)
         failures++;
         return;
     }
-    tk_arg args[] = {tk_ptr(bufs[0], TK_F16), tk_ptr(bufs[1], TK_F16), tk_ptr(bufs[2], TK_F16),
-                     tk_i32(100), tk_i32(90), tk_i32(70), tk_i32(128), tk_i32(1), tk_i32(96),
-                     tk_i32(1), tk_i32(96), tk_i32(1), tk_const("BM", 128), tk_const("BN", 128),
-                     tk_const("BK", 64), tk_const("GROUP", 8)};
+    tk_arg args[] = {tk_ptr(bufs[0], TK_F16),
+                     tk_ptr(bufs[1], TK_F16),
+                     tk_ptr(bufs[2], TK_F16),
+                     tk_i32(100),
+                     tk_i32(90),
+                     tk_i32(70),
+                     tk_i32(128),
+                     tk_i32(1),
+                     tk_i32(96),
+                     tk_i32(1),
+                     tk_i32(96),
+                     tk_i32(1),
+                     tk_const("BM", 128),
+                     tk_const("BN", 128),
+                     tk_const("BK", 64),
+                     tk_const("GROUP", 8)};
     RtLaunchArgs la;
-    CHECK_OK(rt_launch_args(k, args, 16, &(tk_launch_options){.num_warps = 4, .num_stages = 3},
-                            &la));
+    CHECK_OK(
+        rt_launch_args(k, args, 16, &(tk_launch_options){.num_warps = 4, .num_stages = 3}, &la));
     RtJitText t;
     CHECK_OK(rt_jit_text(k, &la, "sm_90a", false, &t));
     CHECK(t.meta.ntmaps == 2);

@@ -96,9 +96,10 @@ static void test_interpreter(const char *dir)
     tk_tune_choice c;
     CHECK(choice_of(k, N, &c) == 0 && c.interpreted && !c.tuned_here && c.ms == 0);
     CHECK(c.config.ndefines == 1 && strcmp(c.config.defines[0].value, "32") == 0);
-    CHECK_FAILS(tk_kernel_tuned_config(k, (tk_arg[]){tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32),
-                                                     tk_i32(7)}, 3, NULL, &c),
-                TK_ERR_NOT_FOUND, "no tuned config for [n=7]");
+    CHECK_FAILS(
+        tk_kernel_tuned_config(k, (tk_arg[]){tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(7)},
+                               3, NULL, &c),
+        TK_ERR_NOT_FOUND, "no tuned config for [n=7]");
     CHECK_FAILS(tk_launch(k, (tk_grid){8, 1, 1}, (tk_arg[]){tk_ptr(dx, TK_F32)}, 1, NULL),
                 TK_ERR_LAUNCH, "takes 3 runtime arguments");
     CHECK(timer_calls() == 0);
@@ -118,8 +119,9 @@ static void test_tuning(const char *dir)
     CHECK_OK(launch_n(k, N));
     const char *err = t_stderr_end();
     unsetenv("TK_PRINT_AUTOTUNING");
-    CHECK(strstr(err, "tk: autotune triple [n=200]: config 0 {BLOCK=32, num_warps=1, "
-                      "num_stages=3}: 3.0000 ms"));
+    CHECK(strstr(err,
+                 "tk: autotune triple [n=200]: config 0 {BLOCK=32, num_warps=1, "
+                 "num_stages=3}: 3.0000 ms"));
     CHECK(strstr(err, "chose config 1 (1.0000 ms)"));
     CHECK(timed[0] == 1 && timed[1] == 1 && timed[2] == 1 && timer_calls() == 3);
     CHECK(output_is(3, 0, N));
@@ -253,10 +255,10 @@ static void test_host_configs(void)
                 "no autotune configs");
     CHECK_FAILS(tk_kernel_set_tuning(k, &(tk_tune_options){0}), TK_ERR_INVALID,
                 "has no @triton.autotune configs");
-    tk_define d[4][1] = {{{"BLOCK", "16"}}, {{"BLOCK", "32"}}, {{"BLOCK", "64"}},
-                         {{"BLOCK", "128"}}};
-    tk_config cf[4] = {{d[0], 1, 1, 0, {0}}, {d[1], 1, 2, 0, {0}}, {d[2], 1, 0, 0, {0}},
-                       {d[3], 1, 4, 2, {0}}};
+    tk_define d[4][1] = {
+        {{"BLOCK", "16"}}, {{"BLOCK", "32"}}, {{"BLOCK", "64"}}, {{"BLOCK", "128"}}};
+    tk_config cf[4] = {
+        {d[0], 1, 1, 0, {0}}, {d[1], 1, 2, 0, {0}}, {d[2], 1, 0, 0, {0}}, {d[3], 1, 4, 2, {0}}};
     /* a config whose define count is negative, or has no defines array */
     tk_config bad[2][1] = {{{d[0], -1, 1, 0, {0}}}, {{NULL, 2, 1, 0, {0}}}};
     for (int i = 0; i < 2; i++)
@@ -264,9 +266,13 @@ static void test_host_configs(void)
                     TK_ERR_INVALID, "configs[0].");
     const char *key[] = {"n"};
     int prunes = 0;
-    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 4, .key = key,
-                                                        .nkey = 1, .prune = keep_last,
-                                                        .prune_user = &prunes}));
+    CHECK_OK(tk_kernel_set_tuning(k,
+                                  &(tk_tune_options){.configs = cf,
+                                                     .nconfigs = 4,
+                                                     .key = key,
+                                                     .nkey = 1,
+                                                     .prune = keep_last,
+                                                     .prune_user = &prunes}));
     grid_calls = 0;
     CHECK_OK(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL));
     CHECK(prunes == 1 && timed[3] == 1 && timer_calls() == 1 && grid_calls >= 1);
@@ -285,22 +291,21 @@ static void test_host_configs(void)
 
     /* changed configs (three of the four): the disk entry no longer applies */
     k = load(&m, "plain");
-    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 3, .key = key,
-                                                        .nkey = 1}));
+    CHECK_OK(tk_kernel_set_tuning(
+        k, &(tk_tune_options){.configs = cf, .nconfigs = 3, .key = key, .nkey = 1}));
     CHECK_OK(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL));
     CHECK(timer_calls() == 3 && choice_of(k, N, &c) == 1);
     tk_module_destroy(m);
 
     k = load(&m, "plain");
-    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 2,
-                                                        .prune = keep_none}));
-    CHECK_FAILS(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL), TK_ERR_INVALID,
-                "kept no config");
+    CHECK_OK(tk_kernel_set_tuning(
+        k, &(tk_tune_options){.configs = cf, .nconfigs = 2, .prune = keep_none}));
+    CHECK_FAILS(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL), TK_ERR_INVALID, "kept no config");
     const char *bad_key[] = {"size"};
     tk_module_destroy(m);
     k = load(&m, "plain");
-    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = cf, .nconfigs = 2,
-                                                        .key = bad_key, .nkey = 1}));
+    CHECK_OK(tk_kernel_set_tuning(
+        k, &(tk_tune_options){.configs = cf, .nconfigs = 2, .key = bad_key, .nkey = 1}));
     CHECK_FAILS(tk_launch_tuned(k, grid_of, NULL, args, 3, NULL), TK_ERR_INVALID,
                 "autotune key 'size' is not a parameter");
     tk_module_destroy(m);

@@ -108,8 +108,8 @@ static void test_size_callback(void)
     tk_module *m;
     tk_kernel *k = load(&m, "bump");
     int calls = 0;
-    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.buffer_bytes = first_floats,
-                                                        .buffer_user = &calls}));
+    CHECK_OK(tk_kernel_set_tuning(
+        k, &(tk_tune_options){.buffer_bytes = first_floats, .buffer_user = &calls}));
     timed = 0;
     tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dacc, TK_F32), tk_i32(N - 8)};
     CHECK_OK(tk_launch(k, (tk_grid){8, 1, 1}, args, 3, NULL));
@@ -125,9 +125,9 @@ static size_t too_many(const char *name, const tk_arg *args, int nargs, void *us
 {
     (void)args, (void)nargs;
     const char *which = user;
-    return strcmp(name, which) != 0 ? N * sizeof(float)
-           : strcmp(which, "acc_ptr") == 0 ? (N + 1) * sizeof(float)
-                                            : SIZE_MAX / 2;
+    return strcmp(name, which) != 0     ? N * sizeof(float)
+        : strcmp(which, "acc_ptr") == 0 ? (N + 1) * sizeof(float)
+                                        : SIZE_MAX / 2;
 }
 
 static void test_size_too_big(void)
@@ -137,8 +137,8 @@ static void test_size_too_big(void)
         fill();
         tk_module *m;
         tk_kernel *k = load(&m, "bump");
-        CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.buffer_bytes = too_many,
-                                                            .buffer_user = (void *)which[i]}));
+        CHECK_OK(tk_kernel_set_tuning(
+            k, &(tk_tune_options){.buffer_bytes = too_many, .buffer_user = (void *)which[i]}));
         tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dacc, TK_F32), tk_i32(N - 16 - 8 * i)};
         tk_status s = tk_launch(k, (tk_grid){8, 1, 1}, args, 3, NULL);
         CHECK(s == (i == 0 ? TK_ERR_INVALID : TK_ERR_NO_MEMORY));

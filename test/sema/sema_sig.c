@@ -147,14 +147,13 @@ static void test_module(void)
 /* Bad module constants and lambdas that build tensors are errors, not crashes. */
 static void test_bad_module(void)
 {
-    static const char *const bad =
-        "import triton\n"
-        "import triton.language as tl\n"
-        "X = tl.arange(0, 4)\n"
-        "@triton.heuristics({'B': lambda args: tl.arange(0, 4)})\n"
-        "@triton.jit\n"
-        "def k(p, B: tl.constexpr):\n"
-        "    pass\n";
+    static const char *const bad = "import triton\n"
+                                   "import triton.language as tl\n"
+                                   "X = tl.arange(0, 4)\n"
+                                   "@triton.heuristics({'B': lambda args: tl.arange(0, 4)})\n"
+                                   "@triton.jit\n"
+                                   "def k(p, B: tl.constexpr):\n"
+                                   "    pass\n";
     Compilation c;
     CHECK(comp_init(&c, "bad.tk", bad, strlen(bad)));
     CHECK(comp_parse(&c));

@@ -104,8 +104,8 @@ static void test_write(void)
 static void test_names(void)
 {
     static const char *const good[] = {"x", "out.bin", "a b", "..x", ".hidden", "\xc3\xa9"};
-    static const char *const bad[] = {"", ".", "..", "a/b", "/x", "../x", "a\tb", "a\nb",
-                                      "\x1b[2J", "del\x7f"};
+    static const char *const bad[] = {"",     ".",    "..",   "a/b",     "/x",
+                                      "../x", "a\tb", "a\nb", "\x1b[2J", "del\x7f"};
     for (int i = 0; i < (int)(sizeof good / sizeof good[0]); i++)
         CHECK(file_name_ok(good[i]));
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++)

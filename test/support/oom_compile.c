@@ -30,21 +30,47 @@ static const Case cases[] = {
     {"copy_strided.tk", "copy_strided", "*fp32,*fp32,i32,i32", {{"BS", "4"}}, 1, 0},
     {"grey.tk", "rgb_to_grey", "*u8,*u8,i32,i32", {{"TH", "32"}, {"TW", "32"}}, 2, 0},
     {"softmax_rows.tk", "softmax_rows", "*fp32,*fp32,i32,i32,i32", {{"BLOCK", "1024"}}, 1, 0},
-    {"softmax_persistent.tk", "softmax_persistent", "*fp32,*fp32,i32,i32,i32,i32",
-     {{"BLOCK", "512"}, {"STAGES", "2"}}, 2, 0},
-    {"matmul_grouped.tk", "matmul_grouped", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
-     {{"BM", "64"}, {"BN", "64"}, {"BK", "32"}, {"GROUP", "4"}}, 4, 0},
+    {"softmax_persistent.tk",
+     "softmax_persistent",
+     "*fp32,*fp32,i32,i32,i32,i32",
+     {{"BLOCK", "512"}, {"STAGES", "2"}},
+     2,
+     0},
+    {"matmul_grouped.tk",
+     "matmul_grouped",
+     "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
+     {{"BM", "64"}, {"BN", "64"}, {"BK", "32"}, {"GROUP", "4"}},
+     4,
+     0},
     {"gelu.tk", "gelu", "*fp32,*fp32,i32", {{"BLOCK", "512"}}, 1, 0},
-    {"layernorm.tk", "layernorm_rows", "*fp32,*fp32,*fp32,*fp32,*fp32,*fp32,i32,i32,fp32",
-     {{"BLOCK", "512"}}, 1, 0},
-    {"row_argmax.tk", "row_stats", "*fp32,*fp32,*i32,*fp32,i32,i32,i32", {{"R", "16"}, {"C", "64"}}, 2, 0},
+    {"layernorm.tk",
+     "layernorm_rows",
+     "*fp32,*fp32,*fp32,*fp32,*fp32,*fp32,i32,i32,fp32",
+     {{"BLOCK", "512"}},
+     1,
+     0},
+    {"row_argmax.tk",
+     "row_stats",
+     "*fp32,*fp32,*i32,*fp32,i32,i32,i32",
+     {{"R", "16"}, {"C", "64"}},
+     2,
+     0},
     {"swizzle_map.tk", "swizzle_map", "*i32", {{"GROUP", "3"}}, 1, 0},
     /* Many values per thread (swept for PTX only, at -O0): code generation's
      * side tables outgrow an arena chunk, so a failure lands inside cg_*
      * and not only before or after it. */
-    {"matmul_grouped.tk", "matmul_grouped", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
-     {{"BM", "128"}, {"BN", "128"}, {"BK", "64"}, {"GROUP", "4"}}, 4, 2},
-    {"row_argmax.tk", "row_stats", "*fp32,*fp32,*i32,*fp32,i32,i32,i32", {{"R", "64"}, {"C", "128"}}, 2, 1},
+    {"matmul_grouped.tk",
+     "matmul_grouped",
+     "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
+     {{"BM", "128"}, {"BN", "128"}, {"BK", "64"}, {"GROUP", "4"}},
+     4,
+     2},
+    {"row_argmax.tk",
+     "row_stats",
+     "*fp32,*fp32,*i32,*fp32,i32,i32,i32",
+     {{"R", "64"}, {"C", "128"}},
+     2,
+     1},
     /* 1024 values per thread: a value's array is larger than the arena's
      * out-of-memory scratch, so the failed allocation returns NULL. */
     {"vector_add.tk", "vector_add", "*fp32,*fp32,*fp32,i32", {{"BLOCK", "32768"}}, 1, 1},
@@ -123,8 +149,8 @@ static int sweep(const Case *c, const char *src, size_t len, tk_emit emit, long 
                     (int)emit, n, tk_status_name(st));
             bad++;
         } else if (got) {
-            fprintf(stderr, "%s emit %d: allocation %ld: output returned with an error\n",
-                    c->file, (int)emit, n);
+            fprintf(stderr, "%s emit %d: allocation %ld: output returned with an error\n", c->file,
+                    (int)emit, n);
             bad++;
         }
         tk_free_text(got);

@@ -17,15 +17,14 @@
 
 enum { N = 300, ROWS = 5, COLS = 37 };
 
-static const char *add_src =
-    "import triton\nimport triton.language as tl\n\n@triton.jit\n"
-    "def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
-    "    pid = tl.program_id(0)\n"
-    "    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
-    "    inside = offs < n\n"
-    "    a = tl.load(x_ptr + offs, mask=inside)\n"
-    "    b = tl.load(y_ptr + offs, mask=inside)\n"
-    "    tl.store(out_ptr + offs, a + b, mask=inside)\n";
+static const char *add_src = "import triton\nimport triton.language as tl\n\n@triton.jit\n"
+                             "def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+                             "    pid = tl.program_id(0)\n"
+                             "    offs = pid * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    inside = offs < n\n"
+                             "    a = tl.load(x_ptr + offs, mask=inside)\n"
+                             "    b = tl.load(y_ptr + offs, mask=inside)\n"
+                             "    tl.store(out_ptr + offs, a + b, mask=inside)\n";
 
 static const char *softmax_src =
     "import triton\nimport triton.language as tl\n\n@triton.jit\n"
@@ -51,8 +50,8 @@ static bool call_failed(tk_status s, const char *what, long n)
         return false;
     const char *msg = tk_last_error();
     if (n > 0 && s == TK_ERR_KERNEL_FAULT) {
-        fprintf(stderr, "allocation %ld: %s reports running out of memory as a kernel fault\n",
-                n, what);
+        fprintf(stderr, "allocation %ld: %s reports running out of memory as a kernel fault\n", n,
+                what);
         bad++;
     }
     if (getenv("OOM_TRACE"))
@@ -68,8 +67,12 @@ static bool call_failed(tk_status s, const char *what, long n)
 static tk_status launch(tk_kernel *k, bool softmax, void *const *bufs)
 {
     if (softmax) {
-        tk_arg args[] = {tk_ptr(bufs[0], TK_F32), tk_ptr(bufs[1], TK_F32), tk_i32(COLS),
-                         tk_i32(COLS), tk_i32(COLS), tk_const("BLOCK", 64)};
+        tk_arg args[] = {tk_ptr(bufs[0], TK_F32),
+                         tk_ptr(bufs[1], TK_F32),
+                         tk_i32(COLS),
+                         tk_i32(COLS),
+                         tk_i32(COLS),
+                         tk_const("BLOCK", 64)};
         return tk_launch(k, (tk_grid){ROWS, 1, 1}, args, 6, NULL);
     }
     tk_arg args[] = {tk_ptr(bufs[1], TK_F32), tk_ptr(bufs[2], TK_F32), tk_ptr(bufs[0], TK_F32),
@@ -190,8 +193,7 @@ static void sweep(bool softmax)
          * allocation was not needed; the result check above vouches for it. */
         if (!fired) {
             if (s != TK_OK) {
-                fprintf(stderr, "%s: fails with no failure injected: %s\n", what,
-                        tk_last_error());
+                fprintf(stderr, "%s: fails with no failure injected: %s\n", what, tk_last_error());
                 bad++;
             }
             tk_context_destroy(ctx);
@@ -199,8 +201,8 @@ static void sweep(bool softmax)
         }
         memset(got, 0, sizeof got);
         if (run_once(ctx, softmax, -n) != TK_OK || !result_right(softmax)) {
-            fprintf(stderr, "%s: after allocation %ld failed the context is not usable: %s\n",
-                    what, n, tk_last_error());
+            fprintf(stderr, "%s: after allocation %ld failed the context is not usable: %s\n", what,
+                    n, tk_last_error());
             bad++;
         }
         tk_context_destroy(ctx);

@@ -35,8 +35,10 @@ static int result_dtypes(Sema *s, SVal v, Span at, DType *out, bool *several)
     }
     for (int i = 0; i < n; i++) {
         if (items[i].k != SV_DTYPE || items[i].ty.rank || items[i].ty.dt == DT_PTR) {
-            sema_err(s, at, "dtype of tl.inline_asm_elementwise() must be a scalar dtype or a "
-                            "tuple of them, got %s", sv_describe(s, items[i]));
+            sema_err(s, at,
+                     "dtype of tl.inline_asm_elementwise() must be a scalar dtype or a "
+                     "tuple of them, got %s",
+                     sv_describe(s, items[i]));
             return 0;
         }
         out[i] = items[i].ty.dt;
@@ -61,8 +63,10 @@ static int asm_args(Sema *s, SVal v, Span at, IrValue **x, int *rank, int *shape
     Type shape_of = type_scalar(DT_I32);
     for (int i = 0; i < v.n; i++) {
         if (v.items[i].k != SV_TENSOR && !sv_is_num(v.items[i])) {
-            sema_err(s, at, "args[%d] of tl.inline_asm_elementwise() must be a tensor or a "
-                            "number, got %s", i, sv_describe(s, v.items[i]));
+            sema_err(s, at,
+                     "args[%d] of tl.inline_asm_elementwise() must be a tensor or a "
+                     "number, got %s",
+                     i, sv_describe(s, v.items[i]));
             return -1;
         }
         x[i] = sema_to_tensor(s, v.items[i], at);
@@ -94,8 +98,10 @@ static SVal b_inline_asm(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
         !sema_const_int(s, a[5], at[5], "pack", &pack))
         return bad();
     if (pack < 1 || pack > 16 || (pack & (pack - 1)))
-        return sema_err(s, at[5], "pack of tl.inline_asm_elementwise() must be 1, 2, 4, 8 or "
-                                  "16, got %lld", (long long)pack);
+        return sema_err(s, at[5],
+                        "pack of tl.inline_asm_elementwise() must be 1, 2, 4, 8 or "
+                        "16, got %lld",
+                        (long long)pack);
     Type rt[IR_ASM_MAX_REGS];
     for (int i = 0; i < nres; i++)
         rt[i] = type_block(dts[i], rank, shape);

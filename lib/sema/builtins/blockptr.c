@@ -44,19 +44,22 @@ static bool int_list(Sema *s, SVal v, Span at, int rank, const char *fn, const c
     int n = items_of(v, out);
     if (n < 0)
         return sema_err(s, at, "%s: %s must be a tuple of %d integer%s, got %s", fn, what, rank,
-                        rank == 1 ? "" : "s", sv_describe(s, v)), false;
+                        rank == 1 ? "" : "s", sv_describe(s, v)),
+               false;
     if (n != rank)
         return sema_err(s, at, "%s: %s has %d item%s but the block has rank %d", fn, what, n,
-                        n == 1 ? "" : "s", rank), false;
+                        n == 1 ? "" : "s", rank),
+               false;
     for (int i = 0; i < n; i++) {
         SVal x = (*out)[i];
         if (x.k == SV_UNDEF)
             return false;
         bool ok = x.k == SV_INT || x.k == SV_BOOL ||
-                  (x.k == SV_TENSOR && x.v->type.rank == 0 && dtype_is_int(x.v->type.dt));
+            (x.k == SV_TENSOR && x.v->type.rank == 0 && dtype_is_int(x.v->type.dt));
         if (!ok)
             return sema_err(s, at, "%s: item %d of %s must be an integer scalar, got %s", fn, i,
-                            what, sv_describe(s, x)), false;
+                            what, sv_describe(s, x)),
+                   false;
     }
     return true;
 }
@@ -76,14 +79,16 @@ static bool block_dims(Sema *s, SVal v, Span at, const char *fn, int *rank, int 
     int n = items_of(v, &items);
     if (n < 1 || n > TK_MAX_RANK)
         return sema_err(s, at, "%s: block_shape must be a tuple of 1 to %d constexpr ints, got %s",
-                        fn, TK_MAX_RANK, sv_describe(s, v)), false;
+                        fn, TK_MAX_RANK, sv_describe(s, v)),
+               false;
     for (int i = 0; i < n; i++) {
         int64_t d;
         if (!sema_const_int(s, items[i], at, "a block_shape entry", &d))
             return false;
         if (d < 1 || d > SEMA_MAX_NUMEL || (d & (d - 1)))
             return sema_err(s, at, "%s: block_shape entry %d is %lld; each must be a power of two",
-                            fn, i, (long long)d), false;
+                            fn, i, (long long)d),
+                   false;
         dims[i] = (int)d;
     }
     *rank = n;
@@ -105,8 +110,11 @@ static bool order_arg(Sema *s, SVal v, Span at, int rank, int64_t *packed)
     const SVal *items;
     int n = items_of(v, &items);
     if (n != rank)
-        return sema_err(s, at, "tl.make_block_ptr: order must be a tuple of %d constexpr ints "
-                        "(a permutation of the dims), got %s", rank, sv_describe(s, v)), false;
+        return sema_err(s, at,
+                        "tl.make_block_ptr: order must be a tuple of %d constexpr ints "
+                        "(a permutation of the dims), got %s",
+                        rank, sv_describe(s, v)),
+               false;
     unsigned seen = 0;
     *packed = 0;
     for (int i = 0; i < n; i++) {
@@ -114,8 +122,11 @@ static bool order_arg(Sema *s, SVal v, Span at, int rank, int64_t *packed)
         if (!sema_const_int(s, items[i], at, "an order entry", &d))
             return false;
         if (d < 0 || d >= rank || (seen & (1u << d)))
-            return sema_err(s, at, "tl.make_block_ptr: order (%s) is not a permutation of the "
-                            "dims 0..%d", sv_describe(s, v), rank - 1), false;
+            return sema_err(s, at,
+                            "tl.make_block_ptr: order (%s) is not a permutation of the "
+                            "dims 0..%d",
+                            sv_describe(s, v), rank - 1),
+                   false;
         seen |= 1u << d;
         *packed |= d << (4 * i);
     }
@@ -142,7 +153,8 @@ static SVal b_make_block_ptr(Sema *s, const Builtin *b, SVal *a, Span *at, Span 
     if (!base_pointer(s, a[0], at[0], fn) || !block_dims(s, a[4], at[4], fn, &rank, block) ||
         !int_list(s, a[1], at[1], rank, fn, "shape", &shape) ||
         !int_list(s, a[2], at[2], rank, fn, "strides", &strides) ||
-        !int_list(s, a[3], at[3], rank, fn, "offsets", &offs) || !order_arg(s, a[5], at[5], rank, &order))
+        !int_list(s, a[3], at[3], rank, fn, "offsets", &offs) ||
+        !order_arg(s, a[5], at[5], rank, &order))
         return bad();
     SVal v = make_struct(s, SV_BLOCKPTR, a[0].v->type.elem, rank, block, 1 + 3 * rank);
     v.i = order;
@@ -224,24 +236,30 @@ static bool nonneg(const IrValue *v, IrValue *const *known, int nknown, int dept
         v->owner->parent->kind == IR_FOR) { /* a for loop counting up from >= 0 */
         const IrOp *loop = v->owner->parent, *step = loop->operands[2]->def;
         return depth <= 32 && step && step->kind == IR_CONST && step->ival > 0 &&
-               nonneg(loop->operands[0], known, nknown, depth + 1);
+            nonneg(loop->operands[0], known, nknown, depth + 1);
     }
     if (!d || depth > 32 || !dtype_is_int(v->type.dt))
         return false;
     switch (d->kind) {
     case IR_CONST: return d->ival >= 0;
-    case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: return true;
+    case IR_PROGRAM_ID:
+    case IR_NUM_PROGRAMS: return true;
     case IR_ARANGE: return d->ival >= 0;
-    case IR_SPLAT: case IR_EXPAND_DIMS: case IR_BROADCAST: case IR_RESHAPE:
-        return nonneg(d->operands[0], known, nknown, depth + 1);
-    case IR_ADD: case IR_MUL: case IR_DIV: case IR_MIN:
+    case IR_SPLAT:
+    case IR_EXPAND_DIMS:
+    case IR_BROADCAST:
+    case IR_RESHAPE: return nonneg(d->operands[0], known, nknown, depth + 1);
+    case IR_ADD:
+    case IR_MUL:
+    case IR_DIV:
+    case IR_MIN:
         return nonneg(d->operands[0], known, nknown, depth + 1) &&
-               nonneg(d->operands[1], known, nknown, depth + 1);
+            nonneg(d->operands[1], known, nknown, depth + 1);
     case IR_REM: /* the remainder has the sign of the dividend */
         return nonneg(d->operands[0], known, nknown, depth + 1);
     case IR_MAX:
         return nonneg(d->operands[0], known, nknown, depth + 1) ||
-               nonneg(d->operands[1], known, nknown, depth + 1);
+            nonneg(d->operands[1], known, nknown, depth + 1);
     default: return false;
     }
 }
@@ -376,20 +394,23 @@ static bool checked_dims(Sema *s, SVal v, Span at, int rank, bool *check)
         if (!sema_const_int(s, items[i], at, "a boundary_check dim", &d))
             return false;
         if (d < 0 || d >= rank)
-            return sema_err(s, at, "boundary_check dim %lld is out of range for a block pointer "
-                            "of rank %d", (long long)d, rank), false;
+            return sema_err(s, at,
+                            "boundary_check dim %lld is out of range for a block pointer "
+                            "of rank %d",
+                            (long long)d, rank),
+                   false;
         check[d] = true;
     }
     return true;
 }
 
-bool sema_blockptr_access(Sema *s, SVal bp, SVal boundary_check, Span bc_at, Span at,
-                          IrValue **ptr, SVal *mask)
+bool sema_blockptr_access(Sema *s, SVal bp, SVal boundary_check, Span bc_at, Span at, IrValue **ptr,
+                          SVal *mask)
 {
     bool check[TK_MAX_RANK];
     View w = view_of(bp);
     return checked_dims(s, boundary_check, bc_at, w.rank, check) &&
-           address(s, &w, check, at, ptr, mask);
+        address(s, &w, check, at, ptr, mask);
 }
 
 /* The value out-of-bounds elements read as: padding_option "zero" or "nan"
@@ -401,10 +422,12 @@ bool sema_padding_value(Sema *s, SVal opt, Span at, DType elem, SVal *other)
         return true;
     if (opt.k != SV_STR || (strcmp(opt.s, "zero") && strcmp(opt.s, "nan")))
         return sema_err(s, at, "padding_option must be \"zero\" or \"nan\", got %s",
-                        sv_describe(s, opt)), false;
+                        sv_describe(s, opt)),
+               false;
     if (!strcmp(opt.s, "nan") && !dtype_is_float(elem))
         return sema_err(s, at, "padding_option \"nan\" needs a floating-point pointer, got %s",
-                        dtype_name(elem)), false;
+                        dtype_name(elem)),
+               false;
     *other = !strcmp(opt.s, "nan") ? sv_float(NAN) : sv_int(0);
     return true;
 }
@@ -412,8 +435,8 @@ bool sema_padding_value(Sema *s, SVal opt, Span at, DType elem, SVal *other)
 /* ---- descriptor methods ------------------------------------------------------------- */
 
 /* A descriptor access at `offsets`: every dim checked, as TMA does. */
-static bool desc_access(Sema *s, const Builtin *b, SVal desc, SVal offsets, Span at,
-                        IrValue **ptr, SVal *mask)
+static bool desc_access(Sema *s, const Builtin *b, SVal desc, SVal offsets, Span at, IrValue **ptr,
+                        SVal *mask)
 {
     View w = view_of(desc);
     const SVal *offs;
@@ -446,8 +469,14 @@ static SVal call_plain(Sema *s, const char *name, IrValue *ptr, SVal val, SVal m
             kws[n] = kw[i];
             kvs[n++] = kwv[i];
         }
-    CallArgs ca = {.pos = pos, .pos_at = pos_at, .npos = val.k == SV_VOID ? 1 : 2,
-                   .kw = kws, .kwv = kvs, .kw_at = kw_at, .nkw = n, .at = at};
+    CallArgs ca = {.pos = pos,
+                   .pos_at = pos_at,
+                   .npos = val.k == SV_VOID ? 1 : 2,
+                   .kw = kws,
+                   .kwv = kvs,
+                   .kw_at = kw_at,
+                   .nkw = n,
+                   .at = at};
     return sema_call_builtin(s, "tl", name, (SVal){.k = SV_VOID}, &ca);
 }
 
@@ -475,8 +504,8 @@ static SVal d_store(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return r.k == SV_UNDEF ? r : sv_none();
 }
 
-static const char *const atomic_names[] = {"atomic_add", "atomic_min", "atomic_max", "atomic_and",
-                                           "atomic_or", "atomic_xor"};
+static const char *const atomic_names[] = {"atomic_add", "atomic_min", "atomic_max",
+                                           "atomic_and", "atomic_or",  "atomic_xor"};
 
 static SVal d_atomic(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
@@ -519,8 +548,8 @@ static const Builtin blockptr[] = {
     {"advance", "base,offsets", b_advance, 0, false},
     {"make_tensor_descriptor", "base,shape,strides,block_shape,padding_option=", b_make_desc, 0,
      false},
-    {"_experimental_make_tensor_descriptor", "base,shape,strides,block_shape,padding_option=",
-     b_make_desc, 0, false},
+    {"_experimental_make_tensor_descriptor",
+     "base,shape,strides,block_shape,padding_option=", b_make_desc, 0, false},
 };
 
 const BuiltinTable sema_tl_blockptr = {blockptr, TK_ARRAY_LEN(blockptr)};

@@ -39,8 +39,10 @@ static SVal b_arange(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         return sema_err(s, call, "arange(%lld, %lld) is too large (at most %d elements of i32)",
                         (long long)lo, (long long)hi, SEMA_MAX_NUMEL);
     if (!is_pow2(len))
-        return sema_err(s, call, "arange(%lld, %lld): the length end - start = %lld must be a "
-                        "power of two", (long long)lo, (long long)hi, (long long)len);
+        return sema_err(s, call,
+                        "arange(%lld, %lld): the length end - start = %lld must be a "
+                        "power of two",
+                        (long long)lo, (long long)hi, (long long)len);
     if (len > SEMA_MAX_NUMEL)
         return sema_err(s, call, "arange(%lld, %lld) is too large (at most %d elements of i32)",
                         (long long)lo, (long long)hi, SEMA_MAX_NUMEL);
@@ -125,8 +127,8 @@ static SVal b_full_like(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     DType dt = x->type.dt;
     if (sv_has(dts) && !dtype_arg(s, dts, call, "dtype", &dt))
         return bad();
-    return full(s, x->type.rank, x->type.shape, zeros ? sv_int(0) : a[1], dt,
-                zeros ? call : at[1], call);
+    return full(s, x->type.rank, x->type.shape, zeros ? sv_int(0) : a[1], dt, zeros ? call : at[1],
+                call);
 }
 
 static SVal b_cast(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
@@ -202,8 +204,8 @@ static SVal b_abs(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (neg.k != SV_TENSOR)
         return bad();
     IrValue *m = ir_unary(&s->b, IR_NEG, call, x, x->type);
-    return sv_tensor(ir_build(&s->b, IR_SELECT, call, (IrValue *[]){neg.v, m, x}, 3, &x->type, 1)
-                         ->results[0]);
+    return sv_tensor(
+        ir_build(&s->b, IR_SELECT, call, (IrValue *[]){neg.v, m, x}, 3, &x->type, 1)->results[0]);
 }
 
 /* Triton's sigmoid is 1 / (1 + exp(-x)), with the usual promotions. */
@@ -280,8 +282,10 @@ static SVal b_where(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     bool py = a[2].k == SV_TENSOR && a[2].v->type.dt == DT_PTR;
     if (c && (px || py)) { /* selecting between pointers: both of one pointer type */
         if (!px || !py || !type_eq(type_elem(a[1].v->type), type_elem(a[2].v->type)))
-            return sema_err(s, call, "tl.where between %s and %s: both must be pointers of one "
-                            "type", sv_describe(s, a[1]), sv_describe(s, a[2]));
+            return sema_err(s, call,
+                            "tl.where between %s and %s: both must be pointers of one "
+                            "type",
+                            sv_describe(s, a[1]), sv_describe(s, a[2]));
         x = a[1].v;
         y = a[2].v;
         if (!sema_broadcast_pair(s, &x, &y, call))
@@ -292,8 +296,8 @@ static SVal b_where(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (!sema_broadcast_pair(s, &c, &x, call) || !sema_broadcast_pair(s, &x, &y, call) ||
         !sema_broadcast_pair(s, &c, &y, call))
         return bad();
-    return sv_tensor(ir_build(&s->b, IR_SELECT, call, (IrValue *[]){c, x, y}, 3, &x->type, 1)
-                         ->results[0]);
+    return sv_tensor(
+        ir_build(&s->b, IR_SELECT, call, (IrValue *[]){c, x, y}, 3, &x->type, 1)->results[0]);
 }
 
 static SVal b_fma(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
@@ -308,8 +312,8 @@ static SVal b_fma(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         return sema_err(s, call, "tl.%s expects floating-point arguments, got %s", b->name,
                         sema_type_str(s, z->type));
     y = sema_broadcast(s, sema_cast(s, y, z->type.dt, call), z->type.rank, z->type.shape, call);
-    return sv_tensor(ir_build(&s->b, IR_FMA, call, (IrValue *[]){z, y, w}, 3, &z->type, 1)
-                         ->results[0]);
+    return sv_tensor(
+        ir_build(&s->b, IR_FMA, call, (IrValue *[]){z, y, w}, 3, &z->type, 1)->results[0]);
 }
 
 static SVal b_cdiv(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
@@ -395,8 +399,10 @@ static SVal b_static_assert(Sema *s, const Builtin *b, SVal *a, Span *at, Span c
 {
     TK_UNUSED(b);
     if (a[0].k == SV_TENSOR)
-        return sema_err(s, at[0], "static_assert needs a constexpr condition, got the runtime "
-                                  "value %s", sema_type_str(s, a[0].v->type));
+        return sema_err(s, at[0],
+                        "static_assert needs a constexpr condition, got the runtime "
+                        "value %s",
+                        sema_type_str(s, a[0].v->type));
     bool t;
     if (!sema_truth(s, a[0], at[0], &t))
         return bad();
@@ -472,8 +478,8 @@ static SVal b_device_assert(Sema *s, const Builtin *b, SVal *a, Span *at, Span c
     if (a[0].k != SV_TENSOR) {
         bool t;
         if (sema_truth(s, a[0], at[0], &t) && !t)
-            return sema_err(s, call, "device_assert fails at compile time%s%s",
-                            msg[0] ? ": " : "", msg);
+            return sema_err(s, call, "device_assert fails at compile time%s%s", msg[0] ? ": " : "",
+                            msg);
         return sv_none();
     }
     IrValue *c = sema_to_bool(s, a[0].v, at[0]);

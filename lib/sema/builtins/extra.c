@@ -152,8 +152,10 @@ static SVal b_gather(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
         return bad();
     int rank = src->type.rank;
     if (rank == 0 || idx->type.rank != rank)
-        return sema_err(s, call_at, "tl.gather needs src and index blocks of one rank, got %s "
-                        "and %s", sema_type_str(s, src->type), sema_type_str(s, idx->type));
+        return sema_err(s, call_at,
+                        "tl.gather needs src and index blocks of one rank, got %s "
+                        "and %s",
+                        sema_type_str(s, src->type), sema_type_str(s, idx->type));
     if (!dtype_is_int(idx->type.dt) || idx->type.dt == DT_I1)
         return sema_err(s, at[1], "tl.gather's index must be integers, got %s",
                         sema_type_str(s, idx->type));
@@ -162,9 +164,10 @@ static SVal b_gather(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
         return bad();
     for (int i = 0; i < rank; i++)
         if (i != axis && idx->type.shape[i] != src->type.shape[i])
-            return sema_err(s, call_at, "tl.gather: index %s and src %s differ in dimension %d "
-                            "(only the axis %d may differ)", sema_type_str(s, idx->type),
-                            sema_type_str(s, src->type), i, axis);
+            return sema_err(s, call_at,
+                            "tl.gather: index %s and src %s differ in dimension %d "
+                            "(only the axis %d may differ)",
+                            sema_type_str(s, idx->type), sema_type_str(s, src->type), i, axis);
     int k = src->type.shape[axis], shape[TK_MAX_RANK + 1];
     if (rank + 1 > TK_MAX_RANK)
         return sema_err(s, call_at, "tl.gather supports blocks of at most %d dimensions, got %d",
@@ -272,14 +275,10 @@ static SVal b_sreg(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
 {
     TK_UNUSED(a), TK_UNUSED(at);
     switch (b->arg) {
-    case 0:
-        return sv_tensor(sreg(s, "mov.u32 $0, %smid;", DT_I32, call_at));
-    case 1:
-        return sv_tensor(sreg(s, "mov.u64 $0, %globaltimer;", DT_I64, call_at));
-    case 2:
-        return sv_int((int64_t)s->f->num_warps * 32);
-    default:
-        return sv_int(s->f->num_warps);
+    case 0: return sv_tensor(sreg(s, "mov.u32 $0, %smid;", DT_I32, call_at));
+    case 1: return sv_tensor(sreg(s, "mov.u64 $0, %globaltimer;", DT_I64, call_at));
+    case 2: return sv_int((int64_t)s->f->num_warps * 32);
+    default: return sv_int(s->f->num_warps);
     }
 }
 

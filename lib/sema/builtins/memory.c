@@ -108,8 +108,9 @@ static bool no_block_ptr(Sema *s, SVal v, Span at)
 {
     if (!sv_has(v) || (v.k == SV_TUPLE && v.n == 0) || (v.k == SV_STR && !v.s[0]))
         return true;
-    sema_err(s, at, "boundary_check and padding_option need a block pointer "
-                    "(tl.make_block_ptr), not a block of pointers");
+    sema_err(s, at,
+             "boundary_check and padding_option need a block pointer "
+             "(tl.make_block_ptr), not a block of pointers");
     return false;
 }
 
@@ -120,8 +121,11 @@ static bool from_block_ptr(Sema *s, const Builtin *b, SVal *a, Span *at, int ima
                            Span call, bool load)
 {
     if (sv_has(a[imask]) || (load && sv_has(a[2])))
-        return sema_err(s, at[sv_has(a[imask]) ? imask : 2], "tl.%s through a block pointer "
-                        "takes boundary_check, not mask or other", b->name), false;
+        return sema_err(s, at[sv_has(a[imask]) ? imask : 2],
+                        "tl.%s through a block pointer "
+                        "takes boundary_check, not mask or other",
+                        b->name),
+               false;
     IrValue *p;
     if (!sema_blockptr_access(s, a[0], a[ibc], at[ibc], call, &p, &a[imask]))
         return false;
@@ -256,10 +260,12 @@ static SVal b_atomic_cas(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
 }
 
 static const Builtin memory[] = {
-    {"load", "pointer,mask=,other=,boundary_check=,padding_option=,cache_modifier=,"
-             "eviction_policy=,volatile=", b_load, 0, false},
-    {"store", "pointer,value,mask=,boundary_check=,cache_modifier=,eviction_policy=", b_store,
-     0, false},
+    {"load",
+     "pointer,mask=,other=,boundary_check=,padding_option=,cache_modifier=,"
+     "eviction_policy=,volatile=",
+     b_load, 0, false},
+    {"store", "pointer,value,mask=,boundary_check=,cache_modifier=,eviction_policy=", b_store, 0,
+     false},
     {"atomic_add", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_ADD, false},
     {"atomic_max", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_MAX, false},
     {"atomic_min", "pointer,val,mask=,sem=,scope=", b_atomic, ATOM_MIN, false},

@@ -43,7 +43,8 @@ static SVal py_abs(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (a[0].k == SV_FLOAT)
         return sv_float(fabs(a[0].f));
     if (a[0].k == SV_INT && a[0].i == INT64_MIN && !a[0].big)
-        return sema_err(s, call, "constexpr integer overflow in abs() (values must fit in 64 bits)");
+        return sema_err(s, call,
+                        "constexpr integer overflow in abs() (values must fit in 64 bits)");
     if (a[0].k == SV_INT && a[0].big)
         return a[0]; /* a literal above INT64_MAX is already positive */
     if (a[0].k == SV_INT || a[0].k == SV_BOOL)
@@ -75,8 +76,10 @@ static SVal py_float(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     }
     if (sv_is_num(v))
         return sv_float(v.k == SV_FLOAT ? v.f : (double)v.i);
-    return sema_err(s, at[0], "float() needs a constexpr number or string, got %s (use "
-                              "x.to(tl.float32) for tensors)", sv_describe(s, v));
+    return sema_err(s, at[0],
+                    "float() needs a constexpr number or string, got %s (use "
+                    "x.to(tl.float32) for tensors)",
+                    sv_describe(s, v));
 }
 
 static SVal py_int(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
@@ -210,19 +213,39 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
     static const struct {
         const char *name;
         int what;
-    } preds[] = {{"is_floating", 0}, {"is_int", 1},     {"is_int_signed", 2}, {"is_int_unsigned", 3},
-                 {"is_ptr", 4},      {"is_fp16", 5},    {"is_bf16", 6},       {"is_fp32", 7},
-                 {"is_fp64", 8},     {"is_bool", 9},    {"is_int1", 9},       {"is_int8", 10},
-                 {"is_int16", 11},   {"is_int32", 12},  {"is_int64", 13},     {"is_uint8", 14},
-                 {"is_uint16", 15},  {"is_uint32", 16}, {"is_uint64", 17},
-                 {"is_fp8", -5},     {"is_fp8e4nv", 18}, {"is_fp8e5", 19},
+    } preds[] = {{"is_floating", 0},
+                 {"is_int", 1},
+                 {"is_int_signed", 2},
+                 {"is_int_unsigned", 3},
+                 {"is_ptr", 4},
+                 {"is_fp16", 5},
+                 {"is_bf16", 6},
+                 {"is_fp32", 7},
+                 {"is_fp64", 8},
+                 {"is_bool", 9},
+                 {"is_int1", 9},
+                 {"is_int8", 10},
+                 {"is_int16", 11},
+                 {"is_int32", 12},
+                 {"is_int64", 13},
+                 {"is_uint8", 14},
+                 {"is_uint16", 15},
+                 {"is_uint32", 16},
+                 {"is_uint64", 17},
+                 {"is_fp8", -5},
+                 {"is_fp8e4nv", 18},
+                 {"is_fp8e5", 19},
                  /* the other fp8 formats (AMD's, fp8e4b15) are not tk dtypes */
-                 {"is_fp8e4b15", -1}, {"is_fp8e4b8", -1}, {"is_fp8e5b16", -1}, {"is_block", -1},
-                 {"is_void", -2},    {"is_standard_floating", -6}, {"get_int_max_value", -3},
+                 {"is_fp8e4b15", -1},
+                 {"is_fp8e4b8", -1},
+                 {"is_fp8e5b16", -1},
+                 {"is_block", -1},
+                 {"is_void", -2},
+                 {"is_standard_floating", -6},
+                 {"get_int_max_value", -3},
                  {"get_int_min_value", -4}};
-    static const DType exact[] = {DT_F16, DT_BF16, DT_F32, DT_F64, DT_I1, DT_I8, DT_I16,
-                                  DT_I32, DT_I64, DT_U8, DT_U16, DT_U32, DT_U64, DT_F8E4,
-                                  DT_F8E5};
+    static const DType exact[] = {DT_F16, DT_BF16, DT_F32, DT_F64, DT_I1,  DT_I8,   DT_I16, DT_I32,
+                                  DT_I64, DT_U8,   DT_U16, DT_U32, DT_U64, DT_F8E4, DT_F8E5};
     for (int i = 0; i < TK_ARRAY_LEN(preds); i++) {
         if (strcmp(preds[i].name, name))
             continue;
@@ -236,7 +259,8 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
         case -2: return sv_bool(d == DT_VOID);
         case -5: return sv_bool(dtype_is_fp8(d));
         case -6: return sv_bool(dtype_is_float(d) && !dtype_is_fp8(d));
-        case -3: case -4: {
+        case -3:
+        case -4: {
             if (!dtype_is_int(d) || d == DT_I1)
                 return sema_err(s, ca->at, "dtype.%s() is only defined for integer dtypes, not %s",
                                 name, sema_type_str(s, self.ty));
@@ -262,15 +286,18 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
 
 /* Functions reachable as tl.math.X / libdevice.X (elementwise, float). */
 static const char *const libdevice_names[] = {
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign",
-    "cos", "cosh", "cospi", "erf", "erfc", "erfcinv", "erfcx", "erfinv", "exp", "exp10",
-    "exp2", "expm1", "fabs", "abs", "fdim", "floor", "fma", "fmax", "fmin", "fmod", "hypot",
-    "lgamma", "log", "log10", "log1p", "log2", "logb", "nearbyint", "nextafter", "pow",
-    "rcbrt", "remainder", "rhypot", "rint", "round", "rsqrt", "sin", "sinh", "sinpi", "sqrt",
-    "tan", "tanh", "tgamma", "trunc", "j0", "j1", "y0", "y1", "isnan", "isinf", "isfinited",
-    "signbit", "ilogb", "div_rn", "div_rz", "div_rd", "div_ru", "sqrt_rn", "rcp_rn",
-    "fast_expf", "fast_logf", "fast_log2f", "fast_sinf", "fast_cosf", "fast_tanf",
-    "fast_exp10f", "fast_log10f", "fast_powf", "saturatef", "normcdf", "normcdfinv",
+    "acos",      "acosh",      "asin",      "asinh",      "atan",      "atan2",       "atanh",
+    "cbrt",      "ceil",       "copysign",  "cos",        "cosh",      "cospi",       "erf",
+    "erfc",      "erfcinv",    "erfcx",     "erfinv",     "exp",       "exp10",       "exp2",
+    "expm1",     "fabs",       "abs",       "fdim",       "floor",     "fma",         "fmax",
+    "fmin",      "fmod",       "hypot",     "lgamma",     "log",       "log10",       "log1p",
+    "log2",      "logb",       "nearbyint", "nextafter",  "pow",       "rcbrt",       "remainder",
+    "rhypot",    "rint",       "round",     "rsqrt",      "sin",       "sinh",        "sinpi",
+    "sqrt",      "tan",        "tanh",      "tgamma",     "trunc",     "j0",          "j1",
+    "y0",        "y1",         "isnan",     "isinf",      "isfinited", "signbit",     "ilogb",
+    "div_rn",    "div_rz",     "div_rd",    "div_ru",     "sqrt_rn",   "rcp_rn",      "fast_expf",
+    "fast_logf", "fast_log2f", "fast_sinf", "fast_cosf",  "fast_tanf", "fast_exp10f", "fast_log10f",
+    "fast_powf", "saturatef",  "normcdf",   "normcdfinv",
 };
 
 bool sema_libdevice_known(const char *name)
@@ -283,11 +310,11 @@ bool sema_libdevice_known(const char *name)
 
 static int math_fn(const char *name)
 {
-    static const char *const names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin",
-                                        "cos", "abs", "floor", "ceil", "erf", "tanh", "sqrt_rn"};
-    static const MathFn fns[] = {MATH_EXP, MATH_EXP2, MATH_LOG, MATH_LOG2, MATH_SQRT,
-                                 MATH_RSQRT, MATH_SIN, MATH_COS, MATH_ABS, MATH_FLOOR,
-                                 MATH_CEIL, MATH_ERF, MATH_TANH, MATH_SQRT_RN};
+    static const char *const names[] = {"exp", "exp2", "log",   "log2", "sqrt", "rsqrt", "sin",
+                                        "cos", "abs",  "floor", "ceil", "erf",  "tanh",  "sqrt_rn"};
+    static const MathFn fns[] = {MATH_EXP,   MATH_EXP2, MATH_LOG,  MATH_LOG2,   MATH_SQRT,
+                                 MATH_RSQRT, MATH_SIN,  MATH_COS,  MATH_ABS,    MATH_FLOOR,
+                                 MATH_CEIL,  MATH_ERF,  MATH_TANH, MATH_SQRT_RN};
     for (int i = 0; i < TK_ARRAY_LEN(names); i++)
         if (!strcmp(names[i], name))
             return fns[i];
@@ -303,26 +330,40 @@ static SVal fold_math(Sema *s, const char *name, CallArgs *ca)
         return sema_err(s, ca->at, "math.%s needs a constexpr number", name);
     double x = ca->pos[0].k == SV_FLOAT ? ca->pos[0].f : (double)ca->pos[0].i;
     double y = ca->npos > 1 && sv_is_num(ca->pos[1])
-                   ? (ca->pos[1].k == SV_FLOAT ? ca->pos[1].f : (double)ca->pos[1].i) : 0;
-    if (!strcmp(name, "sqrt")) return sv_float(sqrt(x));
-    if (!strcmp(name, "exp")) return sv_float(exp(x));
-    if (!strcmp(name, "log")) return sv_float(ca->npos > 1 ? log(x) / log(y) : log(x));
-    if (!strcmp(name, "log2")) return sv_float(log2(x));
-    if (!strcmp(name, "log10")) return sv_float(log10(x));
-    if (!strcmp(name, "pow")) return sv_float(pow(x, y));
-    if (!strcmp(name, "sin")) return sv_float(sin(x));
-    if (!strcmp(name, "cos")) return sv_float(cos(x));
-    if (!strcmp(name, "tanh")) return sv_float(tanh(x));
-    if (!strcmp(name, "erf")) return sv_float(erf(x));
+        ? (ca->pos[1].k == SV_FLOAT ? ca->pos[1].f : (double)ca->pos[1].i)
+        : 0;
+    if (!strcmp(name, "sqrt"))
+        return sv_float(sqrt(x));
+    if (!strcmp(name, "exp"))
+        return sv_float(exp(x));
+    if (!strcmp(name, "log"))
+        return sv_float(ca->npos > 1 ? log(x) / log(y) : log(x));
+    if (!strcmp(name, "log2"))
+        return sv_float(log2(x));
+    if (!strcmp(name, "log10"))
+        return sv_float(log10(x));
+    if (!strcmp(name, "pow"))
+        return sv_float(pow(x, y));
+    if (!strcmp(name, "sin"))
+        return sv_float(sin(x));
+    if (!strcmp(name, "cos"))
+        return sv_float(cos(x));
+    if (!strcmp(name, "tanh"))
+        return sv_float(tanh(x));
+    if (!strcmp(name, "erf"))
+        return sv_float(erf(x));
     if (!strcmp(name, "floor") || !strcmp(name, "ceil")) {
         double r = name[0] == 'f' ? floor(x) : ceil(x);
         if (!(r >= -0x1p63 && r < 0x1p63))
             return sema_err(s, ca->at, "math.%s(%g) does not fit in 64 bits", name, x);
         return sv_int((int64_t)r);
     }
-    if (!strcmp(name, "fabs")) return sv_float(fabs(x));
-    if (!strcmp(name, "isnan")) return sv_bool(isnan(x));
-    if (!strcmp(name, "isinf")) return sv_bool(isinf(x));
+    if (!strcmp(name, "fabs"))
+        return sv_float(fabs(x));
+    if (!strcmp(name, "isnan"))
+        return sv_bool(isnan(x));
+    if (!strcmp(name, "isinf"))
+        return sv_bool(isinf(x));
     return sema_err(s, ca->at, "math.%s is not supported on constexprs", name);
 }
 
@@ -381,8 +422,8 @@ SVal sema_libdevice_call(Sema *s, const char *ns, const char *name, CallArgs *ca
                 int_arg = true;
                 continue;
             }
-            return sema_err(s, ca->pos_at[i], "%s.%s expects floating-point arguments, got %s",
-                            ns, name, sema_type_str(s, args[i]->type));
+            return sema_err(s, ca->pos_at[i], "%s.%s expects floating-point arguments, got %s", ns,
+                            name, sema_type_str(s, args[i]->type));
         }
     }
     for (int i = 1; i < ca->npos; i++) {

@@ -12,8 +12,8 @@ static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
 
 #define PHILOX_ROUND_A 0xD2511F53u
 #define PHILOX_ROUND_B 0xCD9E8D57u
-#define PHILOX_KEY_A 0x9E3779B9u
-#define PHILOX_KEY_B 0xBB67AE85u
+#define PHILOX_KEY_A   0x9E3779B9u
+#define PHILOX_KEY_B   0xBB67AE85u
 
 static SVal tl_call(Sema *s, const char *name, SVal x, SVal y, Span at)
 {
@@ -34,7 +34,7 @@ SVal sema_swizzle2d(Sema *s, SVal i, SVal j, SVal si, SVal sj, SVal sg, Span at)
     SVal off_i = bin(s, OP_MUL, group, sg, at);
     SVal rows = bin(s, OP_SUB, si, off_i, at);
     SVal g = sv_is_num(rows) && sv_is_num(sg) ? (rows.i < sg.i ? rows : sg)
-                                               : tl_call(s, "minimum", rows, sg, at);
+                                              : tl_call(s, "minimum", rows, sg, at);
     SVal in_group = bin(s, OP_MOD, ij, size_gj, at);
     SVal new_i = bin(s, OP_ADD, off_i, bin(s, OP_MOD, in_group, g, at), at);
     SVal new_j = bin(s, OP_FLOORDIV, in_group, g, at);
@@ -74,7 +74,8 @@ static bool philox(Sema *s, SVal seed, SVal *c, int64_t rounds, Span at)
     DType it = bits == 32 ? DT_U32 : DT_U64;
     SVal k0, k1;
     if (bits == 32) {
-        SVal hi = bin(s, OP_BITAND, bin(s, OP_RSHIFT, seed64, sv_int(32), at), sv_int(0xffffffff), at);
+        SVal hi =
+            bin(s, OP_BITAND, bin(s, OP_RSHIFT, seed64, sv_int(32), at), sv_int(0xffffffff), at);
         SVal lo = bin(s, OP_BITAND, seed64, sv_int(0xffffffff), at);
         k1 = as(s, hi, DT_U32, false, at);
         k0 = as(s, lo, DT_U32, false, at);
@@ -91,8 +92,10 @@ static bool philox(Sema *s, SVal seed, SVal *c, int64_t rounds, Span at)
     SVal A = sv_int(PHILOX_ROUND_A), B = sv_int(PHILOX_ROUND_B);
     for (int64_t r = 0; r < rounds; r++) {
         SVal c0 = c[0], c2 = c[2];
-        c[0] = bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", B, c2, at), c[1], at), k0, at);
-        c[2] = bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", A, c0, at), c[3], at), k1, at);
+        c[0] =
+            bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", B, c2, at), c[1], at), k0, at);
+        c[2] =
+            bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", A, c0, at), c[3], at), k1, at);
         c[1] = bin(s, OP_MUL, B, c2, at);
         c[3] = bin(s, OP_MUL, A, c0, at);
         k0 = bin(s, OP_ADD, k0, sv_int(PHILOX_KEY_A), at);
@@ -151,7 +154,8 @@ SVal sema_rand(Sema *s, const char *name, SVal seed, SVal offset, SVal rounds, S
     SVal lo = wide ? sv_tensor(sema_cast(s, off, DT_U32, at)) : sv_tensor(off);
     SVal zero = bin(s, OP_MUL, lo, sv_int(0), at), hi = zero;
     if (wide)
-        hi = sv_tensor(sema_cast(s, bin(s, OP_RSHIFT, sv_tensor(off), sv_int(32), at).v, DT_U32, at));
+        hi = sv_tensor(
+            sema_cast(s, bin(s, OP_RSHIFT, sv_tensor(off), sv_int(32), at).v, DT_U32, at));
     SVal c[4] = {lo, hi, zero, zero};
     if (zero.k != SV_TENSOR || !philox(s, seed, c, n, at))
         return bad();
@@ -195,9 +199,12 @@ static SVal b_philox(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         if (!v)
             return bad();
         if (!dtype_is_int(v->type.dt) || v->type.dt == DT_I1 ||
-            dtype_bits(v->type.dt) != dtype_bits(c[0].k == SV_TENSOR ? c[0].v->type.dt : v->type.dt))
-            return sema_err(s, at[1 + i], "tl.philox counters must be integers of one width (32 "
-                                          "or 64 bits), got %s", sema_type_str(s, v->type));
+            dtype_bits(v->type.dt) !=
+                dtype_bits(c[0].k == SV_TENSOR ? c[0].v->type.dt : v->type.dt))
+            return sema_err(s, at[1 + i],
+                            "tl.philox counters must be integers of one width (32 "
+                            "or 64 bits), got %s",
+                            sema_type_str(s, v->type));
         c[i] = sv_tensor(v);
     }
     if (!philox(s, a[0], c, n, call))

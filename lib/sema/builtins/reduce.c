@@ -82,8 +82,11 @@ SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dim
     static const struct {
         const char *n;
         ReduceKind k;
-    } kinds[] = {{"sum", RED_SUM}, {"max", RED_MAX}, {"min", RED_MIN},
-                 {"argmax", RED_ARGMAX}, {"argmin", RED_ARGMIN}};
+    } kinds[] = {{"sum", RED_SUM},
+                 {"max", RED_MAX},
+                 {"min", RED_MIN},
+                 {"argmax", RED_ARGMAX},
+                 {"argmin", RED_ARGMIN}};
     ReduceKind k = RED_SUM;
     for (int i = 0; i < TK_ARRAY_LEN(kinds); i++)
         if (!strcmp(kinds[i].n, name))
@@ -326,8 +329,8 @@ static SVal b_assoc_scan(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
 
 /* ---- dot ------------------------------------------------------------------------------- */
 
-SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32,
-              SVal out_dtype, Span at)
+SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32, SVal out_dtype,
+              Span at)
 {
     Type ta = a->type, tb = b->type;
     if (ta.rank != tb.rank || (ta.rank != 2 && ta.rank != 3))
@@ -346,20 +349,23 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     DType da = ta.dt, db = tb.dt;
     bool fp8 = dtype_is_fp8(da) && dtype_is_fp8(db); /* any two fp8 formats, as in Triton */
     if (da != db && !fp8)
-        return sema_err(s, at, "tl.dot operands must have one dtype, got %s and %s",
-                        dtype_name(da), dtype_name(db));
+        return sema_err(s, at, "tl.dot operands must have one dtype, got %s and %s", dtype_name(da),
+                        dtype_name(db));
     if (da != DT_F16 && da != DT_BF16 && da != DT_F32 && da != DT_F64 && da != DT_I8 && !fp8)
-        return sema_err(s, at, "tl.dot does not support %s operands (fp16, bf16, fp32, fp64, "
-                        "i8, fp8e4nv or fp8e5)", dtype_name(da));
+        return sema_err(s, at,
+                        "tl.dot does not support %s operands (fp16, bf16, fp32, fp64, "
+                        "i8, fp8e4nv or fp8e5)",
+                        dtype_name(da));
     if ((da == DT_I8 || fp8) && k < 32) /* the 8-bit MMA's K */
-        return sema_err(s, at, "tl.dot with %s operands needs K >= 32, got K=%d",
-                        dtype_name(da), k);
+        return sema_err(s, at, "tl.dot with %s operands needs K >= 32, got K=%d", dtype_name(da),
+                        k);
     DType out = da == DT_I8 ? DT_I32 : da == DT_F64 ? DT_F64 : DT_F32;
     if (out_dtype.k == SV_DTYPE) {
         DType o = out_dtype.ty.dt;
-        bool ok = da == DT_I8 ? o == DT_I32 : fp8 ? o == DT_F32
+        bool ok = da == DT_I8 ? o == DT_I32
+            : fp8             ? o == DT_F32
                               : o == DT_F32 || (o == da && (da == DT_F16 || da == DT_BF16)) ||
-                                    (da == DT_F64 && o == DT_F64);
+                (da == DT_F64 && o == DT_F64);
         if (!ok)
             return sema_err(s, at, "tl.dot: out_dtype %s is not allowed for %s operands",
                             dtype_name(o), dtype_name(da));
@@ -396,8 +402,10 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
         else if (!strcmp(prec.s, "ieee"))
             p = DOT_IEEE;
         else
-            return sema_err(s, at, "unknown input_precision '%s' (expected 'tf32', 'tf32x3' or "
-                            "'ieee')", prec.s);
+            return sema_err(s, at,
+                            "unknown input_precision '%s' (expected 'tf32', 'tf32x3' or "
+                            "'ieee')",
+                            prec.s);
     } else if (sv_has(allow_tf32)) {
         bool t;
         if (!sema_truth(s, allow_tf32, at, &t))

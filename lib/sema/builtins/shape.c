@@ -110,7 +110,8 @@ static SVal b_permute(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     }
     if (identity)
         return sv_tensor(x);
-    IrOp *op = ir_build(&s->b, IR_TRANS, call, &x, 1, (Type[]){type_with_shape(x->type, rank, shape)}, 1);
+    IrOp *op =
+        ir_build(&s->b, IR_TRANS, call, &x, 1, (Type[]){type_with_shape(x->type, rank, shape)}, 1);
     op->nints = rank;
     for (int i = 0; i < rank; i++)
         op->ints[i] = perm[i];
@@ -173,8 +174,9 @@ static SVal b_cat(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (!x || !y || (sv_has(a[2]) && !sema_truth(s, a[2], at[2], &reorder)))
         return bad();
     if (!reorder)
-        return sema_err(s, call, "tl.cat may reorder elements; pass can_reorder=True (as Triton "
-                                 "requires)");
+        return sema_err(s, call,
+                        "tl.cat may reorder elements; pass can_reorder=True (as Triton "
+                        "requires)");
     if (!type_eq(x->type, y->type) || x->type.rank == 0)
         return sema_err(s, call, "tl.cat needs two blocks of one type, got %s and %s",
                         sema_type_str(s, x->type), sema_type_str(s, y->type));
@@ -183,7 +185,8 @@ static SVal b_cat(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     shape[0] *= 2; /* at most 2 * SEMA_MAX_NUMEL: fits, and checked next */
     if (!sema_check_numel(s, x->type.rank, shape, call))
         return bad();
-    return sv_tensor(ir_binary(&s->b, IR_CAT, call, x, y, type_with_shape(x->type, x->type.rank, shape)));
+    return sv_tensor(
+        ir_binary(&s->b, IR_CAT, call, x, y, type_with_shape(x->type, x->type.rank, shape)));
 }
 
 static const Builtin shape[] = {
