@@ -3,6 +3,7 @@
  * LLVM and no CUDA code: each reports that it is absent. The targets never
  * reach them; they only let the driver link. */
 #include <stdio.h>
+#include <string.h>
 
 #include "driver/driver.h"
 
@@ -22,3 +23,8 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
     snprintf(why, cap, "no assembler in the fuzzer");
     return false;
 }
+
+/* The kernel record comp_lower_kernels makes and frees around codegen. */
+void cg_kernel_init(CgKernel *k) { memset(k, 0, sizeof *k); }
+
+void cg_kernel_free(CgKernel *k) { TK_UNUSED(k); }
