@@ -4,6 +4,7 @@
  * message and exit status 1 for any bad spec, count or failed launch. */
 #define _POSIX_C_SOURCE 200809L
 #include "tkc_run.h"
+#include "tkc_dtype.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -74,148 +75,6 @@ static int run_fail(const char *fmt, ...)
     fprintf(stderr, "\n");
     va_end(ap);
     return 1;
-}
-
-/* ---- dtypes ------------------------------------------------------------------------ */
-
-static const struct {
-    const char *name;
-    tk_dtype dt;
-    size_t size;
-    bool is_float;
-} dtypes[] = {
-    {"fp16", TK_F16, 2, true},       {"f16", TK_F16, 2, true},
-    {"float16", TK_F16, 2, true},    {"bf16", TK_BF16, 2, true},
-    {"bfloat16", TK_BF16, 2, true},  {"fp32", TK_F32, 4, true},
-    {"f32", TK_F32, 4, true},        {"float32", TK_F32, 4, true},
-    {"fp64", TK_F64, 8, true},       {"f64", TK_F64, 8, true},
-    {"float64", TK_F64, 8, true},    {"i1", TK_I1, 1, false},
-    {"bool", TK_I1, 1, false},       {"int1", TK_I1, 1, false},
-    {"i8", TK_I8, 1, false},         {"int8", TK_I8, 1, false},
-    {"i16", TK_I16, 2, false},       {"int16", TK_I16, 2, false},
-    {"i32", TK_I32, 4, false},       {"int32", TK_I32, 4, false},
-    {"i64", TK_I64, 8, false},       {"int64", TK_I64, 8, false},
-    {"u8", TK_U8, 1, false},         {"uint8", TK_U8, 1, false},
-    {"u16", TK_U16, 2, false},       {"uint16", TK_U16, 2, false},
-    {"u32", TK_U32, 4, false},       {"uint32", TK_U32, 4, false},
-    {"u64", TK_U64, 8, false},       {"uint64", TK_U64, 8, false},
-    {"fp8e4nv", TK_F8E4NV, 1, true}, {"float8e4nv", TK_F8E4NV, 1, true},
-    {"fp8e5", TK_F8E5, 1, true},     {"float8e5", TK_F8E5, 1, true},
-};
-
-static int find_dtype(const char *s, size_t len)
-{
-    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
-        if (strlen(dtypes[i].name) == len && !strncmp(dtypes[i].name, s, len))
-            return (int)i;
-    return -1;
-}
-
-static bool is_float(tk_dtype t)
-{
-    return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
-        t == TK_F8E5;
-}
-static bool is_signed(tk_dtype t) { return t >= TK_I8 && t <= TK_I64; }
-
-static size_t dt_size(tk_dtype t)
-{
-    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
-        if (dtypes[i].dt == t)
-            return dtypes[i].size;
-    return 0;
-}
-
-static const char *dt_name(tk_dtype t)
-{
-    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
-        if (dtypes[i].dt == t)
-            return dtypes[i].name;
-    return "?";
-}
-
-/* Element i of a host buffer as a double / from a double (ints wrap). */
-static double get_elem(const void *buf, tk_dtype t, size_t i)
-{
-    const unsigned char *b = buf;
-    switch (t) {
-    case TK_F16: {
-        uint16_t h;
-        memcpy(&h, b + 2 * i, 2);
-        return tk_f16_to_f32(h);
-    }
-    case TK_BF16: {
-        uint16_t h;
-        memcpy(&h, b + 2 * i, 2);
-        return tk_bf16_to_f32(h);
-    }
-    case TK_F32: {
-        float f;
-        memcpy(&f, b + 4 * i, 4);
-        return f;
-    }
-    case TK_F64: {
-        double f;
-        memcpy(&f, b + 8 * i, 8);
-        return f;
-    }
-    case TK_F8E4NV: return tk_fp8e4nv_to_f32(b[i]);
-    case TK_F8E5: return tk_fp8e5_to_f32(b[i]);
-    case TK_I1:
-    case TK_U8: return b[i];
-    case TK_I8: return (int8_t)b[i];
-    case TK_I16: {
-        int16_t v;
-        memcpy(&v, b + 2 * i, 2);
-        return v;
-    }
-    case TK_U16: {
-        uint16_t v;
-        memcpy(&v, b + 2 * i, 2);
-        return v;
-    }
-    case TK_I32: {
-        int32_t v;
-        memcpy(&v, b + 4 * i, 4);
-        return v;
-    }
-    case TK_U32: {
-        uint32_t v;
-        memcpy(&v, b + 4 * i, 4);
-        return v;
-    }
-    case TK_I64: {
-        int64_t v;
-        memcpy(&v, b + 8 * i, 8);
-        return (double)v;
-    }
-    default: {
-        uint64_t v;
-        memcpy(&v, b + 8 * i, 8);
-        return (double)v;
-    }
-    }
-}
-
-static void set_elem(void *buf, tk_dtype t, size_t i, double x)
-{
-    unsigned char *b = buf;
-    size_t sz = dt_size(t);
-    if (t == TK_F16 || t == TK_BF16) {
-        uint16_t h = t == TK_F16 ? tk_f32_to_f16((float)x) : tk_f32_to_bf16((float)x);
-        memcpy(b + 2 * i, &h, 2);
-    } else if (t == TK_F32) {
-        float f = (float)x;
-        memcpy(b + 4 * i, &f, 4);
-    } else if (t == TK_F64) {
-        memcpy(b + 8 * i, &x, 8);
-    } else if (t == TK_F8E4NV || t == TK_F8E5) {
-        /* through fp32, as fp16 and bf16 are */
-        b[i] = t == TK_F8E4NV ? tk_f32_to_fp8e4nv((float)x) : tk_f32_to_fp8e5((float)x);
-    } else {
-        uint64_t v = t == TK_I1 ? x != 0 : (uint64_t)(int64_t)x;
-        memcpy(b + sz * i, &v, sz); /* little-endian: the low bytes */
-    }
 }
 
 /* ---- arguments ------------------------------------------------------------------------ */
@@ -434,7 +293,7 @@ static int parse_buffer(char *spec, char **parts, int np, RunArg *a, uint64_t *s
         int d = np == 3 ? find_dtype(parts[2], strlen(parts[2])) : -1;
         if (d < 0)
             return run_fail("bad buffer spec '%s': expected file:PATH:TYPE", spec);
-        a->dt = dtypes[d].dt;
+        a->dt = dtype_at(d);
         return read_file(parts[1], a);
     }
     bool fill = !strcmp(kind, "fill");
@@ -444,7 +303,7 @@ static int parse_buffer(char *spec, char **parts, int np, RunArg *a, uint64_t *s
     if (np != (fill ? 4 : 3) || d < 0 || !parse_size(parts[2], &a->n) || a->n == 0)
         return run_fail("bad buffer spec '%s': expected %s:TYPE:N%s with N > 0", spec, kind,
                         fill ? ":VALUE" : "");
-    a->dt = dtypes[d].dt;
+    a->dt = dtype_at(d);
     double value = 0;
     uint64_t bits = 0;
     if (fill && fill_value(a, parts[3], &bits, &value))
@@ -485,7 +344,7 @@ static int parse_scalar(const char *text, RunArg *a)
         int d = find_dtype(text, (size_t)(colon - text));
         if (d < 0)
             return run_fail("unknown type in scalar '%s'", text);
-        dt = dtypes[d].dt;
+        dt = dtype_at(d);
         v = colon + 1;
     } else {
         dt = strpbrk(text, ".eEin") ? TK_F32 : TK_I32; /* 1e-5, 0.5, inf, nan */
