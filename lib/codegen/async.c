@@ -206,6 +206,43 @@ static void emit_private_view(Cg *cg, const IrOp *op)
     cg_set(cg, res, r);
 }
 
+static bool uses_ring(IrOp *op, void *ctx)
+{
+    bool *found = ctx;
+    switch (op->kind) {
+    case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_COPY: case IR_TMA_WAIT:
+    case IR_TMA_RELEASE: case IR_PRODUCER:
+        *found = true;
+        return false;
+    default:
+        return true;
+    }
+}
+
+/* Whether the rings are dead after `wait`: it drains every copy at the
+ * top level of the kernel, after the dot_waits of the loop before it, and
+ * its barrier then orders every warp's last read of a ring before any
+ * write after it; no ring op follows, and no ring has mbarriers (their
+ * words may not be reused as plain memory while valid). The scratch of
+ * what follows (the epilogue's conversions) may then take the rings'
+ * place, as Triton reuses the pipeline's buffers after its loop. */
+static bool rings_dead_after(Cg *cg, const IrOp *wait)
+{
+    if (cg->nbufs <= 0 || wait->ival != 0 || wait->sub || cg->consumers ||
+        wait->parent != cg->f->body)
+        return false;
+    for (int i = 0; i < cg->nbufs; i++)
+        if (cg->bar_off[i] >= 0)
+            return false;
+    bool found = false;
+    for (IrOp *o = wait->next; o && !found; o = o->next) {
+        uses_ring(o, &found);
+        for (int r = 0; r < o->nregions && !found; r++)
+            ir_walk(o->regions[r], uses_ring, &found);
+    }
+    return !found;
+}
+
 bool cg_emit_async(Cg *cg, const IrOp *op)
 {
     switch (op->kind) {
@@ -226,6 +263,8 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
             cg_fence_async_shared(cg);
         if (!op->sub)
             cg_barrier(cg);
+        if (rings_dead_after(cg, op))
+            cg->smem_reserved = 0;
         return true;
     }
     case IR_SHARED_VIEW:

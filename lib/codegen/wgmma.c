@@ -504,7 +504,13 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
          * a copied tile or registers (ptxas keeps those of a group in
          * flight), not scratch the next staging overwrites */
         bool keep_a = a->staged ? a->copied : true;
-        wait_all(&w, op->ival && keep_a && b->copied ? 1 : 0, r.el);
+        bool inflight = op->ival && keep_a && b->copied;
+        wait_all(&w, inflight ? 1 : 0, r.el);
+        /* with several warpgroups, the slot the next copies overwrite is
+         * free once every one of them has waited for its dot i-1: the
+         * rings then need no slot beyond the stages (pipe_plan.c) */
+        if (inflight && cg->f->num_warps > 4 && !cg->consumers)
+            cg_barrier(cg);
     }
     if (staged || x3)
         cg_barrier(cg); /* the scratch may be reused once every warp has read it */

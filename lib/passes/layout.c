@@ -430,6 +430,54 @@ static void give_blocked(LayoutPass *p, IrValue *v)
         v->layout = blocked_of(p, &v->type);
 }
 
+typedef struct Reads {
+    const IrValue *x;
+    int n;
+} Reads;
+
+static bool count_reads(IrOp *op, void *ctx)
+{
+    Reads *r = ctx;
+    for (int i = 0; i < op->nops; i++)
+        r->n += op->operands[i] == r->x;
+    return true;
+}
+
+static int reads_in(IrBlock *b, const IrValue *x)
+{
+    Reads r = {x, 0};
+    ir_walk(b, count_reads, &r);
+    return r.n;
+}
+
+/* A loop-carried pointer tile that only a column load reads, stepped by a
+ * cheap addptr into its yield slot (`b_ptrs += BLOCK_K * stride`), takes
+ * the load's layout for the whole loop: its initial value is recomputed in
+ * it once, outside. Otherwise the tile of 64-bit pointers would cross
+ * threads through shared memory every iteration, in scratch as large as
+ * eight tiles of 8-bit elements. */
+static void carry_column(IrOp *load, const Layout *l)
+{
+    IrValue *x = load->operands[0];
+    if (!flexible(x))
+        return;
+    IrBlock *body = x->owner;
+    IrOp *y = body->last, *loop = body->parent;
+    int slot = x->index - 1;
+    if (!y || y->kind != IR_YIELD || slot >= y->nops || slot >= loop->nres)
+        return;
+    IrValue *next = y->operands[slot];
+    IrOp *step = next->def;
+    if (!step || step->kind != IR_ADDPTR || step->parent != body || step->operands[0] != x ||
+        next->layout || !pass_can_remat(step->operands[1]))
+        return;
+    if (reads_in(body, x) != 2 || reads_in(body, next) != 1)
+        return;
+    x->layout = l;
+    next->layout = l;
+    loop->results[slot]->layout = l;
+}
+
 /* A load contiguous along another dim than the last (a transposed operand,
  * K^T in attention) gets a layout of its own with that dim first, so that
  * each thread reads whole vectors; its pointers are recomputed to match. */
@@ -450,6 +498,15 @@ static void assign_column_load(LayoutPass *p, IrOp *op)
         w /= 2;
     Layout l = layout_blocked_along(ptr->type.rank, ptr->type.shape, fast, w, p->threads);
     r->layout = ir_layout_intern(p->f, &l);
+    if (r->layout)
+        carry_column(op, r->layout);
+}
+
+static bool assign_columns(IrOp *op, void *ctx)
+{
+    if (op->kind == IR_LOAD && op->nres == 1)
+        assign_column_load(ctx, op);
+    return true;
 }
 
 static bool assign_default(IrOp *op, void *ctx)
@@ -498,6 +555,8 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             return op->parent->args[i + 1]->layout;
         return blocked_of(p, &x->type);
     }
+    case IR_ADDPTR: /* a carried column pointer's step keeps its layout (carry_column) */
+        return op->results[0]->layout ? op->results[0]->layout : blocked_of(p, &x->type);
     case IR_FOR:
         if (i >= 3 && i - 2 < op->regions[0]->nargs)
             return op->regions[0]->args[i - 2]->layout;
@@ -590,6 +649,7 @@ bool pass_layout(IrFunc *f)
         if (!p.changed)
             break;
     }
+    ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */
     ir_walk(f->body, assign_default, &p);
     if (!p.failed)
         ir_walk(f->body, insert_converts, &p);

@@ -46,14 +46,14 @@ static int carried_index(const Pipe *p, const IrOp *o)
     return acc->def || acc->owner != p->body ? -1 : acc->index - 1;
 }
 
-/* The dot of the body that can stay in flight, or NULL: not where the
- * extra slot would not fit in sm_90's 227 KB of shared memory, and never a
+/* The dot of the body that can stay in flight, or NULL: not where its
+ * rings would not fit in sm_90's 227 KB of shared memory, and never a
  * tf32x3 dot, which waits for its cross terms (codegen/wgmma.c) and so for
  * all of its work. */
 static IrOp *async_dot(const Pipe *p)
 {
     if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 ||
-        (p->stages + 1) * slot_bytes(p) > 227 * 1024)
+        p->stages * slot_bytes(p) > 227 * 1024)
         return NULL;
     const IrOp *yield = p->body->last;
     for (IrOp *o = p->body->first; o; o = o->next) {
@@ -98,15 +98,15 @@ static bool warp_specialized(Pipe *p)
 /* The ring's slots. Under an asynchronous dot the copies for iteration
  * i+S-1 are issued after the wait that leaves only dot i in flight, so the
  * slot they overwrite, read by dot i-1, is free in the warpgroup that
- * waited; with one warpgroup (4 warps) S slots suffice, as in Triton. With
- * more, another warpgroup's dot i-1 may still read it, so the ring holds
- * one slot more; so does a warp-specialized loop, whose producer reuses a
- * slot only once the consumers release it. */
+ * waited; with several warpgroups a barrier after that wait (codegen's
+ * wgmma) frees it in all of them, so S slots suffice, as in Triton. A
+ * warp-specialized loop holds one slot more: its producer reuses a slot
+ * only once the consumers release it. */
 static int ring_slots(const Pipe *p)
 {
     if (!p->dot)
         return p->stages;
-    return p->stages + (p->ws || p->f->num_warps > 4 ? 1 : 0);
+    return p->stages + (p->ws ? 1 : 0);
 }
 
 /* Appends a tensor map to the function; its index, or -1 out of memory. */

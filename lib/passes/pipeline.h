@@ -33,8 +33,7 @@ typedef struct Pipe {
     IrOp *loop;
     IrBlock *body;
     int stages;
-    int slots; /* ring size: stages, one more under an asynchronous dot read
-                           * by several warpgroups and in a warp-specialized loop */
+    int slots; /* ring size: stages, one more in a warp-specialized loop */
     IrOp *dot; /* the dot left in flight across iterations, or NULL */
     bool ws;   /* warp-specialized: a producer issues the TMA copies */
     PipeLoad ld[MAX_LOADS];
