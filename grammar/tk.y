@@ -70,6 +70,8 @@ typedef struct LexState {
     bool python;            /* a package file another module imports: split
                                host code off even when it has no kernel */
     PtrVec lifts;           /* LexLift regions, outer before inner (front/host_branch.c) */
+    const char *env_reads;  /* environment reads that decided host conditions
+                               (front/host_cond.c); NULL when none */
 } LexState;
 
 typedef struct ParseSeq {   /* a comma-separated list; comma: a trailing one */
@@ -775,6 +777,7 @@ static Node *parse_file(const Source *src, Arena *a, Diag *d, bool python)
         parse_check_depth(lx, module);
     parse_merge_hosts(lx, module);
     host_attach_wrappers(lx, module);
+    module->str = lx->env_reads; /* part of the cache key (runtime/rt_module.c) */
     return module;
 }
 

@@ -266,6 +266,11 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs,
                             "@triton.autotune configs are given by the host (Python code tk does "
                             "not run), so pass the constexprs (tk_const(\"%s\", ...)) or a "
                             "config list", k->name, pname(k, p), pname(k, p));
+        if (!la->consts[p] && !k->sig.has_default[p] && k->sig.heuristics_from_host)
+            return err_set(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s': its "
+                            "@triton.heuristics values are computed by the host (Python code tk "
+                            "does not run), so pass the constexprs (tk_const(\"%s\", ...))",
+                            k->name, pname(k, p), pname(k, p));
         if (!la->consts[p] && !k->sig.has_default[p])
             return err_set(TK_ERR_LAUNCH, "kernel '%s' needs a value for constexpr '%s' (add "
                             "tk_const(\"%s\", ...) to the launch)", k->name, pname(k, p),

@@ -41,6 +41,13 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
         m->source_hash[0] = (m->source_hash[0] ^ h[0]) * 0x9e3779b97f4a7c15ULL;
         m->source_hash[1] = (m->source_hash[1] ^ h[1]) * 0xc2b2ae3d27d4eb4fULL;
     }
+    /* so is a change of an environment variable a host condition read */
+    if (m->comp.module->str) {
+        uint64_t h[2];
+        rt_hash_text(m->comp.module->str, strlen(m->comp.module->str), h);
+        m->source_hash[0] = (m->source_hash[0] ^ h[0]) * 0x9e3779b97f4a7c15ULL;
+        m->source_hash[1] = (m->source_hash[1] ^ h[1]) * 0xc2b2ae3d27d4eb4fULL;
+    }
     m->nnames = comp_kernel_names(&m->comp, &m->names);
     m->kernels = arena_alloc(&m->comp.arena, sizeof *m->kernels * (size_t)(m->nnames + 1));
     if (m->comp.arena.oom || !m->kernels) {

@@ -276,6 +276,10 @@ CgRegs cg_ws_regs(int T);
  * which go on with the ops after it. */
 bool cg_emit_producer(Cg *cg, const IrOp *op);
 
+/* ---- codegen/asm.c ------------------------------------------------------------------------ */
+/* inline_asm (tl.inline_asm_elementwise) and gdc (griddepcontrol, sm_90+). */
+bool cg_emit_asm(Cg *cg, const IrOp *op);
+
 /* ---- codegen/flow.c ----------------------------------------------------------------------- */
 bool cg_emit_flow(Cg *cg, const IrOp *op);
 

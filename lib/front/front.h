@@ -139,6 +139,16 @@ void ast_print(StrBuf *out, const Node *module);
 
 /* Writes one line per token ("LINE:COL KIND 'text'"), for --emit=tokens. */
 bool lex_dump_tokens(const Source *src, Diag *d, StrBuf *out);
+/* What the front end asks about tk's own builtins when it decides host
+ * conditions (`hasattr(tl, NAME)`, libdevice names imported under another
+ * module path). Sema answers; it sits above the front end, so the driver
+ * passes the answers down once, before parsing. Unset, such conditions stay
+ * undecided. */
+typedef struct FrontBuiltins {
+    bool (*exists)(const char *ns, const char *name);
+    bool (*libdevice_known)(const char *name);
+} FrontBuiltins;
+void front_set_builtins(const FrontBuiltins *b);
 /* Parses a whole file. Returns the N_MODULE (possibly partial) and reports
  * every syntax error to d; the caller checks d->errors. */
 Node *parse_module(const Source *src, Arena *a, Diag *d);

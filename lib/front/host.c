@@ -434,7 +434,57 @@ static void host_blank_args(HostScan *h, const HostLine *L)
         }
 }
 
+/* `**kwargs` and `*args` spread into @triton.autotune(...) carry the
+ * autotuner's own options (cache_results, warmup, rep, restore_value, ...),
+ * which cannot change what a config compiles to: they are blanked, with
+ * the comma that joins them, so the grammar reads the rest of the call. */
+static void host_blank_spreads(HostScan *h, const HostLine *L)
+{
+    char *t = h->text;
+    size_t open = L->start;
+    while (open < L->end && t[open] != '(')
+        open++;
+    if (open < L->start + 9 || memcmp(t + open - 8, "autotune", 8) != 0)
+        return;
+    size_t close = host_match(t, L->end, open);
+    int depth = 0, line = 0;
+    size_t arg = open + 1; /* where the current top-level argument starts */
+    for (size_t i = open + 1; i < close; i++) {
+        char c = t[i];
+        if (c == '\'' || c == '"') {
+            i = host_skip_string(t, close, i, &line) - 1;
+        } else if (c == '(' || c == '[' || c == '{') {
+            depth++;
+        } else if (c == ')' || c == ']' || c == '}') {
+            depth--;
+        } else if (c == ',' && depth == 0) {
+            arg = i + 1;
+        } else if (c == '*' && depth == 0 && host_skip_ws(t, arg, i) == i) {
+            size_t e = i;
+            while (e < close && t[e] != ',')
+                e++; /* a spread's value holds no top-level comma here */
+            host_blank(h, i, e < close ? e + 1 : e);
+            i = e;
+            arg = e + 1;
+        }
+    }
+}
+
 typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
+
+/* The host statement just made depends on a condition tk could not
+ * decide: its node keeps the condition (an N_NAME spelling it, at its
+ * place), which the error of a kernel using one of its names shows. */
+static void host_note_undecided(HostScan *h)
+{
+    Node *host = h->hosts.len ? h->hosts.items[h->hosts.len - 1] : NULL;
+    Node *cond = parse_node(h->lx, N_NAME, host_span_at(h, h->undecided_line, h->undecided_at,
+                                                        h->undecided_len));
+    if (!host || !cond)
+        return;
+    cond->name = h->undecided_text;
+    host->a = cond;
+}
 
 /* The statement starting at line i of a block whose statements sit at
  * indentation `base`: its decorators, the line with its keyword (*head),
@@ -531,6 +581,8 @@ void host_statement(HostScan *h, int first, int last, int bind_first, const PtrV
             h->bound.items[kept++] = h->bound.items[i];
     }
     h->bound.len = kept;
+    for (int i = 0; i < kept; i++)
+        host_forget(h, ((const Node *)h->bound.items[i])->name);
     host->list = parse_list(lx, h->bound);
     const HostLine *L = &h->lines[first];
     if (first == last && (host_starts(h, L, "import") || host_starts(h, L, "from"))) {
@@ -551,18 +603,28 @@ void host_block(HostScan *h, int first, int last, int base)
         int from = i;
         i = end + 1;
         if (host_sort(h, from, head, end, base) == HOST_KEEP) {
+            if (from == end) /* a constant tk keeps may decide a condition too */
+                host_keep_value(h, host_read_value(h, from, end));
             for (int k = from; k < head; k++) {
                 if (!host_jit_decorator(h, &h->lines[k]))
                     host_blank_args(h, &h->lines[k]);
+                else
+                    host_blank_spreads(h, &h->lines[k]);
                 host_comprehensions(h, &h->lines[k]);
             }
             continue;
         }
         const HostLine *L = &h->lines[head];
+        h->undecided_line = NULL;
         if (from == head && (host_starts(h, L, "try") || host_starts(h, L, "if")) &&
             host_branch(h, from, end))
             continue;
+        HostNote note = host_read_value(h, from, end);
         host_statement(h, from, end, from, NULL);
+        if (h->undecided_line)
+            host_note_undecided(h);
+        else
+            host_keep_value(h, note);
     }
 }
 
@@ -601,8 +663,12 @@ void host_split(LexState *lx, char *text, size_t n)
     host_know(&h, "tl", 2);
     host_know(&h, "triton", 6);
     host_know(&h, "math", 4);
+    sb_init(&h.env_reads);
     host_block(&h, 0, h.nlines - 1, 0);
     lx->hosts = h.hosts;
+    if (h.env_reads.len)
+        lx->env_reads = arena_strndup(lx->arena, h.env_reads.data, h.env_reads.len);
+    sb_free(&h.env_reads);
 }
 
 /* The decorators a wrapping call spells, outermost first:

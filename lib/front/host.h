@@ -30,6 +30,13 @@ typedef struct HostScan {
     PtrVec prefixes; /* names that stand for triton or triton.language (`tt`, `tl`) */
     PtrVec flags;    /* names that say triton is there (`HAS_TRITON`) */
     int depth;       /* lifted blocks open (host_branch recurses through host_block) */
+    /* front/host_cond.c: module values and one-line helpers it can read */
+    NameMap values, helpers; /* name -> index in value_list / helper_list, or -1 */
+    PtrVec value_list, helper_list;
+    StrBuf env_reads;  /* "NAME=value\n" or "NAME unset\n" for each read */
+    size_t undecided_at, undecided_len; /* the last condition host_branch could not decide */
+    const HostLine *undecided_line;
+    const char *undecided_text;
 } HostScan;
 
 /* ---- host_lines.c: the text ---- */
@@ -77,5 +84,24 @@ void host_note_flag(HostScan *h, const HostLine *L);
  * statements sorted like top-level ones) and makes the others host code.
  * Returns false, changing nothing, when no branch is known to run. */
 bool host_branch(HostScan *h, int first, int last);
+
+/* ---- host_cond.c: conditions decided without running Python ---- */
+typedef enum { COND_UNKNOWN, COND_TRUE, COND_FALSE } HostCond;
+/* The truth of the expression [from, to) of the text. */
+HostCond host_cond_value(HostScan *h, size_t from, size_t to);
+/* `NAME = EXPR` (lines first == last) or a `def f(a): return EXPR`
+ * helper (two lines) when host_cond can read it, read before the lines
+ * are blanked and kept (host_keep_value) once host code bound the name. */
+typedef struct HostNote {
+    const char *name;
+    void *value, *helper;
+} HostNote;
+HostNote host_read_value(HostScan *h, int first, int last);
+void host_keep_value(HostScan *h, HostNote n);
+/* A name host code binds: its noted value no longer holds. */
+void host_forget(HostScan *h, const char *name);
+/* Do the import-only branches [first, last] of an if chain bind the same
+ * names to the same builtins? */
+bool host_same_imports(HostScan *h, const int *first, const int *last, int n);
 
 #endif

@@ -20,7 +20,6 @@ typedef struct HostArm {
     int head, first, last;
 } HostArm;
 
-typedef enum { COND_UNKNOWN, COND_TRUE, COND_FALSE } HostCond;
 
 static void host_name(HostScan *h, PtrVec *v, const char *s)
 {
@@ -87,122 +86,42 @@ void host_note_flag(HostScan *h, const HostLine *L)
         host_name(h, &h->flags, name);
 }
 
-/* The words of an `if`/`elif` condition, up to its ':' (-1 when the
- * condition holds anything but names, `==`, `!=` and brackets, or when a
- * body follows the ':' on the same line). */
-static int host_cond_words(const HostScan *h, const HostLine *L, size_t *at, size_t *len, int max)
+/* The value of an `if`/`elif` condition (front/host_cond.c); an unknown
+ * one is noted for the error of a kernel that uses a name it binds. */
+static HostCond host_cond(HostScan *h, const HostLine *L)
 {
     const char *t = h->text;
-    size_t p = L->start + (host_starts(h, L, "elif") ? 4 : 2);
-    int n = 0;
-    while (p < L->end) {
-        char c = t[p];
-        if (c == ' ' || c == '\t' || c == '(' || c == ')' || c == '\\' || c == '\n' || c == '\r') {
-            p++;
-        } else if (c == ':') {
-            p++;
-            while (p < L->end && (t[p] == ' ' || t[p] == '\t' || t[p] == '\r'))
-                p++;
-            return p >= L->end || t[p] == '#' ? n : -1;
-        } else if (n == max) {
-            return -1;
-        } else if (host_is_id(c)) {
-            at[n] = p;
-            while (p < L->end && host_is_id(t[p]))
-                p++;
-            len[n] = p - at[n];
-            n++;
-        } else if ((c == '=' || c == '!') && p + 1 < L->end && t[p + 1] == '=') {
-            at[n] = p;
-            len[n++] = 2;
-            p += 2;
-        } else {
-            return -1;
-        }
+    size_t from = L->start + (host_starts(h, L, "elif") ? 4 : 2), to = 0;
+    int depth = 0, line = 0;
+    for (size_t p = from; p < L->end && !to; p++) {
+        if (t[p] == '\'' || t[p] == '"')
+            p = host_skip_string(t, L->end, p, &line) - 1;
+        else if (strchr("([{", t[p]))
+            depth++;
+        else if (strchr(")]}", t[p]))
+            depth--;
+        else if (t[p] == ':' && depth == 0 && (p + 1 >= L->end || t[p + 1] != '='))
+            to = p;
     }
-    return -1;
-}
-
-static bool host_word(const HostScan *h, size_t at, size_t len, const char *w)
-{
-    return strlen(w) == len && memcmp(h->text + at, w, len) == 0;
-}
-
-/* One term, words [i, n): `[not] NAME [is [not] | == | != None|True|False]`
- * where NAME says that triton is there (a flag, or triton itself under any
- * of its names). */
-static HostCond host_cond_term(const HostScan *h, const size_t *at, const size_t *len, int i, int n)
-{
-    bool neg = false;
-    while (i < n && host_word(h, at[i], len[i], "not")) {
-        neg = !neg;
-        i++;
-    }
-    if (i >= n || !(host_in(&h->flags, h->text + at[i], len[i]) ||
-                    host_in(&h->prefixes, h->text + at[i], len[i])))
+    if (!to)
         return COND_UNKNOWN;
-    bool value = true;
-    if (++i < n) {
-        bool is = host_word(h, at[i], len[i], "is") || host_word(h, at[i], len[i], "==");
-        if (!is && !host_word(h, at[i], len[i], "!="))
-            return COND_UNKNOWN;
-        neg ^= !is;
-        if (host_word(h, at[i], len[i], "is") && i + 1 < n && host_word(h, at[i + 1], len[i + 1], "not")) {
-            neg = !neg;
-            i++;
-        }
-        if (++i != n - 1)
-            return COND_UNKNOWN;
-        if (host_word(h, at[i], len[i], "None") || host_word(h, at[i], len[i], "False"))
-            value = false;
-        else if (!host_word(h, at[i], len[i], "True"))
-            return COND_UNKNOWN;
+    size_t after = to + 1;
+    while (after < L->end && (t[after] == ' ' || t[after] == '\t'))
+        after++;
+    if (after < L->end && t[after] != '#' && t[after] != '\r')
+        return COND_UNKNOWN;
+    HostCond c = host_cond_value(h, from, to);
+    if (c == COND_UNKNOWN) {
+        while (from < to && (t[from] == ' ' || t[from] == '\t'))
+            from++;
+        while (to > from && strchr(" \t\\", t[to - 1]))
+            to--;
+        h->undecided_at = from;
+        h->undecided_len = to - from;
+        h->undecided_line = L;
+        h->undecided_text = arena_strndup(h->lx->arena, t + from, to - from);
     }
-    return value != neg ? COND_TRUE : COND_FALSE;
-}
-
-/* Terms joined by `and` in words [i, n), three-valued: one false term
- * makes it false whatever the unknown ones are. */
-static HostCond host_cond_and(const HostScan *h, const size_t *at, const size_t *len, int i, int n)
-{
-    bool unknown = false;
-    for (int s = i; s <= n; s++) {
-        if (s < n && !host_word(h, at[s], len[s], "and"))
-            continue;
-        HostCond c = host_cond_term(h, at, len, i, s);
-        if (c == COND_FALSE)
-            return COND_FALSE;
-        unknown |= c == COND_UNKNOWN;
-        i = s + 1;
-    }
-    return unknown ? COND_UNKNOWN : COND_TRUE;
-}
-
-/* `and` groups joined by `or`: one true group makes it true. */
-static HostCond host_cond_or(const HostScan *h, const size_t *at, const size_t *len, int n)
-{
-    bool unknown = false;
-    for (int s = 0, i = 0; s <= n; s++) {
-        if (s < n && !host_word(h, at[s], len[s], "or"))
-            continue;
-        HostCond c = host_cond_and(h, at, len, i, s);
-        if (c == COND_TRUE)
-            return COND_TRUE;
-        unknown |= c == COND_UNKNOWN;
-        i = s + 1;
-    }
-    return unknown ? COND_UNKNOWN : COND_FALSE;
-}
-
-/* The value of an `if`/`elif` condition that only asks whether triton is
- * there: `HAS_TRITON`, `not HAS_TRITON`, `triton is not None`, `tl is None`,
- * `HAS_TRITON is True`, and those joined by `and`/`or`; anything else is
- * unknown. */
-static HostCond host_cond(const HostScan *h, const HostLine *L)
-{
-    size_t at[16], len[16];
-    int n = host_cond_words(h, L, at, len, 16);
-    return n > 0 ? host_cond_or(h, at, len, n) : COND_UNKNOWN;
+    return c;
 }
 
 /* The branches of the statement [first, last]; -1 when one has its body
@@ -259,15 +178,21 @@ static int host_taken(HostScan *h, const HostArm *arms, int n)
                 return i;
         return -1;
     }
+    /* past an undecided condition, the branches from it on must bind the
+     * same builtins whichever runs (then any may stand for all) */
+    int firsts[HOST_MAX_ARMS], lasts[HOST_MAX_ARMS], m = 0;
     for (int i = 0; i < n; i++) {
         const HostLine *L = &h->lines[arms[i].head];
-        if (host_starts(h, L, "else"))
+        bool is_else = host_starts(h, L, "else");
+        HostCond c = m || is_else ? COND_UNKNOWN : host_cond(h, L);
+        if (c == COND_TRUE || (is_else && m == 0))
             return i;
-        HostCond c = host_cond(h, L);
-        if (c == COND_TRUE)
-            return i;
-        if (c == COND_UNKNOWN)
-            return -1;
+        if (c == COND_FALSE)
+            continue;
+        firsts[m] = arms[i].first;
+        lasts[m++] = arms[i].last;
+        if (is_else)
+            return host_same_imports(h, firsts, lasts, m) ? i : -1;
     }
     return -1;
 }

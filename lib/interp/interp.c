@@ -288,6 +288,10 @@ static bool exec_op(InterpProg *p, const IrOp *op)
     case IR_PRINT: return interp_print(p, op);
     case IR_ASSERT: return interp_assert(p, op);
     case IR_YIELD: case IR_CONDITION: case IR_ASSUME: case IR_BARRIER: return true;
+    case IR_GDC: return true; /* one grid at a time: nothing to wait for or release */
+    case IR_INLINE_ASM:
+        return interp_fail(p, op, "kernel '%s' calls tl.inline_asm_elementwise, whose PTX the "
+                           "interpreter cannot run (run it on a GPU)", p->L->f->name);
     default: return interp_elementwise(p, op);
     }
 }

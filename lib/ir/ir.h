@@ -340,7 +340,14 @@ void type_print(StrBuf *sb, Type t);
                                 "(ending in yield) runs in one thread of an "  \
                                 "extra warpgroup, which then exits; the ops "  \
                                 "after it run in the num_warps consumer "      \
-                                "warps only")
+                                "warps only")                                 \
+    /* inline PTX and grid dependency control */                              \
+    X(IR_INLINE_ASM, "inline_asm", "args... (one shape) -> one result per "   \
+                                    "dtype, that shape; str = the PTX, str2 = " \
+                                    "constraints, ival = pack (elements per "  \
+                                    "call), flags & IRF_PURE")                 \
+    X(IR_GDC, "gdc", "-> (); sub 0: griddepcontrol.wait, 1: "                  \
+                     "griddepcontrol.launch_dependents (sm_90+)")
 
 typedef enum {
 #define X(k, m, d) k,
@@ -411,6 +418,7 @@ enum {
     IRF_REVERSE = 1 << 2,
     IRF_FLATTEN = 1 << 3,
     IRF_WARP_SPEC = 1 << 4, /* for: warp-specialized (see IR_FOR) */
+    IRF_PURE = 1 << 5,      /* inline_asm: no side effects (may be merged, removed) */
 };
 
 const char *ir_kind_name(IrKind k);
@@ -547,6 +555,25 @@ typedef struct IrFunc {
     int ntmaps;
     int producer_warps; /* warps beyond num_warps: 4 when an IR_PRODUCER runs in them, else 0 */
 } IrFunc;
+
+/* ---- inline asm (ir/asm.c) ----------------------------------------------- */
+
+/* The register operands of an inline_asm op, as its constraint string
+ * ("=r,=r,r,l,~{memory}") names them: outputs, then inputs, each one PTX
+ * register of letter h (16 bits), r (32), l (64), f (fp32) or d (fp64); an
+ * input tied to output k ("0") takes k's letter. A call passes `pack`
+ * elements of each argument: narrow ones (below 32 bits) several to a
+ * register, as Triton packs them. */
+enum { IR_ASM_MAX_REGS = 64 };
+typedef struct IrAsmRegs {
+    int nout, nin;
+    char letter[IR_ASM_MAX_REGS]; /* outputs first */
+} IrAsmRegs;
+/* Elements of dtype dt in one register when a call takes `pack` of them. */
+int ir_asm_per_reg(DType dt, int pack);
+/* Reads op's constraints and checks them against its arguments, results
+ * and pack; false with the reason in why[0..n) when they do not fit. */
+bool ir_asm_regs(const IrOp *op, IrAsmRegs *out, char *why, size_t n);
 
 /* ---- building ------------------------------------------------------------- */
 

@@ -11,5 +11,6 @@ extern const char *const ir_atomic_names[7];
 extern const char *const ir_dot_names[3];
 extern const char *const ir_rand_names[4];
 extern const char *const ir_hint_names[3];
+extern const char *const ir_gdc_names[2];
 
 #endif

@@ -481,8 +481,12 @@ static IrFunc *parse_kernel(Parser *p)
         !irp_names(p, f->body->args, f->body->nargs) || !irp_end_of_line(p) ||
         !parse_block(p, f->body) || !irp_expect(p, "}") || !irp_end_of_line(p))
         return NULL;
+    /* a parameter the text leaves unnamed still needs a name (codegen and
+     * the launcher match parameters by name); its value stays unnamed, so
+     * the text prints back as it was */
     for (int i = 0; i < f->nparams; i++)
-        f->params[i].name = f->body->args[i]->name;
+        f->params[i].name = f->body->args[i]->name ? f->body->args[i]->name
+                                                   : arena_printf(p->a, "arg%d", i);
     return finish_kernel(p, f) ? f : NULL;
 }
 

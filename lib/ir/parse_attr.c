@@ -71,6 +71,8 @@ bool irp_prefix(Parser *p, IrKind k, IrOp *a)
         return true;
     case IR_RAND: return NAME(p, ir_rand_names, "random kind", &a->sub);
     case IR_HINT: return NAME(p, ir_hint_names, "hint", &a->sub) && op_ints(p, a);
+    case IR_INLINE_ASM: return irp_string(p, &a->str) && irp_string(p, &a->str2);
+    case IR_GDC: return NAME(p, ir_gdc_names, "grid dependency control", &a->sub);
     default: return true;
     }
 }
@@ -287,6 +289,12 @@ static bool kind_suffix(Parser *p, IrKind k, OpText *t)
         a->sub = irp_accept_word(p, "no_barrier");
         return true;
     case IR_ASSERT: return assert_attrs(p, a);
+    case IR_INLINE_ASM:
+        if (!irp_keyed_int(p, "pack", 1, 16, &a->ival))
+            return false;
+        if (irp_accept_word(p, "pure"))
+            a->flags |= IRF_PURE;
+        return true;
     default: return simple_suffix(p, k, a);
     }
 }

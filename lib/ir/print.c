@@ -43,6 +43,7 @@ const char *const ir_atomic_names[] = {"add", "max", "min", "xchg", "and", "or",
 const char *const ir_dot_names[] = {"ieee", "tf32", "tf32x3"};
 const char *const ir_rand_names[] = {"uniform", "normal", "int", "int4x"};
 const char *const ir_hint_names[] = {"multiple_of", "max_contiguous", "max_constancy"};
+const char *const ir_gdc_names[] = {"wait", "launch_dependents"};
 
 #define NAME_OF(table, i) ((unsigned)(i) < (unsigned)TK_ARRAY_LEN(table) ? (table)[i] : "?")
 
@@ -161,6 +162,13 @@ static void print_prefix(StrBuf *sb, const IrOp *op)
         print_ints(sb, op);
         break;
     case IR_PRINT: sb_putc(sb, ' '); print_string(sb, op->str); break;
+    case IR_INLINE_ASM:
+        sb_putc(sb, ' ');
+        print_string(sb, op->str);
+        sb_putc(sb, ' ');
+        print_string(sb, op->str2);
+        break;
+    case IR_GDC: sb_printf(sb, " %s", NAME_OF(ir_gdc_names, op->sub)); break;
     default: break;
     }
 }
@@ -218,6 +226,9 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         }
         break;
     case IR_RAND: if (op->ival) sb_printf(sb, " rounds=%lld", (long long)op->ival); break;
+    case IR_INLINE_ASM:
+        sb_printf(sb, " pack=%lld%s", (long long)op->ival, op->flags & IRF_PURE ? " pure" : "");
+        break;
     default: break;
     }
 }

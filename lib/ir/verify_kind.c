@@ -171,6 +171,28 @@ static void check_shape_op(Verifier *v, const IrOp *op)
     }
 }
 
+/* Every argument and result of inline asm has one shape; a call takes
+ * `pack` elements of each. */
+static void check_inline_asm(Verifier *v, const IrOp *op)
+{
+    if (!counts(v, op, 0, -1, -1) || !present(v, op, op->nops))
+        return;
+    if (op->nres < 1 || !op->str || !op->str2)
+        ir_vfail(v, op, "needs a result, the asm text and constraints");
+    else if (op->ival < 1 || op->ival > 16 || (op->ival & (op->ival - 1)))
+        ir_vfail(v, op, "pack %lld is not a power of two in 1..16", (long long)op->ival);
+    else {
+        IrAsmRegs r;
+        char why[192];
+        if (!ir_asm_regs(op, &r, why, sizeof why))
+            ir_vfail(v, op, "%s", why);
+    }
+    for (int i = 0; i < op->nres; i++)
+        same_shape(v, op, op->results[i]->type, op->results[0]->type, "result");
+    for (int i = 0; i < op->nops && op->nres; i++)
+        same_shape(v, op, op->operands[i]->type, op->results[0]->type, "argument");
+}
+
 static void check_cast(Verifier *v, const IrOp *op)
 {
     if (!counts(v, op, 1, 1, 1) || !present(v, op, 1))
@@ -541,6 +563,11 @@ void ir_check_kind(Verifier *v, const IrOp *op)
             for (int i = 0; i < op->nops; i++)
                 same_shape(v, op, op->operands[i]->type, op->results[0]->type, "argument");
         }
+        break;
+    case IR_INLINE_ASM: check_inline_asm(v, op); break;
+    case IR_GDC:
+        if (counts(v, op, 0, 0, 0) && (op->sub < 0 || op->sub > 1))
+            ir_vfail(v, op, "bad grid dependency control %d", op->sub);
         break;
     case IR_CAST: case IR_BITCAST: case IR_PTR_TO_INT: case IR_INT_TO_PTR:
         check_cast(v, op);

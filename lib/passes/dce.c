@@ -36,8 +36,10 @@ static bool has_effect(const IrOp *op)
     case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
     case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_YIELD: case IR_CONDITION:
     case IR_ASYNC_COPY: case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT: case IR_TMA_COPY:
-    case IR_TMA_WAIT: case IR_TMA_RELEASE: case IR_PRODUCER:
+    case IR_TMA_WAIT: case IR_TMA_RELEASE: case IR_PRODUCER: case IR_GDC:
         return true;
+    case IR_INLINE_ASM:
+        return (op->flags & IRF_PURE) == 0;
     case IR_LOAD:
         return (op->flags & IRF_VOLATILE) != 0;
     default:

@@ -61,7 +61,7 @@ static bool cheap_pure(const IrOp *op)
     case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_RAND: case IR_DOT: case IR_REDUCE:
     case IR_SCAN: case IR_ASYNC_COPY: case IR_ASYNC_COMMIT: case IR_ASYNC_WAIT:
     case IR_SHARED_VIEW: case IR_DOT_WAIT: case IR_TMA_COPY: case IR_TMA_WAIT:
-    case IR_TMA_RELEASE: case IR_PRODUCER:
+    case IR_TMA_RELEASE: case IR_PRODUCER: case IR_INLINE_ASM: case IR_GDC:
         return false;
     default:
         return true;

@@ -237,7 +237,7 @@ static bool pure_slice_op(const IrOp *op)
     switch (op->kind) {
     case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: case IR_PRINT:
     case IR_ASSERT: case IR_ASSUME: case IR_BARRIER: case IR_RAND: case IR_DOT:
-    case IR_REDUCE: case IR_SCAN: case IR_SHARED_VIEW:
+    case IR_REDUCE: case IR_SCAN: case IR_SHARED_VIEW: case IR_INLINE_ASM:
         return false;
     default:
         return true;

@@ -9,7 +9,7 @@
 
 static const BuiltinTable *const tl_tables[] = {&sema_tl_core, &sema_tl_memory, &sema_tl_reduce,
                                                 &sema_tl_shape, &sema_tl_random,
-                                                &sema_tl_blockptr};
+                                                &sema_tl_blockptr, &sema_tl_asm};
 
 static const Builtin *find_in(const BuiltinTable *t, const char *name)
 {
@@ -37,6 +37,8 @@ bool sema_builtin_exists(const char *ns, const char *name)
         return find_in(&sema_tl_python, name) != NULL;
     if (!strcmp(ns, "tl"))
         return find_tl(name) || sema_dtype_name(name) != DT_VOID || !strcmp(name, "constexpr");
+    if (!strcmp(ns, "tl.extra.cuda"))
+        return find_in(&sema_tl_cuda, name) != NULL;
     return false;
 }
 
@@ -97,6 +99,8 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
     } else if (!strcmp(nsname, "tl.extra.cuda")) {
         if (!strcmp(name, "libdevice"))
             return ns("libdevice");
+        if (find_in(&sema_tl_cuda, name))
+            return builtin(nsname, name);
     } else if (is_libdevice_ns(nsname)) {
         if (sema_libdevice_known(name) || (!strcmp(nsname, "tl.math") && find_tl(name)))
             return builtin(nsname, name);
@@ -254,6 +258,9 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
     } else if (!strcmp(nsname, "triton")) {
         b = find_in(&sema_tl_python, arena_printf(s->a, "triton.%s", name));
         qual = arena_printf(s->a, "triton.%s()", name);
+    } else if (!strcmp(nsname, "tl.extra.cuda")) {
+        b = find_in(&sema_tl_cuda, name);
+        qual = arena_printf(s->a, "%s()", name);
     } else if (is_libdevice_ns(nsname) || !strcmp(nsname, "math")) {
         if (!strcmp(nsname, "tl.math") && find_tl(name))
             return sema_call_builtin(s, "tl", name, self, ca);

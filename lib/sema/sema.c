@@ -79,8 +79,12 @@ SVal sema_lookup(Sema *s, const char *name, Span at)
     if (!v && s->env != s->globals)
         v = env_lookup(s->globals, name, NULL);
     if (v) {
-        if (v->k == SV_UNDEF && v->s)
-            return sema_err(s, at, "%s", v->s);
+        if (v->k == SV_UNDEF && v->s) {
+            SVal e = sema_err(s, at, "%s", v->s);
+            if (v->fn) /* the host condition that chose the binding */
+                diag_report(s->d, DIAG_NOTE, v->fn->span, "the condition tk could not decide");
+            return e;
+        }
         return *v;
     }
     if (sema_builtin_exists("builtins", name))
@@ -105,6 +109,8 @@ static const char *module_ns(const char *path)
         {"triton.language.extra.cuda", "tl.extra.cuda"},
         {"triton.language.extra.libdevice", "libdevice"},
         {"triton.language.extra.cuda.libdevice", "libdevice"},
+        {"triton.language.math.libdevice", "libdevice"},
+        {"triton.language.libdevice", "libdevice"},
         {"math", "math"},
     };
     for (int i = 0; i < TK_ARRAY_LEN(map); i++)
@@ -115,12 +121,16 @@ static const char *module_ns(const char *path)
 
 /* A name that host Python code binds: using it in a kernel is an error at
  * the use, saying where the host code is. */
-static void bind_host(Sema *s, const char *name, Span at)
+static void bind_host(Sema *s, const char *name, Span at, const Node *cond)
 {
     const char *file = s->src && s->src->name ? s->src->name : "<string>";
     const char *why = arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk "
                                          "does not run", name, file, at.line);
-    env_set(s, s->globals, name, (SVal){.k = SV_UNDEF, .s = why}, at);
+    if (cond)
+        why = arena_printf(s->a, "%s: it is bound under `%s` (%s:%d:%d), a condition tk cannot "
+                                 "decide without running Python", why, cond->name, file,
+                           cond->span.line, cond->span.col);
+    env_set(s, s->globals, name, (SVal){.k = SV_UNDEF, .s = why, .fn = cond}, at);
 }
 
 /* The name an import binds: `import a.b` binds a. */
@@ -172,7 +182,7 @@ static void bind_import(Sema *s, const Node *n)
     if (n->kind == N_IMPORT) {
         const char *ns = module_ns(n->name);
         if (!ns) {
-            bind_host(s, import_binds(s, n), n->span);
+            bind_host(s, import_binds(s, n), n->span, NULL);
             return;
         }
         if (n->alias) {
@@ -207,7 +217,7 @@ static void bind_import(Sema *s, const Node *n)
         }
     }
     if (strcmp(n->str, "*") != 0)
-        bind_host(s, bind, n->span);
+        bind_host(s, bind, n->span, NULL);
 }
 
 /* A decorator names triton.jit (possibly called with options). */
@@ -319,7 +329,7 @@ void sema_bind_globals(Sema *s)
         if (n->kind == N_HOST) {
             for (int k = 0; k < n->list.len; k++)
                 if (!keeps_package(s, n, n->list.items[k]->name))
-                    bind_host(s, n->list.items[k]->name, n->list.items[k]->span);
+                    bind_host(s, n->list.items[k]->name, n->list.items[k]->span, n->a);
             for (int k = 0; k < n->list2.len; k++) {
                 const Node *imp = n->list2.items[k];
                 if (imp->target)

@@ -63,6 +63,11 @@ bool sema_parse_const(const char *text, ConstValue *out, const char **why);
 /* Parses "*fp32:16,*fp32,i32". Reports malformed entries to d. */
 bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, int *nargs);
 /* Names of the functions that a launch can target (all @jit defs), in order. */
+/* Whether tk has builtin NAME in namespace ns ("tl", "tl.extra.cuda",
+ * "builtins"), and whether libdevice has a function NAME: what the front
+ * end asks when it decides host conditions (front_set_builtins). */
+bool sema_builtin_exists(const char *ns, const char *name);
+bool sema_libdevice_known(const char *name);
 int sema_kernel_names(const Node *module, const char ***names, Arena *a);
 /* The entry points when no kernel is named: the @jit defs that no other
  * function of the file calls (the rest are helpers), in order; linear. */
@@ -93,6 +98,9 @@ typedef struct KernelSig {
     const char **heuristic_names;
     const Node **heuristic_fns; /* the N_LAMBDA nodes */
     int nheuristics;
+    /* @triton.heuristics(host_fn()) or (values=NAME) that host Python binds:
+     * the launch passes the constexprs it would compute */
+    bool heuristics_from_host;
 } KernelSig;
 /* One autotune config: constexpr values plus launch settings (0: not given). */
 typedef struct KernelConfig {

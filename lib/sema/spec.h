@@ -212,6 +212,9 @@ typedef struct BuiltinTable {
 } BuiltinTable;
 extern const BuiltinTable sema_tl_core, sema_tl_memory, sema_tl_reduce, sema_tl_shape, sema_tl_python,
     sema_tl_random;
+/* sema/builtins/asm.c: tl.inline_asm_elementwise (in the tl tables), and
+ * the functions of triton.language.extra.cuda (gdc_wait, ...). */
+extern const BuiltinTable sema_tl_asm, sema_tl_cuda;
 bool sv_has(SVal v); /* given and not None */
 const char *sema_builtin_display(const Builtin *b);
 IrValue *sema_arg_tensor(Sema *s, SVal v, Span at, const Builtin *b, const char *what);
@@ -219,11 +222,9 @@ IrValue *sema_arg_tensor(Sema *s, SVal v, Span at, const Builtin *b, const char 
 /* ---- calls (sema/builtins.c, sema/inline.c) ---- */
 SVal sema_call(Sema *s, SVal callee, CallArgs *args);
 SVal sema_builtin_attr(Sema *s, const char *ns, const char *name, Span at);
-bool sema_builtin_exists(const char *ns, const char *name);
 SVal sema_method(Sema *s, SVal self, const char *name, Span at);
 SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca);
 SVal sema_libdevice_call(Sema *s, const char *ns, const char *name, CallArgs *ca);
-bool sema_libdevice_known(const char *name);
 SVal sema_call_builtin(Sema *s, const char *ns, const char *name, SVal self, CallArgs *args);
 SVal sema_inline(Sema *s, const Node *fn, CallArgs *args);
 /* Runs fn on already-evaluated values (combine functions, helpers). */

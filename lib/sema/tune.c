@@ -193,6 +193,11 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
 static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
 {
     const Node *d = dec->list.len ? dec->list.items[0] : kw_value(dec, "values");
+    /* a module dict of lambdas is host code to the front end, like a call */
+    if (d && configs_from_host(d)) {
+        out->heuristics_from_host = true; /* the caller passes the constexprs */
+        return;
+    }
     if (!d || d->kind != N_DICT) {
         sema_err(s, dec->span, "@triton.heuristics needs a dict of name: lambda args: ...");
         return;

@@ -9,7 +9,10 @@ not is a mismatch. Buf(..., out=True) is read and written (in place, or
 accumulated by atomics) and starts from its init. tol overrides the
 (atol, rtol) of a dtype for every comparison, ref_tol for the comparison
 with the float64 reference only (the kernels round in float32 where the
-reference does not)."""
+reference does not). gpu_only (a reason) marks a case that only a GPU can
+run (inline PTX): run_gpu.py skips it on the interpreters. launch_pdl asks
+for programmatic dependent launch on both sides (launch_pdl=True under
+Triton; tkc -run --launch-pdl where this tkc has the option)."""
 import numpy as np
 
 import corpus_refs as R_
@@ -67,8 +70,9 @@ class Null:
 
 class Case:
     def __init__(self, name, file, kernel, grid, args, consts=None, num_warps=4, num_stages=None,
-                 tol=None, ref_tol=None, ref=None):
+                 tol=None, ref_tol=None, ref=None, gpu_only=None, launch_pdl=False):
         self.name, self.file, self.kernel, self.grid = name, file, kernel, tuple(grid)
+        self.gpu_only, self.launch_pdl = gpu_only, launch_pdl
         self.args, self.consts = args, dict(consts or {})
         self.num_warps, self.num_stages, self.ref = num_warps, num_stages, ref
         self.tol, self.ref_tol = dict(tol or {}), dict(ref_tol or {})
@@ -389,6 +393,14 @@ def cases():
     add(Case("squared relu", "optional_triton.py", "_relu_sq_kernel", (16,),
              [Out("y", "fp32", S), Buf("x", "fp32", S), Scalar("n", S)], {"BLOCK": 256},
              ref=R_.relu_sq))
+    # host_chosen.py (helpers chosen by Triton's version, hasattr and the environment)
+    add(Case("rms norm, libdevice by version", "host_chosen.py", "_rms_norm_rows", (R,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S), Buf("w", "fp32", N, "rand"),
+              Scalar("n_cols", N), Scalar("stride", N), Scalar("eps", 1e-6, "fp32")],
+             {"BLOCK": 1024}, ref=R_.rms_rows))
+    add(Case("gelu tanh, helper by hasattr", "host_chosen.py", "_gelu_tanh_fwd", (16,),
+             [Out("y", "fp32", S), Buf("x", "fp32", S, scale=2.0), Scalar("n", S)],
+             {"BLOCK": 256}, ref=R_.gelu_tanh_flat))
     # kernlib/ops/bias_act.py (the package's helpers through module names)
     for act, dt in (("gelu_tanh", "fp32"), ("silu", "bf16"), ("relu", "fp16")):
         add(Case(f"bias + {act} {dt}", "kernlib/ops/bias_act.py", "_bias_act_kernel", (3, 3),
@@ -434,4 +446,37 @@ def cases():
              [Buf("x", "fp32", 50 * 100), Buf("y", "fp32", 50 * 100), Out("out", "fp32", 50 * 100),
               Buf("acc", "fp32", 50 * 100, "zeros", out=True), Scalar("R", 50), Scalar("C", 100)],
              {"BLOCK_R": 16, "BLOCK_C": 32}, ref=R_.desc_add))
+
+
+    # host_tuned.py (heuristics and autotune configs built by host code: the
+    # case gives the constexprs; Triton's wrappers are taken off)
+    add(Case("scaled row sum, heuristics from a factory", "host_tuned.py", "_scaled_row_sum", (R,),
+             [Buf("x", "fp32", S), Out("out", "fp32", R), Scalar("scale", 0.5, "fp32"),
+              Scalar("n_cols", N), Scalar("stride", N)], {"BLOCK_N": 256, "EVEN_N": False},
+             tol={"fp32": (1e-4, 1e-4)}, ref=R_.scaled_row_sum))
+    add(Case("clamp, heuristics from a host table", "host_tuned.py", "_clamp", (4,),
+             [Buf("x", "fp32", S, scale=3.0), Out("y", "fp32", S), Scalar("lo", -1.0, "fp32"),
+              Scalar("hi", 2.0, "fp32"), Scalar("n", S)],
+             {"BLOCK": 1024, "HAS_MIN": True, "HAS_MAX": True}, ref=R_.clamp))
+    add(Case("axpby, configs from a host function", "host_tuned.py", "_axpby", (8,),
+             [Buf("x", "fp32", S), Buf("y", "fp32", S), Out("out", "fp32", S),
+              Scalar("a", 2.0, "fp32"), Scalar("b", -0.5, "fp32"), Scalar("n", S)],
+             {"BLOCK": 512}, ref=R_.axpby))
+    # fastmath_pdl.py: inline PTX (GPU only), grid dependency control (no-ops on the interpreter)
+    ptx = "inline PTX: the interpreters cannot run it"
+    add(Case("gelu with tanh.approx asm", "fastmath_pdl.py", "gelu_fast_kernel", (4,),
+             [Buf("x", "fp32", S, scale=3.0), Out("out", "fp32", S), Scalar("n_elements", S)],
+             {"BLOCK": 1024}, gpu_only=ptx))
+    add(Case("u8 dequant, 4 bytes per asm", "fastmath_pdl.py", "dequant_u8_kernel", (4,),
+             [Buf("q", "u8", S, ("randint", 0, 256)), Buf("scale", "fp32", 1, ("fill", 0.25)),
+              Out("out", "fp32", S), Scalar("n_elements", S), Scalar("zero_point", 128)],
+             {"BLOCK": 1024}, gpu_only=ptx))
+    add(Case("mul.wide.u32, two results", "fastmath_pdl.py", "mul_wide_kernel", (16,),
+             [Buf("a", "i32", S, ("randint", 0, 2**31 - 1)), Buf("b", "i32", S, ("randint", 0, 2**31 - 1)),
+              Out("lo", "i32", S), Out("hi", "i32", S), Scalar("n_elements", S)],
+             {"BLOCK": 256}, gpu_only=ptx))
+    add(Case("scale-shift after gdc_wait, launch_pdl", "fastmath_pdl.py", "scale_shift_pdl_kernel",
+             (8,), [Buf("x", "fp32", S), Out("y", "fp32", S), Scalar("n_elements", S),
+                    Scalar("alpha", 1.5, "fp32"), Scalar("beta", -0.25, "fp32")],
+             {"BLOCK": 512, "USE_GDC": True}, launch_pdl=True, ref=R_.scale_shift))
     return out

@@ -501,6 +501,17 @@ def l2norm(v, c, s):
     return {"y": (x / np.maximum(np.sqrt((x * x).sum(axis=1, keepdims=True)), s["eps"])).ravel()}
 
 
+def rms_rows(v, c, s):
+    x = rows(v["x"], s["n_cols"])
+    inv = 1.0 / np.sqrt((x * x).mean(axis=1, keepdims=True) + s["eps"])
+    return {"y": (x * inv * v["w"]).ravel()}
+
+
+def gelu_tanh_flat(v, c, s):
+    x = v["x"]
+    return {"y": 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))}
+
+
 def relu_sq(v, c, s):
     return {"y": np.maximum(v["x"], 0.0) ** 2}
 
@@ -531,3 +542,20 @@ def int8_scaled_mm(v, c, s):
 
 def desc_add(v, c, s):
     return {"out": v["x"] + v["y"], "acc": v["acc"] + v["x"]}
+
+
+def scale_shift(v, c, s):
+    return {"y": v["x"] * s["alpha"] + s["beta"]}
+
+
+def scaled_row_sum(v, c, s):
+    x = rows(v["x"], s["stride"])[:, :s["n_cols"]]
+    return {"out": x.sum(axis=1) * s["scale"]}
+
+
+def clamp(v, c, s):
+    return {"y": np.minimum(np.maximum(v["x"], s["lo"]), s["hi"])}
+
+
+def axpby(v, c, s):
+    return {"out": s["a"] * v["x"] + s["b"] * v["y"]}

@@ -26,7 +26,9 @@ side included, without a GPU.
 
 One line per case, `PASS|FAIL FILE KERNEL MAXRELERR [case]`, where
 MAXRELERR is the largest |got - want| / max(|want|, atol/rtol) over its
-outputs; a failure's reason follows on indented lines. Then a table by file
+outputs; a failure's reason follows on indented lines. A case marked
+gpu_only (inline PTX) gets `SKIP FILE KERNEL [case]: GPU only (why)` on the
+interpreters instead. Then a table by file
 (kernels, cases, passes) and `N passed, N failed`. --out FILE gets the same
 lines as they are printed. Exit status: 0 all passed, 1 a failure, 77 numpy
 is missing (the test is skipped)."""
@@ -117,6 +119,8 @@ def run_tk(case, indir, outdir, tkc, gpu, timeout):
         cmd += ["--num-stages", str(case.num_stages)]
     if gpu:
         cmd.append("--gpu")
+    if case.launch_pdl and tkc_has_option(tkc, "--launch-pdl"):
+        cmd.append("--launch-pdl")
     for k, v in case.consts.items():
         cmd += ["-D", f"{k}={const_text(v)}"]
     for a in case.args:
@@ -133,6 +137,18 @@ def run_tk(case, indir, outdir, tkc, gpu, timeout):
     if p.returncode != 0:
         raise RuntimeError("tk: " + tail(p.stderr or p.stdout) + "\n command: " + " ".join(cmd))
     return {a.name: (outdir / f"{a.name}.bin").read_bytes() for a in case.outputs()}
+
+
+_TKC_HELP = {}
+
+
+def tkc_has_option(tkc, option):
+    """Whether `tkc --help` lists the option (a case asking for a launch
+    option this tkc lacks runs without it)."""
+    if tkc not in _TKC_HELP:
+        p = subprocess.run([str(tkc), "--help"], capture_output=True, text=True)
+        _TKC_HELP[tkc] = p.stdout + p.stderr
+    return option in _TKC_HELP[tkc]
 
 
 def triton_env(mode):
@@ -221,6 +237,8 @@ def triton_worker(case, indir, outdir):
     opts = {"num_warps": case.num_warps}
     if case.num_stages:
         opts["num_stages"] = case.num_stages
+    if case.launch_pdl:
+        opts["launch_pdl"] = True
     kernel[case.grid](**dict(zip(runtime, args)), **case.consts, **opts)
     if device == "cuda":
         torch.cuda.synchronize()
@@ -443,6 +461,10 @@ def main(argv=None):
              "numpy": "tk interpreter vs numpy float64 reference"}[mode]
     rep.line(f"mode: {title}, seed {args.seed}, tkc {args.tkc}")
     chosen = [c for c in cases if not args.only or args.only in c.name or args.only in c.file]
+    if mode != "gpu":
+        for c in (c for c in chosen if c.gpu_only):
+            rep.line(f"SKIP {c.file} {c.kernel} [{c.name}]: GPU only ({c.gpu_only})")
+        chosen = [c for c in chosen if not c.gpu_only]
     run_all(chosen, args, mode, rep)
     return 1 if rep.summary() else 0
 

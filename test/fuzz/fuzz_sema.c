@@ -12,31 +12,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The fuzzer links no LLVM; comp_codegen is never called from here. */
-bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, CgKernel *out)
-{
-    TK_UNUSED(f), TK_UNUSED(o), TK_UNUSED(llvm_out), TK_UNUSED(out);
-    diag_plain(d, DIAG_ERROR, "no code generation in the fuzzer");
-    return false;
-}
-
-/* Nor the assembler, the AOT header writer or what it reads from PTX. */
-bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
-                     StrBuf *out, char *why, size_t cap)
-{
-    TK_UNUSED(ptx), TK_UNUSED(len), TK_UNUSED(arch), TK_UNUSED(kernel), TK_UNUSED(out);
-    snprintf(why, cap, "no assembler in the fuzzer");
-    return false;
-}
-
-bool aot_lower(Compilation *c, const struct tk_compile_options *o, const char *kernel,
-               StrBuf *out)
-{
-    TK_UNUSED(o), TK_UNUSED(kernel), TK_UNUSED(out);
-    diag_plain(&c->diag, DIAG_ERROR, "no AOT headers in the fuzzer");
-    return false;
-}
-
 /* Choices come from a last line with no newline after it, a comment such
  * as "#aZ3" (the lexer takes no control bytes, even in comments); with none,
  * every choice is the default, so plain seeds specialise as tkc's tests do. */

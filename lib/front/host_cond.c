@@ -1,0 +1,741 @@
+/* host_cond.c: the value of a host `if` condition, where it can be known
+ * without running Python. tk implements one Triton language version
+ * (TK_TRITON_VERSION), so comparisons of triton.__version__ (as a string,
+ * through version.parse / packaging's Version, importlib.metadata.version
+ * ("triton")) are decided; so are environment reads with literal defaults
+ * (read now, and listed in h->env_reads for the cache key),
+ * hasattr(triton.language, NAME) against tk's own builtins, module
+ * constants computed from those, and one-line host helpers
+ * (`def triton_ge(v): return version.parse(triton.__version__) >= ...`).
+ * Anything else is unknown: `and`/`or` stay three-valued, so an unknown
+ * part decides nothing unless the rest cannot. Assumes host_lines cut the
+ * text; never reports an error (host_branch keeps today's path for an
+ * unknown condition, naming it). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "front/host.h"
+
+/* What tk's builtins are: sema knows, and it sits above the front end, so
+ * the driver hands the answers down (front_set_builtins). Until it does, a
+ * condition that needs them is undecided. */
+static FrontBuiltins builtins;
+
+void front_set_builtins(const FrontBuiltins *b) { builtins = *b; }
+
+static bool libdevice_known(const char *name)
+{
+    return builtins.libdevice_known && builtins.libdevice_known(name);
+}
+
+#define TK_TRITON_VERSION "3.6.0"
+
+enum { HV_PARTS = 4 };
+
+typedef enum { HV_UNKNOWN, HV_BOOL, HV_INT, HV_STR, HV_VER, HV_TUPLE, HV_NONE, HV_MODULE } HvKind;
+
+/* One value: ints for HV_INT (i[0]), HV_VER and HV_TUPLE (n parts);
+ * s for HV_STR. A namespace path (`triton.language`) is HV_MODULE with s
+ * holding the path as written. */
+typedef struct HostVal {
+    HvKind k;
+    bool b;
+    long i[HV_PARTS];
+    int n;
+    const char *s;
+} HostVal;
+
+/* A host helper whose body is one `return EXPR`. */
+typedef struct HostHelper {
+    const char *params[HV_PARTS];
+    int nparams;
+    const char *body; /* a copy: the def's lines are blanked */
+} HostHelper;
+
+typedef struct CondParse {
+    HostScan *h;
+    const char *t;
+    size_t p, end;
+    const HostHelper *fn; /* the helper being evaluated: its params */
+    const HostVal *args;
+    int depth;
+} CondParse;
+
+static const HostVal UNKNOWN = {.k = HV_UNKNOWN};
+
+static HostVal hv_bool(bool b) { return (HostVal){.k = HV_BOOL, .b = b}; }
+
+static void cp_ws(CondParse *c)
+{
+    while (c->p < c->end && strchr(" \t\r\n\\", c->t[c->p]))
+        c->p++;
+}
+
+/* Consumes `s` (an operator, or a keyword as a whole word). */
+static bool cp_eat(CondParse *c, const char *s)
+{
+    cp_ws(c);
+    size_t n = strlen(s);
+    if (c->p + n > c->end || memcmp(c->t + c->p, s, n) != 0)
+        return false;
+    if (host_is_id(s[0]) && c->p + n < c->end && host_is_id(c->t[c->p + n]))
+        return false;
+    if (!host_is_id(s[0]) && n == 1 && c->p + 1 < c->end && c->t[c->p + 1] == '=' &&
+        strchr("<>=!", s[0]))
+        return false;
+    c->p += n;
+    return true;
+}
+
+/* "3.0.1" -> 3, 0, 1; false for anything but digits and dots. */
+static bool ver_parse(const char *s, HostVal *out)
+{
+    *out = (HostVal){.k = HV_VER};
+    while (*s) {
+        if (out->n == HV_PARTS || *s < '0' || *s > '9')
+            return false;
+        out->i[out->n++] = strtol(s, (char **)&s, 10);
+        if (*s == '.' && s[1])
+            s++;
+        else if (*s)
+            return false;
+    }
+    return out->n > 0;
+}
+
+/* Compares parts, shorter padded with zeros (as packaging does). */
+static int parts_cmp(const HostVal *a, const HostVal *b, bool pad)
+{
+    int n = a->n > b->n ? a->n : b->n;
+    for (int k = 0; k < n; k++) {
+        if (!pad && (k >= a->n || k >= b->n))
+            return k >= a->n ? (k >= b->n ? 0 : -1) : 1;
+        long x = k < a->n ? a->i[k] : 0, y = k < b->n ? b->i[k] : 0;
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return 0;
+}
+
+static bool truth(HostVal v, bool *out)
+{
+    switch (v.k) {
+    case HV_BOOL: *out = v.b; return true;
+    case HV_INT: *out = v.i[0] != 0; return true;
+    case HV_STR: *out = v.s[0] != 0; return true;
+    case HV_NONE: *out = false; return true;
+    case HV_VER:
+    case HV_MODULE: *out = true; return true;
+    case HV_TUPLE: *out = v.n > 0; return true;
+    default: return false;
+    }
+}
+
+static HostVal cp_or(CondParse *c);
+static HostVal cp_path(CondParse *c, const char *path);
+
+/* A string literal (plain quotes, no prefix, no escapes that matter). */
+static HostVal cp_string(CondParse *c)
+{
+    char q = c->t[c->p];
+    size_t s = ++c->p;
+    while (c->p < c->end && c->t[c->p] != q && c->t[c->p] != '\\' && c->t[c->p] != '\n')
+        c->p++;
+    if (c->p >= c->end || c->t[c->p] != q)
+        return UNKNOWN;
+    c->p++;
+    return (HostVal){.k = HV_STR, .s = arena_strndup(c->h->lx->arena, c->t + s, c->p - 1 - s)};
+}
+
+static bool path_is(const char *path, const char *s) { return strcmp(path, s) == 0; }
+
+/* Does the dotted path end with the component(s) `tail`? */
+static bool path_ends(const char *path, const char *tail)
+{
+    size_t n = strlen(path), m = strlen(tail);
+    return n >= m && strcmp(path + n - m, tail) == 0 && (n == m || path[n - m - 1] == '.');
+}
+
+/* The builtin namespace a path names (`tl`, `triton.language`), or NULL. */
+static const char *path_ns(const HostScan *h, const char *path)
+{
+    const char *dot = strchr(path, '.');
+    size_t head = dot ? (size_t)(dot - path) : strlen(path);
+    if (!host_in(&h->prefixes, path, head))
+        return NULL;
+    const char *rest = dot ? dot + 1 : "";
+    if (!dot)
+        return strcmp(path, "triton") == 0 ? "triton" : "tl";
+    if (strcmp(rest, "language") == 0)
+        return "tl";
+    if (strcmp(rest, "math") == 0 || strcmp(rest, "language.math") == 0)
+        return "tl.math";
+    return NULL;
+}
+
+/* Reads an environment variable now and notes it for the cache key. */
+static HostVal cp_env(CondParse *c, const HostVal *args, int n, bool membership)
+{
+    if (n < 1 || args[0].k != HV_STR || (n == 2 && args[1].k != HV_STR && args[1].k != HV_NONE) ||
+        n > 2)
+        return UNKNOWN;
+    const char *v = getenv(args[0].s);
+    StrBuf *sb = &c->h->env_reads;
+    sb_printf(sb, "%s%s%s\n", args[0].s, v ? "=" : " unset", v ? v : "");
+    if (membership)
+        return hv_bool(v != NULL);
+    if (v)
+        return (HostVal){.k = HV_STR, .s = arena_strndup(c->h->lx->arena, v, strlen(v))};
+    return n == 2 ? args[1] : (HostVal){.k = HV_NONE};
+}
+
+static HostVal cp_helper(CondParse *c, const HostHelper *fn, const HostVal *args, int n)
+{
+    if (n != fn->nparams || c->depth > 8)
+        return UNKNOWN;
+    CondParse sub = {c->h, fn->body, 0, strlen(fn->body), fn, args, c->depth + 1};
+    HostVal v = cp_or(&sub);
+    cp_ws(&sub);
+    return sub.p == sub.end ? v : UNKNOWN;
+}
+
+/* A call of the function `path` with the values `args`. */
+static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int n, const char *ns1)
+{
+    HostScan *h = c->h;
+    if ((path_ends(path, "parse") || path_ends(path, "Version")) && n == 1 && args[0].k == HV_STR) {
+        HostVal v;
+        return ver_parse(args[0].s, &v) ? v : UNKNOWN;
+    }
+    if ((path_is(path, "version") || path_ends(path, "metadata.version") ||
+         path_ends(path, "importlib_metadata.version")) &&
+        n == 1 && args[0].k == HV_STR && strcmp(args[0].s, "triton") == 0)
+        return (HostVal){.k = HV_STR, .s = TK_TRITON_VERSION};
+    if (path_ends(path, "environ.get") || path_ends(path, "getenv"))
+        return cp_env(c, args, n, false);
+    if (path_is(path, "hasattr") && n == 2 && ns1 && args[1].k == HV_STR)
+        return builtins.exists ? hv_bool(builtins.exists(ns1, args[1].s)) : UNKNOWN;
+    if (path_is(path, "int") && n == 1 && args[0].k == HV_INT)
+        return args[0];
+    if (path_is(path, "int") && n == 1 && args[0].k == HV_STR) {
+        HostVal v;
+        return ver_parse(args[0].s, &v) && v.n == 1 ? (HostVal){.k = HV_INT, .i = {v.i[0]}} : UNKNOWN;
+    }
+    if (path_is(path, "bool") && n == 1) {
+        bool b;
+        return truth(args[0], &b) ? hv_bool(b) : UNKNOWN;
+    }
+    const char *dot = strrchr(path, '.');
+    if (dot && strcmp(dot, ".split") == 0 && n == 1 && args[0].k == HV_STR &&
+        strcmp(args[0].s, ".") == 0) {
+        HostVal v = cp_path(c, arena_strndup(h->lx->arena, path, (size_t)(dot - path))), parts;
+        if (v.k != HV_STR || !ver_parse(v.s, &parts))
+            return UNKNOWN;
+        parts.k = HV_TUPLE;
+        parts.s = v.s; /* its items are the strings between the dots */
+        return parts;
+    }
+    int k = dot ? -1 : namemap_get(&h->helpers, path);
+    if (k >= 0)
+        return cp_helper(c, h->helper_list.items[k], args, n);
+    return UNKNOWN;
+}
+
+/* A name or dotted path that is not called. */
+static HostVal cp_path(CondParse *c, const char *path)
+{
+    static const struct { const char *w; HostVal v; } words[] = {
+        {"True", {.k = HV_BOOL, .b = true}},
+        {"False", {.k = HV_BOOL, .b = false}},
+        {"None", {.k = HV_NONE}},
+    };
+    for (int i = 0; i < TK_ARRAY_LEN(words); i++)
+        if (path_is(path, words[i].w))
+            return words[i].v;
+    for (int i = 0; c->fn && i < c->fn->nparams; i++)
+        if (path_is(path, c->fn->params[i]))
+            return c->args[i];
+    const char *dot = strchr(path, '.');
+    if (dot && path_is(dot + 1, "__version__") && host_in(&c->h->prefixes, path, (size_t)(dot - path)))
+        return (HostVal){.k = HV_STR, .s = TK_TRITON_VERSION};
+    if (!dot) {
+        int k = namemap_get(&c->h->values, path);
+        if (k >= 0)
+            return *(const HostVal *)c->h->value_list.items[k];
+        if (host_in(&c->h->flags, path, strlen(path)))
+            return hv_bool(true);
+    }
+    if (path_ns(c->h, path))
+        return (HostVal){.k = HV_MODULE, .s = path};
+    return UNKNOWN;
+}
+
+/* Part k of "3.6.0".split("."), as a string. */
+static HostVal split_part(CondParse *c, const char *s, int k)
+{
+    for (; k > 0; k--)
+        s = strchr(s, '.') + 1;
+    const char *e = strchr(s, '.');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    return (HostVal){.k = HV_STR, .s = arena_strndup(c->h->lx->arena, s, len)};
+}
+
+/* `.major`, `.release`, `.split(".")` and `[i]` after a value. */
+static HostVal cp_postfix(CondParse *c, HostVal v)
+{
+    for (;;) {
+        if (cp_eat(c, "[")) {
+            HostVal i = cp_or(c);
+            if (!cp_eat(c, "]") || i.k != HV_INT || (v.k != HV_TUPLE) || i.i[0] < 0 || i.i[0] >= v.n)
+                return UNKNOWN;
+            v = v.s ? split_part(c, v.s, (int)i.i[0]) : (HostVal){.k = HV_INT, .i = {v.i[i.i[0]]}};
+            continue;
+        }
+        size_t save = c->p;
+        if (!cp_eat(c, "."))
+            return v;
+        cp_ws(c);
+        size_t s = c->p;
+        while (c->p < c->end && host_is_id(c->t[c->p]))
+            c->p++;
+        size_t len = c->p - s;
+        if (len == 0) {
+            c->p = save;
+            return v;
+        }
+        const char *a = c->t + s;
+        if (v.k == HV_TUPLE && v.s)
+            return UNKNOWN; /* a list of strings has no attributes tk reads */
+        if (v.k == HV_VER && len == 5 && !memcmp(a, "major", 5))
+            v = (HostVal){.k = HV_INT, .i = {v.i[0]}};
+        else if (v.k == HV_VER && len == 5 && !memcmp(a, "minor", 5))
+            v = (HostVal){.k = HV_INT, .i = {v.n > 1 ? v.i[1] : 0}};
+        else if (v.k == HV_VER && len == 7 && !memcmp(a, "release", 7))
+            v.k = HV_TUPLE;
+        else if (v.k == HV_STR && len == 5 && !memcmp(a, "split", 5)) {
+            /* "3.6.0".split(".") indexed gives ints here: only int(...) of
+             * a part is read, and the parts of a version are digits */
+            HostVal sep = UNKNOWN;
+            if (cp_eat(c, "(")) {
+                cp_ws(c);
+                if (c->p < c->end && (c->t[c->p] == '"' || c->t[c->p] == '\''))
+                    sep = cp_string(c);
+                if (!cp_eat(c, ")"))
+                    return UNKNOWN;
+            }
+            HostVal parts;
+            if (sep.k != HV_STR || strcmp(sep.s, ".") != 0 || !ver_parse(v.s, &parts))
+                return UNKNOWN;
+            parts.k = HV_TUPLE;
+            parts.s = v.s; /* its items are the strings between the dots */
+            v = parts;
+        } else
+            return UNKNOWN;
+    }
+}
+
+/* Arguments of a call up to its ')'; keyword arguments make it unknown. */
+static int cp_args(CondParse *c, HostVal *args, const char **ns1, bool *ok)
+{
+    int n = 0;
+    *ok = true;
+    if (cp_eat(c, ")"))
+        return 0;
+    for (;;) {
+        cp_ws(c);
+        size_t s = c->p;
+        HostVal v = cp_or(c);
+        if (n == 0) {
+            /* the first argument's text, for hasattr(triton.language, ...) */
+            size_t e = c->p;
+            while (e > s && (c->t[e - 1] == ' ' || c->t[e - 1] == '\t'))
+                e--;
+            const char *txt = arena_strndup(c->h->lx->arena, c->t + s, e - s);
+            *ns1 = txt ? path_ns(c->h, txt) : NULL;
+        }
+        if (n < HV_PARTS)
+            args[n] = v;
+        n++;
+        if (cp_eat(c, ")"))
+            return n;
+        if (!cp_eat(c, ",")) {
+            *ok = false;
+            return n;
+        }
+        if (cp_eat(c, ")"))
+            return n;
+    }
+}
+
+static HostVal cp_primary(CondParse *c)
+{
+    cp_ws(c);
+    if (c->p >= c->end)
+        return UNKNOWN;
+    char ch = c->t[c->p];
+    if (ch == '"' || ch == '\'')
+        return cp_postfix(c, cp_string(c));
+    if (ch >= '0' && ch <= '9') {
+        char *e;
+        long v = strtol(c->t + c->p, &e, 10);
+        c->p = (size_t)(e - c->t);
+        return (HostVal){.k = HV_INT, .i = {v}};
+    }
+    if (cp_eat(c, "(")) {
+        HostVal v = cp_or(c);
+        if (cp_eat(c, ")"))
+            return cp_postfix(c, v);
+        /* a tuple of ints: (9, 0) */
+        HostVal t = {.k = HV_TUPLE};
+        while (v.k == HV_INT && t.n < HV_PARTS && cp_eat(c, ",")) {
+            t.i[t.n++] = v.i[0];
+            if (cp_eat(c, ")"))
+                return t;
+            v = cp_or(c);
+        }
+        if (v.k == HV_INT && t.n < HV_PARTS && cp_eat(c, ")")) {
+            t.i[t.n++] = v.i[0];
+            return t;
+        }
+        return UNKNOWN;
+    }
+    if (!host_is_id(ch))
+        return UNKNOWN;
+    size_t s = c->p;
+    c->p = host_dotted(c->t, c->p, c->end);
+    const char *path = arena_strndup(c->h->lx->arena, c->t + s, c->p - s);
+    if (!path)
+        return UNKNOWN;
+    if (!cp_eat(c, "("))
+        return cp_postfix(c, cp_path(c, path));
+    HostVal args[HV_PARTS];
+    const char *ns1 = NULL;
+    bool ok;
+    int n = cp_args(c, args, &ns1, &ok);
+    if (!ok || n > HV_PARTS)
+        return UNKNOWN;
+    return cp_postfix(c, cp_call(c, path, args, n, ns1));
+}
+
+typedef enum { HC_LT, HC_LE, HC_GT, HC_GE, HC_EQ, HC_NE, HC_IS, HC_ISNOT, HC_IN, HC_NONE } HostCmp;
+
+static HostCmp cp_cmp_op(CondParse *c)
+{
+    static const struct { const char *s; HostCmp op; } ops[] = {
+        {"<=", HC_LE}, {">=", HC_GE}, {"==", HC_EQ}, {"!=", HC_NE}, {"<", HC_LT}, {">", HC_GT},
+    };
+    for (int i = 0; i < TK_ARRAY_LEN(ops); i++)
+        if (cp_eat(c, ops[i].s))
+            return ops[i].op;
+    if (cp_eat(c, "is"))
+        return cp_eat(c, "not") ? HC_ISNOT : HC_IS;
+    if (cp_eat(c, "in"))
+        return HC_IN;
+    return HC_NONE;
+}
+
+/* a OP b, or unknown when Python would compare other kinds (or raise). */
+static HostVal compare(HostVal a, HostCmp op, HostVal b)
+{
+    if (a.k == HV_UNKNOWN || b.k == HV_UNKNOWN)
+        return UNKNOWN;
+    if ((op == HC_IS || op == HC_ISNOT) && a.k == HV_BOOL && b.k == HV_BOOL)
+        return hv_bool((a.b == b.b) == (op == HC_IS));
+    if (op == HC_IS || op == HC_ISNOT) {
+        if (a.k != HV_NONE && b.k != HV_NONE)
+            return UNKNOWN;
+        return hv_bool((a.k == b.k) == (op == HC_IS));
+    }
+    int r;
+    if (a.k == HV_STR && b.k == HV_STR)
+        r = strcmp(a.s, b.s);
+    else if (a.k == HV_INT && b.k == HV_INT)
+        r = a.i[0] < b.i[0] ? -1 : a.i[0] > b.i[0];
+    else if (a.k == b.k && (a.k == HV_VER || (a.k == HV_TUPLE && !a.s && !b.s)))
+        r = parts_cmp(&a, &b, a.k == HV_VER);
+    else if (a.k == HV_BOOL && b.k == HV_BOOL)
+        r = (int)a.b - (int)b.b;
+    else if (op == HC_EQ || op == HC_NE)
+        return a.k == HV_NONE || b.k == HV_NONE || (a.k == HV_STR) != (b.k == HV_STR)
+                   ? hv_bool(op == HC_NE)
+                   : UNKNOWN;
+    else
+        return UNKNOWN;
+    switch (op) {
+    case HC_LT: return hv_bool(r < 0);
+    case HC_LE: return hv_bool(r <= 0);
+    case HC_GT: return hv_bool(r > 0);
+    case HC_GE: return hv_bool(r >= 0);
+    case HC_EQ: return hv_bool(r == 0);
+    case HC_NE: return hv_bool(r != 0);
+    default: return UNKNOWN;
+    }
+}
+
+/* Comparisons, chained as Python chains them: a < b < c. */
+static HostVal cp_compare(CondParse *c)
+{
+    HostVal a = cp_primary(c);
+    HostVal result = {.k = HV_NONE};
+    for (;;) {
+        size_t at = c->p;
+        HostCmp op = cp_cmp_op(c);
+        if (op == HC_NONE) {
+            c->p = at;
+            return result.k == HV_NONE ? a : result;
+        }
+        if (op == HC_IN) {
+            /* "NAME" in os.environ */
+            cp_ws(c);
+            size_t e = c->p;
+            c->p = host_dotted(c->t, c->p, c->end);
+            const char *path = arena_strndup(c->h->lx->arena, c->t + e, c->p - e);
+            if (!path || !path_ends(path, "environ"))
+                return UNKNOWN;
+            HostVal r = cp_env(c, &a, 1, true);
+            return result.k == HV_NONE ? r : UNKNOWN;
+        }
+        HostVal b = cp_primary(c);
+        HostVal r = compare(a, op, b);
+        if (result.k == HV_NONE)
+            result = r;
+        else if (result.k == HV_BOOL && r.k == HV_BOOL)
+            result = hv_bool(result.b && r.b);
+        else
+            result = UNKNOWN;
+        a = b;
+    }
+}
+
+static HostVal cp_not(CondParse *c)
+{
+    if (cp_eat(c, "not")) {
+        HostVal v = cp_not(c);
+        bool b;
+        return truth(v, &b) ? hv_bool(!b) : UNKNOWN;
+    }
+    return cp_compare(c);
+}
+
+/* `a and b`: Python's value is a's when a is false, else b's; one false
+ * operand makes a false truth value whatever the unknown ones are. */
+static HostVal cp_and(CondParse *c)
+{
+    HostVal v = cp_not(c);
+    while (cp_eat(c, "and")) {
+        HostVal w = cp_not(c);
+        bool bv, bw;
+        bool kv = truth(v, &bv), kw = truth(w, &bw);
+        if (kv && !bv)
+            continue;
+        if (kw && !bw && !kv)
+            v = hv_bool(false);
+        else
+            v = kv ? w : UNKNOWN;
+    }
+    return v;
+}
+
+static HostVal cp_or(CondParse *c)
+{
+    HostVal v = cp_and(c);
+    while (cp_eat(c, "or")) {
+        HostVal w = cp_and(c);
+        bool bv, bw;
+        bool kv = truth(v, &bv), kw = truth(w, &bw);
+        if (kv && bv)
+            continue;
+        if (kw && bw && !kv)
+            v = hv_bool(true);
+        else
+            v = kv ? w : UNKNOWN;
+    }
+    return v;
+}
+
+static HostVal eval_range(HostScan *h, size_t from, size_t to)
+{
+    CondParse c = {h, h->text, from, to, NULL, NULL, 0};
+    HostVal v = cp_or(&c);
+    cp_ws(&c);
+    return c.p == c.end ? v : UNKNOWN;
+}
+
+HostCond host_cond_value(HostScan *h, size_t from, size_t to)
+{
+    bool b;
+    HostVal v = eval_range(h, from, to);
+    if (!truth(v, &b))
+        return COND_UNKNOWN;
+    return b ? COND_TRUE : COND_FALSE;
+}
+
+void host_forget(HostScan *h, const char *name)
+{
+    if (namemap_get(&h->values, name) >= 0)
+        namemap_put(h->lx->arena, &h->values, name, -1);
+    if (namemap_get(&h->helpers, name) >= 0)
+        namemap_put(h->lx->arena, &h->helpers, name, -1);
+}
+
+/* Spaces and tabs only (host_skip_ws also passes brackets and commas). */
+static size_t skip_blank(const char *t, size_t p, size_t end)
+{
+    while (p < end && (t[p] == ' ' || t[p] == '\t'))
+        p++;
+    return p;
+}
+
+/* `def NAME(a, b): return EXPR` on two lines: a helper. */
+static HostNote note_helper(HostScan *h, int first, int last)
+{
+    HostNote none = {0};
+    int head = first;
+    while (head < last && h->text[h->lines[head].start] == '@')
+        head++;
+    const HostLine *L = &h->lines[head];
+    if (!host_starts(h, L, "def") || last != head + 1 || !host_starts(h, &h->lines[last], "return"))
+        return none;
+    const char *t = h->text;
+    size_t p = skip_blank(t, L->start + 3, L->end), s = p;
+    while (p < L->end && host_is_id(t[p]))
+        p++;
+    HostHelper *fn = arena_alloc(h->lx->arena, sizeof *fn);
+    const char *name = arena_strndup(h->lx->arena, t + s, p - s);
+    if (!fn || !name || p == s || t[p] != '(')
+        return none;
+    *fn = (HostHelper){0};
+    for (p++; p < L->end && t[p] != ')';) {
+        p = skip_blank(t, p, L->end);
+        size_t a = p;
+        while (p < L->end && host_is_id(t[p]))
+            p++;
+        if (p == a || fn->nparams == HV_PARTS)
+            return none; /* defaults, annotations, *args: not a plain helper */
+        fn->params[fn->nparams++] = arena_strndup(h->lx->arena, t + a, p - a);
+        p = skip_blank(t, p, L->end);
+        if (p < L->end && t[p] == ',')
+            p++;
+        else if (p < L->end && t[p] != ')')
+            return none;
+    }
+    const HostLine *R = &h->lines[last];
+    size_t to = R->end;
+    for (size_t q = R->start + 6; q < to; q++)
+        if (t[q] == '#')
+            to = q;
+    fn->body = arena_strndup(h->lx->arena, t + R->start + 6, to - R->start - 6);
+    if (!fn->body)
+        return none;
+    return (HostNote){name, NULL, fn};
+}
+
+HostNote host_read_value(HostScan *h, int first, int last)
+{
+    HostNote none = {0};
+    const HostLine *L = &h->lines[first];
+    if (first != last)
+        return note_helper(h, first, last);
+    const char *t = h->text;
+    size_t p = L->start;
+    while (p < L->end && host_is_id(t[p]))
+        p++;
+    size_t name_end = p;
+    p = skip_blank(t, p, L->end);
+    if (name_end == L->start || p >= L->end || t[p] != '=' || (p + 1 < L->end && t[p + 1] == '='))
+        return none;
+    size_t to = L->end;
+    for (size_t q = p + 1; q < to; q++)
+        if (t[q] == '#' || (t[q] == '=' && !strchr("=!<>", t[q - 1]) && t[q + 1] != '='))
+            return none; /* a comment or a chained assignment: not read here */
+    HostVal v = eval_range(h, p + 1, to);
+    if (v.k == HV_UNKNOWN)
+        return none;
+    HostVal *keep = arena_alloc(h->lx->arena, sizeof *keep);
+    const char *name = arena_strndup(h->lx->arena, t + L->start, name_end - L->start);
+    if (!keep || !name)
+        return none;
+    *keep = v;
+    return (HostNote){name, keep, NULL};
+}
+
+void host_keep_value(HostScan *h, HostNote n)
+{
+    if (n.value) {
+        vec_push(h->lx->arena, &h->value_list, n.value);
+        namemap_put(h->lx->arena, &h->values, n.name, h->value_list.len - 1);
+    } else if (n.helper) {
+        vec_push(h->lx->arena, &h->helper_list, n.helper);
+        namemap_put(h->lx->arena, &h->helpers, n.name, h->helper_list.len - 1);
+    }
+}
+
+/* The builtin an import binds, as one string: the libdevice modules are
+ * one namespace, and triton.language.math's functions that are not tl
+ * builtins are libdevice's too (sema/builtins.c reads them so); NULL for
+ * anything else. */
+static const char *import_id(HostScan *h, const Node *n)
+{
+    static const char *const libdevice[] = {
+        "triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice",
+        "triton.language.math.libdevice", "triton.language.libdevice"};
+    const char *full = n->kind == N_FROM_IMPORT ? arena_printf(h->lx->arena, "%s.%s", n->name, n->str)
+                                                : n->name;
+    for (int i = 0; full && i < TK_ARRAY_LEN(libdevice); i++) {
+        if (strcmp(full, libdevice[i]) == 0)
+            return "libdevice";
+        if (n->kind == N_FROM_IMPORT && strcmp(n->name, libdevice[i]) == 0)
+            return libdevice_known(n->str) ? arena_printf(h->lx->arena, "libdevice.%s", n->str)
+                                           : NULL;
+    }
+    if (n->kind == N_FROM_IMPORT && strcmp(n->name, "triton.language.math") == 0)
+        return libdevice_known(n->str) && !(builtins.exists && builtins.exists("tl", n->str))
+                   ? arena_printf(h->lx->arena, "libdevice.%s", n->str)
+                   : arena_printf(h->lx->arena, "tl.math.%s", n->str);
+    return full;
+}
+
+/* The names one branch binds and what to: NULL when a line is no import
+ * of a module tk reads. */
+static bool branch_imports(HostScan *h, int first, int last, PtrVec *names, PtrVec *ids)
+{
+    for (int k = first; k <= last; k++) {
+        const HostLine *L = &h->lines[k];
+        PtrVec nodes = {0};
+        if (!(host_starts(h, L, "import") || host_starts(h, L, "from")) ||
+            !host_import(h, L, NULL, false, &nodes))
+            return false;
+        for (int i = 0; i < nodes.len; i++) {
+            const Node *n = nodes.items[i];
+            if (n->kind == N_IMPORT && !n->alias)
+                return false; /* `import a.b` binds a: not one builtin */
+            const char *id = import_id(h, n);
+            if (!id)
+                return false;
+            vec_push(h->lx->arena, names, (void *)(n->alias ? n->alias : n->str));
+            vec_push(h->lx->arena, ids, (void *)id);
+        }
+    }
+    return true;
+}
+
+bool host_same_imports(HostScan *h, const int *first, const int *last, int n)
+{
+    PtrVec names0 = {0}, ids0 = {0};
+    if (n < 2 || !branch_imports(h, first[0], last[0], &names0, &ids0) || names0.len == 0)
+        return false;
+    for (int b = 1; b < n; b++) {
+        PtrVec names = {0}, ids = {0};
+        if (!branch_imports(h, first[b], last[b], &names, &ids) || names.len != names0.len)
+            return false;
+        for (int i = 0; i < names.len; i++) {
+            bool found = false;
+            for (int k = 0; k < names0.len && !found; k++)
+                found = strcmp(names.items[i], names0.items[k]) == 0 &&
+                        strcmp(ids.items[i], ids0.items[k]) == 0;
+            if (!found)
+                return false;
+        }
+    }
+    return true;
+}
