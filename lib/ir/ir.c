@@ -433,6 +433,7 @@ IrOp *ir_clone(IrBuilder *b, const IrOp *op, IrValue **map, int nmap)
     c->str2 = op->str2;
     memcpy(c->ints, op->ints, sizeof c->ints);
     c->nints = op->nints;
+    c->hints = op->hints;
     for (int i = 0; i < op->nres; i++) {
         c->results[i]->layout = op->results[i]->layout;
         c->results[i]->name = op->results[i]->name;

@@ -473,6 +473,16 @@ typedef struct IrPlan {
     int pending;       /* PIPE_ASYNC_DOT */
 } IrPlan;
 
+/* Hints the source states about an op's result, as Triton keeps them: a
+ * tl.multiple_of / tl.max_contiguous / tl.max_constancy of a value puts
+ * its numbers on the op that defines the value, so every use sees them.
+ * v[HintKind][d]: the stated value for dim d (a scalar uses d = 0), 0 when
+ * none is stated. The axis analysis takes them over what it derives.
+ * Printed as `hints(...)` after the plan. */
+typedef struct IrHints {
+    int v[3][TK_MAX_RANK];
+} IrHints;
+
 struct IrOp {
     IrKind kind;
     Span span;
@@ -491,7 +501,8 @@ struct IrOp {
     const char *str, *str2;
     int ints[TK_MAX_RANK];
     int nints;
-    IrPlan plan; /* software pipelining plan (see above) */
+    IrPlan plan;   /* software pipelining plan (see above) */
+    IrHints hints; /* stated by the source (see above) */
     /* position */
     IrOp *prev, *next;
     IrBlock *parent;

@@ -222,6 +222,7 @@ static IrOp *make_op(Parser *p, IrKind k, Span at, const PtrVec *ops, const PtrV
     op->str = a->str, op->str2 = a->str2, op->nints = a->nints;
     memcpy(op->ints, a->ints, sizeof op->ints);
     op->plan = a->plan;
+    op->hints = a->hints;
     if (k == IR_CONST && (n != 1 || !irp_const_value(p, t, types[0], op)))
         return n == 1 ? NULL : (irp_fail_at(p, at, "a constant has one result"), NULL);
     for (int i = 0; i < n; i++) {

@@ -236,15 +236,39 @@ static bool plan_attrs(Parser *p, IrKind k, IrPlan *pl)
     return ok && irp_expect(p, ")");
 }
 
+/* " hints(multiple_of=[16,16], ...)" (print_hints): what the source
+ * stated about the result. Every value must be positive; the count per
+ * kind is checked against the result's rank by the verifier. */
+static bool hint_attrs(Parser *p, IrHints *h)
+{
+    if (!irp_accept_word(p, "hints"))
+        return true;
+    if (!irp_expect(p, "("))
+        return false;
+    do {
+        int k = 0, n = 0, v[TK_LAYOUT_MAX_RANK + TK_MAX_RANK] = {0};
+        irp_skip_blanks(p);
+        if (!NAME(p, ir_hint_names, "hint", &k) || !irp_expect(p, "=") ||
+            !irp_int_list(p, v, &n, 1, INT32_MAX))
+            return false;
+        if (n < 1 || n > TK_MAX_RANK)
+            return FAIL(p, "a hint needs 1 to %d values, got %d", TK_MAX_RANK, n);
+        memcpy(h->v[k], v, sizeof h->v[k]);
+    } while (irp_accept(p, ","));
+    return irp_expect(p, ")");
+}
+
 static bool kind_suffix(Parser *p, IrKind k, OpText *t);
 
 /* What comes after the operands, before " : types" (print_suffix, then
- * print_plan). */
+ * print_plan, then print_hints). */
 bool irp_suffix(Parser *p, IrKind k, OpText *t)
 {
     if (!kind_suffix(p, k, t))
         return false;
-    return (k != IR_FOR && k != IR_LOAD && k != IR_DOT) || plan_attrs(p, k, &t->attrs.plan);
+    if ((k == IR_FOR || k == IR_LOAD || k == IR_DOT) && !plan_attrs(p, k, &t->attrs.plan))
+        return false;
+    return hint_attrs(p, &t->attrs.hints);
 }
 
 static bool kind_suffix(Parser *p, IrKind k, OpText *t)

@@ -286,6 +286,27 @@ static void print_plan(StrBuf *sb, const IrPlan *pl)
     sb_printf(sb, " pipe(<bad %d>)", (int)pl->mech);
 }
 
+/* " hints(multiple_of=[16,16], ...)": what the source stated about the
+ * result (IrHints), the inverse of parse_attr.c's hint_attrs. */
+static void print_hints(StrBuf *sb, const IrOp *op)
+{
+    int dims = op->nres && op->results && op->results[0] && op->results[0]->type.rank > 0
+        ? op->results[0]->type.rank
+        : 1;
+    bool first = true;
+    for (int k = 0; k < 3; k++) {
+        if (!op->hints.v[k][0])
+            continue;
+        sb_printf(sb, "%s%s=[", first ? " hints(" : ", ", ir_hint_names[k]);
+        for (int d = 0; d < dims && d < TK_MAX_RANK; d++)
+            sb_printf(sb, d ? ",%d" : "%d", op->hints.v[k][d]);
+        sb_putc(sb, ']');
+        first = false;
+    }
+    if (!first)
+        sb_putc(sb, ')');
+}
+
 static void print_operands(StrBuf *sb, const IrOp *op)
 {
     if (op->kind == IR_FOR && op->nops >= 3 && op->operands) {
@@ -386,6 +407,7 @@ static void print_op(StrBuf *sb, const IrOp *op, int depth)
     print_operands(sb, op);
     print_suffix(sb, op);
     print_plan(sb, &op->plan);
+    print_hints(sb, op);
     if (op->nres) {
         sb_puts(sb, " : ");
         bool cast = op->kind == IR_CAST || op->kind == IR_BITCAST || op->kind == IR_PTR_TO_INT ||

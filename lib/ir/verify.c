@@ -6,6 +6,7 @@
  * DIAG_INTERNAL diagnostic per problem at the op's span, and returns false
  * iff it reported anything. */
 #include "ir/verify.h"
+#include "ir/names.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -83,6 +84,30 @@ static bool terminator_allowed(const IrOp *op)
 
 static void verify_block(Verifier *v, IrBlock *b, const IrOp *parent);
 
+/* Hints stated on an op (IrHints) describe its one integer or pointer
+ * result: one positive value per dim (one for a scalar), nothing past. */
+static void check_hints(Verifier *v, const IrOp *op)
+{
+    for (int k = 0; k < 3; k++) {
+        const int *h = op->hints.v[k];
+        if (!h[0])
+            continue;
+        Type t = op->nres == 1 && op->results[0] ? op->results[0]->type : type_scalar(DT_I1);
+        if (op->nres != 1 || (!dtype_is_int(t.dt) && t.dt != DT_PTR) || t.dt == DT_I1) {
+            ir_vfail(v, op, "%s hint on an op without one integer or pointer result",
+                     ir_hint_names[k]);
+            continue;
+        }
+        int dims = t.rank > 0 ? t.rank : 1;
+        bool ok = true;
+        for (int d = 0; d < TK_MAX_RANK; d++)
+            ok = ok && (d < dims) == (h[d] > 0);
+        if (!ok)
+            ir_vfail(v, op, "%s hint needs %d positive value%s for %s", ir_hint_names[k], dims,
+                     dims == 1 ? "" : "s", ir_vtype(t));
+    }
+}
+
 static void verify_op(Verifier *v, IrBlock *b, IrOp *op)
 {
     if ((unsigned)op->kind >= IR_OP_COUNT) {
@@ -105,6 +130,7 @@ static void verify_op(Verifier *v, IrBlock *b, IrOp *op)
         ir_vfail(v, op, "terminator outside the end of a region that takes it");
     ir_check_kind(v, op);
     ir_check_plan(v, op);
+    check_hints(v, op);
     for (int r = 0; r < op->nregions && op->regions; r++) {
         IrBlock *rb = op->regions[r];
         if (!rb)

@@ -417,6 +417,21 @@ static AxisInfo rule_hint(const IrOp *op, const AxisInfo *x)
     return r;
 }
 
+/* Hints stated on the op that defines a value (IrHints) replace what the
+ * rules derive, as in Triton: the source vouches for them. */
+static AxisInfo apply_hints(const IrOp *op, AxisInfo r)
+{
+    for (int d = 0; d < nd(r.rank); d++) {
+        if (op->hints.v[HINT_MULTIPLE_OF][d] > 0)
+            r.divisibility[d] = min64(op->hints.v[HINT_MULTIPLE_OF][d], TK_AXIS_MAX_DIV);
+        if (op->hints.v[HINT_MAX_CONTIGUOUS][d] > 0)
+            r.contiguity[d] = op->hints.v[HINT_MAX_CONTIGUOUS][d];
+        if (op->hints.v[HINT_MAX_CONSTANCY][d] > 0)
+            r.constancy[d] = op->hints.v[HINT_MAX_CONSTANCY][d];
+    }
+    return r;
+}
+
 static AxisInfo rule_load(const IrOp *op, const AxisInfo *p, const AxisInfo *m)
 {
     Type t = op->results[0]->type;
@@ -595,7 +610,7 @@ static void analyze_block(Axis *ax, const IrBlock *b)
                 analyze_block(ax, op->regions[r]);
             }
             if (op->nres == 1 && operands_present(op))
-                set(ax, op->results[0], transfer(ax, op));
+                set(ax, op->results[0], apply_hints(op, transfer(ax, op)));
             else
                 for (int i = 0; i < op->nres; i++)
                     set(ax, op->results[i], pessimistic(op->results[i]->type.rank));

@@ -145,6 +145,24 @@ static void mark_if(Dce *d, const IrOp *op)
         mark_operands(d, op);
 }
 
+/* while: every carried value stays (the trip count may depend on any of
+ * them), but inside its regions only what is used or has an effect lives,
+ * as in the rest of the function. */
+static void mark_while(Dce *d, const IrOp *op)
+{
+    mark_operands(d, op);
+    for (int i = 0; i < op->nres; i++)
+        mark(d, op->results[i]);
+    for (int r = 0; r < op->nregions; r++) {
+        const IrBlock *b = op->regions[r];
+        for (int i = 0; i < b->nargs; i++)
+            mark(d, b->args[i]);
+        if (b->last && (b->last->kind == IR_YIELD || b->last->kind == IR_CONDITION))
+            mark_operands(d, b->last);
+        mark_block(d, b);
+    }
+}
+
 static void mark_block(Dce *d, const IrBlock *b)
 {
     for (const IrOp *op = b->last; op; op = op->prev) {
@@ -152,6 +170,8 @@ static void mark_block(Dce *d, const IrBlock *b)
             mark_for(d, op);
         else if (op->kind == IR_IF)
             mark_if(d, op);
+        else if (op->kind == IR_WHILE && (has_effect(op) || any_result_live(d, op)))
+            mark_while(d, op);
         else if (op->kind == IR_YIELD || op->kind == IR_CONDITION)
             continue; /* their parents decide */
         else if (has_effect(op) || any_result_live(d, op)) {

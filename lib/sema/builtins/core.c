@@ -353,6 +353,39 @@ static SVal b_umulhi(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 
 /* ---- hints ----------------------------------------------------------------------------- */
 
+/* The op a hint about x is stated on, as Triton does it: the op that
+ * defines x. A loop-carried x (an argument of a loop body still being
+ * built) stands for its initial value here: Triton visits a loop body once
+ * with the names bound to the values from before the loop to find what the
+ * loop carries, and a hint statement in that visit annotates the initial
+ * value's op. NULL where no single-result integer or pointer op defines x
+ * (parameters, floats, loop results). */
+static IrOp *hint_target(const IrValue *x)
+{
+    for (int depth = 0; x && depth < 64; depth++) {
+        if (x->type.dt != DT_PTR && (!dtype_is_int(x->type.dt) || x->type.dt == DT_I1))
+            return NULL;
+        if (x->def) {
+            IrKind k = x->def->kind;
+            bool plain = x->def->nres == 1 && k != IR_FOR && k != IR_IF && k != IR_WHILE;
+            return plain ? x->def : NULL;
+        }
+        const IrOp *loop = x->owner ? x->owner->parent : NULL;
+        if (loop && loop->kind == IR_FOR && x->index >= 1 && 2 + x->index < loop->nops)
+            x = loop->operands[2 + x->index];
+        else if (loop && loop->kind == IR_WHILE && x->index < loop->nops)
+            x = loop->operands[x->index];
+        else
+            return NULL;
+    }
+    return NULL;
+}
+
+/* tl.multiple_of / max_contiguous / max_constancy(x, values): the values
+ * go on the op that defines x (IrHints), so the statement form works and
+ * every use of x sees them. x itself comes back, except where x has no
+ * such op of its own (a parameter, a loop-carried value): there an IR_HINT
+ * op gives the hinted value to what uses the result. */
 static SVal b_hint(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
@@ -365,17 +398,24 @@ static SVal b_hint(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (n != want)
         return sema_err(s, at[1], "tl.%s needs %d value%s (one per dimension of %s), got %d",
                         b->name, want, want == 1 ? "" : "s", sema_type_str(s, x->type), n);
-    IrOp *op = ir_build(&s->b, IR_HINT, call, &x, 1, &x->type, 1);
-    op->sub = b->arg;
-    op->nints = n;
+    int vals[TK_MAX_RANK] = {0};
     for (int i = 0; i < n; i++) {
         int64_t v;
         if (!sema_const_int(s, items[i], at[1], "a hint value", &v))
             return bad();
         if (v < 1 || v > INT32_MAX)
             return sema_err(s, at[1], "hint values must be positive, got %lld", (long long)v);
-        op->ints[i] = (int)v;
+        vals[i] = (int)v;
     }
+    IrOp *def = hint_target(x);
+    if (def)
+        memcpy(def->hints.v[b->arg], vals, sizeof vals);
+    if (x->def && def == x->def)
+        return sv_tensor(x);
+    IrOp *op = ir_build(&s->b, IR_HINT, call, &x, 1, &x->type, 1);
+    op->sub = b->arg;
+    op->nints = n;
+    memcpy(op->ints, vals, sizeof vals);
     return sv_tensor(op->results[0]);
 }
 
