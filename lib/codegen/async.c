@@ -210,12 +210,13 @@ static bool uses_ring(IrOp *op, void *ctx)
 {
     bool *found = ctx;
     switch (op->kind) {
-    case IR_ASYNC_COPY: case IR_SHARED_VIEW: case IR_TMA_COPY: case IR_TMA_WAIT:
-    case IR_TMA_RELEASE: case IR_PRODUCER:
-        *found = true;
-        return false;
-    default:
-        return true;
+    case IR_ASYNC_COPY:
+    case IR_SHARED_VIEW:
+    case IR_TMA_COPY:
+    case IR_TMA_WAIT:
+    case IR_TMA_RELEASE:
+    case IR_PRODUCER: *found = true; return false;
+    default: return true;
     }
 }
 

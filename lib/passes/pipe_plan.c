@@ -52,8 +52,7 @@ static int carried_index(const Pipe *p, const IrOp *o)
  * all of its work. */
 static IrOp *async_dot(const Pipe *p)
 {
-    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 ||
-        p->stages * slot_bytes(p) > 227 * 1024)
+    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || p->stages * slot_bytes(p) > 227 * 1024)
         return NULL;
     const IrOp *yield = p->body->last;
     for (IrOp *o = p->body->first; o; o = o->next) {
