@@ -453,7 +453,7 @@ static int64_t desc_reach(const tk_tensor_desc *d)
  * buffer's; strides default to the shape's row-major order. */
 static int parse_desc(const char *whole, const char *text, RunArg *a, uint64_t *seed)
 {
-    const char *f[3];
+    const char *f[3] = {0};
     int nf = 0;
     const char *p = text;
     while (nf < 3 && *p >= '0' && *p <= '9') {
