@@ -59,6 +59,7 @@ typedef struct Slot {
     void *staged;        /* interpreter memory holding the extent */
     const char *param;   /* the parameter's name */
     int is_desc;         /* a host-built tensor descriptor over the buffer in arg */
+    /* last: a launch clears a slot up to here (args.c) */
     tk_tensor_desc desc; /* its shape, strides and block (base and dtype: arg's) */
 } Slot;
 
