@@ -13,15 +13,14 @@
 
 #include "tk/tk.h"
 
-static const char src[] =
-    "import triton\n"
-    "import triton.language as tl\n"
-    "@triton.jit\n"
-    "def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
-    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    mask = offs < n\n"
-    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + "
-    "tl.load(y_ptr + offs, mask=mask), mask=mask)\n";
+static const char src[] = "import triton\n"
+                          "import triton.language as tl\n"
+                          "@triton.jit\n"
+                          "def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+                          "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                          "    mask = offs < n\n"
+                          "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + "
+                          "tl.load(y_ptr + offs, mask=mask), mask=mask)\n";
 
 static double now_ns(void)
 {
@@ -64,8 +63,8 @@ int main(int argc, char **argv)
     if ((s = tk_alloc(ctx, n * 4, &x)) != TK_OK || (s = tk_alloc(ctx, n * 4, &y)) != TK_OK ||
         (s = tk_alloc(ctx, n * 4, &out)) != TK_OK)
         return fail("tk_alloc", s);
-    tk_arg args[] = {tk_ptr(x, TK_F32), tk_ptr(y, TK_F32), tk_ptr(out, TK_F32),
-                     tk_i32((int32_t)n), tk_const("BLOCK", 1024)};
+    tk_arg args[] = {tk_ptr(x, TK_F32), tk_ptr(y, TK_F32), tk_ptr(out, TK_F32), tk_i32((int32_t)n),
+                     tk_const("BLOCK", 1024)};
     int nargs = (int)(sizeof args / sizeof args[0]);
     tk_kernel_info info;
     if ((s = tk_kernel_prepare(k, args, nargs, NULL, &info)) != TK_OK) /* compiles */

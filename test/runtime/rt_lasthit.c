@@ -7,15 +7,16 @@
  * variant across a change of any key word fails here. */
 #include "rt_test.h"
 
-static const char source[] = "import triton\n"
-                             "import triton.language as tl\n"
-                             "\n"
-                             "@triton.jit\n"
-                             "def affine(x_ptr, out_ptr, n, BLOCK: tl.constexpr, ADD: tl.constexpr):\n"
-                             "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-                             "    m = offs < n\n"
-                             "    x = tl.load(x_ptr + offs, mask=m)\n"
-                             "    tl.store(out_ptr + offs, 2 * x + n + ADD, mask=m)\n";
+static const char source[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "@triton.jit\n"
+    "def affine(x_ptr, out_ptr, n, BLOCK: tl.constexpr, ADD: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    x = tl.load(x_ptr + offs, mask=m)\n"
+    "    tl.store(out_ptr + offs, 2 * x + n + ADD, mask=m)\n";
 
 enum { N = 64 };
 
