@@ -312,7 +312,13 @@ static int run_heuristics(Kernel *K, PyObject *meta, PyObject **vals)
         }
         if (!ok)
             return -1;
-        int p = PyUnicode_Check(name) ? param_index_obj(K, name) : -1;
+        if (!PyUnicode_Check(name))
+            return PyErr_Format(PyExc_TypeError,
+                                "tk: a heuristic of kernel '%s' is named %R; a "
+                                "heuristic names a constexpr parameter (a str)\n%s",
+                                K->name, name, K->where),
+                   -1;
+        int p = param_index_obj(K, name);
         if (p >= 0)
             vals[p] = PyDict_GetItem(meta, name);
     }
