@@ -19,7 +19,7 @@
 
 #include <string.h>
 
-enum { MAX_SHAPES = 64, REMAT_BUDGET = 48 };
+enum { MAX_SHAPES = 64, REMAT_BUDGET = 48, PULL_DEPTH = 8 };
 
 typedef struct ShapeVec {
     int rank;
@@ -331,6 +331,43 @@ static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
     }
 }
 
+typedef struct Reads {
+    const IrValue *x;
+    int n;
+} Reads;
+
+static bool count_reads(IrOp *op, void *ctx)
+{
+    Reads *r = ctx;
+    for (int i = 0; i < op->nops; i++)
+        r->n += op->operands[i] == r->x;
+    return true;
+}
+
+static int reads_in(IrBlock *b, const IrValue *x)
+{
+    Reads r = {x, 0};
+    ir_walk(b, count_reads, &r);
+    return r.n;
+}
+
+/* Gives x layout l where x is the only use of a value made by pointer or
+ * elementwise arithmetic (a scale load's `As_ptrs + k`), and so on back
+ * along its operands, so that the conversion lands where the arithmetic
+ * starts from shared or loop-invariant values. Values recomputed for free
+ * (pass_can_remat) and values read elsewhere are left to be converted. */
+static void pull_layout(LayoutPass *p, IrValue *x, const Layout *l, int depth)
+{
+    const IrOp *d = x ? x->def : NULL;
+    if (!d || depth == 0 || x->layout || x->type.rank != 1 || d->nres != 1 ||
+        (d->kind != IR_ADDPTR && !elementwise(d->kind)) || pass_can_remat(x) ||
+        reads_in(p->f->body, x) != 1)
+        return;
+    set_layout(p, x, l);
+    for (int i = 0; i < d->nops; i++)
+        pull_layout(p, d->operands[i], l, depth - 1);
+}
+
 /* The expand_dims that x broadcasts a rank-1 vector from (x = broadcast of
  * expand_dims(v, axis), or the expand_dims itself), or NULL. */
 static IrOp *expansion_of(const IrValue *x)
@@ -380,6 +417,8 @@ static void place_scale(LayoutPass *p, const IrValue *x, const Layout *s)
         return;
     if (!v->layout && type_numel(v->type) < p->threads) {
         set_layout(p, v, s);
+        for (int i = 0; v->def && v->def->kind == IR_LOAD && i < v->def->nops; i++)
+            pull_layout(p, v->def->operands[i], s, PULL_DEPTH);
         return;
     }
     IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, d->span, &v, 1, &v->type, 1);
@@ -512,26 +551,6 @@ static void give_blocked(LayoutPass *p, IrValue *v)
 {
     if (v && v->type.rank && !v->layout)
         v->layout = blocked_of(p, &v->type);
-}
-
-typedef struct Reads {
-    const IrValue *x;
-    int n;
-} Reads;
-
-static bool count_reads(IrOp *op, void *ctx)
-{
-    Reads *r = ctx;
-    for (int i = 0; i < op->nops; i++)
-        r->n += op->operands[i] == r->x;
-    return true;
-}
-
-static int reads_in(IrBlock *b, const IrValue *x)
-{
-    Reads r = {x, 0};
-    ir_walk(b, count_reads, &r);
-    return r.n;
 }
 
 /* A loop-carried pointer tile that only a column load reads, stepped by a
@@ -671,11 +690,14 @@ static bool defined_in(const IrValue *x, const IrBlock *b)
 
 /* Where a conversion of x for `op` goes: right before op, or before the
  * outermost loop x does not change in when the result is a dot operand
- * (attention's Q: its fragments are made once, not every iteration). */
+ * (attention's Q: its fragments are made once, not every iteration) or
+ * when the conversion crosses threads through shared memory (x cannot be
+ * recomputed in the new layout: a gathered row index, a mask made from
+ * loaded values), which then happens once instead of in every iteration. */
 static IrOp *convert_point(IrOp *op, const IrValue *x, const Layout *want)
 {
     IrOp *at = op;
-    if (want->kind != LY_DOT_OP)
+    if (want->kind != LY_DOT_OP && pass_can_remat(x))
         return at;
     while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
            !defined_in(x, at->parent))
