@@ -556,7 +556,7 @@ static bool find_vector_atomic(IrOp *op, void *ctx)
     bool *found = ctx;
     DType dt = op->nres ? op->results[0]->type.dt : DT_I32;
     *found = op->kind == IR_ATOMIC_RMW && op->sub == ATOM_ADD && op->results[0]->type.rank > 0 &&
-             (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16);
+        (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16);
     return !*found;
 }
 
@@ -607,9 +607,9 @@ static LLVMValueRef asm_atom_pred(Cg *cg, DType dt, const char *head, int vw, bo
         pt[np] = rt;
         args[np++] = to_reg(cg, val2, dt);
     }
-    LLVMTypeRef out = !ret      ? LLVMVoidTypeInContext(cg->ctx)
-                      : vw == 1 ? rt
-                                : LLVMStructTypeInContext(cg->ctx, fields, (unsigned)vw, 0);
+    LLVMTypeRef out = !ret ? LLVMVoidTypeInContext(cg->ctx)
+        : vw == 1          ? rt
+                           : LLVMStructTypeInContext(cg->ctx, fields, (unsigned)vw, 0);
     return inline_asm(cg, out, pt, np, text, cons, args);
 }
 
@@ -628,8 +628,8 @@ static void direct_atomic(Cg *cg, const IrOp *op, DType dt, int vw, bool ret, LL
     snprintf(head, sizeof head, "%s.global.%s.%s.%s", red ? "red" : "atom", mem_sem_name(sem),
              mem_scope_name(scope_of(op)), form);
     bool cas = op->kind == IR_ATOMIC_CAS;
-    LLVMValueRef r = asm_atom_pred(cg, dt, head, vw, !red, pred, ptr, cas ? &cmpv : val,
-                                   cas ? val[0] : NULL);
+    LLVMValueRef r =
+        asm_atom_pred(cg, dt, head, vw, !red, pred, ptr, cas ? &cmpv : val, cas ? val[0] : NULL);
     for (int i = 0; ret && i < vw; i++)
         old[i] = from_reg(cg, vw == 1 ? r : LLVMBuildExtractValue(cg->b, r, (unsigned)i, ""), dt);
 }

@@ -175,7 +175,8 @@ static void rows_case(H *h, tk_dtype t, bool relaxed, int n_rows, int dim, int n
     void *dx = h_upload(h, t, x, nx), *di = h_upload(h, TK_I32, idx, (size_t)n_rows);
     void *dout = h_upload(h, t, out0, nout);
     int bm = 16, bn = 64;
-    h_launch(h, k, h_grid((unsigned)h_cdiv((size_t)n_rows, bm), (unsigned)h_cdiv((size_t)dim, bn), 1),
+    h_launch(h, k,
+             h_grid((unsigned)h_cdiv((size_t)n_rows, bm), (unsigned)h_cdiv((size_t)dim, bn), 1),
              H_ARGS(tk_ptr(dout, t), tk_ptr(dx, t), tk_ptr(di, TK_I32), tk_i32(n_rows), tk_i32(dim),
                     tk_const("BM", bm), tk_const("BN", bn)),
              4);
@@ -210,7 +211,7 @@ void cases_atomic(H *h)
     scalar_case(h, h->gpu ? 5000 : 300);
     int rows = h->gpu ? 20000 : 300;
     rows_case(h, TK_F32, false, rows, 256, rows / 40); /* columns in 16-byte runs */
-    rows_case(h, TK_F32, false, 301, 99, 8);            /* ragged: one column at a time */
+    rows_case(h, TK_F32, false, 301, 99, 8);           /* ragged: one column at a time */
     rows_case(h, TK_F32, true, rows, 256, rows / 40);
     rows_case(h, TK_F16, false, rows, 192, rows / 40);
     rows_case(h, TK_BF16, false, 301, 128, 8);
