@@ -169,7 +169,7 @@ static void lane_scan(Scan *s, LLVMValueRef *v, Part *ex)
         LLVMValueRef u[8], c[8];
         for (int i = 0; i < s->r->n; i++)
             u[i] = cg_shfl(cg, mode, v[i], s->r->dt[i], cg_i32(cg, 1 << (s->p.lane0 + k)));
-        memcpy(c, u, sizeof c);
+        memcpy(c, u, sizeof(LLVMValueRef) * (size_t)s->r->n);
         ordered(s, c, v);
         LLVMValueRef on = LLVMBuildICmp(cg->b, LLVMIntUGE, s->rlane, cg_i32(cg, 1 << k), "");
         pick(s, on, v, c, v);
@@ -271,8 +271,8 @@ static void warp_take(Scan *s, Chunk *ch, int64_t per)
             v[i] = LLVMBuildLoad2(cg->b, cg_type(cg, s->r->dt[i]),
                                   cg_smem_addr(cg, per * i, idx, s->r->dt[i]), "");
         if (jj == 0) {
-            memcpy(run, v, sizeof run);
-            memcpy(ex, v, sizeof ex);
+            memcpy(run, v, sizeof(LLVMValueRef) * (size_t)n);
+            memcpy(ex, v, sizeof(LLVMValueRef) * (size_t)n);
             continue;
         }
         ordered(s, run, v);
@@ -281,8 +281,8 @@ static void warp_take(Scan *s, Chunk *ch, int64_t per)
     }
     ch->wex.present = true;
     ch->wex.have = LLVMBuildICmp(cg->b, LLVMIntNE, s->rwarp, cg_i32(cg, 0), "");
-    memcpy(ch->wex.v, ex, sizeof ex);
-    memcpy(ch->ct, run, sizeof run);
+    memcpy(ch->wex.v, ex, sizeof(LLVMValueRef) * (size_t)n);
+    memcpy(ch->ct, run, sizeof(LLVMValueRef) * (size_t)n);
 }
 
 /* Index of the line (the element's position with the axis dropped). */
