@@ -233,10 +233,8 @@ static void chunk_local(Scan *s, Chunk *ch, const CgVal *x)
         lane_scan(s, ch->seg, &ch->lex);
 }
 
-static int64_t region_bytes(int64_t count) { return (count * 8 + 15) / 16 * 16; }
-
 /* The last lane of each warp's part of a line stores that part's total. */
-static void warp_put(Scan *s, const Chunk *ch, int64_t per)
+static void warp_put(Scan *s, const Chunk *ch, const int64_t *off)
 {
     Cg *cg = s->r->cg;
     LLVMBasicBlockRef done = NULL;
@@ -250,7 +248,7 @@ static void warp_put(Scan *s, const Chunk *ch, int64_t per)
     }
     LLVMValueRef idx = LLVMBuildAdd(cg->b, ch->at, s->warp, "");
     for (int i = 0; i < s->r->n; i++)
-        LLVMBuildStore(cg->b, ch->seg[i], cg_smem_addr(cg, per * i, idx, s->r->dt[i]));
+        LLVMBuildStore(cg->b, ch->seg[i], cg_smem_addr(cg, off[i], idx, s->r->dt[i]));
     if (done) {
         LLVMBuildBr(cg->b, done);
         LLVMPositionBuilderAtEnd(cg->b, done);
@@ -259,7 +257,7 @@ static void warp_put(Scan *s, const Chunk *ch, int64_t per)
 
 /* Every thread reads the totals of its line's warps: those before its warp
  * and all of them (the chunk's total). */
-static void warp_take(Scan *s, Chunk *ch, int64_t per)
+static void warp_take(Scan *s, Chunk *ch, const int64_t *off)
 {
     Cg *cg = s->r->cg;
     int nw = 1 << s->p.nw, n = s->r->n;
@@ -269,7 +267,7 @@ static void warp_take(Scan *s, Chunk *ch, int64_t per)
         LLVMValueRef v[8];
         for (int i = 0; i < n; i++)
             v[i] = LLVMBuildLoad2(cg->b, cg_type(cg, s->r->dt[i]),
-                                  cg_smem_addr(cg, per * i, idx, s->r->dt[i]), "");
+                                  cg_smem_addr(cg, off[i], idx, s->r->dt[i]), "");
         if (jj == 0) {
             memcpy(run, v, sizeof(LLVMValueRef) * (size_t)n);
             memcpy(ex, v, sizeof(LLVMValueRef) * (size_t)n);
@@ -295,11 +293,16 @@ static LLVMValueRef line_of(Scan *s, int slot)
     return LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, outer, cg_i32(cg, s->p.lb), ""), in, "");
 }
 
-/* Across warps through shared memory, or the chunk totals from the lanes. */
+/* Bytes of shared memory one round of the warps' exchange may take. */
+#define SCAN_ROUND_BYTES 16384
+
+/* Across warps through shared memory, or the chunk totals from the lanes.
+ * Where warps hold few elements of many lines, the exchange is as large as
+ * the value, so chunks go in rounds that each fit SCAN_ROUND_BYTES. */
 static void exchange(Scan *s, Chunk *ch, int nq, int64_t lines)
 {
     Cg *cg = s->r->cg;
-    int nch = 1 << s->p.nhi;
+    int nch = 1 << s->p.nhi, n = s->r->n;
     if (!s->p.nw) {
         for (int q = 0; q < nq && nch > 1; q++)
             if (s->p.nl)
@@ -308,18 +311,32 @@ static void exchange(Scan *s, Chunk *ch, int nq, int64_t lines)
                 memcpy(ch[q].ct, ch[q].seg, sizeof ch[q].ct);
         return;
     }
-    int64_t per = region_bytes(lines * nch << s->p.nw);
-    cg_smem_need(cg, per * s->r->n);
-    for (int q = 0; q < nq; q++) {
-        LLVMValueRef c = cg_i32(cg, q % nch);
-        LLVMValueRef line = LLVMBuildMul(cg->b, line_of(s, ch[q].base), cg_i32(cg, nch), "");
-        ch[q].at = LLVMBuildShl(cg->b, LLVMBuildAdd(cg->b, line, c, ""), cg_i32(cg, s->p.nw), "");
-        warp_put(s, &ch[q], per);
+    int64_t entry = 0, off[8], end = 0;
+    for (int i = 0; i < n; i++)
+        entry += cg_mem_bytes(s->r->dt[i]);
+    int round = nch;
+    while (round > 1 && (lines * round << s->p.nw) * entry > SCAN_ROUND_BYTES)
+        round /= 2;
+    for (int i = 0; i < n; i++) {
+        off[i] = end;
+        end += ((lines * round << s->p.nw) * cg_mem_bytes(s->r->dt[i]) + 15) / 16 * 16;
     }
-    cg_barrier(cg);
-    for (int q = 0; q < nq; q++)
-        warp_take(s, &ch[q], per);
-    cg_barrier(cg);
+    cg_smem_need(cg, end);
+    for (int c0 = 0; c0 < nch; c0 += round) {
+        for (int g = 0; g < nq; g += nch)
+            for (int c = c0; c < c0 + round; c++) {
+                Chunk *k = &ch[g + c];
+                LLVMValueRef line = LLVMBuildMul(cg->b, line_of(s, k->base), cg_i32(cg, round), "");
+                line = LLVMBuildAdd(cg->b, line, cg_i32(cg, c - c0), "");
+                k->at = LLVMBuildShl(cg->b, line, cg_i32(cg, s->p.nw), "");
+                warp_put(s, k, off);
+            }
+        cg_barrier(cg);
+        for (int g = 0; g < nq; g += nch)
+            for (int c = c0; c < c0 + round; c++)
+                warp_take(s, &ch[g + c], off);
+        cg_barrier(cg);
+    }
 }
 
 /* Each element: the chunks before, the warps before, the lanes before, then
@@ -389,16 +406,25 @@ bool cg_scan_in_regs(Cg *cg, const IrOp *op, Red *r)
     int nq = s.l.per_thread >> s.p.nlo, nch = 1 << s.p.nhi, q = 0;
     Chunk *ch = cg_alloc(cg, sizeof(Chunk) * (size_t)nq);
     memset(ch, 0, sizeof(Chunk) * (size_t)nq);
+    int64_t lines = type_numel(t) >> s.p.m;
     for (int g = 0; g < s.l.per_thread; g++) {
         if (g & s.p.axis_slots)
             continue;
-        for (int c = 0; c < nch; c++, q++) {
-            ch[q].base = g | spread(s.p.hi, s.p.nhi, c);
-            chunk_local(&s, &ch[q], x);
+        for (int c = 0; c < nch; c++) {
+            ch[q + c].base = g | spread(s.p.hi, s.p.nhi, c);
+            chunk_local(&s, &ch[q + c], x);
         }
+        /* without warps a line is done here: fewer values live at once */
+        if (!s.p.nw) {
+            exchange(&s, &ch[q], nch, lines);
+            finish(&s, &ch[q], nch, out);
+        }
+        q += nch;
     }
-    exchange(&s, ch, nq, type_numel(t) >> s.p.m);
-    finish(&s, ch, nq, out);
+    if (s.p.nw) {
+        exchange(&s, ch, nq, lines);
+        finish(&s, ch, nq, out);
+    }
     for (int i = 0; i < r->n; i++)
         cg_set(cg, op->results[i], out[i]);
     return true;
