@@ -124,8 +124,8 @@ LLVMValueRef cg_shfl(Cg *cg, const char *mode, LLVMValueRef v, DType dt, LLVMVal
         LLVMValueRef x =
             dt == DT_PTR ? LLVMBuildPtrToInt(B, v, i64, "") : LLVMBuildBitCast(B, v, i64, "");
         LLVMValueRef lo = shfl32(cg, mode, LLVMBuildTrunc(B, x, i32, ""), off);
-        LLVMValueRef hi =
-            shfl32(cg, mode, LLVMBuildTrunc(B, LLVMBuildLShr(B, x, cg_i64(cg, 32), ""), i32, ""), off);
+        LLVMValueRef hi = shfl32(
+            cg, mode, LLVMBuildTrunc(B, LLVMBuildLShr(B, x, cg_i64(cg, 32), ""), i32, ""), off);
         LLVMValueRef y =
             LLVMBuildOr(B, LLVMBuildZExt(B, lo, i64, ""),
                         LLVMBuildShl(B, LLVMBuildZExt(B, hi, i64, ""), cg_i64(cg, 32), ""), "");

@@ -6,8 +6,8 @@
  * registers of a chunk, lanes scan the thread totals with shfl.sync.up,
  * warps exchange their totals through a few words of shared memory, and
  * chunks pass their totals on in the thread. A reverse scan runs the same
- * steps from the other end. Layouts of
- * another shape return false and take the shared-memory path of reduce.c. */
+ * steps from the other end (shfl.sync.down). Layouts of another shape
+ * return false and take the shared-memory path of reduce.c. */
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -241,8 +241,8 @@ static void warp_put(Scan *s, const Chunk *ch, const int64_t *off)
     if (s->p.nl) {
         LLVMBasicBlockRef put = cg_new_bb(cg, "scan.put");
         done = cg_new_bb(cg, "scan.put.done");
-        LLVMValueRef last = LLVMBuildICmp(cg->b, LLVMIntEQ, s->rlane,
-                                          cg_i32(cg, (1 << s->p.nl) - 1), "");
+        LLVMValueRef last =
+            LLVMBuildICmp(cg->b, LLVMIntEQ, s->rlane, cg_i32(cg, (1 << s->p.nl) - 1), "");
         LLVMBuildCondBr(cg->b, last, put, done);
         LLVMPositionBuilderAtEnd(cg->b, put);
     }

@@ -316,8 +316,7 @@ static void scan_tuple_case(H *h, int bm, int bn, int axis, bool rev, int warps)
         ref[j] = h_malloc(h, n * sizeof(double));
     for (int line = 0; line < (axis ? bm : bn); line++)
         scan_tuple_ref(a, b, x, bm, bn, axis, rev, line, ref);
-    static const char *what[5] = {"affine a", "affine b", "maxloc value", "maxloc index",
-                                  "cumsum"};
+    static const char *what[5] = {"affine a", "affine b", "maxloc value", "maxloc index", "cumsum"};
     for (int j = 0; j < 5 && !h->failed; j++)
         h_check(h, what[j], h_download(h, dt[j], d[j], n), ref[j], n, 0);
     h_end(h);
