@@ -187,6 +187,25 @@ bool cg_vector_atomics(const IrFunc *f, int sm);
 /* ---- codegen/reduce.c --------------------------------------------------------------- */
 bool cg_emit_reduce(Cg *cg, const IrOp *op);
 bool cg_emit_scan(Cg *cg, const IrOp *op);
+/* The combine of a reduction or scan over n components (tuples). */
+typedef struct Red {
+    Cg *cg;
+    const IrOp *op;
+    ReduceKind kind; /* how to combine (scans map to RED_SUM / RED_CUSTOM) */
+    int n;           /* accumulator components */
+    DType dt[8];     /* their dtypes */
+} Red;
+/* acc = combine(acc, x), both arrays of r->n components. */
+void cg_red_combine(Red *r, LLVMValueRef *acc, LLVMValueRef *x);
+/* shfl.sync of one element of any dtype; mode bfly, up, down or idx. */
+LLVMValueRef cg_shfl(Cg *cg, const char *mode, LLVMValueRef v, DType dt, LLVMValueRef off);
+
+/* ---- codegen/scan.c ------------------------------------------------------------------ */
+/* A scan whose lines run through registers, then lanes, then warps, then
+ * registers again: done in registers and shuffles with one small exchange
+ * through shared memory across warps. False (nothing emitted) for other
+ * layouts. */
+bool cg_scan_in_regs(Cg *cg, const IrOp *op, Red *r);
 
 /* ---- codegen/dot.c ---------------------------------------------------------------------- */
 bool cg_emit_dot(Cg *cg, const IrOp *op);

@@ -1,18 +1,14 @@
 /* codegen/reduce.c: reductions and scans. A reduction along the last dim runs
  * in-thread over the elements a thread holds of one row, then shfl.sync.bfly
  * across the lanes holding the same row, then through shared memory across
- * warps; other axes are first transposed to the end. Scans walk each line
- * in shared memory, one thread per line. Combines keep left-to-right order,
+ * warps; other axes are first transposed to the end. Scans run in registers
+ * where the layout allows (scan.c), else walk each line in shared memory,
+ * one thread per line. Combines keep left-to-right order,
  * so every thread ends with bit-identical results. */
-#include "codegen/cg.h"
+#include <stdio.h>
+#include <string.h>
 
-typedef struct Red {
-    Cg *cg;
-    const IrOp *op;
-    ReduceKind kind; /* how to combine (scans map to RED_SUM / RED_CUSTOM) */
-    int n;           /* accumulator components */
-    DType dt[8];     /* their dtypes */
-} Red;
+#include "codegen/cg.h"
 
 /* argmax/argmin: does (av, ai) win over (bv, bi)? Ties go to the smaller
  * index. NaN follows the sequential scan of ir.h: a NaN at index 0 wins,
@@ -55,8 +51,9 @@ static LLVMValueRef arg_wins(Cg *cg, bool is_max, DType dt, LLVMValueRef av, LLV
     return LLVMBuildOr(B, a_best, w, "");
 }
 
-/* acc = combine(acc, x), both arrays of r->n components. */
-static void combine(Red *r, LLVMValueRef *acc, LLVMValueRef *x)
+static void combine(Red *r, LLVMValueRef *acc, LLVMValueRef *x) { cg_red_combine(r, acc, x); }
+
+void cg_red_combine(Red *r, LLVMValueRef *acc, LLVMValueRef *x)
 {
     Cg *cg = r->cg;
     const IrOp *op = r->op;
@@ -100,28 +97,35 @@ static void combine(Red *r, LLVMValueRef *acc, LLVMValueRef *x)
     }
 }
 
-static LLVMValueRef shfl32(Cg *cg, LLVMValueRef v, int off)
+/* mode: bfly, up, down or idx; shfl.up clamps at lane 0, the others at 31. */
+static LLVMValueRef shfl32(Cg *cg, const char *mode, LLVMValueRef v, LLVMValueRef off)
 {
-    LLVMValueRef args[4] = {cg_i32(cg, -1), v, cg_i32(cg, off), cg_i32(cg, 0x1f)};
+    int clamp = strcmp(mode, "up") == 0 ? 0 : 0x1f;
+    LLVMValueRef args[4] = {cg_i32(cg, -1), v, off, cg_i32(cg, clamp)};
     bool fl = LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMFloatTypeKind;
-    return cg_intrinsic(cg, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32",
-                        NULL, 0, args, 4);
+    char name[48];
+    snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.%s", mode, fl ? "f32" : "i32");
+    return cg_intrinsic(cg, name, NULL, 0, args, 4);
 }
 
-/* The value of lane (lane ^ off) for any element dtype. */
 static LLVMValueRef shfl(Cg *cg, LLVMValueRef v, DType dt, int off)
+{
+    return cg_shfl(cg, "bfly", v, dt, cg_i32(cg, off));
+}
+
+LLVMValueRef cg_shfl(Cg *cg, const char *mode, LLVMValueRef v, DType dt, LLVMValueRef off)
 {
     LLVMBuilderRef B = cg->b;
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), i64 = LLVMInt64TypeInContext(cg->ctx);
     if (dt == DT_F32 || dt == DT_I32 || dt == DT_U32)
-        return shfl32(cg, v, off);
+        return shfl32(cg, mode, v, off);
     int bits = dtype_bits(dt);
     if (bits == 64) {
         LLVMValueRef x =
             dt == DT_PTR ? LLVMBuildPtrToInt(B, v, i64, "") : LLVMBuildBitCast(B, v, i64, "");
-        LLVMValueRef lo = shfl32(cg, LLVMBuildTrunc(B, x, i32, ""), off);
-        LLVMValueRef hi =
-            shfl32(cg, LLVMBuildTrunc(B, LLVMBuildLShr(B, x, cg_i64(cg, 32), ""), i32, ""), off);
+        LLVMValueRef lo = shfl32(cg, mode, LLVMBuildTrunc(B, x, i32, ""), off);
+        LLVMValueRef hi = shfl32(
+            cg, mode, LLVMBuildTrunc(B, LLVMBuildLShr(B, x, cg_i64(cg, 32), ""), i32, ""), off);
         LLVMValueRef y =
             LLVMBuildOr(B, LLVMBuildZExt(B, lo, i64, ""),
                         LLVMBuildShl(B, LLVMBuildZExt(B, hi, i64, ""), cg_i64(cg, 32), ""), "");
@@ -130,7 +134,7 @@ static LLVMValueRef shfl(Cg *cg, LLVMValueRef v, DType dt, int off)
     }
     LLVMTypeRef it = LLVMIntTypeInContext(cg->ctx, (unsigned)bits);
     LLVMValueRef x = dtype_is_float(dt) ? LLVMBuildBitCast(B, v, it, "") : v;
-    x = shfl32(cg, LLVMBuildZExt(B, x, i32, ""), off);
+    x = shfl32(cg, mode, LLVMBuildZExt(B, x, i32, ""), off);
     x = LLVMBuildTrunc(B, x, it, "");
     return dtype_is_float(dt) ? LLVMBuildBitCast(B, x, cg_type(cg, dt), "") : x;
 }
@@ -446,12 +450,8 @@ static void scan_line(Red *r, LLVMValueRef p, const Type *t, int axis, const int
     for (int i = 0; i < r->n; i++)
         x[i] =
             LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]), cg_smem_addr(cg, off[i], e, r->dt[i]), "");
-    if (rev) /* a reverse scan puts x[j] left of the suffix after it */
-        for (int i = 0; i < r->n; i++) {
-            LLVMValueRef tmp = acc[i];
-            acc[i] = x[i];
-            x[i] = tmp;
-        }
+    /* a reverse scan is the forward scan of the flipped line: the suffix
+     * after x[j] is the combine's left operand, as in Triton */
     combine(r, acc, x);
     for (int i = 0; i < r->n; i++)
         LLVMBuildStore(cg->b, acc[i], cg_smem_addr(cg, off[i], e, r->dt[i]));
@@ -485,6 +485,8 @@ bool cg_emit_scan(Cg *cg, const IrOp *op)
         cg_error(cg, op->span, "cannot scan a scalar");
         return true;
     }
+    if (cg_scan_in_regs(cg, op, &r))
+        return true;
     int axis = op->axis < 0 ? op->axis + t.rank : op->axis;
     int64_t numel = type_numel(t), per = region_bytes(numel), off[8];
     for (int i = 0; i < op->nops; i++) {

@@ -1,7 +1,7 @@
 /* cases_reduce.c: sum/max/min/argmax/argmin along each axis of 2-D tiles and
  * of ragged 1-D blocks, keep_dims, axis=None, tl.reduce with custom combine
  * functions (one value and a (value, index) pair), 3-D, cumsum and
- * associative_scan. Inputs of the arg* cases are small integers, so rows
+ * associative_scan (over one value and over tuples, forward and reverse). Inputs of the arg* cases are small integers, so rows
  * hold ties and "first index on ties" is checked. max/min/arg*, integer sums
  * are exact; fp32 sums and scans of mixed-sign values accumulate in any
  * order, bounded here by 1e-5 (a tree of depth log2 N adds ~N^0.5 u). */
@@ -258,6 +258,70 @@ static void scan_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
     h_end(h);
 }
 
+/* Element i of line `line` of a (bm, bn) tile along `axis`. */
+static size_t line_at(int bn, int axis, int line, int i)
+{
+    return axis ? (size_t)line * bn + i : (size_t)i * bn + line;
+}
+
+/* The references of scan_tuple for one line, from its end when rev. */
+static void scan_tuple_ref(const double *a, const double *b, const double *x, int bm, int bn,
+                           int axis, bool rev, int line, double *r[5])
+{
+    int len = axis ? bn : bm;
+    double ca = 0, cb = 0, mv = 0, mi = 0, cs = 0;
+    for (int j = 0; j < len; j++) {
+        int i = rev ? len - 1 - j : j;
+        size_t e = line_at(bn, axis, line, i);
+        if (j == 0) {
+            ca = a[e], cb = b[e], mv = x[e], mi = (double)e, cs = x[e];
+        } else {
+            /* combine(acc, x): acc holds the elements before in scan order */
+            cb = a[e] * cb + b[e];
+            ca *= a[e];
+            if (x[e] > mv || (x[e] == mv && (double)e < mi))
+                mv = x[e], mi = (double)e;
+            cs += x[e];
+        }
+        r[0][e] = ca, r[1][e] = cb, r[2][e] = mv, r[3][e] = mi, r[4][e] = cs;
+    }
+}
+
+static void scan_tuple_case(H *h, int bm, int bn, int axis, bool rev, int warps)
+{
+    if (!h_begin(h, "scan.tuple_%saxis%d.%dx%d.w%d", rev ? "rev_" : "", axis, bm, bn, warps))
+        return;
+    size_t n = (size_t)bm * bn;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "scan_tuple");
+    double *a = h_malloc(h, n * sizeof(double)), *b = h_malloc(h, n * sizeof(double));
+    double *x = rand_ties(h, n); /* ties: the first index must win */
+    for (size_t i = 0; i < n; i++) {
+        a[i] = h_randint(h, 0, 1) ? 1 : -1; /* exact in i32 whatever the order */
+        b[i] = (double)h_randint(h, -4, 4);
+    }
+    static const tk_dtype dt[5] = {TK_I32, TK_I32, TK_F32, TK_I32, TK_F32};
+    void *da = h_upload(h, TK_I32, a, n), *db = h_upload(h, TK_I32, b, n);
+    void *dx = h_upload(h, TK_F32, x, n), *d[5];
+    for (int j = 0; j < 5; j++)
+        d[j] = h_output(h, dt[j], n);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(da, TK_I32), tk_ptr(db, TK_I32), tk_ptr(dx, TK_F32),
+                    tk_ptr(d[0], TK_I32), tk_ptr(d[1], TK_I32), tk_ptr(d[2], TK_F32),
+                    tk_ptr(d[3], TK_I32), tk_ptr(d[4], TK_F32), tk_const("BM", bm),
+                    tk_const("BN", bn), tk_const("AXIS", axis),
+                    tk_const_text("REV", rev ? "True" : "False")),
+             warps);
+    double *ref[5];
+    for (int j = 0; j < 5; j++)
+        ref[j] = h_malloc(h, n * sizeof(double));
+    for (int line = 0; line < (axis ? bm : bn); line++)
+        scan_tuple_ref(a, b, x, bm, bn, axis, rev, line, ref);
+    static const char *what[5] = {"affine a", "affine b", "maxloc value", "maxloc index", "cumsum"};
+    for (int j = 0; j < 5 && !h->failed; j++)
+        h_check(h, what[j], h_download(h, dt[j], d[j], n), ref[j], n, 0);
+    h_end(h);
+}
+
 void cases_reduce(H *h)
 {
     static const int shapes[][3] = {{16, 32, 4},   {4, 8, 4},    {64, 64, 4}, {1, 128, 4},
@@ -301,4 +365,11 @@ void cases_reduce(H *h)
     scan_2d_case(h, TK_F32, 64, 64, 1);
     scan_2d_case(h, TK_I32, 64, 64, 16);
     scan_1d_case(h, TK_I32, 4096, 8);
+    /* lines in registers, lanes, warps and repeated chunks, each way */
+    static const int tup[][3] = {{8, 256, 4}, {64, 16, 4}, {1, 2048, 8}, {256, 4, 8},
+                                 {32, 64, 1}, {16, 8, 2},  {128, 128, 8}};
+    for (int i = 0; i < 7; i++)
+        for (int axis = 0; axis < 2; axis++)
+            for (int rev = 0; rev < 2; rev++)
+                scan_tuple_case(h, tup[i][0], tup[i][1], axis, rev, tup[i][2]);
 }
