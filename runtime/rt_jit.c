@@ -287,7 +287,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     if (s == TK_OK) {
         if (dump)
             dump_ir(dump, k->name, t->digest, f);
-        CgOptions o = {arch, 3, NULL};
+        CgOptions o = {arch, 3, NULL, comp_line_info(0)};
         Diag d;
         diag_init(&d, &k->mod->comp.src);
         if (!comp_codegen(&d, f, &o, NULL, dump ? &llvm : NULL, &ck))
