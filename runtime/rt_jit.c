@@ -330,8 +330,12 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
                       RtJitText *t)
 {
     memset(t, 0, sizeof *t);
-    RtKeyParts parts = {
-        {k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, arch, tk_version(), &la->key};
+    RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]},
+                        k->name,
+                        arch,
+                        tk_version(),
+                        &la->key,
+                        comp_line_info(0) ? k->mod->comp.src.name : NULL};
     t->digest = rt_key_digest(&parts);
     t->key_blob = rt_key_blob(&parts, &t->key_len);
     if (!t->key_blob)
@@ -360,13 +364,16 @@ static tk_status link_ptx(const char *kernel, const char *ptx, size_t len, void 
 {
     static _Thread_local char log[16384];
     log[0] = 0;
-    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[] = {log, (void *)(uintptr_t)sizeof log};
+    /* line tables in the PTX become line info in the cubin, for profilers */
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                           CU_JIT_GENERATE_LINE_INFO};
+    void *vals[] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)1};
+    unsigned nopts = rt_ptx_has_lines(ptx, len) ? 3 : 2;
     CUlinkState st = NULL;
     tk_status s = TK_OK;
     void *out = NULL;
     size_t n = 0;
-    RT_CU_GO(s, fail, kernel, cuLinkCreate, 2, opts, vals, &st);
+    RT_CU_GO(s, fail, kernel, cuLinkCreate, nopts, opts, vals, &st);
     RT_CU_GO(s, fail, kernel, cuLinkAddData, st, CU_JIT_INPUT_PTX, (void *)ptx, len, kernel, 0,
              NULL, NULL);
     RT_CU_GO(s, fail, kernel, cuLinkComplete, st, &out, &n);
@@ -527,7 +534,8 @@ tk_status rt_jit_build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v
                             k->name,
                             "interp",
                             tk_version(),
-                            &la->key};
+                            &la->key,
+                            NULL};
         dump_ir(dump, k->name, rt_key_digest(&parts), f);
     }
     apply_meta(v, &m);

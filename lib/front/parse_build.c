@@ -13,6 +13,7 @@ Node *parse_node(LexState *lx, NodeKind k, Span at)
     Node *n = arena_alloc(lx->arena, sizeof *n);
     n->kind = k;
     n->span = at;
+    n->span.scope = 0; /* sema gives IR ops their inline scope */
     return n;
 }
 
