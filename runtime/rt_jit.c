@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "rt_backend.h"
+#include "rt_nvtx.h"
 
 enum { META_MAGIC = 0x544b4d34 /* "TKM4" */ };
 
@@ -274,6 +275,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     Arena ir_arena;
     arena_init(&ir_arena);
     IrFunc *f = NULL;
+    rt_nvtx_push("compile", k->name);
     double t0 = rt_now_ms();
     tk_status s = specialize(k, la, arch, &ir_arena, &f);
     double t1 = rt_now_ms();
@@ -315,6 +317,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     sb_free(&llvm);
     cg_kernel_free(&ck);
     arena_free(&ir_arena);
+    rt_nvtx_pop();
     return s;
 }
 
@@ -487,6 +490,7 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     apply_meta(v, &t.meta);
     void *cubin = NULL;
     bool linked = false;
+    rt_nvtx_push("load", k->name); /* PTX -> cubin (when needed) and the module load */
     /* A cubin from another driver may not load: then link the PTX again. */
     if (t.cubin && rt_cu.p_cuModuleLoadData(&v->mod, t.cubin) != CUDA_SUCCESS)
         v->mod = NULL;
@@ -509,6 +513,7 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     if (s == TK_OK && rt_env_on("TK_VERBOSE"))
         report_build(k, v, la, &t, linked, t1 - t0, t2 - t1, t3 - t2);
 done:
+    rt_nvtx_pop();
     tk_xfree(cubin);
     rt_jit_text_free(&t);
     return s;
