@@ -333,12 +333,9 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
                       RtJitText *t)
 {
     memset(t, 0, sizeof *t);
-    RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]},
-                        k->name,
-                        arch,
-                        tk_version(),
-                        &la->key,
-                        comp_line_info(0) ? k->mod->comp.src.name : NULL};
+    RtKeyParts parts = {
+        {k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, arch, tk_version(), &la->key,
+        comp_line_info(0) ? k->mod->comp.src.name : NULL};
     t->digest = rt_key_digest(&parts);
     t->key_blob = rt_key_blob(&parts, &t->key_len);
     if (!t->key_blob)

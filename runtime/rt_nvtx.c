@@ -73,7 +73,7 @@ static const struct {
 static const void *export_table(uint32_t id)
 {
     return id == ET_CALLBACKS ? (const void *)&callbacks
-           : id == ET_VERSION ? (const void *)&version_info
+        : id == ET_VERSION    ? (const void *)&version_info
                               : NULL;
 }
 

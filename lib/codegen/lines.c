@@ -110,8 +110,8 @@ void cg_lines_begin(Cg *cg)
     cg->lines = l;
     LLVMMetadataRef file = file_of(cg, f->src);
     l->cu = LLVMDIBuilderCreateCompileUnit(l->dib, LLVMDWARFSourceLanguagePython, file, "tk", 2, 1,
-                                           "", 0, 0, "", 0, LLVMDWARFEmissionLineTablesOnly, 0,
-                                           0, 0, "", 0, "", 0);
+                                           "", 0, 0, "", 0, LLVMDWARFEmissionLineTablesOnly, 0, 0,
+                                           0, "", 0, "", 0);
     l->sp[0] = subprogram(cg, file, f->name, f->span.line);
     l->inlined[0] = NULL;
     LLVMSetSubprogram(cg->fn, l->sp[0]);

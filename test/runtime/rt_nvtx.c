@@ -7,14 +7,13 @@
 #include "rt_nvtx.h"
 #include "rt_test.h"
 
-static const char source[] =
-    "import triton\n"
-    "import triton.language as tl\n"
-    "\n"
-    "@triton.jit\n"
-    "def inc(x_ptr, BLOCK: tl.constexpr):\n"
-    "    offs = tl.arange(0, BLOCK)\n"
-    "    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)\n";
+static const char source[] = "import triton\n"
+                             "import triton.language as tl\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def inc(x_ptr, BLOCK: tl.constexpr):\n"
+                             "    offs = tl.arange(0, BLOCK)\n"
+                             "    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)\n";
 
 /* A launch (with its compile) still runs and gives the right result. */
 static void launch_once(tk_context *ctx)
