@@ -98,6 +98,7 @@ typedef struct ParseChain { /* if/elif chain: first and last N_IF */
             (Cur).line = (Cur).end_line = YYRHSLOC(Rhs, 0).end_line;       \
             (Cur).col = (Cur).end_col = YYRHSLOC(Rhs, 0).end_col;          \
         }                                                                  \
+        (Cur).scope = 0;                                                   \
     } while (0)
 }
 

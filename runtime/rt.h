@@ -36,6 +36,9 @@ typedef struct RtKeyParts {
     const char *arch;
     const char *version; /* tk_version() */
     const RtKey *launch;
+    /* with line tables: the source's file name, which the PTX names (the
+     * hashes cover only its text); NULL without them */
+    const char *lines;
 } RtKeyParts;
 
 /* The disk identity: a 128-bit digest (file name) plus the serialised

@@ -90,6 +90,10 @@ unsigned char *rt_key_blob(const RtKeyParts *p, size_t *len)
     uint32_t n = (uint32_t)p->launch->nwords;
     blob_put(&sb, &n, sizeof n);
     blob_put(&sb, p->launch->w, n * sizeof p->launch->w[0]);
+    unsigned char lines = p->lines != NULL;
+    blob_put(&sb, &lines, 1);
+    if (lines)
+        blob_str(&sb, p->lines);
     if (sb.oom) {
         sb_free(&sb);
         *len = 0;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "rt_backend.h"
+#include "rt_nvtx.h"
 
 enum { META_MAGIC = 0x544b4d34 /* "TKM4" */ };
 
@@ -274,6 +275,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     Arena ir_arena;
     arena_init(&ir_arena);
     IrFunc *f = NULL;
+    rt_nvtx_push("compile", k->name);
     double t0 = rt_now_ms();
     tk_status s = specialize(k, la, arch, &ir_arena, &f);
     double t1 = rt_now_ms();
@@ -287,7 +289,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     if (s == TK_OK) {
         if (dump)
             dump_ir(dump, k->name, t->digest, f);
-        CgOptions o = {arch, 3, NULL};
+        CgOptions o = {arch, 3, NULL, comp_line_info(0)};
         Diag d;
         diag_init(&d, &k->mod->comp.src);
         if (!comp_codegen(&d, f, &o, NULL, dump ? &llvm : NULL, &ck))
@@ -315,6 +317,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     sb_free(&llvm);
     cg_kernel_free(&ck);
     arena_free(&ir_arena);
+    rt_nvtx_pop();
     return s;
 }
 
@@ -331,7 +334,8 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
 {
     memset(t, 0, sizeof *t);
     RtKeyParts parts = {
-        {k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, arch, tk_version(), &la->key};
+        {k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, arch, tk_version(), &la->key,
+        comp_line_info(0) ? k->mod->comp.src.name : NULL};
     t->digest = rt_key_digest(&parts);
     t->key_blob = rt_key_blob(&parts, &t->key_len);
     if (!t->key_blob)
@@ -360,13 +364,16 @@ static tk_status link_ptx(const char *kernel, const char *ptx, size_t len, void 
 {
     static _Thread_local char log[16384];
     log[0] = 0;
-    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[] = {log, (void *)(uintptr_t)sizeof log};
+    /* line tables in the PTX become line info in the cubin, for profilers */
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                           CU_JIT_GENERATE_LINE_INFO};
+    void *vals[] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)1};
+    unsigned nopts = rt_ptx_has_lines(ptx, len) ? 3 : 2;
     CUlinkState st = NULL;
     tk_status s = TK_OK;
     void *out = NULL;
     size_t n = 0;
-    RT_CU_GO(s, fail, kernel, cuLinkCreate, 2, opts, vals, &st);
+    RT_CU_GO(s, fail, kernel, cuLinkCreate, nopts, opts, vals, &st);
     RT_CU_GO(s, fail, kernel, cuLinkAddData, st, CU_JIT_INPUT_PTX, (void *)ptx, len, kernel, 0,
              NULL, NULL);
     RT_CU_GO(s, fail, kernel, cuLinkComplete, st, &out, &n);
@@ -480,6 +487,7 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     apply_meta(v, &t.meta);
     void *cubin = NULL;
     bool linked = false;
+    rt_nvtx_push("load", k->name); /* PTX -> cubin (when needed) and the module load */
     /* A cubin from another driver may not load: then link the PTX again. */
     if (t.cubin && rt_cu.p_cuModuleLoadData(&v->mod, t.cubin) != CUDA_SUCCESS)
         v->mod = NULL;
@@ -502,6 +510,7 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     if (s == TK_OK && rt_env_on("TK_VERBOSE"))
         report_build(k, v, la, &t, linked, t1 - t0, t2 - t1, t3 - t2);
 done:
+    rt_nvtx_pop();
     tk_xfree(cubin);
     rt_jit_text_free(&t);
     return s;
@@ -527,7 +536,8 @@ tk_status rt_jit_build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v
                             k->name,
                             "interp",
                             tk_version(),
-                            &la->key};
+                            &la->key,
+                            NULL};
         dump_ir(dump, k->name, rt_key_digest(&parts), f);
     }
     apply_meta(v, &m);

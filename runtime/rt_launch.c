@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rt_backend.h"
+#include "rt_nvtx.h"
 
 static const DType dtype_of[] = {
     [TK_VOID] = DT_VOID, [TK_I1] = DT_I1,   [TK_I8] = DT_I8,       [TK_I16] = DT_I16,
@@ -392,9 +393,14 @@ tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
     tk_status s = rt_check_args("tk_launch", args, nargs);
     if (s != TK_OK)
         return s;
+    /* a first launch's range holds its compile, load and autotune ranges */
+    rt_nvtx_push("launch", k->name);
     if (rt_tune_applies(k, args, nargs))
-        return rt_tune_launch(k, NULL, NULL, grid, args, nargs, opts);
-    return rt_launch_direct(k, grid, args, nargs, opts);
+        s = rt_tune_launch(k, NULL, NULL, grid, args, nargs, opts);
+    else
+        s = rt_launch_direct(k, grid, args, nargs, opts);
+    rt_nvtx_pop();
+    return s;
 }
 
 tk_status rt_launch_direct(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "rt_backend.h"
+#include "rt_nvtx.h"
 
 double (*rt_tune_time_hook)(tk_kernel *k, int index);
 
@@ -510,8 +511,10 @@ static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, 
             s = err_set(TK_ERR_NO_MEMORY, "out of memory");
         if (s == TK_OK) {
             n->key = key;
+            rt_nvtx_push("autotune", k->name);
             s = tune_choose(k, &key, key_text, grid_fn, grid_user, grid, args, nargs, opts,
                             &n->choice);
+            rt_nvtx_pop();
         }
         if (s == TK_OK) {
             n->choice.config = t->configs[n->choice.index];
@@ -553,7 +556,10 @@ tk_status tk_launch_tuned(tk_kernel *k, tk_grid_fn grid, void *grid_user, const 
                        "kernel '%s' has no autotune configs (add "
                        "@triton.autotune or call tk_kernel_set_tuning)",
                        k->name);
-    return rt_tune_launch(k, grid, grid_user, (tk_grid){1, 1, 1}, args, nargs, opts);
+    rt_nvtx_push("launch", k->name);
+    s = rt_tune_launch(k, grid, grid_user, (tk_grid){1, 1, 1}, args, nargs, opts);
+    rt_nvtx_pop();
+    return s;
 }
 
 tk_status tk_kernel_tuned_config(tk_kernel *k, const tk_arg *args, int nargs,

@@ -68,6 +68,9 @@ static void usage(FILE *f)
             "                      tl.dot with TMA; the kernel takes a tensor map per\n"
             "                      tile after its parameters (the tk runtime's launch)\n"
             "  -O0 .. -O3          LLVM optimisation level (default -O3)\n"
+            "  -g0, --no-line-info no line tables (.file/.loc) in the PTX; they are on by\n"
+            "                      default unless TK_DISABLE_LINE_INFO=1 (--line-info:\n"
+            "                      on whatever the environment says)\n"
             "  --emit=KIND         tokens, ast, ir, llvm, ptx (default), cubin (assembled by\n"
             "                      the CUDA driver, else ptxas from PATH) or header (a C\n"
             "                      header with typed launchers; see tkc(1))\n"
@@ -236,6 +239,10 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
             o->c.num_stages = n;
         } else if (strcmp(a, "--tma") == 0) {
             o->c.tma = 1;
+        } else if (strcmp(a, "-g0") == 0 || strcmp(a, "--no-line-info") == 0) {
+            o->c.line_info = -1;
+        } else if (strcmp(a, "--line-info") == 0) {
+            o->c.line_info = 1;
         } else if (is_opt(a, "-x")) {
             if (!(v = take_value(argc, argv, &i, "-x")) || (strcmp(v, "tk") && strcmp(v, "ir")))
                 return fail("-x needs tk or ir, got '%s'", v ? v : "");

@@ -153,7 +153,10 @@ typedef struct tk_compile_options {
      * per such tile after its parameters, as the tk runtime builds them.
      * Not with TK_EMIT_HEADER, whose launchers do not. */
     int tma;
-    int reserved; /* zero (room for later options) */
+    /* line tables (.file/.loc) in the PTX, for Nsight Compute's source
+     * view: 0 on unless the environment sets TK_DISABLE_LINE_INFO=1, 1 on,
+     * -1 off (a cubin then carries no line info either) */
+    int line_info;
     /* the IR printed before or after passes, into the diagnostics text:
      * "all" or pass names separated by commas (fold, flatten, dce, cse,
      * layout, pipeline); NULL: none */

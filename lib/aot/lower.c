@@ -18,7 +18,7 @@ static char *spec_ptx(Compilation *c, const tk_compile_options *o, const SpecReq
     IrFunc *f = comp_specialize(c, &c->diag, req, ir_arena, NULL);
     if (!f)
         return NULL;
-    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
+    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL, comp_line_info(o->line_info)};
     CgKernel k;
     cg_kernel_init(&k);
     char *text = NULL;

@@ -74,6 +74,7 @@ typedef struct Cg {
         LLVMValueRef v;
     } tix[8];
     int ntix;
+    struct CgLines *lines; /* line tables being built (lines.c); NULL: none */
 } Cg;
 
 /* ---- codegen/module.c ------------------------------------------------------------ */
@@ -306,6 +307,18 @@ bool cg_emit_flow(Cg *cg, const IrOp *op);
 
 /* ---- codegen/random.c --------------------------------------------------------------------- */
 bool cg_emit_rand(Cg *cg, const IrOp *op);
+
+/* ---- codegen/lines.c ---------------------------------------------------------------------- */
+/* With o->line_info: starts the debug info of the kernel (cg->fn made) and
+ * puts the builder at its `def` line; else nothing. */
+void cg_lines_begin(Cg *cg);
+/* Instructions built from now on come from source position sp. */
+void cg_lines_at(Cg *cg, Span sp);
+/* The builder's current location, to put back after a region (NULL: none). */
+LLVMMetadataRef cg_lines_get(Cg *cg);
+void cg_lines_set(Cg *cg, LLVMMetadataRef loc);
+/* Completes the debug info and adds the module flags the backend needs. */
+void cg_lines_finish(Cg *cg);
 
 /* ---- codegen/debug.c ---------------------------------------------------------------------- */
 bool cg_emit_debug(Cg *cg, const IrOp *op);

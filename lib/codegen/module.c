@@ -246,12 +246,18 @@ static void emit_op(Cg *cg, const IrOp *op)
 
 const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk)
 {
+    LLVMMetadataRef loc = cg_lines_get(cg); /* the op owning the region goes on at its line */
+    const IrOp *end = NULL;
     for (const IrOp *op = blk->first; op && !cg->failed && !cg->a->oom; op = op->next) {
-        if (op->kind == IR_YIELD || op->kind == IR_CONDITION)
-            return op;
+        if (op->kind == IR_YIELD || op->kind == IR_CONDITION) {
+            end = op;
+            break;
+        }
+        cg_lines_at(cg, op->span);
         emit_op(cg, op);
     }
-    return NULL;
+    cg_lines_set(cg, loc);
+    return end;
 }
 
 /* ---- the kernel ----------------------------------------------------------------- */
@@ -281,6 +287,7 @@ static void make_kernel(Cg *cg)
     LLVMTypeRef ft = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), pt, (unsigned)n, 0);
     cg->fn = LLVMAddFunction(cg->mod, f->name, ft);
     LLVMSetFunctionCallConv(cg->fn, LLVMPTXKernelCallConv);
+    cg_lines_begin(cg);
     add_annotation(cg, "kernel", 1);
     /* a producer warpgroup runs beside the T threads the layouts count; the
      * launcher reads the total from the kernel's metadata (rt_jit.c) */
@@ -413,6 +420,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
         LLVMBuildRetVoid(cg.b);
         finish_smem(&cg);
     }
+    cg_lines_finish(&cg); /* the debug info is complete before LLVM checks the module */
     bool ok = !cg.failed && !cg.f->arena->oom;
     if (cg.f->arena->oom)
         diag_plain(d, DIAG_ERROR, "out of memory during code generation");

@@ -1,7 +1,8 @@
 /* assemble.c: PTX to a cubin for a named arch, ahead of time (--emit=cubin,
  * the cubins of --emit=header). Tries the CUDA driver's linker first
  * (cuLink* with CU_JIT_TARGET, in the primary context of device 0 when the
- * thread has none), then `ptxas` found on PATH. Assumes the PTX is
+ * thread has none), then `ptxas` found on PATH; PTX with line tables gets
+ * a cubin with line info. Assumes the PTX is
  * NUL-terminated. Guarantees: every driver call is checked, the thread's
  * current context is as it was, temp files are removed, and a failure gives
  * one line saying what was tried and why each way failed. */
@@ -33,19 +34,31 @@ static int jit_target(const char *arch)
     return (int)n + (*end ? CU_COMPUTE_ACCELERATED_TARGET_BASE : 0);
 }
 
+bool rt_ptx_has_lines(const char *ptx, size_t len)
+{
+    static const char dir[] = "\n\t.file\t";
+    size_t dl = sizeof dir - 1;
+    for (size_t i = 0; i + dl <= len; i++)
+        if (ptx[i] == '\n' && memcmp(ptx + i, dir, dl) == 0)
+            return true;
+    return false;
+}
+
 static tk_status link_cubin(const char *ptx, size_t len, int target, const char *kernel,
                             StrBuf *out)
 {
     static _Thread_local char log[8192];
     log[0] = 0;
     CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                           CU_JIT_TARGET};
-    void *vals[] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)target};
+                           CU_JIT_TARGET, CU_JIT_GENERATE_LINE_INFO};
+    void *vals[] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)target,
+                    (void *)(uintptr_t)1};
+    unsigned nopts = rt_ptx_has_lines(ptx, len) ? 4 : 3;
     CUlinkState st = NULL;
     tk_status s = TK_OK;
     void *bin = NULL;
     size_t n = 0;
-    RT_CU_GO(s, done, kernel, cuLinkCreate, 3, opts, vals, &st);
+    RT_CU_GO(s, done, kernel, cuLinkCreate, nopts, opts, vals, &st);
     RT_CU_GO(s, done, kernel, cuLinkAddData, st, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, kernel, 0,
              NULL, NULL);
     RT_CU_GO(s, done, kernel, cuLinkComplete, st, &bin, &n);
@@ -137,14 +150,20 @@ static void first_line(const char *path, char *out, size_t cap)
 
 /* Runs `ptxas -arch=ARCH -o out.cubin in.ptx` in a temp folder, its output
  * in a log there. */
-static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch, StrBuf *out)
+static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch, bool lines,
+                           StrBuf *out)
 {
     char in[600], cubin[600], log[600], archopt[64];
     snprintf(in, sizeof in, "%s/in.ptx", dir);
     snprintf(cubin, sizeof cubin, "%s/out.cubin", dir);
     snprintf(log, sizeof log, "%s/ptxas.log", dir);
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
-    char *argv[] = {(char *)ptxas, archopt, "-o", cubin, in, NULL};
+    char lineinfo[] = "-lineinfo";
+    char *argv[] = {(char *)ptxas, archopt, "-o", cubin, in, NULL, NULL};
+    if (lines) { /* in front of the input, which stays last */
+        argv[4] = lineinfo;
+        argv[5] = in;
+    }
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
         return err_set(TK_ERR_NO_MEMORY, "out of memory starting ptxas");
@@ -187,7 +206,7 @@ static tk_status via_ptxas(const char *ptx, size_t len, const char *arch, StrBuf
     FilePart part = {ptx, len};
     int err = file_replace(in, &part, 1, 0600);
     tk_status s = err ? err_set(TK_ERR_IO, "cannot write %s: %s", in, strerror(err))
-                      : run_ptxas(ptxas, dir, arch, out);
+                      : run_ptxas(ptxas, dir, arch, rt_ptx_has_lines(ptx, len), out);
     static const char *const files[] = {"in.ptx", "out.cubin", "ptxas.log"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char p[600];

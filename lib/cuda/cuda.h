@@ -123,5 +123,9 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
  * reason in why (what was tried, why each failed) when neither can. */
 bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel, StrBuf *out,
                      char *why, size_t cap);
+/* Whether PTX text carries line tables (.file directives): its cubin is
+ * then made with line info (CU_JIT_GENERATE_LINE_INFO, ptxas -lineinfo),
+ * which the assembler otherwise drops. */
+bool rt_ptx_has_lines(const char *ptx, size_t len);
 
 #endif

@@ -162,7 +162,8 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
         if (ok)
             ir_print(out, f);
     } else if (f) {
-        CgOptions cg = {req.arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
+        CgOptions cg = {req.arch, o->opt_level >= 0 ? o->opt_level : 3, NULL,
+                        comp_line_info(o->line_info)};
         CgKernel k;
         cg_kernel_init(&k);
         ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &k);
@@ -264,8 +265,13 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
     if (o->opt_level < -1 || o->opt_level > 3)
         return err_set(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)", fn,
                        o->opt_level);
+    if (o->line_info < -1 || o->line_info > 1)
+        return err_set(TK_ERR_INVALID, "%s: line_info is %d (0 for the default, 1 on, -1 off)", fn,
+                       o->line_info);
     return check_print_options(fn, o);
 }
+
+bool comp_line_info(int option) { return option ? option > 0 : !rt_env_on("TK_DISABLE_LINE_INFO"); }
 
 /* tk_last_error after a failed compilation: the diagnostics (cut to the
  * message buffer) whether or not the caller asked for them. */

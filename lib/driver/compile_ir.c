@@ -20,7 +20,7 @@ static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, Str
                    o->arch);
         return false;
     }
-    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL};
+    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL, comp_line_info(o->line_info)};
     CgKernel k;
     cg_kernel_init(&k);
     int errors = c->diag.errors;

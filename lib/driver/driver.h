@@ -59,6 +59,10 @@ PassOptions comp_pass_options(Compilation *c, const struct tk_compile_options *o
 /* The checks of tk_compile's options, for the API function `fn`:
  * TK_ERR_INVALID naming the argument, or TK_OK. */
 tk_status comp_check_options(const char *fn, const tk_compile_options *o);
+/* Whether code generation writes line tables, from tk_compile_options'
+ * line_info (1 on, -1 off, 0 the default: on unless TK_DISABLE_LINE_INFO
+ * is set and not "0"); the runtime's JIT asks with 0. */
+bool comp_line_info(int option);
 /* The end of tk_compile and tk_compile_ir: the output `res` (when ok and
  * no error was reported) or none, the diagnostics, tk_last_error after a
  * failure; frees `res` and the compilation. */

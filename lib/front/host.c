@@ -573,7 +573,7 @@ void host_statement(HostScan *h, int first, int last, int bind_first, const PtrV
 {
     LexState *lx = h->lx;
     Node *host =
-        parse_node(lx, N_HOST, (Span){h->lines[first].line, 1, h->lines[last].end_line, 1});
+        parse_node(lx, N_HOST, (Span){h->lines[first].line, 1, h->lines[last].end_line, 1, 0});
     if (!host)
         return;
     h->bound = (PtrVec){0};

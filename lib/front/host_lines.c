@@ -124,7 +124,7 @@ Span host_span_at(const HostScan *h, const HostLine *L, size_t at, size_t len)
             bol = i + 1;
         }
     int col = (int)(at - bol) + 1;
-    return (Span){line, col, line, col + (int)len};
+    return (Span){line, col, line, col + (int)len, 0};
 }
 
 /* The dotted module path after `import`/`from` at p; returns its end. */

@@ -13,6 +13,7 @@ Node *parse_node(LexState *lx, NodeKind k, Span at)
     Node *n = arena_alloc(lx->arena, sizeof *n);
     n->kind = k;
     n->span = at;
+    n->span.scope = 0; /* sema gives IR ops their inline scope */
     return n;
 }
 
@@ -52,7 +53,7 @@ Node *parse_deepen(LexState *lx, Node *n)
     n->depth = d + 1;
     if (n->depth > PARSE_MAX_DEPTH && !lx->fatal) {
         int col = n->span.end_col > 1 ? n->span.end_col - 1 : 1;
-        parse_error(lx, (Span){n->span.end_line, col, n->span.end_line, col + 1},
+        parse_error(lx, (Span){n->span.end_line, col, n->span.end_line, col + 1, 0},
                     "expression or block nested too deeply (the limit is %d levels)",
                     PARSE_MAX_DEPTH);
         lx->fatal = true;

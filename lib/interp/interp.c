@@ -17,7 +17,7 @@ bool interp_fail(InterpProg *p, const IrOp *op, const char *fmt, ...)
 {
     if (!p->failed) {
         p->failed = true;
-        p->err_span = op ? op->span : (Span){0, 0, 0, 0};
+        p->err_span = op ? op->span : (Span){0};
         va_list ap;
         va_start(ap, fmt);
         sb_vprintf(&p->err, fmt, ap);

@@ -304,10 +304,32 @@ IrValue *ir_add_param(IrFunc *f, const char *name, Type t, int divisibility, Spa
     return ir_block_add_arg(f, f->body, t, name);
 }
 
+int ir_scope_add(IrFunc *f, const Source *src, const char *name, int line, Span call)
+{
+    if (call.scope == 0)
+        call.scope = f->cur_scope;
+    if (f->nscopes == f->scopes_cap) {
+        int cap = f->scopes_cap ? f->scopes_cap * 2 : 8;
+        IrScope *s = arena_alloc(f->arena, sizeof *s * (size_t)cap);
+        if (!s || f->arena->oom)
+            return 0;
+        if (f->nscopes)
+            memcpy(s, f->scopes, sizeof *s * (size_t)f->nscopes);
+        else
+            f->nscopes = 1; /* index 0 is the kernel itself */
+        f->scopes = s;
+        f->scopes_cap = cap;
+    }
+    f->scopes[f->nscopes] = (IrScope){src, name, line, call};
+    return f->nscopes++;
+}
+
 IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops, const Type *res,
                 int nres)
 {
     IrOp *op = arena_alloc(f->arena, sizeof *op);
+    if (sp.scope == 0)
+        sp.scope = f->cur_scope;
     op->kind = k;
     op->span = sp;
     op->nops = nops > 0 ? nops : 0;

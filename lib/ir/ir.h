@@ -543,6 +543,16 @@ typedef struct IrTmap {
     int cols;               /* the tile's width along dim 0 (a multiple of box[0]) */
 } IrTmap;
 
+/* An inlined @jit helper call: the ops sema made inside it carry its
+ * index in their span's scope. Line tables (codegen/lines.c) turn the chain
+ * of calls into inlined-at locations. */
+typedef struct IrScope {
+    const Source *src; /* the file the helper is written in */
+    const char *name;  /* the helper's name */
+    int line;          /* the line of its `def` */
+    Span call;         /* the call, in the parent scope (call.scope) */
+} IrScope;
+
 typedef struct IrFunc {
     const char *name; /* kernel name, mangled with nothing: the PTX entry */
     Arena *arena;
@@ -562,6 +572,10 @@ typedef struct IrFunc {
     IrTmap *tmaps; /* the tensor maps, passed after the parameters in order */
     int ntmaps;
     int producer_warps; /* warps beyond num_warps: 4 when an IR_PRODUCER runs in them, else 0 */
+    /* inlined helper calls (scopes[0] is unused: scope 0 is the kernel),
+     * and the scope new ops with a scope-0 span are put in */
+    IrScope *scopes;
+    int nscopes, scopes_cap, cur_scope;
 } IrFunc;
 
 /* ---- inline asm (ir/asm.c) ----------------------------------------------- */
@@ -591,7 +605,12 @@ IrValue *ir_block_add_arg(IrFunc *f, IrBlock *b, Type t, const char *name);
 /* Appends a runtime parameter: an IrParam entry plus the body argument
  * holding its value (returned). divisibility: 16 or 1. */
 IrValue *ir_add_param(IrFunc *f, const char *name, Type t, int divisibility, Span sp);
-/* A new op, not yet in any block; results get fresh values of the given types. */
+/* Records an inlined call of helper `name` (defined at line `line` of src)
+ * made at `call` from the current scope; returns its index (0 when out of
+ * memory: its ops are then attributed to the caller). */
+int ir_scope_add(IrFunc *f, const Source *src, const char *name, int line, Span call);
+/* A new op, not yet in any block; results get fresh values of the given
+ * types. A span with scope 0 takes f->cur_scope. */
 IrOp *ir_op_new(IrFunc *f, IrKind k, Span sp, IrValue *const *ops, int nops, const Type *res,
                 int nres);
 IrBlock *ir_op_add_region(IrFunc *f, IrOp *op);

@@ -54,7 +54,7 @@ static inline bool at_end(const Parser *p) { return p->pos >= p->len; }
 static inline Span here(const Parser *p)
 {
     int col = (int)(p->pos - p->line_start) + 1;
-    return (Span){p->line, col, p->line, col + 1};
+    return (Span){p->line, col, p->line, col + 1, 0};
 }
 
 static inline bool is_word_char(char c)

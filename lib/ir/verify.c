@@ -204,7 +204,7 @@ bool ir_verify_as(const IrFunc *f, Diag *d, DiagKind kind)
 {
     Verifier v = {f, d, NULL, NULL, f ? f->next_id : 0, true, kind};
     if (!f || !f->body) {
-        Span none = {0, 0, 0, 0};
+        Span none = {0};
         diag_report(d, kind, none, "IR verifier: function has no body");
         return false;
     }

@@ -112,6 +112,19 @@ static bool bind_args(Sema *s, const Node *fn, CallArgs *ca, Env *env)
     return true;
 }
 
+/* The ops of the helper's body go into a new inline scope of the kernel
+ * (for line tables); returns the scope to restore. */
+static int enter_scope(Sema *s, const Node *fn, Span call)
+{
+    if (!s->f)
+        return 0;
+    int saved = s->f->cur_scope;
+    int scope = ir_scope_add(s->f, s->src, fn->name, fn->span.line, call);
+    if (scope)
+        s->f->cur_scope = scope;
+    return saved;
+}
+
 SVal sema_inline(Sema *s, const Node *fn, CallArgs *ca)
 {
     if (!has_jit(fn))
@@ -137,7 +150,10 @@ SVal sema_inline(Sema *s, const Node *fn, CallArgs *ca)
     s->returned = false;
     s->loop_depth = 0;
     s->stack[s->depth++] = fn;
+    int saved_scope = enter_scope(s, fn, ca->at);
     sema_exec(s, &fn->list3, 0, NULL);
+    if (s->f)
+        s->f->cur_scope = saved_scope;
     s->depth--;
     SVal *r = env_lookup(&env, "$ret", NULL);
     SVal ret = r ? *r : sv_none();

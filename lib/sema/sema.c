@@ -66,6 +66,8 @@ Env env_copy(Sema *s, const Env *e)
     Env c = {0};
     c.cap = e->n + 8;
     c.b = arena_alloc(s->a, sizeof(Binding) * (size_t)c.cap);
+    if (!c.b) /* out of memory (the arena says so): an empty copy, and sema stops */
+        return (Env){0};
     if (e->n)
         memcpy(c.b, e->b, sizeof(Binding) * (size_t)e->n);
     c.n = e->n;

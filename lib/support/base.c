@@ -480,7 +480,7 @@ void diag_plain(Diag *d, DiagKind kind, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    Span none = {0, 0, 0, 0};
+    Span none = {0};
     diag_vreport(d, kind, none, fmt, ap);
     va_end(ap);
 }

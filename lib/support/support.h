@@ -90,6 +90,10 @@ typedef struct Source {
 typedef struct Span {
     int line, col;
     int end_line, end_col;
+    /* In IR ops: the inlined @jit call the op came from (an index into its
+     * IrFunc's scopes; 0: the kernel's own code), so that line tables can
+     * name the helper's file and line. The front end leaves it 0. */
+    int scope;
 } Span;
 
 Span span_join(Span a, Span b);

@@ -6,7 +6,12 @@
  * min.s32, and for the middle operand it drops the negation:
  * max(max(a, -b), c) comes out as max(a, b, c). The same PTX assembled at
  * -O0 is right. Writing each negation as a complement and an increment
- * keeps it out of the fold; the cost is one integer instruction. */
+ * keeps it out of the fold; the cost is one integer instruction.
+ *
+ * A module with line tables comes out as `.target sm_XX, debug`, and ptxas
+ * compiles PTX that says `debug` without optimising it (more registers,
+ * slower code). The line tables need no such flag (ptxas -lineinfo reads
+ * the .loc directives), so it is dropped. */
 #include <stdio.h>
 #include <string.h>
 
@@ -59,13 +64,24 @@ static bool rewrite_neg(const char *line, size_t len, StrBuf *out)
     return true;
 }
 
+/* ".target sm_90a, debug" written without ", debug"; false for any other line. */
+static bool rewrite_target(const char *line, size_t len, StrBuf *out)
+{
+    static const char flag[] = ", debug";
+    size_t fl = sizeof flag - 1;
+    if (len < 8 + fl || strncmp(line, ".target ", 8) != 0 || memcmp(line + len - fl, flag, fl) != 0)
+        return false;
+    sb_write(out, line, len - fl);
+    return true;
+}
+
 void ptx_rewrite(const char *ptx, size_t len, StrBuf *out)
 {
     const char *end = ptx + len;
     for (const char *line = ptx; line < end;) {
         const char *nl = memchr(line, '\n', (size_t)(end - line));
         size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
-        if (!rewrite_neg(line, n, out))
+        if (!rewrite_target(line, n, out) && !rewrite_neg(line, n, out))
             sb_write(out, line, n);
         if (nl)
             sb_write(out, "\n", 1);

@@ -16,6 +16,7 @@ typedef struct CgOptions {
     const char *arch;      /* "sm_80" ... "sm_90a" */
     int opt_level;         /* 0..3 */
     const char *libdevice; /* path of libdevice.10.bc; NULL: default/CUDA_HOME */
+    bool line_info;        /* .file/.loc line tables for profilers (codegen/lines.c) */
 } CgOptions;
 
 /* The target machine for an arch ("sm_80"); NULL after reporting to d.

@@ -25,7 +25,7 @@ static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
     sb_init(&ll);
     CgKernel k;
     cg_kernel_init(&k);
-    CgOptions o = {arch, 3, NULL};
+    CgOptions o = {arch, 3, NULL, false};
     pass_layout(f);
     bool ok = cg_compile(f, &o, &d, want_llvm ? &ll : NULL, &k);
     last_threads = ok ? k.threads : -1;
@@ -87,7 +87,7 @@ static void missing_libdevice(Arena *a)
     diag_init(&d, NULL);
     CgKernel ptx;
     cg_kernel_init(&ptx);
-    CgOptions o = {"sm_80", 3, "/nonexistent/libdevice.10.bc"};
+    CgOptions o = {"sm_80", 3, "/nonexistent/libdevice.10.bc", false};
     pass_layout(f);
     CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
     CHECK(d.errors == 1);
@@ -104,7 +104,7 @@ static void missing_libdevice(Arena *a)
     store(&b, x, e, NULL);
     diag_init(&d, NULL);
     cg_kernel_init(&ptx);
-    o = (CgOptions){"sm_80", 3, NULL};
+    o = (CgOptions){"sm_80", 3, NULL, false};
     pass_layout(g);
     CHECK(!cg_compile(g, &o, &d, NULL, &ptx));
     CHECK(d.text.data &&
@@ -114,7 +114,7 @@ static void missing_libdevice(Arena *a)
     /* an unknown target is an error too */
     diag_init(&d, NULL);
     cg_kernel_init(&ptx);
-    o = (CgOptions){"sm_75", 3, NULL};
+    o = (CgOptions){"sm_75", 3, NULL, false};
     pass_layout(f);
     CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
     CHECK(d.text.data && strstr(d.text.data, "sm_75"));

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const Span SP = {1, 1, 1, 2};
+static const Span SP = {1, 1, 1, 2, 0};
 
 static inline Type vec(DType dt, int n) { return type_block(dt, 1, (int[]){n}); }
 static inline Type mat(DType dt, int m, int n) { return type_block(dt, 2, (int[]){m, n}); }

@@ -14,7 +14,7 @@
 static const char *src_text = "line one\n    x = tl.load(p + offs)\n    tl.store(q, x)\n"
                               "    tl.device_assert(x > 0, 'positive')\n";
 static Source src = {"k.tk", NULL, 0};
-static Span at(int line) { return (Span){line, 5, line, 9}; }
+static Span at(int line) { return (Span){line, 5, line, 9, 0}; }
 
 typedef struct K {
     Arena a;

@@ -43,7 +43,7 @@ static const char *expected =
 static void test_vector_add(Arena *a)
 {
     IrFunc *f = ir_func_new(a, "vector_add", NULL);
-    Span sp = {1, 1, 1, 2};
+    Span sp = {1, 1, 1, 2, 0};
     IrValue *x = ir_add_param(f, "x", type_ptr(DT_F32), 16, sp);
     ir_add_param(f, "y", type_ptr(DT_F32), 1, sp);
     ir_add_param(f, "out", type_ptr(DT_F32), 1, sp);

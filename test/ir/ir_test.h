@@ -9,7 +9,7 @@
 
 #include "check.h"
 
-static const Span T_SP = {1, 1, 1, 2};
+static const Span T_SP = {1, 1, 1, 2, 0};
 
 static inline Type t_i32(void) { return type_scalar(DT_I32); }
 static inline Type t_vec(DType dt, int n) { return type_block(dt, 1, (int[]){n}); }

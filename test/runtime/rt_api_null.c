@@ -129,6 +129,29 @@ static void test_compile_values(void)
                       bad[i].text);
         CHECK(out == NULL);
     }
+    /* line_info: 0 (the default), 1 or -1 */
+    o.emit = TK_EMIT_IR;
+    o.num_warps = o.num_stages = 0;
+    o.opt_level = -1;
+    static const struct {
+        int v;
+        const char *text;
+    } lines[] = {{2, "tk_compile: line_info is 2"},
+                 {-2, "tk_compile: line_info is -2"},
+                 {1 << 30, "tk_compile: line_info is 1073741824"}};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        o.line_info = lines[i].v;
+        char *out = (char *)"x";
+        CHECK_INVALID(tk_compile("t.tk", source, strlen(source), &o, &out, NULL, NULL),
+                      lines[i].text);
+        CHECK(out == NULL);
+    }
+    for (int v = -1; v <= 1; v++) {
+        o.line_info = v;
+        char *out = NULL;
+        CHECK(tk_compile("t.tk", source, strlen(source), &o, &out, NULL, NULL) == TK_OK);
+        tk_free_text(out);
+    }
 }
 
 /* Every failure sets tk_last_error, with diags or without. */

@@ -24,13 +24,13 @@ static void test_digest(void)
 {
     RtKey lk = launch_key(8, 7);
     char kernel[] = "softmax", arch[] = "sm_90a", version[] = "0.1.0";
-    RtKeyParts base = {{11, 22}, kernel, arch, version, &lk};
+    RtKeyParts base = {{11, 22}, kernel, arch, version, &lk, NULL};
     RtDigest d0 = rt_key_digest(&base);
 
     /* Equal parts held in other memory: the same digest. */
     char kernel2[] = "softmax", arch2[] = "sm_90a", version2[] = "0.1.0";
     RtKey lk2 = launch_key(8, 7);
-    RtKeyParts copy = {{11, 22}, kernel2, arch2, version2, &lk2};
+    RtKeyParts copy = {{11, 22}, kernel2, arch2, version2, &lk2, NULL};
     CHECK(same_digest(d0, rt_key_digest(&copy)));
     CHECK(rt_key_eq(&lk, &lk2));
 
@@ -52,6 +52,16 @@ static void test_digest(void)
     seen[n++] = rt_key_digest(&p);
     p = base;
     p.version = "0.1.1";
+    seen[n++] = rt_key_digest(&p);
+    /* line tables on (they name the file), for two file names */
+    p = base;
+    p.lines = "k.py";
+    seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.lines = "k2.py";
+    seen[n++] = rt_key_digest(&p);
+    p = base;
+    p.lines = "";
     seen[n++] = rt_key_digest(&p);
     for (int w = 0; w < lk.nwords; w++) {
         RtKey changed = lk;
