@@ -285,6 +285,19 @@ static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr
     return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 8 == 0 && a.shape[1] % instr_k == 0;
 }
 
+/* An mma layout that keeps each row in one warp where M has a 16-row tile
+ * for every warp; where it has fewer (decode: a few query heads), the other
+ * warps go along N rather than repeat the same rows, and row reductions
+ * cross warps through shared memory, which costs less than every warp doing
+ * the whole product (and holding the whole accumulator). */
+static Layout rows_layout(int M, int N, int warps, int instr_k)
+{
+    Layout l = layout_mma_rows(M, warps, instr_k);
+    while (l.wm * l.wn < warps && N >= 16 * l.wn)
+        l.wn *= 2;
+    return l;
+}
+
 static bool assign_dot(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -293,7 +306,7 @@ static bool assign_dot(IrOp *op, void *ctx)
         return true;
     Type c = op->results[0]->type;
     int warps = p->threads / 32;
-    Layout mma = p->rows[op->results[0]->id] ? layout_mma_rows(c.shape[0], warps, instr_k)
+    Layout mma = p->rows[op->results[0]->id] ? rows_layout(c.shape[0], c.shape[1], warps, instr_k)
                                              : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
     if (wgmma_fits(p, op, warps, instr_k))
         mma = layout_wgmma(c.shape[0], warps, instr_k);
@@ -370,16 +383,18 @@ static void spread_for(LayoutPass *p, IrOp *op)
     }
 }
 
-/* Whether no warp holds a different part of dim `axis` of t in layout l: a
- * reduction along it then stays in registers and shuffles. */
-static bool warps_across(LayoutPass *p, const Layout *l, const Type *t, int axis)
+/* Whether a warp bit of l steps along dim `axis` of t and along another dim
+ * at once. Otherwise a reduction along the axis stays in registers and
+ * shuffles within a warp and crosses the warps that step along it through
+ * shared memory, leaving the result in a slice of l (codegen/reduce.c). */
+static bool warps_mixed(LayoutPass *p, const Layout *l, const Type *t, int axis)
 {
     LinLayout ll;
     if (!layout_linear(l, t->rank, t->shape, p->threads, &ll))
         return true;
     int64_t mask = lin_dim_bits(t->rank, t->shape, axis);
     for (int j = 5; j < ll.nthread; j++)
-        if (ll.thread[j] & mask)
+        if ((ll.thread[j] & mask) && (ll.thread[j] & ~mask))
             return true;
     return false;
 }
@@ -394,7 +409,7 @@ static const Layout *spread_shape(LayoutPass *p, const IrOp *op)
     switch (op->kind) {
     case IR_REDUCE:
         if (op->nops == 1 && l->kind == LY_MMA && x->type.rank == 2 && op->sub <= RED_MIN &&
-            !warps_across(p, l, &x->type, op->axis)) {
+            !warps_mixed(p, l, &x->type, op->axis)) {
             Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
             return ir_layout_intern(p->f, &s);
         }
@@ -585,13 +600,26 @@ static bool defined_in(const IrValue *x, const IrBlock *b)
     return false;
 }
 
+/* Whether a thread would hold more than 64 registers of x's fragments in
+ * dot-operand layout `want`: a decode kernel's A of 512 columns on warps
+ * that stand along N (each warp holds all of A). */
+static bool fragments_large(const LayoutPass *p, const IrValue *x, const Layout *want)
+{
+    LinLayout ll;
+    if (!layout_linear(want, x->type.rank, x->type.shape, p->threads, &ll))
+        return false;
+    return ((int64_t)1 << ll.nreg) * dtype_bits(x->type.dt) > 64 * 32;
+}
+
 /* Where a conversion of x for `op` goes: right before op, or before the
  * outermost loop x does not change in when the result is a dot operand
- * (attention's Q: its fragments are made once, not every iteration). */
-static IrOp *convert_point(IrOp *op, const IrValue *x, const Layout *want)
+ * (attention's Q: its fragments are made once, not every iteration),
+ * unless its fragments would take too many registers for the whole loop:
+ * the dot then reads them from shared memory as it goes (codegen/mma.c). */
+static IrOp *convert_point(const LayoutPass *p, IrOp *op, const IrValue *x, const Layout *want)
 {
     IrOp *at = op;
-    if (want->kind != LY_DOT_OP)
+    if (want->kind != LY_DOT_OP || fragments_large(p, x, want))
         return at;
     while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
            !defined_in(x, at->parent))
@@ -609,7 +637,7 @@ static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
     }
     c->results[0]->layout = want;
     c->results[0]->name = x->name;
-    ir_insert_before(convert_point(op, x, want), c);
+    ir_insert_before(convert_point(p, op, x, want), c);
     op->operands[i] = c->results[0];
 }
 
