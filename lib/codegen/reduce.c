@@ -410,8 +410,10 @@ bool cg_emit_reduce(Cg *cg, const IrOp *op)
         return true;
     }
     int axis = op->axis < 0 ? op->axis + t.rank : op->axis;
-    const Layout *il = op->operands[0]->layout;
-    if (il && il->kind != LY_BLOCKED && op->nops == 1 && !arg && op->sub != RED_CUSTOM) {
+    const Layout *il = op->operands[0]->layout, *rl = op->results[0]->layout;
+    bool sliced = rl && op->results[0]->type.rank && rl->kind == LY_SLICE; /* pass_layout */
+    if (il && (il->kind != LY_BLOCKED || sliced) && op->nops == 1 && !arg &&
+        op->sub != RED_CUSTOM) {
         reduce_linear(&r, cg_get(cg, op->operands[0]), &t, axis);
         return true;
     }

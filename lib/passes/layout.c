@@ -336,6 +336,27 @@ static bool flexible(const IrValue *x)
         3 + x->index - 1 < loop->nops && pass_can_remat(loop->operands[3 + x->index - 1]);
 }
 
+/* An elementwise op's operand that will follow: a loop-carried value, or
+ * an elementwise op on those and cheap values (a running sum rescaled,
+ * `acc * re + tl.sum(...)`). */
+static bool will_follow(const IrValue *x)
+{
+    if (flexible(x))
+        return true;
+    const IrOp *d = x->def;
+    if (!d || x->layout || !elementwise(d->kind))
+        return false;
+    bool carried = false;
+    for (int i = 0; i < d->nops; i++) {
+        const IrValue *y = d->operands[i];
+        if (flexible(y))
+            carried = true;
+        else if (y->type.rank && !pass_can_remat(y))
+            return false;
+    }
+    return carried;
+}
+
 /* An elementwise op follows a special operand when its other block operands
  * share that layout, can be recomputed in it, or are loop-carried values
  * that can follow too (attention's running row max). */
@@ -350,7 +371,7 @@ static const Layout *follow(const IrOp *op)
     for (int i = 0; i < op->nops; i++) {
         const IrValue *x = op->operands[i];
         if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x) &&
-            !flexible(x))
+            !will_follow(x))
             return NULL;
     }
     return m;
@@ -435,6 +456,40 @@ static bool spread(IrOp *op, void *ctx)
             set_layout(p, op->results[0], spread_shape(p, op));
     }
     return !p->failed;
+}
+
+/* A reduction of a blocked 2-D value keeps its result where the rows are,
+ * in a slice of that layout, as one of an mma value does: it combines in
+ * registers and shuffles and crosses warps through shared memory only where
+ * warps step along the axis, where otherwise a column sum moved the whole
+ * tile through shared memory to put the axis last, and every result went
+ * through shared memory again to reach its blocked layout. Runs after the
+ * mma layouts have spread (an operand they reach is not blocked). */
+static bool slice_reduction(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind != IR_REDUCE || op->nops != 1 || op->nres != 1 || op->sub > RED_MIN)
+        return true;
+    const IrValue *x = op->operands[0];
+    IrValue *r = op->results[0];
+    if (r->layout || x->type.rank != 2 || r->type.rank != 1)
+        return true;
+    const Layout *l = x->layout ? x->layout : blocked_of(p, &x->type);
+    if (!l || l->kind != LY_BLOCKED || warps_mixed(p, l, &x->type, op->axis))
+        return true;
+    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
+    set_layout(p, r, ir_layout_intern(p->f, &s));
+    return true;
+}
+
+static void spread_all(LayoutPass *p)
+{
+    for (int round = 0; round < 16; round++) {
+        p->changed = false;
+        ir_walk(p->f->body, spread, p);
+        if (!p->changed)
+            break;
+    }
 }
 
 /* ---- default layouts ------------------------------------------------------------------ */
@@ -539,6 +594,20 @@ static bool assign_default(IrOp *op, void *ctx)
 
 /* ---- conversions ---------------------------------------------------------------------- */
 
+/* Whether x, the operand of an expand_dims or broadcast, already lies in
+ * the blocked layout of its result r: a slice of it along the new dim, or
+ * that layout itself (a reduced row brought back, in registers). */
+static bool from_row(const IrValue *x, const IrValue *r)
+{
+    const Layout *l = x->layout;
+    if (!l || !r->layout || r->layout->kind != LY_BLOCKED)
+        return false;
+    if (l->kind == LY_SLICE)
+        return r->def && r->def->kind == IR_EXPAND_DIMS && l->dim == r->def->axis &&
+            layout_equal(l->parent, r->layout);
+    return layout_equal(l, r->layout);
+}
+
 /* The layout operand i of op must have; NULL: whatever it has. */
 static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
 {
@@ -577,10 +646,16 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             return op->regions[0]->args[i - 2]->layout;
         return NULL;
     case IR_REDUCE:
+        /* a result in a slice (spread_shape, slice_reduction) reads its parent */
+        if (op->nres >= 1 && special(op->results[0]))
+            return op->results[0]->layout->parent;
+        return blocked_of(p, &x->type);
     case IR_EXPAND_DIMS:
     case IR_BROADCAST:
-        /* kept in an mma layout (spread_shape): the operand stays where it is */
-        if (op->nres >= 1 && special(op->results[0]))
+        /* kept in an mma layout (spread_shape): the operand stays where it is;
+         * a row brought back from a slice of a blocked layout is broadcast
+         * in that layout, in registers */
+        if (op->nres >= 1 && (special(op->results[0]) || from_row(x, op->results[0])))
             return NULL;
         return blocked_of(p, &x->type);
     default:
@@ -671,13 +746,10 @@ bool pass_layout(IrFunc *f)
             break;
     }
     ir_walk(f->body, assign_dot, &p);
-    for (int round = 0; round < 16; round++) {
-        p.changed = false;
-        ir_walk(f->body, spread, &p);
-        if (!p.changed)
-            break;
-    }
+    spread_all(&p);
     ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */
+    ir_walk(f->body, slice_reduction, &p);
+    spread_all(&p);
     ir_walk(f->body, assign_default, &p);
     if (!p.failed)
         ir_walk(f->body, insert_converts, &p);
