@@ -194,7 +194,7 @@ static bool mma_shape(const IrOp *op, int *instr_k, int *kpack)
     return c.shape[0] >= 16 && c.shape[1] >= 8 && a.shape[1] >= *instr_k;
 }
 
-static bool fits(LayoutPass *p, const Layout *l, const Type *t)
+static bool fits(const LayoutPass *p, const Layout *l, const Type *t)
 {
     LinLayout ll;
     return layout_linear(l, t->rank, t->shape, p->threads, &ll);
@@ -357,10 +357,85 @@ static bool will_follow(const IrValue *x)
     return carried;
 }
 
+/* A tile built only from vectors broadcast into it (x[:, None],
+ * y[None, :]) through elementwise ops and cheap values, each vector of which
+ * has a slice of mma layout m: an SSM chunk scan scales its accumulators by
+ * exp(dA[:, None] - dA[None, :]) * dt[None, :]. Such a tile is made in m
+ * from its vectors, each converted on its own (a few registers a thread,
+ * pull_vectors), rather than the mma tile crossing to a blocked layout and
+ * back through shared memory. */
+static bool from_vectors(const LayoutPass *p, const IrValue *x, const Layout *m, int depth)
+{
+    const IrOp *d = x->def;
+    if (x->type.rank != 2 || x->layout || !d || depth > 8)
+        return false;
+    if (d->kind == IR_BROADCAST) {
+        const IrOp *e = d->operands[0]->def;
+        if (!e || e->kind != IR_EXPAND_DIMS || e->results[0]->layout ||
+            e->operands[0]->type.rank != 1 || !fits(p, m, &e->results[0]->type))
+            return false;
+        Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = e->axis};
+        return fits(p, &sl, &e->operands[0]->type);
+    }
+    if (!elementwise(d->kind))
+        return false;
+    bool any = false;
+    for (int i = 0; i < d->nops; i++) {
+        const IrValue *y = d->operands[i];
+        if (y->type.rank && from_vectors(p, y, m, depth + 1))
+            any = true;
+        else if (y->type.rank && !pass_can_remat(y))
+            return false;
+    }
+    return any;
+}
+
+static bool defined_in(const IrValue *x, const IrBlock *b);
+
+/* Converts each vector of a from_vectors tile to its slice of m, so that
+ * the expand_dims, broadcasts and elementwise ops above it spread into m
+ * (parts that can be recomputed are, in codegen); a vector that a loop
+ * does not change is converted once, before it. */
+static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
+{
+    IrOp *d = x->def;
+    if (d->kind != IR_BROADCAST) {
+        for (int i = 0; i < d->nops; i++)
+            if (!pass_can_remat(d->operands[i]) && from_vectors(p, d->operands[i], m, 0))
+                pull_vectors(p, d->operands[i], m);
+        return;
+    }
+    IrOp *e = d->operands[0]->def;
+    IrValue *v = e->operands[0];
+    Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = e->axis};
+    const Layout *want = ir_layout_intern(p->f, &sl);
+    if (!want) {
+        p->failed = true;
+        return;
+    }
+    if (v->layout && layout_equal(v->layout, want))
+        return;
+    IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, e->span, &v, 1, &v->type, 1);
+    if (!c || p->f->arena->oom) {
+        p->failed = true;
+        return;
+    }
+    c->results[0]->layout = want;
+    c->results[0]->name = v->name;
+    IrOp *at = e;
+    while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
+           !defined_in(v, at->parent))
+        at = at->parent->parent;
+    ir_insert_before(at, c);
+    e->operands[0] = c->results[0];
+    p->changed = true;
+}
+
 /* An elementwise op follows a special operand when its other block operands
  * share that layout, can be recomputed in it, or are loop-carried values
- * that can follow too (attention's running row max). */
-static const Layout *follow(const IrOp *op)
+ * that can follow too (attention's running row max), or, for an mma
+ * layout, are tiles made from vectors (from_vectors). */
+static const Layout *follow(const LayoutPass *p, const IrOp *op)
 {
     const Layout *m = NULL;
     for (int i = 0; i < op->nops; i++)
@@ -371,7 +446,7 @@ static const Layout *follow(const IrOp *op)
     for (int i = 0; i < op->nops; i++) {
         const IrValue *x = op->operands[i];
         if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x) &&
-            !will_follow(x))
+            !will_follow(x) && !(m->kind == LY_MMA && from_vectors(p, x, m, 0)))
             return NULL;
     }
     return m;
@@ -450,9 +525,13 @@ static bool spread(IrOp *op, void *ctx)
     if (op->kind == IR_FOR && op->nregions == 1)
         spread_for(p, op);
     else if (op->nres == 1 && op->results[0]->type.rank && !special(op->results[0])) {
-        if (elementwise(op->kind))
-            set_layout(p, op->results[0], follow(op));
-        else if (op->nops >= 1 && special(op->operands[0]))
+        if (elementwise(op->kind)) {
+            const Layout *m = follow(p, op);
+            set_layout(p, op->results[0], m);
+            for (int i = 0; m && m->kind == LY_MMA && i < op->nops; i++)
+                if (!pass_can_remat(op->operands[i]) && from_vectors(p, op->operands[i], m, 0))
+                    pull_vectors(p, op->operands[i], m);
+        } else if (op->nops >= 1 && special(op->operands[0]))
             set_layout(p, op->results[0], spread_shape(p, op));
     }
     return !p->failed;
