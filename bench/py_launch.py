@@ -2,8 +2,10 @@
 """py_launch.py: the host cost of one kernel launch from Python, for tk's
 package (tk.jit), Triton (triton.jit) and a bare torch op on the same work
 (out = x + y on 4096 floats), and each side's first call in a fresh cache.
-The launches are queued back to back without synchronising, so the time
-per launch is what the host spends; the GPU finishes each in a few us.
+The launches are queued back to back in batches (the GPU drained between
+batches, untimed), so the time per launch is what the host spends; the GPU
+finishes each in a few us. bench/launch_overhead (C) gives the floor on the
+same machine: a bare cuLaunchKernel of the same kind of kernel.
 
     PYTHONPATH=PACK python3 bench/py_launch.py [--n 20000] [--breakdown]
 
@@ -46,16 +48,26 @@ if triton is not None:
                  mask=mask)
 
 
+BATCHES = 50
+
+
 def per_launch_us(fn, n):
+    """The median over BATCHES batches of n / BATCHES launches, the GPU
+    drained between batches (untimed): one long run swung by 15% from one
+    run to the next, and a queue that fills would time the GPU."""
     for _ in range(100):
         fn()
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    return (t1 - t0) / n * 1e6
+    per = max(1, n // BATCHES)
+    times = []
+    for _ in range(BATCHES):
+        t0 = time.perf_counter()
+        for _ in range(per):
+            fn()
+        times.append((time.perf_counter() - t0) / per * 1e6)
+        torch.cuda.synchronize()
+    times.sort()
+    return times[len(times) // 2]
 
 
 def breakdown(x, y, out, size, block, grid, n):

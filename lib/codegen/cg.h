@@ -181,6 +181,8 @@ LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef t, int64_t c);
 
 /* ---- codegen/memory.c --------------------------------------------------------------- */
 bool cg_emit_memory(Cg *cg, const IrOp *op);
+/* Whether the kernel may use sm_90's vector atomics (its PTX then needs ISA 8.1). */
+bool cg_vector_atomics(const IrFunc *f, int sm);
 
 /* ---- codegen/reduce.c --------------------------------------------------------------- */
 bool cg_emit_reduce(Cg *cg, const IrOp *op);

@@ -3,8 +3,9 @@
  * (`@%p ld.global`): masked-off lanes never touch memory and take `other`.
  * Atomics run once per element (repeated copies of small blocks are
  * skipped) with Triton's memory semantics (inline PTX: ordered atom forms,
- * fences around compare-and-swap loops) and give the old value to every
- * thread holding the element. */
+ * predicated by the mask and vectorised like stores, red when nothing reads
+ * the result and the ordering allows it, fences around compare-and-swap
+ * loops) and give the old value to every thread holding the element. */
 #include <stdio.h>
 #include <string.h>
 
@@ -360,9 +361,13 @@ static bool releases(MemSem m) { return m == SEM_RELEASE || m == SEM_ACQ_REL; }
 static bool acquires(MemSem m) { return m == SEM_ACQUIRE || m == SEM_ACQ_REL; }
 
 /* "op.type" of the single atom instruction for this atomic and dtype; false
- * where PTX has none on this sm. */
-static bool atom_form(Cg *cg, const IrOp *op, DType dt, char *buf, size_t cap)
+ * where PTX has none on this sm. vw > 1: the vector form of a float add
+ * ("add.v4.f32", "add.noftz.v8.f16"), which only atomic_width asks for. */
+static bool atom_form(Cg *cg, const IrOp *op, DType dt, int vw, char *buf, size_t cap)
 {
+    char vec[16] = "";
+    if (vw > 1)
+        snprintf(vec, sizeof vec, ".v%d", vw);
     int bits = dtype_bits(dt);
     bool fl = dtype_is_float(dt);
     if (op->kind == IR_ATOMIC_CAS) {
@@ -374,7 +379,7 @@ static bool atom_form(Cg *cg, const IrOp *op, DType dt, char *buf, size_t cap)
     switch ((AtomicKind)op->sub) {
     case ATOM_ADD:
         if (dt == DT_F16 || (dt == DT_BF16 && cg->sm >= 90)) {
-            snprintf(buf, cap, "add.noftz.%s", dt == DT_F16 ? "f16" : "bf16");
+            snprintf(buf, cap, "add.noftz%s.%s", vec, dt == DT_F16 ? "f16" : "bf16");
             return true;
         }
         name = "add";
@@ -392,7 +397,7 @@ static bool atom_form(Cg *cg, const IrOp *op, DType dt, char *buf, size_t cap)
     }
     if (!name || bits < 32 || (fl && op->sub != ATOM_ADD && op->sub != ATOM_XCHG))
         return false;
-    snprintf(buf, cap, "%s.%c%d", name, ty, bits);
+    snprintf(buf, cap, "%s%s.%c%d", name, vec, ty, bits);
     return true;
 }
 
@@ -473,7 +478,7 @@ static LLVMValueRef one_atomic(Cg *cg, const IrOp *op, DType dt, LLVMValueRef pt
     MemSem sem = sem_of(op);
     MemScope scope = scope_of(op);
     char form[32], head[96];
-    if (!atom_form(cg, op, dt, form, sizeof form)) {
+    if (!atom_form(cg, op, dt, 1, form, sizeof form)) {
         if (releases(sem))
             asm_fence(cg, scope);
         LLVMValueRef old = cas_loop(cg, op, dt, ptr, val);
@@ -512,12 +517,131 @@ static LLVMValueRef guarded_atomic(Cg *cg, const IrOp *op, DType dt, LLVMValueRe
     return phi;
 }
 
+/* Whether any op reads v (the old values of an atomic). */
+typedef struct UseFind {
+    const IrValue *v;
+    bool found;
+} UseFind;
+
+static bool find_use(IrOp *op, void *ctx)
+{
+    UseFind *u = ctx;
+    for (int i = 0; i < op->nops && !u->found; i++)
+        u->found = op->operands[i] == u->v;
+    return !u->found;
+}
+
+static bool value_used(Cg *cg, const IrValue *v)
+{
+    UseFind u = {v, false};
+    ir_walk(cg->f->body, find_use, &u);
+    return u.found;
+}
+
+/* Elements per atom instruction. sm_90 has vector forms of float add (.v2
+ * and .v4 of f32, .v2 to .v8 of f16 and bf16; PTX ISA 8.1): as many
+ * consecutive elements as the pointers and the mask allow, up to 16 bytes,
+ * as for loads and stores. cg_vector_atomics picks the PTX ISA to match. */
+static int atomic_width(Cg *cg, const IrOp *op, DType dt)
+{
+    if (cg->sm < 90 || op->kind != IR_ATOMIC_RMW || op->sub != ATOM_ADD ||
+        (dt != DT_F32 && dt != DT_F16 && dt != DT_BF16))
+        return 1;
+    bool has_mask = op->nops > 2 && op->operands[2];
+    return vector_width(cg, op->operands[0], has_mask ? op->operands[2] : NULL, dt);
+}
+
+static bool find_vector_atomic(IrOp *op, void *ctx)
+{
+    bool *found = ctx;
+    DType dt = op->nres ? op->results[0]->type.dt : DT_I32;
+    *found = op->kind == IR_ATOMIC_RMW && op->sub == ATOM_ADD && op->results[0]->type.rank > 0 &&
+        (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16);
+    return !*found;
+}
+
+bool cg_vector_atomics(const IrFunc *f, int sm)
+{
+    bool found = false;
+    if (sm >= 90)
+        ir_walk(f->body, find_vector_atomic, &found);
+    return found;
+}
+
+/* One predicated instruction on vw consecutive elements,
+ * "@$p <head> <old>, [ $ptr + 0 ], <val>[, <val2>];", the old values out
+ * (a struct of vw registers, or one); red (no result) when !ret. */
+static LLVMValueRef asm_atom_pred(Cg *cg, DType dt, const char *head, int vw, bool ret,
+                                  LLVMValueRef pred, LLVMValueRef ptr, const LLVMValueRef *val,
+                                  LLVMValueRef val2)
+{
+    int bits = dtype_bits(dt), o = ret ? vw : 0;
+    const char *rc = reg_cons(bits);
+    char text[384], cons[128], outs[64], ins[64], extra[16] = "";
+    reg_list(outs, sizeof outs, 0, vw);
+    reg_list(ins, sizeof ins, o + 2, vw);
+    if (val2)
+        snprintf(extra, sizeof extra, ", $%d", o + 2 + vw);
+    snprintf(text, sizeof text, "@$%d %s %s%s[ $%d + 0 ], %s%s;", o, head, ret ? outs : "",
+             ret ? ", " : "", o + 1, ins, extra);
+    size_t len = 0;
+    for (int i = 0; i < o; i++)
+        len += (size_t)snprintf(cons + len, sizeof cons - len, "=%s,", rc);
+    len += (size_t)snprintf(cons + len, sizeof cons - len, "b,l");
+    for (int i = 0; i < vw + (val2 != NULL); i++)
+        len += (size_t)snprintf(cons + len, sizeof cons - len, ",%s", rc);
+    snprintf(cons + len, sizeof cons - len, ",~{memory}");
+    LLVMTypeRef rt = reg_type(cg, bits), pt[12], fields[8];
+    LLVMValueRef args[12];
+    int np = 0;
+    pt[np] = LLVMInt1TypeInContext(cg->ctx);
+    args[np++] = pred;
+    pt[np] = cg_type(cg, DT_PTR);
+    args[np++] = ptr;
+    for (int i = 0; i < vw; i++) {
+        pt[np] = rt;
+        args[np++] = to_reg(cg, val[i], dt);
+        fields[i] = rt;
+    }
+    if (val2) {
+        pt[np] = rt;
+        args[np++] = to_reg(cg, val2, dt);
+    }
+    LLVMTypeRef out = !ret ? LLVMVoidTypeInContext(cg->ctx)
+        : vw == 1          ? rt
+                           : LLVMStructTypeInContext(cg->ctx, fields, (unsigned)vw, 0);
+    return inline_asm(cg, out, pt, np, text, cons, args);
+}
+
+/* An atomic that is one PTX instruction, as Triton lowers it: predicated by
+ * the mask (no branch), vw elements at once, a red when the old value is
+ * not wanted and the ordering allows (red has no acquire). Old values go
+ * to old[0..vw) when ret. */
+static void direct_atomic(Cg *cg, const IrOp *op, DType dt, int vw, bool ret, LLVMValueRef pred,
+                          LLVMValueRef ptr, LLVMValueRef cmpv, const LLVMValueRef *val,
+                          LLVMValueRef *old)
+{
+    MemSem sem = sem_of(op);
+    bool red = !ret && !acquires(sem) && op->kind == IR_ATOMIC_RMW && op->sub != ATOM_XCHG;
+    char form[32], head[96];
+    atom_form(cg, op, dt, vw, form, sizeof form);
+    snprintf(head, sizeof head, "%s.global.%s.%s.%s", red ? "red" : "atom", mem_sem_name(sem),
+             mem_scope_name(scope_of(op)), form);
+    bool cas = op->kind == IR_ATOMIC_CAS;
+    LLVMValueRef r =
+        asm_atom_pred(cg, dt, head, vw, !red, pred, ptr, cas ? &cmpv : val, cas ? val[0] : NULL);
+    for (int i = 0; ret && i < vw; i++)
+        old[i] = from_reg(cg, vw == 1 ? r : LLVMBuildExtractValue(cg->b, r, (unsigned)i, ""), dt);
+}
+
 /* Each element's atomic runs in the one thread that owns it. Where other
  * threads hold copies (a scalar atomic: once per program, as in Triton), a
  * barrier before a releasing atomic puts every thread's earlier accesses
- * before the release, and the old value reaches the copies through shared
- * memory after a barrier, which also orders their later accesses after an
- * acquire. */
+ * before the release; when the old value is read, it reaches the copies
+ * through shared memory after a barrier, which also orders their later
+ * accesses after an acquire. An atomic PTX has as one instruction is
+ * direct_atomic (when no copy waits for its value); the others branch
+ * around a compare-and-swap loop. */
 static void emit_atomic(Cg *cg, const IrOp *op)
 {
     Type rt = op->results[0]->type;
@@ -540,29 +664,40 @@ static void emit_atomic(Cg *cg, const IrOp *op)
     CgVal v = cg_get(cg, op->operands[cas ? 2 : 1]);
     bool has_mask = !cas && op->nops > 2 && op->operands[2];
     CgVal m = has_mask ? cg_get(cg, op->operands[2]) : p;
-    bool repeated = l.copies != 0;
+    bool used = value_used(cg, op->results[0]);
+    bool repeated = l.copies != 0, share = repeated && used;
+    char form[32];
+    bool direct = !share && atom_form(cg, op, dt, 1, form, sizeof form);
+    int vw = direct ? atomic_width(cg, op, dt) : 1;
     LLVMValueRef owner = cg_owner(cg, &l);
     CgVal r = cg_val_new(cg, p.n);
-    if (repeated) {
+    if (share)
         cg_smem_need(cg, l.numel * cg_mem_bytes(dt));
-        if (releases(sem_of(op)))
-            cg_barrier(cg);
-    }
-    for (int s = 0; s < p.n; s++) {
-        LLVMValueRef pred = owner;
+    if (repeated && releases(sem_of(op)))
+        cg_barrier(cg);
+    for (int s = 0; s < p.n; s += vw) {
+        LLVMValueRef pred = owner, val[16];
         if (has_mask)
             pred = LLVMBuildAnd(cg->b, pred, m.el[m.n == 1 ? 0 : s], "");
-        LLVMValueRef slot = repeated ? cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt) : NULL;
-        r.el[s] = guarded_atomic(cg, op, dt, pred, p.el[s], c.el[c.n == 1 ? 0 : s],
-                                 v.el[v.n == 1 ? 0 : s], slot);
+        for (int i = 0; i < vw; i++)
+            val[i] = v.el[v.n == 1 ? 0 : s + i];
+        LLVMValueRef cmpv = c.el[c.n == 1 ? 0 : s];
+        if (direct) {
+            direct_atomic(cg, op, dt, vw, used, pred, p.el[s], cmpv, val, r.el + s);
+            continue;
+        }
+        LLVMValueRef slot = share ? cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt) : NULL;
+        r.el[s] = guarded_atomic(cg, op, dt, pred, p.el[s], cmpv, val[0], slot);
     }
-    if (repeated) { /* the copies learn the old value from the owner */
+    if (share) { /* the copies learn the old value from the owner */
         cg_barrier(cg);
         for (int s = 0; s < p.n; s++)
             r.el[s] = LLVMBuildLoad2(cg->b, cg_type(cg, dt),
                                      cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt), "");
         cg_barrier(cg);
     }
+    for (int s = 0; !used && s < p.n; s++) /* nothing reads them */
+        r.el[s] = LLVMGetUndef(cg_type(cg, dt));
     cg_set(cg, op->results[0], r);
 }
 

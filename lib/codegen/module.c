@@ -383,7 +383,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     if (!opts.arch)
         opts.arch = TK_DEFAULT_ARCH;
     int warps = f->num_warps; /* checked when the kernel was asked for (ir_launch_settings) */
-    LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, cg_fp8_used(f), d);
+    bool ptx84 = cg_fp8_used(f) || cg_vector_atomics(f, arch_number(opts.arch));
+    LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, ptx84, d);
     if (!tm)
         return false;
     Cg cg = {

@@ -19,7 +19,7 @@
 
 #include <string.h>
 
-enum { MAX_SHAPES = 64, REMAT_BUDGET = 48 };
+enum { MAX_SHAPES = 64, REMAT_BUDGET = 48, PULL_DEPTH = 8 };
 
 typedef struct ShapeVec {
     int rank;
@@ -336,6 +336,116 @@ static bool flexible(const IrValue *x)
         3 + x->index - 1 < loop->nops && pass_can_remat(loop->operands[3 + x->index - 1]);
 }
 
+static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
+{
+    if (l && v->layout != l) {
+        v->layout = l;
+        p->changed = true;
+    }
+}
+
+typedef struct Reads {
+    const IrValue *x;
+    int n;
+} Reads;
+
+static bool count_reads(IrOp *op, void *ctx)
+{
+    Reads *r = ctx;
+    for (int i = 0; i < op->nops; i++)
+        r->n += op->operands[i] == r->x;
+    return true;
+}
+
+static int reads_in(IrBlock *b, const IrValue *x)
+{
+    Reads r = {x, 0};
+    ir_walk(b, count_reads, &r);
+    return r.n;
+}
+
+/* Gives x layout l where x is the only use of a value made by pointer or
+ * elementwise arithmetic (a scale load's `As_ptrs + k`), and so on back
+ * along its operands, so that the conversion lands where the arithmetic
+ * starts from shared or loop-invariant values. Values recomputed for free
+ * (pass_can_remat) and values read elsewhere are left to be converted. */
+static void pull_layout(LayoutPass *p, IrValue *x, const Layout *l, int depth)
+{
+    const IrOp *d = x ? x->def : NULL;
+    if (!d || depth == 0 || x->layout || x->type.rank != 1 || d->nres != 1 ||
+        (d->kind != IR_ADDPTR && !elementwise(d->kind)) || pass_can_remat(x) ||
+        reads_in(p->f->body, x) != 1)
+        return;
+    set_layout(p, x, l);
+    for (int i = 0; i < d->nops; i++)
+        pull_layout(p, d->operands[i], l, depth - 1);
+}
+
+/* The expand_dims that x broadcasts a rank-1 vector from (x = broadcast of
+ * expand_dims(v, axis), or the expand_dims itself), or NULL. */
+static IrOp *expansion_of(const IrValue *x)
+{
+    IrOp *d = x->def;
+    if (d && d->kind == IR_BROADCAST)
+        d = d->operands[0]->def;
+    if (!d || d->kind != IR_EXPAND_DIMS || d->operands[0]->type.rank != 1 || x->type.rank != 2)
+        return NULL;
+    return d;
+}
+
+/* The slice of mma layout m that vector v, expanded along axis, needs to
+ * reach m by expand_dims and broadcast alone, or NULL when it has none. */
+static const Layout *slice_for(LayoutPass *p, const Layout *m, const IrValue *v, int axis)
+{
+    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = axis};
+    if (m->kind != LY_MMA || !fits(p, &s, &v->type))
+        return NULL;
+    const Layout *r = ir_layout_intern(p->f, &s);
+    if (!r)
+        p->failed = true;
+    return r;
+}
+
+/* Whether x, a vector broadcast against an mma value (a per-row or
+ * per-column scale: `d * a_s[:, None]`), can reach mma layout m in
+ * registers once its vector is in a slice of m (place_scale). */
+static bool scale_can_follow(LayoutPass *p, const IrValue *x, const Layout *m)
+{
+    const IrOp *d = expansion_of(x);
+    return d && slice_for(p, m, d->operands[0], d->axis);
+}
+
+/* Puts the vector that x broadcasts into slice s. A vector not yet placed
+ * with fewer elements than threads takes s itself: its load reads a few
+ * elements per thread, the same lines as every other thread (as Triton
+ * judges such loads cheap). Any other is converted to s once, at the
+ * expand_dims: a vector's conversion moves numel elements through shared
+ * memory, while a slice of an mma layout can hold many per thread (32 of
+ * 128 columns for wgmma), whose loads would each need its own pointer. */
+static void place_scale(LayoutPass *p, const IrValue *x, const Layout *s)
+{
+    IrOp *d = expansion_of(x);
+    IrValue *v = d ? d->operands[0] : NULL;
+    if (!v || !s || (v->layout && layout_equal(v->layout, s)))
+        return;
+    if (!v->layout && type_numel(v->type) < p->threads) {
+        set_layout(p, v, s);
+        for (int i = 0; v->def && v->def->kind == IR_LOAD && i < v->def->nops; i++)
+            pull_layout(p, v->def->operands[i], s, PULL_DEPTH);
+        return;
+    }
+    IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, d->span, &v, 1, &v->type, 1);
+    if (!c || p->f->arena->oom) {
+        p->failed = true;
+        return;
+    }
+    c->results[0]->layout = s;
+    c->results[0]->name = v->name;
+    ir_insert_before(d, c);
+    d->operands[0] = c->results[0];
+    p->changed = true;
+}
+
 /* An elementwise op's operand that will follow: a loop-carried value, or
  * an elementwise op on those and cheap values (a running sum rescaled,
  * `acc * re + tl.sum(...)`). */
@@ -364,7 +474,7 @@ static bool will_follow(const IrValue *x)
  * from its vectors, each converted on its own (a few registers a thread,
  * pull_vectors), rather than the mma tile crossing to a blocked layout and
  * back through shared memory. */
-static bool from_vectors(const LayoutPass *p, const IrValue *x, const Layout *m, int depth)
+static bool from_vectors(LayoutPass *p, const IrValue *x, const Layout *m, int depth)
 {
     const IrOp *d = x->def;
     if (x->type.rank != 2 || x->layout || !d || depth > 8)
@@ -432,10 +542,10 @@ static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
 }
 
 /* An elementwise op follows a special operand when its other block operands
- * share that layout, can be recomputed in it, or are loop-carried values
- * that can follow too (attention's running row max), or, for an mma
- * layout, are tiles made from vectors (from_vectors). */
-static const Layout *follow(const LayoutPass *p, const IrOp *op)
+ * share that layout, can be recomputed in it, are loop-carried values that
+ * can follow too (attention's running row max), or are vectors broadcast
+ * against it that can be made in a slice of it (scale_can_follow). */
+static const Layout *follow(LayoutPass *p, const IrOp *op)
 {
     const Layout *m = NULL;
     for (int i = 0; i < op->nops; i++)
@@ -446,18 +556,11 @@ static const Layout *follow(const LayoutPass *p, const IrOp *op)
     for (int i = 0; i < op->nops; i++) {
         const IrValue *x = op->operands[i];
         if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x) &&
-            !will_follow(x) && !(m->kind == LY_MMA && from_vectors(p, x, m, 0)))
+            !will_follow(x) && !scale_can_follow(p, x, m) &&
+            !(m->kind == LY_MMA && from_vectors(p, x, m, 0)))
             return NULL;
     }
     return m;
-}
-
-static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
-{
-    if (l && v->layout != l) {
-        v->layout = l;
-        p->changed = true;
-    }
 }
 
 /* A loop keeps a carried value in the layout its body yields when the
@@ -519,19 +622,37 @@ static const Layout *spread_shape(LayoutPass *p, const IrOp *op)
     }
 }
 
+/* An elementwise op takes its special operand's layout (follow); the
+ * vectors it broadcasts that cannot be recomputed take the matching slices,
+ * so that the next round spreads the layout to their expand_dims and
+ * broadcasts, and the loads that make them read in the slice layout. */
+static void follow_with_scales(LayoutPass *p, IrOp *op)
+{
+    const Layout *m = follow(p, op);
+    if (!m)
+        return;
+    for (int i = 0; i < op->nops && !p->failed; i++) {
+        const IrValue *x = op->operands[i];
+        const IrOp *d = x->type.rank && !x->layout && !pass_can_remat(x) && !flexible(x)
+            ? expansion_of(x)
+            : NULL;
+        if (d)
+            place_scale(p, x, slice_for(p, m, d->operands[0], d->axis));
+        else if (m->kind == LY_MMA && !pass_can_remat(x) && from_vectors(p, x, m, 0))
+            pull_vectors(p, op->operands[i], m);
+    }
+    set_layout(p, op->results[0], m);
+}
+
 static bool spread(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     if (op->kind == IR_FOR && op->nregions == 1)
         spread_for(p, op);
     else if (op->nres == 1 && op->results[0]->type.rank && !special(op->results[0])) {
-        if (elementwise(op->kind)) {
-            const Layout *m = follow(p, op);
-            set_layout(p, op->results[0], m);
-            for (int i = 0; m && m->kind == LY_MMA && i < op->nops; i++)
-                if (!pass_can_remat(op->operands[i]) && from_vectors(p, op->operands[i], m, 0))
-                    pull_vectors(p, op->operands[i], m);
-        } else if (op->nops >= 1 && special(op->operands[0]))
+        if (elementwise(op->kind))
+            follow_with_scales(p, op);
+        else if (op->nops >= 1 && special(op->operands[0]))
             set_layout(p, op->results[0], spread_shape(p, op));
     }
     return !p->failed;
@@ -577,26 +698,6 @@ static void give_blocked(LayoutPass *p, IrValue *v)
 {
     if (v && v->type.rank && !v->layout)
         v->layout = blocked_of(p, &v->type);
-}
-
-typedef struct Reads {
-    const IrValue *x;
-    int n;
-} Reads;
-
-static bool count_reads(IrOp *op, void *ctx)
-{
-    Reads *r = ctx;
-    for (int i = 0; i < op->nops; i++)
-        r->n += op->operands[i] == r->x;
-    return true;
-}
-
-static int reads_in(IrBlock *b, const IrValue *x)
-{
-    Reads r = {x, 0};
-    ir_walk(b, count_reads, &r);
-    return r.n;
 }
 
 /* A loop-carried pointer tile that only a column load reads, stepped by a
@@ -767,13 +868,17 @@ static bool fragments_large(const LayoutPass *p, const IrValue *x, const Layout 
 
 /* Where a conversion of x for `op` goes: right before op, or before the
  * outermost loop x does not change in when the result is a dot operand
- * (attention's Q: its fragments are made once, not every iteration),
- * unless its fragments would take too many registers for the whole loop:
- * the dot then reads them from shared memory as it goes (codegen/mma.c). */
+ * (attention's Q: its fragments are made once, not every iteration) or
+ * when the conversion crosses threads through shared memory (x cannot be
+ * recomputed in the new layout: a gathered row index, a mask made from
+ * loaded values), which then happens once instead of in every iteration;
+ * not for a dot operand whose fragments would take too many registers for
+ * the whole loop: the dot then reads them from shared memory as it goes
+ * (codegen/mma.c). */
 static IrOp *convert_point(const LayoutPass *p, IrOp *op, const IrValue *x, const Layout *want)
 {
     IrOp *at = op;
-    if (want->kind != LY_DOT_OP || fragments_large(p, x, want))
+    if (want->kind == LY_DOT_OP ? fragments_large(p, x, want) : pass_can_remat(x))
         return at;
     while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
            !defined_in(x, at->parent))

@@ -208,15 +208,7 @@ static tk_kernel *kernel_for(Kernel *K, Launch *L)
 
 /* ---- binding the arguments ---- */
 
-static int param_index(Kernel *K, const char *name)
-{
-    for (int p = 0; p < K->nparams; p++)
-        if (!strcmp(K->pnames[p], name))
-            return p;
-    return -1;
-}
-
-/* param_index for a str key, without converting it. */
+/* The parameter a str names, without converting it. */
 static int param_index_obj(Kernel *K, PyObject *key)
 {
     for (int p = 0; p < K->nparams; p++) /* a call's keywords are interned names */
@@ -279,9 +271,9 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObje
                                 K->name, key, K->where),
                    -1;
     }
-    for (int p = 0; p < K->nparams; p++)
+    for (int p = 0; p < K->nparams; p++) /* by the interned name: no str made per launch */
         if (!vals[p] && K->defaults)
-            vals[p] = PyDict_GetItemString(K->defaults, K->pnames[p]);
+            vals[p] = PyDict_GetItem(K->defaults, K->pobjs[p]);
     return 0;
 }
 
@@ -290,7 +282,7 @@ static PyObject *named(Kernel *K, PyObject **vals)
 {
     PyObject *d = PyDict_New();
     for (int p = 0; d && p < K->nparams; p++)
-        if (vals[p] && PyDict_SetItemString(d, K->pnames[p], vals[p]) < 0)
+        if (vals[p] && PyDict_SetItem(d, K->pobjs[p], vals[p]) < 0)
             Py_CLEAR(d);
     return d;
 }
@@ -320,9 +312,13 @@ static int run_heuristics(Kernel *K, PyObject *meta, PyObject **vals)
         }
         if (!ok)
             return -1;
-        char *s = tkpy_strdup(name);
-        int p = s ? param_index(K, s) : -1;
-        PyMem_Free(s);
+        if (!PyUnicode_Check(name))
+            return PyErr_Format(PyExc_TypeError,
+                                "tk: a heuristic of kernel '%s' is named %R; a "
+                                "heuristic names a constexpr parameter (a str)\n%s",
+                                K->name, name, K->where),
+                   -1;
+        int p = param_index_obj(K, name);
         if (p >= 0)
             vals[p] = PyDict_GetItem(meta, name);
     }

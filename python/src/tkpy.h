@@ -55,10 +55,11 @@ typedef struct Slot {
     char *host;        /* SLOT_HOST: the array's data pointer */
     Py_ssize_t lo, hi; /* byte extent around the data pointer */
     int readonly;
-    int no_spec;         /* do_not_specialize: no :16 or :1 in the signature */
-    void *staged;        /* interpreter memory holding the extent */
-    const char *param;   /* the parameter's name */
-    int is_desc;         /* a host-built tensor descriptor over the buffer in arg */
+    int no_spec;       /* do_not_specialize: no :16 or :1 in the signature */
+    void *staged;      /* interpreter memory holding the extent */
+    const char *param; /* the parameter's name */
+    int is_desc;       /* a host-built tensor descriptor over the buffer in arg */
+    /* last: a launch clears a slot up to here (args.c) */
     tk_tensor_desc desc; /* its shape, strides and block (base and dtype: arg's) */
 } Slot;
 

@@ -85,3 +85,11 @@ def test_heuristic_reading_a_config_value():
         K.even_tuned[(1,)](x, 10)
     K.even_tuned[(1,)](x, 10, BLOCK=16)  # named at the launch: runs, untuned
     assert (x == 1).all()
+
+
+def test_heuristic_named_by_a_non_str():
+    k = tk.heuristics({1: lambda args: 8})(tk.jit(K.total.fn))  # a kernel of its own
+    x = np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match="heuristic of kernel 'total' is named 1; a heuristic "
+                       "names a constexpr parameter"):
+        k[(1,)](x, x, 4)

@@ -1,6 +1,7 @@
 /* cases_atomic.c: atomic_add (fp32, i32), atomic_max/min (fp32 of both
  * signs, i32), atomic_xchg, atomic_cas (i32, i64), all masked where the
- * builtin takes a mask, plus scalar atomics and the returned old values.
+ * builtin takes a mask, plus scalar atomics, the returned old values, and
+ * contended row scatters of fp32/fp16/bf16 (vector adds on sm_90).
  * Integer results are exact; fp32 sums depend on the order of the adds, so
  * they get the same 1e-5 as the conformance column sums. */
 #include "harness.h"
@@ -148,6 +149,48 @@ static void scalar_case(H *h, unsigned grid)
     h_end(h);
 }
 
+/* Small integers, exact in every float dtype whatever the order of the
+ * adds: at most 40 rows per target of |x| <= 3 (bf16 holds integers to 256). */
+static double *small_ints(H *h, size_t n, int lo, int hi)
+{
+    double *v = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        v[i] = (double)h_randint(h, lo, hi);
+    return v;
+}
+
+/* out[idx[r], :] += x[r, :] for n_rows rows of dim columns into ntarget
+ * rows, 16 guard rows past them that must stay as they were. */
+static void rows_case(H *h, tk_dtype t, bool relaxed, int n_rows, int dim, int ntarget)
+{
+    if (!h_begin(h, "atomic.rows%s_%s.rows%d.dim%d.targets%d", relaxed ? "_relaxed" : "",
+                 h_dtype_name(t), n_rows, dim, ntarget))
+        return;
+    tk_kernel *k = h_kernel(h, "atomic.tk", relaxed ? "atomic_rows_relaxed" : "atomic_rows");
+    size_t nx = (size_t)n_rows * dim, nout = (size_t)(ntarget + 16) * dim;
+    double *x = small_ints(h, nx, -3, 3), *out0 = small_ints(h, nout, -10, 10);
+    double *idx = h_malloc(h, (size_t)n_rows * sizeof(double));
+    for (int r = 0; r < n_rows; r++)
+        idx[r] = (double)h_randint(h, 0, ntarget - 1);
+    void *dx = h_upload(h, t, x, nx), *di = h_upload(h, TK_I32, idx, (size_t)n_rows);
+    void *dout = h_upload(h, t, out0, nout);
+    int bm = 16, bn = 64;
+    h_launch(h, k,
+             h_grid((unsigned)h_cdiv((size_t)n_rows, bm), (unsigned)h_cdiv((size_t)dim, bn), 1),
+             H_ARGS(tk_ptr(dout, t), tk_ptr(dx, t), tk_ptr(di, TK_I32), tk_i32(n_rows), tk_i32(dim),
+                    tk_const("BM", bm), tk_const("BN", bn)),
+             4);
+    double *out = h_download(h, t, dout, nout);
+    double *ref = h_malloc(h, nout * sizeof(double));
+    for (size_t i = 0; i < nout; i++)
+        ref[i] = out0[i];
+    for (int r = 0; r < n_rows; r++)
+        for (int c = 0; c < dim; c++)
+            ref[(size_t)idx[r] * dim + c] += x[(size_t)r * dim + c];
+    h_check(h, "out (guard rows untouched)", out, ref, nout, 0);
+    h_end(h);
+}
+
 void cases_atomic(H *h)
 {
     size_t n = h->gpu ? 1000003 : 5003;
@@ -166,4 +209,11 @@ void cases_atomic(H *h)
     cas_case(h, TK_I64, 777, 64, true);
     scalar_case(h, 37);
     scalar_case(h, h->gpu ? 5000 : 300);
+    int rows = h->gpu ? 20000 : 300;
+    rows_case(h, TK_F32, false, rows, 256, rows / 40); /* columns in 16-byte runs */
+    rows_case(h, TK_F32, false, 301, 99, 8);           /* ragged: one column at a time */
+    rows_case(h, TK_F32, true, rows, 256, rows / 40);
+    rows_case(h, TK_F16, false, rows, 192, rows / 40);
+    rows_case(h, TK_BF16, false, 301, 128, 8);
+    rows_case(h, TK_F32, false, 1000, 64, 1); /* every row on one target */
 }

@@ -1,0 +1,71 @@
+"""Repeated launches that change one thing at a time between calls (an
+element type, a scalar's specialisation, a constexpr by keyword, by default
+or by heuristic, the grid's meta-parameters) each run the kernel their own
+arguments ask for: a launch path that kept what the previous call bound or
+compiled would give wrong results here. (A scalar's specialisation bits
+change no result on the interpreter, so that case checks results only;
+test/runtime/rt_lasthit.c checks that each launch runs its own variant.)"""
+import numpy as np
+
+import tk
+import kernels as K
+
+
+def test_dtypes_alternate():
+    n = 40
+    rng = np.random.default_rng(1)
+    arrays = {dt: [(rng.standard_normal(n) * 50).astype(dt) for _ in range(2)]
+              for dt in (np.float32, np.int32, np.float16, np.int64)}
+    for _ in range(3):
+        for dt, (x, y) in arrays.items():
+            out = np.zeros(n, dt)
+            K.add[(tk.cdiv(n, 16),)](x, y, out, n, BLOCK=16)
+            np.testing.assert_array_equal(out, x + y, err_msg=str(dt))
+
+
+def test_scalar_specialisations_alternate():
+    x = np.arange(40, dtype=np.float32)
+    y = np.ones(40, np.float32)
+    for _ in range(3):
+        for n in (1, 16, 17, 32, 1):  # == 1, divisible by 16, neither
+            out = np.full(40, -1.0, np.float32)
+            K.add[(tk.cdiv(n, 16),)](x, y, out, n, BLOCK=16)
+            np.testing.assert_array_equal(out[:n], x[:n] + 1)
+            assert (out[n:] == -1).all(), n
+
+
+def test_constexpr_by_keyword_and_default_alternate():
+    n = 100
+    x = np.arange(n, dtype=np.float32) - 50
+    for _ in range(3):
+        for kw, want in (({}, 2 * x), ({"SQUARE": True}, 2 * x * x), ({"BLOCK": 32}, 2 * x),
+                         ({"BLOCK": 32, "SQUARE": True}, 2 * x * x)):
+            out = np.zeros(n, np.float32)
+            block = kw.get("BLOCK", 64)
+            K.axpb[(tk.cdiv(n, block),)](x, out, n, 2.0, None, **kw)
+            np.testing.assert_array_equal(out, want, err_msg=str(kw))
+
+
+def test_heuristic_constexpr_alternates():
+    for _ in range(3):
+        for n in (5, 64, 33, 5):
+            x = np.arange(n, dtype=np.float32)
+            out = np.zeros(1, np.float32)
+            K.total[(1,)](x, out, n)
+            assert out[0] == x.sum(), n
+
+
+def test_grid_callable_sees_each_launch_values():
+    n = 200
+    x, y = np.ones(n, np.float32), np.arange(n, dtype=np.float32)
+    seen = []
+
+    def grid(meta):
+        seen.append((meta["n"], meta["BLOCK"]))
+        return (tk.cdiv(meta["n"], meta["BLOCK"]),)
+    for block, m in ((32, 200), (64, 100), (32, 150)):
+        out = np.zeros(n, np.float32)
+        K.add[grid](x, y, out, m, BLOCK=block)
+        np.testing.assert_array_equal(out[:m], x[:m] + y[:m])
+        assert (out[m:] == 0).all()
+    assert seen == [(200, 32), (100, 64), (150, 32)]
