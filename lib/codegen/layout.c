@@ -490,6 +490,8 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
         return true;
     }
     case IR_TRANS: {
+        if (in->layout && in->layout->kind == LY_SHARED)
+            return true; /* a ring tile read the other way round by its dot (mma.c) */
         Type src = in->type;
         int perm[TK_MAX_RANK];
         for (int d = 0; d < rt.rank; d++)

@@ -460,6 +460,10 @@ bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
     }
     const IrOp *src = def->operands[0]->def;
     bool trans = cg_runs_down(cg, def->operands[0]);
+    /* a transposed ring tile (pipeline.c view_transposes): the ring's slot */
+    if (src && src->kind == IR_TRANS && src->operands[0]->def &&
+        src->operands[0]->def->kind == IR_SHARED_VIEW)
+        src = src->operands[0]->def;
     const Layout *dl = v->layout;
     /* a tile staged here for wgmma of 32- or 8-bit elements is stored
      * K-major, whatever the order of the registers: B transposed, A not */

@@ -277,10 +277,73 @@ static int64_t drop_axis(const Type *t, int axis, int64_t e)
     return outer * inner + e % inner;
 }
 
-/* A reduction of a value whose layout keeps each line in one warp (an mma
- * accumulator's rows): registers of one line combine in the thread, then
- * butterflies over the lane bits that step along the axis; the result is the
- * slice layout the pass gave it, every copy holding the full result. */
+/* The place along the axis of this thread's warp: its warp bits that step
+ * along the axis, packed; *nbits says how many there are. */
+static LLVMValueRef warp_place(Cg *cg, const LinLayout *li, int64_t amask, int *nbits)
+{
+    LLVMValueRef pos = cg_i32(cg, 0);
+    *nbits = 0;
+    for (int j = 5; j < li->nthread; j++)
+        if (li->thread[j] & amask) {
+            LLVMValueRef bit = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, j), "");
+            bit = LLVMBuildAnd(cg->b, bit, cg_i32(cg, 1), "");
+            pos = LLVMBuildOr(cg->b, pos, LLVMBuildShl(cg->b, bit, cg_i32(cg, *nbits), ""), "");
+            (*nbits)++;
+        }
+    return pos;
+}
+
+/* Warps that hold different parts of the axis (an mma accumulator of a few
+ * rows with its warps along N) meet in shared memory: each writes its partial
+ * of every result element at its place along the axis, then every thread
+ * combines the places in order, so all copies agree bit for bit. `first[q]`
+ * is the register whose element register q holds (q itself for the first). */
+static void cross_warps(Red *r, const CgLayout *li, const CgLayout *lo, int64_t amask,
+                        const int *first, CgVal *out)
+{
+    Cg *cg = r->cg;
+    int nbits;
+    LLVMValueRef pos = warp_place(cg, &li->lin, amask, &nbits);
+    if (nbits == 0)
+        return;
+    DType dt = r->dt[0];
+    LLVMTypeRef mem = cg_mem_type(cg, dt), reg = cg_type(cg, dt);
+    LLVMValueRef base = LLVMBuildMul(cg->b, pos, cg_i32(cg, lo->numel), "");
+    cg_smem_need(cg, (lo->numel << nbits) * cg_mem_bytes(dt));
+    for (int q = 0; q < out->n; q++)
+        if (first[q] == q) {
+            LLVMValueRef e = LLVMBuildAdd(cg->b, base, cg_elem_index(cg, lo, q), "");
+            LLVMValueRef v = dt == DT_I1 ? LLVMBuildZExt(cg->b, out->el[q], mem, "") : out->el[q];
+            LLVMBuildStore(cg->b, v, cg_smem_addr(cg, 0, e, dt));
+        }
+    cg_barrier(cg);
+    for (int q = 0; q < out->n; q++) {
+        if (first[q] != q) {
+            out->el[q] = out->el[first[q]];
+            continue;
+        }
+        LLVMValueRef acc = NULL;
+        for (int w = 0; w < 1 << nbits; w++) {
+            LLVMValueRef e = LLVMBuildAdd(cg->b, cg_elem_index(cg, lo, q),
+                                          cg_i32(cg, (int64_t)w * lo->numel), "");
+            LLVMValueRef x = LLVMBuildLoad2(cg->b, mem, cg_smem_addr(cg, 0, e, dt), "");
+            if (dt == DT_I1)
+                x = LLVMBuildTrunc(cg->b, x, reg, "");
+            if (!acc)
+                acc = x;
+            else
+                combine(r, &acc, &x);
+        }
+        out->el[q] = acc;
+    }
+    cg_barrier(cg);
+}
+
+/* A reduction of a value in a linear layout (an mma accumulator's rows):
+ * registers of one line combine in the thread, then butterflies over the
+ * lane bits that step along the axis, then shared memory across the warps
+ * that do (cross_warps); the result is the slice layout the pass gave it,
+ * every copy holding the full result. */
 static void reduce_linear(Red *r, CgVal x, const Type *t, int axis)
 {
     Cg *cg = r->cg;
@@ -315,16 +378,18 @@ static void reduce_linear(Red *r, CgVal x, const Type *t, int axis)
             }
     }
     /* copies (result registers with the same element) share the first one */
+    int *first = cg_alloc(cg, sizeof(int) * (size_t)lo.per_thread);
     for (int q = 0; q < lo.per_thread; q++) {
-        int first = 0;
-        while (key[first] != key[q])
-            first++;
-        if (first == q && have[q])
+        first[q] = 0;
+        while (key[first[q]] != key[q])
+            first[q]++;
+        if (first[q] == q && have[q])
             for (int j = 0; j < li.lin.nthread && j < 5; j++)
                 if (li.lin.thread[j] & amask)
                     lane_combine(r, &acc[q], 1 << j);
-        out.el[q] = acc[first];
+        out.el[q] = acc[first[q]];
     }
+    cross_warps(r, &li, &lo, amask, first, &out);
     cg_set(cg, res, out);
 }
 
@@ -349,8 +414,10 @@ bool cg_emit_reduce(Cg *cg, const IrOp *op)
         return true;
     }
     int axis = op->axis < 0 ? op->axis + t.rank : op->axis;
-    const Layout *il = op->operands[0]->layout;
-    if (il && il->kind != LY_BLOCKED && op->nops == 1 && !arg && op->sub != RED_CUSTOM) {
+    const Layout *il = op->operands[0]->layout, *rl = op->results[0]->layout;
+    bool sliced = rl && op->results[0]->type.rank && rl->kind == LY_SLICE; /* pass_layout */
+    if (il && (il->kind != LY_BLOCKED || sliced) && op->nops == 1 && !arg &&
+        op->sub != RED_CUSTOM) {
         reduce_linear(&r, cg_get(cg, op->operands[0]), &t, axis);
         return true;
     }

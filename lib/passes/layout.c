@@ -194,7 +194,7 @@ static bool mma_shape(const IrOp *op, int *instr_k, int *kpack)
     return c.shape[0] >= 16 && c.shape[1] >= 8 && a.shape[1] >= *instr_k;
 }
 
-static bool fits(LayoutPass *p, const Layout *l, const Type *t)
+static bool fits(const LayoutPass *p, const Layout *l, const Type *t)
 {
     LinLayout ll;
     return layout_linear(l, t->rank, t->shape, p->threads, &ll);
@@ -285,6 +285,19 @@ static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr
     return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 8 == 0 && a.shape[1] % instr_k == 0;
 }
 
+/* An mma layout that keeps each row in one warp where M has a 16-row tile
+ * for every warp; where it has fewer (decode: a few query heads), the other
+ * warps go along N rather than repeat the same rows, and row reductions
+ * cross warps through shared memory, which costs less than every warp doing
+ * the whole product (and holding the whole accumulator). */
+static Layout rows_layout(int M, int N, int warps, int instr_k)
+{
+    Layout l = layout_mma_rows(M, warps, instr_k);
+    while (l.wm * l.wn < warps && N >= 16 * l.wn)
+        l.wn *= 2;
+    return l;
+}
+
 static bool assign_dot(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -293,7 +306,7 @@ static bool assign_dot(IrOp *op, void *ctx)
         return true;
     Type c = op->results[0]->type;
     int warps = p->threads / 32;
-    Layout mma = p->rows[op->results[0]->id] ? layout_mma_rows(c.shape[0], warps, instr_k)
+    Layout mma = p->rows[op->results[0]->id] ? rows_layout(c.shape[0], c.shape[1], warps, instr_k)
                                              : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
     if (wgmma_fits(p, op, warps, instr_k))
         mma = layout_wgmma(c.shape[0], warps, instr_k);
@@ -433,6 +446,101 @@ static void place_scale(LayoutPass *p, const IrValue *x, const Layout *s)
     p->changed = true;
 }
 
+/* An elementwise op's operand that will follow: a loop-carried value, or
+ * an elementwise op on those and cheap values (a running sum rescaled,
+ * `acc * re + tl.sum(...)`). */
+static bool will_follow(const IrValue *x)
+{
+    if (flexible(x))
+        return true;
+    const IrOp *d = x->def;
+    if (!d || x->layout || !elementwise(d->kind))
+        return false;
+    bool carried = false;
+    for (int i = 0; i < d->nops; i++) {
+        const IrValue *y = d->operands[i];
+        if (flexible(y))
+            carried = true;
+        else if (y->type.rank && !pass_can_remat(y))
+            return false;
+    }
+    return carried;
+}
+
+/* A tile built only from vectors broadcast into it (x[:, None],
+ * y[None, :]) through elementwise ops and cheap values, each vector of which
+ * has a slice of mma layout m: an SSM chunk scan scales its accumulators by
+ * exp(dA[:, None] - dA[None, :]) * dt[None, :]. Such a tile is made in m
+ * from its vectors, each converted on its own (a few registers a thread,
+ * pull_vectors), rather than the mma tile crossing to a blocked layout and
+ * back through shared memory. */
+static bool from_vectors(LayoutPass *p, const IrValue *x, const Layout *m, int depth)
+{
+    const IrOp *d = x->def;
+    if (x->type.rank != 2 || x->layout || !d || depth > 8)
+        return false;
+    if (d->kind == IR_BROADCAST) {
+        const IrOp *e = d->operands[0]->def;
+        if (!e || e->kind != IR_EXPAND_DIMS || e->results[0]->layout ||
+            e->operands[0]->type.rank != 1 || !fits(p, m, &e->results[0]->type))
+            return false;
+        Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = e->axis};
+        return fits(p, &sl, &e->operands[0]->type);
+    }
+    if (!elementwise(d->kind))
+        return false;
+    bool any = false;
+    for (int i = 0; i < d->nops; i++) {
+        const IrValue *y = d->operands[i];
+        if (y->type.rank && from_vectors(p, y, m, depth + 1))
+            any = true;
+        else if (y->type.rank && !pass_can_remat(y))
+            return false;
+    }
+    return any;
+}
+
+static bool defined_in(const IrValue *x, const IrBlock *b);
+
+/* Converts each vector of a from_vectors tile to its slice of m, so that
+ * the expand_dims, broadcasts and elementwise ops above it spread into m
+ * (parts that can be recomputed are, in codegen); a vector that a loop
+ * does not change is converted once, before it. */
+static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
+{
+    IrOp *d = x->def;
+    if (d->kind != IR_BROADCAST) {
+        for (int i = 0; i < d->nops; i++)
+            if (!pass_can_remat(d->operands[i]) && from_vectors(p, d->operands[i], m, 0))
+                pull_vectors(p, d->operands[i], m);
+        return;
+    }
+    IrOp *e = d->operands[0]->def;
+    IrValue *v = e->operands[0];
+    Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = e->axis};
+    const Layout *want = ir_layout_intern(p->f, &sl);
+    if (!want) {
+        p->failed = true;
+        return;
+    }
+    if (v->layout && layout_equal(v->layout, want))
+        return;
+    IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, e->span, &v, 1, &v->type, 1);
+    if (!c || p->f->arena->oom) {
+        p->failed = true;
+        return;
+    }
+    c->results[0]->layout = want;
+    c->results[0]->name = v->name;
+    IrOp *at = e;
+    while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
+           !defined_in(v, at->parent))
+        at = at->parent->parent;
+    ir_insert_before(at, c);
+    e->operands[0] = c->results[0];
+    p->changed = true;
+}
+
 /* An elementwise op follows a special operand when its other block operands
  * share that layout, can be recomputed in it, are loop-carried values that
  * can follow too (attention's running row max), or are vectors broadcast
@@ -448,7 +556,8 @@ static const Layout *follow(LayoutPass *p, const IrOp *op)
     for (int i = 0; i < op->nops; i++) {
         const IrValue *x = op->operands[i];
         if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x) &&
-            !flexible(x) && !scale_can_follow(p, x, m))
+            !will_follow(x) && !scale_can_follow(p, x, m) &&
+            !(m->kind == LY_MMA && from_vectors(p, x, m, 0)))
             return NULL;
     }
     return m;
@@ -473,16 +582,18 @@ static void spread_for(LayoutPass *p, IrOp *op)
     }
 }
 
-/* Whether no warp holds a different part of dim `axis` of t in layout l: a
- * reduction along it then stays in registers and shuffles. */
-static bool warps_across(LayoutPass *p, const Layout *l, const Type *t, int axis)
+/* Whether a warp bit of l steps along dim `axis` of t and along another dim
+ * at once. Otherwise a reduction along the axis stays in registers and
+ * shuffles within a warp and crosses the warps that step along it through
+ * shared memory, leaving the result in a slice of l (codegen/reduce.c). */
+static bool warps_mixed(LayoutPass *p, const Layout *l, const Type *t, int axis)
 {
     LinLayout ll;
     if (!layout_linear(l, t->rank, t->shape, p->threads, &ll))
         return true;
     int64_t mask = lin_dim_bits(t->rank, t->shape, axis);
     for (int j = 5; j < ll.nthread; j++)
-        if (ll.thread[j] & mask)
+        if ((ll.thread[j] & mask) && (ll.thread[j] & ~mask))
             return true;
     return false;
 }
@@ -497,7 +608,7 @@ static const Layout *spread_shape(LayoutPass *p, const IrOp *op)
     switch (op->kind) {
     case IR_REDUCE:
         if (op->nops == 1 && l->kind == LY_MMA && x->type.rank == 2 && op->sub <= RED_MIN &&
-            !warps_across(p, l, &x->type, op->axis)) {
+            !warps_mixed(p, l, &x->type, op->axis)) {
             Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
             return ir_layout_intern(p->f, &s);
         }
@@ -527,6 +638,8 @@ static void follow_with_scales(LayoutPass *p, IrOp *op)
             : NULL;
         if (d)
             place_scale(p, x, slice_for(p, m, d->operands[0], d->axis));
+        else if (m->kind == LY_MMA && !pass_can_remat(x) && from_vectors(p, x, m, 0))
+            pull_vectors(p, op->operands[i], m);
     }
     set_layout(p, op->results[0], m);
 }
@@ -543,6 +656,40 @@ static bool spread(IrOp *op, void *ctx)
             set_layout(p, op->results[0], spread_shape(p, op));
     }
     return !p->failed;
+}
+
+/* A reduction of a blocked 2-D value keeps its result where the rows are,
+ * in a slice of that layout, as one of an mma value does: it combines in
+ * registers and shuffles and crosses warps through shared memory only where
+ * warps step along the axis, where otherwise a column sum moved the whole
+ * tile through shared memory to put the axis last, and every result went
+ * through shared memory again to reach its blocked layout. Runs after the
+ * mma layouts have spread (an operand they reach is not blocked). */
+static bool slice_reduction(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind != IR_REDUCE || op->nops != 1 || op->nres != 1 || op->sub > RED_MIN)
+        return true;
+    const IrValue *x = op->operands[0];
+    IrValue *r = op->results[0];
+    if (r->layout || x->type.rank != 2 || r->type.rank != 1)
+        return true;
+    const Layout *l = x->layout ? x->layout : blocked_of(p, &x->type);
+    if (!l || l->kind != LY_BLOCKED || warps_mixed(p, l, &x->type, op->axis))
+        return true;
+    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
+    set_layout(p, r, ir_layout_intern(p->f, &s));
+    return true;
+}
+
+static void spread_all(LayoutPass *p)
+{
+    for (int round = 0; round < 16; round++) {
+        p->changed = false;
+        ir_walk(p->f->body, spread, p);
+        if (!p->changed)
+            break;
+    }
 }
 
 /* ---- default layouts ------------------------------------------------------------------ */
@@ -627,6 +774,20 @@ static bool assign_default(IrOp *op, void *ctx)
 
 /* ---- conversions ---------------------------------------------------------------------- */
 
+/* Whether x, the operand of an expand_dims or broadcast, already lies in
+ * the blocked layout of its result r: a slice of it along the new dim, or
+ * that layout itself (a reduced row brought back, in registers). */
+static bool from_row(const IrValue *x, const IrValue *r)
+{
+    const Layout *l = x->layout;
+    if (!l || !r->layout || r->layout->kind != LY_BLOCKED)
+        return false;
+    if (l->kind == LY_SLICE)
+        return r->def && r->def->kind == IR_EXPAND_DIMS && l->dim == r->def->axis &&
+            layout_equal(l->parent, r->layout);
+    return layout_equal(l, r->layout);
+}
+
 /* The layout operand i of op must have; NULL: whatever it has. */
 static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
 {
@@ -665,10 +826,16 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             return op->regions[0]->args[i - 2]->layout;
         return NULL;
     case IR_REDUCE:
+        /* a result in a slice (spread_shape, slice_reduction) reads its parent */
+        if (op->nres >= 1 && special(op->results[0]))
+            return op->results[0]->layout->parent;
+        return blocked_of(p, &x->type);
     case IR_EXPAND_DIMS:
     case IR_BROADCAST:
-        /* kept in an mma layout (spread_shape): the operand stays where it is */
-        if (op->nres >= 1 && special(op->results[0]))
+        /* kept in an mma layout (spread_shape): the operand stays where it is;
+         * a row brought back from a slice of a blocked layout is broadcast
+         * in that layout, in registers */
+        if (op->nres >= 1 && (special(op->results[0]) || from_row(x, op->results[0])))
             return NULL;
         return blocked_of(p, &x->type);
     default:
@@ -688,16 +855,30 @@ static bool defined_in(const IrValue *x, const IrBlock *b)
     return false;
 }
 
+/* Whether a thread would hold more than 64 registers of x's fragments in
+ * dot-operand layout `want`: a decode kernel's A of 512 columns on warps
+ * that stand along N (each warp holds all of A). */
+static bool fragments_large(const LayoutPass *p, const IrValue *x, const Layout *want)
+{
+    LinLayout ll;
+    if (!layout_linear(want, x->type.rank, x->type.shape, p->threads, &ll))
+        return false;
+    return ((int64_t)1 << ll.nreg) * dtype_bits(x->type.dt) > 64 * 32;
+}
+
 /* Where a conversion of x for `op` goes: right before op, or before the
  * outermost loop x does not change in when the result is a dot operand
  * (attention's Q: its fragments are made once, not every iteration) or
  * when the conversion crosses threads through shared memory (x cannot be
  * recomputed in the new layout: a gathered row index, a mask made from
- * loaded values), which then happens once instead of in every iteration. */
-static IrOp *convert_point(IrOp *op, const IrValue *x, const Layout *want)
+ * loaded values), which then happens once instead of in every iteration;
+ * not for a dot operand whose fragments would take too many registers for
+ * the whole loop: the dot then reads them from shared memory as it goes
+ * (codegen/mma.c). */
+static IrOp *convert_point(const LayoutPass *p, IrOp *op, const IrValue *x, const Layout *want)
 {
     IrOp *at = op;
-    if (want->kind != LY_DOT_OP && pass_can_remat(x))
+    if (want->kind == LY_DOT_OP ? fragments_large(p, x, want) : pass_can_remat(x))
         return at;
     while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
            !defined_in(x, at->parent))
@@ -715,7 +896,7 @@ static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
     }
     c->results[0]->layout = want;
     c->results[0]->name = x->name;
-    ir_insert_before(convert_point(op, x, want), c);
+    ir_insert_before(convert_point(p, op, x, want), c);
     op->operands[i] = c->results[0];
 }
 
@@ -749,13 +930,10 @@ bool pass_layout(IrFunc *f)
             break;
     }
     ir_walk(f->body, assign_dot, &p);
-    for (int round = 0; round < 16; round++) {
-        p.changed = false;
-        ir_walk(f->body, spread, &p);
-        if (!p.changed)
-            break;
-    }
+    spread_all(&p);
     ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */
+    ir_walk(f->body, slice_reduction, &p);
+    spread_all(&p);
     ir_walk(f->body, assign_default, &p);
     if (!p.failed)
         ir_walk(f->body, insert_converts, &p);

@@ -67,7 +67,7 @@ bool pipe_init(Pipe *p, IrFunc *f)
 
 bool pipe_is_load_of(const Pipe *p, const IrValue *v)
 {
-    while (v && v->def && v->def->kind == IR_CONVERT_LAYOUT)
+    while (v && v->def && (v->def->kind == IR_CONVERT_LAYOUT || v->def->kind == IR_TRANS))
         v = v->def->operands[0];
     for (int i = 0; i < p->nloads; i++)
         if (v && v->def == p->ld[i].op)
@@ -297,6 +297,20 @@ static bool all_private(const Pipe *p)
 }
 
 /* Load i becomes a view of its ring's slot rd. */
+/* A transpose of a ring's tile is the same tile read the other way round:
+ * a shared layout with the order swapped, which the dot reading it takes
+ * in place (codegen/mma.c). */
+static void view_transposes(Pipe *p, IrValue *view)
+{
+    for (IrOp *o = p->body->first; o; o = o->next)
+        if (o->kind == IR_TRANS && o->operands[0] == view) {
+            Layout t = *view->layout;
+            t.order[0] = view->layout->order[1];
+            t.order[1] = view->layout->order[0];
+            o->results[0]->layout = ir_layout_intern(p->f, &t);
+        }
+}
+
 void pipe_view_ring(Pipe *p, int i, IrValue *rd)
 {
     IrOp *ld = p->ld[i].op;
@@ -315,6 +329,8 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
     v->results[0]->name = ld->results[0]->name;
     ir_replace_uses(p->body, ld->results[0], v->results[0]);
     ir_remove(ld);
+    if (!p->ld[i].run)
+        view_transposes(p, v->results[0]);
 }
 
 /* The yield of the body with one more value. */

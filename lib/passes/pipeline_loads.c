@@ -16,19 +16,55 @@ static bool is_zero_const(const IrValue *v)
     return d && d->kind == IR_CONST && d->ival == 0 && d->fval == 0.0;
 }
 
-/* The dot-operand layout of the convert_layout that is the only use of a
- * load's result, or NULL. */
-static const Layout *feeds_dot_only(Pipe *p, const IrOp *ld)
+/* The dot-operand layout of convert_layout op o of value x, or NULL. */
+static const Layout *dot_conversion(const IrOp *o, const IrValue *x)
+{
+    if (o->kind != IR_CONVERT_LAYOUT || o->operands[0] != x)
+        return NULL;
+    const Layout *l = o->results[0]->layout;
+    return l && l->kind == LY_DOT_OP ? l : NULL;
+}
+
+/* How many of the ops from o on in its block are conversions of x to a
+ * dot-operand layout; *dop: the last one's layout. */
+static int dot_conversions(const IrOp *o, const IrValue *x, const Layout **dop)
+{
+    int n = 0;
+    for (; o; o = o->next)
+        if (dot_conversion(o, x)) {
+            *dop = dot_conversion(o, x);
+            n++;
+        }
+    return n;
+}
+
+/* The dot-operand layout a load's value is converted to, where every use of
+ * it is such a conversion in its block, directly or through a transpose
+ * whose every use is one (a decode kernel reads one latent tile as the K of
+ * one dot and the V of the next), else NULL. Where there is more than one
+ * use, or a transpose, every conversion must read the ring in the order it
+ * is stored (16-bit elements: mma and wgmma read either majorness). */
+static const Layout *feeds_dots_only(Pipe *p, const IrOp *ld)
 {
     const IrValue *r = ld->results[0];
-    if (p->uses[r->id] != 1)
+    const Layout *dop = NULL;
+    int seen = dot_conversions(ld->next, r, &dop);
+    bool plain = seen == 1;
+    for (const IrOp *o = ld->next; o; o = o->next) {
+        if (o->kind != IR_TRANS || o->nops != 1 || o->operands[0] != r || r->type.rank != 2)
+            continue;
+        const IrValue *t = o->results[0];
+        int n = dot_conversions(o->next, t, &dop);
+        if (n == 0 || n != p->uses[t->id])
+            return NULL;
+        seen++;
+        plain = false;
+    }
+    if (seen != p->uses[r->id] || !dop)
         return NULL;
-    for (const IrOp *o = ld->next; o; o = o->next)
-        if (o->kind == IR_CONVERT_LAYOUT && o->operands[0] == r) {
-            const Layout *l = o->results[0]->layout;
-            return l && l->kind == LY_DOT_OP ? l : NULL;
-        }
-    return NULL;
+    if (!plain && dtype_bits(r->type.dt) != 16)
+        return NULL;
+    return dop;
 }
 
 /* cp.async moves 4, 8 or 16 bytes per thread and chunk. */
@@ -179,7 +215,7 @@ bool pipe_find_loads(Pipe *p)
             continue;
         if (p->nloads == MAX_LOADS)
             break;
-        const Layout *dop = feeds_dot_only(p, o);
+        const Layout *dop = feeds_dots_only(p, o);
         int run = dop ? 0 : private_run(p, o);
         if (run) {
             p->ld[p->nloads++] = (PipeLoad){.op = o, .run = run};
