@@ -505,4 +505,27 @@ def cases():
               Scalar("K", K_)],
              {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16}, tol={"fp16": (2e-2, 1e-2)},
              ref=R_.matmul))
+    # moe_routing.py: tl.topk, tl.sort, tl.bitonic_merge
+    TOK, EXP = 37, 60
+    add(Case("router top-k with softmax, renormalised", "moe_routing.py", "fused_topk_softmax_kernel",
+             (3,), [Buf("gating", "fp32", TOK * EXP, scale=2.0), Out("topk_weights", "fp32", TOK * 8),
+                    Out("topk_ids", "i32", TOK * 8), Scalar("num_tokens", TOK), Scalar("stride_gm", EXP)],
+             {"N_EXPERTS": EXP, "BLOCK_E": 64, "TOPK": 8, "BLOCK_T": 16, "RENORMALIZE": True},
+             ref=R_.topk_softmax))
+    add(Case("router top-2, fp16 logits", "moe_routing.py", "fused_topk_softmax_kernel",
+             (5,), [Buf("gating", "fp16", 70 * 8), Out("topk_weights", "fp32", 70 * 2),
+                    Out("topk_ids", "i32", 70 * 2), Scalar("num_tokens", 70), Scalar("stride_gm", 8)],
+             {"N_EXPERTS": 8, "BLOCK_E": 8, "TOPK": 2, "BLOCK_T": 16, "RENORMALIZE": False},
+             ref=R_.topk_softmax))
+    add(Case("sort rows ascending, padded", "moe_routing.py", "sort_rows_kernel", (6,),
+             [Buf("x", "fp32", 6 * 200), Out("y", "fp32", 6 * 200), Scalar("n_cols", 200),
+              Scalar("stride", 200)], {"BLOCK": 256, "DESCENDING": False}, ref=R_.sort_rows))
+    add(Case("sort rows descending, int32", "moe_routing.py", "sort_rows_kernel", (4,),
+             [Buf("x", "i32", 4 * 64, ("randint", -1000, 1000)), Out("y", "i32", 4 * 64),
+              Scalar("n_cols", 64), Scalar("stride", 64)], {"BLOCK": 64, "DESCENDING": True},
+             ref=R_.sort_rows))
+    add(Case("merge two sorted runs", "moe_routing.py", "merge_sorted_kernel", (5,),
+             [Buf("a", "fp32", 5 * 128, lambda rng, n: np.sort(rng.standard_normal(n).reshape(5, -1)).ravel()),
+              Buf("b", "fp32", 5 * 128, lambda rng, n: np.sort(rng.standard_normal(n).reshape(5, -1)).ravel()),
+              Out("out", "fp32", 5 * 256)], {"HALF": 128}, ref=R_.merge_sorted))
     return out

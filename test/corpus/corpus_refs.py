@@ -559,3 +559,35 @@ def clamp(v, c, s):
 
 def axpby(v, c, s):
     return {"out": s["a"] * v["x"] + s["b"] * v["y"]}
+
+
+# ---- sorting and routing (moe_routing.py) ----------------------------------------------------
+
+
+def topk_softmax(v, c, s):
+    """Router probabilities, the TOPK largest per token (ties: lower expert
+    first), renormalised over the chosen experts when asked."""
+    e, k, t = c["N_EXPERTS"], c["TOPK"], s["num_tokens"]
+    x = v["gating"].reshape(t, s["stride_gm"])[:, :e]
+    p = np.exp(x - x.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    ids = np.argsort(-p, axis=1, kind="stable")[:, :k]
+    w = np.take_along_axis(p, ids, axis=1)
+    if c["RENORMALIZE"]:
+        w = w / w.sum(axis=1, keepdims=True)
+    return {"topk_weights": w.ravel(), "topk_ids": ids.ravel()}
+
+
+def sort_rows(v, c, s):
+    n, stride = s["n_cols"], s["stride"]
+    x = v["x"].reshape(-1, stride)
+    y = v["y"].reshape(-1, stride).copy()
+    srt = np.sort(x[:, :n], axis=1)
+    y[:, :n] = srt[:, ::-1] if c["DESCENDING"] else srt
+    return {"y": y.ravel()}
+
+
+def merge_sorted(v, c, s):
+    h = c["HALF"]
+    a, b = v["a"].reshape(-1, h), v["b"].reshape(-1, h)
+    return {"out": np.sort(np.concatenate([a, b], axis=1), axis=1).ravel()}
