@@ -223,8 +223,9 @@ extern const BuiltinTable sema_tl_extra, sema_tl_cuda_sregs;
  * reductions move it exactly (sema/builtins/extra.c). */
 IrValue *sema_to_bits(Sema *s, IrValue *x, Span at);
 IrValue *sema_from_bits(Sema *s, IrValue *y, DType dt, Span at);
-/* sema/builtins/sort.c: tl.sort, tl.topk, tl.bitonic_merge. */
-extern const BuiltinTable sema_tl_sort;
+/* sema/builtins/sort.c: tl.sort, tl.topk, tl.bitonic_merge;
+ * sema/builtins/lang.c: tl.tuple, tl.condition, tl.const. */
+extern const BuiltinTable sema_tl_sort, sema_tl_lang;
 bool sv_has(SVal v); /* given and not None */
 const char *sema_builtin_display(const Builtin *b);
 IrValue *sema_arg_tensor(Sema *s, SVal v, Span at, const Builtin *b, const char *what);
