@@ -528,4 +528,15 @@ def cases():
              [Buf("a", "fp32", 5 * 128, lambda rng, n: np.sort(rng.standard_normal(n).reshape(5, -1)).ravel()),
               Buf("b", "fp32", 5 * 128, lambda rng, n: np.sort(rng.standard_normal(n).reshape(5, -1)).ravel()),
               Out("out", "fp32", 5 * 256)], {"HALF": 128}, ref=R_.merge_sorted))
+    # tuple_state.py: tl.tuple, tuples through helpers and loops, tuple slices, tl.condition
+    add(Case("online logsumexp with a tuple state", "tuple_state.py", "logsumexp_rows_kernel", (5,),
+             [Buf("x_ptr", "fp32", 5 * 1000, scale=4.0), Out("out_ptr", "fp32", 5), Scalar("n_cols", 1000),
+              Scalar("stride_row", 1000)], {"BLOCK": 256}, ref=R_.logsumexp_rows))
+    add(Case("logsumexp, fp16 rows, one chunk", "tuple_state.py", "logsumexp_rows_kernel", (3,),
+             [Buf("x_ptr", "fp16", 3 * 100), Out("out_ptr", "fp32", 3), Scalar("n_cols", 100),
+              Scalar("stride_row", 100)], {"BLOCK": 128}, ref=R_.logsumexp_rows))
+    add(Case("transpose through tuple strides", "tuple_state.py", "transpose_copy_kernel", (4, 3),
+             [Buf("x_ptr", "fp32", 100 * 70), Out("y_ptr", "fp32", 100 * 70), Scalar("M", 100),
+              Scalar("N", 70), Scalar("stride_xm", 70), Scalar("stride_xn", 1), Scalar("stride_ym", 100),
+              Scalar("stride_yn", 1)], {"BLOCK_M": 32, "BLOCK_N": 32}, ref=R_.transpose_copy))
     return out

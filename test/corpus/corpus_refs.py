@@ -591,3 +591,18 @@ def merge_sorted(v, c, s):
     h = c["HALF"]
     a, b = v["a"].reshape(-1, h), v["b"].reshape(-1, h)
     return {"out": np.sort(np.concatenate([a, b], axis=1), axis=1).ravel()}
+
+
+# ---- tuples as values (tuple_state.py) ------------------------------------------------------
+
+
+def logsumexp_rows(v, c, s):
+    x = v["x_ptr"].reshape(-1, s["stride_row"])[:, :s["n_cols"]]
+    m = x.max(axis=1)
+    return {"out_ptr": m + np.log(np.exp(x - m[:, None]).sum(axis=1))}
+
+
+def transpose_copy(v, c, s):
+    m, n = s["M"], s["N"]
+    x = v["x_ptr"].reshape(m, n)
+    return {"y_ptr": x.T.ravel()}
