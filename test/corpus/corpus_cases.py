@@ -539,4 +539,13 @@ def cases():
              [Buf("x_ptr", "fp32", 100 * 70), Out("y_ptr", "fp32", 100 * 70), Scalar("M", 100),
               Scalar("N", 70), Scalar("stride_xm", 70), Scalar("stride_xn", 1), Scalar("stride_ym", 100),
               Scalar("stride_yn", 1)], {"BLOCK_M": 32, "BLOCK_N": 32}, ref=R_.transpose_copy))
+    # device_dispatch.py: helpers and constants chosen by host device checks
+    add(Case("silu-and-mul, helper chosen per arch", "device_dispatch.py", "silu_and_mul_kernel",
+             (6, 2), [Out("out_ptr", "fp32", 6 * 700), Buf("in_ptr", "fp32", 6 * 1400, scale=3.0),
+                      Scalar("n_rows", 6), Scalar("d", 700), Scalar("stride_in", 1400),
+                      Scalar("stride_out", 700)], {"BLOCK_D": 512}, ref=R_.silu_and_mul))
+    add(Case("silu-and-mul, bf16", "device_dispatch.py", "silu_and_mul_kernel",
+             (4, 1), [Out("out_ptr", "bf16", 4 * 256), Buf("in_ptr", "bf16", 4 * 512),
+                      Scalar("n_rows", 4), Scalar("d", 256), Scalar("stride_in", 512),
+                      Scalar("stride_out", 256)], {"BLOCK_D": 256}, ref=R_.silu_and_mul))
     return out

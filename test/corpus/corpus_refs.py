@@ -606,3 +606,15 @@ def transpose_copy(v, c, s):
     m, n = s["M"], s["N"]
     x = v["x_ptr"].reshape(m, n)
     return {"y_ptr": x.T.ravel()}
+
+
+# ---- host device checks (device_dispatch.py) --------------------------------------------------
+
+
+def silu_and_mul(v, c, s):
+    d, rows = s["d"], s["n_rows"]
+    x = v["in_ptr"].reshape(rows, s["stride_in"])
+    g, u = x[:, :d], x[:, d:2 * d]
+    out = v["out_ptr"].reshape(rows, s["stride_out"]).copy()
+    out[:, :d] = g * sigmoid(g) * u
+    return {"out_ptr": out.ravel()}
