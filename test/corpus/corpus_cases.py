@@ -548,4 +548,23 @@ def cases():
              (4, 1), [Out("out_ptr", "bf16", 4 * 256), Buf("in_ptr", "bf16", 4 * 512),
                       Scalar("n_rows", 4), Scalar("d", 256), Scalar("stride_in", 512),
                       Scalar("stride_out", 256)], {"BLOCK_D": 256}, ref=R_.silu_and_mul))
+    # mx_matmul.py: tl.dot_scaled, emulated by upcasting to bf16
+    MM, NN, KK = 64, 96, 128
+
+    def _e4m3_bits(rng, n):  # finite e4m3 values of moderate size
+        return rng.integers(0x20, 0x58, n) | (rng.integers(0, 2, n) << 7)
+
+    for af, bf in (("e4m3", "e2m1"), ("e2m1", "e4m3"), ("e4m3", "e4m3")):
+        a_n = MM * KK // (2 if af == "e2m1" else 1)
+        b_n = KK * NN // (2 if bf == "e2m1" else 1)
+        a_init = ("randint", 0, 256) if af == "e2m1" else _e4m3_bits
+        b_init = ("randint", 0, 256) if bf == "e2m1" else _e4m3_bits
+        add(Case(f"mx matmul {af} x {bf}", "mx_matmul.py", "mx_matmul_kernel", (2, 3),
+                 [Buf("a_ptr", "u8", a_n, a_init), Buf("a_scale_ptr", "u8", MM * KK // 32, ("randint", 122, 132)),
+                  Buf("b_ptr", "u8", b_n, b_init), Buf("b_scale_ptr", "u8", NN * KK // 32, ("randint", 122, 132)),
+                  Out("c_ptr", "fp32", MM * NN), Scalar("M", MM), Scalar("N", NN), Scalar("K", KK),
+                  Scalar("stride_am", KK // (2 if af == "e2m1" else 1)), Scalar("stride_bk", NN),
+                  Scalar("stride_cm", NN)],
+                 {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_FORMAT": af, "B_FORMAT": bf},
+                 tol={"fp32": (1e-4, 1e-2)}, ref=R_.mx_matmul))
     return out

@@ -618,3 +618,40 @@ def silu_and_mul(v, c, s):
     out = v["out_ptr"].reshape(rows, s["stride_out"]).copy()
     out[:, :d] = g * sigmoid(g) * u
     return {"out_ptr": out.ravel()}
+
+
+# ---- microscaled matmul (mx_matmul.py) ---------------------------------------------------------
+
+
+def _e2m1(nib):
+    mag = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6])[nib & 7]
+    return np.where(nib & 8, -mag, mag)
+
+
+def _e4m3(bits):
+    bits = bits.astype(np.int64)
+    e, m = (bits >> 3) & 15, bits & 7
+    mag = np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e - 7))
+    mag = np.where((bits & 127) == 127, np.nan, mag)
+    return np.where(bits & 128, -mag, mag)
+
+
+def _mx_operand(raw, fmt, rows, k, along_k_last):
+    """The operand's values as (rows, k) float64, rows = M or N."""
+    raw = raw.astype(np.int64)
+    if fmt == "e2m1":
+        packed = raw.reshape(rows, k // 2) if along_k_last else raw.reshape(k // 2, rows).T
+        out = np.empty((rows, k))
+        out[:, 0::2], out[:, 1::2] = _e2m1(packed & 15), _e2m1(packed >> 4)
+        return out
+    vals = _e4m3(raw)
+    return vals.reshape(rows, k) if along_k_last else vals.reshape(k, rows).T
+
+
+def mx_matmul(v, c, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    a = _mx_operand(v["a_ptr"], c["A_FORMAT"], m, k, True)
+    b = _mx_operand(v["b_ptr"], c["B_FORMAT"], n, k, False)
+    sa = np.repeat(2.0 ** (v["a_scale_ptr"].reshape(m, k // 32) - 127), 32, axis=1)
+    sb = np.repeat(2.0 ** (v["b_scale_ptr"].reshape(n, k // 32) - 127), 32, axis=1)
+    return {"c_ptr": ((a * sa) @ (b * sb).T).ravel()}
