@@ -567,4 +567,13 @@ def cases():
                   Scalar("stride_cm", NN)],
                  {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_FORMAT": af, "B_FORMAT": bf},
                  tol={"fp32": (1e-4, 1e-2)}, ref=R_.mx_matmul))
+    # elementwise_extras.py: tl.map_elementwise, tl.const, tl.philox_impl
+    add(Case("softplus through map_elementwise", "elementwise_extras.py", "softplus_kernel", (4,),
+             [Buf("x_ptr", "fp32", 3000, scale=8.0), Out("y_ptr", "fp32", 3000), Scalar("n_elements", 3000),
+              Scalar("beta", 2.0, "fp32"), Scalar("threshold", 20.0, "fp32")], {"BLOCK": 1024},
+             ref=R_.softplus))
+    add(Case("row hash through philox_impl", "elementwise_extras.py", "row_hash_kernel", (3, 2),
+             [Buf("seeds_ptr", "i32", 3, ("randint", 0, 2**31 - 1)), Out("out_ptr", "i32", 3 * 300),
+              Scalar("n_cols", 300), Scalar("stride", 300)], {"N_ROUNDS": 7, "BLOCK": 256},
+             ref=R_.row_hash))
     return out

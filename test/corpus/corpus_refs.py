@@ -655,3 +655,39 @@ def mx_matmul(v, c, s):
     sa = np.repeat(2.0 ** (v["a_scale_ptr"].reshape(m, k // 32) - 127), 32, axis=1)
     sb = np.repeat(2.0 ** (v["b_scale_ptr"].reshape(n, k // 32) - 127), 32, axis=1)
     return {"c_ptr": ((a * sa) @ (b * sb).T).ravel()}
+
+
+# ---- map_elementwise, philox_impl (elementwise_extras.py) -------------------------------------
+
+
+def softplus(v, c, s):
+    x = v["x_ptr"][:s["n_elements"]]
+    bx = x * s["beta"]
+    y = np.where(bx > s["threshold"], x, np.log1p(np.exp(np.minimum(bx, 80.0))) / s["beta"])
+    return {"y_ptr": y}
+
+
+def row_hash(v, c, s):
+    """Philox rounds (32-bit constants) on counters (col, row, 0, 0) and key
+    (seed, 0x5BD1E995); the kernel stores word 0 xor word 3 as int32."""
+    rows = len(v["seeds_ptr"])
+    n, stride = s["n_cols"], s["stride"]
+    out = v["out_ptr"].copy().reshape(rows, stride)
+    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    for r in range(rows):
+        c0 = np.arange(n, dtype=np.uint64)
+        c1 = np.full(n, r, dtype=np.uint64)
+        c2 = np.zeros(n, dtype=np.uint64)
+        c3 = np.zeros(n, dtype=np.uint64)
+        k0 = np.uint64(int(v["seeds_ptr"][r]) & 0xFFFFFFFF)
+        k1 = np.uint64(0x5BD1E995)
+        for _ in range(c["N_ROUNDS"]):
+            _c0, _c2 = c0, c2
+            c0 = ((B * _c2) >> np.uint64(32)) ^ c1 ^ k0
+            c2 = ((A * _c0) >> np.uint64(32)) ^ c3 ^ k1
+            c1 = (B * _c2) & _M32
+            c3 = (A * _c0) & _M32
+            k0 = (k0 + np.uint64(0x9E3779B9)) & _M32
+            k1 = (k1 + np.uint64(0xBB67AE85)) & _M32
+        out[r, :n] = (c0 ^ c3).astype(np.uint32).view(np.int32)
+    return {"out_ptr": out.ravel()}
