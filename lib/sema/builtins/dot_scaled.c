@@ -40,9 +40,9 @@ static IrValue *call_tl(Sema *s, const char *name, SVal *args, int n, Span at)
 static IrValue *bin(Sema *s, int op, IrValue *a, SVal b, Span at)
 {
     bool cmp = op == OP_EQ || op == OP_NE;
-    SVal r = !a  ? bad()
-             : cmp ? sema_compare(s, op, sv_tensor(a), b, at)
-                   : sema_binary(s, op, sv_tensor(a), b, at);
+    SVal r = !a ? bad()
+        : cmp   ? sema_compare(s, op, sv_tensor(a), b, at)
+                : sema_binary(s, op, sv_tensor(a), b, at);
     return r.k == SV_TENSOR ? r.v : NULL;
 }
 
@@ -63,9 +63,9 @@ static IrValue *e2m1_value(Sema *s, IrValue *nib, Span at)
     /* normal: (1 + m/2) * 2^(e-1); subnormal (e == 0): m/2 */
     IrValue *pow2 = ef ? sema_math(s, MATH_EXP2, bin(s, OP_SUB, ef, sv_float(1.0), at), at) : NULL;
     IrValue *half_m = bin(s, OP_MUL, mf, sv_float(0.5), at);
-    IrValue *normal = pow2 && half_m ? bin(s, OP_MUL, bin(s, OP_ADD, half_m, sv_float(1.0), at),
-                                            sv_tensor(pow2), at)
-                                     : NULL;
+    IrValue *normal = pow2 && half_m
+        ? bin(s, OP_MUL, bin(s, OP_ADD, half_m, sv_float(1.0), at), sv_tensor(pow2), at)
+        : NULL;
     IrValue *sub = bin(s, OP_EQ, e, sv_int(0), at);
     IrValue *mag = normal ? select3(s, sub, sv_tensor(half_m), sv_tensor(normal), at) : NULL;
     IrValue *neg = bin(s, OP_NE, bin(s, OP_BITAND, nib, sv_int(8), at), sv_int(0), at);
@@ -135,22 +135,23 @@ static bool check_operand(Sema *s, IrValue *x, MxFormat f, Span at, const char *
         return false;
     }
     DType dt = x->type.dt;
-    bool ok = f == MX_E2M1   ? dt == DT_U8 || dt == DT_I8
-              : f == MX_BF16 ? dt == DT_BF16
-              : f == MX_FP16 ? dt == DT_F16
-              : f == MX_E4M3 ? dt == DT_F8E4 || dt == DT_U8 || dt == DT_I8
-                             : dt == DT_F8E5 || dt == DT_U8 || dt == DT_I8;
+    bool ok = f == MX_E2M1 ? dt == DT_U8 || dt == DT_I8
+        : f == MX_BF16     ? dt == DT_BF16
+        : f == MX_FP16     ? dt == DT_F16
+        : f == MX_E4M3     ? dt == DT_F8E4 || dt == DT_U8 || dt == DT_I8
+                           : dt == DT_F8E5 || dt == DT_U8 || dt == DT_I8;
     if (!ok)
-        sema_err(s, at, "tl.dot_scaled: a %s of %s cannot hold format '%s' (e2m1: uint8 pairs; "
-                 "e4m3/e5m2: fp8 or uint8 bits; bf16, fp16: themselves)", side,
-                 sema_type_str(s, x->type), mx_names[f]);
+        sema_err(s, at,
+                 "tl.dot_scaled: a %s of %s cannot hold format '%s' (e2m1: uint8 pairs; "
+                 "e4m3/e5m2: fp8 or uint8 bits; bf16, fp16: themselves)",
+                 side, sema_type_str(s, x->type), mx_names[f]);
     return ok;
 }
 
 /* One operand decoded, scaled and in the compute dtype; k is the
  * product's K, kdim the operand's K axis. */
-static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool fast_math,
-                        DType ct, Span at, Span sc_at, int *k)
+static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool fast_math, DType ct,
+                        Span at, Span sc_at, int *k)
 {
     const char *side = rhs ? "rhs" : "lhs";
     IrValue *x = sema_to_tensor(s, v, at);
@@ -168,9 +169,10 @@ static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool 
         if (*k % MX_GROUP || sc->type.rank != 2 || sc->type.shape[0] != want[0] ||
             sc->type.shape[1] != want[1] || !dtype_is_int(sc->type.dt) ||
             dtype_bits(sc->type.dt) != 8) {
-            sema_err(s, sc_at, "tl.dot_scaled: the %s scale must be (%d, %d) uint8 e8m0 exponents "
-                     "(one per %d elements along K = %d), got %s", side, want[0], want[1],
-                     MX_GROUP, *k, sema_type_str(s, sc->type));
+            sema_err(s, sc_at,
+                     "tl.dot_scaled: the %s scale must be (%d, %d) uint8 e8m0 exponents "
+                     "(one per %d elements along K = %d), got %s",
+                     side, want[0], want[1], MX_GROUP, *k, sema_type_str(s, sc->type));
             return NULL;
         }
         IrValue *sp = spread_scale(s, sc, *k, fast_math, sc_at);
@@ -190,9 +192,11 @@ static SVal b_dot_scaled(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
     MxFormat lf = mx_format(a[2]), rf = mx_format(a[5]);
     if (lf == MX_BAD || rf == MX_BAD) {
         int i = lf == MX_BAD ? 2 : 5;
-        return sema_err(s, at[i], "tl.dot_scaled: format must be 'e2m1', 'e4m3', 'e5m2', 'bf16' "
+        return sema_err(s, at[i],
+                        "tl.dot_scaled: format must be 'e2m1', 'e4m3', 'e5m2', 'bf16' "
                         "or 'fp16' (tk emulates MX formats by upcasting; fp6 formats are not "
-                        "implemented), got %s", sv_describe(s, a[i]));
+                        "implemented), got %s",
+                        sv_describe(s, a[i]));
     }
     bool fast = false, lpack = true, rpack = true;
     if ((sv_has(a[7]) && !sema_truth(s, a[7], at[7], &fast)) ||
@@ -200,7 +204,8 @@ static SVal b_dot_scaled(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
         (sv_has(a[9]) && !sema_truth(s, a[9], at[9], &rpack)))
         return bad();
     if (!lpack || !rpack)
-        return sema_err(s, at[lpack ? 9 : 8], "tl.dot_scaled: e2m1 packed along M or N "
+        return sema_err(s, at[lpack ? 9 : 8],
+                        "tl.dot_scaled: e2m1 packed along M or N "
                         "(k_pack=False) is not implemented; pack along K");
     DType ct = lf == MX_FP16 || rf == MX_FP16 ? DT_F16 : DT_BF16;
     int kl, kr;

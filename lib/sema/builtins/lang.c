@@ -43,7 +43,8 @@ static SVal b_condition(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_
 static SVal b_const(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
 {
     TK_UNUSED(b), TK_UNUSED(a), TK_UNUSED(at);
-    return sema_err(s, call_at, "tl.const is a parameter annotation (`x_ptr: tl.const`), not a "
+    return sema_err(s, call_at,
+                    "tl.const is a parameter annotation (`x_ptr: tl.const`), not a "
                     "function to call");
 }
 
@@ -63,7 +64,8 @@ static SVal b_map_elementwise(Sema *s, const Builtin *b, SVal *a, Span *at, Span
     if (sv_has(a[2]) && !sema_const_int(s, a[2], at[2], "tl.map_elementwise's pack", &pack))
         return bad();
     if (pack != 1)
-        return sema_err(s, at[2], "tl.map_elementwise with pack=%lld is not implemented (the "
+        return sema_err(s, at[2],
+                        "tl.map_elementwise with pack=%lld is not implemented (the "
                         "function would take %lld elements of each argument); use pack=1",
                         (long long)pack, (long long)pack);
     SVal t = a[1];

@@ -250,8 +250,10 @@ static SVal b_philox_impl(Sema *s, const Builtin *b, SVal *a, Span *at, Span cal
         if (dt == DT_VOID)
             dt = x->type.dt;
         if ((x->type.dt != DT_U32 && x->type.dt != DT_U64) || x->type.dt != dt)
-            return sema_err(s, at[i], "tl.philox_impl needs counters and key all uint32 or all "
-                            "uint64, got %s", sema_type_str(s, x->type));
+            return sema_err(s, at[i],
+                            "tl.philox_impl needs counters and key all uint32 or all "
+                            "uint64, got %s",
+                            sema_type_str(s, x->type));
         v[i] = sv_tensor(x);
     }
     if (!philox_rounds(s, v, v[4], v[5], dt == DT_U32 ? 32 : 64, n, call))

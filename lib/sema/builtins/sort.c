@@ -193,8 +193,10 @@ static SVal b_topk(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
         return bad();
     int log_k = log2_exact(k);
     if (log_k < 0 || log_k > log_n)
-        return sema_err(s, at[1], "tl.topk needs k a power of two no larger than the last "
-                        "dimension (%d), got %lld", 1 << log_n, (long long)k);
+        return sema_err(s, at[1],
+                        "tl.topk needs k a power of two no larger than the last "
+                        "dimension (%d), got %lld",
+                        1 << log_n, (long long)k);
     return sort_impl(s, x, log_n, log_k, desc, call_at);
 }
 
