@@ -6,9 +6,22 @@
  * diagnostic, unknown kernels as TK_ERR_NOT_FOUND listing the known ones. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rt_backend.h"
+
+/* The arch host device checks in the module's Python are decided for:
+ * the device's; on the interpreter, TK_ARCH when set, else sm_80 (the
+ * compiler's default target, which its device properties model). The
+ * module's source hash covers the choice (module->str notes it). */
+static const char *module_target(const tk_context *ctx)
+{
+    if (strncmp(ctx->arch, "sm_", 3) == 0)
+        return ctx->arch;
+    const char *env = getenv("TK_ARCH");
+    return env && strncmp(env, "sm_", 3) == 0 ? env : "sm_80";
+}
 
 static tk_status module_make(tk_context *ctx, const char *name, const char *text, size_t len,
                              tk_module **out)
@@ -25,6 +38,7 @@ static tk_status module_make(tk_context *ctx, const char *name, const char *text
         return err_set(TK_ERR_NO_MEMORY, "out of memory loading '%s'", name);
     }
     m->comp.search_paths = ctx->search_paths;
+    m->comp.arch = module_target(ctx);
     if (!comp_parse(&m->comp)) {
         tk_status s = err_set(TK_ERR_COMPILE, "%s",
                               m->comp.diag.text.data ? m->comp.diag.text.data : "syntax errors");

@@ -49,6 +49,7 @@ static bool run_stages(Compilation *c, const tk_compile_options *o, StrBuf *out)
 {
     if (o->emit == TK_EMIT_TOKENS)
         return lex_dump_tokens(&c->src, &c->diag, out) && c->diag.errors == 0;
+    c->arch = o->arch ? o->arch : "sm_80";
     if (!comp_parse(c))
         return false;
     if (o->emit == TK_EMIT_AST) {

@@ -36,6 +36,7 @@ void comp_free(Compilation *c)
 bool comp_parse(Compilation *c)
 {
     front_set_builtins(&(FrontBuiltins){sema_builtin_exists, sema_libdevice_known});
+    front_set_target(c->arch);
     c->module = parse_module(&c->src, &c->arena, &c->diag);
     if (c->module && c->diag.errors == 0)
         c->nimported = package_load(c->module, c->search_paths, &c->arena, &c->diag, &c->imported);

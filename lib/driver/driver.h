@@ -19,6 +19,7 @@ typedef struct Compilation {
     Diag diag;
     Node *module;
     const char *const *search_paths; /* for package imports; NULL-terminated, may be NULL */
+    const char *arch;                /* the target ("sm_90a"): decides host device checks */
     const Source **imported;         /* the package files comp_parse read */
     int nimported;
 } Compilation;

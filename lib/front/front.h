@@ -153,6 +153,11 @@ typedef struct FrontBuiltins {
     bool (*libdevice_known)(const char *name);
 } FrontBuiltins;
 void front_set_builtins(const FrontBuiltins *b);
+/* The arch ("sm_90a") the next parse on this thread compiles for: host
+ * device checks (`torch.cuda.get_device_capability()[0] >= 9`,
+ * `triton.runtime.driver.active.get_current_target().arch`) are decided
+ * from it. NULL or "": such checks stay undecided. */
+void front_set_target(const char *arch);
 /* Parses a whole file. Returns the N_MODULE (possibly partial) and reports
  * every syntax error to d; the caller checks d->errors. */
 Node *parse_module(const Source *src, Arena *a, Diag *d);

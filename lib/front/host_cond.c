@@ -4,7 +4,9 @@
  * through version.parse / packaging's Version, importlib.metadata.version
  * ("triton")) are decided; so are environment reads with literal defaults
  * (read now, and listed in h->env_reads for the cache key),
- * hasattr(triton.language, NAME) against tk's own builtins, module
+ * hasattr(triton.language, NAME) against tk's own builtins, device
+ * checks against the arch compiled for (front_set_target: capability,
+ * Triton's get_current_target(), noted for the cache key too), module
  * constants computed from those, and one-line host helpers
  * (`def triton_ge(v): return version.parse(triton.__version__) >= ...`).
  * Anything else is unknown: `and`/`or` stay three-valued, so an unknown
@@ -23,6 +25,20 @@ static FrontBuiltins builtins;
 
 void front_set_builtins(const FrontBuiltins *b) { builtins = *b; }
 
+/* The arch the module is compiled for ("sm_90a"), which decides device
+ * checks (`torch.cuda.get_device_capability()[0] >= 9`). Per thread: the
+ * runtime may load modules for devices of different archs at once. */
+static _Thread_local char target_arch[16];
+
+void front_set_target(const char *arch)
+{
+    size_t n = arch ? strlen(arch) : 0;
+    if (n >= sizeof target_arch || (n && strncmp(arch, "sm_", 3) != 0))
+        n = 0; /* not an arch tk knows: device checks stay undecided */
+    memcpy(target_arch, arch ? arch : "", n);
+    target_arch[n] = 0;
+}
+
 static bool libdevice_known(const char *name)
 {
     return builtins.libdevice_known && builtins.libdevice_known(name);
@@ -32,7 +48,17 @@ static bool libdevice_known(const char *name)
 
 enum { HV_PARTS = 4 };
 
-typedef enum { HV_UNKNOWN, HV_BOOL, HV_INT, HV_STR, HV_VER, HV_TUPLE, HV_NONE, HV_MODULE } HvKind;
+typedef enum {
+    HV_UNKNOWN,
+    HV_BOOL,
+    HV_INT,
+    HV_STR,
+    HV_VER,
+    HV_TUPLE,
+    HV_NONE,
+    HV_MODULE,
+    HV_TARGET, /* the device compiled for: get_current_target(), get_device_properties() */
+} HvKind;
 
 /* One value: ints for HV_INT (i[0]), HV_VER and HV_TUPLE (n parts);
  * s for HV_STR. A namespace path (`triton.language`) is HV_MODULE with s
@@ -189,6 +215,48 @@ static HostVal cp_env(CondParse *c, const HostVal *args, int n, bool membership)
     return n == 2 ? args[1] : (HostVal){.k = HV_NONE};
 }
 
+/* The compute capability of the target as major * 10 + minor (90 for
+ * sm_90a), noted for the cache key; -1 when no target is set. */
+static long target_sm(CondParse *c)
+{
+    if (!target_arch[0])
+        return -1;
+    long sm = strtol(target_arch + 3, NULL, 10);
+    if (sm <= 0)
+        return -1;
+    StrBuf *sb = &c->h->env_reads;
+    if (!sb->data || !strstr(sb->data, "target "))
+        sb_printf(sb, "target %s\n", target_arch);
+    return sm;
+}
+
+/* torch.cuda.get_device_capability(): (major, minor) of the target. */
+static HostVal target_capability(CondParse *c)
+{
+    long sm = target_sm(c);
+    return sm < 0 ? UNKNOWN : (HostVal){.k = HV_TUPLE, .i = {sm / 10, sm % 10}, .n = 2};
+}
+
+/* An attribute of the target: Triton's GPUTarget (.backend, .arch,
+ * .warp_size) or torch's device properties (.major, .minor). */
+static HostVal target_attr(CondParse *c, const char *a, size_t len)
+{
+    long sm = target_sm(c);
+    if (sm < 0)
+        return UNKNOWN;
+    if (len == 7 && !memcmp(a, "backend", 7))
+        return (HostVal){.k = HV_STR, .s = "cuda"};
+    if (len == 4 && !memcmp(a, "arch", 4))
+        return (HostVal){.k = HV_INT, .i = {sm}};
+    if (len == 9 && !memcmp(a, "warp_size", 9))
+        return (HostVal){.k = HV_INT, .i = {32}};
+    if (len == 5 && !memcmp(a, "major", 5))
+        return (HostVal){.k = HV_INT, .i = {sm / 10}};
+    if (len == 5 && !memcmp(a, "minor", 5))
+        return (HostVal){.k = HV_INT, .i = {sm % 10}};
+    return UNKNOWN;
+}
+
 static HostVal cp_helper(CondParse *c, const HostHelper *fn, const HostVal *args, int n)
 {
     if (n != fn->nparams || c->depth > 8)
@@ -213,6 +281,11 @@ static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int 
         return (HostVal){.k = HV_STR, .s = TK_TRITON_VERSION};
     if (path_ends(path, "environ.get") || path_ends(path, "getenv"))
         return cp_env(c, args, n, false);
+    if (path_ends(path, "cuda.get_device_capability") && n <= 1)
+        return target_capability(c);
+    if ((path_ends(path, "get_current_target") && n == 0) ||
+        (path_ends(path, "cuda.get_device_properties") && n <= 1))
+        return target_sm(c) < 0 ? UNKNOWN : (HostVal){.k = HV_TARGET};
     if (path_is(path, "hasattr") && n == 2 && ns1 && args[1].k == HV_STR)
         return builtins.exists ? hv_bool(builtins.exists(ns1, args[1].s)) : UNKNOWN;
     if (path_is(path, "int") && n == 1 && args[0].k == HV_INT)
@@ -272,6 +345,9 @@ static HostVal cp_path(CondParse *c, const char *path)
     }
     if (path_ns(c->h, path))
         return (HostVal){.k = HV_MODULE, .s = path};
+    /* tk compiles for NVIDIA GPUs: a ROCm build of torch is not the target */
+    if (path_ends(path, "torch.version.hip") && target_sm(c) >= 0)
+        return (HostVal){.k = HV_NONE};
     return UNKNOWN;
 }
 
@@ -310,6 +386,10 @@ static HostVal cp_postfix(CondParse *c, HostVal v)
             return v;
         }
         const char *a = c->t + s;
+        if (v.k == HV_TARGET) {
+            v = target_attr(c, a, len);
+            continue;
+        }
         if (v.k == HV_TUPLE && v.s)
             return UNKNOWN; /* a list of strings has no attributes tk reads */
         if (v.k == HV_VER && len == 5 && !memcmp(a, "major", 5))

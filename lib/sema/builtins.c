@@ -7,9 +7,10 @@
 #include "sema/spec.h"
 
 
-static const BuiltinTable *const tl_tables[] = {&sema_tl_core,  &sema_tl_memory, &sema_tl_reduce,
-                                                &sema_tl_shape, &sema_tl_random, &sema_tl_blockptr,
-                                                &sema_tl_asm,   &sema_tl_extra};
+static const BuiltinTable *const tl_tables[] = {
+    &sema_tl_core,   &sema_tl_memory,   &sema_tl_reduce,    &sema_tl_shape,
+    &sema_tl_random, &sema_tl_blockptr, &sema_tl_asm,       &sema_tl_extra,
+    &sema_tl_sort,   &sema_tl_lang,     &sema_tl_dot_scaled};
 
 static const Builtin *find_in(const BuiltinTable *t, const char *name)
 {

@@ -182,6 +182,49 @@ static SVal index_tensor(Sema *s, const Node *n, IrValue *x)
     return sv_tensor(x);
 }
 
+/* One bound of a tuple slice: a constexpr int, or dflt when left out. */
+static bool slice_bound(Sema *s, const Node *e, int64_t dflt, int64_t *out)
+{
+    if (!e) {
+        *out = dflt;
+        return true;
+    }
+    SVal v = sema_eval(s, e);
+    if (v.k == SV_NONE) {
+        *out = dflt;
+        return true;
+    }
+    return v.k != SV_UNDEF && sema_const_int(s, v, e->span, "a tuple slice bound", out);
+}
+
+static int64_t clamp_bound(int64_t i, int64_t n, bool neg_step)
+{
+    if (i < 0)
+        i += n;
+    int64_t lo = neg_step ? -1 : 0, hi = neg_step ? n - 1 : n;
+    return i < lo ? lo : i > hi ? hi : i;
+}
+
+/* t[lo:hi:step] with constexpr bounds, as Python slices a tuple. */
+static SVal slice_tuple(Sema *s, SVal t, const Node *sl)
+{
+    int64_t step, lo, hi;
+    if (!slice_bound(s, sl->c, 1, &step))
+        return (SVal){.k = SV_UNDEF};
+    if (step == 0)
+        return sema_err(s, sl->c->span, "a tuple slice's step cannot be zero");
+    bool neg = step < 0;
+    if (!slice_bound(s, sl->a, neg ? t.n - 1 : 0, &lo) ||
+        !slice_bound(s, sl->b, neg ? -(int64_t)t.n - 1 : t.n, &hi))
+        return (SVal){.k = SV_UNDEF};
+    lo = clamp_bound(lo, t.n, neg), hi = clamp_bound(hi, t.n, neg);
+    SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(t.n + 1));
+    int k = 0;
+    for (int64_t i = lo; neg ? i > hi : i < hi; i += step)
+        items[k++] = t.items[i];
+    return sv_tuple(s, items, k);
+}
+
 static SVal eval_subscript(Sema *s, const Node *n)
 {
     SVal base = sema_eval(s, n->a);
@@ -189,6 +232,8 @@ static SVal eval_subscript(Sema *s, const Node *n)
         return base;
     if (base.k == SV_TENSOR)
         return index_tensor(s, n, base.v);
+    if (base.k == SV_TUPLE && n->list.len == 1 && n->list.items[0]->kind == N_SLICE)
+        return slice_tuple(s, base, n->list.items[0]);
     if (base.k == SV_TUPLE && n->list.len == 1) {
         SVal iv = sema_eval(s, n->list.items[0]);
         int64_t i;

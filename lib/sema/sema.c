@@ -384,6 +384,8 @@ static bool annot_is_python_hint(const Node *a)
         return true;
     if (a->kind != N_NAME && a->kind != N_ATTR)
         return false;
+    if (a->kind == N_ATTR && strcmp(a->name, "const") == 0)
+        return true; /* tl.const: a read-only pointer; the launch gives its type */
     for (int i = 0; i < TK_ARRAY_LEN(names); i++)
         if (strcmp(a->name, names[i]) == 0)
             return true;

@@ -219,6 +219,15 @@ extern const BuiltinTable sema_tl_asm, sema_tl_cuda;
  * histogram, the functional descriptor forms (in the tl tables), and the
  * special registers of triton.language.extra.cuda (smid, ...). */
 extern const BuiltinTable sema_tl_extra, sema_tl_cuda_sregs;
+/* A value as the integer of its width (i1 as i8) and back, so xor
+ * reductions move it exactly (sema/builtins/extra.c). */
+IrValue *sema_to_bits(Sema *s, IrValue *x, Span at);
+IrValue *sema_from_bits(Sema *s, IrValue *y, DType dt, Span at);
+/* sema/builtins/sort.c: tl.sort, tl.topk, tl.bitonic_merge;
+ * sema/builtins/lang.c: tl.tuple, tl.condition, tl.const. */
+extern const BuiltinTable sema_tl_sort, sema_tl_lang;
+/* sema/builtins/dot_scaled.c: tl.dot_scaled, emulated by upcasting. */
+extern const BuiltinTable sema_tl_dot_scaled;
 bool sv_has(SVal v); /* given and not None */
 const char *sema_builtin_display(const Builtin *b);
 IrValue *sema_arg_tensor(Sema *s, SVal v, Span at, const Builtin *b, const char *what);

@@ -505,4 +505,75 @@ def cases():
               Scalar("K", K_)],
              {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16}, tol={"fp16": (2e-2, 1e-2)},
              ref=R_.matmul))
+    # moe_routing.py: tl.topk, tl.sort, tl.bitonic_merge
+    TOK, EXP = 37, 60
+    add(Case("router top-k with softmax, renormalised", "moe_routing.py", "fused_topk_softmax_kernel",
+             (3,), [Buf("gating", "fp32", TOK * EXP, scale=2.0), Out("topk_weights", "fp32", TOK * 8),
+                    Out("topk_ids", "i32", TOK * 8), Scalar("num_tokens", TOK), Scalar("stride_gm", EXP)],
+             {"N_EXPERTS": EXP, "BLOCK_E": 64, "TOPK": 8, "BLOCK_T": 16, "RENORMALIZE": True},
+             ref=R_.topk_softmax))
+    add(Case("router top-2, fp16 logits", "moe_routing.py", "fused_topk_softmax_kernel",
+             (5,), [Buf("gating", "fp16", 70 * 8), Out("topk_weights", "fp32", 70 * 2),
+                    Out("topk_ids", "i32", 70 * 2), Scalar("num_tokens", 70), Scalar("stride_gm", 8)],
+             {"N_EXPERTS": 8, "BLOCK_E": 8, "TOPK": 2, "BLOCK_T": 16, "RENORMALIZE": False},
+             ref=R_.topk_softmax))
+    add(Case("sort rows ascending, padded", "moe_routing.py", "sort_rows_kernel", (6,),
+             [Buf("x", "fp32", 6 * 200), Out("y", "fp32", 6 * 200), Scalar("n_cols", 200),
+              Scalar("stride", 200)], {"BLOCK": 256, "DESCENDING": False}, ref=R_.sort_rows))
+    add(Case("sort rows descending, int32", "moe_routing.py", "sort_rows_kernel", (4,),
+             [Buf("x", "i32", 4 * 64, ("randint", -1000, 1000)), Out("y", "i32", 4 * 64),
+              Scalar("n_cols", 64), Scalar("stride", 64)], {"BLOCK": 64, "DESCENDING": True},
+             ref=R_.sort_rows))
+    add(Case("merge two sorted runs", "moe_routing.py", "merge_sorted_kernel", (5,),
+             [Buf("a", "fp32", 5 * 128, lambda rng, n: np.sort(rng.standard_normal(n).reshape(5, -1)).ravel()),
+              Buf("b", "fp32", 5 * 128, lambda rng, n: np.sort(rng.standard_normal(n).reshape(5, -1)).ravel()),
+              Out("out", "fp32", 5 * 256)], {"HALF": 128}, ref=R_.merge_sorted))
+    # tuple_state.py: tl.tuple, tuples through helpers and loops, tuple slices, tl.condition
+    add(Case("online logsumexp with a tuple state", "tuple_state.py", "logsumexp_rows_kernel", (5,),
+             [Buf("x_ptr", "fp32", 5 * 1000, scale=4.0), Out("out_ptr", "fp32", 5), Scalar("n_cols", 1000),
+              Scalar("stride_row", 1000)], {"BLOCK": 256}, ref=R_.logsumexp_rows))
+    add(Case("logsumexp, fp16 rows, one chunk", "tuple_state.py", "logsumexp_rows_kernel", (3,),
+             [Buf("x_ptr", "fp16", 3 * 100), Out("out_ptr", "fp32", 3), Scalar("n_cols", 100),
+              Scalar("stride_row", 100)], {"BLOCK": 128}, ref=R_.logsumexp_rows))
+    add(Case("transpose through tuple strides", "tuple_state.py", "transpose_copy_kernel", (4, 3),
+             [Buf("x_ptr", "fp32", 100 * 70), Out("y_ptr", "fp32", 100 * 70), Scalar("M", 100),
+              Scalar("N", 70), Scalar("stride_xm", 70), Scalar("stride_xn", 1), Scalar("stride_ym", 100),
+              Scalar("stride_yn", 1)], {"BLOCK_M": 32, "BLOCK_N": 32}, ref=R_.transpose_copy))
+    # device_dispatch.py: helpers and constants chosen by host device checks
+    add(Case("silu-and-mul, helper chosen per arch", "device_dispatch.py", "silu_and_mul_kernel",
+             (6, 2), [Out("out_ptr", "fp32", 6 * 700), Buf("in_ptr", "fp32", 6 * 1400, scale=3.0),
+                      Scalar("n_rows", 6), Scalar("d", 700), Scalar("stride_in", 1400),
+                      Scalar("stride_out", 700)], {"BLOCK_D": 512}, ref=R_.silu_and_mul))
+    add(Case("silu-and-mul, bf16", "device_dispatch.py", "silu_and_mul_kernel",
+             (4, 1), [Out("out_ptr", "bf16", 4 * 256), Buf("in_ptr", "bf16", 4 * 512),
+                      Scalar("n_rows", 4), Scalar("d", 256), Scalar("stride_in", 512),
+                      Scalar("stride_out", 256)], {"BLOCK_D": 256}, ref=R_.silu_and_mul))
+    # mx_matmul.py: tl.dot_scaled, emulated by upcasting to bf16
+    MM, NN, KK = 64, 96, 128
+
+    def _e4m3_bits(rng, n):  # finite e4m3 values of moderate size
+        return rng.integers(0x20, 0x58, n) | (rng.integers(0, 2, n) << 7)
+
+    for af, bf in (("e4m3", "e2m1"), ("e2m1", "e4m3"), ("e4m3", "e4m3")):
+        a_n = MM * KK // (2 if af == "e2m1" else 1)
+        b_n = KK * NN // (2 if bf == "e2m1" else 1)
+        a_init = ("randint", 0, 256) if af == "e2m1" else _e4m3_bits
+        b_init = ("randint", 0, 256) if bf == "e2m1" else _e4m3_bits
+        add(Case(f"mx matmul {af} x {bf}", "mx_matmul.py", "mx_matmul_kernel", (2, 3),
+                 [Buf("a_ptr", "u8", a_n, a_init), Buf("a_scale_ptr", "u8", MM * KK // 32, ("randint", 122, 132)),
+                  Buf("b_ptr", "u8", b_n, b_init), Buf("b_scale_ptr", "u8", NN * KK // 32, ("randint", 122, 132)),
+                  Out("c_ptr", "fp32", MM * NN), Scalar("M", MM), Scalar("N", NN), Scalar("K", KK),
+                  Scalar("stride_am", KK // (2 if af == "e2m1" else 1)), Scalar("stride_bk", NN),
+                  Scalar("stride_cm", NN)],
+                 {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_FORMAT": af, "B_FORMAT": bf},
+                 tol={"fp32": (1e-4, 1e-2)}, ref=R_.mx_matmul))
+    # elementwise_extras.py: tl.map_elementwise, tl.const, tl.philox_impl
+    add(Case("softplus through map_elementwise", "elementwise_extras.py", "softplus_kernel", (4,),
+             [Buf("x_ptr", "fp32", 3000, scale=8.0), Out("y_ptr", "fp32", 3000), Scalar("n_elements", 3000),
+              Scalar("beta", 2.0, "fp32"), Scalar("threshold", 20.0, "fp32")], {"BLOCK": 1024},
+             ref=R_.softplus))
+    add(Case("row hash through philox_impl", "elementwise_extras.py", "row_hash_kernel", (3, 2),
+             [Buf("seeds_ptr", "i32", 3, ("randint", 0, 2**31 - 1)), Out("out_ptr", "i32", 3 * 300),
+              Scalar("n_cols", 300), Scalar("stride", 300)], {"N_ROUNDS": 7, "BLOCK": 256},
+             ref=R_.row_hash))
     return out

@@ -559,3 +559,135 @@ def clamp(v, c, s):
 
 def axpby(v, c, s):
     return {"out": s["a"] * v["x"] + s["b"] * v["y"]}
+
+
+# ---- sorting and routing (moe_routing.py) ----------------------------------------------------
+
+
+def topk_softmax(v, c, s):
+    """Router probabilities, the TOPK largest per token (ties: lower expert
+    first), renormalised over the chosen experts when asked."""
+    e, k, t = c["N_EXPERTS"], c["TOPK"], s["num_tokens"]
+    x = v["gating"].reshape(t, s["stride_gm"])[:, :e]
+    p = np.exp(x - x.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    ids = np.argsort(-p, axis=1, kind="stable")[:, :k]
+    w = np.take_along_axis(p, ids, axis=1)
+    if c["RENORMALIZE"]:
+        w = w / w.sum(axis=1, keepdims=True)
+    return {"topk_weights": w.ravel(), "topk_ids": ids.ravel()}
+
+
+def sort_rows(v, c, s):
+    n, stride = s["n_cols"], s["stride"]
+    x = v["x"].reshape(-1, stride)
+    y = v["y"].reshape(-1, stride).copy()
+    srt = np.sort(x[:, :n], axis=1)
+    y[:, :n] = srt[:, ::-1] if c["DESCENDING"] else srt
+    return {"y": y.ravel()}
+
+
+def merge_sorted(v, c, s):
+    h = c["HALF"]
+    a, b = v["a"].reshape(-1, h), v["b"].reshape(-1, h)
+    return {"out": np.sort(np.concatenate([a, b], axis=1), axis=1).ravel()}
+
+
+# ---- tuples as values (tuple_state.py) ------------------------------------------------------
+
+
+def logsumexp_rows(v, c, s):
+    x = v["x_ptr"].reshape(-1, s["stride_row"])[:, :s["n_cols"]]
+    m = x.max(axis=1)
+    return {"out_ptr": m + np.log(np.exp(x - m[:, None]).sum(axis=1))}
+
+
+def transpose_copy(v, c, s):
+    m, n = s["M"], s["N"]
+    x = v["x_ptr"].reshape(m, n)
+    return {"y_ptr": x.T.ravel()}
+
+
+# ---- host device checks (device_dispatch.py) --------------------------------------------------
+
+
+def silu_and_mul(v, c, s):
+    d, rows = s["d"], s["n_rows"]
+    x = v["in_ptr"].reshape(rows, s["stride_in"])
+    g, u = x[:, :d], x[:, d:2 * d]
+    out = v["out_ptr"].reshape(rows, s["stride_out"]).copy()
+    out[:, :d] = g * sigmoid(g) * u
+    return {"out_ptr": out.ravel()}
+
+
+# ---- microscaled matmul (mx_matmul.py) ---------------------------------------------------------
+
+
+def _e2m1(nib):
+    mag = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6])[nib & 7]
+    return np.where(nib & 8, -mag, mag)
+
+
+def _e4m3(bits):
+    bits = bits.astype(np.int64)
+    e, m = (bits >> 3) & 15, bits & 7
+    mag = np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e - 7))
+    mag = np.where((bits & 127) == 127, np.nan, mag)
+    return np.where(bits & 128, -mag, mag)
+
+
+def _mx_operand(raw, fmt, rows, k, along_k_last):
+    """The operand's values as (rows, k) float64, rows = M or N."""
+    raw = raw.astype(np.int64)
+    if fmt == "e2m1":
+        packed = raw.reshape(rows, k // 2) if along_k_last else raw.reshape(k // 2, rows).T
+        out = np.empty((rows, k))
+        out[:, 0::2], out[:, 1::2] = _e2m1(packed & 15), _e2m1(packed >> 4)
+        return out
+    vals = _e4m3(raw)
+    return vals.reshape(rows, k) if along_k_last else vals.reshape(k, rows).T
+
+
+def mx_matmul(v, c, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    a = _mx_operand(v["a_ptr"], c["A_FORMAT"], m, k, True)
+    b = _mx_operand(v["b_ptr"], c["B_FORMAT"], n, k, False)
+    sa = np.repeat(2.0 ** (v["a_scale_ptr"].reshape(m, k // 32) - 127), 32, axis=1)
+    sb = np.repeat(2.0 ** (v["b_scale_ptr"].reshape(n, k // 32) - 127), 32, axis=1)
+    return {"c_ptr": ((a * sa) @ (b * sb).T).ravel()}
+
+
+# ---- map_elementwise, philox_impl (elementwise_extras.py) -------------------------------------
+
+
+def softplus(v, c, s):
+    x = v["x_ptr"][:s["n_elements"]]
+    bx = x * s["beta"]
+    y = np.where(bx > s["threshold"], x, np.log1p(np.exp(np.minimum(bx, 80.0))) / s["beta"])
+    return {"y_ptr": y}
+
+
+def row_hash(v, c, s):
+    """Philox rounds (32-bit constants) on counters (col, row, 0, 0) and key
+    (seed, 0x5BD1E995); the kernel stores word 0 xor word 3 as int32."""
+    rows = len(v["seeds_ptr"])
+    n, stride = s["n_cols"], s["stride"]
+    out = v["out_ptr"].copy().reshape(rows, stride)
+    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    for r in range(rows):
+        c0 = np.arange(n, dtype=np.uint64)
+        c1 = np.full(n, r, dtype=np.uint64)
+        c2 = np.zeros(n, dtype=np.uint64)
+        c3 = np.zeros(n, dtype=np.uint64)
+        k0 = np.uint64(int(v["seeds_ptr"][r]) & 0xFFFFFFFF)
+        k1 = np.uint64(0x5BD1E995)
+        for _ in range(c["N_ROUNDS"]):
+            _c0, _c2 = c0, c2
+            c0 = ((B * _c2) >> np.uint64(32)) ^ c1 ^ k0
+            c2 = ((A * _c0) >> np.uint64(32)) ^ c3 ^ k1
+            c1 = (B * _c2) & _M32
+            c3 = (A * _c0) & _M32
+            k0 = (k0 + np.uint64(0x9E3779B9)) & _M32
+            k1 = (k1 + np.uint64(0xBB67AE85)) & _M32
+        out[r, :n] = (c0 ^ c3).astype(np.uint32).view(np.int32)
+    return {"out_ptr": out.ravel()}

@@ -54,7 +54,7 @@ static DType int_of_bits(int bits)
 
 /* The value as an integer of its width (i1 widened to i8), so xor moves it
  * exactly, NaNs and signed zeros included. */
-static IrValue *to_bits(Sema *s, IrValue *x, Span at)
+IrValue *sema_to_bits(Sema *s, IrValue *x, Span at)
 {
     if (x->type.dt == DT_I1)
         return sema_cast(s, x, DT_I8, at);
@@ -62,7 +62,7 @@ static IrValue *to_bits(Sema *s, IrValue *x, Span at)
     return dtype_is_int(x->type.dt) ? x : sema_bitcast(s, x, it, at);
 }
 
-static IrValue *from_bits(Sema *s, IrValue *y, DType dt, Span at)
+IrValue *sema_from_bits(Sema *s, IrValue *y, DType dt, Span at)
 {
     if (dt == DT_I1)
         return sema_cast(s, y, DT_I1, at);
@@ -100,7 +100,7 @@ static SVal b_flip(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
         else if (i > d)
             inner *= x->type.shape[i];
     int n = x->type.shape[d];
-    IrValue *y = to_bits(s, x, call_at);
+    IrValue *y = sema_to_bits(s, x, call_at);
     for (int half = 1; half < n && y; half *= 2) {
         int view[3] = {(int)(outer * (n / (2 * half))), 2, (int)(half * inner)};
         IrValue *v = sema_reshape(s, y, 3, view, call_at);
@@ -108,7 +108,7 @@ static SVal b_flip(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
         SVal sw = sum ? sema_binary(s, OP_BITXOR, sv_tensor(v), sv_tensor(sum), call_at) : bad();
         y = sw.k == SV_TENSOR ? sema_reshape(s, sw.v, rank, x->type.shape, call_at) : NULL;
     }
-    return y ? sv_tensor(from_bits(s, y, x->type.dt, call_at)) : bad();
+    return y ? sv_tensor(sema_from_bits(s, y, x->type.dt, call_at)) : bad();
 }
 
 /* ---- tl.gather ---------------------------------------------------------------------- */
@@ -177,7 +177,7 @@ static SVal b_gather(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
     shape[rank] = k;
     if (!sema_check_numel(s, rank + 1, shape, call_at))
         return bad();
-    IrValue *bits = axis_last(s, to_bits(s, src, call_at), axis, call_at);
+    IrValue *bits = axis_last(s, sema_to_bits(s, src, call_at), axis, call_at);
     IrValue *ar = arange(s, k, call_at);
     IrValue *ix = sema_expand_dims(s, idx, rank, call_at);
     if (!bits || !ar || !ix)
@@ -187,7 +187,7 @@ static SVal b_gather(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
     SVal args[3] = {hit, sv_tensor(wide), sv_int(0)};
     SVal sel = hit.k == SV_TENSOR && wide ? call(s, "where", args, 3, call_at) : bad();
     IrValue *y = sel.k == SV_TENSOR ? xor_sum(s, sel.v, rank, false, call_at) : NULL;
-    return y ? sv_tensor(from_bits(s, y, src->type.dt, call_at)) : bad();
+    return y ? sv_tensor(sema_from_bits(s, y, src->type.dt, call_at)) : bad();
 }
 
 /* ---- tl.histogram ------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
-/* sema/builtins/random.c: tl.swizzle2d and the Philox-4x32 generator behind
+/* sema/builtins/random.c: tl.swizzle2d and the Philox-4x32/4x64 generator behind
  * tl.rand/randn/randint/randint4x/rand4x/randn4x (and tl.philox and its
- * helpers uint_to_uniform_float and pair_uniform_to_normal), expanded into ordinary IR arithmetic
+ * rounds tl.philox_impl and helpers uint_to_uniform_float and
+ * pair_uniform_to_normal), expanded into ordinary IR arithmetic
  * (umulhi, xor, mul) with the standard Philox constants and Triton's
  * defaults (10 rounds; the seed's halves as the key; offsets as counter 0),
  * so the streams match Triton's and codegen needs nothing special. */
@@ -10,10 +11,22 @@
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
 
-#define PHILOX_ROUND_A 0xD2511F53u
-#define PHILOX_ROUND_B 0xCD9E8D57u
-#define PHILOX_KEY_A   0x9E3779B9u
-#define PHILOX_KEY_B   0xBB67AE85u
+/* The round multipliers and key increments of Philox, by counter width
+ * (Triton's: the 64-bit ones for 64-bit counters). */
+typedef struct PhiloxConsts {
+    uint64_t round_a, round_b, key_a, key_b;
+} PhiloxConsts;
+static const PhiloxConsts philox32 = {0xD2511F53u, 0xCD9E8D57u, 0x9E3779B9u, 0xBB67AE85u};
+static const PhiloxConsts philox64 = {0xD2E7470EE14C6C93ull, 0xCA5A826395121157ull,
+                                      0x9E3779B97F4A7C15ull, 0xBB67AE8584CAA73Bull};
+
+/* A u64 constant as a constexpr int (above INT64_MAX: its bits, big). */
+static SVal sv_u64(uint64_t v)
+{
+    SVal r = sv_int((int64_t)v);
+    r.big = v > (uint64_t)INT64_MAX;
+    return r;
+}
 
 static SVal tl_call(Sema *s, const char *name, SVal x, SVal y, Span at)
 {
@@ -59,6 +72,28 @@ static SVal as(Sema *s, SVal v, DType dt, bool bitcast, Span at)
     return sv_tensor(bitcast ? sema_bitcast(s, v.v, dt, at) : sema_cast(s, v.v, dt, at));
 }
 
+/* n rounds on four counters c and the key (k0, k1), all of one width. */
+static bool philox_rounds(Sema *s, SVal *c, SVal k0, SVal k1, int bits, int64_t rounds, Span at)
+{
+    const PhiloxConsts *pc = bits == 32 ? &philox32 : &philox64;
+    SVal A = sv_u64(pc->round_a), B = sv_u64(pc->round_b);
+    for (int64_t r = 0; r < rounds; r++) {
+        SVal c0 = c[0], c2 = c[2];
+        c[0] =
+            bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", B, c2, at), c[1], at), k0, at);
+        c[2] =
+            bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", A, c0, at), c[3], at), k1, at);
+        c[1] = bin(s, OP_MUL, B, c2, at);
+        c[3] = bin(s, OP_MUL, A, c0, at);
+        k0 = bin(s, OP_ADD, k0, sv_u64(pc->key_a), at);
+        k1 = bin(s, OP_ADD, k1, sv_u64(pc->key_b), at);
+        for (int i = 0; i < 4; i++)
+            if (c[i].k != SV_TENSOR)
+                return false;
+    }
+    return true;
+}
+
 /* Four 32- or 64-bit counters -> four random words of the same width. */
 static bool philox(Sema *s, SVal seed, SVal *c, int64_t rounds, Span at)
 {
@@ -89,22 +124,7 @@ static bool philox(Sema *s, SVal seed, SVal *c, int64_t rounds, Span at)
     }
     for (int i = 0; i < 4; i++)
         c[i] = as(s, c[i], it, true, at);
-    SVal A = sv_int(PHILOX_ROUND_A), B = sv_int(PHILOX_ROUND_B);
-    for (int64_t r = 0; r < rounds; r++) {
-        SVal c0 = c[0], c2 = c[2];
-        c[0] =
-            bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", B, c2, at), c[1], at), k0, at);
-        c[2] =
-            bin(s, OP_BITXOR, bin(s, OP_BITXOR, tl_call(s, "umulhi", A, c0, at), c[3], at), k1, at);
-        c[1] = bin(s, OP_MUL, B, c2, at);
-        c[3] = bin(s, OP_MUL, A, c0, at);
-        k0 = bin(s, OP_ADD, k0, sv_int(PHILOX_KEY_A), at);
-        k1 = bin(s, OP_ADD, k1, sv_int(PHILOX_KEY_B), at);
-        for (int i = 0; i < 4; i++)
-            if (c[i].k != SV_TENSOR)
-                return false;
-    }
-    return true;
+    return philox_rounds(s, c, k0, k1, bits, rounds, at);
 }
 
 /* Signed reinterpretation folded to [0, 2^(n-1)) and scaled below 1.0. */
@@ -212,6 +232,35 @@ static SVal b_philox(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sv_tuple(s, c, 4);
 }
 
+/* tl.philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=10): the rounds alone,
+ * on uint32 or uint64 counters and key of one dtype, as Triton requires. */
+static SVal b_philox_impl(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    int64_t n = 10;
+    if (sv_has(a[6]) && !sema_const_int(s, a[6], at[6], "n_rounds", &n))
+        return bad();
+    if (n < 0 || n > 64)
+        return sema_err(s, at[6], "n_rounds must be between 0 and 64, got %lld", (long long)n);
+    SVal v[6];
+    DType dt = DT_VOID;
+    for (int i = 0; i < 6; i++) {
+        IrValue *x = sema_arg_tensor(s, a[i], at[i], b, i < 4 ? "a counter" : "a key");
+        if (!x)
+            return bad();
+        if (dt == DT_VOID)
+            dt = x->type.dt;
+        if ((x->type.dt != DT_U32 && x->type.dt != DT_U64) || x->type.dt != dt)
+            return sema_err(s, at[i],
+                            "tl.philox_impl needs counters and key all uint32 or all "
+                            "uint64, got %s",
+                            sema_type_str(s, x->type));
+        v[i] = sv_tensor(x);
+    }
+    if (!philox_rounds(s, v, v[4], v[5], dt == DT_U32 ? 32 : 64, n, call))
+        return bad();
+    return sv_tuple(s, v, 4);
+}
+
 static SVal b_uint_to_uniform(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
@@ -243,6 +292,7 @@ static SVal b_pair_to_normal(Sema *s, const Builtin *b, SVal *a, Span *at, Span 
 
 static const Builtin random_items[] = {
     {"philox", "seed,c0,c1,c2,c3,n_rounds=", b_philox, 0, false},
+    {"philox_impl", "c0,c1,c2,c3,k0,k1,n_rounds=", b_philox_impl, 0, false},
     {"uint_to_uniform_float", "x", b_uint_to_uniform, 0, false},
     {"pair_uniform_to_normal", "u1,u2", b_pair_to_normal, 0, false},
     {"rand4x", "seed,offsets,n_rounds=", b_rand, 0, false},

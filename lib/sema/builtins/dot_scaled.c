@@ -1,0 +1,227 @@
+/* sema/builtins/dot_scaled.c: tl.dot_scaled, the product of two blocks in
+ * the microscaling (MX) formats, emulated as Triton emulates it on GPUs
+ * without block-scaled MMA (sm_80, sm_90): each operand is decoded to
+ * bf16 (fp16 when either operand is fp16), multiplied by its e8m0 scale
+ * (2^(s - 127), one per 32 elements along K) and fed to tl.dot with an
+ * fp32 accumulator. Formats: e2m1 (two per uint8, the first in the low
+ * nibble, packed along K), e4m3 and e5m2 (fp8 dtypes or their uint8
+ * bits), bf16 and fp16. Everything is built from existing ops, so codegen
+ * and the interpreter run it unchanged. */
+#include <math.h>
+#include <string.h>
+
+#include "sema/spec.h"
+
+static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
+
+enum { MX_GROUP = 32 };
+
+typedef enum { MX_E2M1, MX_E4M3, MX_E5M2, MX_BF16, MX_FP16, MX_BAD } MxFormat;
+
+static const char *const mx_names[] = {"e2m1", "e4m3", "e5m2", "bf16", "fp16"};
+
+static MxFormat mx_format(SVal v)
+{
+    const char *const *names = mx_names;
+    for (int i = 0; v.k == SV_STR && i < TK_ARRAY_LEN(mx_names); i++)
+        if (!strcmp(v.s, names[i]))
+            return (MxFormat)i;
+    return MX_BAD;
+}
+
+static IrValue *call_tl(Sema *s, const char *name, SVal *args, int n, Span at)
+{
+    Span sp[4] = {at, at, at, at};
+    CallArgs ca = {.pos = args, .pos_at = sp, .npos = n, .at = at};
+    SVal r = sema_call_builtin(s, "tl", name, (SVal){.k = SV_VOID}, &ca);
+    return r.k == SV_TENSOR ? r.v : NULL;
+}
+
+static IrValue *bin(Sema *s, int op, IrValue *a, SVal b, Span at)
+{
+    bool cmp = op == OP_EQ || op == OP_NE;
+    SVal r = !a ? bad()
+        : cmp   ? sema_compare(s, op, sv_tensor(a), b, at)
+                : sema_binary(s, op, sv_tensor(a), b, at);
+    return r.k == SV_TENSOR ? r.v : NULL;
+}
+
+static IrValue *select3(Sema *s, IrValue *c, SVal x, SVal y, Span at)
+{
+    SVal args[3] = {sv_tensor(c), x, y};
+    return c ? call_tl(s, "where", args, 3, at) : NULL;
+}
+
+/* One e2m1 nibble (sign, 2 exponent bits, 1 mantissa bit) as fp32:
+ * 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives. */
+static IrValue *e2m1_value(Sema *s, IrValue *nib, Span at)
+{
+    IrValue *e = bin(s, OP_BITAND, bin(s, OP_RSHIFT, nib, sv_int(1), at), sv_int(3), at);
+    IrValue *m = bin(s, OP_BITAND, nib, sv_int(1), at);
+    IrValue *mf = m ? sema_cast(s, m, DT_F32, at) : NULL;
+    IrValue *ef = e ? sema_cast(s, e, DT_F32, at) : NULL;
+    /* normal: (1 + m/2) * 2^(e-1); subnormal (e == 0): m/2 */
+    IrValue *pow2 = ef ? sema_math(s, MATH_EXP2, bin(s, OP_SUB, ef, sv_float(1.0), at), at) : NULL;
+    IrValue *half_m = bin(s, OP_MUL, mf, sv_float(0.5), at);
+    IrValue *normal = pow2 && half_m
+        ? bin(s, OP_MUL, bin(s, OP_ADD, half_m, sv_float(1.0), at), sv_tensor(pow2), at)
+        : NULL;
+    IrValue *sub = bin(s, OP_EQ, e, sv_int(0), at);
+    IrValue *mag = normal ? select3(s, sub, sv_tensor(half_m), sv_tensor(normal), at) : NULL;
+    IrValue *neg = bin(s, OP_NE, bin(s, OP_BITAND, nib, sv_int(8), at), sv_int(0), at);
+    IrValue *minus = bin(s, OP_MUL, mag, sv_float(-1.0), at);
+    return mag && minus ? select3(s, neg, sv_tensor(minus), sv_tensor(mag), at) : NULL;
+}
+
+/* Two values per byte along K: lhs (M, K/2) -> (M, K), rhs (K/2, N) -> (K, N). */
+static IrValue *unpack_e2m1(Sema *s, IrValue *x, bool rhs, Span at)
+{
+    IrValue *u = x->type.dt == DT_U8 ? x : sema_bitcast(s, x, DT_U8, at);
+    IrValue *w = u ? sema_cast(s, u, DT_I32, at) : NULL;
+    IrValue *lo = e2m1_value(s, bin(s, OP_BITAND, w, sv_int(15), at), at);
+    IrValue *hi = e2m1_value(s, bin(s, OP_RSHIFT, w, sv_int(4), at), at);
+    SVal jn[2] = {sv_tensor(lo), sv_tensor(hi)};
+    IrValue *j = lo && hi ? call_tl(s, "join", jn, 2, at) : NULL; /* (R, C, 2) */
+    if (!j)
+        return NULL;
+    int r = x->type.shape[0], c = x->type.shape[1];
+    if (!rhs) {
+        int shape[2] = {r, 2 * c};
+        return sema_reshape(s, j, 2, shape, at);
+    }
+    SVal order[3] = {sv_int(0), sv_int(2), sv_int(1)};
+    SVal pa[2] = {sv_tensor(j), sv_tuple(s, order, 3)};
+    IrValue *p = call_tl(s, "permute", pa, 2, at); /* (K/2, 2, N) */
+    int shape[2] = {2 * r, c};
+    return p ? sema_reshape(s, p, 2, shape, at) : NULL;
+}
+
+/* The operand's values as fp32, before scaling. */
+static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, Span at)
+{
+    if (f == MX_E2M1)
+        return unpack_e2m1(s, x, rhs, at);
+    if (f == MX_E4M3 || f == MX_E5M2) {
+        DType fp8 = f == MX_E4M3 ? DT_F8E4 : DT_F8E5;
+        if (x->type.dt != fp8)
+            x = sema_bitcast(s, x, fp8, at);
+    }
+    return x ? sema_cast(s, x, DT_F32, at) : NULL;
+}
+
+/* e8m0 scales (R, K/32) as fp32 2^(s-127) spread to (R, K); 255 is NaN
+ * unless fast_math, as in Triton. */
+static IrValue *spread_scale(Sema *s, IrValue *sc, int k, bool fast_math, Span at)
+{
+    IrValue *u = sc->type.dt == DT_U8 ? sc : sema_bitcast(s, sc, DT_U8, at);
+    IrValue *w = u ? sema_cast(s, u, DT_I32, at) : NULL;
+    IrValue *bits = bin(s, OP_LSHIFT, w, sv_int(23), at);
+    IrValue *f = bits ? sema_bitcast(s, bits, DT_F32, at) : NULL;
+    if (f && !fast_math)
+        f = select3(s, bin(s, OP_EQ, w, sv_int(255), at), sv_float(NAN), sv_tensor(f), at);
+    if (!f)
+        return NULL;
+    int r = sc->type.shape[0], g = sc->type.shape[1];
+    IrValue *e = sema_expand_dims(s, f, 2, at);
+    int wide[3] = {r, g, MX_GROUP}, flat[2] = {r, k};
+    IrValue *b = e ? sema_broadcast(s, e, 3, wide, at) : NULL;
+    return b ? sema_reshape(s, b, 2, flat, at) : NULL;
+}
+
+static bool check_operand(Sema *s, IrValue *x, MxFormat f, Span at, const char *side)
+{
+    if (x->type.rank != 2) {
+        sema_err(s, at, "tl.dot_scaled needs a 2-D %s, got %s", side, sema_type_str(s, x->type));
+        return false;
+    }
+    DType dt = x->type.dt;
+    bool ok = f == MX_E2M1 ? dt == DT_U8 || dt == DT_I8
+        : f == MX_BF16     ? dt == DT_BF16
+        : f == MX_FP16     ? dt == DT_F16
+        : f == MX_E4M3     ? dt == DT_F8E4 || dt == DT_U8 || dt == DT_I8
+                           : dt == DT_F8E5 || dt == DT_U8 || dt == DT_I8;
+    if (!ok)
+        sema_err(s, at,
+                 "tl.dot_scaled: a %s of %s cannot hold format '%s' (e2m1: uint8 pairs; "
+                 "e4m3/e5m2: fp8 or uint8 bits; bf16, fp16: themselves)",
+                 side, sema_type_str(s, x->type), mx_names[f]);
+    return ok;
+}
+
+/* One operand decoded, scaled and in the compute dtype; k is the
+ * product's K, kdim the operand's K axis. */
+static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool fast_math, DType ct,
+                        Span at, Span sc_at, int *k)
+{
+    const char *side = rhs ? "rhs" : "lhs";
+    IrValue *x = sema_to_tensor(s, v, at);
+    if (!x || !check_operand(s, x, f, at, side))
+        return NULL;
+    IrValue *d = decode(s, x, f, rhs, at);
+    if (!d)
+        return NULL;
+    *k = d->type.shape[rhs ? 0 : 1];
+    if (sv_has(scale)) {
+        IrValue *sc = sema_to_tensor(s, scale, sc_at);
+        if (!sc)
+            return NULL;
+        int want[2] = {d->type.shape[rhs ? 1 : 0], *k / MX_GROUP};
+        if (*k % MX_GROUP || sc->type.rank != 2 || sc->type.shape[0] != want[0] ||
+            sc->type.shape[1] != want[1] || !dtype_is_int(sc->type.dt) ||
+            dtype_bits(sc->type.dt) != 8) {
+            sema_err(s, sc_at,
+                     "tl.dot_scaled: the %s scale must be (%d, %d) uint8 e8m0 exponents "
+                     "(one per %d elements along K = %d), got %s",
+                     side, want[0], want[1], MX_GROUP, *k, sema_type_str(s, sc->type));
+            return NULL;
+        }
+        IrValue *sp = spread_scale(s, sc, *k, fast_math, sc_at);
+        if (sp && rhs)
+            sp = call_tl(s, "trans", (SVal[]){sv_tensor(sp)}, 1, sc_at);
+        d = sp ? bin(s, OP_MUL, d, sv_tensor(sp), at) : NULL;
+    }
+    return d ? sema_cast(s, d, ct, at) : NULL;
+}
+
+/* dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format,
+ * acc=None, fast_math=False, lhs_k_pack=True, rhs_k_pack=True,
+ * out_dtype=tl.float32) */
+static SVal b_dot_scaled(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
+{
+    TK_UNUSED(b);
+    MxFormat lf = mx_format(a[2]), rf = mx_format(a[5]);
+    if (lf == MX_BAD || rf == MX_BAD) {
+        int i = lf == MX_BAD ? 2 : 5;
+        return sema_err(s, at[i],
+                        "tl.dot_scaled: format must be 'e2m1', 'e4m3', 'e5m2', 'bf16' "
+                        "or 'fp16' (tk emulates MX formats by upcasting; fp6 formats are not "
+                        "implemented), got %s",
+                        sv_describe(s, a[i]));
+    }
+    bool fast = false, lpack = true, rpack = true;
+    if ((sv_has(a[7]) && !sema_truth(s, a[7], at[7], &fast)) ||
+        (sv_has(a[8]) && !sema_truth(s, a[8], at[8], &lpack)) ||
+        (sv_has(a[9]) && !sema_truth(s, a[9], at[9], &rpack)))
+        return bad();
+    if (!lpack || !rpack)
+        return sema_err(s, at[lpack ? 9 : 8],
+                        "tl.dot_scaled: e2m1 packed along M or N "
+                        "(k_pack=False) is not implemented; pack along K");
+    DType ct = lf == MX_FP16 || rf == MX_FP16 ? DT_F16 : DT_BF16;
+    int kl, kr;
+    IrValue *l = operand(s, a[0], a[1], lf, false, fast, ct, at[0], at[1], &kl);
+    IrValue *r = l ? operand(s, a[3], a[4], rf, true, fast, ct, at[3], at[4], &kr) : NULL;
+    if (!r)
+        return bad();
+    if (kl != kr)
+        return sema_err(s, call_at, "tl.dot_scaled: K differs: %d (lhs) and %d (rhs)", kl, kr);
+    return sema_dot(s, l, r, a[6], (SVal){.k = SV_VOID}, (SVal){.k = SV_VOID}, a[10], call_at);
+}
+
+static const Builtin dot_scaled_items[] = {
+    {"dot_scaled",
+     "lhs,lhs_scale,lhs_format,rhs,rhs_scale,rhs_format,acc=,fast_math=,lhs_k_pack=,rhs_k_pack=,"
+     "out_dtype=",
+     b_dot_scaled, 0, false},
+};
+const BuiltinTable sema_tl_dot_scaled = {dot_scaled_items, TK_ARRAY_LEN(dot_scaled_items)};
