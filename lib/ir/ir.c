@@ -540,6 +540,26 @@ bool ir_walk(IrBlock *b, IrWalkFn fn, void *ctx)
     return true;
 }
 
+typedef struct Reads {
+    const IrValue *x;
+    int n;
+} Reads;
+
+static bool count_reads(IrOp *op, void *ctx)
+{
+    Reads *r = ctx;
+    for (int i = 0; i < op->nops; i++)
+        r->n += op->operands[i] == r->x;
+    return true;
+}
+
+int ir_count_reads(IrBlock *b, const IrValue *x)
+{
+    Reads r = {x, 0};
+    ir_walk(b, count_reads, &r);
+    return r.n;
+}
+
 /* Ids in definition order: block args before the ops of the block, results
  * before the op's regions, so printed text reads in ascending order. */
 static void renumber_block(IrBlock *b, int *next)

@@ -649,6 +649,8 @@ IrValue *ir_next_slot(IrBuilder *b, Span sp, IrValue *x, int n);
  * (pre-order); stops early when fn returns false. */
 typedef bool (*IrWalkFn)(IrOp *op, void *ctx);
 bool ir_walk(IrBlock *b, IrWalkFn fn, void *ctx);
+/* How many operand slots of the ops in b (regions included) read x. */
+int ir_count_reads(IrBlock *b, const IrValue *x);
 /* Gives values dense ids 0..next_id-1 again (after passes removed some), in
  * definition order: block args, then each op's results, then its regions. */
 void ir_renumber(IrFunc *f);

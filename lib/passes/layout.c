@@ -344,25 +344,7 @@ static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
     }
 }
 
-typedef struct Reads {
-    const IrValue *x;
-    int n;
-} Reads;
-
-static bool count_reads(IrOp *op, void *ctx)
-{
-    Reads *r = ctx;
-    for (int i = 0; i < op->nops; i++)
-        r->n += op->operands[i] == r->x;
-    return true;
-}
-
-static int reads_in(IrBlock *b, const IrValue *x)
-{
-    Reads r = {x, 0};
-    ir_walk(b, count_reads, &r);
-    return r.n;
-}
+static int reads_in(IrBlock *b, const IrValue *x) { return ir_count_reads(b, x); }
 
 /* Gives x layout l where x is the only use of a value made by pointer or
  * elementwise arithmetic (a scale load's `As_ptrs + k`), and so on back

@@ -98,25 +98,7 @@ IrOp *pipe_only_dot(const Pipe *p)
     return d.n == 1 && d.dot->parent == p->body ? d.dot : NULL;
 }
 
-typedef struct Reads {
-    const IrValue *x;
-    int n;
-} Reads;
-
-static bool count_reads(IrOp *op, void *ctx)
-{
-    Reads *r = ctx;
-    for (int i = 0; i < op->nops; i++)
-        r->n += op->operands[i] == r->x;
-    return true;
-}
-
-int pipe_reads_in(IrBlock *b, const IrValue *x)
-{
-    Reads r = {x, 0};
-    ir_walk(b, count_reads, &r);
-    return r.n;
-}
+int pipe_reads_in(IrBlock *b, const IrValue *x) { return ir_count_reads(b, x); }
 
 /* Reads of x inside the regions of the body's ifs (a flattened loop's
  * epilogue reads the accumulator there, once per tile). */
