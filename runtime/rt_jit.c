@@ -410,8 +410,11 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
     if (in->shared_bytes + v->dyn_shared > p->shared_per_block)
         return err_set(TK_ERR_LAUNCH,
                        "kernel '%s' needs %d bytes of shared memory; the device "
-                       "gives at most %d per program (use smaller blocks or fewer stages)",
-                       name, in->shared_bytes + v->dyn_shared, p->shared_per_block);
+                       "gives at most %d per program (%d over: %d static, %d dynamic for "
+                       "pipeline rings and layout scratch); use smaller blocks or fewer stages",
+                       name, in->shared_bytes + v->dyn_shared, p->shared_per_block,
+                       in->shared_bytes + v->dyn_shared - p->shared_per_block, in->shared_bytes,
+                       v->dyn_shared);
     if (v->dyn_shared > 48 * 1024)
         RT_CU(name, cuFuncSetAttribute, v->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               v->dyn_shared);
