@@ -3,6 +3,7 @@
  * LLVM and no CUDA code: each reports that it is absent. The targets never
  * reach them; they only let the driver link. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver/driver.h"
@@ -28,3 +29,11 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
 void cg_kernel_init(CgKernel *k) { memset(k, 0, sizeof *k); }
 
 void cg_kernel_free(CgKernel *k) { TK_UNUSED(k); }
+
+/* The driver asks whether TK_DISABLE_LINE_INFO is set; the rule is the one
+ * lib/cuda/driver.c keeps (set, not empty, not "0"). */
+bool rt_env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
