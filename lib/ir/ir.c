@@ -580,3 +580,32 @@ void ir_renumber(IrFunc *f)
     renumber_block(f->body, &next);
     f->next_id = next;
 }
+
+bool ir_kind_elementwise(IrKind k)
+{
+    switch (k) {
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_DIV:
+    case IR_REM:
+    case IR_AND:
+    case IR_OR:
+    case IR_XOR:
+    case IR_SHL:
+    case IR_SHR:
+    case IR_MIN:
+    case IR_MAX:
+    case IR_UMULHI:
+    case IR_NEG:
+    case IR_NOT:
+    case IR_CMP:
+    case IR_SELECT:
+    case IR_FMA:
+    case IR_MATH:
+    case IR_EXTERN:
+    case IR_CAST:
+    case IR_BITCAST: return true;
+    default: return false;
+    }
+}

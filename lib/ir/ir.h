@@ -649,6 +649,9 @@ IrValue *ir_next_slot(IrBuilder *b, Span sp, IrValue *x, int n);
  * (pre-order); stops early when fn returns false. */
 typedef bool (*IrWalkFn)(IrOp *op, void *ctx);
 bool ir_walk(IrBlock *b, IrWalkFn fn, void *ctx);
+/* Arithmetic, comparison, select, math and cast ops: each result element
+ * comes from the same element of every operand. */
+bool ir_kind_elementwise(IrKind k);
 /* How many operand slots of the ops in b (regions included) read x. */
 int ir_count_reads(IrBlock *b, const IrValue *x);
 /* Gives values dense ids 0..next_id-1 again (after passes removed some), in

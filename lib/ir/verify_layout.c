@@ -36,35 +36,8 @@ static void check_value(LayoutCheck *c, const IrOp *op, const IrValue *v)
 
 static bool same_layout_kind(IrKind k)
 {
-    switch (k) {
-    case IR_ADD:
-    case IR_SUB:
-    case IR_MUL:
-    case IR_DIV:
-    case IR_REM:
-    case IR_AND:
-    case IR_OR:
-    case IR_XOR:
-    case IR_SHL:
-    case IR_SHR:
-    case IR_MIN:
-    case IR_MAX:
-    case IR_UMULHI:
-    case IR_NEG:
-    case IR_NOT:
-    case IR_CMP:
-    case IR_SELECT:
-    case IR_FMA:
-    case IR_MATH:
-    case IR_EXTERN:
-    case IR_CAST:
-    case IR_BITCAST:
-    case IR_ADDPTR:
-    case IR_PTR_TO_INT:
-    case IR_INT_TO_PTR:
-    case IR_LOAD: return true;
-    default: return false;
-    }
+    return ir_kind_elementwise(k) || k == IR_ADDPTR || k == IR_PTR_TO_INT || k == IR_INT_TO_PTR ||
+        k == IR_LOAD;
 }
 
 static void check_dot(LayoutCheck *c, const IrOp *op)

@@ -202,34 +202,7 @@ static bool fits(const LayoutPass *p, const Layout *l, const Type *t)
 
 static bool is_mma(const IrValue *v) { return v && v->layout && v->layout->kind == LY_MMA; }
 
-static bool elementwise(IrKind k)
-{
-    switch (k) {
-    case IR_ADD:
-    case IR_SUB:
-    case IR_MUL:
-    case IR_DIV:
-    case IR_REM:
-    case IR_AND:
-    case IR_OR:
-    case IR_XOR:
-    case IR_SHL:
-    case IR_SHR:
-    case IR_MIN:
-    case IR_MAX:
-    case IR_UMULHI:
-    case IR_NEG:
-    case IR_NOT:
-    case IR_CMP:
-    case IR_SELECT:
-    case IR_FMA:
-    case IR_MATH:
-    case IR_EXTERN:
-    case IR_CAST:
-    case IR_BITCAST: return true;
-    default: return false;
-    }
-}
+static bool elementwise(IrKind k) { return ir_kind_elementwise(k); }
 
 /* ---- which dots keep rows in one warp -------------------------------------------------- */
 
