@@ -55,6 +55,52 @@ static void check_dot(LayoutCheck *c, const IrOp *op)
         lfail(c, op, "accumulator not in the result's mma layout", op->operands[2]);
 }
 
+/* A carried value has one layout throughout: its initial value, the
+ * body's argument, what the body yields for it and the loop's result. Code
+ * generation reads the result's registers as the argument's, so a result
+ * in another layout would be read as the wrong elements. */
+static void check_for(LayoutCheck *c, const IrOp *op)
+{
+    const IrBlock *b = op->regions[0];
+    const IrOp *y = b->last && b->last->kind == IR_YIELD ? b->last : NULL;
+    for (int i = 3; i < op->nops && i - 2 < b->nargs; i++) {
+        const IrValue *x = op->operands[i], *arg = b->args[i - 2];
+        if (!x->type.rank)
+            continue;
+        if (!layout_equal(x->layout, arg->layout))
+            lfail(c, op, "initial value layout differs from the carried value's", x);
+        if (i - 3 < op->nres && !layout_equal(op->results[i - 3]->layout, arg->layout))
+            lfail(c, op, "result layout differs from the carried value's", op->results[i - 3]);
+        if (y && i - 3 < y->nops && !layout_equal(y->operands[i - 3]->layout, arg->layout))
+            lfail(c, op, "yielded layout differs from the carried value's", y->operands[i - 3]);
+    }
+}
+
+/* The values region b ends with (a yield, or a while's condition after its
+ * flag) lie in the layouts of `want`, as do the arguments of b. */
+static void check_yield(LayoutCheck *c, const IrOp *op, const IrBlock *b, IrValue *const *want,
+                        int n)
+{
+    const IrOp *t = b->last;
+    if (!t || (t->kind != IR_YIELD && t->kind != IR_CONDITION))
+        return;
+    int skip = t->kind == IR_CONDITION;
+    for (int i = 0; i + skip < t->nops && i < n; i++) {
+        const IrValue *x = t->operands[i + skip];
+        if (x && want[i] && x->type.rank && !layout_equal(x->layout, want[i]->layout))
+            lfail(c, op, "a region yields a layout other than its op's", x);
+    }
+}
+
+static void check_args(LayoutCheck *c, const IrOp *op, const IrBlock *b, IrValue *const *want,
+                       int n)
+{
+    for (int i = 0; i < b->nargs && i < n; i++)
+        if (want[i] && b->args[i] && b->args[i]->type.rank &&
+            !layout_equal(b->args[i]->layout, want[i]->layout))
+            lfail(c, op, "a region argument's layout differs from its value's", b->args[i]);
+}
+
 static bool check_op(IrOp *op, void *ctx)
 {
     LayoutCheck *c = ctx;
@@ -72,11 +118,16 @@ static bool check_op(IrOp *op, void *ctx)
     if (op->kind == IR_DOT)
         check_dot(c, op);
     if (op->kind == IR_FOR && op->nregions == 1)
-        for (int i = 3; i < op->nops && i - 2 < op->regions[0]->nargs; i++) {
-            const IrValue *x = op->operands[i], *arg = op->regions[0]->args[i - 2];
-            if (x->type.rank && !layout_equal(x->layout, arg->layout))
-                lfail(c, op, "initial value layout differs from the carried value's", x);
-        }
+        check_for(c, op);
+    if (op->kind == IR_IF)
+        for (int r = 0; r < op->nregions; r++)
+            check_yield(c, op, op->regions[r], op->results, op->nres);
+    if (op->kind == IR_WHILE && op->nregions == 2) {
+        check_yield(c, op, op->regions[0], op->results, op->nres);
+        check_yield(c, op, op->regions[1], op->operands, op->nops);
+        check_args(c, op, op->regions[0], op->operands, op->nops);
+        check_args(c, op, op->regions[1], op->results, op->nres);
+    }
     return c->ok;
 }
 

@@ -300,13 +300,20 @@ static bool special(const IrValue *v)
         (v->layout->kind == LY_MMA || v->layout->kind == LY_SLICE);
 }
 
-/* A loop-carried value not yet placed whose initial value is cheap: it can
- * take whatever layout its loop body gives it (spread_for decides). */
+/* Whether a loop's initial value can start in whatever layout the body
+ * gives the carried value: it is cheap to recompute, or it already lies in
+ * an mma layout or a slice of one (the running max and sum attention
+ * carries from one KV loop into the next), converted once before the loop
+ * rather than in every iteration. */
+static bool init_can_follow(const IrValue *init) { return pass_can_remat(init) || special(init); }
+
+/* A loop-carried value not yet placed whose initial value can follow: it
+ * can take whatever layout its loop body gives it (spread_for decides). */
 static bool flexible(const IrValue *x)
 {
     const IrOp *loop = !x->def && x->owner ? x->owner->parent : NULL;
     return loop && loop->kind == IR_FOR && !x->layout && x->index > 0 &&
-        3 + x->index - 1 < loop->nops && pass_can_remat(loop->operands[3 + x->index - 1]);
+        3 + x->index - 1 < loop->nops && init_can_follow(loop->operands[3 + x->index - 1]);
 }
 
 static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
@@ -383,7 +390,9 @@ static void place_scale(LayoutPass *p, const IrValue *x, const Layout *s)
     IrValue *v = d ? d->operands[0] : NULL;
     if (!v || !s || (v->layout && layout_equal(v->layout, s)))
         return;
-    if (!v->layout && type_numel(v->type) < p->threads) {
+    /* only a value a plain op makes: a loop's or branch's result shares its
+     * layout with the region's values, which are placed on their own */
+    if (!v->layout && v->def && v->def->nregions == 0 && type_numel(v->type) < p->threads) {
         set_layout(p, v, s);
         for (int i = 0; v->def && v->def->kind == IR_LOAD && i < v->def->nops; i++)
             pull_layout(p, v->def->operands[i], s, PULL_DEPTH);
@@ -530,7 +539,7 @@ static void spread_for(LayoutPass *p, IrOp *op)
         IrValue *next = y->operands[i], *init = op->operands[i + 3];
         if (!special(next) || body->args[i + 1]->layout == next->layout)
             continue;
-        if (!(init->layout && layout_equal(init->layout, next->layout)) && !pass_can_remat(init))
+        if (!(init->layout && layout_equal(init->layout, next->layout)) && !init_can_follow(init))
             continue;
         set_layout(p, body->args[i + 1], next->layout);
         set_layout(p, op->results[i], next->layout);

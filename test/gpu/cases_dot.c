@@ -142,6 +142,56 @@ static void gemm_cases(H *h)
     gemm_case(h, TK_BF16, 300, 176, 1024, 64, 128, 64, 4, 4, true);
 }
 
+/* dot_two_loops: the reference sums each K block's product P into C and
+ * the row sums of P*P into l, halving l before each block of the second
+ * loop, then divides C by l. A row vector carried from one loop into the
+ * next must keep one layout in both. */
+static void two_loops_ref(const double *a, const double *b, double *c, int bm, int bn, int bk,
+                          int k1, int k2)
+{
+    int k = k1 + k2;
+    for (int i = 0; i < bm; i++) {
+        double l = 0, *row = c + (size_t)i * bn;
+        memset(row, 0, sizeof *row * (size_t)bn);
+        for (int k0 = 0; k0 < k; k0 += bk) {
+            double sq = 0;
+            for (int j = 0; j < bn; j++) {
+                double p = 0;
+                for (int q = k0; q < k0 + bk; q++)
+                    p += a[(size_t)i * k + q] * b[(size_t)q * bn + j];
+                row[j] += p;
+                sq += p * p;
+            }
+            l = (k0 >= k1 ? l * 0.5 : l) + sq;
+        }
+        for (int j = 0; j < bn; j++)
+            row[j] /= l;
+    }
+}
+
+static void two_loops_case(H *h, int bm, int bn, int bk, int k1, int k2, int warps)
+{
+    if (!h_begin(h, "dot.two_loops.B%dx%dx%d.k%d+%d.w%d", bm, bn, bk, k1, k2, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_two_loops");
+    int k = k1 + k2;
+    double *a = h_rand_array(h, TK_F16, (size_t)bm * k, -1, 1);
+    double *b = h_rand_array(h, TK_F16, (size_t)k * bn, -1, 1);
+    void *da = h_upload(h, TK_F16, a, (size_t)bm * k), *db = h_upload(h, TK_F16, b, (size_t)k * bn);
+    void *dc = h_output(h, TK_F32, (size_t)bm * bn);
+    h_launch(h, kk, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(da, TK_F16), tk_ptr(db, TK_F16), tk_ptr(dc, TK_F32), tk_i32(k1),
+                    tk_i32(k2), tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)),
+             warps);
+    double *c = h_download(h, TK_F32, dc, (size_t)bm * bn);
+    double *ref = h_malloc(h, sizeof *ref * (size_t)bm * bn);
+    if (ref) {
+        two_loops_ref(a, b, ref, bm, bn, bk, k1, k2);
+        h_check(h, "c", c, ref, (size_t)bm * bn, 1e-4);
+    }
+    h_end(h);
+}
+
 void cases_dot(H *h)
 {
     gemm_cases(h);
@@ -176,4 +226,8 @@ void cases_dot(H *h)
     loop_case(h, TK_F32, 37, 20, 45, 16, 16, 16, 4);
     if (h->gpu)
         loop_case(h, TK_F16, 300, 200, 500, 64, 64, 32, 4);
+    two_loops_case(h, 16, 16, 16, 32, 48, 1);
+    two_loops_case(h, 64, 64, 32, 64, 96, 4);
+    if (h->gpu)
+        two_loops_case(h, 128, 64, 32, 128, 256, 8);
 }
