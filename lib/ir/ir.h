@@ -427,6 +427,7 @@ enum {
     IRF_FLATTEN = 1 << 3,
     IRF_WARP_SPEC = 1 << 4, /* for: warp-specialized (see IR_FOR) */
     IRF_PURE = 1 << 5,      /* inline_asm: no side effects (may be merged, removed) */
+    IRF_NONNEG = 1 << 6,    /* tma_copy: its origin is never negative (no check) */
 };
 
 const char *ir_kind_name(IrKind k);

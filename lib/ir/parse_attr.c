@@ -136,6 +136,8 @@ static bool ring_attrs(Parser *p, IrKind k, IrOp *a)
         return false;
     if (k == IR_TMA_WAIT && irp_accept_word(p, "empty"))
         a->sub = 1;
+    if (k == IR_TMA_COPY && irp_accept_word(p, "nonneg"))
+        a->flags |= IRF_NONNEG;
     if ((k == IR_ASYNC_COPY || k == IR_SHARED_VIEW) && irp_accept_word(p, "private")) {
         int64_t run;
         if (!irp_keyed_int(p, "run", 1, 1 << 16, &run))

@@ -237,6 +237,8 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_TMA_COPY:
         sb_printf(sb, " tmap=%d buffer=%lld slots=%lld", op->sub, (long long)op->ival,
                   (long long)op->ival2);
+        if (op->flags & IRF_NONNEG)
+            sb_puts(sb, " nonneg");
         break;
     case IR_ASYNC_WAIT:
         sb_printf(sb, " %lld%s%s", (long long)op->ival, op->ival2 ? " fence" : "",

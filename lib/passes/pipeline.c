@@ -164,6 +164,7 @@ static void emit_tma(Pipe *p, IrBuilder *b, int i, IrValue *j, IrValue **map, Ir
 {
     const IrOp *ld = p->ld[i].op;
     TileMatch t = *p->ld[i].tile;
+    bool nonneg = tile_origin_nonneg(&t); /* read before the symbols are mapped */
     for (int s = 0; s < t.nsyms; s++)
         t.syms[s] = mapped(map, p->nids, (IrValue *)t.syms[s]);
     IrValue *ops[4] = {tile_coord(b, ld->span, &t, 0, j), tile_coord(b, ld->span, &t, 1, j), live,
@@ -172,6 +173,8 @@ static void emit_tma(Pipe *p, IrBuilder *b, int i, IrValue *j, IrValue **map, Ir
     c->ival = p->ld[i].buf;
     c->ival2 = p->slots;
     c->sub = p->ld[i].tmap;
+    if (nonneg)
+        c->flags |= IRF_NONNEG;
 }
 
 static IrValue *mapped(IrValue **map, int nids, IrValue *v)

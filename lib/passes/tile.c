@@ -542,6 +542,30 @@ static IrValue *as_i32(IrBuilder *b, Span sp, IrValue *v)
     return ir_unary(b, IR_CAST, sp, v, type_scalar(DT_I32));
 }
 
+static bool sym_nonneg(const TileMatch *m, int sym)
+{
+    if (sym == SYM_J)
+        return true;
+    if (sym < SYM_VALUE || sym - SYM_VALUE >= m->nsyms)
+        return false;
+    const IrValue *v = m->syms[sym - SYM_VALUE];
+    return v && v->def && (v->def->kind == IR_PROGRAM_ID || v->def->kind == IR_NUM_PROGRAMS);
+}
+
+bool tile_origin_nonneg(const TileMatch *m)
+{
+    for (int which = 0; which < 2; which++)
+        for (int i = 0; i < m->coord[which].n; i++) {
+            const TileTerm *t = &m->coord[which].t[i];
+            if (t->coef < 0)
+                return false;
+            for (int k = 0; k < t->deg; k++)
+                if (!sym_nonneg(m, t->sym[k]))
+                    return false;
+        }
+    return true;
+}
+
 IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j)
 {
     Type i32 = type_scalar(DT_I32);

@@ -40,5 +40,9 @@ bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
 /* Emits coordinate `which` (0: inner, 1: outer) of the tile of iteration
  * index j (i32 scalar), as i32. */
 IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j);
+/* Whether both coordinates of the origin are sums of non-negative multiples
+ * of the iteration index and program ids: never negative, so the copy
+ * needs no check for a negative origin. */
+bool tile_origin_nonneg(const TileMatch *m);
 
 #endif

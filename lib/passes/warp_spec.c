@@ -283,6 +283,7 @@ static void produce(Ws *w, IrBuilder *b, const IrOp *loop, const WsRing *r, int 
     IrValue *live = ir_const_int(b, sp, type_scalar(DT_I1), 1);
     for (int k = 0; k < n; k++) {
         TileMatch t = *r[k].tile; /* its scalars, as the producer computes them */
+        bool nonneg = tile_origin_nonneg(&t);
         for (int s = 0; s < t.nsyms; s++)
             t.syms[s] = mapped(w, (IrValue *)t.syms[s]);
         IrValue *ops[4] = {tile_coord(b, sp, &t, 0, j), tile_coord(b, sp, &t, 1, j), live, slot};
@@ -290,6 +291,8 @@ static void produce(Ws *w, IrBuilder *b, const IrOp *loop, const WsRing *r, int 
         c->ival = r[k].buffer;
         c->ival2 = slots;
         c->sub = r[k].tmap;
+        if (nonneg)
+            c->flags |= IRF_NONNEG;
     }
 }
 
