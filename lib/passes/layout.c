@@ -752,6 +752,36 @@ static bool from_row(const IrValue *x, const IrValue *r)
     return layout_equal(l, r->layout);
 }
 
+/* Whether op lies in a loop whose own body (not a loop nested in it) runs
+ * a dot: the store of a flattened persistent GEMM, under its last K step. */
+static bool in_dot_loop(const IrOp *op)
+{
+    const IrBlock *b = op->parent;
+    while (b && b->parent && b->parent->kind != IR_FOR && b->parent->kind != IR_WHILE)
+        b = b->parent->parent;
+    if (!b || !b->parent)
+        return false;
+    for (const IrOp *o = b->first; o; o = o->next)
+        if (o->kind == IR_DOT)
+            return true;
+    return false;
+}
+
+/* Whether store op of an mma tile should cross to a blocked layout (see
+ * wanted): 16- or 8-bit elements in a wgmma layout, outside a loop that
+ * runs the dots, where the blocked layout stores more than the two adjacent
+ * elements a thread of the mma layout holds (the mask and alignment allow
+ * wider vectors). */
+static bool narrow_store(LayoutPass *p, const IrOp *op)
+{
+    const IrValue *v = op->operands[1], *ptr = op->operands[0];
+    const IrValue *mask = op->nops > 2 ? op->operands[2] : NULL;
+    if (dtype_bits(v->type.dt) >= 32 || v->layout->version != 3 || in_dot_loop(op) || !p->axis)
+        return false;
+    int bytes = mem_bytes(ptr->type.elem);
+    return axis_vector_width(p->axis, ptr, mask, bytes) > 2;
+}
+
 /* The layout operand i of op must have; NULL: whatever it has. */
 static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
 {
@@ -772,8 +802,17 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         }
         return blocked_of(p, &x->type);
     case IR_STORE:
-        /* the stored value decides, when pointer and mask can follow it */
-        if (is_mma(op->operands[1]) && pass_can_remat(op->operands[0]) &&
+        /* the stored value decides, when pointer and mask can follow it and
+         * its elements are 32-bit or wider: a thread of an mma layout holds
+         * two adjacent elements of a row at a time, so 16- and 8-bit tiles
+         * would be stored 4 or 2 bytes at a time, half a sector per row of a
+         * warp; they cross to the blocked layout through shared memory and
+         * leave in 16-byte vectors, as Triton's epilogue does; not in a loop
+         * whose body runs the dots too (a flattened persistent GEMM), where
+         * the conversion's registers add to the accumulators the loop keeps
+         * live and ptxas spills. Hopper's wgmma layouts only: with mma.sync's
+         * the conversion took attention past 255 registers */
+        if (is_mma(op->operands[1]) && !narrow_store(p, op) && pass_can_remat(op->operands[0]) &&
             (op->nops < 3 || !op->operands[2] || pass_can_remat(op->operands[2])))
             return op->operands[1]->layout;
         return blocked_of(p, &x->type);
