@@ -347,8 +347,104 @@ static CgVal splat(Cg *cg, LLVMValueRef x, const IrValue *v)
     return r;
 }
 
+/* Rows of a plain conversion's scratch are padded by 16 bytes where a row
+ * spans every bank (128 bytes or more): an mma layout writes the same
+ * columns of 8 rows at once, which fall in one bank without the pad (an
+ * 8-way conflict on every store of a GEMM's epilogue). The pad is a
+ * function of the linear index alone, so both sides agree on it. */
+typedef struct Padding {
+    int shift; /* log2 of the row length in elements */
+    int pad;   /* elements added after each row */
+} Padding;
+
+static int64_t pad_const(const Padding *pd, int64_t e) { return e + (e >> pd->shift) * pd->pad; }
+
+/* The padded index of slot s of layout l: the thread part and the slot's
+ * constant part have disjoint bits, so each is padded on its own and the
+ * slots of a thread stay constant offsets from one base, which LLVM merges
+ * into vector accesses once the additions are marked as not wrapping (they
+ * cannot: indices stay below the tile's size). */
+static LLVMValueRef padded_index(Cg *cg, const CgLayout *l, LLVMValueRef tpad, const Padding *pd,
+                                 int s)
+{
+    int64_t r = pad_const(pd, cg_slot_index(l, s));
+    return r ? LLVMBuildNUWAdd(cg->b, tpad, cg_i32(cg, r), "") : tpad; /* nuw: see above */
+}
+
+static LLVMValueRef padded_thread(Cg *cg, const CgLayout *l, const Padding *pd)
+{
+    LLVMValueRef t = cg_thread_index(cg, l);
+    LLVMValueRef row = LLVMBuildLShr(cg->b, t, cg_i32(cg, pd->shift), "");
+    return LLVMBuildNUWAdd(cg->b, t, LLVMBuildNUWMul(cg->b, row, cg_i32(cg, pd->pad), ""), "");
+}
+
+/* The alignment in bytes of padded slot s of l: what both parts of its
+ * index are multiples of (a thread's part is a multiple of the smallest
+ * thread bit of the layout, and of the pad once a row is added), at most
+ * 16. Stated on each access, so that LLVM merges neighbours into vectors. */
+static unsigned padded_align(const CgLayout *l, const Padding *pd, int s, int bytes)
+{
+    int64_t a = 16 / bytes;
+    for (int i = 0; i < l->lin.nthread; i++) {
+        int64_t low = l->lin.thread[i] & -l->lin.thread[i];
+        if (low && low < a)
+            a = low;
+    }
+    if ((pd->pad & -pd->pad) < a)
+        a = pd->pad & -pd->pad;
+    int64_t r = pad_const(pd, cg_slot_index(l, s));
+    if (r && (r & -r) < a)
+        a = r & -r;
+    return (unsigned)(a * bytes);
+}
+
+static bool padding_for(const Type *t, Padding *pd)
+{
+    int64_t row = t->rank >= 2 ? t->shape[t->rank - 1] : 0;
+    int bytes = cg_mem_bytes(t->dt);
+    if (row <= 0 || row * bytes < 128 || (row * bytes) % 128 || bytes > 16 || type_numel(*t) == row)
+        return false;
+    pd->shift = log2i(row);
+    pd->pad = 16 / bytes;
+    return true;
+}
+
+static CgVal convert_padded(Cg *cg, const IrOp *op, const Padding *pd)
+{
+    const IrValue *in = op->operands[0], *out = op->results[0];
+    DType dt = out->type.dt;
+    LLVMTypeRef mt = cg_mem_type(cg, dt);
+    CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
+    CgVal x = cg_get(cg, in);
+    int64_t rows = type_numel(out->type) >> pd->shift;
+    cg_smem_need(cg, (type_numel(out->type) + rows * pd->pad) * cg_mem_bytes(dt));
+    LLVMValueRef tin = padded_thread(cg, &li, pd);
+    for (int s = 0; s < x.n; s++) {
+        LLVMValueRef e = x.el[s];
+        if (dt == DT_I1)
+            e = LLVMBuildZExt(cg->b, e, LLVMInt8TypeInContext(cg->ctx), "");
+        LLVMValueRef st =
+            LLVMBuildStore(cg->b, e, cg_smem_addr(cg, 0, padded_index(cg, &li, tin, pd, s), dt));
+        LLVMSetAlignment(st, padded_align(&li, pd, s, cg_mem_bytes(dt)));
+    }
+    cg_barrier(cg);
+    CgVal r = cg_val_new(cg, lo.per_thread);
+    LLVMValueRef tout = padded_thread(cg, &lo, pd);
+    for (int s = 0; s < r.n; s++) {
+        LLVMValueRef p = cg_smem_addr(cg, 0, padded_index(cg, &lo, tout, pd, s), dt);
+        LLVMValueRef v = LLVMBuildLoad2(cg->b, mt, p, "");
+        LLVMSetAlignment(v, padded_align(&lo, pd, s, cg_mem_bytes(dt)));
+        r.el[s] = dt == DT_I1 ? LLVMBuildTrunc(cg->b, v, LLVMInt1TypeInContext(cg->ctx), "") : v;
+    }
+    cg_barrier(cg);
+    return r;
+}
+
 static CgVal convert(Cg *cg, const IrOp *op, CgIndexMap map, void *ctx)
 {
+    Padding pd;
+    if (!map && padding_for(&op->results[0]->type, &pd))
+        return convert_padded(cg, op, &pd);
     cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
     cg_barrier(cg);
     CgVal r = cg_smem_take(cg, op->results[0], 0, map, ctx);
