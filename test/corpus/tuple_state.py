@@ -37,8 +37,8 @@ def logsumexp_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, BLOCK: tl.constexp
 
 @triton.jit
 def _tile(pid, shape, strides, blocks):
-    offs = tl.tuple([pid[0] * blocks[0] + tl.arange(0, blocks[0]),
-                     pid[1] * blocks[1] + tl.arange(0, blocks[1])])
+    offs = tl.tuple((pid[0] * blocks[0] + tl.arange(0, blocks[0]),
+                     pid[1] * blocks[1] + tl.arange(0, blocks[1])))
     ptr_offs = offs[0][:, None] * strides[0] + offs[1][None, :] * strides[1]
     mask = (offs[0][:, None] < shape[0]) & (offs[1][None, :] < shape[1])
     return ptr_offs, mask
