@@ -1,0 +1,186 @@
+/* layout_convert.c: the conversions of the layout pass. For each operand,
+ * the layout its op needs (wanted); where the operand has another, a
+ * convert_layout is inserted, before the op or hoisted before the loops
+ * whose iterations do not change it. See layout.c for the pass. */
+#include "passes/layout_internal.h"
+
+#include <string.h>
+
+/* ---- conversions ---------------------------------------------------------------------- */
+
+/* Whether x, the operand of an expand_dims or broadcast, already lies in
+ * the blocked layout of its result r: a slice of it along the new dim, or
+ * that layout itself (a reduced row brought back, in registers). */
+static bool from_row(const IrValue *x, const IrValue *r)
+{
+    const Layout *l = x->layout;
+    if (!l || !r->layout || r->layout->kind != LY_BLOCKED)
+        return false;
+    if (l->kind == LY_SLICE)
+        return r->def && r->def->kind == IR_EXPAND_DIMS && l->dim == r->def->axis &&
+            layout_equal(l->parent, r->layout);
+    return layout_equal(l, r->layout);
+}
+
+/* Whether op lies in a loop whose own body (not a loop nested in it) runs
+ * a dot: the store of a flattened persistent GEMM, under its last K step. */
+static bool in_dot_loop(const IrOp *op)
+{
+    const IrBlock *b = op->parent;
+    while (b && b->parent && b->parent->kind != IR_FOR && b->parent->kind != IR_WHILE)
+        b = b->parent->parent;
+    if (!b || !b->parent)
+        return false;
+    for (const IrOp *o = b->first; o; o = o->next)
+        if (o->kind == IR_DOT)
+            return true;
+    return false;
+}
+
+/* Whether store op of an mma tile should cross to a blocked layout (see
+ * wanted): 16- or 8-bit elements in a wgmma layout, outside a loop that
+ * runs the dots, where the blocked layout stores more than the two adjacent
+ * elements a thread of the mma layout holds (the mask and alignment allow
+ * wider vectors). */
+static bool narrow_store(LayoutPass *p, const IrOp *op)
+{
+    const IrValue *v = op->operands[1], *ptr = op->operands[0];
+    const IrValue *mask = op->nops > 2 ? op->operands[2] : NULL;
+    if (dtype_bits(v->type.dt) >= 32 || v->layout->version != 3 || in_dot_loop(op) || !p->axis)
+        return false;
+    int bytes = lp_mem_bytes(ptr->type.elem);
+    return axis_vector_width(p->axis, ptr, mask, bytes) > 2;
+}
+
+/* The layout operand i of op must have; NULL: whatever it has. */
+static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
+{
+    const IrValue *x = op->operands[i];
+    if (!x || x->type.rank == 0)
+        return NULL;
+    switch (op->kind) {
+    case IR_CONVERT_LAYOUT: return NULL;
+    case IR_DOT:
+        if (lp_is_mma(op->results[0])) {
+            const Layout *m = op->results[0]->layout;
+            if (i == 2)
+                return m;
+            int instr_k = 16, kpack = 2;
+            lp_mma_shape(op, &instr_k, &kpack);
+            Layout d = layout_dot_op(m, i, kpack);
+            return ir_layout_intern(p->f, &d);
+        }
+        return lp_blocked_of(p, &x->type);
+    case IR_STORE:
+        /* the stored value decides, when pointer and mask can follow it and
+         * its elements are 32-bit or wider: a thread of an mma layout holds
+         * two adjacent elements of a row at a time, so 16- and 8-bit tiles
+         * would be stored 4 or 2 bytes at a time, half a sector per row of a
+         * warp; they cross to the blocked layout through shared memory and
+         * leave in 16-byte vectors, as Triton's epilogue does; not in a loop
+         * whose body runs the dots too (a flattened persistent GEMM), where
+         * the conversion's registers add to the accumulators the loop keeps
+         * live and ptxas spills. Hopper's wgmma layouts only: with mma.sync's
+         * the conversion took attention past 255 registers */
+        if (lp_is_mma(op->operands[1]) && !narrow_store(p, op) && pass_can_remat(op->operands[0]) &&
+            (op->nops < 3 || !op->operands[2] || pass_can_remat(op->operands[2])))
+            return op->operands[1]->layout;
+        return lp_blocked_of(p, &x->type);
+    case IR_YIELD: {
+        const IrOp *parent = op->parent ? op->parent->parent : NULL;
+        if (parent && parent->kind == IR_FOR && i + 1 < op->parent->nargs)
+            return op->parent->args[i + 1]->layout;
+        return lp_blocked_of(p, &x->type);
+    }
+    case IR_ADDPTR: /* a carried column pointer's step keeps its layout (carry_column) */
+        return op->results[0]->layout ? op->results[0]->layout : lp_blocked_of(p, &x->type);
+    case IR_FOR:
+        if (i >= 3 && i - 2 < op->regions[0]->nargs)
+            return op->regions[0]->args[i - 2]->layout;
+        return NULL;
+    case IR_REDUCE:
+        /* a result in a slice (spread_shape, lp_slice_reduction) reads its parent */
+        if (op->nres >= 1 && lp_special(op->results[0]))
+            return op->results[0]->layout->parent;
+        return lp_blocked_of(p, &x->type);
+    case IR_EXPAND_DIMS:
+    case IR_BROADCAST:
+        /* kept in an mma layout (spread_shape): the operand stays where it is;
+         * a row brought back from a slice of a blocked layout is broadcast
+         * in that layout, in registers */
+        if (op->nres >= 1 && (lp_special(op->results[0]) || from_row(x, op->results[0])))
+            return NULL;
+        return lp_blocked_of(p, &x->type);
+    default:
+        if ((lp_elementwise(op->kind) || op->kind == IR_LOAD) && op->nres == 1 &&
+            op->results[0]->type.rank)
+            return op->results[0]->layout;
+        return lp_blocked_of(p, &x->type);
+    }
+}
+
+bool lp_defined_in(const IrValue *x, const IrBlock *b)
+{
+    const IrBlock *at = x->def ? x->def->parent : x->owner;
+    for (; at; at = at->parent ? at->parent->parent : NULL)
+        if (at == b)
+            return true;
+    return false;
+}
+
+/* Whether a thread would hold more than 64 registers of x's fragments in
+ * dot-operand layout `want`: a decode kernel's A of 512 columns on warps
+ * that stand along N (each warp holds all of A). */
+static bool fragments_large(const LayoutPass *p, const IrValue *x, const Layout *want)
+{
+    LinLayout ll;
+    if (!layout_linear(want, x->type.rank, x->type.shape, p->threads, &ll))
+        return false;
+    return ((int64_t)1 << ll.nreg) * dtype_bits(x->type.dt) > 64 * 32;
+}
+
+/* Where a conversion of x for `op` goes: right before op, or before the
+ * outermost loop x does not change in when the result is a dot operand
+ * (attention's Q: its fragments are made once, not every iteration) or
+ * when the conversion crosses threads through shared memory (x cannot be
+ * recomputed in the new layout: a gathered row index, a mask made from
+ * loaded values), which then happens once instead of in every iteration;
+ * not for a dot operand whose fragments would take too many registers for
+ * the whole loop: the dot then reads them from shared memory as it goes
+ * (codegen/mma.c). */
+static IrOp *convert_point(const LayoutPass *p, IrOp *op, const IrValue *x, const Layout *want)
+{
+    IrOp *at = op;
+    if (want->kind == LY_DOT_OP ? fragments_large(p, x, want) : pass_can_remat(x))
+        return at;
+    while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
+           !lp_defined_in(x, at->parent))
+        at = at->parent->parent;
+    return at;
+}
+
+static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
+{
+    IrValue *x = op->operands[i];
+    IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, op->span, &x, 1, &x->type, 1);
+    if (!c || p->f->arena->oom) {
+        p->failed = true;
+        return;
+    }
+    c->results[0]->layout = want;
+    c->results[0]->name = x->name;
+    ir_insert_before(convert_point(p, op, x, want), c);
+    op->operands[i] = c->results[0];
+}
+
+bool lp_insert_converts(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    for (int i = 0; i < op->nops && !p->failed; i++) {
+        const Layout *want = wanted(p, op, i);
+        if (want && op->operands[i]->layout != want && !layout_equal(op->operands[i]->layout, want))
+            convert_operand(p, op, i, want);
+    }
+    return !p->failed;
+}
+

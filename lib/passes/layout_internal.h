@@ -1,0 +1,53 @@
+/* layout_internal.h: what the files of the layout pass share (layout.c:
+ * blocked layouts, recomputable values, defaults and the entry;
+ * layout_spread.c: mma layouts for dots and how far they spread;
+ * layout_convert.c: the conversions inserted where a use needs another
+ * layout). Private to lib/passes. */
+#ifndef TK_PASSES_LAYOUT_INTERNAL_H
+#define TK_PASSES_LAYOUT_INTERNAL_H
+
+#include "passes/passes.h"
+
+enum { MAX_SHAPES = 64, REMAT_BUDGET = 48, PULL_DEPTH = 8 };
+
+typedef struct ShapeVec {
+    int rank;
+    int shape[TK_MAX_RANK];
+    int v;
+} ShapeVec;
+
+typedef struct LayoutPass {
+    IrFunc *f;
+    int threads;
+    ShapeVec shapes[MAX_SHAPES];
+    int nshapes;
+    const AxisInfo *axis;
+    unsigned char *rows; /* by value id: its rows are reduced (mark_rows) */
+    bool changed;
+    bool failed;
+} LayoutPass;
+
+/* layout.c */
+const Layout *lp_blocked_of(LayoutPass *p, const Type *t);
+int lp_mem_bytes(DType dt);
+/* The instruction K and the elements per 32-bit register of an mma.sync for
+ * this dot, or false when it needs the FMA path. */
+bool lp_mma_shape(const IrOp *op, int *instr_k, int *kpack);
+bool lp_fits(const LayoutPass *p, const Layout *l, const Type *t);
+bool lp_is_mma(const IrValue *v);
+static inline bool lp_elementwise(IrKind k) { return ir_kind_elementwise(k); }
+
+/* layout_spread.c */
+bool lp_special(const IrValue *v);
+bool lp_flexible(const IrValue *x);
+int lp_reads_in(IrBlock *b, const IrValue *x);
+bool lp_mark_rows(IrOp *op, void *ctx);
+bool lp_assign_dot(IrOp *op, void *ctx);
+void lp_spread_all(LayoutPass *p);
+bool lp_slice_reduction(IrOp *op, void *ctx);
+
+/* layout_convert.c */
+bool lp_defined_in(const IrValue *x, const IrBlock *b);
+bool lp_insert_converts(IrOp *op, void *ctx);
+
+#endif

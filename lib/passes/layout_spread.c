@@ -1,0 +1,460 @@
+/* layout_spread.c: the mma layouts of the layout pass. A dot that tensor
+ * cores can run gets an mma accumulator (all warps along M where its rows
+ * are reduced, along N where rows are few); the layout then spreads
+ * forwards through elementwise ops, loop-carried values and reductions (to
+ * a slice of it), as long as the other operands can be recomputed in it
+ * or are vectors broadcast from a slice of it. See layout.c for the pass. */
+#include "passes/layout_internal.h"
+
+#include <string.h>
+
+/* ---- which dots keep rows in one warp -------------------------------------------------- */
+
+/* Values whose rows are reduced (attention's row max and row sum), traced
+ * back through elementwise ops: a dot producing one puts all its warps along
+ * M, so each row lives in one warp and the reduction needs no shared memory;
+ * a dot whose A operand comes from such a value does the same, so that both
+ * accumulators share one layout. */
+bool lp_mark_rows(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind == IR_REDUCE && op->nops == 1 && op->operands[0]->type.rank == 2 &&
+        op->axis == 1 && !p->rows[op->operands[0]->id]) {
+        p->rows[op->operands[0]->id] = 1;
+        p->changed = true;
+    }
+    if (op->nres == 1 && op->results[0]->type.rank && p->rows[op->results[0]->id]) {
+        if (lp_elementwise(op->kind) || op->kind == IR_CONVERT_LAYOUT)
+            for (int i = 0; i < op->nops; i++)
+                if (op->operands[i]->type.rank && !p->rows[op->operands[i]->id]) {
+                    p->rows[op->operands[i]->id] = 1;
+                    p->changed = true;
+                }
+    }
+    const IrValue *a = op->kind == IR_DOT ? op->operands[0] : NULL;
+    while (a && a->def && (a->def->kind == IR_CAST || a->def->kind == IR_CONVERT_LAYOUT) &&
+           !p->rows[a->id])
+        a = a->def->operands[0];
+    if (a && p->rows[a->id] && !p->rows[op->results[0]->id]) {
+        p->rows[op->results[0]->id] = 1;
+        p->changed = true;
+    }
+    return true;
+}
+
+/* sm_90a: warpgroup MMA where every warp can stand along M (a warpgroup per
+ * 64 rows) and the dtypes have a wgmma form: fp16 and bf16 (operands of
+ * either majorness), tf32, tf32x3 (three tf32 products of split operands),
+ * int8 and fp8 of either format on either side (operands K-major, which
+ * codegen and the pipeline arrange). Codegen falls back to mma.sync on the
+ * same placement where an operand is not in shared memory as wgmma needs it. */
+static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr_k)
+{
+    Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
+    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || warps % 4 != 0)
+        return false;
+    bool f16 = (a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32;
+    bool tf32 = a.dt == DT_F32 && c.dt == DT_F32 && (op->sub == DOT_TF32 || op->sub == DOT_TF32X3);
+    bool i8 = a.dt == DT_I8 && c.dt == DT_I32;
+    bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt) && c.dt == DT_F32;
+    if (!f16 && !tf32 && !i8 && !fp8)
+        return false;
+    return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 8 == 0 && a.shape[1] % instr_k == 0;
+}
+
+/* An mma layout that keeps each row in one warp where M has a 16-row tile
+ * for every warp; where it has fewer (decode: a few query heads), the other
+ * warps go along N rather than repeat the same rows, and row reductions
+ * cross warps through shared memory, which costs less than every warp doing
+ * the whole product (and holding the whole accumulator). */
+static Layout rows_layout(int M, int N, int warps, int instr_k)
+{
+    Layout l = layout_mma_rows(M, warps, instr_k);
+    while (l.wm * l.wn < warps && N >= 16 * l.wn)
+        l.wn *= 2;
+    return l;
+}
+
+bool lp_assign_dot(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    int instr_k, kpack;
+    if (op->kind != IR_DOT || !lp_mma_shape(op, &instr_k, &kpack))
+        return true;
+    Type c = op->results[0]->type;
+    int warps = p->threads / 32;
+    Layout mma = p->rows[op->results[0]->id] ? rows_layout(c.shape[0], c.shape[1], warps, instr_k)
+                                             : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
+    if (wgmma_fits(p, op, warps, instr_k))
+        mma = layout_wgmma(c.shape[0], warps, instr_k);
+    Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
+    if (c.shape[0] < 16 * mma.wm || c.shape[1] < 8 * mma.wn || !lp_fits(p, &mma, &c) ||
+        !lp_fits(p, &a, &op->operands[0]->type) || !lp_fits(p, &b, &op->operands[1]->type))
+        return true;
+    op->results[0]->layout = ir_layout_intern(p->f, &mma);
+    return true;
+}
+
+/* ---- spreading the mma layouts ---------------------------------------------------------- */
+
+/* An mma layout or a slice of one: kept as far as the values flow. */
+bool lp_special(const IrValue *v)
+{
+    return v && v->type.rank && v->layout &&
+        (v->layout->kind == LY_MMA || v->layout->kind == LY_SLICE);
+}
+
+/* Whether a loop's initial value can start in whatever layout the body
+ * gives the carried value: it is cheap to recompute, or it already lies in
+ * an mma layout or a slice of one (the running max and sum attention
+ * carries from one KV loop into the next), converted once before the loop
+ * rather than in every iteration. */
+static bool init_can_follow(const IrValue *init) { return pass_can_remat(init) || lp_special(init); }
+
+/* A loop-carried value not yet placed whose initial value can follow: it
+ * can take whatever layout its loop body gives it (spread_for decides). */
+bool lp_flexible(const IrValue *x)
+{
+    const IrOp *loop = !x->def && x->owner ? x->owner->parent : NULL;
+    return loop && loop->kind == IR_FOR && !x->layout && x->index > 0 &&
+        3 + x->index - 1 < loop->nops && init_can_follow(loop->operands[3 + x->index - 1]);
+}
+
+static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
+{
+    if (l && v->layout != l) {
+        v->layout = l;
+        p->changed = true;
+    }
+}
+
+int lp_reads_in(IrBlock *b, const IrValue *x) { return ir_count_reads(b, x); }
+
+/* Gives x layout l where x is the only use of a value made by pointer or
+ * elementwise arithmetic (a scale load's `As_ptrs + k`), and so on back
+ * along its operands, so that the conversion lands where the arithmetic
+ * starts from shared or loop-invariant values. Values recomputed for free
+ * (pass_can_remat) and values read elsewhere are left to be converted. */
+static void pull_layout(LayoutPass *p, IrValue *x, const Layout *l, int depth)
+{
+    const IrOp *d = x ? x->def : NULL;
+    if (!d || depth == 0 || x->layout || x->type.rank != 1 || d->nres != 1 ||
+        (d->kind != IR_ADDPTR && !lp_elementwise(d->kind)) || pass_can_remat(x) ||
+        lp_reads_in(p->f->body, x) != 1)
+        return;
+    set_layout(p, x, l);
+    for (int i = 0; i < d->nops; i++)
+        pull_layout(p, d->operands[i], l, depth - 1);
+}
+
+/* The expand_dims that x broadcasts a rank-1 vector from (x = broadcast of
+ * expand_dims(v, axis), or the expand_dims itself), or NULL. */
+static IrOp *expansion_of(const IrValue *x)
+{
+    IrOp *d = x->def;
+    if (d && d->kind == IR_BROADCAST)
+        d = d->operands[0]->def;
+    if (!d || d->kind != IR_EXPAND_DIMS || d->operands[0]->type.rank != 1 || x->type.rank != 2)
+        return NULL;
+    return d;
+}
+
+/* The slice of mma layout m that vector v, expanded along axis, needs to
+ * reach m by expand_dims and broadcast alone, or NULL when it has none. */
+static const Layout *slice_for(LayoutPass *p, const Layout *m, const IrValue *v, int axis)
+{
+    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = axis};
+    if (m->kind != LY_MMA || !lp_fits(p, &s, &v->type))
+        return NULL;
+    const Layout *r = ir_layout_intern(p->f, &s);
+    if (!r)
+        p->failed = true;
+    return r;
+}
+
+/* Whether x, a vector broadcast against an mma value (a per-row or
+ * per-column scale: `d * a_s[:, None]`), can reach mma layout m in
+ * registers once its vector is in a slice of m (place_scale). */
+static bool scale_can_follow(LayoutPass *p, const IrValue *x, const Layout *m)
+{
+    const IrOp *d = expansion_of(x);
+    return d && slice_for(p, m, d->operands[0], d->axis);
+}
+
+/* Puts the vector that x broadcasts into slice s. A vector not yet placed
+ * with fewer elements than threads takes s itself: its load reads a few
+ * elements per thread, the same lines as every other thread (as Triton
+ * judges such loads cheap). Any other is converted to s once, at the
+ * expand_dims: a vector's conversion moves numel elements through shared
+ * memory, while a slice of an mma layout can hold many per thread (32 of
+ * 128 columns for wgmma), whose loads would each need its own pointer. */
+static void place_scale(LayoutPass *p, const IrValue *x, const Layout *s)
+{
+    IrOp *d = expansion_of(x);
+    IrValue *v = d ? d->operands[0] : NULL;
+    if (!v || !s || (v->layout && layout_equal(v->layout, s)))
+        return;
+    /* only a value a plain op makes: a loop's or branch's result shares its
+     * layout with the region's values, which are placed on their own */
+    if (!v->layout && v->def && v->def->nregions == 0 && type_numel(v->type) < p->threads) {
+        set_layout(p, v, s);
+        for (int i = 0; v->def && v->def->kind == IR_LOAD && i < v->def->nops; i++)
+            pull_layout(p, v->def->operands[i], s, PULL_DEPTH);
+        return;
+    }
+    IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, d->span, &v, 1, &v->type, 1);
+    if (!c || p->f->arena->oom) {
+        p->failed = true;
+        return;
+    }
+    c->results[0]->layout = s;
+    c->results[0]->name = v->name;
+    ir_insert_before(d, c);
+    d->operands[0] = c->results[0];
+    p->changed = true;
+}
+
+/* An elementwise op's operand that will follow: a loop-carried value, or
+ * an elementwise op on those and cheap values (a running sum rescaled,
+ * `acc * re + tl.sum(...)`). */
+static bool will_follow(const IrValue *x)
+{
+    if (lp_flexible(x))
+        return true;
+    const IrOp *d = x->def;
+    if (!d || x->layout || !lp_elementwise(d->kind))
+        return false;
+    bool carried = false;
+    for (int i = 0; i < d->nops; i++) {
+        const IrValue *y = d->operands[i];
+        if (lp_flexible(y))
+            carried = true;
+        else if (y->type.rank && !pass_can_remat(y))
+            return false;
+    }
+    return carried;
+}
+
+/* A tile built only from vectors broadcast into it (x[:, None],
+ * y[None, :]) through elementwise ops and cheap values, each vector of which
+ * has a slice of mma layout m: an SSM chunk scan scales its accumulators by
+ * exp(dA[:, None] - dA[None, :]) * dt[None, :]. Such a tile is made in m
+ * from its vectors, each converted on its own (a few registers a thread,
+ * pull_vectors), rather than the mma tile crossing to a blocked layout and
+ * back through shared memory. */
+static bool from_vectors(LayoutPass *p, const IrValue *x, const Layout *m, int depth)
+{
+    const IrOp *d = x->def;
+    if (x->type.rank != 2 || x->layout || !d || depth > 8)
+        return false;
+    if (d->kind == IR_BROADCAST) {
+        const IrOp *e = d->operands[0]->def;
+        if (!e || e->kind != IR_EXPAND_DIMS || e->results[0]->layout ||
+            e->operands[0]->type.rank != 1 || !lp_fits(p, m, &e->results[0]->type))
+            return false;
+        Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = e->axis};
+        return lp_fits(p, &sl, &e->operands[0]->type);
+    }
+    if (!lp_elementwise(d->kind))
+        return false;
+    bool any = false;
+    for (int i = 0; i < d->nops; i++) {
+        const IrValue *y = d->operands[i];
+        if (y->type.rank && from_vectors(p, y, m, depth + 1))
+            any = true;
+        else if (y->type.rank && !pass_can_remat(y))
+            return false;
+    }
+    return any;
+}
+
+/* Converts each vector of a from_vectors tile to its slice of m, so that
+ * the expand_dims, broadcasts and elementwise ops above it spread into m
+ * (parts that can be recomputed are, in codegen); a vector that a loop
+ * does not change is converted once, before it. */
+static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
+{
+    IrOp *d = x->def;
+    if (d->kind != IR_BROADCAST) {
+        for (int i = 0; i < d->nops; i++)
+            if (!pass_can_remat(d->operands[i]) && from_vectors(p, d->operands[i], m, 0))
+                pull_vectors(p, d->operands[i], m);
+        return;
+    }
+    IrOp *e = d->operands[0]->def;
+    IrValue *v = e->operands[0];
+    Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = e->axis};
+    const Layout *want = ir_layout_intern(p->f, &sl);
+    if (!want) {
+        p->failed = true;
+        return;
+    }
+    if (v->layout && layout_equal(v->layout, want))
+        return;
+    IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, e->span, &v, 1, &v->type, 1);
+    if (!c || p->f->arena->oom) {
+        p->failed = true;
+        return;
+    }
+    c->results[0]->layout = want;
+    c->results[0]->name = v->name;
+    IrOp *at = e;
+    while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
+           !lp_defined_in(v, at->parent))
+        at = at->parent->parent;
+    ir_insert_before(at, c);
+    e->operands[0] = c->results[0];
+    p->changed = true;
+}
+
+/* An elementwise op follows a special operand when its other block operands
+ * share that layout, can be recomputed in it, are loop-carried values that
+ * can follow too (attention's running row max), or are vectors broadcast
+ * against it that can be made in a slice of it (scale_can_follow). */
+static const Layout *follow(LayoutPass *p, const IrOp *op)
+{
+    const Layout *m = NULL;
+    for (int i = 0; i < op->nops; i++)
+        if (lp_special(op->operands[i]))
+            m = op->operands[i]->layout;
+    if (!m)
+        return NULL;
+    for (int i = 0; i < op->nops; i++) {
+        const IrValue *x = op->operands[i];
+        if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x) &&
+            !will_follow(x) && !scale_can_follow(p, x, m) &&
+            !(m->kind == LY_MMA && from_vectors(p, x, m, 0)))
+            return NULL;
+    }
+    return m;
+}
+
+/* A loop keeps a carried value in the layout its body yields when the
+ * initial value can be made in that layout cheaply. */
+static void spread_for(LayoutPass *p, IrOp *op)
+{
+    IrBlock *body = op->regions[0];
+    const IrOp *y = body->last;
+    if (!y || y->kind != IR_YIELD)
+        return;
+    for (int i = 0; i < y->nops && i + 3 < op->nops; i++) {
+        IrValue *next = y->operands[i], *init = op->operands[i + 3];
+        if (!lp_special(next) || body->args[i + 1]->layout == next->layout)
+            continue;
+        if (!(init->layout && layout_equal(init->layout, next->layout)) && !init_can_follow(init))
+            continue;
+        set_layout(p, body->args[i + 1], next->layout);
+        set_layout(p, op->results[i], next->layout);
+    }
+}
+
+/* Whether a warp bit of l steps along dim `axis` of t and along another dim
+ * at once. Otherwise a reduction along the axis stays in registers and
+ * shuffles within a warp and crosses the warps that step along it through
+ * shared memory, leaving the result in a slice of l (codegen/reduce.c). */
+static bool warps_mixed(LayoutPass *p, const Layout *l, const Type *t, int axis)
+{
+    LinLayout ll;
+    if (!layout_linear(l, t->rank, t->shape, p->threads, &ll))
+        return true;
+    int64_t mask = lin_dim_bits(t->rank, t->shape, axis);
+    for (int j = 5; j < ll.nthread; j++)
+        if ((ll.thread[j] & mask) && (ll.thread[j] & ~mask))
+            return true;
+    return false;
+}
+
+/* Reductions of mma values keep the rows where they are (a slice of the
+ * layout); expand_dims and broadcast bring them back. */
+static const Layout *spread_shape(LayoutPass *p, const IrOp *op)
+{
+    const IrValue *x = op->operands[0];
+    const Layout *l = x->layout;
+    const Type *rt = &op->results[0]->type;
+    switch (op->kind) {
+    case IR_REDUCE:
+        if (op->nops == 1 && l->kind == LY_MMA && x->type.rank == 2 && op->sub <= RED_MIN &&
+            !warps_mixed(p, l, &x->type, op->axis)) {
+            Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
+            return ir_layout_intern(p->f, &s);
+        }
+        return NULL;
+    case IR_EXPAND_DIMS:
+        if (l->kind == LY_SLICE && l->dim == op->axis && lp_fits(p, l->parent, rt))
+            return l->parent;
+        return NULL;
+    case IR_BROADCAST: return l->kind == LY_MMA && lp_fits(p, l, rt) ? l : NULL;
+    default: return NULL;
+    }
+}
+
+/* An elementwise op takes its special operand's layout (follow); the
+ * vectors it broadcasts that cannot be recomputed take the matching slices,
+ * so that the next round spreads the layout to their expand_dims and
+ * broadcasts, and the loads that make them read in the slice layout. */
+static void follow_with_scales(LayoutPass *p, IrOp *op)
+{
+    const Layout *m = follow(p, op);
+    if (!m)
+        return;
+    for (int i = 0; i < op->nops && !p->failed; i++) {
+        const IrValue *x = op->operands[i];
+        const IrOp *d = x->type.rank && !x->layout && !pass_can_remat(x) && !lp_flexible(x)
+            ? expansion_of(x)
+            : NULL;
+        if (d)
+            place_scale(p, x, slice_for(p, m, d->operands[0], d->axis));
+        else if (m->kind == LY_MMA && !pass_can_remat(x) && from_vectors(p, x, m, 0))
+            pull_vectors(p, op->operands[i], m);
+    }
+    set_layout(p, op->results[0], m);
+}
+
+static bool spread(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind == IR_FOR && op->nregions == 1)
+        spread_for(p, op);
+    else if (op->nres == 1 && op->results[0]->type.rank && !lp_special(op->results[0])) {
+        if (lp_elementwise(op->kind))
+            follow_with_scales(p, op);
+        else if (op->nops >= 1 && lp_special(op->operands[0]))
+            set_layout(p, op->results[0], spread_shape(p, op));
+    }
+    return !p->failed;
+}
+
+/* A reduction of a blocked 2-D value keeps its result where the rows are,
+ * in a slice of that layout, as one of an mma value does: it combines in
+ * registers and shuffles and crosses warps through shared memory only where
+ * warps step along the axis, where otherwise a column sum moved the whole
+ * tile through shared memory to put the axis last, and every result went
+ * through shared memory again to reach its blocked layout. Runs after the
+ * mma layouts have spread (an operand they reach is not blocked). */
+bool lp_slice_reduction(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind != IR_REDUCE || op->nops != 1 || op->nres != 1 || op->sub > RED_MIN)
+        return true;
+    const IrValue *x = op->operands[0];
+    IrValue *r = op->results[0];
+    if (r->layout || x->type.rank != 2 || r->type.rank != 1)
+        return true;
+    const Layout *l = x->layout ? x->layout : lp_blocked_of(p, &x->type);
+    if (!l || l->kind != LY_BLOCKED || warps_mixed(p, l, &x->type, op->axis))
+        return true;
+    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
+    set_layout(p, r, ir_layout_intern(p->f, &s));
+    return true;
+}
+
+void lp_spread_all(LayoutPass *p)
+{
+    for (int round = 0; round < 16; round++) {
+        p->changed = false;
+        ir_walk(p->f->body, spread, p);
+        if (!p->changed)
+            break;
+    }
+}
+
