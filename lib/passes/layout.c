@@ -283,6 +283,7 @@ bool pass_layout(IrFunc *f)
         if (!p.changed)
             break;
     }
+    lp_rows_wide(&p);
     ir_walk(f->body, lp_assign_dot, &p);
     lp_spread_all(&p);
     ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */

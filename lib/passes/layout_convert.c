@@ -183,4 +183,3 @@ bool lp_insert_converts(IrOp *op, void *ctx)
     }
     return !p->failed;
 }
-

@@ -23,6 +23,7 @@ typedef struct LayoutPass {
     int nshapes;
     const AxisInfo *axis;
     unsigned char *rows; /* by value id: its rows are reduced (mark_rows) */
+    bool rows_wide;      /* spare warps of those dots go along N (lp_rows_wide) */
     bool changed;
     bool failed;
 } LayoutPass;
@@ -42,6 +43,7 @@ bool lp_special(const IrValue *v);
 bool lp_flexible(const IrValue *x);
 int lp_reads_in(IrBlock *b, const IrValue *x);
 bool lp_mark_rows(IrOp *op, void *ctx);
+void lp_rows_wide(LayoutPass *p);
 bool lp_assign_dot(IrOp *op, void *ctx);
 void lp_spread_all(LayoutPass *p);
 bool lp_slice_reduction(IrOp *op, void *ctx);

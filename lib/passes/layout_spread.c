@@ -63,17 +63,40 @@ static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr
 }
 
 /* An mma layout that keeps each row in one warp where M has a 16-row tile
- * for every warp; where it has fewer (decode: a few query heads), the other
- * warps go along N rather than repeat the same rows, and row reductions
- * cross warps through shared memory, which costs less than every warp doing
- * the whole product (and holding the whole accumulator). */
-static Layout rows_layout(int M, int N, int warps, int instr_k)
+ * for every warp. Where it has fewer (decode: a few query heads), the
+ * other warps go along N when `wide`, with row reductions crossing warps
+ * through shared memory; else they repeat the same rows (see
+ * lp_rows_wide). */
+static Layout rows_layout(int M, int N, int warps, int instr_k, bool wide)
 {
     Layout l = layout_mma_rows(M, warps, instr_k);
-    while (l.wm * l.wn < warps && N >= 16 * l.wn)
+    while (wide && l.wm * l.wn < warps && N >= 16 * l.wn)
         l.wn *= 2;
     return l;
 }
+
+/* Whether the dots whose rows are reduced stand spare warps along N: when
+ * one of them would leave a thread holding more than 64 accumulator
+ * elements with the rows repeated in every warp (MLA's 16x512 latent
+ * output: 256 registers). Else repeating is cheaper (a paged decode's
+ * 16x16 scores and 16x128 output), as every cross-warp row reduction and
+ * every conversion between the dots would go through shared memory on
+ * every page. One answer for all of them, so that chained dots (scores,
+ * then probabilities times values) share their warps' placement. */
+static bool rows_wide_dot(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    int instr_k, kpack;
+    if (op->kind != IR_DOT || !p->rows[op->results[0]->id] || !lp_mma_shape(op, &instr_k, &kpack))
+        return true;
+    Type c = op->results[0]->type;
+    Layout l = layout_mma_rows(c.shape[0], p->threads / 32, instr_k);
+    if ((int64_t)c.shape[0] * c.shape[1] / (32 * l.wm) > 64)
+        p->rows_wide = true;
+    return true;
+}
+
+void lp_rows_wide(LayoutPass *p) { ir_walk(p->f->body, rows_wide_dot, p); }
 
 bool lp_assign_dot(IrOp *op, void *ctx)
 {
@@ -83,8 +106,9 @@ bool lp_assign_dot(IrOp *op, void *ctx)
         return true;
     Type c = op->results[0]->type;
     int warps = p->threads / 32;
-    Layout mma = p->rows[op->results[0]->id] ? rows_layout(c.shape[0], c.shape[1], warps, instr_k)
-                                             : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
+    Layout mma = p->rows[op->results[0]->id]
+        ? rows_layout(c.shape[0], c.shape[1], warps, instr_k, p->rows_wide)
+        : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
     if (wgmma_fits(p, op, warps, instr_k))
         mma = layout_wgmma(c.shape[0], warps, instr_k);
     Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
@@ -109,7 +133,10 @@ bool lp_special(const IrValue *v)
  * an mma layout or a slice of one (the running max and sum attention
  * carries from one KV loop into the next), converted once before the loop
  * rather than in every iteration. */
-static bool init_can_follow(const IrValue *init) { return pass_can_remat(init) || lp_special(init); }
+static bool init_can_follow(const IrValue *init)
+{
+    return pass_can_remat(init) || lp_special(init);
+}
 
 /* A loop-carried value not yet placed whose initial value can follow: it
  * can take whatever layout its loop body gives it (spread_for decides). */
@@ -457,4 +484,3 @@ void lp_spread_all(LayoutPass *p)
             break;
     }
 }
-
