@@ -7,7 +7,9 @@
  * launcher builds them in the order they are planned).
  *
  * A loop is planned with num_stages S >= 2 (its own, else the kernel's)
- * when it counts up by a constant step, has no atomic or barrier (which
+ * when its step is a constant, or a scalar it does not compute (a
+ * persistent loop's num_programs: TMA and warp specialization then stay
+ * off, as their copies are placed by iteration index), has no atomic or barrier (which
  * may order the loads), and has loads worth staging (pipeline_loads.c)
  * whose address slice can run S-1 iterations ahead. Per load the plan
  * names the mechanism: a shared ring filled by cp.async (a dot operand),
@@ -145,10 +147,8 @@ static bool can_run_ahead(Pipe *p, IrOp *loop)
     p->loop = loop;
     p->body = loop->regions[0];
     p->stages = (int)(loop->ival > 0 ? loop->ival : p->f->num_stages);
-    const IrOp *step = loop->operands[2]->def;
-    if (p->stages < 2 || p->body->nargs - 1 > 64 || !step || step->kind != IR_CONST ||
-        step->ival < 1 || !pipe_find_loads(p))
-        return false; /* copies run ahead only for loops known to count up */
+    if (p->stages < 2 || p->body->nargs - 1 > 64 || !pipe_step_ok(loop) || !pipe_find_loads(p))
+        return false;
     p->nslice = 0;
     memset(p->carried, 0, sizeof(bool) * 64);
     for (int i = 0; i < p->nloads; i++)
@@ -175,7 +175,7 @@ static void plan_loop(Pipe *p, IrOp *loop)
         return;
     p->wgmma = pipe_reads_as_wgmma(p);
     p->dot = async_dot(p);
-    p->ws = (loop->flags & IRF_WARP_SPEC) && warp_specialized(p);
+    p->ws = (loop->flags & IRF_WARP_SPEC) && pipe_const_step(loop) && warp_specialized(p);
     p->slots = ring_slots(p);
     if (!add_tmaps(p))
         return;

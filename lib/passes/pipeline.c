@@ -193,7 +193,7 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
 {
     IrOp *loop = p->loop;
     IrBuilder b = {p->f, loop->parent, loop};
-    IrValue *lb = loop->operands[0], *ub = loop->operands[1], *step = loop->operands[2];
+    IrValue *lb = loop->operands[0], *step = loop->operands[2];
     int nc = p->body->nargs - 1;
     for (int k = 0; k < nc; k++)
         ahead[k] = loop->operands[3 + k];
@@ -210,8 +210,7 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
             map[p->body->args[k + 1]->id] = ahead[k];
         for (int i = 0; i < p->nslice; i++)
             clone(p, &b, p->slice[i], map);
-        IrValue *live = ir_binary(&b, IR_CMP, loop->span, iv, ub, type_scalar(DT_I1));
-        live->def->sub = CMP_LT;
+        IrValue *live = pipe_in_range(&b, loop->span, loop, iv);
         IrValue *slot = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         IrValue *j = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         for (int i = 0; i < p->nloads; i++) {
@@ -312,7 +311,16 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
         v->results[0]->layout = ir_layout_intern(p->f, &sh);
     }
     v->results[0]->name = ld->results[0]->name;
-    ir_replace_uses(p->body, ld->results[0], v->results[0]);
+    IrValue *val = v->results[0];
+    if (p->ld[i].run && ld->nops > 2 && ld->operands[1] && ld->operands[2] &&
+        !pipe_is_zero_const(ld->operands[2])) {
+        /* the copy filled masked-off elements with zeros; put `other` there */
+        IrValue *ops[3] = {ld->operands[1], val, ld->operands[2]};
+        val = ir_build(&here, IR_SELECT, ld->span, ops, 3, &t, 1)->results[0];
+        val->layout = v->results[0]->layout;
+        val->name = v->results[0]->name;
+    }
+    ir_replace_uses(p->body, ld->results[0], val);
     ir_remove(ld);
     if (!p->ld[i].run)
         view_transposes(p, v->results[0]);
@@ -372,16 +380,15 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrBlock *body = p->body;
     IrBuilder b = {p->f, body, body->first};
     Span sp = loop->span;
-    IrValue *iv = body->args[0], *ub = loop->operands[1], *step = loop->operands[2];
+    IrValue *iv = body->args[0], *step = loop->operands[2];
     IrValue *d = ir_binary(&b, IR_MUL, sp, step, ir_const_int(&b, sp, step->type, p->stages - 1),
                            step->type);
     IrValue *ahead = ir_binary(&b, IR_ADD, sp, iv, d, iv->type);
     IrValue *j = p->ncp < p->nloads
-        ? ir_iteration_index(&b, sp, ahead, loop->operands[0], step->def->ival)
+        ? ir_iteration_index(&b, sp, ahead, loop->operands[0], pipe_const_step(loop))
         : NULL;
     wait_for_slot(p, &b, sp, rd);
-    IrValue *live = ir_binary(&b, IR_CMP, sp, ahead, ub, type_scalar(DT_I1));
-    live->def->sub = CMP_LT;
+    IrValue *live = pipe_in_range(&b, sp, loop, ahead);
     /* the slice again, for iteration i+S-1: the carried arguments already
      * hold that iteration's values. In a flattened tile loop it goes at the
      * end of the body, next to the copies it feeds: its tile indices and
@@ -470,8 +477,7 @@ bool pipe_from_plan(Pipe *p, IrOp *loop)
     p->ws = pl->ws;
     p->nloads = p->ncp = 0;
     p->dot = NULL;
-    const IrOp *step = loop->operands[2]->def;
-    if (p->body->nargs - 1 > 64 || !step || step->kind != IR_CONST || step->ival < 1)
+    if (p->body->nargs - 1 > 64 || !pipe_step_ok(loop))
         return false;
     for (IrOp *o = p->body->first; o; o = o->next) {
         PipeMech m = o->plan.mech;

@@ -78,6 +78,16 @@ void pipe_planned_loops(IrFunc *f, PtrVec *out);
 /* pipeline_loads.c */
 /* The loads of p->body to stage (p->ld); false: none. */
 bool pipe_find_loads(Pipe *p);
+/* Whether v is a constant zero (a load's `other` that copies give too). */
+bool pipe_is_zero_const(const IrValue *v);
+/* The loop's step when it is a constant of at least 1, else 0. */
+int64_t pipe_const_step(const IrOp *loop);
+/* Whether the loop's step is a constant of at least 1, or a scalar the loop
+ * does not compute (a parameter, num_programs): its copies can run ahead. */
+bool pipe_step_ok(const IrOp *loop);
+/* iv has not passed the loop's bound, for its step's sign (a runtime step
+ * may be negative; tk's loops count down then). */
+IrValue *pipe_in_range(IrBuilder *b, Span sp, const IrOp *loop, IrValue *iv);
 /* Adds what v needs to the slice; false when the slice cannot run ahead. */
 bool pipe_pull(Pipe *p, IrValue *v, int depth);
 /* Every use of a value that runs ahead is inside the slice, a staged load

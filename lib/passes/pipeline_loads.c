@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-static bool is_zero_const(const IrValue *v)
+bool pipe_is_zero_const(const IrValue *v)
 {
     const IrOp *d = v ? v->def : NULL;
     while (d && (d->kind == IR_SPLAT || d->kind == IR_CONVERT_LAYOUT))
@@ -129,7 +129,8 @@ static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop, const Ti
  * tensor, tile.c), else NULL. */
 static TileMatch *tma_tile(Pipe *p, const IrOp *ld)
 {
-    if (!p->f->tma || !p->f->arch || strcmp(p->f->arch, "sm_90a") != 0)
+    /* a tile's origin is a polynomial in the iteration index: constant steps */
+    if (!p->f->tma || !p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || !pipe_const_step(p->loop))
         return NULL;
     TileMatch *m = arena_alloc(p->f->arena, sizeof *m);
     return m && tile_match(p->f, p->loop, ld, m) ? m : NULL;
@@ -211,11 +212,12 @@ bool pipe_find_loads(Pipe *p)
     for (IrOp *o = p->body->first; o; o = o->next) {
         if (o->kind != IR_LOAD || (o->flags & IRF_VOLATILE) || o->str || o->str2)
             continue;
-        if (o->nops > 2 && o->operands[2] && !is_zero_const(o->operands[2]))
-            continue;
+        /* copies fill masked-off elements with zeros: another `other` is
+         * put back where a private ring is read (pipe_view_ring) */
+        bool other = o->nops > 2 && o->operands[2] && !pipe_is_zero_const(o->operands[2]);
         if (p->nloads == MAX_LOADS)
             break;
-        const Layout *dop = feeds_dots_only(p, o);
+        const Layout *dop = other ? NULL : feeds_dots_only(p, o);
         int run = dop ? 0 : private_run(p, o);
         if (run) {
             p->ld[p->nloads++] = (PipeLoad){.op = o, .run = run};
@@ -390,4 +392,41 @@ bool pipe_slice_closed(Pipe *p)
         if (p->carried[k] && p->uses[p->loop->results[k]->id])
             return false;
     return true;
+}
+
+int64_t pipe_const_step(const IrOp *loop)
+{
+    const IrOp *d = loop->operands[2]->def;
+    return d && d->kind == IR_CONST && d->ival >= 1 ? d->ival : 0;
+}
+
+bool pipe_step_ok(const IrOp *loop)
+{
+    const IrValue *st = loop->operands[2];
+    if (pipe_const_step(loop))
+        return true;
+    if (st->type.rank != 0 || !dtype_is_int(st->type.dt) || (st->def && st->def->kind == IR_CONST))
+        return false;
+    /* defined outside the loop: a parameter, or an op in an enclosing block */
+    const IrBlock *at = st->def ? st->def->parent : st->owner;
+    for (const IrBlock *b = at; b; b = b->parent ? b->parent->parent : NULL)
+        if (b == loop->regions[0])
+            return false;
+    return true;
+}
+
+IrValue *pipe_in_range(IrBuilder *b, Span sp, const IrOp *loop, IrValue *iv)
+{
+    IrValue *ub = loop->operands[1], *step = loop->operands[2];
+    Type i1 = type_scalar(DT_I1);
+    IrValue *up = ir_binary(b, IR_CMP, sp, iv, ub, i1);
+    up->def->sub = CMP_LT;
+    if (pipe_const_step(loop))
+        return up;
+    IrValue *down = ir_binary(b, IR_CMP, sp, iv, ub, i1);
+    down->def->sub = CMP_GT;
+    IrValue *pos = ir_binary(b, IR_CMP, sp, step, ir_const_int(b, sp, step->type, 0), i1);
+    pos->def->sub = CMP_GT;
+    IrValue *ops[3] = {pos, up, down};
+    return ir_build(b, IR_SELECT, sp, ops, 3, &i1, 1)->results[0];
 }

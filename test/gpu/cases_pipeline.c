@@ -139,6 +139,38 @@ static void even_k_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, i
     h_end(h);
 }
 
+/* rows_max_persistent: programs take rows num_programs apart (a runtime
+ * step, counting up or down); more programs than rows leaves some with
+ * none. Masked-off columns must read as -inf (the copies fill zeros, and
+ * every row is negative), so a wrong fill shows in the maximum. */
+static void persistent_case(H *h, int rows, int cols, int block, int progs, int stages, bool down)
+{
+    if (!h_begin(h, "pipeline.rows_max_persistent.%dx%d.B%d.P%d.S%d%s", rows, cols, block, progs,
+                 stages, down ? ".down" : ""))
+        return;
+    int stride = (cols + 15) / 16 * 16;
+    size_t n = (size_t)rows * stride;
+    tk_kernel *k = h_kernel(h, "pipeline.tk", "rows_max_persistent");
+    double *x = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        x[i] = h_round_to(TK_F32, h_uniform(h, -9, -1));
+    void *dx = h_upload(h, TK_F32, x, n), *dout = h_output(h, TK_F32, rows);
+    h_launch(h, k, h_grid((unsigned)progs, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(stride), tk_i32(rows),
+                    tk_i32(cols), tk_const("BLOCK", block), tk_const("STAGES", stages),
+                    tk_const("DOWN", down)),
+             4);
+    double *out = h_download(h, TK_F32, dout, rows);
+    double *ref = h_malloc(h, rows * sizeof(double));
+    for (int r = 0; r < rows; r++) {
+        ref[r] = x[(size_t)r * stride];
+        for (int c = 1; c < cols; c++)
+            ref[r] = x[(size_t)r * stride + c] > ref[r] ? x[(size_t)r * stride + c] : ref[r];
+    }
+    h_check(h, "row maxima", out, ref, rows, 0);
+    h_end(h);
+}
+
 void cases_pipeline(H *h)
 {
     static const int sizes[][4] = {{64, 1000, 256, 3}, {32, 4096, 1024, 3}, {16, 3001, 512, 2},
@@ -159,7 +191,12 @@ void cases_pipeline(H *h)
     chain_case(h, 1000, 128, 2);
     even_k_case(h, TK_F16, 96, 80, 64, 32, 32, 32, 4); /* 2 iterations, 3 stages */
     even_k_case(h, TK_F16, 64, 64, 0, 32, 32, 32, 4);
+    persistent_case(h, 37, 100, 128, 8, 3, false);
+    persistent_case(h, 5, 64, 64, 8, 2, false); /* three programs get no row */
+    persistent_case(h, 37, 100, 128, 8, 3, true);
     if (h->gpu) {
+        persistent_case(h, 4096, 1000, 1024, 132, 4, false);
+        persistent_case(h, 1000, 1000, 1024, 132, 3, true);
         even_k_case(h, TK_F16, 1000, 776, 1024, 128, 128, 64, 4);
         even_k_case(h, TK_BF16, 512, 512, 64, 128, 128, 64, 4); /* 1 iteration */
         even_k_case(h, TK_F16, 2048, 2048, 2048, 128, 256, 64, 8);
