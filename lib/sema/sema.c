@@ -629,6 +629,8 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
         return;
     }
     IrValue *v = ir_add_param(s->f, p->name, t, div, p->span);
+    if (p->a && p->a->kind == N_ATTR && strcmp(p->a->name, "const") == 0 && t.dt == DT_PTR)
+        vec_push(s->a, &s->const_ptrs, v);
     /* Triton specialises integer arguments equal to 1 into the constant 1 */
     env_set(s, s->env, p->name, one ? sv_int(1) : sv_tensor(v), p->span);
 }

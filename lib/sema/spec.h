@@ -109,6 +109,7 @@ typedef struct Sema {
     int loop_depth;   /* runtime loops around the current statement */
     int64_t unrolled; /* static_range bodies run so far (nested loops multiply) */
     int errors_at_start;
+    PtrVec const_ptrs; /* parameters annotated tl.const: nothing may be stored through them */
 } Sema;
 
 /* ---- values (sema/expr.c) ---- */

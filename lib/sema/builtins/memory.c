@@ -173,13 +173,55 @@ static SVal b_load(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sv_tensor(op->results[0]);
 }
 
+/* Whether pointer p is computed from a parameter annotated tl.const: back
+ * through offsets and shape ops, both sides of a select, and a loop's
+ * carried value to its initial one. */
+static bool from_const_param(const Sema *s, const IrValue *p, int depth)
+{
+    if (!p || depth > 64)
+        return false;
+    const IrOp *d = p->def;
+    if (!d) {
+        for (int i = 0; i < s->const_ptrs.len; i++)
+            if (s->const_ptrs.items[i] == p)
+                return true;
+        const IrOp *loop = p->owner ? p->owner->parent : NULL;
+        return loop && loop->kind == IR_FOR && p->index > 0 && 3 + p->index - 1 < loop->nops &&
+            from_const_param(s, loop->operands[3 + p->index - 1], depth + 1);
+    }
+    switch (d->kind) {
+    case IR_ADDPTR:
+    case IR_SPLAT:
+    case IR_BROADCAST:
+    case IR_EXPAND_DIMS:
+    case IR_CONVERT_LAYOUT:
+    case IR_RESHAPE:
+    case IR_TRANS: return from_const_param(s, d->operands[0], depth + 1);
+    case IR_SELECT:
+        return from_const_param(s, d->operands[1], depth + 1) ||
+            from_const_param(s, d->operands[2], depth + 1);
+    default: return false;
+    }
+}
+
+/* Triton refuses a store or an atomic through a tl.const pointer. */
+static bool writable(Sema *s, const IrValue *p, Span at)
+{
+    if (!from_const_param(s, p, 0))
+        return true;
+    sema_err(s, at,
+             "cannot store through a pointer to constant memory (a parameter annotated "
+             "tl.const)");
+    return false;
+}
+
 static SVal b_store(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     static const char *const cache[] = {".wb", ".cg", ".cs", ".wt"};
     if (a[0].k == SV_BLOCKPTR && !from_block_ptr(s, b, a, at, 2, 3, call, false))
         return bad();
     IrValue *p = pointer_arg(s, b, a[0], at[0]);
-    if (!p || !no_block_ptr(s, a[3], at[3]))
+    if (!p || !no_block_ptr(s, a[3], at[3]) || !writable(s, p, at[0]))
         return bad();
     IrValue *v = value_arg(s, b, a[1], at[1], p->type, "the value");
     IrValue *mask;
@@ -217,7 +259,7 @@ static bool sem_scope(Sema *s, SVal *a, Span *at, int i, const char **sem, const
 static SVal b_atomic(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *p = pointer_arg(s, b, a[0], at[0]);
-    if (!p)
+    if (!p || !writable(s, p, at[0]))
         return bad();
     DType e = p->type.elem;
     bool bitwise = b->arg == ATOM_AND || b->arg == ATOM_OR || b->arg == ATOM_XOR;
@@ -241,7 +283,7 @@ static SVal b_atomic(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 static SVal b_atomic_cas(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *p = pointer_arg(s, b, a[0], at[0]);
-    if (!p)
+    if (!p || !writable(s, p, at[0]))
         return bad();
     DType e = p->type.elem;
     if (dtype_bits(e) < 16 || e == DT_I1)
