@@ -42,9 +42,16 @@ static void check_loop(Verifier *v, const IrOp *op)
     if (pl->stages < 2 || pl->slots < pl->stages || pl->slots > pl->stages + 1)
         ir_vfail(v, op, "plan of %d stages in %d slots (slots: stages or stages+1)", pl->stages,
                  pl->slots);
-    if (op->nops < 3 || !op->operands[2] || !op->operands[2]->def ||
-        op->operands[2]->def->kind != IR_CONST)
-        ir_vfail(v, op, "a pipelined loop steps by a constant");
+    const IrValue *step = op->nops >= 3 ? op->operands[2] : NULL;
+    bool constant = step && step->def && step->def->kind == IR_CONST;
+    if (!step || step->type.rank != 0 || (step->def && step->def->parent == op->regions[0]))
+        ir_vfail(v, op, "a pipelined loop steps by a scalar it does not compute");
+    if (!constant && pl->ws)
+        ir_vfail(v, op, "a warp-specialized loop steps by a constant");
+    for (const IrOp *a = constant || op->nregions != 1 ? NULL : op->regions[0]->first; a;
+         a = a->next)
+        if (a->kind == IR_LOAD && a->plan.mech == PIPE_TMA)
+            ir_vfail(v, a, "TMA copies run ahead in loops that step by a constant");
     check_loop_rings(v, op);
 }
 
