@@ -176,9 +176,10 @@ typedef struct RtVariant {
     uint8_t param_dt[RT_MAX_PARAMS];   /* DType of each compiled parameter */
     uint8_t param_part[RT_MAX_PARAMS]; /* which part of a descriptor argument (0: all) */
     int num_warps;
-    int threads;    /* per program at launch (a producer warpgroup adds 128) */
-    int dyn_shared; /* dynamic shared bytes to pass at launch */
-    int ntmaps;     /* tensor maps passed after the parameters */
+    int threads;                      /* per program at launch (a producer warpgroup adds 128) */
+    int dyn_shared;                   /* dynamic shared bytes to pass at launch */
+    char smem_plan[CG_SMEM_PLAN_LEN]; /* what takes it (CgKernel's), for a refusal */
+    int ntmaps;                       /* tensor maps passed after the parameters */
     RtTmapMeta tmaps[RT_MAX_TMAPS];
     pthread_mutex_t tma_lock; /* tma_cache */
     RtTmaEntry tma_cache[RT_TMA_CACHE];
@@ -238,6 +239,7 @@ typedef struct RtJitMeta {
     uint8_t param_part[RT_MAX_PARAMS]; /* RtVariant's */
     uint32_t ntmaps;
     RtTmapMeta tmaps[RT_MAX_TMAPS];
+    char smem_plan[CG_SMEM_PLAN_LEN]; /* CgKernel's, NUL-terminated */
 } RtJitMeta;
 typedef struct RtJitText {
     RtDigest digest;

@@ -15,7 +15,7 @@
 #include "rt_backend.h"
 #include "rt_nvtx.h"
 
-enum { META_MAGIC = 0x544b4d34 /* "TKM4" */ };
+enum { META_MAGIC = 0x544b4d35 /* "TKM5" */ };
 
 static int warned_dump;
 
@@ -180,6 +180,7 @@ static tk_status map_params(tk_kernel *k, const CgKernel *ck, RtJitMeta *m)
     m->num_warps = ck->num_warps;
     m->threads = ck->threads;
     m->dyn_shared = ck->dynamic_shared;
+    memcpy(m->smem_plan, ck->smem_plan, sizeof m->smem_plan);
     return TK_OK;
 }
 
@@ -228,7 +229,7 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
         if (m->param_of[i] < 0 || m->param_of[i] >= k->nruntime || m->param_dt[i] >= DT_COUNT ||
             m->param_part[i] >= RT_DESC_PARTS)
             return false;
-    if (m->ntmaps > RT_MAX_TMAPS)
+    if (m->ntmaps > RT_MAX_TMAPS || !memchr(m->smem_plan, 0, sizeof m->smem_plan))
         return false;
     for (uint32_t i = 0; i < m->ntmaps; i++) {
         const RtTmapMeta *t = &m->tmaps[i];
@@ -410,11 +411,12 @@ static tk_status load_function(tk_kernel *k, RtVariant *v)
     if (in->shared_bytes + v->dyn_shared > p->shared_per_block)
         return err_set(TK_ERR_LAUNCH,
                        "kernel '%s' needs %d bytes of shared memory; the device "
-                       "gives at most %d per program (%d over: %d static, %d dynamic for "
-                       "pipeline rings and layout scratch); use smaller blocks or fewer stages",
+                       "gives at most %d per program (%d over: %d static, %d dynamic%s%s%s); "
+                       "use smaller blocks or fewer stages",
                        name, in->shared_bytes + v->dyn_shared, p->shared_per_block,
                        in->shared_bytes + v->dyn_shared - p->shared_per_block, in->shared_bytes,
-                       v->dyn_shared);
+                       v->dyn_shared, v->smem_plan[0] ? ", taken by: " : "", v->smem_plan,
+                       v->smem_plan[0] ? "" : " for pipeline rings and layout scratch");
     if (v->dyn_shared > 48 * 1024)
         RT_CU(name, cuFuncSetAttribute, v->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               v->dyn_shared);
@@ -442,6 +444,7 @@ static void apply_meta(RtVariant *v, const RtJitMeta *m)
     v->num_warps = m->num_warps;
     v->threads = m->threads;
     v->dyn_shared = m->dyn_shared;
+    memcpy(v->smem_plan, m->smem_plan, sizeof v->smem_plan);
     v->ntmaps = (int)m->ntmaps;
     memcpy(v->tmaps, m->tmaps, sizeof v->tmaps[0] * m->ntmaps);
 }

@@ -44,6 +44,7 @@ static bool plan_op(IrOp *op, void *ctx)
         bytes = type_numel(*t) * cg_mem_bytes(t->elem);
     }
     cg->buf_slot[op->ival] = (bytes + 1023) / 1024 * 1024; /* see cg_tile_index */
+    cg->buf_line[op->ival] = op->span.line;
     pl->slots[op->ival] = op->ival2;
     return true;
 }
@@ -62,14 +63,18 @@ void cg_plan_buffers(Cg *cg)
     cg->phase = cg_alloc(cg, sizeof(LLVMValueRef) * n);
     cg->empty_phase = cg_alloc(cg, sizeof(LLVMValueRef) * n);
     cg->bar_slots = cg_alloc(cg, sizeof(int) * n);
+    cg->buf_line = cg_alloc(cg, sizeof(int) * n);
+    cg->buf_nslots = cg_alloc(cg, sizeof(int) * n);
     Plan pl = {cg, cg_alloc(cg, sizeof(int64_t) * n), cg_alloc(cg, sizeof(bool) * n),
                cg_alloc(cg, sizeof(bool) * n)};
     ir_walk(cg->f->body, plan_op, &pl);
     int64_t at = 0;
     for (int i = 0; i < cg->nbufs; i++) {
         cg->buf_off[i] = at;
+        cg->buf_nslots[i] = (int)pl.slots[i];
         at += pl.slots[i] * cg->buf_slot[i];
     }
+    int64_t rings = at;
     /* the mbarriers of the TMA rings after every ring: 8 bytes per slot,
      * twice where a producer fills the ring (full, then empty) */
     for (int i = 0; i < cg->nbufs; i++) {
@@ -79,6 +84,7 @@ void cg_plan_buffers(Cg *cg)
         cg->empty_off[i] = pl.tma[i] && pl.empty[i] ? at : -1;
         at += cg->empty_off[i] >= 0 ? 8 * pl.slots[i] : 0;
     }
+    cg->bar_bytes = at - rings;
     cg->smem_reserved = (at + 1023) / 1024 * 1024; /* scratch tiles stay 1024-aligned */
     cg_smem_need(cg, 0);
 }

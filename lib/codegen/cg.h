@@ -56,6 +56,8 @@ typedef struct Cg {
     int nshape_layouts;
     struct CgSink *sinks;
     int64_t *buf_off, *buf_slot; /* ring buffers: start and slot bytes, by id */
+    int *buf_line, *buf_nslots;  /* ring buffers: the line of their load, their slots */
+    int64_t bar_bytes;           /* the mbarriers of the TMA rings */
     int64_t *bar_off;            /* a TMA ring's mbarriers (8 bytes per slot), or -1 */
     int64_t *empty_off;          /* a producer-filled ring's empty mbarriers, or -1 */
     int *bar_slots;              /* a TMA ring's slots (and mbarriers) */

@@ -10,6 +10,8 @@
 /* A compiled kernel and what launching it needs, in the manner of Triton's
  * kernel metadata; cg_compile fills it, the one place that reads it off
  * the IR and the code, for the JIT, AOT headers and tk_compile alike. */
+enum { CG_SMEM_PLAN_LEN = 240 };
+
 typedef struct CgKernel {
     StrBuf ptx;            /* the PTX text */
     const char *name;      /* the PTX entry */
@@ -21,6 +23,9 @@ typedef struct CgKernel {
     int nparams;
     const IrTmap *tmaps; /* the tensor maps the launcher builds */
     int ntmaps;
+    /* what takes the shared memory, largest first ("ring of the load at
+     * line 42: 3 x 16384; layout scratch 34816; ..."), for a refusal */
+    char smem_plan[CG_SMEM_PLAN_LEN];
 } CgKernel;
 
 void cg_kernel_init(CgKernel *k);

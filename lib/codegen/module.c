@@ -347,12 +347,60 @@ void cg_kernel_describe(const IrFunc *f, CgKernel *k)
     k->ntmaps = f->ntmaps;
 }
 
+/* Appends one entry of the shared-memory plan, when it fits. */
+static void plan_add(char *s, const char *text)
+{
+    size_t n = strlen(s), m = strlen(text);
+    if (n + m + 3 < CG_SMEM_PLAN_LEN)
+        snprintf(s + n, CG_SMEM_PLAN_LEN - n, "%s%s", n ? "; " : "", text);
+}
+
+/* What takes the shared memory, largest first: each pipeline ring (the
+ * line of its load), the TMA rings' barriers, and the scratch of layout
+ * conversions and reductions (it reuses the rings once they are dead, so
+ * it counts only past them). */
+static void smem_plan(const Cg *cg, char *out)
+{
+    out[0] = 0;
+    int64_t rings = 0, taken[64] = {0};
+    int n = cg->nbufs < 64 ? cg->nbufs : 64;
+    for (int i = 0; i < n; i++)
+        rings += cg->buf_slot[i] * cg->buf_nslots[i];
+    int64_t scratch = cg->smem_bytes - rings - cg->bar_bytes;
+    for (int round = 0; round <= n; round++) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (!taken[i] &&
+                (best < 0 ||
+                 cg->buf_slot[i] * cg->buf_nslots[i] > cg->buf_slot[best] * cg->buf_nslots[best]))
+                best = i;
+        char text[96];
+        if (scratch > 0 && (best < 0 || scratch >= cg->buf_slot[best] * cg->buf_nslots[best])) {
+            snprintf(text, sizeof text, "layout and reduction scratch %lld", (long long)scratch);
+            plan_add(out, text);
+            scratch = 0;
+        }
+        if (best < 0)
+            break;
+        taken[best] = 1;
+        snprintf(text, sizeof text, "ring of the load at line %d: %d x %lld", cg->buf_line[best],
+                 cg->buf_nslots[best], (long long)cg->buf_slot[best]);
+        plan_add(out, text);
+    }
+    if (cg->bar_bytes > 0) {
+        char text[48];
+        snprintf(text, sizeof text, "ring barriers %lld", (long long)cg->bar_bytes);
+        plan_add(out, text);
+    }
+}
+
 /* The metadata of the compiled kernel: the IR's, and the shared memory
  * the code needs. */
 static void kernel_meta(const Cg *cg, CgKernel *k)
 {
     cg_kernel_describe(cg->f, k);
     k->dynamic_shared = cg->smem_bytes > CG_STATIC_SMEM_MAX ? (int)cg->smem_bytes : 0;
+    smem_plan(cg, k->smem_plan);
 }
 
 /* The shared array gets its final size once every op has said what it needs. */

@@ -11,6 +11,7 @@
 static const char *outdir;
 /* The metadata of the last kernel compile() compiled. */
 static int last_threads, last_dynamic_shared, last_nparams;
+static char last_plan[CG_SMEM_PLAN_LEN];
 
 static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
 {
@@ -31,6 +32,7 @@ static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
     last_threads = ok ? k.threads : -1;
     last_dynamic_shared = ok ? k.dynamic_shared : -1;
     last_nparams = ok ? k.nparams : -1;
+    memcpy(last_plan, k.smem_plan, sizeof last_plan);
     if (!ok)
         fprintf(stderr, "%s: %s\n", f->name, d.text.data ? d.text.data : "(no message)");
     CHECK(ok);
@@ -151,6 +153,8 @@ int main(int argc, char **argv)
     w = (Want){{".extern .shared .align 16 .b8 tk_smem[]"}, 1};
     check(big, &w);
     CHECK(last_dynamic_shared == 65536 && last_threads == big->num_warps * 32);
+    /* and what takes it, for a refusal at launch: the operands' conversions */
+    CHECK(strcmp(last_plan, "layout and reduction scratch 65536") == 0);
     check(k_misc(&a, &w), &w);
     check(k_scan(&a, &w), &w);
     check(k_shapes(&a, &w), &w);

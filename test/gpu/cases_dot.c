@@ -106,7 +106,7 @@ static void gemm_too_big_case(H *h)
     tk_kernel *kk = h_kernel(h, "dot.tk", "dot_gemm");
     void *da = h_output(h, TK_F16, (size_t)m * k), *db = h_output(h, TK_F16, (size_t)k * n);
     void *dc = h_output(h, TK_F16, (size_t)m * n);
-    char why[400] = "";
+    char why[700] = "";
     tk_status s = TK_ERR_INVALID;
     if (!h->failed && kk)
         s = h_launch_status(h, kk, h_grid(2, 1, 1),
@@ -119,6 +119,9 @@ static void gemm_too_big_case(H *h)
              why);
     h_expect(h, strstr(why, "bytes of shared memory") != NULL,
              "the error does not say the shared memory is too small: %s", why);
+    /* and which buffers take it: the rings of A and B, by their loads' lines */
+    h_expect(h, strstr(why, "taken by: ring of the load at line") != NULL,
+             "the error does not name the buffers: %s", why);
     h_end(h);
 }
 
