@@ -15,7 +15,7 @@
 
 /* ---- cache keys and the in-memory table (rt_cache.c) -------------------------- */
 
-enum { RT_MAX_PARAMS = 64, RT_KEY_MAX_WORDS = 2 * RT_MAX_PARAMS + 4, RT_MAX_TMAPS = IR_MAX_TMAPS };
+enum { RT_MAX_PARAMS = 64, RT_KEY_MAX_WORDS = 2 * RT_MAX_PARAMS + 6, RT_MAX_TMAPS = IR_MAX_TMAPS };
 
 /* The launch-dependent part of a key, in 64-bit words: one per runtime
  * argument (dtype, pointer flag, specialisation bits), two per constexpr
@@ -110,6 +110,12 @@ bool rt_disk_load(const char *dir, RtDigest d, const unsigned char *key, size_t 
 void rt_disk_path(const char *dir, RtDigest d, char *out, size_t cap);
 /* Forgets the once-only state (cache folder, warnings); for tests. */
 void rt_disk_reset(void);
+/* What the cache keys name as the compiler: tk's version and the size and
+ * modification time of the file this code was loaded from (libtk.so or the
+ * program it is linked into), so that a rebuilt or upgraded tk never takes
+ * kernels another build compiled; the version alone when that file cannot
+ * be found. */
+const char *rt_build_identity(void);
 
 /* ---- API objects ---------------------------------------------------------------------- */
 
@@ -223,10 +229,13 @@ typedef struct RtLaunchArgs {
     const tk_arg *consts[RT_MAX_PARAMS]; /* per sig param (constexprs, and runtime params
                                             given tk_none()) */
     int num_warps, num_stages;
-    bool no_tma; /* compile without TMA (no tensor map fits the arguments, or
+    bool fp_fusion; /* comp_fp_fusion of the launch's option; off: the key ends in
+                       RT_KEY_NO_FUSION (before RT_KEY_NO_TMA) */
+    bool no_tma;    /* compile without TMA (no tensor map fits the arguments, or
                     TK_NO_TMA=1); the key then ends in RT_KEY_NO_TMA */
 } RtLaunchArgs;
-#define RT_KEY_NO_TMA 0x4e4f2d544d41ULL /* "NO-TMA" */
+#define RT_KEY_NO_TMA    0x4e4f2d544d41ULL   /* "NO-TMA" */
+#define RT_KEY_NO_FUSION 0x4e4f2d46555345ULL /* "NO-FUSE" */
 tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
 /* The text half of a variant, which needs no GPU: metadata, PTX (with its
  * NUL) and the cubin when the disk entry has one. `buf` owns the memory. */

@@ -7,8 +7,11 @@
  * folder is made 0700), the entry a regular file opened without following a
  * link or waiting on a FIFO, then magic, format, digest, identity, lengths
  * and checksum; any failure degrades to "not cached". No GPU needed. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,4 +273,26 @@ bool rt_disk_load(const char *dir, RtDigest d, const unsigned char *key, size_t 
         return reject(buf);
     *out = buf;
     return true;
+}
+
+/* ---- the build's identity ------------------------------------------------------ */
+
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
+static char build_id[96];
+
+static void find_build(void)
+{
+    snprintf(build_id, sizeof build_id, "%s", tk_version());
+    Dl_info info;
+    struct stat st;
+    if (!dladdr((void *)find_build, &info) || !info.dli_fname || stat(info.dli_fname, &st) != 0)
+        return;
+    snprintf(build_id, sizeof build_id, "%s build %" PRIu64 " %" PRId64 ".%09ld", tk_version(),
+             (uint64_t)st.st_size, (int64_t)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+}
+
+const char *rt_build_identity(void)
+{
+    pthread_once(&build_once, find_build);
+    return build_id;
 }

@@ -290,7 +290,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     if (s == TK_OK) {
         if (dump)
             dump_ir(dump, k->name, t->digest, f);
-        CgOptions o = {arch, 3, NULL, comp_line_info(0)};
+        CgOptions o = {arch, 3, NULL, comp_line_info(0), !la->fp_fusion};
         Diag d;
         diag_init(&d, &k->mod->comp.src);
         if (!comp_codegen(&d, f, &o, NULL, dump ? &llvm : NULL, &ck))
@@ -334,9 +334,12 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
                       RtJitText *t)
 {
     memset(t, 0, sizeof *t);
-    RtKeyParts parts = {
-        {k->mod->source_hash[0], k->mod->source_hash[1]}, k->name, arch, tk_version(), &la->key,
-        comp_line_info(0) ? k->mod->comp.src.name : NULL};
+    RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]},
+                        k->name,
+                        arch,
+                        rt_build_identity(),
+                        &la->key,
+                        comp_line_info(0) ? k->mod->comp.src.name : NULL};
     t->digest = rt_key_digest(&parts);
     t->key_blob = rt_key_blob(&parts, &t->key_len);
     if (!t->key_blob)
@@ -541,7 +544,7 @@ tk_status rt_jit_build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v
         RtKeyParts parts = {{k->mod->source_hash[0], k->mod->source_hash[1]},
                             k->name,
                             "interp",
-                            tk_version(),
+                            rt_build_identity(),
                             &la->key,
                             NULL};
         dump_ir(dump, k->name, rt_key_digest(&parts), f);

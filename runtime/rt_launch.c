@@ -233,6 +233,12 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
     la->no_tma = false;
     la->num_warps = opts ? opts->num_warps : 0;
     la->num_stages = opts ? opts->num_stages : 0;
+    int fusion = opts ? opts->fp_fusion : 0;
+    if (fusion < -1 || fusion > 1)
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': fp_fusion is %d (0 for the default, 1 on, -1 off)", k->name,
+                       fusion);
+    la->fp_fusion = comp_fp_fusion(fusion);
     char why[128];
     if (!ir_launch_settings(&la->num_warps, &la->num_stages, NULL, why, sizeof why))
         return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
@@ -310,6 +316,8 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
     }
     key->w[key->nwords++] = (uint64_t)la->num_warps;
     key->w[key->nwords++] = (uint64_t)la->num_stages;
+    if (!la->fp_fusion)
+        key->w[key->nwords++] = RT_KEY_NO_FUSION;
     if (tma_off()) {
         la->no_tma = true;
         key->w[key->nwords++] = RT_KEY_NO_TMA;

@@ -179,7 +179,7 @@ static char *identity(tk_kernel *k, const RtKey *key, size_t *len)
     sb_printf(&sb,
               "tk-tune 1\nkernel %s\nsource %016" PRIx64 "%016" PRIx64 "\nversion %s\n"
               "device %s %s\nconfigs %d %016" PRIx64 "\nkey",
-              k->name, k->mod->source_hash[0], k->mod->source_hash[1], tk_version(),
+              k->name, k->mod->source_hash[0], k->mod->source_hash[1], rt_build_identity(),
               ctx->be->device_label ? ctx->be->device_label : ctx->props.name, ctx->arch,
               t->nconfigs, t->configs_hash);
     for (int i = 0; i < key->nwords; i++)

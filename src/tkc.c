@@ -71,6 +71,9 @@ static void usage(FILE *f)
             "  -g0, --no-line-info no line tables (.file/.loc) in the PTX; they are on by\n"
             "                      default unless TK_DISABLE_LINE_INFO=1 (--line-info:\n"
             "                      on whatever the environment says)\n"
+            "  --no-fp-fusion      keep float multiplies and adds apart; by default they\n"
+            "                      fuse into fma, as in Triton, unless\n"
+            "                      TK_DEFAULT_FP_FUSION=0 (--fp-fusion: fuse regardless)\n"
             "  --emit=KIND         tokens, ast, ir, llvm, ptx (default), cubin (assembled by\n"
             "                      the CUDA driver, else ptxas from PATH) or header (a C\n"
             "                      header with typed launchers; see tkc(1))\n"
@@ -243,6 +246,10 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
             o->c.line_info = -1;
         } else if (strcmp(a, "--line-info") == 0) {
             o->c.line_info = 1;
+        } else if (strcmp(a, "--no-fp-fusion") == 0) {
+            o->c.fp_fusion = -1;
+        } else if (strcmp(a, "--fp-fusion") == 0) {
+            o->c.fp_fusion = 1;
         } else if (is_opt(a, "-x")) {
             if (!(v = take_value(argc, argv, &i, "-x")) || (strcmp(v, "tk") && strcmp(v, "ir")))
                 return fail("-x needs tk or ir, got '%s'", v ? v : "");

@@ -162,6 +162,10 @@ typedef struct tk_compile_options {
      * layout, pipeline); NULL: none */
     const char *print_ir_before;
     const char *print_ir_after;
+    /* float multiplies and adds fused into fma where one feeds the other
+     * (Triton's enable_fp_fusion): 0 on unless the environment sets
+     * TK_DEFAULT_FP_FUSION=0, 1 on, -1 off */
+    int fp_fusion;
 } tk_compile_options;
 
 /* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in
@@ -356,7 +360,10 @@ typedef struct tk_launch_options {
      * finishes, and waits for it where it calls gdc_wait(); elsewhere an
      * ordinary launch */
     int launch_pdl;
-    int reserved_int;     /* zero (room for a later option) */
+    /* float multiplies and adds fused into fma where one feeds the other
+     * (Triton's enable_fp_fusion): 0 on unless the environment sets
+     * TK_DEFAULT_FP_FUSION=0, 1 on, -1 off */
+    int fp_fusion;
     uint64_t reserved[3]; /* zero (room for later options) */
 } tk_launch_options;
 

@@ -18,7 +18,8 @@ static char *spec_ptx(Compilation *c, const tk_compile_options *o, const SpecReq
     IrFunc *f = comp_specialize(c, &c->diag, req, ir_arena, NULL);
     if (!f)
         return NULL;
-    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL, comp_line_info(o->line_info)};
+    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL, comp_line_info(o->line_info),
+                    !comp_fp_fusion(o->fp_fusion)};
     CgKernel k;
     cg_kernel_init(&k);
     char *text = NULL;

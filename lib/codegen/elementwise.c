@@ -131,6 +131,16 @@ static LLVMValueRef div_full_f32(Cg *cg, LLVMValueRef a, LLVMValueRef b)
     return LLVMBuildCall2(cg->b, ft, ia, args, 2, "");
 }
 
+/* Float add, sub and mul may fuse into fma where one feeds the other, as
+ * Triton compiles them by default (its enable_fp_fusion): LLVM contracts
+ * only instructions that both carry the flag. */
+static LLVMValueRef contractable(Cg *cg, LLVMValueRef x)
+{
+    if (!cg->o->no_fp_fusion && LLVMIsAInstruction(x) && LLVMCanValueUseFastMathFlags(x))
+        LLVMSetFastMathFlags(x, LLVMFastMathAllowContract);
+    return x;
+}
+
 LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMBuilderRef B = cg->b;
@@ -139,9 +149,12 @@ LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMV
     if ((dt == DT_BF16 || dt == DT_F16) && !native16)
         return from_f32(cg, cg_binop(cg, k, sub, DT_F32, to_f32(cg, a), to_f32(cg, b)), dt);
     switch (k) {
-    case IR_ADD: return fl ? LLVMBuildFAdd(B, a, b, "") : LLVMBuildAdd(B, a, b, "");
-    case IR_SUB: return fl ? LLVMBuildFSub(B, a, b, "") : LLVMBuildSub(B, a, b, "");
-    case IR_MUL: return fl ? LLVMBuildFMul(B, a, b, "") : LLVMBuildMul(B, a, b, "");
+    case IR_ADD:
+        return fl ? contractable(cg, LLVMBuildFAdd(B, a, b, "")) : LLVMBuildAdd(B, a, b, "");
+    case IR_SUB:
+        return fl ? contractable(cg, LLVMBuildFSub(B, a, b, "")) : LLVMBuildSub(B, a, b, "");
+    case IR_MUL:
+        return fl ? contractable(cg, LLVMBuildFMul(B, a, b, "")) : LLVMBuildMul(B, a, b, "");
     case IR_DIV:
         if (fl)
             return dt == DT_F32 && sub == 0 ? div_full_f32(cg, a, b) : LLVMBuildFDiv(B, a, b, "");
@@ -349,6 +362,25 @@ static bool cast_pairs(Cg *cg, const IrOp *op, CgVal x, CgVal r)
     return true;
 }
 
+/* How many consecutive slots of a result hold one value: the thread's run
+ * of registers along a dim, cut to the constancy axis analysis proves there
+ * (a mask compared against a bound divisible by the run, as Triton computes
+ * one predicate per vector). Slots s and s - s % g are then equal; 1 when
+ * nothing is known. */
+static int equal_slots(Cg *cg, const IrValue *v, const CgLayout *l)
+{
+    const AxisInfo *ai = cg->axis && v->id >= 0 ? &cg->axis[v->id] : NULL;
+    if (!ai || v->type.rank == 0 || l->per_thread < 2)
+        return 1;
+    int d = 0;
+    int run = lin_run(&l->lin, v->type.rank, v->type.shape, &d);
+    int64_t c = ai->constancy[d];
+    int g = 1;
+    while (g * 2 <= run && c % (g * 2) == 0)
+        g *= 2;
+    return g;
+}
+
 bool cg_emit_elementwise(Cg *cg, const IrOp *op)
 {
     if (op->kind == IR_CONST) {
@@ -384,7 +416,12 @@ bool cg_emit_elementwise(Cg *cg, const IrOp *op)
         cg_set(cg, op->results[0], r);
         return true;
     }
+    int g = equal_slots(cg, op->results[0], &l);
     for (int s = 0; s < r.n; s++) {
+        if (s % g) {
+            r.el[s] = r.el[s - s % g];
+            continue;
+        }
         LLVMValueRef x[8];
         for (int i = 0; i < n; i++)
             x[i] = in[i].el[in[i].n == 1 ? 0 : s];

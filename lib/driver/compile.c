@@ -164,7 +164,7 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
             ir_print(out, f);
     } else if (f) {
         CgOptions cg = {req.arch, o->opt_level >= 0 ? o->opt_level : 3, NULL,
-                        comp_line_info(o->line_info)};
+                        comp_line_info(o->line_info), !comp_fp_fusion(o->fp_fusion)};
         CgKernel k;
         cg_kernel_init(&k);
         ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &k);
@@ -269,10 +269,21 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
     if (o->line_info < -1 || o->line_info > 1)
         return err_set(TK_ERR_INVALID, "%s: line_info is %d (0 for the default, 1 on, -1 off)", fn,
                        o->line_info);
+    if (o->fp_fusion < -1 || o->fp_fusion > 1)
+        return err_set(TK_ERR_INVALID, "%s: fp_fusion is %d (0 for the default, 1 on, -1 off)", fn,
+                       o->fp_fusion);
     return check_print_options(fn, o);
 }
 
 bool comp_line_info(int option) { return option ? option > 0 : !rt_env_on("TK_DISABLE_LINE_INFO"); }
+
+bool comp_fp_fusion(int option)
+{
+    if (option)
+        return option > 0;
+    const char *v = getenv("TK_DEFAULT_FP_FUSION");
+    return !v || strcmp(v, "0") != 0;
+}
 
 /* tk_last_error after a failed compilation: the diagnostics (cut to the
  * message buffer) whether or not the caller asked for them. */

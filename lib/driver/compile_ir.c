@@ -20,7 +20,8 @@ static bool lower_ir(Compilation *c, const tk_compile_options *o, IrFunc *f, Str
                    o->arch);
         return false;
     }
-    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL, comp_line_info(o->line_info)};
+    CgOptions cg = {arch, o->opt_level >= 0 ? o->opt_level : 3, NULL, comp_line_info(o->line_info),
+                    !comp_fp_fusion(o->fp_fusion)};
     CgKernel k;
     cg_kernel_init(&k);
     int errors = c->diag.errors;

@@ -64,6 +64,10 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o);
  * line_info (1 on, -1 off, 0 the default: on unless TK_DISABLE_LINE_INFO
  * is set and not "0"); the runtime's JIT asks with 0. */
 bool comp_line_info(int option);
+/* Whether float mul and add may fuse into fma, from tk_compile_options'
+ * fp_fusion (1 on, -1 off, 0 the default: on unless TK_DEFAULT_FP_FUSION is
+ * "0", the knob Triton reads as TRITON_DEFAULT_FP_FUSION). */
+bool comp_fp_fusion(int option);
 /* The end of tk_compile and tk_compile_ir: the output `res` (when ok and
  * no error was reported) or none, the diagnostics, tk_last_error after a
  * failure; frees `res` and the compilation. */

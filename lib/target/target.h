@@ -17,6 +17,7 @@ typedef struct CgOptions {
     int opt_level;         /* 0..3 */
     const char *libdevice; /* path of libdevice.10.bc; NULL: default/CUDA_HOME */
     bool line_info;        /* .file/.loc line tables for profilers (codegen/lines.c) */
+    bool no_fp_fusion;     /* keep float mul and add apart (Triton's enable_fp_fusion=False) */
 } CgOptions;
 
 /* The target machine for an arch ("sm_80"); NULL after reporting to d.

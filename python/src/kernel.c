@@ -221,10 +221,10 @@ static int param_index_obj(Kernel *K, PyObject *key)
 }
 
 /* The launch options kernel[grid](...) takes besides the parameters;
- * the first three are read (opt[0..2], borrowed), the others accepted. */
-static const char *const option_names[] = {"num_warps",        "num_stages", "stream", "num_ctas",
-                                           "enable_fp_fusion", "grid",       "maxnreg"};
-enum { NOPTIONS = sizeof option_names / sizeof option_names[0], NREAD = 3 };
+ * the first four are read (opt[0..3], borrowed), the others accepted. */
+static const char *const option_names[] = {"num_warps", "num_stages", "stream", "enable_fp_fusion",
+                                           "num_ctas",  "grid",       "maxnreg"};
+enum { NOPTIONS = sizeof option_names / sizeof option_names[0], NREAD = 4 };
 
 /* Whether key is an option; its value goes to opt[] when it is read. */
 static int take_option(PyObject *key, PyObject *value, PyObject **opt)
@@ -361,13 +361,20 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
     return 0;
 }
 
-/* num_warps, num_stages and stream= (opt[0..2], as bind found them). */
+/* num_warps, num_stages, stream= and enable_fp_fusion (opt[0..3], as bind
+ * found them). */
 static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
 {
     memset(o, 0, sizeof *o);
-    PyObject *w = opt[0], *st = opt[1], *sm = opt[2];
+    PyObject *w = opt[0], *st = opt[1], *sm = opt[2], *fu = opt[3];
     o->num_warps = w && w != Py_None ? (int)PyLong_AsLong(w) : 0;
     o->num_stages = st && st != Py_None ? (int)PyLong_AsLong(st) : 0;
+    if (fu && fu != Py_None) {
+        int on = PyObject_IsTrue(fu);
+        if (on < 0)
+            return -1;
+        o->fp_fusion = on ? 1 : -1;
+    }
     if (sm && sm != Py_None) {
         PyObject *raw =
             PyLong_Check(sm) ? (Py_INCREF(sm), sm) : PyObject_GetAttrString(sm, "cuda_stream");
@@ -383,7 +390,7 @@ static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
                         PyObject **meta, tk_launch_options *o, int need_meta)
 {
-    PyObject *vals[TKPY_MAX_ARGS], *opt[NREAD] = {NULL, NULL, NULL};
+    PyObject *vals[TKPY_MAX_ARGS], *opt[NREAD] = {NULL, NULL, NULL, NULL};
     L->n = 0;
     L->used = 0;
     L->ctx = NULL;

@@ -235,3 +235,8 @@ def test_launch_options_by_keyword_any_order():
     np.testing.assert_array_equal(out, x + y)
     with pytest.raises(TypeError, match="unexpected keyword argument 'num_wraps'"):
         K.add[(1,)](x, y, out, 50, BLOCK=64, num_wraps=2)
+    # enable_fp_fusion reaches the launch (its own cache entry, the same sum)
+    for fusion in (False, True, None):
+        out[:] = -1
+        K.add[(1,)](x, y, out, 50, BLOCK=64, enable_fp_fusion=fusion)
+        np.testing.assert_array_equal(out, x + y)

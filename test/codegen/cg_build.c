@@ -26,7 +26,7 @@ static char *compile(IrFunc *f, const char *arch, bool want_llvm, char **llvm)
     sb_init(&ll);
     CgKernel k;
     cg_kernel_init(&k);
-    CgOptions o = {arch, 3, NULL, false};
+    CgOptions o = {arch, 3, NULL, false, false};
     pass_layout(f);
     bool ok = cg_compile(f, &o, &d, want_llvm ? &ll : NULL, &k);
     last_threads = ok ? k.threads : -1;
@@ -89,7 +89,7 @@ static void missing_libdevice(Arena *a)
     diag_init(&d, NULL);
     CgKernel ptx;
     cg_kernel_init(&ptx);
-    CgOptions o = {"sm_80", 3, "/nonexistent/libdevice.10.bc", false};
+    CgOptions o = {"sm_80", 3, "/nonexistent/libdevice.10.bc", false, false};
     pass_layout(f);
     CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
     CHECK(d.errors == 1);
@@ -106,7 +106,7 @@ static void missing_libdevice(Arena *a)
     store(&b, x, e, NULL);
     diag_init(&d, NULL);
     cg_kernel_init(&ptx);
-    o = (CgOptions){"sm_80", 3, NULL, false};
+    o = (CgOptions){"sm_80", 3, NULL, false, false};
     pass_layout(g);
     CHECK(!cg_compile(g, &o, &d, NULL, &ptx));
     CHECK(d.text.data &&
@@ -116,7 +116,7 @@ static void missing_libdevice(Arena *a)
     /* an unknown target is an error too */
     diag_init(&d, NULL);
     cg_kernel_init(&ptx);
-    o = (CgOptions){"sm_75", 3, NULL, false};
+    o = (CgOptions){"sm_75", 3, NULL, false, false};
     pass_layout(f);
     CHECK(!cg_compile(f, &o, &d, NULL, &ptx));
     CHECK(d.text.data && strstr(d.text.data, "sm_75"));

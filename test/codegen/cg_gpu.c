@@ -97,7 +97,7 @@ static CUfn kernel(IrFunc *f)
 #ifndef CG_GPU_NO_LLVM
     Diag d;
     diag_init(&d, NULL);
-    CgOptions o = {arch, 3, NULL, false};
+    CgOptions o = {arch, 3, NULL, false, false};
     pass_layout(f);
     CgKernel k;
     cg_kernel_init(&k);

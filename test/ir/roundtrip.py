@@ -164,7 +164,7 @@ def check_in(binary, args, tmp):
         return None  # several kernels: PTX takes one
     # the code, without line tables: IR text keeps no source positions
     src_ptx = tkc(binary, args + ["--emit=ptx", "-g0", "-o", "-"])
-    opt = [a for a in args if re.fullmatch(r"-O[0-3]", a)]
+    opt = [a for a in args if re.fullmatch(r"-O[0-3]|--(no-)?fp-fusion", a)]
     ir_ptx = tkc(binary, [path, "--emit=ptx", "-g0", "-o", "-"] + opt)
     if src_ptx.returncode == 0 and ir_ptx.stdout != src_ptx.stdout:
         return "the PTX of the IR differs from the PTX of the source:\n" + \

@@ -62,6 +62,10 @@ static void check_interp_calls(void)
     for (int i = 0; i < 100; i++)
         wrong += back[i] != 2.0f * (float)i;
     CHECK(wrong == 0);
+    /* fp_fusion: -1, 0 or 1 (Triton's enable_fp_fusion) */
+    CHECK_FAILS(tk_launch(k, (tk_grid){2, 1, 1}, args, 4, &(tk_launch_options){.fp_fusion = 2}),
+                TK_ERR_LAUNCH, "fp_fusion is 2 (0 for the default, 1 on, -1 off)");
+    CHECK_OK(tk_launch(k, (tk_grid){2, 1, 1}, args, 4, &(tk_launch_options){.fp_fusion = -1}));
     tk_kernel_info info;
     CHECK_OK(tk_kernel_prepare(k, args, 4, NULL, &info));
     int per_sm = 0;

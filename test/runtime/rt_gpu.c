@@ -1,6 +1,6 @@
 /* rt_gpu.c: the runtime's GPU paths, on a machine with a GPU (skipped, exit
  * 77, where there is none): buffers round trip, a launch is right (with
- * launch_pdl too), tk_kernel_prepare and tk_occupancy give sane numbers, the
+ * launch_pdl and without fp fusion too), tk_kernel_prepare and tk_occupancy give sane numbers, the
  * second launch is a memory hit, a new module finds the cubin on disk without compiling,
  * oversized grids are refused, and a kernel that writes through a bad
  * pointer is reported as a fault naming it (last: the context dies). */
@@ -108,6 +108,15 @@ int main(void)
     /* Programmatic dependent launch: the same result (sm_90 and later
      * launch through cuLaunchKernelEx; older GPUs launch as usual). */
     run_axpy_with(ctx, k, dx, dy, &(tk_launch_options){.launch_pdl = 1});
+
+    /* Multiplies and adds kept apart (Triton's enable_fp_fusion=False): a
+     * variant of its own, compiled once, as right (3x is exact here). */
+    RtStats s3, s4;
+    rt_stats_get(&s3);
+    run_axpy_with(ctx, k, dx, dy, &(tk_launch_options){.fp_fusion = -1});
+    run_axpy_with(ctx, k, dx, dy, &(tk_launch_options){.fp_fusion = -1});
+    rt_stats_get(&s4);
+    CHECK(s4.compiles == s3.compiles + 1);
 
     CHECK_FAILS(tk_launch(k, (tk_grid){1, (unsigned)p.max_grid[1] + 1, 1}, args, 5, NULL),
                 TK_ERR_LAUNCH, "over the device's limit");
