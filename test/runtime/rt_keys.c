@@ -152,9 +152,21 @@ static void test_table(void)
     rt_table_free(&t, NULL);
 }
 
+/* The compiler a key names: tk's version and the file the code came from
+ * (this test's executable, into which the runtime is linked), stable
+ * across calls. */
+static void test_build_identity(void)
+{
+    const char *id = rt_build_identity();
+    CHECK(strncmp(id, tk_version(), strlen(tk_version())) == 0);
+    CHECK(strstr(id, " build ") != NULL);
+    CHECK(rt_build_identity() == id);
+}
+
 int main(void)
 {
     test_digest();
+    test_build_identity();
     test_table();
     if (failures)
         fprintf(stderr, "rt_keys: %d checks failed\n", failures);
