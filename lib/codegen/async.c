@@ -68,15 +68,11 @@ void cg_plan_buffers(Cg *cg)
     Plan pl = {cg, cg_alloc(cg, sizeof(int64_t) * n), cg_alloc(cg, sizeof(bool) * n),
                cg_alloc(cg, sizeof(bool) * n)};
     ir_walk(cg->f->body, plan_op, &pl);
+    /* The mbarriers of the TMA rings first: 8 bytes per slot, twice where a
+     * producer fills the ring (full, then empty). They stay where they are
+     * when the rings' place is reused after the loop (rings_dead_after);
+     * reusing an mbarrier's own memory would need mbarrier.inval. */
     int64_t at = 0;
-    for (int i = 0; i < cg->nbufs; i++) {
-        cg->buf_off[i] = at;
-        cg->buf_nslots[i] = (int)pl.slots[i];
-        at += pl.slots[i] * cg->buf_slot[i];
-    }
-    int64_t rings = at;
-    /* the mbarriers of the TMA rings after every ring: 8 bytes per slot,
-     * twice where a producer fills the ring (full, then empty) */
     for (int i = 0; i < cg->nbufs; i++) {
         cg->bar_off[i] = pl.tma[i] ? at : -1;
         cg->bar_slots[i] = pl.tma[i] ? (int)pl.slots[i] : 0;
@@ -84,8 +80,16 @@ void cg_plan_buffers(Cg *cg)
         cg->empty_off[i] = pl.tma[i] && pl.empty[i] ? at : -1;
         at += cg->empty_off[i] >= 0 ? 8 * pl.slots[i] : 0;
     }
-    cg->bar_bytes = at - rings;
-    cg->smem_reserved = (at + 1023) / 1024 * 1024; /* scratch tiles stay 1024-aligned */
+    cg->bar_bytes = at;
+    at = (at + 1023) / 1024 * 1024; /* TMA's swizzled tiles want 1024-byte alignment */
+    cg->rings_start = at;
+    for (int i = 0; i < cg->nbufs; i++) {
+        cg->buf_off[i] = at;
+        cg->buf_nslots[i] = (int)pl.slots[i];
+        at += pl.slots[i] * cg->buf_slot[i];
+    }
+    cg->rings_end = (at + 1023) / 1024 * 1024; /* scratch tiles stay 1024-aligned */
+    cg->smem_reserved = cg->rings_end;
     cg_smem_need(cg, 0);
 }
 
@@ -227,19 +231,21 @@ static bool uses_ring(IrOp *op, void *ctx)
 }
 
 /* Whether the rings are dead after `wait`: it drains every copy at the
- * top level of the kernel, after the dot_waits of the loop before it, and
- * its barrier then orders every warp's last read of a ring before any
- * write after it; no ring op follows, and no ring has mbarriers (their
- * words may not be reused as plain memory while valid). The scratch of
- * what follows (the epilogue's conversions) may then take the rings'
- * place, as Triton reuses the pipeline's buffers after its loop. */
+ * top level of the kernel (cp.async groups, or none left in flight where
+ * every copy is TMA's: the loop issues only the copies of its own
+ * iterations and waits for each), after the dot_waits of the loop before
+ * it, and its barrier then orders every warp's last read of a ring before
+ * any write after it; no ring op follows, and no producer warp fills a
+ * ring. The scratch of what follows (the epilogue's conversions) may then
+ * take the rings' place, as Triton reuses the pipeline's buffers after its
+ * loop; the TMA barriers before the rings stay. */
 static bool rings_dead_after(Cg *cg, const IrOp *wait)
 {
-    if (cg->nbufs <= 0 || wait->ival != 0 || wait->sub || cg->consumers ||
+    if (cg->nbufs <= 0 || wait->ival > 0 || wait->sub || cg->consumers ||
         wait->parent != cg->f->body)
         return false;
     for (int i = 0; i < cg->nbufs; i++)
-        if (cg->bar_off[i] >= 0)
+        if (cg->empty_off[i] >= 0)
             return false;
     bool found = false;
     for (IrOp *o = wait->next; o && !found; o = o->next) {
@@ -271,7 +277,7 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
         if (!op->sub)
             cg_barrier(cg);
         if (rings_dead_after(cg, op))
-            cg->smem_reserved = 0;
+            cg->smem_reserved = cg->rings_start;
         return true;
     }
     case IR_SHARED_VIEW:

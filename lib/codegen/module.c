@@ -362,11 +362,9 @@ static void plan_add(char *s, const char *text)
 static void smem_plan(const Cg *cg, char *out)
 {
     out[0] = 0;
-    int64_t rings = 0, taken[64] = {0};
+    int64_t taken[64] = {0};
     int n = cg->nbufs < 64 ? cg->nbufs : 64;
-    for (int i = 0; i < n; i++)
-        rings += cg->buf_slot[i] * cg->buf_nslots[i];
-    int64_t scratch = cg->smem_bytes - rings - cg->bar_bytes;
+    int64_t scratch = cg->smem_bytes - cg->rings_end;
     for (int round = 0; round <= n; round++) {
         int best = -1;
         for (int i = 0; i < n; i++)
@@ -403,9 +401,21 @@ static void kernel_meta(const Cg *cg, CgKernel *k)
     smem_plan(cg, k->smem_plan);
 }
 
-/* The shared array gets its final size once every op has said what it needs. */
+/* The shared array gets its final size once every op has said what it
+ * needs; the PTX then says how much it is and what takes it, in a comment
+ * at its top (for the reader, and for tests: the runtime's refusal of a
+ * kernel too big for the device lists the same). */
 static void finish_smem(Cg *cg)
 {
+    if (cg->smem_bytes > 0) {
+        char plan[CG_SMEM_PLAN_LEN], text[CG_SMEM_PLAN_LEN + 96];
+        smem_plan(cg, plan);
+        int n = snprintf(text, sizeof text, "// tk: %lld bytes of %s shared memory: %s",
+                         (long long)cg->smem_bytes,
+                         cg->smem_bytes > CG_STATIC_SMEM_MAX ? "dynamic" : "static", plan);
+        LLVMAppendModuleInlineAsm(cg->mod, text,
+                                  (size_t)(n < (int)sizeof text ? n : (int)sizeof text - 1));
+    }
     LLVMValueRef old = cg->smem;
     if (cg->smem_bytes > CG_STATIC_SMEM_MAX) {
         LLVMTypeRef at = LLVMArrayType(LLVMInt8TypeInContext(cg->ctx), 0);
