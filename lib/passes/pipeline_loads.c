@@ -186,15 +186,44 @@ static bool stores_elsewhere(const Pipe *p, const IrOp *ld)
     return c.base && ir_walk(p->body, store_elsewhere, &c);
 }
 
+/* Whether load ld's value reaches an operand of a dot of the body through
+ * the ops after it (a weight tile unpacked and scaled before the dot, as
+ * dequantising GEMMs write it), where Triton stages the load as it stages
+ * the dot's own operands. */
+static bool feeds_dot_operand(const Pipe *p, const IrOp *ld)
+{
+    int n = p->f->next_id;
+    bool *hot = arena_alloc(p->f->arena, sizeof(bool) * (size_t)n);
+    if (!hot || ld->results[0]->id >= n)
+        return false;
+    memset(hot, 0, sizeof(bool) * (size_t)n);
+    hot[ld->results[0]->id] = true;
+    for (const IrOp *o = ld->next; o; o = o->next) {
+        bool in = false;
+        for (int k = 0; k < o->nops; k++)
+            in |= o->operands[k] && o->operands[k]->id < n && hot[o->operands[k]->id] &&
+                (o->kind != IR_DOT || k < 2);
+        if (in && o->kind == IR_DOT)
+            return true;
+        for (int r = 0; in && r < o->nres; r++)
+            if (o->results[r]->id < n)
+                hot[o->results[r]->id] = true;
+    }
+    return false;
+}
+
 /* Elements per run of a private ring for load ld (see the top), 0 where
- * its runs are not 4, 8 or 16 bytes of a byte-sized element type. */
+ * its runs are not 4, 8 or 16 bytes of a byte-sized element type. Loads
+ * that feed a dot's operands are staged with the kernel's stages; others
+ * where tl.range asks. */
 static int private_run(Pipe *p, const IrOp *ld)
 {
     const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
     DType dt = ld->results[0]->type.dt;
     LinLayout ll;
-    if (!p->axis || p->loop->ival < 2 || dt == DT_I1 || dt == DT_F8E4 || dt == DT_F8E5 ||
-        ptr->type.rank < 1 || ptr->type.rank > 2 || !ptr->layout ||
+    if (!p->axis || (p->loop->ival < 2 && !feeds_dot_operand(p, ld)) || dt == DT_I1 ||
+        dt == DT_F8E4 || dt == DT_F8E5 || ptr->type.rank < 1 || ptr->type.rank > 2 ||
+        !ptr->layout ||
         !layout_linear(ptr->layout, ptr->type.rank, ptr->type.shape, p->f->num_warps * 32, &ll))
         return 0;
     int bytes = dtype_bits(dt) / 8;

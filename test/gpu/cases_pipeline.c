@@ -171,6 +171,43 @@ static void persistent_case(H *h, int rows, int cols, int block, int progs, int 
     h_end(h);
 }
 
+/* gemm_dequant_u8: C = A @ ((Q - 8) * scale) with Q bytes; the byte tile's
+ * copies run ahead through a private ring (the kernel's stages), masked on
+ * the K tail and N (a masked byte reads 0, whose dequantised -8 * scale
+ * meets a masked, zero, A column). Poisoned C, fp64 reference. */
+static void dequant_case(H *h, int m, int n, int k, int bm, int bn, int bk)
+{
+    if (!h_begin(h, "pipeline.gemm_dequant_u8.%dx%dx%d.B%dx%dx%d", m, n, k, bm, bn, bk))
+        return;
+    tk_kernel *kk = h_kernel(h, "pipeline.tk", "gemm_dequant_u8");
+    int sq = (n + 15) / 16 * 16;
+    double *a = h_rand_array(h, TK_F16, (size_t)m * k, -1, 1);
+    int64_t *q = h_malloc(h, (size_t)k * sq * sizeof(int64_t));
+    double *deq = h_malloc(h, (size_t)k * n * sizeof(double));
+    double *scale = h_malloc(h, (size_t)n * sizeof(double));
+    for (int j = 0; j < n; j++)
+        scale[j] = h_round_to(TK_F16, h_uniform(h, 0.01, 0.1));
+    for (int r = 0; r < k; r++)
+        for (int j = 0; j < sq; j++) {
+            q[(size_t)r * sq + j] = h_randint(h, 0, 15);
+            if (j < n)
+                deq[(size_t)r * n + j] =
+                    h_round_to(TK_F16, ((double)q[(size_t)r * sq + j] - 8.0) * scale[j]);
+        }
+    void *da = h_upload(h, TK_F16, a, (size_t)m * k),
+         *dq = h_upload_int(h, TK_U8, q, (size_t)k * sq);
+    void *ds = h_upload(h, TK_F16, scale, (size_t)n), *dc = h_output(h, TK_F32, (size_t)m * n);
+    h_launch(h, kk, h_grid((unsigned)h_cdiv(m, bm), (unsigned)h_cdiv(n, bn), 1),
+             H_ARGS(tk_ptr(da, TK_F16), tk_ptr(dq, TK_U8), tk_ptr(ds, TK_F16), tk_ptr(dc, TK_F32),
+                    tk_i32(m), tk_i32(n), tk_i32(k), tk_i32(k), tk_i32(sq), tk_i32(n),
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)),
+             4);
+    double *c = h_download(h, TK_F32, dc, (size_t)m * n);
+    h_check(h, "dequantised product", c, h_matmul_ref(h, a, deq, NULL, m, n, k, false),
+            (size_t)m * n, 1e-3);
+    h_end(h);
+}
+
 void cases_pipeline(H *h)
 {
     static const int sizes[][4] = {{64, 1000, 256, 3}, {32, 4096, 1024, 3}, {16, 3001, 512, 2},
@@ -194,10 +231,12 @@ void cases_pipeline(H *h)
     persistent_case(h, 37, 100, 128, 8, 3, false);
     persistent_case(h, 5, 64, 64, 8, 2, false); /* three programs get no row */
     persistent_case(h, 37, 100, 128, 8, 3, true);
+    dequant_case(h, 40, 36, 70, 16, 32, 32);
     if (h->gpu) {
         persistent_case(h, 4096, 1000, 1024, 132, 4, false);
         persistent_case(h, 1000, 1000, 1024, 132, 3, true);
         even_k_case(h, TK_F16, 1000, 776, 1024, 128, 128, 64, 4);
+        dequant_case(h, 256, 1000, 1000, 64, 128, 64);
         even_k_case(h, TK_BF16, 512, 512, 64, 128, 128, 64, 4); /* 1 iteration */
         even_k_case(h, TK_F16, 2048, 2048, 2048, 128, 256, 64, 8);
     }
