@@ -221,6 +221,28 @@ static void carry_column(IrOp *load, const Layout *l)
     loop->results[slot]->layout = l;
 }
 
+/* A cast that narrows a column load's value (or keeps its width), its only
+ * reader, takes the load's layout too: a conversion the value then needs
+ * moves after the cast and carries fewer bytes, or merges with the one
+ * into a dot operand (a state tile loaded along its first dim, cast to
+ * fp16 and staged for wgmma once, not reshuffled as fp32 first). */
+static void follow_column(IrOp *load, const Layout *l)
+{
+    IrValue *x = load->results[0];
+    for (int n = 0; n < 4; n++) {
+        IrOp *c = load->next;
+        while (c && !(c->nops > 0 && c->operands[0] == x))
+            c = c->next;
+        if (!c || c->kind != IR_CAST || c->nres != 1 || c->results[0]->layout ||
+            lp_reads_in(load->parent, x) != 1 ||
+            dtype_bits(c->results[0]->type.dt) > dtype_bits(x->type.dt))
+            return;
+        x = c->results[0];
+        x->layout = l;
+        load = c;
+    }
+}
+
 /* A load contiguous along another dim than the last (a transposed operand,
  * K^T in attention) gets a layout of its own with that dim first, so that
  * each thread reads whole vectors; its pointers are recomputed to match. */
@@ -241,8 +263,10 @@ static void assign_column_load(LayoutPass *p, IrOp *op)
         w /= 2;
     Layout l = layout_blocked_along(ptr->type.rank, ptr->type.shape, fast, w, p->threads);
     r->layout = ir_layout_intern(p->f, &l);
-    if (r->layout)
+    if (r->layout) {
         carry_column(op, r->layout);
+        follow_column(op, r->layout);
+    }
 }
 
 static bool assign_columns(IrOp *op, void *ctx)
