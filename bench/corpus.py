@@ -254,7 +254,9 @@ class Row:
         self.notes = []
 
     def ratio(self):
-        if self.status.get("tk") == "ok" and self.status.get("triton") == "ok":
+        # --once checks without timing: both sides ok, but no times
+        if self.status.get("tk") == "ok" and self.status.get("triton") == "ok" and \
+                "tk" in self.ms and "triton" in self.ms:
             return self.ms["triton"] / self.ms["tk"]
         return None
 
