@@ -50,6 +50,7 @@ static bool note_access(IrOp *op, void *ctx)
         if (p->nshapes >= MAX_SHAPES)
             return true;
         e = &p->shapes[p->nshapes++];
+        memset(e, 0, sizeof *e);
         e->rank = ptr->type.rank;
         memcpy(e->shape, ptr->type.shape, sizeof e->shape);
         e->v = vw;
@@ -59,9 +60,28 @@ static bool note_access(IrOp *op, void *ctx)
     return true;
 }
 
+/* After the mma layouts have spread: the stores whose values will take
+ * their shape's blocked layout cap its vector (shape_vec). */
+static bool note_store(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind != IR_STORE || op->nops < 2 || op->operands[1]->layout ||
+        op->operands[0]->type.rank == 0)
+        return true;
+    ShapeVec *e = shape_entry(p, &op->operands[0]->type);
+    int cap = 16 / lp_mem_bytes(op->operands[0]->type.elem);
+    if (e && (!e->store_cap || cap < e->store_cap))
+        e->store_cap = cap;
+    return true;
+}
+
 /* Elements per thread along the last dim: the widest access of the shape,
- * but no wider than leaves every thread some work (as Triton does); 4 (or
- * the dim) for shapes no load or store touches. */
+ * but no wider than leaves every thread some work (as Triton does), nor
+ * than one 16-byte vector of the widest type stored in it: a thread's run
+ * of two vectors would make each store instruction write every other 16
+ * bytes (half-written sectors, twice the write transactions), where loads
+ * of narrower elements lose nothing by moving 8 bytes each. 4 (or the dim)
+ * for shapes no load or store touches. */
 static int shape_vec(LayoutPass *p, const Type *t)
 {
     int last = t->shape[t->rank - 1];
@@ -69,7 +89,7 @@ static int shape_vec(LayoutPass *p, const Type *t)
     const ShapeVec *e = shape_entry(p, t);
     if (e && e->v <= last) {
         int64_t fill = type_numel(*t) / p->threads;
-        v = e->v;
+        v = e->store_cap && e->store_cap < e->v ? e->store_cap : e->v;
         while (v > 1 && v > fill)
             v /= 2;
     }
@@ -313,6 +333,7 @@ bool pass_layout(IrFunc *f)
     ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */
     ir_walk(f->body, lp_slice_reduction, &p);
     lp_spread_all(&p);
+    ir_walk(f->body, note_store, &p);
     ir_walk(f->body, assign_default, &p);
     if (!p.failed)
         ir_walk(f->body, lp_insert_converts, &p);

@@ -14,6 +14,7 @@ typedef struct ShapeVec {
     int rank;
     int shape[TK_MAX_RANK];
     int v;
+    int store_cap; /* elements of the widest stored type in 16 bytes (0: no store) */
 } ShapeVec;
 
 typedef struct LayoutPass {
