@@ -214,6 +214,18 @@ static void key_const(RtKey *key, const tk_arg *a)
 
 /* TK_NO_TMA=1: kernels copy their tiles with cp.async even where TMA
  * could (to compare the two); read once. */
+/* TK_DEFAULT_FP_FUSION, read once: launches do not scan the environment. */
+static bool fusion_default(void)
+{
+    static _Atomic int on = -1;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        v = comp_fp_fusion(0);
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 static bool tma_off(void)
 {
     static _Atomic int off = -1;
@@ -238,7 +250,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
         return err_set(TK_ERR_LAUNCH,
                        "kernel '%s': fp_fusion is %d (0 for the default, 1 on, -1 off)", k->name,
                        fusion);
-    la->fp_fusion = comp_fp_fusion(fusion);
+    la->fp_fusion = fusion ? fusion > 0 : fusion_default();
     char why[128];
     if (!ir_launch_settings(&la->num_warps, &la->num_stages, NULL, why, sizeof why))
         return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);

@@ -60,8 +60,9 @@ static bool note_access(IrOp *op, void *ctx)
     return true;
 }
 
-/* After the mma layouts have spread: the stores whose values will take
- * their shape's blocked layout cap its vector (shape_vec). */
+/* After the mma layouts have spread, before any blocked layout is made:
+ * the stores whose values have no layout yet (they will take their shape's
+ * blocked one) cap its vector (shape_vec). */
 static bool note_store(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -330,10 +331,10 @@ bool pass_layout(IrFunc *f)
     lp_rows_wide(&p);
     ir_walk(f->body, lp_assign_dot, &p);
     lp_spread_all(&p);
+    ir_walk(f->body, note_store, &p);     /* before any shape's blocked layout is made */
     ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */
     ir_walk(f->body, lp_slice_reduction, &p);
     lp_spread_all(&p);
-    ir_walk(f->body, note_store, &p);
     ir_walk(f->body, assign_default, &p);
     if (!p.failed)
         ir_walk(f->body, lp_insert_converts, &p);
