@@ -221,10 +221,10 @@ static int param_index_obj(Kernel *K, PyObject *key)
 }
 
 /* The launch options kernel[grid](...) takes besides the parameters;
- * the first four are read (opt[0..3], borrowed), the others accepted. */
-static const char *const option_names[] = {"num_warps", "num_stages", "stream", "enable_fp_fusion",
-                                           "num_ctas",  "grid",       "maxnreg"};
-enum { NOPTIONS = sizeof option_names / sizeof option_names[0], NREAD = 4 };
+ * the first five are read (opt[0..4], borrowed), the others accepted. */
+static const char *const option_names[] = {"num_warps",  "num_stages", "stream", "enable_fp_fusion",
+                                           "launch_pdl", "num_ctas",   "grid",   "maxnreg"};
+enum { NOPTIONS = sizeof option_names / sizeof option_names[0], NREAD = 5 };
 
 /* Whether key is an option; its value goes to opt[] when it is read. */
 static int take_option(PyObject *key, PyObject *value, PyObject **opt)
@@ -361,12 +361,12 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
     return 0;
 }
 
-/* num_warps, num_stages, stream= and enable_fp_fusion (opt[0..3], as bind
- * found them). */
+/* num_warps, num_stages, stream=, enable_fp_fusion and launch_pdl
+ * (opt[0..4], as bind found them). */
 static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
 {
     memset(o, 0, sizeof *o);
-    PyObject *w = opt[0], *st = opt[1], *sm = opt[2], *fu = opt[3];
+    PyObject *w = opt[0], *st = opt[1], *sm = opt[2], *fu = opt[3], *pdl = opt[4];
     o->num_warps = w && w != Py_None ? (int)PyLong_AsLong(w) : 0;
     o->num_stages = st && st != Py_None ? (int)PyLong_AsLong(st) : 0;
     if (fu && fu != Py_None) {
@@ -374,6 +374,12 @@ static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
         if (on < 0)
             return -1;
         o->fp_fusion = on ? 1 : -1;
+    }
+    if (pdl && pdl != Py_None) {
+        int on = PyObject_IsTrue(pdl);
+        if (on < 0)
+            return -1;
+        o->launch_pdl = on;
     }
     if (sm && sm != Py_None) {
         PyObject *raw =
@@ -390,7 +396,7 @@ static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
                         PyObject **meta, tk_launch_options *o, int need_meta)
 {
-    PyObject *vals[TKPY_MAX_ARGS], *opt[NREAD] = {NULL, NULL, NULL, NULL};
+    PyObject *vals[TKPY_MAX_ARGS], *opt[NREAD] = {NULL, NULL, NULL, NULL, NULL};
     L->n = 0;
     L->used = 0;
     L->ctx = NULL;

@@ -33,3 +33,27 @@ def test_compat_in_process_and_missing_names():
         triton.no_such_thing
     with pytest.raises(AttributeError, match="tk's triton.language facade has no 'nope'"):
         tl.nope
+
+
+def test_facade_has_triton_3_6_language_surface():
+    """Every public name of Triton 3.6's language resolves in the facade, so
+    a module that names one at import time (an annotation such as tl.const,
+    a dtype, tl.pointer_type(...), a helper bound by host code) loads."""
+    import tk.compat  # noqa: F401
+    import triton
+    import triton.language as tl
+    surface = os.path.join(HERE, "..", "..", "test", "sema", "triton_3_6_surface.txt")
+    missing = []
+    for line in open(surface):
+        name = line.strip()
+        if not name or name.startswith("#"):
+            continue
+        obj = triton
+        try:
+            for part in ("language." + name[3:]).split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            missing.append(name)
+    assert not missing, missing
+    assert tl.pointer_type(tl.float32)._tk_text == "tl.pointer_type(tl.float32)"
+    assert triton.set_allocator(lambda size, align, stream: None) is None

@@ -55,7 +55,15 @@ runtime = _module("triton.runtime", "runtime", driver=driver, JITFunction=JITFun
                   OutOfResources=_tk.TkError)
 runtime.jit = _module("triton.runtime.jit", "jit", JITFunction=JITFunction, jit=_jit.jit)
 
-triton = _module("triton", "tk's facade for triton", jit=_jit.jit, autotune=_jit.autotune,
+def _set_allocator(allocator):
+    """Triton's hook for the global scratch that tensor descriptors made on
+    the device need; tk's device descriptors are masked block accesses that
+    take no scratch, so the allocator is accepted and never called."""
+    if not callable(allocator):
+        raise TypeError("tk: set_allocator needs a callable (size, alignment, stream)")
+
+
+triton = _module("triton", "tk's facade for triton", set_allocator=_set_allocator, jit=_jit.jit, autotune=_jit.autotune,
                  heuristics=_jit.heuristics, Config=_jit.Config, cdiv=_jit.cdiv,
                  next_power_of_2=_jit.next_power_of_2, language=language, testing=testing,
                  runtime=runtime, CompilationError=_tk.CompileError,

@@ -59,16 +59,55 @@ int1, int8, int16, int32, int64 = (dtype("i1", "int1", 1), dtype("i8", "int8", 8
 uint8, uint16, uint32, uint64 = (dtype("u8", "uint8", 8), dtype("u16", "uint16", 16),
                                  dtype("u32", "uint32", 32), dtype("u64", "uint64", 64))
 float8e4b15 = dtype("fp8e4b15", "float8e4b15", 8)
-pointer_type = dtype
+float8e4b8, float8e5b16 = dtype("fp8e4b8", "float8e4b8", 8), dtype("fp8e5b16", "float8e5b16", 8)
+void = dtype("void", "void", 0)
+pi32_t = int32
 
-_DEVICE_ONLY = """program_id num_programs arange zeros zeros_like full load store dot sum max min
-argmax argmin reduce associative_scan cumsum cumprod where exp exp2 log log2 sqrt rsqrt abs
-sigmoid softmax maximum minimum fma cdiv clamp broadcast_to reshape view trans permute expand_dims
-atomic_add atomic_max atomic_min atomic_cas atomic_xchg atomic_and atomic_or atomic_xor
-multiple_of max_contiguous debug_barrier static_range range static_assert static_print
-device_print device_assert make_block_ptr advance rand randn randint philox cat join split
-interleave sort flip floor ceil sin cos erf tensor block_type split histogram xor_sum
-inline_asm_elementwise div_rn fdiv umulhi swizzle2d zeros_like ravel""".split()
+
+class pointer_type(dtype):
+    """tl.pointer_type(element, address_space=1): the type of a pointer to
+    element, as annotations and host-built signatures spell it."""
+
+    def __init__(self, element_ty, address_space=1, const=False):
+        super().__init__(f"*{element_ty}", f"pointer_type({element_ty!r})", 64)
+        self.element_ty, self.address_space, self.const = element_ty, address_space, const
+
+
+class const:
+    """The annotation of a read-only pointer parameter (`x_ptr: tl.const`)."""
+
+
+class tensor:
+    """The class of block values; on the host it serves only annotations."""
+
+
+class _Annotation:
+    """A type of Triton's language that host code only names (annotations,
+    isinstance in helpers chosen by host code); it has no host behaviour."""
+
+
+block_type = tuple_type = constexpr_type = tensor_descriptor = tensor_descriptor_type = _Annotation
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
+class PropagateNan:
+    """tl.minimum/tl.maximum's propagate_nan= values."""
+    NONE, ALL = 0, 0xFFFF
+
+
+# Triton 3.6's language functions: names the host may pass around or
+# import, which run only inside @jit code that tk compiles.
+_DEVICE_ONLY = """abs add advance arange argmax argmin associative_scan assume atomic_add
+atomic_and atomic_cas atomic_max atomic_min atomic_or atomic_xchg atomic_xor bitonic_merge
+broadcast broadcast_to cast cat cdiv ceil clamp condition cos cumprod cumsum debug_barrier
+device_assert device_print div_rn dot dot_scaled erf exp exp2 expand_dims fdiv flip floor fma
+full gather histogram inline_asm_elementwise interleave join load load_tensor_descriptor log
+log2 make_block_ptr make_tensor_descriptor map_elementwise max max_constancy max_contiguous
+maximum min minimum mul multiple_of num_programs pair_uniform_to_normal permute philox
+philox_impl program_id rand rand4x randint randint4x randn randn4x range ravel reduce reduce_or
+reshape rsqrt sigmoid sin slice softmax sort split sqrt sqrt_rn static_assert static_print
+static_range store store_tensor_descriptor str_to_ty sub sum swizzle2d topk trans tuple
+uint_to_uniform_float umulhi view where xor_sum zeros zeros_like""".split()
 
 
 def _device_only(name):
@@ -99,6 +138,8 @@ class _Namespace:
 math = _Namespace("math")
 extra = _Namespace("extra")
 libdevice = _Namespace("libdevice")
+core, random, standard = _Namespace("core"), _Namespace("random"), _Namespace("standard")
+target_info = _Namespace("target_info")
 
 
 def __getattr__(name):

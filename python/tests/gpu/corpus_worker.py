@@ -99,10 +99,19 @@ def run_case(case, inputs, device):
             raw = bytearray(inputs[a.name])
             t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(f"cuda:{device}")
             tensors[a.name] = t
-            args.append(t)
+            if kind == "Desc":  # a descriptor built on the host over the buffer
+                from triton.tools.tensor_descriptor import TensorDescriptor
+                args.append(TensorDescriptor.from_tensor(t.view(a.shape), list(a.block)))
+            else:
+                args.append(t)
+    import triton  # scratch for descriptors made on the device, as run_gpu.py gives it
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device=f"cuda:{device}"))
     opts = {"num_warps": case.num_warps}
     if case.num_stages:
         opts["num_stages"] = case.num_stages
+    if case.launch_pdl:
+        opts["launch_pdl"] = True
     with torch.cuda.device(device):
         torch.cuda.synchronize()
         t0 = time.perf_counter()

@@ -5,11 +5,13 @@ child process with a fresh compile cache; compares the outputs as
 test/corpus/run_gpu.py does and reports each side's first-call time.
 
     PYTHONPATH=PACK python3 python/tests/gpu/run_corpus.py [-k NAME] [--device N] [--out FILE]
+        [--split I/N]
 
 Exit status: 0 all matched (and tk's first call was at most 10% of
 Triton's for every kernel, unless --no-time-check), 1 otherwise, 77 when
 torch, Triton or a GPU is missing."""
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -44,6 +46,9 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--no-time-check", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1, help="cases run at once")
+    ap.add_argument("--split", default="0/1",
+                    help="I/N: run every N-th case from the I-th (to spread a run over GPUs)")
     a = ap.parse_args()
     try:
         import torch
@@ -61,10 +66,12 @@ def main():
         print(line, flush=True)
         if log:
             log.write(line + "\n")
-    fails, slow, first = 0, 0, {}
-    for case in corpus_cases.cases():
-        if a.k and a.k not in case.name and a.k not in case.file:
-            continue
+            log.flush()
+    part, parts = (int(x) for x in a.split.split("/"))
+    cases = [c for i, c in enumerate(corpus_cases.cases())
+             if i % parts == part and (not a.k or a.k in c.name or a.k in c.file)]
+
+    def run_one(case):
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             inputs = make_inputs(case, 0)
@@ -82,19 +89,26 @@ def main():
                 ok, worst, details = check(case, got, want, False)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 ok, worst, details, t_ms, k_ms = False, float("nan"), [str(e)], 0, 0
-        key = (case.file, case.kernel)
-        if key not in first and t_ms > 0:
-            first[key] = (k_ms, t_ms)
-        fails += not ok
-        say(f"{'PASS' if ok else 'FAIL'} {case.file} {case.kernel} {worst:.2e} [{case.name}] "
-            f"first call tk {k_ms:.1f} ms, triton {t_ms:.1f} ms")
-        for d in details if not ok else []:
-            say("    " + d.replace("\n", "\n    "))
+        return ok, worst, details, t_ms, k_ms
+
+    fails, slow, first = 0, 0, {}
+    # cases run side by side in child processes; their lines come in order
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        for case, (ok, worst, details, t_ms, k_ms) in zip(cases, pool.map(run_one, cases)):
+            key = (case.file, case.kernel)
+            if key not in first and t_ms > 0:
+                first[key] = (k_ms, t_ms)
+            fails += not ok
+            say(f"{'PASS' if ok else 'FAIL'} {case.file} {case.kernel} {worst:.2e} [{case.name}] "
+                f"first call tk {k_ms:.1f} ms, triton {t_ms:.1f} ms")
+            for d in details if not ok else []:
+                say("    " + d.replace("\n", "\n    "))
     for (f, k), (k_ms, t_ms) in sorted(first.items()):
         ratio = k_ms / t_ms if t_ms else float("inf")
         slow += ratio > 0.10
         say(f"first call {f} {k}: tk {k_ms:.1f} ms / triton {t_ms:.1f} ms = {ratio:.1%}")
-    say(f"{fails} failed; {slow} kernels with a first call over 10% of Triton's")
+    say(f"{len(cases) - fails} passed, {fails} failed; "
+        f"{slow} kernels with a first call over 10% of Triton's")
     return 1 if fails or (slow and not a.no_time_check) else 0
 
 
