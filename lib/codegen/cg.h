@@ -95,6 +95,9 @@ const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk);
 LLVMTypeRef cg_type(Cg *cg, DType dt);     /* register type of one element */
 LLVMTypeRef cg_mem_type(Cg *cg, DType dt); /* in memory (i1 is stored as i8) */
 int cg_mem_bytes(DType dt);
+/* vw small elements from vw * bits / 32 words, element 0 in the low bits
+ * (how global accesses carry 8- and 16-bit elements) */
+void cg_unpack_words(Cg *cg, DType dt, int vw, const LLVMValueRef *words, LLVMValueRef *el);
 LLVMValueRef cg_i32(Cg *cg, int64_t v);
 /* log2 of v rounded up (shapes and tiles are powers of two). */
 int cg_ilog2(int64_t v);

@@ -409,32 +409,86 @@ static bool padding_for(const Type *t, Padding *pd)
     return true;
 }
 
+/* How many slots from s on one access of l moves: consecutive slots at
+ * consecutive indices, as many as slot s's alignment holds (a power of
+ * two). i1 travels a byte at a time. */
+static int padded_run(const CgLayout *l, const Padding *pd, int s, int n, DType dt)
+{
+    int bytes = cg_mem_bytes(dt);
+    int max = dt == DT_I1 ? 1 : (int)padded_align(l, pd, s, bytes) / bytes;
+    int64_t base = cg_slot_index(l, s);
+    int k = 1;
+    while (k < max && s + k < n && cg_slot_index(l, s + k) == base + k)
+        k++;
+    while (k & (k - 1))
+        k &= k - 1;
+    return k;
+}
+
+/* Writes slots s..s+k-1 of x as one vector of their own type (LLVM pairs
+ * two float-to-half conversions into one where they meet in a vector);
+ * an i1 (always alone) as a byte. */
+static void put_run(Cg *cg, const CgVal *x, int s, int k, LLVMValueRef p, unsigned align)
+{
+    LLVMValueRef v = x->el[s];
+    if (LLVMTypeOf(v) == LLVMInt1TypeInContext(cg->ctx))
+        v = LLVMBuildZExt(cg->b, v, LLVMInt8TypeInContext(cg->ctx), "");
+    if (k > 1) {
+        v = LLVMGetUndef(LLVMVectorType(LLVMTypeOf(x->el[s]), (unsigned)k));
+        for (int j = 0; j < k; j++)
+            v = LLVMBuildInsertElement(cg->b, v, x->el[s + j], cg_i32(cg, j), "");
+    }
+    LLVMSetAlignment(LLVMBuildStore(cg->b, v, p), align);
+}
+
+/* Reads k slots into el: elements under 32 bits as whole words, unpacked
+ * as global accesses unpack them, so a run that goes on to a global store
+ * is packed back into the very words read (no repacking per element). */
+static void take_run(Cg *cg, DType dt, int k, LLVMValueRef p, unsigned align, LLVMValueRef *el)
+{
+    int bytes = cg_mem_bytes(dt), nw = k * bytes / 4;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    if (k == 1 || bytes >= 4 || nw < 1) {
+        LLVMTypeRef t =
+            k == 1 ? cg_mem_type(cg, dt) : LLVMVectorType(cg_mem_type(cg, dt), (unsigned)k);
+        LLVMValueRef v = LLVMBuildLoad2(cg->b, t, p, "");
+        LLVMSetAlignment(v, align);
+        for (int j = 0; j < k; j++) {
+            LLVMValueRef e = k == 1 ? v : LLVMBuildExtractElement(cg->b, v, cg_i32(cg, j), "");
+            el[j] = dt == DT_I1 ? LLVMBuildTrunc(cg->b, e, LLVMInt1TypeInContext(cg->ctx), "") : e;
+        }
+        return;
+    }
+    LLVMValueRef v =
+        LLVMBuildLoad2(cg->b, nw == 1 ? i32 : LLVMVectorType(i32, (unsigned)nw), p, "");
+    LLVMSetAlignment(v, align);
+    LLVMValueRef words[4];
+    for (int w = 0; w < nw; w++)
+        words[w] = nw == 1 ? v : LLVMBuildExtractElement(cg->b, v, cg_i32(cg, w), "");
+    cg_unpack_words(cg, dt, k, words, el);
+}
+
 static CgVal convert_padded(Cg *cg, const IrOp *op, const Padding *pd)
 {
     const IrValue *in = op->operands[0], *out = op->results[0];
     DType dt = out->type.dt;
-    LLVMTypeRef mt = cg_mem_type(cg, dt);
     CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
     CgVal x = cg_get(cg, in);
     int64_t rows = type_numel(out->type) >> pd->shift;
     cg_smem_need(cg, (type_numel(out->type) + rows * pd->pad) * cg_mem_bytes(dt));
     LLVMValueRef tin = padded_thread(cg, &li, pd);
-    for (int s = 0; s < x.n; s++) {
-        LLVMValueRef e = x.el[s];
-        if (dt == DT_I1)
-            e = LLVMBuildZExt(cg->b, e, LLVMInt8TypeInContext(cg->ctx), "");
-        LLVMValueRef st =
-            LLVMBuildStore(cg->b, e, cg_smem_addr(cg, 0, padded_index(cg, &li, tin, pd, s), dt));
-        LLVMSetAlignment(st, padded_align(&li, pd, s, cg_mem_bytes(dt)));
+    for (int s = 0, k; s < x.n; s += k) {
+        k = padded_run(&li, pd, s, x.n, dt);
+        LLVMValueRef p = cg_smem_addr(cg, 0, padded_index(cg, &li, tin, pd, s), dt);
+        put_run(cg, &x, s, k, p, padded_align(&li, pd, s, cg_mem_bytes(dt)));
     }
     cg_barrier(cg);
     CgVal r = cg_val_new(cg, lo.per_thread);
     LLVMValueRef tout = padded_thread(cg, &lo, pd);
-    for (int s = 0; s < r.n; s++) {
+    for (int s = 0, k; s < r.n; s += k) {
+        k = padded_run(&lo, pd, s, r.n, dt);
         LLVMValueRef p = cg_smem_addr(cg, 0, padded_index(cg, &lo, tout, pd, s), dt);
-        LLVMValueRef v = LLVMBuildLoad2(cg->b, mt, p, "");
-        LLVMSetAlignment(v, padded_align(&lo, pd, s, cg_mem_bytes(dt)));
-        r.el[s] = dt == DT_I1 ? LLVMBuildTrunc(cg->b, v, LLVMInt1TypeInContext(cg->ctx), "") : v;
+        take_run(cg, dt, k, p, padded_align(&lo, pd, s, cg_mem_bytes(dt)), r.el + s);
     }
     cg_barrier(cg);
     return r;

@@ -222,7 +222,7 @@ static void pack_words(Cg *cg, DType dt, int vw, const LLVMValueRef *el, LLVMVal
     }
 }
 
-static void unpack_words(Cg *cg, DType dt, int vw, const LLVMValueRef *words, LLVMValueRef *el)
+void cg_unpack_words(Cg *cg, DType dt, int vw, const LLVMValueRef *words, LLVMValueRef *el)
 {
     int bits = elem_bits(dt), per = 32 / bits;
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
@@ -294,7 +294,7 @@ static void emit_load(Cg *cg, const IrOp *op)
             asm_load(cg, op, wt, nw, p.el[s], pred, other, cache, dst);
         }
         if (packed)
-            unpack_words(cg, dt, vw, words, r.el + s);
+            cg_unpack_words(cg, dt, vw, words, r.el + s);
     }
     cg_set(cg, op->results[0], r);
 }
