@@ -1,7 +1,9 @@
 # Tuples as kernel values, as recent kernel libraries write them: the
 # running state of an online log-sum-exp kept as a (max, sum) tuple that
-# helpers take and return, and a 2-D copy whose shapes, strides and block
-# sizes travel as tuples (reversed with a slice for the transpose).
+# helpers take and return, and a 2-D copy whose program ids, shapes and
+# strides travel as tuples (reversed with a slice for the transpose). The
+# block sizes go to the helper as constexprs of their own: Triton 3.6 does
+# not keep a tuple's elements constexpr across a call.
 import triton
 import triton.language as tl
 
@@ -36,9 +38,8 @@ def logsumexp_rows_kernel(x_ptr, out_ptr, n_cols, stride_row, BLOCK: tl.constexp
 
 
 @triton.jit
-def _tile(pid, shape, strides, blocks):
-    offs = tl.tuple((pid[0] * blocks[0] + tl.arange(0, blocks[0]),
-                     pid[1] * blocks[1] + tl.arange(0, blocks[1])))
+def _tile(pid, shape, strides, BM: tl.constexpr, BN: tl.constexpr):
+    offs = tl.tuple((pid[0] * BM + tl.arange(0, BM), pid[1] * BN + tl.arange(0, BN)))
     ptr_offs = offs[0][:, None] * strides[0] + offs[1][None, :] * strides[1]
     mask = (offs[0][:, None] < shape[0]) & (offs[1][None, :] < shape[1])
     return ptr_offs, mask
@@ -48,8 +49,7 @@ def _tile(pid, shape, strides, blocks):
 def transpose_copy_kernel(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, stride_yn,
                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     pid = (tl.program_id(0), tl.program_id(1))
-    blocks = (BLOCK_M, BLOCK_N)
-    src, mask = _tile(pid, (M, N), (stride_xm, stride_xn), blocks)
+    src, mask = _tile(pid, (M, N), (stride_xm, stride_xn), BLOCK_M, BLOCK_N)
     # y is N x M: the same tile, its strides given in y's own order and reversed
-    dst, _ = _tile(pid, (M, N), (stride_ym, stride_yn)[::-1], blocks)
+    dst, _ = _tile(pid, (M, N), (stride_ym, stride_yn)[::-1], BLOCK_M, BLOCK_N)
     tl.store(y_ptr + dst, tl.load(x_ptr + src, mask=mask), mask=mask)
