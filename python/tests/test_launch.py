@@ -240,3 +240,9 @@ def test_launch_options_by_keyword_any_order():
         out[:] = -1
         K.add[(1,)](x, y, out, 50, BLOCK=64, enable_fp_fusion=fusion)
         np.testing.assert_array_equal(out, x + y)
+    # launch_pdl is a launch option (an ordinary launch on the interpreter),
+    # not a parameter: before, it was refused as an unexpected argument
+    for pdl in (True, False):
+        out[:] = -1
+        K.add[(1,)](x, y, out, 50, BLOCK=64, launch_pdl=pdl)
+        np.testing.assert_array_equal(out, x + y)
