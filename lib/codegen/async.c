@@ -49,6 +49,109 @@ static bool plan_op(IrOp *op, void *ctx)
     return true;
 }
 
+/* The buffer an op reads or fills, or -1. */
+static int op_buffer(const Cg *cg, const IrOp *op)
+{
+    bool ring = op->kind == IR_ASYNC_COPY || op->kind == IR_SHARED_VIEW ||
+        op->kind == IR_TMA_COPY || op->kind == IR_TMA_WAIT || op->kind == IR_TMA_RELEASE;
+    return ring && op->ival >= 0 && op->ival < cg->nbufs ? (int)op->ival : -1;
+}
+
+typedef struct Segs {
+    const Cg *cg;
+    int cur;     /* the segment being walked */
+    int *first;  /* by ring: the first segment that uses it, -1 none */
+    int *last;   /* and the last */
+    bool *async; /* by segment: it holds a dot that may leave work in flight */
+    bool split;  /* a producer warpgroup fills rings beside the consumers */
+} Segs;
+
+static bool seg_op(IrOp *op, void *ctx)
+{
+    Segs *sg = ctx;
+    int b = op_buffer(sg->cg, op);
+    if (b >= 0) {
+        if (sg->first[b] < 0)
+            sg->first[b] = sg->cur;
+        sg->last[b] = sg->cur;
+    }
+    if (op->kind == IR_DOT && op->ival == 1)
+        sg->async[sg->cur] = true;
+    sg->split |= op->kind == IR_PRODUCER;
+    return true;
+}
+
+/* Splits the kernel's top level into segments at each drain of every copy
+ * (async_wait 0 with its barrier) that ends a loop's pipeline: a ring used
+ * within one segment alone is dead past its drain, provided no wgmma of the
+ * segment still reads it (a dot_wait at the top level since its last loop).
+ * Gives each ring's segment, -1 where it lives across segments. */
+static void ring_segments(Cg *cg, int *seg)
+{
+    size_t n = (size_t)cg->nbufs, nops = 1;
+    for (IrOp *o = cg->f->body->first; o; o = o->next)
+        nops++;
+    Segs sg = {cg,
+               0,
+               cg_alloc(cg, sizeof(int) * n),
+               cg_alloc(cg, sizeof(int) * n),
+               cg_alloc(cg, sizeof(bool) * nops),
+               false};
+    for (size_t i = 0; i < n; i++)
+        sg.first[i] = sg.last[i] = -1;
+    bool waited = true; /* no wgmma of the segment left unread since its last loop */
+    for (IrOp *o = cg->f->body->first; o; o = o->next) {
+        seg_op(o, &sg);
+        for (int r = 0; r < o->nregions; r++)
+            ir_walk(o->regions[r], seg_op, &sg);
+        if (o->nregions)
+            waited = false;
+        if (o->kind == IR_DOT_WAIT)
+            waited = true;
+        if (o->kind == IR_ASYNC_WAIT && o->ival == 0 && !o->sub && (waited || !sg.async[sg.cur]))
+            sg.cur++;
+    }
+    for (size_t i = 0; i < n; i++)
+        seg[i] = !sg.split && sg.first[i] >= 0 && sg.first[i] == sg.last[i] ? sg.first[i] : -1;
+}
+
+/* Lays the rings out from `at`: first those that live across segments
+ * (and every TMA ring, whose mbarriers are never reused), then each
+ * segment's from one common offset,
+ * as Triton frees a loop's buffers for the loop after it. */
+static void place_rings(Cg *cg, const Plan *pl, int64_t at)
+{
+    int *seg = cg->buf_seg, nseg = 0;
+    ring_segments(cg, seg);
+    for (int i = 0; i < cg->nbufs; i++) {
+        if (pl->tma[i])
+            seg[i] = -1;
+        nseg = seg[i] + 1 > nseg ? seg[i] + 1 : nseg;
+    }
+    for (int i = 0; i < cg->nbufs; i++) {
+        if (nseg < 2) /* one run of loops: nothing to share */
+            seg[i] = -1;
+        cg->buf_nslots[i] = (int)pl->slots[i];
+        if (seg[i] < 0) {
+            cg->buf_off[i] = at;
+            at += pl->slots[i] * cg->buf_slot[i];
+        }
+    }
+    int64_t end = at;
+    for (int g = 0; g < nseg; g++) {
+        int64_t p = at;
+        for (int i = 0; i < cg->nbufs; i++)
+            if (seg[i] == g) {
+                cg->buf_off[i] = p;
+                p += pl->slots[i] * cg->buf_slot[i];
+            }
+        end = p > end ? p : end;
+    }
+    cg->rings_end = (end + 1023) / 1024 * 1024; /* scratch tiles stay 1024-aligned */
+    cg->smem_reserved = cg->rings_end;
+    cg_smem_need(cg, 0);
+}
+
 void cg_plan_buffers(Cg *cg)
 {
     cg->nbufs = cg->f->nbuffers;
@@ -65,6 +168,7 @@ void cg_plan_buffers(Cg *cg)
     cg->bar_slots = cg_alloc(cg, sizeof(int) * n);
     cg->buf_line = cg_alloc(cg, sizeof(int) * n);
     cg->buf_nslots = cg_alloc(cg, sizeof(int) * n);
+    cg->buf_seg = cg_alloc(cg, sizeof(int) * n);
     Plan pl = {cg, cg_alloc(cg, sizeof(int64_t) * n), cg_alloc(cg, sizeof(bool) * n),
                cg_alloc(cg, sizeof(bool) * n)};
     ir_walk(cg->f->body, plan_op, &pl);
@@ -83,14 +187,7 @@ void cg_plan_buffers(Cg *cg)
     cg->bar_bytes = at;
     at = (at + 1023) / 1024 * 1024; /* TMA's swizzled tiles want 1024-byte alignment */
     cg->rings_start = at;
-    for (int i = 0; i < cg->nbufs; i++) {
-        cg->buf_off[i] = at;
-        cg->buf_nslots[i] = (int)pl.slots[i];
-        at += pl.slots[i] * cg->buf_slot[i];
-    }
-    cg->rings_end = (at + 1023) / 1024 * 1024; /* scratch tiles stay 1024-aligned */
-    cg->smem_reserved = cg->rings_end;
-    cg_smem_need(cg, 0);
+    place_rings(cg, &pl, at);
 }
 
 LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot)

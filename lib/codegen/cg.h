@@ -68,6 +68,7 @@ typedef struct Cg {
                                   * barriers (num_warps * 32); 0: the whole CTA */
     LLVMValueRef *tmap;          /* the tensor-map parameters */
     int nbufs;
+    int *buf_seg;          /* by ring: the run of loops it serves alone, -1 across runs */
     int64_t smem_reserved; /* bytes of ring buffers before the scratch */
     int64_t rings_start;   /* where the rings begin (after the TMA barriers) */
     int64_t rings_end;     /* and end, 1024-aligned: the scratch's start while they live */

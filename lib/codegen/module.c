@@ -356,7 +356,8 @@ static void plan_add(char *s, const char *text)
 }
 
 /* What takes the shared memory, largest first: each pipeline ring (the
- * line of its load), the TMA rings' barriers, and the scratch of layout
+ * line of its load; the rings of loops that run one after another share
+ * their place), the TMA rings' barriers, and the scratch of layout
  * conversions and reductions (it reuses the rings once they are dead, so
  * it counts only past them). */
 static void smem_plan(const Cg *cg, char *out)
@@ -372,7 +373,7 @@ static void smem_plan(const Cg *cg, char *out)
                 (best < 0 ||
                  cg->buf_slot[i] * cg->buf_nslots[i] > cg->buf_slot[best] * cg->buf_nslots[best]))
                 best = i;
-        char text[96];
+        char text[160];
         if (scratch > 0 && (best < 0 || scratch >= cg->buf_slot[best] * cg->buf_nslots[best])) {
             snprintf(text, sizeof text, "layout and reduction scratch %lld", (long long)scratch);
             plan_add(out, text);
@@ -381,8 +382,9 @@ static void smem_plan(const Cg *cg, char *out)
         if (best < 0)
             break;
         taken[best] = 1;
-        snprintf(text, sizeof text, "ring of the load at line %d: %d x %lld", cg->buf_line[best],
-                 cg->buf_nslots[best], (long long)cg->buf_slot[best]);
+        snprintf(text, sizeof text, "ring of the load at line %d: %d x %lld%s", cg->buf_line[best],
+                 cg->buf_nslots[best], (long long)cg->buf_slot[best],
+                 cg->buf_seg[best] >= 0 ? " (its place reused by other loops)" : "");
         plan_add(out, text);
     }
     if (cg->bar_bytes > 0) {
