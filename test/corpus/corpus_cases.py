@@ -554,18 +554,24 @@ def cases():
     def _e4m3_bits(rng, n):  # finite e4m3 values of moderate size
         return rng.integers(0x20, 0x58, n) | (rng.integers(0, 2, n) << 7)
 
-    for af, bf in (("e4m3", "e2m1"), ("e2m1", "e4m3"), ("e4m3", "e4m3")):
+    # (formats, K packing): an e2m1 operand packed along M or N with k_pack=False
+    for af, bf, ak, bk in (("e4m3", "e2m1", True, True), ("e2m1", "e4m3", True, True),
+                           ("e4m3", "e4m3", True, True), ("e2m1", "e2m1", False, False),
+                           ("e2m1", "e4m3", False, True), ("e4m3", "e2m1", True, False)):
         a_n = MM * KK // (2 if af == "e2m1" else 1)
         b_n = KK * NN // (2 if bf == "e2m1" else 1)
         a_init = ("randint", 0, 256) if af == "e2m1" else _e4m3_bits
         b_init = ("randint", 0, 256) if bf == "e2m1" else _e4m3_bits
-        add(Case(f"mx matmul {af} x {bf}", "mx_matmul.py", "mx_matmul_kernel", (2, 3),
+        packs = "" if ak and bk else f" k_pack {ak}/{bk}"
+        add(Case(f"mx matmul {af} x {bf}{packs}", "mx_matmul.py", "mx_matmul_kernel", (2, 3),
                  [Buf("a_ptr", "u8", a_n, a_init), Buf("a_scale_ptr", "u8", MM * KK // 32, ("randint", 122, 132)),
                   Buf("b_ptr", "u8", b_n, b_init), Buf("b_scale_ptr", "u8", NN * KK // 32, ("randint", 122, 132)),
                   Out("c_ptr", "fp32", MM * NN), Scalar("M", MM), Scalar("N", NN), Scalar("K", KK),
-                  Scalar("stride_am", KK // (2 if af == "e2m1" else 1)), Scalar("stride_bk", NN),
+                  Scalar("stride_am", KK // (2 if af == "e2m1" and ak else 1)),
+                  Scalar("stride_bk", NN // (1 if bf != "e2m1" or bk else 2)),
                   Scalar("stride_cm", NN)],
-                 {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_FORMAT": af, "B_FORMAT": bf},
+                 {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_FORMAT": af, "B_FORMAT": bf,
+                  "A_K_PACK": ak, "B_K_PACK": bk},
                  tol={"fp32": (1e-4, 1e-2)}, ref=R_.mx_matmul))
     # elementwise_extras.py: tl.map_elementwise, tl.const, tl.philox_impl
     add(Case("softplus through map_elementwise", "elementwise_extras.py", "softplus_kernel", (4,),

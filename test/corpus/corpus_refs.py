@@ -636,13 +636,20 @@ def _e4m3(bits):
     return np.where(bits & 128, -mag, mag)
 
 
-def _mx_operand(raw, fmt, rows, k, along_k_last):
-    """The operand's values as (rows, k) float64, rows = M or N."""
+def _mx_operand(raw, fmt, rows, k, along_k_last, k_pack):
+    """The operand's values as (rows, k) float64, rows = M or N. The lhs is
+    stored (M, K) and the rhs (K, N); e2m1 holds two values per byte, the
+    first in the low nibble, along K or (k_pack False) along M or N."""
     raw = raw.astype(np.int64)
     if fmt == "e2m1":
-        packed = raw.reshape(rows, k // 2) if along_k_last else raw.reshape(k // 2, rows).T
+        if k_pack:
+            packed = raw.reshape(rows, k // 2) if along_k_last else raw.reshape(k // 2, rows).T
+            out = np.empty((rows, k))
+            out[:, 0::2], out[:, 1::2] = _e2m1(packed & 15), _e2m1(packed >> 4)
+            return out
+        packed = raw.reshape(rows // 2, k) if along_k_last else raw.reshape(k, rows // 2).T
         out = np.empty((rows, k))
-        out[:, 0::2], out[:, 1::2] = _e2m1(packed & 15), _e2m1(packed >> 4)
+        out[0::2, :], out[1::2, :] = _e2m1(packed & 15), _e2m1(packed >> 4)
         return out
     vals = _e4m3(raw)
     return vals.reshape(rows, k) if along_k_last else vals.reshape(k, rows).T
@@ -650,8 +657,8 @@ def _mx_operand(raw, fmt, rows, k, along_k_last):
 
 def mx_matmul(v, c, s):
     m, n, k = s["M"], s["N"], s["K"]
-    a = _mx_operand(v["a_ptr"], c["A_FORMAT"], m, k, True)
-    b = _mx_operand(v["b_ptr"], c["B_FORMAT"], n, k, False)
+    a = _mx_operand(v["a_ptr"], c["A_FORMAT"], m, k, True, c.get("A_K_PACK", True))
+    b = _mx_operand(v["b_ptr"], c["B_FORMAT"], n, k, False, c.get("B_K_PACK", True))
     sa = np.repeat(2.0 ** (v["a_scale_ptr"].reshape(m, k // 32) - 127), 32, axis=1)
     sb = np.repeat(2.0 ** (v["b_scale_ptr"].reshape(n, k // 32) - 127), 32, axis=1)
     return {"c_ptr": ((a * sa) @ (b * sb).T).ravel()}

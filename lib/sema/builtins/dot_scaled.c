@@ -4,9 +4,10 @@
  * bf16 (fp16 when either operand is fp16), multiplied by its e8m0 scale
  * (2^(s - 127), one per 32 elements along K) and fed to tl.dot with an
  * fp32 accumulator. Formats: e2m1 (two per uint8, the first in the low
- * nibble, packed along K), e4m3 and e5m2 (fp8 dtypes or their uint8
- * bits), bf16 and fp16. Everything is built from existing ops, so codegen
- * and the interpreter run it unchanged. */
+ * nibble, packed along K, or along M (lhs) / N (rhs) with k_pack=False),
+ * e4m3 and e5m2 (fp8 dtypes or their uint8 bits), bf16 and fp16; Triton
+ * 3.6 refuses the fp6 formats too. Everything is built from existing ops,
+ * so codegen and the interpreter run it unchanged. */
 #include <math.h>
 #include <string.h>
 
@@ -73,8 +74,9 @@ static IrValue *e2m1_value(Sema *s, IrValue *nib, Span at)
     return mag && minus ? select3(s, neg, sv_tensor(minus), sv_tensor(mag), at) : NULL;
 }
 
-/* Two values per byte along K: lhs (M, K/2) -> (M, K), rhs (K/2, N) -> (K, N). */
-static IrValue *unpack_e2m1(Sema *s, IrValue *x, bool rhs, Span at)
+/* Two values per byte along dim (0 or 1), the low nibble first:
+ * (R, C) -> (2R, C) or (R, 2C). */
+static IrValue *unpack_e2m1(Sema *s, IrValue *x, int dim, Span at)
 {
     IrValue *u = x->type.dt == DT_U8 ? x : sema_bitcast(s, x, DT_U8, at);
     IrValue *w = u ? sema_cast(s, u, DT_I32, at) : NULL;
@@ -85,22 +87,24 @@ static IrValue *unpack_e2m1(Sema *s, IrValue *x, bool rhs, Span at)
     if (!j)
         return NULL;
     int r = x->type.shape[0], c = x->type.shape[1];
-    if (!rhs) {
+    if (dim == 1) {
         int shape[2] = {r, 2 * c};
         return sema_reshape(s, j, 2, shape, at);
     }
     SVal order[3] = {sv_int(0), sv_int(2), sv_int(1)};
     SVal pa[2] = {sv_tensor(j), sv_tuple(s, order, 3)};
-    IrValue *p = call_tl(s, "permute", pa, 2, at); /* (K/2, 2, N) */
+    IrValue *p = call_tl(s, "permute", pa, 2, at); /* (R, 2, C) */
     int shape[2] = {2 * r, c};
     return p ? sema_reshape(s, p, 2, shape, at) : NULL;
 }
 
-/* The operand's values as fp32, before scaling. */
-static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, Span at)
+/* The operand's values as fp32, before scaling. An e2m1 operand packed
+ * along K unpacks along its K dim (lhs 1, rhs 0); with k_pack=False
+ * along the other one, M or N, as Triton's Fp4ToFp on that axis. */
+static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, bool k_pack, Span at)
 {
     if (f == MX_E2M1)
-        return unpack_e2m1(s, x, rhs, at);
+        return unpack_e2m1(s, x, rhs == k_pack ? 0 : 1, at);
     if (f == MX_E4M3 || f == MX_E5M2) {
         DType fp8 = f == MX_E4M3 ? DT_F8E4 : DT_F8E5;
         if (x->type.dt != fp8)
@@ -150,14 +154,14 @@ static bool check_operand(Sema *s, IrValue *x, MxFormat f, Span at, const char *
 
 /* One operand decoded, scaled and in the compute dtype; k is the
  * product's K, kdim the operand's K axis. */
-static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool fast_math, DType ct,
-                        Span at, Span sc_at, int *k)
+static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool k_pack,
+                        bool fast_math, DType ct, Span at, Span sc_at, int *k)
 {
     const char *side = rhs ? "rhs" : "lhs";
     IrValue *x = sema_to_tensor(s, v, at);
     if (!x || !check_operand(s, x, f, at, side))
         return NULL;
-    IrValue *d = decode(s, x, f, rhs, at);
+    IrValue *d = decode(s, x, f, rhs, k_pack, at);
     if (!d)
         return NULL;
     *k = d->type.shape[rhs ? 0 : 1];
@@ -183,6 +187,21 @@ static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool 
     return d ? sema_cast(s, d, ct, at) : NULL;
 }
 
+/* A format tk does not take. fp6 (e2m3, e3m2) is named on its own:
+ * Triton 3.6's dot_scaled refuses it too ("NYI"), on every target. */
+static SVal bad_format(Sema *s, SVal v, Span at)
+{
+    if (v.k == SV_STR && (!strcmp(v.s, "e2m3") || !strcmp(v.s, "e3m2")))
+        return sema_err(s, at,
+                        "tl.dot_scaled: the fp6 format '%s' is not supported, as in Triton 3.6, "
+                        "whose dot_scaled takes only 'e2m1', 'e4m3', 'e5m2', 'bf16' and 'fp16'",
+                        v.s);
+    return sema_err(s, at,
+                    "tl.dot_scaled: format must be 'e2m1', 'e4m3', 'e5m2', 'bf16' or 'fp16', "
+                    "got %s",
+                    sv_describe(s, v));
+}
+
 /* dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format,
  * acc=None, fast_math=False, lhs_k_pack=True, rhs_k_pack=True,
  * out_dtype=tl.float32) */
@@ -190,27 +209,24 @@ static SVal b_dot_scaled(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
 {
     TK_UNUSED(b);
     MxFormat lf = mx_format(a[2]), rf = mx_format(a[5]);
-    if (lf == MX_BAD || rf == MX_BAD) {
-        int i = lf == MX_BAD ? 2 : 5;
-        return sema_err(s, at[i],
-                        "tl.dot_scaled: format must be 'e2m1', 'e4m3', 'e5m2', 'bf16' "
-                        "or 'fp16' (tk emulates MX formats by upcasting; fp6 formats are not "
-                        "implemented), got %s",
-                        sv_describe(s, a[i]));
-    }
+    if (lf == MX_BAD || rf == MX_BAD)
+        return bad_format(s, a[lf == MX_BAD ? 2 : 5], at[lf == MX_BAD ? 2 : 5]);
     bool fast = false, lpack = true, rpack = true;
     if ((sv_has(a[7]) && !sema_truth(s, a[7], at[7], &fast)) ||
         (sv_has(a[8]) && !sema_truth(s, a[8], at[8], &lpack)) ||
         (sv_has(a[9]) && !sema_truth(s, a[9], at[9], &rpack)))
         return bad();
-    if (!lpack || !rpack)
-        return sema_err(s, at[lpack ? 9 : 8],
-                        "tl.dot_scaled: e2m1 packed along M or N "
-                        "(k_pack=False) is not implemented; pack along K");
+    if ((!lpack && lf != MX_E2M1) || (!rpack && rf != MX_E2M1)) {
+        bool l = !lpack && lf != MX_E2M1;
+        return sema_err(s, at[l ? 8 : 9],
+                        "tl.dot_scaled: only e2m1 operands may be packed along M or N "
+                        "(%s_k_pack=False); the %s is '%s', one value per element",
+                        l ? "lhs" : "rhs", l ? "lhs" : "rhs", mx_names[l ? lf : rf]);
+    }
     DType ct = lf == MX_FP16 || rf == MX_FP16 ? DT_F16 : DT_BF16;
     int kl, kr;
-    IrValue *l = operand(s, a[0], a[1], lf, false, fast, ct, at[0], at[1], &kl);
-    IrValue *r = l ? operand(s, a[3], a[4], rf, true, fast, ct, at[3], at[4], &kr) : NULL;
+    IrValue *l = operand(s, a[0], a[1], lf, false, lpack, fast, ct, at[0], at[1], &kl);
+    IrValue *r = l ? operand(s, a[3], a[4], rf, true, rpack, fast, ct, at[3], at[4], &kr) : NULL;
     if (!r)
         return bad();
     if (kl != kr)
