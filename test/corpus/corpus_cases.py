@@ -573,6 +573,16 @@ def cases():
                  {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_FORMAT": af, "B_FORMAT": bf,
                   "A_K_PACK": ak, "B_K_PACK": bk},
                  tol={"fp32": (1e-4, 1e-2)}, ref=R_.mx_matmul))
+    BB, BM2, BN2, BK2 = 2, 64, 32, 128
+    for ak in (True, False):
+        add(Case(f"mx batched matmul e2m1 x e4m3 k_pack {ak}", "mx_matmul.py", "mx_bmm_kernel", (2, 1),
+                 [Buf("a_ptr", "u8", BB * BM2 * BK2 // 2, ("randint", 0, 256)),
+                  Buf("a_scale_ptr", "u8", BB * BM2 * BK2 // 32, ("randint", 122, 132)),
+                  Buf("b_ptr", "u8", BB * BK2 * BN2, _e4m3_bits),
+                  Buf("b_scale_ptr", "u8", BB * BN2 * BK2 // 32, ("randint", 122, 132)),
+                  Out("c_ptr", "fp32", BB * BM2 * BN2), Scalar("M", BM2), Scalar("N", BN2), Scalar("K", BK2)],
+                 {"BATCH": BB, "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_K_PACK": ak},
+                 tol={"fp32": (1e-4, 1e-2)}, ref=R_.mx_bmm))
     # elementwise_extras.py: tl.map_elementwise, tl.const, tl.philox_impl
     add(Case("softplus through map_elementwise", "elementwise_extras.py", "softplus_kernel", (4,),
              [Buf("x_ptr", "fp32", 3000, scale=8.0), Out("y_ptr", "fp32", 3000), Scalar("n_elements", 3000),

@@ -664,6 +664,19 @@ def mx_matmul(v, c, s):
     return {"c_ptr": ((a * sa) @ (b * sb).T).ravel()}
 
 
+def mx_bmm(v, c, s):
+    """Batched: e2m1 a (B, M, K), e4m3 b (B, K, N), scales per batch."""
+    m, n, k, bb = s["M"], s["N"], s["K"], c["BATCH"]
+    out = []
+    for i in range(bb):
+        a = _mx_operand(np.split(v["a_ptr"], bb)[i], "e2m1", m, k, True, c["A_K_PACK"])
+        b = _mx_operand(np.split(v["b_ptr"], bb)[i], "e4m3", n, k, False, True)
+        sa = np.repeat(2.0 ** (np.split(v["a_scale_ptr"], bb)[i].reshape(m, k // 32) - 127), 32, axis=1)
+        sb = np.repeat(2.0 ** (np.split(v["b_scale_ptr"], bb)[i].reshape(n, k // 32) - 127), 32, axis=1)
+        out.append(((a * sa) @ (b * sb).T).ravel())
+    return {"c_ptr": np.concatenate(out)}
+
+
 # ---- map_elementwise, philox_impl (elementwise_extras.py) -------------------------------------
 
 

@@ -42,3 +42,38 @@ def mx_matmul_kernel(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, M, N, K,
     offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     tl.store(c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :], acc, mask=mask)
+
+
+@triton.jit
+def mx_bmm_kernel(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, M, N, K,
+                  BATCH: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, A_K_PACK: tl.constexpr):
+    # Batched: mxfp4 a (BATCH, M, K) times mxfp8 b (BATCH, K, N), one
+    # (BLOCK_M, BLOCK_N) tile of every product per program, the batch as
+    # the leading dim of 3-D blocks.
+    GROUP: tl.constexpr = 32
+    PACK_K: tl.constexpr = 2 if A_K_PACK else 1
+    PACK_M: tl.constexpr = 1 if A_K_PACK else 2
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_b = tl.arange(0, BATCH)[:, None, None]
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_am = pid_m * (BLOCK_M // PACK_M) + tl.arange(0, BLOCK_M // PACK_M)
+    offs_ak = tl.arange(0, BLOCK_K // PACK_K)
+    offs_k = tl.arange(0, BLOCK_K)
+    offs_s = tl.arange(0, BLOCK_K // GROUP)
+    a_rows = M // PACK_M
+    a_cols = K // PACK_K
+    acc = tl.zeros((BATCH, BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptr + offs_b * (a_rows * a_cols) + offs_am[None, :, None] * a_cols
+                    + (k * BLOCK_K // PACK_K + offs_ak)[None, None, :])
+        b = tl.load(b_ptr + offs_b * (K * N) + (k * BLOCK_K + offs_k)[None, :, None] * N
+                    + offs_n[None, None, :])
+        sk = (k * BLOCK_K // GROUP + offs_s)[None, None, :]
+        a_scale = tl.load(a_scale_ptr + offs_b * (M * (K // GROUP)) + offs_m[None, :, None] * (K // GROUP) + sk)
+        b_scale = tl.load(b_scale_ptr + offs_b * (N * (K // GROUP)) + offs_n[None, :, None] * (K // GROUP) + sk)
+        acc = tl.dot_scaled(a, a_scale, "e2m1", b, b_scale, "e4m3", acc=acc, lhs_k_pack=A_K_PACK)
+    c_ptrs = c_ptr + offs_b * (M * N) + offs_m[None, :, None] * N + offs_n[None, None, :]
+    tl.store(c_ptrs, acc)
