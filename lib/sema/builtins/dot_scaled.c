@@ -259,7 +259,8 @@ static SVal b_dot_scaled(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
     if (!r)
         return bad();
     if (l->type.rank != r->type.rank)
-        return sema_err(s, call_at, "tl.dot_scaled: lhs and rhs must both be 2-D or both 3-D, got %s and %s",
+        return sema_err(s, call_at,
+                        "tl.dot_scaled: lhs and rhs must both be 2-D or both 3-D, got %s and %s",
                         sema_type_str(s, l->type), sema_type_str(s, r->type));
     if (kl != kr)
         return sema_err(s, call_at, "tl.dot_scaled: K differs: %d (lhs) and %d (rhs)", kl, kr);
