@@ -545,7 +545,7 @@ SVal sema_desc_attr(Sema *s, SVal desc, const char *name, Span at)
 
 static const Builtin blockptr[] = {
     {"make_block_ptr", "base,shape,strides,offsets,block_shape,order", b_make_block_ptr, 0, false},
-    {"advance", "base,offsets", b_advance, 0, false},
+    {"advance", "base,offsets", b_advance, 0, true},
     {"make_tensor_descriptor", "base,shape,strides,block_shape,padding_option=", b_make_desc, 0,
      false},
     {"_experimental_make_tensor_descriptor",
