@@ -120,10 +120,10 @@ static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, bool k_pack, S
 {
     if (f == MX_E2M1)
         return unpack_e2m1(s, x, rhs != k_pack, at);
-    if (f == MX_E4M3 || f == MX_E5M2) {
-        DType fp8 = f == MX_E4M3 ? DT_F8E4 : DT_F8E5;
-        if (x->type.dt != fp8)
-            x = sema_bitcast(s, x, fp8, at);
+    if (f != MX_E2M1) { /* uint bits of the format, as Triton bitcasts them */
+        static const DType fmt_dt[] = {DT_VOID, DT_F8E4, DT_F8E5, DT_BF16, DT_F16};
+        if (x->type.dt != fmt_dt[f])
+            x = sema_bitcast(s, x, fmt_dt[f], at);
     }
     return x ? sema_cast(s, x, DT_F32, at) : NULL;
 }
@@ -157,14 +157,14 @@ static bool check_operand(Sema *s, IrValue *x, MxFormat f, Span at, const char *
     }
     DType dt = x->type.dt;
     bool ok = f == MX_E2M1 ? dt == DT_U8 || dt == DT_I8
-        : f == MX_BF16     ? dt == DT_BF16
-        : f == MX_FP16     ? dt == DT_F16
+        : f == MX_BF16     ? dt == DT_BF16 || dt == DT_U16
+        : f == MX_FP16     ? dt == DT_F16 || dt == DT_U16
         : f == MX_E4M3     ? dt == DT_F8E4 || dt == DT_U8 || dt == DT_I8
                            : dt == DT_F8E5 || dt == DT_U8 || dt == DT_I8;
     if (!ok)
         sema_err(s, at,
                  "tl.dot_scaled: a %s of %s cannot hold format '%s' (e2m1: uint8 pairs; "
-                 "e4m3/e5m2: fp8 or uint8 bits; bf16, fp16: themselves)",
+                 "e4m3/e5m2: fp8 or uint8 bits; bf16, fp16: themselves or uint16 bits)",
                  side, sema_type_str(s, x->type), mx_names[f]);
     return ok;
 }
