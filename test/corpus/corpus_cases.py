@@ -592,4 +592,14 @@ def cases():
              [Buf("seeds_ptr", "i32", 3, ("randint", 0, 2**31 - 1)), Out("out_ptr", "i32", 3 * 300),
               Scalar("n_cols", 300), Scalar("stride", 300)], {"N_ROUNDS": 7, "BLOCK": 256},
              ref=R_.row_hash))
+    # libdevice_bits.py: libdevice's bit casts, rounding modes and integer functions
+    def _normal_floats(rng, n):  # normal fp32 values of either sign over many binades
+        return (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-20, 20, n) * rng.choice([-1, 1], n))
+    add(Case("float parts through libdevice", "libdevice_bits.py", "float_parts_kernel", (3,),
+             [Buf("x_ptr", "fp32", 700, _normal_floats), Out("exp_ptr", "i32", 700),
+              Out("mant_ptr", "fp32", 700), Out("fixed_ptr", "i32", 4 * 700), Scalar("n_elements", 700)],
+             {"FRAC_BITS": 4, "BLOCK": 256}, ref=R_.float_parts))
+    add(Case("bit statistics through libdevice", "libdevice_bits.py", "bit_stats_kernel", (4,),
+             [Buf("w_ptr", "i32", 1000, ("randint", -2**31, 2**31 - 1)), Out("out_ptr", "i32", 4 * 1000),
+              Scalar("n_elements", 1000)], {"BLOCK": 256}, ref=R_.bit_stats))
     return out

@@ -711,3 +711,26 @@ def row_hash(v, c, s):
             k1 = (k1 + np.uint64(0xBB67AE85)) & _M32
         out[r, :n] = (c0 ^ c3).astype(np.uint32).view(np.int32)
     return {"out_ptr": out.ravel()}
+
+
+# ---- libdevice (libdevice_bits.py) ------------------------------------------------------------
+
+
+def float_parts(v, c, s):
+    n = s["n_elements"]
+    x = v["x_ptr"][:n].astype(np.float32)
+    m, e = np.frexp(x.astype(np.float64))  # x = m 2^e, 0.5 <= |m| < 1
+    sc = x.astype(np.float64) * 2.0 ** c["FRAC_BITS"]
+    lim = lambda q: np.clip(q, -2.0 ** 31, 2.0 ** 31 - 1)
+    fixed = np.concatenate([lim(np.rint(sc)), lim(np.trunc(sc)), lim(np.floor(sc)), lim(np.ceil(sc))])
+    return {"exp_ptr": e - 1, "mant_ptr": m * 2.0, "fixed_ptr": fixed}
+
+
+def bit_stats(v, c, s):
+    n = s["n_elements"]
+    w = v["w_ptr"][:n].astype(np.int64) & 0xFFFFFFFF
+    popc = np.array([bin(int(x)).count("1") for x in w])
+    clz = np.array([32 - int(x).bit_length() for x in w])
+    brev = np.array([int(f"{int(x):032b}"[::-1], 2) for x in w]).astype(np.uint32).view(np.int32)
+    ffs = np.array([(int(x) & -int(x)).bit_length() for x in w])
+    return {"out_ptr": np.concatenate([popc, clz, brev, ffs])}
