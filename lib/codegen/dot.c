@@ -1,6 +1,7 @@
 /* codegen/dot.c: dot(a, b, acc). With an mma result layout the tensor-core
  * path runs (mma.c); otherwise FMA: both operands go to shared memory and
  * every thread computes the accumulator elements it holds, looping over K.
+ * Batched (3-D) products take this path, each element reading its batch.
  * Floats multiply-add in fp32 (fp64 for fp64), integers in i32/i64; tf32 and tf32x3
  * on this path are computed as plain fp32. */
 #include "codegen/cg.h"
@@ -35,11 +36,14 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
         return true;
     }
     Type at = op->operands[0]->type, bt = op->operands[1]->type, ct = op->results[0]->type;
-    if (at.rank != 2 || bt.rank != 2 || ct.rank != 2) {
-        cg_error(cg, op->span, "dot supports 2-D blocks only");
+    int rank = ct.rank;
+    if (rank < 2 || rank > 3 || at.rank != rank || bt.rank != rank) {
+        cg_error(cg, op->span, "internal error: dot of %d-D blocks", rank);
         return true;
     }
-    int64_t K = at.shape[1], N = bt.shape[1];
+    /* a row of the result is a row of a across batches (e >> log2 N), so
+     * only b's index needs the batch: (e >> log2 (M N)) K N */
+    int64_t K = at.shape[rank - 1], N = bt.shape[rank - 1], MN = ct.shape[rank - 2] * N;
     DType cd = compute_dtype(ct.dt);
     int64_t boff = (type_numel(at) * cg_mem_bytes(at.dt) + 15) / 16 * 16;
     cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
@@ -56,6 +60,11 @@ bool cg_emit_dot(Cg *cg, const IrOp *op)
         LLVMValueRef e = cg_elem_index(cg, &l, s);
         m[s] = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(N)), "");
         n[s] = LLVMBuildAnd(cg->b, e, cg_i32(cg, N - 1), "");
+        if (rank == 3) {
+            LLVMValueRef bat = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(MN)), "");
+            LLVMValueRef boff_b = LLVMBuildShl(cg->b, bat, cg_i32(cg, cg_ilog2(K * N)), "");
+            n[s] = LLVMBuildAdd(cg->b, n[s], boff_b, "");
+        }
         init[s] = cg_convert(cg, acc.el[acc.n == 1 ? 0 : s], ct.dt, cd);
     }
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cg->b);

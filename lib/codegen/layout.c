@@ -626,7 +626,11 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
     case IR_RESHAPE:
     case IR_BROADCAST: {
         CgVal r;
-        if (op->kind == IR_BROADCAST && type_numel(in->type) == 1)
+        if (rt.rank == 0) { /* a one-element block to its scalar (x.item()): any copy is it */
+            r = cg_val_new(cg, 1);
+            r.el[0] = cg_get(cg, in).el[0];
+            cg_set(cg, op->results[0], r);
+        } else if (op->kind == IR_BROADCAST && type_numel(in->type) == 1)
             cg_set(cg, op->results[0], splat(cg, cg_get(cg, in).el[0], op->results[0]));
         else if (cg_layout_same(cg, in, op->results[0]))
             cg_set(cg, op->results[0], cg_get(cg, in));

@@ -120,6 +120,9 @@ bool interp_elementwise(InterpProg *p, const IrOp *op);
 
 /* interp/libdevice.c: IR_EXTERN (libdevice names mapped to C math). */
 bool interp_extern(InterpProg *p, const IrOp *op);
+/* interp/libdevice_more.c: rounding-mode conversions and arithmetic, bit
+ * casts, integer helpers; false when the name is none of them. */
+bool interp_extern_more(InterpProg *p, const IrOp *op);
 
 /* interp/shape.c: constants, shape ops, reductions, scans, dot, rand. */
 bool interp_shape_op(InterpProg *p, const IrOp *op);

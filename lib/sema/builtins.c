@@ -159,6 +159,9 @@ SVal sema_method(Sema *s, SVal self, const char *name, Span at)
         return sema_err(s, at, "tensor %s has no attribute '%s'", sema_type_str(s, self.v->type),
                         name);
     }
+    /* a block pointer is a tensor in Triton: advance and store are its methods */
+    if (self.k == SV_BLOCKPTR && (!strcmp(name, "advance") || !strcmp(name, "store")))
+        return m.ns = "tl", m;
     return sema_err(s, at, "%s has no attribute '%s'", sv_describe(s, self), name);
 }
 

@@ -149,7 +149,7 @@ static SVal eval_attr(Sema *s, const Node *n)
     case SV_DESC: return sema_desc_attr(s, base, n->name, n->span);
     default: break;
     }
-    if (sv_is_num(base))
+    if (sv_is_num(base) || base.k == SV_BLOCKPTR)
         return sema_method(s, base, n->name, n->span);
     return sema_err(s, n->span, "%s has no attribute '%s'", sv_describe(s, base), n->name);
 }

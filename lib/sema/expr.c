@@ -132,8 +132,10 @@ DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool div
         return divmod ? DT_F32 : DT_F16;
     if (a == DT_BF16 || b == DT_BF16) /* bf16 only with bf16; bf16 with an int is fp32 */
         return !divmod && a == b ? DT_BF16 : DT_F32;
-    if (dtype_is_fp8(a) && dtype_is_fp8(b)) /* one fp8 stays; two meet in fp16 */
-        return a == b ? a : divmod ? DT_F32 : DT_F16;
+    /* one fp8 stays (its arithmetic is then refused, where Triton 3.6
+     * fails to lower it); two formats meet in fp16, '/' and '%' included */
+    if (dtype_is_fp8(a) && dtype_is_fp8(b))
+        return a == b ? a : DT_F16;
     if (dtype_is_fp8(a) || dtype_is_fp8(b)) {
         sema_err(s, at,
                  "cannot combine %s with %s: fp8 values do not mix with integers "
@@ -199,9 +201,10 @@ bool sema_check_not_fp8(Sema *s, DType dt, Span at, const char *what)
     if (!dtype_is_fp8(dt))
         return true;
     sema_err(s, at,
-             "%s is not supported on %s values: fp8 values can be loaded, stored, "
-             "selected, reshaped, converted with .to() and used in tl.dot; convert to "
-             "tl.float16 or tl.float32 for arithmetic",
+             "%s is not supported on %s values: Triton 3.6 cannot lower fp8 arithmetic "
+             "either; convert to tl.float16 or tl.float32 first (fp8 values load, store, "
+             "select, reshape, convert with .to(), feed tl.dot, tl.abs and tl.maximum, and "
+             "two fp8 formats combine in fp16)",
              what, dtype_name(dt));
     return false;
 }

@@ -239,6 +239,9 @@ SVal sema_builtin_attr(Sema *s, const char *ns, const char *name, Span at);
 SVal sema_method(Sema *s, SVal self, const char *name, Span at);
 SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca);
 SVal sema_libdevice_call(Sema *s, const char *ns, const char *name, CallArgs *ca);
+/* libdevice_sigs.c: libdevice functions by their typed signatures */
+bool sema_libdevice_has_sig(const char *name);
+SVal sema_libdevice_sig_call(Sema *s, const char *ns, const char *name, CallArgs *ca);
 SVal sema_call_builtin(Sema *s, const char *ns, const char *name, SVal self, CallArgs *args);
 SVal sema_inline(Sema *s, const Node *fn, CallArgs *args);
 /* Runs fn on already-evaluated values (combine functions, helpers). */

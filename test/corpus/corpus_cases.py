@@ -554,19 +554,35 @@ def cases():
     def _e4m3_bits(rng, n):  # finite e4m3 values of moderate size
         return rng.integers(0x20, 0x58, n) | (rng.integers(0, 2, n) << 7)
 
-    for af, bf in (("e4m3", "e2m1"), ("e2m1", "e4m3"), ("e4m3", "e4m3")):
+    # (formats, K packing): an e2m1 operand packed along M or N with k_pack=False
+    for af, bf, ak, bk in (("e4m3", "e2m1", True, True), ("e2m1", "e4m3", True, True),
+                           ("e4m3", "e4m3", True, True), ("e2m1", "e2m1", False, False),
+                           ("e2m1", "e4m3", False, True), ("e4m3", "e2m1", True, False)):
         a_n = MM * KK // (2 if af == "e2m1" else 1)
         b_n = KK * NN // (2 if bf == "e2m1" else 1)
         a_init = ("randint", 0, 256) if af == "e2m1" else _e4m3_bits
         b_init = ("randint", 0, 256) if bf == "e2m1" else _e4m3_bits
-        add(Case(f"mx matmul {af} x {bf}", "mx_matmul.py", "mx_matmul_kernel", (2, 3),
+        packs = "" if ak and bk else f" k_pack {ak}/{bk}"
+        add(Case(f"mx matmul {af} x {bf}{packs}", "mx_matmul.py", "mx_matmul_kernel", (2, 3),
                  [Buf("a_ptr", "u8", a_n, a_init), Buf("a_scale_ptr", "u8", MM * KK // 32, ("randint", 122, 132)),
                   Buf("b_ptr", "u8", b_n, b_init), Buf("b_scale_ptr", "u8", NN * KK // 32, ("randint", 122, 132)),
                   Out("c_ptr", "fp32", MM * NN), Scalar("M", MM), Scalar("N", NN), Scalar("K", KK),
-                  Scalar("stride_am", KK // (2 if af == "e2m1" else 1)), Scalar("stride_bk", NN),
+                  Scalar("stride_am", KK // (2 if af == "e2m1" and ak else 1)),
+                  Scalar("stride_bk", NN // (1 if bf != "e2m1" or bk else 2)),
                   Scalar("stride_cm", NN)],
-                 {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_FORMAT": af, "B_FORMAT": bf},
+                 {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_FORMAT": af, "B_FORMAT": bf,
+                  "A_K_PACK": ak, "B_K_PACK": bk},
                  tol={"fp32": (1e-4, 1e-2)}, ref=R_.mx_matmul))
+    BB, BM2, BN2, BK2 = 2, 64, 32, 128
+    for ak in (True, False):
+        add(Case(f"mx batched matmul e2m1 x e4m3 k_pack {ak}", "mx_matmul.py", "mx_bmm_kernel", (2, 1),
+                 [Buf("a_ptr", "u8", BB * BM2 * BK2 // 2, ("randint", 0, 256)),
+                  Buf("a_scale_ptr", "u8", BB * BM2 * BK2 // 32, ("randint", 122, 132)),
+                  Buf("b_ptr", "u8", BB * BK2 * BN2, _e4m3_bits),
+                  Buf("b_scale_ptr", "u8", BB * BN2 * BK2 // 32, ("randint", 122, 132)),
+                  Out("c_ptr", "fp32", BB * BM2 * BN2), Scalar("M", BM2), Scalar("N", BN2), Scalar("K", BK2)],
+                 {"BATCH": BB, "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "A_K_PACK": ak},
+                 tol={"fp32": (1e-4, 1e-2)}, ref=R_.mx_bmm))
     # elementwise_extras.py: tl.map_elementwise, tl.const, tl.philox_impl
     add(Case("softplus through map_elementwise", "elementwise_extras.py", "softplus_kernel", (4,),
              [Buf("x_ptr", "fp32", 3000, scale=8.0), Out("y_ptr", "fp32", 3000), Scalar("n_elements", 3000),
@@ -576,4 +592,14 @@ def cases():
              [Buf("seeds_ptr", "i32", 3, ("randint", 0, 2**31 - 1)), Out("out_ptr", "i32", 3 * 300),
               Scalar("n_cols", 300), Scalar("stride", 300)], {"N_ROUNDS": 7, "BLOCK": 256},
              ref=R_.row_hash))
+    # libdevice_bits.py: libdevice's bit casts, rounding modes and integer functions
+    def _normal_floats(rng, n):  # normal fp32 values of either sign over many binades
+        return (rng.uniform(1, 2, n) * 2.0 ** rng.integers(-20, 20, n) * rng.choice([-1, 1], n))
+    add(Case("float parts through libdevice", "libdevice_bits.py", "float_parts_kernel", (3,),
+             [Buf("x_ptr", "fp32", 700, _normal_floats), Out("exp_ptr", "i32", 700),
+              Out("mant_ptr", "fp32", 700), Out("fixed_ptr", "i32", 4 * 700), Scalar("n_elements", 700)],
+             {"FRAC_BITS": 4, "BLOCK": 256}, ref=R_.float_parts))
+    add(Case("bit statistics through libdevice", "libdevice_bits.py", "bit_stats_kernel", (4,),
+             [Buf("w_ptr", "i32", 1000, ("randint", -2**31, 2**31 - 1)), Out("out_ptr", "i32", 4 * 1000),
+              Scalar("n_elements", 1000)], {"BLOCK": 256}, ref=R_.bit_stats))
     return out

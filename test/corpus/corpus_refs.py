@@ -636,13 +636,20 @@ def _e4m3(bits):
     return np.where(bits & 128, -mag, mag)
 
 
-def _mx_operand(raw, fmt, rows, k, along_k_last):
-    """The operand's values as (rows, k) float64, rows = M or N."""
+def _mx_operand(raw, fmt, rows, k, along_k_last, k_pack):
+    """The operand's values as (rows, k) float64, rows = M or N. The lhs is
+    stored (M, K) and the rhs (K, N); e2m1 holds two values per byte, the
+    first in the low nibble, along K or (k_pack False) along M or N."""
     raw = raw.astype(np.int64)
     if fmt == "e2m1":
-        packed = raw.reshape(rows, k // 2) if along_k_last else raw.reshape(k // 2, rows).T
+        if k_pack:
+            packed = raw.reshape(rows, k // 2) if along_k_last else raw.reshape(k // 2, rows).T
+            out = np.empty((rows, k))
+            out[:, 0::2], out[:, 1::2] = _e2m1(packed & 15), _e2m1(packed >> 4)
+            return out
+        packed = raw.reshape(rows // 2, k) if along_k_last else raw.reshape(k, rows // 2).T
         out = np.empty((rows, k))
-        out[:, 0::2], out[:, 1::2] = _e2m1(packed & 15), _e2m1(packed >> 4)
+        out[0::2, :], out[1::2, :] = _e2m1(packed & 15), _e2m1(packed >> 4)
         return out
     vals = _e4m3(raw)
     return vals.reshape(rows, k) if along_k_last else vals.reshape(k, rows).T
@@ -650,11 +657,24 @@ def _mx_operand(raw, fmt, rows, k, along_k_last):
 
 def mx_matmul(v, c, s):
     m, n, k = s["M"], s["N"], s["K"]
-    a = _mx_operand(v["a_ptr"], c["A_FORMAT"], m, k, True)
-    b = _mx_operand(v["b_ptr"], c["B_FORMAT"], n, k, False)
+    a = _mx_operand(v["a_ptr"], c["A_FORMAT"], m, k, True, c.get("A_K_PACK", True))
+    b = _mx_operand(v["b_ptr"], c["B_FORMAT"], n, k, False, c.get("B_K_PACK", True))
     sa = np.repeat(2.0 ** (v["a_scale_ptr"].reshape(m, k // 32) - 127), 32, axis=1)
     sb = np.repeat(2.0 ** (v["b_scale_ptr"].reshape(n, k // 32) - 127), 32, axis=1)
     return {"c_ptr": ((a * sa) @ (b * sb).T).ravel()}
+
+
+def mx_bmm(v, c, s):
+    """Batched: e2m1 a (B, M, K), e4m3 b (B, K, N), scales per batch."""
+    m, n, k, bb = s["M"], s["N"], s["K"], c["BATCH"]
+    out = []
+    for i in range(bb):
+        a = _mx_operand(np.split(v["a_ptr"], bb)[i], "e2m1", m, k, True, c["A_K_PACK"])
+        b = _mx_operand(np.split(v["b_ptr"], bb)[i], "e4m3", n, k, False, True)
+        sa = np.repeat(2.0 ** (np.split(v["a_scale_ptr"], bb)[i].reshape(m, k // 32) - 127), 32, axis=1)
+        sb = np.repeat(2.0 ** (np.split(v["b_scale_ptr"], bb)[i].reshape(n, k // 32) - 127), 32, axis=1)
+        out.append(((a * sa) @ (b * sb).T).ravel())
+    return {"c_ptr": np.concatenate(out)}
 
 
 # ---- map_elementwise, philox_impl (elementwise_extras.py) -------------------------------------
@@ -691,3 +711,26 @@ def row_hash(v, c, s):
             k1 = (k1 + np.uint64(0xBB67AE85)) & _M32
         out[r, :n] = (c0 ^ c3).astype(np.uint32).view(np.int32)
     return {"out_ptr": out.ravel()}
+
+
+# ---- libdevice (libdevice_bits.py) ------------------------------------------------------------
+
+
+def float_parts(v, c, s):
+    n = s["n_elements"]
+    x = v["x_ptr"][:n].astype(np.float32)
+    m, e = np.frexp(x.astype(np.float64))  # x = m 2^e, 0.5 <= |m| < 1
+    sc = x.astype(np.float64) * 2.0 ** c["FRAC_BITS"]
+    lim = lambda q: np.clip(q, -2.0 ** 31, 2.0 ** 31 - 1)
+    fixed = np.concatenate([lim(np.rint(sc)), lim(np.trunc(sc)), lim(np.floor(sc)), lim(np.ceil(sc))])
+    return {"exp_ptr": e - 1, "mant_ptr": m * 2.0, "fixed_ptr": fixed}
+
+
+def bit_stats(v, c, s):
+    n = s["n_elements"]
+    w = v["w_ptr"][:n].astype(np.int64) & 0xFFFFFFFF
+    popc = np.array([bin(int(x)).count("1") for x in w])
+    clz = np.array([32 - int(x).bit_length() for x in w])
+    brev = np.array([int(f"{int(x):032b}"[::-1], 2) for x in w]).astype(np.uint32).view(np.int32)
+    ffs = np.array([(int(x) & -int(x)).bit_length() for x in w])
+    return {"out_ptr": np.concatenate([popc, clz, brev, ffs])}

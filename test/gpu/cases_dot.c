@@ -67,6 +67,30 @@ static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
     h_end(h);
 }
 
+/* dot_batched: nb products of one 3-D tl.dot, each checked against its
+ * own reference so a product reading another batch's operand fails. */
+static void batched_case(H *h, tk_dtype t, int nb, int m, int n, int k, int warps)
+{
+    if (!h_begin(h, "dot.batched_%s.%dx%dx%dx%d.w%d", h_dtype_name(t), nb, m, n, k, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_batched");
+    size_t na = (size_t)m * k, nbb = (size_t)k * n, nc = (size_t)m * n;
+    double *a = h_rand_array(h, t, na * nb, -1, 1);
+    double *b = h_rand_array(h, t, nbb * nb, -1, 1);
+    void *da = h_upload(h, t, a, na * nb), *db = h_upload(h, t, b, nbb * nb);
+    void *dc = h_output(h, TK_F32, nc * nb);
+    h_launch(h, kk, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, TK_F32), tk_const("NB", nb),
+                    tk_const("BM", m), tk_const("BN", n), tk_const("BK", k)),
+             warps);
+    double *c = h_download(h, TK_F32, dc, nc * nb);
+    for (int i = 0; a && b && c && i < nb; i++) {
+        double *ref = h_matmul_ref(h, a + na * i, b + nbb * i, NULL, m, n, k, false);
+        h_check(h, "c", c + nc * i, ref, nc, dot_tol("dot_batched", t));
+    }
+    h_end(h);
+}
+
 /* dot_gemm: C = A @ B with B stored [K, N] or, when bt, [N, K] (read through
  * strides, a transposed operand), over a K loop of `stages` stages. */
 static void gemm_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
@@ -225,6 +249,8 @@ void cases_dot(H *h)
     tile_case(h, "dot_f16acc", TK_F16, 16, 32, 16, 4);
     tile_case(h, "dot_acc_trans", TK_F16, 32, 64, 16, 4);
     tile_case(h, "dot_acc_trans", TK_F32, 16, 16, 32, 4);
+    batched_case(h, TK_F16, 2, 16, 32, 16, 4);
+    batched_case(h, TK_BF16, 4, 16, 16, 32, 4);
     loop_case(h, TK_F16, 50, 70, 90, 32, 32, 16, 4);
     loop_case(h, TK_F32, 37, 20, 45, 16, 16, 16, 4);
     if (h->gpu)

@@ -5,11 +5,12 @@
  * past the largest finite one and infinities (saturated, as cvt.rn.satfinite
  * does), subnormals, signed zeros and NaN (any NaN code), and fp64 values a
  * hair off a halfway point (rounded once, not through fp32). Decoding all
- * 256 codes is exact. The dot runs on fp8 inputs into fp32 with M, N and K
- * off the tile sizes and transposed operands, against a float64 product of
- * the decoded inputs; products of fp8 values are exact, so the error is the
- * accumulation's: bounded by 4e-3 relative (the tensor cores may add fp8
- * products with fewer than fp32's bits). */
+ * 256 codes is exact, and so are abs, minimum and e4m3 + e5m2 in fp16.
+ * The dot runs on fp8 inputs into fp32 with M, N and K off the tile sizes
+ * and transposed operands, against a float64 product of the decoded inputs;
+ * products of fp8 values are exact, so the error is the accumulation's:
+ * bounded by 4e-3 relative (the tensor cores may add fp8 products with
+ * fewer than fp32's bits). */
 #include "harness.h"
 
 #include <math.h>
@@ -119,23 +120,26 @@ static void decode_case(H *h, size_t n, int block)
         c5[i] = (uint8_t)(i * 7 + 3);
     }
     void *d4 = h_upload_raw(h, c4, n), *d5 = h_upload_raw(h, c5, n);
-    void *df = h_output(h, TK_F32, 3 * n), *dh = h_output(h, TK_F16, 2 * n);
+    void *df = h_output(h, TK_F32, 5 * n), *dh = h_output(h, TK_F16, 2 * n);
     void *db = h_output(h, TK_BF16, 2 * n);
     h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
              H_ARGS(tk_ptr(d4, TK_F8E4NV), tk_ptr(d5, TK_F8E5), tk_ptr(df, TK_F32),
                     tk_ptr(dh, TK_F16), tk_ptr(db, TK_BF16), tk_i32((int)n),
                     tk_const("BLOCK", block)),
              4);
-    double *of = h_download(h, TK_F32, df, 3 * n), *oh = h_download(h, TK_F16, dh, 2 * n);
+    double *of = h_download(h, TK_F32, df, 5 * n), *oh = h_download(h, TK_F16, dh, 2 * n);
     double *ob = h_download(h, TK_BF16, db, 2 * n);
-    double *ref = h_malloc(h, 3 * n * sizeof(double));
+    double *ref = h_malloc(h, 5 * n * sizeof(double));
     for (size_t i = 0; i < n; i++) {
         ref[i] = h_fp8_decode(TK_F8E4NV, c4[i]);
         ref[n + i] = h_fp8_decode(TK_F8E5, c5[i]);
         ref[2 * n + i] = h_round_to(TK_F16, ref[i] + ref[n + i]);
+        ref[3 * n + i] = fabs(ref[i]);
+        ref[4 * n + i] = isnan(ref[i]) ? NAN : fmin(ref[i], 1.5);
     }
     if (of && oh && ob) {
-        check_exact(h, "fp8e4nv -> fp32, fp8e5 -> fp32, fp8e4nv + fp8e5 in fp16", of, ref, 3 * n);
+        check_exact(h, "fp8e4nv -> fp32, fp8e5 -> fp32, fp8e4nv + fp8e5 in fp16, abs, minimum", of,
+                    ref, 5 * n);
         check_exact(h, "fp8 -> fp16", oh, ref, 2 * n);
         check_exact(h, "fp8 -> bf16", ob, ref, 2 * n);
     }

@@ -504,6 +504,73 @@ static SVal d_store(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return r.k == SV_UNDEF ? r : sv_none();
 }
 
+/* desc.gather(x_offsets, y_offset) / desc.scatter(value, x_offsets,
+ * y_offset): rows x_offsets of a [1, N]-block 2-D descriptor, columns
+ * y_offset .. y_offset + N, with Triton 3.6's checks (at least 8 rows, at
+ * least 8 32-bit words a row). Addressed like a load of the descriptor,
+ * the rows a block instead of offset + arange: out of bounds reads 0. */
+static bool rows_access(Sema *s, const Builtin *b, SVal desc, SVal xo, SVal yo, Span at,
+                        IrValue **ptr, SVal *mask)
+{
+    View w = view_of(desc);
+    int min_cols = 32 / dtype_bits(desc.ty.dt) * 8;
+    if (w.rank != 2 || w.block[0] != 1 || w.block[1] < min_cols)
+        return sema_err(s, at,
+                        "desc.%s needs a 2-D descriptor whose block is [1, N] with N >= %d for "
+                        "%s, got block %s",
+                        b->name, min_cols, dtype_name(desc.ty.dt), sema_type_str(s, desc.ty)),
+               false;
+    IrValue *x = sema_to_tensor(s, xo, at);
+    if (!x)
+        return false;
+    if (x->type.rank != 1 || x->type.shape[0] < 8 || !dtype_is_int(x->type.dt))
+        return sema_err(s, at,
+                        "desc.%s: x_offsets must be a 1-D integer block of at least 8 rows, got %s",
+                        b->name, sema_type_str(s, x->type)),
+               false;
+    w.block[0] = x->type.shape[0];
+    w.offs[1] = offset_i32(s, yo, at);
+    SVal cols = index_along(s, &w, 1, at);
+    SVal rows = sv_tensor(sema_expand_dims(s, x, 1, at));
+    if (cols.k == SV_UNDEF || rows.k != SV_TENSOR || !rows.v)
+        return false;
+    SVal p = sema_binary(s, OP_ADD, w.base, sema_binary(s, OP_MUL, rows, w.strides[0], at), at);
+    p = sema_binary(s, OP_ADD, p, sema_binary(s, OP_MUL, cols, w.strides[1], at), at);
+    SVal m = (SVal){.k = SV_VOID};
+    SVal idx[2] = {rows, cols};
+    for (int d = 0; d < 2; d++) {
+        SVal in = sema_binary(s, OP_BITAND, sema_compare(s, OP_GE, idx[d], sv_int(0), at),
+                              sema_compare(s, OP_LT, idx[d], w.shape[d], at), at);
+        m = and_masks(s, m, in, at);
+    }
+    if (p.k != SV_TENSOR || m.k != SV_TENSOR)
+        return false;
+    *ptr = sema_broadcast(s, p.v, 2, w.block, at);
+    *mask = sv_tensor(sema_broadcast(s, m.v, 2, w.block, at));
+    return *ptr && mask->v;
+}
+
+static SVal d_gather(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *ptr;
+    SVal mask;
+    if (!rows_access(s, b, a[0], a[1], a[2], call, &ptr, &mask))
+        return bad();
+    SVal other = a[0].i ? sv_float(NAN) : sv_int(0);
+    const char *kw[1] = {"other"};
+    return call_plain(s, "load", ptr, (SVal){.k = SV_VOID}, mask, kw, &other, 1, call);
+}
+
+static SVal d_scatter(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *ptr;
+    SVal mask;
+    if (!rows_access(s, b, a[0], a[2], a[3], call, &ptr, &mask))
+        return bad();
+    SVal r = call_plain(s, "store", ptr, a[1], mask, NULL, NULL, 0, call);
+    return r.k == SV_UNDEF ? r : sv_none();
+}
+
 static const char *const atomic_names[] = {"atomic_add", "atomic_min", "atomic_max",
                                            "atomic_and", "atomic_or",  "atomic_xor"};
 
@@ -545,7 +612,7 @@ SVal sema_desc_attr(Sema *s, SVal desc, const char *name, Span at)
 
 static const Builtin blockptr[] = {
     {"make_block_ptr", "base,shape,strides,offsets,block_shape,order", b_make_block_ptr, 0, false},
-    {"advance", "base,offsets", b_advance, 0, false},
+    {"advance", "base,offsets", b_advance, 0, true},
     {"make_tensor_descriptor", "base,shape,strides,block_shape,padding_option=", b_make_desc, 0,
      false},
     {"_experimental_make_tensor_descriptor",
@@ -563,6 +630,8 @@ static const Builtin desc_methods[] = {
     {"atomic_and", "desc,offsets,value", d_atomic, 3, true},
     {"atomic_or", "desc,offsets,value", d_atomic, 4, true},
     {"atomic_xor", "desc,offsets,value", d_atomic, 5, true},
+    {"gather", "desc,x_offsets,y_offset", d_gather, 0, true},
+    {"scatter", "desc,value,x_offsets,y_offset", d_scatter, 0, true},
 };
 
 const BuiltinTable sema_desc_methods = {desc_methods, TK_ARRAY_LEN(desc_methods)};

@@ -196,6 +196,11 @@ static SVal b_abs(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the argument");
     if (!x)
         return bad();
+    if (dtype_is_fp8(x->type.dt)) { /* the sign bit cleared, as Triton lowers fp8 abs */
+        IrValue *u = sema_bitcast(s, x, DT_U8, call);
+        SVal m = u ? sema_binary(s, OP_BITAND, sv_tensor(u), sv_int(0x7F), call) : bad();
+        return m.k == SV_TENSOR ? sv_tensor(sema_bitcast(s, m.v, x->type.dt, call)) : bad();
+    }
     if (dtype_is_float(x->type.dt))
         return sv_tensor(sema_math(s, MATH_ABS, x, call));
     if (!dtype_is_signed(x->type.dt))
@@ -253,15 +258,20 @@ static SVal b_minmax(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         return sema_compare(s, OP_LT, a[0], a[1], call).i == (b->arg == IR_MIN) ? a[0] : a[1];
     SVal l = math_operand(s, a[0], call), r = math_operand(s, a[1], call);
     if ((l.k == SV_TENSOR && !l.v) || (r.k == SV_TENSOR && !r.v) ||
-        !sema_binary_operands(s, l, r, false, &x, &y, call) ||
-        !sema_check_not_fp8(s, x->type.dt, call, arena_printf(s->a, "tl.%s", b->name)))
+        !sema_binary_operands(s, l, r, false, &x, &y, call))
         return bad();
     bool nan = false;
     if (sv_has(a[2]) && a[2].k != SV_UNDEF)
         nan = (a[2].k == SV_INT || a[2].k == SV_BOOL) && a[2].i != 0;
+    /* fp8 compares in fp32: the larger (smaller) value converts back exactly */
+    DType dt = x->type.dt;
+    if (dtype_is_fp8(dt)) {
+        x = sema_cast(s, x, DT_F32, call);
+        y = sema_cast(s, y, DT_F32, call);
+    }
     IrOp *op = ir_build(&s->b, (IrKind)b->arg, call, (IrValue *[]){x, y}, 2, &x->type, 1);
     op->sub = nan && dtype_is_float(x->type.dt);
-    return sv_tensor(op->results[0]);
+    return sv_tensor(sema_cast(s, op->results[0], dt, call));
 }
 
 static SVal b_clamp(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
@@ -566,7 +576,7 @@ static const Builtin core[] = {
     {"log", "x", b_math, MATH_LOG, true},
     {"log2", "x", b_math, MATH_LOG2, true},
     {"sqrt", "x", b_math, MATH_SQRT, true},
-    {"sqrt_rn", "x", b_math, MATH_SQRT_RN, false},
+    {"sqrt_rn", "x", b_math, MATH_SQRT_RN, true},
     {"rsqrt", "x", b_math, MATH_RSQRT, true},
     {"sin", "x", b_math, MATH_SIN, true},
     {"cos", "x", b_math, MATH_COS, true},
@@ -581,7 +591,7 @@ static const Builtin core[] = {
     {"clamp", "x,min,max,propagate_nan=", b_clamp, 0, false},
     {"where", "condition,x,y", b_where, 0, false},
     {"fma", "x,y,z", b_fma, 0, false},
-    {"cdiv", "x,div", b_cdiv, 0, false},
+    {"cdiv", "x,div", b_cdiv, 0, true},
     {"div_rn", "x,y", b_div, 1, false},
     {"fdiv", "x,y,ieee_rounding=", b_div, 0, false},
     {"umulhi", "x,y", b_umulhi, 0, false},

@@ -4,9 +4,10 @@
  * bf16 (fp16 when either operand is fp16), multiplied by its e8m0 scale
  * (2^(s - 127), one per 32 elements along K) and fed to tl.dot with an
  * fp32 accumulator. Formats: e2m1 (two per uint8, the first in the low
- * nibble, packed along K), e4m3 and e5m2 (fp8 dtypes or their uint8
- * bits), bf16 and fp16. Everything is built from existing ops, so codegen
- * and the interpreter run it unchanged. */
+ * nibble, packed along K, or along M (lhs) / N (rhs) with k_pack=False),
+ * e4m3 and e5m2 (fp8 dtypes or their uint8 bits), bf16 and fp16; Triton
+ * 3.6 refuses the fp6 formats too. Everything is built from existing ops,
+ * so codegen and the interpreter run it unchanged. */
 #include <math.h>
 #include <string.h>
 
@@ -73,45 +74,63 @@ static IrValue *e2m1_value(Sema *s, IrValue *nib, Span at)
     return mag && minus ? select3(s, neg, sv_tensor(minus), sv_tensor(mag), at) : NULL;
 }
 
-/* Two values per byte along K: lhs (M, K/2) -> (M, K), rhs (K/2, N) -> (K, N). */
-static IrValue *unpack_e2m1(Sema *s, IrValue *x, bool rhs, Span at)
+/* x with its last two dims swapped, at any rank. */
+static IrValue *swap_last(Sema *s, IrValue *x, Span at)
+{
+    int n = x->type.rank;
+    SVal order[TK_MAX_RANK];
+    for (int i = 0; i < n; i++)
+        order[i] = sv_int(i < n - 2 ? i : i == n - 2 ? n - 1 : n - 2);
+    SVal pa[2] = {sv_tensor(x), sv_tuple(s, order, n)};
+    return call_tl(s, "permute", pa, 2, at);
+}
+
+/* x's shape with dim d multiplied by f. */
+static IrValue *reshape_grown(Sema *s, IrValue *v, const Type *like, int d, int f, Span at)
+{
+    int shape[TK_MAX_RANK];
+    for (int i = 0; i < like->rank; i++)
+        shape[i] = like->shape[i] * (i == d ? f : 1);
+    return v ? sema_reshape(s, v, like->rank, shape, at) : NULL;
+}
+
+/* Two values per byte along the last dim (last) or the one before, the
+ * low nibble first: (.., R, C) -> (.., R, 2C) or (.., 2R, C). */
+static IrValue *unpack_e2m1(Sema *s, IrValue *x, bool last, Span at)
 {
     IrValue *u = x->type.dt == DT_U8 ? x : sema_bitcast(s, x, DT_U8, at);
     IrValue *w = u ? sema_cast(s, u, DT_I32, at) : NULL;
     IrValue *lo = e2m1_value(s, bin(s, OP_BITAND, w, sv_int(15), at), at);
     IrValue *hi = e2m1_value(s, bin(s, OP_RSHIFT, w, sv_int(4), at), at);
     SVal jn[2] = {sv_tensor(lo), sv_tensor(hi)};
-    IrValue *j = lo && hi ? call_tl(s, "join", jn, 2, at) : NULL; /* (R, C, 2) */
+    IrValue *j = lo && hi ? call_tl(s, "join", jn, 2, at) : NULL; /* (.., R, C, 2) */
     if (!j)
         return NULL;
-    int r = x->type.shape[0], c = x->type.shape[1];
-    if (!rhs) {
-        int shape[2] = {r, 2 * c};
-        return sema_reshape(s, j, 2, shape, at);
-    }
-    SVal order[3] = {sv_int(0), sv_int(2), sv_int(1)};
-    SVal pa[2] = {sv_tensor(j), sv_tuple(s, order, 3)};
-    IrValue *p = call_tl(s, "permute", pa, 2, at); /* (K/2, 2, N) */
-    int shape[2] = {2 * r, c};
-    return p ? sema_reshape(s, p, 2, shape, at) : NULL;
+    int n = x->type.rank;
+    if (last)
+        return reshape_grown(s, j, &x->type, n - 1, 2, at);
+    return reshape_grown(s, swap_last(s, j, at), &x->type, n - 2, 2, at); /* (.., R, 2, C) */
 }
 
-/* The operand's values as fp32, before scaling. */
-static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, Span at)
+/* The operand's values as fp32, before scaling. An e2m1 operand packed
+ * along K unpacks along its K dim (lhs last, rhs the one before); with
+ * k_pack=False along the other one, M or N, as Triton's Fp4ToFp on that
+ * axis. */
+static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, bool k_pack, Span at)
 {
     if (f == MX_E2M1)
-        return unpack_e2m1(s, x, rhs, at);
-    if (f == MX_E4M3 || f == MX_E5M2) {
-        DType fp8 = f == MX_E4M3 ? DT_F8E4 : DT_F8E5;
-        if (x->type.dt != fp8)
-            x = sema_bitcast(s, x, fp8, at);
+        return unpack_e2m1(s, x, rhs != k_pack, at);
+    if (f != MX_E2M1) { /* uint bits of the format, as Triton bitcasts them */
+        static const DType fmt_dt[] = {DT_VOID, DT_F8E4, DT_F8E5, DT_BF16, DT_F16};
+        if (x->type.dt != fmt_dt[f])
+            x = sema_bitcast(s, x, fmt_dt[f], at);
     }
     return x ? sema_cast(s, x, DT_F32, at) : NULL;
 }
 
-/* e8m0 scales (R, K/32) as fp32 2^(s-127) spread to (R, K); 255 is NaN
- * unless fast_math, as in Triton. */
-static IrValue *spread_scale(Sema *s, IrValue *sc, int k, bool fast_math, Span at)
+/* e8m0 scales (.., R, K/32) as fp32 2^(s-127) spread to (.., R, K); 255
+ * is NaN unless fast_math, as in Triton. */
+static IrValue *spread_scale(Sema *s, IrValue *sc, bool fast_math, Span at)
 {
     IrValue *u = sc->type.dt == DT_U8 ? sc : sema_bitcast(s, sc, DT_U8, at);
     IrValue *w = u ? sema_cast(s, u, DT_I32, at) : NULL;
@@ -121,66 +140,95 @@ static IrValue *spread_scale(Sema *s, IrValue *sc, int k, bool fast_math, Span a
         f = select3(s, bin(s, OP_EQ, w, sv_int(255), at), sv_float(NAN), sv_tensor(f), at);
     if (!f)
         return NULL;
-    int r = sc->type.shape[0], g = sc->type.shape[1];
-    IrValue *e = sema_expand_dims(s, f, 2, at);
-    int wide[3] = {r, g, MX_GROUP}, flat[2] = {r, k};
-    IrValue *b = e ? sema_broadcast(s, e, 3, wide, at) : NULL;
-    return b ? sema_reshape(s, b, 2, flat, at) : NULL;
+    int n = sc->type.rank, wide[TK_MAX_RANK];
+    memcpy(wide, sc->type.shape, sizeof(int) * n);
+    wide[n] = MX_GROUP;
+    IrValue *e = sema_expand_dims(s, f, n, at);
+    IrValue *b = e ? sema_broadcast(s, e, n + 1, wide, at) : NULL;
+    return reshape_grown(s, b, &sc->type, n - 1, MX_GROUP, at);
 }
 
 static bool check_operand(Sema *s, IrValue *x, MxFormat f, Span at, const char *side)
 {
-    if (x->type.rank != 2) {
-        sema_err(s, at, "tl.dot_scaled needs a 2-D %s, got %s", side, sema_type_str(s, x->type));
+    if (x->type.rank != 2 && x->type.rank != 3) {
+        sema_err(s, at, "tl.dot_scaled needs a 2-D or 3-D (batched) %s, got %s", side,
+                 sema_type_str(s, x->type));
         return false;
     }
     DType dt = x->type.dt;
     bool ok = f == MX_E2M1 ? dt == DT_U8 || dt == DT_I8
-        : f == MX_BF16     ? dt == DT_BF16
-        : f == MX_FP16     ? dt == DT_F16
+        : f == MX_BF16     ? dt == DT_BF16 || dt == DT_U16
+        : f == MX_FP16     ? dt == DT_F16 || dt == DT_U16
         : f == MX_E4M3     ? dt == DT_F8E4 || dt == DT_U8 || dt == DT_I8
                            : dt == DT_F8E5 || dt == DT_U8 || dt == DT_I8;
     if (!ok)
         sema_err(s, at,
                  "tl.dot_scaled: a %s of %s cannot hold format '%s' (e2m1: uint8 pairs; "
-                 "e4m3/e5m2: fp8 or uint8 bits; bf16, fp16: themselves)",
+                 "e4m3/e5m2: fp8 or uint8 bits; bf16, fp16: themselves or uint16 bits)",
                  side, sema_type_str(s, x->type), mx_names[f]);
     return ok;
 }
 
+/* The scale of a decoded operand d: (.., M, K/32) for the lhs, (.., N,
+ * K/32) for the rhs (Triton takes both with K last), 8-bit integers. */
+static bool check_scale(Sema *s, IrValue *sc, const Type *d, bool rhs, int k, Span at)
+{
+    int n = d->rank, want[TK_MAX_RANK];
+    memcpy(want, d->shape, sizeof(int) * n);
+    want[n - 2] = d->shape[rhs ? n - 1 : n - 2];
+    want[n - 1] = k / MX_GROUP;
+    bool ok = k % MX_GROUP == 0 && sc->type.rank == n && dtype_is_int(sc->type.dt) &&
+        dtype_bits(sc->type.dt) == 8 && !memcmp(sc->type.shape, want, sizeof(int) * n);
+    if (!ok) {
+        Type wt = type_block(DT_U8, n, want);
+        sema_err(s, at,
+                 "tl.dot_scaled: the %s scale must be %s e8m0 exponents (one per %d "
+                 "elements along K = %d), got %s",
+                 rhs ? "rhs" : "lhs", sema_type_str(s, wt), MX_GROUP, k,
+                 sema_type_str(s, sc->type));
+    }
+    return ok;
+}
+
 /* One operand decoded, scaled and in the compute dtype; k is the
- * product's K, kdim the operand's K axis. */
-static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool fast_math, DType ct,
-                        Span at, Span sc_at, int *k)
+ * product's K. */
+static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool k_pack,
+                        bool fast_math, DType ct, Span at, Span sc_at, int *k)
 {
     const char *side = rhs ? "rhs" : "lhs";
     IrValue *x = sema_to_tensor(s, v, at);
     if (!x || !check_operand(s, x, f, at, side))
         return NULL;
-    IrValue *d = decode(s, x, f, rhs, at);
+    IrValue *d = decode(s, x, f, rhs, k_pack, at);
     if (!d)
         return NULL;
-    *k = d->type.shape[rhs ? 0 : 1];
+    int n = d->type.rank;
+    *k = d->type.shape[rhs ? n - 2 : n - 1];
     if (sv_has(scale)) {
         IrValue *sc = sema_to_tensor(s, scale, sc_at);
-        if (!sc)
+        if (!sc || !check_scale(s, sc, &d->type, rhs, *k, sc_at))
             return NULL;
-        int want[2] = {d->type.shape[rhs ? 1 : 0], *k / MX_GROUP};
-        if (*k % MX_GROUP || sc->type.rank != 2 || sc->type.shape[0] != want[0] ||
-            sc->type.shape[1] != want[1] || !dtype_is_int(sc->type.dt) ||
-            dtype_bits(sc->type.dt) != 8) {
-            sema_err(s, sc_at,
-                     "tl.dot_scaled: the %s scale must be (%d, %d) uint8 e8m0 exponents "
-                     "(one per %d elements along K = %d), got %s",
-                     side, want[0], want[1], MX_GROUP, *k, sema_type_str(s, sc->type));
-            return NULL;
-        }
-        IrValue *sp = spread_scale(s, sc, *k, fast_math, sc_at);
+        IrValue *sp = spread_scale(s, sc, fast_math, sc_at);
         if (sp && rhs)
-            sp = call_tl(s, "trans", (SVal[]){sv_tensor(sp)}, 1, sc_at);
+            sp = swap_last(s, sp, sc_at);
         d = sp ? bin(s, OP_MUL, d, sv_tensor(sp), at) : NULL;
     }
     return d ? sema_cast(s, d, ct, at) : NULL;
+}
+
+/* A format tk does not take. fp6 (e2m3, e3m2) is named on its own:
+ * Triton 3.6's dot_scaled refuses it too ("NYI"), on every target. */
+static SVal bad_format(Sema *s, SVal v, Span at)
+{
+    if (v.k == SV_STR && (!strcmp(v.s, "e2m3") || !strcmp(v.s, "e3m2")))
+        return sema_err(s, at,
+                        "tl.dot_scaled: the fp6 format '%s' is not supported, as in Triton 3.6, "
+                        "whose dot_scaled takes only 'e2m1', 'e4m3', 'e5m2', 'bf16' and 'fp16'",
+                        v.s);
+    return sema_err(s, at,
+                    "tl.dot_scaled: format must be 'e2m1', 'e4m3', 'e5m2', 'bf16' or 'fp16', "
+                    "got %s",
+                    sv_describe(s, v));
 }
 
 /* dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format,
@@ -190,29 +238,30 @@ static SVal b_dot_scaled(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
 {
     TK_UNUSED(b);
     MxFormat lf = mx_format(a[2]), rf = mx_format(a[5]);
-    if (lf == MX_BAD || rf == MX_BAD) {
-        int i = lf == MX_BAD ? 2 : 5;
-        return sema_err(s, at[i],
-                        "tl.dot_scaled: format must be 'e2m1', 'e4m3', 'e5m2', 'bf16' "
-                        "or 'fp16' (tk emulates MX formats by upcasting; fp6 formats are not "
-                        "implemented), got %s",
-                        sv_describe(s, a[i]));
-    }
+    if (lf == MX_BAD || rf == MX_BAD)
+        return bad_format(s, a[lf == MX_BAD ? 2 : 5], at[lf == MX_BAD ? 2 : 5]);
     bool fast = false, lpack = true, rpack = true;
     if ((sv_has(a[7]) && !sema_truth(s, a[7], at[7], &fast)) ||
         (sv_has(a[8]) && !sema_truth(s, a[8], at[8], &lpack)) ||
         (sv_has(a[9]) && !sema_truth(s, a[9], at[9], &rpack)))
         return bad();
-    if (!lpack || !rpack)
-        return sema_err(s, at[lpack ? 9 : 8],
-                        "tl.dot_scaled: e2m1 packed along M or N "
-                        "(k_pack=False) is not implemented; pack along K");
+    if ((!lpack && lf != MX_E2M1) || (!rpack && rf != MX_E2M1)) {
+        bool l = !lpack && lf != MX_E2M1;
+        return sema_err(s, at[l ? 8 : 9],
+                        "tl.dot_scaled: only e2m1 operands may be packed along M or N "
+                        "(%s_k_pack=False); the %s is '%s', one value per element",
+                        l ? "lhs" : "rhs", l ? "lhs" : "rhs", mx_names[l ? lf : rf]);
+    }
     DType ct = lf == MX_FP16 || rf == MX_FP16 ? DT_F16 : DT_BF16;
     int kl, kr;
-    IrValue *l = operand(s, a[0], a[1], lf, false, fast, ct, at[0], at[1], &kl);
-    IrValue *r = l ? operand(s, a[3], a[4], rf, true, fast, ct, at[3], at[4], &kr) : NULL;
+    IrValue *l = operand(s, a[0], a[1], lf, false, lpack, fast, ct, at[0], at[1], &kl);
+    IrValue *r = l ? operand(s, a[3], a[4], rf, true, rpack, fast, ct, at[3], at[4], &kr) : NULL;
     if (!r)
         return bad();
+    if (l->type.rank != r->type.rank)
+        return sema_err(s, call_at,
+                        "tl.dot_scaled: lhs and rhs must both be 2-D or both 3-D, got %s and %s",
+                        sema_type_str(s, l->type), sema_type_str(s, r->type));
     if (kl != kr)
         return sema_err(s, call_at, "tl.dot_scaled: K differs: %d (lhs) and %d (rhs)", kl, kr);
     return sema_dot(s, l, r, a[6], (SVal){.k = SV_VOID}, (SVal){.k = SV_VOID}, a[10], call_at);

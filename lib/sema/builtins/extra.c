@@ -240,6 +240,34 @@ static SVal b_desc_fn(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at
     return sema_call_builtin(s, "desc", b->arg ? "store" : "load", (SVal){.k = SV_VOID}, &ca);
 }
 
+/* x.item(): a one-element block as a scalar, as Triton's unsplat. */
+static SVal b_item(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the tensor");
+    if (!x)
+        return bad();
+    if (type_numel(x->type) != 1)
+        return sema_err(s, call, "x.item() needs a block of one element, got %s",
+                        sema_type_str(s, x->type));
+    int none[1] = {0};
+    return sv_tensor(sema_reshape(s, x, 0, none, call));
+}
+
+/* x.logical_and(y), x.logical_or(y): Triton bitcasts both sides to int1,
+ * so they take booleans (a Python bool included) and nothing wider. */
+static SVal b_logical(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *v[2] = {sema_arg_tensor(s, a[0], at[0], b, "the tensor"), NULL};
+    v[1] = v[0] ? sema_to_tensor(s, a[1], at[1]) : NULL;
+    if (!v[1])
+        return bad();
+    for (int i = 0; i < 2; i++)
+        if (v[i]->type.dt != DT_I1)
+            return sema_err(s, at[i], "x.%s() takes booleans (int1), got %s", b->name,
+                            sema_type_str(s, v[i]->type));
+    return sema_binary(s, b->arg, sv_tensor(v[0]), sv_tensor(v[1]), call);
+}
+
 static const Builtin extra_items[] = {
     {"add", "x,y,sanitize_overflow=", b_arith, OP_ADD, false},
     {"sub", "x,y,sanitize_overflow=", b_arith, OP_SUB, false},
@@ -248,6 +276,9 @@ static const Builtin extra_items[] = {
     {"flip", "x,dim=", b_flip, 0, true},
     {"gather", "src,index,axis", b_gather, 0, true},
     {"histogram", "input,num_bins,mask=", b_histogram, 0, true},
+    {"item", "input", b_item, 0, true},
+    {"logical_and", "input,other", b_logical, OP_BITAND, true},
+    {"logical_or", "input,other", b_logical, OP_BITOR, true},
     {"load_tensor_descriptor", "desc,offsets", b_desc_fn, 0, false},
     {"store_tensor_descriptor", "desc,offsets,value", b_desc_fn, 1, false},
 };

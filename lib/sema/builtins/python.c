@@ -300,11 +300,32 @@ static const char *const libdevice_names[] = {
     "fast_powf", "saturatef",  "normcdf",   "normcdfinv",
 };
 
-bool sema_libdevice_known(const char *name)
+static bool float_fn(const char *name)
 {
     for (int i = 0; i < TK_ARRAY_LEN(libdevice_names); i++)
         if (!strcmp(libdevice_names[i], name))
             return true;
+    return false;
+}
+
+bool sema_libdevice_known(const char *name)
+{
+    return float_fn(name) || sema_libdevice_has_sig(name);
+}
+
+/* The float path takes float arguments (and pow's integer exponent);
+ * integer and mixed calls go by libdevice_sigs.c's typed signatures. */
+static bool by_signature(const char *name, const CallArgs *ca)
+{
+    if (!float_fn(name))
+        return true;
+    for (int i = 0; i < ca->npos; i++) {
+        SVal v = ca->pos[i];
+        bool num = v.k == SV_INT || v.k == SV_BOOL;
+        bool tint = v.k == SV_TENSOR && v.v && !dtype_is_float(v.v->type.dt);
+        if ((num || tint) && !(i == 1 && !strcmp(name, "pow")) && sema_libdevice_has_sig(name))
+            return tint;
+    }
     return false;
 }
 
@@ -404,6 +425,8 @@ SVal sema_libdevice_call(Sema *s, const char *ns, const char *name, CallArgs *ca
         return sema_err(s, ca->kw_at[0], "%s.%s() takes no keyword arguments", ns, name);
     if (!sema_libdevice_known(name))
         return sema_err(s, ca->at, "unknown libdevice function '%s'", name);
+    if (by_signature(name, ca))
+        return sema_libdevice_sig_call(s, ns, name, ca);
     if (ca->npos < 1 || ca->npos > 3)
         return sema_err(s, ca->at, "%s.%s() takes 1 to 3 arguments, got %d", ns, name, ca->npos);
     /* the float arguments meet in one dtype, as Triton's dispatch requires */
