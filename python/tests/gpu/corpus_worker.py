@@ -88,18 +88,22 @@ def run_case(case, inputs, device):
     import torch
     k = kernel_of(case)
     check_side(k)
-    tensors, args = {}, []
-    for a in case.args:
+    tensors = {}
+
+    def value(a):
         kind = a.__class__.__name__
         if kind == "Null":
-            args.append(None)
-        elif kind == "Scalar":
-            args.append(a.value)
-        else:
-            raw = bytearray(inputs[a.name])
-            t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(f"cuda:{device}")
-            tensors[a.name] = t
-            args.append(t)
+            return None
+        if kind == "Scalar":
+            return a.value
+        if kind == "Tuple":  # a tuple argument: a Python tuple of its items
+            return tuple(value(i) for i in a.items)
+        raw = bytearray(inputs[a.name])
+        t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(f"cuda:{device}")
+        tensors[a.name] = t
+        return t
+
+    args = [value(a) for a in case.args]
     opts = {"num_warps": case.num_warps}
     if case.num_stages:
         opts["num_stages"] = case.num_stages
