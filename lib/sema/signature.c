@@ -145,7 +145,7 @@ static bool parse_list(const char *p, const char *end, bool in_tuple, Arena *a, 
     if (blank(p, end))
         return true;
     bool ok = true;
-    const char *list = arena_strndup(a, p, (size_t)(end - p));
+    const char *start = p, *list = arena_strndup(a, p, (size_t)(end - p));
     while (1) {
         const char *e = entry_end(p, end);
         while (p < e && isspace((unsigned char)*p))
@@ -154,7 +154,7 @@ static bool parse_list(const char *p, const char *end, bool in_tuple, Arena *a, 
         while (len && isspace((unsigned char)p[len - 1]))
             len--;
         char *item = arena_strndup(a, p, len);
-        if (len == 0 && in_tuple && e == end && *n > 0)
+        if (len == 0 && in_tuple && e == end && p > start)
             break; /* "(i32,)": a last comma */
         if (len == 0) {
             diag_plain(d, DIAG_ERROR, in_tuple ? "bad signature entry '(%s)': an empty item"
