@@ -289,8 +289,7 @@ int rt_arg_span(const tk_arg *args, int i, int nargs);
  * key words. */
 tk_status rt_tuple_key(tk_kernel *k, int j, const char *param, const tk_arg *a, RtKey *key);
 /* The specialisation of a checked tuple argument (or of one of its items). */
-tk_status rt_tuple_spec(const tk_kernel *k, const tk_arg *a, bool no_spec, Arena *ar,
-                        ArgSpec *out);
+tk_status rt_tuple_spec(const tk_kernel *k, const tk_arg *a, bool no_spec, Arena *ar, ArgSpec *out);
 /* The part (offset from its marker) of the leaf of tuple a that compiled
  * parameter `compiled` ("ptrs[1][0]") is, for parameter param; -1: none. */
 int rt_tuple_part(const tk_arg *a, const char *param, const char *compiled);

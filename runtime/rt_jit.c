@@ -149,8 +149,7 @@ static int param_source(const tk_kernel *k, const RtLaunchArgs *la, const char *
 
 /* The kernel's metadata as the cache keeps it: which launch argument feeds
  * each parameter of the compiled kernel, the tensor maps, the threads. */
-static tk_status map_params(tk_kernel *k, const RtLaunchArgs *la, const CgKernel *ck,
-                            RtJitMeta *m)
+static tk_status map_params(tk_kernel *k, const RtLaunchArgs *la, const CgKernel *ck, RtJitMeta *m)
 {
     if (ck->nparams > RT_MAX_PARAMS) /* tuples can flatten into more */
         return err_set(TK_ERR_LAUNCH,

@@ -282,8 +282,8 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
         const tk_arg *a = &args[i];
         span = rt_arg_span(args, i, nargs);
         if (span < 0)
-            return err_set(TK_ERR_INVALID, "kernel '%s': argument %d is a malformed tuple",
-                           k->name, i + 1);
+            return err_set(TK_ERR_INVALID, "kernel '%s': argument %d is a malformed tuple", k->name,
+                           i + 1);
         if ((nitems += span - 1) > RT_MAX_PARAMS)
             return err_set(TK_ERR_LAUNCH,
                            "kernel '%s': the launch's tuples hold more than %d items in all",

@@ -93,8 +93,7 @@ tk_status rt_tuple_key(tk_kernel *k, int j, const char *param, const tk_arg *a, 
     return item_key(k, j, param, a, key);
 }
 
-tk_status rt_tuple_spec(const tk_kernel *k, const tk_arg *a, bool no_spec, Arena *ar,
-                        ArgSpec *out)
+tk_status rt_tuple_spec(const tk_kernel *k, const tk_arg *a, bool no_spec, Arena *ar, ArgSpec *out)
 {
     memset(out, 0, sizeof *out);
     if (a->kind == TK_ARG_CONST) {

@@ -505,8 +505,7 @@ static int parse_desc(const char *whole, const char *text, RunArg *a, uint64_t *
     return 0;
 }
 
-static int parse_arg(const char *text, int index, const char *name, RunArgs *list,
-                     uint64_t *seed);
+static int parse_arg(const char *text, int index, const char *name, RunArgs *list, uint64_t *seed);
 
 /* "(A,B,...)" (whole is the argument as given): the marker, then each item. */
 static int parse_tuple(const char *whole, const char *text, RunArg *marker, RunArgs *list,
@@ -543,8 +542,7 @@ static int parse_tuple(const char *whole, const char *text, RunArg *marker, RunA
 
 /* One argument (a tuple with its items) appended to list; `name` names it
  * unless the text does (NAME=...). */
-static int parse_arg(const char *text, int index, const char *name, RunArgs *list,
-                     uint64_t *seed)
+static int parse_arg(const char *text, int index, const char *name, RunArgs *list, uint64_t *seed)
 {
     if (list->n == MAX_RUN)
         return run_fail("too many arguments and tuple items (at most %d)", MAX_RUN);
@@ -779,8 +777,8 @@ static int check_out_names(const RunArgs *list)
         for (int j = 0; j < i; j++)
             if (args[j].is_buf && strcmp(stem, file_stem(&args[j], j, s2, sizeof s2)) == 0)
                 return run_fail("-o: '%s' and '%s' would both write %s.bin",
-                                shown(args[j].text, b1, sizeof b1), shown(args[i].text, b2, sizeof b2),
-                                stem);
+                                shown(args[j].text, b1, sizeof b1),
+                                shown(args[i].text, b2, sizeof b2), stem);
     }
     return 0;
 }

@@ -587,8 +587,7 @@ static SVal tuple_param_item(Sema *s, const Node *p, const char *path, const Arg
     if (as->is_tuple) {
         SVal *items = arena_alloc(s->a, sizeof *items * (size_t)(as->nitems + 1));
         for (int i = 0; i < as->nitems; i++)
-            items[i] =
-                tuple_param_item(s, p, arena_printf(s->a, "%s[%d]", path, i), &as->items[i]);
+            items[i] = tuple_param_item(s, p, arena_printf(s->a, "%s[%d]", path, i), &as->items[i]);
         return sv_tuple(s, items, as->nitems);
     }
     if (as->is_const)
@@ -622,8 +621,8 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
         const ArgSpec *as = &req->args[idx];
         if (as->is_tuple && at.dt != DT_VOID) {
             sema_err(s, p->a->span,
-                     "parameter '%s' is annotated %s but the signature gives the tuple %s",
-                     p->name, sig_str(s, at), sema_sig_entry(as, s->a));
+                     "parameter '%s' is annotated %s but the signature gives the tuple %s", p->name,
+                     sig_str(s, at), sema_sig_entry(as, s->a));
             return;
         }
         if (as->is_tuple || as->is_const) {

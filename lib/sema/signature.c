@@ -97,8 +97,7 @@ static bool parse_entry(const char *item, bool in_tuple, Arena *a, Diag *d, ArgS
     const char *why;
     if (item[0] == '(') {
         if (item[len - 1] != ')') {
-            diag_plain(d, DIAG_ERROR, "bad signature entry '%s': text after the tuple's ')'",
-                       item);
+            diag_plain(d, DIAG_ERROR, "bad signature entry '%s': text after the tuple's ')'", item);
             return false;
         }
         return parse_tuple(item, item + 1, item + len - 1, a, d, out);
@@ -157,8 +156,9 @@ static bool parse_list(const char *p, const char *end, bool in_tuple, Arena *a, 
         if (len == 0 && in_tuple && e == end && p > start)
             break; /* "(i32,)": a last comma */
         if (len == 0) {
-            diag_plain(d, DIAG_ERROR, in_tuple ? "bad signature entry '(%s)': an empty item"
-                                               : "bad signature '%s': an empty entry",
+            diag_plain(d, DIAG_ERROR,
+                       in_tuple ? "bad signature entry '(%s)': an empty item"
+                                : "bad signature '%s': an empty entry",
                        list);
             ok = false;
         } else if (parse_entry(item, in_tuple, a, d, &out[*n])) {
@@ -214,7 +214,8 @@ static void print_entry(StrBuf *sb, const ArgSpec *as)
         sb_puts(sb, as->divisibility == 16 ? "]>:16" : "]>");
     } else {
         Type t = as->type;
-        sb_printf(sb, "%s%s", t.dt == DT_PTR ? "*" : "", dtype_name(t.dt == DT_PTR ? t.elem : t.dt));
+        sb_printf(sb, "%s%s", t.dt == DT_PTR ? "*" : "",
+                  dtype_name(t.dt == DT_PTR ? t.elem : t.dt));
         if (as->equal_to_1)
             sb_puts(sb, ":1");
         else if (as->divisibility == 16)

@@ -818,8 +818,7 @@ static int sig_entry(const Launch *L, int i, char *out, size_t cap, size_t *len)
         const tk_tensor_desc *d = &sl->desc;
         char dims[64] = "";
         for (int r = 0, at = 0; r < d->rank && r < TK_DESC_MAX_RANK; r++)
-            at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%d", r ? ", " : "",
-                           d->block[r]);
+            at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%d", r ? ", " : "", d->block[r]);
         return put(out, cap, len, "tensordesc<%s[%s]>%s", sig_name(a->dtype), dims,
                    div16 ? ":16" : "")
             ? i + 1

@@ -16,10 +16,10 @@
 #include <Python.h>
 #include <tk/tk.h>
 
-#define TKPY_MAX_DEV  16   /* GPUs one process may use */
-#define TKPY_MAX_ARGS 64   /* arguments of one launch */
-#define TKPY_MAX_SLOTS 256 /* its tk_args: the arguments with their tuples' items */
-#define TKPY_TEXT     4096 /* bytes of constexpr text one launch may hold */
+#define TKPY_MAX_DEV   16   /* GPUs one process may use */
+#define TKPY_MAX_ARGS  64   /* arguments of one launch */
+#define TKPY_MAX_SLOTS 256  /* its tk_args: the arguments with their tuples' items */
+#define TKPY_TEXT      4096 /* bytes of constexpr text one launch may hold */
 
 /* Where a launch runs: the interpreter, or GPU n. */
 enum { TKPY_INTERP = -1 };

@@ -7,30 +7,29 @@
  * tuples the kernel cannot take give TK_ERR_LAUNCH, launching nothing. */
 #include "rt_test.h"
 
-static const char source[] =
-    "import triton\n"
-    "import triton.language as tl\n"
-    "\n"
-    "@triton.jit\n"
-    "def foreach(srcs, dsts, sizes, BLOCK: tl.constexpr):\n"
-    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    n, scale = sizes\n"
-    "    for i in tl.static_range(len(srcs)):\n"
-    "        x = tl.load(srcs[i] + offs, mask=offs < n)\n"
-    "        tl.store(dsts[i] + offs, x * scale + i, mask=offs < n)\n"
-    "\n"
-    "@triton.jit\n"
-    "def nested(args, out, BLOCK: tl.constexpr):\n"
-    "    (x_ptr, n), (bias, shift) = args\n"
-    "    offs = tl.arange(0, BLOCK)\n"
-    "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
-    "    if bias is not None:\n"
-    "        x += tl.load(bias + offs, mask=offs < n)\n"
-    "    tl.store(out + offs, x + shift, mask=offs < n)\n"
-    "\n"
-    "@triton.jit\n"
-    "def typed(p: \"*fp32\"):\n"
-    "    pass\n";
+static const char source[] = "import triton\n"
+                             "import triton.language as tl\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def foreach(srcs, dsts, sizes, BLOCK: tl.constexpr):\n"
+                             "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                             "    n, scale = sizes\n"
+                             "    for i in tl.static_range(len(srcs)):\n"
+                             "        x = tl.load(srcs[i] + offs, mask=offs < n)\n"
+                             "        tl.store(dsts[i] + offs, x * scale + i, mask=offs < n)\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def nested(args, out, BLOCK: tl.constexpr):\n"
+                             "    (x_ptr, n), (bias, shift) = args\n"
+                             "    offs = tl.arange(0, BLOCK)\n"
+                             "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+                             "    if bias is not None:\n"
+                             "        x += tl.load(bias + offs, mask=offs < n)\n"
+                             "    tl.store(out + offs, x + shift, mask=offs < n)\n"
+                             "\n"
+                             "@triton.jit\n"
+                             "def typed(p: \"*fp32\"):\n"
+                             "    pass\n";
 
 enum { N = 50 };
 static float ha[N], hb[N], hout[N];
@@ -38,15 +37,13 @@ static void *da, *db, *dc, *dd;
 
 static tk_status run_foreach(tk_kernel *k, void *src1, int n, float scale)
 {
-    tk_arg args[] = {tk_tuple(2),   tk_ptr(da, TK_F32), tk_ptr(src1, TK_F32),
-                     tk_tuple(2),   tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32),
-                     tk_tuple(2),   tk_i32(n),          tk_f32(scale),
-                     tk_const("BLOCK", 16)};
+    tk_arg args[] = {tk_tuple(2),        tk_ptr(da, TK_F32),   tk_ptr(src1, TK_F32), tk_tuple(2),
+                     tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32),   tk_tuple(2),          tk_i32(n),
+                     tk_f32(scale),      tk_const("BLOCK", 16)};
     return tk_launch(k, (tk_grid){4, 1, 1}, args, 10, NULL);
 }
 
-static bool foreach_right(tk_context *ctx, void *dst, const float *src, int n, float scale,
-                          int i)
+static bool foreach_right(tk_context *ctx, void *dst, const float *src, int n, float scale, int i)
 {
     CHECK_OK(tk_copy_from(ctx, hout, dst, sizeof hout));
     for (int e = 0; e < n; e++)
@@ -68,15 +65,15 @@ static void test_nested(tk_context *ctx, tk_kernel *k)
 {
     tk_grid g = {1, 1, 1};
     /* ((x, n), (None, 3)): the None item folds the bias away, 3 is a constexpr item */
-    tk_arg none[] = {tk_tuple(2),   tk_tuple(2), tk_ptr(da, TK_F32),   tk_i32(N),
-                     tk_tuple(2),   tk_none(NULL), tk_const(NULL, 3), tk_ptr(dc, TK_F32),
-                     tk_const("BLOCK", 64)};
+    tk_arg none[] = {tk_tuple(2),       tk_tuple(2),        tk_ptr(da, TK_F32),
+                     tk_i32(N),         tk_tuple(2),        tk_none(NULL),
+                     tk_const(NULL, 3), tk_ptr(dc, TK_F32), tk_const("BLOCK", 64)};
     CHECK_OK(tk_launch(k, g, none, 9, NULL));
     CHECK_OK(tk_copy_from(ctx, hout, dc, sizeof hout));
     CHECK(hout[0] == ha[0] + 3 && hout[N - 1] == ha[N - 1] + 3);
-    tk_arg bias[] = {tk_tuple(2),   tk_tuple(2),        tk_ptr(da, TK_F32), tk_i32(N),
-                     tk_tuple(2),   tk_ptr(db, TK_F32), tk_i32(1),          tk_ptr(dc, TK_F32),
-                     tk_const("BLOCK", 64)};
+    tk_arg bias[] = {tk_tuple(2), tk_tuple(2),        tk_ptr(da, TK_F32),
+                     tk_i32(N),   tk_tuple(2),        tk_ptr(db, TK_F32),
+                     tk_i32(1),   tk_ptr(dc, TK_F32), tk_const("BLOCK", 64)};
     CHECK_OK(tk_launch(k, g, bias, 9, NULL));
     CHECK_OK(tk_copy_from(ctx, hout, dc, sizeof hout));
     CHECK(hout[7] == ha[7] + hb[7] + 1);
@@ -91,12 +88,12 @@ static void test_keys(tk_kernel *k)
     rt_stats_get(&s1);
     CHECK(s1.compiles == s0.compiles);
     CHECK_OK(run_foreach(k, (float *)db + 1, N - 1, 1.5f)); /* an item not 16-byte aligned */
-    CHECK_OK(run_foreach(k, db, 48, 1.5f));             /* an item divisible by 16 */
+    CHECK_OK(run_foreach(k, db, 48, 1.5f));                 /* an item divisible by 16 */
     rt_stats_get(&s2);
     CHECK(s2.compiles == s1.compiles + 2);
-    tk_arg three[] = {tk_tuple(3),   tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(da, TK_F32),
-                      tk_tuple(3),   tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32), tk_ptr(dc, TK_F32),
-                      tk_tuple(2),   tk_i32(N),          tk_f32(1),          tk_const("BLOCK", 16)};
+    tk_arg three[] = {tk_tuple(3), tk_ptr(da, TK_F32), tk_ptr(db, TK_F32), tk_ptr(da, TK_F32),
+                      tk_tuple(3), tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32), tk_ptr(dc, TK_F32),
+                      tk_tuple(2), tk_i32(N),          tk_f32(1),          tk_const("BLOCK", 16)};
     CHECK_OK(tk_launch(k, (tk_grid){4, 1, 1}, three, 12, NULL));
     rt_stats_get(&s3);
     CHECK(s3.compiles == s2.compiles + 1);
@@ -116,8 +113,8 @@ static void test_errors(tk_kernel *k, tk_kernel *typed)
                 "args[0].name");
     CHECK_FAILS(tk_launch(typed, g, (tk_arg[]){tk_tuple(1), tk_ptr(da, TK_F32)}, 2, NULL),
                 TK_ERR_LAUNCH, "'p' is declared *fp32 but the launch passes a tuple");
-    tk_tensor_desc d = tk_tensor_desc_make(da, TK_F32, 1, (int64_t[]){N}, (int64_t[]){1},
-                                           (int[]){16});
+    tk_tensor_desc d =
+        tk_tensor_desc_make(da, TK_F32, 1, (int64_t[]){N}, (int64_t[]){1}, (int[]){16});
     tk_arg desc[] = {tk_tuple(1), tk_desc(&d), tk_tuple(0), tk_tuple(0), tk_const("BLOCK", 16)};
     CHECK_FAILS(tk_launch(k, g, desc, 5, NULL), TK_ERR_LAUNCH,
                 "item srcs[0] is a tensor descriptor");
@@ -127,9 +124,9 @@ static void test_errors(tk_kernel *k, tk_kernel *typed)
         many[i] = tk_i32(i);
     CHECK_FAILS(tk_launch(k, g, many, RT_MAX_PARAMS + 2, NULL), TK_ERR_LAUNCH,
                 "tuples hold more than 64 items");
-    tk_arg odd[] = {tk_tuple(2), tk_ptr(da, TK_F32), tk_tuple(1), tk_ptr(db, TK_F32),
-                    tk_tuple(2), tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32),
-                    tk_tuple(2), tk_i32(N), tk_f32(1), tk_const("BLOCK", 16)};
+    tk_arg odd[] = {tk_tuple(2), tk_ptr(da, TK_F32), tk_tuple(1),          tk_ptr(db, TK_F32),
+                    tk_tuple(2), tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32),   tk_tuple(2),
+                    tk_i32(N),   tk_f32(1),          tk_const("BLOCK", 16)};
     CHECK_FAILS(tk_launch(k, g, odd, 11, NULL), TK_ERR_COMPILE, "unsupported operand");
 }
 
@@ -142,10 +139,9 @@ static void test_disk(tk_kernel *k)
     setenv("TK_CACHE_DIR", dir, 1);
     unsetenv("TK_CACHE_DISABLE");
     rt_disk_reset();
-    tk_arg args[] = {tk_tuple(2),   tk_ptr(da, TK_F32), tk_ptr(db, TK_F32),
-                     tk_tuple(2),   tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32),
-                     tk_tuple(2),   tk_i32(N),          tk_f32(2),
-                     tk_const("BLOCK", 16)};
+    tk_arg args[] = {tk_tuple(2),        tk_ptr(da, TK_F32),   tk_ptr(db, TK_F32), tk_tuple(2),
+                     tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32),   tk_tuple(2),        tk_i32(N),
+                     tk_f32(2),          tk_const("BLOCK", 16)};
     for (int round = 0; round < 2; round++) {
         RtLaunchArgs la;
         RtJitText t;
