@@ -529,9 +529,12 @@ static int parse_tuple(const char *whole, const char *text, RunArg *marker, RunA
         if (e == p)
             return run_fail("bad tuple '%s': an empty item", whole);
         char *item = strndup(p, (size_t)(e - p));
-        char sub[256];
-        snprintf(sub, sizeof sub, "%s[%d]", marker->name ? marker->name : "", n);
-        if (parse_arg(item, marker->index, marker->name ? sub : NULL, list, seed))
+        char sub[256]; /* an unnamed tuple's items: arg<N>[i], as its buffer would be */
+        if (marker->name)
+            snprintf(sub, sizeof sub, "%s[%d]", marker->name, n);
+        else
+            snprintf(sub, sizeof sub, "arg%d[%d]", marker->index - 1, n);
+        if (parse_arg(item, marker->index, sub, list, seed))
             return 1;
         n++;
         p = e + (e < end);
@@ -541,7 +544,7 @@ static int parse_tuple(const char *whole, const char *text, RunArg *marker, RunA
 }
 
 /* One argument (a tuple with its items) appended to list; `name` names it
- * unless the text does (NAME=...). */
+ * unless the text does (NAME=...), and is given only to a tuple's items. */
 static int parse_arg(const char *text, int index, const char *name, RunArgs *list, uint64_t *seed)
 {
     if (list->n == MAX_RUN)
@@ -773,9 +776,10 @@ static int check_out_names(const RunArgs *list)
             return run_fail("-o: the name of '%s' is not a plain file name (no '/', not . or "
                             "..)",
                             shown(args[i].text, b1, sizeof b1));
-        const char *stem = file_stem(&args[i], i, s1, sizeof s1);
+        const char *stem = file_stem(&args[i], args[i].index - 1, s1, sizeof s1);
         for (int j = 0; j < i; j++)
-            if (args[j].is_buf && strcmp(stem, file_stem(&args[j], j, s2, sizeof s2)) == 0)
+            if (args[j].is_buf &&
+                strcmp(stem, file_stem(&args[j], args[j].index - 1, s2, sizeof s2)) == 0)
                 return run_fail("-o: '%s' and '%s' would both write %s.bin",
                                 shown(args[j].text, b1, sizeof b1),
                                 shown(args[i].text, b2, sizeof b2), stem);
@@ -870,9 +874,9 @@ static int launch(RunOpts *o, RunArgs *list, tk_context *ctx)
         if (tk_copy_from(ctx, a->host, a->dev, a->n * dt_size(a->dt)) != TK_OK)
             rc = api_fail("reading back");
         else if (o->outdir)
-            rc = write_buffer(o->outdir, a, i);
+            rc = write_buffer(o->outdir, a, a->index - 1);
         else
-            print_buffer(a, i);
+            print_buffer(a, a->index - 1);
     }
     if (!rc && o->bench)
         rc = bench(o, ctx, k, all, n);
