@@ -598,9 +598,10 @@ int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s)
 
 static int append_runtime(Launch *L, PyObject *v, const char *param, int no_spec, int depth);
 
-/* A tuple's marker and its items: None is a constexpr item, the rest
- * convert as arguments of their own named param[i] (Triton specialises
- * each leaf of a tuple argument). A namedtuple is taken as a tuple. */
+/* A tuple's marker and its items: None and tl.constexpr(v) are constexpr
+ * items, the rest convert as arguments of their own named param[i]
+ * (Triton specialises each leaf of a tuple argument). A namedtuple is
+ * taken as a tuple. */
 static int tuple_args(Launch *L, PyObject *v, const char *param, int no_spec, int depth, Slot *s)
 {
     Py_ssize_t n = PyTuple_Size(v);
@@ -628,9 +629,11 @@ static int append_runtime(Launch *L, PyObject *v, const char *param, int no_spec
                             TKPY_MAX_SLOTS),
                -1;
     Slot *s = &L->slots[L->n++];
-    int r = tkpy_runtime_arg(L, v, param, s);
+    /* an item given as tl.constexpr(v) is a constexpr item, as in Triton */
+    int r = depth > 0 && PyObject_HasAttrString(v, "_tk_text") ? tkpy_const_arg(L, v, param, s)
+                                                                : tkpy_runtime_arg(L, v, param, s);
     s->no_spec = no_spec;
-    if (r == 0 && depth > 0 && v == Py_None)
+    if (r == 0 && depth > 0 && s->arg.kind == TK_ARG_CONST)
         s->arg.name = NULL; /* an item: positional */
     return r == 0 && PyTuple_Check(v) ? tuple_args(L, v, param, no_spec, depth, s) : r;
 }

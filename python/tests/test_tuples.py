@@ -1,5 +1,6 @@
 """Tuple arguments (Triton's tuple kernel parameters) on the interpreter:
-tuples of arrays, of scalars, nested, with None items and a namedtuple;
+tuples of arrays, of scalars, nested, with None and constexpr items and a
+namedtuple;
 each leaf is bound and specialised like an argument of its own, and the
 signature warmup reports spells the tuple in parentheses."""
 from collections import namedtuple
@@ -30,6 +31,15 @@ def test_nested_tuple_with_none_and_bias():
     np.testing.assert_array_equal(out, x * 2)
     K.nested_args[(1,)](((x, 7), (b, 3)), out, BLOCK=16)
     np.testing.assert_array_equal(out[:7], (x[:7] + 100) * 3)
+
+
+def test_constexpr_item():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    K.nested_args[(1,)](((x, 8), (None, tk.language.constexpr(4))), out, BLOCK=8)
+    np.testing.assert_array_equal(out, x * 4)
+    info = K.nested_args.warmup(((x, 8), (None, tk.language.constexpr(4))), out, BLOCK=8, grid=(1,))
+    assert info.signature == "((*fp32:16,i32),(None,4)),*fp32:16"
 
 
 def test_namedtuple_is_a_tuple():
