@@ -631,7 +631,7 @@ static int append_runtime(Launch *L, PyObject *v, const char *param, int no_spec
     Slot *s = &L->slots[L->n++];
     /* an item given as tl.constexpr(v) is a constexpr item, as in Triton */
     int r = depth > 0 && PyObject_HasAttrString(v, "_tk_text") ? tkpy_const_arg(L, v, param, s)
-                                                                : tkpy_runtime_arg(L, v, param, s);
+                                                               : tkpy_runtime_arg(L, v, param, s);
     s->no_spec = no_spec;
     if (r == 0 && depth > 0 && s->arg.kind == TK_ARG_CONST)
         s->arg.name = NULL; /* an item: positional */
