@@ -513,11 +513,15 @@ static int parse_tuple(const char *whole, const char *text, RunArg *marker, RunA
                        uint64_t *seed)
 {
     size_t len = strlen(text);
-    int depth = 0;
-    for (size_t i = 0; i < len && depth >= 0; i++)
+    int depth = 0, deepest = 0;
+    for (size_t i = 0; i < len && depth >= 0; i++) {
         depth += (text[i] == '(') - (text[i] == ')');
+        deepest = depth > deepest ? depth : deepest;
+    }
     if (depth != 0)
         return run_fail("bad tuple '%s': unbalanced parentheses", whole);
+    if (deepest > 8) /* as deep as tk_launch takes them */
+        return run_fail("bad tuple '%s': tuples nest more than 8 deep", whole);
     if (len < 2 || text[len - 1] != ')')
         return run_fail("bad tuple '%s': expected (ARG,ARG,...) with no text after ')'", whole);
     marker->is_tuple = true;

@@ -3,14 +3,20 @@
  * tuples in parentheses, Triton's tuple arguments: "(*fp32:16,*fp32)",
  * nested "((i32,i32),*fp16)", one item "(i32,)", with constexpr items
  * ("None", "4") where Triton specialises an item into a constant.
- * Guarantees: brackets balance, every entry is reported with its text. */
+ * Guarantees: parentheses balance and nest at most 8 deep; every bad
+ * entry is reported with its text. */
 #include <ctype.h>
 #include <string.h>
 
 #include "sema/spec.h"
 
-/* Whether the parentheses of text balance; the first fault in *why. (An
- * unclosed '<' or '[' is reported by the entry that holds it.) */
+/* tuples nest at most this deep, as the runtime takes them (the parser
+ * recurses once per level) */
+enum { SIG_MAX_DEPTH = 8 };
+
+/* Whether the parentheses of text balance and nest at most SIG_MAX_DEPTH
+ * deep; the first fault in *why. (An unclosed '<' or '[' is reported by
+ * the entry that holds it.) */
 static bool sig_balanced(const char *text, Arena *a, const char **why)
 {
     int depth = 0;
@@ -20,6 +26,11 @@ static bool sig_balanced(const char *text, Arena *a, const char **why)
             return false;
         }
         depth += (*p == '(') - (*p == ')');
+        if (depth > SIG_MAX_DEPTH) {
+            *why = arena_printf(a, "tuples nest more than %d deep at column %d", SIG_MAX_DEPTH,
+                                (int)(p - text) + 1);
+            return false;
+        }
     }
     if (depth > 0)
         *why = "'(' is never closed (expected ')')";

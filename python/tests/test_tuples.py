@@ -68,3 +68,12 @@ def test_tuple_item_of_unknown_type():
     x = np.zeros(16, np.float32)
     with pytest.raises(TypeError, match=r"argument 'xs\[1\]' is a str"):
         K.foreach_axpy[(1,)]((x, "y"), (x, x), (16, 1.0), BLOCK=16)
+
+
+def test_tuples_nested_too_deep():
+    x = np.zeros(16, np.float32)
+    deep = 1
+    for _ in range(9):
+        deep = (deep,)
+    with pytest.raises(ValueError, match="nests tuples more than 8 deep"):
+        K.foreach_axpy[(1,)]((x,), (x,), (16, deep), BLOCK=16)

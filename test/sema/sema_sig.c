@@ -100,9 +100,16 @@ static void test_tuple_signature(void)
     CHECK(sema_parse_signature(" ( *fp32 , 4 ) ", &a, &d, &args, &n) && n == 1);
     CHECK(args[0].items[1].is_const && args[0].items[1].value.i == 4);
     CHECK(strcmp(sema_sig_entry(&args[0], &a), "(*fp32,4)") == 0);
-    const char *bad[] = {
-        "(*fp32", "*fp32)", "(*fp32,,i32)", "(i32)x", "None", "(fp99,)", "(tensordesc<fp16[16]>,)",
-        "((i32,)"};
+    CHECK(sema_parse_signature("((((((((i32,),),),),),),),)", &a, &d, &args, &n) && n == 1);
+    const char *bad[] = {"(*fp32",
+                         "*fp32)",
+                         "(*fp32,,i32)",
+                         "(i32)x",
+                         "None",
+                         "(fp99,)",
+                         "(tensordesc<fp16[16]>,)",
+                         "((i32,)",
+                         "(((((((((i32,),),),),),),),),)"};
     for (int i = 0; i < TK_ARRAY_LEN(bad); i++) {
         int before = d.errors;
         CHECK(!sema_parse_signature(bad[i], &a, &d, &args, &n));
