@@ -15,11 +15,13 @@
 
 /* ---- cache keys and the in-memory table (rt_cache.c) -------------------------- */
 
-enum { RT_MAX_PARAMS = 64, RT_KEY_MAX_WORDS = 2 * RT_MAX_PARAMS + 6, RT_MAX_TMAPS = IR_MAX_TMAPS };
+/* RT_MAX_PARAMS also bounds the items of a launch's tuples, all together */
+enum { RT_MAX_PARAMS = 64, RT_KEY_MAX_WORDS = 5 * RT_MAX_PARAMS + 6, RT_MAX_TMAPS = IR_MAX_TMAPS };
 
 /* The launch-dependent part of a key, in 64-bit words: one per runtime
- * argument (dtype, pointer flag, specialisation bits), two per constexpr
- * (kind, value bits or text hash), then num_warps and num_stages. */
+ * argument (dtype, pointer flag, specialisation bits; a tuple: its item
+ * count, then its items' words, two for a constexpr item), two per
+ * constexpr (kind, value bits or text hash), then num_warps and num_stages. */
 typedef struct RtKey {
     int nwords;
     uint64_t hash; /* of the words, for the table */
@@ -270,6 +272,30 @@ tk_status rt_jit_text(tk_kernel *k, const RtLaunchArgs *la, const char *arch, bo
 void rt_jit_text_free(RtJitText *t);
 /* The specialisation of one runtime argument (type, divisibility, == 1). */
 void rt_arg_spec(const tk_arg *a, ArgSpec *out);
+/* A constexpr argument's value (kernel and param name it in errors); a
+ * CV_STR's text is on the heap (tk_xfree). */
+tk_status rt_const_value(const char *kernel, const char *param, const tk_arg *a, ConstValue *cv);
+/* Constexpr key words: kind tag and the value's bits (or the text's hash). */
+void rt_key_const(RtKey *key, const tk_arg *a);
+/* Checks pointer or scalar a (runtime param j, or an item of it; `what`
+ * names it) and gives its key word: dtype, kind and specialisation bits. */
+tk_status rt_leaf_word(const tk_kernel *k, int j, const char *what, const tk_arg *a, bool no_spec,
+                       uint64_t *word);
+/* ---- tuple arguments (rt_tuple.c) ---- */
+/* The list entries args[i] spans: 1, or a tuple with its items; -1 when a
+ * tuple's items run past nargs or tuples nest more than 8 deep. */
+int rt_arg_span(const tk_arg *args, int i, int nargs);
+/* Checks tuple argument a (runtime param j, named param) and appends its
+ * key words. */
+tk_status rt_tuple_key(tk_kernel *k, int j, const char *param, const tk_arg *a, RtKey *key);
+/* The specialisation of a checked tuple argument (or of one of its items). */
+tk_status rt_tuple_spec(const tk_kernel *k, const tk_arg *a, bool no_spec, Arena *ar, ArgSpec *out);
+/* The part (offset from its marker) of the leaf of tuple a that compiled
+ * parameter `compiled` ("ptrs[1][0]") is, for parameter param; -1: none. */
+int rt_tuple_part(const tk_arg *a, const char *param, const char *compiled);
+/* Whether `part` names a piece of runtime argument a (a descriptor's part,
+ * a tuple's pointer or scalar leaf): what a disk entry's metadata claims. */
+bool rt_part_ok(const tk_arg *a, int part);
 /* ---- tensor descriptor arguments (rt_desc.c) ---- */
 /* The part of a descriptor argument that feeds a compiled parameter: 0 the
  * base, 1 + d shape dim d, RT_DESC_STRIDE + d stride dim d. */
@@ -280,8 +306,9 @@ tk_status rt_desc_check(const tk_kernel *k, int j, const char *param, bool no_sp
                         uint64_t *word);
 /* The specialisation of a checked descriptor argument. */
 void rt_desc_spec(const tk_arg *a, ArgSpec *out);
-/* The argument that feeds part `part` of a: a itself unless a descriptor,
- * else its base, a shape or a stride built in *tmp. */
+/* The argument that feeds part `part` of a: a itself unless a descriptor
+ * or a tuple; a descriptor's base, a shape or a stride built in *tmp; a
+ * tuple's leaf `part` entries after it. */
 const tk_arg *rt_part_arg(const tk_arg *a, int part, tk_arg *tmp);
 /* The part of descriptor parameter `param` that compiled parameter
  * `compiled` is (param_shape<d>, param_stride<d>), or -1. */

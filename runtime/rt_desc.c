@@ -97,6 +97,8 @@ void rt_desc_spec(const tk_arg *a, ArgSpec *out)
 
 const tk_arg *rt_part_arg(const tk_arg *a, int part, tk_arg *tmp)
 {
+    if (a->kind == TK_ARG_TUPLE)
+        return a + part;
     if (a->kind != TK_ARG_DESC)
         return a;
     const tk_tensor_desc *d = desc_of(a);

@@ -21,14 +21,14 @@ static int warned_dump;
 
 /* ---- the specialisation request ---------------------------------------------- */
 
-static tk_status const_value(const tk_kernel *k, int p, const tk_arg *a, ConstValue *cv)
+tk_status rt_const_value(const char *kernel, const char *param, const tk_arg *a, ConstValue *cv)
 {
     memset(cv, 0, sizeof *cv);
     if (a->text) {
         const char *why;
         if (!comp_parse_const(a->text, cv, &why))
             return err_set(TK_ERR_LAUNCH, "kernel '%s': cannot read constexpr %s = '%s' (%s)",
-                           k->name, k->sig.param_names[p], a->text,
+                           kernel, param, a->text,
                            why ? why
                                : "give a number, True/False, a dtype such as "
                                  "tl.float16, or 'text'");
@@ -69,7 +69,8 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
         if (!la->consts[p])
             continue;
         defs[nd].name = k->sig.param_names[p];
-        tk_status s = const_value(k, p, la->consts[p], &defs[nd].value);
+        tk_status s =
+            rt_const_value(k->name, k->sig.param_names[p], la->consts[p], &defs[nd].value);
         if (s != TK_OK)
             return s;
         if (defs[nd].value.kind == CV_STR && defs[nd].value.s) {
@@ -88,10 +89,9 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
     int ns = 0;
     for (int j = 0; j < k->nruntime; j++)
         if (la->values[j]) { /* NULL: given None, a constexpr now */
-            rt_arg_spec(la->values[j], &specs[ns]);
-            if (rt_no_spec(k, j))
-                specs[ns].divisibility = 1, specs[ns].equal_to_1 = false;
-            ns++;
+            tk_status s = rt_tuple_spec(k, la->values[j], rt_no_spec(k, j), a, &specs[ns++]);
+            if (s != TK_OK)
+                return s;
         }
     req->args = specs;
     req->nargs = ns;
@@ -128,30 +128,35 @@ static tk_status specialize(tk_kernel *k, const RtLaunchArgs *la, const char *ar
 }
 
 /* The runtime argument that feeds compiled parameter `name`: the one of
- * that name, or the descriptor that sema expanded it from (*part says
- * which piece); k->nruntime when none. */
-static int param_source(const tk_kernel *k, const char *name, int *part)
+ * that name, or the descriptor or tuple that sema expanded it from (*part
+ * says which piece); k->nruntime when none. */
+static int param_source(const tk_kernel *k, const RtLaunchArgs *la, const char *name, int *part)
 {
     *part = 0;
     for (int j = 0; j < k->nruntime; j++)
         if (strcmp(name, k->sig.param_names[k->runtime_idx[j]]) == 0)
             return j;
-    for (int j = 0; j < k->nruntime; j++)
-        if ((*part = rt_desc_part(k->sig.param_names[k->runtime_idx[j]], name)) > 0)
+    for (int j = 0; j < k->nruntime; j++) {
+        const char *param = k->sig.param_names[k->runtime_idx[j]];
+        if ((*part = rt_desc_part(param, name)) > 0)
             return j;
+        if (la->values[j] && (*part = rt_tuple_part(la->values[j], param, name)) > 0)
+            return j;
+    }
     *part = 0;
     return k->nruntime;
 }
 
 /* The kernel's metadata as the cache keeps it: which launch argument feeds
  * each parameter of the compiled kernel, the tensor maps, the threads. */
-static tk_status map_params(tk_kernel *k, const CgKernel *ck, RtJitMeta *m)
+static tk_status map_params(tk_kernel *k, const RtLaunchArgs *la, const CgKernel *ck, RtJitMeta *m)
 {
-    if (ck->nparams > RT_MAX_PARAMS)
-        return err_set(TK_ERR_INTERNAL, "internal error: kernel '%s' compiled with %d parameters",
-                       k->name, ck->nparams);
+    if (ck->nparams > RT_MAX_PARAMS) /* tuples can flatten into more */
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s' compiled with %d parameters; a launch passes at most %d",
+                       k->name, ck->nparams, RT_MAX_PARAMS);
     for (int i = 0; i < ck->nparams; i++) {
-        int part = 0, j = param_source(k, ck->params[i].name, &part);
+        int part = 0, j = param_source(k, la, ck->params[i].name, &part);
         if (j == k->nruntime)
             return err_set(TK_ERR_INTERNAL,
                            "internal error: compiled parameter '%s' of kernel "
@@ -227,7 +232,7 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
         return false;
     for (uint32_t i = 0; i < m->nparams; i++)
         if (m->param_of[i] < 0 || m->param_of[i] >= k->nruntime || m->param_dt[i] >= DT_COUNT ||
-            m->param_part[i] >= RT_DESC_PARTS)
+            !rt_part_ok(la->values[m->param_of[i]], m->param_part[i]))
             return false;
     if (m->ntmaps > RT_MAX_TMAPS || !memchr(m->smem_plan, 0, sizeof m->smem_plan))
         return false;
@@ -298,7 +303,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         else if (ck.ptx.oom || !ck.ptx.data)
             s = err_set(TK_ERR_NO_MEMORY, "out of memory generating PTX for '%s'", k->name);
         else
-            s = map_params(k, &ck, &t->meta);
+            s = map_params(k, la, &ck, &t->meta);
         diag_free(&d);
     }
     if (s == TK_OK) {
@@ -535,7 +540,7 @@ tk_status rt_jit_build_interp(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v
     cg_kernel_init(&ck);
     if (s == TK_OK) {
         cg_kernel_describe(f, &ck);
-        s = map_params(k, &ck, &m);
+        s = map_params(k, la, &ck, &m);
     }
     if (s != TK_OK)
         return s;

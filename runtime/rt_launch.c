@@ -21,10 +21,11 @@ static bool valid_dtype(tk_dtype t) { return (unsigned)t < TK_ARRAY_LEN(dtype_of
 
 DType rt_dtype(tk_dtype t) { return valid_dtype(t) ? dtype_of[t] : DT_VOID; }
 
-/* Pointers, scalars and descriptors fill the runtime parameters. */
+/* Pointers, scalars, descriptors and tuples fill the runtime parameters. */
 static bool is_runtime(const tk_arg *a)
 {
-    return a->kind == TK_ARG_PTR || a->kind == TK_ARG_SCALAR || a->kind == TK_ARG_DESC;
+    return a->kind == TK_ARG_PTR || a->kind == TK_ARG_SCALAR || a->kind == TK_ARG_DESC ||
+        a->kind == TK_ARG_TUPLE;
 }
 
 static const char *pname(const tk_kernel *k, int p) { return k->sig.param_names[p]; }
@@ -59,17 +60,31 @@ static int find_const(tk_kernel *k, int c, const char *name)
 /* tk_none(): a None, which turns a runtime parameter into a constexpr None. */
 static bool rt_arg_is_none(const tk_arg *a) { return a->text && strcmp(a->text, "None") == 0; }
 
+/* A constexpr needs a name, except as a tuple's item, and a value or text:
+ * tk_const_text(name, NULL) would otherwise read as the number 0. */
+static tk_status check_const(const char *fn, const tk_arg *args, int i, bool item)
+{
+    char what[32];
+    const tk_arg *a = &args[i];
+    bool named = a->name || item;
+    if (a->kind != TK_ARG_CONST || (named && (a->text || a->dtype != TK_VOID)))
+        return TK_OK;
+    snprintf(what, sizeof what, "args[%d].%s", i, named ? "text" : "name");
+    return err_null_arg(fn, what);
+}
+
 tk_status rt_check_args(const char *fn, const tk_arg *args, int nargs)
 {
     tk_status s = err_check_count(fn, "args", args, "nargs", nargs);
-    for (int i = 0; s == TK_OK && i < nargs; i++) {
-        char what[32];
-        const tk_arg *a = &args[i];
-        if (a->kind != TK_ARG_CONST || (a->name && (a->text || a->dtype != TK_VOID)))
-            continue;
-        /* tk_const_text(name, NULL) would otherwise read as the number 0 */
-        snprintf(what, sizeof what, "args[%d].%s", i, a->name ? "text" : "name");
-        s = err_null_arg(fn, what);
+    for (int i = 0, span; s == TK_OK && i < nargs; i += span) {
+        span = rt_arg_span(args, i, nargs);
+        if (span < 0)
+            return err_set(TK_ERR_INVALID,
+                           "%s: args[%d] is a tuple of %lld items that does not fit the list "
+                           "(its items run past nargs, or tuples nest more than 8 deep)",
+                           fn, i, (long long)args[i].v.i);
+        for (int k = i; s == TK_OK && k < i + span; k++)
+            s = check_const(fn, args, k, k > i);
     }
     return s;
 }
@@ -143,6 +158,26 @@ static bool scalar_fits(const tk_arg *a)
     }
 }
 
+tk_status rt_leaf_word(const tk_kernel *k, int j, const char *what, const tk_arg *a, bool no_spec,
+                       uint64_t *word)
+{
+    if (!valid_dtype(a->dtype))
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype", k->name,
+                       j + 1, what);
+    if (a->kind == TK_ARG_SCALAR && !scalar_fits(a))
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': argument %d ('%s') holds %lld, which does "
+                       "not fit in %s",
+                       k->name, j + 1, what, (long long)a->v.i, dtype_name(dtype_of[a->dtype]));
+    bool div16, eq1;
+    spec_bits(a, dtype_of[a->dtype], &div16, &eq1);
+    if (no_spec)
+        div16 = eq1 = false;
+    *word =
+        (uint64_t)a->dtype | (uint64_t)a->kind << 8 | (uint64_t)div16 << 16 | (uint64_t)eq1 << 17;
+    return TK_OK;
+}
+
 /* Checks runtime argument j against the annotation in the source, if any,
  * and gives its key word: dtype, kind and specialisation bits. */
 static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *word)
@@ -157,15 +192,9 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *wor
                                                                    : k->sig.annotated[p].dt));
     if (a->kind == TK_ARG_DESC)
         return rt_desc_check(k, j, pname(k, p), rt_no_spec(k, j), a, word);
-    if (!valid_dtype(a->dtype))
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d ('%s') has no valid dtype", k->name,
-                       j + 1, pname(k, p));
-    if (a->kind == TK_ARG_SCALAR && !scalar_fits(a))
-        return err_set(TK_ERR_LAUNCH,
-                       "kernel '%s': argument %d ('%s') holds %lld, which does "
-                       "not fit in %s",
-                       k->name, j + 1, pname(k, p), (long long)a->v.i,
-                       dtype_name(dtype_of[a->dtype]));
+    tk_status s = rt_leaf_word(k, j, pname(k, p), a, rt_no_spec(k, j), word);
+    if (s != TK_OK)
+        return s;
     DType dt = dtype_of[a->dtype];
     Type ann = k->sig.annotated[p];
     if (ann.dt != DT_VOID) {
@@ -186,17 +215,10 @@ static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *wor
                            "launch passes %s",
                            k->name, pname(k, p), dtype_name(ann.dt), dtype_name(dt));
     }
-    bool div16, eq1;
-    spec_bits(a, dt, &div16, &eq1);
-    if (rt_no_spec(k, j))
-        div16 = eq1 = false;
-    *word =
-        (uint64_t)a->dtype | (uint64_t)a->kind << 8 | (uint64_t)div16 << 16 | (uint64_t)eq1 << 17;
     return TK_OK;
 }
 
-/* Constexpr words: kind tag and the value's bits (or the text's hash). */
-static void key_const(RtKey *key, const tk_arg *a)
+void rt_key_const(RtKey *key, const tk_arg *a)
 {
     if (!a) {
         key->w[key->nwords++] = 0;
@@ -255,9 +277,17 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
     if (!ir_launch_settings(&la->num_warps, &la->num_stages, NULL, why, sizeof why))
         return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
     memset(la->consts, 0, sizeof la->consts[0] * (size_t)k->sig.nparams);
-    int nrun = 0, nconst = 0;
-    for (int i = 0; i < nargs; i++) {
+    int nrun = 0, nconst = 0, nitems = 0;
+    for (int i = 0, span; i < nargs; i += span) {
         const tk_arg *a = &args[i];
+        span = rt_arg_span(args, i, nargs);
+        if (span < 0)
+            return err_set(TK_ERR_INVALID, "kernel '%s': argument %d is a malformed tuple", k->name,
+                           i + 1);
+        if ((nitems += span - 1) > RT_MAX_PARAMS)
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': the launch's tuples hold more than %d items in all",
+                           k->name, RT_MAX_PARAMS);
         if (a->kind == TK_ARG_CONST) {
             tk_status s = bind_const(k, nconst++, a, la);
             if (s != TK_OK)
@@ -270,7 +300,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
     int nnone = 0, next = 0;
     for (int r = 0; r < k->nruntime; r++)
         nnone += la->consts[k->runtime_idx[r]] != NULL;
-    for (int i = 0; i < nargs; i++) {
+    for (int i = 0; i < nargs; i += rt_arg_span(args, i, nargs)) {
         const tk_arg *a = &args[i];
         if (!is_runtime(a))
             continue;
@@ -299,7 +329,10 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
             key->w[key->nwords++] = UINT64_MAX; /* None */
             continue;
         }
-        tk_status s = check_value(k, j, la->values[j], &key->w[key->nwords++]);
+        const tk_arg *a = la->values[j];
+        tk_status s = a->kind == TK_ARG_TUPLE
+            ? rt_tuple_key(k, j, pname(k, k->runtime_idx[j]), a, key)
+            : check_value(k, j, a, &key->w[key->nwords++]);
         if (s != TK_OK)
             return s;
     }
@@ -324,7 +357,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
                            "kernel '%s' needs a value for constexpr '%s' (add "
                            "tk_const(\"%s\", ...) to the launch)",
                            k->name, pname(k, p), pname(k, p));
-        key_const(key, la->consts[p]);
+        rt_key_const(key, la->consts[p]);
     }
     key->w[key->nwords++] = (uint64_t)la->num_warps;
     key->w[key->nwords++] = (uint64_t)la->num_stages;

@@ -18,7 +18,8 @@
 #include "support/support.h"
 #include "tk/tk.h"
 
-enum { MAX_ARGS = 64, MAX_DEFS = 64 };
+/* MAX_RUN: the arguments with the items of their tuples */
+enum { MAX_ARGS = 64, MAX_DEFS = 64, MAX_RUN = 256 };
 
 void tkc_run_usage(FILE *f)
 {
@@ -54,6 +55,11 @@ void tkc_run_usage(FILE *f)
             "    randn:TYPE:N      standard normal (float types), from --seed\n"
             "    fill:TYPE:N:V     N copies of V\n"
             "    file:PATH:TYPE    the raw little-endian contents of PATH\n"
+            "    (ARG,ARG,...)     a tuple (Triton's tuple arguments) of the specs here,\n"
+            "                      nested tuples, and None; one item is (ARG,); items may be\n"
+            "                      named (x=...), else NAME[i] (arg<N>[i]) names them; no\n"
+            "                      item may hold ',', '(' or ')':\n"
+            "                      ptrs=(x=rand:fp32:64,y=zeros:fp32:64)\n"
             "    desc:SHAPE:BLOCK[:STRIDES]:BUFFER\n"
             "                      a tensor descriptor (Triton's TensorDescriptor) over a\n"
             "                      new buffer made by BUFFER, a spec above: dims joined by\n"
@@ -90,7 +96,15 @@ typedef struct RunArg {
     tk_arg arg;
     bool is_desc;        /* a descriptor over the buffer (desc:...) */
     tk_tensor_desc desc; /* its base set when the buffer is made */
+    bool is_tuple;       /* (...): arg is tk_tuple(n), its items the entries after it */
 } RunArg;
+
+/* The parsed arguments: each tuple followed by its items, as tk_launch
+ * takes them. */
+typedef struct RunArgs {
+    RunArg a[MAX_RUN];
+    int n;
+} RunArgs;
 
 /* splitmix64: a fixed, portable stream for rand/randn buffers. */
 static uint64_t rng_next(uint64_t *s)
@@ -492,16 +506,72 @@ static int parse_desc(const char *whole, const char *text, RunArg *a, uint64_t *
     return 0;
 }
 
-static int parse_arg(const char *text, int index, RunArg *a, uint64_t *seed)
+static int parse_arg(const char *text, int index, const char *name, RunArgs *list, uint64_t *seed);
+
+/* "(A,B,...)" (whole is the argument as given): the marker, then each item. */
+static int parse_tuple(const char *whole, const char *text, RunArg *marker, RunArgs *list,
+                       uint64_t *seed)
 {
+    size_t len = strlen(text);
+    int depth = 0, deepest = 0;
+    for (size_t i = 0; i < len && depth >= 0; i++) {
+        depth += (text[i] == '(') - (text[i] == ')');
+        deepest = depth > deepest ? depth : deepest;
+    }
+    if (depth != 0)
+        return run_fail("bad tuple '%s': unbalanced parentheses", whole);
+    if (deepest > 8) /* as deep as tk_launch takes them */
+        return run_fail("bad tuple '%s': tuples nest more than 8 deep", whole);
+    if (len < 2 || text[len - 1] != ')')
+        return run_fail("bad tuple '%s': expected (ARG,ARG,...) with no text after ')'", whole);
+    marker->is_tuple = true;
+    const char *p = text + 1, *end = text + len - 1;
+    int n = 0;
+    while (p < end) {
+        const char *e = p;
+        for (int open = 0; e < end && (*e != ',' || open > 0); e++)
+            open += (*e == '(') - (*e == ')');
+        if (e == p)
+            return run_fail("bad tuple '%s': an empty item", whole);
+        char *item = strndup(p, (size_t)(e - p));
+        char sub[256]; /* an unnamed tuple's items: arg<N>[i], as its buffer would be */
+        if (marker->name)
+            snprintf(sub, sizeof sub, "%s[%d]", marker->name, n);
+        else
+            snprintf(sub, sizeof sub, "arg%d[%d]", marker->index - 1, n);
+        if (parse_arg(item, marker->index, sub, list, seed))
+            return 1;
+        n++;
+        p = e + (e < end);
+    }
+    marker->arg = tk_tuple(n);
+    return 0;
+}
+
+/* One argument (a tuple with its items) appended to list; `name` names it
+ * unless the text does (NAME=...), and is given only to a tuple's items. */
+static int parse_arg(const char *text, int index, const char *name, RunArgs *list, uint64_t *seed)
+{
+    if (list->n == MAX_RUN)
+        return run_fail("too many arguments and tuple items (at most %d)", MAX_RUN);
+    RunArg *a = &list->a[list->n++];
     a->text = text;
     a->index = index;
+    a->name = name ? strdup(name) : NULL;
     const char *whole = text;
     const char *eq = strchr(text, '=');
     const char *colon = strchr(text, ':');
-    if (eq && (!colon || eq < colon)) {
+    const char *paren = strchr(text, '(');
+    if (eq && (!colon || eq < colon) && (!paren || eq < paren)) {
+        free((char *)a->name);
         a->name = strndup(text, (size_t)(eq - text));
         text = eq + 1;
+    }
+    if (text[0] == '(')
+        return parse_tuple(whole, text, a, list, seed);
+    if (!strcmp(text, "None") && name) { /* a tuple's item: a constexpr None */
+        a->arg = tk_none(NULL);
+        return 0;
     }
     if (!strncmp(text, "desc:", 5))
         return parse_desc(whole, text + 5, a, seed);
@@ -700,22 +770,24 @@ static const char *file_stem(const RunArg *a, int i, char *buf, size_t cap)
 /* -o DIR writes buffer NAME to DIR/NAME.bin (arg<N>.bin when unnamed): each
  * name must be a plain file name and no two buffers may share a file. Checked
  * before DIR is made, so a bad name writes nothing. */
-static int check_out_names(const RunOpts *o, const RunArg *args)
+static int check_out_names(const RunArgs *list)
 {
     char b1[512], b2[512], s1[16], s2[16];
-    for (int i = 0; i < o->nargs; i++) {
+    const RunArg *args = list->a;
+    for (int i = 0; i < list->n; i++) {
         if (!args[i].is_buf)
             continue;
         if (args[i].name && !file_name_ok(args[i].name))
             return run_fail("-o: the name of '%s' is not a plain file name (no '/', not . or "
                             "..)",
-                            shown(o->args[i], b1, sizeof b1));
-        const char *stem = file_stem(&args[i], i, s1, sizeof s1);
+                            shown(args[i].text, b1, sizeof b1));
+        const char *stem = file_stem(&args[i], args[i].index - 1, s1, sizeof s1);
         for (int j = 0; j < i; j++)
-            if (args[j].is_buf && strcmp(stem, file_stem(&args[j], j, s2, sizeof s2)) == 0)
+            if (args[j].is_buf &&
+                strcmp(stem, file_stem(&args[j], args[j].index - 1, s2, sizeof s2)) == 0)
                 return run_fail("-o: '%s' and '%s' would both write %s.bin",
-                                shown(o->args[j], b1, sizeof b1), shown(o->args[i], b2, sizeof b2),
-                                stem);
+                                shown(args[j].text, b1, sizeof b1),
+                                shown(args[i].text, b2, sizeof b2), stem);
     }
     return 0;
 }
@@ -762,8 +834,9 @@ static int bench(RunOpts *o, tk_context *ctx, tk_kernel *k, const tk_arg *args, 
     return 0;
 }
 
-static int launch(RunOpts *o, RunArg *args, tk_context *ctx)
+static int launch(RunOpts *o, RunArgs *list, tk_context *ctx)
 {
+    RunArg *args = list->a;
     tk_module *mod = NULL;
     tk_kernel *k = NULL;
     if (tk_module_load_file(ctx, o->file, &mod) != TK_OK)
@@ -773,9 +846,9 @@ static int launch(RunOpts *o, RunArg *args, tk_context *ctx)
         rc = api_fail(o->kernel);
         goto done;
     }
-    tk_arg all[MAX_ARGS + MAX_DEFS];
+    tk_arg all[MAX_RUN + MAX_DEFS];
     int n = 0;
-    for (int i = 0; i < o->nargs; i++) {
+    for (int i = 0; i < list->n; i++) {
         RunArg *a = &args[i];
         if (a->is_buf) {
             size_t bytes = a->n * dt_size(a->dt);
@@ -799,21 +872,21 @@ static int launch(RunOpts *o, RunArg *args, tk_context *ctx)
         rc = api_fail("launch");
         goto done;
     }
-    for (int i = 0; i < o->nargs && !rc; i++) {
+    for (int i = 0; i < list->n && !rc; i++) {
         RunArg *a = &args[i];
         if (!a->is_buf)
             continue;
         if (tk_copy_from(ctx, a->host, a->dev, a->n * dt_size(a->dt)) != TK_OK)
             rc = api_fail("reading back");
         else if (o->outdir)
-            rc = write_buffer(o->outdir, a, i);
+            rc = write_buffer(o->outdir, a, a->index - 1);
         else
-            print_buffer(a, i);
+            print_buffer(a, a->index - 1);
     }
     if (!rc && o->bench)
         rc = bench(o, ctx, k, all, n);
 done:
-    for (int i = 0; i < o->nargs; i++)
+    for (int i = 0; i < list->n; i++)
         if (args[i].dev)
             tk_free(ctx, args[i].dev);
     tk_module_destroy(mod);
@@ -823,16 +896,16 @@ done:
 int tkc_run_main(int argc, char **argv)
 {
     static RunOpts o;
-    static RunArg args[MAX_ARGS];
+    static RunArgs args;
     memset(&o, 0, sizeof o);
-    memset(args, 0, sizeof args);
+    memset(&args, 0, sizeof args);
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc == 2 ? 0 : rc;
     for (int i = 0; i < o.nargs; i++)
-        if (parse_arg(o.args[i], i + 1, &args[i], &o.seed))
+        if (parse_arg(o.args[i], i + 1, NULL, &args, &o.seed))
             return 1;
-    if (o.outdir && check_out_names(&o, args))
+    if (o.outdir && check_out_names(&args))
         return 1;
     if (o.outdir && mkdir(o.outdir, 0777) != 0 && errno != EEXIST)
         return run_fail("cannot create '%s': %s", o.outdir, strerror(errno));
@@ -843,9 +916,9 @@ int tkc_run_main(int argc, char **argv)
                              .interp_max_steps = o.max_steps};
     if (tk_context_create(&ctx, &co) != TK_OK)
         return api_fail("context");
-    rc = launch(&o, args, ctx);
+    rc = launch(&o, &args, ctx);
     tk_context_destroy(ctx);
-    for (int i = 0; i < o.nargs; i++)
-        free(args[i].host);
+    for (int i = 0; i < args.n; i++)
+        free(args.a[i].host);
     return rc;
 }

@@ -274,8 +274,16 @@ tk_status tk_module_kernel(tk_module *mod, const char *name, tk_kernel **k);
 
 /* Launch arguments, in the kernel's parameter order; constexprs by name
  * anywhere in the list. */
-/* TK_ARG_DESC: v.ptr points to a tk_tensor_desc (see tk_desc below). */
-typedef enum tk_arg_kind { TK_ARG_PTR, TK_ARG_SCALAR, TK_ARG_CONST, TK_ARG_DESC } tk_arg_kind;
+/* TK_ARG_DESC: v.ptr points to a tk_tensor_desc (see tk_desc below).
+ * TK_ARG_TUPLE: a tuple (Triton's tuple arguments, see tk_tuple below) of
+ * v.i items, which are the arguments that follow it in the list. */
+typedef enum tk_arg_kind {
+    TK_ARG_PTR,
+    TK_ARG_SCALAR,
+    TK_ARG_CONST,
+    TK_ARG_DESC,
+    TK_ARG_TUPLE
+} tk_arg_kind;
 typedef struct tk_arg {
     tk_arg_kind kind;
     tk_dtype dtype;   /* element type for pointers, value type for scalars */
@@ -340,6 +348,21 @@ static inline tk_arg tk_const_f(const char *name, double x)
 static inline tk_arg tk_const_text(const char *name, const char *text)
 {
     tk_arg a = {TK_ARG_CONST, TK_VOID, name, {0}, text};
+    return a;
+}
+
+/* A tuple argument of n items: the next n arguments of the list, each
+ * whole (a nested tuple with its items counts as one), e.g. for
+ * `def k(ptrs, n)` launched as k[grid]((x, y), n):
+ *     {tk_tuple(2), tk_ptr(x, TK_F32), tk_ptr(y, TK_F32), tk_i32(n)}
+ * Items are pointers, scalars, tuples, or positional constexprs, which
+ * need no name: tk_none(NULL) (Triton's None in a tuple), tk_const(NULL,
+ * 4). Each pointer and scalar item is specialised like an argument of its
+ * own (16-byte alignment, divisible by 16, equal to 1). */
+static inline tk_arg tk_tuple(int n)
+{
+    tk_arg a = {TK_ARG_TUPLE, TK_VOID, 0, {0}, 0};
+    a.v.i = n;
     return a;
 }
 

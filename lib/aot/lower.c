@@ -68,6 +68,59 @@ static void spec_cubins(Compilation *c, const tk_compile_options *o, const SpecR
     spec->cubins = cubins;
 }
 
+/* The hints of the compiled parameters that signature entry `as` feeds,
+ * from params[*j] on: a descriptor is its base, then 2 * rank - 1 shape and
+ * stride parameters; a tuple its pointer and scalar leaves in order
+ * (constexpr items feed none). false when the kernel has fewer. */
+static bool entry_hints(const ArgSpec *as, AotParam *params, int nparams, int *j)
+{
+    if (as->is_const)
+        return true;
+    if (as->is_tuple) {
+        for (int i = 0; i < as->nitems; i++)
+            if (!entry_hints(&as->items[i], params, nparams, j))
+                return false;
+        return true;
+    }
+    int parts = as->desc_rank ? 2 * as->desc_rank : 1;
+    for (int part = 0; part < parts; part++, (*j)++) {
+        if (*j >= nparams)
+            return false;
+        params[*j].hint = part ? 0 : as->equal_to_1 ? 1 : as->divisibility == 16 ? 16 : 0;
+    }
+    return true;
+}
+
+/* A C name for compiled parameter `name`: a tuple's leaf "ptrs[1][0]" is
+ * ptrs_1_0. */
+static const char *c_name(Arena *a, const char *name)
+{
+    char *out = arena_strdup(a, name);
+    size_t n = 0;
+    for (const char *p = name; *p; p++)
+        if (*p != ']')
+            out[n++] = *p == '[' ? '_' : *p;
+    out[n] = 0;
+    return out;
+}
+
+/* Whether the C names of the parameters are distinct (a tuple's leaf
+ * ptrs_0 against a parameter of that name); reports the first clash. */
+static bool names_distinct(Compilation *c, const char *kernel, const AotParam *params, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < i; k++)
+            if (strcmp(params[i].name, params[k].name) == 0) {
+                diag_plain(&c->diag, DIAG_ERROR,
+                           "kernel '%s': the header's launcher would name two parameters '%s' "
+                           "(a tuple's leaf and a parameter of that name); rename the "
+                           "parameter",
+                           kernel, params[i].name);
+                return false;
+            }
+    return true;
+}
+
 /* Compiles one specialisation (one signature) into spec. */
 static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *kernel,
                      const char *signature, bool *warned, AotSpec *spec)
@@ -85,26 +138,21 @@ static bool aot_spec(Compilation *c, const tk_compile_options *o, const char *ke
     AotParam *params =
         ptx ? arena_alloc(&c->arena, sizeof *params * (size_t)(k.nparams + 1)) : NULL;
     bool ok = ptx && params;
-    /* a descriptor entry is its base, then 2 * rank - 1 shape and stride parameters */
-    int expect = 0;
-    for (int i = 0; i < req.nargs; i++)
-        expect += req.args[i].desc_rank ? 2 * req.args[i].desc_rank : 1;
-    if (ok && k.nparams != expect) {
+    for (int j = 0; ok && j < k.nparams; j++) {
+        params[j].name = c_name(&c->arena, k.params[j].name);
+        params[j].type = k.params[j].type;
+    }
+    int fed = 0;
+    for (int i = 0; ok && i < req.nargs; i++)
+        ok = entry_hints(&req.args[i], params, k.nparams, &fed);
+    if (ptx && params && (!ok || fed != k.nparams)) {
         diag_plain(&c->diag, DIAG_INTERNAL,
                    "internal error: '%s' compiled with %d parameters "
                    "for a signature of %d",
                    kernel, k.nparams, req.nargs);
         ok = false;
     }
-    for (int i = 0, j = 0; ok && i < req.nargs; i++) {
-        const ArgSpec *as = &req.args[i];
-        int parts = as->desc_rank ? 2 * as->desc_rank : 1;
-        for (int part = 0; part < parts; part++, j++) {
-            params[j].name = arena_strdup(&c->arena, k.params[j].name);
-            params[j].type = k.params[j].type;
-            params[j].hint = part ? 0 : as->equal_to_1 ? 1 : as->divisibility == 16 ? 16 : 0;
-        }
-    }
+    ok = ok && names_distinct(c, kernel, params, k.nparams);
     if (ok) {
         spec->params = params;
         spec->nparams = k.nparams;

@@ -1,4 +1,4 @@
-/* sema/const.c: compile-time values. Parses -D values and --signature text,
+/* sema/const.c: compile-time values. Parses -D values and dtype names,
  * and folds arithmetic and comparisons on constexprs with Python's rules
  * (floor division, modulo with the divisor's sign, true division to float),
  * since constexpr expressions in Triton are plain Python. */
@@ -72,61 +72,6 @@ bool sema_parse_type(const char *text, Type *t, int *div)
         return false;
     *t = ptr ? type_ptr(dt) : type_scalar(dt);
     return true;
-}
-
-bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, int *nargs)
-{
-    int cap = 1;
-    for (const char *p = text; *p; p++)
-        cap += *p == ',';
-    ArgSpec *out = arena_alloc(a, sizeof *out * (size_t)cap);
-    int n = 0;
-    bool ok = true;
-    const char *p = text;
-    while (1) {
-        const char *e = p;
-        for (int depth = 0; *e && (*e != ',' || depth > 0); e++)
-            depth += (*e == '<' || *e == '[') - (*e == '>' || *e == ']');
-        e = *e ? e : NULL; /* the comma ending this entry, outside <...> and [...] */
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        char *item = arena_strndup(a, p, len);
-        Type t;
-        int div;
-        bool blank = true;
-        const char *why;
-        for (size_t i = 0; i < len; i++)
-            blank &= isspace((unsigned char)item[i]) != 0;
-        if (blank && !e && n == 0) {
-            break; /* an empty signature: a kernel with no runtime parameters */
-        } else if (sema_parse_desc(item, &out[n], &why)) {
-            n++;
-        } else if (why) {
-            diag_plain(d, DIAG_ERROR, "bad signature entry '%s': %s", item, why);
-            ok = false;
-        } else if (!sema_parse_type(item, &t, &div)) {
-            diag_plain(d, DIAG_ERROR,
-                       "bad signature entry '%s' (expected e.g. *fp32, *fp16:16, i32, fp32)", item);
-            ok = false;
-        } else if (div == 1 && (t.dt == DT_PTR || !dtype_is_int(t.dt))) {
-            diag_plain(d, DIAG_ERROR,
-                       "bad signature entry '%s': ':1' (equal to 1) only applies "
-                       "to integers",
-                       item);
-            ok = false;
-        } else {
-            /* Triton's AOT spelling: ":16" divisible by 16, ":1" equal to 1 */
-            out[n].type = t;
-            out[n].divisibility = div == 16 ? 16 : 1;
-            out[n].equal_to_1 = div == 1;
-            n++;
-        }
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    *args = out;
-    *nargs = n;
-    return ok;
 }
 
 /* ---- -D values ------------------------------------------------------------------ */

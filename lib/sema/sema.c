@@ -579,6 +579,29 @@ static const char *sig_str(Sema *s, Type t)
     return t.dt == DT_PTR ? arena_printf(s->a, "*%s", dtype_name(t.elem)) : dtype_name(t.dt);
 }
 
+/* Item `as` of a tuple parameter (Triton's tuple arguments): a tuple of its
+ * items, a constexpr item's value, or a new IR parameter named after its
+ * place ("ptrs[1][0]"), so the leaves are the kernel's parameters in order. */
+static SVal tuple_param_item(Sema *s, const Node *p, const char *path, const ArgSpec *as)
+{
+    if (as->is_tuple) {
+        SVal *items = arena_alloc(s->a, sizeof *items * (size_t)(as->nitems + 1));
+        for (int i = 0; i < as->nitems; i++)
+            items[i] = tuple_param_item(s, p, arena_printf(s->a, "%s[%d]", path, i), &as->items[i]);
+        return sv_tuple(s, items, as->nitems);
+    }
+    if (as->is_const)
+        return sema_from_const(as->value);
+    if (dtype_is_fp8(as->type.dt))
+        return sema_err(s, p->span,
+                        "item %s of parameter '%s' cannot be a scalar %s: pass a tl.float32 and "
+                        "convert it in the kernel",
+                        path, p->name, dtype_name(as->type.dt));
+    IrValue *v = ir_add_param(s->f, path, as->type, as->divisibility, p->span);
+    /* Triton specialises integer items equal to 1 into the constant 1 too */
+    return as->equal_to_1 && dtype_is_int(as->type.dt) ? sv_int(1) : sv_tensor(v);
+}
+
 static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const SpecRequest *req,
                                int idx)
 {
@@ -596,6 +619,16 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
     bool one = false;
     if (req->nargs >= 0 && idx < req->nargs) {
         const ArgSpec *as = &req->args[idx];
+        if (as->is_tuple && at.dt != DT_VOID) {
+            sema_err(s, p->a->span,
+                     "parameter '%s' is annotated %s but the signature gives the tuple %s", p->name,
+                     sig_str(s, at), sema_sig_entry(as, s->a));
+            return;
+        }
+        if (as->is_tuple || as->is_const) {
+            env_set(s, s->env, p->name, tuple_param_item(s, p, p->name, as), p->span);
+            return;
+        }
         if (as->desc_rank > 0) {
             if (at.dt != DT_VOID)
                 sema_err(s, p->a->span,

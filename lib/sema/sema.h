@@ -35,6 +35,15 @@ typedef struct ArgSpec {
      * type is the base pointer; 0 for any other parameter */
     int desc_rank;
     int desc_block[TK_MAX_RANK];
+    /* a tuple (`(*fp32:16,i32)`, Triton's tuple arguments): its items, each
+     * an ArgSpec, flattened into parameters NAME[i] (NAME[i][j] when nested)
+     * in order; type is DT_VOID */
+    bool is_tuple;
+    int nitems;
+    const struct ArgSpec *items;
+    /* a constexpr item of a tuple (None, a number): no parameter, the value */
+    bool is_const;
+    ConstValue value;
 } ArgSpec;
 
 typedef struct SpecRequest {
@@ -60,8 +69,12 @@ bool spec_request_init(SpecRequest *req, const char *kernel, int num_warps, int 
  * float64) is refused with *why saying so; *why is NULL for text that is no
  * value at all. */
 bool sema_parse_const(const char *text, ConstValue *out, const char **why);
-/* Parses "*fp32:16,*fp32,i32". Reports malformed entries to d. */
+/* Parses "*fp32:16,*fp32,i32", with tuples in parentheses:
+ * "(*fp32:16,*fp32:16),(i32,None),fp32" (a one-item tuple is "(i32,)").
+ * Reports malformed entries and unbalanced brackets to d. */
 bool sema_parse_signature(const char *text, Arena *a, Diag *d, ArgSpec **args, int *nargs);
+/* One entry in signature spelling ("*fp32:16", "(*fp32,(i32,None))"). */
+const char *sema_sig_entry(const ArgSpec *as, Arena *a);
 /* Names of the functions that a launch can target (all @jit defs), in order. */
 /* Whether tk has builtin NAME in namespace ns ("tl", "tl.extra.cuda",
  * "builtins"), and whether libdevice has a function NAME: what the front

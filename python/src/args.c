@@ -8,6 +8,7 @@
  * after it, as Triton's interpreter does. */
 #include "tkpy.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -588,9 +589,58 @@ int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s)
         s->arg = tk_f32((float)PyFloat_AsDouble(v));
         return 0;
     }
+    if (PyTuple_Check(v))
+        return 0; /* tkpy_runtime_args appends the marker's items */
     if (PyObject_HasAttrString(v, "block_shape"))
         return desc_arg(L, v, param, s);
     return buffer_arg(L, v, param, s);
+}
+
+static int append_runtime(Launch *L, PyObject *v, const char *param, int no_spec, int depth);
+
+/* A tuple's marker and its items: None and tl.constexpr(v) are constexpr
+ * items, the rest convert as arguments of their own named param[i]
+ * (Triton specialises each leaf of a tuple argument). A namedtuple is
+ * taken as a tuple. */
+static int tuple_args(Launch *L, PyObject *v, const char *param, int no_spec, int depth, Slot *s)
+{
+    Py_ssize_t n = PyTuple_Size(v);
+    if (depth == 8)
+        return PyErr_Format(PyExc_ValueError, "tk: argument '%s' nests tuples more than 8 deep",
+                            param),
+               -1;
+    s->arg = tk_tuple((int)n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char name[256];
+        snprintf(name, sizeof name, "%s[%zd]", param, i);
+        const char *kept = keep_text(L, name);
+        PyObject *item = PyTuple_GetItem(v, i);
+        if (!kept || !item || append_runtime(L, item, kept, no_spec, depth + 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int append_runtime(Launch *L, PyObject *v, const char *param, int no_spec, int depth)
+{
+    if (L->n == TKPY_MAX_SLOTS)
+        return PyErr_Format(PyExc_ValueError,
+                            "tk: a launch takes at most %d arguments and tuple items",
+                            TKPY_MAX_SLOTS),
+               -1;
+    Slot *s = &L->slots[L->n++];
+    /* an item given as tl.constexpr(v) is a constexpr item, as in Triton */
+    int r = depth > 0 && PyObject_HasAttrString(v, "_tk_text") ? tkpy_const_arg(L, v, param, s)
+                                                               : tkpy_runtime_arg(L, v, param, s);
+    s->no_spec = no_spec;
+    if (r == 0 && depth > 0 && s->arg.kind == TK_ARG_CONST)
+        s->arg.name = NULL; /* an item: positional */
+    return r == 0 && PyTuple_Check(v) ? tuple_args(L, v, param, no_spec, depth, s) : r;
+}
+
+int tkpy_runtime_args(Launch *L, PyObject *v, const char *param, int no_spec)
+{
+    return append_runtime(L, v, param, no_spec, 0);
 }
 
 /* The text a constexpr value reads as in source: tk's and Triton's dtypes
@@ -735,42 +785,67 @@ static const char *sig_name(tk_dtype dt)
     return (unsigned)dt < sizeof n / sizeof n[0] ? n[dt] : "void";
 }
 
+/* Appends formatted text at *len; false when out is full. */
+static int put(char *out, size_t cap, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap - *len)
+        return 0;
+    *len += (size_t)n;
+    return 1;
+}
+
+/* Appends slot i's signature entry (a tuple with its items) at *len;
+ * the next slot, or -1 when out is full. */
+static int sig_entry(const Launch *L, int i, char *out, size_t cap, size_t *len)
+{
+    const Slot *sl = &L->slots[i];
+    const tk_arg *a = &sl->arg;
+    if (a->kind == TK_ARG_TUPLE) {
+        int next = put(out, cap, len, "(") ? i + 1 : -1;
+        for (int64_t k = 0; k < a->v.i && next >= 0; k++)
+            next = !k || put(out, cap, len, ",") ? sig_entry(L, next, out, cap, len) : -1;
+        return next >= 0 && put(out, cap, len, a->v.i == 1 ? ",)" : ")") ? next : -1;
+    }
+    if (a->kind == TK_ARG_CONST) /* an item: Triton's None in a tuple */
+        return put(out, cap, len, "%s", a->text ? a->text : "None") ? i + 1 : -1;
+    int div16 = a->kind == TK_ARG_PTR ? (uintptr_t)a->v.ptr % 16 == 0
+                                      : a->dtype != TK_I1 && a->v.i % 16 == 0;
+    int eq1 = a->kind == TK_ARG_SCALAR && a->dtype != TK_I1 && a->dtype != TK_F32 && a->v.i == 1;
+    if (sl->no_spec || (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64)))
+        div16 = eq1 = 0;
+    if (sl->is_desc) { /* tensordesc<fp16[64, 64]>:16 */
+        const tk_tensor_desc *d = &sl->desc;
+        char dims[64] = "";
+        for (int r = 0, at = 0; r < d->rank && r < TK_DESC_MAX_RANK; r++)
+            at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%d", r ? ", " : "", d->block[r]);
+        return put(out, cap, len, "tensordesc<%s[%s]>%s", sig_name(a->dtype), dims,
+                   div16 ? ":16" : "")
+            ? i + 1
+            : -1;
+    }
+    return put(out, cap, len, "%s%s%s", a->kind == TK_ARG_PTR ? "*" : "", sig_name(a->dtype),
+               div16     ? ":16"
+                   : eq1 ? ":1"
+                         : "")
+        ? i + 1
+        : -1;
+}
+
 int tkpy_signature(const Launch *L, char *out, size_t cap)
 {
     size_t len = 0;
     out[0] = 0;
-    for (int i = 0; i < L->n; i++) {
-        const tk_arg *a = &L->slots[i].arg;
-        if (a->kind == TK_ARG_CONST)
-            continue;
-        int div16 = a->kind == TK_ARG_PTR ? (uintptr_t)a->v.ptr % 16 == 0
-                                          : a->dtype != TK_I1 && a->v.i % 16 == 0;
-        int eq1 =
-            a->kind == TK_ARG_SCALAR && a->dtype != TK_I1 && a->dtype != TK_F32 && a->v.i == 1;
-        if (L->slots[i].no_spec ||
-            (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64)))
-            div16 = eq1 = 0;
-        if (L->slots[i].is_desc) { /* tensordesc<fp16[64, 64]>:16 */
-            const tk_tensor_desc *d = &L->slots[i].desc;
-            char dims[64] = "";
-            for (int r = 0, at = 0; r < d->rank && r < TK_DESC_MAX_RANK; r++)
-                at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%d", r ? ", " : "",
-                               d->block[r]);
-            int n = snprintf(out + len, cap - len, "%stensordesc<%s[%s]>%s", len ? "," : "",
-                             sig_name(a->dtype), dims, div16 ? ":16" : "");
-            if (n < 0 || (size_t)n >= cap - len)
-                return -1;
-            len += (size_t)n;
+    for (int i = 0; i < L->n;) {
+        if (L->slots[i].arg.kind == TK_ARG_CONST) {
+            i++;
             continue;
         }
-        int n = snprintf(out + len, cap - len, "%s%s%s%s", len ? "," : "",
-                         a->kind == TK_ARG_PTR ? "*" : "", sig_name(a->dtype),
-                         div16     ? ":16"
-                             : eq1 ? ":1"
-                                   : "");
-        if (n < 0 || (size_t)n >= cap - len)
+        if ((len && !put(out, cap, &len, ",")) || (i = sig_entry(L, i, out, cap, &len)) < 0)
             return -1;
-        len += (size_t)n;
     }
     return 0;
 }

@@ -337,9 +337,9 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
                 strcat(strcat(missing, *missing ? ", " : ""), K->pnames[p]);
             continue;
         }
-        Slot *s = &L->slots[L->n];
-        int r = K->is_const[p] ? tkpy_const_arg(L, vals[p], K->pnames[p], s)
-                               : tkpy_runtime_arg(L, vals[p], K->pnames[p], s);
+        int first = L->n;
+        int r = K->is_const[p] ? tkpy_const_arg(L, vals[p], K->pnames[p], &L->slots[L->n++])
+                               : tkpy_runtime_args(L, vals[p], K->pnames[p], K->no_spec[p]);
         if (r < 0) {
             PyObject *t, *v, *tb; /* add the kernel's def line to the message */
             PyErr_Fetch(&t, &v, &tb);
@@ -351,8 +351,8 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
             Py_XDECREF(str), Py_XDECREF(t), Py_XDECREF(v), Py_XDECREF(tb);
             return -1;
         }
-        s->no_spec = K->no_spec[p];
-        objs[L->n++] = vals[p];
+        for (int i = first; i < L->n; i++)
+            objs[i] = vals[p];
     }
     if (*missing)
         return PyErr_Format(PyExc_TypeError, "tk: kernel '%s' is missing argument%s %s\n%s",
@@ -452,9 +452,9 @@ static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *
 PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw)
 {
     Launch L;
-    PyObject *objs[TKPY_MAX_ARGS], *meta = NULL;
+    PyObject *objs[TKPY_MAX_SLOTS], *meta = NULL;
     tk_launch_options o;
-    tk_arg a[TKPY_MAX_ARGS];
+    tk_arg a[TKPY_MAX_SLOTS];
     tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, PyCallable_Check(grid));
     tk_status s = TK_ERR_INTERNAL;
     Current c = {K, &L, meta, NULL, NULL, objs, NULL, NULL, NULL};

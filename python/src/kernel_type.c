@@ -178,9 +178,9 @@ static PyObject *kernel_warmup(PyObject *self, PyObject *args, PyObject *kw)
 {
     Kernel *K = (Kernel *)self;
     Launch L;
-    PyObject *objs[TKPY_MAX_ARGS], *meta = NULL, *out = NULL;
+    PyObject *objs[TKPY_MAX_SLOTS], *meta = NULL, *out = NULL;
     tk_launch_options o;
-    tk_arg a[TKPY_MAX_ARGS];
+    tk_arg a[TKPY_MAX_SLOTS];
     tk_kernel_info info;
     char sig[2048];
     tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, 0);

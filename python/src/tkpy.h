@@ -16,9 +16,10 @@
 #include <Python.h>
 #include <tk/tk.h>
 
-#define TKPY_MAX_DEV  16   /* GPUs one process may use */
-#define TKPY_MAX_ARGS 64   /* arguments of one launch */
-#define TKPY_TEXT     4096 /* bytes of constexpr text one launch may hold */
+#define TKPY_MAX_DEV   16   /* GPUs one process may use */
+#define TKPY_MAX_ARGS  64   /* arguments of one launch */
+#define TKPY_MAX_SLOTS 256  /* its tk_args: the arguments with their tuples' items */
+#define TKPY_TEXT      4096 /* bytes of constexpr text one launch may hold */
 
 /* Where a launch runs: the interpreter, or GPU n. */
 enum { TKPY_INTERP = -1 };
@@ -64,7 +65,7 @@ typedef struct Slot {
 } Slot;
 
 typedef struct Launch {
-    Slot slots[TKPY_MAX_ARGS];
+    Slot slots[TKPY_MAX_SLOTS];
     int n;
     char text[TKPY_TEXT]; /* constexpr names and texts */
     size_t used;
@@ -75,6 +76,9 @@ typedef struct Launch {
 
 /* Converts a runtime argument (param names the parameter) into slot `s`. */
 int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s);
+/* Appends a runtime argument's slots to L: one, or a tuple's marker and
+ * its items (Triton's tuple arguments), each with no_spec. */
+int tkpy_runtime_args(Launch *L, PyObject *v, const char *param, int no_spec);
 /* Converts a constexpr value into slot `s`. */
 int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s);
 /* The tk_arg the launch takes for slot s (a descriptor slot's tk_desc). */

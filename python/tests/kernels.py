@@ -95,3 +95,23 @@ def add_any_n(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def even_tuned(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+@tk.jit
+def foreach_axpy(xs, ys, sizes, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    n, alpha = sizes
+    for i in tl.static_range(len(xs)):
+        mask = offs < n
+        y = tl.load(ys[i] + offs, mask=mask)
+        tl.store(ys[i] + offs, y + alpha * tl.load(xs[i] + offs, mask=mask), mask=mask)
+
+
+@tk.jit
+def nested_args(args, out, BLOCK: tl.constexpr):
+    (x_ptr, n), (bias_ptr, scale) = args
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if bias_ptr is not None:
+        x += tl.load(bias_ptr + offs, mask=offs < n)
+    tl.store(out + offs, x * scale, mask=offs < n)

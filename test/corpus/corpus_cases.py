@@ -1,7 +1,7 @@
 """corpus_cases.py: the launches run_gpu.py makes of the corpus kernels.
 
 Each Case names a corpus file, a kernel, a grid, its arguments in the order
-of the kernel's runtime parameters (buffers, scalars, None) and the
+of the kernel's runtime parameters (buffers, scalars, None, tuples) and the
 constexprs; both sides (Triton and tk) get the same bytes. Out(...) is a
 buffer the kernel only writes: it starts poisoned (NaN, or 0xA5 bytes for
 integers) on both sides, so an element one side writes and the other does
@@ -86,6 +86,24 @@ class Null:
         self.name = name
 
 
+class Tuple:
+    """A tuple argument (Triton's tuple parameters): its items are Bufs,
+    Scalars, Nulls and Tuples, in order. Triton gets a Python tuple; tkc -run
+    gets name=(item,...), each buffer item under its own name."""
+
+    def __init__(self, name, items):
+        self.name, self.items = name, list(items)
+
+
+def leaves(args):
+    """The arguments with the items of their tuples, depth first."""
+    for a in args:
+        if isinstance(a, Tuple):
+            yield from leaves(a.items)
+        else:
+            yield a
+
+
 class Case:
     def __init__(self, name, file, kernel, grid, args, consts=None, num_warps=4, num_stages=None,
                  tol=None, ref_tol=None, ref=None, gpu_only=None, launch_pdl=False):
@@ -96,10 +114,10 @@ class Case:
         self.tol, self.ref_tol = dict(tol or {}), dict(ref_tol or {})
 
     def outputs(self):
-        return [a for a in self.args if isinstance(a, Buf) and a.out]
+        return [a for a in leaves(self.args) if isinstance(a, Buf) and a.out]
 
     def buffers(self):
-        return [a for a in self.args if isinstance(a, Buf)]
+        return [a for a in leaves(self.args) if isinstance(a, Buf)]
 
     def tolerance(self, dtype, against_ref):
         t = {**self.tol, **self.ref_tol} if against_ref else self.tol
@@ -602,4 +620,43 @@ def cases():
     add(Case("bit statistics through libdevice", "libdevice_bits.py", "bit_stats_kernel", (4,),
              [Buf("w_ptr", "i32", 1000, ("randint", -2**31, 2**31 - 1)), Out("out_ptr", "i32", 4 * 1000),
               Scalar("n_elements", 1000)], {"BLOCK": 256}, ref=R_.bit_stats))
+    # tuple_params.py: tuple kernel arguments (pointer tuples, nested stride tuples, None items)
+    SQ, SK, HD = 70, 50, 64
+    add(Case("qk scores, pointer and stride tuples", "tuple_params.py", "qk_scores_kernel", (3, 2),
+             [Tuple("qk", [Buf("q", "fp16", SQ * HD), Buf("k", "fp16", SK * HD)]), Out("scores", "fp32", SQ * SK),
+              Tuple("strides", [Tuple("q_strides", [Scalar("stride_qm", HD), Scalar("stride_qd", 1)]),
+                                Tuple("k_strides", [Scalar("stride_kn", HD), Scalar("stride_kd", 1)]),
+                                Tuple("out_strides", [Scalar("stride_om", SK), Scalar("stride_on", 1)])]),
+              Scalar("seq_q", SQ), Scalar("seq_k", SK), Scalar("head_dim", HD), Scalar("sm_scale", 0.125, "fp32")],
+             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_D": 32}, ref_tol={"fp32": (1e-3, 1e-3)}, ref=R_.qk_scores))
+    add(Case("qk scores, K read through a transposed view", "tuple_params.py", "qk_scores_kernel", (3, 2),
+             [Tuple("qk", [Buf("q", "fp16", SQ * HD), Buf("k", "fp16", SK * HD)]), Out("scores", "fp32", SQ * SK),
+              Tuple("strides", [Tuple("q_strides", [Scalar("stride_qm", HD), Scalar("stride_qd", 1)]),
+                                Tuple("k_strides", [Scalar("stride_kn", 1), Scalar("stride_kd", SK)]),
+                                Tuple("out_strides", [Scalar("stride_om", SK), Scalar("stride_on", 1)])]),
+              Scalar("seq_q", SQ), Scalar("seq_k", SK), Scalar("head_dim", HD), Scalar("sm_scale", 0.125, "fp32")],
+             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_D": 16}, ref_tol={"fp32": (1e-3, 1e-3)}, ref=R_.qk_scores))
+    n_fe = 1000
+    add(Case("foreach add over three tensors", "tuple_params.py", "foreach_add_kernel", (4,),
+             [Tuple("srcs", [Buf(f"src{i}", "fp32", n_fe) for i in range(3)]),
+              Tuple("others", [Buf(f"other{i}", "fp32", n_fe) for i in range(3)]),
+              Tuple("dsts", [Out(f"dst{i}", "fp32", n_fe) for i in range(3)]),
+              Scalar("alpha", 0.5, "fp32"), Scalar("n_elements", n_fe)], {"BLOCK": 256}, ref=R_.foreach_add))
+    add(Case("foreach add, one fp16 tensor", "tuple_params.py", "foreach_add_kernel", (2,),
+             [Tuple("srcs", [Buf("src0", "fp16", 300)]), Tuple("others", [Buf("other0", "fp16", 300)]),
+              Tuple("dsts", [Out("dst0", "fp16", 300)]), Scalar("alpha", -2.0, "fp32"),
+              Scalar("n_elements", 300)], {"BLOCK": 256}, ref=R_.foreach_add))
+    add(Case("per-tensor sum of squares over (pointer, length) pairs", "tuple_params.py",
+             "multi_tensor_sumsq_kernel", (4,),
+             [Tuple("tensors", [Tuple("t0", [Buf("x0", "fp32", 700), Scalar("n0", 700)]),
+                                Tuple("t1", [Buf("x1", "fp16", 300), Scalar("n1", 300)]),
+                                Tuple("t2", [Buf("x2", "fp32", 1000), Scalar("n2", 1000)])]),
+              Out("sumsq", "fp32", 4 * 3)], {"BLOCK": 256}, ref=R_.multi_tensor_sumsq))
+    for res, bias in ((True, False), (False, True), (True, True)):
+        extras = [Buf("residual", "fp32", 1000) if res else Null("residual"),
+                  Buf("bias", "fp32", 256) if bias else Null("bias")]
+        add(Case(f"residual add, residual {'given' if res else 'None'}, bias {'given' if bias else 'None'}",
+                 "tuple_params.py", "residual_add_kernel", (4,),
+                 [Buf("x", "fp32", 1000), Tuple("extras", extras), Out("out", "fp32", 1000),
+                  Scalar("n_elements", 1000)], {"BLOCK": 256}, ref=R_.residual_add))
     return out

@@ -734,3 +734,40 @@ def bit_stats(v, c, s):
     brev = np.array([int(f"{int(x):032b}"[::-1], 2) for x in w]).astype(np.uint32).view(np.int32)
     ffs = np.array([(int(x) & -int(x)).bit_length() for x in w])
     return {"out_ptr": np.concatenate([popc, clz, brev, ffs])}
+# ---- tuple kernel arguments (tuple_params.py) ----------------------------------------------
+
+
+def qk_scores(v, c, s):
+    q = v["q"].reshape(s["seq_q"], s["head_dim"])
+    k_flat = v["k"]
+    if s["stride_kn"] == 1:  # K stored head_dim-major, read through a transposed view
+        k = k_flat[:s["head_dim"] * s["stride_kd"]].reshape(s["head_dim"], s["stride_kd"]).T[:s["seq_k"]]
+    else:
+        k = k_flat.reshape(s["seq_k"], s["head_dim"])
+    return {"scores": (q @ k.T * s["sm_scale"]).ravel()}
+
+
+def foreach_add(v, c, s):
+    n = sum(1 for name in v if name.startswith("src"))
+    return {f"dst{i}": v[f"src{i}"] + s["alpha"] * v[f"other{i}"] for i in range(n)}
+
+
+def multi_tensor_sumsq(v, c, s):
+    block, programs = c["BLOCK"], 4
+    out = np.zeros((programs, 3))
+    for t in range(3):
+        x = v[f"x{t}"]
+        for pid in range(programs):
+            chunk = x[pid * block:(pid + 1) * block]
+            out[pid, t] = (chunk * chunk).sum()
+    return {"sumsq": out.ravel()}
+
+
+def residual_add(v, c, s):
+    n = s["n_elements"]
+    x = v["x"].copy()
+    if "residual" in v:
+        x += v["residual"]
+    if "bias" in v:
+        x += v["bias"][np.arange(n) % c["BLOCK"]]
+    return {"out": x}

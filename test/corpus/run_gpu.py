@@ -16,7 +16,8 @@ and its relative imports work), in a child process per case, so a failure
 or a broken CUDA context in one case leaves the others alone; autotune and
 heuristics wrappers are taken off so both sides use the case's constexprs.
 tk runs `tkc -run [--gpu] FILE -k KERNEL ... name=file:PATH:TYPE` (a host-built
-tensor descriptor: name=desc:SHAPE:BLOCK:file:PATH:TYPE) on copies
+tensor descriptor: name=desc:SHAPE:BLOCK:file:PATH:TYPE; a tuple argument:
+name=(item,...), which Triton gets as a Python tuple) on copies
 of the same files. Outputs are compared with tolerances by dtype (integers
 bit-exact unless a case says otherwise). With --interpret (or without
 Triton, torch or a GPU) tk runs on its CPU interpreter and is compared with
@@ -110,6 +111,23 @@ def const_text(v):
     return repr(v)
 
 
+def tk_arg_text(a, indir):
+    """One tkc -run argument, NAME=SPEC; a tuple's items inside (...), None
+    for a Null item."""
+    kind = a.__class__.__name__
+    if kind == "Null":
+        return "None"
+    if kind == "Tuple":
+        items = ",".join(tk_arg_text(i, indir) for i in a.items)
+        return f"{a.name}=({items}{',' if len(a.items) == 1 else ''})"
+    if kind == "Scalar":
+        return f"{a.name}={a.dtype}:{a.value!r}"
+    if kind == "Desc":
+        dims = ["x".join(str(d) for d in a.shape), "x".join(str(d) for d in a.block)]
+        return f"{a.name}=desc:{dims[0]}:{dims[1]}:file:{indir / (a.name + '.bin')}:{a.dtype}"
+    return f"{a.name}=file:{indir / (a.name + '.bin')}:{a.dtype}"
+
+
 def run_tk(case, indir, outdir, tkc, gpu, timeout):
     """Runs tkc -run on the input files; returns {output name: bytes}."""
     outdir.mkdir(parents=True, exist_ok=True)
@@ -127,14 +145,8 @@ def run_tk(case, indir, outdir, tkc, gpu, timeout):
     for a in case.args:
         if a.__class__.__name__ == "Null":
             cmd += ["-D", f"{a.name}=None"]
-        elif a.__class__.__name__ == "Scalar":
-            cmd.append(f"{a.name}={a.dtype}:{a.value!r}")
-        elif a.__class__.__name__ == "Desc":
-            dims = ["x".join(str(d) for d in a.shape), "x".join(str(d) for d in a.block)]
-            cmd.append(f"{a.name}=desc:{dims[0]}:{dims[1]}:file:{indir / (a.name + '.bin')}:"
-                       f"{a.dtype}")
         else:
-            cmd.append(f"{a.name}=file:{indir / (a.name + '.bin')}:{a.dtype}")
+            cmd.append(tk_arg_text(a, indir))
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -218,22 +230,25 @@ def triton_worker(case, indir, outdir):
 
     device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
     kernel = jit_function(getattr(import_corpus_module(case.file), case.kernel))
-    tensors, args = {}, []
-    for a in case.args:
+    tensors = {}
+
+    def value(a):
         kind = a.__class__.__name__
         if kind == "Null":
-            args.append(None)
-        elif kind == "Scalar":
-            args.append(a.value)
-        else:
-            raw = bytearray((indir / f"{a.name}.bin").read_bytes())
-            t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(device)
-            tensors[a.name] = t
-            if kind == "Desc":  # a descriptor built on the host over the buffer
-                from triton.tools.tensor_descriptor import TensorDescriptor
-                args.append(TensorDescriptor.from_tensor(t.view(a.shape), list(a.block)))
-            else:
-                args.append(t)
+            return None
+        if kind == "Scalar":
+            return a.value
+        if kind == "Tuple":  # a tuple argument, as Triton users pass one
+            return tuple(value(i) for i in a.items)
+        raw = bytearray((indir / f"{a.name}.bin").read_bytes())
+        t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(device)
+        tensors[a.name] = t
+        if kind == "Desc":  # a descriptor built on the host over the buffer
+            from triton.tools.tensor_descriptor import TensorDescriptor
+            return TensorDescriptor.from_tensor(t.view(a.shape), list(a.block))
+        return t
+
+    args = [value(a) for a in case.args]
     runtime = runtime_params(kernel)
     if len(runtime) != len(args):
         raise SystemExit(f"{case.kernel} has {len(runtime)} runtime parameters ({', '.join(runtime)}), "
@@ -260,7 +275,9 @@ def triton_worker(case, indir, outdir):
 def reference(case, inputs):
     """The float64 reference's outputs, from the inputs as the kernel sees them."""
     v = {a.name: decode(inputs[a.name], a.dtype) for a in case.buffers()}
-    s = {a.name: a.value for a in case.args if a.__class__.__name__ == "Scalar"}
+    import corpus_cases
+
+    s = {a.name: a.value for a in corpus_cases.leaves(case.args) if a.__class__.__name__ == "Scalar"}
     return case.ref(v, case.consts, s)
 
 

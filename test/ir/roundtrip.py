@@ -85,6 +85,16 @@ def clean(args):
     return keep
 
 
+def sig_entry(a):
+    """A corpus argument's signature entry; a tuple's items in parentheses."""
+    kind = a.__class__.__name__
+    if kind == "Tuple":
+        return "(" + ",".join(sig_entry(i) for i in a.items) + ("," if len(a.items) == 1 else "") + ")"
+    if kind == "Null":  # a None item of a tuple
+        return "None"
+    return a.dtype if kind == "Scalar" else "*" + a.dtype
+
+
 def corpus_commands():
     sys.path.insert(0, os.path.join(ROOT, "test", "corpus"))
     try:
@@ -105,7 +115,7 @@ def corpus_commands():
             if kind == "Null":
                 args += ["-D", f"{a.name}=None"]
             else:
-                sig.append(a.dtype if kind == "Scalar" else "*" + a.dtype)
+                sig.append(sig_entry(a))
         yield args + ["-s", ",".join(sig)]
 
 

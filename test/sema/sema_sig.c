@@ -1,6 +1,7 @@
 /* sema_sig.c: the sema entry points a host uses without building IR:
  * signature and -D parsing, kernel names and signatures, autotune configs
- * (with reset_to_zero and restore_value) and heuristics read from decorators, and equal-to-1 specialisation. */
+ * (with reset_to_zero and restore_value) and heuristics read from decorators, and equal-to-1 specialisation;
+ * tuple entries of signatures, parsed and printed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +75,48 @@ static void test_signature(void)
     CHECK(sema_parse_const("-inf", &v, &why) && v.kind == CV_FLOAT && v.f < -1e308);
     CHECK(sema_parse_const("nan", &v, &why) && v.kind == CV_FLOAT && v.f != v.f);
     CHECK(sema_parse_const("1e-400", &v, &why) && v.kind == CV_FLOAT && v.f == 0);
+}
+
+/* Tuple entries parse into trees and print back as written; malformed
+ * ones are refused, each error counted once. */
+static void test_tuple_signature(void)
+{
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, NULL);
+    ArgSpec *args;
+    int n;
+    const char *text = "(*fp32:16,*fp16),((i32:1,None),(fp32,)),(),i64:16";
+    CHECK(sema_parse_signature(text, &a, &d, &args, &n) && n == 4 && d.errors == 0);
+    CHECK(args[0].is_tuple && args[0].nitems == 2 && args[0].items[1].type.elem == DT_F16);
+    CHECK(args[1].is_tuple && args[1].items[0].items[0].equal_to_1);
+    CHECK(args[1].items[0].items[1].is_const && args[1].items[0].items[1].value.kind == CV_NONE);
+    CHECK(args[1].items[1].nitems == 1 && args[1].items[1].items[0].type.dt == DT_F32);
+    CHECK(args[2].is_tuple && args[2].nitems == 0 && !args[3].is_tuple);
+    const char *want[] = {"(*fp32:16,*fp16)", "((i32:1,None),(fp32,))", "()", "i64:16"};
+    for (int i = 0; i < n && i < 4; i++)
+        CHECK(strcmp(sema_sig_entry(&args[i], &a), want[i]) == 0);
+    CHECK(sema_parse_signature(" ( *fp32 , 4 ) ", &a, &d, &args, &n) && n == 1);
+    CHECK(args[0].items[1].is_const && args[0].items[1].value.i == 4);
+    CHECK(strcmp(sema_sig_entry(&args[0], &a), "(*fp32,4)") == 0);
+    CHECK(sema_parse_signature("((((((((i32,),),),),),),),)", &a, &d, &args, &n) && n == 1);
+    const char *bad[] = {"(*fp32",
+                         "*fp32)",
+                         "(*fp32,,i32)",
+                         "(i32)x",
+                         "None",
+                         "(fp99,)",
+                         "(tensordesc<fp16[16]>,)",
+                         "((i32,)",
+                         "(((((((((i32,),),),),),),),),)"};
+    for (int i = 0; i < TK_ARRAY_LEN(bad); i++) {
+        int before = d.errors;
+        CHECK(!sema_parse_signature(bad[i], &a, &d, &args, &n));
+        CHECK(d.errors == before + 1);
+    }
+    diag_free(&d);
+    arena_free(&a);
 }
 
 static void test_module(void)
@@ -175,6 +218,7 @@ static void test_bad_module(void)
 int main(void)
 {
     test_signature();
+    test_tuple_signature();
     test_module();
     test_bad_module();
     if (failures)

@@ -88,22 +88,25 @@ def run_case(case, inputs, device):
     import torch
     k = kernel_of(case)
     check_side(k)
-    tensors, args = {}, []
-    for a in case.args:
+    tensors = {}
+
+    def value(a):
         kind = a.__class__.__name__
         if kind == "Null":
-            args.append(None)
-        elif kind == "Scalar":
-            args.append(a.value)
-        else:
-            raw = bytearray(inputs[a.name])
-            t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(f"cuda:{device}")
-            tensors[a.name] = t
-            if kind == "Desc":  # a descriptor built on the host over the buffer
-                from triton.tools.tensor_descriptor import TensorDescriptor
-                args.append(TensorDescriptor.from_tensor(t.view(a.shape), list(a.block)))
-            else:
-                args.append(t)
+            return None
+        if kind == "Scalar":
+            return a.value
+        if kind == "Tuple":  # a tuple argument: a Python tuple of its items
+            return tuple(value(i) for i in a.items)
+        raw = bytearray(inputs[a.name])
+        t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(f"cuda:{device}")
+        tensors[a.name] = t
+        if kind == "Desc":  # a descriptor built on the host over the buffer
+            from triton.tools.tensor_descriptor import TensorDescriptor
+            return TensorDescriptor.from_tensor(t.view(a.shape), list(a.block))
+        return t
+
+    args = [value(a) for a in case.args]
     import triton  # scratch for descriptors made on the device, as run_gpu.py gives it
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
                                                                  device=f"cuda:{device}"))
