@@ -656,6 +656,8 @@ void sema_exec_for(Sema *s, const Node *n)
                  sv_describe(s, it));
         return;
     }
+    if (s->pred && sema_pred_for(s, n, &ca)) /* bounds that are element values */
+        return;
     IrValue *b[3];
     int64_t stages = 0, flatten = 0, ws = 0;
     SVal down[2];

@@ -222,6 +222,108 @@ void sema_pred_loop_yields(Sema *s, IrValue *mask, IrValue **y, IrValue *const *
                        ->results[0];
 }
 
+static Node *new_node(Sema *s, NodeKind k, Span at)
+{
+    Node *n = arena_alloc(s->a, sizeof(Node));
+    if (n) {
+        memset(n, 0, sizeof *n);
+        n->kind = k;
+        n->span = at;
+    }
+    return n;
+}
+
+static Node *name_node(Sema *s, const char *name, Span at)
+{
+    Node *n = new_node(s, N_NAME, at);
+    if (n)
+        n->name = name;
+    return n;
+}
+
+/* `while i < ub: body; i += step` (i > ub for a negative step), the loop
+ * a for over element values runs: its bounds live in hidden names. */
+static Node *for_as_while(Sema *s, const Node *n, const char *ub, const char *step, bool down)
+{
+    Node *w = new_node(s, N_WHILE, n->span), *cmp = new_node(s, N_COMPARE, n->b->span);
+    Node *inc = new_node(s, N_AUGASSIGN, n->span);
+    Node **items = arena_alloc(s->a, sizeof(Node *) * (size_t)(n->list.len + 1));
+    OpKind *ops = arena_alloc(s->a, sizeof(OpKind));
+    Node **pair = arena_alloc(s->a, sizeof(Node *) * 2);
+    if (!w || !cmp || !inc || !items || !ops || !pair)
+        return NULL;
+    pair[0] = name_node(s, n->a->name, n->a->span);
+    pair[1] = name_node(s, ub, n->b->span);
+    *ops = down ? OP_GT : OP_LT;
+    cmp->list = (NodeList){pair, 2};
+    cmp->cmp_ops = ops;
+    inc->op = OP_ADD;
+    inc->a = name_node(s, n->a->name, n->a->span);
+    inc->b = name_node(s, step, n->span);
+    for (int i = 0; i < n->list.len; i++)
+        items[i] = n->list.items[i];
+    items[n->list.len] = inc;
+    w->a = cmp;
+    w->list = (NodeList){items, n->list.len + 1};
+    return w;
+}
+
+/* range(lb, ub, step) with bounds that are element values: the index is
+ * per element too, so the loop runs as a per-element while. The step must
+ * be a constexpr (its sign says which way the loop counts). Returns false
+ * when every bound is a constexpr: an ordinary loop. */
+bool sema_pred_for(Sema *s, const Node *n, const CallArgs *ca)
+{
+    SVal v[3] = {sv_int(0), sv_int(0), sv_int(1)};
+    bool runtime = false;
+    if (ca->npos < 1 || ca->npos > 3)
+        return false; /* the ordinary loop reports it */
+    for (int i = 0; i < ca->npos; i++) {
+        v[ca->npos == 1 ? 1 : i] = ca->pos[i];
+        runtime |= ca->pos[i].k == SV_TENSOR;
+    }
+    if (!runtime)
+        return false;
+    int64_t step;
+    if (!sema_const_int(s, v[2], ca->at, "the step of a loop over element values", &step))
+        return true;
+    if (step == 0 || n->a->kind != N_NAME) {
+        sema_err(s, step ? n->a->span : ca->at,
+                 step ? "a loop over element values needs one name as its target"
+                      : "range step must not be zero");
+        return true;
+    }
+    IrValue *lb = sema_to_tensor(s, v[0], ca->at), *ub = sema_to_tensor(s, v[1], ca->at);
+    if (!lb || !ub || !sema_broadcast_pair(s, &lb, &ub, ca->at))
+        return true;
+    if (!dtype_is_int(lb->type.dt) || !dtype_is_int(ub->type.dt)) {
+        sema_err(s, ca->at, "range bounds must be integers, got %s and %s",
+                 sema_type_str(s, lb->type), sema_type_str(s, ub->type));
+        return true;
+    }
+    const char *ubn = arena_printf(s->a, "$ub%d.%d", n->span.line, n->span.col);
+    const char *stepn = arena_printf(s->a, "$step%d.%d", n->span.line, n->span.col);
+    Node *w = for_as_while(s, n, ubn, stepn, step < 0);
+    if (!w)
+        return true;
+    Span *old_at = NULL;
+    SVal *old = env_lookup(s->env, n->a->name, &old_at);
+    Span was_at = old ? *old_at : n->span;
+    SVal was = old ? *old
+                   : undef(arena_printf(s->a,
+                                        "'%s' is defined inside the for loop at line %d "
+                                        "and cannot be used after it; define it before "
+                                        "the loop",
+                                        n->a->name, n->span.line));
+    env_set(s, s->env, ubn, sv_tensor(ub), n->span);
+    env_set(s, s->env, stepn, sv_int(step), n->span);
+    env_set(s, s->env, n->a->name, sv_tensor(lb), n->a->span);
+    sema_exec_while(s, w);
+    /* as after any tk for loop, the index keeps its value from before */
+    env_set(s, s->env, n->a->name, was, was_at);
+    return true;
+}
+
 /* Stores, atomics, loads, prints and asserts act on every element of the
  * block; under a per-element condition some of those elements are not on
  * the statement's path, so the statement is refused rather than done for
