@@ -330,7 +330,7 @@ bool sema_pred_for(Sema *s, const Node *n, const CallArgs *ca)
  * them (or, for a load, done at addresses their path never computed). */
 bool sema_pred_effect_ok(Sema *s, const char *what, Span at)
 {
-    if (!s->pred || (!s->pred->mask && !s->pred->done))
+    if (!s->pred || (!s->pred->mask && !s->pred->done && !s->pred->nested))
         return true;
     sema_err(s, at,
              "%s under a condition on an element's value in tl.map_elementwise's function "

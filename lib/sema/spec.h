@@ -99,6 +99,7 @@ typedef struct SemaPred {
     IrValue *mask; /* elements whose path reaches the current statement; NULL: all */
     IrValue *done; /* elements that have returned; NULL: none */
     SVal ret;      /* what they returned, merged; SV_VOID before the first return */
+    bool nested;   /* called under a per-element condition of an outer map */
 } SemaPred;
 
 typedef struct Sema {

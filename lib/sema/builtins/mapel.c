@@ -184,6 +184,7 @@ static SVal b_map_elementwise(Sema *s, const Builtin *b, SVal *a, Span *at, Span
         return bad();
     int errors = s->d->errors;
     SemaPred *outer = s->pred, frame = {.ret = {.k = SV_VOID}};
+    frame.nested = outer && (outer->mask || outer->done || outer->nested);
     frame.shape = type_with_shape(type_scalar(DT_I1), vals[0].v->type.rank, vals[0].v->type.shape);
     s->pred = &frame;
     SVal r = sema_inline_values(s, a[0].fn, vals, a[1].n * (int)pack, call_at);
