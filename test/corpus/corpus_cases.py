@@ -136,6 +136,11 @@ def _some_zeros(rng, n):
     return np.where(rng.random(n) < 0.05, 0.0, rng.standard_normal(n) * 50.0)
 
 
+def _pairs(rng, n):
+    """Values in [0, 1), each repeated for the two elements of a pair."""
+    return np.repeat(rng.random(n // 2), 2)
+
+
 def _zero_groups(rng, n):
     """Normal values with some groups of four all zero."""
     x = rng.standard_normal(n)
@@ -614,8 +619,8 @@ def cases():
              {"BLOCK": 1024}, ref=R_.cbrt))
     T, D = 37, 64
     add(Case("interleaved rope (pack=2)", "map_elementwise.py", "rope_interleaved_kernel", (3,),
-             [Buf("x_ptr", "fp16", T * D), Buf("cos_ptr", "fp32", T * D // 2, "rand"),
-              Buf("sin_ptr", "fp32", T * D // 2, "rand"), Out("out_ptr", "fp16", T * D),
+             [Buf("x_ptr", "fp16", T * D), Buf("cos_ptr", "fp32", T * D, _pairs),
+              Buf("sin_ptr", "fp32", T * D, _pairs), Out("out_ptr", "fp16", T * D),
               Scalar("seq_len", T), Scalar("stride_tok", D)], {"HEAD_DIM": D, "BLOCK_T": 16},
              ref=R_.rope_interleaved))
     add(Case("group-of-4 absmax (pack=4)", "map_elementwise.py", "absmax4_kernel", (3,),

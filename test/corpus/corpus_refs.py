@@ -723,8 +723,8 @@ def cbrt(v, c, s):
 def rope_interleaved(v, c, s):
     t, d = s["seq_len"], s["stride_tok"]
     x = v["x_ptr"].reshape(t, d // 2, 2)
-    cos = v["cos_ptr"].reshape(t, d // 2)
-    sin = v["sin_ptr"].reshape(t, d // 2)
+    cos = v["cos_ptr"].reshape(t, d // 2, 2)[..., 0]
+    sin = v["sin_ptr"].reshape(t, d // 2, 2)[..., 0]
     out = np.empty_like(x)
     out[..., 0] = x[..., 0] * cos - x[..., 1] * sin
     out[..., 1] = x[..., 1] * cos + x[..., 0] * sin

@@ -104,7 +104,8 @@ def cbrt_kernel(x_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
 
 @triton.jit
 def _rotate_pair(x0, x1, c0, c1, s0, s1):
-    # one (even, odd) pair of an interleaved rotary embedding
+    # one (even, odd) pair of an interleaved rotary embedding; the angle
+    # tables repeat each pair's value, so c1 == c0 and s1 == s0
     return x0 * c0 - x1 * s0, x1 * c1 + x0 * s1
 
 
@@ -115,8 +116,7 @@ def rope_interleaved_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, seq_len, stride_to
     cols = tl.arange(0, HEAD_DIM)
     mask = (toks < seq_len)[:, None]
     x = tl.load(x_ptr + toks[:, None] * stride_tok + cols[None, :], mask=mask, other=0.0)
-    # one angle per pair, read for both of its elements
-    angle = toks[:, None] * (HEAD_DIM // 2) + (cols // 2)[None, :]
+    angle = toks[:, None] * HEAD_DIM + cols[None, :]
     c = tl.load(cos_ptr + angle, mask=mask, other=1.0)
     s = tl.load(sin_ptr + angle, mask=mask, other=0.0)
     y = tl.map_elementwise(_rotate_pair, x.to(tl.float32), c, s, pack=2)[0]
@@ -174,7 +174,10 @@ def cbrt(x: torch.Tensor) -> torch.Tensor:
 
 
 def rope_interleaved(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x: (seq_len, head_dim); cos, sin: (seq_len, head_dim // 2), one angle per pair."""
     seq_len, head_dim = x.shape
+    cos = cos.repeat_interleave(2, dim=-1).contiguous()
+    sin = sin.repeat_interleave(2, dim=-1).contiguous()
     out = torch.empty_like(x)
     rope_interleaved_kernel[(triton.cdiv(seq_len, 16), )](x, cos, sin, out, seq_len, x.stride(0),
                                                           HEAD_DIM=head_dim, BLOCK_T=16)
