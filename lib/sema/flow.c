@@ -714,7 +714,7 @@ void sema_exec_for(Sema *s, const Node *n)
  * elements still looping, its last leaf. */
 static void add_mask_leaf(Sema *s, Carried *c, Span at)
 {
-    IrValue *m = sema_pred_active(s, at);
+    IrValue *m = sema_pred_active(s);
     if (!m)
         m = sema_pred_widen(s, sema_const(s, type_scalar(DT_I1), sv_bool(true), at), at);
     c->before[c->n] = sv_tensor(m);

@@ -34,13 +34,10 @@ IrValue *sema_pred_widen(Sema *s, IrValue *x, Span at)
     return sema_broadcast(s, x, t->rank, t->shape, at);
 }
 
-IrValue *sema_pred_active(Sema *s, Span at)
-{
-    SemaPred *p = s->pred;
-    if (!p->done)
-        return p->mask;
-    return mask_and(s, p->mask, mask_not(s, p->done, at), at);
-}
+/* The path's mask leaves out the elements that have returned: a return
+ * ends its own path, and the `if` around it narrows the mask it goes on
+ * with (sema_pred_if), so no later statement needs to look at `done`. */
+IrValue *sema_pred_active(Sema *s) { return s->pred->mask; }
 
 /* The per-element choice between two values of one name: cond ? a : b.
  * A Python number on one side takes the dtype of the tensor on the other,
@@ -122,10 +119,9 @@ void sema_pred_if(Sema *s, const Node *n, IrValue *cond, Cont *rest)
     cond = sema_pred_widen(s, sema_to_bool(s, cond, at), at);
     if (!cond)
         return;
-    IrValue *outer_mask = p->mask;
-    IrValue *live = sema_pred_active(s, at);
-    IrValue *branch_mask[2] = {mask_and(s, live, cond, at),
-                               mask_and(s, live, mask_not(s, cond, at), at)};
+    IrValue *outer_mask = p->mask, *outer_done = p->done;
+    IrValue *branch_mask[2] = {mask_and(s, outer_mask, cond, at),
+                               mask_and(s, outer_mask, mask_not(s, cond, at), at)};
     Env *outer = s->env;
     Env before = env_copy(s, outer), envs[2];
     bool ret[2];
@@ -138,6 +134,8 @@ void sema_pred_if(Sema *s, const Node *n, IrValue *cond, Cont *rest)
         ret[r] = s->returned;
     }
     p->mask = outer_mask;
+    if (p->done != outer_done) /* elements returned in a branch leave the path */
+        p->mask = mask_and(s, outer_mask, mask_not(s, p->done, at), at);
     s->env = outer;
     Env merged = env_copy(s, &before);
     for (int r = 0; r < 2; r++)
@@ -158,7 +156,7 @@ void sema_pred_if(Sema *s, const Node *n, IrValue *cond, Cont *rest)
 void sema_pred_return(Sema *s, SVal v, Span at)
 {
     SemaPred *p = s->pred;
-    IrValue *live = sema_pred_active(s, at);
+    IrValue *live = sema_pred_active(s);
     if (p->ret.k == SV_VOID || !live)
         p->ret = v;
     else
@@ -174,8 +172,7 @@ void sema_pred_enter(Sema *s, SemaPred *saved)
 {
     SemaPred *p = s->pred;
     *saved = *p;
-    Span none = {0};
-    p->mask = sema_pred_active(s, none);
+    p->mask = sema_pred_active(s);
     p->done = NULL;
     p->ret = (SVal){.k = SV_VOID};
 }

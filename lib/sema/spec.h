@@ -300,7 +300,7 @@ bool sema_contains_return(const NodeList *l);
 bool sema_same_val(SVal a, SVal b); /* the same IR value or equal compile-time values */
 
 /* ---- per-element control flow in tl.map_elementwise (sema/predicate.c) ---- */
-IrValue *sema_pred_active(Sema *s, Span at);            /* the live elements; NULL: all */
+IrValue *sema_pred_active(Sema *s);                     /* the live elements; NULL: all */
 IrValue *sema_pred_widen(Sema *s, IrValue *x, Span at); /* x broadcast to the mapped shape */
 void sema_pred_if(Sema *s, const Node *n, IrValue *cond, Cont *rest);
 void sema_pred_return(Sema *s, SVal v, Span at);
