@@ -745,10 +745,10 @@ void sema_exec_while(Sema *s, const Node *n)
     for (int i = 0; i < c.n; i++)
         cargs[i] = ir_block_add_arg(s->f, cond_b, types[i], leaf_name(s, &c, i));
     bind_carried(s, &cenv, &c, cargs, n->span);
-    SVal cv = sema_eval(s, n->a);
     IrValue *cond = NULL, *looping = NULL;
+    SVal cv = s->pred ? (SVal){.k = SV_UNDEF} : sema_eval(s, n->a);
     if (s->pred)
-        cond = sema_pred_loop_cond(s, cargs[c.n - 1], cv, n->a->span, &looping);
+        cond = sema_pred_loop_cond(s, n->a, cargs[c.n - 1], &looping);
     else if (cv.k == SV_TENSOR && cv.v->type.rank != 0)
         sema_err(s, n->a->span, "the condition of 'while' must be a scalar, got %s",
                  sema_type_str(s, cv.v->type));

@@ -190,11 +190,16 @@ SVal sema_pred_leave(Sema *s, const SemaPred *saved)
     return r;
 }
 
-/* The condition of a per-element `while`: the elements still looping are
- * those live at this test whose condition holds (*next, what the body
- * runs with); the loop goes on while there is any. */
-IrValue *sema_pred_loop_cond(Sema *s, IrValue *mask, SVal cv, Span at, IrValue **next)
+/* The condition of a per-element `while`, evaluated for the elements
+ * still looping (mask): those whose condition holds (*next, what the body
+ * runs with) loop again; the loop goes on while there is any. */
+IrValue *sema_pred_loop_cond(Sema *s, const Node *cond, IrValue *mask, IrValue **next)
 {
+    Span at = cond->span;
+    IrValue *outer = s->pred->mask;
+    s->pred->mask = mask;
+    SVal cv = sema_eval(s, cond);
+    s->pred->mask = outer;
     IrValue *c = cv.k == SV_UNDEF ? NULL : sema_to_tensor(s, cv, at);
     c = sema_pred_widen(s, sema_to_bool(s, c, at), at);
     if (!c)
@@ -205,6 +210,28 @@ IrValue *sema_pred_loop_cond(Sema *s, IrValue *mask, SVal cv, Span at, IrValue *
     SVal any = sema_reduce(s, "max", sema_cast(s, *next, DT_I32, at), (SVal){.k = SV_VOID}, false,
                            (SVal){.k = SV_VOID}, at);
     return any.k == SV_TENSOR ? sema_to_bool(s, any.v, at) : NULL;
+}
+
+/* `a if cond else b` on an element's value: each side is evaluated for
+ * every element, so each under its elements' mask (a load or store on one
+ * side is refused), then selected per element. */
+SVal sema_pred_ifexp(Sema *s, const Node *n, IrValue *cond)
+{
+    SemaPred *p = s->pred;
+    IrValue *outer = p->mask, *c = sema_pred_widen(s, sema_to_bool(s, cond, n->b->span), n->span);
+    if (!c)
+        return undef(NULL);
+    p->mask = mask_and(s, outer, c, n->span);
+    SVal a = sema_eval(s, n->a);
+    p->mask = mask_and(s, outer, mask_not(s, c, n->span), n->span);
+    SVal b = sema_eval(s, n->c);
+    p->mask = outer;
+    if (a.k == SV_UNDEF || b.k == SV_UNDEF)
+        return a.k == SV_UNDEF ? a : b;
+    SVal args[3] = {sv_tensor(c), a, b};
+    Span at[3] = {n->b->span, n->a->span, n->c->span};
+    CallArgs ca = {.pos = args, .pos_at = at, .npos = 3, .at = n->span};
+    return sema_call_builtin(s, "tl", "where", (SVal){.k = SV_VOID}, &ca);
 }
 
 /* After a per-element loop body: elements that were not looping keep

@@ -306,7 +306,8 @@ void sema_pred_if(Sema *s, const Node *n, IrValue *cond, Cont *rest);
 void sema_pred_return(Sema *s, SVal v, Span at);
 void sema_pred_enter(Sema *s, SemaPred *saved);
 SVal sema_pred_leave(Sema *s, const SemaPred *saved);
-IrValue *sema_pred_loop_cond(Sema *s, IrValue *mask, SVal cv, Span at, IrValue **next);
+IrValue *sema_pred_loop_cond(Sema *s, const Node *cond, IrValue *mask, IrValue **next);
+SVal sema_pred_ifexp(Sema *s, const Node *n, IrValue *cond);
 bool sema_pred_for(Sema *s, const Node *n, const CallArgs *ca);
 void sema_pred_loop_yields(Sema *s, IrValue *mask, IrValue **y, IrValue *const *args, int n,
                            Span at);
