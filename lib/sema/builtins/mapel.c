@@ -82,7 +82,18 @@ static bool check_pack(Sema *s, Type t, int64_t pack, Span at)
     }
     if (pack == 1)
         return true;
-    if (t.rank == 0 || t.rank >= TK_MAX_RANK || t.shape[t.rank - 1] % pack) {
+    if (t.rank >= TK_MAX_RANK) { /* the slots are split off through one more dimension */
+        sema_err(s, at,
+                 "tl.map_elementwise with pack=%lld takes blocks of at most %d dimensions, got %s",
+                 (long long)pack, TK_MAX_RANK - 1, sema_type_str(s, t));
+        return false;
+    }
+    if (t.rank == 0) {
+        sema_err(s, at, "tl.map_elementwise with pack=%lld needs blocks, got the scalar %s",
+                 (long long)pack, sema_type_str(s, t));
+        return false;
+    }
+    if (t.shape[t.rank - 1] % pack) {
         sema_err(s, at,
                  "tl.map_elementwise with pack=%lld groups consecutive elements of the last "
                  "dimension, which must be divisible by %lld; the arguments have the shape %s",
