@@ -2,7 +2,10 @@
  * both branches on copies of the environment and merges the names that
  * differ into IR_IF results; loops carry the names their body assigns that
  * exist before the loop (their dtype and shape may not change). Constexpr
- * conditions prune, tl.static_range and constexpr tuples unroll. */
+ * conditions prune, tl.static_range and constexpr tuples unroll. In
+ * tl.map_elementwise's function runtime conditions are per element:
+ * sema/predicate.c merges an `if` by selects, and a `while` here also
+ * carries the mask of the elements still looping. */
 #include <string.h>
 
 #include "sema/spec.h"
