@@ -40,8 +40,9 @@ IrValue *sema_pred_widen(Sema *s, IrValue *x, Span at)
 IrValue *sema_pred_active(Sema *s) { return s->pred->mask; }
 
 /* The per-element choice between two values of one name: cond ? a : b.
- * A Python number on one side takes the dtype of the tensor on the other,
- * as a literal does in an expression. */
+ * A Python number counts as its literal's dtype (i32, fp32, ...), so both
+ * paths must agree on the type as the two branches of an `if` must (and as
+ * Triton requires of a function's returns). */
 static SVal select_val(Sema *s, IrValue *cond, SVal a, SVal b, const char *what, Span at)
 {
     if (sema_same_val(a, b) || a.k == SV_UNDEF || b.k == SV_UNDEF)
@@ -59,12 +60,7 @@ static SVal select_val(Sema *s, IrValue *cond, SVal a, SVal b, const char *what,
                         "%s is %s on one path and %s on another; only tensors and numbers "
                         "can differ between an element's paths",
                         what, sv_describe(s, a), sv_describe(s, b));
-    IrValue *x = ta ? a.v : tb ? sema_const(s, type_scalar(b.v->type.dt), a, at) : NULL;
-    IrValue *y = tb ? b.v : ta ? sema_const(s, type_scalar(a.v->type.dt), b, at) : NULL;
-    if (!x)
-        x = sema_to_tensor(s, a, at);
-    if (!y)
-        y = sema_to_tensor(s, b, at);
+    IrValue *x = sema_to_tensor(s, a, at), *y = sema_to_tensor(s, b, at);
     if (!x || !y)
         return undef(NULL);
     if (!type_eq(type_elem(x->type), type_elem(y->type)))
