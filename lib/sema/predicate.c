@@ -26,10 +26,23 @@ static IrValue *mask_not(Sema *s, IrValue *a, Span at)
     return ir_unary(&s->b, IR_NOT, at, a, a->type);
 }
 
+/* Whether a value of type x broadcasts to the mapped shape t. */
+static bool fits(const Type *t, Type x)
+{
+    if (x.rank > t->rank)
+        return false;
+    for (int i = 1; i <= x.rank; i++)
+        if (x.shape[x.rank - i] != 1 && x.shape[x.rank - i] != t->shape[t->rank - i])
+            return false;
+    return true;
+}
+
+/* Leaves a value that does not broadcast to the mapped shape as it is:
+ * per_element reports it where it matters. */
 IrValue *sema_pred_widen(Sema *s, IrValue *x, Span at)
 {
     const Type *t = &s->pred->shape;
-    if (!x || x->type.rank > t->rank)
+    if (!x || !fits(t, x->type))
         return x;
     return sema_broadcast(s, x, t->rank, t->shape, at);
 }
@@ -38,6 +51,24 @@ IrValue *sema_pred_widen(Sema *s, IrValue *x, Span at)
  * ends its own path, and the `if` around it narrows the mask it goes on
  * with (sema_pred_if), so no later statement needs to look at `done`. */
 IrValue *sema_pred_active(Sema *s) { return s->pred->mask; }
+
+/* x as one value per element of the mapped blocks. A block the function
+ * builds itself (tl.arange, tl.full) has no element to follow, so it
+ * cannot be chosen or tested per element. */
+static IrValue *per_element(Sema *s, IrValue *x, const char *what, Span at)
+{
+    const Type *t = &s->pred->shape;
+    if (!x || !(x = sema_pred_widen(s, x, at)))
+        return NULL;
+    if (x->type.rank == t->rank && !memcmp(x->type.shape, t->shape, sizeof(int) * (size_t)t->rank))
+        return x;
+    sema_err(s, at,
+             "%s is %s, not one value per element of tl.map_elementwise's blocks (%s); "
+             "only those can depend on an element's path",
+             what, sema_type_str(s, x->type),
+             sema_type_str(s, type_with_shape(x->type, t->rank, t->shape)));
+    return NULL;
+}
 
 /* The per-element choice between two values of one name: cond ? a : b.
  * A Python number counts as its literal's dtype (i32, fp32, ...), so both
@@ -69,11 +100,10 @@ static SVal select_val(Sema *s, IrValue *cond, SVal a, SVal b, const char *what,
                         "the same type",
                         what, sema_type_str(s, type_elem(x->type)),
                         sema_type_str(s, type_elem(y->type)));
-    x = sema_pred_widen(s, x, at);
-    y = sema_pred_widen(s, y, at);
-    IrValue *c = sema_pred_widen(s, cond, at);
-    if (!x || !y || !c || !sema_broadcast_pair(s, &x, &y, at) ||
-        !sema_broadcast_pair(s, &c, &x, at))
+    x = per_element(s, x, what, at);
+    y = x ? per_element(s, y, what, at) : NULL;
+    IrValue *c = cond;
+    if (!x || !y)
         return undef(NULL);
     return sv_tensor(
         ir_build(&s->b, IR_SELECT, at, (IrValue *[]){c, x, y}, 3, &x->type, 1)->results[0]);
@@ -112,7 +142,7 @@ void sema_pred_if(Sema *s, const Node *n, IrValue *cond, Cont *rest)
 {
     SemaPred *p = s->pred;
     Span at = n->a->span;
-    cond = sema_pred_widen(s, sema_to_bool(s, cond, at), at);
+    cond = per_element(s, sema_to_bool(s, cond, at), "the condition", at);
     if (!cond)
         return;
     IrValue *outer_mask = p->mask, *outer_done = p->done;
@@ -197,7 +227,7 @@ IrValue *sema_pred_loop_cond(Sema *s, const Node *cond, IrValue *mask, IrValue *
     SVal cv = sema_eval(s, cond);
     s->pred->mask = outer;
     IrValue *c = cv.k == SV_UNDEF ? NULL : sema_to_tensor(s, cv, at);
-    c = sema_pred_widen(s, sema_to_bool(s, c, at), at);
+    c = per_element(s, sema_to_bool(s, c, at), "the condition", at);
     if (!c)
         c = sema_pred_widen(s, sema_const(s, type_scalar(DT_I1), sv_bool(false), at), at);
     *next = mask_and(s, mask, c, at);
@@ -214,7 +244,8 @@ IrValue *sema_pred_loop_cond(Sema *s, const Node *cond, IrValue *mask, IrValue *
 SVal sema_pred_ifexp(Sema *s, const Node *n, IrValue *cond)
 {
     SemaPred *p = s->pred;
-    IrValue *outer = p->mask, *c = sema_pred_widen(s, sema_to_bool(s, cond, n->b->span), n->span);
+    IrValue *outer = p->mask;
+    IrValue *c = per_element(s, sema_to_bool(s, cond, n->b->span), "the condition", n->b->span);
     if (!c)
         return undef(NULL);
     p->mask = mask_and(s, outer, c, n->span);
@@ -236,7 +267,8 @@ void sema_pred_loop_yields(Sema *s, IrValue *mask, IrValue **y, IrValue *const *
                            Span at)
 {
     for (int i = 0; i < n; i++)
-        if (y[i] != args[i] && type_eq(y[i]->type, args[i]->type))
+        if (y[i] != args[i] && type_eq(y[i]->type, args[i]->type) &&
+            per_element(s, y[i], "a variable the loop changes", at))
             y[i] = ir_build(&s->b, IR_SELECT, at, (IrValue *[]){mask, y[i], args[i]}, 3,
                             &y[i]->type, 1)
                        ->results[0];
