@@ -8,9 +8,9 @@
 
 
 static const BuiltinTable *const tl_tables[] = {
-    &sema_tl_core,   &sema_tl_memory,   &sema_tl_reduce,    &sema_tl_shape,
-    &sema_tl_random, &sema_tl_blockptr, &sema_tl_asm,       &sema_tl_extra,
-    &sema_tl_sort,   &sema_tl_lang,     &sema_tl_dot_scaled};
+    &sema_tl_core,   &sema_tl_memory,   &sema_tl_reduce,     &sema_tl_shape,
+    &sema_tl_random, &sema_tl_blockptr, &sema_tl_asm,        &sema_tl_extra,
+    &sema_tl_sort,   &sema_tl_lang,     &sema_tl_dot_scaled, &sema_tl_mapel};
 
 static const Builtin *find_in(const BuiltinTable *t, const char *name)
 {
@@ -259,6 +259,21 @@ static bool bind(Sema *s, const Builtin *b, const char *qual, SVal self, CallArg
 }
 
 
+/* Builtins that touch memory or the outside world: under a per-element
+ * condition in tl.map_elementwise they would act for every element. */
+static bool has_effect(const char *ns, const char *name)
+{
+    static const char *const effects[] = {
+        "load",  "store",         "device_print",           "device_assert",
+        "print", "debug_barrier", "load_tensor_descriptor", "store_tensor_descriptor"};
+    if (!strcmp(ns, "desc") || !strncmp(name, "atomic_", 7))
+        return true;
+    for (int i = 0; i < TK_ARRAY_LEN(effects); i++)
+        if (!strcmp(name, effects[i]))
+            return true;
+    return false;
+}
+
 SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self, CallArgs *ca)
 {
     if (!strcmp(nsname, "dtype"))
@@ -295,6 +310,8 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
     }
     if (!b)
         return sema_err(s, ca->at, "unknown builtin '%s'", name);
+    if (s->pred && has_effect(nsname, name) && !sema_pred_effect_ok(s, qual, ca->at))
+        return (SVal){.k = SV_UNDEF};
     SVal a[MAXP];
     Span at[MAXP];
     if (!bind(s, b, qual, self, ca, a, at))

@@ -73,6 +73,8 @@ static SVal eval_ifexp(Sema *s, const Node *n)
             return (SVal){.k = SV_UNDEF};
         return sema_eval(s, t ? n->a : n->c);
     }
+    if (s->pred) /* in tl.map_elementwise's function: each side under its mask */
+        return sema_pred_ifexp(s, n, c.v);
     SVal args[3] = {c, sema_eval(s, n->a), sema_eval(s, n->c)};
     Span at[3] = {n->b->span, n->a->span, n->c->span};
     CallArgs ca = {.pos = args, .pos_at = at, .npos = 3, .at = n->span};

@@ -708,3 +708,35 @@ bool sema_const_int(Sema *s, SVal v, Span at, const char *what, int64_t *out)
         sema_err(s, at, "%s must be a constexpr integer, got %s", what, sv_describe(s, v));
     return false;
 }
+
+/* Same binding: the same IR value or equal compile-time values. */
+bool sema_same_val(SVal a, SVal b)
+{
+    if (a.k != b.k)
+        return false;
+    switch (a.k) {
+    case SV_TENSOR: return a.v == b.v;
+    case SV_INT:
+    case SV_BOOL: return a.i == b.i && a.big == b.big;
+    case SV_FLOAT: return a.f == b.f || (a.f != a.f && b.f != b.f);
+    case SV_DTYPE: return type_eq(a.ty, b.ty);
+    case SV_STR: return strcmp(a.s, b.s) == 0;
+    case SV_NONE:
+    case SV_VOID: return true;
+    case SV_UNDEF: return a.s == b.s;
+    case SV_FUNC:
+    case SV_MODULE: return a.fn == b.fn;
+    case SV_NS:
+    case SV_BUILTIN: return a.s == b.s && a.ns == b.ns && a.n == b.n;
+    case SV_TUPLE:
+    case SV_BLOCKPTR:
+    case SV_DESC:
+        if (a.n != b.n || a.i != b.i || !type_eq(a.ty, b.ty))
+            return false;
+        for (int i = 0; i < a.n; i++)
+            if (!sema_same_val(a.items[i], b.items[i]))
+                return false;
+        return true;
+    default: return false;
+    }
+}

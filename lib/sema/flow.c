@@ -2,44 +2,15 @@
  * both branches on copies of the environment and merges the names that
  * differ into IR_IF results; loops carry the names their body assigns that
  * exist before the loop (their dtype and shape may not change). Constexpr
- * conditions prune, tl.static_range and constexpr tuples unroll. */
+ * conditions prune, tl.static_range and constexpr tuples unroll. In
+ * tl.map_elementwise's function runtime conditions are per element:
+ * sema/predicate.c merges an `if` by selects, and a `while` here also
+ * carries the mask of the elements still looping. */
 #include <string.h>
 
 #include "sema/spec.h"
 
 static SVal undef(const char *why) { return (SVal){.k = SV_UNDEF, .s = why}; }
-
-/* Same binding: the same IR value or equal compile-time values. */
-static bool same_val(SVal a, SVal b)
-{
-    if (a.k != b.k)
-        return false;
-    switch (a.k) {
-    case SV_TENSOR: return a.v == b.v;
-    case SV_INT:
-    case SV_BOOL: return a.i == b.i && a.big == b.big;
-    case SV_FLOAT: return a.f == b.f || (a.f != a.f && b.f != b.f);
-    case SV_DTYPE: return type_eq(a.ty, b.ty);
-    case SV_STR: return strcmp(a.s, b.s) == 0;
-    case SV_NONE:
-    case SV_VOID: return true;
-    case SV_UNDEF: return a.s == b.s;
-    case SV_FUNC:
-    case SV_MODULE: return a.fn == b.fn;
-    case SV_NS:
-    case SV_BUILTIN: return a.s == b.s && a.ns == b.ns && a.n == b.n;
-    case SV_TUPLE:
-    case SV_BLOCKPTR:
-    case SV_DESC:
-        if (a.n != b.n || a.i != b.i || !type_eq(a.ty, b.ty))
-            return false;
-        for (int i = 0; i < a.n; i++)
-            if (!same_val(a.items[i], b.items[i]))
-                return false;
-        return true;
-    default: return false;
-    }
-}
 
 static bool materializable(SVal v) { return v.k == SV_TENSOR || sv_is_num(v); }
 
@@ -100,7 +71,7 @@ typedef struct Merge {
 
 static SVal merge_pair(Sema *s, Merge *m, const char *name, SVal v1, SVal v2, Span at)
 {
-    if (same_val(v1, v2))
+    if (sema_same_val(v1, v2))
         return v1;
     if (v1.k == SV_UNDEF || v2.k == SV_UNDEF)
         return v1.k == SV_UNDEF ? v1 : v2;
@@ -183,6 +154,10 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
         sema_exec(s, t ? &n->list : &n->list2, 0, rest);
         return;
     }
+    if (s->pred) { /* in tl.map_elementwise's function: a condition per element */
+        sema_pred_if(s, n, c.v, rest);
+        return;
+    }
     if (c.v->type.rank != 0) {
         sema_err(s, n->a->span,
                  "the condition of 'if' must be a scalar, got %s (use tl.where "
@@ -232,7 +207,7 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
                         n->span);
             else
                 env_set(s, &merged, name, merge_pair(s, &m, name, *v1, *v2, n->span),
-                        same_val(*v1, *v2) ? *a1 : n->span);
+                        sema_same_val(*v1, *v2) ? *a1 : n->span);
         }
     IrOp *op = NULL;
     if (m.ok) {
@@ -323,6 +298,8 @@ static bool tuple_carriable(SVal v)
 static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Span at, SVal whole)
 {
     IrValue *x = sema_to_tensor(s, v, at);
+    if (x && s->pred) /* an element's variable may become its own per element */
+        x = sema_pred_widen(s, x, at);
     if (!x)
         return;
     c->before[c->n] = whole;
@@ -336,7 +313,7 @@ static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_tar
     PtrVec names = {0};
     assigned_names(s, &names, body);
     Carried c = {0};
-    int cap = 1;
+    int cap = 2; /* room for a per-element loop's mask */
     for (int i = 0; i < names.len; i++) {
         SVal *v = env_lookup(s->env, names.items[i], NULL);
         cap += v && sv_is_struct(*v) ? v->n : 1;
@@ -394,7 +371,7 @@ static bool same_frame(SVal v, SVal was)
     if (v.k != SV_BLOCKPTR || v.n != was.n || !type_eq(v.ty, was.ty) || v.i != was.i)
         return false;
     for (int k = 0; k < first_carried(v); k++)
-        if (!same_val(v.items[k], was.items[k]))
+        if (!sema_same_val(v.items[k], was.items[k]))
             return false;
     return true;
 }
@@ -464,7 +441,7 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
                                        b->name, what, line)),
                     b->at);
         else if (old->k != SV_UNDEF && !materializable(*old) && !tuple_carriable(*old) &&
-                 !same_val(*old, b->val) && b->val.k != SV_UNDEF)
+                 !sema_same_val(*old, b->val) && b->val.k != SV_UNDEF)
             sema_err(s, b->at, "'%s' (%s) cannot be reassigned inside a loop", b->name,
                      sv_describe(s, *old));
     }
@@ -682,6 +659,8 @@ void sema_exec_for(Sema *s, const Node *n)
                  sv_describe(s, it));
         return;
     }
+    if (s->pred && sema_pred_for(s, n, &ca)) /* bounds that are element values */
+        return;
     IrValue *b[3];
     int64_t stages = 0, flatten = 0, ws = 0;
     SVal down[2];
@@ -734,9 +713,24 @@ void sema_exec_for(Sema *s, const Node *n)
 
 /* ---- while ------------------------------------------------------------------------ */
 
+/* A per-element loop (in tl.map_elementwise's function) also carries the
+ * elements still looping, its last leaf. */
+static void add_mask_leaf(Sema *s, Carried *c, Span at)
+{
+    IrValue *m = sema_pred_active(s);
+    if (!m)
+        m = sema_pred_widen(s, sema_const(s, type_scalar(DT_I1), sv_bool(true), at), at);
+    c->before[c->n] = sv_tensor(m);
+    c->names[c->n] = "$mask";
+    c->item[c->n] = -1;
+    c->init[c->n++] = m;
+}
+
 void sema_exec_while(Sema *s, const Node *n)
 {
     Carried c = carried_names(s, &n->list, NULL, n->span);
+    if (s->pred)
+        add_mask_leaf(s, &c, n->span);
     Type *types = arena_alloc(s->a, sizeof(Type) * (size_t)(c.n + 1));
     for (int i = 0; i < c.n; i++)
         types[i] = c.init[i]->type;
@@ -754,9 +748,11 @@ void sema_exec_while(Sema *s, const Node *n)
     for (int i = 0; i < c.n; i++)
         cargs[i] = ir_block_add_arg(s->f, cond_b, types[i], leaf_name(s, &c, i));
     bind_carried(s, &cenv, &c, cargs, n->span);
-    SVal cv = sema_eval(s, n->a);
-    IrValue *cond = NULL;
-    if (cv.k == SV_TENSOR && cv.v->type.rank != 0)
+    IrValue *cond = NULL, *looping = NULL;
+    SVal cv = s->pred ? (SVal){.k = SV_UNDEF} : sema_eval(s, n->a);
+    if (s->pred)
+        cond = sema_pred_loop_cond(s, n->a, cargs[c.n - 1], &looping);
+    else if (cv.k == SV_TENSOR && cv.v->type.rank != 0)
         sema_err(s, n->a->span, "the condition of 'while' must be a scalar, got %s",
                  sema_type_str(s, cv.v->type));
     else if (cv.k != SV_UNDEF)
@@ -767,6 +763,8 @@ void sema_exec_while(Sema *s, const Node *n)
     cops[0] = cond;
     for (int i = 0; i < c.n; i++)
         cops[1 + i] = cargs[i];
+    if (looping)
+        cops[c.n] = looping;
     terminate(s, cond_b, IR_CONDITION, n->span, cops, c.n + 1);
     /* the body */
     Env benv = env_copy(s, outer);
@@ -775,10 +773,18 @@ void sema_exec_while(Sema *s, const Node *n)
     for (int i = 0; i < c.n; i++)
         bargs[i] = ir_block_add_arg(s->f, body, types[i], leaf_name(s, &c, i));
     bind_carried(s, &benv, &c, bargs, n->span);
+    IrValue *outer_mask = s->pred ? s->pred->mask : NULL;
+    if (s->pred)
+        s->pred->mask = bargs[c.n - 1];
     s->loop_depth++;
     sema_exec(s, &n->list, 0, NULL);
     s->loop_depth--;
     IrValue **y = loop_yields(s, &c, &before, body, bargs, "while", n->span.line);
+    if (s->pred) {
+        y[c.n - 1] = bargs[c.n - 1];
+        sema_pred_loop_yields(s, bargs[c.n - 1], y, bargs, c.n - 1, n->span);
+        s->pred->mask = outer_mask;
+    }
     terminate(s, body, IR_YIELD, n->span, y, c.n);
     s->b = saved;
     s->env = outer;

@@ -151,12 +151,15 @@ SVal sema_inline(Sema *s, const Node *fn, CallArgs *ca)
     s->loop_depth = 0;
     s->stack[s->depth++] = fn;
     int saved_scope = enter_scope(s, fn, ca->at);
+    SemaPred caller;
+    if (s->pred) /* in tl.map_elementwise: the callee's returns are per element */
+        sema_pred_enter(s, &caller);
     sema_exec(s, &fn->list3, 0, NULL);
     if (s->f)
         s->f->cur_scope = saved_scope;
     s->depth--;
     SVal *r = env_lookup(&env, "$ret", NULL);
-    SVal ret = r ? *r : sv_none();
+    SVal ret = s->pred ? sema_pred_leave(s, &caller) : r ? *r : sv_none();
     s->env = saved_env;
     s->returned = saved_ret;
     s->loop_depth = saved_loops;

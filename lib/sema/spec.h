@@ -90,6 +90,18 @@ typedef struct SemaModule {
     Env env;
 } SemaModule;
 
+/* Per-element control flow inside tl.map_elementwise's scalar function
+ * (sema/predicate.c): the function runs on blocks, so a branch or loop on
+ * an element's value runs for every element and its effects are kept only
+ * where the element's path goes. One per inlined function. */
+typedef struct SemaPred {
+    Type shape;    /* i1 block of the mapped shape (what every element value has) */
+    IrValue *mask; /* elements whose path reaches the current statement; NULL: all */
+    IrValue *done; /* elements that have returned; NULL: none */
+    SVal ret;      /* what they returned, merged; SV_VOID before the first return */
+    bool nested;   /* called under a per-element condition of an outer map */
+} SemaPred;
+
 typedef struct Sema {
     Arena *a;
     Diag *d;
@@ -110,6 +122,7 @@ typedef struct Sema {
     int64_t unrolled; /* static_range bodies run so far (nested loops multiply) */
     int errors_at_start;
     PtrVec const_ptrs; /* parameters annotated tl.const: nothing may be stored through them */
+    SemaPred *pred;    /* inside tl.map_elementwise's function; NULL elsewhere */
 } Sema;
 
 /* ---- values (sema/expr.c) ---- */
@@ -225,8 +238,9 @@ extern const BuiltinTable sema_tl_extra, sema_tl_cuda_sregs;
 IrValue *sema_to_bits(Sema *s, IrValue *x, Span at);
 IrValue *sema_from_bits(Sema *s, IrValue *y, DType dt, Span at);
 /* sema/builtins/sort.c: tl.sort, tl.topk, tl.bitonic_merge;
- * sema/builtins/lang.c: tl.tuple, tl.condition, tl.const. */
-extern const BuiltinTable sema_tl_sort, sema_tl_lang;
+ * sema/builtins/lang.c: tl.tuple, tl.condition, tl.const;
+ * sema/builtins/mapel.c: tl.map_elementwise. */
+extern const BuiltinTable sema_tl_sort, sema_tl_lang, sema_tl_mapel;
 /* sema/builtins/dot_scaled.c: tl.dot_scaled, emulated by upcasting. */
 extern const BuiltinTable sema_tl_dot_scaled;
 bool sv_has(SVal v); /* given and not None */
@@ -286,6 +300,21 @@ void sema_exec_if(Sema *s, const Node *n, Cont *cont);
 void sema_exec_for(Sema *s, const Node *n);
 void sema_exec_while(Sema *s, const Node *n);
 bool sema_contains_return(const NodeList *l);
+bool sema_same_val(SVal a, SVal b); /* the same IR value or equal compile-time values */
+
+/* ---- per-element control flow in tl.map_elementwise (sema/predicate.c) ---- */
+IrValue *sema_pred_active(Sema *s);                     /* the live elements; NULL: all */
+IrValue *sema_pred_widen(Sema *s, IrValue *x, Span at); /* x broadcast to the mapped shape */
+void sema_pred_if(Sema *s, const Node *n, IrValue *cond, Cont *rest);
+void sema_pred_return(Sema *s, SVal v, Span at);
+void sema_pred_enter(Sema *s, SemaPred *saved);
+SVal sema_pred_leave(Sema *s, const SemaPred *saved);
+IrValue *sema_pred_loop_cond(Sema *s, const Node *cond, IrValue *mask, IrValue **next);
+SVal sema_pred_ifexp(Sema *s, const Node *n, IrValue *cond);
+bool sema_pred_for(Sema *s, const Node *n, const CallArgs *ca);
+void sema_pred_loop_yields(Sema *s, IrValue *mask, IrValue **y, IrValue *const *args, int n,
+                           Span at);
+bool sema_pred_effect_ok(Sema *s, const char *what, Span at);
 
 /* ---- random numbers and scheduling helpers (sema_random.c) ---- */
 SVal sema_rand(Sema *s, const char *name, SVal seed, SVal offset, SVal rounds, Span at);

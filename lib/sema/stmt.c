@@ -72,6 +72,8 @@ static void exec_assert(Sema *s, const Node *n)
             sema_err(s, n->span, "assertion failed%s%s", msg[0] ? ": " : "", msg);
         return;
     }
+    if (!sema_pred_effect_ok(s, "an assert", n->span))
+        return;
     IrValue *cv = sema_to_bool(s, c.v, n->span);
     IrOp *op = ir_build(&s->b, IR_ASSERT, n->span, &cv, 1, NULL, 0);
     op->str = msg;
@@ -88,6 +90,10 @@ static void exec_return(Sema *s, const Node *n)
         return;
     }
     SVal v = n->a ? sema_eval(s, n->a) : sv_none();
+    if (s->pred) { /* in tl.map_elementwise's function: for the elements that get here */
+        sema_pred_return(s, v, n->span);
+        return;
+    }
     env_set(s, s->env, "$ret", v, n->span);
     s->returned = true;
 }

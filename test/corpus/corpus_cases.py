@@ -141,6 +141,31 @@ def _values(*xs):
     return lambda rng, n: np.array(xs[:n], dtype=np.float64)
 
 
+def _bit_patterns(rng, n):
+    """Non-negative int32 values with every bit count: zero, powers of two,
+    all ones, random words."""
+    v = rng.integers(0, 2**31 - 1, n)
+    v[:32] = [0, 1, 2**31 - 1] + [1 << k for k in range(2, 31)]
+    return v
+
+
+def _some_zeros(rng, n):
+    """Normal values over a wide range, one in twenty exactly zero."""
+    return np.where(rng.random(n) < 0.05, 0.0, rng.standard_normal(n) * 50.0)
+
+
+def _pairs(rng, n):
+    """Values in [0, 1), each repeated for the two elements of a pair."""
+    return np.repeat(rng.random(n // 2), 2)
+
+
+def _zero_groups(rng, n):
+    """Normal values with some groups of four all zero."""
+    x = rng.standard_normal(n)
+    x.reshape(-1, 4)[rng.random(n // 4) < 0.1] = 0.0
+    return x
+
+
 def cases():
     R, N = 4, 1000
     S = R * N
@@ -659,4 +684,30 @@ def cases():
                  "tuple_params.py", "residual_add_kernel", (4,),
                  [Buf("x", "fp32", 1000), Tuple("extras", extras), Out("out", "fp32", 1000),
                   Scalar("n_elements", 1000)], {"BLOCK": 256}, ref=R_.residual_add))
+    # map_elementwise.py: per-element branches and loops, pack=2 and pack=4
+    M = 3000
+    add(Case("soft clip (if/elif/else per element)", "map_elementwise.py", "soft_clip_kernel", (3,),
+             [Buf("x_ptr", "fp32", M, scale=3.0), Out("y_ptr", "fp32", M), Scalar("n_elements", M),
+              Scalar("lo", -1.5, "fp32"), Scalar("hi", 2.0, "fp32")], {"BLOCK": 1024},
+             ref=R_.soft_clip))
+    add(Case("selu (early returns per element)", "map_elementwise.py", "selu_kernel", (3,),
+             [Buf("x_ptr", "fp16", M, scale=2.0), Out("y_ptr", "fp16", M), Scalar("n_elements", M)],
+             {"BLOCK": 1024}, ref=R_.selu))
+    add(Case("bit statistics (while loops per element)", "map_elementwise.py", "bit_stats_kernel", (2,),
+             [Buf("v_ptr", "i32", 1000, _bit_patterns), Out("count_ptr", "i32", 1000),
+              Out("msb_ptr", "i32", 1000), Scalar("n_elements", 1000)], {"BLOCK": 512},
+             ref=R_.bit_stats))
+    add(Case("cube root (bounded Newton per element)", "map_elementwise.py", "cbrt_kernel", (3,),
+             [Buf("x_ptr", "fp32", M, _some_zeros), Out("y_ptr", "fp32", M), Scalar("n_elements", M)],
+             {"BLOCK": 1024}, ref=R_.cbrt))
+    T, D = 37, 64
+    add(Case("interleaved rope (pack=2)", "map_elementwise.py", "rope_interleaved_kernel", (3,),
+             [Buf("x_ptr", "fp16", T * D), Buf("cos_ptr", "fp32", T * D, _pairs),
+              Buf("sin_ptr", "fp32", T * D, _pairs), Out("out_ptr", "fp16", T * D),
+              Scalar("seq_len", T), Scalar("stride_tok", D)], {"HEAD_DIM": D, "BLOCK_T": 16},
+             ref=R_.rope_interleaved))
+    add(Case("group-of-4 absmax (pack=4)", "map_elementwise.py", "absmax4_kernel", (3,),
+             [Buf("x_ptr", "fp32", M, _zero_groups), Out("y_ptr", "fp32", M),
+              Out("scale_ptr", "fp32", M // 4), Scalar("n_elements", M)], {"BLOCK": 1024},
+             ref=R_.absmax4))
     return out

@@ -771,3 +771,47 @@ def residual_add(v, c, s):
     if "bias" in v:
         x += v["bias"][np.arange(n) % c["BLOCK"]]
     return {"out": x}
+# ---- per-element control flow and pack (map_elementwise.py) --------------------------------
+
+
+def soft_clip(v, c, s):
+    x = v["x_ptr"][:s["n_elements"]]
+    lo, hi = s["lo"], s["hi"]
+    d = np.maximum(x - hi, 0.0)
+    y = np.where(x < lo, lo - np.log1p(np.maximum(lo - x, 0.0)), np.where(x > hi, hi + d / (1.0 + d), x))
+    return {"y_ptr": y}
+
+
+def selu(v, c, s):
+    x = v["x_ptr"][:s["n_elements"]]
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    return {"y_ptr": np.where(x > 0, scale * x, scale * alpha * np.expm1(np.minimum(x, 0.0)))}
+
+
+def bit_stats(v, c, s):
+    x = [int(a) for a in v["v_ptr"][:s["n_elements"]]]
+    return {"count_ptr": np.array([bin(a).count("1") for a in x]),
+            "msb_ptr": np.array([a.bit_length() - 1 for a in x])}
+
+
+def cbrt(v, c, s):
+    return {"y_ptr": np.cbrt(v["x_ptr"][:s["n_elements"]])}
+
+
+def rope_interleaved(v, c, s):
+    t, d = s["seq_len"], s["stride_tok"]
+    x = v["x_ptr"].reshape(t, d // 2, 2)
+    cos = v["cos_ptr"].reshape(t, d // 2, 2)[..., 0]
+    sin = v["sin_ptr"].reshape(t, d // 2, 2)[..., 0]
+    out = np.empty_like(x)
+    out[..., 0] = x[..., 0] * cos - x[..., 1] * sin
+    out[..., 1] = x[..., 1] * cos + x[..., 0] * sin
+    return {"out_ptr": out.ravel()}
+
+
+def absmax4(v, c, s):
+    x = v["x_ptr"][:s["n_elements"]].reshape(-1, 4)
+    m = np.abs(x).max(axis=1)
+    inv = np.where(m > 0, 127.0 / np.where(m > 0, m, 1.0), 0.0)
+    return {"y_ptr": (x * inv[:, None]).ravel(), "scale_ptr": m}
+

@@ -2,7 +2,8 @@
  * step, zero trips), static_range, nested loops, while loops (one whose
  * condition is a reduction), runtime if/elif/else merging values, a
  * constexpr branch, helpers with several results and default/keyword
- * arguments. Scalars are exact; fp32 blocks get 1e-6 (a few roundings of a
+ * arguments, tl.map_elementwise with per-element branches, returns, a loop
+ * and pack=2. Scalars are exact; fp32 blocks get 1e-6 (a few roundings of a
  * contracting recurrence). */
 #include "harness.h"
 
@@ -165,6 +166,47 @@ static void helpers_case(H *h, int n, int block)
     h_end(h);
 }
 
+static int popcount32(int64_t v)
+{
+    int c = 0;
+    for (uint32_t w = (uint32_t)v; w; w &= w - 1)
+        c++;
+    return c;
+}
+
+static void map_elementwise_case(H *h, int n, int block)
+{
+    if (!h_begin(h, "control.map_elementwise.n%d.B%d", n, block))
+        return;
+    tk_kernel *k = h_kernel(h, "control.tk", "map_elementwise_flow");
+    double *x = h_rand_array(h, TK_F32, n, -1, 1);
+    int64_t *v = h_malloc(h, n * sizeof(int64_t));
+    for (int i = 0; i < n; i++)
+        v[i] = h_randint(h, 0, 0x7fffffff);
+    void *dx = h_upload(h, TK_F32, x, n), *dv = h_upload_int(h, TK_I32, v, n);
+    void *dy = h_output(h, TK_F32, n), *dc = h_output(h, TK_I32, n), *dp = h_output(h, TK_F32, n);
+    h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dv, TK_I32), tk_ptr(dy, TK_F32), tk_ptr(dc, TK_I32),
+                    tk_ptr(dp, TK_F32), tk_i32(n), tk_const("BLOCK", block)),
+             4);
+    double *y = h_download(h, TK_F32, dy, n), *c = h_download(h, TK_I32, dc, n);
+    double *p = h_download(h, TK_F32, dp, n);
+    double *ry = h_malloc(h, n * sizeof(double)), *rc = h_malloc(h, n * sizeof(double));
+    double *rp = h_malloc(h, n * sizeof(double));
+    for (int i = 0; i < n; i++) {
+        int bits = popcount32(v[i]);
+        ry[i] = x[i] > 0.5 ? 2 * x[i] : x[i] < -0.5 ? -x[i] : h_round_to(TK_F32, x[i] + 1);
+        rc[i] = x[i] > 0.5 ? (double)v[i] : x[i] < -0.5 ? bits : 2 * bits;
+        int e = i & ~1; /* the pair's even element; a partner past n loads 0.0 */
+        double a0 = x[e], a1 = e + 1 < n ? x[e + 1] : 0.0;
+        rp[i] = h_round_to(TK_F32, i == e ? a0 - a1 : a0 + a1);
+    }
+    h_check(h, "y", y, ry, n, 0);
+    h_check(h, "c", c, rc, n, 0);
+    h_check(h, "pack=2 pairs", p, rp, n, 0);
+    h_end(h);
+}
+
 void cases_control(H *h)
 {
     int n = h->gpu ? 100003 : 3001;
@@ -179,4 +221,6 @@ void cases_control(H *h)
     if_case(h, 777, 16, 1, 2);
     helpers_case(h, 1000, 1024);
     helpers_case(h, 10, 16);
+    map_elementwise_case(h, n, 256);
+    map_elementwise_case(h, 333, 64);
 }

@@ -327,6 +327,9 @@ def main():
                                                   out(16, torch.int32), N, 7], {"BLOCK": B})
     compile_only("control.tk", "if_else", g, [fp(), out(N), N, 1], {"BLOCK": B, "MODE": 1})
     compile_only("control.tk", "helpers", (1,), [fp(), out(2 * N), out(2), N], {"BLOCK": 1024})
+    compile_only("control.tk", "map_elementwise_flow", g,
+                 [fp(), i(N, torch.int32, 0, 2**31 - 1), out(N), out(N, torch.int32), out(N), N],
+                 {"BLOCK": B})
     compile_only("misc.tk", "hinted_copy", g, [fp(), out(N), N], {"BLOCK": B})
     compile_only("misc.tk", "creation", g, [fp(), i(N, torch.uint32, 0, 1000), out(N),
                                             out(N, torch.uint32), N, 4], {"BLOCK": B})
