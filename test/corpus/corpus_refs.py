@@ -788,7 +788,7 @@ def selu(v, c, s):
     return {"y_ptr": np.where(x > 0, scale * x, scale * alpha * np.expm1(np.minimum(x, 0.0)))}
 
 
-def bit_stats(v, c, s):
+def bit_stats_loops(v, c, s):
     x = [int(a) for a in v["v_ptr"][:s["n_elements"]]]
     return {"count_ptr": np.array([bin(a).count("1") for a in x]),
             "msb_ptr": np.array([a.bit_length() - 1 for a in x])}
