@@ -64,6 +64,7 @@ typedef struct Segs {
     int *last;   /* and the last */
     bool *async; /* by segment: it holds a dot that may leave work in flight */
     bool split;  /* a producer warpgroup fills rings beside the consumers */
+    bool waited; /* no wgmma of the segment left unread since its last loop */
 } Segs;
 
 static bool seg_op(IrOp *op, void *ctx)
@@ -81,36 +82,56 @@ static bool seg_op(IrOp *op, void *ctx)
     return true;
 }
 
-/* Splits the kernel's top level into segments at each drain of every copy
- * (async_wait 0 with its barrier) that ends a loop's pipeline: a ring used
- * within one segment alone is dead past its drain, provided no wgmma of the
- * segment still reads it (a dot_wait at the top level since its last loop).
- * Gives each ring's segment, -1 where it lives across segments. */
+static bool count_op(IrOp *op, void *ctx)
+{
+    TK_UNUSED(op);
+    (*(size_t *)ctx)++;
+    return true;
+}
+
+/* Walks b in program order, an if's regions one after the other (a CTA
+ * takes one of them, all its threads the same), a loop as one step. A
+ * drain of every copy (async_wait 0 with its barrier) ends a segment,
+ * provided no wgmma of the segment still reads a ring: a dot_wait since
+ * its last loop, or no dot left in flight at all. */
+static void seg_block(Segs *sg, IrBlock *b)
+{
+    for (IrOp *o = b->first; o; o = o->next) {
+        if (o->kind == IR_IF) {
+            for (int r = 0; r < o->nregions; r++)
+                seg_block(sg, o->regions[r]);
+            continue;
+        }
+        seg_op(o, sg);
+        for (int r = 0; r < o->nregions; r++)
+            ir_walk(o->regions[r], seg_op, sg);
+        if (o->nregions)
+            sg->waited = false;
+        if (o->kind == IR_DOT_WAIT)
+            sg->waited = true;
+        if (o->kind == IR_ASYNC_WAIT && o->ival == 0 && !o->sub &&
+            (sg->waited || !sg->async[sg->cur]))
+            sg->cur++;
+    }
+}
+
+/* Each ring's segment (runs of loops between drains, seg_block): a ring
+ * used within one segment alone is dead past its drain; -1 where it lives
+ * across segments. */
 static void ring_segments(Cg *cg, int *seg)
 {
     size_t n = (size_t)cg->nbufs, nops = 1;
-    for (IrOp *o = cg->f->body->first; o; o = o->next)
-        nops++;
+    ir_walk(cg->f->body, count_op, &nops);
     Segs sg = {cg,
                0,
                cg_alloc(cg, sizeof(int) * n),
                cg_alloc(cg, sizeof(int) * n),
                cg_alloc(cg, sizeof(bool) * nops),
-               false};
+               false,
+               true};
     for (size_t i = 0; i < n; i++)
         sg.first[i] = sg.last[i] = -1;
-    bool waited = true; /* no wgmma of the segment left unread since its last loop */
-    for (IrOp *o = cg->f->body->first; o; o = o->next) {
-        seg_op(o, &sg);
-        for (int r = 0; r < o->nregions; r++)
-            ir_walk(o->regions[r], seg_op, &sg);
-        if (o->nregions)
-            waited = false;
-        if (o->kind == IR_DOT_WAIT)
-            waited = true;
-        if (o->kind == IR_ASYNC_WAIT && o->ival == 0 && !o->sub && (waited || !sg.async[sg.cur]))
-            sg.cur++;
-    }
+    seg_block(&sg, cg->f->body);
     for (size_t i = 0; i < n; i++)
         seg[i] = !sg.split && sg.first[i] >= 0 && sg.first[i] == sg.last[i] ? sg.first[i] : -1;
 }

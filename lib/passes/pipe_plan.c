@@ -155,7 +155,8 @@ static bool can_run_ahead(Pipe *p, IrOp *loop)
         for (int k = 0; k < p->ld[i].op->nops && k < 2; k++) /* pointer, mask (may be none) */
             if (p->ld[i].op->operands[k] && !pipe_pull(p, p->ld[i].op->operands[k], 0))
                 return false;
-    return pipe_slice_closed(p);
+    pipe_drop_slice_loads(p);
+    return p->nloads > 0 && pipe_slice_closed(p);
 }
 
 /* The plan of load i, as p decided it. */

@@ -19,7 +19,8 @@
  * induction variable and from loop-carried pointers advanced each iteration)
  * runs S-1 iterations ahead: the loop carries the pointers of iteration
  * i+S-1 and the slice sees iv + (S-1)*step. Copies past the end are masked
- * off (and read nothing). A plan for a loop whose slice is not so
+ * off (and read nothing), and so are the slice's own loads (the indices
+ * of a gathered tile, read ahead with it). A plan for a loop whose slice is not so
  * self-contained cannot be followed: the pass fails.
  *
  * A cp.async load (PIPE_CP_ASYNC) is copied in runs of 4 to 16 bytes
@@ -187,6 +188,29 @@ static IrOp *clone(Pipe *p, IrBuilder *b, const IrOp *op, IrValue **map)
     return ir_clone(b, op, map, p->nids);
 }
 
+/* The slice for an iteration ahead, at `at`. Its loads (a gathered tile's
+ * indices) read only while that iteration is in range (`live`), so an
+ * index table is never read past the loop's end. */
+static void clone_slice(Pipe *p, IrBuilder *at, IrValue **map, IrValue *live)
+{
+    for (int i = 0; i < p->nslice; i++) {
+        const IrOp *op = p->slice[i];
+        IrValue *m = NULL;
+        if (op->kind == IR_LOAD) {
+            IrValue *ptr = mapped(map, p->nids, op->operands[0]);
+            IrValue *mask = mapped(map, p->nids, op->operands[1]);
+            m = ptr->type.rank ? splat_like(at, op->span, live, ptr) : live;
+            if (mask) {
+                m = ir_binary(at, IR_AND, op->span, mask, m, mask->type);
+                m->layout = mask->layout;
+            }
+        }
+        IrOp *c = clone(p, at, op, map);
+        if (m && c)
+            c->operands[1] = m;
+    }
+}
+
 /* Copies for iterations 0 .. S-2 before the loop; returns the carried
  * values of iteration S-1 in ahead[]. */
 static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
@@ -208,9 +232,8 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
         map[p->body->args[0]->id] = iv;
         for (int k = 0; k < nc; k++)
             map[p->body->args[k + 1]->id] = ahead[k];
-        for (int i = 0; i < p->nslice; i++)
-            clone(p, &b, p->slice[i], map);
         IrValue *live = pipe_in_range(&b, loop->span, loop, iv);
+        clone_slice(p, &b, map, live);
         IrValue *slot = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         IrValue *j = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         for (int i = 0; i < p->nloads; i++) {
@@ -398,8 +421,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     IrOp *yield = body->last;
     IrBuilder end = {p->f, body, yield};
     IrBuilder *at_slice = (loop->flags & IRF_FLATTEN) ? &end : &b;
-    for (int i = 0; i < p->nslice; i++)
-        clone(p, at_slice, p->slice[i], map);
+    clone_slice(p, at_slice, map, live);
     for (int k = 0; k < yield->nops && k < body->nargs - 1; k++)
         if (p->carried[k])
             yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
@@ -513,6 +535,30 @@ void pipe_planned_loops(IrFunc *f, PtrVec *out)
 }
 
 /* The rings of one planned loop; false where the plan cannot be followed. */
+/* Whether nothing in the body reads a result of op. */
+static bool unread(const Pipe *p, IrOp *op)
+{
+    for (int r = 0; r < op->nres; r++)
+        if (ir_count_reads(p->body, op->results[r]))
+            return false;
+    return true;
+}
+
+/* The originals of the slice, read by nothing once the copies took their
+ * clones' values: removed, last first, where a load is among them (a
+ * masked load is an asm statement LLVM would keep; the rest it drops). */
+static void drop_dead_slice(Pipe *p)
+{
+    bool loads = false;
+    for (int i = 0; i < p->nslice; i++)
+        loads |= p->slice[i]->kind == IR_LOAD;
+    for (int i = p->nslice - 1; i >= 0 && loads; i--) {
+        IrOp *op = p->slice[i];
+        if (op->parent == p->body && !op->nregions && unread(p, op))
+            ir_remove(op);
+    }
+}
+
 static bool rings_loop(Pipe *p, IrOp *loop)
 {
     if (!pipe_from_plan(p, loop))
@@ -527,6 +573,7 @@ static bool rings_loop(Pipe *p, IrOp *loop)
     if (!pipe_widen_loop(p, ahead, &rd, &wr))
         return false;
     rewrite_body(p, map, rd, wr);
+    drop_dead_slice(p);
     p->loop->plan = (IrPlan){PIPE_NONE}; /* carried out: the ring ops say it now */
     for (int i = 0; i < p->nloads; i++)
         if (p->f->nbuffers <= p->ld[i].buf)

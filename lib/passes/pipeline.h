@@ -90,6 +90,8 @@ bool pipe_step_ok(const IrOp *loop);
 IrValue *pipe_in_range(IrBuilder *b, Span sp, const IrOp *loop, IrValue *iv);
 /* Adds what v needs to the slice; false when the slice cannot run ahead. */
 bool pipe_pull(Pipe *p, IrValue *v, int depth);
+/* Drops from p's loads those the slice runs ahead itself. */
+void pipe_drop_slice_loads(Pipe *p);
 /* Every use of a value that runs ahead is inside the slice, a staged load
  * or the yield slot that carries it. */
 bool pipe_slice_closed(Pipe *p);

@@ -319,6 +319,41 @@ static bool pure_slice_op(const IrOp *op)
     }
 }
 
+static bool is_load(const Pipe *p, const IrOp *op)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (p->ld[i].op == op)
+            return true;
+    return false;
+}
+
+static bool writes_memory(IrOp *o, void *ctx)
+{
+    bool *w = ctx;
+    if (o->kind == IR_STORE || o->kind == IR_ATOMIC_RMW || o->kind == IR_ATOMIC_CAS ||
+        (o->kind == IR_INLINE_ASM && !(o->flags & IRF_PURE)))
+        *w = true;
+    return !*w;
+}
+
+/* A load the slice may run ahead: a gathered tile's indices (a paged
+ * cache's token table, a MoE's sorted ids) read S-1 iterations early. Its
+ * clone is masked off past the loop's end (pipeline.c), and the loop
+ * writes no memory it could read a stale value from. Not a tile the
+ * pipeline copies into a ring, and never inside an if of the slice, whose
+ * clones are not masked. */
+static bool slice_load(const Pipe *p, const IrOp *op)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (p->ld[i].op == op && !p->ld[i].run)
+            return false; /* a ring's tile; a private ring's load joins the slice instead */
+    if (op->kind != IR_LOAD || op->nops < 3 || (op->flags & IRF_VOLATILE))
+        return false;
+    bool w = false;
+    ir_walk(p->body, writes_memory, &w);
+    return !w;
+}
+
 /* Adds what v needs to the slice; false when the slice cannot run ahead. */
 bool pipe_pull(Pipe *p, IrValue *v, int depth)
 {
@@ -335,10 +370,10 @@ bool pipe_pull(Pipe *p, IrValue *v, int depth)
     IrOp *op = v->def;
     if (slice_has(p, op))
         return true;
-    if (!pure_slice_op(op))
+    if (!pure_slice_op(op) && !slice_load(p, op))
         return false;
-    for (int i = 0; i < op->nops; i++)
-        if (!pipe_pull(p, op->operands[i], depth + 1))
+    for (int i = 0; i < op->nops; i++) /* a load's absent mask and other are NULL */
+        if (op->operands[i] && !pipe_pull(p, op->operands[i], depth + 1))
             return false;
     for (int r = 0; r < op->nregions; r++) /* what a pure if reads from the body */
         for (const IrOp *o = op->regions[r]->first; o; o = o->next)
@@ -350,13 +385,6 @@ bool pipe_pull(Pipe *p, IrValue *v, int depth)
     return true;
 }
 
-static bool is_load(const Pipe *p, const IrOp *op)
-{
-    for (int i = 0; i < p->nloads; i++)
-        if (p->ld[i].op == op)
-            return true;
-    return false;
-}
 
 /* Whether a slice op reads (transitively) a carried argument the slice
  * advances: those run S-1 iterations ahead and must be read by nothing
@@ -397,6 +425,17 @@ static bool ir_walk_ok(const Pipe *p, const IrOp *o)
         if (!ir_walk(o->regions[r], reads_nothing_ahead, &c))
             return false;
     return true;
+}
+
+/* A load that the slice runs ahead (the indices of a gathered tile) is no
+ * private ring's load: it goes from the pipeline's loads. */
+void pipe_drop_slice_loads(Pipe *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->nloads; i++)
+        if (!slice_has(p, p->ld[i].op))
+            p->ld[n++] = p->ld[i];
+    p->nloads = n;
 }
 
 /* Every use of a value that runs ahead is inside the slice, a pipelined
