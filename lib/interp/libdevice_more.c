@@ -203,6 +203,13 @@ static uint64_t reverse_bits(uint64_t x, int n)
     return r;
 }
 
+/* The low 24 bits of v as a signed number (mul24's operands), without
+ * shifting a negative value. */
+static int64_t sext24(int64_t v)
+{
+    return (int64_t)(((uint64_t)v & 0xFFFFFF) ^ 0x800000) - 0x800000;
+}
+
 /* The integer helpers; signedness from the symbol (u prefix: unsigned). */
 static bool integer(const char *b, const Val *a, Val *out)
 {
@@ -219,7 +226,7 @@ static bool integer(const char *b, const Val *a, Val *out)
             r |= (uint32_t)((both >> (8 * ((a[2].i >> (4 * k)) & 7))) & 0xFF) << (8 * k);
         out->i = (int32_t)r;
     } else if (!strcmp(b, "mul24"))
-        out->i = (int64_t)(((int64_t)x << 40 >> 40) * ((int64_t)y << 40 >> 40));
+        out->i = sext24(x) * sext24(y);
     else if (!strcmp(b, "umul24"))
         out->i = (int64_t)((uint64_t)(ux & 0xFFFFFF) * (uy & 0xFFFFFF));
     else if (!strcmp(b, "sad"))
