@@ -50,11 +50,15 @@ static bool plan_op(IrOp *op, void *ctx)
 }
 
 /* The buffer an op reads or fills, or -1. */
+static bool is_ring_op(IrKind k)
+{
+    return k == IR_ASYNC_COPY || k == IR_SHARED_VIEW || k == IR_TMA_COPY || k == IR_TMA_WAIT ||
+        k == IR_TMA_RELEASE;
+}
+
 static int op_buffer(const Cg *cg, const IrOp *op)
 {
-    bool ring = op->kind == IR_ASYNC_COPY || op->kind == IR_SHARED_VIEW ||
-        op->kind == IR_TMA_COPY || op->kind == IR_TMA_WAIT || op->kind == IR_TMA_RELEASE;
-    return ring && op->ival >= 0 && op->ival < cg->nbufs ? (int)op->ival : -1;
+    return is_ring_op(op->kind) && op->ival >= 0 && op->ival < cg->nbufs ? (int)op->ival : -1;
 }
 
 typedef struct Segs {
@@ -337,15 +341,8 @@ static void emit_private_view(Cg *cg, const IrOp *op)
 static bool uses_ring(IrOp *op, void *ctx)
 {
     bool *found = ctx;
-    switch (op->kind) {
-    case IR_ASYNC_COPY:
-    case IR_SHARED_VIEW:
-    case IR_TMA_COPY:
-    case IR_TMA_WAIT:
-    case IR_TMA_RELEASE:
-    case IR_PRODUCER: *found = true; return false;
-    default: return true;
-    }
+    *found |= is_ring_op(op->kind) || op->kind == IR_PRODUCER;
+    return !*found;
 }
 
 /* Whether the rings are dead after `wait`: it drains every copy at the

@@ -150,6 +150,7 @@ static bool can_run_ahead(Pipe *p, IrOp *loop)
     if (p->stages < 2 || p->body->nargs - 1 > 64 || !pipe_step_ok(loop) || !pipe_find_loads(p))
         return false;
     p->nslice = 0;
+    p->body_writes = -1;
     memset(p->carried, 0, sizeof(bool) * 64);
     for (int i = 0; i < p->nloads; i++)
         for (int k = 0; k < p->ld[i].op->nops && k < 2; k++) /* pointer, mask (may be none) */

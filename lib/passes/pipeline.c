@@ -481,6 +481,7 @@ static bool add_planned_load(Pipe *p, IrOp *o)
 static bool pull_slice(Pipe *p)
 {
     p->nslice = 0;
+    p->body_writes = -1;
     memset(p->carried, 0, sizeof(bool) * 64);
     for (int i = 0; i < p->nloads; i++)
         for (int k = 0; k < p->ld[i].op->nops && k < 2; k++) /* pointer, mask (may be none) */

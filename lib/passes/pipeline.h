@@ -43,7 +43,8 @@ typedef struct Pipe {
     int ncp;      /* loads copied by cp.async */
     IrOp **slice; /* the ops computing the loads' addresses, run ahead */
     int nslice;
-    bool *carried; /* by iter arg index: advanced by the slice */
+    bool *carried;   /* by iter arg index: advanced by the slice */
+    int body_writes; /* the body stores or writes memory: 1, 0, -1 not yet known */
 } Pipe;
 
 /* pipeline.c: what the rewrites share */

@@ -342,16 +342,19 @@ static bool writes_memory(IrOp *o, void *ctx)
  * writes no memory it could read a stale value from. Not a tile the
  * pipeline copies into a ring, and never inside an if of the slice, whose
  * clones are not masked. */
-static bool slice_load(const Pipe *p, const IrOp *op)
+static bool slice_load(Pipe *p, const IrOp *op)
 {
     for (int i = 0; i < p->nloads; i++)
         if (p->ld[i].op == op && !p->ld[i].run)
             return false; /* a ring's tile; a private ring's load joins the slice instead */
     if (op->kind != IR_LOAD || op->nops < 3 || (op->flags & IRF_VOLATILE))
         return false;
-    bool w = false;
-    ir_walk(p->body, writes_memory, &w);
-    return !w;
+    if (p->body_writes < 0) { /* once per loop */
+        bool w = false;
+        ir_walk(p->body, writes_memory, &w);
+        p->body_writes = w;
+    }
+    return !p->body_writes;
 }
 
 /* Adds what v needs to the slice; false when the slice cannot run ahead. */
