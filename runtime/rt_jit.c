@@ -41,6 +41,7 @@ tk_status rt_const_value(const char *kernel, const char *param, const tk_arg *a,
     case TK_F64:
     case TK_F8E4NV:
     case TK_F8E5:
+    case TK_F8E4B15:
         cv->kind = CV_FLOAT;
         cv->f = a->v.f;
         break;

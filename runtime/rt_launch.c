@@ -11,10 +11,11 @@
 #include "rt_nvtx.h"
 
 static const DType dtype_of[] = {
-    [TK_VOID] = DT_VOID, [TK_I1] = DT_I1,   [TK_I8] = DT_I8,       [TK_I16] = DT_I16,
-    [TK_I32] = DT_I32,   [TK_I64] = DT_I64, [TK_U8] = DT_U8,       [TK_U16] = DT_U16,
-    [TK_U32] = DT_U32,   [TK_U64] = DT_U64, [TK_F16] = DT_F16,     [TK_BF16] = DT_BF16,
-    [TK_F32] = DT_F32,   [TK_F64] = DT_F64, [TK_F8E4NV] = DT_F8E4, [TK_F8E5] = DT_F8E5,
+    [TK_VOID] = DT_VOID,       [TK_I1] = DT_I1,   [TK_I8] = DT_I8,       [TK_I16] = DT_I16,
+    [TK_I32] = DT_I32,         [TK_I64] = DT_I64, [TK_U8] = DT_U8,       [TK_U16] = DT_U16,
+    [TK_U32] = DT_U32,         [TK_U64] = DT_U64, [TK_F16] = DT_F16,     [TK_BF16] = DT_BF16,
+    [TK_F32] = DT_F32,         [TK_F64] = DT_F64, [TK_F8E4NV] = DT_F8E4, [TK_F8E5] = DT_F8E5,
+    [TK_F8E4B15] = DT_F8E4B15,
 };
 
 static bool valid_dtype(tk_dtype t) { return (unsigned)t < TK_ARRAY_LEN(dtype_of) && t != TK_VOID; }
@@ -376,7 +377,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
 static bool tk_is_float(tk_dtype t)
 {
     return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
-        t == TK_F8E5;
+        t == TK_F8E5 || t == TK_F8E4B15;
 }
 
 bool rt_arg_is_float(const tk_arg *a) { return tk_is_float(a->dtype); }

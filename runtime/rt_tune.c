@@ -151,7 +151,8 @@ static tk_status tune_key(tk_kernel *k, const RtLaunchArgs *la, RtKey *key, char
                 at += (size_t)snprintf(text + at, cap - at, "%s%s=ptr", i ? " " : "", t->key[i]);
             else if (a &&
                      (a->dtype == TK_F32 || a->dtype == TK_F64 || a->dtype == TK_F16 ||
-                      a->dtype == TK_F8E4NV || a->dtype == TK_F8E5 || a->dtype == TK_BF16))
+                      a->dtype == TK_F8E4NV || a->dtype == TK_F8E5 || a->dtype == TK_F8E4B15 ||
+                      a->dtype == TK_BF16))
                 at += (size_t)snprintf(text + at, cap - at, "%s%s=%g", i ? " " : "", t->key[i],
                                        a->v.f);
             else

@@ -11,23 +11,24 @@ static const struct {
     size_t size;
     bool is_float;
 } dtypes[] = {
-    {"fp16", TK_F16, 2, true},       {"f16", TK_F16, 2, true},
-    {"float16", TK_F16, 2, true},    {"bf16", TK_BF16, 2, true},
-    {"bfloat16", TK_BF16, 2, true},  {"fp32", TK_F32, 4, true},
-    {"f32", TK_F32, 4, true},        {"float32", TK_F32, 4, true},
-    {"fp64", TK_F64, 8, true},       {"f64", TK_F64, 8, true},
-    {"float64", TK_F64, 8, true},    {"i1", TK_I1, 1, false},
-    {"bool", TK_I1, 1, false},       {"int1", TK_I1, 1, false},
-    {"i8", TK_I8, 1, false},         {"int8", TK_I8, 1, false},
-    {"i16", TK_I16, 2, false},       {"int16", TK_I16, 2, false},
-    {"i32", TK_I32, 4, false},       {"int32", TK_I32, 4, false},
-    {"i64", TK_I64, 8, false},       {"int64", TK_I64, 8, false},
-    {"u8", TK_U8, 1, false},         {"uint8", TK_U8, 1, false},
-    {"u16", TK_U16, 2, false},       {"uint16", TK_U16, 2, false},
-    {"u32", TK_U32, 4, false},       {"uint32", TK_U32, 4, false},
-    {"u64", TK_U64, 8, false},       {"uint64", TK_U64, 8, false},
-    {"fp8e4nv", TK_F8E4NV, 1, true}, {"float8e4nv", TK_F8E4NV, 1, true},
-    {"fp8e5", TK_F8E5, 1, true},     {"float8e5", TK_F8E5, 1, true},
+    {"fp16", TK_F16, 2, true},         {"f16", TK_F16, 2, true},
+    {"float16", TK_F16, 2, true},      {"bf16", TK_BF16, 2, true},
+    {"bfloat16", TK_BF16, 2, true},    {"fp32", TK_F32, 4, true},
+    {"f32", TK_F32, 4, true},          {"float32", TK_F32, 4, true},
+    {"fp64", TK_F64, 8, true},         {"f64", TK_F64, 8, true},
+    {"float64", TK_F64, 8, true},      {"i1", TK_I1, 1, false},
+    {"bool", TK_I1, 1, false},         {"int1", TK_I1, 1, false},
+    {"i8", TK_I8, 1, false},           {"int8", TK_I8, 1, false},
+    {"i16", TK_I16, 2, false},         {"int16", TK_I16, 2, false},
+    {"i32", TK_I32, 4, false},         {"int32", TK_I32, 4, false},
+    {"i64", TK_I64, 8, false},         {"int64", TK_I64, 8, false},
+    {"u8", TK_U8, 1, false},           {"uint8", TK_U8, 1, false},
+    {"u16", TK_U16, 2, false},         {"uint16", TK_U16, 2, false},
+    {"u32", TK_U32, 4, false},         {"uint32", TK_U32, 4, false},
+    {"u64", TK_U64, 8, false},         {"uint64", TK_U64, 8, false},
+    {"fp8e4nv", TK_F8E4NV, 1, true},   {"float8e4nv", TK_F8E4NV, 1, true},
+    {"fp8e5", TK_F8E5, 1, true},       {"float8e5", TK_F8E5, 1, true},
+    {"fp8e4b15", TK_F8E4B15, 1, true}, {"float8e4b15", TK_F8E4B15, 1, true},
 };
 
 int find_dtype(const char *s, size_t len)
@@ -41,7 +42,7 @@ int find_dtype(const char *s, size_t len)
 bool is_float(tk_dtype t)
 {
     return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
-        t == TK_F8E5;
+        t == TK_F8E5 || t == TK_F8E4B15;
 }
 bool is_signed(tk_dtype t) { return t >= TK_I8 && t <= TK_I64; }
 
@@ -88,6 +89,7 @@ double get_elem(const void *buf, tk_dtype t, size_t i)
     }
     case TK_F8E4NV: return tk_fp8e4nv_to_f32(b[i]);
     case TK_F8E5: return tk_fp8e5_to_f32(b[i]);
+    case TK_F8E4B15: return tk_fp8e4b15_to_f32(b[i]);
     case TK_I1:
     case TK_U8: return b[i];
     case TK_I8: return (int8_t)b[i];
@@ -139,6 +141,8 @@ void set_elem(void *buf, tk_dtype t, size_t i, double x)
     } else if (t == TK_F8E4NV || t == TK_F8E5) {
         /* through fp32, as fp16 and bf16 are */
         b[i] = t == TK_F8E4NV ? tk_f32_to_fp8e4nv((float)x) : tk_f32_to_fp8e5((float)x);
+    } else if (t == TK_F8E4B15) {
+        b[i] = tk_f32_to_fp8e4b15((float)x);
     } else {
         uint64_t v = t == TK_I1 ? x != 0 : (uint64_t)(int64_t)x;
         memcpy(b + sz * i, &v, sz); /* little-endian: the low bytes */

@@ -66,8 +66,8 @@ void tkc_run_usage(FILE *f)
             "                      new buffer made by BUFFER, a spec above: dims joined by\n"
             "                      x (at most 4), strides row-major by default and their\n"
             "                      last 1; desc:64x64:32x32:rand:fp16:4096\n"
-            "  TYPE is fp16 bf16 fp32 fp64 fp8e4nv fp8e5 i1 i8 i16 i32 i64 u8 u16 u32 u64\n"
-            "    (f32, float32, float8e4nv...)\n"
+            "  TYPE is fp16 bf16 fp32 fp64 fp8e4nv fp8e5 fp8e4b15 i1 i8 i16 i32 i64 u8 u16\n"
+            "    u32 u64 (f32, float32, float8e4nv...)\n"
             "  example: tkc -run vector_add.tk -k vector_add --grid 4 -D BLOCK=256 \\\n"
             "             x=rand:f32:1000 y=rand:f32:1000 out=zeros:f32:1000 1000\n");
 }

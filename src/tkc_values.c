@@ -125,13 +125,15 @@ static bool is_finite(double x) { return x - x == 0; }
 
 /* Whether x, finite as written, stays finite in float type t; infinities
  * and NaN written as such are kept. fp8e4nv has no infinity: beyond 464 its
- * conversion would saturate to 448, a silent change. */
+ * conversion would saturate to 448, a silent change. fp8e4b15 has neither
+ * infinity nor NaN, and from the midpoint 1.8125 on it clamps to 1.75. */
 bool float_fits(double x, tk_dtype t)
 {
     double m = x < 0 ? -x : x;
     switch (t) {
     case TK_F8E4NV: return !is_finite(x) || m <= 464;
     case TK_F8E5: return !is_finite(x) || m < 61440;
+    case TK_F8E4B15: return m < 1.8125; /* false for NaN */
     case TK_F16: return !is_finite(x) || is_finite(tk_f16_to_f32(tk_f32_to_f16((float)x)));
     case TK_BF16: return !is_finite(x) || is_finite(tk_bf16_to_f32(tk_f32_to_bf16((float)x)));
     case TK_F32: return !is_finite(x) || is_finite((float)x);

@@ -92,7 +92,8 @@ typedef enum tk_dtype {
     TK_F32,
     TK_F64,
     TK_F8E4NV, /* fp8 e4m3fn (tl.float8e4nv): bias 7, no infinities, max 448 */
-    TK_F8E5    /* fp8 e5m2 (tl.float8e5): bias 15, with infinities, max 57344 */
+    TK_F8E5,   /* fp8 e5m2 (tl.float8e5): bias 15, with infinities, max 57344 */
+    TK_F8E4B15 /* fp8 e4m3 of bias 15 (tl.float8e4b15): no infinities or NaN, max 1.875 */
 } tk_dtype;
 
 /* fp16 and bf16 for host code: conversions from fp32 round to nearest even
@@ -108,6 +109,11 @@ uint8_t tk_f32_to_fp8e4nv(float x);
 float tk_fp8e4nv_to_f32(uint8_t b);
 uint8_t tk_f32_to_fp8e5(float x);
 float tk_fp8e5_to_f32(uint8_t b);
+/* fp8e4b15 as Triton converts fp32 to it: rounded toward zero to fp16, the
+ * magnitude clamped to 1.75 (NaN and infinities too) and rounded to 3
+ * fraction bits, ties away from zero; to fp32 is exact (0x7f is 1.875). */
+uint8_t tk_f32_to_fp8e4b15(float x);
+float tk_fp8e4b15_to_f32(uint8_t b);
 
 /* ---- the compiler ---------------------------------------------------------- */
 

@@ -102,7 +102,8 @@ static const char *c_type(Type t)
     case DT_F16: return "uint16_t";
     case DT_BF16: return "uint16_t";
     case DT_F8E4:
-    case DT_F8E5: return "uint8_t";
+    case DT_F8E5:
+    case DT_F8E4B15: return "uint8_t";
     case DT_F32: return "float";
     case DT_F64: return "double";
     default: return "void";

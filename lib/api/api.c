@@ -41,6 +41,8 @@ uint8_t tk_f32_to_fp8e4nv(float x) { return fp8_encode(DT_F8E4, x); }
 float tk_fp8e4nv_to_f32(uint8_t b) { return (float)fp8_decode(DT_F8E4, b); }
 uint8_t tk_f32_to_fp8e5(float x) { return fp8_encode(DT_F8E5, x); }
 float tk_fp8e5_to_f32(uint8_t b) { return (float)fp8_decode(DT_F8E5, b); }
+uint8_t tk_f32_to_fp8e4b15(float x) { return fp8_encode(DT_F8E4B15, x); }
+float tk_fp8e4b15_to_f32(uint8_t b) { return (float)fp8_decode(DT_F8E4B15, b); }
 
 /* ---- tk_compile ------------------------------------------------------------------ */
 

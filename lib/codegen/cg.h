@@ -173,10 +173,11 @@ LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef id
  * dtype, into out[0..1]. */
 void cg_fp8_convert2(Cg *cg, LLVMValueRef x0, LLVMValueRef x1, DType from, DType to,
                      LLVMValueRef out[2]);
-/* Reports each fp8 conversion or dot that the target cannot run (below
- * sm_89); false when there was one. */
+/* Reports each fp8e4nv/fp8e5 conversion or dot that the target cannot run
+ * (below sm_89; fp8e4b15 converts anywhere); false when there was one. */
 bool cg_fp8_check(Cg *cg);
-/* Whether the kernel has fp8 values or pointers (its PTX then needs ISA 8.4). */
+/* Whether the kernel has fp8e4nv or fp8e5 values or pointers (its PTX then
+ * needs ISA 8.4). */
 bool cg_fp8_used(const IrFunc *f);
 
 /* ---- codegen/remat.c ------------------------------------------------------------------- */

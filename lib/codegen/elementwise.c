@@ -10,8 +10,8 @@
 LLVMValueRef cg_const_elem(Cg *cg, DType dt, int64_t iv, double fv)
 {
     LLVMTypeRef t = cg_type(cg, dt);
-    if (dtype_is_fp8(dt)) /* its byte */
-        return LLVMConstInt(t, fp8_encode(dt, fv), 0);
+    if (dtype_is_fp8(dt)) /* its byte (fv is a value of the format) */
+        return LLVMConstInt(t, fp8_bits(dt, fv), 0);
     if (dtype_is_float(dt))
         return LLVMConstReal(t, fv);
     if (dt == DT_PTR)

@@ -105,7 +105,8 @@ LLVMTypeRef cg_type(Cg *cg, DType dt)
     case DT_I8:
     case DT_U8: return LLVMInt8TypeInContext(c);
     case DT_F8E4:
-    case DT_F8E5: return LLVMInt8TypeInContext(c); /* the byte */
+    case DT_F8E5:
+    case DT_F8E4B15: return LLVMInt8TypeInContext(c); /* the byte */
     case DT_I16:
     case DT_U16: return LLVMInt16TypeInContext(c);
     case DT_I32:

@@ -99,7 +99,8 @@ double interp_round_to(DType dt, double x)
     case DT_BF16: return round_format(x, 7, -126, 0x1.fep127);
     case DT_F32: return (float)x;
     case DT_F8E4:
-    case DT_F8E5: return fp8_round(dt, x);
+    case DT_F8E5:
+    case DT_F8E4B15: return fp8_round(dt, x);
     default: return x;
     }
 }

@@ -24,25 +24,35 @@ static const int dtype_widths[] = {
 const char *dtype_name(DType t) { return (unsigned)t < DT_COUNT ? dtype_names[t] : "?"; }
 int dtype_bits(DType t) { return (unsigned)t < DT_COUNT ? dtype_widths[t] : 0; }
 bool dtype_is_float(DType t) { return t >= DT_F8E4 && t <= DT_F64; }
-bool dtype_is_fp8(DType t) { return t == DT_F8E4 || t == DT_F8E5; }
+bool dtype_is_fp8(DType t) { return t == DT_F8E4 || t == DT_F8E5 || t == DT_F8E4B15; }
 bool dtype_is_int(DType t) { return t >= DT_I1 && t <= DT_U64; }
 bool dtype_is_signed(DType t) { return t >= DT_I8 && t <= DT_I64; }
 
-/* Every spelling Triton users write for a dtype, tl. prefix optional. */
+/* Every spelling Triton users write for a dtype, tl. prefix optional, but
+ * the fp8 dtypes' (fp8_named). */
 static const struct {
     const char *name;
     DType dt;
 } dtype_aliases[] = {
-    {"void", DT_VOID},       {"i1", DT_I1},       {"int1", DT_I1},       {"bool", DT_I1},
-    {"i8", DT_I8},           {"int8", DT_I8},     {"i16", DT_I16},       {"int16", DT_I16},
-    {"i32", DT_I32},         {"int32", DT_I32},   {"i64", DT_I64},       {"int64", DT_I64},
-    {"u8", DT_U8},           {"uint8", DT_U8},    {"u16", DT_U16},       {"uint16", DT_U16},
-    {"u32", DT_U32},         {"uint32", DT_U32},  {"u64", DT_U64},       {"uint64", DT_U64},
-    {"fp16", DT_F16},        {"float16", DT_F16}, {"f16", DT_F16},       {"bf16", DT_BF16},
-    {"bfloat16", DT_BF16},   {"fp32", DT_F32},    {"float32", DT_F32},   {"f32", DT_F32},
-    {"fp64", DT_F64},        {"float64", DT_F64}, {"f64", DT_F64},       {"fp8e4nv", DT_F8E4},
-    {"float8e4nv", DT_F8E4}, {"fp8e5", DT_F8E5},  {"float8e5", DT_F8E5},
+    {"void", DT_VOID},     {"i1", DT_I1},       {"int1", DT_I1},     {"bool", DT_I1},
+    {"i8", DT_I8},         {"int8", DT_I8},     {"i16", DT_I16},     {"int16", DT_I16},
+    {"i32", DT_I32},       {"int32", DT_I32},   {"i64", DT_I64},     {"int64", DT_I64},
+    {"u8", DT_U8},         {"uint8", DT_U8},    {"u16", DT_U16},     {"uint16", DT_U16},
+    {"u32", DT_U32},       {"uint32", DT_U32},  {"u64", DT_U64},     {"uint64", DT_U64},
+    {"fp16", DT_F16},      {"float16", DT_F16}, {"f16", DT_F16},     {"bf16", DT_BF16},
+    {"bfloat16", DT_BF16}, {"fp32", DT_F32},    {"float32", DT_F32}, {"f32", DT_F32},
+    {"fp64", DT_F64},      {"float64", DT_F64}, {"f64", DT_F64},
 };
+
+/* An fp8 dtype by its IR name (fp8e4nv) or Triton's (float8e4nv). */
+static DType fp8_named(const char *s)
+{
+    const char *fmt = !strncmp(s, "float8", 6) ? s + 6 : !strncmp(s, "fp8", 3) ? s + 3 : NULL;
+    for (int t = 0; fmt && t < DT_COUNT; t++)
+        if (dtype_is_fp8((DType)t) && !strcmp(fmt, dtype_name((DType)t) + 3))
+            return (DType)t;
+    return DT_VOID;
+}
 
 DType dtype_parse(const char *s)
 {
@@ -53,7 +63,7 @@ DType dtype_parse(const char *s)
     for (int i = 0; i < TK_ARRAY_LEN(dtype_aliases); i++)
         if (strcmp(s, dtype_aliases[i].name) == 0)
             return dtype_aliases[i].dt;
-    return DT_VOID;
+    return fp8_named(s);
 }
 
 /* ---- types ----------------------------------------------------------------- */

@@ -143,9 +143,11 @@ Layout layout_shared_tile(int rows, int cols, int elem_bytes);
     X(DT_I32, "i32", 32) X(DT_I64, "i64", 64)                                  \
     X(DT_U8, "u8", 8) X(DT_U16, "u16", 16) X(DT_U32, "u32", 32)                \
     X(DT_U64, "u64", 64)                                                       \
-    /* 8-bit floats, held as their byte: e4m3fn (bias 7, no inf, NaN 0x7f   \
-     * and 0xff, max 448) and e5m2 (bias 15, IEEE-like, max 57344) */        \
+    /* 8-bit floats, held as their byte: e4m3fn (bias 7, no inf, NaN 0x7f      \
+     * and 0xff, max 448), e5m2 (bias 15, IEEE-like, max 57344) and e4m3       \
+     * of bias 15 (no inf or NaN, max 1.875; Triton's software format) */      \
     X(DT_F8E4, "fp8e4nv", 8) X(DT_F8E5, "fp8e5", 8)                            \
+    X(DT_F8E4B15, "fp8e4b15", 8)                                               \
     X(DT_F16, "fp16", 16) X(DT_BF16, "bf16", 16) X(DT_F32, "fp32", 32)         \
     X(DT_F64, "fp64", 64)                                                      \
     X(DT_PTR, "ptr", 64) /* pointer to global memory; Type.elem says of what */
@@ -161,23 +163,27 @@ typedef enum {
 const char *dtype_name(DType t);
 int dtype_bits(DType t);
 bool dtype_is_float(DType t);  /* fp8e4nv..fp64 */
-bool dtype_is_fp8(DType t);    /* fp8e4nv, fp8e5 */
+bool dtype_is_fp8(DType t);    /* fp8e4nv, fp8e5, fp8e4b15 */
 bool dtype_is_int(DType t);    /* i1..u64 */
 bool dtype_is_signed(DType t); /* i8..i64 (i1 counts as unsigned) */
 /* The value cast float -> int of IR_CAST (cvt.rzi.sat): truncate, clamp to
  * t's range, NaN -> 0; i1 is x != 0. Never undefined, whatever x is. */
 int64_t dtype_float_to_int(DType t, double x);
-/* The fp8 formats (ir/fp8.c). Encoding rounds to nearest even and
- * saturates as cvt.rn.satfinite does: a finite or infinite value beyond the
- * largest finite one gives that value with its sign; NaN gives 0x7f with
- * x's sign. Decoding is exact. */
+/* The fp8 formats (ir/fp8.c). Encoding fp8e4nv and fp8e5 rounds to nearest
+ * even and saturates as cvt.rn.satfinite does: a finite or infinite value
+ * beyond the largest finite one gives that value with its sign; NaN gives
+ * 0x7f with x's sign. Encoding fp8e4b15 is Triton's conversion from fp16
+ * or fp32: x rounded toward zero to fp16, its magnitude clamped to 1.75
+ * (NaN and infinities too) and rounded to 3 fraction bits, ties away from
+ * zero, x's sign kept. Decoding is exact. */
 uint8_t fp8_encode(DType t, double x);
 double fp8_decode(DType t, uint8_t bits);
 double fp8_round(DType t, double x); /* fp8_decode(fp8_encode(x)) */
-double fp8_max(DType t);             /* 448 or 57344 */
+double fp8_max(DType t);             /* 448, 57344 or 1.875 */
 /* The code of a value the format holds (as fp8_decode gave it): as
- * fp8_encode, but an fp8e5 infinity stays one. For moving values, not
- * converting them. */
+ * fp8_encode, but an fp8e5 infinity stays one and fp8e4b15's 1.875, which
+ * no conversion gives, keeps its code. For moving values, not converting
+ * them. */
 uint8_t fp8_bits(DType t, double x);
 /* Parses "fp32", "float32", "f32", "i32", "int32", "bf16", "bfloat16",
  * "u8", "uint8", "int1", "bool"...; returns DT_VOID if unknown. */

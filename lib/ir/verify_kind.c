@@ -205,6 +205,9 @@ static void check_cast(Verifier *v, const IrOp *op)
             !(dtype_is_float(x.dt) && dtype_is_float(r.dt)))
             ir_vfail(v, op, "fp8 converts only to and from floats: %s to %s", ir_vtype(x),
                      ir_vtype(r));
+        if (r.dt == DT_F8E4B15 && x.dt != DT_F16 && x.dt != DT_F32 && x.dt != r.dt)
+            ir_vfail(v, op, "fp8e4b15 converts only from fp16 and fp32: %s to %s", ir_vtype(x),
+                     ir_vtype(r));
         break;
     case IR_BITCAST:
         if (dtype_bits(x.dt) != dtype_bits(r.dt) || r.dt == DT_VOID)
@@ -494,6 +497,8 @@ static void check_dot(Verifier *v, const IrOp *op)
     if (!good)
         ir_vfail(v, op, "shapes do not multiply: %s x %s + %s", ir_vtype(a), ir_vtype(b),
                  ir_vtype(c));
+    if (a.dt == DT_F8E4B15 || b.dt == DT_F8E4B15) /* no MMA takes it: sema converts to fp16 */
+        ir_vfail(v, op, "fp8e4b15 operands: %s x %s", ir_vtype(a), ir_vtype(b));
 }
 
 void ir_check_kind(Verifier *v, const IrOp *op)

@@ -71,7 +71,8 @@ static double round_float(DType dt, double x)
     case DT_BF16: return round_to(x, 7, -126, 0x1.fep127);
     case DT_F32: return (double)(float)x;
     case DT_F8E4:
-    case DT_F8E5: return fp8_round(dt, x);
+    case DT_F8E5:
+    case DT_F8E4B15: return fp8_round(dt, x);
     default: return x;
     }
 }

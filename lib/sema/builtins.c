@@ -33,7 +33,7 @@ static const Builtin *find_tl(const char *name)
 static const Builtin *find_cuda(const char *name)
 {
     const Builtin *b = find_in(&sema_tl_cuda, name);
-    return b ? b : find_in(&sema_tl_cuda_sregs, name);
+    return b ? b : find_in(&sema_tl_cuda_extra, name);
 }
 
 static bool is_libdevice_ns(const char *ns)
@@ -96,7 +96,7 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
         if (!strncmp(name, "float8", 6))
             return sema_err(s, at,
                             "tl.%s is not supported: the fp8 dtypes of tk are "
-                            "tl.float8e4nv and tl.float8e5",
+                            "tl.float8e4nv, tl.float8e5 and tl.float8e4b15",
                             name);
         return sema_err(s, at, "unknown builtin 'tl.%s'", name);
     }

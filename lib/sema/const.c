@@ -16,15 +16,14 @@ static const struct {
     const char *name;
     DType dt;
 } dtype_names[] = {
-    {"float16", DT_F16},   {"fp16", DT_F16},    {"half", DT_F16},        {"bfloat16", DT_BF16},
-    {"bf16", DT_BF16},     {"float32", DT_F32}, {"fp32", DT_F32},        {"float", DT_F32},
-    {"float64", DT_F64},   {"fp64", DT_F64},    {"double", DT_F64},      {"int1", DT_I1},
-    {"i1", DT_I1},         {"bool", DT_I1},     {"int8", DT_I8},         {"i8", DT_I8},
-    {"int16", DT_I16},     {"i16", DT_I16},     {"int32", DT_I32},       {"i32", DT_I32},
-    {"int64", DT_I64},     {"i64", DT_I64},     {"uint8", DT_U8},        {"u8", DT_U8},
-    {"uint16", DT_U16},    {"u16", DT_U16},     {"uint32", DT_U32},      {"u32", DT_U32},
-    {"uint64", DT_U64},    {"u64", DT_U64},     {"float8e4nv", DT_F8E4}, {"fp8e4nv", DT_F8E4},
-    {"float8e5", DT_F8E5}, {"fp8e5", DT_F8E5},
+    {"float16", DT_F16}, {"fp16", DT_F16},    {"half", DT_F16},   {"bfloat16", DT_BF16},
+    {"bf16", DT_BF16},   {"float32", DT_F32}, {"fp32", DT_F32},   {"float", DT_F32},
+    {"float64", DT_F64}, {"fp64", DT_F64},    {"double", DT_F64}, {"int1", DT_I1},
+    {"i1", DT_I1},       {"bool", DT_I1},     {"int8", DT_I8},    {"i8", DT_I8},
+    {"int16", DT_I16},   {"i16", DT_I16},     {"int32", DT_I32},  {"i32", DT_I32},
+    {"int64", DT_I64},   {"i64", DT_I64},     {"uint8", DT_U8},   {"u8", DT_U8},
+    {"uint16", DT_U16},  {"u16", DT_U16},     {"uint32", DT_U32}, {"u32", DT_U32},
+    {"uint64", DT_U64},  {"u64", DT_U64},
 };
 
 DType sema_dtype_name(const char *name)
@@ -32,7 +31,9 @@ DType sema_dtype_name(const char *name)
     for (int i = 0; i < TK_ARRAY_LEN(dtype_names); i++)
         if (strcmp(dtype_names[i].name, name) == 0)
             return dtype_names[i].dt;
-    return DT_VOID;
+    /* float8e4nv, fp8e4nv, ...: as the IR reads them (without its tl. prefix) */
+    DType fp8 = strncmp(name, "tl.", 3) ? dtype_parse(name) : DT_VOID;
+    return dtype_is_fp8(fp8) ? fp8 : DT_VOID;
 }
 
 /* "*fp32:16", "i32", "i32:1", "fp16" (an optional "tl." prefix is allowed).

@@ -200,6 +200,15 @@ bool sema_check_not_fp8(Sema *s, DType dt, Span at, const char *what)
 {
     if (!dtype_is_fp8(dt))
         return true;
+    if (dt == DT_F8E4B15) { /* Triton types it i8: its ops would work on the bytes */
+        sema_err(s, at,
+                 "%s is not supported on fp8e4b15 values: Triton 3.6 holds them as bytes and "
+                 "cannot compute on them; convert to tl.float16 or tl.float32 first (fp8e4b15 "
+                 "values load, store, select, reshape, convert with .to(), feed tl.dot and "
+                 "tl.abs)",
+                 what);
+        return false;
+    }
     sema_err(s, at,
              "%s is not supported on %s values: Triton 3.6 cannot lower fp8 arithmetic "
              "either; convert to tl.float16 or tl.float32 first (fp8 values load, store, "
@@ -213,6 +222,13 @@ bool sema_check_cast(Sema *s, DType from, DType to, Span at)
 {
     if (from == to || !(dtype_is_fp8(from) || dtype_is_fp8(to)))
         return true;
+    if (to == DT_F8E4B15 && from != DT_F16 && from != DT_F32) {
+        sema_err(s, at,
+                 "cannot convert %s to fp8e4b15: Triton 3.6 converts to it only from "
+                 "tl.float16 and tl.float32 (convert to one of them first)",
+                 dtype_name(from));
+        return false;
+    }
     if (dtype_is_float(from) && dtype_is_float(to))
         return true;
     sema_err(s, at,

@@ -200,7 +200,8 @@ IrValue *sema_math(Sema *s, MathFn fn, IrValue *x, Span at); /* fp16/bf16 comput
  * Returns false after reporting it. */
 bool sema_check_not_fp8(Sema *s, DType dt, Span at, const char *what);
 /* Whether a value cast between these dtypes exists (fp8 converts to and
- * from floats only, as in Triton); reports the error when not. */
+ * from floats only, and to fp8e4b15 only from fp16 and fp32, as in
+ * Triton); reports the error when not. */
 bool sema_check_cast(Sema *s, DType from, DType to, Span at);
 bool sema_binary_operands(Sema *s, SVal a, SVal b, bool divmod, IrValue **x, IrValue **y, Span at);
 bool sema_block_shape(Sema *s, SVal shape, Span at, int *rank, int *dims);
@@ -231,8 +232,9 @@ extern const BuiltinTable sema_tl_core, sema_tl_memory, sema_tl_reduce, sema_tl_
 extern const BuiltinTable sema_tl_asm, sema_tl_cuda;
 /* sema/builtins/extra.c: tl.add/sub/mul, reduce_or, flip, gather,
  * histogram, the functional descriptor forms (in the tl tables), and the
- * special registers of triton.language.extra.cuda (smid, ...). */
-extern const BuiltinTable sema_tl_extra, sema_tl_cuda_sregs;
+ * special registers (smid, ...) and fp8e4b15 conversions
+ * (convert_custom_float8_sm80, _sm70) of triton.language.extra.cuda. */
+extern const BuiltinTable sema_tl_extra, sema_tl_cuda_extra;
 /* A value as the integer of its width (i1 as i8) and back, so xor
  * reductions move it exactly (sema/builtins/extra.c). */
 IrValue *sema_to_bits(Sema *s, IrValue *x, Span at);

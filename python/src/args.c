@@ -168,7 +168,8 @@ static Py_ssize_t item_bytes(tk_dtype dt)
     case TK_I8:
     case TK_U8:
     case TK_F8E4NV:
-    case TK_F8E5: return 1;
+    case TK_F8E5:
+    case TK_F8E4B15: return 1;
     case TK_I16:
     case TK_U16:
     case TK_F16:

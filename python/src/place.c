@@ -89,9 +89,9 @@ int tkpy_unstage(Launch *L, int ok)
 
 static const char *sig_name(tk_dtype dt)
 {
-    static const char *const n[] = {"void", "i1",   "i8",      "i16",  "i32",  "i64",
-                                    "u8",   "u16",  "u32",     "u64",  "fp16", "bf16",
-                                    "fp32", "fp64", "fp8e4nv", "fp8e5"};
+    static const char *const n[] = {"void", "i1",   "i8",      "i16",   "i32",     "i64",
+                                    "u8",   "u16",  "u32",     "u64",   "fp16",    "bf16",
+                                    "fp32", "fp64", "fp8e4nv", "fp8e5", "fp8e4b15"};
     return (unsigned)dt < sizeof n / sizeof n[0] ? n[dt] : "void";
 }
 

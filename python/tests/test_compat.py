@@ -35,6 +35,21 @@ def test_compat_in_process_and_missing_names():
         tl.nope
 
 
+def test_facade_dtype_predicates_and_fp8e4b15():
+    """Host code picks kernels by dtype with Triton's predicates; fp8e4b15
+    is a dtype, and its conversions of tl.extra.cuda run only in kernels."""
+    import tk.compat  # noqa: F401
+    import triton.language as tl
+    f8 = tl.float8e4b15
+    assert f8.is_fp8e4b15() and f8.is_fp8() and f8.is_floating() and not f8.is_int()
+    assert not tl.float8e4nv.is_fp8e4b15() and not tl.float16.is_fp8()
+    assert tl.uint8.is_uint8() and tl.int32.is_int() and not tl.int32.is_floating()
+    assert f8.primitive_bitwidth == 8 and repr(f8) == "tl.float8e4b15"
+    for name in ("convert_custom_float8_sm80", "convert_custom_float8_sm70"):
+        with pytest.raises(RuntimeError, match="runs only inside a @jit kernel"):
+            getattr(tl.extra.cuda, name)(None, f8)
+
+
 def test_facade_has_triton_3_6_language_surface():
     """Every public name of Triton 3.6's language resolves in the facade, so
     a module that names one at import time (an annotation such as tl.const,

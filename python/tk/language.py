@@ -49,6 +49,26 @@ class dtype:
     def __str__(self):
         return self.name
 
+    # Triton's predicates, for host code that picks kernels or buffers by dtype
+    def is_floating(self):
+        return self.name.startswith(("fp", "bf"))
+
+    def is_fp8(self):
+        return self.name.startswith("fp8")
+
+    def is_int(self):
+        return self.name[0] in "iu"
+
+
+# is_fp16(), is_fp8e4b15(), is_uint8(), ...: one exact predicate per dtype
+for _name, _triton in (("fp16", "fp16"), ("bf16", "bf16"), ("fp32", "fp32"), ("fp64", "fp64"),
+                       ("fp8e4nv", "fp8e4nv"), ("fp8e5", "fp8e5"), ("fp8e4b15", "fp8e4b15"),
+                       ("i1", "int1"), ("i8", "int8"), ("i16", "int16"), ("i32", "int32"),
+                       ("i64", "int64"), ("u8", "uint8"), ("u16", "uint16"), ("u32", "uint32"),
+                       ("u64", "uint64")):
+    setattr(dtype, "is_" + _triton, lambda self, _n=_name: self.name == _n)
+del _name, _triton
+
 
 float16, bfloat16, float32, float64 = (dtype("fp16", "float16", 16), dtype("bf16", "bfloat16", 16),
                                       dtype("fp32", "float32", 32), dtype("fp64", "float64", 64))

@@ -163,6 +163,20 @@ def _pairs(rng, n):
     return np.repeat(rng.random(n // 2), 2)
 
 
+def _b15_inputs(rng, n):
+    """fp32 values that the fp8e4b15 quantiser (which halves them) meets at
+    each tie between neighbouring codes and one fp32 step either side
+    (truncated to fp16 first, just below a tie rounds down), values it
+    clamps, infinities and NaN, then normal values."""
+    codes = np.arange(0x7F)
+    vals = R_.fp8e4b15_decode(codes)
+    ties = ((vals[:-1] + vals[1:]) / 2).astype(np.float32)
+    near = np.concatenate([ties, np.nextafter(ties, np.float32(0)), np.nextafter(ties, np.float32(2))])
+    special = np.array([0.0, -0.0, 1.8, -1.8125, 100.0, np.inf, -np.inf, np.nan], dtype=np.float32)
+    x = np.concatenate([special, near * np.where(np.arange(near.size) % 2, -1, 1)]) * 2
+    return np.concatenate([x, rng.standard_normal(n) * 3.0])[:n]
+
+
 def _zero_groups(rng, n):
     """Normal values with some groups of four all zero."""
     x = rng.standard_normal(n)
@@ -691,6 +705,28 @@ def cases():
                  "tuple_params.py", "residual_add_kernel", (4,),
                  [Buf("x", "fp32", 1000), Tuple("extras", extras), Out("out", "fp32", 1000),
                   Scalar("n_elements", 1000)], {"BLOCK": 256}, ref=R_.residual_add))
+    # fp8_e4b15.py: Triton's software fp8 kept in uint8 storage
+    F8 = 3000
+    add(Case("fp8e4b15 absmax for the scale", "fp8_e4b15.py", "_absmax_kernel", (3,),
+             [Buf("x", "fp32", F8, scale=3.0), Buf("amax", "fp32", 1, "zeros", out=True),
+              Scalar("n_elements", F8)], {"BLOCK": 1024}, ref=R_.fp8e4b15_absmax))
+    for dt, init in (("fp32", _b15_inputs), ("fp16", "randn")):
+        add(Case(f"fp8e4b15 per-tensor quant, {dt} in", "fp8_e4b15.py", "_quant_fp8e4b15_kernel", (3,),
+                 [Buf("x", dt, F8, init, scale=3.0), Buf("amax", "fp32", 1, ("fill", 3.5)),
+                  Out("q", "u8", F8), Out("scale", "fp32", 1), Scalar("n_elements", F8)],
+                 {"EPS": 1e-12, "BLOCK": 1024}, ref=R_.fp8e4b15_quant))
+    add(Case("fp8e4b15 dequant to fp16", "fp8_e4b15.py", "_dequant_fp8e4b15_kernel", (3,),
+             [Buf("q", "u8", F8, ("randint", 0, 256)), Buf("scale", "fp32", 1, ("fill", 0.75)),
+              Out("out", "fp16", F8), Scalar("n_elements", F8)], {"BLOCK": 1024},
+             ref=R_.fp8e4b15_dequant))
+    FM, FN, FK = 70, 50, 80
+    add(Case("fp8e4b15 matmul from uint8 codes", "fp8_e4b15.py", "_fp8e4b15_matmul_kernel", (3, 2),
+             [Buf("a", "u8", FM * FK, ("randint", 0, 256)), Buf("b", "u8", FK * FN, ("randint", 0, 256)),
+              Out("c", "fp32", FM * FN), Buf("a_scale", "fp32", 1, ("fill", 0.5)),
+              Buf("b_scale", "fp32", 1, ("fill", 1.5)), Scalar("M", FM), Scalar("N", FN), Scalar("K", FK),
+              Scalar("stride_am", FK), Scalar("stride_ak", 1), Scalar("stride_bk", FN),
+              Scalar("stride_bn", 1), Scalar("stride_cm", FN), Scalar("stride_cn", 1)],
+             {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, ref=R_.fp8e4b15_matmul))
     # map_elementwise.py: per-element branches and loops, pack=2 and pack=4
     M = 3000
     add(Case("soft clip (if/elif/else per element)", "map_elementwise.py", "soft_clip_kernel", (3,),

@@ -815,3 +815,47 @@ def absmax4(v, c, s):
     inv = np.where(m > 0, 127.0 / np.where(m > 0, m, 1.0), 0.0)
     return {"y_ptr": (x * inv[:, None]).ravel(), "scale_ptr": m}
 
+
+
+# ---- Triton's software fp8 (fp8_e4b15.py) ------------------------------------------------------
+
+
+def fp8e4b15_encode(x):
+    """float32 values to fp8e4b15 codes as Triton converts them: truncated
+    to fp16, the magnitude's fp16 bits clamped to 1.75 (0x3f00; NaN and
+    infinities too), 7 fraction bits dropped with ties away from zero, the
+    sign put back as bit 7."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    a = np.minimum(u & 0x7FFFFFFF, 0x3FE00000).astype(np.uint32).view(np.float32)  # <= 1.75
+    h = a.astype(np.float16)  # to nearest; one step back toward zero where that went up
+    bits = h.view(np.uint16).astype(np.int64) - (h.astype(np.float32) > a)
+    return ((bits + 0x40) >> 7) | ((u >> 24) & 0x80).astype(np.int64)
+
+
+def fp8e4b15_decode(codes):
+    """Codes to float64: a code is the fp16 value sign | (code & 0x7f) << 7."""
+    c = np.asarray(codes, dtype=np.int64)
+    h = (((c & 0x80) << 8) | ((c & 0x7F) << 7)).astype(np.uint16)
+    return h.view(np.float16).astype(np.float64)
+
+
+def fp8e4b15_absmax(v, c, s):
+    x = v["x"][:s["n_elements"]]
+    return {"amax": np.array([max(v["amax"][0], np.abs(x).max())])}
+
+
+def fp8e4b15_quant(v, c, s):
+    amax = np.float32(max(v["amax"][0], c["EPS"]))
+    y = v["x"][:s["n_elements"]].astype(np.float32) * (np.float32(1.75) / amax)
+    return {"q": fp8e4b15_encode(y), "scale": np.array([amax / np.float32(1.75)])}
+
+
+def fp8e4b15_dequant(v, c, s):
+    return {"out": fp8e4b15_decode(v["q"][:s["n_elements"]]) * v["scale"][0]}
+
+
+def fp8e4b15_matmul(v, c, s):
+    M, N, K = s["M"], s["N"], s["K"]
+    a = fp8e4b15_decode(v["a"]).reshape(M, K)
+    b = fp8e4b15_decode(v["b"]).reshape(K, N)
+    return {"c": ((a @ b) * (v["a_scale"][0] * v["b_scale"][0])).ravel()}

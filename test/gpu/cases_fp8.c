@@ -1,4 +1,6 @@
-/* cases_fp8.c: the fp8 dtypes (tl.float8e4nv, tl.float8e5). Conversions
+/* cases_fp8.c: the fp8 dtypes (tl.float8e4nv, tl.float8e5, and Triton's
+ * software format tl.float8e4b15, whose own rounding b15_case checks
+ * against the harness's encoder). Conversions
  * have one right answer each, so they are checked byte for byte against
  * the harness's own search-based encoder: inputs include every halfway
  * point between neighbouring fp8 values (ties go to the even code), values
@@ -146,6 +148,75 @@ static void decode_case(H *h, size_t n, int block)
     h_end(h);
 }
 
+/* fp8e4b15 inputs: specials, every tie between neighbouring codes with the
+ * fp32 values either side of it (fp32 is truncated to fp16 first, so just
+ * below a tie rounds down), then magnitudes from 2^-20 to 4. */
+static double *b15_inputs(H *h, size_t n)
+{
+    static const double specials[] = {0.0,      -0.0,      INFINITY, -INFINITY, NAN,       1.75,
+                                      1.8,      -1.8125,   2,        65504,     1e10,      0x1p-18,
+                                      -0x1p-18, 0x1.8p-17, 1e-30,    0x1.ep-15, -0x1.cp-15};
+    double *x = h_malloc(h, n * sizeof(double));
+    size_t i = 0;
+    for (size_t j = 0; j < sizeof specials / sizeof *specials && i < n; j++)
+        x[i++] = specials[j];
+    for (int c = 0; c < 0x7e && i + 3 <= n; c++) {
+        float tie = (float)((h_fp8_decode(TK_F8E4B15, (uint8_t)c) +
+                             h_fp8_decode(TK_F8E4B15, (uint8_t)(c + 1))) /
+                            2);
+        x[i++] = tie;
+        x[i++] = -nextafterf(tie, 0);
+        x[i++] = nextafterf(tie, 2);
+    }
+    for (; i < n; i++)
+        x[i] = ldexp(h_uniform(h, 1, 2), (int)h_randint(h, -20, 1)) * (h_randint(h, 0, 1) ? 1 : -1);
+    return x;
+}
+
+/* fp8e4b15, Triton's software format: fp32 and fp16 to it through .to()
+ * and convert_custom_float8_sm80, byte for byte against the harness's
+ * encoder (toward zero to fp16, clamped to 1.75, ties away from zero); all
+ * 256 codes back to fp32 (.to() and convert_custom_float8_sm70), fp16 and
+ * bf16 exactly, and their abs. */
+static void b15_case(H *h, size_t n, int block)
+{
+    if (!h_begin(h, "fp8.e4b15.n%zu.B%d", n, block))
+        return;
+    double *x = b15_inputs(h, n), *xh = h_malloc(h, n * sizeof(double));
+    uint8_t *c = h_malloc(h, n);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = h_round_to(TK_F32, x[i]);
+        xh[i] = h_round_to(TK_F16, x[i]);
+        c[i] = (uint8_t)(i * 5 + 1); /* every code, in another order */
+    }
+    void *dx = h_upload(h, TK_F32, x, n), *dh = h_upload(h, TK_F16, xh, n);
+    void *dc = h_upload_raw(h, c, n), *q = h_output(h, TK_F8E4B15, 3 * n);
+    void *df = h_output(h, TK_F32, 3 * n), *d16 = h_output(h, TK_F16, n);
+    void *dbf = h_output(h, TK_BF16, n);
+    h_launch(h, h_kernel(h, "fp8.tk", "fp8e4b15_convert"), h_grid((unsigned)h_cdiv(n, block), 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F32), tk_ptr(dh, TK_F16), tk_ptr(q, TK_F8E4B15),
+                    tk_ptr(dc, TK_U8), tk_ptr(df, TK_F32), tk_ptr(d16, TK_F16),
+                    tk_ptr(dbf, TK_BF16), tk_i32((int)n), tk_const("BLOCK", block)),
+             4);
+    uint8_t *oq = h_download_raw(h, q, 3 * n);
+    double *of = h_download(h, TK_F32, df, 3 * n), *o16 = h_download(h, TK_F16, d16, n);
+    double *obf = h_download(h, TK_BF16, dbf, n), *ref = h_malloc(h, 3 * n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        ref[i] = ref[n + i] = h_fp8_decode(TK_F8E4B15, c[i]);
+        ref[2 * n + i] = fabs(ref[i]);
+    }
+    if (oq && of && o16 && obf) {
+        check_codes(h, "fp32 -> fp8e4b15", TK_F8E4B15, oq, x, n);
+        check_codes(h, "fp16 -> fp8e4b15", TK_F8E4B15, oq + n, xh, n);
+        check_codes(h, "fp32 -> fp8e4b15 (convert_custom_float8_sm80)", TK_F8E4B15, oq + 2 * n, x,
+                    n);
+        check_exact(h, "fp8e4b15 -> fp32 (.to(), convert_custom_float8_sm70), abs", of, ref, 3 * n);
+        check_exact(h, "fp8e4b15 -> fp16", o16, ref, n);
+        check_exact(h, "fp8e4b15 -> bf16", obf, ref, n);
+    }
+    h_end(h);
+}
+
 /* One fp8 GEMM: A (m x k) of format ta, B (k x n) of tb, tiles bm x bn x
  * bk. at: A stored K x M (M contiguous); bt: B stored N x K (K
  * contiguous). stages 0: fp8.tk's fp8_gemm, a plain K loop; else dot.tk's
@@ -235,7 +306,12 @@ void cases_fp8(H *h)
 {
     encode_case(h, 1000, 256);
     decode_case(h, 777, 128);
-    const tk_dtype e4 = TK_F8E4NV, e5 = TK_F8E5;
+    b15_case(h, 1000, 256);
+    const tk_dtype e4 = TK_F8E4NV, e5 = TK_F8E5, b15 = TK_F8E4B15;
+    /* fp8e4b15 operands are multiplied in fp16, as Triton does (with
+     * another fp8 format too): K need only be a multiple of 16 */
+    gemm_case(h, (Fp8Gemm){b15, b15, 100, 72, 80, 64, 64, 16, 4, 0, false, false});
+    gemm_case(h, (Fp8Gemm){b15, e4, 70, 90, 96, 32, 32, 32, 4, 0, false, true});
     gemm_case(h, (Fp8Gemm){e4, e4, 100, 72, 200, 64, 64, 64, 4, 0, false, false});
     gemm_case(h, (Fp8Gemm){e5, e5, 48, 40, 96, 32, 32, 32, 4, 0, false, false});
     gemm_case(h, (Fp8Gemm){e4, e5, 100, 72, 200, 64, 64, 64, 4, 0, false, true});

@@ -241,7 +241,8 @@ size_t h_dtype_size(tk_dtype t)
     case TK_I8:
     case TK_U8:
     case TK_F8E4NV:
-    case TK_F8E5: return 1;
+    case TK_F8E5:
+    case TK_F8E4B15: return 1;
     case TK_I16:
     case TK_U16:
     case TK_F16:
@@ -258,16 +259,16 @@ size_t h_dtype_size(tk_dtype t)
 
 const char *h_dtype_name(tk_dtype t)
 {
-    static const char *names[] = {"void", "i1",   "i8",      "i16",  "i32",  "i64",
-                                  "u8",   "u16",  "u32",     "u64",  "fp16", "bf16",
-                                  "fp32", "fp64", "fp8e4nv", "fp8e5"};
+    static const char *names[] = {"void", "i1",   "i8",      "i16",   "i32",     "i64",
+                                  "u8",   "u16",  "u32",     "u64",   "fp16",    "bf16",
+                                  "fp32", "fp64", "fp8e4nv", "fp8e5", "fp8e4b15"};
     return (unsigned)t < sizeof names / sizeof *names ? names[t] : "?";
 }
 
 bool h_is_float(tk_dtype t)
 {
     return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
-        t == TK_F8E5;
+        t == TK_F8E5 || t == TK_F8E4B15;
 }
 
 static void *h_dev_alloc(H *h, size_t bytes)
@@ -332,7 +333,8 @@ static void store_value(tk_dtype t, void *dst, double v)
     }
     case TK_F64: memcpy(dst, &v, 8); break;
     case TK_F8E4NV:
-    case TK_F8E5: {
+    case TK_F8E5:
+    case TK_F8E4B15: {
         uint8_t x = h_fp8_encode(t, v);
         memcpy(dst, &x, 1);
         break;
@@ -410,7 +412,8 @@ static double load_value(tk_dtype t, const void *src)
         return x;
     }
     case TK_F8E4NV:
-    case TK_F8E5: {
+    case TK_F8E5:
+    case TK_F8E4B15: {
         uint8_t x;
         memcpy(&x, src, 1);
         return h_fp8_decode(t, x);
@@ -631,10 +634,12 @@ static double round16(double v, bool bf)
 }
 
 /* fp8 from its fields; the format: 4 exponent bits (bias 7, S.1111.111 is
- * NaN, no infinities) or 5 (bias 15, IEEE specials). */
+ * NaN, no infinities; fp8e4b15: bias 15, no specials) or 5 (bias 15, IEEE
+ * specials). */
 double h_fp8_decode(tk_dtype t, uint8_t c)
 {
-    int ebits = t == TK_F8E4NV ? 4 : 5, mbits = 7 - ebits, bias = t == TK_F8E4NV ? 7 : 15;
+    int ebits = t == TK_F8E5 ? 5 : 4, mbits = 7 - ebits;
+    int bias = t == TK_F8E4NV ? 7 : 15;
     int e = (c >> mbits) & ((1 << ebits) - 1), m = c & ((1 << mbits) - 1);
     double s = (c & 0x80) ? -1 : 1;
     if ((t == TK_F8E4NV && e == 15 && m == 7) || (t == TK_F8E5 && e == 31 && m))
@@ -646,10 +651,28 @@ double h_fp8_decode(tk_dtype t, uint8_t c)
     return s * ldexp(m + (1 << mbits), e - bias - mbits);
 }
 
+/* fp8e4b15 as Triton converts an fp32 or fp16 value: toward zero to fp16,
+ * the magnitude clamped to 1.75 (NaN too), then the nearest code by
+ * searching, ties away from zero (to the larger code). */
+static uint8_t b15_encode(double v)
+{
+    double a = isnan(v) || fabs(v) > 1.75 ? 1.75 : fabs(v);
+    uint16_t hb = h_f32_to_f16((float)a); /* to nearest; one step back where it went up */
+    double r = h_f16_to_f32(hb) > a ? h_f16_to_f32((uint16_t)(hb - 1)) : h_f16_to_f32(hb);
+    int pick = 0;
+    for (int c = 1; c < 0x7f; c++)
+        if (fabs(h_fp8_decode(TK_F8E4B15, (uint8_t)c) - r) <=
+            fabs(h_fp8_decode(TK_F8E4B15, (uint8_t)pick) - r))
+            pick = c;
+    return (uint8_t)((signbit(v) ? 0x80 : 0) | pick);
+}
+
 /* Nearest by searching every code (ties to the even code), clamped to the
  * largest finite value as cvt.rn.satfinite does; NaN -> 0x7f. */
 uint8_t h_fp8_encode(tk_dtype t, double v)
 {
+    if (t == TK_F8E4B15)
+        return b15_encode(v);
     if (isnan(v))
         return 0x7f;
     double maxv = t == TK_F8E4NV ? 448 : 57344, a = fabs(v), best = INFINITY;
@@ -675,7 +698,8 @@ double h_round_to(tk_dtype t, double v)
     case TK_F32: return (float)v;
     case TK_F64: return v;
     case TK_F8E4NV:
-    case TK_F8E5: return h_fp8_decode(t, h_fp8_encode(t, v));
+    case TK_F8E5:
+    case TK_F8E4B15: return h_fp8_decode(t, h_fp8_encode(t, v));
     default: return (double)h_wrap(t, (int64_t)v);
     }
 }

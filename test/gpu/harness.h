@@ -107,8 +107,9 @@ uint16_t h_f32_to_f16(float f); /* round to nearest even */
 float h_f16_to_f32(uint16_t b);
 uint16_t h_f32_to_bf16(float f); /* round to nearest even */
 float h_bf16_to_f32(uint16_t b);
-/* fp8 (TK_F8E4NV, TK_F8E5) from and to its byte, computed independently of
- * the library: decode from the fields, encode by searching all codes. */
+/* fp8 (TK_F8E4NV, TK_F8E5, TK_F8E4B15) from and to its byte, computed
+ * independently of the library: decode from the fields, encode by searching
+ * all codes (fp8e4b15 as Triton converts: see harness.c). */
 double h_fp8_decode(tk_dtype t, uint8_t c);
 uint8_t h_fp8_encode(tk_dtype t, double v);
 /* v rounded to the nearest value of dtype t (ints wrap like a C cast of an int64). */

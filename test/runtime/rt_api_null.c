@@ -50,6 +50,7 @@ static void test_plain(void)
     CHECK(tk_bf16_to_f32(tk_f32_to_bf16(1.5f)) == 1.5f);
     CHECK(tk_fp8e4nv_to_f32(tk_f32_to_fp8e4nv(1e30f)) == 448.0f);
     CHECK(tk_fp8e5_to_f32(tk_f32_to_fp8e5(1.5f)) == 1.5f);
+    CHECK(tk_f32_to_fp8e4b15(-1.8f) == 0xfe && tk_fp8e4b15_to_f32(0x7f) == 1.875f);
 }
 
 /* ---- the compiler ------------------------------------------------------------------- */
@@ -468,7 +469,9 @@ static const char *const covered[] = {
     "tk_f32_to_fp8e4nv",
     "tk_fp8e4nv_to_f32",
     "tk_f32_to_fp8e5",
-    "tk_fp8e5_to_f32", /* test_plain */
+    "tk_fp8e5_to_f32",
+    "tk_f32_to_fp8e4b15",
+    "tk_fp8e4b15_to_f32", /* test_plain */
     "tk_compile",
     "tk_compile_ir",
     "tk_free_text", /* test_compile_* */

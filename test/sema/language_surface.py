@@ -11,7 +11,9 @@ every row names a listed name. STATE is one of:
   n/a      a name a kernel does not use (a module, a type or a helper of
            Triton's own implementation); NOTE says what it is.
 For yes/partial/no the compiler is asked: a kernel whose body is
-`a = NAME` must compile (yes, partial) or be refused (no)."""
+`a = NAME` must compile (yes, partial) or be refused (no). The text above
+the table states the counts ("Of the N names, A are yes, B partial, C no
+and D n/a"), which must be the table's."""
 import os
 import re
 import subprocess
@@ -19,6 +21,8 @@ import sys
 import tempfile
 
 ROW = re.compile(r"^\|\s*`([A-Za-z0-9_.]+)`\s*\|\s*(yes|partial|no|n/a)\s*\|\s*(.*?)\s*\|\s*$")
+COUNTS = re.compile(r"Of\s+the\s+(\d+)\s+names,\s+(\d+)\s+are\s+yes,\s+(\d+)\s+partial,\s+"
+                    r"(\d+)\s+no\s+and\s+(\d+)\s+n/a")
 
 
 def table(md):
@@ -63,6 +67,13 @@ def main():
             if ok != (state in ("yes", "partial")):
                 bad.append(f"{n}: the table says '{state}' but tkc "
                            + ("compiles it" if ok else f"refuses it: {err}"))
+    stated = COUNTS.search(open(md, encoding="utf-8").read())
+    table_counts = [len(names)] + [counts.get(s, 0) for s in ("yes", "partial", "no", "n/a")]
+    if not stated:
+        bad.append("no sentence 'Of the N names, A are yes, B partial, C no and D n/a'")
+    elif [int(g) for g in stated.groups()] != table_counts:
+        bad.append("the stated counts %s are not the table's %s"
+                   % (list(stated.groups()), table_counts))
     for b in bad:
         print("language_surface: " + b)
     print("language_surface: %d names: %s" % (len(names), ", ".join(

@@ -263,8 +263,12 @@ static SVal b_minmax(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     bool nan = false;
     if (sv_has(a[2]) && a[2].k != SV_UNDEF)
         nan = (a[2].k == SV_INT || a[2].k == SV_BOOL) && a[2].i != 0;
-    /* fp8 compares in fp32: the larger (smaller) value converts back exactly */
+    /* fp8 compares in fp32: the larger (smaller) value converts back
+     * exactly. Not fp8e4b15, which Triton cannot compare (and whose 1.875
+     * would come back as 1.75). */
     DType dt = x->type.dt;
+    if (dt == DT_F8E4B15 && !sema_check_not_fp8(s, dt, call, arena_printf(s->a, "tl.%s", b->name)))
+        return bad();
     if (dtype_is_fp8(dt)) {
         x = sema_cast(s, x, DT_F32, call);
         y = sema_cast(s, y, DT_F32, call);

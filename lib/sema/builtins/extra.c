@@ -1,11 +1,12 @@
 /* sema/builtins/extra.c: the smaller tl builtins built from the others:
  * the functional arithmetic forms (tl.add/sub/mul), tl.reduce_or, tl.flip,
  * tl.gather, tl.histogram, the functional descriptor forms
- * (tl.load_tensor_descriptor/store_tensor_descriptor), and the special
+ * (tl.load_tensor_descriptor/store_tensor_descriptor), the special
  * registers of triton.language.extra.cuda (smid, globaltimer: inline PTX
- * reads; num_threads, num_warps: the launch's constexprs). None needs an IR op of its own:
- * each expands into reshapes, compares, selects and reductions, so codegen
- * and the interpreter run them unchanged. */
+ * reads; num_threads, num_warps: the launch's constexprs) and its fp8e4b15
+ * conversions (casts). None needs an IR op of its own: each expands into
+ * reshapes, compares, selects, casts and reductions, so codegen and the
+ * interpreter run them unchanged. */
 #include <string.h>
 
 #include "sema/spec.h"
@@ -313,10 +314,40 @@ static SVal b_sreg(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
     }
 }
 
-static const Builtin cuda_sreg_items[] = {
+/* ---- triton.language.extra.cuda's fp8e4b15 conversions ------------------------------ */
+
+/* convert_custom_float8_sm80/_sm70(arg, dst_ty, fp_downcast_rounding=None):
+ * the conversions Triton's .to() calls for fp8e4b15, the two differing
+ * only in the PTX Triton picks, so both are tk's cast. From fp8e4b15 the
+ * result has the float dtype asked for (Triton gives fp16 for any but
+ * fp32); to it, arg must be fp16 or fp32 and dst_ty fp8e4b15 (Triton
+ * gives fp8e4b15 whatever dst_ty says). The rounding mode is checked and
+ * ignored, as Triton ignores it. */
+static SVal b_custom_fp8(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "arg");
+    if (!x)
+        return bad();
+    if (a[1].k != SV_DTYPE || a[1].ty.dt == DT_PTR)
+        return sema_err(s, at[1], "dst_ty of %s must be a dtype such as tl.float8e4b15, got %s",
+                        b->name, sv_describe(s, a[1]));
+    if (sv_has(a[2]) && (a[2].k != SV_STR || (strcmp(a[2].s, "rtne") && strcmp(a[2].s, "rtz"))))
+        return sema_err(s, at[2], "fp_downcast_rounding must be 'rtne' or 'rtz'");
+    DType from = x->type.dt, to = a[1].ty.dt;
+    if (from == DT_F8E4B15 ? !dtype_is_float(to) : to != DT_F8E4B15)
+        return sema_err(s, call,
+                        "%s converts fp8e4b15 to a float dtype, or tl.float16 and tl.float32 "
+                        "to fp8e4b15; not %s to %s",
+                        b->name, dtype_name(from), dtype_name(to));
+    return sv_tensor(sema_cast(s, x, to, call));
+}
+
+static const Builtin cuda_items[] = {
     {"smid", "", b_sreg, 0, false},
     {"globaltimer", "", b_sreg, 1, false},
     {"num_threads", "", b_sreg, 2, false},
     {"num_warps", "", b_sreg, 3, false},
+    {"convert_custom_float8_sm80", "arg,dst_ty,fp_downcast_rounding=", b_custom_fp8, 0, false},
+    {"convert_custom_float8_sm70", "arg,dst_ty,fp_downcast_rounding=", b_custom_fp8, 0, false},
 };
-const BuiltinTable sema_tl_cuda_sregs = {cuda_sreg_items, TK_ARRAY_LEN(cuda_sreg_items)};
+const BuiltinTable sema_tl_cuda_extra = {cuda_items, TK_ARRAY_LEN(cuda_items)};

@@ -235,8 +235,8 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
                  {"is_fp8", -5},
                  {"is_fp8e4nv", 18},
                  {"is_fp8e5", 19},
-                 /* the other fp8 formats (AMD's, fp8e4b15) are not tk dtypes */
-                 {"is_fp8e4b15", -1},
+                 {"is_fp8e4b15", 20},
+                 /* the other fp8 formats (AMD's) are not tk dtypes */
                  {"is_fp8e4b8", -1},
                  {"is_fp8e5b16", -1},
                  {"is_block", -1},
@@ -244,8 +244,9 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
                  {"is_standard_floating", -6},
                  {"get_int_max_value", -3},
                  {"get_int_min_value", -4}};
-    static const DType exact[] = {DT_F16, DT_BF16, DT_F32, DT_F64, DT_I1,  DT_I8,   DT_I16, DT_I32,
-                                  DT_I64, DT_U8,   DT_U16, DT_U32, DT_U64, DT_F8E4, DT_F8E5};
+    static const DType exact[] = {DT_F16, DT_BF16, DT_F32,  DT_F64,    DT_I1,  DT_I8,
+                                  DT_I16, DT_I32,  DT_I64,  DT_U8,     DT_U16, DT_U32,
+                                  DT_U64, DT_F8E4, DT_F8E5, DT_F8E4B15};
     for (int i = 0; i < TK_ARRAY_LEN(preds); i++) {
         if (strcmp(preds[i].name, name))
             continue;

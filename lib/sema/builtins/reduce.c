@@ -348,6 +348,15 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
         return sema_err(s, at, "tl.dot needs M, N and K >= 16, got M=%d, N=%d, K=%d", m, n, k);
     DType da = ta.dt, db = tb.dt;
     bool fp8 = dtype_is_fp8(da) && dtype_is_fp8(db); /* any two fp8 formats, as in Triton */
+    const char *upcast = ""; /* why the operands' dtype is not the one named */
+    if (fp8 && (da == DT_F8E4B15 || db == DT_F8E4B15)) {
+        /* no MMA takes fp8e4b15: Triton computes the dot in fp16 */
+        upcast = " (Triton computes them in fp16)";
+        a = sema_cast(s, a, DT_F16, at);
+        b = sema_cast(s, b, DT_F16, at);
+        da = db = DT_F16;
+        fp8 = false;
+    }
     if (da != db && !fp8)
         return sema_err(s, at, "tl.dot operands must have one dtype, got %s and %s", dtype_name(da),
                         dtype_name(db));
@@ -367,8 +376,8 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
                               : o == DT_F32 || (o == da && (da == DT_F16 || da == DT_BF16)) ||
                 (da == DT_F64 && o == DT_F64);
         if (!ok)
-            return sema_err(s, at, "tl.dot: out_dtype %s is not allowed for %s operands",
-                            dtype_name(o), dtype_name(da));
+            return sema_err(s, at, "tl.dot: out_dtype %s is not allowed for %s operands%s",
+                            dtype_name(o), dtype_name(*upcast ? ta.dt : da), upcast);
         out = o;
     } else if (sv_has(out_dtype)) {
         return sema_err(s, at, "tl.dot: out_dtype must be a dtype, got %s",
