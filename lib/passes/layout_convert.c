@@ -41,7 +41,10 @@ static bool in_dot_loop(const IrOp *op)
  * wanted): 16- or 8-bit elements in a wgmma layout, outside a loop that
  * runs the dots, where the blocked layout stores more than the two adjacent
  * elements a thread of the mma layout holds (the mask and alignment allow
- * wider vectors). */
+ * wider vectors), or where the pair cannot go as one vector either (a
+ * pointer of unknown alignment, loaded from a table): each store of the
+ * mma layout then writes 2 bytes in each of 8 rows' sectors, where the
+ * blocked layout's warp writes 32 adjacent elements of one row. */
 static bool narrow_store(LayoutPass *p, const IrOp *op)
 {
     const IrValue *v = op->operands[1], *ptr = op->operands[0];
@@ -49,7 +52,7 @@ static bool narrow_store(LayoutPass *p, const IrOp *op)
     if (dtype_bits(v->type.dt) >= 32 || v->layout->version != 3 || in_dot_loop(op) || !p->axis)
         return false;
     int bytes = lp_mem_bytes(ptr->type.elem);
-    return axis_vector_width(p->axis, ptr, mask, bytes) > 2;
+    return axis_vector_width(p->axis, ptr, mask, bytes) != 2;
 }
 
 /* The layout operand i of op must have; NULL: whatever it has. */
