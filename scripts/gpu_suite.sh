@@ -95,6 +95,11 @@ else
   summary+=("constructs: missing")
 fi
 
+# 2b. The JIT's registers against ptxas's for the same PTX, where ptxas is on PATH.
+if [ -x "$build/test/gpu/jit_registers" ] && command -v ptxas >/dev/null; then
+  run_runner jit_registers "$build/test/gpu/jit_registers"
+fi
+
 # 3. Every example program, at its default (GPU) sizes; one case each.
 ex_pass=0
 ex_fail=0

@@ -1,11 +1,12 @@
 /* assemble.c: PTX to a cubin for a named arch, ahead of time (--emit=cubin,
- * the cubins of --emit=header). Tries the CUDA driver's linker first
- * (cuLink* with CU_JIT_TARGET, in the primary context of device 0 when the
- * thread has none), then `ptxas` found on PATH; PTX with line tables gets
- * a cubin with line info. Assumes the PTX is
- * NUL-terminated. Guarantees: every driver call is checked, the thread's
- * current context is as it was, temp files are removed, and a failure gives
- * one line saying what was tried and why each way failed. */
+ * the cubins of --emit=header). Tries `ptxas` found on PATH first, then
+ * the CUDA driver's linker (cuLink* with CU_JIT_TARGET, in the primary
+ * context of device 0 when the thread has none), whose code is relocatable
+ * and takes more registers; PTX with line tables gets a cubin with line
+ * info. Assumes the PTX is NUL-terminated. Guarantees: every driver call
+ * is checked, the thread's current context is as it was, temp files are
+ * removed, and a failure gives one line saying what was tried and why each
+ * way failed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -227,16 +228,18 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
         snprintf(why, cap, "'%s' is not an architecture such as sm_90a", arch);
         return false;
     }
-    char driver[1024];
+    /* ptxas first: it compiles the whole program, where the driver's
+     * linker compiles PTX as relocatable code, with more registers */
+    char first[1024];
     size_t start = cubin->len;
-    if (via_driver(ptx, len, target, kernel, cubin) == TK_OK)
-        return true;
-    snprintf(driver, sizeof driver, "%s", err_text());
-    cubin->len = start;
     if (via_ptxas(ptx, len, arch, cubin) == TK_OK)
         return true;
+    snprintf(first, sizeof first, "%s", err_text());
     cubin->len = start;
-    snprintf(why, cap, "%s, and %s", driver, err_text());
+    if (via_driver(ptx, len, target, kernel, cubin) == TK_OK)
+        return true;
+    cubin->len = start;
+    snprintf(why, cap, "%s, and %s", first, err_text());
     err_clear();
     return false;
 }

@@ -56,6 +56,7 @@ double rt_now_ms(void);
     X(cuLinkComplete, "cuLinkComplete")                                        \
     X(cuLinkDestroy, "cuLinkDestroy")                                          \
     X(cuModuleLoadData, "cuModuleLoadData")                                    \
+    X(cuModuleLoadDataEx, "cuModuleLoadDataEx")                                \
     X(cuModuleUnload, "cuModuleUnload")                                        \
     X(cuModuleGetFunction, "cuModuleGetFunction")                              \
     X(cuFuncGetAttribute, "cuFuncGetAttribute")                                \
@@ -118,8 +119,8 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
 /* ---- PTX -> cubin (assemble.c) ----------------------------------------------- */
 
 /* Assembles NUL-terminated PTX of `len` bytes for `arch` ("sm_90a"),
- * appending the cubin to out: through the CUDA driver's linker when a
- * driver and GPU are there, else `ptxas` from PATH. false with a one-line
+ * appending the cubin to out: with `ptxas` from PATH, else through the
+ * CUDA driver's linker when a driver and GPU are there. false with a one-line
  * reason in why (what was tried, why each failed) when neither can. */
 bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel, StrBuf *out,
                      char *why, size_t cap);
