@@ -105,10 +105,7 @@ static int ptxas_registers(const char *ptx)
     return pclose(p) == 0 ? regs : -1;
 }
 
-static int has_ptxas(void)
-{
-    return system("ptxas --version > /dev/null 2>&1") == 0;
-}
+static int has_ptxas(void) { return system("ptxas --version > /dev/null 2>&1") == 0; }
 
 int main(void)
 {
@@ -121,7 +118,8 @@ int main(void)
     tk_context *ctx = NULL;
     tk_status s = tk_context_create(&ctx, &(tk_context_options){.device = 0});
     if (s == TK_ERR_NO_DEVICE || !has_ptxas()) {
-        printf("jit_registers: skipped: %s\n", s == TK_ERR_NO_DEVICE ? tk_last_error() : "no ptxas");
+        printf("jit_registers: skipped: %s\n",
+               s == TK_ERR_NO_DEVICE ? tk_last_error() : "no ptxas");
         if (ctx)
             tk_context_destroy(ctx);
         rmdir(dir);
@@ -139,9 +137,10 @@ int main(void)
         printf("FAIL setup: %s\n", tk_last_error());
         goto done;
     }
-    tk_arg args[] = {tk_ptr(buf, TK_F16), tk_ptr(buf, TK_F32), tk_ptr(buf, TK_F32),
-                     tk_ptr(buf, TK_F32), tk_i32(65536), tk_i32(4096), tk_i32(32),
-                     tk_i32(512), tk_f32(1e-5f), tk_const("BLOCK", 2048)};
+    tk_arg args[] = {
+        tk_ptr(buf, TK_F16), tk_ptr(buf, TK_F32),    tk_ptr(buf, TK_F32), tk_ptr(buf, TK_F32),
+        tk_i32(65536),       tk_i32(4096),           tk_i32(32),          tk_i32(512),
+        tk_f32(1e-5f),       tk_const("BLOCK", 2048)};
     tk_launch_options o = {.num_warps = 8};
     if (tk_kernel_prepare(k, args, 10, &o, &info) != TK_OK) {
         printf("FAIL prepare: %s\n", tk_last_error());
@@ -157,8 +156,8 @@ int main(void)
     if (whole <= 0)
         printf("FAIL: ptxas did not assemble %s\n", ptx);
     else if (info.registers > whole)
-        printf("FAIL: the JIT used %d registers where the whole program needs %d\n",
-               info.registers, whole);
+        printf("FAIL: the JIT used %d registers where the whole program needs %d\n", info.registers,
+               whole);
     else
         failed = 0;
 done:
