@@ -1,6 +1,7 @@
 /* rt_disk.c: the on-disk JIT cache, one file per compiled kernel holding
- * its identity, metadata, PTX and cubin. Assumes nothing about the folder:
- * it may be missing, read-only or shared by concurrent processes.
+ * its identity, metadata, PTX and a cubin (may be empty). Assumes nothing
+ * about the folder: it may be missing, read-only or shared by concurrent
+ * processes.
  * Guarantees: a writer never exposes a partial file (a fresh temp file +
  * rename, support/file.c); a reader trusts nothing it has not checked: the
  * folder and the entry must be this user's and writable by no one else (the

@@ -1,7 +1,7 @@
 /* rt_gpu.c: the runtime's GPU paths, on a machine with a GPU (skipped, exit
  * 77, where there is none): buffers round trip, a launch is right (with
  * launch_pdl and without fp fusion too), tk_kernel_prepare and tk_occupancy give sane numbers, the
- * second launch is a memory hit, a new module finds the cubin on disk without compiling,
+ * second launch is a memory hit, a new module finds the PTX on disk without compiling,
  * oversized grids are refused, and a kernel that writes through a bad
  * pointer is reported as a fault naming it (last: the context dies). */
 #include "rt_test.h"
@@ -95,7 +95,7 @@ int main(void)
     CHECK_OK(tk_occupancy(ctx, &info, &per_sm));
     CHECK(per_sm >= 1 && per_sm <= 64);
 
-    /* A new module: the cubin comes from disk, nothing compiles. */
+    /* A new module: the PTX comes from disk, nothing compiles. */
     tk_module *mod2;
     tk_kernel *k2;
     CHECK_OK(tk_module_load_string(ctx, "axpy.tk", source, &mod2));
