@@ -85,13 +85,14 @@ static int ptx_target(const char *ptx, char *arch, size_t cap)
     return ok;
 }
 
-/* Registers ptxas gives the PTX at path, or -1. */
+/* Registers ptxas gives the PTX at path, or -1; the cubin goes into the
+ * test's own temp folder, next to the PTX. */
 static int ptxas_registers(const char *ptx)
 {
-    char arch[32], cmd[1200];
+    char arch[32], cmd[2304];
     if (!ptx_target(ptx, arch, sizeof arch))
         return -1;
-    snprintf(cmd, sizeof cmd, "ptxas -arch=%s -v -o /dev/null '%s' 2>&1", arch, ptx);
+    snprintf(cmd, sizeof cmd, "ptxas -arch=%s -v -o '%s.cubin' '%s' 2>&1", arch, ptx, ptx);
     FILE *p = popen(cmd, "r");
     if (!p)
         return -1;
