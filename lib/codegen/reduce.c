@@ -167,20 +167,31 @@ static void lane_combine(Red *r, LLVMValueRef *acc, int off)
         acc[i] = lo[i];
 }
 
-static int64_t region_bytes(int64_t count) { return (count * 8 + 15) / 16 * 16; }
+/* Places `count` elements of each of n components one after another, each
+ * component's region 16-byte aligned and only as wide as its type, as
+ * Triton sizes a reduction's scratch. Returns the bytes taken. */
+static int64_t regions(const DType *dt, int n, int64_t count, int64_t *off)
+{
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        off[i] = at;
+        at += (count * cg_mem_bytes(dt[i]) + 15) / 16 * 16;
+    }
+    return at;
+}
 
 /* Partials of the warps that share a row meet in shared memory. */
 static void cta_combine(Red *r, LLVMValueRef **part, int ng, int wbits)
 {
     Cg *cg = r->cg;
     int nw = cg->T / 32;
-    int64_t per = region_bytes((int64_t)ng * nw);
-    cg_smem_need(cg, per * r->n);
+    int64_t off[8];
+    cg_smem_need(cg, regions(r->dt, r->n, (int64_t)ng * nw, off));
     LLVMValueRef warp = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 5), "");
     for (int q = 0; q < ng; q++)
         for (int i = 0; i < r->n; i++) {
             LLVMValueRef idx = LLVMBuildAdd(cg->b, warp, cg_i32(cg, (int64_t)q * nw), "");
-            LLVMBuildStore(cg->b, part[q][i], cg_smem_addr(cg, per * i, idx, r->dt[i]));
+            LLVMBuildStore(cg->b, part[q][i], cg_smem_addr(cg, off[i], idx, r->dt[i]));
         }
     cg_barrier(cg);
     LLVMValueRef first = LLVMBuildAnd(cg->b, warp, cg_i32(cg, ~((1 << wbits) - 1)), "");
@@ -191,7 +202,7 @@ static void cta_combine(Red *r, LLVMValueRef **part, int ng, int wbits)
             LLVMValueRef idx = LLVMBuildAdd(cg->b, first, cg_i32(cg, (int64_t)q * nw + j), "");
             for (int i = 0; i < r->n; i++)
                 x[i] = LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]),
-                                      cg_smem_addr(cg, per * i, idx, r->dt[i]), "");
+                                      cg_smem_addr(cg, off[i], idx, r->dt[i]), "");
             if (j == 0)
                 for (int i = 0; i < r->n; i++)
                     acc[i] = x[i];
@@ -255,15 +266,15 @@ static void reduce_last(Red *r, CgVal *in, Type t)
         return;
     }
     int64_t P = l.numel / L;
-    int64_t per = region_bytes(P);
+    int64_t off[8];
+    cg_smem_need(cg, regions(r->dt + comp0, nres, P, off));
     for (int k = 0; k < nres; k++)
         for (int q = 0; q < ng; q++)
             LLVMBuildStore(cg->b, part[q][comp0 + k],
-                           cg_smem_addr(cg, per * k, row[q], r->dt[comp0 + k]));
-    cg_smem_need(cg, per * nres);
+                           cg_smem_addr(cg, off[k], row[q], r->dt[comp0 + k]));
     cg_barrier(cg);
     for (int k = 0; k < nres; k++)
-        cg_set(cg, op->results[k], cg_smem_take(cg, op->results[k], per * k, NULL, NULL));
+        cg_set(cg, op->results[k], cg_smem_take(cg, op->results[k], off[k], NULL, NULL));
     cg_barrier(cg);
 }
 
@@ -555,12 +566,10 @@ bool cg_emit_scan(Cg *cg, const IrOp *op)
     if (cg_scan_in_regs(cg, op, &r))
         return true;
     int axis = op->axis < 0 ? op->axis + t.rank : op->axis;
-    int64_t numel = type_numel(t), per = region_bytes(numel), off[8];
-    for (int i = 0; i < op->nops; i++) {
-        off[i] = per * i;
+    int64_t numel = type_numel(t), off[8];
+    cg_smem_need(cg, regions(r.dt, op->nops, numel, off));
+    for (int i = 0; i < op->nops; i++)
         cg_smem_put(cg, cg_get(cg, op->operands[i]), op->operands[i], off[i]);
-    }
-    cg_smem_need(cg, per * op->nops);
     cg_barrier(cg);
     int64_t lines = numel / t.shape[axis];
     for (int64_t m = 0; m < lines; m += cg->T) {
