@@ -345,19 +345,58 @@ static bool uses_ring(IrOp *op, void *ctx)
     return !*found;
 }
 
-/* Whether the rings are dead after `wait`: it drains every copy at the
- * top level of the kernel (cp.async groups, or none left in flight where
- * every copy is TMA's: the loop issues only the copies of its own
- * iterations and waits for each), after the dot_waits of the loop before
- * it, and its barrier then orders every warp's last read of a ring before
- * any write after it; no ring op follows, and no producer warp fills a
- * ring. The scratch of what follows (the epilogue's conversions) may then
- * take the rings' place, as Triton reuses the pipeline's buffers after its
- * loop; the TMA barriers before the rings stay. */
+/* Whether b is the kernel's body or, up to it, a loop's body (a for's, a
+ * while's after-region) in every level: codegen emits such a block once,
+ * all of it in every iteration, and cg_rings_back runs at its end. */
+static bool in_loop_bodies(const Cg *cg, const IrBlock *b)
+{
+    for (; b != cg->f->body; b = b->parent->parent) {
+        const IrOp *p = b->parent;
+        if (!p ||
+            !(p->kind == IR_FOR || (p->kind == IR_WHILE && p->nregions > 1 && p->regions[1] == b)))
+            return false;
+    }
+    return true;
+}
+
+static bool async_dot(IrOp *op, void *ctx)
+{
+    bool *found = ctx;
+    *found |= op->kind == IR_DOT && op->ival == 1;
+    return !*found;
+}
+
+/* Whether the loop nearest before `wait` leaves no wgmma in flight past
+ * it: it has none, or a dot_wait lies between the two. */
+static bool dots_waited(const IrOp *wait)
+{
+    for (const IrOp *o = wait->prev; o; o = o->prev) {
+        if (o->kind == IR_DOT_WAIT)
+            return true;
+        bool found = false;
+        for (int r = 0; r < o->nregions && !found; r++)
+            ir_walk(o->regions[r], async_dot, &found);
+        if (found)
+            return false;
+    }
+    return true;
+}
+
+/* Whether the rings are dead after `wait`: it drains every copy (cp.async
+ * groups, or none left in flight where every copy is TMA's: the loop
+ * issues only the copies of its own iterations and waits for each), after
+ * the dot_waits of the loop before it, and its barrier then orders every
+ * warp's last read of a ring before any write after it; no ring op
+ * follows in its block, and no producer warp fills a ring. The scratch of
+ * what follows (the epilogue's conversions) may then take the rings'
+ * place, as Triton reuses the pipeline's buffers after its loop; the TMA
+ * barriers before the rings stay. Inside a loop's body (a persistent
+ * kernel's tile loop) the place is given back at the body's end, behind a
+ * barrier, before the next iteration's copies (cg_rings_back). */
 static bool rings_dead_after(Cg *cg, const IrOp *wait)
 {
     if (cg->nbufs <= 0 || wait->ival > 0 || wait->sub || cg->consumers ||
-        wait->parent != cg->f->body)
+        !in_loop_bodies(cg, wait->parent) || !dots_waited(wait))
         return false;
     for (int i = 0; i < cg->nbufs; i++)
         if (cg->empty_off[i] >= 0)
@@ -369,6 +408,22 @@ static bool rings_dead_after(Cg *cg, const IrOp *wait)
             ir_walk(o->regions[r], uses_ring, &found);
     }
     return !found;
+}
+
+void cg_rings_back(Cg *cg, int64_t reserved)
+{
+    if (cg->smem_reserved == reserved)
+        return;
+    /* Every warp's last access to scratch in the rings' place comes before
+     * any copy of the next iteration writes there; a TMA copy writes
+     * through the async proxy, so the generic writes are fenced first. */
+    bool tma = false;
+    for (int i = 0; i < cg->nbufs; i++)
+        tma |= cg->bar_off[i] >= 0;
+    if (tma)
+        cg_fence_async_shared(cg);
+    cg_barrier(cg);
+    cg->smem_reserved = reserved;
 }
 
 bool cg_emit_async(Cg *cg, const IrOp *op)

@@ -282,6 +282,11 @@ bool cg_emit_async(Cg *cg, const IrOp *op);
 /* Lays the ring buffers out at the start of shared memory (before anything
  * else uses it). */
 void cg_plan_buffers(Cg *cg);
+/* At the end of a loop's body emitted with `reserved` as the scratch's
+ * start: where a drain in the body let the scratch take the rings' place,
+ * a barrier (and an async-proxy fence where TMA fills a ring) before the
+ * next iteration's copies, and the scratch back after the rings. */
+void cg_rings_back(Cg *cg, int64_t reserved);
 /* Byte offset of slot `slot` of ring buffer `buf`. */
 LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot);
 

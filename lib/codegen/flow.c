@@ -128,9 +128,11 @@ static void emit_for(Cg *cg, const IrOp *op)
     cg_set(cg, body->args[0], ivv);
     for (int i = 0; i < nc; i++)
         cg_set(cg, body->args[i + 1], ph[i]);
+    int64_t reserved = cg->smem_reserved;
     const IrOp *y = cg_emit_block(cg, body);
     if (!check_term(cg, op, y, IR_YIELD, nc))
         return;
+    cg_rings_back(cg, reserved);
     CgVal *next = values_of(cg, y->operands, nc);
     LLVMValueRef iv2 = LLVMBuildAdd(cg->b, iv, step, "");
     LLVMBasicBlockRef end = LLVMGetInsertBlock(cg->b);
@@ -172,9 +174,11 @@ static void emit_while(Cg *cg, const IrOp *op)
     LLVMPositionBuilderAtEnd(cg->b, loop);
     for (int i = 0; i < np && i < after->nargs; i++)
         cg_set(cg, after->args[i], pass[i]);
+    int64_t reserved = cg->smem_reserved;
     const IrOp *y = cg_emit_block(cg, after);
     if (!check_term(cg, op, y, IR_YIELD, nc))
         return;
+    cg_rings_back(cg, reserved);
     CgVal *next = values_of(cg, y->operands, nc);
     LLVMBasicBlockRef end = LLVMGetInsertBlock(cg->b);
     LLVMBuildBr(cg->b, head);
