@@ -345,15 +345,17 @@ static bool uses_ring(IrOp *op, void *ctx)
     return !*found;
 }
 
-/* Whether b is the kernel's body or, up to it, a loop's body (a for's, a
- * while's after-region) in every level: codegen emits such a block once,
- * all of it in every iteration, and cg_rings_back runs at its end. */
-static bool in_loop_bodies(const Cg *cg, const IrBlock *b)
+/* Whether b is the kernel's body or, up to it, in every level a loop's
+ * body (a for's, a while's after-region) or a region of an if: codegen
+ * emits such a block once, all of it whenever it runs, and cg_rings_back
+ * runs at its end, before whatever follows it in time. */
+static bool in_whole_regions(const Cg *cg, const IrBlock *b)
 {
     for (; b != cg->f->body; b = b->parent->parent) {
         const IrOp *p = b->parent;
         if (!p ||
-            !(p->kind == IR_FOR || (p->kind == IR_WHILE && p->nregions > 1 && p->regions[1] == b)))
+            !(p->kind == IR_FOR || p->kind == IR_IF ||
+              (p->kind == IR_WHILE && p->nregions > 1 && p->regions[1] == b)))
             return false;
     }
     return true;
@@ -391,12 +393,14 @@ static bool dots_waited(const IrOp *wait)
  * what follows (the epilogue's conversions) may then take the rings'
  * place, as Triton reuses the pipeline's buffers after its loop; the TMA
  * barriers before the rings stay. Inside a loop's body (a persistent
- * kernel's tile loop) the place is given back at the body's end, behind a
- * barrier, before the next iteration's copies (cg_rings_back). */
+ * kernel's tile loop) or an if's region (the rest of a kernel after an
+ * early return) the place is given back at the block's end, behind a
+ * barrier, before the next iteration's or the next op's copies
+ * (cg_rings_back). */
 static bool rings_dead_after(Cg *cg, const IrOp *wait)
 {
     if (cg->nbufs <= 0 || wait->ival > 0 || wait->sub || cg->consumers ||
-        !in_loop_bodies(cg, wait->parent) || !dots_waited(wait))
+        !in_whole_regions(cg, wait->parent) || !dots_waited(wait))
         return false;
     for (int i = 0; i < cg->nbufs; i++)
         if (cg->empty_off[i] >= 0)

@@ -185,9 +185,18 @@ bool cg_fp8_used(const IrFunc *f);
  * arithmetic (arange, constants, splats of scalars, shape ops and pure
  * elementwise ops over them) can be recomputed where it is needed. */
 bool cg_can_remat(Cg *cg, const IrValue *v);
+/* Leaves of a recomputation that are read from shared memory instead:
+ * each stored whole at byte offset off (of the scratch) in row-major
+ * order (pass_remat_leaves). */
+typedef struct CgStaged {
+    const IrValue *leaf[4];
+    int64_t off[4];
+    int n;
+} CgStaged;
 /* Element t | c (linear index in v's shape: a thread's part t and a
- * constant c with no bit in common) of v, recomputed. */
-LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef t, int64_t c);
+ * constant c with no bit in common) of v, recomputed; st: staged leaves,
+ * or NULL. */
+LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef t, int64_t c, const CgStaged *st);
 
 /* ---- codegen/memory.c --------------------------------------------------------------- */
 bool cg_emit_memory(Cg *cg, const IrOp *op);

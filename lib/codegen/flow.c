@@ -198,6 +198,7 @@ static void emit_if(Cg *cg, const IrOp *op)
     LLVMBuildCondBr(cg->b, cond, then_bb, else_bb);
     CgVal *vals[2] = {NULL, NULL};
     LLVMBasicBlockRef ends[2];
+    int64_t reserved = cg->smem_reserved;
     for (int r = 0; r < 2; r++) {
         LLVMPositionBuilderAtEnd(cg->b, r == 0 ? then_bb : else_bb);
         if (r < op->nregions) {
@@ -207,6 +208,7 @@ static void emit_if(Cg *cg, const IrOp *op)
                     return;
                 vals[r] = values_of(cg, y->operands, nr);
             }
+            cg_rings_back(cg, reserved);
         } else if (nr > 0) {
             cg_internal(cg, op->span, "if with results needs an else region");
             return;

@@ -600,7 +600,41 @@ static bool remat(Cg *cg, const IrOp *op)
     CgLayout l = cg_layout(cg, res);
     CgVal r = cg_val_new(cg, l.per_thread);
     for (int s = 0; s < r.n; s++)
-        r.el[s] = cg_remat_elem(cg, res, cg_thread_index(cg, &l), cg_slot_index(&l, s));
+        r.el[s] = cg_remat_elem(cg, res, cg_thread_index(cg, &l), cg_slot_index(&l, s), NULL);
+    cg_set(cg, res, r);
+    return true;
+}
+
+/* The result of a shape op recomputed in its own layout from a few small
+ * values that cannot be (pass_remat_leaves), which cross threads through
+ * shared memory instead of the result: a paged attention's K tile of
+ * pointers, gathered through a block table, is rebuilt from the 1-D row
+ * index (256 bytes of scratch, not the tile's 64 KiB). Only where the
+ * leaves take at most a quarter of the result's bytes. */
+static bool remat_staged(Cg *cg, const IrOp *op)
+{
+    const IrValue *res = op->results[0];
+    CgStaged st = {{NULL}, {0}, 0};
+    st.n = pass_remat_leaves(op->operands[0], st.leaf, 4);
+    if (st.n <= 0)
+        return false;
+    int64_t bytes = 0;
+    for (int i = 0; i < st.n; i++) {
+        if (st.leaf[i]->type.rank == 0 || !st.leaf[i]->layout)
+            return false;
+        st.off[i] = bytes;
+        bytes += (type_numel(st.leaf[i]->type) * cg_mem_bytes(st.leaf[i]->type.dt) + 15) / 16 * 16;
+    }
+    if (bytes * 4 > type_numel(res->type) * cg_mem_bytes(res->type.dt))
+        return false;
+    for (int i = 0; i < st.n; i++)
+        cg_smem_put(cg, cg_get(cg, st.leaf[i]), st.leaf[i], st.off[i]);
+    cg_barrier(cg);
+    CgLayout l = cg_layout(cg, res);
+    CgVal r = cg_val_new(cg, l.per_thread);
+    for (int s = 0; s < r.n; s++)
+        r.el[s] = cg_remat_elem(cg, res, cg_thread_index(cg, &l), cg_slot_index(&l, s), &st);
+    cg_barrier(cg); /* the scratch may be reused once every warp has read it */
     cg_set(cg, res, r);
     return true;
 }
@@ -636,7 +670,7 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
             cg_set(cg, op->results[0], cg_get(cg, in));
         else if (reg_permute(cg, op, &r))
             cg_set(cg, op->results[0], r);
-        else if (!remat(cg, op)) {
+        else if (!remat(cg, op) && !remat_staged(cg, op)) {
             Type src = in->type;
             bool bc = op->kind == IR_BROADCAST;
             cg_set(cg, op->results[0], convert(cg, op, bc ? map_broadcast : NULL, &src));

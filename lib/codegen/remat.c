@@ -2,7 +2,10 @@
  * scalars and pure elementwise/shape ops is recomputed element by element in
  * the layout that needs it, instead of crossing threads through shared
  * memory. This keeps index and mask arithmetic (`rows[:, None] * w +
- * cols[None, :]`) free of barriers. Bounded in size so code does not grow. */
+ * cols[None, :]`) free of barriers. Bounded in size so code does not grow.
+ * A value recomputed from a few small values that cannot be (a gathered
+ * row index broadcast into a tile of pointers) reads those from shared
+ * memory as it goes: the index vector crosses threads, not the tile. */
 #include "codegen/cg.h"
 
 /* Which values qualify is the layout pass's rule, so that the conversions it
@@ -53,10 +56,22 @@ static RIdx unbroadcast(Cg *cg, RIdx idx, const Type *dst, const Type *src)
     return r;
 }
 
-static LLVMValueRef remat(Cg *cg, const IrValue *v, RIdx idx)
+/* A leaf staged in shared memory: its element idx, read back. */
+static LLVMValueRef staged_elem(Cg *cg, const IrValue *v, int64_t off, RIdx idx)
+{
+    LLVMValueRef lin = idx.c ? LLVMBuildAdd(cg->b, idx.t, cg_i32(cg, idx.c), "") : idx.t;
+    DType dt = v->type.dt;
+    LLVMValueRef x = LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), cg_smem_addr(cg, off, lin, dt), "");
+    return dt == DT_I1 ? LLVMBuildTrunc(cg->b, x, LLVMInt1TypeInContext(cg->ctx), "") : x;
+}
+
+static LLVMValueRef remat(Cg *cg, const IrValue *v, RIdx idx, const CgStaged *st)
 {
     if (v->type.rank == 0)
         return cg_get(cg, v).el[0];
+    for (int i = 0; st && i < st->n; i++)
+        if (st->leaf[i] == v)
+            return staged_elem(cg, v, st->off[i], idx);
     const IrOp *op = v->def;
     switch (op->kind) {
     case IR_CONST: return cg_const_elem(cg, v->type.dt, op->ival, op->fval);
@@ -64,15 +79,15 @@ static LLVMValueRef remat(Cg *cg, const IrValue *v, RIdx idx)
     case IR_EXPAND_DIMS:
     case IR_RESHAPE: /* row-major order is unchanged */
     case IR_CONVERT_LAYOUT:
-    case IR_HINT: return remat(cg, op->operands[0], idx);
+    case IR_HINT: return remat(cg, op->operands[0], idx, st);
     case IR_BROADCAST: {
         const IrValue *in = op->operands[0];
-        return remat(cg, in, unbroadcast(cg, idx, &v->type, &in->type));
+        return remat(cg, in, unbroadcast(cg, idx, &v->type, &in->type), st);
     }
     default: {
         LLVMValueRef x[8];
         for (int i = 0; i < op->nops && i < 8; i++)
-            x[i] = remat(cg, op->operands[i], idx);
+            x[i] = remat(cg, op->operands[i], idx, st);
         /* the parts share no bit: adding them is or-ing them, and leaves
          * the constant where LLVM folds it into the arange's offset */
         LLVMValueRef lin = idx.c ? LLVMBuildAdd(cg->b, idx.t, cg_i32(cg, idx.c), "") : idx.t;
@@ -81,8 +96,8 @@ static LLVMValueRef remat(Cg *cg, const IrValue *v, RIdx idx)
     }
 }
 
-LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef t, int64_t c)
+LLVMValueRef cg_remat_elem(Cg *cg, const IrValue *v, LLVMValueRef t, int64_t c, const CgStaged *st)
 {
     RIdx idx = {t, c};
-    return remat(cg, v, idx);
+    return remat(cg, v, idx, st);
 }

@@ -170,6 +170,36 @@ bool pass_can_remat(const IrValue *v)
     return remat_ok(v, &budget);
 }
 
+static bool leaves_ok(const IrValue *v, const IrValue **leaves, int *n, int max, int *budget)
+{
+    if (pass_can_remat(v))
+        return true;
+    const IrOp *op = v->def;
+    if (op && --*budget >= 0) {
+        bool through = op->kind == IR_EXPAND_DIMS || op->kind == IR_RESHAPE ||
+            op->kind == IR_BROADCAST || op->kind == IR_CONVERT_LAYOUT || op->kind == IR_HINT;
+        if (through || cheap_op(op)) {
+            for (int i = 0; i < (through ? 1 : op->nops); i++)
+                if (!leaves_ok(op->operands[i], leaves, n, max, budget))
+                    return false;
+            return true;
+        }
+    }
+    for (int i = 0; i < *n; i++)
+        if (leaves[i] == v)
+            return true;
+    if (*n == max)
+        return false;
+    leaves[(*n)++] = v;
+    return true;
+}
+
+int pass_remat_leaves(const IrValue *v, const IrValue **leaves, int max)
+{
+    int n = 0, budget = REMAT_BUDGET;
+    return leaves_ok(v, leaves, &n, max, &budget) ? n : -1;
+}
+
 /* ---- tensor-core dots ------------------------------------------------------------------ */
 
 /* The instruction K and the elements per 32-bit register of an mma.sync for

@@ -25,6 +25,12 @@ bool pass_layout(IrFunc *f);
 /* v is built from arange, constants, scalars and cheap elementwise or shape
  * ops, so it can be recomputed in any layout instead of moved (layout.c) */
 bool pass_can_remat(const IrValue *v);
+/* The values v is recomputed from where pass_can_remat is false: the
+ * leaves (at most max, into leaves) that the ops above them, cheap
+ * elementwise and shape ops, cannot recompute; -1 where there are more or
+ * the tree is too large. A gathered row index broadcast into a tile of
+ * pointers has one leaf, the 1-D index vector. */
+int pass_remat_leaves(const IrValue *v, const IrValue **leaves, int max);
 /* Software pipelining, after pass_layout, for GPU code only: a plan, then
  * the rewrites that follow it. false: out of memory, or a plan (read from
  * text) the rewrite cannot follow. */
