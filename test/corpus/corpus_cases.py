@@ -316,7 +316,11 @@ def cases():
               Scalar("s_mb", QH * nblk * HD), Scalar("s_mh", nblk * HD), Scalar("s_ms", HD),
               Scalar("s_md", 1), Scalar("s_eb", QH * nblk), Scalar("s_eh", nblk), Scalar("s_es", 1),
               Scalar("gqa", QH // KVH)], {"BLOCK_SEQ": BS, "BLOCK_DMODEL": HD, "BLOCK_N": 8},
-             num_warps=1, tol={"fp32": (1e-3, 1e-3)}, ref=R_.decode_stage1))
+             # q * k and its tl.sum stay fp16 (Triton's sum keeps a float
+             # input's type), so the scores carry fp16 rounding that depends
+             # on the order of the sum: a few units of 2^-8 at |score| ~ 5,
+             # up to 2e-3 in the softmax-weighted output between two orders
+             num_warps=1, tol={"fp32": (4e-3, 4e-3)}, ref=R_.decode_stage1))
     add(Case("flash decoding stage 2", "decoding.py", "_fwd_kernel_flash_decode_stage2", (B, QH),
              [Buf("B_Seqlen", "i32", B, lambda rng, n: np.array([LEN, LEN - 7])),
               Buf("Mid_O", "fp32", B * QH * nblk * HD), Buf("Mid_O_LogExpSum", "fp32", B * QH * nblk),
