@@ -610,7 +610,9 @@ static bool remat(Cg *cg, const IrOp *op)
  * shared memory instead of the result: a paged attention's K tile of
  * pointers, gathered through a block table, is rebuilt from the 1-D row
  * index (256 bytes of scratch, not the tile's 64 KiB). Only where the
- * leaves take at most a quarter of the result's bytes. */
+ * leaves take at most a quarter of the bytes the operand would: a
+ * broadcast moves its small operand alone, and recomputing from the
+ * leaves would only add arithmetic per element. */
 static bool remat_staged(Cg *cg, const IrOp *op)
 {
     const IrValue *res = op->results[0];
@@ -625,7 +627,8 @@ static bool remat_staged(Cg *cg, const IrOp *op)
         st.off[i] = bytes;
         bytes += (type_numel(st.leaf[i]->type) * cg_mem_bytes(st.leaf[i]->type.dt) + 15) / 16 * 16;
     }
-    if (bytes * 4 > type_numel(res->type) * cg_mem_bytes(res->type.dt))
+    const IrValue *in = op->operands[0]; /* what convert() would move instead */
+    if (bytes * 4 > type_numel(in->type) * cg_mem_bytes(in->type.dt))
         return false;
     for (int i = 0; i < st.n; i++)
         cg_smem_put(cg, cg_get(cg, st.leaf[i]), st.leaf[i], st.off[i]);
