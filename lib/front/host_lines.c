@@ -60,10 +60,13 @@ void host_lines(HostScan *h)
         }
         HostLine L = {.start = i, .indent = (int)(i - b), .line = line};
         int depth = 0;
+        size_t code_end =
+            i; /* past the last character of code: a trailing comment is not the line's */
         while (i < n) {
             char c = t[i];
             if (c == '\'' || c == '"') {
                 i = host_skip_string(t, n, i, &line);
+                code_end = i;
                 continue;
             }
             if (c == '#') {
@@ -76,6 +79,8 @@ void host_lines(HostScan *h)
                 line++;
                 continue;
             }
+            if (c != ' ' && c != '\t' && c != '\r' && c != '\f' && c != '\n')
+                code_end = i + 1;
             if (c == '(' || c == '[' || c == '{')
                 depth++;
             else if ((c == ')' || c == ']' || c == '}') && depth > 0)
@@ -87,7 +92,7 @@ void host_lines(HostScan *h)
             }
             i++;
         }
-        L.end = i;
+        L.end = code_end;
         L.end_line = line;
         if (h->nlines == h->cap) {
             int cap = h->cap ? h->cap * 2 : 64;
