@@ -465,7 +465,10 @@ typedef enum {
                      * issues them (warp specialization) */
     PIPE_CP_ASYNC,  /* load: cp.async into a shared ring `buffer` */
     PIPE_PRIVATE,   /* load: cp.async into a private ring `buffer`, runs
-                     * of `run` elements per thread */
+                     * of `run` elements per thread. For both, refill: the
+                     * ring has stages-1 slots, and each iteration, once
+                     * its slot was read into registers (by every warp: a
+                     * barrier), copies into that slot again */
     PIPE_TMA,       /* load: TMA into a shared ring `buffer`, by tensor map `tmap` */
     PIPE_ASYNC_DOT, /* dot: left in flight into the next iteration, at most
                      * `pending` wgmma groups (1) outstanding at its wait */
@@ -475,6 +478,7 @@ typedef struct IrPlan {
     int stages, slots; /* PIPE_LOOP */
     bool ws;           /* PIPE_LOOP */
     int buffer;        /* loads */
+    bool refill;       /* PIPE_CP_ASYNC, PIPE_PRIVATE */
     int run;           /* PIPE_PRIVATE */
     int tmap;          /* PIPE_TMA */
     int pending;       /* PIPE_ASYNC_DOT */

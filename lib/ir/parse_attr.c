@@ -207,15 +207,27 @@ static bool plan_int(Parser *p, const char *key, int64_t lo, int64_t hi, int *ou
     return true;
 }
 
+/* An optional ", refill" of a cp.async plan. */
+static bool refill(Parser *p, IrPlan *pl)
+{
+    if (!irp_accept(p, ","))
+        return true;
+    if (!irp_accept_word(p, "refill"))
+        return FAIL(p, "expected 'refill'");
+    pl->refill = true;
+    return true;
+}
+
 /* The plan of a load or a dot, after its mechanism's name. */
 static bool op_plan(Parser *p, IrPlan *pl)
 {
     if (irp_accept_word(p, "cp_async"))
-        return pl->mech = PIPE_CP_ASYNC, plan_int(p, "buffer", 0, 1 << 10, &pl->buffer);
+        return pl->mech = PIPE_CP_ASYNC,
+               plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) && refill(p, pl);
     if (irp_accept_word(p, "private"))
         return pl->mech = PIPE_PRIVATE,
                plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
-                   plan_int(p, "run", 1, 16, &pl->run);
+                   plan_int(p, "run", 1, 16, &pl->run) && refill(p, pl);
     if (irp_accept_word(p, "tma"))
         return pl->mech = PIPE_TMA,
                plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&

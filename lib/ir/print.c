@@ -278,9 +278,12 @@ static void print_plan(StrBuf *sb, const IrPlan *pl)
         sb_printf(sb, " pipe(stages=%d, slots=%d%s)", pl->stages, pl->slots,
                   pl->ws ? ", warp_specialized" : "");
         return;
-    case PIPE_CP_ASYNC: sb_printf(sb, " pipe(cp_async, buffer=%d)", pl->buffer); return;
+    case PIPE_CP_ASYNC:
+        sb_printf(sb, " pipe(cp_async, buffer=%d%s)", pl->buffer, pl->refill ? ", refill" : "");
+        return;
     case PIPE_PRIVATE:
-        sb_printf(sb, " pipe(private, buffer=%d, run=%d)", pl->buffer, pl->run);
+        sb_printf(sb, " pipe(private, buffer=%d, run=%d%s)", pl->buffer, pl->run,
+                  pl->refill ? ", refill" : "");
         return;
     case PIPE_TMA: sb_printf(sb, " pipe(tma, buffer=%d, tmap=%d)", pl->buffer, pl->tmap); return;
     case PIPE_ASYNC_DOT: sb_printf(sb, " pipe(async, pending=%d)", pl->pending); return;

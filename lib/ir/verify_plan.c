@@ -55,6 +55,22 @@ static void check_loop(Verifier *v, const IrOp *op)
     check_loop_rings(v, op);
 }
 
+/* A refilled ring's slot is copied into again at the end of the iteration
+ * that reads it: only a cp.async ring of a loop without a producer, whose
+ * value the iteration does not carry into the next. */
+static void check_refill(Verifier *v, const IrOp *op)
+{
+    const IrOp *loop = planned_loop(op);
+    if (op->plan.mech != PIPE_CP_ASYNC && op->plan.mech != PIPE_PRIVATE)
+        ir_vfail(v, op, "only a cp.async ring is refilled in place");
+    else if (loop && loop->plan.ws)
+        ir_vfail(v, op, "a warp-specialized loop's rings are not refilled in place");
+    const IrOp *y = op->parent ? op->parent->last : NULL;
+    for (int i = 0; y && y->kind == IR_YIELD && i < y->nops; i++)
+        if (op->nres && y->operands[i] == op->results[0])
+            ir_vfail(v, op, "a refilled ring's value is carried into the next iteration");
+}
+
 static void check_load(Verifier *v, const IrOp *op)
 {
     const IrPlan *pl = &op->plan;
@@ -68,6 +84,8 @@ static void check_load(Verifier *v, const IrOp *op)
         ir_vfail(v, op, "tensor map %d of %d", pl->tmap, v->f->ntmaps);
     if (pl->mech == PIPE_TMA && (!v->f->arch || strcmp(v->f->arch, "sm_90a") != 0))
         ir_vfail(v, op, "TMA copies are for sm_90a");
+    if (pl->refill)
+        check_refill(v, op);
 }
 
 static void check_dot(Verifier *v, const IrOp *op)

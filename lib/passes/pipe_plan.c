@@ -160,10 +160,54 @@ static bool can_run_ahead(Pipe *p, IrOp *loop)
     return p->nloads > 0 && pipe_slice_closed(p);
 }
 
+/* What a walk looks for: a read of `x` (or of a layout conversion or a
+ * transpose of it) that leaves it in shared memory past the point where
+ * the iteration ends: a wgmma operand, read asynchronously through the
+ * async proxy, or a carried value, read by the next iteration. */
+typedef struct LateRead {
+    const IrValue *x;
+    bool found;
+} LateRead;
+
+static bool roots_at(const IrValue *v, const IrValue *x)
+{
+    while (v && v != x && v->def && (v->def->kind == IR_CONVERT_LAYOUT || v->def->kind == IR_TRANS))
+        v = v->def->operands[0];
+    return v == x;
+}
+
+static bool late_read(IrOp *op, void *ctx)
+{
+    LateRead *r = ctx;
+    bool wgmma =
+        op->kind == IR_DOT && op->results[0]->layout && op->results[0]->layout->version == 3;
+    for (int k = 0; k < op->nops && !r->found; k++)
+        if (op->operands[k] && roots_at(op->operands[k], r->x))
+            r->found = op->kind == IR_YIELD || (wgmma && k < 2);
+    return !r->found;
+}
+
+/* Whether load i's ring is refilled in place (IrPlan.refill), as Triton
+ * sizes the rings that registers read: stages-1 slots, the copy for
+ * iteration i+S-1 going, behind a barrier at the end of iteration i, into
+ * the slot iteration i read. Only for a cp.async ring of a loop without a
+ * producer, every read of which (mma.sync's fragments, a conversion into
+ * registers, a private ring's thread reading back its own copies) is done
+ * by the iteration's end; a copy is issued after them in program order,
+ * so, as if by a thread started there, it writes after they read. */
+static bool refilled(const Pipe *p, int i)
+{
+    if (p->ld[i].tile || p->ws)
+        return false;
+    LateRead r = {p->ld[i].op->results[0], false};
+    ir_walk(p->body, late_read, &r);
+    return !r.found;
+}
+
 /* The plan of load i, as p decided it. */
 static IrPlan load_plan(const Pipe *p, int i)
 {
-    IrPlan pl = {.mech = PIPE_CP_ASYNC, .buffer = p->nbuf + i};
+    IrPlan pl = {.mech = PIPE_CP_ASYNC, .buffer = p->nbuf + i, .refill = refilled(p, i)};
     if (p->ld[i].tile)
         pl.mech = PIPE_TMA, pl.tmap = p->ld[i].tmap;
     else if (p->ld[i].run)

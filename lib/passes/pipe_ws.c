@@ -74,7 +74,7 @@ static bool ws_loop(Pipe *p, IrOp *loop)
     int nc = p->body->nargs - 1;
     for (int k = 0; k < nc; k++) /* no prologue: the carried values as they were */
         ahead[k] = loop->operands[3 + k];
-    if (!pipe_widen_loop(p, ahead, &rd, NULL))
+    if (!pipe_widen_loop(p, ahead, &rd, NULL, NULL))
         return false;
     rewrite_ws(p, rd);
     if (!add_producer(p))

@@ -151,7 +151,7 @@ static void emit_copy(Pipe *p, IrBuilder *b, int i, IrValue *ptr, IrValue *mask,
     IrValue *ops[3] = {ptr, m, slot};
     IrOp *c = ir_build(b, IR_ASYNC_COPY, ld->span, ops, 3, NULL, 0);
     c->ival = p->ld[i].buf;
-    c->ival2 = p->slots;
+    c->ival2 = pipe_ring_slots(p, i);
     c->sub = p->ld[i].run;
 }
 
@@ -257,22 +257,28 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
 
 /* The body moves over to the new loop, which keeps the old one's plan
  * until the pass that widened it is done. */
-IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
+IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr, IrValue **rf)
 {
     IrOp *old = p->loop;
     IrBuilder b = {p->f, old->parent, old};
-    int n = old->nops, nc = wr ? 2 : 1;
-    IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(n + 2));
-    Type *res = arena_alloc(p->f->arena, sizeof(Type) * (size_t)(old->nres + 2));
+    int n = old->nops, nc = (rd != NULL) + (wr != NULL) + (rf != NULL);
+    IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(n + 3));
+    Type *res = arena_alloc(p->f->arena, sizeof(Type) * (size_t)(old->nres + 3));
     if (!ops || !res || p->f->arena->oom)
         return NULL;
     for (int i = 0; i < n; i++)
         ops[i] = i >= 3 && p->carried[i - 3] ? ahead[i - 3] : old->operands[i];
-    ops[n] = ir_const_int(&b, old->span, type_scalar(DT_I32), 0);
-    ops[n + 1] = ir_const_int(&b, old->span, type_scalar(DT_I32), p->stages - 1);
+    int c = n;
+    if (rd)
+        ops[c++] = ir_const_int(&b, old->span, type_scalar(DT_I32), 0);
+    if (wr)
+        ops[c++] = ir_const_int(&b, old->span, type_scalar(DT_I32), p->stages - 1);
+    if (rf)
+        ops[c++] = ir_const_int(&b, old->span, type_scalar(DT_I32), 0);
     for (int i = 0; i < old->nres; i++)
         res[i] = old->results[i]->type;
-    res[old->nres] = res[old->nres + 1] = type_scalar(DT_I32);
+    for (int i = 0; i < nc; i++)
+        res[old->nres + i] = type_scalar(DT_I32);
     IrOp *loop = ir_build(&b, IR_FOR, old->span, ops, n + nc, res, old->nres + nc);
     loop->ival = old->ival;
     loop->flags = old->flags;
@@ -288,11 +294,34 @@ IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr)
     body->parent = loop;
     old->nregions = 0;
     ir_remove(old);
-    *rd = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "read_slot");
+    if (rd)
+        *rd = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "read_slot");
     if (wr)
         *wr = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "write_slot");
+    if (rf)
+        *rf = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "refill_slot");
     p->loop = loop;
     return loop;
+}
+
+int pipe_ring_slots(const Pipe *p, int i) { return p->ld[i].refill ? p->stages - 1 : p->slots; }
+
+/* Whether a ring of p is refilled in place (shared: one that other warps
+ * read too). */
+static bool any_refill(const Pipe *p, bool shared)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (p->ld[i].refill && (!shared || !p->ld[i].run))
+            return true;
+    return false;
+}
+
+static bool any_unrefilled(const Pipe *p)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (!p->ld[i].refill)
+            return true;
+    return false;
 }
 
 static bool all_private(const Pipe *p)
@@ -325,7 +354,7 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
     Type t = ld->results[0]->type;
     IrOp *v = ir_build(&here, IR_SHARED_VIEW, ld->span, &rd, 1, &t, 1);
     v->ival = p->ld[i].buf;
-    v->ival2 = p->slots;
+    v->ival2 = pipe_ring_slots(p, i);
     v->sub = p->ld[i].run;
     if (p->ld[i].run) {
         v->results[0]->layout = ld->results[0]->layout; /* read back into registers */
@@ -381,23 +410,34 @@ static void wait_for_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *rd)
 
 /* At the end of the body: the commit of its copies and the next slots;
  * after the loop, the wait for every copy. */
-static void close_iteration(Pipe *p, Span sp, IrValue *rd, IrValue *wr)
+static void close_iteration(Pipe *p, Span sp, IrValue *rd, IrValue *wr, IrValue *rf)
 {
     IrOp *yield = p->body->last;
     IrBuilder at = {p->f, p->body, yield};
     if (p->ncp)
         ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
-    IrValue *nrd = ir_next_slot(&at, sp, rd, p->slots);
-    IrValue *nwr = ir_next_slot(&at, sp, wr, p->slots);
-    pipe_yield_also(p, yield, nrd);
-    pipe_yield_also(p, yield, nwr);
+    if (rd) {
+        pipe_yield_also(p, yield, ir_next_slot(&at, sp, rd, p->slots));
+        pipe_yield_also(p, yield, ir_next_slot(&at, sp, wr, p->slots));
+    }
+    if (rf)
+        pipe_yield_also(p, yield, ir_next_slot(&at, sp, rf, p->stages - 1));
     IrBuilder after = {p->f, p->loop->parent, p->loop->next};
     IrOp *drain = ir_build(&after, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
     drain->ival = p->ncp ? 0 : -1;
     drain->sub = all_private(p);
 }
 
-static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
+/* Before the copies that refill the slots the iteration read: a CTA
+ * barrier, behind which every warp has read its part into registers. */
+static void refill_barrier(Pipe *p, Span sp)
+{
+    IrBuilder at = {p->f, p->body, p->body->last};
+    IrOp *w = ir_build(&at, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
+    w->ival = -1; /* no group to wait for: the barrier alone */
+}
+
+static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrValue *rf)
 {
     IrOp *loop = p->loop;
     IrBlock *body = p->body;
@@ -425,17 +465,20 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr)
     for (int k = 0; k < yield->nops && k < body->nargs - 1; k++)
         if (p->carried[k])
             yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
+    if (any_refill(p, true))
+        refill_barrier(p, sp);
     for (int i = 0; i < p->nloads; i++) {
         IrOp *ld = p->ld[i].op;
         IrBuilder at = {p->f, body, yield};
+        IrValue *slot = p->ld[i].refill ? rf : wr;
         if (p->ld[i].tile)
-            emit_tma(p, &at, i, j, map, live, wr);
+            emit_tma(p, &at, i, j, map, live, slot);
         else
             emit_copy(p, &at, i, mapped(map, p->nids, ld->operands[0]),
-                      ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, wr);
-        pipe_view_ring(p, i, rd);
+                      ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
+        pipe_view_ring(p, i, p->ld[i].refill ? rf : rd);
     }
-    close_iteration(p, sp, rd, wr);
+    close_iteration(p, sp, rd, wr, rf);
 }
 
 
@@ -464,6 +507,7 @@ static bool add_planned_load(Pipe *p, IrOp *o)
     p->ld[i].run = pl->mech == PIPE_PRIVATE ? pl->run : 0;
     p->ld[i].tile = NULL;
     p->ld[i].tmap = pl->tmap;
+    p->ld[i].refill = (pl->mech == PIPE_CP_ASYNC || pl->mech == PIPE_PRIVATE) && pl->refill;
     if (pl->mech == PIPE_TMA) {
         TileMatch *m = arena_alloc(p->f->arena, sizeof *m);
         if (!m || pl->tmap >= p->f->ntmaps || !tile_match(p->f, p->loop, o, m) ||
@@ -567,13 +611,14 @@ static bool rings_loop(Pipe *p, IrOp *loop)
     if (!p->nloads || p->ws)
         return true; /* nothing left to copy; a producer fills the rings (pipe_ws.c) */
     IrValue **map = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->nids);
-    IrValue *ahead[64], *rd, *wr;
+    IrValue *ahead[64], *rd = NULL, *wr = NULL, *rf = NULL;
     if (!map || p->f->arena->oom)
         return false;
     prologue(p, map, ahead);
-    if (!pipe_widen_loop(p, ahead, &rd, &wr))
+    bool refill = any_refill(p, false), all = !any_unrefilled(p);
+    if (!pipe_widen_loop(p, ahead, all ? NULL : &rd, all ? NULL : &wr, refill ? &rf : NULL))
         return false;
-    rewrite_body(p, map, rd, wr);
+    rewrite_body(p, map, rd, wr, rf);
     drop_dead_slice(p);
     p->loop->plan = (IrPlan){PIPE_NONE}; /* carried out: the ring ops say it now */
     for (int i = 0; i < p->nloads; i++)

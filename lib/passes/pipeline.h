@@ -19,6 +19,7 @@ typedef struct PipeLoad {
     int run;         /* elements per run of a private ring, 0: a shared tile */
     int tmap;        /* the tensor map of a TMA load */
     int buf;         /* the shared buffer of its ring */
+    bool refill;     /* stages-1 slots, refilled in place (IrPlan.refill) */
 } PipeLoad;
 
 typedef struct Pipe {
@@ -55,10 +56,13 @@ bool pipe_init(Pipe *p, IrFunc *f);
  * the plan cannot be followed (a plan written by hand for a loop the
  * analysis would leave alone). */
 bool pipe_from_plan(Pipe *p, IrOp *loop);
-/* A new `for` in place of p->loop with more carried slot counters: the
- * one the body reads and, unless wr is NULL (the producer writes), the one
- * its copies write; carried values start from ahead[]. */
-IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr);
+/* A new `for` in place of p->loop with more carried slot counters, each
+ * unless NULL: the one the body reads, the one its copies write (not where
+ * a producer writes), the one refilled rings read and write (stages-1
+ * slots); carried values start from ahead[]. */
+IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr, IrValue **rf);
+/* The slots of load i's ring. */
+int pipe_ring_slots(const Pipe *p, int i);
 /* Load i becomes a view of its ring's slot rd. */
 void pipe_view_ring(Pipe *p, int i, IrValue *rd);
 /* The yield of the body with one more value. */
