@@ -327,6 +327,40 @@ static bool assign_columns(IrOp *op, void *ctx)
     return true;
 }
 
+/* A vector expanded and broadcast into a tile (a per-column scale written
+ * `s[None, :]`, perhaps cast on the way) takes the tile's blocked layout
+ * from its expand_dims on, which then reads the vector in a slice of it
+ * (wanted, layout_convert.c): expand_dims and broadcast stay in registers
+ * and at most the vector itself crosses threads, once, as in Triton. In
+ * their shapes' own blocked layouts, both ops crossed threads through
+ * shared memory, each behind two barriers. A vector that can be recomputed
+ * (offsets from an arange) is recomputed in any layout and stays as it is. */
+static bool assign_broadcast(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    IrValue *r = op->nres == 1 ? op->results[0] : NULL;
+    if (op->kind != IR_BROADCAST || !r || r->layout || r->type.rank != 2)
+        return true;
+    IrValue *chain[8];
+    int n = 0;
+    for (IrValue *v = op->operands[0]; n < 8; v = v->def->operands[0]) {
+        if (v->layout || !v->def || v->type.rank != 2 || lp_reads_in(v->def->parent, v) != 1)
+            return true;
+        chain[n++] = v;
+        if (v->def->kind == IR_EXPAND_DIMS)
+            break;
+        if (!lp_elementwise(v->def->kind) || v->def->nops < 1)
+            return true;
+    }
+    if (!n || chain[n - 1]->def->kind != IR_EXPAND_DIMS ||
+        pass_can_remat(chain[n - 1]->def->operands[0]))
+        return true;
+    r->layout = lp_blocked_of(p, &r->type);
+    for (int i = 0; i < n; i++)
+        chain[i]->layout = r->layout;
+    return !p->failed;
+}
+
 static bool assign_default(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -365,6 +399,7 @@ bool pass_layout(IrFunc *f)
     ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */
     ir_walk(f->body, lp_slice_reduction, &p);
     lp_spread_all(&p);
+    ir_walk(f->body, assign_broadcast, &p);
     ir_walk(f->body, assign_default, &p);
     if (!p.failed)
         ir_walk(f->body, lp_insert_converts, &p);
