@@ -72,12 +72,7 @@ static int swizzle_mode(int bytes)
 /* Descriptor of the stored tile of o from physical (r0, c0) on: start
  * address (unswizzled: the hardware swizzles by address bits, hence the
  * 1024-byte aligned base), the panel stride as leading offset, eight rows
- * as stride offset. The descriptor of the tile's origin is made once (LLVM
- * shares it between the instructions), and each instruction's adds its
- * offset in 16-byte units: offsets are whole 32-byte K steps, 128-byte
- * panel rows and panels, and the start address field cannot carry into
- * the next, since shared memory ends below 256 KiB. Four 64-bit operations
- * an instruction and operand become one. */
+ * as stride offset. */
 static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVMValueRef c0)
 {
     const CgTile *t = &o->t;
@@ -86,8 +81,7 @@ static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVM
     LLVMValueRef idx = LLVMBuildShl(cg->b, r0, cg_i32(cg, cg_ilog2(t->panel)), "");
     idx = LLVMBuildAdd(cg->b, idx, panel, "");
     idx = LLVMBuildAdd(cg->b, idx, LLVMBuildAnd(cg->b, c0, cg_i32(cg, t->panel - 1), ""), "");
-    DType dt = o->v->type.dt;
-    LLVMValueRef p = cg_smem_addr_at(cg, o->off, cg_i32(cg, 0), dt);
+    LLVMValueRef p = cg_smem_addr_at(cg, o->off, idx, o->v->type.dt);
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx);
     LLVMValueRef addr = LLVMBuildPtrToInt(cg->b, p, i64, "");
     addr =
@@ -95,10 +89,7 @@ static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVM
     int row = t->panel * t->bytes;
     uint64_t fixed = (uint64_t)((int64_t)t->rows * row >> 4) << 16 |
         (uint64_t)(8 * row >> 4) << 32 | (uint64_t)swizzle_mode(row) << 62;
-    LLVMValueRef origin = LLVMBuildOr(cg->b, addr, LLVMConstInt(i64, fixed, 0), "");
-    LLVMValueRef units = LLVMBuildMul(cg->b, idx, cg_i32(cg, cg_mem_bytes(dt)), "");
-    units = LLVMBuildLShr(cg->b, units, cg_i32(cg, 4), "");
-    return LLVMBuildNUWAdd(cg->b, origin, LLVMBuildZExt(cg->b, units, i64, ""), "");
+    return LLVMBuildOr(cg->b, addr, LLVMConstInt(i64, fixed, 0), "");
 }
 
 /* Descriptors of A at (row, k) and B at (k, col), logical coordinates. */
