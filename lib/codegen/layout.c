@@ -506,8 +506,34 @@ static CgVal convert(Cg *cg, const IrOp *op, CgIndexMap map, void *ctx)
     return r;
 }
 
+/* A join whose result holds each pair in one thread's registers, its
+ * other elements where the operands hold them (layout.c's pair_layouts):
+ * result register s is register s/2 of the first operand or the second. */
+static bool join_in_registers(Cg *cg, const IrOp *op)
+{
+    const IrValue *a = op->operands[0], *b = op->operands[1], *out = op->results[0];
+    if (op->kind != IR_JOIN || !cg_layout_same(cg, a, b))
+        return false;
+    CgLayout li = cg_layout(cg, a), lo = cg_layout(cg, out);
+    if (lo.lin.nreg != li.lin.nreg + 1 || lo.lin.nthread != li.lin.nthread || lo.lin.reg[0] != 1)
+        return false;
+    for (int i = 0; i < li.lin.nreg; i++)
+        if (lo.lin.reg[i + 1] != 2 * li.lin.reg[i])
+            return false;
+    for (int j = 0; j < li.lin.nthread; j++)
+        if (lo.lin.thread[j] != 2 * li.lin.thread[j])
+            return false;
+    CgVal x = cg_get(cg, a), y = cg_get(cg, b), r = cg_val_new(cg, lo.per_thread);
+    for (int s = 0; s < r.n; s++)
+        r.el[s] = (s & 1 ? y : x).el[s >> 1];
+    cg_set(cg, out, r);
+    return true;
+}
+
 static void emit_join(Cg *cg, const IrOp *op)
 {
+    if (join_in_registers(cg, op))
+        return;
     Type a = op->operands[0]->type;
     int64_t n = type_numel(a);
     cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);

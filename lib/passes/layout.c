@@ -361,11 +361,61 @@ static bool assign_broadcast(IrOp *op, void *ctx)
     return !p->failed;
 }
 
+bool lp_merges_pair(const IrOp *op, const Layout *l)
+{
+    Type in = op->operands[0]->type, out = op->results[0]->type;
+    int k = in.rank - 1;
+    if (k < 1 || out.rank != k || in.shape[k] != 2 || out.shape[k - 1] != 2 * in.shape[k - 1] ||
+        l->rank != in.rank || l->spt[k] != 2 || l->tpw[k] != 1 || l->wpc[k] != 1 ||
+        l->order[0] != k || l->order[1] != k - 1)
+        return false;
+    for (int d = 0; d < k - 1; d++)
+        if (out.shape[d] != in.shape[d])
+            return false;
+    return true;
+}
+
+/* A join of two values in one blocked layout takes that layout with the
+ * new dim in each thread's registers, fastest; a reshape that merges such
+ * a pair into the row before it takes the row's layout with twice the run
+ * (`tl.reshape(tl.join(a, b), (M, 2 * N))`, an interleaved output). Both
+ * then stay in registers (codegen/layout.c), where in their shapes' own
+ * blocked layouts each crossed threads through shared memory. */
+static void pair_layouts(LayoutPass *p, IrOp *op)
+{
+    IrValue *r = op->nres == 1 ? op->results[0] : NULL;
+    const Layout *l = op->nops ? op->operands[0]->layout : NULL;
+    if (!r || r->layout || !l || l->kind != LY_BLOCKED)
+        return;
+    Layout n = *l;
+    int k = l->rank;
+    if (op->kind == IR_JOIN && op->nops == 2 && op->operands[1]->layout == l &&
+        k < TK_LAYOUT_MAX_RANK) {
+        n.rank = k + 1;
+        n.spt[k] = 2, n.tpw[k] = 1, n.wpc[k] = 1;
+        n.order[0] = k;
+        for (int i = 0; i < k; i++)
+            n.order[i + 1] = l->order[i];
+    } else if (op->kind == IR_RESHAPE && lp_merges_pair(op, l)) {
+        n.rank = k - 1;
+        n.spt[k - 2] *= 2;
+        for (int i = 0; i < k - 1; i++)
+            n.order[i] = l->order[i + 1];
+    } else {
+        return;
+    }
+    const Layout *x = ir_layout_intern(p->f, &n);
+    if (x && lp_fits(p, x, &r->type))
+        r->layout = x;
+}
+
 static bool assign_default(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     if (op->kind == IR_LOAD && op->nres == 1)
         assign_column_load(p, op);
+    if (op->kind == IR_JOIN || op->kind == IR_RESHAPE)
+        pair_layouts(p, op);
     for (int i = 0; i < op->nres; i++)
         give_blocked(p, op->results[i]);
     for (int r = 0; r < op->nregions; r++)

@@ -128,6 +128,17 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             op->results[0]->layout->kind == LY_BLOCKED && !pass_can_remat(x))
             return slice_of(p, op->results[0]->layout, op->axis);
         return lp_blocked_of(p, &x->type);
+    case IR_JOIN:
+    case IR_RESHAPE: {
+        /* a pair joined or merged in registers (layout.c's pair_layouts):
+         * the operands keep the layout the result was made from */
+        const Layout *l = op->operands[0]->layout, *r = op->results[0]->layout;
+        if (l && r && l->kind == LY_BLOCKED && r->kind == LY_BLOCKED &&
+            (op->kind == IR_JOIN ? r->rank == l->rank + 1 && r->spt[l->rank] == 2
+                                 : lp_merges_pair(op, l)))
+            return l;
+        return lp_blocked_of(p, &x->type);
+    }
     default:
         if ((lp_elementwise(op->kind) || op->kind == IR_LOAD) && op->nres == 1 &&
             op->results[0]->type.rank)
