@@ -97,6 +97,15 @@ static int shape_vec(LayoutPass *p, const Type *t)
     return v;
 }
 
+const Layout *lp_slice_of(LayoutPass *p, const Layout *l, int dim)
+{
+    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = dim};
+    const Layout *r = ir_layout_intern(p->f, &s);
+    if (!r)
+        p->failed = true;
+    return r;
+}
+
 const Layout *lp_blocked_of(LayoutPass *p, const Type *t)
 {
     Layout l = layout_blocked_default(t->rank, t->shape, shape_vec(p, t), p->threads);

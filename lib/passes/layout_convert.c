@@ -22,17 +22,6 @@ static bool from_row(const IrValue *x, const IrValue *r)
     return layout_equal(l, r->layout);
 }
 
-/* The slice of blocked layout l along dim: a vector that expand_dims puts
- * into l in registers. */
-static const Layout *slice_of(LayoutPass *p, const Layout *l, int dim)
-{
-    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = dim};
-    const Layout *r = ir_layout_intern(p->f, &s);
-    if (!r)
-        p->failed = true;
-    return r;
-}
-
 /* Whether op lies in a loop whose own body (not a loop nested in it) runs
  * a dot: the store of a flattened persistent GEMM, under its last K step. */
 static bool in_dot_loop(const IrOp *op)
@@ -126,7 +115,7 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             return NULL;
         if (op->kind == IR_EXPAND_DIMS && op->results[0]->type.rank == 2 &&
             op->results[0]->layout->kind == LY_BLOCKED && !pass_can_remat(x))
-            return slice_of(p, op->results[0]->layout, op->axis);
+            return lp_slice_of(p, op->results[0]->layout, op->axis);
         return lp_blocked_of(p, &x->type);
     case IR_JOIN:
     case IR_RESHAPE: {

@@ -31,6 +31,8 @@ typedef struct LayoutPass {
 
 /* layout.c */
 const Layout *lp_blocked_of(LayoutPass *p, const Type *t);
+/* The slice of l along dim, interned (p->failed when it cannot be). */
+const Layout *lp_slice_of(LayoutPass *p, const Layout *l, int dim);
 int lp_mem_bytes(DType dt);
 /* The instruction K and the elements per 32-bit register of an mma.sync for
  * this dot, or false when it needs the FMA path. */

@@ -310,12 +310,9 @@ static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
     }
     IrOp *e = d->operands[0]->def;
     IrValue *v = e->operands[0];
-    Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = e->axis};
-    const Layout *want = ir_layout_intern(p->f, &sl);
-    if (!want) {
-        p->failed = true;
+    const Layout *want = lp_slice_of(p, m, e->axis);
+    if (!want)
         return;
-    }
     if (v->layout && layout_equal(v->layout, want))
         return;
     IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, e->span, &v, 1, &v->type, 1);
@@ -470,8 +467,7 @@ bool lp_slice_reduction(IrOp *op, void *ctx)
     const Layout *l = x->layout ? x->layout : lp_blocked_of(p, &x->type);
     if (!l || l->kind != LY_BLOCKED || warps_mixed(p, l, &x->type, op->axis))
         return true;
-    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
-    set_layout(p, r, ir_layout_intern(p->f, &s));
+    set_layout(p, r, lp_slice_of(p, l, op->axis));
     return true;
 }
 

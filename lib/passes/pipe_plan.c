@@ -169,20 +169,13 @@ typedef struct LateRead {
     bool found;
 } LateRead;
 
-static bool roots_at(const IrValue *v, const IrValue *x)
-{
-    while (v && v != x && v->def && (v->def->kind == IR_CONVERT_LAYOUT || v->def->kind == IR_TRANS))
-        v = v->def->operands[0];
-    return v == x;
-}
-
 static bool late_read(IrOp *op, void *ctx)
 {
     LateRead *r = ctx;
     bool wgmma =
         op->kind == IR_DOT && op->results[0]->layout && op->results[0]->layout->version == 3;
     for (int k = 0; k < op->nops && !r->found; k++)
-        if (op->operands[k] && roots_at(op->operands[k], r->x))
+        if (op->operands[k] && pipe_strip_views(op->operands[k]) == r->x)
             r->found = op->kind == IR_YIELD || (wgmma && k < 2);
     return !r->found;
 }

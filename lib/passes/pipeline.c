@@ -66,10 +66,16 @@ bool pipe_init(Pipe *p, IrFunc *f)
     return true;
 }
 
-bool pipe_is_load_of(const Pipe *p, const IrValue *v)
+const IrValue *pipe_strip_views(const IrValue *v)
 {
     while (v && v->def && (v->def->kind == IR_CONVERT_LAYOUT || v->def->kind == IR_TRANS))
         v = v->def->operands[0];
+    return v;
+}
+
+bool pipe_is_load_of(const Pipe *p, const IrValue *v)
+{
+    v = pipe_strip_views(v);
     for (int i = 0; i < p->nloads; i++)
         if (v && v->def == p->ld[i].op)
             return true;
@@ -306,22 +312,14 @@ IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr, IrVa
 
 int pipe_ring_slots(const Pipe *p, int i) { return p->ld[i].refill ? p->stages - 1 : p->slots; }
 
-/* Whether a ring of p is refilled in place (shared: one that other warps
- * read too). */
-static bool any_refill(const Pipe *p, bool shared)
+/* How many rings of p are refilled in place (shared: of those, the ones
+ * other warps read too). */
+static int refills(const Pipe *p, bool shared)
 {
+    int n = 0;
     for (int i = 0; i < p->nloads; i++)
-        if (p->ld[i].refill && (!shared || !p->ld[i].run))
-            return true;
-    return false;
-}
-
-static bool any_unrefilled(const Pipe *p)
-{
-    for (int i = 0; i < p->nloads; i++)
-        if (!p->ld[i].refill)
-            return true;
-    return false;
+        n += p->ld[i].refill && (!shared || !p->ld[i].run);
+    return n;
 }
 
 static bool all_private(const Pipe *p)
@@ -465,7 +463,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrVal
     for (int k = 0; k < yield->nops && k < body->nargs - 1; k++)
         if (p->carried[k])
             yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
-    if (any_refill(p, true))
+    if (refills(p, true))
         refill_barrier(p, sp);
     for (int i = 0; i < p->nloads; i++) {
         IrOp *ld = p->ld[i].op;
@@ -615,8 +613,9 @@ static bool rings_loop(Pipe *p, IrOp *loop)
     if (!map || p->f->arena->oom)
         return false;
     prologue(p, map, ahead);
-    bool refill = any_refill(p, false), all = !any_unrefilled(p);
-    if (!pipe_widen_loop(p, ahead, all ? NULL : &rd, all ? NULL : &wr, refill ? &rf : NULL))
+    int n = refills(p, false);
+    bool all = n == p->nloads;
+    if (!pipe_widen_loop(p, ahead, all ? NULL : &rd, all ? NULL : &wr, n ? &rf : NULL))
         return false;
     rewrite_body(p, map, rd, wr, rf);
     drop_dead_slice(p);

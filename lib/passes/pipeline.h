@@ -73,6 +73,8 @@ IrOp *pipe_only_dot(const Pipe *p);
 int pipe_reads_in(IrBlock *b, const IrValue *x);
 /* Reads of x inside the regions of the body's ifs. */
 int pipe_uses_in_ifs(const Pipe *p, const IrValue *x);
+/* v without the layout conversions and transposes applied to it. */
+const IrValue *pipe_strip_views(const IrValue *v);
 /* Whether v is (a layout conversion of) one of p's loads. */
 bool pipe_is_load_of(const Pipe *p, const IrValue *v);
 /* Whether an sm_90a dot of the body reads an operand from the rings. */
