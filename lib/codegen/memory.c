@@ -279,9 +279,17 @@ static void emit_load(Cg *cg, const IrOp *op)
     bool packed = vw > 4; /* 8 or 16 small elements in 2 or 4 words */
     int nw = packed ? vw * elem_bits(dt) / 32 : vw;
     DType wt = packed ? DT_U32 : dt;
-    for (int s = 0; s < p.n; s += vw) {
-        LLVMValueRef words[4], other[16];
-        LLVMValueRef *dst = packed ? words : r.el + s;
+    /* Packed loads are all issued before any word is unpacked, and the last
+     * first: the elements are used first to last, and ptxas keeps such loads
+     * together only when the first used comes last; otherwise it sinks each
+     * later load below the unpacking of the one before, and a thread's loads
+     * stop overlapping. Unpacked loads keep their order: reversed, they hold
+     * more registers (a GEMM epilogue's scale vectors lose a CTA per SM). */
+    LLVMValueRef *words = packed ? cg_alloc(cg, sizeof *words * (size_t)(p.n / vw * nw)) : NULL;
+    int first = packed ? p.n - vw : 0, step = packed ? -vw : vw;
+    for (int s = first; s >= 0 && s < p.n; s += step) {
+        LLVMValueRef other[16];
+        LLVMValueRef *dst = packed ? words + s / vw * nw : r.el + s;
         if (plain) {
             plain_load(cg, wt, nw, p.el[s], dst);
         } else {
@@ -293,9 +301,9 @@ static void emit_load(Cg *cg, const IrOp *op)
                 pack_words(cg, dt, vw, other, other);
             asm_load(cg, op, wt, nw, p.el[s], pred, other, cache, dst);
         }
-        if (packed)
-            cg_unpack_words(cg, dt, vw, words, r.el + s);
     }
+    for (int s = 0; packed && s < p.n; s += vw)
+        cg_unpack_words(cg, dt, vw, words + s / vw * nw, r.el + s);
     cg_set(cg, op->results[0], r);
 }
 
