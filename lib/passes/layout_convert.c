@@ -55,6 +55,33 @@ static bool narrow_store(LayoutPass *p, const IrOp *op)
     return axis_vector_width(p->axis, ptr, mask, bytes) != 2;
 }
 
+/* The blocked layout a narrow store of an mma tile crosses to: 16 bytes
+ * of its own elements per thread where pointer and mask allow, as Triton's
+ * epilogue stores. The shape's layout may hold a longer run, made for the
+ * loads of a narrower type (an int8 GEMM's operands): a thread storing two
+ * 16-byte vectors of a 32-byte run writes every other 16 bytes per
+ * instruction, half of each sector. The pointer and mask are recomputed
+ * in it (they are cheap: narrow_store's callers check). */
+static const Layout *store_blocked(LayoutPass *p, const IrOp *op)
+{
+    const IrValue *ptr = op->operands[0];
+    const IrValue *mask = op->nops > 2 ? op->operands[2] : NULL;
+    const Layout *shape = lp_blocked_of(p, &ptr->type);
+    int bytes = lp_mem_bytes(ptr->type.elem), last = ptr->type.shape[ptr->type.rank - 1];
+    int v = axis_vector_width(p->axis, ptr, mask, bytes);
+    if (v > 16 / bytes)
+        v = 16 / bytes;
+    if (!shape || v < 1 || v > last || shape->spt[ptr->type.rank - 1] <= v)
+        return shape;
+    while (v > 1 && v > type_numel(ptr->type) / p->threads)
+        v /= 2;
+    Layout l = layout_blocked_default(ptr->type.rank, ptr->type.shape, v, p->threads);
+    const Layout *r = ir_layout_intern(p->f, &l);
+    if (!r)
+        p->failed = true;
+    return r;
+}
+
 /* The layout operand i of op must have; NULL: whatever it has. */
 static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
 {
@@ -85,9 +112,9 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
          * the conversion's registers add to the accumulators the loop keeps
          * live and ptxas spills. Hopper's wgmma layouts only: with mma.sync's
          * the conversion took attention past 255 registers */
-        if (lp_is_mma(op->operands[1]) && !narrow_store(p, op) && pass_can_remat(op->operands[0]) &&
+        if (lp_is_mma(op->operands[1]) && pass_can_remat(op->operands[0]) &&
             (op->nops < 3 || !op->operands[2] || pass_can_remat(op->operands[2])))
-            return op->operands[1]->layout;
+            return narrow_store(p, op) ? store_blocked(p, op) : op->operands[1]->layout;
         return lp_blocked_of(p, &x->type);
     case IR_YIELD: {
         const IrOp *parent = op->parent ? op->parent->parent : NULL;
@@ -190,13 +217,19 @@ static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
     op->operands[i] = c->results[0];
 }
 
+/* Every operand's layout is decided before any is converted: a store's
+ * decision reads its pointer's axis facts, which a converted copy has not. */
 bool lp_insert_converts(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
-    for (int i = 0; i < op->nops && !p->failed; i++) {
-        const Layout *want = wanted(p, op, i);
-        if (want && op->operands[i]->layout != want && !layout_equal(op->operands[i]->layout, want))
-            convert_operand(p, op, i, want);
-    }
+    const Layout **want = arena_alloc(p->f->arena, sizeof *want * (size_t)(op->nops + 1));
+    if (!want)
+        return !(p->failed = true);
+    for (int i = 0; i < op->nops; i++)
+        want[i] = wanted(p, op, i);
+    for (int i = 0; i < op->nops && !p->failed; i++)
+        if (want[i] && op->operands[i]->layout != want[i] &&
+            !layout_equal(op->operands[i]->layout, want[i]))
+            convert_operand(p, op, i, want[i]);
     return !p->failed;
 }
