@@ -261,6 +261,15 @@ static void plain_store(Cg *cg, DType dt, int vw, LLVMValueRef ptr, const LLVMVa
     LLVMSetAlignment(st, (unsigned)(vw * cg_mem_bytes(dt)));
 }
 
+/* Whether op runs in a loop's body (any depth). */
+static bool in_loop(const IrOp *op)
+{
+    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
+        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
+            return true;
+    return false;
+}
+
 static void emit_load(Cg *cg, const IrOp *op)
 {
     Type rt = op->results[0]->type;
@@ -279,14 +288,17 @@ static void emit_load(Cg *cg, const IrOp *op)
     bool packed = vw > 4; /* 8 or 16 small elements in 2 or 4 words */
     int nw = packed ? vw * elem_bits(dt) / 32 : vw;
     DType wt = packed ? DT_U32 : dt;
-    /* Packed loads are all issued before any word is unpacked, and the last
-     * first: the elements are used first to last, and ptxas keeps such loads
+    /* A thread's loads are issued before any word is unpacked, and the last
+     * first where they must overlap: packed loads, and vector loads in a
+     * loop. The elements are used first to last, and ptxas keeps the loads
      * together only when the first used comes last; otherwise it sinks each
-     * later load below the unpacking of the one before, and a thread's loads
-     * stop overlapping. Unpacked loads keep their order: reversed, they hold
-     * more registers (a GEMM epilogue's scale vectors lose a CTA per SM). */
+     * later load below the uses of the one before, and each iteration waits
+     * for memory once per load. Other loads keep their order: a GEMM
+     * epilogue's scale vectors, reversed, hold more registers while the
+     * accumulators are live (one CTA per SM fewer). */
     LLVMValueRef *words = packed ? cg_alloc(cg, sizeof *words * (size_t)(p.n / vw * nw)) : NULL;
-    int first = packed ? p.n - vw : 0, step = packed ? -vw : vw;
+    bool last_first = packed || (vw > 1 && in_loop(op));
+    int first = last_first ? p.n - vw : 0, step = last_first ? -vw : vw;
     for (int s = first; s >= 0 && s < p.n; s += step) {
         LLVMValueRef other[16];
         LLVMValueRef *dst = packed ? words + s / vw * nw : r.el + s;
