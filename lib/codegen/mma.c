@@ -256,8 +256,10 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
     }
 }
 
-/* B fragments (2 registers each) of tiles (ni, ki) and, when two, (ni+1, ki). */
-static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
+/* B fragments (2 registers each) of tiles (ni, ki) and, when two, (ni+1, ki);
+ * with kpair (count 1, 16-bit or N-major tiles in shared memory) of (ni, ki)
+ * and (ni, ki+1), so that a lone N tile still reads four matrices at once. */
+static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *out)
 {
     Cg *cg = x->cg;
     Operand *o = &x->b;
@@ -280,23 +282,21 @@ static void frag_b(Mma *x, int ni, int ki, int count, LLVMValueRef *out)
             LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
         LLVMValueRef n =
             LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), ""), lane_bits(x, 0, 7), "");
-        LLVMValueRef k = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, cg_ilog2(4 * kp)), "");
+        LLVMValueRef k =
+            LLVMBuildShl(cg->b, lane_bits(x, 3, kpair ? 3 : 1), cg_i32(cg, cg_ilog2(4 * kp)), "");
         LLVMValueRef p = tile_addr(cg, o, add(cg, k, (int64_t)ik * ki), n, bdt);
-        ldmatrix(cg, 2 * count, false, p, out);
+        ldmatrix(cg, kpair ? 4 : 2 * count, false, p, out);
         return;
     }
     if (o->t.bytes == 2) {
         /* .trans: matrices (k lo, tile ni), (k hi, ni), (k lo, ni+1), (k hi, ni+1) */
-        LLVMValueRef krow =
-            LLVMBuildOr(cg->b, lane_bits(x, 0, 7),
-                        LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), ""), "");
-        krow = add(cg, krow, (int64_t)ik * ki);
+        LLVMValueRef krow = add(cg, lane_bits(x, 0, kpair ? 31 : 15), (int64_t)ik * ki);
         LLVMValueRef tile = add(cg, count == 2 ? lane_bits(x, 4, 1) : cg_i32(cg, 0), ni);
         LLVMValueRef nb =
             LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
         LLVMValueRef col = LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), "");
         LLVMValueRef p = tile_addr(cg, o, krow, col, bdt);
-        ldmatrix(cg, 2 * count, true, p, out);
+        ldmatrix(cg, kpair ? 4 : 2 * count, true, p, out);
         return;
     }
     /* 32- and 8-bit elements cannot be transposed by ldmatrix: one load each */
@@ -402,11 +402,24 @@ static void k_steps(Mma *x, LLVMValueRef *acc, Part part)
     LLVMValueRef *fb = cg_alloc(cg, sizeof(LLVMValueRef) * nb);
     LLVMValueRef *sa = cg_alloc(cg, sizeof(LLVMValueRef) * na);
     LLVMValueRef *sb = cg_alloc(cg, sizeof(LLVMValueRef) * nb);
+    /* a lone last N tile (an odd count: a decode kernel's 8 columns a warp)
+     * reads two K steps with one ldmatrix.x4, keeping the second's half */
+    bool kpair = x->nr % 2 && x->b.staged && (x->b.t.trans || x->b.t.bytes == 2);
+    LLVMValueRef pair[4];
     for (int ki = 0; ki < x->kr; ki++) {
         for (int mi = 0; mi < x->mr; mi++)
             frag_a(x, mi, ki, fa + 4 * mi);
-        for (int ni = 0; ni < x->nr; ni += 2)
-            frag_b(x, ni, ki, ni + 1 < x->nr ? 2 : 1, fb + 2 * ni);
+        for (int ni = 0; ni < x->nr; ni += 2) {
+            LLVMValueRef *f = fb + 2 * ni;
+            if (ni + 1 < x->nr || !kpair || (ki % 2 == 0 && ki + 1 == x->kr)) {
+                frag_b(x, ni, ki, ni + 1 < x->nr ? 2 : 1, false, f);
+                continue;
+            }
+            if (ki % 2 == 0)
+                frag_b(x, ni, ki, 1, true, pair);
+            f[0] = pair[2 * (ki % 2)];
+            f[1] = pair[2 * (ki % 2) + 1];
+        }
         split_regs(cg, part, fa, 4 * x->mr, sa);
         split_regs(cg, part, fb, 2 * x->nr, sb);
         for (int mi = 0; mi < x->mr; mi++)
