@@ -347,75 +347,92 @@ static CgVal splat(Cg *cg, LLVMValueRef x, const IrValue *v)
     return r;
 }
 
-/* Rows of a plain conversion's scratch are padded by 16 bytes where a row
- * spans every bank (128 bytes or more): an mma layout writes the same
- * columns of 8 rows at once, which fall in one bank without the pad (an
- * 8-way conflict on every store of a GEMM's epilogue). The pad is a
- * function of the linear index alone, so both sides agree on it. */
-typedef struct Padding {
+/* Rows of a plain conversion's scratch that span every bank (128 bytes or
+ * more) are swizzled: the 16-byte chunk j of row r sits at chunk
+ * j ^ (r mod 8). An mma layout writes the same columns of 8 rows at once,
+ * which would all fall in one bank otherwise (an 8-way conflict on every
+ * store of a GEMM's epilogue); padding each row by 16 bytes would avoid it
+ * too, at 16 bytes a row of room. The swizzle is a function of the linear
+ * index alone, so both sides agree on it, and it is linear over XOR: an
+ * element's place is the swizzled thread part XOR the swizzled slot part. */
+typedef struct Swizzle {
     int shift; /* log2 of the row length in elements */
-    int pad;   /* elements added after each row */
-} Padding;
+    int chunk; /* log2 of the elements in 16 bytes */
+} Swizzle;
 
-static int64_t pad_const(const Padding *pd, int64_t e) { return e + (e >> pd->shift) * pd->pad; }
-
-/* The padded index of slot s of layout l: the thread part and the slot's
- * constant part have disjoint bits, so each is padded on its own and the
- * slots of a thread stay constant offsets from one base, which LLVM merges
- * into vector accesses once the additions are marked as not wrapping (they
- * cannot: indices stay below the tile's size). */
-static LLVMValueRef padded_index(Cg *cg, const CgLayout *l, LLVMValueRef tpad, const Padding *pd,
-                                 int s)
+static int64_t swizzle_const(const Swizzle *sw, int64_t e)
 {
-    int64_t r = pad_const(pd, cg_slot_index(l, s));
-    return r ? LLVMBuildNUWAdd(cg->b, tpad, cg_i32(cg, r), "") : tpad; /* nuw: see above */
+    return e ^ (((e >> sw->shift) & 7) << sw->chunk);
 }
 
-static LLVMValueRef padded_thread(Cg *cg, const CgLayout *l, const Padding *pd)
+/* Every bit a thread part of l may have once swizzled. */
+static int64_t swizzle_thread_bits(const CgLayout *l, const Swizzle *sw)
+{
+    int64_t m = 0;
+    for (int i = 0; i < l->lin.nthread; i++)
+        m |= l->lin.thread[i];
+    return m | (((m >> sw->shift) & 7) << sw->chunk);
+}
+
+static LLVMValueRef swizzled_thread(Cg *cg, const CgLayout *l, const Swizzle *sw)
 {
     LLVMValueRef t = cg_thread_index(cg, l);
-    LLVMValueRef row = LLVMBuildLShr(cg->b, t, cg_i32(cg, pd->shift), "");
-    return LLVMBuildNUWAdd(cg->b, t, LLVMBuildNUWMul(cg->b, row, cg_i32(cg, pd->pad), ""), "");
+    LLVMValueRef row =
+        LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, t, cg_i32(cg, sw->shift), ""), cg_i32(cg, 7), "");
+    return LLVMBuildXor(cg->b, t, LLVMBuildShl(cg->b, row, cg_i32(cg, sw->chunk), ""), "");
 }
 
-/* The alignment in bytes of padded slot s of l: what both parts of its
- * index are multiples of (a thread's part is a multiple of the smallest
- * thread bit of the layout, and of the pad once a row is added), at most
- * 16. Stated on each access, so that LLVM merges neighbours into vectors. */
-static unsigned padded_align(const CgLayout *l, const Padding *pd, int s, int bytes)
+/* The swizzled index of slot s of layout l. The slot's bits that no thread
+ * part can have are added (LLVM folds them into the access's immediate
+ * offset, and merges neighbours into vectors once the addition is marked
+ * as not wrapping: indices stay below the tile's size); the others are
+ * XORed in. */
+static LLVMValueRef swizzled_index(Cg *cg, const CgLayout *l, LLVMValueRef tsw, const Swizzle *sw,
+                                   int s)
 {
-    int64_t a = 16 / bytes;
+    int64_t c = swizzle_const(sw, cg_slot_index(l, s)), m = swizzle_thread_bits(l, sw);
+    LLVMValueRef r = tsw;
+    if (c & m)
+        r = LLVMBuildXor(cg->b, r, cg_i32(cg, c & m), "");
+    return c & ~m ? LLVMBuildNUWAdd(cg->b, r, cg_i32(cg, c & ~m), "") : r;
+}
+
+/* The alignment in bytes of slot s of l: the swizzle moves whole 16-byte
+ * chunks, so what the index's bits below a chunk allow (a thread's part is
+ * a multiple of the smallest thread bit of the layout), at most 16. Stated
+ * on each access, so that LLVM merges neighbours into vectors. */
+static unsigned swizzled_align(const CgLayout *l, const Swizzle *sw, int s, int bytes)
+{
+    int64_t a = (int64_t)1 << sw->chunk;
     for (int i = 0; i < l->lin.nthread; i++) {
         int64_t low = l->lin.thread[i] & -l->lin.thread[i];
         if (low && low < a)
             a = low;
     }
-    if ((pd->pad & -pd->pad) < a)
-        a = pd->pad & -pd->pad;
-    int64_t r = pad_const(pd, cg_slot_index(l, s));
+    int64_t r = cg_slot_index(l, s);
     if (r && (r & -r) < a)
         a = r & -r;
     return (unsigned)(a * bytes);
 }
 
-static bool padding_for(const Type *t, Padding *pd)
+static bool swizzle_for(const Type *t, Swizzle *sw)
 {
     int64_t row = t->rank >= 2 ? t->shape[t->rank - 1] : 0;
     int bytes = cg_mem_bytes(t->dt);
     if (row <= 0 || row * bytes < 128 || (row * bytes) % 128 || bytes > 16 || type_numel(*t) == row)
         return false;
-    pd->shift = log2i(row);
-    pd->pad = 16 / bytes;
+    sw->shift = log2i(row);
+    sw->chunk = log2i(16 / bytes);
     return true;
 }
 
 /* How many slots from s on one access of l moves: consecutive slots at
  * consecutive indices, as many as slot s's alignment holds (a power of
  * two). i1 travels a byte at a time. */
-static int padded_run(const CgLayout *l, const Padding *pd, int s, int n, DType dt)
+static int swizzled_run(const CgLayout *l, const Swizzle *sw, int s, int n, DType dt)
 {
     int bytes = cg_mem_bytes(dt);
-    int max = dt == DT_I1 ? 1 : (int)padded_align(l, pd, s, bytes) / bytes;
+    int max = dt == DT_I1 ? 1 : (int)swizzled_align(l, sw, s, bytes) / bytes;
     int64_t base = cg_slot_index(l, s);
     int k = 1;
     while (k < max && s + k < n && cg_slot_index(l, s + k) == base + k)
@@ -468,27 +485,27 @@ static void take_run(Cg *cg, DType dt, int k, LLVMValueRef p, unsigned align, LL
     cg_unpack_words(cg, dt, k, words, el);
 }
 
-static CgVal convert_padded(Cg *cg, const IrOp *op, const Padding *pd)
+static CgVal convert_swizzled(Cg *cg, const IrOp *op, const Swizzle *sw)
 {
     const IrValue *in = op->operands[0], *out = op->results[0];
     DType dt = out->type.dt;
+    int bytes = cg_mem_bytes(dt);
     CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
     CgVal x = cg_get(cg, in);
-    int64_t rows = type_numel(out->type) >> pd->shift;
-    cg_smem_need(cg, (type_numel(out->type) + rows * pd->pad) * cg_mem_bytes(dt));
-    LLVMValueRef tin = padded_thread(cg, &li, pd);
+    cg_smem_need(cg, type_numel(out->type) * bytes);
+    LLVMValueRef tin = swizzled_thread(cg, &li, sw);
     for (int s = 0, k; s < x.n; s += k) {
-        k = padded_run(&li, pd, s, x.n, dt);
-        LLVMValueRef p = cg_smem_addr(cg, 0, padded_index(cg, &li, tin, pd, s), dt);
-        put_run(cg, &x, s, k, p, padded_align(&li, pd, s, cg_mem_bytes(dt)));
+        k = swizzled_run(&li, sw, s, x.n, dt);
+        LLVMValueRef p = cg_smem_addr(cg, 0, swizzled_index(cg, &li, tin, sw, s), dt);
+        put_run(cg, &x, s, k, p, swizzled_align(&li, sw, s, bytes));
     }
     cg_barrier(cg);
     CgVal r = cg_val_new(cg, lo.per_thread);
-    LLVMValueRef tout = padded_thread(cg, &lo, pd);
+    LLVMValueRef tout = swizzled_thread(cg, &lo, sw);
     for (int s = 0, k; s < r.n; s += k) {
-        k = padded_run(&lo, pd, s, r.n, dt);
-        LLVMValueRef p = cg_smem_addr(cg, 0, padded_index(cg, &lo, tout, pd, s), dt);
-        take_run(cg, dt, k, p, padded_align(&lo, pd, s, cg_mem_bytes(dt)), r.el + s);
+        k = swizzled_run(&lo, sw, s, r.n, dt);
+        LLVMValueRef p = cg_smem_addr(cg, 0, swizzled_index(cg, &lo, tout, sw, s), dt);
+        take_run(cg, dt, k, p, swizzled_align(&lo, sw, s, bytes), r.el + s);
     }
     cg_barrier(cg);
     return r;
@@ -496,9 +513,9 @@ static CgVal convert_padded(Cg *cg, const IrOp *op, const Padding *pd)
 
 static CgVal convert(Cg *cg, const IrOp *op, CgIndexMap map, void *ctx)
 {
-    Padding pd;
-    if (!map && padding_for(&op->results[0]->type, &pd))
-        return convert_padded(cg, op, &pd);
+    Swizzle sw;
+    if (!map && swizzle_for(&op->results[0]->type, &sw))
+        return convert_swizzled(cg, op, &sw);
     cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
     cg_barrier(cg);
     CgVal r = cg_smem_take(cg, op->results[0], 0, map, ctx);
