@@ -138,6 +138,8 @@ LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt);
  * cg_smem_addr's start after the ring buffers. */
 LLVMValueRef cg_smem_addr_at(Cg *cg, LLVMValueRef byte_off, LLVMValueRef idx, DType dt);
 void cg_smem_need(Cg *cg, int64_t bytes);
+/* Whether op is inside a for or while body. */
+bool cg_in_loop(const IrOp *op);
 void cg_barrier(Cg *cg);
 /* Shared-memory conversion in two halves: cg_smem_put stores every element
  * of x (the elements of value v, in its layout) at byte offset off + index *

@@ -347,95 +347,174 @@ static CgVal splat(Cg *cg, LLVMValueRef x, const IrValue *v)
     return r;
 }
 
-/* Rows of a plain conversion's scratch that span every bank (128 bytes or
- * more) are swizzled: the 16-byte chunk j of row r sits at chunk
- * j ^ (r mod 8). An mma layout writes the same columns of 8 rows at once,
- * which would all fall in one bank otherwise (an 8-way conflict on every
- * store of a GEMM's epilogue); padding each row by 16 bytes would avoid it
- * too, at 16 bytes a row of room. The swizzle is a function of the linear
- * index alone, so both sides agree on it, and it is linear over XOR: an
- * element's place is the swizzled thread part XOR the swizzled slot part. */
-typedef struct Swizzle {
-    int shift; /* log2 of the row length in elements */
-    int chunk; /* log2 of the elements in 16 bytes */
-} Swizzle;
+/* A plain conversion's scratch. Element bits that are register bits of
+ * both layouts may be moved in rounds, the scratch holding the elements of
+ * one value of those bits at a time (at the squeezed index: the index with
+ * those bits taken out); rounds are used only where the scratch would
+ * otherwise raise the kernel's shared memory (see conversion_rounds).
+ * Rows of the squeezed scratch that span every bank (128 bytes or more)
+ * are swizzled: the 16-byte chunk j of row r sits at chunk j ^ (r mod 8).
+ * An mma layout writes the same columns of 8 rows at once, which would all
+ * fall in one bank otherwise (an 8-way conflict on every store of a GEMM's
+ * epilogue); padding each row by 16 bytes would avoid it too, at 16 bytes a
+ * row of room. Squeeze and swizzle are functions of the linear index
+ * alone, so both sides agree on them, and both are linear over XOR: an
+ * element's place is the thread part's place XOR the slot part's. */
+typedef struct Scratch {
+    int64_t rep; /* element bits moved in rounds */
+    bool swz;    /* whether the squeezed index is swizzled */
+    int shift;   /* log2 of the squeezed row length in elements */
+    int chunk;   /* log2 of the elements in 16 bytes */
+} Scratch;
 
-static int64_t swizzle_const(const Swizzle *sw, int64_t e)
+static int64_t squeeze_const(int64_t e, int64_t rep)
 {
-    return e ^ (((e >> sw->shift) & 7) << sw->chunk);
+    for (int b = 62; b >= 0; b--)
+        if (rep >> b & 1)
+            e = (e & (((int64_t)1 << b) - 1)) | (e >> 1 & ~(((int64_t)1 << b) - 1));
+    return e;
 }
 
-/* Every bit a thread part of l may have once swizzled. */
-static int64_t swizzle_thread_bits(const CgLayout *l, const Swizzle *sw)
+static int64_t scratch_const(const Scratch *sc, int64_t e)
+{
+    e = squeeze_const(e, sc->rep);
+    return sc->swz ? e ^ (((e >> sc->shift) & 7) << sc->chunk) : e;
+}
+
+/* Every bit a thread part of l may have in scratch. */
+static int64_t scratch_thread_bits(const CgLayout *l, const Scratch *sc)
 {
     int64_t m = 0;
     for (int i = 0; i < l->lin.nthread; i++)
         m |= l->lin.thread[i];
-    return m | (((m >> sw->shift) & 7) << sw->chunk);
+    m = squeeze_const(m, sc->rep);
+    return sc->swz ? m | (((m >> sc->shift) & 7) << sc->chunk) : m;
 }
 
-static LLVMValueRef swizzled_thread(Cg *cg, const CgLayout *l, const Swizzle *sw)
+/* The thread part of l's index in scratch (it has none of the rep bits). */
+static LLVMValueRef scratch_thread(Cg *cg, const CgLayout *l, const Scratch *sc)
 {
     LLVMValueRef t = cg_thread_index(cg, l);
+    for (int b = 62; b >= 0; b--)
+        if (sc->rep >> b & 1) {
+            LLVMValueRef hi = LLVMBuildLShr(cg->b, t, cg_i32(cg, 1), "");
+            hi = LLVMBuildAnd(cg->b, hi, cg_i32(cg, ~(((int64_t)1 << b) - 1)), "");
+            t = LLVMBuildOr(cg->b, LLVMBuildAnd(cg->b, t, cg_i32(cg, ((int64_t)1 << b) - 1), ""),
+                            hi, "");
+        }
+    if (!sc->swz)
+        return t;
     LLVMValueRef row =
-        LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, t, cg_i32(cg, sw->shift), ""), cg_i32(cg, 7), "");
-    return LLVMBuildXor(cg->b, t, LLVMBuildShl(cg->b, row, cg_i32(cg, sw->chunk), ""), "");
+        LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, t, cg_i32(cg, sc->shift), ""), cg_i32(cg, 7), "");
+    return LLVMBuildXor(cg->b, t, LLVMBuildShl(cg->b, row, cg_i32(cg, sc->chunk), ""), "");
 }
 
-/* The swizzled index of slot s of layout l. The slot's bits that no thread
- * part can have are added (LLVM folds them into the access's immediate
- * offset, and merges neighbours into vectors once the addition is marked
- * as not wrapping: indices stay below the tile's size); the others are
- * XORed in. */
-static LLVMValueRef swizzled_index(Cg *cg, const CgLayout *l, LLVMValueRef tsw, const Swizzle *sw,
-                                   int s)
+/* The index in scratch of slot s of layout l. The slot's bits that no
+ * thread part can have are added (LLVM folds them into the access's
+ * immediate offset, and merges neighbours into vectors once the addition
+ * is marked as not wrapping: indices stay below the scratch's size); the
+ * others are XORed in. */
+static LLVMValueRef scratch_index(Cg *cg, const CgLayout *l, LLVMValueRef tsc, const Scratch *sc,
+                                  int s)
 {
-    int64_t c = swizzle_const(sw, cg_slot_index(l, s)), m = swizzle_thread_bits(l, sw);
-    LLVMValueRef r = tsw;
+    int64_t c = scratch_const(sc, cg_slot_index(l, s) & ~sc->rep);
+    int64_t m = scratch_thread_bits(l, sc);
+    LLVMValueRef r = tsc;
     if (c & m)
         r = LLVMBuildXor(cg->b, r, cg_i32(cg, c & m), "");
     return c & ~m ? LLVMBuildNUWAdd(cg->b, r, cg_i32(cg, c & ~m), "") : r;
 }
 
-/* The alignment in bytes of slot s of l: the swizzle moves whole 16-byte
- * chunks, so what the index's bits below a chunk allow (a thread's part is
- * a multiple of the smallest thread bit of the layout), at most 16. Stated
- * on each access, so that LLVM merges neighbours into vectors. */
-static unsigned swizzled_align(const CgLayout *l, const Swizzle *sw, int s, int bytes)
+/* The alignment in bytes of slot s of l in scratch: the swizzle moves
+ * whole 16-byte chunks, so what the squeezed index's bits below a chunk
+ * allow (a thread's part is a multiple of its smallest bit), at most 16.
+ * Stated on each access, so that LLVM merges neighbours into vectors. */
+static unsigned scratch_align(const CgLayout *l, const Scratch *sc, int s, int bytes)
 {
-    int64_t a = (int64_t)1 << sw->chunk;
+    int64_t a = (int64_t)1 << sc->chunk;
     for (int i = 0; i < l->lin.nthread; i++) {
-        int64_t low = l->lin.thread[i] & -l->lin.thread[i];
+        int64_t low = squeeze_const(l->lin.thread[i], sc->rep);
+        low &= -low;
         if (low && low < a)
             a = low;
     }
-    int64_t r = cg_slot_index(l, s);
+    int64_t r = squeeze_const(cg_slot_index(l, s) & ~sc->rep, sc->rep);
     if (r && (r & -r) < a)
         a = r & -r;
     return (unsigned)(a * bytes);
 }
 
-static bool swizzle_for(const Type *t, Swizzle *sw)
+static bool power_of_two_bases(const LinLayout *l)
 {
-    int64_t row = t->rank >= 2 ? t->shape[t->rank - 1] : 0;
-    int bytes = cg_mem_bytes(t->dt);
-    if (row <= 0 || row * bytes < 128 || (row * bytes) % 128 || bytes > 16 || type_numel(*t) == row)
-        return false;
-    sw->shift = log2i(row);
-    sw->chunk = log2i(16 / bytes);
+    for (int i = 0; i < l->nreg; i++)
+        if (l->reg[i] & (l->reg[i] - 1))
+            return false;
+    for (int i = 0; i < l->nthread; i++)
+        if (l->thread[i] & (l->thread[i] - 1))
+            return false;
     return true;
+}
+
+/* Element bits that are register bits of both layouts, the highest first
+ * (they split a thread's vector accesses least). */
+static int common_reg_bits(const CgLayout *a, const CgLayout *b, int64_t *bits, int max)
+{
+    int n = 0;
+    if (!power_of_two_bases(&a->lin) || !power_of_two_bases(&b->lin))
+        return 0;
+    for (int i = a->lin.nreg - 1; i >= 0 && n < max; i--)
+        for (int j = 0; j < b->lin.nreg; j++)
+            if (a->lin.reg[i] && a->lin.reg[i] == b->lin.reg[j])
+                bits[n++] = a->lin.reg[i];
+    return n;
+}
+
+/* Rounds are taken where the scratch would set the kernel's shared memory
+ * and cost it once: no rings are live (scratch beside live rings adds to
+ * them whatever its size, and the rings' room is Triton's too), the
+ * conversion is outside loops (its barriers would be paid on every
+ * iteration), and it needs more than the kernel has needed so far. Then as
+ * many rounds as bring it within that, up to four (two barriers a round). */
+static int64_t conversion_rounds(Cg *cg, const IrOp *op, const CgLayout *li, const CgLayout *lo,
+                                 int64_t bytes)
+{
+    int64_t bits[2], rep = 0;
+    int n = cg->smem_reserved || cg_in_loop(op) ? 0 : common_reg_bits(li, lo, bits, 2);
+    for (int i = 0; i < n && cg->smem_reserved + bytes > cg->smem_bytes; i++) {
+        rep |= bits[i];
+        bytes /= 2;
+    }
+    return rep;
+}
+
+static Scratch scratch_for(Cg *cg, const IrOp *op, const CgLayout *li, const CgLayout *lo)
+{
+    const Type *t = &op->results[0]->type;
+    int bytes = cg_mem_bytes(t->dt);
+    int64_t numel = type_numel(*t), row = t->rank >= 2 ? t->shape[t->rank - 1] : 0;
+    Scratch sc = {conversion_rounds(cg, op, li, lo, numel * bytes), false, 0, 0};
+    sc.chunk = bytes <= 16 ? log2i(16 / bytes) : 0;
+    int64_t rowq = row >> __builtin_popcountll(sc.rep & (row - 1));
+    int64_t nq = numel >> __builtin_popcountll(sc.rep);
+    if (row > 0 && rowq * bytes >= 128 && (rowq * bytes) % 128 == 0 && bytes <= 16 && nq != rowq) {
+        sc.swz = true;
+        sc.shift = log2i(rowq);
+    }
+    return sc;
 }
 
 /* How many slots from s on one access of l moves: consecutive slots at
  * consecutive indices, as many as slot s's alignment holds (a power of
  * two). i1 travels a byte at a time. */
-static int swizzled_run(const CgLayout *l, const Swizzle *sw, int s, int n, DType dt)
+static int scratch_run(const CgLayout *l, const Scratch *sc, int s, int n, DType dt)
 {
     int bytes = cg_mem_bytes(dt);
-    int max = dt == DT_I1 ? 1 : (int)swizzled_align(l, sw, s, bytes) / bytes;
-    int64_t base = cg_slot_index(l, s);
+    int max = dt == DT_I1 ? 1 : (int)scratch_align(l, sc, s, bytes) / bytes;
+    int64_t base = cg_slot_index(l, s), round = base & sc->rep;
+    base = squeeze_const(base & ~sc->rep, sc->rep);
     int k = 1;
-    while (k < max && s + k < n && cg_slot_index(l, s + k) == base + k)
+    while (k < max && s + k < n && (cg_slot_index(l, s + k) & sc->rep) == round &&
+           squeeze_const(cg_slot_index(l, s + k) & ~sc->rep, sc->rep) == base + k)
         k++;
     while (k & (k - 1))
         k &= k - 1;
@@ -485,37 +564,58 @@ static void take_run(Cg *cg, DType dt, int k, LLVMValueRef p, unsigned align, LL
     cg_unpack_words(cg, dt, k, words, el);
 }
 
-static CgVal convert_swizzled(Cg *cg, const IrOp *op, const Swizzle *sw)
+/* One round: the slots of x whose rep bits are `round` into scratch, and
+ * those of r from it. */
+static void convert_round(Cg *cg, const IrOp *op, const Scratch *sc, int64_t round, CgVal *r)
 {
     const IrValue *in = op->operands[0], *out = op->results[0];
     DType dt = out->type.dt;
     int bytes = cg_mem_bytes(dt);
     CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
     CgVal x = cg_get(cg, in);
-    cg_smem_need(cg, type_numel(out->type) * bytes);
-    LLVMValueRef tin = swizzled_thread(cg, &li, sw);
-    for (int s = 0, k; s < x.n; s += k) {
-        k = swizzled_run(&li, sw, s, x.n, dt);
-        LLVMValueRef p = cg_smem_addr(cg, 0, swizzled_index(cg, &li, tin, sw, s), dt);
-        put_run(cg, &x, s, k, p, swizzled_align(&li, sw, s, bytes));
+    LLVMValueRef tin = scratch_thread(cg, &li, sc);
+    for (int s = 0, k = 1; s < x.n; s += k) {
+        k = 1;
+        if ((cg_slot_index(&li, s) & sc->rep) != round)
+            continue;
+        k = scratch_run(&li, sc, s, x.n, dt);
+        LLVMValueRef p = cg_smem_addr(cg, 0, scratch_index(cg, &li, tin, sc, s), dt);
+        put_run(cg, &x, s, k, p, scratch_align(&li, sc, s, bytes));
     }
     cg_barrier(cg);
+    LLVMValueRef tout = scratch_thread(cg, &lo, sc);
+    for (int s = 0, k = 1; s < r->n; s += k) {
+        k = 1;
+        if ((cg_slot_index(&lo, s) & sc->rep) != round)
+            continue;
+        k = scratch_run(&lo, sc, s, r->n, dt);
+        LLVMValueRef p = cg_smem_addr(cg, 0, scratch_index(cg, &lo, tout, sc, s), dt);
+        take_run(cg, dt, k, p, scratch_align(&lo, sc, s, bytes), r->el + s);
+    }
+    cg_barrier(cg);
+}
+
+static CgVal convert_plain(Cg *cg, const IrOp *op)
+{
+    const IrValue *in = op->operands[0], *out = op->results[0];
+    CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
+    Scratch sc = scratch_for(cg, op, &li, &lo);
+    int64_t size = type_numel(out->type) * cg_mem_bytes(out->type.dt);
+    cg_smem_need(cg, size >> __builtin_popcountll(sc.rep));
     CgVal r = cg_val_new(cg, lo.per_thread);
-    LLVMValueRef tout = swizzled_thread(cg, &lo, sw);
-    for (int s = 0, k; s < r.n; s += k) {
-        k = swizzled_run(&lo, sw, s, r.n, dt);
-        LLVMValueRef p = cg_smem_addr(cg, 0, swizzled_index(cg, &lo, tout, sw, s), dt);
-        take_run(cg, dt, k, p, swizzled_align(&lo, sw, s, bytes), r.el + s);
-    }
-    cg_barrier(cg);
+    /* every value of the rep bits: the subsets of the mask */
+    int64_t round = 0;
+    do {
+        convert_round(cg, op, &sc, round, &r);
+        round = (round - sc.rep) & sc.rep;
+    } while (round);
     return r;
 }
 
 static CgVal convert(Cg *cg, const IrOp *op, CgIndexMap map, void *ctx)
 {
-    Swizzle sw;
-    if (!map && swizzle_for(&op->results[0]->type, &sw))
-        return convert_swizzled(cg, op, &sw);
+    if (!map)
+        return convert_plain(cg, op);
     cg_smem_put(cg, cg_get(cg, op->operands[0]), op->operands[0], 0);
     cg_barrier(cg);
     CgVal r = cg_smem_take(cg, op->results[0], 0, map, ctx);

@@ -262,7 +262,7 @@ static void plain_store(Cg *cg, DType dt, int vw, LLVMValueRef ptr, const LLVMVa
 }
 
 /* Whether op runs in a loop's body (any depth). */
-static bool in_loop(const IrOp *op)
+bool cg_in_loop(const IrOp *op)
 {
     for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
         if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
@@ -298,7 +298,7 @@ static void emit_load(Cg *cg, const IrOp *op)
      * epilogue's scale vectors, reversed, hold more registers while the
      * accumulators are live (one CTA per SM fewer). */
     LLVMValueRef *words = packed ? cg_alloc(cg, sizeof *words * (size_t)(p.n / vw * nw)) : NULL;
-    bool last_first = packed || (vw > 1 && p.n / vw <= 4 && in_loop(op));
+    bool last_first = packed || (vw > 1 && p.n / vw <= 4 && cg_in_loop(op));
     int first = last_first ? p.n - vw : 0, step = last_first ? -vw : vw;
     for (int s = first; s >= 0 && s < p.n; s += step) {
         LLVMValueRef other[16];

@@ -336,6 +336,21 @@ static bool assign_columns(IrOp *op, void *ctx)
     return true;
 }
 
+/* The operand of elementwise op d that the chain follows: the only one
+ * that cannot be recomputed (`base + ids[:, None] * stride`: the ids' side
+ * of the splat base and stride), or NULL. */
+static IrValue *chain_operand(const IrOp *d)
+{
+    IrValue *r = NULL;
+    for (int i = 0; i < d->nops; i++)
+        if (!pass_can_remat(d->operands[i])) {
+            if (r)
+                return NULL;
+            r = d->operands[i];
+        }
+    return r;
+}
+
 /* A vector expanded and broadcast into a tile (a per-column scale written
  * `s[None, :]`, perhaps cast on the way) takes the tile's blocked layout
  * from its expand_dims on, which then reads the vector in a slice of it
@@ -352,13 +367,13 @@ static bool assign_broadcast(IrOp *op, void *ctx)
         return true;
     IrValue *chain[8];
     int n = 0;
-    for (IrValue *v = op->operands[0]; n < 8; v = v->def->operands[0]) {
+    for (IrValue *v = op->operands[0]; v && n < 8; v = chain_operand(v->def)) {
         if (v->layout || !v->def || v->type.rank != 2 || lp_reads_in(v->def->parent, v) != 1)
             return true;
         chain[n++] = v;
         if (v->def->kind == IR_EXPAND_DIMS)
             break;
-        if (!lp_elementwise(v->def->kind) || v->def->nops < 1)
+        if (!lp_elementwise(v->def->kind) && v->def->kind != IR_ADDPTR)
             return true;
     }
     if (!n || chain[n - 1]->def->kind != IR_EXPAND_DIMS ||
@@ -462,6 +477,8 @@ bool pass_layout(IrFunc *f)
     ir_walk(f->body, assign_default, &p);
     if (!p.failed)
         ir_walk(f->body, lp_insert_converts, &p);
+    if (!p.failed)
+        lp_loads_in_place(&p);
     if (p.failed || f->arena->oom)
         return false;
     ir_renumber(f);

@@ -233,3 +233,108 @@ bool lp_insert_converts(IrOp *op, void *ctx)
             convert_operand(p, op, i, want[i]);
     return !p->failed;
 }
+
+/* ---- small loads made where they are used ---------------------------------------------- */
+
+/* A load of fewer elements than the program has threads (a vector of
+ * token ids, a row of cos/sin factors), perhaps cast, that is read only
+ * through conversions to one layout, is loaded in that layout instead:
+ * each thread loads the elements it uses, repeated loads of the same
+ * address hit the cache, and nothing crosses threads (Triton rates such
+ * loads cheap to recompute in any layout). Its pointer, mask and other
+ * must be recomputable there. Outside loops only, where nothing pipelines
+ * the load. */
+#define MAX_CONVERTS 256
+
+typedef struct Converts {
+    IrOp *ops[MAX_CONVERTS];
+    int n;
+} Converts;
+
+static bool collect_converts(IrOp *op, void *ctx)
+{
+    Converts *c = ctx;
+    if (op->kind == IR_CONVERT_LAYOUT && c->n < MAX_CONVERTS)
+        c->ops[c->n++] = op;
+    return true;
+}
+
+static bool outside_loops(const IrOp *op)
+{
+    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
+        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
+            return false;
+    return true;
+}
+
+/* The small load x is a cast of (through values read only there), with the
+ * values on the way in chain, or NULL. */
+static IrOp *small_load(LayoutPass *p, IrValue *x, IrValue **chain, int *n)
+{
+    *n = 0;
+    for (IrValue *v = x; v->def && *n < 4; v = v->def->operands[0]) {
+        if (v != x && lp_reads_in(p->f->body, v) != 1)
+            return NULL;
+        chain[(*n)++] = v;
+        IrOp *d = v->def;
+        if (d->kind == IR_LOAD && d->nres == 1 && type_numel(v->type) < p->threads &&
+            outside_loops(d)) {
+            for (int i = 0; i < d->nops; i++)
+                if (d->operands[i] && d->operands[i]->type.rank && !pass_can_remat(d->operands[i]))
+                    return NULL;
+            return d;
+        }
+        if (d->kind != IR_CAST || d->nops != 1)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Whether every read of x is one of c's conversions to want. */
+static bool read_as(LayoutPass *p, const Converts *c, const IrValue *x, const Layout *want)
+{
+    int k = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->ops[i] && c->ops[i]->operands[0] == x) {
+            if (!layout_equal(c->ops[i]->results[0]->layout, want))
+                return false;
+            k++;
+        }
+    return k == lp_reads_in(p->f->body, x);
+}
+
+static void load_in_place(LayoutPass *p, Converts *c, int at)
+{
+    IrValue *x = c->ops[at]->operands[0], *chain[4];
+    const Layout *want = c->ops[at]->results[0]->layout;
+    int n;
+    IrOp *load = small_load(p, x, chain, &n);
+    if (!load || !read_as(p, c, x, want))
+        return;
+    for (int i = 0; i < n; i++)
+        chain[i]->layout = want;
+    for (int i = 0; i < load->nops && !p->failed; i++) {
+        IrValue *o = load->operands[i];
+        if (o && o->type.rank && !layout_equal(o->layout, want))
+            convert_operand(p, load, i, want);
+    }
+    for (int i = 0; i < c->n && !p->failed; i++)
+        if (c->ops[i] && c->ops[i]->operands[0] == x) {
+            ir_replace_uses(p->f->body, c->ops[i]->results[0], x);
+            ir_remove(c->ops[i]);
+            c->ops[i] = NULL;
+        }
+}
+
+bool lp_loads_in_place(LayoutPass *p)
+{
+    Converts *c = arena_alloc(p->f->arena, sizeof *c);
+    if (!c)
+        return false;
+    c->n = 0;
+    ir_walk(p->f->body, collect_converts, c);
+    for (int i = 0; i < c->n && !p->failed; i++)
+        if (c->ops[i])
+            load_in_place(p, c, i);
+    return !p->failed;
+}

@@ -54,6 +54,8 @@ bool lp_slice_reduction(IrOp *op, void *ctx);
 /* layout_convert.c */
 bool lp_defined_in(const IrValue *x, const IrBlock *b);
 bool lp_insert_converts(IrOp *op, void *ctx);
+/* Small loads read only through conversions to one layout are loaded in it. */
+bool lp_loads_in_place(LayoutPass *p);
 /* Whether reshape op merges the last two dims of its operand, a pair
  * (size 2) held in each thread's registers next to the run of the dim
  * before it in blocked layout l (layout.c). */
