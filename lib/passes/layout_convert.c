@@ -237,19 +237,32 @@ bool lp_insert_converts(IrOp *op, void *ctx)
 /* ---- small loads made where they are used ---------------------------------------------- */
 
 /* A load of fewer elements than the program has threads (a vector of
- * token ids, a row of cos/sin factors), perhaps cast, that is read only
- * through conversions to one layout, is loaded in that layout instead:
- * each thread loads the elements it uses, repeated loads of the same
- * address hit the cache, and nothing crosses threads (Triton rates such
- * loads cheap to recompute in any layout). Its pointer, mask and other
- * must be recomputable there. Outside loops only, where nothing pipelines
- * the load. */
+ * token ids, a row of cos/sin factors) whose value, and the values made
+ * from it by elementwise ops (a cast, the mask `ids < n`), are read only
+ * through conversions, or by each other, is loaded in the layout those
+ * conversions make, and those ops made there; once for each such layout
+ * (Triton does the same): each thread loads the elements it uses, repeated
+ * loads of one address hit the cache, and nothing crosses threads (Triton
+ * rates such loads cheap to recompute in any layout). Every other operand
+ * of those ops, and the load's pointer, mask and other, must be
+ * recomputable there. Outside loops only, where nothing pipelines the
+ * load. */
 #define MAX_CONVERTS 256
+#define MAX_MOVED    16
+#define MAX_PLACES   4
 
 typedef struct Converts {
     IrOp *ops[MAX_CONVERTS];
     int n;
 } Converts;
+
+typedef struct Moved {
+    IrValue *v[MAX_MOVED]; /* the load's result, then values made from it */
+    int n;
+    const Layout *want[MAX_PLACES]; /* the layouts conversions of them make */
+    int nwant;
+    bool ok;
+} Moved;
 
 static bool collect_converts(IrOp *op, void *ctx)
 {
@@ -267,63 +280,144 @@ static bool outside_loops(const IrOp *op)
     return true;
 }
 
-/* The small load x is a cast of (through values read only there), with the
- * values on the way in chain, or NULL. */
-static IrOp *small_load(LayoutPass *p, IrValue *x, IrValue **chain, int *n)
+static bool moved(const Moved *m, const IrValue *v)
 {
-    *n = 0;
-    for (IrValue *v = x; v->def && *n < 4; v = v->def->operands[0]) {
-        if (v != x && lp_reads_in(p->f->body, v) != 1)
-            return NULL;
-        chain[(*n)++] = v;
+    for (int i = 0; i < m->n; i++)
+        if (m->v[i] == v)
+            return true;
+    return false;
+}
+
+/* The small load x is made from through casts, or NULL. */
+static IrOp *small_load(LayoutPass *p, IrValue *x)
+{
+    for (IrValue *v = x; v->def; v = v->def->operands[0]) {
         IrOp *d = v->def;
-        if (d->kind == IR_LOAD && d->nres == 1 && type_numel(v->type) < p->threads &&
-            outside_loops(d)) {
-            for (int i = 0; i < d->nops; i++)
-                if (d->operands[i] && d->operands[i]->type.rank && !pass_can_remat(d->operands[i]))
-                    return NULL;
-            return d;
-        }
+        if (d->kind == IR_LOAD)
+            return d->nres == 1 && type_numel(v->type) < p->threads && outside_loops(d) ? d : NULL;
         if (d->kind != IR_CAST || d->nops != 1)
             return NULL;
     }
     return NULL;
 }
 
-/* Whether every read of x is one of c's conversions to want. */
-static bool read_as(LayoutPass *p, const Converts *c, const IrValue *x, const Layout *want)
+/* Whether every operand of op that is not moved can be recomputed. */
+static bool others_recomputed(const Moved *m, const IrOp *op)
 {
-    int k = 0;
-    for (int i = 0; i < c->n; i++)
-        if (c->ops[i] && c->ops[i]->operands[0] == x) {
-            if (!layout_equal(c->ops[i]->results[0]->layout, want))
-                return false;
-            k++;
-        }
-    return k == lp_reads_in(p->f->body, x);
+    for (int i = 0; i < op->nops; i++) {
+        const IrValue *o = op->operands[i];
+        if (o && o->type.rank && !moved(m, o) && !pass_can_remat(o))
+            return false;
+    }
+    return true;
+}
+
+static int place_of(Moved *m, const Layout *l)
+{
+    for (int i = 0; i < m->nwant; i++)
+        if (layout_equal(m->want[i], l))
+            return i;
+    if (m->nwant == MAX_PLACES)
+        return -1;
+    m->want[m->nwant] = l;
+    return m->nwant++;
+}
+
+/* Checks one reader of moved values: a conversion (its layout noted), or
+ * an elementwise op of the same shape, whose result is then moved too. */
+static bool check_reader(IrOp *op, void *ctx)
+{
+    Moved *m = ctx;
+    bool reads = false;
+    for (int i = 0; i < op->nops; i++)
+        reads |= moved(m, op->operands[i]);
+    if (!reads || !m->ok)
+        return m->ok;
+    if (op->kind == IR_CONVERT_LAYOUT)
+        return m->ok = place_of(m, op->results[0]->layout) >= 0;
+    IrValue *r = op->nres == 1 ? op->results[0] : NULL;
+    if (!lp_elementwise(op->kind) || !r || r->type.rank != m->v[0]->type.rank ||
+        type_numel(r->type) != type_numel(m->v[0]->type) || !others_recomputed(m, op))
+        return m->ok = false;
+    if (!moved(m, r)) {
+        if (m->n == MAX_MOVED)
+            return m->ok = false;
+        m->v[m->n++] = r;
+    }
+    return true;
+}
+
+/* Gives op's result layout l, its other operands converted to l. */
+static void place_op(LayoutPass *p, const Moved *m, IrOp *op, const Layout *l)
+{
+    op->results[0]->layout = l;
+    for (int k = 0; k < op->nops && !p->failed; k++) {
+        IrValue *o = op->operands[k];
+        if (o && o->type.rank && !moved(m, o) && !layout_equal(o->layout, l))
+            convert_operand(p, op, k, l);
+    }
+}
+
+typedef struct Cloner {
+    LayoutPass *p;
+    const Moved *m;
+    const Layout *l;
+    IrValue **map; /* by value id, below nmap: its copy in l */
+    int nmap;
+} Cloner;
+
+/* Copies each op making a moved value, in program order, before it. */
+static bool clone_moved(IrOp *op, void *ctx)
+{
+    Cloner *c = ctx;
+    if (op->nres != 1 || !moved(c->m, op->results[0]))
+        return true;
+    IrBuilder b = {c->p->f, op->parent, op};
+    IrOp *k = ir_clone(&b, op, c->map, c->nmap);
+    if (!k)
+        return !(c->p->failed = true);
+    place_op(c->p, c->m, k, c->l);
+    return !c->p->failed;
 }
 
 static void load_in_place(LayoutPass *p, Converts *c, int at)
 {
-    IrValue *x = c->ops[at]->operands[0], *chain[4];
-    const Layout *want = c->ops[at]->results[0]->layout;
-    int n;
-    IrOp *load = small_load(p, x, chain, &n);
-    if (!load || !read_as(p, c, x, want))
+    IrOp *load = small_load(p, c->ops[at]->operands[0]);
+    if (!load)
         return;
-    for (int i = 0; i < n; i++)
-        chain[i]->layout = want;
-    for (int i = 0; i < load->nops && !p->failed; i++) {
-        IrValue *o = load->operands[i];
-        if (o && o->type.rank && !layout_equal(o->layout, want))
-            convert_operand(p, load, i, want);
+    Moved m = {.v = {load->results[0]}, .n = 1};
+    if (!others_recomputed(&m, load))
+        return;
+    for (int n = 0; n != m.n;) { /* until no reader adds a value */
+        n = m.n;
+        m.ok = true;
+        ir_walk(p->f->body, check_reader, &m);
+        if (!m.ok)
+            return;
     }
-    for (int i = 0; i < c->n && !p->failed; i++)
-        if (c->ops[i] && c->ops[i]->operands[0] == x) {
-            ir_replace_uses(p->f->body, c->ops[i]->results[0], x);
-            ir_remove(c->ops[i]);
-            c->ops[i] = NULL;
-        }
+    /* copies for the second layout on (made from the originals' operands),
+     * then the originals moved to the first */
+    IrValue **map[MAX_PLACES] = {NULL};
+    for (int w = 1; w < m.nwant && !p->failed; w++) {
+        map[w] = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->f->next_id);
+        if (!map[w])
+            return (void)(p->failed = true);
+        memset(map[w], 0, sizeof(IrValue *) * (size_t)p->f->next_id);
+        Cloner cl = {p, &m, m.want[w], map[w], p->f->next_id};
+        ir_walk(p->f->body, clone_moved, &cl);
+    }
+    for (int i = 0; i < m.n && !p->failed; i++)
+        place_op(p, &m, m.v[i]->def, m.want[0]);
+    for (int i = 0; i < c->n && !p->failed; i++) {
+        IrOp *cv = c->ops[i];
+        if (!cv || !moved(&m, cv->operands[0]))
+            continue;
+        int w = place_of(&m, cv->results[0]->layout);
+        IrValue *to = w ? map[w][cv->operands[0]->id] : cv->operands[0];
+        ir_replace_uses(p->f->body, cv->results[0], to);
+        ir_remove(cv);
+        c->ops[i] = NULL;
+    }
 }
 
 bool lp_loads_in_place(LayoutPass *p)
