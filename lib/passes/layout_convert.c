@@ -420,6 +420,40 @@ static void load_in_place(LayoutPass *p, Converts *c, int at)
     }
 }
 
+/* A conversion to a blocked layout or a slice of one, of a widening cast
+ * read nowhere else, converts the narrow value and casts after (Triton
+ * does the same): half the bytes cross threads, through half the scratch.
+ * Dot operands keep their cast before the conversion (their layouts pack
+ * the wide type). */
+static void convert_narrow(LayoutPass *p, IrOp *cv)
+{
+    IrValue *x = cv->operands[0];
+    IrOp *cast = x->def;
+    LayoutKind lk = cv->results[0]->layout->kind;
+    if (!cast || (lk != LY_BLOCKED && lk != LY_SLICE) || cast->kind != IR_CAST || cast->nops != 1 ||
+        !cast->operands[0]->type.rank ||
+        dtype_bits(cast->operands[0]->type.dt) >= dtype_bits(x->type.dt) ||
+        lp_reads_in(p->f->body, x) != 1)
+        return;
+    IrValue *y = cast->operands[0], *out = cv->results[0];
+    IrOp *nc = ir_op_new(p->f, IR_CONVERT_LAYOUT, cv->span, &y, 1, &y->type, 1);
+    if (!nc || p->f->arena->oom)
+        return (void)(p->failed = true);
+    nc->results[0]->layout = out->layout;
+    nc->results[0]->name = y->name;
+    ir_insert_before(cv, nc);
+    IrBuilder b = {p->f, cv->parent, cv};
+    IrValue *map[1] = {NULL};
+    IrOp *k = ir_clone(&b, cast, map, 0);
+    if (!k)
+        return (void)(p->failed = true);
+    k->operands[0] = nc->results[0];
+    k->results[0]->layout = out->layout;
+    ir_replace_uses(p->f->body, out, k->results[0]);
+    ir_remove(cv);
+    ir_remove(cast);
+}
+
 bool lp_loads_in_place(LayoutPass *p)
 {
     Converts *c = arena_alloc(p->f->arena, sizeof *c);
@@ -430,5 +464,8 @@ bool lp_loads_in_place(LayoutPass *p)
     for (int i = 0; i < c->n && !p->failed; i++)
         if (c->ops[i])
             load_in_place(p, c, i);
+    for (int i = 0; i < c->n && !p->failed; i++)
+        if (c->ops[i])
+            convert_narrow(p, c->ops[i]);
     return !p->failed;
 }
