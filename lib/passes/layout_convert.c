@@ -172,15 +172,26 @@ bool lp_defined_in(const IrValue *x, const IrBlock *b)
     return false;
 }
 
+/* The registers a thread of l holds of x (distinct: its own elements, not
+ * copies of them), or -1 when l does not lay x out. */
+static int per_thread(const LayoutPass *p, const IrValue *x, const Layout *l, bool distinct)
+{
+    LinLayout ll;
+    if (!layout_linear(l, x->type.rank, x->type.shape, p->threads, &ll))
+        return -1;
+    int bits = 0;
+    for (int i = 0; i < ll.nreg; i++)
+        bits += !distinct || ll.reg[i] != 0;
+    return 1 << bits;
+}
+
 /* Whether a thread would hold more than 64 registers of x's fragments in
  * dot-operand layout `want`: a decode kernel's A of 512 columns on warps
  * that stand along N (each warp holds all of A). */
 static bool fragments_large(const LayoutPass *p, const IrValue *x, const Layout *want)
 {
-    LinLayout ll;
-    if (!layout_linear(want, x->type.rank, x->type.shape, p->threads, &ll))
-        return false;
-    return ((int64_t)1 << ll.nreg) * dtype_bits(x->type.dt) > 64 * 32;
+    int n = per_thread(p, x, want, false);
+    return n > 0 && (int64_t)n * dtype_bits(x->type.dt) > 64 * 32;
 }
 
 /* Where a conversion of x for `op` goes: right before op, or before the
@@ -319,13 +330,8 @@ static bool others_recomputed(const Moved *m, const IrOp *op)
  * from 128 registers to 170. */
 static bool few_per_thread(const LayoutPass *p, const IrValue *x, const Layout *l)
 {
-    LinLayout ll;
-    if (!layout_linear(l, x->type.rank, x->type.shape, p->threads, &ll))
-        return false;
-    int distinct = 0; /* register bits that select elements, not copies */
-    for (int i = 0; i < ll.nreg; i++)
-        distinct += ll.reg[i] != 0;
-    return distinct <= 4;
+    int n = per_thread(p, x, l, true);
+    return n > 0 && n <= 16;
 }
 
 static int place_of(Moved *m, const Layout *l)
