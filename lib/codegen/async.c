@@ -36,14 +36,20 @@ static bool plan_op(IrOp *op, void *ctx)
         const IrTmap *m = &cg->f->tmaps[op->sub];
         bytes = (int64_t)m->cols * m->box[1] * cg_mem_bytes(m->dt);
         pl->tma[op->ival] = true;
-    } else if (op->sub) {
+    } else if (op->sub && !(op->flags & IRF_PACKED)) {
         const IrValue *ptr = op->operands[0];
         bytes = (int64_t)cg_layout(cg, ptr).per_thread * threads(cg) * cg_mem_bytes(ptr->type.elem);
     } else {
         const Type *t = &op->operands[0]->type;
         bytes = type_numel(*t) * cg_mem_bytes(t->elem);
     }
-    cg->buf_slot[op->ival] = (bytes + 1023) / 1024 * 1024; /* see cg_tile_index */
+    /* A tile's slots keep the 1024-byte alignment of its swizzle (see
+     * cg_tile_index); a private ring's need 16 bytes, and those of a size
+     * that would leave a gap go past the scratch, as Triton packs its
+     * small buffers after its large ones. */
+    bool tail = op->sub && bytes % 1024;
+    cg->buf_tail[op->ival] = tail;
+    cg->buf_slot[op->ival] = tail ? (bytes + 15) / 16 * 16 : (bytes + 1023) / 1024 * 1024;
     cg->buf_line[op->ival] = op->span.line;
     pl->slots[op->ival] = op->ival2;
     return true;
@@ -143,7 +149,8 @@ static void ring_segments(Cg *cg, int *seg)
 /* Lays the rings out from `at`: first those that live across segments
  * (and every TMA ring, whose mbarriers are never reused), then each
  * segment's from one common offset,
- * as Triton frees a loop's buffers for the loop after it. */
+ * as Triton frees a loop's buffers for the loop after it. The tail rings
+ * (buf_tail) get offsets from the tail's start, one after the other. */
 static void place_rings(Cg *cg, const Plan *pl, int64_t at)
 {
     int *seg = cg->buf_seg, nseg = 0;
@@ -157,7 +164,11 @@ static void place_rings(Cg *cg, const Plan *pl, int64_t at)
         if (nseg < 2) /* one run of loops: nothing to share */
             seg[i] = -1;
         cg->buf_nslots[i] = (int)pl->slots[i];
-        if (seg[i] < 0) {
+        if (cg->buf_tail[i]) {
+            seg[i] = -1;
+            cg->buf_off[i] = cg->tail_bytes;
+            cg->tail_bytes += pl->slots[i] * cg->buf_slot[i];
+        } else if (seg[i] < 0) {
             cg->buf_off[i] = at;
             at += pl->slots[i] * cg->buf_slot[i];
         }
@@ -166,7 +177,7 @@ static void place_rings(Cg *cg, const Plan *pl, int64_t at)
     for (int g = 0; g < nseg; g++) {
         int64_t p = at;
         for (int i = 0; i < cg->nbufs; i++)
-            if (seg[i] == g) {
+            if (seg[i] == g && !cg->buf_tail[i]) {
                 cg->buf_off[i] = p;
                 p += pl->slots[i] * cg->buf_slot[i];
             }
@@ -194,6 +205,7 @@ void cg_plan_buffers(Cg *cg)
     cg->buf_line = cg_alloc(cg, sizeof(int) * n);
     cg->buf_nslots = cg_alloc(cg, sizeof(int) * n);
     cg->buf_seg = cg_alloc(cg, sizeof(int) * n);
+    cg->buf_tail = cg_alloc(cg, sizeof(bool) * n);
     Plan pl = {cg, cg_alloc(cg, sizeof(int64_t) * n), cg_alloc(cg, sizeof(bool) * n),
                cg_alloc(cg, sizeof(bool) * n)};
     ir_walk(cg->f->body, plan_op, &pl);
@@ -222,7 +234,17 @@ LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot)
         return cg_i32(cg, 0);
     }
     LLVMValueRef off = LLVMBuildMul(cg->b, slot, cg_i32(cg, cg->buf_slot[buf]), "");
-    return LLVMBuildAdd(cg->b, off, cg_i32(cg, cg->buf_off[buf]), "");
+    off = LLVMBuildAdd(cg->b, off, cg_i32(cg, cg->buf_off[buf]), "");
+    if (!cg->buf_tail[buf])
+        return off;
+    if (!cg->tail_base) {
+        LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+        cg->tail_base = LLVMAddGlobal(cg->mod, i32, "tk_smem_tail");
+        LLVMSetLinkage(cg->tail_base, LLVMInternalLinkage);
+        LLVMSetInitializer(cg->tail_base, cg_i32(cg, 0));
+    }
+    LLVMValueRef base = LLVMBuildLoad2(cg->b, LLVMInt32TypeInContext(cg->ctx), cg->tail_base, "");
+    return LLVMBuildAdd(cg->b, off, base, "");
 }
 
 /* One thread's copies: a cp.async per run of w consecutive elements, reading
@@ -283,8 +305,28 @@ static LLVMValueRef private_index(Cg *cg, int s, int W)
                         "");
 }
 
+/* Element index (of the ring's type) of register slot s of a private
+ * ring's value in layout l: the thread's own chunk, or in a packed ring
+ * the element's index in the block. */
+static LLVMValueRef ring_index(Cg *cg, const IrOp *op, const CgLayout *l, int s, int W)
+{
+    return op->flags & IRF_PACKED ? cg_elem_index(cg, l, s) : private_index(cg, s, W);
+}
+
+/* Whether register slot s repeats an element of an earlier slot of the
+ * same thread (a register bit of no offset). */
+static bool repeats(const CgLayout *l, int s)
+{
+    for (int i = 0; i < l->lin.nreg; i++)
+        if ((s >> i & 1) && l->lin.reg[i] == 0)
+            return true;
+    return false;
+}
+
 /* A private ring's copies: this thread's elements, runs of w <= W at once
- * (w as this function's alignment facts allow; the chunks stay W). */
+ * (w as this function's alignment facts allow; the chunks stay W). A
+ * packed ring's are made by the threads that hold the first copy of their
+ * elements, each element once. */
 static void emit_private_copy(Cg *cg, const IrOp *op)
 {
     const IrValue *ptr = op->operands[0], *mask = op->operands[1];
@@ -303,15 +345,29 @@ static void emit_private_copy(Cg *cg, const IrOp *op)
     char name[64];
     snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s",
              size == 16 ? "cg" : "ca", size);
+    bool packed = op->flags & IRF_PACKED;
+    LLVMBasicBlockRef done = NULL;
+    if (packed && l.copies) {
+        LLVMBasicBlockRef work = cg_new_bb(cg, "copy.owner");
+        done = cg_new_bb(cg, "copy.done");
+        LLVMBuildCondBr(cg->b, cg_owner(cg, &l), work, done);
+        LLVMPositionBuilderAtEnd(cg->b, work);
+    }
     LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[2]).el[0]);
     for (int s = 0; s < p.n; s += w) {
+        if (packed && repeats(&l, s))
+            continue;
         LLVMValueRef args[3];
-        args[0] = cg_smem_addr_at(cg, base, private_index(cg, s, W), ptr->type.elem);
+        args[0] = cg_smem_addr_at(cg, base, ring_index(cg, op, &l, s, W), ptr->type.elem);
         args[1] = p.el[s];
         args[2] = mask
             ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size), cg_i32(cg, 0), "")
             : cg_i32(cg, size);
         cg_intrinsic(cg, name, NULL, 0, args, 3);
+    }
+    if (done) {
+        LLVMBuildBr(cg->b, done);
+        LLVMPositionBuilderAtEnd(cg->b, done);
     }
 }
 
@@ -320,17 +376,23 @@ static void emit_private_view(Cg *cg, const IrOp *op)
 {
     const IrValue *res = op->results[0];
     DType dt = res->type.dt;
-    int W = op->sub, n = cg_layout(cg, res).per_thread;
+    CgLayout l = cg_layout(cg, res);
+    int W = op->sub, n = l.per_thread;
     if (n % W) {
         cg_internal(cg, op->span, "private ring of %d elements in chunks of %d", n, W);
         return;
+    }
+    if (op->flags & IRF_PACKED) { /* a chunk is a run of consecutive elements */
+        int dim, run = lin_run(&l.lin, res->type.rank, res->type.shape, &dim);
+        while (W > run)
+            W /= 2;
     }
     LLVMTypeRef vt = LLVMVectorType(cg_mem_type(cg, dt), (unsigned)W);
     LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[0]).el[0]);
     CgVal r = cg_val_new(cg, n);
     for (int s = 0; s < n; s += W) {
-        LLVMValueRef v =
-            LLVMBuildLoad2(cg->b, vt, cg_smem_addr_at(cg, base, private_index(cg, s, W), dt), "");
+        LLVMValueRef v = LLVMBuildLoad2(
+            cg->b, vt, cg_smem_addr_at(cg, base, ring_index(cg, op, &l, s, W), dt), "");
         LLVMSetAlignment(v, (unsigned)(W * cg_mem_bytes(dt)));
         for (int i = 0; i < W; i++)
             r.el[s + i] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");

@@ -68,11 +68,15 @@ typedef struct Cg {
                                   * barriers (num_warps * 32); 0: the whole CTA */
     LLVMValueRef *tmap;          /* the tensor-map parameters */
     int nbufs;
-    int *buf_seg;          /* by ring: the run of loops it serves alone, -1 across runs */
-    int64_t smem_reserved; /* bytes of ring buffers before the scratch */
-    int64_t rings_start;   /* where the rings begin (after the TMA barriers) */
-    int64_t rings_end;     /* and end, 1024-aligned: the scratch's start while they live */
-    struct CgThreadIndex { /* thread parts of element indices, per block (layout.c) */
+    int *buf_seg;           /* by ring: the run of loops it serves alone, -1 across runs */
+    bool *buf_tail;         /* by ring: placed past the scratch (buf_off from tail_base) */
+    int64_t tail_bytes;     /* those rings' bytes */
+    LLVMValueRef tail_base; /* an i32 global read where their place is needed, made a
+                             * constant once the scratch's end is known (finish_smem) */
+    int64_t smem_reserved;  /* bytes of ring buffers before the scratch */
+    int64_t rings_start;    /* where the rings begin (after the TMA barriers) */
+    int64_t rings_end;      /* and end, 1024-aligned: the scratch's start while they live */
+    struct CgThreadIndex {  /* thread parts of element indices, per block (layout.c) */
         LLVMBasicBlockRef bb;
         int nthread;
         int64_t thread[TK_LIN_MAX_THREAD];

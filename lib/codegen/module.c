@@ -366,7 +366,7 @@ static void smem_plan(const Cg *cg, char *out)
     out[0] = 0;
     int64_t taken[64] = {0};
     int n = cg->nbufs < 64 ? cg->nbufs : 64;
-    int64_t scratch = cg->smem_bytes - cg->rings_end;
+    int64_t scratch = cg->smem_bytes - cg->tail_bytes - cg->rings_end;
     for (int round = 0; round <= n; round++) {
         int best = -1;
         for (int i = 0; i < n; i++)
@@ -404,12 +404,33 @@ static void kernel_meta(const Cg *cg, CgKernel *k)
     smem_plan(cg, k->smem_plan);
 }
 
+/* The tail rings (cg->buf_tail) go past the scratch, whose end is known
+ * now: each read of tail_base becomes that offset. */
+static void place_tail(Cg *cg)
+{
+    if (cg->tail_bytes <= 0)
+        return;
+    int64_t base = (cg->smem_bytes + 15) / 16 * 16;
+    cg->smem_bytes = base + cg->tail_bytes;
+    if (!cg->tail_base)
+        return;
+    LLVMValueRef c = cg_i32(cg, base);
+    for (LLVMUseRef u = LLVMGetFirstUse(cg->tail_base); u; u = LLVMGetFirstUse(cg->tail_base)) {
+        LLVMValueRef load = LLVMGetUser(u);
+        LLVMReplaceAllUsesWith(load, c);
+        LLVMInstructionEraseFromParent(load);
+    }
+    LLVMDeleteGlobal(cg->tail_base);
+    cg->tail_base = NULL;
+}
+
 /* The shared array gets its final size once every op has said what it
  * needs; the PTX then says how much it is and what takes it, in a comment
  * at its top (for the reader, and for tests: the runtime's refusal of a
  * kernel too big for the device lists the same). */
 static void finish_smem(Cg *cg)
 {
+    place_tail(cg);
     if (cg->smem_bytes > 0) {
         char plan[CG_SMEM_PLAN_LEN], text[CG_SMEM_PLAN_LEN + 96];
         smem_plan(cg, plan);

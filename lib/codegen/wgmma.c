@@ -375,7 +375,7 @@ static int64_t part_bytes(const CgOperand *o)
 static bool split_fits(const Cg *cg, const CgOperand *a, const CgOperand *b, int64_t off)
 {
     int64_t need = 2 * part_bytes(b) + (a->staged ? 2 * part_bytes(a) : 0);
-    return cg->smem_reserved + off + need <= 227 * 1024;
+    return cg->smem_reserved + off + need + cg->tail_bytes <= 227 * 1024;
 }
 
 /* tf32x3: the big part tf32(x) and the small part tf32(x - big) of every

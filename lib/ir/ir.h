@@ -434,6 +434,7 @@ enum {
     IRF_WARP_SPEC = 1 << 4, /* for: warp-specialized (see IR_FOR) */
     IRF_PURE = 1 << 5,      /* inline_asm: no side effects (may be merged, removed) */
     IRF_NONNEG = 1 << 6,    /* tma_copy: its origin is never negative (no check) */
+    IRF_PACKED = 1 << 7,    /* private async_copy, shared_view: the packed ring (IrPlan) */
 };
 
 const char *ir_kind_name(IrKind k);
@@ -480,6 +481,11 @@ typedef struct IrPlan {
     int buffer;        /* loads */
     bool refill;       /* PIPE_CP_ASYNC, PIPE_PRIVATE */
     int run;           /* PIPE_PRIVATE */
+    bool packed;       /* PIPE_PRIVATE: a 1-D load whose threads hold copies
+                        * of its elements: each slot holds each element once,
+                        * at its index, copied by the thread holding its
+                        * first copy and read by all behind the CTA barrier
+                        * that the loop's shared rings already need */
     int tmap;          /* PIPE_TMA */
     int pending;       /* PIPE_ASYNC_DOT */
 } IrPlan;

@@ -143,6 +143,8 @@ static bool ring_attrs(Parser *p, IrKind k, IrOp *a)
         if (!irp_keyed_int(p, "run", 1, 1 << 16, &run))
             return false;
         a->sub = (int)run;
+        if (irp_accept_word(p, "packed"))
+            a->flags |= IRF_PACKED;
     }
     return true;
 }
@@ -207,14 +209,20 @@ static bool plan_int(Parser *p, const char *key, int64_t lo, int64_t hi, int *ou
     return true;
 }
 
-/* An optional ", refill" of a cp.async plan. */
+/* The optional ", refill" of a cp.async plan; a private one's also
+ * ", packed" (in that order). */
 static bool refill(Parser *p, IrPlan *pl)
 {
-    if (!irp_accept(p, ","))
-        return true;
-    if (!irp_accept_word(p, "refill"))
-        return FAIL(p, "expected 'refill'");
-    pl->refill = true;
+    while (irp_accept(p, ",")) {
+        if (!pl->refill && !pl->packed && irp_accept_word(p, "refill"))
+            pl->refill = true;
+        else if (pl->mech == PIPE_PRIVATE && !pl->packed && irp_accept_word(p, "packed"))
+            pl->packed = true;
+        else
+            return FAIL(p,
+                        pl->mech == PIPE_PRIVATE ? "expected 'refill' or 'packed'"
+                                                 : "expected 'refill'");
+    }
     return true;
 }
 

@@ -232,7 +232,7 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         if (op->kind == IR_TMA_WAIT && op->sub)
             sb_puts(sb, " empty");
         else if (op->kind != IR_TMA_WAIT && op->kind != IR_TMA_RELEASE && op->sub)
-            sb_printf(sb, " private run=%d", op->sub);
+            sb_printf(sb, " private run=%d%s", op->sub, op->flags & IRF_PACKED ? " packed" : "");
         break;
     case IR_TMA_COPY:
         sb_printf(sb, " tmap=%d buffer=%lld slots=%lld", op->sub, (long long)op->ival,
@@ -282,8 +282,8 @@ static void print_plan(StrBuf *sb, const IrPlan *pl)
         sb_printf(sb, " pipe(cp_async, buffer=%d%s)", pl->buffer, pl->refill ? ", refill" : "");
         return;
     case PIPE_PRIVATE:
-        sb_printf(sb, " pipe(private, buffer=%d, run=%d%s)", pl->buffer, pl->run,
-                  pl->refill ? ", refill" : "");
+        sb_printf(sb, " pipe(private, buffer=%d, run=%d%s%s)", pl->buffer, pl->run,
+                  pl->refill ? ", refill" : "", pl->packed ? ", packed" : "");
         return;
     case PIPE_TMA: sb_printf(sb, " pipe(tma, buffer=%d, tmap=%d)", pl->buffer, pl->tmap); return;
     case PIPE_ASYNC_DOT: sb_printf(sb, " pipe(async, pending=%d)", pl->pending); return;

@@ -404,6 +404,13 @@ static void check_if(Verifier *v, const IrOp *op)
 /* The producer of a warp-specialized loop: the kernel's first op, one
  * region without arguments ending in an empty yield, and the warps it
  * runs in counted in the function. */
+/* A packed ring (IrPlan.packed) is a private ring of 1-D blocks. */
+static void check_packed(Verifier *v, const IrOp *op, const IrValue *block)
+{
+    if ((op->flags & IRF_PACKED) && (op->sub <= 0 || (block && block->type.rank != 1)))
+        ir_vfail(v, op, "a packed ring is a private ring of 1-D blocks");
+}
+
 static void check_producer(Verifier *v, const IrOp *op)
 {
     if (!counts(v, op, 0, 0, 0) || !regions_ok(v, op, 1, 1))
@@ -630,6 +637,7 @@ void ir_check_kind(Verifier *v, const IrOp *op)
     case IR_ASYNC_COPY:
         if (counts(v, op, 3, 3, 0) && opnd(op, 0) && opnd(op, 2) && !is_scalar_int(opnd(op, 2)))
             ir_vfail(v, op, "slot must be an integer scalar");
+        check_packed(v, op, opnd(op, 0));
         break;
     case IR_ASYNC_COMMIT:
     case IR_ASYNC_WAIT: counts(v, op, 0, 0, 0); break;
@@ -659,6 +667,7 @@ void ir_check_kind(Verifier *v, const IrOp *op)
     case IR_SHARED_VIEW:
         if (counts(v, op, 1, 1, 1) && present(v, op, 1) && !is_scalar_int(opnd(op, 0)))
             ir_vfail(v, op, "slot must be an integer scalar");
+        check_packed(v, op, op->nres == 1 ? op->results[0] : NULL);
         break;
     case IR_CONVERT_LAYOUT:
         if (counts(v, op, 1, 1, 1) && present(v, op, 1)) {

@@ -84,6 +84,8 @@ static void check_load(Verifier *v, const IrOp *op)
         ir_vfail(v, op, "tensor map %d of %d", pl->tmap, v->f->ntmaps);
     if (pl->mech == PIPE_TMA && (!v->f->arch || strcmp(v->f->arch, "sm_90a") != 0))
         ir_vfail(v, op, "TMA copies are for sm_90a");
+    if (pl->packed && (pl->mech != PIPE_PRIVATE || op->nres != 1 || op->results[0]->type.rank != 1))
+        ir_vfail(v, op, "a packed ring is a private ring of a 1-D load");
     if (pl->refill)
         check_refill(v, op);
 }

@@ -256,8 +256,8 @@ bool lp_insert_converts(IrOp *op, void *ctx)
  * loads of one address hit the cache, and nothing crosses threads (Triton
  * rates such loads cheap to recompute in any layout). Every other operand
  * of those ops, and the load's pointer, mask and other, must be
- * recomputable there. Outside loops only, where nothing pipelines the
- * load. */
+ * recomputable there. In a loop too: a pipelined copy of such a load is
+ * packed (pipe_plan.c), each element once in shared memory. */
 #define MAX_CONVERTS 256
 #define MAX_MOVED    16
 #define MAX_PLACES   4
@@ -284,14 +284,6 @@ static bool collect_converts(IrOp *op, void *ctx)
     return true;
 }
 
-static bool outside_loops(const IrOp *op)
-{
-    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
-        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
-            return false;
-    return true;
-}
-
 static bool moved(const Moved *m, const IrValue *v)
 {
     for (int i = 0; i < m->n; i++)
@@ -300,14 +292,31 @@ static bool moved(const Moved *m, const IrValue *v)
     return false;
 }
 
-/* The small load x is made from through casts, or NULL. */
+/* The one operand of elementwise op d that cannot be recomputed, or NULL
+ * (none, or more than one). */
+static IrValue *kept_operand(const IrOp *d)
+{
+    IrValue *k = NULL;
+    for (int i = 0; i < d->nops; i++) {
+        IrValue *o = d->operands[i];
+        if (!o || !o->type.rank || pass_can_remat(o))
+            continue;
+        if (k)
+            return NULL;
+        k = o;
+    }
+    return k;
+}
+
+/* The small load x is made from through elementwise ops (a cast, `exp(-d)`)
+ * whose other operands can be recomputed, or NULL. */
 static IrOp *small_load(LayoutPass *p, IrValue *x)
 {
-    for (IrValue *v = x; v->def; v = v->def->operands[0]) {
+    for (IrValue *v = x; v && v->def; v = kept_operand(v->def)) {
         IrOp *d = v->def;
         if (d->kind == IR_LOAD)
-            return d->nres == 1 && type_numel(v->type) < p->threads && outside_loops(d) ? d : NULL;
-        if (d->kind != IR_CAST || d->nops != 1)
+            return d->nres == 1 && type_numel(v->type) < p->threads ? d : NULL;
+        if (!lp_elementwise(d->kind) || d->nres != 1)
             return NULL;
     }
     return NULL;

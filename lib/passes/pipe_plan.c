@@ -197,6 +197,25 @@ static bool refilled(const Pipe *p, int i)
     return !r.found;
 }
 
+/* Whether load i's private ring is packed (IrPlan.packed), as Triton
+ * keeps such a vector once in shared memory: a 1-D load whose threads
+ * hold copies of each other's elements (a row's scales in a layout that
+ * spreads them over 128 threads would take 32 times their bytes), in a
+ * loop whose shared rings put a CTA barrier behind each wait already. */
+static bool packed(const Pipe *p, int i)
+{
+    const IrValue *ptr = p->ld[i].op->operands[0];
+    LinLayout ll;
+    if (!p->ld[i].run || ptr->type.rank != 1 || !ptr->layout ||
+        !layout_linear(ptr->layout, 1, ptr->type.shape, p->f->num_warps * 32, &ll) ||
+        ((int64_t)1 << (ll.nreg + ll.nthread)) <= type_numel(ptr->type))
+        return false;
+    for (int j = 0; j < p->nloads; j++)
+        if (!p->ld[j].run)
+            return true;
+    return false;
+}
+
 /* The plan of load i, as p decided it. */
 static IrPlan load_plan(const Pipe *p, int i)
 {
@@ -204,7 +223,7 @@ static IrPlan load_plan(const Pipe *p, int i)
     if (p->ld[i].tile)
         pl.mech = PIPE_TMA, pl.tmap = p->ld[i].tmap;
     else if (p->ld[i].run)
-        pl.mech = PIPE_PRIVATE, pl.run = p->ld[i].run;
+        pl.mech = PIPE_PRIVATE, pl.run = p->ld[i].run, pl.packed = packed(p, i);
     return pl;
 }
 

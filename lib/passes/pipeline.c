@@ -159,6 +159,7 @@ static void emit_copy(Pipe *p, IrBuilder *b, int i, IrValue *ptr, IrValue *mask,
     c->ival = p->ld[i].buf;
     c->ival2 = pipe_ring_slots(p, i);
     c->sub = p->ld[i].run;
+    c->flags |= p->ld[i].packed ? IRF_PACKED : 0;
 }
 
 static IrValue *mapped(IrValue **map, int nids, IrValue *v);
@@ -312,20 +313,23 @@ IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr, IrVa
 
 int pipe_ring_slots(const Pipe *p, int i) { return p->ld[i].refill ? p->stages - 1 : p->slots; }
 
+/* Whether other threads read what load i's copies write. */
+static bool read_by_others(const Pipe *p, int i) { return !p->ld[i].run || p->ld[i].packed; }
+
 /* How many rings of p are refilled in place (shared: of those, the ones
  * other warps read too). */
 static int refills(const Pipe *p, bool shared)
 {
     int n = 0;
     for (int i = 0; i < p->nloads; i++)
-        n += p->ld[i].refill && (!shared || !p->ld[i].run);
+        n += p->ld[i].refill && (!shared || read_by_others(p, i));
     return n;
 }
 
 static bool all_private(const Pipe *p)
 {
     for (int i = 0; i < p->nloads; i++)
-        if (!p->ld[i].run)
+        if (read_by_others(p, i))
             return false;
     return true;
 }
@@ -354,6 +358,7 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
     v->ival = p->ld[i].buf;
     v->ival2 = pipe_ring_slots(p, i);
     v->sub = p->ld[i].run;
+    v->flags |= p->ld[i].packed ? IRF_PACKED : 0;
     if (p->ld[i].run) {
         v->results[0]->layout = ld->results[0]->layout; /* read back into registers */
     } else {
@@ -503,6 +508,7 @@ static bool add_planned_load(Pipe *p, IrOp *o)
     p->ld[i].op = o;
     p->ld[i].buf = pl->buffer;
     p->ld[i].run = pl->mech == PIPE_PRIVATE ? pl->run : 0;
+    p->ld[i].packed = pl->mech == PIPE_PRIVATE && pl->packed;
     p->ld[i].tile = NULL;
     p->ld[i].tmap = pl->tmap;
     p->ld[i].refill = (pl->mech == PIPE_CP_ASYNC || pl->mech == PIPE_PRIVATE) && pl->refill;

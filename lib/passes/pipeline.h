@@ -20,6 +20,7 @@ typedef struct PipeLoad {
     int tmap;        /* the tensor map of a TMA load */
     int buf;         /* the shared buffer of its ring */
     bool refill;     /* stages-1 slots, refilled in place (IrPlan.refill) */
+    bool packed;     /* a private ring holding each element once (IrPlan.packed) */
 } PipeLoad;
 
 typedef struct Pipe {
