@@ -247,6 +247,21 @@ LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot)
     return LLVMBuildAdd(cg->b, off, base, "");
 }
 
+/* One cp.async of `size` bytes: args are the shared destination, the
+ * global source and the bytes to read (the rest of size is zeroed). In
+ * asm, as Triton writes it: LLVM 19 selects the intrinsic for 64-bit
+ * shared addresses only, and tk's are 32-bit (target/nvptx.c). */
+static void cp_async(Cg *cg, int size, LLVMValueRef *args)
+{
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    char text[80];
+    snprintf(text, sizeof text, "cp.async.%s.shared.global [$0], [$1], %d, $2;",
+             size == 16 ? "cg" : "ca", size);
+    LLVMValueRef a[3] = {LLVMBuildPtrToInt(cg->b, args[0], i32, ""), args[1], args[2]};
+    LLVMTypeRef pt[3] = {i32, LLVMTypeOf(args[1]), i32};
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 3, text, "r,l,r,~{memory}", a);
+}
+
 /* One thread's copies: a cp.async per run of w consecutive elements, reading
  * nothing (and writing zeros) where the mask is off. */
 static void emit_copy(Cg *cg, const IrOp *op)
@@ -265,9 +280,6 @@ static void emit_copy(Cg *cg, const IrOp *op)
         cg_internal(cg, op->span, "async copy of %d bytes per thread", size);
         return;
     }
-    char name[64];
-    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s",
-             size == 16 ? "cg" : "ca", size);
     LLVMBasicBlockRef done = NULL;
     if (l.copies) { /* copies of another thread's elements would write twice */
         LLVMBasicBlockRef work = cg_new_bb(cg, "copy.owner");
@@ -287,7 +299,7 @@ static void emit_copy(Cg *cg, const IrOp *op)
         args[2] = mask
             ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size), cg_i32(cg, 0), "")
             : cg_i32(cg, size);
-        cg_intrinsic(cg, name, NULL, 0, args, 3);
+        cp_async(cg, size, args);
     }
     if (done) {
         LLVMBuildBr(cg->b, done);
@@ -342,9 +354,6 @@ static void emit_private_copy(Cg *cg, const IrOp *op)
         cg_internal(cg, op->span, "private async copy of %d bytes per run", size);
         return;
     }
-    char name[64];
-    snprintf(name, sizeof name, "llvm.nvvm.cp.async.%s.shared.global.%d.s",
-             size == 16 ? "cg" : "ca", size);
     bool packed = op->flags & IRF_PACKED;
     LLVMBasicBlockRef done = NULL;
     if (packed && l.copies) {
@@ -363,7 +372,7 @@ static void emit_private_copy(Cg *cg, const IrOp *op)
         args[2] = mask
             ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size), cg_i32(cg, 0), "")
             : cg_i32(cg, size);
-        cg_intrinsic(cg, name, NULL, 0, args, 3);
+        cp_async(cg, size, args);
     }
     if (done) {
         LLVMBuildBr(cg->b, done);

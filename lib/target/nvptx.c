@@ -14,6 +14,7 @@
 #include <llvm-c/BitReader.h>
 #include <llvm-c/ErrorHandling.h>
 #include <llvm-c/Linker.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -49,6 +50,30 @@ void nvptx_diag_handler(LLVMDiagnosticInfoRef di, void *ctx)
     ld->errors++;
 }
 
+/* Whether the NVPTX target machines LLVM makes now use 32-bit pointers
+ * for shared memory. */
+static bool short_shared_pointers(void)
+{
+    LLVMTargetRef target;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(TK_NVPTX_TRIPLE, &target, &err)) {
+        LLVMDisposeMessage(err);
+        return true; /* nvptx_machine says why */
+    }
+    LLVMTargetMachineRef tm =
+        LLVMCreateTargetMachine(target, TK_NVPTX_TRIPLE, "sm_80", "", LLVMCodeGenLevelDefault,
+                                LLVMRelocDefault, LLVMCodeModelDefault);
+    if (!tm)
+        return true;
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    char *dl = LLVMCopyStringRepOfTargetData(td);
+    bool yes = dl && strstr(dl, "p3:32") != NULL;
+    LLVMDisposeMessage(dl);
+    LLVMDisposeTargetData(td);
+    LLVMDisposeTargetMachine(tm);
+    return yes;
+}
+
 static void nvptx_init(void)
 {
     LLVMInstallFatalErrorHandler(on_fatal);
@@ -56,6 +81,15 @@ static void nvptx_init(void)
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    /* Shared memory is addressed with 32 bits, as Triton does: a ring
+     * slot's or a scratch element's address is one add, with constant
+     * offsets folded into the instruction, not a 64-bit add pair. The
+     * option is LLVM's (it sizes the target machine's pointers); it is
+     * given once, and not where it already holds. */
+    if (!short_shared_pointers()) {
+        const char *argv[] = {"tk", "-nvptx-short-ptr"};
+        LLVMParseCommandLineOptions(2, argv, NULL);
+    }
 }
 
 /* PTX ISA versions LLVM 19 knows that ptxas of CUDA 12/13 accepts for each arch. */
