@@ -247,6 +247,24 @@ LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot)
     return LLVMBuildAdd(cg->b, off, base, "");
 }
 
+/* Code from here on runs in the threads that hold the first copy of
+ * layout l's elements, until owner_end with the block returned. */
+static LLVMBasicBlockRef owner_begin(Cg *cg, const CgLayout *l)
+{
+    LLVMBasicBlockRef work = cg_new_bb(cg, "copy.owner"), done = cg_new_bb(cg, "copy.done");
+    LLVMBuildCondBr(cg->b, cg_owner(cg, l), work, done);
+    LLVMPositionBuilderAtEnd(cg->b, work);
+    return done;
+}
+
+static void owner_end(Cg *cg, LLVMBasicBlockRef done)
+{
+    if (!done)
+        return;
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
 /* One cp.async of `size` bytes: args are the shared destination, the
  * global source and the bytes to read (the rest of size is zeroed). In
  * asm, as Triton writes it: LLVM 19 selects the intrinsic for 64-bit
@@ -280,13 +298,8 @@ static void emit_copy(Cg *cg, const IrOp *op)
         cg_internal(cg, op->span, "async copy of %d bytes per thread", size);
         return;
     }
-    LLVMBasicBlockRef done = NULL;
-    if (l.copies) { /* copies of another thread's elements would write twice */
-        LLVMBasicBlockRef work = cg_new_bb(cg, "copy.owner");
-        done = cg_new_bb(cg, "copy.done");
-        LLVMBuildCondBr(cg->b, cg_owner(cg, &l), work, done);
-        LLVMPositionBuilderAtEnd(cg->b, work);
-    }
+    /* copies of another thread's elements would write twice */
+    LLVMBasicBlockRef done = l.copies ? owner_begin(cg, &l) : NULL;
     LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[2]).el[0]);
     for (int s = 0; s + w <= p.n; s += w) {
         LLVMValueRef e = cg_elem_index(cg, &l, s);
@@ -301,10 +314,7 @@ static void emit_copy(Cg *cg, const IrOp *op)
             : cg_i32(cg, size);
         cp_async(cg, size, args);
     }
-    if (done) {
-        LLVMBuildBr(cg->b, done);
-        LLVMPositionBuilderAtEnd(cg->b, done);
-    }
+    owner_end(cg, done);
 }
 
 /* Element index (of the ring's type) of register slot s in a private ring
@@ -355,13 +365,7 @@ static void emit_private_copy(Cg *cg, const IrOp *op)
         return;
     }
     bool packed = op->flags & IRF_PACKED;
-    LLVMBasicBlockRef done = NULL;
-    if (packed && l.copies) {
-        LLVMBasicBlockRef work = cg_new_bb(cg, "copy.owner");
-        done = cg_new_bb(cg, "copy.done");
-        LLVMBuildCondBr(cg->b, cg_owner(cg, &l), work, done);
-        LLVMPositionBuilderAtEnd(cg->b, work);
-    }
+    LLVMBasicBlockRef done = packed && l.copies ? owner_begin(cg, &l) : NULL;
     LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[2]).el[0]);
     for (int s = 0; s < p.n; s += w) {
         if (packed && repeats(&l, s))
@@ -374,10 +378,7 @@ static void emit_private_copy(Cg *cg, const IrOp *op)
             : cg_i32(cg, size);
         cp_async(cg, size, args);
     }
-    if (done) {
-        LLVMBuildBr(cg->b, done);
-        LLVMPositionBuilderAtEnd(cg->b, done);
-    }
+    owner_end(cg, done);
 }
 
 /* A private ring's slot back into registers, a chunk per load. */

@@ -316,7 +316,8 @@ void type_print(StrBuf *sb, Type t);
                                     "the pointees into slot `slot` of shared " \
                                     "buffer ival (of ival2 slots), zeros "     \
                                     "where masked off; sub > 0: a private "    \
-                                    "ring, runs of sub elements per thread")   \
+                                    "ring, runs of sub elements per thread "   \
+                                    "(flags & IRF_PACKED: packed)")            \
     X(IR_ASYNC_COMMIT, "async_commit", "-> (); closes a group of copies")     \
     X(IR_ASYNC_WAIT, "async_wait", "-> (); waits until at most ival groups "  \
                                     "are in flight, then (ival2 1: after a "   \

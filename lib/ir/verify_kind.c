@@ -401,9 +401,6 @@ static void check_if(Verifier *v, const IrOp *op)
     }
 }
 
-/* The producer of a warp-specialized loop: the kernel's first op, one
- * region without arguments ending in an empty yield, and the warps it
- * runs in counted in the function. */
 /* A packed ring (IrPlan.packed) is a private ring of 1-D blocks. */
 static void check_packed(Verifier *v, const IrOp *op, const IrValue *block)
 {
@@ -411,6 +408,9 @@ static void check_packed(Verifier *v, const IrOp *op, const IrValue *block)
         ir_vfail(v, op, "a packed ring is a private ring of 1-D blocks");
 }
 
+/* The producer of a warp-specialized loop: the kernel's first op, one
+ * region without arguments ending in an empty yield, and the warps it
+ * runs in counted in the function. */
 static void check_producer(Verifier *v, const IrOp *op)
 {
     if (!counts(v, op, 0, 0, 0) || !regions_ok(v, op, 1, 1))
