@@ -142,6 +142,11 @@ LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt);
  * cg_smem_addr's start after the ring buffers. */
 LLVMValueRef cg_smem_addr_at(Cg *cg, LLVMValueRef byte_off, LLVMValueRef idx, DType dt);
 void cg_smem_need(Cg *cg, int64_t bytes);
+/* Register bits of value v (in layout l) that do not change its value, by
+ * the constancy axis analysis proves (a mask compared against a bound
+ * divisible by 16 is one predicate per 16 rows, as Triton computes it):
+ * slot s holds the value of slot s & ~bits. 0 when nothing is known. */
+int64_t cg_equal_bits(Cg *cg, const IrValue *v, const CgLayout *l);
 /* Whether op is inside a for or while body. */
 bool cg_in_loop(const IrOp *op);
 void cg_barrier(Cg *cg);

@@ -362,25 +362,6 @@ static bool cast_pairs(Cg *cg, const IrOp *op, CgVal x, CgVal r)
     return true;
 }
 
-/* How many consecutive slots of a result hold one value: the thread's run
- * of registers along a dim, cut to the constancy axis analysis proves there
- * (a mask compared against a bound divisible by the run, as Triton computes
- * one predicate per vector). Slots s and s - s % g are then equal; 1 when
- * nothing is known. */
-static int equal_slots(Cg *cg, const IrValue *v, const CgLayout *l)
-{
-    const AxisInfo *ai = cg->axis && v->id >= 0 ? &cg->axis[v->id] : NULL;
-    if (!ai || v->type.rank == 0 || l->per_thread < 2)
-        return 1;
-    int d = 0;
-    int run = lin_run(&l->lin, v->type.rank, v->type.shape, &d);
-    int64_t c = ai->constancy[d];
-    int g = 1;
-    while (g * 2 <= run && c % (g * 2) == 0)
-        g *= 2;
-    return g;
-}
-
 bool cg_emit_elementwise(Cg *cg, const IrOp *op)
 {
     if (op->kind == IR_CONST) {
@@ -416,10 +397,10 @@ bool cg_emit_elementwise(Cg *cg, const IrOp *op)
         cg_set(cg, op->results[0], r);
         return true;
     }
-    int g = equal_slots(cg, op->results[0], &l);
+    int64_t same = cg_equal_bits(cg, op->results[0], &l);
     for (int s = 0; s < r.n; s++) {
-        if (s % g) {
-            r.el[s] = r.el[s - s % g];
+        if (s & same) {
+            r.el[s] = r.el[s & ~same];
             continue;
         }
         LLVMValueRef x[8];

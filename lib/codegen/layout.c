@@ -734,6 +734,30 @@ static bool reg_permute(Cg *cg, const IrOp *op, CgVal *res)
     return true;
 }
 
+/* The largest power of two dividing c (c > 0), or 1. */
+static int64_t pow2_part(int64_t c) { return c > 0 ? c & -c : 1; }
+
+/* Offsets combine by xor, so a register bit whose element offset stays,
+ * in every dim, within the blocks of constant value axis analysis proves
+ * can be cleared from any slot: only bits inside every block qualify. */
+int64_t cg_equal_bits(Cg *cg, const IrValue *v, const CgLayout *l)
+{
+    const AxisInfo *ai = cg->axis && v->id >= 0 ? &cg->axis[v->id] : NULL;
+    const Type *t = &v->type;
+    if (!ai || t->rank == 0 || l->per_thread < 2)
+        return 0;
+    int64_t bits = 0;
+    for (int i = 0; i < l->lin.nreg; i++) {
+        int64_t off = l->lin.reg[i], stride = 1;
+        bool inside = true;
+        for (int d = t->rank - 1; d >= 0; stride *= t->shape[d--])
+            inside = inside && off / stride % t->shape[d] < pow2_part(ai->constancy[d]);
+        if (inside)
+            bits |= (int64_t)1 << i;
+    }
+    return bits;
+}
+
 /* The result of a shape op recomputed in its own layout, when its input allows. */
 static bool remat(Cg *cg, const IrOp *op)
 {
@@ -742,8 +766,11 @@ static bool remat(Cg *cg, const IrOp *op)
     const IrValue *res = op->results[0];
     CgLayout l = cg_layout(cg, res);
     CgVal r = cg_val_new(cg, l.per_thread);
+    int64_t same = cg_equal_bits(cg, res, &l);
     for (int s = 0; s < r.n; s++)
-        r.el[s] = cg_remat_elem(cg, res, cg_thread_index(cg, &l), cg_slot_index(&l, s), NULL);
+        r.el[s] = s & same
+            ? r.el[s & ~same]
+            : cg_remat_elem(cg, res, cg_thread_index(cg, &l), cg_slot_index(&l, s), NULL);
     cg_set(cg, res, r);
     return true;
 }
@@ -778,8 +805,11 @@ static bool remat_staged(Cg *cg, const IrOp *op)
     cg_barrier(cg);
     CgLayout l = cg_layout(cg, res);
     CgVal r = cg_val_new(cg, l.per_thread);
+    int64_t same = cg_equal_bits(cg, res, &l);
     for (int s = 0; s < r.n; s++)
-        r.el[s] = cg_remat_elem(cg, res, cg_thread_index(cg, &l), cg_slot_index(&l, s), &st);
+        r.el[s] = s & same
+            ? r.el[s & ~same]
+            : cg_remat_elem(cg, res, cg_thread_index(cg, &l), cg_slot_index(&l, s), &st);
     cg_barrier(cg); /* the scratch may be reused once every warp has read it */
     cg_set(cg, res, r);
     return true;

@@ -69,19 +69,14 @@ static int swizzle_mode(int bytes)
     return bytes == 128 ? 1 : bytes == 64 ? 2 : bytes == 32 ? 3 : -1;
 }
 
-/* Descriptor of the stored tile of o from physical (r0, c0) on: start
- * address (unswizzled: the hardware swizzles by address bits, hence the
- * 1024-byte aligned base), the panel stride as leading offset, eight rows
- * as stride offset. */
-static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVMValueRef c0)
+/* Descriptor of the stored tile of o from its start: the address
+ * (unswizzled: the hardware swizzles by address bits, hence the 1024-byte
+ * aligned base) in 16-byte units, the panel stride as leading offset, eight
+ * rows as stride offset. */
+static LLVMValueRef tile_descriptor(Cg *cg, const CgOperand *o)
 {
     const CgTile *t = &o->t;
-    LLVMValueRef panel = LLVMBuildLShr(cg->b, c0, cg_i32(cg, cg_ilog2(t->panel)), "");
-    panel = LLVMBuildShl(cg->b, panel, cg_i32(cg, cg_ilog2((int64_t)t->rows * t->panel)), "");
-    LLVMValueRef idx = LLVMBuildShl(cg->b, r0, cg_i32(cg, cg_ilog2(t->panel)), "");
-    idx = LLVMBuildAdd(cg->b, idx, panel, "");
-    idx = LLVMBuildAdd(cg->b, idx, LLVMBuildAnd(cg->b, c0, cg_i32(cg, t->panel - 1), ""), "");
-    LLVMValueRef p = cg_smem_addr_at(cg, o->off, idx, o->v->type.dt);
+    LLVMValueRef p = cg_smem_addr_at(cg, o->off, cg_i32(cg, 0), o->v->type.dt);
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx);
     LLVMValueRef addr = LLVMBuildPtrToInt(cg->b, p, i64, "");
     addr =
@@ -90,6 +85,32 @@ static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVM
     uint64_t fixed = (uint64_t)((int64_t)t->rows * row >> 4) << 16 |
         (uint64_t)(8 * row >> 4) << 32 | (uint64_t)swizzle_mode(row) << 62;
     return LLVMBuildOr(cg->b, addr, LLVMConstInt(i64, fixed, 0), "");
+}
+
+/* idx elements of o's tile in 16-byte units, for a descriptor's address. */
+static LLVMValueRef units(Cg *cg, const CgOperand *o, LLVMValueRef idx)
+{
+    LLVMValueRef bytes = LLVMBuildMul(cg->b, idx, cg_i32(cg, o->t.bytes), "");
+    LLVMValueRef u = LLVMBuildLShr(cg->b, bytes, cg_i32(cg, 4), "");
+    return LLVMBuildZExt(cg->b, u, LLVMInt64TypeInContext(cg->ctx), "");
+}
+
+/* Descriptor of the stored tile of o from physical (r0, c0) on: the
+ * tile's descriptor plus the offsets of the row and of the column, each a
+ * multiple of 16 bytes. Shared memory ends below 2^18 bytes, so the sums
+ * never carry out of the address field; added apart, the row's part (a
+ * warpgroup's rows) is shared by a step's instructions and the column's
+ * (its k offsets) is a constant. */
+static LLVMValueRef descriptor(Cg *cg, const CgOperand *o, LLVMValueRef r0, LLVMValueRef c0)
+{
+    const CgTile *t = &o->t;
+    LLVMValueRef panel = LLVMBuildLShr(cg->b, c0, cg_i32(cg, cg_ilog2(t->panel)), "");
+    panel = LLVMBuildShl(cg->b, panel, cg_i32(cg, cg_ilog2((int64_t)t->rows * t->panel)), "");
+    LLVMValueRef col =
+        LLVMBuildAdd(cg->b, panel, LLVMBuildAnd(cg->b, c0, cg_i32(cg, t->panel - 1), ""), "");
+    LLVMValueRef row = LLVMBuildShl(cg->b, r0, cg_i32(cg, cg_ilog2(t->panel)), "");
+    LLVMValueRef d = LLVMBuildAdd(cg->b, tile_descriptor(cg, o), units(cg, o, row), "");
+    return LLVMBuildAdd(cg->b, d, units(cg, o, col), "");
 }
 
 /* Descriptors of A at (row, k) and B at (k, col), logical coordinates. */
