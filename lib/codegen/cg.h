@@ -45,6 +45,7 @@ typedef struct Cg {
     int T;             /* threads per program */
     int sm;            /* 80, 86, 89, 90 */
     LLVMValueRef tid;  /* i32 thread index */
+    LLVMValueRef wg;   /* the uniform warpgroup index, once built (wgmma.c) */
     LLVMValueRef smem; /* placeholder for the kernel's shared array */
     int64_t smem_bytes;
     bool uses_libdevice;

@@ -274,6 +274,27 @@ static bool fits(const IrOp *op, const WgKind *k, const WgKind *kb, const CgOper
     return swizzle_mode(a->t.panel * a->t.bytes) > 0 && a->t.rows % 8 == 0;
 }
 
+/* The warpgroup index, made visibly uniform (a shuffle from lane 0) for
+ * the descriptors. Built once, in the entry block after the thread index:
+ * a shuffle cannot leave a loop, and one in the loop keeps the row part of
+ * every descriptor in the loop, behind the shuffle's latency. */
+static LLVMValueRef warpgroup(Cg *cg)
+{
+    if (cg->wg)
+        return cg->wg;
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(cg->b);
+    LLVMValueRef next = LLVMGetNextInstruction(cg->tid);
+    if (next)
+        LLVMPositionBuilderBefore(cg->b, next);
+    else
+        LLVMPositionBuilderAtEnd(cg->b, LLVMGetInstructionParent(cg->tid));
+    LLVMValueRef g = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 7), "");
+    LLVMValueRef args[4] = {cg_i32(cg, -1), g, cg_i32(cg, 0), cg_i32(cg, 31)};
+    cg->wg = cg_intrinsic(cg, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
+    LLVMPositionBuilderAtEnd(cg->b, here);
+    return cg->wg;
+}
+
 static void setup(Wg *w, const IrOp *op)
 {
     Cg *cg = w->cg;
@@ -285,11 +306,7 @@ static void setup(Wg *w, const IrOp *op)
     w->mr = M / w->rep_rows;
     w->nr = N / w->n;
     w->kr = w->a->v->type.shape[1] / w->k->k;
-    /* the warpgroup index, made visibly uniform for the descriptors */
-    LLVMValueRef g = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 7), "");
-    LLVMValueRef args[4] = {cg_i32(cg, -1), g, cg_i32(cg, 0), cg_i32(cg, 31)};
-    g = cg_intrinsic(cg, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
-    w->wg_row = LLVMBuildShl(cg->b, g, cg_i32(cg, 6), "");
+    w->wg_row = LLVMBuildShl(cg->b, warpgroup(cg), cg_i32(cg, 6), "");
 }
 
 void cg_emit_dot_wait(Cg *cg, const IrOp *op)
