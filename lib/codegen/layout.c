@@ -564,84 +564,6 @@ static void take_run(Cg *cg, DType dt, int k, LLVMValueRef p, unsigned align, LL
     cg_unpack_words(cg, dt, k, words, el);
 }
 
-/* stmatrix's view of a 16-bit layout whose 8x8 fragments are mma's (a
- * register pair along the row, lanes 0-1 across it, lanes 2-4 down eight
- * rows 16 bytes apart or more): lane l gives the address of row l % 8 of
- * fragment l / 8, so the lanes' bits become the rows' three bits and two
- * register bits a and b (the four fragments of one instruction); the other
- * register bits, each combination an instruction. False when l is not of
- * that form. */
-static bool stmatrix_view(const CgLayout *l, const Scratch *sc, CgLayout *v, int *a, int *b)
-{
-    const LinLayout *ll = &l->lin;
-    if (sc->chunk != 3 || ll->nreg < 3 || ll->nthread < 5 || !power_of_two_bases(ll) ||
-        ll->reg[0] != 1 || ll->thread[0] != 2 || ll->thread[1] != 4 || (sc->rep & 7))
-        return false;
-    for (int i = 2; i < 5; i++)
-        if (!ll->thread[i] || (ll->thread[i] & 7))
-            return false;
-    *a = *b = -1;
-    for (int i = 1; i < ll->nreg; i++)
-        if (ll->reg[i] && !(ll->reg[i] & 7) && !(ll->reg[i] & sc->rep))
-            *(*a < 0 ? a : b) = i;
-    if (*b < 0)
-        return false;
-    *v = *l;
-    v->lin.thread[0] = ll->thread[2], v->lin.thread[1] = ll->thread[3];
-    v->lin.thread[2] = ll->thread[4];
-    v->lin.thread[3] = ll->reg[*a], v->lin.thread[4] = ll->reg[*b];
-    v->lin.nreg = 0;
-    for (int i = 1; i < ll->nreg; i++)
-        if (i != *a && i != *b)
-            v->lin.reg[v->lin.nreg++] = ll->reg[i];
-    v->per_thread = 1 << v->lin.nreg;
-    return true;
-}
-
-/* Slot of l holding register pair k (bit 0: a, bit 1: b) of stmatrix slot s. */
-static int stmatrix_slot(const CgLayout *l, int s, int k, int a, int b)
-{
-    int slot = (k & 1) << a | (k >> 1) << b;
-    for (int i = 1, j = 0; i < l->lin.nreg; i++)
-        if (i != a && i != b)
-            slot |= (s >> j++ & 1) << i;
-    return slot;
-}
-
-/* The slots of x whose rep bits are `round` into scratch by stmatrix (four
- * 8x8 fragments an instruction, where plain stores move one register a
- * thread): the 16-bit accumulators of mma and wgmma on their way to a
- * store. False, and nothing emitted, when l's fragments are not stmatrix's. */
-static bool stmatrix_put(Cg *cg, const CgVal *x, const CgLayout *l, const Scratch *sc,
-                         int64_t round)
-{
-    CgLayout v;
-    int a, b;
-    if (cg->sm < 90 || !stmatrix_view(l, sc, &v, &a, &b))
-        return false;
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), et = LLVMTypeOf(x->el[0]);
-    LLVMTypeRef pair = LLVMVectorType(et, 2), pt[5] = {i32, i32, i32, i32, i32};
-    LLVMValueRef tv = scratch_thread(cg, &v, sc);
-    for (int s = 0; s < v.per_thread; s++) {
-        if ((cg_slot_index(&v, s) & sc->rep) != round)
-            continue;
-        LLVMValueRef args[5];
-        LLVMValueRef p = cg_smem_addr(cg, 0, scratch_index(cg, &v, tv, sc, s), DT_F16);
-        args[0] = LLVMBuildPtrToInt(cg->b, p, i32, "");
-        for (int k = 0; k < 4; k++) {
-            int e = stmatrix_slot(l, s, k, a, b);
-            LLVMValueRef w = LLVMGetUndef(pair);
-            w = LLVMBuildInsertElement(cg->b, w, x->el[e], cg_i32(cg, 0), "");
-            w = LLVMBuildInsertElement(cg->b, w, x->el[e | 1], cg_i32(cg, 1), "");
-            args[1 + k] = LLVMBuildBitCast(cg->b, w, i32, "");
-        }
-        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 5,
-               "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
-               "r,r,r,r,r,~{memory}", args);
-    }
-    return true;
-}
-
 /* One round: the slots of x whose rep bits are `round` into scratch, and
  * those of r from it. */
 static void convert_round(Cg *cg, const IrOp *op, const Scratch *sc, int64_t round, CgVal *r)
@@ -651,8 +573,8 @@ static void convert_round(Cg *cg, const IrOp *op, const Scratch *sc, int64_t rou
     int bytes = cg_mem_bytes(dt);
     CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
     CgVal x = cg_get(cg, in);
-    LLVMValueRef tin = stmatrix_put(cg, &x, &li, sc, round) ? NULL : scratch_thread(cg, &li, sc);
-    for (int s = 0, k = 1; tin && s < x.n; s += k) {
+    LLVMValueRef tin = scratch_thread(cg, &li, sc);
+    for (int s = 0, k = 1; s < x.n; s += k) {
         k = 1;
         if ((cg_slot_index(&li, s) & sc->rep) != round)
             continue;
