@@ -734,9 +734,6 @@ static bool reg_permute(Cg *cg, const IrOp *op, CgVal *res)
     return true;
 }
 
-/* The largest power of two dividing c (c > 0), or 1. */
-static int64_t pow2_part(int64_t c) { return c > 0 ? c & -c : 1; }
-
 /* Offsets combine by xor, so a register bit whose element offset stays,
  * in every dim, within the blocks of constant value axis analysis proves
  * can be cleared from any slot: only bits inside every block qualify. */
@@ -751,7 +748,7 @@ int64_t cg_equal_bits(Cg *cg, const IrValue *v, const CgLayout *l)
         int64_t off = l->lin.reg[i], stride = 1;
         bool inside = true;
         for (int d = t->rank - 1; d >= 0; stride *= t->shape[d--])
-            inside = inside && off / stride % t->shape[d] < pow2_part(ai->constancy[d]);
+            inside = inside && off / stride % t->shape[d] < axis_constant_block(ai, d);
         if (inside)
             bits |= (int64_t)1 << i;
     }

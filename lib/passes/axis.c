@@ -648,6 +648,11 @@ static int64_t pow2_floor(int64_t v)
     return v < 1 ? 1 : p;
 }
 
+int64_t axis_constant_block(const AxisInfo *ai, int d)
+{
+    return ai->constancy[d] > 0 ? pow2_div(ai->constancy[d]) : 1;
+}
+
 int axis_vector_width(const AxisInfo *ai, const IrValue *ptr, const IrValue *mask, int elem_bytes_)
 {
     return axis_vector_width_along(ai, ptr, mask, elem_bytes_, ptr ? ptr->type.rank - 1 : 0);

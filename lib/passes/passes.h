@@ -125,6 +125,9 @@ int axis_vector_width(const AxisInfo *ai, const IrValue *ptr, const IrValue *mas
 /* The same along dim d instead of the last. */
 int axis_vector_width_along(const AxisInfo *ai, const IrValue *ptr, const IrValue *mask,
                             int elem_bytes, int d);
+/* The largest power of two that divides ai's constancy along d: aligned
+ * blocks of that many elements along d hold one value. */
+int64_t axis_constant_block(const AxisInfo *ai, int d);
 /* The dim along which ptr's elements are most contiguous (the last on ties). */
 int axis_fast_dim(const AxisInfo *ai, const IrValue *ptr);
 
