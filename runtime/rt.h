@@ -400,9 +400,10 @@ bool rt_tune_applies(const tk_kernel *k, const tk_arg *args, int nargs);
 tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
                          const tk_arg *args, int nargs, const tk_launch_options *opts);
 /* Tests: when set, each config runs twice (with its resets) and this gives
- * its time (ms; negative: it failed) instead of tk_bench, on the interpreter
- * too, so the tuner and its cache can be tested without a GPU. */
-extern double (*rt_tune_time_hook)(tk_kernel *k, int index);
+ * its time (ms; negative: it failed) instead of tk_bench with the budget in
+ * plan, on the interpreter too, so the tuner and its cache can be tested
+ * without a GPU. */
+extern double (*rt_tune_time_hook)(tk_kernel *k, int index, const tk_bench_options *plan);
 
 /* ---- reset_to_zero and restore_value (rt_tune_reset.c) ------------------------------- */
 

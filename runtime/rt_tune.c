@@ -18,9 +18,21 @@
 #include "rt_backend.h"
 #include "rt_nvtx.h"
 
-double (*rt_tune_time_hook)(tk_kernel *k, int index);
+double (*rt_tune_time_hook)(tk_kernel *k, int index, const tk_bench_options *plan);
 
 enum { TUNE_MAGIC = 0x544b5455, MAX_TUNE_ARGS = 2 * RT_MAX_PARAMS };
+
+/* The timing budget when the kernel's tuning names none (milliseconds).
+ * Triton's autotuner spends do_bench's 25 + 100 ms on every config, which
+ * makes timing, not compiling, most of an autotuned kernel's first call.
+ * Ranking configs needs far less: the median of the runs that fit in a few
+ * milliseconds (each after an L2 flush) is stable to well under the
+ * differences that decide a choice. The first config timed warms the GPU's
+ * clocks for all of them. A warmup or rep given by the source or the host
+ * is used as given, per config, as Triton does. */
+#define TUNE_FIRST_WARMUP_MS 10.0
+#define TUNE_WARMUP_MS       1.0
+#define TUNE_REP_MS          5.0
 
 /* One choice for one key (an entry of RtTune.table). */
 typedef struct TuneEntry {
@@ -309,19 +321,21 @@ static tk_status compile_configs(tk_kernel *k, const int *keep, tk_grid_fn grid_
 
 /* The median time of one compiled config (ms), with tk_bench or the test
  * hook; the config's own failure is in j->status and j->message. */
-static double time_config(tk_kernel *k, int i, CompileJob *j, RtTuneBufs *bufs)
+static double time_config(tk_kernel *k, int i, CompileJob *j, RtTuneBufs *bufs, bool first)
 {
     RtTune *t = k->tune;
     TimedRun run = {&j->launch, bufs};
+    double warm = first ? TUNE_FIRST_WARMUP_MS : TUNE_WARMUP_MS;
+    tk_bench_options bo = {.warmup_ms = t->warmup_ms > 0 ? t->warmup_ms : warm,
+                           .rep_ms = t->rep_ms > 0 ? t->rep_ms : TUNE_REP_MS,
+                           .stream = j->launch.opts.stream};
     double ms = -1;
     if (rt_tune_time_hook) {
         for (int rep = 0; rep < 2 && j->status == TK_OK; rep++)
             j->status = run_timed(&run);
         if (j->status == TK_OK)
-            ms = rt_tune_time_hook(k, i);
+            ms = rt_tune_time_hook(k, i, &bo);
     } else {
-        tk_bench_options bo = {
-            .warmup_ms = t->warmup_ms, .rep_ms = t->rep_ms, .stream = j->launch.opts.stream};
         tk_bench_result r;
         j->status = tk_bench(k->mod->ctx, run_timed, &run, &bo, &r);
         if (j->status == TK_OK)
@@ -367,7 +381,7 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
             continue;
         char desc[512];
         describe(&t->configs[i], desc, sizeof desc);
-        double ms = jobs[i].status == TK_OK ? time_config(k, i, &jobs[i], &bufs) : -1;
+        double ms = jobs[i].status == TK_OK ? time_config(k, i, &jobs[i], &bufs, i == first) : -1;
         tk_status cs = jobs[i].status;
         if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE) {
             s = err_set(cs, "%s", jobs[i].message); /* the context is lost */

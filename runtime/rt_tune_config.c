@@ -147,8 +147,8 @@ static tk_status tune_make(tk_kernel *k, RtTune **out)
     memset(t, 0, sizeof *t);
     pthread_mutex_init(&t->lock, NULL);
     rt_table_init(&t->table);
-    t->warmup_ms = 25;
-    t->rep_ms = 100;
+    t->warmup_ms = k->sig.tune_warmup_ms; /* 0: the tuner's own budget */
+    t->rep_ms = k->sig.tune_rep_ms;
     tk_status s = copy_configs(NULL, k->sig.configs, k->sig.nconfigs, &t->configs);
     if (s == TK_OK) {
         t->nconfigs = k->sig.nconfigs;

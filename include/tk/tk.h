@@ -556,7 +556,10 @@ typedef struct tk_tune_options {
     int nkey;
     tk_prune_fn prune; /* NULL: time every config */
     void *prune_user;
-    double warmup_ms, rep_ms; /* per config; 0: 25 and 100, as Triton */
+    /* Per config. 0: tk's tuning budget, a few milliseconds a config (a
+     * median over the runs that fit), where Triton spends 25 and 100 on
+     * each; give 25 and 100 for Triton's. */
+    double warmup_ms, rep_ms;
     /* The bytes of a reset_to_zero or restore_value buffer at this launch;
      * NULL: from the pointer to the end of the allocation holding it (right
      * for buffers from tk_alloc or cuMemAlloc; give it for memory the host

@@ -106,6 +106,8 @@ typedef struct KernelSig {
     int nreset_to_zero;
     const char **restore_value;
     int nrestore_value;
+    /* warmup= and rep= of the decorator (ms a config); 0 where not given */
+    double tune_warmup_ms, tune_rep_ms;
     /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
      * the launch arguments with sema_eval_heuristic */
     const char **heuristic_names;

@@ -144,6 +144,20 @@ static int read_names(Sema *s, const Node *fn, const Node *dec, const char *opti
     return n;
 }
 
+/* warmup=25, rep=100: a positive time in milliseconds, 0 when not given. */
+static double read_ms(Sema *s, const Node *dec, const char *name)
+{
+    const Node *n = kw_value(dec, name);
+    if (!n || n->kind == N_NONE)
+        return 0;
+    SVal v = sema_eval(s, n);
+    double ms = v.k == SV_INT ? (double)v.i : v.k == SV_FLOAT ? v.f : -1;
+    if (!(ms > 0) && v.k != SV_UNDEF)
+        sema_err(s, n->span, "autotune %s must be a positive number of milliseconds, got %s", name,
+                 sv_describe(s, v));
+    return ms > 0 ? ms : 0;
+}
+
 static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *out)
 {
     static const char *const rejected[] = {"prune_configs_by", "pre_hook", "post_hook"};
@@ -154,6 +168,8 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     }
     out->nreset_to_zero = read_names(s, fn, dec, "reset_to_zero", &out->reset_to_zero);
     out->nrestore_value = read_names(s, fn, dec, "restore_value", &out->restore_value);
+    out->tune_warmup_ms = read_ms(s, dec, "warmup");
+    out->tune_rep_ms = read_ms(s, dec, "rep");
     const Node *configs = kw_value(dec, "configs");
     if (!configs && dec->list.len)
         configs = dec->list.items[0];

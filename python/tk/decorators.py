@@ -242,7 +242,7 @@ def _kernel_of(fn):
 
 
 def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None,
-             pre_hook=None, post_hook=None, warmup=25, rep=100, **kw):
+             pre_hook=None, post_hook=None, warmup=None, rep=None, **kw):
     """@tk.autotune: libtk times the configs at the first launch of each key
     (on the interpreter it takes the first config) and keeps the fastest.
     reset_to_zero and restore_value are read from the source's decorator."""

@@ -26,18 +26,28 @@ static const char source[] =
     "def plain(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
     "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
     "    m = offs < n\n"
-    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1, mask=m)\n";
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + 1, mask=m)\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 32}), triton.Config({'BLOCK': 64})],\n"
+    "                 key=['n'], warmup=25, rep=100.0)\n"
+    "@triton.jit\n"
+    "def budgeted(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 5, mask=m)\n";
 
 enum { N = 200 };
 static tk_context *ctx;
 static void *dx, *dout;
-static int timed[8]; /* fake timer calls per config */
+static int timed[8];                 /* fake timer calls per config */
+static double warm_ms[8], rep_ms[8]; /* the budget each config was given */
 static const double fake_ms[] = {3.0, 1.0, 2.0, 0.5};
 
-static double fake_timer(tk_kernel *k, int index)
+static double fake_timer(tk_kernel *k, int index, const tk_bench_options *plan)
 {
     (void)k;
     timed[index]++;
+    warm_ms[index] = plan->warmup_ms;
+    rep_ms[index] = plan->rep_ms;
     return fake_ms[index];
 }
 
@@ -124,6 +134,9 @@ static void test_tuning(const char *dir)
                  "num_stages=3}: 3.0000 ms"));
     CHECK(strstr(err, "chose config 1 (1.0000 ms)"));
     CHECK(timed[0] == 1 && timed[1] == 1 && timed[2] == 1 && timer_calls() == 3);
+    /* no warmup= or rep=: a short budget a config, the first warming the clocks */
+    CHECK(warm_ms[0] == 10 && warm_ms[1] == 1 && warm_ms[2] == 1);
+    CHECK(rep_ms[0] == 5 && rep_ms[1] == 5 && rep_ms[2] == 5);
     CHECK(output_is(3, 0, N));
     tk_tune_choice c;
     CHECK(choice_of(k, N, &c) == 1 && c.tuned_here && !c.from_disk && c.ms == 1.0);
@@ -148,6 +161,23 @@ static void test_tuning(const char *dir)
     CHECK(choice_of(k, N, &c) == 1 && c.from_disk && !c.tuned_here && c.ms == 1.0);
     rt_stats_get(&s1);
     CHECK(s1.tune_disk_hits == s0.tune_disk_hits + 2 && s1.tunings == s0.tunings);
+    tk_module_destroy(m);
+}
+
+/* The decorator's warmup= and rep= are each config's budget, as in Triton;
+ * tk_kernel_set_tuning's replace them (test/sema/autotune_budget.tk: bad ones). */
+static void test_budgets(void)
+{
+    tk_module *m;
+    tk_kernel *k = load(&m, "budgeted");
+    CHECK_OK(launch_n(k, N));
+    CHECK(timer_calls() == 2 && output_is(5, 0, N));
+    CHECK(warm_ms[0] == 25 && warm_ms[1] == 25 && rep_ms[0] == 100 && rep_ms[1] == 100);
+    tk_module_destroy(m);
+    k = load(&m, "triple");
+    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.warmup_ms = 3, .rep_ms = 7}));
+    CHECK_OK(launch_n(k, N - 16));
+    CHECK(timer_calls() == 3 && warm_ms[0] == 3 && warm_ms[2] == 3 && rep_ms[1] == 7);
     tk_module_destroy(m);
 }
 
@@ -370,6 +400,7 @@ int main(void)
     test_corrupt(cache);
     test_parallel_compiles();
     test_host_configs();
+    test_budgets();
 
     tk_free(ctx, dx);
     tk_free(ctx, dout);

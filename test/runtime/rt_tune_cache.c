@@ -26,9 +26,9 @@ static void *dx, *dout;
 static int timed;
 static char dir[600];
 
-static double fake_timer(tk_kernel *k, int index)
+static double fake_timer(tk_kernel *k, int index, const tk_bench_options *plan)
 {
-    (void)k;
+    (void)k, (void)plan;
     timed++;
     return index == 1 ? 1.0 : 2.0;
 }

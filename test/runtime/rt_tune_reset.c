@@ -32,9 +32,9 @@ static tk_context *ctx;
 static void *dx, *dacc;
 static int timed;
 
-static double fake_timer(tk_kernel *k, int index)
+static double fake_timer(tk_kernel *k, int index, const tk_bench_options *plan)
 {
-    (void)k;
+    (void)k, (void)plan;
     timed++;
     return index == 1 ? 1.0 : 2.0;
 }
