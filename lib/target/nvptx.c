@@ -160,92 +160,17 @@ static const char *libdevice_path(const CgOptions *o, char *buf, size_t cap)
     return home && *home ? buf : NULL;
 }
 
-/* A set of functions (open addressing; libdevice has a few hundred). */
-typedef struct FnSet {
-    LLVMValueRef slot[2048];
-} FnSet;
-
-static bool fnset_add(FnSet *s, LLVMValueRef f)
+/* Marks libdevice's external functions link-once, so that linking copies
+ * only the ones the kernel calls, and those they call: with the module read
+ * lazily, the bodies of the hundreds of others are never read. */
+static void link_only_needed(LLVMModuleRef ld)
 {
-    size_t h = ((uintptr_t)f >> 4) % TK_ARRAY_LEN(s->slot);
-    for (int i = 0; i < TK_ARRAY_LEN(s->slot); i++, h = (h + 1) % TK_ARRAY_LEN(s->slot)) {
-        if (s->slot[h] == f)
-            return false;
-        if (!s->slot[h]) {
-            s->slot[h] = f;
-            return true;
-        }
-    }
-    return false; /* full: treated as present, so nothing more is kept */
-}
-
-static bool fnset_has(const FnSet *s, LLVMValueRef f)
-{
-    size_t h = ((uintptr_t)f >> 4) % TK_ARRAY_LEN(s->slot);
-    for (int i = 0; i < TK_ARRAY_LEN(s->slot) && s->slot[h];
-         i++, h = (h + 1) % TK_ARRAY_LEN(s->slot))
-        if (s->slot[h] == f)
-            return true;
-    return false;
-}
-
-/* Adds fn and every function it calls, transitively. */
-static void mark_needed(FnSet *set, LLVMValueRef fn)
-{
-    LLVMValueRef stack[2048];
-    size_t top = 0;
-    if (fnset_add(set, fn))
-        stack[top++] = fn;
-    while (top > 0) {
-        LLVMValueRef f = stack[--top];
-        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
-            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;
-                 in = LLVMGetNextInstruction(in)) {
-                int n = LLVMGetNumOperands(in);
-                for (int i = 0; i < n; i++) {
-                    LLVMValueRef op = LLVMGetOperand(in, (unsigned)i);
-                    if (op && LLVMIsAFunction(op) && fnset_add(set, op) &&
-                        top < TK_ARRAY_LEN(stack))
-                        stack[top++] = op;
-                }
-            }
-    }
-}
-
-/* Deletes the libdevice functions the kernel cannot reach, so linking and
- * optimising see a few functions instead of hundreds. */
-static void prune_libdevice(LLVMModuleRef ld, LLVMModuleRef mod)
-{
-    FnSet *set = tk_xalloc(sizeof *set);
-    if (!set)
-        return;
-    memset(set, 0, sizeof *set);
-    for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-        size_t len;
-        const char *name = LLVMGetValueName2(f, &len);
-        LLVMValueRef def = LLVMIsDeclaration(f) ? LLVMGetNamedFunction(ld, name) : NULL;
-        if (def)
-            mark_needed(set, def);
-    }
-    bool changed = true;
-    while (changed) { /* unused ones first, so nothing deleted is still called */
-        changed = false;
-        LLVMValueRef next;
-        for (LLVMValueRef f = LLVMGetFirstFunction(ld); f; f = next) {
-            next = LLVMGetNextFunction(f);
-            if (fnset_has(set, f) || LLVMGetFirstUse(f))
-                continue;
-            LLVMDeleteFunction(f);
-            changed = true;
-        }
-    }
-    tk_xfree(set);
-    LLVMValueRef next;
-    for (LLVMValueRef g = LLVMGetFirstGlobal(ld); g; g = next) {
-        next = LLVMGetNextGlobal(g);
-        if (!LLVMGetFirstUse(g))
-            LLVMDeleteGlobal(g);
-    }
+    for (LLVMValueRef f = LLVMGetFirstFunction(ld); f; f = LLVMGetNextFunction(f))
+        if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage)
+            LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
+    for (LLVMValueRef g = LLVMGetFirstGlobal(ld); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMIsDeclaration(g) && LLVMGetLinkage(g) == LLVMExternalLinkage)
+            LLVMSetLinkage(g, LLVMLinkOnceODRLinkage);
 }
 
 static bool link_libdevice(LLVMModuleRef mod, const CgOptions *o, Diag *d)
@@ -270,13 +195,13 @@ static bool link_libdevice(LLVMModuleRef mod, const CgOptions *o, Diag *d)
         return false;
     }
     LLVMModuleRef ld = NULL;
-    bool bad = LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), mb, &ld);
-    LLVMDisposeMemoryBuffer(mb);
-    if (bad || !ld) {
+    /* read lazily: the module owns the buffer from here on success */
+    if (LLVMGetBitcodeModuleInContext2(LLVMGetModuleContext(mod), mb, &ld) || !ld) {
+        LLVMDisposeMemoryBuffer(mb);
         diag_plain(d, DIAG_ERROR, "libdevice '%s' is not valid LLVM bitcode", path);
         return false;
     }
-    prune_libdevice(ld, mod);
+    link_only_needed(ld);
     LLVMSetTarget(ld, LLVMGetTarget(mod));
     LLVMSetDataLayout(ld, LLVMGetDataLayoutStr(mod));
     if (LLVMLinkModules2(mod, ld)) {
