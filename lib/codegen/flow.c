@@ -2,8 +2,6 @@
  * induction variable and carried values), while (before/after regions), if
  * (uniform scalar condition, results through phis). A carried block value
  * becomes one phi per element a thread holds. */
-#include <llvm-c/DebugInfo.h>
-
 #include "codegen/cg.h"
 
 /* Phis in the current block for each element of each value's type. */
@@ -91,122 +89,6 @@ static void join_waited(Cg *cg, const IrOp *op, CgVal *init, LLVMBasicBlockRef s
     }
 }
 
-/* Memory-level parallelism for streaming loops. A loop whose body only
- * loads, computes element by element and stores (no shared memory, barrier,
- * dot or nested control flow) has one iteration's loads in flight in each
- * thread; where few programs share an SM (a sum over 132 long rows, one
- * program each), that leaves most of the memory system's bandwidth unused.
- * Unrolled, the next iterations' loads issue before this one's arithmetic.
- * The count aims at STREAM_BYTES loaded bytes a thread per unrolled step. */
-enum { STREAM_BYTES = 128, STREAM_MAX_UNROLL = 4 };
-
-static bool streams(IrKind k)
-{
-    switch (k) {
-    case IR_CONST:
-    case IR_PROGRAM_ID:
-    case IR_NUM_PROGRAMS:
-    case IR_ARANGE:
-    case IR_SPLAT:
-    case IR_BROADCAST:
-    case IR_EXPAND_DIMS:
-    case IR_ADD:
-    case IR_SUB:
-    case IR_MUL:
-    case IR_DIV:
-    case IR_REM:
-    case IR_AND:
-    case IR_OR:
-    case IR_XOR:
-    case IR_SHL:
-    case IR_SHR:
-    case IR_MIN:
-    case IR_MAX:
-    case IR_UMULHI:
-    case IR_NEG:
-    case IR_NOT:
-    case IR_CMP:
-    case IR_SELECT:
-    case IR_FMA:
-    case IR_MATH:
-    case IR_CAST:
-    case IR_BITCAST:
-    case IR_ADDPTR:
-    case IR_HINT:
-    case IR_ASSUME:
-    case IR_STORE:
-    case IR_YIELD: return true;
-    default: return false;
-    }
-}
-
-static int stream_unroll(const Cg *cg, const IrBlock *body)
-{
-    int64_t bytes = 0;
-    for (const IrOp *o = body->first; o; o = o->next) {
-        if (o->kind == IR_LOAD) {
-            Type t = o->results[0]->type;
-            bytes += type_numel(t) * dtype_bits(t.dt) / 8 / (cg->T > 0 ? cg->T : 1);
-        } else if (!streams(o->kind)) {
-            return 1;
-        }
-    }
-    int64_t u = bytes > 0 ? STREAM_BYTES / bytes : 1;
-    return u < 1 ? 1 : u > STREAM_MAX_UNROLL ? STREAM_MAX_UNROLL : (int)u;
-}
-
-/* Asks LLVM to unroll the loop whose latch is br by count (with a
- * remainder loop for trip counts it does not divide). */
-static void unroll_hint(Cg *cg, LLVMValueRef br, int count)
-{
-    LLVMMetadataRef self = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
-    LLVMMetadataRef kv[] = {
-        LLVMMDStringInContext2(cg->ctx, "llvm.loop.unroll.count", 22),
-        LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(cg->ctx), (unsigned)count, 0))};
-    LLVMMetadataRef ops[] = {self, LLVMMDNodeInContext2(cg->ctx, kv, 2)};
-    LLVMMetadataRef id = LLVMMDNodeInContext2(cg->ctx, ops, 2);
-    LLVMMetadataReplaceAllUsesWith(self, id); /* a loop's id names itself */
-    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(cg->ctx, "llvm.loop", 9),
-                    LLVMMetadataAsValue(cg->ctx, id));
-}
-
-/* The number of trips of a loop from lb below ub by a positive constant
- * step, as an i64 (no overflow for 32-bit ivs); NULL where the step is not
- * such a constant or the iv is wider. */
-static LLVMValueRef trip_count(Cg *cg, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step,
-                               DType dt)
-{
-    if (!LLVMIsAConstantInt(step) || dtype_bits(dt) > 32 || !dtype_is_int(dt))
-        return NULL;
-    bool sg = dtype_is_signed(dt);
-    long long st = sg ? LLVMConstIntGetSExtValue(step) : (long long)LLVMConstIntGetZExtValue(step);
-    if (st <= 0)
-        return NULL;
-    LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx);
-    LLVMValueRef l = sg ? LLVMBuildSExt(cg->b, lb, i64, "") : LLVMBuildZExt(cg->b, lb, i64, "");
-    LLVMValueRef u = sg ? LLVMBuildSExt(cg->b, ub, i64, "") : LLVMBuildZExt(cg->b, ub, i64, "");
-    /* (max(u, l) - l + st - 1) / st: a max, not a select of 0, so that LLVM
-     * still reads the count from the loop's test */
-    u = LLVMBuildSelect(cg->b, LLVMBuildICmp(cg->b, LLVMIntSGT, u, l, ""), u, l, "");
-    LLVMValueRef span = LLVMBuildAdd(cg->b, LLVMBuildSub(cg->b, u, l, ""),
-                                     LLVMConstInt(i64, (unsigned long long)(st - 1), 0), "");
-    return LLVMBuildUDiv(cg->b, span, LLVMConstInt(i64, (unsigned long long)st, 0), "trips");
-}
-
-/* The loop's head: the iv (and, for a counted loop, the trip counter k)
- * and the test that enters the body. */
-typedef struct ForHead {
-    LLVMValueRef iv, k, trips;
-} ForHead;
-
-static LLVMValueRef head_test(Cg *cg, ForHead *h, LLVMValueRef ub, LLVMValueRef step, DType dt)
-{
-    if (!h->trips)
-        return in_range(cg, h->iv, ub, step, dt);
-    h->k = LLVMBuildPhi(cg->b, LLVMInt64TypeInContext(cg->ctx), "k");
-    return LLVMBuildICmp(cg->b, LLVMIntULT, h->k, h->trips, "");
-}
-
 static void emit_for(Cg *cg, const IrOp *op)
 {
     const IrBlock *body = op->regions[0];
@@ -225,28 +107,24 @@ static void emit_for(Cg *cg, const IrOp *op)
         LLVMBuildCondBr(cg->b, in_range(cg, lb, ub, step, dt), enter, skip);
         LLVMPositionBuilderAtEnd(cg->b, enter);
     }
-    /* a streaming loop counts its trips, so LLVM can unroll it with one
-     * test a step (an iv compared with ub hides the count from it) */
-    int unroll = stream_unroll(cg, body);
-    ForHead h = {NULL, NULL, unroll > 1 ? trip_count(cg, lb, ub, step, dt) : NULL};
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cg->b);
     LLVMBasicBlockRef head = cg_new_bb(cg, "for.head");
     LLVMBasicBlockRef loop = cg_new_bb(cg, "for.body");
     LLVMBasicBlockRef exit = cg_new_bb(cg, "for.exit");
     LLVMBuildBr(cg->b, head);
     LLVMPositionBuilderAtEnd(cg->b, head);
-    h.iv = LLVMBuildPhi(cg->b, cg_type(cg, dt), "iv");
+    LLVMValueRef iv = LLVMBuildPhi(cg->b, cg_type(cg, dt), "iv");
     CgVal *ph = make_phis(cg, init, nc);
     add_incoming(cg, ph, init, nc, pre);
-    LLVMAddIncoming(h.iv, &lb, &pre, 1);
-    LLVMBuildCondBr(cg->b, head_test(cg, &h, ub, step, dt), loop, exit);
+    LLVMAddIncoming(iv, &lb, &pre, 1);
+    LLVMBuildCondBr(cg->b, in_range(cg, iv, ub, step, dt), loop, exit);
     LLVMPositionBuilderAtEnd(cg->b, loop);
     if (body->nargs != nc + 1) {
         cg_internal(cg, op->span, "for body has %d arguments, expected %d", body->nargs, nc + 1);
         return;
     }
     CgVal ivv = cg_val_new(cg, 1);
-    ivv.el[0] = h.iv;
+    ivv.el[0] = iv;
     cg_set(cg, body->args[0], ivv);
     for (int i = 0; i < nc; i++)
         cg_set(cg, body->args[i + 1], ph[i]);
@@ -256,20 +134,11 @@ static void emit_for(Cg *cg, const IrOp *op)
         return;
     cg_rings_back(cg, reserved);
     CgVal *next = values_of(cg, y->operands, nc);
-    LLVMValueRef iv2 = LLVMBuildAdd(cg->b, h.iv, step, "");
-    LLVMValueRef k2 =
-        h.k ? LLVMBuildNUWAdd(cg->b, h.k, LLVMConstInt(LLVMTypeOf(h.k), 1, 0), "") : NULL;
+    LLVMValueRef iv2 = LLVMBuildAdd(cg->b, iv, step, "");
     LLVMBasicBlockRef end = LLVMGetInsertBlock(cg->b);
-    LLVMValueRef latch = LLVMBuildBr(cg->b, head);
-    if (h.k)
-        unroll_hint(cg, latch, unroll);
+    LLVMBuildBr(cg->b, head);
     add_incoming(cg, ph, next, nc, end);
-    LLVMAddIncoming(h.iv, &iv2, &end, 1);
-    if (h.k) {
-        LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(h.k), 0, 0);
-        LLVMAddIncoming(h.k, &zero, &pre, 1);
-        LLVMAddIncoming(h.k, &k2, &end, 1);
-    }
+    LLVMAddIncoming(iv, &iv2, &end, 1);
     LLVMPositionBuilderAtEnd(cg->b, exit);
     for (int i = 0; i < op->nres && i < nc; i++)
         cg_set(cg, op->results[i], ph[i]);
