@@ -461,15 +461,36 @@ static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchA
                 "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache: read "
                 "%.2f ms, %s %.2f ms",
                 k->name, k->mod->ctx->arch, la->num_warps, la->num_stages, text_ms,
-                jitted ? "PTX JIT and load" : "load", load_ms);
+                jitted ? "PTX to code and load" : "load", load_ms);
     else
         fprintf(stderr,
                 "tk: kernel '%s' [%s, %d warps, %d stages] compiled: specialise %.2f ms, "
-                "LLVM %.2f ms, PTX JIT and load %.2f ms",
+                "LLVM %.2f ms, PTX to code and load %.2f ms",
                 k->name, k->mod->ctx->arch, la->num_warps, la->num_stages, t->spec_ms, t->llvm_ms,
                 load_ms);
     fprintf(stderr, "; %d registers, %d spill bytes, %d shared bytes\n", in->registers,
             in->spill_bytes, in->shared_bytes + in->dynamic_shared_bytes);
+}
+
+/* PTX to machine code with ptxas where one is found, as Triton does: the
+ * driver's JIT compiles one module at a time in a process (the autotuner's
+ * configs, compiled in parallel, waited 50 ms each for it on an H100), while
+ * ptxas processes run side by side, and the cubin goes into the disk entry,
+ * so a later process loads it without compiling. Both make whole-program
+ * code. false (and the JIT takes the PTX) where there is no ptxas or it
+ * fails; its complaint is kept for TK_VERBOSE. */
+static bool assemble(const tk_kernel *k, const RtJitText *t, const char *arch, StrBuf *out)
+{
+    static int warned;
+    tk_status s = rt_ptxas(t->ptx, t->ptx_len, arch, out);
+    if (s == TK_OK && !out->oom)
+        return true;
+    if (s != TK_OK && s != TK_ERR_NOT_FOUND && rt_env_on("TK_VERBOSE"))
+        rt_warn_once(&warned, "tk: kernel '%s': ptxas failed, the driver's JIT compiles: %s",
+                     k->name, err_text());
+    err_clear();
+    out->len = 0;
+    return false;
 }
 
 tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
@@ -493,15 +514,26 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
      * then the PTX goes through the JIT. */
     if (t.cubin && rt_cu.p_cuModuleLoadData(&v->mod, t.cubin) != CUDA_SUCCESS)
         v->mod = NULL;
-    if (!v->mod) {
-        s = jit_ptx(k->name, t.ptx, &v->mod);
-        if (s != TK_OK)
-            goto done;
+    StrBuf cubin;
+    sb_init(&cubin);
+    if (!v->mod && !t.cubin && assemble(k, &t, ctx->arch, &cubin) &&
+        rt_cu.p_cuModuleLoadData(&v->mod, cubin.data) == CUDA_SUCCESS) {
+        t.cubin = (const unsigned char *)cubin.data, t.cubin_len = cubin.len;
         jitted = true;
-        const char *dir = rt_disk_dir();
-        if (dir && !t.from_disk)
-            store_text(dir, &t);
+    } else if (!v->mod) {
+        v->mod = NULL; /* a cubin this driver cannot load: its JIT takes the PTX */
+        t.cubin = NULL, t.cubin_len = 0;
+        s = jit_ptx(k->name, t.ptx, &v->mod);
+        if (s != TK_OK) {
+            sb_free(&cubin);
+            goto done;
+        }
+        jitted = true;
     }
+    const char *dir = rt_disk_dir();
+    if (jitted && dir && !t.from_disk)
+        store_text(dir, &t);
+    sb_free(&cubin);
     s = load_function(k, v);
     if (s == TK_OK && rt_env_on("TK_VERBOSE"))
         report_build(k, v, la, &t, jitted, t1 - t0, rt_now_ms() - t1);

@@ -1,5 +1,6 @@
 /* assemble.c: PTX to a cubin for a named arch, ahead of time (--emit=cubin,
- * the cubins of --emit=header). Tries `ptxas` found on PATH first, then
+ * the cubins of --emit=header), and at run time where a ptxas is found
+ * (rt_ptxas). Tries ptxas first ($TK_PTXAS, PATH, $CUDA_HOME/bin), then
  * the CUDA driver's linker (cuLink* with CU_JIT_TARGET, in the primary
  * context of device 0 when the thread has none), whose code is relocatable
  * and takes more registers; PTX with line tables gets a cubin with line
@@ -107,9 +108,16 @@ release:
 
 /* ---- ptxas ---------------------------------------------------------------------------- */
 
-/* The first executable `ptxas` in $PATH, into path; false if none. */
+/* The ptxas to run, into path; false if none: $TK_PTXAS when set (a path;
+ * 0 for none), else the first executable `ptxas` in $PATH, else
+ * $CUDA_HOME/bin/ptxas. */
 static bool find_ptxas(char *path, size_t cap)
 {
+    const char *forced = getenv("TK_PTXAS");
+    if (forced && *forced) {
+        snprintf(path, cap, "%s", forced);
+        return strcmp(forced, "0") != 0 && access(path, X_OK) == 0;
+    }
     const char *p = getenv("PATH");
     while (p && *p) {
         const char *colon = strchr(p, ':');
@@ -121,7 +129,11 @@ static bool find_ptxas(char *path, size_t cap)
         }
         p = colon ? colon + 1 : NULL;
     }
-    return false;
+    const char *home = getenv("CUDA_HOME");
+    if (!home || !*home || strlen(home) + 11 >= cap)
+        return false;
+    snprintf(path, cap, "%s/bin/ptxas", home);
+    return access(path, X_OK) == 0;
 }
 
 static bool read_all(const char *path, StrBuf *out)
@@ -192,11 +204,12 @@ static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch,
     return TK_OK;
 }
 
-static tk_status via_ptxas(const char *ptx, size_t len, const char *arch, StrBuf *out)
+tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, StrBuf *out)
 {
     char ptxas[4096];
     if (!find_ptxas(ptxas, sizeof ptxas))
-        return err_set(TK_ERR_NOT_FOUND, "no ptxas on PATH");
+        return err_set(TK_ERR_NOT_FOUND,
+                       "no ptxas (not at $TK_PTXAS, on PATH or in $CUDA_HOME/bin)");
     const char *tmp = getenv("TMPDIR");
     char dir[512];
     snprintf(dir, sizeof dir, "%s/tk-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -232,7 +245,7 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
      * linker compiles PTX as relocatable code, with more registers */
     char first[1024];
     size_t start = cubin->len;
-    if (via_ptxas(ptx, len, arch, cubin) == TK_OK)
+    if (rt_ptxas(ptx, len, arch, cubin) == TK_OK)
         return true;
     snprintf(first, sizeof first, "%s", err_text());
     cubin->len = start;
