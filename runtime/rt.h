@@ -77,7 +77,8 @@ void *rt_table_insert(RtTable *t, const RtKey *key, void *value);
 /* Counters for tests and benchmarks. */
 typedef struct RtStats {
     long compiles, memory_hits, disk_hits, disk_stores, disk_rejects;
-    long tunings, tune_disk_hits; /* configs timed for a new key; choices read from disk */
+    long tunings, tune_disk_hits;   /* configs timed for a new key; choices read from disk */
+    long ptxas_builds, cubin_loads; /* machine code from ptxas; cubins loaded from disk */
 } RtStats;
 void rt_stats_get(RtStats *out);
 void rt_stats_add(long *counter);

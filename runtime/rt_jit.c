@@ -482,9 +482,12 @@ static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchA
 static bool assemble(const tk_kernel *k, const RtJitText *t, const char *arch, StrBuf *out)
 {
     static int warned;
-    tk_status s = rt_ptxas(t->ptx, t->ptx_len, arch, out);
-    if (s == TK_OK && !out->oom)
+    size_t len = t->ptx_len && !t->ptx[t->ptx_len - 1] ? t->ptx_len - 1 : t->ptx_len;
+    tk_status s = rt_ptxas(t->ptx, len, arch, out); /* the text, without the driver's NUL */
+    if (s == TK_OK && !out->oom) {
+        rt_stats_add(&rt_stats.ptxas_builds);
         return true;
+    }
     if (s != TK_OK && s != TK_ERR_NOT_FOUND && rt_env_on("TK_VERBOSE"))
         rt_warn_once(&warned, "tk: kernel '%s': ptxas failed, the driver's JIT compiles: %s",
                      k->name, err_text());
@@ -514,6 +517,8 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
      * then the PTX goes through the JIT. */
     if (t.cubin && rt_cu.p_cuModuleLoadData(&v->mod, t.cubin) != CUDA_SUCCESS)
         v->mod = NULL;
+    else if (t.cubin)
+        rt_stats_add(&rt_stats.cubin_loads);
     StrBuf cubin;
     sb_init(&cubin);
     if (!v->mod && !t.cubin && assemble(k, &t, ctx->arch, &cubin) &&

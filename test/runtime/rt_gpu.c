@@ -1,7 +1,8 @@
 /* rt_gpu.c: the runtime's GPU paths, on a machine with a GPU (skipped, exit
  * 77, where there is none): buffers round trip, a launch is right (with
  * launch_pdl and without fp fusion too), tk_kernel_prepare and tk_occupancy give sane numbers, the
- * second launch is a memory hit, a new module finds the PTX on disk without compiling,
+ * second launch is a memory hit, a new module finds the PTX on disk without compiling
+ * (and the cubin ptxas made, where there is a ptxas),
  * oversized grids are refused, and a kernel that writes through a bad
  * pointer is reported as a fault naming it (last: the context dies). */
 #include "rt_test.h"
@@ -45,6 +46,22 @@ static void run_axpy(tk_context *ctx, tk_kernel *k, void *dx, void *dy)
     run_axpy_with(ctx, k, dx, dy, NULL);
 }
 
+/* A ptxas the runtime would find (PATH, then $CUDA_HOME/bin), or "0". */
+static const char *ptxas_here(char *path, size_t cap)
+{
+    const char *p = getenv("PATH"), *home = getenv("CUDA_HOME");
+    while (p && *p) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(path, cap, "%.*s/ptxas", (int)n, p);
+        if (n && access(path, X_OK) == 0)
+            return path;
+        p = colon ? colon + 1 : NULL;
+    }
+    snprintf(path, cap, "%s/bin/ptxas", home ? home : "/nonexistent");
+    return access(path, X_OK) == 0 ? path : "0";
+}
+
 int main(void)
 {
     char dir[512];
@@ -52,6 +69,9 @@ int main(void)
     setenv("TK_CACHE_DIR", dir, 1);
     unsetenv("TK_CACHE_DISABLE");
     unsetenv("TK_INTERPRET");
+    char ptxas[1024];
+    setenv("TK_PTXAS", ptxas_here(ptxas, sizeof ptxas), 1);
+    bool with_ptxas = strcmp(getenv("TK_PTXAS"), "0") != 0;
     rt_disk_reset();
     tk_context *ctx = NULL;
     tk_status s = tk_context_create(&ctx, &(tk_context_options){.device = 0});
@@ -83,6 +103,9 @@ int main(void)
     rt_stats_get(&s1);
     CHECK(s1.compiles == s0.compiles + 1 && s1.memory_hits == s0.memory_hits + 1);
     CHECK(s1.disk_stores == s0.disk_stores + 1);
+    /* with a ptxas, the machine code is its and goes to disk with the PTX */
+    printf("rt_gpu: machine code from %s\n", with_ptxas ? ptxas : "the driver's JIT");
+    CHECK(s1.ptxas_builds == s0.ptxas_builds + (with_ptxas ? 1 : 0));
 
     tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_i32(N), tk_f32(3.0f),
                      tk_const("BLOCK", BLOCK)};
@@ -103,6 +126,8 @@ int main(void)
     run_axpy(ctx, k2, dx, dy);
     rt_stats_get(&s2);
     CHECK(s2.compiles == s1.compiles && s2.disk_hits == s1.disk_hits + 1);
+    CHECK(s2.cubin_loads == s1.cubin_loads + (with_ptxas ? 1 : 0));
+    CHECK(s2.ptxas_builds == s1.ptxas_builds);
     tk_module_destroy(mod2);
 
     /* Programmatic dependent launch: the same result (sm_90 and later
