@@ -78,8 +78,9 @@ def main():
             (tmp / "in").mkdir()
             for n, data in inputs.items():
                 (tmp / "in" / f"{n}.bin").write_bytes(data)
+            # fresh caches on both sides, the driver's JIT cache included
             env = dict(os.environ, TK_CACHE_DIR=str(tmp / "tkcache"),
-                       TRITON_CACHE_DIR=str(tmp / "tritoncache"))
+                       TRITON_CACHE_DIR=str(tmp / "tritoncache"), CUDA_CACHE_DISABLE="1")
             env.pop("TK_INTERPRET", None)
             try:
                 got, k_ms = side("tk", [sys.executable, "-m", "tk"], case, tmp / "in",
