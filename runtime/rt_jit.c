@@ -479,21 +479,52 @@ static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchA
  * so a later process loads it without compiling. Both make whole-program
  * code. false (and the JIT takes the PTX) where there is no ptxas or it
  * fails; its complaint is kept for TK_VERBOSE. */
+static atomic_bool ptxas_off; /* none found, or one failed: the JIT from then on */
+
 static bool assemble(const tk_kernel *k, const RtJitText *t, const char *arch, StrBuf *out)
 {
     static int warned;
+    if (atomic_load(&ptxas_off))
+        return false;
     size_t len = t->ptx_len && !t->ptx[t->ptx_len - 1] ? t->ptx_len - 1 : t->ptx_len;
     tk_status s = rt_ptxas(t->ptx, len, arch, out); /* the text, without the driver's NUL */
     if (s == TK_OK && !out->oom) {
         rt_stats_add(&rt_stats.ptxas_builds);
         return true;
     }
+    /* a ptxas that fails on tk's PTX (older than it, say) would fail on
+     * every kernel, each time after a process start */
+    atomic_store(&ptxas_off, true);
     if (s != TK_OK && s != TK_ERR_NOT_FOUND && rt_env_on("TK_VERBOSE"))
         rt_warn_once(&warned, "tk: kernel '%s': ptxas failed, the driver's JIT compiles: %s",
                      k->name, err_text());
     err_clear();
     out->len = 0;
     return false;
+}
+
+/* v->mod from the disk entry's cubin, else from ptxas's (kept in cubin and
+ * t for the disk), else from the driver's JIT; *jitted when compiled here.
+ * A disk cubin from another driver may not load: then the PTX is compiled. */
+static tk_status make_module(tk_kernel *k, RtJitText *t, const char *arch, RtVariant *v,
+                             StrBuf *cubin, bool *jitted)
+{
+    if (t->cubin && rt_cu.p_cuModuleLoadData(&v->mod, t->cubin) == CUDA_SUCCESS) {
+        rt_stats_add(&rt_stats.cubin_loads);
+        return TK_OK;
+    }
+    v->mod = NULL;
+    *jitted = true;
+    if (!t->cubin && assemble(k, t, arch, cubin) &&
+        rt_cu.p_cuModuleLoadData(&v->mod, cubin->data) == CUDA_SUCCESS) {
+        t->cubin = (const unsigned char *)cubin->data, t->cubin_len = cubin->len;
+        return TK_OK;
+    }
+    if (cubin->len) /* a cubin this driver cannot load (a newer ptxas): the JIT */
+        atomic_store(&ptxas_off, true);
+    v->mod = NULL;
+    t->cubin = NULL, t->cubin_len = 0;
+    return jit_ptx(k->name, t->ptx, &v->mod);
 }
 
 tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
@@ -513,27 +544,12 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     apply_meta(v, &t.meta);
     bool jitted = false;
     rt_nvtx_push("load", k->name); /* the PTX JIT (when needed) and the module load */
-    /* A disk entry may carry a cubin; one from another driver may not load:
-     * then the PTX goes through the JIT. */
-    if (t.cubin && rt_cu.p_cuModuleLoadData(&v->mod, t.cubin) != CUDA_SUCCESS)
-        v->mod = NULL;
-    else if (t.cubin)
-        rt_stats_add(&rt_stats.cubin_loads);
     StrBuf cubin;
     sb_init(&cubin);
-    if (!v->mod && !t.cubin && assemble(k, &t, ctx->arch, &cubin) &&
-        rt_cu.p_cuModuleLoadData(&v->mod, cubin.data) == CUDA_SUCCESS) {
-        t.cubin = (const unsigned char *)cubin.data, t.cubin_len = cubin.len;
-        jitted = true;
-    } else if (!v->mod) {
-        v->mod = NULL; /* a cubin this driver cannot load: its JIT takes the PTX */
-        t.cubin = NULL, t.cubin_len = 0;
-        s = jit_ptx(k->name, t.ptx, &v->mod);
-        if (s != TK_OK) {
-            sb_free(&cubin);
-            goto done;
-        }
-        jitted = true;
+    s = make_module(k, &t, ctx->arch, v, &cubin, &jitted);
+    if (s != TK_OK) {
+        sb_free(&cubin);
+        goto done;
     }
     const char *dir = rt_disk_dir();
     if (jitted && dir && !t.from_disk)
