@@ -25,11 +25,11 @@ enum { TUNE_MAGIC = 0x544b5455, MAX_TUNE_ARGS = 2 * RT_MAX_PARAMS };
 /* The timing budget when the kernel's tuning names none (milliseconds).
  * Triton's autotuner spends do_bench's 25 + 100 ms on every config, which
  * makes timing, not compiling, most of an autotuned kernel's first call.
- * Ranking configs needs far less: the median of the runs that fit in a few
- * milliseconds (each after an L2 flush) is stable to well under the
- * differences that decide a choice. The first config timed warms the GPU's
- * clocks for all of them. A warmup or rep given by the source or the host
- * is used as given, per config, as Triton does. */
+ * Ranking configs asks for less: the median of the runs that fit in a few
+ * milliseconds, each after an L2 flush (hundreds of runs for a kernel of
+ * tens of microseconds). The first config timed warms the GPU's clocks for
+ * all of them. A warmup or rep given by the source or the host is used as
+ * given, per config, as Triton does. */
 #define TUNE_FIRST_WARMUP_MS 10.0
 #define TUNE_WARMUP_MS       1.0
 #define TUNE_REP_MS          5.0
