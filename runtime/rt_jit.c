@@ -486,8 +486,7 @@ static bool assemble(const tk_kernel *k, const RtJitText *t, const char *arch, S
     static int warned;
     if (atomic_load(&ptxas_off))
         return false;
-    size_t len = t->ptx_len && !t->ptx[t->ptx_len - 1] ? t->ptx_len - 1 : t->ptx_len;
-    tk_status s = rt_ptxas(t->ptx, len, arch, out); /* the text, without the driver's NUL */
+    tk_status s = rt_ptxas(t->ptx, t->ptx_len, arch, out);
     if (s == TK_OK && !out->oom) {
         rt_stats_add(&rt_stats.ptxas_builds);
         return true;
@@ -513,16 +512,15 @@ static tk_status make_module(tk_kernel *k, RtJitText *t, const char *arch, RtVar
         rt_stats_add(&rt_stats.cubin_loads);
         return TK_OK;
     }
-    v->mod = NULL;
     *jitted = true;
     if (!t->cubin && assemble(k, t, arch, cubin) &&
         rt_cu.p_cuModuleLoadData(&v->mod, cubin->data) == CUDA_SUCCESS) {
         t->cubin = (const unsigned char *)cubin->data, t->cubin_len = cubin->len;
         return TK_OK;
     }
+    v->mod = NULL;
     if (cubin->len) /* a cubin this driver cannot load (a newer ptxas): the JIT */
         atomic_store(&ptxas_off, true);
-    v->mod = NULL;
     t->cubin = NULL, t->cubin_len = 0;
     return jit_ptx(k->name, t->ptx, &v->mod);
 }
@@ -543,7 +541,7 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     }
     apply_meta(v, &t.meta);
     bool jitted = false;
-    rt_nvtx_push("load", k->name); /* the PTX JIT (when needed) and the module load */
+    rt_nvtx_push("load", k->name); /* ptxas or the JIT (when needed) and the module load */
     StrBuf cubin;
     sb_init(&cubin);
     s = make_module(k, &t, ctx->arch, v, &cubin, &jitted);

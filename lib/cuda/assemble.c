@@ -206,6 +206,8 @@ static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch,
 
 tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, StrBuf *out)
 {
+    if (len && !ptx[len - 1])
+        len--; /* a NUL the driver wants would end ptxas's input early */
     char ptxas[4096];
     if (!find_ptxas(ptxas, sizeof ptxas))
         return err_set(TK_ERR_NOT_FOUND,

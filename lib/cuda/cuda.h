@@ -124,7 +124,8 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
  * reason in why (what was tried, why each failed) when neither can. */
 bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel, StrBuf *out,
                      char *why, size_t cap);
-/* Assembles PTX for `arch` with ptxas ($TK_PTXAS, else PATH, else
+/* Assembles PTX of len bytes (a final NUL is not written to ptxas) for
+ * `arch` with ptxas ($TK_PTXAS, else PATH, else
  * $CUDA_HOME/bin; TK_PTXAS=0: none), as whole-program code, appending the
  * cubin to out; TK_ERR_NOT_FOUND where there is no ptxas. Thread-safe:
  * each call runs its own process in its own temp folder. */
