@@ -321,6 +321,13 @@ void cg_tma_setup(Cg *cg);
 /* tma_copy, tma_wait and tma_release. */
 bool cg_emit_tma(Cg *cg, const IrOp *op);
 
+/* ---- codegen/occupancy.c ---------------------------------------------------------------- */
+/* Whether memory sets the pace of the kernel's loops (a loop loads, and no
+ * dot or float division runs in it): ptxas is then told that one resident
+ * program an SM is enough (.minnctapersm 1), so that it keeps more loads
+ * in flight rather than fewer registers. */
+bool cg_streams_memory(const IrFunc *f);
+
 /* ---- codegen/warp_spec.c ---------------------------------------------------------------- */
 /* Registers per thread of a kernel with a producer warpgroup beside T
  * consumer threads: at launch, in the producer, in the consumers. */

@@ -295,6 +295,8 @@ static void make_kernel(Cg *cg)
     add_annotation(cg, "maxntidx", cg->T + 32 * f->producer_warps);
     if (f->producer_warps) /* the registers setmaxnreg moves between the groups */
         add_annotation(cg, "maxnreg", cg_ws_regs(cg->T).entry);
+    else if (cg_streams_memory(f))
+        add_annotation(cg, "minctasm", 1);
     cg_tma_params(cg, n);
     unsigned align_kind = LLVMGetEnumAttributeKindForName("align", 5);
     for (int i = 0; i < f->nparams; i++) {
