@@ -299,24 +299,6 @@ static LLVMValueRef map_broadcast(Cg *cg, LLVMValueRef e, const Type *dst, void 
     return r;
 }
 
-typedef struct TransCtx {
-    const Type *src;
-    const int *perm;
-} TransCtx;
-
-/* Result dim d is source dim perm[d]. */
-static LLVMValueRef map_trans(Cg *cg, LLVMValueRef e, const Type *dst, void *ctx)
-{
-    TransCtx *tc = ctx;
-    LLVMValueRef r = cg_i32(cg, 0);
-    for (int d = 0; d < dst->rank; d++) {
-        LLVMValueRef c = cg_coord(cg, e, dst, d);
-        c = LLVMBuildShl(cg->b, c, cg_i32(cg, log2i(stride_of(tc->src, tc->perm[d]))), "");
-        r = LLVMBuildOr(cg->b, r, c, "");
-    }
-    return r;
-}
-
 typedef struct JoinCtx {
     int64_t half; /* elements of each joined operand */
     int part;     /* split: which half */
@@ -353,19 +335,32 @@ static CgVal splat(Cg *cg, LLVMValueRef x, const IrValue *v)
  * those bits taken out); rounds are used only where the scratch would
  * otherwise raise the kernel's shared memory (see conversion_rounds).
  * Rows of the squeezed scratch that span every bank (128 bytes or more)
- * are swizzled: the 16-byte chunk j of row r sits at chunk j ^ (r mod 8).
- * An mma layout writes the same columns of 8 rows at once, which would all
- * fall in one bank otherwise (an 8-way conflict on every store of a GEMM's
- * epilogue); padding each row by 16 bytes would avoid it too, at 16 bytes a
- * row of room. Squeeze and swizzle are functions of the linear index
- * alone, so both sides agree on them, and both are linear over XOR: an
- * element's place is the thread part's place XOR the slot part's. */
+ * are swizzled: the 16-byte chunk j of row r sits at chunk j ^ x(r), x
+ * taking three bits of r. An access whose lanes cover less than a row
+ * (an mma layout's 8 rows of the same columns, a transpose's reads down a
+ * column) puts the lanes that differ only in r in one bank unless x tells
+ * them apart, so x takes the row bits those lanes differ in; by default
+ * (and for an mma layout) r mod 8. Padding each row by 16 bytes would
+ * avoid the conflicts too, at 16 bytes a row of room. Squeeze and swizzle
+ * are functions of the linear index alone, so both sides agree on them,
+ * and both are linear over XOR: an element's place is the thread part's
+ * place XOR the slot part's. */
 typedef struct Scratch {
     int64_t rep; /* element bits moved in rounds */
     bool swz;    /* whether the squeezed index is swizzled */
     int shift;   /* log2 of the squeezed row length in elements */
     int chunk;   /* log2 of the elements in 16 bytes */
+    int xb[3];   /* the row bits x takes, above shift */
 } Scratch;
+
+/* x(r) of a squeezed index e, in place for XOR into its chunk bits. */
+static int64_t swizzle_const(const Scratch *sc, int64_t e)
+{
+    int64_t x = 0;
+    for (int i = 0; i < 3; i++)
+        x |= (e >> (sc->shift + sc->xb[i]) & 1) << i;
+    return x << sc->chunk;
+}
 
 static int64_t squeeze_const(int64_t e, int64_t rep)
 {
@@ -378,7 +373,7 @@ static int64_t squeeze_const(int64_t e, int64_t rep)
 static int64_t scratch_const(const Scratch *sc, int64_t e)
 {
     e = squeeze_const(e, sc->rep);
-    return sc->swz ? e ^ (((e >> sc->shift) & 7) << sc->chunk) : e;
+    return sc->swz ? e ^ swizzle_const(sc, e) : e;
 }
 
 /* Every bit a thread part of l may have in scratch. */
@@ -388,7 +383,7 @@ static int64_t scratch_thread_bits(const CgLayout *l, const Scratch *sc)
     for (int i = 0; i < l->lin.nthread; i++)
         m |= l->lin.thread[i];
     m = squeeze_const(m, sc->rep);
-    return sc->swz ? m | (((m >> sc->shift) & 7) << sc->chunk) : m;
+    return sc->swz ? m | swizzle_const(sc, m) : m;
 }
 
 /* The thread part of l's index in scratch (it has none of the rep bits). */
@@ -404,9 +399,21 @@ static LLVMValueRef scratch_thread(Cg *cg, const CgLayout *l, const Scratch *sc)
         }
     if (!sc->swz)
         return t;
-    LLVMValueRef row =
-        LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, t, cg_i32(cg, sc->shift), ""), cg_i32(cg, 7), "");
-    return LLVMBuildXor(cg->b, t, LLVMBuildShl(cg->b, row, cg_i32(cg, sc->chunk), ""), "");
+    if (sc->xb[2] == sc->xb[0] + 2) { /* three bits in a row: one field */
+        LLVMValueRef row =
+            LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, t, cg_i32(cg, sc->shift + sc->xb[0]), ""),
+                         cg_i32(cg, 7), "");
+        return LLVMBuildXor(cg->b, t, LLVMBuildShl(cg->b, row, cg_i32(cg, sc->chunk), ""), "");
+    }
+    LLVMValueRef x = NULL;
+    for (int i = 0; i < 3; i++) {
+        int from = sc->shift + sc->xb[i], to = sc->chunk + i;
+        LLVMValueRef b = LLVMBuildAnd(cg->b, t, cg_i32(cg, (int64_t)1 << from), "");
+        b = from > to ? LLVMBuildLShr(cg->b, b, cg_i32(cg, from - to), "")
+                      : LLVMBuildShl(cg->b, b, cg_i32(cg, to - from), "");
+        x = x ? LLVMBuildOr(cg->b, x, b, "") : b;
+    }
+    return LLVMBuildXor(cg->b, t, x, "");
 }
 
 /* The index in scratch of slot s of layout l. The slot's bits that no
@@ -487,18 +494,65 @@ static int64_t conversion_rounds(Cg *cg, const IrOp *op, const CgLayout *li, con
     return rep;
 }
 
-static Scratch scratch_for(Cg *cg, const IrOp *op, const CgLayout *li, const CgLayout *lo)
+/* The row bits (above sc->shift) that l's lanes differ in, where its
+ * lanes cover less than a row of 128 bytes: a warp's access then meets
+ * its rows in the same banks unless the swizzle parts them. */
+static int narrow_row_lanes(const CgLayout *l, const Scratch *sc, int bytes, int *bits)
 {
-    const Type *t = &op->results[0]->type;
+    int ncol = 0, n = 0, nlane = l->lin.nthread < 5 ? l->lin.nthread : 5;
+    int width = l->v < (1 << sc->chunk) ? l->v : (1 << sc->chunk);
+    for (int i = 0; i < nlane; i++) {
+        int64_t v = squeeze_const(l->lin.thread[i], sc->rep);
+        if (v && v < ((int64_t)1 << sc->shift))
+            ncol++;
+        else if (v && !(v & (v - 1)))
+            bits[n++] = log2i(v) - sc->shift;
+    }
+    return ((int64_t)width * bytes << ncol) < 128 ? n : 0;
+}
+
+/* The swizzle's row bits: those the narrow accesses of li, then lo, need
+ * parted, then the lowest others, in increasing order. */
+static void swizzle_bits(const CgLayout *li, const CgLayout *lo, int bytes, Scratch *sc)
+{
+    int bits[20], n = narrow_row_lanes(li, sc, bytes, bits), k = 0;
+    n += narrow_row_lanes(lo, sc, bytes, bits + n);
+    for (int i = 0; i < n && k < 3; i++) {
+        bool seen = false;
+        for (int j = 0; j < k; j++)
+            seen |= sc->xb[j] == bits[i];
+        if (!seen)
+            sc->xb[k++] = bits[i];
+    }
+    for (int b = 0; k < 3; b++) {
+        bool seen = false;
+        for (int j = 0; j < k; j++)
+            seen |= sc->xb[j] == b;
+        if (!seen)
+            sc->xb[k++] = b;
+    }
+    for (int i = 1; i < 3; i++) /* in order: r mod 8 stays the plain mask */
+        for (int j = i; j > 0 && sc->xb[j - 1] > sc->xb[j]; j--) {
+            int x = sc->xb[j];
+            sc->xb[j] = sc->xb[j - 1];
+            sc->xb[j - 1] = x;
+        }
+}
+
+/* The scratch of converting t's elements from li to lo. */
+static Scratch scratch_for(Cg *cg, const IrOp *op, const CgLayout *li, const CgLayout *lo,
+                           const Type *t)
+{
     int bytes = cg_mem_bytes(t->dt);
     int64_t numel = type_numel(*t), row = t->rank >= 2 ? t->shape[t->rank - 1] : 0;
-    Scratch sc = {conversion_rounds(cg, op, li, lo, numel * bytes), false, 0, 0};
+    Scratch sc = {conversion_rounds(cg, op, li, lo, numel * bytes), false, 0, 0, {0, 1, 2}};
     sc.chunk = bytes <= 16 ? log2i(16 / bytes) : 0;
     int64_t rowq = row >> __builtin_popcountll(sc.rep & (row - 1));
     int64_t nq = numel >> __builtin_popcountll(sc.rep);
     if (row > 0 && rowq * bytes >= 128 && (rowq * bytes) % 128 == 0 && bytes <= 16 && nq != rowq) {
         sc.swz = true;
         sc.shift = log2i(rowq);
+        swizzle_bits(li, lo, bytes, &sc);
     }
     return sc;
 }
@@ -564,15 +618,23 @@ static void take_run(Cg *cg, DType dt, int k, LLVMValueRef p, unsigned align, LL
     cg_unpack_words(cg, dt, k, words, el);
 }
 
+/* A conversion through scratch: op's operand, in li, to r in lo, both
+ * over the index space of t (for a transpose, the operand's: lo is then
+ * the result's layout with its dims permuted back). */
+typedef struct Conversion {
+    const IrOp *op;
+    CgLayout li, lo;
+    Type t;
+} Conversion;
+
 /* One round: the slots of x whose rep bits are `round` into scratch, and
  * those of r from it. */
-static void convert_round(Cg *cg, const IrOp *op, const Scratch *sc, int64_t round, CgVal *r)
+static void convert_round(Cg *cg, const Conversion *c, const Scratch *sc, int64_t round, CgVal *r)
 {
-    const IrValue *in = op->operands[0], *out = op->results[0];
-    DType dt = out->type.dt;
+    DType dt = c->t.dt;
     int bytes = cg_mem_bytes(dt);
-    CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
-    CgVal x = cg_get(cg, in);
+    CgLayout li = c->li, lo = c->lo;
+    CgVal x = cg_get(cg, c->op->operands[0]);
     LLVMValueRef tin = scratch_thread(cg, &li, sc);
     for (int s = 0, k = 1; s < x.n; s += k) {
         k = 1;
@@ -595,21 +657,59 @@ static void convert_round(Cg *cg, const IrOp *op, const Scratch *sc, int64_t rou
     cg_barrier(cg);
 }
 
-static CgVal convert_plain(Cg *cg, const IrOp *op)
+static CgVal convert_through(Cg *cg, const Conversion *c)
 {
-    const IrValue *in = op->operands[0], *out = op->results[0];
-    CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
-    Scratch sc = scratch_for(cg, op, &li, &lo);
-    int64_t size = type_numel(out->type) * cg_mem_bytes(out->type.dt);
+    Scratch sc = scratch_for(cg, c->op, &c->li, &c->lo, &c->t);
+    int64_t size = type_numel(c->t) * cg_mem_bytes(c->t.dt);
     cg_smem_need(cg, size >> __builtin_popcountll(sc.rep));
-    CgVal r = cg_val_new(cg, lo.per_thread);
+    CgVal r = cg_val_new(cg, c->lo.per_thread);
     /* every value of the rep bits: the subsets of the mask */
     int64_t round = 0;
     do {
-        convert_round(cg, op, &sc, round, &r);
+        convert_round(cg, c, &sc, round, &r);
         round = (round - sc.rep) & sc.rep;
     } while (round);
     return r;
+}
+
+static CgVal convert_plain(Cg *cg, const IrOp *op)
+{
+    const IrValue *in = op->operands[0], *out = op->results[0];
+    Conversion c = {op, cg_layout(cg, in), cg_layout(cg, out), out->type};
+    return convert_through(cg, &c);
+}
+
+/* Index b of dst (linear over XOR: a sum of bit fields) as an index of
+ * src, whose dim perm[d] is dst's dim d. */
+static int64_t permute_index(int64_t b, const Type *dst, const Type *src, const int *perm)
+{
+    int64_t r = 0;
+    for (int d = 0; d < dst->rank; d++) {
+        int64_t c = (b >> log2i(stride_of(dst, d))) & (dst->shape[d] - 1);
+        r |= c << log2i(stride_of(src, perm[d]));
+    }
+    return r;
+}
+
+/* A transpose as a plain conversion: the result's layout seen over the
+ * operand's index space (each basis element's coordinates permuted back),
+ * so that its scratch is swizzled for both sides' accesses and read and
+ * written in runs, as any conversion's. Element by element through the
+ * row-major scratch, a 64x64 fp16 transpose read each element alone, and
+ * the 8 rows a warp read at once fell in one bank. */
+static CgVal trans_plain(Cg *cg, const IrOp *op, const int *perm)
+{
+    const IrValue *in = op->operands[0], *out = op->results[0];
+    Conversion c = {op, cg_layout(cg, in), cg_layout(cg, out), in->type};
+    LinLayout *ll = &c.lo.lin;
+    for (int i = 0; i < ll->nreg; i++)
+        ll->reg[i] = permute_index(ll->reg[i], &out->type, &in->type, perm);
+    for (int i = 0; i < ll->nthread; i++)
+        ll->thread[i] = permute_index(ll->thread[i], &out->type, &in->type, perm);
+    c.lo.v = lin_contiguous(ll) < 16 ? lin_contiguous(ll) : 16;
+    c.lo.nchunks = c.lo.numel / c.lo.v;
+    c.lo.k = c.lo.per_thread / c.lo.v;
+    return convert_through(cg, &c);
 }
 
 static CgVal convert(Cg *cg, const IrOp *op, CgIndexMap map, void *ctx)
@@ -853,12 +953,10 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
     case IR_TRANS: {
         if (in->layout && in->layout->kind == LY_SHARED)
             return true; /* a ring tile read the other way round by its dot (mma.c) */
-        Type src = in->type;
         int perm[TK_MAX_RANK];
         for (int d = 0; d < rt.rank; d++)
             perm[d] = op->nints > d ? op->ints[d] : rt.rank - 1 - d;
-        TransCtx tc = {&src, perm};
-        cg_set(cg, op->results[0], convert(cg, op, map_trans, &tc));
+        cg_set(cg, op->results[0], trans_plain(cg, op, perm));
         return true;
     }
     case IR_JOIN:
