@@ -19,9 +19,9 @@
 #include "codegen/cg.h"
 
 typedef struct {
-    bool dot;   /* a tensor-core dot anywhere */
-    bool load;  /* a global load inside a loop */
-    bool slow;  /* a float division inside a loop */
+    bool dot;  /* a tensor-core dot anywhere */
+    bool load; /* a global load inside a loop */
+    bool slow; /* a float division inside a loop */
 } Streams;
 
 static bool in_loop(IrOp *o, void *ctx)
