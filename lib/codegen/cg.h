@@ -127,6 +127,10 @@ bool cg_layout_same(Cg *cg, const IrValue *a, const IrValue *b);
  * reduction's transposed copy): the one the layout pass chose for that
  * shape, else the default. */
 CgLayout cg_layout_type(Cg *cg, Type t);
+/* Fills the fields of l that follow from l->numel and l->lin. */
+void cg_layout_finish(CgLayout *l);
+/* Elements between neighbours along dim d of t (row-major). */
+int64_t cg_dim_stride(const Type *t, int d);
 void cg_index_layouts(Cg *cg);
 /* The linear (row-major) index of the element this thread holds in `slot`:
  * the thread's part (cg_thread_index) with the slot's bits (cg_slot_index)
@@ -320,6 +324,12 @@ void cg_tma_params(Cg *cg, int n);
 void cg_tma_setup(Cg *cg);
 /* tma_copy, tma_wait and tma_release. */
 bool cg_emit_tma(Cg *cg, const IrOp *op);
+
+/* ---- codegen/convert.c ---------------------------------------------------------------- */
+/* op's operand in its layout to op's result in its layout, through scratch. */
+CgVal cg_convert_plain(Cg *cg, const IrOp *op);
+/* The transpose op (result dim d is operand dim perm[d]) through scratch. */
+CgVal cg_convert_trans(Cg *cg, const IrOp *op, const int *perm);
 
 /* ---- codegen/occupancy.c ---------------------------------------------------------------- */
 /* Whether memory sets the pace of the kernel's loops (a loop loads, and no
