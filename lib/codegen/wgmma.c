@@ -545,9 +545,9 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
         bool inflight = op->ival && keep_a && b->copied;
         wait_all(&w, inflight ? 1 : 0, r.el);
         /* with several warpgroups, the slot the next copies overwrite is
-         * free once every one of them has waited for its dot i-1: the
-         * rings then need no slot beyond the stages (pipe_plan.c) */
-        if (inflight && cg->f->num_warps > 4 && !cg->consumers)
+         * free once every one of them has waited for its dot i-1, unless
+         * the rings have a spare slot (pipe_plan.c) */
+        if (inflight && cg->f->num_warps > 4 && !cg->consumers && !(op->flags & IRF_SPARE))
             cg_barrier(cg);
     }
     if (staged || x3)

@@ -283,7 +283,8 @@ void type_print(StrBuf *sb, Type t);
     X(IR_DOT, "dot", "a <MxK>, b <KxN>, acc <MxN>, fresh (i1 scalar)|absent "  \
                      "-> <MxN> acc dtype; acc counts as zeros where fresh "    \
                      "is true; ival 1: may leave its work in flight (read "    \
-                     "through dot_wait); sub = DotPrecision")                  \
+                     "through dot_wait), flags & IRF_SPARE: "      \
+                     "its rings have a spare slot; sub = DotPrecision")                  \
     /* structured control flow */                                              \
     X(IR_FOR, "for", "lb, ub, step, init... -> final...; region 0 args: "     \
                       "(iv, iter...), yields next iter...; ival = "            \
@@ -436,6 +437,7 @@ enum {
     IRF_PURE = 1 << 5,      /* inline_asm: no side effects (may be merged, removed) */
     IRF_NONNEG = 1 << 6,    /* tma_copy: its origin is never negative (no check) */
     IRF_PACKED = 1 << 7,    /* private async_copy, shared_view: the packed ring (IrPlan) */
+    IRF_SPARE = 1 << 8,     /* async dot: its rings hold a slot beyond the stages */
 };
 
 const char *ir_kind_name(IrKind k);
@@ -489,6 +491,8 @@ typedef struct IrPlan {
                         * that the loop's shared rings already need */
     int tmap;          /* PIPE_TMA */
     int pending;       /* PIPE_ASYNC_DOT */
+    bool spare;        /* PIPE_ASYNC_DOT: the rings it reads hold a slot
+                        * beyond the stages (pipe_plan.c's ring_slots) */
 } IrPlan;
 
 /* Hints the source states about an op's result, as Triton keeps them: a

@@ -177,6 +177,8 @@ static bool simple_suffix(Parser *p, IrKind k, IrOp *a)
             if (irp_accept_word(p, ir_dot_names[i]))
                 a->sub = i;
         a->ival = irp_accept_word(p, "async");
+        if (a->ival && irp_accept_word(p, "spare"))
+            a->flags |= IRF_SPARE;
         return true;
     default: return true;
     }
@@ -226,6 +228,15 @@ static bool refill(Parser *p, IrPlan *pl)
     return true;
 }
 
+/* The optional ", spare" of an asynchronous dot's plan. */
+static bool spare(Parser *p, IrPlan *pl)
+{
+    if (!irp_accept(p, ","))
+        return true;
+    pl->spare = irp_accept_word(p, "spare");
+    return pl->spare || FAIL(p, "expected 'spare'");
+}
+
 /* The plan of a load or a dot, after its mechanism's name. */
 static bool op_plan(Parser *p, IrPlan *pl)
 {
@@ -241,7 +252,8 @@ static bool op_plan(Parser *p, IrPlan *pl)
                plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
                    plan_int(p, "tmap", 0, IR_MAX_TMAPS - 1, &pl->tmap);
     if (irp_accept_word(p, "async"))
-        return pl->mech = PIPE_ASYNC_DOT, plan_int(p, "pending", 0, 1, &pl->pending);
+        return pl->mech = PIPE_ASYNC_DOT,
+               plan_int(p, "pending", 0, 1, &pl->pending) && spare(p, pl);
     return FAIL(p, "expected a pipelining mechanism (cp_async, private, tma or async)");
 }
 

@@ -214,7 +214,7 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         if (op->sub)
             sb_printf(sb, " %s", NAME_OF(ir_dot_names, op->sub));
         if (op->ival)
-            sb_puts(sb, " async");
+            sb_puts(sb, op->flags & IRF_SPARE ? " async spare" : " async");
         break;
     case IR_FOR:
         if (op->ival)
@@ -286,7 +286,9 @@ static void print_plan(StrBuf *sb, const IrPlan *pl)
                   pl->refill ? ", refill" : "", pl->packed ? ", packed" : "");
         return;
     case PIPE_TMA: sb_printf(sb, " pipe(tma, buffer=%d, tmap=%d)", pl->buffer, pl->tmap); return;
-    case PIPE_ASYNC_DOT: sb_printf(sb, " pipe(async, pending=%d)", pl->pending); return;
+    case PIPE_ASYNC_DOT:
+        sb_printf(sb, " pipe(async, pending=%d%s)", pl->pending, pl->spare ? ", spare" : "");
+        return;
     }
     sb_printf(sb, " pipe(<bad %d>)", (int)pl->mech);
 }

@@ -506,6 +506,8 @@ static void check_dot(Verifier *v, const IrOp *op)
                  ir_vtype(c));
     if (a.dt == DT_F8E4B15 || b.dt == DT_F8E4B15) /* no MMA takes it: sema converts to fp16 */
         ir_vfail(v, op, "fp8e4b15 operands: %s x %s", ir_vtype(a), ir_vtype(b));
+    if ((op->flags & IRF_SPARE) && !op->ival)
+        ir_vfail(v, op, "a spare slot for a dot that is not asynchronous");
 }
 
 void ir_check_kind(Verifier *v, const IrOp *op)

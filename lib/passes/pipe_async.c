@@ -85,6 +85,8 @@ static void async_dot(Pipe *p, IrOp *dot)
     p->body = dot->parent;
     p->loop = dot->parent->parent;
     wait_for_dot(p);
+    if (dot->plan.spare)
+        dot->flags |= IRF_SPARE;
     dot->plan = (IrPlan){PIPE_NONE};
 }
 

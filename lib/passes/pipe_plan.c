@@ -96,18 +96,35 @@ static bool warp_specialized(Pipe *p)
     return ws_computable(f, p->loop, r, p->nloads);
 }
 
+/* Programs of the kernel that n slots of every ring let one SM hold, by
+ * shared memory alone (sm_90: 228 KiB an SM, 1 KiB of it reserved a
+ * program). */
+static int64_t programs_per_sm(const Pipe *p, int n)
+{
+    return 228 * 1024 / (n * slot_bytes(p) + 1024);
+}
+
 /* The ring's slots. Under an asynchronous dot the copies for iteration
  * i+S-1 are issued after the wait that leaves only dot i in flight, so the
  * slot they overwrite, read by dot i-1, is free in the warpgroup that
- * waited; with several warpgroups a barrier after that wait (codegen's
- * wgmma) frees it in all of them, so S slots suffice, as in Triton. A
- * warp-specialized loop holds one slot more: its producer reuses a slot
- * only once the consumers release it. */
+ * waited. With several warpgroups another one's dot i-1 may still read it:
+ * a spare slot makes the copies overwrite dot i-2's, which every warpgroup
+ * waited for before the barrier at the top of the iteration; without one,
+ * a barrier after the wait (codegen's wgmma) frees it in all of them, once
+ * an iteration. The spare slot is taken where it costs no program an SM
+ * (a 128x256 tile's rings fit once either way), the barrier elsewhere, as
+ * Triton sizes its rings. A warp-specialized loop holds one slot more: its
+ * producer reuses a slot only once the consumers release it. */
 static int ring_slots(const Pipe *p)
 {
     if (!p->dot)
         return p->stages;
-    return p->stages + (p->ws ? 1 : 0);
+    if (p->ws)
+        return p->stages + 1;
+    int s = p->stages;
+    bool spare = p->f->num_warps > 4 && (s + 1) * slot_bytes(p) <= 227 * 1024 &&
+        programs_per_sm(p, s + 1) >= programs_per_sm(p, s);
+    return s + (spare ? 1 : 0);
 }
 
 /* Appends a tensor map to the function; its index, or -1 out of memory. */
@@ -241,7 +258,8 @@ static void plan_loop(Pipe *p, IrOp *loop)
     for (int i = 0; i < p->nloads; i++)
         p->ld[i].op->plan = load_plan(p, i);
     if (p->dot)
-        p->dot->plan = (IrPlan){.mech = PIPE_ASYNC_DOT, .pending = 1};
+        p->dot->plan =
+            (IrPlan){.mech = PIPE_ASYNC_DOT, .pending = 1, .spare = p->slots > p->stages && !p->ws};
     if (p->ws)
         p->ws_loop = loop;
     p->nbuf += p->nloads;
