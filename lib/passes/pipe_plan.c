@@ -104,6 +104,25 @@ static int64_t programs_per_sm(const Pipe *p, int n)
     return 228 * 1024 / (n * slot_bytes(p) + 1024);
 }
 
+static bool count_dots(IrOp *op, void *ctx)
+{
+    *(int *)ctx += op->kind == IR_DOT;
+    return true;
+}
+
+/* Whether the rings are all the shared memory the kernel holds while the
+ * loop runs, as far as planning can tell: the loop is the first to get
+ * rings, and its dot, the kernel's only one, reads both operands from
+ * them (a GEMM's K loop; attention's Q, staged for its first dot, takes
+ * room of its own). The epilogue's scratch reuses the rings' room. */
+static bool rings_alone(const Pipe *p)
+{
+    int ndots = 0;
+    ir_walk(p->f->body, count_dots, &ndots);
+    return ndots == 1 && p->nbuf == 0 && pipe_is_load_of(p, p->dot->operands[0]) &&
+        pipe_is_load_of(p, p->dot->operands[1]);
+}
+
 /* The ring's slots. Under an asynchronous dot the copies for iteration
  * i+S-1 are issued after the wait that leaves only dot i in flight, so the
  * slot they overwrite, read by dot i-1, is free in the warpgroup that
@@ -111,9 +130,10 @@ static int64_t programs_per_sm(const Pipe *p, int n)
  * a spare slot makes the copies overwrite dot i-2's, which every warpgroup
  * waited for before the barrier at the top of the iteration; without one,
  * a barrier after the wait (codegen's wgmma) frees it in all of them, once
- * an iteration. The spare slot is taken where it costs no program an SM
- * (a 128x256 tile's rings fit once either way), the barrier elsewhere, as
- * Triton sizes its rings. A warp-specialized loop holds one slot more: its
+ * an iteration. The spare slot is taken where the rings are all the
+ * kernel's shared memory and it costs no program an SM (a 128x256 tile's
+ * rings fit once either way), the barrier elsewhere, as Triton sizes its
+ * rings. A warp-specialized loop holds one slot more: its
  * producer reuses a slot only once the consumers release it. */
 static int ring_slots(const Pipe *p)
 {
@@ -123,7 +143,7 @@ static int ring_slots(const Pipe *p)
         return p->stages + 1;
     int s = p->stages;
     bool spare = p->f->num_warps > 4 && (s + 1) * slot_bytes(p) <= 227 * 1024 &&
-        programs_per_sm(p, s + 1) >= programs_per_sm(p, s);
+        programs_per_sm(p, s + 1) >= programs_per_sm(p, s) && rings_alone(p);
     return s + (spare ? 1 : 0);
 }
 
