@@ -42,14 +42,16 @@ static int dot_conversions(const IrOp *o, const IrValue *x, const Layout **dop)
  * it is such a conversion in its block, directly or through a transpose
  * whose every use is one (a decode kernel reads one latent tile as the K of
  * one dot and the V of the next), else NULL. Where there is more than one
- * use, or a transpose, every conversion must read the ring in the order it
- * is stored (16-bit elements: mma and wgmma read either majorness). */
-static const Layout *feeds_dots_only(Pipe *p, const IrOp *ld)
+ * use, or a transpose beside a direct use, every conversion must read the
+ * ring in the order it is stored (16-bit elements: mma and wgmma read
+ * either majorness). A tile of other elements read only through one
+ * transpose (fp8 attention's K, and its V stored transposed) is read
+ * K-major where the ring holds it along the dot's K: *trans says so. */
+static const Layout *feeds_dots_only(Pipe *p, const IrOp *ld, bool *trans)
 {
     const IrValue *r = ld->results[0];
     const Layout *dop = NULL;
-    int seen = dot_conversions(ld->next, r, &dop);
-    bool plain = seen == 1;
+    int direct = dot_conversions(ld->next, r, &dop), seen = direct, ntrans = 0;
     for (const IrOp *o = ld->next; o; o = o->next) {
         if (o->kind != IR_TRANS || o->nops != 1 || o->operands[0] != r || r->type.rank != 2)
             continue;
@@ -58,11 +60,12 @@ static const Layout *feeds_dots_only(Pipe *p, const IrOp *ld)
         if (n == 0 || n != p->uses[t->id])
             return NULL;
         seen++;
-        plain = false;
+        ntrans++;
     }
     if (seen != p->uses[r->id] || !dop)
         return NULL;
-    if (!plain && dtype_bits(r->type.dt) != 16)
+    *trans = ntrans == 1 && direct == 0 && seen == 1;
+    if (seen != 1 && dtype_bits(r->type.dt) != 16)
         return NULL;
     return dop;
 }
@@ -116,13 +119,15 @@ Layout pipe_shared_for(Pipe *p, int i) { return ring_layout(p, p->ld[i].op, p->l
  * an operand that wgmma reads only K-major (tf32, int8, fp8) is copied
  * only when the ring holds it along K; otherwise the dot stages it,
  * transposed, from registers (codegen/mma.c). */
-static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m)
+static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m,
+                            bool trans)
 {
     Type t = ld->results[0]->type;
     if (!layout_needs_kmajor(dop->parent, dtype_bits(t.dt) / 8))
         return true;
     Layout sh = ring_layout(p, ld, m);
-    return sh.order[0] == (dop->opidx == 0 ? 1 : 0); /* K is dim 1 of A, dim 0 of B */
+    int k = dop->opidx == 0 ? 1 : 0; /* K is dim 1 of A, dim 0 of B */
+    return sh.order[0] == (trans ? 1 - k : k);
 }
 
 /* TMA's view of a load when TMA can copy it (a tile of a 2-D strided
@@ -246,7 +251,8 @@ bool pipe_find_loads(Pipe *p)
         bool other = o->nops > 2 && o->operands[2] && !pipe_is_zero_const(o->operands[2]);
         if (p->nloads == MAX_LOADS)
             break;
-        const Layout *dop = other ? NULL : feeds_dots_only(p, o);
+        bool trans = false;
+        const Layout *dop = other ? NULL : feeds_dots_only(p, o, &trans);
         int run = dop ? 0 : private_run(p, o);
         if (run) {
             p->ld[p->nloads++] = (PipeLoad){.op = o, .run = run};
@@ -259,7 +265,7 @@ bool pipe_find_loads(Pipe *p)
             ntiles += p->ld[i].tile != NULL;
         if (p->f->ntmaps + ntiles >= IR_MAX_TMAPS)
             m = NULL; /* the launcher passes at most IR_MAX_TMAPS */
-        if ((m || copyable(p, o)) && ring_order_fits(p, o, dop, m)) {
+        if ((m || copyable(p, o)) && ring_order_fits(p, o, dop, m, trans)) {
             p->ld[p->nloads++] = (PipeLoad){.op = o, .tile = m};
         }
     }
