@@ -283,8 +283,8 @@ void type_print(StrBuf *sb, Type t);
     X(IR_DOT, "dot", "a <MxK>, b <KxN>, acc <MxN>, fresh (i1 scalar)|absent "  \
                      "-> <MxN> acc dtype; acc counts as zeros where fresh "    \
                      "is true; ival 1: may leave its work in flight (read "    \
-                     "through dot_wait), flags & IRF_SPARE: "      \
-                     "its rings have a spare slot; sub = DotPrecision")                  \
+                     "through dot_wait); flags & IRF_SPARE: its "              \
+                     "rings hold a spare slot; sub = DotPrecision")            \
     /* structured control flow */                                              \
     X(IR_FOR, "for", "lb, ub, step, init... -> final...; region 0 args: "     \
                       "(iv, iter...), yields next iter...; ival = "            \

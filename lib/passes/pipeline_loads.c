@@ -51,7 +51,7 @@ static const Layout *feeds_dots_only(Pipe *p, const IrOp *ld, bool *trans)
 {
     const IrValue *r = ld->results[0];
     const Layout *dop = NULL;
-    int direct = dot_conversions(ld->next, r, &dop), seen = direct, ntrans = 0;
+    int direct = dot_conversions(ld->next, r, &dop), seen = direct, ntrans = 0, via = 0;
     for (const IrOp *o = ld->next; o; o = o->next) {
         if (o->kind != IR_TRANS || o->nops != 1 || o->operands[0] != r || r->type.rank != 2)
             continue;
@@ -61,11 +61,13 @@ static const Layout *feeds_dots_only(Pipe *p, const IrOp *ld, bool *trans)
             return NULL;
         seen++;
         ntrans++;
+        via += n;
     }
     if (seen != p->uses[r->id] || !dop)
         return NULL;
-    *trans = ntrans == 1 && direct == 0 && seen == 1;
-    if (seen != 1 && dtype_bits(r->type.dt) != 16)
+    bool plain = direct == 1 && ntrans == 0;
+    *trans = direct == 0 && ntrans == 1 && via == 1;
+    if (!plain && !*trans && dtype_bits(r->type.dt) != 16)
         return NULL;
     return dop;
 }
