@@ -161,16 +161,18 @@ struct tk_module {
 /* A tensor map a TMA kernel takes after its parameters (IrTmap as the
  * metadata stores it): parameter indices of the compiled kernel. */
 typedef struct RtTmapMeta {
-    int32_t base, stride;    /* pointer parameter; dim 1's stride (elements) */
-    int32_t ext_param[2];    /* extent parameter of dims 0 and 1, -1: none, -2: unbounded */
-    int64_t ext_add[2];      /* added to it */
-    int32_t dt;              /* DType of the elements */
-    int32_t box[2], swizzle; /* the box and swizzle (bytes) of one copy */
+    int32_t base, stride; /* pointer parameter; dim 1's stride (elements), -1: stride_const */
+    int64_t stride_const; /* dim 1's stride where no parameter gives it */
+    int32_t ext_param[2][IR_TMA_FACTORS]; /* extents of dims 0 and 1: the product of these
+                                             parameters (-1: none; [0] -2: unbounded) */
+    int64_t ext_add[2];                   /* added to it */
+    int32_t dt;                           /* DType of the elements */
+    int32_t box[2], swizzle;              /* the box and swizzle (bytes) of one copy */
 } RtTmapMeta;
 
 /* The last tensor maps a variant built, keyed by the argument values they
  * came from (rt_tma.c). */
-enum { RT_TMA_CACHE = 8, RT_TMA_KEY = 4 * RT_MAX_TMAPS };
+enum { RT_TMA_CACHE = 8, RT_TMA_KEY = (2 + 2 * IR_TMA_FACTORS) * RT_MAX_TMAPS };
 typedef struct RtTmaEntry {
     int nkey; /* 0: empty */
     uint64_t key[RT_TMA_KEY];

@@ -15,7 +15,7 @@
 #include "rt_backend.h"
 #include "rt_nvtx.h"
 
-enum { META_MAGIC = 0x544b4d35 /* "TKM5" */ };
+enum { META_MAGIC = 0x544b4d36 /* "TKM6" */ };
 
 static int warned_dump;
 
@@ -173,13 +173,17 @@ static tk_status map_params(tk_kernel *k, const RtLaunchArgs *la, const CgKernel
     m->ntmaps = (uint32_t)ck->ntmaps;
     for (int i = 0; i < ck->ntmaps; i++) {
         const IrTmap *t = &ck->tmaps[i];
-        m->tmaps[i] = (RtTmapMeta){t->base,
-                                   t->stride,
-                                   {t->extent[0].param, t->extent[1].param},
-                                   {t->extent[0].add, t->extent[1].add},
-                                   (int32_t)t->dt,
-                                   {t->box[0], t->box[1]},
-                                   t->swizzle};
+        RtTmapMeta *r = &m->tmaps[i];
+        *r = (RtTmapMeta){.base = t->base,
+                          .stride = t->stride,
+                          .stride_const = t->stride_const,
+                          .ext_add = {t->extent[0].add, t->extent[1].add},
+                          .dt = (int32_t)t->dt,
+                          .box = {t->box[0], t->box[1]},
+                          .swizzle = t->swizzle};
+        for (int d = 0; d < 2; d++)
+            for (int f = 0; f < IR_TMA_FACTORS; f++)
+                r->ext_param[d][f] = t->extent[d].param[f];
     }
     m->magic = META_MAGIC;
     m->nparams = (uint32_t)ck->nparams;
@@ -239,13 +243,15 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
         return false;
     for (uint32_t i = 0; i < m->ntmaps; i++) {
         const RtTmapMeta *t = &m->tmaps[i];
-        if (t->base < 0 || (uint32_t)t->base >= m->nparams || t->stride < 0 ||
-            (uint32_t)t->stride >= m->nparams || m->param_dt[t->base] != DT_PTR)
+        if (t->base < 0 || (uint32_t)t->base >= m->nparams || t->stride < -1 ||
+            (t->stride < 0 && t->stride_const < 1) ||
+            (t->stride >= 0 && (uint32_t)t->stride >= m->nparams) || m->param_dt[t->base] != DT_PTR)
             return false;
         for (int d = 0; d < 2; d++)
-            if (t->ext_param[d] < IR_TMA_UNBOUNDED ||
-                (t->ext_param[d] >= 0 && (uint32_t)t->ext_param[d] >= m->nparams))
-                return false;
+            for (int f = 0; f < IR_TMA_FACTORS; f++)
+                if (t->ext_param[d][f] < IR_TMA_UNBOUNDED ||
+                    (t->ext_param[d][f] >= 0 && (uint32_t)t->ext_param[d][f] >= m->nparams))
+                    return false;
     }
     return true;
 }

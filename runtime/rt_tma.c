@@ -33,31 +33,43 @@ static bool tma_swizzle(int32_t bytes, CUtensorMapSwizzle *out)
     }
 }
 
-/* An extent: a parameter plus a constant; unbounded dims get the largest a
- * signed 32-bit coordinate reaches. */
+/* An extent: a product of parameters plus a constant; unbounded dims get
+ * the largest a signed 32-bit coordinate reaches. A product the kernel
+ * computed in 32 bits may have wrapped there, so one past INT32_MAX makes
+ * no map (the kernel without TMA then gives the kernel's own answer). */
 static bool extent(const RtTmapMeta *m, int d, const int64_t *vals, int nvals, cuuint64_t *out)
 {
-    int p = m->ext_param[d];
-    if (p == IR_TMA_UNBOUNDED) {
+    const int32_t *p = m->ext_param[d];
+    if (p[0] == IR_TMA_UNBOUNDED) {
         *out = INT32_MAX;
         return true;
     }
-    if (p >= nvals)
-        return false;
-    int64_t e;
-    if (__builtin_add_overflow(p >= 0 ? vals[p] : 0, m->ext_add[d], &e))
+    int64_t e = p[0] >= 0 ? 1 : 0;
+    for (int f = 0; f < IR_TMA_FACTORS && p[f] >= 0; f++)
+        if (p[f] >= nvals || __builtin_mul_overflow(e, vals[p[f]], &e))
+            return false;
+    if (__builtin_add_overflow(e, m->ext_add[d], &e))
         return false;
     *out = (cuuint64_t)e;
-    return e >= 1 && e <= ((int64_t)1 << 32);
+    int64_t most = p[1] >= 0 ? INT32_MAX : (int64_t)1 << 32;
+    return e >= 1 && e <= most;
+}
+
+/* Dim 1's stride in elements: its parameter's value or the constant. */
+static int64_t stride_of(const RtTmapMeta *m, const int64_t *vals, int nvals)
+{
+    if (m->stride < 0)
+        return m->stride_const;
+    return m->stride < nvals ? vals[m->stride] : 0;
 }
 
 bool rt_tma_plan(const RtTmapMeta *m, const int64_t *vals, int nvals, RtTmaEncode *out)
 {
     memset(out, 0, sizeof *out);
-    if (m->base < 0 || m->base >= nvals || m->stride < 0 || m->stride >= nvals ||
-        !tma_dtype(m->dt, &out->dt) || !tma_swizzle(m->swizzle, &out->swizzle))
+    if (m->base < 0 || m->base >= nvals || !tma_dtype(m->dt, &out->dt) ||
+        !tma_swizzle(m->swizzle, &out->swizzle))
         return false;
-    int64_t bytes = dtype_bits((DType)m->dt) / 8, stride = vals[m->stride];
+    int64_t bytes = dtype_bits((DType)m->dt) / 8, stride = stride_of(m, vals, nvals);
     uint64_t base = (uint64_t)vals[m->base];
     /* the driver takes row strides below 2**40 bytes; check before multiplying */
     if (base % 16 || stride <= 0 || bytes <= 0 || stride >= ((int64_t)1 << 40) / bytes ||
@@ -97,9 +109,10 @@ static int map_key(const RtVariant *v, const int64_t *vals, uint64_t *key)
     for (int i = 0; i < v->ntmaps; i++) {
         const RtTmapMeta *m = &v->tmaps[i];
         key[n++] = (uint64_t)vals[m->base];
-        key[n++] = (uint64_t)vals[m->stride];
+        key[n++] = m->stride >= 0 ? (uint64_t)vals[m->stride] : 0;
         for (int d = 0; d < 2; d++)
-            key[n++] = m->ext_param[d] >= 0 ? (uint64_t)vals[m->ext_param[d]] : 0;
+            for (int f = 0; f < IR_TMA_FACTORS; f++)
+                key[n++] = m->ext_param[d][f] >= 0 ? (uint64_t)vals[m->ext_param[d][f]] : 0;
     }
     return n;
 }

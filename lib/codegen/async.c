@@ -99,11 +99,20 @@ static bool count_op(IrOp *op, void *ctx)
     return true;
 }
 
+/* Whether op drains every copy behind a barrier: async_wait 0, or after a
+ * loop whose copies are all TMA's, async_wait -1 (that loop waited for
+ * each copy it issued; inside a body, -1 is a barrier alone, but a
+ * segment's walk never looks into a loop). */
+static bool is_drain(const IrOp *op)
+{
+    return op->kind == IR_ASYNC_WAIT && op->ival <= 0 && !op->sub;
+}
+
 /* Walks b in program order, an if's regions one after the other (a CTA
  * takes one of them, all its threads the same), a loop as one step. A
- * drain of every copy (async_wait 0 with its barrier) ends a segment,
- * provided no wgmma of the segment still reads a ring: a dot_wait since
- * its last loop, or no dot left in flight at all. */
+ * drain of every copy ends a segment, provided no wgmma of the segment
+ * still reads a ring: a dot_wait since its last loop, or no dot left in
+ * flight at all. */
 static void seg_block(Segs *sg, IrBlock *b)
 {
     for (IrOp *o = b->first; o; o = o->next) {
@@ -119,8 +128,7 @@ static void seg_block(Segs *sg, IrBlock *b)
             sg->waited = false;
         if (o->kind == IR_DOT_WAIT)
             sg->waited = true;
-        if (o->kind == IR_ASYNC_WAIT && o->ival == 0 && !o->sub &&
-            (sg->waited || !sg->async[sg->cur]))
+        if (is_drain(o) && (sg->waited || !sg->async[sg->cur]))
             sg->cur++;
     }
 }
@@ -146,23 +154,22 @@ static void ring_segments(Cg *cg, int *seg)
         seg[i] = !sg.split && sg.first[i] >= 0 && sg.first[i] == sg.last[i] ? sg.first[i] : -1;
 }
 
-/* Lays the rings out from `at`: first those that live across segments
- * (and every TMA ring, whose mbarriers are never reused), then each
- * segment's from one common offset,
- * as Triton frees a loop's buffers for the loop after it. The tail rings
- * (buf_tail) get offsets from the tail's start, one after the other. */
+/* Lays the rings out from `at`: first those that live across segments,
+ * then each segment's from one common offset, as Triton frees a loop's
+ * buffers for the loop after it (a TMA ring's mbarriers have their own
+ * place, cg_plan_buffers). The tail rings (buf_tail) get offsets from the
+ * tail's start, one after the other. */
 static void place_rings(Cg *cg, const Plan *pl, int64_t at)
 {
     int *seg = cg->buf_seg, nseg = 0;
     ring_segments(cg, seg);
-    for (int i = 0; i < cg->nbufs; i++) {
-        if (pl->tma[i])
-            seg[i] = -1;
+    for (int i = 0; i < cg->nbufs; i++)
         nseg = seg[i] + 1 > nseg ? seg[i] + 1 : nseg;
-    }
+    cg->tma_segs = false;
     for (int i = 0; i < cg->nbufs; i++) {
         if (nseg < 2) /* one run of loops: nothing to share */
             seg[i] = -1;
+        cg->tma_segs |= seg[i] >= 0 && pl->tma[i];
         cg->buf_nslots[i] = (int)pl->slots[i];
         if (cg->buf_tail[i]) {
             seg[i] = -1;
@@ -518,7 +525,9 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
         LLVMValueRef n = cg_i32(cg, op->ival);
         if (op->ival >= 0) /* -1: the loop's copies are all TMA's */
             cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
-        if (op->ival2)
+        /* the next segment's TMA copies may write where this one's
+         * threads read and wrote through the generic proxy */
+        if (op->ival2 || (cg->tma_segs && is_drain(op)))
             cg_fence_async_shared(cg);
         if (!op->sub)
             cg_barrier(cg);

@@ -77,6 +77,7 @@ typedef struct Cg {
     int64_t smem_reserved;  /* bytes of ring buffers before the scratch */
     int64_t rings_start;    /* where the rings begin (after the TMA barriers) */
     int64_t rings_end;      /* and end, 1024-aligned: the scratch's start while they live */
+    bool tma_segs;          /* TMA rings of loops run one after another share their place */
     struct CgThreadIndex {  /* thread parts of element indices, per block (layout.c) */
         LLVMBasicBlockRef bb;
         int nthread;

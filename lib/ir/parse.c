@@ -316,23 +316,43 @@ static bool layout_def(Parser *p)
     return irp_end_of_line(p);
 }
 
-/* "param3", "param3+64", "param3-1", "16" or "?" */
+/* "param3", "param3*param5+64", "param3-1", "16" or "?" */
 static bool tmap_extent(Parser *p, IrTmapExtent *e)
 {
     int64_t v = 0;
-    e->param = -1;
+    for (int i = 0; i < IR_TMA_FACTORS; i++)
+        e->param[i] = -1;
     e->add = 0;
     if (irp_accept(p, "?")) {
-        e->param = IR_TMA_UNBOUNDED;
+        e->param[0] = IR_TMA_UNBOUNDED;
         return true;
     }
     if (!irp_accept_word(p, "param") && !irp_accept(p, "param"))
         return irp_int(p, INT32_MIN, INT32_MAX, &e->add);
-    if (!irp_int(p, 0, 255, &v))
-        return false;
-    e->param = (int)v;
-    irp_skip_blanks(p);
+    for (int i = 0;; i++) {
+        if (!irp_int(p, 0, 255, &v))
+            return false;
+        e->param[i] = (int)v;
+        irp_skip_blanks(p);
+        if (peek(p) != '*')
+            break;
+        if (i + 1 == IR_TMA_FACTORS)
+            return irp_fail_at(p, here(p), "an extent has at most %d factors", IR_TMA_FACTORS);
+        if (!irp_expect(p, "*") || !irp_expect(p, "param"))
+            return false;
+    }
     return (peek(p) != '+' && peek(p) != '-') || irp_int(p, INT32_MIN, INT32_MAX, &e->add);
+}
+
+/* "stride=param6" or "stride=128" */
+static bool tmap_stride(Parser *p, IrTmap *t)
+{
+    t->stride = -1;
+    if (!irp_expect(p, "stride") || !irp_expect(p, "="))
+        return false;
+    if (irp_accept_word(p, "param") || irp_accept(p, "param"))
+        return irp_int32(p, 0, 255, &t->stride);
+    return irp_int(p, 1, INT32_MAX, &t->stride_const);
 }
 
 static bool param_ref(Parser *p, int *out)
@@ -358,10 +378,9 @@ static bool tmap_def(Parser *p)
         !param_ref(p, &t.base) || !irp_expect(p, ",") || !irp_dtype(p, &t.dt) ||
         !irp_expect(p, ",") || !irp_expect(p, "[") || !tmap_extent(p, &t.extent[0]) ||
         !irp_expect(p, ",") || !tmap_extent(p, &t.extent[1]) || !irp_expect(p, "]") ||
-        !irp_expect(p, ",") || !irp_expect(p, "stride") || !irp_expect(p, "=") ||
-        !param_ref(p, &t.stride) || !irp_expect(p, ",") || !irp_expect(p, "box") ||
-        !irp_expect(p, "=") || !irp_int_list(p, box, &nbox, 1, 256) || !irp_expect(p, ",") ||
-        !irp_keyed_int(p, "cols", 1, 1 << 16, &v))
+        !irp_expect(p, ",") || !tmap_stride(p, &t) || !irp_expect(p, ",") ||
+        !irp_expect(p, "box") || !irp_expect(p, "=") || !irp_int_list(p, box, &nbox, 1, 256) ||
+        !irp_expect(p, ",") || !irp_keyed_int(p, "cols", 1, 1 << 16, &v))
         return false;
     t.cols = (int)v;
     if (!irp_expect(p, ",") || !irp_keyed_int(p, "swizzle", 32, 128, &v) || !irp_expect(p, ")"))
@@ -430,15 +449,22 @@ static bool kernel_attrs(Parser *p, IrFunc *f)
     return true;
 }
 
+static bool int_param(const IrFunc *f, int i)
+{
+    return i >= 0 && i < f->nparams && dtype_is_int(f->params[i].type.dt);
+}
+
 static bool tmaps_fit(Parser *p, const IrFunc *f)
 {
     for (int i = 0; i < f->ntmaps; i++) {
         const IrTmap *t = &f->tmaps[i];
-        bool ok = t->base < f->nparams && t->stride < f->nparams &&
-            f->params[t->base].type.dt == DT_PTR && dtype_is_int(f->params[t->stride].type.dt);
+        bool ok = t->base < f->nparams && f->params[t->base].type.dt == DT_PTR &&
+            (t->stride < 0 || int_param(f, t->stride));
         for (int d = 0; d < 2; d++)
-            ok = ok && t->extent[d].param < f->nparams &&
-                (t->extent[d].param < 0 || dtype_is_int(f->params[t->extent[d].param].type.dt));
+            for (int k = 0; k < IR_TMA_FACTORS; k++) {
+                int q = t->extent[d].param[k];
+                ok = ok && (q < 0 || int_param(f, q));
+            }
         if (!ok)
             return irp_fail_at(p, f->span, "tensor map #T%d names a parameter that does not fit",
                                i);

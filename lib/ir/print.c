@@ -450,25 +450,35 @@ static void print_block(StrBuf *sb, const IrBlock *b, int depth)
 
 static void print_extent(StrBuf *out, const IrTmapExtent *e)
 {
-    if (e->param == IR_TMA_UNBOUNDED)
+    if (e->param[0] == IR_TMA_UNBOUNDED) {
         sb_puts(out, "?");
-    else if (e->param < 0)
+        return;
+    }
+    if (e->param[0] < 0) {
         sb_printf(out, "%lld", (long long)e->add);
-    else if (e->add)
-        sb_printf(out, "param%d%+lld", e->param, (long long)e->add);
-    else
-        sb_printf(out, "param%d", e->param);
+        return;
+    }
+    sb_printf(out, "param%d", e->param[0]);
+    for (int i = 1; i < IR_TMA_FACTORS && e->param[i] >= 0; i++)
+        sb_printf(out, "*param%d", e->param[i]);
+    if (e->add)
+        sb_printf(out, "%+lld", (long long)e->add);
 }
 
-/* "#T0 = tmap(param0, fp16, [param5, param3], stride=param6, box=[64, 128], swizzle=128)" */
+/* "#T0 = tmap(param0, fp16, [param5, param3*param4], stride=param6, box=[64, 128], cols=64,
+ * swizzle=128)"; a constant stride is written as its number */
 static void print_tmap(StrBuf *out, int i, const IrTmap *t)
 {
     sb_printf(out, "#T%d = tmap(param%d, %s, [", i, t->base, dtype_name(t->dt));
     print_extent(out, &t->extent[0]);
     sb_puts(out, ", ");
     print_extent(out, &t->extent[1]);
-    sb_printf(out, "], stride=param%d, box=[%d, %d], cols=%d, swizzle=%d)\n", t->stride, t->box[0],
-              t->box[1], t->cols, t->swizzle);
+    if (t->stride >= 0)
+        sb_printf(out, "], stride=param%d", t->stride);
+    else
+        sb_printf(out, "], stride=%lld", (long long)t->stride_const);
+    sb_printf(out, ", box=[%d, %d], cols=%d, swizzle=%d)\n", t->box[0], t->box[1], t->cols,
+              t->swizzle);
 }
 
 void ir_print(StrBuf *out, const IrFunc *f)

@@ -484,17 +484,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrVal
     close_iteration(p, sp, rd, wr, rf);
 }
 
-
 /* ---- following the plan -------------------------------------------------------------- */
-
-static bool same_tmap(const IrTmap *a, const IrTmap *b)
-{
-    return a->base == b->base && a->stride == b->stride && a->dt == b->dt &&
-        a->extent[0].param == b->extent[0].param && a->extent[0].add == b->extent[0].add &&
-        a->extent[1].param == b->extent[1].param && a->extent[1].add == b->extent[1].add &&
-        a->box[0] == b->box[0] && a->box[1] == b->box[1] && a->swizzle == b->swizzle &&
-        a->cols == b->cols;
-}
 
 /* Load o, planned for a ring, joins p's loads; false where its plan cannot
  * be followed: too many loads, or a TMA load that is no tile of its
@@ -515,7 +505,7 @@ static bool add_planned_load(Pipe *p, IrOp *o)
     if (pl->mech == PIPE_TMA) {
         TileMatch *m = arena_alloc(p->f->arena, sizeof *m);
         if (!m || pl->tmap >= p->f->ntmaps || !tile_match(p->f, p->loop, o, m) ||
-            !same_tmap(&m->map, &p->f->tmaps[pl->tmap]))
+            !ir_tmap_equal(&m->map, &p->f->tmaps[pl->tmap]))
             return false;
         p->ld[i].tile = m;
     } else {

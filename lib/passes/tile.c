@@ -3,10 +3,12 @@
  * the iteration index J, the tile's indices r and c (its aranges) and
  * loop-invariant scalars (program ids, parameters). A tile is
  *   base + (outer + r) * stride + (inner + c)        (or r and c swapped)
- * with stride an integer parameter, and a mask that is a conjunction of
- * comparisons `r < E - outer`, `c < E' - inner` (any equivalent form) where
- * E and E' are a parameter plus a constant: the extents the tensor map is
- * built with. Then TMA reads the same addresses where the mask is on and
+ * with stride an integer parameter or a constant, and a mask that is a
+ * conjunction of comparisons `r < E - outer`, `c < E' - inner` (any
+ * equivalent form) where E and E' are a product of parameters plus a
+ * constant: the extents the tensor map is built with; and perhaps `outer +
+ * r >= 0`, `inner + c >= 0`, as descriptors and block pointers check their
+ * offsets. Then TMA reads the same addresses where the mask is on and
  * gives zeros where it is off, as the load with other=0 does. Anything
  * else is not a tile, and the pipeline keeps cp.async for it. Reads the IR
  * only; tile_coord emits the origin where a copy is issued.
@@ -382,6 +384,29 @@ static const IrValue *lone_param(const Ctx *c, const TilePoly *p)
 
 static bool is_one(const TilePoly *p) { return p->n == 1 && p->t[0].deg == 0 && p->t[0].coef == 1; }
 
+/* The constant the polynomial is, or 0 where it is none. */
+static int64_t const_poly(const TilePoly *p)
+{
+    return p->n == 1 && p->t[0].deg == 0 ? p->t[0].coef : 0;
+}
+
+/* Whether term t is 1 * a product of integer parameters; *out gets them. */
+static bool param_product(const Ctx *c, const TileTerm *t, int out[IR_TMA_FACTORS])
+{
+    if (t->coef != 1 || t->deg < 1 || t->deg > IR_TMA_FACTORS)
+        return false;
+    for (int k = 0; k < IR_TMA_FACTORS; k++)
+        out[k] = -1;
+    for (int k = 0; k < t->deg; k++) {
+        TilePoly one = {1, {{1, 1, {t->sym[k]}}}};
+        const IrValue *p = lone_param(c, &one);
+        if (!p)
+            return false;
+        out[k] = p->index;
+    }
+    return true;
+}
+
 /* Splits the offset into origin + r * k0 + c * k1; false when r or c
  * appear otherwise (squared, together, scaled by J). */
 static bool split_dims(const TilePoly *off, TilePoly *origin, TilePoly k[2])
@@ -418,70 +443,97 @@ static bool fits_i32(const TileMatch *m, const TilePoly *p)
     return true;
 }
 
-/* origin = outer * stride + inner, stride being symbol s. */
-static bool split_origin(const TilePoly *origin, int s, TilePoly coord[2])
+/* origin = outer * stride + inner, stride being symbol s, or where s < 0
+ * the constant cs: the terms it divides are outer's. Any split gives the
+ * addresses; the masks' extents (atom_extent) check it is the one they
+ * bound. */
+static bool split_origin(const TilePoly *origin, int s, int64_t cs, TilePoly coord[2])
 {
     coord[0] = coord[1] = (TilePoly){0};
     for (int i = 0; i < origin->n; i++) {
         const TileTerm *t = &origin->t[i];
-        int n = occurs(t, s);
+        int n = s >= 0 ? occurs(t, s) : t->coef % cs == 0;
         if (n > 1)
             return false;
-        TileTerm x = n ? drop(t, s) : *t;
+        TileTerm x = s < 0 ? *t : n ? drop(t, s) : *t;
+        if (s < 0 && n)
+            x.coef /= cs;
         if (!p_addterm(&coord[n ? 1 : 0], &x, 1))
             return false;
     }
     return true;
 }
 
-/* The extent an atom bounds its dim by: q = E - coord - index, q > 0.
- * *dim gets the tile dim (0 or 1). */
-static bool atom_extent(const Ctx *c, const TilePoly *q, int *dim, IrTmapExtent *e)
+/* The tile dim (0 or 1) atom q bounds, and the sign of its index there:
+ * -1 for an upper bound (q = E - coord - index), +1 for a lower one. */
+static bool atom_dim(const TilePoly *q, int *d, int *sign)
 {
-    int d = -1;
+    *d = -1;
     for (int i = 0; i < q->n; i++) {
         int n0 = occurs(&q->t[i], SYM_D0), n1 = occurs(&q->t[i], SYM_D1);
         if (n0 + n1 == 0)
             continue;
-        if (d >= 0 || q->t[i].deg != 1 || q->t[i].coef != -1)
+        if (*d >= 0 || q->t[i].deg != 1 || (q->t[i].coef != -1 && q->t[i].coef != 1))
             return false;
-        d = n0 ? 0 : 1;
+        *d = n0 ? 0 : 1;
+        *sign = (int)q->t[i].coef;
     }
-    if (d < 0)
+    return *d >= 0;
+}
+
+/* The extent an upper-bound atom bounds its dim by (q = E - coord - index,
+ * q > 0), or for a lower-bound atom whether it is exactly coord + index >=
+ * 0 (q = coord + index + 1): e->param[0] is then IR_TMA_UNBOUNDED and
+ * *lower true. *dim gets the coordinate (0: inner, 1: outer). */
+static bool atom_extent(const Ctx *c, const TilePoly *q, int *dim, IrTmapExtent *e, bool *lower)
+{
+    int d, sign;
+    if (!atom_dim(q, &d, &sign))
         return false;
     int which = (d == 0) == c->m->trans ? 0 : 1; /* the contiguous dim is coordinate 0 */
     TilePoly ext, idx = p_sym(d == 0 ? SYM_D0 : SYM_D1);
-    if (!p_add(&ext, q, &idx, 1) || !p_add(&ext, &ext, &c->m->coord[which], 1))
+    if (!p_add(&ext, q, &idx, -sign) || !p_add(&ext, &ext, &c->m->coord[which], -sign))
         return false;
-    e->param = -1;
+    *dim = which;
+    *lower = sign > 0;
+    for (int k = 0; k < IR_TMA_FACTORS; k++)
+        e->param[k] = -1;
     e->add = 0;
+    if (*lower) { /* q - index - coord must be exactly 1 */
+        e->param[0] = IR_TMA_UNBOUNDED;
+        return ext.n == 1 && ext.t[0].deg == 0 && ext.t[0].coef == 1;
+    }
     for (int i = 0; i < ext.n; i++) {
-        TilePoly one = {1, {ext.t[i]}};
-        const IrValue *p = ext.t[i].deg == 0 ? NULL : lone_param(c, &one);
         if (ext.t[i].deg == 0)
             e->add = ext.t[i].coef;
-        else if (p && e->param < 0)
-            e->param = p->index;
-        else
+        else if (e->param[0] >= 0 || !param_product(c, &ext.t[i], e->param))
             return false;
     }
-    *dim = which;
     return true;
 }
 
 static bool extents(Ctx *c, const IrValue *mask)
 {
     IrTmap *t = &c->m->map;
-    t->extent[0].param = t->extent[1].param = IR_TMA_UNBOUNDED;
-    t->extent[0].add = t->extent[1].add = 0;
+    for (int d = 0; d < 2; d++) {
+        t->extent[d] = (IrTmapExtent){{IR_TMA_UNBOUNDED, -1, -1}, 0};
+        c->m->lower[d] = false;
+    }
     Atoms a = {0};
     if (mask && !mask_of(c, mask, &a, 0))
         return false;
     bool seen[2] = {false, false};
     for (int i = 0; i < a.n; i++) {
         int which;
+        bool lower;
         IrTmapExtent e;
-        if (!atom_extent(c, &a.q[i], &which, &e) || seen[which])
+        if (!atom_extent(c, &a.q[i], &which, &e, &lower))
+            return false;
+        if (lower) {
+            c->m->lower[which] = true;
+            continue;
+        }
+        if (seen[which])
             return false; /* two bounds on one dim would need their minimum */
         seen[which] = true;
         t->extent[which] = e;
@@ -512,22 +564,27 @@ bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
     if (ptr->type.rank != 2 || dtype_bits(ptr->type.elem) != 16 ||
         !ptr_of(&c, ptr, &base, &off, 0) || !split_dims(&off, &origin, k))
         return false;
-    /* one dim steps by 1 (the contiguous one), the other by a parameter */
+    /* one dim steps by 1 (the contiguous one), the other by a parameter or
+     * a constant whose bytes are a multiple of 16 (TMA wants 16-byte
+     * aligned bases and strides) */
     int inner = is_one(&k[1]) ? 1 : is_one(&k[0]) ? 0 : -1;
     const IrValue *stride = inner >= 0 ? lone_param(&c, &k[1 - inner]) : NULL;
-    if (!stride || f->params[base->index].divisibility < 16 ||
-        f->params[stride->index].divisibility < 16)
-        return false; /* TMA wants 16-byte aligned bases and strides */
+    int64_t cs = inner >= 0 && !stride ? const_poly(&k[1 - inner]) : 0;
+    if ((!stride && (cs <= 0 || cs * dtype_bits(ptr->type.elem) / 8 % 16)) ||
+        f->params[base->index].divisibility < 16 ||
+        (stride && f->params[stride->index].divisibility < 16))
+        return false;
     m->trans = inner == 0;
     int s = -1;
     for (int i = 0; i < m->nsyms; i++)
-        if (m->syms[i] == stride)
+        if (stride && m->syms[i] == stride)
             s = SYM_VALUE + i;
-    if (!split_origin(&origin, s, m->coord) || !fits_i32(m, &m->coord[0]) ||
+    if (!split_origin(&origin, s, cs, m->coord) || !fits_i32(m, &m->coord[0]) ||
         !fits_i32(m, &m->coord[1]))
         return false;
     m->map.base = base->index;
-    m->map.stride = stride->index;
+    m->map.stride = stride ? stride->index : -1;
+    m->map.stride_const = cs;
     m->map.dt = ptr->type.elem;
     return extents(&c, mask) &&
         geometry(&m->map, ptr->type.shape[1 - inner], ptr->type.shape[inner]);
@@ -555,7 +612,7 @@ static bool sym_nonneg(const TileMatch *m, int sym)
 bool tile_origin_nonneg(const TileMatch *m)
 {
     for (int which = 0; which < 2; which++)
-        for (int i = 0; i < m->coord[which].n; i++) {
+        for (int i = 0; !m->lower[which] && i < m->coord[which].n; i++) {
             const TileTerm *t = &m->coord[which].t[i];
             if (t->coef < 0)
                 return false;

@@ -27,6 +27,7 @@ typedef struct TileMatch {
     IrTmap map;                         /* what the launcher builds */
     bool trans;                         /* the tile's dim 0 is the contiguous one */
     TilePoly coord[2];                  /* the tile's origin: inner (contiguous) and outer index */
+    bool lower[2];                      /* the mask keeps coordinate which + index >= 0 */
     const IrValue *syms[TILE_MAX_SYMS]; /* where a copy is issued: their values for its iteration */
     int nsyms;
 } TileMatch;
@@ -34,15 +35,16 @@ typedef struct TileMatch {
 /* Whether load `ld` of the body of `loop` (a `for` counting up by a
  * constant step) reads, in iteration J, the tile whose element (r, c) is
  * base[(outer + r) * stride + inner + c] (or the transpose) of a 16-bit
- * tensor, masked exactly where r or c leave extents fixed for the launch;
- * fills m when it does. */
+ * tensor, masked exactly where r or c leave extents fixed for the launch
+ * (and, if at all, where they fall below 0); fills m when it does. */
 bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m);
 /* Emits coordinate `which` (0: inner, 1: outer) of the tile of iteration
  * index j (i32 scalar), as i32. */
 IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j);
-/* Whether both coordinates of the origin are sums of non-negative multiples
- * of the iteration index and program ids: never negative, so the copy
- * needs no check for a negative origin. */
+/* Whether each coordinate of the origin is masked below 0 or is a sum of
+ * non-negative multiples of the iteration index and program ids: TMA's
+ * zeros for a negative coordinate are then what the load gives, so the
+ * copy needs no check for a negative origin. */
 bool tile_origin_nonneg(const TileMatch *m);
 
 #endif

@@ -22,7 +22,7 @@ static RtTmapMeta gemm_a(void)
 {
     return (RtTmapMeta){.base = 0,
                         .stride = 3,
-                        .ext_param = {2, 1},
+                        .ext_param = {{2, -1, -1}, {1, -1, -1}},
                         .ext_add = {0, 0},
                         .dt = DT_F16,
                         .box = {64, 128},
@@ -42,8 +42,19 @@ static void test_plan(void)
 
     /* a constant added to the extent; no mask: the 32-bit coordinate range */
     m.ext_add[0] = -1;
-    m.ext_param[1] = IR_TMA_UNBOUNDED;
+    m.ext_param[1][0] = IR_TMA_UNBOUNDED;
     CHECK(rt_tma_plan(&m, vals, 4, &e) && e.dim[0] == 1000 && e.dim[1] == INT32_MAX);
+
+    /* a product of parameters (rows = params 1 * 2), a constant stride */
+    m = gemm_a();
+    m.ext_param[1][1] = 2;
+    m.stride = -1;
+    m.stride_const = 128;
+    CHECK(rt_tma_plan(&m, vals, 4, &e) && e.dim[1] == 1001000 && e.stride[0] == 256);
+    /* a product past INT32_MAX may have wrapped in the kernel's 32 bits */
+    CHECK(!rt_tma_plan(&m, (int64_t[]){0x7f0000001000, 65536, 65536, 1024}, 4, &e));
+    m.stride_const = 100; /* 200 bytes: not a multiple of 16 */
+    CHECK(!rt_tma_plan(&m, vals, 4, &e));
 
     /* what makes no map: each alone */
     m = gemm_a();
@@ -161,9 +172,10 @@ static void test_jit_meta(void)
     CHECK_OK(rt_jit_text(k, &la, "sm_90a", false, &t));
     CHECK(t.meta.ntmaps == 2);
     const RtTmapMeta *a = &t.meta.tmaps[0], *b = &t.meta.tmaps[1];
-    CHECK(a->base == 0 && a->stride == 6 && a->ext_param[0] == 5 && a->ext_param[1] == 3);
+    CHECK(a->base == 0 && a->stride == 6 && a->ext_param[0][0] == 5 && a->ext_param[1][0] == 3);
+    CHECK(a->ext_param[0][1] == -1 && a->ext_param[1][1] == -1);
     CHECK(a->box[0] == 64 && a->box[1] == 128 && a->swizzle == 128 && a->dt == DT_F16);
-    CHECK(b->base == 1 && b->stride == 8 && b->ext_param[0] == 4 && b->ext_param[1] == 5);
+    CHECK(b->base == 1 && b->stride == 8 && b->ext_param[0][0] == 4 && b->ext_param[1][0] == 5);
     CHECK(t.ptx && strstr(t.ptx, ".param .align 64 .b8 matmul_param_13[128]"));
     rt_jit_text_free(&t);
     la.no_tma = true;
