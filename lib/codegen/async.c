@@ -69,12 +69,14 @@ static int op_buffer(const Cg *cg, const IrOp *op)
 
 typedef struct Segs {
     const Cg *cg;
-    int cur;     /* the segment being walked */
-    int *first;  /* by ring: the first segment that uses it, -1 none */
-    int *last;   /* and the last */
-    bool *async; /* by segment: it holds a dot that may leave work in flight */
-    bool split;  /* a producer warpgroup fills rings beside the consumers */
-    bool waited; /* no wgmma of the segment left unread since its last loop */
+    int cur;        /* the segment being walked */
+    int *first;     /* by ring: the first segment that uses it, -1 none */
+    int *last;      /* and the last */
+    bool *async;    /* by segment: it holds a dot that may leave work in flight */
+    bool split;     /* a producer warpgroup fills rings beside the consumers */
+    bool waited;    /* no wgmma of the segment left unread since its last loop */
+    bool in_loop;   /* walking a loop's regions */
+    bool *resident; /* by ring: viewed outside loops */
 } Segs;
 
 static bool seg_op(IrOp *op, void *ctx)
@@ -86,6 +88,10 @@ static bool seg_op(IrOp *op, void *ctx)
             sg->first[b] = sg->cur;
         sg->last[b] = sg->cur;
     }
+    /* a view outside loops (a resident operand, pipe_resident.c) is read
+     * by the loops after it, whatever their segments */
+    if (b >= 0 && op->kind == IR_SHARED_VIEW && !sg->in_loop)
+        sg->resident[b] = true;
     if (op->kind == IR_DOT && op->ival == 1)
         sg->async[sg->cur] = true;
     sg->split |= op->kind == IR_PRODUCER;
@@ -99,13 +105,19 @@ static bool count_op(IrOp *op, void *ctx)
     return true;
 }
 
-/* Whether op drains every copy behind a barrier: async_wait 0, or after a
- * loop whose copies are all TMA's, async_wait -1 (that loop waited for
- * each copy it issued; inside a body, -1 is a barrier alone, but a
- * segment's walk never looks into a loop). */
+/* Whether op is a loop's drain, behind which every copy has landed: the
+ * barrier after it (async_wait 0; -1 after a loop whose copies are all
+ * TMA's, which waited for each copy it issued), past the dot_waits of
+ * the loop's results. A wait before a loop (a resident operand's) is
+ * none. */
 static bool is_drain(const IrOp *op)
 {
-    return op->kind == IR_ASYNC_WAIT && op->ival <= 0 && !op->sub;
+    if (op->kind != IR_ASYNC_WAIT || op->ival > 0 || op->sub)
+        return false;
+    const IrOp *o = op->prev;
+    while (o && o->kind == IR_DOT_WAIT)
+        o = o->prev;
+    return o && (o->kind == IR_FOR || o->kind == IR_WHILE);
 }
 
 /* Walks b in program order, an if's regions one after the other (a CTA
@@ -122,8 +134,10 @@ static void seg_block(Segs *sg, IrBlock *b)
             continue;
         }
         seg_op(o, sg);
+        sg->in_loop = true;
         for (int r = 0; r < o->nregions; r++)
             ir_walk(o->regions[r], seg_op, sg);
+        sg->in_loop = false;
         if (o->nregions)
             sg->waited = false;
         if (o->kind == IR_DOT_WAIT)
@@ -146,12 +160,16 @@ static void ring_segments(Cg *cg, int *seg)
                cg_alloc(cg, sizeof(int) * n),
                cg_alloc(cg, sizeof(bool) * nops),
                false,
-               true};
+               true,
+               false,
+               cg_alloc(cg, sizeof(bool) * n)};
     for (size_t i = 0; i < n; i++)
         sg.first[i] = sg.last[i] = -1;
     seg_block(&sg, cg->f->body);
     for (size_t i = 0; i < n; i++)
-        seg[i] = !sg.split && sg.first[i] >= 0 && sg.first[i] == sg.last[i] ? sg.first[i] : -1;
+        seg[i] = !sg.split && !sg.resident[i] && sg.first[i] >= 0 && sg.first[i] == sg.last[i]
+            ? sg.first[i]
+            : -1;
 }
 
 /* Lays the rings out from `at`: first those that live across segments,
@@ -417,10 +435,14 @@ static void emit_private_view(Cg *cg, const IrOp *op)
     cg_set(cg, res, r);
 }
 
+/* A ring op, a producer, or a dot operand converted from a view made
+ * before (a resident operand's). */
 static bool uses_ring(IrOp *op, void *ctx)
 {
     bool *found = ctx;
-    *found |= is_ring_op(op->kind) || op->kind == IR_PRODUCER;
+    const IrOp *src = op->kind == IR_CONVERT_LAYOUT ? op->operands[0]->def : NULL;
+    *found |=
+        is_ring_op(op->kind) || op->kind == IR_PRODUCER || (src && src->kind == IR_SHARED_VIEW);
     return !*found;
 }
 

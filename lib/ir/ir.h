@@ -476,6 +476,10 @@ typedef enum {
     PIPE_TMA,       /* load: TMA into a shared ring `buffer`, by tensor map `tmap` */
     PIPE_ASYNC_DOT, /* dot: left in flight into the next iteration, at most
                      * `pending` wgmma groups (1) outstanding at its wait */
+    PIPE_RESIDENT,  /* load outside loops whose value only wgmma dots in
+                     * loops read: cp.async once into shared buffer
+                     * `buffer` (one slot), which the dots then read in place
+                     * each iteration instead of holding it in registers */
 } PipeMech;
 typedef struct IrPlan {
     PipeMech mech;

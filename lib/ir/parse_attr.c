@@ -251,10 +251,12 @@ static bool op_plan(Parser *p, IrPlan *pl)
         return pl->mech = PIPE_TMA,
                plan_int(p, "buffer", 0, 1 << 10, &pl->buffer) &&
                    plan_int(p, "tmap", 0, IR_MAX_TMAPS - 1, &pl->tmap);
+    if (irp_accept_word(p, "resident"))
+        return pl->mech = PIPE_RESIDENT, plan_int(p, "buffer", 0, 1 << 10, &pl->buffer);
     if (irp_accept_word(p, "async"))
         return pl->mech = PIPE_ASYNC_DOT,
                plan_int(p, "pending", 0, 1, &pl->pending) && spare(p, pl);
-    return FAIL(p, "expected a pipelining mechanism (cp_async, private, tma or async)");
+    return FAIL(p, "expected a pipelining mechanism (cp_async, private, tma, resident or async)");
 }
 
 /* " pipe(...)" after a for's, a load's or a dot's attributes (print_plan):

@@ -286,6 +286,7 @@ static void print_plan(StrBuf *sb, const IrPlan *pl)
                   pl->refill ? ", refill" : "", pl->packed ? ", packed" : "");
         return;
     case PIPE_TMA: sb_printf(sb, " pipe(tma, buffer=%d, tmap=%d)", pl->buffer, pl->tmap); return;
+    case PIPE_RESIDENT: sb_printf(sb, " pipe(resident, buffer=%d)", pl->buffer); return;
     case PIPE_ASYNC_DOT:
         sb_printf(sb, " pipe(async, pending=%d%s)", pl->pending, pl->spare ? ", spare" : "");
         return;

@@ -102,13 +102,24 @@ static void check_dot(Verifier *v, const IrOp *op)
         ir_vfail(v, op, "an asynchronous dot is a wgmma (an mma v3 result)");
 }
 
+/* A resident operand is loaded outside loops, into a buffer no ring uses. */
+static void check_resident(Verifier *v, const IrOp *op)
+{
+    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
+        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
+            ir_vfail(v, op, "a resident operand is loaded outside loops");
+    if (op->plan.buffer < 0 || op->nres != 1 || op->results[0]->type.rank != 2)
+        ir_vfail(v, op, "a resident operand is a 2-D tile in buffer >= 0");
+}
+
 void ir_check_plan(Verifier *v, const IrOp *op)
 {
     PipeMech m = op->plan.mech;
     if (m == PIPE_NONE)
         return;
     bool fits = (m == PIPE_LOOP && op->kind == IR_FOR) ||
-        (is_ring_mech(m) && op->kind == IR_LOAD) || (m == PIPE_ASYNC_DOT && op->kind == IR_DOT);
+        ((is_ring_mech(m) || m == PIPE_RESIDENT) && op->kind == IR_LOAD) ||
+        (m == PIPE_ASYNC_DOT && op->kind == IR_DOT);
     if (!fits) {
         ir_vfail(v, op, "pipelining plan %d does not fit this op", (int)m);
         return;
@@ -117,6 +128,8 @@ void ir_check_plan(Verifier *v, const IrOp *op)
         check_loop(v, op);
     else if (m == PIPE_ASYNC_DOT)
         check_dot(v, op);
+    else if (m == PIPE_RESIDENT)
+        check_resident(v, op);
     else
         check_load(v, op);
 }

@@ -325,5 +325,6 @@ bool pass_pipeline_plan(IrFunc *f)
     ir_walk(f->body, innermost_loop, &loops);
     for (int i = 0; i < loops.v.len && !f->arena->oom; i++)
         plan_loop(&p, loops.v.items[i]);
+    pipe_plan_resident(&p);
     return true;
 }

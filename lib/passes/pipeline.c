@@ -632,6 +632,8 @@ bool pass_pipeline_rings(IrFunc *f)
     bool ok = true;
     for (int i = 0; i < loops.len && ok && !f->arena->oom; i++)
         ok = rings_loop(&p, loops.items[i]);
+    if (ok)
+        pipe_resident_rewrite(f);
     ir_renumber(f);
     return ok;
 }

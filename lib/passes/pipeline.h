@@ -105,5 +105,22 @@ void pipe_drop_slice_loads(Pipe *p);
 bool pipe_slice_closed(Pipe *p);
 /* The shared layout of load i's ring. */
 Layout pipe_shared_for(Pipe *p, int i);
+/* The shared tile a cp.async copy of load ld fills (its run contiguous). */
+Layout pipe_load_tile(const Pipe *p, const IrOp *ld);
+/* Whether cp.async can copy ld's pointees (runs of 4, 8 or 16 bytes). */
+bool pipe_copyable(const Pipe *p, const IrOp *ld);
+/* Whether a ring of ld (through TMA tile m, or cp.async where NULL) holds
+ * it in an order the dot operand layout dop can read, read through one
+ * transpose where trans. */
+bool pipe_ring_order_fits(const Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m,
+                          bool trans);
+
+/* pipe_resident.c */
+/* Plans the loads that become resident operands (PIPE_RESIDENT), from
+ * buffer p->nbuf on, after the loops are planned. */
+void pipe_plan_resident(Pipe *p);
+/* Carries out the resident plans: each such load becomes a copy into its
+ * buffer, and the dots read a view of it. */
+void pipe_resident_rewrite(IrFunc *f);
 
 #endif

@@ -73,7 +73,7 @@ static const Layout *feeds_dots_only(Pipe *p, const IrOp *ld, bool *trans)
 }
 
 /* cp.async moves 4, 8 or 16 bytes per thread and chunk. */
-static bool copyable(Pipe *p, const IrOp *ld)
+bool pipe_copyable(const Pipe *p, const IrOp *ld)
 {
     const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
     LinLayout ll;
@@ -102,7 +102,7 @@ static Layout shared_tile(Type t, bool down)
 /* The ring buffer's tile of a load: as TMA writes it (the tensor's
  * contiguous dim along the stored rows) when m is its tile, else for
  * cp.async with the dim the load runs along contiguous. */
-static Layout ring_layout(Pipe *p, const IrOp *ld, const TileMatch *m)
+static Layout ring_layout(const Pipe *p, const IrOp *ld, const TileMatch *m)
 {
     const IrValue *ptr = ld->operands[0];
     Type t = ld->results[0]->type;
@@ -117,12 +117,14 @@ static Layout ring_layout(Pipe *p, const IrOp *ld, const TileMatch *m)
 
 Layout pipe_shared_for(Pipe *p, int i) { return ring_layout(p, p->ld[i].op, p->ld[i].tile); }
 
+Layout pipe_load_tile(const Pipe *p, const IrOp *ld) { return ring_layout(p, ld, NULL); }
+
 /* A ring keeps the order the load reads in (copies move whole runs), so
  * an operand that wgmma reads only K-major (tf32, int8, fp8) is copied
  * only when the ring holds it along K; otherwise the dot stages it,
  * transposed, from registers (codegen/mma.c). */
-static bool ring_order_fits(Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m,
-                            bool trans)
+bool pipe_ring_order_fits(const Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m,
+                          bool trans)
 {
     Type t = ld->results[0]->type;
     if (!layout_needs_kmajor(dop->parent, dtype_bits(t.dt) / 8))
@@ -267,7 +269,7 @@ bool pipe_find_loads(Pipe *p)
             ntiles += p->ld[i].tile != NULL;
         if (p->f->ntmaps + ntiles >= IR_MAX_TMAPS)
             m = NULL; /* the launcher passes at most IR_MAX_TMAPS */
-        if ((m || copyable(p, o)) && ring_order_fits(p, o, dop, m, trans)) {
+        if ((m || pipe_copyable(p, o)) && pipe_ring_order_fits(p, o, dop, m, trans)) {
             p->ld[p->nloads++] = (PipeLoad){.op = o, .tile = m};
         }
     }

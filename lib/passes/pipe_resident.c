@@ -1,0 +1,293 @@
+/* pipe_resident.c: loop-invariant wgmma operands kept in shared memory
+ * (PIPE_RESIDENT). Attention loads its Q tile once, before the KV loop,
+ * and every iteration's QK^T reads it. As the dot's A fragments in
+ * registers it holds 32 registers a thread at a head dim of 128 (8 warps,
+ * 128 rows), 64 at 256, for the whole loop, beside the accumulator; wgmma
+ * can read A from shared memory as well as B, as Triton's Hopper attention
+ * does. So such a load is copied once into a buffer of its own (cp.async,
+ * the prologue's copies overlapping it), waited for before the first loop
+ * that reads it, and each dot converts a view of that buffer, which
+ * codegen reads in place (mma.c's copied operands).
+ *
+ * Planned where the load sits outside every loop, all its uses are layout
+ * conversions that only wgmma dots inside loops read, cp.async can copy
+ * it into a tile wgmma reads, and the buffer fits beside the largest
+ * loop's rings with room for the scratch. */
+#include "passes/pipeline.h"
+
+#include <string.h>
+
+enum {
+    SMEM_MAX = 227 * 1024,    /* sm_90's shared memory per block */
+    SCRATCH_ROOM = 16 * 1024, /* left for conversions and reductions in the loops */
+};
+
+static bool in_loop(const IrOp *op)
+{
+    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
+        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
+            return true;
+    return false;
+}
+
+static bool is_wgmma(const IrOp *op)
+{
+    const Layout *l = op->kind == IR_DOT && op->nres == 1 ? op->results[0]->layout : NULL;
+    return l && l->kind == LY_MMA && l->version == 3;
+}
+
+/* ---- planning -------------------------------------------------------------------- */
+
+typedef struct Uses {
+    const IrValue *x; /* the load's result */
+    Arena *a;
+    PtrVec convs;     /* the conversions that read it */
+    int n;            /* reads seen */
+    bool ok;          /* each of them as the plan needs */
+} Uses;
+
+/* A read of the load's value: a conversion to a dot-operand layout. */
+static bool load_use(IrOp *op, void *ctx)
+{
+    Uses *u = ctx;
+    for (int i = 0; i < op->nops; i++) {
+        if (op->operands[i] != u->x)
+            continue;
+        u->n++;
+        const Layout *l = op->nres == 1 ? op->results[0]->layout : NULL;
+        u->ok &= op->kind == IR_CONVERT_LAYOUT && l && l->kind == LY_DOT_OP;
+        vec_push(u->a, &u->convs, op);
+    }
+    return true;
+}
+
+typedef struct ConvUses {
+    const IrValue *conv;
+    int n;
+    bool ok;
+} ConvUses;
+
+/* A read of a conversion: a wgmma dot inside a loop, as the operand the
+ * conversion's layout is for. */
+static bool conv_use(IrOp *op, void *ctx)
+{
+    ConvUses *u = ctx;
+    for (int i = 0; i < op->nops; i++) {
+        if (op->operands[i] != u->conv)
+            continue;
+        u->n++;
+        u->ok &= is_wgmma(op) && i == u->conv->layout->opidx && in_loop(op);
+    }
+    return true;
+}
+
+/* The conversions of load ld's value, each read by wgmma dots in loops
+ * only; false where any use of the value or of them is another. */
+static bool conversions(IrFunc *f, const int *uses, const IrOp *ld, PtrVec *out)
+{
+    Uses u = {ld->results[0], f->arena, {0}, 0, true};
+    ir_walk(f->body, load_use, &u);
+    if (!u.ok || u.n == 0 || (uses && u.n != uses[u.x->id]))
+        return false;
+    for (int i = 0; i < u.convs.len; i++) {
+        const IrOp *c = u.convs.items[i];
+        ConvUses cu = {c->results[0], 0, true};
+        ir_walk(f->body, conv_use, &cu);
+        if (!cu.ok || cu.n == 0 || (uses && cu.n != uses[cu.conv->id]))
+            return false;
+    }
+    *out = u.convs;
+    return true;
+}
+
+static int64_t tile_bytes(const IrValue *v)
+{
+    return type_numel(v->type) * dtype_bits(v->type.dt) / 8;
+}
+
+static bool resident_ok(const Pipe *p, const IrOp *ld)
+{
+    PtrVec convs;
+    if (ld->kind != IR_LOAD || ld->plan.mech != PIPE_NONE || ld->nres != 1 ||
+        ld->results[0]->type.rank != 2 || ld->results[0]->id >= p->nids || in_loop(ld))
+        return false;
+    if (ld->nops > 2 && ld->operands[1] && !pipe_is_zero_const(ld->operands[2]))
+        return false; /* the copy gives zeros where masked off */
+    if (!conversions(p->f, p->uses, ld, &convs) || !pipe_copyable(p, ld))
+        return false;
+    for (int i = 0; i < convs.len; i++) {
+        const IrOp *c = convs.items[i];
+        if (c->results[0]->id >= p->nids ||
+            !pipe_ring_order_fits(p, ld, c->results[0]->layout, NULL, false))
+            return false;
+    }
+    return true;
+}
+
+/* The bytes of the rings of planned loop `loop`. */
+static int64_t loop_rings(const IrOp *loop)
+{
+    int64_t n = 0;
+    for (const IrOp *o = loop->regions[0]->first; o; o = o->next) {
+        PipeMech m = o->plan.mech;
+        if (o->kind != IR_LOAD || (m != PIPE_CP_ASYNC && m != PIPE_PRIVATE && m != PIPE_TMA))
+            continue;
+        int slots = o->plan.refill ? loop->plan.stages - 1 : loop->plan.slots;
+        n += tile_bytes(o->results[0]) * slots;
+    }
+    return n;
+}
+
+typedef struct Budget {
+    int64_t rings;    /* the largest loop's rings */
+    int64_t resident; /* planned so far */
+    Pipe *p;
+} Budget;
+
+static bool largest_rings(IrOp *op, void *ctx)
+{
+    Budget *b = ctx;
+    if (op->kind == IR_FOR && op->plan.mech == PIPE_LOOP) {
+        int64_t n = loop_rings(op);
+        b->rings = n > b->rings ? n : b->rings;
+    }
+    return true;
+}
+
+static bool plan_load(IrOp *op, void *ctx)
+{
+    Budget *b = ctx;
+    if (op->kind != IR_LOAD || !resident_ok(b->p, op))
+        return true;
+    int64_t bytes = (tile_bytes(op->results[0]) + 1023) / 1024 * 1024;
+    if (b->rings + b->resident + bytes + SCRATCH_ROOM > SMEM_MAX)
+        return true;
+    b->resident += bytes;
+    op->plan = (IrPlan){.mech = PIPE_RESIDENT, .buffer = b->p->nbuf++};
+    return true;
+}
+
+void pipe_plan_resident(Pipe *p)
+{
+    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || p->ws_loop)
+        return;
+    Budget b = {0, 0, p};
+    ir_walk(p->f->body, largest_rings, &b);
+    ir_walk(p->f->body, plan_load, &b);
+}
+
+/* ---- the rewrite ------------------------------------------------------------------- */
+
+/* Whether op, or an op in its regions, reads one of the conversions. */
+static bool reads_any(IrOp *op, const PtrVec *convs)
+{
+    for (int k = 0; k < convs->len; k++) {
+        const IrValue *x = ((const IrOp *)convs->items[k])->results[0];
+        for (int i = 0; i < op->nops; i++)
+            if (op->operands[i] == x)
+                return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (ir_count_reads(op->regions[r], x))
+                return true;
+    }
+    return false;
+}
+
+typedef struct Redirect {
+    IrFunc *f;
+    IrValue *conv; /* the conversion the dots read */
+    IrValue *view; /* the buffer's view */
+} Redirect;
+
+/* A dot reading the conversion converts the view itself, in its own block,
+ * where codegen reads the operand in place. */
+static bool redirect(IrOp *op, void *ctx)
+{
+    Redirect *r = ctx;
+    for (int i = 0; op->kind == IR_DOT && i < 2; i++) {
+        if (op->operands[i] != r->conv)
+            continue;
+        IrBuilder b = {r->f, op->parent, op};
+        IrValue *c = ir_unary(&b, IR_CONVERT_LAYOUT, op->span, r->view, r->conv->type);
+        c->layout = r->conv->layout;
+        c->name = r->conv->name;
+        op->operands[i] = c;
+    }
+    return true;
+}
+
+/* Where the wait and the view go: the first op after ld in its block that
+ * reads a conversion (the loop), past the conversions themselves. Counts
+ * the groups committed on the way (the loop's prologue). */
+static IrOp *first_reader(IrOp *ld, const PtrVec *convs, int *commits)
+{
+    IrOp *o = ld->next;
+    *commits = 0;
+    while (o && !reads_any(o, convs)) {
+        *commits += o->kind == IR_ASYNC_COMMIT;
+        o = o->next;
+    }
+    return o;
+}
+
+/* Load ld (PIPE_RESIDENT) becomes, where it was, a copy into slot 0 of its
+ * buffer and its commit; before the first op that reads it, a wait that
+ * leaves the groups committed in between in flight (the loop's prologue)
+ * and the view, which the dots convert in their own blocks. */
+static void make_resident(IrFunc *f, IrOp *ld)
+{
+    PtrVec convs;
+    if (!conversions(f, NULL, ld, &convs))
+        return; /* the plan came from text for a load it does not fit; left as it is */
+    IrValue *r = ld->results[0];
+    Span sp = ld->span;
+    IrBuilder at = {f, ld->parent, ld};
+    IrValue *zero = ir_const_int(&at, sp, type_scalar(DT_I32), 0);
+    IrValue *ops[3] = {ld->operands[0], ld->nops > 1 ? ld->operands[1] : NULL, zero};
+    IrOp *copy = ir_build(&at, IR_ASYNC_COPY, sp, ops, 3, NULL, 0);
+    copy->ival = ld->plan.buffer;
+    copy->ival2 = 1;
+    ir_build(&at, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
+    int commits;
+    IrBuilder w = {f, ld->parent, first_reader(ld, &convs, &commits)};
+    IrOp *wait = ir_build(&w, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
+    wait->ival = commits;
+    wait->ival2 = 1; /* wgmma reads it through the async proxy */
+    IrOp *v = ir_build(&w, IR_SHARED_VIEW, sp, &zero, 1, &r->type, 1);
+    v->ival = ld->plan.buffer;
+    v->ival2 = 1;
+    Pipe p = {.f = f};
+    Layout sh = pipe_load_tile(&p, ld);
+    v->results[0]->layout = ir_layout_intern(f, &sh);
+    v->results[0]->name = r->name;
+    for (int i = 0; i < convs.len; i++) {
+        IrOp *c = convs.items[i];
+        Redirect rd = {f, c->results[0], v->results[0]};
+        ir_walk(f->body, redirect, &rd);
+        ir_remove(c);
+    }
+    ir_remove(ld);
+    if (f->nbuffers <= copy->ival)
+        f->nbuffers = (int)copy->ival + 1;
+}
+
+typedef struct Found {
+    Arena *a;
+    PtrVec loads;
+} Found;
+
+static bool collect(IrOp *op, void *ctx)
+{
+    Found *fd = ctx;
+    if (op->kind == IR_LOAD && op->plan.mech == PIPE_RESIDENT)
+        vec_push(fd->a, &fd->loads, op);
+    return true;
+}
+
+void pipe_resident_rewrite(IrFunc *f)
+{
+    Found fd = {f->arena, {0}};
+    ir_walk(f->body, collect, &fd);
+    for (int i = 0; i < fd.loads.len && !f->arena->oom; i++)
+        make_resident(f, fd.loads.items[i]);
+}
