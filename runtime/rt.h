@@ -165,6 +165,7 @@ typedef struct RtTmapMeta {
     int64_t stride_const; /* dim 1's stride where no parameter gives it */
     int32_t ext_param[2][IR_TMA_FACTORS]; /* extents of dims 0 and 1: the product of these
                                              parameters (-1: none; [0] -2: unbounded) */
+    int64_t ext_mul[2];                   /* its coefficient */
     int64_t ext_add[2];                   /* added to it */
     int32_t dt;                           /* DType of the elements */
     int32_t box[2], swizzle;              /* the box and swizzle (bytes) of one copy */

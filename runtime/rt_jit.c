@@ -177,6 +177,7 @@ static tk_status map_params(tk_kernel *k, const RtLaunchArgs *la, const CgKernel
         *r = (RtTmapMeta){.base = t->base,
                           .stride = t->stride,
                           .stride_const = t->stride_const,
+                          .ext_mul = {t->extent[0].mul, t->extent[1].mul},
                           .ext_add = {t->extent[0].add, t->extent[1].add},
                           .dt = (int32_t)t->dt,
                           .box = {t->box[0], t->box[1]},
@@ -249,7 +250,7 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
             return false;
         for (int d = 0; d < 2; d++)
             for (int f = 0; f < IR_TMA_FACTORS; f++)
-                if (t->ext_param[d][f] < IR_TMA_UNBOUNDED ||
+                if (t->ext_mul[d] < 1 || t->ext_param[d][f] < IR_TMA_UNBOUNDED ||
                     (t->ext_param[d][f] >= 0 && (uint32_t)t->ext_param[d][f] >= m->nparams))
                     return false;
     }

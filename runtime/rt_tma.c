@@ -16,6 +16,10 @@ static bool tma_dtype(int32_t dt, CUtensorMapDataType *out)
 {
     switch (dt) {
     case DT_F16: *out = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; return true;
+    case DT_F8E4:
+    case DT_F8E5:
+    case DT_I8:
+    case DT_U8: *out = CU_TENSOR_MAP_DATA_TYPE_UINT8; return true; /* bytes, moved as they are */
     case DT_BF16: *out = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; return true;
     case DT_I16:
     case DT_U16: *out = CU_TENSOR_MAP_DATA_TYPE_UINT16; return true;
@@ -33,7 +37,7 @@ static bool tma_swizzle(int32_t bytes, CUtensorMapSwizzle *out)
     }
 }
 
-/* An extent: a product of parameters plus a constant; unbounded dims get
+/* An extent: a constant times a product of parameters, plus a constant; unbounded dims get
  * the largest a signed 32-bit coordinate reaches. A product the kernel
  * computed in 32 bits may have wrapped there, so one past INT32_MAX makes
  * no map (the kernel without TMA then gives the kernel's own answer). */
@@ -44,14 +48,14 @@ static bool extent(const RtTmapMeta *m, int d, const int64_t *vals, int nvals, c
         *out = INT32_MAX;
         return true;
     }
-    int64_t e = p[0] >= 0 ? 1 : 0;
+    int64_t e = p[0] >= 0 ? m->ext_mul[d] : 0;
     for (int f = 0; f < IR_TMA_FACTORS && p[f] >= 0; f++)
         if (p[f] >= nvals || __builtin_mul_overflow(e, vals[p[f]], &e))
             return false;
     if (__builtin_add_overflow(e, m->ext_add[d], &e))
         return false;
     *out = (cuuint64_t)e;
-    int64_t most = p[1] >= 0 ? INT32_MAX : (int64_t)1 << 32;
+    int64_t most = p[1] >= 0 || m->ext_mul[d] > 1 ? INT32_MAX : (int64_t)1 << 32;
     return e >= 1 && e <= most;
 }
 

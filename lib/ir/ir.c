@@ -626,7 +626,7 @@ bool ir_tmap_equal(const IrTmap *a, const IrTmap *b)
         a->stride_const == b->stride_const && a->dt == b->dt && a->box[0] == b->box[0] &&
         a->box[1] == b->box[1] && a->swizzle == b->swizzle && a->cols == b->cols;
     for (int d = 0; d < 2 && same; d++) {
-        same = a->extent[d].add == b->extent[d].add;
+        same = a->extent[d].add == b->extent[d].add && a->extent[d].mul == b->extent[d].mul;
         for (int i = 0; i < IR_TMA_FACTORS; i++)
             same = same && a->extent[d].param[i] == b->extent[d].param[i];
     }

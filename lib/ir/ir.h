@@ -553,19 +553,20 @@ typedef struct IrParam {
  * kernel's arguments and passes after the parameters: a 2-D tensor at a
  * pointer parameter, dim 0 contiguous, dim 1 `stride` elements apart (an
  * integer parameter, or the constant stride_const where stride is -1). An
- * extent is the product of up to IR_TMA_FACTORS integer parameters plus a
- * constant (param[0] -1: the constant alone; IR_TMA_UNBOUNDED: no mask
+ * extent is a constant times the product of up to IR_TMA_FACTORS integer
+ * parameters, plus a constant (param[0] -1: the constant alone; IR_TMA_UNBOUNDED: no mask
  * bounds the dim); unused factors are -1. */
 enum { IR_TMA_UNBOUNDED = -2, IR_MAX_TMAPS = 8, IR_TMA_FACTORS = 3 };
 typedef struct IrTmapExtent {
     int param[IR_TMA_FACTORS];
+    int64_t mul; /* the product's coefficient, at least 1 */
     int64_t add;
 } IrTmapExtent;
 typedef struct IrTmap {
     int base;               /* parameter index of the pointer */
     int stride;             /* parameter index of dim 1's stride, in elements; -1: stride_const */
     int64_t stride_const;   /* dim 1's stride where it is a constant */
-    DType dt;               /* element type (16-bit) */
+    DType dt;               /* element type (8- or 16-bit) */
     IrTmapExtent extent[2]; /* dim 0, dim 1 */
     int box[2];             /* the box one copy instruction moves: dim 0, dim 1 */
     int swizzle;            /* bytes of the swizzle pattern: 32, 64 or 128 */

@@ -316,19 +316,29 @@ static bool layout_def(Parser *p)
     return irp_end_of_line(p);
 }
 
-/* "param3", "param3*param5+64", "param3-1", "16" or "?" */
+/* "param3", "param3*param5+64", "128*param3-1", "16" or "?" */
 static bool tmap_extent(Parser *p, IrTmapExtent *e)
 {
     int64_t v = 0;
     for (int i = 0; i < IR_TMA_FACTORS; i++)
         e->param[i] = -1;
+    e->mul = 1;
     e->add = 0;
     if (irp_accept(p, "?")) {
         e->param[0] = IR_TMA_UNBOUNDED;
         return true;
     }
-    if (!irp_accept_word(p, "param") && !irp_accept(p, "param"))
-        return irp_int(p, INT32_MIN, INT32_MAX, &e->add);
+    if (!irp_accept_word(p, "param") && !irp_accept(p, "param")) {
+        if (!irp_int(p, INT32_MIN, INT32_MAX, &e->add))
+            return false;
+        irp_skip_blanks(p);
+        if (peek(p) != '*')
+            return true;
+        if (e->add < 1 || !irp_expect(p, "*") || !irp_expect(p, "param"))
+            return e->add >= 1 || irp_fail_at(p, here(p), "an extent's coefficient is positive");
+        e->mul = e->add;
+        e->add = 0;
+    }
     for (int i = 0;; i++) {
         if (!irp_int(p, 0, 255, &v))
             return false;
@@ -386,7 +396,8 @@ static bool tmap_def(Parser *p)
     if (!irp_expect(p, ",") || !irp_keyed_int(p, "swizzle", 32, 128, &v) || !irp_expect(p, ")"))
         return false;
     t.swizzle = (int)v;
-    if (nbox != 2 || (v != 32 && v != 64 && v != 128) || dtype_bits(t.dt) != 16 || t.cols % box[0])
+    if (nbox != 2 || (v != 32 && v != 64 && v != 128) ||
+        (dtype_bits(t.dt) != 16 && dtype_bits(t.dt) != 8) || t.cols % box[0])
         return irp_fail_at(p, at, "a bad tensor map");
     t.box[0] = box[0], t.box[1] = box[1];
     IrTmap *maps = arena_alloc(p->a, sizeof *maps * (size_t)(f->ntmaps + 1));

@@ -459,6 +459,8 @@ static void print_extent(StrBuf *out, const IrTmapExtent *e)
         sb_printf(out, "%lld", (long long)e->add);
         return;
     }
+    if (e->mul != 1)
+        sb_printf(out, "%lld*", (long long)e->mul);
     sb_printf(out, "param%d", e->param[0]);
     for (int i = 1; i < IR_TMA_FACTORS && e->param[i] >= 0; i++)
         sb_printf(out, "*param%d", e->param[i]);

@@ -41,9 +41,9 @@ static bool is_wgmma(const IrOp *op)
 typedef struct Uses {
     const IrValue *x; /* the load's result */
     Arena *a;
-    PtrVec convs;     /* the conversions that read it */
-    int n;            /* reads seen */
-    bool ok;          /* each of them as the plan needs */
+    PtrVec convs; /* the conversions that read it */
+    int n;        /* reads seen */
+    bool ok;      /* each of them as the plan needs */
 } Uses;
 
 /* A read of the load's value: a conversion to a dot-operand layout. */

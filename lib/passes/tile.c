@@ -390,11 +390,14 @@ static int64_t const_poly(const TilePoly *p)
     return p->n == 1 && p->t[0].deg == 0 ? p->t[0].coef : 0;
 }
 
-/* Whether term t is 1 * a product of integer parameters; *out gets them. */
-static bool param_product(const Ctx *c, const TileTerm *t, int out[IR_TMA_FACTORS])
+/* Whether term t is a positive constant times a product of integer
+ * parameters; e gets them. */
+static bool param_product(const Ctx *c, const TileTerm *t, IrTmapExtent *e)
 {
-    if (t->coef != 1 || t->deg < 1 || t->deg > IR_TMA_FACTORS)
+    int *out = e->param;
+    if (t->coef < 1 || t->coef > INT32_MAX || t->deg < 1 || t->deg > IR_TMA_FACTORS)
         return false;
+    e->mul = t->coef;
     for (int k = 0; k < IR_TMA_FACTORS; k++)
         out[k] = -1;
     for (int k = 0; k < t->deg; k++) {
@@ -498,6 +501,7 @@ static bool atom_extent(const Ctx *c, const TilePoly *q, int *dim, IrTmapExtent 
     *lower = sign > 0;
     for (int k = 0; k < IR_TMA_FACTORS; k++)
         e->param[k] = -1;
+    e->mul = 1;
     e->add = 0;
     if (*lower) { /* q - index - coord must be exactly 1 */
         e->param[0] = IR_TMA_UNBOUNDED;
@@ -506,7 +510,7 @@ static bool atom_extent(const Ctx *c, const TilePoly *q, int *dim, IrTmapExtent 
     for (int i = 0; i < ext.n; i++) {
         if (ext.t[i].deg == 0)
             e->add = ext.t[i].coef;
-        else if (e->param[0] >= 0 || !param_product(c, &ext.t[i], e->param))
+        else if (e->param[0] >= 0 || !param_product(c, &ext.t[i], e))
             return false;
     }
     return true;
@@ -516,7 +520,7 @@ static bool extents(Ctx *c, const IrValue *mask)
 {
     IrTmap *t = &c->m->map;
     for (int d = 0; d < 2; d++) {
-        t->extent[d] = (IrTmapExtent){{IR_TMA_UNBOUNDED, -1, -1}, 0};
+        t->extent[d] = (IrTmapExtent){{IR_TMA_UNBOUNDED, -1, -1}, 1, 0};
         c->m->lower[d] = false;
     }
     Atoms a = {0};
@@ -541,8 +545,11 @@ static bool extents(Ctx *c, const IrValue *mask)
     return true;
 }
 
-/* The box and swizzle of a tile of `rows` x `cols` 16-bit elements, cols
- * contiguous: 128-byte panels as codegen's shared tiles (cg_tile_geometry). */
+/* The box and swizzle of a tile of `rows` x `cols` 8- or 16-bit elements, cols
+ * contiguous: 128-byte panels as codegen's shared tiles (cg_tile_geometry).
+ * 8-bit tiles only from 8 KiB: on an H100, fp8 attention at a head dim
+ * of 64 (K and V tiles of 64 x 64 bytes) ran 7% slower with TMA than with
+ * cp.async, at 128 (tiles of 8 and 16 KiB) up to 8% faster. */
 static bool geometry(IrTmap *t, int rows, int cols)
 {
     int bytes = dtype_bits(t->dt) / 8;
@@ -551,6 +558,8 @@ static bool geometry(IrTmap *t, int rows, int cols)
     t->box[0] = panel;
     t->box[1] = rows;
     t->cols = cols;
+    if (bytes == 1 && rows * cols < 8192)
+        return false;
     return (t->swizzle == 32 || t->swizzle == 64 || t->swizzle == 128) && rows >= 8 && rows <= 256;
 }
 
@@ -561,8 +570,9 @@ bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
     const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
     const IrValue *base = NULL;
     TilePoly off, origin, k[2];
-    if (ptr->type.rank != 2 || dtype_bits(ptr->type.elem) != 16 ||
-        !ptr_of(&c, ptr, &base, &off, 0) || !split_dims(&off, &origin, k))
+    int bits = dtype_bits(ptr->type.elem);
+    if (ptr->type.rank != 2 || (bits != 16 && bits != 8) || !ptr_of(&c, ptr, &base, &off, 0) ||
+        !split_dims(&off, &origin, k))
         return false;
     /* one dim steps by 1 (the contiguous one), the other by a parameter or
      * a constant whose bytes are a multiple of 16 (TMA wants 16-byte

@@ -34,7 +34,7 @@ typedef struct TileMatch {
 
 /* Whether load `ld` of the body of `loop` (a `for` counting up by a
  * constant step) reads, in iteration J, the tile whose element (r, c) is
- * base[(outer + r) * stride + inner + c] (or the transpose) of a 16-bit
+ * base[(outer + r) * stride + inner + c] (or the transpose) of an 8- or 16-bit
  * tensor, masked exactly where r or c leave extents fixed for the launch
  * (and, if at all, where they fall below 0); fills m when it does. */
 bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m);

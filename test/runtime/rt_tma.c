@@ -23,6 +23,7 @@ static RtTmapMeta gemm_a(void)
     return (RtTmapMeta){.base = 0,
                         .stride = 3,
                         .ext_param = {{2, -1, -1}, {1, -1, -1}},
+                        .ext_mul = {1, 1},
                         .ext_add = {0, 0},
                         .dt = DT_F16,
                         .box = {64, 128},
