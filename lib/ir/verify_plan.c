@@ -102,9 +102,28 @@ static void check_dot(Verifier *v, const IrOp *op)
         ir_vfail(v, op, "an asynchronous dot is a wgmma (an mma v3 result)");
 }
 
+typedef struct SameBuffer {
+    const IrOp *op;
+    bool found;
+} SameBuffer;
+
+static bool same_buffer(IrOp *o, void *ctx)
+{
+    SameBuffer *s = ctx;
+    s->found |= o != s->op && o->kind == IR_LOAD && o->plan.mech != PIPE_NONE &&
+        o->plan.mech != PIPE_LOOP && o->plan.mech != PIPE_ASYNC_DOT &&
+        o->plan.buffer == s->op->plan.buffer;
+    return !s->found;
+}
+
 /* A resident operand is loaded outside loops, into a buffer no ring uses. */
 static void check_resident(Verifier *v, const IrOp *op)
 {
+    SameBuffer s = {op, false};
+    ir_walk(v->f->body, same_buffer, &s);
+    if (s.found)
+        ir_vfail(v, op, "buffer %d of a resident operand is planned for another load too",
+                 op->plan.buffer);
     for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
         if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
             ir_vfail(v, op, "a resident operand is loaded outside loops");

@@ -81,19 +81,26 @@ static bool conv_use(IrOp *op, void *ctx)
     return true;
 }
 
+/* Whether n reads of x are all its uses, where the counts (by value id,
+ * below nids) are known. */
+static bool all_uses(const Pipe *p, const IrValue *x, int n)
+{
+    return n > 0 && (!p->uses || (x->id < p->nids && p->uses[x->id] == n));
+}
+
 /* The conversions of load ld's value, each read by wgmma dots in loops
  * only; false where any use of the value or of them is another. */
-static bool conversions(IrFunc *f, const int *uses, const IrOp *ld, PtrVec *out)
+static bool conversions(const Pipe *p, const IrOp *ld, PtrVec *out)
 {
-    Uses u = {ld->results[0], f->arena, {0}, 0, true};
-    ir_walk(f->body, load_use, &u);
-    if (!u.ok || u.n == 0 || (uses && u.n != uses[u.x->id]))
+    Uses u = {ld->results[0], p->f->arena, {0}, 0, true};
+    ir_walk(p->f->body, load_use, &u);
+    if (!u.ok || !all_uses(p, u.x, u.n))
         return false;
     for (int i = 0; i < u.convs.len; i++) {
         const IrOp *c = u.convs.items[i];
         ConvUses cu = {c->results[0], 0, true};
-        ir_walk(f->body, conv_use, &cu);
-        if (!cu.ok || cu.n == 0 || (uses && cu.n != uses[cu.conv->id]))
+        ir_walk(p->f->body, conv_use, &cu);
+        if (!cu.ok || !all_uses(p, cu.conv, cu.n))
             return false;
     }
     *out = u.convs;
@@ -109,16 +116,15 @@ static bool resident_ok(const Pipe *p, const IrOp *ld)
 {
     PtrVec convs;
     if (ld->kind != IR_LOAD || ld->plan.mech != PIPE_NONE || ld->nres != 1 ||
-        ld->results[0]->type.rank != 2 || ld->results[0]->id >= p->nids || in_loop(ld))
+        ld->results[0]->type.rank != 2 || in_loop(ld))
         return false;
     if (ld->nops > 2 && ld->operands[1] && !pipe_is_zero_const(ld->operands[2]))
         return false; /* the copy gives zeros where masked off */
-    if (!conversions(p->f, p->uses, ld, &convs) || !pipe_copyable(p, ld))
+    if (!conversions(p, ld, &convs) || !pipe_copyable(p, ld))
         return false;
     for (int i = 0; i < convs.len; i++) {
         const IrOp *c = convs.items[i];
-        if (c->results[0]->id >= p->nids ||
-            !pipe_ring_order_fits(p, ld, c->results[0]->layout, NULL, false))
+        if (!pipe_ring_order_fits(p, ld, c->results[0]->layout, NULL, false))
             return false;
     }
     return true;
@@ -237,7 +243,8 @@ static IrOp *first_reader(IrOp *ld, const PtrVec *convs, int *commits)
 static void make_resident(IrFunc *f, IrOp *ld)
 {
     PtrVec convs;
-    if (!conversions(f, NULL, ld, &convs))
+    Pipe whole = {.f = f}; /* no use counts: the rewrite only checks the kinds */
+    if (!conversions(&whole, ld, &convs))
         return; /* the plan came from text for a load it does not fit; left as it is */
     IrValue *r = ld->results[0];
     Span sp = ld->span;
@@ -256,8 +263,7 @@ static void make_resident(IrFunc *f, IrOp *ld)
     IrOp *v = ir_build(&w, IR_SHARED_VIEW, sp, &zero, 1, &r->type, 1);
     v->ival = ld->plan.buffer;
     v->ival2 = 1;
-    Pipe p = {.f = f};
-    Layout sh = pipe_load_tile(&p, ld);
+    Layout sh = pipe_load_tile(&whole, ld);
     v->results[0]->layout = ir_layout_intern(f, &sh);
     v->results[0]->name = r->name;
     for (int i = 0; i < convs.len; i++) {
