@@ -147,9 +147,15 @@ static int ring_slots(const Pipe *p)
     return s + (spare ? 1 : 0);
 }
 
-/* Appends a tensor map to the function; its index, or -1 out of memory. */
+/* The index of the function's tensor map equal to t (another loop's copies
+ * of the same descriptor: a causal attention's diagonal loop), else of t
+ * appended; -1 out of memory. One map less is 128 bytes less to encode
+ * and pass at every launch. */
 static int add_tmap(IrFunc *f, const IrTmap *t)
 {
+    for (int i = 0; i < f->ntmaps; i++)
+        if (ir_tmap_equal(&f->tmaps[i], t))
+            return i;
     IrTmap *maps = arena_alloc(f->arena, sizeof(IrTmap) * (size_t)(f->ntmaps + 1));
     if (!maps || f->arena->oom)
         return -1;
