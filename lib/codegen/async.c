@@ -199,6 +199,7 @@ static void place_rings(Cg *cg, const Plan *pl, int64_t at)
         }
     }
     int64_t end = at;
+    cg->segs_start = nseg >= 2 ? at : -1;
     for (int g = 0; g < nseg; g++) {
         int64_t p = at;
         for (int i = 0; i < cg->nbufs; i++)
@@ -217,6 +218,7 @@ void cg_plan_buffers(Cg *cg)
 {
     cg->nbufs = cg->f->nbuffers;
     cg->smem_reserved = 0;
+    cg->segs_start = -1;
     if (cg->nbufs <= 0)
         return;
     size_t n = (size_t)cg->nbufs;
@@ -236,7 +238,7 @@ void cg_plan_buffers(Cg *cg)
     ir_walk(cg->f->body, plan_op, &pl);
     /* The mbarriers of the TMA rings first: 8 bytes per slot, twice where a
      * producer fills the ring (full, then empty). They stay where they are
-     * when the rings' place is reused after the loop (rings_dead_after);
+     * when the rings' place is reused after the loop (scratch_after);
      * reusing an mbarrier's own memory would need mbarrier.inval. */
     int64_t at = 0;
     for (int i = 0; i < cg->nbufs; i++) {
@@ -485,7 +487,16 @@ static bool dots_waited(const IrOp *wait)
     return true;
 }
 
-/* Whether the rings are dead after `wait`: it drains every copy (cp.async
+static bool op_uses_ring(IrOp *o)
+{
+    bool found = false;
+    uses_ring(o, &found);
+    for (int r = 0; r < o->nregions && !found; r++)
+        ir_walk(o->regions[r], uses_ring, &found);
+    return found;
+}
+
+/* The rings are dead after drain `wait` where it drains every copy (cp.async
  * groups, or none left in flight where every copy is TMA's: the loop
  * issues only the copies of its own iterations and waits for each), after
  * the dot_waits of the loop before it, and its barrier then orders every
@@ -497,22 +508,41 @@ static bool dots_waited(const IrOp *wait)
  * kernel's tile loop) or an if's region (the rest of a kernel after an
  * early return) the place is given back at the block's end, behind a
  * barrier, before the next iteration's or the next op's copies
- * (cg_rings_back). */
-static bool rings_dead_after(Cg *cg, const IrOp *wait)
+ * (cg_rings_back).
+ *
+ * Between two runs of loops whose rings share one place, that place is
+ * free too: the scratch of what lies between (attention backward's dK and
+ * dV stores before its dQ loops) takes it, and the first op after that
+ * touches a ring waits behind a barrier for the scratch's last readers
+ * (cg_ring_use). Returns where the scratch may start: the rings' start,
+ * the runs' shared place (only at the kernel's top level), or -1. */
+static int64_t scratch_after(Cg *cg, const IrOp *wait)
 {
     if (cg->nbufs <= 0 || wait->ival > 0 || wait->sub || cg->consumers ||
         !in_whole_regions(cg, wait->parent) || !dots_waited(wait))
-        return false;
+        return -1;
     for (int i = 0; i < cg->nbufs; i++)
         if (cg->empty_off[i] >= 0)
-            return false;
+            return -1;
     bool found = false;
-    for (IrOp *o = wait->next; o && !found; o = o->next) {
-        uses_ring(o, &found);
-        for (int r = 0; r < o->nregions && !found; r++)
-            ir_walk(o->regions[r], uses_ring, &found);
-    }
-    return !found;
+    for (IrOp *o = wait->next; o && !found; o = o->next)
+        found = op_uses_ring(o);
+    if (!found)
+        return cg->rings_start;
+    if (cg->segs_start < 0 || wait->parent != cg->f->body || !is_drain(wait))
+        return -1;
+    cg->rings_owed = true;
+    return cg->segs_start;
+}
+
+void cg_ring_use(Cg *cg, const IrOp *op)
+{
+    if (!op_uses_ring((IrOp *)op))
+        return;
+    if (cg->rings_scratched)
+        cg_rings_back(cg, cg->rings_end);
+    cg->smem_reserved = cg->rings_end;
+    cg->rings_owed = cg->rings_scratched = false;
 }
 
 void cg_rings_back(Cg *cg, int64_t reserved)
@@ -553,8 +583,9 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
             cg_fence_async_shared(cg);
         if (!op->sub)
             cg_barrier(cg);
-        if (rings_dead_after(cg, op))
-            cg->smem_reserved = cg->rings_start;
+        int64_t at = scratch_after(cg, op);
+        if (at >= 0 && at < cg->smem_reserved)
+            cg->smem_reserved = at;
         return true;
     }
     case IR_SHARED_VIEW:

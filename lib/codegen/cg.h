@@ -78,6 +78,9 @@ typedef struct Cg {
     int64_t rings_start;    /* where the rings begin (after the TMA barriers) */
     int64_t rings_end;      /* and end, 1024-aligned: the scratch's start while they live */
     bool tma_segs;          /* TMA rings of loops run one after another share their place */
+    int64_t segs_start;     /* where the rings of runs of loops share their place */
+    bool rings_owed;        /* the scratch may take that place between two runs */
+    bool rings_scratched;   /* and did: the next ring op waits for its readers */
     struct CgThreadIndex {  /* thread parts of element indices, per block (layout.c) */
         LLVMBasicBlockRef bb;
         int nthread;
@@ -313,6 +316,9 @@ void cg_plan_buffers(Cg *cg);
  * a barrier (and an async-proxy fence where TMA fills a ring) before the
  * next iteration's copies, and the scratch back after the rings. */
 void cg_rings_back(Cg *cg, int64_t reserved);
+/* Before top-level op `op`: where the scratch took the shared place of the
+ * rings of runs of loops and op touches a ring, the rings' place back. */
+void cg_ring_use(Cg *cg, const IrOp *op);
 /* Byte offset of slot `slot` of ring buffer `buf`. */
 LLVMValueRef cg_buffer_slot(Cg *cg, int buf, LLVMValueRef slot);
 

@@ -213,6 +213,7 @@ LLVMValueRef cg_coord(Cg *cg, LLVMValueRef lin, const Type *t, int d)
 
 void cg_smem_need(Cg *cg, int64_t bytes)
 {
+    cg->rings_scratched |= cg->rings_owed && bytes > 0;
     if (cg->smem_reserved + bytes > cg->smem_bytes)
         cg->smem_bytes = cg->smem_reserved + bytes;
 }

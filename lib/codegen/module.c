@@ -255,6 +255,8 @@ const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk)
             break;
         }
         cg_lines_at(cg, op->span);
+        if (cg->rings_owed)
+            cg_ring_use(cg, op);
         emit_op(cg, op);
     }
     cg_lines_set(cg, loc);

@@ -341,7 +341,12 @@ static bool all_private(const Pipe *p)
 static void view_transposes(Pipe *p, IrValue *view)
 {
     for (IrOp *o = p->body->first; o; o = o->next)
-        if (o->kind == IR_TRANS && o->operands[0] == view) {
+        if (o->kind == IR_TRANS && pipe_trans_reads(p, o, view)) {
+            if (o->operands[0] != view) {
+                IrOp *c = o->operands[0]->def;
+                o->operands[0] = view;
+                ir_remove(c);
+            }
             Layout t = *view->layout;
             t.order[0] = view->layout->order[1];
             t.order[1] = view->layout->order[0];

@@ -107,6 +107,9 @@ bool pipe_slice_closed(Pipe *p);
 Layout pipe_shared_for(Pipe *p, int i);
 /* The shared tile a cp.async copy of load ld fills (its run contiguous). */
 Layout pipe_load_tile(const Pipe *p, const IrOp *ld);
+/* Whether transpose o reads x, directly or through a register conversion
+ * nothing else reads. */
+bool pipe_trans_reads(const Pipe *p, const IrOp *o, const IrValue *x);
 /* Whether cp.async can copy ld's pointees (runs of 4, 8 or 16 bytes). */
 bool pipe_copyable(const Pipe *p, const IrOp *ld);
 /* Whether a ring of ld (through TMA tile m, or cp.async where NULL) holds

@@ -38,6 +38,21 @@ static int dot_conversions(const IrOp *o, const IrValue *x, const Layout **dop)
     return n;
 }
 
+/* Whether transpose o reads x: directly, or through a conversion to
+ * registers that nothing else reads (the layout pass gives a transpose's
+ * operand the transpose's own blocked layout, as a tile loaded along its
+ * first dim, attention backward's Q^T, does not have). A ring's tile is
+ * transposed in place (pipeline.c), so that conversion goes. */
+bool pipe_trans_reads(const Pipe *p, const IrOp *o, const IrValue *x)
+{
+    const IrValue *in = o->operands[0];
+    if (in == x)
+        return true;
+    const IrOp *c = in->def;
+    return c && c->kind == IR_CONVERT_LAYOUT && c->operands[0] == x && in->id < p->nids &&
+        p->uses[in->id] == 1 && in->layout && in->layout->kind == LY_BLOCKED;
+}
+
 /* The dot-operand layout a load's value is converted to, where every use of
  * it is such a conversion in its block, directly or through a transpose
  * whose every use is one (a decode kernel reads one latent tile as the K of
@@ -53,13 +68,13 @@ static const Layout *feeds_dots_only(Pipe *p, const IrOp *ld, bool *trans)
     const Layout *dop = NULL;
     int direct = dot_conversions(ld->next, r, &dop), seen = direct, ntrans = 0, via = 0;
     for (const IrOp *o = ld->next; o; o = o->next) {
-        if (o->kind != IR_TRANS || o->nops != 1 || o->operands[0] != r || r->type.rank != 2)
+        if (o->kind != IR_TRANS || o->nops != 1 || r->type.rank != 2 || !pipe_trans_reads(p, o, r))
             continue;
         const IrValue *t = o->results[0];
         int n = dot_conversions(o->next, t, &dop);
         if (n == 0 || n != p->uses[t->id])
             return NULL;
-        seen++;
+        seen++; /* the transpose, or the conversion before it */
         ntrans++;
         via += n;
     }
