@@ -618,6 +618,7 @@ static bool rings_loop(Pipe *p, IrOp *loop)
     bool all = n == p->nloads;
     if (!pipe_widen_loop(p, ahead, all ? NULL : &rd, all ? NULL : &wr, n ? &rf : NULL))
         return false;
+    pipe_rewind_reads(p);
     rewrite_body(p, map, rd, wr, rf);
     drop_dead_slice(p);
     p->loop->plan = (IrPlan){PIPE_NONE}; /* carried out: the ring ops say it now */

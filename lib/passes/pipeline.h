@@ -110,6 +110,23 @@ Layout pipe_load_tile(const Pipe *p, const IrOp *ld);
 /* Whether transpose o reads x, directly or through a register conversion
  * nothing else reads. */
 bool pipe_trans_reads(const Pipe *p, const IrOp *o, const IrValue *x);
+/* Whether op computes a value and nothing else (a slice may hold it). */
+bool pipe_pure_op(const IrOp *op);
+/* Whether op is in the address slice. */
+bool pipe_in_slice(const Pipe *p, const IrOp *op);
+/* Whether x runs ahead: a carried argument the slice advances, or a slice
+ * value computed from one. */
+bool pipe_runs_ahead(const Pipe *p, const IrValue *x);
+/* Whether o is one of the loads p pipelines. */
+bool pipe_is_planned_load(const Pipe *p, const IrOp *o);
+
+/* pipe_rewind.c */
+/* Whether v, which runs ahead, can be computed again for the current
+ * iteration: from carried arguments that move by a constant step. */
+bool pipe_rewindable(const Pipe *p, const IrValue *v, int depth);
+/* In the widened body, every op outside the slice that reads a value
+ * running ahead reads it for its own iteration. */
+void pipe_rewind_reads(Pipe *p);
 /* Whether cp.async can copy ld's pointees (runs of 4, 8 or 16 bytes). */
 bool pipe_copyable(const Pipe *p, const IrOp *ld);
 /* Whether a ring of ld (through TMA tile m, or cp.async where NULL) holds

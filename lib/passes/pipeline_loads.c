@@ -296,7 +296,7 @@ static bool in_body(const Pipe *p, const IrValue *v)
     return (v->def && v->def->parent == p->body) || (!v->def && v->owner == p->body);
 }
 
-static bool slice_has(const Pipe *p, const IrOp *op)
+bool pipe_in_slice(const Pipe *p, const IrOp *op)
 {
     for (int i = 0; i < p->nslice; i++)
         if (p->slice[i] == op)
@@ -304,7 +304,6 @@ static bool slice_has(const Pipe *p, const IrOp *op)
     return false;
 }
 
-static bool pure_slice_op(const IrOp *op);
 
 /* An if whose regions compute values only (a flattened loop's per-tile
  * offsets, recomputed when the tile changes): part of a slice as a whole. */
@@ -314,12 +313,12 @@ static bool pure_if(const IrOp *op)
         return false;
     for (int r = 0; r < op->nregions; r++)
         for (const IrOp *o = op->regions[r]->first; o; o = o->next)
-            if (o->kind != IR_YIELD && !pure_slice_op(o))
+            if (o->kind != IR_YIELD && !pipe_pure_op(o))
                 return false;
     return true;
 }
 
-static bool pure_slice_op(const IrOp *op)
+bool pipe_pure_op(const IrOp *op)
 {
     if (op->nregions)
         return pure_if(op);
@@ -396,9 +395,9 @@ bool pipe_pull(Pipe *p, IrValue *v, int depth)
         return y && y->kind == IR_YIELD && k < y->nops && pipe_pull(p, y->operands[k], depth + 1);
     }
     IrOp *op = v->def;
-    if (slice_has(p, op))
+    if (pipe_in_slice(p, op))
         return true;
-    if (!pure_slice_op(op) && !slice_load(p, op))
+    if (!pipe_pure_op(op) && !slice_load(p, op))
         return false;
     for (int i = 0; i < op->nops; i++) /* a load's absent mask and other are NULL */
         if (op->operands[i] && !pipe_pull(p, op->operands[i], depth + 1))
@@ -408,7 +407,7 @@ bool pipe_pull(Pipe *p, IrValue *v, int depth)
             for (int i = 0; i < o->nops; i++)
                 if (!pipe_pull(p, o->operands[i], depth + 1))
                     return false;
-    if (!slice_has(p, op)) /* an if's region may lead back to it through the loop */
+    if (!pipe_in_slice(p, op)) /* an if's region may lead back to it through the loop */
         p->slice[p->nslice++] = op;
     return true;
 }
@@ -424,7 +423,7 @@ static bool runs_ahead(const Pipe *p, const IrValue *x, int depth)
         return false;
     if (!x->def)
         return x->index > 0 && p->carried[x->index - 1];
-    if (!slice_has(p, x->def))
+    if (!pipe_in_slice(p, x->def))
         return false;
     for (int i = 0; i < x->def->nops; i++)
         if (runs_ahead(p, x->def->operands[i], depth + 1))
@@ -445,6 +444,16 @@ static bool reads_nothing_ahead(IrOp *o, void *ctx)
     return true;
 }
 
+bool pipe_runs_ahead(const Pipe *p, const IrValue *x) { return runs_ahead(p, x, 0); }
+
+bool pipe_is_planned_load(const Pipe *p, const IrOp *o)
+{
+    for (int i = 0; i < p->nloads; i++)
+        if (p->ld[i].op == o)
+            return true;
+    return false;
+}
+
 /* No op inside the regions of o reads a value that runs ahead. */
 static bool ir_walk_ok(const Pipe *p, const IrOp *o)
 {
@@ -461,7 +470,7 @@ void pipe_drop_slice_loads(Pipe *p)
 {
     int n = 0;
     for (int i = 0; i < p->nloads; i++)
-        if (!slice_has(p, p->ld[i].op))
+        if (!pipe_in_slice(p, p->ld[i].op))
             p->ld[n++] = p->ld[i];
     p->nloads = n;
 }
@@ -472,12 +481,16 @@ void pipe_drop_slice_loads(Pipe *p)
 bool pipe_slice_closed(Pipe *p)
 {
     for (IrOp *o = p->body->first; o; o = o->next) {
-        if (slice_has(p, o) || is_load(p, o))
+        if (pipe_in_slice(p, o) || is_load(p, o))
             continue;
         for (int i = 0; i < o->nops; i++) {
             if (!runs_ahead(p, o->operands[i], 0))
                 continue;
             if (o->kind == IR_YIELD && p->carried[i])
+                continue;
+            /* read for the current iteration: computed again (pipe_rewind.c) */
+            if (o->kind != IR_YIELD && !(p->loop->flags & IRF_WARP_SPEC) &&
+                pipe_rewindable(p, o->operands[i], 0))
                 continue;
             return false;
         }
