@@ -14,16 +14,11 @@
 
 enum { REWIND_DEPTH = 16 };
 
-static bool in_body(const Pipe *p, const IrValue *v)
-{
-    return (v->def && v->def->parent == p->body) || (!v->def && v->owner == p->body);
-}
-
 /* The same every iteration: defined before the loop, or by pure ops of the
  * body over such values (a constant, a stride times a block size). */
 static bool invariant(const Pipe *p, const IrValue *v, int depth)
 {
-    if (!v || !in_body(p, v))
+    if (!v || !pipe_in_body(p, v))
         return v != NULL;
     const IrOp *d = v->def;
     if (!d || depth > REWIND_DEPTH || d->nregions || d->nres != 1 || d->kind == IR_LOAD ||
@@ -52,7 +47,7 @@ static const IrOp *advance(const Pipe *p, int k)
 
 bool pipe_rewindable(const Pipe *p, const IrValue *v, int depth)
 {
-    if (!v || !in_body(p, v) || depth > REWIND_DEPTH)
+    if (!v || !pipe_in_body(p, v) || depth > REWIND_DEPTH)
         return false;
     if (!v->def)
         return v->index > 0 && advance(p, v->index - 1) != NULL;
@@ -68,7 +63,7 @@ bool pipe_rewindable(const Pipe *p, const IrValue *v, int depth)
 /* v (invariant) where `at` stands: the body ops computing it cloned. */
 static IrValue *hoist(Pipe *p, IrBuilder *at, IrValue *v, IrValue **map)
 {
-    if (!in_body(p, v))
+    if (!pipe_in_body(p, v))
         return v;
     if (v->id < p->nids && map[v->id])
         return map[v->id];

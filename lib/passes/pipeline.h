@@ -112,6 +112,8 @@ Layout pipe_load_tile(const Pipe *p, const IrOp *ld);
 bool pipe_trans_reads(const Pipe *p, const IrOp *o, const IrValue *x);
 /* Whether op computes a value and nothing else (a slice may hold it). */
 bool pipe_pure_op(const IrOp *op);
+/* Whether v is defined in p's loop body (by an op or as an argument). */
+bool pipe_in_body(const Pipe *p, const IrValue *v);
 /* Whether op is in the address slice. */
 bool pipe_in_slice(const Pipe *p, const IrOp *op);
 /* Whether x runs ahead: a carried argument the slice advances, or a slice

@@ -291,7 +291,7 @@ bool pipe_find_loads(Pipe *p)
     return p->nloads > 0;
 }
 
-static bool in_body(const Pipe *p, const IrValue *v)
+bool pipe_in_body(const Pipe *p, const IrValue *v)
 {
     return (v->def && v->def->parent == p->body) || (!v->def && v->owner == p->body);
 }
@@ -384,7 +384,7 @@ static bool slice_load(Pipe *p, const IrOp *op)
 /* Adds what v needs to the slice; false when the slice cannot run ahead. */
 bool pipe_pull(Pipe *p, IrValue *v, int depth)
 {
-    if (!v || !in_body(p, v) || depth > 64)
+    if (!v || !pipe_in_body(p, v) || depth > 64)
         return v != NULL && depth <= 64;
     if (!v->def) {
         int k = v->index - 1; /* 0 is the induction variable */
@@ -419,7 +419,7 @@ bool pipe_pull(Pipe *p, IrValue *v, int depth)
  * copies, so the originals keep serving the rest of the body. */
 static bool runs_ahead(const Pipe *p, const IrValue *x, int depth)
 {
-    if (!x || !in_body(p, x) || depth > 64)
+    if (!x || !pipe_in_body(p, x) || depth > 64)
         return false;
     if (!x->def)
         return x->index > 0 && p->carried[x->index - 1];
