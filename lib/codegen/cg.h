@@ -40,12 +40,14 @@ typedef struct Cg {
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     LLVMValueRef fn;
-    CgVal *vals;       /* by IrValue id */
-    bool *have;        /* by IrValue id */
-    int T;             /* threads per program */
-    int sm;            /* 80, 86, 89, 90 */
-    LLVMValueRef tid;  /* i32 thread index */
-    LLVMValueRef wg;   /* the uniform warpgroup index, once built (wgmma.c) */
+    CgVal *vals;           /* by IrValue id */
+    bool *have;            /* by IrValue id */
+    int T;                 /* threads per program */
+    int sm;                /* 80, 86, 89, 90 */
+    LLVMValueRef tid;      /* i32 thread index */
+    LLVMValueRef wg;       /* the uniform warpgroup index, once built (wgmma.c) */
+    LLVMValueRef last_bar; /* the last barrier emitted, and the threads it met */
+    int last_bar_consumers;
     LLVMValueRef smem; /* placeholder for the kernel's shared array */
     int64_t smem_bytes;
     bool uses_libdevice;
@@ -122,7 +124,7 @@ LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
 /* Inline PTX (LLVM has no intrinsic for it): a call with side effects. */
 LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
                     const char *cons, LLVMValueRef *args);
-void cg_asm_void(Cg *cg, const char *text);
+LLVMValueRef cg_asm_void(Cg *cg, const char *text);
 
 /* ---- codegen/layout.c ------------------------------------------------------------ */
 CgLayout cg_layout(Cg *cg, const IrValue *v);

@@ -230,17 +230,45 @@ LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt)
     return cg_smem_addr_at(cg, cg_i32(cg, cg->smem_reserved + byte_off), idx, dt);
 }
 
+/* Whether the block being built ends in the last barrier, the same threads
+ * meeting, with no access to memory and no call after it: a second
+ * barrier there orders nothing the first does not (a wgmma's wait for the
+ * previous group, then the copies' wait for the slot they refill). */
+static bool just_met(Cg *cg)
+{
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(cg->b);
+    if (!bb || !cg->last_bar || cg->last_bar_consumers != cg->consumers)
+        return false;
+    for (LLVMValueRef i = LLVMGetLastInstruction(bb); i; i = LLVMGetPreviousInstruction(i)) {
+        if (i == cg->last_bar)
+            return true;
+        switch (LLVMGetInstructionOpcode(i)) {
+        case LLVMCall:
+        case LLVMLoad:
+        case LLVMStore:
+        case LLVMAtomicRMW:
+        case LLVMAtomicCmpXchg:
+        case LLVMFence: return false;
+        default: break;
+        }
+    }
+    return false;
+}
+
 /* Every thread of the program, or past a producer split the consumers
  * alone at named barrier 1 (the producer never arrives at barrier 0). */
 void cg_barrier(Cg *cg)
 {
-    if (!cg->consumers) {
-        cg_intrinsic(cg, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+    if (just_met(cg))
         return;
+    if (!cg->consumers) {
+        cg->last_bar = cg_intrinsic(cg, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+    } else {
+        char text[48];
+        snprintf(text, sizeof text, "bar.sync 1, %d;", cg->consumers);
+        cg->last_bar = cg_asm_void(cg, text);
     }
-    char text[48];
-    snprintf(text, sizeof text, "bar.sync 1, %d;", cg->consumers);
-    cg_asm_void(cg, text);
+    cg->last_bar_consumers = cg->consumers;
 }
 
 void cg_smem_put_in(Cg *cg, CgVal x, const CgLayout *l, DType dt, int64_t off)

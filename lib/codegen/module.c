@@ -199,9 +199,9 @@ LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char
     return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
 }
 
-void cg_asm_void(Cg *cg, const char *text)
+LLVMValueRef cg_asm_void(Cg *cg, const char *text)
 {
-    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), NULL, 0, text, "", NULL);
+    return cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), NULL, 0, text, "", NULL);
 }
 
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name)

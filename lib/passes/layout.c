@@ -479,6 +479,8 @@ bool pass_layout(IrFunc *f)
         ir_walk(f->body, lp_insert_converts, &p);
     if (!p.failed)
         lp_loads_in_place(&p);
+    if (!p.failed && !lp_carry_in_place(&p))
+        p.failed = true;
     if (p.failed || f->arena->oom)
         return false;
     ir_renumber(f);

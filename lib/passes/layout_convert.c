@@ -337,7 +337,7 @@ static bool others_recomputed(const Moved *m, const IrOp *op)
  * bias in a column slice of a wgmma layout (64 a thread) keeps its one
  * conversion; loaded in place, with the accumulators live, it took a GEMM
  * from 128 registers to 170. */
-static bool few_per_thread(const LayoutPass *p, const IrValue *x, const Layout *l)
+bool lp_few_per_thread(const LayoutPass *p, const IrValue *x, const Layout *l)
 {
     int n = per_thread(p, x, l, true);
     return n > 0 && n <= 16;
@@ -365,7 +365,7 @@ static bool check_reader(IrOp *op, void *ctx)
     if (!reads || !m->ok)
         return m->ok;
     if (op->kind == IR_CONVERT_LAYOUT)
-        return m->ok = few_per_thread(m->p, op->results[0], op->results[0]->layout) &&
+        return m->ok = lp_few_per_thread(m->p, op->results[0], op->results[0]->layout) &&
             place_of(m, op->results[0]->layout) >= 0;
     IrValue *r = op->nres == 1 ? op->results[0] : NULL;
     if (!lp_elementwise(op->kind) || !r || r->type.rank != m->v[0]->type.rank ||

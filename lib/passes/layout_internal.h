@@ -2,7 +2,8 @@
  * blocked layouts, recomputable values, defaults and the entry;
  * layout_spread.c: mma layouts for dots and how far they spread;
  * layout_convert.c: the conversions inserted where a use needs another
- * layout). Private to lib/passes. */
+ * layout; layout_carry.c: loop-carried values moved to the layout they are
+ * read in). Private to lib/passes. */
 #ifndef TK_PASSES_LAYOUT_INTERNAL_H
 #define TK_PASSES_LAYOUT_INTERNAL_H
 
@@ -56,6 +57,12 @@ bool lp_defined_in(const IrValue *x, const IrBlock *b);
 bool lp_insert_converts(IrOp *op, void *ctx);
 /* Small loads read only through conversions to one layout are loaded in it. */
 bool lp_loads_in_place(LayoutPass *p);
+/* Whether a thread of l holds at most 16 distinct elements of x. */
+bool lp_few_per_thread(const LayoutPass *p, const IrValue *x, const Layout *l);
+
+/* layout_carry.c: loop-carried values read only through conversions to one
+ * layout are carried in it. */
+bool lp_carry_in_place(LayoutPass *p);
 /* Whether reshape op merges the last two dims of its operand, a pair
  * (size 2) held in each thread's registers next to the run of the dim
  * before it in blocked layout l (layout.c). */

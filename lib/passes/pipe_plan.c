@@ -48,30 +48,46 @@ static int carried_index(const Pipe *p, const IrOp *o)
     return acc->def || acc->owner != p->body ? -1 : acc->index - 1;
 }
 
-/* The dot of the body that can stay in flight, or NULL: not where its
- * rings would not fit in sm_90's 227 KB of shared memory, and never a
- * tf32x3 dot, which waits for its cross terms (codegen/wgmma.c) and so for
- * all of its work. */
+/* Whether dot o of the body can stay in flight: a wgmma (not tf32x3,
+ * which waits for its cross terms, codegen/wgmma.c, and so for all of its
+ * work) whose accumulator the loop carries and only it reads, with B from
+ * a copy and A from a copy or from registers (attention's p): codegen
+ * leaves the group in flight only where what it reads stays put. */
+static bool can_stay_in_flight(const Pipe *p, const IrOp *o)
+{
+    if (o->kind != IR_DOT || !o->results[0]->layout || o->results[0]->layout->version != 3 ||
+        o->sub == DOT_TF32X3)
+        return false;
+    const IrOp *yield = p->body->last;
+    const IrValue *r = o->results[0];
+    int k = carried_index(p, o);
+    return k >= 0 && k < yield->nops && yield->operands[k] == r &&
+        p->uses[r->id] == 1 + pipe_uses_in_ifs(p, r) && pipe_is_load_of(p, o->operands[1]);
+}
+
+/* The first dot of the body that can stay in flight, or NULL; not where
+ * its rings would not fit in sm_90's 227 KB of shared memory. */
 static IrOp *async_dot(const Pipe *p)
 {
     if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || p->stages * slot_bytes(p) > 227 * 1024)
         return NULL;
-    const IrOp *yield = p->body->last;
-    for (IrOp *o = p->body->first; o; o = o->next) {
-        if (o->kind != IR_DOT || !o->results[0]->layout || o->results[0]->layout->version != 3 ||
-            o->sub == DOT_TF32X3)
-            continue;
-        const IrValue *r = o->results[0];
-        int k = carried_index(p, o);
-        if (k < 0 || k >= yield->nops || yield->operands[k] != r ||
-            p->uses[r->id] != 1 + pipe_uses_in_ifs(p, r))
-            continue;
-        /* A from a copy or from registers (attention's p): codegen leaves the
-         * group in flight only where what it reads stays put */
-        if (pipe_is_load_of(p, o->operands[1]))
+    for (IrOp *o = p->body->first; o; o = o->next)
+        if (can_stay_in_flight(p, o))
             return o;
-    }
     return NULL;
+}
+
+/* The plan of every dot that stays in flight: the first, and the later
+ * ones that accumulate too (attention backward's dV and dK). Each waits,
+ * after it is issued, for all groups but its own, so a later dot leaves
+ * only itself in flight and an earlier one's registers are free again by
+ * then; the next iteration's first dot that waits for all of them drains
+ * the last one. */
+static void plan_async_dots(const Pipe *p, bool spare)
+{
+    for (IrOp *o = p->dot; o; o = o->next)
+        if (o == p->dot || can_stay_in_flight(p, o))
+            o->plan = (IrPlan){.mech = PIPE_ASYNC_DOT, .pending = 1, .spare = spare};
 }
 
 /* Whether the loop, which asks for it, is warp-specialized: room for a
@@ -283,9 +299,7 @@ static void plan_loop(Pipe *p, IrOp *loop)
     loop->plan = (IrPlan){.mech = PIPE_LOOP, .stages = p->stages, .slots = p->slots, .ws = p->ws};
     for (int i = 0; i < p->nloads; i++)
         p->ld[i].op->plan = load_plan(p, i);
-    if (p->dot)
-        p->dot->plan =
-            (IrPlan){.mech = PIPE_ASYNC_DOT, .pending = 1, .spare = p->slots > p->stages && !p->ws};
+    plan_async_dots(p, p->slots > p->stages && !p->ws);
     if (p->ws)
         p->ws_loop = loop;
     p->nbuf += p->nloads;

@@ -1,0 +1,177 @@
+/* layout_carry.c: loop-carried values kept in the layout the body reads
+ * them in.
+ *
+ * A loop that carries a vector of row offsets (`rows += BM`) and reads it
+ * only to address per-row statistics, loaded in a slice of the dot's
+ * layout (lp_loads_in_place), or to build a mask against the dot's tile,
+ * converts the vector to that slice in every iteration: through shared
+ * memory, between CTA barriers, once per read (attention backward's dK/dV
+ * loop, three conversions and seven barriers an iteration). When every read
+ * of the carried value in the body is a conversion to one layout L, or the
+ * elementwise step that makes the next value from it and values that can
+ * be recomputed in any layout (`rows + BM`), the loop carries it in L: the
+ * initial value is converted once before the loop, the result back after
+ * it where something reads it, and the conversions in the body go. Triton
+ * moves such conversions through the loop's arguments the same way. */
+#include "passes/layout_internal.h"
+
+/* The ops of a block (nested regions included) that read x. */
+typedef struct Readers {
+    const IrValue *x;
+    IrOp *ops[16];
+    int n;
+    bool overflow;
+} Readers;
+
+static bool note_reader(IrOp *op, void *ctx)
+{
+    Readers *r = ctx;
+    for (int i = 0; i < op->nops; i++) {
+        if (op->operands[i] != r->x)
+            continue;
+        if (r->n == (int)(sizeof r->ops / sizeof r->ops[0]))
+            r->overflow = true;
+        else
+            r->ops[r->n++] = op;
+        break;
+    }
+    return !r->overflow;
+}
+
+/* The op making the next value of slot k from its argument x: NULL with
+ * *ok where the body yields x unchanged; an elementwise op of x and
+ * recomputable values whose result only the yield reads. */
+static IrOp *step_of(IrBlock *body, int k, const IrValue *x, bool *ok)
+{
+    IrValue *next = body->last->operands[k];
+    *ok = next == x;
+    if (*ok)
+        return NULL;
+    IrOp *d = next->def;
+    if (!d || d->parent != body || d->nres != 1 || !lp_elementwise(d->kind) ||
+        ir_count_reads(body, next) != 1)
+        return NULL;
+    bool reads_x = false;
+    for (int i = 0; i < d->nops; i++) {
+        const IrValue *o = d->operands[i];
+        if (o == x)
+            reads_x = true;
+        else if (o->type.rank && !pass_can_remat(o))
+            return NULL;
+    }
+    *ok = reads_x;
+    return d;
+}
+
+/* The one layout every conversion among x's readers makes, where every
+ * other reader is the step or the yield; else NULL. */
+static const Layout *read_layout(const Readers *r, const IrOp *step, const IrOp *yield)
+{
+    const Layout *l = NULL;
+    for (int i = 0; i < r->n; i++) {
+        const IrOp *op = r->ops[i];
+        if (op == step || op == yield)
+            continue;
+        if (op->kind != IR_CONVERT_LAYOUT)
+            return NULL;
+        const Layout *to = op->results[0]->layout;
+        if (!to || (l && !layout_equal(l, to)))
+            return NULL;
+        l = to;
+    }
+    return l;
+}
+
+static IrValue *convert(IrBuilder *b, IrValue *x, const Layout *l, Span sp)
+{
+    IrValue *c = ir_unary(b, IR_CONVERT_LAYOUT, sp, x, x->type);
+    if (c) {
+        c->layout = l;
+        c->name = x->name;
+    }
+    return c;
+}
+
+/* Where the loop's result r is read after it, it is read converted back
+ * to layout was. */
+static bool result_back(IrFunc *f, IrOp *loop, IrValue *r, const Layout *was)
+{
+    if (!ir_count_reads(loop->parent, r))
+        return true;
+    IrBuilder b = {f, loop->parent, loop->next};
+    IrValue *c = convert(&b, r, was, loop->span);
+    if (!c)
+        return false;
+    ir_replace_uses(loop->parent, r, c);
+    c->def->operands[0] = r;
+    return true;
+}
+
+/* Carries slot k of loop in layout l. */
+static bool carry_in(IrFunc *f, IrOp *loop, int k, IrOp *step, const Readers *r, const Layout *l)
+{
+    IrBlock *body = loop->regions[0];
+    IrValue *x = body->args[k + 1], *res = loop->results[k];
+    const Layout *was = x->layout;
+    IrBuilder before = {f, loop->parent, loop};
+    IrValue *init = convert(&before, loop->operands[k + 3], l, loop->span);
+    if (!init)
+        return false;
+    loop->operands[k + 3] = init;
+    for (int i = 0; step && i < step->nops; i++) {
+        IrValue *o = step->operands[i];
+        if (o == x || !o->type.rank || layout_equal(o->layout, l))
+            continue;
+        IrBuilder at = {f, body, step};
+        if (!(step->operands[i] = convert(&at, o, l, step->span)))
+            return false;
+    }
+    if (step)
+        step->results[0]->layout = l;
+    x->layout = l;
+    res->layout = l;
+    for (int i = 0; i < r->n; i++)
+        if (r->ops[i]->kind == IR_CONVERT_LAYOUT) {
+            ir_replace_uses(body, r->ops[i]->results[0], x);
+            ir_remove(r->ops[i]);
+        }
+    return result_back(f, loop, res, was);
+}
+
+typedef struct Carry {
+    LayoutPass *p;
+    bool failed;
+} Carry;
+
+static bool carry_loop(IrOp *op, void *ctx)
+{
+    Carry *c = ctx;
+    if (op->kind != IR_FOR || c->failed)
+        return !c->failed;
+    IrBlock *body = op->regions[0];
+    const IrOp *yield = body->last;
+    if (!yield || yield->kind != IR_YIELD)
+        return true;
+    for (int k = 0; k < yield->nops && k + 1 < body->nargs && k + 3 < op->nops; k++) {
+        IrValue *x = body->args[k + 1];
+        if (!x->layout || x->type.rank != 1)
+            continue;
+        bool ok;
+        IrOp *step = step_of(body, k, x, &ok);
+        Readers r = {x, {0}, 0, false};
+        ir_walk(body, note_reader, &r);
+        const Layout *l = ok && !r.overflow ? read_layout(&r, step, yield) : NULL;
+        if (!l || layout_equal(l, x->layout) || !lp_few_per_thread(c->p, x, l))
+            continue;
+        if (!carry_in(c->p->f, op, k, step, &r, l))
+            return !(c->failed = true);
+    }
+    return true;
+}
+
+bool lp_carry_in_place(LayoutPass *p)
+{
+    Carry c = {p, false};
+    ir_walk(p->f->body, carry_loop, &c);
+    return !c.failed && !p->f->arena->oom;
+}
