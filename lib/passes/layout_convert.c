@@ -205,9 +205,14 @@ static bool fragments_large(const LayoutPass *p, const IrValue *x, const Layout 
  * (codegen/mma.c). */
 static IrOp *convert_point(const LayoutPass *p, IrOp *op, const IrValue *x, const Layout *want)
 {
-    IrOp *at = op;
     if (want->kind == LY_DOT_OP ? fragments_large(p, x, want) : pass_can_remat(x))
-        return at;
+        return op;
+    return lp_outside_loops(op, x);
+}
+
+IrOp *lp_outside_loops(IrOp *op, const IrValue *x)
+{
+    IrOp *at = op;
     while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
            !lp_defined_in(x, at->parent))
         at = at->parent->parent;

@@ -54,6 +54,9 @@ bool lp_slice_reduction(IrOp *op, void *ctx);
 
 /* layout_convert.c */
 bool lp_defined_in(const IrValue *x, const IrBlock *b);
+/* op, or the outermost loop around it whose body does not define x: where
+ * a conversion of x that crosses threads is made once. */
+IrOp *lp_outside_loops(IrOp *op, const IrValue *x);
 bool lp_insert_converts(IrOp *op, void *ctx);
 /* Small loads read only through conversions to one layout are loaded in it. */
 bool lp_loads_in_place(LayoutPass *p);

@@ -212,7 +212,8 @@ static bool scale_can_follow(LayoutPass *p, const IrValue *x, const Layout *m)
  * with fewer elements than threads takes s itself: its load reads a few
  * elements per thread, the same lines as every other thread (as Triton
  * judges such loads cheap). Any other is converted to s once, at the
- * expand_dims: a vector's conversion moves numel elements through shared
+ * expand_dims, or before the loops around it that do not change the vector
+ * (attention backward's row sums, read in every step): a vector's conversion moves numel elements through shared
  * memory, while a slice of an mma layout can hold many per thread (32 of
  * 128 columns for wgmma), whose loads would each need its own pointer. */
 static void place_scale(LayoutPass *p, const IrValue *x, const Layout *s)
@@ -236,7 +237,7 @@ static void place_scale(LayoutPass *p, const IrValue *x, const Layout *s)
     }
     c->results[0]->layout = s;
     c->results[0]->name = v->name;
-    ir_insert_before(d, c);
+    ir_insert_before(pass_can_remat(v) ? d : lp_outside_loops(d, v), c);
     d->operands[0] = c->results[0];
     p->changed = true;
 }
@@ -322,11 +323,7 @@ static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
     }
     c->results[0]->layout = want;
     c->results[0]->name = v->name;
-    IrOp *at = e;
-    while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
-           !lp_defined_in(v, at->parent))
-        at = at->parent->parent;
-    ir_insert_before(at, c);
+    ir_insert_before(lp_outside_loops(e, v), c);
     e->operands[0] = c->results[0];
     p->changed = true;
 }
