@@ -48,7 +48,8 @@ typedef struct Cg {
     LLVMValueRef wg;       /* the uniform warpgroup index, once built (wgmma.c) */
     LLVMValueRef last_bar; /* the last barrier emitted, and the threads it met */
     int last_bar_consumers;
-    LLVMValueRef smem; /* placeholder for the kernel's shared array */
+    const IrBlock *bar_owed; /* a barrier is owed before this block's next copy (wgmma.c) */
+    LLVMValueRef smem;       /* placeholder for the kernel's shared array */
     int64_t smem_bytes;
     bool uses_libdevice;
     bool failed;

@@ -259,6 +259,7 @@ static bool just_met(Cg *cg)
  * alone at named barrier 1 (the producer never arrives at barrier 0). */
 void cg_barrier(Cg *cg)
 {
+    cg->bar_owed = NULL;
     if (just_met(cg))
         return;
     if (!cg->consumers) {

@@ -257,8 +257,13 @@ const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk)
         cg_lines_at(cg, op->span);
         if (cg->rings_owed)
             cg_ring_use(cg, op);
+        if (cg->bar_owed == blk &&
+            (op->nregions || op->kind == IR_ASYNC_COPY || op->kind == IR_TMA_COPY))
+            cg_barrier(cg);
         emit_op(cg, op);
     }
+    if (cg->bar_owed == blk)
+        cg_barrier(cg);
     cg_lines_set(cg, loc);
     return end;
 }

@@ -501,6 +501,15 @@ static bool zero_acc(const IrValue *c)
     return c->def && c->def->kind == IR_CONST && c->def->ival == 0 && c->def->fval == 0.0;
 }
 
+/* Whether a dot after op in its block is planned to stay in flight. */
+static bool later_async_dot(const IrOp *op)
+{
+    for (const IrOp *o = op->next; o; o = o->next)
+        if (o->kind == IR_DOT && o->ival)
+            return true;
+    return false;
+}
+
 bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t off)
 {
     const WgKind *k = wg_kind(a->v->type.dt, op->results[0]->type.dt);
@@ -546,9 +555,16 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
         wait_all(&w, inflight ? 1 : 0, r.el);
         /* with several warpgroups, the slot the next copies overwrite is
          * free once every one of them has waited for its dot i-1, unless
-         * the rings have a spare slot (pipe_plan.c) */
-        if (inflight && cg->f->num_warps > 4 && !cg->consumers && !(op->flags & IRF_SPARE))
-            cg_barrier(cg);
+         * the rings have a spare slot (pipe_plan.c); where a later dot of
+         * the body stays in flight too (attention backward's dV, then
+         * dK), one barrier after the last of them does, owed until the
+         * block's next copy or region, or its end */
+        if (inflight && cg->f->num_warps > 4 && !cg->consumers && !(op->flags & IRF_SPARE)) {
+            if (later_async_dot(op))
+                cg->bar_owed = op->parent;
+            else
+                cg_barrier(cg);
+        }
     }
     if (staged || x3)
         cg_barrier(cg); /* the scratch may be reused once every warp has read it */
