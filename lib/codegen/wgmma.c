@@ -282,6 +282,8 @@ static LLVMValueRef warpgroup(Cg *cg)
 {
     if (cg->wg)
         return cg->wg;
+    if (cg->T <= 128) /* one warpgroup computes: a constant, for ptxas's uniform registers */
+        return cg->wg = cg_i32(cg, 0);
     LLVMBasicBlockRef here = LLVMGetInsertBlock(cg->b);
     LLVMValueRef next = LLVMGetNextInstruction(cg->tid);
     if (next)
