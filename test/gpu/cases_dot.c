@@ -219,6 +219,58 @@ static void two_loops_case(H *h, int bm, int bn, int bk, int k1, int k2, int war
     h_end(h);
 }
 
+/* dot_two_acc over n_steps blocks of bm rows: P and dS are rounded to fp16
+ * before their products, as the kernel casts them. */
+static void two_acc_ref(const double *const in[5], double *dk, double *dv, int bn, int bm, int d,
+                        int steps)
+{
+    const double *k = in[0], *v = in[1], *q = in[2], *dO = in[3], *m = in[4];
+    memset(dk, 0, sizeof *dk * (size_t)bn * d);
+    memset(dv, 0, sizeof *dv * (size_t)bn * d);
+    for (int i = 0; i < bn; i++)
+        for (int r = 0; r < bm * steps; r++) {
+            double p = -m[r], dp = 0;
+            for (int j = 0; j < d; j++) {
+                p += k[(size_t)i * d + j] * q[(size_t)r * d + j];
+                dp += v[(size_t)i * d + j] * dO[(size_t)r * d + j];
+            }
+            double p16 = h_round_to(TK_F16, p), ds16 = h_round_to(TK_F16, p * dp);
+            for (int j = 0; j < d; j++) {
+                dv[(size_t)i * d + j] += p16 * dO[(size_t)r * d + j];
+                dk[(size_t)i * d + j] += ds16 * q[(size_t)r * d + j];
+            }
+        }
+}
+
+static void two_acc_case(H *h, int bn, int bm, int d, int steps, int warps)
+{
+    if (!h_begin(h, "dot.two_acc.B%dx%dx%d.s%d.w%d", bn, bm, d, steps, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_two_acc");
+    size_t nk = (size_t)bn * d, nq = (size_t)bm * steps * d, nm = (size_t)bm * steps;
+    double *in[5] = {h_rand_array(h, TK_F16, nk, -0.5, 0.5), h_rand_array(h, TK_F16, nk, -0.5, 0.5),
+                     h_rand_array(h, TK_F16, nq, -0.5, 0.5), h_rand_array(h, TK_F16, nq, -0.5, 0.5),
+                     h_rand_array(h, TK_F32, nm, -1, 1)};
+    void *dev[5];
+    for (int i = 0; i < 5; i++)
+        dev[i] = h_upload(h, i < 4 ? TK_F16 : TK_F32, in[i], i < 2 ? nk : i < 4 ? nq : nm);
+    void *ddk = h_output(h, TK_F32, nk), *ddv = h_output(h, TK_F32, nk);
+    h_launch(h, kk, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dev[0], TK_F16), tk_ptr(dev[1], TK_F16), tk_ptr(dev[2], TK_F16),
+                    tk_ptr(dev[3], TK_F16), tk_ptr(dev[4], TK_F32), tk_ptr(ddk, TK_F32),
+                    tk_ptr(ddv, TK_F32), tk_i32(steps), tk_const("BN", bn), tk_const("BM", bm),
+                    tk_const("D", d)),
+             warps);
+    double *dk = h_download(h, TK_F32, ddk, nk), *dv = h_download(h, TK_F32, ddv, nk);
+    double *ref = h_malloc(h, sizeof *ref * nk * 2);
+    if (ref) {
+        two_acc_ref((const double *const *)in, ref, ref + nk, bn, bm, d, steps);
+        h_check(h, "dk", dk, ref, nk, 1e-2);
+        h_check(h, "dv", dv, ref + nk, nk, 1e-2);
+    }
+    h_end(h);
+}
+
 void cases_dot(H *h)
 {
     gemm_cases(h);
@@ -256,6 +308,12 @@ void cases_dot(H *h)
     if (h->gpu)
         loop_case(h, TK_F16, 300, 200, 500, 64, 64, 32, 4);
     two_loops_case(h, 16, 16, 16, 32, 48, 1);
+    two_acc_case(h, 64, 32, 32, 3, 4);
+    if (h->gpu) {
+        two_acc_case(h, 128, 64, 64, 8, 4);
+        two_acc_case(h, 128, 64, 64, 8, 8);
+        two_acc_case(h, 128, 32, 64, 5, 8);
+    }
     two_loops_case(h, 64, 64, 32, 64, 96, 4);
     if (h->gpu)
         two_loops_case(h, 128, 64, 32, 128, 256, 8);
