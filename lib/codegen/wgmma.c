@@ -232,6 +232,9 @@ static void issue(Wg *w, const CgOperand *ta, const CgOperand *tb, const WgA *a,
     sb_free(&cons);
 }
 
+/* The accumulator registers one wait ties to itself at most. */
+enum { WAIT_REGS = 128 };
+
 /* Waits until at most `pending` groups are in flight; n registers of type
  * et pass through. */
 static void wait_groups(Cg *cg, LLVMTypeRef et, int pending, LLVMValueRef *acc, int n)
@@ -322,8 +325,8 @@ void cg_emit_dot_wait(Cg *cg, const IrOp *op)
     LLVMTypeRef et = x.n > 0 ? LLVMTypeOf(x.el[0]) : NULL;
     if (hopper(cg) && et &&
         (et == LLVMFloatTypeInContext(cg->ctx) || et == LLVMInt32TypeInContext(cg->ctx)))
-        for (int g = 0; g < x.n; g += 64)
-            wait_groups(cg, et, 0, r.el + g, x.n - g < 64 ? x.n - g : 64);
+        for (int g = 0; g < x.n; g += WAIT_REGS)
+            wait_groups(cg, et, 0, r.el + g, x.n - g < WAIT_REGS ? x.n - g : WAIT_REGS);
     cg_set(cg, op->results[0], r);
 }
 
@@ -385,11 +388,14 @@ static void k_loop(Wg *w, const WgTerm *t, int nt, bool from_zero, LLVMValueRef 
 }
 
 /* Waits until at most `pending` groups are in flight, for every
- * instruction's accumulator registers. */
+ * instruction's accumulator registers: one wait for up to WAIT_REGS of
+ * them, as ptxas issues one WARPGROUP.DEPBAR per wait (a 128-row tile at
+ * four warps took two, the second with nothing left to wait for). */
 static void wait_all(Wg *w, int pending, LLVMValueRef *acc)
 {
-    for (int g = 0; g < w->mr * w->nr; g++)
-        wait_groups(w->cg, w->acc_t, pending, acc + g * w->n / 2, w->n / 2);
+    int n = w->mr * w->nr * w->n / 2;
+    for (int g = 0; g < n; g += WAIT_REGS)
+        wait_groups(w->cg, w->acc_t, pending, acc + g, n - g < WAIT_REGS ? n - g : WAIT_REGS);
 }
 
 /* The last part of a tile may be smaller than one vector per thread:
