@@ -15,6 +15,7 @@ causal). For each compiler the best of a few configs (BM1, BN1, BM2, BN2,
 warps, stages) is kept; the first is the tutorial's.
 
     python3 bench/attention_bwd.py --libtk BUILD/libtk.so [-k FILTER] [--out FILE]
+    python3 bench/attention_bwd.py --libtk BUILD/libtk.so -k 'fp16 D64 causal S16384' --profile
 """
 import argparse
 import math
@@ -146,13 +147,49 @@ def measure(torch, c, fn, reps):
         return 0.0, str(e).splitlines()[0][:120] if str(e) else type(e).__name__
 
 
+def once(torch, c, fn, name):
+    """One checked run of fn, for a profiler: the gradients poisoned, then
+    their relative errors printed."""
+    for g in c.grads:
+        g.fill_(float("nan"))
+    fn()
+    torch.cuda.synchronize()
+    errs = " ".join(f"{rel_err(torch, g, r):.2e}" for g, r in zip(c.grads, c.refs))
+    print(f"  {name}: rel.err dq/dk/dv {errs}", flush=True)
+
+
+def print_profile(a):
+    base = (f"python3 bench/attention_bwd.py --libtk {a.libtk} -k '{a.filter}' "
+            f"--config {a.config} --once")
+    print(f"# one launch of each side after a warm-up launch (config {CONFIGS[a.config]})")
+    for who in ("tk", "triton"):
+        print(f"ncu --set full --import-source yes -k regex:'^attn_bwd$' --launch-skip 1 -c 1 "
+              f"-o attn_bwd_{who} {base} --side {who}")
+    print("# side by side: ncu --import attn_bwd_tk.ncu-rep --page details (and _triton); "
+          "--page source --csv --print-source sass for the loops' instructions")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--libtk", default=os.environ.get("TK_LIBTK", "build/libtk.so"))
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("-k", dest="filter", default="", help="substring of a row's name")
     ap.add_argument("--out", help="write the markdown table here")
+    ap.add_argument("--once", action="store_true",
+                    help="two checked launches of each side per row (a warm-up, then the one "
+                    "to profile), no timing")
+    ap.add_argument("--side", choices=("tk", "triton", "both"), default="both")
+    ap.add_argument("--config", type=int, help="only CONFIGS[N] (the tutorial's is 0)")
+    ap.add_argument("--profile", action="store_true",
+                    help="print the ncu commands for the rows -k selects and --config (0)")
     a = ap.parse_args()
+    if a.config is not None and not 0 <= a.config < len(CONFIGS):
+        ap.error(f"--config wants 0 to {len(CONFIGS) - 1}")
+    if a.profile:
+        a.config = a.config or 0
+        print_profile(a)
+        return
+    configs = CONFIGS if a.config is None else [CONFIGS[a.config]]
     import torch
     import triton
     tk = tkbind.Tk(a.libtk)
@@ -168,19 +205,27 @@ def main():
             continue
         c = Case(torch, *row)
         best = {"tk": (0.0, None), "triton": (0.0, None)}
-        for cfg in CONFIGS:
-            for who in ("tk", "triton"):
+        sides = ("tk", "triton") if a.side == "both" else (a.side,)
+        for cfg in configs:
+            for who in sides:
                 fn = tk_runs(tk, kerns, c, cfg) if who == "tk" else triton_runs(tri, c, cfg)
+                if a.once:
+                    for _ in range(2):
+                        once(torch, c, fn, f"{name} {who} {cfg}")
+                    continue
                 tf, note = measure(torch, c, fn, a.reps)
                 print(f"  {name} {who:6s} {cfg}: {tf:7.1f} TFLOP/s {note}", flush=True)
                 if tf > best[who][0]:
                     best[who] = (tf, cfg)
         tk_tf, tr_tf = best["tk"][0], best["triton"][0]
         ratio = f"{tk_tf / tr_tf:.3f}" if tr_tf else "-"
-        lines.append(f"| {name} | {c.Z}x{c.H} | {tk_tf:.1f} | {tr_tf:.1f} | {ratio} | "
-                     f"{best['tk'][1]} | {best['triton'][1]} |")
+        if not a.once:
+            lines.append(f"| {name} | {c.Z}x{c.H} | {tk_tf:.1f} | {tr_tf:.1f} | {ratio} | "
+                         f"{best['tk'][1]} | {best['triton'][1]} |")
         del c
         torch.cuda.empty_cache()
+    if a.once:
+        return
     text = "\n".join(lines)
     print("\n" + text)
     if a.out:
