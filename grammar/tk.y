@@ -28,6 +28,7 @@
 enum {
     LEX_MAX_BRACKETS = 200, /* open brackets at once */
     LEX_MAX_INDENT = 100,   /* open indentation blocks at once (Python's limit) */
+    LEX_MAX_FSTRINGS = 16,  /* f-strings nested in each other's replacement fields */
     PARSE_MAX_DEPTH = 1000  /* depth of the finished tree, for stages that recurse */
 };
 
@@ -39,6 +40,18 @@ typedef struct LexLift {
     const char *ws;
     int len;
 } LexLift;
+
+/* An f-string being scanned: its quotes, and the replacement field open
+ * in it (the scanner reads the field's expression as ordinary tokens). */
+typedef struct LexFString {
+    char quote;      /* ' or " */
+    bool triple, raw;
+    int field;       /* index in bracket[] of the open field's '{'; -1: none */
+    size_t field_at; /* offset just after that '{' ({expr=} repeats the text) */
+    int spec_depth;  /* braces open inside the field's format spec */
+    bool spec;       /* the field has a format spec */
+    Span at;         /* the opening quote, for "unterminated" */
+} LexFString;
 
 /* Everything one run of the scanner and parser needs; no global state. */
 typedef struct LexState {
@@ -61,6 +74,8 @@ typedef struct LexState {
     char bracket[LEX_MAX_BRACKETS];
     Span bracket_at[LEX_MAX_BRACKETS];
     int nbrackets;
+    LexFString fstr[LEX_MAX_FSTRINGS];
+    int nfstr;
     bool fatal;             /* give up: END from now on, no more syntax errors */
     bool recovering;        /* a syntax error since the last complete statement */
     int error_line;         /* line of the last error the scanner reported */
@@ -142,10 +157,15 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 %token ASSIGN "=" ARROW "->" DOT "." COMMA "," COLON ":" SEMI ";"
 %token LPAR "(" RPAR ")" LSQB "[" RSQB "]" LBRACE "{" RBRACE "}"
 %token <op> AUGASSIGN "augmented assignment"
+%token FSTR_START "f-string" FSTR_END "end of the f-string" FSTR_OPEN "'{' of an f-string field"
+%token <node> FSTR_TEXT "f-string text" FSTR_EQ "'=' of an f-string field"
+%token <op> FSTR_CONV "f-string conversion" FSTR_CLOSE "'}' of an f-string field"
 
 %type <vec> stmts stmt simple_stmt small_stmts small_stmt import_names from_names
 %type <vec> decorators dict_items params param_list lparams suite opt_loop_else strings
-%type <vec> compare_chain
+%type <vec> compare_chain fstring_parts fstring_field
+%type <node> fstring
+%type <op> fstring_conv
 %type <node> compound_stmt expr_stmt if_stmt for_stmt while_stmt funcdef decorator
 %type <node> dotted dotted_as from_as param lparam annotation lambdef
 %type <node> testlist targetlist test or_test and_test not_test comparison expr xor_expr
@@ -612,7 +632,37 @@ dict_items: test ":" test { $$ = parse_vec1(lx, $1); vec_push(lx->arena, &$$, $3
     ;
 
 strings: STRING { $$ = parse_vec1(lx, $1); }
+    | fstring { $$ = parse_vec1(lx, $1); }
     | strings STRING { $$ = $1; vec_push(lx->arena, &$$, $2); }
+    | strings fstring { $$ = $1; vec_push(lx->arena, &$$, $2); }
+    ;
+
+fstring: FSTR_START fstring_parts FSTR_END {
+        $$ = parse_node(lx, N_FSTR, @$);
+        $$->list = parse_list(lx, $2);
+        parse_deepen(lx, $$);
+      }
+    ;
+
+fstring_parts: %empty { $$ = (PtrVec){0}; }
+    | fstring_parts FSTR_TEXT { $$ = $1; vec_push(lx->arena, &$$, $2); }
+    | fstring_parts fstring_field { $$ = $1; parse_vec_append(lx, &$$, $2); }
+    ;
+
+/* {expr=} writes the expression's text before its value, and then takes
+ * repr() unless a conversion or a format spec says otherwise, as Python. */
+fstring_field: FSTR_OPEN tests_tc fstring_conv FSTR_CLOSE {
+        $$ = parse_vec1(lx, parse_field(lx, @$, parse_seq(lx, $2, @2), $3));
+      }
+    | FSTR_OPEN tests_tc FSTR_EQ fstring_conv FSTR_CLOSE {
+        int conv = $4 ? $4 : $5 ? 0 : 'r';
+        $$ = parse_vec1(lx, $3);
+        vec_push(lx->arena, &$$, parse_field(lx, @$, parse_seq(lx, $2, @2), conv));
+      }
+    ;
+
+fstring_conv: %empty { $$ = 0; }
+    | FSTR_CONV { $$ = $1; }
     ;
 
 %%
@@ -627,7 +677,8 @@ strings: STRING { $$ = parse_vec1(lx, $1); }
     X(STAR) X(SLASH) X(DSLASH) X(PERCENT) X(DSTAR) X(AT) X(LSHIFT) X(RSHIFT)    \
     X(AMP) X(PIPE) X(CARET) X(TILDE) X(LT) X(GT) X(LE) X(GE) X(EQEQ) X(NE)      \
     X(ASSIGN) X(ARROW) X(DOT) X(COMMA) X(COLON) X(SEMI) X(LPAR) X(RPAR) X(LSQB) \
-    X(RSQB) X(LBRACE) X(RBRACE) X(AUGASSIGN)
+    X(RSQB) X(LBRACE) X(RBRACE) X(AUGASSIGN) X(FSTR_START) X(FSTR_END)          \
+    X(FSTR_OPEN) X(FSTR_TEXT) X(FSTR_EQ) X(FSTR_CONV) X(FSTR_CLOSE)
 
 /* The token's kind as --emit=tokens prints it. */
 const char *parse_token_name(int tok)
@@ -648,7 +699,9 @@ static void describe_symbol(StrBuf *sb, yysymbol_kind_t k)
     switch (k) {
     case YYSYMBOL_YYEOF: case YYSYMBOL_NEWLINE: case YYSYMBOL_INDENT: case YYSYMBOL_DEDENT:
     case YYSYMBOL_NAME: case YYSYMBOL_INT: case YYSYMBOL_FLOAT: case YYSYMBOL_STRING:
-    case YYSYMBOL_AUGASSIGN:
+    case YYSYMBOL_AUGASSIGN: case YYSYMBOL_FSTR_START: case YYSYMBOL_FSTR_END:
+    case YYSYMBOL_FSTR_TEXT: case YYSYMBOL_FSTR_CONV: case YYSYMBOL_FSTR_OPEN:
+    case YYSYMBOL_FSTR_CLOSE: case YYSYMBOL_FSTR_EQ:
         sb_puts(sb, name);
         return;
     default:

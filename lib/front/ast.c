@@ -100,6 +100,10 @@ static void print_detail(StrBuf *out, const Node *n)
         sb_putc(out, ' ');
         print_quoted(out, n->str ? n->str : "", n->str ? n->slen : 0);
         break;
+    case N_FIELD:
+        if (n->op)
+            sb_printf(out, " !%c", n->op);
+        break;
     case N_BINOP:
     case N_UNARY:
     case N_BOOLOP: sb_printf(out, " %s", ast_op_spelling((OpKind)n->op)); break;

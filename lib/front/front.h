@@ -50,6 +50,11 @@
              "flags & NF_BIG_INT)")                                           \
     X(N_FLOAT, "float literal; fval")                                        \
     X(N_STR, "string literal (adjacent literals joined); str, slen")         \
+    X(N_FSTR, "f-string (adjacent literals joined); list = pieces: N_STR "   \
+              "text and N_FIELD replacement fields, in order")                \
+    X(N_FIELD, "{a!c} in an f-string; a = expr, op = conversion 'r', 's', "  \
+               "'a', or 0 for none (a format spec is read and ignored, as "  \
+               "Triton ignores it)")                                          \
     X(N_TRUE, "True")                                                         \
     X(N_FALSE, "False")                                                       \
     X(N_NONE, "None")                                                         \

@@ -112,6 +112,7 @@ static const char *target_problem(const Node *n)
     case N_INT:
     case N_FLOAT:
     case N_STR:
+    case N_FSTR:
     case N_TRUE:
     case N_FALSE:
     case N_NONE: return "a literal";
@@ -202,6 +203,31 @@ void parse_add_arg(LexState *lx, ParseArgs *args, Node *arg)
     vec_push(lx->arena, &args->pos, arg);
 }
 
+Node *parse_field(LexState *lx, Span at, Node *expr, int conv)
+{
+    return parse_node2(lx, N_FIELD, at, conv, expr, NULL);
+}
+
+/* Adjacent literals with an f-string among them make one f-string whose
+ * pieces are theirs in order. */
+static Node *join_fstrings(LexState *lx, PtrVec parts)
+{
+    Node *first = parts.items[0], *last = parts.items[parts.len - 1];
+    Node *f = parse_node(lx, N_FSTR, span_join(first->span, last->span));
+    PtrVec pieces = {0};
+    for (int i = 0; i < parts.len; i++) {
+        Node *p = parts.items[i];
+        if (p->kind != N_FSTR) {
+            vec_push(lx->arena, &pieces, p);
+            continue;
+        }
+        for (int j = 0; j < p->list.len; j++)
+            vec_push(lx->arena, &pieces, p->list.items[j]);
+    }
+    f->list = parse_list(lx, pieces);
+    return parse_deepen(lx, f);
+}
+
 /* Adjacent literals make one string; joined once, so a long run of them
  * costs linear time. */
 Node *parse_join_strings(LexState *lx, PtrVec parts)
@@ -209,6 +235,9 @@ Node *parse_join_strings(LexState *lx, PtrVec parts)
     Node *first = parts.items[0];
     if (parts.len == 1)
         return first;
+    for (int i = 0; i < parts.len; i++)
+        if (((Node *)parts.items[i])->kind == N_FSTR)
+            return join_fstrings(lx, parts);
     size_t len = 0;
     for (int i = 0; i < parts.len; i++)
         len += ((Node *)parts.items[i])->slen;

@@ -33,7 +33,9 @@ Node *parse_param(LexState *lx, Node *name, Node *annot, Node *dflt);
 Node *parse_ptr_type(LexState *lx, Span at, Node *elem);
 /* Adds a call argument, checking that positional ones come first. */
 void parse_add_arg(LexState *lx, ParseArgs *args, Node *arg);
-/* Joins adjacent string literals (at least one). */
+/* An f-string's replacement field: expr, its conversion ('r', 's', 'a', 0). */
+Node *parse_field(LexState *lx, Span at, Node *expr, int conv);
+/* Joins adjacent string literals (at least one), f-strings among them. */
 Node *parse_join_strings(LexState *lx, PtrVec parts);
 Node *parse_import(LexState *lx, Node *dotted, Node *alias);
 void parse_stmt_start(PtrVec *v, Span at);

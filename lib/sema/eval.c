@@ -327,6 +327,7 @@ SVal sema_eval(Sema *s, const Node *n)
     case N_INT: return int_literal(s, n);
     case N_FLOAT: return sv_float(n->fval);
     case N_STR: return sv_str(n->str ? n->str : "");
+    case N_FSTR: return sema_fstring(s, n);
     case N_TRUE: return sv_bool(true);
     case N_FALSE: return sv_bool(false);
     case N_NONE: return sv_none();
