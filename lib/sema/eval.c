@@ -75,7 +75,15 @@ static SVal eval_ifexp(Sema *s, const Node *n)
     }
     if (s->pred) /* in tl.map_elementwise's function: each side under its mask */
         return sema_pred_ifexp(s, n, c.v);
-    SVal args[3] = {c, sema_eval(s, n->a), sema_eval(s, n->c)};
+    SVal args[3] = {c};
+    if (c.v->type.rank == 0) {
+        SVal r;
+        if (sema_ifexp_branch(s, n, c.v, args + 1, &r))
+            return r;
+    } else { /* a block condition: tk's extension, elementwise like tl.where */
+        args[1] = sema_eval(s, n->a);
+        args[2] = sema_eval(s, n->c);
+    }
     Span at[3] = {n->b->span, n->a->span, n->c->span};
     CallArgs ca = {.pos = args, .pos_at = at, .npos = 3, .at = n->span};
     return sema_call_builtin(s, "tl", "where", (SVal){.k = SV_VOID}, &ca);

@@ -225,6 +225,126 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
         sema_exec(s, rest->list, rest->from, rest->next);
 }
 
+/* ---- a ? b : c with a runtime condition ----------------------------------------------- */
+
+/* Whether evaluating an op where its condition is false can change what
+ * the kernel does: memory accesses (a load may fault where the condition
+ * guards its address), effects, assumptions, and anything inside regions
+ * holding those. */
+static bool speculatable(const IrBlock *b)
+{
+    for (const IrOp *op = b ? b->first : NULL; op; op = op->next) {
+        switch (op->kind) {
+        case IR_LOAD:
+        case IR_STORE:
+        case IR_ATOMIC_RMW:
+        case IR_ATOMIC_CAS:
+        case IR_PRINT:
+        case IR_ASSERT:
+        case IR_ASSUME:
+        case IR_BARRIER:
+        case IR_GDC: return false;
+        case IR_INLINE_ASM:
+            if (!(op->flags & IRF_PURE))
+                return false;
+            break;
+        default: break;
+        }
+        for (int r = 0; r < op->nregions; r++)
+            if (!speculatable(op->regions[r]))
+                return false;
+    }
+    return true;
+}
+
+/* Moves a region's ops to where the builder points, in order. */
+static void hoist(Sema *s, IrBlock *from)
+{
+    while (from->first) {
+        IrOp *op = from->first;
+        ir_remove(op);
+        if (s->b.before)
+            ir_insert_before(s->b.before, op);
+        else
+            ir_append(s->b.blk, op);
+    }
+}
+
+/* One side of the conditional, converted in its region to the type both
+ * sides share (as Triton's binary operators promote and broadcast). */
+static IrValue *side_as(Sema *s, IrBlock *blk, SVal v, DType dt, int rank, const int *shape,
+                        Span at)
+{
+    IrBuilder saved = s->b;
+    s->b = (IrBuilder){.f = s->f, .blk = blk};
+    IrValue *x = v.k == SV_TENSOR ? v.v : sema_const(s, type_scalar(dt), v, at);
+    if (x && type_elem(x->type).dt != dt)
+        x = sema_cast(s, x, dt, at);
+    if (x && x->type.rank != rank)
+        x = sema_broadcast(s, x, rank, shape, at);
+    s->b = saved;
+    return x;
+}
+
+/* `a if cond else b` with a scalar runtime condition. Each side is built
+ * in its own region; where neither touches memory nor has an effect, the
+ * two are hoisted to the builder and returned in sides[] for the caller's
+ * select (false), else an IR_IF runs only the side the condition takes, as
+ * Triton's scf.if does (true, its result in *out): `0 if i == 0 else
+ * tl.load(p + i - 1)` must not read p[-1]. */
+bool sema_ifexp_branch(Sema *s, const Node *n, IrValue *cond, SVal sides[2], SVal *out)
+{
+    IrOp *tmp = ir_op_new(s->f, IR_IF, n->span, &cond, 1, NULL, 0);
+    IrBlock *blk[2] = {ir_op_add_region(s->f, tmp), ir_op_add_region(s->f, tmp)};
+    IrBuilder saved = s->b;
+    SVal v[2];
+    for (int r = 0; r < 2; r++) {
+        s->b = (IrBuilder){.f = s->f, .blk = blk[r]};
+        v[r] = sema_eval(s, r ? n->c : n->a);
+    }
+    s->b = saved;
+    *out = (SVal){.k = SV_UNDEF};
+    if (v[0].k == SV_UNDEF || v[1].k == SV_UNDEF)
+        return true;
+    if (speculatable(blk[0]) && speculatable(blk[1])) {
+        hoist(s, blk[0]);
+        hoist(s, blk[1]);
+        sides[0] = v[0];
+        sides[1] = v[1];
+        return false;
+    }
+    for (int r = 0; r < 2; r++)
+        if (!materializable(v[r])) {
+            sema_err(s, (r ? n->c : n->a)->span,
+                     "a conditional expression with a runtime condition needs a tensor or "
+                     "a number on each side, not %s",
+                     sv_describe(s, v[r]));
+            return true;
+        }
+    Type t0 = val_type(v[0]), t1 = val_type(v[1]);
+    DType dt = type_elem(t0).dt;
+    if (type_elem(t0).dt != type_elem(t1).dt || type_elem(t0).elem != type_elem(t1).elem)
+        dt = sema_promote(s, type_elem(t0).dt, v[0].k != SV_TENSOR, type_elem(t1).dt,
+                          v[1].k != SV_TENSOR, false, n->span);
+    int rank = 0, shape[TK_MAX_RANK] = {0};
+    if (dt == DT_VOID || !sema_broadcast_shapes(s, t0, t1, &rank, shape, n->span))
+        return true;
+    IrValue *y[2];
+    for (int r = 0; r < 2; r++) {
+        y[r] = side_as(s, blk[r], v[r], dt, rank, shape, (r ? n->c : n->a)->span);
+        if (!y[r])
+            return true;
+        terminate(s, blk[r], IR_YIELD, n->span, &y[r], 1);
+    }
+    Type rt = y[0]->type;
+    IrValue *b = sema_to_bool(s, cond, n->b->span);
+    if (!b)
+        return true;
+    IrOp *op = place(s, ir_op_new(s->f, IR_IF, n->span, &b, 1, &rt, 1), tmp);
+    *out = sv_tensor(op->results[0]);
+    return true;
+}
+
 /* ---- names a loop body assigns ------------------------------------------------------ */
 
 static void add_name(Sema *s, PtrVec *v, const char *name)

@@ -300,6 +300,10 @@ int sema_norm_axis(Sema *s, SVal axis, int rank, Span at); /* -1 after an error 
 void sema_exec(Sema *s, const NodeList *l, int from, Cont *cont);
 void sema_assign(Sema *s, const Node *target, SVal v, Span at);
 void sema_exec_if(Sema *s, const Node *n, Cont *cont);
+/* `a if c else b`, c a runtime scalar: true with the value in *out where
+ * a side may not run speculatively (a branch); false with both sides
+ * built in place in sides[], for a select. */
+bool sema_ifexp_branch(Sema *s, const Node *n, IrValue *cond, SVal sides[2], SVal *out);
 void sema_exec_for(Sema *s, const Node *n);
 void sema_exec_while(Sema *s, const Node *n);
 bool sema_contains_return(const NodeList *l);
