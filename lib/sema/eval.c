@@ -130,6 +130,10 @@ static SVal dtype_attr(Sema *s, SVal d, const char *name, Span at)
 {
     Type t = d.ty;
     if (!strcmp(name, "element_ty")) {
+        if (t.dt == DT_PTR && t.rank > 0) /* a block pointer's: the block it points to */
+            return sv_dtype(type_block(t.elem, t.rank, t.shape));
+        if (t.dt != DT_PTR && t.rank > 0) /* that block's: its elements */
+            return sv_dtype(type_scalar(t.dt));
         if (t.dt != DT_PTR)
             return sema_err(s, at, "'element_ty' is only defined on pointer dtypes, not %s",
                             sema_type_str(s, t));
@@ -159,6 +163,12 @@ static SVal eval_attr(Sema *s, const Node *n)
     case SV_DESC: return sema_desc_attr(s, base, n->name, n->span);
     default: break;
     }
+    /* A block pointer's type is Triton's pointer<block<T>>: .dtype and .type
+     * give it, .element_ty the block, whose .element_ty is T, and x.to() of
+     * either block type casts to T. */
+    if (base.k == SV_BLOCKPTR && (!strcmp(n->name, "dtype") || !strcmp(n->name, "type")))
+        return sv_dtype(
+            type_with_shape(type_ptr(type_elem(base.ty).dt), base.ty.rank, base.ty.shape));
     if (sv_is_num(base) || base.k == SV_BLOCKPTR)
         return sema_method(s, base, n->name, n->span);
     return sema_err(s, n->span, "%s has no attribute '%s'", sv_describe(s, base), n->name);
@@ -180,7 +190,9 @@ static SVal index_tensor(Sema *s, const Node *n, IrValue *x)
                             "tensors can only be indexed with ':' and None "
                             "(e.g. x[:, None]); got something else");
     }
-    if (kept != x->type.rank)
+    /* Fewer entries than dimensions keep the rest, as Triton's __getitem__
+     * walks only the entries given (x[None] on a 1-D block is x[None, :]). */
+    if (kept > x->type.rank)
         return sema_err(s, n->span, "index uses %d ':' entries but the tensor has rank %d (%s)",
                         kept, x->type.rank, sema_type_str(s, x->type));
     int axis = 0;

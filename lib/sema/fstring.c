@@ -133,10 +133,13 @@ static void triton_dtype(StrBuf *out, DType dt)
  * blocks print alike either way. */
 static void dtype_text(StrBuf *out, Type t, bool repr)
 {
-    if (t.dt == DT_PTR) {
+    if (t.dt == DT_PTR) { /* pointer<fp16>, a block pointer's pointer<fp16[16, 16]> */
         sb_puts(out, "pointer<");
         triton_dtype(out, t.elem);
-        sb_putc(out, '>');
+        for (int i = 0; i < t.rank; i++)
+            sb_printf(out, i ? ", %d" : "[%d", t.shape[i]);
+        sb_puts(out, t.rank ? "]>" : ">");
+        return;
     } else if (!repr) {
         triton_dtype(out, t.dt);
     } else {
@@ -181,6 +184,16 @@ static bool field_text(Sema *s, StrBuf *out, SVal v, int conv)
         else
             sb_puts(out, v.s);
         return true;
+    case SV_TUPLE: /* Python writes a tuple's items by repr() */
+        sb_putc(out, '(');
+        for (int i = 0; i < v.n; i++) {
+            if (i)
+                sb_puts(out, ", ");
+            if (!field_text(s, out, v.items[i], 'r'))
+                return false;
+        }
+        sb_puts(out, v.n == 1 ? ",)" : ")");
+        return true;
     default: return false;
     }
 }
@@ -204,7 +217,7 @@ SVal sema_fstring(Sema *s, const Node *n)
             sb_free(&sb);
             return sema_err(s, p->a->span,
                             "an f-string in a kernel can only format compile-time values "
-                            "(constexprs, dtypes, strings), not %s",
+                            "(constexprs, dtypes, strings, tuples of them), not %s",
                             sv_describe(s, v));
         }
     }
