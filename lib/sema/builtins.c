@@ -85,6 +85,8 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             return sv_dtype(type_scalar(dt));
         if (!strcmp(name, "math"))
             return ns("tl.math");
+        if (!strcmp(name, "core") || !strcmp(name, "standard")) /* tl.core.reshape */
+            return ns("tl");
         if (!strcmp(name, "extra"))
             return ns("tl.extra");
         if (!strcmp(name, "PropagateNan"))

@@ -106,6 +106,8 @@ static const char *module_ns(const char *path)
     } map[] = {
         {"triton", "triton"},
         {"triton.language", "tl"},
+        {"triton.language.core", "tl"}, /* the modules tl is written in */
+        {"triton.language.standard", "tl"},
         {"triton.language.math", "tl.math"},
         {"triton.language.extra", "tl.extra"},
         {"triton.language.extra.cuda", "tl.extra.cuda"},

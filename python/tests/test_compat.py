@@ -72,3 +72,13 @@ def test_facade_has_triton_3_6_language_surface():
     assert not missing, missing
     assert tl.pointer_type(tl.float32)._tk_text == "tl.pointer_type(tl.float32)"
     assert triton.set_allocator(lambda size, align, stream: None) is None
+
+
+def test_triton_language_core_and_standard_modules():
+    """Kernel libraries import from triton.language.core and .standard
+    (`core.reshape`, `_log2`, `get_int_dtype`): both resolve to tl."""
+    env = dict(os.environ, TK_INTERPRET="1")
+    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "triton_modules.py")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "modules OK" in p.stdout

@@ -3,6 +3,7 @@ that marks a compile-time parameter), the dtypes (passed as constexprs, each
 carrying the text the source would use), and the builtins' names, which run
 only inside @jit code that tk compiles. A name the facade lacks raises an
 AttributeError naming tk and the name."""
+import sys as _sys
 
 
 class constexpr:
@@ -158,7 +159,35 @@ class _Namespace:
 math = _Namespace("math")
 extra = _Namespace("extra")
 libdevice = _Namespace("libdevice")
-core, random, standard = _Namespace("core"), _Namespace("random"), _Namespace("standard")
+random = _Namespace("random")
+# triton.language.core and .standard are the modules Triton's language is
+# written in; kernel libraries import names from them (`core.reshape`,
+# `from triton.language.standard import _log2`): here they are this module.
+core = standard = _sys.modules[__name__]
+
+
+def _log2(i):
+    """triton.language.standard._log2: floor(log2(i)) of a constexpr."""
+    n, r = int(i.value if isinstance(i, constexpr) else i), 0
+    while n > 1:
+        n >>= 1
+        r += 1
+    return constexpr(r)
+
+
+def get_int_dtype(bitwidth, signed):
+    """triton.language.core.get_int_dtype: the integer dtype of that width."""
+    bits = int(bitwidth.value if isinstance(bitwidth, constexpr) else bitwidth)
+    name = "int1" if bits == 1 else f"{'' if signed else 'u'}int{bits}"
+    if name not in globals():
+        raise ValueError(f"tk: get_int_dtype: unsupported bitwidth {bits}")
+    return globals()[name]
+
+
+def _is_power_of_two(i):
+    """triton.language.standard._is_power_of_two of a constexpr."""
+    n = int(i.value if isinstance(i, constexpr) else i)
+    return constexpr(n != 0 and (n & (n - 1)) == 0)
 target_info = _Namespace("target_info")
 
 
