@@ -661,9 +661,10 @@ static bool host_has_kernels(HostScan *h)
 
 void host_split(LexState *lx, char *text, size_t n)
 {
-    HostScan h = {.lx = lx, .text = text, .n = n};
+    HostScan h = {.lx = lx, .text = text, .n = n, .path = lx->src ? lx->src->name : NULL};
     host_lines(&h);
     host_triton_names(&h);
+    host_note_imports(&h);
     /* A file with no kernel is no Python module with kernels in it (the
      * grammar's own tests): it is read whole, as before. */
     if (!host_has_kernels(&h) && !lx->python)

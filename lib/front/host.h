@@ -33,11 +33,26 @@ typedef struct HostScan {
     /* front/host_cond.c: module values and one-line helpers it can read */
     NameMap values, helpers; /* name -> index in value_list / helper_list, or -1 */
     PtrVec value_list, helper_list;
-    StrBuf env_reads;                   /* "NAME=value\n" or "NAME unset\n" for each read */
+    StrBuf env_reads; /* "NAME=value\n" or "NAME unset\n" for each read */
+    /* other files of the package whose helpers and values conditions
+     * read (host_cond.c): the file scanned, its `from M import NAME`
+     * lines, and the root scan (which holds the files read and the
+     * environment reads) for a file read that way */
+    const char *path;
+    PtrVec imports;
+    PtrVec loaded;
+    struct HostScan *root;
     size_t undecided_at, undecided_len; /* the last condition host_branch could not decide */
     const HostLine *undecided_line;
     const char *undecided_text;
 } HostScan;
+
+/* ---- package.c: finding another file of the package ---- */
+/* The file a module path written in `file` names (a relative path from
+ * its folder, an absolute one from it and its parents), or NULL. */
+char *package_find(Arena *a, const char *file, const char *module);
+/* A whole file in the arena; NULL when it cannot be read. */
+char *package_read(Arena *a, const char *path, size_t *len);
 
 /* ---- host_lines.c: the text ---- */
 bool host_is_id(char c);
@@ -53,6 +68,8 @@ Span host_span_at(const HostScan *h, const HostLine *L, size_t at, size_t len);
 /* Blanks [from, to) of the scanner's copy, keeping newlines. */
 void host_blank(HostScan *h, size_t from, size_t to);
 size_t host_skip_ws(const char *t, size_t p, size_t end);
+/* Spaces and tabs only (host_skip_ws also passes brackets and commas). */
+size_t host_skip_blank(const char *t, size_t p, size_t end);
 /* The dotted name at p (`a.b.c`); returns its end. */
 size_t host_dotted(const char *t, size_t p, size_t end);
 /* Is [s, s+len) one of the names in `v` (strings)? */
@@ -85,7 +102,42 @@ void host_note_flag(HostScan *h, const HostLine *L);
  * Returns false, changing nothing, when no branch is known to run. */
 bool host_branch(HostScan *h, int first, int last);
 
+/* ---- host_helpers.c: helpers conditions call ---- */
+/* One statement of a host helper's body: `NAME = EXPR`, `return EXPR`,
+ * or `if`/`elif`/`else` (the lines under them are deeper). A `try:` adds
+ * nothing, and its `except` clauses are dropped: a body is read only when
+ * every statement it runs has a known value, so nothing in it raised. */
+typedef enum { HS_ASSIGN, HS_RETURN, HS_IF, HS_ELIF, HS_ELSE } HostStmtKind;
+
+typedef struct HostStmt {
+    HostStmtKind k;
+    int indent;
+    const char *name; /* HS_ASSIGN */
+    const char *expr; /* a copy: the def's lines are blanked */
+} HostStmt;
+
+enum { HELPER_MAX_STMTS = 16, HELPER_MAX_NAMES = 12, HELPER_MAX_PARAMS = 4 };
+
+/* A host helper tk can read: plain parameters, and a body of the
+ * statements above. */
+typedef struct HostHelper {
+    const char *params[HELPER_MAX_PARAMS];
+    int nparams;
+    HostStmt stmts[HELPER_MAX_STMTS];
+    int nstmts;
+} HostHelper;
+
+/* A helper of lines [first, last] (a `def`, maybe decorated), or none. */
+struct HostNote host_note_helper(HostScan *h, int first, int last);
+/* The scan of the file of the package a name of h's module was imported
+ * from (`from .utils import triton_ge`), its helpers and constants read,
+ * and the name there; NULL when the name was not imported so. */
+HostScan *host_imported(HostScan *h, const char *name, const char **there);
+
 /* ---- host_cond.c: conditions decided without running Python ---- */
+/* tk's builtins, as sema answers (front_set_builtins); false until it does. */
+bool host_builtin_exists(const char *ns, const char *name);
+bool host_libdevice_known(const char *name);
 typedef enum { COND_UNKNOWN, COND_TRUE, COND_FALSE } HostCond;
 /* The truth of the expression [from, to) of the text. */
 HostCond host_cond_value(HostScan *h, size_t from, size_t to);
@@ -98,6 +150,9 @@ typedef struct HostNote {
 } HostNote;
 HostNote host_read_value(HostScan *h, int first, int last);
 void host_keep_value(HostScan *h, HostNote n);
+/* Notes the module-level `from M import NAME` lines, whose names a
+ * condition may call into (helpers of another file of the package). */
+void host_note_imports(HostScan *h);
 /* A name host code binds: its noted value no longer holds. */
 void host_forget(HostScan *h, const char *name);
 /* Do the import-only branches [first, last] of an if chain bind the same

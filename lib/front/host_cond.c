@@ -7,8 +7,10 @@
  * hasattr(triton.language, NAME) against tk's own builtins, device
  * checks against the arch compiled for (front_set_target: capability,
  * Triton's get_current_target(), noted for the cache key too), module
- * constants computed from those, and one-line host helpers
- * (`def triton_ge(v): return version.parse(triton.__version__) >= ...`).
+ * constants computed from those, and host helpers (`def triton_ge(v):
+ * return version.parse(triton.__version__) >= ...`, or bodies with
+ * locals, if/elif/else, try/except and the operator module), this file's
+ * or another file's of the package that a name was imported from.
  * Anything else is unknown: `and`/`or` stay three-valued, so an unknown
  * part decides nothing unless the rest cannot. Assumes host_lines cut the
  * text; never reports an error (host_branch keeps today's path for an
@@ -39,9 +41,14 @@ void front_set_target(const char *arch)
     target_arch[n] = 0;
 }
 
-static bool libdevice_known(const char *name)
+bool host_libdevice_known(const char *name)
 {
     return builtins.libdevice_known && builtins.libdevice_known(name);
+}
+
+bool host_builtin_exists(const char *ns, const char *name)
+{
+    return builtins.exists && builtins.exists(ns, name);
 }
 
 #define TK_TRITON_VERSION "3.6.0"
@@ -58,6 +65,7 @@ typedef enum {
     HV_NONE,
     HV_MODULE,
     HV_TARGET, /* the device compiled for: get_current_target(), get_device_properties() */
+    HV_OP,     /* a comparison of the operator module (operator.ge): i[0] = HostCmp */
 } HvKind;
 
 /* One value: ints for HV_INT (i[0]), HV_VER and HV_TUPLE (n parts);
@@ -71,19 +79,14 @@ typedef struct HostVal {
     const char *s;
 } HostVal;
 
-/* A host helper whose body is one `return EXPR`. */
-typedef struct HostHelper {
-    const char *params[HV_PARTS];
-    int nparams;
-    const char *body; /* a copy: the def's lines are blanked */
-} HostHelper;
-
 typedef struct CondParse {
     HostScan *h;
     const char *t;
     size_t p, end;
-    const HostHelper *fn; /* the helper being evaluated: its params */
-    const HostVal *args;
+    /* the names of the helper being evaluated: parameters and locals */
+    const char *const *names;
+    const HostVal *vals;
+    int nnames;
     int depth;
 } CondParse;
 
@@ -151,14 +154,18 @@ static bool truth(HostVal v, bool *out)
     case HV_STR: *out = v.s[0] != 0; return true;
     case HV_NONE: *out = false; return true;
     case HV_VER:
+    case HV_OP:
     case HV_MODULE: *out = true; return true;
     case HV_TUPLE: *out = v.n > 0; return true;
     default: return false;
     }
 }
 
+typedef enum { HC_LT, HC_LE, HC_GT, HC_GE, HC_EQ, HC_NE, HC_IS, HC_ISNOT, HC_IN, HC_NONE } HostCmp;
+
 static HostVal cp_or(CondParse *c);
 static HostVal cp_path(CondParse *c, const char *path);
+static HostVal compare(HostVal a, HostCmp op, HostVal b);
 
 /* A string literal (plain quotes, no prefix, no escapes that matter). */
 static HostVal cp_string(CondParse *c)
@@ -206,7 +213,7 @@ static HostVal cp_env(CondParse *c, const HostVal *args, int n, bool membership)
         n > 2)
         return UNKNOWN;
     const char *v = getenv(args[0].s);
-    StrBuf *sb = &c->h->env_reads;
+    StrBuf *sb = &(c->h->root ? c->h->root : c->h)->env_reads;
     sb_printf(sb, "%s%s%s\n", args[0].s, v ? "=" : " unset", v ? v : "");
     if (membership)
         return hv_bool(v != NULL);
@@ -224,7 +231,7 @@ static long target_sm(CondParse *c)
     long sm = strtol(target_arch + 3, NULL, 10);
     if (sm <= 0)
         return -1;
-    StrBuf *sb = &c->h->env_reads;
+    StrBuf *sb = &(c->h->root ? c->h->root : c->h)->env_reads;
     if (!sb->data || !strstr(sb->data, "target "))
         sb_printf(sb, "target %s\n", target_arch);
     return sm;
@@ -257,20 +264,117 @@ static HostVal target_attr(CondParse *c, const char *a, size_t len)
     return UNKNOWN;
 }
 
+/* The value of one expression of a helper's body, in its names. */
+static HostVal cp_expr_in(CondParse *c, const char *expr, const char *const *names,
+                          const HostVal *vals, int n)
+{
+    CondParse sub = {c->h, expr, 0, strlen(expr), names, vals, n, c->depth + 1};
+    HostVal v = cp_or(&sub);
+    cp_ws(&sub);
+    return sub.p == sub.end ? v : UNKNOWN;
+}
+
+/* The statement after the block of the one at i (deeper lines skipped). */
+static int after_block(const HostHelper *fn, int i)
+{
+    int k = i + 1;
+    while (k < fn->nstmts && fn->stmts[k].indent > fn->stmts[i].indent)
+        k++;
+    return k;
+}
+
+/* Runs the body as Python would, while every value is known: the value
+ * returned, or unknown. An `elif`/`else` reached in order follows a
+ * branch that was taken, so it is skipped with the rest of its chain. */
 static HostVal cp_helper(CondParse *c, const HostHelper *fn, const HostVal *args, int n)
 {
     if (n != fn->nparams || c->depth > 8)
         return UNKNOWN;
-    CondParse sub = {c->h, fn->body, 0, strlen(fn->body), fn, args, c->depth + 1};
-    HostVal v = cp_or(&sub);
-    cp_ws(&sub);
-    return sub.p == sub.end ? v : UNKNOWN;
+    const char *names[HELPER_MAX_NAMES];
+    HostVal vals[HELPER_MAX_NAMES];
+    int nn = n;
+    for (int i = 0; i < n; i++) {
+        names[i] = fn->params[i];
+        vals[i] = args[i];
+    }
+    for (int i = 0; i < fn->nstmts;) {
+        const HostStmt *st = &fn->stmts[i];
+        if (st->k == HS_ELIF || st->k == HS_ELSE) {
+            i = after_block(fn, i);
+            continue;
+        }
+        HostVal v = cp_expr_in(c, st->expr, names, vals, nn);
+        bool b;
+        if (st->k == HS_RETURN)
+            return v;
+        if (st->k == HS_ASSIGN) {
+            int k = 0;
+            while (k < nn && strcmp(names[k], st->name) != 0)
+                k++;
+            if (v.k == HV_UNKNOWN || k == HELPER_MAX_NAMES)
+                return UNKNOWN;
+            names[k] = st->name;
+            vals[k] = v;
+            nn += k == nn;
+            i++;
+            continue;
+        }
+        if (!truth(v, &b))
+            return UNKNOWN;
+        if (b) { /* into the branch */
+            i++;
+            continue;
+        }
+        i = after_block(fn, i); /* the next branch of the chain, if any */
+        while (i < fn->nstmts && fn->stmts[i].indent == st->indent && fn->stmts[i].k == HS_ELIF) {
+            v = cp_expr_in(c, fn->stmts[i].expr, names, vals, nn);
+            if (!truth(v, &b))
+                return UNKNOWN;
+            if (b)
+                break;
+            i = after_block(fn, i);
+        }
+        if (i < fn->nstmts && fn->stmts[i].indent == st->indent &&
+            (fn->stmts[i].k == HS_ELIF || fn->stmts[i].k == HS_ELSE))
+            i++; /* the branch taken */
+    }
+    return (HostVal){.k = HV_NONE};
+}
+
+/* A comparison of the operator module: operator.ge and the like. */
+static HostVal operator_fn(const char *path)
+{
+    static const struct {
+        const char *name;
+        HostCmp op;
+    } ops[] = {{"operator.lt", HC_LT}, {"operator.le", HC_LE}, {"operator.gt", HC_GT},
+               {"operator.ge", HC_GE}, {"operator.eq", HC_EQ}, {"operator.ne", HC_NE}};
+    for (int i = 0; i < TK_ARRAY_LEN(ops); i++)
+        if (strcmp(path, ops[i].name) == 0)
+            return (HostVal){.k = HV_OP, .i = {ops[i].op}};
+    return UNKNOWN;
+}
+
+/* A name of the helper being evaluated, or NULL. */
+static const HostVal *frame_get(const CondParse *c, const char *name, size_t len)
+{
+    for (int i = c->nnames - 1; i >= 0; i--)
+        if (strlen(c->names[i]) == len && memcmp(c->names[i], name, len) == 0)
+            return &c->vals[i];
+    return NULL;
 }
 
 /* A call of the function `path` with the values `args`. */
 static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int n, const char *ns1)
 {
     HostScan *h = c->h;
+    const HostVal *named = frame_get(c, path, strlen(path));
+    HostVal op = named ? *named : operator_fn(path);
+    if (op.k == HV_OP)
+        return n == 2 ? compare(args[0], (HostCmp)op.i[0], args[1]) : UNKNOWN;
+    if ((path_ends(path, "importlib.import_module") || path_is(path, "__import__")) && n == 1 &&
+        args[0].k == HV_STR && strcmp(args[0].s, "triton") == 0)
+        return (HostVal){.k = HV_MODULE, .s = "triton"};
     if ((path_ends(path, "parse") || path_ends(path, "Version")) && n == 1 && args[0].k == HV_STR) {
         HostVal v;
         return ver_parse(args[0].s, &v) ? v : UNKNOWN;
@@ -287,7 +391,7 @@ static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int 
         (path_ends(path, "cuda.get_device_properties") && n <= 1))
         return target_sm(c) < 0 ? UNKNOWN : (HostVal){.k = HV_TARGET};
     if (path_is(path, "hasattr") && n == 2 && ns1 && args[1].k == HV_STR)
-        return builtins.exists ? hv_bool(builtins.exists(ns1, args[1].s)) : UNKNOWN;
+        return builtins.exists ? hv_bool(host_builtin_exists(ns1, args[1].s)) : UNKNOWN;
     if (path_is(path, "int") && n == 1 && args[0].k == HV_INT)
         return args[0];
     if (path_is(path, "int") && n == 1 && args[0].k == HV_STR) {
@@ -312,6 +416,15 @@ static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int 
     int k = dot ? -1 : namemap_get(&h->helpers, path);
     if (k >= 0)
         return cp_helper(c, h->helper_list.items[k], args, n);
+    const char *there = NULL;
+    HostScan *file =
+        dot || namemap_get(&h->values, path) >= 0 ? NULL : host_imported(h, path, &there);
+    k = file ? namemap_get(&file->helpers, there) : -1;
+    if (k >= 0) {
+        CondParse in_file = *c;
+        in_file.h = file;
+        return cp_helper(&in_file, file->helper_list.items[k], args, n);
+    }
     return UNKNOWN;
 }
 
@@ -329,10 +442,17 @@ static HostVal cp_path(CondParse *c, const char *path)
     for (int i = 0; i < TK_ARRAY_LEN(words); i++)
         if (path_is(path, words[i].w))
             return words[i].v;
-    for (int i = 0; c->fn && i < c->fn->nparams; i++)
-        if (path_is(path, c->fn->params[i]))
-            return c->args[i];
     const char *dot = strchr(path, '.');
+    const HostVal *named = frame_get(c, path, dot ? (size_t)(dot - path) : strlen(path));
+    if (named && !dot)
+        return *named;
+    if (named) /* pkg.__version__ of pkg = importlib.import_module("triton") */
+        return named->k == HV_MODULE && !strcmp(named->s, "triton") &&
+                path_is(dot + 1, "__version__")
+            ? (HostVal){.k = HV_STR, .s = TK_TRITON_VERSION}
+            : UNKNOWN;
+    if (dot && operator_fn(path).k == HV_OP)
+        return operator_fn(path);
     if (dot && path_is(dot + 1, "__version__") &&
         host_in(&c->h->prefixes, path, (size_t)(dot - path)))
         return (HostVal){.k = HV_STR, .s = TK_TRITON_VERSION};
@@ -342,6 +462,12 @@ static HostVal cp_path(CondParse *c, const char *path)
             return *(const HostVal *)c->h->value_list.items[k];
         if (host_in(&c->h->flags, path, strlen(path)))
             return hv_bool(true);
+        const char *there = NULL;
+        HostScan *file =
+            namemap_get(&c->h->helpers, path) >= 0 ? NULL : host_imported(c->h, path, &there);
+        k = file ? namemap_get(&file->values, there) : -1;
+        if (k >= 0) /* a constant of another file: _IS_TRITON_3 */
+            return *(const HostVal *)file->value_list.items[k];
     }
     if (path_ns(c->h, path))
         return (HostVal){.k = HV_MODULE, .s = path};
@@ -503,7 +629,6 @@ static HostVal cp_primary(CondParse *c)
     return cp_postfix(c, cp_call(c, path, args, n, ns1));
 }
 
-typedef enum { HC_LT, HC_LE, HC_GT, HC_GE, HC_EQ, HC_NE, HC_IS, HC_ISNOT, HC_IN, HC_NONE } HostCmp;
 
 static HostCmp cp_cmp_op(CondParse *c)
 {
@@ -644,7 +769,7 @@ static HostVal cp_or(CondParse *c)
 
 static HostVal eval_range(HostScan *h, size_t from, size_t to)
 {
-    CondParse c = {h, h->text, from, to, NULL, NULL, 0};
+    CondParse c = {h, h->text, from, to, NULL, NULL, 0, 0};
     HostVal v = cp_or(&c);
     cp_ws(&c);
     return c.p == c.end ? v : UNKNOWN;
@@ -667,70 +792,18 @@ void host_forget(HostScan *h, const char *name)
         namemap_put(h->lx->arena, &h->helpers, name, -1);
 }
 
-/* Spaces and tabs only (host_skip_ws also passes brackets and commas). */
-static size_t skip_blank(const char *t, size_t p, size_t end)
-{
-    while (p < end && (t[p] == ' ' || t[p] == '\t'))
-        p++;
-    return p;
-}
-
-/* `def NAME(a, b): return EXPR` on two lines: a helper. */
-static HostNote note_helper(HostScan *h, int first, int last)
-{
-    HostNote none = {0};
-    int head = first;
-    while (head < last && h->text[h->lines[head].start] == '@')
-        head++;
-    const HostLine *L = &h->lines[head];
-    if (!host_starts(h, L, "def") || last != head + 1 || !host_starts(h, &h->lines[last], "return"))
-        return none;
-    const char *t = h->text;
-    size_t p = skip_blank(t, L->start + 3, L->end), s = p;
-    while (p < L->end && host_is_id(t[p]))
-        p++;
-    HostHelper *fn = arena_alloc(h->lx->arena, sizeof *fn);
-    const char *name = arena_strndup(h->lx->arena, t + s, p - s);
-    if (!fn || !name || p == s || t[p] != '(')
-        return none;
-    *fn = (HostHelper){0};
-    for (p++; p < L->end && t[p] != ')';) {
-        p = skip_blank(t, p, L->end);
-        size_t a = p;
-        while (p < L->end && host_is_id(t[p]))
-            p++;
-        if (p == a || fn->nparams == HV_PARTS)
-            return none; /* defaults, annotations, *args: not a plain helper */
-        fn->params[fn->nparams++] = arena_strndup(h->lx->arena, t + a, p - a);
-        p = skip_blank(t, p, L->end);
-        if (p < L->end && t[p] == ',')
-            p++;
-        else if (p < L->end && t[p] != ')')
-            return none;
-    }
-    const HostLine *R = &h->lines[last];
-    size_t to = R->end;
-    for (size_t q = R->start + 6; q < to; q++)
-        if (t[q] == '#')
-            to = q;
-    fn->body = arena_strndup(h->lx->arena, t + R->start + 6, to - R->start - 6);
-    if (!fn->body)
-        return none;
-    return (HostNote){name, NULL, fn};
-}
-
 HostNote host_read_value(HostScan *h, int first, int last)
 {
     HostNote none = {0};
     const HostLine *L = &h->lines[first];
     if (first != last)
-        return note_helper(h, first, last);
+        return host_note_helper(h, first, last);
     const char *t = h->text;
     size_t p = L->start;
     while (p < L->end && host_is_id(t[p]))
         p++;
     size_t name_end = p;
-    p = skip_blank(t, p, L->end);
+    p = host_skip_blank(t, p, L->end);
     if (name_end == L->start || p >= L->end || t[p] != '=' || (p + 1 < L->end && t[p + 1] == '='))
         return none;
     size_t to = L->end;
@@ -757,74 +830,4 @@ void host_keep_value(HostScan *h, HostNote n)
         vec_push(h->lx->arena, &h->helper_list, n.helper);
         namemap_put(h->lx->arena, &h->helpers, n.name, h->helper_list.len - 1);
     }
-}
-
-/* The builtin an import binds, as one string: the libdevice modules are
- * one namespace, and triton.language.math's functions that are not tl
- * builtins are libdevice's too (sema/builtins.c reads them so); NULL for
- * anything else. */
-static const char *import_id(HostScan *h, const Node *n)
-{
-    static const char *const libdevice[] = {
-        "triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice",
-        "triton.language.math.libdevice", "triton.language.libdevice"};
-    const char *full =
-        n->kind == N_FROM_IMPORT ? arena_printf(h->lx->arena, "%s.%s", n->name, n->str) : n->name;
-    for (int i = 0; full && i < TK_ARRAY_LEN(libdevice); i++) {
-        if (strcmp(full, libdevice[i]) == 0)
-            return "libdevice";
-        if (n->kind == N_FROM_IMPORT && strcmp(n->name, libdevice[i]) == 0)
-            return libdevice_known(n->str) ? arena_printf(h->lx->arena, "libdevice.%s", n->str)
-                                           : NULL;
-    }
-    if (n->kind == N_FROM_IMPORT && strcmp(n->name, "triton.language.math") == 0)
-        return libdevice_known(n->str) && !(builtins.exists && builtins.exists("tl", n->str))
-            ? arena_printf(h->lx->arena, "libdevice.%s", n->str)
-            : arena_printf(h->lx->arena, "tl.math.%s", n->str);
-    return full;
-}
-
-/* The names one branch binds and what to: NULL when a line is no import
- * of a module tk reads. */
-static bool branch_imports(HostScan *h, int first, int last, PtrVec *names, PtrVec *ids)
-{
-    for (int k = first; k <= last; k++) {
-        const HostLine *L = &h->lines[k];
-        PtrVec nodes = {0};
-        if (!(host_starts(h, L, "import") || host_starts(h, L, "from")) ||
-            !host_import(h, L, NULL, false, &nodes))
-            return false;
-        for (int i = 0; i < nodes.len; i++) {
-            const Node *n = nodes.items[i];
-            if (n->kind == N_IMPORT && !n->alias)
-                return false; /* `import a.b` binds a: not one builtin */
-            const char *id = import_id(h, n);
-            if (!id)
-                return false;
-            vec_push(h->lx->arena, names, (void *)(n->alias ? n->alias : n->str));
-            vec_push(h->lx->arena, ids, (void *)id);
-        }
-    }
-    return true;
-}
-
-bool host_same_imports(HostScan *h, const int *first, const int *last, int n)
-{
-    PtrVec names0 = {0}, ids0 = {0};
-    if (n < 2 || !branch_imports(h, first[0], last[0], &names0, &ids0) || names0.len == 0)
-        return false;
-    for (int b = 1; b < n; b++) {
-        PtrVec names = {0}, ids = {0};
-        if (!branch_imports(h, first[b], last[b], &names, &ids) || names.len != names0.len)
-            return false;
-        for (int i = 0; i < names.len; i++) {
-            bool found = false;
-            for (int k = 0; k < names0.len && !found; k++)
-                found = strcmp(names.items[i], names0.items[k]) == 0 &&
-                    strcmp(ids.items[i], ids0.items[k]) == 0;
-            if (!found)
-                return false;
-        }
-    }
-    return true;
 }

@@ -185,3 +185,11 @@ bool host_in(const PtrVec *v, const char *s, size_t len)
     }
     return false;
 }
+
+/* Spaces and tabs only (host_skip_ws also passes brackets and commas). */
+size_t host_skip_blank(const char *t, size_t p, size_t end)
+{
+    while (p < end && (t[p] == ' ' || t[p] == '\t'))
+        p++;
+    return p;
+}

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "front/front.h"
+#include "front/host.h"
 
 enum {
     PKG_MAX_FILES = 64, /* files one compilation reads at most */
@@ -179,6 +180,14 @@ static char *pkg_read(Arena *a, const char *path, size_t *len)
     sb_free(&sb);
     return text;
 }
+
+char *package_find(Arena *a, const char *file, const char *module)
+{
+    Pkg p = {.a = a};
+    return file && module ? pkg_resolve(&p, file, module) : NULL;
+}
+
+char *package_read(Arena *a, const char *path, size_t *len) { return pkg_read(a, path, len); }
 
 static void pkg_imports(Pkg *p, Node *module);
 
