@@ -82,3 +82,14 @@ def test_triton_language_core_and_standard_modules():
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "modules OK" in p.stdout
+
+
+def test_importlib_metadata_knows_triton():
+    """Host code asks importlib.metadata for Triton's version (Liger's
+    compare_version); without Triton installed the facade answers with the
+    language version tk implements, as the compiler decides conditions."""
+    import importlib.metadata
+    import tk.compat  # noqa: F401
+    assert importlib.metadata.version("triton").startswith("3.6")
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        importlib.metadata.version("no-such-distribution-tk")

@@ -2,6 +2,7 @@
 `triton.runtime` resolve to tk's facade from here on, whether or not Triton
 is installed. A name the facade lacks is an AttributeError naming tk."""
 import importlib.machinery
+import importlib.metadata
 import sys
 import types
 
@@ -86,11 +87,47 @@ MODULES = {"triton": triton, "triton.tools": tools,
            "triton.language.extra.cuda.libdevice": language.libdevice}
 
 
+class _TritonDistribution(importlib.metadata.Distribution):
+    """The installed-package record of the Triton language version tk
+    implements, for host code that asks importlib.metadata (version
+    helpers such as compare_version("triton", operator.ge, "3.0.0"))
+    where no Triton is installed."""
+
+    def read_text(self, filename):
+        if filename == "METADATA":
+            return "Metadata-Version: 2.1\nName: triton\nVersion: 3.6.0\n"
+        return None
+
+    def locate_file(self, path):
+        return path
+
+
+class _TritonFinder:
+    """Finds _TritonDistribution for importlib.metadata; imports it leaves
+    to the other finders."""
+
+    @staticmethod
+    def find_spec(*args, **kwargs):
+        return None
+
+    @staticmethod
+    def find_distributions(context=None):
+        name = getattr(context, "name", None)
+        if name is None or name.lower() == "triton":
+            yield _TritonDistribution()
+
+
 def install():
-    """Puts the facade in sys.modules under Triton's names."""
+    """Puts the facade in sys.modules under Triton's names, and a triton
+    distribution in importlib.metadata where none is installed."""
     for name in ("triton.language", "triton.testing"):
         MODULES[name].__spec__ = importlib.machinery.ModuleSpec(name, None)
     sys.modules.update(MODULES)
+    try:
+        importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        if not any(isinstance(f, _TritonFinder) for f in sys.meta_path):
+            sys.meta_path.append(_TritonFinder())
 
 
 install()
