@@ -64,8 +64,6 @@ SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dim
 {
     if (x->type.dt == DT_PTR)
         return sema_err(s, at, "tl.%s of pointers is not supported", name);
-    if (!sema_check_not_fp8(s, x->type.dt, at, arena_printf(s->a, "tl.%s", name)))
-        return bad();
     if (x->type.rank == 0)
         return sema_err(s, at, "tl.%s needs a block, got the scalar %s", name,
                         sema_type_str(s, x->type));
@@ -78,6 +76,9 @@ SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dim
         x = sema_cast(s, x, dtype.ty.dt, at);
     else
         x = sema_cast(s, x, reduce_dtype(name, x->type.dt), at);
+    /* after the promotion: max/min of fp8 values compute in fp32 */
+    if (!x || !sema_check_not_fp8(s, x->type.dt, at, arena_printf(s->a, "tl.%s", name)))
+        return bad();
     IrValue *in = ax < 0 ? flatten(s, x, at) : x;
     int rax = ax < 0 ? 0 : ax;
     static const struct {
