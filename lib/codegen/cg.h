@@ -125,6 +125,9 @@ LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
 /* Inline PTX (LLVM has no intrinsic for it): a call with side effects. */
 LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
                     const char *cons, LLVMValueRef *args);
+/* The same without side effects (a conversion): LLVM may merge or drop it. */
+LLVMValueRef cg_asm_pure(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
+                         const char *cons, LLVMValueRef *args);
 LLVMValueRef cg_asm_void(Cg *cg, const char *text);
 
 /* ---- codegen/layout.c ------------------------------------------------------------ */

@@ -3,6 +3,7 @@
  * calls, pointer arithmetic. Operands share the result's layout (sema made
  * shapes equal), so slot s of the result depends on slot s of each operand.
  * bf16 arithmetic is computed in fp32 and rounded once (exact for + - *). */
+#include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -97,6 +98,21 @@ LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
     if (from == DT_F64 && (to == DT_F16 || to == DT_BF16))
         return f64_to_16(cg, x, to);
     return LLVMBuildFPTrunc(b, x, tt, "");
+}
+
+/* fp32 -> fp16, bf16 or fp8e5 rounded toward zero (a cast with CAST_RTZ),
+ * by cvt.rz as Triton lowers it. An fp8e5 code is the high byte of the
+ * fp16 of its value, so dropping the low byte of the truncated fp16
+ * truncates again (Triton's fp16 -> fp8e5 rtz). */
+static LLVMValueRef convert_rz(Cg *cg, LLVMValueRef x, DType to)
+{
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(cg->ctx), f32 = LLVMFloatTypeInContext(cg->ctx);
+    const char *text = to == DT_BF16 ? "cvt.rz.bf16.f32 $0, $1;" : "cvt.rz.f16.f32 $0, $1;";
+    LLVMValueRef h = cg_asm_pure(cg, i16, &f32, 1, text, "=h,f", &x);
+    if (to == DT_F8E5)
+        return LLVMBuildTrunc(cg->b, LLVMBuildLShr(cg->b, h, LLVMConstInt(i16, 8, 0), ""),
+                              LLVMInt8TypeInContext(cg->ctx), "");
+    return LLVMBuildBitCast(cg->b, h, cg_type(cg, to), "");
 }
 
 static LLVMValueRef int_minmax(Cg *cg, bool is_max, DType dt, LLVMValueRef a, LLVMValueRef b)
@@ -308,7 +324,8 @@ LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef id
     }
     case IR_MATH: return math(cg, (MathFn)op->sub, rd, x[0]);
     case IR_EXTERN: return libdevice_call(cg, op->str, cg_type(cg, rd), x, op->nops);
-    case IR_CAST: return cg_convert(cg, x[0], od, rd);
+    case IR_CAST:
+        return op->sub == CAST_RTZ ? convert_rz(cg, x[0], rd) : cg_convert(cg, x[0], od, rd);
     case IR_BITCAST:
         if (od == DT_PTR || rd == DT_PTR)
             return cg_convert(cg, x[0], od, rd);
@@ -328,16 +345,18 @@ bool cg_is_elementwise(IrKind k)
 }
 
 /* Casts two elements at a time: fp8 conversions (fp8.c), and fp32 ->
- * fp16/bf16 (cvt.rn.{f16,bf16}x2.f32, sm_80 and up): fptrunc's rounding in
- * half the instructions, and the form after which ptxas keeps wgmma
- * accumulators asynchronous (single conversions of accumulator registers
- * make it serialize the warpgroup MMAs). */
+ * fp16/bf16 (cvt.{rn,rz}.{f16,bf16}x2.f32, sm_80 and up): fptrunc's
+ * rounding (or the cast's toward zero) in half the instructions, and the
+ * form after which ptxas keeps wgmma accumulators asynchronous (single
+ * conversions of accumulator registers make it serialize the warpgroup
+ * MMAs). */
 static bool cast_pairs(Cg *cg, const IrOp *op, CgVal x, CgVal r)
 {
     if (op->kind != IR_CAST)
         return false;
     DType od = op->operands[0]->type.dt, rd = op->results[0]->type.dt;
-    if ((dtype_is_fp8(od) || dtype_is_fp8(rd)) && x.n == r.n && r.n % 2 == 0) {
+    bool rz = op->sub == CAST_RTZ;
+    if ((dtype_is_fp8(od) || dtype_is_fp8(rd)) && !rz && x.n == r.n && r.n % 2 == 0) {
         for (int s = 0; s < r.n; s += 2)
             cg_fp8_convert2(cg, x.el[s], x.el[s + 1], od, rd, r.el + s);
         return true;
@@ -346,16 +365,14 @@ static bool cast_pairs(Cg *cg, const IrOp *op, CgVal x, CgVal r)
         return false;
     LLVMTypeRef f32 = LLVMFloatTypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
     LLVMTypeRef pt[2] = {f32, f32};
-    LLVMTypeRef ft = LLVMFunctionType(i32, pt, 2, 0);
-    const char *text =
-        rd == DT_F16 ? "cvt.rn.f16x2.f32 $0, $2, $1;" : "cvt.rn.bf16x2.f32 $0, $2, $1;";
-    LLVMValueRef ia =
-        LLVMGetInlineAsm(ft, text, strlen(text), "=r,f,f", 6, 0, 0, LLVMInlineAsmDialectATT, 0);
+    char text[40];
+    snprintf(text, sizeof text, "cvt.%s.%s.f32 $0, $2, $1;", rz ? "rz" : "rn",
+             rd == DT_F16 ? "f16x2" : "bf16x2");
     LLVMTypeRef vt = LLVMVectorType(cg_type(cg, rd), 2);
     for (int s = 0; s < r.n; s += 2) {
         LLVMValueRef args[2] = {x.el[s], x.el[s + 1]}; /* the first goes to the low half */
         LLVMValueRef v =
-            LLVMBuildBitCast(cg->b, LLVMBuildCall2(cg->b, ft, ia, args, 2, ""), vt, "");
+            LLVMBuildBitCast(cg->b, cg_asm_pure(cg, i32, pt, 2, text, "=r,f,f", args), vt, "");
         r.el[s] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, 0), "");
         r.el[s + 1] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, 1), "");
     }

@@ -199,6 +199,15 @@ LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char
     return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
 }
 
+LLVMValueRef cg_asm_pure(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
+                         const char *cons, LLVMValueRef *args)
+{
+    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+}
+
 LLVMValueRef cg_asm_void(Cg *cg, const char *text)
 {
     return cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), NULL, 0, text, "", NULL);

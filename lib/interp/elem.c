@@ -408,8 +408,11 @@ bool interp_elementwise(InterpProg *p, const IrOp *op)
     case IR_MATH: return math(p, op);
     case IR_EXTERN: return interp_extern(p, op);
     case IR_CAST:
-        interp_cast(op->operands[0]->type.dt, interp_slot(p, op->operands[0]), res->type.dt,
-                    interp_slot(p, res), n);
+        if (op->sub == CAST_RTZ)
+            interp_cast_rtz(interp_slot(p, op->operands[0]), res->type.dt, interp_slot(p, res), n);
+        else
+            interp_cast(op->operands[0]->type.dt, interp_slot(p, op->operands[0]), res->type.dt,
+                        interp_slot(p, res), n);
         return true;
     case IR_BITCAST: return bitcast(p, op);
     case IR_ADDPTR: return addptr(p, op);

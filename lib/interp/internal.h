@@ -109,6 +109,8 @@ void interp_round_array(DType dt, float *v, int64_t n); /* fp16/bf16 rounding */
 /* Converts n elements with the language's cast semantics (fp->int
  * truncates and saturates, NaN -> 0; ->i1 is != 0; floats round to nearest even). */
 void interp_cast(DType from, const void *src, DType to, void *dst, int64_t n);
+/* fp32 -> fp16, bf16 or fp8e5 rounded toward zero (IR_CAST with CAST_RTZ). */
+void interp_cast_rtz(const float *src, DType to, float *dst, int64_t n);
 double interp_get_double(DType dt, const void *arr, int64_t i);
 void interp_set_double(DType dt, void *arr, int64_t i, double x);
 /* The bit pattern of an element as it sits in memory, and back. */

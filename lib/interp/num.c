@@ -2,7 +2,7 @@
  * written out bit by bit, integer wrap-around at a dtype's width, and the
  * language's casts (fp8 through ir/fp8.c). Assumes IEEE binary32/64 C floats with round-to-nearest;
  * guarantees results bit-identical to the PTX conversions (cvt.rn for floats,
- * cvt.rzi.sat for float -> int, NaN -> 0). */
+ * cvt.rz where a cast asks, cvt.rzi.sat for float -> int, NaN -> 0). */
 #include "interp/internal.h"
 #include "tk/tk.h"
 
@@ -208,6 +208,12 @@ void interp_cast(DType from, const void *src, DType to, void *dst, int64_t n)
         else
             ((float *)dst)[i] = (float)interp_round_to(to, x);
     }
+}
+
+void interp_cast_rtz(const float *src, DType to, float *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = (float)dtype_round_toward_zero(to, src[i]);
 }
 
 double interp_get_double(DType dt, const void *arr, int64_t i)

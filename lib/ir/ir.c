@@ -200,6 +200,30 @@ int64_t dtype_float_to_int(DType t, double x)
     return (int64_t)(x < lo ? lo : x > hi ? hi : x);
 }
 
+/* Truncation in units of t's last place at x's exponent (clamped to the
+ * smallest normal one, where the subnormals share a unit). Every format's
+ * value is exact in a double, so nothing rounds on the way. */
+double dtype_round_toward_zero(DType t, double x)
+{
+    int mant, emin;
+    double max;
+    switch (t) {
+    case DT_F16: mant = 10, emin = -14, max = 65504.0; break;
+    case DT_BF16: mant = 7, emin = -126, max = 0x1.fep127; break;
+    case DT_F32: mant = 23, emin = -126, max = 0x1.fffffep127; break;
+    case DT_F8E5: mant = 2, emin = -14, max = 57344.0; break;
+    case DT_F8E4: mant = 3, emin = -6, max = 448.0; break;
+    default: return x;
+    }
+    if (x == 0 || !isfinite(x))
+        return x;
+    int e = ilogb(x);
+    if (e < emin)
+        e = emin;
+    double r = scalbn(trunc(scalbn(x, mant - e)), e - mant);
+    return fabs(r) > max ? copysign(max, x) : r;
+}
+
 static const char *const mem_sem_names[] = {
 #define X(k, n) n,
     TK_MEM_SEMS(X)

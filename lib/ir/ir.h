@@ -169,6 +169,10 @@ bool dtype_is_signed(DType t); /* i8..i64 (i1 counts as unsigned) */
 /* The value cast float -> int of IR_CAST (cvt.rzi.sat): truncate, clamp to
  * t's range, NaN -> 0; i1 is x != 0. Never undefined, whatever x is. */
 int64_t dtype_float_to_int(DType t, double x);
+/* x rounded toward zero to float dtype t, as IR_CAST with CAST_RTZ gives it
+ * (cvt.rz): a finite value beyond t's largest finite one gives that one
+ * with x's sign; infinities, NaN and signed zeros stay. */
+double dtype_round_toward_zero(DType t, double x);
 /* The fp8 formats (ir/fp8.c). Encoding fp8e4nv and fp8e5 rounds to nearest
  * even and saturates as cvt.rn.satfinite does: a finite or infinite value
  * beyond the largest finite one gives that value with its sign; NaN gives
@@ -255,7 +259,8 @@ void type_print(StrBuf *sb, Type t);
     X(IR_EXTERN, "extern", "args... -> libdevice function str (e.g. "         \
                             "__nv_tanhf), elementwise")                        \
     X(IR_CAST, "cast", "x -> x converted to the result dtype (value cast; "   \
-                        "fp->int truncates, int->i1 is != 0)")                 \
+                        "fp->int truncates, int->i1 is != 0); sub = "          \
+                        "CastRounding of a float to a narrower float")         \
     X(IR_BITCAST, "bitcast", "x -> same bits, result dtype of equal width")    \
     X(IR_ADDPTR, "addptr", "ptr, offset(int) -> ptr + offset elements")        \
     X(IR_PTR_TO_INT, "ptrtoint", "ptr -> i64")                                 \
@@ -369,6 +374,12 @@ typedef enum {
 } IrKind;
 
 typedef enum { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE } CmpPred;
+/* How an IR_CAST rounds a float to a narrower float (Triton's
+ * fp_downcast_rounding). Printed as `rtz` after the operand. */
+typedef enum {
+    CAST_RTNE, /* to nearest, ties to even: every conversion's default */
+    CAST_RTZ,  /* toward zero (cvt.rz): only fp32 -> fp16, bf16, fp8e5 */
+} CastRounding;
 
 /* clang-format off */
 #define TK_MATH_FNS(X)                                                         \

@@ -163,6 +163,7 @@ static bool simple_suffix(Parser *p, IrKind k, IrOp *a)
 {
     switch (k) {
     case IR_DIV: a->sub = irp_accept_word(p, "rn"); return true;
+    case IR_CAST: a->sub = irp_accept_word(p, "rtz") ? CAST_RTZ : CAST_RTNE; return true;
     case IR_MIN:
     case IR_MAX: a->sub = irp_accept_word(p, "propagate_nan"); return true;
     case IR_PRINT:

@@ -201,6 +201,10 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         if (op->sub == 1)
             sb_puts(sb, " rn");
         break;
+    case IR_CAST:
+        if (op->sub == CAST_RTZ)
+            sb_puts(sb, " rtz");
+        break;
     case IR_MIN:
     case IR_MAX:
         if (op->sub == 1)

@@ -208,6 +208,12 @@ static void check_cast(Verifier *v, const IrOp *op)
         if (r.dt == DT_F8E4B15 && x.dt != DT_F16 && x.dt != DT_F32 && x.dt != r.dt)
             ir_vfail(v, op, "fp8e4b15 converts only from fp16 and fp32: %s to %s", ir_vtype(x),
                      ir_vtype(r));
+        if (op->sub != CAST_RTNE && op->sub != CAST_RTZ)
+            ir_vfail(v, op, "bad rounding %d", op->sub);
+        if (op->sub == CAST_RTZ &&
+            !(x.dt == DT_F32 && (r.dt == DT_F16 || r.dt == DT_BF16 || r.dt == DT_F8E5)))
+            ir_vfail(v, op, "rtz rounds only fp32 to fp16, bf16 or fp8e5: %s to %s", ir_vtype(x),
+                     ir_vtype(r));
         break;
     case IR_BITCAST:
         if (dtype_bits(x.dt) != dtype_bits(r.dt) || r.dt == DT_VOID)

@@ -244,7 +244,8 @@ static bool fold_unary_const(IrOp *op)
     return true;
 }
 
-/* Value casts between int and float dtypes of a constant. */
+/* Value casts between int and float dtypes of a constant; a float narrowed
+ * with the cast's rounding. */
 static bool fold_cast(IrOp *op)
 {
     IrOp *c = const_def(op->operands[0]);
@@ -263,6 +264,14 @@ static bool fold_cast(IrOp *op)
         return true;
     }
     double x = round_float(from, c->fval);
+    if (dtype_is_float(to) && op->sub == CAST_RTZ) {
+        /* rounded once, toward zero; make_const's rounding to nearest
+         * would then turn an fp8e5 infinity into its largest value */
+        double r = dtype_round_toward_zero(to, x);
+        make_const(op, 0, r);
+        op->fval = r;
+        return true;
+    }
     if (dtype_is_float(to)) {
         make_const(op, 0, x);
         return true;

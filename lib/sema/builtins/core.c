@@ -131,20 +131,55 @@ static SVal b_full_like(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
                 call);
 }
 
+/* fp_downcast_rounding, checked as Triton 3.6's semantic.cast does once the
+ * dtypes differ: a mode ("rtne", the default, too) names a float conversion
+ * to fewer bits, and "rtz" only one its NVIDIA backend lowers (others abort
+ * it). fp8e4b15's conversion rounds one way whatever the mode. */
+static bool rounding_arg(Sema *s, SVal mode, Span at, DType from, DType to, bool *rtz)
+{
+    *rtz = false;
+    if (!sv_has(mode))
+        return true;
+    if (mode.k != SV_STR || (strcmp(mode.s, "rtne") && strcmp(mode.s, "rtz"))) {
+        sema_err(s, at, "fp_downcast_rounding must be 'rtne' or 'rtz'");
+        return false;
+    }
+    if (!dtype_is_float(from) || !dtype_is_float(to) || dtype_bits(to) >= dtype_bits(from)) {
+        sema_err(s, at,
+                 "fp_downcast_rounding applies only to a float conversion to fewer bits, not "
+                 "%s to %s",
+                 dtype_name(from), dtype_name(to));
+        return false;
+    }
+    if (strcmp(mode.s, "rtz") || to == DT_F8E4B15)
+        return true;
+    if (from != DT_F32 || (to != DT_F16 && to != DT_BF16 && to != DT_F8E5)) {
+        sema_err(s, at,
+                 "fp_downcast_rounding=\"rtz\" converts only fp32 to fp16, bf16 or fp8e5: "
+                 "Triton 3.6 cannot lower %s to %s rounded toward zero",
+                 dtype_name(from), dtype_name(to));
+        return false;
+    }
+    *rtz = true;
+    return true;
+}
+
 static SVal b_cast(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     if (a[1].k != SV_DTYPE)
         return sema_err(s, at[1], "the target of a cast must be a dtype, got %s",
                         sv_describe(s, a[1]));
-    bool bitcast = false;
+    bool bitcast = false, rtz = false;
     if (sv_has(a[3]) && !sema_truth(s, a[3], at[3], &bitcast))
         return bad();
-    if (sv_has(a[2]) && (a[2].k != SV_STR || (strcmp(a[2].s, "rtne") && strcmp(a[2].s, "rtz"))))
-        return sema_err(s, at[2], "fp_downcast_rounding must be 'rtne' or 'rtz'");
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
     if (!x)
         return bad();
     Type to = a[1].ty;
+    /* a bitcast, and a cast to the same type, never read the mode */
+    if (!bitcast && !type_eq(type_elem(x->type), to) &&
+        !rounding_arg(s, a[2], at[2], x->type.dt, to.dt, &rtz))
+        return bad();
     if (to.dt == DT_PTR) {
         Type r = type_with_shape(to, x->type.rank, x->type.shape);
         if (x->type.dt == DT_PTR)
@@ -154,7 +189,12 @@ static SVal b_cast(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
                             sema_type_str(s, x->type));
         return sv_tensor(ir_unary(&s->b, IR_INT_TO_PTR, call, x, r));
     }
-    return sv_tensor(bitcast ? sema_bitcast(s, x, to.dt, call) : sema_cast(s, x, to.dt, call));
+    if (bitcast)
+        return sv_tensor(sema_bitcast(s, x, to.dt, call));
+    IrValue *r = sema_cast(s, x, to.dt, call);
+    if (r && rtz) /* an fp32 -> narrower float: sema_cast made one IR_CAST */
+        r->def->sub = CAST_RTZ;
+    return sv_tensor(r);
 }
 
 static SVal b_to_tensor(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)

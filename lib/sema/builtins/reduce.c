@@ -1,8 +1,9 @@
 /* sema/builtins/reduce.c: reductions, scans and dot. Dtype rules follow Triton:
  * sum accumulates sub-32-bit integers in 32 bits, max/min compute
- * sub-32-bit values in fp32/i32, argmax/argmin give i32; axis=None flattens
- * first; custom combine functions are inlined into the op's region. dot
- * checks shapes (M, N, K >= 16), dtypes, the accumulator and precision. */
+ * sub-32-bit values in fp32/i32 (with return_indices only bf16 in fp32),
+ * argmax/argmin give i32; axis=None flattens first; custom combine
+ * functions are inlined into the op's region. dot checks shapes (M, N,
+ * K >= 16), dtypes, the accumulator and precision. */
 #include <string.h>
 
 #include "sema/spec.h"
@@ -63,8 +64,6 @@ SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dim
 {
     if (x->type.dt == DT_PTR)
         return sema_err(s, at, "tl.%s of pointers is not supported", name);
-    if (!sema_check_not_fp8(s, x->type.dt, at, arena_printf(s->a, "tl.%s", name)))
-        return bad();
     if (x->type.rank == 0)
         return sema_err(s, at, "tl.%s needs a block, got the scalar %s", name,
                         sema_type_str(s, x->type));
@@ -77,6 +76,9 @@ SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dim
         x = sema_cast(s, x, dtype.ty.dt, at);
     else
         x = sema_cast(s, x, reduce_dtype(name, x->type.dt), at);
+    /* after the promotion: max/min of fp8 values compute in fp32 */
+    if (!x || !sema_check_not_fp8(s, x->type.dt, at, arena_printf(s->a, "tl.%s", name)))
+        return bad();
     IrValue *in = ax < 0 ? flatten(s, x, at) : x;
     int rax = ax < 0 ? 0 : ax;
     static const struct {
@@ -125,8 +127,13 @@ static SVal b_max(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (!x || !flag(s, a[2], at[2], &idx) || !flag(s, a[4], at[4], &kd))
         return bad();
     Span ax = sv_has(a[1]) ? at[1] : call;
-    SVal v = sema_reduce(s, b->name, x, a[1], kd, (SVal){.k = SV_VOID}, ax);
-    if (!idx || v.k == SV_UNDEF)
+    if (!idx)
+        return sema_reduce(s, b->name, x, a[1], kd, (SVal){.k = SV_VOID}, ax);
+    /* Triton's combine compares the values in their own dtype, but bf16's
+     * in fp32 (standard.py's _promote_bfloat16_to_float32) */
+    DType vt = x->type.dt == DT_BF16 ? DT_F32 : x->type.dt;
+    SVal v = sema_reduce(s, b->name, x, a[1], kd, sv_dtype(type_scalar(vt)), ax);
+    if (v.k == SV_UNDEF)
         return v;
     SVal i = sema_reduce(s, b->arg ? "argmax" : "argmin", x, a[1], kd, (SVal){.k = SV_VOID}, ax);
     SVal pair[2] = {v, i};
