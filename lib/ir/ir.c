@@ -615,6 +615,51 @@ void ir_renumber(IrFunc *f)
     f->next_id = next;
 }
 
+/* What an op does besides computing its results (stores, atomics,
+ * prints, barriers, copies, volatile loads, impure asm), itself or in its
+ * regions; a region's terminator does not count. DCE keeps such ops, and
+ * sema runs no such op on a path its program does not take. */
+static bool block_has_effect(const IrBlock *b);
+
+bool ir_op_has_effect(const IrOp *op)
+{
+    switch (op->kind) {
+    case IR_STORE:
+    case IR_ATOMIC_RMW:
+    case IR_ATOMIC_CAS:
+    case IR_PRINT:
+    case IR_ASSERT:
+    case IR_ASSUME:
+    case IR_BARRIER:
+    case IR_YIELD:
+    case IR_CONDITION:
+    case IR_ASYNC_COPY:
+    case IR_ASYNC_COMMIT:
+    case IR_ASYNC_WAIT:
+    case IR_TMA_COPY:
+    case IR_TMA_WAIT:
+    case IR_TMA_RELEASE:
+    case IR_PRODUCER:
+    case IR_GDC: return true;
+    case IR_INLINE_ASM: return (op->flags & IRF_PURE) == 0;
+    case IR_LOAD: return (op->flags & IRF_VOLATILE) != 0;
+    default:
+        for (int r = 0; r < op->nregions; r++)
+            if (block_has_effect(op->regions[r]))
+                return true;
+        return false;
+    }
+}
+
+/* Terminators do not make their parent effectful. */
+static bool block_has_effect(const IrBlock *b)
+{
+    for (const IrOp *op = b->first; op; op = op->next)
+        if (op->kind != IR_YIELD && op->kind != IR_CONDITION && ir_op_has_effect(op))
+            return true;
+    return false;
+}
+
 bool ir_kind_elementwise(IrKind k)
 {
     switch (k) {

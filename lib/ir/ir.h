@@ -696,6 +696,9 @@ bool ir_walk(IrBlock *b, IrWalkFn fn, void *ctx);
 /* Arithmetic, comparison, select, math and cast ops: each result element
  * comes from the same element of every operand. */
 bool ir_kind_elementwise(IrKind k);
+/* Stores, atomics, prints, barriers, copies, volatile loads, impure asm:
+ * what must run as written, itself or in its regions. */
+bool ir_op_has_effect(const IrOp *op);
 /* How many operand slots of the ops in b (regions included) read x. */
 int ir_count_reads(IrBlock *b, const IrValue *x);
 /* Gives values dense ids 0..next_id-1 again (after passes removed some), in

@@ -28,47 +28,6 @@ static void mark(Dce *d, const IrValue *v)
     }
 }
 
-static bool block_has_effect(const IrBlock *b);
-
-static bool has_effect(const IrOp *op)
-{
-    switch (op->kind) {
-    case IR_STORE:
-    case IR_ATOMIC_RMW:
-    case IR_ATOMIC_CAS:
-    case IR_PRINT:
-    case IR_ASSERT:
-    case IR_ASSUME:
-    case IR_BARRIER:
-    case IR_YIELD:
-    case IR_CONDITION:
-    case IR_ASYNC_COPY:
-    case IR_ASYNC_COMMIT:
-    case IR_ASYNC_WAIT:
-    case IR_TMA_COPY:
-    case IR_TMA_WAIT:
-    case IR_TMA_RELEASE:
-    case IR_PRODUCER:
-    case IR_GDC: return true;
-    case IR_INLINE_ASM: return (op->flags & IRF_PURE) == 0;
-    case IR_LOAD: return (op->flags & IRF_VOLATILE) != 0;
-    default:
-        for (int r = 0; r < op->nregions; r++)
-            if (block_has_effect(op->regions[r]))
-                return true;
-        return false;
-    }
-}
-
-/* Terminators do not make their parent effectful. */
-static bool block_has_effect(const IrBlock *b)
-{
-    for (const IrOp *op = b->first; op; op = op->next)
-        if (op->kind != IR_YIELD && op->kind != IR_CONDITION && has_effect(op))
-            return true;
-    return false;
-}
-
 static bool any_result_live(const Dce *d, const IrOp *op)
 {
     for (int i = 0; i < op->nres; i++)
@@ -122,7 +81,7 @@ static void mark_for(Dce *d, const IrOp *op)
     if (!slots_ok)
         mark_operands(d, op);
     mark_block(d, body);
-    if (has_effect(op) || any_result_live(d, op))
+    if (ir_op_has_effect(op) || any_result_live(d, op))
         for (int i = 0; i < 3 && i < op->nops; i++)
             mark(d, op->operands[i]);
 }
@@ -141,7 +100,7 @@ static void mark_if(Dce *d, const IrOp *op)
             mark_all(d, op->regions[r]);
         mark_block(d, op->regions[r]);
     }
-    if (has_effect(op) || any_result_live(d, op))
+    if (ir_op_has_effect(op) || any_result_live(d, op))
         mark_operands(d, op);
 }
 
@@ -170,11 +129,11 @@ static void mark_block(Dce *d, const IrBlock *b)
             mark_for(d, op);
         else if (op->kind == IR_IF)
             mark_if(d, op);
-        else if (op->kind == IR_WHILE && (has_effect(op) || any_result_live(d, op)))
+        else if (op->kind == IR_WHILE && (ir_op_has_effect(op) || any_result_live(d, op)))
             mark_while(d, op);
         else if (op->kind == IR_YIELD || op->kind == IR_CONDITION)
             continue; /* their parents decide */
-        else if (has_effect(op) || any_result_live(d, op)) {
+        else if (ir_op_has_effect(op) || any_result_live(d, op)) {
             mark_operands(d, op);
             for (int r = 0; r < op->nregions; r++)
                 mark_all(d, op->regions[r]);
@@ -242,7 +201,7 @@ static void sweep(const Dce *d, IrBlock *b)
             prune_if(d, op);
         for (int r = 0; r < op->nregions; r++)
             sweep(d, op->regions[r]);
-        if (!has_effect(op) && !any_result_live(d, op))
+        if (!ir_op_has_effect(op) && !any_result_live(d, op))
             ir_remove(op);
     }
 }

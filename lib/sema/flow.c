@@ -234,22 +234,8 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
 static bool speculatable(const IrBlock *b)
 {
     for (const IrOp *op = b ? b->first : NULL; op; op = op->next) {
-        switch (op->kind) {
-        case IR_LOAD:
-        case IR_STORE:
-        case IR_ATOMIC_RMW:
-        case IR_ATOMIC_CAS:
-        case IR_PRINT:
-        case IR_ASSERT:
-        case IR_ASSUME:
-        case IR_BARRIER:
-        case IR_GDC: return false;
-        case IR_INLINE_ASM:
-            if (!(op->flags & IRF_PURE))
-                return false;
-            break;
-        default: break;
-        }
+        if (op->kind == IR_LOAD || ir_op_has_effect(op))
+            return false;
         for (int r = 0; r < op->nregions; r++)
             if (!speculatable(op->regions[r]))
                 return false;
