@@ -87,6 +87,8 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             return ns("tl.math");
         if (!strcmp(name, "core") || !strcmp(name, "standard")) /* tl.core.reshape */
             return ns("tl");
+        if (sema_tl_class(name))
+            return builtin("tl.class", name);
         if (!strcmp(name, "extra"))
             return ns("tl.extra");
         if (!strcmp(name, "PropagateNan"))
@@ -276,10 +278,28 @@ static bool has_effect(const char *ns, const char *name)
     return false;
 }
 
+/* The classes of triton.language that kernels name without building:
+ * in isinstance() and in annotations (`x: tl.tensor = ...`). */
+bool sema_tl_class(const char *name)
+{
+    static const char *const classes[] = {"tensor",   "tensor_descriptor", "tensor_descriptor_base",
+                                          "dtype",    "block_type",        "base_value",
+                                          "base_type"};
+    for (int i = 0; i < TK_ARRAY_LEN(classes); i++)
+        if (!strcmp(name, classes[i]))
+            return true;
+    return false;
+}
+
 SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self, CallArgs *ca)
 {
     if (!strcmp(nsname, "dtype"))
         return sema_dtype_method(s, self, name, ca);
+    if (!strcmp(nsname, "tl.class"))
+        return sema_err(s, ca->at,
+                        "tl.%s is a class: a kernel may name it in isinstance() or an "
+                        "annotation, not build one",
+                        name);
     const Builtin *b = NULL;
     const char *qual;
     if (!strcmp(nsname, "desc")) {

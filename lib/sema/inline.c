@@ -31,12 +31,6 @@ static bool has_jit(const Node *fn)
     return false;
 }
 
-static bool is_constexpr_param(const Node *p)
-{
-    const Node *a = p->a;
-    return a && (a->kind == N_NAME || a->kind == N_ATTR) && !strcmp(a->name, "constexpr");
-}
-
 static bool check_recursion(Sema *s, const Node *fn, Span at)
 {
     for (int i = 0; i < s->depth; i++)
@@ -101,12 +95,10 @@ static bool bind_args(Sema *s, const Node *fn, CallArgs *ca, Env *env)
             vals[i] = sema_eval(s, p->b);
             s->env = saved;
         }
-        if (is_constexpr_param(p) && !sv_is_const(vals[i]) && vals[i].k != SV_UNDEF &&
-            vals[i].k != SV_FUNC) {
-            sema_err(s, ca->at, "argument '%s' of '%s' must be a constexpr, got %s", p->name,
-                     fn->name, sv_describe(s, vals[i]));
-            return false;
-        }
+        /* A helper's `tl.constexpr` annotation is not checked: Triton
+         * decides what is constexpr from the arguments (tutorial 06 passes
+         * tensors to offs_m: tl.constexpr), and a use that needs one says
+         * so where it is. */
         env_set(s, env, p->name, vals[i], p->span);
     }
     return true;

@@ -175,11 +175,59 @@ static SVal py_loop_only(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
     return sema_err(s, call, "%s() can only be the iterable of a for loop", b->name);
 }
 
+/* Whether v is an instance of the class `cls` names, as Triton's Python
+ * sees kernel values: blocks and block pointers are tl.tensor, tuples
+ * tl.tuple, descriptors tl.tensor_descriptor, compile-time values
+ * tl.constexpr (so never a Python int or float: Triton wraps them). */
+static bool instance_of(SVal v, SVal cls, bool *known)
+{
+    *known = true;
+    if (cls.k == SV_TUPLE) {
+        bool any = false;
+        for (int i = 0; i < cls.n && *known; i++)
+            any |= instance_of(v, cls.items[i], known);
+        return any;
+    }
+    if (cls.k != SV_BUILTIN) {
+        *known = false;
+        return false;
+    }
+    const char *c = cls.s;
+    if (!strcmp(cls.ns, "tl.class")) {
+        bool tensor = v.k == SV_TENSOR || v.k == SV_BLOCKPTR;
+        if (!strcmp(c, "tensor"))
+            return tensor;
+        if (!strcmp(c, "base_value"))
+            return tensor || v.k == SV_DESC || v.k == SV_TUPLE;
+        if (!strcmp(c, "tensor_descriptor") || !strcmp(c, "tensor_descriptor_base"))
+            return v.k == SV_DESC;
+        if (!strcmp(c, "dtype") || !strcmp(c, "base_type"))
+            return v.k == SV_DTYPE;
+        *known = false;
+        return false;
+    }
+    if (!strcmp(cls.ns, "tl") && !strcmp(c, "tuple"))
+        return v.k == SV_TUPLE;
+    if (!strcmp(cls.ns, "tl") && !strcmp(c, "constexpr"))
+        return sv_is_const(v) && v.k != SV_TUPLE;
+    if (!strcmp(cls.ns, "builtins") &&
+        (!strcmp(c, "int") || !strcmp(c, "float") || !strcmp(c, "bool")))
+        return false;
+    *known = false;
+    return false;
+}
+
 static SVal py_isinstance(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
-    TK_UNUSED(b), TK_UNUSED(at);
-    return sema_err(s, call, "isinstance() is not supported in tk kernels (%s)",
-                    sv_describe(s, a[0]));
+    TK_UNUSED(b), TK_UNUSED(call);
+    bool known;
+    bool r = instance_of(a[0], a[1], &known);
+    if (!known)
+        return sema_err(s, at[1],
+                        "isinstance() in a kernel takes tl.tensor, tl.tensor_descriptor, "
+                        "tl.tuple, tl.constexpr or tl.dtype (or a tuple of them), not %s",
+                        sv_describe(s, a[1]));
+    return sv_bool(r);
 }
 
 static const Builtin python[] = {
