@@ -14,6 +14,7 @@ typedef struct Kernel {
     PyObject **pobjs; /* the names as interned str, matched by identity first */
     unsigned char *is_const;
     unsigned char *no_spec; /* do_not_specialize, per parameter */
+    tk_dtype *types;        /* the scalar type an annotation declares, or TK_VOID */
     PyObject *defaults;     /* dict: parameter -> default value */
     PyObject *heuristics;   /* list of (name, fn), or NULL */
     PyObject *configs;      /* list of Config objects (with .kwargs), or NULL */

@@ -115,3 +115,32 @@ def nested_args(args, out, BLOCK: tl.constexpr):
     if bias_ptr is not None:
         x += tl.load(bias_ptr + offs, mask=offs < n)
     tl.store(out + offs, x * scale, mask=offs < n)
+
+
+@tk.jit
+def strided_scale(out_ptr, x_ptr, stride: tl.int64, scale: tl.float32, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * stride) * scale)
+
+
+@tk.jit
+def int_widths(out_ptr, a: tl.int8, b: tl.int16, c: tl.int32, d: "tl.int64", e: tl.uint8,
+               f: tl.uint16, g: tl.uint32, h: tl.uint64, t: tl.int1):
+    tl.store(out_ptr + 0, a)
+    tl.store(out_ptr + 1, b)
+    tl.store(out_ptr + 2, c)
+    tl.store(out_ptr + 3, d)
+    tl.store(out_ptr + 4, e)
+    tl.store(out_ptr + 5, f)
+    tl.store(out_ptr + 6, g)
+    tl.store(out_ptr + 7, h)
+    tl.store(out_ptr + 8, t)
+
+
+@tk.jit
+def float_widths(out_ptr, a: tl.float16, b: tl.bfloat16, c: tl.float32, d: tl.float64, e: float):
+    tl.store(out_ptr + 0, a)
+    tl.store(out_ptr + 1, b)
+    tl.store(out_ptr + 2, c)
+    tl.store(out_ptr + 3, d)
+    tl.store(out_ptr + 4, e)
