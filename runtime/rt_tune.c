@@ -424,6 +424,36 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
     return TK_OK;
 }
 
+/* Zeroes the reset_to_zero buffers once, for the launch that follows a
+ * choice made without timing (read from disk, or the interpreter's first
+ * config): Triton's autotuner zeroes them after every choice for a new key,
+ * so that launch starts from zero however the choice was made. Timing
+ * zeroes them itself (tune_time). */
+static tk_status reset_once(tk_kernel *k, const tk_arg *args, int nargs,
+                            const tk_launch_options *opts)
+{
+    RtTune *t = k->tune;
+    if (t->reset.nzero == 0)
+        return TK_OK;
+    RtTuneReset zero = t->reset;
+    zero.nrestore = 0; /* nothing runs, so nothing is to put back */
+    ConfigLaunch *cl = tk_xalloc(sizeof *cl);
+    if (!cl)
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
+    RtLaunchArgs la;
+    RtTuneBufs bufs;
+    tk_status s =
+        config_launch(k, &t->configs[0], NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, cl);
+    if (s == TK_OK)
+        s = rt_launch_args(k, cl->args, cl->nargs, &cl->opts, &la);
+    if (s == TK_OK)
+        s = rt_tune_bufs_begin(k, &zero, &la, args, nargs, cl->opts.stream, &bufs);
+    if (s == TK_OK)
+        s = rt_tune_bufs_end(&bufs, true);
+    tk_xfree(cl);
+    return s;
+}
+
 /* Finds or makes the choice for one launch. Caller holds t->lock. */
 static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_text,
                              tk_grid_fn grid_fn, void *grid_user, tk_grid grid, const tk_arg *args,
@@ -432,6 +462,8 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     RtTune *t = k->tune;
     tk_context *ctx = k->mod->ctx;
     memset(c, 0, sizeof *c);
+    if (t->nconfigs == 1)
+        return TK_OK; /* as Triton: one config is run, not pruned, timed or reset */
     bool timed = ctx->be->timed || rt_tune_time_hook;
     size_t id_len = 0;
     char *id = timed ? identity(k, key, &id_len) : NULL;
@@ -445,7 +477,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
         tune_print("%s [%s]: config %d {%s} from the disk cache (%.4f ms when tuned); no tuning",
                    k->name, key_text, c->index, desc, c->ms);
         tk_xfree(id);
-        return TK_OK;
+        return reset_once(k, args, nargs, opts);
     }
     int *keep = tk_xalloc(sizeof *keep * (size_t)t->nconfigs);
     if (!keep) {
@@ -473,6 +505,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
         t->noted = 1;
         c->index = first;
         c->interpreted = 1;
+        s = reset_once(k, args, nargs, opts);
     } else {
         s = tune_time(k, keep, grid_fn, grid_user, grid, args, nargs, opts, key_text, c);
         if (s == TK_OK)

@@ -526,11 +526,14 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
  * source hash, key values, configs, device, tk version), so another process
  * does not tune again. A launch that names a constexpr some config sets runs
  * as given, untuned. On the interpreter the first config (after pruning) is
- * used without timing, and a note says so. For in-place kernels, the
+ * used without timing, and a note says so; a kernel of one config runs it,
+ * untuned and unpruned, as in Triton. For in-place kernels, the
  * decorator's reset_to_zero=[...] buffers are zeroed before each timed run
- * and once more before the launch that follows tuning, and restore_value=[...]
- * buffers are put back as they were after each timed run (as Triton does;
- * the copies are queued on the launch's stream, inside the timed region).
+ * and once more before the first launch of each key (whether its config was
+ * timed, read from the disk cache or taken by the interpreter), and
+ * restore_value=[...] buffers are put back as they were after each timed
+ * run (as Triton does; the copies are queued on the launch's stream, inside
+ * the timed region).
  * Environment:
  *   TK_PRINT_AUTOTUNING=1  print each config's time and the choice on stderr */
 

@@ -144,3 +144,18 @@ def float_widths(out_ptr, a: tl.float16, b: tl.bfloat16, c: tl.float32, d: tl.fl
     tl.store(out_ptr + 2, c)
     tl.store(out_ptr + 3, d)
     tl.store(out_ptr + 4, e)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16}), tk.Config({"BLOCK": 32})], key=["n"],
+             reset_to_zero=["c_ptr"])
+@tk.jit
+def count_tuned(c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(c_ptr + offs, 1.0, mask=offs < n)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16})], key=["n"], reset_to_zero=["c_ptr"])
+@tk.jit
+def count_one_config(c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(c_ptr + offs, 1.0, mask=offs < n)

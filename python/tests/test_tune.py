@@ -51,3 +51,22 @@ def test_do_bench_times_a_launch():
     assert ms > 0
     med, p20, p80 = tk.testing.do_bench(lambda: None, warmup=1, rep=2, quantiles=[0.5, 0.2, 0.8])
     assert p20 <= med <= p80
+
+
+def test_reset_to_zero_before_the_first_launch_of_each_key():
+    """Triton's autotuner zeroes reset_to_zero buffers once after choosing a
+    config for a new key; the launch then counts from zero."""
+    c = np.full(64, 5.0, np.float32)
+    grid = lambda m: (tk.cdiv(64, m["BLOCK"]),)  # noqa: E731
+    K.count_tuned[grid](c, 64)
+    assert c.tolist() == [1.0] * 64
+    K.count_tuned[grid](c, 64)  # a known key: nothing is reset
+    assert c.tolist() == [2.0] * 64
+    K.count_tuned[grid](c, 32)  # a new key: the whole buffer is zeroed first
+    assert c.tolist() == [1.0] * 32 + [0.0] * 32
+
+
+def test_one_config_is_not_tuned_and_resets_nothing():
+    c = np.full(64, 5.0, np.float32)
+    K.count_one_config[lambda m: (tk.cdiv(64, m["BLOCK"]),)](c, 64)
+    assert c.tolist() == [6.0] * 64
