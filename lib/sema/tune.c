@@ -4,7 +4,8 @@
  * evaluated on demand with the launch's argument values; reset_to_zero and
  * restore_value name the buffers the tuner resets around its timed runs.
  * Options that would change results if ignored (pre_hook, ...) are
- * rejected, never dropped. */
+ * rejected, never dropped. A heuristic that host Python computes (a named
+ * function) is never an error here: the launch gives its constexpr. */
 #include <string.h>
 
 #include "sema/spec.h"
@@ -206,6 +207,17 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     }
 }
 
+/* How messages name the host code of a heuristic entry that is not a
+ * lambda tk reads: FlagGems names module-level functions
+ * (`{"BLOCK_N": heur_block_n}`). */
+static const char *heuristic_host(Sema *s, const Node *f)
+{
+    const Node *callee = f->kind == N_CALL ? f->a : f;
+    if (callee->kind == N_NAME || callee->kind == N_ATTR)
+        return arena_printf(s->a, "the host function '%s'", callee->name);
+    return f->kind == N_LAMBDA ? "a lambda of other than one parameter" : "host code";
+}
+
 static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
 {
     const Node *d = dec->list.len ? dec->list.items[0] : kw_value(dec, "values");
@@ -221,13 +233,16 @@ static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
     int n = d->list.len;
     out->heuristic_names = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
     out->heuristic_fns = arena_alloc(s->a, sizeof(Node *) * (size_t)(n + 1));
+    out->heuristic_hosts = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
     for (int i = 0; i < n; i++) {
         const Node *k = d->list.items[i], *f = d->list2.items[i];
-        if (k->kind != N_STR || f->kind != N_LAMBDA || f->list.len != 1) {
-            sema_err(s, f->span, "heuristics entries must be 'NAME': lambda args: expression");
+        if (k->kind != N_STR) { /* a name host code holds: any constexpr may be it */
+            out->heuristics_from_host = true;
             continue;
         }
+        bool lambda = f->kind == N_LAMBDA && f->list.len == 1;
         out->heuristic_names[out->nheuristics] = k->str;
+        out->heuristic_hosts[out->nheuristics] = lambda ? NULL : heuristic_host(s, f);
         out->heuristic_fns[out->nheuristics++] = f;
     }
 }
@@ -253,6 +268,11 @@ bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *con
 {
     Sema s = {.a = a, .d = d, .src = d->src};
     s.errors_at_start = d->errors;
+    if (lambda->kind != N_LAMBDA || lambda->list.len != 1) {
+        sema_err(&s, lambda->span, "this heuristic is %s, which tk does not run",
+                 heuristic_host(&s, lambda));
+        return false;
+    }
     s.f = ir_func_new(a, "heuristic", NULL); /* a lambda may build tensors (an error later) */
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_open(&s, module);

@@ -159,3 +159,16 @@ def count_tuned(c_ptr, n, BLOCK: tl.constexpr):
 def count_one_config(c_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.atomic_add(c_ptr + offs, 1.0, mask=offs < n)
+
+
+def heur_block(args):
+    n = args["n"]
+    return tk.next_power_of_2(n)
+
+
+@tk.heuristics({"BLOCK": heur_block})
+@tk.jit
+def total_by_fn(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(x, axis=0))

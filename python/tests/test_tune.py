@@ -39,6 +39,18 @@ def test_heuristics_set_a_constexpr():
         assert out[0] == x.sum()
 
 
+def test_heuristics_naming_a_function():
+    """FlagGems names module-level functions: {"BLOCK": heur_block}; the
+    function runs as the lambda would."""
+    for n in (5, 33, 100):
+        x = np.arange(n, dtype=np.float32)
+        out = np.zeros(1, np.float32)
+        K.total_by_fn[(1,)](x, out, n)
+        assert out[0] == x.sum()
+        assert K.total_by_fn.warmup(x, out, n, grid=(1,)).defines == \
+            [("BLOCK", str(tk.next_power_of_2(n)))]
+
+
 def test_cdiv_and_next_power_of_2():
     assert tk.cdiv(10, 4) == 3 and tk.cdiv(8, 4) == 2
     assert [tk.next_power_of_2(v) for v in (0, 1, 2, 3, 17, 64)] == [1, 1, 2, 4, 32, 64]
