@@ -390,6 +390,7 @@ typedef struct RtTune {
     RtTuneReset reset; /* reset_to_zero and restore_value, names owned */
     uint64_t configs_hash;
     int noted;            /* the interpreter's note was printed */
+    const char *python;   /* an autotune option tk does not run (KernelSig.tune_python) */
     _Atomic int launched; /* a tuned launch happened: settings are fixed */
     RtTable table;        /* key -> choice (rt_tune.c) */
 } RtTune;

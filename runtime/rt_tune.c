@@ -464,6 +464,16 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     memset(c, 0, sizeof *c);
     if (t->nconfigs == 1)
         return TK_OK; /* as Triton: one config is run, not pruned, timed or reset */
+    bool host_prune = t->prune && !strcmp(t->python ? t->python : "", "prune_configs_by");
+    if (t->python && !host_prune)
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': its @triton.autotune has %s, Python that tk does not run, "
+                       "so tk cannot tune it: give the config's constexprs to launch it untuned "
+                       "(-D, tk_const)%s",
+                       k->name, t->python,
+                       strcmp(t->python, "prune_configs_by")
+                           ? ""
+                           : ", or the pruning as tk_tune_options.prune");
     bool timed = ctx->be->timed || rt_tune_time_hook;
     size_t id_len = 0;
     char *id = timed ? identity(k, key, &id_len) : NULL;

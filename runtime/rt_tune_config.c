@@ -148,6 +148,7 @@ static tk_status tune_make(tk_kernel *k, RtTune **out)
     pthread_mutex_init(&t->lock, NULL);
     rt_table_init(&t->table);
     t->warmup_ms = k->sig.tune_warmup_ms; /* 0: the tuner's own budget */
+    t->python = k->sig.tune_python;       /* a static string */
     t->rep_ms = k->sig.tune_rep_ms;
     tk_status s = copy_configs(NULL, k->sig.configs, k->sig.nconfigs, &t->configs);
     if (s == TK_OK) {

@@ -108,6 +108,10 @@ typedef struct KernelSig {
     int nrestore_value;
     /* warmup= and rep= of the decorator (ms a config); 0 where not given */
     double tune_warmup_ms, tune_rep_ms;
+    /* the first autotune option that is Python tk does not run
+     * ("prune_configs_by", "pre_hook", "post_hook"), or NULL: it matters
+     * only to tuning, which the runtime refuses while it stands */
+    const char *tune_python;
     /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
      * the launch arguments with sema_eval_heuristic. An entry whose value is
      * no such lambda (a host function, `'NAME': heur_block_n`) is host code:

@@ -3,9 +3,11 @@
  * into the KernelSig for the runtime's autotuner; heuristic lambdas are
  * evaluated on demand with the launch's argument values; reset_to_zero and
  * restore_value name the buffers the tuner resets around its timed runs.
- * Options that would change results if ignored (pre_hook, ...) are
- * rejected, never dropped. A heuristic that host Python computes (a named
- * function) is never an error here: the launch gives its constexpr. */
+ * Options that are Python (pre_hook, prune_configs_by, ...) are recorded,
+ * never dropped: they change what tuning does, so the runtime refuses to
+ * tune while one stands, and they change nothing a compile with the
+ * constexprs given makes. A heuristic that host Python computes (a named
+ * function) is never an error here either: the launch gives its constexpr. */
 #include <string.h>
 
 #include "sema/spec.h"
@@ -161,11 +163,12 @@ static double read_ms(Sema *s, const Node *dec, const char *name)
 
 static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *out)
 {
-    static const char *const rejected[] = {"prune_configs_by", "pre_hook", "post_hook"};
-    for (int i = 0; i < TK_ARRAY_LEN(rejected); i++) {
-        const Node *v = kw_value(dec, rejected[i]);
-        if (v)
-            sema_err(s, v->span, "autotune option '%s' is not supported by tk", rejected[i]);
+    static const char *const python[] = {"prune_configs_by", "pre_hook", "post_hook"};
+    for (int i = 0; i < TK_ARRAY_LEN(python) && !out->tune_python; i++) {
+        const Node *v = kw_value(dec, python[i]);
+        bool none = v && (v->kind == N_NONE || (v->kind == N_DICT && v->list.len == 0));
+        if (v && !none) /* None and {} are Triton's "no hook", "no pruning" */
+            out->tune_python = python[i];
     }
     out->nreset_to_zero = read_names(s, fn, dec, "reset_to_zero", &out->reset_to_zero);
     out->nrestore_value = read_names(s, fn, dec, "restore_value", &out->restore_value);

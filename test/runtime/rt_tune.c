@@ -33,7 +33,16 @@ static const char source[] =
     "def budgeted(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
     "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
     "    m = offs < n\n"
-    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 5, mask=m)\n";
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 5, mask=m)\n"
+    "def _prune(configs, named_args, **kwargs):\n"
+    "    return configs[-1:]\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 32}), triton.Config({'BLOCK': 64})],\n"
+    "                 key=['n'], prune_configs_by={'early_config_prune': _prune})\n"
+    "@triton.jit\n"
+    "def pruned(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 7, mask=m)\n";
 
 enum { N = 200 };
 static tk_context *ctx;
@@ -341,6 +350,36 @@ static void test_host_configs(void)
     tk_module_destroy(m);
 }
 
+/* prune_configs_by is Python: a launch that would tune refuses, naming
+ * it; one with the constexprs runs untuned; a host prune callback stands
+ * for it. */
+static void test_python_prune(void)
+{
+    rt_tune_time_hook = fake_timer;
+    timer_calls();
+    tk_module *m;
+    tk_kernel *k = load(&m, "pruned");
+    CHECK_FAILS(launch_n(k, N), TK_ERR_LAUNCH,
+                "kernel 'pruned': its @triton.autotune has prune_configs_by, Python that tk does "
+                "not run, so tk cannot tune it");
+    CHECK(timer_calls() == 0);
+    tk_arg by_hand[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N),
+                        tk_const("BLOCK", 256)};
+    CHECK_OK(tk_launch(k, (tk_grid){1, 1, 1}, by_hand, 4, NULL));
+    CHECK(timer_calls() == 0 && output_is(7, 0, N));
+    tk_module_destroy(m);
+    k = load(&m, "pruned"); /* settings change only before a tuned launch */
+    int prunes = 0;
+    CHECK_OK(
+        tk_kernel_set_tuning(k, &(tk_tune_options){.prune = keep_last, .prune_user = &prunes}));
+    CHECK_OK(tk_memset(ctx, dout, 0, N * sizeof(float)));
+    CHECK_OK(launch_n(k, N));
+    tk_tune_choice c;
+    CHECK(prunes == 1 && timer_calls() == 1 && choice_of(k, N, &c) == 1 && output_is(7, 0, N));
+    tk_module_destroy(m);
+    rt_tune_time_hook = NULL;
+}
+
 /* The configs of a new key compile at the same time: each build waits in
  * the build hook until all three are in it (or gives up after 5 s). */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -401,6 +440,7 @@ int main(void)
     test_parallel_compiles();
     test_host_configs();
     test_budgets();
+    test_python_prune();
 
     tk_free(ctx, dx);
     tk_free(ctx, dout);
