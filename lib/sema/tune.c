@@ -233,11 +233,20 @@ static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
         sema_err(s, dec->span, "@triton.heuristics needs a dict of name: lambda args: ...");
         return;
     }
-    int n = d->list.len;
-    out->heuristic_names = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
-    out->heuristic_fns = arena_alloc(s->a, sizeof(Node *) * (size_t)(n + 1));
-    out->heuristic_hosts = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) {
+    /* a kernel may have several @triton.heuristics: the entries add up */
+    int had = out->nheuristics, n = had + d->list.len;
+    const char **names = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
+    const Node **fns = arena_alloc(s->a, sizeof(Node *) * (size_t)(n + 1));
+    const char **hosts = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
+    for (int i = 0; i < had; i++) {
+        names[i] = out->heuristic_names[i];
+        fns[i] = out->heuristic_fns[i];
+        hosts[i] = out->heuristic_hosts[i];
+    }
+    out->heuristic_names = names;
+    out->heuristic_fns = fns;
+    out->heuristic_hosts = hosts;
+    for (int i = 0; i < d->list.len; i++) {
         const Node *k = d->list.items[i], *f = d->list2.items[i];
         if (k->kind != N_STR) { /* a name host code holds: any constexpr may be it */
             out->heuristics_from_host = true;
