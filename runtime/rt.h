@@ -386,6 +386,8 @@ typedef struct RtTune {
     int nkey;
     tk_prune_fn prune;
     void *prune_user;
+    tk_config_defines_fn config_defines; /* per-config constexprs (tk_tune_options) */
+    void *config_defines_user;
     double warmup_ms, rep_ms;
     RtTuneReset reset; /* reset_to_zero and restore_value, names owned */
     uint64_t configs_hash;

@@ -58,12 +58,24 @@ typedef struct ConfigLaunch {
     tk_launch_options opts;
 } ConfigLaunch;
 
+/* The launch of config c: the arguments, the config's constexprs and the
+ * host's per-config ones (config_defines), the settings and the grid. */
 static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid_fn,
                                void *grid_user, tk_grid grid, const tk_arg *args, int nargs,
                                const tk_launch_options *opts, ConfigLaunch *out)
 {
     if (nargs < 0 || (nargs > 0 && !args) || nargs + c->ndefines > MAX_TUNE_ARGS)
         return err_set(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
+    tk_define extra[RT_MAX_PARAMS];
+    int nextra = 0, cap = MAX_TUNE_ARGS - nargs - c->ndefines;
+    if (k->tune->config_defines) {
+        nextra = k->tune->config_defines(c, args, nargs, extra,
+                                         cap < RT_MAX_PARAMS ? cap : RT_MAX_PARAMS,
+                                         k->tune->config_defines_user);
+        if (nextra < 0 || nextra > cap || nextra > RT_MAX_PARAMS)
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': the config_defines callback failed",
+                           k->name);
+    }
     out->k = k;
     memset(&out->opts, 0, sizeof out->opts);
     if (opts)
@@ -76,7 +88,15 @@ static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid
         memcpy(out->args, args, sizeof *args * (size_t)nargs);
     for (int j = 0; j < c->ndefines; j++)
         out->args[nargs + j] = tk_const_text(c->defines[j].name, c->defines[j].value);
-    out->nargs = nargs + c->ndefines;
+    for (int j = 0; j < nextra; j++)
+        if (!extra[j].name || !extra[j].value)
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': the config_defines callback gave a define without a "
+                           "name or value",
+                           k->name);
+        else
+            out->args[nargs + c->ndefines + j] = tk_const_text(extra[j].name, extra[j].value);
+    out->nargs = nargs + c->ndefines + nextra;
     out->grid = grid_fn ? grid_fn(c, args, nargs, grid_user) : grid;
     return TK_OK;
 }

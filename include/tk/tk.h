@@ -552,6 +552,16 @@ typedef tk_grid (*tk_grid_fn)(const tk_config *cfg, const tk_arg *args, int narg
 typedef void (*tk_prune_fn)(const tk_config *configs, int nconfigs, const tk_arg *args, int nargs,
                             int *keep, void *user);
 
+/* Constexprs computed from a config and the launch (Triton's
+ * @triton.heuristics under @triton.autotune, which sees each config's
+ * values): called for every config a launch compiles, times or runs, in the
+ * launching thread. Sets up to `cap` defines in out (their texts must stay
+ * valid until the launch returns) and returns how many; -1 stops the
+ * launch (TK_ERR_LAUNCH). A launch that gives the configs' constexprs runs
+ * untuned and does not call it. */
+typedef int (*tk_config_defines_fn)(const tk_config *cfg, const tk_arg *args, int nargs,
+                                    tk_define *out, int cap, void *user);
+
 typedef struct tk_tune_options {
     const tk_config *configs; /* NULL: keep the @triton.autotune configs */
     int nconfigs;
@@ -569,7 +579,8 @@ typedef struct tk_tune_options {
      * sub-allocates, or the tuner zeroes and restores past the buffer). */
     size_t (*buffer_bytes)(const char *name, const tk_arg *args, int nargs, void *user);
     void *buffer_user;
-    uint64_t reserved[2]; /* zero */
+    tk_config_defines_fn config_defines; /* NULL: the configs' defines alone */
+    void *config_defines_user;
 } tk_tune_options;
 
 /* Sets or replaces the configs, key and pruning of a kernel (copied); call

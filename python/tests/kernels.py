@@ -89,10 +89,10 @@ def add_any_n(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + n, mask=mask)
 
 
-@tk.autotune(configs=[tk.Config({"BLOCK": 32})], key=["n"])
 @tk.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@tk.autotune(configs=[tk.Config({"BLOCK": 32})], key=["n"])
 @tk.jit
-def even_tuned(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+def even_outside(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
 
@@ -172,3 +172,35 @@ def total_by_fn(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     tl.store(out_ptr, tl.sum(x, axis=0))
+
+
+EVEN_SEEN = []
+
+
+def _even(args):
+    EVEN_SEEN.append((args["BLOCK"], args["n"], args["num_warps"]))
+    return args["n"] % args["BLOCK"] == 0
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 64}, num_warps=2), tk.Config({"BLOCK": 128})],
+             key=["n"])
+@tk.heuristics({"EVEN": _even})
+@tk.jit
+def double_even(out_ptr, x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+    else:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+@tk.heuristics({"SCALE": lambda args: 3})
+@tk.autotune(configs=[tk.Config({"BLOCK": 32}), tk.Config({"BLOCK": 64})], key=["n"])
+@tk.heuristics({"TWICE": lambda args: 2 * args["BLOCK"] // 32,
+                "FACTOR": lambda args: args["SCALE"] * args["TWICE"]})
+@tk.heuristics({"TWICE": lambda args: 0})
+@tk.jit
+def scaled_tuned(out_ptr, x_ptr, n, BLOCK: tl.constexpr, SCALE: tl.constexpr,
+                 FACTOR: tl.constexpr, TWICE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * FACTOR, mask=offs < n)

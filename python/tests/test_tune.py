@@ -82,3 +82,36 @@ def test_one_config_is_not_tuned_and_resets_nothing():
     c = np.full(64, 5.0, np.float32)
     K.count_one_config[lambda m: (tk.cdiv(64, m["BLOCK"]),)](c, 64)
     assert c.tolist() == [6.0] * 64
+
+
+def test_heuristics_under_autotune_see_the_config():
+    """@autotune above @heuristics: the heuristics run for each config with
+    its values (num_warps too), and the grid sees their results, as in
+    Triton."""
+    for n in (200, 192):
+        x = np.arange(n, dtype=np.float32)
+        out = np.zeros_like(x)
+        metas = []
+
+        def grid(m):
+            metas.append(dict(m))
+            return (tk.cdiv(n, m["BLOCK"]),)
+        K.EVEN_SEEN.clear()
+        K.double_even[grid](out, x, n)
+        np.testing.assert_array_equal(out, 2 * x)
+        assert (64, n, 2) in K.EVEN_SEEN  # the interpreter runs the first config
+        assert metas[-1]["BLOCK"] == 64 and metas[-1]["EVEN"] == (n % 64 == 0)
+    out = np.zeros(256, np.float32)
+    K.double_even[(4,)](out, np.ones(256, np.float32), 256)  # a grid that is no callable
+    assert (out == 2).all()
+
+
+def test_heuristics_above_and_below_autotune_run_in_triton_order():
+    """Outermost first, each dict in order: SCALE before tuning, then per
+    config TWICE and FACTOR, which reads both; the lowest dict sets TWICE
+    again last, after FACTOR read it."""
+    n = 50
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros_like(x)
+    K.scaled_tuned[lambda m: (tk.cdiv(n, m["BLOCK"]),)](out, x, n)
+    np.testing.assert_array_equal(out, 6 * x)  # BLOCK 32: TWICE 2, SCALE 3

@@ -229,7 +229,11 @@ class JITFunction(_tk.Kernel):
         self.do_not_specialize, self.debug, self.options = tuple(do_not_specialize), debug, options
         if self.do_not_specialize:
             self._set_no_specialize(list(self.do_not_specialize))
-        self.configs, self.keys, self._heuristics = None, None, []
+        self.configs, self.keys = None, None
+        # heuristics above @autotune (run before tuning) and below it (run
+        # for each config with its values, as Triton's autotuner calls them),
+        # each outermost first
+        self._heuristics, self._config_heuristics = [], []
 
     def warmup(self, *args, grid=None, **kw):
         return CompiledKernel(self, self._warmup(*args, **kw))
@@ -259,7 +263,10 @@ class Config:
         self.num_ctas, self.maxnreg, self.pre_hook = num_ctas, maxnreg, pre_hook
 
     def all_kwargs(self):
-        return dict(self.kwargs, num_warps=self.num_warps, num_stages=self.num_stages)
+        """The config's values and launch options, as Triton's all_kwargs."""
+        opts = (("num_warps", self.num_warps), ("num_ctas", self.num_ctas),
+                ("num_stages", self.num_stages), ("maxnreg", self.maxnreg))
+        return dict(self.kwargs, **{k: v for k, v in opts if v is not None})
 
     def __repr__(self):
         kv = ", ".join(f"{k}: {v}" for k, v in self.kwargs.items())
@@ -291,10 +298,14 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
 
 def heuristics(values):
     """@tk.heuristics({'NAME': lambda args: ...}): constexprs computed from
-    the launch's named arguments before each launch."""
+    the launch's named arguments before each launch; under @autotune, for
+    each config with its values too, as in Triton."""
     def wrap(fn):
         k = _kernel_of(fn)
-        k._heuristics = k._heuristics + list(values.items())
-        k._set_heuristics(list(k._heuristics))
+        if k.configs is None:  # no @autotune below: per config if one comes above
+            k._config_heuristics = list(values.items()) + k._config_heuristics
+        else:
+            k._heuristics = list(values.items()) + k._heuristics
+        k._set_heuristics(list(k._heuristics), list(k._config_heuristics))
         return k
     return wrap
