@@ -350,6 +350,18 @@ static int take_option(PyObject *key, PyObject *value, PyObject **opt)
     return 0;
 }
 
+/* Whether some config sets parameter p: its value, not the default, is
+ * the one a tuned launch passes, as Triton's autotuner passes it (a
+ * default would also name the constexpr and make the launch untuned). */
+static int set_by_config(Kernel *K, int p)
+{
+    for (int i = 0; i < K->ncfgs; i++)
+        for (int j = 0; j < K->cfgs[i].ndefines; j++)
+            if (!strcmp(K->pnames[p], K->cfgs[i].defines[j].name))
+                return 1;
+    return 0;
+}
+
 /* Fills vals[p] (borrowed) from the positional arguments, then the
  * keywords other than the launch options (those go to opt), then the
  * defaults. */
@@ -384,7 +396,7 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObje
                    -1;
     }
     for (int p = 0; p < K->nparams; p++) /* by the interned name: no str made per launch */
-        if (!vals[p] && K->defaults)
+        if (!vals[p] && K->defaults && !set_by_config(K, p))
             vals[p] = PyDict_GetItem(K->defaults, K->pobjs[p]);
     return 0;
 }

@@ -204,3 +204,10 @@ def scaled_tuned(out_ptr, x_ptr, n, BLOCK: tl.constexpr, SCALE: tl.constexpr,
                  FACTOR: tl.constexpr, TWICE: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * FACTOR, mask=offs < n)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16}), tk.Config({"BLOCK": 32})], key=["n"])
+@tk.jit
+def fill_block(out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, BLOCK, mask=offs < n)

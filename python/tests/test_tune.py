@@ -115,3 +115,14 @@ def test_heuristics_above_and_below_autotune_run_in_triton_order():
     out = np.zeros_like(x)
     K.scaled_tuned[lambda m: (tk.cdiv(n, m["BLOCK"]),)](out, x, n)
     np.testing.assert_array_equal(out, 6 * x)  # BLOCK 32: TWICE 2, SCALE 3
+
+
+def test_a_config_stands_in_for_the_default():
+    """Triton's autotuner passes each config's values over the parameters'
+    defaults; a launch that names the constexpr runs untuned with it."""
+    out = np.zeros(64, np.float32)
+    blocks = []
+    K.fill_block[lambda m: blocks.append(m["BLOCK"]) or (tk.cdiv(64, m["BLOCK"]),)](out, 64)
+    assert blocks[-1] == 16 and (out == 16).all()
+    K.fill_block[(8,)](out, 64, BLOCK=8)
+    assert (out == 8).all()
