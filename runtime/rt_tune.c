@@ -88,14 +88,14 @@ static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid
         memcpy(out->args, args, sizeof *args * (size_t)nargs);
     for (int j = 0; j < c->ndefines; j++)
         out->args[nargs + j] = tk_const_text(c->defines[j].name, c->defines[j].value);
-    for (int j = 0; j < nextra; j++)
+    for (int j = 0; j < nextra; j++) {
         if (!extra[j].name || !extra[j].value)
             return err_set(TK_ERR_LAUNCH,
                            "kernel '%s': the config_defines callback gave a define without a "
                            "name or value",
                            k->name);
-        else
-            out->args[nargs + c->ndefines + j] = tk_const_text(extra[j].name, extra[j].value);
+        out->args[nargs + c->ndefines + j] = tk_const_text(extra[j].name, extra[j].value);
+    }
     out->nargs = nargs + c->ndefines + nextra;
     out->grid = grid_fn ? grid_fn(c, args, nargs, grid_user) : grid;
     return TK_OK;
@@ -444,12 +444,12 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
     return TK_OK;
 }
 
-/* Zeroes the reset_to_zero buffers once, for the launch that follows a
- * choice made without timing (read from disk, or the interpreter's first
- * config): Triton's autotuner zeroes them after every choice for a new key,
- * so that launch starts from zero however the choice was made. Timing
- * zeroes them itself (tune_time). */
-static tk_status reset_once(tk_kernel *k, const tk_arg *args, int nargs,
+/* Zeroes the reset_to_zero buffers once, for the launch of config `index`
+ * that follows a choice made without timing (read from disk, or the
+ * interpreter's first config): Triton's autotuner zeroes them after every
+ * choice for a new key, so that launch starts from zero however the choice
+ * was made. Timing zeroes them itself (tune_time). */
+static tk_status reset_once(tk_kernel *k, int index, const tk_arg *args, int nargs,
                             const tk_launch_options *opts)
 {
     RtTune *t = k->tune;
@@ -463,7 +463,7 @@ static tk_status reset_once(tk_kernel *k, const tk_arg *args, int nargs,
     RtLaunchArgs la;
     RtTuneBufs bufs;
     tk_status s =
-        config_launch(k, &t->configs[0], NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, cl);
+        config_launch(k, &t->configs[index], NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, cl);
     if (s == TK_OK)
         s = rt_launch_args(k, cl->args, cl->nargs, &cl->opts, &la);
     if (s == TK_OK)
@@ -484,16 +484,16 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     memset(c, 0, sizeof *c);
     if (t->nconfigs == 1)
         return TK_OK; /* as Triton: one config is run, not pruned, timed or reset */
-    bool host_prune = t->prune && !strcmp(t->python ? t->python : "", "prune_configs_by");
-    if (t->python && !host_prune)
+    /* tuning without the decorator's Python would time and pick otherwise
+     * than Triton; the host's own pruning stands for prune_configs_by */
+    bool pruning = t->python && !strcmp(t->python, "prune_configs_by");
+    if (t->python && !(pruning && t->prune))
         return err_set(TK_ERR_LAUNCH,
                        "kernel '%s': its @triton.autotune has %s, Python that tk does not run, "
                        "so tk cannot tune it: give the config's constexprs to launch it untuned "
                        "(-D, tk_const)%s",
                        k->name, t->python,
-                       strcmp(t->python, "prune_configs_by")
-                           ? ""
-                           : ", or the pruning as tk_tune_options.prune");
+                       pruning ? ", or the pruning as tk_tune_options.prune" : "");
     bool timed = ctx->be->timed || rt_tune_time_hook;
     size_t id_len = 0;
     char *id = timed ? identity(k, key, &id_len) : NULL;
@@ -507,7 +507,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
         tune_print("%s [%s]: config %d {%s} from the disk cache (%.4f ms when tuned); no tuning",
                    k->name, key_text, c->index, desc, c->ms);
         tk_xfree(id);
-        return reset_once(k, args, nargs, opts);
+        return reset_once(k, c->index, args, nargs, opts);
     }
     int *keep = tk_xalloc(sizeof *keep * (size_t)t->nconfigs);
     if (!keep) {
@@ -535,7 +535,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
         t->noted = 1;
         c->index = first;
         c->interpreted = 1;
-        s = reset_once(k, args, nargs, opts);
+        s = reset_once(k, first, args, nargs, opts);
     } else {
         s = tune_time(k, keep, grid_fn, grid_user, grid, args, nargs, opts, key_text, c);
         if (s == TK_OK)
