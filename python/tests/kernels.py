@@ -211,3 +211,8 @@ def scaled_tuned(out_ptr, x_ptr, n, BLOCK: tl.constexpr, SCALE: tl.constexpr,
 def fill_block(out_ptr, n, BLOCK: tl.constexpr = 128):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, BLOCK, mask=offs < n)
+
+
+@tk.jit
+def tk_spelled(out_ptr, v: "i64:16"):
+    tl.store(out_ptr, v)

@@ -61,3 +61,10 @@ def test_float_given_to_an_int_parameter_is_an_error():
     out = np.zeros(9, np.int64)
     with pytest.raises(TypeError, match="'c' is declared int32 but the launch passes a float"):
         K.int_widths[(1,)](out, 0, 0, 1.5, 0, 0, 0, 0, 0, 0)
+
+
+def test_tk_spelling_with_divisibility():
+    """tk's own spelling ("i64:16") declares the type too."""
+    out = np.zeros(1, np.int64)
+    K.tk_spelled[(1,)](out, 32)
+    assert out[0] == 32

@@ -43,13 +43,13 @@ _SCALAR_TYPES = {
 
 def _scalar_type(ann):
     """The scalar type a runtime parameter's annotation declares (tl.int64,
-    "tl.float32", float), which the launch converts its value to as
+    "tl.float32", "i64:16", float), which the launch converts its value to as
     Triton's launcher does; None for none (pointers, constexprs, no
     annotation)."""
     if ann is float or ann is bool:
         return _SCALAR_TYPES[ann.__name__]
-    if isinstance(ann, str):
-        text = ann.strip()
+    if isinstance(ann, str):  # "tl.int64", or tk's "i64:16"
+        text = ann.strip().split(":")[0].strip()
         return None if text.startswith("*") else _SCALAR_TYPES.get(text.split(".")[-1])
     name = getattr(ann, "name", None)  # tl.int64 and the like: Triton's short names
     return _SCALAR_TYPES.get(name) if isinstance(name, str) else None
