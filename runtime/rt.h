@@ -386,10 +386,13 @@ typedef struct RtTune {
     int nkey;
     tk_prune_fn prune;
     void *prune_user;
+    tk_config_defines_fn config_defines; /* per-config constexprs (tk_tune_options) */
+    void *config_defines_user;
     double warmup_ms, rep_ms;
     RtTuneReset reset; /* reset_to_zero and restore_value, names owned */
     uint64_t configs_hash;
     int noted;            /* the interpreter's note was printed */
+    const char *python;   /* an autotune option tk does not run (KernelSig.tune_python) */
     _Atomic int launched; /* a tuned launch happened: settings are fixed */
     RtTable table;        /* key -> choice (rt_tune.c) */
 } RtTune;

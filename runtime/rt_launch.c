@@ -31,6 +31,16 @@ static bool is_runtime(const tk_arg *a)
 
 static const char *pname(const tk_kernel *k, int p) { return k->sig.param_names[p]; }
 
+/* What computes constexpr `name` when a heuristic entry that host code
+ * computes names it ("the host function 'f'"), or NULL. */
+static const char *heuristic_host(const KernelSig *sig, const char *name)
+{
+    for (int i = 0; i < sig->nheuristics; i++)
+        if (strcmp(sig->heuristic_names[i], name) == 0)
+            return sig->heuristic_hosts[i];
+    return NULL;
+}
+
 /* "x_ptr, y_ptr, n" for messages. */
 static void list_params(const tk_kernel *k, bool constexprs, char *out, size_t cap)
 {
@@ -347,6 +357,13 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
                            "not run), so pass the constexprs (tk_const(\"%s\", ...)) or a "
                            "config list",
                            k->name, pname(k, p), pname(k, p));
+        const char *host = heuristic_host(&k->sig, pname(k, p));
+        if (!la->consts[p] && !k->sig.has_default[p] && host)
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s' needs a value for constexpr '%s': @triton.heuristics "
+                           "computes it with %s, which tk does not run, so pass the constexpr "
+                           "(tk_const(\"%s\", ...))",
+                           k->name, pname(k, p), host, pname(k, p));
         if (!la->consts[p] && !k->sig.has_default[p] && k->sig.heuristics_from_host)
             return err_set(TK_ERR_LAUNCH,
                            "kernel '%s' needs a value for constexpr '%s': its "

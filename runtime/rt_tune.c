@@ -58,12 +58,24 @@ typedef struct ConfigLaunch {
     tk_launch_options opts;
 } ConfigLaunch;
 
+/* The launch of config c: the arguments, the config's constexprs and the
+ * host's per-config ones (config_defines), the settings and the grid. */
 static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid_fn,
                                void *grid_user, tk_grid grid, const tk_arg *args, int nargs,
                                const tk_launch_options *opts, ConfigLaunch *out)
 {
     if (nargs < 0 || (nargs > 0 && !args) || nargs + c->ndefines > MAX_TUNE_ARGS)
         return err_set(TK_ERR_INVALID, "kernel '%s': bad argument list", k->name);
+    tk_define extra[RT_MAX_PARAMS];
+    int nextra = 0, cap = MAX_TUNE_ARGS - nargs - c->ndefines;
+    if (k->tune->config_defines) {
+        nextra = k->tune->config_defines(c, args, nargs, extra,
+                                         cap < RT_MAX_PARAMS ? cap : RT_MAX_PARAMS,
+                                         k->tune->config_defines_user);
+        if (nextra < 0 || nextra > cap || nextra > RT_MAX_PARAMS)
+            return err_set(TK_ERR_LAUNCH, "kernel '%s': the config_defines callback failed",
+                           k->name);
+    }
     out->k = k;
     memset(&out->opts, 0, sizeof out->opts);
     if (opts)
@@ -76,7 +88,15 @@ static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid
         memcpy(out->args, args, sizeof *args * (size_t)nargs);
     for (int j = 0; j < c->ndefines; j++)
         out->args[nargs + j] = tk_const_text(c->defines[j].name, c->defines[j].value);
-    out->nargs = nargs + c->ndefines;
+    for (int j = 0; j < nextra; j++) {
+        if (!extra[j].name || !extra[j].value)
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': the config_defines callback gave a define without a "
+                           "name or value",
+                           k->name);
+        out->args[nargs + c->ndefines + j] = tk_const_text(extra[j].name, extra[j].value);
+    }
+    out->nargs = nargs + c->ndefines + nextra;
     out->grid = grid_fn ? grid_fn(c, args, nargs, grid_user) : grid;
     return TK_OK;
 }
@@ -424,6 +444,36 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
     return TK_OK;
 }
 
+/* Zeroes the reset_to_zero buffers once, for the launch of config `index`
+ * that follows a choice made without timing (read from disk, or the
+ * interpreter's first config): Triton's autotuner zeroes them after every
+ * choice for a new key, so that launch starts from zero however the choice
+ * was made. Timing zeroes them itself (tune_time). */
+static tk_status reset_once(tk_kernel *k, int index, const tk_arg *args, int nargs,
+                            const tk_launch_options *opts)
+{
+    RtTune *t = k->tune;
+    if (t->reset.nzero == 0)
+        return TK_OK;
+    RtTuneReset zero = t->reset;
+    zero.nrestore = 0; /* nothing runs, so nothing is to put back */
+    ConfigLaunch *cl = tk_xalloc(sizeof *cl);
+    if (!cl)
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
+    RtLaunchArgs la;
+    RtTuneBufs bufs;
+    tk_status s =
+        config_launch(k, &t->configs[index], NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, cl);
+    if (s == TK_OK)
+        s = rt_launch_args(k, cl->args, cl->nargs, &cl->opts, &la);
+    if (s == TK_OK)
+        s = rt_tune_bufs_begin(k, &zero, &la, args, nargs, cl->opts.stream, &bufs);
+    if (s == TK_OK)
+        s = rt_tune_bufs_end(&bufs, true);
+    tk_xfree(cl);
+    return s;
+}
+
 /* Finds or makes the choice for one launch. Caller holds t->lock. */
 static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_text,
                              tk_grid_fn grid_fn, void *grid_user, tk_grid grid, const tk_arg *args,
@@ -432,6 +482,18 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     RtTune *t = k->tune;
     tk_context *ctx = k->mod->ctx;
     memset(c, 0, sizeof *c);
+    if (t->nconfigs == 1)
+        return TK_OK; /* as Triton: one config is run, not pruned, timed or reset */
+    /* tuning without the decorator's Python would time and pick otherwise
+     * than Triton; the host's own pruning stands for prune_configs_by */
+    bool pruning = t->python && !strcmp(t->python, "prune_configs_by");
+    if (t->python && !(pruning && t->prune))
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': its @triton.autotune has %s, Python that tk does not run, "
+                       "so tk cannot tune it: give the config's constexprs to launch it untuned "
+                       "(-D, tk_const)%s",
+                       k->name, t->python,
+                       pruning ? ", or the pruning as tk_tune_options.prune" : "");
     bool timed = ctx->be->timed || rt_tune_time_hook;
     size_t id_len = 0;
     char *id = timed ? identity(k, key, &id_len) : NULL;
@@ -445,7 +507,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
         tune_print("%s [%s]: config %d {%s} from the disk cache (%.4f ms when tuned); no tuning",
                    k->name, key_text, c->index, desc, c->ms);
         tk_xfree(id);
-        return TK_OK;
+        return reset_once(k, c->index, args, nargs, opts);
     }
     int *keep = tk_xalloc(sizeof *keep * (size_t)t->nconfigs);
     if (!keep) {
@@ -473,6 +535,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
         t->noted = 1;
         c->index = first;
         c->interpreted = 1;
+        s = reset_once(k, first, args, nargs, opts);
     } else {
         s = tune_time(k, keep, grid_fn, grid_user, grid, args, nargs, opts, key_text, c);
         if (s == TK_OK)

@@ -148,6 +148,7 @@ static tk_status tune_make(tk_kernel *k, RtTune **out)
     pthread_mutex_init(&t->lock, NULL);
     rt_table_init(&t->table);
     t->warmup_ms = k->sig.tune_warmup_ms; /* 0: the tuner's own budget */
+    t->python = k->sig.tune_python;       /* a static string */
     t->rep_ms = k->sig.tune_rep_ms;
     tk_status s = copy_configs(NULL, k->sig.configs, k->sig.nconfigs, &t->configs);
     if (s == TK_OK) {
@@ -267,6 +268,8 @@ tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
     if (s == TK_OK) {
         t->prune = o->prune;
         t->prune_user = o->prune_user;
+        t->config_defines = o->config_defines;
+        t->config_defines_user = o->config_defines_user;
         t->reset.bytes = o->buffer_bytes;
         t->reset.user = o->buffer_user;
         if (o->warmup_ms > 0)

@@ -526,11 +526,14 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
  * source hash, key values, configs, device, tk version), so another process
  * does not tune again. A launch that names a constexpr some config sets runs
  * as given, untuned. On the interpreter the first config (after pruning) is
- * used without timing, and a note says so. For in-place kernels, the
+ * used without timing, and a note says so; a kernel of one config runs it,
+ * untuned and unpruned, as in Triton. For in-place kernels, the
  * decorator's reset_to_zero=[...] buffers are zeroed before each timed run
- * and once more before the launch that follows tuning, and restore_value=[...]
- * buffers are put back as they were after each timed run (as Triton does;
- * the copies are queued on the launch's stream, inside the timed region).
+ * and once more before the first launch of each key (whether its config was
+ * timed, read from the disk cache or taken by the interpreter), and
+ * restore_value=[...] buffers are put back as they were after each timed
+ * run (as Triton does; the copies are queued on the launch's stream, inside
+ * the timed region).
  * Environment:
  *   TK_PRINT_AUTOTUNING=1  print each config's time and the choice on stderr */
 
@@ -549,6 +552,16 @@ typedef tk_grid (*tk_grid_fn)(const tk_config *cfg, const tk_arg *args, int narg
 typedef void (*tk_prune_fn)(const tk_config *configs, int nconfigs, const tk_arg *args, int nargs,
                             int *keep, void *user);
 
+/* Constexprs computed from a config and the launch (Triton's
+ * @triton.heuristics under @triton.autotune, which sees each config's
+ * values): called for every config a launch compiles, times or runs, in the
+ * launching thread. Sets up to `cap` defines in out (their texts must stay
+ * valid until the launch returns) and returns how many; -1 stops the
+ * launch (TK_ERR_LAUNCH). A launch that gives the configs' constexprs runs
+ * untuned and does not call it. */
+typedef int (*tk_config_defines_fn)(const tk_config *cfg, const tk_arg *args, int nargs,
+                                    tk_define *out, int cap, void *user);
+
 typedef struct tk_tune_options {
     const tk_config *configs; /* NULL: keep the @triton.autotune configs */
     int nconfigs;
@@ -566,7 +579,8 @@ typedef struct tk_tune_options {
      * sub-allocates, or the tuner zeroes and restores past the buffer). */
     size_t (*buffer_bytes)(const char *name, const tk_arg *args, int nargs, void *user);
     void *buffer_user;
-    uint64_t reserved[2]; /* zero */
+    tk_config_defines_fn config_defines; /* NULL: the configs' defines alone */
+    void *config_defines_user;
 } tk_tune_options;
 
 /* Sets or replaces the configs, key and pruning of a kernel (copied); call

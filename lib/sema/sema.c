@@ -670,7 +670,36 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
     env_set(s, s->env, p->name, one ? sv_int(1) : sv_tensor(v), p->span);
 }
 
-static void bind_params(Sema *s, const Node *fn, const SpecRequest *req)
+/* The heuristic entry that computes constexpr `name`, or -1. */
+static int heuristic_of(const KernelSig *tune, const char *name)
+{
+    for (int i = 0; i < tune->nheuristics; i++)
+        if (strcmp(tune->heuristic_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* A constexpr without a value. Heuristics are Python, which the launch or
+ * the command line stands for: say which one would have computed it. */
+static SVal missing_const(Sema *s, const Node *p, const KernelSig *tune)
+{
+    int h = heuristic_of(tune, p->name);
+    if (h >= 0 && tune->heuristic_hosts[h])
+        return sema_err(s, p->span,
+                        "missing value for constexpr parameter '%s': @triton.heuristics "
+                        "computes it with %s, which tk does not run; give it (-D %s=..., or "
+                        "tk_const)",
+                        p->name, tune->heuristic_hosts[h], p->name);
+    if (h >= 0)
+        return sema_err(s, p->span,
+                        "missing value for constexpr parameter '%s': a @triton.heuristics "
+                        "lambda computes it, which only the Python launch runs; give it "
+                        "(-D %s=..., or tk_const)",
+                        p->name, p->name);
+    return sema_err(s, p->span, "missing value for constexpr parameter '%s'", p->name);
+}
+
+static void bind_params(Sema *s, const Node *fn, const SpecRequest *req, const KernelSig *tune)
 {
     check_defines(s, fn, req);
     int nrt = count_runtime(fn, req);
@@ -710,7 +739,7 @@ static void bind_params(Sema *s, const Node *fn, const SpecRequest *req)
             v = sema_eval(s, p->b);
             s->env = saved;
         } else {
-            v = sema_err(s, p->span, "missing value for constexpr parameter '%s'", p->name);
+            v = missing_const(s, p, tune);
         }
         env_set(s, s->env, p->name, v, p->span);
     }
@@ -768,7 +797,7 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
     sema_tune_configs(&s, fn, &tune);
     Env env = {0};
     s.env = &env;
-    bind_params(&s, fn, req);
+    bind_params(&s, fn, req, &tune);
     s.stack[s.depth++] = fn;
     if (d->errors == s.errors_at_start) {
         sema_exec(&s, &fn->list3, 0, NULL);

@@ -108,10 +108,17 @@ typedef struct KernelSig {
     int nrestore_value;
     /* warmup= and rep= of the decorator (ms a config); 0 where not given */
     double tune_warmup_ms, tune_rep_ms;
+    /* the first autotune option that is Python tk does not run
+     * ("prune_configs_by", "pre_hook", "post_hook"), or NULL: it matters
+     * only to tuning, which the runtime refuses while it stands */
+    const char *tune_python;
     /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
-     * the launch arguments with sema_eval_heuristic */
+     * the launch arguments with sema_eval_heuristic. An entry whose value is
+     * no such lambda (a host function, `'NAME': heur_block_n`) is host code:
+     * its constexpr comes with the launch, and heuristic_hosts names it. */
     const char **heuristic_names;
-    const Node **heuristic_fns; /* the N_LAMBDA nodes */
+    const Node **heuristic_fns;   /* the values: N_LAMBDA nodes, or the host code's */
+    const char **heuristic_hosts; /* per entry: "the host function 'f'", or NULL */
     int nheuristics;
     /* @triton.heuristics(host_fn()) or (values=NAME) that host Python binds:
      * the launch passes the constexprs it would compute */
@@ -125,7 +132,8 @@ typedef struct KernelConfig {
     int num_stages;
 } KernelConfig;
 /* Evaluates a heuristic lambda with the launch arguments by name (args['n']
- * or a parameter of the same name); false after reporting to d. */
+ * or a parameter of the same name); false after reporting to d, also for
+ * an entry that host code computes. */
 bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *const *names,
                          const ConstValue *values, int n, Arena *a, Diag *d, ConstValue *out);
 bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig *out);

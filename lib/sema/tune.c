@@ -3,8 +3,11 @@
  * into the KernelSig for the runtime's autotuner; heuristic lambdas are
  * evaluated on demand with the launch's argument values; reset_to_zero and
  * restore_value name the buffers the tuner resets around its timed runs.
- * Options that would change results if ignored (pre_hook, ...) are
- * rejected, never dropped. */
+ * Options that are Python (pre_hook, prune_configs_by, ...) are recorded,
+ * never dropped: they change what tuning does, so the runtime refuses to
+ * tune while one stands, and they change nothing a compile with the
+ * constexprs given makes. A heuristic that host Python computes (a named
+ * function) is never an error here either: the launch gives its constexpr. */
 #include <string.h>
 
 #include "sema/spec.h"
@@ -160,11 +163,12 @@ static double read_ms(Sema *s, const Node *dec, const char *name)
 
 static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *out)
 {
-    static const char *const rejected[] = {"prune_configs_by", "pre_hook", "post_hook"};
-    for (int i = 0; i < TK_ARRAY_LEN(rejected); i++) {
-        const Node *v = kw_value(dec, rejected[i]);
-        if (v)
-            sema_err(s, v->span, "autotune option '%s' is not supported by tk", rejected[i]);
+    static const char *const python[] = {"prune_configs_by", "pre_hook", "post_hook"};
+    for (int i = 0; i < TK_ARRAY_LEN(python) && !out->tune_python; i++) {
+        const Node *v = kw_value(dec, python[i]);
+        bool none = v && (v->kind == N_NONE || (v->kind == N_DICT && v->list.len == 0));
+        if (v && !none) /* None and {} are Triton's "no hook", "no pruning" */
+            out->tune_python = python[i];
     }
     out->nreset_to_zero = read_names(s, fn, dec, "reset_to_zero", &out->reset_to_zero);
     out->nrestore_value = read_names(s, fn, dec, "restore_value", &out->restore_value);
@@ -206,6 +210,17 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     }
 }
 
+/* How messages name the host code of a heuristic entry that is not a
+ * lambda tk reads: FlagGems names module-level functions
+ * (`{"BLOCK_N": heur_block_n}`). */
+static const char *heuristic_host(Sema *s, const Node *f)
+{
+    const Node *callee = f->kind == N_CALL ? f->a : f;
+    if (callee->kind == N_NAME || callee->kind == N_ATTR)
+        return arena_printf(s->a, "the host function '%s'", callee->name);
+    return f->kind == N_LAMBDA ? "a lambda of other than one parameter" : "host code";
+}
+
 static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
 {
     const Node *d = dec->list.len ? dec->list.items[0] : kw_value(dec, "values");
@@ -218,16 +233,28 @@ static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
         sema_err(s, dec->span, "@triton.heuristics needs a dict of name: lambda args: ...");
         return;
     }
-    int n = d->list.len;
-    out->heuristic_names = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
-    out->heuristic_fns = arena_alloc(s->a, sizeof(Node *) * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) {
+    /* a kernel may have several @triton.heuristics: the entries add up */
+    int had = out->nheuristics, n = had + d->list.len;
+    const char **names = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
+    const Node **fns = arena_alloc(s->a, sizeof(Node *) * (size_t)(n + 1));
+    const char **hosts = arena_alloc(s->a, sizeof(char *) * (size_t)(n + 1));
+    for (int i = 0; i < had; i++) {
+        names[i] = out->heuristic_names[i];
+        fns[i] = out->heuristic_fns[i];
+        hosts[i] = out->heuristic_hosts[i];
+    }
+    out->heuristic_names = names;
+    out->heuristic_fns = fns;
+    out->heuristic_hosts = hosts;
+    for (int i = 0; i < d->list.len; i++) {
         const Node *k = d->list.items[i], *f = d->list2.items[i];
-        if (k->kind != N_STR || f->kind != N_LAMBDA || f->list.len != 1) {
-            sema_err(s, f->span, "heuristics entries must be 'NAME': lambda args: expression");
+        if (k->kind != N_STR) { /* a name host code holds: any constexpr may be it */
+            out->heuristics_from_host = true;
             continue;
         }
+        bool lambda = f->kind == N_LAMBDA && f->list.len == 1;
         out->heuristic_names[out->nheuristics] = k->str;
+        out->heuristic_hosts[out->nheuristics] = lambda ? NULL : heuristic_host(s, f);
         out->heuristic_fns[out->nheuristics++] = f;
     }
 }
@@ -253,6 +280,11 @@ bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *con
 {
     Sema s = {.a = a, .d = d, .src = d->src};
     s.errors_at_start = d->errors;
+    if (lambda->kind != N_LAMBDA || lambda->list.len != 1) {
+        sema_err(&s, lambda->span, "this heuristic is %s, which tk does not run",
+                 heuristic_host(&s, lambda));
+        return false;
+    }
     s.f = ir_func_new(a, "heuristic", NULL); /* a lambda may build tensors (an error later) */
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_open(&s, module);

@@ -490,6 +490,76 @@ static int int_arg(PyObject *v, const char *param, Slot *s)
     return 0;
 }
 
+tk_dtype tkpy_dtype_named(const char *name) { return parse_dtype(name); }
+
+static const char *dtype_text(tk_dtype dt)
+{
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].dt == dt)
+            return names[i].name;
+    return "?";
+}
+
+static int is_float_type(tk_dtype dt)
+{
+    return dt == TK_F16 || dt == TK_BF16 || dt == TK_F32 || dt == TK_F64;
+}
+
+/* Whether an int type holds the int a slot carries (signed in v.i, or in
+ * v.u when its dtype is u64, as int_arg makes them). */
+static int int_fits(const tk_arg *a, tk_dtype want)
+{
+    int bits = want == TK_I1               ? 1
+        : want == TK_I8 || want == TK_U8   ? 8
+        : want == TK_I16 || want == TK_U16 ? 16
+        : want == TK_I32 || want == TK_U32 ? 32
+                                           : 64;
+    int is_signed = want == TK_I8 || want == TK_I16 || want == TK_I32 || want == TK_I64;
+    if (a->dtype == TK_U64) /* above INT64_MAX: only u64 holds it */
+        return want == TK_U64;
+    int64_t x = a->v.i;
+    if (is_signed)
+        return bits == 64 || (x >= -(INT64_C(1) << (bits - 1)) && x < (INT64_C(1) << (bits - 1)));
+    return x >= 0 && (bits == 64 || (uint64_t)x < (UINT64_C(1) << bits));
+}
+
+int tkpy_typed_scalar(PyObject *v, const char *param, tk_dtype want, Slot *s)
+{
+    tk_arg *a = &s->arg;
+    int from_float = is_float_type(a->dtype);
+    if (a->kind != TK_ARG_SCALAR || want == TK_VOID)
+        return 0;
+    if (is_float_type(want)) {
+        /* a float is read again from v: its slot holds it as fp32 */
+        double d = from_float    ? PyFloat_AsDouble(v)
+            : a->dtype == TK_U64 ? (double)a->v.u
+                                 : (double)a->v.i;
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        a->dtype = want;
+        a->v.f = want == TK_F32 ? (double)(float)d : d;
+        return 0;
+    }
+    if (from_float)
+        return PyErr_Format(PyExc_TypeError,
+                            "tk: parameter '%s' is declared %s but the launch passes a float",
+                            param, dtype_text(want)),
+               -1;
+    if (!int_fits(a, want)) {
+        char value[32];
+        if (a->dtype == TK_U64)
+            snprintf(value, sizeof value, "%llu", (unsigned long long)a->v.u);
+        else
+            snprintf(value, sizeof value, "%lld", (long long)a->v.i);
+        return PyErr_Format(PyExc_OverflowError,
+                            "tk: parameter '%s' is declared %s, which cannot hold %s", param,
+                            dtype_text(want), value),
+               -1;
+    }
+    a->dtype = want; /* the bits stay: the value fits */
+    return 0;
+}
+
 /* n ints of sequence attribute `name` of v into out (at most TK_DESC_MAX_RANK
  * kept); -1 with ValueError when it is no sequence of ints. */
 static Py_ssize_t desc_ints(PyObject *v, const char *name, const char *param, int64_t *out)

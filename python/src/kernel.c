@@ -1,11 +1,13 @@
 /* kernel.c: the Kernel type, one @jit function of a source file, and
  * kernel[grid](...). A launch binds the Python arguments to the function's
  * parameters (positional, then by name, then the defaults), evaluates the
- * heuristics, converts every value (args.c), picks the device from the
- * buffers, and calls tk_launch (or tk_launch_tuned when the grid depends on
- * an autotuned config) without the GIL, on the stream PyTorch has current
- * for that device unless stream= names one. The tk_kernel of each device is
- * found once and kept, so a repeated launch is a hit in tk's cache. */
+ * heuristics (those under @autotune per config, when libtk asks for a
+ * config's constexprs), converts every value (args.c), picks the device
+ * from the buffers, and calls tk_launch (or tk_launch_tuned when the grid
+ * depends on an autotuned config) without the GIL, on the stream PyTorch
+ * has current for that device unless stream= names one. The tk_kernel of
+ * each device is found once and kept, so a repeated launch is a hit in
+ * tk's cache. */
 #include "kernel.h"
 
 #include <stdio.h>
@@ -21,6 +23,8 @@ typedef struct Current {
     const tk_config *cfg_base;               /* the tk_kernel's copy of the configs */
     PyObject **objs;                         /* the argument objects, by slot */
     PyObject *err_type, *err_value, *err_tb; /* an exception raised in a callback */
+    int per_config;                          /* K->cfg_heuristics run per config */
+    PyObject *keep; /* bytes the per-config defines' texts live in, or NULL */
 } Current;
 static _Thread_local Current *current;
 
@@ -101,14 +105,29 @@ static int grid_of(PyObject *g, tk_grid *out)
     return 0;
 }
 
-/* META for a config: the launch's values and the config's kwargs. */
-static PyObject *config_meta(Current *c, int index)
+static int run_heuristics(Kernel *K, PyObject *list, PyObject *meta, PyObject **vals);
+
+/* META for a config: the launch's values, the config's (kwargs, or
+ * Triton's all_kwargs with num_warps and the like where the config has
+ * it), and the results of the heuristics below @autotune, which Triton
+ * runs for each config. */
+static PyObject *config_meta(Current *c, const tk_config *tc)
 {
+    Kernel *K = c->K;
+    Py_ssize_t index = tc && c->cfg_base ? tc - c->cfg_base : -1;
+    if (index < 0 || index >= PyList_Size(K->configs))
+        return PyErr_Format(PyExc_RuntimeError, "tk: a callback got a config tk does not know");
     PyObject *meta = PyDict_Copy(c->meta);
-    PyObject *cfg = meta ? PyList_GetItem(c->K->configs, index) : NULL;
-    PyObject *kw = cfg ? PyObject_GetAttrString(cfg, "kwargs") : NULL;
+    PyObject *cfg = meta ? PyList_GetItem(K->configs, index) : NULL;
+    PyObject *kw = NULL;
+    if (cfg && PyObject_HasAttrString(cfg, "all_kwargs"))
+        kw = PyObject_CallMethod(cfg, "all_kwargs", NULL);
+    else if (cfg)
+        kw = PyObject_GetAttrString(cfg, "kwargs");
     int ok = kw && PyDict_Update(meta, kw) == 0;
     Py_XDECREF(kw);
+    if (ok && c->per_config)
+        ok = run_heuristics(K, K->cfg_heuristics, meta, NULL) == 0;
     if (!ok)
         Py_CLEAR(meta);
     return meta;
@@ -119,7 +138,7 @@ static tk_grid grid_cb(const tk_config *cfg, const tk_arg *args, int nargs, void
     Current *c = user;
     tk_grid g = {0, 0, 0};
     PyGILState_STATE st = PyGILState_Ensure();
-    PyObject *meta = config_meta(c, (int)(cfg - c->cfg_base));
+    PyObject *meta = config_meta(c, cfg);
     PyObject *r = meta ? PyObject_CallFunctionObjArgs(c->grid, meta, NULL) : NULL;
     if (!r || grid_of(r, &g) < 0) {
         keep_error(c);
@@ -155,6 +174,98 @@ static void prune_cb(const tk_config *configs, int n, const tk_arg *args, int na
     Py_XDECREF(r);
     PyErr_Clear();
     PyGILState_Release(st);
+}
+
+/* A constexpr value as source text, in a new bytes object: what a
+ * heuristic gives, as tk_const_text takes it ("64", "True", "tl.float16",
+ * "'text'"); numpy scalars by their item(). NULL with TypeError. */
+static PyObject *const_bytes(PyObject *v, PyObject *name, int depth)
+{
+    PyObject *t = NULL;
+    if (v == Py_None || PyBool_Check(v) || PyUnicode_Check(v) || PyLong_Check(v))
+        t = PyObject_Repr(v);
+    else if (PyFloat_Check(v)) { /* repr of a float subclass may name the class */
+        PyObject *f = PyFloat_FromDouble(PyFloat_AsDouble(v));
+        t = f ? PyObject_Repr(f) : NULL;
+        Py_XDECREF(f);
+    } else if (PyObject_HasAttrString(v, "_tk_text"))
+        t = PyObject_GetAttrString(v, "_tk_text");
+    else if (depth == 0 && PyObject_HasAttrString(v, "item")) {
+        PyObject *item = PyObject_CallMethod(v, "item", NULL);
+        PyObject *b = item ? const_bytes(item, name, 1) : NULL;
+        Py_XDECREF(item);
+        return b;
+    } else
+        return PyErr_Format(PyExc_TypeError, "tk: heuristic %R gives %R, which no constexpr holds",
+                            name, v);
+    PyObject *b = t ? PyUnicode_AsUTF8String(t) : NULL;
+    Py_XDECREF(t);
+    return b;
+}
+
+/* A C string that lives as long as the launch: the bytes go to c->keep. */
+static const char *kept_c(Current *c, PyObject *bytes)
+{
+    if (!bytes || (!c->keep && !(c->keep = PyList_New(0))) || PyList_Append(c->keep, bytes) < 0) {
+        Py_XDECREF(bytes);
+        return NULL;
+    }
+    Py_DECREF(bytes); /* the list holds it */
+    return PyBytes_AsString(bytes);
+}
+
+/* The name heuristic i of a list sets (borrowed); NULL with an exception. */
+static PyObject *heuristic_name(PyObject *list, Py_ssize_t i)
+{
+    PyObject *pair = PyList_GetItem(list, i);
+    return pair ? PyTuple_GetItem(pair, 0) : NULL;
+}
+
+/* Whether heuristic i sets a name an earlier one of the list sets too
+ * (the define goes out once, with the last value); -1 on an error. */
+static int set_before(PyObject *list, Py_ssize_t i, PyObject *name)
+{
+    int seen = 0;
+    for (Py_ssize_t j = 0; j < i && seen == 0; j++) {
+        PyObject *other = heuristic_name(list, j);
+        seen = other ? PyObject_RichCompareBool(other, name, Py_EQ) : -1;
+    }
+    return seen;
+}
+
+/* The heuristics below @autotune for one config (libtk's config_defines):
+ * each name they set, once, with its value after them all. */
+static int defines_cb(const tk_config *cfg, const tk_arg *args, int nargs, tk_define *out, int cap,
+                      void *user)
+{
+    Current *c = current;
+    if (!c)
+        return -1;
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyObject *meta = config_meta(c, cfg), *list = c->K->cfg_heuristics;
+    int n = meta ? 0 : -1;
+    for (Py_ssize_t i = 0; n >= 0 && i < PyList_Size(list); i++) {
+        PyObject *name = heuristic_name(list, i);
+        int seen = name ? set_before(list, i, name) : -1;
+        if (seen == 1)
+            continue;
+        PyObject *v = seen == 0 ? PyDict_GetItem(meta, name) : NULL; /* borrowed */
+        const char *key = v ? kept_c(c, PyUnicode_AsUTF8String(name)) : NULL;
+        const char *text = key ? kept_c(c, const_bytes(v, name, 0)) : NULL;
+        if (!text || n == cap)
+            n = -1;
+        else
+            out[n++] = (tk_define){key, text};
+    }
+    if (n < 0) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "tk: kernel '%s' has more heuristics than tk can pass",
+                         c->K->name);
+        keep_error(c);
+    }
+    Py_XDECREF(meta);
+    PyGILState_Release(st);
+    return n;
 }
 
 /* The bytes of a reset_to_zero/restore_value buffer from its pointer on:
@@ -197,6 +308,7 @@ static tk_kernel *kernel_for(Kernel *K, Launch *L)
         o.warmup_ms = K->warmup_ms;
         o.rep_ms = K->rep_ms;
         o.buffer_bytes = bytes_cb;
+        o.config_defines = K->cfg_heuristics ? defines_cb : NULL;
         s = tk_kernel_set_tuning(k, &o);
     }
     if (s != TK_OK) {
@@ -238,6 +350,18 @@ static int take_option(PyObject *key, PyObject *value, PyObject **opt)
     return 0;
 }
 
+/* Whether some config sets parameter p: its value, not the default, is
+ * the one a tuned launch passes, as Triton's autotuner passes it (a
+ * default would also name the constexpr and make the launch untuned). */
+static int set_by_config(Kernel *K, int p)
+{
+    for (int i = 0; i < K->ncfgs; i++)
+        for (int j = 0; j < K->cfgs[i].ndefines; j++)
+            if (!strcmp(K->pnames[p], K->cfgs[i].defines[j].name))
+                return 1;
+    return 0;
+}
+
 /* Fills vals[p] (borrowed) from the positional arguments, then the
  * keywords other than the launch options (those go to opt), then the
  * defaults. */
@@ -272,7 +396,7 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObje
                    -1;
     }
     for (int p = 0; p < K->nparams; p++) /* by the interned name: no str made per launch */
-        if (!vals[p] && K->defaults)
+        if (!vals[p] && K->defaults && !set_by_config(K, p))
             vals[p] = PyDict_GetItem(K->defaults, K->pobjs[p]);
     return 0;
 }
@@ -287,26 +411,27 @@ static PyObject *named(Kernel *K, PyObject **vals)
     return d;
 }
 
-/* Heuristics: each fn(named values) sets a constexpr; results go in meta
- * (which owns them) and vals. */
-static int run_heuristics(Kernel *K, PyObject *meta, PyObject **vals)
+/* Heuristics: each fn(named values) of `list` sets a constexpr; results
+ * go in meta (which owns them) and, when vals is not NULL, in vals. */
+static int run_heuristics(Kernel *K, PyObject *list, PyObject *meta, PyObject **vals)
 {
-    Py_ssize_t n = K->heuristics ? PyList_Size(K->heuristics) : 0;
+    Py_ssize_t n = list ? PyList_Size(list) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pair = PyList_GetItem(K->heuristics, i);
+        PyObject *pair = PyList_GetItem(list, i);
         PyObject *name = pair ? PyTuple_GetItem(pair, 0) : NULL;
         PyObject *fn = pair ? PyTuple_GetItem(pair, 1) : NULL;
         PyObject *v = fn ? PyObject_CallFunctionObjArgs(fn, meta, NULL) : NULL;
         int ok = v && PyDict_SetItem(meta, name, v) == 0;
         Py_XDECREF(v);
-        if (!ok && K->ncfgs > 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
+        if (!ok && list == K->heuristics && K->ncfgs > 0 &&
+            PyErr_ExceptionMatches(PyExc_KeyError)) {
             PyObject *t, *val, *tb; /* most likely a config's constexpr */
             PyErr_Fetch(&t, &val, &tb);
             PyErr_NormalizeException(&t, &val, &tb);
             PyErr_Format(PyExc_KeyError,
-                         "tk: heuristic %R of kernel '%s' reads %S, which the "
-                         "launch does not give: tk evaluates heuristics before autotuning, "
-                         "so they cannot read a config's values\n%s",
+                         "tk: heuristic %R of kernel '%s' reads %S, which the launch does not "
+                         "give: a heuristic above @autotune runs before tuning, as in Triton, so "
+                         "it cannot read a config's values (put it below @autotune)\n%s",
                          name, K->name, val ? val : Py_None, K->where);
             Py_XDECREF(t), Py_XDECREF(val), Py_XDECREF(tb);
         }
@@ -319,10 +444,22 @@ static int run_heuristics(Kernel *K, PyObject *meta, PyObject **vals)
                                 K->name, name, K->where),
                    -1;
         int p = param_index_obj(K, name);
-        if (p >= 0)
+        if (p >= 0 && vals)
             vals[p] = PyDict_GetItem(meta, name);
     }
     return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Whether the bound values give a constexpr some config sets: libtk then
+ * runs the launch as given, untuned (rt_tune_applies). */
+static int names_config(Kernel *K, PyObject **vals)
+{
+    for (int i = 0; i < K->ncfgs; i++)
+        for (int j = 0; j < K->cfgs[i].ndefines; j++)
+            for (int p = 0; p < K->nparams; p++)
+                if (vals[p] && K->is_const[p] && !strcmp(K->pnames[p], K->cfgs[i].defines[j].name))
+                    return 1;
+    return 0;
 }
 
 /* Converts the bound values into L's slots; a runtime parameter left
@@ -340,6 +477,8 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
         int first = L->n;
         int r = K->is_const[p] ? tkpy_const_arg(L, vals[p], K->pnames[p], &L->slots[L->n++])
                                : tkpy_runtime_args(L, vals[p], K->pnames[p], K->no_spec[p]);
+        if (r == 0 && K->types[p] != TK_VOID)
+            r = tkpy_typed_scalar(vals[p], K->pnames[p], K->types[p], &L->slots[first]);
         if (r < 0) {
             PyObject *t, *v, *tb; /* add the kernel's def line to the message */
             PyErr_Fetch(&t, &v, &tb);
@@ -394,7 +533,7 @@ static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
 /* Everything a launch and a warmup share: binding, heuristics, slots,
  * placement and the tk_kernel. On success meta holds the named values. */
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
-                        PyObject **meta, tk_launch_options *o, int need_meta)
+                        PyObject **meta, tk_launch_options *o, int need_meta, int *per_config)
 {
     PyObject *vals[TKPY_MAX_ARGS], *opt[NREAD] = {NULL, NULL, NULL, NULL, NULL};
     L->n = 0;
@@ -402,10 +541,17 @@ tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyOb
     L->ctx = NULL;
     L->extents = K->ncfgs > 0;
     *meta = NULL;
-    need_meta = need_meta || K->heuristics || K->prune;
+    need_meta = need_meta || K->heuristics || K->cfg_heuristics || K->prune;
     if (bind(K, args, kw, vals, opt) < 0 || (need_meta && !(*meta = named(K, vals))) ||
-        (K->heuristics && run_heuristics(K, *meta, vals) < 0) || convert(K, vals, objs, L) < 0 ||
-        tkpy_place(L, K->where) < 0 || launch_options(opt, L, o) < 0)
+        run_heuristics(K, K->heuristics, *meta, vals) < 0)
+        return NULL;
+    /* below @autotune, Triton runs them for each config; here when nothing is tuned */
+    int tuned = per_config && K->ncfgs > 0 && K->cfg_heuristics && !names_config(K, vals);
+    if (per_config)
+        *per_config = tuned;
+    if ((!tuned && run_heuristics(K, K->cfg_heuristics, *meta, vals) < 0) ||
+        convert(K, vals, objs, L) < 0 || tkpy_place(L, K->where) < 0 ||
+        launch_options(opt, L, o) < 0)
         return NULL;
     return kernel_for(K, L);
 }
@@ -421,10 +567,7 @@ static tk_arg *arg_array(Launch *L, tk_arg *out)
 static tk_status launch_tuned(tk_kernel *k, PyObject *grid, Current *c, Launch *L,
                               const tk_launch_options *o, const tk_arg *a)
 {
-    int n = 0;
-    tk_status s = tk_kernel_configs(k, &c->cfg_base, &n);
-    if (s != TK_OK)
-        return s;
+    tk_status s;
     c->grid = grid;
     Py_BEGIN_ALLOW_THREADS s = tk_launch_tuned(k, grid_cb, c, a, L->n, o);
     Py_END_ALLOW_THREADS return s;
@@ -455,9 +598,14 @@ PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw
     PyObject *objs[TKPY_MAX_SLOTS], *meta = NULL;
     tk_launch_options o;
     tk_arg a[TKPY_MAX_SLOTS];
-    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, PyCallable_Check(grid));
+    int per_config = 0;
+    tk_kernel *k =
+        tkpy_prepare(K, args, kw, &L, objs, &meta, &o, PyCallable_Check(grid), &per_config);
     tk_status s = TK_ERR_INTERNAL;
-    Current c = {K, &L, meta, NULL, NULL, objs, NULL, NULL, NULL};
+    Current c = {K, &L, meta, NULL, NULL, objs, NULL, NULL, NULL, per_config, NULL};
+    int n = 0;
+    if (k && K->ncfgs > 0 && (s = tk_kernel_configs(k, &c.cfg_base, &n)) != TK_OK)
+        k = NULL, tkpy_raise(s, K->where);
     if (k) {
         current = &c;
         if (K->ncfgs > 0 && PyCallable_Check(grid))
@@ -473,6 +621,7 @@ PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw
     if (L.ctx && tkpy_unstage(&L, s == TK_OK) < 0)
         s = TK_ERR_IO;
     Py_XDECREF(meta);
+    Py_XDECREF(c.keep);
     if (s != TK_OK)
         return NULL;
     Py_RETURN_NONE;
@@ -498,6 +647,7 @@ void tkpy_kernel_dealloc(PyObject *self)
     tkpy_free_tuning(K);
     Py_CLEAR(K->defaults);
     Py_CLEAR(K->heuristics);
+    Py_CLEAR(K->cfg_heuristics);
     for (int p = 0; K->pnames && p < K->nparams; p++)
         PyMem_Free(K->pnames[p]);
     for (int p = 0; K->pobjs && p < K->nparams; p++)
@@ -506,20 +656,40 @@ void tkpy_kernel_dealloc(PyObject *self)
     PyMem_Free(K->pobjs);
     PyMem_Free(K->is_const);
     PyMem_Free(K->no_spec);
+    PyMem_Free(K->types);
     PyMem_Free(K->path), PyMem_Free(K->name), PyMem_Free(K->where), PyMem_Free(K->source);
     freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     f(self);
     Py_DECREF(tp);
 }
 
-static int kernel_params(Kernel *K, PyObject *params, PyObject *consts)
+/* The type a parameter's annotation declares: None, or a type name as
+ * torch spells it ("int64"); TK_VOID for None, -1 with an exception for a
+ * name tk does not know. */
+static int declared_type(PyObject *types, Py_ssize_t p, tk_dtype *out)
+{
+    *out = TK_VOID;
+    if (types == Py_None)
+        return 0;
+    PyObject *t = PySequence_GetItem(types, p);
+    char *name = t && t != Py_None ? tkpy_strdup(t) : NULL;
+    int r = t && (t == Py_None || name) ? 0 : -1;
+    if (name && (*out = tkpy_dtype_named(name)) == TK_VOID)
+        PyErr_Format(PyExc_ValueError, "tk: no scalar type is named '%s'", name), r = -1;
+    Py_XDECREF(t);
+    PyMem_Free(name);
+    return r;
+}
+
+static int kernel_params(Kernel *K, PyObject *params, PyObject *consts, PyObject *types)
 {
     Py_ssize_t n = PySequence_Size(params);
-    if (n < 0 || n > TKPY_MAX_ARGS || PySequence_Size(consts) != n) {
+    if (n < 0 || n > TKPY_MAX_ARGS || PySequence_Size(consts) != n ||
+        (types != Py_None && PySequence_Size(types) != n)) {
         if (!PyErr_Occurred())
             PyErr_Format(PyExc_ValueError,
                          "tk: a kernel takes at most %d parameters, and one "
-                         "constexpr flag each",
+                         "constexpr flag and one type each",
                          TKPY_MAX_ARGS);
         return -1;
     }
@@ -527,7 +697,8 @@ static int kernel_params(Kernel *K, PyObject *params, PyObject *consts)
     K->pobjs = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
     K->is_const = PyMem_Calloc((size_t)n + 1, 1);
     K->no_spec = PyMem_Calloc((size_t)n + 1, 1);
-    if (!K->pnames || !K->pobjs || !K->is_const || !K->no_spec)
+    K->types = PyMem_Calloc((size_t)n + 1, sizeof(tk_dtype));
+    if (!K->pnames || !K->pobjs || !K->is_const || !K->no_spec || !K->types)
         return PyErr_NoMemory(), -1;
     for (Py_ssize_t p = 0; p < n; p++) {
         PyObject *name = PySequence_GetItem(params, p), *c = PySequence_GetItem(consts, p);
@@ -536,26 +707,29 @@ static int kernel_params(Kernel *K, PyObject *params, PyObject *consts)
         K->is_const[p] = c && PyObject_IsTrue(c) == 1;
         Py_XDECREF(name), Py_XDECREF(c);
         K->nparams = (int)p + 1;
-        if (!K->pobjs[p])
+        if (!K->pobjs[p] || declared_type(types, p, &K->types[p]) < 0)
             return -1;
     }
     return 0;
 }
 
-/* Kernel(path, name, params, is_constexpr, defaults, where[, source]) */
+/* Kernel(path, name, params, is_constexpr, defaults, where[, source[, types]]):
+ * types holds, per parameter, the scalar type its annotation declares
+ * ("int64") or None. */
 int tkpy_kernel_init(PyObject *self, PyObject *args, PyObject *kw)
 {
     Kernel *K = (Kernel *)self;
     PyObject *path, *name, *params, *consts, *defaults, *where, *source = Py_None;
-    if (!PyArg_ParseTuple(args, "UUOOO!U|O", &path, &name, &params, &consts, &PyDict_Type,
-                          &defaults, &where, &source))
+    PyObject *types = Py_None;
+    if (!PyArg_ParseTuple(args, "UUOOO!U|OO", &path, &name, &params, &consts, &PyDict_Type,
+                          &defaults, &where, &source, &types))
         return -1;
     if (K->path) {
         PyErr_SetString(PyExc_RuntimeError, "tk: a Kernel is initialised once");
         return -1;
     }
     if (!(K->path = tkpy_strdup(path)) || !(K->name = tkpy_strdup(name)) ||
-        !(K->where = tkpy_strdup(where)) || kernel_params(K, params, consts) < 0 ||
+        !(K->where = tkpy_strdup(where)) || kernel_params(K, params, consts, types) < 0 ||
         (source != Py_None && !(K->source = tkpy_strdup(source))))
         return -1;
     Py_INCREF(defaults);

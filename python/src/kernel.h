@@ -13,12 +13,14 @@ typedef struct Kernel {
     char **pnames;
     PyObject **pobjs; /* the names as interned str, matched by identity first */
     unsigned char *is_const;
-    unsigned char *no_spec; /* do_not_specialize, per parameter */
-    PyObject *defaults;     /* dict: parameter -> default value */
-    PyObject *heuristics;   /* list of (name, fn), or NULL */
-    PyObject *configs;      /* list of Config objects (with .kwargs), or NULL */
-    PyObject *prune;        /* early_config_prune(configs, named_args), or NULL */
-    PyObject *tune_keep;    /* list of bytes the tuning strings live in */
+    unsigned char *no_spec;   /* do_not_specialize, per parameter */
+    tk_dtype *types;          /* the scalar type an annotation declares, or TK_VOID */
+    PyObject *defaults;       /* dict: parameter -> default value */
+    PyObject *heuristics;     /* list of (name, fn) above @autotune, or NULL */
+    PyObject *cfg_heuristics; /* those below it (run per config when tuned), or NULL */
+    PyObject *configs;        /* list of Config objects (with .kwargs), or NULL */
+    PyObject *prune;          /* early_config_prune(configs, named_args), or NULL */
+    PyObject *tune_keep;      /* list of bytes the tuning strings live in */
     tk_config *cfgs;
     tk_define *defs;
     const char **key;
@@ -29,9 +31,12 @@ typedef struct Kernel {
 
 /* Binds, converts and places a launch's arguments and finds the tk_kernel;
  * *meta gets the named values when need_meta, heuristics or pruning want
- * them. NULL with an exception set on failure (L->ctx set once placed). */
+ * them. With per_config non-NULL the launch may tune: *per_config tells
+ * whether the heuristics below @autotune are left to the tuner, per config;
+ * otherwise (NULL, or a launch that gives a config's constexprs) they run
+ * here. NULL with an exception set on failure (L->ctx set once placed). */
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
-                        PyObject **meta, tk_launch_options *o, int need_meta);
+                        PyObject **meta, tk_launch_options *o, int need_meta, int *per_config);
 /* kernel[grid](*args, **kw): None, or NULL with an exception set. */
 PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw);
 void tkpy_free_tuning(Kernel *K);

@@ -137,15 +137,17 @@ static PyObject *set_no_specialize(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* _set_heuristics([(name, fn), ...]) */
-static PyObject *set_heuristics(PyObject *self, PyObject *arg)
+/* _set_heuristics([(name, fn), ...] above @autotune, [...] below it) */
+static PyObject *set_heuristics(PyObject *self, PyObject *args)
 {
     Kernel *K = (Kernel *)self;
-    if (!PyList_Check(arg))
-        return PyErr_Format(PyExc_TypeError, "tk: heuristics are a list of (name, fn)");
-    Py_INCREF(arg);
+    PyObject *above, *below;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &above, &PyList_Type, &below))
+        return NULL;
     Py_XDECREF(K->heuristics);
-    K->heuristics = arg;
+    Py_XDECREF(K->cfg_heuristics);
+    K->heuristics = PyList_Size(above) ? (Py_INCREF(above), above) : NULL;
+    K->cfg_heuristics = PyList_Size(below) ? (Py_INCREF(below), below) : NULL;
     Py_RETURN_NONE;
 }
 
@@ -183,7 +185,7 @@ static PyObject *kernel_warmup(PyObject *self, PyObject *args, PyObject *kw)
     tk_arg a[TKPY_MAX_SLOTS];
     tk_kernel_info info;
     char sig[2048];
-    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, 0);
+    tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, 0, NULL);
     if (k) {
         for (int i = 0; i < L.n; i++)
             a[i] = tkpy_slot_arg(&L.slots[i]);
@@ -238,7 +240,7 @@ static PyObject *kernel_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 
 static PyMethodDef kernel_methods[] = {
     {"_set_tuning", set_tuning, METH_VARARGS, "Sets the autotuner's configs."},
-    {"_set_heuristics", set_heuristics, METH_O, "Sets the heuristics."},
+    {"_set_heuristics", set_heuristics, METH_VARARGS, "Sets the heuristics."},
     {"_set_no_specialize", set_no_specialize, METH_O, "Sets do_not_specialize."},
     {"_warmup", (PyCFunction)(void (*)(void))kernel_warmup, METH_VARARGS | METH_KEYWORDS,
      "Compiles for these arguments without launching."},

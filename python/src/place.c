@@ -122,10 +122,12 @@ static int sig_entry(const Launch *L, int i, char *out, size_t cap, size_t *len)
     }
     if (a->kind == TK_ARG_CONST) /* an item: Triton's None in a tuple */
         return put(out, cap, len, "%s", a->text ? a->text : "None") ? i + 1 : -1;
-    int div16 = a->kind == TK_ARG_PTR ? (uintptr_t)a->v.ptr % 16 == 0
-                                      : a->dtype != TK_I1 && a->v.i % 16 == 0;
-    int eq1 = a->kind == TK_ARG_SCALAR && a->dtype != TK_I1 && a->dtype != TK_F32 && a->v.i == 1;
-    if (sl->no_spec || (a->kind == TK_ARG_SCALAR && (a->dtype == TK_F32 || a->dtype == TK_F64)))
+    /* as libtk specialises: pointers and ints, never bools or floats */
+    int plain = a->dtype == TK_I1 || a->dtype == TK_F16 || a->dtype == TK_BF16 ||
+        a->dtype == TK_F32 || a->dtype == TK_F64;
+    int div16 = a->kind == TK_ARG_PTR ? (uintptr_t)a->v.ptr % 16 == 0 : !plain && a->v.i % 16 == 0;
+    int eq1 = a->kind == TK_ARG_SCALAR && !plain && a->v.i == 1;
+    if (sl->no_spec)
         div16 = eq1 = 0;
     if (sl->is_desc) { /* tensordesc<fp16[64, 64]>:16 */
         const tk_tensor_desc *d = &sl->desc;

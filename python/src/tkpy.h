@@ -79,6 +79,14 @@ int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s);
 /* Appends a runtime argument's slots to L: one, or a tuple's marker and
  * its items (Triton's tuple arguments), each with no_spec. */
 int tkpy_runtime_args(Launch *L, PyObject *v, const char *param, int no_spec);
+/* Converts the Python number a scalar slot was made from (v) to the type
+ * its parameter's annotation declares, as Triton's launcher does: ints
+ * that fit an int type, any number to a float type; 0, or -1 with
+ * OverflowError or TypeError naming the parameter. */
+int tkpy_typed_scalar(PyObject *v, const char *param, tk_dtype want, Slot *s);
+/* The tk_dtype of a type name as torch spells it ("int64", "bfloat16",
+ * "bool"); TK_VOID when there is none. */
+tk_dtype tkpy_dtype_named(const char *name);
 /* Converts a constexpr value into slot `s`. */
 int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s);
 /* The tk_arg the launch takes for slot s (a descriptor slot's tk_desc). */

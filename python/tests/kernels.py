@@ -89,10 +89,10 @@ def add_any_n(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + n, mask=mask)
 
 
-@tk.autotune(configs=[tk.Config({"BLOCK": 32})], key=["n"])
 @tk.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@tk.autotune(configs=[tk.Config({"BLOCK": 32})], key=["n"])
 @tk.jit
-def even_tuned(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+def even_outside(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
 
@@ -115,3 +115,104 @@ def nested_args(args, out, BLOCK: tl.constexpr):
     if bias_ptr is not None:
         x += tl.load(bias_ptr + offs, mask=offs < n)
     tl.store(out + offs, x * scale, mask=offs < n)
+
+
+@tk.jit
+def strided_scale(out_ptr, x_ptr, stride: tl.int64, scale: tl.float32, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs * stride) * scale)
+
+
+@tk.jit
+def int_widths(out_ptr, a: tl.int8, b: tl.int16, c: tl.int32, d: "tl.int64", e: tl.uint8,
+               f: tl.uint16, g: tl.uint32, h: tl.uint64, t: tl.int1):
+    tl.store(out_ptr + 0, a)
+    tl.store(out_ptr + 1, b)
+    tl.store(out_ptr + 2, c)
+    tl.store(out_ptr + 3, d)
+    tl.store(out_ptr + 4, e)
+    tl.store(out_ptr + 5, f)
+    tl.store(out_ptr + 6, g)
+    tl.store(out_ptr + 7, h)
+    tl.store(out_ptr + 8, t)
+
+
+@tk.jit
+def float_widths(out_ptr, a: tl.float16, b: tl.bfloat16, c: tl.float32, d: tl.float64, e: float):
+    tl.store(out_ptr + 0, a)
+    tl.store(out_ptr + 1, b)
+    tl.store(out_ptr + 2, c)
+    tl.store(out_ptr + 3, d)
+    tl.store(out_ptr + 4, e)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16}), tk.Config({"BLOCK": 32})], key=["n"],
+             reset_to_zero=["c_ptr"])
+@tk.jit
+def count_tuned(c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(c_ptr + offs, 1.0, mask=offs < n)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16})], key=["n"], reset_to_zero=["c_ptr"])
+@tk.jit
+def count_one_config(c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(c_ptr + offs, 1.0, mask=offs < n)
+
+
+def heur_block(args):
+    n = args["n"]
+    return tk.next_power_of_2(n)
+
+
+@tk.heuristics({"BLOCK": heur_block})
+@tk.jit
+def total_by_fn(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(x, axis=0))
+
+
+EVEN_SEEN = []
+
+
+def _even(args):
+    EVEN_SEEN.append((args["BLOCK"], args["n"], args["num_warps"]))
+    return args["n"] % args["BLOCK"] == 0
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 64}, num_warps=2), tk.Config({"BLOCK": 128})],
+             key=["n"])
+@tk.heuristics({"EVEN": _even})
+@tk.jit
+def double_even(out_ptr, x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+    else:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+@tk.heuristics({"SCALE": lambda args: 3})
+@tk.autotune(configs=[tk.Config({"BLOCK": 32}), tk.Config({"BLOCK": 64})], key=["n"])
+@tk.heuristics({"TWICE": lambda args: 2 * args["BLOCK"] // 32,
+                "FACTOR": lambda args: args["SCALE"] * args["TWICE"]})
+@tk.heuristics({"TWICE": lambda args: 0})
+@tk.jit
+def scaled_tuned(out_ptr, x_ptr, n, BLOCK: tl.constexpr, SCALE: tl.constexpr,
+                 FACTOR: tl.constexpr, TWICE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * FACTOR, mask=offs < n)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16}), tk.Config({"BLOCK": 32})], key=["n"])
+@tk.jit
+def fill_block(out_ptr, n, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, BLOCK, mask=offs < n)
+
+
+@tk.jit
+def tk_spelled(out_ptr, v: "i64:16"):
+    tl.store(out_ptr, v)

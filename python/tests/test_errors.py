@@ -79,11 +79,13 @@ def test_kernel_still_usable_after_errors():
     assert (out == 1).all()
 
 
-def test_heuristic_reading_a_config_value():
+def test_heuristic_above_autotune_reading_a_config_value():
+    """A heuristic above @autotune runs before tuning, as in Triton: it
+    cannot read a config's values."""
     x = np.zeros(10, np.float32)
-    with pytest.raises(KeyError, match="reads 'BLOCK'.*before autotuning"):
-        K.even_tuned[(1,)](x, 10)
-    K.even_tuned[(1,)](x, 10, BLOCK=16)  # named at the launch: runs, untuned
+    with pytest.raises(KeyError, match="reads 'BLOCK'.*above @autotune runs before tuning"):
+        K.even_outside[(1,)](x, 10)
+    K.even_outside[(1,)](x, 10, BLOCK=16)  # named at the launch: runs, untuned
     assert (x == 1).all()
 
 

@@ -39,6 +39,18 @@ def test_heuristics_set_a_constexpr():
         assert out[0] == x.sum()
 
 
+def test_heuristics_naming_a_function():
+    """FlagGems names module-level functions: {"BLOCK": heur_block}; the
+    function runs as the lambda would."""
+    for n in (5, 33, 100):
+        x = np.arange(n, dtype=np.float32)
+        out = np.zeros(1, np.float32)
+        K.total_by_fn[(1,)](x, out, n)
+        assert out[0] == x.sum()
+        assert K.total_by_fn.warmup(x, out, n, grid=(1,)).defines == \
+            [("BLOCK", str(tk.next_power_of_2(n)))]
+
+
 def test_cdiv_and_next_power_of_2():
     assert tk.cdiv(10, 4) == 3 and tk.cdiv(8, 4) == 2
     assert [tk.next_power_of_2(v) for v in (0, 1, 2, 3, 17, 64)] == [1, 1, 2, 4, 32, 64]
@@ -51,3 +63,66 @@ def test_do_bench_times_a_launch():
     assert ms > 0
     med, p20, p80 = tk.testing.do_bench(lambda: None, warmup=1, rep=2, quantiles=[0.5, 0.2, 0.8])
     assert p20 <= med <= p80
+
+
+def test_reset_to_zero_before_the_first_launch_of_each_key():
+    """Triton's autotuner zeroes reset_to_zero buffers once after choosing a
+    config for a new key; the launch then counts from zero."""
+    c = np.full(64, 5.0, np.float32)
+    grid = lambda m: (tk.cdiv(64, m["BLOCK"]),)  # noqa: E731
+    K.count_tuned[grid](c, 64)
+    assert c.tolist() == [1.0] * 64
+    K.count_tuned[grid](c, 64)  # a known key: nothing is reset
+    assert c.tolist() == [2.0] * 64
+    K.count_tuned[grid](c, 32)  # a new key: the whole buffer is zeroed first
+    assert c.tolist() == [1.0] * 32 + [0.0] * 32
+
+
+def test_one_config_is_not_tuned_and_resets_nothing():
+    c = np.full(64, 5.0, np.float32)
+    K.count_one_config[lambda m: (tk.cdiv(64, m["BLOCK"]),)](c, 64)
+    assert c.tolist() == [6.0] * 64
+
+
+def test_heuristics_under_autotune_see_the_config():
+    """@autotune above @heuristics: the heuristics run for each config with
+    its values (num_warps too), and the grid sees their results, as in
+    Triton."""
+    for n in (200, 192):
+        x = np.arange(n, dtype=np.float32)
+        out = np.zeros_like(x)
+        metas = []
+
+        def grid(m):
+            metas.append(dict(m))
+            return (tk.cdiv(n, m["BLOCK"]),)
+        K.EVEN_SEEN.clear()
+        K.double_even[grid](out, x, n)
+        np.testing.assert_array_equal(out, 2 * x)
+        assert (64, n, 2) in K.EVEN_SEEN  # the interpreter runs the first config
+        assert metas[-1]["BLOCK"] == 64 and metas[-1]["EVEN"] == (n % 64 == 0)
+    out = np.zeros(256, np.float32)
+    K.double_even[(4,)](out, np.ones(256, np.float32), 256)  # a grid that is no callable
+    assert (out == 2).all()
+
+
+def test_heuristics_above_and_below_autotune_run_in_triton_order():
+    """Outermost first, each dict in order: SCALE before tuning, then per
+    config TWICE and FACTOR, which reads both; the lowest dict sets TWICE
+    again last, after FACTOR read it."""
+    n = 50
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros_like(x)
+    K.scaled_tuned[lambda m: (tk.cdiv(n, m["BLOCK"]),)](out, x, n)
+    np.testing.assert_array_equal(out, 6 * x)  # BLOCK 32: TWICE 2, SCALE 3
+
+
+def test_a_config_stands_in_for_the_default():
+    """Triton's autotuner passes each config's values over the parameters'
+    defaults; a launch that names the constexpr runs untuned with it."""
+    out = np.zeros(64, np.float32)
+    blocks = []
+    K.fill_block[lambda m: blocks.append(m["BLOCK"]) or (tk.cdiv(64, m["BLOCK"]),)](out, 64)
+    assert blocks[-1] == 16 and (out == 16).all()
+    K.fill_block[(8,)](out, 64, BLOCK=8)
+    assert (out == 8).all()

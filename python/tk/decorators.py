@@ -25,6 +25,36 @@ def _is_constexpr(ann):
     return getattr(ann, "__name__", "") == "constexpr"
 
 
+# Triton's spellings of the scalar types an annotation may declare, to the
+# names libtk's Python layer reads (torch's); bool and float as Triton
+# reads them (u1 and fp32). int stays unread: tk's compiler takes it as a
+# hint, not a declared i32, so a launch may pass any int.
+_SCALAR_TYPES = {
+    "i1": "bool", "u1": "bool", "int1": "bool", "uint1": "bool", "bool": "bool",
+    "i8": "int8", "int8": "int8", "i16": "int16", "int16": "int16",
+    "i32": "int32", "int32": "int32", "i64": "int64", "int64": "int64",
+    "u8": "uint8", "uint8": "uint8", "u16": "uint16", "uint16": "uint16",
+    "u32": "uint32", "uint32": "uint32", "u64": "uint64", "uint64": "uint64",
+    "fp16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16",
+    "fp32": "float32", "float32": "float32", "float": "float32",
+    "fp64": "float64", "float64": "float64",
+}
+
+
+def _scalar_type(ann):
+    """The scalar type a runtime parameter's annotation declares (tl.int64,
+    "tl.float32", "i64:16", float), which the launch converts its value to as
+    Triton's launcher does; None for none (pointers, constexprs, no
+    annotation)."""
+    if ann is float or ann is bool:
+        return _SCALAR_TYPES[ann.__name__]
+    if isinstance(ann, str):  # "tl.int64", or tk's "i64:16"
+        text = ann.strip().split(":")[0].strip()
+        return None if text.startswith("*") else _SCALAR_TYPES.get(text.split(".")[-1])
+    name = getattr(ann, "name", None)  # tl.int64 and the like: Triton's short names
+    return _SCALAR_TYPES.get(name) if isinstance(name, str) else None
+
+
 def _def_line(fn):
     """'file:line: def name(...)', the line messages point at."""
     code = fn.__code__
@@ -183,12 +213,13 @@ class JITFunction(_tk.Kernel):
         params = code.co_varnames[:code.co_argcount]
         ann = getattr(fn, "__annotations__", {})
         consts = tuple(_is_constexpr(ann.get(p)) for p in params)
+        types = [None if c else _scalar_type(ann.get(p)) for p, c in zip(params, consts)]
         defaults = {}
         if fn.__defaults__:
             defaults = dict(zip(params[len(params) - len(fn.__defaults__):], fn.__defaults__))
         self._path = os.path.abspath(code.co_filename)
         super().__init__(self._path, fn.__name__, params, consts, defaults, _def_line(fn),
-                         _source_for(self._path))
+                         _source_for(self._path), types)
         self.fn, self.arg_names = fn, list(params)
         self.params = [KernelParam(n, i, c, n in do_not_specialize or i in do_not_specialize)
                        for i, (n, c) in enumerate(zip(params, consts))]
@@ -198,7 +229,11 @@ class JITFunction(_tk.Kernel):
         self.do_not_specialize, self.debug, self.options = tuple(do_not_specialize), debug, options
         if self.do_not_specialize:
             self._set_no_specialize(list(self.do_not_specialize))
-        self.configs, self.keys, self._heuristics = None, None, []
+        self.configs, self.keys = None, None
+        # heuristics above @autotune (run before tuning) and below it (run
+        # for each config with its values, as Triton's autotuner calls them),
+        # each outermost first
+        self._heuristics, self._config_heuristics = [], []
 
     def warmup(self, *args, grid=None, **kw):
         return CompiledKernel(self, self._warmup(*args, **kw))
@@ -228,7 +263,10 @@ class Config:
         self.num_ctas, self.maxnreg, self.pre_hook = num_ctas, maxnreg, pre_hook
 
     def all_kwargs(self):
-        return dict(self.kwargs, num_warps=self.num_warps, num_stages=self.num_stages)
+        """The config's values and launch options, as Triton's all_kwargs."""
+        opts = (("num_warps", self.num_warps), ("num_ctas", self.num_ctas),
+                ("num_stages", self.num_stages), ("maxnreg", self.maxnreg))
+        return dict(self.kwargs, **{k: v for k, v in opts if v is not None})
 
     def __repr__(self):
         kv = ", ".join(f"{k}: {v}" for k, v in self.kwargs.items())
@@ -260,10 +298,14 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
 
 def heuristics(values):
     """@tk.heuristics({'NAME': lambda args: ...}): constexprs computed from
-    the launch's named arguments before each launch."""
+    the launch's named arguments before each launch; under @autotune, for
+    each config with its values too, as in Triton."""
     def wrap(fn):
         k = _kernel_of(fn)
-        k._heuristics = k._heuristics + list(values.items())
-        k._set_heuristics(list(k._heuristics))
+        if k.configs is None:  # no @autotune below: per config if one comes above
+            k._config_heuristics = list(values.items()) + k._config_heuristics
+        else:
+            k._heuristics = list(values.items()) + k._heuristics
+        k._set_heuristics(list(k._heuristics), list(k._config_heuristics))
         return k
     return wrap

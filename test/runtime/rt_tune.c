@@ -33,7 +33,24 @@ static const char source[] =
     "def budgeted(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
     "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
     "    m = offs < n\n"
-    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 5, mask=m)\n";
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 5, mask=m)\n"
+    "def _prune(configs, named_args, **kwargs):\n"
+    "    return configs[-1:]\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 32}), triton.Config({'BLOCK': 64})],\n"
+    "                 key=['n'], prune_configs_by={'early_config_prune': _prune})\n"
+    "@triton.jit\n"
+    "def pruned(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 7, mask=m)\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 32}), triton.Config({'BLOCK': 64}),\n"
+    "                          triton.Config({'BLOCK': 128})], key=['n'])\n"
+    "@triton.heuristics({'EVEN': lambda args: args['n'] % args['BLOCK'] == 0})\n"
+    "@triton.jit\n"
+    "def even(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * (2 if EVEN else 4), mask=m)\n";
 
 enum { N = 200 };
 static tk_context *ctx;
@@ -341,6 +358,85 @@ static void test_host_configs(void)
     tk_module_destroy(m);
 }
 
+/* prune_configs_by is Python: a launch that would tune refuses, naming
+ * it; one with the constexprs runs untuned; a host prune callback stands
+ * for it. */
+static void test_python_prune(void)
+{
+    rt_tune_time_hook = fake_timer;
+    timer_calls();
+    tk_module *m;
+    tk_kernel *k = load(&m, "pruned");
+    CHECK_FAILS(launch_n(k, N), TK_ERR_LAUNCH,
+                "kernel 'pruned': its @triton.autotune has prune_configs_by, Python that tk does "
+                "not run, so tk cannot tune it");
+    CHECK(timer_calls() == 0);
+    tk_arg by_hand[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N),
+                        tk_const("BLOCK", 256)};
+    CHECK_OK(tk_launch(k, (tk_grid){1, 1, 1}, by_hand, 4, NULL));
+    CHECK(timer_calls() == 0 && output_is(7, 0, N));
+    tk_module_destroy(m);
+    k = load(&m, "pruned"); /* settings change only before a tuned launch */
+    int prunes = 0;
+    CHECK_OK(
+        tk_kernel_set_tuning(k, &(tk_tune_options){.prune = keep_last, .prune_user = &prunes}));
+    CHECK_OK(tk_memset(ctx, dout, 0, N * sizeof(float)));
+    CHECK_OK(launch_n(k, N));
+    tk_tune_choice c;
+    CHECK(prunes == 1 && timer_calls() == 1 && choice_of(k, N, &c) == 1 && output_is(7, 0, N));
+    tk_module_destroy(m);
+    rt_tune_time_hook = NULL;
+}
+
+/* EVEN for a config and launch: n % BLOCK == 0 (Triton's heuristics
+ * under autotune see each config's values). */
+static int even_calls;
+static int even_defines(const tk_config *cfg, const tk_arg *args, int nargs, tk_define *out,
+                        int cap, void *user)
+{
+    (void)nargs;
+    even_calls++;
+    if (cap < 1 || strcmp((const char *)user, "fail") == 0)
+        return -1;
+    long block = atol(cfg->defines[0].value);
+    out[0] = (tk_define){"EVEN", args[2].v.i % block == 0 ? "True" : "False"};
+    return 1;
+}
+
+/* Constexprs computed per config (config_defines): each config compiled and
+ * timed with its own, the launch with the chosen config's; a launch that
+ * gives the config's constexprs runs untuned without them; a failing
+ * callback stops the launch. */
+static void test_config_defines(void)
+{
+    rt_tune_time_hook = fake_timer;
+    timer_calls();
+    tk_module *m;
+    tk_kernel *k = load(&m, "even");
+    CHECK_OK(tk_kernel_set_tuning(
+        k, &(tk_tune_options){.config_defines = even_defines, .config_defines_user = "ok"}));
+    even_calls = 0;
+    CHECK_OK(launch_n(k, 192)); /* BLOCK 64 (fastest) divides 192: EVEN, so x2 */
+    tk_tune_choice c;
+    CHECK(timer_calls() == 3 && choice_of(k, 192, &c) == 1 && even_calls >= 4);
+    CHECK(output_is(2, 0, 192));
+    CHECK_OK(launch_n(k, 200)); /* 200 % 64 != 0: x4 */
+    CHECK(timer_calls() == 3 && choice_of(k, 200, &c) == 1 && output_is(4, 0, 200));
+    tk_arg by_hand[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N), tk_const("BLOCK", 256),
+                        tk_const_text("EVEN", "True")};
+    even_calls = 0;
+    CHECK_OK(tk_launch(k, (tk_grid){1, 1, 1}, by_hand, 5, NULL));
+    CHECK(even_calls == 0 && timer_calls() == 0 && output_is(2, 0, N));
+    tk_module_destroy(m);
+
+    k = load(&m, "even");
+    CHECK_OK(tk_kernel_set_tuning(
+        k, &(tk_tune_options){.config_defines = even_defines, .config_defines_user = "fail"}));
+    CHECK_FAILS(launch_n(k, 96), TK_ERR_LAUNCH, "config_defines");
+    tk_module_destroy(m);
+    rt_tune_time_hook = NULL;
+}
+
 /* The configs of a new key compile at the same time: each build waits in
  * the build hook until all three are in it (or gives up after 5 s). */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -401,6 +497,8 @@ int main(void)
     test_parallel_compiles();
     test_host_configs();
     test_budgets();
+    test_python_prune();
+    test_config_defines();
 
     tk_free(ctx, dx);
     tk_free(ctx, dout);

@@ -4,7 +4,11 @@
  * moved by one launch only and acc holds one launch's sum; a cached launch
  * resets nothing; a size callback limits what is reset; a name that is no
  * pointer argument is an error naming it; a size callback that claims more
- * than the buffer holds is an error, not a write past it. */
+ * than the buffer holds is an error, not a write past it. As Triton's
+ * autotuner zeroes the reset_to_zero buffers once whenever it picks a
+ * config for a new key, so does tk when the choice comes from the disk
+ * cache or from the interpreter, which times nothing; a kernel of one
+ * config is not tuned, and resets nothing, as in Triton. */
 #include "rt_test.h"
 
 static const char source[] =
@@ -25,7 +29,16 @@ static const char source[] =
     "@triton.jit\n"
     "def scalar(x_ptr, n, BLOCK: tl.constexpr):\n"
     "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-    "    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n";
+    "    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n"
+    "@triton.autotune(configs=[triton.Config({'BLOCK': 32})], key=['n'],\n"
+    "                 reset_to_zero=['acc_ptr'], restore_value=['x_ptr'])\n"
+    "@triton.jit\n"
+    "def one(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    x = tl.load(x_ptr + offs, mask=m, other=0.0)\n"
+    "    tl.store(x_ptr + offs, x + 1, mask=m)\n"
+    "    tl.atomic_add(acc_ptr + offs, x, mask=m)\n";
 
 enum { N = 200, LIMIT = 120 };
 static tk_context *ctx;
@@ -39,14 +52,17 @@ static double fake_timer(tk_kernel *k, int index, const tk_bench_options *plan)
     return index == 1 ? 1.0 : 2.0;
 }
 
-static void fill(void)
+/* x[i] = i, and acc all `acc0`. */
+static void fill_with(float acc0)
 {
-    float x[N], zero[N] = {0};
+    float x[N], acc[N];
     for (int i = 0; i < N; i++)
-        x[i] = (float)i;
+        x[i] = (float)i, acc[i] = acc0;
     CHECK_OK(tk_copy_to(ctx, dx, x, sizeof x));
-    CHECK_OK(tk_copy_to(ctx, dacc, zero, sizeof zero));
+    CHECK_OK(tk_copy_to(ctx, dacc, acc, sizeof acc));
 }
+
+static void fill(void) { fill_with(0); }
 
 /* x[i] == i + dx_moved and acc[i] == acc_factor * i + acc_add for i < upto. */
 static bool buffers_are(float x_moved, float acc_factor, float acc_add, int from, int upto)
@@ -90,6 +106,70 @@ static void test_reset_and_restore(void)
     CHECK_OK(launch(k));
     CHECK(timed == 3);
     CHECK(buffers_are(2, 2, 1, 0, N));
+    tk_module_destroy(m);
+}
+
+static tk_status launch_n(tk_kernel *k, int n)
+{
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dacc, TK_F32), tk_i32(n)};
+    return tk_launch(k, (tk_grid){8, 1, 1}, args, 3, NULL);
+}
+
+/* The disk cache gives the choice to a second module: nothing is timed,
+ * and acc is zeroed once before the launch, as if it had been tuned (a
+ * key of its own: the test above tuned n = N). */
+static void test_disk_choice_resets(void)
+{
+    enum { n = N - 4 };
+    tk_module *m;
+    tk_kernel *k = load(&m, "bump");
+    timed = 0;
+    fill_with(5);
+    CHECK_OK(launch_n(k, n));
+    CHECK(timed == 3);
+    CHECK(buffers_are(1, 1, 0, 0, n) && buffers_are(0, 0, 0, n, N));
+    tk_module_destroy(m);
+    k = load(&m, "bump");
+    fill_with(5);
+    CHECK_OK(launch_n(k, n));
+    CHECK(timed == 3);
+    tk_tune_choice c;
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dacc, TK_F32), tk_i32(n)};
+    CHECK_OK(tk_kernel_tuned_config(k, args, 3, NULL, &c));
+    CHECK(c.from_disk == 1 && c.index == 1);
+    CHECK(buffers_are(1, 1, 0, 0, n) && buffers_are(0, 0, 0, n, N));
+    CHECK_OK(launch_n(k, n)); /* a known key: nothing is reset */
+    CHECK(buffers_are(2, 2, 1, 0, n));
+    tk_module_destroy(m);
+}
+
+/* Without a timer the interpreter runs the first config untimed; acc is
+ * zeroed before that launch all the same, and only before the first. */
+static void test_untimed_choice_resets(void)
+{
+    rt_tune_time_hook = NULL;
+    tk_module *m;
+    tk_kernel *k = load(&m, "bump");
+    fill_with(5);
+    CHECK_OK(launch(k));
+    CHECK(buffers_are(1, 1, 0, 0, N));
+    CHECK_OK(launch(k));
+    CHECK(buffers_are(2, 2, 1, 0, N));
+    tk_module_destroy(m);
+    rt_tune_time_hook = fake_timer;
+}
+
+/* One config: no timing and no reset, as Triton's autotuner does nothing
+ * for a single config. */
+static void test_one_config_is_not_tuned(void)
+{
+    tk_module *m;
+    tk_kernel *k = load(&m, "one");
+    timed = 0;
+    fill_with(5);
+    CHECK_OK(launch(k));
+    CHECK(timed == 0);
+    CHECK(buffers_are(1, 1, 5, 0, N));
     tk_module_destroy(m);
 }
 
@@ -177,6 +257,9 @@ int main(void)
     CHECK_OK(tk_alloc(ctx, N * sizeof(float), &dacc));
 
     test_reset_and_restore();
+    test_disk_choice_resets();
+    test_untimed_choice_resets();
+    test_one_config_is_not_tuned();
     test_size_callback();
     test_not_a_buffer();
     test_size_too_big();

@@ -215,12 +215,58 @@ static void test_bad_module(void)
     comp_free(&c);
 }
 
+/* A heuristic that names a host function is read as host code: its entry
+ * says which function, and evaluating it is an error naming it. Entries of
+ * two decorators add up, in source order. */
+static void test_host_heuristic(void)
+{
+    static const char *const src = "import triton\n"
+                                   "import triton.language as tl\n"
+                                   "def heur_b(args):\n"
+                                   "    return 16\n"
+                                   "@triton.heuristics({'D': lambda a: 3})\n"
+                                   "@triton.heuristics({'B': heur_b, 'C': lambda a: 2})\n"
+                                   "@triton.jit\n"
+                                   "def k(p, B: tl.constexpr, C: tl.constexpr, D: tl.constexpr):\n"
+                                   "    pass\n";
+    Compilation c;
+    CHECK(comp_init(&c, "host.tk", src, strlen(src)));
+    CHECK(comp_parse(&c));
+    KernelSig sig;
+    CHECK(sema_kernel_sig(c.module, "k", &c.arena, &sig));
+    CHECK(sig.nheuristics == 3 && !sig.heuristics_from_host);
+    const char *names[] = {"D", "B", "C"};
+    bool ok = sig.nheuristics == 3;
+    for (int i = 0; ok && i < 3; i++)
+        ok = sig.heuristic_names[i] && !strcmp(sig.heuristic_names[i], names[i]);
+    CHECK(ok);
+    if (!ok) {
+        comp_free(&c);
+        return;
+    }
+    CHECK(!sig.heuristic_hosts[0] && !sig.heuristic_hosts[2]);
+    CHECK(sig.heuristic_hosts[1] && !strcmp(sig.heuristic_hosts[1], "the host function 'heur_b'"));
+    ConstValue out;
+    Diag d;
+    diag_init(&d, &c.src);
+    CHECK(!sema_eval_heuristic(c.module, sig.heuristic_fns[1], NULL, NULL, 0, &c.arena, &d, &out));
+    CHECK(d.errors == 1 &&
+          strstr(d.text.data, "the host function 'heur_b', which tk does not run"));
+    CHECK(sema_eval_heuristic(c.module, sig.heuristic_fns[2], NULL, NULL, 0, &c.arena, &d, &out));
+    CHECK(out.kind == CV_INT && out.i == 2);
+    CHECK(sema_eval_heuristic(c.module, sig.heuristic_fns[0], NULL, NULL, 0, &c.arena, &d, &out));
+    CHECK(out.kind == CV_INT && out.i == 3);
+    diag_free(&d);
+    comp_free(&c);
+}
+
 int main(void)
 {
     test_signature();
     test_tuple_signature();
     test_module();
     test_bad_module();
+    test_host_heuristic();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     return failures != 0;
