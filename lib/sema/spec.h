@@ -178,7 +178,7 @@ SVal sema_lookup(Sema *s, const char *name, Span at);
 SVal sema_eval(Sema *s, const Node *n);
 SVal sema_fstring(Sema *s, const Node *n);
 bool sema_tl_class(const char *name);
-    /* tl.tensor, tl.tensor_descriptor, ...: classes */ /* an N_FSTR's constexpr string (sema/fstring.c) */
+/* tl.tensor, tl.tensor_descriptor, ...: classes */ /* an N_FSTR's constexpr string (sema/fstring.c) */
 bool sema_eval_args(Sema *s, const Node *call, CallArgs *out);
 SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at);
 SVal sema_unary(Sema *s, int op, SVal a, Span at);
