@@ -34,17 +34,16 @@ static int64_t int_rem(int64_t a, int64_t b, bool u)
     return a % b;
 }
 
+/* tl.umulhi: the high half of the unsigned product, for signed operands
+ * too (their bits read as unsigned), as the GPU's mul.hi.u32/u64 gives it
+ * and as codegen emits it. */
 static int64_t int_mulhi(int64_t a, int64_t b, DType dt)
 {
     int w = dtype_bits(dt);
-    if (w == 64) {
-        if (dtype_is_signed(dt))
-            return (int64_t)(((__int128)a * b) >> 64);
+    if (w == 64)
         return (int64_t)(uint64_t)(((unsigned __int128)(uint64_t)a * (uint64_t)b) >> 64);
-    }
-    if (!dtype_is_signed(dt)) /* zero-extended: the product fits in 64 unsigned bits */
-        return (int64_t)(((uint64_t)a * (uint64_t)b) >> w);
-    return (a * b) >> w; /* sign-extended, at most 32 bits each: fits */
+    uint64_t mask = (UINT64_C(1) << w) - 1;
+    return (int64_t)((((uint64_t)a & mask) * ((uint64_t)b & mask)) >> w);
 }
 
 static bool cmp_result(int pred, int c) /* c: -1, 0, 1 */

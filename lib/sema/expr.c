@@ -371,8 +371,29 @@ bool sema_broadcast_pair(Sema *s, IrValue **a, IrValue **b, Span at)
 
 /* A weak number becomes a constant of the target dtype and shape directly;
  * a tensor is cast and broadcast. */
+/* Does the integer constant v fit the integer dtype dt? */
+static bool int_fits(SVal v, DType dt)
+{
+    int w = dtype_bits(dt);
+    if (v.big)
+        return dt == DT_U64;
+    if (!dtype_is_signed(dt))
+        return v.i >= 0 && (w == 64 || v.i <= (int64_t)((UINT64_C(1) << w) - 1));
+    return w == 64 || (v.i >= -(INT64_C(1) << (w - 1)) && v.i < (INT64_C(1) << (w - 1)));
+}
+
+/* An operand in the operation's dtype and shape. A number that does not
+ * fit the integer dtype the operation takes (`x_i32 + 2**40`) is an error,
+ * as in Triton; it would wrap silently. */
 static IrValue *coerce(Sema *s, SVal v, DType dt, int rank, const int *shape, Span at)
 {
+    if (v.k == SV_INT && dtype_is_int(dt) && dt != DT_I1 && !int_fits(v, dt)) {
+        sema_err(s, at, "the number %s is out of range for %s, the type of the operation",
+                 v.big ? arena_printf(s->a, "%llu", (unsigned long long)v.i)
+                       : arena_printf(s->a, "%lld", (long long)v.i),
+                 dtype_name(dt));
+        return NULL;
+    }
     if (sv_is_num(v))
         return sema_const(s, type_block(dt, rank, shape), v, at);
     IrValue *x = sema_cast(s, v.v, dt, at);
@@ -552,9 +573,10 @@ bool sema_binary_operands(Sema *s, SVal a, SVal b, bool divmod, IrValue **x, IrV
     if (!check_operand(s, a, at, "an elementwise builtin") ||
         !check_operand(s, b, at, "an elementwise builtin"))
         return false;
-    if (sv_is_num(a) && sv_is_num(b)) {
+    if (sv_is_num(a) && sv_is_num(b)) { /* two numbers: each its own type, as in Triton */
         a = sv_tensor(sema_to_tensor(s, a, at));
-        if (!a.v)
+        b = sv_tensor(sema_to_tensor(s, b, at));
+        if (!a.v || !b.v)
             return false;
     }
     if (dt_of(a) == DT_PTR || dt_of(b) == DT_PTR) {

@@ -715,6 +715,13 @@ static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SV
         }
         dt = dt == DT_VOID ? d : sema_promote(s, dt, false, d, false, false, ca->at);
     }
+    /* a loop counting down runs its index as start - i * step: the index
+     * takes their type too (a start near -2**63 is an i64) */
+    for (int i = 0; i < 2 && down[0].k != SV_VOID; i++)
+        if (down[i].k != SV_TENSOR)
+            dt = sema_promote(s, dt, false, sema_literal_dtype(down[i]), false, false, ca->at);
+        else
+            dt = sema_promote(s, dt, false, down[i].v->type.dt, false, false, ca->at);
     if (dt == DT_I1 || dt == DT_I8 || dt == DT_I16)
         dt = DT_I32;
     for (int i = 0; i < 3; i++) {
