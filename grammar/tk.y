@@ -154,7 +154,7 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 %token PLUS "+" MINUS "-" STAR "*" SLASH "/" DSLASH "//" PERCENT "%" DSTAR "**" AT "@"
 %token LSHIFT "<<" RSHIFT ">>" AMP "&" PIPE "|" CARET "^" TILDE "~"
 %token LT "<" GT ">" LE "<=" GE ">=" EQEQ "==" NE "!="
-%token ASSIGN "=" ARROW "->" DOT "." COMMA "," COLON ":" SEMI ";"
+%token ASSIGN "=" ARROW "->" DOT "." COMMA "," COLON ":" SEMI ";" ELLIPSIS "..."
 %token LPAR "(" RPAR ")" LSQB "[" RSQB "]" LBRACE "{" RBRACE "}"
 %token <op> AUGASSIGN "augmented assignment"
 %token FSTR_START "f-string" FSTR_END "end of the f-string" FSTR_OPEN "'{' of an f-string field"
@@ -163,7 +163,7 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 
 %type <vec> stmts stmt simple_stmt small_stmts small_stmt import_names from_names
 %type <vec> decorators dict_items params param_list lparams suite opt_loop_else strings
-%type <vec> compare_chain fstring_parts fstring_field
+%type <vec> compare_chain fstring_parts fstring_field comp_ifs
 %type <node> fstring
 %type <op> fstring_conv
 %type <node> compound_stmt expr_stmt if_stmt for_stmt while_stmt funcdef decorator
@@ -588,6 +588,14 @@ atom: NAME { $$ = $1; }
         }
       }
     | "[" "]" { $$ = parse_node(lx, N_LIST, @$); }
+    | "[" test FOR targetlist IN or_test comp_ifs "]" {
+        parse_check_target(lx, $4, false, "a comprehension");
+        $$ = parse_node2(lx, N_LISTCOMP, @$, 0, $2, $4);
+        $$->c = $6;
+        $$->list = parse_list(lx, $7);
+        parse_deepen(lx, $$);
+      }
+    | ELLIPSIS { $$ = parse_node(lx, N_ELLIPSIS, @$); }
     | "[" tests_tc "]" {
         $$ = parse_node(lx, N_LIST, @$);
         $$->list = parse_list(lx, $2.v);
@@ -629,6 +637,10 @@ dict_items: test ":" test { $$ = parse_vec1(lx, $1); vec_push(lx->arena, &$$, $3
         vec_push(lx->arena, &$$, $3);
         vec_push(lx->arena, &$$, $5);
       }
+    ;
+
+comp_ifs: %empty { $$ = (PtrVec){0}; }
+    | comp_ifs IF or_test { $$ = $1; vec_push(lx->arena, &$$, $3); }
     ;
 
 strings: STRING { $$ = parse_vec1(lx, $1); }
@@ -678,7 +690,7 @@ fstring_conv: %empty { $$ = 0; }
     X(AMP) X(PIPE) X(CARET) X(TILDE) X(LT) X(GT) X(LE) X(GE) X(EQEQ) X(NE)      \
     X(ASSIGN) X(ARROW) X(DOT) X(COMMA) X(COLON) X(SEMI) X(LPAR) X(RPAR) X(LSQB) \
     X(RSQB) X(LBRACE) X(RBRACE) X(AUGASSIGN) X(FSTR_START) X(FSTR_END)          \
-    X(FSTR_OPEN) X(FSTR_TEXT) X(FSTR_EQ) X(FSTR_CONV) X(FSTR_CLOSE)
+    X(FSTR_OPEN) X(FSTR_TEXT) X(FSTR_EQ) X(FSTR_CONV) X(FSTR_CLOSE) X(ELLIPSIS)
 
 /* The token's kind as --emit=tokens prints it. */
 const char *parse_token_name(int tok)

@@ -70,6 +70,9 @@
     X(N_SUBSCRIPT, "a[...]; list = indices (exprs, N_SLICE, N_NONE)")         \
     X(N_SLICE, "lo:hi:step inside [...]; a, b, c (each may be NULL)")        \
     X(N_TUPLE, "(x, y) or x, y; list = items")                               \
+    X(N_LISTCOMP, "[a for b in c if ...]; a = element, b = target, c = "   \
+                  "iterable, list = conditions")                              \
+    X(N_ELLIPSIS, "...")                                                      \
     X(N_LIST, "[x, y]; list = items")                                        \
     X(N_DICT, "{k: v}; list = keys, list2 = values")                         \
     X(N_IFEXP, "a if cond else b; a = then, b = cond, c = else")             \

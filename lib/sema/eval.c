@@ -89,6 +89,48 @@ static SVal eval_ifexp(Sema *s, const Node *n)
     return sema_call_builtin(s, "tl", "where", (SVal){.k = SV_VOID}, &ca);
 }
 
+/* [f(x) for x in t if c]: unrolled over a compile-time tuple, as Triton
+ * does; the name is bound for the comprehension only (Python 3). A
+ * condition must be a compile-time value (Triton would ignore it). */
+static SVal eval_listcomp(Sema *s, const Node *n)
+{
+    SVal it = sema_eval(s, n->c);
+    if (it.k == SV_UNDEF)
+        return it;
+    if (it.k != SV_TUPLE)
+        return sema_err(s, n->c->span, "a comprehension in a kernel runs over a tuple, not %s",
+                        sv_describe(s, it));
+    if (n->b->kind != N_NAME)
+        return sema_err(s, n->b->span, "a comprehension in a kernel binds one name");
+    Span *was_at = NULL;
+    SVal *was = env_lookup(s->env, n->b->name, &was_at);
+    SVal saved = was ? *was : (SVal){.k = SV_UNDEF, .s = "a comprehension's name"};
+    Span saved_at = was_at ? *was_at : n->b->span;
+    SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(it.n + 1));
+    int k = 0;
+    bool ok = items != NULL;
+    for (int i = 0; ok && i < it.n; i++) {
+        env_set(s, s->env, n->b->name, it.items[i], n->b->span);
+        bool keep = true;
+        for (int c = 0; ok && keep && c < n->list.len; c++) {
+            const Node *cond = n->list.items[c];
+            SVal cv = sema_eval(s, cond);
+            if (cv.k == SV_TENSOR) {
+                sema_err(s, cond->span, "a comprehension's 'if' needs a compile-time value");
+                ok = false;
+            } else {
+                ok = cv.k != SV_UNDEF && sema_truth(s, cv, cond->span, &keep);
+            }
+        }
+        if (ok && keep) {
+            items[k] = sema_eval(s, n->a);
+            ok = items[k++].k != SV_UNDEF;
+        }
+    }
+    env_set(s, s->env, n->b->name, saved, saved_at);
+    return ok ? sv_tuple(s, items, k) : (SVal){.k = SV_UNDEF};
+}
+
 static SVal eval_seq(Sema *s, const Node *n)
 {
     SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(n->list.len + 1));
@@ -373,6 +415,8 @@ SVal sema_eval(Sema *s, const Node *n)
     case N_SUBSCRIPT: return eval_subscript(s, n);
     case N_TUPLE:
     case N_LIST: return eval_seq(s, n);
+    case N_LISTCOMP: return eval_listcomp(s, n);
+    case N_ELLIPSIS: return (SVal){.k = SV_VOID}; /* `...` as a statement: nothing */
     case N_IFEXP: return eval_ifexp(s, n);
     case N_SLICE: return (SVal){.k = SV_SLICE};
     case N_PTR_TYPE: {

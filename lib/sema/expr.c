@@ -513,10 +513,37 @@ static SVal power(Sema *s, SVal a, SVal b, Span at)
     return sv_tensor(sema_cast(s, op->results[0], x->type.dt, at));
 }
 
+/* t1 + t2 and t * n on tuples, as Triton's tl.tuple joins and repeats. */
+static SVal tuple_arith(Sema *s, int op, SVal a, SVal b, Span at)
+{
+    if (op == OP_ADD && a.k == SV_TUPLE && b.k == SV_TUPLE) {
+        SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(a.n + b.n + 1));
+        for (int i = 0; items && i < a.n + b.n; i++)
+            items[i] = i < a.n ? a.items[i] : b.items[i - a.n];
+        return items ? sv_tuple(s, items, a.n + b.n) : (SVal){.k = SV_UNDEF};
+    }
+    SVal t = a.k == SV_TUPLE ? a : b, n = a.k == SV_TUPLE ? b : a;
+    int64_t times;
+    if (op != OP_MUL || n.k != SV_INT)
+        return sema_err(s, at, "unsupported operand for '%s': %s and %s",
+                        ast_op_spelling((OpKind)op), sv_describe(s, a), sv_describe(s, b));
+    if (!sema_const_int(s, n, at, "a tuple's repeat count", &times))
+        return (SVal){.k = SV_UNDEF};
+    times = times < 0 ? 0 : times;
+    if (times * (int64_t)t.n > 4096)
+        return sema_err(s, at, "a tuple of %lld items is too long", (long long)(times * t.n));
+    SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(times * t.n + 1));
+    for (int64_t i = 0; items && i < times * t.n; i++)
+        items[i] = t.items[i % t.n];
+    return items ? sv_tuple(s, items, (int)(times * t.n)) : (SVal){.k = SV_UNDEF};
+}
+
 SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at)
 {
     if (poisoned(a) || poisoned(b))
         return (SVal){.k = SV_UNDEF};
+    if (a.k == SV_TUPLE || b.k == SV_TUPLE)
+        return tuple_arith(s, op, a, b, at);
     if (sv_is_const(a) && sv_is_const(b))
         return sema_fold_binary(s, op, a, b, at);
     const char *sp = ast_op_spelling((OpKind)op);
