@@ -1,7 +1,9 @@
 """tk's triton.testing: do_bench on libtk's tk_bench (CUDA events and a
 cold L2 per run on the GPU, wall-clock times on the interpreter),
 assert_close, and a small perf_report/Benchmark."""
+import math
 import os
+import statistics
 import sys
 
 from . import _tk
@@ -18,14 +20,56 @@ def _device():
     return 0 if _tk.have_gpu() else -1
 
 
-def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
-    """Milliseconds per call of fn, as triton.testing.do_bench."""
-    median, mean, lo, hi, p20, p80, _ = _tk.bench(fn, float(warmup), float(rep), _device())
+_RETURN_MODES = ("min", "max", "mean", "median", "all")
+
+
+def _quantiles(times, qs):
+    """The quantiles qs of times, interpolated linearly between neighbouring
+    order statistics (numpy's and torch's default, as Triton computes them)."""
+    ordered = sorted(times)
+    last = len(ordered) - 1
+    out = []
+    for q in qs:
+        if not 0 <= q <= 1:
+            raise ValueError("Quantiles must be in the range [0, 1]")
+        at = q * last
+        below = int(math.floor(at))
+        above = int(math.ceil(at))
+        frac = at - below
+        out.append((1 - frac) * ordered[below] + frac * ordered[above])
+    return out
+
+
+def _summary(times, quantiles, return_mode):
+    """What do_bench gives for these times: the quantiles when asked (a number
+    for one), else the statistic return_mode names ("all": every time)."""
     if quantiles is not None:
-        table = {0.5: median, 0.2: p20, 0.8: p80, 0.0: lo, 1.0: hi}
-        out = [table.get(round(q, 6), median) for q in quantiles]
+        out = _quantiles(times, quantiles)
         return out[0] if len(out) == 1 else out
-    return {"min": lo, "max": hi, "mean": mean, "median": median, "all": [median]}[return_mode]
+    if return_mode == "all":
+        return times
+    if return_mode == "mean":
+        return statistics.mean(times)
+    if return_mode == "median":
+        return statistics.median(times)
+    return min(times) if return_mode == "min" else max(times)
+
+
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """Milliseconds per call of fn, as triton.testing.do_bench: fn is timed
+    over rep ms after warmup ms (CUDA events, a cold L2 before each run; on
+    the interpreter, host wall-clock times), and quantiles or return_mode
+    ("min", "max", "mean", "median", "all") summarise every run's time.
+    grad_to_none: tensors whose .grad is cleared before each call."""
+    assert return_mode in _RETURN_MODES, f"return_mode must be one of {_RETURN_MODES}"
+    work = fn
+    if grad_to_none is not None:
+        def work():
+            for x in grad_to_none:
+                x.grad = None
+            fn()
+    times = _tk.bench(work, float(warmup), float(rep), _device())
+    return _summary(times, quantiles, return_mode)
 
 
 def assert_close(x, y, atol=None, rtol=None, err_msg=""):

@@ -1,0 +1,50 @@
+"""tk.testing (triton.testing under `python -m tk`): do_bench's statistics
+from every timed run, assert_close's tolerances, and perf_report's Mark, as
+Triton 3.6 has them."""
+import time
+
+import numpy as np
+import pytest
+
+import tk
+
+
+def _uneven():
+    """A callable whose every fourth call is slow, so that the times spread."""
+    calls = [0]
+
+    def f():
+        calls[0] += 1
+        time.sleep(0.004 if calls[0] % 4 == 0 else 0.0005)
+    return f
+
+
+def test_do_bench_quantiles_come_from_every_time():
+    p50, p5, p95 = tk.testing.do_bench(_uneven(), warmup=5, rep=100, quantiles=[0.5, 0.05, 0.95])
+    assert p5 <= p50 <= p95 and p95 > 2 * p5
+    one = tk.testing.do_bench(_uneven(), warmup=5, rep=60, quantiles=[0.95])
+    assert isinstance(one, float)  # one quantile: a number, as in Triton
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        tk.testing.do_bench(lambda: None, warmup=1, rep=1, quantiles=[1.5])
+
+
+def test_do_bench_return_modes():
+    times = tk.testing.do_bench(_uneven(), warmup=5, rep=100, return_mode="all")
+    assert isinstance(times, list) and len(times) > 4
+    assert all(isinstance(t, float) and t > 0 for t in times)
+    assert max(times) > 2 * min(times)  # the slow calls are there
+    f = _uneven()
+    lo = tk.testing.do_bench(f, warmup=5, rep=60, return_mode="min")
+    hi = tk.testing.do_bench(f, warmup=5, rep=60, return_mode="max")
+    assert 0 < lo < hi
+    for mode in ("mean", "median"):
+        assert tk.testing.do_bench(f, warmup=1, rep=10, return_mode=mode) > 0
+    with pytest.raises(AssertionError):
+        tk.testing.do_bench(f, warmup=1, rep=1, return_mode="p99")
+
+
+def test_do_bench_passes_on_the_callables_exception():
+    def boom():
+        raise ZeroDivisionError("from the work")
+    with pytest.raises(ZeroDivisionError, match="from the work"):
+        tk.testing.do_bench(boom, warmup=1, rep=1)
