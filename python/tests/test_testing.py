@@ -48,3 +48,35 @@ def test_do_bench_passes_on_the_callables_exception():
         raise ZeroDivisionError("from the work")
     with pytest.raises(ZeroDivisionError, match="from the work"):
         tk.testing.do_bench(boom, warmup=1, rep=1)
+
+
+def test_assert_close_zero_tolerances_demand_equality():
+    x = np.array([1.0, 2.0], np.float32)
+    y = np.array([1.0, 2.005], np.float32)
+    tk.testing.assert_close(x, y)  # the default atol is 1e-2
+    with pytest.raises(AssertionError):
+        tk.testing.assert_close(x, y, atol=0, rtol=0)
+    tk.testing.assert_close(x, x.copy(), atol=0, rtol=0)
+    with pytest.raises(AssertionError):
+        tk.testing.assert_close(np.float32(1.0), np.float32(1.001), atol=0.0, rtol=0.0)
+
+
+def test_assert_close_callable_tolerances_get_the_dtype():
+    x = np.array([1.0, 2.0], np.float16)
+    y = np.array([1.0, 2.004], np.float16)
+    seen = []
+
+    def atol(dt):
+        seen.append(dt)
+        return 1e-3
+    with pytest.raises(AssertionError):
+        tk.testing.assert_close(x, y, atol=atol, rtol=lambda dt: 0.0)
+    assert seen == [np.float16]
+    tk.testing.assert_close(x, y, atol=lambda dt: 1e-2 if dt == np.float16 else 0, rtol=0)
+
+
+def test_assert_close_nan_and_one_element():
+    nan = np.array([1.0, np.nan], np.float32)
+    tk.testing.assert_close(nan, nan.copy())  # NaNs in the same places are equal
+    with pytest.raises(AssertionError, match="ctx 1.0 is not close to 2.0"):
+        tk.testing.assert_close(1.0, 2.0, err_msg="ctx")

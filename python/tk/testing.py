@@ -73,12 +73,37 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
 
 
 def assert_close(x, y, atol=None, rtol=None, err_msg=""):
+    """Asserts x and y are close, as triton.testing.assert_close: atol 1e-2
+    and rtol 0 when None (0 is 0), a callable tolerance called with x's
+    dtype, NaNs equal where both have them. Where PyTorch is loaded, inputs
+    become tensors first, as Triton makes them; else numpy arrays."""
     import numpy as np
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        x = x if isinstance(x, torch.Tensor) else torch.tensor(x)
+        y = y if isinstance(y, torch.Tensor) else torch.tensor(y)
+    else:
+        x, y = np.asarray(x), np.asarray(y)
+    atol = 1e-2 if atol is None else atol
+    atol = atol(x.dtype) if callable(atol) else atol
+    rtol = 0.0 if rtol is None else rtol
+    rtol = rtol(x.dtype) if callable(rtol) else rtol
+    x, y = _host(x), _host(y)
+    if x.size > 1 or y.size > 1:
+        np.testing.assert_allclose(x, y, atol=atol, rtol=rtol, equal_nan=True, err_msg=err_msg)
+        return
+    if not np.allclose(x, y, atol=atol, rtol=rtol):
+        raise AssertionError(f"{err_msg} {x} is not close to {y} (atol={atol}, rtol={rtol})")
 
-    def host(a):
-        return a.detach().float().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
-    np.testing.assert_allclose(host(x), host(y), atol=atol or 1e-2, rtol=rtol or 0,
-                               err_msg=err_msg)
+
+def _host(a):
+    """A numpy array of a tensor's values: bfloat16 and the float8 types,
+    which numpy lacks, as float32."""
+    if not hasattr(a, "detach"):
+        return a
+    if "bfloat16" in str(a.dtype) or "float8" in str(a.dtype):
+        a = a.float()
+    return a.cpu().detach().numpy()
 
 
 class Benchmark:
