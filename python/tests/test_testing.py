@@ -80,3 +80,50 @@ def test_assert_close_nan_and_one_element():
     tk.testing.assert_close(nan, nan.copy())  # NaNs in the same places are equal
     with pytest.raises(AssertionError, match="ctx 1.0 is not close to 2.0"):
         tk.testing.assert_close(1.0, 2.0, err_msg="ctx")
+
+
+def _report(**kw):
+    bench = tk.testing.Benchmark(x_names=["n"], x_vals=[1, 2], line_arg="p", line_vals=["a", "b"],
+                                 line_names=["A", "B"], plot_name="tiny", args={"scale": 2},
+                                 ylabel="ms", **kw)
+    calls = []
+
+    @tk.testing.perf_report(bench)
+    def run(n, p, scale, extra=0):
+        calls.append((n, p, scale, extra))
+        return (float(n * scale + extra), 0.0, 9.0) if p == "a" else n / 4
+    return run, calls
+
+
+def test_perf_report_prints_only_when_asked(capsys):
+    mark, calls = _report()
+    assert isinstance(mark, tk.testing.Mark) and mark.benchmarks.plot_name == "tiny"
+    assert mark.run() is None
+    assert calls == [(1, "a", 2, 0), (1, "b", 2, 0), (2, "a", 2, 0), (2, "b", 2, 0)]
+    assert capsys.readouterr().out == ""  # print_data is False by default, as in Triton
+    mark.run(print_data=True, extra=1)  # other keywords go to the function
+    assert calls[-1] == (2, "b", 2, 1)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "tiny:"
+    assert out[1].split() == ["n", "A", "(ms)", "B", "(ms)"]
+    assert out[2].split() == ["0", "1.0", "3.0", "0.25"]  # the mean of (mean, min, max)
+    assert out[3].split() == ["1", "2.0", "5.0", "0.50"]
+
+
+def test_perf_report_return_df_and_save_path(tmp_path, capsys):
+    mark, _ = _report()
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match=r"return_df=True\) needs pandas"):
+            mark.run(return_df=True)
+    else:
+        df = mark.run(return_df=True)
+        assert list(df.columns) == ["n", "A (ms)", "B (ms)"] and len(df) == 2
+    mark.run(save_path=str(tmp_path / "out"))
+    csv = (tmp_path / "out" / "tiny.csv").read_text().splitlines()
+    assert csv == ["n,A (ms),B (ms)", "1.000000,2.000000,0.250000", "2.000000,4.000000,0.500000"]
+    assert 'src="tiny.png"' in (tmp_path / "out" / "results.html").read_text()
+    with pytest.raises(ValueError, match="Expected 2 values"):
+        tk.testing.perf_report(tk.testing.Benchmark(["a", "b"], [(1, 2, 3)], "p", [0], ["P"], "",
+                                                    {}))(lambda a, b, p: 0).run()
