@@ -17,6 +17,7 @@ typedef struct RtBenchPlan {
     int max_runs;
     bool flush;
     tk_stream stream;
+    double *times; /* NULL, or room for max_runs times: each run's, in run order */
 } RtBenchPlan;
 
 typedef struct RtBackend {

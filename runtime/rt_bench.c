@@ -36,9 +36,12 @@ static double quantile(const double *sorted, int n, double q)
     return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * (at - lo);
 }
 
-/* Sorts the times and fills the statistics. */
-static void summarise(double *t, int n, tk_bench_result *out)
+/* Hands the times out in run order (when asked), then sorts them and
+ * fills the statistics. */
+static void summarise(const RtBenchPlan *p, double *t, int n, tk_bench_result *out)
 {
+    if (p->times)
+        memcpy(p->times, t, sizeof *t * (size_t)n);
     qsort(t, (size_t)n, sizeof *t, cmp_double);
     double sum = 0;
     for (int i = 0; i < n; i++)
@@ -82,7 +85,7 @@ tk_status rt_bench_host(tk_context *ctx, tk_bench_fn fn, void *user, const RtBen
         t[i] = host_ms() - a;
     }
     if (s == TK_OK) {
-        summarise(t, runs, out);
+        summarise(p, t, runs, out);
         out->warmup_runs = 1;
         out->wall_clock = 1;
     }
@@ -194,7 +197,7 @@ tk_status rt_bench_events(tk_context *ctx, tk_bench_fn fn, void *user, const RtB
     for (int i = 0; i < runs && s == TK_OK; i++)
         s = elapsed(ctx, ev.ev[2 * i], ev.ev[2 * i + 1], &t[i]);
     if (s == TK_OK) {
-        summarise(t, runs, out);
+        summarise(p, t, runs, out);
         out->warmup_runs = warmup;
     }
     tk_xfree(t);
@@ -221,8 +224,12 @@ tk_status tk_bench(tk_context *ctx, tk_bench_fn fn, void *user, const tk_bench_o
                        o.warmup_ms < 0 ? o.warmup_ms : o.rep_ms);
     if (o.max_runs < 0)
         return err_set(TK_ERR_INVALID, "tk_bench: max_runs is %d", o.max_runs);
-    RtBenchPlan p = {o.warmup_ms > 0 ? o.warmup_ms : 25, o.rep_ms > 0 ? o.rep_ms : 100,
-                     o.max_runs > 0 ? o.max_runs : BENCH_MAX_RUNS, !o.no_flush, o.stream};
+    RtBenchPlan p = {o.warmup_ms > 0 ? o.warmup_ms : 25,
+                     o.rep_ms > 0 ? o.rep_ms : 100,
+                     o.max_runs > 0 ? o.max_runs : BENCH_MAX_RUNS,
+                     !o.no_flush,
+                     o.stream,
+                     o.times};
     if (p.max_runs > BENCH_MAX_RUNS)
         p.max_runs = BENCH_MAX_RUNS;
     return ctx->be->bench(ctx, fn, user, &p, out);

@@ -489,12 +489,16 @@ static inline tk_arg tk_desc(const tk_tensor_desc *d)
 typedef tk_status (*tk_bench_fn)(void *user);
 
 typedef struct tk_bench_options {
-    double warmup_ms;     /* 0: 25, the time spent warming up */
-    double rep_ms;        /* 0: 100, the time budget of the timed runs */
-    int no_flush;         /* 1: no L2 flush between runs */
-    int max_runs;         /* 0: 10000 */
-    tk_stream stream;     /* where fn queues its work and the events are recorded */
-    uint64_t reserved[4]; /* zero (room for later options) */
+    double warmup_ms; /* 0: 25, the time spent warming up */
+    double rep_ms;    /* 0: 100, the time budget of the timed runs */
+    int no_flush;     /* 1: no L2 flush between runs */
+    int max_runs;     /* 0: 10000 */
+    tk_stream stream; /* where fn queues its work and the events are recorded */
+    /* NULL, or room for max_runs times (10000 when max_runs is 0): each
+     * timed run's milliseconds, in the order they ran (out->runs of them),
+     * for statistics of the caller's own (do_bench's quantiles, "all") */
+    double *times;
+    uint64_t reserved[3]; /* zero (room for later options) */
 } tk_bench_options;
 
 typedef struct tk_bench_result {

@@ -163,7 +163,7 @@ static void prune_cb(const tk_config *configs, int n, const tk_arg *args, int na
                      void *user)
 {
     Current *c = current;
-    if (!c)
+    if (!c || !c->K->prune) /* another Kernel of the function set the pruning */
         return;
     PyGILState_STATE st = PyGILState_Ensure();
     PyObject *r = PyObject_CallFunctionObjArgs(c->K->prune, c->K->configs, c->meta, NULL);
@@ -285,6 +285,28 @@ static size_t bytes_cb(const char *name, const tk_arg *args, int nargs, void *us
 
 /* ---- finding the tk_kernel ---- */
 
+/* Whether k has K's configs already: another Kernel of the same function
+ * (the one under a heuristics decorator, as .fn gives it) set them, and
+ * after its first tuned launch they stand. */
+static int has_configs(Kernel *K, tk_kernel *k)
+{
+    const tk_config *c;
+    int n;
+    if (tk_kernel_configs(k, &c, &n) != TK_OK || n != K->ncfgs)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        const tk_config *mine = &K->cfgs[i];
+        if (c[i].num_warps != mine->num_warps || c[i].num_stages != mine->num_stages ||
+            c[i].ndefines != mine->ndefines)
+            return 0;
+        for (int j = 0; j < mine->ndefines; j++)
+            if (strcmp(c[i].defines[j].name, mine->defines[j].name) ||
+                strcmp(c[i].defines[j].value, mine->defines[j].value))
+                return 0;
+    }
+    return 1;
+}
+
 static tk_kernel *kernel_for(Kernel *K, Launch *L)
 {
     int i = L->device == TKPY_INTERP ? 0 : 1 + L->device;
@@ -310,6 +332,8 @@ static tk_kernel *kernel_for(Kernel *K, Launch *L)
         o.buffer_bytes = bytes_cb;
         o.config_defines = K->cfg_heuristics ? defines_cb : NULL;
         s = tk_kernel_set_tuning(k, &o);
+        if (s == TK_ERR_INVALID && has_configs(K, k))
+            s = TK_OK;
     }
     if (s != TK_OK) {
         tkpy_raise(s, K->where);
@@ -401,12 +425,19 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObje
     return 0;
 }
 
-/* The launch's named values: what META and heuristics see. */
-static PyObject *named(Kernel *K, PyObject **vals)
+/* The launch's named values: what META and heuristics see, the launch
+ * options given as keywords (num_warps=...) too, as Triton's heuristics
+ * see a launch's keywords (under @autotune, the config's). */
+static PyObject *named(Kernel *K, PyObject **vals, PyObject *kw)
 {
-    PyObject *d = PyDict_New();
+    PyObject *d = PyDict_New(), *key, *value, *unread[NREAD];
     for (int p = 0; d && p < K->nparams; p++)
         if (vals[p] && PyDict_SetItem(d, K->pobjs[p], vals[p]) < 0)
+            Py_CLEAR(d);
+    Py_ssize_t pos = 0;
+    while (d && kw && PyDict_Next(kw, &pos, &key, &value))
+        if (param_index_obj(K, key) < 0 && take_option(key, value, unread) &&
+            PyDict_SetItem(d, key, value) < 0)
             Py_CLEAR(d);
     return d;
 }
@@ -542,7 +573,7 @@ tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyOb
     L->extents = K->ncfgs > 0;
     *meta = NULL;
     need_meta = need_meta || K->heuristics || K->cfg_heuristics || K->prune;
-    if (bind(K, args, kw, vals, opt) < 0 || (need_meta && !(*meta = named(K, vals))) ||
+    if (bind(K, args, kw, vals, opt) < 0 || (need_meta && !(*meta = named(K, vals, kw))) ||
         run_heuristics(K, K->heuristics, *meta, vals) < 0)
         return NULL;
     /* below @autotune, Triton runs them for each config; here when nothing is tuned */
@@ -574,9 +605,10 @@ static tk_status launch_tuned(tk_kernel *k, PyObject *grid, Current *c, Launch *
 }
 
 static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *L,
-                              const tk_launch_options *o, tk_arg *a)
+                              const tk_launch_options *o, tk_arg *a, int *launched)
 {
     tk_grid g;
+    *launched = 0;
     PyObject *r = PyCallable_Check(grid) ? PyObject_CallFunctionObjArgs(grid, c->meta, NULL)
                                          : (Py_INCREF(grid), grid);
     int ok = r && grid_of(r, &g) == 0;
@@ -585,6 +617,7 @@ static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *
         return TK_ERR_INTERNAL; /* the Python exception is set */
     if (g.x == 0 || g.y == 0 || g.z == 0)
         return TK_OK; /* an empty grid launches nothing, as in Triton */
+    *launched = 1;
     if (tkpy_skip_launch)
         return TK_OK;
     tk_status s;
@@ -592,13 +625,60 @@ static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *
     Py_END_ALLOW_THREADS return s;
 }
 
+/* Whether the launch's constexprs give one that some config sets: libtk
+ * then ran it as given, untuned (rt_tune_applies). */
+static int slots_name_config(Kernel *K, const Launch *L)
+{
+    for (int i = 0; i < L->n; i++) {
+        const tk_arg *a = &L->slots[i].arg;
+        for (int c = 0; a->kind == TK_ARG_CONST && a->name && c < K->ncfgs; c++)
+            for (int j = 0; j < K->cfgs[c].ndefines; j++)
+                if (!strcmp(a->name, K->cfgs[c].defines[j].name))
+                    return 1;
+    }
+    return 0;
+}
+
+/* The compiled kernel a launch ran. A tuned launch ran its chosen
+ * config's (with the heuristics under @autotune run for it), and that
+ * config becomes the kernel's best_config, as Triton's autotuner sets it. */
+static PyObject *launched_kernel(Kernel *K, tk_kernel *k, Current *c, const Launch *L,
+                                 const tk_launch_options *o, const tk_arg *a)
+{
+    static PyObject *best_name;
+    if (K->ncfgs == 0 || slots_name_config(K, L))
+        return tkpy_compiled((PyObject *)K, k, L, a, NULL, 0, o);
+    if (!best_name && !(best_name = PyUnicode_InternFromString("best_config")))
+        return NULL;
+    tk_tune_choice ch;
+    tk_status s = tk_kernel_tuned_config(k, a, L->n, o, &ch); /* its callbacks take the GIL */
+    if (s != TK_OK && !c->err_type)
+        return tkpy_raise(s, K->where), NULL;
+    PyObject *cfg = s == TK_OK ? PyList_GetItem(K->configs, ch.index) : NULL; /* borrowed */
+    if (!cfg || PyObject_SetAttr((PyObject *)K, best_name, cfg) < 0)
+        return NULL;
+    tk_define extra[TKPY_MAX_EXTRA];
+    int n = ch.config.ndefines < TKPY_MAX_EXTRA ? ch.config.ndefines : TKPY_MAX_EXTRA;
+    memcpy(extra, ch.config.defines, sizeof *extra * (size_t)n);
+    if (c->per_config) {
+        int more = defines_cb(&c->cfg_base[ch.index], a, L->n, extra + n, TKPY_MAX_EXTRA - n, c);
+        if (more < 0)
+            return NULL; /* the error is kept in c */
+        n += more;
+    }
+    tk_launch_options co = *o;
+    co.num_warps = ch.config.num_warps ? ch.config.num_warps : o->num_warps;
+    co.num_stages = ch.config.num_stages ? ch.config.num_stages : o->num_stages;
+    return tkpy_compiled((PyObject *)K, k, L, a, extra, n, &co);
+}
+
 PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw)
 {
     Launch L;
-    PyObject *objs[TKPY_MAX_SLOTS], *meta = NULL;
+    PyObject *objs[TKPY_MAX_SLOTS], *meta = NULL, *out = NULL;
     tk_launch_options o;
     tk_arg a[TKPY_MAX_SLOTS];
-    int per_config = 0;
+    int per_config = 0, launched = 0;
     tk_kernel *k =
         tkpy_prepare(K, args, kw, &L, objs, &meta, &o, PyCallable_Check(grid), &per_config);
     tk_status s = TK_ERR_INTERNAL;
@@ -609,9 +689,13 @@ PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw
     if (k) {
         current = &c;
         if (K->ncfgs > 0 && PyCallable_Check(grid))
-            s = launch_tuned(k, grid, &c, &L, &o, arg_array(&L, a));
+            s = launch_tuned(k, grid, &c, &L, &o, arg_array(&L, a)), launched = 1;
         else
-            s = launch_plain(k, grid, &c, &L, &o, arg_array(&L, a));
+            s = launch_plain(k, grid, &c, &L, &o, arg_array(&L, a), &launched);
+        /* what ran, found while the arguments are staged and the tuner's
+         * callbacks can run */
+        if (s == TK_OK && !c.err_type && launched && !(out = launched_kernel(K, k, &c, &L, &o, a)))
+            keep_error(&c);
         current = NULL;
         if (c.err_type)
             PyErr_Restore(c.err_type, c.err_value, c.err_tb);
@@ -622,9 +706,13 @@ PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw
         s = TK_ERR_IO;
     Py_XDECREF(meta);
     Py_XDECREF(c.keep);
-    if (s != TK_OK)
+    if (s != TK_OK || PyErr_Occurred()) {
+        Py_XDECREF(out);
         return NULL;
-    Py_RETURN_NONE;
+    }
+    if (!out)
+        Py_RETURN_NONE; /* an empty grid */
+    return out;
 }
 
 /* ---- the Python face ---- */
@@ -645,6 +733,7 @@ void tkpy_kernel_dealloc(PyObject *self)
     Kernel *K = (Kernel *)self;
     PyTypeObject *tp = Py_TYPE(self);
     tkpy_free_tuning(K);
+    Py_CLEAR(K->compiled);
     Py_CLEAR(K->defaults);
     Py_CLEAR(K->heuristics);
     Py_CLEAR(K->cfg_heuristics);
@@ -735,12 +824,4 @@ int tkpy_kernel_init(PyObject *self, PyObject *args, PyObject *kw)
     Py_INCREF(defaults);
     K->defaults = defaults;
     return 0;
-}
-
-PyObject *tkpy_kernel_run(PyObject *self, PyObject *args, PyObject *kw)
-{
-    PyObject *grid = kw ? PyDict_GetItemString(kw, "grid") : NULL;
-    if (!grid)
-        return PyErr_Format(PyExc_TypeError, "tk: run() needs grid="), NULL;
-    return tkpy_do_launch((Kernel *)self, grid, args, kw);
 }

@@ -1,5 +1,6 @@
-/* kernel.h: the Kernel object shared by kernel.c (binding and launching)
- * and kernel_type.c (the Python type, tuning, warmup, kernel[grid]). */
+/* kernel.h: the Kernel object shared by kernel.c (binding and launching),
+ * kernel_type.c (the Python type, tuning, warmup, kernel[grid]) and
+ * compiled.c (the compiled-kernel objects a launch and warmup give). */
 #ifndef TKPY_KERNEL_H
 #define TKPY_KERNEL_H
 #include "tkpy.h"
@@ -27,7 +28,11 @@ typedef struct Kernel {
     int ncfgs, nkey;
     double warmup_ms, rep_ms;
     tk_kernel *k[TKPY_MAX_DEV + 1]; /* [0] the interpreter, [1 + d] GPU d */
+    PyObject *compiled; /* dict: specialisation key -> compiled-kernel object, or NULL */
 } Kernel;
+
+/* The most extra defines (a config's, and its heuristics') one launch adds. */
+enum { TKPY_MAX_EXTRA = 2 * TKPY_MAX_ARGS };
 
 /* Binds, converts and places a launch's arguments and finds the tk_kernel;
  * *meta gets the named values when need_meta, heuristics or pruning want
@@ -37,12 +42,18 @@ typedef struct Kernel {
  * here. NULL with an exception set on failure (L->ctx set once placed). */
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
                         PyObject **meta, tk_launch_options *o, int need_meta, int *per_config);
-/* kernel[grid](*args, **kw): None, or NULL with an exception set. */
+/* kernel[grid](*args, **kw): the compiled kernel it ran (None when the
+ * grid was empty), or NULL with an exception set. */
 PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw);
 void tkpy_free_tuning(Kernel *K);
+/* The compiled-kernel object of a launch's specialisation (compiled.c):
+ * the arguments a (L's slots), the extra defines of a tuned launch's
+ * config, and the options; the one made before when the specialisation is
+ * known. A new reference, or NULL with an exception set. */
+PyObject *tkpy_compiled(PyObject *self, tk_kernel *k, const Launch *L, const tk_arg *a,
+                        const tk_define *extra, int nextra, const tk_launch_options *o);
 /* Hands the do_not_specialize names to a tk_kernel; a tk status. */
 tk_status tkpy_apply_no_spec(Kernel *K, tk_kernel *k);
 void tkpy_kernel_dealloc(PyObject *self);
 int tkpy_kernel_init(PyObject *self, PyObject *args, PyObject *kw);
-PyObject *tkpy_kernel_run(PyObject *self, PyObject *args, PyObject *kw);
 #endif

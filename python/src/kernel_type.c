@@ -1,9 +1,9 @@
 /* kernel_type.c: the Python types of kernel.c: Kernel (subclassed by
  * tk.JITFunction) with its tuning, heuristics and warmup methods, and
- * Bound, the object kernel[grid] gives, whose call is the launch. */
+ * Bound, the object kernel[grid] gives, whose call is the launch (and
+ * gives the compiled kernel it ran). */
 #include "kernel.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static PyTypeObject *bound_type;
@@ -151,31 +151,8 @@ static PyObject *set_heuristics(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* The constexprs of a launch as (name, text) pairs, for tk_compile. */
-static PyObject *define_list(const Launch *L)
-{
-    PyObject *out = PyList_New(0);
-    for (int i = 0; out && i < L->n; i++) {
-        const tk_arg *a = &L->slots[i].arg;
-        char buf[64];
-        const char *text = a->text ? a->text : buf;
-        if (a->kind != TK_ARG_CONST && !(a->text && a->kind == TK_ARG_CONST))
-            continue;
-        if (!a->text && a->dtype == TK_F64)
-            snprintf(buf, sizeof buf, "%.17g", a->v.f);
-        else if (!a->text)
-            snprintf(buf, sizeof buf, "%lld", (long long)a->v.i);
-        PyObject *t = Py_BuildValue("(ss)", a->name, text);
-        if (!t || PyList_Append(out, t) < 0)
-            Py_CLEAR(out);
-        Py_XDECREF(t);
-    }
-    return out;
-}
-
-/* warmup(*args, **kw): compiles without launching. Gives (registers,
- * spill bytes, shared bytes, num_warps, threads, signature, defines,
- * device, num_stages). */
+/* _warmup(*args, **kw): compiles without launching and gives the compiled
+ * kernel, the same object a launch of the same specialisation gives. */
 static PyObject *kernel_warmup(PyObject *self, PyObject *args, PyObject *kw)
 {
     Kernel *K = (Kernel *)self;
@@ -183,20 +160,11 @@ static PyObject *kernel_warmup(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *objs[TKPY_MAX_SLOTS], *meta = NULL, *out = NULL;
     tk_launch_options o;
     tk_arg a[TKPY_MAX_SLOTS];
-    tk_kernel_info info;
-    char sig[2048];
     tk_kernel *k = tkpy_prepare(K, args, kw, &L, objs, &meta, &o, 0, NULL);
     if (k) {
         for (int i = 0; i < L.n; i++)
             a[i] = tkpy_slot_arg(&L.slots[i]);
-        tk_status s;
-        Py_BEGIN_ALLOW_THREADS s = tk_kernel_prepare(k, a, L.n, &o, &info);
-        Py_END_ALLOW_THREADS if (s != TK_OK) tkpy_raise(s, K->where);
-        else if (tkpy_signature(&L, sig, sizeof sig) < 0)
-            PyErr_SetString(PyExc_ValueError, "tk: the signature is too long");
-        else out = Py_BuildValue("(iiiiisNii)", info.registers, info.spill_bytes, info.shared_bytes,
-                                 info.num_warps, info.threads, sig, define_list(&L), L.device,
-                                 o.num_stages ? o.num_stages : 3);
+        out = tkpy_compiled(self, k, &L, a, NULL, 0, &o);
     }
     if (L.ctx)
         tkpy_unstage(&L, 0);
@@ -244,8 +212,6 @@ static PyMethodDef kernel_methods[] = {
     {"_set_no_specialize", set_no_specialize, METH_O, "Sets do_not_specialize."},
     {"_warmup", (PyCFunction)(void (*)(void))kernel_warmup, METH_VARARGS | METH_KEYWORDS,
      "Compiles for these arguments without launching."},
-    {"run", (PyCFunction)(void (*)(void))tkpy_kernel_run, METH_VARARGS | METH_KEYWORDS,
-     "run(*args, grid=..., **kw): a launch."},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot kernel_slots[] = {

@@ -190,7 +190,7 @@ static PyMethodDef methods[] = {
     {"compile", (PyCFunction)(void (*)(void))tkpy_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(path, kernel, signature, defines, num_warps, num_stages, emit) -> str|bytes"},
     {"bench", (PyCFunction)(void (*)(void))tkpy_bench, METH_VARARGS | METH_KEYWORDS,
-     "bench(fn, warmup, rep, device) -> (median, mean, min, max, p20, p80)"},
+     "bench(fn, warmup, rep, device) -> [ms of each timed run, in run order]"},
     {"device_properties", tkpy_device_properties, METH_VARARGS,
      "device_properties(device) -> dict"},
     {NULL, NULL, 0, NULL}};

@@ -108,6 +108,21 @@ static int put(char *out, size_t cap, size_t *len, const char *fmt, ...)
     return 1;
 }
 
+int tkpy_slot_hint(const Slot *sl)
+{
+    const tk_arg *a = &sl->arg;
+    /* as libtk specialises: pointers and ints, never bools or floats */
+    int plain = a->dtype == TK_I1 || a->dtype == TK_F16 || a->dtype == TK_BF16 ||
+        a->dtype == TK_F32 || a->dtype == TK_F64;
+    if (sl->no_spec || a->kind == TK_ARG_CONST || a->kind == TK_ARG_TUPLE)
+        return 0;
+    if (a->kind == TK_ARG_PTR)
+        return (uintptr_t)a->v.ptr % 16 == 0 ? 16 : 0;
+    if (plain)
+        return 0;
+    return a->v.i % 16 == 0 ? 16 : a->kind == TK_ARG_SCALAR && a->v.i == 1 ? 1 : 0;
+}
+
 /* Appends slot i's signature entry (a tuple with its items) at *len;
  * the next slot, or -1 when out is full. */
 static int sig_entry(const Launch *L, int i, char *out, size_t cap, size_t *len)
@@ -122,13 +137,7 @@ static int sig_entry(const Launch *L, int i, char *out, size_t cap, size_t *len)
     }
     if (a->kind == TK_ARG_CONST) /* an item: Triton's None in a tuple */
         return put(out, cap, len, "%s", a->text ? a->text : "None") ? i + 1 : -1;
-    /* as libtk specialises: pointers and ints, never bools or floats */
-    int plain = a->dtype == TK_I1 || a->dtype == TK_F16 || a->dtype == TK_BF16 ||
-        a->dtype == TK_F32 || a->dtype == TK_F64;
-    int div16 = a->kind == TK_ARG_PTR ? (uintptr_t)a->v.ptr % 16 == 0 : !plain && a->v.i % 16 == 0;
-    int eq1 = a->kind == TK_ARG_SCALAR && !plain && a->v.i == 1;
-    if (sl->no_spec)
-        div16 = eq1 = 0;
+    int hint = tkpy_slot_hint(sl), div16 = hint == 16, eq1 = hint == 1;
     if (sl->is_desc) { /* tensordesc<fp16[64, 64]>:16 */
         const tk_tensor_desc *d = &sl->desc;
         char dims[64] = "";

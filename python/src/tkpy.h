@@ -4,7 +4,10 @@
  *
  *   module.c   the module, its exceptions, one tk context per device, errors
  *   args.c     Python values to tk_args: tensors, arrays, scalars, None
- *   kernel.c   the Kernel type (launch, warmup, tuning) and kernel[grid]
+ *   place.c    where a launch runs, staged host buffers, the signature text
+ *   kernel.c   binding, heuristics and the launch of kernel[grid](...)
+ *   kernel_type.c  the Kernel type (tuning, warmup) and kernel[grid]
+ *   compiled.c the compiled-kernel objects a launch and warmup give
  *   tools.c    compile to text, do_bench on tk_bench, device properties
  *
  * Every CPython call's result is checked; a failure leaves a Python
@@ -95,6 +98,9 @@ tk_arg tkpy_slot_arg(Slot *s);
 int tkpy_place(Launch *L, const char *where);
 /* Copies staged buffers back (when ok) and frees them; 0 or -1. */
 int tkpy_unstage(Launch *L, int ok);
+/* The hint libtk specialises a runtime slot on: 16 (a pointer aligned to
+ * 16 bytes, an int divisible by 16), 1 (an int equal to 1), or 0. */
+int tkpy_slot_hint(const Slot *s);
 /* The signature text of the runtime slots ("*fp32:16,i32"). */
 int tkpy_signature(const Launch *L, char *out, size_t cap);
 /* Makes the attribute names args.c looks up; 0 or -1. */

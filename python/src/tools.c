@@ -6,6 +6,9 @@
 
 #include <string.h>
 
+/* The most timed runs of one bench() (tk_bench's own cap). */
+enum { TKPY_BENCH_RUNS = 10000 };
+
 /* The file's text, or NULL with an exception set; *len its bytes. */
 static char *read_all(const char *path, long *len)
 {
@@ -86,8 +89,9 @@ static tk_status bench_cb(void *user)
     return r ? TK_OK : TK_ERR_INVALID;
 }
 
-/* bench(fn, warmup_ms, rep_ms, device) -> (median, mean, min, max, p20,
- * p80, runs); device -1: the interpreter (host wall-clock times). */
+/* bench(fn, warmup_ms, rep_ms, device) -> [ms, ...]: every timed run's
+ * milliseconds, in run order (do_bench's statistics are made from them);
+ * device -1: the interpreter (host wall-clock times). */
 PyObject *tkpy_bench(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *fn;
@@ -105,14 +109,22 @@ PyObject *tkpy_bench(PyObject *self, PyObject *args, PyObject *kw)
     tk_bench_result r;
     memset(&o, 0, sizeof o);
     o.warmup_ms = warmup, o.rep_ms = rep;
+    o.max_runs = TKPY_BENCH_RUNS;
     o.stream = device >= 0 ? tkpy_torch_stream(device) : NULL;
+    if (!(o.times = PyMem_Calloc(TKPY_BENCH_RUNS, sizeof *o.times)))
+        return PyErr_NoMemory();
     tk_status s;
     Py_BEGIN_ALLOW_THREADS s = tk_bench(ctx, bench_cb, &b, &o, &r);
-    Py_END_ALLOW_THREADS if (b.failed) return NULL; /* fn's exception */
-    if (s != TK_OK)
-        return tkpy_raise(s, NULL), NULL;
-    return Py_BuildValue("(ddddddi)", r.median_ms, r.mean_ms, r.min_ms, r.max_ms, r.p20_ms,
-                         r.p80_ms, r.runs);
+    Py_END_ALLOW_THREADS if (s != TK_OK && !b.failed) tkpy_raise(s, NULL);
+    /* on a failure fn's exception, or tk's, is set */
+    PyObject *out = s == TK_OK && !b.failed ? PyList_New(r.runs) : NULL;
+    for (int i = 0; out && i < r.runs; i++) {
+        PyObject *t = PyFloat_FromDouble(o.times[i]);
+        if (!t || PyList_SetItem(out, i, t) < 0) /* steals t, even on failure */
+            Py_CLEAR(out);
+    }
+    PyMem_Free(o.times);
+    return out;
 }
 
 /* device_properties(device) -> dict, with Triton's names for what

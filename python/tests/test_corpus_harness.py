@@ -55,3 +55,12 @@ def test_tk_kernel_has_tritons_parameter_attributes():
 def test_side_names_the_implementation():
     assert W.side_of(K.add) == "tk"
     assert W.side_of(triton_like(["a"], set())) == "unknown"
+
+
+def test_kernel_of_takes_the_decorators_off_tks_kernel():
+    import tk.compat  # noqa: F401  (as `python -m tk` runs the harness)
+    case = types.SimpleNamespace(file="kernels.py", kernel="double_even")
+    k = W.kernel_of(case)
+    assert W.side_of(k) == "tk" and k.configs is None
+    assert not k._heuristics and not k._config_heuristics
+    assert K.double_even.configs is not None and K.double_even._config_heuristics  # untouched

@@ -90,7 +90,7 @@ def test_heuristic_above_autotune_reading_a_config_value():
 
 
 def test_heuristic_named_by_a_non_str():
-    k = tk.heuristics({1: lambda args: 8})(tk.jit(K.total.fn))  # a kernel of its own
+    k = tk.heuristics({1: lambda args: 8})(tk.jit(K.total.fn.fn))  # a kernel of its own
     x = np.zeros(4, np.float32)
     with pytest.raises(TypeError, match="heuristic of kernel 'total' is named 1; a heuristic "
                        "names a constexpr parameter"):

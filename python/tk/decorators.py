@@ -6,6 +6,7 @@ import ast
 import linecache
 import os
 import re
+import weakref
 
 from . import _tk
 
@@ -152,29 +153,75 @@ def const_text(v):
 
 
 class CompiledKernel:
-    """What warmup() gives: the compiled kernel's resources and, on demand,
-    its text (asm['ptx'], asm['cubin'], asm['ir'], asm['llir'])."""
+    """What warmup() and a launch give, as Triton's CompiledKernel: the
+    compiled kernel's resources (n_regs, n_spills, shared, num_warps,
+    metadata), its text on demand (asm['ptx'], asm['cubin'], asm['ir'],
+    asm['llir']), and kernel[grid](*args, stream=None), a launch of this
+    very specialisation (the constexprs it was compiled with stand)."""
 
     def __init__(self, jitfn, info):
-        regs, spills, shared, warps, threads, sig, defines, device, stages = info
+        regs, spills, shared, warps, threads, sig, defines, device, stages, max_threads, \
+            fp_fusion = info
         self.name, self.n_regs, self.n_spills, self.shared = jitfn.__name__, regs, spills, shared
         self.num_warps, self.num_stages, self.threads = warps, stages, threads
+        self.n_max_threads = max_threads
         self.signature, self.defines, self.device = sig, defines, device
-        meta = dict(name=self.name, num_warps=warps, num_stages=stages, shared=shared)
+        self._fp_fusion = fp_fusion  # 1 on, -1 off, 0 the default
+        meta = dict(name=self.name, num_warps=warps, num_stages=stages, shared=shared, num_ctas=1)
         self.metadata = type("Metadata", (), meta)()
-        self.asm = _Asm(jitfn, self)
+        self.asm = _Asm(jitfn._path, jitfn.__name__, self)
+        self._owner = weakref.ref(jitfn)
+        self.module = self.function = None  # no driver handles are kept here
 
     def _init_handles(self):
         pass
+
+    def __getitem__(self, grid):
+        def runner(*args, stream=None):
+            self._launch(grid, args, stream)
+        return runner
+
+    def _launch(self, grid, args, stream):
+        """A launch of this specialisation: args are every parameter's
+        value, constexprs included (their compiled values stand, as in
+        Triton's launcher), or the runtime parameters' alone."""
+        owner = self._owner()
+        if owner is None:
+            raise RuntimeError(f"tk: the kernel '{self.name}' was compiled from is gone")
+        params = owner.params
+        runtime = [p.name for p in params if not p.is_constexpr]
+        if len(args) == len(params):
+            args = [a for a, p in zip(args, params) if not p.is_constexpr]
+        elif len(args) != len(runtime):
+            raise TypeError(f"tk: compiled kernel '{self.name}' takes {len(params)} arguments "
+                            f"(or its {len(runtime)} runtime ones) but {len(args)} were given")
+        kw = dict(zip(runtime, args))
+        consts = {p.name for p in params if p.is_constexpr}
+        kw.update((name, _Text(text)) for name, text in self.defines if name in consts)
+        if self._fp_fusion:
+            kw["enable_fp_fusion"] = self._fp_fusion > 0
+        owner._plain()[grid](**kw, num_warps=self.num_warps, num_stages=self.num_stages,
+                             stream=stream)
+
+    def __repr__(self):
+        return f"CompiledKernel({self.name}, {self.signature}, {self.defines})"
+
+
+class _Text:
+    """A constexpr value given as the text it compiled from ("64", "tl.float16")."""
+    __slots__ = ("_tk_text",)
+
+    def __init__(self, text):
+        self._tk_text = text
 
 
 class _Asm(dict):
     _EMIT = {"ptx": "ptx", "cubin": "cubin", "ir": "ir", "ttgir": "ir", "ttir": "ir",
              "llir": "llvm"}
 
-    def __init__(self, jitfn, ck):
+    def __init__(self, path, name, ck):
         super().__init__()
-        self._fn, self._ck = jitfn, ck
+        self._path, self._name, self._ck = path, name, ck
 
     def __missing__(self, what):
         if what not in self._EMIT:
@@ -183,8 +230,8 @@ class _Asm(dict):
         if not arch and ck.device >= 0:
             p = _tk.device_properties(ck.device)
             arch = f"sm_{p['cc_major']}{p['cc_minor']}" + ("a" if p["cc_major"] == 9 else "")
-        text = _tk.compile(self._fn._path, _source_for(self._fn._path), ck.name, ck.signature, list(ck.defines), ck.num_warps,
-                           ck.num_stages, self._EMIT[what], arch)
+        text = _tk.compile(self._path, _source_for(self._path), self._name, ck.signature,
+                           list(ck.defines), ck.num_warps, ck.num_stages, self._EMIT[what], arch)
         self[what] = text
         return text
 
@@ -220,7 +267,7 @@ class JITFunction(_tk.Kernel):
         self._path = os.path.abspath(code.co_filename)
         super().__init__(self._path, fn.__name__, params, consts, defaults, _def_line(fn),
                          _source_for(self._path), types)
-        self.fn, self.arg_names = fn, list(params)
+        self._pyfn, self.arg_names = fn, list(params)
         self.params = [KernelParam(n, i, c, n in do_not_specialize or i in do_not_specialize)
                        for i, (n, c) in enumerate(zip(params, consts))]
         self.constexprs = [p.num for p in self.params if p.is_constexpr]  # as Triton's
@@ -234,9 +281,79 @@ class JITFunction(_tk.Kernel):
         # for each config with its values, as Triton's autotuner calls them),
         # each outermost first
         self._heuristics, self._config_heuristics = [], []
+        self._prune, self._autotune_args = None, None
+        self._under, self._untuned = None, None  # made on first use: .fn and _plain()
+
+    @property
+    def fn(self):
+        """As in Triton: the Python function of a plain @jit kernel; under
+        @autotune or @heuristics, the kernel under the outermost of them (an
+        autotuned kernel's .fn launches without tuning, a heuristics
+        kernel's without its heuristics)."""
+        if not (self.configs is not None or self._heuristics or self._config_heuristics):
+            return self._pyfn
+        if self._under is None:
+            self._under = self._layer(tuned=bool(self._heuristics),
+                                      heuristics=self.configs is not None)
+        return self._under
+
+    def _layer(self, tuned, heuristics):
+        """A kernel of the same function with this one's autotuning (tuned)
+        and the heuristics under @autotune (heuristics) or neither."""
+        k = JITFunction(self._pyfn, do_not_specialize=self.do_not_specialize, debug=self.debug,
+                        **self.options)
+        if heuristics and self._config_heuristics:
+            k._config_heuristics = list(self._config_heuristics)
+            k._set_heuristics([], k._config_heuristics)
+        if tuned:
+            autotune(**self._autotune_args)(k)
+        return k
+
+    def _plain(self):
+        """This kernel without its decorators: what a compiled kernel's
+        kernel[grid] launches, every constexpr given."""
+        if self.configs is None and not self._heuristics and not self._config_heuristics:
+            return self
+        if self._untuned is None:
+            self._untuned = self._layer(tuned=False, heuristics=False)
+        return self._untuned
+
+    def _compiled(self, info):
+        """The compiled-kernel object of a specialisation (asked for by the
+        launch path, once per specialisation)."""
+        return CompiledKernel(self, info)
+
+    def _named(self, args, kw):
+        """The values a launch binds to the parameters by name (defaults
+        included), and its other keywords, as heuristics and pruning see them."""
+        defaults = self._pyfn.__defaults__ or ()
+        named = dict(zip(self.arg_names[len(self.arg_names) - len(defaults):], defaults))
+        named.update(zip(self.arg_names, args))
+        named.update(kw)
+        return named
 
     def warmup(self, *args, grid=None, **kw):
-        return CompiledKernel(self, self._warmup(*args, **kw))
+        """Compiles without launching and gives the compiled kernel. Under
+        @autotune, as Triton's autotuner: a list, one for each config that
+        pruning keeps (heuristics above @autotune run first)."""
+        if self.configs is None:
+            return self._warmup(*args, **kw)
+        if self._heuristics:
+            named = self._named(args, kw)
+            for name, h in self._heuristics:
+                kw[name] = named[name] = h(named)
+            return self.fn.warmup(*args, grid=grid, **kw)
+        configs = self.configs
+        if self._prune is not None:
+            configs = self._prune(self.configs, self._named(args, kw))
+        return [self.fn.warmup(*args, grid=grid, **kw, **c.all_kwargs()) for c in configs]
+
+    def run(self, *args, grid, warmup=False, **kw):
+        """As Triton's JITFunction.run: a launch on grid, or with warmup=True
+        a compile without one; either gives the compiled kernel."""
+        if warmup:
+            return self.warmup(*args, grid=grid, **kw)
+        return self[grid](*args, **kw)
 
     def __call__(self, *args, **kw):
         raise RuntimeError(f"tk: {self.__name__} is a @jit kernel: launch it as "
@@ -290,8 +407,12 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
         table = [(c, [(n, const_text(v)) for n, v in c.kwargs.items()], c.num_warps or 0,
                   c.num_stages or 0) for c in configs]
         k._set_tuning(table, list(key), prune, float(warmup or 0), float(rep or 0))
-        k.configs, k.keys = list(configs), list(key)
+        k.configs, k.keys, k._prune = list(configs), list(key), prune
         k.reset_to_zero, k.restore_value = list(reset_to_zero or []), list(restore_value or [])
+        k._autotune_args = dict(configs=configs, key=key, prune_configs_by=prune_configs_by,
+                                reset_to_zero=reset_to_zero, restore_value=restore_value,
+                                warmup=warmup, rep=rep)
+        k._under = k._untuned = None
         return k
     return wrap
 
@@ -307,5 +428,6 @@ def heuristics(values):
         else:
             k._heuristics = list(values.items()) + k._heuristics
         k._set_heuristics(list(k._heuristics), list(k._config_heuristics))
+        k._under = k._untuned = None
         return k
     return wrap

@@ -1,7 +1,7 @@
 /* rt_bench.c: tk_bench without a GPU: argument checks, the interpreter's
  * wall-clock timing (flagged, never passed off as GPU times), run counts
- * from the time budget, ordered statistics, and an error from the callback
- * stopping the benchmark with its status. */
+ * from the time budget, ordered statistics, every run's time when asked,
+ * and an error from the callback stopping the benchmark with its status. */
 #include "rt_test.h"
 
 static const char source[] =
@@ -65,6 +65,22 @@ int main(void)
     /* a near-free callback: the run count is capped by max_runs */
     CHECK_OK(tk_bench(ctx, no_op, NULL, &(tk_bench_options){.rep_ms = 5, .max_runs = 50}, &r));
     CHECK(r.runs == 50 && r.wall_clock == 1);
+
+    /* the times of every run, handed out in run order: the statistics are theirs */
+    double times[40], lo = 1e30, hi = -1, sum = 0;
+    for (int i = 0; i < 40; i++)
+        times[i] = -1;
+    w.calls = 0;
+    CHECK_OK(tk_bench(ctx, run_scale, &w,
+                      &(tk_bench_options){.rep_ms = 1000, .max_runs = 40, .times = times}, &r));
+    CHECK(r.runs == 40);
+    for (int i = 0; i < r.runs; i++) {
+        lo = times[i] < lo ? times[i] : lo;
+        hi = times[i] > hi ? times[i] : hi;
+        sum += times[i];
+    }
+    CHECK(lo >= 0 && lo == r.min_ms && hi == r.max_ms);
+    CHECK(sum / r.runs > r.mean_ms - 1e-9 && sum / r.runs < r.mean_ms + 1e-9);
 
     /* an error from the callback stops the benchmark and is returned */
     w.calls = 0;
