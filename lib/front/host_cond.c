@@ -201,8 +201,16 @@ static const char *path_ns(const HostScan *h, const char *path)
         return strcmp(path, "triton") == 0 ? "triton" : "tl";
     if (strcmp(rest, "language") == 0)
         return "tl";
-    if (strcmp(rest, "math") == 0 || strcmp(rest, "language.math") == 0)
-        return "tl.math";
+    if (!strncmp(rest, "language.", 9)) /* triton.language.X as tl.X */
+        rest += 9;
+    static const char *const sub[][2] = {{"math", "tl.math"},
+                                         {"extra", "tl.extra"},
+                                         {"extra.cuda", "tl.extra.cuda"},
+                                         {"extra.libdevice", "libdevice"},
+                                         {"extra.cuda.libdevice", "libdevice"}};
+    for (int i = 0; i < TK_ARRAY_LEN(sub); i++)
+        if (strcmp(rest, sub[i][0]) == 0)
+            return sub[i][1];
     return NULL;
 }
 

@@ -48,7 +48,11 @@ bool sema_builtin_exists(const char *ns, const char *name)
     if (!strcmp(ns, "tl"))
         return find_tl(name) || sema_dtype_name(name) != DT_VOID || !strcmp(name, "constexpr");
     if (!strcmp(ns, "tl.extra.cuda"))
-        return find_cuda(name) != NULL;
+        return find_cuda(name) != NULL || !strcmp(name, "libdevice");
+    if (!strcmp(ns, "tl.extra")) /* the modules under it */
+        return !strcmp(name, "cuda") || !strcmp(name, "libdevice");
+    if (!strcmp(ns, "libdevice") || !strcmp(ns, "tl.math"))
+        return sema_libdevice_known(name) || (!strcmp(ns, "tl.math") && find_tl(name));
     return false;
 }
 
@@ -295,6 +299,13 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
 {
     if (!strcmp(nsname, "dtype"))
         return sema_dtype_method(s, self, name, ca);
+    if (!strcmp(nsname, "tl.class") && !strcmp(name, "dtype") && ca->npos == 1 && ca->nkw == 0 &&
+        ca->pos[0].k == SV_STR) { /* tl.dtype("uint32") names a dtype */
+        DType dt = sema_dtype_name(ca->pos[0].s);
+        if (dt == DT_VOID)
+            return sema_err(s, ca->pos_at[0], "tl.dtype: no dtype is named '%s'", ca->pos[0].s);
+        return sv_dtype(type_scalar(dt));
+    }
     if (!strcmp(nsname, "tl.class"))
         return sema_err(s, ca->at,
                         "tl.%s is a class: a kernel may name it in isinstance() or an "
