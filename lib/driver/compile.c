@@ -103,9 +103,10 @@ bool comp_request(Compilation *c, const tk_compile_options *o, const char *kerne
             diag_plain(&c->diag, DIAG_ERROR, "-D %s=%s: %s", o->defines[i].name,
                        o->defines[i].value,
                        why ? why
-                           : "not a value (give a number, "
-                             "True/False, a dtype such as tl.float16, or 'text')");
-        if (defs[i].value.kind == CV_STR && defs[i].value.s) {
+                           : "not a value (give a number, True/False, a dtype such as "
+                             "tl.float16, 'text', a tuple of those, or the name of a @jit "
+                             "function)");
+        if (cv_has_text(&defs[i].value)) {
             /* sema_parse_const's copy is on the heap; the compilation's arena holds it now */
             char *text = arena_strdup(&c->arena, defs[i].value.s);
             tk_xfree((char *)defs[i].value.s);

@@ -248,7 +248,7 @@ static const char *decorator_name(const Node *d)
     return d->kind == N_NAME || d->kind == N_ATTR ? d->name : "?";
 }
 
-static bool func_is_jit(const Node *fn)
+bool sema_func_is_jit(const Node *fn)
 {
     for (int i = 0; i < fn->list2.len; i++)
         if (is_jit(fn->list2.items[i]))
@@ -435,7 +435,7 @@ int sema_kernel_names(const Node *module, const char ***names, Arena *a)
     const char **out = arena_alloc(a, sizeof(char *) * (size_t)cap);
     for (int i = 0; module && i < module->list.len; i++) {
         const Node *f = module->list.items[i];
-        if (f->kind == N_FUNC && func_is_jit(f))
+        if (f->kind == N_FUNC && sema_func_is_jit(f))
             out[n++] = f->name;
     }
     *names = out;
@@ -593,7 +593,7 @@ static SVal tuple_param_item(Sema *s, const Node *p, const char *path, const Arg
         return sv_tuple(s, items, as->nitems);
     }
     if (as->is_const)
-        return sema_from_const(as->value);
+        return sema_from_const(s, as->value);
     if (dtype_is_fp8(as->type.dt))
         return sema_err(s, p->span,
                         "item %s of parameter '%s' cannot be a scalar %s: pass a tl.float32 and "
@@ -732,7 +732,9 @@ static void bind_params(Sema *s, const Node *fn, const SpecRequest *req, const K
         const SpecDefine *d = find_define(req, p->name);
         SVal v;
         if (d) {
-            v = sema_from_const(d->value);
+            v = sema_from_const(s, d->value);
+            if (v.k == SV_UNDEF)
+                define_err(s, d, "constexpr %s: %s", d->name, v.s);
         } else if (p->b) {
             Env *saved = s->env;
             s->env = s->globals;
@@ -785,7 +787,7 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
     s.f->arch = req->arch ? arena_strdup(s.a, req->arch) : NULL;
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_open(&s, module);
-    if (!func_is_jit(fn))
+    if (!sema_func_is_jit(fn))
         sema_err(&s, fn->span, "'%s' is not decorated with @triton.jit", fn->name);
     for (int k = 0; k < fn->list2.len; k++) {
         const char *dn = decorator_name(fn->list2.items[k]);

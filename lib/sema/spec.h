@@ -332,8 +332,14 @@ SVal sema_swizzle2d(Sema *s, SVal i, SVal j, SVal si, SVal sj, SVal sg, Span at)
 /* ---- constants (sema/const.c) ---- */
 SVal sema_fold_binary(Sema *s, int op, SVal a, SVal b, Span at);
 SVal sema_fold_compare(Sema *s, int op, SVal a, SVal b, Span at, bool *ok);
-SVal sema_from_const(ConstValue c);
-bool sema_to_constvalue(SVal v, ConstValue *out);
+/* A constexpr's value; for a name that is no @jit function of the module
+ * (or a tuple item that is none), an SV_UNDEF whose s says why. */
+SVal sema_from_const(Sema *s, ConstValue c);
+/* Whether module-level def fn is decorated with @triton.jit (sema.c). */
+bool sema_func_is_jit(const Node *fn);
+/* A compile-time value as a ConstValue (a tuple's text in the arena);
+ * false for one that has none (a tensor, a function). */
+bool sema_to_constvalue(Sema *s, SVal v, ConstValue *out);
 bool sema_parse_type(const char *text, Type *t, int *div);
 DType sema_dtype_name(const char *name); /* "float16", "fp16", "int1", ... DT_VOID if none */
 

@@ -141,11 +141,17 @@ def _source_for(path):
 
 
 def const_text(v):
-    """A constexpr value as the source would spell it."""
+    """A constexpr value as the source would spell it: a tuple item by item,
+    a @jit function by its name."""
     if isinstance(v, bool) or v is None:
         return repr(v)
     if type(v).__name__ == "constexpr" and hasattr(v, "value"):
         return const_text(v.value)
+    if isinstance(v, tuple):
+        items = [const_text(x) for x in v]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if isinstance(v, _tk.Kernel):
+        return v.__name__
     if hasattr(v, "_tk_text"):
         return v._tk_text
     return repr(v)
