@@ -253,9 +253,10 @@ static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
     return true;
 }
 
-/* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
- * `@triton.autotune(...)`, `@triton.heuristics(...)`? */
-bool host_jit_decorator(const HostScan *h, const HostLine *L)
+/* Is a decorator line triton's `kw` (`@triton.kw(...)`, `@kw`), for one
+ * of the n words kw? */
+static bool host_triton_decorator(const HostScan *h, const HostLine *L, const char *const *kw,
+                                  int n)
 {
     const char *t = h->text;
     size_t p = L->start + 1, last = p, len = 0;
@@ -279,9 +280,28 @@ bool host_jit_decorator(const HostScan *h, const HostLine *L)
     size_t plen = last - from;
     bool ours =
         plen == 0 || (plen >= 2 && t[last - 1] == '.' && host_in(&h->prefixes, t + from, plen - 1));
-    static const char *const kw[] = {"jit", "autotune", "heuristics"};
-    for (int i = 0; ours && i < TK_ARRAY_LEN(kw); i++)
+    for (int i = 0; ours && i < n; i++)
         if (strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
+ * `@triton.autotune(...)`, `@triton.heuristics(...)`? */
+bool host_jit_decorator(const HostScan *h, const HostLine *L)
+{
+    static const char *const kw[] = {"jit", "autotune", "heuristics"};
+    return host_triton_decorator(h, L, kw, TK_ARRAY_LEN(kw));
+}
+
+/* Does the statement from line `first` open with decorators of which one
+ * is @triton.constexpr_function (Python a kernel may call at compile
+ * time, which sema reads from the statement's lines)? */
+static bool host_constexpr_fn(const HostScan *h, int first, int last)
+{
+    static const char *const kw[] = {"constexpr_function"};
+    for (int k = first; k <= last && h->text[h->lines[k].start] == '@'; k++)
+        if (host_triton_decorator(h, &h->lines[k], kw, 1))
             return true;
     return false;
 }
@@ -592,6 +612,8 @@ void host_statement(HostScan *h, int first, int last, int bind_first, const PtrV
     for (int i = 0; i < kept; i++)
         host_forget(h, ((const Node *)h->bound.items[i])->name);
     host->list = parse_list(lx, h->bound);
+    if (host_constexpr_fn(h, first, last) && kept == 1)
+        host->flags |= NF_CONSTEXPR_FN;
     const HostLine *L = &h->lines[first];
     if (first == last && (host_starts(h, L, "import") || host_starts(h, L, "from"))) {
         /* kept as nodes too: the import may name another file of the

@@ -700,6 +700,57 @@ static void unroll(Sema *s, const Node *n, const SVal *vals, int count)
     s->loop_depth--;
 }
 
+/* In a @triton.constexpr_function: Python's `for` over range() or a tuple,
+ * run here, where a `return` may leave the loop (and the function). */
+static void const_for(Sema *s, const Node *n, SVal it, CallArgs *ca)
+{
+    int64_t v[3] = {0, 0, 1};
+    if (it.k != SV_TUPLE) {
+        if (ca->npos < 1 || ca->npos > 3 || ca->nkw) {
+            sema_err(s, ca->at, "range takes 1 to 3 positional arguments here");
+            return;
+        }
+        for (int i = 0; i < ca->npos; i++)
+            if (!sema_const_int(s, ca->pos[i], ca->pos_at[i], "a range bound",
+                                &v[ca->npos == 1 ? 1 : i]))
+                return;
+        if (v[2] == 0) {
+            sema_err(s, ca->at, "range step must not be zero");
+            return;
+        }
+    }
+    __int128 count = it.k == SV_TUPLE ? it.n
+        : v[2] > 0                    ? ((__int128)v[1] - v[0] + v[2] - 1) / v[2]
+                                      : ((__int128)v[0] - v[1] - v[2] - 1) / -v[2];
+    for (__int128 i = 0; i < count && !s->returned; i++) {
+        if (++s->unrolled > SEMA_UNROLL_BUDGET) {
+            sema_err(s, n->span, "compile-time loops run more than %d bodies in this kernel",
+                     SEMA_UNROLL_BUDGET);
+            return;
+        }
+        sema_assign(s, n->a, it.k == SV_TUPLE ? it.items[i] : sv_int((int64_t)(v[0] + i * v[2])),
+                    n->span);
+        sema_exec(s, &n->list, 0, NULL);
+    }
+}
+
+/* `while` in a @triton.constexpr_function: its condition is compile-time. */
+static void const_while(Sema *s, const Node *n)
+{
+    while (!s->returned) {
+        SVal c = sema_eval(s, n->a);
+        bool go;
+        if (c.k == SV_UNDEF || !sema_truth(s, c, n->a->span, &go) || !go)
+            return;
+        if (++s->unrolled > SEMA_UNROLL_BUDGET) {
+            sema_err(s, n->span, "compile-time loops run more than %d bodies in this kernel",
+                     SEMA_UNROLL_BUDGET);
+            return;
+        }
+        sema_exec(s, &n->list, 0, NULL);
+    }
+}
+
 static bool static_range(Sema *s, const Node *n, CallArgs *ca)
 {
     int64_t v[3] = {0, 0, 1};
@@ -826,6 +877,10 @@ void sema_exec_for(Sema *s, const Node *n)
     if (!is_call || it.k != SV_BUILTIN) {
         if (is_call)
             it = sema_eval(s, n->b);
+        if (it.k == SV_TUPLE && s->const_fn) {
+            const_for(s, n, it, &ca);
+            return;
+        }
         if (it.k == SV_TUPLE) {
             unroll(s, n, it.items, it.n);
             return;
@@ -839,6 +894,10 @@ void sema_exec_for(Sema *s, const Node *n)
     }
     if (!sema_eval_args(s, n->b, &ca))
         return;
+    if (s->const_fn && (!strcmp(it.s, "range") || !strcmp(it.s, "static_range"))) {
+        const_for(s, n, it, &ca);
+        return;
+    }
     if (!strcmp(it.s, "static_range")) {
         static_range(s, n, &ca);
         return;
@@ -920,6 +979,10 @@ static void add_mask_leaf(Sema *s, Carried *c, Span at)
 
 void sema_exec_while(Sema *s, const Node *n)
 {
+    if (s->const_fn) {
+        const_while(s, n);
+        return;
+    }
     Carried c = carried_names(s, &n->list, NULL, n->span);
     if (s->pred)
         add_mask_leaf(s, &c, n->span);

@@ -340,7 +340,10 @@ void sema_bind_globals(Sema *s)
         const Node *n = items->items[i];
         if (n->kind == N_HOST) {
             for (int k = 0; k < n->list.len; k++)
-                if (!keeps_package(s, n, n->list.items[k]->name))
+                if ((n->flags & NF_CONSTEXPR_FN) && !n->a) /* read when a kernel calls it */
+                    env_set(s, s->globals, n->list.items[k]->name, sema_constexpr_fn_value(n),
+                            n->list.items[k]->span);
+                else if (!keeps_package(s, n, n->list.items[k]->name))
                     bind_host(s, n->list.items[k]->name, n->list.items[k]->span, n->a);
             for (int k = 0; k < n->list2.len; k++) {
                 const Node *imp = n->list2.items[k];

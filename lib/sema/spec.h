@@ -123,6 +123,8 @@ typedef struct Sema {
     int errors_at_start;
     PtrVec const_ptrs; /* parameters annotated tl.const: nothing may be stored through them */
     SemaPred *pred;    /* inside tl.map_elementwise's function; NULL elsewhere */
+    int const_fn;      /* inside @triton.constexpr_functions: Python loops run here */
+    PtrVec const_fns;  /* the constexpr functions read so far (sema/constexpr_fn.c) */
 } Sema;
 
 /* ---- values (sema/expr.c) ---- */
@@ -263,6 +265,17 @@ bool sema_libdevice_has_sig(const char *name);
 SVal sema_libdevice_sig_call(Sema *s, const char *ns, const char *name, CallArgs *ca);
 SVal sema_call_builtin(Sema *s, const char *ns, const char *name, SVal self, CallArgs *args);
 SVal sema_inline(Sema *s, const Node *fn, CallArgs *args);
+/* Runs the body of def fn (of module owner) on the call's arguments, jit
+ * or not: sema_inline's work after its check. */
+SVal sema_inline_body(Sema *s, const Node *fn, const Node *owner, CallArgs *args);
+
+/* ---- @triton.constexpr_function (sema/constexpr_fn.c) ---- */
+/* The namespace of the SV_BUILTIN a constexpr function's name is bound
+ * to: fn is its N_HOST (flagged NF_CONSTEXPR_FN), s its name. */
+extern const char sema_constexpr_fn_ns[];
+SVal sema_constexpr_fn_value(const Node *host);
+/* A call of one: its value, compile-time, or an error naming it. */
+SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *args);
 /* Runs fn on already-evaluated values (combine functions, helpers). */
 SVal sema_inline_values(Sema *s, const Node *fn, const SVal *vals, int n, Span at);
 

@@ -70,3 +70,12 @@ def test_unsupported_constexpr_value():
     with pytest.raises(TypeError, match="constexpr 'COEFS' must be an int, float, bool, str, "
                        "None, a tl dtype, a @jit function or a tuple of those, not <class 'list'>"):
         K.poly[(1,)](x, x, BLOCK=16, COEFS=[1.0])
+
+
+def test_constexpr_function():
+    assert K.pick_block(20) == 32  # host code calls the function itself
+    for n in (20, 3, 40):
+        x = np.arange(n, dtype=np.float32)
+        out = np.zeros(n, np.float32)
+        K.double_first[(1,)](x, out, N=n)
+        np.testing.assert_array_equal(out, 2 * x)

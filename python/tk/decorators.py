@@ -260,6 +260,28 @@ def jit(fn=None, *, do_not_specialize=(), debug=None, **options):
     return JITFunction(fn, do_not_specialize=do_not_specialize, debug=debug, **options)
 
 
+class ConstexprFunction:
+    """@constexpr_function: Python a kernel calls at compile time on
+    constexpr arguments. libtk reads its def from the source file when a
+    kernel calls it; host code calls the function itself."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        self.__module__ = fn.__module__
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"ConstexprFunction({self.__module__}:{self.__qualname__})"
+
+
+def constexpr_function(fn):
+    """@tk.constexpr_function, as Triton's: see ConstexprFunction."""
+    return ConstexprFunction(fn)
+
+
 class Config:
     """One autotuning config: constexpr values and launch options."""
 
