@@ -421,7 +421,7 @@ static Type annot_type(const Node *a, bool *bad)
     return type_scalar(DT_VOID);
 }
 
-static const Node *find_kernel(const Node *module, const char *name)
+static const Node *find_def(const Node *module, const char *name)
 {
     for (int i = 0; module && i < module->list.len; i++) {
         const Node *n = module->list.items[i];
@@ -429,6 +429,29 @@ static const Node *find_kernel(const Node *module, const char *name)
             return n;
     }
     return NULL;
+}
+
+/* The def `name` names: its own, or the @jit def a module-level alias
+ * binds (`kern = _impl`, which front/host.c makes of `kern =
+ * triton.jit(_impl)`). */
+static const Node *find_kernel(const Node *module, const char *name)
+{
+    const Node *fn = find_def(module, name);
+    for (int i = 0; module && !fn && i < module->list.len; i++) {
+        const Node *n = module->list.items[i];
+        if (n->kind == N_ASSIGN && n->list.len == 1 && n->list.items[0]->kind == N_NAME &&
+            strcmp(n->list.items[0]->name, name) == 0 && n->a->kind == N_NAME) {
+            const Node *def = find_def(module, n->a->name);
+            fn = def && sema_func_is_jit(def) ? def : NULL;
+        }
+    }
+    return fn;
+}
+
+const char *sema_kernel_def(const Node *module, const char *name)
+{
+    const Node *fn = find_kernel(module, name);
+    return fn ? fn->name : NULL;
 }
 
 int sema_kernel_names(const Node *module, const char ***names, Arena *a)

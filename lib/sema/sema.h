@@ -98,6 +98,10 @@ const char *sema_sig_entry(const ArgSpec *as, Arena *a);
 bool sema_builtin_exists(const char *ns, const char *name);
 bool sema_libdevice_known(const char *name);
 int sema_kernel_names(const Node *module, const char ***names, Arena *a);
+/* The name of the def a kernel name names: its own, or the def a
+ * module-level alias binds (`kern = triton.jit(_impl)` gives "_impl");
+ * NULL for none. */
+const char *sema_kernel_def(const Node *module, const char *name);
 /* The entry points when no kernel is named: the @jit defs that no other
  * function of the file calls (the rest are helpers), in order; linear. */
 int sema_entry_kernels(const Node *module, const char ***names, Arena *a);
