@@ -277,7 +277,7 @@ void rt_jit_text_free(RtJitText *t);
 /* The specialisation of one runtime argument (type, divisibility, == 1). */
 void rt_arg_spec(const tk_arg *a, ArgSpec *out);
 /* A constexpr argument's value (kernel and param name it in errors); a
- * CV_STR's text is on the heap (tk_xfree). */
+ * text (cv_has_text) is on the heap (tk_xfree). */
 tk_status rt_const_value(const char *kernel, const char *param, const tk_arg *a, ConstValue *cv);
 /* Constexpr key words: kind tag and the value's bits (or the text's hash). */
 void rt_key_const(RtKey *key, const tk_arg *a);

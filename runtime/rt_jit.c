@@ -31,7 +31,8 @@ tk_status rt_const_value(const char *kernel, const char *param, const tk_arg *a,
                            kernel, param, a->text,
                            why ? why
                                : "give a number, True/False, a dtype such as "
-                                 "tl.float16, or 'text'");
+                                 "tl.float16, 'text', a tuple of those, or the name of a @jit "
+                                 "function");
         return TK_OK;
     }
     switch (a->dtype) {
@@ -74,7 +75,7 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
             rt_const_value(k->name, k->sig.param_names[p], la->consts[p], &defs[nd].value);
         if (s != TK_OK)
             return s;
-        if (defs[nd].value.kind == CV_STR && defs[nd].value.s) {
+        if (cv_has_text(&defs[nd].value)) {
             /* sema_parse_const's copy is on the heap; the request's arena holds it now */
             char *text = arena_strdup(a, defs[nd].value.s);
             tk_xfree((char *)defs[nd].value.s);

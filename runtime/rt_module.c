@@ -183,8 +183,10 @@ tk_status tk_module_kernel(tk_module *m, const char *name, tk_kernel **k)
     if (!m || !name || !k)
         return err_null_arg("tk_module_kernel", !m ? "mod" : !name ? "name" : "k");
     *k = NULL;
+    /* an alias (`kern = triton.jit(_impl)`) is its def's kernel */
+    const char *def = comp_kernel_def(&m->comp, name);
     int i;
-    for (i = 0; i < m->nnames && strcmp(m->names[i], name) != 0; i++)
+    for (i = 0; i < m->nnames && strcmp(m->names[i], def ? def : name) != 0; i++)
         ;
     if (i == m->nnames)
         return not_found(m, name);

@@ -62,7 +62,11 @@ static void value_text(const ConstValue *v, char *out, size_t cap)
 {
     switch (v->kind) {
     case CV_INT: snprintf(out, cap, "%" PRId64, v->i); break;
-    case CV_FLOAT: snprintf(out, cap, "%.17g", v->f); break;
+    case CV_FLOAT: /* "1.0", not "1", which would read as an int */
+        snprintf(out, cap, "%.17g", v->f);
+        if (!strpbrk(out, ".eni") && strlen(out) + 2 < cap)
+            strcat(out, ".0");
+        break;
     case CV_BOOL: snprintf(out, cap, "%s", v->i ? "True" : "False"); break;
     case CV_DTYPE:
         snprintf(out, cap, "tl.%s", dtype_name(v->type.dt == DT_PTR ? v->type.elem : v->type.dt));
@@ -93,10 +97,15 @@ static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int 
         c[i].num_stages = in ? in[i].num_stages : kin[i].num_stages;
         for (int j = 0; j < nd; j++) {
             char text[128];
-            if (!in)
-                value_text(&kin[i].defines[j].value, text, sizeof text);
+            const ConstValue *cv = in ? NULL : &kin[i].defines[j].value;
+            if (cv)
+                value_text(cv, text, sizeof text);
             const char *name = in ? in[i].defines[j].name : kin[i].defines[j].name;
-            const char *value = in ? in[i].defines[j].value : text;
+            const char *value = text;
+            if (in)
+                value = in[i].defines[j].value;
+            else if ((cv->kind == CV_TUPLE || cv->kind == CV_FUNC) && cv->s)
+                value = cv->s; /* a tuple's text may be long: it is its own */
             d[j].name = dup_text(name);
             d[j].value = dup_text(value);
             if (!d[j].name || !d[j].value) {

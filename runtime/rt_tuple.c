@@ -99,7 +99,7 @@ tk_status rt_tuple_spec(const tk_kernel *k, const tk_arg *a, bool no_spec, Arena
     if (a->kind == TK_ARG_CONST) {
         out->is_const = true;
         tk_status s = rt_const_value(k->name, "a tuple item", a, &out->value);
-        if (s == TK_OK && out->value.kind == CV_STR && out->value.s) {
+        if (s == TK_OK && cv_has_text(&out->value)) {
             char *text = arena_strdup(ar, out->value.s); /* the copy was on the heap */
             tk_xfree((char *)out->value.s);
             out->value.s = text;

@@ -55,6 +55,11 @@ bool comp_kernel_sig(Compilation *c, const char *kernel, KernelSig *sig)
     return sema_kernel_sig(c->module, kernel, &c->arena, sig);
 }
 
+const char *comp_kernel_def(Compilation *c, const char *name)
+{
+    return sema_kernel_def(c->module, name);
+}
+
 bool comp_parse_const(const char *text, ConstValue *out, const char **why)
 {
     return sema_parse_const(text, out, why);
@@ -103,9 +108,10 @@ bool comp_request(Compilation *c, const tk_compile_options *o, const char *kerne
             diag_plain(&c->diag, DIAG_ERROR, "-D %s=%s: %s", o->defines[i].name,
                        o->defines[i].value,
                        why ? why
-                           : "not a value (give a number, "
-                             "True/False, a dtype such as tl.float16, or 'text')");
-        if (defs[i].value.kind == CV_STR && defs[i].value.s) {
+                           : "not a value (give a number, True/False, a dtype such as "
+                             "tl.float16, 'text', a tuple of those, or the name of a @jit "
+                             "function)");
+        if (cv_has_text(&defs[i].value)) {
             /* sema_parse_const's copy is on the heap; the compilation's arena holds it now */
             char *text = arena_strdup(&c->arena, defs[i].value.s);
             tk_xfree((char *)defs[i].value.s);
@@ -189,7 +195,10 @@ int comp_choose_kernels(Compilation *c, const tk_compile_options *o, const char 
         kernels = arena_alloc(&c->arena, sizeof *kernels);
         if (!kernels)
             return 0;
-        kernels[0] = o->kernel;
+        /* an alias (`kern = triton.jit(_impl)`) compiles its def, named as
+         * Triton names the kernel */
+        const char *def = sema_kernel_def(c->module, o->kernel);
+        kernels[0] = def ? def : o->kernel;
         n = 1;
     } else {
         n = sema_entry_kernels(c->module, &kernels, &c->arena);

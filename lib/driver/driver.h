@@ -38,6 +38,8 @@ bool comp_parse(Compilation *c);
  * signature, and a constexpr value given as text ("1024", "tl.float16"). */
 int comp_kernel_names(Compilation *c, const char ***names);
 bool comp_kernel_sig(Compilation *c, const char *kernel, KernelSig *sig);
+/* The def kernel name `name` names (an alias's def, sema_kernel_def), or NULL. */
+const char *comp_kernel_def(Compilation *c, const char *name);
 bool comp_parse_const(const char *text, ConstValue *out, const char **why);
 /* The build of one kernel reads the parsed module and never writes it; it
  * allocates in its own arena and reports to the Diag it is given (not

@@ -108,8 +108,10 @@ typedef enum {
         OP_COUNT
 } OpKind;
 
-/* NF_SUBMODULE: `from pkg import mod` where mod is a file of the package */
-enum { NF_BIG_INT = 1 << 0, NF_PAREN = 1 << 1, NF_SUBMODULE = 1 << 2 };
+/* NF_SUBMODULE: `from pkg import mod` where mod is a file of the package;
+ * NF_CONSTEXPR_FN: an N_HOST that is a def decorated with
+ * @triton.constexpr_function (sema reads it when a kernel calls it) */
+enum { NF_BIG_INT = 1 << 0, NF_PAREN = 1 << 1, NF_SUBMODULE = 1 << 2, NF_CONSTEXPR_FN = 1 << 3 };
 
 typedef struct Node Node;
 typedef struct NodeList {

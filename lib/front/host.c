@@ -253,9 +253,10 @@ static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
     return true;
 }
 
-/* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
- * `@triton.autotune(...)`, `@triton.heuristics(...)`? */
-bool host_jit_decorator(const HostScan *h, const HostLine *L)
+/* Is a decorator line triton's `kw` (`@triton.kw(...)`, `@kw`), for one
+ * of the n words kw? */
+static bool host_triton_decorator(const HostScan *h, const HostLine *L, const char *const *kw,
+                                  int n)
 {
     const char *t = h->text;
     size_t p = L->start + 1, last = p, len = 0;
@@ -279,9 +280,28 @@ bool host_jit_decorator(const HostScan *h, const HostLine *L)
     size_t plen = last - from;
     bool ours =
         plen == 0 || (plen >= 2 && t[last - 1] == '.' && host_in(&h->prefixes, t + from, plen - 1));
-    static const char *const kw[] = {"jit", "autotune", "heuristics"};
-    for (int i = 0; ours && i < TK_ARRAY_LEN(kw); i++)
+    for (int i = 0; ours && i < n; i++)
         if (strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
+ * `@triton.autotune(...)`, `@triton.heuristics(...)`? */
+bool host_jit_decorator(const HostScan *h, const HostLine *L)
+{
+    static const char *const kw[] = {"jit", "autotune", "heuristics"};
+    return host_triton_decorator(h, L, kw, TK_ARRAY_LEN(kw));
+}
+
+/* Does the statement from line `first` open with decorators of which one
+ * is @triton.constexpr_function (Python a kernel may call at compile
+ * time, which sema reads from the statement's lines)? */
+static bool host_constexpr_fn(const HostScan *h, int first, int last)
+{
+    static const char *const kw[] = {"constexpr_function"};
+    for (int k = first; k <= last && h->text[h->lines[k].start] == '@'; k++)
+        if (host_triton_decorator(h, &h->lines[k], kw, 1))
             return true;
     return false;
 }
@@ -315,19 +335,35 @@ static size_t host_def_name(const HostScan *h, const HostLine *L, size_t *len)
     return s;
 }
 
-/* `f = triton.jit(f)`, `f = triton.heuristics({...})(f)`: a line that wraps
- * the function named `name` in a jit decorator. */
+/* The name a wrapping call wraps, the last one of the line when only
+ * closing parentheses follow it (`kern = triton.jit(_impl)` gives _impl);
+ * NULL for none. */
+static const char *host_wrapped_name(const HostScan *h, const HostLine *L, size_t *len)
+{
+    const char *t = h->text;
+    size_t e = L->end;
+    while (e > L->start && (t[e - 1] == ')' || t[e - 1] == ' ' || t[e - 1] == '\t'))
+        e--;
+    size_t s = e;
+    while (s > L->start && host_is_id(t[s - 1]))
+        s--;
+    *len = e - s;
+    return e > s && memchr(t + e, ')', L->end - e) ? t + s : NULL;
+}
+
+/* `f = triton.jit(f)`, `f = triton.heuristics({...})(f)`, `kern =
+ * triton.jit(_impl)`: a line that wraps the function named `name` in a jit
+ * decorator (under its own name, or bound to another). */
 static bool host_wraps(const HostScan *h, const HostLine *L, const char *name, size_t nlen,
                        int indent)
 {
     const char *t = h->text;
-    if (L->indent != indent || L->end - L->start <= nlen || memcmp(t + L->start, name, nlen) != 0 ||
-        host_is_id(t[L->start + nlen]))
-        return false;
-    size_t eq = host_assign_eq(h, L, L->start);
+    size_t eq = L->indent == indent ? host_assign_eq(h, L, L->start) : 0;
     if (!eq)
         return false;
-    bool jit = false, self = false;
+    bool own = L->end - L->start > nlen && memcmp(t + L->start, name, nlen) == 0 &&
+        !host_is_id(t[L->start + nlen]);
+    bool jit = false, self = false, called = false;
     for (size_t p = eq + 1; p < L->end;) {
         if (!host_is_id(t[p])) {
             p++;
@@ -338,12 +374,23 @@ static bool host_wraps(const HostScan *h, const HostLine *L, const char *name, s
             p++;
         if (p - s == nlen && memcmp(t + s, name, nlen) == 0)
             self = true;
-        if ((p - s == 3 && !memcmp(t + s, "jit", 3)) ||
+        bool word = (p - s == 3 && !memcmp(t + s, "jit", 3)) ||
             (p - s == 8 && !memcmp(t + s, "autotune", 8)) ||
-            (p - s == 10 && !memcmp(t + s, "heuristics", 10)))
-            jit = true;
+            (p - s == 10 && !memcmp(t + s, "heuristics", 10));
+        jit |= word;
+        /* triton's own: `jit(`, `triton.jit(`, not `torch.jit.script(` */
+        size_t q = s;
+        while (q > eq + 1 && (host_is_id(t[q - 1]) || t[q - 1] == '.'))
+            q--;
+        called |= word && p < L->end && t[p] == '(' &&
+            (q == s || (t[s - 1] == '.' && host_in(&h->prefixes, t + q, s - 1 - q)));
     }
-    return jit && self;
+    size_t wlen;
+    const char *wrapped = host_wrapped_name(h, L, &wlen);
+    /* under another name only as the innermost argument of triton's call:
+     * `kern = triton.jit(_impl)` */
+    bool inner = called && wrapped && wlen == nlen && memcmp(wrapped, name, nlen) == 0;
+    return own ? jit && self : inner;
 }
 
 
@@ -524,9 +571,12 @@ static bool host_constant(HostScan *h, const HostLine *L)
     while (p < L->end && (h->text[p] == ' ' || h->text[p] == '\t'))
         p++;
     bool simple = eq && (p == eq || h->text[p] == ':');
+    size_t wlen;
+    const char *wrapped = simple ? host_wrapped_name(h, L, &wlen) : NULL;
     if (!simple ||
         !(host_tk_value(h, L, eq + 1) ||
-          host_wraps(h, L, h->text + L->start, name_end - L->start, L->indent)))
+          host_wraps(h, L, h->text + L->start, name_end - L->start, L->indent) ||
+          (wrapped && host_known(h, wrapped, wlen) && host_wraps(h, L, wrapped, wlen, L->indent))))
         return false;
     host_know(h, h->text + L->start, name_end - L->start);
     return true;
@@ -592,6 +642,8 @@ void host_statement(HostScan *h, int first, int last, int bind_first, const PtrV
     for (int i = 0; i < kept; i++)
         host_forget(h, ((const Node *)h->bound.items[i])->name);
     host->list = parse_list(lx, h->bound);
+    if (host_constexpr_fn(h, first, last) && kept == 1)
+        host->flags |= NF_CONSTEXPR_FN;
     const HostLine *L = &h->lines[first];
     if (first == last && (host_starts(h, L, "import") || host_starts(h, L, "from"))) {
         /* kept as nodes too: the import may name another file of the
@@ -680,18 +732,22 @@ void host_split(LexState *lx, char *text, size_t n)
     sb_free(&h.env_reads);
 }
 
-/* The decorators a wrapping call spells, outermost first:
- * `triton.autotune(...)(triton.jit(f))` gives autotune(...), triton.jit. */
-static bool host_wrap_chain(LexState *lx, const Node *v, const char *name, PtrVec *decs)
+/* The decorators a wrapping call spells, outermost first, and the name it
+ * wraps: `triton.autotune(...)(triton.jit(f))` gives autotune(...),
+ * triton.jit and f. */
+static Node *host_wrap_chain(LexState *lx, Node *v, PtrVec *decs)
 {
     if (v->kind == N_NAME)
-        return strcmp(v->name, name) == 0;
+        return v;
     if (v->kind != N_CALL || v->list.len != 1 || v->list2.len != 0)
-        return false;
+        return NULL;
     vec_push(lx->arena, decs, v->a);
-    return host_wrap_chain(lx, v->list.items[0], name, decs);
+    return host_wrap_chain(lx, v->list.items[0], decs);
 }
 
+/* `f = triton.jit(f)` decorates def f; `kern = triton.jit(_impl)` decorates
+ * def _impl too (Triton names the kernel after the function, _impl) and
+ * becomes `kern = _impl`, so kern names the kernel as in Python. */
 void host_attach_wrappers(LexState *lx, Node *module)
 {
     PtrVec kept = {0};
@@ -700,22 +756,26 @@ void host_attach_wrappers(LexState *lx, Node *module)
         Node *n = module->list.items[i];
         PtrVec decs = {0};
         Node *fn = NULL;
-        if (n->kind == N_ASSIGN && n->list.len == 1 && n->list.items[0]->kind == N_NAME &&
-            n->a->kind == N_CALL && host_wrap_chain(lx, n->a, n->list.items[0]->name, &decs))
-            for (int k = 0; k < i && !fn; k++) {
-                Node *f = module->list.items[k];
-                if (f->kind == N_FUNC && strcmp(f->name, n->list.items[0]->name) == 0)
-                    fn = f;
-            }
-        if (!fn) {
-            vec_push(lx->arena, &kept, n);
-            continue;
+        Node *inner = n->kind == N_ASSIGN && n->list.len == 1 && n->list.items[0]->kind == N_NAME &&
+                n->a->kind == N_CALL
+            ? host_wrap_chain(lx, n->a, &decs)
+            : NULL;
+        for (int k = 0; inner && k < i && !fn; k++) {
+            Node *f = module->list.items[k];
+            if (f->kind == N_FUNC && strcmp(f->name, inner->name) == 0)
+                fn = f;
         }
-        /* the wrappers are outside the decorators the def already has */
-        for (int k = 0; k < fn->list2.len; k++)
-            vec_push(lx->arena, &decs, fn->list2.items[k]);
-        fn->list2 = parse_list(lx, decs);
-        changed = true;
+        if (fn) {
+            /* the wrappers are outside the decorators the def already has */
+            for (int k = 0; k < fn->list2.len; k++)
+                vec_push(lx->arena, &decs, fn->list2.items[k]);
+            fn->list2 = parse_list(lx, decs);
+            changed = true;
+        }
+        if (fn && strcmp(inner->name, n->list.items[0]->name) != 0)
+            n->a = inner; /* an alias of the kernel */
+        if (!fn || n->a == inner)
+            vec_push(lx->arena, &kept, n);
     }
     if (changed)
         module->list = parse_list(lx, kept);

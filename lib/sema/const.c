@@ -77,6 +77,116 @@ bool sema_parse_type(const char *text, Type *t, int *div)
 
 /* ---- -D values ------------------------------------------------------------------ */
 
+/* The next item of a tuple's text t[0..len) (inside its parentheses) from
+ * *pos: its start and length, spaces around it dropped, up to a comma
+ * outside quotes and brackets (*comma: one ended it). false at the end,
+ * and with *bad set for an empty item or unbalanced brackets or quotes. */
+static bool next_item(const char *t, size_t len, size_t *pos, size_t *start, size_t *ilen,
+                      bool *comma, bool *bad)
+{
+    size_t i = *pos;
+    while (i < len && isspace((unsigned char)t[i]))
+        i++;
+    if (i == len)
+        return false;
+    *start = i;
+    int depth = 0;
+    char quote = 0;
+    for (; i < len; i++) {
+        char c = t[i];
+        if (quote)
+            quote = c == quote ? 0 : quote;
+        else if (c == '\'' || c == '"')
+            quote = c;
+        else if (c == '(' || c == '[')
+            depth++;
+        else if ((c == ')' || c == ']') && --depth < 0)
+            break;
+        else if (c == ',' && depth == 0)
+            break;
+    }
+    size_t end = i;
+    while (end > *start && isspace((unsigned char)t[end - 1]))
+        end--;
+    *comma = i < len && t[i] == ',';
+    *bad = quote || depth != 0 || end == *start;
+    *ilen = end - *start;
+    *pos = *comma ? i + 1 : i;
+    return !*bad;
+}
+
+/* A float's text that reads back as the same float (and as a float: "1.0",
+ * not "1"). */
+static void float_text(StrBuf *sb, double f)
+{
+    size_t at = sb->len;
+    sb_printf(sb, "%.17g", f);
+    if (!sb->oom && !strpbrk(sb->data + at, ".eni"))
+        sb_puts(sb, ".0");
+}
+
+/* "(a, b)" as -D gives it: a tuple of values, its text kept with single
+ * spaces after the commas ("(1,)" for one item), so equal spellings key
+ * one cache entry. "(a)" is a, as in Python. */
+static bool parse_tuple(const char *t, size_t len, ConstValue *out, const char **why)
+{
+    StrBuf canon;
+    sb_init(&canon);
+    sb_putc(&canon, '(');
+    size_t pos = 0, start, ilen;
+    bool comma = false, bad = false;
+    int n = 0;
+    while (next_item(t, len, &pos, &start, &ilen, &comma, &bad)) {
+        char *item = tk_xalloc(ilen + 1);
+        ConstValue v;
+        bool ok = item != NULL;
+        if (ok) {
+            memcpy(item, t + start, ilen);
+            item[ilen] = 0;
+            ok = sema_parse_const(item, &v, why);
+        }
+        if (ok && n == 0 && !comma && pos >= len) { /* "(a)": a parenthesised value */
+            tk_xfree(item);
+            sb_free(&canon);
+            *out = v;
+            return true;
+        }
+        if (ok)
+            sb_printf(&canon, "%s%s", n ? ", " : "", v.kind == CV_TUPLE ? v.s : item);
+        if (ok && cv_has_text(&v))
+            tk_xfree((char *)v.s);
+        tk_xfree(item);
+        if (!ok) {
+            sb_free(&canon);
+            return false;
+        }
+        n++;
+    }
+    if (bad) {
+        sb_free(&canon);
+        return false;
+    }
+    sb_puts(&canon, n == 1 ? ",)" : ")");
+    if (canon.oom) {
+        sb_free(&canon);
+        return false;
+    }
+    out->kind = CV_TUPLE;
+    out->s = sb_take(&canon, NULL);
+    return true;
+}
+
+/* A Python identifier: the name of a function of the module. */
+static bool is_identifier(const char *t)
+{
+    if (!isalpha((unsigned char)*t) && *t != '_')
+        return false;
+    for (t++; *t; t++)
+        if (!isalnum((unsigned char)*t) && *t != '_')
+            return false;
+    return true;
+}
+
 bool sema_parse_const(const char *text, ConstValue *out, const char **why)
 {
     memset(out, 0, sizeof *out);
@@ -88,6 +198,8 @@ bool sema_parse_const(const char *text, ConstValue *out, const char **why)
         len--;
     if (len == 0)
         return false;
+    if (len >= 2 && text[0] == '(' && text[len - 1] == ')')
+        return parse_tuple(text + 1, len - 2, out, why);
     char buf[128];
     if (len >= sizeof buf)
         return false;
@@ -158,10 +270,53 @@ bool sema_parse_const(const char *text, ConstValue *out, const char **why)
         out->f = fv;
         return true;
     }
+    if (is_identifier(buf)) {
+        char *fn = tk_xalloc(len + 1); /* long-lived, as a string's */
+        if (!fn)
+            return false;
+        memcpy(fn, buf, len + 1);
+        out->kind = CV_FUNC;
+        out->s = fn;
+        return true;
+    }
     return false;
 }
 
-SVal sema_from_const(ConstValue c)
+static SVal undef_because(Sema *s, const char *fmt, const char *a1)
+{
+    return (SVal){.k = SV_UNDEF, .s = arena_printf(s->a, fmt, a1)};
+}
+
+/* The items of a CV_TUPLE's text, each read as -D text again. */
+static SVal tuple_from_text(Sema *s, const char *text)
+{
+    size_t len = strlen(text), pos = 0, start, ilen;
+    bool comma, bad = false;
+    PtrVec items = {0};
+    while (next_item(text + 1, len - 2, &pos, &start, &ilen, &comma, &bad)) {
+        const char *item = arena_strndup(s->a, text + 1 + start, ilen);
+        ConstValue c;
+        const char *why;
+        if (!sema_parse_const(item, &c, &why))
+            return undef_because(s, "cannot read tuple item '%s'", item);
+        if (cv_has_text(&c)) { /* from the heap to the arena, which the SVal may keep */
+            const char *kept = arena_strdup(s->a, c.s);
+            tk_xfree((char *)c.s);
+            c.s = kept;
+        }
+        SVal *v = arena_alloc(s->a, sizeof *v);
+        *v = sema_from_const(s, c);
+        if (v->k == SV_UNDEF)
+            return *v;
+        vec_push(s->a, &items, v);
+    }
+    SVal *vals = arena_alloc(s->a, sizeof(SVal) * (size_t)(items.len + 1));
+    for (int i = 0; i < items.len; i++)
+        vals[i] = *(SVal *)items.items[i];
+    return sv_tuple(s, vals, items.len);
+}
+
+SVal sema_from_const(Sema *s, ConstValue c)
 {
     switch (c.kind) {
     case CV_INT: return sv_int(c.i);
@@ -169,14 +324,91 @@ SVal sema_from_const(ConstValue c)
     case CV_BOOL: return sv_bool(c.i != 0);
     case CV_DTYPE: return sv_dtype(c.type);
     case CV_STR: return sv_str(c.s ? c.s : "");
+    case CV_TUPLE: return tuple_from_text(s, c.s);
+    case CV_FUNC: {
+        SVal *v = env_lookup(s->globals, c.s, NULL);
+        if (v && v->k == SV_UNDEF && v->s)
+            return *v; /* a host name: why tk cannot read it */
+        if (!v || v->k != SV_FUNC || !sema_func_is_jit(v->fn))
+            return undef_because(s, "'%s' names no @triton.jit function of the module", c.s);
+        return *v;
+    }
     default: return sv_none();
     }
 }
 
-bool sema_to_constvalue(SVal v, ConstValue *out)
+/* The name the module binds @jit function v to, as a CV_FUNC spells it:
+ * its def's, when that name is its own there; else NULL. */
+static const char *func_name(Sema *s, SVal v)
+{
+    SVal *bound = env_lookup(s->globals, v.fn->name, NULL);
+    return bound && bound->k == SV_FUNC && bound->fn == v.fn && sema_func_is_jit(v.fn) ? v.fn->name
+                                                                                       : NULL;
+}
+
+/* Text for a CV_TUPLE: each item as -D would spell it. */
+static bool tuple_text(Sema *s, StrBuf *sb, SVal v)
+{
+    switch (v.k) {
+    case SV_FUNC:
+        if (!func_name(s, v))
+            return false;
+        sb_puts(sb, v.fn->name);
+        return true;
+    case SV_INT:
+        if (v.big)
+            sb_printf(sb, "%llu", (unsigned long long)(uint64_t)v.i);
+        else
+            sb_printf(sb, "%lld", (long long)v.i);
+        return true;
+    case SV_FLOAT: float_text(sb, v.f); return true;
+    case SV_BOOL: sb_puts(sb, v.i ? "True" : "False"); return true;
+    case SV_NONE: sb_puts(sb, "None"); return true;
+    case SV_DTYPE:
+        if (v.ty.dt == DT_PTR || v.ty.rank)
+            return false;
+        sb_printf(sb, "tl.%s", dtype_name(v.ty.dt));
+        return true;
+    case SV_STR: {
+        char q = strchr(v.s, '\'') ? '"' : '\'';
+        if (strchr(v.s, q))
+            return false; /* -D text has no escapes */
+        sb_printf(sb, "%c%s%c", q, v.s, q);
+        return true;
+    }
+    case SV_TUPLE:
+        sb_putc(sb, '(');
+        for (int i = 0; i < v.n; i++) {
+            if (i)
+                sb_puts(sb, ", ");
+            if (!tuple_text(s, sb, v.items[i]))
+                return false;
+        }
+        sb_puts(sb, v.n == 1 ? ",)" : ")");
+        return true;
+    default: return false;
+    }
+}
+
+bool sema_to_constvalue(Sema *s, SVal v, ConstValue *out)
 {
     memset(out, 0, sizeof *out);
     switch (v.k) {
+    case SV_TUPLE: {
+        StrBuf sb;
+        sb_init(&sb);
+        bool ok = tuple_text(s, &sb, v) && !sb.oom;
+        if (ok) {
+            out->kind = CV_TUPLE;
+            out->s = arena_strdup(s->a, sb.data);
+        }
+        sb_free(&sb);
+        return ok;
+    }
+    case SV_FUNC:
+        out->kind = CV_FUNC;
+        out->s = func_name(s, v);
+        return out->s != NULL;
     case SV_INT:
         out->kind = CV_INT;
         out->i = v.i;

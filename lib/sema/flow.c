@@ -391,12 +391,16 @@ static void assigned_names(Sema *s, PtrVec *v, const NodeList *l)
 }
 
 /* The loop-carried values: names assigned in the body and bound before the
- * loop to a tensor, a number, a flat tuple of those (one leaf per item),
- * or a block pointer (one leaf per offset: tl.advance moves nothing else). */
+ * loop to a tensor, a number, a tuple of those (nested too, one leaf per
+ * tensor or number, as Triton flattens a tuple into its loop's values), or
+ * a block pointer, alone or in such a tuple (one leaf per offset:
+ * tl.advance moves nothing else). */
 typedef struct Carried {
     int n;              /* leaves */
     const char **names; /* the variable of each leaf */
-    int *item;          /* -1: the variable itself, else its tuple or block pointer item */
+    const int **path;   /* the leaf's place in its variable, item by item */
+    int *depth;         /* the path's length; 0: the variable itself */
+    bool *offset;       /* the leaf is a block pointer's offset */
     IrValue **init;
     SVal *before; /* the variable's value before the loop */
 } Carried;
@@ -411,12 +415,23 @@ static bool tuple_carriable(SVal v)
     if (v.k != SV_TUPLE || v.n == 0)
         return false;
     for (int i = 0; i < v.n; i++)
-        if (!materializable(v.items[i]))
+        if (!materializable(v.items[i]) && !tuple_carriable(v.items[i]))
             return false;
     return true;
 }
 
-static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Span at, SVal whole)
+static int count_leaves(SVal v)
+{
+    if (!sv_is_struct(v))
+        return 1;
+    int n = 0;
+    for (int k = first_carried(v); k < v.n; k++)
+        n += count_leaves(v.items[k]);
+    return n;
+}
+
+static void add_leaf(Sema *s, Carried *c, const char *name, const int *path, int depth, bool offset,
+                     SVal v, Span at, SVal whole)
 {
     IrValue *x = sema_to_tensor(s, v, at);
     if (x && s->pred) /* an element's variable may become its own per element */
@@ -425,8 +440,27 @@ static void add_leaf(Sema *s, Carried *c, const char *name, int item, SVal v, Sp
         return;
     c->before[c->n] = whole;
     c->names[c->n] = name;
-    c->item[c->n] = item;
+    c->path[c->n] = path;
+    c->depth[c->n] = depth;
+    c->offset[c->n] = offset;
     c->init[c->n++] = x;
+}
+
+/* Adds the leaves of v, which lies at path (of depth items) in whole. */
+static void add_leaves(Sema *s, Carried *c, const char *name, const int *path, int depth,
+                       bool offset, SVal v, Span at, SVal whole)
+{
+    if (!sv_is_struct(v)) {
+        add_leaf(s, c, name, path, depth, offset, v, at, whole);
+        return;
+    }
+    for (int k = first_carried(v); k < v.n; k++) {
+        int *p = arena_alloc(s->a, sizeof(int) * (size_t)(depth + 1));
+        if (depth)
+            memcpy(p, path, sizeof(int) * (size_t)depth);
+        p[depth] = k;
+        add_leaves(s, c, name, p, depth + 1, v.k == SV_BLOCKPTR, v.items[k], at, whole);
+    }
 }
 
 static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_target, Span at)
@@ -437,10 +471,12 @@ static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_tar
     int cap = 2; /* room for a per-element loop's mask */
     for (int i = 0; i < names.len; i++) {
         SVal *v = env_lookup(s->env, names.items[i], NULL);
-        cap += v && sv_is_struct(*v) ? v->n : 1;
+        cap += v && tuple_carriable(*v) ? count_leaves(*v) : 1;
     }
     c.names = arena_alloc(s->a, sizeof(char *) * (size_t)cap);
-    c.item = arena_alloc(s->a, sizeof(int) * (size_t)cap);
+    c.path = arena_alloc(s->a, sizeof(int *) * (size_t)cap);
+    c.depth = arena_alloc(s->a, sizeof(int) * (size_t)cap);
+    c.offset = arena_alloc(s->a, sizeof(bool) * (size_t)cap);
     c.init = arena_alloc(s->a, sizeof(IrValue *) * (size_t)cap);
     c.before = arena_alloc(s->a, sizeof(SVal) * (size_t)cap);
     for (int i = 0; i < names.len; i++) {
@@ -448,13 +484,33 @@ static Carried carried_names(Sema *s, const NodeList *body, const Node *skip_tar
         if (skip_target && skip_target->kind == N_NAME && !strcmp(skip_target->name, name))
             continue;
         SVal *v = env_lookup(s->env, name, NULL);
-        if (v && materializable(*v))
-            add_leaf(s, &c, name, -1, *v, at, *v);
-        else if (v && tuple_carriable(*v))
-            for (int k = first_carried(*v); k < v->n; k++)
-                add_leaf(s, &c, name, k, v->items[k], at, *v);
+        if (v && (materializable(*v) || tuple_carriable(*v)))
+            add_leaves(s, &c, name, NULL, 0, false, *v, at, *v);
     }
     return c;
+}
+
+/* A copy of v whose item arrays (nested ones too) are its own. */
+static SVal copy_struct(Sema *s, SVal v)
+{
+    if (!sv_is_struct(v))
+        return v;
+    SVal t = v;
+    t.items = sv_tuple(s, v.items, v.n).items;
+    for (int k = 0; k < v.n; k++)
+        t.items[k] = copy_struct(s, v.items[k]);
+    return t;
+}
+
+/* The item of v at path, or an SV_UNDEF where v has no such item. */
+static SVal at_path(SVal v, const int *path, int depth)
+{
+    for (int d = 0; d < depth; d++) {
+        if (!sv_is_struct(v) || path[d] >= v.n)
+            return (SVal){.k = SV_UNDEF};
+        v = v.items[path[d]];
+    }
+    return v;
 }
 
 /* Binds every carried variable to vals (one per leaf), rebuilding tuples. */
@@ -462,27 +518,40 @@ static void bind_carried(Sema *s, Env *env, const Carried *c, IrValue **vals, Sp
 {
     for (int i = 0; i < c->n;) {
         int j = i + 1;
-        if (c->item[i] < 0) {
+        if (c->depth[i] == 0) {
             env_set(s, env, c->names[i], sv_tensor(vals[i]), at);
         } else {
             while (j < c->n && c->names[j] == c->names[i])
                 j++;
-            SVal v = c->before[i];
-            v.items = sv_tuple(s, v.items, v.n).items;
-            for (int k = i; k < j; k++)
-                v.items[c->item[k]] = sv_tensor(vals[k]);
+            SVal v = copy_struct(s, c->before[i]);
+            for (int k = i; k < j; k++) {
+                SVal *slot = &v;
+                for (int d = 0; d < c->depth[k]; d++)
+                    slot = &slot->items[c->path[k][d]];
+                *slot = sv_tensor(vals[k]);
+            }
             env_set(s, env, c->names[i], v, at);
         }
         i = j;
     }
 }
 
+/* The name of a place in variable `name` (whose value is v), as `st[0][1]`
+ * or `bp.offset0`. */
+static const char *place_name(Sema *s, const char *name, SVal v, const int *path, int depth)
+{
+    const char *r = name;
+    for (int d = 0; d < depth; d++) {
+        r = v.k == SV_BLOCKPTR ? arena_printf(s->a, "%s.offset%d", r, path[d] - first_carried(v))
+                               : arena_printf(s->a, "%s[%d]", r, path[d]);
+        v = v.items[path[d]];
+    }
+    return r;
+}
+
 static const char *leaf_name(Sema *s, const Carried *c, int i)
 {
-    if (c->item[i] >= 0 && c->before[i].k == SV_BLOCKPTR)
-        return arena_printf(s->a, "%s.offset%d", c->names[i],
-                            c->item[i] - first_carried(c->before[i]));
-    return c->item[i] < 0 ? c->names[i] : arena_printf(s->a, "%s[%d]", c->names[i], c->item[i]);
+    return place_name(s, c->names[i], c->before[i], c->path[i], c->depth[i]);
 }
 
 /* Whether block pointer v has the base, shape, strides and block shape of
@@ -497,12 +566,42 @@ static bool same_frame(SVal v, SVal was)
     return true;
 }
 
+/* Whether v, the value a carried variable has at the end of the body, keeps
+ * the tuples and block pointers it had before the loop (`was`, at path in
+ * the variable); if not, reports the first place that changes. */
+static bool same_structure(Sema *s, const char *name, SVal whole, int *path, int depth, SVal v,
+                           SVal was, Span at)
+{
+    if (!sv_is_struct(was))
+        return true; /* a leaf: checked against its carried type */
+    const char *where = place_name(s, name, whole, path, depth);
+    if (was.k == SV_BLOCKPTR && !same_frame(v, was)) {
+        sema_err(s, at,
+                 "block pointer '%s' becomes %s inside the loop; a loop may move it with "
+                 "tl.advance but not change its base, shape, strides or block shape",
+                 where, sv_describe(s, v));
+        return false;
+    }
+    if (was.k == SV_TUPLE && (v.k != SV_TUPLE || v.n != was.n)) {
+        sema_err(s, at, "loop-carried tuple '%s' changes from %d items to %s", where, was.n,
+                 sv_describe(s, v));
+        return false;
+    }
+    for (int k = first_carried(was); k < was.n; k++) {
+        path[depth] = k;
+        if (!same_structure(s, name, whole, path, depth + 1, v.items[k], was.items[k], at))
+            return false;
+    }
+    return true;
+}
+
 /* After the body: the values to yield, checked against the carried types;
  * names new in the body are poisoned for use after the loop. */
 static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrValue **args,
                              const char *what, int line)
 {
     IrValue **y = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c->n + 1));
+    bool kept = true; /* the current variable keeps its structure */
     for (int i = 0; i < c->n; i++) {
         Span *at = NULL;
         SVal *v = env_lookup(s->env, c->names[i], &at);
@@ -510,29 +609,17 @@ static IrValue **loop_yields(Sema *s, Carried *c, Env *before, IrBlock *blk, IrV
         if (!v || v->k == SV_UNDEF)
             continue;
         SVal leaf = *v;
-        if (c->item[i] >= 0) {
-            bool first = i == 0 || c->names[i - 1] != c->names[i];
-            int n = 0;
-            while (i + n < c->n && c->names[i + n] == c->names[i])
-                n++;
-            if (c->before[i].k == SV_BLOCKPTR) {
-                if (!same_frame(*v, c->before[i])) {
-                    if (first)
-                        sema_err(s, *at,
-                                 "block pointer '%s' becomes %s inside the loop; a loop "
-                                 "may move it with tl.advance but not change its base, shape, "
-                                 "strides or block shape",
-                                 c->names[i], sv_describe(s, *v));
-                    continue;
-                }
-            } else if (v->k != SV_TUPLE || v->n <= c->item[i] ||
-                       (first && v->n != c->item[i] + n)) {
-                if (first)
-                    sema_err(s, *at, "loop-carried tuple '%s' changes from %d items to %s",
-                             c->names[i], c->item[i] + n, sv_describe(s, *v));
-                continue;
+        if (c->depth[i] > 0) {
+            if (i == 0 || c->names[i - 1] != c->names[i]) {
+                int deepest = 0;
+                for (int j = i; j < c->n && c->names[j] == c->names[i]; j++)
+                    deepest = c->depth[j] > deepest ? c->depth[j] : deepest;
+                int *path = arena_alloc(s->a, sizeof(int) * (size_t)deepest);
+                kept = same_structure(s, c->names[i], c->before[i], path, 0, *v, c->before[i], *at);
             }
-            leaf = v->items[c->item[i]];
+            if (!kept)
+                continue;
+            leaf = at_path(*v, c->path[i], c->depth[i]);
         }
         if (!materializable(leaf)) {
             sema_err(s, *at, "loop-carried variable '%s' becomes %s inside the loop",
@@ -580,7 +667,7 @@ static void blockptr_offsets(Sema *s, Carried *c, IrBlock *body, IrValue **args,
     IrValue **init = a + c->n, **yv = a + 2 * c->n;
     int n = 0;
     for (int i = 0; i < c->n; i++) {
-        if (c->item[i] < 0 || c->before[i].k != SV_BLOCKPTR)
+        if (!c->offset[i])
             continue;
         if (y[i] == args[i]) {
             ir_replace_uses(body, args[i], c->init[i]);
@@ -600,9 +687,7 @@ static IrValue **after_loop(Sema *s, const Carried *c, IrOp *op, IrValue **y)
 {
     IrValue **r = arena_alloc(s->a, sizeof(IrValue *) * (size_t)(c->n + 1));
     for (int i = 0; i < c->n; i++)
-        r[i] = y[i] == c->init[i] && c->item[i] >= 0 && c->before[i].k == SV_BLOCKPTR
-            ? c->init[i]
-            : op->results[i];
+        r[i] = y[i] == c->init[i] && c->offset[i] ? c->init[i] : op->results[i];
     return r;
 }
 
@@ -628,6 +713,57 @@ static void unroll(Sema *s, const Node *n, const SVal *vals, int count)
         sema_exec(s, &n->list, 0, NULL);
     }
     s->loop_depth--;
+}
+
+/* In a @triton.constexpr_function: Python's `for` over range() or a tuple,
+ * run here, where a `return` may leave the loop (and the function). */
+static void const_for(Sema *s, const Node *n, SVal it, CallArgs *ca)
+{
+    int64_t v[3] = {0, 0, 1};
+    if (it.k != SV_TUPLE) {
+        if (ca->npos < 1 || ca->npos > 3 || ca->nkw) {
+            sema_err(s, ca->at, "range takes 1 to 3 positional arguments here");
+            return;
+        }
+        for (int i = 0; i < ca->npos; i++)
+            if (!sema_const_int(s, ca->pos[i], ca->pos_at[i], "a range bound",
+                                &v[ca->npos == 1 ? 1 : i]))
+                return;
+        if (v[2] == 0) {
+            sema_err(s, ca->at, "range step must not be zero");
+            return;
+        }
+    }
+    __int128 count = it.k == SV_TUPLE ? it.n
+        : v[2] > 0                    ? ((__int128)v[1] - v[0] + v[2] - 1) / v[2]
+                                      : ((__int128)v[0] - v[1] - v[2] - 1) / -v[2];
+    for (__int128 i = 0; i < count && !s->returned; i++) {
+        if (++s->unrolled > SEMA_UNROLL_BUDGET) {
+            sema_err(s, n->span, "compile-time loops run more than %d bodies in this kernel",
+                     SEMA_UNROLL_BUDGET);
+            return;
+        }
+        sema_assign(s, n->a, it.k == SV_TUPLE ? it.items[i] : sv_int((int64_t)(v[0] + i * v[2])),
+                    n->span);
+        sema_exec(s, &n->list, 0, NULL);
+    }
+}
+
+/* `while` in a @triton.constexpr_function: its condition is compile-time. */
+static void const_while(Sema *s, const Node *n)
+{
+    while (!s->returned) {
+        SVal c = sema_eval(s, n->a);
+        bool go;
+        if (c.k == SV_UNDEF || !sema_truth(s, c, n->a->span, &go) || !go)
+            return;
+        if (++s->unrolled > SEMA_UNROLL_BUDGET) {
+            sema_err(s, n->span, "compile-time loops run more than %d bodies in this kernel",
+                     SEMA_UNROLL_BUDGET);
+            return;
+        }
+        sema_exec(s, &n->list, 0, NULL);
+    }
 }
 
 static bool static_range(Sema *s, const Node *n, CallArgs *ca)
@@ -763,6 +899,10 @@ void sema_exec_for(Sema *s, const Node *n)
     if (!is_call || it.k != SV_BUILTIN) {
         if (is_call)
             it = sema_eval(s, n->b);
+        if (it.k == SV_TUPLE && s->const_fn) {
+            const_for(s, n, it, &ca);
+            return;
+        }
         if (it.k == SV_TUPLE) {
             unroll(s, n, it.items, it.n);
             return;
@@ -776,6 +916,10 @@ void sema_exec_for(Sema *s, const Node *n)
     }
     if (!sema_eval_args(s, n->b, &ca))
         return;
+    if (s->const_fn && (!strcmp(it.s, "range") || !strcmp(it.s, "static_range"))) {
+        const_for(s, n, it, &ca);
+        return;
+    }
     if (!strcmp(it.s, "static_range")) {
         static_range(s, n, &ca);
         return;
@@ -850,12 +994,17 @@ static void add_mask_leaf(Sema *s, Carried *c, Span at)
         m = sema_pred_widen(s, sema_const(s, type_scalar(DT_I1), sv_bool(true), at), at);
     c->before[c->n] = sv_tensor(m);
     c->names[c->n] = "$mask";
-    c->item[c->n] = -1;
+    c->depth[c->n] = 0;
+    c->offset[c->n] = false;
     c->init[c->n++] = m;
 }
 
 void sema_exec_while(Sema *s, const Node *n)
 {
+    if (s->const_fn) {
+        const_while(s, n);
+        return;
+    }
     Carried c = carried_names(s, &n->list, NULL, n->span);
     if (s->pred)
         add_mask_leaf(s, &c, n->span);

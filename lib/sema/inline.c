@@ -12,6 +12,8 @@ SVal sema_call(Sema *s, SVal callee, CallArgs *args)
     case SV_UNDEF: return callee;
     case SV_FUNC: return sema_inline(s, callee.fn, args);
     case SV_BUILTIN:
+        if (callee.ns == sema_constexpr_fn_ns)
+            return sema_call_constexpr_fn(s, callee, args);
         return sema_call_builtin(s, callee.ns, callee.s,
                                  callee.n ? callee.items[0] : (SVal){.k = SV_VOID}, args);
     default: break;
@@ -124,10 +126,14 @@ SVal sema_inline(Sema *s, const Node *fn, CallArgs *ca)
                         "'%s' is not a @triton.jit function and cannot be called "
                         "from a kernel",
                         fn->name);
+    /* a function of another file of the package runs in that file's globals */
+    return sema_inline_body(s, fn, sema_module_of(s, fn), ca);
+}
+
+SVal sema_inline_body(Sema *s, const Node *fn, const Node *owner, CallArgs *ca)
+{
     if (!check_recursion(s, fn, ca->at))
         return (SVal){.k = SV_UNDEF};
-    /* a function of another file of the package runs in that file's globals */
-    const Node *owner = sema_module_of(s, fn);
     SemaScope scope = sema_enter_module(s, owner);
     int errors = s->d->errors;
     Env env = {0};

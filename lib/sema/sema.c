@@ -248,7 +248,7 @@ static const char *decorator_name(const Node *d)
     return d->kind == N_NAME || d->kind == N_ATTR ? d->name : "?";
 }
 
-static bool func_is_jit(const Node *fn)
+bool sema_func_is_jit(const Node *fn)
 {
     for (int i = 0; i < fn->list2.len; i++)
         if (is_jit(fn->list2.items[i]))
@@ -340,7 +340,10 @@ void sema_bind_globals(Sema *s)
         const Node *n = items->items[i];
         if (n->kind == N_HOST) {
             for (int k = 0; k < n->list.len; k++)
-                if (!keeps_package(s, n, n->list.items[k]->name))
+                if ((n->flags & NF_CONSTEXPR_FN) && !n->a) /* read when a kernel calls it */
+                    env_set(s, s->globals, n->list.items[k]->name, sema_constexpr_fn_value(n),
+                            n->list.items[k]->span);
+                else if (!keeps_package(s, n, n->list.items[k]->name))
                     bind_host(s, n->list.items[k]->name, n->list.items[k]->span, n->a);
             for (int k = 0; k < n->list2.len; k++) {
                 const Node *imp = n->list2.items[k];
@@ -418,7 +421,7 @@ static Type annot_type(const Node *a, bool *bad)
     return type_scalar(DT_VOID);
 }
 
-static const Node *find_kernel(const Node *module, const char *name)
+static const Node *find_def(const Node *module, const char *name)
 {
     for (int i = 0; module && i < module->list.len; i++) {
         const Node *n = module->list.items[i];
@@ -428,6 +431,29 @@ static const Node *find_kernel(const Node *module, const char *name)
     return NULL;
 }
 
+/* The def `name` names: its own, or the @jit def a module-level alias
+ * binds (`kern = _impl`, which front/host.c makes of `kern =
+ * triton.jit(_impl)`). */
+static const Node *find_kernel(const Node *module, const char *name)
+{
+    const Node *fn = find_def(module, name);
+    for (int i = 0; module && !fn && i < module->list.len; i++) {
+        const Node *n = module->list.items[i];
+        if (n->kind == N_ASSIGN && n->list.len == 1 && n->list.items[0]->kind == N_NAME &&
+            strcmp(n->list.items[0]->name, name) == 0 && n->a->kind == N_NAME) {
+            const Node *def = find_def(module, n->a->name);
+            fn = def && sema_func_is_jit(def) ? def : NULL;
+        }
+    }
+    return fn;
+}
+
+const char *sema_kernel_def(const Node *module, const char *name)
+{
+    const Node *fn = find_kernel(module, name);
+    return fn ? fn->name : NULL;
+}
+
 int sema_kernel_names(const Node *module, const char ***names, Arena *a)
 {
     int n = 0;
@@ -435,7 +461,7 @@ int sema_kernel_names(const Node *module, const char ***names, Arena *a)
     const char **out = arena_alloc(a, sizeof(char *) * (size_t)cap);
     for (int i = 0; module && i < module->list.len; i++) {
         const Node *f = module->list.items[i];
-        if (f->kind == N_FUNC && func_is_jit(f))
+        if (f->kind == N_FUNC && sema_func_is_jit(f))
             out[n++] = f->name;
     }
     *names = out;
@@ -593,7 +619,7 @@ static SVal tuple_param_item(Sema *s, const Node *p, const char *path, const Arg
         return sv_tuple(s, items, as->nitems);
     }
     if (as->is_const)
-        return sema_from_const(as->value);
+        return sema_from_const(s, as->value);
     if (dtype_is_fp8(as->type.dt))
         return sema_err(s, p->span,
                         "item %s of parameter '%s' cannot be a scalar %s: pass a tl.float32 and "
@@ -732,7 +758,9 @@ static void bind_params(Sema *s, const Node *fn, const SpecRequest *req, const K
         const SpecDefine *d = find_define(req, p->name);
         SVal v;
         if (d) {
-            v = sema_from_const(d->value);
+            v = sema_from_const(s, d->value);
+            if (v.k == SV_UNDEF)
+                define_err(s, d, "constexpr %s: %s", d->name, v.s);
         } else if (p->b) {
             Env *saved = s->env;
             s->env = s->globals;
@@ -785,7 +813,7 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
     s.f->arch = req->arch ? arena_strdup(s.a, req->arch) : NULL;
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_open(&s, module);
-    if (!func_is_jit(fn))
+    if (!sema_func_is_jit(fn))
         sema_err(&s, fn->span, "'%s' is not decorated with @triton.jit", fn->name);
     for (int k = 0; k < fn->list2.len; k++) {
         const char *dn = decorator_name(fn->list2.items[k]);

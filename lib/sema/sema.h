@@ -11,14 +11,29 @@
 
 /* A compile-time value: constexpr parameters, module constants, folded
  * expressions. */
-typedef enum { CV_NONE, CV_INT, CV_FLOAT, CV_BOOL, CV_DTYPE, CV_STR } ConstKind;
+typedef enum {
+    CV_NONE,
+    CV_INT,
+    CV_FLOAT,
+    CV_BOOL,
+    CV_DTYPE,
+    CV_STR,
+    CV_TUPLE, /* s: its text, "(0.5, (1, 'a'))", items as -D spells them */
+    CV_FUNC,  /* s: the name ("_relu", "acts.relu") of a @jit function of the module */
+} ConstKind;
 typedef struct ConstValue {
     ConstKind kind;
     int64_t i;     /* CV_INT, CV_BOOL */
     double f;      /* CV_FLOAT */
     Type type;     /* CV_DTYPE: a scalar or pointer type */
-    const char *s; /* CV_STR */
+    const char *s; /* CV_STR, CV_TUPLE, CV_FUNC */
 } ConstValue;
+
+/* Whether v holds text (sema_parse_const copies it to the heap). */
+static inline bool cv_has_text(const ConstValue *v)
+{
+    return (v->kind == CV_STR || v->kind == CV_TUPLE || v->kind == CV_FUNC) && v->s;
+}
 
 typedef struct SpecDefine {
     const char *name;
@@ -64,10 +79,11 @@ typedef struct SpecRequest {
  * made here: it does not check them again. */
 bool spec_request_init(SpecRequest *req, const char *kernel, int num_warps, int num_stages,
                        const char *arch, char *why, size_t cap);
-/* Parses "-D" text ("1024", "1e-5", "True", "tl.float16", "fp16", "'s'").
- * A number that does not fit (an int beyond int64, a finite float beyond
- * float64) is refused with *why saying so; *why is NULL for text that is no
- * value at all. */
+/* Parses "-D" text ("1024", "1e-5", "True", "tl.float16", "fp16", "'s'",
+ * a tuple of such "(1, (2.5, None))", the name of a @jit function "_relu",
+ * which specialisation looks up in the module). A number that does not fit
+ * (an int beyond int64, a finite float beyond float64) is refused with
+ * *why saying so; *why is NULL for text that is no value at all. */
 bool sema_parse_const(const char *text, ConstValue *out, const char **why);
 /* Parses "*fp32:16,*fp32,i32", with tuples in parentheses:
  * "(*fp32:16,*fp32:16),(i32,None),fp32" (a one-item tuple is "(i32,)").
@@ -82,6 +98,10 @@ const char *sema_sig_entry(const ArgSpec *as, Arena *a);
 bool sema_builtin_exists(const char *ns, const char *name);
 bool sema_libdevice_known(const char *name);
 int sema_kernel_names(const Node *module, const char ***names, Arena *a);
+/* The name of the def a kernel name names: its own, or the def a
+ * module-level alias binds (`kern = triton.jit(_impl)` gives "_impl");
+ * NULL for none. */
+const char *sema_kernel_def(const Node *module, const char *name);
 /* The entry points when no kernel is named: the @jit defs that no other
  * function of the file calls (the rest are helpers), in order; linear. */
 int sema_entry_kernels(const Node *module, const char ***names, Arena *a);

@@ -85,13 +85,15 @@ static bool parse_const_item(const char *item, Arena *a, ArgSpec *out)
 {
     ConstValue v;
     const char *why;
-    if (!sema_parse_const(item, &v, &why) || v.kind == CV_DTYPE)
+    if (!sema_parse_const(item, &v, &why))
         return false;
-    if (v.kind == CV_STR) { /* sema_parse_const's copy is on the heap */
+    if (cv_has_text(&v)) { /* sema_parse_const's copy is on the heap */
         const char *text = arena_strdup(a, v.s);
         tk_xfree((char *)v.s);
         v.s = text;
     }
+    if (v.kind == CV_DTYPE || v.kind == CV_TUPLE || v.kind == CV_FUNC)
+        return false;
     memset(out, 0, sizeof *out);
     out->type = type_scalar(DT_VOID);
     out->is_const = true;

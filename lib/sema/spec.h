@@ -123,6 +123,8 @@ typedef struct Sema {
     int errors_at_start;
     PtrVec const_ptrs; /* parameters annotated tl.const: nothing may be stored through them */
     SemaPred *pred;    /* inside tl.map_elementwise's function; NULL elsewhere */
+    int const_fn;      /* inside @triton.constexpr_functions: Python loops run here */
+    PtrVec const_fns;  /* the constexpr functions read so far (sema/constexpr_fn.c) */
 } Sema;
 
 /* ---- values (sema/expr.c) ---- */
@@ -263,6 +265,17 @@ bool sema_libdevice_has_sig(const char *name);
 SVal sema_libdevice_sig_call(Sema *s, const char *ns, const char *name, CallArgs *ca);
 SVal sema_call_builtin(Sema *s, const char *ns, const char *name, SVal self, CallArgs *args);
 SVal sema_inline(Sema *s, const Node *fn, CallArgs *args);
+/* Runs the body of def fn (of module owner) on the call's arguments, jit
+ * or not: sema_inline's work after its check. */
+SVal sema_inline_body(Sema *s, const Node *fn, const Node *owner, CallArgs *args);
+
+/* ---- @triton.constexpr_function (sema/constexpr_fn.c) ---- */
+/* The namespace of the SV_BUILTIN a constexpr function's name is bound
+ * to: fn is its N_HOST (flagged NF_CONSTEXPR_FN), s its name. */
+extern const char sema_constexpr_fn_ns[];
+SVal sema_constexpr_fn_value(const Node *host);
+/* A call of one: its value, compile-time, or an error naming it. */
+SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *args);
 /* Runs fn on already-evaluated values (combine functions, helpers). */
 SVal sema_inline_values(Sema *s, const Node *fn, const SVal *vals, int n, Span at);
 
@@ -332,8 +345,14 @@ SVal sema_swizzle2d(Sema *s, SVal i, SVal j, SVal si, SVal sj, SVal sg, Span at)
 /* ---- constants (sema/const.c) ---- */
 SVal sema_fold_binary(Sema *s, int op, SVal a, SVal b, Span at);
 SVal sema_fold_compare(Sema *s, int op, SVal a, SVal b, Span at, bool *ok);
-SVal sema_from_const(ConstValue c);
-bool sema_to_constvalue(SVal v, ConstValue *out);
+/* A constexpr's value; for a name that is no @jit function of the module
+ * (or a tuple item that is none), an SV_UNDEF whose s says why. */
+SVal sema_from_const(Sema *s, ConstValue c);
+/* Whether module-level def fn is decorated with @triton.jit (sema.c). */
+bool sema_func_is_jit(const Node *fn);
+/* A compile-time value as a ConstValue (a tuple's text in the arena);
+ * false for one that has none (a tensor, a function). */
+bool sema_to_constvalue(Sema *s, SVal v, ConstValue *out);
 bool sema_parse_type(const char *text, Type *t, int *div);
 DType sema_dtype_name(const char *name); /* "float16", "fp16", "int1", ... DT_VOID if none */
 

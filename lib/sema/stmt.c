@@ -44,10 +44,11 @@ void sema_assign(Sema *s, const Node *target, SVal v, Span at)
 /* A plain `name = value` makes Python numbers runtime scalars (i32, fp32,
  * i1 ...), exactly as Triton's code generator does; only `name:
  * tl.constexpr = value`, parameters, module constants and static_range
- * indices stay compile-time. Tuples, dtypes, strings and None stay as they are. */
+ * indices stay compile-time. Tuples, dtypes, strings and None stay as they are.
+ * In a @triton.constexpr_function, which is plain Python, every name does. */
 static void assign_plain(Sema *s, const Node *target, SVal v, Span at)
 {
-    if (target->kind == N_NAME && sv_is_num(v)) {
+    if (target->kind == N_NAME && sv_is_num(v) && !s->const_fn) {
         IrValue *x = sema_to_tensor(s, v, at);
         v = x ? sv_tensor(x) : (SVal){.k = SV_UNDEF};
     } else if ((target->kind == N_TUPLE || target->kind == N_LIST) && v.k == SV_TUPLE &&

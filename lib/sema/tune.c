@@ -75,7 +75,7 @@ static bool read_config(Sema *s, const Node *c, KernelConfig *out)
         SpecDefine *def = &out->defines[out->ndefines++];
         def->name = key->str;
         def->span = d->list2.items[i]->span;
-        if (!sema_to_constvalue(v, &def->value)) {
+        if (!sema_to_constvalue(s, v, &def->value)) {
             sema_err(s, def->span, "config value for '%s' must be a constant", key->str);
             return false;
         }
@@ -293,13 +293,13 @@ bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *con
     args.items = arena_alloc(a, sizeof(SVal) * (size_t)(2 * n + 1));
     for (int i = 0; i < n; i++) {
         args.items[2 * i] = sv_str(names[i]);
-        args.items[2 * i + 1] = sema_from_const(values[i]);
+        args.items[2 * i + 1] = sema_from_const(&s, values[i]);
     }
     Env env = {0};
     env_set(&s, &env, lambda->list.items[0]->name, args, lambda->span);
     s.env = &env;
     SVal v = sema_eval(&s, lambda->a);
-    if (v.k != SV_UNDEF && !sema_to_constvalue(v, out))
+    if (v.k != SV_UNDEF && !sema_to_constvalue(&s, v, out))
         sema_err(&s, lambda->a->span, "a heuristic must give a constant, got %s",
                  sv_describe(&s, v));
     return d->errors == s.errors_at_start;

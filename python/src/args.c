@@ -62,6 +62,16 @@ void tkpy_args_clear(void)
     ndtype_fast = nforms = 0;
 }
 
+/* The repr of the base type's copy of v (PyNumber_Long, PyFloat_FromDouble
+ * or PyUnicode_FromObject): a subclass's (an IntEnum, numpy's float64)
+ * may name its class. */
+static PyObject *base_repr(PyObject *copy)
+{
+    PyObject *r = copy ? PyObject_Repr(copy) : NULL;
+    Py_XDECREF(copy);
+    return r;
+}
+
 /* Copies text into the launch's scratch; NULL (and an exception) when full. */
 static const char *keep_text(Launch *L, const char *s)
 {
@@ -714,20 +724,92 @@ int tkpy_runtime_args(Launch *L, PyObject *v, const char *param, int no_spec)
     return append_runtime(L, v, param, no_spec, 0);
 }
 
-/* The text a constexpr value reads as in source: tk's and Triton's dtypes
- * carry it (tl.float16), strings are quoted. */
-static const char *const_text(Launch *L, PyObject *v)
+static PyObject *const_text_at(PyObject *owner, PyObject *v, const char *param, int depth);
+
+/* A tuple's text, "(a, b)" ("(a,)" for one item), its items' as
+ * tkpy_const_text writes them. */
+static PyObject *tuple_text(PyObject *owner, PyObject *v, const char *param, int depth)
 {
-    PyObject *t = PyObject_GetAttrString(v, "_tk_text");
-    if (!t) {
-        PyErr_Clear();
-        if (PyUnicode_Check(v))
-            t = PyObject_Repr(v);
+    Py_ssize_t n = PyTuple_Size(v);
+    PyObject *items = PyList_New(n);
+    for (Py_ssize_t i = 0; items && i < n; i++) {
+        PyObject *t = depth < 32 ? const_text_at(owner, PyTuple_GetItem(v, i), param, depth) : NULL;
+        if (!t) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "tk: constexpr '%s' nests tuples too deep", param);
+            Py_CLEAR(items);
+            break;
+        }
+        PyList_SetItem(items, i, t); /* steals t */
     }
-    if (!t)
-        return NULL;
-    char *s = tkpy_strdup(t);
-    Py_DECREF(t);
+    PyObject *sep = items ? PyUnicode_FromString(", ") : NULL;
+    PyObject *body = sep ? PyUnicode_Join(sep, items) : NULL;
+    PyObject *r = body ? PyUnicode_FromFormat(n == 1 ? "(%U,)" : "(%U)", body) : NULL;
+    Py_XDECREF(items), Py_XDECREF(sep), Py_XDECREF(body);
+    return r;
+}
+
+/* Whether v is tl.constexpr(value) (tk's class of that name). */
+static int is_constexpr(PyObject *v)
+{
+    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(v), "__name__");
+    int yes = name && PyUnicode_Check(name) &&
+        PyUnicode_CompareWithASCIIString(name, "constexpr") == 0 &&
+        PyObject_HasAttrString(v, "value");
+    Py_XDECREF(name);
+    PyErr_Clear();
+    return yes;
+}
+
+static PyObject *const_text_at(PyObject *owner, PyObject *v, const char *param, int depth)
+{
+    if (v == Py_None || PyBool_Check(v))
+        return PyUnicode_FromString(v == Py_None ? "None" : v == Py_True ? "True" : "False");
+    if (PyLong_Check(v))
+        return base_repr(PyNumber_Long(v));
+    if (PyFloat_Check(v))
+        return base_repr(PyFloat_FromDouble(PyFloat_AsDouble(v)));
+    if (PyUnicode_Check(v))
+        return base_repr(PyUnicode_FromObject(v));
+    if (PyTuple_Check(v))
+        return tuple_text(owner, v, param, depth + 1);
+    if (tkpy_is_kernel(v))
+        return tkpy_jit_name(owner, v, param);
+    PyObject *t = PyObject_GetAttrString(v, "_tk_text"); /* dtypes, tl.constexpr */
+    if (t && is_constexpr(v)) { /* its value, which may be a tuple or a function */
+        Py_DECREF(t);
+        PyObject *inner = PyObject_GetAttrString(v, "value");
+        t = inner && depth < 32 ? const_text_at(owner, inner, param, depth + 1) : NULL;
+        Py_XDECREF(inner);
+        return t;
+    }
+    if (t && PyUnicode_Check(t))
+        return t;
+    Py_XDECREF(t);
+    PyErr_Clear();
+    if (PyIndex_Check(v)) { /* numpy integers */
+        PyObject *i = PyNumber_Index(v);
+        t = i ? base_repr(PyNumber_Long(i)) : NULL;
+        Py_XDECREF(i);
+        return t;
+    }
+    return PyErr_Format(PyExc_TypeError,
+                        "tk: constexpr '%s' must be an int, float, bool, str, None, a tl "
+                        "dtype, a @jit function or a tuple of those, not %R",
+                        param, (PyObject *)Py_TYPE(v));
+}
+
+PyObject *tkpy_const_text(PyObject *owner, PyObject *v, const char *param)
+{
+    return const_text_at(owner, v, param, 0);
+}
+
+/* The text a constexpr value reads as in source, kept in the launch. */
+static const char *const_text(Launch *L, PyObject *v, const char *param)
+{
+    PyObject *t = tkpy_const_text(L->owner, v, param);
+    char *s = t ? tkpy_strdup(t) : NULL;
+    Py_XDECREF(t);
     const char *kept = s ? keep_text(L, s) : NULL;
     PyMem_Free(s);
     return kept;
@@ -760,11 +842,6 @@ int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s)
         Py_XDECREF(i);
         return r;
     }
-    s->arg.text = const_text(L, v);
-    if (!s->arg.text && !PyErr_Occurred())
-        PyErr_Format(PyExc_TypeError,
-                     "tk: constexpr '%s' must be an int, float, bool, str, "
-                     "None or a tl dtype",
-                     param);
+    s->arg.text = const_text(L, v, param);
     return s->arg.text ? 0 : -1;
 }

@@ -178,21 +178,20 @@ static void prune_cb(const tk_config *configs, int n, const tk_arg *args, int na
 
 /* A constexpr value as source text, in a new bytes object: what a
  * heuristic gives, as tk_const_text takes it ("64", "True", "tl.float16",
- * "'text'"); numpy scalars by their item(). NULL with TypeError. */
-static PyObject *const_bytes(PyObject *v, PyObject *name, int depth)
+ * "'text'", "(1, 2)", "_relu"); numpy scalars by their item(). NULL with
+ * TypeError. */
+static PyObject *const_bytes(Kernel *K, PyObject *v, PyObject *name, int depth)
 {
     PyObject *t = NULL;
-    if (v == Py_None || PyBool_Check(v) || PyUnicode_Check(v) || PyLong_Check(v))
-        t = PyObject_Repr(v);
-    else if (PyFloat_Check(v)) { /* repr of a float subclass may name the class */
-        PyObject *f = PyFloat_FromDouble(PyFloat_AsDouble(v));
-        t = f ? PyObject_Repr(f) : NULL;
-        Py_XDECREF(f);
-    } else if (PyObject_HasAttrString(v, "_tk_text"))
-        t = PyObject_GetAttrString(v, "_tk_text");
-    else if (depth == 0 && PyObject_HasAttrString(v, "item")) {
+    if (v == Py_None || PyBool_Check(v) || PyUnicode_Check(v) || PyLong_Check(v) ||
+        PyFloat_Check(v) || PyTuple_Check(v) || tkpy_is_kernel(v) ||
+        PyObject_HasAttrString(v, "_tk_text")) {
+        char *param = tkpy_strdup(name);
+        t = param ? tkpy_const_text((PyObject *)K, v, param) : NULL;
+        PyMem_Free(param);
+    } else if (depth == 0 && PyObject_HasAttrString(v, "item")) {
         PyObject *item = PyObject_CallMethod(v, "item", NULL);
-        PyObject *b = item ? const_bytes(item, name, 1) : NULL;
+        PyObject *b = item ? const_bytes(K, item, name, 1) : NULL;
         Py_XDECREF(item);
         return b;
     } else
@@ -251,7 +250,7 @@ static int defines_cb(const tk_config *cfg, const tk_arg *args, int nargs, tk_de
             continue;
         PyObject *v = seen == 0 ? PyDict_GetItem(meta, name) : NULL; /* borrowed */
         const char *key = v ? kept_c(c, PyUnicode_AsUTF8String(name)) : NULL;
-        const char *text = key ? kept_c(c, const_bytes(v, name, 0)) : NULL;
+        const char *text = key ? kept_c(c, const_bytes(c->K, v, name, 0)) : NULL;
         if (!text || n == cap)
             n = -1;
         else
@@ -570,6 +569,7 @@ tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyOb
     L->n = 0;
     L->used = 0;
     L->ctx = NULL;
+    L->owner = (PyObject *)K;
     L->extents = K->ncfgs > 0;
     *meta = NULL;
     need_meta = need_meta || K->heuristics || K->cfg_heuristics || K->prune;

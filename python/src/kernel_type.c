@@ -7,6 +7,42 @@
 #include <string.h>
 
 static PyTypeObject *bound_type;
+static PyTypeObject *kernel_type;
+
+int tkpy_is_kernel(PyObject *v) { return kernel_type && PyObject_TypeCheck(v, kernel_type); }
+
+/* The key of `globals` bound to f (a new reference), or NULL. */
+static PyObject *name_bound_to(PyObject *globals, PyObject *f)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (globals && PyDict_Check(globals) && PyDict_Next(globals, &pos, &key, &value))
+        if (value == f && PyUnicode_Check(key))
+            return Py_INCREF(key), key;
+    return NULL;
+}
+
+PyObject *tkpy_jit_name(PyObject *owner, PyObject *f, const char *param)
+{
+    Kernel *F = (Kernel *)f, *K = (Kernel *)owner;
+    if (!K || !strcmp(K->path, F->path))
+        return PyUnicode_FromString(F->name);
+    /* another file's function: tk finds it by the name the kernel's module
+     * imports it under, as that module's Python does */
+    PyObject *fn = PyObject_GetAttrString(owner, "fn");
+    PyObject *globals = fn ? PyObject_GetAttrString(fn, "__globals__") : NULL;
+    Py_XDECREF(fn);
+    PyErr_Clear();
+    PyObject *name = name_bound_to(globals, f);
+    Py_XDECREF(globals);
+    if (!name)
+        PyErr_Format(PyExc_TypeError,
+                     "tk: constexpr '%s' is the @jit function '%s' of %s, which the module of "
+                     "kernel '%s' does not name: import it there, as tk looks it up in that "
+                     "module",
+                     param, F->name, F->path, K->name);
+    return name;
+}
 
 /* A C string kept alive by a bytes object in `keep`. */
 static const char *kept_str(PyObject *keep, PyObject *str)
@@ -238,8 +274,12 @@ static PyType_Spec bound_spec = {"tk._tk.Bound", sizeof(PyObject) + 2 * sizeof(P
 int tkpy_kernel_init_types(PyObject *m)
 {
     PyObject *kt = PyType_FromSpec(&kernel_spec);
-    if (!kt || PyModule_AddObject(m, "Kernel", kt) < 0) {
-        Py_XDECREF(kt);
+    if (!kt)
+        return -1;
+    kernel_type = (PyTypeObject *)kt;
+    Py_INCREF(kt); /* kernel_type keeps one */
+    if (PyModule_AddObject(m, "Kernel", kt) < 0) {
+        Py_DECREF(kt);
         return -1;
     }
     bound_type = (PyTypeObject *)PyType_FromSpec(&bound_spec);

@@ -75,6 +75,8 @@ typedef struct Launch {
     int device;  /* TKPY_INTERP or a GPU */
     int extents; /* measure GPU buffers too (the tuner resets them) */
     tk_context *ctx;
+    PyObject *owner; /* the Kernel launched (borrowed): its module names the @jit
+                      * functions the constexprs hold */
 } Launch;
 
 /* Converts a runtime argument (param names the parameter) into slot `s`. */
@@ -108,8 +110,19 @@ int tkpy_args_init(void);
 /* Releases the module's dtype caches. */
 void tkpy_args_clear(void);
 
+/* The text of a constexpr value as tk reads it ("64", "tl.float16",
+ * "(0.5, (1, 'a'))", "_relu"): a new str; NULL with TypeError naming
+ * param for a value no constexpr holds. owner: the Kernel launched, or NULL. */
+PyObject *tkpy_const_text(PyObject *owner, PyObject *v, const char *param);
+
 /* ---- kernel.c ---- */
 int tkpy_kernel_init_types(PyObject *module);
+/* Whether v is a @jit function (a tk._tk.Kernel). */
+int tkpy_is_kernel(PyObject *v);
+/* The name kernel owner's module gives @jit function f (its def name when
+ * both are of one file, else the global bound to it), a new str; NULL with
+ * TypeError naming param when that module binds it to no name. */
+PyObject *tkpy_jit_name(PyObject *owner, PyObject *f, const char *param);
 
 /* ---- tools.c ---- */
 PyObject *tkpy_compile(PyObject *self, PyObject *args, PyObject *kw);

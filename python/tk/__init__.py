@@ -7,9 +7,10 @@ decorators' sugar. `python -m tk script.py` runs a Triton script unchanged."""
 from . import _tk
 from ._tk import CompileError, TkError
 from .decorators import JITFunction, CompiledKernel, jit, autotune, heuristics, Config, cdiv, \
-    next_power_of_2
+    next_power_of_2, constexpr_function
 from . import language, testing
 
 __version__ = _tk.version()
-__all__ = ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "language",
+__all__ = ["jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2",
+           "constexpr_function", "language",
            "testing", "CompileError", "TkError", "JITFunction", "CompiledKernel"]

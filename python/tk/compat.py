@@ -54,7 +54,9 @@ driver = _module("triton.runtime.driver", "drivers", active=active)
 runtime = _module("triton.runtime", "runtime", driver=driver, JITFunction=JITFunction,
                   Autotuner=JITFunction, Heuristics=JITFunction, Config=_jit.Config,
                   OutOfResources=_tk.TkError)
-runtime.jit = _module("triton.runtime.jit", "jit", JITFunction=JITFunction, jit=_jit.jit)
+runtime.jit = _module("triton.runtime.jit", "jit", JITFunction=JITFunction, jit=_jit.jit,
+                      constexpr_function=_jit.constexpr_function,
+                      ConstexprFunction=_jit.ConstexprFunction)
 
 def _set_allocator(allocator):
     """Triton's hook for the global scratch that tensor descriptors made on
@@ -66,6 +68,7 @@ def _set_allocator(allocator):
 
 triton = _module("triton", "tk's facade for triton", set_allocator=_set_allocator, jit=_jit.jit, autotune=_jit.autotune,
                  heuristics=_jit.heuristics, Config=_jit.Config, cdiv=_jit.cdiv,
+                 constexpr_function=_jit.constexpr_function,
                  next_power_of_2=_jit.next_power_of_2, language=language, testing=testing,
                  runtime=runtime, CompilationError=_tk.CompileError,
                  OutOfResources=_tk.TkError, JITFunction=JITFunction, __version__="3.6.0+tk",

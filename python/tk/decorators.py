@@ -142,11 +142,17 @@ def _source_for(path):
 
 
 def const_text(v):
-    """A constexpr value as the source would spell it."""
+    """A constexpr value as the source would spell it: a tuple item by item,
+    a @jit function by its name."""
     if isinstance(v, bool) or v is None:
         return repr(v)
     if type(v).__name__ == "constexpr" and hasattr(v, "value"):
         return const_text(v.value)
+    if isinstance(v, tuple):
+        items = [const_text(x) for x in v]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if isinstance(v, _tk.Kernel):
+        return v.__name__
     if hasattr(v, "_tk_text"):
         return v._tk_text
     return repr(v)
@@ -369,6 +375,28 @@ def jit(fn=None, *, do_not_specialize=(), debug=None, **options):
         return lambda f: JITFunction(f, do_not_specialize=do_not_specialize, debug=debug,
                                      **options)
     return JITFunction(fn, do_not_specialize=do_not_specialize, debug=debug, **options)
+
+
+class ConstexprFunction:
+    """@constexpr_function: Python a kernel calls at compile time on
+    constexpr arguments. libtk reads its def from the source file when a
+    kernel calls it; host code calls the function itself."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        self.__module__ = fn.__module__
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"ConstexprFunction({self.__module__}:{self.__qualname__})"
+
+
+def constexpr_function(fn):
+    """@tk.constexpr_function, as Triton's: see ConstexprFunction."""
+    return ConstexprFunction(fn)
 
 
 class Config:

@@ -75,6 +75,31 @@ static void test_signature(void)
     CHECK(sema_parse_const("-inf", &v, &why) && v.kind == CV_FLOAT && v.f < -1e308);
     CHECK(sema_parse_const("nan", &v, &why) && v.kind == CV_FLOAT && v.f != v.f);
     CHECK(sema_parse_const("1e-400", &v, &why) && v.kind == CV_FLOAT && v.f == 0);
+    /* tuples keep their items' text, spaced one way; names are functions */
+    struct {
+        const char *text, *canon;
+    } tuples[] = {
+        {"(1,2.5)", "(1, 2.5)"},
+        {" ( 1 ,( 'a,(b' , None) ,tl.float16,) ", "(1, ('a,(b', None), tl.float16)"},
+        {"(1,)", "(1,)"},
+        {"()", "()"},
+        {"((),(_relu,))", "((), (_relu,))"},
+    };
+    for (int i = 0; i < TK_ARRAY_LEN(tuples); i++) {
+        CHECK(sema_parse_const(tuples[i].text, &v, &why) && v.kind == CV_TUPLE &&
+              !strcmp(v.s, tuples[i].canon));
+        if (v.kind == CV_TUPLE)
+            tk_xfree((void *)v.s);
+    }
+    CHECK(sema_parse_const("(7)", &v, &why) && v.kind == CV_INT && v.i == 7);
+    CHECK(!sema_parse_const("(1,,2)", &v, &why) && why == NULL);
+    CHECK(!sema_parse_const("(1, 'a)", &v, &why) && why == NULL);
+    CHECK(!sema_parse_const("(1, 2", &v, &why) && why == NULL);
+    CHECK(!sema_parse_const("(1, 1e999)", &v, &why) && why);
+    CHECK(!sema_parse_const("(1, 2))(", &v, &why));
+    CHECK(sema_parse_const("_relu", &v, &why) && v.kind == CV_FUNC && !strcmp(v.s, "_relu"));
+    tk_xfree((void *)v.s);
+    CHECK(!sema_parse_const("a.b", &v, &why) && why == NULL);
 }
 
 /* Tuple entries parse into trees and print back as written; malformed
