@@ -90,11 +90,39 @@ static SVal eval_ifexp(Sema *s, const Node *n)
 }
 
 /* [f(x) for x in t if c]: unrolled over a compile-time tuple, as Triton
- * does; the name is bound for the comprehension only (Python 3). A
+ * does (or a range of compile-time ints); the name is bound for the comprehension only (Python 3). A
  * condition must be a compile-time value (Triton would ignore it). */
+/* range(...) of compile-time ints as a tuple, for a comprehension (a
+ * @triton.constexpr_function's body is Python: [2 * i for i in range(n)]). */
+static SVal range_tuple(Sema *s, const Node *call)
+{
+    CallArgs ca;
+    int64_t b[3] = {0, 0, 1};
+    if (!sema_eval_args(s, call, &ca))
+        return (SVal){.k = SV_UNDEF};
+    if (ca.npos < 1 || ca.npos > 3 || ca.nkw)
+        return sema_err(s, call->span, "range() takes one to three numbers");
+    for (int i = 0; i < ca.npos; i++)
+        if (!sema_const_int(s, ca.pos[i], ca.pos_at[i], "a comprehension's range bound",
+                            &b[ca.npos == 1 ? 1 : i]))
+            return (SVal){.k = SV_UNDEF};
+    if (b[2] == 0)
+        return sema_err(s, call->span, "range() step must not be zero");
+    int64_t n = b[2] > 0 ? (b[1] - b[0] + b[2] - 1) / b[2] : (b[0] - b[1] - b[2] - 1) / -b[2];
+    n = n < 0 ? 0 : n;
+    if (n > 4096)
+        return sema_err(s, call->span, "a comprehension over %lld items is too long", (long long)n);
+    SVal *items = arena_alloc(s->a, sizeof(SVal) * (size_t)(n + 1));
+    for (int64_t i = 0; items && i < n; i++)
+        items[i] = sv_int(b[0] + i * b[2]);
+    return items ? sv_tuple(s, items, (int)n) : (SVal){.k = SV_UNDEF};
+}
+
 static SVal eval_listcomp(Sema *s, const Node *n)
 {
-    SVal it = sema_eval(s, n->c);
+    const Node *src = n->c;
+    bool is_range = src->kind == N_CALL && src->a->kind == N_NAME && !strcmp(src->a->name, "range");
+    SVal it = is_range ? range_tuple(s, src) : sema_eval(s, src);
     if (it.k == SV_UNDEF)
         return it;
     if (it.k != SV_TUPLE)
