@@ -190,22 +190,27 @@ LLVMValueRef cg_cstring(Cg *cg, const char *s)
     return g;
 }
 
+/* Inline PTX; `effects`: LLVM keeps it where it is and as often as it is
+ * written (a barrier, a copy), else it may merge or drop it like an op. */
+static LLVMValueRef asm_call(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
+                             const char *cons, LLVMValueRef *args, LLVMBool effects)
+{
+    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
+    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), effects, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+}
+
 LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
                     const char *cons, LLVMValueRef *args)
 {
-    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
-    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0,
-                                       LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+    return asm_call(cg, ret, pt, np, text, cons, args, 1);
 }
 
 LLVMValueRef cg_asm_pure(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
                          const char *cons, LLVMValueRef *args)
 {
-    LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
-    LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 0, 0,
-                                       LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+    return asm_call(cg, ret, pt, np, text, cons, args, 0);
 }
 
 LLVMValueRef cg_asm_void(Cg *cg, const char *text)
