@@ -315,6 +315,13 @@ int sema_norm_axis(Sema *s, SVal axis, int rank, Span at); /* -1 after an error 
 void sema_exec(Sema *s, const NodeList *l, int from, Cont *cont);
 void sema_assign(Sema *s, const Node *target, SVal v, Span at);
 void sema_exec_if(Sema *s, const Node *n, Cont *cont);
+/* Region helpers of sema/flow.c, which sema/loop.c shares: ends a block
+ * with a terminator, puts an op built detached (its regions taken from
+ * `tmp`) where the builder points, and a value made a tensor at the end of
+ * a block. */
+void sema_terminate(Sema *s, IrBlock *blk, IrKind k, Span at, IrValue **vals, int n);
+IrOp *sema_place_op(Sema *s, IrOp *op, IrOp *tmp);
+IrValue *sema_value_in(Sema *s, IrBlock *blk, SVal v, Span at);
 /* `a if c else b`, c a runtime scalar: true with the value in *out where
  * a side may not run speculatively (a branch); false with both sides
  * built in place in sides[], for a select. */
