@@ -248,7 +248,11 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
 static bool speculatable(const IrBlock *b)
 {
     for (const IrOp *op = b ? b->first : NULL; op; op = op->next) {
-        if (op->kind == IR_LOAD || ir_op_has_effect(op))
+        if (op->kind == IR_YIELD || op->kind == IR_CONDITION)
+            continue; /* a region's terminator */
+        /* an op with regions is judged by what they hold, walked once here
+         * (ir_op_has_effect would walk them again, and misses loads) */
+        if (op->kind == IR_LOAD || (op->nregions == 0 && ir_op_has_effect(op)))
             return false;
         for (int r = 0; r < op->nregions; r++)
             if (!speculatable(op->regions[r]))
