@@ -115,6 +115,7 @@ LLVMValueRef cg_i32(Cg *cg, int64_t v);
 /* log2 of v rounded up (shapes and tiles are powers of two). */
 int cg_ilog2(int64_t v);
 LLVMValueRef cg_i64(Cg *cg, int64_t v);
+LLVMValueRef cg_returns(Cg *cg, LLVMValueRef call);
 LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov, LLVMValueRef *args,
                           int nargs);
 LLVMValueRef cg_call_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, int np,

@@ -144,7 +144,7 @@ static LLVMValueRef div_full_f32(Cg *cg, LLVMValueRef a, LLVMValueRef b)
     LLVMValueRef ia = LLVMGetInlineAsm(ft, asm_text, strlen(asm_text), cons, strlen(cons), 0, 0,
                                        LLVMInlineAsmDialectATT, 0);
     LLVMValueRef args[2] = {a, b};
-    return LLVMBuildCall2(cg->b, ft, ia, args, 2, "");
+    return cg_returns(cg, LLVMBuildCall2(cg->b, ft, ia, args, 2, ""));
 }
 
 /* Float add, sub and mul may fuse into fma where one feeds the other, as

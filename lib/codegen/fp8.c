@@ -22,7 +22,7 @@ static LLVMValueRef asm_call(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, c
     LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
     LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 0, 0,
                                        LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+    return cg_returns(cg, LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, ""));
 }
 
 /* Two fp8 bytes -> two halves (exact). Bytes are joined and split with

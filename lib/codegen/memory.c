@@ -91,7 +91,7 @@ static LLVMValueRef inline_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np,
     LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
     LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 1, 0,
                                        LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+    return cg_returns(cg, LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, ""));
 }
 
 /* "{ $i, $i+1, ... }" or "$i" for a vector of n registers starting at operand i. */

@@ -326,7 +326,7 @@ static void issue_ptx(Mma *x, LLVMValueRef *args, LLVMValueRef *acc)
     const char *cons = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
     LLVMValueRef ia = LLVMGetInlineAsm(ft, x->k.ptx, strlen(x->k.ptx), cons, strlen(cons), 0, 0,
                                        LLVMInlineAsmDialectATT, 0);
-    LLVMValueRef out = LLVMBuildCall2(cg->b, ft, ia, args, 10, "");
+    LLVMValueRef out = cg_returns(cg, LLVMBuildCall2(cg->b, ft, ia, args, 10, ""));
     for (int j = 0; j < 4; j++)
         acc[j] = LLVMBuildExtractValue(cg->b, out, (unsigned)j, "");
 }

@@ -147,6 +147,21 @@ LLVMValueRef cg_i64(Cg *cg, int64_t v)
     return LLVMConstInt(LLVMInt64TypeInContext(cg->ctx), (unsigned long long)v, 1);
 }
 
+/* The compiler's own PTX and NVVM intrinsics return and never unwind; said
+ * on the call, LLVM may hoist a loop-invariant division or remainder that
+ * follows a barrier out of the loop (it moves a trapping instruction only
+ * where every instruction before it in the loop returns). */
+LLVMValueRef cg_returns(Cg *cg, LLVMValueRef call)
+{
+    static const char *names[] = {"nounwind", "willreturn"};
+    for (int i = 0; i < 2; i++) {
+        unsigned kind = LLVMGetEnumAttributeKindForName(names[i], strlen(names[i]));
+        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                                 LLVMCreateEnumAttribute(cg->ctx, kind, 0));
+    }
+    return call;
+}
+
 LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov, LLVMValueRef *args,
                           int nargs)
 {
@@ -157,7 +172,8 @@ LLVMValueRef cg_intrinsic(Cg *cg, const char *name, LLVMTypeRef *ov, int nov, LL
     }
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(cg->mod, id, ov, (size_t)nov);
     LLVMTypeRef ft = LLVMIntrinsicGetType(cg->ctx, id, ov, (size_t)nov);
-    return LLVMBuildCall2(cg->b, ft, fn, args, (unsigned)nargs, "");
+    LLVMValueRef call = LLVMBuildCall2(cg->b, ft, fn, args, (unsigned)nargs, "");
+    return strcmp(name, "llvm.trap") ? cg_returns(cg, call) : call;
 }
 
 LLVMValueRef cg_call_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, int np,
@@ -198,7 +214,7 @@ static LLVMValueRef asm_call(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, c
     LLVMTypeRef ft = LLVMFunctionType(ret, pt, (unsigned)np, 0);
     LLVMValueRef ia = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), effects, 0,
                                        LLVMInlineAsmDialectATT, 0);
-    return LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, "");
+    return cg_returns(cg, LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)np, ""));
 }
 
 LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
