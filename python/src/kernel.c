@@ -306,11 +306,36 @@ static int has_configs(Kernel *K, tk_kernel *k)
     return 1;
 }
 
+/* At the first launch the module has run: the text to compile takes the
+ * live values of the names its host code binds (tk/live.py), from the
+ * Python method _live_source; None leaves the text as it is. */
+static int take_live_source(Kernel *K)
+{
+    if (K->live)
+        return 0;
+    PyObject *text = PyObject_CallMethod((PyObject *)K, "_live_source", NULL);
+    if (!text)
+        return -1;
+    int keep = text == Py_None;
+    char *copy = keep ? NULL : tkpy_strdup(text);
+    Py_DECREF(text);
+    if (!keep && !copy)
+        return -1;
+    if (copy) {
+        PyMem_Free(K->source);
+        K->source = copy;
+    }
+    K->live = 1;
+    return 0;
+}
+
 static tk_kernel *kernel_for(Kernel *K, Launch *L)
 {
     int i = L->device == TKPY_INTERP ? 0 : 1 + L->device;
     if (K->k[i])
         return K->k[i];
+    if (take_live_source(K) < 0)
+        return NULL;
     tk_module *m = module_for(L->ctx, K->path, K->source, K->where);
     tk_kernel *k = NULL;
     tk_status s = m ? tk_module_kernel(m, K->name, &k) : TK_OK;

@@ -10,6 +10,7 @@ typedef struct Kernel {
     char *path, *name;
     char *where;  /* "file:line: def name(...)" for messages */
     char *source; /* the text to compile instead of the file, or NULL */
+    int live;     /* whether source holds the live module's bindings yet */
     int nparams;
     char **pnames;
     PyObject **pobjs; /* the names as interned str, matched by identity first */

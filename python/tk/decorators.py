@@ -9,6 +9,7 @@ import re
 import weakref
 
 from . import _tk
+from . import live as _live
 
 
 def cdiv(x, y):
@@ -121,6 +122,12 @@ def _blank(raw, n, start, end):
     if rest.lstrip().startswith(b","):
         end += len(rest) - len(rest.lstrip()) + 1
     raw[n] = line[:start] + b" " * (end - start) + line[end:]
+
+
+def _compiled_source(path):
+    """The text the launches of path's kernels compiled (with the live
+    module's bindings, tk/live.py), where it differs from the file."""
+    return _live._live.get(path, _source_for(path))
 
 
 def _source_for(path):
@@ -236,7 +243,7 @@ class _Asm(dict):
         if not arch and ck.device >= 0:
             p = _tk.device_properties(ck.device)
             arch = f"sm_{p['cc_major']}{p['cc_minor']}" + ("a" if p["cc_major"] == 9 else "")
-        text = _tk.compile(self._path, _source_for(self._path), self._name, ck.signature,
+        text = _tk.compile(self._path, _compiled_source(self._path), self._name, ck.signature,
                            list(ck.defines), ck.num_warps, ck.num_stages, self._EMIT[what], arch)
         self[what] = text
         return text
@@ -289,6 +296,20 @@ class JITFunction(_tk.Kernel):
         self._heuristics, self._config_heuristics = [], []
         self._prune, self._autotune_args = None, None
         self._under, self._untuned = None, None  # made on first use: .fn and _plain()
+
+    def _live_source(self):
+        """Called by the first launch: the text to compile, with the live
+        values of the names the module's host code binds; None: the file."""
+        base = _source_for(self._path)
+        text = base
+        if text is None:
+            try:
+                with open(self._path, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                return None
+        new = _live.live_source(self._path, text, self._pyfn.__globals__)
+        return None if new is text and base is None else new
 
     @property
     def fn(self):

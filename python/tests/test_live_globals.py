@@ -1,0 +1,20 @@
+"""Names a kernel uses that host code binds (a host function's result, a
+helper picked under such a condition) resolve from the live module at the
+first launch, as Triton reads fn.__globals__ when it compiles."""
+import numpy as np
+
+import live_kernels as K
+
+
+def test_helper_and_flags_from_the_live_module():
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float16)
+    K.apply_helper[(1,)](x, out, BLOCK=16)
+    np.testing.assert_array_equal(out, (x * 2 * 4).astype(np.float16))
+
+
+def test_the_compiled_ir_names_the_chosen_helper():
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float16)
+    ck = K.apply_helper.warmup(x, out, BLOCK=16, grid=(1,))
+    assert "fp16" in ck.asm["ir"]
