@@ -1,7 +1,7 @@
 /* kernel_type.c: the Python types of kernel.c: Kernel (subclassed by
- * tk.JITFunction) with its tuning, heuristics and warmup methods, and
- * Bound, the object kernel[grid] gives, whose call is the launch (and
- * gives the compiled kernel it ran). */
+ * tk.JITFunction) with its construction, its tuning, heuristics and warmup
+ * methods, and Bound, the object kernel[grid] gives, whose call is the
+ * launch (and gives the compiled kernel it ran). */
 #include "kernel.h"
 
 #include <string.h>
@@ -249,6 +249,80 @@ static PyMethodDef kernel_methods[] = {
     {"_warmup", (PyCFunction)(void (*)(void))kernel_warmup, METH_VARARGS | METH_KEYWORDS,
      "Compiles for these arguments without launching."},
     {NULL, NULL, 0, NULL}};
+
+/* The type a parameter's annotation declares: None, or a type name as
+ * torch spells it ("int64"); TK_VOID for None, -1 with an exception for a
+ * name tk does not know. */
+static int declared_type(PyObject *types, Py_ssize_t p, tk_dtype *out)
+{
+    *out = TK_VOID;
+    if (types == Py_None)
+        return 0;
+    PyObject *t = PySequence_GetItem(types, p);
+    char *name = t && t != Py_None ? tkpy_strdup(t) : NULL;
+    int r = t && (t == Py_None || name) ? 0 : -1;
+    if (name && (*out = tkpy_dtype_named(name)) == TK_VOID)
+        PyErr_Format(PyExc_ValueError, "tk: no scalar type is named '%s'", name), r = -1;
+    Py_XDECREF(t);
+    PyMem_Free(name);
+    return r;
+}
+
+static int kernel_params(Kernel *K, PyObject *params, PyObject *consts, PyObject *types)
+{
+    Py_ssize_t n = PySequence_Size(params);
+    if (n < 0 || n > TKPY_MAX_ARGS || PySequence_Size(consts) != n ||
+        (types != Py_None && PySequence_Size(types) != n)) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError,
+                         "tk: a kernel takes at most %d parameters, and one "
+                         "constexpr flag and one type each",
+                         TKPY_MAX_ARGS);
+        return -1;
+    }
+    K->pnames = PyMem_Calloc((size_t)n + 1, sizeof(char *));
+    K->pobjs = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
+    K->is_const = PyMem_Calloc((size_t)n + 1, 1);
+    K->no_spec = PyMem_Calloc((size_t)n + 1, 1);
+    K->types = PyMem_Calloc((size_t)n + 1, sizeof(tk_dtype));
+    if (!K->pnames || !K->pobjs || !K->is_const || !K->no_spec || !K->types)
+        return PyErr_NoMemory(), -1;
+    for (Py_ssize_t p = 0; p < n; p++) {
+        PyObject *name = PySequence_GetItem(params, p), *c = PySequence_GetItem(consts, p);
+        K->pnames[p] = name ? tkpy_strdup(name) : NULL;
+        K->pobjs[p] = K->pnames[p] ? PyUnicode_InternFromString(K->pnames[p]) : NULL;
+        K->is_const[p] = c && PyObject_IsTrue(c) == 1;
+        Py_XDECREF(name), Py_XDECREF(c);
+        K->nparams = (int)p + 1;
+        if (!K->pobjs[p] || declared_type(types, p, &K->types[p]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Kernel(path, name, params, is_constexpr, defaults, where[, source[, types]]):
+ * types holds, per parameter, the scalar type its annotation declares
+ * ("int64") or None. */
+int tkpy_kernel_init(PyObject *self, PyObject *args, PyObject *kw)
+{
+    Kernel *K = (Kernel *)self;
+    PyObject *path, *name, *params, *consts, *defaults, *where, *source = Py_None;
+    PyObject *types = Py_None;
+    if (!PyArg_ParseTuple(args, "UUOOO!U|OO", &path, &name, &params, &consts, &PyDict_Type,
+                          &defaults, &where, &source, &types))
+        return -1;
+    if (K->path) {
+        PyErr_SetString(PyExc_RuntimeError, "tk: a Kernel is initialised once");
+        return -1;
+    }
+    if (!(K->path = tkpy_strdup(path)) || !(K->name = tkpy_strdup(name)) ||
+        !(K->where = tkpy_strdup(where)) || kernel_params(K, params, consts, types) < 0 ||
+        (source != Py_None && !(K->source = tkpy_strdup(source))))
+        return -1;
+    Py_INCREF(defaults);
+    K->defaults = defaults;
+    return 0;
+}
 
 static PyType_Slot kernel_slots[] = {
     {Py_tp_new, (void *)kernel_new},
