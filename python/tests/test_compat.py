@@ -93,3 +93,13 @@ def test_importlib_metadata_knows_triton():
     assert importlib.metadata.version("triton").startswith("3.6")
     with pytest.raises(importlib.metadata.PackageNotFoundError):
         importlib.metadata.version("no-such-distribution-tk")
+
+
+def test_host_wrapper_of_kernel_interface():
+    """A library's launch wrapper subclasses triton.KernelInterface and
+    defines run(); wrapper[grid](...) reaches it with grid= and warmup=."""
+    env = dict(os.environ, TK_INTERPRET="1")
+    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "kernel_wrapper.py")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "wrapper OK" in p.stdout

@@ -52,9 +52,11 @@ active = _module("triton.runtime.driver.active", "the active driver", utils=util
                  get_active_torch_device=_active_torch_device)
 driver = _module("triton.runtime.driver", "drivers", active=active)
 runtime = _module("triton.runtime", "runtime", driver=driver, JITFunction=JITFunction,
+                  KernelInterface=_jit.KernelInterface,
                   Autotuner=JITFunction, Heuristics=JITFunction, Config=_jit.Config,
                   OutOfResources=_tk.TkError)
 runtime.jit = _module("triton.runtime.jit", "jit", JITFunction=JITFunction, jit=_jit.jit,
+                      KernelInterface=_jit.KernelInterface,
                       constexpr_function=_jit.constexpr_function,
                       ConstexprFunction=_jit.ConstexprFunction)
 
@@ -71,7 +73,8 @@ triton = _module("triton", "tk's facade for triton", set_allocator=_set_allocato
                  constexpr_function=_jit.constexpr_function,
                  next_power_of_2=_jit.next_power_of_2, language=language, testing=testing,
                  runtime=runtime, CompilationError=_tk.CompileError,
-                 OutOfResources=_tk.TkError, JITFunction=JITFunction, __version__="3.6.0+tk",
+                 OutOfResources=_tk.TkError, JITFunction=JITFunction,
+                 KernelInterface=_jit.KernelInterface, __version__="3.6.0+tk",
                  __path__=[])
 
 from .tools import tensor_descriptor as _tensor_descriptor  # noqa: E402

@@ -264,7 +264,17 @@ class KernelParam:
         return f"KernelParam({self.name!r}, constexpr={self.is_constexpr})"
 
 
-class JITFunction(_tk.Kernel):
+class KernelInterface:
+    """Triton's base of launchable objects: kernel[grid](*args, **kw) calls
+    kernel.run(*args, grid=grid, warmup=False, **kw). Host wrappers of
+    kernels (a launch cache, a dispatch layer) subclass it and define run;
+    tk's kernels are instances too, with their own kernel[grid]."""
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+
+class JITFunction(_tk.Kernel, KernelInterface):
     """A @jit function: kernel[grid](*args, num_warps=, num_stages=, stream=,
     **constexprs) launches it; warmup(...) compiles it without launching."""
 
