@@ -14,6 +14,11 @@ def _has_fast_path():
 USE_DOUBLE = _has_fast_path()
 SCALE = float(len("four"))
 OUT_DTYPE = tl.float16 if USE_DOUBLE else tl.float32
+if USE_DOUBLE:
+    libdevice = tl.extra.cuda.libdevice
+    fast_exp = libdevice.exp
+else:
+    fast_exp = tl.exp
 
 
 @tk.jit
@@ -34,5 +39,5 @@ def apply_helper(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     y = helper(tl.load(x_ptr + offs))
     if USE_DOUBLE:
-        y = y * SCALE
+        y = y * SCALE + fast_exp(y * 0.0)
     tl.store(out_ptr + offs, y.to(OUT_DTYPE))

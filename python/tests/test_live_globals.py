@@ -10,7 +10,7 @@ def test_helper_and_flags_from_the_live_module():
     x = np.arange(16, dtype=np.float32)
     out = np.zeros(16, np.float16)
     K.apply_helper[(1,)](x, out, BLOCK=16)
-    np.testing.assert_array_equal(out, (x * 2 * 4).astype(np.float16))
+    np.testing.assert_array_equal(out, (x * 2 * 4 + 1).astype(np.float16))
 
 
 def test_the_compiled_ir_names_the_chosen_helper():

@@ -135,6 +135,7 @@ def _device_only(name):
     def f(*args, **kw):
         raise RuntimeError(f"tk: tl.{name} runs only inside a @jit kernel")
     f.__name__ = name
+    f._tk_path = name  # where triton.language has it, for tk/live.py
     return f
 
 

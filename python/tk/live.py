@@ -7,8 +7,8 @@ a condition) is an error at its use. On the Python route the module has
 run, and Triton reads such names from fn.__globals__ when it compiles: so
 does tk. At a file's first launch, each module-level name bound by host
 code whose live value the language can spell (a bool, int, float, string or
-None, a constexpr of one, a dtype, a @jit function of the file, a tuple of
-these) is appended to the text tk compiles as `name = value`, after the
+None, a constexpr of one, a dtype, a @jit function of the file, a device
+function of triton.language, a tuple of these) is appended to the text tk compiles as `name = value`, after the
 last line, so that lines and columns stay where they were and the live
 value is the last binding, as in the module. The text is taken once per
 file: the bindings are part of the source, and so of the cache key."""
@@ -97,7 +97,18 @@ def _spell(value, glb, path, depth=0):
         if any(i is None for i in items):
             return None
         return "(" + "".join(i + ", " for i in items) + ")"
-    return _jit_name(value, glb, path)
+    return _jit_name(value, glb, path) or _builtin_name(value)
+
+
+def _builtin_name(value):
+    """A device function of the facade (tl.exp, libdevice.exp, tl.math.rsqrt)
+    by its place in triton.language."""
+    where = getattr(value, "_tk_path", None)
+    if not isinstance(where, str):
+        return None
+    if where.startswith("libdevice."):
+        where = "extra.cuda." + where
+    return f"{_LIVE_TL}.{where}"
 
 
 def _jit_name(value, glb, path):
