@@ -18,3 +18,11 @@ def test_the_compiled_ir_names_the_chosen_helper():
     out = np.zeros(16, np.float16)
     ck = K.apply_helper.warmup(x, out, BLOCK=16, grid=(1,))
     assert "fp16" in ck.asm["ir"]
+
+
+def test_names_imported_from_a_file_whose_host_code_chose_them():
+    import live_import_kernels as L
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    L.imported_choice[(1,)](x, out, BLOCK=8)
+    np.testing.assert_array_equal(out, x * 3 + 1)

@@ -60,7 +60,8 @@ def _bound_anywhere(stmts, out):
 
 def host_bound_names(tree):
     """Module-level names that host code binds: assigned from anything but a
-    literal, or bound inside a compound statement."""
+    literal, bound inside a compound statement, or imported by name from
+    another module (whose own host code may have chosen them)."""
     names = set()
     for st in tree.body:
         if isinstance(st, ast.Assign) and not _literal(st.value):
@@ -72,6 +73,9 @@ def host_bound_names(tree):
             _targets(st.target, names)
         elif isinstance(st, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
             _bound_anywhere([st], names)
+        elif isinstance(st, ast.ImportFrom):
+            # the other file's host code may have chosen them
+            names.update(a.asname or a.name for a in st.names if a.name != "*")
     return names
 
 
