@@ -103,3 +103,16 @@ def test_host_wrapper_of_kernel_interface():
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "wrapper OK" in p.stdout
+
+
+def test_launch_cache_walking_fn_with_isinstance():
+    """A launch cache walks .fn down to triton.runtime.JITFunction, asking
+    isinstance of Autotuner and Heuristics on the way (each answers for the
+    kernels whose outermost decorator it is), records best_config and the
+    heuristics' values, and relaunches the compiled kernel with the runtime
+    arguments alone."""
+    env = dict(os.environ, TK_INTERPRET="1")
+    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "launch_cache.py")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "launch cache OK" in p.stdout

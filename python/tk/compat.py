@@ -51,11 +51,11 @@ active = _module("triton.runtime.driver.active", "the active driver", utils=util
                  get_device_interface=lambda: sys.modules["torch"].cuda,
                  get_active_torch_device=_active_torch_device)
 driver = _module("triton.runtime.driver", "drivers", active=active)
-runtime = _module("triton.runtime", "runtime", driver=driver, JITFunction=JITFunction,
+runtime = _module("triton.runtime", "runtime", driver=driver, JITFunction=_jit.JITKind,
                   KernelInterface=_jit.KernelInterface,
-                  Autotuner=JITFunction, Heuristics=JITFunction, Config=_jit.Config,
+                  Autotuner=_jit.Autotuner, Heuristics=_jit.Heuristics, Config=_jit.Config,
                   OutOfResources=_tk.TkError)
-runtime.jit = _module("triton.runtime.jit", "jit", JITFunction=JITFunction, jit=_jit.jit,
+runtime.jit = _module("triton.runtime.jit", "jit", JITFunction=_jit.JITKind, jit=_jit.jit,
                       KernelInterface=_jit.KernelInterface,
                       constexpr_function=_jit.constexpr_function,
                       ConstexprFunction=_jit.ConstexprFunction)
@@ -73,7 +73,7 @@ triton = _module("triton", "tk's facade for triton", set_allocator=_set_allocato
                  constexpr_function=_jit.constexpr_function,
                  next_power_of_2=_jit.next_power_of_2, language=language, testing=testing,
                  runtime=runtime, CompilationError=_tk.CompileError,
-                 OutOfResources=_tk.TkError, JITFunction=JITFunction,
+                 OutOfResources=_tk.TkError, JITFunction=_jit.JITKind,
                  KernelInterface=_jit.KernelInterface, __version__="3.6.0+tk",
                  __path__=[])
 

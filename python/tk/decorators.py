@@ -334,6 +334,14 @@ class JITFunction(_tk.Kernel, KernelInterface):
                                       heuristics=self.configs is not None)
         return self._under
 
+    @property
+    def values(self):
+        """As Triton's Heuristics.values: the outermost @heuristics' names
+        and functions (stacked ones together)."""
+        if self._heuristics:
+            return dict(self._heuristics)
+        return dict(self._config_heuristics) if self.configs is None else {}
+
     def _layer(self, tuned, heuristics):
         """A kernel of the same function with this one's autotuning (tuned)
         and the heuristics under @autotune (heuristics) or neither."""
@@ -398,6 +406,44 @@ class JITFunction(_tk.Kernel, KernelInterface):
 
     def __repr__(self):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+def _outermost(k):
+    """What a kernel's outermost decorator is, as Triton's object for it."""
+    if k._heuristics:
+        return "heuristics"
+    if k.configs is not None:
+        return "autotune"
+    return "heuristics" if k._config_heuristics else "jit"
+
+
+class _Kind(type):
+    """tk has one class for every kernel; Triton has one per decorator
+    (JITFunction, Autotuner, Heuristics), and host code walks a kernel's
+    .fn chain asking isinstance() of them: each answers for the kernels
+    whose outermost decorator it stands for. Calling one builds a kernel
+    as @jit does."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, JITFunction) and _outermost(obj) == cls._kind
+
+    def __call__(cls, *args, **kwargs):
+        return JITFunction(*args, **kwargs)
+
+
+class JITKind(KernelInterface, metaclass=_Kind):
+    """triton.runtime.JITFunction: a kernel with no @autotune or @heuristics."""
+    _kind = "jit"
+
+
+class Autotuner(KernelInterface, metaclass=_Kind):
+    """triton.runtime.Autotuner: a kernel whose outermost decorator is @autotune."""
+    _kind = "autotune"
+
+
+class Heuristics(KernelInterface, metaclass=_Kind):
+    """triton.runtime.Heuristics: a kernel whose outermost decorator is @heuristics."""
+    _kind = "heuristics"
 
 
 def jit(fn=None, *, do_not_specialize=(), debug=None, **options):
