@@ -335,6 +335,16 @@ class JITFunction(_tk.Kernel, KernelInterface):
         return self._under
 
     @property
+    def src(self):
+        """As Triton's JITFunction.src: the function's source from its def
+        line, dedented (decorators left out)."""
+        import inspect
+        import textwrap
+        text = textwrap.dedent(inspect.getsource(self._pyfn))
+        m = re.search(r"^def\s+\w+\s*\(", text, re.MULTILINE)
+        return text[m.start():] if m else text
+
+    @property
     def values(self):
         """As Triton's Heuristics.values: the outermost @heuristics' names
         and functions (stacked ones together)."""

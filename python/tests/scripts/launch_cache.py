@@ -82,4 +82,5 @@ z = x.copy()
 for _ in range(2):
     plain_scale[(4,)](z, 100, 3.0, BLOCK=32)
 assert np.allclose(z, 9 * x), "scale wrong"
+assert axpy.fn.fn.fn.src.startswith("def axpy(") and "@triton" not in axpy.fn.fn.fn.src
 print("launch cache OK")
