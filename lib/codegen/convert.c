@@ -5,6 +5,8 @@
  * the operand's index space. Every conversion ends in a barrier. */
 #include "codegen/cg.h"
 
+#include <stdio.h>
+
 /* A plain conversion's scratch. Element bits that are register bits of
  * both layouts may be moved in rounds, the scratch holding the elements of
  * one value of those bits at a time (at the squeezed index: the index with
@@ -283,6 +285,64 @@ static void take_run(Cg *cg, DType dt, int k, LLVMValueRef p, unsigned align, LL
     cg_unpack_words(cg, dt, k, words, el);
 }
 
+/* Whether sm_90's stmatrix can write l's 16-bit elements: a thread's slot
+ * bit 0 and lane bits 0 and 1 are the element's three lowest bits, as in
+ * an mma fragment (lanes 4r..4r+3 hold two columns each of row r of an 8x8
+ * matrix), its other lane bits and slot bits 1 and 2 none of them, and the
+ * scratch is swizzled (rows of 128 bytes or more), so that the eight rows
+ * of one matrix fall in eight different banks. The swizzle moves whole
+ * 16-byte chunks, so each row of eight stays in one place, 16-byte aligned.
+ * Not for layouts whose threads hold copies of others' elements. */
+static bool stmatrix_fits(const Cg *cg, const CgLayout *l, const Scratch *sc, DType dt)
+{
+    const LinLayout *ll = &l->lin;
+    if (cg->sm < 90 || dt == DT_I1 || cg_mem_bytes(dt) != 2 || sc->rep || !sc->swz ||
+        l->copies || ll->nreg < 1 || ll->nthread < 5 || ll->reg[0] != 1 || ll->thread[0] != 2 ||
+        ll->thread[1] != 4)
+        return false;
+    for (int i = 2; i < 5; i++)
+        if (ll->thread[i] < 8 || (ll->thread[i] & (ll->thread[i] - 1)))
+            return false;
+    for (int i = 1; i < 3 && i < ll->nreg; i++) /* the matrix bits: whole rows */
+        if (ll->reg[i] & 7)
+            return false;
+    return true;
+}
+
+/* Writes x (in l) to scratch with stmatrix: each instruction four (or two,
+ * or one) 8x8 matrices, the slots that differ in bits 1 and 2, a word of
+ * two elements a thread each; lane i gives the address of row i % 8 of
+ * matrix i / 8. That address is l's index with lane bits 2..4 (the rows)
+ * moved to bits 0..2 and the matrix's slot bits on bits 3 and 4: a layout
+ * of its own, whose place in scratch the swizzle gives as for any other.
+ * A quarter of the stores of a word a thread at a time. */
+static void put_stmatrix(Cg *cg, const CgLayout *l, const Scratch *sc, DType dt, const CgVal *x)
+{
+    int sel = l->lin.nreg - 1 < 2 ? l->lin.nreg - 1 : 2, nmat = 1 << sel;
+    CgLayout a = *l;
+    for (int i = 0; i < 3; i++)
+        a.lin.thread[i] = l->lin.thread[i + 2];
+    a.lin.thread[3] = sel > 0 ? l->lin.reg[1] : 0;
+    a.lin.thread[4] = sel > 1 ? l->lin.reg[2] : 0;
+    LLVMValueRef t = scratch_thread(cg, &a, sc);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), pt[5];
+    char text[96], cons[40];
+    snprintf(text, sizeof text, "stmatrix.sync.aligned.m8n8.x%d.shared.b16 [$0], {%s};", nmat,
+             nmat == 4 ? "$1, $2, $3, $4" : nmat == 2 ? "$1, $2" : "$1");
+    snprintf(cons, sizeof cons, "r%s,~{memory}",
+             nmat == 4 ? ",r,r,r,r" : nmat == 2 ? ",r,r" : ",r");
+    for (int i = 0; i < 5; i++)
+        pt[i] = i32;
+    for (int s = 0; s < x->n; s += 2 * nmat) {
+        LLVMValueRef args[5];
+        LLVMValueRef p = cg_smem_addr(cg, 0, scratch_index(cg, &a, t, sc, s), dt);
+        args[0] = LLVMBuildPtrToInt(cg->b, p, i32, "");
+        for (int m = 0; m < nmat; m++)
+            args[1 + m] = cg_pack32(cg, dt, x->el + (s | m << 1), 2);
+        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1 + nmat, text, cons, args);
+    }
+}
+
 /* A conversion through scratch: op's operand, in li, to r in lo, both
  * over the index space of t (for a transpose, the operand's: lo is then
  * the result's layout with its dims permuted back). */
@@ -300,8 +360,11 @@ static void convert_round(Cg *cg, const Conversion *c, const Scratch *sc, int64_
     int bytes = cg_mem_bytes(dt);
     const CgLayout *li = &c->li, *lo = &c->lo;
     CgVal x = cg_get(cg, c->op->operands[0]);
-    LLVMValueRef tin = scratch_thread(cg, li, sc);
-    for (int s = 0, k = 1; s < x.n; s += k) {
+    bool st = stmatrix_fits(cg, li, sc, dt);
+    if (st)
+        put_stmatrix(cg, li, sc, dt, &x);
+    LLVMValueRef tin = st ? NULL : scratch_thread(cg, li, sc);
+    for (int s = 0, k = 1; !st && s < x.n; s += k) {
         k = 1;
         if ((cg_slot_index(li, s) & sc->rep) != round)
             continue;
