@@ -296,8 +296,8 @@ static void take_run(Cg *cg, DType dt, int k, LLVMValueRef p, unsigned align, LL
 static bool stmatrix_fits(const Cg *cg, const CgLayout *l, const Scratch *sc, DType dt)
 {
     const LinLayout *ll = &l->lin;
-    if (cg->sm < 90 || dt == DT_I1 || cg_mem_bytes(dt) != 2 || sc->rep || !sc->swz ||
-        l->copies || ll->nreg < 1 || ll->nthread < 5 || ll->reg[0] != 1 || ll->thread[0] != 2 ||
+    if (cg->sm < 90 || dt == DT_I1 || cg_mem_bytes(dt) != 2 || sc->rep || !sc->swz || l->copies ||
+        ll->nreg < 1 || ll->nthread < 5 || ll->reg[0] != 1 || ll->thread[0] != 2 ||
         ll->thread[1] != 4)
         return false;
     for (int i = 2; i < 5; i++)
@@ -328,9 +328,13 @@ static void put_stmatrix(Cg *cg, const CgLayout *l, const Scratch *sc, DType dt,
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), pt[5];
     char text[96], cons[40];
     snprintf(text, sizeof text, "stmatrix.sync.aligned.m8n8.x%d.shared.b16 [$0], {%s};", nmat,
-             nmat == 4 ? "$1, $2, $3, $4" : nmat == 2 ? "$1, $2" : "$1");
+             nmat == 4       ? "$1, $2, $3, $4"
+                 : nmat == 2 ? "$1, $2"
+                             : "$1");
     snprintf(cons, sizeof cons, "r%s,~{memory}",
-             nmat == 4 ? ",r,r,r,r" : nmat == 2 ? ",r,r" : ",r");
+             nmat == 4       ? ",r,r,r,r"
+                 : nmat == 2 ? ",r,r"
+                             : ",r");
     for (int i = 0; i < 5; i++)
         pt[i] = i32;
     for (int s = 0; s < x->n; s += 2 * nmat) {
