@@ -116,3 +116,14 @@ def test_launch_cache_walking_fn_with_isinstance():
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "launch cache OK" in p.stdout
+
+
+def test_triton_runtime_submodules():
+    """triton.runtime.autotuner, triton.runtime.errors, triton.compiler.errors
+    and testing.do_bench_cudagraph, as host code imports them."""
+    env = dict(os.environ, TK_INTERPRET="1")
+    p = subprocess.run([sys.executable, "-m", "tk",
+                        os.path.join(HERE, "scripts", "triton_runtime_modules.py")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "imports2 OK" in p.stdout

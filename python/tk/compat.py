@@ -60,6 +60,17 @@ runtime.jit = _module("triton.runtime.jit", "jit", JITFunction=_jit.JITKind, jit
                       constexpr_function=_jit.constexpr_function,
                       ConstexprFunction=_jit.ConstexprFunction)
 
+runtime.autotuner = _module("triton.runtime.autotuner", "autotuning", Autotuner=_jit.Autotuner,
+                            Heuristics=_jit.Heuristics, Config=_jit.Config,
+                            autotune=_jit.autotune, heuristics=_jit.heuristics,
+                            OutOfResources=_tk.TkError)
+runtime.errors = _module("triton.runtime.errors", "launch errors", OutOfResources=_tk.TkError)
+compiler_errors = _module("triton.compiler.errors", "compile errors",
+                          CompilationError=_tk.CompileError)
+compiler = _module("triton.compiler", "the compiler's errors", errors=compiler_errors,
+                   CompilationError=_tk.CompileError)
+
+
 def _set_allocator(allocator):
     """Triton's hook for the global scratch that tensor descriptors made on
     the device need; tk's device descriptors are masked block accesses that
@@ -81,11 +92,14 @@ from .tools import tensor_descriptor as _tensor_descriptor  # noqa: E402
 
 tools = _module("triton.tools", "host-side helpers", tensor_descriptor=_tensor_descriptor)
 triton.tools = tools
+triton.compiler = compiler
 
 MODULES = {"triton": triton, "triton.tools": tools,
            "triton.tools.tensor_descriptor": _tensor_descriptor, "triton.language": language, "triton.testing": testing,
            "triton.runtime": runtime, "triton.runtime.driver": driver,
-           "triton.runtime.jit": runtime.jit, "triton.language.math": language.math,
+           "triton.runtime.jit": runtime.jit, "triton.runtime.autotuner": runtime.autotuner,
+           "triton.runtime.errors": runtime.errors, "triton.compiler": compiler,
+           "triton.compiler.errors": compiler_errors, "triton.language.math": language.math,
            "triton.language.core": language, "triton.language.standard": language,
            "triton.language.extra": language.extra,
            "triton.language.extra.libdevice": language.libdevice,

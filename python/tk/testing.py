@@ -74,6 +74,15 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     return _summary(times, quantiles, return_mode)
 
 
+def do_bench_cudagraph(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """triton.testing.do_bench_cudagraph's signature and answer (ms per
+    call). Triton captures fn in a CUDA graph to leave the launch's host cost
+    out; tk's launch costs a few microseconds, and this times fn as do_bench
+    does, over rep ms."""
+    return do_bench(fn, warmup=25, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
+                    return_mode=return_mode)
+
+
 def assert_close(x, y, atol=None, rtol=None, err_msg=""):
     """Asserts x and y are close, as triton.testing.assert_close: atol 1e-2
     and rtol 0 when None (0 is 0), a callable tolerance called with x's
