@@ -12,7 +12,9 @@ def _has_fast_path():
 
 
 USE_DOUBLE = _has_fast_path()
-SCALE = float(len("four"))
+import numpy as np  # noqa: E402
+
+SCALE = np.float64(len("four"))  # a float subclass (numpy 2 prints np.float64(4.0))
 OUT_DTYPE = tl.float16 if USE_DOUBLE else tl.float32
 if USE_DOUBLE:
     libdevice = tl.extra.cuda.libdevice

@@ -26,3 +26,14 @@ def test_names_imported_from_a_file_whose_host_code_chose_them():
     out = np.zeros(8, np.float32)
     L.imported_choice[(1,)](x, out, BLOCK=8)
     np.testing.assert_array_equal(out, x * 3 + 1)
+
+
+def test_a_float_subclass_is_spelt_as_a_float():
+    """numpy 2 prints np.float64(4.0) as `np.float64(4.0)`, which no kernel
+    file can read: a float's value is written as a plain float."""
+    from tk import live
+
+    class Odd(float):
+        def __repr__(self):
+            return "Odd(4.0)"
+    assert live._spell(Odd(4.0), {}, "f.py") == "4.0"

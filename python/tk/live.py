@@ -88,8 +88,8 @@ def _spell(value, glb, path, depth=0):
         return repr(value)
     if isinstance(value, int):
         return repr(int(value))
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else None
+    if isinstance(value, float):  # float(): numpy's float64 prints as np.float64(...)
+        return repr(float(value)) if math.isfinite(value) else None
     kind = type(value).__name__
     if kind == "constexpr" and hasattr(value, "value"):
         inner = _spell(value.value, glb, path, depth + 1)
