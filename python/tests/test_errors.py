@@ -95,3 +95,19 @@ def test_heuristic_named_by_a_non_str():
     with pytest.raises(TypeError, match="heuristic of kernel 'total' is named 1; a heuristic "
                        "names a constexpr parameter"):
         k[(1,)](x, x, 4)
+
+
+def test_kernel_defined_inside_a_function_says_so():
+    """tk compiles module-level @jit functions; one made inside a host
+    function gets an error naming where it is, not 'no kernel'."""
+    import tk
+    import tk.language as tl
+
+    def make():
+        @tk.jit
+        def inner(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+        return inner
+
+    with pytest.raises(tk.TkError, match=r"'inner' is defined inside .*make\(\)"):
+        make()[(1,)](np.zeros(8, np.float32), BLOCK=8)

@@ -310,6 +310,11 @@ class JITFunction(_tk.Kernel, KernelInterface):
     def _live_source(self):
         """Called by the first launch: the text to compile, with the live
         values of the names the module's host code binds; None: the file."""
+        qual = self._pyfn.__qualname__
+        if qual != self._pyfn.__name__:
+            where = qual[:-len(self._pyfn.__name__) - 1].replace(".<locals>", "()")
+            raise _tk.TkError(f"tk compiles the @jit functions a file defines at module level; "
+                              f"'{self._pyfn.__name__}' is defined inside {where}\n{_def_line(self._pyfn)}")
         base = _source_for(self._path)
         text = base
         if text is None:
