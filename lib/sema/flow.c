@@ -194,19 +194,14 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
             Span *a1 = NULL;
             SVal *v1 = env_lookup(&envs[0], name, &a1), *v2 = env_lookup(&envs[1], name, NULL);
             bool is_ret = strcmp(name, "$ret") == 0;
-            /* a branch that returned leaves nothing to merge but its value:
-             * the names of the path that goes on are the other branch's
-             * (`if M == 0: return` and then A = A + offs, a block); after
-             * two that returned, none is read */
-            if (!is_ret && (ret[0] || ret[1])) {
-                bool other = ret[0] && !ret[1];
-                SVal *go = other ? v2 : v1;
-                Span *go_at = other ? NULL : a1;
-                if (other)
-                    env_lookup(&envs[1], name, &go_at);
+            /* an 'if' that holds a return ran what follows it inside its
+             * branches (bc): nothing after it reads its names but the
+             * return value, so they are not merged (`if M == 0: return`
+             * and then A = A + offs, a block, need not agree), and a value
+             * made in a nested branch is not yielded out of this one */
+            if (!is_ret && early) {
                 env_set(s, &merged, name,
-                        go ? *go : undef(arena_printf(s->a, "'%s' is not defined here", name)),
-                        go_at ? *go_at : n->span);
+                        undef(arena_printf(s->a, "'%s' is not defined here", name)), n->span);
                 continue;
             }
             if (is_ret && (!v1 || !v2) && (v1 ? v1 : v2)->k == SV_NONE)
