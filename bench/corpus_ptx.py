@@ -6,6 +6,7 @@ before and after a compiler change and compare the folders (`diff -r`) to
 see which corpus kernels the change reaches before timing them.
 
     python3 bench/corpus_ptx.py --tkc build/tkc --out /tmp/corpus-ptx [-k REGEX] [--arch sm_90a]
+    python3 bench/corpus_ptx.py ... --triton      # also Triton's, where Triton is installed
 
 The signature is the one the runtime would specialise for the case's
 GPU-size arguments: pointers 16-byte aligned (:16), integers divisible by
@@ -13,6 +14,14 @@ GPU-size arguments: pointers 16-byte aligned (:16), integers divisible by
 small (interpreter) inputs, which have the same types. Each file ends
 with ptxas' line, `registers N spill-stores N`, or `tkc failed` and its
 message.
+
+With --triton, Triton (3.6, imported here; no GPU needed) compiles the same
+source for the same target and config, as its launcher would specialise
+it (pointers and multiples of 16 marked divisible by 16, integers equal to
+1 as constants): NAME.triton.ptx, .ttgir and .cubin beside tk's, and a
+second line per case with Triton's shared memory and ptxas' registers for
+its PTX. Side by side they show where two compiles of one kernel differ,
+down to the SASS (`nvdisasm -c NAME.triton.cubin`) before any timing.
 """
 import argparse
 import os
@@ -63,6 +72,60 @@ def defines(case, S):
     return out
 
 
+def triton_compile(case, S, bufs, arch, out):
+    """Triton's compile of the case (see the module's docstring): its
+    shared memory in bytes; the files go to out.*."""
+    import importlib
+    import types
+    if "torch" not in sys.modules:  # the modules' host code names torch dtypes
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            stub = types.ModuleType("torch")
+            stub.float16 = stub.bfloat16 = stub.float32 = None
+            sys.modules["torch"] = stub
+    os.environ.setdefault("TRITON_BACKENDS_IN_TREE", "1")
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import JITFunction
+    fn = getattr(importlib.import_module(case.module[:-3]), case.kernel)
+    while not isinstance(fn, JITFunction):
+        fn = fn.fn
+    args, consts_in = iter(case.args(S, bufs)), case.consts(S)
+    sig, consts, div = {}, {}, []
+    for i, p in enumerate(fn.params):
+        if p.is_constexpr:
+            v = consts_in[p.name]
+            consts[p.name] = getattr(triton.language, v.text.split(".")[-1]) \
+                if isinstance(v, Dtype) else v
+            sig[p.name] = "constexpr"
+            continue
+        a = next(args)
+        if isinstance(a, str):
+            sig[p.name] = "*" + PTR[bufs[a].dt]
+            div.append(i)
+        elif isinstance(a, (I32, I64)) and a.v == 1:
+            sig[p.name], consts[p.name] = "constexpr", 1
+        elif isinstance(a, (I32, I64)):
+            sig[p.name] = "i32" if isinstance(a, I32) else "i64"
+            if a.v % 16 == 0:
+                div.append(i)
+        else:
+            sig[p.name] = "fp32"
+    src = ASTSource(fn, sig, constexprs=consts,
+                    attrs={(i,): [["tt.divisibility", 16]] for i in div})
+    cc = int(re.sub(r"\D", "", arch))
+    k = triton.compile(src, target=GPUTarget("cuda", cc, 32),
+                       options={"num_warps": case.warps_for(S), "num_stages": case.stages_for(S)})
+    for ext in ("ptx", "ttgir"):
+        with open(f"{out}.{ext}", "w") as f:
+            f.write(k.asm[ext])
+    with open(f"{out}.cubin", "wb") as f:
+        f.write(k.asm["cubin"])
+    return k.metadata.shared
+
+
 def ptxas_line(ptxas, ptx, arch):
     if not ptxas:
         return ""
@@ -81,6 +144,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("-k", dest="filter", help="regex over case names")
     ap.add_argument("--arch", default="sm_90a")
+    ap.add_argument("--triton", action="store_true", help="Triton's compile of each case too")
     ap.add_argument("--ptxas", default=shutil.which("ptxas") or
                     ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
                      else None))
@@ -107,6 +171,15 @@ def main():
             with open(path, "a") as f:
                 f.write(f"// {line}\n")
         print(f"{c.name:32s} {line}", flush=True)
+        if args.triton:
+            try:
+                tp = os.path.join(args.out, c.name + ".triton")
+                shared = triton_compile(c, S, bufs, args.arch, tp)
+                print(f"{'':32s} triton: shared {shared} {ptxas_line(args.ptxas, tp + '.ptx', args.arch)}",
+                      flush=True)
+            except Exception as e:  # a case Triton cannot compile here is reported, not fatal
+                print(f"{'':32s} triton failed: {type(e).__name__}: {str(e).splitlines()[0][:160]}",
+                      flush=True)
     return 1 if failed else 0
 
 
