@@ -5,14 +5,13 @@ import subprocess
 import sys
 
 import pytest
+from scripts_run import run_script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_python_m_tk_runs_a_triton_script(tmp_path):
-    env = dict(os.environ, TK_INTERPRET="1")
-    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "triton_softmax.py"),
-                        "--rows", "7"], capture_output=True, text=True, env=env, timeout=300)
+    p = run_script("triton_softmax.py", "--rows", "7")
     assert p.returncode == 0, p.stderr
     assert "softmax OK 7" in p.stdout
 
@@ -77,9 +76,7 @@ def test_facade_has_triton_3_6_language_surface():
 def test_triton_language_core_and_standard_modules():
     """Kernel libraries import from triton.language.core and .standard
     (`core.reshape`, `_log2`, `get_int_dtype`): both resolve to tl."""
-    env = dict(os.environ, TK_INTERPRET="1")
-    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "triton_modules.py")],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = run_script("triton_modules.py")
     assert p.returncode == 0, p.stderr
     assert "modules OK" in p.stdout
 
@@ -98,9 +95,7 @@ def test_importlib_metadata_knows_triton():
 def test_host_wrapper_of_kernel_interface():
     """A library's launch wrapper subclasses triton.KernelInterface and
     defines run(); wrapper[grid](...) reaches it with grid= and warmup=."""
-    env = dict(os.environ, TK_INTERPRET="1")
-    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "kernel_wrapper.py")],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = run_script("kernel_wrapper.py")
     assert p.returncode == 0, p.stderr
     assert "wrapper OK" in p.stdout
 
@@ -111,9 +106,7 @@ def test_launch_cache_walking_fn_with_isinstance():
     kernels whose outermost decorator it is), records best_config and the
     heuristics' values, and relaunches the compiled kernel with the runtime
     arguments alone."""
-    env = dict(os.environ, TK_INTERPRET="1")
-    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "launch_cache.py")],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = run_script("launch_cache.py")
     assert p.returncode == 0, p.stderr
     assert "launch cache OK" in p.stdout
 
@@ -121,9 +114,6 @@ def test_launch_cache_walking_fn_with_isinstance():
 def test_triton_runtime_submodules():
     """triton.runtime.autotuner, triton.runtime.errors, triton.compiler.errors
     and testing.do_bench_cudagraph, as host code imports them."""
-    env = dict(os.environ, TK_INTERPRET="1")
-    p = subprocess.run([sys.executable, "-m", "tk",
-                        os.path.join(HERE, "scripts", "triton_runtime_modules.py")],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = run_script("triton_runtime_modules.py")
     assert p.returncode == 0, p.stderr
     assert "imports2 OK" in p.stdout

@@ -2,17 +2,12 @@
 None) and @jit functions, as Triton takes them: each value is its own
 specialisation (cache key), passed by keyword, by default, by heuristic
 and by autotune config."""
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+from scripts_run import run_script
 
 import tk
 import constexpr_kernels as K
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_tuple_by_default_and_by_keyword_alternate():
@@ -47,9 +42,7 @@ def test_jit_function_constexprs_alternate():
 
 
 def test_jit_function_of_another_file():
-    env = dict(os.environ, TK_INTERPRET="1")
-    p = subprocess.run([sys.executable, "-m", "tk", os.path.join(HERE, "scripts", "constexpr_fn.py")],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = run_script("constexpr_fn.py")
     assert p.returncode == 0, p.stderr
     assert "constexpr functions OK" in p.stdout
 
