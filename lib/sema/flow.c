@@ -11,6 +11,8 @@
 
 static SVal undef(const char *why) { return (SVal){.k = SV_UNDEF, .s = why}; }
 
+const char sema_partial_return[] = "not every path returns a value";
+
 static bool materializable(SVal v) { return v.k == SV_TENSOR || sv_is_num(v); }
 
 static Type val_type(SVal v)
@@ -208,7 +210,7 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
                 env_set(s, &merged, name, sv_none(), n->span);
             else if (!v1 || !v2)
                 env_set(s, &merged, name,
-                        undef(is_ret ? "not every path returns a value"
+                        undef(is_ret ? sema_partial_return
                                      : arena_printf(s->a,
                                                     "'%s' is defined in only one branch of "
                                                     "the 'if' at line %d",

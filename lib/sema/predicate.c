@@ -212,7 +212,7 @@ SVal sema_pred_leave(Sema *s, const SemaPred *saved)
     if (r.k == SV_VOID)
         return sv_none();
     if (!all)
-        return undef("not every path returns a value");
+        return undef(sema_partial_return);
     return r;
 }
 

@@ -830,9 +830,8 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
     if (d->errors == s.errors_at_start) {
         sema_exec(&s, &fn->list3, 0, NULL);
         SVal *ret = env_lookup(s.env, "$ret", NULL);
-        /* a value returned on some paths only merges to "not every path
-         * returns a value": a value all the same */
-        bool some = ret && ret->k == SV_UNDEF && ret->s && strstr(ret->s, "returns a value");
+        /* a value returned on some paths only is a value all the same */
+        bool some = ret && ret->k == SV_UNDEF && ret->s == sema_partial_return;
         if (ret && ((ret->k != SV_NONE && ret->k != SV_UNDEF && ret->k != SV_VOID) || some))
             sema_err(&s, fn->span,
                      "kernel '%s' returns a value; kernels must return nothing "

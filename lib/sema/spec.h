@@ -329,6 +329,9 @@ bool sema_ifexp_branch(Sema *s, const Node *n, IrValue *cond, SVal sides[2], SVa
 void sema_exec_for(Sema *s, const Node *n);
 void sema_exec_while(Sema *s, const Node *n);
 bool sema_contains_return(const NodeList *l);
+/* The reason of the undefined "$ret" where a value is returned on some
+ * paths only (compared by identity: a kernel doing so returns a value). */
+extern const char sema_partial_return[];
 bool sema_same_val(SVal a, SVal b); /* the same IR value or equal compile-time values */
 
 /* ---- per-element control flow in tl.map_elementwise (sema/predicate.c) ---- */
