@@ -73,6 +73,7 @@ def _def_line(fn):
 _TK_IMPORT = re.compile(r"^(\s*)(import tk(\.language)?( as \w+)?|from tk(\.language)? import [^#]*?)"
                         r"(\s*#.*)?$")
 _sources = {}
+_texts = {}  # the text tk compiles for a path, changed or not (what _source_for read)
 
 
 def _tk_line(line):
@@ -144,7 +145,8 @@ def _source_for(path):
         new = [_tk_line(line) for line in lines]
         if any(h in text for h in _HOOKS):
             new = _blank_hooks(new)
-        _sources[path] = "\n".join(new) if new != lines else None
+        _texts[path] = "\n".join(new)
+        _sources[path] = _texts[path] if new != lines else None
     return _sources[path]
 
 
@@ -316,13 +318,9 @@ class JITFunction(_tk.Kernel, KernelInterface):
             raise _tk.TkError(f"tk compiles the @jit functions a file defines at module level; "
                               f"'{self._pyfn.__name__}' is defined inside {where}\n{_def_line(self._pyfn)}")
         base = _source_for(self._path)
-        text = base
-        if text is None:
-            try:
-                with open(self._path, encoding="utf-8") as f:
-                    text = f.read()
-            except OSError:
-                return None
+        text = _texts[self._path]
+        if not text:  # unreadable: libtk reads the file and says why
+            return None
         new = _live.live_source(self._path, text, self._pyfn.__globals__)
         return None if new is text and base is None else new
 
