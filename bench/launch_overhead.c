@@ -81,15 +81,18 @@ static const char *kernel_path(const char *file)
 typedef CUresult (*LaunchFn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
 typedef CUresult (*SyncFn)(void);
+typedef CUresult (*StreamFn)(CUstream *, unsigned);
 static LaunchFn cu_launch;
 static SyncFn cu_sync;
+static StreamFn cu_stream_create;
 
 static void load_driver(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW);
     cu_launch = h ? (LaunchFn)dlsym(h, "cuLaunchKernel") : NULL;
     cu_sync = h ? (SyncFn)dlsym(h, "cuCtxSynchronize") : NULL;
-    if (!cu_launch || !cu_sync) {
+    cu_stream_create = h ? (StreamFn)dlsym(h, "cuStreamCreate") : NULL;
+    if (!cu_launch || !cu_sync || !cu_stream_create) {
         fprintf(stderr, "launch_overhead: no CUDA driver here\n");
         exit(2);
     }
@@ -169,13 +172,27 @@ static void launch_cost(tk_context *ctx, int per_batch, int batches)
 
     double *tk_t = malloc(sizeof(double) * (size_t)batches);
     double *bare_t = malloc(sizeof(double) * (size_t)batches);
-    if (!tk_t || !bare_t)
+    double *buf_t = malloc(sizeof(double) * (size_t)batches);
+    double *own_t = malloc(sizeof(double) * (size_t)batches);
+    if (!tk_t || !bare_t || !buf_t || !own_t)
+        exit(1);
+    CUstream own;
+    if (cu_stream_create(&own, CU_STREAM_NON_BLOCKING))
         exit(1);
     /* The same arguments the compiled kernel takes: x, y, out, n. */
     CUdeviceptr px = (CUdeviceptr)(uintptr_t)x, py = (CUdeviceptr)(uintptr_t)y;
     CUdeviceptr pout = (CUdeviceptr)(uintptr_t)out;
     int nn = n;
     void *params[] = {&px, &py, &pout, &nn};
+    /* the same four as one buffer, as the driver lays parameters out */
+    struct {
+        CUdeviceptr x, y, out;
+        int n;
+    } packed = {px, py, pout, nn};
+    size_t packed_size = sizeof packed;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
+                     &packed_size, CU_LAUNCH_PARAM_END};
+    unsigned threads = (unsigned)info.num_warps * 32, dyn = (unsigned)info.dynamic_shared_bytes;
     CUfunction fn = (CUfunction)info.function;
     for (int warm = 0; warm < 2; warm++)
         for (int b = 0; b < batches; b++) {
@@ -184,22 +201,36 @@ static void launch_cost(tk_context *ctx, int per_batch, int batches)
                 CHECK(tk_launch(k, g, args, 5, &o));
             double t1 = now_us();
             for (int i = 0; i < per_batch; i++)
-                if (cu_launch(fn, 1, 1, 1, (unsigned)info.num_warps * 32, 1, 1,
-                              (unsigned)info.dynamic_shared_bytes, NULL, params, NULL))
+                if (cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, NULL, params, NULL))
                     exit(1);
             double t2 = now_us();
+            for (int i = 0; i < per_batch; i++)
+                if (cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, NULL, NULL, extra))
+                    exit(1);
+            double t3 = now_us();
+            for (int i = 0; i < per_batch; i++)
+                if (cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, own, params, NULL))
+                    exit(1);
+            double t4 = now_us();
             if (cu_sync())
                 exit(1);
             tk_t[b] = (t1 - t0) / per_batch;
             bare_t[b] = (t2 - t1) / per_batch;
+            buf_t[b] = (t3 - t2) / per_batch;
+            own_t[b] = (t4 - t3) / per_batch;
         }
     double mt = median(tk_t, batches), mb = median(bare_t, batches);
     printf("launch host cost (vector_add, grid 1, median of %d batches of %d):\n"
            "  tk_launch (cache hit)   %7.2f us\n  bare cuLaunchKernel      %7.2f us\n"
-           "  tk overhead             %7.2f us (%+.0f%%)\n",
-           batches, per_batch, mt, mb, mt - mb, 100.0 * (mt - mb) / mb);
+           "  tk overhead             %7.2f us (%+.0f%%)\n"
+           "  bare, parameters as one buffer (extra)       %7.2f us\n"
+           "  bare, on a non-blocking stream of its own    %7.2f us\n",
+           batches, per_batch, mt, mb, mt - mb, 100.0 * (mt - mb) / mb, median(buf_t, batches),
+           median(own_t, batches));
     free(tk_t);
     free(bare_t);
+    free(buf_t);
+    free(own_t);
     tk_module_destroy(mod);
     CHECK(tk_free(ctx, x));
     CHECK(tk_free(ctx, y));

@@ -561,6 +561,54 @@ void cg_rings_back(Cg *cg, int64_t reserved)
     cg->smem_reserved = reserved;
 }
 
+/* Whether op is the wait at the top of a pipelined loop's body for the
+ * slot it reads. The wait, its fence and its barrier may go down to the
+ * body's first op that reads shared memory: the loads of a register tile
+ * the body's dot stages are then in flight while the copies land, and
+ * the staging shares the barrier, one a K step (module.c). Only where
+ * such a dot comes before any other op that reads shared memory; a drain
+ * does not move: the scratch after it may lie on the rings. */
+static bool slot_wait(Cg *cg, const IrOp *op)
+{
+    const IrOp *loop = op->parent->parent;
+    if (op->ival < 0 || op->sub || cg->consumers || is_drain(op) || !loop ||
+        (loop->kind != IR_FOR && loop->kind != IR_WHILE))
+        return false;
+    for (const IrOp *o = op->next; o && cg_passes_slot_wait(cg, o); o = o->next)
+        if (o->kind == IR_DOT)
+            return true;
+    return false;
+}
+
+/* Whether op, emitted while a ring wait's barrier is owed, neither reads
+ * shared memory nor writes any that another thread may read before that
+ * barrier: register arithmetic, loads from global memory, views of a
+ * slot, and a dot that stores an operand first and meets the barrier
+ * before reading. */
+bool cg_passes_slot_wait(Cg *cg, const IrOp *op)
+{
+    if (op->nregions)
+        return false;
+    switch (op->kind) {
+    case IR_CONST:
+    case IR_LOAD:
+    case IR_HINT:
+    case IR_ASSUME: return true;
+    case IR_SHARED_VIEW: return !op->sub;
+    case IR_DOT: return cg_dot_stages(cg, op);
+    default: return cg_is_elementwise(op->kind) || cg_shape_in_registers(cg, op);
+    }
+}
+
+void cg_pay_slot_wait(Cg *cg)
+{
+    if (cg->wait_owed < 0)
+        return;
+    LLVMValueRef n = cg_i32(cg, cg->wait_owed);
+    cg->wait_owed = -1;
+    cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
+}
+
 bool cg_emit_async(Cg *cg, const IrOp *op)
 {
     switch (op->kind) {
@@ -574,6 +622,12 @@ bool cg_emit_async(Cg *cg, const IrOp *op)
         cg_intrinsic(cg, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
         return true;
     case IR_ASYNC_WAIT: {
+        if (slot_wait(cg, op)) {
+            cg->slot_owed = op->parent;
+            cg->wait_owed = (int)op->ival;
+            cg->fence_owed = op->ival2 != 0;
+            return true;
+        }
         LLVMValueRef n = cg_i32(cg, op->ival);
         if (op->ival >= 0) /* -1: the loop's copies are all TMA's */
             cg_intrinsic(cg, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);

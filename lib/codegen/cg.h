@@ -49,7 +49,12 @@ typedef struct Cg {
     LLVMValueRef last_bar; /* the last barrier emitted, and the threads it met */
     int last_bar_consumers;
     const IrBlock *bar_owed; /* a barrier is owed before this block's next copy (wgmma.c) */
-    LLVMValueRef smem;       /* placeholder for the kernel's shared array */
+    /* a ring wait's barrier (and fence, for wgmma) owed before this
+     * block's next op that may read what other threads copied (async.c) */
+    const IrBlock *slot_owed;
+    int wait_owed; /* the copy groups it may leave in flight; -1: none owed */
+    bool fence_owed;
+    LLVMValueRef smem; /* placeholder for the kernel's shared array */
     int64_t smem_bytes;
     bool uses_libdevice;
     bool failed;
@@ -181,6 +186,7 @@ CgVal cg_smem_take_in(Cg *cg, const CgLayout *l, Type t, int64_t off, CgIndexMap
  * cat) and convert_layout: reused registers where the layouts agree,
  * recomputation where the input allows, else shared memory. */
 bool cg_emit_shape(Cg *cg, const IrOp *op);
+bool cg_shape_in_registers(Cg *cg, const IrOp *op);
 
 /* ---- codegen/elementwise.c ---------------------------------------------------------- */
 bool cg_emit_elementwise(Cg *cg, const IrOp *op);
@@ -298,6 +304,7 @@ LLVMValueRef cg_pack32(Cg *cg, DType dt, const LLVMValueRef *el, int n);
 /* Takes operand v: its registers, its ring-buffer slot, or a tile staged at
  * scratch offset *off (advanced past it). */
 bool cg_mma_operand(Cg *cg, CgOperand *o, const IrValue *v, int64_t *off);
+bool cg_dot_stages(const Cg *cg, const IrOp *op);
 /* One register of fp32 bits rounded to tf32 (to nearest, ties away, as
  * cvt.rna.tf32.f32), and with `small` the rounded remainder too: the
  * split of input_precision="tf32x3". */
@@ -309,12 +316,14 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
  * wgmma's async proxy (before the barrier that precedes it); nothing below
  * sm_90a. */
 void cg_fence_async_shared(Cg *cg);
+void cg_pay_slot_wait(Cg *cg);
 /* dot_wait: the registers of x once no wgmma writes them any more. */
 void cg_emit_dot_wait(Cg *cg, const IrOp *op);
 
 /* ---- codegen/async.c ------------------------------------------------------------------ */
 /* cp.async copies into the pipeline's ring buffers, commit, wait. */
 bool cg_emit_async(Cg *cg, const IrOp *op);
+bool cg_passes_slot_wait(Cg *cg, const IrOp *op);
 /* Lays the ring buffers out at the start of shared memory (before anything
  * else uses it). */
 void cg_plan_buffers(Cg *cg);

@@ -260,6 +260,10 @@ static bool just_met(Cg *cg)
 void cg_barrier(Cg *cg)
 {
     cg->bar_owed = NULL;
+    cg->slot_owed = NULL;
+    cg_pay_slot_wait(cg); /* a ring wait (async.c), then its fence, before its barrier */
+    if (cg->fence_owed)
+        cg_fence_async_shared(cg);
     if (just_met(cg))
         return;
     if (!cg->consumers) {
@@ -556,6 +560,25 @@ static bool remat_staged(Cg *cg, const IrOp *op)
     cg_barrier(cg); /* the scratch may be reused once every warp has read it */
     cg_set(cg, res, r);
     return true;
+}
+
+/* Whether cg_emit_shape gives op's result from the registers alone (no
+ * scratch): a dot's operand its dot stages, a copy, a splat of one
+ * element, a result recomputed from its leaves (remat). */
+bool cg_shape_in_registers(Cg *cg, const IrOp *op)
+{
+    if (op->kind == IR_SPLAT)
+        return true;
+    if (op->kind != IR_CONVERT_LAYOUT && op->kind != IR_EXPAND_DIMS && op->kind != IR_RESHAPE &&
+        op->kind != IR_BROADCAST)
+        return false;
+    const IrValue *in = op->operands[0], *res = op->results[0];
+    if (op->kind == IR_CONVERT_LAYOUT && cg->staged[res->id])
+        return true;
+    if (in->layout && in->layout->kind == LY_SHARED)
+        return false;
+    return res->type.rank == 0 || (op->kind == IR_BROADCAST && type_numel(in->type) == 1) ||
+        cg_layout_same(cg, in, res) || cg_can_remat(cg, in);
 }
 
 bool cg_emit_shape(Cg *cg, const IrOp *op)

@@ -457,6 +457,36 @@ static void tf32x3(Mma *x, const LLVMValueRef *c, LLVMValueRef *r)
         r[i] = LLVMBuildFAdd(cg->b, r[i], c[i], "");
 }
 
+/* What a dot operand's convert_layout reads: a ring's slot (a transposed
+ * ring tile, pipeline.c view_transposes, is its slot too), else the op
+ * that computed the registers the dot stages. */
+static const IrOp *operand_source(const IrOp *def)
+{
+    const IrOp *src = def->operands[0]->def;
+    if (src && src->kind == IR_TRANS && src->operands[0]->def &&
+        src->operands[0]->def->kind == IR_SHARED_VIEW)
+        src = src->operands[0]->def;
+    return src;
+}
+
+/* Whether dot op stores an operand from registers into shared memory
+ * before it reads any (and so meets a barrier first; cg_mma_operand). */
+bool cg_dot_stages(const Cg *cg, const IrOp *op)
+{
+    if (op->kind != IR_DOT || !op->results[0]->layout || op->results[0]->layout->kind != LY_MMA)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        const IrValue *v = op->operands[i];
+        const IrOp *def = v->def, *src;
+        if (cg->have[v->id] || !def || def->kind != IR_CONVERT_LAYOUT)
+            continue;
+        src = operand_source(def);
+        if (!src || src->kind != IR_SHARED_VIEW)
+            return true;
+    }
+    return false;
+}
+
 /* An operand from registers, or staged from the blocked value behind the
  * convert_layout that layout.c left to this dot. */
 bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
@@ -471,12 +501,8 @@ bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
         cg_internal(cg, cg->f->span, "mma operand %%%d is neither computed nor staged", v->id);
         return false;
     }
-    const IrOp *src = def->operands[0]->def;
+    const IrOp *src = operand_source(def);
     bool trans = cg_runs_down(cg, def->operands[0]);
-    /* a transposed ring tile (pipeline.c view_transposes): the ring's slot */
-    if (src && src->kind == IR_TRANS && src->operands[0]->def &&
-        src->operands[0]->def->kind == IR_SHARED_VIEW)
-        src = src->operands[0]->def;
     const Layout *dl = v->layout;
     /* a tile staged here for wgmma of 32- or 8-bit elements is stored
      * K-major, whatever the order of the registers: B transposed, A not */

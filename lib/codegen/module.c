@@ -290,9 +290,11 @@ const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk)
         if (cg->bar_owed == blk &&
             (op->nregions || op->kind == IR_ASYNC_COPY || op->kind == IR_TMA_COPY))
             cg_barrier(cg);
+        if (cg->slot_owed == blk && !cg_passes_slot_wait(cg, op))
+            cg_barrier(cg);
         emit_op(cg, op);
     }
-    if (cg->bar_owed == blk)
+    if (cg->bar_owed == blk || cg->slot_owed == blk)
         cg_barrier(cg);
     cg_lines_set(cg, loc);
     return end;
@@ -515,8 +517,13 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, ptx84, d);
     if (!tm)
         return false;
-    Cg cg = {
-        .f = f, .o = &opts, .d = d, .a = f->arena, .T = warps * 32, .sm = arch_number(opts.arch)};
+    Cg cg = {.f = f,
+             .o = &opts,
+             .d = d,
+             .a = f->arena,
+             .T = warps * 32,
+             .sm = arch_number(opts.arch),
+             .wait_owed = -1};
     cg.vals = cg_alloc(&cg, sizeof(CgVal) * (size_t)(f->next_id + 1));
     cg.have = cg_alloc(&cg, sizeof(bool) * (size_t)(f->next_id + 1));
     cg.axis = axis_analyze(f, cg.a);

@@ -25,6 +25,8 @@ static bool hopper(const Cg *cg) { return cg->o->arch && strcmp(cg->o->arch, "sm
 
 void cg_fence_async_shared(Cg *cg)
 {
+    cg_pay_slot_wait(cg); /* the fence orders what the wait saw land */
+    cg->fence_owed = false;
     if (hopper(cg))
         cg_asm_void(cg, "fence.proxy.async.shared::cta;");
 }
