@@ -307,8 +307,39 @@ static void cp_async(Cg *cg, int size, LLVMValueRef *args)
     cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 3, text, "r,l,r,~{memory}", a);
 }
 
+/* The index in the swizzled tile t of row-major index e of a tile lc
+ * elements wide. */
+static LLVMValueRef tile_index_of(Cg *cg, const CgTile *t, LLVMValueRef e, int lc)
+{
+    LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(lc)), "");
+    LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, lc - 1), "");
+    return cg_tile_index(cg, t, r, c);
+}
+
+/* The offset in the swizzled tile t (element units) of register bits rs
+ * of a row-major index into a tile lc elements wide, when adding them to
+ * any thread's index adds that offset: their rows leave the swizzle's
+ * phase and their columns its chunk as they are. False otherwise. */
+static bool tile_offset(const CgTile *t, int64_t rs, int lc, int64_t *d)
+{
+    int64_t r = rs >> cg_ilog2(lc), c = rs & (lc - 1);
+    if (t->trans) {
+        int64_t x = r;
+        r = c;
+        c = x;
+    }
+    if (r & ((int64_t)(t->max_phase - 1) * t->per_phase) || c & (t->panel - 1) & ~(t->vec - 1))
+        return false;
+    *d = (r << cg_ilog2(t->panel)) + (c & (t->vec - 1)) +
+        ((c >> cg_ilog2(t->panel)) << cg_ilog2((int64_t)t->rows * t->panel));
+    return true;
+}
+
 /* One thread's copies: a cp.async per run of w consecutive elements, reading
- * nothing (and writing zeros) where the mask is off. */
+ * nothing (and writing zeros) where the mask is off. Where a run's register
+ * bits keep the swizzle's phase and chunk (tile_offset), its address is the
+ * thread's first one plus a constant, one register for all of them, as the
+ * assembler then folds the constant into each copy. */
 static void emit_copy(Cg *cg, const IrOp *op)
 {
     const IrValue *ptr = op->operands[0], *mask = op->operands[1];
@@ -328,13 +359,23 @@ static void emit_copy(Cg *cg, const IrOp *op)
     /* copies of another thread's elements would write twice */
     LLVMBasicBlockRef done = l.copies ? owner_begin(cg, &l) : NULL;
     LLVMValueRef base = cg_buffer_slot(cg, (int)op->ival, cg_get(cg, op->operands[2]).el[0]);
+    int lc = ptr->type.shape[1];
+    int64_t tbits = 0, d;
+    for (int j = 0; j < l.lin.nthread; j++)
+        tbits |= l.lin.thread[j];
+    LLVMValueRef first = NULL; /* the index of the thread's own part */
     for (int s = 0; s + w <= p.n; s += w) {
-        LLVMValueRef e = cg_elem_index(cg, &l, s);
-        int lc = ptr->type.shape[1];
-        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(lc)), "");
-        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, lc - 1), "");
+        int64_t rs = cg_slot_index(&l, s);
+        LLVMValueRef idx;
+        if (!(rs & tbits) && tile_offset(&t, rs, lc, &d)) {
+            if (!first)
+                first = tile_index_of(cg, &t, cg_thread_index(cg, &l), lc);
+            idx = LLVMBuildAdd(cg->b, first, cg_i32(cg, d), "");
+        } else {
+            idx = tile_index_of(cg, &t, cg_elem_index(cg, &l, s), lc);
+        }
         LLVMValueRef args[3];
-        args[0] = cg_smem_addr_at(cg, base, cg_tile_index(cg, &t, r, c), ptr->type.elem);
+        args[0] = cg_smem_addr_at(cg, base, idx, ptr->type.elem);
         args[1] = p.el[s];
         args[2] = mask
             ? LLVMBuildSelect(cg->b, m.el[m.n == 1 ? 0 : s], cg_i32(cg, size), cg_i32(cg, 0), "")
