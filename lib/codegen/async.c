@@ -328,7 +328,9 @@ static bool tile_offset(const CgTile *t, int64_t rs, int lc, int64_t *d)
         r = c;
         c = x;
     }
-    if (r & ((int64_t)(t->max_phase - 1) * t->per_phase) || c & (t->panel - 1) & ~(t->vec - 1))
+    /* a phase past the chunks would carry into the row's bits */
+    if (t->max_phase > t->panel / t->vec || r & ((int64_t)(t->max_phase - 1) * t->per_phase) ||
+        c & (t->panel - 1) & ~(t->vec - 1))
         return false;
     *d = (r << cg_ilog2(t->panel)) + (c & (t->vec - 1)) +
         ((c >> cg_ilog2(t->panel)) << cg_ilog2((int64_t)t->rows * t->panel));
