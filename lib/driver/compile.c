@@ -37,7 +37,11 @@ bool comp_parse(Compilation *c)
 {
     front_set_builtins(&(FrontBuiltins){sema_builtin_exists, sema_libdevice_known});
     front_set_target(c->arch);
-    c->module = parse_module(&c->src, &c->arena, &c->diag);
+    /* a Python file is a module: what is not a kernel is its host code,
+     * even where it holds no kernel at all */
+    size_t n = c->src.name ? strlen(c->src.name) : 0;
+    bool py = n > 3 && strcmp(c->src.name + n - 3, ".py") == 0;
+    c->module = (py ? parse_python_module : parse_module)(&c->src, &c->arena, &c->diag);
     if (c->module && c->diag.errors == 0)
         c->nimported = package_load(c->module, c->search_paths, &c->arena, &c->diag, &c->imported);
     if (c->arena.oom)
