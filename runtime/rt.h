@@ -16,7 +16,7 @@
 /* ---- cache keys and the in-memory table (rt_cache.c) -------------------------- */
 
 /* RT_MAX_PARAMS also bounds the items of a launch's tuples, all together */
-enum { RT_MAX_PARAMS = 64, RT_KEY_MAX_WORDS = 5 * RT_MAX_PARAMS + 6, RT_MAX_TMAPS = IR_MAX_TMAPS };
+enum { RT_MAX_PARAMS = 128, RT_KEY_MAX_WORDS = 5 * RT_MAX_PARAMS + 6, RT_MAX_TMAPS = IR_MAX_TMAPS };
 
 /* The launch-dependent part of a key, in 64-bit words: one per runtime
  * argument (dtype, pointer flag, specialisation bits; a tuple: its item
@@ -212,7 +212,8 @@ struct tk_kernel {
     int const_hint[RT_MAX_PARAMS];  /* sig index the c-th constexpr argument named last time */
     RtTable table;
     struct RtTune *_Atomic tune; /* configs and choices of an autotuned kernel, or NULL */
-    _Atomic uint64_t no_spec;    /* bit j: runtime param j is not specialised (rt_nospec.c) */
+    /* bit j % 64 of word j / 64: runtime param j is not specialised (rt_nospec.c) */
+    _Atomic uint64_t no_spec[RT_MAX_PARAMS / 64];
 };
 
 /* ---- internals shared between files ----------------------------------------------- */
@@ -322,7 +323,7 @@ DType rt_dtype(tk_dtype t);
 /* Whether runtime param j of k is left unspecialised (do_not_specialize). */
 static inline bool rt_no_spec(tk_kernel *k, int j)
 {
-    return (atomic_load_explicit(&k->no_spec, memory_order_relaxed) >> j) & 1;
+    return (atomic_load_explicit(&k->no_spec[j / 64], memory_order_relaxed) >> (j % 64)) & 1;
 }
 /* The argument list of API call fn, before anything else reads it:
  * TK_ERR_INVALID naming the argument for a negative count, NULL args with
@@ -388,6 +389,8 @@ typedef struct RtTune {
     void *prune_user;
     tk_config_defines_fn config_defines; /* per-config constexprs (tk_tune_options) */
     void *config_defines_user;
+    tk_config_hook_fn hook; /* host code around the runs (tk_tune_options) */
+    void *hook_user;
     double warmup_ms, rep_ms;
     RtTuneReset reset; /* reset_to_zero and restore_value, names owned */
     uint64_t configs_hash;

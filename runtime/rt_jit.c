@@ -15,7 +15,7 @@
 #include "rt_backend.h"
 #include "rt_nvtx.h"
 
-enum { META_MAGIC = 0x544b4d36 /* "TKM6" */ };
+enum { META_MAGIC = 0x544b4d37 /* "TKM7": 128 parameters */ };
 
 static int warned_dump;
 

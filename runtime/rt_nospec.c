@@ -27,7 +27,7 @@ tk_status tk_kernel_set_no_specialize(tk_kernel *k, const char *const *names, in
     tk_status s = err_check_count("tk_kernel_set_no_specialize", "names", names, "n", n);
     if (s != TK_OK)
         return s;
-    uint64_t mask = 0;
+    uint64_t mask[RT_MAX_PARAMS / 64] = {0};
     for (int i = 0; i < n; i++) {
         bool is_const;
         if (!names[i])
@@ -41,8 +41,9 @@ tk_status tk_kernel_set_no_specialize(tk_kernel *k, const char *const *names, in
         if (j < 0)
             return err_set(TK_ERR_INVALID, "kernel '%s' has no runtime parameter '%s'", k->name,
                            names[i]);
-        mask |= (uint64_t)1 << j;
+        mask[j / 64] |= (uint64_t)1 << (j % 64);
     }
-    atomic_store_explicit(&k->no_spec, mask, memory_order_relaxed);
+    for (int w = 0; w < RT_MAX_PARAMS / 64; w++)
+        atomic_store_explicit(&k->no_spec[w], mask[w], memory_order_relaxed);
     return TK_OK;
 }

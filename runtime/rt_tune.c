@@ -52,6 +52,10 @@ typedef struct TuneRecord {
 
 typedef struct ConfigLaunch {
     tk_kernel *k;
+    const tk_config *cfg;
+    const tk_arg *given; /* the launch's own arguments, as the hook sees them */
+    int ngiven;
+    bool hook_failed; /* the host's hook failed: the launch stops */
     tk_grid grid;
     tk_arg args[MAX_TUNE_ARGS];
     int nargs;
@@ -77,6 +81,10 @@ static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid
                            k->name);
     }
     out->k = k;
+    out->cfg = c;
+    out->given = args;
+    out->ngiven = nargs;
+    out->hook_failed = false;
     memset(&out->opts, 0, sizeof out->opts);
     if (opts)
         out->opts = *opts;
@@ -107,6 +115,17 @@ static tk_status run_config(void *user)
     return rt_launch_direct(cl->k, cl->grid, cl->args, cl->nargs, &cl->opts);
 }
 
+/* The host's hook for one stage of cl's runs (tk_config_hook_fn). */
+static tk_status run_hook(ConfigLaunch *cl, int stage)
+{
+    RtTune *t = cl->k->tune;
+    if (!t->hook || t->hook(cl->cfg, stage, cl->given, cl->ngiven, t->hook_user) == 0)
+        return TK_OK;
+    cl->hook_failed = true;
+    return err_set(TK_ERR_LAUNCH, "kernel '%s': the host's hook around a config's run failed",
+                   cl->k->name);
+}
+
 /* One timed run: reset_to_zero buffers zeroed before, restore_value
  * buffers put back after (also when the run failed), as Triton's hooks. */
 typedef struct TimedRun {
@@ -117,11 +136,15 @@ typedef struct TimedRun {
 static tk_status run_timed(void *user)
 {
     TimedRun *r = user;
-    tk_status s = rt_tune_bufs_before(r->bufs);
+    tk_status s = run_hook(r->launch, TK_HOOK_BEFORE_TIMED);
+    if (s != TK_OK)
+        return s;
+    s = rt_tune_bufs_before(r->bufs);
     if (s == TK_OK)
         s = run_config(r->launch);
+    tk_status hook = run_hook(r->launch, TK_HOOK_AFTER_TIMED);
     tk_status after = rt_tune_bufs_after(r->bufs);
-    return s != TK_OK ? s : after;
+    return s != TK_OK ? s : hook != TK_OK ? hook : after;
 }
 
 /* "BM=128, BN=256, num_warps=8" */
@@ -403,8 +426,9 @@ static tk_status tune_time(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, vo
         describe(&t->configs[i], desc, sizeof desc);
         double ms = jobs[i].status == TK_OK ? time_config(k, i, &jobs[i], &bufs, i == first) : -1;
         tk_status cs = jobs[i].status;
-        if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE) {
-            s = err_set(cs, "%s", jobs[i].message); /* the context is lost */
+        /* a lost context, or host code that failed, ends the tuning */
+        if (cs == TK_ERR_KERNEL_FAULT || cs == TK_ERR_NO_DEVICE || jobs[i].launch.hook_failed) {
+            s = err_set(cs, "%s", jobs[i].message);
             break;
         }
         if (cs != TK_OK || ms < 0) {
@@ -487,7 +511,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     /* tuning without the decorator's Python would time and pick otherwise
      * than Triton; the host's own pruning stands for prune_configs_by */
     bool pruning = t->python && !strcmp(t->python, "prune_configs_by");
-    if (t->python && !(pruning && t->prune))
+    if (t->python && !(pruning && t->prune) && !(!pruning && t->hook))
         return err_set(TK_ERR_LAUNCH,
                        "kernel '%s': its @triton.autotune has %s, Python that tk does not run, "
                        "so tk cannot tune it: give the config's constexprs to launch it untuned "
@@ -618,6 +642,8 @@ tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_g
     ConfigLaunch cl;
     s = config_launch(k, &k->tune->configs[e->choice.index], grid_fn, grid_user, grid, args, nargs,
                       opts, &cl);
+    if (s == TK_OK)
+        s = run_hook(&cl, TK_HOOK_BEFORE_LAUNCH);
     return s == TK_OK ? run_config(&cl) : s;
 }
 

@@ -279,6 +279,8 @@ tk_status tk_kernel_set_tuning(tk_kernel *k, const tk_tune_options *o)
         t->prune_user = o->prune_user;
         t->config_defines = o->config_defines;
         t->config_defines_user = o->config_defines_user;
+        t->hook = o->hook;
+        t->hook_user = o->hook_user;
         t->reset.bytes = o->buffer_bytes;
         t->reset.user = o->buffer_user;
         if (o->warmup_ms > 0)

@@ -566,6 +566,17 @@ typedef void (*tk_prune_fn)(const tk_config *configs, int nconfigs, const tk_arg
 typedef int (*tk_config_defines_fn)(const tk_config *cfg, const tk_arg *args, int nargs,
                                     tk_define *out, int cap, void *user);
 
+/* Host code around the runs of a config (Triton's Config.pre_hook and the
+ * pre_hook/post_hook of @triton.autotune): called in the launching thread
+ * with TK_HOOK_BEFORE_TIMED before each timed run of cfg (before the
+ * reset_to_zero buffers are zeroed), TK_HOOK_AFTER_TIMED after it (before
+ * restore_value puts buffers back) and TK_HOOK_BEFORE_LAUNCH before each
+ * launch of the chosen config, a kernel of one config's included. A
+ * nonzero return stops the launch (TK_ERR_LAUNCH). */
+enum { TK_HOOK_BEFORE_TIMED = 0, TK_HOOK_AFTER_TIMED = 1, TK_HOOK_BEFORE_LAUNCH = 2 };
+typedef int (*tk_config_hook_fn)(const tk_config *cfg, int stage, const tk_arg *args, int nargs,
+                                 void *user);
+
 typedef struct tk_tune_options {
     const tk_config *configs; /* NULL: keep the @triton.autotune configs */
     int nconfigs;
@@ -585,6 +596,10 @@ typedef struct tk_tune_options {
     void *buffer_user;
     tk_config_defines_fn config_defines; /* NULL: the configs' defines alone */
     void *config_defines_user;
+    /* NULL: no host code around the runs; a kernel whose @triton.autotune
+     * has pre_hook or post_hook is not tuned without one */
+    tk_config_hook_fn hook;
+    void *hook_user;
 } tk_tune_options;
 
 /* Sets or replaces the configs, key and pruning of a kernel (copied); call

@@ -282,6 +282,51 @@ static size_t bytes_cb(const char *name, const tk_arg *args, int nargs, void *us
     return 0;
 }
 
+/* fn(meta, **kw); 0 with the exception set when it raised. */
+static int call_hook(PyObject *fn, PyObject *meta, PyObject *kw)
+{
+    PyObject *a = PyTuple_Pack(1, meta);
+    PyObject *r = a ? PyObject_Call(fn, a, kw) : NULL;
+    int ok = r != NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(r);
+    return ok;
+}
+
+/* Triton's hooks around a config's runs, given the launch's named values
+ * with the config's (config_meta): the config's pre_hook before each run,
+ * timed or not, and @autotune's pre_hook and post_hook around each timed
+ * run. */
+static int hook_cb(const tk_config *cfg, int stage, const tk_arg *args, int nargs, void *user)
+{
+    Current *c = current;
+    if (!c)
+        return -1;
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyObject *meta = config_meta(c, cfg);
+    PyObject *conf = meta ? PyList_GetItem(c->K->configs, cfg - c->cfg_base) : NULL; /* borrowed */
+    PyObject *pre = conf ? PyObject_GetAttrString(conf, "pre_hook") : NULL;
+    int ok = pre != NULL;
+    if (ok && stage != TK_HOOK_AFTER_TIMED && pre != Py_None)
+        ok = call_hook(pre, meta, NULL);
+    if (ok && stage == TK_HOOK_BEFORE_TIMED && c->K->pre_hook)
+        ok = call_hook(c->K->pre_hook, meta, NULL);
+    if (ok && stage == TK_HOOK_AFTER_TIMED && c->K->post_hook) {
+        PyObject *kw = Py_BuildValue("{s:O}", "exception", Py_None);
+        ok = kw && call_hook(c->K->post_hook, meta, kw);
+        Py_XDECREF(kw);
+    }
+    /* host buffers the hooks changed reach an interpreted launch */
+    if (ok && stage != TK_HOOK_AFTER_TIMED && c->L->ctx)
+        ok = tkpy_restage(c->L) == 0;
+    if (!ok)
+        keep_error(c);
+    Py_XDECREF(pre);
+    Py_XDECREF(meta);
+    PyGILState_Release(st);
+    return ok ? 0 : -1;
+}
+
 /* ---- finding the tk_kernel ---- */
 
 /* Whether k has K's configs already: another Kernel of the same function
@@ -355,6 +400,7 @@ static tk_kernel *kernel_for(Kernel *K, Launch *L)
         o.rep_ms = K->rep_ms;
         o.buffer_bytes = bytes_cb;
         o.config_defines = K->cfg_heuristics ? defines_cb : NULL;
+        o.hook = K->config_hooks || K->pre_hook || K->post_hook ? hook_cb : NULL;
         s = tk_kernel_set_tuning(k, &o);
         if (s == TK_ERR_INVALID && has_configs(K, k))
             s = TK_OK;
@@ -597,7 +643,8 @@ tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyOb
     L->owner = (PyObject *)K;
     L->extents = K->ncfgs > 0;
     *meta = NULL;
-    need_meta = need_meta || K->heuristics || K->cfg_heuristics || K->prune;
+    need_meta = need_meta || K->heuristics || K->cfg_heuristics || K->prune || K->config_hooks ||
+        K->pre_hook || K->post_hook;
     if (bind(K, args, kw, vals, opt) < 0 || (need_meta && !(*meta = named(K, vals, kw))) ||
         run_heuristics(K, K->heuristics, *meta, vals) < 0)
         return NULL;
@@ -751,6 +798,9 @@ void tkpy_free_tuning(Kernel *K)
     Py_CLEAR(K->tune_keep);
     Py_CLEAR(K->configs);
     Py_CLEAR(K->prune);
+    Py_CLEAR(K->pre_hook);
+    Py_CLEAR(K->post_hook);
+    K->config_hooks = 0;
 }
 
 void tkpy_kernel_dealloc(PyObject *self)

@@ -22,6 +22,9 @@ typedef struct Kernel {
     PyObject *cfg_heuristics; /* those below it (run per config when tuned), or NULL */
     PyObject *configs;        /* list of Config objects (with .kwargs), or NULL */
     PyObject *prune;          /* early_config_prune(configs, named_args), or NULL */
+    PyObject *pre_hook;       /* @autotune's pre_hook(nargs) around timed runs, or NULL */
+    PyObject *post_hook;      /* its post_hook(nargs, exception=None), or NULL */
+    int config_hooks;         /* some config has a pre_hook */
     PyObject *tune_keep;      /* list of bytes the tuning strings live in */
     tk_config *cfgs;
     tk_define *defs;

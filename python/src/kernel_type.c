@@ -93,16 +93,17 @@ static int count_defines(PyObject *configs, Py_ssize_t *n)
     return 0;
 }
 
-/* _set_tuning(configs, key, prune, warmup_ms, rep_ms): the autotuner's
- * configs for every device's tk_kernel from now on. */
+/* _set_tuning(configs, key, prune, warmup_ms, rep_ms[, pre_hook,
+ * post_hook]): the autotuner's configs for every device's tk_kernel from
+ * now on. */
 static PyObject *set_tuning(PyObject *self, PyObject *args)
 {
     Kernel *K = (Kernel *)self;
-    PyObject *configs, *key, *prune;
+    PyObject *configs, *key, *prune, *pre = Py_None, *post = Py_None;
     double warmup, rep;
     Py_ssize_t ndefs;
-    if (!PyArg_ParseTuple(args, "O!O!Odd", &PyList_Type, &configs, &PyList_Type, &key, &prune,
-                          &warmup, &rep) ||
+    if (!PyArg_ParseTuple(args, "O!O!Odd|OO", &PyList_Type, &configs, &PyList_Type, &key, &prune,
+                          &warmup, &rep, &pre, &post) ||
         count_defines(configs, &ndefs) < 0)
         return NULL;
     tkpy_free_tuning(K);
@@ -125,6 +126,17 @@ static PyObject *set_tuning(PyObject *self, PyObject *args)
     K->warmup_ms = warmup, K->rep_ms = rep;
     if (prune != Py_None)
         Py_INCREF(prune), K->prune = prune;
+    if (pre != Py_None)
+        Py_INCREF(pre), K->pre_hook = pre;
+    if (post != Py_None)
+        Py_INCREF(post), K->post_hook = post;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *h = PyObject_GetAttrString(PyList_GetItem(K->configs, i), "pre_hook");
+        if (!h)
+            PyErr_Clear();
+        K->config_hooks |= h && h != Py_None;
+        Py_XDECREF(h);
+    }
     memset(K->k, 0, sizeof K->k); /* found again, and tuned with these */
     Py_RETURN_NONE;
 }

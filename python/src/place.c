@@ -68,6 +68,19 @@ int tkpy_place(Launch *L, const char *where)
     return 0;
 }
 
+int tkpy_restage(Launch *L)
+{
+    for (int i = 0; i < L->n; i++) {
+        Slot *s = &L->slots[i];
+        if (s->loc != SLOT_HOST || !s->staged)
+            continue;
+        tk_status st = tk_copy_to(L->ctx, s->staged, s->host + s->lo, (size_t)(s->hi - s->lo));
+        if (st != TK_OK)
+            return tkpy_raise(st, NULL), -1;
+    }
+    return 0;
+}
+
 int tkpy_unstage(Launch *L, int ok)
 {
     int r = 0;

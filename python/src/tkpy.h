@@ -20,7 +20,7 @@
 #include <tk/tk.h>
 
 #define TKPY_MAX_DEV   16   /* GPUs one process may use */
-#define TKPY_MAX_ARGS  64   /* arguments of one launch */
+#define TKPY_MAX_ARGS  128  /* arguments of one launch */
 #define TKPY_MAX_SLOTS 256  /* its tk_args: the arguments with their tuples' items */
 #define TKPY_TEXT      4096 /* bytes of constexpr text one launch may hold */
 
@@ -100,6 +100,9 @@ tk_arg tkpy_slot_arg(Slot *s);
 int tkpy_place(Launch *L, const char *where);
 /* Copies staged buffers back (when ok) and frees them; 0 or -1. */
 int tkpy_unstage(Launch *L, int ok);
+/* Copies host memory into its staged buffers again (after host code such
+ * as a config's pre_hook changed it). */
+int tkpy_restage(Launch *L);
 /* The hint libtk specialises a runtime slot on: 16 (a pointer aligned to
  * 16 bytes, an int divisible by 16), 1 (an int equal to 1), or 0. */
 int tkpy_slot_hint(const Slot *s);

@@ -216,3 +216,37 @@ def fill_block(out_ptr, n, BLOCK: tl.constexpr = 128):
 @tk.jit
 def tk_spelled(out_ptr, v: "i64:16"):
     tl.store(out_ptr, v)
+
+
+def zero_names(names):
+    """A Config pre_hook in mamba's style: zeroes the named buffers."""
+    def hook(nargs):
+        HOOK_CALLS.append(sorted(k for k in nargs if not k.startswith("num_")))
+        for name in names:
+            nargs[name][...] = 0
+    return hook
+
+
+HOOK_CALLS = []
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16}, pre_hook=zero_names(["acc_ptr"])),
+                      tk.Config({"BLOCK": 32}, pre_hook=zero_names(["acc_ptr"]))], key=["n"])
+@tk.jit
+def accumulate_hooked(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.atomic_add(acc_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+TUNE_HOOKS = []
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16})], key=["n"],
+             pre_hook=lambda nargs, reset_only=False: TUNE_HOOKS.append("pre"),
+             post_hook=lambda nargs, exception: TUNE_HOOKS.append("post"))
+@tk.jit
+def accumulate_tune_hooks(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.atomic_add(acc_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)

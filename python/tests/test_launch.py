@@ -1,6 +1,8 @@
 """Launches on the interpreter with numpy arrays: grids as tuples and
 callables, constexprs by position, keyword and default, scalars with
 Triton's specialisation, None, strided views, read-only inputs."""
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -246,3 +248,26 @@ def test_launch_options_by_keyword_any_order():
         out[:] = -1
         K.add[(1,)](x, y, out, 50, BLOCK=64, launch_pdl=pdl)
         np.testing.assert_array_equal(out, x + y)
+
+
+def _many_params_module(tmp_path, n):
+    params = ", ".join(f"a{i}" for i in range(n))
+    total = " + ".join(f"a{i}" for i in range(n))
+    src = ("import tk\nimport tk.language as tl\n\n\n@tk.jit\n"
+           f"def add_all(out_ptr, {params}):\n    tl.store(out_ptr, {total})\n")
+    path = tmp_path / f"many_{n}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(f"many_{n}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_kernel_of_more_than_64_parameters(tmp_path):
+    """Real kernels take more than 64 parameters (mamba's chunked-scan
+    backward takes 74); Triton has no such limit. Before, tk refused any
+    kernel of more than 64."""
+    mod = _many_params_module(tmp_path, 80)
+    out = np.zeros(1, np.int32)
+    mod.add_all[(1,)](out, *range(80))
+    assert out[0] == sum(range(80))

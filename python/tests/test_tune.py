@@ -126,3 +126,32 @@ def test_a_config_stands_in_for_the_default():
     assert blocks[-1] == 16 and (out == 16).all()
     K.fill_block[(8,)](out, 64, BLOCK=8)
     assert (out == 8).all()
+
+
+def test_config_pre_hook_runs_before_the_launch():
+    """A config's pre_hook (mamba zeroes the buffers its kernels accumulate
+    into this way) runs before each launch with the launch's named values
+    and the config's, and what it writes reaches the kernel; before, it was
+    dropped, and the sums landed on whatever the buffer held."""
+    n = 40
+    x = np.arange(n, dtype=np.float32)
+    acc = np.full(n, 1e30, np.float32)
+    K.HOOK_CALLS.clear()
+    K.accumulate_hooked[lambda m: (tk.cdiv(n, m["BLOCK"]),)](x, acc, n)
+    np.testing.assert_array_equal(acc, x)
+    assert K.HOOK_CALLS and K.HOOK_CALLS[-1] == ["BLOCK", "acc_ptr", "n", "x_ptr"]
+    acc[:] = 7.0
+    K.accumulate_hooked[lambda m: (tk.cdiv(n, m["BLOCK"]),)](x, acc, n)  # chosen: hooked again
+    np.testing.assert_array_equal(acc, x)
+
+
+def test_autotune_hooks_are_accepted():
+    """@autotune's own pre_hook and post_hook surround timed runs only: a
+    kernel of one config is not timed, so neither runs, as in Triton."""
+    n = 8
+    x = np.ones(n, np.float32)
+    acc = np.zeros(n, np.float32)
+    K.TUNE_HOOKS.clear()
+    K.accumulate_tune_hooks[(1,)](x, acc, n)
+    np.testing.assert_array_equal(acc, x)
+    assert K.TUNE_HOOKS == []

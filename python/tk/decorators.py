@@ -95,8 +95,9 @@ _HOOKS = ("prune_configs_by", "pre_hook", "post_hook")
 
 def _blank_hooks(lines):
     """Blanks the autotune options that run Python (prune_configs_by and the
-    hooks) out of the text tk compiles: this package hands them to libtk
-    as callbacks. Spaces replace them, so every position stays."""
+    hooks, the decorator's and each Config's) out of the text tk compiles:
+    this package hands them to libtk as callbacks. Spaces replace them, so
+    every position stays."""
     try:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
@@ -518,13 +519,16 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
              pre_hook=None, post_hook=None, warmup=None, rep=None, **kw):
     """@tk.autotune: libtk times the configs at the first launch of each key
     (on the interpreter it takes the first config) and keeps the fastest.
-    reset_to_zero and restore_value are read from the source's decorator."""
+    reset_to_zero and restore_value are read from the source's decorator.
+    As in Triton, a config's pre_hook runs before each of its runs, timed
+    or not, and pre_hook and post_hook here around each timed run."""
     def wrap(fn):
         k = _kernel_of(fn)
         prune = (prune_configs_by or {}).get("early_config_prune")
         table = [(c, [(n, const_text(v)) for n, v in c.kwargs.items()], c.num_warps or 0,
                   c.num_stages or 0) for c in configs]
-        k._set_tuning(table, list(key), prune, float(warmup or 0), float(rep or 0))
+        k._set_tuning(table, list(key), prune, float(warmup or 0), float(rep or 0), pre_hook,
+                      post_hook)
         k.configs, k.keys, k._prune = list(configs), list(key), prune
         k.reset_to_zero, k.restore_value = list(reset_to_zero or []), list(restore_value or [])
         k._autotune_args = dict(configs=configs, key=key, prune_configs_by=prune_configs_by,

@@ -437,6 +437,60 @@ static void test_config_defines(void)
     rt_tune_time_hook = NULL;
 }
 
+/* The host's hook around a config's runs (Triton's Config.pre_hook and
+ * the autotune decorator's hooks): before and after each timed run, then
+ * before the chosen config's launch, and only that at a later launch of
+ * the key; a failing hook stops the launch. */
+static char hook_log[256];
+static int hook_fail_at = -1;
+static int log_hook(const tk_config *cfg, int stage, const tk_arg *args, int nargs, void *user)
+{
+    const tk_config *base = user;
+    size_t n = strlen(hook_log);
+    if (nargs != 3 || args[2].kind != TK_ARG_SCALAR || n + 3 > sizeof hook_log)
+        return -1;
+    snprintf(hook_log + n, sizeof hook_log - n, "%c%d", "bal"[stage], (int)(cfg - base));
+    return (int)n / 2 == hook_fail_at ? -1 : 0;
+}
+
+static void test_hooks(void)
+{
+    rt_tune_time_hook = fake_timer;
+    timer_calls();
+    tk_module *m;
+    tk_kernel *k = load(&m, "even");
+    const tk_config *base;
+    int n;
+    CHECK_OK(tk_kernel_configs(k, &base, &n));
+    CHECK_OK(tk_kernel_set_tuning(k,
+                                  &(tk_tune_options){.hook = log_hook,
+                                                     .hook_user = (void *)base,
+                                                     .config_defines = even_defines,
+                                                     .config_defines_user = "ok"}));
+    hook_log[0] = 0;
+    CHECK_OK(launch_n(k, 128)); /* config 1 is the fastest */
+    CHECK(strcmp(hook_log, "b0a0b0a0b1a1b1a1b2a2b2a2l1") == 0);
+    CHECK(output_is(2, 0, 128));
+    hook_log[0] = 0;
+    CHECK_OK(launch_n(k, 128));
+    CHECK(strcmp(hook_log, "l1") == 0);
+    tk_module_destroy(m);
+
+    k = load(&m, "even");
+    CHECK_OK(tk_kernel_configs(k, &base, &n));
+    CHECK_OK(tk_kernel_set_tuning(k,
+                                  &(tk_tune_options){.hook = log_hook,
+                                                     .hook_user = (void *)base,
+                                                     .config_defines = even_defines,
+                                                     .config_defines_user = "ok"}));
+    hook_log[0] = 0;
+    hook_fail_at = 0;
+    CHECK_FAILS(launch_n(k, 64), TK_ERR_LAUNCH, "hook");
+    hook_fail_at = -1;
+    tk_module_destroy(m);
+    rt_tune_time_hook = NULL;
+}
+
 /* The configs of a new key compile at the same time: each build waits in
  * the build hook until all three are in it (or gives up after 5 s). */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -499,6 +553,7 @@ int main(void)
     test_budgets();
     test_python_prune();
     test_config_defines();
+    test_hooks();
 
     tk_free(ctx, dx);
     tk_free(ctx, dout);
