@@ -46,24 +46,82 @@ static int pick_device(const Launch *L, const char *where)
     return 0;
 }
 
+/* Whether s's extent meets lead's union. */
+static int meets(const Slot *s, const Slot *lead)
+{
+    return s->host + s->hi > lead->ubase && s->host + s->lo < lead->ubase + lead->ulen;
+}
+
+/* Widens lead's union by s's extent; the group is written back if any
+ * member is writable. */
+static void join(Slot *lead, const Slot *s)
+{
+    char *a = s->host + s->lo < lead->ubase ? s->host + s->lo : lead->ubase;
+    char *b =
+        s->host + s->hi > lead->ubase + lead->ulen ? s->host + s->hi : lead->ubase + lead->ulen;
+    lead->ubase = a;
+    lead->ulen = (size_t)(b - a);
+    lead->uwrite = lead->uwrite || s->uwrite;
+}
+
+/* Host slots whose extents overlap (views of one array, as the x and y
+ * halves of one tensor a kernel reads through two pointers) share one
+ * staged buffer over their union: staged apart, each copy back put its
+ * stale copy of the other's part over what the kernel wrote there. */
+static void group_slots(Launch *L)
+{
+    for (int i = 0; i < L->n; i++) {
+        Slot *s = &L->slots[i];
+        if (s->loc != SLOT_HOST)
+            continue;
+        s->lead = i;
+        s->ubase = s->host + s->lo;
+        s->ulen = (size_t)(s->hi - s->lo);
+        s->uwrite = !s->readonly;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < L->n; i++) {
+            Slot *s = &L->slots[i];
+            for (int j = 0; s->loc == SLOT_HOST && s->lead == i && j < i; j++) {
+                Slot *t = &L->slots[j];
+                if (t->loc != SLOT_HOST || t->lead != j || !meets(s, t))
+                    continue;
+                join(t, s);
+                for (int k = 0; k < L->n; k++) /* i's members follow it into j */
+                    if (L->slots[k].loc == SLOT_HOST && L->slots[k].lead == i)
+                        L->slots[k].lead = j;
+                changed = 1;
+                break;
+            }
+        }
+    }
+}
+
 int tkpy_place(Launch *L, const char *where)
 {
     L->device = pick_device(L, where);
     if (L->device == -2 || !(L->ctx = tkpy_context(L->device)))
         return -1;
+    group_slots(L);
     for (int i = 0; i < L->n; i++) {
         Slot *s = &L->slots[i];
-        if (s->loc != SLOT_HOST)
+        if (s->loc != SLOT_HOST || s->lead != i)
             continue;
-        size_t bytes = (size_t)(s->hi - s->lo);
-        tk_status st = tk_alloc(L->ctx, bytes ? bytes : 1, &s->staged);
+        tk_status st = tk_alloc(L->ctx, s->ulen ? s->ulen : 1, &s->staged);
         if (st == TK_OK)
-            st = tk_copy_to(L->ctx, s->staged, s->host + s->lo, bytes);
+            st = tk_copy_to(L->ctx, s->staged, s->ubase, s->ulen);
         if (st != TK_OK) {
             tkpy_raise(st, where);
             return -1;
         }
-        s->arg.v.ptr = (char *)s->staged - s->lo;
+    }
+    for (int i = 0; i < L->n; i++) {
+        Slot *s = &L->slots[i];
+        if (s->loc != SLOT_HOST)
+            continue;
+        const Slot *lead = &L->slots[s->lead];
+        s->arg.v.ptr = (char *)lead->staged + (s->host - lead->ubase);
     }
     return 0;
 }
@@ -72,9 +130,9 @@ int tkpy_restage(Launch *L)
 {
     for (int i = 0; i < L->n; i++) {
         Slot *s = &L->slots[i];
-        if (s->loc != SLOT_HOST || !s->staged)
+        if (s->loc != SLOT_HOST || s->lead != i || !s->staged)
             continue;
-        tk_status st = tk_copy_to(L->ctx, s->staged, s->host + s->lo, (size_t)(s->hi - s->lo));
+        tk_status st = tk_copy_to(L->ctx, s->staged, s->ubase, s->ulen);
         if (st != TK_OK)
             return tkpy_raise(st, NULL), -1;
     }
@@ -86,11 +144,10 @@ int tkpy_unstage(Launch *L, int ok)
     int r = 0;
     for (int i = 0; i < L->n; i++) {
         Slot *s = &L->slots[i];
-        if (s->loc != SLOT_HOST || !s->staged)
+        if (s->loc != SLOT_HOST || s->lead != i || !s->staged)
             continue;
-        if (ok && r == 0 && !s->readonly) {
-            tk_status st =
-                tk_copy_from(L->ctx, s->host + s->lo, s->staged, (size_t)(s->hi - s->lo));
+        if (ok && r == 0 && s->uwrite) {
+            tk_status st = tk_copy_from(L->ctx, s->ubase, s->staged, s->ulen);
             if (st != TK_OK)
                 tkpy_raise(st, NULL), r = -1;
         }

@@ -60,9 +60,13 @@ typedef struct Slot {
     Py_ssize_t lo, hi; /* byte extent around the data pointer */
     int readonly;
     int no_spec;       /* do_not_specialize: no :16 or :1 in the signature */
-    void *staged;      /* interpreter memory holding the extent */
+    void *staged;      /* interpreter memory holding the extent (the lead's) */
     const char *param; /* the parameter's name */
     int is_desc;       /* a host-built tensor descriptor over the buffer in arg */
+    int lead;          /* SLOT_HOST: the slot whose staged memory holds this one's */
+    char *ubase;       /* a lead's: the union of its group's extents */
+    size_t ulen;
+    int uwrite; /* a lead's: some slot of its group is writable */
     /* last: a launch clears a slot up to here (args.c) */
     tk_tensor_desc desc; /* its shape, strides and block (base and dtype: arg's) */
 } Slot;

@@ -250,3 +250,11 @@ def accumulate_tune_hooks(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.atomic_add(acc_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@tk.jit
+def fill_halves(a_ptr, b_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(a_ptr + row * stride + cols, tl.full([BLOCK], 1.0, tl.float32), mask=cols < n)
+    tl.store(b_ptr + row * stride + cols, tl.full([BLOCK], 2.0, tl.float32), mask=cols < n)

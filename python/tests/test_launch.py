@@ -271,3 +271,14 @@ def test_a_kernel_of_more_than_64_parameters(tmp_path):
     out = np.zeros(1, np.int32)
     mod.add_all[(1,)](out, *range(80))
     assert out[0] == sum(range(80))
+
+
+def test_views_of_one_array_are_one_memory():
+    """Two arguments that are views of one array (the halves of each row,
+    as mamba's SwiGLU backward writes dx and dy into one tensor) are one
+    memory to the interpreter too: before, each was staged and copied back
+    on its own, and the second copy put stale values over the first's."""
+    xy = np.zeros((4, 16), np.float32)
+    K.fill_halves[(4,)](xy[:, :8], xy[:, 8:], 16, 8, BLOCK=8)
+    np.testing.assert_array_equal(xy[:, :8], 1.0)
+    np.testing.assert_array_equal(xy[:, 8:], 2.0)
