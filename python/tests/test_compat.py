@@ -117,3 +117,21 @@ def test_triton_runtime_submodules():
     p = run_script("triton_runtime_modules.py")
     assert p.returncode == 0, p.stderr
     assert "imports2 OK" in p.stdout
+
+
+def test_current_target_is_the_gpus_or_none():
+    """driver.active.get_current_target() is the GPU's (its compute
+    capability as arch), as Triton's driver gives it; with no GPU there is
+    no active driver and it raises, as Triton does, so host code such as
+    flash-linear-attention's device checks takes its CPU path. Before, it
+    was sm_90 whatever the machine, and host code went on to CUDA calls."""
+    import tk.compat  # noqa: F401
+    import triton
+    from tk import _tk
+    target = triton.runtime.driver.active.get_current_target
+    if _tk.have_gpu():
+        props = _tk.device_properties(0)
+        assert target().arch == 10 * props["cc_major"] + props["cc_minor"]
+    elif "torch" not in sys.modules:
+        with pytest.raises(RuntimeError, match="no GPU"):
+            target()

@@ -42,12 +42,27 @@ def _module(name, doc, **names):
     return m
 
 
+def _current_target():
+    """The GPU's target, as Triton's active driver gives it (under the
+    interpreter too); with no GPU there is no active driver, and Triton
+    raises: host code that asks then takes its CPU path."""
+    if _tk.have_gpu():
+        p = _tk.device_properties(_current_device())
+        cc = (p["cc_major"], p["cc_minor"])
+    else:  # interpreting: a GPU is still the target if there is one
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_available():
+            raise RuntimeError("tk: no GPU here, so no active driver has a target "
+                               "(launches run on the interpreter)")
+        cc = torch.cuda.get_device_capability()
+    return types.SimpleNamespace(backend="cuda", arch=10 * cc[0] + cc[1], warp_size=32)
+
+
 utils = _module("triton.runtime.driver.active.utils", "device queries",
                 get_device_properties=lambda device=0: _tk.device_properties(device))
 active = _module("triton.runtime.driver.active", "the active driver", utils=utils,
                  get_current_device=_current_device, get_current_stream=_current_stream,
-                 get_current_target=lambda: types.SimpleNamespace(backend="cuda", arch=90,
-                                                                   warp_size=32),
+                 get_current_target=_current_target,
                  get_device_interface=lambda: sys.modules["torch"].cuda,
                  get_active_torch_device=_active_torch_device)
 driver = _module("triton.runtime.driver", "drivers", active=active)
