@@ -442,6 +442,11 @@ class _Kind(type):
         return isinstance(obj, JITFunction) and _outermost(obj) == cls._kind
 
     def __call__(cls, *args, **kwargs):
+        if cls._kind != "jit":  # Triton's constructor, as a library's subclass calls it
+            base = "Autotuner" if cls._kind == "autotune" else "Heuristics"
+            sub = f" (the subclass {cls.__name__} calls it)" if cls.__name__ != base else ""
+            raise TypeError(f"tk: triton.runtime.{base}'s constructor is not supported yet"
+                            f"{sub}; decorate the kernel with @triton.{cls._kind} instead")
         return JITFunction(*args, **kwargs)
 
 
