@@ -258,3 +258,10 @@ def fill_halves(a_ptr, b_ptr, stride, n, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     tl.store(a_ptr + row * stride + cols, tl.full([BLOCK], 1.0, tl.float32), mask=cols < n)
     tl.store(b_ptr + row * stride + cols, tl.full([BLOCK], 2.0, tl.float32), mask=cols < n)
+
+
+@tk.jit
+def scale_plain(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)

@@ -137,15 +137,29 @@ def test_current_target_is_the_gpus_or_none():
             target()
 
 
-def test_autotuner_subclass_gets_a_clear_error():
-    """flash-linear-attention subclasses triton.runtime.Autotuner and calls
-    its constructor; tk does not have one yet: the error says so, where it
-    was a TypeError about JITFunction's arguments."""
+def test_autotuner_built_by_a_subclass():
+    """flash-linear-attention's decorator builds its kernels with
+    `CachedAutotuner(fn, fn.arg_names, configs, key, reset_to_zero,
+    restore_value, ...)`, a subclass of triton.runtime.Autotuner: that is
+    the kernel @autotune makes (tk's tuner chooses), where it was a
+    TypeError; with reset_to_zero the error says what is not supported."""
+    import numpy as np
     import tk.compat  # noqa: F401
     import triton
+    import kernels as K
 
     class Cached(triton.runtime.Autotuner):
-        pass
-    with pytest.raises(TypeError, match="Autotuner's constructor is not supported yet "
-                                        r"\(the subclass Cached calls it\)"):
-        Cached(None, [], [], [], None, None)
+        def run(self, *args, **kwargs):
+            raise AssertionError("not called")
+    configs = [triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})]
+    k = Cached(K.scale_plain, K.scale_plain.arg_names, configs, ["n"], None, None,
+               pre_hook=None, post_hook=None, prune_configs_by=None, warmup=None, rep=None,
+               use_cuda_graph=False, do_bench=None, cache_results=False)
+    assert isinstance(k, triton.runtime.Autotuner)
+    n = 100
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    k[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n)
+    np.testing.assert_array_equal(out, 2 * x)
+    with pytest.raises(TypeError, match="Cached.*reset_to_zero or restore_value is not supported"):
+        Cached(K.scale_plain, K.scale_plain.arg_names, configs, ["n"], ["out_ptr"], None)

@@ -442,12 +442,28 @@ class _Kind(type):
         return isinstance(obj, JITFunction) and _outermost(obj) == cls._kind
 
     def __call__(cls, *args, **kwargs):
-        if cls._kind != "jit":  # Triton's constructor, as a library's subclass calls it
-            base = "Autotuner" if cls._kind == "autotune" else "Heuristics"
-            sub = f" (the subclass {cls.__name__} calls it)" if cls.__name__ != base else ""
-            raise TypeError(f"tk: triton.runtime.{base}'s constructor is not supported yet"
-                            f"{sub}; decorate the kernel with @triton.{cls._kind} instead")
+        if cls._kind == "autotune":
+            return _construct_autotuner(cls, *args, **kwargs)
+        if cls._kind != "jit":
+            raise TypeError("tk: triton.runtime.Heuristics' constructor is not supported yet; "
+                            "decorate the kernel with @triton.heuristics instead")
         return JITFunction(*args, **kwargs)
+
+
+def _construct_autotuner(cls, fn, arg_names, configs, key, reset_to_zero=None,
+                         restore_value=None, pre_hook=None, post_hook=None,
+                         prune_configs_by=None, warmup=None, rep=None, **ignored):
+    """Triton's Autotuner(fn, arg_names, configs, key, ...) as a library's
+    decorator calls it (often through a subclass that picks configs from a
+    cache of its own, as flash-linear-attention's does): the kernel that
+    @autotune with the same arguments makes. The subclass's own methods are
+    not called; tk's tuner chooses. reset_to_zero and restore_value, which
+    tk reads from a source decorator, are refused here."""
+    if reset_to_zero or restore_value:
+        raise TypeError(f"tk: {cls.__name__}(...) with reset_to_zero or restore_value is not "
+                        "supported yet; @triton.autotune takes them")
+    return autotune(configs, key, prune_configs_by=prune_configs_by, pre_hook=pre_hook,
+                    post_hook=post_hook, warmup=warmup, rep=rep)(fn)
 
 
 class JITKind(KernelInterface, metaclass=_Kind):
