@@ -99,6 +99,8 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             return ns("tl.PropagateNan");
         if (!strcmp(name, "TRITON_MAX_TENSOR_NUMEL"))
             return sv_int(SEMA_MAX_NUMEL);
+        if (!strcmp(name, "CONSTEXPR_0")) /* tl.core's constexpr(0), a parameter's default */
+            return sv_int(0);
         if (!strcmp(name, "constexpr") || find_tl(name))
             return builtin("tl", name);
         if (!strncmp(name, "float8", 6))

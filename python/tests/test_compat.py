@@ -141,8 +141,9 @@ def test_autotuner_built_by_a_subclass():
     """flash-linear-attention's decorator builds its kernels with
     `CachedAutotuner(fn, fn.arg_names, configs, key, reset_to_zero,
     restore_value, ...)`, a subclass of triton.runtime.Autotuner: that is
-    the kernel @autotune makes (tk's tuner chooses), where it was a
-    TypeError; with reset_to_zero the error says what is not supported."""
+    the kernel @autotune makes (tk's tuner chooses; restore_value as
+    Triton's default hooks), where it was a TypeError; with reset_to_zero
+    the error says what is not supported."""
     import numpy as np
     import tk.compat  # noqa: F401
     import triton
@@ -161,5 +162,24 @@ def test_autotuner_built_by_a_subclass():
     out = np.zeros(n, np.float32)
     k[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n)
     np.testing.assert_array_equal(out, 2 * x)
-    with pytest.raises(TypeError, match="Cached.*reset_to_zero or restore_value is not supported"):
+    with pytest.raises(TypeError, match="Cached.*with reset_to_zero is not supported"):
         Cached(K.scale_plain, K.scale_plain.arg_names, configs, ["n"], ["out_ptr"], None)
+    k2 = Cached(K.scale_restored, K.scale_restored.arg_names, configs, ["n"], None, ["out_ptr"])
+    out[:] = 0
+    k2[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_torch_compiler_stack_sees_no_triton():
+    """With the facade standing in for Triton, PyTorch's compiler stack
+    (loaded by torch.compiler.disable, which flash-linear-attention puts on
+    host functions) must not take it for Triton and import Triton's
+    compiler internals: before, importing torch._dynamo failed."""
+    torch = pytest.importorskip("torch")
+    code = ("import tk.compat, torch, torch._dynamo, torch.utils._triton as t\n"
+            "assert not t.has_triton_package()\n"
+            "import triton\nassert triton.cdiv(5, 2) == 3\nprint('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, TK_INTERPRET="1"))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+    assert torch is not None

@@ -152,9 +152,65 @@ class _TritonFinder:
             yield _TritonDistribution()
 
 
+# PyTorch's compiler stack, loaded whenever its dynamo is (by
+# torch.compiler.disable, which libraries put on host functions), probes
+# for Triton and then imports Triton's compiler internals, which the
+# facade does not stand in for: these modules of it see no Triton.
+_PROBE, _COMPAT = "torch.utils._triton", "torch._inductor.runtime.triton_compat"
+
+
+def _without_triton(run, *args):
+    """run(*args) with `import triton` raising ImportError."""
+    saved = sys.modules.get("triton")
+    sys.modules["triton"] = None
+    try:
+        return run(*args)
+    finally:
+        sys.modules["triton"] = saved
+
+
+def _no_triton_for_torch(module):
+    """PyTorch's has_triton_package() caches its first answer: asked here,
+    it says no Triton."""
+    probe = getattr(module, "has_triton_package", None)
+    if probe is not None:
+        _without_triton(probe)
+
+
+class _TorchFinder:
+    """Loads PyTorch's Triton probe and its Triton compatibility module
+    as if no Triton were installed."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name not in (_PROBE, _COMPAT):
+            return None
+        for finder in sys.meta_path:
+            if isinstance(finder, _TorchFinder) or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is None or spec.loader is None:
+                continue
+            run = spec.loader.exec_module
+            if name == _PROBE:
+                def exec_module(module, run=run):
+                    run(module)
+                    _no_triton_for_torch(module)
+            else:
+                def exec_module(module, run=run):
+                    _without_triton(run, module)
+            spec.loader.exec_module = exec_module
+            return spec
+        return None
+
+
 def install():
     """Puts the facade in sys.modules under Triton's names, and a triton
     distribution in importlib.metadata where none is installed."""
+    if _PROBE in sys.modules:
+        _no_triton_for_torch(sys.modules[_PROBE])
+    if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchFinder())
     for name in ("triton.language", "triton.testing"):
         MODULES[name].__spec__ = importlib.machinery.ModuleSpec(name, None)
     sys.modules.update(MODULES)

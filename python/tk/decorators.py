@@ -457,13 +457,32 @@ def _construct_autotuner(cls, fn, arg_names, configs, key, reset_to_zero=None,
     decorator calls it (often through a subclass that picks configs from a
     cache of its own, as flash-linear-attention's does): the kernel that
     @autotune with the same arguments makes. The subclass's own methods are
-    not called; tk's tuner chooses. reset_to_zero and restore_value, which
-    tk reads from a source decorator, are refused here."""
-    if reset_to_zero or restore_value:
-        raise TypeError(f"tk: {cls.__name__}(...) with reset_to_zero or restore_value is not "
-                        "supported yet; @triton.autotune takes them")
+    not called; tk's tuner chooses. restore_value becomes Triton's default
+    hooks (each timed run's buffers put back after it); reset_to_zero,
+    which tk reads from a source decorator, is refused here."""
+    if reset_to_zero:
+        raise TypeError(f"tk: {cls.__name__}(...) with reset_to_zero is not supported yet; "
+                        "@triton.autotune takes it")
+    if restore_value and pre_hook is None and post_hook is None:
+        pre_hook, post_hook = _restore_hooks(list(restore_value))
     return autotune(configs, key, prune_configs_by=prune_configs_by, pre_hook=pre_hook,
                     post_hook=post_hook, warmup=warmup, rep=rep)(fn)
+
+
+def _restore_hooks(names):
+    """Triton's default hooks for restore_value: copies of the buffers
+    before each timed run, put back after it."""
+    saved = {}
+
+    def pre(nargs, reset_only=False):
+        if not reset_only:
+            saved.update({n: nargs[n].clone() for n in names if nargs.get(n) is not None})
+
+    def post(nargs, exception=None):
+        for n, copy in saved.items():
+            nargs[n].copy_(copy)
+        saved.clear()
+    return pre, post
 
 
 class JITKind(KernelInterface, metaclass=_Kind):

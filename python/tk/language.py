@@ -109,6 +109,7 @@ class _Annotation:
 
 block_type = tuple_type = constexpr_type = tensor_descriptor = tensor_descriptor_type = _Annotation
 TRITON_MAX_TENSOR_NUMEL = 1048576
+CONSTEXPR_0 = constexpr(0)  # tl.core's zero, a default libraries give constexpr parameters
 
 
 class PropagateNan:
