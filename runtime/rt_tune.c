@@ -575,7 +575,7 @@ static const RtKey *entry_key(void *e) { return &((TuneEntry *)e)->key; }
 /* The choice for these arguments: from memory, else from disk or by tuning. */
 static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_grid grid,
                              const tk_arg *args, int nargs, const tk_launch_options *opts,
-                             bool find_only, TuneEntry **out)
+                             bool find_only, TuneEntry **out, bool *chosen_now)
 {
     RtTune *t = k->tune;
     if (t->nconfigs <= 0)
@@ -621,6 +621,9 @@ static tk_status tune_lookup(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, 
         if (s == TK_OK) {
             n->choice.config = t->configs[n->choice.index];
             e = rt_table_insert(&t->table, &n->key, n);
+            /* a choice among several configs, made here for a new key */
+            if (chosen_now && e == n)
+                *chosen_now = t->nconfigs > 1;
             if (!e)
                 s = err_set(TK_ERR_NO_MEMORY, "out of memory");
         }
@@ -636,12 +639,16 @@ tk_status rt_tune_launch(tk_kernel *k, tk_grid_fn grid_fn, void *grid_user, tk_g
                          const tk_arg *args, int nargs, const tk_launch_options *opts)
 {
     TuneEntry *e = NULL;
-    tk_status s = tune_lookup(k, grid_fn, grid_user, grid, args, nargs, opts, false, &e);
+    bool chosen_now = false;
+    tk_status s =
+        tune_lookup(k, grid_fn, grid_user, grid, args, nargs, opts, false, &e, &chosen_now);
     if (s != TK_OK)
         return s;
     ConfigLaunch cl;
     s = config_launch(k, &k->tune->configs[e->choice.index], grid_fn, grid_user, grid, args, nargs,
                       opts, &cl);
+    if (s == TK_OK && chosen_now)
+        s = run_hook(&cl, TK_HOOK_CHOSEN);
     if (s == TK_OK)
         s = run_hook(&cl, TK_HOOK_BEFORE_LAUNCH);
     return s == TK_OK ? run_config(&cl) : s;
@@ -678,7 +685,7 @@ tk_status tk_kernel_tuned_config(tk_kernel *k, const tk_arg *args, int nargs,
     if (!k->tune)
         return err_set(TK_ERR_INVALID, "kernel '%s' has no autotune configs", k->name);
     TuneEntry *e = NULL;
-    s = tune_lookup(k, NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, true, &e);
+    s = tune_lookup(k, NULL, NULL, (tk_grid){1, 1, 1}, args, nargs, opts, true, &e, NULL);
     if (s == TK_OK)
         *out = e->choice;
     return s;

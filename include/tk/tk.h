@@ -570,10 +570,19 @@ typedef int (*tk_config_defines_fn)(const tk_config *cfg, const tk_arg *args, in
  * pre_hook/post_hook of @triton.autotune): called in the launching thread
  * with TK_HOOK_BEFORE_TIMED before each timed run of cfg (before the
  * reset_to_zero buffers are zeroed), TK_HOOK_AFTER_TIMED after it (before
- * restore_value puts buffers back) and TK_HOOK_BEFORE_LAUNCH before each
- * launch of the chosen config, a kernel of one config's included. A
- * nonzero return stops the launch (TK_ERR_LAUNCH). */
-enum { TK_HOOK_BEFORE_TIMED = 0, TK_HOOK_AFTER_TIMED = 1, TK_HOOK_BEFORE_LAUNCH = 2 };
+ * restore_value puts buffers back), TK_HOOK_CHOSEN once when cfg has been
+ * chosen for a new key among several configs (timed, read from the disk
+ * cache or the interpreter's first: Triton's pre_hook with reset_only=True
+ * after tuning) and
+ * TK_HOOK_BEFORE_LAUNCH before each launch of the chosen config, a kernel
+ * of one config's included. A nonzero return stops the launch
+ * (TK_ERR_LAUNCH). */
+enum {
+    TK_HOOK_BEFORE_TIMED = 0,
+    TK_HOOK_AFTER_TIMED = 1,
+    TK_HOOK_BEFORE_LAUNCH = 2,
+    TK_HOOK_CHOSEN = 3
+};
 typedef int (*tk_config_hook_fn)(const tk_config *cfg, int stage, const tk_arg *args, int nargs,
                                  void *user);
 

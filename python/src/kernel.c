@@ -295,8 +295,8 @@ static int call_hook(PyObject *fn, PyObject *meta, PyObject *kw)
 
 /* Triton's hooks around a config's runs, given the launch's named values
  * with the config's (config_meta): the config's pre_hook before each run,
- * timed or not, and @autotune's pre_hook and post_hook around each timed
- * run. */
+ * timed or not, @autotune's pre_hook and post_hook around each timed run,
+ * and its pre_hook with reset_only=True once a config is chosen. */
 static int hook_cb(const tk_config *cfg, int stage, const tk_arg *args, int nargs, void *user)
 {
     Current *c = current;
@@ -306,9 +306,14 @@ static int hook_cb(const tk_config *cfg, int stage, const tk_arg *args, int narg
     PyObject *meta = config_meta(c, cfg);
     PyObject *conf = meta ? PyList_GetItem(c->K->configs, cfg - c->cfg_base) : NULL; /* borrowed */
     PyObject *pre = conf ? PyObject_GetAttrString(conf, "pre_hook") : NULL;
-    int ok = pre != NULL;
-    if (ok && stage != TK_HOOK_AFTER_TIMED && pre != Py_None)
+    int ok = pre != NULL, run = stage == TK_HOOK_BEFORE_TIMED || stage == TK_HOOK_BEFORE_LAUNCH;
+    if (ok && run && pre != Py_None)
         ok = call_hook(pre, meta, NULL);
+    if (ok && stage == TK_HOOK_CHOSEN && c->K->pre_hook) {
+        PyObject *kw = Py_BuildValue("{s:O}", "reset_only", Py_True);
+        ok = kw && call_hook(c->K->pre_hook, meta, kw);
+        Py_XDECREF(kw);
+    }
     if (ok && stage == TK_HOOK_BEFORE_TIMED && c->K->pre_hook)
         ok = call_hook(c->K->pre_hook, meta, NULL);
     if (ok && stage == TK_HOOK_AFTER_TIMED && c->K->post_hook) {

@@ -141,9 +141,8 @@ def test_autotuner_built_by_a_subclass():
     """flash-linear-attention's decorator builds its kernels with
     `CachedAutotuner(fn, fn.arg_names, configs, key, reset_to_zero,
     restore_value, ...)`, a subclass of triton.runtime.Autotuner: that is
-    the kernel @autotune makes (tk's tuner chooses; restore_value as
-    Triton's default hooks), where it was a TypeError; with reset_to_zero
-    the error says what is not supported."""
+    the kernel @autotune makes (tk's tuner chooses; reset_to_zero and
+    restore_value as Triton's default hooks), where it was a TypeError."""
     import numpy as np
     import tk.compat  # noqa: F401
     import triton
@@ -162,8 +161,13 @@ def test_autotuner_built_by_a_subclass():
     out = np.zeros(n, np.float32)
     k[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n)
     np.testing.assert_array_equal(out, 2 * x)
-    with pytest.raises(TypeError, match="Cached.*with reset_to_zero is not supported"):
-        Cached(K.scale_plain, K.scale_plain.arg_names, configs, ["n"], ["out_ptr"], None)
+    acc_k = Cached(K.accumulate_plain, K.accumulate_plain.arg_names, configs, ["n"],
+                   ["acc_ptr"], None)
+    acc = np.full(n, 1e30, np.float32)
+    acc_k[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, acc, n)
+    np.testing.assert_array_equal(acc, x)  # zeroed once the config was chosen
+    acc_k[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, acc, n)
+    np.testing.assert_array_equal(acc, 2 * x)  # and not again: the key's choice stands
     k2 = Cached(K.scale_restored, K.scale_restored.arg_names, configs, ["n"], None, ["out_ptr"])
     out[:] = 0
     k2[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, out, n)

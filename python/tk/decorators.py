@@ -457,32 +457,48 @@ def _construct_autotuner(cls, fn, arg_names, configs, key, reset_to_zero=None,
     decorator calls it (often through a subclass that picks configs from a
     cache of its own, as flash-linear-attention's does): the kernel that
     @autotune with the same arguments makes. The subclass's own methods are
-    not called; tk's tuner chooses. restore_value becomes Triton's default
-    hooks (each timed run's buffers put back after it); reset_to_zero,
-    which tk reads from a source decorator, is refused here."""
-    if reset_to_zero:
-        raise TypeError(f"tk: {cls.__name__}(...) with reset_to_zero is not supported yet; "
-                        "@triton.autotune takes it")
-    if restore_value and pre_hook is None and post_hook is None:
-        pre_hook, post_hook = _restore_hooks(list(restore_value))
+    not called; tk's tuner chooses. reset_to_zero and restore_value become
+    Triton's default hooks, unless the caller gives its own."""
+    default_pre, default_post = _default_hooks(list(reset_to_zero or []),
+                                               list(restore_value or []))
+    pre_hook = pre_hook or default_pre
+    post_hook = post_hook or default_post
     return autotune(configs, key, prune_configs_by=prune_configs_by, pre_hook=pre_hook,
                     post_hook=post_hook, warmup=warmup, rep=rep)(fn)
 
 
-def _restore_hooks(names):
-    """Triton's default hooks for restore_value: copies of the buffers
-    before each timed run, put back after it."""
+def _default_hooks(zero, restore):
+    """Triton's default hooks for reset_to_zero and restore_value: the
+    first buffers zeroed before each timed run and once a config is chosen
+    (reset_only), copies of the others taken before each timed run and put
+    back after it. (None, None) where both lists are empty."""
+    if not zero and not restore:
+        return None, None
     saved = {}
 
     def pre(nargs, reset_only=False):
+        for n in zero:
+            if nargs.get(n) is not None:
+                _zero(nargs[n])
         if not reset_only:
-            saved.update({n: nargs[n].clone() for n in names if nargs.get(n) is not None})
+            saved.update({n: _copy(nargs[n]) for n in restore if nargs.get(n) is not None})
 
     def post(nargs, exception=None):
         for n, copy in saved.items():
-            nargs[n].copy_(copy)
+            nargs[n][...] = copy
         saved.clear()
     return pre, post
+
+
+def _zero(buf):
+    if hasattr(buf, "zero_"):
+        buf.zero_()
+    else:
+        buf[...] = 0
+
+
+def _copy(buf):
+    return buf.clone() if hasattr(buf, "clone") else buf.copy()
 
 
 class JITKind(KernelInterface, metaclass=_Kind):

@@ -438,9 +438,9 @@ static void test_config_defines(void)
 }
 
 /* The host's hook around a config's runs (Triton's Config.pre_hook and
- * the autotune decorator's hooks): before and after each timed run, then
- * before the chosen config's launch, and only that at a later launch of
- * the key; a failing hook stops the launch. */
+ * the autotune decorator's hooks): before and after each timed run, once
+ * when a config is chosen, then before the chosen config's launch, and only
+ * that at a later launch of the key; a failing hook stops the launch. */
 static char hook_log[256];
 static int hook_fail_at = -1;
 static int log_hook(const tk_config *cfg, int stage, const tk_arg *args, int nargs, void *user)
@@ -449,7 +449,7 @@ static int log_hook(const tk_config *cfg, int stage, const tk_arg *args, int nar
     size_t n = strlen(hook_log);
     if (nargs != 3 || args[2].kind != TK_ARG_SCALAR || n + 3 > sizeof hook_log)
         return -1;
-    snprintf(hook_log + n, sizeof hook_log - n, "%c%d", "bal"[stage], (int)(cfg - base));
+    snprintf(hook_log + n, sizeof hook_log - n, "%c%d", "balc"[stage], (int)(cfg - base));
     return (int)n / 2 == hook_fail_at ? -1 : 0;
 }
 
@@ -469,7 +469,7 @@ static void test_hooks(void)
                                                      .config_defines_user = "ok"}));
     hook_log[0] = 0;
     CHECK_OK(launch_n(k, 128)); /* config 1 is the fastest */
-    CHECK(strcmp(hook_log, "b0a0b0a0b1a1b1a1b2a2b2a2l1") == 0);
+    CHECK(strcmp(hook_log, "b0a0b0a0b1a1b1a1b2a2b2a2c1l1") == 0);
     CHECK(output_is(2, 0, 128));
     hook_log[0] = 0;
     CHECK_OK(launch_n(k, 128));
@@ -483,6 +483,11 @@ static void test_hooks(void)
                                                      .hook_user = (void *)base,
                                                      .config_defines = even_defines,
                                                      .config_defines_user = "ok"}));
+    rt_tune_time_hook = NULL; /* the interpreter's choice, untimed */
+    hook_log[0] = 0;
+    CHECK_OK(launch_n(k, 32));
+    CHECK(strcmp(hook_log, "c0l0") == 0);
+    rt_tune_time_hook = fake_timer;
     hook_log[0] = 0;
     hook_fail_at = 0;
     CHECK_FAILS(launch_n(k, 64), TK_ERR_LAUNCH, "hook");
