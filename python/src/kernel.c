@@ -306,6 +306,11 @@ static int hook_cb(const tk_config *cfg, int stage, const tk_arg *args, int narg
     PyObject *meta = config_meta(c, cfg);
     PyObject *conf = meta ? PyList_GetItem(c->K->configs, cfg - c->cfg_base) : NULL; /* borrowed */
     PyObject *pre = conf ? PyObject_GetAttrString(conf, "pre_hook") : NULL;
+    if (conf && !pre && PyErr_ExceptionMatches(PyExc_AttributeError)) { /* a config without one */
+        PyErr_Clear();
+        Py_INCREF(Py_None);
+        pre = Py_None;
+    }
     int ok = pre != NULL, run = stage == TK_HOOK_BEFORE_TIMED || stage == TK_HOOK_BEFORE_LAUNCH;
     if (ok && run && pre != Py_None)
         ok = call_hook(pre, meta, NULL);
