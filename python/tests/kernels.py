@@ -279,3 +279,10 @@ def accumulate_plain(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.atomic_add(acc_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@tk.jit
+def scale_wrapped(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)

@@ -155,3 +155,23 @@ def test_autotune_hooks_are_accepted():
     K.accumulate_tune_hooks[(1,)](x, acc, n)
     np.testing.assert_array_equal(acc, x)
     assert K.TUNE_HOOKS == []
+
+
+def test_autotune_wraps_without_changing_the_kernel():
+    """@autotune gives a new kernel, as Triton's Autotuner wraps the
+    JITFunction, and leaves the one it was given plain: PyTorch's
+    wrap_triton tunes a plain kernel it is handed that way, then walks from
+    the tuned one down to it. Before, the given kernel itself became tuned.
+    The tuned kernel has Triton's pruning attributes."""
+    n = 64
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    tuned = tk.autotune(configs=[tk.Config({"BLOCK": 16}), tk.Config({"BLOCK": 32})],
+                        key=["n"])(K.scale_wrapped)
+    assert tuned is not K.scale_wrapped and K.scale_wrapped.configs is None
+    assert tuned.perf_model is None and tuned.early_config_prune is None
+    tuned[lambda m: (tk.cdiv(n, m["BLOCK"]),)](x, out, n)
+    np.testing.assert_array_equal(out, 2 * x)
+    out[:] = 0
+    K.scale_wrapped[(4,)](x, out, n, BLOCK=16)  # still plain: the constexpr is the launch's
+    np.testing.assert_array_equal(out, 2 * x)

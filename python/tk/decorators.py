@@ -325,6 +325,14 @@ class JITFunction(_tk.Kernel, KernelInterface):
         new = _live.live_source(self._path, text, self._pyfn.__globals__)
         return None if new is text and base is None else new
 
+    # Triton's Autotuner attributes that host code (PyTorch's wrap_triton)
+    # reads from a tuned kernel: its pruning, as prune_configs_by gave it
+    perf_model, configs_top_k = None, 1.0
+
+    @property
+    def early_config_prune(self):
+        return self._prune
+
     @property
     def fn(self):
         """As in Triton: the Python function of a plain @jit kernel; under
@@ -364,9 +372,7 @@ class JITFunction(_tk.Kernel, KernelInterface):
         if heuristics and self._config_heuristics:
             k._config_heuristics = list(self._config_heuristics)
             k._set_heuristics([], k._config_heuristics)
-        if tuned:
-            autotune(**self._autotune_args)(k)
-        return k
+        return autotune(**self._autotune_args)(k) if tuned else k
 
     def _plain(self):
         """This kernel without its decorators: what a compiled kernel's
@@ -579,7 +585,7 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
     As in Triton, a config's pre_hook runs before each of its runs, timed
     or not, and pre_hook and post_hook here around each timed run."""
     def wrap(fn):
-        k = _kernel_of(fn)
+        k = _copy_kernel(_kernel_of(fn))
         prune = (prune_configs_by or {}).get("early_config_prune")
         table = [(c, [(n, const_text(v)) for n, v in c.kwargs.items()], c.num_warps or 0,
                   c.num_stages or 0) for c in configs]
@@ -589,10 +595,22 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
         k.reset_to_zero, k.restore_value = list(reset_to_zero or []), list(restore_value or [])
         k._autotune_args = dict(configs=configs, key=key, prune_configs_by=prune_configs_by,
                                 reset_to_zero=reset_to_zero, restore_value=restore_value,
-                                warmup=warmup, rep=rep)
+                                pre_hook=pre_hook, post_hook=post_hook, warmup=warmup, rep=rep)
         k._under = k._untuned = None
         return k
     return wrap
+
+
+def _copy_kernel(k):
+    """A new kernel of k's function, with its options and the heuristics
+    below: @autotune wraps a kernel as Triton's Autotuner does, leaving the
+    kernel it was given as it was (PyTorch's wrap_triton tunes a plain
+    kernel it was handed this way, and launches both)."""
+    n = JITFunction(k._pyfn, do_not_specialize=k.do_not_specialize, debug=k.debug, **k.options)
+    n._heuristics, n._config_heuristics = list(k._heuristics), list(k._config_heuristics)
+    if n._heuristics or n._config_heuristics:
+        n._set_heuristics(list(n._heuristics), list(n._config_heuristics))
+    return n
 
 
 def heuristics(values):
