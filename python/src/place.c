@@ -46,19 +46,20 @@ static int pick_device(const Launch *L, const char *where)
     return 0;
 }
 
-/* Whether s's extent meets lead's union. */
+/* Whether the unions of two leads meet (a lead's union holds its group's
+ * extents). */
 static int meets(const Slot *s, const Slot *lead)
 {
-    return s->host + s->hi > lead->ubase && s->host + s->lo < lead->ubase + lead->ulen;
+    return s->ubase + s->ulen > lead->ubase && s->ubase < lead->ubase + lead->ulen;
 }
 
-/* Widens lead's union by s's extent; the group is written back if any
+/* Widens lead's union by lead s's; the group is written back if any
  * member is writable. */
 static void join(Slot *lead, const Slot *s)
 {
-    char *a = s->host + s->lo < lead->ubase ? s->host + s->lo : lead->ubase;
-    char *b =
-        s->host + s->hi > lead->ubase + lead->ulen ? s->host + s->hi : lead->ubase + lead->ulen;
+    char *a = s->ubase < lead->ubase ? s->ubase : lead->ubase;
+    char *b = s->ubase + s->ulen > lead->ubase + lead->ulen ? s->ubase + s->ulen
+                                                            : lead->ubase + lead->ulen;
     lead->ubase = a;
     lead->ulen = (size_t)(b - a);
     lead->uwrite = lead->uwrite || s->uwrite;

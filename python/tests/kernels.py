@@ -260,6 +260,8 @@ def fill_halves(a_ptr, b_ptr, stride, n, BLOCK: tl.constexpr):
     tl.store(b_ptr + row * stride + cols, tl.full([BLOCK], 2.0, tl.float32), mask=cols < n)
 
 
+# scale_plain, scale_restored and scale_wrapped are one kernel three times:
+# libtk keeps one tuner per function, and each test tunes its own.
 @tk.jit
 def scale_plain(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -364,11 +364,16 @@ class JITFunction(_tk.Kernel, KernelInterface):
             return dict(self._heuristics)
         return dict(self._config_heuristics) if self.configs is None else {}
 
+    def _bare(self):
+        """A new kernel of the same function and options, with no
+        decorator's settings."""
+        return JITFunction(self._pyfn, do_not_specialize=self.do_not_specialize,
+                           debug=self.debug, **self.options)
+
     def _layer(self, tuned, heuristics):
         """A kernel of the same function with this one's autotuning (tuned)
         and the heuristics under @autotune (heuristics) or neither."""
-        k = JITFunction(self._pyfn, do_not_specialize=self.do_not_specialize, debug=self.debug,
-                        **self.options)
+        k = self._bare()
         if heuristics and self._config_heuristics:
             k._config_heuristics = list(self._config_heuristics)
             k._set_heuristics([], k._config_heuristics)
@@ -606,7 +611,7 @@ def _copy_kernel(k):
     below: @autotune wraps a kernel as Triton's Autotuner does, leaving the
     kernel it was given as it was (PyTorch's wrap_triton tunes a plain
     kernel it was handed this way, and launches both)."""
-    n = JITFunction(k._pyfn, do_not_specialize=k.do_not_specialize, debug=k.debug, **k.options)
+    n = k._bare()
     n._heuristics, n._config_heuristics = list(k._heuristics), list(k._config_heuristics)
     if n._heuristics or n._config_heuristics:
         n._set_heuristics(list(n._heuristics), list(n._config_heuristics))

@@ -453,12 +453,10 @@ static int log_hook(const tk_config *cfg, int stage, const tk_arg *args, int nar
     return (int)n / 2 == hook_fail_at ? -1 : 0;
 }
 
-static void test_hooks(void)
+/* The "even" kernel, its hook logging each stage. */
+static tk_kernel *load_logged(tk_module **m)
 {
-    rt_tune_time_hook = fake_timer;
-    timer_calls();
-    tk_module *m;
-    tk_kernel *k = load(&m, "even");
+    tk_kernel *k = load(m, "even");
     const tk_config *base;
     int n;
     CHECK_OK(tk_kernel_configs(k, &base, &n));
@@ -467,6 +465,15 @@ static void test_hooks(void)
                                                      .hook_user = (void *)base,
                                                      .config_defines = even_defines,
                                                      .config_defines_user = "ok"}));
+    return k;
+}
+
+static void test_hooks(void)
+{
+    rt_tune_time_hook = fake_timer;
+    timer_calls();
+    tk_module *m;
+    tk_kernel *k = load_logged(&m);
     hook_log[0] = 0;
     CHECK_OK(launch_n(k, 128)); /* config 1 is the fastest */
     CHECK(strcmp(hook_log, "b0a0b0a0b1a1b1a1b2a2b2a2c1l1") == 0);
@@ -476,13 +483,7 @@ static void test_hooks(void)
     CHECK(strcmp(hook_log, "l1") == 0);
     tk_module_destroy(m);
 
-    k = load(&m, "even");
-    CHECK_OK(tk_kernel_configs(k, &base, &n));
-    CHECK_OK(tk_kernel_set_tuning(k,
-                                  &(tk_tune_options){.hook = log_hook,
-                                                     .hook_user = (void *)base,
-                                                     .config_defines = even_defines,
-                                                     .config_defines_user = "ok"}));
+    k = load_logged(&m);
     rt_tune_time_hook = NULL; /* the interpreter's choice, untimed */
     hook_log[0] = 0;
     CHECK_OK(launch_n(k, 32));
