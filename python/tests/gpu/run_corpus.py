@@ -36,6 +36,8 @@ def side(want, cmd, case, indir, outdir, env, timeout, device):
         raise RuntimeError(f"the {want} side ran {ran.group(1) if ran else 'an unknown side'}")
     m = re.search(r"first_ms=([0-9.]+)", p.stdout)
     out = {a.name: (outdir / f"{a.name}.bin").read_bytes() for a in case.outputs()}
+    if env.get("TK_VERBOSE") and want == "tk":  # where the first call's time went
+        sys.stderr.write("".join(f"    [{case.name}] {ln}\n" for ln in p.stderr.splitlines()))
     return out, float(m.group(1)) if m else float("nan")
 
 
