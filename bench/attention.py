@@ -112,29 +112,30 @@ def triton_launch(tri, c, cfg, ws):
     return run
 
 
-def measure(torch, c, fn, reps):
+def measure(torch, c, fn, reps, checks=1):
     """TFLOP/s of fn on case c, 0 where it fails or is wrong; and a note."""
     try:
-        c.o.fill_(float("nan"))
-        fn()
-        torch.cuda.synchronize()
-        err = rel_err(torch, c.o, c.ref)
-        if not err < c.tol:
-            return 0.0, f"WRONG rel.err {err:.2e}"
+        for _ in range(max(1, checks)):  # each run on a poisoned output
+            c.o.fill_(float("nan"))
+            fn()
+            torch.cuda.synchronize()
+            err = rel_err(torch, c.o, c.ref)
+            if not err < c.tol:
+                return 0.0, f"WRONG rel.err {err:.2e}"
         return c.flops / median_ms(torch, fn, reps) / 1e9, f"rel.err {err:.2e}"
     except Exception as e:  # a refused config counts as nothing
         return 0.0, str(e).splitlines()[0][:120] if str(e) else type(e).__name__
 
 
-def run_row(torch, tk, kern, tri, row, reps):
+def run_row(torch, tk, kern, tri, row, reps, a):
     c = Case(torch, *row)
     best = {"tk": (0.0, None), "triton": (0.0, None)}
-    for cfg in configs(c.D):
-        for ws in (False, True):
-            for who in ("tk", "triton"):
+    for cfg in a.cfg or configs(c.D):
+        for ws in (False, True) if a.ws < 0 else (bool(a.ws),):
+            for who in ("tk",) if a.tk_only else ("tk", "triton"):
                 fn = tk_launch(tk, kern, c, cfg, ws) if who == "tk" else triton_launch(tri, c, cfg,
                                                                                        ws)
-                tf, note = measure(torch, c, fn, reps)
+                tf, note = measure(torch, c, fn, reps, a.checks)
                 print(f"  {c.dt} D{c.D} S{c.S}{' causal' if c.causal else ''} {who:6s} {cfg} "
                       f"ws={int(ws)}: {tf:7.1f} TFLOP/s {note}", flush=True)
                 if tf > best[who][0]:
@@ -149,6 +150,12 @@ def main():
     ap.add_argument("--full", action="store_true", help="every dtype, head dim and length")
     ap.add_argument("-k", dest="filter", default="", help="substring of a row's name")
     ap.add_argument("--out", help="write the markdown table here")
+    ap.add_argument("--cfg", action="append", type=lambda t: tuple(int(x) for x in t.split(",")),
+                    help="BM,BN,warps,stages in place of the head dim's configs (repeatable)")
+    ap.add_argument("--ws", type=int, default=-1, help="0 or 1: only that WS (both by default)")
+    ap.add_argument("--tk-only", action="store_true", help="time tk alone")
+    ap.add_argument("--checks", type=int, default=1,
+                    help="runs checked against the reference before timing, each poisoned first")
     a = ap.parse_args()
     import torch
     import triton
@@ -166,7 +173,7 @@ def main():
         name = f"{dt} D{D}{' causal' if causal else ''} S{S}"
         if a.filter not in name:
             continue
-        c, best = run_row(torch, tk, kern, tri, row, a.reps)
+        c, best = run_row(torch, tk, kern, tri, row, a.reps, a)
         tk_tf, tr_tf = best["tk"][0], best["triton"][0]
         ratio = f"{tk_tf / tr_tf:.3f}" if tr_tf else "-"
         lines.append(f"| {name} | {c.Z}x{c.H} | {tk_tf:.1f} | {tr_tf:.1f} | {ratio} | "

@@ -91,8 +91,8 @@ static void plan_async_dots(const Pipe *p, bool spare)
 }
 
 /* Whether the loop, which asks for it, is warp-specialized: room for a
- * producer warpgroup beside the consumers, every ring a TMA tile, the
- * body's one dot a wgmma, and the producer able to compute its copies from
+ * producer warpgroup beside the consumers, every ring a TMA tile that one
+ * dot of the body reads (a GEMM's, attention's two), as wgmma, and the producer able to compute its copies from
  * what the kernel's top level computes before the loop. One loop a kernel. */
 static bool warp_specialized(Pipe *p)
 {
@@ -100,12 +100,11 @@ static bool warp_specialized(Pipe *p)
     /* 4 or 8 consumer warps: at 16, the 640 threads leave 96 registers a
      * thread at launch, too few for the accumulators of the tiles 16 warps
      * are for */
-    if (f->producer_warps || p->ws_loop || !p->wgmma || (f->num_warps != 4 && f->num_warps != 8) ||
-        !pipe_only_dot(p))
+    if (f->producer_warps || p->ws_loop || !p->wgmma || (f->num_warps != 4 && f->num_warps != 8))
         return false;
     WsRing r[MAX_LOADS];
     for (int i = 0; i < p->nloads; i++) {
-        if (!p->ld[i].tile)
+        if (!p->ld[i].tile || !pipe_ring_dot(p, i))
             return false;
         r[i] = (WsRing){p->ld[i].tile, 0, 0};
     }
@@ -344,18 +343,71 @@ static bool forget_plan(IrOp *op, void *ctx)
     return true;
 }
 
+/* Whether every tile the dots of a warp-specialized loop read from outside
+ * it is read from shared memory (planned resident). With one held in
+ * registers instead (attention's Q at D=128 with BN=128, where the rings
+ * leave no room for it) the H100 gave wrong results, from a cause not yet
+ * found; such a loop is not specialized. */
+static bool ws_outer_tiles_resident(const IrOp *loop)
+{
+    const IrBlock *body = loop->regions[0];
+    for (const IrOp *o = body->first; o; o = o->next)
+        for (int k = 0; o->kind == IR_DOT && k < 2; k++) {
+            const IrValue *x = pipe_strip_views(o->operands[k]);
+            const IrOp *d = x ? x->def : NULL;
+            if (d && d->kind == IR_LOAD && d->parent != body && d->plan.mech != PIPE_RESIDENT)
+                return false;
+        }
+    return true;
+}
+
+static bool other_planned_loop(IrOp *op, void *ctx)
+{
+    return !(op->kind == IR_FOR && op != ctx && op->plan.mech == PIPE_LOOP);
+}
+
+/* Whether the plan keeps its warp-specialized loop: its outer tiles are
+ * resident and no other loop of the kernel has rings. The producer serves
+ * one loop; a second one's rings (causal attention's diagonal blocks)
+ * would then have a place of their own beside the producer's, which the
+ * loops run one after another otherwise share: past the device's shared
+ * memory at the configs Triton runs. */
+static bool ws_kept(IrFunc *f, IrOp *loop)
+{
+    return ws_outer_tiles_resident(loop) && ir_walk(f->body, other_planned_loop, loop);
+}
+
+static bool drop_ws(IrOp *op, void *ctx)
+{
+    TK_UNUSED(ctx);
+    if (op->kind == IR_FOR)
+        op->flags &= ~IRF_WARP_SPEC;
+    return true;
+}
+
+static void plan_all(Pipe *p, IrFunc *f, int nbuf)
+{
+    ir_walk(f->body, forget_plan, NULL);
+    p->nbuf = nbuf;
+    p->ws_loop = NULL;
+    Loops loops = {f->arena, {0}};
+    ir_walk(f->body, innermost_loop, &loops);
+    for (int i = 0; i < loops.v.len && !f->arena->oom; i++)
+        plan_loop(p, loops.v.items[i]);
+    pipe_plan_resident(p);
+}
+
 bool pass_pipeline_plan(IrFunc *f)
 {
     Pipe p;
     if (!pipe_init(&p, f))
         return false;
-    ir_walk(f->body, forget_plan, NULL);
-    p.nbuf = f->nbuffers;
+    int nbuf = f->nbuffers;
     p.axis = axis_analyze(f, f->arena);
-    Loops loops = {f->arena, {0}};
-    ir_walk(f->body, innermost_loop, &loops);
-    for (int i = 0; i < loops.v.len && !f->arena->oom; i++)
-        plan_loop(&p, loops.v.items[i]);
-    pipe_plan_resident(&p);
+    plan_all(&p, f, nbuf);
+    if (p.ws_loop && !ws_kept(f, p.ws_loop)) {
+        ir_walk(f->body, drop_ws, NULL); /* planned again, as ordinary loops */
+        plan_all(&p, f, nbuf);
+    }
     return true;
 }

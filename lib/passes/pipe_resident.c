@@ -175,7 +175,7 @@ static bool plan_load(IrOp *op, void *ctx)
 
 void pipe_plan_resident(Pipe *p)
 {
-    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || p->ws_loop)
+    if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0)
         return;
     Budget b = {0, 0, p};
     ir_walk(p->f->body, largest_rings, &b);

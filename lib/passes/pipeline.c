@@ -105,6 +105,35 @@ IrOp *pipe_only_dot(const Pipe *p)
     return d.n == 1 && d.dot->parent == p->body ? d.dot : NULL;
 }
 
+/* What reads load i: its one dot, or NULL on another reader. */
+typedef struct RingReader {
+    const IrValue *x;
+    IrOp *dot;
+    bool other;
+} RingReader;
+
+static bool ring_reader(IrOp *op, void *ctx)
+{
+    RingReader *r = ctx;
+    bool view = op->kind == IR_CONVERT_LAYOUT || op->kind == IR_TRANS;
+    for (int k = 0; k < op->nops; k++) {
+        if (!op->operands[k] || pipe_strip_views(op->operands[k]) != r->x || view)
+            continue;
+        if (op->kind == IR_DOT && k < 2 && (!r->dot || r->dot == op))
+            r->dot = op;
+        else
+            r->other = true;
+    }
+    return true;
+}
+
+IrOp *pipe_ring_dot(const Pipe *p, int i)
+{
+    RingReader r = {p->ld[i].op->results[0], NULL, false};
+    ir_walk(p->body, ring_reader, &r);
+    return !r.other && r.dot && r.dot->parent == p->body ? r.dot : NULL;
+}
+
 int pipe_reads_in(IrBlock *b, const IrValue *x) { return ir_count_reads(b, x); }
 
 /* Reads of x inside the regions of the body's ifs (a flattened loop's

@@ -70,6 +70,9 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd);
 void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x);
 /* The body's only dot, a direct child of it; NULL when there are others. */
 IrOp *pipe_only_dot(const Pipe *p);
+/* The dot, a direct child of the body, that alone reads load i (through
+ * layout conversions and transposes); NULL when something else reads it. */
+IrOp *pipe_ring_dot(const Pipe *p, int i);
 /* How many operands of ops in b (nested too) are x. */
 int pipe_reads_in(IrBlock *b, const IrValue *x);
 /* Reads of x inside the regions of the body's ifs. */

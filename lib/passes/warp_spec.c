@@ -266,22 +266,21 @@ static IrValue *mapped(const Ws *w, IrValue *v)
     return v && v->id < w->nids && w->map[v->id] ? w->map[v->id] : v;
 }
 
-/* One iteration of the producer's loop: the waits for empty slots, then
- * the copies. */
+/* One iteration of the producer's loop: for each ring, the wait for its
+ * slot to be empty, then the copy (attention's K tile goes as soon as its
+ * slot is free, whatever V's, which a later dot releases). */
 static void produce(Ws *w, IrBuilder *b, const IrOp *loop, const WsRing *r, int n, int slots,
                     IrValue *iv, IrValue *slot)
 {
     Span sp = loop->span;
     IrValue *j =
         ir_iteration_index(b, sp, iv, mapped(w, loop->operands[0]), loop->operands[2]->def->ival);
+    IrValue *live = ir_const_int(b, sp, type_scalar(DT_I1), 1);
     for (int k = 0; k < n; k++) {
         IrOp *wait = ir_build(b, IR_TMA_WAIT, sp, &slot, 1, NULL, 0);
         wait->ival = r[k].buffer;
         wait->ival2 = slots;
         wait->sub = 1;
-    }
-    IrValue *live = ir_const_int(b, sp, type_scalar(DT_I1), 1);
-    for (int k = 0; k < n; k++) {
         TileMatch t = *r[k].tile; /* its scalars, as the producer computes them */
         bool nonneg = tile_origin_nonneg(&t);
         for (int s = 0; s < t.nsyms; s++)
