@@ -343,19 +343,22 @@ static bool forget_plan(IrOp *op, void *ctx)
     return true;
 }
 
-/* Whether every tile the dots of a warp-specialized loop read from outside
- * it is read from shared memory (planned resident). With one held in
- * registers instead (attention's Q at D=128 with BN=128, where the rings
- * leave no room for it) the H100 gave wrong results, from a cause not yet
- * found; such a loop is not specialized. */
-static bool ws_outer_tiles_resident(const IrOp *loop)
+/* Whether every operand of the dots of a warp-specialized loop is computed
+ * in the iteration or read from shared memory: none held in registers
+ * across iterations (attention's Q where the rings leave no room to make
+ * it resident, or a carried value). For such an A operand ptxas (CUDA
+ * 13.0) gave the warp-specialized kernel's P V wgmma the very registers
+ * that held Q and nothing loaded Q again: wrong results on the H100 at
+ * D=128 with BN=128. Such a loop is not specialized. */
+static bool ws_operands_fresh(const IrOp *loop)
 {
     const IrBlock *body = loop->regions[0];
     for (const IrOp *o = body->first; o; o = o->next)
         for (int k = 0; o->kind == IR_DOT && k < 2; k++) {
             const IrValue *x = pipe_strip_views(o->operands[k]);
             const IrOp *d = x ? x->def : NULL;
-            if (d && d->kind == IR_LOAD && d->parent != body && d->plan.mech != PIPE_RESIDENT)
+            bool resident = d && d->kind == IR_LOAD && d->plan.mech == PIPE_RESIDENT;
+            if (!resident && (!d || d->parent != body))
                 return false;
         }
     return true;
@@ -366,15 +369,15 @@ static bool other_planned_loop(IrOp *op, void *ctx)
     return !(op->kind == IR_FOR && op != ctx && op->plan.mech == PIPE_LOOP);
 }
 
-/* Whether the plan keeps its warp-specialized loop: its outer tiles are
- * resident and no other loop of the kernel has rings. The producer serves
- * one loop; a second one's rings (causal attention's diagonal blocks)
- * would then have a place of their own beside the producer's, which the
- * loops run one after another otherwise share: past the device's shared
- * memory at the configs Triton runs. */
+/* Whether the plan keeps its warp-specialized loop: no dot operand held
+ * in registers across iterations, and no other loop of the kernel has
+ * rings. The producer serves one loop; a second one's rings (causal
+ * attention's diagonal blocks) would then have a place of their own beside
+ * the producer's, which the loops run one after another otherwise share:
+ * past the device's shared memory at the configs Triton runs. */
 static bool ws_kept(IrFunc *f, IrOp *loop)
 {
-    return ws_outer_tiles_resident(loop) && ir_walk(f->body, other_planned_loop, loop);
+    return ws_operands_fresh(loop) && ir_walk(f->body, other_planned_loop, loop);
 }
 
 static bool drop_ws(IrOp *op, void *ctx)
