@@ -106,7 +106,7 @@ static bool warp_specialized(Pipe *p)
     for (int i = 0; i < p->nloads; i++) {
         if (!p->ld[i].tile || !pipe_ring_dot(p, i))
             return false;
-        r[i] = (WsRing){p->ld[i].tile, 0, 0};
+        r[i] = (WsRing){p->ld[i].tile, 0, 0, p->ld[i].op->span};
     }
     return ws_computable(f, p->loop, r, p->nloads);
 }

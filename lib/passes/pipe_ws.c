@@ -63,7 +63,7 @@ static bool add_producer(Pipe *p)
 {
     WsRing r[MAX_LOADS];
     for (int i = 0; i < p->nloads; i++)
-        r[i] = (WsRing){p->ld[i].tile, p->ld[i].tmap, p->ld[i].buf};
+        r[i] = (WsRing){p->ld[i].tile, p->ld[i].tmap, p->ld[i].buf, p->ld[i].op->span};
     if (!ws_producer(p->f, p->loop, r, p->nloads, p->slots))
         return false;
     p->loop->flags |= IRF_WARP_SPEC;

@@ -286,7 +286,7 @@ static void produce(Ws *w, IrBuilder *b, const IrOp *loop, const WsRing *r, int 
         for (int s = 0; s < t.nsyms; s++)
             t.syms[s] = mapped(w, (IrValue *)t.syms[s]);
         IrValue *ops[4] = {tile_coord(b, sp, &t, 0, j), tile_coord(b, sp, &t, 1, j), live, slot};
-        IrOp *c = ir_build(b, IR_TMA_COPY, sp, ops, 4, NULL, 0);
+        IrOp *c = ir_build(b, IR_TMA_COPY, r[k].span, ops, 4, NULL, 0);
         c->ival = r[k].buffer;
         c->ival2 = slots;
         c->sub = r[k].tmap;

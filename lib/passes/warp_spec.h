@@ -11,6 +11,7 @@ typedef struct WsRing {
     const TileMatch *tile;
     int tmap;   /* the tile's tensor map */
     int buffer; /* the ring's shared buffer */
+    Span span;  /* the load's, for its copies */
 } WsRing;
 
 /* Whether a producer can run the iterations of `loop` on its own: the
