@@ -530,6 +530,17 @@ static bool dots_waited(const IrOp *wait)
     return true;
 }
 
+/* Whether drain `wait` follows a warp-specialized loop (and its
+ * dot_waits): the producer copied exactly the loop's iterations, and the
+ * consumers waited for every copy before they left it. */
+static bool after_ws_loop(const IrOp *wait)
+{
+    const IrOp *o = wait->prev;
+    while (o && o->kind == IR_DOT_WAIT)
+        o = o->prev;
+    return o && o->kind == IR_FOR && (o->flags & IRF_WARP_SPEC);
+}
+
 static bool op_uses_ring(IrOp *o)
 {
     bool found = false;
@@ -544,7 +555,8 @@ static bool op_uses_ring(IrOp *o)
  * issues only the copies of its own iterations and waits for each), after
  * the dot_waits of the loop before it, and its barrier then orders every
  * warp's last read of a ring before any write after it; no ring op
- * follows in its block, and no producer warp fills a ring. The scratch of
+ * follows in its block, and no producer warp fills a ring but that of the
+ * warp-specialized loop the drain follows (pipe_ws.c). The scratch of
  * what follows (the epilogue's conversions) may then take the rings'
  * place, as Triton reuses the pipeline's buffers after its loop; the TMA
  * barriers before the rings stay. Inside a loop's body (a persistent
@@ -561,12 +573,14 @@ static bool op_uses_ring(IrOp *o)
  * the runs' shared place (only at the kernel's top level), or -1. */
 static int64_t scratch_after(Cg *cg, const IrOp *wait)
 {
-    if (cg->nbufs <= 0 || wait->ival > 0 || wait->sub || cg->consumers ||
-        !in_whole_regions(cg, wait->parent) || !dots_waited(wait))
+    if (cg->nbufs <= 0 || wait->ival > 0 || wait->sub || !in_whole_regions(cg, wait->parent) ||
+        !dots_waited(wait))
         return -1;
+    bool producer = cg->consumers != 0;
     for (int i = 0; i < cg->nbufs; i++)
-        if (cg->empty_off[i] >= 0)
-            return -1;
+        producer |= cg->empty_off[i] >= 0;
+    if (producer && !after_ws_loop(wait))
+        return -1;
     bool found = false;
     for (IrOp *o = wait->next; o && !found; o = o->next)
         found = op_uses_ring(o);

@@ -147,6 +147,21 @@ static bool nested(const IrOp *op)
     return false;
 }
 
+/* Bytes of the tiles the body's dots read that are loaded outside the
+ * loop (attention's Q), which want shared memory beside the rings
+ * (pipe_resident.c). */
+static int64_t outer_operand_bytes(const Pipe *p)
+{
+    int64_t n = 0;
+    for (const IrOp *o = p->body->first; o; o = o->next)
+        for (int k = 0; o->kind == IR_DOT && k < 2; k++) {
+            const IrValue *x = pipe_strip_views(o->operands[k]);
+            if (x && x->def && x->def->kind == IR_LOAD && x->def->parent != p->body)
+                n += (type_numel(x->type) * (dtype_bits(x->type.dt) / 8) + 1023) / 1024 * 1024;
+        }
+    return n;
+}
+
 /* The ring's slots. Under an asynchronous dot the copies for iteration
  * i+S-1 are issued after the wait that leaves only dot i in flight, so the
  * slot they overwrite, read by dot i-1, is free in the warpgroup that
@@ -165,8 +180,11 @@ static int ring_slots(const Pipe *p)
 {
     if (!p->dot)
         return p->stages;
-    if (p->ws)
-        return p->stages + 1;
+    if (p->ws) /* the slot more where the tiles the dots read from outside still fit */
+        return p->stages +
+            ((p->stages + 1) * slot_bytes(p) + outer_operand_bytes(p) + 16 * 1024 <= 227 * 1024
+                 ? 1
+                 : 0);
     int s = p->stages;
     bool spare = p->f->num_warps > 4 && (s + 1) * slot_bytes(p) <= 227 * 1024 &&
         programs_per_sm(p, s + 1) >= programs_per_sm(p, s) && rings_alone(p) && !nested(p->loop);

@@ -58,6 +58,25 @@ static void rewrite_ws(Pipe *p, IrOp **dots, IrValue *rd)
 }
 
 
+/* After the loop and the waits for its dots: a drain (no copy groups,
+ * -1), behind which the rings are dead and what follows may put its
+ * scratch in their place (codegen/async.c), as after any pipelined loop:
+ * the producer copied only the loop's iterations, and the consumers
+ * waited for each. The fence orders the wgmma's and the copies' accesses
+ * through the async proxy before the scratch's. */
+static void drain_after(Pipe *p)
+{
+    IrOp *at = p->loop->next;
+    while (at && at->kind == IR_DOT_WAIT)
+        at = at->next;
+    if (!at || at->kind == IR_YIELD)
+        return; /* nothing follows to take the place (a flattened loop's epilogue is in it) */
+    IrBuilder b = {p->f, p->loop->parent, at};
+    IrOp *drain = ir_build(&b, IR_ASYNC_WAIT, p->loop->span, NULL, 0, NULL, 0);
+    drain->ival = -1;
+    drain->ival2 = 1;
+}
+
 /* The producer of a warp-specialized loop, once its rings are numbered. */
 static bool add_producer(Pipe *p)
 {
@@ -95,6 +114,7 @@ static bool ws_loop(Pipe *p, IrOp *loop)
     rewrite_ws(p, dots, rd);
     if (!add_producer(p))
         return false;
+    drain_after(p);
     for (int i = 0; i < p->nloads; i++)
         if (p->f->nbuffers <= p->ld[i].buf)
             p->f->nbuffers = p->ld[i].buf + 1;
