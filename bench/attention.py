@@ -34,7 +34,7 @@ TK_DT = {"fp16": "f16", "bf16": "bf16", "fp8": "f8e4"}
 def configs(D):
     """(BM, BN, warps, stages) tried for head dim D."""
     if D <= 64:
-        return [(128, 64, 4, 3), (128, 128, 8, 3)]
+        return [(128, 64, 4, 3), (128, 128, 8, 3), (128, 128, 8, 2)]
     if D <= 128:
         return [(128, 64, 8, 3), (128, 128, 8, 2)]
     return [(128, 64, 8, 2), (64, 64, 4, 2)]
