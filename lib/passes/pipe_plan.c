@@ -314,8 +314,27 @@ static IrPlan load_plan(const Pipe *p, int i)
     return pl;
 }
 
+/* Whether `loop` runs a few iterations (at most 4), its bounds a constant
+ * apart: a causal attention's diagonal blocks, BM / BN of them. */
+static bool few_iterations(const IrOp *loop)
+{
+    int64_t step = pipe_const_step(loop);
+    const IrValue *lb = loop->operands[0], *ub = loop->operands[1];
+    const IrOp *d = ub->def;
+    if (!step || !d || d->kind != IR_ADD || d->nops != 2)
+        return false;
+    const IrValue *c = d->operands[0] == lb ? d->operands[1]
+        : d->operands[1] == lb              ? d->operands[0]
+                                            : NULL;
+    if (!c || !c->def || c->def->kind != IR_CONST || c->type.rank || c->def->ival < 0)
+        return false;
+    return (c->def->ival + step - 1) / step <= 4;
+}
+
 static void plan_loop(Pipe *p, IrOp *loop)
 {
+    if (p->ws_alone && loop != p->ws_alone && few_iterations(loop))
+        return; /* left as it is beside the warp-specialized loop (ws_kept) */
     if (!can_run_ahead(p, loop))
         return;
     p->wgmma = pipe_reads_as_wgmma(p);
@@ -387,6 +406,15 @@ static bool other_planned_loop(IrOp *op, void *ctx)
     return !(op->kind == IR_FOR && op != ctx && op->plan.mech == PIPE_LOOP);
 }
 
+/* Whether every planned loop but the warp-specialized one runs a few
+ * iterations: left unpipelined, they let the producer's rings be the
+ * kernel's (a causal attention's diagonal blocks load their K and V
+ * tiles themselves, one or two a program). */
+static bool only_short_others(IrOp *op, void *ctx)
+{
+    return !(op->kind == IR_FOR && op != ctx && op->plan.mech == PIPE_LOOP && !few_iterations(op));
+}
+
 /* Whether the plan keeps its warp-specialized loop: no dot operand held
  * in registers across iterations, and no other loop of the kernel has
  * rings. The producer serves one loop; a second one's rings (causal
@@ -426,7 +454,14 @@ bool pass_pipeline_plan(IrFunc *f)
     int nbuf = f->nbuffers;
     p.axis = axis_analyze(f, f->arena);
     plan_all(&p, f, nbuf);
+    if (p.ws_loop && ws_operands_fresh(p.ws_loop) &&
+        !ir_walk(f->body, other_planned_loop, p.ws_loop) &&
+        ir_walk(f->body, only_short_others, p.ws_loop)) {
+        p.ws_alone = p.ws_loop; /* planned again, the short loops beside it left alone */
+        plan_all(&p, f, nbuf);
+    }
     if (p.ws_loop && !ws_kept(f, p.ws_loop)) {
+        p.ws_alone = NULL;
         ir_walk(f->body, drop_ws, NULL); /* planned again, as ordinary loops */
         plan_all(&p, f, nbuf);
     }

@@ -29,8 +29,9 @@ typedef struct Pipe {
     const AxisInfo *axis; /* pipe_plan.c */
     int *uses;            /* by value id (ids of the function before the pass) */
     int nids;
-    int nbuf;      /* pipe_plan.c: buffers numbered so far */
-    IrOp *ws_loop; /* the function's warp-specialized loop, or NULL */
+    int nbuf;       /* pipe_plan.c: buffers numbered so far */
+    IrOp *ws_loop;  /* the function's warp-specialized loop, or NULL */
+    IrOp *ws_alone; /* pipe_plan.c: a loop kept specialized by leaving short ones unplanned */
     /* the loop, as planned */
     IrOp *loop;
     IrBlock *body;
