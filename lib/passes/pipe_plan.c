@@ -19,7 +19,8 @@
  * sm_90a the wgmma dot whose accumulator circulates through the loop may
  * stay in flight into the next iteration (an asynchronous dot, waited for
  * with one group pending); a loop that asks for warp specialization gets
- * it where every ring is a TMA tile read by its one dot (warp_spec.c). */
+ * it where every ring is a TMA tile that one dot of the body reads
+ * (warp_spec.c), under the conditions of ws_kept. */
 #include "passes/pipeline.h"
 #include "passes/warp_spec.h"
 
@@ -92,8 +93,9 @@ static void plan_async_dots(const Pipe *p, bool spare)
 
 /* Whether the loop, which asks for it, is warp-specialized: room for a
  * producer warpgroup beside the consumers, every ring a TMA tile that one
- * dot of the body reads (a GEMM's, attention's two), as wgmma, and the producer able to compute its copies from
- * what the kernel's top level computes before the loop. One loop a kernel. */
+ * dot of the body reads (a GEMM's, attention's two), as wgmma, and the
+ * producer able to compute its copies from what the kernel's top level
+ * computes before the loop. One loop a kernel. */
 static bool warp_specialized(Pipe *p)
 {
     IrFunc *f = p->f;
@@ -417,10 +419,10 @@ static bool only_short_others(IrOp *op, void *ctx)
 
 /* Whether the plan keeps its warp-specialized loop: no dot operand held
  * in registers across iterations, and no other loop of the kernel has
- * rings. The producer serves one loop; a second one's rings (causal
- * attention's diagonal blocks) would then have a place of their own beside
- * the producer's, which the loops run one after another otherwise share:
- * past the device's shared memory at the configs Triton runs. */
+ * rings. The producer serves one loop; another's rings would have a place
+ * of their own beside the producer's, where loops run one after another
+ * otherwise share theirs: past the device's shared memory at the configs
+ * Triton runs. */
 static bool ws_kept(IrFunc *f, IrOp *loop)
 {
     return ws_operands_fresh(loop) && ir_walk(f->body, other_planned_loop, loop);
@@ -446,6 +448,10 @@ static void plan_all(Pipe *p, IrFunc *f, int nbuf)
     pipe_plan_resident(p);
 }
 
+/* Plans f's loops. Where one is warp-specialized but the plan does not
+ * keep it (ws_kept), plans them again: first with the short loops beside
+ * it left unpipelined where those are all that stands in its way, then,
+ * if it is still not kept, as ordinary loops. */
 bool pass_pipeline_plan(IrFunc *f)
 {
     Pipe p;
@@ -454,15 +460,14 @@ bool pass_pipeline_plan(IrFunc *f)
     int nbuf = f->nbuffers;
     p.axis = axis_analyze(f, f->arena);
     plan_all(&p, f, nbuf);
-    if (p.ws_loop && ws_operands_fresh(p.ws_loop) &&
-        !ir_walk(f->body, other_planned_loop, p.ws_loop) &&
+    if (p.ws_loop && !ws_kept(f, p.ws_loop) && ws_operands_fresh(p.ws_loop) &&
         ir_walk(f->body, only_short_others, p.ws_loop)) {
-        p.ws_alone = p.ws_loop; /* planned again, the short loops beside it left alone */
+        p.ws_alone = p.ws_loop;
         plan_all(&p, f, nbuf);
     }
     if (p.ws_loop && !ws_kept(f, p.ws_loop)) {
         p.ws_alone = NULL;
-        ir_walk(f->body, drop_ws, NULL); /* planned again, as ordinary loops */
+        ir_walk(f->body, drop_ws, NULL);
         plan_all(&p, f, nbuf);
     }
     return true;
