@@ -98,6 +98,15 @@ static void load_driver(void)
     }
 }
 
+/* A driver call's failure, named with its code, ends the run. */
+static void cu_check(CUresult r, const char *what)
+{
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "launch_overhead: %s failed: CUresult %d\n", what, (int)r);
+        exit(1);
+    }
+}
+
 /* ---- compile times ------------------------------------------------------------------ */
 
 typedef struct Job {
@@ -177,8 +186,7 @@ static void launch_cost(tk_context *ctx, int per_batch, int batches)
     if (!tk_t || !bare_t || !buf_t || !own_t)
         exit(1);
     CUstream own;
-    if (cu_stream_create(&own, CU_STREAM_NON_BLOCKING))
-        exit(1);
+    cu_check(cu_stream_create(&own, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     /* The same arguments the compiled kernel takes: x, y, out, n. */
     CUdeviceptr px = (CUdeviceptr)(uintptr_t)x, py = (CUdeviceptr)(uintptr_t)y;
     CUdeviceptr pout = (CUdeviceptr)(uintptr_t)out;
@@ -201,19 +209,18 @@ static void launch_cost(tk_context *ctx, int per_batch, int batches)
                 CHECK(tk_launch(k, g, args, 5, &o));
             double t1 = now_us();
             for (int i = 0; i < per_batch; i++)
-                if (cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, NULL, params, NULL))
-                    exit(1);
+                cu_check(cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, NULL, params, NULL),
+                         "cuLaunchKernel");
             double t2 = now_us();
             for (int i = 0; i < per_batch; i++)
-                if (cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, NULL, NULL, extra))
-                    exit(1);
+                cu_check(cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, NULL, NULL, extra),
+                         "cuLaunchKernel (parameters as one buffer)");
             double t3 = now_us();
             for (int i = 0; i < per_batch; i++)
-                if (cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, own, params, NULL))
-                    exit(1);
+                cu_check(cu_launch(fn, 1, 1, 1, threads, 1, 1, dyn, own, params, NULL),
+                         "cuLaunchKernel (on its own stream)");
             double t4 = now_us();
-            if (cu_sync())
-                exit(1);
+            cu_check(cu_sync(), "cuCtxSynchronize");
             tk_t[b] = (t1 - t0) / per_batch;
             bare_t[b] = (t2 - t1) / per_batch;
             buf_t[b] = (t3 - t2) / per_batch;
