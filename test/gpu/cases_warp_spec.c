@@ -7,10 +7,13 @@
  * bf16, and a persistent flattened loop with more programs than tiles;
  * tutorial 09's persistent GEMM with affine tiles, with and without the
  * request: several tiles a program, more programs than tiles, partial
- * tiles, short K and K = 0.
+ * tiles, short K and K = 0; attention forward, plain and causal, its KV
+ * loop specialized, against softmax(Q K^T) V in double.
  * Row strides are multiples of 16 elements, so that TMA can copy the
  * tiles; the strided case transposes B (a unit stride between its rows). */
 #include "harness.h"
+
+#include <math.h>
 
 static double gemm_tol(tk_dtype t)
 {
@@ -77,6 +80,65 @@ static void persistent_tma_case(H *h, tk_dtype t, int m, int n, int k, int bm, i
     h_end(h);
 }
 
+/* softmax(Q K^T * scale, causal where asked) V in double, per head, for
+ * the inputs as the kernel reads them (rounded to t). */
+static double *attention_ref(H *h, const double *q, const double *k, const double *v, int zh,
+                             int s, int d, double scale, bool causal)
+{
+    double *o = h_malloc(h, sizeof(double) * (size_t)zh * s * d);
+    double *w = h_malloc(h, sizeof(double) * (size_t)s);
+    for (int b = 0; b < zh && o && w; b++)
+        for (int i = 0; i < s; i++) {
+            const double *qi = q + ((size_t)b * s + i) * d;
+            int keys = causal ? i + 1 : s;
+            double mx = -INFINITY, sum = 0;
+            for (int j = 0; j < keys; j++) {
+                const double *kj = k + ((size_t)b * s + j) * d;
+                double x = 0;
+                for (int c = 0; c < d; c++)
+                    x += qi[c] * kj[c];
+                w[j] = x * scale;
+                mx = w[j] > mx ? w[j] : mx;
+            }
+            for (int j = 0; j < keys; j++)
+                sum += w[j] = exp(w[j] - mx);
+            double *oi = o + ((size_t)b * s + i) * d;
+            for (int c = 0; c < d; c++) {
+                double x = 0;
+                for (int j = 0; j < keys; j++)
+                    x += w[j] * v[((size_t)b * s + j) * d + c];
+                oi[c] = x / sum;
+            }
+        }
+    return o;
+}
+
+/* Attention forward (ws_attention): zh heads of s rows of head dim d. */
+static void attention_case(H *h, tk_dtype t, int zh, int s, int d, int bm, int bn, int warps,
+                           int stages, bool causal)
+{
+    if (!h_begin(h, "ws.attention_%s%s.ZH%d.S%d.D%d.B%dx%d.w%d.s%d", h_dtype_name(t),
+                 causal ? "_causal" : "", zh, s, d, bm, bn, warps, stages))
+        return;
+    tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_attention");
+    size_t n = (size_t)zh * s * d;
+    double *q = h_rand_array(h, t, n, -1.0, 1.0), *k = h_rand_array(h, t, n, -1.0, 1.0);
+    double *v = h_rand_array(h, t, n, -1.0, 1.0);
+    void *dq = h_upload(h, t, q, n), *dk = h_upload(h, t, k, n), *dv = h_upload(h, t, v, n);
+    void *dout = h_output(h, t, n);
+    double scale = 1.0 / sqrt((double)d);
+    h_launch(h, kk, h_grid((unsigned)(s / bm), (unsigned)zh, 1),
+             H_ARGS(tk_ptr(dq, t), tk_ptr(dk, t), tk_ptr(dv, t), tk_ptr(dout, t),
+                    tk_f32((float)scale), tk_i32(s), tk_i32(zh * s), tk_const("D", d),
+                    tk_const("BM", bm), tk_const("BN", bn), tk_const("NS", stages),
+                    tk_const("CAUSAL", causal)),
+             warps);
+    double *ref = attention_ref(h, q, k, v, zh, s, d, scale, causal);
+    if (!h->failed && ref) /* P is rounded to t before P V: a few ulps of t */
+        h_check(h, "O", h_download(h, t, dout, n), ref, n, t == TK_F16 ? 4e-3 : 3e-2);
+    h_end(h);
+}
+
 /* Each of them with and without warp specialization. */
 static void persistent_tma_both(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk,
                                 int programs, int warps, int stages)
@@ -101,6 +163,8 @@ void cases_warp_spec(H *h)
         persistent_tma_both(h, TK_F16, 48, 40, 16, 32, 32, 32, 2, 4, 3);  /* K below one tile */
         persistent_tma_both(h, TK_F16, 48, 40, 0, 32, 32, 32, 2, 4, 3);   /* K = 0: zeros */
         persistent_tma_both(h, TK_F16, 40, 40, 48, 32, 32, 16, 7, 4, 2);  /* 4 tiles, 7 programs */
+        attention_case(h, TK_F16, 2, 64, 16, 32, 16, 4, 3, false);
+        attention_case(h, TK_BF16, 2, 64, 16, 32, 32, 4, 2, true);
         return;
     }
     /* 128 x 128 x 64 tiles, the consumers at 8 warps (4 too), 3 and 4 stages */
@@ -132,4 +196,15 @@ void cases_warp_spec(H *h)
     persistent_tma_both(h, TK_F16, 512, 512, 4096, 128, 128, 64, 7, 8, 3);    /* long K */
     /* 16 warps: the request leaves the kernel unspecialized */
     matmul_case(h, TK_F16, 600, 520, 400, 256, 128, 64, 16, 3, false);
+    /* attention's KV loop: 128 x 64 tiles with 4 slots, 128 x 128 with 2
+     * and Q resident, D 64 and 128, causal (the diagonal loop left
+     * unpipelined; the first block of rows has no iteration before it) */
+    attention_case(h, TK_F16, 3, 512, 128, 128, 64, 8, 3, false);
+    attention_case(h, TK_F16, 3, 512, 128, 128, 128, 8, 2, false);
+    attention_case(h, TK_BF16, 2, 768, 128, 128, 128, 8, 2, false);
+    attention_case(h, TK_F16, 4, 256, 64, 128, 128, 8, 2, false);
+    attention_case(h, TK_F16, 3, 512, 128, 128, 128, 8, 2, true);
+    attention_case(h, TK_BF16, 3, 512, 128, 128, 64, 8, 3, true);
+    attention_case(h, TK_F16, 4, 384, 64, 128, 128, 8, 2, true);
+    attention_case(h, TK_F16, 2, 256, 128, 128, 128, 4, 2, false); /* one consumer warpgroup */
 }
