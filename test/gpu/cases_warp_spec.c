@@ -82,8 +82,8 @@ static void persistent_tma_case(H *h, tk_dtype t, int m, int n, int k, int bm, i
 
 /* softmax(Q K^T * scale, causal where asked) V in double, per head, for
  * the inputs as the kernel reads them (rounded to t). */
-static double *attention_ref(H *h, const double *q, const double *k, const double *v, int zh,
-                             int s, int d, double scale, bool causal)
+static double *attention_ref(H *h, const double *q, const double *k, const double *v, int zh, int s,
+                             int d, double scale, bool causal)
 {
     double *o = h_malloc(h, sizeof(double) * (size_t)zh * s * d);
     double *w = h_malloc(h, sizeof(double) * (size_t)s);
