@@ -30,10 +30,8 @@
 static int64_t slot_bytes(const Pipe *p)
 {
     int64_t n = 0;
-    for (int i = 0; i < p->nloads; i++) {
-        Type t = p->ld[i].op->results[0]->type;
-        n += (type_numel(t) * (dtype_bits(t.dt) / 8) + 1023) / 1024 * 1024;
-    }
+    for (int i = 0; i < p->nloads; i++)
+        n += (pipe_tile_bytes(p->ld[i].op->results[0]) + 1023) / 1024 * 1024;
     return n;
 }
 
@@ -159,7 +157,7 @@ static int64_t outer_operand_bytes(const Pipe *p)
         for (int k = 0; o->kind == IR_DOT && k < 2; k++) {
             const IrValue *x = pipe_strip_views(o->operands[k]);
             if (x && x->def && x->def->kind == IR_LOAD && x->def->parent != p->body)
-                n += (type_numel(x->type) * (dtype_bits(x->type.dt) / 8) + 1023) / 1024 * 1024;
+                n += (pipe_tile_bytes(x) + 1023) / 1024 * 1024;
         }
     return n;
 }

@@ -107,11 +107,6 @@ static bool conversions(const Pipe *p, const IrOp *ld, PtrVec *out)
     return true;
 }
 
-static int64_t tile_bytes(const IrValue *v)
-{
-    return type_numel(v->type) * dtype_bits(v->type.dt) / 8;
-}
-
 static bool resident_ok(const Pipe *p, const IrOp *ld)
 {
     PtrVec convs;
@@ -139,7 +134,7 @@ static int64_t loop_rings(const IrOp *loop)
         if (o->kind != IR_LOAD || (m != PIPE_CP_ASYNC && m != PIPE_PRIVATE && m != PIPE_TMA))
             continue;
         int slots = o->plan.refill ? loop->plan.stages - 1 : loop->plan.slots;
-        n += tile_bytes(o->results[0]) * slots;
+        n += pipe_tile_bytes(o->results[0]) * slots;
     }
     return n;
 }
@@ -165,7 +160,7 @@ static bool plan_load(IrOp *op, void *ctx)
     Budget *b = ctx;
     if (op->kind != IR_LOAD || !resident_ok(b->p, op))
         return true;
-    int64_t bytes = (tile_bytes(op->results[0]) + 1023) / 1024 * 1024;
+    int64_t bytes = (pipe_tile_bytes(op->results[0]) + 1023) / 1024 * 1024;
     if (b->rings + b->resident + bytes + SCRATCH_ROOM > SMEM_MAX)
         return true;
     b->resident += bytes;

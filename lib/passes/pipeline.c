@@ -82,27 +82,9 @@ bool pipe_is_load_of(const Pipe *p, const IrValue *v)
     return false;
 }
 
-/* The body's only dot (nested ones count against it). */
-typedef struct Dots {
-    IrOp *dot;
-    int n;
-} Dots;
-
-static bool count_dot(IrOp *op, void *ctx)
+int64_t pipe_tile_bytes(const IrValue *v)
 {
-    Dots *d = ctx;
-    if (op->kind == IR_DOT) {
-        d->dot = op;
-        d->n++;
-    }
-    return true;
-}
-
-IrOp *pipe_only_dot(const Pipe *p)
-{
-    Dots d = {NULL, 0};
-    ir_walk(p->body, count_dot, &d);
-    return d.n == 1 && d.dot->parent == p->body ? d.dot : NULL;
+    return type_numel(v->type) * dtype_bits(v->type.dt) / 8;
 }
 
 /* What reads load i: its one dot, or NULL on another reader. */

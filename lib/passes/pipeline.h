@@ -69,8 +69,8 @@ int pipe_ring_slots(const Pipe *p, int i);
 void pipe_view_ring(Pipe *p, int i, IrValue *rd);
 /* The yield of the body with one more value. */
 void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x);
-/* The body's only dot, a direct child of it; NULL when there are others. */
-IrOp *pipe_only_dot(const Pipe *p);
+/* Bytes of tile v's elements. */
+int64_t pipe_tile_bytes(const IrValue *v);
 /* The dot, a direct child of the body, that alone reads load i (through
  * layout conversions and transposes); NULL when something else reads it. */
 IrOp *pipe_ring_dot(const Pipe *p, int i);
