@@ -15,8 +15,8 @@
 /* setmaxnreg takes multiples of 8 from 24 to 256. At launch every thread
  * of the T + 128 may hold `entry` registers (the CTA's pool: what fits the
  * 64K register file, at most 248 so as not to pass ptxas's 255); the
- * producer keeps 40 and the consumers share the rest, which must not be
- * fewer than they had. */
+ * producer keeps 24 (one thread of it issues the copies) and the
+ * consumers share the rest, which must not be fewer than they had. */
 CgRegs cg_ws_regs(int T)
 {
     CgRegs r;
@@ -24,7 +24,7 @@ CgRegs cg_ws_regs(int T)
     r.entry = 65536 / all / 8 * 8;
     if (r.entry > 248)
         r.entry = 248;
-    r.producer = 40;
+    r.producer = 24;
     r.consumer = (r.entry * all - r.producer * 128) / T / 8 * 8;
     if (r.consumer > 256)
         r.consumer = 256;

@@ -534,7 +534,7 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
     bool staged = (a->staged && !a->copied) || (b->staged && !b->copied);
     if (staged && x3) {
         cg_barrier(cg);  /* the split reads what every warp staged */
-    } else if (staged) { /* copied tiles were fenced at the pipeline's wait */
+    } else if (staged) { /* copied tiles need no fence: cp.async and TMA wrote them */
         cg_fence_async_shared(cg);
         cg_barrier(cg);
     }

@@ -423,8 +423,12 @@ static void wait_for_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *rd)
     }
     IrOp *w = ir_build(b, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
     w->ival = p->ncp ? p->stages - 2 : -1; /* -1: no cp.async group to wait for */
-    w->ival2 = p->wgmma;                   /* the copies are read through the async proxy */
-    w->sub = all_private(p);               /* each thread reads only what it copied: no barrier */
+    /* no proxy fence: cp.async and TMA are the ring's only writers, and
+     * what they wrote is wgmma's to read once the wait and the barrier
+     * (or the mbarrier) saw it land, as Triton's and CUTLASS's cp.async
+     * mainloops have it; the fence cost a MEMBAR.ALL.CTA a K step */
+    w->ival2 = 0;
+    w->sub = all_private(p); /* each thread reads only what it copied: no barrier */
 }
 
 /* At the end of the body: the commit of its copies and the next slots;
