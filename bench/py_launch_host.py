@@ -14,8 +14,12 @@ instructions per launch, which a busy machine does not disturb.
 
 Rows: a kernel of four scalar arguments and one constexpr (the wrapper
 alone), the same launch with the grid as a callable, and the add kernel of
-py_launch.py on numpy arrays (which adds staging the host buffers, a cost
-GPU tensors do not have)."""
+py_launch.py on numpy arrays, and on stand-ins for CPU torch tensors of 16
+elements (a Python class with data_ptr(), dtype, get_device(), shape and
+stride(), read as tk reads torch's; its accessors are Python functions,
+slower than torch's). Both buffer rows add staging the host buffers (the
+small ones mostly the interpreter's allocations), a cost GPU tensors do not
+have."""
 import argparse
 import os
 import sys
@@ -44,6 +48,28 @@ def add_tk(x_ptr, y_ptr, out_ptr, n, BLOCK: tkl.constexpr):
               mask=mask)
 
 
+class _TorchDtype:
+    def __str__(self):
+        return "torch.float32"
+
+
+class TorchLike:
+    """A CPU tensor as tk reads a torch one (tk never imports torch)."""
+    dtype = _TorchDtype()
+
+    def __init__(self, array):
+        self.array, self.shape, self.ptr = array, array.shape, array.ctypes.data
+
+    def data_ptr(self):
+        return self.ptr
+
+    def get_device(self):
+        return -1
+
+    def stride(self):
+        return (1,)
+
+
 def per_launch_ns(fn, n, batches):
     for _ in range(200):
         fn()
@@ -65,6 +91,7 @@ def main():
     size, block = 4096, 1024
     x, y = np.ones(size, np.float32), np.ones(size, np.float32)
     out = np.empty_like(x)
+    tx, ty, tout = (TorchLike(np.ones(16, np.float32)) for _ in range(3))
     grid = (size // block,)
     meta_grid = lambda meta: (size // meta["BLOCK"],)  # noqa: E731
     rows = [("empty python call (the loop's own cost)", lambda: None),
@@ -72,7 +99,9 @@ def main():
             ("4 scalars + constexpr, grid tuple", lambda: scalars_tk[grid](1, 2, 3, size, BLOCK=block)),
             ("4 scalars + constexpr, grid callable",
              lambda: scalars_tk[meta_grid](1, 2, 3, size, BLOCK=block)),
-            ("add on 3 numpy arrays (stages them)", lambda: add_tk[grid](x, y, out, size, BLOCK=block))]
+            ("add on 3 numpy arrays (stages them)", lambda: add_tk[grid](x, y, out, size, BLOCK=block)),
+            ("add on 3 torch stand-ins of 16 (stages them)",
+             lambda: add_tk[(1,)](tx, ty, tout, 16, BLOCK=16))]
     _tk._skip_launch(True)
     try:
         print(f"tk {tk.__version__}, the Python side of a launch (tk_launch skipped), "

@@ -36,16 +36,24 @@ static int nforms;
 
 /* Attribute names made once (interned), not from C strings per launch. */
 static PyObject *s_data_ptr, *s_dtype, *s_get_device, *s_shape, *s_stride, *s_cai, *s_ai, *s_dlpack;
+static PyObject *s_block_shape, *s_tk_text, *s_value;
 
 int tkpy_args_init(void)
 {
     struct {
         PyObject **slot;
         const char *name;
-    } n[] = {{&s_data_ptr, "data_ptr"},      {&s_dtype, "dtype"},
-             {&s_get_device, "get_device"},  {&s_shape, "shape"},
-             {&s_stride, "stride"},          {&s_cai, "__cuda_array_interface__"},
-             {&s_ai, "__array_interface__"}, {&s_dlpack, "__dlpack__"}};
+    } n[] = {{&s_data_ptr, "data_ptr"},
+             {&s_dtype, "dtype"},
+             {&s_get_device, "get_device"},
+             {&s_shape, "shape"},
+             {&s_stride, "stride"},
+             {&s_cai, "__cuda_array_interface__"},
+             {&s_ai, "__array_interface__"},
+             {&s_dlpack, "__dlpack__"},
+             {&s_block_shape, "block_shape"},
+             {&s_tk_text, "_tk_text"},
+             {&s_value, "value"}};
     for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
         if (!*n[i].slot && !(*n[i].slot = PyUnicode_InternFromString(n[i].name)))
             return -1;
@@ -646,8 +654,11 @@ tk_arg tkpy_slot_arg(Slot *s)
 
 /* Clears a slot up to its descriptor fields, which only desc_arg fills and
  * only a descriptor slot reads: clearing all of them cost every argument of
- * every launch a store of some 100 bytes. */
-static void clear_slot(Slot *s) { memset(s, 0, offsetof(Slot, desc)); }
+ * every launch a store of some 100 bytes. A copy of a blank slot, not a
+ * memset: GCC compiles that memset to `rep stos`, whose start-up cost more
+ * than the rest of a scalar argument's conversion; the copy is vector moves. */
+static const Slot blank_slot;
+static void clear_slot(Slot *s) { memcpy(s, &blank_slot, offsetof(Slot, desc)); }
 
 int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s)
 {
@@ -672,7 +683,10 @@ int tkpy_runtime_arg(Launch *L, PyObject *v, const char *param, Slot *s)
     }
     if (PyTuple_Check(v))
         return 0; /* tkpy_runtime_args appends the marker's items */
-    if (PyObject_HasAttrString(v, "block_shape"))
+    /* by an interned name through PyObject_HasAttr: a tensor has no
+     * block_shape, and PyObject_HasAttrString makes and formats an
+     * AttributeError for that (CPython before 3.13) at every launch */
+    if (PyObject_HasAttr(v, s_block_shape))
         return desc_arg(L, v, param, s);
     return buffer_arg(L, v, param, s);
 }
@@ -711,8 +725,8 @@ static int append_runtime(Launch *L, PyObject *v, const char *param, int no_spec
                -1;
     Slot *s = &L->slots[L->n++];
     /* an item given as tl.constexpr(v) is a constexpr item, as in Triton */
-    int r = depth > 0 && PyObject_HasAttrString(v, "_tk_text") ? tkpy_const_arg(L, v, param, s)
-                                                               : tkpy_runtime_arg(L, v, param, s);
+    int r = depth > 0 && PyObject_HasAttr(v, s_tk_text) ? tkpy_const_arg(L, v, param, s)
+                                                        : tkpy_runtime_arg(L, v, param, s);
     s->no_spec = no_spec;
     if (r == 0 && depth > 0 && s->arg.kind == TK_ARG_CONST)
         s->arg.name = NULL; /* an item: positional */
@@ -754,8 +768,7 @@ static int is_constexpr(PyObject *v)
 {
     PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(v), "__name__");
     int yes = name && PyUnicode_Check(name) &&
-        PyUnicode_CompareWithASCIIString(name, "constexpr") == 0 &&
-        PyObject_HasAttrString(v, "value");
+        PyUnicode_CompareWithASCIIString(name, "constexpr") == 0 && PyObject_HasAttr(v, s_value);
     Py_XDECREF(name);
     PyErr_Clear();
     return yes;
@@ -775,10 +788,10 @@ static PyObject *const_text_at(PyObject *owner, PyObject *v, const char *param, 
         return tuple_text(owner, v, param, depth + 1);
     if (tkpy_is_kernel(v))
         return tkpy_jit_name(owner, v, param);
-    PyObject *t = PyObject_GetAttrString(v, "_tk_text"); /* dtypes, tl.constexpr */
+    PyObject *t = PyObject_GetAttr(v, s_tk_text); /* dtypes, tl.constexpr */
     if (t && is_constexpr(v)) { /* its value, which may be a tuple or a function */
         Py_DECREF(t);
-        PyObject *inner = PyObject_GetAttrString(v, "value");
+        PyObject *inner = PyObject_GetAttr(v, s_value);
         t = inner && depth < 32 ? const_text_at(owner, inner, param, depth + 1) : NULL;
         Py_XDECREF(inner);
         return t;
@@ -836,7 +849,7 @@ int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s)
         s->arg.v.f = PyFloat_AsDouble(v);
         return 0;
     }
-    if (PyIndex_Check(v) && !PyObject_HasAttrString(v, "_tk_text")) {
+    if (PyIndex_Check(v) && !PyObject_HasAttr(v, s_tk_text)) {
         PyObject *i = PyNumber_Index(v); /* numpy integers */
         int r = i ? tkpy_const_arg(L, i, param, s) : -1;
         Py_XDECREF(i);

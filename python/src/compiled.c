@@ -132,6 +132,43 @@ static PyObject *compiled_make(PyObject *self, tk_kernel *k, const Launch *L, co
     return ck;
 }
 
+/* Whether key is the last one looked up (K->last_key). */
+static int is_last(const Kernel *K, const Key *key)
+{
+    if (!K->last_key || PyBytes_Size(K->last_key) != (Py_ssize_t)key->n)
+        return 0;
+    const char *b = PyBytes_AsString(K->last_key);
+    return b && !memcmp(b, key->b, key->n);
+}
+
+/* The dict's object for key (a new reference), made on a miss; it and its
+ * key become the last ones. */
+static PyObject *compiled_lookup(PyObject *self, const Key *key, tk_kernel *k, const Launch *L,
+                                 const tk_arg *a, const tk_define *extra, int nextra,
+                                 const tk_launch_options *o)
+{
+    Kernel *K = (Kernel *)self;
+    if (!K->compiled && !(K->compiled = PyDict_New()))
+        return NULL;
+    PyObject *kb = PyBytes_FromStringAndSize((const char *)key->b, (Py_ssize_t)key->n);
+    PyObject *ck = kb ? PyDict_GetItemWithError(K->compiled, kb) : NULL; /* borrowed */
+    if (ck)
+        Py_INCREF(ck);
+    else if (kb && !PyErr_Occurred()) {
+        ck = compiled_make(self, k, L, a, extra, nextra, o);
+        if (ck && PyDict_SetItem(K->compiled, kb, ck) < 0)
+            Py_CLEAR(ck);
+    }
+    if (ck) { /* the old pair goes last: its release may run Python code */
+        PyObject *old_key = K->last_key, *old_ck = K->last_ck;
+        Py_INCREF(ck);
+        K->last_key = kb, K->last_ck = ck;
+        Py_XDECREF(old_key), Py_XDECREF(old_ck);
+    } else
+        Py_XDECREF(kb);
+    return ck;
+}
+
 PyObject *tkpy_compiled(PyObject *self, tk_kernel *k, const Launch *L, const tk_arg *a,
                         const tk_define *extra, int nextra, const tk_launch_options *o)
 {
@@ -141,17 +178,11 @@ PyObject *tkpy_compiled(PyObject *self, tk_kernel *k, const Launch *L, const tk_
     make_key(&key, L, extra, nextra, o);
     if (key.full)
         return compiled_make(self, k, L, a, extra, nextra, o);
-    if (!K->compiled && !(K->compiled = PyDict_New()))
-        return NULL;
-    PyObject *kb = PyBytes_FromStringAndSize((const char *)key.b, (Py_ssize_t)key.n);
-    PyObject *ck = kb ? PyDict_GetItemWithError(K->compiled, kb) : NULL; /* borrowed */
-    if (ck)
-        Py_INCREF(ck);
-    else if (kb && !PyErr_Occurred()) {
-        ck = compiled_make(self, k, L, a, extra, nextra, o);
-        if (ck && PyDict_SetItem(K->compiled, kb, ck) < 0)
-            Py_CLEAR(ck);
+    /* a launch most often repeats the last specialisation: its key is
+     * compared, and no bytes object is made and hashed */
+    if (is_last(K, &key)) {
+        Py_INCREF(K->last_ck);
+        return K->last_ck;
     }
-    Py_XDECREF(kb);
-    return ck;
+    return compiled_lookup(self, &key, k, L, a, extra, nextra, o);
 }

@@ -819,6 +819,8 @@ void tkpy_kernel_dealloc(PyObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     tkpy_free_tuning(K);
     Py_CLEAR(K->compiled);
+    Py_CLEAR(K->last_key);
+    Py_CLEAR(K->last_ck);
     Py_CLEAR(K->defaults);
     Py_CLEAR(K->heuristics);
     Py_CLEAR(K->cfg_heuristics);

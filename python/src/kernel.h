@@ -33,6 +33,8 @@ typedef struct Kernel {
     double warmup_ms, rep_ms;
     tk_kernel *k[TKPY_MAX_DEV + 1]; /* [0] the interpreter, [1 + d] GPU d */
     PyObject *compiled; /* dict: specialisation key -> compiled-kernel object, or NULL */
+    PyObject *last_key; /* bytes: the key of the last compiled kernel looked up, or NULL */
+    PyObject *last_ck;  /* that compiled kernel */
 } Kernel;
 
 /* The most extra defines (a config's, and its heuristics') one launch adds. */

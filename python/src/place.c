@@ -104,6 +104,8 @@ int tkpy_place(Launch *L, const char *where)
     L->device = pick_device(L, where);
     if (L->device == -2 || !(L->ctx = tkpy_context(L->device)))
         return -1;
+    if (L->device != TKPY_INTERP)
+        return 0; /* no host memory: pick_device refused it */
     group_slots(L);
     for (int i = 0; i < L->n; i++) {
         Slot *s = &L->slots[i];

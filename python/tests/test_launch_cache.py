@@ -6,6 +6,7 @@ compiled would give wrong results here. (A scalar's specialisation bits
 change no result on the interpreter, so that case checks results only;
 test/runtime/rt_lasthit.c checks that each launch runs its own variant.)"""
 import numpy as np
+import pytest
 
 import tk
 import kernels as K
@@ -69,3 +70,61 @@ def test_grid_callable_sees_each_launch_values():
         np.testing.assert_array_equal(out[:m], x[:m] + y[:m])
         assert (out[m:] == 0).all()
     assert seen == [(200, 32), (100, 64), (150, 32)]
+
+
+def test_compiled_kernel_is_each_launch_own():
+    """The compiled kernel a launch gives is the one of its own element
+    type, scalar hints and constexprs, also right after launches of another
+    (a launch first compares its specialisation with the last one's)."""
+    n = 40
+    arrays = {dt: [np.arange(n, dtype=dt) for _ in range(3)] for dt in (np.float32, np.int32)}
+    cases = [(np.float32, 32, 16, "*fp32:16,*fp32:16,*fp32:16,i32:16"),
+             (np.float32, 32, 16, "*fp32:16,*fp32:16,*fp32:16,i32:16"),
+             (np.int32, 32, 16, "*i32:16,*i32:16,*i32:16,i32:16"),
+             (np.float32, 17, 16, "*fp32:16,*fp32:16,*fp32:16,i32"),
+             (np.float32, 1, 16, "*fp32:16,*fp32:16,*fp32:16,i32:1"),
+             (np.float32, 32, 32, "*fp32:16,*fp32:16,*fp32:16,i32:16")]
+    first = {}
+    for _ in range(3):
+        for dt, m, block, sig in cases:
+            x, y, out = arrays[dt]
+            out[:] = 0
+            ck = K.add[(tk.cdiv(m, block),)](x, y, out, m, BLOCK=block)
+            assert ck.signature == sig, (dt, m, block)
+            assert ("BLOCK", str(block)) in ck.defines
+            assert first.setdefault((dt, m, block), ck) is ck  # one object per specialisation
+            np.testing.assert_array_equal(out[:m], 2 * x[:m])
+            assert (out[m:] == 0).all()
+    assert len({id(ck) for ck in first.values()}) == len(first)
+
+
+def test_misaligned_view_after_aligned_launches():
+    """Two views of one array are staged as one buffer, so y = x[1:] lies 4
+    bytes past x there: its pointer is not 16-byte aligned and the launch
+    specialises without :16, between launches where it is (x[4:])."""
+    n = 32
+    x = np.arange(n + 8, dtype=np.float32)
+    for _ in range(3):
+        for skew, sig in ((4, "*fp32:16,*fp32:16"), (4, "*fp32:16,*fp32:16"), (1, "*fp32:16,*fp32"),
+                          (4, "*fp32:16,*fp32:16")):
+            out = np.zeros(n, np.float32)
+            ck = K.add[(2,)](x, x[skew:], out, n, BLOCK=16)
+            assert ck.signature.startswith(sig + ","), (skew, ck.signature)
+            np.testing.assert_array_equal(out, x[:n] + x[skew:skew + n])
+
+
+def test_descriptor_probe_is_per_object():
+    """Whether an argument is a host-built tensor descriptor is asked of
+    each object at each launch: a torch-style tensor, then the same class
+    with a block_shape of its own, then the tensor again."""
+    from test_launch import TorchLike
+    x, y = np.arange(16, dtype=np.float32), np.ones(16, np.float32)
+    out = np.zeros(16, np.float32)
+    K.add[(1,)](TorchLike(x), TorchLike(y), TorchLike(out), 16, BLOCK=16)
+    odd = TorchLike(x)
+    odd.block_shape = [16]
+    with pytest.raises(ValueError, match="descriptor argument 'x_ptr'"):
+        K.add[(1,)](odd, TorchLike(y), TorchLike(out), 16, BLOCK=16)
+    out[:] = 0
+    K.add[(1,)](TorchLike(x), TorchLike(y), TorchLike(out), 16, BLOCK=16)
+    np.testing.assert_array_equal(out, x + y)
