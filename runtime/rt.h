@@ -268,6 +268,7 @@ typedef struct RtJitText {
     size_t cubin_len;
     bool from_disk;
     double spec_ms, llvm_ms; /* time spent specialising and in LLVM */
+    CgTimes llvm_steps;      /* the part of llvm_ms the target's steps took */
     void *buf;
 } RtJitText;
 /* Finds the PTX of one variant for `arch` on disk, or compiles it (and,

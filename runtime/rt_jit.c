@@ -327,6 +327,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         t->ptx_len = len + 1; /* the driver wants the NUL */
         t->spec_ms = t1 - t0;
         t->llvm_ms = rt_now_ms() - t1;
+        t->llvm_steps = nvptx_last_times(); /* this thread's codegen just ran them */
         rt_stats_add(&rt_stats.compiles);
     }
     sb_free(&llvm);
@@ -459,25 +460,44 @@ static void apply_meta(RtVariant *v, const RtJitMeta *m)
     memcpy(v->tmaps, m->tmaps, sizeof v->tmaps[0] * m->ntmaps);
 }
 
-/* TK_VERBOSE=1: where a build's time went, on stderr. */
+/* How long the steps after the text took: ptxas (or the driver's JIT) and
+ * the module load. */
+typedef struct RtLoadTimes {
+    double ptxas_ms; /* ptxas, from the spawn to the cubin read back (0: not run) */
+    double jit_ms;   /* cuModuleLoadDataEx on the PTX: the driver's JIT and the load */
+    double load_ms;  /* loading a cubin (ptxas's or the disk's) and the function */
+} RtLoadTimes;
+
+/* TK_VERBOSE=1: where a build's time went, on stderr: the front end and
+ * sema (specialise), LLVM split into the lowering to LLVM IR, libdevice,
+ * the optimisation pipeline and PTX emission, then ptxas or the driver's
+ * JIT and the load, and the whole build (the rest of it is the disk
+ * cache's write). */
 static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchArgs *la,
-                         const RtJitText *t, bool jitted, double text_ms, double load_ms)
+                         const RtJitText *t, double text_ms, const RtLoadTimes *lt, double total_ms)
 {
     const tk_kernel_info *in = &v->info;
-    if (t->from_disk)
-        fprintf(stderr,
-                "tk: kernel '%s' [%s, %d warps, %d stages] from the disk cache: read "
-                "%.2f ms, %s %.2f ms",
-                k->name, k->mod->ctx->arch, la->num_warps, la->num_stages, text_ms,
-                jitted ? "PTX to code and load" : "load", load_ms);
-    else
-        fprintf(stderr,
-                "tk: kernel '%s' [%s, %d warps, %d stages] compiled: specialise %.2f ms, "
-                "LLVM %.2f ms, PTX to code and load %.2f ms",
-                k->name, k->mod->ctx->arch, la->num_warps, la->num_stages, t->spec_ms, t->llvm_ms,
-                load_ms);
-    fprintf(stderr, "; %d registers, %d spill bytes, %d shared bytes\n", in->registers,
-            in->spill_bytes, in->shared_bytes + in->dynamic_shared_bytes);
+    fprintf(stderr, "tk: kernel '%s' [%s, %d warps, %d stages] ", k->name, k->mod->ctx->arch,
+            la->num_warps, la->num_stages);
+    if (t->from_disk) {
+        fprintf(stderr, "from the disk cache: read %.2f ms", text_ms);
+    } else {
+        const CgTimes *c = &t->llvm_steps;
+        double ir = t->llvm_ms - c->link_ms - c->opt_ms - c->emit_ms;
+        fprintf(stderr, "compiled: specialise %.2f ms, LLVM %.2f ms (to LLVM IR %.2f", t->spec_ms,
+                t->llvm_ms, ir > 0 ? ir : 0);
+        if (c->link_ms > 0)
+            fprintf(stderr, ", libdevice %.2f", c->link_ms);
+        fprintf(stderr, ", optimise %.2f, PTX %.2f)", c->opt_ms, c->emit_ms);
+    }
+    if (lt->ptxas_ms > 0)
+        fprintf(stderr, ", ptxas %.2f ms", lt->ptxas_ms);
+    if (lt->jit_ms > 0)
+        fprintf(stderr, ", driver JIT and load %.2f ms", lt->jit_ms);
+    if (lt->load_ms > 0)
+        fprintf(stderr, ", load %.2f ms", lt->load_ms);
+    fprintf(stderr, "; %.2f ms in all; %d registers, %d spill bytes, %d shared bytes\n", total_ms,
+            in->registers, in->spill_bytes, in->shared_bytes + in->dynamic_shared_bytes);
 }
 
 /* PTX to machine code with ptxas where one is found, as Triton does: the
@@ -512,25 +532,38 @@ static bool assemble(const tk_kernel *k, const RtJitText *t, const char *arch, S
 
 /* v->mod from the disk entry's cubin, else from ptxas's (kept in cubin and
  * t for the disk), else from the driver's JIT; *jitted when compiled here.
- * A disk cubin from another driver may not load: then the PTX is compiled. */
+ * A disk cubin from another driver may not load: then the PTX is compiled.
+ * lt gets each step's time. */
 static tk_status make_module(tk_kernel *k, RtJitText *t, const char *arch, RtVariant *v,
-                             StrBuf *cubin, bool *jitted)
+                             StrBuf *cubin, bool *jitted, RtLoadTimes *lt)
 {
+    double t0 = rt_now_ms();
     if (t->cubin && rt_cu.p_cuModuleLoadData(&v->mod, t->cubin) == CUDA_SUCCESS) {
         rt_stats_add(&rt_stats.cubin_loads);
+        lt->load_ms += rt_now_ms() - t0;
         return TK_OK;
     }
     *jitted = true;
-    if (!t->cubin && assemble(k, t, arch, cubin) &&
-        rt_cu.p_cuModuleLoadData(&v->mod, cubin->data) == CUDA_SUCCESS) {
-        t->cubin = (const unsigned char *)cubin->data, t->cubin_len = cubin->len;
-        return TK_OK;
+    if (!t->cubin) {
+        double t1 = rt_now_ms();
+        bool made = assemble(k, t, arch, cubin);
+        double t2 = rt_now_ms();
+        if (made)
+            lt->ptxas_ms += t2 - t1;
+        if (made && rt_cu.p_cuModuleLoadData(&v->mod, cubin->data) == CUDA_SUCCESS) {
+            t->cubin = (const unsigned char *)cubin->data, t->cubin_len = cubin->len;
+            lt->load_ms += rt_now_ms() - t2;
+            return TK_OK;
+        }
     }
     v->mod = NULL;
     if (cubin->len) /* a cubin this driver cannot load (a newer ptxas): the JIT */
         atomic_store(&ptxas_off, true);
     t->cubin = NULL, t->cubin_len = 0;
-    return jit_ptx(k->name, t->ptx, &v->mod);
+    double t3 = rt_now_ms();
+    tk_status s = jit_ptx(k->name, t->ptx, &v->mod);
+    lt->jit_ms += rt_now_ms() - t3;
+    return s;
 }
 
 tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
@@ -552,7 +585,8 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     rt_nvtx_push("load", k->name); /* ptxas or the JIT (when needed) and the module load */
     StrBuf cubin;
     sb_init(&cubin);
-    s = make_module(k, &t, ctx->arch, v, &cubin, &jitted);
+    RtLoadTimes lt = {0, 0, 0};
+    s = make_module(k, &t, ctx->arch, v, &cubin, &jitted, &lt);
     if (s != TK_OK) {
         sb_free(&cubin);
         goto done;
@@ -561,9 +595,11 @@ tk_status rt_jit_build_cuda(tk_kernel *k, const RtLaunchArgs *la, RtVariant *v)
     if (jitted && dir && !t.from_disk)
         store_text(dir, &t);
     sb_free(&cubin);
+    double t2 = rt_now_ms();
     s = load_function(k, v);
+    lt.load_ms += rt_now_ms() - t2;
     if (s == TK_OK && rt_env_on("TK_VERBOSE"))
-        report_build(k, v, la, &t, jitted, t1 - t0, rt_now_ms() - t1);
+        report_build(k, v, la, &t, t1 - t0, &lt, rt_now_ms() - t0);
 done:
     rt_nvtx_pop();
     rt_jit_text_free(&t);

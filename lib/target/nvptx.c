@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <llvm-c/Analysis.h>
@@ -300,16 +301,44 @@ bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o
     return ok;
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Adds the time since *t to *into and restarts the clock. */
+static void lap(double *into, double *t)
+{
+    double now = now_ms();
+    *into += now - *t;
+    *t = now;
+}
+
+static _Thread_local CgTimes last_times;
+
+CgTimes nvptx_last_times(void) { return last_times; }
+
 static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                    bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
                    StrBuf *ptx_out)
 {
+    CgTimes *ct = &last_times;
+    *ct = (CgTimes){0, 0, 0};
+    double t = now_ms();
     if (!verify(mod, d, "from code generation"))
         return false;
-    if (need_libdevice && !link_libdevice(mod, o, d))
-        return false;
+    lap(&ct->opt_ms, &t);
+    if (need_libdevice) {
+        if (!link_libdevice(mod, o, d))
+            return false;
+        lap(&ct->link_ms, &t);
+    }
     internalize(mod, kernel);
-    if (!run_passes(mod, tm, o->opt_level, d) || !verify(mod, d, "after optimisation"))
+    bool ok = run_passes(mod, tm, o->opt_level, d) && verify(mod, d, "after optimisation");
+    lap(&ct->opt_ms, &t);
+    if (!ok)
         return false;
     if (llvm_out) {
         char *text = LLVMPrintModuleToString(mod);
@@ -317,6 +346,7 @@ static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *
         LLVMDisposeMessage(text);
         if (llvm_out->oom) /* a truncated text must not pass for the module */
             return out_of_memory(d, "LLVM IR");
+        t = now_ms(); /* the text is no step of the build */
     }
     if (!ptx_out)
         return true;
@@ -329,5 +359,6 @@ static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *
     }
     ptx_rewrite(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), ptx_out);
     LLVMDisposeMemoryBuffer(buf);
+    lap(&ct->emit_ms, &t);
     return ptx_out->oom ? out_of_memory(d, "PTX") : true;
 }

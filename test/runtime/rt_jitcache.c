@@ -2,7 +2,9 @@
  * request compiles and stores PTX + metadata, the next one reads it back;
  * TK_ALWAYS_COMPILE recompiles; a corrupted or truncated entry is refused
  * and rebuilt; two processes compiling the same kernel at once both succeed
- * and leave one good entry; TK_DUMP_DIR receives .ir, .ll and .ptx. */
+ * and leave one good entry; TK_DUMP_DIR receives .ir, .ll and .ptx; a
+ * compile's LLVM time is split into its steps (TK_VERBOSE), libdevice's
+ * link among them when the kernel calls it. */
 #include "rt_test.h"
 
 #include <sys/wait.h>
@@ -84,6 +86,11 @@ static void test_round_trip(Fixture *f, const char *dir)
     CHECK(t.meta.nparams == 4 && t.meta.num_warps == 4);
     for (uint32_t i = 0; i < t.meta.nparams; i++)
         CHECK(t.meta.param_of[i] == (int)i);
+    /* TK_VERBOSE's split of the LLVM time: the target's steps are part of
+     * it, and a kernel that calls no libdevice function links none */
+    const CgTimes *c = &t.llvm_steps;
+    CHECK(c->opt_ms > 0 && c->emit_ms > 0 && c->link_ms == 0);
+    CHECK(c->opt_ms + c->emit_ms <= t.llvm_ms && t.spec_ms > 0);
     char *first = strdup(t.ptx ? t.ptx : "");
     char path[1024];
     rt_disk_path(dir, t.digest, path, sizeof path);
@@ -95,6 +102,7 @@ static void test_round_trip(Fixture *f, const char *dir)
     rt_stats_get(&s0);
     CHECK(t.from_disk && s0.compiles == s1.compiles && s0.disk_hits == s1.disk_hits + 1);
     CHECK(t.ptx && strcmp(t.ptx, first) == 0);
+    CHECK(t.llvm_ms == 0 && t.llvm_steps.opt_ms == 0 && t.llvm_steps.emit_ms == 0);
     rt_jit_text_free(&t);
 
     /* TK_ALWAYS_COMPILE ignores the entry. */
@@ -164,6 +172,46 @@ static void test_two_processes(const char *dir)
     }
 }
 
+/* A kernel that calls libdevice (erf) has its link timed apart; where no
+ * libdevice is installed the compile says so, and there is nothing to time. */
+static void test_libdevice_steps(Fixture *f)
+{
+    static const char erf_source[] = "import triton\n"
+                                     "import triton.language as tl\n"
+                                     "\n"
+                                     "@triton.jit\n"
+                                     "def erf_rows(x_ptr, n, BLOCK: tl.constexpr):\n"
+                                     "    offs = tl.arange(0, BLOCK)\n"
+                                     "    m = offs < n\n"
+                                     "    x = tl.load(x_ptr + offs, mask=m)\n"
+                                     "    tl.store(x_ptr + offs, tl.erf(x), mask=m)\n";
+    tk_module *mod = NULL;
+    tk_kernel *k = NULL;
+    CHECK_OK(tk_module_load_string(f->ctx, "erf.tk", erf_source, &mod));
+    CHECK_OK(mod ? tk_module_kernel(mod, "erf_rows", &k) : TK_ERR_INVALID);
+    if (!k) {
+        tk_module_destroy(mod);
+        return;
+    }
+    tk_arg args[] = {tk_ptr(bufs[0], TK_F32), tk_i32(64), tk_const("BLOCK", 64)};
+    RtLaunchArgs la;
+    RtJitText t;
+    setenv("TK_ALWAYS_COMPILE", "1", 1);
+    CHECK_OK(rt_launch_args(k, args, 3, NULL, &la));
+    tk_status s = rt_jit_text(k, &la, "sm_80", false, &t);
+    unsetenv("TK_ALWAYS_COMPILE");
+    if (s == TK_OK) {
+        const CgTimes *c = &t.llvm_steps;
+        CHECK(c->link_ms > 0 && c->opt_ms > 0 && c->emit_ms > 0);
+        CHECK(c->link_ms + c->opt_ms + c->emit_ms <= t.llvm_ms);
+    } else {
+        CHECK(strstr(tk_last_error(), "libdevice") != NULL);
+        printf("rt_jitcache: no libdevice here, its link is not timed\n");
+    }
+    rt_jit_text_free(&t);
+    tk_module_destroy(mod);
+}
+
 static void test_dump(Fixture *f, const char *dir)
 {
     setenv("TK_DUMP_DIR", dir, 1);
@@ -191,6 +239,7 @@ int main(void)
     Fixture f;
     if (setup(&f)) {
         test_round_trip(&f, dir);
+        test_libdevice_steps(&f);
         test_dump(&f, dump);
         teardown(&f);
     } else
