@@ -75,6 +75,7 @@ typedef struct Cg {
     bool producer;               /* emitting the producer's region (one thread runs it) */
     int consumers;               /* after the producer split: the threads that meet at
                                   * barriers (num_warps * 32); 0: the whole CTA */
+    LLVMValueRef ws_dec, ws_inc; /* the split's setmaxnreg calls (cg_ws_programs) */
     LLVMValueRef *tmap;          /* the tensor-map parameters */
     int nbufs;
     int *buf_seg;           /* by ring: the run of loops it serves alone, -1 across runs */
@@ -363,11 +364,16 @@ bool cg_streams_memory(const IrFunc *f);
 
 /* ---- codegen/warp_spec.c ---------------------------------------------------------------- */
 /* Registers per thread of a kernel with a producer warpgroup beside T
- * consumer threads: at launch, in the producer, in the consumers. */
+ * consumer threads, `programs` of which share an SM: at launch, in the
+ * producer, in the consumers. */
 typedef struct CgRegs {
     int entry, producer, consumer;
 } CgRegs;
-CgRegs cg_ws_regs(int T);
+CgRegs cg_ws_regs(int T, int programs);
+/* How many programs of the kernel share an SM, once its shared memory is
+ * known (cg->smem_bytes); where two, the split's register counts are made
+ * those of two. Returns the count (1 without a producer). */
+int cg_ws_programs(Cg *cg);
 /* The producer op: the split of the kernel into the producer warpgroup,
  * which runs the op's region in one thread and exits, and the consumers,
  * which go on with the ops after it. */

@@ -332,9 +332,9 @@ static void make_kernel(Cg *cg)
     /* a producer warpgroup runs beside the T threads the layouts count; the
      * launcher reads the total from the kernel's metadata (rt_jit.c) */
     add_annotation(cg, "maxntidx", cg->T + 32 * f->producer_warps);
-    if (f->producer_warps) /* the registers setmaxnreg moves between the groups */
-        add_annotation(cg, "maxnreg", cg_ws_regs(cg->T).entry);
-    else if (cg_streams_memory(f))
+    /* a kernel with a producer gets maxnreg once its shared memory is
+     * known (cg_compile) */
+    if (!f->producer_warps && cg_streams_memory(f))
         add_annotation(cg, "minctasm", 1);
     cg_tma_params(cg, n);
     unsigned align_kind = LLVMGetEnumAttributeKindForName("align", 5);
@@ -547,6 +547,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     if (!cg.failed && !cg.f->arena->oom) {
         LLVMBuildRetVoid(cg.b);
         finish_smem(&cg);
+        if (f->producer_warps) /* the registers setmaxnreg moves between the groups */
+            add_annotation(&cg, "maxnreg", cg_ws_regs(cg.T, cg_ws_programs(&cg)).entry);
     }
     cg_lines_finish(&cg); /* the debug info is complete before LLVM checks the module */
     bool ok = !cg.failed && !cg.f->arena->oom;
