@@ -13,6 +13,10 @@ reference does not). gpu_only (a reason) marks a case that only a GPU can
 run (inline PTX): run_gpu.py skips it on the interpreters. launch_pdl asks
 for programmatic dependent launch on both sides (launch_pdl=True under
 Triton; tkc -run --launch-pdl where this tkc has the option)."""
+import glob
+import importlib
+import os
+
 import numpy as np
 
 import corpus_refs as R_
@@ -757,4 +761,9 @@ def cases():
              [Buf("x_ptr", "fp32", M, _zero_groups), Out("y_ptr", "fp32", M),
               Out("scale_ptr", "fp32", M // 4), Scalar("n_elements", M)], {"BLOCK": 1024},
              ref=R_.absmax4))
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "corpus_cases_*.py"))):
+        # more cases, a module each: corpus_cases_NAME.cases() -> [Case]
+        name = os.path.splitext(os.path.basename(path))[0]
+        out += importlib.import_module(name).cases()
     return out
