@@ -83,6 +83,22 @@ def check_side(k):
     return side
 
 
+def arg_values(case, buffer):
+    """The case's runtime arguments in order: None, scalars, a Python tuple
+    of its items for a tuple argument, and buffer(a) for each buffer."""
+    def value(a):
+        kind = a.__class__.__name__
+        if kind == "Null":
+            return None
+        if kind == "Scalar":
+            return a.value
+        if kind == "Tuple":
+            return tuple(value(i) for i in a.items)
+        return buffer(a)
+
+    return [value(a) for a in case.args]
+
+
 def run_case(case, inputs, device):
     """Launches the case on cuda:device; gives ({output: bytes}, first_ms)."""
     import torch
@@ -90,23 +106,16 @@ def run_case(case, inputs, device):
     check_side(k)
     tensors = {}
 
-    def value(a):
-        kind = a.__class__.__name__
-        if kind == "Null":
-            return None
-        if kind == "Scalar":
-            return a.value
-        if kind == "Tuple":  # a tuple argument: a Python tuple of its items
-            return tuple(value(i) for i in a.items)
+    def buffer(a):
         raw = bytearray(inputs[a.name])
         t = torch.frombuffer(raw, dtype=getattr(torch, DTYPES[a.dtype][1])).to(f"cuda:{device}")
         tensors[a.name] = t
-        if kind == "Desc":  # a descriptor built on the host over the buffer
+        if a.__class__.__name__ == "Desc":  # a descriptor built on the host over the buffer
             from triton.tools.tensor_descriptor import TensorDescriptor
             return TensorDescriptor.from_tensor(t.view(a.shape), list(a.block))
         return t
 
-    args = [value(a) for a in case.args]
+    args = arg_values(case, buffer)
     import triton  # scratch for descriptors made on the device, as run_gpu.py gives it
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
                                                                  device=f"cuda:{device}"))

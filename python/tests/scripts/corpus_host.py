@@ -32,18 +32,11 @@ def launch(case, inputs):
     W.check_side(k)
     arrays = {}
 
-    def value(a):
-        kind = a.__class__.__name__
-        if kind == "Null":
-            return None
-        if kind == "Scalar":
-            return a.value
-        if kind == "Tuple":
-            return tuple(value(i) for i in a.items)
+    def buffer(a):
         arrays[a.name] = np.frombuffer(bytearray(inputs[a.name]), dtype=DTYPES[a.dtype][0])
         return arrays[a.name]
 
-    args = [value(a) for a in case.args]
+    args = W.arg_values(case, buffer)
     opts = {"num_warps": case.num_warps}
     if case.num_stages:
         opts["num_stages"] = case.num_stages
