@@ -327,7 +327,7 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
         t->ptx_len = len + 1; /* the driver wants the NUL */
         t->spec_ms = t1 - t0;
         t->llvm_ms = rt_now_ms() - t1;
-        t->llvm_steps = nvptx_last_times(); /* this thread's codegen just ran them */
+        t->llvm_steps = ck.times;
         rt_stats_add(&rt_stats.compiles);
     }
     sb_free(&llvm);

@@ -26,6 +26,7 @@ typedef struct CgKernel {
     /* what takes the shared memory, largest first ("ring of the load at
      * line 42: 3 x 16384; layout scratch 34816; ..."), for a refusal */
     char smem_plan[CG_SMEM_PLAN_LEN];
+    CgTimes times; /* how long LLVM's steps took (TK_VERBOSE) */
 } CgKernel;
 
 void cg_kernel_init(CgKernel *k);

@@ -557,7 +557,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     bool fatal = false;
     if (ok)
         ok = nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, &out->ptx,
-                          &fatal);
+                          &out->times, &fatal);
     ok = ok && llvm_diag.errors == 0;
     if (ok)
         kernel_meta(&cg, out);

@@ -425,8 +425,8 @@ static void wait_for_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *rd)
     w->ival = p->ncp ? p->stages - 2 : -1; /* -1: no cp.async group to wait for */
     /* no proxy fence: cp.async and TMA are the ring's only writers, and
      * what they wrote is wgmma's to read once the wait and the barrier
-     * (or the mbarrier) saw it land, as Triton's and CUTLASS's cp.async
-     * mainloops have it; the fence cost a MEMBAR.ALL.CTA a K step */
+     * (or the mbarrier) saw it land, as Triton's cp.async mainloop has
+     * it; the fence cost a MEMBAR.ALL.CTA a K step */
     w->ival2 = 0;
     w->sub = all_private(p); /* each thread reads only what it copied: no barrier */
 }
@@ -570,7 +570,6 @@ bool pipe_from_plan(Pipe *p, IrOp *loop)
     }
     if (!p->nloads)
         return true; /* rewritten already, or nothing to stage */
-    p->wgmma = pipe_reads_as_wgmma(p);
     return pull_slice(p);
 }
 

@@ -280,11 +280,11 @@ static bool out_of_memory(Diag *d, const char *what)
 
 static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                    bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                   StrBuf *ptx_out);
+                   StrBuf *ptx_out, CgTimes *ct);
 
 bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                   bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                  StrBuf *ptx_out, bool *fatal)
+                  StrBuf *ptx_out, CgTimes *times, bool *fatal)
 {
     jmp_buf here;
     *fatal = false;
@@ -296,7 +296,7 @@ bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o
         return false;
     }
     fatal_jump = &here;
-    bool ok = finish(mod, tm, o, need_libdevice, kernel, d, llvm_out, ptx_out);
+    bool ok = finish(mod, tm, o, need_libdevice, kernel, d, llvm_out, ptx_out, times);
     fatal_jump = NULL;
     return ok;
 }
@@ -316,15 +316,10 @@ static void lap(double *into, double *t)
     *t = now;
 }
 
-static _Thread_local CgTimes last_times;
-
-CgTimes nvptx_last_times(void) { return last_times; }
-
 static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                    bool need_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                   StrBuf *ptx_out)
+                   StrBuf *ptx_out, CgTimes *ct)
 {
-    CgTimes *ct = &last_times;
     *ct = (CgTimes){0, 0, 0};
     double t = now_ms();
     if (!verify(mod, d, "from code generation"))

@@ -27,21 +27,17 @@ LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, bool ptx84, 
 /* Links libdevice (when needed), runs the O-level pipeline and emits PTX.
  * *fatal: LLVM hit a fatal error; the module and its context must then be
  * leaked, not disposed. */
-bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
-                  bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
-                  StrBuf *ptx_out, bool *fatal);
 /* Wall-clock milliseconds of nvptx_finish's steps for one kernel, for the
- * runtime's TK_VERBOSE report: where a cold build's LLVM time goes. */
+ * runtime's TK_VERBOSE report: where a cold build's LLVM time goes. A step
+ * it did not reach counts 0. */
 typedef struct CgTimes {
     double link_ms; /* reading and linking libdevice (0 when the kernel needs none) */
     double opt_ms;  /* the O-level pipeline, with the module checks around it */
     double emit_ms; /* the NVPTX backend and the PTX edits (ptx_rewrite) */
 } CgTimes;
-/* The step times of this thread's last nvptx_finish (zeros before the
- * first; a step it did not reach counts 0). Per thread, as builds run in
- * parallel threads, and kept out of CgOptions, which callers build field
- * by field. */
-CgTimes nvptx_last_times(void);
+bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
+                  bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
+                  StrBuf *ptx_out, CgTimes *times, bool *fatal);
 /* Appends the PTX text ptx[0..len) to out, with the edits that keep the
  * assembler from miscompiling it (ptx_rewrite.c says which). */
 void ptx_rewrite(const char *ptx, size_t len, StrBuf *out);
