@@ -8,7 +8,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 # module-level constexprs, read inside the kernels
-SQRT1_2: tl.constexpr = 0.7071067811865476
+SQRT1_2 = tl.constexpr(0.7071067811865476)
 HASH_MUL = tl.constexpr(0x9E3779B1)
 
 
@@ -93,7 +93,7 @@ def activations_kernel(x_ptr, elu_ptr, softplus_ptr, mish_ptr, rs_ptr, pw_ptr, n
     sp = tl.where(x > 20.0, x, libdevice.log1p(tl.exp(x)))
     mish = x * libdevice.tanh(sp)
     rs = libdevice.rsqrt(tl.abs(x) + 1.0)
-    pw = tl.math.pow(tl.abs(x) + 0.5, 1.5)
+    pw = libdevice.pow(tl.abs(x) + 0.5, 1.5)
     tl.store(elu_ptr + offs, elu, mask=mask)
     tl.store(softplus_ptr + offs, sp, mask=mask)
     tl.store(mish_ptr + offs, mish, mask=mask)

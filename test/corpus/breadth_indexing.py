@@ -7,7 +7,7 @@ and an expert-routing scatter with atomics."""
 import triton
 import triton.language as tl
 
-LOG2E: tl.constexpr = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit

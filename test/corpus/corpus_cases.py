@@ -766,4 +766,10 @@ def cases():
         # more cases, a module each: corpus_cases_NAME.cases() -> [Case]
         name = os.path.splitext(os.path.basename(path))[0]
         out += importlib.import_module(name).cases()
+    # a case is found again by its name (the Triton worker gets only the name)
+    seen = set()
+    for c in out:
+        if c.name in seen:
+            raise ValueError(f"two corpus cases are named {c.name!r}")
+        seen.add(c.name)
     return out

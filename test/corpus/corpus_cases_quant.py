@@ -238,7 +238,7 @@ def cases():
                  {"HAS_BIAS": bias, "RAW_INT32": False, **blocks}, ref=int8_mm))
 
     R, N = 9, 200
-    add(Case("per-token int8 quant", F, "per_token_quant_int8_kernel", (R,),
+    add(Case("per-token int8 quant, rounded half away", F, "per_token_quant_int8_kernel", (R,),
              [Buf("x", "fp16", R * N, scale=3.0), Out("q", "i8", R * N), Out("scale", "fp32", R),
               Scalar("N", N), Scalar("stride_x", N), Scalar("stride_q", N)],
              {"BLOCK_N": 256}, tol={"fp32": (1e-6, 1e-6)}, ref=per_token_quant))
