@@ -23,6 +23,7 @@ static bool tma_dtype(int32_t dt, CUtensorMapDataType *out)
     case DT_BF16: *out = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; return true;
     case DT_I16:
     case DT_U16: *out = CU_TENSOR_MAP_DATA_TYPE_UINT16; return true;
+    case DT_F32: *out = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; return true; /* stores' maps */
     default: return false;
     }
 }

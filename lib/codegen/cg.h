@@ -346,7 +346,7 @@ void cg_tma_params(Cg *cg, int n);
 /* At the kernel's start: the mbarriers of the TMA rings initialised and
  * their phase bits cleared. */
 void cg_tma_setup(Cg *cg);
-/* tma_copy, tma_wait and tma_release. */
+/* tma_copy, tma_wait, tma_release and tma_store. */
 bool cg_emit_tma(Cg *cg, const IrOp *op);
 
 /* ---- codegen/convert.c ---------------------------------------------------------------- */

@@ -242,10 +242,87 @@ static void emit_release(Cg *cg, const IrOp *op)
     end_if(cg, done);
 }
 
+/* Writes tile x (value v, in its layout) into the swizzled tile t at
+ * byte offset base of shared memory: a vector per run of a thread's
+ * consecutive elements that stays in one 16-byte chunk (the swizzle moves
+ * whole chunks). */
+static void stage_tile(Cg *cg, const IrValue *v, const CgTile *t, LLVMValueRef base)
+{
+    CgLayout l = cg_layout(cg, v);
+    CgVal x = cg_get(cg, v);
+    int dim, run = lin_run(&l.lin, 2, v->type.shape, &dim);
+    int w = run < t->vec ? run : t->vec;
+    if ((dim == 0) != t->trans)
+        w = 1; /* stored across the registers' runs: one element each */
+    LLVMTypeRef et = cg_mem_type(cg, v->type.dt);
+    int lc = v->type.shape[1];
+    for (int s = 0; s + w <= x.n; s += w) {
+        LLVMValueRef e = cg_elem_index(cg, &l, s);
+        LLVMValueRef r = LLVMBuildLShr(cg->b, e, cg_i32(cg, cg_ilog2(lc)), "");
+        LLVMValueRef c = LLVMBuildAnd(cg->b, e, cg_i32(cg, lc - 1), "");
+        LLVMValueRef p = cg_smem_addr_at(cg, base, cg_tile_index(cg, t, r, c), v->type.dt);
+        LLVMValueRef val = x.el[s];
+        if (w > 1) {
+            val = LLVMGetUndef(LLVMVectorType(et, (unsigned)w));
+            for (int i = 0; i < w; i++)
+                val = LLVMBuildInsertElement(cg->b, val, x.el[s + i], cg_i32(cg, i), "");
+        }
+        LLVMSetAlignment(LLVMBuildStore(cg->b, val, p), (unsigned)(w * t->bytes));
+    }
+}
+
+/* tma_store: every thread writes its elements into a swizzled tile in the
+ * scratch (1024-byte aligned, as the 128-byte swizzle repeats every 8
+ * rows of 128 bytes), fences them for the async proxy and meets the
+ * others; thread 0 writes the tile out one panel (box) at a time as one
+ * bulk group, and waits until the copies have read the tile before the
+ * barrier that frees the scratch for whatever comes next. The global
+ * writes finish on their own: nothing after the store reads them
+ * (pass_tma_store). */
+static void emit_store(Cg *cg, const IrOp *op)
+{
+    if (!cg->tmap || op->sub < 0 || op->sub >= cg->f->ntmaps) {
+        cg_internal(cg, op->span, "tma_store without tensor map %d", op->sub);
+        return;
+    }
+    const IrTmap *m = &cg->f->tmaps[op->sub];
+    const IrValue *v = op->operands[0];
+    CgTile t;
+    cg_tile_geometry(&t, &v->type, op->ival != 0);
+    int64_t pad = (1024 - cg->smem_reserved % 1024) % 1024;
+    int64_t panel_bytes = (int64_t)m->box[0] * m->box[1] * t.bytes;
+    cg_smem_need(cg, pad + type_numel(v->type) * t.bytes);
+    LLVMValueRef base = cg_i32(cg, cg->smem_reserved + pad);
+    stage_tile(cg, v, &t, base);
+    cg_fence_async_shared(cg);
+    cg_barrier(cg);
+    LLVMValueRef inner = cg_get(cg, op->operands[1]).el[0];
+    LLVMValueRef outer = cg_get(cg, op->operands[2]).el[0];
+    LLVMBasicBlockRef done = begin_if(cg, is_thread0(cg), "tma.store");
+    if (!(op->flags & IRF_NONNEG))
+        check_origin(cg, inner, outer);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), i64 = LLVMInt64TypeInContext(cg->ctx);
+    LLVMValueRef map = LLVMBuildPtrToInt(cg->b, cg->tmap[op->sub], i64, "");
+    for (int p = 0; p < m->cols / m->box[0]; p++) {
+        LLVMValueRef src = smem_u32(cg, LLVMBuildAdd(cg->b, base, cg_i32(cg, p * panel_bytes), ""));
+        LLVMValueRef args[4] = {
+            map, LLVMBuildAdd(cg->b, inner, cg_i32(cg, (int64_t)p * m->box[0]), ""), outer, src};
+        LLVMTypeRef pt[4] = {i64, i32, i32, i32};
+        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 4,
+               "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+               "l,r,r,r,~{memory}", args);
+    }
+    cg_asm_void(cg, "cp.async.bulk.commit_group;");
+    cg_asm_void(cg, "cp.async.bulk.wait_group.read 0;");
+    end_if(cg, done);
+    cg_barrier(cg);
+}
+
 bool cg_emit_tma(Cg *cg, const IrOp *op)
 {
     switch (op->kind) {
     case IR_TMA_COPY: emit_copy(cg, op); return true;
+    case IR_TMA_STORE: emit_store(cg, op); return true;
     case IR_TMA_WAIT: emit_wait(cg, op); return true;
     case IR_TMA_RELEASE: emit_release(cg, op); return true;
     default: return false;

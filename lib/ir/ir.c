@@ -637,6 +637,7 @@ bool ir_op_has_effect(const IrOp *op)
     case IR_ASYNC_COMMIT:
     case IR_ASYNC_WAIT:
     case IR_TMA_COPY:
+    case IR_TMA_STORE:
     case IR_TMA_WAIT:
     case IR_TMA_RELEASE:
     case IR_PRODUCER:

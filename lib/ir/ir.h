@@ -346,6 +346,13 @@ void type_print(StrBuf *sb, Type t);
                                 "slots) until its tile landed; sub 1: on the " \
                                 "slot's empty mbarrier until every consumer "  \
                                 "thread released it (the producer's wait)")    \
+    X(IR_TMA_STORE, "tma_store", "value, inner, outer (i32) -> (); the 2-D "   \
+                                  "tile `value` goes through shared memory "   \
+                                  "and one thread writes it at (inner, "      \
+                                  "outer) of tensor map `sub`, dropping what " \
+                                  "falls out of bounds; the shared memory is " \
+                                  "free again after it (flags & IRF_NONNEG: " \
+                                  "the origin is never negative)")             \
     /* warp specialization (sm_90a): a TMA producer beside the consumers */    \
     X(IR_TMA_RELEASE, "tma_release", "slot (i32), live (i1) -> (); when "      \
                                       "live, every consumer thread arrives on " \
@@ -446,7 +453,7 @@ enum {
     IRF_FLATTEN = 1 << 3,
     IRF_WARP_SPEC = 1 << 4, /* for: warp-specialized (see IR_FOR) */
     IRF_PURE = 1 << 5,      /* inline_asm: no side effects (may be merged, removed) */
-    IRF_NONNEG = 1 << 6,    /* tma_copy: its origin is never negative (no check) */
+    IRF_NONNEG = 1 << 6,    /* tma_copy, tma_store: the origin is never negative (no check) */
     IRF_PACKED = 1 << 7,    /* private async_copy, shared_view: the packed ring (IrPlan) */
     IRF_SPARE = 1 << 8,     /* async dot: its rings hold a slot beyond the stages */
 };
@@ -577,7 +584,7 @@ typedef struct IrTmap {
     int base;               /* parameter index of the pointer */
     int stride;             /* parameter index of dim 1's stride, in elements; -1: stride_const */
     int64_t stride_const;   /* dim 1's stride where it is a constant */
-    DType dt;               /* element type (8- or 16-bit) */
+    DType dt;               /* element type (8- or 16-bit; 32-bit for stores too) */
     IrTmapExtent extent[2]; /* dim 0, dim 1 */
     int box[2];             /* the box one copy instruction moves: dim 0, dim 1 */
     int swizzle;            /* bytes of the swizzle pattern: 32, 64 or 128 */

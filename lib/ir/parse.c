@@ -397,7 +397,8 @@ static bool tmap_def(Parser *p)
         return false;
     t.swizzle = (int)v;
     if (nbox != 2 || (v != 32 && v != 64 && v != 128) ||
-        (dtype_bits(t.dt) != 16 && dtype_bits(t.dt) != 8) || t.cols % box[0])
+        (dtype_bits(t.dt) != 32 && dtype_bits(t.dt) != 16 && dtype_bits(t.dt) != 8) ||
+        t.cols % box[0])
         return irp_fail_at(p, at, "a bad tensor map");
     t.box[0] = box[0], t.box[1] = box[1];
     IrTmap *maps = arena_alloc(p->a, sizeof *maps * (size_t)(f->ntmaps + 1));

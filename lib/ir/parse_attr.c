@@ -333,6 +333,16 @@ static bool kind_suffix(Parser *p, IrKind k, OpText *t)
     case IR_TMA_WAIT:
     case IR_TMA_RELEASE:
     case IR_TMA_COPY: return ring_attrs(p, k, a);
+    case IR_TMA_STORE: {
+        int64_t m;
+        if (!irp_keyed_int(p, "tmap", 0, IR_MAX_TMAPS - 1, &m))
+            return false;
+        a->sub = (int)m;
+        a->ival = irp_accept_word(p, "trans");
+        if (irp_accept_word(p, "nonneg"))
+            a->flags |= IRF_NONNEG;
+        return true;
+    }
     case IR_ASYNC_WAIT:
         if (!irp_int(p, -1, 64, &a->ival))
             return false;

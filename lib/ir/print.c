@@ -244,6 +244,11 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         if (op->flags & IRF_NONNEG)
             sb_puts(sb, " nonneg");
         break;
+    case IR_TMA_STORE:
+        sb_printf(sb, " tmap=%d%s", op->sub, op->ival ? " trans" : "");
+        if (op->flags & IRF_NONNEG)
+            sb_puts(sb, " nonneg");
+        break;
     case IR_ASYNC_WAIT:
         sb_printf(sb, " %lld%s%s", (long long)op->ival, op->ival2 ? " fence" : "",
                   op->sub ? " no_barrier" : "");

@@ -657,6 +657,21 @@ void ir_check_kind(Verifier *v, const IrOp *op)
         if (op->sub < 0 || op->sub >= v->f->ntmaps)
             ir_vfail(v, op, "no tensor map %d", op->sub);
         break;
+    case IR_TMA_STORE:
+        if (counts(v, op, 3, 3, 0) && present(v, op, 3) &&
+            (opnd(op, 0)->type.rank != 2 || !is_scalar_int(opnd(op, 1)) ||
+             !is_scalar_int(opnd(op, 2))))
+            ir_vfail(v, op, "takes a 2-D tile and integer scalar coordinates");
+        if (op->sub < 0 || op->sub >= v->f->ntmaps)
+            ir_vfail(v, op, "no tensor map %d", op->sub);
+        else if (op->nops == 3 && opnd(op, 0) && opnd(op, 0)->type.rank == 2) {
+            const IrTmap *m = &v->f->tmaps[op->sub];
+            const int *shape = opnd(op, 0)->type.shape;
+            int rows = shape[op->ival ? 1 : 0], cols = shape[op->ival ? 0 : 1];
+            if (opnd(op, 0)->type.dt != m->dt || rows != m->box[1] || cols != m->cols)
+                ir_vfail(v, op, "the tile is not one of tensor map %d's", op->sub);
+        }
+        break;
     case IR_TMA_WAIT:
         if (counts(v, op, 1, 1, 0) && present(v, op, 1) && !is_scalar_int(opnd(op, 0)))
             ir_vfail(v, op, "slot must be an integer scalar");

@@ -75,6 +75,7 @@ static bool cheap_pure(const IrOp *op)
     case IR_SHARED_VIEW:
     case IR_DOT_WAIT:
     case IR_TMA_COPY:
+    case IR_TMA_STORE:
     case IR_TMA_WAIT:
     case IR_TMA_RELEASE:
     case IR_PRODUCER:

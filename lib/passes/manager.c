@@ -31,7 +31,9 @@ static const PassInfo pass_table[] = {
      "planned wgmma dots stay in flight into the next iteration"},
     {"pipeline_ws", pass_pipeline_ws, PASS_PTX,
      "planned loops get a producer warpgroup that issues their TMA copies"},
-    /* a group: the four above, as the default pipeline runs them */
+    {"tma_store", pass_tma_store, PASS_PTX,
+     "stores of whole tiles outside K loops written by TMA through shared memory (sm_90a)"},
+    /* a group: the four pipeline_* above, as the default pipeline runs them */
     {"pipeline", pass_pipeline, PASS_PTX,
      "pipeline_plan, pipeline_rings, pipeline_async, "
      "pipeline_ws in one"},
@@ -43,8 +45,8 @@ static const PassInfo pass_table[] = {
  * no CSE or loop-invariant hoisting here: LLVM's EarlyCSE, GVN and LICM do
  * both on the generated code, per thread and with the target's costs. */
 static const char *const default_passes[] = {
-    "fold",          "flatten",        "fold",           "dce",        "layout",
-    "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws"};
+    "fold",          "flatten",        "fold",           "dce",         "layout",
+    "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws", "tma_store"};
 
 const PassInfo *pass_lookup(const char *name, size_t len)
 {

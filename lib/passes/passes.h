@@ -46,6 +46,9 @@ bool pass_pipeline_async(IrFunc *f);
 bool pass_pipeline_ws(IrFunc *f);
 /* the four above in order (the group `pipeline` of --passes) */
 bool pass_pipeline(IrFunc *f);
+/* stores of whole tiles of 2-D strided tensors outside K loops become TMA
+ * stores, sm_90a with tensor maps (tma_store.c) */
+bool pass_tma_store(IrFunc *f);
 
 
 /* ---- the pass manager (manager.c) ---- */

@@ -161,8 +161,12 @@ typedef struct Ctx {
     TileMatch *m;
 } Ctx;
 
+/* Whether v is computed in the loop; a store's tile has no loop, and every
+ * scalar it reads is fixed where the store is. */
 static bool inside_loop(const Ctx *c, const IrValue *v)
 {
+    if (!c->loop)
+        return false;
     const IrBlock *b = v->def ? v->def->parent : v->owner;
     while (b) {
         if (b->parent == c->loop)
@@ -178,7 +182,7 @@ static bool is_int(Type t) { return dtype_is_int(t.dt) && t.dt != DT_I1; }
  * or one computed at the body's top level, where the slice can reach it. */
 static bool flat_scalar(const Ctx *c, const IrValue *v)
 {
-    if (!(c->loop->flags & IRF_FLATTEN) || v->type.rank != 0)
+    if (!c->loop || !(c->loop->flags & IRF_FLATTEN) || v->type.rank != 0)
         return false;
     return v->def ? v->def->parent == c->body : v->owner == c->body && v->index > 0;
 }
@@ -248,7 +252,7 @@ static bool poly_of(Ctx *c, const IrValue *v, TilePoly *out, int depth)
 {
     if (!v || depth > 64 || !is_int(v->type))
         return false;
-    if (!v->def && v->owner == c->body)
+    if (c->body && !v->def && v->owner == c->body)
         return loop_arg(c, v, out, depth) || (flat_scalar(c, v) && value_sym(c, v, out));
     const IrOp *d = v->def;
     switch (d ? d->kind : IR_OP_COUNT) {
@@ -291,7 +295,7 @@ static bool ptr_of(Ctx *c, const IrValue *v, const IrValue **base, TilePoly *off
         *off = (TilePoly){0};
         return true;
     }
-    if (!v->def && v->owner == c->body && v->index > 0) {
+    if (c->body && !v->def && v->owner == c->body && v->index > 0) {
         TilePoly inc, j = p_sym(SYM_J);
         return step_of(c, v, IR_ADDPTR, &inc, depth) &&
             ptr_of(c, c->loop->operands[3 + v->index - 1], base, off, depth + 1) &&
@@ -545,12 +549,12 @@ static bool extents(Ctx *c, const IrValue *mask)
     return true;
 }
 
-/* The box and swizzle of a tile of `rows` x `cols` 8- or 16-bit elements, cols
+/* The box and swizzle of a tile of `rows` x `cols` elements, cols
  * contiguous: 128-byte panels as codegen's shared tiles (cg_tile_geometry).
- * 8-bit tiles only from 8 KiB: on an H100, fp8 attention at a head dim
- * of 64 (K and V tiles of 64 x 64 bytes) ran 7% slower with TMA than with
- * cp.async, at 128 (tiles of 8 and 16 KiB) up to 8% faster. */
-static bool geometry(IrTmap *t, int rows, int cols)
+ * Loads take 8-bit tiles only from 8 KiB: on an H100, fp8 attention at a
+ * head dim of 64 (K and V tiles of 64 x 64 bytes) ran 7% slower with TMA
+ * than with cp.async, at 128 (tiles of 8 and 16 KiB) up to 8% faster. */
+static bool geometry(IrTmap *t, int rows, int cols, bool store)
 {
     int bytes = dtype_bits(t->dt) / 8;
     int panel = cols * bytes > 128 ? 128 / bytes : cols;
@@ -558,27 +562,28 @@ static bool geometry(IrTmap *t, int rows, int cols)
     t->box[0] = panel;
     t->box[1] = rows;
     t->cols = cols;
-    if (bytes == 1 && rows * cols < 8192)
+    if (bytes == 1 && rows * cols < 8192 && !store)
         return false;
     return (t->swizzle == 32 || t->swizzle == 64 || t->swizzle == 128) && rows >= 8 && rows <= 256;
 }
 
-bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
+/* The tile of pointers ptr under mask (NULL: none), for a load of c's
+ * loop or (c->loop NULL) a store. */
+static bool match(Ctx *c, const IrValue *ptr, const IrValue *mask, bool store)
 {
-    memset(m, 0, sizeof *m);
-    Ctx c = {f, loop, loop->regions[0], m};
-    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    const IrFunc *f = c->f;
+    TileMatch *m = c->m;
     const IrValue *base = NULL;
     TilePoly off, origin, k[2];
     int bits = dtype_bits(ptr->type.elem);
-    if (ptr->type.rank != 2 || (bits != 16 && bits != 8) || !ptr_of(&c, ptr, &base, &off, 0) ||
-        !split_dims(&off, &origin, k))
+    if (ptr->type.rank != 2 || (bits != 16 && bits != 8 && !(store && bits == 32)) ||
+        !ptr_of(c, ptr, &base, &off, 0) || !split_dims(&off, &origin, k))
         return false;
     /* one dim steps by 1 (the contiguous one), the other by a parameter or
      * a constant whose bytes are a multiple of 16 (TMA wants 16-byte
      * aligned bases and strides) */
     int inner = is_one(&k[1]) ? 1 : is_one(&k[0]) ? 0 : -1;
-    const IrValue *stride = inner >= 0 ? lone_param(&c, &k[1 - inner]) : NULL;
+    const IrValue *stride = inner >= 0 ? lone_param(c, &k[1 - inner]) : NULL;
     int64_t cs = inner >= 0 && !stride ? const_poly(&k[1 - inner]) : 0;
     if ((!stride && (cs <= 0 || cs * dtype_bits(ptr->type.elem) / 8 % 16)) ||
         f->params[base->index].divisibility < 16 ||
@@ -596,8 +601,23 @@ bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
     m->map.stride = stride ? stride->index : -1;
     m->map.stride_const = cs;
     m->map.dt = ptr->type.elem;
-    return extents(&c, mask) &&
-        geometry(&m->map, ptr->type.shape[1 - inner], ptr->type.shape[inner]);
+    return extents(c, mask) &&
+        geometry(&m->map, ptr->type.shape[1 - inner], ptr->type.shape[inner], store);
+}
+
+bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
+{
+    memset(m, 0, sizeof *m);
+    Ctx c = {f, loop, loop->regions[0], m};
+    return match(&c, ld->operands[0], ld->nops > 1 ? ld->operands[1] : NULL, false);
+}
+
+bool tile_match_store(const IrFunc *f, const IrOp *st, TileMatch *m)
+{
+    memset(m, 0, sizeof *m);
+    Ctx c = {f, NULL, NULL, m};
+    return st->kind == IR_STORE &&
+        match(&c, st->operands[0], st->nops > 2 ? st->operands[2] : NULL, true);
 }
 
 /* ---- emitting the origin --------------------------------------------------------------- */

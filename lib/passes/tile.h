@@ -38,8 +38,12 @@ typedef struct TileMatch {
  * tensor, masked exactly where r or c leave extents fixed for the launch
  * (and, if at all, where they fall below 0); fills m when it does. */
 bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m);
+/* The same for store `st` wherever it is (no loop: the origin is a
+ * polynomial in the scalars the store reads, which tile_coord emits where
+ * the store is), of 8-, 16- or 32-bit elements, of any size. */
+bool tile_match_store(const IrFunc *f, const IrOp *st, TileMatch *m);
 /* Emits coordinate `which` (0: inner, 1: outer) of the tile of iteration
- * index j (i32 scalar), as i32. */
+ * index j (i32 scalar; NULL for a store's tile), as i32. */
 IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j);
 /* Whether each coordinate of the origin is masked below 0 or is a sum of
  * non-negative multiples of the iteration index and program ids: TMA's

@@ -30,7 +30,7 @@ static void run_groups(H *h)
                              cases_arith,        cases_cast,     cases_math,     cases_reduce,
                              cases_dot,          cases_dot_prec, cases_control,  cases_misc,
                              cases_random_debug, cases_fp8,      cases_pipeline, cases_flatten,
-                             cases_warp_spec};
+                             cases_warp_spec,    cases_tma_store};
     for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
         groups[i](h);
         /* A kernel fault poisons a CUDA context for good: let the parent

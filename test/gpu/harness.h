@@ -182,6 +182,7 @@ void cases_fp8(H *h);
 void cases_pipeline(H *h);
 void cases_flatten(H *h);
 void cases_warp_spec(H *h);
+void cases_tma_store(H *h);
 
 static inline size_t h_cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 
