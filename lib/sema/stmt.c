@@ -121,10 +121,48 @@ static void exec_augassign(Sema *s, const Node *n)
     assign_plain(s, n->a, r, n->span);
 }
 
+/* Two assignment forms that Python allows fail in Triton 3.6: a chain
+ * (a = b = v), which its code generator asserts away, and a tuple target
+ * holding another tuple (a, (b, c) = v), on which the scan of a function's
+ * dependencies raises a TypeError. Both are reported here with the way
+ * round, once however often the statement runs (a helper inlined twice);
+ * the names are still bound so that no error follows from them. A
+ * @triton.constexpr_function is plain Python and keeps both. */
+static void check_assign_targets(Sema *s, const Node *n)
+{
+    if (s->const_fn)
+        return;
+    for (int i = 0; i < s->bad_assigns.len; i++)
+        if (s->bad_assigns.items[i] == n)
+            return;
+    int errors = s->d->errors;
+    if (n->list.len > 1)
+        sema_err(s, n->list.items[1]->span,
+                 "chained assignment is not supported (Triton fails on it); assign the "
+                 "value to one name, then that name to the others");
+    for (int i = 0; i < n->list.len; i++) {
+        const Node *t = n->list.items[i];
+        if (t->kind != N_TUPLE && t->kind != N_LIST)
+            continue;
+        for (int j = 0; j < t->list.len; j++) {
+            const Node *e = t->list.items[j];
+            if (e->kind == N_TUPLE || e->kind == N_LIST) {
+                sema_err(s, e->span,
+                         "nested tuple unpacking is not supported (Triton fails on it); "
+                         "unpack the inner tuple in a second assignment");
+                break;
+            }
+        }
+    }
+    if (s->d->errors != errors)
+        vec_push(s->a, &s->bad_assigns, (void *)n);
+}
+
 static void exec_stmt(Sema *s, const Node *n)
 {
     switch (n->kind) {
     case N_ASSIGN: {
+        check_assign_targets(s, n);
         SVal v = sema_eval(s, n->a);
         for (int i = 0; i < n->list.len; i++)
             assign_plain(s, n->list.items[i], v, n->span);

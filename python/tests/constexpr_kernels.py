@@ -26,7 +26,9 @@ def poly(x_ptr, out_ptr, BLOCK: tl.constexpr, COEFS: tl.constexpr = (0.5, 0.25))
 
 @tk.jit
 def nested(out_ptr, T: tl.constexpr):
-    (a, b), (name, dt, none) = T
+    ab, rest = T
+    a, b = ab
+    name, dt, none = rest
     tl.static_assert(name == "w")
     tl.static_assert(none is None)
     tl.store(out_ptr + tl.arange(0, 2), tl.full([2], a * 10 + b, dt))

@@ -109,7 +109,9 @@ def foreach_axpy(xs, ys, sizes, BLOCK: tl.constexpr):
 
 @tk.jit
 def nested_args(args, out, BLOCK: tl.constexpr):
-    (x_ptr, n), (bias_ptr, scale) = args
+    data, extra = args
+    x_ptr, n = data
+    bias_ptr, scale = extra
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)
     if bias_ptr is not None:
