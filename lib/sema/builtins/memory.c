@@ -2,6 +2,7 @@
  * the shape: mask, other and stored values broadcast to it, values are cast
  * to its element type (as Triton does), masks must be boolean. Cache and
  * eviction hints and atomic sem/scope are checked against Triton's lists. */
+#include <stdio.h>
 #include <string.h>
 
 #include "sema/spec.h"
@@ -101,7 +102,32 @@ static bool str_choice(Sema *s, SVal v, Span at, const char *what, const char *c
     return false;
 }
 
-static const char *const evictions[] = {"evict_first", "evict_last", "evict_normal"};
+/* Triton's names; it refuses "evict_normal" (the default) by name. */
+static const char *const evictions[] = {"evict_first", "evict_last"};
+
+/* PTX has no load or store with both a cache operator and an L1 eviction
+ * priority, nor a volatile load with one: Triton 3.6 emits them and ptxas
+ * refuses ("Modifier '.evict_last' cannot be combined with modifier
+ * '.cg'"). Its loads with .cv drop the priority and assemble, so those
+ * pass here too. */
+static bool hints_combine(Sema *s, const char *cm, const char *ev, bool vol, Span at_ev)
+{
+    if (!ev)
+        return true;
+    const char *other = vol ? "volatile=True" : NULL;
+    char buf[48];
+    if (!other && cm && strcmp(cm, ".cv") != 0) {
+        snprintf(buf, sizeof buf, "cache_modifier='%s'", cm);
+        other = buf;
+    }
+    if (!other)
+        return true;
+    sema_err(s, at_ev,
+             "eviction_policy='%s' cannot be combined with %s: PTX has no such access "
+             "(Triton's fails in ptxas); keep one of the two hints",
+             ev, other);
+    return false;
+}
 
 /* boundary_check and padding_option belong to block pointers. */
 static bool no_block_ptr(Sema *s, SVal v, Span at)
@@ -162,8 +188,9 @@ static SVal b_load(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     const char *cm, *ev;
     bool vol = false;
     if (!str_choice(s, a[5], at[5], "cache_modifier", cache, 3, &cm) ||
-        !str_choice(s, a[6], at[6], "eviction_policy", evictions, 3, &ev) ||
-        (sv_has(a[7]) && !sema_truth(s, a[7], at[7], &vol)))
+        !str_choice(s, a[6], at[6], "eviction_policy", evictions, 2, &ev) ||
+        (sv_has(a[7]) && !sema_truth(s, a[7], at[7], &vol)) ||
+        !hints_combine(s, cm, ev, vol, at[6]))
         return bad();
     Type rt = type_block(p->type.elem, p->type.rank, p->type.shape);
     IrOp *op = ir_build(&s->b, IR_LOAD, call, (IrValue *[]){p, mask, other}, 3, &rt, 1);
@@ -229,7 +256,8 @@ static SVal b_store(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         return bad();
     const char *cm, *ev;
     if (!str_choice(s, a[4], at[4], "cache_modifier", cache, 4, &cm) ||
-        !str_choice(s, a[5], at[5], "eviction_policy", evictions, 3, &ev))
+        !str_choice(s, a[5], at[5], "eviction_policy", evictions, 2, &ev) ||
+        !hints_combine(s, cm, ev, false, at[5]))
         return bad();
     IrOp *op = ir_build(&s->b, IR_STORE, call, (IrValue *[]){p, v, mask}, 3, NULL, 0);
     op->str = cm;
