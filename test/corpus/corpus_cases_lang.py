@@ -507,7 +507,7 @@ def cases():
                  "const_globals_kernel", (1000 // block + 1,),
                  [Buf("x_ptr", "fp32", 1000, scale=0.4), Out("y_ptr", "fp16", 1000), Scalar("n", 1000)],
                  {"BLOCK": block, "USE_EXP2": exp2}, tol={"fp16": (1e-3, 1e-3)}, ref=const_globals))
-    add(Case("noinline helper returning a nested tuple, early return", F2, "standardize_kernel", (6,),
+    add(Case("helper returning a nested tuple, noinline scalar helper with early return", F2, "standardize_kernel", (6,),
              [Buf("x_ptr", "fp32", 6 * 128, _constant_rows), Out("y_ptr", "fp32", 6 * 128),
               Out("stats_ptr", "fp32", 18), Scalar("n_cols", 100), Scalar("stride", 128),
               Scalar("eps", 1e-5, "fp32")], {"BLOCK": 128}, tol={"fp32": (1e-4, 1e-4)}, ref=standardize))
