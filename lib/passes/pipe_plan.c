@@ -191,30 +191,11 @@ static int ring_slots(const Pipe *p)
     return s + (spare ? 1 : 0);
 }
 
-/* The index of the function's tensor map equal to t (another loop's copies
- * of the same descriptor: a causal attention's diagonal loop), else of t
- * appended; -1 out of memory. One map less is 128 bytes less to encode
- * and pass at every launch. */
-static int add_tmap(IrFunc *f, const IrTmap *t)
-{
-    for (int i = 0; i < f->ntmaps; i++)
-        if (ir_tmap_equal(&f->tmaps[i], t))
-            return i;
-    IrTmap *maps = arena_alloc(f->arena, sizeof(IrTmap) * (size_t)(f->ntmaps + 1));
-    if (!maps || f->arena->oom)
-        return -1;
-    if (f->ntmaps)
-        memcpy(maps, f->tmaps, sizeof(IrTmap) * (size_t)f->ntmaps);
-    maps[f->ntmaps] = *t;
-    f->tmaps = maps;
-    return f->ntmaps++;
-}
-
 /* The tensor maps of the loads TMA copies; false out of memory. */
 static bool add_tmaps(Pipe *p)
 {
     for (int i = 0; i < p->nloads; i++)
-        if (p->ld[i].tile && (p->ld[i].tmap = add_tmap(p->f, &p->ld[i].tile->map)) < 0)
+        if (p->ld[i].tile && (p->ld[i].tmap = tile_add_tmap(p->f, &p->ld[i].tile->map)) < 0)
             return false;
     return true;
 }

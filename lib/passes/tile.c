@@ -669,3 +669,20 @@ IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValu
     }
     return sum;
 }
+
+int tile_add_tmap(IrFunc *f, const IrTmap *t)
+{
+    for (int i = 0; i < f->ntmaps; i++)
+        if (ir_tmap_equal(&f->tmaps[i], t))
+            return i;
+    if (f->ntmaps >= IR_MAX_TMAPS) /* the launcher passes no more */
+        return -1;
+    IrTmap *maps = arena_alloc(f->arena, sizeof(IrTmap) * (size_t)(f->ntmaps + 1));
+    if (!maps || f->arena->oom)
+        return -1;
+    if (f->ntmaps)
+        memcpy(maps, f->tmaps, sizeof(IrTmap) * (size_t)f->ntmaps);
+    maps[f->ntmaps] = *t;
+    f->tmaps = maps;
+    return f->ntmaps++;
+}

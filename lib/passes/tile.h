@@ -50,5 +50,10 @@ IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValu
  * zeros for a negative coordinate are then what the load gives, so the
  * copy needs no check for a negative origin. */
 bool tile_origin_nonneg(const TileMatch *m);
+/* The index of f's tensor map equal to t (another loop's or store's copies
+ * of the same tensor: a causal attention's diagonal loop), else of t
+ * appended; -1 when f has IR_MAX_TMAPS already or out of memory. One map
+ * less is 128 bytes less to encode and pass at every launch. */
+int tile_add_tmap(IrFunc *f, const IrTmap *t);
 
 #endif

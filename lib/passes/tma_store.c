@@ -171,23 +171,6 @@ static bool whole_units(const IrFunc *f, const IrTmap *t)
     return g % 16 == 0;
 }
 
-static int add_tmap(IrFunc *f, const IrTmap *t)
-{
-    for (int i = 0; i < f->ntmaps; i++)
-        if (ir_tmap_equal(&f->tmaps[i], t))
-            return i;
-    if (f->ntmaps >= IR_MAX_TMAPS)
-        return -1;
-    IrTmap *maps = arena_alloc(f->arena, sizeof(IrTmap) * (size_t)(f->ntmaps + 1));
-    if (!maps || f->arena->oom)
-        return -1;
-    if (f->ntmaps)
-        memcpy(maps, f->tmaps, sizeof(IrTmap) * (size_t)f->ntmaps);
-    maps[f->ntmaps] = *t;
-    f->tmaps = maps;
-    return f->ntmaps++;
-}
-
 /* Store st as a TMA store, where it qualifies (see the top). */
 static bool rewrite(IrFunc *f, IrOp *st)
 {
@@ -210,7 +193,7 @@ static bool rewrite(IrFunc *f, IrOp *st)
         val = cv->operands[0];
     if (!stageable(val))
         return false;
-    int map = add_tmap(f, &m.map);
+    int map = tile_add_tmap(f, &m.map);
     if (map < 0)
         return false;
     IrBuilder b = {f, st->parent, st};
