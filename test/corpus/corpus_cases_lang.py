@@ -4,7 +4,7 @@ takes (v, c, s) as corpus_refs.py describes."""
 import numpy as np
 
 from corpus_cases import Buf, Case, Null, Out, Scalar
-from corpus_refs import philox_randint
+from corpus_refs import philox4
 
 F = "breadth_lang.py"
 _M32 = np.uint64(0xFFFFFFFF)
@@ -12,24 +12,6 @@ _M32 = np.uint64(0xFFFFFFFF)
 
 def _f32(x):
     return np.asarray(x, dtype=np.float64).astype(np.float32)
-
-
-def philox4(seed, offsets, rounds=10):
-    """The four words of Philox(seed, counter=(offset, 0, 0, 0))."""
-    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
-    c0 = np.asarray(offsets, dtype=np.int64).astype(np.uint64) & _M32
-    c1, c2, c3 = np.zeros_like(c0), np.zeros_like(c0), np.zeros_like(c0)
-    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-    for _ in range(rounds):
-        _c0, _c2 = c0, c2
-        c0 = ((B * _c2) >> np.uint64(32)) ^ c1 ^ k0
-        c2 = ((A * _c0) >> np.uint64(32)) ^ c3 ^ k1
-        c1 = (B * _c2) & _M32
-        c3 = (A * _c0) & _M32
-        k0 = (k0 + np.uint64(0x9E3779B9)) & _M32
-        k1 = (k1 + np.uint64(0xBB67AE85)) & _M32
-    return c0, c1, c2, c3
 
 
 # ---- references ------------------------------------------------------------------------------

@@ -40,8 +40,8 @@ def _u32(x):
     return (np.asarray(x, dtype=np.uint64) & _M32)
 
 
-def philox_randint(seed, offsets, rounds=10):
-    """The first word of Philox(seed, counter=(offset, 0, 0, 0))."""
+def philox4(seed, offsets, rounds=10):
+    """The four words of Philox(seed, counter=(offset, 0, 0, 0))."""
     seed = int(seed) & 0xFFFFFFFFFFFFFFFF
     k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
     c0 = _u32(np.asarray(offsets, dtype=np.int64).astype(np.uint64))
@@ -57,7 +57,12 @@ def philox_randint(seed, offsets, rounds=10):
         c3 = (A * _c0) & _M32
         k0 = (k0 + np.uint64(0x9E3779B9)) & _M32
         k1 = (k1 + np.uint64(0xBB67AE85)) & _M32
-    return c0
+    return c0, c1, c2, c3
+
+
+def philox_randint(seed, offsets, rounds=10):
+    """The first word of Philox(seed, counter=(offset, 0, 0, 0))."""
+    return philox4(seed, offsets, rounds)[0]
 
 
 def philox_rand(seed, offsets):
