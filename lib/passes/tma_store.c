@@ -5,15 +5,16 @@
  * pointers are base + (outer + r) * stride + inner + c, unit-stride along
  * one dim (tile.c's tile_match_store), and its mask, if any, is exactly
  * the tensor's bounds, so TMA's dropping of what falls outside gives what
- * the mask gives (the contiguous extent a whole number of 16 bytes). It must not sit in a K loop (a loop whose body runs a
- * dot or reads the pipeline's rings), and nothing after it may read or
- * write the memory it writes (its copy lands after the program has moved
- * on). Stores are taken in kernels whose loads are TMA's already (a
- * GEMM's or an attention's epilogue, through pointers or descriptors):
- * a descriptor's store is a pointer store by now (sema), and elsewhere
- * the staging's shared memory would cost a memory-bound kernel its
- * occupancy. Runs after the pipeline passes (their tensor maps are numbered first)
- * and leaves every other store as it is. */
+ * the mask gives (the contiguous extent a whole number of 16 bytes). It
+ * must not sit in a K loop (a loop whose body runs a dot or reads the
+ * pipeline's rings), and nothing after it may read or write the memory it
+ * writes (its copy lands after the program has moved on). Stores are taken
+ * in kernels whose loads are TMA's already (a GEMM's or an attention's
+ * epilogue, through pointers or descriptors): a descriptor's store is a
+ * pointer store by now (sema), and elsewhere the staging's shared memory
+ * would cost a memory-bound kernel its occupancy. Runs after the pipeline
+ * passes (their tensor maps are numbered first) and leaves every other
+ * store as it is. */
 #include "passes/passes.h"
 #include "passes/tile.h"
 
