@@ -188,6 +188,7 @@ typedef struct RtVariant {
     uint8_t param_dt[RT_MAX_PARAMS];   /* DType of each compiled parameter */
     uint8_t param_part[RT_MAX_PARAMS]; /* which part of a descriptor argument (0: all) */
     int num_warps;
+    int cluster;                      /* CTAs per cluster at launch (1: none) */
     int threads;                      /* per program at launch (a producer warpgroup adds 128) */
     int dyn_shared;                   /* dynamic shared bytes to pass at launch */
     char smem_plan[CG_SMEM_PLAN_LEN]; /* what takes it (CgKernel's), for a refusal */
@@ -236,6 +237,8 @@ typedef struct RtLaunchArgs {
     const tk_arg *consts[RT_MAX_PARAMS]; /* per sig param (constexprs, and runtime params
                                             given tk_none()) */
     int num_warps, num_stages;
+    int num_ctas; /* 1, or 2: the key holds RT_KEY_CTAS2 at word ctas_word */
+    int ctas_word;
     bool fp_fusion; /* comp_fp_fusion of the launch's option; off: the key ends in
                        RT_KEY_NO_FUSION (before RT_KEY_NO_TMA) */
     bool no_tma;    /* compile without TMA (no tensor map fits the arguments, or
@@ -243,6 +246,7 @@ typedef struct RtLaunchArgs {
 } RtLaunchArgs;
 #define RT_KEY_NO_TMA    0x4e4f2d544d41ULL   /* "NO-TMA" */
 #define RT_KEY_NO_FUSION 0x4e4f2d46555345ULL /* "NO-FUSE" */
+#define RT_KEY_CTAS2     0x43544153322dULL   /* "CTAS2-" */
 tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
 /* The text half of a variant, which needs no GPU: metadata, PTX (with its
  * NUL) and the cubin when the disk entry has one. `buf` owns the memory. */
@@ -250,12 +254,14 @@ typedef struct RtJitMeta {
     uint32_t magic, nparams;
     int32_t num_warps, dyn_shared;
     int32_t threads; /* per program: num_warps * 32 plus the kernel's producer warps */
+    int32_t cluster; /* CTAs per cluster (CgKernel's) */
     int32_t param_of[RT_MAX_PARAMS];
     uint8_t param_dt[RT_MAX_PARAMS];
     uint8_t param_part[RT_MAX_PARAMS]; /* RtVariant's */
     uint32_t ntmaps;
     RtTmapMeta tmaps[RT_MAX_TMAPS];
     char smem_plan[CG_SMEM_PLAN_LEN]; /* CgKernel's, NUL-terminated */
+    char cluster_note[CG_NOTE_LEN];   /* CgKernel's, NUL-terminated */
 } RtJitMeta;
 typedef struct RtJitText {
     RtDigest digest;

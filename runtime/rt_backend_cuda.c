@@ -223,34 +223,46 @@ static void kernel_values(const RtVariant *v, const uint64_t *slots, int64_t *va
 /* Queues v. With launch_pdl on sm_90 and later the launch may start while
  * the previous kernel of the stream finishes (programmatic stream
  * serialisation); the kernel waits for it where it calls gdc_wait. Older
- * GPUs have no such overlap, so there it is an ordinary launch. */
+ * GPUs have no such overlap, so there it is an ordinary launch. A kernel
+ * compiled for clusters (v->cluster CTAs along x) is launched in them; the
+ * grid's x is then a multiple of it (cuda_launch). */
 static tk_status queue(tk_kernel *k, RtVariant *v, tk_grid g, void **ptrs,
                        const tk_launch_options *o)
 {
     tk_stream stream = o ? o->stream : NULL;
     bool pdl = o && o->launch_pdl && k->mod->ctx->props.cc_major >= 9;
-    if (pdl && !rt_cu.p_cuLaunchKernelEx)
+    bool cluster = v->cluster > 1;
+    if ((pdl || cluster) && !rt_cu.p_cuLaunchKernelEx)
         return err_set(TK_ERR_LAUNCH,
-                       "kernel '%s': launch_pdl needs cuLaunchKernelEx, which "
+                       "kernel '%s': %s needs cuLaunchKernelEx, which "
                        "this CUDA driver lacks",
-                       k->name);
-    if (!pdl) {
+                       k->name, pdl ? "launch_pdl" : "num_ctas=2");
+    if (!pdl && !cluster) {
         RT_CU(k->name, cuLaunchKernel, v->fn, g.x, g.y, g.z, (unsigned)v->threads, 1, 1,
               (unsigned)v->dyn_shared, (CUstream)stream, ptrs, NULL);
         return TK_OK;
     }
-    CUlaunchAttribute attr;
-    memset(&attr, 0, sizeof attr);
-    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchAttribute attr[2];
+    memset(attr, 0, sizeof attr);
+    unsigned n = 0;
+    if (pdl) {
+        attr[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr[n++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (cluster) {
+        attr[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr[n].value.clusterDim.x = (unsigned)v->cluster;
+        attr[n].value.clusterDim.y = 1;
+        attr[n++].value.clusterDim.z = 1;
+    }
     CUlaunchConfig cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDimX = g.x, cfg.gridDimY = g.y, cfg.gridDimZ = g.z;
     cfg.blockDimX = (unsigned)v->threads, cfg.blockDimY = cfg.blockDimZ = 1;
     cfg.sharedMemBytes = (unsigned)v->dyn_shared;
     cfg.hStream = (CUstream)stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = n;
     RT_CU(k->name, cuLaunchKernelEx, &cfg, v->fn, ptrs, NULL);
     return TK_OK;
 }
@@ -311,11 +323,34 @@ static tk_status launch_without_tma(tk_kernel *k, tk_grid g, RtLaunchArgs *la,
     return s;
 }
 
+/* A grid whose x is not a multiple of the cluster: the kernel compiled
+ * without clusters (each program computes the same either way), keyed
+ * apart; TK_VERBOSE says so once. */
+static tk_status unclustered(tk_kernel *k, tk_grid g, RtLaunchArgs *la, RtVariant **v)
+{
+    static int said;
+    if (rt_env_on("TK_VERBOSE"))
+        rt_warn_once(&said,
+                     "kernel '%s': a grid of %u programs along x is no multiple of num_ctas=%d; "
+                     "launched as num_ctas=1",
+                     k->name, g.x, la->num_ctas);
+    memmove(&la->key.w[la->ctas_word], &la->key.w[la->ctas_word + 1],
+            sizeof la->key.w[0] * (size_t)(la->key.nwords - la->ctas_word - 1));
+    la->key.nwords--;
+    la->num_ctas = 1;
+    rt_key_finish(&la->key);
+    return rt_variant_get(k, la, v);
+}
+
 static tk_status cuda_launch(tk_kernel *k, RtVariant *v, tk_grid g, RtLaunchArgs *la,
                              const tk_launch_options *o)
 {
     bool no_maps = false;
-    tk_status s = launch_variant(k, v, g, la, o, &no_maps);
+    tk_status s = TK_OK;
+    if (v->cluster > 1 && g.x % (unsigned)v->cluster)
+        s = unclustered(k, g, la, &v);
+    if (s == TK_OK)
+        s = launch_variant(k, v, g, la, o, &no_maps);
     return s == TK_OK && no_maps ? launch_without_tma(k, g, la, o) : s;
 }
 

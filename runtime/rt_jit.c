@@ -15,7 +15,7 @@
 #include "rt_backend.h"
 #include "rt_nvtx.h"
 
-enum { META_MAGIC = 0x544b4d37 /* "TKM7": 128 parameters */ };
+enum { META_MAGIC = 0x544b4d38 /* "TKM8": 128 parameters, clusters */ };
 
 static int warned_dump;
 
@@ -192,7 +192,9 @@ static tk_status map_params(tk_kernel *k, const RtLaunchArgs *la, const CgKernel
     m->num_warps = ck->num_warps;
     m->threads = ck->threads;
     m->dyn_shared = ck->dynamic_shared;
+    m->cluster = ck->cluster;
     memcpy(m->smem_plan, ck->smem_plan, sizeof m->smem_plan);
+    memcpy(m->cluster_note, ck->cluster_note, sizeof m->cluster_note);
     return TK_OK;
 }
 
@@ -241,7 +243,9 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
         if (m->param_of[i] < 0 || m->param_of[i] >= k->nruntime || m->param_dt[i] >= DT_COUNT ||
             !rt_part_ok(la->values[m->param_of[i]], m->param_part[i]))
             return false;
-    if (m->ntmaps > RT_MAX_TMAPS || !memchr(m->smem_plan, 0, sizeof m->smem_plan))
+    if (m->ntmaps > RT_MAX_TMAPS || !memchr(m->smem_plan, 0, sizeof m->smem_plan) ||
+        !memchr(m->cluster_note, 0, sizeof m->cluster_note) || m->cluster < 1 ||
+        m->cluster > la->num_ctas)
         return false;
     for (uint32_t i = 0; i < m->ntmaps; i++) {
         const RtTmapMeta *t = &m->tmaps[i];
@@ -294,8 +298,10 @@ static tk_status compile_text(tk_kernel *k, const RtLaunchArgs *la, const char *
     double t0 = rt_now_ms();
     tk_status s = specialize(k, la, arch, &ir_arena, &f);
     double t1 = rt_now_ms();
-    if (s == TK_OK)
+    if (s == TK_OK) {
         f->tma = !la->no_tma; /* the launcher builds the tensor maps */
+        f->num_ctas = la->num_ctas > 1 ? la->num_ctas : 0;
+    }
     const char *dump = dump_dir();
     StrBuf llvm;
     sb_init(&llvm);
@@ -453,6 +459,7 @@ static void apply_meta(RtVariant *v, const RtJitMeta *m)
         v->param_part[i] = m->param_part[i];
     }
     v->num_warps = m->num_warps;
+    v->cluster = m->cluster;
     v->threads = m->threads;
     v->dyn_shared = m->dyn_shared;
     memcpy(v->smem_plan, m->smem_plan, sizeof v->smem_plan);
@@ -498,6 +505,11 @@ static void report_build(const tk_kernel *k, const RtVariant *v, const RtLaunchA
         fprintf(stderr, ", load %.2f ms", lt->load_ms);
     fprintf(stderr, "; %.2f ms in all; %d registers, %d spill bytes, %d shared bytes\n", total_ms,
             in->registers, in->spill_bytes, in->shared_bytes + in->dynamic_shared_bytes);
+    if (t->meta.cluster_note[0])
+        fprintf(stderr, "tk: kernel '%s': %s\n", k->name, t->meta.cluster_note);
+    else if (v->cluster > 1)
+        fprintf(stderr, "tk: kernel '%s': clusters of %d CTAs along x, TMA tiles multicast\n",
+                k->name, v->cluster);
 }
 
 /* PTX to machine code with ptxas where one is found, as Triton does: the

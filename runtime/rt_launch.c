@@ -287,6 +287,9 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
     char why[128];
     if (!ir_launch_settings(&la->num_warps, &la->num_stages, NULL, why, sizeof why))
         return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
+    la->num_ctas = opts ? opts->num_ctas : 0;
+    if (!ir_launch_ctas(&la->num_ctas, NULL, why, sizeof why))
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
     memset(la->consts, 0, sizeof la->consts[0] * (size_t)k->sig.nparams);
     int nrun = 0, nconst = 0, nitems = 0;
     for (int i = 0, span; i < nargs; i += span) {
@@ -381,6 +384,9 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
     key->w[key->nwords++] = (uint64_t)la->num_stages;
     if (!la->fp_fusion)
         key->w[key->nwords++] = RT_KEY_NO_FUSION;
+    la->ctas_word = key->nwords;
+    if (la->num_ctas > 1) /* keys without clusters stay as they were */
+        key->w[key->nwords++] = RT_KEY_CTAS2;
     if (tma_off()) {
         la->no_tma = true;
         key->w[key->nwords++] = RT_KEY_NO_TMA;

@@ -92,6 +92,8 @@ static tk_status config_launch(tk_kernel *k, const tk_config *c, tk_grid_fn grid
         out->opts.num_warps = c->num_warps;
     if (c->num_stages > 0)
         out->opts.num_stages = c->num_stages;
+    if (c->num_ctas > 0)
+        out->opts.num_ctas = c->num_ctas;
     if (nargs)
         memcpy(out->args, args, sizeof *args * (size_t)nargs);
     for (int j = 0; j < c->ndefines; j++)
@@ -158,6 +160,8 @@ static void describe(const tk_config *c, char *out, size_t cap)
     if (at < cap)
         at += (size_t)snprintf(out + at, cap - at, "%snum_warps=%d, num_stages=%d", at ? ", " : "",
                                c->num_warps ? c->num_warps : 4, c->num_stages ? c->num_stages : 3);
+    if (at < cap && c->num_ctas > 1)
+        snprintf(out + at, cap - at, ", num_ctas=%d", c->num_ctas);
 }
 
 /* ---- the tuning key ------------------------------------------------------------------------ */

@@ -95,6 +95,7 @@ static tk_status copy_configs(const tk_config *in, const KernelConfig *kin, int 
         c[i].ndefines = nd;
         c[i].num_warps = in ? in[i].num_warps : kin[i].num_warps;
         c[i].num_stages = in ? in[i].num_stages : kin[i].num_stages;
+        c[i].num_ctas = in ? in[i].num_ctas : 0;
         for (int j = 0; j < nd; j++) {
             char text[128];
             const ConstValue *cv = in ? NULL : &kin[i].defines[j].value;
@@ -140,6 +141,8 @@ static uint64_t hash_configs(const tk_config *c, int n)
     for (int i = 0; i < n; i++) {
         h = rt_hash64(h, &c[i].num_warps, sizeof c[i].num_warps);
         h = rt_hash64(h, &c[i].num_stages, sizeof c[i].num_stages);
+        if (c[i].num_ctas > 1) /* hashes of configs without it stay as they were */
+            h = rt_hash64(h, &c[i].num_ctas, sizeof c[i].num_ctas);
         for (int j = 0; j < c[i].ndefines; j++) {
             h = rt_hash64(h, c[i].defines[j].name, strlen(c[i].defines[j].name) + 1);
             h = rt_hash64(h, c[i].defines[j].value, strlen(c[i].defines[j].value) + 1);
@@ -200,7 +203,10 @@ static tk_status check_config(const tk_config *c, int i)
     int warps = c->num_warps, stages = c->num_stages;
     char why[160];
     snprintf(p, sizeof p, "configs[%d].", i);
-    if (s == TK_OK && !ir_launch_settings(&warps, &stages, p, why, sizeof why))
+    int ctas = c->num_ctas;
+    if (s == TK_OK &&
+        (!ir_launch_settings(&warps, &stages, p, why, sizeof why) ||
+         !ir_launch_ctas(&ctas, p, why, sizeof why)))
         s = err_set(TK_ERR_INVALID, "%s: %s", set_tuning, why);
     for (int j = 0; s == TK_OK && j < c->ndefines; j++)
         if (!c->defines[j].name || !c->defines[j].value) {

@@ -69,6 +69,10 @@ static void usage(FILE *f)
             "  --tma               sm_90a: copy the tiles of strided tensors that feed\n"
             "                      tl.dot with TMA; the kernel takes a tensor map per\n"
             "                      tile after its parameters (the tk runtime's launch)\n"
+            "  --num-ctas N        CTAs per cluster, 1 (default) or 2 (Triton's num_ctas):\n"
+            "                      with --tma on sm_90a, neighbouring programs along the\n"
+            "                      grid's x run as a cluster and load the TMA tiles they\n"
+            "                      share once (multicast); elsewhere as 1\n"
             "  -O0 .. -O3          LLVM optimisation level (default -O3)\n"
             "  -g0, --no-line-info no line tables (.file/.loc) in the PTX; they are on by\n"
             "                      default unless TK_DISABLE_LINE_INFO=1 (--line-info:\n"
@@ -242,6 +246,10 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
             if (!(v = take_value(argc, argv, &i, "--num-stages")) || !parse_int(v, 1, 16, &n))
                 return fail("--num-stages needs a number from 1 to 16, got '%s'", v ? v : "");
             o->c.num_stages = n;
+        } else if (is_opt(a, "--num-ctas")) {
+            if (!(v = take_value(argc, argv, &i, "--num-ctas")) || !parse_int(v, 1, 2, &n))
+                return fail("--num-ctas needs 1 or 2, got '%s'", v ? v : "");
+            o->c.num_ctas = n;
         } else if (strcmp(a, "--tma") == 0) {
             o->c.tma = 1;
         } else if (strcmp(a, "-g0") == 0 || strcmp(a, "--no-line-info") == 0) {
@@ -284,6 +292,10 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
                     "");
     if (o->c.tma && o->c.emit == TK_EMIT_HEADER)
         return fail("--tma does not go with --emit=header%s: its launchers pass no tensor maps",
+                    "");
+    if (o->c.num_ctas > 1 && o->c.emit == TK_EMIT_HEADER)
+        return fail("--num-ctas 2 does not go with --emit=header%s: its launchers launch no "
+                    "clusters",
                     "");
     if ((o->c.out_name || o->narchs) && o->c.emit != TK_EMIT_HEADER)
         return fail("--out-name and --cubin-arch are options of --emit=header%s", "");

@@ -31,7 +31,7 @@ void tkc_run_usage(FILE *f)
             "  with --gpu), then prints every buffer argument.\n"
             "  -D NAME=VALUE       a constexpr value (None for any parameter)\n"
             "  -I DIR              a folder to search for imported package files\n"
-            "  --num-warps N  --num-stages N\n"
+            "  --num-warps N  --num-stages N  --num-ctas N\n"
             "  -o DIR              write each buffer to DIR/NAME.bin (raw, little-endian)\n"
             "                      instead of printing it\n"
             "  --seed N            seed of rand/randn buffers (default 0)\n"
@@ -507,9 +507,9 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(a, "-k") || !strcmp(a, "--grid") || !strcmp(a, "-D") ||
-            !strcmp(a, "--num-warps") || !strcmp(a, "--num-stages") || !strcmp(a, "-o") ||
-            !strcmp(a, "--seed") || !strcmp(a, "-I") || !strcmp(a, "--bench-ms") ||
-            !strcmp(a, "--max-steps");
+            !strcmp(a, "--num-warps") || !strcmp(a, "--num-stages") || !strcmp(a, "--num-ctas") ||
+            !strcmp(a, "-o") || !strcmp(a, "--seed") || !strcmp(a, "-I") ||
+            !strcmp(a, "--bench-ms") || !strcmp(a, "--max-steps");
         if (takes && !next)
             return run_fail("%s needs a value", a);
         if (!strcmp(a, "-run"))
@@ -557,6 +557,10 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
                 (int64_t)v > 32)
                 return run_fail("bad %s '%s'", a, argv[i]);
             *(a[6] == 'w' ? &o->launch.num_warps : &o->launch.num_stages) = (int)v;
+        } else if (!strcmp(a, "--num-ctas")) {
+            if (strcmp(argv[++i], "1") && strcmp(argv[i], "2"))
+                return run_fail("bad --num-ctas '%s': expected 1 or 2", argv[i]);
+            o->launch.num_ctas = argv[i][0] - '0';
         } else if (!strcmp(a, "-o"))
             o->outdir = argv[++i];
         else if (!strcmp(a, "--seed")) {

@@ -172,6 +172,13 @@ typedef struct tk_compile_options {
      * (Triton's enable_fp_fusion): 0 on unless the environment sets
      * TK_DEFAULT_FP_FUSION=0, 1 on, -1 off */
     int fp_fusion;
+    /* CTAs per cluster (Triton's num_ctas), 0: 1. 2 on sm_90a with `tma`:
+     * the kernel runs in clusters of two neighbouring programs along the
+     * grid's x, and a tile both load in the K loop is copied once per
+     * cluster (TMA multicast). Where that cannot be done (no TMA copies,
+     * another arch, a warp-specialized loop, ...) the kernel is compiled as
+     * for 1 (TK_VERBOSE says why). Not with TK_EMIT_HEADER. */
+    int num_ctas;
 } tk_compile_options;
 
 /* Compiles `src` (len bytes, need not be NUL-terminated) named `filename` in
@@ -393,7 +400,12 @@ typedef struct tk_launch_options {
      * (Triton's enable_fp_fusion): 0 on unless the environment sets
      * TK_DEFAULT_FP_FUSION=0, 1 on, -1 off */
     int fp_fusion;
-    uint64_t reserved[3]; /* zero (room for later options) */
+    /* CTAs per cluster (Triton's num_ctas), 0: 1; 2 as tk_compile_options'
+     * num_ctas says. A grid whose x is odd launches the kernel compiled
+     * for 1 (the same results). Needs cuLaunchKernelEx (CUDA 11.8). */
+    int num_ctas;
+    int reserved_i;       /* zero */
+    uint64_t reserved[2]; /* zero (room for later options) */
 } tk_launch_options;
 
 /* Queues one launch (asynchronous on the GPU; synchronous when interpreting).
@@ -546,7 +558,9 @@ typedef struct tk_config {
     int ndefines;
     int num_warps;        /* 0: the launch's (4) */
     int num_stages;       /* 0: the launch's (3) */
-    uint64_t reserved[2]; /* zero */
+    int num_ctas;         /* 0: the launch's (1) */
+    int reserved_i;       /* zero */
+    uint64_t reserved[1]; /* zero */
 } tk_config;
 
 /* The grid of a config, as Triton's grid lambda over META. */

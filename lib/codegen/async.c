@@ -248,6 +248,7 @@ void cg_plan_buffers(Cg *cg)
         cg->empty_off[i] = pl.tma[i] && pl.empty[i] ? at : -1;
         at += cg->empty_off[i] >= 0 ? 8 * pl.slots[i] : 0;
     }
+    at = cg_cluster_place(cg, at);
     cg->bar_bytes = at;
     at = (at + 1023) / 1024 * 1024; /* TMA's swizzled tiles want 1024-byte alignment */
     cg->rings_start = at;

@@ -98,6 +98,7 @@ typedef struct Cg {
     } tix[8];
     int ntix;
     struct CgLines *lines; /* line tables being built (lines.c); NULL: none */
+    struct CgCluster *cl;  /* clusters of two CTAs (cluster.c); NULL: none */
 } Cg;
 
 /* ---- codegen/module.c ------------------------------------------------------------ */
@@ -346,6 +347,24 @@ void cg_tma_params(Cg *cg, int n);
 /* At the kernel's start: the mbarriers of the TMA rings initialised and
  * their phase bits cleared. */
 void cg_tma_setup(Cg *cg);
+
+/* ---- codegen/cluster.c ------------------------------------------------------------ */
+/* Whether f (num_ctas=2) can run in clusters of two: sets cg->cl, or
+ * writes why not into why[0..cap) ("" when num_ctas asks for none). */
+void cg_cluster_plan(Cg *cg, char *why, size_t cap);
+/* Places the cluster's mbarriers and mailboxes from shared byte `at`
+ * (among the TMA barriers); returns the end. */
+int64_t cg_cluster_place(Cg *cg, int64_t at);
+bool cg_cluster_first(const Cg *cg, const IrOp *op);
+void cg_cluster_init(Cg *cg);   /* thread 0: initialises its mbarriers */
+void cg_cluster_start(Cg *cg);  /* every thread, after that: meets the other CTA */
+void cg_cluster_bounds(Cg *cg); /* every thread, before the first copy */
+/* Every thread, at a TMA copy: whether the other CTA copies the same live
+ * tile (i1), after meeting it. */
+LLVMValueRef cg_cluster_share(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
+                              LLVMValueRef outer, LLVMValueRef live);
+LLVMValueRef cg_cluster_mine(Cg *cg, int p); /* i1: box p is this CTA's to multicast */
+void cg_cluster_exit(Cg *cg);                /* every thread, at the end */
 /* tma_copy, tma_wait, tma_release and tma_store. */
 bool cg_emit_tma(Cg *cg, const IrOp *op);
 

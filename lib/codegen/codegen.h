@@ -10,7 +10,7 @@
 /* A compiled kernel and what launching it needs, in the manner of Triton's
  * kernel metadata; cg_compile fills it, the one place that reads it off
  * the IR and the code, for the JIT, AOT headers and tk_compile alike. */
-enum { CG_SMEM_PLAN_LEN = 240 };
+enum { CG_SMEM_PLAN_LEN = 240, CG_NOTE_LEN = 128 };
 
 typedef struct CgKernel {
     StrBuf ptx;            /* the PTX text */
@@ -27,6 +27,9 @@ typedef struct CgKernel {
      * line 42: 3 x 16384; layout scratch 34816; ..."), for a refusal */
     char smem_plan[CG_SMEM_PLAN_LEN];
     CgTimes times; /* how long LLVM's steps took (TK_VERBOSE) */
+    int cluster;   /* CTAs per cluster to launch it in (1: no cluster) */
+    /* why a num_ctas the IR asks for was not applied ("" when it was) */
+    char cluster_note[CG_NOTE_LEN];
 } CgKernel;
 
 void cg_kernel_init(CgKernel *k);

@@ -292,6 +292,8 @@ const IrOp *cg_emit_block(Cg *cg, const IrBlock *blk)
             cg_barrier(cg);
         if (cg->slot_owed == blk && !cg_passes_slot_wait(cg, op))
             cg_barrier(cg);
+        if (cg_cluster_first(cg, op))
+            cg_cluster_bounds(cg);
         emit_op(cg, op);
     }
     if (cg->bar_owed == blk || cg->slot_owed == blk)
@@ -387,6 +389,7 @@ void cg_kernel_describe(const IrFunc *f, CgKernel *k)
     k->nparams = f->nparams;
     k->tmaps = f->tmaps;
     k->ntmaps = f->ntmaps;
+    k->cluster = 1;
 }
 
 /* Appends one entry of the shared-memory plan, when it fits. */
@@ -528,6 +531,8 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     cg.have = cg_alloc(&cg, sizeof(bool) * (size_t)(f->next_id + 1));
     cg.axis = axis_analyze(f, cg.a);
     cg_index_layouts(&cg);
+    char cluster_why[CG_NOTE_LEN];
+    cg_cluster_plan(&cg, cluster_why, sizeof cluster_why);
     cg_plan_buffers(&cg);
     cg.ctx = LLVMContextCreate();
     CgLlvmDiag llvm_diag = {d, 0};
@@ -545,6 +550,7 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     if (cg_fp8_check(&cg))
         cg_emit_block(&cg, f->body);
     if (!cg.failed && !cg.f->arena->oom) {
+        cg_cluster_exit(&cg);
         LLVMBuildRetVoid(cg.b);
         finish_smem(&cg);
         if (f->producer_warps) /* the registers setmaxnreg moves between the groups */
@@ -559,8 +565,13 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
         ok = nvptx_finish(cg.mod, tm, &opts, cg.uses_libdevice, f->name, d, llvm_out, &out->ptx,
                           &out->times, &fatal);
     ok = ok && llvm_diag.errors == 0;
-    if (ok)
+    if (ok && cg.cl) /* LLVM 19 writes no cluster directives */
+        ok = ptx_cluster_dims(&out->ptx, 2);
+    if (ok) {
         kernel_meta(&cg, out);
+        out->cluster = cg.cl ? 2 : 1;
+        snprintf(out->cluster_note, sizeof out->cluster_note, "%s", cluster_why);
+    }
     free_sinks(&cg);
     if (fatal) /* LLVM's state after a fatal error is unknown: leak it */
         return false;

@@ -127,11 +127,13 @@ void cg_tma_setup(Cg *cg)
             if (cg->empty_off[i] >= 0) /* every consumer thread releases the slot */
                 init_barrier(cg, barrier_at(cg, i, cg_i32(cg, s), true), cg->T);
         }
+    cg_cluster_init(cg);
     /* the initialised barriers visible to the async proxy (TMA's
      * complete_tx), then to every thread before its first wait */
     cg_asm_void(cg, "fence.mbarrier_init.release.cluster;");
     end_if(cg, done);
     cg_barrier(cg);
+    cg_cluster_start(cg);
 }
 
 /* Traps when the tile's origin is negative: TMA would give zeros where the
@@ -148,8 +150,11 @@ static void check_origin(Cg *cg, LLVMValueRef inner, LLVMValueRef outer)
     end_if(cg, done);
 }
 
+static void copy_boxes(Cg *cg, const IrOp *op, const IrTmap *m, int buf, LLVMValueRef inner,
+                       LLVMValueRef outer, LLVMValueRef slot, LLVMValueRef shared);
+
 /* Thread 0, when the copy is live: arm the slot's barrier with the tile's
- * bytes, then copy it one panel (box) at a time. */
+ * bytes, then copy it one panel (box) at a time (copy_boxes). */
 static void emit_copy(Cg *cg, const IrOp *op)
 {
     const IrTmap *m = &cg->f->tmaps[op->sub];
@@ -162,8 +167,21 @@ static void emit_copy(Cg *cg, const IrOp *op)
     LLVMValueRef outer = cg_get(cg, op->operands[1]).el[0];
     LLVMValueRef live = cg_get(cg, op->operands[2]).el[0];
     LLVMValueRef slot = cg_get(cg, op->operands[3]).el[0];
+    /* in a cluster, the CTA meets the other whether or not its copy is live */
+    LLVMValueRef shared = cg->cl ? cg_cluster_share(cg, buf, slot, inner, outer, live) : NULL;
     LLVMValueRef go = LLVMBuildAnd(cg->b, is_thread0(cg), live, "");
     LLVMBasicBlockRef done = begin_if(cg, go, "tma.copy");
+    copy_boxes(cg, op, m, buf, inner, outer, slot, shared);
+    end_if(cg, done);
+}
+
+/* Thread 0, for a live copy: arm the slot's barrier with the tile's bytes
+ * and copy it one panel (box) at a time. With `shared` (i1, a cluster's):
+ * where it holds, the boxes of this CTA's rank go to both CTAs of the pair
+ * (multicast); where not, every box to this CTA alone. */
+static void copy_boxes(Cg *cg, const IrOp *op, const IrTmap *m, int buf, LLVMValueRef inner,
+                       LLVMValueRef outer, LLVMValueRef slot, LLVMValueRef shared)
+{
     if (!(op->flags & IRF_NONNEG))
         check_origin(cg, inner, outer);
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), i64 = LLVMInt64TypeInContext(cg->ctx);
@@ -176,18 +194,36 @@ static void emit_copy(Cg *cg, const IrOp *op)
            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r", tx);
     LLVMValueRef map = LLVMBuildPtrToInt(cg->b, cg->tmap[op->sub], i64, "");
     LLVMValueRef base = cg_buffer_slot(cg, buf, slot);
+    LLVMTypeRef i16 = LLVMInt16TypeInContext(cg->ctx);
     for (int p = 0; p < m->cols / m->box[0]; p++) {
         LLVMValueRef dst = smem_u32(cg, LLVMBuildAdd(cg->b, base, cg_i32(cg, p * panel_bytes), ""));
-        LLVMValueRef args[5] = {dst, map,
+        LLVMValueRef args[7] = {dst, map,
                                 LLVMBuildAdd(cg->b, inner, cg_i32(cg, (int64_t)p * m->box[0]), ""),
                                 outer, bar};
-        LLVMTypeRef pt[5] = {i32, i64, i32, i32, i32};
-        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 5,
-               "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-               "[$0], [$1, {$2, $3}], [$4];",
-               "r,l,r,r,r", args);
+        LLVMTypeRef pt[7] = {i32, i64, i32, i32, i32, i32, i16};
+        if (!shared) {
+            cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 5,
+                   "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                   "[$0], [$1, {$2, $3}], [$4];",
+                   "r,l,r,r,r", args);
+            continue;
+        }
+        /* the pair's copy of this box (CTA mask 0b11), then this CTA's own */
+        LLVMValueRef mc = LLVMBuildAnd(cg->b, shared, cg_cluster_mine(cg, p), "");
+        args[5] = LLVMBuildZExt(cg->b, mc, i32, "");
+        args[6] = LLVMConstInt(i16, 3, 0);
+        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 7,
+               "{\n.reg .pred q;\nsetp.ne.b32 q, $5, 0;\n"
+               "@q cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [$0], [$1, {$2, $3}], [$4], $6;\n}",
+               "r,l,r,r,r,r,h", args);
+        args[5] = LLVMBuildZExt(cg->b, LLVMBuildNot(cg->b, shared, ""), i32, "");
+        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 6,
+               "{\n.reg .pred q;\nsetp.ne.b32 q, $5, 0;\n"
+               "@q cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[$0], [$1, {$2, $3}], [$4];\n}",
+               "r,l,r,r,r,r", args);
     }
-    end_if(cg, done);
 }
 
 /* Spins on the slot's barrier until the phase this thread expects has

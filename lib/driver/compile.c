@@ -166,8 +166,10 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
     bool ok = false;
     PassOptions po = comp_pass_options(c, o);
     IrFunc *f = comp_specialize(c, &c->diag, &req, &ir_arena, &po);
-    if (f)
+    if (f) {
         f->tma = o->tma != 0;
+        f->num_ctas = o->num_ctas > 1 ? o->num_ctas : 0;
+    }
     if (f && o->emit == TK_EMIT_IR) {
         ok = comp_lower(&c->diag, f, &po); /* the IR as code generation sees it */
         if (ok)
@@ -178,6 +180,8 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
         CgKernel k;
         cg_kernel_init(&k);
         ok = comp_codegen(&c->diag, f, &cg, &po, o->emit == TK_EMIT_LLVM ? out : NULL, &k);
+        if (ok && k.cluster_note[0] && rt_env_on("TK_VERBOSE"))
+            diag_plain(&c->diag, DIAG_WARNING, "kernel '%s': %s", kernel, k.cluster_note);
         const char *ptx = k.ptx.data ? k.ptx.data : "";
         if (ok && o->emit == TK_EMIT_PTX)
             sb_write(out, ptx, k.ptx.len);
@@ -276,6 +280,14 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
     char why[128];
     if (!ir_launch_settings(&warps, &stages, NULL, why, sizeof why))
         return err_set(TK_ERR_INVALID, "%s: %s", fn, why);
+    int ctas = o->num_ctas;
+    if (!ir_launch_ctas(&ctas, NULL, why, sizeof why))
+        return err_set(TK_ERR_INVALID, "%s: %s", fn, why);
+    if (ctas > 1 && o->emit == TK_EMIT_HEADER)
+        return err_set(TK_ERR_INVALID,
+                       "%s: num_ctas is %d with TK_EMIT_HEADER, whose launchers launch no "
+                       "clusters",
+                       fn, ctas);
     if (o->opt_level < -1 || o->opt_level > 3)
         return err_set(TK_ERR_INVALID, "%s: opt_level is %d (-1 for the default, or 0 to 3)", fn,
                        o->opt_level);

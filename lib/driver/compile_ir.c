@@ -37,10 +37,11 @@ static bool options_fit(Diag *d, const tk_compile_options *o)
 {
     if (o->emit != TK_EMIT_IR && o->emit != TK_EMIT_LLVM && o->emit != TK_EMIT_PTX)
         diag_plain(d, DIAG_ERROR, "IR input gives --emit=ir, llvm or ptx only");
-    else if (o->ndefines || o->signature || o->num_warps > 0 || o->num_stages > 0 || o->tma)
+    else if (o->ndefines || o->signature || o->num_warps > 0 || o->num_stages > 0 || o->tma ||
+             o->num_ctas > 0)
         diag_plain(d, DIAG_ERROR,
                    "IR input is specialised already: no -D, --signature, "
-                   "--num-warps, --num-stages or --tma");
+                   "--num-warps, --num-stages, --num-ctas or --tma");
     return d->errors == 0;
 }
 

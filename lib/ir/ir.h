@@ -623,6 +623,9 @@ typedef struct IrFunc {
     IrTmap *tmaps; /* the tensor maps, passed after the parameters in order */
     int ntmaps;
     int producer_warps; /* warps beyond num_warps: 4 when an IR_PRODUCER runs in them, else 0 */
+    /* CTAs per cluster asked for (Triton's num_ctas): 0 or 1 none, 2 pairs
+     * of neighbouring programs along x share their TMA tiles (codegen/cluster.c) */
+    int num_ctas;
     /* inlined helper calls (scopes[0] is unused: scope 0 is the kernel),
      * and the scope new ops with a scope-0 span are put in */
     IrScope *scopes;
@@ -740,5 +743,8 @@ enum { TK_DEFAULT_NUM_WARPS = 4, TK_DEFAULT_NUM_STAGES = 3 };
  * false with the message (each setting named after `field`, e.g.
  * "configs[2].", which may be NULL) in why. */
 bool ir_launch_settings(int *num_warps, int *num_stages, const char *field, char *why, size_t cap);
+/* The check of num_ctas (Triton's CTAs per cluster): 0 becomes 1, and 1 or
+ * 2 are accepted; false with the message (named after `field`) in why. */
+bool ir_launch_ctas(int *num_ctas, const char *field, char *why, size_t cap);
 
 #endif

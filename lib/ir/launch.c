@@ -27,3 +27,15 @@ bool ir_launch_settings(int *num_warps, int *num_stages, const char *field, char
     *num_stages = s ? s : TK_DEFAULT_NUM_STAGES;
     return true;
 }
+
+bool ir_launch_ctas(int *num_ctas, const char *field, char *why, size_t cap)
+{
+    int n = *num_ctas;
+    if (n < 0 || n > 2) {
+        snprintf(why, cap, "%snum_ctas is %d (1 or 2, or 0 for the default 1)", field ? field : "",
+                 n);
+        return false;
+    }
+    *num_ctas = n ? n : 1;
+    return true;
+}

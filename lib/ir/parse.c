@@ -428,7 +428,7 @@ static bool kernel_param(Parser *p, IrFunc *f)
     return define(p, ir_add_param(f, NULL, t, (int)div, at), id, at);
 }
 
-/* " num_warps=4 num_stages=3 arch=sm_90a tma buffers=2 producer_warps=4" */
+/* " num_warps=4 num_stages=3 arch=sm_90a tma buffers=2 producer_warps=4 num_ctas=2" */
 static bool kernel_attrs(Parser *p, IrFunc *f)
 {
     int64_t v;
@@ -457,6 +457,11 @@ static bool kernel_attrs(Parser *p, IrFunc *f)
         if (!irp_expect(p, "=") || !irp_int(p, 1, 32, &v))
             return false;
         f->producer_warps = (int)v;
+    }
+    if (irp_accept_word(p, "num_ctas")) {
+        if (!irp_expect(p, "=") || !irp_int(p, 1, 2, &v))
+            return false;
+        f->num_ctas = (int)v;
     }
     return true;
 }

@@ -26,7 +26,8 @@
  * op with regions) as `// name` or `// a, _, c`, and so do those of the
  * parameters and region arguments. The kernel line ends with what passes
  * need of the function: its target (arch=), whether tensor maps may be
- * added (tma), the shared ring buffers (buffers=) and the producer warps.
+ * added (tma), the shared ring buffers (buffers=), the producer warps and
+ * the CTAs per cluster asked for (num_ctas=, when more than one).
  * ir/parse.c reads all of it back: keep the two in step. */
 #include "ir/ir.h"
 #include "ir/names.h"
@@ -524,6 +525,8 @@ void ir_print(StrBuf *out, const IrFunc *f)
         sb_printf(out, " buffers=%d", f->nbuffers);
     if (f->producer_warps)
         sb_printf(out, " producer_warps=%d", f->producer_warps);
+    if (f->num_ctas > 1)
+        sb_printf(out, " num_ctas=%d", f->num_ctas);
     sb_puts(out, " {");
     if (body)
         print_value_names(out, body->args, body->nargs);

@@ -301,3 +301,25 @@ void ptx_rewrite(const char *ptx, size_t len, StrBuf *out)
     tk_xfree(repl);
     tk_xfree(count);
 }
+
+bool ptx_cluster_dims(StrBuf *ptx, int n)
+{
+    const char *text = ptx->data ? ptx->data : "";
+    const char *at = strstr(text, "\n.maxntid ");
+    const char *eol = at ? strchr(at + 1, '\n') : NULL;
+    if (!eol)
+        return false;
+    size_t head = (size_t)(eol + 1 - text);
+    StrBuf out;
+    sb_init(&out);
+    sb_write(&out, text, head);
+    sb_printf(&out, ".explicitcluster\n.reqnctapercluster %d, 1, 1\n", n);
+    sb_write(&out, text + head, ptx->len - head);
+    if (out.oom) {
+        sb_free(&out);
+        return false;
+    }
+    sb_free(ptx);
+    *ptx = out;
+    return true;
+}

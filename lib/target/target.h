@@ -41,6 +41,10 @@ bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o
 /* Appends the PTX text ptx[0..len) to out, with the edits that keep the
  * assembler from miscompiling it (ptx_rewrite.c says which). */
 void ptx_rewrite(const char *ptx, size_t len, StrBuf *out);
+/* Adds `.explicitcluster` and `.reqnctapercluster n, 1, 1` to the one
+ * entry of ptx (after its .maxntid), which LLVM 19 cannot write; false
+ * when the entry has no .maxntid or memory runs out. */
+bool ptx_cluster_dims(StrBuf *ptx, int n);
 /* Counts LLVM's error diagnostics of one context into d (instead of LLVM
  * printing them and exiting). */
 typedef struct CgLlvmDiag {

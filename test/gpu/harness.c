@@ -178,16 +178,14 @@ tk_grid h_grid(unsigned x, unsigned y, unsigned z)
     return g;
 }
 
-tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
-                          int num_warps, char *buf, size_t buflen)
+static tk_status launch_with(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
+                             const tk_launch_options *o, char *buf, size_t buflen)
 {
     if (buflen)
         buf[0] = 0;
     if (!k)
         return TK_ERR_INVALID;
-    tk_launch_options o = {0};
-    o.num_warps = num_warps;
-    tk_status s = tk_launch(k, grid, args, nargs, &o);
+    tk_status s = tk_launch(k, grid, args, nargs, o);
     if (s == TK_OK)
         s = tk_synchronize(h->ctx);
     if (s != TK_OK && buflen)
@@ -197,17 +195,34 @@ tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, 
     return s;
 }
 
-bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, int num_warps)
+tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
+                          int num_warps, char *buf, size_t buflen)
+{
+    tk_launch_options o = {0};
+    o.num_warps = num_warps;
+    return launch_with(h, k, grid, args, nargs, &o, buf, buflen);
+}
+
+bool h_launch_ctas(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, int num_warps,
+                   int num_ctas)
 {
     if (h->failed || !k)
         return false;
     char msg[400];
-    tk_status s = h_launch_status(h, k, grid, args, nargs, num_warps, msg, sizeof msg);
+    tk_launch_options o = {0};
+    o.num_warps = num_warps;
+    o.num_ctas = num_ctas;
+    tk_status s = launch_with(h, k, grid, args, nargs, &o, msg, sizeof msg);
     if (s != TK_OK) {
         h_fail(h, "launch: %s: %s", tk_status_name(s), msg);
         return false;
     }
     return true;
+}
+
+bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, int num_warps)
+{
+    return h_launch_ctas(h, k, grid, args, nargs, num_warps, 0);
 }
 
 /* ---- memory ---------------------------------------------------------------------- */

@@ -64,6 +64,9 @@ void h_cleanup(H *h);
 tk_kernel *h_kernel(H *h, const char *file, const char *name);
 /* Launches and synchronises; a failure is recorded with tk_last_error(). */
 bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, int num_warps);
+/* As h_launch, in clusters of num_ctas CTAs (Triton's num_ctas; 0: 1). */
+bool h_launch_ctas(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, int num_warps,
+                   int num_ctas);
 /* As h_launch, but returns the status and records nothing (for cases that
  * expect an error). *msg gets tk_last_error() copied into buf. */
 tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
@@ -183,6 +186,7 @@ void cases_pipeline(H *h);
 void cases_flatten(H *h);
 void cases_warp_spec(H *h);
 void cases_tma_store(H *h);
+void cases_cluster(H *h);
 
 static inline size_t h_cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 

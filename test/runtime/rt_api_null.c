@@ -337,7 +337,7 @@ static void test_tuning(void)
 {
     tk_define d[] = {{"BLOCK", "32"}, {"BLOCK", "64"}};
     tk_define no_name[] = {{NULL, "1"}}, no_value[] = {{"BLOCK", NULL}};
-    tk_config cf[2] = {{d, 1, 0, 0, {0}}, {d + 1, 1, 0, 0, {0}}};
+    tk_config cf[2] = {{d, 1, 0, 0, 0, 0, {0}}, {d + 1, 1, 0, 0, 0, 0, {0}}};
     const char *key[] = {"n", NULL};
     tk_arg a[3] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N)};
     tk_tune_options o = {.configs = cf, .nconfigs = 2, .key = key, .nkey = 1};

@@ -304,10 +304,12 @@ static void test_host_configs(void)
                 "has no @triton.autotune configs");
     tk_define d[4][1] = {
         {{"BLOCK", "16"}}, {{"BLOCK", "32"}}, {{"BLOCK", "64"}}, {{"BLOCK", "128"}}};
-    tk_config cf[4] = {
-        {d[0], 1, 1, 0, {0}}, {d[1], 1, 2, 0, {0}}, {d[2], 1, 0, 0, {0}}, {d[3], 1, 4, 2, {0}}};
+    tk_config cf[4] = {{d[0], 1, 1, 0, 0, 0, {0}},
+                       {d[1], 1, 2, 0, 0, 0, {0}},
+                       {d[2], 1, 0, 0, 0, 0, {0}},
+                       {d[3], 1, 4, 2, 0, 0, {0}}};
     /* a config whose define count is negative, or has no defines array */
-    tk_config bad[2][1] = {{{d[0], -1, 1, 0, {0}}}, {{NULL, 2, 1, 0, {0}}}};
+    tk_config bad[2][1] = {{{d[0], -1, 1, 0, 0, 0, {0}}}, {{NULL, 2, 1, 0, 0, 0, {0}}}};
     for (int i = 0; i < 2; i++)
         CHECK_FAILS(tk_kernel_set_tuning(k, &(tk_tune_options){.configs = bad[i], .nconfigs = 1}),
                     TK_ERR_INVALID, "configs[0].");
