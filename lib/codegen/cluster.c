@@ -323,10 +323,11 @@ void cg_cluster_bounds(Cg *cg)
 }
 
 /* Every thread, in lockstep: the meeting for one copy (see the top);
- * whether the other CTA copies the same live tile. Thread 0 writes and
- * arrives; every thread waits, so that no thread spins on a path the
- * others skip while wgmma groups are in flight (ptxas would serialise
- * the kernel's wgmmas). */
+ * whether the other CTA copies the same live tile (thread 0's answer; the
+ * others get false, as they copy nothing). Thread 0 writes, arrives and
+ * reads; every thread waits, so that no thread spins on a path the others
+ * skip while wgmma groups are in flight (ptxas would serialise the
+ * kernel's wgmmas). */
 static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
                          LLVMValueRef outer, LLVMValueRef live)
 {
@@ -366,12 +367,24 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
     LLVMPositionBuilderAtEnd(cg->b, ready);
     LLVMBuildStore(cg->b, LLVMBuildXor(cg->b, bits, LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, ""), ""),
                    cl->phase[buf]);
+    /* thread 0 alone reads the mailbox (the one copying): its next arrival,
+     * which the other CTA waits for before writing the mailbox again, comes
+     * after the read in its own program order */
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
+    done = begin_if(cg, is_thread0(cg), "cluster.read");
     LLVMValueRef same = live;
     for (int i = 0; i < 3; i++) {
         LLVMValueRef theirs = load_local(cg, LLVMBuildAdd(cg->b, mail, cg_i32(cg, 4 * i), ""), false);
         same = LLVMBuildAnd(cg->b, same, LLVMBuildICmp(cg->b, LLVMIntEQ, theirs, words[i], ""), "");
     }
-    return same;
+    LLVMBasicBlockRef read = LLVMGetInsertBlock(cg->b);
+    end_if(cg, done);
+    LLVMTypeRef i1 = LLVMInt1TypeInContext(cg->ctx);
+    LLVMValueRef phi = LLVMBuildPhi(cg->b, i1, "cluster.same");
+    LLVMValueRef in[2] = {LLVMConstInt(i1, 0, 0), same};
+    LLVMBasicBlockRef bbs[2] = {from, read};
+    LLVMAddIncoming(phi, in, bbs, 2);
+    return phi;
 }
 
 LLVMValueRef cg_cluster_share(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
