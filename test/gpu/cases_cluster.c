@@ -40,10 +40,18 @@ static void gemm_case(H *h, const char *kernel, tk_dtype t, int m, int n, int k,
     void *da = h_upload(h, t, padded(h, a, m, k, lda), (size_t)m * lda);
     void *db = h_upload(h, t, padded(h, b, k, n, ldb), (size_t)k * ldb);
     void *dc = h_output(h, t, (size_t)m * ldc);
-    tk_arg args[13] = {tk_ptr(da, t),      tk_ptr(db, t),      tk_ptr(dc, t),
-                       tk_i32(m),          tk_i32(n),          tk_i32(k),
-                       tk_i32(lda),        tk_i32(ldb),        tk_i32(ldc),
-                       tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
+    tk_arg args[13] = {tk_ptr(da, t),
+                       tk_ptr(db, t),
+                       tk_ptr(dc, t),
+                       tk_i32(m),
+                       tk_i32(n),
+                       tk_i32(k),
+                       tk_i32(lda),
+                       tk_i32(ldb),
+                       tk_i32(ldc),
+                       tk_const("BM", bm),
+                       tk_const("BN", bn),
+                       tk_const("BK", bk),
                        tk_const("GROUP", group)};
     tk_grid grid = group ? h_grid((unsigned)(cdiv(m, bm) * cdiv(n, bn)), 1, 1)
                          : h_grid((unsigned)cdiv(m, bm), (unsigned)cdiv(n, bn), 1);
