@@ -50,8 +50,8 @@ struct CgCluster {
 
 typedef struct Find {
     const IrOp *loop, *first;
-    int copies;     /* in the loop */
-    int top;        /* at the top, before it */
+    int copies; /* in the loop */
+    int top;    /* at the top, before it */
     const char *why;
 } Find;
 
@@ -203,8 +203,7 @@ static LLVMValueRef peer_addr(Cg *cg, LLVMValueRef addr)
     LLVMValueRef peer = LLVMBuildXor(cg->b, cg->cl->rank, cg_i32(cg, 1), "");
     LLVMValueRef args[2] = {addr, peer};
     LLVMTypeRef pt[2] = {i32t(cg), i32t(cg)};
-    return cg_asm_pure(cg, i32t(cg), pt, 2, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
-                       args);
+    return cg_asm_pure(cg, i32t(cg), pt, 2, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", args);
 }
 
 static void store_remote(Cg *cg, LLVMValueRef addr, LLVMValueRef v)
@@ -328,17 +327,17 @@ void cg_cluster_bounds(Cg *cg)
  * reads; every thread waits, so that no thread spins on a path the others
  * skip while wgmma groups are in flight (ptxas would serialise the
  * kernel's wgmmas). */
-static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
-                         LLVMValueRef outer, LLVMValueRef live)
+static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner, LLVMValueRef outer,
+                         LLVMValueRef live)
 {
     struct CgCluster *cl = cg->cl;
     LLVMTypeRef i32 = i32t(cg);
-    LLVMValueRef mail = smem_u32(
-        cg, LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, slot, cg_i32(cg, 16), ""),
-                         cg_i32(cg, cl->mail_off[buf]), ""));
-    LLVMValueRef bar = smem_u32(
-        cg, LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, slot, cg_i32(cg, 8), ""),
-                         cg_i32(cg, cl->empty_off[buf]), ""));
+    LLVMValueRef mail = smem_u32(cg,
+                                 LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, slot, cg_i32(cg, 16), ""),
+                                              cg_i32(cg, cl->mail_off[buf]), ""));
+    LLVMValueRef bar = smem_u32(cg,
+                                LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, slot, cg_i32(cg, 8), ""),
+                                             cg_i32(cg, cl->empty_off[buf]), ""));
     LLVMValueRef words[3] = {inner, outer, LLVMBuildZExt(cg->b, live, i32, "")};
     LLVMBasicBlockRef done = begin_if(cg, is_thread0(cg), "cluster.arrive");
     LLVMValueRef far = peer_addr(cg, mail);
@@ -349,11 +348,11 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
            "mbarrier.arrive.release.cluster.shared::cta.b64 _, [$0];", "r,~{memory}", &bar);
     LLVMValueRef far_bar = peer_addr(cg, bar);
     cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1,
-           "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r,~{memory}",
-           &far_bar);
+           "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r,~{memory}", &far_bar);
     end_if(cg, done);
     LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, cl->phase[buf], "");
-    LLVMValueRef parity = LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
+    LLVMValueRef parity =
+        LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
     LLVMBasicBlockRef spin = cg_new_bb(cg, "cluster.wait"), ready = cg_new_bb(cg, "cluster.ready");
     LLVMBuildBr(cg->b, spin);
     LLVMPositionBuilderAtEnd(cg->b, spin);
@@ -365,7 +364,8 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
         "=r,r,r,~{memory}", args);
     LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntNE, ok, cg_i32(cg, 0), ""), ready, spin);
     LLVMPositionBuilderAtEnd(cg->b, ready);
-    LLVMBuildStore(cg->b, LLVMBuildXor(cg->b, bits, LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, ""), ""),
+    LLVMBuildStore(cg->b,
+                   LLVMBuildXor(cg->b, bits, LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, ""), ""),
                    cl->phase[buf]);
     /* thread 0 alone reads the mailbox (the one copying): its next arrival,
      * which the other CTA waits for before writing the mailbox again, comes
@@ -374,7 +374,8 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
     done = begin_if(cg, is_thread0(cg), "cluster.read");
     LLVMValueRef same = live;
     for (int i = 0; i < 3; i++) {
-        LLVMValueRef theirs = load_local(cg, LLVMBuildAdd(cg->b, mail, cg_i32(cg, 4 * i), ""), false);
+        LLVMValueRef theirs =
+            load_local(cg, LLVMBuildAdd(cg->b, mail, cg_i32(cg, 4 * i), ""), false);
         same = LLVMBuildAnd(cg->b, same, LLVMBuildICmp(cg->b, LLVMIntEQ, theirs, words[i], ""), "");
     }
     LLVMBasicBlockRef read = LLVMGetInsertBlock(cg->b);
