@@ -130,6 +130,10 @@ LLVMValueRef cg_call_fn(Cg *cg, const char *name, LLVMTypeRef ret, LLVMTypeRef *
 LLVMValueRef cg_sreg(Cg *cg, const char *name); /* llvm.nvvm.read.ptx.sreg.NAME */
 LLVMValueRef cg_cstring(Cg *cg, const char *s); /* pointer to a constant string */
 LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
+/* Runs what the caller emits next only where cond holds; returns the block
+ * to close the branch with (cg_end_if), where code goes on for every thread. */
+LLVMBasicBlockRef cg_begin_if(Cg *cg, LLVMValueRef cond, const char *name);
+void cg_end_if(Cg *cg, LLVMBasicBlockRef done);
 /* Inline PTX (LLVM has no intrinsic for it): a call with side effects. */
 LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
                     const char *cons, LLVMValueRef *args);

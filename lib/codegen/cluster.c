@@ -232,20 +232,6 @@ static void cluster_barrier(Cg *cg)
     cg_asm_void(cg, "barrier.cluster.wait.acquire;");
 }
 
-static LLVMBasicBlockRef begin_if(Cg *cg, LLVMValueRef cond, const char *name)
-{
-    LLVMBasicBlockRef then = cg_new_bb(cg, name), done = cg_new_bb(cg, "cluster.done");
-    LLVMBuildCondBr(cg->b, cond, then, done);
-    LLVMPositionBuilderAtEnd(cg->b, then);
-    return done;
-}
-
-static void end_if(Cg *cg, LLVMBasicBlockRef done)
-{
-    LLVMBuildBr(cg->b, done);
-    LLVMPositionBuilderAtEnd(cg->b, done);
-}
-
 static LLVMValueRef is_thread0(Cg *cg)
 {
     return LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), "");
@@ -307,11 +293,11 @@ void cg_cluster_bounds(Cg *cg)
         mine[i] = LLVMGetIntTypeWidth(LLVMTypeOf(x)) == 64 ? x : LLVMBuildSExt(cg->b, x, i64, "");
     }
     LLVMValueRef box = smem_u32(cg, cg_i32(cg, cl->bounds_off));
-    LLVMBasicBlockRef done = begin_if(cg, is_thread0(cg), "cluster.bounds");
+    LLVMBasicBlockRef done = cg_begin_if(cg, is_thread0(cg), "cluster.bounds");
     LLVMValueRef far = peer_addr(cg, box);
     for (int i = 0; i < 3; i++)
         store_remote(cg, LLVMBuildAdd(cg->b, far, cg_i32(cg, 8 * i), ""), mine[i]);
-    end_if(cg, done);
+    cg_end_if(cg, done);
     cluster_barrier(cg);
     LLVMValueRef same = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
     for (int i = 0; i < 3; i++) {
@@ -339,7 +325,7 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
                                 LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, slot, cg_i32(cg, 8), ""),
                                              cg_i32(cg, cl->empty_off[buf]), ""));
     LLVMValueRef words[3] = {inner, outer, LLVMBuildZExt(cg->b, live, i32, "")};
-    LLVMBasicBlockRef done = begin_if(cg, is_thread0(cg), "cluster.arrive");
+    LLVMBasicBlockRef done = cg_begin_if(cg, is_thread0(cg), "cluster.arrive");
     LLVMValueRef far = peer_addr(cg, mail);
     for (int i = 0; i < 3; i++)
         store_remote(cg, LLVMBuildAdd(cg->b, far, cg_i32(cg, 4 * i), ""), words[i]);
@@ -349,7 +335,7 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
     LLVMValueRef far_bar = peer_addr(cg, bar);
     cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1,
            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r,~{memory}", &far_bar);
-    end_if(cg, done);
+    cg_end_if(cg, done);
     LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, cl->phase[buf], "");
     LLVMValueRef parity =
         LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
@@ -371,7 +357,7 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
      * which the other CTA waits for before writing the mailbox again, comes
      * after the read in its own program order */
     LLVMBasicBlockRef from = LLVMGetInsertBlock(cg->b);
-    done = begin_if(cg, is_thread0(cg), "cluster.read");
+    done = cg_begin_if(cg, is_thread0(cg), "cluster.read");
     LLVMValueRef same = live;
     for (int i = 0; i < 3; i++) {
         LLVMValueRef theirs =
@@ -379,7 +365,7 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
         same = LLVMBuildAnd(cg->b, same, LLVMBuildICmp(cg->b, LLVMIntEQ, theirs, words[i], ""), "");
     }
     LLVMBasicBlockRef read = LLVMGetInsertBlock(cg->b);
-    end_if(cg, done);
+    cg_end_if(cg, done);
     LLVMTypeRef i1 = LLVMInt1TypeInContext(cg->ctx);
     LLVMValueRef phi = LLVMBuildPhi(cg->b, i1, "cluster.same");
     LLVMValueRef in[2] = {LLVMConstInt(i1, 0, 0), same};

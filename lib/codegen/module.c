@@ -239,6 +239,20 @@ LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name)
     return LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, name);
 }
 
+LLVMBasicBlockRef cg_begin_if(Cg *cg, LLVMValueRef cond, const char *name)
+{
+    LLVMBasicBlockRef then = cg_new_bb(cg, name), done = cg_new_bb(cg, "done");
+    LLVMBuildCondBr(cg->b, cond, then, done);
+    LLVMPositionBuilderAtEnd(cg->b, then);
+    return done;
+}
+
+void cg_end_if(Cg *cg, LLVMBasicBlockRef done)
+{
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+}
+
 /* ---- ops with no better home ---------------------------------------------------- */
 
 static bool emit_misc(Cg *cg, const IrOp *op)

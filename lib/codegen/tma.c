@@ -70,22 +70,6 @@ static LLVMValueRef barrier_of(Cg *cg, int buf, LLVMValueRef slot)
     return barrier_at(cg, buf, slot, false);
 }
 
-/* Runs what the caller emits next only where cond holds; returns the block
- * to close the branch with (end_if). */
-static LLVMBasicBlockRef begin_if(Cg *cg, LLVMValueRef cond, const char *name)
-{
-    LLVMBasicBlockRef then = cg_new_bb(cg, name), done = cg_new_bb(cg, "tma.done");
-    LLVMBuildCondBr(cg->b, cond, then, done);
-    LLVMPositionBuilderAtEnd(cg->b, then);
-    return done;
-}
-
-static void end_if(Cg *cg, LLVMBasicBlockRef done)
-{
-    LLVMBuildBr(cg->b, done);
-    LLVMPositionBuilderAtEnd(cg->b, done);
-}
-
 /* The thread that issues copies: thread 0, or in the producer's region
  * the one thread that runs it. */
 static LLVMValueRef is_thread0(Cg *cg)
@@ -120,7 +104,7 @@ void cg_tma_setup(Cg *cg)
     }
     if (!any)
         return;
-    LLVMBasicBlockRef done = begin_if(cg, is_thread0(cg), "tma.init");
+    LLVMBasicBlockRef done = cg_begin_if(cg, is_thread0(cg), "tma.init");
     for (int i = 0; i < cg->nbufs; i++)
         for (int s = 0; s < cg->bar_slots[i]; s++) {
             init_barrier(cg, barrier_of(cg, i, cg_i32(cg, s)), 1);
@@ -131,7 +115,7 @@ void cg_tma_setup(Cg *cg)
     /* the initialised barriers visible to the async proxy (TMA's
      * complete_tx), then to every thread before its first wait */
     cg_asm_void(cg, "fence.mbarrier_init.release.cluster;");
-    end_if(cg, done);
+    cg_end_if(cg, done);
     cg_barrier(cg);
     cg_cluster_start(cg);
 }
@@ -145,9 +129,9 @@ static void check_origin(Cg *cg, LLVMValueRef inner, LLVMValueRef outer)
 {
     LLVMValueRef neg = LLVMBuildOr(cg->b, inner, outer, "");
     neg = LLVMBuildICmp(cg->b, LLVMIntSLT, neg, cg_i32(cg, 0), "");
-    LLVMBasicBlockRef done = begin_if(cg, neg, "tma.negative");
+    LLVMBasicBlockRef done = cg_begin_if(cg, neg, "tma.negative");
     cg_intrinsic(cg, "llvm.trap", NULL, 0, NULL, 0);
-    end_if(cg, done);
+    cg_end_if(cg, done);
 }
 
 static void copy_boxes(Cg *cg, const IrOp *op, const IrTmap *m, int buf, LLVMValueRef inner,
@@ -170,9 +154,9 @@ static void emit_copy(Cg *cg, const IrOp *op)
     /* in a cluster, the CTA meets the other whether or not its copy is live */
     LLVMValueRef shared = cg->cl ? cg_cluster_share(cg, buf, slot, inner, outer, live) : NULL;
     LLVMValueRef go = LLVMBuildAnd(cg->b, is_thread0(cg), live, "");
-    LLVMBasicBlockRef done = begin_if(cg, go, "tma.copy");
+    LLVMBasicBlockRef done = cg_begin_if(cg, go, "tma.copy");
     copy_boxes(cg, op, m, buf, inner, outer, slot, shared);
-    end_if(cg, done);
+    cg_end_if(cg, done);
 }
 
 /* Thread 0, for a live copy: arm the slot's barrier with the tile's bytes
@@ -270,12 +254,12 @@ static void emit_release(Cg *cg, const IrOp *op)
     }
     LLVMValueRef slot = cg_get(cg, op->operands[0]).el[0];
     LLVMValueRef live = cg_get(cg, op->operands[1]).el[0];
-    LLVMBasicBlockRef done = begin_if(cg, live, "tma.release");
+    LLVMBasicBlockRef done = cg_begin_if(cg, live, "tma.release");
     LLVMValueRef bar = barrier_at(cg, buf, slot, true);
     LLVMTypeRef pt[1] = {LLVMInt32TypeInContext(cg->ctx)};
     cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1, "mbarrier.arrive.shared::cta.b64 _, [$0];",
            "r", &bar);
-    end_if(cg, done);
+    cg_end_if(cg, done);
 }
 
 /* Writes tile x (value v, in its layout) into the swizzled tile t at
@@ -334,7 +318,7 @@ static void emit_store(Cg *cg, const IrOp *op)
     cg_barrier(cg);
     LLVMValueRef inner = cg_get(cg, op->operands[1]).el[0];
     LLVMValueRef outer = cg_get(cg, op->operands[2]).el[0];
-    LLVMBasicBlockRef done = begin_if(cg, is_thread0(cg), "tma.store");
+    LLVMBasicBlockRef done = cg_begin_if(cg, is_thread0(cg), "tma.store");
     if (!(op->flags & IRF_NONNEG))
         check_origin(cg, inner, outer);
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), i64 = LLVMInt64TypeInContext(cg->ctx);
@@ -350,7 +334,7 @@ static void emit_store(Cg *cg, const IrOp *op)
     }
     cg_asm_void(cg, "cp.async.bulk.commit_group;");
     cg_asm_void(cg, "cp.async.bulk.wait_group.read 0;");
-    end_if(cg, done);
+    cg_end_if(cg, done);
     cg_barrier(cg);
 }
 
