@@ -83,8 +83,10 @@ def test_triton_language_core_and_standard_modules():
 
 def test_importlib_metadata_knows_triton():
     """Host code asks importlib.metadata for Triton's version (Liger's
-    compare_version); without Triton installed the facade answers with the
-    language version tk implements, as the compiler decides conditions."""
+    compare_version); the facade answers with the language version tk
+    implements, as the compiler decides conditions, whether or not Triton is
+    installed: before, an installed Triton 3.9's version was given while
+    `import triton` gave the facade."""
     import importlib.metadata
     import tk.compat  # noqa: F401
     assert importlib.metadata.version("triton").startswith("3.6")
@@ -187,3 +189,25 @@ def test_torch_compiler_stack_sees_no_triton():
                        env=dict(os.environ, TK_INTERPRET="1"))
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
     assert torch is not None
+
+
+def test_an_installed_triton_stays_out():
+    """Where a Triton is installed beside tk (and torch, whose compiler
+    stack probes for it), the facade answers for every module and for
+    importlib.metadata: no module of the installed Triton is imported,
+    and its version (3.9 where this was found) is not the one given."""
+    code = ("import os, sys, importlib.metadata as md, tk, tk.compat, triton, triton.language\n"
+            "import triton.testing, triton.runtime.jit\n"
+            "here = os.path.dirname(tk.__file__)\n"
+            "try:\n"
+            "    import torch, torch._dynamo\n"
+            "except ImportError:\n"
+            "    pass\n"
+            "real = [n for n, m in list(sys.modules.items()) if n.split('.')[0] == 'triton'\n"
+            "        and not (getattr(m, '__file__', None) or here).startswith(here)]\n"
+            "assert not real, real\n"
+            "assert md.version('triton') == '3.6.0', md.version('triton')\n"
+            "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, TK_INTERPRET="1"))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]

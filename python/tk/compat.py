@@ -125,8 +125,9 @@ MODULES = {"triton": triton, "triton.tools": tools,
 class _TritonDistribution(importlib.metadata.Distribution):
     """The installed-package record of the Triton language version tk
     implements, for host code that asks importlib.metadata (version
-    helpers such as compare_version("triton", operator.ge, "3.0.0"))
-    where no Triton is installed."""
+    helpers such as compare_version("triton", operator.ge, "3.0.0")). It
+    stands before an installed Triton's record: `import triton` gives the
+    facade, and host code that picks a path by version picks the facade's."""
 
     def read_text(self, filename):
         if filename == "METADATA":
@@ -138,8 +139,8 @@ class _TritonDistribution(importlib.metadata.Distribution):
 
 
 class _TritonFinder:
-    """Finds _TritonDistribution for importlib.metadata; imports it leaves
-    to the other finders."""
+    """Finds _TritonDistribution for importlib.metadata, first of the
+    finders; imports it leaves to the others."""
 
     @staticmethod
     def find_spec(*args, **kwargs):
@@ -205,8 +206,8 @@ class _TorchFinder:
 
 
 def install():
-    """Puts the facade in sys.modules under Triton's names, and a triton
-    distribution in importlib.metadata where none is installed."""
+    """Puts the facade in sys.modules under Triton's names, and its triton
+    distribution first in importlib.metadata."""
     if _PROBE in sys.modules:
         _no_triton_for_torch(sys.modules[_PROBE])
     if not any(isinstance(f, _TorchFinder) for f in sys.meta_path):
@@ -214,11 +215,8 @@ def install():
     for name in ("triton.language", "triton.testing"):
         MODULES[name].__spec__ = importlib.machinery.ModuleSpec(name, None)
     sys.modules.update(MODULES)
-    try:
-        importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
-        if not any(isinstance(f, _TritonFinder) for f in sys.meta_path):
-            sys.meta_path.append(_TritonFinder())
+    if not any(isinstance(f, _TritonFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TritonFinder())
 
 
 install()
