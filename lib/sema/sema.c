@@ -349,6 +349,8 @@ void sema_bind_globals(Sema *s)
                 const Node *imp = n->list2.items[k];
                 if (imp->target)
                     sema_bind_package_import(s, imp);
+                else if (imp->kind == N_IMPORT && module_ns(imp->name))
+                    bind_import(s, imp); /* `import torch, triton.language as tl` */
                 else if (!keeps_package(s, n, import_binds(s, imp)))
                     bind_unfound(s, imp);
             }

@@ -282,3 +282,13 @@ def test_views_of_one_array_are_one_memory():
     K.fill_halves[(4,)](xy[:, :8], xy[:, 8:], 16, 8, BLOCK=8)
     np.testing.assert_array_equal(xy[:, :8], 1.0)
     np.testing.assert_array_equal(xy[:, 8:], 2.0)
+
+
+def test_import_line_with_host_and_tk_modules():
+    """`import os, tk, tk.language as tl`: tk's modules on a line with a
+    host module are read as triton's. Before, the line stayed a host import
+    and the file had no kernels."""
+    import mixed_import_kernels as M
+    x = np.arange(10, dtype=np.float32)
+    M.double[(1,)](x, 10, BLOCK=16)
+    np.testing.assert_array_equal(x, 2 * np.arange(10, dtype=np.float32))

@@ -76,11 +76,22 @@ _sources = {}
 _texts = {}  # the text tk compiles for a path, changed or not (what _source_for read)
 
 
+_IMPORT_LIST = re.compile(r"^(\s*)import\s+([\w. ,]+?)(\s*#.*)?$")
+_TK_ITEM = re.compile(r"^tk(\.language)?(\s+as\s+\w+)?$")
+
+
 def _tk_line(line):
-    """An import of tk spelled as the import of triton it stands for."""
+    """An import of tk spelled as the import of triton it stands for; in
+    `import torch, tk, tk.language as tl`, each of tk's modules."""
     m = _TK_IMPORT.match(line)
     if not m:
-        return line
+        lm = _IMPORT_LIST.match(line)
+        items = lm.group(2).split(",") if lm and "," in lm.group(2) else []
+        if not any(_TK_ITEM.match(i.strip()) for i in items):
+            return line
+        spelled = [_tk_line("import " + i.strip())[len("import "):] if _TK_ITEM.match(i.strip())
+                   else i.strip() for i in items]
+        return lm.group(1) + "import " + ", ".join(spelled) + (lm.group(3) or "")
     indent, stmt, note = m.group(1), m.group(2), m.group(6) or ""
     if stmt.startswith("from "):
         return indent + stmt.replace("from tk", "from triton", 1) + note
