@@ -230,6 +230,24 @@ static int extent(PyObject *shape, PyObject *strides, Py_ssize_t item, Slot *s)
     return 0;
 }
 
+/* A host tensor at address 0 is empty, or on the 'meta' device, which
+ * holds shapes and no data: -1 (a ValueError) for the latter. Asked only
+ * of null pointers, so a launch pays nothing for it. */
+static int no_data(PyObject *v, const char *param)
+{
+    PyObject *meta = PyObject_GetAttrString(v, "is_meta");
+    int is = meta ? PyObject_IsTrue(meta) : 0;
+    Py_XDECREF(meta);
+    PyErr_Clear();
+    if (is <= 0)
+        return 0;
+    PyErr_Format(PyExc_ValueError,
+                 "tk: argument '%s' is on the 'meta' device, which holds no data; "
+                 "a kernel takes CPU or CUDA tensors",
+                 param);
+    return -1;
+}
+
 /* PyTorch: data_ptr(), dtype, get_device(); strides in elements. The
  * extent is measured for host tensors, and for GPU ones when L wants it. */
 static int torch_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
@@ -247,7 +265,7 @@ static int torch_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
     Py_XDECREF(p);
     Py_XDECREF(dt);
     Py_XDECREF(dev);
-    if (!ok)
+    if (!ok || (!s->arg.v.ptr && s->device < 0 && no_data(v, param) < 0))
         return -1;
     s->loc = s->device >= 0 ? SLOT_DEVICE : SLOT_HOST;
     if (s->loc == SLOT_DEVICE && !L->extents)
