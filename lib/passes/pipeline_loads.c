@@ -174,16 +174,7 @@ static const IrValue *pointer_base(const Pipe *p, const IrValue *v)
             v = p->loop->operands[3 + v->index - 1];
             continue;
         }
-        switch (v->def->kind) {
-        case IR_ADDPTR:
-        case IR_SPLAT:
-        case IR_BROADCAST:
-        case IR_EXPAND_DIMS:
-        case IR_RESHAPE:
-        case IR_CONVERT_LAYOUT:
-        case IR_TRANS: v = v->def->operands[0]; break;
-        default: return NULL;
-        }
+        v = tile_pointer_source(v);
     }
     return NULL;
 }

@@ -686,3 +686,20 @@ int tile_add_tmap(IrFunc *f, const IrTmap *t)
     f->tmaps = maps;
     return f->ntmaps++;
 }
+
+const IrValue *tile_pointer_source(const IrValue *v)
+{
+    if (!v->def)
+        return NULL;
+    switch (v->def->kind) {
+    case IR_ADDPTR:
+    case IR_SPLAT:
+    case IR_BROADCAST:
+    case IR_EXPAND_DIMS:
+    case IR_RESHAPE:
+    case IR_CONVERT_LAYOUT:
+    case IR_TRANS:
+    case IR_HINT: return v->def->operands[0];
+    default: return NULL;
+    }
+}

@@ -55,5 +55,9 @@ bool tile_origin_nonneg(const TileMatch *m);
  * appended; -1 when f has IR_MAX_TMAPS already or out of memory. One map
  * less is 128 bytes less to encode and pass at every launch. */
 int tile_add_tmap(IrFunc *f, const IrTmap *t);
+/* The pointer v is computed from by an op that moves it or changes only
+ * its shape or layout (an offset added, a splat, a view, a hint): what it
+ * points into is that pointer's; NULL for any other op. */
+const IrValue *tile_pointer_source(const IrValue *v);
 
 #endif

@@ -63,17 +63,7 @@ static const IrValue *base_of(const IrFunc *f, const IrValue *v, const IrValue *
             v = loop->operands[3 + v->index - 1];
             continue;
         }
-        switch (v->def->kind) {
-        case IR_ADDPTR:
-        case IR_SPLAT:
-        case IR_BROADCAST:
-        case IR_EXPAND_DIMS:
-        case IR_RESHAPE:
-        case IR_CONVERT_LAYOUT:
-        case IR_TRANS:
-        case IR_HINT: v = v->def->operands[0]; break;
-        default: return NULL;
-        }
+        v = tile_pointer_source(v);
     }
     return NULL;
 }
