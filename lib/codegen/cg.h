@@ -134,6 +134,12 @@ LLVMBasicBlockRef cg_new_bb(Cg *cg, const char *name);
  * to close the branch with (cg_end_if), where code goes on for every thread. */
 LLVMBasicBlockRef cg_begin_if(Cg *cg, LLVMValueRef cond, const char *name);
 void cg_end_if(Cg *cg, LLVMBasicBlockRef done);
+/* Every thread waits until the mbarrier at bar completes the phase whose
+ * parity is bit `slot` of the i32 at phase, then flips that bit; with
+ * acquire semantics at cluster scope where cluster holds (what the other
+ * CTA wrote before its arrival is visible after the wait). */
+void cg_mbarrier_wait(Cg *cg, LLVMValueRef bar, LLVMValueRef phase, LLVMValueRef slot,
+                      bool cluster);
 /* Inline PTX (LLVM has no intrinsic for it): a call with side effects. */
 LLVMValueRef cg_asm(Cg *cg, LLVMTypeRef ret, LLVMTypeRef *pt, int np, const char *text,
                     const char *cons, LLVMValueRef *args);

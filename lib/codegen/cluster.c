@@ -336,23 +336,7 @@ static LLVMValueRef meet(Cg *cg, int buf, LLVMValueRef slot, LLVMValueRef inner,
     cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 1,
            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r,~{memory}", &far_bar);
     cg_end_if(cg, done);
-    LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, cl->phase[buf], "");
-    LLVMValueRef parity =
-        LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
-    LLVMBasicBlockRef spin = cg_new_bb(cg, "cluster.wait"), ready = cg_new_bb(cg, "cluster.ready");
-    LLVMBuildBr(cg->b, spin);
-    LLVMPositionBuilderAtEnd(cg->b, spin);
-    LLVMValueRef args[2] = {bar, parity};
-    LLVMValueRef ok = cg_asm(
-        cg, i32, pt, 2,
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [$1], $2;\n"
-        "selp.b32 $0, 1, 0, p;\n}",
-        "=r,r,r,~{memory}", args);
-    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntNE, ok, cg_i32(cg, 0), ""), ready, spin);
-    LLVMPositionBuilderAtEnd(cg->b, ready);
-    LLVMBuildStore(cg->b,
-                   LLVMBuildXor(cg->b, bits, LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, ""), ""),
-                   cl->phase[buf]);
+    cg_mbarrier_wait(cg, bar, cl->phase[buf], slot, true);
     /* thread 0 alone reads the mailbox (the one copying): its next arrival,
      * which the other CTA waits for before writing the mailbox again, comes
      * after the read in its own program order */

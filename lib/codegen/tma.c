@@ -220,23 +220,28 @@ static void emit_wait(Cg *cg, const IrOp *op)
         cg_internal(cg, op->span, "tma_wait on ring %d without barriers", buf);
         return;
     }
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
     LLVMValueRef slot = cg_get(cg, op->operands[0]).el[0];
     LLVMValueRef bar = barrier_at(cg, buf, slot, empty);
-    LLVMValueRef phase = empty ? cg->empty_phase[buf] : cg->phase[buf];
+    cg_mbarrier_wait(cg, bar, empty ? cg->empty_phase[buf] : cg->phase[buf], slot, false);
+}
+
+void cg_mbarrier_wait(Cg *cg, LLVMValueRef bar, LLVMValueRef phase, LLVMValueRef slot, bool cluster)
+{
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
     LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, phase, "");
     LLVMValueRef parity =
         LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
-    LLVMBasicBlockRef spin = cg_new_bb(cg, "tma.wait"), done = cg_new_bb(cg, "tma.ready");
+    LLVMBasicBlockRef spin = cg_new_bb(cg, "mbar.wait"), done = cg_new_bb(cg, "mbar.ready");
     LLVMBuildBr(cg->b, spin);
     LLVMPositionBuilderAtEnd(cg->b, spin);
     LLVMValueRef args[2] = {bar, parity};
     LLVMTypeRef pt[2] = {i32, i32};
-    LLVMValueRef ok =
-        cg_asm(cg, i32, pt, 2,
-               "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n"
-               "selp.b32 $0, 1, 0, p;\n}",
-               "=r,r,r", args);
+    const char *text = cluster
+        ? "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, "
+          "[$1], $2;\nselp.b32 $0, 1, 0, p;\n}"
+        : "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n"
+          "selp.b32 $0, 1, 0, p;\n}";
+    LLVMValueRef ok = cg_asm(cg, i32, pt, 2, text, cluster ? "=r,r,r,~{memory}" : "=r,r,r", args);
     LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntNE, ok, cg_i32(cg, 0), ""), done, spin);
     LLVMPositionBuilderAtEnd(cg->b, done);
     LLVMValueRef flip = LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, "");
