@@ -39,7 +39,8 @@ bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o
                   bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
                   StrBuf *ptx_out, CgTimes *times, bool *fatal);
 /* Appends the PTX text ptx[0..len) to out, with the edits that keep the
- * assembler from miscompiling it (ptx_rewrite.c says which). */
+ * assembler from miscompiling it and the address form it assembles best
+ * (ptx_rewrite.c says which); out->oom when memory runs out. */
 void ptx_rewrite(const char *ptx, size_t len, StrBuf *out);
 /* Adds `.explicitcluster` and `.reqnctapercluster n, 1, 1` to the one
  * entry of ptx (after its .maxntid), which LLVM 19 cannot write; false
