@@ -149,28 +149,45 @@ static LLVMValueRef div_full_f32(Cg *cg, LLVMValueRef a, LLVMValueRef b)
 
 /* Float add, sub and mul may fuse into fma where one feeds the other, as
  * Triton compiles them by default (its enable_fp_fusion): LLVM contracts
- * only instructions that both carry the flag. */
-static LLVMValueRef contractable(Cg *cg, LLVMValueRef x)
+ * pairs that both carry the flag, and the NVPTX backend (told so once, in
+ * target/nvptx.c) prints the rest without a rounding suffix, which lets
+ * ptxas fuse what LLVM did not see. With fusion off each op is one of
+ * NVVM's explicitly rounded intrinsics, which neither may fuse. */
+static LLVMValueRef fused_or_rounded(Cg *cg, IrKind k, LLVMValueRef a, LLVMValueRef b)
 {
-    if (!cg->o->no_fp_fusion && LLVMIsAInstruction(x) && LLVMCanValueUseFastMathFlags(x))
-        LLVMSetFastMathFlags(x, LLVMFastMathAllowContract);
-    return x;
+    LLVMBuilderRef B = cg->b;
+    if (!cg->o->no_fp_fusion) {
+        LLVMValueRef x = k == IR_ADD ? LLVMBuildFAdd(B, a, b, "")
+            : k == IR_SUB            ? LLVMBuildFSub(B, a, b, "")
+                                     : LLVMBuildFMul(B, a, b, "");
+        if (LLVMIsAInstruction(x) && LLVMCanValueUseFastMathFlags(x))
+            LLVMSetFastMathFlags(x, LLVMFastMathAllowContract);
+        return x;
+    }
+    bool f64 = LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMDoubleTypeKind;
+    if (k == IR_SUB)
+        b = LLVMBuildFNeg(B, b, ""); /* exact: a - b is a + (-b) rounded once */
+    LLVMValueRef args[2] = {a, b};
+    const char *name = k == IR_MUL ? (f64 ? "llvm.nvvm.mul.rn.d" : "llvm.nvvm.mul.rn.f")
+                                   : (f64 ? "llvm.nvvm.add.rn.d" : "llvm.nvvm.add.rn.f");
+    return cg_intrinsic(cg, name, NULL, 0, args, 2);
 }
 
 LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMBuilderRef B = cg->b;
     bool fl = dtype_is_float(dt), sg = dtype_is_signed(dt);
-    bool native16 = dt == DT_F16 && (k == IR_ADD || k == IR_SUB || k == IR_MUL);
+    /* Without fusion, fp16 goes through fp32's rounded ops: fp32 carries
+     * more than twice fp16's precision plus two bits, so rounding to fp32
+     * and then to fp16 gives the correctly rounded fp16 result. */
+    bool native16 =
+        dt == DT_F16 && (k == IR_ADD || k == IR_SUB || k == IR_MUL) && !cg->o->no_fp_fusion;
     if ((dt == DT_BF16 || dt == DT_F16) && !native16)
         return from_f32(cg, cg_binop(cg, k, sub, DT_F32, to_f32(cg, a), to_f32(cg, b)), dt);
     switch (k) {
-    case IR_ADD:
-        return fl ? contractable(cg, LLVMBuildFAdd(B, a, b, "")) : LLVMBuildAdd(B, a, b, "");
-    case IR_SUB:
-        return fl ? contractable(cg, LLVMBuildFSub(B, a, b, "")) : LLVMBuildSub(B, a, b, "");
-    case IR_MUL:
-        return fl ? contractable(cg, LLVMBuildFMul(B, a, b, "")) : LLVMBuildMul(B, a, b, "");
+    case IR_ADD: return fl ? fused_or_rounded(cg, IR_ADD, a, b) : LLVMBuildAdd(B, a, b, "");
+    case IR_SUB: return fl ? fused_or_rounded(cg, IR_SUB, a, b) : LLVMBuildSub(B, a, b, "");
+    case IR_MUL: return fl ? fused_or_rounded(cg, IR_MUL, a, b) : LLVMBuildMul(B, a, b, "");
     case IR_DIV:
         if (fl)
             return dt == DT_F32 && sub == 0 ? div_full_f32(cg, a, b) : LLVMBuildFDiv(B, a, b, "");

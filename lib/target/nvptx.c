@@ -86,11 +86,14 @@ static void nvptx_init(void)
      * slot's or a scratch element's address is one add, with constant
      * offsets folded into the instruction, not a 64-bit add pair. The
      * option is LLVM's (it sizes the target machine's pointers); it is
-     * given once, and not where it already holds. */
-    if (!short_shared_pointers()) {
-        const char *argv[] = {"tk", "-nvptx-short-ptr"};
-        LLVMParseCommandLineOptions(2, argv, NULL);
-    }
+     * given once, and not where it already holds.
+     * Float add, sub and mul are printed without a rounding suffix, as
+     * Triton's fp fusion has them, so ptxas may fuse a multiply into the
+     * add it feeds; the C API cannot set the target machine's fusion
+     * option, and the backend reads this one first. A compile with fusion
+     * off gets explicitly rounded ops from codegen instead. */
+    const char *argv[3] = {"tk", "-nvptx-fma-level=1", "-nvptx-short-ptr"};
+    LLVMParseCommandLineOptions(short_shared_pointers() ? 2 : 3, argv, NULL);
 }
 
 /* PTX ISA versions LLVM 19 knows that ptxas of CUDA 12/13 accepts for each arch. */
