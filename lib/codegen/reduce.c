@@ -180,6 +180,34 @@ static int64_t regions(const DType *dt, int n, int64_t count, int64_t *off)
     return at;
 }
 
+/* Combines the 1 << wbits partials of a row's warps, from shared memory,
+ * into acc. Up to 4 every thread reads them all; past that each lane reads
+ * the one of its number and a butterfly over wbits lane bits combines them
+ * (lower warps first, as the serial order has them), so a 32-warp row costs
+ * a thread one load and 5 shuffles instead of 32 loads and 31 combines. */
+static void row_partials(Red *r, LLVMValueRef *acc, LLVMValueRef first, int wbits,
+                         const int64_t *off)
+{
+    Cg *cg = r->cg;
+    int n = 1 << wbits;
+    bool tree = wbits > 2;
+    LLVMValueRef lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, n - 1), "");
+    for (int j = 0; j < (tree ? 1 : n); j++) {
+        LLVMValueRef x[8];
+        LLVMValueRef idx = LLVMBuildAdd(cg->b, first, tree ? lane : cg_i32(cg, j), "");
+        for (int i = 0; i < r->n; i++)
+            x[i] = LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]),
+                                  cg_smem_addr(cg, off[i], idx, r->dt[i]), "");
+        if (j == 0)
+            for (int i = 0; i < r->n; i++)
+                acc[i] = x[i];
+        else
+            combine(r, acc, x);
+    }
+    if (tree)
+        warp_combine(r, acc, wbits);
+}
+
 /* Partials of the warps that share a row meet in shared memory. */
 static void cta_combine(Red *r, LLVMValueRef **part, int ng, int wbits)
 {
@@ -195,23 +223,9 @@ static void cta_combine(Red *r, LLVMValueRef **part, int ng, int wbits)
         }
     cg_barrier(cg);
     LLVMValueRef first = LLVMBuildAnd(cg->b, warp, cg_i32(cg, ~((1 << wbits) - 1)), "");
-    for (int q = 0; q < ng; q++) {
-        LLVMValueRef acc[8];
-        for (int j = 0; j < (1 << wbits); j++) {
-            LLVMValueRef x[8];
-            LLVMValueRef idx = LLVMBuildAdd(cg->b, first, cg_i32(cg, (int64_t)q * nw + j), "");
-            for (int i = 0; i < r->n; i++)
-                x[i] = LLVMBuildLoad2(cg->b, cg_type(cg, r->dt[i]),
-                                      cg_smem_addr(cg, off[i], idx, r->dt[i]), "");
-            if (j == 0)
-                for (int i = 0; i < r->n; i++)
-                    acc[i] = x[i];
-            else
-                combine(r, acc, x);
-        }
-        for (int i = 0; i < r->n; i++)
-            part[q][i] = acc[i];
-    }
+    for (int q = 0; q < ng; q++)
+        row_partials(r, part[q], LLVMBuildAdd(cg->b, first, cg_i32(cg, (int64_t)q * nw), ""), wbits,
+                     off);
     cg_barrier(cg);
 }
 

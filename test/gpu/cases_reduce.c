@@ -354,6 +354,12 @@ void cases_reduce(H *h)
     custom_case(h, 16, 32, 4);
     custom_case(h, 64, 8, 2);
     custom_case(h, 4, 4, 4);
+    /* 8 to 32 warps along a row: their partials meet in a butterfly, whose
+     * order must keep the first index of a tie */
+    custom_case(h, 2, 4096, 32);
+    custom_case(h, 4, 1024, 8);
+    reduce_2d_case(h, TK_F32, 2, 8192, 32);
+    reduce_1d_case(h, 30000, 32768, 16);
     reduce_3d_case(h, 4, 8, 16, 4);
     reduce_3d_case(h, 2, 32, 4, 4);
     scan_1d_case(h, TK_F32, 16, 4);
