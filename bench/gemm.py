@@ -63,12 +63,15 @@ def rel_err(torch, out, ref):
 
 
 class Gemm:
-    def __init__(self, torch, tk, triton_mod, path=MATMUL):
+    def __init__(self, torch, tk, triton_mod, path=MATMUL, num_ctas=1):
         self.torch, self.tk, self.tri = torch, tk, triton_mod
         self.kernel = tk.kernel(path, "matmul")
+        self.num_ctas = num_ctas
 
     def tk_launch(self, a, b, c, cfg):
-        return tkbind.matmul_launch(self.tk, self.kernel, a, b, c, cfg)
+        launch = tkbind.matmul_launch(self.tk, self.kernel, a, b, c, cfg)
+        launch.opts.num_ctas = self.num_ctas
+        return launch
 
     def triton_launch(self, a, b, c, cfg):
         BM, BN, BK, G, warps, stages = cfg
@@ -115,7 +118,8 @@ def gemm_rows(torch, g, shapes, dtypes, configs, reps):
                     if ok and tf > best[who][0]:
                         best[who] = (tf, cfg)
             cub = flops / median_ms(torch, lambda: torch.matmul(a, b), reps) / 1e9
-            rows.append((f"gemm {str(dt)[6:]} {M}x{N}x{K}", best["tk"], best["triton"], cub))
+            nc = f" num_ctas={g.num_ctas}" if g.num_ctas > 1 else ""
+            rows.append((f"gemm{nc} {str(dt)[6:]} {M}x{N}x{K}", best["tk"], best["triton"], cub))
     return rows
 
 
@@ -279,11 +283,14 @@ def main():
     ap.add_argument("--no-attention", action="store_true")
     ap.add_argument("--only", choices=("gemm", "attention", "grouped", "persistent", "ws"),
                     help="run one kind of workload")
+    ap.add_argument("--num-ctas", type=int, default=1,
+                    help="tk's plain GEMMs in clusters of this many CTAs (Triton's num_ctas; "
+                         "Triton's side stays at 1)")
     args = ap.parse_args()
     import torch
     tk = tkbind.Tk(args.libtk)
     tri_mm = load_module(MATMUL, "tk_bench_matmul")
-    g = Gemm(torch, tk, tri_mm)
+    g = Gemm(torch, tk, tri_mm, num_ctas=args.num_ctas)
     print(f"device {torch.cuda.get_device_name()}, TK_ARCH={os.environ.get('TK_ARCH')}, "
           f"TRITON_OVERRIDE_ARCH={os.environ.get('TRITON_OVERRIDE_ARCH')}", flush=True)
     rows = []
