@@ -183,7 +183,7 @@ static int64_t regions(const DType *dt, int n, int64_t count, int64_t *off)
 /* Combines the 1 << wbits partials of a row's warps, from shared memory,
  * into acc. Up to 8 every thread reads them all: vector loads side by side
  * and a short chain of combines, quicker than a chain of shuffles (a row
- * norm of 8 warps per row ran 15% slower on an H200 with the butterfly).
+ * norm of 8 warps per row ran 17% slower on an H200 with the butterfly).
  * From 16 each lane reads the one of its number and a butterfly over wbits
  * lane bits combines them (lower warps first, as the serial order has
  * them): a 32-warp row costs a thread one load and 5 shuffles instead of
@@ -195,7 +195,7 @@ static void row_partials(Red *r, LLVMValueRef *acc, LLVMValueRef first, int wbit
     Cg *cg = r->cg;
     int n = 1 << wbits;
     bool tree = wbits > 3;
-    LLVMValueRef lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, n - 1), "");
+    LLVMValueRef lane = tree ? LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, n - 1), "") : NULL;
     for (int j = 0; j < (tree ? 1 : n); j++) {
         LLVMValueRef x[8];
         LLVMValueRef idx = LLVMBuildAdd(cg->b, first, tree ? lane : cg_i32(cg, j), "");
