@@ -434,6 +434,13 @@ def main():
         tk = tkbind.Tk(args.libtk)
         side = TorchSide(torch)
         flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+        if "triton" in sides:
+            # Triton allocates the tensor maps of descriptors built in the kernel
+            # (tl.make_tensor_descriptor) from this at launch; kernels that need no
+            # global scratch never call it
+            import triton
+            triton.set_allocator(lambda size, align, stream:
+                                 torch.empty(size, dtype=torch.int8, device="cuda"))
         mods = {}
         print(f"device {torch.cuda.get_device_name()}, tk {tk.version()}", flush=True)
         for i, c in enumerate(cases):

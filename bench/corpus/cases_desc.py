@@ -1,0 +1,74 @@
+"""Corpus cases: kernels that build tensor descriptors in the kernel
+(tl.make_tensor_descriptor): a grouped GEMM, a persistent GEMM and an
+attention forward. Triton needs a global-memory allocator for them
+(bench/corpus.py sets one)."""
+import numpy as np
+
+from registry import F32, I32, case, cdiv, floats, out
+
+# GPU sizes: tutorial 09's fp16 shape and config; interpreter sizes: ragged
+# M, N and K (the descriptors bound every access), tiny tiles
+DESC_GEMM_GPU = dict(m=4096, n=4096, k=4096, BM=128, BN=256, BK=64, G=8, warps=8, stages=3)
+DESC_GEMM_INT = dict(m=72, n=56, k=88, BM=32, BN=16, BK=16, G=2, warps=4, stages=2)
+
+
+def gemm_make(rng, S):
+    # B is kept [N, K], as tutorial 09 keeps it; the kernels compute A @ B^T
+    return {"a": floats(rng, (S["m"], S["k"]), "f16"), "b": floats(rng, (S["n"], S["k"]), "f16"),
+            "c": out((S["m"], S["n"]), "f16")}
+
+
+def gemm_args(S, bufs):
+    return ["a", "b", "c", I32(S["m"]), I32(S["n"]), I32(S["k"])]
+
+
+def gemm_consts(S):
+    return dict(BLOCK_M=S["BM"], BLOCK_N=S["BN"], BLOCK_K=S["BK"], GROUP_M=S["G"])
+
+
+def gemm_ref(X, S):
+    return {"c": X["a"] @ X["b"].T}
+
+
+def gemm_tiles(S):
+    return cdiv(S["m"], S["BM"]) * cdiv(S["n"], S["BN"])
+
+
+case(name="matmul_desc_device", klass="gemm", module="tensor_desc_kernels.py",
+     kernel="matmul_desc_device", make=gemm_make, args=gemm_args, consts=gemm_consts,
+     grid=lambda S: (gemm_tiles(S),), ref=gemm_ref, gpu=DESC_GEMM_GPU, interp=DESC_GEMM_INT)
+
+# NUM_SMS fixed at an H100's 132, so that both compilers get the same grid
+case(name="matmul_desc_persistent", klass="gemm", module="tensor_desc_kernels.py",
+     kernel="matmul_desc_persistent", make=gemm_make, args=gemm_args,
+     consts=lambda S: dict(gemm_consts(S), NUM_SMS=S["P"]),
+     grid=lambda S: (min(S["P"], gemm_tiles(S)),), ref=gemm_ref,
+     gpu=dict(DESC_GEMM_GPU, P=132), interp=dict(DESC_GEMM_INT, P=3))
+
+
+def attn_make(rng, S):
+    shape = (S["z"], S["h"], S["n_ctx"], S["d"])
+    return {"q": floats(rng, shape, "f16"), "k": floats(rng, shape, "f16"),
+            "v": floats(rng, shape, "f16"), "o": out(shape, "f16"),
+            "lse": out((S["z"], S["h"], S["n_ctx"]), "f32")}
+
+
+def attn_ref(X, S):
+    scale = S["d"] ** -0.5
+    s = np.einsum("zhmd,zhnd->zhmn", X["q"], X["k"]) * scale
+    mx = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - mx)
+    tot = e.sum(axis=-1, keepdims=True)
+    lse = (mx + np.log(tot))[..., 0] / np.log(2.0)  # log2 of sum(exp2(s * log2(e)))
+    return {"o": np.einsum("zhmn,zhnd->zhmd", e / tot, X["v"]), "lse": lse}
+
+
+case(name="attn_fwd_desc", klass="attention", module="tensor_desc_kernels.py",
+     kernel="attn_fwd_desc", make=attn_make,
+     args=lambda S, b: ["q", "k", "v", "o", "lse", F32(S["d"] ** -0.5), I32(S["z"]),
+                        I32(S["h"]), I32(S["n_ctx"])],
+     consts=lambda S: dict(HEAD_DIM=S["d"], BLOCK_M=S["BM"], BLOCK_N=S["BN"]),
+     grid=lambda S: (cdiv(S["n_ctx"], S["BM"]), S["z"] * S["h"]), ref=attn_ref,
+     shape=lambda S: f"z{S['z']} h{S['h']} n{S['n_ctx']} d{S['d']}",
+     gpu=dict(z=4, h=8, n_ctx=4096, d=128, BM=128, BN=128, warps=8, stages=3),
+     interp=dict(z=2, h=3, n_ctx=64, d=32, BM=16, BN=32, warps=4, stages=2), tol=5e-3)
