@@ -562,6 +562,42 @@ static bool remat_staged(Cg *cg, const IrOp *op)
     return true;
 }
 
+static LLVMValueRef map_xor(Cg *cg, LLVMValueRef e, const Type *dst, void *ctx)
+{
+    TK_UNUSED(dst);
+    return LLVMBuildXor(cg->b, e, cg_i32(cg, *(const int64_t *)ctx), "");
+}
+
+/* x's elements, each from the element whose flat index differs by xor m.
+ * The layout is linear over GF(2): when m is the offset of one register
+ * bit, the partner is that register of the same thread; when it is a lane
+ * bit's, the same register of the lane across that bit (one butterfly
+ * shuffle); otherwise (a warp bit) through shared memory. */
+static CgVal partner(Cg *cg, const IrOp *op)
+{
+    const IrValue *x = op->operands[0];
+    CgLayout l = cg_layout(cg, x);
+    CgVal in = cg_get(cg, x), r = cg_val_new(cg, in.n);
+    int64_t m = op->ival;
+    for (int i = 0; i < l.lin.nreg; i++)
+        if (l.lin.reg[i] == m) {
+            for (int s = 0; s < r.n; s++)
+                r.el[s] = in.el[s ^ (1 << i)];
+            return r;
+        }
+    for (int j = 0; j < l.lin.nthread && j < 5; j++)
+        if (l.lin.thread[j] == m) {
+            for (int s = 0; s < r.n; s++)
+                r.el[s] = cg_shfl(cg, "bfly", in.el[s], x->type.dt, cg_i32(cg, 1 << j));
+            return r;
+        }
+    cg_smem_put(cg, in, x, 0);
+    cg_barrier(cg);
+    r = cg_smem_take(cg, op->results[0], 0, map_xor, &m);
+    cg_barrier(cg);
+    return r;
+}
+
 /* Whether cg_emit_shape gives op's result from the registers alone (no
  * scratch): a dot's operand its dot stages, a copy, a splat of one
  * element, a result recomputed from its leaves (remat). */
@@ -631,6 +667,7 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
     case IR_JOIN:
     case IR_CAT: emit_join(cg, op); return true;
     case IR_SPLIT: emit_split(cg, op); return true;
+    case IR_PARTNER: cg_set(cg, op->results[0], partner(cg, op)); return true;
     default: return false;
     }
 }

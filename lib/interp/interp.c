@@ -284,6 +284,7 @@ static bool exec_op(InterpProg *p, const IrOp *op)
     case IR_JOIN:
     case IR_SPLIT:
     case IR_CAT:
+    case IR_PARTNER:
     case IR_HINT:
     case IR_CONVERT_LAYOUT: return interp_shape_op(p, op);
     case IR_LOAD: return interp_load(p, op);

@@ -151,6 +151,14 @@ bool interp_shape_op(InterpProg *p, const IrOp *op)
     case IR_TRANS: return trans(p, op);
     case IR_JOIN:
     case IR_SPLIT: return join_split(p, op);
+    case IR_PARTNER: {
+        size_t es = interp_elsize(r->type.dt);
+        const unsigned char *in = interp_slot(p, op->operands[0]);
+        unsigned char *out = interp_slot(p, r);
+        for (int64_t i = 0, n = type_numel(r->type); i < n; i++)
+            memcpy(out + (size_t)i * es, in + (size_t)(i ^ op->ival) * es, es);
+        return true;
+    }
     case IR_CAT: {
         size_t a = (size_t)type_numel(op->operands[0]->type) * interp_elsize(r->type.dt);
         unsigned char *out = interp_slot(p, r);

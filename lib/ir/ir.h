@@ -234,6 +234,9 @@ void type_print(StrBuf *sb, Type t);
     X(IR_JOIN, "join", "a, b (same type) -> shape + [2]")                      \
     X(IR_SPLIT, "split", "x with last dim 2 -> two results without it")        \
     X(IR_CAT, "cat", "a, b (same type) -> concatenated along axis 0")          \
+    X(IR_PARTNER, "partner", "x -> same type; each element takes the one "   \
+                              "whose flat index differs from its own by xor " \
+                              "ival (a power of two below the last dim)")    \
     /* elementwise arithmetic; ints wrap, signedness from the dtype */         \
     X(IR_ADD, "add", "a, b -> a + b")                                          \
     X(IR_SUB, "sub", "a, b -> a - b")                                          \

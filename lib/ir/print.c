@@ -194,6 +194,7 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_EXPAND_DIMS:
     case IR_CAT:
     case IR_SPLIT: sb_printf(sb, " axis=%d", op->axis); break;
+    case IR_PARTNER: sb_printf(sb, " xor=%lld", (long long)op->ival); break;
     case IR_TRANS:
         sb_puts(sb, " perm=");
         print_ints(sb, op);

@@ -85,6 +85,19 @@ static void check_elementwise(Verifier *v, const IrOp *op, int n)
         ir_vfail(v, op, "bad math function %d", op->sub);
 }
 
+/* The partner is along the last dim: its bits are the flat index's lowest. */
+static void check_partner(Verifier *v, const IrOp *op)
+{
+    if (!counts(v, op, 1, 1, 1) || !present(v, op, 1))
+        return;
+    Type x = op->operands[0]->type;
+    same_type(v, op, x, op->results[0]->type, "result differs from the operand");
+    int64_t m = op->ival;
+    if (x.rank < 1 || m <= 0 || (m & (m - 1)) || m >= x.shape[x.rank - 1])
+        ir_vfail(v, op, "xor=%lld is no power of two below the last dim of %s", (long long)m,
+                 ir_vtype(x));
+}
+
 static void check_shape_op(Verifier *v, const IrOp *op)
 {
     int nres = op->kind == IR_SPLIT ? 2 : 1;
@@ -546,6 +559,7 @@ void ir_check_kind(Verifier *v, const IrOp *op)
     case IR_JOIN:
     case IR_SPLIT:
     case IR_CAT: check_shape_op(v, op); break;
+    case IR_PARTNER: check_partner(v, op); break;
     case IR_ADD:
     case IR_SUB:
     case IR_MUL:

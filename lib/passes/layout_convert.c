@@ -155,6 +155,8 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             return l;
         return lp_blocked_of(p, &x->type);
     }
+    case IR_PARTNER: /* moves elements between the threads of the result's layout */
+        return op->results[0]->layout;
     default:
         if ((lp_elementwise(op->kind) || op->kind == IR_LOAD) && op->nres == 1 &&
             op->results[0]->type.rank)

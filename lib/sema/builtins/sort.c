@@ -2,14 +2,13 @@
  * bitonic network of Triton's standard library over the last dimension.
  *
  * Triton views the block as a hypercube of 2s and compares along one of
- * its dims at a time. tk's blocks have at most TK_MAX_RANK dims, so each
- * compare-and-swap step views the block instead as (outer, 2, inner)
- * with inner = 2^bit: axis 1 is the bit of the flat index being compared.
- * The partner of every element comes from an xor reduction over that
- * axis (exact for any dtype, through its bits), and a select keeps the
- * smaller or the larger. Results match Triton's element for element,
- * NaNs and ties included, since the compares are the same. Nothing here
- * needs an IR op of its own, so codegen and the interpreter run it. */
+ * its dims at a time. Here each compare-and-swap step pairs the elements
+ * whose index along the last dim differs in one bit: the partner op
+ * (IR_PARTNER) gives every element its pair's value without reshaping
+ * the block, so the step stays in the block's own layout (a register or
+ * a lane across a butterfly shuffle in code generation), and a select
+ * keeps the smaller or the larger. Results match Triton's element for
+ * element, NaNs and ties included, since the compares are the same. */
 #include "sema/spec.h"
 
 static SVal bad(void) { return (SVal){.k = SV_UNDEF}; }
@@ -30,61 +29,63 @@ static IrValue *binary(Sema *s, int op, IrValue *a, SVal b, Span at)
     return r.k == SV_TENSOR ? r.v : NULL;
 }
 
-static IrValue *view3(Sema *s, IrValue *x, int64_t outer, int64_t inner, Span at)
-{
-    int shape[3] = {(int)outer, 2, (int)inner};
-    return x ? sema_reshape(s, x, 3, shape, at) : NULL;
-}
-
-/* A (n0, n1, n2) block of 0/1: bit `bit` of arange(0, n) laid along `axis`. */
-static IrValue *bit_of_index(Sema *s, int n, int bit, int axis, Span at)
+/* Bit `bit` of the index along the last dim of an n-wide block of `rank`
+ * dims: a (1, ..., 1, n) block of 0/1 that broadcasts against it. */
+static IrValue *bit_of_index(Sema *s, int rank, int n, int bit, Span at)
 {
     SVal args[2] = {sv_int(0), sv_int(n)};
     IrValue *ar = call_tl(s, "arange", args, 2, at);
     IrValue *b = binary(s, OP_RSHIFT, ar, sv_int(bit), at);
     b = binary(s, OP_BITAND, b, sv_int(1), at);
-    int shape[3] = {1, 1, 1};
-    shape[axis] = n;
-    return b ? sema_reshape(s, b, 3, shape, at) : NULL;
+    int shape[TK_MAX_RANK];
+    for (int d = 0; d < rank; d++)
+        shape[d] = d == rank - 1 ? n : 1;
+    return b ? sema_reshape(s, b, rank, shape, at) : NULL;
 }
 
-/* One compare-and-swap between the elements whose flat indices differ in
- * bit `bit`: the left one of a pair keeps the smaller value when its
- * order is ascending, the right one the larger (Triton's rule: swap when
- * (x > partner) differs from (descending xor is_right)). `order` is 0
- * (every pair ascending), 1 (descending) or 2 (alternating with bit
- * `stage` of the flat index). */
-static IrValue *compare_swap(Sema *s, IrValue *x, int64_t numel, int bit, int stage, int order,
-                             Span at)
+/* Each element of x gets the one whose last-dim index differs in bit `bit`. */
+static IrValue *partner(Sema *s, IrValue *x, int bit, Span at)
 {
-    int64_t inner = (int64_t)1 << bit, outer = numel / (2 * inner);
-    IrValue *v = view3(s, x, outer, inner, at);
-    IrValue *bits = v ? sema_to_bits(s, v, at) : NULL;
-    SVal xs[3] = {sv_tensor(bits), sv_int(1), sv_bool(true)};
-    IrValue *sum = bits ? call_tl(s, "xor_sum", xs, 3, at) : NULL;
-    IrValue *pb = sum ? binary(s, OP_BITXOR, bits, sv_tensor(sum), at) : NULL;
-    IrValue *partner = pb ? sema_from_bits(s, pb, v->type.dt, at) : NULL;
-    if (!partner)
+    if (!x)
         return NULL;
-    IrValue *flip = bit_of_index(s, 2, 0, 1, at); /* is_right */
+    IrOp *op = ir_build(&s->b, IR_PARTNER, at, &x, 1, &x->type, 1);
+    if (!op)
+        return NULL;
+    op->ival = (int64_t)1 << bit;
+    return op->results[0];
+}
+
+/* One compare-and-swap between the elements whose last-dim indices
+ * differ in bit `bit`: the left one of a pair keeps the smaller value when
+ * its order is ascending, the right one the larger (Triton's rule: swap
+ * when (x > partner) differs from (descending xor is_right)). `order` is 0
+ * (every pair ascending), 1 (descending) or 2 (alternating with bit
+ * `stage` of the index). */
+static IrValue *compare_swap(Sema *s, IrValue *x, int bit, int stage, int order, Span at)
+{
+    IrValue *p = partner(s, x, bit, at);
+    if (!p)
+        return NULL;
+    int rank = x->type.rank, n = x->type.shape[rank - 1];
+    IrValue *flip = bit_of_index(s, rank, n, bit, at); /* is_right */
     if (order == 2)
-        flip = binary(s, OP_BITXOR, flip,
-                      sv_tensor(bit_of_index(s, (int)outer, stage - bit - 1, 0, at)), at);
+        flip = binary(s, OP_BITXOR, flip, sv_tensor(bit_of_index(s, rank, n, stage, at)), at);
     else
         flip = binary(s, OP_BITXOR, flip, sv_int(order), at);
-    SVal gt = sema_compare(s, OP_GT, sv_tensor(v), sv_tensor(partner), at);
+    SVal gt = sema_compare(s, OP_GT, sv_tensor(x), sv_tensor(p), at);
     SVal swap = flip && gt.k == SV_TENSOR ? sema_compare(s, OP_NE, gt, sv_tensor(flip), at) : bad();
     if (swap.k != SV_TENSOR)
         return NULL;
-    SVal ws[3] = {swap, sv_tensor(partner), sv_tensor(v)};
+    SVal ws[3] = {swap, sv_tensor(p), sv_tensor(x)};
     return call_tl(s, "where", ws, 3, at);
 }
 
-/* `stage` rounds of compare-and-swap, from bit stage-1 down to bit 0. */
-static IrValue *merge(Sema *s, IrValue *x, int64_t numel, int stage, int order, Span at)
+/* `stage` rounds of compare-and-swap, from bit stage-1 down to bit 0;
+ * order 2 alternates with bit `flip_bit` of the index. */
+static IrValue *merge(Sema *s, IrValue *x, int stage, int flip_bit, int order, Span at)
 {
     for (int r = stage - 1; r >= 0 && x; r--)
-        x = compare_swap(s, x, numel, r, stage, order, at);
+        x = compare_swap(s, x, r, flip_bit, order, at);
     return x;
 }
 
@@ -146,27 +147,54 @@ static int64_t numel_of(Type t)
     return n;
 }
 
-/* Sorts runs of 2^log_k and then, while runs remain that are not the
- * last dim's, keeps the larger (descending) or smaller half of each two
- * neighbouring runs and merges it: k = n is a sort, k < n a top-k. */
+/* The first run of 2^log_k of every run of 2^log_n along the last dim,
+ * exactly (through the bits): a block with the last dim 2^log_k. */
+static IrValue *first_runs(Sema *s, IrValue *h, int log_n, int log_k, Span at)
+{
+    Type t = h->type;
+    int n = 1 << log_n, k = 1 << log_k, view[3] = {(int)(numel_of(t) / n), n / k, k};
+    IrValue *v = sema_reshape(s, h, 3, view, at);
+    IrValue *bits = v ? sema_to_bits(s, v, at) : NULL;
+    SVal args[2] = {sv_int(0), sv_int(n / k)};
+    IrValue *ar = bits ? call_tl(s, "arange", args, 2, at) : NULL;
+    int col[3] = {1, n / k, 1};
+    ar = ar ? sema_reshape(s, ar, 3, col, at) : NULL;
+    SVal first = ar ? sema_compare(s, OP_EQ, sv_tensor(ar), sv_int(0), at) : bad();
+    SVal ws[3] = {first, sv_tensor(bits), sv_int(0)};
+    IrValue *kept = first.k == SV_TENSOR ? call_tl(s, "where", ws, 3, at) : NULL;
+    SVal xs[3] = {sv_tensor(kept), sv_int(1), sv_bool(true)};
+    IrValue *r = kept ? call_tl(s, "xor_sum", xs, 3, at) : NULL;
+    r = r ? sema_from_bits(s, r, t.dt, at) : NULL;
+    t.shape[t.rank - 1] = k;
+    return r ? sema_reshape(s, r, t.rank, t.shape, at) : NULL;
+}
+
+/* Sorts runs of 2^log_k, then for each bit of the index from log_k up
+ * keeps the larger (descending) or smaller of each two neighbouring runs
+ * and merges it. The block keeps its shape throughout: the kept run is
+ * written to both places (the pair's lower one is the run Triton keeps;
+ * its copies never feed it), so no step moves the block to another
+ * layout, and the first run of each row is the result. k = n is a sort,
+ * k < n a top-k. */
 static SVal sort_impl(Sema *s, IrValue *x, int log_n, int log_k, int desc, Span at)
 {
-    Type t = x->type;
-    int64_t numel = numel_of(t);
     IrValue *h = x;
     for (int i = 1; i <= log_k && h; i++)
-        h = merge(s, h, numel, i, i < log_n ? 2 : desc, at);
+        h = merge(s, h, i, i, i < log_n ? 2 : desc, at);
     for (int i = log_k + 1; i <= log_n && h; i++) {
-        int64_t k = (int64_t)1 << log_k;
-        SVal rs[2] = {sv_tensor(view3(s, h, numel / (2 * k), k, at)), sv_int(1)};
-        h = rs[0].v ? call_tl(s, desc ? "max" : "min", rs, 2, at) : NULL;
-        numel /= 2;
-        h = merge(s, h, numel, log_k, i < log_n ? 2 : desc, at);
+        SVal ps[2] = {sv_tensor(h), sv_tensor(partner(s, h, i - 1, at))};
+        h = ps[1].v ? call_tl(s, desc ? "maximum" : "minimum", ps, 2, at) : NULL;
+        /* the kept runs' index bits log_k..i-1 are spent: the next merge
+         * alternates with bit i, which stands where Triton's reshape puts
+         * bit log_k */
+        h = merge(s, h, log_k, i, i < log_n ? 2 : desc, at);
     }
     if (!h)
         return bad();
-    t.shape[t.rank - 1] = 1 << log_k;
-    return sv_tensor(sema_reshape(s, h, t.rank, t.shape, at));
+    if (log_k == log_n)
+        return sv_tensor(h);
+    IrValue *r = first_runs(s, h, log_n, log_k, at);
+    return r ? sv_tensor(r) : bad();
 }
 
 /* ---- the builtins ------------------------------------------------------------------- */
@@ -208,8 +236,8 @@ static SVal b_bitonic_merge(Sema *s, const Builtin *b, SVal *a, Span *at, Span c
     IrValue *x = sort_input(s, b, a, at, 1, &log_n);
     if (!x || !descending_arg(s, a[2], at[2], false, &desc))
         return bad();
-    IrValue *h = merge(s, x, numel_of(x->type), log_n, desc, call_at);
-    return h ? sv_tensor(sema_reshape(s, h, x->type.rank, x->type.shape, call_at)) : bad();
+    IrValue *h = merge(s, x, log_n, log_n, desc, call_at);
+    return h ? sv_tensor(h) : bad();
 }
 
 static const Builtin sort_items[] = {
