@@ -145,6 +145,8 @@ def main():
     ap.add_argument("-k", dest="filter", help="regex over case names")
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--triton", action="store_true", help="Triton's compile of each case too")
+    ap.add_argument("--tma", action="store_true",
+                    help="tk's tiles through TMA where it can, as its runtime compiles for sm_90a")
     ap.add_argument("--ptxas", default=shutil.which("ptxas") or
                     ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
                      else None))
@@ -159,7 +161,8 @@ def main():
         path = os.path.join(args.out, c.name + ".ptx")
         cmd = [args.tkc, os.path.join(CORPUS, c.module), "-k", c.kernel, "--arch", args.arch,
                "--num-warps", str(c.warps_for(S)), "--num-stages", str(c.stages_for(S)),
-               "-g0", "-s", signature(c, S, bufs)] + defines(c, S) + ["-o", path]
+               "-g0", "-s", signature(c, S, bufs)] + defines(c, S) + ["-o", path] + \
+            (["--tma"] if args.tma else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
             failed += 1

@@ -179,11 +179,13 @@ static IrValue *mapped(IrValue **map, int nids, IrValue *v);
  * that iteration for the body's scalars the origin reads (a flattened
  * loop's, tile.c), as the slice's clones compute them. */
 static void emit_tma(Pipe *p, IrBuilder *b, int i, IrValue *j, IrValue **map, IrValue *live,
-                     IrValue *slot)
+                     IrValue *slot, bool first)
 {
     const IrOp *ld = p->ld[i].op;
     TileMatch t = *p->ld[i].tile;
-    bool nonneg = tile_origin_nonneg(&t); /* read before the symbols are mapped */
+    /* read before the symbols are mapped; a check in a later copy would
+     * sit in the loop, where thread 0 could leave with wgmma in flight */
+    bool nonneg = tile_origin_nonneg(&t) || (!first && tile_origin_grows(&t, p->loop));
     for (int s = 0; s < t.nsyms; s++)
         t.syms[s] = mapped(map, p->nids, (IrValue *)t.syms[s]);
     IrValue *ops[4] = {tile_coord(b, ld->span, &t, 0, j), tile_coord(b, ld->span, &t, 1, j), live,
@@ -257,7 +259,7 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
         for (int i = 0; i < p->nloads; i++) {
             const IrOp *ld = p->ld[i].op;
             if (p->ld[i].tile)
-                emit_tma(p, &b, i, j, map, live, slot);
+                emit_tma(p, &b, i, j, map, live, slot, s == 0);
             else
                 emit_copy(p, &b, i, mapped(map, p->nids, ld->operands[0]),
                           ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
@@ -495,7 +497,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrVal
         IrBuilder at = {p->f, body, yield};
         IrValue *slot = p->ld[i].refill ? rf : wr;
         if (p->ld[i].tile)
-            emit_tma(p, &at, i, j, map, live, slot);
+            emit_tma(p, &at, i, j, map, live, slot, false);
         else
             emit_copy(p, &at, i, mapped(map, p->nids, ld->operands[0]),
                       ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);

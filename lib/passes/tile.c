@@ -653,6 +653,48 @@ bool tile_origin_nonneg(const TileMatch *m)
     return true;
 }
 
+static bool outside(const IrValue *v, const IrOp *loop)
+{
+    const IrBlock *at = v->def ? v->def->parent : v->owner;
+    for (; at; at = at->parent ? at->parent->parent : NULL)
+        if (at->parent == loop)
+            return false;
+    return true;
+}
+
+static bool term_grows(const TileMatch *m, const TileTerm *t, const IrOp *loop)
+{
+    bool has_j = false;
+    for (int k = 0; k < t->deg; k++) {
+        if (t->sym[k] == SYM_J) {
+            has_j = true;
+            continue;
+        }
+        if (t->sym[k] < SYM_VALUE || t->sym[k] - SYM_VALUE >= m->nsyms ||
+            !outside(m->syms[t->sym[k] - SYM_VALUE], loop))
+            return false;
+    }
+    if (!has_j)
+        return true;
+    if (t->coef < 0)
+        return false;
+    for (int k = 0; k < t->deg; k++)
+        if (!sym_nonneg(m, t->sym[k]))
+            return false;
+    return true;
+}
+
+bool tile_origin_grows(const TileMatch *m, const IrOp *loop)
+{
+    if (loop->flags & IRF_FLATTEN) /* a flattened loop's tile indices change with it */
+        return false;
+    for (int which = 0; which < 2; which++)
+        for (int i = 0; !m->lower[which] && i < m->coord[which].n; i++)
+            if (!term_grows(m, &m->coord[which].t[i], loop))
+                return false;
+    return true;
+}
+
 IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j)
 {
     Type i32 = type_scalar(DT_I32);

@@ -50,6 +50,12 @@ IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValu
  * zeros for a negative coordinate are then what the load gives, so the
  * copy needs no check for a negative origin. */
 bool tile_origin_nonneg(const TileMatch *m);
+/* Whether each coordinate of the origin is masked below 0 or never falls
+ * as the iteration index grows: the terms with the index have
+ * non-negative coefficients and factors, and every other value it reads
+ * is fixed before `loop` starts. The first iteration's copy then checks
+ * the smallest origin of them all, and the later copies need no check. */
+bool tile_origin_grows(const TileMatch *m, const IrOp *loop);
 /* The index of f's tensor map equal to t (another loop's or store's copies
  * of the same tensor: a causal attention's diagonal loop), else of t
  * appended; -1 when f has IR_MAX_TMAPS already or out of memory. One map
