@@ -200,6 +200,10 @@ CgVal cg_smem_take_in(Cg *cg, const CgLayout *l, Type t, int64_t off, CgIndexMap
 bool cg_emit_shape(Cg *cg, const IrOp *op);
 bool cg_shape_in_registers(Cg *cg, const IrOp *op);
 
+/* ---- codegen/gather.c ------------------------------------------------------------------ */
+/* gather and histogram, through shared memory. */
+bool cg_emit_gather(Cg *cg, const IrOp *op);
+
 /* ---- codegen/elementwise.c ---------------------------------------------------------- */
 bool cg_emit_elementwise(Cg *cg, const IrOp *op);
 LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to);

@@ -284,7 +284,7 @@ static void emit_op(Cg *cg, const IrOp *op)
         cg_emit_memory(cg, op) || cg_emit_reduce(cg, op) || cg_emit_scan(cg, op) ||
         cg_emit_dot(cg, op) || cg_emit_flow(cg, op) || cg_emit_debug(cg, op) ||
         cg_emit_rand(cg, op) || cg_emit_async(cg, op) || cg_emit_tma(cg, op) ||
-        cg_emit_producer(cg, op) || cg_emit_asm(cg, op))
+        cg_emit_producer(cg, op) || cg_emit_asm(cg, op) || cg_emit_gather(cg, op))
         return;
     cg_error(cg, op->span, "code generation does not support '%s' yet", ir_kind_name(op->kind));
 }

@@ -126,10 +126,13 @@ bool interp_extern(InterpProg *p, const IrOp *op);
  * casts, integer helpers; false when the name is none of them. */
 bool interp_extern_more(InterpProg *p, const IrOp *op);
 
-/* interp/shape.c: constants, shape ops, reductions, scans, dot, rand. */
+/* interp/shape.c: constants, shape ops, reductions, scans, gather,
+ * histogram, dot, rand. */
 bool interp_shape_op(InterpProg *p, const IrOp *op);
 bool interp_reduce(InterpProg *p, const IrOp *op);
 bool interp_scan(InterpProg *p, const IrOp *op);
+bool interp_gather(InterpProg *p, const IrOp *op);
+bool interp_histogram(InterpProg *p, const IrOp *op);
 bool interp_dot(InterpProg *p, const IrOp *op);
 bool interp_rand(InterpProg *p, const IrOp *op);
 

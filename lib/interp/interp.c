@@ -293,6 +293,8 @@ static bool exec_op(InterpProg *p, const IrOp *op)
     case IR_ATOMIC_CAS: return interp_atomic(p, op);
     case IR_REDUCE: return interp_reduce(p, op);
     case IR_SCAN: return interp_scan(p, op);
+    case IR_GATHER: return interp_gather(p, op);
+    case IR_HISTOGRAM: return interp_histogram(p, op);
     case IR_DOT: return interp_dot(p, op);
     case IR_RAND: return interp_rand(p, op);
     case IR_FOR: return exec_for(p, op);

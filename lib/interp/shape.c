@@ -1,10 +1,11 @@
 /* interp/shape.c: values that are made or moved rather than computed per
  * element: constants, arange, grid ids, splat/broadcast/reshape/trans/join/
- * split/cat, reductions, scans and dot. Assumes static shapes from the IR.
- * Guarantees a fixed evaluation order: sums reduce as a tree (element k
- * gets k + n/2 added, halving until one is left, like the GPU's butterfly),
- * max/min/argmax/argmin and custom reductions and scans go in index order,
- * dot accumulates k in ascending order in fp32 (fp64 for fp64 accumulators). */
+ * split/cat, reductions, scans, gather, histogram and dot. Assumes static
+ * shapes from the IR. Guarantees a fixed evaluation order: sums reduce as a
+ * tree (element k gets k + n/2 added, halving until one is left, like the
+ * GPU's butterfly), max/min/argmax/argmin and custom reductions and scans go
+ * in index order, dot accumulates k in ascending order in fp32 (fp64 for
+ * fp64 accumulators). */
 #include "interp/internal.h"
 
 #include <math.h>
@@ -406,6 +407,47 @@ bool interp_scan(InterpProg *p, const IrOp *op)
                 }
             }
     }
+    return true;
+}
+
+/* ---- gather and histogram ---------------------------------------------------------- */
+
+/* Indices are stored sign- or zero-extended to 64 bits, so one unsigned
+ * compare rejects negative ones and those past the end alike. */
+static bool in_range(int64_t k, int64_t n) { return (uint64_t)k < (uint64_t)n; }
+
+/* Each result element is src's at its own coordinates but along the axis,
+ * where it takes its index's; an index outside src gives 0 (the zero of
+ * every storage kind is all zero bytes), as on the GPU. */
+bool interp_gather(InterpProg *p, const IrOp *op)
+{
+    const IrValue *x = op->operands[0], *ix = op->operands[1], *r = op->results[0];
+    Axis in = split_axis(x->type, op->axis), out = split_axis(ix->type, op->axis);
+    size_t es = interp_elsize(r->type.dt);
+    const unsigned char *src = interp_slot(p, x);
+    const int64_t *k = interp_slot(p, ix);
+    unsigned char *dst = interp_slot(p, r);
+    for (int64_t e = 0; e < type_numel(ix->type); e++) {
+        int64_t o = e / (out.n * out.inner), i = e % out.inner;
+        if (in_range(k[e], in.n))
+            memcpy(dst + (size_t)e * es, src + (size_t)((o * in.n + k[e]) * in.inner + i) * es, es);
+        else
+            memset(dst + (size_t)e * es, 0, es);
+    }
+    return true;
+}
+
+/* Counts of the values 0..bins-1 among the elements where the mask holds;
+ * other values are not counted. */
+bool interp_histogram(InterpProg *p, const IrOp *op)
+{
+    const IrValue *x = op->operands[0], *m = op->nops > 1 ? op->operands[1] : NULL;
+    const int64_t *v = interp_slot(p, x), *live = m ? interp_slot(p, m) : NULL;
+    int64_t *count = interp_slot(p, op->results[0]);
+    memset(count, 0, (size_t)op->ival * sizeof *count);
+    for (int64_t i = 0; i < type_numel(x->type); i++)
+        if ((!live || live[i]) && in_range(v[i], op->ival))
+            count[v[i]]++;
     return true;
 }
 

@@ -237,6 +237,14 @@ void type_print(StrBuf *sb, Type t);
     X(IR_PARTNER, "partner", "x -> same type; each element takes the one "   \
                               "whose flat index differs from its own by xor " \
                               "ival (a power of two below the last dim)")    \
+    X(IR_GATHER, "gather", "src, index (ints; src's shape but along axis) -> " \
+                            "index's shape, src's dtype: src at the element's "\
+                            "coordinates with the one along `axis` replaced "  \
+                            "by its index; 0 where that is outside src")       \
+    X(IR_HISTOGRAM, "histogram", "x (1-D ints), mask (x's shape)|NULL -> "     \
+                                  "<ival x i32>: how many elements where mask "\
+                                  "holds equal each of 0..ival-1 (others are " \
+                                  "not counted)")                              \
     /* elementwise arithmetic; ints wrap, signedness from the dtype */         \
     X(IR_ADD, "add", "a, b -> a + b")                                          \
     X(IR_SUB, "sub", "a, b -> a - b")                                          \

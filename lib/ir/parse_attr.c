@@ -321,8 +321,10 @@ static bool kind_suffix(Parser *p, IrKind k, OpText *t)
             irp_int(p, INT32_MIN, INT32_MAX, &a->ival2);
     case IR_EXPAND_DIMS:
     case IR_CAT:
-    case IR_SPLIT: return axis_attr(p, a);
+    case IR_SPLIT:
+    case IR_GATHER: return axis_attr(p, a);
     case IR_PARTNER: return irp_keyed_int(p, "xor", 1, INT32_MAX, &a->ival);
+    case IR_HISTOGRAM: return irp_keyed_int(p, "bins", 1, INT32_MAX, &a->ival);
     case IR_TRANS: return irp_expect(p, "perm") && irp_expect(p, "=") && op_ints(p, a);
     case IR_LOAD:
     case IR_STORE: return mem_attrs(p, a, "cache", "evict");

@@ -193,8 +193,10 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
     case IR_ARANGE: sb_printf(sb, " %lld, %lld", (long long)op->ival, (long long)op->ival2); break;
     case IR_EXPAND_DIMS:
     case IR_CAT:
-    case IR_SPLIT: sb_printf(sb, " axis=%d", op->axis); break;
+    case IR_SPLIT:
+    case IR_GATHER: sb_printf(sb, " axis=%d", op->axis); break;
     case IR_PARTNER: sb_printf(sb, " xor=%lld", (long long)op->ival); break;
+    case IR_HISTOGRAM: sb_printf(sb, " bins=%lld", (long long)op->ival); break;
     case IR_TRANS:
         sb_puts(sb, " perm=");
         print_ints(sb, op);

@@ -182,6 +182,43 @@ static void check_shape_op(Verifier *v, const IrOp *op)
     }
 }
 
+/* gather: an integer index of src's rank and shape but along the axis,
+ * and a result of the index's shape holding src's elements. */
+static void check_gather(Verifier *v, const IrOp *op)
+{
+    if (!counts(v, op, 2, 2, 1) || !present(v, op, 2))
+        return;
+    Type x = op->operands[0]->type, ix = op->operands[1]->type, r = op->results[0]->type;
+    bool good = x.rank >= 1 && x.rank <= TK_MAX_RANK && ix.rank == x.rank && op->axis >= 0 &&
+        op->axis < x.rank;
+    for (int d = 0; good && d < x.rank; d++)
+        good = d == op->axis || ix.shape[d] == x.shape[d];
+    if (!good)
+        ir_vfail(v, op, "axis %d: index %s does not fit src %s", op->axis, ir_vtype(ix),
+                 ir_vtype(x));
+    if (!is_int_t(ix) || is_i1(ix))
+        ir_vfail(v, op, "index must be integers, got %s", ir_vtype(ix));
+    if (!type_eq(r, type_with_shape(x, ix.rank, ix.shape)))
+        ir_vfail(v, op, "result is %s, expected src's elements at the index's shape", ir_vtype(r));
+}
+
+/* histogram: a 1-D integer block, an i1 mask of its shape or none, and
+ * ival (a power of two) i32 counts. */
+static void check_histogram(Verifier *v, const IrOp *op)
+{
+    if (!counts(v, op, 1, 2, 1) || !present(v, op, 1))
+        return;
+    Type x = op->operands[0]->type, r = op->results[0]->type;
+    IrValue *m = opnd(op, 1);
+    if (x.rank != 1 || !is_int_t(x) || is_i1(x))
+        ir_vfail(v, op, "needs a 1-D block of integers, got %s", ir_vtype(x));
+    if (m && (!is_i1(m->type) || !type_same_shape(m->type, x)))
+        ir_vfail(v, op, "mask %s does not match %s", ir_vtype(m->type), ir_vtype(x));
+    if (op->ival < 1 || (op->ival & (op->ival - 1)) || r.dt != DT_I32 || r.rank != 1 ||
+        r.shape[0] != op->ival)
+        ir_vfail(v, op, "%lld bins do not give %s", (long long)op->ival, ir_vtype(r));
+}
+
 /* Every argument and result of inline asm has one shape; a call takes
  * `pack` elements of each. */
 static void check_inline_asm(Verifier *v, const IrOp *op)
@@ -560,6 +597,8 @@ void ir_check_kind(Verifier *v, const IrOp *op)
     case IR_SPLIT:
     case IR_CAT: check_shape_op(v, op); break;
     case IR_PARTNER: check_partner(v, op); break;
+    case IR_GATHER: check_gather(v, op); break;
+    case IR_HISTOGRAM: check_histogram(v, op); break;
     case IR_ADD:
     case IR_SUB:
     case IR_MUL:

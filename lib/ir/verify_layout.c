@@ -3,8 +3,9 @@
  * has one, and nothing is checked): every block value has a layout with a
  * linear form for its shape; elementwise ops, loads, stores and loop-carried
  * values agree with their operands; a tensor-core dot reads dot_op operands
- * of its own mma layout. Reports "internal error" diagnostics (or errors,
- * for IR read from text). */
+ * of its own mma layout; a gather's index and a histogram's mask lie where
+ * the elements they go with do. Reports "internal error" diagnostics (or
+ * errors, for IR read from text). */
 #include "ir/verify.h"
 
 typedef struct LayoutCheck {
@@ -53,6 +54,22 @@ static void check_dot(LayoutCheck *c, const IrOp *op)
     }
     if (!layout_equal(op->operands[2]->layout, m))
         lfail(c, op, "accumulator not in the result's mma layout", op->operands[2]);
+}
+
+/* Each thread reads the pairs it holds: a gather's index lies in its
+ * result's layout, a histogram's mask in its input's. */
+static void check_paired(LayoutCheck *c, const IrOp *op)
+{
+    bool gather = op->kind == IR_GATHER;
+    const IrValue *x = op->nops > 1 ? op->operands[1] : NULL;
+    if (!x)
+        return;
+    const IrValue *to = gather ? (op->nres ? op->results[0] : NULL) : op->operands[0];
+    if (to && !layout_equal(x->layout, to->layout))
+        lfail(c, op,
+              gather ? "index layout differs from the result's"
+                     : "mask layout differs from the input's",
+              x);
 }
 
 /* A carried value has one layout throughout: its initial value, the
@@ -117,6 +134,8 @@ static bool check_op(IrOp *op, void *ctx)
         }
     if (op->kind == IR_DOT)
         check_dot(c, op);
+    if (op->kind == IR_GATHER || op->kind == IR_HISTOGRAM)
+        check_paired(c, op);
     if (op->kind == IR_FOR && op->nregions == 1)
         check_for(c, op);
     if (op->kind == IR_IF)

@@ -69,6 +69,9 @@ static bool cheap_pure(const IrOp *op)
     case IR_DOT:
     case IR_REDUCE:
     case IR_SCAN:
+    case IR_GATHER:
+    case IR_HISTOGRAM:
+    case IR_PARTNER:
     case IR_ASYNC_COPY:
     case IR_ASYNC_COMMIT:
     case IR_ASYNC_WAIT:

@@ -10,7 +10,9 @@
  * accumulator stays in registers across a K loop and is converted once, or
  * not at all when the store's pointers can be recomputed in its layout.
  * Ops that work on blocked layouts only (reductions, scans, shape ops, the
- * FMA dot, atomics) get their operands converted back.
+ * FMA dot, atomics) get their operands converted back; a gather and a
+ * histogram read their src and input in any layout (through shared memory),
+ * each with its index or mask beside it.
  *
  * Assumes verified IR without layouts; guarantees every block value has a
  * layout whose linear form exists for its shape, and that every op's
@@ -433,6 +435,16 @@ static void pair_layouts(LayoutPass *p, IrOp *op)
         r->layout = x;
 }
 
+/* A gather's result lies where its index does (codegen reads each index
+ * in the thread that gives its element), so neither is converted. */
+static void gather_layout(IrOp *op)
+{
+    IrValue *r = op->results[0];
+    const Layout *l = op->operands[1]->layout;
+    if (!r->layout && l && l->kind != LY_SHARED)
+        r->layout = l;
+}
+
 static bool assign_default(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -440,6 +452,8 @@ static bool assign_default(IrOp *op, void *ctx)
         assign_column_load(p, op);
     if (op->kind == IR_JOIN || op->kind == IR_RESHAPE)
         pair_layouts(p, op);
+    if (op->kind == IR_GATHER)
+        gather_layout(op);
     for (int i = 0; i < op->nres; i++)
         give_blocked(p, op->results[i]);
     for (int r = 0; r < op->nregions; r++)

@@ -144,6 +144,12 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             op->results[0]->layout->kind == LY_BLOCKED && !pass_can_remat(x))
             return lp_slice_of(p, op->results[0]->layout, op->axis);
         return lp_blocked_of(p, &x->type);
+    case IR_GATHER:
+        /* src goes to shared memory whole from wherever it lies; each
+         * thread reads the indices of the elements it gives */
+        return i == 1 ? op->results[0]->layout : NULL;
+    case IR_HISTOGRAM: /* likewise: each mask beside its element */
+        return i == 1 ? op->operands[0]->layout : NULL;
     case IR_JOIN:
     case IR_RESHAPE: {
         /* a pair joined or merged in registers (layout.c's pair_layouts):

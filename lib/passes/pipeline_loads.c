@@ -328,6 +328,9 @@ bool pipe_pure_op(const IrOp *op)
     case IR_DOT:
     case IR_REDUCE:
     case IR_SCAN:
+    case IR_GATHER:
+    case IR_HISTOGRAM:
+    case IR_PARTNER:
     case IR_SHARED_VIEW:
     case IR_INLINE_ASM: return false;
     default: return true;

@@ -26,11 +26,11 @@
 
 static void run_groups(H *h)
 {
-    void (*groups[])(H *) = {cases_grid_memory,  cases_shape,     cases_atomic,   cases_lock,
-                             cases_arith,        cases_cast,      cases_math,     cases_reduce,
-                             cases_dot,          cases_dot_prec,  cases_control,  cases_misc,
-                             cases_random_debug, cases_fp8,       cases_pipeline, cases_flatten,
-                             cases_warp_spec,    cases_tma_store, cases_cluster};
+    void (*groups[])(H *) = {cases_grid_memory, cases_shape,        cases_gather,    cases_atomic,
+                             cases_lock,        cases_arith,        cases_cast,      cases_math,
+                             cases_reduce,      cases_dot,          cases_dot_prec,  cases_control,
+                             cases_misc,        cases_random_debug, cases_fp8,       cases_pipeline,
+                             cases_flatten,     cases_warp_spec,    cases_tma_store, cases_cluster};
     for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
         groups[i](h);
         /* A kernel fault poisons a CUDA context for good: let the parent

@@ -170,6 +170,7 @@ float h_uint_to_uniform(uint32_t x);
 
 void cases_grid_memory(H *h);
 void cases_shape(H *h);
+void cases_gather(H *h);
 void cases_atomic(H *h);
 void cases_lock(H *h);
 void cases_arith(H *h);

@@ -254,6 +254,22 @@ def main():
     compile_only("shape.tk", "cat_reduce", (1,), [fp(32), fp(32), out(3)], {"BLOCK": 32})
     compile_only("shape.tk", "bcast3d", (1,), [fp(4), fp(8), fp(16), out(512)],
                  {"A": 4, "B": 8, "C": 16})
+    # in-range indices and values: Triton leaves the others undefined
+    compile_only("gather.tk", "gather_2d", (1,), [fp(4096), i(4096, lo=0, hi=256), out(4096)],
+                 {"SM": 16, "SN": 256, "IM": 16, "IN": 256, "AXIS": 1})
+    compile_only("gather.tk", "gather_2d", (1,),
+                 [i(256, torch.int64), i(128, torch.int16, 0, 32), out(128, torch.int64)],
+                 {"SM": 32, "SN": 8, "IM": 16, "IN": 8, "AXIS": 0})
+    compile_only("gather.tk", "gather_1d", (1,), [f(64, torch.bfloat16), i(8, torch.int8, 0, 64),
+                                                  out(8, torch.bfloat16)], {"S": 64, "I": 8})
+    compile_only("gather.tk", "gather_bool", (1,), [i(32), i(32, lo=0, hi=4), out(32, torch.int32)],
+                 {"SM": 4, "SN": 8, "IM": 4, "IN": 8, "AXIS": 0})
+    compile_only("gather.tk", "histogram", (1,),
+                 [i(2048, lo=0, hi=256), out(256, torch.int32), 2000], {"B": 2048, "BINS": 256})
+    compile_only("gather.tk", "histogram", (1,), [i(32, lo=0, hi=16), out(16, torch.int32), 32],
+                 {"B": 32, "BINS": 16})
+    compile_only("gather.tk", "histogram_loop", (1,), [i(384, lo=0, hi=32), out(32, torch.int32)],
+                 {"B": 128, "BINS": 32, "STEPS": 3})
     idx = i(N, lo=0, hi=17)
     compile_only("atomic.tk", "atomic_hist", g, [fp(17), fp(), idx, N], {"BLOCK": B})
     compile_only("atomic.tk", "atomic_hist", g, [i(17), i(N), idx, N], {"BLOCK": B})

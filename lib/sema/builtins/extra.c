@@ -1,10 +1,11 @@
-/* sema/builtins/extra.c: the smaller tl builtins built from the others:
- * the functional arithmetic forms (tl.add/sub/mul), tl.reduce_or, tl.flip,
- * tl.gather, tl.histogram, the functional descriptor forms
+/* sema/builtins/extra.c: the smaller tl builtins: the functional
+ * arithmetic forms (tl.add/sub/mul), tl.reduce_or, tl.flip, tl.gather,
+ * tl.histogram, the functional descriptor forms
  * (tl.load_tensor_descriptor/store_tensor_descriptor), the special
  * registers of triton.language.extra.cuda (smid, globaltimer: inline PTX
  * reads; num_threads, num_warps: the launch's constexprs) and its fp8e4b15
- * conversions (casts). None needs an IR op of its own: each expands into
+ * conversions (casts). tl.gather and tl.histogram build IR ops of their own
+ * (codegen runs them through shared memory); the others expand into
  * reshapes, compares, selects, casts and reductions, so codegen and the
  * interpreter run them unchanged. */
 #include <string.h>
@@ -114,37 +115,9 @@ static SVal b_flip(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
 
 /* ---- tl.gather ---------------------------------------------------------------------- */
 
-static IrValue *arange(Sema *s, int n, Span at)
-{
-    SVal args[2] = {sv_int(0), sv_int(n)};
-    SVal r = call(s, "arange", args, 2, at);
-    return r.k == SV_TENSOR ? r.v : NULL;
-}
-
-/* src with `axis` moved last and a 1 left in its place: (.., 1, .., K). */
-static IrValue *axis_last(Sema *s, IrValue *src, int axis, Span at)
-{
-    int rank = src->type.rank;
-    if (axis != rank - 1) {
-        SVal dims[TK_MAX_RANK];
-        int k = 0;
-        for (int i = 0; i < rank; i++)
-            if (i != axis)
-                dims[k++] = sv_int(i);
-        dims[k++] = sv_int(axis);
-        SVal args[2] = {sv_tensor(src), sv_tuple(s, dims, k)};
-        SVal r = call(s, "permute", args, 2, at);
-        if (r.k != SV_TENSOR)
-            return NULL;
-        src = r.v;
-    }
-    return sema_expand_dims(s, src, axis, at);
-}
-
-/* out[.., i, ..] = src[.., index[.., i, ..], ..] along axis. Built as a
- * one-hot select over a new last dimension of src.shape[axis] and an xor
- * reduction of it, so the work is numel(index) * src.shape[axis]. An index
- * outside the axis gives 0 (Triton leaves it undefined). */
+/* out[.., i, ..] = src[.., index[.., i, ..], ..] along axis: one gather op,
+ * which codegen runs through shared memory. An index outside the axis
+ * gives 0 (Triton leaves it undefined). */
 static SVal b_gather(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
 {
     IrValue *src = sema_arg_tensor(s, a[0], at[0], b, "src");
@@ -169,33 +142,17 @@ static SVal b_gather(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
                             "tl.gather: index %s and src %s differ in dimension %d "
                             "(only the axis %d may differ)",
                             sema_type_str(s, idx->type), sema_type_str(s, src->type), i, axis);
-    int k = src->type.shape[axis], shape[TK_MAX_RANK + 1];
-    if (rank + 1 > TK_MAX_RANK)
-        return sema_err(s, call_at, "tl.gather supports blocks of at most %d dimensions, got %d",
-                        TK_MAX_RANK - 1, rank);
-    for (int i = 0; i < rank; i++)
-        shape[i] = idx->type.shape[i];
-    shape[rank] = k;
-    if (!sema_check_numel(s, rank + 1, shape, call_at))
-        return bad();
-    IrValue *bits = axis_last(s, sema_to_bits(s, src, call_at), axis, call_at);
-    IrValue *ar = arange(s, k, call_at);
-    IrValue *ix = sema_expand_dims(s, idx, rank, call_at);
-    if (!bits || !ar || !ix)
-        return bad();
-    SVal hit = sema_compare(s, OP_EQ, sv_tensor(ix), sv_tensor(ar), call_at);
-    IrValue *wide = sema_broadcast(s, bits, rank + 1, shape, call_at);
-    SVal args[3] = {hit, sv_tensor(wide), sv_int(0)};
-    SVal sel = hit.k == SV_TENSOR && wide ? call(s, "where", args, 3, call_at) : bad();
-    IrValue *y = sel.k == SV_TENSOR ? xor_sum(s, sel.v, rank, false, call_at) : NULL;
-    return y ? sv_tensor(sema_from_bits(s, y, src->type.dt, call_at)) : bad();
+    Type rt = type_with_shape(src->type, rank, idx->type.shape);
+    IrOp *op = ir_build(&s->b, IR_GATHER, call_at, (IrValue *[]){src, idx}, 2, &rt, 1);
+    op->axis = axis;
+    return sv_tensor(op->results[0]);
 }
 
 /* ---- tl.histogram ------------------------------------------------------------------- */
 
 /* Counts (i32) of the values 0 .. num_bins-1 among the input's elements
- * where mask holds; other values are not counted. A compare of every
- * element with every bin and a sum: numel * num_bins work. */
+ * where mask holds; other values are not counted. One histogram op, with
+ * the mask (a scalar or a block) broadcast to the input's shape. */
 static SVal b_histogram(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
 {
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
@@ -207,26 +164,19 @@ static SVal b_histogram(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_
                         sema_type_str(s, x->type));
     if (bins < 1 || !is_pow2(bins) || bins > SEMA_MAX_NUMEL)
         return sema_err(s, at[1], "num_bins must be a power of two, got %lld", (long long)bins);
-    int shape[2] = {x->type.shape[0], (int)bins};
-    if (!sema_check_numel(s, 2, shape, call_at))
-        return bad();
-    IrValue *ar = arange(s, (int)bins, call_at);
-    IrValue *col = sema_expand_dims(s, x, 1, call_at);
-    if (!ar || !col)
-        return bad();
-    SVal hit = sema_compare(s, OP_EQ, sv_tensor(col), sv_tensor(ar), call_at);
+    IrValue *ops[2] = {x, NULL};
     if (sv_has(a[2])) {
         IrValue *m = sema_arg_tensor(s, a[2], at[2], b, "mask");
         m = m ? sema_to_bool(s, m, at[2]) : NULL;
-        if (m && m->type.rank == 1)
-            m = sema_expand_dims(s, m, 1, at[2]);
-        hit = m ? sema_binary(s, OP_BITAND, hit, sv_tensor(m), call_at) : bad();
+        ops[1] = m ? sema_broadcast(s, m, 1, x->type.shape, at[2]) : NULL;
+        if (!ops[1])
+            return bad();
     }
-    if (hit.k != SV_TENSOR)
-        return bad();
-    SVal ones = sv_tensor(sema_cast(s, hit.v, DT_I32, call_at));
-    SVal args[2] = {ones, sv_int(0)};
-    return call(s, "sum", args, 2, call_at);
+    int n = (int)bins;
+    Type rt = type_block(DT_I32, 1, &n);
+    IrOp *op = ir_build(&s->b, IR_HISTOGRAM, call_at, ops, ops[1] ? 2 : 1, &rt, 1);
+    op->ival = bins;
+    return sv_tensor(op->results[0]);
 }
 
 /* ---- functional descriptor forms ---------------------------------------------------- */
