@@ -80,6 +80,18 @@ static void emit_gather(Cg *cg, const IrOp *op)
  * counted element, a barrier, the counters read back in the result's
  * layout. An element a layout holds in several threads (a block smaller
  * than the CTA) or in several registers is counted by its first copy. */
+/* One count where `ok` holds: a predicated reduction, not a branch per
+ * element (the branches kept ptxas from overlapping the counts), and no
+ * value returned. */
+static void count(Cg *cg, LLVMValueRef ok, LLVMValueRef counter)
+{
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMValueRef a[2] = {ok, LLVMBuildPtrToInt(cg->b, counter, i32, "")};
+    LLVMTypeRef pt[2] = {LLVMInt1TypeInContext(cg->ctx), i32};
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2, "@$0 red.shared.add.u32 [$1], 1;",
+           "b,r,~{memory}", a);
+}
+
 static void emit_histogram(Cg *cg, const IrOp *op)
 {
     const IrValue *x = op->operands[0], *m = op->nops > 1 ? op->operands[1] : NULL;
@@ -99,10 +111,7 @@ static void emit_histogram(Cg *cg, const IrOp *op)
         ok = LLVMBuildAnd(cg->b, ok, owner, "");
         if (m)
             ok = LLVMBuildAnd(cg->b, ok, live.el[s], "");
-        LLVMBasicBlockRef done = cg_begin_if(cg, ok, "histogram.count");
-        LLVMBuildAtomicRMW(cg->b, LLVMAtomicRMWBinOpAdd, cg_smem_addr(cg, 0, at, DT_I32),
-                           cg_i32(cg, 1), LLVMAtomicOrderingMonotonic, 0);
-        cg_end_if(cg, done);
+        count(cg, ok, cg_smem_addr(cg, 0, at, DT_I32));
     }
     cg_barrier(cg);
     cg_set(cg, res, cg_smem_take(cg, res, 0, NULL, NULL));
