@@ -80,86 +80,17 @@ static void emit_gather(Cg *cg, const IrOp *op)
  * counted element, a barrier, the counters read back in the result's
  * layout. An element a layout holds in several threads (a block smaller
  * than the CTA) or in several registers is counted by its first copy. */
-static LLVMValueRef ballot(Cg *cg, LLVMValueRef pred)
-{
-    LLVMValueRef a[2] = {cg_i32(cg, -1), pred};
-    return cg_intrinsic(cg, "llvm.nvvm.vote.ballot.sync", NULL, 0, a, 2);
-}
-
-static LLVMValueRef bit_set(Cg *cg, LLVMValueRef x, int b)
-{
-    LLVMValueRef v = LLVMBuildAnd(cg->b, x, cg_i32(cg, (int64_t)1 << b), "");
-    return LLVMBuildICmp(cg->b, LLVMIntNE, v, cg_i32(cg, 0), "");
-}
-
-static LLVMValueRef popc(Cg *cg, LLVMValueRef x)
-{
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
-    return cg_intrinsic(cg, "llvm.ctpop", &i32, 1, &x, 1);
-}
-
-/* A warp's counts of one register's 32 elements: a ballot of which lanes
- * count and one of each bit of their values; lane L counts bins L, L + 32,
- * ... (L alone below 32 bins), so its lanes are those whose low five bits
- * match L (the ballots, flipped where L's bit is 0) and whose high bits
- * match each bin's. cnt[j] gathers bin L + 32 j. */
-static void warp_counts(Cg *cg, LLVMValueRef ok, LLVMValueRef at, int nb, LLVMValueRef *flip,
-                        LLVMValueRef *cnt)
-{
-    LLVMValueRef low = ballot(cg, ok), high[32];
-    for (int b = 0; b < nb && b < 5; b++)
-        low = LLVMBuildAnd(cg->b, low,
-                           LLVMBuildXor(cg->b, ballot(cg, bit_set(cg, at, b)), flip[b], ""), "");
-    for (int b = 5; b < nb; b++)
-        high[b - 5] = ballot(cg, bit_set(cg, at, b));
-    for (int j = 0; j < (nb > 5 ? 1 << (nb - 5) : 1); j++) {
-        LLVMValueRef m = low;
-        for (int b = 5; b < nb; b++)
-            m = LLVMBuildAnd(cg->b, m,
-                             j >> (b - 5) & 1 ? high[b - 5] : LLVMBuildNot(cg->b, high[b - 5], ""),
-                             "");
-        cnt[j] = LLVMBuildAdd(cg->b, cnt[j], popc(cg, m), "");
-    }
-}
-
-/* Adds n to counter `at` where `ok` holds: a predicated reduction with no
+/* One count where `ok` holds: a predicated reduction, not a branch per
+ * element (the branches kept ptxas from overlapping the counts), and no
  * value returned. */
-static void count(Cg *cg, LLVMValueRef ok, LLVMValueRef counter, LLVMValueRef n)
+static void count(Cg *cg, LLVMValueRef ok, LLVMValueRef counter)
 {
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
-    LLVMValueRef a[3] = {ok, LLVMBuildPtrToInt(cg->b, counter, i32, ""), n};
-    LLVMTypeRef pt[3] = {LLVMInt1TypeInContext(cg->ctx), i32, i32};
-    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 3, "@$0 red.shared.add.u32 [$1], $2;",
-           "b,r,r,~{memory}", a);
+    LLVMValueRef a[2] = {ok, LLVMBuildPtrToInt(cg->b, counter, i32, "")};
+    LLVMTypeRef pt[2] = {LLVMInt1TypeInContext(cg->ctx), i32};
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2, "@$0 red.shared.add.u32 [$1], 1;",
+           "b,r,~{memory}", a);
 }
-
-/* Each lane's flips for warp_counts: all ones where the lane's bit b is 0
- * (the ballot inverted), zero where it is 1. */
-static void lane_flips(Cg *cg, LLVMValueRef lane, LLVMValueRef *flip)
-{
-    for (int b = 0; b < 5; b++) {
-        LLVMValueRef bit = LLVMBuildLShr(cg->b, lane, cg_i32(cg, b), "");
-        bit = LLVMBuildAnd(cg->b, bit, cg_i32(cg, 1), "");
-        flip[b] = LLVMBuildSub(cg->b, bit, cg_i32(cg, 1), "");
-    }
-}
-
-/* Each lane adds its bins' counts to the block's counters: a lane's bins
- * are its own, so one warp's adds never meet at an address. */
-static void lane_adds(Cg *cg, LLVMValueRef lane, int64_t bins, int per, LLVMValueRef *cnt)
-{
-    LLVMValueRef mine = LLVMBuildICmp(cg->b, LLVMIntULT, lane, cg_i32(cg, bins), "");
-    for (int j = 0; j < per; j++) {
-        LLVMValueRef bin = LLVMBuildOr(cg->b, lane, cg_i32(cg, 32 * j), "");
-        count(cg, mine, cg_smem_addr(cg, 0, bin, DT_I32), cnt[j]);
-    }
-}
-
-/* Up to 256 bins the counts are made per warp in registers (warp_counts,
- * at most eight bins a lane) and added once per lane and bin; one add per
- * element met at random addresses (256 bins ran at 0.86 of Triton's that
- * way). Past 256 bins each element adds its own 1. */
-#define WARP_BINS_LOG2 8
 
 static void emit_histogram(Cg *cg, const IrOp *op)
 {
@@ -171,13 +102,6 @@ static void emit_histogram(Cg *cg, const IrOp *op)
         zeros.el[s] = cg_i32(cg, 0);
     cg_smem_put(cg, zeros, res, 0);
     cg_barrier(cg);
-    int nb = cg_ilog2(op->ival);
-    bool warp = nb <= WARP_BINS_LOG2;
-    int per = warp && nb > 5 ? 1 << (nb - 5) : 1;
-    LLVMValueRef lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, 31), ""), flip[5], cnt[8];
-    lane_flips(cg, lane, flip);
-    for (int j = 0; j < per; j++)
-        cnt[j] = cg_i32(cg, 0);
     LLVMValueRef owner = cg_owner(cg, &lx);
     int64_t copies = lin_reg_copies(&lx.lin);
     for (int s = 0; s < v.n; s++) {
@@ -187,13 +111,8 @@ static void emit_histogram(Cg *cg, const IrOp *op)
         ok = LLVMBuildAnd(cg->b, ok, owner, "");
         if (m)
             ok = LLVMBuildAnd(cg->b, ok, live.el[s], "");
-        if (warp)
-            warp_counts(cg, ok, at, nb, flip, cnt);
-        else
-            count(cg, ok, cg_smem_addr(cg, 0, at, DT_I32), cg_i32(cg, 1));
+        count(cg, ok, cg_smem_addr(cg, 0, at, DT_I32));
     }
-    if (warp)
-        lane_adds(cg, lane, op->ival, per, cnt);
     cg_barrier(cg);
     cg_set(cg, res, cg_smem_take(cg, res, 0, NULL, NULL));
     cg_barrier(cg);
