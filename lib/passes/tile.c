@@ -639,19 +639,30 @@ static bool sym_nonneg(const TileMatch *m, int sym)
     return v && v->def && (v->def->kind == IR_PROGRAM_ID || v->def->kind == IR_NUM_PROGRAMS);
 }
 
-bool tile_origin_nonneg(const TileMatch *m)
+/* Whether every term of the origin's coordinates passes `ok`, skipping a
+ * coordinate the mask keeps from falling below 0. */
+typedef bool (*TermTest)(const TileMatch *m, const TileTerm *t, const IrOp *loop);
+static bool every_term(const TileMatch *m, TermTest ok, const IrOp *loop)
 {
     for (int which = 0; which < 2; which++)
-        for (int i = 0; !m->lower[which] && i < m->coord[which].n; i++) {
-            const TileTerm *t = &m->coord[which].t[i];
-            if (t->coef < 0)
+        for (int i = 0; !m->lower[which] && i < m->coord[which].n; i++)
+            if (!ok(m, &m->coord[which].t[i], loop))
                 return false;
-            for (int k = 0; k < t->deg; k++)
-                if (!sym_nonneg(m, t->sym[k]))
-                    return false;
-        }
     return true;
 }
+
+static bool term_nonneg(const TileMatch *m, const TileTerm *t, const IrOp *loop)
+{
+    TK_UNUSED(loop);
+    if (t->coef < 0)
+        return false;
+    for (int k = 0; k < t->deg; k++)
+        if (!sym_nonneg(m, t->sym[k]))
+            return false;
+    return true;
+}
+
+bool tile_origin_nonneg(const TileMatch *m) { return every_term(m, term_nonneg, NULL); }
 
 static bool outside(const IrValue *v, const IrOp *loop)
 {
@@ -662,6 +673,8 @@ static bool outside(const IrValue *v, const IrOp *loop)
     return true;
 }
 
+/* A term without the iteration index reads only values fixed before the
+ * loop; one with it is non-negative. */
 static bool term_grows(const TileMatch *m, const TileTerm *t, const IrOp *loop)
 {
     bool has_j = false;
@@ -674,25 +687,13 @@ static bool term_grows(const TileMatch *m, const TileTerm *t, const IrOp *loop)
             !outside(m->syms[t->sym[k] - SYM_VALUE], loop))
             return false;
     }
-    if (!has_j)
-        return true;
-    if (t->coef < 0)
-        return false;
-    for (int k = 0; k < t->deg; k++)
-        if (!sym_nonneg(m, t->sym[k]))
-            return false;
-    return true;
+    return !has_j || term_nonneg(m, t, loop);
 }
 
 bool tile_origin_grows(const TileMatch *m, const IrOp *loop)
 {
-    if (loop->flags & IRF_FLATTEN) /* a flattened loop's tile indices change with it */
-        return false;
-    for (int which = 0; which < 2; which++)
-        for (int i = 0; !m->lower[which] && i < m->coord[which].n; i++)
-            if (!term_grows(m, &m->coord[which].t[i], loop))
-                return false;
-    return true;
+    /* a flattened loop's tile indices change with it */
+    return !(loop->flags & IRF_FLATTEN) && every_term(m, term_grows, loop);
 }
 
 IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j)
