@@ -286,8 +286,13 @@ static void emit_load(Cg *cg, const IrOp *op)
     CgVal r = cg_val_new(cg, p.n);
     LLVMValueRef zero = cg_const_elem(cg, dt, 0, 0.0);
     bool packed = vw > 4; /* 8 or 16 small elements in 2 or 4 words */
-    int nw = packed ? vw * elem_bits(dt) / 32 : vw;
-    DType wt = packed ? DT_U32 : dt;
+    /* Small elements of a plain load come as words too: LLVM splits a load
+     * of a vector of 16-bit floats read element by element into scalar
+     * loads and merges them back only in pairs (two 4-byte loads for an
+     * 8-byte bf16 vector). */
+    bool words_in = packed || (plain && elem_bits(dt) < 32 && vw * elem_bits(dt) >= 32);
+    int nw = words_in ? vw * elem_bits(dt) / 32 : vw;
+    DType wt = words_in ? DT_U32 : dt;
     /* A thread's loads are issued before any word is unpacked, and the last
      * first where they must overlap: packed loads, and up to four vector
      * loads in a loop (eight took a layer norm from 64 to 74 registers and
@@ -297,12 +302,12 @@ static void emit_load(Cg *cg, const IrOp *op)
      * for memory once per load. Other loads keep their order: a GEMM
      * epilogue's scale vectors, reversed, hold more registers while the
      * accumulators are live (one CTA per SM fewer). */
-    LLVMValueRef *words = packed ? cg_alloc(cg, sizeof *words * (size_t)(p.n / vw * nw)) : NULL;
+    LLVMValueRef *words = words_in ? cg_alloc(cg, sizeof *words * (size_t)(p.n / vw * nw)) : NULL;
     bool last_first = packed || (vw > 1 && p.n / vw <= 4 && cg_in_loop(op));
     int first = last_first ? p.n - vw : 0, step = last_first ? -vw : vw;
     for (int s = first; s >= 0 && s < p.n; s += step) {
         LLVMValueRef other[16];
-        LLVMValueRef *dst = packed ? words + s / vw * nw : r.el + s;
+        LLVMValueRef *dst = words_in ? words + s / vw * nw : r.el + s;
         if (plain) {
             plain_load(cg, wt, nw, p.el[s], dst);
         } else {
@@ -310,12 +315,12 @@ static void emit_load(Cg *cg, const IrOp *op)
                                          : LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
             for (int i = 0; i < vw; i++)
                 other[i] = has_other ? o.el[o.n == 1 ? 0 : s + i] : zero;
-            if (packed)
+            if (words_in)
                 pack_words(cg, dt, vw, other, other);
             asm_load(cg, op, wt, nw, p.el[s], pred, other, cache, dst);
         }
     }
-    for (int s = 0; packed && s < p.n; s += vw)
+    for (int s = 0; words_in && s < p.n; s += vw)
         cg_unpack_words(cg, dt, vw, words + s / vw * nw, r.el + s);
     cg_set(cg, op->results[0], r);
 }
