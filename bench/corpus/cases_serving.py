@@ -7,6 +7,7 @@ keep every edge ragged (rows, vocabulary and hidden tiles, head groups)."""
 import numpy as np
 
 from registry import I32, Buf, case, cdiv, floats, fp8_decode, fp8_encode, out, to_dt
+from cases_elem import rope_ref  # the same neox rotation of q and k
 
 FP8_MAX = 448.0
 IGNORE = -100
@@ -59,17 +60,6 @@ def rope_make(rng, S):
     cache = np.concatenate([np.cos(ang), np.sin(ang)], axis=1)
     return {"q": q, "k": k, "cs": Buf(to_dt(cache, "bf16"), "bf16"),
             "pos": Buf(rng.integers(0, mp, t), "i64")}
-
-
-def rope_ref(X, S):
-    h = S["d"] // 2
-    cs = X["cs"][X["pos"].astype(int)]
-    cos, sin = cs[:, None, :h], cs[:, None, h:]
-
-    def rot(x):
-        x1, x2 = x[..., :h], x[..., h:]
-        return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
-    return {"q": rot(X["q"]), "k": rot(X["k"])}
 
 
 case(name="rope_cos_sin_cache", klass="rotary", module="serving_kernels.py",
