@@ -10,6 +10,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,11 +194,12 @@ static void launch_cost(tk_context *ctx, int per_batch, int batches)
     int nn = n;
     void *params[] = {&px, &py, &pout, &nn};
     /* the same four as one buffer, as the driver lays parameters out */
-    struct {
+    struct packed_params {
         CUdeviceptr x, y, out;
         int n;
     } packed = {px, py, pout, nn};
-    size_t packed_size = sizeof packed;
+    /* the parameters' own bytes: the struct's tail padding is not one */
+    size_t packed_size = offsetof(struct packed_params, n) + sizeof packed.n;
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &packed_size, CU_LAUNCH_PARAM_END};
     unsigned threads = (unsigned)info.num_warps * 32, dyn = (unsigned)info.dynamic_shared_bytes;
