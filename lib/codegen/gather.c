@@ -76,13 +76,8 @@ static void emit_gather(Cg *cg, const IrOp *op)
     cg_set(cg, res, r);
 }
 
-/* Counters zeroed in the result's layout, a barrier, one atomic add per
- * counted element, a barrier, the counters read back in the result's
- * layout. An element a layout holds in several threads (a block smaller
- * than the CTA) or in several registers is counted by its first copy. */
-/* One count where `ok` holds: a predicated reduction, not a branch per
- * element (the branches kept ptxas from overlapping the counts), and no
- * value returned. */
+/* One count where `ok` holds: a predicated reduction with no value
+ * returned, instead of a branch around an atomic per element. */
 static void count(Cg *cg, LLVMValueRef ok, LLVMValueRef counter)
 {
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
@@ -92,6 +87,10 @@ static void count(Cg *cg, LLVMValueRef ok, LLVMValueRef counter)
            "b,r,~{memory}", a);
 }
 
+/* Counters zeroed in the result's layout, a barrier, one add per counted
+ * element, a barrier, the counters read back in the result's layout. An
+ * element a layout holds in several threads (a block smaller than the CTA)
+ * or in several registers is counted by its first copy. */
 static void emit_histogram(Cg *cg, const IrOp *op)
 {
     const IrValue *x = op->operands[0], *m = op->nops > 1 ? op->operands[1] : NULL;
