@@ -301,7 +301,10 @@ static void stage_tile(Cg *cg, const IrValue *v, const CgTile *t, LLVMValueRef b
  * rows of 128 bytes), fences them for the async proxy and meets the
  * others; thread 0 writes the tile out one panel (box) at a time as one
  * bulk group, and waits until the copies have read the tile before the
- * barrier that frees the scratch for whatever comes next. The global
+ * barrier that frees the scratch for whatever comes next. The copies are
+ * predicated, not branched around: ptxas serialises every wgmma of a loop
+ * that holds a divergent path (C7518, a flattened loop's epilogue). The
+ * other threads commit and wait on no group, which returns at once. The global
  * writes finish on their own: nothing after the store reads them
  * (pass_tma_store). */
 static void emit_store(Cg *cg, const IrOp *op)
@@ -323,23 +326,27 @@ static void emit_store(Cg *cg, const IrOp *op)
     cg_barrier(cg);
     LLVMValueRef inner = cg_get(cg, op->operands[1]).el[0];
     LLVMValueRef outer = cg_get(cg, op->operands[2]).el[0];
-    LLVMBasicBlockRef done = cg_begin_if(cg, is_thread0(cg), "tma.store");
-    if (!(op->flags & IRF_NONNEG))
+    LLVMValueRef t0 = is_thread0(cg);
+    if (!(op->flags & IRF_NONNEG)) {
+        LLVMBasicBlockRef checked = cg_begin_if(cg, t0, "tma.store.check");
         check_origin(cg, inner, outer);
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), i64 = LLVMInt64TypeInContext(cg->ctx);
+        cg_end_if(cg, checked);
+    }
+    LLVMTypeRef i1 = LLVMInt1TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx),
+                i64 = LLVMInt64TypeInContext(cg->ctx);
     LLVMValueRef map = LLVMBuildPtrToInt(cg->b, cg->tmap[op->sub], i64, "");
     for (int p = 0; p < m->cols / m->box[0]; p++) {
         LLVMValueRef src = smem_u32(cg, LLVMBuildAdd(cg->b, base, cg_i32(cg, p * panel_bytes), ""));
-        LLVMValueRef args[4] = {
-            map, LLVMBuildAdd(cg->b, inner, cg_i32(cg, (int64_t)p * m->box[0]), ""), outer, src};
-        LLVMTypeRef pt[4] = {i64, i32, i32, i32};
-        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 4,
-               "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
-               "l,r,r,r,~{memory}", args);
+        LLVMValueRef args[5] = {map,
+                                LLVMBuildAdd(cg->b, inner, cg_i32(cg, (int64_t)p * m->box[0]), ""),
+                                outer, src, t0};
+        LLVMTypeRef pt[5] = {i64, i32, i32, i32, i1};
+        cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 5,
+               "@$4 cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+               "l,r,r,r,b,~{memory}", args);
     }
     cg_asm_void(cg, "cp.async.bulk.commit_group;");
     cg_asm_void(cg, "cp.async.bulk.wait_group.read 0;");
-    cg_end_if(cg, done);
     cg_barrier(cg);
 }
 

@@ -616,7 +616,9 @@ void ir_renumber(IrFunc *f)
 }
 
 /* What an op does besides computing its results (stores, atomics,
- * prints, barriers, copies, volatile loads, impure asm), itself or in its
+ * prints, barriers, copies, waits, volatile loads, impure asm; a dot_wait
+ * whose result no one reads still retires the wgmma in flight, which must
+ * not outlive the loop: ptxas then serialises every wgmma), itself or in its
  * regions; a region's terminator does not count. DCE keeps such ops, and
  * sema runs no such op on a path its program does not take. */
 static bool block_has_effect(const IrBlock *b);
@@ -640,6 +642,7 @@ bool ir_op_has_effect(const IrOp *op)
     case IR_TMA_STORE:
     case IR_TMA_WAIT:
     case IR_TMA_RELEASE:
+    case IR_DOT_WAIT:
     case IR_PRODUCER:
     case IR_GDC: return true;
     case IR_INLINE_ASM: return (op->flags & IRF_PURE) == 0;

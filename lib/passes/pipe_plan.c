@@ -162,6 +162,35 @@ static int64_t outer_operand_bytes(const Pipe *p)
     return n;
 }
 
+typedef struct Staging {
+    IrFunc *f;
+    int64_t bytes;
+} Staging;
+
+static bool largest_staging(IrOp *op, void *ctx)
+{
+    Staging *s = ctx;
+    int64_t n = op->kind == IR_STORE ? tma_store_flat_staging(s->f, op) : 0;
+    if (n > s->bytes)
+        s->bytes = n;
+    return true;
+}
+
+/* Bytes a flattened loop's epilogue would stage beside its rings for a
+ * TMA store (they stay live across tiles; other loops' epilogues reuse
+ * their room). pass_tma_store stages only beside rings that TMA fills. */
+static int64_t epilogue_staging(const Pipe *p)
+{
+    Staging s = {p->f, 0};
+    if (!(p->loop->flags & IRF_FLATTEN))
+        return 0;
+    for (int i = 0; i < p->nloads; i++)
+        if (!p->ld[i].tile)
+            return 0;
+    ir_walk(p->body, largest_staging, &s);
+    return s.bytes;
+}
+
 /* The ring's slots. Under an asynchronous dot the copies for iteration
  * i+S-1 are issued after the wait that leaves only dot i in flight, so the
  * slot they overwrite, read by dot i-1, is free in the warpgroup that
@@ -174,7 +203,10 @@ static int64_t outer_operand_bytes(const Pipe *p)
  * rings fit once either way) and the loop is not nested in another (a
  * persistent GEMM's K loop, inside its loop over tiles, ran 3% slower with
  * the spare slot than with the barrier at 8192x8192x1024 on the H100), the
- * barrier elsewhere, as Triton sizes its rings. A warp-specialized loop holds one slot more: its
+ * barrier elsewhere, as Triton sizes its rings; nor where it would leave a
+ * flattened loop's epilogue no room to stage its tile for a TMA store (a
+ * persistent GEMM's plain stores under the next tile's K loop cost more
+ * than the spare slot saves). A warp-specialized loop holds one slot more: its
  * producer reuses a slot only once the consumers release it. */
 static int ring_slots(const Pipe *p)
 {
@@ -186,7 +218,8 @@ static int ring_slots(const Pipe *p)
                  ? 1
                  : 0);
     int s = p->stages;
-    bool spare = p->f->num_warps > 4 && (s + 1) * slot_bytes(p) <= 227 * 1024 &&
+    bool spare = p->f->num_warps > 4 &&
+        (s + 1) * slot_bytes(p) + epilogue_staging(p) <= 227 * 1024 &&
         programs_per_sm(p, s + 1) >= programs_per_sm(p, s) && rings_alone(p) && !nested(p->loop);
     return s + (spare ? 1 : 0);
 }

@@ -20,25 +20,72 @@
 
 #include <string.h>
 
-/* Whether op sits in a K loop, at any depth: a pipelined, flattened or
- * warp-specialized loop, or one whose body itself computes a dot or
- * reads a ring (a persistent kernel's tile loop only issues the first
- * copies of its K loop); or in a producer's region. */
-static bool in_k_loop(const IrOp *op)
+/* Whether op sits in a K loop, at any depth: a pipelined or
+ * warp-specialized loop, or one whose body itself computes a dot or reads
+ * a ring (a persistent kernel's tile loop only issues the first copies of
+ * its K loop); or in a producer's region. A flattened loop's epilogue (an
+ * `if` of its body, pass_flatten's POST) is not, unless warp-specialized:
+ * it runs once a tile, and *flat gets the loop, whose rings stay live
+ * around the staging. */
+static bool in_k_loop(const IrOp *op, const IrOp **flat)
 {
-    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent) {
-        const IrOp *p = b->parent;
+    *flat = NULL;
+    for (const IrOp *o = op; o->parent && o->parent->parent; o = o->parent->parent) {
+        const IrOp *p = o->parent->parent;
         if (p->kind == IR_PRODUCER)
             return true;
         if (p->kind != IR_FOR && p->kind != IR_WHILE)
             continue;
+        if ((p->flags & IRF_FLATTEN) && !(p->flags & IRF_WARP_SPEC) && !*flat && o->kind == IR_IF &&
+            o != op) {
+            *flat = p;
+            continue;
+        }
         if (p->plan.mech == PIPE_LOOP || (p->flags & (IRF_FLATTEN | IRF_WARP_SPEC)))
             return true;
-        for (const IrOp *o = b->first; o; o = o->next)
-            if (o->kind == IR_DOT || o->kind == IR_TMA_WAIT || o->kind == IR_SHARED_VIEW)
+        for (const IrOp *x = o->parent->first; x; x = x->next)
+            if (x->kind == IR_DOT || x->kind == IR_TMA_WAIT || x->kind == IR_SHARED_VIEW)
                 return true;
     }
     return false;
+}
+
+typedef struct Rings {
+    const IrFunc *f;
+    int64_t *slot; /* bytes of a slot, by buffer */
+    int *nslots;
+    bool other; /* a ring that TMA does not fill */
+} Rings;
+
+static bool ring_op(IrOp *op, void *ctx)
+{
+    Rings *r = ctx;
+    if (op->kind == IR_ASYNC_COPY)
+        r->other = true;
+    if (op->kind != IR_TMA_COPY || op->ival < 0 || op->ival >= r->f->nbuffers || op->sub < 0 ||
+        op->sub >= r->f->ntmaps)
+        return true;
+    const IrTmap *m = &r->f->tmaps[op->sub];
+    r->slot[op->ival] = ((int64_t)m->cols * m->box[1] * dtype_bits(m->dt) / 8 + 1023) / 1024 * 1024;
+    r->nslots[op->ival] = (int)op->ival2;
+    return true;
+}
+
+/* Whether a tile of `bytes` fits past every ring of the kernel, as
+ * codegen lays them out (1024-byte slots one after the other): the most
+ * a flattened loop's epilogue can stage while its rings stay live. */
+static bool fits_past_rings(IrFunc *f, int64_t bytes)
+{
+    int n = f->nbuffers > 0 ? f->nbuffers : 1;
+    Rings r = {f, arena_alloc(f->arena, sizeof(int64_t) * (size_t)n),
+               arena_alloc(f->arena, sizeof(int) * (size_t)n), false};
+    if (!r.slot || !r.nslots)
+        return false;
+    ir_walk(f->body, ring_op, &r);
+    int64_t total = bytes;
+    for (int i = 0; i < f->nbuffers; i++)
+        total += r.slot[i] * r.nslots[i];
+    return !r.other && total <= 227 * 1024;
 }
 
 /* The parameter a pointer is computed from, or NULL where that is not
@@ -118,13 +165,45 @@ static void walk_after(const IrOp *from, Conflict *c)
     }
 }
 
+/* The region of `o` that holds op, or -1 where op is not inside o. */
+static int region_holding(const IrOp *o, const IrOp *op)
+{
+    for (const IrOp *x = op; x->parent && x->parent->parent; x = x->parent->parent)
+        if (x->parent->parent == o)
+            for (int r = 0; r < o->nregions; r++)
+                if (o->regions[r] == x->parent)
+                    return r;
+    return -1;
+}
+
+/* Walks the ops of b that may run in the same program as the store: of
+ * an `if` around it, only the branch that holds it where `branch` (a
+ * flattened loop's fallback for no tiles stores the same tensor in the
+ * other). */
+static void walk_beside(const IrBlock *b, Conflict *c, bool branch)
+{
+    for (IrOp *o = b->first; o && !c->found; o = o->next) {
+        int held = branch && o->kind == IR_IF ? region_holding(o, c->st) : -1;
+        if (held >= 0) {
+            walk_beside(o->regions[held], c, branch);
+            continue;
+        }
+        conflicts(o, c);
+        for (int r = 0; r < o->nregions && !c->found; r++)
+            ir_walk(o->regions[r], conflicts, c);
+    }
+}
+
 /* Whether nothing but the store writes its tensor, and nothing after it
  * reads it: ops after it in its block and every enclosing one, and every
- * op of an enclosing loop (its next iteration). */
-static bool alone(const IrFunc *f, const IrOp *st, const IrValue *base)
+ * op of an enclosing loop (its next iteration). A flattened loop's store
+ * (`flat`) may share its tensor with its fallback in the other branch;
+ * the fallback's store stays plain, as its staging would not reuse the
+ * rings' room. */
+static bool alone(const IrFunc *f, const IrOp *st, const IrValue *base, bool flat)
 {
     Conflict c = {f, st, base, false, false};
-    ir_walk(f->body, conflicts, &c); /* writes anywhere */
+    walk_beside(f->body, &c, flat); /* writes anywhere */
     c.after = true;
     for (const IrOp *o = st; o && !c.found; o = o->parent ? o->parent->parent : NULL) {
         if (o != st && (o->kind == IR_FOR || o->kind == IR_WHILE))
@@ -162,19 +241,25 @@ static bool whole_units(const IrFunc *f, const IrTmap *t)
     return g % 16 == 0;
 }
 
-/* Store st as a TMA store, where it qualifies (see the top). */
-static bool rewrite(IrFunc *f, IrOp *st)
+static int64_t value_bytes(const IrValue *v)
+{
+    return type_numel(v->type) * dtype_bits(v->type.dt) / 8;
+}
+
+/* The value a TMA store of st would stage, or NULL where st does not
+ * qualify (see the top; room past a flattened loop's rings aside): *m
+ * gets the tile, *flat the flattened loop whose epilogue holds st. */
+static IrValue *staged_value(IrFunc *f, IrOp *st, TileMatch *m, const IrOp **flat)
 {
     IrValue *val = st->operands[1];
     DType dt = val->type.dt;
     if ((st->flags & IRF_VOLATILE) || val->type.rank != 2 ||
         !(dt == DT_F16 || dt == DT_BF16 || dt == DT_F32 || dt == DT_F8E4 || dt == DT_F8E5) ||
-        in_k_loop(st))
-        return false;
-    TileMatch m;
-    if (!tile_match_store(f, st, &m) || !whole_units(f, &m.map) ||
-        !alone(f, st, f->body->args[m.map.base]))
-        return false;
+        in_k_loop(st, flat))
+        return NULL;
+    if (!tile_match_store(f, st, m) || !whole_units(f, &m->map) ||
+        !alone(f, st, f->body->args[m->map.base], *flat != NULL))
+        return NULL;
     /* the value before a conversion that only this store reads (the
      * accumulator's layout, which the epilogue would cross to a blocked
      * one through shared memory): it goes to shared memory once */
@@ -182,7 +267,26 @@ static bool rewrite(IrFunc *f, IrOp *st)
     if (cv && cv->kind == IR_CONVERT_LAYOUT && ir_count_reads(f->body, val) == 1 &&
         stageable(cv->operands[0]))
         val = cv->operands[0];
-    if (!stageable(val))
+    return stageable(val) ? val : NULL;
+}
+
+int64_t tma_store_flat_staging(IrFunc *f, IrOp *st)
+{
+    TileMatch m;
+    const IrOp *flat;
+    if (!f->tma || !f->arch || strcmp(f->arch, "sm_90a") != 0 || st->kind != IR_STORE)
+        return 0;
+    IrValue *val = staged_value(f, st, &m, &flat);
+    return val && flat ? value_bytes(val) : 0;
+}
+
+/* Store st as a TMA store, where it qualifies (see the top). */
+static bool rewrite(IrFunc *f, IrOp *st)
+{
+    TileMatch m;
+    const IrOp *flat;
+    IrValue *val = staged_value(f, st, &m, &flat);
+    if (!val || (flat && !fits_past_rings(f, value_bytes(val))))
         return false;
     int map = tile_add_tmap(f, &m.map);
     if (map < 0)

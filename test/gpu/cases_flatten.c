@@ -32,6 +32,23 @@ static void tutorial_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn,
     h_end(h);
 }
 
+static void affine_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int programs,
+                        int warps)
+{
+    if (!h_begin(h, "flatten.affine_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d", h_dtype_name(t), m, n, k, bm,
+                 bn, bk, programs, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "flatten.tk", "persistent_gemm_affine");
+    HGemm g = h_gemm_operands(h, t, m, n, k, false);
+    h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
+             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
+                    tk_i32(k), tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
+                    tk_const("NUM_SMS", programs)),
+             warps);
+    h_gemm_check(h, &g, gemm_tol(t));
+    h_end(h);
+}
+
 static void counts_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int programs)
 {
     if (!h_begin(h, "flatten.counts_%s.%dx%dx%d.B%dx%dx%d.P%d", h_dtype_name(t), m, n, k, bm, bn,
@@ -124,4 +141,10 @@ void cases_flatten(H *h)
     tutorial_case(h, TK_F16, 256, 256, 0, 128, 128, 64, 3, 8, 3);
     counts_case(h, TK_BF16, 500, 300, 333, 64, 64, 32, 9);
     row_sums_case(h, 1000, 4000, 256, 132, 4);
+    /* N and K multiples of 16 (TMA's rows), partial tiles along M, N, K */
+    affine_case(h, TK_F16, 1000, 1104, 528, 128, 256, 64, 7, 8);
+    affine_case(h, TK_F16, 777, 1008, 1008, 128, 128, 64, 11, 8);
+    affine_case(h, TK_BF16, 512, 384, 256, 128, 128, 64, 132, 4);
+    affine_case(h, TK_F16, 256, 256, 0, 128, 256, 64, 3, 8); /* K = 0: the fallback's zeros */
+    affine_case(h, TK_F32, 300, 272, 208, 128, 128, 32, 5, 8);
 }
