@@ -35,17 +35,33 @@ static ShapeVec *shape_entry(LayoutPass *p, const Type *t)
 
 int lp_mem_bytes(DType dt) { return dt == DT_I1 ? 1 : dtype_bits(dt) / 8; }
 
+/* Whether atomic op has a vector form (codegen/memory.c's atomic_width):
+ * float adds on sm_90. Any other atomic takes one element an instruction,
+ * so a warp's instruction covers a whole line only when each thread holds
+ * one element of each run of 32 (a blocked layout of vector 4 spread it
+ * over four lines, and four times the transactions at the L2). */
+static bool vector_atomic(const IrFunc *f, const IrOp *op)
+{
+    DType dt = op->operands[0]->type.elem;
+    return op->kind == IR_ATOMIC_RMW && op->sub == ATOM_ADD && f->arch &&
+        strncmp(f->arch, "sm_9", 4) == 0 && (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16);
+}
+
 static bool note_access(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
-    if ((op->kind != IR_LOAD && op->kind != IR_STORE) || op->nops < 1)
+    bool atomic = op->kind == IR_ATOMIC_RMW || op->kind == IR_ATOMIC_CAS;
+    if ((op->kind != IR_LOAD && op->kind != IR_STORE && !atomic) || op->nops < 1)
         return true;
     const IrValue *ptr = op->operands[0];
     const IrValue *mask = op->kind == IR_LOAD ? (op->nops > 1 ? op->operands[1] : NULL)
+        : op->kind == IR_ATOMIC_CAS           ? NULL
                                               : (op->nops > 2 ? op->operands[2] : NULL);
     if (ptr->type.rank == 0)
         return true;
-    int vw = axis_vector_width(p->axis, ptr, mask, lp_mem_bytes(ptr->type.elem));
+    int vw = atomic && !vector_atomic(p->f, op)
+        ? 1
+        : axis_vector_width(p->axis, ptr, mask, lp_mem_bytes(ptr->type.elem));
     vw = vw > 16 ? 16 : vw < 1 ? 1 : vw;
     ShapeVec *e = shape_entry(p, &ptr->type);
     if (!e) {
