@@ -3,7 +3,8 @@
 kernel libraries) under tk and Triton in one process, on the same fresh
 inputs. Each output is poisoned (NaN) before a checked run and compared with
 a float64 numpy reference by relative error; both sides are then timed with
-CUDA events (median after warm-up, L2 cleared before each run). Prints a
+CUDA events, taking turns run by run (median after warm-up, L2 cleared
+before each run). Prints a
 table (kernel, shape, tk ms, Triton ms, ratio = Triton time / tk time, so
 above 1 means tk is faster, check), the geomean and the ten worst kernels.
 
@@ -225,24 +226,30 @@ def checked_run(case, bufs, dev, side, launch, refs, prelude=None, X=None, S=Non
     return worst, ok, "; ".join(detail)
 
 
-def gpu_ms(torch, fn, pre, flush, reps):
-    """Median milliseconds of reps runs after warm-up; before each, pre()
-    (in-place buffers put back) and a 256 MB write that clears L2, both
-    outside the timed events."""
+def gpu_ms(torch, fns, pre, flush, reps):
+    """Median milliseconds of reps runs of each side's launch after warm-up,
+    the sides taking turns run by run (so that a drift of the clocks or of
+    the memory's state over the seconds a case takes falls on both); before
+    each run, pre() (in-place buffers put back) and a 256 MB write that
+    clears L2, both outside the timed events."""
     for _ in range(3):
-        pre()
-        fn()
+        for fn in fns.values():
+            pre()
+            fn()
     torch.cuda.synchronize()
     E = torch.cuda.Event
-    pairs = [(E(enable_timing=True), E(enable_timing=True)) for _ in range(reps)]
-    for s, e in pairs:
-        pre()
-        flush.zero_()
-        s.record()
-        fn()
-        e.record()
+    pairs = {who: [(E(enable_timing=True), E(enable_timing=True)) for _ in range(reps)]
+             for who in fns}
+    for i in range(reps):
+        for who, fn in fns.items():
+            s, e = pairs[who][i]
+            pre()
+            flush.zero_()
+            s.record()
+            fn()
+            e.record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in pairs)
+    return {who: statistics.median(s.elapsed_time(e) for s, e in p) for who, p in pairs.items()}
 
 
 class Row:
@@ -291,6 +298,7 @@ def run_case(case, mode, tk, side, rng_seed, torch=None, mods=None, sides=("tk",
             dev[k] = side.upload(b)
     pre = lambda: restore(bufs, dev, side)  # noqa: E731
     order = list(sides) if (rng_seed % 2 == 0 or interp) else list(reversed(sides))
+    timed = {}  # side -> its checked launch, timed below with the others
     for who in order:
         try:
             pre_fn = None
@@ -312,7 +320,7 @@ def run_case(case, mode, tk, side, rng_seed, torch=None, mods=None, sides=("tk",
             if row.status[who] == "xfail":
                 row.notes.append(f"tk: expected to fail: {case.xfail or case.xfail_gpu}")
             if ok and not interp and not once:
-                row.ms[who] = gpu_ms(torch, fn, pre, flush, reps)
+                timed[who] = fn
         except Exception as e:  # a compile error, a launch error: the row says so
             msg = str(e).strip().splitlines()
             row.status[who] = side_status(case, False, interp) if who == "tk" else "ERROR"
@@ -321,6 +329,12 @@ def run_case(case, mode, tk, side, rng_seed, torch=None, mods=None, sides=("tk",
             row.notes.append(f"{who}: {' | '.join(msg[:6]) if msg else type(e).__name__}")
             if os.environ.get("TK_CORPUS_TRACE"):
                 traceback.print_exc()
+    try:
+        if timed:
+            row.ms.update(gpu_ms(torch, timed, pre, flush, reps))
+    except Exception as e:  # a launch that passed its check and then failed
+        row.notes.append(f"timing: {str(e).strip().splitlines()[:1]}")
+        row.ms.clear()
     side.release()
     return row
 
