@@ -227,9 +227,31 @@ IrOp *lp_outside_loops(IrOp *op, const IrValue *x)
     return at;
 }
 
+/* A conversion of x to `want` that runs before `at` in its block or in
+ * an enclosing one (so its result is there wherever `at` runs): two
+ * readers of one value in one other layout share a conversion, as a
+ * reduction and an elementwise op of a row's top-k do. Not for a dot's
+ * operands, which each dot stages itself. */
+static IrOp *earlier_convert(IrOp *at, const IrValue *x, const Layout *want)
+{
+    if (want->kind == LY_DOT_OP)
+        return NULL;
+    for (IrOp *o = at; o; o = o->parent ? o->parent->parent : NULL)
+        for (IrOp *q = o->prev; q; q = q->prev)
+            if (q->kind == IR_CONVERT_LAYOUT && q->operands[0] == x &&
+                layout_equal(q->results[0]->layout, want))
+                return q;
+    return NULL;
+}
+
 static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
 {
     IrValue *x = op->operands[i];
+    IrOp *at = convert_point(p, op, x, want), *same = earlier_convert(at, x, want);
+    if (same) {
+        op->operands[i] = same->results[0];
+        return;
+    }
     IrOp *c = ir_op_new(p->f, IR_CONVERT_LAYOUT, op->span, &x, 1, &x->type, 1);
     if (!c || p->f->arena->oom) {
         p->failed = true;
@@ -237,7 +259,7 @@ static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
     }
     c->results[0]->layout = want;
     c->results[0]->name = x->name;
-    ir_insert_before(convert_point(p, op, x, want), c);
+    ir_insert_before(at, c);
     op->operands[i] = c->results[0];
 }
 

@@ -445,7 +445,8 @@ static bool spread(IrOp *op, void *ctx)
     return !p->failed;
 }
 
-/* A reduction of a blocked 2-D value keeps its result where the rows are,
+/* A reduction of a blocked value (2-D, or 3-D: a row's runs or groups)
+ * keeps its result where the rows are,
  * in a slice of that layout, as one of an mma value does: it combines in
  * registers and shuffles and crosses warps through shared memory only where
  * warps step along the axis, where otherwise a column sum moved the whole
@@ -459,12 +460,16 @@ bool lp_slice_reduction(IrOp *op, void *ctx)
         return true;
     const IrValue *x = op->operands[0];
     IrValue *r = op->results[0];
-    if (r->layout || x->type.rank != 2 || r->type.rank != 1)
+    if (r->layout || x->type.rank < 2 || r->type.rank != x->type.rank - 1)
         return true;
     const Layout *l = x->layout ? x->layout : lp_blocked_of(p, &x->type);
     if (!l || l->kind != LY_BLOCKED || warps_mixed(p, l, &x->type, op->axis))
         return true;
-    set_layout(p, r, lp_slice_of(p, l, op->axis));
+    Layout s = {.kind = LY_SLICE, .rank = r->type.rank, .parent = l, .dim = op->axis};
+    const Layout *sl = ir_layout_intern(p->f, &s);
+    if (!sl)
+        p->failed = true;
+    set_layout(p, r, sl);
     return true;
 }
 

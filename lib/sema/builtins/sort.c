@@ -147,23 +147,21 @@ static int64_t numel_of(Type t)
     return n;
 }
 
-/* The first run of 2^log_k of every run of 2^log_n along the last dim,
- * exactly (through the bits): a block with the last dim 2^log_k. */
+/* The first run of 2^log_k of every run of 2^log_n along the last dim, as
+ * a block with the last dim 2^log_k. sort_impl leaves every run of a row
+ * equal, bit for bit, so the largest bits over the runs are the first
+ * run's exactly: a built-in reduction, which stays in registers and
+ * shuffles. */
 static IrValue *first_runs(Sema *s, IrValue *h, int log_n, int log_k, Span at)
 {
     Type t = h->type;
     int n = 1 << log_n, k = 1 << log_k, view[3] = {(int)(numel_of(t) / n), n / k, k};
     IrValue *v = sema_reshape(s, h, 3, view, at);
     IrValue *bits = v ? sema_to_bits(s, v, at) : NULL;
-    SVal args[2] = {sv_int(0), sv_int(n / k)};
-    IrValue *ar = bits ? call_tl(s, "arange", args, 2, at) : NULL;
-    int col[3] = {1, n / k, 1};
-    ar = ar ? sema_reshape(s, ar, 3, col, at) : NULL;
-    SVal first = ar ? sema_compare(s, OP_EQ, sv_tensor(ar), sv_int(0), at) : bad();
-    SVal ws[3] = {first, sv_tensor(bits), sv_int(0)};
-    IrValue *kept = first.k == SV_TENSOR ? call_tl(s, "where", ws, 3, at) : NULL;
-    SVal xs[3] = {sv_tensor(kept), sv_int(1), sv_bool(true)};
-    IrValue *r = kept ? call_tl(s, "xor_sum", xs, 3, at) : NULL;
+    SVal m = bits ? sema_reduce(s, "max", bits, sv_int(1), false, (SVal){.k = SV_VOID}, at) : bad();
+    IrValue *r = m.k == SV_TENSOR ? m.v : NULL;
+    if (r && r->type.dt != bits->type.dt) /* small ints widen to i32: the same values */
+        r = sema_cast(s, r, bits->type.dt, at);
     r = r ? sema_from_bits(s, r, t.dt, at) : NULL;
     t.shape[t.rank - 1] = k;
     return r ? sema_reshape(s, r, t.rank, t.shape, at) : NULL;
