@@ -38,14 +38,9 @@ static void affine_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, i
     if (!h_begin(h, "flatten.affine_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d", h_dtype_name(t), m, n, k, bm,
                  bn, bk, programs, warps))
         return;
-    tk_kernel *kk = h_kernel(h, "flatten.tk", "persistent_gemm_affine");
-    HGemm g = h_gemm_operands(h, t, m, n, k, false);
-    h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
-             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
-                    tk_i32(k), tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
-                    tk_const("NUM_SMS", programs)),
-             warps);
-    h_gemm_check(h, &g, gemm_tol(t));
+    const int mnk[3] = {m, n, k}, block[3] = {bm, bn, bk};
+    h_persistent_gemm(h, h_kernel(h, "flatten.tk", "persistent_gemm_affine"), t, mnk, block,
+                      programs, warps, gemm_tol(t));
     h_end(h);
 }
 
@@ -132,6 +127,7 @@ void cases_flatten(H *h)
     row_sums_case(h, 13, 300, 64, 4, 3);
     row_sums_case(h, 5, 64, 64, 8, 2); /* one step a row, more programs than rows */
     row_sums_case(h, 6, 0, 64, 2, 3);  /* no columns: zero sums */
+    affine_case(h, TK_F16, 72, 48, 80, 32, 32, 16, 3, 4);
     if (!h->gpu)
         return;
     tutorial_case(h, TK_F16, 1000, 1100, 520, 128, 256, 64, 7, 8, 3);

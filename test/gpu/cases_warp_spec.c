@@ -47,14 +47,9 @@ static void persistent_case(H *h, tk_dtype t, int m, int n, int k, int bm, int b
     if (!h_begin(h, "ws.persistent_%s.%dx%dx%d.B%dx%dx%d.P%d.w%d", h_dtype_name(t), m, n, k, bm, bn,
                  bk, programs, warps))
         return;
-    tk_kernel *kk = h_kernel(h, "warp_spec.tk", "ws_persistent");
-    HGemm g = h_gemm_operands(h, t, m, n, k, false);
-    h_launch(h, kk, h_grid((unsigned)programs, 1, 1),
-             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(m), tk_i32(n),
-                    tk_i32(k), tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
-                    tk_const("NUM_SMS", programs)),
-             warps);
-    h_gemm_check(h, &g, gemm_tol(t));
+    const int mnk[3] = {m, n, k}, block[3] = {bm, bn, bk};
+    h_persistent_gemm(h, h_kernel(h, "warp_spec.tk", "ws_persistent"), t, mnk, block, programs,
+                      warps, gemm_tol(t));
     h_end(h);
 }
 

@@ -914,3 +914,16 @@ void h_gemm_check(H *h, const HGemm *g, double tol)
     else
         h_check(h, "c (no K step: zeros)", c, ref, nc, 0);
 }
+
+void h_persistent_gemm(H *h, tk_kernel *k, tk_dtype t, const int mnk[3], const int block[3],
+                       int programs, int warps, double tol)
+{
+    HGemm g = h_gemm_operands(h, t, mnk[0], mnk[1], mnk[2], false);
+    h_launch(h, k, h_grid((unsigned)programs, 1, 1),
+             H_ARGS(tk_ptr(g.da, t), tk_ptr(g.db, t), tk_ptr(g.dc, t), tk_i32(mnk[0]),
+                    tk_i32(mnk[1]), tk_i32(mnk[2]), tk_const("BM", block[0]),
+                    tk_const("BN", block[1]), tk_const("BK", block[2]),
+                    tk_const("NUM_SMS", programs)),
+             warps);
+    h_gemm_check(h, &g, tol);
+}

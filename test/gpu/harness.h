@@ -145,6 +145,11 @@ HGemm h_gemm_operands(H *h, tk_dtype t, int m, int n, int k, bool bt);
 /* Downloads C and checks it against the fp64 product within tol; with
  * K = 0, C must be exactly zero. */
 void h_gemm_check(H *h, const HGemm *g, double tol);
+/* C = A @ B (contiguous) by a persistent kernel taking (a, b, c, M, N, K)
+ * and the constexprs BM, BN, BK, NUM_SMS, on `programs` programs, checked
+ * within tol. */
+void h_persistent_gemm(H *h, tk_kernel *k, tk_dtype t, const int mnk[3], const int block[3],
+                       int programs, int warps, double tol);
 /* Exact integer equality. */
 void h_check_int(H *h, const char *what, const int64_t *out, const int64_t *ref, size_t n);
 /* Element-wise |out - ref| <= atol (for values whose norm says little). */
