@@ -351,5 +351,14 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
     Span at[MAXP];
     if (!bind(s, b, qual, self, ca, a, at))
         return (SVal){.k = SV_UNDEF};
-    return b->fn(s, b, a, at, ca->at);
+    /* SV_UNDEF means an error was reported (callers then stay silent): a
+     * builtin that gives it without one, as one of sema's own calls of
+     * another builtin with the wrong arguments would, is tk's mistake and
+     * must not end in a kernel quietly missing its ops */
+    int errors = s->d->errors;
+    SVal r = b->fn(s, b, a, at, ca->at);
+    if (r.k == SV_UNDEF && s->d->errors == errors)
+        return sema_err(s, ca->at, "internal error: tl.%s gave no value and reported nothing",
+                        name);
+    return r;
 }
