@@ -38,6 +38,22 @@ static double *gather_ref(H *h, const double *x, const int64_t *ix, int sn, int 
     return y;
 }
 
+/* Runs gather.tk's `kernel` (x: a t tile sm x sn, ix: a ti tile im x in;
+ * dims = sm, sn, im, in, axis) and returns what it wrote. */
+static double *run_gather_2d(H *h, const char *kernel, tk_dtype t, tk_dtype ti, const double *x,
+                             const int64_t *ix, const int dims[5], int warps)
+{
+    size_t ns = (size_t)dims[0] * dims[1], ni = (size_t)dims[2] * dims[3];
+    void *dx = h_upload(h, t, x, ns), *di = h_upload_int(h, ti, ix, ni);
+    void *dy = h_output(h, t, ni);
+    h_launch(h, h_kernel(h, "gather.tk", kernel), h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, t), tk_ptr(di, ti), tk_ptr(dy, t), tk_const("SM", dims[0]),
+                    tk_const("SN", dims[1]), tk_const("IM", dims[2]), tk_const("IN", dims[3]),
+                    tk_const("AXIS", dims[4])),
+             warps);
+    return h_download(h, t, dy, ni);
+}
+
 /* A gather of a t tile (sm x sn) by a ti index tile whose dim along axis
  * is `len_i`. */
 static void gather_case(H *h, tk_dtype t, tk_dtype ti, int sm, int sn, int axis, int len_i,
@@ -48,17 +64,10 @@ static void gather_case(H *h, tk_dtype t, tk_dtype ti, int sm, int sn, int axis,
                  sn, axis, im, in, warps))
         return;
     size_t ns = (size_t)sm * sn, ni = (size_t)im * in;
-    tk_kernel *k = h_kernel(h, "gather.tk", "gather_2d");
     double *x = rand_src(h, t, ns);
     int64_t *ix = rand_index(h, ni, len);
-    void *dx = h_upload(h, t, x, ns), *di = h_upload_int(h, ti, ix, ni);
-    void *dy = h_output(h, t, ni);
-    h_launch(h, k, h_grid(1, 1, 1),
-             H_ARGS(tk_ptr(dx, t), tk_ptr(di, ti), tk_ptr(dy, t), tk_const("SM", sm),
-                    tk_const("SN", sn), tk_const("IM", im), tk_const("IN", in),
-                    tk_const("AXIS", axis)),
-             warps);
-    double *y = h_download(h, t, dy, ni);
+    const int dims[5] = {sm, sn, im, in, axis};
+    double *y = run_gather_2d(h, "gather_2d", t, ti, x, ix, dims, warps);
     h_check(h, "gather", y, gather_ref(h, x, ix, sn, im, in, axis, len), ni, 0);
     h_end(h);
 }
@@ -89,19 +98,12 @@ static void gather_bool_case(H *h, int sm, int sn, int axis, int len_i, int warp
     if (!h_begin(h, "gather.bool.%dx%d.axis%d.%dx%d.w%d", sm, sn, axis, im, in, warps))
         return;
     size_t ns = (size_t)sm * sn, ni = (size_t)im * in;
-    tk_kernel *k = h_kernel(h, "gather.tk", "gather_bool");
     double *x = h_rand_array(h, TK_I32, ns, -9, 9);
     int64_t *ix = rand_index(h, ni, len);
-    void *dx = h_upload(h, TK_I32, x, ns), *di = h_upload_int(h, TK_I32, ix, ni);
-    void *dy = h_output(h, TK_I32, ni);
-    h_launch(h, k, h_grid(1, 1, 1),
-             H_ARGS(tk_ptr(dx, TK_I32), tk_ptr(di, TK_I32), tk_ptr(dy, TK_I32), tk_const("SM", sm),
-                    tk_const("SN", sn), tk_const("IM", im), tk_const("IN", in),
-                    tk_const("AXIS", axis)),
-             warps);
+    const int dims[5] = {sm, sn, im, in, axis};
+    double *y = run_gather_2d(h, "gather_bool", TK_I32, TK_I32, x, ix, dims, warps);
     for (size_t j = 0; j < ns; j++)
         x[j] = x[j] > 0;
-    double *y = h_download(h, TK_I32, dy, ni);
     h_check(h, "gather of x > 0", y, gather_ref(h, x, ix, sn, im, in, axis, len), ni, 0);
     h_end(h);
 }
