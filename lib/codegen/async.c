@@ -34,7 +34,7 @@ static bool plan_op(IrOp *op, void *ctx)
     int64_t bytes;
     if (op->kind == IR_TMA_COPY) {
         const IrTmap *m = &cg->f->tmaps[op->sub];
-        bytes = (int64_t)m->cols * m->box[1] * cg_mem_bytes(m->dt);
+        bytes = ir_tmap_tile_bytes(m);
         pl->tma[op->ival] = true;
     } else if (op->sub && !(op->flags & IRF_PACKED)) {
         const IrValue *ptr = op->operands[0];

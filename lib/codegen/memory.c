@@ -570,28 +570,30 @@ static bool value_used(Cg *cg, const IrValue *v)
  * as for loads and stores. cg_vector_atomics picks the PTX ISA to match. */
 static int atomic_width(Cg *cg, const IrOp *op, DType dt)
 {
-    if (cg->sm < 90 || op->kind != IR_ATOMIC_RMW || op->sub != ATOM_ADD ||
-        (dt != DT_F32 && dt != DT_F16 && dt != DT_BF16))
+    if (!ir_atomic_vectorizes(op, dt, cg->sm))
         return 1;
     bool has_mask = op->nops > 2 && op->operands[2];
     return vector_width(cg, op->operands[0], has_mask ? op->operands[2] : NULL, dt);
 }
 
+typedef struct VecFind {
+    int sm;
+    bool found;
+} VecFind;
+
 static bool find_vector_atomic(IrOp *op, void *ctx)
 {
-    bool *found = ctx;
-    DType dt = op->nres ? op->results[0]->type.dt : DT_I32;
-    *found = op->kind == IR_ATOMIC_RMW && op->sub == ATOM_ADD && op->results[0]->type.rank > 0 &&
-        (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16);
-    return !*found;
+    VecFind *v = ctx;
+    v->found = op->nres && op->results[0]->type.rank > 0 &&
+        ir_atomic_vectorizes(op, op->results[0]->type.dt, v->sm);
+    return !v->found;
 }
 
 bool cg_vector_atomics(const IrFunc *f, int sm)
 {
-    bool found = false;
-    if (sm >= 90)
-        ir_walk(f->body, find_vector_atomic, &found);
-    return found;
+    VecFind v = {sm, false};
+    ir_walk(f->body, find_vector_atomic, &v);
+    return v.found;
 }
 
 /* One predicated instruction on vw consecutive elements,

@@ -518,10 +518,8 @@ static void finish_smem(Cg *cg)
 
 static int arch_number(const char *arch)
 {
-    int n = 0;
-    if (sscanf(arch, "sm_%d", &n) != 1)
-        return 80;
-    return n;
+    int n = ir_arch_sm(arch);
+    return n ? n : 80;
 }
 
 bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, CgKernel *out)

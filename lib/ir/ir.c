@@ -615,6 +615,18 @@ void ir_renumber(IrFunc *f)
     f->next_id = next;
 }
 
+int ir_arch_sm(const char *arch)
+{
+    int n = 0;
+    return arch && sscanf(arch, "sm_%d", &n) == 1 ? n : 0;
+}
+
+bool ir_atomic_vectorizes(const IrOp *op, DType dt, int sm)
+{
+    return sm >= 90 && op->kind == IR_ATOMIC_RMW && op->sub == ATOM_ADD &&
+        (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16);
+}
+
 /* What an op does besides computing its results (stores, atomics,
  * prints, barriers, copies, waits, volatile loads, impure asm; a dot_wait
  * whose result no one reads still retires the wgmma in flight, which must
@@ -691,6 +703,11 @@ bool ir_kind_elementwise(IrKind k)
     case IR_BITCAST: return true;
     default: return false;
     }
+}
+
+int64_t ir_tmap_tile_bytes(const IrTmap *m)
+{
+    return (int64_t)m->cols * m->box[1] * dtype_bits(m->dt) / 8;
 }
 
 bool ir_tmap_equal(const IrTmap *a, const IrTmap *b)

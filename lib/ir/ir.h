@@ -604,6 +604,8 @@ typedef struct IrTmap {
 
 /* Whether two tensor maps describe the same copies. */
 bool ir_tmap_equal(const IrTmap *a, const IrTmap *b);
+/* Bytes of the tile one load through the map fills (cols x box[1]). */
+int64_t ir_tmap_tile_bytes(const IrTmap *m);
 
 /* An inlined @jit helper call: the ops sema made inside it carry its
  * index in their span's scope. Line tables (codegen/lines.c) turn the chain
@@ -720,6 +722,13 @@ bool ir_kind_elementwise(IrKind k);
 /* Stores, atomics, prints, barriers, copies, volatile loads, impure asm:
  * what must run as written, itself or in its regions. */
 bool ir_op_has_effect(const IrOp *op);
+/* The number of an "sm_NN" or "sm_NNa" target (90 for sm_90a); 0 for none
+ * (the interpreter) or a name of another form. */
+int ir_arch_sm(const char *arch);
+/* Whether atomic op on elements of dt has a vector form on sm: float adds
+ * (.v2/.v4 of f32, .v2 to .v8 of f16 and bf16) from sm_90 on; every other
+ * atomic takes one element an instruction. */
+bool ir_atomic_vectorizes(const IrOp *op, DType dt, int sm);
 /* How many operand slots of the ops in b (regions included) read x. */
 int ir_count_reads(IrBlock *b, const IrValue *x);
 /* Gives values dense ids 0..next_id-1 again (after passes removed some), in

@@ -35,18 +35,6 @@ static ShapeVec *shape_entry(LayoutPass *p, const Type *t)
 
 int lp_mem_bytes(DType dt) { return dt == DT_I1 ? 1 : dtype_bits(dt) / 8; }
 
-/* Whether atomic op has a vector form (codegen/memory.c's atomic_width):
- * float adds on sm_90. Any other atomic takes one element an instruction,
- * so a warp's instruction covers a whole line only when each thread holds
- * one element of each run of 32 (a blocked layout of vector 4 spread it
- * over four lines, and four times the transactions at the L2). */
-static bool vector_atomic(const IrFunc *f, const IrOp *op)
-{
-    DType dt = op->operands[0]->type.elem;
-    return op->kind == IR_ATOMIC_RMW && op->sub == ATOM_ADD && f->arch &&
-        strncmp(f->arch, "sm_9", 4) == 0 && (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16);
-}
-
 static bool note_access(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -59,7 +47,11 @@ static bool note_access(IrOp *op, void *ctx)
                                               : (op->nops > 2 ? op->operands[2] : NULL);
     if (ptr->type.rank == 0)
         return true;
-    int vw = atomic && !vector_atomic(p->f, op)
+    /* an atomic with no vector form takes one element an instruction: a
+     * warp's instruction covers a whole line only when each thread holds
+     * one element of each run of 32 (vectors of 4 spread it over four
+     * lines, four times the transactions at the L2) */
+    int vw = atomic && !ir_atomic_vectorizes(op, ptr->type.elem, ir_arch_sm(p->f->arch))
         ? 1
         : axis_vector_width(p->axis, ptr, mask, lp_mem_bytes(ptr->type.elem));
     vw = vw > 16 ? 16 : vw < 1 ? 1 : vw;
@@ -117,7 +109,9 @@ static int shape_vec(LayoutPass *p, const Type *t)
 
 const Layout *lp_slice_of(LayoutPass *p, const Layout *l, int dim)
 {
-    Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = dim};
+    /* a blocked parent's rank less one; an mma layout's slices are rows */
+    int rank = l->kind == LY_BLOCKED && l->rank > 1 ? l->rank - 1 : 1;
+    Layout s = {.kind = LY_SLICE, .rank = rank, .parent = l, .dim = dim};
     const Layout *r = ir_layout_intern(p->f, &s);
     if (!r)
         p->failed = true;

@@ -230,17 +230,21 @@ IrOp *lp_outside_loops(IrOp *op, const IrValue *x)
 /* A conversion of x to `want` that runs before `at` in its block or in
  * an enclosing one (so its result is there wherever `at` runs): two
  * readers of one value in one other layout share a conversion, as a
- * reduction and an elementwise op of a row's top-k do. Not for a dot's
- * operands, which each dot stages itself. */
+ * reduction and an elementwise op of a row's top-k do; the walk back ends
+ * at x's definition, before which no conversion of it can be. Not for a
+ * dot's operands, which each dot stages itself. */
 static IrOp *earlier_convert(IrOp *at, const IrValue *x, const Layout *want)
 {
     if (want->kind == LY_DOT_OP)
         return NULL;
     for (IrOp *o = at; o; o = o->parent ? o->parent->parent : NULL)
-        for (IrOp *q = o->prev; q; q = q->prev)
+        for (IrOp *q = o->prev; q; q = q->prev) {
+            if (q == x->def)
+                return NULL;
             if (q->kind == IR_CONVERT_LAYOUT && q->operands[0] == x &&
                 layout_equal(q->results[0]->layout, want))
                 return q;
+        }
     return NULL;
 }
 

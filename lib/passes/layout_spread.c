@@ -465,11 +465,7 @@ bool lp_slice_reduction(IrOp *op, void *ctx)
     const Layout *l = x->layout ? x->layout : lp_blocked_of(p, &x->type);
     if (!l || l->kind != LY_BLOCKED || warps_mixed(p, l, &x->type, op->axis))
         return true;
-    Layout s = {.kind = LY_SLICE, .rank = r->type.rank, .parent = l, .dim = op->axis};
-    const Layout *sl = ir_layout_intern(p->f, &s);
-    if (!sl)
-        p->failed = true;
-    set_layout(p, r, sl);
+    set_layout(p, r, lp_slice_of(p, l, op->axis));
     return true;
 }
 

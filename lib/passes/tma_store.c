@@ -66,7 +66,7 @@ static bool ring_op(IrOp *op, void *ctx)
         op->sub >= r->f->ntmaps)
         return true;
     const IrTmap *m = &r->f->tmaps[op->sub];
-    r->slot[op->ival] = ((int64_t)m->cols * m->box[1] * dtype_bits(m->dt) / 8 + 1023) / 1024 * 1024;
+    r->slot[op->ival] = (ir_tmap_tile_bytes(m) + 1023) / 1024 * 1024;
     r->nslots[op->ival] = (int)op->ival2;
     return true;
 }
