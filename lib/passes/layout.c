@@ -293,26 +293,66 @@ static void carry_column(IrOp *load, const Layout *l)
     loop->results[slot]->layout = l;
 }
 
-/* A cast that narrows a column load's value (or keeps its width), its only
- * reader, takes the load's layout too: a conversion the value then needs
- * moves after the cast and carries fewer bytes, or merges with the one
- * into a dot operand (a state tile loaded along its first dim, cast to
- * fp16 and staged for wgmma once, not reshuffled as fp32 first). */
-static void follow_column(IrOp *load, const Layout *l)
+/* The op after `from` in its block that reads x, or NULL. */
+static IrOp *reader_after(IrOp *from, const IrValue *x)
 {
-    IrValue *x = load->results[0];
-    for (int n = 0; n < 4; n++) {
-        IrOp *c = load->next;
-        while (c && !(c->nops > 0 && c->operands[0] == x))
-            c = c->next;
-        if (!c || c->kind != IR_CAST || c->nres != 1 || c->results[0]->layout ||
-            lp_reads_in(load->parent, x) != 1 ||
-            dtype_bits(c->results[0]->type.dt) > dtype_bits(x->type.dt))
-            return;
-        x = c->results[0];
-        x->layout = l;
-        load = c;
+    for (IrOp *c = from->next; c; c = c->next)
+        for (int i = 0; i < c->nops; i++)
+            if (c->operands[i] == x)
+                return c;
+    return NULL;
+}
+
+static int broadcast_chain(IrValue *v, IrValue **chain, int max);
+
+/* Whether operand o of an elementwise op can be had in layout l: it lies
+ * there already (another column load's chain), it is recomputed there, or
+ * it is a vector broadcast into the tile (its chain then takes l). */
+static bool follows(IrValue *o, const Layout *l)
+{
+    IrValue *chain[8];
+    if (o->layout)
+        return layout_equal(o->layout, l);
+    return !o->type.rank || pass_can_remat(o) || broadcast_chain(o, chain, 8) > 0;
+}
+
+/* The elementwise ops after a column load, each the only reader of the
+ * value before it (a cast, a scale `x * w[None, :]`, the cast back),
+ * whose other operands can be had in its layout, take that layout up
+ * to the last of them no wider than the load's elements: the conversion
+ * the value then needs (into a dot operand: an SSM chunk's decayed input,
+ * a state tile cast to fp16) moves after them and carries no more bytes,
+ * where in a default layout the tile crossed threads twice, once for the
+ * arithmetic and once more for the dot. */
+static bool follow_column(IrOp *load, const Layout *l)
+{
+    IrValue *x = load->results[0], *chain[8];
+    int n = 0, keep = 0;
+    for (IrOp *at = load; n < 8; at = x->def) {
+        IrOp *c = reader_after(at, x);
+        if (!c || !lp_elementwise(c->kind) || c->nres != 1 || c->results[0]->layout ||
+            c->results[0]->type.rank != x->type.rank || lp_reads_in(load->parent, x) != 1)
+            break;
+        bool ok = true;
+        for (int i = 0; i < c->nops && ok; i++)
+            ok = c->operands[i] == x || follows(c->operands[i], l);
+        if (!ok)
+            break;
+        x = chain[n++] = c->results[0];
+        if (dtype_bits(x->type.dt) <= dtype_bits(load->results[0]->type.dt))
+            keep = n;
     }
+    for (int i = 0; i < keep; i++) {
+        IrOp *c = chain[i]->def;
+        chain[i]->layout = l;
+        for (int k = 0; k < c->nops; k++) {
+            IrValue *b[8];
+            int nb = c->operands[k]->layout ? 0 : broadcast_chain(c->operands[k], b, 8);
+            for (int j = 0; j < nb; j++)
+                b[j]->layout = l;
+        }
+    }
+    return keep > 0;
 }
 
 /* A load contiguous along another dim than the last (a transposed operand,
@@ -335,16 +375,26 @@ static void assign_column_load(LayoutPass *p, IrOp *op)
         w /= 2;
     Layout l = layout_blocked_along(ptr->type.rank, ptr->type.shape, fast, w, p->threads);
     r->layout = ir_layout_intern(p->f, &l);
-    if (r->layout) {
+    if (r->layout)
         carry_column(op, r->layout);
-        follow_column(op, r->layout);
-    }
 }
 
 static bool assign_columns(IrOp *op, void *ctx)
 {
     if (op->kind == IR_LOAD && op->nres == 1)
         assign_column_load(ctx, op);
+    return true;
+}
+
+/* The chains after the column loads (the only loads placed so far); a
+ * chain that meets another's value (`k * exp(gn[:, None] - g)`, both
+ * loads along K) goes on once that one has been followed. */
+static bool follow_columns(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    const Layout *l = op->kind == IR_LOAD && op->nres == 1 ? op->results[0]->layout : NULL;
+    if (l && l->kind == LY_BLOCKED && follow_column(op, l))
+        p->changed = true;
     return true;
 }
 
@@ -363,14 +413,36 @@ static IrValue *chain_operand(const IrOp *d)
     return r;
 }
 
-/* A vector expanded and broadcast into a tile (a per-column scale written
- * `s[None, :]`, perhaps cast on the way) takes the tile's blocked layout
- * from its expand_dims on, which then reads the vector in a slice of it
- * (wanted, layout_convert.c): expand_dims and broadcast stay in registers
- * and at most the vector itself crosses threads, once, as in Triton. In
- * their shapes' own blocked layouts, both ops crossed threads through
- * shared memory, each behind two barriers. A vector that can be recomputed
- * (offsets from an arange) is recomputed in any layout and stays as it is. */
+/* The values from a tile v back to the expand_dims that made it from a
+ * vector (v a broadcast, or elementwise ops on one: `s[None, :]`, perhaps
+ * cast on the way), each read once and not placed yet, into chain; their
+ * number, or 0 where v is not such a tile or the vector can be recomputed
+ * in any layout (offsets from an arange: it stays as it is). */
+static int broadcast_chain(IrValue *v, IrValue **chain, int max)
+{
+    int n = 0;
+    for (; v && n < max; v = chain_operand(v->def)) {
+        if (v->layout || !v->def || v->type.rank != 2 || lp_reads_in(v->def->parent, v) != 1)
+            return 0;
+        chain[n++] = v;
+        if (v->def->kind == IR_EXPAND_DIMS)
+            break;
+        if (!lp_elementwise(v->def->kind) && v->def->kind != IR_ADDPTR &&
+            v->def->kind != IR_BROADCAST)
+            return 0;
+    }
+    if (!n || chain[n - 1]->def->kind != IR_EXPAND_DIMS ||
+        pass_can_remat(chain[n - 1]->def->operands[0]))
+        return 0;
+    return n;
+}
+
+/* A vector expanded and broadcast into a tile takes the tile's blocked
+ * layout from its expand_dims on, which then reads the vector in a slice
+ * of it (wanted, layout_convert.c): expand_dims and broadcast stay in
+ * registers and at most the vector itself crosses threads, once, as in
+ * Triton. In their shapes' own blocked layouts, both ops crossed threads
+ * through shared memory, each behind two barriers. */
 static bool assign_broadcast(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -378,18 +450,8 @@ static bool assign_broadcast(IrOp *op, void *ctx)
     if (op->kind != IR_BROADCAST || !r || r->layout || r->type.rank != 2)
         return true;
     IrValue *chain[8];
-    int n = 0;
-    for (IrValue *v = op->operands[0]; v && n < 8; v = chain_operand(v->def)) {
-        if (v->layout || !v->def || v->type.rank != 2 || lp_reads_in(v->def->parent, v) != 1)
-            return true;
-        chain[n++] = v;
-        if (v->def->kind == IR_EXPAND_DIMS)
-            break;
-        if (!lp_elementwise(v->def->kind) && v->def->kind != IR_ADDPTR)
-            return true;
-    }
-    if (!n || chain[n - 1]->def->kind != IR_EXPAND_DIMS ||
-        pass_can_remat(chain[n - 1]->def->operands[0]))
+    int n = broadcast_chain(op->operands[0], chain, 8);
+    if (!n)
         return true;
     r->layout = lp_blocked_of(p, &r->type);
     for (int i = 0; i < n; i++)
@@ -495,6 +557,12 @@ bool pass_layout(IrFunc *f)
     lp_spread_all(&p);
     ir_walk(f->body, note_store, &p);     /* before any shape's blocked layout is made */
     ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */
+    for (int round = 0; round < 4; round++) {
+        p.changed = false;
+        ir_walk(f->body, follow_columns, &p);
+        if (!p.changed)
+            break;
+    }
     ir_walk(f->body, lp_slice_reduction, &p);
     lp_spread_all(&p);
     ir_walk(f->body, assign_broadcast, &p);

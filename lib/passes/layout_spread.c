@@ -128,23 +128,17 @@ bool lp_special(const IrValue *v)
         (v->layout->kind == LY_MMA || v->layout->kind == LY_SLICE);
 }
 
-/* Whether a loop's initial value can start in whatever layout the body
- * gives the carried value: it is cheap to recompute, or it already lies in
- * an mma layout or a slice of one (the running max and sum attention
- * carries from one KV loop into the next), converted once before the loop
- * rather than in every iteration. */
-static bool init_can_follow(const IrValue *init)
-{
-    return pass_can_remat(init) || lp_special(init);
-}
-
-/* A loop-carried value not yet placed whose initial value can follow: it
- * can take whatever layout its loop body gives it (spread_for decides). */
+/* A loop-carried value not yet placed: it takes whatever layout its loop
+ * body gives it (spread_for decides). Its initial value is made in that
+ * layout before the loop, recomputed where it is cheap (zeros), else
+ * converted once (a state loaded before a chunk loop, the running max and
+ * sum attention carries from one KV loop into the next), rather than the
+ * body's value crossing threads in every iteration. */
 bool lp_flexible(const IrValue *x)
 {
     const IrOp *loop = !x->def && x->owner ? x->owner->parent : NULL;
     return loop && loop->kind == IR_FOR && !x->layout && x->index > 0 &&
-        3 + x->index - 1 < loop->nops && init_can_follow(loop->operands[3 + x->index - 1]);
+        3 + x->index - 1 < loop->nops;
 }
 
 static void set_layout(LayoutPass *p, IrValue *v, const Layout *l)
@@ -350,8 +344,8 @@ static const Layout *follow(LayoutPass *p, const IrOp *op)
     return m;
 }
 
-/* A loop keeps a carried value in the layout its body yields when the
- * initial value can be made in that layout cheaply. */
+/* A loop keeps a carried value in the layout its body yields; the initial
+ * value is made in it before the loop (lp_flexible). */
 static void spread_for(LayoutPass *p, IrOp *op)
 {
     IrBlock *body = op->regions[0];
@@ -359,10 +353,8 @@ static void spread_for(LayoutPass *p, IrOp *op)
     if (!y || y->kind != IR_YIELD)
         return;
     for (int i = 0; i < y->nops && i + 3 < op->nops; i++) {
-        IrValue *next = y->operands[i], *init = op->operands[i + 3];
+        IrValue *next = y->operands[i];
         if (!lp_special(next) || body->args[i + 1]->layout == next->layout)
-            continue;
-        if (!(init->layout && layout_equal(init->layout, next->layout)) && !init_can_follow(init))
             continue;
         set_layout(p, body->args[i + 1], next->layout);
         set_layout(p, op->results[i], next->layout);
