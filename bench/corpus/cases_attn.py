@@ -148,3 +148,33 @@ case(name="decode_split_kv_stage2", klass="attention", module="attention_kernels
      consts=lambda S: dict(KV_SPLITS=S["sp"], HEAD_DIM=S["d"]),
      grid=lambda S: (S["b"], S["h"]), ref=stage2_ref,
      gpu=dict(b=64, h=64, sp=16, d=128, warps=4), interp=dict(b=2, h=3, sp=4, d=16), tol=2e-3)
+
+
+def sdpa_mask_make(rng, S):
+    b, h, n, d = S["b"], S["h"], S["n"], S["d"]
+    return {"q": floats(rng, (b, h, n, d), "f16"), "k": floats(rng, (b, h, n, d), "f16"),
+            "v": floats(rng, (b, h, n, d), "f16"), "mask": floats(rng, (b, 1, n, n), "f16"),
+            "o": out((b, h, n, d), "f16")}
+
+
+def sdpa_mask_ref(X, S):
+    scale = S["d"] ** -0.5
+    s = np.einsum("bhmd,bhnd->bhmn", X["q"], X["k"]) * scale + X["mask"]
+    p = np.exp(s - s.max(axis=3, keepdims=True))
+    return {"o": np.einsum("bhmn,bhnd->bhmd", p / p.sum(axis=3, keepdims=True), X["v"])}
+
+
+def sdpa_mask_args(S, b):
+    h, n, d = S["h"], S["n"], S["d"]
+    qs = [I32(h * n * d), I32(n * d), I32(d)]
+    return ["q", "k", "v", "mask", "o", F32(d ** -0.5)] + qs * 3 + \
+        [I32(n * n), I32(0), I32(n)] + qs + [I32(h), I32(n)]
+
+
+case(name="sdpa_additive_mask", klass="attention", module="attention_mask_kernels.py",
+     kernel="_sdpa_fwd_additive_mask", make=sdpa_mask_make, args=sdpa_mask_args,
+     consts=lambda S: dict(HEAD_DIM=S["d"], BLOCK_M=S["BM"], BLOCK_N=S["BN"]),
+     grid=lambda S: (cdiv(S["n"], S["BM"]), S["b"] * S["h"]), ref=sdpa_mask_ref,
+     shape=lambda S: f"b{S['b']} h{S['h']} n{S['n']} d{S['d']} mask b,1,n,n",
+     gpu=dict(b=4, h=16, n=2048, d=64, BM=128, BN=64, warps=4, stages=3),
+     interp=dict(b=2, h=2, n=40, d=16, BM=16, BN=16), tol=5e-3)

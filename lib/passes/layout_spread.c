@@ -322,10 +322,67 @@ static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
     p->changed = true;
 }
 
+/* The load at the start of x's chain, where x is a tile loaded in the
+ * loop body `in` and taken on by elementwise ops (a cast), each the only
+ * reader of the value before it, whose other operands can be recomputed:
+ * a bias or mask tile read in every step of an attention loop. NULL
+ * otherwise. */
+static IrOp *loaded_tile(const IrValue *x, const IrBlock *in)
+{
+    for (int depth = 0; depth < 4; depth++) {
+        IrOp *d = x->def;
+        if (!d || x->layout || d->parent != in || d->nres != 1 ||
+            lp_reads_in((IrBlock *)in, x) != 1)
+            return NULL;
+        if (d->kind == IR_LOAD)
+            return x->type.rank == 2 ? d : NULL;
+        if (!lp_elementwise(d->kind))
+            return NULL;
+        const IrValue *next = NULL;
+        for (int i = 0; i < d->nops; i++) {
+            if (pass_can_remat(d->operands[i]) || !d->operands[i]->type.rank)
+                continue;
+            if (next)
+                return NULL;
+            next = d->operands[i];
+        }
+        if (!next || next->type.rank != x->type.rank)
+            return NULL;
+        x = next;
+    }
+    return NULL;
+}
+
+/* An mma tile met in a loop by a tile loaded in the same iteration (qk +
+ * bias): the load and the ops on its way are made in the mma layout, as
+ * Triton reads such a tile from its ring straight into the accumulator's
+ * layout. Otherwise the accumulator crossed to a blocked layout through
+ * shared memory in every iteration, and everything after it (attention's
+ * softmax, the next dot's operand) followed it there. */
+static bool tile_can_follow(const IrOp *op, const IrValue *x, const Layout *m)
+{
+    const IrOp *loop = op->parent ? op->parent->parent : NULL;
+    return m->kind == LY_MMA && loop && loop->kind == IR_FOR && loaded_tile(x, op->parent);
+}
+
+static void place_tile(LayoutPass *p, IrValue *x, const Layout *m)
+{
+    while (x && !x->layout) {
+        set_layout(p, x, m);
+        IrOp *d = x->def;
+        IrValue *next = NULL;
+        for (int i = 0; d->kind != IR_LOAD && i < d->nops; i++)
+            if (d->operands[i]->type.rank && !pass_can_remat(d->operands[i]))
+                next = d->operands[i];
+        x = next;
+    }
+}
+
 /* An elementwise op follows a special operand when its other block operands
  * share that layout, can be recomputed in it, are loop-carried values that
- * can follow too (attention's running row max), or are vectors broadcast
- * against it that can be made in a slice of it (scale_can_follow). */
+ * can follow too (attention's running row max), are vectors broadcast
+ * against it that can be made in a slice of it (scale_can_follow), or
+ * are tiles loaded in the same loop iteration (tile_can_follow). */
 static const Layout *follow(LayoutPass *p, const IrOp *op)
 {
     const Layout *m = NULL;
@@ -338,7 +395,7 @@ static const Layout *follow(LayoutPass *p, const IrOp *op)
         const IrValue *x = op->operands[i];
         if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x) &&
             !will_follow(x) && !scale_can_follow(p, x, m) &&
-            !(m->kind == LY_MMA && from_vectors(p, x, m, 0)))
+            !(m->kind == LY_MMA && from_vectors(p, x, m, 0)) && !tile_can_follow(op, x, m))
             return NULL;
     }
     return m;
@@ -419,6 +476,8 @@ static void follow_with_scales(LayoutPass *p, IrOp *op)
             place_scale(p, x, slice_for(p, m, d->operands[0], d->axis));
         else if (m->kind == LY_MMA && !pass_can_remat(x) && from_vectors(p, x, m, 0))
             pull_vectors(p, op->operands[i], m);
+        else if (tile_can_follow(op, x, m))
+            place_tile(p, op->operands[i], m);
     }
     set_layout(p, op->results[0], m);
 }
