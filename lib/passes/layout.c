@@ -355,26 +355,37 @@ static bool follow_column(IrOp *load, const Layout *l)
     return keep > 0;
 }
 
-/* A load contiguous along another dim than the last (a transposed operand,
- * K^T in attention) gets a layout of its own with that dim first, so that
- * each thread reads whole vectors; its pointers are recomputed to match. */
-static void assign_column_load(LayoutPass *p, IrOp *op)
+/* The layout of an access contiguous along another dim than the last (a
+ * transposed operand, K^T in attention, a column-major output) with that
+ * dim first, so that each thread moves whole vectors of at most `cap`
+ * elements, or NULL when the last dim is as good. */
+const Layout *lp_column_layout(LayoutPass *p, const IrValue *ptr, const IrValue *mask, int cap)
 {
-    const IrValue *ptr = op->operands[0];
-    const IrValue *mask = op->nops > 1 ? op->operands[1] : NULL;
-    IrValue *r = op->results[0];
-    if (!p->axis || r->layout || ptr->type.rank < 2)
-        return;
+    if (!p->axis || ptr->type.rank < 2)
+        return NULL;
     int fast = axis_fast_dim(p->axis, ptr), bytes = lp_mem_bytes(ptr->type.elem);
     if (fast == ptr->type.rank - 1)
-        return;
+        return NULL;
     int w = axis_vector_width_along(p->axis, ptr, mask, bytes, fast);
     if (w <= axis_vector_width(p->axis, ptr, mask, bytes) || w <= 1)
-        return;
-    while (w > 1 && w > type_numel(ptr->type) / p->threads)
+        return NULL;
+    while (w > 1 && (w > cap || w > type_numel(ptr->type) / p->threads))
         w /= 2;
     Layout l = layout_blocked_along(ptr->type.rank, ptr->type.shape, fast, w, p->threads);
-    r->layout = ir_layout_intern(p->f, &l);
+    const Layout *r = ir_layout_intern(p->f, &l);
+    if (!r)
+        p->failed = true;
+    return r;
+}
+
+/* A column load gets its column layout; its pointers are recomputed to
+ * match. */
+static void assign_column_load(LayoutPass *p, IrOp *op)
+{
+    IrValue *r = op->results[0];
+    if (r->layout)
+        return;
+    r->layout = lp_column_layout(p, op->operands[0], op->nops > 1 ? op->operands[1] : NULL, 1 << 20);
     if (r->layout)
         carry_column(op, r->layout);
 }

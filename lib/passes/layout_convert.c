@@ -82,6 +82,19 @@ static const Layout *store_blocked(LayoutPass *p, const IrOp *op)
     return r;
 }
 
+/* A store contiguous along another dim than the last (a column-major
+ * output) crosses to the column layout (one 16-byte vector a thread at a
+ * time, as note_store caps a shape's) and leaves in vectors down the
+ * columns, as Triton's stores do; in the shape's layout each element was
+ * a store of its own, 1 byte for fp8. Otherwise the shape's layout. */
+static const Layout *store_column(LayoutPass *p, const IrOp *op, const IrValue *x)
+{
+    const IrValue *ptr = op->operands[0];
+    const IrValue *mask = op->nops > 2 ? op->operands[2] : NULL;
+    const Layout *col = lp_column_layout(p, ptr, mask, 16 / lp_mem_bytes(ptr->type.elem));
+    return col ? col : lp_blocked_of(p, &x->type);
+}
+
 /* The layout operand i of op must have; NULL: whatever it has. */
 static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
 {
@@ -115,7 +128,7 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         if (lp_is_mma(op->operands[1]) && pass_can_remat(op->operands[0]) &&
             (op->nops < 3 || !op->operands[2] || pass_can_remat(op->operands[2])))
             return narrow_store(p, op) ? store_blocked(p, op) : op->operands[1]->layout;
-        return lp_blocked_of(p, &x->type);
+        return store_column(p, op, x);
     case IR_YIELD: {
         const IrOp *parent = op->parent ? op->parent->parent : NULL;
         if (parent && parent->kind == IR_FOR && i + 1 < op->parent->nargs)

@@ -34,6 +34,9 @@ typedef struct LayoutPass {
 const Layout *lp_blocked_of(LayoutPass *p, const Type *t);
 /* The slice of l along dim, interned (p->failed when it cannot be). */
 const Layout *lp_slice_of(LayoutPass *p, const Layout *l, int dim);
+/* The layout of an access along a dim other than the last, runs of at most
+ * cap elements, or NULL (layout.c). */
+const Layout *lp_column_layout(LayoutPass *p, const IrValue *ptr, const IrValue *mask, int cap);
 int lp_mem_bytes(DType dt);
 /* The instruction K and the elements per 32-bit register of an mma.sync for
  * this dot, or false when it needs the FMA path. */
