@@ -385,7 +385,8 @@ static void assign_column_load(LayoutPass *p, IrOp *op)
     IrValue *r = op->results[0];
     if (r->layout)
         return;
-    r->layout = lp_column_layout(p, op->operands[0], op->nops > 1 ? op->operands[1] : NULL, 1 << 20);
+    r->layout =
+        lp_column_layout(p, op->operands[0], op->nops > 1 ? op->operands[1] : NULL, 1 << 20);
     if (r->layout)
         carry_column(op, r->layout);
 }
