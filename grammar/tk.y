@@ -150,7 +150,7 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 %token DEF "def" RETURN "return" IF "if" ELIF "elif" ELSE "else" FOR "for" IN "in"
 %token WHILE "while" PASS "pass" BREAK "break" CONTINUE "continue" AND "and" OR "or"
 %token NOT "not" IS "is" NONE "None" TRUE "True" FALSE "False" IMPORT "import"
-%token FROM "from" AS "as" LAMBDA "lambda" ASSERT "assert"
+%token FROM "from" AS "as" LAMBDA "lambda" ASSERT "assert" RAISE "raise"
 %token PLUS "+" MINUS "-" STAR "*" SLASH "/" DSLASH "//" PERCENT "%" DSTAR "**" AT "@"
 %token LSHIFT "<<" RSHIFT ">>" AMP "&" PIPE "|" CARET "^" TILDE "~"
 %token LT "<" GT ">" LE "<=" GE ">=" EQEQ "==" NE "!="
@@ -211,6 +211,9 @@ small_stmt: expr_stmt { $$ = parse_vec1(lx, $1); }
     | RETURN testlist { $$ = parse_vec1(lx, parse_node2(lx, N_RETURN, @$, 0, $2, NULL)); }
     | ASSERT test { $$ = parse_vec1(lx, parse_node2(lx, N_ASSERT, @$, 0, $2, NULL)); }
     | ASSERT test "," test { $$ = parse_vec1(lx, parse_node2(lx, N_ASSERT, @$, 0, $2, $4)); }
+    | RAISE { $$ = parse_vec1(lx, parse_node(lx, N_RAISE, @1)); }
+    | RAISE test { $$ = parse_vec1(lx, parse_node2(lx, N_RAISE, @$, 0, $2, NULL)); }
+    | RAISE test FROM test { $$ = parse_vec1(lx, parse_node2(lx, N_RAISE, @$, 0, $2, $4)); }
     | IMPORT import_names { $$ = $2; parse_stmt_start(&$$, @1); }
     | FROM dotted IMPORT from_names { $$ = $4; parse_from_module(&$$, $2, @1); }
     | FROM dotted IMPORT "(" from_names ")" { $$ = $5; parse_from_module(&$$, $2, @1); }
@@ -685,7 +688,7 @@ fstring_conv: %empty { $$ = 0; }
     X(END) X(NAME) X(INT) X(FLOAT) X(STRING) X(RESERVED) X(NEWLINE) X(INDENT)   \
     X(DEDENT) X(DEF) X(RETURN) X(IF) X(ELIF) X(ELSE) X(FOR) X(IN) X(WHILE)      \
     X(PASS) X(BREAK) X(CONTINUE) X(AND) X(OR) X(NOT) X(IS) X(NONE) X(TRUE)      \
-    X(FALSE) X(IMPORT) X(FROM) X(AS) X(LAMBDA) X(ASSERT) X(PLUS) X(MINUS)       \
+    X(FALSE) X(IMPORT) X(FROM) X(AS) X(LAMBDA) X(ASSERT) X(RAISE) X(PLUS) X(MINUS)       \
     X(STAR) X(SLASH) X(DSLASH) X(PERCENT) X(DSTAR) X(AT) X(LSHIFT) X(RSHIFT)    \
     X(AMP) X(PIPE) X(CARET) X(TILDE) X(LT) X(GT) X(LE) X(GE) X(EQEQ) X(NE)      \
     X(ASSIGN) X(ARROW) X(DOT) X(COMMA) X(COLON) X(SEMI) X(LPAR) X(RPAR) X(LSQB) \

@@ -163,6 +163,10 @@ static void child_roles(NodeKind k, const char *r[3])
         r[1] = "iter";
         break;
     case N_ASSERT: r[1] = "msg"; break;
+    case N_RAISE:
+        r[0] = "exc";
+        r[1] = "cause";
+        break;
     case N_SLICE:
         r[0] = "lo";
         r[1] = "hi";

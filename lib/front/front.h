@@ -43,6 +43,8 @@
     X(N_BREAK, "break")                                                       \
     X(N_CONTINUE, "continue")                                                 \
     X(N_ASSERT, "assert cond[, msg]; a = cond, b = msg or NULL")             \
+    X(N_RAISE, "raise [exc [from cause]]; a = exc or NULL, b = cause or "     \
+               "NULL (an error where a kernel reaches it)")                   \
     X(N_EXPR_STMT, "expression statement; a = expr")                         \
     /* ---- expressions ---- */                                               \
     X(N_NAME, "identifier; name")                                            \

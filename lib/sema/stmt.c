@@ -198,6 +198,13 @@ static void exec_stmt(Sema *s, const Node *n)
                  "continue); use an if around the rest of the body");
         return;
     case N_ASSERT: exec_assert(s, n); return;
+    case N_RAISE:
+        /* Triton compiles a raise only where a constexpr condition leaves
+         * its branch out, which sema never enters */
+        sema_err(s, n->span,
+                 "a 'raise' the kernel reaches is not supported (Triton accepts 'raise' "
+                 "only in a branch that a constexpr condition leaves out)");
+        return;
     case N_EXPR_STMT: sema_eval(s, n->a); return;
     case N_FUNC: sema_err(s, n->span, "nested function definitions are not supported"); return;
     case N_IMPORT:
