@@ -245,12 +245,14 @@ IrValue *sema_cast(Sema *s, IrValue *v, DType to, Span at)
     if (!sema_check_cast(s, v->type.dt, to, at))
         return NULL;
     if (v->type.dt == DT_PTR) {
-        if (to != DT_I64) {
+        if (to != DT_I64 && to != DT_U64) {
             sema_err(s, at, "cannot cast a pointer (%s) to %s", sema_type_str(s, v->type),
                      dtype_name(to));
             return NULL;
         }
-        return ir_unary(&s->b, IR_PTR_TO_INT, at, v, shaped(DT_I64, v->type));
+        /* the IR gives i64; uint64 takes the same bits, as in Triton */
+        IrValue *i = ir_unary(&s->b, IR_PTR_TO_INT, at, v, shaped(DT_I64, v->type));
+        return to == DT_U64 ? sema_bitcast(s, i, DT_U64, at) : i;
     }
     return ir_unary(&s->b, IR_CAST, at, v, shaped(to, v->type));
 }

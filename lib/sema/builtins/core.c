@@ -187,7 +187,10 @@ static SVal b_cast(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         if (x->type.dt != DT_I64 && x->type.dt != DT_U64)
             return sema_err(s, call, "only 64-bit integers can become pointers, got %s",
                             sema_type_str(s, x->type));
-        return sv_tensor(ir_unary(&s->b, IR_INT_TO_PTR, call, x, r));
+        /* the IR converts i64 (a table of addresses read as uint64 first
+         * takes the same bits as i64) */
+        x = sema_bitcast(s, x, DT_I64, call);
+        return x ? sv_tensor(ir_unary(&s->b, IR_INT_TO_PTR, call, x, r)) : bad();
     }
     if (bitcast)
         return sv_tensor(sema_bitcast(s, x, to.dt, call));
