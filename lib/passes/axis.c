@@ -313,6 +313,18 @@ static AxisInfo rule_cmp(const IrOp *op, const AxisInfo *a, const AxisInfo *b)
     return r;
 }
 
+/* x != 0 of an integer (a mask written `tl.where(c, 1, 0).to(tl.int1)`):
+ * equal where x is, so runs of it stay masks a vector load can take. */
+static AxisInfo rule_to_bool(Type t, const AxisInfo *x)
+{
+    if (x->known_const)
+        return constant(t, x->value != 0);
+    AxisInfo r = pessimistic(t.rank);
+    for (int d = 0; d < nd(t.rank); d++)
+        r.constancy[d] = x->constancy[d];
+    return r;
+}
+
 static AxisInfo rule_select(const IrOp *op, const AxisInfo *c, const AxisInfo *a, const AxisInfo *b)
 {
     Type t = op->results[0]->type;
@@ -575,6 +587,8 @@ static AxisInfo transfer(Axis *ax, const IrOp *op)
             r.rank = t.rank;
             return r;
         }
+        if (op->kind == IR_CAST && t.dt == DT_I1 && is_int_like(op->operands[0]->type))
+            return rule_to_bool(t, a);
         return pessimistic(t.rank);
     default: return pessimistic(t.rank);
     }
