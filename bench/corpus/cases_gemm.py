@@ -376,3 +376,23 @@ case(name="fused_moe_fp8_block", klass="moe", module="fused_moe_fp8_block.py",
      gpu=dict(t=2048, e=8, topk=2, n=2048, k=7168, gn=128, gk=128, BM=64, G=8, warps=4,
               stages=3),
      interp=dict(t=24, e=4, topk=2, n=32, k=64, gn=16, gk=32, BM=16, G=2, warps=4, stages=2))
+
+
+def scaled_mm_carried_make(rng, S):
+    m, n, k = S["m"], S["n"], S["k"]
+    return {"a": ints(rng, (m, k), -127, 128, "i8"), "b": ints(rng, (n, k), -127, 128, "i8"),
+            "c": out((m, n), "bf16"),
+            "as": Buf(rng.random(m) / (127 * np.sqrt(k)) + 1e-4, "f32"),
+            "bs": Buf(rng.random(n) / 127 + 1e-4, "f32")}
+
+
+# b is an [N, K] weight passed transposed: stride_bk 1, stride_bn K
+case(name="scaled_mm_carried_k", klass="quant-gemm", module="scaled_mm_carried_k.py",
+     kernel="_scaled_mm_carried_k", make=scaled_mm_carried_make,
+     args=lambda S, b: ["a", "b", "as", "bs", "c", I32(S["m"]), I32(S["n"]), I32(S["k"]),
+                        I32(S["k"]), I32(1), I32(1), I32(S["k"]), I32(S["n"]), I32(1)],
+     consts=lambda S: dict(BLOCK_SIZE_M=S["BM"], BLOCK_SIZE_N=S["BN"], BLOCK_SIZE_K=S["BK"]),
+     grid=lambda S: (cdiv(S["m"], S["BM"]) * cdiv(S["n"], S["BN"]),),
+     ref=lambda X, S: {"c": (X["a"] @ X["b"].T) * X["as"][:, None] * X["bs"][None, :]},
+     gpu=dict(m=4096, n=4096, k=4096, BM=64, BN=128, BK=128, warps=4, stages=3),
+     interp=dict(m=40, n=36, k=70, BM=16, BN=16, BK=32, warps=4, stages=2), tol=1e-2)

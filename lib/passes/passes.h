@@ -12,6 +12,10 @@
 
 /* constant folding and algebraic simplification (fold.c) */
 void pass_fold(IrFunc *f);
+/* loop-carried integer blocks stepped by an invariant block are made from
+ * the iteration's index in the body, so they can be recomputed in any
+ * layout (induction.c) */
+void pass_induction(IrFunc *f);
 /* removes ops whose results are unused and that have no effect (dce.c) */
 void pass_dce(IrFunc *f);
 

@@ -1,0 +1,62 @@
+"""A W8A8 int8 GEMM written the way serving engines' fallback scaled-mm
+kernels are: a 1-D grid without group ordering, 64-bit offsets, the K
+offsets carried through the loop (`offsets_k += BLOCK_SIZE_K`) and masked
+on every step, and the per-token and per-channel scales loaded as [M, 1]
+and [N, 1] columns that broadcast against the int32 accumulator."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scaled_mm_carried_k(a_ptr, b_ptr, scale_a_ptr, scale_b_ptr, c_ptr, M, N, K,
+                         stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                         BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                         BLOCK_SIZE_K: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    pid_m = pid // num_pid_n
+    pid_n = pid % num_pid_n
+
+    # 64-bit offsets: a large activation overflows int32 element offsets
+    offsets_am = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
+    offsets_bn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)
+    masks_am = offsets_am < M
+    masks_bn = offsets_bn < N
+    offsets_k = tl.arange(0, BLOCK_SIZE_K).to(tl.int64)
+    a_ptrs = a_ptr + offsets_am[:, None] * stride_am + offsets_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offsets_k[:, None] * stride_bk + offsets_bn[None, :] * stride_bn
+
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.int32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        masks_k = offsets_k < K
+        a = tl.load(a_ptrs, mask=masks_am[:, None] & masks_k[None, :], other=0)
+        b = tl.load(b_ptrs, mask=masks_k[:, None] & masks_bn[None, :], other=0)
+        accumulator = tl.dot(a, b, accumulator, out_dtype=tl.int32)
+        offsets_k += BLOCK_SIZE_K
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+
+    # the scales as columns: [BLOCK_SIZE_M, 1] rows of A, [BLOCK_SIZE_N, 1] columns of B
+    scale_a = tl.load(scale_a_ptr + offsets_am[:, None], mask=masks_am[:, None], other=0.0)
+    scale_b = tl.load(scale_b_ptr + offsets_bn[:, None], mask=masks_bn[:, None], other=0.0)
+    out = scale_a * accumulator.to(tl.float32)
+    out = scale_b.T * out
+    c = out.to(c_ptr.type.element_ty)
+    c_ptrs = c_ptr + offsets_am[:, None] * stride_cm + offsets_bn[None, :] * stride_cn
+    tl.store(c_ptrs, c, mask=masks_am[:, None] & masks_bn[None, :])
+
+
+def scaled_mm_carried_k(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, BLOCK_SIZE_M=64,
+                        BLOCK_SIZE_N=128, BLOCK_SIZE_K=128):
+    """a: [M, K] int8, b: [K, N] int8 (often a transposed [N, K] weight),
+    scale_a: [M] or [M, 1], scale_b: [N] or [N, 1], fp32."""
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=out_dtype)
+    grid = (triton.cdiv(M, BLOCK_SIZE_M) * triton.cdiv(N, BLOCK_SIZE_N),)
+    _scaled_mm_carried_k[grid](a, b, scale_a, scale_b, c, M, N, K, a.stride(0), a.stride(1),
+                               b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                               BLOCK_SIZE_M=BLOCK_SIZE_M, BLOCK_SIZE_N=BLOCK_SIZE_N,
+                               BLOCK_SIZE_K=BLOCK_SIZE_K, num_warps=4, num_stages=3)
+    return c
