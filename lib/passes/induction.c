@@ -27,7 +27,8 @@ static bool const_step(const IrValue *v, int64_t *out)
 static bool invariant_outside(const IrValue *x, const IrBlock *body)
 {
     const IrOp *d = x->def;
-    for (const IrBlock *at = d ? d->parent : x->owner; at; at = at->parent ? at->parent->parent : NULL)
+    for (const IrBlock *at = d ? d->parent : x->owner; at;
+         at = at->parent ? at->parent->parent : NULL)
         if (at == body)
             return false;
     return true;

@@ -14,6 +14,7 @@ static bool run_fold(IrFunc *f) { return pass_fold(f), true; }
 static bool run_flatten(IrFunc *f) { return pass_flatten(f), true; }
 static bool run_dce(IrFunc *f) { return pass_dce(f), true; }
 static bool run_induction(IrFunc *f) { return pass_induction(f), true; }
+static bool run_squeeze(IrFunc *f) { return pass_squeeze(f), true; }
 static bool run_layout(IrFunc *f) { return pass_layout(f); }
 
 static const PassInfo pass_table[] = {
@@ -22,6 +23,8 @@ static const PassInfo pass_table[] = {
      "one loop over (tile, K step) for tile loops marked flatten=True"},
     {"induction", run_induction, PASS_PTX | PASS_INTERP,
      "carried integer blocks stepped by a constant made from the iteration's index"},
+    {"squeeze", run_squeeze, PASS_PTX | PASS_INTERP,
+     "[M, 1] tiles loaded from expanded vectors' addresses loaded as the vectors"},
     {"dce", run_dce, PASS_PTX | PASS_INTERP, "removes unused ops that have no effect"},
     {"layout", run_layout, PASS_PTX | PASS_INTERP,
      "a layout for every block value, conversions where a use needs another"},
@@ -48,8 +51,8 @@ static const PassInfo pass_table[] = {
  * no CSE or loop-invariant hoisting here: LLVM's EarlyCSE, GVN and LICM do
  * both on the generated code, per thread and with the target's costs. */
 static const char *const default_passes[] = {
-    "fold",          "flatten",        "fold",           "induction",   "dce",      "layout",
-    "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws", "tma_store"};
+    "fold",   "flatten",       "fold",           "induction",      "squeeze",     "dce",
+    "layout", "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws", "tma_store"};
 
 const PassInfo *pass_lookup(const char *name, size_t len)
 {

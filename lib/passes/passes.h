@@ -16,6 +16,10 @@ void pass_fold(IrFunc *f);
  * the iteration's index in the body, so they can be recomputed in any
  * layout (induction.c) */
 void pass_induction(IrFunc *f);
+/* a tile with one dim of size 1 loaded from an expanded vector's addresses
+ * is loaded as the vector and expanded; the transpose of an expanded
+ * vector is it expanded along the other dim (squeeze.c) */
+void pass_squeeze(IrFunc *f);
 /* removes ops whose results are unused and that have no effect (dce.c) */
 void pass_dce(IrFunc *f);
 
