@@ -188,10 +188,10 @@ case(name="linear_gelu_residual", klass="epilogue", module="addmm_gelu_residual.
 # ---- quantised ---------------------------------------------------------------------------
 
 
-def int8_make(rng, S):
+def int8_make(rng, S, out_dt="f16"):
     m, n, k = S["m"], S["n"], S["k"]
     return {"a": ints(rng, (m, k), -127, 128, "i8"), "b": ints(rng, (n, k), -127, 128, "i8"),
-            "c": out((m, n), "f16"),
+            "c": out((m, n), out_dt),
             "as": Buf(rng.random(m) / (127 * np.sqrt(k)) + 1e-4, "f32"),
             "bs": Buf(rng.random(n) / 127 + 1e-4, "f32")}
 
@@ -378,17 +378,9 @@ case(name="fused_moe_fp8_block", klass="moe", module="fused_moe_fp8_block.py",
      interp=dict(t=24, e=4, topk=2, n=32, k=64, gn=16, gk=32, BM=16, G=2, warps=4, stages=2))
 
 
-def scaled_mm_carried_make(rng, S):
-    m, n, k = S["m"], S["n"], S["k"]
-    return {"a": ints(rng, (m, k), -127, 128, "i8"), "b": ints(rng, (n, k), -127, 128, "i8"),
-            "c": out((m, n), "bf16"),
-            "as": Buf(rng.random(m) / (127 * np.sqrt(k)) + 1e-4, "f32"),
-            "bs": Buf(rng.random(n) / 127 + 1e-4, "f32")}
-
-
 # b is an [N, K] weight passed transposed: stride_bk 1, stride_bn K
 case(name="scaled_mm_carried_k", klass="quant-gemm", module="scaled_mm_carried_k.py",
-     kernel="_scaled_mm_carried_k", make=scaled_mm_carried_make,
+     kernel="_scaled_mm_carried_k", make=lambda rng, S: int8_make(rng, S, "bf16"),
      args=lambda S, b: ["a", "b", "as", "bs", "c", I32(S["m"]), I32(S["n"]), I32(S["k"]),
                         I32(S["k"]), I32(1), I32(1), I32(S["k"]), I32(S["n"]), I32(1)],
      consts=lambda S: dict(BLOCK_SIZE_M=S["BM"], BLOCK_SIZE_N=S["BN"], BLOCK_SIZE_K=S["BK"]),
