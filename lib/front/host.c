@@ -79,7 +79,9 @@ bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *
             p++;
             continue;
         }
-        if (!from && !host_tk_module(t + m, p - m))
+        /* `import torch` too: sema reads its dtypes, finfo, iinfo and
+         * version.hip (not `from torch import ...`, whose names are host's) */
+        if (!from && !host_tk_module(t + m, p - m) && !(p - m == 5 && !memcmp(t + m, "torch", 5)))
             ok = false;
         size_t bs = m, bl = p - m;
         if (!from) {

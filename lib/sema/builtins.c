@@ -82,6 +82,8 @@ static SVal builtin(const char *ns_name, const char *name)
 
 SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
 {
+    if (!strncmp(nsname, "torch", 5))
+        return sema_torch_attr(s, nsname, name, at);
     if (!strcmp(nsname, "tl")) {
         DType dt = sema_dtype_name(name);
         if (dt != DT_VOID && strcmp(name, "float") && strcmp(name, "double") &&
@@ -301,6 +303,8 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
 {
     if (!strcmp(nsname, "dtype"))
         return sema_dtype_method(s, self, name, ca);
+    if (!strcmp(nsname, "torch"))
+        return sema_torch_call(s, name, ca);
     if (!strcmp(nsname, "tl.class") && !strcmp(name, "dtype") && ca->npos == 1 && ca->nkw == 0 &&
         ca->pos[0].k == SV_STR) { /* tl.dtype("uint32") names a dtype */
         DType dt = sema_dtype_name(ca->pos[0].s);

@@ -116,6 +116,7 @@ static const char *module_ns(const char *path)
         {"triton.language.math.libdevice", "libdevice"},
         {"triton.language.libdevice", "libdevice"},
         {"math", "math"},
+        {"torch", "torch"}, /* its dtypes, finfo, iinfo, version.hip */
     };
     for (int i = 0; i < TK_ARRAY_LEN(map); i++)
         if (strcmp(map[i].path, path) == 0)
