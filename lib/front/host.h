@@ -137,6 +137,10 @@ HostScan *host_imported(HostScan *h, const char *name, const char **there);
 /* ---- host_cond.c: conditions decided without running Python ---- */
 /* tk's builtins, as sema answers (front_set_builtins); false until it does. */
 bool host_builtin_exists(const char *ns, const char *name);
+/* Whether a dotted path under triton (`tl.uint_to_uniform_float`,
+ * `triton.language.extra.cuda.libdevice.tanh`) names a builtin tk has: 1,
+ * 0 when tk lacks it, -1 when the path is not one tk reads. */
+int host_attr_exists(const HostScan *h, const char *path);
 bool host_libdevice_known(const char *name);
 typedef enum { COND_UNKNOWN, COND_TRUE, COND_FALSE } HostCond;
 /* The truth of the expression [from, to) of the text. */

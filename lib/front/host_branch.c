@@ -165,15 +165,56 @@ static bool host_imports_tk(HostScan *h, const HostArm *a)
     return false;
 }
 
+/* Whether a try's body only aliases triton's builtins (`uniform =
+ * tl.uint_to_uniform_float`, each line `NAME = dotted.path`): 1 when tk
+ * has every one, 0 when it lacks one (Python would raise AttributeError),
+ * -1 when the body is anything else. */
+static int host_try_aliases(HostScan *h, const HostArm *a)
+{
+    int indent = h->lines[a->first].indent, all = 1;
+    for (int k = a->first; k <= a->last; k++) {
+        const HostLine *L = &h->lines[k];
+        size_t v, e;
+        if (L->indent != indent || !host_assigned(h, L, &v))
+            return -1;
+        for (e = v; e < L->end && (host_is_id(h->text[e]) || h->text[e] == '.'); e++)
+            ;
+        if (e == v || host_skip_ws(h->text, e, L->end) < L->end)
+            return -1;
+        int has = host_attr_exists(h, arena_strndup(h->lx->arena, h->text + v, e - v));
+        if (has < 0)
+            return -1;
+        all &= has;
+    }
+    return all;
+}
+
+/* Whether an except arm catches AttributeError (bare, Exception too). */
+static bool host_catches_attr(HostScan *h, const HostArm *a)
+{
+    const HostLine *L = &h->lines[a->head];
+    size_t p = host_skip_ws(h->text, L->start + 6, L->end);
+    return host_starts(h, L, "except") &&
+        (h->text[p] == ':' || host_line_has(h, L, "AttributeError") ||
+         host_line_has(h, L, "Exception"));
+}
+
 /* The branch that runs when triton is there, or -1 when that is not known:
  * a try's body when it defines kernels or imports triton (else the first
- * except branch that imports it); the first if/elif whose condition is
- * true, past false ones, or the else. */
+ * except branch that imports it), or when it aliases builtins tk has (else
+ * the first except branch that catches the AttributeError); the first
+ * if/elif whose condition is true, past false ones, or the else. */
 static int host_taken(HostScan *h, const HostArm *arms, int n)
 {
     if (host_starts(h, &h->lines[arms[0].head], "try")) {
         if (host_has_jit(h, &arms[0]) || host_imports_tk(h, &arms[0]))
             return 0;
+        int aliases = host_try_aliases(h, &arms[0]);
+        if (aliases == 1)
+            return 0;
+        for (int i = 1; aliases == 0 && i < n; i++)
+            if (host_catches_attr(h, &arms[i]))
+                return i;
         for (int i = 1; i < n; i++)
             if (host_starts(h, &h->lines[arms[i].head], "except") && host_imports_tk(h, &arms[i]))
                 return i;
