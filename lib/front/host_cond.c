@@ -217,8 +217,8 @@ static const char *path_ns(const HostScan *h, const char *path)
 int host_attr_exists(const HostScan *h, const char *path)
 {
     const char *dot = strrchr(path, '.');
-    const char *ns = dot ? path_ns(h, arena_strndup(h->lx->arena, path, (size_t)(dot - path)))
-                         : NULL;
+    const char *ns =
+        dot ? path_ns(h, arena_strndup(h->lx->arena, path, (size_t)(dot - path))) : NULL;
     if (!ns || !builtins.exists)
         return -1;
     return host_builtin_exists(ns, dot + 1);

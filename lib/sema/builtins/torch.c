@@ -16,9 +16,10 @@ static DType torch_dtype(const char *name)
     static const struct {
         const char *name;
         DType dt;
-    } extra[] = {{"half", DT_F16},          {"float", DT_F32},         {"double", DT_F64},
-                 {"short", DT_I16},         {"int", DT_I32},           {"long", DT_I64},
-                 {"bool", DT_I1},           {"float8_e4m3fn", DT_F8E4}, {"float8_e5m2", DT_F8E5}};
+    } extra[] = {
+        {"half", DT_F16},        {"float", DT_F32}, {"double", DT_F64}, {"short", DT_I16},
+        {"int", DT_I32},         {"long", DT_I64},  {"bool", DT_I1},    {"float8_e4m3fn", DT_F8E4},
+        {"float8_e5m2", DT_F8E5}};
     for (int i = 0; i < TK_ARRAY_LEN(extra); i++)
         if (!strcmp(name, extra[i].name))
             return extra[i].dt;
@@ -43,13 +44,13 @@ static bool finfo_field(DType dt, const char *field, double *out)
     for (int i = 0; i < TK_ARRAY_LEN(f); i++) {
         if (f[i].dt != dt)
             continue;
-        double v = !strcmp(field, "max")                                 ? f[i].max
-            : !strcmp(field, "min")                                      ? -f[i].max
-            : !strcmp(field, "eps")                                      ? f[i].eps
+        double v = !strcmp(field, "max")                                  ? f[i].max
+            : !strcmp(field, "min")                                       ? -f[i].max
+            : !strcmp(field, "eps")                                       ? f[i].eps
             : !strcmp(field, "tiny") || !strcmp(field, "smallest_normal") ? f[i].tiny
-            : !strcmp(field, "resolution")                               ? f[i].resolution
-            : !strcmp(field, "bits")                                     ? f[i].bits
-                                                                         : -1.0;
+            : !strcmp(field, "resolution")                                ? f[i].resolution
+            : !strcmp(field, "bits")                                      ? f[i].bits
+                                                                          : -1.0;
         *out = v;
         return v != -1.0;
     }
