@@ -1,4 +1,6 @@
-/* induction.c: loop-carried integer blocks that step by a loop-invariant
+/* induction.c: loop-carried values the body yields unchanged are their
+ * initial values, in the loop and after it; and loop-carried integer
+ * blocks that step by a loop-invariant
  * block in every iteration (`offs_k += BLOCK_K`, a K index carried through
  * a GEMM's loop) are made inside the body from the iteration's index:
  * init + j * step. A carried block has one layout, and each use in another
@@ -85,6 +87,14 @@ static bool rewrite_loop(IrOp *op, void *ctx)
         return true;
     for (int i = 0; i < y->nops && 3 + i < op->nops && i + 1 < body->nargs; i++) {
         IrValue *arg = body->args[i + 1], *init = op->operands[3 + i];
+        if (y->operands[i] == arg && i < op->nres) {
+            /* carried unchanged (a scale a branch the constexprs left out
+             * would have swapped): the initial value itself, inside the
+             * loop and after it */
+            ir_replace_uses(body, arg, init);
+            ir_replace_uses(in->f->body, op->results[i], init);
+            continue;
+        }
         DType dt = arg->type.dt;
         if (!arg->type.rank || dt == DT_PTR || dt == DT_I1 || dtype_is_float(dt) ||
             !pass_can_remat(init) || ir_count_reads(body, arg) < 2)
