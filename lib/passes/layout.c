@@ -529,11 +529,33 @@ static void gather_layout(IrOp *op)
         r->layout = l;
 }
 
+/* A branch's result that every arm yields in one layout already (a tile
+ * each arm loads along its first dim, a paged-attention K block read one
+ * way or the other) takes it: in the shape's default layout each arm
+ * converted its value, and the dot after the branch converted it again. */
+static void branch_layouts(IrOp *op)
+{
+    for (int i = 0; i < op->nres; i++) {
+        const Layout *l = NULL;
+        bool same = op->nregions > 0 && !op->results[i]->layout;
+        for (int r = 0; same && r < op->nregions; r++) {
+            const IrOp *y = op->regions[r]->last;
+            const Layout *yl = y && y->kind == IR_YIELD && i < y->nops ? y->operands[i]->layout : NULL;
+            same = yl && (!l || layout_equal(l, yl));
+            l = yl;
+        }
+        if (same)
+            op->results[i]->layout = l;
+    }
+}
+
 static bool assign_default(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     if (op->kind == IR_LOAD && op->nres == 1)
         assign_column_load(p, op);
+    if (op->kind == IR_IF)
+        branch_layouts(op);
     if (op->kind == IR_JOIN || op->kind == IR_RESHAPE)
         pair_layouts(p, op);
     if (op->kind == IR_GATHER)

@@ -133,6 +133,8 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         const IrOp *parent = op->parent ? op->parent->parent : NULL;
         if (parent && parent->kind == IR_FOR && i + 1 < op->parent->nargs)
             return op->parent->args[i + 1]->layout;
+        if (parent && parent->kind == IR_IF && i < parent->nres && parent->results[i]->layout)
+            return parent->results[i]->layout; /* branch_layouts (layout.c) */
         return lp_blocked_of(p, &x->type);
     }
     case IR_ADDPTR: /* a carried column pointer's step keeps its layout (carry_column) */
