@@ -540,7 +540,8 @@ static void branch_layouts(IrOp *op)
         bool same = op->nregions > 0 && !op->results[i]->layout;
         for (int r = 0; same && r < op->nregions; r++) {
             const IrOp *y = op->regions[r]->last;
-            const Layout *yl = y && y->kind == IR_YIELD && i < y->nops ? y->operands[i]->layout : NULL;
+            const Layout *yl =
+                y && y->kind == IR_YIELD && i < y->nops ? y->operands[i]->layout : NULL;
             same = yl && (!l || layout_equal(l, yl));
             l = yl;
         }
