@@ -31,6 +31,16 @@ static Type squeezed(Type t, int axis)
     return type_with_shape(t, 1, &n);
 }
 
+/* The one-element vector a [1, 1] tile expands, or NULL. */
+static IrValue *one_element(const IrValue *x)
+{
+    const IrOp *e = x->def;
+    if (x->type.rank != 2 || x->type.shape[0] != 1 || x->type.shape[1] != 1 || !e ||
+        e->kind != IR_EXPAND_DIMS || e->operands[0]->type.rank != 1)
+        return NULL;
+    return e->operands[0];
+}
+
 /* Whether x, a tile with dim `axis` of size 1, is made from vectors and
  * scalars by expand_dims along axis, splats, constants and pointer or
  * integer arithmetic, so it can be made as the vector. */
@@ -44,6 +54,8 @@ static bool expandable(const IrValue *x, int axis, int depth)
     switch (d->kind) {
     case IR_EXPAND_DIMS: return d->axis == axis && d->operands[0]->type.rank == 1;
     case IR_SPLAT: return d->operands[0]->type.rank == 0;
+    case IR_BROADCAST: /* of a [1, 1] tile, one element expanded: `(arange(0, 1) < 1)[:, None]` */
+        return one_element(d->operands[0]) != NULL;
     case IR_CONST: return true;
     case IR_ADDPTR:
     case IR_ADD:
@@ -70,6 +82,8 @@ static IrValue *as_vector(Squeeze *s, IrBuilder *b, IrValue *x, int axis)
         v = d->operands[0];
     else if (d->kind == IR_SPLAT)
         v = ir_unary(b, IR_SPLAT, d->span, d->operands[0], t);
+    else if (d->kind == IR_BROADCAST)
+        v = ir_unary(b, IR_BROADCAST, d->span, one_element(d->operands[0]), t);
     else if (d->kind == IR_CONST)
         v = dtype_is_float(t.dt) ? ir_const_float(b, d->span, t, d->fval)
                                  : ir_const_int(b, d->span, t, d->ival);
