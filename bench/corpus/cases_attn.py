@@ -178,3 +178,14 @@ case(name="sdpa_additive_mask", klass="attention", module="attention_mask_kernel
      shape=lambda S: f"b{S['b']} h{S['h']} n{S['n']} d{S['d']} mask b,1,n,n",
      gpu=dict(b=4, h=16, n=2048, d=64, BM=128, BN=64, warps=4, stages=3),
      interp=dict(b=2, h=2, n=40, d=16, BM=16, BN=16), tol=5e-3)
+
+
+case(name="paged_decode_padded_head", klass="attention", module="paged_attention_2d.py",
+     kernel="_paged_decode_padded_head", make=paged_make, args=paged_args,
+     consts=lambda S: dict(QUERY_GROUP=S["g"], PAGE_SIZE=S["ps"], HEAD_SIZE=S["d"],
+                           HEAD_SIZE_PADDED=S["dp"], PADDED_GROUP=16),
+     grid=lambda S: (S["b"], S["kh"]), ref=paged_ref,
+     shape=lambda S: f"b{S['b']} kvh{S['kh']}x{S['g']} len<{S['maxlen']} page{S['ps']} "
+                     f"d{S['d']}/{S['dp']}",
+     gpu=dict(b=32, kh=8, g=4, d=96, dp=128, ps=16, maxlen=2048, warps=4, stages=2),
+     interp=dict(b=3, kh=2, g=4, d=12, dp=16, ps=16, maxlen=50, stages=2), tol=5e-3)
