@@ -89,9 +89,10 @@ static void usage(FILE *f)
             "  -x LANG             the input language: tk (source) or ir (the text of\n"
             "                      --emit=ir; the default for files ending in .tkir)\n"
             "  --passes=LIST       IR input: the passes to run, comma-separated, in order\n"
-            "                      (fold, dce, cse, flatten, layout, pipeline); without\n"
-            "                      it none runs, since IR from --emit=ir has been through\n"
-            "                      them all already\n"
+            "                      (fold, flatten, induction, squeeze, dce, layout,\n"
+            "                      pipeline, tma_store, ...: an unknown name lists them);\n"
+            "                      without it none runs, since IR from --emit=ir has been\n"
+            "                      through them all already\n"
             "  -v, --version       print the version\n"
             "  -h, --help          print this help\n"
             "\n");
