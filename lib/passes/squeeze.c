@@ -15,6 +15,7 @@ typedef struct Squeeze {
     IrFunc *f;
     IrValue **map; /* value id -> its vector, while one load is rebuilt */
     int nmap;
+    int limit; /* ids from here on are this pass's own; not looked through */
 } Squeeze;
 
 /* The dim of size 1 of a rank-2 tile whose other dim is not, or -1. */
@@ -44,12 +45,10 @@ static IrValue *one_element(const IrValue *x)
 /* Whether x, a tile with dim `axis` of size 1, is made from vectors and
  * scalars by expand_dims along axis, splats, constants and pointer or
  * integer arithmetic, so it can be made as the vector. */
-static int s_limit; /* ids made by this pass are not looked through */
-
-static bool expandable(const IrValue *x, int axis, int depth)
+static bool expandable(const Squeeze *s, const IrValue *x, int axis, int depth)
 {
     const IrOp *d = x->def;
-    if (!d || depth > 6 || x->type.rank != 2 || x->id >= s_limit)
+    if (!d || depth > 6 || x->type.rank != 2 || x->id >= s->limit)
         return false;
     switch (d->kind) {
     case IR_EXPAND_DIMS: return d->axis == axis && d->operands[0]->type.rank == 1;
@@ -64,8 +63,8 @@ static bool expandable(const IrValue *x, int axis, int depth)
     case IR_AND:
     case IR_OR:
     case IR_CMP:
-        return expandable(d->operands[0], axis, depth + 1) &&
-            expandable(d->operands[1], axis, depth + 1);
+        return expandable(s, d->operands[0], axis, depth + 1) &&
+            expandable(s, d->operands[1], axis, depth + 1);
     default: return false;
     }
 }
@@ -111,7 +110,7 @@ static void squeeze_load(Squeeze *s, IrOp *op)
     if (axis < 0 || op->nregions)
         return;
     for (int i = 0; i < op->nops; i++)
-        if (op->operands[i] && !expandable(op->operands[i], axis, 0))
+        if (op->operands[i] && !expandable(s, op->operands[i], axis, 0))
             return;
     s->nmap = s->f->next_id; /* the ids below it; the pass makes new ones */
     s->map = arena_alloc(s->f->arena, sizeof *s->map * (size_t)(s->nmap + 1));
@@ -152,8 +151,7 @@ static bool squeeze_op(IrOp *op, void *ctx)
 
 void pass_squeeze(IrFunc *f)
 {
-    Squeeze s = {f, NULL, 0};
-    s_limit = f->next_id;
+    Squeeze s = {f, NULL, 0, f->next_id};
     ir_walk(f->body, squeeze_op, &s);
     ir_renumber(f);
 }
