@@ -96,6 +96,10 @@ SVal sema_torch_attr(Sema *s, const char *ns, const char *name, Span at)
         int64_t i;
         if (ns[6] == 'f' && finfo_field(dt, name, &f))
             return !strcmp(name, "bits") ? sv_int((int64_t)f) : sv_float(f);
+        if (ns[6] == 'i' && dt == DT_U64 && !strcmp(name, "max"))
+            return sema_err(s, at,
+                            "torch.iinfo(uint64).max does not fit a 64-bit signed "
+                            "constant, which tk's constexpr integers are");
         if (ns[6] == 'i' && iinfo_field(dt, name, &i))
             return sv_int(i);
         return sema_err(s, at, "tk knows torch.%.5s(%s).%s only as min, max, bits%s", ns + 6,
