@@ -587,6 +587,15 @@ static bool count_reads(IrOp *op, void *ctx)
     return true;
 }
 
+bool ir_defined_in(const IrValue *x, const IrBlock *b)
+{
+    const IrBlock *at = x->def ? x->def->parent : x->owner;
+    for (; at; at = at->parent ? at->parent->parent : NULL)
+        if (at == b)
+            return true;
+    return false;
+}
+
 int ir_count_reads(IrBlock *b, const IrValue *x)
 {
     Reads r = {x, 0};

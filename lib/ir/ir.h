@@ -731,6 +731,9 @@ int ir_arch_sm(const char *arch);
 bool ir_atomic_vectorizes(const IrOp *op, DType dt, int sm);
 /* How many operand slots of the ops in b (regions included) read x. */
 int ir_count_reads(IrBlock *b, const IrValue *x);
+/* Whether x is made in b or in a block nested in it (an op's result or a
+ * region's argument there). */
+bool ir_defined_in(const IrValue *x, const IrBlock *b);
 /* Gives values dense ids 0..next_id-1 again (after passes removed some), in
  * definition order: block args, then each op's results, then its regions. */
 void ir_renumber(IrFunc *f);

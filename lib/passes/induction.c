@@ -26,21 +26,11 @@ static bool const_step(const IrValue *v, int64_t *out)
     return true;
 }
 
-static bool invariant_outside(const IrValue *x, const IrBlock *body)
-{
-    const IrOp *d = x->def;
-    for (const IrBlock *at = d ? d->parent : x->owner; at;
-         at = at->parent ? at->parent->parent : NULL)
-        if (at == body)
-            return false;
-    return true;
-}
-
 /* Whether x has the same value in every iteration of the loop whose body
  * is `body`: made outside it, or a constant made in it. */
 static bool invariant(const IrValue *x, const IrBlock *body)
 {
-    return (x->def && x->def->kind == IR_CONST) || invariant_outside(x, body);
+    return (x->def && x->def->kind == IR_CONST) || !ir_defined_in(x, body);
 }
 
 /* The step of carried slot i (its yield is `arg + step` or `step + arg`),
@@ -69,7 +59,7 @@ static IrValue *made_from_index(IrFunc *f, IrOp *loop, IrValue *init, IrValue *s
     if (j->type.dt != t.dt)
         j = ir_unary(&b, IR_CAST, sp, j, elem);
     IrValue *js = ir_unary(&b, IR_SPLAT, sp, j, t);
-    if (step->def && step->def->kind == IR_CONST && !invariant_outside(step, body))
+    if (step->def && step->def->kind == IR_CONST && ir_defined_in(step, body))
         step = ir_clone(&b, step->def, NULL, 0)->results[0]; /* made later in the body */
     return ir_binary(&b, IR_ADD, sp, init, ir_binary(&b, IR_MUL, sp, js, step, t), t);
 }

@@ -186,14 +186,6 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
     }
 }
 
-bool lp_defined_in(const IrValue *x, const IrBlock *b)
-{
-    const IrBlock *at = x->def ? x->def->parent : x->owner;
-    for (; at; at = at->parent ? at->parent->parent : NULL)
-        if (at == b)
-            return true;
-    return false;
-}
 
 /* The registers a thread of l holds of x (distinct: its own elements, not
  * copies of them), or -1 when l does not lay x out. */
@@ -237,7 +229,7 @@ IrOp *lp_outside_loops(IrOp *op, const IrValue *x)
 {
     IrOp *at = op;
     while (at->parent && at->parent->parent && at->parent->parent->kind == IR_FOR &&
-           !lp_defined_in(x, at->parent))
+           !ir_defined_in(x, at->parent))
         at = at->parent->parent;
     return at;
 }

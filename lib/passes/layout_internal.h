@@ -56,7 +56,6 @@ void lp_spread_all(LayoutPass *p);
 bool lp_slice_reduction(IrOp *op, void *ctx);
 
 /* layout_convert.c */
-bool lp_defined_in(const IrValue *x, const IrBlock *b);
 /* op, or the outermost loop around it whose body does not define x: where
  * a conversion of x that crosses threads is made once. */
 IrOp *lp_outside_loops(IrOp *op, const IrValue *x);
