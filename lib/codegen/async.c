@@ -12,6 +12,7 @@
 #include "codegen/cg.h"
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct Plan {
     Cg *cg;
@@ -478,6 +479,90 @@ static void emit_private_view(Cg *cg, const IrOp *op)
         for (int i = 0; i < W; i++)
             r.el[s + i] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");
     }
+    cg_set(cg, res, r);
+}
+
+/* ---- a ring read into registers ------------------------------------------------------ */
+
+/* Whether layout l reads tile t (16-bit, stored row-major, lc columns)
+ * with ldmatrix: register bit 0 is the next column and lane bits 0-4
+ * columns 2 and 4 and rows 1, 2 and 4, as an mma accumulator holds its 8x8
+ * blocks and ldmatrix gives them to a lane; every other register and warp
+ * bit moves whole blocks. */
+static bool ldmatrix_reads(const CgLayout *l, const CgTile *t, int lc)
+{
+    const LinLayout *ll = &l->lin;
+    const int64_t lane[5] = {2, 4, lc, 2 * (int64_t)lc, 4 * (int64_t)lc};
+    if (t->bytes != 2 || t->trans || ll->nreg < 2 || ll->reg[0] != 1 || ll->nthread < 5)
+        return false;
+    for (int j = 0; j < 5; j++)
+        if (ll->thread[j] != lane[j])
+            return false;
+    for (int i = 1; i < ll->nreg; i++)
+        if (ll->reg[i] == 0 || (ll->reg[i] % lc) % 8 || (ll->reg[i] / lc) % 8)
+            return false;
+    for (int j = 5; j < ll->nthread; j++)
+        if ((ll->thread[j] % lc) % 8 || (ll->thread[j] / lc) % 8)
+            return false;
+    return true;
+}
+
+/* Slot `slot` read with ldmatrix: matrix q of an instruction is register
+ * pair q after the group's first, so lane bits 3 and 4 address register
+ * bits 1 and 2, and lane bits 0-2 its rows. */
+static void ring_ldmatrix(Cg *cg, const IrOp *op, const CgTile *t, LLVMValueRef base, CgVal *r)
+{
+    const IrValue *res = op->results[0];
+    CgLayout l = cg_layout(cg, res), addr = l;
+    int lc = res->type.shape[1], n = l.lin.nreg >= 3 ? 4 : 2;
+    const int64_t lane[5] = {lc, 2 * (int64_t)lc, 4 * (int64_t)lc, l.lin.reg[1],
+                             n == 4 ? l.lin.reg[2] : 0};
+    memcpy(addr.lin.thread, lane, sizeof lane);
+    LLVMTypeRef pair = LLVMVectorType(cg_mem_type(cg, res->type.dt), 2);
+    for (int s = 0; s < r->n; s += 2 * n) {
+        LLVMValueRef e = cg_elem_index(cg, &addr, s), out[4];
+        cg_ldmatrix(cg, n, false,
+                    cg_smem_addr_at(cg, base, tile_index_of(cg, t, e, lc), res->type.dt), out);
+        for (int q = 0; q < n; q++) {
+            LLVMValueRef v = LLVMBuildBitCast(cg->b, out[q], pair, "");
+            for (int i = 0; i < 2; i++)
+                r->el[s + 2 * q + i] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");
+        }
+    }
+}
+
+/* A vector per run of the layout's consecutive elements that stays in one
+ * 16-byte chunk of the tile; one element at a time across the stored rows. */
+static void ring_vectors(Cg *cg, const IrOp *op, const CgTile *t, LLVMValueRef base, CgVal *r)
+{
+    const IrValue *res = op->results[0];
+    CgLayout l = cg_layout(cg, res);
+    int lc = res->type.shape[1], dim, run = lin_run(&l.lin, 2, res->type.shape, &dim);
+    int w = (dim == 0) == t->trans ? (run < t->vec ? run : t->vec) : 1;
+    LLVMTypeRef vt = LLVMVectorType(cg_mem_type(cg, res->type.dt), (unsigned)w);
+    for (int s = 0; s < r->n; s += w) {
+        LLVMValueRef e = cg_elem_index(cg, &l, s);
+        LLVMValueRef p = cg_smem_addr_at(cg, base, tile_index_of(cg, t, e, lc), res->type.dt);
+        LLVMValueRef v = LLVMBuildLoad2(cg->b, vt, p, "");
+        LLVMSetAlignment(v, (unsigned)(w * t->bytes));
+        for (int i = 0; i < w; i++)
+            r->el[s + i] = LLVMBuildExtractElement(cg->b, v, cg_i32(cg, i), "");
+    }
+}
+
+void cg_read_ring(Cg *cg, const IrOp *op)
+{
+    const IrValue *view = op->operands[0], *res = op->results[0];
+    const IrOp *src = view->def;
+    CgTile t;
+    cg_tile_geometry(&t, &view->type, cg_runs_down(cg, view));
+    CgLayout l = cg_layout(cg, res);
+    LLVMValueRef base = cg_buffer_slot(cg, (int)src->ival, cg_get(cg, src->operands[0]).el[0]);
+    CgVal r = cg_val_new(cg, l.per_thread);
+    if (ldmatrix_reads(&l, &t, res->type.shape[1]))
+        ring_ldmatrix(cg, op, &t, base, &r);
+    else
+        ring_vectors(cg, op, &t, base, &r);
     cg_set(cg, res, r);
 }
 

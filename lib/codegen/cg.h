@@ -302,6 +302,10 @@ void cg_tile_geometry(CgTile *t, const Type *type, bool trans);
 /* Whether a value's layout runs along dim 0 of its 2-D shape (stored
  * transposed when it goes to shared memory). */
 bool cg_runs_down(Cg *cg, const IrValue *v);
+/* ldmatrix of n 8x8 matrices of 16-bit elements (n = 2 or 4; .trans where
+ * trans): lane l gives the address of row l % 8 of matrix l / 8 in ptr,
+ * out[i] holds this lane's two elements of matrix i. */
+void cg_ldmatrix(Cg *cg, int n, bool trans, LLVMValueRef ptr, LLVMValueRef *out);
 /* Element index of logical (r, c). */
 LLVMValueRef cg_tile_index(Cg *cg, const CgTile *t, LLVMValueRef r, LLVMValueRef c);
 /* One dot operand: its fragments in registers (el), or a swizzled tile in
@@ -339,6 +343,9 @@ void cg_emit_dot_wait(Cg *cg, const IrOp *op);
 /* ---- codegen/async.c ------------------------------------------------------------------ */
 /* cp.async copies into the pipeline's ring buffers, commit, wait. */
 bool cg_emit_async(Cg *cg, const IrOp *op);
+/* A conversion of a ring's slot (a shared_view no dot reads) into the
+ * registers of its result's layout, read straight from the slot. */
+void cg_read_ring(Cg *cg, const IrOp *op);
 bool cg_passes_slot_wait(Cg *cg, const IrOp *op);
 /* Lays the ring buffers out at the start of shared memory (before anything
  * else uses it). */

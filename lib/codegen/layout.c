@@ -633,6 +633,10 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
             (!in->layout || in->layout->kind == LY_SHARED ||
              !cg_layout_same(cg, in, op->results[0])))
             return true;
+        if (in->def && in->def->kind == IR_SHARED_VIEW && !in->def->sub) {
+            cg_read_ring(cg, op); /* a ring read into registers (pipeline_loads.c) */
+            return true;
+        }
         /* fall through */
     case IR_EXPAND_DIMS:
     case IR_RESHAPE:

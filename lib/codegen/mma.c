@@ -186,9 +186,7 @@ static LLVMValueRef pack(Cg *cg, const MmaKind *k, DType dt, LLVMValueRef *el)
     return cg_pack32(cg, dt, el, k->kpack);
 }
 
-/* ldmatrix of `n` 8x8 matrices (n = 2 or 4); lane l gives the address of
- * row l % 8 of matrix l / 8 through addr(). */
-static void ldmatrix(Cg *cg, int n, bool trans, LLVMValueRef ptr, LLVMValueRef *out)
+void cg_ldmatrix(Cg *cg, int n, bool trans, LLVMValueRef ptr, LLVMValueRef *out)
 {
     char name[64];
     snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", n,
@@ -233,14 +231,14 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
         LLVMValueRef row =
             LLVMBuildAdd(cg->b, rbase, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_row, ""), "");
         LLVMValueRef p = tile_addr(cg, o, row, add(cg, hi_k, (int64_t)ik * ki), x->dt);
-        ldmatrix(cg, 4, false, p, out);
+        cg_ldmatrix(cg, 4, false, p, out);
         return;
     }
     if (o->t.bytes == 2) { /* stored K-major: rows of the 8x8 matrices are k */
         LLVMValueRef k =
             add(cg, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_k, ""), (int64_t)ik * ki);
         LLVMValueRef p = tile_addr(cg, o, LLVMBuildAdd(cg->b, rbase, hi_row, ""), k, x->dt);
-        ldmatrix(cg, 4, true, p, out);
+        cg_ldmatrix(cg, 4, true, p, out);
         return;
     }
     LLVMValueRef g = lane_bits(x, 2, 7), tq = lane_bits(x, 0, 3);
@@ -285,7 +283,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *
         LLVMValueRef k =
             LLVMBuildShl(cg->b, lane_bits(x, 3, kpair ? 3 : 1), cg_i32(cg, cg_ilog2(4 * kp)), "");
         LLVMValueRef p = tile_addr(cg, o, add(cg, k, (int64_t)ik * ki), n, bdt);
-        ldmatrix(cg, kpair ? 4 : 2 * count, false, p, out);
+        cg_ldmatrix(cg, kpair ? 4 : 2 * count, false, p, out);
         return;
     }
     if (o->t.bytes == 2) {
@@ -296,7 +294,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *
             LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
         LLVMValueRef col = LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), "");
         LLVMValueRef p = tile_addr(cg, o, krow, col, bdt);
-        ldmatrix(cg, kpair ? 4 : 2 * count, true, p, out);
+        cg_ldmatrix(cg, kpair ? 4 : 2 * count, true, p, out);
         return;
     }
     /* 32- and 8-bit elements cannot be transposed by ldmatrix: one load each */

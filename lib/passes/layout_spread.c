@@ -365,9 +365,37 @@ static bool tile_can_follow(const IrOp *op, const IrValue *x, const Layout *m)
     return m->kind == LY_MMA && loop && loop->kind == IR_FOR && loaded_tile(x, op->parent);
 }
 
+/* Whether load ld, made in a loop step whose mma value it meets, keeps
+ * its own coalesced layout and is read into the mma layout where it is
+ * used: the pipeline then copies it into a ring in 16-byte runs and reads
+ * the ring straight into the mma layout (pipeline_loads.c), as Triton
+ * does. The loop has stages and the load reaches a dot's operand (or the
+ * loop asks for stages itself), as for the pipeline's other loads; its
+ * pointer allows runs longer than the mma layout's two elements a thread,
+ * each of which, loaded in the mma layout, is half a sector of one row;
+ * masked-off elements other than zero are put back after the read, from
+ * a mask and a value recomputed in the mma layout. */
+static bool read_from_ring(LayoutPass *p, const IrOp *ld)
+{
+    const IrOp *loop = ld->parent->parent;
+    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    const IrValue *other = ld->nops > 2 ? ld->operands[2] : NULL;
+    int bits = dtype_bits(ld->results[0]->type.dt);
+    int stages = (int)(loop->ival > 0 ? loop->ival : p->f->num_stages);
+    if (stages < 2 || !p->axis || (bits != 16 && bits != 32) || (ld->flags & IRF_VOLATILE) ||
+        ld->str || ld->str2 || (loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld)))
+        return false;
+    if (other && mask && (!pass_can_remat(other) || !pass_can_remat(mask)))
+        return false;
+    int w = axis_vector_width_along(p->axis, ptr, mask, bits / 8, ptr->type.rank - 1);
+    return w > 2 && w * bits / 8 >= 8;
+}
+
 static void place_tile(LayoutPass *p, IrValue *x, const Layout *m)
 {
     while (x && !x->layout) {
+        if (x->def->kind == IR_LOAD && read_from_ring(p, x->def))
+            return;
         set_layout(p, x, m);
         IrOp *d = x->def;
         IrValue *next = NULL;

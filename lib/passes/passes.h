@@ -39,6 +39,10 @@ bool pass_can_remat(const IrValue *v);
  * the tree is too large. A gathered row index broadcast into a tile of
  * pointers has one leaf, the 1-D index vector. */
 int pass_remat_leaves(const IrValue *v, const IrValue **leaves, int max);
+/* Whether load ld's value reaches an operand (A or B) of a dot through the
+ * ops after it in its block: pass_pipeline stages such a load with the
+ * kernel's stages, as Triton stages a dot's own operands. */
+bool pass_reaches_dot_operand(IrFunc *f, const IrOp *ld);
 /* Software pipelining, after pass_layout, for GPU code only: a plan, then
  * the rewrites that follow it. false: out of memory, or a plan (read from
  * text) the rewrite cannot follow. */

@@ -367,6 +367,38 @@ static void view_transposes(Pipe *p, IrValue *view)
         }
 }
 
+/* x in layout l, built at `at`: a conversion codegen recomputes there
+ * (pipeline_loads.c's read_in_registers asks for values it can). */
+static IrValue *convert_at(IrBuilder *at, IrValue *x, const Layout *l, Span sp)
+{
+    IrOp *c = ir_build(at, IR_CONVERT_LAYOUT, sp, &x, 1, &x->type, 1);
+    c->results[0]->layout = l;
+    c->results[0]->name = x->name;
+    return c->results[0];
+}
+
+/* The copies of load ld's ring filled its masked-off elements with zeros:
+ * each conversion that reads the ring into registers (read_in_registers)
+ * puts ld's `other` there, with the mask and `other` recomputed in its
+ * layout. */
+static void other_after_reads(Pipe *p, const IrOp *ld, IrValue *view)
+{
+    for (IrOp *o = p->body->first; o && !p->f->arena->oom; o = o->next) {
+        if (o->kind != IR_CONVERT_LAYOUT || o->operands[0] != view)
+            continue;
+        IrValue *r = o->results[0];
+        IrBuilder at = {p->f, p->body, o->next};
+        IrValue *ops[3] = {convert_at(&at, ld->operands[1], r->layout, o->span), r,
+                           convert_at(&at, ld->operands[2], r->layout, o->span)};
+        IrOp *sel = ir_build(&at, IR_SELECT, o->span, ops, 3, &r->type, 1);
+        sel->results[0]->layout = r->layout;
+        sel->results[0]->name = r->name;
+        ir_replace_uses(p->body, r, sel->results[0]);
+        sel->operands[1] = r;
+        o = sel;
+    }
+}
+
 void pipe_view_ring(Pipe *p, int i, IrValue *rd)
 {
     IrOp *ld = p->ld[i].op;
@@ -395,8 +427,12 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
     }
     ir_replace_uses(p->body, ld->results[0], val);
     ir_remove(ld);
-    if (!p->ld[i].run)
+    if (!p->ld[i].run) {
         view_transposes(p, v->results[0]);
+        if (ld->nops > 2 && ld->operands[1] && ld->operands[2] &&
+            !pipe_is_zero_const(ld->operands[2]))
+            other_after_reads(p, ld, v->results[0]);
+    }
 }
 
 /* The yield of the body with one more value. */

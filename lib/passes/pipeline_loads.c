@@ -201,14 +201,12 @@ static bool stores_elsewhere(const Pipe *p, const IrOp *ld)
     return c.base && ir_walk(p->body, store_elsewhere, &c);
 }
 
-/* Whether load ld's value reaches an operand of a dot of the body through
- * the ops after it (a weight tile unpacked and scaled before the dot, as
- * dequantising GEMMs write it), where Triton stages the load as it stages
- * the dot's own operands. */
-static bool feeds_dot_operand(const Pipe *p, const IrOp *ld)
+/* A weight tile unpacked and scaled before the dot, as dequantising GEMMs
+ * write it, reaches the dot's operand through the ops after its load. */
+bool pass_reaches_dot_operand(IrFunc *f, const IrOp *ld)
 {
-    int n = p->f->next_id;
-    bool *hot = arena_alloc(p->f->arena, sizeof(bool) * (size_t)n);
+    int n = f->next_id;
+    bool *hot = arena_alloc(f->arena, sizeof(bool) * (size_t)n);
     if (!hot || ld->results[0]->id >= n)
         return false;
     memset(hot, 0, sizeof(bool) * (size_t)n);
@@ -236,7 +234,7 @@ static int private_run(Pipe *p, const IrOp *ld)
     const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
     DType dt = ld->results[0]->type.dt;
     LinLayout ll;
-    if (!p->axis || (p->loop->ival < 2 && !feeds_dot_operand(p, ld)) || dt == DT_I1 ||
+    if (!p->axis || (p->loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld)) || dt == DT_I1 ||
         dt == DT_F8E4 || dt == DT_F8E5 || ptr->type.rank < 1 || ptr->type.rank > 2 ||
         !ptr->layout ||
         !layout_linear(ptr->layout, ptr->type.rank, ptr->type.shape, p->f->num_warps * 32, &ll))
@@ -248,6 +246,53 @@ static int private_run(Pipe *p, const IrOp *ld)
     while (w * bytes > 16)
         w /= 2;
     return w * bytes >= 4 && stores_elsewhere(p, ld) ? w : 0;
+}
+
+/* Whether layout l holds runs of at least two elements along the dim ld's
+ * ring is stored along (the run of its copies): reads across the stored
+ * rows would take one element at a time, all of a warp's in one bank. */
+static bool reads_along(const Pipe *p, const IrOp *ld, const Layout *l)
+{
+    const IrValue *ptr = ld->operands[0];
+    LinLayout lc, lr;
+    int threads = p->f->num_warps * 32, dc, dr;
+    if (!layout_linear(ptr->layout, 2, ptr->type.shape, threads, &lc) ||
+        !layout_linear(l, 2, ptr->type.shape, threads, &lr))
+        return false;
+    lin_run(&lc, 2, ptr->type.shape, &dc);
+    return lin_run(&lr, 2, ptr->type.shape, &dr) >= 2 && dr == dc;
+}
+
+/* Whether every use of load ld's value is a conversion, in its block, into
+ * a register layout other than a dot operand's (an attention mask tile
+ * the layout pass left in its coalesced layout, read in the mma layout:
+ * layout_spread.c's read_from_ring): its ring then holds the tile as
+ * cp.async copies it, in runs of up to 16 bytes, and the conversions read
+ * the ring into their layouts (codegen/async.c), with no round trip of
+ * their own. An `other` that is not zero is put back after each read
+ * (pipe_view_ring), from a mask and a value codegen can recompute there. */
+static bool read_in_registers(Pipe *p, const IrOp *ld)
+{
+    const IrValue *r = ld->results[0];
+    int bits = dtype_bits(r->type.dt), n = 0;
+    if (r->type.rank != 2 || (bits != 16 && bits != 32) || !pipe_copyable(p, ld) ||
+        !stores_elsewhere(p, ld) || (p->loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld)))
+        return false;
+    if (ld->nops > 2 && ld->operands[1] && ld->operands[2] &&
+        !pipe_is_zero_const(ld->operands[2]) &&
+        (!pass_can_remat(ld->operands[1]) || !pass_can_remat(ld->operands[2])))
+        return false;
+    for (const IrOp *o = ld->next; o; o = o->next)
+        for (int k = 0; k < o->nops; k++) {
+            if (o->operands[k] != r)
+                continue;
+            const Layout *l = o->results[0]->layout;
+            if (o->kind != IR_CONVERT_LAYOUT || !l || l->kind == LY_SHARED ||
+                l->kind == LY_DOT_OP || !reads_along(p, ld, l))
+                return false;
+            n++;
+        }
+    return n > 0 && n == p->uses[r->id];
 }
 
 bool pipe_find_loads(Pipe *p)
@@ -263,6 +308,10 @@ bool pipe_find_loads(Pipe *p)
             break;
         bool trans = false;
         const Layout *dop = other ? NULL : feeds_dots_only(p, o, &trans);
+        if (!dop && read_in_registers(p, o)) {
+            p->ld[p->nloads++] = (PipeLoad){.op = o};
+            continue;
+        }
         int run = dop ? 0 : private_run(p, o);
         if (run) {
             p->ld[p->nloads++] = (PipeLoad){.op = o, .run = run};
