@@ -561,6 +561,45 @@ static int host_extent(const HostScan *h, int i, int last, int base, int *head)
     return k;
 }
 
+/* Whether `name` is bound by a top-level `from M import ...` (another file
+ * of the package, whose names sema finds when it binds the import). */
+static bool host_from_imported(const HostScan *h, const char *s, size_t len)
+{
+    for (int i = 0; i < h->imports.len; i++) {
+        const Node *n = h->imports.items[i];
+        const char *b = n->alias ? n->alias : n->str;
+        if (b && strlen(b) == len && memcmp(b, s, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Is the value an attribute of a name such an import binds (`rsqrt =
+ * shim.rsqrt`, shim imported from the package's utilities)? Kept as a
+ * constant: sema reads the attribute where the import leads, and where
+ * that is host code says so where a kernel uses the name. */
+static bool host_import_attr(const HostScan *h, const HostLine *L, size_t p)
+{
+    const char *t = h->text;
+    p = host_skip_ws(t, p, L->end);
+    size_t s = p;
+    while (p < L->end && host_is_id(t[p]))
+        p++;
+    if (p == s || (t[s] >= '0' && t[s] <= '9') || !host_from_imported(h, t + s, p - s))
+        return false;
+    int parts = 0;
+    while (p < L->end && t[p] == '.') {
+        size_t q = ++p;
+        while (p < L->end && host_is_id(t[p]))
+            p++;
+        if (p == q)
+            return false;
+        parts++;
+    }
+    p = host_skip_ws(t, p, L->end);
+    return parts > 0 && (p == L->end || t[p] == '#');
+}
+
 /* A one-line module constant `NAME = value` (or `NAME: annot = value`)
  * whose value tk can evaluate, or that wraps a def in triton.jit. */
 static bool host_constant(HostScan *h, const HostLine *L)
@@ -576,7 +615,7 @@ static bool host_constant(HostScan *h, const HostLine *L)
     size_t wlen;
     const char *wrapped = simple ? host_wrapped_name(h, L, &wlen) : NULL;
     if (!simple ||
-        !(host_tk_value(h, L, eq + 1) ||
+        !(host_tk_value(h, L, eq + 1) || host_import_attr(h, L, eq + 1) ||
           host_wraps(h, L, h->text + L->start, name_end - L->start, L->indent) ||
           (wrapped && host_known(h, wrapped, wlen) && host_wraps(h, L, wrapped, wlen, L->indent))))
         return false;
