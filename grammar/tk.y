@@ -519,6 +519,18 @@ primary: atom { $$ = $1; }
         $$->list2 = parse_list(lx, $3.kw);
         parse_deepen(lx, $$);
       }
+    | primary "(" test FOR targetlist IN or_test comp_ifs ")" {
+        /* a generator expression, the call's only argument: read as the
+         * list it yields (tk evaluates it at compile time) */
+        parse_check_target(lx, $5, false, "a comprehension");
+        Node *gen = parse_node2(lx, N_LISTCOMP, @$, 0, $3, $5);
+        gen->c = $7;
+        gen->list = parse_list(lx, $8);
+        parse_deepen(lx, gen);
+        $$ = parse_node2(lx, N_CALL, @$, 0, $1, NULL);
+        $$->list = parse_list(lx, parse_vec1(lx, gen));
+        parse_deepen(lx, $$);
+      }
     | primary "[" subscripts_tc "]" {
         $$ = parse_node2(lx, N_SUBSCRIPT, @$, 0, $1, NULL);
         $$->list = parse_list(lx, $3.v);
@@ -589,6 +601,13 @@ atom: NAME { $$ = $1; }
         } else {
             $$ = parse_seq(lx, $2, @$);
         }
+      }
+    | "(" test FOR targetlist IN or_test comp_ifs ")" { /* a generator expression */
+        parse_check_target(lx, $4, false, "a comprehension");
+        $$ = parse_node2(lx, N_LISTCOMP, @$, 0, $2, $4);
+        $$->c = $6;
+        $$->list = parse_list(lx, $7);
+        parse_deepen(lx, $$);
       }
     | "[" "]" { $$ = parse_node(lx, N_LIST, @$); }
     | "[" test FOR targetlist IN or_test comp_ifs "]" {

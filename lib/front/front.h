@@ -112,8 +112,16 @@ typedef enum {
 
 /* NF_SUBMODULE: `from pkg import mod` where mod is a file of the package;
  * NF_CONSTEXPR_FN: an N_HOST that is a def decorated with
- * @triton.constexpr_function (sema reads it when a kernel calls it) */
-enum { NF_BIG_INT = 1 << 0, NF_PAREN = 1 << 1, NF_SUBMODULE = 1 << 2, NF_CONSTEXPR_FN = 1 << 3 };
+ * @triton.constexpr_function (sema reads it when a kernel calls it);
+ * NF_HOST_FN: an N_HOST that is an undecorated def of the module, which
+ * module constants may call as Python does on import (sema reads it then) */
+enum {
+    NF_BIG_INT = 1 << 0,
+    NF_PAREN = 1 << 1,
+    NF_SUBMODULE = 1 << 2,
+    NF_CONSTEXPR_FN = 1 << 3,
+    NF_HOST_FN = 1 << 4
+};
 
 typedef struct Node Node;
 typedef struct NodeList {

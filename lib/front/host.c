@@ -238,7 +238,7 @@ static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
                 q++;
             if (q < L->end && t[q] == '=' && (q + 1 >= L->end || t[q + 1] != '='))
                 continue; /* keyword argument */
-            bool ok = host_known(h, t + s, p - s);
+            bool ok = host_known(h, t + s, p - s) || namemap_getn(&h->host_fns, t + s, p - s) >= 0;
             for (int i = 0; !ok && i < TK_ARRAY_LEN(ok_words); i++)
                 ok = strlen(ok_words[i]) == p - s && memcmp(ok_words[i], t + s, p - s) == 0;
             if (!ok)
@@ -638,8 +638,12 @@ static HostWhat host_sort(HostScan *h, int first, int head, int last, int base)
         for (int k = 0; !jit && k < h->wraps.len; k++)
             jit = ((HostLine *)h->wraps.items[k])->line > L->line &&
                 host_wraps(h, h->wraps.items[k], h->text + s, len, L->indent);
-        if (!jit)
+        if (!jit) {
+            if (first == head && base == 0 && h->depth == 0)
+                namemap_put(h->lx->arena, &h->host_fns,
+                            arena_strndup(h->lx->arena, h->text + s, len), 1);
             return HOST_SKIP;
+        }
         host_know(h, h->text + s, len);
         return HOST_KEEP;
     }
@@ -685,6 +689,9 @@ void host_statement(HostScan *h, int first, int last, int bind_first, const PtrV
     host->list = parse_list(lx, h->bound);
     if (host_constexpr_fn(h, first, last) && kept == 1)
         host->flags |= NF_CONSTEXPR_FN;
+    else if (kept == 1 && host_starts(h, &h->lines[first], "def") &&
+             namemap_get(&h->host_fns, ((const Node *)h->bound.items[0])->name) >= 0)
+        host->flags |= NF_HOST_FN;
     const HostLine *L = &h->lines[first];
     if (first == last && (host_starts(h, L, "import") || host_starts(h, L, "from"))) {
         /* kept as nodes too: the import may name another file of the

@@ -23,13 +23,14 @@ typedef struct HostScan {
     size_t n;
     HostLine *lines;
     int nlines, cap;
-    NameMap known;   /* names the kept code binds (triton aliases, constants, kernels) */
-    PtrVec bound;    /* names the current host statement binds */
-    PtrVec hosts;    /* the N_HOST nodes made so far, in line order */
-    PtrVec wraps;    /* lines that call jit(...): `f = triton.jit(f)` */
-    PtrVec prefixes; /* names that stand for triton or triton.language (`tt`, `tl`) */
-    PtrVec flags;    /* names that say triton is there (`HAS_TRITON`) */
-    int depth;       /* lifted blocks open (host_branch recurses through host_block) */
+    NameMap known;    /* names the kept code binds (triton aliases, constants, kernels) */
+    NameMap host_fns; /* undecorated defs of the module: module constants may call them */
+    PtrVec bound;     /* names the current host statement binds */
+    PtrVec hosts;     /* the N_HOST nodes made so far, in line order */
+    PtrVec wraps;     /* lines that call jit(...): `f = triton.jit(f)` */
+    PtrVec prefixes;  /* names that stand for triton or triton.language (`tt`, `tl`) */
+    PtrVec flags;     /* names that say triton is there (`HAS_TRITON`) */
+    int depth;        /* lifted blocks open (host_branch recurses through host_block) */
     /* front/host_cond.c: module values and one-line helpers it can read */
     NameMap values, helpers; /* name -> index in value_list / helper_list, or -1 */
     PtrVec value_list, helper_list;

@@ -171,6 +171,8 @@ SVal sema_method(Sema *s, SVal self, const char *name, Span at)
         return sema_err(s, at, "tensor %s has no attribute '%s'", sema_type_str(s, self.v->type),
                         name);
     }
+    if (self.k == SV_STR && sema_str_method_known(name))
+        return m.ns = "str", m;
     /* a block pointer is a tensor in Triton: advance and store are its methods */
     if (self.k == SV_BLOCKPTR && (!strcmp(name, "advance") || !strcmp(name, "store")))
         return m.ns = "tl", m;
@@ -305,6 +307,8 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
         return sema_dtype_method(s, self, name, ca);
     if (!strcmp(nsname, "torch"))
         return sema_torch_call(s, name, ca);
+    if (!strcmp(nsname, "str"))
+        return sema_str_call(s, self, name, ca);
     if (!strcmp(nsname, "tl.class") && !strcmp(name, "dtype") && ca->npos == 1 && ca->nkw == 0 &&
         ca->pos[0].k == SV_STR) { /* tl.dtype("uint32") names a dtype */
         DType dt = sema_dtype_name(ca->pos[0].s);

@@ -83,34 +83,45 @@ static const Node *def_of(Sema *s, const Node *host, const Node *module, const c
     return c->fn;
 }
 
-static bool const_arg(Sema *s, const char *name, SVal v, Span at)
+/* How messages name the function host is. */
+static const char *kind_of(const Node *host)
+{
+    return host->flags & NF_HOST_FN ? "Python function" : "@triton.constexpr_function";
+}
+
+static bool const_arg(Sema *s, const Node *host, SVal v, Span at)
 {
     if (v.k == SV_UNDEF || sv_is_const(v))
         return v.k != SV_UNDEF;
-    sema_err(s, at,
-             "'%s' is a @triton.constexpr_function: its arguments must be compile-time "
-             "values, got %s",
-             name, sv_describe(s, v));
+    sema_err(s, at, "'%s' is a %s: its arguments must be compile-time values, got %s",
+             host->list.items[0]->name, kind_of(host), sv_describe(s, v));
     return false;
 }
 
 SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *ca)
 {
     const char *name = callee.s;
+    const Node *host = callee.fn;
+    if ((host->flags & NF_HOST_FN) && !s->module_const)
+        return sema_err(s, ca->at,
+                        "'%s' is set by host Python code (%s:%d), which tk does not run: a "
+                        "kernel calls @triton.jit and @triton.constexpr_function functions, "
+                        "and only module constants may call a plain def",
+                        name, sema_module_file(sema_module_of(s, host)), host->span.line);
     for (int i = 0; i < ca->npos; i++)
-        if (!const_arg(s, name, ca->pos[i], ca->pos_at[i]))
+        if (!const_arg(s, host, ca->pos[i], ca->pos_at[i]))
             return (SVal){.k = SV_UNDEF};
     for (int i = 0; i < ca->nkw; i++)
-        if (!const_arg(s, name, ca->kwv[i], ca->kw_at[i]))
+        if (!const_arg(s, host, ca->kwv[i], ca->kw_at[i]))
             return (SVal){.k = SV_UNDEF};
     const Node *owner = sema_module_of(s, callee.fn);
     const char *why;
     const Node *fn = def_of(s, callee.fn, owner, &why);
     if (!fn)
         return sema_err(s, ca->at,
-                        "tk cannot read @triton.constexpr_function '%s' (%s:%d): %s; give its "
-                        "value as a constexpr instead",
-                        name, sema_module_file(owner), callee.fn->span.line, why);
+                        "tk cannot read %s '%s' (%s:%d): %s; give its value as a constexpr "
+                        "instead",
+                        kind_of(host), name, sema_module_file(owner), callee.fn->span.line, why);
     /* the body's ops go to a block of their own, which no op holds */
     IrBuilder saved = s->b;
     if (s->f) {
@@ -122,8 +133,7 @@ SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *ca)
     s->const_fn--;
     s->b = saved;
     if (r.k != SV_UNDEF && !sv_is_const(r))
-        return sema_err(s, ca->at,
-                        "@triton.constexpr_function '%s' gives %s, not a compile-time value", name,
-                        sv_describe(s, r));
+        return sema_err(s, ca->at, "%s '%s' gives %s, not a compile-time value", kind_of(host),
+                        name, sv_describe(s, r));
     return r;
 }

@@ -239,7 +239,7 @@ static SVal eval_attr(Sema *s, const Node *n)
     if (base.k == SV_BLOCKPTR && (!strcmp(n->name, "dtype") || !strcmp(n->name, "type")))
         return sv_dtype(
             type_with_shape(type_ptr(type_elem(base.ty).dt), base.ty.rank, base.ty.shape));
-    if (sv_is_num(base) || base.k == SV_BLOCKPTR)
+    if (sv_is_num(base) || base.k == SV_BLOCKPTR || base.k == SV_STR)
         return sema_method(s, base, n->name, n->span);
     return sema_err(s, n->span, "%s has no attribute '%s'", sv_describe(s, base), n->name);
 }

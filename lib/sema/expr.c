@@ -544,6 +544,8 @@ SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at)
 {
     if (poisoned(a) || poisoned(b))
         return (SVal){.k = SV_UNDEF};
+    if (a.k == SV_STR && op == OP_MOD)
+        return sema_str_percent(s, a, b, at);
     if (a.k == SV_TUPLE || b.k == SV_TUPLE)
         return tuple_arith(s, op, a, b, at);
     if (sv_is_const(a) && sv_is_const(b))

@@ -163,8 +163,7 @@ static void dtype_text(StrBuf *out, Type t, bool repr)
     }
 }
 
-/* One field's text; false when the value is not a compile-time one. */
-static bool field_text(Sema *s, StrBuf *out, SVal v, int conv)
+bool sema_value_text(Sema *s, StrBuf *out, SVal v, int conv)
 {
     bool repr = conv == 'r' || conv == 'a';
     switch (v.k) {
@@ -189,7 +188,7 @@ static bool field_text(Sema *s, StrBuf *out, SVal v, int conv)
         for (int i = 0; i < v.n; i++) {
             if (i)
                 sb_puts(out, ", ");
-            if (!field_text(s, out, v.items[i], 'r'))
+            if (!sema_value_text(s, out, v.items[i], 'r'))
                 return false;
         }
         sb_puts(out, v.n == 1 ? ",)" : ")");
@@ -213,7 +212,7 @@ SVal sema_fstring(Sema *s, const Node *n)
             sb_free(&sb);
             return v;
         }
-        if (!field_text(s, &sb, v, p->op)) {
+        if (!sema_value_text(s, &sb, v, p->op)) {
             sb_free(&sb);
             return sema_err(s, p->a->span,
                             "an f-string in a kernel can only format compile-time values "

@@ -87,6 +87,10 @@ SVal sema_lookup(Sema *s, const char *name, Span at)
                 diag_report(s->d, DIAG_NOTE, v->fn->span, "the condition tk could not decide");
             return e;
         }
+        if (v->k == SV_BUILTIN && v->ns == sema_constexpr_fn_ns && v->fn &&
+            (v->fn->flags & NF_HOST_FN) && !s->module_const)
+            return sema_err(s, at, "'%s' is set by host Python code (%s:%d), which tk does not run",
+                            name, sema_module_file(sema_module_of(s, v->fn)), v->fn->span.line);
         return *v;
     }
     if (sema_builtin_exists("builtins", name))
@@ -288,7 +292,9 @@ static void bind_constant(Sema *s, const Node *n)
     diag_init(&held, real->src);
     held.max_errors = 1;
     s->d = &held;
+    s->module_const++;
     SVal v = sema_eval(s, val);
+    s->module_const--;
     if (v.k != SV_UNDEF && !sv_is_const(v) && v.k != SV_NS && v.k != SV_FUNC && v.k != SV_BUILTIN &&
         v.k != SV_MODULE)
         sema_err(s, val->span, "module constant must be a compile-time value, got %s",
@@ -341,7 +347,7 @@ void sema_bind_globals(Sema *s)
         const Node *n = items->items[i];
         if (n->kind == N_HOST) {
             for (int k = 0; k < n->list.len; k++)
-                if ((n->flags & NF_CONSTEXPR_FN) && !n->a) /* read when a kernel calls it */
+                if ((n->flags & (NF_CONSTEXPR_FN | NF_HOST_FN)) && !n->a) /* read when called */
                     env_set(s, s->globals, n->list.items[k]->name, sema_constexpr_fn_value(n),
                             n->list.items[k]->span);
                 else if (!keeps_package(s, n, n->list.items[k]->name))

@@ -124,6 +124,7 @@ typedef struct Sema {
     PtrVec const_ptrs;  /* parameters annotated tl.const: nothing may be stored through them */
     SemaPred *pred;     /* inside tl.map_elementwise's function; NULL elsewhere */
     int const_fn;       /* inside @triton.constexpr_functions: Python loops run here */
+    int module_const;   /* binding a module constant: the module's own Python defs may run */
     PtrVec const_fns;   /* the constexpr functions read so far (sema/constexpr_fn.c) */
     PtrVec bad_assigns; /* assignments already reported by sema/stmt.c, once each */
 } Sema;
@@ -180,6 +181,13 @@ SVal sema_lookup(Sema *s, const char *name, Span at);
 /* ---- expressions (sema/expr.c) ---- */
 SVal sema_eval(Sema *s, const Node *n);
 SVal sema_fstring(Sema *s, const Node *n);
+/* v's text as str() (conv 0 or 's') or repr() ('r', 'a') writes it; false
+ * when v is no compile-time value (sema/fstring.c). */
+bool sema_value_text(Sema *s, StrBuf *out, SVal v, int conv);
+/* Python's string methods and `%` formatting (sema/builtins/str.c). */
+bool sema_str_method_known(const char *name);
+SVal sema_str_call(Sema *s, SVal self, const char *name, CallArgs *ca);
+SVal sema_str_percent(Sema *s, SVal fmt, SVal args, Span at);
 bool sema_tl_class(const char *name);
 /* tl.tensor, tl.tensor_descriptor, ...: classes */ /* an N_FSTR's constexpr string (sema/fstring.c) */
 bool sema_eval_args(Sema *s, const Node *call, CallArgs *out);
