@@ -481,7 +481,9 @@ static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SV
         v[ca->npos == 1 ? 1 : i] = ca->pos[i];
     for (int i = 0; i < ca->nkw; i++) {
         const char *k = ca->kw[i];
-        if (!strcmp(k, "num_stages")) {
+        if (!strcmp(k, "step") && ca->npos < 3) { /* tl.range's own name for it */
+            v[2] = ca->kwv[i];
+        } else if (!strcmp(k, "num_stages")) {
             if (!sema_const_int(s, ca->kwv[i], ca->kw_at[i], "num_stages", stages))
                 return false;
         } else if (!strcmp(k, "flatten")) {
