@@ -10,9 +10,9 @@
 
 #include "sema/spec.h"
 
-static const char *const str_methods[] = {"join",   "format", "split",      "replace",
-                                          "strip",  "lstrip", "rstrip",     "upper",
-                                          "lower",  "startswith", "endswith"};
+static const char *const str_methods[] = {"join",  "format",     "split",   "replace",
+                                          "strip", "lstrip",     "rstrip",  "upper",
+                                          "lower", "startswith", "endswith"};
 
 bool sema_str_method_known(const char *name)
 {
@@ -44,18 +44,16 @@ static bool spec_text(Sema *s, StrBuf *out, SVal v, const char *spec, Span at)
     }
     size_t n = strspn(spec, "-0123456789.");
     char type = spec[n];
-    if ((type && (spec[n + 1] || !strchr("dxXofeEgGs", type))) || n > 12)
-        {
+    if ((type && (spec[n + 1] || !strchr("dxXofeEgGs", type))) || n > 12) {
         sema_err(s, at, "format spec '%s' is not supported at compile time", spec);
         return false;
     }
     char fmt[24];
     if (v.k == SV_INT || v.k == SV_BOOL) {
-        if (type && !strchr("dxXo", type))
-            {
-        sema_err(s, at, "format spec '%s' does not take an int", spec);
-        return false;
-    }
+        if (type && !strchr("dxXo", type)) {
+            sema_err(s, at, "format spec '%s' does not take an int", spec);
+            return false;
+        }
         snprintf(fmt, sizeof fmt, "%%%.*sll%c", (int)n, spec, type ? type : 'd');
         sb_printf(out, fmt, (long long)v.i);
         return true;
@@ -89,21 +87,19 @@ static bool field_arg(Sema *s, const char *name, size_t len, CallArgs *ca, int *
     if (index)
         *next = -1;
     if (len == 0) {
-        if (*next >= ca->npos)
-            {
-        sema_err(s, ca->at, "format: too few arguments");
-        return false;
-    }
+        if (*next >= ca->npos) {
+            sema_err(s, ca->at, "format: too few arguments");
+            return false;
+        }
         *out = ca->pos[(*next)++];
         return true;
     }
     if (name[0] >= '0' && name[0] <= '9') {
         int i = atoi(name);
-        if (i >= ca->npos)
-            {
-        sema_err(s, ca->at, "format: no argument %d", i);
-        return false;
-    }
+        if (i >= ca->npos) {
+            sema_err(s, ca->at, "format: no argument %d", i);
+            return false;
+        }
         *out = ca->pos[i];
         return true;
     }
@@ -149,12 +145,14 @@ static SVal format(Sema *s, const char *f, CallArgs *ca)
         const char *bang = memchr(name, '!', (size_t)((colon ? colon : end) - name));
         size_t len = (size_t)((bang ? bang : colon ? colon : end) - name);
         SVal v;
-        char *spec = arena_strndup(s->a, colon ? colon + 1 : end, colon ? (size_t)(end - colon - 1) : 0);
+        char *spec =
+            arena_strndup(s->a, colon ? colon + 1 : end, colon ? (size_t)(end - colon - 1) : 0);
         ok = field_arg(s, name, len, ca, &next, &v) &&
             (bang ? sema_value_text(s, &sb, v, bang[1]) : spec_text(s, &sb, v, spec, ca->at));
         p = end;
     }
-    SVal r = ok ? sv_str(arena_strndup(s->a, sb.data ? sb.data : "", sb.len)) : (SVal){.k = SV_UNDEF};
+    SVal r =
+        ok ? sv_str(arena_strndup(s->a, sb.data ? sb.data : "", sb.len)) : (SVal){.k = SV_UNDEF};
     sb_free(&sb);
     return r;
 }
@@ -174,7 +172,8 @@ static SVal join(Sema *s, const char *sep, CallArgs *ca)
         if (ok)
             sb_printf(&sb, "%s%s", i ? sep : "", it.items[i].s);
     }
-    SVal r = ok ? sv_str(arena_strndup(s->a, sb.data ? sb.data : "", sb.len)) : (SVal){.k = SV_UNDEF};
+    SVal r =
+        ok ? sv_str(arena_strndup(s->a, sb.data ? sb.data : "", sb.len)) : (SVal){.k = SV_UNDEF};
     sb_free(&sb);
     return r;
 }
@@ -304,8 +303,7 @@ SVal sema_str_percent(Sema *s, SVal fmt, SVal args, Span at)
         size_t k = strspn(p + 1, "-0123456789.");
         char conv = p[1 + k];
         if (!conv || !strchr("disrxXofeEgG", conv) || k > 12) {
-            sema_err(s, at, "'%%' format '%.*s' is not supported at compile time", (int)(k + 2),
-                     p);
+            sema_err(s, at, "'%%' format '%.*s' is not supported at compile time", (int)(k + 2), p);
             ok = false;
             break;
         }
@@ -317,7 +315,9 @@ SVal sema_str_percent(Sema *s, SVal fmt, SVal args, Span at)
         SVal v = a[used++];
         char spec[24];
         snprintf(spec, sizeof spec, "%.*s%c", (int)k, p + 1,
-                 conv == 'i' ? 'd' : conv == 'r' ? 's' : conv);
+                 conv == 'i'       ? 'd'
+                     : conv == 'r' ? 's'
+                                   : conv);
         if (conv == 'r')
             ok = sema_value_text(s, &sb, v, 'r');
         else if (conv == 's' && v.k != SV_STR)
@@ -330,7 +330,8 @@ SVal sema_str_percent(Sema *s, SVal fmt, SVal args, Span at)
         sema_err(s, at, "not all arguments converted during string formatting");
         ok = false;
     }
-    SVal r = ok ? sv_str(arena_strndup(s->a, sb.data ? sb.data : "", sb.len)) : (SVal){.k = SV_UNDEF};
+    SVal r =
+        ok ? sv_str(arena_strndup(s->a, sb.data ? sb.data : "", sb.len)) : (SVal){.k = SV_UNDEF};
     sb_free(&sb);
     return r;
 }
