@@ -178,6 +178,8 @@ void front_set_builtins(const FrontBuiltins *b);
  * `triton.runtime.driver.active.get_current_target().arch`) are decided
  * from it. NULL or "": such checks stay undecided. */
 void front_set_target(const char *arch);
+/* The arch set by front_set_target on this thread ("" when none). */
+const char *front_target(void);
 /* Parses a whole file. Returns the N_MODULE (possibly partial) and reports
  * every syntax error to d; the caller checks d->errors. */
 Node *parse_module(const Source *src, Arena *a, Diag *d);

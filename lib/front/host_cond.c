@@ -41,6 +41,8 @@ void front_set_target(const char *arch)
     target_arch[n] = 0;
 }
 
+const char *front_target(void) { return target_arch; }
+
 bool host_libdevice_known(const char *name)
 {
     return builtins.libdevice_known && builtins.libdevice_known(name);
@@ -382,6 +384,29 @@ static const HostVal *frame_get(const CondParse *c, const char *name, size_t len
     return NULL;
 }
 
+/* A question about the platform the host runs on, asked with no
+ * argument (`current_platform.is_rocm()`, `is_npu_available()`,
+ * torch's `has_triton()`), where the module's own answer cannot be read
+ * (a helper that tries to import another vendor's package): tk compiles
+ * for an NVIDIA GPU with Triton, so the answer is known. */
+static HostVal platform_query(CondParse *c, const char *path, int n)
+{
+    static const char *const no[] = {
+        "is_rocm", "is_hip",  "is_xpu", "is_npu", "is_npu_available", "is_torch_npu_available",
+        "is_mlu",  "is_musa", "is_cpu", "is_tpu", "is_hpu",           "is_torch_xpu_available"};
+    static const char *const yes[] = {"is_cuda", "is_cuda_alike", "has_triton", "cuda.is_available",
+                                      "is_torch_cuda_available"};
+    if (n != 0 || target_sm(c) < 0)
+        return UNKNOWN;
+    for (int i = 0; i < TK_ARRAY_LEN(no); i++)
+        if (path_ends(path, no[i]))
+            return hv_bool(false);
+    for (int i = 0; i < TK_ARRAY_LEN(yes); i++)
+        if (path_ends(path, yes[i]))
+            return hv_bool(true);
+    return UNKNOWN;
+}
+
 /* A call of the function `path` with the values `args`. */
 static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int n, const char *ns1)
 {
@@ -432,18 +457,19 @@ static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int 
         return parts;
     }
     int k = dot ? -1 : namemap_get(&h->helpers, path);
+    HostVal r = UNKNOWN;
     if (k >= 0)
-        return cp_helper(c, h->helper_list.items[k], args, n);
+        r = cp_helper(c, h->helper_list.items[k], args, n);
     const char *there = NULL;
     HostScan *file =
-        dot || namemap_get(&h->values, path) >= 0 ? NULL : host_imported(h, path, &there);
+        k >= 0 || dot || namemap_get(&h->values, path) >= 0 ? NULL : host_imported(h, path, &there);
     k = file ? namemap_get(&file->helpers, there) : -1;
     if (k >= 0) {
         CondParse in_file = *c;
         in_file.h = file;
-        return cp_helper(&in_file, file->helper_list.items[k], args, n);
+        r = cp_helper(&in_file, file->helper_list.items[k], args, n);
     }
-    return UNKNOWN;
+    return r.k != HV_UNKNOWN ? r : platform_query(c, path, n);
 }
 
 /* A name or dotted path that is not called. */

@@ -49,6 +49,8 @@ bool sema_builtin_exists(const char *ns, const char *name)
         return find_tl(name) || sema_dtype_name(name) != DT_VOID || !strcmp(name, "constexpr");
     if (!strcmp(ns, "tl.extra.cuda"))
         return find_cuda(name) != NULL || !strcmp(name, "libdevice");
+    if (!strcmp(ns, "target_info"))
+        return sema_target_known(name);
     if (!strcmp(ns, "tl.extra")) /* the modules under it */
         return !strcmp(name, "cuda") || !strcmp(name, "libdevice");
     if (!strcmp(ns, "libdevice") || !strcmp(ns, "tl.math"))
@@ -84,6 +86,8 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
 {
     if (!strncmp(nsname, "torch", 5))
         return sema_torch_attr(s, nsname, name, at);
+    if (!strcmp(nsname, "target_info"))
+        return sema_target_attr(s, name, at);
     if (!strcmp(nsname, "tl")) {
         DType dt = sema_dtype_name(name);
         if (dt != DT_VOID && strcmp(name, "float") && strcmp(name, "double") &&
@@ -309,6 +313,8 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
         return sema_torch_call(s, name, ca);
     if (!strcmp(nsname, "str"))
         return sema_str_call(s, self, name, ca);
+    if (!strcmp(nsname, "target_info"))
+        return sema_target_call(s, name, ca);
     if (!strcmp(nsname, "tl.class") && !strcmp(name, "dtype") && ca->npos == 1 && ca->nkw == 0 &&
         ca->pos[0].k == SV_STR) { /* tl.dtype("uint32") names a dtype */
         DType dt = sema_dtype_name(ca->pos[0].s);

@@ -115,6 +115,7 @@ static const char *module_ns(const char *path)
         {"triton.language.math", "tl.math"},
         {"triton.language.extra", "tl.extra"},
         {"triton.language.extra.cuda", "tl.extra.cuda"},
+        {"triton.language.target_info", "target_info"},
         {"triton.language.extra.libdevice", "libdevice"},
         {"triton.language.extra.cuda.libdevice", "libdevice"},
         {"triton.language.math.libdevice", "libdevice"},

@@ -184,6 +184,10 @@ SVal sema_fstring(Sema *s, const Node *n);
 /* v's text as str() (conv 0 or 's') or repr() ('r', 'a') writes it; false
  * when v is no compile-time value (sema/fstring.c). */
 bool sema_value_text(Sema *s, StrBuf *out, SVal v, int conv);
+/* triton.language.target_info (sema/builtins/target.c). */
+bool sema_target_known(const char *name);
+SVal sema_target_attr(Sema *s, const char *name, Span at);
+SVal sema_target_call(Sema *s, const char *name, CallArgs *ca);
 /* Python's string methods and `%` formatting (sema/builtins/str.c). */
 bool sema_str_method_known(const char *name);
 SVal sema_str_call(Sema *s, SVal self, const char *name, CallArgs *ca);
