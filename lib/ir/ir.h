@@ -47,8 +47,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-
-#define TK_LAYOUT_MAX_RANK 4
+/* Blocks have at most 5 dims, as TMA's tensor maps do (Triton's blocked
+ * scales for mx GEMMs are 5-D); layouts as many. */
+#define TK_LAYOUT_MAX_RANK 5
 
 typedef enum {
     LY_BLOCKED, /* spt, tpw, wpc, order */
@@ -195,7 +196,7 @@ DType dtype_parse(const char *s);
 
 /* ---- types ----------------------------------------------------------------- */
 
-#define TK_MAX_RANK 4
+#define TK_MAX_RANK 5
 
 typedef struct Type {
     DType dt;   /* element dtype; DT_PTR for (blocks of) pointers */
