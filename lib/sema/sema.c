@@ -83,8 +83,12 @@ SVal sema_lookup(Sema *s, const char *name, Span at)
     if (v) {
         if (v->k == SV_UNDEF && v->s) {
             SVal e = sema_err(s, at, "%s", v->s);
-            if (v->fn) /* the host condition that chose the binding */
+            if (v->fn) { /* the host condition that chose the binding, in its own file */
+                const Source *here = s->d->src;
+                s->d->src = v->src ? v->src : here;
                 diag_report(s->d, DIAG_NOTE, v->fn->span, "the condition tk could not decide");
+                s->d->src = here;
+            }
             return e;
         }
         if (v->k == SV_BUILTIN && v->ns == sema_constexpr_fn_ns && v->fn &&
@@ -143,7 +147,7 @@ static void bind_host(Sema *s, const char *name, Span at, const Node *cond)
                            "%s: it is bound under `%s` (%s:%d:%d), a condition tk cannot "
                            "decide without running Python",
                            why, cond->name, file, cond->span.line, cond->span.col);
-    env_set(s, s->globals, name, (SVal){.k = SV_UNDEF, .s = why, .fn = cond}, at);
+    env_set(s, s->globals, name, (SVal){.k = SV_UNDEF, .s = why, .fn = cond, .src = s->src}, at);
 }
 
 /* The name an import binds: `import a.b` binds a. */

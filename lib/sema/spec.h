@@ -45,6 +45,7 @@ struct SVal {
     int n;
     IrValue *v;
     const Node *fn;
+    const Source *src; /* SV_UNDEF with fn (a host condition): the file fn is in */
 };
 
 /* A name bound in an environment; `at` is where it was last assigned. */

@@ -9,8 +9,8 @@
 
 #include "sema/spec.h"
 
-static const char *const target_fns[] = {"is_cuda", "cuda_capability_geq", "is_hip",
-                                         "is_hip_cdna3", "is_hip_cdna4"};
+static const char *const target_fns[] = {"is_cuda", "cuda_capability_geq", "is_hip", "is_hip_cdna3",
+                                         "is_hip_cdna4"};
 
 bool sema_target_known(const char *name)
 {
