@@ -31,6 +31,29 @@ static bool want_str(Sema *s, SVal v, Span at, const char *what)
     return false;
 }
 
+/* Whether spec[0..n) is printf's [-][0][width][.precision], each number of
+ * at most three digits (a text of a million spaces is no format). */
+static bool spec_flags(const char *spec, size_t n)
+{
+    size_t i = 0;
+    if (i < n && spec[i] == '-')
+        i++;
+    if (i < n && spec[i] == '0')
+        i++;
+    for (int part = 0; part < 2; part++) {
+        size_t d = i;
+        while (i < n && spec[i] >= '0' && spec[i] <= '9')
+            i++;
+        if (i - d > 3)
+            return false;
+        if (part == 0 && i < n && spec[i] == '.')
+            i++;
+        else
+            break;
+    }
+    return i == n;
+}
+
 /* The text of v under a format spec: an optional width with fill 0, an
  * optional precision, and a type of d, x, X, o, f, e, g or s (Python's
  * mini-language beyond that is an error). */
@@ -44,7 +67,7 @@ static bool spec_text(Sema *s, StrBuf *out, SVal v, const char *spec, Span at)
     }
     size_t n = strspn(spec, "-0123456789.");
     char type = spec[n];
-    if ((type && (spec[n + 1] || !strchr("dxXofeEgGs", type))) || n > 12) {
+    if ((type && (spec[n + 1] || !strchr("dxXofeEgGs", type))) || !spec_flags(spec, n)) {
         sema_err(s, at, "format spec '%s' is not supported at compile time", spec);
         return false;
     }
@@ -302,7 +325,7 @@ SVal sema_str_percent(Sema *s, SVal fmt, SVal args, Span at)
         }
         size_t k = strspn(p + 1, "-0123456789.");
         char conv = p[1 + k];
-        if (!conv || !strchr("disrxXofeEgG", conv) || k > 12) {
+        if (!conv || !strchr("disrxXofeEgG", conv) || !spec_flags(p + 1, k)) {
             sema_err(s, at, "'%%' format '%.*s' is not supported at compile time", (int)(k + 2), p);
             ok = false;
             break;
