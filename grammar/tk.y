@@ -155,6 +155,7 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 %token LSHIFT "<<" RSHIFT ">>" AMP "&" PIPE "|" CARET "^" TILDE "~"
 %token LT "<" GT ">" LE "<=" GE ">=" EQEQ "==" NE "!="
 %token ASSIGN "=" ARROW "->" DOT "." COMMA "," COLON ":" SEMI ";" ELLIPSIS "..."
+%token WALRUS ":="
 %token LPAR "(" RPAR ")" LSQB "[" RSQB "]" LBRACE "{" RBRACE "}"
 %token <op> AUGASSIGN "augmented assignment"
 %token FSTR_START "f-string" FSTR_END "end of the f-string" FSTR_OPEN "'{' of an f-string field"
@@ -166,7 +167,7 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 %type <vec> compare_chain fstring_parts fstring_field comp_ifs
 %type <node> fstring
 %type <op> fstring_conv
-%type <node> compound_stmt expr_stmt if_stmt for_stmt while_stmt funcdef decorator
+%type <node> compound_stmt expr_stmt if_stmt for_stmt while_stmt funcdef decorator namedexpr
 %type <node> dotted dotted_as from_as param lparam annotation lambdef
 %type <node> testlist targetlist test or_test and_test not_test comparison expr xor_expr
 %type <node> and_expr shift_expr arith term factor power primary atom
@@ -295,12 +296,12 @@ if_stmt: if_chain { $$ = $1.head; }
     | if_chain ELSE ":" suite { $$ = $1.head; $1.tail->list2 = parse_list(lx, $4); }
     ;
 
-if_chain: IF test ":" suite {
+if_chain: IF namedexpr ":" suite {
         Node *n = parse_node2(lx, N_IF, @$, 0, $2, NULL);
         n->list = parse_list(lx, $4);
         $$.head = $$.tail = n;
       }
-    | if_chain ELIF test ":" suite {
+    | if_chain ELIF namedexpr ":" suite {
         Span at = {@2.line, @2.col, @5.end_line, @5.end_col};
         Node *n = parse_node2(lx, N_IF, at, 0, $3, NULL);
         n->list = parse_list(lx, $5);
@@ -318,7 +319,7 @@ for_stmt: FOR targetlist IN testlist ":" suite opt_loop_else {
       }
     ;
 
-while_stmt: WHILE test ":" suite opt_loop_else {
+while_stmt: WHILE namedexpr ":" suite opt_loop_else {
         $$ = parse_node2(lx, N_WHILE, @$, 0, $2, NULL);
         $$->list = parse_list(lx, $4);
       }
@@ -397,6 +398,11 @@ targetlist: exprs { $$ = parse_seq(lx, $1, @$); }
 
 exprs: expr { $$.v = parse_vec1(lx, $1); $$.comma = false; }
     | exprs "," expr { $$ = $1; vec_push(lx->arena, &$$.v, $3); $$.comma = true; }
+    ;
+
+/* `if m := f(x):` (Python's assignment expression, in a condition) */
+namedexpr: test { $$ = $1; }
+    | NAME WALRUS test { $$ = parse_node2(lx, N_NAMEDEXPR, @$, 0, $1, $3); }
     ;
 
 test: or_test { $$ = $1; }

@@ -178,6 +178,10 @@ static void child_roles(NodeKind k, const char *r[3])
         r[2] = "else";
         break;
     case N_LAMBDA: r[0] = "body"; break;
+    case N_NAMEDEXPR:
+        r[0] = "name";
+        r[1] = "value";
+        break;
     default: break;
     }
 }

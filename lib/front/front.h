@@ -78,6 +78,7 @@
     X(N_LIST, "[x, y]; list = items")                                        \
     X(N_DICT, "{k: v}; list = keys, list2 = values")                         \
     X(N_IFEXP, "a if cond else b; a = then, b = cond, c = else")             \
+    X(N_NAMEDEXPR, "name := value; a = the name, b = the value")              \
     X(N_LAMBDA, "lambda params: body; list = params (N_PARAM), a = body")    \
     X(N_STARRED, "*a in a call argument list; a")                            \
     X(N_PTR_TYPE, "*fp32 in an annotation; name = element type spelling")

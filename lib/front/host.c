@@ -42,6 +42,18 @@ static bool host_tk_module(const char *s, size_t len)
     return len > 16 && memcmp(s, "triton.language.", 16) == 0;
 }
 
+/* `import torch` and `import importlib[.util]`: sema reads torch's dtypes,
+ * finfo, iinfo and version.hip, and importlib as helpers use it to find
+ * triton's modules (not `from torch import ...`, whose names are host's). */
+static bool host_read_module(const char *s, size_t len)
+{
+    static const char *const mods[] = {"torch", "importlib", "importlib.util"};
+    for (int i = 0; i < TK_ARRAY_LEN(mods); i++)
+        if (strlen(mods[i]) == len && memcmp(mods[i], s, len) == 0)
+            return true;
+    return false;
+}
+
 /* The names an import binds: `import a.b` binds a, `as x` binds x,
  * `from m import a, b as c` binds a and c; they go to the host statement
  * `bind`, or with `know` to the names kept code may use. Returns whether
@@ -81,7 +93,7 @@ bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *
         }
         /* `import torch` too: sema reads its dtypes, finfo, iinfo and
          * version.hip (not `from torch import ...`, whose names are host's) */
-        if (!from && !host_tk_module(t + m, p - m) && !(p - m == 5 && !memcmp(t + m, "torch", 5)))
+        if (!from && !host_tk_module(t + m, p - m) && !host_read_module(t + m, p - m))
             ok = false;
         size_t bs = m, bl = p - m;
         if (!from) {
@@ -204,6 +216,19 @@ static void host_bind_assign(HostScan *h, Node *host, const HostLine *L, size_t 
     }
 }
 
+/* Whether `name` is bound by a top-level `from M import ...` (another file
+ * of the package, whose names sema finds when it binds the import). */
+static bool host_from_imported(const HostScan *h, const char *s, size_t len)
+{
+    for (int i = 0; i < h->imports.len; i++) {
+        const Node *n = h->imports.items[i];
+        const char *b = n->alias ? n->alias : n->str;
+        if (b && strlen(b) == len && memcmp(b, s, len) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Is the right-hand side of a module constant something tk can evaluate:
  * literals, operators and calls on names the kept code binds, and nothing
  * only Python can run (comprehensions, lambdas, f-strings, walrus)? */
@@ -238,7 +263,9 @@ static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
                 q++;
             if (q < L->end && t[q] == '=' && (q + 1 >= L->end || t[q + 1] != '='))
                 continue; /* keyword argument */
-            bool ok = host_known(h, t + s, p - s) || namemap_getn(&h->host_fns, t + s, p - s) >= 0;
+            bool ok = host_known(h, t + s, p - s) ||
+                namemap_getn(&h->host_fns, t + s, p - s) >= 0 ||
+                host_from_imported(h, t + s, p - s);
             for (int i = 0; !ok && i < TK_ARRAY_LEN(ok_words); i++)
                 ok = strlen(ok_words[i]) == p - s && memcmp(ok_words[i], t + s, p - s) == 0;
             if (!ok)
@@ -559,19 +586,6 @@ static int host_extent(const HostScan *h, int i, int last, int base, int *head)
         k++;
     }
     return k;
-}
-
-/* Whether `name` is bound by a top-level `from M import ...` (another file
- * of the package, whose names sema finds when it binds the import). */
-static bool host_from_imported(const HostScan *h, const char *s, size_t len)
-{
-    for (int i = 0; i < h->imports.len; i++) {
-        const Node *n = h->imports.items[i];
-        const char *b = n->alias ? n->alias : n->str;
-        if (b && strlen(b) == len && memcmp(b, s, len) == 0)
-            return true;
-    }
-    return false;
 }
 
 /* Is the value an attribute of a name such an import binds (`rsqrt =

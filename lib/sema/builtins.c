@@ -88,6 +88,8 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
         return sema_torch_attr(s, nsname, name, at);
     if (!strcmp(nsname, "target_info"))
         return sema_target_attr(s, name, at);
+    if (!strncmp(nsname, "importlib", 9))
+        return sema_importlib_attr(s, nsname, name, at);
     if (!strcmp(nsname, "tl")) {
         DType dt = sema_dtype_name(name);
         if (dt != DT_VOID && strcmp(name, "float") && strcmp(name, "double") &&
@@ -315,6 +317,8 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
         return sema_str_call(s, self, name, ca);
     if (!strcmp(nsname, "target_info"))
         return sema_target_call(s, name, ca);
+    if (!strncmp(nsname, "importlib", 9))
+        return sema_importlib_call(s, nsname, name, ca);
     if (!strcmp(nsname, "tl.class") && !strcmp(name, "dtype") && ca->npos == 1 && ca->nkw == 0 &&
         ca->pos[0].k == SV_STR) { /* tl.dtype("uint32") names a dtype */
         DType dt = sema_dtype_name(ca->pos[0].s);

@@ -132,7 +132,11 @@ SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *ca)
     SVal r = sema_inline_body(s, fn, owner, ca);
     s->const_fn--;
     s->b = saved;
-    if (r.k != SV_UNDEF && !sv_is_const(r))
+    /* a module constant may also be a function or module (a helper that
+     * finds libdevice's rsqrt) */
+    bool named = (host->flags & NF_HOST_FN) &&
+        (r.k == SV_NS || r.k == SV_FUNC || r.k == SV_BUILTIN || r.k == SV_MODULE);
+    if (r.k != SV_UNDEF && !sv_is_const(r) && !named)
         return sema_err(s, ca->at, "%s '%s' gives %s, not a compile-time value", kind_of(host),
                         name, sv_describe(s, r));
     return r;

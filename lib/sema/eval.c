@@ -446,6 +446,12 @@ SVal sema_eval(Sema *s, const Node *n)
     case N_LISTCOMP: return eval_listcomp(s, n);
     case N_ELLIPSIS: return (SVal){.k = SV_VOID}; /* `...` as a statement: nothing */
     case N_IFEXP: return eval_ifexp(s, n);
+    case N_NAMEDEXPR: { /* name := value: binds the name, gives the value */
+        SVal v = sema_eval(s, n->b);
+        if (v.k != SV_UNDEF)
+            sema_assign(s, n->a, v, n->span);
+        return v;
+    }
     case N_SLICE: return (SVal){.k = SV_SLICE};
     case N_PTR_TYPE: {
         DType dt = sema_dtype_name(n->name);

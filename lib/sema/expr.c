@@ -751,7 +751,9 @@ bool sema_truth(Sema *s, SVal v, Span at, bool *out)
     case SV_STR: *out = v.s[0] != 0; return true;
     case SV_TUPLE: *out = v.n != 0; return true;
     case SV_DTYPE:
-    case SV_FUNC: *out = true; return true;
+    case SV_FUNC:
+    case SV_NS: /* a module (or an importlib spec of one), true as Python's objects are */
+    case SV_MODULE: *out = true; return true;
     default: break;
     }
     if (!poisoned(v))

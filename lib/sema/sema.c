@@ -107,7 +107,7 @@ SVal sema_lookup(Sema *s, const char *name, Span at)
 /* ---- module level ------------------------------------------------------------------ */
 
 /* "triton.language" -> "tl", ... : the namespace a module path binds. */
-static const char *module_ns(const char *path)
+const char *sema_module_ns(const char *path)
 {
     static const struct {
         const char *path, *ns;
@@ -125,7 +125,9 @@ static const char *module_ns(const char *path)
         {"triton.language.math.libdevice", "libdevice"},
         {"triton.language.libdevice", "libdevice"},
         {"math", "math"},
-        {"torch", "torch"}, /* its dtypes, finfo, iinfo, version.hip */
+        {"torch", "torch"},         /* its dtypes, finfo, iinfo, version.hip */
+        {"importlib", "importlib"}, /* to find triton's modules (builtins/importlib.c) */
+        {"importlib.util", "importlib.util"},
     };
     for (int i = 0; i < TK_ARRAY_LEN(map); i++)
         if (strcmp(map[i].path, path) == 0)
@@ -200,7 +202,7 @@ static void bind_unfound(Sema *s, const Node *imp)
 static void bind_import(Sema *s, const Node *n)
 {
     if (n->kind == N_IMPORT) {
-        const char *ns = module_ns(n->name);
+        const char *ns = sema_module_ns(n->name);
         if (!ns) {
             bind_host(s, import_binds(s, n), n->span, NULL);
             return;
@@ -212,18 +214,18 @@ static void bind_import(Sema *s, const Node *n)
             const char *dot = strchr(n->name, '.');
             const char *head =
                 dot ? arena_strndup(s->a, n->name, (size_t)(dot - n->name)) : n->name;
-            env_set(s, s->globals, head, (SVal){.k = SV_NS, .s = module_ns(head)}, n->span);
+            env_set(s, s->globals, head, (SVal){.k = SV_NS, .s = sema_module_ns(head)}, n->span);
         }
         return;
     }
     const char *full = arena_printf(s->a, "%s.%s", n->name, n->str);
-    const char *ns = module_ns(full);
+    const char *ns = sema_module_ns(full);
     const char *bind = n->alias ? n->alias : n->str;
     if (ns) {
         env_set(s, s->globals, bind, (SVal){.k = SV_NS, .s = ns}, n->span);
         return;
     }
-    const char *base = module_ns(n->name);
+    const char *base = sema_module_ns(n->name);
     if (base) {
         if (strcmp(base, "triton") == 0 && strcmp(n->str, "jit") == 0) {
             env_set(s, s->globals, bind, (SVal){.k = SV_NS, .s = "triton"}, n->span);
@@ -361,7 +363,7 @@ void sema_bind_globals(Sema *s)
                 const Node *imp = n->list2.items[k];
                 if (imp->target)
                     sema_bind_package_import(s, imp);
-                else if (imp->kind == N_IMPORT && module_ns(imp->name))
+                else if (imp->kind == N_IMPORT && sema_module_ns(imp->name))
                     bind_import(s, imp); /* `import torch, triton.language as tl` */
                 else if (!keeps_package(s, n, import_binds(s, imp)))
                     bind_unfound(s, imp);

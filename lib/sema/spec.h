@@ -185,6 +185,11 @@ SVal sema_fstring(Sema *s, const Node *n);
 /* v's text as str() (conv 0 or 's') or repr() ('r', 'a') writes it; false
  * when v is no compile-time value (sema/fstring.c). */
 bool sema_value_text(Sema *s, StrBuf *out, SVal v, int conv);
+/* importlib, to find triton's modules (sema/builtins/importlib.c); the
+ * namespace a module path names, or NULL (sema.c). */
+SVal sema_importlib_attr(Sema *s, const char *ns, const char *name, Span at);
+SVal sema_importlib_call(Sema *s, const char *ns, const char *name, CallArgs *ca);
+const char *sema_module_ns(const char *path);
 /* triton.language.target_info (sema/builtins/target.c). */
 bool sema_target_known(const char *name);
 SVal sema_target_attr(Sema *s, const char *name, Span at);

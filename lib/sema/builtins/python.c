@@ -230,6 +230,22 @@ static SVal py_isinstance(Sema *s, const Builtin *b, SVal *a, Span *at, Span cal
     return sv_bool(r);
 }
 
+/* getattr(module, "name"): a name of a namespace tk reads or of another
+ * file of the package (a host helper taking a function from the module it
+ * found, builtins/importlib.c). */
+static SVal py_getattr(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    TK_UNUSED(b), TK_UNUSED(call);
+    if (a[1].k != SV_STR)
+        return sema_err(s, at[1], "getattr takes the attribute's name as a string, got %s",
+                        sv_describe(s, a[1]));
+    if (a[0].k == SV_NS)
+        return sema_builtin_attr(s, a[0].s, a[1].s, at[1]);
+    if (a[0].k == SV_MODULE)
+        return sema_module_attr(s, a[0], a[1].s, at[1]);
+    return sema_err(s, at[0], "tk reads getattr of a module only, not of %s", sv_describe(s, a[0]));
+}
+
 static const Builtin python[] = {
     {"min", "*args", py_minmax, 0, false},
     {"max", "*args", py_minmax, 1, false},
@@ -241,6 +257,7 @@ static const Builtin python[] = {
     {"print", "*args", py_print, 0, false},
     {"range", "*args", py_loop_only, 0, false},
     {"isinstance", "x,t", py_isinstance, 0, false},
+    {"getattr", "x,name", py_getattr, 0, false},
     {"triton.cdiv", "x,y", py_cdiv, 0, false},
     {"triton.next_power_of_2", "n", py_next_pow2, 0, false},
     {"triton.jit", "*args", py_host_only, 0, false},
