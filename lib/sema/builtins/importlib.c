@@ -31,8 +31,9 @@ SVal sema_importlib_attr(Sema *s, const char *ns, const char *name, Span at)
         return (SVal){.k = SV_NS, .s = "importlib.loader"};
     if (!strcmp(ns, "importlib.loader") && !strcmp(name, "exec_module"))
         return fn(ns, name);
-    return sema_err(s, at, "tk reads importlib only to find triton's modules: '%s' of %s is "
-                           "not read",
+    return sema_err(s, at,
+                    "tk reads importlib only to find triton's modules: '%s' of %s is "
+                    "not read",
                     name, ns);
 }
 
