@@ -245,7 +245,8 @@ static SVal replace(Sema *s, const char *t, CallArgs *ca)
 {
     if (ca->npos != 2 || ca->nkw || !want_str(s, ca->pos[0], ca->pos_at[0], "str.replace's old") ||
         !want_str(s, ca->pos[1], ca->pos_at[1], "str.replace's new"))
-        return ca->npos != 2 ? sema_err(s, ca->at, "str.replace takes old and new") : (SVal){0};
+        return ca->npos != 2 ? sema_err(s, ca->at, "str.replace takes old and new")
+                             : (SVal){.k = SV_UNDEF};
     const char *old = ca->pos[0].s, *new = ca->pos[1].s;
     if (!*old)
         return sema_err(s, ca->pos_at[0], "str.replace: empty old string");
@@ -297,7 +298,8 @@ SVal sema_str_call(Sema *s, SVal self, const char *name, CallArgs *ca)
         return sv_str(u);
     }
     if (ca->npos != 1 || ca->nkw || !want_str(s, ca->pos[0], ca->pos_at[0], "the prefix"))
-        return ca->npos != 1 ? sema_err(s, ca->at, "str.%s takes one string", name) : (SVal){0};
+        return ca->npos != 1 ? sema_err(s, ca->at, "str.%s takes one string", name)
+                             : (SVal){.k = SV_UNDEF};
     size_t n = strlen(ca->pos[0].s), len = strlen(t);
     if (name[0] == 's')
         return sv_bool(n <= len && !memcmp(t, ca->pos[0].s, n));
