@@ -329,14 +329,9 @@ SVal sema_from_const(Sema *s, ConstValue c)
         SVal *v = env_lookup(s->globals, c.s, NULL);
         if (v && v->k == SV_UNDEF && v->s)
             return *v; /* a host name: why tk cannot read it */
-        if (v && v->k == SV_BUILTIN && v->ns == sema_constexpr_fn_ns && v->fn &&
-            (v->fn->flags & NF_HOST_FN))
-            return (SVal){.k = SV_UNDEF,
-                          .s = arena_printf(s->a,
-                                            "'%s' is set by host Python code (%s:%d), which tk "
-                                            "does not run",
-                                            c.s, sema_module_file(sema_module_of(s, v->fn)),
-                                            v->fn->span.line)};
+        const char *refused = v ? sema_host_fn_refused(s, *v, c.s) : NULL;
+        if (refused)
+            return (SVal){.k = SV_UNDEF, .s = refused};
         if (!v || v->k != SV_FUNC || !sema_func_is_jit(v->fn))
             return undef_because(s, "'%s' names no @triton.jit function of the module", c.s);
         return *v;

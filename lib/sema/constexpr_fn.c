@@ -98,16 +98,25 @@ static bool const_arg(Sema *s, const Node *host, SVal v, Span at)
     return false;
 }
 
+const char *sema_host_fn_refused(Sema *s, SVal v, const char *name)
+{
+    if (v.k != SV_BUILTIN || v.ns != sema_constexpr_fn_ns || !v.fn || !(v.fn->flags & NF_HOST_FN) ||
+        s->module_const)
+        return NULL;
+    return arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk does not run",
+                        name, sema_module_file(sema_module_of(s, v.fn)), v.fn->span.line);
+}
+
 SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *ca)
 {
     const char *name = callee.s;
     const Node *host = callee.fn;
-    if ((host->flags & NF_HOST_FN) && !s->module_const)
+    const char *refused = sema_host_fn_refused(s, callee, name);
+    if (refused)
         return sema_err(s, ca->at,
-                        "'%s' is set by host Python code (%s:%d), which tk does not run: a "
-                        "kernel calls @triton.jit and @triton.constexpr_function functions, "
-                        "and only module constants may call a plain def",
-                        name, sema_module_file(sema_module_of(s, host)), host->span.line);
+                        "%s: a kernel calls @triton.jit and @triton.constexpr_function "
+                        "functions, and only module constants may call a plain def",
+                        refused);
     for (int i = 0; i < ca->npos; i++)
         if (!const_arg(s, host, ca->pos[i], ca->pos_at[i]))
             return (SVal){.k = SV_UNDEF};

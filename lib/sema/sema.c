@@ -91,10 +91,9 @@ SVal sema_lookup(Sema *s, const char *name, Span at)
             }
             return e;
         }
-        if (v->k == SV_BUILTIN && v->ns == sema_constexpr_fn_ns && v->fn &&
-            (v->fn->flags & NF_HOST_FN) && !s->module_const)
-            return sema_err(s, at, "'%s' is set by host Python code (%s:%d), which tk does not run",
-                            name, sema_module_file(sema_module_of(s, v->fn)), v->fn->span.line);
+        const char *refused = sema_host_fn_refused(s, *v, name);
+        if (refused)
+            return sema_err(s, at, "%s", refused);
         return *v;
     }
     if (sema_builtin_exists("builtins", name))

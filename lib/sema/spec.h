@@ -295,6 +295,9 @@ SVal sema_inline_body(Sema *s, const Node *fn, const Node *owner, CallArgs *args
 /* The namespace of the SV_BUILTIN a constexpr function's name is bound
  * to: fn is its N_HOST (flagged NF_CONSTEXPR_FN), s its name. */
 extern const char sema_constexpr_fn_ns[];
+/* Why v, a plain def of the module (NF_HOST_FN) named `name`, may not be
+ * used here: outside a module constant's binding, host code; else NULL. */
+const char *sema_host_fn_refused(Sema *s, SVal v, const char *name);
 SVal sema_constexpr_fn_value(const Node *host);
 /* A call of one: its value, compile-time, or an error naming it. */
 SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *args);
