@@ -161,6 +161,8 @@ struct tk_module {
 /* A tensor map a TMA kernel takes after its parameters (IrTmap as the
  * metadata stores it): parameter indices of the compiled kernel. */
 typedef struct RtTmapMeta {
+    int32_t device;       /* 1: the kernel writes this map into the scratch (IrTmap.device);
+                             the launcher builds none and reads nothing below but the box */
     int32_t base, stride; /* pointer parameter; dim 1's stride (elements), -1: stride_const */
     int64_t stride_const; /* dim 1's stride where no parameter gives it */
     int32_t ext_param[2][IR_TMA_FACTORS]; /* extents of dims 0 and 1: the product of these

@@ -267,6 +267,22 @@ static tk_status queue(tk_kernel *k, RtVariant *v, tk_grid g, void **ptrs,
     return TK_OK;
 }
 
+/* The scratch a kernel writes its own tensor maps into: 128 bytes per
+ * device map and program, allocated in stream order for this launch alone
+ * (two launches on two streams never share it). *none when the driver has
+ * no stream-ordered allocator: the caller launches without TMA then. */
+static tk_status map_scratch(tk_kernel *k, tk_grid g, int ndev, tk_stream stream, CUdeviceptr *out,
+                             bool *none)
+{
+    *out = 0;
+    *none = !rt_cu.p_cuMemAllocAsync || !rt_cu.p_cuMemFreeAsync;
+    if (*none)
+        return TK_OK;
+    size_t bytes = (size_t)g.x * g.y * g.z * (size_t)ndev * 128;
+    RT_CU(k->name, cuMemAllocAsync, out, bytes, (CUstream)stream);
+    return TK_OK;
+}
+
 /* Launches v; *no_maps is set (and nothing launched) when its tensor maps
  * cannot be made from these arguments. */
 static tk_status launch_variant(tk_kernel *k, RtVariant *v, tk_grid g, const RtLaunchArgs *la,
@@ -286,6 +302,7 @@ static tk_status launch_variant(tk_kernel *k, RtVariant *v, tk_grid g, const RtL
     tk_status s = rt_ctx_enter(ctx);
     if (s != TK_OK)
         return s;
+    int at = v->nparams, ndev = 0;
     if (v->ntmaps) {
         int64_t vals[RT_MAX_PARAMS];
         bool ok;
@@ -295,11 +312,29 @@ static tk_status launch_variant(tk_kernel *k, RtVariant *v, tk_grid g, const RtL
             *no_maps = s == TK_OK;
             return s;
         }
-        for (int i = 0; i < v->ntmaps; i++)
-            ptrs[v->nparams + i] = maps[i];
+        for (int i = 0; i < v->ntmaps; i++) {
+            if (v->tmaps[i].device)
+                ndev++;
+            else
+                ptrs[at++] = maps[i];
+        }
+    }
+    tk_stream stream = o ? o->stream : NULL;
+    CUdeviceptr scratch = 0;
+    if (ndev) {
+        s = map_scratch(k, g, ndev, stream, &scratch, no_maps);
+        if (s != TK_OK || *no_maps)
+            return s;
+        ptrs[at++] = &scratch;
     }
     atomic_store_explicit(&ctx->last_kernel, k->name, memory_order_relaxed);
-    return queue(k, v, g, ptrs, o);
+    s = queue(k, v, g, ptrs, o);
+    if (scratch) {
+        CUresult r = rt_cu.p_cuMemFreeAsync(scratch, (CUstream)stream);
+        if (r != CUDA_SUCCESS && s == TK_OK)
+            s = rt_cu_fail(r, "cuMemFreeAsync", k->name);
+    }
+    return s;
 }
 
 /* The launch again with the kernel compiled without TMA: its own variant,

@@ -15,7 +15,7 @@
 #include "rt_backend.h"
 #include "rt_nvtx.h"
 
-enum { META_MAGIC = 0x544b4d38 /* "TKM8": 128 parameters, clusters */ };
+enum { META_MAGIC = 0x544b4d39 /* "TKM9": 128 parameters, clusters, device maps */ };
 
 static int warned_dump;
 
@@ -175,7 +175,8 @@ static tk_status map_params(tk_kernel *k, const RtLaunchArgs *la, const CgKernel
     for (int i = 0; i < ck->ntmaps; i++) {
         const IrTmap *t = &ck->tmaps[i];
         RtTmapMeta *r = &m->tmaps[i];
-        *r = (RtTmapMeta){.base = t->base,
+        *r = (RtTmapMeta){.device = t->device,
+                          .base = t->base,
                           .stride = t->stride,
                           .stride_const = t->stride_const,
                           .ext_mul = {t->extent[0].mul, t->extent[1].mul},
@@ -249,7 +250,9 @@ static bool meta_ok(const tk_kernel *k, const RtLaunchArgs *la, const RtJitMeta 
         return false;
     for (uint32_t i = 0; i < m->ntmaps; i++) {
         const RtTmapMeta *t = &m->tmaps[i];
-        if (t->base < 0 || (uint32_t)t->base >= m->nparams || t->stride < -1 ||
+        if (t->device == 1)
+            continue;
+        if (t->device || t->base < 0 || (uint32_t)t->base >= m->nparams || t->stride < -1 ||
             (t->stride < 0 && t->stride_const < 1) ||
             (t->stride >= 0 && (uint32_t)t->stride >= m->nparams) || m->param_dt[t->base] != DT_PTR)
             return false;

@@ -113,6 +113,11 @@ static int map_key(const RtVariant *v, const int64_t *vals, uint64_t *key)
     int n = 0;
     for (int i = 0; i < v->ntmaps; i++) {
         const RtTmapMeta *m = &v->tmaps[i];
+        if (m->device) { /* the kernel writes it: nothing of the launch's goes in */
+            for (int k = 0; k < 2 + 2 * IR_TMA_FACTORS; k++)
+                key[n++] = 0;
+            continue;
+        }
         key[n++] = (uint64_t)vals[m->base];
         key[n++] = m->stride >= 0 ? (uint64_t)vals[m->stride] : 0;
         for (int d = 0; d < 2; d++)
@@ -139,7 +144,8 @@ tk_status rt_tma_maps(RtVariant *v, const int64_t *vals, unsigned char (*out)[12
     pthread_mutex_unlock(&v->tma_lock);
     for (int i = 0; i < v->ntmaps && *ok; i++) {
         RtTmaEncode e;
-        *ok = rt_tma_plan(&v->tmaps[i], vals, v->nparams, &e) && encode(&e, out[i]);
+        *ok = v->tmaps[i].device ||
+            (rt_tma_plan(&v->tmaps[i], vals, v->nparams, &e) && encode(&e, out[i]));
     }
     if (!*ok)
         return TK_OK;

@@ -8,6 +8,10 @@ fused-attention tutorials and newer library kernels do:
   through its descriptor;
 - matmul_desc_persistent: the same GEMM as a persistent kernel, NUM_SMS
   programs striding over the tiles in one flattened tl.range;
+- grouped_gemm_desc: a grouped (MoE-style) bf16 GEMM whose groups' operand
+  addresses and sizes come from device tables, so each group's descriptors
+  are made from loaded pointers; a fixed number of programs share the
+  groups' tiles round-robin;
 - attn_fwd_desc: non-causal attention forward over [Z*H*N_CTX, HEAD_DIM]
   row-major Q, K, V, O with an online softmax in base 2; it also writes
   each row's log2-sum-exp2 (what the backward pass reads).
@@ -81,6 +85,39 @@ def matmul_desc_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr,
             b = b_desc.load([col, kt * BLOCK_K])
             acc = tl.dot(a, b.T, acc)
         c_desc.store([row, col], acc.to(c_desc.dtype))
+
+
+@triton.jit
+def grouped_gemm_desc(a_table, b_table, c_table, dims, n_groups, NUM_PROGRAMS: tl.constexpr,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # group g: C_g [M_g, N_g] = A_g [M_g, K_g] @ B_g^T, B_g kept [N_g, K_g];
+    # dims holds (M_g, N_g, K_g) per group, the tables the three addresses
+    pid = tl.program_id(0)
+    done = 0  # tiles of the groups before g
+    for g in range(n_groups):
+        m = tl.load(dims + 3 * g)
+        n = tl.load(dims + 3 * g + 1)
+        k = tl.load(dims + 3 * g + 2)
+        a_ptr = tl.load(a_table + g).to(tl.pointer_type(tl.bfloat16))
+        b_ptr = tl.load(b_table + g).to(tl.pointer_type(tl.bfloat16))
+        c_ptr = tl.load(c_table + g).to(tl.pointer_type(tl.bfloat16))
+        a_desc = tl.make_tensor_descriptor(a_ptr, [m, k], [k, 1], [BLOCK_M, BLOCK_K])
+        b_desc = tl.make_tensor_descriptor(b_ptr, [n, k], [k, 1], [BLOCK_N, BLOCK_K])
+        c_desc = tl.make_tensor_descriptor(c_ptr, [m, n], [n, 1], [BLOCK_M, BLOCK_N])
+        n_tiles_n = tl.cdiv(n, BLOCK_N)
+        n_tiles = tl.cdiv(m, BLOCK_M) * n_tiles_n
+        # global tile done + t goes to program (done + t) % NUM_PROGRAMS
+        first = (pid - done % NUM_PROGRAMS + NUM_PROGRAMS) % NUM_PROGRAMS
+        for t in range(first, n_tiles, NUM_PROGRAMS):
+            row = (t // n_tiles_n) * BLOCK_M
+            col = (t % n_tiles_n) * BLOCK_N
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for kk in range(0, tl.cdiv(k, BLOCK_K)):
+                a = a_desc.load([row, kk * BLOCK_K])
+                b = b_desc.load([col, kk * BLOCK_K])
+                acc = tl.dot(a, b.T, acc)
+            c_desc.store([row, col], acc.to(tl.bfloat16))
+        done += n_tiles
 
 
 @triton.jit

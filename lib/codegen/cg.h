@@ -76,7 +76,9 @@ typedef struct Cg {
     int consumers;               /* after the producer split: the threads that meet at
                                   * barriers (num_warps * 32); 0: the whole CTA */
     LLVMValueRef ws_dec, ws_inc; /* the split's setmaxnreg calls (cg_ws_programs) */
-    LLVMValueRef *tmap;          /* the tensor-map parameters */
+    LLVMValueRef *tmap;          /* the tensor maps: parameters, or device maps' addresses */
+    LLVMValueRef *tmap_bad;      /* a device map's i1 (thread 0's): written from values no
+                                    map can hold (codegen/tmap.c) */
     int nbufs;
     int *buf_seg;           /* by ring: the run of loops it serves alone, -1 across runs */
     bool *buf_tail;         /* by ring: placed past the scratch (buf_off from tail_base) */
@@ -368,6 +370,15 @@ void cg_tma_params(Cg *cg, int n);
 /* At the kernel's start: the mbarriers of the TMA rings initialised and
  * their phase bits cleared. */
 void cg_tma_setup(Cg *cg);
+
+/* ---- codegen/tmap.c --------------------------------------------------------------- */
+/* At the kernel's start: where each device map lives, this program's
+ * 128 bytes of the scratch parameter. */
+void cg_tmap_device_setup(Cg *cg);
+/* Thread 0, before a copy through device map `map`: traps where the map
+ * could not be written (cg->tmap_bad). */
+void cg_tmap_check(Cg *cg, int map);
+bool cg_emit_tmap(Cg *cg, const IrOp *op);
 
 /* ---- codegen/cluster.c ------------------------------------------------------------ */
 /* Whether f (num_ctas=2) can run in clusters of two: sets cg->cl, or

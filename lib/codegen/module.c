@@ -334,7 +334,8 @@ static void add_annotation(Cg *cg, const char *key, int value)
 static void make_kernel(Cg *cg)
 {
     const IrFunc *f = cg->f;
-    int n = f->nparams + f->ntmaps; /* the tensor maps come last */
+    /* the launcher's tensor maps come last, then the device maps' scratch */
+    int n = ir_tmap_param(f, f->ntmaps) + (ir_tmap_devices(f) > 0);
     LLVMTypeRef *pt = cg_alloc(cg, sizeof(LLVMTypeRef) * (size_t)(n + 1));
     for (int i = 0; i < f->nparams; i++)
         pt[i] = param_type(cg, &f->params[i]);
@@ -528,7 +529,9 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
     if (!opts.arch)
         opts.arch = TK_DEFAULT_ARCH;
     int warps = f->num_warps; /* checked when the kernel was asked for (ir_launch_settings) */
-    bool ptx84 = cg_fp8_used(f) || cg_vector_atomics(f, arch_number(opts.arch));
+    /* tensor maps the kernel writes (tensormap.replace) need 8.3 as well */
+    bool ptx84 =
+        cg_fp8_used(f) || cg_vector_atomics(f, arch_number(opts.arch)) || ir_tmap_devices(f) > 0;
     LLVMTargetMachineRef tm = nvptx_machine(opts.arch, opts.opt_level, ptx84, d);
     if (!tm)
         return false;

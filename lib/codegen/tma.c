@@ -26,6 +26,7 @@
 void cg_tma_params(Cg *cg, int n)
 {
     const IrFunc *f = cg->f;
+    TK_UNUSED(n);
     if (f->ntmaps == 0)
         return;
     cg->tmap = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)f->ntmaps);
@@ -33,20 +34,25 @@ void cg_tma_params(Cg *cg, int n)
     unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
     unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
     LLVMValueRef *which = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)f->ntmaps);
+    int nhost = 0;
     for (int i = 0; i < f->ntmaps; i++) {
-        unsigned at = (unsigned)(n - f->ntmaps + i);
+        if (f->tmaps[i].device)
+            continue; /* cg_tmap_device_setup */
+        unsigned at = (unsigned)ir_tmap_param(f, i);
         LLVMAddAttributeAtIndex(cg->fn, at + 1, LLVMCreateTypeAttribute(cg->ctx, byval, map));
         LLVMAddAttributeAtIndex(cg->fn, at + 1, LLVMCreateEnumAttribute(cg->ctx, align, 64));
         cg->tmap[i] = LLVMGetParam(cg->fn, at);
         char name[32];
         snprintf(name, sizeof name, "tk_tmap%d", i);
         LLVMSetValueName2(cg->tmap[i], name, strlen(name));
-        which[i] = cg_i32(cg, at + 1);
+        which[nhost++] = cg_i32(cg, at + 1);
     }
+    if (!nhost)
+        return;
     /* grid constants: the instructions read the parameters where they are */
     const char *key = "grid_constant";
     LLVMValueRef md[3] = {cg->fn, LLVMMDStringInContext(cg->ctx, key, (unsigned)strlen(key)),
-                          LLVMMDNodeInContext(cg->ctx, which, (unsigned)f->ntmaps)};
+                          LLVMMDNodeInContext(cg->ctx, which, (unsigned)nhost)};
     LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations", LLVMMDNodeInContext(cg->ctx, md, 3));
 }
 
@@ -89,6 +95,7 @@ static void init_barrier(Cg *cg, LLVMValueRef bar, int count)
 
 void cg_tma_setup(Cg *cg)
 {
+    cg_tmap_device_setup(cg);
     bool any = false;
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
     for (int i = 0; i < cg->nbufs; i++) {
@@ -168,6 +175,8 @@ static void copy_boxes(Cg *cg, const IrOp *op, const IrTmap *m, int buf, LLVMVal
 {
     if (!(op->flags & IRF_NONNEG))
         check_origin(cg, inner, outer);
+    if (m->device)
+        cg_tmap_check(cg, op->sub);
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), i64 = LLVMInt64TypeInContext(cg->ctx);
     LLVMValueRef bar = barrier_of(cg, buf, slot);
     int bytes = cg_mem_bytes(m->dt);
@@ -354,6 +363,7 @@ bool cg_emit_tma(Cg *cg, const IrOp *op)
 {
     switch (op->kind) {
     case IR_TMA_COPY: emit_copy(cg, op); return true;
+    case IR_TMAP_MAKE: return cg_emit_tmap(cg, op);
     case IR_TMA_STORE: emit_store(cg, op); return true;
     case IR_TMA_WAIT: emit_wait(cg, op); return true;
     case IR_TMA_RELEASE: emit_release(cg, op); return true;

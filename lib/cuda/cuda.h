@@ -82,6 +82,10 @@ typedef struct RtDriver {
     __typeof__(cuTensorMapEncodeTiled) *p_cuTensorMapEncodeTiled;
     /* CUDA 11.8 and later; NULL on older drivers (launch_pdl is then refused) */
     __typeof__(cuLaunchKernelEx) *p_cuLaunchKernelEx;
+    /* CUDA 11.2 and later; NULL on older drivers (kernels that write their own
+     * tensor maps then launch without TMA) */
+    __typeof__(cuMemAllocAsync) *p_cuMemAllocAsync;
+    __typeof__(cuMemFreeAsync) *p_cuMemFreeAsync;
     int version;
 } RtDriver;
 

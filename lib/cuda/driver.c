@@ -66,6 +66,8 @@ static void driver_load_once(void)
     rt_cu.p_cuTensorMapEncodeTiled =
         (__typeof__(rt_cu.p_cuTensorMapEncodeTiled))dlsym(h, "cuTensorMapEncodeTiled");
     rt_cu.p_cuLaunchKernelEx = (__typeof__(rt_cu.p_cuLaunchKernelEx))dlsym(h, "cuLaunchKernelEx");
+    rt_cu.p_cuMemAllocAsync = (__typeof__(rt_cu.p_cuMemAllocAsync))dlsym(h, "cuMemAllocAsync");
+    rt_cu.p_cuMemFreeAsync = (__typeof__(rt_cu.p_cuMemFreeAsync))dlsym(h, "cuMemFreeAsync");
     CUresult r = rt_cu.p_cuInit(0);
     if (r != CUDA_SUCCESS) {
         const char *name = NULL;

@@ -660,6 +660,7 @@ bool ir_op_has_effect(const IrOp *op)
     case IR_ASYNC_COMMIT:
     case IR_ASYNC_WAIT:
     case IR_TMA_COPY:
+    case IR_TMAP_MAKE:
     case IR_TMA_STORE:
     case IR_TMA_WAIT:
     case IR_TMA_RELEASE:
@@ -719,9 +720,25 @@ int64_t ir_tmap_tile_bytes(const IrTmap *m)
     return (int64_t)m->cols * m->box[1] * dtype_bits(m->dt) / 8;
 }
 
+int ir_tmap_devices(const IrFunc *f)
+{
+    int n = 0;
+    for (int i = 0; i < f->ntmaps; i++)
+        n += f->tmaps[i].device;
+    return n;
+}
+
+int ir_tmap_param(const IrFunc *f, int i)
+{
+    int at = f->nparams;
+    for (int k = 0; k < i; k++)
+        at += !f->tmaps[k].device;
+    return at;
+}
+
 bool ir_tmap_equal(const IrTmap *a, const IrTmap *b)
 {
-    bool same = a->base == b->base && a->stride == b->stride &&
+    bool same = a->device == b->device && a->base == b->base && a->stride == b->stride &&
         a->stride_const == b->stride_const && a->dt == b->dt && a->box[0] == b->box[0] &&
         a->box[1] == b->box[1] && a->swizzle == b->swizzle && a->cols == b->cols;
     for (int d = 0; d < 2 && same; d++) {

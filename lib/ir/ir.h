@@ -280,7 +280,7 @@ void type_print(StrBuf *sb, Type t);
     /* memory */                                                               \
     X(IR_LOAD, "load", "ptr, mask|NULL, other|NULL -> values; str = cache "   \
                         "modifier or NULL, str2 = eviction policy or NULL, "   \
-                        "flags & IRF_VOLATILE")                                \
+                        "flags & IRF_VOLATILE, IRF_DESC")                      \
     X(IR_STORE, "store", "ptr, value, mask|NULL -> (); str, str2 as load")     \
     X(IR_ATOMIC_RMW, "atomic_rmw", "ptr, value, mask|NULL -> old values; "    \
                                     "sub = AtomicKind, str = sem, str2 = "     \
@@ -353,6 +353,12 @@ void type_print(StrBuf *sb, Type t);
                                 "`slot` of shared buffer ival (of ival2 "      \
                                 "slots), zeros out of bounds; the slot's "     \
                                 "mbarrier counts its bytes")                   \
+    X(IR_TMAP_MAKE, "tmap_make", "base (ptr), stride (int, elements), inner, "\
+                                  "outer extent (int) -> (); one thread "      \
+                                  "writes device tensor map `sub` of this "    \
+                                  "program: the tensor at base, rows stride "  \
+                                  "elements apart, the extents bounding its "  \
+                                  "contiguous and its outer dim")              \
     X(IR_TMA_WAIT, "tma_wait", "slot (i32) -> (); waits on the mbarrier of "  \
                                 "slot `slot` of shared buffer ival (of ival2 " \
                                 "slots) until its tile landed; sub 1: on the " \
@@ -468,6 +474,8 @@ enum {
     IRF_NONNEG = 1 << 6,    /* tma_copy, tma_store: the origin is never negative (no check) */
     IRF_PACKED = 1 << 7,    /* private async_copy, shared_view: the packed ring (IrPlan) */
     IRF_SPARE = 1 << 8,     /* async dot: its rings hold a slot beyond the stages */
+    IRF_DESC = 1 << 9,      /* load: a tensor descriptor's (desc.load), whose tensor keeps
+                               TMA's alignment (a device tensor map may copy it) */
 };
 
 const char *ir_kind_name(IrKind k);
@@ -585,7 +593,11 @@ typedef struct IrParam {
  * integer parameter, or the constant stride_const where stride is -1). An
  * extent is a constant times the product of up to IR_TMA_FACTORS integer
  * parameters, plus a constant (param[0] -1: the constant alone; IR_TMA_UNBOUNDED: no mask
- * bounds the dim); unused factors are -1. */
+ * bounds the dim); unused factors are -1. A device map is one the kernel
+ * writes itself where base, stride or extents are values it computes (a
+ * descriptor made from a pointer loaded from a table): each program writes
+ * its own 128 bytes of a scratch buffer the launcher passes after the maps
+ * (IR_TMAP_MAKE before the loop that copies through it). */
 enum { IR_TMA_UNBOUNDED = -2, IR_MAX_TMAPS = 8, IR_TMA_FACTORS = 3 };
 typedef struct IrTmapExtent {
     int param[IR_TMA_FACTORS];
@@ -593,6 +605,8 @@ typedef struct IrTmapExtent {
     int64_t add;
 } IrTmapExtent;
 typedef struct IrTmap {
+    bool device;            /* built by the kernel (IR_TMAP_MAKE), not by the launcher: base,
+                               stride and extents are unused (-1, 0, unbounded) */
     int base;               /* parameter index of the pointer */
     int stride;             /* parameter index of dim 1's stride, in elements; -1: stride_const */
     int64_t stride_const;   /* dim 1's stride where it is a constant */
@@ -645,6 +659,12 @@ typedef struct IrFunc {
     IrScope *scopes;
     int nscopes, scopes_cap, cur_scope;
 } IrFunc;
+
+/* How many of f's tensor maps the kernel writes itself (IrTmap.device). */
+int ir_tmap_devices(const IrFunc *f);
+/* The kernel parameter a launcher-built map i comes in: after the runtime
+ * parameters and the launcher-built maps before it (device maps take none). */
+int ir_tmap_param(const IrFunc *f, int i);
 
 /* ---- inline asm (ir/asm.c) ----------------------------------------------- */
 

@@ -384,11 +384,19 @@ static bool tmap_def(Parser *p)
     IrTmap t;
     memset(&t, 0, sizeof t);
     int box[TK_LAYOUT_MAX_RANK], nbox;
-    if (!irp_expect(p, "=") || !irp_expect(p, "tmap") || !irp_expect(p, "(") ||
-        !param_ref(p, &t.base) || !irp_expect(p, ",") || !irp_dtype(p, &t.dt) ||
-        !irp_expect(p, ",") || !irp_expect(p, "[") || !tmap_extent(p, &t.extent[0]) ||
-        !irp_expect(p, ",") || !tmap_extent(p, &t.extent[1]) || !irp_expect(p, "]") ||
-        !irp_expect(p, ",") || !tmap_stride(p, &t) || !irp_expect(p, ",") ||
+    if (!irp_expect(p, "=") || !irp_expect(p, "tmap") || !irp_expect(p, "("))
+        return false;
+    t.device = irp_accept_word(p, "device");
+    if (t.device) {
+        t.base = t.stride = -1;
+        t.extent[0] = t.extent[1] = (IrTmapExtent){{IR_TMA_UNBOUNDED, -1, -1}, 1, 0};
+    }
+    if ((!t.device &&
+         (!param_ref(p, &t.base) || !irp_expect(p, ",") || !irp_dtype(p, &t.dt) ||
+          !irp_expect(p, ",") || !irp_expect(p, "[") || !tmap_extent(p, &t.extent[0]) ||
+          !irp_expect(p, ",") || !tmap_extent(p, &t.extent[1]) || !irp_expect(p, "]") ||
+          !irp_expect(p, ",") || !tmap_stride(p, &t))) ||
+        (t.device && (!irp_expect(p, ",") || !irp_dtype(p, &t.dt))) || !irp_expect(p, ",") ||
         !irp_expect(p, "box") || !irp_expect(p, "=") || !irp_int_list(p, box, &nbox, 1, 256) ||
         !irp_expect(p, ",") || !irp_keyed_int(p, "cols", 1, 1 << 16, &v))
         return false;
@@ -475,6 +483,8 @@ static bool tmaps_fit(Parser *p, const IrFunc *f)
 {
     for (int i = 0; i < f->ntmaps; i++) {
         const IrTmap *t = &f->tmaps[i];
+        if (t->device)
+            continue;
         bool ok = t->base < f->nparams && f->params[t->base].type.dt == DT_PTR &&
             (t->stride < 0 || int_param(f, t->stride));
         for (int d = 0; d < 2; d++)

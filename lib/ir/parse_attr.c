@@ -94,6 +94,8 @@ static bool mem_attrs(Parser *p, IrOp *a, const char *k1, const char *k2)
     }
     if (irp_accept_word(p, "volatile"))
         a->flags |= IRF_VOLATILE;
+    if (irp_accept_word(p, "desc"))
+        a->flags |= IRF_DESC;
     return true;
 }
 
@@ -336,6 +338,13 @@ static bool kind_suffix(Parser *p, IrKind k, OpText *t)
     case IR_TMA_WAIT:
     case IR_TMA_RELEASE:
     case IR_TMA_COPY: return ring_attrs(p, k, a);
+    case IR_TMAP_MAKE: {
+        int64_t m;
+        if (!irp_keyed_int(p, "tmap", 0, IR_MAX_TMAPS - 1, &m))
+            return false;
+        a->sub = (int)m;
+        return true;
+    }
     case IR_TMA_STORE: {
         int64_t m;
         if (!irp_keyed_int(p, "tmap", 0, IR_MAX_TMAPS - 1, &m))

@@ -140,6 +140,8 @@ static void print_mem_attrs(StrBuf *sb, const IrOp *op, const char *k1, const ch
         sb_printf(sb, " %s=%s", k2, op->str2);
     if (op->flags & IRF_VOLATILE)
         sb_puts(sb, " volatile");
+    if (op->flags & IRF_DESC)
+        sb_puts(sb, " desc");
 }
 
 /* What comes between the mnemonic and the operands. */
@@ -248,6 +250,7 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
         if (op->flags & IRF_NONNEG)
             sb_puts(sb, " nonneg");
         break;
+    case IR_TMAP_MAKE: sb_printf(sb, " tmap=%d", op->sub); break;
     case IR_TMA_STORE:
         sb_printf(sb, " tmap=%d%s", op->sub, op->ival ? " trans" : "");
         if (op->flags & IRF_NONNEG)
@@ -485,6 +488,11 @@ static void print_extent(StrBuf *out, const IrTmapExtent *e)
  * swizzle=128)"; a constant stride is written as its number */
 static void print_tmap(StrBuf *out, int i, const IrTmap *t)
 {
+    if (t->device) {
+        sb_printf(out, "#T%d = tmap(device, %s, box=[%d, %d], cols=%d, swizzle=%d)\n", i,
+                  dtype_name(t->dt), t->box[0], t->box[1], t->cols, t->swizzle);
+        return;
+    }
     sb_printf(out, "#T%d = tmap(param%d, %s, [", i, t->base, dtype_name(t->dt));
     print_extent(out, &t->extent[0]);
     sb_puts(out, ", ");

@@ -710,6 +710,15 @@ void ir_check_kind(Verifier *v, const IrOp *op)
         if (op->sub < 0 || op->sub >= v->f->ntmaps)
             ir_vfail(v, op, "no tensor map %d", op->sub);
         break;
+    case IR_TMAP_MAKE:
+        if (counts(v, op, 4, 4, 0) && present(v, op, 4) &&
+            (opnd(op, 0)->type.dt != DT_PTR || opnd(op, 0)->type.rank ||
+             !is_scalar_int(opnd(op, 1)) || !is_scalar_int(opnd(op, 2)) ||
+             !is_scalar_int(opnd(op, 3))))
+            ir_vfail(v, op, "takes a scalar pointer and integer scalars");
+        if (op->sub < 0 || op->sub >= v->f->ntmaps || !v->f->tmaps[op->sub].device)
+            ir_vfail(v, op, "no device tensor map %d", op->sub);
+        break;
     case IR_TMA_STORE:
         if (counts(v, op, 3, 3, 0) && present(v, op, 3) &&
             (opnd(op, 0)->type.rank != 2 || !is_scalar_int(opnd(op, 1)) ||

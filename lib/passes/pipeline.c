@@ -655,6 +655,44 @@ static void drop_dead_slice(Pipe *p)
     }
 }
 
+/* Whether a region of op makes a value device map m is written from. */
+static bool map_value_in(const TileMatch *m, const IrOp *op)
+{
+    for (int r = 0; r < op->nregions; r++) {
+        const IrBlock *b = op->regions[r];
+        if (ir_defined_in(m->base, b) || (m->stride && ir_defined_in(m->stride, b)))
+            return true;
+        for (int d = 0; d < 2; d++)
+            for (int t = 0; t < m->extent[d].n; t++)
+                for (int k = 0; k < m->extent[d].t[t].deg; k++) {
+                    int s = m->extent[d].t[t].sym[k] - TILE_FIRST_VALUE;
+                    if (s >= 0 && s < m->nsyms && ir_defined_in(m->syms[s], b))
+                        return true;
+                }
+    }
+    return false;
+}
+
+/* Each device map of the loop's TMA loads is written before the loop, or
+ * before the outermost loop or if around it that makes none of its
+ * values: once for all the tiles a persistent loop visits. */
+static void make_device_maps(Pipe *p)
+{
+    for (int i = 0; i < p->nloads; i++) {
+        const TileMatch *m = p->ld[i].tile;
+        if (!m || !m->map.device)
+            continue;
+        IrOp *at = p->loop;
+        for (IrOp *up = at->parent->parent;
+             up && (up->kind == IR_FOR || up->kind == IR_WHILE || up->kind == IR_IF) &&
+             !map_value_in(m, up);
+             up = at->parent->parent)
+            at = up;
+        IrBuilder b = {p->f, at->parent, at};
+        tile_make_map(&b, p->ld[i].op->span, m, p->ld[i].tmap);
+    }
+}
+
 static bool rings_loop(Pipe *p, IrOp *loop)
 {
     if (!pipe_from_plan(p, loop))
@@ -665,6 +703,7 @@ static bool rings_loop(Pipe *p, IrOp *loop)
     IrValue *ahead[64], *rd = NULL, *wr = NULL, *rf = NULL;
     if (!map || p->f->arena->oom)
         return false;
+    make_device_maps(p);
     prologue(p, map, ahead);
     int n = refills(p, false);
     bool all = n == p->nloads;

@@ -159,6 +159,7 @@ typedef struct Ctx {
     const IrOp *loop;
     const IrBlock *body;
     TileMatch *m;
+    bool device; /* matching a device map: base, stride and extents may be any values */
 } Ctx;
 
 /* Whether v is computed in the loop; a store's tile has no loop, and every
@@ -290,6 +291,11 @@ static bool ptr_of(Ctx *c, const IrValue *v, const IrValue **base, TilePoly *off
 {
     if (!v || depth > 64 || v->type.dt != DT_PTR)
         return false;
+    if (c->device && v->type.rank == 0 && !inside_loop(c, v)) {
+        *base = v; /* a device map's base is the scalar pointer, offsets and all */
+        *off = (TilePoly){0};
+        return true;
+    }
     if (!v->def && v->owner == c->f->body && v->type.rank == 0) {
         *base = v;
         *off = (TilePoly){0};
@@ -384,6 +390,63 @@ static const IrValue *lone_param(const Ctx *c, const TilePoly *p)
         return NULL;
     const IrValue *v = c->m->syms[p->t[0].sym[0] - SYM_VALUE];
     return is_param(c, v) && is_int(v->type) ? v : NULL;
+}
+
+/* The loop-invariant integer scalar p is, when the polynomial is exactly
+ * 1 * value: a device map's stride. */
+static const IrValue *lone_value(const Ctx *c, const TilePoly *p)
+{
+    if (p->n != 1 || p->t[0].coef != 1 || p->t[0].deg != 1 || p->t[0].sym[0] < SYM_VALUE)
+        return NULL;
+    const IrValue *v = c->m->syms[p->t[0].sym[0] - SYM_VALUE];
+    return v->type.rank == 0 && is_int(v->type) && !inside_loop(c, v) ? v : NULL;
+}
+
+/* What is known to divide scalar v (a pointer's address in bytes): a
+ * parameter's specialisation, a multiple_of hint on v (descriptors state
+ * theirs, tl.make_tensor_descriptor), or a constant; else 1. */
+typedef struct ParamHint {
+    const IrValue *param;
+    int64_t div;
+} ParamHint;
+
+static bool param_hint(IrOp *op, void *ctx)
+{
+    ParamHint *h = ctx;
+    if (op->kind == IR_HINT && op->sub == HINT_MULTIPLE_OF && op->nints > 0 &&
+        op->operands[0] == h->param && op->ints[0] > h->div)
+        h->div = op->ints[0];
+    return true;
+}
+
+static int64_t known_div(const IrFunc *f, const IrValue *v)
+{
+    const IrOp *d = v->def;
+    if (!d && v->owner == f->body && v->index < f->nparams) {
+        /* a matched polynomial reads a parameter through its hints */
+        ParamHint h = {v, f->params[v->index].divisibility};
+        ir_walk(f->body, param_hint, &h);
+        return h.div;
+    }
+    if (!d)
+        return 1;
+    if (d->kind == IR_HINT && d->sub == HINT_MULTIPLE_OF && d->nints > 0)
+        return d->ints[0];
+    if (d->hints.v[HINT_MULTIPLE_OF][0] > 0)
+        return d->hints.v[HINT_MULTIPLE_OF][0];
+    return d->kind == IR_CONST && d->ival > 0 ? d->ival : 1;
+}
+
+/* Whether a device map's extent reads only values fixed before the loop. */
+static bool invariant_poly(const Ctx *c, const TilePoly *p)
+{
+    for (int i = 0; i < p->n; i++)
+        for (int k = 0; k < p->t[i].deg; k++) {
+            int s = p->t[i].sym[k];
+            if (s < SYM_VALUE || inside_loop(c, c->m->syms[s - SYM_VALUE]))
+                return false;
+        }
+    return true;
 }
 
 static bool is_one(const TilePoly *p) { return p->n == 1 && p->t[0].deg == 0 && p->t[0].coef == 1; }
@@ -511,6 +574,11 @@ static bool atom_extent(const Ctx *c, const TilePoly *q, int *dim, IrTmapExtent 
         e->param[0] = IR_TMA_UNBOUNDED;
         return ext.n == 1 && ext.t[0].deg == 0 && ext.t[0].coef == 1;
     }
+    if (c->device) { /* the kernel computes it: any value fixed before the loop */
+        e->param[0] = IR_TMA_UNBOUNDED;
+        c->m->extent[which] = ext;
+        return invariant_poly(c, &ext);
+    }
     for (int i = 0; i < ext.n; i++) {
         if (ext.t[i].deg == 0)
             e->add = ext.t[i].coef;
@@ -546,7 +614,7 @@ static bool extents(Ctx *c, const IrValue *mask)
         seen[which] = true;
         t->extent[which] = e;
     }
-    return true;
+    return !c->device || (seen[0] && seen[1]); /* a device map bounds both dims */
 }
 
 /* The box and swizzle of a tile of `rows` x `cols` elements, cols
@@ -583,11 +651,15 @@ static bool match(Ctx *c, const IrValue *ptr, const IrValue *mask, bool store)
      * a constant whose bytes are a multiple of 16 (TMA wants 16-byte
      * aligned bases and strides) */
     int inner = is_one(&k[1]) ? 1 : is_one(&k[0]) ? 0 : -1;
-    const IrValue *stride = inner >= 0 ? lone_param(c, &k[1 - inner]) : NULL;
+    const IrValue *stride = inner < 0 ? NULL
+        : c->device                   ? lone_value(c, &k[1 - inner])
+                                      : lone_param(c, &k[1 - inner]);
     int64_t cs = inner >= 0 && !stride ? const_poly(&k[1 - inner]) : 0;
-    if ((!stride && (cs <= 0 || cs * dtype_bits(ptr->type.elem) / 8 % 16)) ||
-        f->params[base->index].divisibility < 16 ||
-        (stride && f->params[stride->index].divisibility < 16))
+    bool aligned = c->device
+        ? known_div(f, base) % 16 == 0 && (!stride || known_div(f, stride) * bits / 8 % 16 == 0)
+        : f->params[base->index].divisibility >= 16 &&
+            (!stride || f->params[stride->index].divisibility >= 16);
+    if ((!stride && (cs <= 0 || cs * bits / 8 % 16)) || !aligned)
         return false;
     m->trans = inner == 0;
     int s = -1;
@@ -597,10 +669,13 @@ static bool match(Ctx *c, const IrValue *ptr, const IrValue *mask, bool store)
     if (!split_origin(&origin, s, cs, m->coord) || !fits_i32(m, &m->coord[0]) ||
         !fits_i32(m, &m->coord[1]))
         return false;
-    m->map.base = base->index;
-    m->map.stride = stride ? stride->index : -1;
+    m->map.device = c->device;
+    m->map.base = c->device ? -1 : base->index;
+    m->map.stride = stride && !c->device ? stride->index : -1;
     m->map.stride_const = cs;
     m->map.dt = ptr->type.elem;
+    m->base = base;
+    m->stride = stride;
     return extents(c, mask) &&
         geometry(&m->map, ptr->type.shape[1 - inner], ptr->type.shape[inner], store);
 }
@@ -608,14 +683,25 @@ static bool match(Ctx *c, const IrValue *ptr, const IrValue *mask, bool store)
 bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m)
 {
     memset(m, 0, sizeof *m);
-    Ctx c = {f, loop, loop->regions[0], m};
-    return match(&c, ld->operands[0], ld->nops > 1 ? ld->operands[1] : NULL, false);
+    Ctx c = {f, loop, loop->regions[0], m, false};
+    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    if (match(&c, ptr, mask, false))
+        return true;
+    /* a descriptor's load alone: where no map is built at launch, Triton
+     * copies those with maps the kernel writes, and other tiles by cp.async
+     * (block pointers' over small tiles ran slower with them); a producer
+     * warpgroup or a cluster partner would need the map too */
+    if (!(ld->flags & IRF_DESC) || (loop->flags & (IRF_WARP_SPEC | IRF_FLATTEN)) || f->num_ctas > 1)
+        return false;
+    memset(m, 0, sizeof *m);
+    c.device = true;
+    return match(&c, ptr, mask, false);
 }
 
 bool tile_match_store(const IrFunc *f, const IrOp *st, TileMatch *m)
 {
     memset(m, 0, sizeof *m);
-    Ctx c = {f, NULL, NULL, m};
+    Ctx c = {f, NULL, NULL, m, false};
     return st->kind == IR_STORE &&
         match(&c, st->operands[0], st->nops > 2 ? st->operands[2] : NULL, true);
 }
@@ -696,10 +782,10 @@ bool tile_origin_grows(const TileMatch *m, const IrOp *loop)
     return !(loop->flags & IRF_FLATTEN) && every_term(m, term_grows, loop);
 }
 
-IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j)
+/* Polynomial p of m's symbols as i32, J being j. */
+static IrValue *emit_poly(IrBuilder *b, Span sp, const TileMatch *m, const TilePoly *p, IrValue *j)
 {
     Type i32 = type_scalar(DT_I32);
-    const TilePoly *p = &m->coord[which];
     IrValue *sum = ir_const_int(b, sp, i32, 0);
     for (int i = 0; i < p->n; i++) {
         const TileTerm *t = &p->t[i];
@@ -713,9 +799,24 @@ IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValu
     return sum;
 }
 
+IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j)
+{
+    return emit_poly(b, sp, m, &m->coord[which], j);
+}
+
+void tile_make_map(IrBuilder *b, Span sp, const TileMatch *m, int map)
+{
+    IrValue *stride = m->stride ? (IrValue *)m->stride
+                                : ir_const_int(b, sp, type_scalar(DT_I64), m->map.stride_const);
+    IrValue *ops[4] = {(IrValue *)m->base, stride, emit_poly(b, sp, m, &m->extent[0], NULL),
+                       emit_poly(b, sp, m, &m->extent[1], NULL)};
+    IrOp *op = ir_build(b, IR_TMAP_MAKE, sp, ops, 4, NULL, 0);
+    op->sub = map;
+}
+
 int tile_add_tmap(IrFunc *f, const IrTmap *t)
 {
-    for (int i = 0; i < f->ntmaps; i++)
+    for (int i = 0; i < f->ntmaps && !t->device; i++) /* each device map is its own tensor's */
         if (ir_tmap_equal(&f->tmaps[i], t))
             return i;
     if (f->ntmaps >= IR_MAX_TMAPS) /* the launcher passes no more */

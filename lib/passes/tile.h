@@ -24,7 +24,11 @@ typedef struct TilePoly {
 } TilePoly;
 
 typedef struct TileMatch {
-    IrTmap map;                         /* what the launcher builds */
+    IrTmap map; /* what the launcher (or, map.device, the kernel) builds */
+    /* a device map's tensor: base pointer, dim 1's stride (a value, else the
+     * constant stride_const) and extents (inner, outer) over syms */
+    const IrValue *base, *stride;
+    TilePoly extent[2];
     bool trans;                         /* the tile's dim 0 is the contiguous one */
     TilePoly coord[2];                  /* the tile's origin: inner (contiguous) and outer index */
     bool lower[2];                      /* the mask keeps coordinate which + index >= 0 */
@@ -36,8 +40,16 @@ typedef struct TileMatch {
  * constant step) reads, in iteration J, the tile whose element (r, c) is
  * base[(outer + r) * stride + inner + c] (or the transpose) of an 8- or 16-bit
  * tensor, masked exactly where r or c leave extents fixed for the launch
- * (and, if at all, where they fall below 0); fills m when it does. */
+ * (and, if at all, where they fall below 0); fills m when it does. Where
+ * base, stride or extents are values the kernel computes before the loop
+ * (a tensor descriptor over a pointer loaded from a table), each known
+ * aligned to 16 bytes, a descriptor's load (IRF_DESC) matches as a device
+ * map (m->map.device), except in warp-specialized and flattened loops and
+ * in clusters. */
 bool tile_match(const IrFunc *f, const IrOp *loop, const IrOp *ld, TileMatch *m);
+/* Emits, at b, the op that writes device map `map` of match m (before the
+ * loop whose copies read it, where m's values are all defined). */
+void tile_make_map(IrBuilder *b, Span sp, const TileMatch *m, int map);
 /* The same for store `st` wherever it is (no loop: the origin is a
  * polynomial in the scalars the store reads, which tile_coord emits where
  * the store is), of 8-, 16- or 32-bit elements, of any size. */

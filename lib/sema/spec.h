@@ -201,6 +201,9 @@ SVal sema_str_percent(Sema *s, SVal fmt, SVal args, Span at);
 bool sema_tl_class(const char *name);
 /* tl.tensor, tl.tensor_descriptor, ...: classes */ /* an N_FSTR's constexpr string (sema/fstring.c) */
 bool sema_eval_args(Sema *s, const Node *call, CallArgs *out);
+/* States hint `kind` (HINT_MULTIPLE_OF...) with per-dim values about x, as
+ * tl.multiple_of does; returns the value uses should read. */
+SVal sema_hint(Sema *s, IrValue *x, int kind, const int *vals, int n, Span call);
 SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at);
 SVal sema_unary(Sema *s, int op, SVal a, Span at);
 SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at);

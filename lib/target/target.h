@@ -21,8 +21,9 @@ typedef struct CgOptions {
 } CgOptions;
 
 /* The target machine for an arch ("sm_80"); NULL after reporting to d.
- * ptx84: emit PTX ISA 8.4, which fp8 conversions (8.1 on sm_89) and fp8
- * mma.sync need; other kernels keep the older ISA, which older drivers load. */
+ * ptx84: emit PTX ISA 8.4, which fp8 conversions (8.1 on sm_89), fp8
+ * mma.sync and tensormap.replace (8.3) need; other kernels keep the older
+ * ISA, which older drivers load. */
 LLVMTargetMachineRef nvptx_machine(const char *arch, int opt_level, bool ptx84, Diag *d);
 /* Links libdevice (when needed), runs the O-level pipeline and emits PTX.
  * *fatal: LLVM hit a fatal error; the module and its context must then be

@@ -195,13 +195,34 @@ static SVal b_advance(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return v;
 }
 
+/* A descriptor whose last dim is contiguous keeps Triton's contract: its
+ * base is 16-byte aligned and its other strides are multiples of 16 bytes
+ * (TMA reads it so; other values fault there). The values say so as
+ * tl.multiple_of would, so its tiles are copied 16 bytes at a time and,
+ * over pointers the kernel computes, by tensor maps it writes itself
+ * (codegen/tmap.c). */
+static void aligned_desc(Sema *s, SVal *v, int rank, Span call)
+{
+    const SVal *last = &v->items[2 * rank];
+    int bytes = dtype_bits(v->ty.dt) / 8;
+    if (last->k != SV_INT || last->i != 1 || bytes < 1 || 16 % bytes)
+        return;
+    int sixteen = 16, per = 16 / bytes;
+    if (v->items[0].k == SV_TENSOR)
+        v->items[0] = sema_hint(s, v->items[0].v, HINT_MULTIPLE_OF, &sixteen, 1, call);
+    for (int d = 0; d + 1 < rank; d++) {
+        SVal *st = &v->items[1 + rank + d];
+        if (st->k == SV_TENSOR && st->v->type.rank == 0)
+            *st = sema_hint(s, st->v, HINT_MULTIPLE_OF, &per, 1, call);
+    }
+}
+
 static SVal b_make_desc(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     const char *fn = "tl.make_tensor_descriptor";
     int rank, block[TK_MAX_RANK];
     const SVal *shape, *strides;
     TK_UNUSED(b);
-    TK_UNUSED(call);
     if (!base_pointer(s, a[0], at[0], fn) || !block_dims(s, a[3], at[3], fn, &rank, block) ||
         !int_list(s, a[1], at[1], rank, fn, "shape", &shape) ||
         !int_list(s, a[2], at[2], rank, fn, "strides", &strides))
@@ -216,6 +237,7 @@ static SVal b_make_desc(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         v.items[1 + d] = shape[d];
         v.items[1 + rank + d] = strides[d];
     }
+    aligned_desc(s, &v, rank, call);
     return v;
 }
 
@@ -489,7 +511,10 @@ static SVal d_load(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     SVal other = mask.k == SV_TENSOR ? (a[0].i ? sv_float(NAN) : sv_int(0)) : (SVal){.k = SV_VOID};
     const char *kw[3] = {"other", "cache_modifier", "eviction_policy"};
     SVal kv[3] = {other, a[2], a[3]};
-    return call_plain(s, "load", ptr, (SVal){.k = SV_VOID}, mask, kw, kv, 3, call);
+    SVal r = call_plain(s, "load", ptr, (SVal){.k = SV_VOID}, mask, kw, kv, 3, call);
+    if (r.k == SV_TENSOR && r.v->def && r.v->def->kind == IR_LOAD)
+        r.v->def->flags |= IRF_DESC;
+    return r;
 }
 
 static SVal d_store(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)

@@ -438,11 +438,28 @@ static IrOp *hint_target(const IrValue *x)
     return NULL;
 }
 
-/* tl.multiple_of / max_contiguous / max_constancy(x, values): the values
- * go on the op that defines x (IrHints), so the statement form works and
- * every use of x sees them. x itself comes back, except where x has no
- * such op of its own (a parameter, a loop-carried value): there an IR_HINT
- * op gives the hinted value to what uses the result. */
+/* Hint `kind` with per-dim vals on x: the values go on the op that defines
+ * x (IrHints), so the statement form works and every use of x sees them.
+ * x itself comes back, except where x has no such op of its own (a
+ * parameter, a loop-carried value): there an IR_HINT op gives the hinted
+ * value to what uses the result. */
+SVal sema_hint(Sema *s, IrValue *x, int kind, const int *vals, int n, Span call)
+{
+    int v[TK_MAX_RANK] = {0};
+    memcpy(v, vals, sizeof(int) * (size_t)n);
+    IrOp *def = hint_target(x);
+    if (def)
+        memcpy(def->hints.v[kind], v, sizeof v);
+    if (x->def && def == x->def)
+        return sv_tensor(x);
+    IrOp *op = ir_build(&s->b, IR_HINT, call, &x, 1, &x->type, 1);
+    op->sub = kind;
+    op->nints = n;
+    memcpy(op->ints, v, sizeof v);
+    return sv_tensor(op->results[0]);
+}
+
+/* tl.multiple_of / max_contiguous / max_constancy(x, values) (sema_hint). */
 static SVal b_hint(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
@@ -464,16 +481,7 @@ static SVal b_hint(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
             return sema_err(s, at[1], "hint values must be positive, got %lld", (long long)v);
         vals[i] = (int)v;
     }
-    IrOp *def = hint_target(x);
-    if (def)
-        memcpy(def->hints.v[b->arg], vals, sizeof vals);
-    if (x->def && def == x->def)
-        return sv_tensor(x);
-    IrOp *op = ir_build(&s->b, IR_HINT, call, &x, 1, &x->type, 1);
-    op->sub = b->arg;
-    op->nints = n;
-    memcpy(op->ints, vals, sizeof vals);
-    return sv_tensor(op->results[0]);
+    return sema_hint(s, x, b->arg, vals, n, call);
 }
 
 static SVal b_assume(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
