@@ -34,14 +34,16 @@ void cg_tmap_device_setup(Cg *cg)
     LLVMValueRef nx = LLVMBuildZExt(cg->b, cg_sreg(cg, "nctaid.x"), i64, "");
     LLVMValueRef ny = LLVMBuildZExt(cg->b, cg_sreg(cg, "nctaid.y"), i64, "");
     LLVMValueRef pid = LLVMBuildAdd(
-        cg->b, x, LLVMBuildMul(cg->b, nx, LLVMBuildAdd(cg->b, y, LLVMBuildMul(cg->b, ny, z, ""), ""), ""),
+        cg->b, x,
+        LLVMBuildMul(cg->b, nx, LLVMBuildAdd(cg->b, y, LLVMBuildMul(cg->b, ny, z, ""), ""), ""),
         "");
     LLVMValueRef first = LLVMBuildMul(cg->b, pid, LLVMConstInt(i64, (uint64_t)ndev * 128, 0), "");
     int k = 0;
     for (int i = 0; i < f->ntmaps; i++) {
         if (!f->tmaps[i].device)
             continue;
-        LLVMValueRef off = LLVMBuildAdd(cg->b, first, LLVMConstInt(i64, (uint64_t)k++ * 128, 0), "");
+        LLVMValueRef off =
+            LLVMBuildAdd(cg->b, first, LLVMConstInt(i64, (uint64_t)k++ * 128, 0), "");
         cg->tmap[i] = LLVMBuildGEP2(cg->b, i8, scratch, &off, 1, "tk_tmap");
         cg->tmap_bad[i] = LLVMBuildAlloca(cg->b, LLVMInt1TypeInContext(cg->ctx), "tmap.bad");
         LLVMBuildStore(cg->b, LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0), cg->tmap_bad[i]);
@@ -52,8 +54,7 @@ void cg_tmap_check(Cg *cg, int map)
 {
     if (!cg->tmap_bad || !cg->tmap_bad[map])
         return;
-    LLVMValueRef bad =
-        LLVMBuildLoad2(cg->b, LLVMInt1TypeInContext(cg->ctx), cg->tmap_bad[map], "");
+    LLVMValueRef bad = LLVMBuildLoad2(cg->b, LLVMInt1TypeInContext(cg->ctx), cg->tmap_bad[map], "");
     LLVMBasicBlockRef done = cg_begin_if(cg, bad, "tmap.bad");
     cg_intrinsic(cg, "llvm.trap", NULL, 0, NULL, 0);
     cg_end_if(cg, done);
@@ -88,8 +89,8 @@ static void replace(Cg *cg, LLVMValueRef map, const char *field, int ord, LLVMVa
                  field, wide ? 64 : 32, ord);
     LLVMValueRef args[2] = {map, v};
     LLVMTypeRef pt[2] = {i64, LLVMTypeOf(v)};
-    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2, text, wide ? "l,l,~{memory}" : "l,r,~{memory}",
-           args);
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2, text,
+           wide ? "l,l,~{memory}" : "l,r,~{memory}", args);
 }
 
 /* The same for a field whose value must be an immediate. */
