@@ -270,6 +270,26 @@ bool cg_in_loop(const IrOp *op)
     return false;
 }
 
+/* By chunk of vw slots: the first chunk holding the same elements (a
+ * slice layout repeats a thread's elements along the dim it dropped), read
+ * from memory once and copied. */
+static int *same_chunks(Cg *cg, const IrOp *op, int n, int vw)
+{
+    CgLayout l = cg_layout(cg, op->results[0]);
+    int nch = n / vw, *first = cg_alloc(cg, sizeof(int) * (size_t)nch);
+    for (int c = 0; c < nch; c++) {
+        first[c] = c;
+        for (int e = 0; e < c && first[c] == c && l.per_thread == n; e++) {
+            bool same = first[e] == e;
+            for (int i = 0; i < vw && same; i++)
+                same = cg_slot_index(&l, e * vw + i) == cg_slot_index(&l, c * vw + i);
+            if (same)
+                first[c] = e;
+        }
+    }
+    return first;
+}
+
 static void emit_load(Cg *cg, const IrOp *op)
 {
     Type rt = op->results[0]->type;
@@ -305,8 +325,11 @@ static void emit_load(Cg *cg, const IrOp *op)
     LLVMValueRef *words = words_in ? cg_alloc(cg, sizeof *words * (size_t)(p.n / vw * nw)) : NULL;
     bool last_first = packed || (vw > 1 && p.n / vw <= 4 && cg_in_loop(op));
     int first = last_first ? p.n - vw : 0, step = last_first ? -vw : vw;
+    int *same = same_chunks(cg, op, p.n, vw);
     for (int s = first; s >= 0 && s < p.n; s += step) {
         LLVMValueRef other[16];
+        if (same[s / vw] != s / vw)
+            continue; /* copied below */
         LLVMValueRef *dst = words_in ? words + s / vw * nw : r.el + s;
         if (plain) {
             plain_load(cg, wt, nw, p.el[s], dst);
@@ -321,7 +344,10 @@ static void emit_load(Cg *cg, const IrOp *op)
         }
     }
     for (int s = 0; words_in && s < p.n; s += vw)
-        cg_unpack_words(cg, dt, vw, words + s / vw * nw, r.el + s);
+        if (same[s / vw] == s / vw)
+            cg_unpack_words(cg, dt, vw, words + s / vw * nw, r.el + s);
+    for (int s = 0; s < p.n; s++)
+        r.el[s] = r.el[same[s / vw] * vw + s % vw];
     cg_set(cg, op->results[0], r);
 }
 
