@@ -4,7 +4,7 @@ attention forward. Triton needs a global-memory allocator for them
 (bench/corpus.py sets one)."""
 import numpy as np
 
-from registry import F32, I32, Buf, case, cdiv, floats, out, ptr_table
+from registry import F32, I32, case, cdiv, floats, group_operands, out
 
 # GPU sizes: tutorial 09's fp16 shape and config; interpreter sizes: ragged
 # M, N and K (the descriptors bound every access), tiny tiles
@@ -53,22 +53,10 @@ DESC_GROUPS_GPU = [(2048, 2048, 1024), (1000, 2048, 1000), (3000, 1536, 1024), (
 DESC_GROUPS_INT = [(24, 32, 40), (8, 16, 24), (40, 24, 16)]
 
 
-def grouped_desc_make(rng, S):
-    d = {}
-    for i, (m, n, k) in enumerate(S["groups"]):
-        d[f"a{i}"] = floats(rng, (m, k), "bf16")
-        d[f"b{i}"] = floats(rng, (n, k), "bf16")
-        d[f"c{i}"] = out((m, n), "bf16")
-    g = range(len(S["groups"]))
-    for t in "abc":
-        d[f"p{t}"] = ptr_table([f"{t}{i}" for i in g])
-    d["dims"] = Buf(np.array([v for grp in S["groups"] for v in grp]), "i32")
-    return d
-
-
 case(name="grouped_gemm_desc", klass="gemm", module="tensor_desc_kernels.py",
-     kernel="grouped_gemm_desc", make=grouped_desc_make,
-     args=lambda S, b: ["pa", "pb", "pc", "dims", I32(len(S["groups"]))],
+     kernel="grouped_gemm_desc",
+     make=lambda rng, S: group_operands(rng, S["groups"], "bf16", b_nk=True),
+     args=lambda S, b: ["pa", "pb", "pc", "sizes", I32(len(S["groups"]))],
      consts=lambda S: dict(NUM_PROGRAMS=S["P"], BLOCK_M=S["BM"], BLOCK_N=S["BN"],
                            BLOCK_K=S["BK"]),
      grid=lambda S: (S["P"],),

@@ -2,7 +2,7 @@
 quantised GEMMs, and fused MoE."""
 import numpy as np
 
-from registry import I32, Buf, Dtype, case, cdiv, floats, ints, out, ptr_table, zeros
+from registry import I32, Buf, Dtype, case, cdiv, floats, group_operands, ints, out, zeros
 
 # GPU sizes: the issue's shapes; interpreter sizes: ragged edges, tiny tiles
 GEMM_GPU = dict(m=4096, n=4096, k=4096, BM=128, BN=128, BK=64, G=8, warps=8, stages=3)
@@ -114,16 +114,7 @@ GROUPS_INT = [(32, 32, 32), (64, 32, 48), (16, 64, 16)]
 
 
 def grouped_make(rng, S):
-    d = {}
-    for i, (m, n, k) in enumerate(S["groups"]):
-        d[f"a{i}"] = floats(rng, (m, k), "f16")
-        d[f"b{i}"] = floats(rng, (k, n), "f16")
-        d[f"c{i}"] = out((m, n), "f16")
-    g = range(len(S["groups"]))
-    d["pa"] = ptr_table([f"a{i}" for i in g])
-    d["pb"] = ptr_table([f"b{i}" for i in g])
-    d["pc"] = ptr_table([f"c{i}" for i in g])
-    d["sizes"] = Buf(np.array([v for t in S["groups"] for v in t]), "i32")
+    d = group_operands(rng, S["groups"], "f16")
     d["lds"] = Buf(np.array([v for m, n, k in S["groups"] for v in (k, n, n)]), "i32")
     return d
 

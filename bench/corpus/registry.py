@@ -109,6 +109,20 @@ def ptr_table(names):
     return Buf(np.zeros(len(names), dtype=np.int64), "i64", ptr_table=list(names))
 
 
+def group_operands(rng, groups, dt, b_nk=False):
+    """A, B and C of each (m, n, k) group (B [k, n], or [n, k] with b_nk),
+    the tables pa, pb, pc of their addresses and `sizes` (m, n, k per group)."""
+    d = {}
+    for i, (m, n, k) in enumerate(groups):
+        d[f"a{i}"] = floats(rng, (m, k), dt)
+        d[f"b{i}"] = floats(rng, (n, k) if b_nk else (k, n), dt)
+        d[f"c{i}"] = out((m, n), dt)
+    for t in "abc":
+        d[f"p{t}"] = ptr_table([f"{t}{i}" for i in range(len(groups))])
+    d["sizes"] = Buf(np.array([v for grp in groups for v in grp]), "i32")
+    return d
+
+
 class I32:
     def __init__(self, v):
         self.v = int(v)
