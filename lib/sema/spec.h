@@ -122,12 +122,14 @@ typedef struct Sema {
     int loop_depth;   /* runtime loops around the current statement */
     int64_t unrolled; /* static_range bodies run so far (nested loops multiply) */
     int errors_at_start;
-    PtrVec const_ptrs;  /* parameters annotated tl.const: nothing may be stored through them */
-    SemaPred *pred;     /* inside tl.map_elementwise's function; NULL elsewhere */
-    int const_fn;       /* inside @triton.constexpr_functions: Python loops run here */
-    int module_const;   /* binding a module constant: the module's own Python defs may run */
-    PtrVec const_fns;   /* the constexpr functions read so far (sema/constexpr_fn.c) */
-    PtrVec bad_assigns; /* assignments already reported by sema/stmt.c, once each */
+    PtrVec const_ptrs;   /* parameters annotated tl.const: nothing may be stored through them */
+    SemaPred *pred;      /* inside tl.map_elementwise's function; NULL elsewhere */
+    int const_fn;        /* inside @triton.constexpr_functions: Python loops run here */
+    int module_const;    /* binding a module constant: the module's own Python defs may run */
+    PtrVec const_fns;    /* the constexpr functions read so far (sema/constexpr_fn.c) */
+    PtrVec bad_assigns;  /* assignments already reported by sema/stmt.c, once each */
+    IrValue *grid[2][3]; /* program ids and counts asked for inside loops, made once at the
+                            kernel's top (core.c's b_grid) */
 } Sema;
 
 /* ---- values (sema/expr.c) ---- */

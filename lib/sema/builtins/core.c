@@ -18,8 +18,18 @@ static SVal b_grid(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (axis < 0 || axis > 2)
         return sema_err(s, at[0], "%s axis must be 0, 1 or 2, got %lld", b->name, (long long)axis);
     Type t = type_scalar(DT_I32);
-    IrOp *op = ir_build(&s->b, b->arg ? IR_NUM_PROGRAMS : IR_PROGRAM_ID, call, NULL, 0, &t, 1);
+    IrKind k = b->arg ? IR_NUM_PROGRAMS : IR_PROGRAM_ID;
+    /* inside a loop, the value made once at the kernel's top: a tile's
+     * origin then reads only values from before the loop (tile.c) */
+    IrValue **made = &s->grid[b->arg ? 1 : 0][axis];
+    if (s->loop_depth > 0 && *made)
+        return sv_tensor(*made);
+    IrBuilder top = {s->f, s->f ? s->f->body : NULL, s->f ? s->f->body->first : NULL};
+    bool hoist = s->loop_depth > 0 && top.blk;
+    IrOp *op = ir_build(hoist ? &top : &s->b, k, call, NULL, 0, &t, 1);
     op->axis = (int)axis;
+    if (hoist)
+        *made = op->results[0];
     return sv_tensor(op->results[0]);
 }
 
