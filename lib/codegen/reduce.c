@@ -58,6 +58,7 @@ void cg_red_combine(Red *r, LLVMValueRef *acc, LLVMValueRef *x)
     Cg *cg = r->cg;
     const IrOp *op = r->op;
     switch (r->kind) {
+    case RED_ANY: return; /* equal elements: acc is the result already */
     case RED_SUM:
     case RED_MAX:
     case RED_MIN: {
@@ -412,13 +413,14 @@ static void reduce_linear(Red *r, CgVal x, const Type *t, int axis)
         first[q] = 0;
         while (key[first[q]] != key[q])
             first[q]++;
-        if (first[q] == q && have[q])
+        if (first[q] == q && have[q] && r->kind != RED_ANY)
             for (int j = 0; j < li.lin.nthread && j < 5; j++)
                 if (li.lin.thread[j] & amask)
                     lane_combine(r, &acc[q], 1 << j);
         out.el[q] = acc[first[q]];
     }
-    cross_warps(r, &li, &lo, amask, first, &out);
+    if (r->kind != RED_ANY) /* each warp holds the result already */
+        cross_warps(r, &li, &lo, amask, first, &out);
     cg_set(cg, res, out);
 }
 

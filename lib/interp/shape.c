@@ -249,6 +249,8 @@ static void sum_axis(InterpProg *p, DType dt, const void *x, Axis ax, void *r)
  * first index. */
 static bool better(int kind, DType dt, const void *x, int64_t e, int64_t b)
 {
+    if (kind == RED_ANY)
+        return false; /* the elements are equal: the first is the result */
     bool want_max = kind == RED_MAX || kind == RED_ARGMAX;
     bool arg = kind == RED_ARGMAX || kind == RED_ARGMIN;
     if (interp_kind(dt) == ST_I) {

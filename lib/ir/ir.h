@@ -422,7 +422,9 @@ typedef enum {
         MATH_COUNT
 } MathFn;
 
-typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_CUSTOM } ReduceKind;
+/* RED_ANY: every element along the axis is the same (tl.topk's equal runs):
+ * any of them is the result, taken with no exchange between threads */
+typedef enum { RED_SUM, RED_MAX, RED_MIN, RED_ARGMAX, RED_ARGMIN, RED_CUSTOM, RED_ANY } ReduceKind;
 typedef enum { SCAN_SUM, SCAN_CUSTOM } ScanKind;
 typedef enum { ATOM_ADD, ATOM_MAX, ATOM_MIN, ATOM_XCHG, ATOM_AND, ATOM_OR, ATOM_XOR } AtomicKind;
 /* An atomic's memory semantics and scope (Triton's sem= and scope=), kept in

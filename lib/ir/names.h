@@ -5,7 +5,7 @@
 #define TK_IR_NAMES_H
 
 extern const char *const ir_cmp_names[6];
-extern const char *const ir_reduce_names[6];
+extern const char *const ir_reduce_names[7];
 extern const char *const ir_scan_names[2];
 extern const char *const ir_atomic_names[7];
 extern const char *const ir_dot_names[3];

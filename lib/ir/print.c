@@ -38,7 +38,7 @@
 #include <string.h>
 
 const char *const ir_cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-const char *const ir_reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "custom"};
+const char *const ir_reduce_names[] = {"sum", "max", "min", "argmax", "argmin", "custom", "any"};
 const char *const ir_scan_names[] = {"sum", "custom"};
 const char *const ir_atomic_names[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
 const char *const ir_dot_names[] = {"ieee", "tf32", "tf32x3"};

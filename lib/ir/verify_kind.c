@@ -489,7 +489,7 @@ static void check_reduce_scan(Verifier *v, const IrOp *op)
     bool reduce = op->kind == IR_REDUCE;
     bool custom = reduce ? op->sub == RED_CUSTOM : op->sub == SCAN_CUSTOM;
     bool arg = reduce && (op->sub == RED_ARGMAX || op->sub == RED_ARGMIN);
-    if (op->sub < 0 || op->sub > (reduce ? RED_CUSTOM : SCAN_CUSTOM))
+    if (op->sub < 0 || op->sub > (reduce ? RED_ANY : SCAN_CUSTOM))
         ir_vfail(v, op, "bad kind %d", op->sub);
     if (op->nres != op->nops || (!custom && op->nops != 1)) {
         ir_vfail(v, op, "%d inputs, %d results", op->nops, op->nres);

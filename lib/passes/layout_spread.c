@@ -471,8 +471,8 @@ static const Layout *spread_shape(LayoutPass *p, const IrOp *op)
     const Type *rt = &op->results[0]->type;
     switch (op->kind) {
     case IR_REDUCE:
-        if (op->nops == 1 && l->kind == LY_MMA && x->type.rank == 2 && op->sub <= RED_MIN &&
-            !warps_mixed(p, l, &x->type, op->axis)) {
+        if (op->nops == 1 && l->kind == LY_MMA && x->type.rank == 2 &&
+            (op->sub <= RED_MIN || op->sub == RED_ANY) && !warps_mixed(p, l, &x->type, op->axis)) {
             Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
             return ir_layout_intern(p->f, &s);
         }
@@ -535,7 +535,8 @@ static bool spread(IrOp *op, void *ctx)
 bool lp_slice_reduction(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
-    if (op->kind != IR_REDUCE || op->nops != 1 || op->nres != 1 || op->sub > RED_MIN)
+    if (op->kind != IR_REDUCE || op->nops != 1 || op->nres != 1 ||
+        (op->sub > RED_MIN && op->sub != RED_ANY))
         return true;
     const IrValue *x = op->operands[0];
     IrValue *r = op->results[0];

@@ -84,11 +84,9 @@ SVal sema_reduce(Sema *s, const char *name, IrValue *x, SVal axis, bool keep_dim
     static const struct {
         const char *n;
         ReduceKind k;
-    } kinds[] = {{"sum", RED_SUM},
-                 {"max", RED_MAX},
-                 {"min", RED_MIN},
-                 {"argmax", RED_ARGMAX},
-                 {"argmin", RED_ARGMIN}};
+    } kinds[] = {
+        {"sum", RED_SUM},       {"max", RED_MAX}, {"min", RED_MIN}, {"argmax", RED_ARGMAX},
+        {"argmin", RED_ARGMIN}, {"any", RED_ANY}}; /* tl.topk's runs, equal bit for bit (sort.c) */
     ReduceKind k = RED_SUM;
     for (int i = 0; i < TK_ARRAY_LEN(kinds); i++)
         if (!strcmp(kinds[i].n, name))

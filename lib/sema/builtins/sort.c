@@ -149,16 +149,16 @@ static int64_t numel_of(Type t)
 
 /* The first run of 2^log_k of every run of 2^log_n along the last dim, as
  * a block with the last dim 2^log_k. sort_impl leaves every run of a row
- * equal, bit for bit, so the largest bits over the runs are the first
- * run's exactly: a built-in reduction, which stays in registers and
- * shuffles. */
+ * equal, bit for bit, so any run is the first: a reduction that takes any
+ * element (RED_ANY), which each thread gives from its own registers with
+ * no shuffle (a max over the runs took 4 levels of them for 16 runs). */
 static IrValue *first_runs(Sema *s, IrValue *h, int log_n, int log_k, Span at)
 {
     Type t = h->type;
     int n = 1 << log_n, k = 1 << log_k, view[3] = {(int)(numel_of(t) / n), n / k, k};
     IrValue *v = sema_reshape(s, h, 3, view, at);
     IrValue *bits = v ? sema_to_bits(s, v, at) : NULL;
-    SVal m = bits ? sema_reduce(s, "max", bits, sv_int(1), false, (SVal){.k = SV_VOID}, at) : bad();
+    SVal m = bits ? sema_reduce(s, "any", bits, sv_int(1), false, (SVal){.k = SV_VOID}, at) : bad();
     IrValue *r = m.k == SV_TENSOR ? m.v : NULL;
     if (r && r->type.dt != bits->type.dt) /* small ints widen to i32: the same values */
         r = sema_cast(s, r, bits->type.dt, at);
