@@ -402,9 +402,7 @@ static const IrValue *lone_value(const Ctx *c, const TilePoly *p)
     return v->type.rank == 0 && is_int(v->type) && !inside_loop(c, v) ? v : NULL;
 }
 
-/* What is known to divide scalar v (a pointer's address in bytes): a
- * parameter's specialisation, a multiple_of hint on v (descriptors state
- * theirs, tl.make_tensor_descriptor), or a constant; else 1. */
+/* The largest multiple_of hint stated on a parameter (walk's context). */
 typedef struct ParamHint {
     const IrValue *param;
     int64_t div;
@@ -419,6 +417,9 @@ static bool param_hint(IrOp *op, void *ctx)
     return true;
 }
 
+/* What is known to divide scalar v (a pointer's address in bytes): a
+ * parameter's specialisation, a multiple_of hint on v (descriptors state
+ * theirs, tl.make_tensor_descriptor), or a constant; else 1. */
 static int64_t known_div(const IrFunc *f, const IrValue *v)
 {
     const IrOp *d = v->def;
@@ -574,10 +575,10 @@ static bool atom_extent(const Ctx *c, const TilePoly *q, int *dim, IrTmapExtent 
         e->param[0] = IR_TMA_UNBOUNDED;
         return ext.n == 1 && ext.t[0].deg == 0 && ext.t[0].coef == 1;
     }
-    if (c->device) { /* the kernel computes it: any value fixed before the loop */
+    if (c->device) { /* the kernel computes it: any value fixed before the loop, in 32 bits */
         e->param[0] = IR_TMA_UNBOUNDED;
         c->m->extent[which] = ext;
-        return invariant_poly(c, &ext);
+        return invariant_poly(c, &ext) && fits_i32(c->m, &ext);
     }
     for (int i = 0; i < ext.n; i++) {
         if (ext.t[i].deg == 0)
