@@ -156,8 +156,10 @@ typedef struct tk_compile_options {
     const char *const *cubin_archs;
     /* sm_90a: copy the tiles of 2-D strided tensors that feed tl.dot with
      * TMA; the kernel then takes one tensor map (CUtensorMap, 128 bytes)
-     * per such tile after its parameters, as the tk runtime builds them.
-     * Not with TK_EMIT_HEADER, whose launchers do not. */
+     * per such tile after its parameters, as the tk runtime builds them,
+     * and where it writes maps itself (a descriptor over a pointer it
+     * computes) a pointer to 128 bytes per such map and program of scratch
+     * (docs/embedding.md). Not with TK_EMIT_HEADER, whose launchers do not. */
     int tma;
     /* line tables (.file/.loc) in the PTX, for Nsight Compute's source
      * view: 0 on unless the environment sets TK_DISABLE_LINE_INFO=1, 1 on,
