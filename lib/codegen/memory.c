@@ -277,9 +277,10 @@ static int *same_chunks(Cg *cg, const IrOp *op, int n, int vw)
 {
     CgLayout l = cg_layout(cg, op->results[0]);
     int nch = n / vw, *first = cg_alloc(cg, sizeof(int) * (size_t)nch);
+    bool same_layout = l.per_thread == n; /* the slots are the layout's */
     for (int c = 0; c < nch; c++) {
         first[c] = c;
-        for (int e = 0; e < c && first[c] == c && l.per_thread == n; e++) {
+        for (int e = 0; e < c && first[c] == c && same_layout; e++) {
             bool same = first[e] == e;
             for (int i = 0; i < vw && same; i++)
                 same = cg_slot_index(&l, e * vw + i) == cg_slot_index(&l, c * vw + i);

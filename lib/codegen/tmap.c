@@ -37,13 +37,12 @@ void cg_tmap_device_setup(Cg *cg)
         cg->b, x,
         LLVMBuildMul(cg->b, nx, LLVMBuildAdd(cg->b, y, LLVMBuildMul(cg->b, ny, z, ""), ""), ""),
         "");
-    LLVMValueRef first = LLVMBuildMul(cg->b, pid, LLVMConstInt(i64, (uint64_t)ndev * 128, 0), "");
+    LLVMValueRef first = LLVMBuildMul(cg->b, pid, cg_i64(cg, (int64_t)ndev * 128), "");
     int k = 0;
     for (int i = 0; i < f->ntmaps; i++) {
         if (!f->tmaps[i].device)
             continue;
-        LLVMValueRef off =
-            LLVMBuildAdd(cg->b, first, LLVMConstInt(i64, (uint64_t)k++ * 128, 0), "");
+        LLVMValueRef off = LLVMBuildAdd(cg->b, first, cg_i64(cg, (int64_t)k++ * 128), "");
         cg->tmap[i] = LLVMBuildGEP2(cg->b, i8, scratch, &off, 1, "tk_tmap");
         cg->tmap_bad[i] = LLVMBuildAlloca(cg->b, LLVMInt1TypeInContext(cg->ctx), "tmap.bad");
         LLVMBuildStore(cg->b, LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0), cg->tmap_bad[i]);
@@ -103,26 +102,17 @@ static void replace_imm(Cg *cg, LLVMValueRef map, const char *field, int value)
     cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), &i64, 1, text, "l,~{memory}", &map);
 }
 
-static LLVMValueRef as_int(Cg *cg, LLVMValueRef v, LLVMTypeRef t)
-{
-    unsigned from = LLVMGetIntTypeWidth(LLVMTypeOf(v)), to = LLVMGetIntTypeWidth(t);
-    if (from == to)
-        return v;
-    return from < to ? LLVMBuildSExt(cg->b, v, t, "") : LLVMBuildTrunc(cg->b, v, t, "");
-}
-
 /* Whether the values make no map: an extent below 1, a base or row stride
  * off 16 bytes, a stride at or past 2^40 bytes. */
 static LLVMValueRef bad_values(Cg *cg, LLVMValueRef base, LLVMValueRef stride, LLVMValueRef e0,
                                LLVMValueRef e1)
 {
-    LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx);
-    LLVMValueRef c15 = LLVMConstInt(i64, 15, 0), zero = LLVMConstInt(i64, 0, 0);
+    LLVMValueRef c15 = cg_i64(cg, 15), zero = cg_i64(cg, 0);
     LLVMValueRef bad = LLVMBuildICmp(cg->b, LLVMIntSLT, e0, cg_i32(cg, 1), "");
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntSLT, e1, cg_i32(cg, 1), ""), "");
     LLVMValueRef low = LLVMBuildAnd(cg->b, LLVMBuildOr(cg->b, base, stride, ""), c15, "");
     bad = LLVMBuildOr(cg->b, bad, LLVMBuildICmp(cg->b, LLVMIntNE, low, zero, ""), "");
-    LLVMValueRef most = LLVMConstInt(i64, (uint64_t)1 << 40, 0);
+    LLVMValueRef most = cg_i64(cg, (int64_t)1 << 40);
     LLVMValueRef out = LLVMBuildICmp(cg->b, LLVMIntUGE, stride, most, "");
     return LLVMBuildOr(cg->b, bad, out, "");
 }
@@ -132,10 +122,10 @@ static void emit_make(Cg *cg, const IrOp *op)
     const IrTmap *m = &cg->f->tmaps[op->sub];
     LLVMTypeRef i64 = LLVMInt64TypeInContext(cg->ctx), i32 = LLVMInt32TypeInContext(cg->ctx);
     LLVMValueRef base = LLVMBuildPtrToInt(cg->b, cg_get(cg, op->operands[0]).el[0], i64, "");
-    LLVMValueRef stride = as_int(cg, cg_get(cg, op->operands[1]).el[0], i64);
-    stride = LLVMBuildMul(cg->b, stride, LLVMConstInt(i64, (uint64_t)cg_mem_bytes(m->dt), 0), "");
-    LLVMValueRef e0 = as_int(cg, cg_get(cg, op->operands[2]).el[0], i32);
-    LLVMValueRef e1 = as_int(cg, cg_get(cg, op->operands[3]).el[0], i32);
+    LLVMValueRef stride = LLVMBuildIntCast2(cg->b, cg_get(cg, op->operands[1]).el[0], i64, 1, "");
+    stride = LLVMBuildMul(cg->b, stride, cg_i64(cg, cg_mem_bytes(m->dt)), "");
+    LLVMValueRef e0 = LLVMBuildIntCast2(cg->b, cg_get(cg, op->operands[2]).el[0], i32, 1, "");
+    LLVMValueRef e1 = LLVMBuildIntCast2(cg->b, cg_get(cg, op->operands[3]).el[0], i32, 1, "");
     LLVMValueRef t0 = LLVMBuildICmp(cg->b, LLVMIntEQ, cg->tid, cg_i32(cg, 0), "");
     LLVMBasicBlockRef done = cg_begin_if(cg, t0, "tmap.make");
     LLVMValueRef bad = bad_values(cg, base, stride, e0, e1);
