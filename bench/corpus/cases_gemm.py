@@ -109,6 +109,15 @@ case(name="matmul_persistent", klass="gemm", module="matmul_persistent.py",
      gpu=dict(GEMM_GPU, m=8192, n=8192, k=1024, BN=256, P=132),
      interp=dict(GEMM_INT, P=3))
 
+case(name="matmul_persistent_flat", klass="gemm", module="matmul_persistent_flat.py",
+     kernel="gemm_persistent_flat", make=make_ab("f16"),
+     args=lambda S, b: ["a", "b", "c"] + strides_abc(S, b),
+     consts=lambda S: dict(BLOCK_M=S["BM"], BLOCK_N=S["BN"], BLOCK_K=S["BK"], GROUP_M=S["G"],
+                           NUM_SMS=S["P"]),
+     grid=lambda S: (min(S["P"], cdiv(S["m"], S["BM"]) * cdiv(S["n"], S["BN"])),), ref=ref_ab,
+     gpu=dict(GEMM_GPU, m=8192, n=8192, k=4096, BN=256, P=132),
+     interp=dict(GEMM_INT, k=75, P=3))
+
 GROUPS_GPU = [(1024, 1024, 1024), (2048, 512, 2048), (512, 2048, 1024), (4096, 256, 512)]
 GROUPS_INT = [(32, 32, 32), (64, 32, 48), (16, 64, 16)]
 

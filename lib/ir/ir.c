@@ -547,6 +547,61 @@ IrValue *ir_iteration_index(IrBuilder *b, Span sp, IrValue *iv, IrValue *lb, int
     return j->type.dt == DT_I32 ? j : ir_unary(b, IR_CAST, sp, j, type_scalar(DT_I32));
 }
 
+/* The body moves over to the new loop, which keeps the old one's plan,
+ * flags and results' layouts. */
+IrOp *ir_for_carry_more(IrFunc *f, IrOp *old, IrValue **init, int n, IrValue **args)
+{
+    IrBuilder b = {f, old->parent, old};
+    int nops = old->nops;
+    IrValue **ops = arena_alloc(f->arena, sizeof(IrValue *) * (size_t)(nops + n));
+    Type *res = arena_alloc(f->arena, sizeof(Type) * (size_t)(old->nres + n));
+    if (!ops || !res || f->arena->oom)
+        return NULL;
+    memcpy(ops, old->operands, sizeof(IrValue *) * (size_t)nops);
+    for (int i = 0; i < n; i++)
+        ops[nops + i] = init[i];
+    for (int i = 0; i < old->nres; i++)
+        res[i] = old->results[i]->type;
+    for (int i = 0; i < n; i++)
+        res[old->nres + i] = init[i]->type;
+    IrOp *loop = ir_build(&b, IR_FOR, old->span, ops, nops + n, res, old->nres + n);
+    loop->ival = old->ival;
+    loop->flags = old->flags;
+    loop->plan = old->plan;
+    for (int i = 0; i < old->nres; i++) {
+        loop->results[i]->layout = old->results[i]->layout;
+        loop->results[i]->name = old->results[i]->name;
+        ir_replace_uses(old->parent, old->results[i], loop->results[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        loop->results[old->nres + i]->layout = init[i]->layout;
+        loop->results[old->nres + i]->name = init[i]->name;
+    }
+    IrBlock *body = old->regions[0];
+    loop->regions = old->regions;
+    loop->nregions = 1;
+    body->parent = loop;
+    old->nregions = 0;
+    ir_remove(old);
+    for (int i = 0; i < n; i++) {
+        args[i] = ir_block_add_arg(f, body, init[i]->type, init[i]->name);
+        args[i]->layout = init[i]->layout;
+    }
+    return loop;
+}
+
+void ir_append_operand(IrFunc *f, IrOp *op, IrValue *x)
+{
+    IrValue **ops = arena_alloc(f->arena, sizeof(IrValue *) * (size_t)(op->nops + 1));
+    if (!ops || f->arena->oom)
+        return;
+    if (op->nops) /* a loop that carries nothing yields nothing */
+        memcpy(ops, op->operands, sizeof(IrValue *) * (size_t)op->nops);
+    ops[op->nops] = x;
+    op->operands = ops;
+    op->nops++;
+}
+
 IrValue *ir_next_slot(IrBuilder *b, Span sp, IrValue *x, int n)
 {
     Type i32 = type_scalar(DT_I32);
@@ -585,6 +640,14 @@ static bool count_reads(IrOp *op, void *ctx)
     for (int i = 0; i < op->nops; i++)
         r->n += op->operands[i] == r->x;
     return true;
+}
+
+bool ir_is_zero(const IrValue *v)
+{
+    const IrOp *d = v ? v->def : NULL;
+    while (d && (d->kind == IR_SPLAT || d->kind == IR_CONVERT_LAYOUT))
+        d = d->operands[0]->def;
+    return d && d->kind == IR_CONST && d->ival == 0 && d->fval == 0.0;
 }
 
 bool ir_defined_in(const IrValue *x, const IrBlock *b)

@@ -732,6 +732,13 @@ IrValue *ir_binary(IrBuilder *b, IrKind k, Span sp, IrValue *x, IrValue *y, Type
 IrValue *ir_iteration_index(IrBuilder *b, Span sp, IrValue *iv, IrValue *lb, int64_t step);
 /* The i32 slot after x in a ring of n: x + 1, or 0 at n. */
 IrValue *ir_next_slot(IrBuilder *b, Span sp, IrValue *x, int n);
+/* A new `for` in place of `loop` carrying n more values, which start from
+ * init[] and are the body's arguments args[] (named after init[]); the
+ * loop's uses read the new one's results. */
+IrOp *ir_for_carry_more(IrFunc *f, IrOp *loop, IrValue **init, int n, IrValue **args);
+/* op reads x after its operands (a yield carrying one more value); out of
+ * memory leaves it as it was, with the arena marked. */
+void ir_append_operand(IrFunc *f, IrOp *op, IrValue *x);
 
 /* ---- reading -------------------------------------------------------------- */
 
@@ -757,6 +764,8 @@ int ir_count_reads(IrBlock *b, const IrValue *x);
 /* Whether x is made in b or in a block nested in it (an op's result or a
  * region's argument there). */
 bool ir_defined_in(const IrValue *x, const IrBlock *b);
+/* Whether v is a constant zero, splatted or converted. */
+bool ir_is_zero(const IrValue *v);
 /* Gives values dense ids 0..next_id-1 again (after passes removed some), in
  * definition order: block args, then each op's results, then its regions. */
 void ir_renumber(IrFunc *f);

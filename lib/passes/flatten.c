@@ -127,14 +127,6 @@ static IrValue *hoist(Flat *fl, IrValue *v)
     return mapped(fl, v);
 }
 
-static bool is_zero_const(const IrValue *v)
-{
-    const IrOp *d = v->def;
-    while (d && d->kind == IR_SPLAT)
-        d = d->operands[0]->def;
-    return d && d->kind == IR_CONST && d->ival == 0 && d->fval == 0.0;
-}
-
 typedef struct Uses {
     const IrValue *v;
     int n;
@@ -158,7 +150,7 @@ static bool dot_accumulator(const Flat *fl, int j)
 {
     Uses u = {fl->ib->args[j + 1], 0, NULL};
     ir_walk(fl->ib, count_use, &u);
-    return is_zero_const(fl->inner->operands[3 + j]) && u.n == 1 && u.last->kind == IR_DOT &&
+    return ir_is_zero(fl->inner->operands[3 + j]) && u.n == 1 && u.last->kind == IR_DOT &&
         u.last->parent == fl->ib && u.last->nops == 3 && u.last->operands[2] == u.v;
 }
 

@@ -535,19 +535,9 @@ static void gather_layout(IrOp *op)
  * converted its value, and the dot after the branch converted it again. */
 static void branch_layouts(IrOp *op)
 {
-    for (int i = 0; i < op->nres; i++) {
-        const Layout *l = NULL;
-        bool same = op->nregions > 0 && !op->results[i]->layout;
-        for (int r = 0; same && r < op->nregions; r++) {
-            const IrOp *y = op->regions[r]->last;
-            const Layout *yl =
-                y && y->kind == IR_YIELD && i < y->nops ? y->operands[i]->layout : NULL;
-            same = yl && (!l || layout_equal(l, yl));
-            l = yl;
-        }
-        if (same)
-            op->results[i]->layout = l;
-    }
+    for (int i = 0; i < op->nres; i++)
+        if (!op->results[i]->layout)
+            op->results[i]->layout = lp_branch_layout(op, i);
 }
 
 static bool assign_default(IrOp *op, void *ctx)

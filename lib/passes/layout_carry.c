@@ -38,9 +38,37 @@ static bool note_reader(IrOp *op, void *ctx)
     return !r->overflow;
 }
 
+/* The index of v among op's results, or -1. */
+static int result_index(const IrOp *op, const IrValue *v)
+{
+    for (int j = 0; j < op->nres; j++)
+        if (op->results[j] == v)
+            return j;
+    return -1;
+}
+
+/* A branch making the next value (a hand-flattened persistent loop's row
+ * offsets, set anew in `if ki == 0` and kept otherwise): each arm yields
+ * x or a value recomputable in any layout. What else reads the branch's
+ * value is left to read_layout. */
+static bool branch_step(const IrOp *d, const IrValue *next, const IrValue *x)
+{
+    int j = result_index(d, next);
+    if (j < 0)
+        return false;
+    for (int r = 0; r < d->nregions; r++) {
+        const IrOp *y = d->regions[r]->last;
+        const IrValue *v = y && y->kind == IR_YIELD && j < y->nops ? y->operands[j] : NULL;
+        if (!v || (v != x && !pass_can_remat(v)))
+            return false;
+    }
+    return true;
+}
+
 /* The op making the next value of slot k from its argument x: NULL with
  * *ok where the body yields x unchanged; an elementwise op of x and
- * recomputable values whose result only the yield reads. */
+ * recomputable values whose result only the yield reads, or a branch
+ * (branch_step). */
 static IrOp *step_of(IrBlock *body, int k, const IrValue *x, bool *ok)
 {
     IrValue *next = body->last->operands[k];
@@ -48,6 +76,10 @@ static IrOp *step_of(IrBlock *body, int k, const IrValue *x, bool *ok)
     if (*ok)
         return NULL;
     IrOp *d = next->def;
+    if (d && d->kind == IR_IF && d->parent == body) {
+        *ok = branch_step(d, next, x);
+        return d;
+    }
     if (!d || d->parent != body || d->nres != 1 || !lp_elementwise(d->kind) ||
         ir_count_reads(body, next) != 1)
         return NULL;
@@ -64,22 +96,26 @@ static IrOp *step_of(IrBlock *body, int k, const IrValue *x, bool *ok)
 }
 
 /* The one layout every conversion among x's readers makes, where every
- * other reader is the step or the yield; else NULL. */
-static const Layout *read_layout(const Readers *r, const IrOp *step, const IrOp *yield)
+ * other reader is the step (or an arm's yield in a branch step) or the
+ * loop's yield: false where a reader is something else or the layouts
+ * differ; *l, where not NULL already, must be that layout. */
+static bool read_layout(const Readers *r, const IrOp *step, const IrOp *yield, const Layout **l)
 {
-    const Layout *l = NULL;
+    if (r->overflow)
+        return false;
     for (int i = 0; i < r->n; i++) {
         const IrOp *op = r->ops[i];
-        if (op == step || op == yield)
+        if (op == step || op == yield ||
+            (op->kind == IR_YIELD && step && op->parent->parent == step))
             continue;
         if (op->kind != IR_CONVERT_LAYOUT)
-            return NULL;
+            return false;
         const Layout *to = op->results[0]->layout;
-        if (!to || (l && !layout_equal(l, to)))
-            return NULL;
-        l = to;
+        if (!to || (*l && !layout_equal(*l, to)))
+            return false;
+        *l = to;
     }
-    return l;
+    return true;
 }
 
 static IrValue *convert(IrBuilder *b, IrValue *x, const Layout *l, Span sp)
@@ -107,6 +143,35 @@ static bool result_back(IrFunc *f, IrOp *loop, IrValue *r, const Layout *was)
     return true;
 }
 
+/* v in layout l: the conversions among its readers r go. */
+static void carry_reads(IrBlock *body, IrValue *v, const Readers *r, const Layout *l)
+{
+    v->layout = l;
+    for (int i = 0; i < r->n; i++)
+        if (r->ops[i]->kind == IR_CONVERT_LAYOUT) {
+            ir_replace_uses(body, r->ops[i]->results[0], v);
+            ir_remove(r->ops[i]);
+        }
+}
+
+/* Branch d's result next in layout l: the arms that make it anew make it
+ * in l (recomputed there, pass_can_remat). */
+static bool branch_in(IrFunc *f, IrOp *d, IrValue *next, const IrValue *x, const Layout *l)
+{
+    int j = result_index(d, next);
+    for (int r = 0; r < d->nregions; r++) {
+        IrOp *y = d->regions[r]->last;
+        IrValue *v = y->operands[j];
+        if (v == x || layout_equal(v->layout, l))
+            continue;
+        IrBuilder at = {f, d->regions[r], y};
+        if (!(y->operands[j] = convert(&at, v, l, y->span)))
+            return false;
+    }
+    next->layout = l;
+    return true;
+}
+
 /* Carries slot k of loop in layout l. */
 static bool carry_in(IrFunc *f, IrOp *loop, int k, IrOp *step, const Readers *r, const Layout *l)
 {
@@ -118,6 +183,17 @@ static bool carry_in(IrFunc *f, IrOp *loop, int k, IrOp *step, const Readers *r,
     if (!init)
         return false;
     loop->operands[k + 3] = init;
+    if (step && step->kind == IR_IF) {
+        IrValue *next = body->last->operands[k];
+        Readers rn = {next, {0}, 0, false};
+        ir_walk(body, note_reader, &rn);
+        if (!branch_in(f, step, next, x, l))
+            return false;
+        carry_reads(body, x, r, l);
+        carry_reads(body, next, &rn, l);
+        res->layout = l;
+        return result_back(f, loop, res, was);
+    }
     for (int i = 0; step && i < step->nops; i++) {
         IrValue *o = step->operands[i];
         if (o == x || !o->type.rank || layout_equal(o->layout, l))
@@ -128,13 +204,8 @@ static bool carry_in(IrFunc *f, IrOp *loop, int k, IrOp *step, const Readers *r,
     }
     if (step)
         step->results[0]->layout = l;
-    x->layout = l;
+    carry_reads(body, x, r, l);
     res->layout = l;
-    for (int i = 0; i < r->n; i++)
-        if (r->ops[i]->kind == IR_CONVERT_LAYOUT) {
-            ir_replace_uses(body, r->ops[i]->results[0], x);
-            ir_remove(r->ops[i]);
-        }
     return result_back(f, loop, res, was);
 }
 
@@ -160,7 +231,15 @@ static bool carry_loop(IrOp *op, void *ctx)
         IrOp *step = step_of(body, k, x, &ok);
         Readers r = {x, {0}, 0, false};
         ir_walk(body, note_reader, &r);
-        const Layout *l = ok && !r.overflow ? read_layout(&r, step, yield) : NULL;
+        const Layout *l = NULL;
+        if (!ok || !read_layout(&r, step, yield, &l))
+            continue;
+        if (step && step->kind == IR_IF) { /* the branch's result is read too */
+            Readers rn = {yield->operands[k], {0}, 0, false};
+            ir_walk(body, note_reader, &rn);
+            if (!read_layout(&rn, step, yield, &l))
+                continue;
+        }
         if (!l || layout_equal(l, x->layout) || !lp_few_per_thread(c->p, x, l))
             continue;
         if (!carry_in(c->p->f, op, k, step, &r, l))

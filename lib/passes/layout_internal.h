@@ -45,6 +45,10 @@ bool lp_fits(const LayoutPass *p, const Layout *l, const Type *t);
 bool lp_is_mma(const IrValue *v);
 static inline bool lp_elementwise(IrKind k) { return ir_kind_elementwise(k); }
 
+/* The layout every arm of branch op yields result i in, skipping arms
+ * whose value is made again in any layout (zeros); NULL where they differ
+ * or one has none yet. */
+const Layout *lp_branch_layout(const IrOp *op, int i);
 /* layout_spread.c */
 bool lp_special(const IrValue *v);
 bool lp_flexible(const IrValue *x);

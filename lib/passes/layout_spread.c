@@ -510,11 +510,41 @@ static void follow_with_scales(LayoutPass *p, IrOp *op)
     set_layout(p, op->results[0], m);
 }
 
+const Layout *lp_branch_layout(const IrOp *op, int i)
+{
+    const Layout *l = NULL;
+    for (int r = 0; r < op->nregions; r++) {
+        const IrOp *y = op->regions[r]->last;
+        const IrValue *x = y && y->kind == IR_YIELD && i < y->nops ? y->operands[i] : NULL;
+        if (x && x->type.rank && pass_can_remat(x))
+            continue; /* made again in any layout (an accumulator reset to zeros) */
+        if (!x || !x->layout || (l && !layout_equal(l, x->layout)))
+            return NULL;
+        l = x->layout;
+    }
+    return l;
+}
+
+/* A branch yielding an mma value in every arm but those that make theirs
+ * again in any layout (a flattened GEMM's epilogue, which stores the
+ * accumulator and yields zeros, else yields it as it is) keeps it there;
+ * the loop carrying it then does too (spread_for). */
+static void spread_if(LayoutPass *p, IrOp *op)
+{
+    for (int i = 0; i < op->nres; i++) {
+        const Layout *l = lp_branch_layout(op, i);
+        if (!op->results[i]->layout && l && (l->kind == LY_MMA || l->kind == LY_SLICE))
+            set_layout(p, op->results[i], l);
+    }
+}
+
 static bool spread(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     if (op->kind == IR_FOR && op->nregions == 1)
         spread_for(p, op);
+    else if (op->kind == IR_IF)
+        spread_if(p, op);
     else if (op->nres == 1 && op->results[0]->type.rank && !lp_special(op->results[0])) {
         if (lp_elementwise(op->kind))
             follow_with_scales(p, op);

@@ -25,6 +25,8 @@ static const PassInfo pass_table[] = {
      "carried integer blocks stepped by a constant made from the iteration's index"},
     {"squeeze", run_squeeze, PASS_PTX | PASS_INTERP,
      "[M, 1] tiles loaded from expanded vectors' addresses loaded as the vectors"},
+    {"fresh", pass_fresh, PASS_PTX | PASS_INTERP,
+     "accumulators reset to zeros in a branch become the dot's fresh flag"},
     {"dce", run_dce, PASS_PTX | PASS_INTERP, "removes unused ops that have no effect"},
     {"layout", run_layout, PASS_PTX | PASS_INTERP,
      "a layout for every block value, conversions where a use needs another"},
@@ -51,8 +53,9 @@ static const PassInfo pass_table[] = {
  * no CSE or loop-invariant hoisting here: LLVM's EarlyCSE, GVN and LICM do
  * both on the generated code, per thread and with the target's costs. */
 static const char *const default_passes[] = {
-    "fold",   "flatten",       "fold",           "induction",      "squeeze",     "dce",
-    "layout", "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws", "tma_store"};
+    "fold",   "flatten",        "fold",           "induction",   "squeeze",  "fresh",
+    "dce",    "layout",         "pipeline_plan",  "pipeline_rings", "pipeline_async", "pipeline_ws",
+    "tma_store"};
 
 const PassInfo *pass_lookup(const char *name, size_t len)
 {

@@ -20,6 +20,10 @@ void pass_induction(IrFunc *f);
  * is loaded as the vector and expanded; the transpose of an expanded
  * vector is it expanded along the other dim (squeeze.c) */
 void pass_squeeze(IrFunc *f);
+/* a dot's accumulator that the loop resets to zeros in a branch, after the
+ * dot or before it, becomes the dot's fresh flag (fresh.c); false out of
+ * memory */
+bool pass_fresh(IrFunc *f);
 /* removes ops whose results are unused and that have no effect (dce.c) */
 void pass_dce(IrFunc *f);
 

@@ -366,21 +366,39 @@ static void plan_loop(Pipe *p, IrOp *loop)
     p->nbuf += p->nloads;
 }
 
-/* Loops whose body holds no other region: the K loops of GEMMs, also
- * inside a persistent loop over tiles; a flattened loop (pass_flatten) may
- * hold ifs (its epilogue). */
+/* Loops whose body holds no other loop: the K loops of GEMMs, also
+ * inside a persistent loop over tiles; ifs are allowed (a flattened
+ * loop's epilogue and per-tile offsets, pass_flatten's or written so by
+ * hand). */
 typedef struct Loops {
     Arena *a;
     PtrVec v;
 } Loops;
+
+static bool no_loop(IrOp *op, void *ctx)
+{
+    TK_UNUSED(ctx);
+    return op->kind != IR_FOR && op->kind != IR_WHILE;
+}
+
+/* Whether o is an if none of whose arms holds a loop. */
+static bool loopless_if(IrOp *o)
+{
+    if (o->kind != IR_IF)
+        return false;
+    for (int r = 0; r < o->nregions; r++)
+        if (!ir_walk(o->regions[r], no_loop, NULL))
+            return false;
+    return true;
+}
 
 static bool innermost_loop(IrOp *op, void *ctx)
 {
     Loops *l = ctx;
     if (op->kind != IR_FOR || op->nregions != 1)
         return true;
-    for (const IrOp *o = op->regions[0]->first; o; o = o->next)
-        if (o->nregions && !(o->kind == IR_IF && (op->flags & IRF_FLATTEN)))
+    for (IrOp *o = op->regions[0]->first; o; o = o->next)
+        if (o->nregions && !loopless_if(o))
             return true;
     vec_push(l->a, &l->v, op);
     return true;

@@ -113,7 +113,7 @@ static bool resident_ok(const Pipe *p, const IrOp *ld)
     if (ld->kind != IR_LOAD || ld->plan.mech != PIPE_NONE || ld->nres != 1 ||
         ld->results[0]->type.rank != 2 || in_loop(ld))
         return false;
-    if (ld->nops > 2 && ld->operands[1] && !pipe_is_zero_const(ld->operands[2]))
+    if (ld->nops > 2 && ld->operands[1] && !ir_is_zero(ld->operands[2]))
         return false; /* the copy gives zeros where masked off */
     if (!conversions(p, ld, &convs) || !pipe_copyable(p, ld))
         return false;

@@ -128,3 +128,83 @@ void pipe_rewind_reads(Pipe *p)
         }
     }
 }
+
+/* ---- delayed scalars ----------------------------------------------------------------- */
+/* A scalar that runs ahead and moves by no constant step (a hand-flattened
+ * persistent loop's K index `ki = tl.where(ki == n - 1, 0, ki + 1)`, the
+ * tile's row and column set in an `if ki == 0`, which its epilogue reads)
+ * is carried S-1 iterations behind the slice: arguments q0 .. q(S-2) hold
+ * its values for iterations i .. i+S-2, the body reads q0, and each
+ * iteration shifts them and appends the slice's value for i+S-1. The
+ * prologue's clones of the slice give their first values. */
+
+bool pipe_delay(Pipe *p, IrValue *v)
+{
+    if (v->type.rank != 0 || (p->loop->flags & IRF_WARP_SPEC))
+        return false;
+    for (int i = 0; i < p->ndelay; i++)
+        if (p->delay[i] == v)
+            return true;
+    if (p->ndelay == MAX_DELAYS)
+        return false;
+    p->delay[p->ndelay++] = v;
+    return true;
+}
+
+/* The argument holding delayed value v for the current iteration, or NULL. */
+static IrValue *delayed_now(const Pipe *p, const IrValue *v)
+{
+    for (int d = 0; d < p->ndelay; d++)
+        if (p->delay[d] == v)
+            return p->delayed[d * (p->stages - 1)];
+    return NULL;
+}
+
+static bool read_delayed(IrOp *o, void *ctx)
+{
+    const Pipe *p = ctx;
+    for (int i = 0; i < o->nops; i++) {
+        IrValue *now = o->operands[i] ? delayed_now(p, o->operands[i]) : NULL;
+        if (now)
+            o->operands[i] = now;
+    }
+    return true;
+}
+
+bool pipe_delay_reads(Pipe *p, IrValue **init)
+{
+    int n = p->ndelay * (p->stages - 1);
+    if (!n)
+        return true;
+    p->delayed = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)n);
+    if (!p->delayed || p->f->arena->oom || !pipe_carry_more(p, init, n, p->delayed))
+        return false;
+    for (int i = 0; i < n; i++)
+        p->delayed[i]->name = p->delay[i / (p->stages - 1)]->name;
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        if (pipe_in_slice(p, o) || pipe_is_planned_load(p, o))
+            continue;
+        if (o->kind != IR_YIELD) {
+            read_delayed(o, p);
+            for (int r = 0; r < o->nregions; r++)
+                ir_walk(o->regions[r], read_delayed, p);
+            continue;
+        }
+        for (int i = 0; i < o->nops && i < 64; i++) /* the slots that carry them keep them */
+            if (!p->carried[i] && delayed_now(p, o->operands[i]))
+                o->operands[i] = delayed_now(p, o->operands[i]);
+    }
+    return true;
+}
+
+void pipe_delay_yield(Pipe *p, IrValue **map)
+{
+    int s1 = p->stages - 1;
+    IrOp *y = p->body->last;
+    for (int d = 0; d < p->ndelay; d++) {
+        for (int k = 1; k < s1; k++)
+            pipe_yield_also(p, y, p->delayed[d * s1 + k]);
+        IrValue *v = p->delay[d];
+        pipe_yield_also(p, y, v->id < p->nids && map[v->id] ? map[v->id] : v);
+    }
+}

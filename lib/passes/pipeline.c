@@ -232,8 +232,9 @@ static void clone_slice(Pipe *p, IrBuilder *at, IrValue **map, IrValue *live)
 }
 
 /* Copies for iterations 0 .. S-2 before the loop; returns the carried
- * values of iteration S-1 in ahead[]. */
-static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
+ * values of iteration S-1 in ahead[], and each delayed value's of
+ * iterations 0 .. S-2 in init[]. */
+static void prologue(Pipe *p, IrValue **map, IrValue **ahead, IrValue **init)
 {
     IrOp *loop = p->loop;
     IrBuilder b = {p->f, loop->parent, loop};
@@ -254,6 +255,8 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
             map[p->body->args[k + 1]->id] = ahead[k];
         IrValue *live = pipe_in_range(&b, loop->span, loop, iv);
         clone_slice(p, &b, map, live);
+        for (int d = 0; d < p->ndelay; d++)
+            init[d * (p->stages - 1) + s] = mapped(map, p->nids, p->delay[d]);
         IrValue *slot = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         IrValue *j = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         for (int i = 0; i < p->nloads; i++) {
@@ -275,53 +278,44 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead)
     }
 }
 
-/* The body moves over to the new loop, which keeps the old one's plan
- * until the pass that widened it is done. */
+IrOp *pipe_carry_more(Pipe *p, IrValue **init, int n, IrValue **args)
+{
+    IrOp *loop = ir_for_carry_more(p->f, p->loop, init, n, args);
+    if (loop)
+        p->loop = loop;
+    return loop;
+}
+
 IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr, IrValue **rf)
 {
     IrOp *old = p->loop;
     IrBuilder b = {p->f, old->parent, old};
-    int n = old->nops, nc = (rd != NULL) + (wr != NULL) + (rf != NULL);
-    IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(n + 3));
-    Type *res = arena_alloc(p->f->arena, sizeof(Type) * (size_t)(old->nres + 3));
-    if (!ops || !res || p->f->arena->oom)
-        return NULL;
-    for (int i = 0; i < n; i++)
-        ops[i] = i >= 3 && p->carried[i - 3] ? ahead[i - 3] : old->operands[i];
-    int c = n;
-    if (rd)
-        ops[c++] = ir_const_int(&b, old->span, type_scalar(DT_I32), 0);
-    if (wr)
-        ops[c++] = ir_const_int(&b, old->span, type_scalar(DT_I32), p->stages - 1);
-    if (rf)
-        ops[c++] = ir_const_int(&b, old->span, type_scalar(DT_I32), 0);
-    for (int i = 0; i < old->nres; i++)
-        res[i] = old->results[i]->type;
-    for (int i = 0; i < nc; i++)
-        res[old->nres + i] = type_scalar(DT_I32);
-    IrOp *loop = ir_build(&b, IR_FOR, old->span, ops, n + nc, res, old->nres + nc);
-    loop->ival = old->ival;
-    loop->flags = old->flags;
-    loop->plan = old->plan;
-    for (int i = 0; i < old->nres; i++) {
-        loop->results[i]->layout = old->results[i]->layout;
-        loop->results[i]->name = old->results[i]->name;
-        ir_replace_uses(old->parent, old->results[i], loop->results[i]);
+    for (int k = 0; k < old->nops - 3; k++)
+        if (p->carried[k])
+            old->operands[3 + k] = ahead[k];
+    IrValue *init[3], *args[3];
+    const char *names[3];
+    IrValue **out[3];
+    int n = 0;
+    struct {
+        IrValue **out;
+        const char *name;
+        int start;
+    } slot[3] = {{rd, "read_slot", 0}, {wr, "write_slot", p->stages - 1}, {rf, "refill_slot", 0}};
+    for (int i = 0; i < 3; i++) {
+        if (!slot[i].out)
+            continue;
+        names[n] = slot[i].name;
+        out[n] = slot[i].out;
+        init[n++] = ir_const_int(&b, old->span, type_scalar(DT_I32), slot[i].start);
     }
-    IrBlock *body = old->regions[0];
-    loop->regions = old->regions;
-    loop->nregions = 1;
-    body->parent = loop;
-    old->nregions = 0;
-    ir_remove(old);
-    if (rd)
-        *rd = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "read_slot");
-    if (wr)
-        *wr = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "write_slot");
-    if (rf)
-        *rf = ir_block_add_arg(p->f, body, type_scalar(DT_I32), "refill_slot");
-    p->loop = loop;
-    return loop;
+    if (!pipe_carry_more(p, init, n, args))
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        args[i]->name = names[i];
+        *out[i] = args[i];
+    }
+    return p->loop;
 }
 
 int pipe_ring_slots(const Pipe *p, int i) { return p->ld[i].refill ? p->stages - 1 : p->slots; }
@@ -418,7 +412,7 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
     v->results[0]->name = ld->results[0]->name;
     IrValue *val = v->results[0];
     if (p->ld[i].run && ld->nops > 2 && ld->operands[1] && ld->operands[2] &&
-        !pipe_is_zero_const(ld->operands[2])) {
+        !ir_is_zero(ld->operands[2])) {
         /* the copy filled masked-off elements with zeros; put `other` there */
         IrValue *ops[3] = {ld->operands[1], val, ld->operands[2]};
         val = ir_build(&here, IR_SELECT, ld->span, ops, 3, &t, 1)->results[0];
@@ -430,23 +424,13 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
     if (!p->ld[i].run) {
         view_transposes(p, v->results[0]);
         if (ld->nops > 2 && ld->operands[1] && ld->operands[2] &&
-            !pipe_is_zero_const(ld->operands[2]))
+            !ir_is_zero(ld->operands[2]))
             other_after_reads(p, ld, v->results[0]);
     }
 }
 
 /* The yield of the body with one more value. */
-void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x)
-{
-    IrValue **ops = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(yield->nops + 1));
-    if (!ops || p->f->arena->oom)
-        return;
-    if (yield->nops) /* a loop that carries nothing yields nothing */
-        memcpy(ops, yield->operands, sizeof(IrValue *) * (size_t)yield->nops);
-    ops[yield->nops] = x;
-    yield->operands = ops;
-    yield->nops++;
-}
+void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x) { ir_append_operand(p->f, yield, x); }
 
 /* At the top of the body: the waits until the slot rd it reads landed
  * (TMA barriers, then the cp.async groups and the CTA barrier). */
@@ -700,17 +684,20 @@ static bool rings_loop(Pipe *p, IrOp *loop)
     if (!p->nloads || p->ws)
         return true; /* nothing left to copy; a producer fills the rings (pipe_ws.c) */
     IrValue **map = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)p->nids);
+    IrValue **init = arena_alloc(p->f->arena, sizeof(IrValue *) * (size_t)(MAX_DELAYS * p->stages));
     IrValue *ahead[64], *rd = NULL, *wr = NULL, *rf = NULL;
-    if (!map || p->f->arena->oom)
+    if (!map || !init || p->f->arena->oom)
         return false;
     make_device_maps(p);
-    prologue(p, map, ahead);
+    prologue(p, map, ahead, init);
     int n = refills(p, false);
     bool all = n == p->nloads;
-    if (!pipe_widen_loop(p, ahead, all ? NULL : &rd, all ? NULL : &wr, n ? &rf : NULL))
+    if (!pipe_widen_loop(p, ahead, all ? NULL : &rd, all ? NULL : &wr, n ? &rf : NULL) ||
+        !pipe_delay_reads(p, init))
         return false;
     pipe_rewind_reads(p);
     rewrite_body(p, map, rd, wr, rf);
+    pipe_delay_yield(p, map);
     drop_dead_slice(p);
     p->loop->plan = (IrPlan){PIPE_NONE}; /* carried out: the ring ops say it now */
     for (int i = 0; i < p->nloads; i++)

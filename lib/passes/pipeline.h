@@ -10,7 +10,7 @@
 #include "passes/passes.h"
 #include "passes/tile.h"
 
-enum { MAX_LOADS = 8 };
+enum { MAX_LOADS = 8, MAX_DELAYS = 8 };
 
 /* One load a loop stages: how its ring is filled. */
 typedef struct PipeLoad {
@@ -46,7 +46,12 @@ typedef struct Pipe {
     int ncp;      /* loads copied by cp.async */
     IrOp **slice; /* the ops computing the loads' addresses, run ahead */
     int nslice;
-    bool *carried;   /* by iter arg index: advanced by the slice */
+    bool *carried; /* by iter arg index: advanced by the slice */
+    /* scalars that run ahead and that the body also reads for its own
+     * iteration (pipe_rewind.c): carried S-1 iterations behind the slice */
+    IrValue *delay[MAX_DELAYS];
+    IrValue **delayed; /* the body's arguments holding them, S-1 each */
+    int ndelay;
     int body_writes; /* the body stores or writes memory: 1, 0, -1 not yet known */
 } Pipe;
 
@@ -63,6 +68,9 @@ bool pipe_from_plan(Pipe *p, IrOp *loop);
  * a producer writes), the one refilled rings read and write (stages-1
  * slots); carried values start from ahead[]. */
 IrOp *pipe_widen_loop(Pipe *p, IrValue **ahead, IrValue **rd, IrValue **wr, IrValue **rf);
+/* A new `for` in place of p->loop carrying n more values, which start from
+ * init[] and are the body's arguments args[] (named after init[]). */
+IrOp *pipe_carry_more(Pipe *p, IrValue **init, int n, IrValue **args);
 /* The slots of load i's ring. */
 int pipe_ring_slots(const Pipe *p, int i);
 /* Load i becomes a view of its ring's slot rd. */
@@ -90,8 +98,6 @@ void pipe_planned_loops(IrFunc *f, PtrVec *out);
 /* pipeline_loads.c */
 /* The loads of p->body to stage (p->ld); false: none. */
 bool pipe_find_loads(Pipe *p);
-/* Whether v is a constant zero (a load's `other` that copies give too). */
-bool pipe_is_zero_const(const IrValue *v);
 /* The loop's step when it is a constant of at least 1, else 0. */
 int64_t pipe_const_step(const IrOp *loop);
 /* Whether the loop's step is a constant of at least 1, or a scalar the loop
@@ -133,6 +139,16 @@ bool pipe_rewindable(const Pipe *p, const IrValue *v, int depth);
 /* In the widened body, every op outside the slice that reads a value
  * running ahead reads it for its own iteration. */
 void pipe_rewind_reads(Pipe *p);
+/* Whether v, a value that runs ahead, can be carried S-1 iterations
+ * behind the slice for the body's reads (a scalar); records it. */
+bool pipe_delay(Pipe *p, IrValue *v);
+/* In the widened loop, before the slice is cloned: the delayed values'
+ * arguments, started from init[] (S-1 per value, the prologue's
+ * iterations 0 .. S-2), and every read outside the slice moved to them. */
+bool pipe_delay_reads(Pipe *p, IrValue **init);
+/* After the slice's clone for iteration i+S-1 (map): each delayed value's
+ * arguments shift by one and take that iteration's value last. */
+void pipe_delay_yield(Pipe *p, IrValue **map);
 /* Whether cp.async can copy ld's pointees (runs of 4, 8 or 16 bytes). */
 bool pipe_copyable(const Pipe *p, const IrOp *ld);
 /* Whether a ring of ld (through TMA tile m, or cp.async where NULL) holds

@@ -8,14 +8,6 @@
 
 #include <string.h>
 
-bool pipe_is_zero_const(const IrValue *v)
-{
-    const IrOp *d = v ? v->def : NULL;
-    while (d && (d->kind == IR_SPLAT || d->kind == IR_CONVERT_LAYOUT))
-        d = d->operands[0]->def;
-    return d && d->kind == IR_CONST && d->ival == 0 && d->fval == 0.0;
-}
-
 /* The dot-operand layout of convert_layout op o of value x, or NULL. */
 static const Layout *dot_conversion(const IrOp *o, const IrValue *x)
 {
@@ -279,7 +271,7 @@ static bool read_in_registers(Pipe *p, const IrOp *ld)
         !stores_elsewhere(p, ld) || (p->loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld)))
         return false;
     if (ld->nops > 2 && ld->operands[1] && ld->operands[2] &&
-        !pipe_is_zero_const(ld->operands[2]) &&
+        !ir_is_zero(ld->operands[2]) &&
         (!pass_can_remat(ld->operands[1]) || !pass_can_remat(ld->operands[2])))
         return false;
     for (const IrOp *o = ld->next; o; o = o->next)
@@ -303,7 +295,7 @@ bool pipe_find_loads(Pipe *p)
             continue;
         /* copies fill masked-off elements with zeros: another `other` is
          * put back where a private ring is read (pipe_view_ring) */
-        bool other = o->nops > 2 && o->operands[2] && !pipe_is_zero_const(o->operands[2]);
+        bool other = o->nops > 2 && o->operands[2] && !ir_is_zero(o->operands[2]);
         if (p->nloads == MAX_LOADS)
             break;
         bool trans = false;
@@ -464,8 +456,8 @@ static bool runs_ahead(const Pipe *p, const IrValue *x, int depth)
 {
     if (!x || !pipe_in_body(p, x) || depth > 64)
         return false;
-    if (!x->def)
-        return x->index > 0 && p->carried[x->index - 1];
+    if (!x->def) /* the pass's own arguments come after the 64 carried ones may take */
+        return x->index > 0 && x->index <= 64 && p->carried[x->index - 1];
     if (!pipe_in_slice(p, x->def))
         return false;
     for (int i = 0; i < x->def->nops; i++)
@@ -474,15 +466,13 @@ static bool runs_ahead(const Pipe *p, const IrValue *x, int depth)
     return false;
 }
 
-typedef struct AheadCheck {
-    const Pipe *p;
-} AheadCheck;
-
-static bool reads_nothing_ahead(IrOp *o, void *ctx)
+/* Each read inside an op's regions of a value that runs ahead is of a
+ * scalar the body can have for its own iteration (pipe_delay). */
+static bool reads_ahead_delayed(IrOp *o, void *ctx)
 {
-    const AheadCheck *c = ctx;
+    Pipe *p = ctx;
     for (int i = 0; i < o->nops; i++)
-        if (runs_ahead(c->p, o->operands[i], 0))
+        if (runs_ahead(p, o->operands[i], 0) && !pipe_delay(p, o->operands[i]))
             return false;
     return true;
 }
@@ -497,12 +487,12 @@ bool pipe_is_planned_load(const Pipe *p, const IrOp *o)
     return false;
 }
 
-/* No op inside the regions of o reads a value that runs ahead. */
-static bool ir_walk_ok(const Pipe *p, const IrOp *o)
+/* The reads inside the regions of o of values that run ahead are of
+ * delayed scalars. */
+static bool regions_read_delayed(Pipe *p, IrOp *o)
 {
-    AheadCheck c = {p};
     for (int r = 0; r < o->nregions; r++)
-        if (!ir_walk(o->regions[r], reads_nothing_ahead, &c))
+        if (!ir_walk(o->regions[r], reads_ahead_delayed, p))
             return false;
     return true;
 }
@@ -519,10 +509,13 @@ void pipe_drop_slice_loads(Pipe *p)
 }
 
 /* Every use of a value that runs ahead is inside the slice, a pipelined
- * load, or the yield slot that carries it; the loop's result for a carried
- * argument is unused. */
+ * load, or the yield slot that carries it, or reads it for its own
+ * iteration: computed again from a constant step (pipe_rewind.c) or, a
+ * scalar, carried behind the slice (pipe_delay); the loop's result for a
+ * carried argument is unused. */
 bool pipe_slice_closed(Pipe *p)
 {
+    p->ndelay = 0;
     for (IrOp *o = p->body->first; o; o = o->next) {
         if (pipe_in_slice(p, o) || is_load(p, o))
             continue;
@@ -535,9 +528,10 @@ bool pipe_slice_closed(Pipe *p)
             if (o->kind != IR_YIELD && !(p->loop->flags & IRF_WARP_SPEC) &&
                 pipe_rewindable(p, o->operands[i], 0))
                 continue;
-            return false;
+            if (!pipe_delay(p, o->operands[i]))
+                return false;
         }
-        if (o->nregions && !ir_walk_ok(p, o))
+        if (o->nregions && !regions_read_delayed(p, o))
             return false;
     }
     for (int k = 0; k < p->body->nargs - 1; k++)

@@ -520,6 +520,21 @@ def cases():
               Scalar("M", M_), Scalar("N", N_), Scalar("K", K_)],
              {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "NUM_SMS": 5},
              tol={"fp16": (2e-2, 1e-2)}, ref=R_.matmul))
+    # persistent_flat.py: tile loops flattened by hand; programs owning no
+    # tile, one, or several; fewer K steps than stages
+    for kern in ("flat_where", "flat_counter"):
+        for (m, n, k, bm, bn, bk, sms, warps) in ((100, 72, 40, 32, 32, 16, 5, 4),
+                                                   (100, 72, 16, 32, 32, 16, 16, 4),
+                                                   (192, 160, 208, 64, 64, 32, 3, 4),
+                                                   (256, 256, 96, 128, 128, 32, 2, 8)):
+            add(Case(f"hand-flattened persistent matmul {kern} {m}x{n}x{k} on {sms}",
+                     "persistent_flat.py", kern, (sms,),
+                     [Buf("a", "fp16", m * k), Buf("b", "fp16", k * n), Out("c", "fp16", m * n),
+                      Scalar("M", m), Scalar("N", n), Scalar("K", k), Scalar("stride_am", k),
+                      Scalar("stride_ak", 1), Scalar("stride_bk", n), Scalar("stride_bn", 1),
+                      Scalar("stride_cm", n), Scalar("stride_cn", 1)],
+                     {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "NUM_SMS": sms},
+                     num_warps=warps, tol={"fp16": (2e-2, 1e-2)}, ref=R_.matmul))
     M8, N8, K8 = 70, 40, 50
     add(Case("int8 scaled matmul with block pointers", "block_pointers.py", "int8_scaled_mm_kernel",
              (3, 2),

@@ -1,0 +1,91 @@
+"""Persistent matmuls whose tile loop is flattened by hand into one loop
+over every K step of the program's tiles: the K index wraps at each tile,
+an `if` on the first K step sets the tile's offsets, an `if` on the last
+stores the tile and resets the accumulator. Two spellings of the wrap."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def flat_where(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+               stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
+    pid = tl.program_id(0)
+    n_m = tl.cdiv(M, BLOCK_M)
+    n_n = tl.cdiv(N, BLOCK_N)
+    n_k = tl.cdiv(K, BLOCK_K)
+    tiles = n_m * n_n
+    count = tiles // NUM_SMS
+    if pid < tiles % NUM_SMS:
+        count += 1
+    tile = pid - NUM_SMS
+    ki = -1
+    kk = tl.arange(0, BLOCK_K)
+    pm = 0
+    pn = 0
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in range(0, n_k * count):
+        ki = tl.where(ki == n_k - 1, 0, ki + 1)
+        if ki == 0:
+            tile += NUM_SMS
+            pm = tile // n_n
+            pn = tile % n_n
+            rm = pm * BLOCK_M + tl.arange(0, BLOCK_M)
+            rn = pn * BLOCK_N + tl.arange(0, BLOCK_N)
+            rm = tl.max_contiguous(tl.multiple_of(tl.where(rm < M, rm, 0), BLOCK_M), BLOCK_M)
+            rn = tl.max_contiguous(tl.multiple_of(tl.where(rn < N, rn, 0), BLOCK_N), BLOCK_N)
+        rk = ki * BLOCK_K + kk
+        a = tl.load(a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak,
+                    mask=kk[None, :] < K - ki * BLOCK_K, other=0.0)
+        b = tl.load(b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=kk[:, None] < K - ki * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        if ki == n_k - 1:
+            cm = pm * BLOCK_M + tl.arange(0, BLOCK_M)
+            cn = pn * BLOCK_N + tl.arange(0, BLOCK_N)
+            mask = (cm[:, None] < M) & (cn[None, :] < N)
+            tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn,
+                     acc.to(c_ptr.dtype.element_ty), mask=mask)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+
+
+@triton.jit
+def flat_counter(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                 stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
+    # the wrap as a remainder at the end of the step; the tile found from
+    # the loop index; masks on every dim
+    pid = tl.program_id(0)
+    n_n = tl.cdiv(N, BLOCK_N)
+    n_k = tl.cdiv(K, BLOCK_K)
+    tiles = tl.cdiv(M, BLOCK_M) * n_n
+    steps = tl.cdiv(tiles - pid, NUM_SMS) * n_k
+    ki = 0
+    tm = 0
+    tn = 0
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for step in range(steps):
+        if ki == 0:
+            t = pid + (step // n_k) * NUM_SMS
+            tm = t // n_n
+            tn = t % n_n
+            offs_m = tm * BLOCK_M + tl.arange(0, BLOCK_M)
+            offs_n = tn * BLOCK_N + tl.arange(0, BLOCK_N)
+        offs_k = ki * BLOCK_K + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak,
+                    mask=(offs_m[:, None] < M) & (offs_k[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn,
+                    mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+        if ki == n_k - 1:
+            cm = tm * BLOCK_M + tl.arange(0, BLOCK_M)
+            cn = tn * BLOCK_N + tl.arange(0, BLOCK_N)
+            mask = (cm[:, None] < M) & (cn[None, :] < N)
+            tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn,
+                     acc.to(c_ptr.dtype.element_ty), mask=mask)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        ki = (ki + 1) % n_k
