@@ -1,10 +1,10 @@
 """Corpus cases: kernels that build tensor descriptors in the kernel
-(tl.make_tensor_descriptor): a grouped GEMM, a persistent GEMM and an
-attention forward. Triton needs a global-memory allocator for them
+(tl.make_tensor_descriptor): a grouped GEMM, a persistent GEMM, an
+attention forward and an expert GEMM over a 3-D weight descriptor. Triton needs a global-memory allocator for them
 (bench/corpus.py sets one)."""
 import numpy as np
 
-from registry import F32, I32, case, cdiv, floats, group_operands, out
+from registry import F32, I32, Buf, case, cdiv, floats, group_operands, out
 
 # GPU sizes: tutorial 09's fp16 shape and config; interpreter sizes: ragged
 # M, N and K (the descriptors bound every access), tiny tiles
@@ -92,3 +92,35 @@ case(name="attn_fwd_desc", klass="attention", module="tensor_desc_kernels.py",
      shape=lambda S: f"z{S['z']} h{S['h']} n{S['n_ctx']} d{S['d']}",
      gpu=dict(z=4, h=8, n_ctx=4096, d=128, BM=128, BN=128, warps=8, stages=3),
      interp=dict(z=2, h=3, n_ctx=64, d=32, BM=16, BN=32, warps=4, stages=2), tol=5e-3)
+
+
+# tokens per expert: ragged, one expert with none (K and N multiples of 8)
+MOE_GPU = dict(counts=[1536, 640, 0, 2048, 1000, 8, 1200, 1792], n=2048, k=1024, BM=128, BN=128,
+               BK=64, warps=8, stages=3)
+MOE_INT = dict(counts=[24, 0, 40, 8], n=48, k=40, BM=16, BN=16, BK=16, warps=4, stages=2)
+
+
+def moe_make(rng, S):
+    e, t = len(S["counts"]), sum(S["counts"])
+    offsets = np.concatenate([[0], np.cumsum(S["counts"])])
+    return {"x": floats(rng, (t, S["k"]), "bf16"), "w": floats(rng, (e, S["n"], S["k"]), "bf16"),
+            "out": out((t, S["n"]), "bf16"), "offsets": Buf(offsets, "i32")}
+
+
+def moe_ref(X, S):
+    o = np.zeros((sum(S["counts"]), S["n"]))
+    at = 0
+    for e, c in enumerate(S["counts"]):
+        o[at:at + c] = X["x"][at:at + c] @ X["w"][e].T
+        at += c
+    return {"out": o}
+
+
+case(name="moe_expert_desc3d", klass="gemm", module="moe_desc3d.py", kernel="expert_gemm_desc3d",
+     make=moe_make,
+     args=lambda S, b: ["x", "w", "out", "offsets", I32(S["n"]), I32(S["k"]),
+                        I32(len(S["counts"]))],
+     consts=lambda S: dict(BLOCK_M=S["BM"], BLOCK_N=S["BN"], BLOCK_K=S["BK"]),
+     grid=lambda S: (cdiv(max(S["counts"]), S["BM"]), cdiv(S["n"], S["BN"]), len(S["counts"])),
+     ref=moe_ref, shape=lambda S: f"{len(S['counts'])} experts",
+     gpu=MOE_GPU, interp=MOE_INT)

@@ -53,9 +53,8 @@ static const PassInfo pass_table[] = {
  * no CSE or loop-invariant hoisting here: LLVM's EarlyCSE, GVN and LICM do
  * both on the generated code, per thread and with the target's costs. */
 static const char *const default_passes[] = {
-    "fold",   "flatten",        "fold",           "induction",   "squeeze",  "fresh",
-    "dce",    "layout",         "pipeline_plan",  "pipeline_rings", "pipeline_async", "pipeline_ws",
-    "tma_store"};
+    "fold",   "flatten",       "fold",           "induction",      "squeeze",     "fresh",    "dce",
+    "layout", "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws", "tma_store"};
 
 const PassInfo *pass_lookup(const char *name, size_t len)
 {

@@ -423,8 +423,7 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
     ir_remove(ld);
     if (!p->ld[i].run) {
         view_transposes(p, v->results[0]);
-        if (ld->nops > 2 && ld->operands[1] && ld->operands[2] &&
-            !ir_is_zero(ld->operands[2]))
+        if (ld->nops > 2 && ld->operands[1] && ld->operands[2] && !ir_is_zero(ld->operands[2]))
             other_after_reads(p, ld, v->results[0]);
     }
 }

@@ -270,8 +270,7 @@ static bool read_in_registers(Pipe *p, const IrOp *ld)
     if (r->type.rank != 2 || (bits != 16 && bits != 32) || !pipe_copyable(p, ld) ||
         !stores_elsewhere(p, ld) || (p->loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld)))
         return false;
-    if (ld->nops > 2 && ld->operands[1] && ld->operands[2] &&
-        !ir_is_zero(ld->operands[2]) &&
+    if (ld->nops > 2 && ld->operands[1] && ld->operands[2] && !ir_is_zero(ld->operands[2]) &&
         (!pass_can_remat(ld->operands[1]) || !pass_can_remat(ld->operands[2])))
         return false;
     for (const IrOp *o = ld->next; o; o = o->next)

@@ -1,4 +1,11 @@
-/* squeeze.c: a tile with one dim of size 1 loaded from addresses made by
+/* squeeze.c: loads and stores at the rank their addresses have. A tile
+ * whose addresses are a reshape adding dims of size 1 (a [1, BM, BK]
+ * block of a batched tensor descriptor or block pointer, which sema
+ * addresses as a [BM, BK] tile) is loaded or stored at the lower rank,
+ * the value reshaped instead (and a reshape of it back to the lower
+ * shape, `desc.load(...).reshape(BM, BK)`, is the load itself), so the
+ * pipeline and TMA see the 2-D tile they handle. And a tile with one dim
+ * of size 1 loaded from addresses made by
  * expanding a vector (`scale_ptr + offs[:, None]`, a per-row or per-column
  * scale read as an [M, 1] column) is loaded as the vector and expanded;
  * the transpose of such an expanded vector (`scale_b.T`) is the vector
@@ -139,9 +146,107 @@ static void squeeze_trans(Squeeze *s, IrOp *op)
     expand(s, &b, e->operands[0], 1 - e->axis, op->results[0]);
 }
 
+/* v's shape without its dims of size 1 is x's (x has none). */
+static bool adds_units(const IrValue *v, const IrValue *x)
+{
+    int n = 0;
+    for (int d = 0; d < v->type.rank; d++)
+        if (v->type.shape[d] != 1 && (n >= x->type.rank || v->type.shape[d] != x->type.shape[n++]))
+            return false;
+    for (int d = 0; d < x->type.rank; d++)
+        if (x->type.shape[d] == 1)
+            return false;
+    return n == x->type.rank && v->type.rank > x->type.rank;
+}
+
+/* The value without unit dims that reshapes or expand_dims adding unit
+ * dims make v from (`x[None, :, :]`), or NULL. */
+static IrValue *unit_source(const IrValue *v)
+{
+    const IrOp *d = v ? v->def : NULL;
+    for (int depth = 0; d && depth < 4 && (d->kind == IR_RESHAPE || d->kind == IR_EXPAND_DIMS);
+         depth++) {
+        IrValue *x = d->operands[0];
+        if (adds_units(v, x))
+            return x;
+        d = x->def;
+    }
+    return NULL;
+}
+
+/* v (of a reshaped access's shape) at the lower shape of x, built at b
+ * for op. */
+static IrValue *lower(IrBuilder *b, const IrOp *op, IrValue *v, const IrValue *x)
+{
+    const IrValue *src = unit_source(v);
+    if (src && src->type.rank == x->type.rank)
+        return (IrValue *)src;
+    IrOp *c = v->def && v->def->kind == IR_CONST ? v->def : NULL;
+    Type t = type_with_shape(v->type, x->type.rank, x->type.shape);
+    if (c)
+        return dtype_is_float(t.dt) ? ir_const_float(b, c->span, t, c->fval)
+                                    : ir_const_int(b, c->span, t, c->ival);
+    return ir_unary(b, IR_RESHAPE, op->span, v, t);
+}
+
+typedef struct Reshapes {
+    IrFunc *f;
+    IrValue *r, *x;
+} Reshapes;
+
+static bool reshape_read(IrOp *u, void *ctx)
+{
+    Reshapes *w = ctx;
+    if (u->kind != IR_RESHAPE || u->operands[0] != w->r)
+        return true;
+    if (type_eq(u->results[0]->type, w->x->type))
+        ir_replace_uses(w->f->body, u->results[0], w->x);
+    else
+        u->operands[0] = w->x;
+    return true;
+}
+
+/* The reshapes that read r read x, of which r is a reshape; those that
+ * give back x's shape are x. */
+static void reshapes_read(IrFunc *f, IrValue *r, IrValue *x)
+{
+    Reshapes w = {f, r, x};
+    ir_walk(f->body, reshape_read, &w);
+}
+
+/* A load or store through a reshape that adds unit dims, at the lower
+ * rank (the top of the file). */
+static void squeeze_units(Squeeze *s, IrOp *op)
+{
+    IrValue *ptr = op->operands[0], *p2 = unit_source(ptr);
+    IrValue *mask = op->nops > 2 ? op->operands[op->kind == IR_LOAD ? 1 : 2] : NULL;
+    if (!p2 || op->nregions || (mask && !unit_source(mask)))
+        return;
+    IrBuilder b = {s->f, op->parent, op};
+    IrValue *ops[3];
+    for (int i = 0; i < op->nops && i < 3; i++)
+        ops[i] = op->operands[i] ? lower(&b, op, op->operands[i], p2) : NULL;
+    if (s->f->arena->oom)
+        return;
+    for (int i = 0; i < op->nops && i < 3; i++)
+        op->operands[i] = ops[i];
+    if (op->kind != IR_LOAD)
+        return;
+    IrValue *r = op->results[0];
+    Type full = r->type;
+    r->type = type_with_shape(full, p2->type.rank, p2->type.shape);
+    IrBuilder after = {s->f, op->parent, op->next};
+    IrValue *back = ir_unary(&after, IR_RESHAPE, op->span, r, full);
+    ir_replace_uses(s->f->body, r, back);
+    back->def->operands[0] = r;
+    reshapes_read(s->f, back, r);
+}
+
 static bool squeeze_op(IrOp *op, void *ctx)
 {
     Squeeze *s = ctx;
+    if ((op->kind == IR_LOAD && op->nres == 1) || (op->kind == IR_STORE && op->nops >= 2))
+        squeeze_units(s, op);
     if (op->kind == IR_LOAD && op->nres == 1)
         squeeze_load(s, op);
     else if (op->kind == IR_TRANS && op->nres == 1)

@@ -520,6 +520,17 @@ def cases():
               Scalar("M", M_), Scalar("N", N_), Scalar("K", K_)],
              {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "NUM_SMS": 5},
              tol={"fp16": (2e-2, 1e-2)}, ref=R_.matmul))
+    # batched_3d.py: [1, BM, BK] blocks of 3-D tensors, loaded and stored
+    for kern in ("bmm_desc3d", "bmm_block_ptr3d"):
+        for (bz, m, n, k, bm, bn, bk, warps) in ((3, 40, 48, 56, 16, 32, 16, 4),
+                                                  (2, 136, 200, 72, 64, 64, 32, 4)):
+            add(Case(f"batched matmul {kern} {bz}x{m}x{n}x{k}", "batched_3d.py", kern,
+                     (-(-m // bm), -(-n // bn), bz),
+                     [Buf("a", "fp16", bz * m * k), Buf("b", "fp16", bz * k * n),
+                      Out("c", "fp16", bz * m * n), Scalar("B", bz), Scalar("M", m),
+                      Scalar("N", n), Scalar("K", k)],
+                     {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=warps,
+                     tol={"fp16": (2e-2, 1e-2)}, ref=R_.bmm))
     # persistent_flat.py: tile loops flattened by hand; programs owning no
     # tile, one, or several; fewer K steps than stages
     for kern in ("flat_where", "flat_counter"):

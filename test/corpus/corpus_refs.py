@@ -528,6 +528,13 @@ def bias_act(v, c, s):
     return {"y": y.ravel()}
 
 
+def bmm(v, c, s):
+    B, M, N, K = s["B"], s["M"], s["N"], s["K"]
+    a = v["a"].reshape(B, M, K)
+    b = v["b"].reshape(B, K, N)
+    return {"c": (a @ b).ravel()}
+
+
 def matmul(v, c, s):
     M, N, K = s["M"], s["N"], s["K"]
     a = v["a"].reshape(M, K)

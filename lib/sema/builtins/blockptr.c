@@ -369,10 +369,70 @@ static SVal and_masks(Sema *s, SVal m, SVal x, Span at)
     return m.k == SV_VOID ? x : sema_binary(s, OP_BITAND, m, x, at);
 }
 
+static bool address(Sema *s, const View *w, const bool *check, Span at, IrValue **ptr, SVal *mask);
+
+/* 0 <= idx < hi, or idx < hi where idx cannot be negative (off, the
+ * block's offset along the dim, known >= 0). */
+static SVal in_bounds(Sema *s, SVal idx, SVal off, SVal hi, Span at)
+{
+    SVal m = sema_compare(s, OP_LT, idx, hi, at);
+    if (sv_nonneg(off) || m.k == SV_UNDEF)
+        return m;
+    return sema_binary(s, OP_BITAND, sema_compare(s, OP_GE, idx, sv_int(0), at), m, at);
+}
+
+/* An access whose block has dims of size 1 beside others ([1, BM, BK] of
+ * a batched tensor): each unit dim adds a scalar offset and a scalar
+ * check, the tile is addressed over the other dims and reshaped to the
+ * block, so that pass squeeze loads it at that rank (and the pipeline and
+ * TMA see a 2-D tile), where a rank-3 tile went unpipelined. */
+static bool address_squeezed(Sema *s, const View *w, const bool *check, Span at, IrValue **ptr,
+                             SVal *mask)
+{
+    View t = {.base = w->base};
+    SVal shape[TK_MAX_RANK], strides[TK_MAX_RANK], m0 = {.k = SV_VOID};
+    bool tcheck[TK_MAX_RANK];
+    for (int d = 0; d < w->rank; d++) {
+        if (w->block[d] != 1) {
+            t.block[t.rank] = w->block[d];
+            shape[t.rank] = w->shape[d];
+            strides[t.rank] = w->strides[d];
+            t.offs[t.rank] = w->offs[d];
+            tcheck[t.rank++] = check[d];
+            continue;
+        }
+        t.base = sema_binary(s, OP_ADD, t.base,
+                             sema_binary(s, OP_MUL, w->offs[d], w->strides[d], at), at);
+        if (check[d])
+            m0 = and_masks(s, m0, in_bounds(s, w->offs[d], w->offs[d], w->shape[d], at), at);
+        if (t.base.k == SV_UNDEF || m0.k == SV_UNDEF)
+            return false;
+    }
+    t.shape = shape;
+    t.strides = strides;
+    IrValue *p;
+    if (!address(s, &t, tcheck, at, &p, mask))
+        return false;
+    if (m0.k != SV_VOID && !(m0.k == SV_BOOL && m0.i)) {
+        *mask = and_masks(s, *mask, m0, at);
+        if (mask->k == SV_TENSOR)
+            mask->v = sema_broadcast(s, mask->v, t.rank, t.block, at);
+    }
+    *ptr = sema_reshape(s, p, w->rank, w->block, at);
+    if (mask->k == SV_TENSOR)
+        mask->v = sema_reshape(s, mask->v, w->rank, w->block, at);
+    return *ptr != NULL && mask->k != SV_UNDEF && (mask->k != SV_TENSOR || mask->v);
+}
+
 /* The block of pointers of an access, and its mask over the dims in
  * check[] (SV_VOID when none is checked). */
 static bool address(Sema *s, const View *w, const bool *check, Span at, IrValue **ptr, SVal *mask)
 {
+    int units = 0;
+    for (int d = 0; d < w->rank; d++)
+        units += w->block[d] == 1;
+    if (units && units < w->rank)
+        return address_squeezed(s, w, check, at, ptr, mask);
     SVal p = w->base;
     *mask = (SVal){.k = SV_VOID};
     for (int d = 0; d < w->rank; d++) {
@@ -386,12 +446,8 @@ static bool address(Sema *s, const View *w, const bool *check, Span at, IrValue 
             return false;
         if (!check[d])
             continue;
-        SVal hi = sema_compare(s, OP_LT, idx, w->shape[d], at);
         /* an offset known to be >= 0 cannot reach below the tensor */
-        bool low = !sv_nonneg(w->offs[d]);
-        SVal m = low ? sema_binary(s, OP_BITAND, sema_compare(s, OP_GE, idx, sv_int(0), at), hi, at)
-                     : hi;
-        *mask = and_masks(s, *mask, m, at);
+        *mask = and_masks(s, *mask, in_bounds(s, idx, w->offs[d], w->shape[d], at), at);
         if (mask->k == SV_UNDEF)
             return false;
     }
