@@ -165,5 +165,6 @@ bool pass_fresh(IrFunc *f)
 {
     Fresh x = {f, true};
     ir_walk(f->body, visit, &x);
+    ir_renumber(f); /* the rewrites left ids unused */
     return x.ok && !f->arena->oom;
 }
