@@ -372,13 +372,6 @@ static bool mask_of(Ctx *c, const IrValue *v, Atoms *a, int depth)
         return true;
     }
     case IR_CMP: return a->n < MAX_ATOMS && cmp_atom(c, d, &a->q[a->n++], depth);
-    case IR_SPLAT: { /* one scalar condition over the whole tile */
-        TilePoly p;
-        if (c->m->pred || d->operands[0]->type.rank || !value_sym(c, d->operands[0], &p))
-            return false;
-        c->m->pred = 1 + p.t[0].sym[0] - SYM_VALUE;
-        return true;
-    }
     default: return false;
     }
 }
@@ -809,14 +802,7 @@ static IrValue *emit_poly(IrBuilder *b, Span sp, const TileMatch *m, const TileP
 
 IrValue *tile_coord(IrBuilder *b, Span sp, const TileMatch *m, int which, IrValue *j)
 {
-    IrValue *x = emit_poly(b, sp, m, &m->coord[which], j);
-    if (which != 1 || !m->pred)
-        return x;
-    /* past any tensor's extent (a map's is at most 2^31 - 1 elements, a
-     * box at most 256): the whole box out of bounds */
-    Type i32 = type_scalar(DT_I32);
-    IrValue *ops[3] = {(IrValue *)m->syms[m->pred - 1], x, ir_const_int(b, sp, i32, 1 << 30)};
-    return ir_build(b, IR_SELECT, sp, ops, 3, &i32, 1)->results[0];
+    return emit_poly(b, sp, m, &m->coord[which], j);
 }
 
 void tile_make_map(IrBuilder *b, Span sp, const TileMatch *m, int map)

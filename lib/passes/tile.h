@@ -34,10 +34,6 @@ typedef struct TileMatch {
     bool lower[2];                      /* the mask keeps coordinate which + index >= 0 */
     const IrValue *syms[TILE_MAX_SYMS]; /* where a copy is issued: their values for its iteration */
     int nsyms;
-    /* 1 + the sym of a scalar condition the mask ands in (a unit dim's
-     * bound of a 3-D descriptor), 0: none; where it fails, the outer
-     * coordinate leaves the tensor and TMA gives zeros (or drops a store) */
-    int pred;
 } TileMatch;
 
 /* Whether load `ld` of the body of `loop` (a `for` counting up by a
