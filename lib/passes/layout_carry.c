@@ -11,8 +11,12 @@
  * elementwise step that makes the next value from it and values that can
  * be recomputed in any layout (`rows + BM`), the loop carries it in L: the
  * initial value is converted once before the loop, the result back after
- * it where something reads it, and the conversions in the body go. Triton
- * moves such conversions through the loop's arguments the same way. */
+ * it where something reads it, and the conversions in the body go. The
+ * same where the next value is a branch's that keeps the value or makes it
+ * anew from values recomputable in any layout (a hand-flattened persistent
+ * GEMM's row offsets, set in `if ki == 0`): the branch's value is read
+ * through conversions to L too, and the arm that makes it makes it in L.
+ * Triton moves such conversions through the loop's arguments the same way. */
 #include "passes/layout_internal.h"
 
 /* The ops of a block (nested regions included) that read x. */

@@ -6,8 +6,9 @@
  * row statistics and also build the causal mask), and the argument moves
  * by the same step every iteration (x + c, or a pointer advanced by c),
  * its value for iteration i is the carried one less (S-1) * c; the slice
- * ops between are computed again from that. Other arguments keep the
- * loop unpipelined. */
+ * ops between are computed again from that. Other scalars are carried
+ * S-1 iterations behind the slice (delayed scalars, below); blocks that
+ * neither can serve keep the loop unpipelined. */
 #include "passes/pipeline.h"
 
 #include <string.h>
