@@ -5,8 +5,9 @@
  * read back the same way. Values move into registers by their bits
  * (widened to the constraint's width), so "=r" holds an fp32 as ptxas
  * expects. Assumes ir_asm_regs accepted the op (sema and the verifier
- * check it); a result whose layout gives a thread fewer elements than a
- * pack is a user error. */
+ * check it). Where a thread's elements are not a whole number of packs
+ * (pack=4 over a layout giving each thread 2), the last call's missing
+ * arguments are undefined and its extra results dropped, as Triton pads. */
 #include <string.h>
 
 #include "codegen/cg.h"
@@ -73,9 +74,17 @@ static LLVMValueRef asm_fn(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeR
                             !(op->flags & IRF_PURE), 0, LLVMInlineAsmDialectATT, 0);
 }
 
-/* One call on slots s..s+pack-1 of every argument and result. */
+/* Element e of an argument with n elements per thread (one: a scalar,
+ * the same in every call); past n, a pad. */
+static LLVMValueRef arg_elem(Cg *cg, const CgVal *x, int e, int n, DType dt)
+{
+    return x->n == 1 ? x->el[0] : e < n ? x->el[e] : LLVMGetUndef(cg_type(cg, dt));
+}
+
+/* One call on slots s..s+pack-1 of every argument and result (of n a
+ * thread). */
 static void call_pack(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeRef ft, LLVMValueRef ia,
-                      const CgVal *in, CgVal *res, int s)
+                      const CgVal *in, CgVal *res, int s, int n)
 {
     int pack = (int)op->ival, k = 0;
     LLVMValueRef args[IR_ASM_MAX_REGS];
@@ -85,7 +94,7 @@ static void call_pack(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeRef ft
         for (int j = 0; j < pack; j += per, k++) {
             LLVMValueRef el[16];
             for (int q = 0; q < per; q++)
-                el[q] = in[i].el[in[i].n == 1 ? 0 : s + j + q];
+                el[q] = arg_elem(cg, &in[i], s + j + q, n, dt);
             args[k] = to_reg(cg, el, per, dt, r->letter[r->nout + k]);
         }
     }
@@ -97,7 +106,10 @@ static void call_pack(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeRef ft
         for (int j = 0; j < pack; j += per, k++) {
             LLVMValueRef v =
                 r->nout == 1 ? call : LLVMBuildExtractValue(cg->b, call, (unsigned)k, "");
-            from_reg(cg, v, r->letter[k], per, dt, res[i].el + s + j);
+            LLVMValueRef out[16];
+            from_reg(cg, v, r->letter[k], per, dt, out);
+            for (int q = 0; q < per && s + j + q < n; q++)
+                res[i].el[s + j + q] = out[q];
         }
     }
 }
@@ -111,14 +123,6 @@ static void emit_inline_asm(Cg *cg, const IrOp *op)
         return;
     }
     int pack = (int)op->ival, n = cg_layout(cg, op->results[0]).per_thread;
-    if (n % pack) {
-        cg_error(cg, op->span,
-                 "tl.inline_asm_elementwise with pack=%d needs a multiple of %d "
-                 "elements per thread; this block (%lld elements over %d threads) gives each "
-                 "thread %d",
-                 pack, pack, (long long)type_numel(op->results[0]->type), cg->T, n);
-        return;
-    }
     CgVal in[IR_ASM_MAX_REGS], res[IR_ASM_MAX_REGS];
     for (int i = 0; i < op->nops; i++) {
         in[i] = cg_get(cg, op->operands[i]);
@@ -135,7 +139,7 @@ static void emit_inline_asm(Cg *cg, const IrOp *op)
     LLVMTypeRef ft;
     LLVMValueRef ia = asm_fn(cg, op, &r, &ft);
     for (int s = 0; s < n && !cg->failed; s += pack)
-        call_pack(cg, op, &r, ft, ia, in, res, s);
+        call_pack(cg, op, &r, ft, ia, in, res, s, n);
     for (int i = 0; i < op->nres; i++)
         cg_set(cg, op->results[i], res[i]);
 }
