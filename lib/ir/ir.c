@@ -642,6 +642,14 @@ static bool count_reads(IrOp *op, void *ctx)
     return true;
 }
 
+int ir_result_index(const IrOp *op, const IrValue *v)
+{
+    for (int i = 0; i < op->nres; i++)
+        if (op->results[i] == v)
+            return i;
+    return -1;
+}
+
 bool ir_is_zero(const IrValue *v)
 {
     const IrOp *d = v ? v->def : NULL;

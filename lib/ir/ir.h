@@ -764,6 +764,8 @@ int ir_count_reads(IrBlock *b, const IrValue *x);
 /* Whether x is made in b or in a block nested in it (an op's result or a
  * region's argument there). */
 bool ir_defined_in(const IrValue *x, const IrBlock *b);
+/* The index of v among op's results, or -1. */
+int ir_result_index(const IrOp *op, const IrValue *v);
 /* Whether v is a constant zero, splatted or converted. */
 bool ir_is_zero(const IrValue *v);
 /* Gives values dense ids 0..next_id-1 again (after passes removed some), in

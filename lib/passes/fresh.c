@@ -22,15 +22,6 @@
  * reads the accumulator, the replaced value, or the loop's result. */
 #include "passes/passes.h"
 
-/* The index of v among op's results, or -1. */
-static int result_of(const IrOp *op, const IrValue *v)
-{
-    for (int i = 0; i < op->nres; i++)
-        if (op->results[i] == v)
-            return i;
-    return -1;
-}
-
 /* Branch br's value k is zeros in one arm and x in the other: the i1
  * under which it is zeros, built at b (the condition, or its negation);
  * NULL otherwise. */
@@ -88,7 +79,7 @@ static IrOp *reset_after(IrFunc *f, IrOp *loop, int j)
         if (plain_dot(o, body) && o->operands[2] == acc)
             dot = o;
     IrBuilder at = {f, body, y};
-    IrValue *flag = dot ? zero_arm(&at, br, result_of(br, r), dot->results[0]) : NULL;
+    IrValue *flag = dot ? zero_arm(&at, br, ir_result_index(br, r), dot->results[0]) : NULL;
     if (!flag)
         return NULL;
     IrBuilder before = {f, loop->parent, loop};
@@ -127,7 +118,7 @@ static bool reset_before(IrFunc *f, IrOp *d)
         acc = z ? s->operands[3 - z] : NULL;
         flag = !acc ? NULL : z == 1 ? c : ir_unary(&at, IR_NOT, s->span, c, c->type);
     } else if (s->kind == IR_IF) {
-        int k = result_of(s, in);
+        int k = ir_result_index(s, in);
         for (int r = 0; r < 2 && s->nregions == 2 && !acc; r++) {
             const IrOp *y = s->regions[r]->last;
             IrValue *v = y && y->kind == IR_YIELD && k < y->nops ? y->operands[k] : NULL;

@@ -42,22 +42,13 @@ static bool note_reader(IrOp *op, void *ctx)
     return !r->overflow;
 }
 
-/* The index of v among op's results, or -1. */
-static int result_index(const IrOp *op, const IrValue *v)
-{
-    for (int j = 0; j < op->nres; j++)
-        if (op->results[j] == v)
-            return j;
-    return -1;
-}
-
 /* A branch making the next value (a hand-flattened persistent loop's row
  * offsets, set anew in `if ki == 0` and kept otherwise): each arm yields
  * x or a value recomputable in any layout. What else reads the branch's
  * value is left to read_layout. */
 static bool branch_step(const IrOp *d, const IrValue *next, const IrValue *x)
 {
-    int j = result_index(d, next);
+    int j = ir_result_index(d, next);
     if (j < 0)
         return false;
     for (int r = 0; r < d->nregions; r++) {
@@ -162,7 +153,7 @@ static void carry_reads(IrBlock *body, IrValue *v, const Readers *r, const Layou
  * in l (recomputed there, pass_can_remat). */
 static bool branch_in(IrFunc *f, IrOp *d, IrValue *next, const IrValue *x, const Layout *l)
 {
-    int j = result_index(d, next);
+    int j = ir_result_index(d, next);
     for (int r = 0; r < d->nregions; r++) {
         IrOp *y = d->regions[r]->last;
         IrValue *v = y->operands[j];
