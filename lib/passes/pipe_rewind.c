@@ -141,7 +141,7 @@ void pipe_rewind_reads(Pipe *p)
 
 bool pipe_delay(Pipe *p, IrValue *v)
 {
-    if (v->type.rank != 0 || (p->loop->flags & IRF_WARP_SPEC))
+    if (v->type.rank > 1 || type_numel(v->type) > 256 || (p->loop->flags & IRF_WARP_SPEC))
         return false;
     for (int i = 0; i < p->ndelay; i++)
         if (p->delay[i] == v)

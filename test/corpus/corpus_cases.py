@@ -533,7 +533,7 @@ def cases():
                      tol={"fp16": (2e-2, 1e-2)}, ref=R_.bmm))
     # persistent_flat.py: tile loops flattened by hand; programs owning no
     # tile, one, or several; fewer K steps than stages
-    for kern in ("flat_where", "flat_counter"):
+    for kern in ("flat_where", "flat_counter", "flat_tile_epilogue"):
         for (m, n, k, bm, bn, bk, sms, warps) in ((100, 72, 40, 32, 32, 16, 5, 4),
                                                    (100, 72, 16, 32, 32, 16, 16, 4),
                                                    (192, 160, 208, 64, 64, 32, 3, 4),

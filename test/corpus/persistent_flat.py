@@ -1,7 +1,8 @@
 """Persistent matmuls whose tile loop is flattened by hand into one loop
 over every K step of the program's tiles: the K index wraps at each tile,
 an `if` on the first K step sets the tile's offsets, an `if` on the last
-stores the tile and resets the accumulator. Two spellings of the wrap."""
+stores the tile and resets the accumulator. Two spellings of the wrap, and
+an epilogue that stores through the carried offset vectors themselves."""
 import triton
 import triton.language as tl
 
@@ -89,3 +90,36 @@ def flat_counter(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, 
                      acc.to(c_ptr.dtype.element_ty), mask=mask)
             acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         ki = (ki + 1) % n_k
+
+
+@triton.jit
+def flat_tile_epilogue(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                       stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                       BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
+    pid = tl.program_id(0)
+    n_n = tl.cdiv(N, BLOCK_N)
+    n_k = tl.cdiv(K, BLOCK_K)
+    tiles = tl.cdiv(M, BLOCK_M) * n_n
+    tile = pid - NUM_SMS
+    ki = -1
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in range(0, n_k * tl.cdiv(tiles - pid, NUM_SMS)):
+        ki = tl.where(ki == n_k - 1, 0, ki + 1)
+        if ki == 0:
+            tile += NUM_SMS
+            rm = tl.max_contiguous(tl.multiple_of((tile // n_n) * BLOCK_M + tl.arange(0, BLOCK_M),
+                                                  BLOCK_M), BLOCK_M)
+            rn = tl.max_contiguous(tl.multiple_of((tile % n_n) * BLOCK_N + tl.arange(0, BLOCK_N),
+                                                  BLOCK_N), BLOCK_N)
+        rk = ki * BLOCK_K + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak,
+                    mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        if ki == n_k - 1:
+            tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn,
+                     acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
