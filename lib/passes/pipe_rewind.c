@@ -6,9 +6,10 @@
  * row statistics and also build the causal mask), and the argument moves
  * by the same step every iteration (x + c, or a pointer advanced by c),
  * its value for iteration i is the carried one less (S-1) * c; the slice
- * ops between are computed again from that. Other scalars are carried
- * S-1 iterations behind the slice (delayed scalars, below); blocks that
- * neither can serve keep the loop unpipelined. */
+ * ops between are computed again from that. Other scalars, and vectors
+ * of up to 256 elements, are carried S-1 iterations behind the slice
+ * (delayed values, below); blocks that neither can serve keep the loop
+ * unpipelined. */
 #include "passes/pipeline.h"
 
 #include <string.h>
@@ -130,18 +131,20 @@ void pipe_rewind_reads(Pipe *p)
     }
 }
 
-/* ---- delayed scalars ----------------------------------------------------------------- */
-/* A scalar that runs ahead and moves by no constant step (a hand-flattened
- * persistent loop's K index `ki = tl.where(ki == n - 1, 0, ki + 1)`, the
- * tile's row and column set in an `if ki == 0`, which its epilogue reads)
- * is carried S-1 iterations behind the slice: arguments q0 .. q(S-2) hold
+/* ---- delayed values ------------------------------------------------------------------ */
+/* A scalar or small vector that runs ahead and moves by no constant step
+ * (a hand-flattened persistent loop's K index `ki = tl.where(ki == n - 1,
+ * 0, ki + 1)`, the tile's row and column, or its offset vectors, set in an
+ * `if ki == 0`, which its epilogue reads) is carried S-1 iterations behind
+ * the slice, in its own layout: arguments q0 .. q(S-2) hold
  * its values for iterations i .. i+S-2, the body reads q0, and each
  * iteration shifts them and appends the slice's value for i+S-1. The
  * prologue's clones of the slice give their first values. */
 
 bool pipe_delay(Pipe *p, IrValue *v)
 {
-    if (v->type.rank > 1 || type_numel(v->type) > 256 || (p->loop->flags & IRF_WARP_SPEC))
+    if (v->type.rank > 1 || type_numel(v->type) > MAX_DELAY_ELEMS ||
+        (p->loop->flags & IRF_WARP_SPEC))
         return false;
     for (int i = 0; i < p->ndelay; i++)
         if (p->delay[i] == v)

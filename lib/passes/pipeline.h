@@ -10,7 +10,7 @@
 #include "passes/passes.h"
 #include "passes/tile.h"
 
-enum { MAX_LOADS = 8, MAX_DELAYS = 8 };
+enum { MAX_LOADS = 8, MAX_DELAYS = 8, MAX_DELAY_ELEMS = 256 };
 
 /* One load a loop stages: how its ring is filled. */
 typedef struct PipeLoad {
@@ -47,8 +47,9 @@ typedef struct Pipe {
     IrOp **slice; /* the ops computing the loads' addresses, run ahead */
     int nslice;
     bool *carried; /* by iter arg index: advanced by the slice */
-    /* scalars that run ahead and that the body also reads for its own
-     * iteration (pipe_rewind.c): carried S-1 iterations behind the slice */
+    /* scalars and small vectors that run ahead and that the body also
+     * reads for its own iteration (pipe_rewind.c): carried S-1 iterations
+     * behind the slice */
     IrValue *delay[MAX_DELAYS];
     IrValue **delayed; /* the body's arguments holding them, S-1 each */
     int ndelay;
@@ -140,7 +141,8 @@ bool pipe_rewindable(const Pipe *p, const IrValue *v, int depth);
  * running ahead reads it for its own iteration. */
 void pipe_rewind_reads(Pipe *p);
 /* Whether v, a value that runs ahead, can be carried S-1 iterations
- * behind the slice for the body's reads (a scalar); records it. */
+ * behind the slice for the body's reads (a scalar, or a vector of up to
+ * 256 elements); records it. */
 bool pipe_delay(Pipe *p, IrValue *v);
 /* In the widened loop, before the slice is cloned: the delayed values'
  * arguments, started from init[] (S-1 per value, the prologue's
