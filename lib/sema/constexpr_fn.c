@@ -131,8 +131,11 @@ SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *ca)
                         "tk cannot read %s '%s' (%s:%d): %s; give its value as a constexpr "
                         "instead",
                         kind_of(host), name, sema_module_file(owner), callee.fn->span.line, why);
-    /* the body's ops go to a block of their own, which no op holds */
+    /* the body's ops go to a block of their own, which no op holds; their
+     * ids are given back after, as no value of the body outlives the call
+     * (a call gives a compile-time value or an error) */
     IrBuilder saved = s->b;
+    int ids = s->f ? s->f->next_id : 0;
     if (s->f) {
         IrOp *tmp = ir_op_new(s->f, IR_IF, ca->at, NULL, 0, NULL, 0);
         s->b = (IrBuilder){.f = s->f, .blk = ir_op_add_region(s->f, tmp)};
@@ -141,6 +144,8 @@ SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *ca)
     SVal r = sema_inline_body(s, fn, owner, ca);
     s->const_fn--;
     s->b = saved;
+    if (s->f)
+        s->f->next_id = ids;
     /* a module constant may also be a function or module (a helper that
      * finds libdevice's rsqrt) */
     bool named = (host->flags & NF_HOST_FN) &&
