@@ -54,6 +54,15 @@ static bool host_read_module(const char *s, size_t len)
     return false;
 }
 
+/* `from m import *` as the node sema binds m's public names from. */
+static Node *star_import(HostScan *h, const HostLine *L, const char *module, size_t at)
+{
+    Node *n = parse_node(h->lx, N_FROM_IMPORT, host_span_at(h, L, at, 1));
+    n->name = module;
+    n->str = "*";
+    return n;
+}
+
 /* The names an import binds: `import a.b` binds a, `as x` binds x,
  * `from m import a, b as c` binds a and c; they go to the host statement
  * `bind`, or with `know` to the names kept code may use. Returns whether
@@ -87,7 +96,9 @@ bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *
         p = host_dotted(t, p, end);
         if (p == m) {
             if (p < end && t[p] != '*')
-                ok = false; /* ';' or anything else: not a plain import */
+                ok = false;                    /* ';' or anything else: not a plain import */
+            else if (p < end && from && nodes) /* a package file's names, all of them */
+                vec_push(h->lx->arena, nodes, star_import(h, L, module, p));
             p++;
             continue;
         }
