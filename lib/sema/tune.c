@@ -103,12 +103,19 @@ static const Node *module_list(Sema *s, const Node *name)
 }
 
 /* Configs that host Python builds (a name it binds, a call, a comprehension
- * the front end replaced by [__host__]): tk cannot read them. */
+ * the front end replaced by [__host__], a list of what a module function
+ * returns, `[cfg(128), cfg(256, n_warps=8)]`): tk cannot read them. */
 static bool configs_from_host(const Node *c)
 {
     if (c->kind == N_LIST && c->list.len == 1 && c->list.items[0]->kind == N_NAME &&
         strcmp(c->list.items[0]->name, "__host__") == 0)
         return true;
+    if (c->kind == N_LIST || c->kind == N_TUPLE) {
+        for (int i = 0; i < c->list.len; i++)
+            if (c->list.items[i]->kind == N_CALL && !callee_is(c->list.items[i], "Config"))
+                return true;
+        return false;
+    }
     return c->kind == N_NAME || c->kind == N_CALL || c->kind == N_ATTR || c->kind == N_BINOP ||
         c->kind == N_SUBSCRIPT;
 }
