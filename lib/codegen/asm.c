@@ -12,7 +12,10 @@
 
 #include "codegen/cg.h"
 
-static int letter_bits(char c) { return c == 'h' ? 16 : c == 'r' || c == 'f' ? 32 : 64; }
+static int letter_bits(char c)
+{
+    return c == 'h' ? 16 : c == 'r' || c == 'f' || c == 'n' ? 32 : 64;
+}
 
 static LLVMTypeRef reg_type(Cg *cg, char c)
 {

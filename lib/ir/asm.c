@@ -23,6 +23,7 @@ static int letter_bits(char c)
     case 'f': return 32;
     case 'l':
     case 'd': return 64;
+    case 'n': return 32; /* an immediate: a compile-time integer, an input only */
     default: return 0;
     }
 }
@@ -39,7 +40,7 @@ static bool entry(const char *e, size_t len, bool *out, char *letter, int *tied)
         if (len && e[0] == '&')
             e++, len--;
     }
-    if (len == 1 && letter_bits(e[0])) {
+    if (len == 1 && letter_bits(e[0]) && !(*out && e[0] == 'n')) {
         *letter = e[0];
         return true;
     }
@@ -64,7 +65,7 @@ static bool parse(const char *s, IrAsmRegs *r, char *why, size_t n)
         if (!entry(s, len, &out, &letter, &tied)) {
             snprintf(why, n,
                      "constraint %d ('%.*s') is not one of =h, =r, =l, =f, =d, h, r, "
-                     "l, f, d, a tied output number or ~{clobber}",
+                     "l, f, d, n, a tied output number or ~{clobber}",
                      k, (int)(len > 16 ? 16 : len), s);
             return false;
         }
@@ -94,6 +95,17 @@ static bool parse(const char *s, IrAsmRegs *r, char *why, size_t n)
     }
 }
 
+/* Whether v is an integer known when the kernel is compiled: a constant,
+ * or one spread over a block (every call of the asm sees the same). */
+static bool compile_time_int(const IrValue *v)
+{
+    while (v->def &&
+           (v->def->kind == IR_SPLAT || v->def->kind == IR_BROADCAST ||
+            v->def->kind == IR_CONVERT_LAYOUT || v->def->kind == IR_EXPAND_DIMS))
+        v = v->def->operands[0];
+    return v->def && v->def->kind == IR_CONST && dtype_is_int(v->type.dt);
+}
+
 /* The registers `v` needs per call fit their constraints (from index *at). */
 static bool fit(const IrValue *v, int pack, const IrAsmRegs *r, int *at, int end, const char *what,
                 int i, char *why, size_t n)
@@ -105,6 +117,13 @@ static bool fit(const IrValue *v, int pack, const IrAsmRegs *r, int *at, int end
         if (*at >= end)
             return true; /* the count check below reports it */
         char c = r->letter[*at];
+        if (c == 'n' && (per != 1 || !compile_time_int(v))) {
+            snprintf(why, n,
+                     "immediate operand $%d ('n') needs an integer constant of at most 32 "
+                     "bits, and %s %d is not one",
+                     *at, what, i);
+            return false;
+        }
         int cb = letter_bits(c);
         if (bits > cb || ((c == 'f' || c == 'd') && bits != cb)) {
             snprintf(why, n, "register $%d ('%c', %d bits) cannot hold %s %d (%d x %s)", *at, c, cb,

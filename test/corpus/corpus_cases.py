@@ -588,6 +588,13 @@ def cases():
              [Buf("a", "i32", S, ("randint", 0, 2**31 - 1)), Buf("b", "i32", S, ("randint", 0, 2**31 - 1)),
               Out("lo", "i32", S), Out("hi", "i32", S), Scalar("n_elements", S)],
              {"BLOCK": 256}, gpu_only=ptx))
+    add(Case("softplus asm with pack=4 over 2 elements a thread", "fastmath_pdl.py",
+             "softplus_pack4_kernel", (4,),
+             [Buf("x", "fp32", S, scale=8.0), Out("out", "fp32", S), Scalar("n_elements", S)],
+             {"BLOCK": 256}, gpu_only=ptx))
+    add(Case("lop3 with immediate operands ('n')", "fastmath_pdl.py", "nibbles_imm_kernel", (4,),
+             [Buf("w", "i32", S, ("randint", 0, 2**31 - 1)), Out("out", "fp32", S),
+              Scalar("n_elements", S)], {"BLOCK": 512}, gpu_only=ptx))
     add(Case("scale-shift after gdc_wait, launch_pdl", "fastmath_pdl.py", "scale_shift_pdl_kernel",
              (8,), [Buf("x", "fp32", S), Out("y", "fp32", S), Scalar("n_elements", S),
                     Scalar("alpha", 1.5, "fp32"), Scalar("beta", -0.25, "fp32")],

@@ -81,3 +81,51 @@ def scale_shift_pdl_kernel(x_ptr, y_ptr, n_elements, alpha, beta,
     if USE_GDC:
         gdc_launch_dependents()
     tl.store(y_ptr + offs, x * alpha + beta, mask=mask)
+
+
+def _exp_log1p_asm(n):
+    # one block of PTX per packed element: out_k = log2(1 + 2^in_k), or in_k
+    # itself above 15 (where the sum rounds to 2^in_k); built at import time
+    # by plain Python, as softplus modules build theirs
+    text = ""
+    for k in range(n):
+        text += ("{ .reg .pred big; setp.gt.f32 big, $%d, 15.0; @big mov.f32 $%d, $%d; "
+                 "@!big ex2.approx.ftz.f32 $%d, $%d; @!big add.f32 $%d, $%d, 1.0; "
+                 "@!big lg2.approx.ftz.f32 $%d, $%d; } " % (k + n, k, k + n, k, k + n, k, k, k, k))
+    return text
+
+
+SOFTPLUS_PACK = tl.constexpr(4)
+softplus_asm = tl.constexpr(_exp_log1p_asm(4))
+softplus_constraints = tl.constexpr(",".join(["=r"] * 4 + ["r"] * 4))
+
+
+@triton.jit
+def softplus_pack4_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
+    # pack=4 where a thread holds only 2 elements (BLOCK 256 over 128
+    # threads): the call is padded, its extra results dropped
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elements
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = tl.inline_asm_elementwise(softplus_asm, softplus_constraints, [x * 1.4426950408889634],
+                                  dtype=tl.float32, is_pure=True, pack=SOFTPLUS_PACK)
+    tl.store(out_ptr + offs, y * 0.6931471805599453, mask=mask)
+
+
+NIBBLE_MASK = tl.constexpr(0x000F000F)
+FP16_1024 = tl.constexpr(0x64006400)
+
+
+@triton.jit
+def nibbles_imm_kernel(w_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
+    # two low nibbles of each word as fp16 1024 + v, through lop3 with its
+    # mask, magic and lookup table as immediate ('n') operands
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n_elements
+    w = tl.load(w_ptr + offs, mask=mask, other=0)
+    lo, hi = tl.inline_asm_elementwise(
+        "{ .reg .b32 t; lop3.b32 t, $2, $3, $4, $5; mov.b32 {$0, $1}, t; }",
+        "=h,=h,r,n,n,n", args=[w, NIBBLE_MASK, FP16_1024, 0xEA],
+        dtype=(tl.float16, tl.float16), is_pure=True, pack=1)
+    tl.store(out_ptr + offs, lo.to(tl.float32) - 1024.0 + 16.0 * (hi.to(tl.float32) - 1024.0),
+             mask=mask)
