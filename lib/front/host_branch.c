@@ -47,6 +47,9 @@ void host_triton_names(HostScan *h)
             else if (n->kind == N_FROM_IMPORT && strcmp(n->name, "triton") == 0 && n->str &&
                      strcmp(n->str, "language") == 0)
                 bind = n->alias ? n->alias : "language";
+            else if (n->kind == N_FROM_IMPORT && strcmp(n->name, "triton.language") == 0 &&
+                     n->str && (!strcmp(n->str, "core") || !strcmp(n->str, "standard")))
+                bind = n->alias ? n->alias : n->str; /* the modules tl is written in */
             host_name(h, &h->prefixes, bind);
         }
     }
@@ -165,23 +168,60 @@ static bool host_imports_tk(HostScan *h, const HostArm *a)
     return false;
 }
 
+/* The end of the dotted name at v of line L (v where there is none). */
+static size_t dotted_end(const HostScan *h, const HostLine *L, size_t v)
+{
+    size_t e = v;
+    while (e < L->end && (host_is_id(h->text[e]) || h->text[e] == '.'))
+        e++;
+    return e;
+}
+
+/* The dotted path a try line aliases: `dotted.path`, or the same wrapped in
+ * triton's constexpr_function (in call form: Triton 3.6 asks for it around
+ * tl.core's helpers that kernels call, and returns the helper). NULL for
+ * anything else. */
+static const char *aliased_path(HostScan *h, const HostLine *L, size_t v)
+{
+    const char *t = h->text;
+    size_t e = dotted_end(h, L, v);
+    if (e == v)
+        return NULL;
+    static const char wrap[] = "constexpr_function";
+    size_t w = sizeof wrap - 1;
+    if (e < L->end && t[e] == '(' && e - v >= w && !memcmp(t + e - w, wrap, w) &&
+        (e - v == w || t[e - w - 1] == '.')) {
+        /* host_skip_ws passes parentheses too: the path is what lies between */
+        size_t in = host_skip_ws(t, e + 1, L->end), ie = dotted_end(h, L, in);
+        size_t close = ie;
+        while (close < L->end && (t[close] == ' ' || t[close] == '\t'))
+            close++;
+        if (ie == in || close >= L->end || t[close] != ')' ||
+            host_skip_ws(t, close + 1, L->end) < L->end)
+            return NULL;
+        return arena_strndup(h->lx->arena, t + in, ie - in);
+    }
+    if (host_skip_ws(t, e, L->end) < L->end)
+        return NULL;
+    return arena_strndup(h->lx->arena, t + v, e - v);
+}
+
 /* Whether a try's body only aliases triton's builtins (`uniform =
- * tl.uint_to_uniform_float`, each line `NAME = dotted.path`): 1 when tk
- * has every one, 0 when it lacks one (Python would raise AttributeError),
- * -1 when the body is anything else. */
+ * tl.uint_to_uniform_float`, each line `NAME = dotted.path`, or the path in
+ * constexpr_function(...)): 1 when tk has every one, 0 when it lacks one
+ * (Python would raise AttributeError), -1 when the body is anything else. */
 static int host_try_aliases(HostScan *h, const HostArm *a)
 {
     int indent = h->lines[a->first].indent, all = 1;
     for (int k = a->first; k <= a->last; k++) {
         const HostLine *L = &h->lines[k];
-        size_t v, e;
+        size_t v;
         if (L->indent != indent || !host_assigned(h, L, &v))
             return -1;
-        for (e = v; e < L->end && (host_is_id(h->text[e]) || h->text[e] == '.'); e++)
-            ;
-        if (e == v || host_skip_ws(h->text, e, L->end) < L->end)
+        const char *path = aliased_path(h, L, v);
+        if (!path)
             return -1;
-        int has = host_attr_exists(h, arena_strndup(h->lx->arena, h->text + v, e - v));
+        int has = host_attr_exists(h, path);
         if (has < 0)
             return -1;
         all &= has;

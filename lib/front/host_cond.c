@@ -205,7 +205,9 @@ static const char *path_ns(const HostScan *h, const char *path)
         return "tl";
     if (!strncmp(rest, "language.", 9)) /* triton.language.X as tl.X */
         rest += 9;
-    static const char *const sub[][2] = {{"math", "tl.math"},
+    static const char *const sub[][2] = {{"core", "tl"},
+                                         {"standard", "tl"},
+                                         {"math", "tl.math"},
                                          {"extra", "tl.extra"},
                                          {"extra.cuda", "tl.extra.cuda"},
                                          {"extra.libdevice", "libdevice"},

@@ -141,7 +141,16 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
         if (!strcmp(name, "language"))
             return ns("tl");
         if (!strcmp(name, "cdiv") || !strcmp(name, "next_power_of_2") || !strcmp(name, "jit") ||
-            !strcmp(name, "autotune") || !strcmp(name, "heuristics") || !strcmp(name, "Config"))
+            !strcmp(name, "autotune") || !strcmp(name, "heuristics") || !strcmp(name, "Config") ||
+            !strcmp(name, "constexpr_function"))
+            return builtin("triton", name);
+        if (!strcmp(name, "runtime")) /* triton.runtime.jit.constexpr_function */
+            return ns("triton.runtime");
+    } else if (!strcmp(nsname, "triton.runtime")) {
+        if (!strcmp(name, "jit"))
+            return ns("triton.runtime.jit");
+    } else if (!strcmp(nsname, "triton.runtime.jit")) {
+        if (!strcmp(name, "constexpr_function"))
             return builtin("triton", name);
     } else if (!strcmp(nsname, "math")) {
         if (!strcmp(name, "pi"))

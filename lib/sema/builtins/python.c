@@ -246,6 +246,18 @@ static SVal py_getattr(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sema_err(s, at[0], "tk reads getattr of a module only, not of %s", sv_describe(s, a[0]));
 }
 
+/* triton.constexpr_function(f) in call form, over a function a kernel may
+ * already call at compile time (tl.core.get_int_dtype, another such
+ * helper): f itself. */
+static SVal py_constexpr_function(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
+{
+    TK_UNUSED(b), TK_UNUSED(call);
+    if (a[0].k == SV_BUILTIN || a[0].k == SV_FUNC)
+        return a[0];
+    return sema_err(s, at[0], "triton.constexpr_function() takes a function, got %s",
+                    sv_describe(s, a[0]));
+}
+
 static const Builtin python[] = {
     {"min", "*args", py_minmax, 0, false},
     {"max", "*args", py_minmax, 1, false},
@@ -264,6 +276,7 @@ static const Builtin python[] = {
     {"triton.autotune", "*args", py_host_only, 0, false},
     {"triton.heuristics", "*args", py_host_only, 0, false},
     {"triton.Config", "*args", py_host_only, 0, false},
+    {"triton.constexpr_function", "fn", py_constexpr_function, 0, false},
 };
 
 const BuiltinTable sema_tl_python = {python, TK_ARRAY_LEN(python)};
