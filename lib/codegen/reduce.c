@@ -447,8 +447,10 @@ bool cg_emit_reduce(Cg *cg, const IrOp *op)
     int axis = op->axis < 0 ? op->axis + t.rank : op->axis;
     const Layout *il = op->operands[0]->layout, *rl = op->results[0]->layout;
     bool sliced = rl && op->results[0]->type.rank && rl->kind == LY_SLICE; /* pass_layout */
+    /* a combine of one value too, in the order of the butterfly, as
+     * Triton's reductions combine (they take the combine as commutative) */
     if (il && (il->kind != LY_BLOCKED || sliced) && op->nops == 1 && !arg &&
-        op->sub != RED_CUSTOM) {
+        (op->sub != RED_CUSTOM || sliced)) {
         reduce_linear(&r, cg_get(cg, op->operands[0]), &t, axis);
         return true;
     }

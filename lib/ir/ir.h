@@ -47,9 +47,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Blocks have at most 5 dims, as TMA's tensor maps do (Triton's blocked
- * scales for mx GEMMs are 5-D); layouts as many. */
-#define TK_LAYOUT_MAX_RANK 5
+/* Blocks have at most 16 dims (Triton's own sort, and kernels that copy
+ * it, view a block of 2^k elements as k dims of 2); layouts as many.
+ * Tensor descriptors stop at TMA's 5. */
+#define TK_LAYOUT_MAX_RANK 16
 
 typedef enum {
     LY_BLOCKED, /* spt, tpw, wpc, order */
@@ -196,7 +197,7 @@ DType dtype_parse(const char *s);
 
 /* ---- types ----------------------------------------------------------------- */
 
-#define TK_MAX_RANK 5
+#define TK_MAX_RANK 16
 
 typedef struct Type {
     DType dt;   /* element dtype; DT_PTR for (blocks of) pointers */

@@ -118,9 +118,42 @@ const Layout *lp_slice_of(LayoutPass *p, const Layout *l, int dim)
     return r;
 }
 
+static Layout blocked_default(LayoutPass *p, const Type *t)
+{
+    return layout_blocked_default(t->rank, t->shape, shape_vec(p, t), p->threads);
+}
+
+/* A shape no load or store touches that a reshape makes from one whose
+ * blocked layout is known takes that layout's image (layout_reshape.c) as
+ * its own blocked layout: a block viewed as k dims of 2 to sort it, then
+ * viewed back, stays in each thread's registers throughout, where in the
+ * new shape's own layout every reshape crossed threads through shared
+ * memory. In program order, so a chain of reshapes follows its first. */
+static bool note_reshape(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    if (op->kind != IR_RESHAPE || p->nshapes >= MAX_SHAPES)
+        return true;
+    const Type *from = &op->operands[0]->type, *to = &op->results[0]->type;
+    if (to->rank == 0 || from->rank == 0 || shape_entry(p, to))
+        return true;
+    const ShapeVec *src = shape_entry(p, from);
+    Layout l = src && src->has_image ? src->image : blocked_default(p, from), img;
+    if (!lp_reshape_image(p, &l, from, to, &img))
+        return true;
+    ShapeVec *e = &p->shapes[p->nshapes++];
+    memset(e, 0, sizeof *e);
+    e->rank = to->rank;
+    memcpy(e->shape, to->shape, sizeof(int) * (size_t)to->rank);
+    e->has_image = true;
+    e->image = img;
+    return true;
+}
+
 const Layout *lp_blocked_of(LayoutPass *p, const Type *t)
 {
-    Layout l = layout_blocked_default(t->rank, t->shape, shape_vec(p, t), p->threads);
+    const ShapeVec *e = shape_entry(p, t);
+    Layout l = e && e->has_image ? e->image : blocked_default(p, t);
     const Layout *r = ir_layout_intern(p->f, &l);
     if (!r)
         p->failed = true;
@@ -512,6 +545,8 @@ static void pair_layouts(LayoutPass *p, IrOp *op)
         for (int i = 0; i < k - 1; i++)
             n.order[i] = l->order[i + 1];
     } else {
+        if (op->kind == IR_RESHAPE)
+            r->layout = lp_reshape_layout(p, l, &op->operands[0]->type, &r->type);
         return;
     }
     const Layout *x = ir_layout_intern(p->f, &n);
@@ -581,6 +616,7 @@ bool pass_layout(IrFunc *f)
     ir_walk(f->body, lp_assign_dot, &p);
     lp_spread_all(&p);
     ir_walk(f->body, note_store, &p);     /* before any shape's blocked layout is made */
+    ir_walk(f->body, note_reshape, &p);   /* after the shapes' vectors are known */
     ir_walk(f->body, assign_columns, &p); /* before loops give their arguments defaults */
     for (int round = 0; round < 4; round++) {
         p.changed = false;

@@ -174,7 +174,11 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
             (op->kind == IR_JOIN ? r->rank == l->rank + 1 && r->spt[l->rank] == 2
                                  : lp_merges_pair(op, l)))
             return l;
-        return lp_blocked_of(p, &x->type);
+        /* a reshape reads in place from the layout its result's is the image of */
+        const Layout *in = op->kind == IR_RESHAPE
+            ? lp_reshape_layout(p, r, &op->results[0]->type, &x->type)
+            : NULL;
+        return in ? in : lp_blocked_of(p, &x->type);
     }
     case IR_PARTNER: /* moves elements between the threads of the result's layout */
         return op->results[0]->layout;

@@ -15,7 +15,9 @@ typedef struct ShapeVec {
     int rank;
     int shape[TK_MAX_RANK];
     int v;
-    int store_cap; /* elements of the widest stored type in 16 bytes (0: no store) */
+    int store_cap;  /* elements of the widest stored type in 16 bytes (0: no store) */
+    bool has_image; /* no access: its blocked layout is the reshape image of another's */
+    Layout image;
 } ShapeVec;
 
 typedef struct LayoutPass {
@@ -76,5 +78,13 @@ bool lp_carry_in_place(LayoutPass *p);
  * (size 2) held in each thread's registers next to the run of the dim
  * before it in blocked layout l (layout.c). */
 bool lp_merges_pair(const IrOp *op, const Layout *l);
+/* layout_reshape.c: the blocked layout of shape `to` that holds each
+ * element of a reshape from `from` in blocked layout l in the same thread
+ * and register (the reshape then moves no data), interned; NULL where
+ * none does. */
+const Layout *lp_reshape_layout(LayoutPass *p, const Layout *l, const Type *from, const Type *to);
+/* The same layout, not interned (false where there is none). */
+bool lp_reshape_image(const LayoutPass *p, const Layout *l, const Type *from, const Type *to,
+                      Layout *out);
 
 #endif

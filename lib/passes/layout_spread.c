@@ -566,7 +566,7 @@ bool lp_slice_reduction(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     if (op->kind != IR_REDUCE || op->nops != 1 || op->nres != 1 ||
-        (op->sub > RED_MIN && op->sub != RED_ANY))
+        (op->sub > RED_MIN && op->sub != RED_ANY && op->sub != RED_CUSTOM))
         return true;
     const IrValue *x = op->operands[0];
     IrValue *r = op->results[0];

@@ -575,6 +575,13 @@ def cases():
              [Buf("x", "fp32", S), Buf("y", "fp32", S), Out("out", "fp32", S),
               Scalar("a", 2.0, "fp32"), Scalar("b", -0.5, "fp32"), Scalar("n", S)],
              {"BLOCK": 512}, ref=R_.axpby))
+    # hypercube.py: blocks of 10 and 11 dims of 2 (one and four warps)
+    for n, lg, warps in ((1024, 10, 4), (2048, 11, 1)):
+        add(Case(f"hypercube exchange {n} on {warps} warps", "hypercube.py",
+                 "hypercube_exchange_kernel", (3,),
+                 [Buf("x", "fp32", 3 * n), Out("out", "fp32", 3 * n)],
+                 {"N": n, "LOG_N": lg}, num_warps=warps,
+                 gpu_only="no reference here: compared with Triton on the GPU"))
     # fastmath_pdl.py: inline PTX (GPU only), grid dependency control (no-ops on the interpreter)
     ptx = "inline PTX: the interpreters cannot run it"
     add(Case("gelu with tanh.approx asm", "fastmath_pdl.py", "gelu_fast_kernel", (4,),

@@ -217,6 +217,8 @@ static void aligned_desc(Sema *s, SVal *v, int rank, Span call)
     }
 }
 
+enum { TMA_MAX_RANK = 5 };
+
 static SVal b_make_desc(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     const char *fn = "tl.make_tensor_descriptor";
@@ -227,6 +229,10 @@ static SVal b_make_desc(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         !int_list(s, a[1], at[1], rank, fn, "shape", &shape) ||
         !int_list(s, a[2], at[2], rank, fn, "strides", &strides))
         return bad();
+    if (rank > TMA_MAX_RANK)
+        return sema_err(s, at[3],
+                        "%s: a descriptor's block has at most %d dimensions (TMA's), got %d", fn,
+                        TMA_MAX_RANK, rank);
     if (sv_has(a[4]) && (a[4].k != SV_STR || (strcmp(a[4].s, "zero") && strcmp(a[4].s, "nan"))))
         return sema_err(s, at[4], "%s: padding_option must be 'zero' or 'nan', got %s", fn,
                         sv_describe(s, a[4]));
@@ -391,7 +397,7 @@ static bool address_squeezed(Sema *s, const View *w, const bool *check, Span at,
 {
     View t = {.base = w->base};
     SVal shape[TK_MAX_RANK], strides[TK_MAX_RANK], m0 = {.k = SV_VOID};
-    bool tcheck[TK_MAX_RANK];
+    bool tcheck[TK_MAX_RANK] = {false};
     for (int d = 0; d < w->rank; d++) {
         if (w->block[d] != 1) {
             t.block[t.rank] = w->block[d];
