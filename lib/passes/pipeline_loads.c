@@ -277,9 +277,10 @@ static bool read_in_registers(Pipe *p, const IrOp *ld)
         for (int k = 0; k < o->nops; k++) {
             if (o->operands[k] != r)
                 continue;
+            if (o->kind != IR_CONVERT_LAYOUT) /* a yield too: carried to the next iteration */
+                return false;
             const Layout *l = o->results[0]->layout;
-            if (o->kind != IR_CONVERT_LAYOUT || !l || l->kind == LY_SHARED ||
-                l->kind == LY_DOT_OP || !reads_along(p, ld, l))
+            if (!l || l->kind == LY_SHARED || l->kind == LY_DOT_OP || !reads_along(p, ld, l))
                 return false;
             n++;
         }

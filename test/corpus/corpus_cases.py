@@ -582,6 +582,12 @@ def cases():
                  [Buf("x", "fp32", 3 * n), Out("out", "fp32", 3 * n)],
                  {"N": n, "LOG_N": lg}, num_warps=warps,
                  gpu_only="no reference here: compared with Triton on the GPU"))
+    # prefetch_carried.py: a tile loaded at the end of a pipelined body, carried
+    add(Case("weights prefetched into the next iteration", "prefetch_carried.py",
+             "carried_prefetch_kernel", (1,),
+             [Buf("w", "fp32", 6 * 32 * 16), Out("out", "fp32", 32 * 32), Scalar("n_steps", 6)],
+             {"BM": 32, "BN": 16}, num_stages=2,
+             gpu_only="no reference here: compared with Triton on the GPU"))
     # fastmath_pdl.py: inline PTX (GPU only), grid dependency control (no-ops on the interpreter)
     ptx = "inline PTX: the interpreters cannot run it"
     add(Case("gelu with tanh.approx asm", "fastmath_pdl.py", "gelu_fast_kernel", (4,),
