@@ -99,6 +99,13 @@ static void call_pack(Cg *cg, const IrOp *op, const IrAsmRegs *r, LLVMTypeRef ft
             for (int q = 0; q < per; q++)
                 el[q] = arg_elem(cg, &in[i], s + j + q, n, dt);
             args[k] = to_reg(cg, el, per, dt, r->letter[r->nout + k]);
+            /* LLVM takes an 'n' operand only as a constant (it checks with
+             * assertions): sema saw one, a layout change must not hide it */
+            if (r->letter[r->nout + k] == 'n' && !LLVMIsAConstantInt(args[k])) {
+                cg_internal(cg, op->span, "inline asm: immediate operand $%d is not a constant",
+                            r->nout + k);
+                return;
+            }
         }
     }
     LLVMValueRef call = LLVMBuildCall2(cg->b, ft, ia, args, (unsigned)r->nin, "");
