@@ -49,6 +49,7 @@ void tkc_run_usage(FILE *f)
             "    98432  -3         an integer scalar (i32; i64 when it does not fit)\n"
             "    1e-5  0.5         a float scalar (fp32)\n"
             "    TYPE:VALUE        a typed scalar: i64:5, u32:7, fp64:0.1, fp16:1.5, i1:1\n"
+            "                      (i1:True and i1:False too)\n"
             "    zeros:TYPE:N      a buffer of N zeros\n"
             "    ones:TYPE:N       N ones\n"
             "    arange:TYPE:N     0, 1, ..., N-1\n"
@@ -248,6 +249,8 @@ static int parse_scalar(const char *text, RunArg *a)
         return 0;
     }
     uint64_t bits;
+    if (dt == TK_I1 && (!strcmp(v, "True") || !strcmp(v, "False"))) /* a Python bool */
+        v = v[0] == 'T' ? "1" : "0";
     if (!parse_int_value(v, dt, &bits, &fits))
         return run_fail("bad scalar '%s' (see tkc --help for argument specs)", text);
     if (!fits && !colon) /* an untyped integer is i32, or i64 when it needs it */
