@@ -406,11 +406,32 @@ static void place_tile(LayoutPass *p, IrValue *x, const Layout *m)
     }
 }
 
+/* Whether x is the result of a branch whose every arm yields a tile made
+ * again in any layout: the mask tile a runtime flag chooses (`if causal:
+ * qk += tl.where(...)`, else another mask). It takes the layout it meets,
+ * and each arm makes its tile in it at the yield (layout_convert.c's yield
+ * case; codegen recomputes it), rather than the mma tile crossing to the
+ * branch's blocked layout through shared memory in every iteration. */
+static bool branch_can_follow(const IrValue *x)
+{
+    const IrOp *d = x->def;
+    if (!d || d->kind != IR_IF || x->layout || d->nregions == 0)
+        return false;
+    for (int r = 0; r < d->nregions; r++) {
+        const IrOp *y = d->regions[r]->last;
+        if (!y || y->kind != IR_YIELD || x->index >= y->nops ||
+            !pass_can_remat(y->operands[x->index]))
+            return false;
+    }
+    return true;
+}
+
 /* An elementwise op follows a special operand when its other block operands
  * share that layout, can be recomputed in it, are loop-carried values that
  * can follow too (attention's running row max), are vectors broadcast
- * against it that can be made in a slice of it (scale_can_follow), or
- * are tiles loaded in the same loop iteration (tile_can_follow). */
+ * against it that can be made in a slice of it (scale_can_follow), are
+ * tiles loaded in the same loop iteration (tile_can_follow), or are
+ * chosen by a branch from such tiles (branch_can_follow). */
 static const Layout *follow(LayoutPass *p, const IrOp *op)
 {
     const Layout *m = NULL;
@@ -423,7 +444,8 @@ static const Layout *follow(LayoutPass *p, const IrOp *op)
         const IrValue *x = op->operands[i];
         if (x->type.rank && !(x->layout && layout_equal(x->layout, m)) && !pass_can_remat(x) &&
             !will_follow(x) && !scale_can_follow(p, x, m) &&
-            !(m->kind == LY_MMA && from_vectors(p, x, m, 0)) && !tile_can_follow(op, x, m))
+            !(m->kind == LY_MMA && from_vectors(p, x, m, 0)) && !tile_can_follow(op, x, m) &&
+            !branch_can_follow(x))
             return NULL;
     }
     return m;
@@ -506,6 +528,8 @@ static void follow_with_scales(LayoutPass *p, IrOp *op)
             pull_vectors(p, op->operands[i], m);
         else if (tile_can_follow(op, x, m))
             place_tile(p, op->operands[i], m);
+        else if (branch_can_follow(x))
+            set_layout(p, op->operands[i], m);
     }
     set_layout(p, op->results[0], m);
 }
@@ -541,7 +565,10 @@ static void spread_if(LayoutPass *p, IrOp *op)
 static bool spread(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
-    if (op->kind == IR_FOR && op->nregions == 1)
+    if (op->kind == IR_DOT && op->nops > 2 && lp_is_mma(op->results[0]) &&
+        branch_can_follow(op->operands[2]))
+        set_layout(p, op->operands[2], op->results[0]->layout); /* the accumulator it starts from */
+    else if (op->kind == IR_FOR && op->nregions == 1)
         spread_for(p, op);
     else if (op->kind == IR_IF)
         spread_if(p, op);

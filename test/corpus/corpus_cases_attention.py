@@ -1,7 +1,8 @@
 """Cases of the attention kernels with a bias tile (attention_bias.py) and
 their float64 numpy reference: the bias's element type and padding vary,
 and the key count is no multiple of the key block, so the last step reads
-a partial tile."""
+a partial tile. Then the packed variable-length forward whose mask a
+runtime flag chooses (attention_flag_mask.py), causal and not."""
 import numpy as np
 
 from corpus_cases import Buf, Case, Out, Scalar
@@ -35,4 +36,44 @@ def cases():
              Scalar("stride_bm", stride_bm), Scalar("N_CTX", n)],
             {"HEAD_DIM": D, "BLOCK_M": BM, "BLOCK_N": 32, "PAD_INF": pad_inf}, num_stages=3,
             tol={"fp16": (1e-2, 1e-2)}, ref=attn_bias))
+    return out + flag_mask_cases()
+
+
+SEQS = (0, 150, 170, 401)
+
+
+def flag_mask(v, c, s):
+    """Packed sequences [tokens, heads, dim]: each sequence's rows attend to
+    its own keys (up to their own position when causal); the log-sum-exp
+    is in base 2 of the scaled scores, per head over all tokens."""
+    D, H, T = c["HEAD_DIM"], s["stride_n"] // c["HEAD_DIM"], SEQS[-1]
+    q, k, vv = (v[x].reshape(T, H, D) for x in ("q", "k", "v"))
+    o, lse = np.zeros((T, H, D)), np.zeros((H, T))
+    for a, b in zip(SEQS[:-1], SEQS[1:]):
+        for h in range(H):
+            sc = q[a:b, h] @ k[a:b, h].T * s["sm_scale"]
+            if s["causal"]:
+                sc = np.where(np.tril(np.ones((b - a, b - a), bool)), sc, -np.inf)
+            m = sc.max(axis=1, keepdims=True)
+            e = np.exp(sc - m)
+            o[a:b, h] = e @ vv[a:b, h] / e.sum(axis=1, keepdims=True)
+            lse[h, a:b] = (m[:, 0] + np.log(e.sum(axis=1))) / np.log(2)
+    return {"o": o.ravel(), "lse": lse.ravel()}
+
+
+def flag_mask_cases():
+    H, D, BQ = 2, 64, 128
+    T, longest = SEQS[-1], max(b - a for a, b in zip(SEQS[:-1], SEQS[1:]))
+    out = []
+    for causal in (True, False):
+        out.append(Case(
+            f"varlen attention, mask chosen by a runtime flag (causal={causal})",
+            "attention_flag_mask.py", "flag_mask_fwd", (len(SEQS) - 1, H, -(-longest // BQ)),
+            [Buf("q", "fp16", T * H * D), Buf("k", "fp16", T * H * D), Buf("v", "fp16", T * H * D),
+             Out("o", "fp16", T * H * D), Out("lse", "fp32", H * T),
+             Buf("cu_seqlens", "i32", len(SEQS), lambda rng, n: np.array(SEQS)),
+             Scalar("sm_scale", D ** -0.5, "fp32"), Scalar("causal", causal, "i1"),
+             Scalar("stride_n", H * D), Scalar("stride_h", D), Scalar("stride_lh", T)],
+            {"HEAD_DIM": D, "BLOCK_Q": BQ, "BLOCK_K": 64}, num_warps=8, num_stages=3,
+            tol={"fp16": (1e-2, 1e-2)}, ref=flag_mask))
     return out
