@@ -10,9 +10,12 @@
  * codegen reads in place (mma.c's copied operands).
  *
  * Planned where the load sits outside every loop, all its uses are layout
- * conversions that only wgmma dots inside loops read, cp.async can copy
- * it into a tile wgmma reads, and the buffer fits beside the largest
- * loop's rings with room for the scratch. */
+ * conversions that only wgmma dots inside loops read, or transposes whose
+ * every use is one (attention backward's K^T and V^T, tiles a key block's
+ * program keeps for its whole loop over queries), cp.async can copy it
+ * into a tile wgmma reads, and the buffer fits beside the largest loop's
+ * rings with room for the scratch. A transpose reads the buffer the other
+ * way round, in place. */
 #include "passes/pipeline.h"
 
 #include <string.h>
@@ -39,14 +42,23 @@ static bool is_wgmma(const IrOp *op)
 /* ---- planning -------------------------------------------------------------------- */
 
 typedef struct Uses {
-    const IrValue *x; /* the load's result */
+    const IrValue *x; /* the load's result, or a transpose of it */
     Arena *a;
-    PtrVec convs; /* the conversions that read it */
-    int n;        /* reads seen */
-    bool ok;      /* each of them as the plan needs */
+    PtrVec convs;  /* the conversions that read it */
+    PtrVec transp; /* the transposes that read it, where they may */
+    bool may_transpose;
+    int n;   /* reads seen */
+    bool ok; /* each of them as the plan needs */
 } Uses;
 
-/* A read of the load's value: a conversion to a dot-operand layout. */
+static bool is_transpose(const IrOp *op)
+{
+    return op->kind == IR_TRANS && op->nops == 1 && op->results[0]->type.rank == 2 &&
+        (op->nints < 2 || (op->ints[0] == 1 && op->ints[1] == 0));
+}
+
+/* A read of the value: a conversion to a dot-operand layout, or a 2-D
+ * transpose where the plan may take one. */
 static bool load_use(IrOp *op, void *ctx)
 {
     Uses *u = ctx;
@@ -55,6 +67,10 @@ static bool load_use(IrOp *op, void *ctx)
             continue;
         u->n++;
         const Layout *l = op->nres == 1 ? op->results[0]->layout : NULL;
+        if (u->may_transpose && is_transpose(op)) {
+            vec_push(u->a, &u->transp, op);
+            continue;
+        }
         u->ok &= op->kind == IR_CONVERT_LAYOUT && l && l->kind == LY_DOT_OP;
         vec_push(u->a, &u->convs, op);
     }
@@ -88,13 +104,20 @@ static bool all_uses(const Pipe *p, const IrValue *x, int n)
     return n > 0 && (!p->uses || (x->id < p->nids && p->uses[x->id] == n));
 }
 
-/* The conversions of load ld's value, each read by wgmma dots in loops
- * only; false where any use of the value or of them is another. */
-static bool conversions(const Pipe *p, const IrOp *ld, PtrVec *out)
+/* What reads a load's value: its conversions, and those of its
+ * transposes, which go with them. */
+typedef struct Reads {
+    PtrVec convs, tconvs, transp;
+} Reads;
+
+/* Whether every use of x is a conversion that wgmma dots in loops alone
+ * read (or, where they may, a transpose): adds them to convs. */
+static bool read_by_dots(const Pipe *p, const IrValue *x, bool may_transpose, PtrVec *convs,
+                         PtrVec *transp)
 {
-    Uses u = {ld->results[0], p->f->arena, {0}, 0, true};
+    Uses u = {.x = x, .a = p->f->arena, .may_transpose = may_transpose, .ok = true};
     ir_walk(p->f->body, load_use, &u);
-    if (!u.ok || !all_uses(p, u.x, u.n))
+    if (!u.ok || !all_uses(p, x, u.n))
         return false;
     for (int i = 0; i < u.convs.len; i++) {
         const IrOp *c = u.convs.items[i];
@@ -102,24 +125,42 @@ static bool conversions(const Pipe *p, const IrOp *ld, PtrVec *out)
         ir_walk(p->f->body, conv_use, &cu);
         if (!cu.ok || !all_uses(p, cu.conv, cu.n))
             return false;
+        vec_push(p->f->arena, convs, (void *)c);
     }
-    *out = u.convs;
+    for (int i = 0; transp && i < u.transp.len; i++)
+        vec_push(p->f->arena, transp, u.transp.items[i]);
     return true;
+}
+
+/* The conversions of load ld's value and of its transposes, each read by
+ * wgmma dots in loops only; false where any use of them is another. */
+static bool conversions(const Pipe *p, const IrOp *ld, Reads *out)
+{
+    *out = (Reads){0};
+    if (!read_by_dots(p, ld->results[0], true, &out->convs, &out->transp))
+        return false;
+    for (int i = 0; i < out->transp.len; i++) {
+        const IrOp *t = out->transp.items[i];
+        if (!read_by_dots(p, t->results[0], false, &out->tconvs, NULL))
+            return false;
+    }
+    return out->convs.len + out->tconvs.len > 0 && !p->f->arena->oom;
 }
 
 static bool resident_ok(const Pipe *p, const IrOp *ld)
 {
-    PtrVec convs;
+    Reads rd;
     if (ld->kind != IR_LOAD || ld->plan.mech != PIPE_NONE || ld->nres != 1 ||
         ld->results[0]->type.rank != 2 || in_loop(ld))
         return false;
     if (ld->nops > 2 && ld->operands[1] && !ir_is_zero(ld->operands[2]))
         return false; /* the copy gives zeros where masked off */
-    if (!conversions(p, ld, &convs) || !pipe_copyable(p, ld))
+    if (!conversions(p, ld, &rd) || !pipe_copyable(p, ld))
         return false;
-    for (int i = 0; i < convs.len; i++) {
-        const IrOp *c = convs.items[i];
-        if (!pipe_ring_order_fits(p, ld, c->results[0]->layout, NULL, false))
+    for (int i = 0; i < rd.convs.len + rd.tconvs.len; i++) {
+        bool t = i >= rd.convs.len;
+        const IrOp *c = t ? rd.tconvs.items[i - rd.convs.len] : rd.convs.items[i];
+        if (!pipe_ring_order_fits(p, ld, c->results[0]->layout, NULL, t))
             return false;
     }
     return true;
@@ -196,12 +237,28 @@ static bool reads_any(IrOp *op, const PtrVec *convs)
 
 typedef struct Redirect {
     IrFunc *f;
-    IrValue *conv; /* the conversion the dots read */
-    IrValue *view; /* the buffer's view */
+    IrValue *conv;     /* the conversion the dots read */
+    IrValue *view;     /* the buffer's view */
+    const IrOp *trans; /* the transpose the conversion read, or NULL */
 } Redirect;
 
-/* A dot reading the conversion converts the view itself, in its own block,
- * where codegen reads the operand in place. */
+/* The view transposed at b: its order swapped, as a ring's tile is
+ * (pipeline.c), which codegen reads in place. */
+static IrValue *transposed(IrBuilder *b, const IrOp *t, IrValue *view)
+{
+    IrOp *n = ir_build(b, IR_TRANS, t->span, &view, 1, &t->results[0]->type, 1);
+    n->nints = t->nints;
+    memcpy(n->ints, t->ints, sizeof n->ints);
+    Layout l = *view->layout;
+    l.order[0] = view->layout->order[1];
+    l.order[1] = view->layout->order[0];
+    n->results[0]->layout = ir_layout_intern(b->f, &l);
+    n->results[0]->name = t->results[0]->name;
+    return n->results[0];
+}
+
+/* A dot reading the conversion converts the view itself (or its
+ * transpose), in its own block, where codegen reads the operand in place. */
 static bool redirect(IrOp *op, void *ctx)
 {
     Redirect *r = ctx;
@@ -209,7 +266,8 @@ static bool redirect(IrOp *op, void *ctx)
         if (op->operands[i] != r->conv)
             continue;
         IrBuilder b = {r->f, op->parent, op};
-        IrValue *c = ir_unary(&b, IR_CONVERT_LAYOUT, op->span, r->view, r->conv->type);
+        IrValue *src = r->trans ? transposed(&b, r->trans, r->view) : r->view;
+        IrValue *c = ir_unary(&b, IR_CONVERT_LAYOUT, op->span, src, r->conv->type);
         c->layout = r->conv->layout;
         c->name = r->conv->name;
         op->operands[i] = c;
@@ -237,10 +295,14 @@ static IrOp *first_reader(IrOp *ld, const PtrVec *convs, int *commits)
  * and the view, which the dots convert in their own blocks. */
 static void make_resident(IrFunc *f, IrOp *ld)
 {
-    PtrVec convs;
+    Reads rd;
     Pipe whole = {.f = f}; /* no use counts: the rewrite only checks the kinds */
-    if (!conversions(&whole, ld, &convs))
-        return; /* the plan came from text for a load it does not fit; left as it is */
+    if (!conversions(&whole, ld, &rd))
+        return;         /* the plan came from text for a load it does not fit; left as it is */
+    PtrVec convs = {0}; /* every conversion, the transposes' after the load's */
+    for (int i = 0; i < rd.convs.len + rd.tconvs.len; i++)
+        vec_push(f->arena, &convs,
+                 i < rd.convs.len ? rd.convs.items[i] : rd.tconvs.items[i - rd.convs.len]);
     IrValue *r = ld->results[0];
     Span sp = ld->span;
     IrBuilder at = {f, ld->parent, ld};
@@ -261,12 +323,15 @@ static void make_resident(IrFunc *f, IrOp *ld)
     Layout sh = pipe_load_tile(&whole, ld);
     v->results[0]->layout = ir_layout_intern(f, &sh);
     v->results[0]->name = r->name;
-    for (int i = 0; i < convs.len; i++) {
+    for (int i = 0; i < convs.len && !f->arena->oom; i++) {
         IrOp *c = convs.items[i];
-        Redirect rd = {f, c->results[0], v->results[0]};
-        ir_walk(f->body, redirect, &rd);
+        Redirect to = {f, c->results[0], v->results[0],
+                       i >= rd.convs.len ? c->operands[0]->def : NULL};
+        ir_walk(f->body, redirect, &to);
         ir_remove(c);
     }
+    for (int i = 0; i < rd.transp.len; i++)
+        ir_remove(rd.transp.items[i]);
     ir_remove(ld);
     if (f->nbuffers <= copy->ival)
         f->nbuffers = (int)copy->ival + 1;

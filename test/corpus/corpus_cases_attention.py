@@ -2,10 +2,13 @@
 their float64 numpy reference: the bias's element type and padding vary,
 and the key count is no multiple of the key block, so the last step reads
 a partial tile. Then the packed variable-length forward whose mask a
-runtime flag chooses (attention_flag_mask.py), causal and not."""
+runtime flag chooses (attention_flag_mask.py), causal and not, and a
+backward that keeps a key block's K and V for its loop over queries
+(attention_bwd_kv.py)."""
 import numpy as np
 
 from corpus_cases import Buf, Case, Out, Scalar
+from corpus_cases_lang import _bf16
 
 
 def attn_bias(v, c, s):
@@ -36,7 +39,7 @@ def cases():
              Scalar("stride_bm", stride_bm), Scalar("N_CTX", n)],
             {"HEAD_DIM": D, "BLOCK_M": BM, "BLOCK_N": 32, "PAD_INF": pad_inf}, num_stages=3,
             tol={"fp16": (1e-2, 1e-2)}, ref=attn_bias))
-    return out + flag_mask_cases()
+    return out + flag_mask_cases() + bwd_kv_cases()
 
 
 SEQS = (0, 150, 170, 401)
@@ -77,3 +80,28 @@ def flag_mask_cases():
             {"HEAD_DIM": D, "BLOCK_Q": BQ, "BLOCK_K": 64}, num_warps=8, num_stages=3,
             tol={"fp16": (1e-2, 1e-2)}, ref=flag_mask))
     return out
+
+
+def bwd_kv(v, c, s):
+    """dK = sum over query rows of dS^T Q, dV = P^T dO, with P =
+    2^(Q K^T - lse) and dS = P (dO V^T - delta); P and dS rounded to the
+    operands' type before their dots, as the kernel does."""
+    D, nq = c["D"], s["n_q"]
+    q, do = (v[x].reshape(-1, D)[:nq] for x in ("Q", "DO"))
+    k, vv = (v[x].reshape(-1, D) for x in ("K", "V"))
+    p = np.exp2(q @ k.T - v["LSE"][:nq, None])
+    ds = p * (do @ vv.T - v["DELTA"][:nq, None])
+    return {"DK": (_bf16(ds).T @ q).ravel(), "DV": (_bf16(p).T @ do).ravel()}
+
+
+def bwd_kv_cases():
+    D, NQ, NK = 128, 200, 128
+    return [Case(
+        "attention backward, K and V kept for the query loop and read transposed",
+        "attention_bwd_kv.py", "dkdv_fixed_kv", (NK // 64,),
+        [Buf("Q", "bf16", NQ * D, scale=0.1), Buf("K", "bf16", NK * D),
+         Buf("V", "bf16", NK * D), Buf("DO", "bf16", NQ * D), Buf("LSE", "fp32", NQ),
+         Buf("DELTA", "fp32", NQ), Out("DK", "bf16", NK * D), Out("DV", "bf16", NK * D),
+         Scalar("stride_tok", D), Scalar("n_q", NQ)],
+        {"BM": 64, "BN": 64, "D": D}, num_warps=4, num_stages=3,
+        tol={"bf16": (3e-2, 3e-2)}, ref=bwd_kv)]
