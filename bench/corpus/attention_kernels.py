@@ -152,3 +152,48 @@ def _decode_split_kv_stage2(Mid_O, Mid_LSE, O, stride_mb, stride_mh, stride_ms, 
     w = tl.exp(lse - m)
     out = tl.sum(w[:, None] * o, 0) / tl.sum(w, 0)
     tl.store(O + b * stride_ob + h * HEAD_DIM + offs_d, out.to(O.dtype.element_ty))
+
+
+@triton.jit
+def _topk_block_decode(Q, K, V, block_idx, seq_lens, Out, sm_scale, stride_qb, stride_qh,
+                       stride_kb, stride_kn, stride_kh, stride_ib, stride_ih, stride_ob,
+                       stride_oh, GROUP, HEAD_DIM: tl.constexpr, BLOCK_K: tl.constexpr,
+                       BLOCK_H: tl.constexpr, TOPK: tl.constexpr):
+    # one token's query heads of one KV head attend to the KV blocks a
+    # selector picked for them (block numbers, -1 past the picks)
+    b = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    kv_len = tl.load(seq_lens + b)
+    picks = block_idx + b * stride_ib + kv_head * stride_ih
+    chosen = tl.load(picks + tl.arange(0, TOPK))
+    valid = (chosen >= 0) & (chosen <= (kv_len - 1) // BLOCK_K)
+    n_blocks = tl.sum(valid.to(tl.int32), axis=0)
+    q_blk = tl.make_block_ptr(Q + b * stride_qb + kv_head * GROUP * stride_qh, (GROUP, HEAD_DIM),
+                              (stride_qh, 1), (0, 0), (BLOCK_H, HEAD_DIM), (1, 0))
+    kt_blk = tl.make_block_ptr(K + b * stride_kb + kv_head * stride_kh, (HEAD_DIM, kv_len),
+                               (1, stride_kn), (0, 0), (HEAD_DIM, BLOCK_K), (0, 1))
+    v_blk = tl.make_block_ptr(V + b * stride_kb + kv_head * stride_kh, (kv_len, HEAD_DIM),
+                              (stride_kn, 1), (0, 0), (BLOCK_K, HEAD_DIM), (1, 0))
+    q = tl.load(q_blk, boundary_check=(0, 1), padding_option="zero")
+    qk_scale = sm_scale * 1.4426950408889634
+    cols = tl.arange(0, BLOCK_K)
+    m_i = tl.full((BLOCK_H,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_H,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_H, HEAD_DIM), dtype=tl.float32)
+    for j in range(n_blocks):
+        start = tl.load(picks + j) * BLOCK_K
+        kt = tl.load(tl.advance(kt_blk, (0, start)), boundary_check=(0, 1),
+                     padding_option="zero")
+        s = tl.dot(q, kt) * qk_scale
+        s = tl.where((start + cols < kv_len)[None, :], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(tl.advance(v_blk, (start, 0)), boundary_check=(0, 1), padding_option="zero")
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    o_blk = tl.make_block_ptr(Out + b * stride_ob + kv_head * GROUP * stride_oh,
+                              (GROUP, HEAD_DIM), (stride_oh, 1), (0, 0), (BLOCK_H, HEAD_DIM),
+                              (1, 0))
+    tl.store(o_blk, (acc / l_i[:, None]).to(Out.dtype.element_ty), boundary_check=(0, 1))

@@ -1,4 +1,5 @@
-"""Corpus cases: varlen GQA prefill, paged GQA decode, split-KV decode."""
+"""Corpus cases: varlen GQA prefill, paged GQA decode, split-KV decode,
+block-sparse decode over selected KV blocks."""
 import numpy as np
 
 from registry import F32, I32, Buf, case, cdiv, floats, out
@@ -189,3 +190,49 @@ case(name="paged_decode_padded_head", klass="attention", module="paged_attention
                      f"d{S['d']}/{S['dp']}",
      gpu=dict(b=32, kh=8, g=4, d=96, dp=128, ps=16, maxlen=2048, warps=4, stages=2),
      interp=dict(b=3, kh=2, g=4, d=12, dp=16, ps=16, maxlen=50, stages=2), tol=5e-3)
+
+
+def topk_make(rng, S):
+    b, kh, g, d, bk, t, n = S["b"], S["kh"], S["g"], S["d"], S["bk"], S["topk"], S["maxlen"]
+    lens = rng.integers(n // 2, n, b)
+    idx = np.full((b, kh, t), -1)
+    for i in range(b):
+        nb = cdiv(int(lens[i]), bk)
+        for h in range(kh):  # the picks, last block always among them, in any order
+            pick = rng.permutation(nb - 1)[:min(t, nb) - 1]
+            idx[i, h, :len(pick) + 1] = rng.permutation(np.append(pick, nb - 1))
+    return {"q": floats(rng, (b, kh * g, d), "bf16"), "k": floats(rng, (b, n, kh, d), "bf16"),
+            "v": floats(rng, (b, n, kh, d), "bf16"), "idx": Buf(idx, "i32"),
+            "lens": Buf(lens, "i32"), "o": out((b, kh * g, d), "bf16")}
+
+
+def topk_ref(X, S):
+    g, bk = S["g"], S["bk"]
+    o = np.zeros(X["q"].shape)
+    for b in range(S["b"]):
+        n = int(X["lens"][b])
+        for h in range(S["kh"]):
+            blocks = [int(x) for x in X["idx"][b, h] if x >= 0]
+            keys = np.concatenate([np.arange(x * bk, min(n, (x + 1) * bk)) for x in blocks])
+            k, v = X["k"][b, keys, h], X["v"][b, keys, h]
+            o[b, h * g:(h + 1) * g] = attn(X["q"][b, h * g:(h + 1) * g], k, v, S["d"] ** -0.5,
+                                           False)
+    return {"o": o}
+
+
+def topk_args(S, b):
+    kh, g, d, t, n = S["kh"], S["g"], S["d"], S["topk"], S["maxlen"]
+    return ["q", "k", "v", "idx", "lens", "o", F32(d ** -0.5), I32(kh * g * d), I32(d),
+            I32(n * kh * d), I32(kh * d), I32(d), I32(kh * t), I32(t), I32(kh * g * d), I32(d),
+            I32(g)]
+
+
+case(name="topk_block_decode", klass="attention", module="attention_kernels.py",
+     kernel="_topk_block_decode", make=topk_make, args=topk_args,
+     consts=lambda S: dict(HEAD_DIM=S["d"], BLOCK_K=S["bk"], BLOCK_H=max(16, S["g"]),
+                           TOPK=S["topk"]),
+     grid=lambda S: (S["b"], S["kh"]), ref=topk_ref,
+     shape=lambda S: f"b{S['b']} kvh{S['kh']}x{S['g']} top{S['topk']}x{S['bk']} "
+                     f"len<{S['maxlen']}",
+     gpu=dict(b=64, kh=4, g=16, d=128, bk=64, topk=16, maxlen=8192, warps=8, stages=3),
+     interp=dict(b=3, kh=2, g=3, d=16, bk=16, topk=4, maxlen=100, stages=2), tol=2e-2)

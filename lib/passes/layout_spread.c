@@ -78,11 +78,14 @@ static Layout rows_layout(int M, int N, int warps, int instr_k, bool wide)
 /* Whether the dots whose rows are reduced stand spare warps along N: when
  * one of them would leave a thread holding more than 64 accumulator
  * elements with the rows repeated in every warp (MLA's 16x512 latent
- * output: 256 registers). Else repeating is cheaper (a paged decode's
- * 16x16 scores and 16x128 output), as every cross-warp row reduction and
- * every conversion between the dots would go through shared memory on
- * every page. One answer for all of them, so that chained dots (scores,
- * then probabilities times values) share their warps' placement. */
+ * output: 256 registers), or the rows would be repeated in 8 warps or
+ * more, each reading every operand tile from shared memory and running
+ * every mma (a block-sparse decode's 16 heads on 8 warps). Else repeating
+ * is cheaper (a paged decode's 16x16 scores and 16x128 output on 4
+ * warps), as every cross-warp row reduction and every conversion between
+ * the dots would go through shared memory on every page. One answer for
+ * all of them, so that chained dots (scores, then probabilities times
+ * values) share their warps' placement. */
 static bool rows_wide_dot(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -91,7 +94,7 @@ static bool rows_wide_dot(IrOp *op, void *ctx)
         return true;
     Type c = op->results[0]->type;
     Layout l = layout_mma_rows(c.shape[0], p->threads / 32, instr_k);
-    if ((int64_t)c.shape[0] * c.shape[1] / (32 * l.wm) > 64)
+    if ((int64_t)c.shape[0] * c.shape[1] / (32 * l.wm) > 64 || p->threads / 32 / l.wm >= 8)
         p->rows_wide = true;
     return true;
 }
