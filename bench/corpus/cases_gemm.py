@@ -279,6 +279,41 @@ case(name="w4a16_int4_dequant", klass="quant-gemm", module="w4a16_matmul.py",
      gpu=dict(m=256, n=8192, k=8192, g=128, BM=64, BN=128, BK=64, warps=4, stages=3),
      interp=dict(m=24, n=40, k=64, g=32, BM=16, BN=16, BK=16, warps=4, stages=2), tol=1e-2)
 
+ORDER8 = (0, 4, 1, 5, 2, 6, 3, 7)  # column t of 8 is nibble ORDER8[t] of its int32
+
+
+def pack8(q):
+    """int4 values (rows, 8 n) to int32 (rows, n), AWQ's nibble order."""
+    q = q.reshape(q.shape[0], -1, 8).astype(np.uint32)
+    w = sum(q[:, :, t] << np.uint32(4 * ORDER8[t]) for t in range(8))
+    return w.astype(np.uint32).view(np.int32)
+
+
+def awq_make(rng, S):
+    m, n, k, g = S["m"], S["n"], S["k"], S["g"]
+    q, z = rng.integers(0, 16, (k, n)), rng.integers(0, 16, (k // g, n))
+    return {"a": floats(rng, (m, k), "f16"), "qw": Buf(pack8(q), "i32"),
+            "s": Buf(rng.random((k // g, n)) * 0.02 + 0.005, "f16"),
+            "qz": Buf(pack8(z), "i32"), "q": Buf(q, "i32"), "z": Buf(z, "i32"),
+            "c": out((m, n), "f16")}
+
+
+def awq_ref(X, S):
+    g = S["g"]
+    b = (X["q"] - np.repeat(X["z"], g, axis=0)) * np.repeat(X["s"], g, axis=0)
+    return {"c": X["a"] @ b}
+
+
+case(name="w4a16_awq_lop3", klass="quant-gemm", module="w4a16_lop3_matmul.py",
+     kernel="w4a16_lop3_kernel", make=awq_make,
+     args=lambda S, b: ["a", "qw", "s", "qz", "c", I32(S["m"]), I32(S["n"]), I32(S["k"]),
+                        I32(S["k"]), I32(S["n"] // 8), I32(S["n"]), I32(S["n"])],
+     consts=lambda S: dict(BLOCK_M=S["BM"], BLOCK_N=S["BN"], GROUP=S["g"], USE_ASM=S["ASM"]),
+     grid=lambda S: (cdiv(S["m"], S["BM"]), cdiv(S["n"], S["BN"])), ref=awq_ref,
+     gpu=dict(m=1024, n=8192, k=8192, g=128, BM=128, BN=128, ASM=True, warps=4, stages=3),
+     interp=dict(m=24, n=64, k=64, g=32, BM=16, BN=32, ASM=False, warps=4, stages=2),
+     tol=1e-2)
+
 # ---- fused MoE ---------------------------------------------------------------------------
 
 
