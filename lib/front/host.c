@@ -335,13 +335,14 @@ bool host_jit_decorator(const HostScan *h, const HostLine *L)
 }
 
 /* Does the statement from line `first` open with decorators of which one
- * is @triton.constexpr_function (Python a kernel may call at compile
- * time, which sema reads from the statement's lines)? */
+ * is @triton.constexpr_function or @tl.constexpr (Python a kernel may call
+ * at compile time, which sema reads from the statement's lines; Triton's
+ * constexpr calls the function it wraps on the unwrapped arguments)? */
 static bool host_constexpr_fn(const HostScan *h, int first, int last)
 {
-    static const char *const kw[] = {"constexpr_function"};
+    static const char *const kw[] = {"constexpr_function", "constexpr"};
     for (int k = first; k <= last && h->text[h->lines[k].start] == '@'; k++)
-        if (host_triton_decorator(h, &h->lines[k], kw, 1))
+        if (host_triton_decorator(h, &h->lines[k], kw, TK_ARRAY_LEN(kw)))
             return true;
     return false;
 }
