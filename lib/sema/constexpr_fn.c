@@ -100,8 +100,10 @@ static bool const_arg(Sema *s, const Node *host, SVal v, Span at)
 
 const char *sema_host_fn_refused(Sema *s, SVal v, const char *name)
 {
+    /* module constants and constexpr functions run Python: they may call
+     * a plain def, as Python would */
     if (v.k != SV_BUILTIN || v.ns != sema_constexpr_fn_ns || !v.fn || !(v.fn->flags & NF_HOST_FN) ||
-        s->module_const)
+        s->module_const || s->const_fn)
         return NULL;
     return arena_printf(s->a, "'%s' is set by host Python code (%s:%d), which tk does not run",
                         name, sema_module_file(sema_module_of(s, v.fn)), v.fn->span.line);
@@ -115,7 +117,8 @@ SVal sema_call_constexpr_fn(Sema *s, SVal callee, CallArgs *ca)
     if (refused)
         return sema_err(s, ca->at,
                         "%s: a kernel calls @triton.jit and @triton.constexpr_function "
-                        "functions, and only module constants may call a plain def",
+                        "functions; only module constants and constexpr functions may call "
+                        "a plain def",
                         refused);
     for (int i = 0; i < ca->npos; i++)
         if (!const_arg(s, host, ca->pos[i], ca->pos_at[i]))
