@@ -306,18 +306,12 @@ def awq_make(rng, S):
             "c": out((m, n), "f16")}
 
 
-def awq_ref(X, S):
-    g = S["g"]
-    b = (X["q"] - np.repeat(X["z"], g, axis=0)) * np.repeat(X["s"], g, axis=0)
-    return {"c": X["a"] @ b}
-
-
 case(name="w4a16_awq_lop3", klass="quant-gemm", module="w4a16_lop3_matmul.py",
      kernel="w4a16_lop3_kernel", make=awq_make,
      args=lambda S, b: ["a", "qw", "s", "qz", "c", I32(S["m"]), I32(S["n"]), I32(S["k"]),
                         I32(S["k"]), I32(S["n"] // 8), I32(S["n"]), I32(S["n"])],
      consts=lambda S: dict(BLOCK_M=S["BM"], BLOCK_N=S["BN"], GROUP=S["g"], USE_ASM=S["ASM"]),
-     grid=lambda S: (cdiv(S["m"], S["BM"]), cdiv(S["n"], S["BN"])), ref=awq_ref,
+     grid=lambda S: (cdiv(S["m"], S["BM"]), cdiv(S["n"], S["BN"])), ref=w4_ref,
      gpu=dict(m=1024, n=8192, k=8192, g=128, BM=128, BN=128, ASM=True, warps=4, stages=3),
      interp=dict(m=24, n=64, k=64, g=32, BM=16, BN=32, ASM=False, warps=4, stages=2),
      tol=1e-2)
