@@ -9,8 +9,10 @@
  * that reads it, and each dot converts a view of that buffer, which
  * codegen reads in place (mma.c's copied operands).
  *
- * Planned where the load sits outside every loop, all its uses are layout
- * conversions that only wgmma dots inside loops read, or transposes whose
+ * Planned where all the load's uses are layout conversions that only
+ * wgmma dots in loops the load is not in read (the load outside every
+ * loop, or in an outer loop: a key block's K and V in a kernel that walks
+ * its key blocks itself, copied again in every step), or transposes whose
  * every use is one (attention backward's K^T and V^T, tiles a key block's
  * program keeps for its whole loop over queries), cp.async can copy it
  * into a tile wgmma reads, and the buffer fits beside the largest loop's
@@ -25,12 +27,13 @@ enum {
     SCRATCH_ROOM = 16 * 1024, /* left for conversions and reductions in the loops */
 };
 
-static bool in_loop(const IrOp *op)
+/* The loops around op. */
+static int loop_depth(const IrOp *op)
 {
+    int n = 0;
     for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
-        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
-            return true;
-    return false;
+        n += b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE;
+    return n;
 }
 
 static bool is_wgmma(const IrOp *op)
@@ -79,12 +82,13 @@ static bool load_use(IrOp *op, void *ctx)
 
 typedef struct ConvUses {
     const IrValue *conv;
+    int depth; /* the loops around the load */
     int n;
     bool ok;
 } ConvUses;
 
-/* A read of a conversion: a wgmma dot inside a loop, as the operand the
- * conversion's layout is for. */
+/* A read of a conversion: a wgmma dot inside a loop the load is not in, as
+ * the operand the conversion's layout is for. */
 static bool conv_use(IrOp *op, void *ctx)
 {
     ConvUses *u = ctx;
@@ -92,7 +96,7 @@ static bool conv_use(IrOp *op, void *ctx)
         if (op->operands[i] != u->conv)
             continue;
         u->n++;
-        u->ok &= is_wgmma(op) && i == u->conv->layout->opidx && in_loop(op);
+        u->ok &= is_wgmma(op) && i == u->conv->layout->opidx && loop_depth(op) > u->depth;
     }
     return true;
 }
@@ -112,8 +116,8 @@ typedef struct Reads {
 
 /* Whether every use of x is a conversion that wgmma dots in loops alone
  * read (or, where they may, a transpose): adds them to convs. */
-static bool read_by_dots(const Pipe *p, const IrValue *x, bool may_transpose, PtrVec *convs,
-                         PtrVec *transp)
+static bool read_by_dots(const Pipe *p, const IrValue *x, int depth, bool may_transpose,
+                         PtrVec *convs, PtrVec *transp)
 {
     Uses u = {.x = x, .a = p->f->arena, .may_transpose = may_transpose, .ok = true};
     ir_walk(p->f->body, load_use, &u);
@@ -121,7 +125,7 @@ static bool read_by_dots(const Pipe *p, const IrValue *x, bool may_transpose, Pt
         return false;
     for (int i = 0; i < u.convs.len; i++) {
         const IrOp *c = u.convs.items[i];
-        ConvUses cu = {c->results[0], 0, true};
+        ConvUses cu = {c->results[0], depth, 0, true};
         ir_walk(p->f->body, conv_use, &cu);
         if (!cu.ok || !all_uses(p, cu.conv, cu.n))
             return false;
@@ -137,21 +141,32 @@ static bool read_by_dots(const Pipe *p, const IrValue *x, bool may_transpose, Pt
 static bool conversions(const Pipe *p, const IrOp *ld, Reads *out)
 {
     *out = (Reads){0};
-    if (!read_by_dots(p, ld->results[0], true, &out->convs, &out->transp))
+    int depth = loop_depth(ld);
+    if (!read_by_dots(p, ld->results[0], depth, true, &out->convs, &out->transp))
         return false;
     for (int i = 0; i < out->transp.len; i++) {
         const IrOp *t = out->transp.items[i];
-        if (!read_by_dots(p, t->results[0], false, &out->tconvs, NULL))
+        if (!read_by_dots(p, t->results[0], depth, false, &out->tconvs, NULL))
             return false;
     }
     return out->convs.len + out->tconvs.len > 0 && !p->f->arena->oom;
 }
 
+static bool warp_spec_loop(IrOp *op, void *ctx)
+{
+    TK_UNUSED(ctx);
+    return !(op->kind == IR_FOR && (op->flags & IRF_WARP_SPEC));
+}
+
+/* A load in a loop is copied again in every iteration, behind a CTA
+ * barrier (make_resident), which warp-specialized loops' producers would
+ * never reach. */
 static bool resident_ok(const Pipe *p, const IrOp *ld)
 {
     Reads rd;
     if (ld->kind != IR_LOAD || ld->plan.mech != PIPE_NONE || ld->nres != 1 ||
-        ld->results[0]->type.rank != 2 || in_loop(ld))
+        ld->results[0]->type.rank != 2 ||
+        (loop_depth(ld) > 0 && !ir_walk(p->f->body, warp_spec_loop, NULL)))
         return false;
     if (ld->nops > 2 && ld->operands[1] && !ir_is_zero(ld->operands[2]))
         return false; /* the copy gives zeros where masked off */
@@ -306,6 +321,10 @@ static void make_resident(IrFunc *f, IrOp *ld)
     IrValue *r = ld->results[0];
     Span sp = ld->span;
     IrBuilder at = {f, ld->parent, ld};
+    /* in a loop, the last iteration's dots (waited for at their loop's end
+     * in each warp) may still be reading the buffer in other warps */
+    if (loop_depth(ld) > 0)
+        ir_build(&at, IR_BARRIER, sp, NULL, 0, NULL, 0);
     IrValue *zero = ir_const_int(&at, sp, type_scalar(DT_I32), 0);
     IrValue *ops[3] = {ld->operands[0], ld->nops > 1 ? ld->operands[1] : NULL, zero};
     IrOp *copy = ir_build(&at, IR_ASYNC_COPY, sp, ops, 3, NULL, 0);

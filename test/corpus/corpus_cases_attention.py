@@ -104,4 +104,14 @@ def bwd_kv_cases():
          Buf("DELTA", "fp32", NQ), Out("DK", "bf16", NK * D), Out("DV", "bf16", NK * D),
          Scalar("stride_tok", D), Scalar("n_q", NQ)],
         {"BM": 64, "BN": 64, "D": D}, num_warps=4, num_stages=3,
+        tol={"bf16": (3e-2, 3e-2)}, ref=bwd_kv), Case(
+        # 2 programs over 4 key blocks: each program's K and V buffer is
+        # filled twice
+        "attention backward, key blocks walked by each program, K and V reloaded for each",
+        "attention_bwd_kv.py", "dkdv_kv_blocks", (2,),
+        [Buf("Q", "bf16", NQ * D, scale=0.1), Buf("K", "bf16", 2 * NK * D),
+         Buf("V", "bf16", 2 * NK * D), Buf("DO", "bf16", NQ * D), Buf("LSE", "fp32", NQ),
+         Buf("DELTA", "fp32", NQ), Out("DK", "bf16", 2 * NK * D), Out("DV", "bf16", 2 * NK * D),
+         Scalar("stride_tok", D), Scalar("n_q", NQ), Scalar("n_kb", 2 * NK // 64)],
+        {"BM": 64, "BN": 64, "D": D}, num_warps=4, num_stages=3,
         tol={"bf16": (3e-2, 3e-2)}, ref=bwd_kv)]
