@@ -116,7 +116,9 @@ static bool same_buffer(IrOp *o, void *ctx)
     return !s->found;
 }
 
-/* A resident operand is loaded outside loops, into a buffer no ring uses. */
+/* A resident operand is loaded outside pipelined and warp-specialized
+ * loops (in an outer loop at most, copied again in each step), into a
+ * buffer no ring uses. */
 static void check_resident(Verifier *v, const IrOp *op)
 {
     SameBuffer s = {op, false};
@@ -124,9 +126,12 @@ static void check_resident(Verifier *v, const IrOp *op)
     if (s.found)
         ir_vfail(v, op, "buffer %d of a resident operand is planned for another load too",
                  op->plan.buffer);
-    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
-        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
-            ir_vfail(v, op, "a resident operand is loaded outside loops");
+    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent) {
+        const IrOp *loop = b->parent;
+        if ((loop->kind == IR_FOR || loop->kind == IR_WHILE) &&
+            (loop->plan.mech == PIPE_LOOP || (loop->flags & IRF_WARP_SPEC)))
+            ir_vfail(v, op, "a resident operand is loaded outside pipelined loops");
+    }
     if (op->plan.buffer < 0 || op->nres != 1 || op->results[0]->type.rank != 2)
         ir_vfail(v, op, "a resident operand is a 2-D tile in buffer >= 0");
 }
