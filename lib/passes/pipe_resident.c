@@ -257,17 +257,13 @@ typedef struct Redirect {
     const IrOp *trans; /* the transpose the conversion read, or NULL */
 } Redirect;
 
-/* The view transposed at b: its order swapped, as a ring's tile is
- * (pipeline.c), which codegen reads in place. */
+/* The view transposed at b, as a ring's slot is (pipeline.c). */
 static IrValue *transposed(IrBuilder *b, const IrOp *t, IrValue *view)
 {
     IrOp *n = ir_build(b, IR_TRANS, t->span, &view, 1, &t->results[0]->type, 1);
     n->nints = t->nints;
     memcpy(n->ints, t->ints, sizeof n->ints);
-    Layout l = *view->layout;
-    l.order[0] = view->layout->order[1];
-    l.order[1] = view->layout->order[0];
-    n->results[0]->layout = ir_layout_intern(b->f, &l);
+    n->results[0]->layout = pipe_shared_transposed(b->f, view->layout);
     n->results[0]->name = t->results[0]->name;
     return n->results[0];
 }

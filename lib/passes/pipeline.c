@@ -354,11 +354,16 @@ static void view_transposes(Pipe *p, IrValue *view)
                 o->operands[0] = view;
                 ir_remove(c);
             }
-            Layout t = *view->layout;
-            t.order[0] = view->layout->order[1];
-            t.order[1] = view->layout->order[0];
-            o->results[0]->layout = ir_layout_intern(p->f, &t);
+            o->results[0]->layout = pipe_shared_transposed(p->f, view->layout);
         }
+}
+
+const Layout *pipe_shared_transposed(IrFunc *f, const Layout *l)
+{
+    Layout t = *l;
+    t.order[0] = l->order[1];
+    t.order[1] = l->order[0];
+    return ir_layout_intern(f, &t);
 }
 
 /* x in layout l, built at `at`: a conversion codegen recomputes there

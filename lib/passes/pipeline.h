@@ -121,6 +121,10 @@ Layout pipe_load_tile(const Pipe *p, const IrOp *ld);
 /* Whether transpose o reads x, directly or through a register conversion
  * nothing else reads. */
 bool pipe_trans_reads(const Pipe *p, const IrOp *o, const IrValue *x);
+/* A 2-D shared tile's layout read the other way round: its order swapped
+ * (a transpose of a ring's slot or a resident buffer, which codegen reads
+ * in place); NULL when out of memory. */
+const Layout *pipe_shared_transposed(IrFunc *f, const Layout *l);
 /* Whether op computes a value and nothing else (a slice may hold it). */
 bool pipe_pure_op(const IrOp *op);
 /* Whether v is defined in p's loop body (by an op or as an argument). */
