@@ -660,10 +660,16 @@ atom: NAME { $$ = $1; }
     ;
 
 dict_items: test ":" test { $$ = parse_vec1(lx, $1); vec_push(lx->arena, &$$, $3); }
+    | "**" expr { $$ = parse_vec1(lx, parse_node2(lx, N_STARRED, @$, 0, $2, NULL)); vec_push(lx->arena, &$$, $2); }
     | dict_items "," test ":" test {
         $$ = $1;
         vec_push(lx->arena, &$$, $3);
         vec_push(lx->arena, &$$, $5);
+      }
+    | dict_items "," "**" expr {
+        $$ = $1;
+        vec_push(lx->arena, &$$, parse_node2(lx, N_STARRED, @3, 0, $4, NULL));
+        vec_push(lx->arena, &$$, $4);
       }
     ;
 

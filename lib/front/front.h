@@ -80,7 +80,7 @@
     X(N_IFEXP, "a if cond else b; a = then, b = cond, c = else")             \
     X(N_NAMEDEXPR, "name := value; a = the name, b = the value")              \
     X(N_LAMBDA, "lambda params: body; list = params (N_PARAM), a = body")    \
-    X(N_STARRED, "*a in a call argument list; a")                            \
+    X(N_STARRED, "*a in a call argument list, or **a as a dict key; a")                            \
     X(N_PTR_TYPE, "*fp32 in an annotation; name = element type spelling")
 /* clang-format on */
 

@@ -737,6 +737,12 @@ static SVal missing_const(Sema *s, const Node *p, const KernelSig *tune)
                         "lambda computes it, which only the Python launch runs; give it "
                         "(-D %s=..., or tk_const)",
                         p->name, p->name);
+    if (tune->heuristics_from_host)
+        return sema_err(s, p->span,
+                        "missing value for constexpr parameter '%s': @triton.heuristics may "
+                        "compute it in host Python (a dict tk does not read); give it (-D "
+                        "%s=..., or tk_const)",
+                        p->name, p->name);
     return sema_err(s, p->span, "missing value for constexpr parameter '%s'", p->name);
 }
 
