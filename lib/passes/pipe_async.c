@@ -28,25 +28,43 @@ static void wait_in_ifs(Pipe *p, IrValue *x)
         }
 }
 
+/* Whether op reads x, as an operand or inside its regions. */
+static bool op_reads(IrOp *op, const IrValue *x)
+{
+    for (int i = 0; i < op->nops; i++)
+        if (op->operands[i] == x)
+            return true;
+    for (int r = 0; r < op->nregions; r++)
+        if (pipe_reads_in(op->regions[r], x))
+            return true;
+    return false;
+}
+
 /* The first op of block b that reads x, or NULL. */
 static IrOp *first_use(IrBlock *b, const IrValue *x)
 {
     for (IrOp *op = b->first; op; op = op->next)
-        for (int i = 0; i < op->nops; i++)
-            if (op->operands[i] == x)
-                return op;
+        if (op_reads(op, x))
+            return op;
     return NULL;
 }
 
 /* The body reads the carried accumulator x other than as the dot's own
- * accumulator (attention rescales it): those reads go through a dot_wait
- * just before the first of them, so the previous iteration's instructions
- * stay in flight until then. */
+ * accumulator (attention rescales it; a chunked scan stores its state
+ * every few steps): reads inside the body's ifs alone wait there, so a
+ * step that takes no branch leaves the previous step's instructions in
+ * flight; any other read goes through a dot_wait just before the first
+ * op that reads x. */
 static void wait_in_body(Pipe *p, IrValue *x)
 {
+    bool dot_acc = p->dot->operands[2] == x;
+    int in_ifs = pipe_uses_in_ifs(p, x);
+    if (p->uses[x->id] == (dot_acc ? 1 : 0) + in_ifs) {
+        if (in_ifs)
+            wait_in_ifs(p, x);
+        return; /* the dot chains on it, in the tensor cores' order */
+    }
     IrOp *at = first_use(p->body, x);
-    if (!at || (at == p->dot && p->dot->operands[2] == x && p->uses[x->id] == 1))
-        return; /* only the dot chains on it, in the tensor cores' order */
     IrBuilder b = {p->f, p->body, at};
     IrValue *w = ir_unary(&b, IR_DOT_WAIT, at->span, x, x->type);
     w->layout = x->layout;

@@ -39,7 +39,7 @@ def cases():
              Scalar("stride_bm", stride_bm), Scalar("N_CTX", n)],
             {"HEAD_DIM": D, "BLOCK_M": BM, "BLOCK_N": 32, "PAD_INF": pad_inf}, num_stages=3,
             tol={"fp16": (1e-2, 1e-2)}, ref=attn_bias))
-    return out + flag_mask_cases() + bwd_kv_cases()
+    return out + flag_mask_cases() + bwd_kv_cases() + chunk_state_cases()
 
 
 SEQS = (0, 150, 170, 401)
@@ -115,3 +115,46 @@ def bwd_kv_cases():
          Scalar("stride_tok", D), Scalar("n_q", NQ), Scalar("n_kb", 2 * NK // 64)],
         {"BM": 64, "BN": 64, "D": D}, num_warps=4, num_stages=3,
         tol={"bf16": (3e-2, 3e-2)}, ref=bwd_kv)]
+
+
+def chunk_state(v, c, s):
+    """h before chunk i (every NTS-th): the sum over earlier rows t of
+    k_t^T (v_t exp(G_i - g_t)) with G_i the last gate of the chunk before
+    i, each chunk decayed as the kernel does; v scaled and rounded to bf16
+    as the kernel rounds it before its dot."""
+    H, K, V, BT, NTS = c["H"], c["K"], c["V"], c["BT"], c["NTS"]
+    T = s["T"]
+    k, vv = v["k"].reshape(T, H, K), v["v"].reshape(T, H, V)
+    g = v["g"].reshape(T, H) if c["USE_G"] else np.zeros((T, H))
+    n_t = -(-T // BT)
+    n_s = -(-n_t // NTS)
+    out = np.zeros((H, n_s, K, V))
+    for i_h in range(H):
+        st = np.zeros((K, V))
+        for i_t in range(n_t):
+            if i_t % NTS == 0:
+                out[i_h, i_t // NTS] = st
+            rows = slice(i_t * BT, min((i_t + 1) * BT, T))
+            gl = g[rows.stop - 1, i_h]
+            st = st * np.exp(gl) + k[rows, i_h].T @ _bf16(vv[rows, i_h] * np.exp(gl - g[rows, i_h])[:, None])
+    if c["V_FIRST"]:
+        out = out.transpose(0, 1, 3, 2)
+    return {"h": out.ravel()}
+
+
+def chunk_state_cases():
+    H, K, V, BT, T = 2, 64, 64, 64, 300
+    n_t = -(-T // BT)
+    out = []
+    for nts, v_first, use_g in ((2, True, False), (1, False, True), (3, True, True)):
+        n_s = -(-n_t // nts)
+        out.append(Case(
+            f"chunked state scan, stored every {nts} chunks{', as [V, K]' if v_first else ''}"
+            f"{', gated' if use_g else ''}",
+            "chunk_state.py", "chunk_state_fwd", (H,),
+            [Buf("k", "bf16", T * H * K, scale=0.2), Buf("v", "bf16", T * H * V),
+             Buf("g", "fp32", T * H, lambda rng, n: -0.05 * rng.random(n)),
+             Out("h", "fp32", H * n_s * K * V), Scalar("T", T)],
+            {"H": H, "K": K, "V": V, "BT": BT, "NTS": nts, "V_FIRST": v_first, "USE_G": use_g},
+            num_warps=4, num_stages=2, tol={"fp32": (2e-2, 2e-2)}, ref=chunk_state))
+    return out
