@@ -39,7 +39,7 @@ def cases():
              Scalar("stride_bm", stride_bm), Scalar("N_CTX", n)],
             {"HEAD_DIM": D, "BLOCK_M": BM, "BLOCK_N": 32, "PAD_INF": pad_inf}, num_stages=3,
             tol={"fp16": (1e-2, 1e-2)}, ref=attn_bias))
-    return out + flag_mask_cases() + bwd_kv_cases() + chunk_state_cases()
+    return out + flag_mask_cases() + bwd_kv_cases() + chunk_state_cases() + gqa_group_cases()
 
 
 SEQS = (0, 150, 170, 401)
@@ -157,4 +157,32 @@ def chunk_state_cases():
              Out("h", "fp32", H * n_s * K * V), Scalar("T", T)],
             {"H": H, "K": K, "V": V, "BT": BT, "NTS": nts, "V_FIRST": v_first, "USE_G": use_g},
             num_warps=4, num_stages=2, tol={"fp32": (2e-2, 2e-2)}, ref=chunk_state))
+    return out
+
+
+def gqa_group(v, c, s):
+    G, D = c["G"], c["D"]
+    n, kvh = s["seq_len"], s["stride_kt"] // D
+    q = v["q"].reshape(kvh, G, D)
+    k, vv = (v[x].reshape(-1, kvh, D)[:n] for x in ("k", "v"))
+    out = np.zeros((kvh, G, D))
+    for h in range(kvh):
+        sc = q[h] @ k[:, h].T * s["sm_scale"]
+        e = np.exp(sc - sc.max(axis=1, keepdims=True))
+        out[h] = e @ vv[:, h] / e.sum(axis=1, keepdims=True)
+    return {"o": out.ravel()}
+
+
+def gqa_group_cases():
+    KVH, D, N = 4, 64, 200
+    out = []
+    for g, dt in ((2, "fp16"), (4, "bf16"), (8, "fp16")):
+        out.append(Case(
+            f"decode attention, a GQA group of {g} query heads as the rows of its dots ({dt})",
+            "gqa_small_group.py", "gqa_group_decode", (KVH,),
+            [Buf("q", dt, KVH * g * D), Buf("k", dt, N * KVH * D), Buf("v", dt, N * KVH * D),
+             Out("o", dt, KVH * g * D), Scalar("seq_len", N), Scalar("sm_scale", D ** -0.5, "fp32"),
+             Scalar("stride_qh", D), Scalar("stride_kt", KVH * D), Scalar("stride_kh", D)],
+            {"G": g, "D": D, "BN": 64}, num_warps=4, num_stages=2,
+            tol={"fp16": (1e-2, 1e-2), "bf16": (3e-2, 3e-2)}, ref=gqa_group))
     return out

@@ -334,6 +334,50 @@ static SVal b_assoc_scan(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
 
 /* ---- dot ------------------------------------------------------------------------------- */
 
+/* The MMAs take 16 rows and 16 columns at least; Triton pads smaller dots
+ * (a group of 4 query heads against a key block). tk repeats each row of
+ * A (dim 0) or column of B (dim 1) `times` times so that the dot has 16,
+ * and takes one copy of each back from the result (take_copy). */
+static IrValue *repeat_dim(Sema *s, IrValue *v, int dim, int times, Span at)
+{
+    int m = v->type.shape[0], n = v->type.shape[1];
+    int wide[2][3] = {{m, times, n}, {m, n, times}};
+    int flat[2][2] = {{m * times, n}, {m, n * times}};
+    IrValue *e = sema_expand_dims(s, v, dim + 1, at);
+    IrValue *b = e ? sema_broadcast(s, e, 3, wide[dim], at) : NULL;
+    return b ? sema_reshape(s, b, 2, flat[dim], at) : NULL;
+}
+
+/* The copies repeat_dim made are equal, so their max is any one of them. */
+static IrValue *take_copy(Sema *s, IrValue *v, int dim, int times, Span at)
+{
+    int m = v->type.shape[0], n = v->type.shape[1];
+    int split[2][3] = {{m / times, times, n}, {m, n / times, times}};
+    IrValue *r = sema_reshape(s, v, 3, split[dim], at);
+    SVal mx = sema_reduce(s, "max", r, sv_int(dim + 1), false, (SVal){0}, at);
+    return mx.k == SV_TENSOR ? sema_cast(s, mx.v, v->type.dt, at) : NULL;
+}
+
+/* dot(a, b, c) of a 2-D M x N with M or N below 16, through repeats. */
+static SVal small_dot(Sema *s, IrValue *a, IrValue *b, IrValue *c, int prec, Span at)
+{
+    int rm = 16 / a->type.shape[0], rn = 16 / b->type.shape[1];
+    if (rm > 1 && a && c)
+        a = repeat_dim(s, a, 0, rm, at), c = repeat_dim(s, c, 0, rm, at);
+    if (rn > 1 && b && c)
+        b = repeat_dim(s, b, 1, rn, at), c = c ? repeat_dim(s, c, 1, rn, at) : NULL;
+    if (!a || !b || !c)
+        return bad();
+    IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &c->type, 1);
+    op->sub = prec;
+    IrValue *r = op->results[0];
+    if (rm > 1)
+        r = take_copy(s, r, 0, rm, at);
+    if (rn > 1 && r)
+        r = take_copy(s, r, 1, rn, at);
+    return r ? sv_tensor(r) : bad();
+}
+
 SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32, SVal out_dtype,
               Span at)
 {
@@ -349,8 +393,11 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     if (r == 3 && ta.shape[0] != tb.shape[0])
         return sema_err(s, at, "tl.dot: batch dimensions differ: %s @ %s", sema_type_str(s, ta),
                         sema_type_str(s, tb));
-    if (m < 16 || n < 16 || k < 16)
-        return sema_err(s, at, "tl.dot needs M, N and K >= 16, got M=%d, N=%d, K=%d", m, n, k);
+    if (k < 16 || ((m < 16 || n < 16) && r == 3))
+        return sema_err(s, at,
+                        r == 3 ? "a batched tl.dot needs M, N and K >= 16, got M=%d, N=%d, K=%d"
+                               : "tl.dot needs K >= 16, got M=%d, N=%d, K=%d",
+                        m, n, k);
     DType da = ta.dt, db = tb.dt;
     bool fp8 = dtype_is_fp8(da) && dtype_is_fp8(db); /* any two fp8 formats, as in Triton */
     const char *upcast = ""; /* why the operands' dtype is not the one named */
@@ -428,6 +475,8 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     }
     if (da != DT_F32)
         p = DOT_IEEE;
+    if (m < 16 || n < 16)
+        return small_dot(s, a, b, c, p, at);
     IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &rt, 1);
     op->sub = p;
     return sv_tensor(op->results[0]);
