@@ -150,7 +150,7 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 %token DEF "def" RETURN "return" IF "if" ELIF "elif" ELSE "else" FOR "for" IN "in"
 %token WHILE "while" PASS "pass" BREAK "break" CONTINUE "continue" AND "and" OR "or"
 %token NOT "not" IS "is" NONE "None" TRUE "True" FALSE "False" IMPORT "import"
-%token FROM "from" AS "as" LAMBDA "lambda" ASSERT "assert" RAISE "raise"
+%token FROM "from" AS "as" LAMBDA "lambda" ASSERT "assert" RAISE "raise" WITH "with"
 %token PLUS "+" MINUS "-" STAR "*" SLASH "/" DSLASH "//" PERCENT "%" DSTAR "**" AT "@"
 %token LSHIFT "<<" RSHIFT ">>" AMP "&" PIPE "|" CARET "^" TILDE "~"
 %token LT "<" GT ">" LE "<=" GE ">=" EQEQ "==" NE "!="
@@ -164,10 +164,10 @@ static void tk_yyerror(Span *loc, LexState *lx, const char *msg);
 
 %type <vec> stmts stmt simple_stmt small_stmts small_stmt import_names from_names
 %type <vec> decorators dict_items params param_list lparams suite opt_loop_else strings
-%type <vec> compare_chain fstring_parts fstring_field comp_ifs
+%type <vec> compare_chain fstring_parts fstring_field comp_ifs with_items
 %type <node> fstring
 %type <op> fstring_conv
-%type <node> compound_stmt expr_stmt if_stmt for_stmt while_stmt funcdef decorator namedexpr
+%type <node> compound_stmt expr_stmt if_stmt for_stmt while_stmt with_stmt funcdef decorator namedexpr
 %type <node> dotted dotted_as from_as param lparam annotation lambdef
 %type <node> testlist targetlist test or_test and_test not_test comparison expr xor_expr
 %type <node> and_expr shift_expr arith term factor power primary atom
@@ -288,7 +288,7 @@ from_as: NAME { $$ = parse_node(lx, N_FROM_IMPORT, @$); $$->str = $1->name; }
       }
     ;
 
-compound_stmt: if_stmt | for_stmt | while_stmt | funcdef
+compound_stmt: if_stmt | for_stmt | while_stmt | with_stmt | funcdef
     | decorators funcdef { $$ = $2; $$->list2 = parse_list(lx, $1); }
     ;
 
@@ -323,6 +323,22 @@ while_stmt: WHILE namedexpr ":" suite opt_loop_else {
         $$ = parse_node2(lx, N_WHILE, @$, 0, $2, NULL);
         $$->list = parse_list(lx, $4);
       }
+    ;
+
+/* Read so that a module whose other kernels use none compiles; a kernel
+ * that reaches one is an error in sema, as Triton has no context manager a
+ * kernel can enter. */
+with_stmt: WITH with_items ":" suite {
+        $$ = parse_node(lx, N_WITH, @$);
+        $$->list = parse_list(lx, $4);
+        $$->list2 = parse_list(lx, $2);
+      }
+    ;
+
+with_items: test { $$ = parse_vec1(lx, $1); }
+    | test AS expr { $$ = parse_vec1(lx, $1); }
+    | with_items "," test { $$ = $1; vec_push(lx->arena, &$$, $3); }
+    | with_items "," test AS expr { $$ = $1; vec_push(lx->arena, &$$, $3); }
     ;
 
 opt_loop_else: %empty { $$ = (PtrVec){0}; }
@@ -719,7 +735,7 @@ fstring_conv: %empty { $$ = 0; }
     X(END) X(NAME) X(INT) X(FLOAT) X(STRING) X(RESERVED) X(NEWLINE) X(INDENT)   \
     X(DEDENT) X(DEF) X(RETURN) X(IF) X(ELIF) X(ELSE) X(FOR) X(IN) X(WHILE)      \
     X(PASS) X(BREAK) X(CONTINUE) X(AND) X(OR) X(NOT) X(IS) X(NONE) X(TRUE)      \
-    X(FALSE) X(IMPORT) X(FROM) X(AS) X(LAMBDA) X(ASSERT) X(RAISE) X(PLUS) X(MINUS)       \
+    X(FALSE) X(IMPORT) X(FROM) X(AS) X(LAMBDA) X(ASSERT) X(RAISE) X(WITH) X(PLUS) X(MINUS)       \
     X(STAR) X(SLASH) X(DSLASH) X(PERCENT) X(DSTAR) X(AT) X(LSHIFT) X(RSHIFT)    \
     X(AMP) X(PIPE) X(CARET) X(TILDE) X(LT) X(GT) X(LE) X(GE) X(EQEQ) X(NE)      \
     X(ASSIGN) X(ARROW) X(DOT) X(COMMA) X(COLON) X(SEMI) X(LPAR) X(RPAR) X(LSQB) \

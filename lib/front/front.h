@@ -38,6 +38,7 @@
     X(N_FOR, "for target in iter; a = target, b = iter expr, list = body, "   \
              "list2 = else body (rejected later)")                            \
     X(N_WHILE, "while cond; a = cond, list = body")                          \
+    X(N_WITH, "with ctx [as x], ...; list = body, list2 = the contexts")      \
     X(N_RETURN, "return [value]; a = value or NULL (a tuple for several)")   \
     X(N_PASS, "pass")                                                         \
     X(N_BREAK, "break")                                                       \

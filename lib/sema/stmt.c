@@ -205,6 +205,11 @@ static void exec_stmt(Sema *s, const Node *n)
                  "a 'raise' the kernel reaches is not supported (Triton accepts 'raise' "
                  "only in a branch that a constexpr condition leaves out)");
         return;
+    case N_WITH:
+        sema_err(s, n->span,
+                 "'with' is not supported in tk kernels (Triton 3.6 has no context manager a "
+                 "kernel can enter)");
+        return;
     case N_EXPR_STMT: sema_eval(s, n->a); return;
     case N_FUNC: sema_err(s, n->span, "nested function definitions are not supported"); return;
     case N_IMPORT:
