@@ -250,28 +250,27 @@ static bool full_slice(const Node *i) { return i->kind == N_SLICE && !i->a && !i
 
 static SVal index_tensor(Sema *s, const Node *n, IrValue *x)
 {
-    int kept = 0;
     for (int k = 0; k < n->list.len; k++) {
         const Node *i = n->list.items[k];
-        if (full_slice(i))
-            kept++;
-        else if (i->kind != N_NONE)
+        if (!full_slice(i) && i->kind != N_NONE)
             return sema_err(s, i->span,
                             "tensors can only be indexed with ':' and None "
                             "(e.g. x[:, None]); got something else");
     }
-    /* Fewer entries than dimensions keep the rest, as Triton's __getitem__
-     * walks only the entries given (x[None] on a 1-D block is x[None, :]). */
-    if (kept > x->type.rank)
-        return sema_err(s, n->span, "index uses %d ':' entries but the tensor has rank %d (%s)",
-                        kept, x->type.rank, sema_type_str(s, x->type));
-    int axis = 0;
+    /* As Triton's __getitem__: entry k that is None inserts a dimension at
+     * k, ':' keeps what is there; fewer entries than dimensions keep the
+     * rest (x[None] on a 1-D block is x[None, :]), and ':' past the last
+     * dimension adds none (a scalar's [None, None, :] is 1x1). */
     for (int k = 0; k < n->list.len && x; k++) {
-        if (n->list.items[k]->kind == N_NONE)
-            x = sema_expand_dims(s, x, axis, n->span);
-        axis++;
+        if (n->list.items[k]->kind != N_NONE)
+            continue;
+        if (x->type.rank > 0 && k > x->type.rank)
+            return sema_err(s, n->list.items[k]->span,
+                            "None at index entry %d, past the %d dimensions of %s", k, x->type.rank,
+                            sema_type_str(s, x->type));
+        x = sema_expand_dims(s, x, k, n->span);
     }
-    return sv_tensor(x);
+    return x ? sv_tensor(x) : (SVal){.k = SV_UNDEF};
 }
 
 /* One bound of a tuple slice: a constexpr int, or dflt when left out. */
