@@ -1,7 +1,8 @@
 /* sema/builtins/memory.c: tl.load, tl.store and the atomics. The pointer decides
- * the shape: mask, other and stored values broadcast to it, values are cast
- * to its element type (as Triton does), masks must be boolean. Cache and
- * eviction hints and atomic sem/scope are checked against Triton's lists. */
+ * the shape: mask, other and stored values broadcast to it (a load's pointer
+ * to them too), values are cast to its element type (as Triton does), masks
+ * must be boolean. Cache and eviction hints and atomic sem/scope are checked
+ * against Triton's lists. */
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,26 @@ static IrValue *to_ptr_shape(Sema *s, IrValue *x, Type pt, Span at, const char *
         }
     }
     return sema_broadcast(s, x, pt.rank, pt.shape, at);
+}
+
+/* tl.load broadcasts a block of pointers up to its mask's or other's
+ * shape as well, as Triton's load does (its store and atomics do not): a
+ * gather whose indices span one more dimension than its mask's rows. An
+ * incompatible shape is left to mask_arg and value_arg to report. */
+static IrValue *ptr_to_common(Sema *s, IrValue *p, SVal v, Span at)
+{
+    if (!p || p->type.rank == 0 || v.k != SV_TENSOR || v.v->type.rank == 0)
+        return p;
+    Type a = p->type, m = v.v->type;
+    int r = a.rank > m.rank ? a.rank : m.rank, shape[TK_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        int ai = a.rank - r + i, mi = m.rank - r + i;
+        int x = ai >= 0 ? a.shape[ai] : 1, y = mi >= 0 ? m.shape[mi] : 1;
+        if (x != y && x != 1 && y != 1)
+            return p;
+        shape[i] = x == 1 ? y : x;
+    }
+    return sema_broadcast(s, p, r, shape, at);
 }
 
 static bool mask_arg(Sema *s, const Builtin *b, SVal v, Span at, Type pt, IrValue **out)
@@ -175,8 +196,9 @@ static SVal b_load(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     IrValue *p = pointer_arg(s, b, a[0], at[0]);
     if (!p || !no_block_ptr(s, a[3], at[3]) || !no_block_ptr(s, a[4], at[4]))
         return bad();
+    p = ptr_to_common(s, ptr_to_common(s, p, a[1], at[1]), a[2], at[2]);
     IrValue *mask, *other = NULL;
-    if (!mask_arg(s, b, a[1], at[1], p->type, &mask))
+    if (!p || !mask_arg(s, b, a[1], at[1], p->type, &mask))
         return bad();
     if (sv_has(a[2])) {
         if (!sv_has(a[1]))
