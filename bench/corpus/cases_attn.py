@@ -192,6 +192,16 @@ case(name="paged_decode_padded_head", klass="attention", module="paged_attention
      interp=dict(b=3, kh=2, g=4, d=12, dp=16, ps=16, maxlen=50, stages=2), tol=5e-3)
 
 
+case(name="paged_decode_group_rows", klass="attention", module="paged_attention_2d.py",
+     kernel="_paged_decode_group_rows", make=paged_make, args=paged_args,
+     consts=lambda S: dict(QUERY_GROUP=S["g"], PAGE_SIZE=S["ps"], HEAD_SIZE=S["d"]),
+     grid=lambda S: (S["b"], S["kh"]), ref=paged_ref,
+     shape=lambda S: f"b{S['b']} kvh{S['kh']}x{S['g']} len<{S['maxlen']} page{S['ps']} "
+                     f"d{S['d']}",
+     gpu=dict(b=32, kh=8, g=4, d=128, ps=16, maxlen=2048, warps=4, stages=2),
+     interp=dict(b=3, kh=2, g=4, d=16, ps=16, maxlen=50, stages=2), tol=5e-3)
+
+
 def topk_make(rng, S):
     b, kh, g, d, bk, t, n = S["b"], S["kh"], S["g"], S["d"], S["bk"], S["topk"], S["maxlen"]
     lens = rng.integers(n // 2, n, b)

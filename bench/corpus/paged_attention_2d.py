@@ -53,3 +53,39 @@ def _paged_decode_padded_head(Q, K_cache, V_cache, block_tables, seq_lens, Out, 
     out = acc / l_i[:, None]
     tl.store(Out + seq * stride_ob + q_heads[:, None] * stride_oh + offs_d[None, :],
              out.to(Out.dtype.element_ty), mask=g_mask[:, None] & dim_mask[None, :])
+
+
+@triton.jit
+def _paged_decode_group_rows(Q, K_cache, V_cache, block_tables, seq_lens, Out, sm_scale,
+                             stride_qb, stride_qh, stride_bt, stride_kb, stride_kt, stride_kh,
+                             stride_ob, stride_oh, QUERY_GROUP: tl.constexpr,
+                             PAGE_SIZE: tl.constexpr, HEAD_SIZE: tl.constexpr):
+    """The same decode with the query group itself as the rows of both dots
+    (4 rows, no padding to 16), as newer serving kernels write it."""
+    seq = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    seq_len = tl.load(seq_lens + seq)
+    heads = kv_head * QUERY_GROUP + tl.arange(0, QUERY_GROUP)
+    dims = tl.arange(0, HEAD_SIZE)
+    toks = tl.arange(0, PAGE_SIZE)
+    q = tl.load(Q + seq * stride_qb + heads[:, None] * stride_qh + dims[None, :])
+    q = (q * sm_scale).to(q.dtype)
+    m_i = tl.full([QUERY_GROUP], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([QUERY_GROUP], dtype=tl.float32)
+    acc = tl.zeros([QUERY_GROUP, HEAD_SIZE], dtype=tl.float32)
+    for page in range(0, tl.cdiv(seq_len, PAGE_SIZE)):
+        phys = tl.load(block_tables + seq * stride_bt + page).to(tl.int64)
+        offs = phys * stride_kb + kv_head * stride_kh + toks[:, None] * stride_kt + dims[None, :]
+        live = page * PAGE_SIZE + toks < seq_len
+        k = tl.load(K_cache + offs, mask=live[:, None], other=0.0)
+        v = tl.load(V_cache + offs, mask=live[:, None], other=0.0)
+        qk = tl.dot(q, tl.trans(k))
+        qk = tl.where(live[None, :], qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        p = tl.exp(qk - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    tl.store(Out + seq * stride_ob + heads[:, None] * stride_oh + dims[None, :],
+             (acc / l_i[:, None]).to(Out.dtype.element_ty))
