@@ -8,6 +8,19 @@ import triton.language as tl
 
 
 @triton.jit
+def _online_softmax_step(qk, live, v, m_i, l_i, acc):
+    """One page of the running softmax: scores of dead tokens dropped, the
+    running max, sum and output rescaled, the page's values added."""
+    qk = tl.where(live[None, :], qk, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+    p = tl.exp(qk - m_new[:, None])
+    alpha = tl.exp(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, axis=1)
+    acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+    return m_new, l_i, acc
+
+
+@triton.jit
 def _paged_decode_padded_head(Q, K_cache, V_cache, block_tables, seq_lens, Out, sm_scale,
                               stride_qb, stride_qh, stride_bt, stride_kb, stride_kt,
                               stride_kh, stride_ob, stride_oh, QUERY_GROUP: tl.constexpr,
@@ -43,13 +56,7 @@ def _paged_decode_padded_head(Q, K_cache, V_cache, block_tables, seq_lens, Out, 
             k = tl.load(K_cache + k_offs, mask=dim_mask[:, None], other=0.0)
             v = tl.load(V_cache + v_offs, mask=dim_mask[None, :], other=0.0)
         qk = tl.dot(q, k).to(tl.float32) * sm_scale
-        qk = tl.where(t_valid[None, :], qk, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-        p = tl.exp(qk - m_new[:, None])
-        alpha = tl.exp(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
-        m_i = m_new
+        m_i, l_i, acc = _online_softmax_step(qk, t_valid, v, m_i, l_i, acc)
     out = acc / l_i[:, None]
     tl.store(Out + seq * stride_ob + q_heads[:, None] * stride_oh + offs_d[None, :],
              out.to(Out.dtype.element_ty), mask=g_mask[:, None] & dim_mask[None, :])
@@ -80,12 +87,6 @@ def _paged_decode_group_rows(Q, K_cache, V_cache, block_tables, seq_lens, Out, s
         k = tl.load(K_cache + offs, mask=live[:, None], other=0.0)
         v = tl.load(V_cache + offs, mask=live[:, None], other=0.0)
         qk = tl.dot(q, tl.trans(k))
-        qk = tl.where(live[None, :], qk, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-        p = tl.exp(qk - m_new[:, None])
-        alpha = tl.exp(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
-        m_i = m_new
+        m_i, l_i, acc = _online_softmax_step(qk, live, v, m_i, l_i, acc)
     tl.store(Out + seq * stride_ob + heads[:, None] * stride_oh + dims[None, :],
              (acc / l_i[:, None]).to(Out.dtype.element_ty))

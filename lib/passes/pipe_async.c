@@ -28,23 +28,11 @@ static void wait_in_ifs(Pipe *p, IrValue *x)
         }
 }
 
-/* Whether op reads x, as an operand or inside its regions. */
-static bool op_reads(IrOp *op, const IrValue *x)
-{
-    for (int i = 0; i < op->nops; i++)
-        if (op->operands[i] == x)
-            return true;
-    for (int r = 0; r < op->nregions; r++)
-        if (pipe_reads_in(op->regions[r], x))
-            return true;
-    return false;
-}
-
 /* The first op of block b that reads x, or NULL. */
 static IrOp *first_use(IrBlock *b, const IrValue *x)
 {
     for (IrOp *op = b->first; op; op = op->next)
-        if (op_reads(op, x))
+        if (pipe_op_reads(op, x))
             return op;
     return NULL;
 }

@@ -238,15 +238,9 @@ void pipe_plan_resident(Pipe *p)
 /* Whether op, or an op in its regions, reads one of the conversions. */
 static bool reads_any(IrOp *op, const PtrVec *convs)
 {
-    for (int k = 0; k < convs->len; k++) {
-        const IrValue *x = ((const IrOp *)convs->items[k])->results[0];
-        for (int i = 0; i < op->nops; i++)
-            if (op->operands[i] == x)
-                return true;
-        for (int r = 0; r < op->nregions; r++)
-            if (ir_count_reads(op->regions[r], x))
-                return true;
-    }
+    for (int k = 0; k < convs->len; k++)
+        if (pipe_op_reads(op, ((const IrOp *)convs->items[k])->results[0]))
+            return true;
     return false;
 }
 

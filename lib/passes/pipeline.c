@@ -118,6 +118,17 @@ IrOp *pipe_ring_dot(const Pipe *p, int i)
 
 int pipe_reads_in(IrBlock *b, const IrValue *x) { return ir_count_reads(b, x); }
 
+bool pipe_op_reads(IrOp *op, const IrValue *x)
+{
+    for (int i = 0; i < op->nops; i++)
+        if (op->operands[i] == x)
+            return true;
+    for (int r = 0; r < op->nregions; r++)
+        if (ir_count_reads(op->regions[r], x))
+            return true;
+    return false;
+}
+
 /* Reads of x inside the regions of the body's ifs (a flattened loop's
  * epilogue reads the accumulator there, once per tile). */
 int pipe_uses_in_ifs(const Pipe *p, const IrValue *x)

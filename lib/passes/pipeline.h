@@ -85,6 +85,8 @@ int64_t pipe_tile_bytes(const IrValue *v);
 IrOp *pipe_ring_dot(const Pipe *p, int i);
 /* How many operands of ops in b (nested too) are x. */
 int pipe_reads_in(IrBlock *b, const IrValue *x);
+/* Whether op reads x, as an operand or inside its regions. */
+bool pipe_op_reads(IrOp *op, const IrValue *x);
 /* Reads of x inside the regions of the body's ifs. */
 int pipe_uses_in_ifs(const Pipe *p, const IrValue *x);
 /* v without the layout conversions and transposes applied to it. */
