@@ -1,6 +1,6 @@
 /* parse_build.h: node builders and checks the grammar's actions call
- * (lib/front/parse_build.c). LexState, ParseSeq and ParseArgs come from the
- * generated parser header. */
+ * (lib/front/parse_build.c). LexState, ParseSeq and ParseArgs are
+ * front/lex_state.h's, through the generated parser header. */
 #ifndef TK_PARSE_BUILD_H
 #define TK_PARSE_BUILD_H
 
