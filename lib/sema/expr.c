@@ -313,21 +313,32 @@ bool sema_check_numel(Sema *s, int rank, const int *shape, Span at)
     return true;
 }
 
-bool sema_broadcast_shapes(Sema *s, Type a, Type b, int *rank, int *shape, Span at)
+int sema_common_shape(Type a, Type b, int *rank, int *shape)
 {
     int r = a.rank > b.rank ? a.rank : b.rank;
     for (int i = 0; i < r; i++) {
         int ai = a.rank - r + i, bi = b.rank - r + i;
         int x = ai >= 0 ? a.shape[ai] : 1, y = bi >= 0 ? b.shape[bi] : 1;
-        if (x != y && x != 1 && y != 1) {
-            sema_err(s, at, "shapes do not broadcast: %s and %s (dimension %d is %d vs %d)",
-                     sema_type_str(s, a), sema_type_str(s, b), i, x, y);
-            return false;
-        }
+        if (x != y && x != 1 && y != 1)
+            return i;
         shape[i] = x == 1 ? y : x;
     }
     *rank = r;
-    return sema_check_numel(s, r, shape, at);
+    return -1;
+}
+
+bool sema_broadcast_shapes(Sema *s, Type a, Type b, int *rank, int *shape, Span at)
+{
+    int i = sema_common_shape(a, b, rank, shape);
+    if (i >= 0) {
+        int r = a.rank > b.rank ? a.rank : b.rank;
+        int ai = a.rank - r + i, bi = b.rank - r + i;
+        sema_err(s, at, "shapes do not broadcast: %s and %s (dimension %d is %d vs %d)",
+                 sema_type_str(s, a), sema_type_str(s, b), i, ai >= 0 ? a.shape[ai] : 1,
+                 bi >= 0 ? b.shape[bi] : 1);
+        return false;
+    }
+    return sema_check_numel(s, *rank, shape, at);
 }
 
 IrValue *sema_broadcast(Sema *s, IrValue *v, int rank, const int *shape, Span at)

@@ -214,6 +214,9 @@ IrValue *sema_const(Sema *s, Type t, SVal c, Span at);      /* constexpr as type
 IrValue *sema_cast(Sema *s, IrValue *v, DType to, Span at); /* keeps the shape */
 IrValue *sema_bitcast(Sema *s, IrValue *v, DType to, Span at);
 IrValue *sema_broadcast(Sema *s, IrValue *v, int rank, const int *shape, Span at);
+/* The shape a and b broadcast to (rank, shape); returns the first
+ * dimension where they do not (-1: none), reporting nothing. */
+int sema_common_shape(Type a, Type b, int *rank, int *shape);
 bool sema_broadcast_shapes(Sema *s, Type a, Type b, int *rank, int *shape, Span at);
 bool sema_broadcast_pair(Sema *s, IrValue **a, IrValue **b, Span at);
 DType sema_promote(Sema *s, DType a, bool a_weak, DType b, bool b_weak, bool divmod, Span at);

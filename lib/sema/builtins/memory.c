@@ -45,17 +45,10 @@ static IrValue *to_ptr_shape(Sema *s, IrValue *x, Type pt, Span at, const char *
  * incompatible shape is left to mask_arg and value_arg to report. */
 static IrValue *ptr_to_common(Sema *s, IrValue *p, SVal v, Span at)
 {
-    if (!p || p->type.rank == 0 || v.k != SV_TENSOR || v.v->type.rank == 0)
+    int r, shape[TK_MAX_RANK];
+    if (!p || p->type.rank == 0 || v.k != SV_TENSOR || v.v->type.rank == 0 ||
+        sema_common_shape(p->type, v.v->type, &r, shape) >= 0)
         return p;
-    Type a = p->type, m = v.v->type;
-    int r = a.rank > m.rank ? a.rank : m.rank, shape[TK_MAX_RANK];
-    for (int i = 0; i < r; i++) {
-        int ai = a.rank - r + i, mi = m.rank - r + i;
-        int x = ai >= 0 ? a.shape[ai] : 1, y = mi >= 0 ? m.shape[mi] : 1;
-        if (x != y && x != 1 && y != 1)
-            return p;
-        shape[i] = x == 1 ? y : x;
-    }
     return sema_broadcast(s, p, r, shape, at);
 }
 

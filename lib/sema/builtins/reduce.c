@@ -362,10 +362,10 @@ static IrValue *take_copy(Sema *s, IrValue *v, int dim, int times, Span at)
 static SVal small_dot(Sema *s, IrValue *a, IrValue *b, IrValue *c, int prec, Span at)
 {
     int rm = 16 / a->type.shape[0], rn = 16 / b->type.shape[1];
-    if (rm > 1 && a && c)
+    if (rm > 1)
         a = repeat_dim(s, a, 0, rm, at), c = repeat_dim(s, c, 0, rm, at);
-    if (rn > 1 && b && c)
-        b = repeat_dim(s, b, 1, rn, at), c = c ? repeat_dim(s, c, 1, rn, at) : NULL;
+    if (rn > 1 && c)
+        b = repeat_dim(s, b, 1, rn, at), c = repeat_dim(s, c, 1, rn, at);
     if (!a || !b || !c)
         return bad();
     IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &c->type, 1);
