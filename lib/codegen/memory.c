@@ -370,8 +370,11 @@ static void emit_store(Cg *cg, const IrOp *op)
     bool packed = vw > 4;
     int nw = packed ? vw * elem_bits(dt) / 32 : vw;
     DType wt = packed ? DT_U32 : dt;
+    int64_t dup = lin_reg_copies(&l.lin); /* registers repeating others write nothing */
     for (int s = 0; s < p.n; s += vw) {
         LLVMValueRef val[16];
+        if (s & dup)
+            continue;
         for (int i = 0; i < vw; i++)
             val[i] = v.el[v.n == 1 ? 0 : s + i];
         if (packed)
@@ -730,8 +733,11 @@ static void emit_atomic(Cg *cg, const IrOp *op)
         cg_smem_need(cg, l.numel * cg_mem_bytes(dt));
     if (repeated && releases(sem_of(op)))
         cg_barrier(cg);
+    int64_t dup = lin_reg_copies(&l.lin);
     for (int s = 0; s < p.n; s += vw) {
         LLVMValueRef pred = owner, val[16];
+        if (s & dup) /* a register repeating another: one atomic per element */
+            continue;
         if (has_mask)
             pred = LLVMBuildAnd(cg->b, pred, m.el[m.n == 1 ? 0 : s], "");
         for (int i = 0; i < vw; i++)
@@ -751,8 +757,8 @@ static void emit_atomic(Cg *cg, const IrOp *op)
                                      cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt), "");
         cg_barrier(cg);
     }
-    for (int s = 0; !used && s < p.n; s++) /* nothing reads them */
-        r.el[s] = LLVMGetUndef(cg_type(cg, dt));
+    for (int s = 0; !share && s < p.n; s++)
+        r.el[s] = !used ? LLVMGetUndef(cg_type(cg, dt)) : r.el[s & ~dup];
     cg_set(cg, op->results[0], r);
 }
 

@@ -73,6 +73,7 @@ typedef struct Mma {
     DType dt;
     const Layout *m;
     int mr, nr, kr;        /* instruction tiles per thread along M, N and K */
+    int rows;              /* the dot's M (below 16, its rows repeat in a tile) */
     LLVMValueRef wmi, wni; /* this warp's position among the M and N warps */
     LLVMValueRef lane;
     Operand a, b;
@@ -208,6 +209,15 @@ static LLVMValueRef add(Cg *cg, LLVMValueRef a, int64_t b)
     return LLVMBuildAdd(cg->b, a, cg_i32(cg, b), "");
 }
 
+/* A row of A's 16-row instruction tile: of a tile of fewer rows, the copy
+ * it repeats. */
+static LLVMValueRef wrap_row(Mma *x, LLVMValueRef row)
+{
+    if (x->rows >= 16)
+        return row;
+    return LLVMBuildAnd(x->cg->b, row, cg_i32(x->cg, x->rows - 1), "");
+}
+
 /* A fragment (4 registers) of instruction tile (mi, ki). */
 static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
 {
@@ -226,15 +236,17 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
     /* matrices: (rows 0-7, k lo), (8-15, lo), (0-7, hi), (8-15, hi); lane l
      * addresses row l % 8 of matrix l / 8 */
     LLVMValueRef hi_row = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), "");
+    hi_row = wrap_row(x, hi_row);
     LLVMValueRef hi_k = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, cg_ilog2(ik / 2)), "");
     if (!o->t.trans) {
-        LLVMValueRef row =
-            LLVMBuildAdd(cg->b, rbase, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_row, ""), "");
+        LLVMValueRef row = wrap_row(x, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_row, ""));
+        row = LLVMBuildAdd(cg->b, rbase, row, "");
         LLVMValueRef p = tile_addr(cg, o, row, add(cg, hi_k, (int64_t)ik * ki), x->dt);
         cg_ldmatrix(cg, 4, false, p, out);
         return;
     }
-    if (o->t.bytes == 2) { /* stored K-major: rows of the 8x8 matrices are k */
+    /* stored K-major: rows of the 8x8 matrices are k, 8 rows of A wide */
+    if (o->t.bytes == 2 && x->rows >= 8) {
         LLVMValueRef k =
             add(cg, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_k, ""), (int64_t)ik * ki);
         LLVMValueRef p = tile_addr(cg, o, LLVMBuildAdd(cg->b, rbase, hi_row, ""), k, x->dt);
@@ -244,7 +256,7 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
     LLVMValueRef g = lane_bits(x, 2, 7), tq = lane_bits(x, 0, 3);
     for (int r = 0; r < 4; r++) {
         LLVMValueRef el[4];
-        LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, add(cg, g, (r & 1) * 8), "");
+        LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, wrap_row(x, add(cg, g, (r & 1) * 8)), "");
         for (int q = 0; q < kp; q++) {
             LLVMValueRef k = LLVMBuildMul(cg->b, tq, cg_i32(cg, kp), "");
             el[q] =
@@ -528,7 +540,10 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
         return;
     }
     int M = res->type.shape[0], N = res->type.shape[1], K = av->type.shape[1];
-    x.mr = M / (16 * x.m->wm);
+    /* fewer than 16 rows (a decode's query group): one tile whose rows
+     * 16 / M repeat them, as the linear form's copies say (ir/layout.c) */
+    x.mr = M < 16 ? 1 : M / (16 * x.m->wm);
+    x.rows = M;
     x.nr = N / (8 * x.m->wn);
     x.kr = K / x.m->instr_k;
     LLVMValueRef warp = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 5), "");

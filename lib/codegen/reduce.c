@@ -391,7 +391,10 @@ static void reduce_linear(Red *r, CgVal x, const Type *t, int axis)
                 key[s] |= lo.lin.reg[i];
         have[s] = false;
     }
+    int64_t dup = lin_reg_copies(&li.lin); /* a register repeating another (few mma rows) */
     for (int s = 0; s < x.n; s++) {
+        if (s & dup)
+            continue; /* a sum must count each element once */
         int64_t o = 0;
         for (int i = 0; i < li.lin.nreg; i++)
             if (s >> i & 1)

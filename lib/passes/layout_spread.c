@@ -115,8 +115,9 @@ bool lp_assign_dot(IrOp *op, void *ctx)
     if (wgmma_fits(p, op, warps, instr_k))
         mma = layout_wgmma(c.shape[0], warps, instr_k);
     Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
-    if (c.shape[0] < 16 * mma.wm || c.shape[1] < 8 * mma.wn || !lp_fits(p, &mma, &c) ||
-        !lp_fits(p, &a, &op->operands[0]->type) || !lp_fits(p, &b, &op->operands[1]->type))
+    if ((c.shape[0] < 16 * mma.wm && mma.wm > 1) || c.shape[1] < 8 * mma.wn ||
+        !lp_fits(p, &mma, &c) || !lp_fits(p, &a, &op->operands[0]->type) ||
+        !lp_fits(p, &b, &op->operands[1]->type))
         return true;
     op->results[0]->layout = ir_layout_intern(p->f, &mma);
     return true;

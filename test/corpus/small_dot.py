@@ -1,0 +1,50 @@
+"""A GEMM whose programs take 1 to 8 rows of A, fewer than the 16 rows a
+tensor-core instruction computes (a decode step's tokens, a GQA group):
+fp16, bf16, fp32 (tf32), fp8 e4m3 read from bytes and int8, A with K
+contiguous or with M contiguous (read transposed), a K loop with a masked
+tail."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def small_rows_gemm(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                    KIND: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                    BK: tl.constexpr):
+    # KIND 0: the buffers' float dtype; 1: e4m3 codes; 2: int8, int32 sums
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    if KIND == 2:
+        acc = tl.zeros([BM, BN], dtype=tl.int32)
+    else:
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak,
+                    mask=(rm[:, None] < M) & (rk[None, :] < K), other=0)
+        b = tl.load(b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=(rk[:, None] < K) & (rn[None, :] < N), other=0)
+        if KIND == 1:
+            a = a.to(tl.float8e4nv, bitcast=True)
+            b = b.to(tl.float8e4nv, bitcast=True)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def small_rows_chain(x_ptr, w1_ptr, w2_ptr, y_ptr, s_ptr, D: tl.constexpr, H: tl.constexpr,
+                     BM: tl.constexpr):
+    """Two dots in a row on BM rows, y = relu(x @ w1) @ w2, the first
+    result feeding the second dot's A; then sums over the rows, which
+    must count each row once however the layout repeats them."""
+    pid = tl.program_id(0)
+    rm = pid * BM + tl.arange(0, BM)
+    d = tl.arange(0, D)
+    h = tl.arange(0, H)
+    x = tl.load(x_ptr + rm[:, None] * D + d[None, :])
+    w1 = tl.load(w1_ptr + d[:, None] * H + h[None, :])
+    w2 = tl.load(w2_ptr + h[:, None] * D + d[None, :])
+    t = tl.maximum(tl.dot(x, w1), 0.0)
+    y = tl.dot(t.to(x.dtype), w2)
+    tl.store(y_ptr + rm[:, None] * D + d[None, :], y - tl.max(y, axis=0)[None, :])
+    tl.store(s_ptr + pid * H + h, tl.sum(t, axis=0))
