@@ -412,6 +412,21 @@ static bool annot_is_python_hint(const Node *a)
     return false;
 }
 
+/* `tl.pointer_type(tl.int64)` as an annotation: a pointer to that dtype, as
+ * Triton reads it ("*i64"); its const= and address_space= change nothing
+ * here. Else NULL. */
+static const char *annot_pointer_elem(const Node *a)
+{
+    if (a->kind != N_CALL || !a->a || (a->a->kind != N_ATTR && a->a->kind != N_NAME) ||
+        strcmp(a->a->name, "pointer_type") != 0)
+        return NULL;
+    const Node *e = a->list.len > 0 ? a->list.items[0] : NULL;
+    for (int i = 0; !e && i < a->list2.len; i++)
+        if (strcmp(a->list2.items[i]->name, "element_ty") == 0)
+            e = a->list2.items[i]->a;
+    return e && (e->kind == N_ATTR || e->kind == N_NAME) ? e->name : NULL;
+}
+
 /* The type an annotation spells, or DT_VOID when it gives none. */
 static Type annot_type(const Node *a, bool *bad)
 {
@@ -420,8 +435,9 @@ static Type annot_type(const Node *a, bool *bad)
     *bad = false;
     if (!a || annot_is_constexpr(a))
         return t;
-    if (a->kind == N_PTR_TYPE) {
-        DType dt = sema_dtype_name(a->name);
+    const char *elem = a->kind == N_PTR_TYPE ? a->name : annot_pointer_elem(a);
+    if (elem) {
+        DType dt = sema_dtype_name(elem);
         *bad = dt == DT_VOID;
         return dt == DT_VOID ? t : type_ptr(dt);
     }
