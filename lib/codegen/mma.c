@@ -73,7 +73,7 @@ typedef struct Mma {
     DType dt;
     const Layout *m;
     int mr, nr, kr;        /* instruction tiles per thread along M, N and K */
-    int rows;              /* the dot's M (below 16, its rows repeat in a tile) */
+    int rows, cols;        /* the dot's M and N (below 16 and 8, they repeat in a tile) */
     LLVMValueRef wmi, wni; /* this warp's position among the M and N warps */
     LLVMValueRef lane;
     Operand a, b;
@@ -218,6 +218,23 @@ static LLVMValueRef wrap_row(Mma *x, LLVMValueRef row)
     return LLVMBuildAnd(x->cg->b, row, cg_i32(x->cg, x->rows - 1), "");
 }
 
+/* A column of B's 8-column instruction tile: of a tile of fewer columns,
+ * the copy it repeats. */
+static LLVMValueRef wrap_col(Mma *x, LLVMValueRef col)
+{
+    if (x->cols >= 8)
+        return col;
+    return LLVMBuildAnd(x->cg->b, col, cg_i32(x->cg, x->cols - 1), "");
+}
+
+/* Whether B's fragments are read element by element: 32- and 8-bit tiles
+ * stored K-major cannot be transposed by ldmatrix, and of fewer than 8
+ * columns no ldmatrix.trans row (8 columns) exists. */
+static bool b_by_element(const Mma *x)
+{
+    return !x->b.t.trans && (x->b.t.bytes != 2 || x->cols < 8);
+}
+
 /* A fragment (4 registers) of instruction tile (mi, ki). */
 static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
 {
@@ -292,13 +309,14 @@ static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *
             LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
         LLVMValueRef n =
             LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), ""), lane_bits(x, 0, 7), "");
+        n = wrap_col(x, n);
         LLVMValueRef k =
             LLVMBuildShl(cg->b, lane_bits(x, 3, kpair ? 3 : 1), cg_i32(cg, cg_ilog2(4 * kp)), "");
         LLVMValueRef p = tile_addr(cg, o, add(cg, k, (int64_t)ik * ki), n, bdt);
         cg_ldmatrix(cg, kpair ? 4 : 2 * count, false, p, out);
         return;
     }
-    if (o->t.bytes == 2) {
+    if (!b_by_element(x)) {
         /* .trans: matrices (k lo, tile ni), (k hi, ni), (k lo, ni+1), (k hi, ni+1) */
         LLVMValueRef krow = add(cg, lane_bits(x, 0, kpair ? 31 : 15), (int64_t)ik * ki);
         LLVMValueRef tile = add(cg, count == 2 ? lane_bits(x, 4, 1) : cg_i32(cg, 0), ni);
@@ -309,10 +327,9 @@ static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *
         cg_ldmatrix(cg, kpair ? 4 : 2 * count, true, p, out);
         return;
     }
-    /* 32- and 8-bit elements cannot be transposed by ldmatrix: one load each */
-    for (int t = 0; t < count; t++) {
+    for (int t = 0; t < count; t++) { /* one load each (b_by_element) */
         LLVMValueRef n = LLVMBuildAdd(cg->b, x->wni, cg_i32(cg, x->m->wn * (ni + t)), "");
-        n = LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, n, cg_i32(cg, 3), ""), g, "");
+        n = wrap_col(x, LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, n, cg_i32(cg, 3), ""), g, ""));
         for (int r = 0; r < 2; r++) {
             LLVMValueRef el[4];
             for (int q = 0; q < kp; q++) {
@@ -414,7 +431,7 @@ static void k_steps(Mma *x, LLVMValueRef *acc, Part part)
     LLVMValueRef *sb = cg_alloc(cg, sizeof(LLVMValueRef) * nb);
     /* a lone last N tile (an odd count: a decode kernel's 8 columns a warp)
      * reads two K steps with one ldmatrix.x4, keeping the second's half */
-    bool kpair = x->nr % 2 && x->b.staged && (x->b.t.trans || x->b.t.bytes == 2);
+    bool kpair = x->nr % 2 && x->b.staged && !b_by_element(x);
     LLVMValueRef pair[4];
     for (int ki = 0; ki < x->kr; ki++) {
         for (int mi = 0; mi < x->mr; mi++)
@@ -543,8 +560,9 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     /* fewer than 16 rows (a decode's query group): one tile whose rows
      * 16 / M repeat them, as the linear form's copies say (ir/layout.c) */
     x.mr = M < 16 ? 1 : M / (16 * x.m->wm);
+    x.nr = N < 8 ? 1 : N / (8 * x.m->wn);
     x.rows = M;
-    x.nr = N / (8 * x.m->wn);
+    x.cols = N;
     x.kr = K / x.m->instr_k;
     LLVMValueRef warp = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 5), "");
     x.lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, 31), "");

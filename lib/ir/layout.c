@@ -124,10 +124,10 @@ static bool linear_dot_op(const Layout *l, LinBuild *b)
     int kd = l->opidx == 0 ? 1 : 0, od = 1 - kd;
     int kinst = log2i(p->instr_k), kpack = log2i(l->kpack);
     int need_o = l->opidx == 0 ? 4 + log2i(p->wm) : 3 + log2i(p->wn);
-    /* A of fewer than 16 rows on one warp along M: its rows repeat (copies) */
-    bool few_rows = l->opidx == 0 && p->wm == 1;
-    if (b->rank != 2 || b->logs[kd] < kinst || (b->logs[od] < need_o && !few_rows) ||
-        kinst != kpack + 3)
+    /* A of fewer than 16 rows on one warp along M, B of fewer than 8
+     * columns on one along N: they repeat (copies) */
+    bool few = l->opidx == 0 ? p->wm == 1 : p->wn == 1;
+    if (b->rank != 2 || b->logs[kd] < kinst || (b->logs[od] < need_o && !few) || kinst != kpack + 3)
         return false;
     int at = 0;
     for (int k = 0; k < kpack; k++)

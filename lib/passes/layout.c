@@ -278,8 +278,9 @@ bool lp_mma_shape(const IrOp *op, int *instr_k, int *kpack)
     } else {
         return false;
     }
-    /* fewer than 16 rows run in one tile whose rows repeat them (codegen/mma.c) */
-    return c.shape[1] >= 8 && a.shape[1] >= *instr_k;
+    /* fewer than 16 rows or 8 columns run in one tile that repeats them
+     * (codegen/mma.c) */
+    return a.shape[1] >= *instr_k;
 }
 
 bool lp_fits(const LayoutPass *p, const Layout *l, const Type *t)

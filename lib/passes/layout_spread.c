@@ -46,8 +46,9 @@ bool lp_mark_rows(IrOp *op, void *ctx)
  * 64 rows) and the dtypes have a wgmma form: fp16 and bf16 (operands of
  * either majorness), tf32, tf32x3 (three tf32 products of split operands),
  * int8 and fp8 of either format on either side (operands K-major, which
- * codegen and the pipeline arrange). Codegen falls back to mma.sync on the
- * same placement where an operand is not in shared memory as wgmma needs it. */
+ * codegen and the pipeline arrange), N of 16 at least (a narrower dot stays
+ * on mma.sync). Codegen falls back to mma.sync on the same placement where
+ * an operand is not in shared memory as wgmma needs it. */
 static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr_k)
 {
     Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
@@ -59,7 +60,7 @@ static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr
     bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt) && c.dt == DT_F32;
     if (!f16 && !tf32 && !i8 && !fp8)
         return false;
-    return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 8 == 0 && a.shape[1] % instr_k == 0;
+    return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 16 == 0 && a.shape[1] % instr_k == 0;
 }
 
 /* An mma layout that keeps each row in one warp where M has a 16-row tile
@@ -115,7 +116,7 @@ bool lp_assign_dot(IrOp *op, void *ctx)
     if (wgmma_fits(p, op, warps, instr_k))
         mma = layout_wgmma(c.shape[0], warps, instr_k);
     Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
-    if ((c.shape[0] < 16 * mma.wm && mma.wm > 1) || c.shape[1] < 8 * mma.wn ||
+    if ((c.shape[0] < 16 * mma.wm && mma.wm > 1) || (c.shape[1] < 8 * mma.wn && mma.wn > 1) ||
         !lp_fits(p, &mma, &c) || !lp_fits(p, &a, &op->operands[0]->type) ||
         !lp_fits(p, &b, &op->operands[1]->type))
         return true;

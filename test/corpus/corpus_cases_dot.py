@@ -13,7 +13,8 @@ def _operands(v, s, kind):
         t = fp8_table(False)
         a, b = t[v["a"].astype(np.int64)], t[v["b"].astype(np.int64)]
     a = a.reshape(K, M).T if s["stride_am"] == 1 else a.reshape(M, K)
-    return a, b.reshape(K, N)
+    b = b.reshape(N, K).T if s["stride_bk"] == 1 else b.reshape(K, N)
+    return a, b
 
 
 def small_gemm(v, c, s):
@@ -29,6 +30,16 @@ def small_chain(v, c, s):
     rows = y.reshape(-1, BM, D)
     y = (rows - rows.max(axis=1, keepdims=True)).reshape(-1, D)
     return {"y": y.ravel(), "s": t.reshape(-1, BM, H).sum(axis=1).ravel()}
+
+
+def router(v, c, s):
+    D, E, BT, T = c["D"], c["E"], c["BT"], s["T"]
+    sc = v["x"].reshape(T, D) @ v["w"].reshape(D, E)
+    p = np.exp(sc - sc.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    pad = np.zeros((-(-T // BT) * BT, E))
+    pad[:T] = p
+    return {"p": p.ravel(), "load": pad.reshape(-1, BT, E).sum(axis=1).ravel()}
 
 
 def cases():
@@ -49,6 +60,32 @@ def cases():
              Scalar("stride_ak", strides[1]), Scalar("stride_bk", N), Scalar("stride_bn", 1)],
             {"KIND": kind, "BM": bm, "BN": 32, "BK": bk}, num_stages=3,
             tol={"fp32": (5e-2, 1e-2)}, ref=small_gemm))
+    # fewer than 16 (or 8) columns: B read as [K, N] or transposed
+    N = 6
+    for dt, kind, bn, b_kcontig in (("fp16", 0, 4, False), ("bf16", 0, 8, True),
+                                    ("fp32", 0, 2, False), ("u8", 1, 4, True),
+                                    ("i8", 2, 1, False), ("fp16", 0, 1, True)):
+        bk = 32 if kind else 16
+        init = _finite_codes(False) if kind == 1 else ("randint", -8, 8) if kind == 2 else "randn"
+        bstr = (1, K) if b_kcontig else (N, 1)
+        out.append(Case(
+            f"a GEMM of {bn} columns per program ({dt}{', B read transposed' if b_kcontig else ''})",
+            "small_dot.py", "small_rows_gemm", (-(-64 // 32), -(-N // bn)),
+            [Buf("a", dt, 64 * K, init), Buf("b", dt, K * N, init),
+             Out("c", "i32" if kind == 2 else "fp32", 64 * N), Scalar("M", 64), Scalar("N", N),
+             Scalar("K", K), Scalar("stride_am", K), Scalar("stride_ak", 1),
+             Scalar("stride_bk", bstr[0]), Scalar("stride_bn", bstr[1])],
+            {"KIND": kind, "BM": 32, "BN": bn, "BK": bk}, num_stages=3,
+            tol={"fp32": (5e-2, 1e-2)}, ref=small_gemm))
+    for dt, e, warps in (("fp16", 8, 4), ("bf16", 4, 4), ("fp16", 2, 8), ("fp16", 1, 4)):
+        T, D, BT = 200, 64, 64
+        out.append(Case(
+            f"a router's softmax over {e} experts on {warps} warps ({dt})",
+            "small_dot.py", "router_softmax", (-(-T // BT),),
+            [Buf("x", dt, T * D, scale=0.5), Buf("w", dt, D * e, scale=0.5),
+             Out("p", "fp32", T * e), Out("load", "fp32", -(-T // BT) * e), Scalar("T", T)],
+            {"D": D, "E": e, "BT": BT}, num_warps=warps,
+            tol={"fp32": (2e-2, 2e-2)}, ref=router))
     for dt, bm, warps in (("fp16", 4, 4), ("bf16", 2, 8), ("fp16", 8, 2)):
         D, H, R = 64, 128, 32
         out.append(Case(

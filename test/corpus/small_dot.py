@@ -48,3 +48,23 @@ def small_rows_chain(x_ptr, w1_ptr, w2_ptr, y_ptr, s_ptr, D: tl.constexpr, H: tl
     y = tl.dot(t.to(x.dtype), w2)
     tl.store(y_ptr + rm[:, None] * D + d[None, :], y - tl.max(y, axis=0)[None, :])
     tl.store(s_ptr + pid * H + h, tl.sum(t, axis=0))
+
+
+@triton.jit
+def router_softmax(x_ptr, w_ptr, p_ptr, load_ptr, T, D: tl.constexpr, E: tl.constexpr,
+                   BT: tl.constexpr):
+    """A MoE router: the scores of BT tokens against E (1 to 8) experts are
+    one dot of E columns, fewer than an MMA's 8 or 16; a softmax over the
+    experts, then each expert's load summed over the tokens."""
+    pid = tl.program_id(0)
+    rt = pid * BT + tl.arange(0, BT)
+    d = tl.arange(0, D)
+    e = tl.arange(0, E)
+    live = rt < T
+    x = tl.load(x_ptr + rt[:, None] * D + d[None, :], mask=live[:, None], other=0.0)
+    w = tl.load(w_ptr + d[:, None] * E + e[None, :])
+    s = tl.dot(x, w)
+    p = tl.exp(s - tl.max(s, axis=1)[:, None])
+    p = p / tl.sum(p, axis=1)[:, None]
+    tl.store(p_ptr + rt[:, None] * E + e[None, :], p, mask=live[:, None])
+    tl.store(load_ptr + pid * E + e, tl.sum(tl.where(live[:, None], p, 0.0), axis=0))

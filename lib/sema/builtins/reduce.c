@@ -334,41 +334,6 @@ static SVal b_assoc_scan(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
 
 /* ---- dot ------------------------------------------------------------------------------- */
 
-/* A dot of fewer than 16 rows stays as it is (its mma tile repeats the
- * rows, codegen/mma.c). One of fewer than 16 columns (an SSM step's single
- * column) repeats each column of B `times` times so that it has 16, and
- * takes one copy of each back from the result (take_copy). */
-static IrValue *repeat_cols(Sema *s, IrValue *v, int times, Span at)
-{
-    int m = v->type.shape[0], n = v->type.shape[1];
-    IrValue *e = sema_expand_dims(s, v, 2, at);
-    IrValue *b = e ? sema_broadcast(s, e, 3, (int[]){m, n, times}, at) : NULL;
-    return b ? sema_reshape(s, b, 2, (int[]){m, n * times}, at) : NULL;
-}
-
-/* The copies repeat_cols made are equal, so their max is any one of them. */
-static IrValue *take_copy(Sema *s, IrValue *v, int times, Span at)
-{
-    int m = v->type.shape[0], n = v->type.shape[1];
-    IrValue *r = sema_reshape(s, v, 3, (int[]){m, n / times, times}, at);
-    SVal mx = sema_reduce(s, "max", r, sv_int(2), false, (SVal){0}, at);
-    return mx.k == SV_TENSOR ? sema_cast(s, mx.v, v->type.dt, at) : NULL;
-}
-
-/* dot(a, b, c) of a 2-D M x N with N below 16, through repeats. */
-static SVal narrow_dot(Sema *s, IrValue *a, IrValue *b, IrValue *c, int prec, Span at)
-{
-    int times = 16 / b->type.shape[1];
-    b = repeat_cols(s, b, times, at);
-    c = b ? repeat_cols(s, c, times, at) : NULL;
-    if (!c)
-        return bad();
-    IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &c->type, 1);
-    op->sub = prec;
-    IrValue *r = take_copy(s, op->results[0], times, at);
-    return r ? sv_tensor(r) : bad();
-}
-
 SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32, SVal out_dtype,
               Span at)
 {
@@ -466,8 +431,6 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     }
     if (da != DT_F32)
         p = DOT_IEEE;
-    if (n < 16)
-        return narrow_dot(s, a, b, c, p, at);
     IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &rt, 1);
     op->sub = p;
     return sv_tensor(op->results[0]);
