@@ -240,7 +240,7 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
 {
     Cg *cg = x->cg;
     Operand *o = &x->a;
-    int kp = x->k.kpack, ik = x->m->instr_k;
+    int kp = x->k.kpack, ik = 8 * kp;
     if (!o->staged) {
         LLVMValueRef *e = o->el.el + 4 * kp * (ki + x->kr * mi);
         for (int r = 0; r < 4; r++)
@@ -291,7 +291,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *
     Cg *cg = x->cg;
     Operand *o = &x->b;
     DType bdt = o->v->type.dt; /* fp8 dots may take another format than A */
-    int kp = x->k.kpack, ik = x->m->instr_k;
+    int kp = x->k.kpack, ik = 8 * kp;
     if (!o->staged) {
         for (int t = 0; t < count; t++) {
             LLVMValueRef *e = o->el.el + 2 * kp * (ki + x->kr * (ni + t));
@@ -563,7 +563,7 @@ void cg_emit_mma(Cg *cg, const IrOp *op)
     x.nr = N < 8 ? 1 : N / (8 * x.m->wn);
     x.rows = M;
     x.cols = N;
-    x.kr = K / x.m->instr_k;
+    x.kr = K / (8 * x.k.kpack); /* the instruction's K: 8 tf32, 16 halves, 32 bytes */
     LLVMValueRef warp = LLVMBuildLShr(cg->b, cg->tid, cg_i32(cg, 5), "");
     x.lane = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, 31), "");
     x.wmi = LLVMBuildAnd(cg->b, warp, cg_i32(cg, x.m->wm - 1), "");

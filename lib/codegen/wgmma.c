@@ -260,7 +260,7 @@ static bool fits(const IrOp *op, const WgKind *k, const WgKind *kb, const CgOper
                  const CgOperand *b)
 {
     const Layout *m = op->results[0]->layout;
-    if (!k || !kb || !m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0 || m->instr_k != k->k)
+    if (!k || !kb || !m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0)
         return false;
     if (k != kb && !(dtype_is_fp8(k->in) && dtype_is_fp8(kb->in))) /* only fp8 formats mix */
         return false;

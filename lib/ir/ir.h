@@ -29,9 +29,12 @@
  *   slice    the parent layout with dim `dim` removed (reduction results)
  *   mma      the accumulator of mma.sync m16n8kK, warps wm x wn (M first);
  *            version 3 is the same placement computed by sm_90a warpgroup
- *            MMA (wgmma m64nNk16): every warp along M, four warps (one
+ *            MMA (wgmma m64nNkK): every warp along M, four warps (one
  *            warpgroup) per 64 rows; the instruction's N is the dot's
- *            (at most 256), not part of the placement
+ *            (at most 256) and its K the operands' (8 tf32, 16 for 16-bit,
+ *            32 for 8-bit types), neither part of the placement, so dots of
+ *            different operand types share accumulator layouts (an int8
+ *            QK^T and an fp16 PV)
  *   dot_op   the A (opidx 0) or B (1) fragments feeding an mma parent;
  *            `kpack` elements share one 32-bit register (2 for 16-bit
  *            types, 4 for 8-bit, 1 for tf32)
@@ -55,7 +58,7 @@
 typedef enum {
     LY_BLOCKED, /* spt, tpw, wpc, order */
     LY_SLICE,   /* parent, dim */
-    LY_MMA,     /* wm, wn, instr_k (16, 8 or 32) */
+    LY_MMA,     /* wm, wn, version */
     LY_DOT_OP,  /* parent (mma), opidx, kpack */
     LY_SHARED,  /* vec, per_phase, max_phase, order */
 } LayoutKind;
@@ -67,7 +70,7 @@ typedef struct Layout {
     int order[TK_LAYOUT_MAX_RANK]; /* blocked, shared: dims fastest first */
     const struct Layout *parent;   /* slice, dot_op */
     int dim;                       /* slice */
-    int wm, wn, instr_k;           /* mma */
+    int wm, wn;                    /* mma */
     int version;                   /* mma: 3 for wgmma (wn == 1), else mma.sync */
     int opidx, kpack;              /* dot_op */
     int vec, per_phase, max_phase; /* shared */
@@ -115,15 +118,14 @@ Layout layout_blocked_default(int rank, const int *shape, int vec, int threads);
 Layout layout_blocked_along(int rank, const int *shape, int fast, int vec, int threads);
 /* The warps of an mma accumulator tile: split between M and N so that each
  * warp covers a share as square as the instruction allows. */
-Layout layout_mma(int M, int N, int num_warps, int instr_k);
+Layout layout_mma(int M, int N, int num_warps);
 Layout layout_dot_op(const Layout *mma, int opidx, int kpack);
 /* An mma accumulator with every warp along M (as many as M has 16-row
  * tiles): each row lives in one warp. */
-Layout layout_mma_rows(int M, int num_warps, int instr_k);
-/* The accumulator of sm_90a warpgroup MMA of K `instr_k` per instruction
- * (16 for 16-bit operands, 8 for tf32, 32 for 8-bit): layout_mma_rows with
- * every warp along M (M a multiple of 16 * num_warps). */
-Layout layout_wgmma(int M, int num_warps, int instr_k);
+Layout layout_mma_rows(int M, int num_warps);
+/* The accumulator of sm_90a warpgroup MMA: layout_mma_rows with every
+ * warp along M (M a multiple of 16 * num_warps). */
+Layout layout_wgmma(int M, int num_warps);
 /* Whether the operands of a dot with accumulator layout `mma`, of
  * `elem_bytes`-byte elements, must lie K-major (K contiguous) in shared
  * memory: wgmma (version 3) transposes 16-bit tiles only. */

@@ -122,12 +122,12 @@ static bool linear_dot_op(const Layout *l, LinBuild *b)
 {
     const Layout *p = l->parent;
     int kd = l->opidx == 0 ? 1 : 0, od = 1 - kd;
-    int kinst = log2i(p->instr_k), kpack = log2i(l->kpack);
+    int kpack = log2i(l->kpack), kinst = kpack + 3; /* 8 x kpack elements of K */
     int need_o = l->opidx == 0 ? 4 + log2i(p->wm) : 3 + log2i(p->wn);
     /* A of fewer than 16 rows on one warp along M, B of fewer than 8
      * columns on one along N: they repeat (copies) */
     bool few = l->opidx == 0 ? p->wm == 1 : p->wn == 1;
-    if (b->rank != 2 || b->logs[kd] < kinst || (b->logs[od] < need_o && !few) || kinst != kpack + 3)
+    if (b->rank != 2 || b->logs[kd] < kinst || (b->logs[od] < need_o && !few))
         return false;
     int at = 0;
     for (int k = 0; k < kpack; k++)
@@ -256,9 +256,7 @@ bool layout_equal(const Layout *a, const Layout *b)
         return ints_equal(a->spt, b->spt, a->rank) && ints_equal(a->tpw, b->tpw, a->rank) &&
             ints_equal(a->wpc, b->wpc, a->rank) && ints_equal(a->order, b->order, a->rank);
     case LY_SLICE: return a->dim == b->dim && layout_equal(a->parent, b->parent);
-    case LY_MMA:
-        return a->wm == b->wm && a->wn == b->wn && a->instr_k == b->instr_k &&
-            a->version == b->version;
+    case LY_MMA: return a->wm == b->wm && a->wn == b->wn && a->version == b->version;
     case LY_DOT_OP:
         return a->opidx == b->opidx && a->kpack == b->kpack && layout_equal(a->parent, b->parent);
     case LY_SHARED:
@@ -294,9 +292,9 @@ void layout_print(StrBuf *sb, const Layout *l)
         break;
     case LY_MMA:
         if (l->version == 3)
-            sb_printf(sb, "mma<v3, m64nNk%d, warps=[%d,%d]>", l->instr_k, l->wm, l->wn);
+            sb_printf(sb, "mma<v3, m64nN, warps=[%d,%d]>", l->wm, l->wn);
         else
-            sb_printf(sb, "mma<m16n8k%d, warps=[%d,%d]>", l->instr_k, l->wm, l->wn);
+            sb_printf(sb, "mma<m16n8, warps=[%d,%d]>", l->wm, l->wn);
         break;
     case LY_DOT_OP:
         sb_printf(sb, "dot_op<%s, kpack=%d, parent=", l->opidx ? "b" : "a", l->kpack);
@@ -357,10 +355,9 @@ Layout layout_blocked_along(int rank, const int *shape, int fast, int vec, int t
     return l;
 }
 
-Layout layout_mma(int M, int N, int num_warps, int instr_k)
+Layout layout_mma(int M, int N, int num_warps)
 {
     Layout l = layout_of(LY_MMA, 2);
-    l.instr_k = instr_k;
     l.wm = 1;
     l.wn = 1;
     while (l.wm * l.wn < num_warps) {
@@ -391,10 +388,9 @@ Layout layout_shared_tile(int rows, int cols, int elem_bytes)
     return l;
 }
 
-Layout layout_mma_rows(int M, int num_warps, int instr_k)
+Layout layout_mma_rows(int M, int num_warps)
 {
     Layout l = layout_of(LY_MMA, 2);
-    l.instr_k = instr_k;
     l.wn = 1;
     l.wm = 1;
     while (l.wm < num_warps && M >= 32 * l.wm)
@@ -402,9 +398,9 @@ Layout layout_mma_rows(int M, int num_warps, int instr_k)
     return l;
 }
 
-Layout layout_wgmma(int M, int num_warps, int instr_k)
+Layout layout_wgmma(int M, int num_warps)
 {
-    Layout l = layout_mma_rows(M, num_warps, instr_k);
+    Layout l = layout_mma_rows(M, num_warps);
     l.version = 3;
     return l;
 }

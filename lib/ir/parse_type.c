@@ -145,21 +145,23 @@ static bool read_slice(Parser *p, Layout *l, int depth, Layout **parent)
     return true;
 }
 
-/* mma<m16n8k16, warps=[4,1]> or mma<v3, m64nNk16, warps=[4,1]> */
+/* mma<m16n8, warps=[4,1]> or mma<v3, m64nN, warps=[4,1]>; the older
+ * spelling with the instruction's K (m16n8k16, m64nNk32) is read too, its
+ * K checked and dropped (the dot's operands give it). */
 static bool read_mma(Parser *p, Layout *l)
 {
     Span at = (irp_skip_blanks(p), here(p));
-    int warps[TK_LAYOUT_MAX_RANK], n;
+    int warps[TK_LAYOUT_MAX_RANK], n, k = 16;
     l->rank = 2;
     l->version = irp_accept_word(p, "v3") ? 3 : 0; /* 0: mma.sync, as layout_mma makes it */
     if (l->version == 3 && !irp_expect(p, ","))
         return false;
-    if (!irp_expect(p, l->version == 3 ? "m64nNk" : "m16n8k") ||
-        !irp_int32(p, 8, 32, &l->instr_k) || !irp_expect(p, ",") || !irp_expect(p, "warps") ||
-        !irp_expect(p, "=") || !irp_int_list(p, warps, &n, 1, 64))
+    if (!irp_expect(p, l->version == 3 ? "m64nN" : "m16n8") ||
+        (irp_accept(p, "k") && !irp_int32(p, 8, 32, &k)) || !irp_expect(p, ",") ||
+        !irp_expect(p, "warps") || !irp_expect(p, "=") || !irp_int_list(p, warps, &n, 1, 64))
         return false;
-    if (n != 2 || (l->instr_k != 8 && l->instr_k != 16 && l->instr_k != 32) ||
-        !pow2_all(warps, 2) || (l->version == 3 && warps[1] != 1))
+    if (n != 2 || (k != 8 && k != 16 && k != 32) || !pow2_all(warps, 2) ||
+        (l->version == 3 && warps[1] != 1))
         return irp_fail_at(p, at, "a bad mma layout");
     l->wm = warps[0];
     l->wn = warps[1];

@@ -68,9 +68,9 @@ static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr
  * other warps go along N when `wide`, with row reductions crossing warps
  * through shared memory; else they repeat the same rows (see
  * lp_rows_wide). */
-static Layout rows_layout(int M, int N, int warps, int instr_k, bool wide)
+static Layout rows_layout(int M, int N, int warps, bool wide)
 {
-    Layout l = layout_mma_rows(M, warps, instr_k);
+    Layout l = layout_mma_rows(M, warps);
     while (wide && l.wm * l.wn < warps && N >= 16 * l.wn)
         l.wn *= 2;
     return l;
@@ -94,7 +94,7 @@ static bool rows_wide_dot(IrOp *op, void *ctx)
     if (op->kind != IR_DOT || !p->rows[op->results[0]->id] || !lp_mma_shape(op, &instr_k, &kpack))
         return true;
     Type c = op->results[0]->type;
-    Layout l = layout_mma_rows(c.shape[0], p->threads / 32, instr_k);
+    Layout l = layout_mma_rows(c.shape[0], p->threads / 32);
     if ((int64_t)c.shape[0] * c.shape[1] / (32 * l.wm) > 64 || p->threads / 32 / l.wm >= 8)
         p->rows_wide = true;
     return true;
@@ -111,10 +111,10 @@ bool lp_assign_dot(IrOp *op, void *ctx)
     Type c = op->results[0]->type;
     int warps = p->threads / 32;
     Layout mma = p->rows[op->results[0]->id]
-        ? rows_layout(c.shape[0], c.shape[1], warps, instr_k, p->rows_wide)
-        : layout_mma(c.shape[0], c.shape[1], warps, instr_k);
+        ? rows_layout(c.shape[0], c.shape[1], warps, p->rows_wide)
+        : layout_mma(c.shape[0], c.shape[1], warps);
     if (wgmma_fits(p, op, warps, instr_k))
-        mma = layout_wgmma(c.shape[0], warps, instr_k);
+        mma = layout_wgmma(c.shape[0], warps);
     Layout a = layout_dot_op(&mma, 0, kpack), b = layout_dot_op(&mma, 1, kpack);
     if ((c.shape[0] < 16 * mma.wm && mma.wm > 1) || (c.shape[1] < 8 * mma.wn && mma.wn > 1) ||
         !lp_fits(p, &mma, &c) || !lp_fits(p, &a, &op->operands[0]->type) ||

@@ -451,7 +451,7 @@ static void test_layouts(Arena *a)
     Layout other = layout_blocked_default(1, (int[]){128}, 1, 128);
     x->layout = ir_layout_intern(f, &other);
     CHECK(t_verify(f, false, "operand layout differs from the result's"));
-    Layout huge = layout_mma(128, 128, 4, 16);
+    Layout huge = layout_mma(128, 128, 4);
     x->layout = ir_layout_intern(f, &huge);
     CHECK(t_verify(f, false, "layout does not fit the shape"));
 }
