@@ -10,6 +10,19 @@ import triton.language as tl
 
 
 @triton.jit
+def _visit(q, k, v, keep, m_i, l_i, acc):
+    """One step of the running softmax over BLOCK_N keys, those outside
+    `keep` set to -1e6."""
+    qk = tl.where(keep, tl.dot(q, k), -1.0e6)
+    m_new = tl.maximum(m_i, tl.max(qk, 1))
+    alpha = tl.math.exp2(m_i - m_new)
+    p = tl.math.exp2(qk - m_new[:, None])
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+    return m_new, l_i, acc
+
+
+@triton.jit
 def _sparse_prefill_fwd(Q, K, V, Out, block_count, block_offset, column_count, column_index,
                         sm_scale, stride_z, stride_h, stride_n, H, N_CTX, NNZ_S, NNZ_V,
                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
@@ -37,13 +50,7 @@ def _sparse_prefill_fwd(Q, K, V, Out, block_count, block_offset, column_count, c
                     mask=cols[None, :] < N_CTX, other=0.0)
         v = tl.load(V + base + cols[:, None] * stride_n + offs_d[None, :],
                     mask=cols[:, None] < N_CTX, other=0.0)
-        qk = tl.where(keep, tl.dot(q, k), -1.0e6)
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        alpha = tl.math.exp2(m_i - m_new)
-        p = tl.math.exp2(qk - m_new[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
-        m_i = m_new
+        m_i, l_i, acc = _visit(q, k, v, keep, m_i, l_i, acc)
     for j in range(0, n_cols, BLOCK_N):
         live = j + offs_n < n_cols
         cols = tl.load(columns + j + offs_n, mask=live, other=0)
@@ -52,13 +59,7 @@ def _sparse_prefill_fwd(Q, K, V, Out, block_count, block_offset, column_count, c
                     other=0.0)
         v = tl.load(V + base + cols[:, None] * stride_n + offs_d[None, :], mask=live[:, None],
                     other=0.0)
-        qk = tl.where(keep, tl.dot(q, k), -1.0e6)
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        alpha = tl.math.exp2(m_i - m_new)
-        p = tl.math.exp2(qk - m_new[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
-        m_i = m_new
+        m_i, l_i, acc = _visit(q, k, v, keep, m_i, l_i, acc)
     tl.store(Out + base + offs_m[:, None] * stride_n + offs_d[None, :],
              (acc / l_i[:, None]).to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 
