@@ -384,74 +384,6 @@ void sema_bind_globals(Sema *s)
 
 /* ---- kernel signatures ----------------------------------------------------------- */
 
-static bool annot_is_constexpr(const Node *a)
-{
-    if (!a)
-        return false;
-    if (a->kind == N_SUBSCRIPT)
-        a = a->a;
-    if (a->kind == N_STR)
-        return a->str && (strcmp(a->str, "constexpr") == 0 || strcmp(a->str, "tl.constexpr") == 0);
-    return (a->kind == N_NAME || a->kind == N_ATTR) && strcmp(a->name, "constexpr") == 0;
-}
-
-/* Python type hints real kernels carry (`n: int`, `x: torch.Tensor`,
- * `y: Optional[torch.Tensor]`, `z: tl.tensor`): Triton ignores them. */
-static bool annot_is_python_hint(const Node *a)
-{
-    static const char *const names[] = {"int", "float", "bool", "str", "Tensor", "tensor", "Any"};
-    if (a->kind == N_SUBSCRIPT)
-        return true;
-    if (a->kind != N_NAME && a->kind != N_ATTR)
-        return false;
-    if (a->kind == N_ATTR && strcmp(a->name, "const") == 0)
-        return true; /* tl.const: a read-only pointer; the launch gives its type */
-    for (int i = 0; i < TK_ARRAY_LEN(names); i++)
-        if (strcmp(a->name, names[i]) == 0)
-            return true;
-    return false;
-}
-
-/* `tl.pointer_type(tl.int64)` as an annotation: a pointer to that dtype, as
- * Triton reads it ("*i64"); its const= and address_space= change nothing
- * here. Else NULL. */
-static const char *annot_pointer_elem(const Node *a)
-{
-    if (a->kind != N_CALL || !a->a || (a->a->kind != N_ATTR && a->a->kind != N_NAME) ||
-        strcmp(a->a->name, "pointer_type") != 0)
-        return NULL;
-    const Node *e = a->list.len > 0 ? a->list.items[0] : NULL;
-    for (int i = 0; !e && i < a->list2.len; i++)
-        if (strcmp(a->list2.items[i]->name, "element_ty") == 0)
-            e = a->list2.items[i]->a;
-    return e && (e->kind == N_ATTR || e->kind == N_NAME) ? e->name : NULL;
-}
-
-/* The type an annotation spells, or DT_VOID when it gives none. */
-static Type annot_type(const Node *a, bool *bad)
-{
-    Type t = type_scalar(DT_VOID);
-    int div;
-    *bad = false;
-    if (!a || annot_is_constexpr(a))
-        return t;
-    const char *elem = a->kind == N_PTR_TYPE ? a->name : annot_pointer_elem(a);
-    if (elem) {
-        DType dt = sema_dtype_name(elem);
-        *bad = dt == DT_VOID;
-        return dt == DT_VOID ? t : type_ptr(dt);
-    }
-    const char *text = a->kind == N_STR          ? a->str
-        : a->kind == N_NAME || a->kind == N_ATTR ? a->name
-                                                 : NULL;
-    if (text && sema_parse_type(text, &t, &div))
-        return t;
-    if (annot_is_python_hint(a))
-        return type_scalar(DT_VOID); /* a hint for Python's readers; the launch gives the type */
-    *bad = true;
-    return type_scalar(DT_VOID);
-}
-
 static const Node *find_def(const Node *module, const char *name)
 {
     for (int i = 0; module && i < module->list.len; i++) {
@@ -560,8 +492,8 @@ bool sema_kernel_sig(const Node *module, const char *kernel, Arena *a, KernelSig
         const Node *p = fn->list.items[i];
         bool bad;
         out->param_names[i] = p->name;
-        out->is_constexpr[i] = annot_is_constexpr(p->a);
-        out->annotated[i] = annot_type(p->a, &bad);
+        out->is_constexpr[i] = sema_annot_is_constexpr(p->a);
+        out->annotated[i] = sema_annot_type(p->a, &bad);
         out->has_default[i] = p->b != NULL;
     }
     /* decorator errors are reported when the kernel is specialised */
@@ -606,7 +538,7 @@ static void check_defines(Sema *s, const Node *fn, const SpecRequest *req)
         if (!p)
             define_err(s, d, "-D %s: kernel '%s' has no constexpr parameter of that name", d->name,
                        fn->name);
-        else if (!annot_is_constexpr(p->a) && d->value.kind != CV_NONE)
+        else if (!sema_annot_is_constexpr(p->a) && d->value.kind != CV_NONE)
             define_err(s, d, "-D %s: '%s' is a runtime parameter, not a tl.constexpr", d->name,
                        d->name);
     }
@@ -621,7 +553,7 @@ static bool param_is_none(const SpecRequest *req, const Node *p)
 
 static bool param_is_runtime(const SpecRequest *req, const Node *p)
 {
-    return !annot_is_constexpr(p->a) && !param_is_none(req, p);
+    return !sema_annot_is_constexpr(p->a) && !param_is_none(req, p);
 }
 
 static int count_runtime(const Node *fn, const SpecRequest *req)
@@ -665,7 +597,7 @@ static void bind_runtime_param(Sema *s, const Node *fn, const Node *p, const Spe
                                int idx)
 {
     bool bad;
-    Type at = annot_type(p->a, &bad);
+    Type at = sema_annot_type(p->a, &bad);
     if (bad) {
         sema_err(s, p->a->span,
                  "unknown type annotation on parameter '%s' (use e.g. *fp32, "

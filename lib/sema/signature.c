@@ -4,7 +4,10 @@
  * nested "((i32,i32),*fp16)", one item "(i32,)", with constexpr items
  * ("None", "4") where Triton specialises an item into a constant.
  * Guarantees: parentheses balance and nest at most 8 deep; every bad
- * entry is reported with its text. */
+ * entry is reported with its text. Also the types a parameter's annotation
+ * gives: constexpr, tk's spelling (`x: "*fp16"`, `n: i32`) or Triton's
+ * (`n: tl.int64`, `x: tl.pointer_type(tl.int64)`), or none (Python type
+ * hints, which Triton ignores). */
 #include <ctype.h>
 #include <string.h>
 
@@ -244,4 +247,73 @@ const char *sema_sig_entry(const ArgSpec *as, Arena *a)
     const char *out = arena_strdup(a, sb.data ? sb.data : "");
     sb_free(&sb);
     return out;
+}
+
+/* ---- parameter annotations ---------------------------------------------------------- */
+
+bool sema_annot_is_constexpr(const Node *a)
+{
+    if (!a)
+        return false;
+    if (a->kind == N_SUBSCRIPT)
+        a = a->a;
+    if (a->kind == N_STR)
+        return a->str && (strcmp(a->str, "constexpr") == 0 || strcmp(a->str, "tl.constexpr") == 0);
+    return (a->kind == N_NAME || a->kind == N_ATTR) && strcmp(a->name, "constexpr") == 0;
+}
+
+/* Python type hints real kernels carry (`n: int`, `x: torch.Tensor`,
+ * `y: Optional[torch.Tensor]`, `z: tl.tensor`): Triton ignores them. */
+static bool annot_is_python_hint(const Node *a)
+{
+    static const char *const names[] = {"int", "float", "bool", "str", "Tensor", "tensor", "Any"};
+    if (a->kind == N_SUBSCRIPT)
+        return true;
+    if (a->kind != N_NAME && a->kind != N_ATTR)
+        return false;
+    if (a->kind == N_ATTR && strcmp(a->name, "const") == 0)
+        return true; /* tl.const: a read-only pointer; the launch gives its type */
+    for (int i = 0; i < TK_ARRAY_LEN(names); i++)
+        if (strcmp(a->name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* `tl.pointer_type(tl.int64)` as an annotation: a pointer to that dtype, as
+ * Triton reads it ("*i64"); its const= and address_space= change nothing
+ * here. Else NULL. */
+static const char *annot_pointer_elem(const Node *a)
+{
+    if (a->kind != N_CALL || !a->a || (a->a->kind != N_ATTR && a->a->kind != N_NAME) ||
+        strcmp(a->a->name, "pointer_type") != 0)
+        return NULL;
+    const Node *e = a->list.len > 0 ? a->list.items[0] : NULL;
+    for (int i = 0; !e && i < a->list2.len; i++)
+        if (strcmp(a->list2.items[i]->name, "element_ty") == 0)
+            e = a->list2.items[i]->a;
+    return e && (e->kind == N_ATTR || e->kind == N_NAME) ? e->name : NULL;
+}
+
+Type sema_annot_type(const Node *a, bool *bad)
+{
+    Type t = type_scalar(DT_VOID);
+    int div;
+    *bad = false;
+    if (!a || sema_annot_is_constexpr(a))
+        return t;
+    const char *elem = a->kind == N_PTR_TYPE ? a->name : annot_pointer_elem(a);
+    if (elem) {
+        DType dt = sema_dtype_name(elem);
+        *bad = dt == DT_VOID;
+        return dt == DT_VOID ? t : type_ptr(dt);
+    }
+    const char *text = a->kind == N_STR          ? a->str
+        : a->kind == N_NAME || a->kind == N_ATTR ? a->name
+                                                 : NULL;
+    if (text && sema_parse_type(text, &t, &div))
+        return t;
+    if (annot_is_python_hint(a))
+        return type_scalar(DT_VOID); /* a hint for Python's readers; the launch gives the type */
+    *bad = true;
+    return type_scalar(DT_VOID);
 }

@@ -397,6 +397,10 @@ bool sema_func_is_jit(const Node *fn);
  * false for one that has none (a tensor, a function). */
 bool sema_to_constvalue(Sema *s, SVal v, ConstValue *out);
 bool sema_parse_type(const char *text, Type *t, int *div);
+/* A parameter annotation (sema/signature.c): constexpr or not; the type
+ * it spells, DT_VOID when none (*bad: it spells something unknown). */
+bool sema_annot_is_constexpr(const Node *a);
+Type sema_annot_type(const Node *a, bool *bad);
 DType sema_dtype_name(const char *name); /* "float16", "fp16", "int1", ... DT_VOID if none */
 
 #endif
