@@ -253,7 +253,6 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
     /* matrices: (rows 0-7, k lo), (8-15, lo), (0-7, hi), (8-15, hi); lane l
      * addresses row l % 8 of matrix l / 8 */
     LLVMValueRef hi_row = LLVMBuildShl(cg->b, lane_bits(x, 3, 1), cg_i32(cg, 3), "");
-    hi_row = wrap_row(x, hi_row);
     LLVMValueRef hi_k = LLVMBuildShl(cg->b, lane_bits(x, 4, 1), cg_i32(cg, cg_ilog2(ik / 2)), "");
     if (!o->t.trans) {
         LLVMValueRef row = wrap_row(x, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_row, ""));
@@ -266,7 +265,8 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
     if (o->t.bytes == 2 && x->rows >= 8) {
         LLVMValueRef k =
             add(cg, LLVMBuildOr(cg->b, lane_bits(x, 0, 7), hi_k, ""), (int64_t)ik * ki);
-        LLVMValueRef p = tile_addr(cg, o, LLVMBuildAdd(cg->b, rbase, hi_row, ""), k, x->dt);
+        LLVMValueRef p =
+            tile_addr(cg, o, LLVMBuildAdd(cg->b, rbase, wrap_row(x, hi_row), ""), k, x->dt);
         cg_ldmatrix(cg, 4, true, p, out);
         return;
     }
