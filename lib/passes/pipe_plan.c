@@ -258,7 +258,7 @@ static bool can_run_ahead(Pipe *p, IrOp *loop)
             if (p->ld[i].op->operands[k] && !pipe_pull(p, p->ld[i].op->operands[k], 0))
                 return false;
     pipe_drop_slice_loads(p);
-    return p->nloads > 0 && pipe_slice_closed(p);
+    return p->nloads > 0 && pipe_slice_closed_with_scalars(p);
 }
 
 /* What a walk looks for: a read of `x` (or of a layout conversion or a

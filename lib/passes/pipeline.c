@@ -582,7 +582,7 @@ static bool pull_slice(Pipe *p)
         for (int k = 0; k < p->ld[i].op->nops && k < 2; k++) /* pointer, mask (may be none) */
             if (p->ld[i].op->operands[k] && !pipe_pull(p, p->ld[i].op->operands[k], 0))
                 return false;
-    return pipe_slice_closed(p);
+    return pipe_slice_closed_with_scalars(p);
 }
 
 bool pipe_from_plan(Pipe *p, IrOp *loop)

@@ -116,6 +116,13 @@ void pipe_drop_slice_loads(Pipe *p);
 /* Every use of a value that runs ahead is inside the slice, a staged load
  * or the yield slot that carries it. */
 bool pipe_slice_closed(Pipe *p);
+/* pipe_slice_closed, after adding to the slice each scalar load of the
+ * body whose address it can compute ahead and whose uses can take the
+ * value S-1 iterations late (pipe_delay): a block's scale, read as
+ * Triton's pipeline reads it, S-1 iterations before its use, instead of
+ * just before the dot whose result it scales (the load's latency then
+ * stalls the softmax, and ptxas schedules around it badly). */
+bool pipe_slice_closed_with_scalars(Pipe *p);
 /* The shared layout of load i's ring. */
 Layout pipe_shared_for(Pipe *p, int i);
 /* The shared tile a cp.async copy of load ld fills (its run contiguous). */

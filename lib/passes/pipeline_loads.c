@@ -540,6 +540,32 @@ bool pipe_slice_closed(Pipe *p)
     return true;
 }
 
+/* A scalar load of the body that no ring stages (a block's scale, a
+ * table entry) and whose address moves with the loop. */
+static bool scalar_load(const Pipe *p, const IrOp *o)
+{
+    return o->kind == IR_LOAD && o->results[0]->type.rank == 0 && !(o->flags & IRF_VOLATILE) &&
+        pipe_in_body(p, o->operands[0]) && !is_load(p, o) && !pipe_in_slice(p, o);
+}
+
+bool pipe_slice_closed_with_scalars(Pipe *p)
+{
+    if (!pipe_slice_closed(p))
+        return false;
+    bool carried[64];
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        if (!scalar_load(p, o))
+            continue;
+        int n = p->nslice;
+        memcpy(carried, p->carried, sizeof carried);
+        if (pipe_pull(p, o->results[0], 0) && pipe_slice_closed(p))
+            continue;
+        p->nslice = n; /* left where it is: its uses cannot wait S-1 iterations */
+        memcpy(p->carried, carried, sizeof carried);
+    }
+    return pipe_slice_closed(p);
+}
+
 int64_t pipe_const_step(const IrOp *loop)
 {
     const IrOp *d = loop->operands[2]->def;
