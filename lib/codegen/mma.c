@@ -218,6 +218,18 @@ static LLVMValueRef wrap_row(Mma *x, LLVMValueRef row)
     return LLVMBuildAnd(x->cg->b, row, cg_i32(x->cg, x->rows - 1), "");
 }
 
+/* The 8-column block of this warp's N tile `tile`: mma.sync's warps along N
+ * interleave by block; warpgroup MMA's side-by-side warpgroups (a v3
+ * layout with wn > 1, run here where wgmma cannot take the operands) each
+ * hold nr contiguous blocks (ir/layout.c). */
+static LLVMValueRef col_block(const Mma *x, LLVMValueRef tile)
+{
+    Cg *cg = x->cg;
+    if (x->m->version == 3 && x->m->wn > 1)
+        return LLVMBuildAdd(cg->b, LLVMBuildMul(cg->b, x->wni, cg_i32(cg, x->nr), ""), tile, "");
+    return LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
+}
+
 /* A column of B's 8-column instruction tile: of a tile of fewer columns,
  * the copy it repeats. */
 static LLVMValueRef wrap_col(Mma *x, LLVMValueRef col)
@@ -305,8 +317,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *
         /* stored N-major (K contiguous): matrices (tile ni, k lo), (ni, k hi),
          * (ni+1, lo), (ni+1, hi), rows n, read as they are for any dtype */
         LLVMValueRef tile = add(cg, count == 2 ? lane_bits(x, 4, 1) : cg_i32(cg, 0), ni);
-        LLVMValueRef nb =
-            LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
+        LLVMValueRef nb = col_block(x, tile);
         LLVMValueRef n =
             LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), ""), lane_bits(x, 0, 7), "");
         n = wrap_col(x, n);
@@ -320,15 +331,13 @@ static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *
         /* .trans: matrices (k lo, tile ni), (k hi, ni), (k lo, ni+1), (k hi, ni+1) */
         LLVMValueRef krow = add(cg, lane_bits(x, 0, kpair ? 31 : 15), (int64_t)ik * ki);
         LLVMValueRef tile = add(cg, count == 2 ? lane_bits(x, 4, 1) : cg_i32(cg, 0), ni);
-        LLVMValueRef nb =
-            LLVMBuildAdd(cg->b, x->wni, LLVMBuildMul(cg->b, tile, cg_i32(cg, x->m->wn), ""), "");
-        LLVMValueRef col = LLVMBuildShl(cg->b, nb, cg_i32(cg, 3), "");
+        LLVMValueRef col = LLVMBuildShl(cg->b, col_block(x, tile), cg_i32(cg, 3), "");
         LLVMValueRef p = tile_addr(cg, o, krow, col, bdt);
         cg_ldmatrix(cg, kpair ? 4 : 2 * count, true, p, out);
         return;
     }
     for (int t = 0; t < count; t++) { /* one load each (b_by_element) */
-        LLVMValueRef n = LLVMBuildAdd(cg->b, x->wni, cg_i32(cg, x->m->wn * (ni + t)), "");
+        LLVMValueRef n = col_block(x, cg_i32(cg, ni + t));
         n = wrap_col(x, LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, n, cg_i32(cg, 3), ""), g, ""));
         for (int r = 0; r < 2; r++) {
             LLVMValueRef el[4];

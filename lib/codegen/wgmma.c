@@ -62,6 +62,7 @@ typedef struct Wg {
     int mr, nr, kr;       /* instructions along M (per warpgroup), N and K */
     int rep_rows;         /* rows one repeat of all warps covers */
     LLVMValueRef wg_row;  /* this warpgroup's first row within a repeat */
+    LLVMValueRef wg_col;  /* its first column (warpgroups side by side along N) */
     CgOperand *a, *b;
 } Wg;
 
@@ -123,11 +124,11 @@ static LLVMValueRef desc_a(Cg *cg, const CgOperand *a, LLVMValueRef row, int k)
     return descriptor(cg, a, cg_i32(cg, k), row); /* M-major: rows are columns */
 }
 
-static LLVMValueRef desc_b(Cg *cg, const CgOperand *b, int k, int col)
+static LLVMValueRef desc_b(Cg *cg, const CgOperand *b, int k, LLVMValueRef col)
 {
     if (!b->t.trans)
-        return descriptor(cg, b, cg_i32(cg, k), cg_i32(cg, col));
-    return descriptor(cg, b, cg_i32(cg, col), cg_i32(cg, k));
+        return descriptor(cg, b, cg_i32(cg, k), col);
+    return descriptor(cg, b, col, cg_i32(cg, k));
 }
 
 /* Appends "$first, ..., $first+n-1" to buf. */
@@ -260,7 +261,7 @@ static bool fits(const IrOp *op, const WgKind *k, const WgKind *kb, const CgOper
                  const CgOperand *b)
 {
     const Layout *m = op->results[0]->layout;
-    if (!k || !kb || !m || m->version != 3 || m->wn != 1 || m->wm % 4 != 0)
+    if (!k || !kb || !m || m->version != 3 || m->wm % 4 != 0)
         return false;
     if (k != kb && !(dtype_is_fp8(k->in) && dtype_is_fp8(kb->in))) /* only fp8 formats mix */
         return false;
@@ -308,12 +309,21 @@ static void setup(Wg *w, const IrOp *op)
     const Layout *m = op->results[0]->layout;
     int M = op->results[0]->type.shape[0], N = op->results[0]->type.shape[1];
     w->acc_t = cg_type(cg, w->k->acc);
-    w->n = N < 256 ? N : 256;
+    int cols = N / m->wn; /* each warpgroup's (ir/layout.c) */
+    w->n = cols < 256 ? cols : 256;
     w->rep_rows = 16 * m->wm;
     w->mr = M / w->rep_rows;
-    w->nr = N / w->n;
+    w->nr = cols / w->n;
     w->kr = w->a->v->type.shape[1] / w->k->k;
-    w->wg_row = LLVMBuildShl(cg->b, warpgroup(cg), cg_i32(cg, 6), "");
+    /* warpgroups along M first, then along N */
+    LLVMValueRef g = warpgroup(cg);
+    int gm = m->wm / 4;
+    LLVMValueRef gi = m->wn == 1 ? g : LLVMBuildAnd(cg->b, g, cg_i32(cg, gm - 1), "");
+    w->wg_row = LLVMBuildShl(cg->b, gi, cg_i32(cg, 6), "");
+    w->wg_col = m->wn == 1
+        ? cg_i32(cg, 0)
+        : LLVMBuildMul(cg->b, LLVMBuildLShr(cg->b, g, cg_i32(cg, cg_ilog2(gm)), ""),
+                       cg_i32(cg, cols), "");
 }
 
 void cg_emit_dot_wait(Cg *cg, const IrOp *op)
@@ -361,6 +371,12 @@ static void part_a(Wg *w, const CgOperand *a, APart part, int mi, int ki, WgA *o
     }
 }
 
+/* The first column of instruction ni of this warpgroup. */
+static LLVMValueRef col(const Wg *w, int ni)
+{
+    return LLVMBuildAdd(w->cg->b, w->wg_col, cg_i32(w->cg, (int64_t)ni * w->n), "");
+}
+
 /* One product of a K loop: A (or a part of its registers) times B. */
 typedef struct WgTerm {
     const CgOperand *a, *b;
@@ -382,7 +398,7 @@ static void k_loop(Wg *w, const WgTerm *t, int nt, bool from_zero, LLVMValueRef 
                 WgA wa = {0};
                 part_a(w, t[j].a, t[j].part, mi, ki, &wa);
                 for (int ni = 0; ni < w->nr; ni++)
-                    issue(w, t[j].a, t[j].b, &wa, desc_b(cg, t[j].b, w->k->k * ki, ni * w->n),
+                    issue(w, t[j].a, t[j].b, &wa, desc_b(cg, t[j].b, w->k->k * ki, col(w, ni)),
                           !from_zero || ki > 0 || j > 0, ki > 0 || j > 0 ? NULL : keep,
                           acc + (mi * w->nr + ni) * w->n / 2);
             }

@@ -123,8 +123,10 @@ Layout layout_dot_op(const Layout *mma, int opidx, int kpack);
 /* An mma accumulator with every warp along M (as many as M has 16-row
  * tiles): each row lives in one warp. */
 Layout layout_mma_rows(int M, int num_warps);
-/* The accumulator of sm_90a warpgroup MMA: layout_mma_rows with every
- * warp along M (M a multiple of 16 * num_warps). */
+/* The accumulator of sm_90a warpgroup MMA: layout_mma_rows, warps along M
+ * as far as M has 16-row tiles for them (whole warpgroups: 64 rows each);
+ * the other warpgroups stand along N, each computing a contiguous N / wn
+ * columns (64 rows on 8 warps: warps=[4,2]). */
 Layout layout_wgmma(int M, int num_warps);
 /* Whether the operands of a dot with accumulator layout `mma`, of
  * `elem_bytes`-byte elements, must lie K-major (K contiguous) in shared

@@ -88,6 +88,29 @@ static bool linear_blocked(const Layout *l, LinBuild *b)
     return at == b->ll->nthread;
 }
 
+/* Warpgroup MMA with warpgroups side by side along N (v3, wn > 1): each
+ * warpgroup's instructions cover a contiguous N / wn columns, so the warp
+ * bits the builder put at column bit 3 (mma.sync's interleaving by 8-column
+ * tiles) belong above the instruction's own column bits. Rotates column
+ * bits [3, logs) of dim d so that the w warp bits go to the top. */
+static void lb_warps_above(LinBuild *b, int d, int w)
+{
+    int top = b->logs[d], up = top - 3 - w;
+    if (w <= 0 || up <= 0)
+        return;
+    LinLayout *ll = b->ll;
+    for (int i = 0; i < ll->nreg + ll->nthread; i++) {
+        int64_t *v = i < ll->nreg ? &ll->reg[i] : &ll->thread[i - ll->nreg];
+        if (*v < b->stride[d] || *v >= (b->stride[d] << top))
+            continue;
+        int bit = log2i(*v / b->stride[d]);
+        if (bit >= 3 && bit < 3 + w)
+            *v = b->stride[d] << (bit + up);
+        else if (bit >= 3 + w)
+            *v = b->stride[d] << (bit - w);
+    }
+}
+
 /* mma.sync m16n8: c0,c1 hold (g, 2t..2t+1), c2,c3 (g+8, ...), where g is
  * lane / 4 and t lane % 4; warps split M first, then N; the rest repeats
  * over N, then M. */
@@ -110,6 +133,8 @@ static bool linear_mma(const Layout *l, LinBuild *b)
         lb_thread(b, &at, -1);
     const int order[2] = {1, 0};
     lb_repeat(b, order);
+    if (l->version == 3)
+        lb_warps_above(b, 1, log2i(l->wn));
     return at == b->ll->nthread;
 }
 
@@ -147,6 +172,8 @@ static bool linear_dot_op(const Layout *l, LinBuild *b)
         lb_thread(b, &at, -1);
     const int order[2] = {kd, od};
     lb_repeat(b, order);
+    if (p->version == 3 && l->opidx == 1)
+        lb_warps_above(b, od, log2i(p->wn));
     return at == b->ll->nthread;
 }
 
@@ -402,6 +429,8 @@ Layout layout_wgmma(int M, int num_warps)
 {
     Layout l = layout_mma_rows(M, num_warps);
     l.version = 3;
+    if (l.wm % 4 == 0 && num_warps % l.wm == 0)
+        l.wn = num_warps / l.wm; /* the other warpgroups take parts of N */
     return l;
 }
 

@@ -161,7 +161,7 @@ static bool read_mma(Parser *p, Layout *l)
         !irp_expect(p, "warps") || !irp_expect(p, "=") || !irp_int_list(p, warps, &n, 1, 64))
         return false;
     if (n != 2 || (k != 8 && k != 16 && k != 32) || !pow2_all(warps, 2) ||
-        (l->version == 3 && warps[1] != 1))
+        (l->version == 3 && warps[1] != 1 && warps[0] % 4 != 0))
         return irp_fail_at(p, at, "a bad mma layout");
     l->wm = warps[0];
     l->wn = warps[1];

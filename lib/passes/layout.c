@@ -596,6 +596,13 @@ static bool assign_default(IrOp *op, void *ctx)
     return !p->failed;
 }
 
+static bool find_ws_loop(IrOp *op, void *ctx)
+{
+    LayoutPass *p = ctx;
+    p->ws |= (op->kind == IR_FOR || op->kind == IR_WHILE) && (op->flags & IRF_WARP_SPEC);
+    return true;
+}
+
 bool pass_layout(IrFunc *f)
 {
     LayoutPass p;
@@ -615,6 +622,7 @@ bool pass_layout(IrFunc *f)
             break;
     }
     lp_rows_wide(&p);
+    ir_walk(f->body, find_ws_loop, &p);
     ir_walk(f->body, lp_assign_dot, &p);
     lp_spread_all(&p);
     ir_walk(f->body, note_store, &p);     /* before any shape's blocked layout is made */

@@ -28,6 +28,7 @@ typedef struct LayoutPass {
     const AxisInfo *axis;
     unsigned char *rows; /* by value id: its rows are reduced (mark_rows) */
     bool rows_wide;      /* spare warps of those dots go along N (lp_rows_wide) */
+    bool ws;             /* a loop asks for warp specialization */
     bool changed;
     bool failed;
 } LayoutPass;

@@ -60,7 +60,18 @@ static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr
     bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt) && c.dt == DT_F32;
     if (!f16 && !tf32 && !i8 && !fp8)
         return false;
-    return c.shape[0] % (16 * warps) == 0 && c.shape[1] % 16 == 0 && a.shape[1] % instr_k == 0;
+    if (a.shape[1] % instr_k != 0 || c.shape[1] % 16 != 0)
+        return false;
+    if (c.shape[0] % (16 * warps) == 0)
+        return true;
+    /* fewer rows than warps have 16-row tiles: whole warpgroups along M,
+     * the others side by side along N (Triton's warps [4, 2] for 64 rows
+     * on 8 warps), each instruction at least 16 and at most 256 wide; not
+     * in a warp-specialized kernel, whose consumers take whole rows */
+    Layout l = layout_wgmma(c.shape[0], warps);
+    int n = c.shape[1] / l.wn;
+    return l.wm % 4 == 0 && l.wm * l.wn == warps && c.shape[0] % (16 * l.wm) == 0 && n % 16 == 0 &&
+        n <= 256 && !p->ws;
 }
 
 /* An mma layout that keeps each row in one warp where M has a 16-row tile

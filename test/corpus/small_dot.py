@@ -68,3 +68,19 @@ def router_softmax(x_ptr, w_ptr, p_ptr, load_ptr, T, D: tl.constexpr, E: tl.cons
     p = p / tl.sum(p, axis=1)[:, None]
     tl.store(p_ptr + rt[:, None] * E + e[None, :], p, mask=live[:, None])
     tl.store(load_ptr + pid * E + e, tl.sum(tl.where(live[:, None], p, 0.0), axis=0))
+
+
+@triton.jit
+def computed_b_gemm(a_ptr, b_ptr, c_ptr, n_tiles, BM: tl.constexpr, BN: tl.constexpr,
+                    BK: tl.constexpr):
+    """C tile i = A tile i @ (2 B): B is scaled once before the loop, so
+    the dot reads it from registers (mma.sync where the layout asked for
+    warpgroup MMA), while A's tiles stream through the loop."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    b = (tl.load(b_ptr + rk[:, None] * BN + rn[None, :]) * 2).to(tl.float16)
+    for i in range(0, n_tiles):
+        a = tl.load(a_ptr + (i * BM + rm)[:, None] * BK + rk[None, :])
+        acc = tl.dot(a, b)
+        tl.store(c_ptr + (i * BM + rm)[:, None] * BN + rn[None, :], acc)
