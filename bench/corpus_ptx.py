@@ -118,7 +118,7 @@ def triton_compile(case, S, bufs, arch, out):
     cc = int(re.sub(r"\D", "", arch))
     k = triton.compile(src, target=GPUTarget("cuda", cc, 32),
                        options={"num_warps": case.warps_for(S), "num_stages": case.stages_for(S)})
-    for ext in ("ptx", "ttgir"):
+    for ext in ("ptx", "ttgir", "llir"):
         with open(f"{out}.{ext}", "w") as f:
             f.write(k.asm[ext])
     with open(f"{out}.cubin", "wb") as f:
