@@ -130,6 +130,9 @@ typedef struct HostHelper {
 
 /* A helper of lines [first, last] (a `def`, maybe decorated), or none. */
 struct HostNote host_note_helper(HostScan *h, int first, int last);
+/* Whether `name` in h's module is `what` imported from `module`
+ * (`from typing import TYPE_CHECKING`). */
+bool host_imported_from(const HostScan *h, const char *name, const char *module, const char *what);
 /* The scan of the file of the package a name of h's module was imported
  * from (`from .utils import triton_ge`), its helpers and constants read,
  * and the name there; NULL when the name was not imported so. */

@@ -514,7 +514,13 @@ static HostVal cp_path(CondParse *c, const char *path)
         k = file ? namemap_get(&file->values, there) : -1;
         if (k >= 0) /* a constant of another file: _IS_TRITON_3 */
             return *(const HostVal *)file->value_list.items[k];
+        if (file && host_in(&file->flags, there, strlen(there)))
+            return hv_bool(true); /* another file's HAS_TRITON */
+        if (host_imported_from(c->h, path, "typing", "TYPE_CHECKING"))
+            return hv_bool(false); /* false when the module runs */
     }
+    if (path_is(path, "typing.TYPE_CHECKING"))
+        return hv_bool(false);
     if (path_ns(c->h, path))
         return (HostVal){.k = HV_MODULE, .s = path};
     /* tk compiles for NVIDIA GPUs: a ROCm build of torch is not the target */

@@ -169,8 +169,10 @@ static void read_file_values(HostScan *sub)
         int j = i + 1;
         while (j < sub->nlines && sub->lines[j].indent > 0)
             j++;
-        if (sub->lines[i].indent == 0)
+        if (sub->lines[i].indent == 0) {
+            host_note_flag(sub, &sub->lines[i]); /* HAS_TRITON = find_spec("triton") ... */
             host_keep_value(sub, host_read_value(sub, i, j - 1));
+        }
         i = j;
     }
 }
@@ -202,6 +204,16 @@ static HostScan *other_file(HostScan *h, const char *module)
     vec_push(a, &root->loaded, f); /* before reading: an import cycle finds it */
     read_file_values(sub);
     return sub;
+}
+
+bool host_imported_from(const HostScan *h, const char *name, const char *module, const char *what)
+{
+    for (int i = h->imports.len - 1; i >= 0; i--) {
+        const Node *n = h->imports.items[i];
+        if (n->kind == N_FROM_IMPORT && strcmp(n->alias ? n->alias : n->str, name) == 0)
+            return strcmp(n->name, module) == 0 && strcmp(n->str, what) == 0;
+    }
+    return false;
 }
 
 /* The file a name of h's module was imported from (`from .utils import
