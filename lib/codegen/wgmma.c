@@ -261,7 +261,8 @@ static bool fits(const IrOp *op, const WgKind *k, const WgKind *kb, const CgOper
                  const CgOperand *b)
 {
     const Layout *m = op->results[0]->layout;
-    if (!k || !kb || !m || m->version != 3 || m->wm % 4 != 0)
+    if (!k || !kb || !m || m->version != 3 || m->wm % 4 != 0 ||
+        op->results[0]->type.shape[1] / m->wn % 16 != 0) /* each warpgroup's columns */
         return false;
     if (k != kb && !(dtype_is_fp8(k->in) && dtype_is_fp8(kb->in))) /* only fp8 formats mix */
         return false;
