@@ -59,6 +59,8 @@ char *package_read(Arena *a, const char *path, size_t *len);
 bool host_is_id(char c);
 /* Skips the string literal opening at t[i]; returns the index after it. */
 size_t host_skip_string(const char *t, size_t n, size_t i, int *line);
+/* The index of the newline that ends the comment at t[i] (or end). */
+size_t host_skip_comment(const char *t, size_t end, size_t i);
 /* Cuts the text into logical lines, skipping blank and comment-only ones. */
 void host_lines(HostScan *h);
 /* Does the logical line start with the keyword (a whole word)? */

@@ -243,7 +243,9 @@ static bool host_catches_attr(HostScan *h, const HostArm *a)
  * a try's body when it defines kernels or imports triton (else the first
  * except branch that imports it), or when it aliases builtins tk has (else
  * the first except branch that catches the AttributeError); the first
- * if/elif whose condition is true, past false ones, or the else. */
+ * if/elif whose condition is true, past false ones, or the else; n when
+ * every condition is false and there is no else (`if not HAVE_TRITON:`
+ * after a try that imported triton): none runs. */
 static int host_taken(HostScan *h, const HostArm *arms, int n)
 {
     if (host_starts(h, &h->lines[arms[0].head], "try")) {
@@ -276,7 +278,7 @@ static int host_taken(HostScan *h, const HostArm *arms, int n)
         if (is_else)
             return host_same_imports(h, firsts, lasts, m) ? i : -1;
     }
-    return -1;
+    return m == 0 ? n : -1;
 }
 
 /* `HAS_TRITON = True` in a try body that runs: a flag `if` may test. */
@@ -314,6 +316,10 @@ bool host_branch(HostScan *h, int first, int last)
     int taken = n > 0 ? host_taken(h, arms, n) : -1;
     if (taken < 0)
         return false;
+    if (taken == n) { /* no branch runs: its code binds nothing */
+        host_blank(h, h->lines[arms[0].head].start, h->lines[arms[n - 1].last].end);
+        return true;
+    }
     const HostArm *t = &arms[taken];
     PtrVec saved = h->bound;
     h->bound = (PtrVec){0};

@@ -444,6 +444,10 @@ static HostVal cp_call(CondParse *c, const char *path, const HostVal *args, int 
         return ver_parse(args[0].s, &v) && v.n == 1 ? (HostVal){.k = HV_INT, .i = {v.i[0]}}
                                                     : UNKNOWN;
     }
+    if (n == 1 && path_ends(path, "constexpr") && strlen(path) > 10 && /* tl.constexpr(x) */
+        (path_is(path, "triton.language.constexpr") ||
+         host_in(&h->prefixes, path, strlen(path) - strlen(".constexpr"))))
+        return args[0];
     if (path_is(path, "bool") && n == 1) {
         bool b;
         return truth(args[0], &b) ? hv_bool(b) : UNKNOWN;

@@ -158,6 +158,13 @@ void host_blank(HostScan *h, size_t from, size_t to)
 }
 
 /* The index of the bracket that closes the one at t[o], or `end`. */
+size_t host_skip_comment(const char *t, size_t end, size_t i)
+{
+    while (i < end && t[i] != '\n')
+        i++;
+    return i;
+}
+
 size_t host_match(const char *t, size_t end, size_t o)
 {
     int depth = 0, line = 0;
@@ -165,6 +172,10 @@ size_t host_match(const char *t, size_t end, size_t o)
         char c = t[i];
         if (c == '\'' || c == '"') {
             i = host_skip_string(t, end, i, &line);
+            continue;
+        }
+        if (c == '#') { /* a comment's brackets and quotes are not code */
+            i = host_skip_comment(t, end, i);
             continue;
         }
         if (c == '(' || c == '[' || c == '{')
