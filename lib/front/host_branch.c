@@ -239,8 +239,20 @@ static bool host_catches_attr(HostScan *h, const HostArm *a)
          host_line_has(h, L, "Exception"));
 }
 
+/* Whether each arm after a try's body is an `except` that only raises:
+ * the module was imported, so the body ran without raising. */
+static bool excepts_raise(HostScan *h, const HostArm *arms, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (!host_starts(h, &h->lines[arms[i].head], "except") || arms[i].first != arms[i].last ||
+            !host_starts(h, &h->lines[arms[i].first], "raise"))
+            return false;
+    return n > 1;
+}
+
 /* The branch that runs when triton is there, or -1 when that is not known:
- * a try's body when it defines kernels or imports triton (else the first
+ * a try's body when it defines kernels or imports triton or its excepts
+ * only raise (else the first
  * except branch that imports it), or when it aliases builtins tk has (else
  * the first except branch that catches the AttributeError); the first
  * if/elif whose condition is true, past false ones, or the else; n when
@@ -249,7 +261,7 @@ static bool host_catches_attr(HostScan *h, const HostArm *a)
 static int host_taken(HostScan *h, const HostArm *arms, int n)
 {
     if (host_starts(h, &h->lines[arms[0].head], "try")) {
-        if (host_has_jit(h, &arms[0]) || host_imports_tk(h, &arms[0]))
+        if (host_has_jit(h, &arms[0]) || host_imports_tk(h, &arms[0]) || excepts_raise(h, arms, n))
             return 0;
         int aliases = host_try_aliases(h, &arms[0]);
         if (aliases == 1)
