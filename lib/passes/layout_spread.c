@@ -314,9 +314,16 @@ static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
 {
     IrOp *d = x->def;
     if (d->kind != IR_BROADCAST) {
+        bool pulled = false;
         for (int i = 0; i < d->nops; i++)
-            if (!pass_can_remat(d->operands[i]) && from_vectors(p, d->operands[i], m, 0))
+            if (!pass_can_remat(d->operands[i]) && from_vectors(p, d->operands[i], m, 0)) {
                 pull_vectors(p, d->operands[i], m);
+                pulled = true;
+            }
+        if (!pulled && !x->layout) { /* exp(...) of values codegen recomputes in m */
+            x->layout = m;
+            p->changed = true;
+        }
         return;
     }
     IrOp *e = d->operands[0]->def;
