@@ -41,6 +41,8 @@ static const PassInfo pass_table[] = {
      "planned loops get a producer warpgroup that issues their TMA copies"},
     {"tma_store", pass_tma_store, PASS_PTX,
      "stores of whole tiles outside K loops written by TMA through shared memory (sm_90a)"},
+    {"loads_early", pass_loads_early, PASS_PTX,
+     "global loads issued before the element-wise work between them and the previous one"},
     /* a group: the four pipeline_* above, as the default pipeline runs them */
     {"pipeline", pass_pipeline, PASS_PTX,
      "pipeline_plan, pipeline_rings, pipeline_async, "
@@ -53,8 +55,9 @@ static const PassInfo pass_table[] = {
  * no CSE or loop-invariant hoisting here: LLVM's EarlyCSE, GVN and LICM do
  * both on the generated code, per thread and with the target's costs. */
 static const char *const default_passes[] = {
-    "fold",   "flatten",       "fold",           "induction",      "squeeze",     "fresh",    "dce",
-    "layout", "pipeline_plan", "pipeline_rings", "pipeline_async", "pipeline_ws", "tma_store"};
+    "fold",           "flatten",     "fold",      "induction",     "squeeze",
+    "fresh",          "dce",         "layout",    "pipeline_plan", "pipeline_rings",
+    "pipeline_async", "pipeline_ws", "tma_store", "loads_early"};
 
 const PassInfo *pass_lookup(const char *name, size_t len)
 {

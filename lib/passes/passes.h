@@ -65,6 +65,9 @@ bool pass_pipeline(IrFunc *f);
 /* stores of whole tiles of 2-D strided tensors outside K loops become TMA
  * stores, sm_90a with tensor maps (tma_store.c) */
 bool pass_tma_store(IrFunc *f);
+/* Global loads moved, with their address computations, above the pure
+ * element-wise ops before them in their block (loads_early.c). */
+bool pass_loads_early(IrFunc *f);
 /* Bytes of shared memory the TMA store that pass_tma_store would make of
  * st would stage in a flattened loop's epilogue, beside the loop's live
  * rings (where they leave room); 0 where st is no such store. For the
