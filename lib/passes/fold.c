@@ -1,5 +1,5 @@
 /* fold.c: constant folding and algebraic simplification. Folds elementwise
- * ops, casts and shape ops on constants (scalar or splat), a handful of
+ * ops, casts, bitcasts and shape ops on constants (scalar or splat), a handful of
  * identities (x+0, x*1, x*0 for ints, addptr p, 0, x == x, ...), the
  * accumulator of x + dot(a, b, 0) moved into the dot, `if` on a
  * constant condition and `for` loops whose constant bounds run no iteration. Assumes verified IR; guarantees the result still
@@ -293,6 +293,59 @@ static bool fold_cast(IrOp *op)
     return true;
 }
 
+/* The bits of a constant of dtype dt: false for the 16- and 8-bit floats
+ * (their encodings are left to codegen) and for NaN, whose payload a
+ * double need not keep. */
+static bool const_bits(const IrOp *c, DType dt, uint64_t *out)
+{
+    if (dtype_is_int(dt)) {
+        *out = (uint64_t)ival_of(c);
+        return true;
+    }
+    if (isnan(c->fval) || (dt != DT_F32 && dt != DT_F64))
+        return false;
+    if (dt == DT_F32) {
+        float f = (float)c->fval;
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        *out = u;
+    } else {
+        memcpy(out, &c->fval, sizeof *out);
+    }
+    return true;
+}
+
+/* A bitcast of a constant (tl.cast(1 << 23, tl.float32, bitcast=True)):
+ * the constant its bits make, for ints and fp32/fp64 (NaN left to the
+ * GPU's own bitcast). */
+static bool fold_bitcast(IrOp *op)
+{
+    IrOp *c = const_def(op->operands[0]);
+    DType from = op->operands[0]->type.dt, to = op->results[0]->type.dt;
+    uint64_t bits;
+    if (!c || dtype_bits(from) != dtype_bits(to) || !const_bits(c, from, &bits))
+        return false;
+    if (dtype_is_int(to)) {
+        make_const(op, (int64_t)bits, 0);
+        return true;
+    }
+    double v;
+    if (to == DT_F32) {
+        uint32_t u = (uint32_t)bits;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        v = f;
+    } else if (to == DT_F64) {
+        memcpy(&v, &bits, sizeof v);
+    } else {
+        return false;
+    }
+    if (isnan(v))
+        return false;
+    make_const(op, 0, v);
+    return true;
+}
+
 /* x+0, x-0, x*1, x/1, x*0, x|0, x^0, x&0, x&-1, x<<0, x>>0 and their mirrors;
  * for floats only the exact ones (x*1, x/1, x-(+0), x+(-0)). */
 static bool fold_identity(IrOp *op)
@@ -520,6 +573,7 @@ static bool fold_op(IrOp *op)
     case IR_NEG:
     case IR_NOT: return fold_unary_const(op);
     case IR_CAST: return fold_cast(op);
+    case IR_BITCAST: return fold_bitcast(op);
     case IR_SELECT: return fold_select(op);
     case IR_SPLAT:
     case IR_BROADCAST:

@@ -576,7 +576,7 @@ static bool fold_equal(SVal a, SVal b)
         return false;
     switch (a.k) {
     case SV_NONE: return true;
-    case SV_DTYPE: return type_eq(a.ty, b.ty);
+    case SV_DTYPE: return type_eq(a.ty, b.ty) && a.i == b.i;
     case SV_STR: return strcmp(a.s, b.s) == 0;
     case SV_TUPLE:
         if (a.n != b.n)

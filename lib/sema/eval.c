@@ -172,19 +172,23 @@ static SVal eval_seq(Sema *s, const Node *n)
 
 /* ---- attributes ---------------------------------------------------------------- */
 
+static SVal shape_tuple(Sema *s, Type t)
+{
+    SVal dims[TK_MAX_RANK];
+    for (int i = 0; i < t.rank; i++)
+        dims[i] = sv_int(t.shape[i]);
+    return sv_tuple(s, dims, t.rank);
+}
+
 static SVal tensor_attr(Sema *s, SVal x, const char *name, Span at)
 {
     Type t = x.v->type;
     if (!strcmp(name, "dtype"))
         return sv_dtype(type_elem(t));
     if (!strcmp(name, "type"))
-        return sv_dtype(type_elem(t));
-    if (!strcmp(name, "shape")) {
-        SVal dims[TK_MAX_RANK];
-        for (int i = 0; i < t.rank; i++)
-            dims[i] = sv_int(t.shape[i]);
-        return sv_tuple(s, dims, t.rank);
-    }
+        return sv_value_type(t);
+    if (!strcmp(name, "shape"))
+        return shape_tuple(s, t);
     if (!strcmp(name, "numel"))
         return sv_int(type_numel(t));
     if (!strcmp(name, "ndim"))
@@ -196,21 +200,49 @@ static SVal tensor_attr(Sema *s, SVal x, const char *name, Span at)
     return sema_method(s, x, name, at);
 }
 
+/* The attributes of Triton's block_type (x.type of a block): element_ty
+ * and scalar are the dtype of its elements, a pointer for a block of
+ * pointers; shape and numel as the block's; name as str() writes it. The
+ * bit widths belong to the element dtype alone, as in Triton. */
+static SVal block_type_attr(Sema *s, SVal d, const char *name, Span at)
+{
+    if (!strcmp(name, "element_ty") || !strcmp(name, "scalar"))
+        return sv_dtype(type_elem(d.ty));
+    if (!strcmp(name, "shape"))
+        return shape_tuple(s, d.ty);
+    if (!strcmp(name, "numel"))
+        return sv_int(type_numel(d.ty));
+    if (!strcmp(name, "name")) {
+        StrBuf sb;
+        sb_init(&sb);
+        SVal r = sema_value_text(s, &sb, d, 's') && !sb.oom ? sv_str(arena_strdup(s->a, sb.data))
+                                                            : (SVal){.k = SV_UNDEF};
+        sb_free(&sb);
+        return r;
+    }
+    if (!strcmp(name, "primitive_bitwidth") || !strcmp(name, "int_bitwidth"))
+        return sema_err(s, at,
+                        "the block type %s has no attribute '%s' (its .element_ty, the "
+                        "dtype of its elements, has)",
+                        sema_type_str(s, d.ty), name);
+    return sema_method(s, d, name, at);
+}
+
 static SVal dtype_attr(Sema *s, SVal d, const char *name, Span at)
 {
     Type t = d.ty;
+    if (sv_is_block_type(d))
+        return block_type_attr(s, d, name, at);
     if (!strcmp(name, "element_ty")) {
         if (t.dt == DT_PTR && t.rank > 0) /* a block pointer's: the block it points to */
             return sv_dtype(type_block(t.elem, t.rank, t.shape));
-        if (t.dt != DT_PTR && t.rank > 0) /* that block's: its elements */
-            return sv_dtype(type_scalar(t.dt));
         if (t.dt != DT_PTR)
             return sema_err(s, at, "'element_ty' is only defined on pointer dtypes, not %s",
                             sema_type_str(s, t));
         return sv_dtype(type_scalar(t.elem));
     }
-    if (!strcmp(name, "scalar")) /* x.type.scalar: the element type */
-        return sv_dtype(t);
+    if (!strcmp(name, "scalar")) /* a dtype's is itself */
+        return d;
     if (!strcmp(name, "primitive_bitwidth") || !strcmp(name, "int_bitwidth"))
         return sv_int(dtype_bits(t.dt));
     if (!strcmp(name, "name"))

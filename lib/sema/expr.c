@@ -16,6 +16,20 @@ SVal sv_bool(bool b) { return (SVal){.k = SV_BOOL, .i = b}; }
 SVal sv_none(void) { return (SVal){.k = SV_NONE}; }
 SVal sv_tensor(IrValue *v) { return v ? (SVal){.k = SV_TENSOR, .v = v} : (SVal){.k = SV_UNDEF}; }
 SVal sv_dtype(Type t) { return (SVal){.k = SV_DTYPE, .ty = t}; }
+
+/* Triton's tensor.type. A block of pointers has the Type of a block
+ * pointer's pointer<block<T>>, so i tells the two apart. */
+SVal sv_value_type(Type t)
+{
+    SVal d = sv_dtype(t);
+    d.i = t.rank > 0 && t.dt == DT_PTR;
+    return d;
+}
+
+bool sv_is_block_type(SVal v)
+{
+    return v.k == SV_DTYPE && v.ty.rank > 0 && (v.ty.dt != DT_PTR || v.i);
+}
 SVal sv_str(const char *s) { return (SVal){.k = SV_STR, .s = s}; }
 
 SVal sv_tuple(Sema *s, const SVal *items, int n)
@@ -801,7 +815,7 @@ bool sema_same_val(SVal a, SVal b)
     case SV_INT:
     case SV_BOOL: return a.i == b.i && a.big == b.big;
     case SV_FLOAT: return a.f == b.f || (a.f != a.f && b.f != b.f);
-    case SV_DTYPE: return type_eq(a.ty, b.ty);
+    case SV_DTYPE: return type_eq(a.ty, b.ty) && a.i == b.i;
     case SV_STR: return strcmp(a.s, b.s) == 0;
     case SV_NONE:
     case SV_VOID: return true;

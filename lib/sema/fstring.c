@@ -130,16 +130,18 @@ static void triton_dtype(StrBuf *out, DType dt)
 
 /* Triton's dtype text: str() is the short name (fp16, int32), repr() the
  * module path of its long name (triton.language.float16); pointers and
- * blocks print alike either way. */
-static void dtype_text(StrBuf *out, Type t, bool repr)
+ * blocks print alike either way. A block type prints as its elements' dtype
+ * and its shape (fp16[16, 16], pointer<fp32>[64] for a block of pointers). */
+static void dtype_text(StrBuf *out, Type t, bool ptr_block, bool repr)
 {
     if (t.dt == DT_PTR) { /* pointer<fp16>, a block pointer's pointer<fp16[16, 16]> */
         sb_puts(out, "pointer<");
         triton_dtype(out, t.elem);
-        for (int i = 0; i < t.rank; i++)
+        for (int i = 0; !ptr_block && i < t.rank; i++)
             sb_printf(out, i ? ", %d" : "[%d", t.shape[i]);
-        sb_puts(out, t.rank ? "]>" : ">");
-        return;
+        sb_puts(out, t.rank && !ptr_block ? "]>" : ">");
+        if (!ptr_block)
+            return;
     } else if (!repr) {
         triton_dtype(out, t.dt);
     } else {
@@ -176,7 +178,7 @@ bool sema_value_text(Sema *s, StrBuf *out, SVal v, int conv)
     case SV_BOOL: sb_puts(out, v.i ? "True" : "False"); return true;
     case SV_FLOAT: float_repr(out, v.f); return true;
     case SV_NONE: sb_puts(out, "None"); return true;
-    case SV_DTYPE: dtype_text(out, v.ty, repr); return true;
+    case SV_DTYPE: dtype_text(out, v.ty, v.i != 0, repr); return true;
     case SV_STR:
         if (repr)
             str_repr(out, v.s, conv == 'a');

@@ -16,7 +16,9 @@ typedef enum {
     SV_INT,      /* constexpr int: i (big: u64 beyond INT64_MAX, in i's bits) */
     SV_FLOAT,    /* constexpr float: f */
     SV_BOOL,     /* constexpr bool: i */
-    SV_DTYPE,    /* constexpr dtype: ty (scalar or pointer) */
+    SV_DTYPE,    /* constexpr dtype: ty (scalar or pointer), or Triton's block_type (x.type
+                  * of a block: ty with a shape); a pointer with a shape is a block
+                  * pointer's pointer<block<T>>, or with i = 1 a block of pointers */
     SV_STR,      /* constexpr string: s */
     SV_TUPLE,    /* items[0..n) */
     SV_TENSOR,   /* runtime value (scalar or block): v */
@@ -139,6 +141,8 @@ SVal sv_bool(bool b);
 SVal sv_none(void);
 SVal sv_tensor(IrValue *v);
 SVal sv_dtype(Type t);
+SVal sv_value_type(Type t);    /* x.type: a scalar's dtype, a block's block_type */
+bool sv_is_block_type(SVal v); /* an SV_DTYPE that is a block_type */
 SVal sv_str(const char *s);
 SVal sv_tuple(Sema *s, const SVal *items, int n);
 bool sv_is_num(SVal v); /* int, float or bool constexpr */

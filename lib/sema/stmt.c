@@ -171,12 +171,11 @@ static void exec_stmt(Sema *s, const Node *n)
     case N_ANNASSIGN: {
         SVal v = n->c ? sema_eval(s, n->c) : sv_none();
         SVal annot = sema_eval(s, n->b);
-        bool is_cx = annot.k == SV_BUILTIN && !strcmp(annot.s, "constexpr");
-        if (is_cx && v.k != SV_UNDEF && !sv_is_const(v))
-            v = sema_err(s, n->c ? n->c->span : n->span,
-                         "a tl.constexpr variable needs a compile-time value, got %s",
-                         sv_describe(s, v));
-        if (is_cx)
+        /* `x: tl.constexpr = v` keeps v as it is, as Triton wraps whatever
+         * v is: a number stays compile-time, and a tensor (tl.cast of a
+         * constant, tl.program_id()) works as that value, a use that needs
+         * a compile-time value reporting it there */
+        if (annot.k == SV_BUILTIN && !strcmp(annot.s, "constexpr"))
             sema_assign(s, n->a, v, n->span);
         else
             assign_plain(s, n->a, v, n->span);

@@ -20,8 +20,10 @@ static bool want_str(Sema *s, SVal v, Span at, const char *what)
     return false;
 }
 
-/* The result dtypes: one dtype, or a tuple of them (several results). */
-static int result_dtypes(Sema *s, SVal v, Span at, DType *out, bool *several)
+/* The result dtypes: one dtype, or a tuple of them (several results). A
+ * pointer dtype is one too, as in Triton: the asm sees its 64 bits (an "l"
+ * register) and the result is that pointer, ready for tl.load. */
+static int result_dtypes(Sema *s, SVal v, Span at, Type *out, bool *several)
 {
     const SVal *items = &v;
     int n = 1;
@@ -34,14 +36,14 @@ static int result_dtypes(Sema *s, SVal v, Span at, DType *out, bool *several)
         return 0;
     }
     for (int i = 0; i < n; i++) {
-        if (items[i].k != SV_DTYPE || items[i].ty.rank || items[i].ty.dt == DT_PTR) {
+        if (items[i].k != SV_DTYPE || items[i].ty.rank) {
             sema_err(s, at,
-                     "dtype of tl.inline_asm_elementwise() must be a scalar dtype or a "
-                     "tuple of them, got %s",
+                     "dtype of tl.inline_asm_elementwise() must be a scalar or pointer dtype "
+                     "or a tuple of them, got %s",
                      sv_describe(s, items[i]));
             return 0;
         }
-        out[i] = items[i].ty.dt;
+        out[i] = items[i].ty;
     }
     return n;
 }
@@ -85,7 +87,7 @@ static int asm_args(Sema *s, SVal v, Span at, IrValue **x, int *rank, int *shape
 static SVal b_inline_asm(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     TK_UNUSED(b);
-    DType dts[IR_ASM_MAX_REGS];
+    Type dts[IR_ASM_MAX_REGS];
     IrValue *x[IR_ASM_MAX_REGS];
     int rank = 0, shape[TK_MAX_RANK] = {0};
     bool several, pure;
@@ -104,7 +106,7 @@ static SVal b_inline_asm(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
                         (long long)pack);
     Type rt[IR_ASM_MAX_REGS];
     for (int i = 0; i < nres; i++)
-        rt[i] = type_block(dts[i], rank, shape);
+        rt[i] = type_with_shape(dts[i], rank, shape);
     IrOp *op = ir_build(&s->b, IR_INLINE_ASM, call, x, nargs, rt, nres);
     op->str = a[0].s, op->str2 = a[1].s, op->ival = pack;
     op->flags = pure ? IRF_PURE : 0;

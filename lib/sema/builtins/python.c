@@ -328,6 +328,11 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
     for (int i = 0; i < TK_ARRAY_LEN(preds); i++) {
         if (strcmp(preds[i].name, name))
             continue;
+        /* Triton's block_type (x.type of a block) answers by its name,
+         * which is no dtype's: only is_block() holds, and the integer
+         * limits are its element dtype's alone */
+        if (sv_is_block_type(self) && preds[i].what != -3 && preds[i].what != -4)
+            return sv_bool(!strcmp(name, "is_block"));
         switch (preds[i].what) {
         case 0: return sv_bool(dtype_is_float(d));
         case 1: return sv_bool(dtype_is_int(d));
@@ -340,7 +345,7 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
         case -6: return sv_bool(dtype_is_float(d) && !dtype_is_fp8(d));
         case -3:
         case -4: {
-            if (!dtype_is_int(d) || d == DT_I1)
+            if (!dtype_is_int(d) || d == DT_I1 || sv_is_block_type(self))
                 return sema_err(s, ca->at, "dtype.%s() is only defined for integer dtypes, not %s",
                                 name, sema_type_str(s, self.ty));
             int bits = dtype_bits(d);
