@@ -350,11 +350,13 @@ static void emit_copy(Cg *cg, const IrOp *op)
     CgLayout l = cg_layout(cg, ptr);
     CgVal p = cg_get(cg, ptr), m = mask ? cg_get(cg, mask) : p;
     CgTile t;
-    cg_tile_geometry(&t, &ptr->type, cg_runs_down(cg, ptr));
+    bool across = op->flags & IRF_ACROSS; /* the ring transposed: one element a copy */
+    cg_tile_geometry(&t, &ptr->type, cg_runs_down(cg, ptr) != across);
     int dim, run = lin_run(&l.lin, 2, ptr->type.shape, &dim);
     int w = cg->axis ? axis_vector_width_along(cg->axis, ptr, mask, t.bytes, dim) : 1;
     w = w < run ? w : run;
     w = w < t.vec ? w : t.vec;
+    w = across ? 1 : w;
     int size = w * t.bytes;
     if (size != 4 && size != 8 && size != 16) {
         cg_internal(cg, op->span, "async copy of %d bytes per thread", size);

@@ -481,6 +481,8 @@ enum {
     IRF_NONNEG = 1 << 6,    /* tma_copy, tma_store: the origin is never negative (no check) */
     IRF_PACKED = 1 << 7,    /* private async_copy, shared_view: the packed ring (IrPlan) */
     IRF_SPARE = 1 << 8,     /* async dot: its rings hold a slot beyond the stages */
+    IRF_ACROSS = 1 << 10,   /* async_copy: its ring holds the tile transposed to the way the
+                               pointer runs, one 4-byte element a copy (IrPlan.across) */
     IRF_DESC = 1 << 9,      /* load: a tensor descriptor's (desc.load), whose tensor keeps
                                TMA's alignment (a device tensor map may copy it) */
 };
@@ -532,6 +534,10 @@ typedef struct IrPlan {
     bool ws;           /* PIPE_LOOP */
     int buffer;        /* loads */
     bool refill;       /* PIPE_CP_ASYNC, PIPE_PRIVATE */
+    bool across;       /* PIPE_CP_ASYNC: the ring holds the tile transposed to
+                        * the way its pointer runs (a tf32 B read along N that
+                        * wgmma takes only along K), filled one 4-byte element
+                        * a copy */
     int run;           /* PIPE_PRIVATE */
     bool packed;       /* PIPE_PRIVATE: a 1-D load whose threads hold copies
                         * of its elements: each slot holds each element once,

@@ -148,6 +148,8 @@ static bool ring_attrs(Parser *p, IrKind k, IrOp *a)
         if (irp_accept_word(p, "packed"))
             a->flags |= IRF_PACKED;
     }
+    if (k == IR_ASYNC_COPY && irp_accept_word(p, "across"))
+        a->flags |= IRF_ACROSS;
     return true;
 }
 
@@ -214,19 +216,20 @@ static bool plan_int(Parser *p, const char *key, int64_t lo, int64_t hi, int *ou
     return true;
 }
 
-/* The optional ", refill" of a cp.async plan; a private one's also
- * ", packed" (in that order). */
+/* The optional ", refill" of a cp.async plan, then its ", across"; a
+ * private one's ", refill" and ", packed" (in that order). */
 static bool refill(Parser *p, IrPlan *pl)
 {
     while (irp_accept(p, ",")) {
-        if (!pl->refill && !pl->packed && irp_accept_word(p, "refill"))
+        bool cp = pl->mech == PIPE_CP_ASYNC;
+        if (!pl->refill && !pl->packed && !pl->across && irp_accept_word(p, "refill"))
             pl->refill = true;
-        else if (pl->mech == PIPE_PRIVATE && !pl->packed && irp_accept_word(p, "packed"))
+        else if (!cp && !pl->packed && irp_accept_word(p, "packed"))
             pl->packed = true;
+        else if (cp && !pl->across && irp_accept_word(p, "across"))
+            pl->across = true;
         else
-            return FAIL(p,
-                        pl->mech == PIPE_PRIVATE ? "expected 'refill' or 'packed'"
-                                                 : "expected 'refill'");
+            return FAIL(p, cp ? "expected 'refill' or 'across'" : "expected 'refill' or 'packed'");
     }
     return true;
 }

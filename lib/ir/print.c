@@ -243,6 +243,8 @@ static void print_suffix(StrBuf *sb, const IrOp *op)
             sb_puts(sb, " empty");
         else if (op->kind != IR_TMA_WAIT && op->kind != IR_TMA_RELEASE && op->sub)
             sb_printf(sb, " private run=%d%s", op->sub, op->flags & IRF_PACKED ? " packed" : "");
+        if (op->kind == IR_ASYNC_COPY && (op->flags & IRF_ACROSS))
+            sb_puts(sb, " across");
         break;
     case IR_TMA_COPY:
         sb_printf(sb, " tmap=%d buffer=%lld slots=%lld", op->sub, (long long)op->ival,
@@ -295,7 +297,8 @@ static void print_plan(StrBuf *sb, const IrPlan *pl)
                   pl->ws ? ", warp_specialized" : "");
         return;
     case PIPE_CP_ASYNC:
-        sb_printf(sb, " pipe(cp_async, buffer=%d%s)", pl->buffer, pl->refill ? ", refill" : "");
+        sb_printf(sb, " pipe(cp_async, buffer=%d%s%s)", pl->buffer, pl->refill ? ", refill" : "",
+                  pl->across ? ", across" : "");
         return;
     case PIPE_PRIVATE:
         sb_printf(sb, " pipe(private, buffer=%d, run=%d%s%s)", pl->buffer, pl->run,

@@ -464,6 +464,17 @@ static void check_packed(Verifier *v, const IrOp *op, const IrValue *block)
         ir_vfail(v, op, "a packed ring is a private ring of 1-D blocks");
 }
 
+/* A ring filled across (IrPlan.across) is a shared tile of a 2-D block of
+ * 4-byte elements: each copy moves one of them. */
+static void check_across(Verifier *v, const IrOp *op, const IrValue *ptr)
+{
+    if (!(op->flags & IRF_ACROSS) || !ptr)
+        return;
+    if (op->sub || ptr->type.rank != 2 || ptr->type.dt != DT_PTR ||
+        dtype_bits(ptr->type.elem) != 32)
+        ir_vfail(v, op, "a ring filled across is a shared tile of a 2-D block of 4-byte elements");
+}
+
 /* The producer of a warp-specialized loop: the kernel's first op, one
  * region without arguments ending in an empty yield, and the warps it
  * runs in counted in the function. */
@@ -699,6 +710,7 @@ void ir_check_kind(Verifier *v, const IrOp *op)
         if (counts(v, op, 3, 3, 0) && opnd(op, 0) && opnd(op, 2) && !is_scalar_int(opnd(op, 2)))
             ir_vfail(v, op, "slot must be an integer scalar");
         check_packed(v, op, opnd(op, 0));
+        check_across(v, op, opnd(op, 0));
         break;
     case IR_ASYNC_COMMIT:
     case IR_ASYNC_WAIT: counts(v, op, 0, 0, 0); break;

@@ -320,7 +320,10 @@ static bool packed(const Pipe *p, int i)
 /* The plan of load i, as p decided it. */
 static IrPlan load_plan(const Pipe *p, int i)
 {
-    IrPlan pl = {.mech = PIPE_CP_ASYNC, .buffer = p->nbuf + i, .refill = refilled(p, i)};
+    IrPlan pl = {.mech = PIPE_CP_ASYNC,
+                 .buffer = p->nbuf + i,
+                 .refill = refilled(p, i),
+                 .across = p->ld[i].across};
     if (p->ld[i].tile)
         pl.mech = PIPE_TMA, pl.tmap = p->ld[i].tmap;
     else if (p->ld[i].run)

@@ -175,7 +175,7 @@ static bool resident_ok(const Pipe *p, const IrOp *ld)
     for (int i = 0; i < rd.convs.len + rd.tconvs.len; i++) {
         bool t = i >= rd.convs.len;
         const IrOp *c = t ? rd.tconvs.items[i - rd.convs.len] : rd.convs.items[i];
-        if (!pipe_ring_order_fits(p, ld, c->results[0]->layout, NULL, t))
+        if (!pipe_ring_order_fits(p, ld, c->results[0]->layout, NULL, t, false))
             return false;
     }
     return true;

@@ -182,6 +182,7 @@ static void emit_copy(Pipe *p, IrBuilder *b, int i, IrValue *ptr, IrValue *mask,
     c->ival2 = pipe_ring_slots(p, i);
     c->sub = p->ld[i].run;
     c->flags |= p->ld[i].packed ? IRF_PACKED : 0;
+    c->flags |= p->ld[i].across ? IRF_ACROSS : 0;
 }
 
 static IrValue *mapped(IrValue **map, int nids, IrValue *v);
@@ -559,6 +560,7 @@ static bool add_planned_load(Pipe *p, IrOp *o)
     p->ld[i].tile = NULL;
     p->ld[i].tmap = pl->tmap;
     p->ld[i].refill = (pl->mech == PIPE_CP_ASYNC || pl->mech == PIPE_PRIVATE) && pl->refill;
+    p->ld[i].across = pl->mech == PIPE_CP_ASYNC && pl->across;
     if (pl->mech == PIPE_TMA) {
         TileMatch *m = arena_alloc(p->f->arena, sizeof *m);
         if (!m || pl->tmap >= p->f->ntmaps || !tile_match(p->f, p->loop, o, m) ||

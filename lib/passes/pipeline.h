@@ -21,6 +21,7 @@ typedef struct PipeLoad {
     int buf;         /* the shared buffer of its ring */
     bool refill;     /* stages-1 slots, refilled in place (IrPlan.refill) */
     bool packed;     /* a private ring holding each element once (IrPlan.packed) */
+    bool across;     /* a shared tile transposed to the pointer's run (IrPlan.across) */
 } PipeLoad;
 
 typedef struct Pipe {
@@ -168,9 +169,9 @@ void pipe_delay_yield(Pipe *p, IrValue **map);
 bool pipe_copyable(const Pipe *p, const IrOp *ld);
 /* Whether a ring of ld (through TMA tile m, or cp.async where NULL) holds
  * it in an order the dot operand layout dop can read, read through one
- * transpose where trans. */
+ * transpose where trans; filled across (IrPlan.across) where across. */
 bool pipe_ring_order_fits(const Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m,
-                          bool trans);
+                          bool trans, bool across);
 
 /* pipe_resident.c */
 /* Plans the loads that become resident operands (PIPE_RESIDENT), from

@@ -108,8 +108,9 @@ static Layout shared_tile(Type t, bool down)
 
 /* The ring buffer's tile of a load: as TMA writes it (the tensor's
  * contiguous dim along the stored rows) when m is its tile, else for
- * cp.async with the dim the load runs along contiguous. */
-static Layout ring_layout(const Pipe *p, const IrOp *ld, const TileMatch *m)
+ * cp.async with the dim the load runs along contiguous, or the other one
+ * when the ring is filled across (one element a copy). */
+static Layout ring_layout(const Pipe *p, const IrOp *ld, const TileMatch *m, bool across)
 {
     const IrValue *ptr = ld->operands[0];
     Type t = ld->results[0]->type;
@@ -119,24 +120,29 @@ static Layout ring_layout(const Pipe *p, const IrOp *ld, const TileMatch *m)
     int dim = 1;
     if (layout_linear(ptr->layout, 2, ptr->type.shape, p->f->num_warps * 32, &ll))
         lin_run(&ll, 2, ptr->type.shape, &dim);
-    return shared_tile(t, dim == 0 && t.shape[0] > 1);
+    bool down = dim == 0 && t.shape[0] > 1;
+    return shared_tile(t, across ? !down : down);
 }
 
-Layout pipe_shared_for(Pipe *p, int i) { return ring_layout(p, p->ld[i].op, p->ld[i].tile); }
+Layout pipe_shared_for(Pipe *p, int i)
+{
+    return ring_layout(p, p->ld[i].op, p->ld[i].tile, p->ld[i].across);
+}
 
-Layout pipe_load_tile(const Pipe *p, const IrOp *ld) { return ring_layout(p, ld, NULL); }
+Layout pipe_load_tile(const Pipe *p, const IrOp *ld) { return ring_layout(p, ld, NULL, false); }
 
 /* A ring keeps the order the load reads in (copies move whole runs), so
  * an operand that wgmma reads only K-major (tf32, int8, fp8) is copied
  * only when the ring holds it along K; otherwise the dot stages it,
- * transposed, from registers (codegen/mma.c). */
+ * transposed, from registers (codegen/mma.c). A ring filled across holds
+ * the other order. */
 bool pipe_ring_order_fits(const Pipe *p, const IrOp *ld, const Layout *dop, const TileMatch *m,
-                          bool trans)
+                          bool trans, bool across)
 {
     Type t = ld->results[0]->type;
     if (!layout_needs_kmajor(dop->parent, dtype_bits(t.dt) / 8))
-        return true;
-    Layout sh = ring_layout(p, ld, m);
+        return !across;
+    Layout sh = ring_layout(p, ld, m, across);
     int k = dop->opidx == 0 ? 1 : 0; /* K is dim 1 of A, dim 0 of B */
     return sh.order[0] == (trans ? 1 - k : k);
 }
@@ -316,9 +322,15 @@ bool pipe_find_loads(Pipe *p)
             ntiles += p->ld[i].tile != NULL;
         if (p->f->ntmaps + ntiles >= IR_MAX_TMAPS)
             m = NULL; /* the launcher passes at most IR_MAX_TMAPS */
-        if ((m || pipe_copyable(p, o)) && pipe_ring_order_fits(p, o, dop, m, trans)) {
-            p->ld[p->nloads++] = (PipeLoad){.op = o, .tile = m};
-        }
+        if (!m && !pipe_copyable(p, o))
+            continue;
+        /* a tf32 tile read along N that wgmma takes along K: its ring
+         * filled across, as Triton's 4-byte copies fill it */
+        bool across = !pipe_ring_order_fits(p, o, dop, m, trans, false) && !m &&
+            dtype_bits(o->results[0]->type.dt) == 32 &&
+            pipe_ring_order_fits(p, o, dop, m, trans, true);
+        if (across || pipe_ring_order_fits(p, o, dop, m, trans, false))
+            p->ld[p->nloads++] = (PipeLoad){.op = o, .tile = m, .across = across};
     }
     return p->nloads > 0;
 }
