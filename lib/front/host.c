@@ -16,6 +16,20 @@ static bool host_known(const HostScan *h, const char *s, size_t len)
     return namemap_getn(&h->known, s, len) >= 0;
 }
 
+bool host_bound_before(const HostScan *h, const char *name)
+{
+    if (host_known(h, name, strlen(name)) || namemap_get(&h->values, name) >= 0 ||
+        namemap_get(&h->helpers, name) >= 0)
+        return true;
+    for (int i = 0; i < h->hosts.len; i++) {
+        const Node *host = h->hosts.items[i];
+        for (int k = 0; k < host->list.len; k++)
+            if (strcmp(host->list.items[k]->name, name) == 0)
+                return true;
+    }
+    return false;
+}
+
 static void host_know(HostScan *h, const char *s, size_t len)
 {
     if (!host_known(h, s, len))
@@ -573,14 +587,14 @@ typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 /* The host statement just made depends on a condition tk could not
  * decide: its node keeps the condition (an N_NAME spelling it, at its
  * place), which the error of a kernel using one of its names shows. */
-static void host_note_undecided(HostScan *h)
+void host_note_undecided(HostScan *h, const HostUndecided *u)
 {
     Node *host = h->hosts.len ? h->hosts.items[h->hosts.len - 1] : NULL;
-    Node *cond = parse_node(h->lx, N_NAME,
-                            host_span_at(h, h->undecided_line, h->undecided_at, h->undecided_len));
+    Node *cond =
+        u->line ? parse_node(h->lx, N_NAME, host_span_at(h, u->line, u->at, u->len)) : NULL;
     if (!host || !cond)
         return;
-    cond->name = h->undecided_text;
+    cond->name = u->text;
     host->a = cond;
 }
 
@@ -753,14 +767,14 @@ void host_block(HostScan *h, int first, int last, int base)
             continue;
         }
         const HostLine *L = &h->lines[head];
-        h->undecided_line = NULL;
+        h->undecided.line = NULL;
         if (from == head && (host_starts(h, L, "try") || host_starts(h, L, "if")) &&
             host_branch(h, from, end))
             continue;
         HostNote note = host_read_value(h, from, end);
         host_statement(h, from, end, from, NULL);
-        if (h->undecided_line)
-            host_note_undecided(h);
+        if (h->undecided.line)
+            host_note_undecided(h, &h->undecided);
         else
             host_keep_value(h, note);
     }

@@ -17,6 +17,15 @@ typedef struct HostLine {
     int line, end_line;
 } HostLine;
 
+/* A condition tk could not decide (`elif USE_TMA:` where a call set the
+ * flag): where it is, for the error of a kernel that uses a name bound
+ * under it. */
+typedef struct HostUndecided {
+    const HostLine *line; /* NULL: none */
+    size_t at, len;
+    const char *text;
+} HostUndecided;
+
 typedef struct HostScan {
     LexState *lx;
     char *text;
@@ -43,9 +52,7 @@ typedef struct HostScan {
     PtrVec imports;
     PtrVec loaded;
     struct HostScan *root;
-    size_t undecided_at, undecided_len; /* the last condition host_branch could not decide */
-    const HostLine *undecided_line;
-    const char *undecided_text;
+    HostUndecided undecided; /* the last condition host_branch could not decide */
 } HostScan;
 
 /* ---- package.c: finding another file of the package ---- */
@@ -93,6 +100,11 @@ void host_block(HostScan *h, int first, int last, int base);
  * bind, less the names of the N_NAME nodes in `except`; the lines are
  * blanked. */
 void host_statement(HostScan *h, int first, int last, int bind_first, const PtrVec *except);
+/* Did the module bind the name before: kept code, a value a condition
+ * reads, or host code? */
+bool host_bound_before(const HostScan *h, const char *name);
+/* The host statement just made binds its names under the condition u. */
+void host_note_undecided(HostScan *h, const HostUndecided *u);
 
 /* ---- host_branch.c: blocks that decide on triton ---- */
 /* Collects the names that stand for triton and triton.language. */
