@@ -1,9 +1,10 @@
 /* host_decorators.c: the decorator lines above a def the front end keeps.
  * Triton's own (@triton.jit, @triton.autotune, @triton.heuristics, under
- * any name that stands for triton) keep their arguments for sema to read,
- * less what the grammar does not read (comprehensions, `**kwargs`
- * spreads); any other decorator's arguments are host Python, blanked.
- * Assumes front/host_lines.c cut the text; never an error. */
+ * any name that stands for triton) and another module's autotune that
+ * passes configs keep their arguments for sema to read, less what the
+ * grammar does not read (comprehensions, `**kwargs` spreads); any other
+ * decorator's arguments are host Python, blanked. Assumes
+ * front/host_lines.c cut the text; never an error. */
 #include <string.h>
 
 #include "front/host.h"
@@ -152,9 +153,99 @@ static void host_blank_spreads(HostScan *h, const HostLine *L)
     }
 }
 
+/* Spaces, line breaks and comments from t[p]; the index after them. */
+static size_t skip_space(const char *t, size_t p, size_t end)
+{
+    while (p < end) {
+        if (t[p] == '#')
+            p = host_skip_comment(t, end, p);
+        else if (t[p] == ' ' || t[p] == '\t' || t[p] == '\n' || t[p] == '\r' || t[p] == '\\')
+            p++;
+        else
+            break;
+    }
+    return p;
+}
+
+/* The end of the call argument starting at t[p]: the comma that ends it
+ * at the call's level, or `close`. */
+static size_t arg_end(const char *t, size_t p, size_t close)
+{
+    int depth = 0, line = 0;
+    while (p < close) {
+        char c = t[p];
+        if (c == '\'' || c == '"') {
+            p = host_skip_string(t, close, p, &line);
+            continue;
+        }
+        if (c == '#') {
+            p = host_skip_comment(t, close, p);
+            continue;
+        }
+        if (c == ',' && depth == 0)
+            return p;
+        depth += c == '(' || c == '[' || c == '{' ? 1 : c == ')' || c == ']' || c == '}' ? -1 : 0;
+        p++;
+    }
+    return close;
+}
+
+/* Where the value of the argument at t[p] starts: after `name=` for a
+ * keyword argument (*name and *len say which), else at p (*len = 0). */
+static size_t arg_value(const char *t, size_t p, size_t end, size_t *name, size_t *len)
+{
+    p = skip_space(t, p, end);
+    size_t s = p;
+    while (p < end && host_is_id(t[p]))
+        p++;
+    size_t e = p;
+    p = skip_space(t, p, end);
+    *name = s;
+    *len = 0;
+    if (e == s || p + 1 >= end || t[p] != '=' || t[p + 1] == '=')
+        return s;
+    *len = e - s;
+    return p + 1;
+}
+
+/* The parenthesis that opens the decorator's call, or L->end. */
+static size_t call_open(const HostScan *h, const HostLine *L)
+{
+    size_t p = L->start;
+    while (p < L->end && h->text[p] != '(')
+        p++;
+    return p;
+}
+
+/* Another library's autotune wraps triton.autotune with the same
+ * arguments (`@my_autotune.autotune(configs=[triton.Config(...)],
+ * key=[...])`, `@autotune(...)` imported from it): a call whose callee is
+ * named autotune, under whatever module, that passes configs (by keyword,
+ * or first) is read as triton's. One that does not is another
+ * decorator's host Python. */
+static bool host_tune_decorator(const HostScan *h, const HostLine *L)
+{
+    const char *t = h->text;
+    size_t open = call_open(h, L), e = open;
+    while (e > L->start && (t[e - 1] == ' ' || t[e - 1] == '\t'))
+        e--;
+    if (open == L->end || e < L->start + 9 || memcmp(t + e - 8, "autotune", 8) != 0 ||
+        host_is_id(t[e - 9]))
+        return false;
+    size_t close = host_match(t, L->end, open);
+    for (size_t p = open + 1; p < close; p = arg_end(t, p, close) + 1) {
+        size_t name, len;
+        arg_value(t, p, close, &name, &len);
+        if ((len == 0 && p == open + 1 && skip_space(t, p, close) < close) ||
+            (len == 7 && memcmp(t + name, "configs", 7) == 0))
+            return true;
+    }
+    return false;
+}
+
 void host_decorator(HostScan *h, const HostLine *L)
 {
-    if (!host_jit_decorator(h, L))
+    if (!host_jit_decorator(h, L) && !host_tune_decorator(h, L))
         host_blank_args(h, L);
     else
         host_blank_spreads(h, L);

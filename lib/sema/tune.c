@@ -1,4 +1,6 @@
-/* sema/tune.c: the @triton.autotune and @triton.heuristics decorators. Their
+/* sema/tune.c: the @triton.autotune and @triton.heuristics decorators (and
+ * any other module's `autotune`, which libraries write around triton's
+ * with the same arguments). Their
  * configs (constexpr values, num_warps, num_stages) and key names are read
  * into the KernelSig for the runtime's autotuner; heuristic lambdas are
  * evaluated on demand with the launch's argument values; reset_to_zero and
@@ -42,12 +44,41 @@ static bool const_int(Sema *s, const Node *n, int *out)
     return true;
 }
 
+/* An autotune decorator as its messages name it: as written
+ * (`triton.autotune`, `tuning.autotune`), and whether another module's
+ * (its root name is not triton's; a bare `autotune` may be triton's). */
+typedef struct TuneDec {
+    const char *name;
+    bool foreign;
+} TuneDec;
+
+static const char *spelling(Sema *s, const Node *n)
+{
+    if (n->kind == N_ATTR)
+        return arena_printf(s->a, "%s.%s", spelling(s, n->a), n->name);
+    return n->kind == N_NAME ? n->name : "?";
+}
+
+static TuneDec tune_dec(Sema *s, const Node *dec)
+{
+    const Node *callee = dec->a, *root = callee;
+    while (root->kind == N_ATTR)
+        root = root->a;
+    SVal *v = root->kind == N_NAME ? env_lookup(s->globals, root->name, NULL) : NULL;
+    return (TuneDec){spelling(s, callee), root != callee && (!v || v->k != SV_NS)};
+}
+
 /* triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2) */
-static bool read_config(Sema *s, const Node *c, KernelConfig *out)
+static bool read_config(Sema *s, const Node *c, const TuneDec *td, KernelConfig *out)
 {
     memset(out, 0, sizeof *out);
     if (c->kind != N_CALL || !callee_is(c, "Config")) {
-        sema_err(s, c->span, "autotune configs must be triton.Config(...) calls");
+        if (td->foreign)
+            sema_err(s, c->span,
+                     "@%s is read as @triton.autotune, whose configs are triton.Config(...) calls",
+                     td->name);
+        else
+            sema_err(s, c->span, "autotune configs must be triton.Config(...) calls");
         return false;
     }
     const Node *d = c->list.len ? c->list.items[0] : kw_value(c, "kwargs");
@@ -181,6 +212,7 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     out->nrestore_value = read_names(s, fn, dec, "restore_value", &out->restore_value);
     out->tune_warmup_ms = read_ms(s, dec, "warmup");
     out->tune_rep_ms = read_ms(s, dec, "rep");
+    TuneDec td = tune_dec(s, dec);
     const Node *configs = kw_value(dec, "configs");
     if (!configs && dec->list.len)
         configs = dec->list.items[0];
@@ -191,12 +223,13 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
         return;
     }
     if (!configs || (configs->kind != N_LIST && configs->kind != N_TUPLE)) {
-        sema_err(s, dec->span, "@triton.autotune needs configs=[triton.Config(...), ...]");
+        sema_err(s, dec->span, "@%s needs configs=[triton.Config(...), ...]%s", td.name,
+                 td.foreign ? " (tk reads a decorator named autotune as @triton.autotune)" : "");
         return;
     }
     out->configs = arena_alloc(s->a, sizeof(KernelConfig) * (size_t)(configs->list.len + 1));
     for (int i = 0; i < configs->list.len; i++)
-        if (read_config(s, configs->list.items[i], &out->configs[out->nconfigs]))
+        if (read_config(s, configs->list.items[i], &td, &out->configs[out->nconfigs]))
             out->nconfigs++;
     const Node *key = kw_value(dec, "key");
     if (!key && dec->list.len > 1)
