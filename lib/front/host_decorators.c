@@ -2,9 +2,10 @@
  * Triton's own (@triton.jit, @triton.autotune, @triton.heuristics, under
  * any name that stands for triton) and another module's autotune that
  * passes configs keep their arguments for sema to read, less what the
- * grammar does not read (comprehensions, `**kwargs` spreads); any other
- * decorator's arguments are host Python, blanked. Assumes
- * front/host_lines.c cut the text; never an error. */
+ * grammar does not read (comprehensions, `**kwargs` spreads) and the arms
+ * of conditionals tk decides; any other decorator's arguments are host
+ * Python, blanked. Assumes front/host_lines.c cut the text; never an
+ * error. */
 #include <string.h>
 
 #include "front/host.h"
@@ -167,6 +168,34 @@ static size_t skip_space(const char *t, size_t p, size_t end)
     return p;
 }
 
+/* The first `word` (a whole word) at the level of t[p] in [p, end), past
+ * strings, comments and brackets; `end` for none. */
+static size_t top_word(const char *t, size_t p, size_t end, const char *word)
+{
+    size_t n = strlen(word);
+    int depth = 0, line = 0;
+    while (p < end) {
+        char c = t[p];
+        if (c == '\'' || c == '"') {
+            p = host_skip_string(t, end, p, &line);
+        } else if (c == '#') {
+            p = host_skip_comment(t, end, p);
+        } else if (c == '(' || c == '[' || c == '{' || c == ')' || c == ']' || c == '}') {
+            depth += c == '(' || c == '[' || c == '{' ? 1 : -1;
+            p++;
+        } else if (host_is_id(c)) {
+            size_t s = p;
+            while (p < end && host_is_id(t[p]))
+                p++;
+            if (depth == 0 && p - s == n && memcmp(t + s, word, n) == 0)
+                return s;
+        } else {
+            p++;
+        }
+    }
+    return end;
+}
+
 /* The end of the call argument starting at t[p]: the comma that ends it
  * at the call's level, or `close`. */
 static size_t arg_end(const char *t, size_t p, size_t close)
@@ -243,11 +272,57 @@ static bool host_tune_decorator(const HostScan *h, const HostLine *L)
     return false;
 }
 
+/* A conditional expression in [v, e) (`_A if IS_HOPPER else _B`, maybe in
+ * parentheses, maybe chained): where front/host_cond.c decides the
+ * condition, the arm not taken is blanked with the condition, so sema
+ * reads the value Python passes. An undecided condition stays for sema,
+ * which says so. */
+static void host_pick_arm(HostScan *h, size_t v, size_t e)
+{
+    const char *t = h->text;
+    v = skip_space(t, v, e);
+    while (e > v && (t[e - 1] == ' ' || t[e - 1] == '\t' || t[e - 1] == '\n' || t[e - 1] == '\r'))
+        e--;
+    if (v < e && t[v] == '(' && host_match(t, e, v) == e - 1) {
+        host_pick_arm(h, v + 1, e - 1);
+        return;
+    }
+    size_t kif = top_word(t, v, e, "if");
+    size_t kelse = kif < e ? top_word(t, kif + 2, e, "else") : e;
+    if (kelse == e || top_word(t, v, kif, "lambda") < kif || top_word(t, v, e, "for") < e)
+        return; /* no conditional, or one inside a lambda or a comprehension */
+    HostCond c = host_cond_value(h, kif + 2, kelse);
+    if (c == COND_TRUE) {
+        host_blank(h, kif, e);
+    } else if (c == COND_FALSE) {
+        host_blank(h, v, kelse + 4);
+        host_pick_arm(h, kelse + 4, e);
+    }
+}
+
+/* Each argument of the decorator's call picks the arm of a conditional
+ * tk decides. */
+static void host_pick_arms(HostScan *h, const HostLine *L)
+{
+    const char *t = h->text;
+    size_t open = call_open(h, L);
+    if (open == L->end)
+        return;
+    size_t close = host_match(t, L->end, open);
+    for (size_t p = open + 1; p < close;) {
+        size_t e = arg_end(t, p, close), name, len;
+        host_pick_arm(h, arg_value(t, p, e, &name, &len), e);
+        p = e + 1;
+    }
+}
+
 void host_decorator(HostScan *h, const HostLine *L)
 {
-    if (!host_jit_decorator(h, L) && !host_tune_decorator(h, L))
+    if (!host_jit_decorator(h, L) && !host_tune_decorator(h, L)) {
         host_blank_args(h, L);
-    else
+    } else {
         host_blank_spreads(h, L);
+        host_pick_arms(h, L);
+    }
     host_comprehensions(h, L);
 }

@@ -5,6 +5,9 @@
  * into the KernelSig for the runtime's autotuner; heuristic lambdas are
  * evaluated on demand with the launch's argument values; reset_to_zero and
  * restore_value name the buffers the tuner resets around its timed runs.
+ * Configs a conditional expression picks (`_A if IS_HOPPER else _B`) are
+ * the arm the module's constants choose; one tk cannot decide is an error
+ * at its condition.
  * Options that are Python (pre_hook, prune_configs_by, ...) are recorded,
  * never dropped: they change what tuning does, so the runtime refuses to
  * tune while one stands, and they change nothing a compile with the
@@ -133,6 +136,75 @@ static const Node *module_list(Sema *s, const Node *name)
     return found;
 }
 
+/* The source text of a one-line span (`IS_HOPPER`), or NULL. */
+static const char *span_text(Sema *s, Span at)
+{
+    const char *p = s->src ? s->src->text : NULL;
+    for (int l = 1; p && l < at.line; l++) {
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    if (!p || at.line != at.end_line || at.col < 1 || at.end_col <= at.col ||
+        (size_t)(at.end_col - 1) > strcspn(p, "\n"))
+        return NULL;
+    return arena_strndup(s->a, p + at.col - 1, (size_t)(at.end_col - at.col));
+}
+
+/* The truth of a condition of the module's constants, its errors held
+ * back: false, with *why the first one's message where there was one, when
+ * tk cannot decide it. */
+static bool held_truth(Sema *s, const Node *cond, bool *out, const char **why)
+{
+    Diag *real = s->d, held;
+    diag_init(&held, real->src);
+    held.max_errors = 1;
+    s->d = &held;
+    SVal v = sema_eval(s, cond);
+    bool ok = v.k != SV_UNDEF && v.k != SV_TENSOR && sema_truth(s, v, cond->span, out) &&
+        held.errors == 0;
+    s->d = real;
+    const char *text = held.text.data ? held.text.data : "";
+    const char *msg = strstr(text, "error: ");
+    if (!ok && msg)
+        *why = arena_strndup(s->a, msg + 7, strcspn(msg + 7, "\n"));
+    diag_free(&held);
+    return ok;
+}
+
+/* `configs=_A if IS_HOPPER else _B` that the front end left (it picks the
+ * arm where front/host_cond.c decides the condition): the arm the
+ * module's constants pick, or NULL after an error at a condition tk
+ * cannot decide. */
+static const Node *pick_arm(Sema *s, const Node *n, const TuneDec *td)
+{
+    bool taken;
+    const char *why = NULL;
+    if (held_truth(s, n->b, &taken, &why))
+        return taken ? n->a : n->c;
+    const char *text = span_text(s, n->b->span);
+    sema_err(s, n->b->span,
+             "tk cannot decide %s%s%s, which picks the configs of @%s, without "
+             "running Python%s%s",
+             text ? "`" : "", text ? text : "this condition", text ? "`" : "", td->name,
+             why ? ": " : "", why ? why : "");
+    return NULL;
+}
+
+/* What configs= stands for: a module list for its name, the arm of a
+ * conditional that tk decides; NULL after an error. */
+static const Node *configs_value(Sema *s, const Node *c, const TuneDec *td)
+{
+    for (int hops = 0; c && hops < 16; hops++) {
+        const Node *next = c->kind == N_IFEXP ? pick_arm(s, c, td)
+            : c->kind == N_NAME               ? module_list(s, c)
+                                              : c;
+        if (next == c)
+            break;
+        c = next;
+    }
+    return c;
+}
+
 /* Configs that host Python builds (a name it binds, a call, a comprehension
  * the front end replaced by [__host__], a list of what a module function
  * returns, `[cfg(128), cfg(256, n_warps=8)]`): tk cannot read them. */
@@ -213,11 +285,12 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     out->tune_warmup_ms = read_ms(s, dec, "warmup");
     out->tune_rep_ms = read_ms(s, dec, "rep");
     TuneDec td = tune_dec(s, dec);
-    const Node *configs = kw_value(dec, "configs");
-    if (!configs && dec->list.len)
-        configs = dec->list.items[0];
-    if (configs && configs->kind == N_NAME)
-        configs = module_list(s, configs);
+    const Node *given = kw_value(dec, "configs");
+    if (!given && dec->list.len)
+        given = dec->list.items[0];
+    const Node *configs = given ? configs_value(s, given, &td) : NULL;
+    if (given && !configs)
+        return; /* an undecided condition, reported */
     if (configs && configs_from_host(configs)) {
         out->configs_from_host = true; /* the caller passes the constexprs */
         return;
