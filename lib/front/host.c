@@ -16,6 +16,20 @@ static bool host_known(const HostScan *h, const char *s, size_t len)
     return namemap_getn(&h->known, s, len) >= 0;
 }
 
+bool host_bound_before(const HostScan *h, const char *name)
+{
+    if (host_known(h, name, strlen(name)) || namemap_get(&h->values, name) >= 0 ||
+        namemap_get(&h->helpers, name) >= 0)
+        return true;
+    for (int i = 0; i < h->hosts.len; i++) {
+        const Node *host = h->hosts.items[i];
+        for (int k = 0; k < host->list.len; k++)
+            if (strcmp(host->list.items[k]->name, name) == 0)
+                return true;
+    }
+    return false;
+}
+
 static void host_know(HostScan *h, const char *s, size_t len)
 {
     if (!host_known(h, s, len))
@@ -293,60 +307,6 @@ static bool host_tk_value(HostScan *h, const HostLine *L, size_t p)
     return true;
 }
 
-/* Is a decorator line triton's `kw` (`@triton.kw(...)`, `@kw`), for one
- * of the n words kw? */
-static bool host_triton_decorator(const HostScan *h, const HostLine *L, const char *const *kw,
-                                  int n)
-{
-    const char *t = h->text;
-    size_t p = L->start + 1, last = p, len = 0;
-    while (p < L->end && t[p] != '(') {
-        if (host_is_id(t[p])) {
-            size_t s = p;
-            while (p < L->end && host_is_id(t[p]))
-                p++;
-            last = s;
-            len = p - s;
-            continue;
-        }
-        p++;
-    }
-    /* the prefix: none (`from triton import jit`) or a name that stands for
-     * triton or its language (`triton.`, `tl.`, `tt.` after `import triton
-     * as tt`); `@numba.jit` or `@torch.jit.script` is someone else's */
-    size_t from = L->start + 1;
-    while (from < last && (t[from] == ' ' || t[from] == '\t'))
-        from++;
-    size_t plen = last - from;
-    bool ours =
-        plen == 0 || (plen >= 2 && t[last - 1] == '.' && host_in(&h->prefixes, t + from, plen - 1));
-    for (int i = 0; ours && i < n; i++)
-        if (strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0)
-            return true;
-    return false;
-}
-
-/* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
- * `@triton.autotune(...)`, `@triton.heuristics(...)`? */
-bool host_jit_decorator(const HostScan *h, const HostLine *L)
-{
-    static const char *const kw[] = {"jit", "autotune", "heuristics"};
-    return host_triton_decorator(h, L, kw, TK_ARRAY_LEN(kw));
-}
-
-/* Does the statement from line `first` open with decorators of which one
- * is @triton.constexpr_function or @tl.constexpr (Python a kernel may call
- * at compile time, which sema reads from the statement's lines; Triton's
- * constexpr calls the function it wraps on the unwrapped arguments)? */
-static bool host_constexpr_fn(const HostScan *h, int first, int last)
-{
-    static const char *const kw[] = {"constexpr_function", "constexpr"};
-    for (int k = first; k <= last && h->text[h->lines[k].start] == '@'; k++)
-        if (host_triton_decorator(h, &h->lines[k], kw, TK_ARRAY_LEN(kw)))
-            return true;
-    return false;
-}
-
 /* Does a line call triton.jit (`f = triton.jit(f)`)? */
 static bool host_mentions_jit(const HostScan *h, const HostLine *L)
 {
@@ -478,109 +438,19 @@ void host_bind_block(HostScan *h, Node *host, int first, int last)
 }
 
 
-/* In a kernel's decorators, a comprehension (`configs=[triton.Config(...)
- * for w in (4, 8)]`) is host Python the grammar does not read: its
- * brackets' content becomes the name __host__, which the autotuner reads
- * as "configs given by the host". */
-static void host_comprehensions(HostScan *h, const HostLine *L)
-{
-    char *t = h->text;
-    size_t open[LEX_MAX_BRACKETS];
-    int depth = 0, line = 0;
-    for (size_t i = L->start; i < L->end;) {
-        char c = t[i];
-        if (c == '\'' || c == '"') {
-            i = host_skip_string(t, L->end, i, &line);
-            continue;
-        }
-        if (c == '#') { /* `# ... for unit tests`: a comment, not a comprehension */
-            i = host_skip_comment(t, L->end, i);
-            continue;
-        }
-        if ((c == '(' || c == '[' || c == '{') && depth < LEX_MAX_BRACKETS)
-            open[depth++] = i;
-        else if ((c == ')' || c == ']' || c == '}') && depth > 0)
-            depth--;
-        else if (host_is_id(c)) {
-            size_t s = i;
-            while (i < L->end && host_is_id(t[i]))
-                i++;
-            if (depth > 0 && i - s == 3 && memcmp(t + s, "for", 3) == 0 && t[s - 1] != '.') {
-                size_t o = open[--depth];
-                size_t close = host_match(t, L->end, o);
-                host_blank(h, o + 1, close);
-                if (close - o - 1 >= 8)
-                    memcpy(t + o + 1, "__host__", 8);
-                i = close + 1;
-            }
-            continue;
-        }
-        i++;
-    }
-}
-
-/* A decorator tk does not know (`@libentry()`, `@torch.compile(...)`) is
- * ignored with a warning; its arguments are host Python, blanked so the
- * grammar never sees them. */
-static void host_blank_args(HostScan *h, const HostLine *L)
-{
-    const char *t = h->text;
-    for (size_t p = L->start; p < L->end; p++)
-        if (t[p] == '(') {
-            host_blank(h, p + 1, host_match(t, L->end, p));
-            return;
-        }
-}
-
-/* `**kwargs` and `*args` spread into @triton.autotune(...) carry the
- * autotuner's own options (cache_results, warmup, rep, restore_value, ...),
- * which cannot change what a config compiles to: they are blanked, with
- * the comma that joins them, so the grammar reads the rest of the call. */
-static void host_blank_spreads(HostScan *h, const HostLine *L)
-{
-    char *t = h->text;
-    size_t open = L->start;
-    while (open < L->end && t[open] != '(')
-        open++;
-    if (open < L->start + 9 || memcmp(t + open - 8, "autotune", 8) != 0)
-        return;
-    size_t close = host_match(t, L->end, open);
-    int depth = 0, line = 0;
-    size_t arg = open + 1; /* where the current top-level argument starts */
-    for (size_t i = open + 1; i < close; i++) {
-        char c = t[i];
-        if (c == '\'' || c == '"') {
-            i = host_skip_string(t, close, i, &line) - 1;
-        } else if (c == '(' || c == '[' || c == '{') {
-            depth++;
-        } else if (c == ')' || c == ']' || c == '}') {
-            depth--;
-        } else if (c == ',' && depth == 0) {
-            arg = i + 1;
-        } else if (c == '*' && depth == 0 && host_skip_ws(t, arg, i) == i) {
-            size_t e = i;
-            while (e < close && t[e] != ',')
-                e++; /* a spread's value holds no top-level comma here */
-            host_blank(h, i, e < close ? e + 1 : e);
-            i = e;
-            arg = e + 1;
-        }
-    }
-}
-
 typedef enum { HOST_KEEP, HOST_SKIP } HostWhat;
 
 /* The host statement just made depends on a condition tk could not
  * decide: its node keeps the condition (an N_NAME spelling it, at its
  * place), which the error of a kernel using one of its names shows. */
-static void host_note_undecided(HostScan *h)
+void host_note_undecided(HostScan *h, const HostUndecided *u)
 {
     Node *host = h->hosts.len ? h->hosts.items[h->hosts.len - 1] : NULL;
-    Node *cond = parse_node(h->lx, N_NAME,
-                            host_span_at(h, h->undecided_line, h->undecided_at, h->undecided_len));
+    Node *cond =
+        u->line ? parse_node(h->lx, N_NAME, host_span_at(h, u->line, u->at, u->len)) : NULL;
     if (!host || !cond)
         return;
-    cond->name = h->undecided_text;
+    cond->name = u->text;
     host->a = cond;
 }
 
@@ -743,24 +613,19 @@ void host_block(HostScan *h, int first, int last, int base)
         if (host_sort(h, from, head, end, base) == HOST_KEEP) {
             if (from == end) /* a constant tk keeps may decide a condition too */
                 host_keep_value(h, host_read_value(h, from, end));
-            for (int k = from; k < head; k++) {
-                if (!host_jit_decorator(h, &h->lines[k]))
-                    host_blank_args(h, &h->lines[k]);
-                else
-                    host_blank_spreads(h, &h->lines[k]);
-                host_comprehensions(h, &h->lines[k]);
-            }
+            for (int k = from; k < head; k++)
+                host_decorator(h, &h->lines[k]);
             continue;
         }
         const HostLine *L = &h->lines[head];
-        h->undecided_line = NULL;
+        h->undecided.line = NULL;
         if (from == head && (host_starts(h, L, "try") || host_starts(h, L, "if")) &&
             host_branch(h, from, end))
             continue;
         HostNote note = host_read_value(h, from, end);
         host_statement(h, from, end, from, NULL);
-        if (h->undecided_line)
-            host_note_undecided(h);
+        if (h->undecided.line)
+            host_note_undecided(h, &h->undecided);
         else
             host_keep_value(h, note);
     }

@@ -1,7 +1,9 @@
-/* host.h: what the three files that split a Python module into tk code and
+/* host.h: what the files that split a Python module into tk code and
  * host code share (front/host_lines.c cuts the text into logical lines,
- * front/host.c sorts the statements, front/host_branch.c chooses the branch
- * of `try:` and `if HAS_TRITON:` blocks that holds the kernels). Internal
+ * front/host.c sorts the statements, front/host_decorators.c readies the
+ * decorators of the defs kept, front/host_branch.c chooses the branch of
+ * `try:` and `if HAS_TRITON:` blocks that holds the kernels, and
+ * front/host_cond.c and front/host_helpers.c decide conditions). Internal
  * to lib/front. */
 #ifndef TK_FRONT_HOST_H
 #define TK_FRONT_HOST_H
@@ -16,6 +18,15 @@ typedef struct HostLine {
     int indent;
     int line, end_line;
 } HostLine;
+
+/* A condition tk could not decide (`elif USE_TMA:` where a call set the
+ * flag): where it is, for the error of a kernel that uses a name bound
+ * under it. */
+typedef struct HostUndecided {
+    const HostLine *line; /* NULL: none */
+    size_t at, len;
+    const char *text;
+} HostUndecided;
 
 typedef struct HostScan {
     LexState *lx;
@@ -43,9 +54,7 @@ typedef struct HostScan {
     PtrVec imports;
     PtrVec loaded;
     struct HostScan *root;
-    size_t undecided_at, undecided_len; /* the last condition host_branch could not decide */
-    const HostLine *undecided_line;
-    const char *undecided_text;
+    HostUndecided undecided; /* the last condition host_branch could not decide */
 } HostScan;
 
 /* ---- package.c: finding another file of the package ---- */
@@ -83,7 +92,6 @@ bool host_in(const PtrVec *v, const char *s, size_t len);
  * `know` to the names kept code may use; `nodes` gets its import nodes.
  * Returns whether every module is one tk reads. */
 bool host_import(HostScan *h, const HostLine *L, Node *bind, bool know, PtrVec *nodes);
-bool host_jit_decorator(const HostScan *h, const HostLine *L);
 /* Binds (to h->bound) what lines [first, last] bind at module level. */
 void host_bind_block(HostScan *h, Node *host, int first, int last);
 /* Sorts the statements of lines [first, last], which start at indentation
@@ -93,6 +101,22 @@ void host_block(HostScan *h, int first, int last, int base);
  * bind, less the names of the N_NAME nodes in `except`; the lines are
  * blanked. */
 void host_statement(HostScan *h, int first, int last, int bind_first, const PtrVec *except);
+/* Did the module bind the name before: kept code, a value a condition
+ * reads, or host code? */
+bool host_bound_before(const HostScan *h, const char *name);
+/* The host statement just made binds its names under the condition u. */
+void host_note_undecided(HostScan *h, const HostUndecided *u);
+
+/* ---- host_decorators.c: decorator lines ---- */
+/* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
+ * `@triton.autotune(...)`, `@triton.heuristics(...)`? */
+bool host_jit_decorator(const HostScan *h, const HostLine *L);
+/* Does the statement [first, last] open with @triton.constexpr_function or
+ * @tl.constexpr? */
+bool host_constexpr_fn(const HostScan *h, int first, int last);
+/* Readies a kept def's decorator line for the grammar: keeps what sema
+ * reads of triton's, blanks the host Python of the rest. */
+void host_decorator(HostScan *h, const HostLine *L);
 
 /* ---- host_branch.c: blocks that decide on triton ---- */
 /* Collects the names that stand for triton and triton.language. */

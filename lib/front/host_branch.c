@@ -6,18 +6,31 @@
  * statements are sorted as if they were at module level (front/host.c), its
  * lines are lifted (the scanner drops the block's indentation, LexLift),
  * and the other branches are host code whose names never hide the taken
- * branch's. Assumes front/host_lines.c cut the text; guarantees a block
- * whose branch is not known (any other condition) is left to host.c whole. */
+ * branch's. An if chain is judged arm by arm: one that never runs (its
+ * condition false, or past a true one) hides no name the module bound, and
+ * one that a condition tk cannot decide may take is host code under that
+ * condition. Assumes front/host_lines.c cut the text; guarantees a block
+ * whose every branch is undecided is left to host.c whole. */
 #include <string.h>
 
 #include "front/host.h"
 
 enum { HOST_MAX_ARMS = 64 }; /* branches of one if/elif chain or try */
 
+/* Whether a branch runs, as far as tk can tell without running Python. */
+typedef enum {
+    ARM_MAYBE, /* a condition tk cannot decide takes it or not (a try's other arms too) */
+    ARM_RUNS,  /* surely taken */
+    ARM_NEVER, /* its own condition is false, or an arm before it surely ran */
+} ArmRun;
+
 /* One branch: its header line (`try:`, `except ...:`, `elif ...:`) and
- * its body, lines [first, last]. */
+ * its body, lines [first, last]; for an ARM_MAYBE arm of an if chain, the
+ * undecided condition it depends on. */
 typedef struct HostArm {
     int head, first, last;
+    ArmRun run;
+    HostUndecided why;
 } HostArm;
 
 
@@ -120,10 +133,8 @@ static HostCond host_cond(HostScan *h, const HostLine *L)
             from++;
         while (to > from && strchr(" \t\\", t[to - 1]))
             to--;
-        h->undecided_at = from;
-        h->undecided_len = to - from;
-        h->undecided_line = L;
-        h->undecided_text = arena_strndup(h->lx->arena, t + from, to - from);
+        h->undecided =
+            (HostUndecided){L, from, to - from, arena_strndup(h->lx->arena, t + from, to - from)};
     }
     return c;
 }
@@ -138,7 +149,7 @@ static int host_arms(const HostScan *h, int first, int last, HostArm *arms)
             continue;
         if (n == HOST_MAX_ARMS)
             return -1;
-        arms[n++] = (HostArm){k, k + 1, last};
+        arms[n++] = (HostArm){k, k + 1, last, ARM_MAYBE, {0}};
         if (n > 1)
             arms[n - 2].last = k - 1;
     }
@@ -250,47 +261,70 @@ static bool excepts_raise(HostScan *h, const HostArm *arms, int n)
     return n > 1;
 }
 
-/* The branch that runs when triton is there, or -1 when that is not known:
- * a try's body when it defines kernels or imports triton or its excepts
- * only raise (else the first
- * except branch that imports it), or when it aliases builtins tk has (else
- * the first except branch that catches the AttributeError); the first
- * if/elif whose condition is true, past false ones, or the else; n when
- * every condition is false and there is no else (`if not HAVE_TRITON:`
- * after a try that imported triton): none runs. */
-static int host_taken(HostScan *h, const HostArm *arms, int n)
+/* The try arm that runs when triton is there, or -1 when that is not
+ * known: the body when it defines kernels or imports triton or its
+ * excepts only raise (else the first except branch that imports it), or
+ * when it aliases builtins tk has (else the first except branch that
+ * catches the AttributeError). */
+static int host_try_taken(HostScan *h, const HostArm *arms, int n)
 {
-    if (host_starts(h, &h->lines[arms[0].head], "try")) {
-        if (host_has_jit(h, &arms[0]) || host_imports_tk(h, &arms[0]) || excepts_raise(h, arms, n))
-            return 0;
-        int aliases = host_try_aliases(h, &arms[0]);
-        if (aliases == 1)
-            return 0;
-        for (int i = 1; aliases == 0 && i < n; i++)
-            if (host_catches_attr(h, &arms[i]))
-                return i;
-        for (int i = 1; i < n; i++)
-            if (host_starts(h, &h->lines[arms[i].head], "except") && host_imports_tk(h, &arms[i]))
-                return i;
-        return -1;
-    }
-    /* past an undecided condition, the branches from it on must bind the
-     * same builtins whichever runs (then any may stand for all) */
-    int firsts[HOST_MAX_ARMS], lasts[HOST_MAX_ARMS], m = 0;
+    if (host_has_jit(h, &arms[0]) || host_imports_tk(h, &arms[0]) || excepts_raise(h, arms, n))
+        return 0;
+    int aliases = host_try_aliases(h, &arms[0]);
+    if (aliases == 1)
+        return 0;
+    for (int i = 1; aliases == 0 && i < n; i++)
+        if (host_catches_attr(h, &arms[i]))
+            return i;
+    for (int i = 1; i < n; i++)
+        if (host_starts(h, &h->lines[arms[i].head], "except") && host_imports_tk(h, &arms[i]))
+            return i;
+    return -1;
+}
+
+/* Judges each arm of an if/elif/else chain on its own: an arm whose
+ * condition is false never runs; the first true one (or the else) past
+ * arms that never run surely runs; past an undecided condition an arm
+ * may run unless its own condition is false; past a true condition no
+ * arm runs (`if not HAVE_TRITON: tl = None` / `elif USE_TMA:` rebinds
+ * nothing whatever USE_TMA is). Returns whether some arm surely runs. */
+static bool host_if_runs(HostScan *h, HostArm *arms, int n)
+{
+    bool undecided = false, ended = false;
+    HostUndecided why = {0};
     for (int i = 0; i < n; i++) {
         const HostLine *L = &h->lines[arms[i].head];
-        bool is_else = host_starts(h, L, "else");
-        HostCond c = m || is_else ? COND_UNKNOWN : host_cond(h, L);
-        if (c == COND_TRUE || (is_else && m == 0))
+        h->undecided.line = NULL;
+        HostCond c = ended ? COND_FALSE : host_starts(h, L, "else") ? COND_TRUE : host_cond(h, L);
+        if (c == COND_UNKNOWN) {
+            undecided = true;
+            why = h->undecided;
+        }
+        arms[i].run = c == COND_FALSE ? ARM_NEVER : undecided ? ARM_MAYBE : ARM_RUNS;
+        arms[i].why = why;
+        ended |= c == COND_TRUE;
+    }
+    return ended;
+}
+
+/* The if arm whose statements tk reads at module level, or -1 for none:
+ * the one that surely runs; past an undecided condition, one of those
+ * that may run when one of them surely does and all bind the same
+ * builtins (then any may stand for all). */
+static int host_if_taken(HostScan *h, HostArm *arms, int n)
+{
+    bool sure = host_if_runs(h, arms, n);
+    int firsts[HOST_MAX_ARMS], lasts[HOST_MAX_ARMS], m = 0, last_maybe = -1;
+    for (int i = 0; i < n; i++) {
+        if (arms[i].run == ARM_RUNS)
             return i;
-        if (c == COND_FALSE)
+        if (arms[i].run != ARM_MAYBE)
             continue;
         firsts[m] = arms[i].first;
         lasts[m++] = arms[i].last;
-        if (is_else)
-            return host_same_imports(h, firsts, lasts, m) ? i : -1;
+        last_maybe = i;
     }
-    return m == 0 ? n : -1;
+    return sure && host_same_imports(h, firsts, lasts, m) ? last_maybe : -1;
 }
 
 /* `HAS_TRITON = True` in a try body that runs: a flag `if` may test. */
@@ -319,40 +353,74 @@ static void host_lift(HostScan *h, const HostArm *a)
     vec_push(h->lx->arena, &h->lx->lifts, r);
 }
 
+/* The names (N_NAME nodes) the statements of an arm bind. */
+static PtrVec host_arm_names(HostScan *h, const HostArm *a)
+{
+    PtrVec saved = h->bound;
+    h->bound = (PtrVec){0};
+    Node *names = parse_node(h->lx, N_HOST, (Span){0});
+    if (names)
+        host_bind_block(h, names, a->first, a->last);
+    PtrVec bound = h->bound;
+    h->bound = saved;
+    return bound;
+}
+
+/* An arm that never runs is host code that hides nothing: of its names,
+ * those the module bound before (tl from the try that imported triton)
+ * keep their meaning, and the others say where host code set them. */
+static void host_never_runs(HostScan *h, const HostArm *a, const PtrVec *taken_names)
+{
+    PtrVec keep = {0}, names = host_arm_names(h, a);
+    for (int i = 0; taken_names && i < taken_names->len; i++)
+        vec_push(h->lx->arena, &keep, taken_names->items[i]);
+    for (int i = 0; i < names.len; i++)
+        if (host_bound_before(h, ((const Node *)names.items[i])->name))
+            vec_push(h->lx->arena, &keep, names.items[i]);
+    host_statement(h, a->head, a->last, a->first, &keep);
+}
+
+/* Lifts the taken arm: the scanner reads its statements at module level. */
+static void host_take(HostScan *h, const HostArm *a)
+{
+    host_blank(h, h->lines[a->head].start, h->lines[a->head].end);
+    host_lift(h, a);
+    h->depth++;
+    host_block(h, a->first, a->last, h->lines[a->first].indent);
+    h->depth--;
+}
+
 bool host_branch(HostScan *h, int first, int last)
 {
     HostArm arms[HOST_MAX_ARMS];
     if (h->depth >= LEX_MAX_INDENT)
         return false; /* deeper than the scanner reads; host code, no deep recursion */
     int n = host_arms(h, first, last, arms);
-    int taken = n > 0 ? host_taken(h, arms, n) : -1;
-    if (taken < 0)
+    if (n <= 0)
         return false;
-    if (taken == n) { /* no branch runs: its code binds nothing */
-        host_blank(h, h->lines[arms[0].head].start, h->lines[arms[n - 1].last].end);
-        return true;
+    bool is_try = host_starts(h, &h->lines[arms[0].head], "try");
+    int taken = is_try ? host_try_taken(h, arms, n) : host_if_taken(h, arms, n);
+    int never = 0;
+    for (int i = 0; i < n; i++)
+        never += arms[i].run == ARM_NEVER;
+    if (taken < 0 && (is_try || never == 0)) {
+        /* host code whole, under the first condition tk could not decide */
+        h->undecided = is_try ? (HostUndecided){0} : arms[0].why;
+        return false;
     }
-    const HostArm *t = &arms[taken];
-    PtrVec saved = h->bound;
-    h->bound = (PtrVec){0};
-    Node *names = parse_node(h->lx, N_HOST, (Span){0});
-    if (!names)
-        return false;
-    host_bind_block(h, names, t->first, t->last);
-    PtrVec taken_names = h->bound;
-    h->bound = saved;
-    if (host_starts(h, &h->lines[arms[0].head], "try") && taken == 0)
-        host_note_true_flags(h, t);
+    PtrVec taken_names = taken >= 0 ? host_arm_names(h, &arms[taken]) : (PtrVec){0};
+    if (is_try && taken == 0)
+        host_note_true_flags(h, &arms[0]);
     for (int i = 0; i < n; i++) {
-        if (i != taken) {
-            host_statement(h, arms[i].head, arms[i].last, arms[i].first, &taken_names);
-            continue;
+        const HostArm *a = &arms[i];
+        if (i == taken) {
+            host_take(h, a);
+        } else if (a->run == ARM_NEVER) {
+            host_never_runs(h, a, taken >= 0 ? &taken_names : NULL);
+        } else {
+            host_statement(h, a->head, a->last, a->first, taken >= 0 ? &taken_names : NULL);
+            host_note_undecided(h, &a->why);
         }
-        host_blank(h, h->lines[t->head].start, h->lines[t->head].end);
-        host_lift(h, t);
-        h->depth++;
-        host_block(h, t->first, t->last, h->lines[t->first].indent);
-        h->depth--;
     }
     return true;
 }

@@ -1,8 +1,13 @@
-/* sema/tune.c: the @triton.autotune and @triton.heuristics decorators. Their
+/* sema/tune.c: the @triton.autotune and @triton.heuristics decorators (and
+ * any other module's `autotune`, which libraries write around triton's
+ * with the same arguments). Their
  * configs (constexpr values, num_warps, num_stages) and key names are read
  * into the KernelSig for the runtime's autotuner; heuristic lambdas are
  * evaluated on demand with the launch's argument values; reset_to_zero and
  * restore_value name the buffers the tuner resets around its timed runs.
+ * Configs a conditional expression picks (`_A if IS_HOPPER else _B`) are
+ * the arm the module's constants choose; one tk cannot decide is an error
+ * at its condition.
  * Options that are Python (pre_hook, prune_configs_by, ...) are recorded,
  * never dropped: they change what tuning does, so the runtime refuses to
  * tune while one stands, and they change nothing a compile with the
@@ -42,12 +47,41 @@ static bool const_int(Sema *s, const Node *n, int *out)
     return true;
 }
 
+/* An autotune decorator as its messages name it: as written
+ * (`triton.autotune`, `tuning.autotune`), and whether another module's
+ * (its root name is not triton's; a bare `autotune` may be triton's). */
+typedef struct TuneDec {
+    const char *name;
+    bool foreign;
+} TuneDec;
+
+static const char *spelling(Sema *s, const Node *n)
+{
+    if (n->kind == N_ATTR)
+        return arena_printf(s->a, "%s.%s", spelling(s, n->a), n->name);
+    return n->kind == N_NAME ? n->name : "?";
+}
+
+static TuneDec tune_dec(Sema *s, const Node *dec)
+{
+    const Node *callee = dec->a, *root = callee;
+    while (root->kind == N_ATTR)
+        root = root->a;
+    SVal *v = root->kind == N_NAME ? env_lookup(s->globals, root->name, NULL) : NULL;
+    return (TuneDec){spelling(s, callee), root != callee && (!v || v->k != SV_NS)};
+}
+
 /* triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2) */
-static bool read_config(Sema *s, const Node *c, KernelConfig *out)
+static bool read_config(Sema *s, const Node *c, const TuneDec *td, KernelConfig *out)
 {
     memset(out, 0, sizeof *out);
     if (c->kind != N_CALL || !callee_is(c, "Config")) {
-        sema_err(s, c->span, "autotune configs must be triton.Config(...) calls");
+        if (td->foreign)
+            sema_err(s, c->span,
+                     "@%s is read as @triton.autotune, whose configs are triton.Config(...) calls",
+                     td->name);
+        else
+            sema_err(s, c->span, "autotune configs must be triton.Config(...) calls");
         return false;
     }
     const Node *d = c->list.len ? c->list.items[0] : kw_value(c, "kwargs");
@@ -100,6 +134,75 @@ static const Node *module_list(Sema *s, const Node *name)
                     found = name;
     }
     return found;
+}
+
+/* The source text of a one-line span (`IS_HOPPER`), or NULL. */
+static const char *span_text(Sema *s, Span at)
+{
+    const char *p = s->src ? s->src->text : NULL;
+    for (int l = 1; p && l < at.line; l++) {
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    if (!p || at.line != at.end_line || at.col < 1 || at.end_col <= at.col ||
+        (size_t)(at.end_col - 1) > strcspn(p, "\n"))
+        return NULL;
+    return arena_strndup(s->a, p + at.col - 1, (size_t)(at.end_col - at.col));
+}
+
+/* The truth of a condition of the module's constants, its errors held
+ * back: false, with *why the first one's message where there was one, when
+ * tk cannot decide it. */
+static bool held_truth(Sema *s, const Node *cond, bool *out, const char **why)
+{
+    Diag *real = s->d, held;
+    diag_init(&held, real->src);
+    held.max_errors = 1;
+    s->d = &held;
+    SVal v = sema_eval(s, cond);
+    bool ok = v.k != SV_UNDEF && v.k != SV_TENSOR && sema_truth(s, v, cond->span, out) &&
+        held.errors == 0;
+    s->d = real;
+    const char *text = held.text.data ? held.text.data : "";
+    const char *msg = strstr(text, "error: ");
+    if (!ok && msg)
+        *why = arena_strndup(s->a, msg + 7, strcspn(msg + 7, "\n"));
+    diag_free(&held);
+    return ok;
+}
+
+/* `configs=_A if IS_HOPPER else _B` that the front end left (it picks the
+ * arm where front/host_cond.c decides the condition): the arm the
+ * module's constants pick, or NULL after an error at a condition tk
+ * cannot decide. */
+static const Node *pick_arm(Sema *s, const Node *n, const TuneDec *td)
+{
+    bool taken;
+    const char *why = NULL;
+    if (held_truth(s, n->b, &taken, &why))
+        return taken ? n->a : n->c;
+    const char *text = span_text(s, n->b->span);
+    sema_err(s, n->b->span,
+             "tk cannot decide %s%s%s, which picks the configs of @%s, without "
+             "running Python%s%s",
+             text ? "`" : "", text ? text : "this condition", text ? "`" : "", td->name,
+             why ? ": " : "", why ? why : "");
+    return NULL;
+}
+
+/* What configs= stands for: a module list for its name, the arm of a
+ * conditional that tk decides; NULL after an error. */
+static const Node *configs_value(Sema *s, const Node *c, const TuneDec *td)
+{
+    for (int hops = 0; c && hops < 16; hops++) {
+        const Node *next = c->kind == N_IFEXP ? pick_arm(s, c, td)
+            : c->kind == N_NAME               ? module_list(s, c)
+                                              : c;
+        if (next == c)
+            break;
+        c = next;
+    }
+    return c;
 }
 
 /* Configs that host Python builds (a name it binds, a call, a comprehension
@@ -181,22 +284,25 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     out->nrestore_value = read_names(s, fn, dec, "restore_value", &out->restore_value);
     out->tune_warmup_ms = read_ms(s, dec, "warmup");
     out->tune_rep_ms = read_ms(s, dec, "rep");
-    const Node *configs = kw_value(dec, "configs");
-    if (!configs && dec->list.len)
-        configs = dec->list.items[0];
-    if (configs && configs->kind == N_NAME)
-        configs = module_list(s, configs);
+    TuneDec td = tune_dec(s, dec);
+    const Node *given = kw_value(dec, "configs");
+    if (!given && dec->list.len)
+        given = dec->list.items[0];
+    const Node *configs = given ? configs_value(s, given, &td) : NULL;
+    if (given && !configs)
+        return; /* an undecided condition, reported */
     if (configs && configs_from_host(configs)) {
         out->configs_from_host = true; /* the caller passes the constexprs */
         return;
     }
     if (!configs || (configs->kind != N_LIST && configs->kind != N_TUPLE)) {
-        sema_err(s, dec->span, "@triton.autotune needs configs=[triton.Config(...), ...]");
+        sema_err(s, dec->span, "@%s needs configs=[triton.Config(...), ...]%s", td.name,
+                 td.foreign ? " (tk reads a decorator named autotune as @triton.autotune)" : "");
         return;
     }
     out->configs = arena_alloc(s->a, sizeof(KernelConfig) * (size_t)(configs->list.len + 1));
     for (int i = 0; i < configs->list.len; i++)
-        if (read_config(s, configs->list.items[i], &out->configs[out->nconfigs]))
+        if (read_config(s, configs->list.items[i], &td, &out->configs[out->nconfigs]))
             out->nconfigs++;
     const Node *key = kw_value(dec, "key");
     if (!key && dec->list.len > 1)
