@@ -332,6 +332,8 @@ DType rt_dtype(tk_dtype t);
 /* Whether runtime param j of k is left unspecialised (do_not_specialize). */
 static inline bool rt_no_spec(tk_kernel *k, int j)
 {
+    if (k->sig.no_specialize && k->sig.no_specialize[k->runtime_idx[j]])
+        return true; /* the source's @triton.jit(do_not_specialize=...) */
     return (atomic_load_explicit(&k->no_spec[j / 64], memory_order_relaxed) >> (j % 64)) & 1;
 }
 /* The argument list of API call fn, before anything else reads it:

@@ -659,8 +659,10 @@ tk_status tk_kernel_tuned_config(tk_kernel *k, const tk_arg *args, int nargs,
 /* Launches of k stop specialising the named runtime parameters on Triton's
  * hints (an integer divisible by 16 or equal to 1, a pointer aligned to 16
  * bytes): one compiled variant serves every value. Replaces the names of an
- * earlier call (n = 0 clears them). A name that is not a runtime parameter
- * of k gives TK_ERR_INVALID. */
+ * earlier call (n = 0 clears them); the parameters the source's own
+ * @triton.jit(do_not_specialize=[...]) names stay unspecialised whatever
+ * this sets. A name that is not a runtime parameter of k gives
+ * TK_ERR_INVALID. */
 tk_status tk_kernel_set_no_specialize(tk_kernel *k, const char *const *names, int n);
 
 #if defined(__GNUC__) && !defined(_WIN32)

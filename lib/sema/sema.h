@@ -143,6 +143,10 @@ typedef struct KernelSig {
     /* @triton.heuristics(host_fn()) or (values=NAME) that host Python binds:
      * the launch passes the constexprs it would compute */
     bool heuristics_from_host;
+    /* @triton.jit(do_not_specialize=[...]) (names or indices of
+     * parameters; do_not_specialize_on_alignment's too): per parameter,
+     * whether launches leave it unspecialised; NULL when none is */
+    bool *no_specialize;
 } KernelSig;
 /* One autotune config: constexpr values plus launch settings (0: not given). */
 typedef struct KernelConfig {

@@ -372,6 +372,50 @@ static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
     }
 }
 
+/* One entry of do_not_specialize: a parameter's name or index. */
+static int jit_param(Sema *s, const Node *fn, const Node *e, const char *option)
+{
+    SVal v = sema_eval(s, e);
+    for (int i = 0; v.k == SV_STR && i < fn->list.len; i++)
+        if (strcmp(fn->list.items[i]->name, v.s) == 0)
+            return i;
+    if (v.k == SV_INT && v.i >= 0 && v.i < fn->list.len)
+        return (int)v.i;
+    if (v.k != SV_UNDEF)
+        sema_err(s, e->span, "@triton.jit %s names %s, which is no parameter of '%s'", option,
+                 sv_describe(s, v), fn->name);
+    return -1;
+}
+
+/* @triton.jit(do_not_specialize=['n'], do_not_specialize_on_alignment=[2]):
+ * the parameters launches leave unspecialised. Triton keeps the == 1
+ * specialisation of the second list; tk, which specialises a parameter on
+ * both or neither, leaves those unspecialised as well (one variant more
+ * general than Triton's, never a wrong one). */
+static void read_jit(Sema *s, const Node *fn, const Node *dec, KernelSig *out)
+{
+    static const char *const options[] = {"do_not_specialize", "do_not_specialize_on_alignment"};
+    for (int o = 0; o < 2; o++) {
+        const Node *l = kw_value(dec, options[o]);
+        if (!l)
+            continue;
+        if (l->kind != N_LIST && l->kind != N_TUPLE) {
+            sema_err(s, l->span, "@triton.jit %s must be a list of parameter names or indices",
+                     options[o]);
+            continue;
+        }
+        if (!out->no_specialize)
+            out->no_specialize = arena_alloc(s->a, sizeof(bool) * (size_t)(fn->list.len + 1));
+        if (!out->no_specialize)
+            return;
+        for (int i = 0; i < l->list.len; i++) {
+            int p = jit_param(s, fn, l->list.items[i], options[o]);
+            if (p >= 0)
+                out->no_specialize[p] = true;
+        }
+    }
+}
+
 void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out)
 {
     Env *saved = s->env;
@@ -384,6 +428,8 @@ void sema_tune_configs(Sema *s, const Node *fn, KernelSig *out)
             read_autotune(s, fn, dec, out);
         else if (callee_is(dec, "heuristics"))
             read_heuristics(s, dec, out);
+        else if (callee_is(dec, "jit"))
+            read_jit(s, fn, dec, out);
     }
     s->env = saved;
 }

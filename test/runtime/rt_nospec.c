@@ -2,7 +2,9 @@
  * without it, an integer argument of 16, 17 and 1 gives three variants
  * (divisible by 16, plain, equal to 1); with the parameter named, one
  * variant serves all three, with the right results; bad names and NULLs
- * are refused with a message and the kernel stays usable. */
+ * are refused with a message and the kernel stays usable. The source's own
+ * @triton.jit(do_not_specialize=[...]), by name or index, does the same,
+ * so a step counter of 1 stays a runtime value (`step.to(tl.float32)`). */
 #include "rt_test.h"
 
 static const char source[] =
@@ -14,6 +16,24 @@ static const char source[] =
     "    offs = tl.arange(0, BLOCK)\n"
     "    m = offs < n\n"
     "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) + n, mask=m)\n";
+
+/* The same kernel with the option in its decorator: n by name, then by
+ * index; n.to() needs n to stay a value when it is 1. */
+static const char source_decorated[] =
+    "import triton\n"
+    "import triton.language as tl\n"
+    "\n"
+    "@triton.jit(do_not_specialize=['n'])\n"
+    "def addn(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) + n.to(tl.float32), mask=m)\n"
+    "\n"
+    "@triton.jit(do_not_specialize=[1])\n"
+    "def addn_idx(x_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) + n.to(tl.float32), mask=m)\n";
 
 static int builds;
 static void count_build(tk_kernel *k) { builds++; }
@@ -37,13 +57,15 @@ static int launch_three(tk_context *ctx, tk_kernel *k)
     return builds - before;
 }
 
-static tk_kernel *load(tk_context *ctx, tk_module **m)
+static tk_kernel *load_from(tk_context *ctx, tk_module **m, const char *src, const char *name)
 {
     tk_kernel *k = NULL;
-    CHECK_OK(tk_module_load_string(ctx, "addn.py", source, m));
-    CHECK_OK(tk_module_kernel(*m, "addn", &k));
+    CHECK_OK(tk_module_load_string(ctx, "addn.py", src, m));
+    CHECK_OK(tk_module_kernel(*m, name, &k));
     return k;
 }
+
+static tk_kernel *load(tk_context *ctx, tk_module **m) { return load_from(ctx, m, source, "addn"); }
 
 int main(void)
 {
@@ -74,6 +96,12 @@ int main(void)
     CHECK_FAILS(tk_kernel_set_no_specialize(k, NULL, 2), TK_ERR_INVALID, "names is NULL");
     CHECK_FAILS(tk_kernel_set_no_specialize(k, names, -1), TK_ERR_INVALID, "");
     CHECK(launch_three(ctx, k) == 0); /* still usable, nothing new to build */
+    tk_module_destroy(m);
+
+    k = load_from(ctx, &m, source_decorated, "addn");
+    CHECK(launch_three(ctx, k) == 1);
+    CHECK_OK(tk_module_kernel(m, "addn_idx", &k));
+    CHECK(launch_three(ctx, k) == 1);
     rt_build_hook = NULL;
     tk_module_destroy(m);
     tk_context_destroy(ctx);
