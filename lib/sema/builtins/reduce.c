@@ -118,6 +118,85 @@ static SVal b_sum(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sema_reduce(s, b->name, x, a[1], kd, a[3], sv_has(a[1]) ? at[1] : call);
 }
 
+/* The combine of tl.max/tl.min with return_indices, Triton's: the left
+ * (value, index) pair wins where its value is greater (less), or equal
+ * with the lower index when ties break left. */
+static bool arg_combine(Sema *s, const SVal *a, bool is_max, bool left, Span at, IrValue **ys)
+{
+    SVal win = sema_compare(s, is_max ? OP_GT : OP_LT, a[0], a[2], at);
+    if (left && win.k != SV_UNDEF) {
+        SVal tie = sema_binary(s, OP_BITAND, sema_compare(s, OP_EQ, a[0], a[2], at),
+                               sema_compare(s, OP_LT, a[1], a[3], at), at);
+        win = sema_binary(s, OP_BITOR, win, tie, at);
+    }
+    if (win.k != SV_TENSOR)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        IrValue *ops[3] = {win.v, a[i].v, a[i + 2].v};
+        ys[i] = ir_build(&s->b, IR_SELECT, at, ops, 3, &a[i].v->type, 1)->results[0];
+    }
+    return true;
+}
+
+/* One reduction of (x, its index along axis ax) with arg_combine, as
+ * Triton's _reduce_with_indices makes it: the values and their indices
+ * found together, in one pass over the threads and warps. */
+static SVal reduce_pair(Sema *s, IrValue *x, int ax, bool is_max, bool left, Span at)
+{
+    int n = x->type.shape[ax], rank = x->type.rank;
+    Type it = type_block(DT_I32, 1, &n);
+    IrOp *ar = ir_build(&s->b, IR_ARANGE, at, NULL, 0, &it, 1);
+    ar->ival = 0, ar->ival2 = n;
+    IrValue *idx = ar->results[0];
+    for (int d = 0; d < rank && idx; d++)
+        if (d != ax)
+            idx = sema_expand_dims(s, idx, d, at);
+    idx = idx ? sema_broadcast(s, idx, rank, x->type.shape, at) : NULL;
+    if (!idx)
+        return bad();
+    IrValue *xs[2] = {x, idx};
+    Type rts[2] = {drop_axis(x->type, ax), drop_axis(idx->type, ax)};
+    IrOp *op = ir_build(&s->b, IR_REDUCE, at, xs, 2, rts, 2);
+    op->axis = ax;
+    op->sub = RED_CUSTOM;
+    IrBlock *blk = ir_op_add_region(s->f, op);
+    IrBuilder saved = s->b;
+    s->b = (IrBuilder){.f = s->f, .blk = blk};
+    SVal args[4];
+    for (int i = 0; i < 4; i++)
+        args[i] = sv_tensor(ir_block_add_arg(s->f, blk, type_elem(xs[i % 2]->type), NULL));
+    IrValue *ys[2];
+    bool ok = arg_combine(s, args, is_max, left, at, ys);
+    ir_build(&s->b, IR_YIELD, at, ok ? ys : blk->args, 2, NULL, 0);
+    s->b = saved;
+    SVal pair[2] = {sv_tensor(op->results[0]), sv_tensor(op->results[1])};
+    return ok ? sv_tuple(s, pair, 2) : bad();
+}
+
+/* tl.max / tl.min with return_indices: (values, int32 indices). */
+static SVal max_with_indices(Sema *s, IrValue *x, SVal axis, bool is_max, bool left, bool kd,
+                             Span at)
+{
+    if (x->type.dt == DT_PTR || x->type.rank == 0)
+        return sema_err(s, at, "tl.%s with return_indices needs a block of numbers, got %s",
+                        is_max ? "max" : "min", sema_type_str(s, x->type));
+    int rank = x->type.rank, ax = -1;
+    if (sv_has(axis) && (ax = sema_norm_axis(s, axis, rank, at)) < 0)
+        return bad();
+    /* Triton's combine compares the values in their own dtype, but bf16's
+     * in fp32 (standard.py's _promote_bfloat16_to_float32) */
+    x = sema_cast(s, x, x->type.dt == DT_BF16 ? DT_F32 : x->type.dt, at);
+    if (!x || !sema_check_not_fp8(s, x->type.dt, at, "tl.max with return_indices"))
+        return bad();
+    SVal r = reduce_pair(s, ax < 0 ? flatten(s, x, at) : x, ax < 0 ? 0 : ax, is_max, left, at);
+    if (r.k != SV_TUPLE || !kd)
+        return r;
+    SVal pair[2];
+    for (int i = 0; i < 2; i++)
+        pair[i] = sv_tensor(keep(s, r.items[i].v, rank, ax, at));
+    return sv_tuple(s, pair, 2);
+}
+
 static SVal b_max(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
@@ -127,15 +206,10 @@ static SVal b_max(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     Span ax = sv_has(a[1]) ? at[1] : call;
     if (!idx)
         return sema_reduce(s, b->name, x, a[1], kd, (SVal){.k = SV_VOID}, ax);
-    /* Triton's combine compares the values in their own dtype, but bf16's
-     * in fp32 (standard.py's _promote_bfloat16_to_float32) */
-    DType vt = x->type.dt == DT_BF16 ? DT_F32 : x->type.dt;
-    SVal v = sema_reduce(s, b->name, x, a[1], kd, sv_dtype(type_scalar(vt)), ax);
-    if (v.k == SV_UNDEF)
-        return v;
-    SVal i = sema_reduce(s, b->arg ? "argmax" : "argmin", x, a[1], kd, (SVal){.k = SV_VOID}, ax);
-    SVal pair[2] = {v, i};
-    return i.k == SV_UNDEF ? i : sv_tuple(s, pair, 2);
+    bool left = true; /* return_indices_tie_break_left defaults to True */
+    if (sv_has(a[3]) && !flag(s, a[3], at[3], &left))
+        return bad();
+    return max_with_indices(s, x, a[1], b->arg, left, kd, ax);
 }
 
 static SVal b_argmax(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
