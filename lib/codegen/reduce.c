@@ -327,7 +327,8 @@ static LLVMValueRef warp_place(Cg *cg, const LinLayout *li, int64_t amask, int *
  * rows with its warps along N) meet in shared memory: each writes its partial
  * of every result element at its place along the axis, then every thread
  * combines the places in order, so all copies agree bit for bit. `first[q]`
- * is the register whose element register q holds (q itself for the first). */
+ * is the register whose element register q holds (q itself for the first).
+ * Each of the r->n components (a tuple reduction's) has its own region. */
 static void cross_warps(Red *r, const CgLayout *li, const CgLayout *lo, int64_t amask,
                         const int *first, CgVal *out)
 {
@@ -336,95 +337,119 @@ static void cross_warps(Red *r, const CgLayout *li, const CgLayout *lo, int64_t 
     LLVMValueRef pos = warp_place(cg, &li->lin, amask, &nbits);
     if (nbits == 0)
         return;
-    DType dt = r->dt[0];
-    LLVMTypeRef mem = cg_mem_type(cg, dt), reg = cg_type(cg, dt);
+    int64_t off[8];
+    cg_smem_need(cg, regions(r->dt, r->n, lo->numel << nbits, off));
     LLVMValueRef base = LLVMBuildMul(cg->b, pos, cg_i32(cg, lo->numel), "");
-    cg_smem_need(cg, (lo->numel << nbits) * cg_mem_bytes(dt));
-    for (int q = 0; q < out->n; q++)
-        if (first[q] == q) {
+    for (int q = 0; q < out[0].n; q++)
+        for (int i = 0; first[q] == q && i < r->n; i++) {
+            DType dt = r->dt[i];
             LLVMValueRef e = LLVMBuildAdd(cg->b, base, cg_elem_index(cg, lo, q), "");
-            LLVMValueRef v = dt == DT_I1 ? LLVMBuildZExt(cg->b, out->el[q], mem, "") : out->el[q];
-            LLVMBuildStore(cg->b, v, cg_smem_addr(cg, 0, e, dt));
+            LLVMValueRef v = out[i].el[q];
+            if (dt == DT_I1)
+                v = LLVMBuildZExt(cg->b, v, cg_mem_type(cg, dt), "");
+            LLVMBuildStore(cg->b, v, cg_smem_addr(cg, off[i], e, dt));
         }
     cg_barrier(cg);
-    for (int q = 0; q < out->n; q++) {
-        if (first[q] != q) {
-            out->el[q] = out->el[first[q]];
-            continue;
-        }
-        LLVMValueRef acc = NULL;
-        for (int w = 0; w < 1 << nbits; w++) {
+    for (int q = 0; q < out[0].n; q++) {
+        LLVMValueRef acc[8], x[8];
+        for (int w = 0; first[q] == q && w < 1 << nbits; w++) {
             LLVMValueRef e = LLVMBuildAdd(cg->b, cg_elem_index(cg, lo, q),
                                           cg_i32(cg, (int64_t)w * lo->numel), "");
-            LLVMValueRef x = LLVMBuildLoad2(cg->b, mem, cg_smem_addr(cg, 0, e, dt), "");
-            if (dt == DT_I1)
-                x = LLVMBuildTrunc(cg->b, x, reg, "");
-            if (!acc)
-                acc = x;
-            else
-                combine(r, &acc, &x);
+            for (int i = 0; i < r->n; i++) {
+                DType dt = r->dt[i];
+                x[i] =
+                    LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), cg_smem_addr(cg, off[i], e, dt), "");
+                if (dt == DT_I1)
+                    x[i] = LLVMBuildTrunc(cg->b, x[i], cg_type(cg, dt), "");
+                if (w == 0)
+                    acc[i] = x[i];
+            }
+            if (w > 0)
+                combine(r, acc, x);
         }
-        out->el[q] = acc;
+        for (int i = 0; i < r->n; i++)
+            out[i].el[q] = first[q] == q ? acc[i] : out[i].el[first[q]];
     }
     cg_barrier(cg);
 }
 
-/* A reduction of a value in a linear layout (an mma accumulator's rows):
+/* The result register of li's register s along the axis dropped: key[q]
+ * is the element offset result register q holds. */
+static int result_slot(const CgLayout *li, const Type *t, int axis, const int64_t *key, int nq,
+                       int s)
+{
+    int64_t o = 0;
+    for (int i = 0; i < li->lin.nreg; i++)
+        if (s >> i & 1)
+            o |= li->lin.reg[i];
+    int64_t k = drop_axis(t, axis, o);
+    for (int q = 0; q < nq; q++)
+        if (key[q] == k)
+            return q; /* copies of q are filled later */
+    return -1;
+}
+
+/* A reduction of values in one linear layout (an mma accumulator's rows,
+ * a blocked tile's columns; one value or a tuple's, side by side):
  * registers of one line combine in the thread, then butterflies over the
  * lane bits that step along the axis, then shared memory across the warps
- * that do (cross_warps); the result is the slice layout the pass gave it,
- * every copy holding the full result. */
-static void reduce_linear(Red *r, CgVal x, const Type *t, int axis)
+ * that do (cross_warps); the results are the slice layout the pass gave
+ * them, every copy holding the full result. */
+static void reduce_linear(Red *r, const Type *t, int axis)
 {
     Cg *cg = r->cg;
-    const IrValue *res = r->op->results[0];
-    CgLayout li = cg_layout(cg, r->op->operands[0]), lo = cg_layout(cg, res);
+    const IrOp *op = r->op;
+    int n = r->n;
+    CgLayout li = cg_layout(cg, op->operands[0]), lo = cg_layout(cg, op->results[0]);
     int64_t amask = lin_dim_bits(t->rank, t->shape, axis);
-    CgVal out = cg_val_new(cg, lo.per_thread);
-    LLVMValueRef *acc = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)lo.per_thread);
-    int64_t *key = cg_alloc(cg, sizeof(int64_t) * (size_t)lo.per_thread);
-    bool *have = cg_alloc(cg, sizeof(bool) * (size_t)lo.per_thread);
-    for (int s = 0; s < lo.per_thread; s++) {
-        key[s] = 0;
+    int nq = lo.per_thread;
+    CgVal x[8], out[8];
+    for (int i = 0; i < n; i++) {
+        x[i] = cg_get(cg, op->operands[i]);
+        out[i] = cg_val_new(cg, nq);
+    }
+    LLVMValueRef *acc = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)nq * (size_t)n);
+    int64_t *key = cg_alloc(cg, sizeof(int64_t) * (size_t)nq);
+    bool *have = cg_alloc(cg, sizeof(bool) * (size_t)nq);
+    for (int q = 0; q < nq; q++) {
+        key[q] = 0;
         for (int i = 0; i < lo.lin.nreg; i++)
-            if (s >> i & 1)
-                key[s] |= lo.lin.reg[i];
-        have[s] = false;
+            if (q >> i & 1)
+                key[q] |= lo.lin.reg[i];
+        have[q] = false;
     }
     int64_t dup = lin_reg_copies(&li.lin); /* a register repeating another (few mma rows) */
-    for (int s = 0; s < x.n; s++) {
-        if (s & dup)
-            continue; /* a sum must count each element once */
-        int64_t o = 0;
-        for (int i = 0; i < li.lin.nreg; i++)
-            if (s >> i & 1)
-                o |= li.lin.reg[i];
-        int64_t k = drop_axis(t, axis, o);
-        for (int q = 0; q < lo.per_thread; q++)
-            if (key[q] == k) {
-                if (!have[q])
-                    acc[q] = x.el[s];
-                else
-                    combine(r, &acc[q], &x.el[s]);
-                have[q] = true;
-                break; /* copies of q are filled below */
-            }
+    for (int s = 0; s < x[0].n; s++) {
+        int q = s & dup ? -1 : result_slot(&li, t, axis, key, nq, s); /* each element once */
+        if (q < 0)
+            continue;
+        LLVMValueRef xs[8];
+        for (int i = 0; i < n; i++) {
+            xs[i] = x[i].el[s];
+            if (!have[q])
+                acc[q * n + i] = xs[i];
+        }
+        if (have[q])
+            combine(r, &acc[q * n], xs);
+        have[q] = true;
     }
     /* copies (result registers with the same element) share the first one */
-    int *first = cg_alloc(cg, sizeof(int) * (size_t)lo.per_thread);
-    for (int q = 0; q < lo.per_thread; q++) {
+    int *first = cg_alloc(cg, sizeof(int) * (size_t)nq);
+    for (int q = 0; q < nq; q++) {
         first[q] = 0;
         while (key[first[q]] != key[q])
             first[q]++;
         if (first[q] == q && have[q] && r->kind != RED_ANY)
             for (int j = 0; j < li.lin.nthread && j < 5; j++)
                 if (li.lin.thread[j] & amask)
-                    lane_combine(r, &acc[q], 1 << j);
-        out.el[q] = acc[first[q]];
+                    lane_combine(r, &acc[q * n], 1 << j);
+        for (int i = 0; i < n; i++)
+            out[i].el[q] = acc[first[q] * n + i];
     }
     if (r->kind != RED_ANY) /* each warp holds the result already */
-        cross_warps(r, &li, &lo, amask, first, &out);
-    cg_set(cg, res, out);
+        cross_warps(r, &li, &lo, amask, first, out);
+    for (int i = 0; i < n; i++)
+        cg_set(cg, op->results[i], out[i]);
 }
 
 bool cg_emit_reduce(Cg *cg, const IrOp *op)
@@ -452,9 +477,9 @@ bool cg_emit_reduce(Cg *cg, const IrOp *op)
     bool sliced = rl && op->results[0]->type.rank && rl->kind == LY_SLICE; /* pass_layout */
     /* a combine of one value too, in the order of the butterfly, as
      * Triton's reductions combine (they take the combine as commutative) */
-    if (il && (il->kind != LY_BLOCKED || sliced) && op->nops == 1 && !arg &&
-        (op->sub != RED_CUSTOM || sliced)) {
-        reduce_linear(&r, cg_get(cg, op->operands[0]), &t, axis);
+    if (il && (il->kind != LY_BLOCKED || sliced) && !arg && (op->sub != RED_CUSTOM || sliced) &&
+        (op->nops == 1 || sliced)) {
+        reduce_linear(&r, &t, axis);
         return true;
     }
     CgVal in[8];

@@ -615,17 +615,27 @@ static bool spread(IrOp *op, void *ctx)
 bool lp_slice_reduction(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
-    if (op->kind != IR_REDUCE || op->nops != 1 || op->nres != 1 ||
+    if (op->kind != IR_REDUCE || op->nops < 1 || op->nres != op->nops ||
+        (op->nops > 1 && op->sub != RED_CUSTOM) ||
         (op->sub > RED_MIN && op->sub != RED_ANY && op->sub != RED_CUSTOM))
         return true;
     const IrValue *x = op->operands[0];
     IrValue *r = op->results[0];
     if (r->layout || x->type.rank < 2 || r->type.rank != x->type.rank - 1)
         return true;
+    /* a tuple's inputs (values and their indices) all read the first's
+     * layout: a slice of it holds each of the results. Along the last dim
+     * a tuple keeps the row path (reduce_last), which reads its partials
+     * with fewer barriers; along another dim that path moved the whole
+     * tile through shared memory each time (a max with its indices over
+     * the rows of a column block ran at 0.2x of Triton). */
+    if (op->nops > 1 && op->axis == x->type.rank - 1)
+        return true;
     const Layout *l = x->layout ? x->layout : lp_blocked_of(p, &x->type);
     if (!l || l->kind != LY_BLOCKED || warps_mixed(p, l, &x->type, op->axis))
         return true;
-    set_layout(p, r, lp_slice_of(p, l, op->axis));
+    for (int i = 0; i < op->nres; i++)
+        set_layout(p, op->results[i], lp_slice_of(p, l, op->axis));
     return true;
 }
 
