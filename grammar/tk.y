@@ -364,12 +364,12 @@ lparams: lparam { $$ = parse_vec1(lx, $1); }
     | lparams "," lparam { $$ = $1; vec_push(lx->arena, &$$, $3); }
     ;
 
+/* *args and **kwargs parse (a prune_configs_by lambda's, which host
+ * Python runs); a lambda tk evaluates takes one plain parameter (tune.c) */
 lparam: NAME { $$ = parse_param(lx, $1, NULL, NULL); }
     | NAME "=" test { $$ = parse_param(lx, $1, NULL, $3); }
-    | "*" NAME {
-        parse_unsupported(lx, @$, "variadic parameters are");
-        $$ = parse_param(lx, $2, NULL, NULL);
-      }
+    | "*" NAME { $$ = parse_param(lx, $2, NULL, NULL); $$->op = 1; }
+    | "**" NAME { $$ = parse_param(lx, $2, NULL, NULL); $$->op = 2; }
     ;
 
 or_test: and_test { $$ = $1; }

@@ -27,7 +27,8 @@
     X(N_HOST, "top-level host Python tk does not run (blanked before "         \
               "scanning); list = the names it binds (N_NAME, at their spans), " \
               "list2 = an import's N_IMPORT/N_FROM_IMPORT nodes")        \
-    X(N_PARAM, "parameter; name, a = annotation or NULL, b = default or NULL") \
+    X(N_PARAM, "parameter; name, a = annotation or NULL, b = default or NULL, " \
+               "op = 1 for *name, 2 for **name (a lambda's)")                      \
     /* ---- statements ---- */                                                \
     X(N_ASSIGN, "t1 = t2 = value; list = targets, a = value")                \
     X(N_ANNASSIGN, "target: annotation [= value]; a = target, b = annot, "    \

@@ -323,6 +323,12 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     }
 }
 
+/* A lambda tk runs: one parameter, not *args or **kwargs. */
+static bool one_param_lambda(const Node *f)
+{
+    return f->kind == N_LAMBDA && f->list.len == 1 && f->list.items[0]->op == 0;
+}
+
 /* How messages name the host code of a heuristic entry that is not a
  * lambda tk reads: FlagGems names module-level functions
  * (`{"BLOCK_N": heur_block_n}`). */
@@ -365,7 +371,7 @@ static void read_heuristics(Sema *s, const Node *dec, KernelSig *out)
             out->heuristics_from_host = true;
             continue;
         }
-        bool lambda = f->kind == N_LAMBDA && f->list.len == 1;
+        bool lambda = one_param_lambda(f);
         out->heuristic_names[out->nheuristics] = k->str;
         out->heuristic_hosts[out->nheuristics] = lambda ? NULL : heuristic_host(s, f);
         out->heuristic_fns[out->nheuristics++] = f;
@@ -439,7 +445,7 @@ bool sema_eval_heuristic(const Node *module, const Node *lambda, const char *con
 {
     Sema s = {.a = a, .d = d, .src = d->src};
     s.errors_at_start = d->errors;
-    if (lambda->kind != N_LAMBDA || lambda->list.len != 1) {
+    if (!one_param_lambda(lambda)) {
         sema_err(&s, lambda->span, "this heuristic is %s, which tk does not run",
                  heuristic_host(&s, lambda));
         return false;
