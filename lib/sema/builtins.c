@@ -175,7 +175,8 @@ SVal sema_method(Sema *s, SVal self, const char *name, Span at)
     m.items = arena_alloc(s->a, sizeof(SVal));
     m.items[0] = self;
     if (self.k == SV_DTYPE) {
-        if (!strncmp(name, "is_", 3) || !strcmp(name, "to_ir") || !strncmp(name, "get_int_m", 9))
+        if (!strncmp(name, "is_", 3) || !strcmp(name, "to_ir") || !strncmp(name, "get_int_m", 9) ||
+            (sv_is_block_type(self) && !strcmp(name, "get_block_shapes")))
             return m.ns = "dtype", m;
         return sema_err(s, at, "dtype %s has no attribute '%s'", sema_type_str(s, self.ty), name);
     }

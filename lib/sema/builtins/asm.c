@@ -20,6 +20,21 @@ static bool want_str(Sema *s, SVal v, Span at, const char *what)
     return false;
 }
 
+/* The constraints without white space: Triton hands them to LLVM, which
+ * skips it ("=r, l" is "=r,l"). */
+static const char *no_spaces(Sema *s, const char *c)
+{
+    char *out = arena_alloc(s->a, strlen(c) + 1);
+    if (!out)
+        return c;
+    size_t n = 0;
+    for (; *c; c++)
+        if (*c != ' ' && *c != '\t' && *c != '\n' && *c != '\r')
+            out[n++] = *c;
+    out[n] = 0;
+    return out;
+}
+
 /* The result dtypes: one dtype, or a tuple of them (several results). A
  * pointer dtype is one too, as in Triton: the asm sees its 64 bits (an "l"
  * register) and the result is that pointer, ready for tl.load. */
@@ -108,7 +123,7 @@ static SVal b_inline_asm(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
     for (int i = 0; i < nres; i++)
         rt[i] = type_with_shape(dts[i], rank, shape);
     IrOp *op = ir_build(&s->b, IR_INLINE_ASM, call, x, nargs, rt, nres);
-    op->str = a[0].s, op->str2 = a[1].s, op->ival = pack;
+    op->str = a[0].s, op->str2 = no_spaces(s, a[1].s), op->ival = pack;
     op->flags = pure ? IRF_PURE : 0;
     IrAsmRegs regs;
     char why[192];

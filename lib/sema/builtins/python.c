@@ -288,6 +288,12 @@ SVal sema_dtype_method(Sema *s, SVal self, const char *name, CallArgs *ca)
     DType d = self.ty.dt;
     if (ca->npos || ca->nkw)
         return sema_err(s, ca->at, "dtype.%s() takes no arguments", name);
+    if (sv_is_block_type(self) && !strcmp(name, "get_block_shapes")) {
+        SVal dims[TK_MAX_RANK]; /* block_type.get_block_shapes(): its shape */
+        for (int i = 0; i < self.ty.rank; i++)
+            dims[i] = sv_int(self.ty.shape[i]);
+        return sv_tuple(s, dims, self.ty.rank);
+    }
     static const struct {
         const char *name;
         int what;
