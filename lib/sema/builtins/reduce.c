@@ -118,6 +118,26 @@ static SVal b_sum(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sema_reduce(s, b->name, x, a[1], kd, a[3], sv_has(a[1]) ? at[1] : call);
 }
 
+/* Opens op's region 0 with 2n scalar args (the left operands, then the
+ * right ones) and points the builder into it; combine_close restores it. */
+static IrBlock *combine_open(Sema *s, IrOp *op, IrValue **xs, int n, SVal *args, IrBuilder *saved)
+{
+    IrBlock *blk = ir_op_add_region(s->f, op);
+    *saved = s->b;
+    s->b = (IrBuilder){.f = s->f, .blk = blk};
+    for (int i = 0; i < 2 * n; i++)
+        args[i] = sv_tensor(ir_block_add_arg(s->f, blk, type_elem(xs[i % n]->type), NULL));
+    return blk;
+}
+
+/* Yields ys (the left operands where the combine failed) and leaves the region. */
+static void combine_close(Sema *s, IrBlock *blk, IrValue **ys, int n, bool ok, IrBuilder saved,
+                          Span at)
+{
+    ir_build(&s->b, IR_YIELD, at, ok ? ys : blk->args, n, NULL, 0);
+    s->b = saved;
+}
+
 /* The combine of tl.max/tl.min with return_indices, Triton's: the left
  * (value, index) pair wins where its value is greater (less), or equal
  * with the lower index when ties break left. */
@@ -159,16 +179,12 @@ static SVal reduce_pair(Sema *s, IrValue *x, int ax, bool is_max, bool left, Spa
     IrOp *op = ir_build(&s->b, IR_REDUCE, at, xs, 2, rts, 2);
     op->axis = ax;
     op->sub = RED_CUSTOM;
-    IrBlock *blk = ir_op_add_region(s->f, op);
-    IrBuilder saved = s->b;
-    s->b = (IrBuilder){.f = s->f, .blk = blk};
     SVal args[4];
-    for (int i = 0; i < 4; i++)
-        args[i] = sv_tensor(ir_block_add_arg(s->f, blk, type_elem(xs[i % 2]->type), NULL));
+    IrBuilder saved;
+    IrBlock *blk = combine_open(s, op, xs, 2, args, &saved);
     IrValue *ys[2];
     bool ok = arg_combine(s, args, is_max, left, at, ys);
-    ir_build(&s->b, IR_YIELD, at, ok ? ys : blk->args, 2, NULL, 0);
-    s->b = saved;
+    combine_close(s, blk, ys, 2, ok, saved, at);
     SVal pair[2] = {sv_tensor(op->results[0]), sv_tensor(op->results[1])};
     return ok ? sv_tuple(s, pair, 2) : bad();
 }
@@ -253,12 +269,9 @@ static int combine_inputs(Sema *s, SVal input, Span at, IrValue **xs)
  * a @jit function, or (internally) an SV_INT holding the OpKind to apply. */
 static bool build_combine(Sema *s, IrOp *op, IrValue **xs, int n, SVal fn, Span at)
 {
-    IrBlock *blk = ir_op_add_region(s->f, op);
-    IrBuilder saved = s->b;
-    s->b = (IrBuilder){.f = s->f, .blk = blk};
     SVal args[16];
-    for (int i = 0; i < 2 * n; i++)
-        args[i] = sv_tensor(ir_block_add_arg(s->f, blk, type_elem(xs[i % n]->type), NULL));
+    IrBuilder saved;
+    IrBlock *blk = combine_open(s, op, xs, n, args, &saved);
     SVal r;
     if (fn.k == SV_FUNC) {
         r = sema_inline_values(s, fn.fn, args, 2 * n, at);
@@ -286,11 +299,7 @@ static bool build_combine(Sema *s, IrOp *op, IrValue **xs, int n, SVal fn, Span 
         }
         ys[i] = v.v;
     }
-    if (!ok)
-        for (int i = 0; i < n; i++)
-            ys[i] = blk->args[i];
-    ir_build(&s->b, IR_YIELD, at, ys, n, NULL, 0);
-    s->b = saved;
+    combine_close(s, blk, ys, n, ok, saved, at);
     return ok;
 }
 
