@@ -54,6 +54,8 @@ static void from_reg(Cg *cg, LLVMValueRef v, char c, int per, DType dt, LLVMValu
         v = LLVMBuildBitCast(b, v, LLVMIntTypeInContext(cg->ctx, (unsigned)letter_bits(c)), "");
     if (bits < letter_bits(c))
         v = LLVMBuildTrunc(b, v, it, "");
+    else if (bits > letter_bits(c))
+        v = LLVMBuildZExt(b, v, it, ""); /* an output the asm never writes (ir_asm_regs) */
     if (per == 1) {
         out[0] = dt == DT_PTR ? LLVMBuildIntToPtr(b, v, cg_type(cg, dt), "")
                               : LLVMBuildBitCast(b, v, cg_type(cg, dt), "");

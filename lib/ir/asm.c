@@ -106,9 +106,33 @@ static bool compile_time_int(const IrValue *v)
     return v->def && v->def->kind == IR_CONST && dtype_is_int(v->type.dt);
 }
 
-/* The registers `v` needs per call fit their constraints (from index *at). */
+/* Whether the asm text names operand $k. */
+static bool names_operand(const char *text, int k)
+{
+    for (const char *c = text; *c; c++) {
+        if (*c != '$')
+            continue;
+        if (c[1] == '$') {
+            c++;
+            continue;
+        }
+        const char *first = c[1] == '{' ? c + 2 : c + 1, *d = first;
+        long m = 0;
+        while (*d >= '0' && *d <= '9' && m < 1000)
+            m = m * 10 + (*d++ - '0');
+        if (d > first && m == k)
+            return true;
+    }
+    return false;
+}
+
+/* The registers `v` needs per call fit their constraints (from index *at).
+ * A result register the asm text never names (a dummy output of an asm run
+ * for its side effect, as a signal's "=r" with dtype=ptrs.dtype) may be
+ * narrower than its value: the value is the register's bits zero-extended,
+ * as LLVM would give for Triton. `text` is NULL for arguments. */
 static bool fit(const IrValue *v, int pack, const IrAsmRegs *r, int *at, int end, const char *what,
-                int i, char *why, size_t n)
+                int i, const char *text, char *why, size_t n)
 {
     DType dt = v->type.dt;
     int per = ir_asm_per_reg(dt, pack);
@@ -125,7 +149,8 @@ static bool fit(const IrValue *v, int pack, const IrAsmRegs *r, int *at, int end
             return false;
         }
         int cb = letter_bits(c);
-        if (bits > cb || ((c == 'f' || c == 'd') && bits != cb)) {
+        bool dummy = text && c != 'f' && c != 'd' && !names_operand(text, *at);
+        if ((bits > cb && !dummy) || ((c == 'f' || c == 'd') && bits != cb)) {
             snprintf(why, n, "register $%d ('%c', %d bits) cannot hold %s %d (%d x %s)", *at, c, cb,
                      what, i, per, dtype_name(dt));
             return false;
@@ -189,10 +214,10 @@ bool ir_asm_regs(const IrOp *op, IrAsmRegs *r, char *why, size_t n)
         return false;
     int at = 0;
     for (int i = 0; i < op->nres; i++)
-        if (!fit(op->results[i], pack, r, &at, r->nout, "result", i, why, n))
+        if (!fit(op->results[i], pack, r, &at, r->nout, "result", i, op->str, why, n))
             return false;
     for (int i = 0; i < op->nops; i++)
-        if (!fit(op->operands[i], pack, r, &at, r->nout + r->nin, "argument", i, why, n))
+        if (!fit(op->operands[i], pack, r, &at, r->nout + r->nin, "argument", i, NULL, why, n))
             return false;
     return true;
 }
