@@ -2,6 +2,7 @@
  * parameters (constexpr values from defines or defaults, runtime types from
  * the signature or annotations), then runs the body's statements, emitting
  * IR. Reports every user error to the Diag and returns NULL if there was one. */
+#include <stdio.h>
 #include <string.h>
 
 #include "sema/spec.h"
@@ -668,6 +669,30 @@ static int heuristic_of(const KernelSig *tune, const char *name)
     return -1;
 }
 
+/* The first autotune config's value of constexpr `name`, or NULL. */
+static const ConstValue *config_value(const KernelSig *tune, const char *name)
+{
+    for (int c = 0; c < tune->nconfigs; c++)
+        for (int j = 0; j < tune->configs[c].ndefines; j++)
+            if (strcmp(tune->configs[c].defines[j].name, name) == 0)
+                return &tune->configs[c].defines[j].value;
+    return NULL;
+}
+
+/* A config value as -D takes it ("..." where it is not a number or bool). */
+static const char *cv_text(const ConstValue *v, char *buf, size_t n)
+{
+    if (v->kind == CV_INT)
+        snprintf(buf, n, "%lld", (long long)v->i);
+    else if (v->kind == CV_BOOL)
+        snprintf(buf, n, "%s", v->i ? "True" : "False");
+    else if (v->kind == CV_FLOAT)
+        snprintf(buf, n, "%g", v->f);
+    else
+        snprintf(buf, n, "...");
+    return buf;
+}
+
 /* A constexpr without a value. Heuristics are Python, which the launch or
  * the command line stands for: say which one would have computed it. */
 static SVal missing_const(Sema *s, const Node *p, const KernelSig *tune)
@@ -691,6 +716,14 @@ static SVal missing_const(Sema *s, const Node *p, const KernelSig *tune)
                         "compute it in host Python (a dict tk does not read); give it (-D "
                         "%s=..., or tk_const)",
                         p->name, p->name);
+    const ConstValue *cv = config_value(tune, p->name);
+    char text[32];
+    if (cv && cv_text(cv, text, sizeof text))
+        return sema_err(s, p->span,
+                        "missing value for constexpr parameter '%s': @triton.autotune's "
+                        "configs give it (%d configs; the first: %s=%s) and a launch tunes "
+                        "among them; to compile one here, give it (-D %s=%s)",
+                        p->name, tune->nconfigs, p->name, text, p->name, text);
     return sema_err(s, p->span, "missing value for constexpr parameter '%s'", p->name);
 }
 
