@@ -200,6 +200,18 @@ static SVal tensor_attr(Sema *s, SVal x, const char *name, Span at)
     return sema_method(s, x, name, at);
 }
 
+/* A dtype's .name: its str() text, as Triton's (int64, fp32, pointer<fp16>,
+ * fp16[16, 16] for a block type). */
+static SVal dtype_str(Sema *s, SVal d)
+{
+    StrBuf sb;
+    sb_init(&sb);
+    SVal r = sema_value_text(s, &sb, d, 's') && !sb.oom ? sv_str(arena_strdup(s->a, sb.data))
+                                                        : (SVal){.k = SV_UNDEF};
+    sb_free(&sb);
+    return r;
+}
+
 /* The attributes of Triton's block_type (x.type of a block): element_ty
  * and scalar are the dtype of its elements, a pointer for a block of
  * pointers; shape and numel as the block's; name as str() writes it. The
@@ -212,14 +224,8 @@ static SVal block_type_attr(Sema *s, SVal d, const char *name, Span at)
         return shape_tuple(s, d.ty);
     if (!strcmp(name, "numel"))
         return sv_int(type_numel(d.ty));
-    if (!strcmp(name, "name")) {
-        StrBuf sb;
-        sb_init(&sb);
-        SVal r = sema_value_text(s, &sb, d, 's') && !sb.oom ? sv_str(arena_strdup(s->a, sb.data))
-                                                            : (SVal){.k = SV_UNDEF};
-        sb_free(&sb);
-        return r;
-    }
+    if (!strcmp(name, "name"))
+        return dtype_str(s, d);
     if (!strcmp(name, "primitive_bitwidth") || !strcmp(name, "int_bitwidth"))
         return sema_err(s, at,
                         "the block type %s has no attribute '%s' (its .element_ty, the "
@@ -246,7 +252,7 @@ static SVal dtype_attr(Sema *s, SVal d, const char *name, Span at)
     if (!strcmp(name, "primitive_bitwidth") || !strcmp(name, "int_bitwidth"))
         return sv_int(dtype_bits(t.dt));
     if (!strcmp(name, "name"))
-        return sv_str(dtype_name(t.dt));
+        return dtype_str(s, d);
     return sema_method(s, d, name, at);
 }
 

@@ -203,9 +203,13 @@ static bool instance_of(SVal v, SVal cls, bool *known)
             return v.k == SV_DESC;
         if (!strcmp(c, "dtype") || !strcmp(c, "base_type"))
             return v.k == SV_DTYPE;
+        if (!strcmp(c, "block_type"))
+            return v.k == SV_DTYPE && sv_is_block_type(v);
         *known = false;
         return false;
     }
+    if (!strcmp(cls.ns, "tl") && !strcmp(c, "pointer_type")) /* a block pointer's type too */
+        return v.k == SV_DTYPE && !sv_is_block_type(v) && v.ty.dt == DT_PTR;
     if (!strcmp(cls.ns, "tl") && !strcmp(c, "tuple"))
         return v.k == SV_TUPLE;
     if (!strcmp(cls.ns, "tl") && !strcmp(c, "constexpr"))
@@ -225,7 +229,8 @@ static SVal py_isinstance(Sema *s, const Builtin *b, SVal *a, Span *at, Span cal
     if (!known)
         return sema_err(s, at[1],
                         "isinstance() in a kernel takes tl.tensor, tl.tensor_descriptor, "
-                        "tl.tuple, tl.constexpr or tl.dtype (or a tuple of them), not %s",
+                        "tl.tuple, tl.constexpr, tl.dtype, tl.block_type or tl.pointer_type "
+                        "(or a tuple of them), not %s",
                         sv_describe(s, a[1]));
     return sv_bool(r);
 }
