@@ -44,6 +44,7 @@ static const WgKind wg_kinds[] = {
     {DT_F16, DT_F32, "f16", "f32", 16, 4},   {DT_BF16, DT_F32, "bf16", "f32", 16, 4},
     {DT_F32, DT_F32, "tf32", "f32", 8, 2},   {DT_I8, DT_I32, "s8", "s32", 32, 0},
     {DT_F8E4, DT_F32, "e4m3", "f32", 32, 2}, {DT_F8E5, DT_F32, "e5m2", "f32", 32, 2},
+    {DT_F16, DT_F16, "f16", "f16", 16, 4}, /* out_dtype=tl.float16 */
 };
 
 static const WgKind *wg_kind(DType in, DType acc)
@@ -57,7 +58,8 @@ static const WgKind *wg_kind(DType in, DType acc)
 typedef struct Wg {
     Cg *cg;
     const WgKind *k, *kb; /* A's form, B's (another fp8 format than A's) */
-    LLVMTypeRef acc_t;    /* register type of an accumulator element */
+    LLVMTypeRef acc_t;    /* type of an accumulator register */
+    int per;              /* accumulator elements per register: 2 halves, else 1 */
     int n;                /* instruction width (N of m64nNkK) */
     int mr, nr, kr;       /* instructions along M (per warpgroup), N and K */
     int rep_rows;         /* rows one repeat of all warps covers */
@@ -161,6 +163,29 @@ static void unpack(Cg *cg, LLVMValueRef s, LLVMValueRef *acc, int n)
         acc[i] = LLVMBuildExtractValue(cg->b, s, (unsigned)i, "");
 }
 
+/* The accumulator's registers from its n elements: the elements
+ * themselves, or (per 2) pairs of halves, each pair one 32-bit register
+ * as wgmma's f16 accumulator holds them; undefined where `zero`. */
+static LLVMValueRef *acc_regs(Cg *cg, int per, const LLVMValueRef *el, int n, bool zero)
+{
+    LLVMValueRef *r = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)n);
+    LLVMTypeRef t = per == 2 ? LLVMInt32TypeInContext(cg->ctx) : n ? LLVMTypeOf(el[0]) : NULL;
+    for (int i = 0; i < n / per; i++)
+        r[i] = zero ? LLVMGetUndef(t) : per == 2 ? cg_pack32(cg, DT_F16, el + 2 * i, 2) : el[i];
+    return r;
+}
+
+/* The n elements of the accumulator's registers (acc_regs undone). */
+static void acc_elems(Cg *cg, int per, LLVMValueRef *regs, LLVMValueRef *el, int n)
+{
+    LLVMTypeRef h2 = LLVMVectorType(LLVMHalfTypeInContext(cg->ctx), 2);
+    for (int i = 0; i < n; i++)
+        el[i] = per == 1
+            ? regs[i]
+            : LLVMBuildExtractElement(cg->b, LLVMBuildBitCast(cg->b, regs[i / 2], h2, ""),
+                                      cg_i32(cg, i % 2), "");
+}
+
 /* A's part of one instruction: a descriptor, or (A in registers) the four
  * 32-bit registers of the warp's 16 rows, as mma.sync's A fragment. */
 typedef struct WgA {
@@ -189,7 +214,7 @@ static void issue(Wg *w, const CgOperand *ta, const CgOperand *tb, const WgA *a,
                   bool add, LLVMValueRef keep, LLVMValueRef *acc)
 {
     Cg *cg = w->cg;
-    int n = w->n / 2, na = a->desc ? 1 : 4, x = n + na; /* operand number after A */
+    int n = w->n / 2 / w->per, na = a->desc ? 1 : 4, x = n + na; /* operand number after A */
     bool pred = add && keep;
     StrBuf text, cons;
     sb_init(&text);
@@ -309,7 +334,8 @@ static void setup(Wg *w, const IrOp *op)
     Cg *cg = w->cg;
     const Layout *m = op->results[0]->layout;
     int M = op->results[0]->type.shape[0], N = op->results[0]->type.shape[1];
-    w->acc_t = cg_type(cg, w->k->acc);
+    w->per = w->k->acc == DT_F16 ? 2 : 1;
+    w->acc_t = w->per == 2 ? LLVMInt32TypeInContext(cg->ctx) : cg_type(cg, w->k->acc);
     int cols = N / m->wn; /* each warpgroup's (ir/layout.c) */
     w->n = cols < 256 ? cols : 256;
     w->rep_rows = 16 * m->wm;
@@ -336,10 +362,16 @@ void cg_emit_dot_wait(Cg *cg, const IrOp *op)
     for (int i = 0; i < x.n; i++)
         r.el[i] = x.el[i];
     LLVMTypeRef et = x.n > 0 ? LLVMTypeOf(x.el[0]) : NULL;
+    int per = et == LLVMHalfTypeInContext(cg->ctx) ? 2 : 1; /* an f16 accumulator's pairs */
     if (hopper(cg) && et &&
-        (et == LLVMFloatTypeInContext(cg->ctx) || et == LLVMInt32TypeInContext(cg->ctx)))
-        for (int g = 0; g < x.n; g += WAIT_REGS)
-            wait_groups(cg, et, 0, r.el + g, x.n - g < WAIT_REGS ? x.n - g : WAIT_REGS);
+        (et == LLVMFloatTypeInContext(cg->ctx) || et == LLVMInt32TypeInContext(cg->ctx) ||
+         per == 2)) {
+        LLVMValueRef *acc = acc_regs(cg, per, x.el, x.n, false);
+        int n = x.n / per;
+        for (int g = 0; g < n; g += WAIT_REGS)
+            wait_groups(cg, LLVMTypeOf(acc[0]), 0, acc + g, n - g < WAIT_REGS ? n - g : WAIT_REGS);
+        acc_elems(cg, per, acc, r.el, x.n);
+    }
     cg_set(cg, op->results[0], r);
 }
 
@@ -401,7 +433,7 @@ static void k_loop(Wg *w, const WgTerm *t, int nt, bool from_zero, LLVMValueRef 
                 for (int ni = 0; ni < w->nr; ni++)
                     issue(w, t[j].a, t[j].b, &wa, desc_b(cg, t[j].b, w->k->k * ki, col(w, ni)),
                           !from_zero || ki > 0 || j > 0, ki > 0 || j > 0 ? NULL : keep,
-                          acc + (mi * w->nr + ni) * w->n / 2);
+                          acc + (mi * w->nr + ni) * w->n / 2 / w->per);
             }
     cg_asm_void(cg, "wgmma.commit_group.sync.aligned;");
 }
@@ -412,7 +444,7 @@ static void k_loop(Wg *w, const WgTerm *t, int nt, bool from_zero, LLVMValueRef 
  * four warps took two, the second with nothing left to wait for). */
 static void wait_all(Wg *w, int pending, LLVMValueRef *acc)
 {
-    int n = w->mr * w->nr * w->n / 2;
+    int n = w->mr * w->nr * w->n / 2 / w->per;
     for (int g = 0; g < n; g += WAIT_REGS)
         wait_groups(w->cg, w->acc_t, pending, acc + g, n - g < WAIT_REGS ? n - g : WAIT_REGS);
 }
@@ -565,21 +597,21 @@ bool cg_emit_wgmma(Cg *cg, const IrOp *op, CgOperand *a, CgOperand *b, int64_t o
         tf32x3(&w, c.el, r.el, off);
     } else {
         bool zero = zero_acc(op->operands[2]);
-        for (int i = 0; i < r.n; i++)
-            r.el[i] = zero ? LLVMGetUndef(w.acc_t) : c.el[i];
+        LLVMValueRef *acc = acc_regs(cg, w.per, c.el, r.n, zero);
         /* a fresh accumulator (pass_flatten) is scale-d 0 at run time */
         LLVMValueRef keep = NULL;
         if (op->nops > 3 && !zero)
             keep = LLVMBuildNot(cg->b, cg_get(cg, op->operands[3]).el[0], "");
         const WgTerm t = {a, b, A_PLAIN};
-        k_loop(&w, &t, 1, zero, keep, r.el);
+        k_loop(&w, &t, 1, zero, keep, acc);
         /* an asynchronous dot (pass_pipeline) waits only for the previous
          * iteration's group, whose tiles the next copies overwrite; A may be
          * a copied tile or registers (ptxas keeps those of a group in
          * flight), not scratch the next staging overwrites */
         bool keep_a = a->staged ? a->copied : true;
         bool inflight = op->ival && keep_a && b->copied;
-        wait_all(&w, inflight ? 1 : 0, r.el);
+        wait_all(&w, inflight ? 1 : 0, acc);
+        acc_elems(cg, w.per, acc, r.el, r.n);
         /* with several warpgroups, the slot the next copies overwrite is
          * free once every one of them has waited for its dot i-1, unless
          * the rings have a spare slot (pipe_plan.c); where a later dot of

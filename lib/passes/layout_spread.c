@@ -44,7 +44,7 @@ bool lp_mark_rows(IrOp *op, void *ctx)
 
 /* sm_90a: warpgroup MMA where every warp can stand along M (a warpgroup per
  * 64 rows) and the dtypes have a wgmma form: fp16 and bf16 (operands of
- * either majorness), tf32, tf32x3 (three tf32 products of split operands),
+ * either majorness; fp16 also into an fp16 accumulator), tf32, tf32x3 (three tf32 products of split operands),
  * int8 and fp8 of either format on either side (operands K-major, which
  * codegen and the pipeline arrange), N of 16 at least (a narrower dot stays
  * on mma.sync). Codegen falls back to mma.sync on the same placement where
@@ -54,7 +54,8 @@ static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr
     Type a = op->operands[0]->type, b = op->operands[1]->type, c = op->results[0]->type;
     if (!p->f->arch || strcmp(p->f->arch, "sm_90a") != 0 || warps % 4 != 0)
         return false;
-    bool f16 = (a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32;
+    bool f16 = ((a.dt == DT_F16 || a.dt == DT_BF16) && c.dt == DT_F32) ||
+        (a.dt == DT_F16 && b.dt == DT_F16 && c.dt == DT_F16);
     bool tf32 = a.dt == DT_F32 && c.dt == DT_F32 && (op->sub == DOT_TF32 || op->sub == DOT_TF32X3);
     bool i8 = a.dt == DT_I8 && c.dt == DT_I32;
     bool fp8 = dtype_is_fp8(a.dt) && dtype_is_fp8(b.dt) && c.dt == DT_F32;

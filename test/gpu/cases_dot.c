@@ -93,11 +93,11 @@ static void batched_case(H *h, tk_dtype t, int nb, int m, int n, int k, int warp
 
 /* dot_gemm: C = A @ B with B stored [K, N] or, when bt, [N, K] (read through
  * strides, a transposed operand), over a K loop of `stages` stages. */
-static void gemm_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
-                      int stages, bool bt)
+static void gemm_case_acc(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
+                          int stages, bool bt, bool f16acc)
 {
-    if (!h_begin(h, "dot.gemm_%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", h_dtype_name(t), bt ? "_bt" : "", m,
-                 n, k, bm, bn, bk, warps, stages))
+    if (!h_begin(h, "dot.gemm_%s%s%s.%dx%dx%d.B%dx%dx%d.w%d.s%d", h_dtype_name(t), bt ? "_bt" : "",
+                 f16acc ? "_f16acc" : "", m, n, k, bm, bn, bk, warps, stages))
         return;
     tk_kernel *kk = h_kernel(h, "dot.tk", "dot_gemm");
     double *a = h_rand_array(h, t, (size_t)m * k, -1, 1);
@@ -109,14 +109,21 @@ static void gemm_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
              H_ARGS(tk_ptr(da, t), tk_ptr(db, t), tk_ptr(dc, t), tk_i32(m), tk_i32(n), tk_i32(k),
                     tk_i32(k), tk_i32(1), tk_i32(s_bk), tk_i32(s_bn), tk_i32(n), tk_i32(1),
                     tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk),
-                    tk_const("NS", stages)),
+                    tk_const("NS", stages), tk_const("F16ACC", f16acc)),
              warps);
     double *c = h_download(h, t, dc, (size_t)m * n);
     double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, bt);
-    /* fp16/bf16 outputs round once; fp32 inputs run as tf32 */
-    double tol = t == TK_F16 ? 1e-3 : t == TK_BF16 ? 8e-3 : 2e-3;
+    /* fp16/bf16 outputs round once; fp32 inputs run as tf32; an fp16
+     * accumulator rounds every partial sum (~sqrt(K / 16) halves' ulps) */
+    double tol = f16acc ? 1e-2 : t == TK_F16 ? 1e-3 : t == TK_BF16 ? 8e-3 : 2e-3;
     h_check(h, "c", c, ref, (size_t)m * n, tol);
     h_end(h);
+}
+
+static void gemm_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
+                      int stages, bool bt)
+{
+    gemm_case_acc(h, t, m, n, k, bm, bn, bk, warps, stages, bt, false);
 }
 
 /* Tiles whose stages do not fit in a program's shared memory (6 stages of
@@ -167,6 +174,9 @@ static void gemm_cases(H *h)
     gemm_case(h, TK_F16, 128, 128, 32, 128, 128, 32, 8, 3, false);
     gemm_case(h, TK_F32, 130, 144, 96, 64, 64, 32, 4, 2, false);
     gemm_case(h, TK_BF16, 300, 176, 1024, 64, 128, 64, 4, 4, true);
+    /* fp16 accumulators: wgmma's f16 form on sm_90a, in a pipelined loop */
+    gemm_case_acc(h, TK_F16, 200, 264, 256, 64, 128, 64, 4, 3, false, true);
+    gemm_case_acc(h, TK_F16, 256, 256, 256, 128, 128, 32, 8, 3, true, true);
 }
 
 /* dot_two_loops: the reference sums each K block's product P into C and
