@@ -293,6 +293,31 @@ static LLVMValueRef line_of(Scan *s, int slot)
     return LLVMBuildOr(cg->b, LLVMBuildShl(cg->b, outer, cg_i32(cg, s->p.lb), ""), in, "");
 }
 
+/* The line of element offset e (the axis dropped). */
+static int64_t line_at(const ScanPlan *p, int64_t e)
+{
+    return (e >> (p->lb + p->m)) << p->lb | (e & (((int64_t)1 << p->lb) - 1));
+}
+
+/* A line's row in the exchange holds its warps' totals, `row` bytes. Lanes
+ * that read at once hold lines some distance apart (a thread's run of
+ * columns: 8 lines); where that many rows make a multiple of 128 bytes,
+ * they share their banks (a column scan's 16-byte rows, lines 8 apart,
+ * read 4 times over). Then a row of padding goes after every 128 bytes of
+ * rows: the log2 of the rows between pads, or -1 for none. */
+static int pad_rows(const Scan *s, int64_t row)
+{
+    int64_t d = 0;
+    for (int j = 0; j < s->l.lin.nthread && j < 5; j++) {
+        int64_t l = line_at(&s->p, s->l.lin.thread[j]);
+        if (l > 0 && (d == 0 || l < d))
+            d = l;
+    }
+    if (row >= 128 || d == 0 || (d * row) % 128 != 0)
+        return -1;
+    return cg_ilog2(128 / row);
+}
+
 /* Bytes of shared memory one round of the warps' exchange may take. */
 #define SCAN_ROUND_BYTES 16384
 
@@ -317,17 +342,24 @@ static void exchange(Scan *s, Chunk *ch, int nq, int64_t lines)
     int round = nch;
     while (round > 1 && (lines * round << s->p.nw) * entry > SCAN_ROUND_BYTES)
         round /= 2;
+    int64_t row = ((int64_t)1 << s->p.nw) * cg_mem_bytes(s->r->dt[0]);
+    int pad = pad_rows(s, row);
+    int64_t rows = lines * round + (pad >= 0 ? (lines * round >> pad) : 0);
     for (int i = 0; i < n; i++) {
         off[i] = end;
-        end += ((lines * round << s->p.nw) * cg_mem_bytes(s->r->dt[i]) + 15) / 16 * 16;
+        end += ((rows << s->p.nw) * cg_mem_bytes(s->r->dt[i]) + 15) / 16 * 16;
     }
     cg_smem_need(cg, end);
     for (int c0 = 0; c0 < nch; c0 += round) {
         for (int g = 0; g < nq; g += nch)
             for (int c = c0; c < c0 + round; c++) {
                 Chunk *k = &ch[g + c];
-                LLVMValueRef line = LLVMBuildMul(cg->b, line_of(s, k->base), cg_i32(cg, round), "");
-                line = LLVMBuildAdd(cg->b, line, cg_i32(cg, c - c0), "");
+                /* chunk-major: the lanes' lines of one chunk keep their spacing */
+                LLVMValueRef line =
+                    LLVMBuildAdd(cg->b, line_of(s, k->base), cg_i32(cg, (c - c0) * lines), "");
+                if (pad >= 0)
+                    line = LLVMBuildAdd(cg->b, line,
+                                        LLVMBuildLShr(cg->b, line, cg_i32(cg, pad), ""), "");
                 k->at = LLVMBuildShl(cg->b, line, cg_i32(cg, s->p.nw), "");
                 warp_put(s, k, off);
             }
