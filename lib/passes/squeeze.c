@@ -242,12 +242,93 @@ static void squeeze_units(Squeeze *s, IrOp *op)
     reshapes_read(s->f, back, r);
 }
 
+/* Whether every element of tile x is one value: a splat of a scalar, a
+ * constant, shape ops of such, and arithmetic on such. */
+static bool uniform(const Squeeze *s, const IrValue *x, int depth)
+{
+    const IrOp *d = x->def;
+    if (!d || depth > 6 || x->type.rank == 0 || x->id >= s->limit)
+        return false;
+    switch (d->kind) {
+    case IR_SPLAT: return d->operands[0]->type.rank == 0;
+    case IR_CONST: return true;
+    case IR_BROADCAST:
+    case IR_EXPAND_DIMS:
+    case IR_RESHAPE:
+    case IR_CONVERT_LAYOUT: return uniform(s, d->operands[0], depth + 1);
+    case IR_ADDPTR:
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_AND:
+    case IR_OR:
+    case IR_CMP:
+        return uniform(s, d->operands[0], depth + 1) && uniform(s, d->operands[1], depth + 1);
+    default: return false;
+    }
+}
+
+/* The scalar uniform tile x holds (built at b, following uniform). */
+static IrValue *as_scalar(IrBuilder *b, IrValue *x)
+{
+    IrOp *d = x->def;
+    Type t = type_with_shape(x->type, 0, NULL);
+    switch (d->kind) {
+    case IR_SPLAT: return d->operands[0];
+    case IR_CONST:
+        return dtype_is_float(t.dt) ? ir_const_float(b, d->span, t, d->fval)
+                                    : ir_const_int(b, d->span, t, d->ival);
+    case IR_BROADCAST:
+    case IR_EXPAND_DIMS:
+    case IR_RESHAPE:
+    case IR_CONVERT_LAYOUT: return as_scalar(b, d->operands[0]);
+    default: {
+        IrValue *l = as_scalar(b, d->operands[0]), *r = as_scalar(b, d->operands[1]);
+        IrValue *v = ir_binary(b, d->kind, d->span, l, r, t);
+        v->def->sub = d->sub; /* a comparison's predicate */
+        return v;
+    }
+    }
+}
+
+/* A load whose addresses (and mask and other) are all one is one scalar
+ * load, splat: `tl.load(code_ptr + zeros + 128)`, the first probe of a
+ * binary search, or the old idiom of a scalar read as `tl.load(p +
+ * tl.zeros([B], tl.int32))`, read each address once per element and, as a
+ * vector in a layout of its own, crossed to the layout of its users through
+ * shared memory. */
+static void squeeze_uniform(Squeeze *s, IrOp *op)
+{
+    IrValue *r = op->results[0];
+    if (r->type.rank == 0 || op->nregions || op->operands[0]->type.rank != r->type.rank)
+        return;
+    for (int i = 0; i < op->nops; i++)
+        if (op->operands[i] && !uniform(s, op->operands[i], 0))
+            return;
+    IrBuilder b = {s->f, op->parent, op};
+    IrValue *ops[3] = {NULL, NULL, NULL};
+    for (int i = 0; i < op->nops && i < 3; i++)
+        ops[i] = op->operands[i] ? as_scalar(&b, op->operands[i]) : NULL;
+    if (s->f->arena->oom || op->nops > 3)
+        return;
+    for (int i = 0; i < op->nops; i++)
+        op->operands[i] = ops[i];
+    Type full = r->type;
+    r->type = type_with_shape(full, 0, NULL);
+    IrBuilder after = {s->f, op->parent, op->next};
+    IrValue *splat = ir_unary(&after, IR_SPLAT, op->span, r, full);
+    ir_replace_uses(s->f->body, r, splat);
+    splat->def->operands[0] = r;
+}
+
 static bool squeeze_op(IrOp *op, void *ctx)
 {
     Squeeze *s = ctx;
+    if (op->kind == IR_LOAD && op->nres == 1)
+        squeeze_uniform(s, op);
     if ((op->kind == IR_LOAD && op->nres == 1) || (op->kind == IR_STORE && op->nops >= 2))
         squeeze_units(s, op);
-    if (op->kind == IR_LOAD && op->nres == 1)
+    if (op->kind == IR_LOAD && op->nres == 1 && op->results[0]->type.rank)
         squeeze_load(s, op);
     else if (op->kind == IR_TRANS && op->nres == 1)
         squeeze_trans(s, op);
