@@ -40,7 +40,7 @@ static IrValue *call_tl(Sema *s, const char *name, SVal *args, int n, Span at)
 
 static IrValue *bin(Sema *s, int op, IrValue *a, SVal b, Span at)
 {
-    bool cmp = op == OP_EQ || op == OP_NE;
+    bool cmp = op == OP_EQ || op == OP_NE || op == OP_LT;
     SVal r = !a ? bad()
         : cmp   ? sema_compare(s, op, sv_tensor(a), b, at)
                 : sema_binary(s, op, sv_tensor(a), b, at);
@@ -54,24 +54,22 @@ static IrValue *select3(Sema *s, IrValue *c, SVal x, SVal y, Span at)
 }
 
 /* One e2m1 nibble (sign, 2 exponent bits, 1 mantissa bit) as fp32:
- * 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives. */
+ * 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, built as fp32 bits in
+ * integer ops: the magnitude's three bits under fp32's exponent of 2^-1
+ * give (1 + m/2) 2^(e-1) for e >= 1; below, 0 and 0.5 are that exponent
+ * times the magnitude. The sign bit moves to bit 31. */
 static IrValue *e2m1_value(Sema *s, IrValue *nib, Span at)
 {
-    IrValue *e = bin(s, OP_BITAND, bin(s, OP_RSHIFT, nib, sv_int(1), at), sv_int(3), at);
-    IrValue *m = bin(s, OP_BITAND, nib, sv_int(1), at);
-    IrValue *mf = m ? sema_cast(s, m, DT_F32, at) : NULL;
-    IrValue *ef = e ? sema_cast(s, e, DT_F32, at) : NULL;
-    /* normal: (1 + m/2) * 2^(e-1); subnormal (e == 0): m/2 */
-    IrValue *pow2 = ef ? sema_math(s, MATH_EXP2, bin(s, OP_SUB, ef, sv_float(1.0), at), at) : NULL;
-    IrValue *half_m = bin(s, OP_MUL, mf, sv_float(0.5), at);
-    IrValue *normal = pow2 && half_m
-        ? bin(s, OP_MUL, bin(s, OP_ADD, half_m, sv_float(1.0), at), sv_tensor(pow2), at)
+    IrValue *mag = bin(s, OP_BITAND, nib, sv_int(7), at);
+    IrValue *normal =
+        bin(s, OP_ADD, bin(s, OP_LSHIFT, mag, sv_int(22), at), sv_int(0x3F000000), at);
+    IrValue *small = bin(s, OP_MUL, mag, sv_int(0x3F000000), at);
+    IrValue *bits = mag && normal && small
+        ? select3(s, bin(s, OP_LT, mag, sv_int(2), at), sv_tensor(small), sv_tensor(normal), at)
         : NULL;
-    IrValue *sub = bin(s, OP_EQ, e, sv_int(0), at);
-    IrValue *mag = normal ? select3(s, sub, sv_tensor(half_m), sv_tensor(normal), at) : NULL;
-    IrValue *neg = bin(s, OP_NE, bin(s, OP_BITAND, nib, sv_int(8), at), sv_int(0), at);
-    IrValue *minus = bin(s, OP_MUL, mag, sv_float(-1.0), at);
-    return mag && minus ? select3(s, neg, sv_tensor(minus), sv_tensor(mag), at) : NULL;
+    IrValue *sign = bin(s, OP_LSHIFT, bin(s, OP_BITAND, nib, sv_int(8), at), sv_int(28), at);
+    IrValue *all = sign ? bin(s, OP_BITOR, bits, sv_tensor(sign), at) : NULL;
+    return all ? sema_bitcast(s, all, DT_F32, at) : NULL;
 }
 
 /* x with its last two dims swapped, at any rank. */
@@ -199,21 +197,33 @@ static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool 
     IrValue *x = sema_to_tensor(s, v, at);
     if (!x || !check_operand(s, x, f, at, side))
         return NULL;
-    IrValue *d = decode(s, x, f, rhs, k_pack, at);
+    /* an e2m1 rhs packed along K is decoded as its transpose, K last, the
+     * way the lhs is: its nibble pairs join and its scales spread along the
+     * last dim, in each thread's registers, and only the packed bytes and
+     * the finished bf16 tile cross threads, where the decoded values (K
+     * along the rows) and the spread scales crossed as fp32 tiles */
+    bool flip = rhs && f == MX_E2M1 && k_pack;
+    if (flip && !(x = swap_last(s, x, at)))
+        return NULL;
+    IrValue *d = decode(s, x, f, rhs && !flip, k_pack, at);
     if (!d)
         return NULL;
     int n = d->type.rank;
-    *k = d->type.shape[rhs ? n - 2 : n - 1];
+    Type kn = d->type; /* the operand's shape, K before N for the rhs */
+    if (flip)
+        kn.shape[n - 2] = d->type.shape[n - 1], kn.shape[n - 1] = d->type.shape[n - 2];
+    *k = kn.shape[rhs ? n - 2 : n - 1];
     if (sv_has(scale)) {
         IrValue *sc = sema_to_tensor(s, scale, sc_at);
-        if (!sc || !check_scale(s, sc, &d->type, rhs, *k, sc_at))
+        if (!sc || !check_scale(s, sc, &kn, rhs, *k, sc_at))
             return NULL;
         IrValue *sp = spread_scale(s, sc, fast_math, sc_at);
-        if (sp && rhs)
+        if (sp && rhs && !flip)
             sp = swap_last(s, sp, sc_at);
         d = sp ? bin(s, OP_MUL, d, sv_tensor(sp), at) : NULL;
     }
-    return d ? sema_cast(s, d, ct, at) : NULL;
+    d = d ? sema_cast(s, d, ct, at) : NULL;
+    return d && flip ? swap_last(s, d, at) : d;
 }
 
 /* A format tk does not take. fp6 (e2m3, e3m2) is named on its own:
