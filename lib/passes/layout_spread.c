@@ -44,10 +44,10 @@ bool lp_mark_rows(IrOp *op, void *ctx)
 
 /* sm_90a: warpgroup MMA where every warp can stand along M (a warpgroup per
  * 64 rows) and the dtypes have a wgmma form: fp16 and bf16 (operands of
- * either majorness; fp16 also into an fp16 accumulator), tf32, tf32x3 (three tf32 products of split operands),
- * int8 and fp8 of either format on either side (operands K-major, which
- * codegen and the pipeline arrange), N of 16 at least (a narrower dot stays
- * on mma.sync). Codegen falls back to mma.sync on the same placement where
+ * either majorness; fp16 also into an fp16 accumulator), tf32, tf32x3
+ * (three tf32 products of split operands), int8 and fp8 of either format
+ * on either side (operands K-major, which codegen and the pipeline
+ * arrange), N of 16 at least (a narrower dot stays on mma.sync). Codegen falls back to mma.sync on the same placement where
  * an operand is not in shared memory as wgmma needs it. */
 static bool wgmma_fits(const LayoutPass *p, const IrOp *op, int warps, int instr_k)
 {

@@ -300,7 +300,8 @@ static IrValue *as_scalar(IrBuilder *b, IrValue *x)
 static void squeeze_uniform(Squeeze *s, IrOp *op)
 {
     IrValue *r = op->results[0];
-    if (r->type.rank == 0 || op->nregions || op->operands[0]->type.rank != r->type.rank)
+    if (r->type.rank == 0 || op->nregions || op->nops > 3 ||
+        op->operands[0]->type.rank != r->type.rank)
         return;
     for (int i = 0; i < op->nops; i++)
         if (op->operands[i] && !uniform(s, op->operands[i], 0))
@@ -309,7 +310,7 @@ static void squeeze_uniform(Squeeze *s, IrOp *op)
     IrValue *ops[3] = {NULL, NULL, NULL};
     for (int i = 0; i < op->nops && i < 3; i++)
         ops[i] = op->operands[i] ? as_scalar(&b, op->operands[i]) : NULL;
-    if (s->f->arena->oom || op->nops > 3)
+    if (s->f->arena->oom)
         return;
     for (int i = 0; i < op->nops; i++)
         op->operands[i] = ops[i];
