@@ -106,23 +106,27 @@ static bool compile_time_int(const IrValue *v)
     return v->def && v->def->kind == IR_CONST && dtype_is_int(v->type.dt);
 }
 
+/* The operand a '$' at c names ($N or ${N}), -1 where no digits follow
+ * (*c is then the '$'), or -2 for "$$" (a dollar; c steps over it). */
+static long operand_at(const char **c)
+{
+    if ((*c)[1] == '$') {
+        (*c)++;
+        return -2;
+    }
+    const char *first = (*c)[1] == '{' ? *c + 2 : *c + 1, *d = first;
+    long k = 0;
+    while (*d >= '0' && *d <= '9' && k < 1000)
+        k = k * 10 + (*d++ - '0');
+    return d > first ? k : -1;
+}
+
 /* Whether the asm text names operand $k. */
 static bool names_operand(const char *text, int k)
 {
-    for (const char *c = text; *c; c++) {
-        if (*c != '$')
-            continue;
-        if (c[1] == '$') {
-            c++;
-            continue;
-        }
-        const char *first = c[1] == '{' ? c + 2 : c + 1, *d = first;
-        long m = 0;
-        while (*d >= '0' && *d <= '9' && m < 1000)
-            m = m * 10 + (*d++ - '0');
-        if (d > first && m == k)
+    for (const char *c = text; *c; c++)
+        if (*c == '$' && operand_at(&c) == k)
             return true;
-    }
     return false;
 }
 
@@ -165,19 +169,12 @@ static bool operands_named(const char *text, int nregs, char *why, size_t n)
     for (const char *c = text; *c; c++) {
         if (*c != '$')
             continue;
-        if (c[1] == '$') {
-            c++;
-            continue;
-        }
-        const char *d = c[1] == '{' ? c + 2 : c + 1;
-        if (*d < '0' || *d > '9') {
+        long k = operand_at(&c);
+        if (k == -1) {
             snprintf(why, n, "'$' at offset %d of the asm is not followed by an operand number",
                      (int)(c - text));
             return false;
         }
-        long k = 0;
-        while (*d >= '0' && *d <= '9' && k < 1000)
-            k = k * 10 + (*d++ - '0');
         if (k >= nregs) {
             snprintf(why, n, "the asm names $%ld, but the constraints give %d operand%s", k, nregs,
                      nregs == 1 ? "" : "s");

@@ -49,6 +49,14 @@ static IrValue *one_element(const IrValue *x)
     return e->operands[0];
 }
 
+/* The pointer and integer arithmetic squeeze looks through, both
+ * operands tiles. */
+static bool arith(IrKind k)
+{
+    return k == IR_ADDPTR || k == IR_ADD || k == IR_SUB || k == IR_MUL || k == IR_AND ||
+        k == IR_OR || k == IR_CMP;
+}
+
 /* Whether x, a tile with dim `axis` of size 1, is made from vectors and
  * scalars by expand_dims along axis, splats, constants and pointer or
  * integer arithmetic, so it can be made as the vector. */
@@ -63,16 +71,9 @@ static bool expandable(const Squeeze *s, const IrValue *x, int axis, int depth)
     case IR_BROADCAST: /* of a [1, 1] tile, one element expanded: `(arange(0, 1) < 1)[:, None]` */
         return one_element(d->operands[0]) != NULL;
     case IR_CONST: return true;
-    case IR_ADDPTR:
-    case IR_ADD:
-    case IR_SUB:
-    case IR_MUL:
-    case IR_AND:
-    case IR_OR:
-    case IR_CMP:
-        return expandable(s, d->operands[0], axis, depth + 1) &&
+    default:
+        return arith(d->kind) && expandable(s, d->operands[0], axis, depth + 1) &&
             expandable(s, d->operands[1], axis, depth + 1);
-    default: return false;
     }
 }
 
@@ -256,15 +257,9 @@ static bool uniform(const Squeeze *s, const IrValue *x, int depth)
     case IR_EXPAND_DIMS:
     case IR_RESHAPE:
     case IR_CONVERT_LAYOUT: return uniform(s, d->operands[0], depth + 1);
-    case IR_ADDPTR:
-    case IR_ADD:
-    case IR_SUB:
-    case IR_MUL:
-    case IR_AND:
-    case IR_OR:
-    case IR_CMP:
-        return uniform(s, d->operands[0], depth + 1) && uniform(s, d->operands[1], depth + 1);
-    default: return false;
+    default:
+        return arith(d->kind) && uniform(s, d->operands[0], depth + 1) &&
+            uniform(s, d->operands[1], depth + 1);
     }
 }
 
