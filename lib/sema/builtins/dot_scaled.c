@@ -63,7 +63,10 @@ static IrValue *e2m1_value(Sema *s, IrValue *nib, Span at)
     IrValue *mag = bin(s, OP_BITAND, nib, sv_int(7), at);
     IrValue *normal =
         bin(s, OP_ADD, bin(s, OP_LSHIFT, mag, sv_int(22), at), sv_int(0x3F000000), at);
-    IrValue *small = bin(s, OP_MUL, mag, sv_int(0x3F000000), at);
+    /* below 2 the magnitude is its mantissa bit; multiplying that (not the
+     * magnitude, whose larger values would overflow 32 bits) keeps every
+     * lane's product defined */
+    IrValue *small = bin(s, OP_MUL, bin(s, OP_BITAND, nib, sv_int(1), at), sv_int(0x3F000000), at);
     IrValue *bits = mag && normal && small
         ? select3(s, bin(s, OP_LT, mag, sv_int(2), at), sv_tensor(small), sv_tensor(normal), at)
         : NULL;
