@@ -552,8 +552,70 @@ static void pair_layouts(LayoutPass *p, IrOp *op)
         return;
     }
     const Layout *x = ir_layout_intern(p->f, &n);
-    if (x && lp_fits(p, x, &r->type))
+    if (x && lp_fits(p, x, &r->type)) {
         r->layout = x;
+        p->pair[r->id] = 1;
+    }
+}
+
+/* The layout of an operand of elementwise op u of u's shape that a chain
+ * of joins unpacked in registers, or NULL (none, or two in different
+ * layouts). */
+static const Layout *pair_operand(const LayoutPass *p, const IrOp *u)
+{
+    const Layout *l = NULL;
+    for (int i = 0; u && lp_elementwise(u->kind) && u->nres == 1 && i < u->nops; i++) {
+        const IrValue *o = u->operands[i];
+        Type t = u->results[0]->type;
+        if (!o->layout || !p->pair[o->id] || o->type.rank != t.rank ||
+            memcmp(o->type.shape, t.shape, sizeof(int) * (size_t)t.rank) != 0)
+            continue;
+        if (l && l != o->layout)
+            return NULL;
+        l = o->layout;
+    }
+    return l;
+}
+
+/* A vector expanded and broadcast (assign_broadcast) that only op reads
+ * is expanded and broadcast in l, op's layout, instead: the vector crosses
+ * threads, not the tile. */
+static void rebroadcast(LayoutPass *p, const IrOp *op, IrValue *b, const Layout *l)
+{
+    IrOp *d = b->def;
+    IrValue *e = d && d->kind == IR_BROADCAST ? d->operands[0] : NULL;
+    if (!e || b->layout == l || !e->def || e->def->kind != IR_EXPAND_DIMS ||
+        e->type.rank != l->rank || lp_reads_in(op->parent, b) != 1 ||
+        lp_reads_in(d->parent, e) != 1 || lp_reads_in(p->f->body, b) != 1 ||
+        lp_reads_in(p->f->body, e) != 1 || !lp_fits(p, l, &e->type))
+        return;
+    b->layout = l;
+    e->layout = l;
+}
+
+/* Element-wise work on a tile that joins unpacked in registers (`b =
+ * tl.interleave(b, b)` three times, then shifts, masks, a zero point
+ * subtracted, a scale multiplied: an int4 weight's dequantization) stays
+ * in that layout, and so does a row broadcast into it (the zero points,
+ * the scales), as Triton's layouts follow their operands; in the shape's
+ * own blocked layout every such op crossed the unpacked tile through
+ * shared memory. */
+static void follow_pairs(LayoutPass *p, IrOp *op)
+{
+    IrValue *r = op->nres == 1 ? op->results[0] : NULL;
+    if (!r || r->layout || !r->type.rank)
+        return;
+    const Layout *l = NULL;
+    if (lp_elementwise(op->kind))
+        l = pair_operand(p, op);
+    else if (op->kind == IR_BROADCAST && lp_reads_in(op->parent, r) == 1)
+        l = pair_operand(p, reader_after(op, r));
+    if (!l || l->kind != LY_BLOCKED || !lp_fits(p, l, &r->type))
+        return;
+    r->layout = l;
+    p->pair[r->id] = 1;
+    for (int i = 0; lp_elementwise(op->kind) && i < op->nops; i++)
+        rebroadcast(p, op, op->operands[i], l);
 }
 
 /* A gather's result lies where its index does (codegen reads each index
@@ -586,6 +648,7 @@ static bool assign_default(IrOp *op, void *ctx)
         branch_layouts(op);
     if (op->kind == IR_JOIN || op->kind == IR_RESHAPE)
         pair_layouts(p, op);
+    follow_pairs(p, op);
     if (op->kind == IR_GATHER)
         gather_layout(op);
     for (int i = 0; i < op->nres; i++)
@@ -613,8 +676,10 @@ bool pass_layout(IrFunc *f)
     if (p.axis)
         ir_walk(f->body, note_access, &p);
     p.rows = arena_alloc(f->arena, (size_t)f->next_id + 1);
-    if (!p.rows || f->arena->oom)
+    p.pair = arena_alloc(f->arena, (size_t)f->next_id + 1);
+    if (!p.rows || !p.pair || f->arena->oom)
         return false;
+    memset(p.pair, 0, (size_t)f->next_id + 1);
     for (int round = 0; round < 16; round++) {
         p.changed = false;
         ir_walk(f->body, lp_mark_rows, &p);

@@ -27,6 +27,7 @@ typedef struct LayoutPass {
     int nshapes;
     const AxisInfo *axis;
     unsigned char *rows; /* by value id: its rows are reduced (mark_rows) */
+    unsigned char *pair; /* by value id: unpacked by joins in registers (follow_pairs) */
     bool rows_wide;      /* spare warps of those dots go along N (lp_rows_wide) */
     bool ws;             /* a loop asks for warp specialization */
     bool changed;
