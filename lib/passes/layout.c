@@ -583,6 +583,23 @@ static const Layout *pair_operand(const LayoutPass *p, const IrOp *u)
 static void rebroadcast(LayoutPass *p, const IrOp *op, IrValue *b, const Layout *l)
 {
     IrOp *d = b->def;
+    /* one reshape after the broadcast (a per-group scale spread along K,
+     * `reshape(broadcast(s[:, :, None], (N, G, 32)), (N, G * 32))`): the
+     * broadcast and its expand_dims take l's image in their shape */
+    if (d && d->kind == IR_RESHAPE && d->operands[0]->def &&
+        d->operands[0]->def->kind == IR_BROADCAST && b->layout != l &&
+        lp_reads_in(p->f->body, b) == 1 && lp_reads_in(p->f->body, d->operands[0]) == 1) {
+        IrValue *in = d->operands[0];
+        const Layout *pre = lp_reshape_layout(p, l, &b->type, &in->type);
+        IrValue *e = in->def->operands[0];
+        if (!pre || pre->kind != LY_BLOCKED || !e->def || e->def->kind != IR_EXPAND_DIMS ||
+            lp_reads_in(p->f->body, e) != 1 || !lp_fits(p, pre, &e->type))
+            return;
+        in->layout = pre;
+        e->layout = pre;
+        b->layout = l;
+        return;
+    }
     IrValue *e = d && d->kind == IR_BROADCAST ? d->operands[0] : NULL;
     if (!e || b->layout == l || !e->def || e->def->kind != IR_EXPAND_DIMS ||
         e->type.rank != l->rank || lp_reads_in(op->parent, b) != 1 ||
