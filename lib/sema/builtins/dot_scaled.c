@@ -53,26 +53,20 @@ static IrValue *select3(Sema *s, IrValue *c, SVal x, SVal y, Span at)
     return c ? call_tl(s, "where", args, 3, at) : NULL;
 }
 
-/* One e2m1 nibble (sign, 2 exponent bits, 1 mantissa bit) as fp32:
- * 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, built as fp32 bits in
- * integer ops: the magnitude's three bits under fp32's exponent of 2^-1
- * give (1 + m/2) 2^(e-1) for e >= 1; below, 0 and 0.5 are that exponent
- * times the magnitude. The sign bit moves to bit 31. */
-static IrValue *e2m1_value(Sema *s, IrValue *nib, Span at)
+/* The e2m1 nibble at bit lo of byte w (sign, 2 exponent bits, 1 mantissa
+ * bit: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives) as fp32. Its three
+ * magnitude bits placed at fp32's bits 22-24 read as that value times
+ * 2^-126 (0.5 is the subnormal 2^-127), so one exact multiply by 2^126
+ * finishes the decode with no select; the sign bit moves to bit 31. */
+static IrValue *e2m1_value(Sema *s, IrValue *w, int lo, Span at)
 {
-    IrValue *mag = bin(s, OP_BITAND, nib, sv_int(7), at);
-    IrValue *normal =
-        bin(s, OP_ADD, bin(s, OP_LSHIFT, mag, sv_int(22), at), sv_int(0x3F000000), at);
-    /* below 2 the magnitude is its mantissa bit; multiplying that (not the
-     * magnitude, whose larger values would overflow 32 bits) keeps every
-     * lane's product defined */
-    IrValue *small = bin(s, OP_MUL, bin(s, OP_BITAND, nib, sv_int(1), at), sv_int(0x3F000000), at);
-    IrValue *bits = mag && normal && small
-        ? select3(s, bin(s, OP_LT, mag, sv_int(2), at), sv_tensor(small), sv_tensor(normal), at)
-        : NULL;
-    IrValue *sign = bin(s, OP_LSHIFT, bin(s, OP_BITAND, nib, sv_int(8), at), sv_int(28), at);
-    IrValue *all = sign ? bin(s, OP_BITOR, bits, sv_tensor(sign), at) : NULL;
-    return all ? sema_bitcast(s, all, DT_F32, at) : NULL;
+    IrValue *mag =
+        bin(s, OP_LSHIFT, bin(s, OP_BITAND, w, sv_int(7 << lo), at), sv_int(22 - lo), at);
+    IrValue *sign =
+        bin(s, OP_LSHIFT, bin(s, OP_BITAND, w, sv_int(8 << lo), at), sv_int(28 - lo), at);
+    IrValue *all = mag && sign ? bin(s, OP_BITOR, mag, sv_tensor(sign), at) : NULL;
+    IrValue *f = all ? sema_bitcast(s, all, DT_F32, at) : NULL;
+    return f ? bin(s, OP_MUL, f, sv_float(0x1p126), at) : NULL;
 }
 
 /* x with its last two dims swapped, at any rank. */
@@ -101,8 +95,8 @@ static IrValue *unpack_e2m1(Sema *s, IrValue *x, bool last, Span at)
 {
     IrValue *u = x->type.dt == DT_U8 ? x : sema_bitcast(s, x, DT_U8, at);
     IrValue *w = u ? sema_cast(s, u, DT_I32, at) : NULL;
-    IrValue *lo = e2m1_value(s, bin(s, OP_BITAND, w, sv_int(15), at), at);
-    IrValue *hi = e2m1_value(s, bin(s, OP_RSHIFT, w, sv_int(4), at), at);
+    IrValue *lo = w ? e2m1_value(s, w, 0, at) : NULL;
+    IrValue *hi = w ? e2m1_value(s, w, 4, at) : NULL;
     SVal jn[2] = {sv_tensor(lo), sv_tensor(hi)};
     IrValue *j = lo && hi ? call_tl(s, "join", jn, 2, at) : NULL; /* (.., R, C, 2) */
     if (!j)
