@@ -51,6 +51,30 @@ static LLVMValueRef f64_to_16(Cg *cg, LLVMValueRef x, DType to)
     return from_f32(cg, cg_f64_to_f32_odd(cg, x), to);
 }
 
+/* int -> fp16/bf16 rounded once: 16 bits or fewer are exact in fp32 and
+ * round once from there; wider ones by one cvt.rn from the integer (fp16
+ * anywhere, bf16 from sm_90, as Triton's lowering emits), else through
+ * fp64 (exact up to 32 bits) and fp32 rounded to odd. */
+static LLVMValueRef int_to_16(Cg *cg, LLVMValueRef x, DType from, DType to)
+{
+    int bits = dtype_bits(from);
+    bool sgn = dtype_is_signed(from) && bits > 1;
+    if (bits <= 16)
+        return from_f32(cg,
+                        sgn ? LLVMBuildSIToFP(cg->b, x, LLVMFloatTypeInContext(cg->ctx), "")
+                            : LLVMBuildUIToFP(cg->b, x, LLVMFloatTypeInContext(cg->ctx), ""),
+                        to);
+    if (to == DT_BF16 && cg->sm < 90)
+        return f64_to_16(cg, cg_convert(cg, x, from, DT_F64), to);
+    char text[48];
+    snprintf(text, sizeof text, "cvt.rn.%s.%c%d $0, $1;", to == DT_BF16 ? "bf16" : "f16",
+             sgn ? 's' : 'u', bits);
+    LLVMTypeRef it = LLVMTypeOf(x);
+    LLVMValueRef h = cg_asm_pure(cg, LLVMInt16TypeInContext(cg->ctx), &it, 1, text,
+                                 bits == 64 ? "=h,l" : "=h,r", &x);
+    return LLVMBuildBitCast(cg->b, h, cg_type(cg, to), "");
+}
+
 LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
 {
     LLVMBuilderRef b = cg->b;
@@ -80,9 +104,9 @@ LLVMValueRef cg_convert(Cg *cg, LLVMValueRef x, DType from, DType to)
             return x;
         return dtype_is_signed(from) ? LLVMBuildSExt(b, x, tt, "") : LLVMBuildZExt(b, x, tt, "");
     }
-    if (!ff) { /* int -> float; 16-bit floats through fp64 (exact up to 32 bits) */
+    if (!ff) { /* int -> float */
         if (to == DT_BF16 || to == DT_F16)
-            return f64_to_16(cg, cg_convert(cg, x, from, DT_F64), to);
+            return int_to_16(cg, x, from, to);
         return dtype_is_signed(from) ? LLVMBuildSIToFP(b, x, tt, "")
                                      : LLVMBuildUIToFP(b, x, tt, "");
     }

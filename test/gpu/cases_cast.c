@@ -198,12 +198,67 @@ static void bitcast_case(H *h, size_t n, int block)
     h_end(h);
 }
 
+/* v rounded to nearest even with mant significant bits (11 for fp16, 8
+ * for bf16), in integer arithmetic: the exact answer to compare with. */
+static double round_int(int64_t v, int mant)
+{
+    uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    int top = 63;
+    while (top > 0 && !(m >> top))
+        top--;
+    if (top >= mant) {
+        int drop = top - mant + 1;
+        uint64_t q = m >> drop, rest = m & (((uint64_t)1 << drop) - 1),
+                 half = (uint64_t)1 << (drop - 1);
+        q += rest > half || (rest == half && (q & 1));
+        return (v < 0 ? -1.0 : 1.0) * ldexp((double)q, drop);
+    }
+    return (double)v;
+}
+
+/* int32 and int64 to fp16 / bf16: values past the formats' exact range,
+ * with ties (2049, 2051 in fp16) among them, so one rounding is checked and
+ * not a double one through fp32. fp16 stays below its overflow. */
+static void ints_16_case(H *h, size_t n, int block)
+{
+    if (!h_begin(h, "cast.ints_to_16.n%zu.B%d", n, block))
+        return;
+    tk_kernel *k = h_kernel(h, "cast.tk", "cast_ints_16");
+    int64_t *iv = h_malloc(h, n * sizeof(int64_t)), *lv = h_malloc(h, n * sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+        iv[i] = i % 3 == 0 ? 2049 + 2 * (int64_t)(i % 64) : h_randint_nz(h, -65000, 65000);
+        /* a hair above a bf16 tie that fp32 would round onto the tie */
+        int64_t trap = ((int64_t)1 << (i % 8 < 4 ? 30 : 40)) * 257 / 256 + 1;
+        lv[i] = i % 4 == 1 ? (i % 8 == 1 ? -trap : trap)
+            : i % 2        ? h_randint_nz(h, INT32_MIN, INT32_MAX)
+                           : h_randint_nz(h, -((int64_t)1 << 50), (int64_t)1 << 50);
+    }
+    void *di = h_upload_int(h, TK_I32, iv, n), *dl = h_upload_int(h, TK_I64, lv, n);
+    void *dh = h_output(h, TK_F16, n), *db = h_output(h, TK_BF16, 2 * n);
+    h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
+             H_ARGS(tk_ptr(di, TK_I32), tk_ptr(dl, TK_I64), tk_ptr(dh, TK_F16), tk_ptr(db, TK_BF16),
+                    tk_i32((int)n), tk_const("BLOCK", block)),
+             4);
+    double *oh = h_download(h, TK_F16, dh, n), *ob = h_download(h, TK_BF16, db, 2 * n);
+    double *rh = h_malloc(h, n * sizeof(double)), *rb = h_malloc(h, 2 * n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        rh[i] = round_int(iv[i], 11);
+        rb[i] = round_int(iv[i], 8);
+        rb[n + i] = round_int(lv[i], 8);
+    }
+    h_check(h, "i32 -> fp16", oh, rh, n, 0);
+    h_check(h, "i32 -> bf16", ob, rb, n, 0);
+    h_check(h, "i64 -> bf16", ob + n, rb + n, n, 0);
+    h_end(h);
+}
+
 void cases_cast(H *h)
 {
     size_t n = h->gpu ? 100003 : 4001;
     from_f32_case(h, n, 256);
     from_f32_case(h, 100, 16);
     ints_case(h, n, 128);
+    ints_16_case(h, n, 256);
     floats_case(h, n, 512);
     bitcast_case(h, n, 256);
 }
