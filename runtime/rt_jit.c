@@ -529,7 +529,7 @@ static bool assemble(const tk_kernel *k, const RtJitText *t, const char *arch, S
     static int warned;
     if (atomic_load(&ptxas_off))
         return false;
-    tk_status s = rt_ptxas(t->ptx, t->ptx_len, arch, out);
+    tk_status s = rt_ptxas(t->ptx, t->ptx_len, arch, t->meta.dyn_shared, out);
     if (s == TK_OK && !out->oom) {
         rt_stats_add(&rt_stats.ptxas_builds);
         return true;

@@ -50,7 +50,10 @@ static void spec_cubins(Compilation *c, const tk_compile_options *o, const SpecR
         StrBuf bin;
         sb_init(&bin);
         char why[2048];
-        if (text && rt_assemble_ptx(text, strlen(text), ca, req->kernel, &bin, why, sizeof why)) {
+        /* another arch's shared memory may differ: unknown there */
+        int64_t smem = text == ptx ? spec->dynamic_shared : -1;
+        if (text &&
+            rt_assemble_ptx(text, strlen(text), ca, req->kernel, smem, &bin, why, sizeof why)) {
             char *data = arena_alloc(&c->arena, bin.len + 1);
             if (data)
                 memcpy(data, bin.data, bin.len);

@@ -126,14 +126,23 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
  * appending the cubin to out: with `ptxas` from PATH, else through the
  * CUDA driver's linker when a driver and GPU are there. false with a one-line
  * reason in why (what was tried, why each failed) when neither can. */
-bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel, StrBuf *out,
-                     char *why, size_t cap);
+bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
+                     int64_t smem, StrBuf *out, char *why, size_t cap);
 /* Assembles PTX of len bytes (a final NUL is not written to ptxas) for
  * `arch` with ptxas ($TK_PTXAS, else PATH, else
  * $CUDA_HOME/bin; TK_PTXAS=0: none), as whole-program code, appending the
  * cubin to out; TK_ERR_NOT_FOUND where there is no ptxas. Thread-safe:
- * each call runs its own process in its own temp folder. */
-tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, StrBuf *out);
+ * each call runs its own process in its own temp folder. smem: the
+ * kernel's dynamic shared memory per program (-1: unknown); where it is
+ * known and registers alone keep one more program off an SM, ptxas runs
+ * again with the .maxnreg that admits it, kept when nothing spills. */
+tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, int64_t smem, StrBuf *out);
+/* rt_ptxas's retry: for PTX that ptxas assembled with regs registers and
+ * spills bytes of spill, smem dynamic and static_smem static shared bytes
+ * a program, the .maxnreg that lets one more program share an SM of arch,
+ * with *at where the directive goes; 0 for no retry. */
+int rt_ptxas_more_programs(const char *ptx, const char *arch, int64_t smem, int regs, int spills,
+                           int static_smem, size_t *at);
 /* Whether PTX text carries line tables (.file directives): its cubin is
  * then made with line info (CU_JIT_GENERATE_LINE_INFO, ptxas -lineinfo),
  * which the assembler otherwise drops. */

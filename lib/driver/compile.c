@@ -137,10 +137,10 @@ bool comp_request(Compilation *c, const tk_compile_options *o, const char *kerne
 
 /* PTX to a cubin for --emit=cubin: an error when it cannot be assembled. */
 static bool assemble(Compilation *c, const char *ptx, size_t len, const char *arch,
-                     const char *kernel, StrBuf *out)
+                     const char *kernel, int64_t smem, StrBuf *out)
 {
     char why[2048];
-    if (rt_assemble_ptx(ptx, len, arch, kernel, out, why, sizeof why))
+    if (rt_assemble_ptx(ptx, len, arch, kernel, smem, out, why, sizeof why))
         return true;
     diag_plain(&c->diag, DIAG_ERROR, "cannot assemble a cubin for %s: %s", arch, why);
     return false;
@@ -186,7 +186,7 @@ static bool lower_kernel(Compilation *c, const tk_compile_options *o, const char
         if (ok && o->emit == TK_EMIT_PTX)
             sb_write(out, ptx, k.ptx.len);
         if (ok && o->emit == TK_EMIT_CUBIN)
-            ok = assemble(c, ptx, k.ptx.len, cg.arch, kernel, out);
+            ok = assemble(c, ptx, k.ptx.len, cg.arch, kernel, k.dynamic_shared, out);
         cg_kernel_free(&k);
     }
     arena_free(&ir_arena);

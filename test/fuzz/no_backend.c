@@ -17,10 +17,11 @@ bool cg_compile(const IrFunc *f, const CgOptions *o, Diag *d, StrBuf *llvm_out, 
 }
 
 /* Nor the assembler. */
-bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel, StrBuf *out,
-                     char *why, size_t cap)
+bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *kernel,
+                     int64_t smem, StrBuf *out, char *why, size_t cap)
 {
-    TK_UNUSED(ptx), TK_UNUSED(len), TK_UNUSED(arch), TK_UNUSED(kernel), TK_UNUSED(out);
+    TK_UNUSED(ptx), TK_UNUSED(len), TK_UNUSED(arch), TK_UNUSED(kernel), TK_UNUSED(smem),
+        TK_UNUSED(out);
     snprintf(why, cap, "no assembler in the fuzzer");
     return false;
 }

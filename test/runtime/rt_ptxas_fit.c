@@ -1,0 +1,70 @@
+/* rt_ptxas_fit.c: when rt_ptxas assembles again with .maxnreg so that one
+ * more program shares an SM: only a tensor-core kernel, only where
+ * registers (not shared memory, warps or a spill) are what limits, never
+ * over the PTX's own limits; the count is the share of the register file
+ * of one program more, placed right after .maxntid. */
+#include "rt_test.h"
+
+#include "cuda/cuda.h"
+
+static const char wgmma_ptx[] = ".visible .entry k(\n)\n.maxntid 128, 1, 1\n{\n"
+                                "\twgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16 ...;\n}\n";
+
+static const char eight[] = "\n.maxntid 256, 1, 1\n\tmma.sync.aligned.m16n8k8 ...;\n";
+
+static int fit(const char *ptx, const char *arch, int64_t smem, int regs, int spills, int st,
+               size_t *at)
+{
+    *at = 0;
+    return rt_ptxas_more_programs(ptx, arch, smem, regs, spills, st, at);
+}
+
+static void test_gemm(void)
+{
+    size_t at;
+    /* an int4 GEMM: 163 registers hold 3 programs of 4 warps, shared
+     * memory 4 (50304 + 1024 bytes each of 228 KB): 128 registers admit 4 */
+    CHECK(fit(wgmma_ptx, "sm_90a", 50304, 163, 0, 0, &at) == 128);
+    CHECK(at == (size_t)(strstr(wgmma_ptx, ".maxntid") - wgmma_ptx) + strlen(".maxntid 128, 1, 1\n"));
+    /* already 4: shared memory is the limit */
+    CHECK(fit(wgmma_ptx, "sm_90a", 50304, 128, 0, 0, &at) == 0);
+    /* static shared memory counts with the dynamic: 3 fit either way */
+    CHECK(fit(wgmma_ptx, "sm_90a", 50304, 163, 0, 20000, &at) == 0);
+    /* on sm_80's 164 KB only 3 programs' shared memory fit */
+    CHECK(fit(wgmma_ptx, "sm_80", 50304, 163, 0, 0, &at) == 0);
+    CHECK(fit(wgmma_ptx, "sm_80", 30000, 163, 0, 0, &at) == 128);
+    /* 1 program of 8 warps at 143 registers, 2 by shared memory */
+    CHECK(fit(eight, "sm_90a", 98304, 143, 0, 0, &at) == 128);
+    /* registers round up to 8: 40 hold 6 programs of 8 warps, 32 hold 8
+     * (more than the one asked for; 7 programs' share is 36, rounded down) */
+    CHECK(fit(eight, "sm_90a", 0, 40, 0, 0, &at) == 32);
+}
+
+static void test_no_retry(void)
+{
+    size_t at;
+    CHECK(fit(wgmma_ptx, "sm_90a", 50304, 163, 8, 0, &at) == 0); /* spilled already */
+    CHECK(fit(wgmma_ptx, "sm_90a", -1, 163, 0, 0, &at) == 0);    /* shared memory unknown */
+    CHECK(fit(wgmma_ptx, "sm_75", 50304, 163, 0, 0, &at) == 0);  /* an arch not listed */
+    static const char plain[] = "\n.maxntid 128, 1, 1\n\tfma.rn.f32 ...;\n";
+    CHECK(fit(plain, "sm_90a", 512, 80, 0, 0, &at) == 0); /* no tensor-core op */
+    static const char own[] = "\n.maxntid 128, 1, 1\n.maxnreg 168\n\twgmma.mma_async ...;\n";
+    CHECK(fit(own, "sm_90a", 50304, 163, 0, 0, &at) == 0);
+    static const char one[] = "\n.maxntid 128, 1, 1\n.minnctapersm 1\n\tmma.sync ...;\n";
+    CHECK(fit(one, "sm_90a", 50304, 163, 0, 0, &at) == 0);
+    static const char none[] = "\twgmma.mma_async ...;\n"; /* no .maxntid */
+    CHECK(fit(none, "sm_90a", 50304, 163, 0, 0, &at) == 0);
+    /* 16 programs of 4 warps fill an SM's 64 warps: nothing to gain */
+    CHECK(fit(wgmma_ptx, "sm_90a", 0, 32, 0, 0, &at) == 0);
+}
+
+int main(void)
+{
+    test_gemm();
+    test_no_retry();
+    if (failures)
+        fprintf(stderr, "rt_ptxas_fit: %d checks failed\n", failures);
+    else
+        printf("rt_ptxas_fit: all checks passed\n");
+    return failures ? 1 : 0;
+}
