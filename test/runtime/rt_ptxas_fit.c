@@ -25,7 +25,8 @@ static void test_gemm(void)
     /* an int4 GEMM: 163 registers hold 3 programs of 4 warps, shared
      * memory 4 (50304 + 1024 bytes each of 228 KB): 128 registers admit 4 */
     CHECK(fit(wgmma_ptx, "sm_90a", 50304, 163, 0, 0, &at) == 128);
-    CHECK(at == (size_t)(strstr(wgmma_ptx, ".maxntid") - wgmma_ptx) + strlen(".maxntid 128, 1, 1\n"));
+    CHECK(at ==
+          (size_t)(strstr(wgmma_ptx, ".maxntid") - wgmma_ptx) + strlen(".maxntid 128, 1, 1\n"));
     /* already 4: shared memory is the limit */
     CHECK(fit(wgmma_ptx, "sm_90a", 50304, 128, 0, 0, &at) == 0);
     /* static shared memory counts with the dynamic: 3 fit either way */
