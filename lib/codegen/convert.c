@@ -220,6 +220,13 @@ static Scratch scratch_for(Cg *cg, const IrOp *op, const CgLayout *li, const CgL
         sc.swz = true;
         sc.shift = cg_ilog2(rowq);
         swizzle_bits(li, lo, bytes, &sc);
+    } else if (nq == rowq && rowq * bytes >= 256 && bytes <= 16) {
+        /* one row (a [1, N] tile, say zero points unpacked by joins): lanes
+         * that each write a run of 128 bytes or more meet in the same banks,
+         * so the row is swizzled as rows of 128 bytes */
+        sc.swz = true;
+        sc.shift = sc.chunk + 3;
+        swizzle_bits(li, lo, bytes, &sc);
     }
     return sc;
 }
