@@ -145,6 +145,7 @@ def main():
     ap.add_argument("-k", dest="filter", help="regex over case names")
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--triton", action="store_true", help="Triton's compile of each case too")
+    ap.add_argument("--show", action="store_true", help="print each case's tkc command")
     ap.add_argument("--tma", action="store_true",
                     help="tk's tiles through TMA where it can, as its runtime compiles for sm_90a")
     ap.add_argument("--ptxas", default=shutil.which("ptxas") or
@@ -163,6 +164,8 @@ def main():
                "--num-warps", str(c.warps_for(S)), "--num-stages", str(c.stages_for(S)),
                "-g0", "-s", signature(c, S, bufs)] + defines(c, S) + ["-o", path] + \
             (["--tma"] if args.tma else [])
+        if args.show:
+            print(" ".join(f"'{a}'" if any(ch in a for ch in " (),*") else a for a in cmd))
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
             failed += 1

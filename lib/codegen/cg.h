@@ -405,6 +405,11 @@ bool cg_emit_tma(Cg *cg, const IrOp *op);
 CgVal cg_convert_plain(Cg *cg, const IrOp *op);
 /* The transpose op (result dim d is operand dim perm[d]) through scratch. */
 CgVal cg_convert_trans(Cg *cg, const IrOp *op, const int *perm);
+/* The n registers of layout lo (its elements given as indices of x's
+ * value, laid out by li) picked from x's, where each thread of li holds
+ * the elements lo gives it; false where one crosses threads. */
+bool cg_pick_registers(Cg *cg, const LinLayout *li, const LinLayout *lo, CgVal x, int n,
+                       CgVal *out);
 
 /* ---- codegen/occupancy.c ---------------------------------------------------------------- */
 /* Whether memory sets the pace of the kernel's loops (a loop loads, and no

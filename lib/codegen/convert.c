@@ -430,6 +430,40 @@ static int64_t permute_index(int64_t b, const Type *dst, const Type *src, const 
     return r;
 }
 
+bool cg_pick_registers(Cg *cg, const LinLayout *li, const LinLayout *lo, CgVal x, int n,
+                       CgVal *out)
+{
+    if (li->nthread != lo->nthread)
+        return false;
+    for (int j = 0; j < li->nthread; j++)
+        if (li->thread[j] != lo->thread[j])
+            return false;
+    int pos[64];
+    for (int k = 0; k < 64; k++)
+        pos[k] = -1;
+    for (int i = 0; i < li->nreg; i++)
+        if (li->reg[i])
+            pos[cg_ilog2(li->reg[i])] = i;
+    CgVal r = cg_val_new(cg, n);
+    for (int s = 0; s < r.n; s++) {
+        int64_t e = 0, slot = 0;
+        for (int i = 0; i < lo->nreg; i++)
+            if (s >> i & 1)
+                e ^= lo->reg[i];
+        for (int k = 0; e >> k; k++)
+            if (e >> k & 1) {
+                if (pos[k] < 0)
+                    return false;
+                slot |= (int64_t)1 << pos[k];
+            }
+        if (slot >= x.n)
+            return false;
+        r.el[s] = x.el[slot];
+    }
+    *out = r;
+    return true;
+}
+
 /* A transpose as a plain conversion: the result's layout seen over the
  * operand's index space (each basis element's coordinates permuted back),
  * so that its scratch is swizzled for both sides' accesses and read and
@@ -446,5 +480,10 @@ CgVal cg_convert_trans(Cg *cg, const IrOp *op, const int *perm)
     for (int i = 0; i < ll->nthread; i++)
         ll->thread[i] = permute_index(ll->thread[i], &out->type, &in->type, perm);
     cg_layout_finish(&c.lo);
-    return convert_through(cg, &c);
+    /* a result laid out as its operand, permuted (the layout pass'
+     * trans_follows), is picked from the operand's registers */
+    CgVal r;
+    return cg_pick_registers(cg, &c.li.lin, ll, cg_get(cg, in), c.lo.per_thread, &r)
+        ? r
+        : convert_through(cg, &c);
 }

@@ -451,37 +451,12 @@ static bool reg_permute(Cg *cg, const IrOp *op, CgVal *res)
         return false;
     bool bc = op->kind == IR_BROADCAST;
     CgLayout li = cg_layout(cg, in), lo = cg_layout(cg, out);
-    if (li.lin.nthread != lo.lin.nthread)
-        return false;
-    for (int j = 0; j < lo.lin.nthread; j++)
-        if (map_offset(&out->type, &in->type, lo.lin.thread[j], bc) != li.lin.thread[j])
-            return false;
-    int pos[64];
-    for (int k = 0; k < 64; k++)
-        pos[k] = -1;
-    for (int i = 0; i < li.lin.nreg; i++)
-        if (li.lin.reg[i])
-            pos[cg_ilog2(li.lin.reg[i])] = i;
-    CgVal x = cg_get(cg, in);
-    CgVal r = cg_val_new(cg, lo.per_thread);
-    for (int s = 0; s < r.n; s++) {
-        int64_t o = 0;
-        for (int i = 0; i < lo.lin.nreg; i++)
-            if (s >> i & 1)
-                o |= lo.lin.reg[i];
-        int64_t t = map_offset(&out->type, &in->type, o, bc), slot = 0;
-        for (int k = 0; t >> k; k++)
-            if (t >> k & 1) {
-                if (pos[k] < 0)
-                    return false;
-                slot |= (int64_t)1 << pos[k];
-            }
-        if (slot >= x.n)
-            return false;
-        r.el[s] = x.el[slot];
-    }
-    *res = r;
-    return true;
+    LinLayout m = lo.lin; /* the result's elements as indices of the operand */
+    for (int j = 0; j < m.nthread; j++)
+        m.thread[j] = map_offset(&out->type, &in->type, lo.lin.thread[j], bc);
+    for (int i = 0; i < m.nreg; i++)
+        m.reg[i] = map_offset(&out->type, &in->type, lo.lin.reg[i], bc);
+    return cg_pick_registers(cg, &li.lin, &m, cg_get(cg, in), lo.per_thread, res);
 }
 
 /* Offsets combine by xor, so a register bit whose element offset stays,

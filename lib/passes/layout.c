@@ -656,6 +656,37 @@ static void branch_layouts(IrOp *op)
             op->results[i]->layout = lp_branch_layout(op, i);
 }
 
+bool lp_only_dots_read(IrBlock *b, const IrValue *v)
+{
+    int n = 0;
+    for (const IrOp *o = b->first; o; o = o->next)
+        for (int k = 0; k < o->nops; k++)
+            if (o->operands[k] == v) {
+                if (o->kind != IR_DOT || k > 1)
+                    return false;
+                n++;
+            }
+    return n > 0 && n == lp_reads_in(b, v);
+}
+
+/* A trans of a tile made in registers that only dots read takes the
+ * tile's layout, permuted, so it moves no data: the dot's conversion to
+ * its operand is then the one crossing, where the trans crossed threads
+ * to the shape's default layout and the dot crossed again (an mxfp4
+ * weight decoded along K and transposed back). Where a store or other
+ * ops read it, the trans' own conversion stays: moved to them it met
+ * narrower accesses (a transposed mask stored bytes one at a time). A
+ * loaded tile is left to wanted (layout_convert.c), which reads it in
+ * the permuted layout of the trans' result. */
+static void trans_follows(LayoutPass *p, IrOp *op)
+{
+    IrValue *x = op->operands[0], *r = op->results[0];
+    if (r->layout || !x->layout || x->layout->kind != LY_BLOCKED ||
+        (x->def && x->def->kind == IR_LOAD) || !lp_only_dots_read(op->parent, r))
+        return;
+    r->layout = lp_trans_layout(p, x->layout, op, false);
+}
+
 static bool assign_default(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
@@ -665,6 +696,8 @@ static bool assign_default(IrOp *op, void *ctx)
         branch_layouts(op);
     if (op->kind == IR_JOIN || op->kind == IR_RESHAPE)
         pair_layouts(p, op);
+    if (op->kind == IR_TRANS)
+        trans_follows(p, op);
     follow_pairs(p, op);
     if (op->kind == IR_GATHER)
         gather_layout(op);

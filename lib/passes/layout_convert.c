@@ -165,6 +165,29 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         return i == 1 ? op->results[0]->layout : NULL;
     case IR_HISTOGRAM: /* likewise: each mask beside its element */
         return i == 1 ? op->operands[0]->layout : NULL;
+    case IR_TRANS: {
+        /* the operand in the permuted layout of the result, so that the
+         * trans moves no data, where that costs no crossing of its own: a
+         * tile made in registers lies there already (layout.c's
+         * trans_follows); a tile loaded in the loop body that transposes it
+         * for ops other than dots is read that way from its shared ring
+         * (pipelined; dots read a transposed ring in place, pipeline.c).
+         * Not a tile loaded once, nor before the loop (converted there it
+         * would stay in registers for the whole loop, where pipe_resident.c
+         * keeps it in shared memory), nor an mma tile (attention backward's
+         * p^T: its conversion to a column-major blocked layout met bank
+         * conflicts that the transpose's own scratch avoids): those keep
+         * the trans' own crossing */
+        const Layout *r = op->results[0]->layout;
+        const IrOp *loop = op->parent ? op->parent->parent : NULL;
+        bool here = x->def && x->def->kind == IR_LOAD && x->def->parent == op->parent && loop &&
+            loop->kind == IR_FOR && !lp_only_dots_read(op->parent, op->results[0]);
+        Layout in;
+        if (r && x->layout && lp_trans_image(p, r, op, true, &in) && layout_equal(&in, x->layout))
+            return x->layout;
+        const Layout *read = r && here ? lp_trans_layout(p, r, op, true) : NULL;
+        return read ? read : lp_blocked_of(p, &x->type);
+    }
     case IR_JOIN:
     case IR_RESHAPE: {
         /* a pair joined or merged in registers (layout.c's pair_layouts):

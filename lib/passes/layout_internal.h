@@ -80,11 +80,20 @@ bool lp_carry_in_place(LayoutPass *p);
  * (size 2) held in each thread's registers next to the run of the dim
  * before it in blocked layout l (layout.c). */
 bool lp_merges_pair(const IrOp *op, const Layout *l);
+/* Whether every reader of v in b is a dot, as its A or B (layout.c). */
+bool lp_only_dots_read(IrBlock *b, const IrValue *v);
 /* layout_reshape.c: the blocked layout of shape `to` that holds each
  * element of a reshape from `from` in blocked layout l in the same thread
  * and register (the reshape then moves no data), interned; NULL where
  * none does. */
 const Layout *lp_reshape_layout(LayoutPass *p, const Layout *l, const Type *from, const Type *to);
+/* The blocked layout in which trans moves no data: its result's, made
+ * from l, its operand's (back: l is the result's); interned, NULL where
+ * none fits. */
+const Layout *lp_trans_layout(LayoutPass *p, const Layout *l, const IrOp *trans, bool back);
+/* The same layout, not interned (false where there is none). */
+bool lp_trans_image(const LayoutPass *p, const Layout *l, const IrOp *trans, bool back,
+                    Layout *out);
 /* The same layout, not interned (false where there is none). */
 bool lp_reshape_image(const LayoutPass *p, const Layout *l, const Type *from, const Type *to,
                       Layout *out);

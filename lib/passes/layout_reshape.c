@@ -1,4 +1,5 @@
-/* layout_reshape.c: the layout in which a reshape moves no data.
+/* layout_reshape.c: the layouts in which a reshape or a trans moves no
+ * data.
  *
  * A reshape keeps every element's row-major index, so the blocked layout
  * of the new shape that gives each thread the same elements in the same
@@ -108,4 +109,36 @@ const Layout *lp_reshape_layout(LayoutPass *p, const Layout *l, const Type *from
 {
     Layout c;
     return lp_reshape_image(p, l, from, to, &c) ? ir_layout_intern(p->f, &c) : NULL;
+}
+
+/* A trans keeps each element in its thread and register when the blocked
+ * layout's per-dim fields move with the dims and its order names the
+ * moved dims: result dim i is source dim perm[i]. With `back`, l is the
+ * result's layout and the source's is made. */
+bool lp_trans_image(const LayoutPass *p, const Layout *l, const IrOp *trans, bool back, Layout *out)
+{
+    int n = l->rank, to[TK_LAYOUT_MAX_RANK]; /* source dim -> result dim */
+    if (l->kind != LY_BLOCKED || trans->nints != n)
+        return false;
+    for (int i = 0; i < n; i++)
+        to[trans->ints[i]] = i;
+    *out = *l;
+    for (int i = 0; i < n; i++) {
+        int from = back ? to[i] : trans->ints[i];
+        out->spt[i] = l->spt[from], out->tpw[i] = l->tpw[from], out->wpc[i] = l->wpc[from];
+        out->order[i] = back ? trans->ints[l->order[i]] : to[l->order[i]];
+    }
+    const IrValue *v = back ? trans->operands[0] : trans->results[0];
+    return lp_fits(p, out, &v->type);
+}
+
+const Layout *lp_trans_layout(LayoutPass *p, const Layout *l, const IrOp *trans, bool back)
+{
+    Layout t;
+    if (!lp_trans_image(p, l, trans, back, &t))
+        return NULL;
+    const Layout *r = ir_layout_intern(p->f, &t);
+    if (!r)
+        p->failed = true;
+    return r;
 }

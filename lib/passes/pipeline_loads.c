@@ -273,8 +273,9 @@ static bool read_in_registers(Pipe *p, const IrOp *ld)
 {
     const IrValue *r = ld->results[0];
     int bits = dtype_bits(r->type.dt), n = 0;
-    if (r->type.rank != 2 || (bits != 16 && bits != 32) || !pipe_copyable(p, ld) ||
-        !stores_elsewhere(p, ld) || (p->loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld)))
+    if (r->type.rank != 2 || (bits != 8 && bits != 16 && bits != 32) || r->type.dt == DT_I1 ||
+        !pipe_copyable(p, ld) || !stores_elsewhere(p, ld) ||
+        (p->loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld)))
         return false;
     if (ld->nops > 2 && ld->operands[1] && ld->operands[2] && !ir_is_zero(ld->operands[2]) &&
         (!pass_can_remat(ld->operands[1]) || !pass_can_remat(ld->operands[2])))

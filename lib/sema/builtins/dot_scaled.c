@@ -107,11 +107,14 @@ static IrValue *unpack_e2m1(Sema *s, IrValue *x, bool last, Span at)
     return reshape_grown(s, swap_last(s, j, at), &x->type, n - 2, 2, at); /* (.., R, 2, C) */
 }
 
-/* The operand's values as fp32, before scaling. An e2m1 operand packed
- * along K unpacks along its K dim (lhs last, rhs the one before); with
+/* The operand's values as fp32, before scaling, or in ct where they are
+ * in ct already and no scale follows (a bf16 lhs goes in as it is, where
+ * a round trip through fp32 took registers and two conversions per pair).
+ * An e2m1 operand packed along K unpacks along its K dim (lhs last, rhs the one before); with
  * k_pack=False along the other one, M or N, as Triton's Fp4ToFp on that
  * axis. */
-static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, bool k_pack, Span at)
+static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, bool k_pack, bool scaled,
+                       DType ct, Span at)
 {
     if (f == MX_E2M1)
         return unpack_e2m1(s, x, rhs != k_pack, at);
@@ -120,6 +123,8 @@ static IrValue *decode(Sema *s, IrValue *x, MxFormat f, bool rhs, bool k_pack, S
         if (x->type.dt != fmt_dt[f])
             x = sema_bitcast(s, x, fmt_dt[f], at);
     }
+    if (x && x->type.dt == ct && !scaled)
+        return x;
     return x ? sema_cast(s, x, DT_F32, at) : NULL;
 }
 
@@ -185,10 +190,9 @@ static bool check_scale(Sema *s, IrValue *sc, const Type *d, bool rhs, int k, Sp
     return ok;
 }
 
-/* One operand decoded, scaled and in the compute dtype; m is the
- * product's M (the lhs' rows), k its K. */
+/* One operand decoded, scaled and in the compute dtype; k its K. */
 static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool k_pack,
-                        bool fast_math, DType ct, Span at, Span sc_at, int m, int *k)
+                        bool fast_math, DType ct, Span at, Span sc_at, int *k)
 {
     const char *side = rhs ? "rhs" : "lhs";
     IrValue *x = sema_to_tensor(s, v, at);
@@ -196,16 +200,15 @@ static IrValue *operand(Sema *s, SVal v, SVal scale, MxFormat f, bool rhs, bool 
         return NULL;
     /* an e2m1 rhs packed along K is decoded as its transpose, K last, the
      * way the lhs is: its nibble pairs join and its scales spread along the
-     * last dim, in each thread's registers, and only the packed bytes and
-     * the finished bf16 tile cross threads, where the decoded values (K
-     * along the rows) and the spread scales crossed as fp32 tiles. Only
-     * for 64 rows or more (m): on an H100 a 128x128x128 tile of 8 warps
-     * went from 1.93 to 0.98 ms, a 16x64x256 one of 4 warps (mma.sync,
-     * not wgmma) from 0.84 to 1.25 ms */
-    bool flip = rhs && f == MX_E2M1 && k_pack && m >= 64;
+     * last dim, in each thread's registers, and the finished bf16 tile is
+     * transposed back in registers (the layout pass' trans_follows), so
+     * only the packed bytes (read from their shared ring) and that tile (to
+     * the dot's operand) cross threads, where the decoded values (K along
+     * the rows) and the spread scales crossed as fp32 tiles */
+    bool flip = rhs && f == MX_E2M1 && k_pack;
     if (flip && !(x = swap_last(s, x, at)))
         return NULL;
-    IrValue *d = decode(s, x, f, rhs && !flip, k_pack, at);
+    IrValue *d = decode(s, x, f, rhs && !flip, k_pack, sv_has(scale), ct, at);
     if (!d)
         return NULL;
     int n = d->type.rank;
@@ -264,9 +267,8 @@ static SVal b_dot_scaled(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
     }
     DType ct = lf == MX_FP16 || rf == MX_FP16 ? DT_F16 : DT_BF16;
     int kl, kr;
-    IrValue *l = operand(s, a[0], a[1], lf, false, lpack, fast, ct, at[0], at[1], 0, &kl);
-    int m = l ? l->type.shape[l->type.rank - 2] : 0;
-    IrValue *r = l ? operand(s, a[3], a[4], rf, true, rpack, fast, ct, at[3], at[4], m, &kr) : NULL;
+    IrValue *l = operand(s, a[0], a[1], lf, false, lpack, fast, ct, at[0], at[1], &kl);
+    IrValue *r = l ? operand(s, a[3], a[4], rf, true, rpack, fast, ct, at[3], at[4], &kr) : NULL;
     if (!r)
         return bad();
     if (l->type.rank != r->type.rank)
