@@ -430,8 +430,7 @@ static int64_t permute_index(int64_t b, const Type *dst, const Type *src, const 
     return r;
 }
 
-bool cg_pick_registers(Cg *cg, const LinLayout *li, const LinLayout *lo, CgVal x, int n,
-                       CgVal *out)
+bool cg_pick_registers(Cg *cg, const LinLayout *li, const LinLayout *lo, CgVal x, int n, CgVal *out)
 {
     if (li->nthread != lo->nthread)
         return false;

@@ -135,7 +135,8 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
  * each call runs its own process in its own temp folder. smem: the
  * kernel's dynamic shared memory per program (-1: unknown); where it is
  * known and registers alone keep one more program off an SM, ptxas runs
- * again with the .maxnreg that admits it, kept when nothing spills. */
+ * again with the .maxnreg that admits it, kept when it spills at most a
+ * few words (rt_ptxas_retry_kept). */
 tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, int64_t smem, StrBuf *out);
 /* rt_ptxas's retry: for PTX that ptxas assembled with regs registers and
  * spills bytes of spill, smem dynamic and static_smem static shared bytes
@@ -143,6 +144,9 @@ tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, int64_t smem, 
  * with *at where the directive goes; 0 for no retry. */
 int rt_ptxas_more_programs(const char *ptx, const char *arch, int64_t smem, int regs, int spills,
                            int static_smem, size_t *at);
+/* Whether the retry's cubin, regs registers and spills bytes of spill
+ * stores and loads at .maxnreg r, replaces the first one. */
+bool rt_ptxas_retry_kept(int regs, int spills, int r);
 /* Whether PTX text carries line tables (.file directives): its cubin is
  * then made with line info (CU_JIT_GENERATE_LINE_INFO, ptxas -lineinfo),
  * which the assembler otherwise drops. */
