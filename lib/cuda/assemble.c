@@ -310,10 +310,12 @@ int rt_ptxas_more_programs(const char *ptx, const char *arch, int64_t smem, int 
 }
 
 /* Bytes of spill stores and loads together that the retry may add: three
- * words, where the extra program pays for them. On an H100 an int4 GEMM
- * at 128 registers (8 bytes stored, 4 loaded) ran 4% faster with 4
- * programs an SM than with 3 at 167 registers, while a paged decode
- * attention at 128 (16 and 8 bytes) ran 5% slower than with 3 at 144. */
+ * words, where the extra program pays for them. On an H100, at 128
+ * registers and 24 bytes of spills, an int4 GEMM ran 4% faster with 4
+ * programs an SM than with 3 at 167 registers, and a paged decode
+ * attention 5% slower than with 3 at 144; the GEMM, once its zero points
+ * crossed threads at their own size, spills 12 bytes at 128 (CUDA 13's
+ * ptxas). */
 enum { RETRY_SPILL_BYTES = 12 };
 
 bool rt_ptxas_retry_kept(int regs, int spills, int r)

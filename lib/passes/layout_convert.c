@@ -158,6 +158,14 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         if (op->kind == IR_EXPAND_DIMS && op->results[0]->type.rank == 2 &&
             op->results[0]->layout->kind == LY_BLOCKED && !pass_can_remat(x))
             return lp_slice_of(p, op->results[0]->layout, op->axis);
+        /* a tile broadcast along its size-1 dims (a row of zero points
+         * widened by joins, subtracted from a weight tile) crosses to the
+         * result's layout at its own size, where each thread then holds
+         * what it broadcasts: in the shape's default layout it crossed
+         * there and again in the broadcast, at the result's size */
+        if (op->kind == IR_BROADCAST && op->results[0]->layout->kind == LY_BLOCKED &&
+            !pass_can_remat(x) && lp_fits(p, op->results[0]->layout, &x->type))
+            return op->results[0]->layout;
         return lp_blocked_of(p, &x->type);
     case IR_GATHER:
         /* src goes to shared memory whole from wherever it lies; each

@@ -87,6 +87,9 @@ bool lp_only_dots_read(IrBlock *b, const IrValue *v);
  * and register (the reshape then moves no data), interned; NULL where
  * none does. */
 const Layout *lp_reshape_layout(LayoutPass *p, const Layout *l, const Type *from, const Type *to);
+/* The same layout, not interned (false where there is none). */
+bool lp_reshape_image(const LayoutPass *p, const Layout *l, const Type *from, const Type *to,
+                      Layout *out);
 /* The blocked layout in which trans moves no data: its result's, made
  * from l, its operand's (back: l is the result's); interned, NULL where
  * none fits. */
@@ -94,8 +97,5 @@ const Layout *lp_trans_layout(LayoutPass *p, const Layout *l, const IrOp *trans,
 /* The same layout, not interned (false where there is none). */
 bool lp_trans_image(const LayoutPass *p, const Layout *l, const IrOp *trans, bool back,
                     Layout *out);
-/* The same layout, not interned (false where there is none). */
-bool lp_reshape_image(const LayoutPass *p, const Layout *l, const Type *from, const Type *to,
-                      Layout *out);
 
 #endif
