@@ -656,17 +656,18 @@ static void branch_layouts(IrOp *op)
             op->results[i]->layout = lp_branch_layout(op, i);
 }
 
-bool lp_only_dots_read(IrBlock *b, const IrValue *v)
+bool pass_only_dots_read(IrBlock *b, const IrValue *v)
 {
     int n = 0;
     for (const IrOp *o = b->first; o; o = o->next)
         for (int k = 0; k < o->nops; k++)
             if (o->operands[k] == v) {
-                if (o->kind != IR_DOT || k > 1)
+                const Layout *l = o->kind == IR_CONVERT_LAYOUT ? o->results[0]->layout : NULL;
+                if (!(o->kind == IR_DOT && k < 2) && !(l && l->kind == LY_DOT_OP))
                     return false;
                 n++;
             }
-    return n > 0 && n == lp_reads_in(b, v);
+    return n > 0 && n == ir_count_reads(b, v);
 }
 
 /* A trans of a tile made in registers that only dots read takes the
@@ -682,7 +683,7 @@ static void trans_follows(LayoutPass *p, IrOp *op)
 {
     IrValue *x = op->operands[0], *r = op->results[0];
     if (r->layout || !x->layout || x->layout->kind != LY_BLOCKED ||
-        (x->def && x->def->kind == IR_LOAD) || !lp_only_dots_read(op->parent, r))
+        (x->def && x->def->kind == IR_LOAD) || !pass_only_dots_read(op->parent, r))
         return;
     r->layout = lp_trans_layout(p, x->layout, op, false);
 }

@@ -189,7 +189,7 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         const Layout *r = op->results[0]->layout;
         const IrOp *loop = op->parent ? op->parent->parent : NULL;
         bool here = x->def && x->def->kind == IR_LOAD && x->def->parent == op->parent && loop &&
-            loop->kind == IR_FOR && !lp_only_dots_read(op->parent, op->results[0]);
+            loop->kind == IR_FOR && !pass_only_dots_read(op->parent, op->results[0]);
         Layout in;
         if (r && x->layout && lp_trans_image(p, r, op, true, &in) && layout_equal(&in, x->layout))
             return x->layout;

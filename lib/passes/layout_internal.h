@@ -80,8 +80,6 @@ bool lp_carry_in_place(LayoutPass *p);
  * (size 2) held in each thread's registers next to the run of the dim
  * before it in blocked layout l (layout.c). */
 bool lp_merges_pair(const IrOp *op, const Layout *l);
-/* Whether every reader of v in b is a dot, as its A or B (layout.c). */
-bool lp_only_dots_read(IrBlock *b, const IrValue *v);
 /* layout_reshape.c: the blocked layout of shape `to` that holds each
  * element of a reshape from `from` in blocked layout l in the same thread
  * and register (the reshape then moves no data), interned; NULL where

@@ -37,6 +37,9 @@ bool pass_layout(IrFunc *f);
 /* v is built from arange, constants, scalars and cheap elementwise or shape
  * ops, so it can be recomputed in any layout instead of moved (layout.c) */
 bool pass_can_remat(const IrValue *v);
+/* v is read in b (at its top level), and only by dots, as A or B, or by
+ * conversions to a dot operand's layout (layout.c) */
+bool pass_only_dots_read(IrBlock *b, const IrValue *v);
 /* The values v is recomputed from where pass_can_remat is false: the
  * leaves (at most max, into leaves) that the ops above them, cheap
  * elementwise and shape ops, cannot recompute; -1 where there are more or

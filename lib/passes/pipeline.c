@@ -354,18 +354,6 @@ static bool all_private(const Pipe *p)
 }
 
 /* Load i becomes a view of its ring's slot rd. */
-/* Whether only dots read t, as an operand or through a conversion to one. */
-static bool only_dots_read(const Pipe *p, const IrValue *t)
-{
-    for (const IrOp *o = p->body->first; o; o = o->next)
-        for (int k = 0; k < o->nops; k++)
-            if (o->operands[k] == t && !(o->kind == IR_DOT && k < 2) &&
-                !(o->kind == IR_CONVERT_LAYOUT && o->results[0]->layout &&
-                  o->results[0]->layout->kind == LY_DOT_OP))
-                return false;
-    return true;
-}
-
 /* A transpose of a ring's tile that only dots read is the same tile read
  * the other way round: a shared layout with the order swapped, which the
  * dot reading it takes in place (codegen/mma.c). A tile read into
@@ -375,7 +363,7 @@ static void view_transposes(Pipe *p, IrValue *view)
 {
     for (IrOp *o = p->body->first; o; o = o->next)
         if (o->kind == IR_TRANS && pipe_trans_reads(p, o, view) &&
-            only_dots_read(p, o->results[0])) {
+            pass_only_dots_read(p->body, o->results[0])) {
             if (o->operands[0] != view) {
                 IrOp *c = o->operands[0]->def;
                 o->operands[0] = view;
