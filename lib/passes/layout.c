@@ -577,6 +577,75 @@ static const Layout *pair_operand(const LayoutPass *p, const IrOp *u)
     return l;
 }
 
+const Layout *lp_unpaired(LayoutPass *p, const Layout *l)
+{
+    int k = l->rank - 1;
+    if (l->kind != LY_BLOCKED || k < 1 || l->spt[k] != 2 || l->tpw[k] != 1 || l->wpc[k] != 1 ||
+        l->order[0] != k)
+        return NULL;
+    Layout n = *l;
+    n.rank = k;
+    for (int i = 0; i < k; i++)
+        n.order[i] = l->order[i + 1];
+    return ir_layout_intern(p->f, &n);
+}
+
+/* The layout of a reshape's operand (.., C, 2) that merges its pairs into
+ * a result (.., 2C) laid out in l, the pair in each thread's registers
+ * (pair_layouts' merge, the other way round), or NULL. */
+static const Layout *pre_merge(LayoutPass *p, const IrOp *op, const Layout *l)
+{
+    Type in = op->operands[0]->type, out = op->results[0]->type;
+    int k = out.rank;
+    if (l->kind != LY_BLOCKED || l->rank != k || in.rank != k + 1 || in.shape[k] != 2 ||
+        out.shape[k - 1] != 2 * in.shape[k - 1] || l->spt[k - 1] % 2 || l->order[0] != k - 1)
+        return NULL;
+    Layout n = *l;
+    n.rank = k + 1;
+    n.spt[k - 1] /= 2;
+    n.spt[k] = 2, n.tpw[k] = 1, n.wpc[k] = 1;
+    n.order[0] = k;
+    for (int i = 0; i < k; i++)
+        n.order[i + 1] = l->order[i];
+    return ir_layout_intern(p->f, &n);
+}
+
+/* Gives x, read by `reader` alone, layout l, and so on back along the
+ * elementwise ops, joins and reshapes that made it from values read once
+ * (by one op): a row of zero
+ * points widened by tl.interleave, shifted and masked, then broadcast
+ * over a weight tile in l, is made in l at its own size, and only what
+ * starts the chain (a few packed words) crosses threads. */
+static void pull_back(LayoutPass *p, const IrOp *reader, IrValue *x, const Layout *l, int depth)
+{
+    IrOp *d = x->def;
+    int uses = 0;
+    for (int i = 0; i < reader->nops; i++)
+        uses += reader->operands[i] == x;
+    if (!l || !d || depth == 0 || d->nres != 1 || x->type.rank != l->rank ||
+        lp_reads_in(p->f->body, x) != uses || pass_can_remat(x) || !lp_fits(p, l, &x->type))
+        return;
+    const Layout *in = NULL;
+    if (d->kind == IR_RESHAPE) {
+        in = pre_merge(p, d, l);
+        in = in ? in : lp_reshape_layout(p, l, &x->type, &d->operands[0]->type);
+    } else if (d->kind == IR_JOIN)
+        in = lp_unpaired(p, l);
+    else if (!lp_elementwise(d->kind))
+        return;
+    x->layout = l;
+    for (int i = 0; i < d->nops; i++) {
+        IrValue *o = d->operands[i];
+        if (i > 0 && o == d->operands[0])
+            continue;
+        if (lp_elementwise(d->kind) && o->type.rank == x->type.rank &&
+            memcmp(o->type.shape, x->type.shape, sizeof(int) * (size_t)x->type.rank) == 0)
+            pull_back(p, d, o, l, depth - 1);
+        else if (in)
+            pull_back(p, d, o, in, depth - 1);
+    }
+}
+
 /* A vector expanded and broadcast (assign_broadcast) that only op reads
  * is expanded and broadcast in l, op's layout, instead: the vector crosses
  * threads, not the tile. */
@@ -601,6 +670,13 @@ static void rebroadcast(LayoutPass *p, const IrOp *op, IrValue *b, const Layout 
         return;
     }
     IrValue *e = d && d->kind == IR_BROADCAST ? d->operands[0] : NULL;
+    if (e && e->layout != l && e->def && e->def->kind != IR_EXPAND_DIMS &&
+        lp_reads_in(p->f->body, b) == 1) {
+        pull_back(p, d, e, l, 16);
+        if (e->layout == l)
+            b->layout = l;
+        return;
+    }
     if (!e || b->layout == l || !e->def || e->def->kind != IR_EXPAND_DIMS ||
         e->type.rank != l->rank || lp_reads_in(op->parent, b) != 1 ||
         lp_reads_in(d->parent, e) != 1 || lp_reads_in(p->f->body, b) != 1 ||

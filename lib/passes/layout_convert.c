@@ -201,9 +201,11 @@ static const Layout *wanted(LayoutPass *p, const IrOp *op, int i)
         /* a pair joined or merged in registers (layout.c's pair_layouts):
          * the operands keep the layout the result was made from */
         const Layout *l = op->operands[0]->layout, *r = op->results[0]->layout;
-        if (l && r && l->kind == LY_BLOCKED && r->kind == LY_BLOCKED &&
-            (op->kind == IR_JOIN ? r->rank == l->rank + 1 && r->spt[l->rank] == 2
-                                 : lp_merges_pair(op, l)))
+        const Layout *pair = op->kind == IR_JOIN && r ? lp_unpaired(p, r) : NULL;
+        if (pair && lp_fits(p, pair, &x->type))
+            return pair;
+        if (l && r && l->kind == LY_BLOCKED && r->kind == LY_BLOCKED && op->kind == IR_RESHAPE &&
+            lp_merges_pair(op, l))
             return l;
         /* a reshape reads in place from the layout its result's is the image of */
         const Layout *in = op->kind == IR_RESHAPE

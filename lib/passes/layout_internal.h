@@ -80,6 +80,10 @@ bool lp_carry_in_place(LayoutPass *p);
  * (size 2) held in each thread's registers next to the run of the dim
  * before it in blocked layout l (layout.c). */
 bool lp_merges_pair(const IrOp *op, const Layout *l);
+/* l without its last dim, where that dim is a pair in each thread's
+ * registers (a join's result): its operands' layout; NULL otherwise
+ * (layout.c). */
+const Layout *lp_unpaired(LayoutPass *p, const Layout *l);
 /* layout_reshape.c: the blocked layout of shape `to` that holds each
  * element of a reshape from `from` in blocked layout l in the same thread
  * and register (the reshape then moves no data), interned; NULL where
