@@ -4,7 +4,7 @@ package, torch tensors on the GPU) against real Triton, each side in a
 child process with a fresh compile cache; compares the outputs as
 test/corpus/run_gpu.py does and reports each side's first-call time.
 
-    PYTHONPATH=PACK python3 python/tests/gpu/run_corpus.py [-k NAME] [--device N] [--out FILE]
+    PYTHONPATH=PACK python3 python/tests/gpu/run_corpus.py [-k REGEX] [--device N] [--out FILE]
         [--split I/N]
 
 Exit status: 0 all matched (and tk's first call was at most 10% of
@@ -43,7 +43,7 @@ def side(want, cmd, case, indir, outdir, env, timeout, device):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("-k", default="")
+    ap.add_argument("-k", default="", help="a regex over the case's name and file")
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--out")
     ap.add_argument("--timeout", type=int, default=600)
@@ -71,7 +71,7 @@ def main():
             log.flush()
     part, parts = (int(x) for x in a.split.split("/"))
     cases = [c for i, c in enumerate(corpus_cases.cases())
-             if i % parts == part and (not a.k or a.k in c.name or a.k in c.file)]
+             if i % parts == part and (not a.k or re.search(a.k, c.name) or re.search(a.k, c.file))]
 
     def run_one(case):
         with tempfile.TemporaryDirectory() as tmp:
