@@ -612,10 +612,10 @@ static const Layout *pre_merge(LayoutPass *p, const IrOp *op, const Layout *l)
 
 /* Gives x, read by `reader` alone, layout l, and so on back along the
  * elementwise ops, joins and reshapes that made it from values read once
- * (by one op): a row of zero
- * points widened by tl.interleave, shifted and masked, then broadcast
- * over a weight tile in l, is made in l at its own size, and only what
- * starts the chain (a few packed words) crosses threads. */
+ * (by one op): a row of zero points widened by tl.interleave, shifted and
+ * masked, then broadcast over a weight tile in l, is made in l at its own
+ * size, and only what starts the chain (a few packed words) crosses
+ * threads. */
 static void pull_back(LayoutPass *p, const IrOp *reader, IrValue *x, const Layout *l, int depth)
 {
     IrOp *d = x->def;
