@@ -190,51 +190,77 @@ static void read_use(const char *log, PtxasUse *u)
         fclose(f);
 }
 
-/* Runs `ptxas -v -arch=ARCH -o out.cubin in.ptx` in a temp folder, its
- * output in a log there, what it used in *u. */
-static tk_status run_ptxas(const char *ptxas, const char *dir, const char *arch, bool lines,
-                           StrBuf *out, PtxasUse *u)
+/* One ptxas process over STEM.ptx in a temp folder, writing STEM.cubin
+ * and its output to STEM.log there. */
+typedef struct PtxasRun {
+    pid_t pid;
+    char in[600], cubin[600], log[600];
+} PtxasRun;
+
+static void run_paths(PtxasRun *run, const char *dir, const char *stem)
 {
-    char in[600], cubin[600], log[600], archopt[64];
-    snprintf(in, sizeof in, "%s/in.ptx", dir);
-    snprintf(cubin, sizeof cubin, "%s/out.cubin", dir);
-    snprintf(log, sizeof log, "%s/ptxas.log", dir);
+    snprintf(run->in, sizeof run->in, "%s/%s.ptx", dir, stem);
+    snprintf(run->cubin, sizeof run->cubin, "%s/%s.cubin", dir, stem);
+    snprintf(run->log, sizeof run->log, "%s/%s.log", dir, stem);
+}
+
+/* Starts `ptxas -v -arch=ARCH [-lineinfo] -o STEM.cubin STEM.ptx`; STEM.ptx
+ * is written already. */
+static tk_status ptxas_start(const char *ptxas, const char *arch, bool lines, PtxasRun *run)
+{
+    char archopt[64], lineinfo[] = "-lineinfo", verbose[] = "-v", o[] = "-o";
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
-    char lineinfo[] = "-lineinfo";
-    char verbose[] = "-v";
-    char *argv[] = {(char *)ptxas, verbose, archopt, "-o", cubin, in, NULL, NULL};
+    char *argv[] = {(char *)ptxas, verbose, archopt, o, run->cubin, run->in, NULL, NULL};
     if (lines) { /* in front of the input, which stays last */
         argv[5] = lineinfo;
-        argv[6] = in;
+        argv[6] = run->in;
     }
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
         return err_set(TK_ERR_NO_MEMORY, "out of memory starting ptxas");
-    pid_t pid = 0;
-    int rc = posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
-                                              0600);
+    int rc = posix_spawn_file_actions_addopen(&fa, 1, run->log,
+                                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     if (rc == 0)
         rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
     if (rc == 0)
-        rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
+        rc = posix_spawn(&run->pid, ptxas, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         return err_set(TK_ERR_IO, "cannot run %s: %s", ptxas, strerror(rc));
+    return TK_OK;
+}
+
+/* Waits for the run; its cubin appended to out, what it used in *u. */
+static tk_status ptxas_finish(const char *ptxas, const PtxasRun *run, StrBuf *out, PtxasUse *u)
+{
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
+    while (waitpid(run->pid, &status, 0) < 0)
         if (errno != EINTR)
             return err_set(TK_ERR_IO, "waiting for %s: %s", ptxas, strerror(errno));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char why[512];
-        first_line(log, why, sizeof why);
+        first_line(run->log, why, sizeof why);
         return err_set(TK_ERR_COMPILE, "%s failed: %s", ptxas, why[0] ? why : "(no message)");
     }
-    if (!read_all(cubin, out))
+    if (!read_all(run->cubin, out))
         return err_set(TK_ERR_IO, "cannot read what %s wrote", ptxas);
-    read_use(log, u);
-    unlink(cubin);
-    unlink(log); /* a second run writes both again */
+    read_use(run->log, u);
     return TK_OK;
+}
+
+/* Waits for the run, whatever it gave. */
+static void ptxas_reap(const PtxasRun *run)
+{
+    int status;
+    while (waitpid(run->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+}
+
+static void run_remove(const PtxasRun *run)
+{
+    unlink(run->in);
+    unlink(run->cubin);
+    unlink(run->log);
 }
 
 /* ---- one more program an SM --------------------------------------------------------- */
@@ -284,29 +310,72 @@ static int programs_by_regs(int regs, int warps)
  * program sped up each of five that changed (an int8 attention 18%, a
  * fused linear cross-entropy 8%) while four of six kernels without one
  * (Welford, a recurrence, dropout, rotary) lost 3-7%. */
-int rt_ptxas_more_programs(const char *ptx, const char *arch, int64_t smem, int regs, int spills,
-                           int static_smem, size_t *at)
+typedef struct RetryShape {
+    int warps, limit; /* a program's warps; programs an SM without registers' limit */
+    size_t at;        /* where .maxnreg goes */
+} RetryShape;
+
+/* What the retry depends on besides registers; false where it never runs
+ * (no tensor-core op, the PTX's own limits, an arch not listed). */
+static bool retry_shape(const char *ptx, const char *arch, int64_t smem, RetryShape *s)
 {
     SmLimits l;
     const char *m = strstr(ptx, "\n.maxntid ");
     bool mma = strstr(ptx, "\tmma.sync") || strstr(ptx, "\twgmma.mma_async");
-    if (smem < 0 || regs < 1 || spills != 0 || !m || !mma || !sm_limits(arch, &l) ||
-        strstr(ptx, ".maxnreg") || strstr(ptx, ".minnctapersm") || strstr(ptx, "setmaxnreg"))
-        return 0;
-    int T = maxntid_threads(m + 1), warps = (T + 31) / 32;
+    if (smem < 0 || !m || !mma || !sm_limits(arch, &l) || strstr(ptx, ".maxnreg") ||
+        strstr(ptx, ".minnctapersm") || strstr(ptx, "setmaxnreg"))
+        return false;
+    int T = maxntid_threads(m + 1);
     const char *eol = T ? strchr(m + 1, '\n') : NULL;
     if (!eol)
+        return false;
+    s->warps = (T + 31) / 32;
+    s->limit = l.programs < l.warps / s->warps ? l.programs : l.warps / s->warps;
+    if (smem > 0 && l.smem / (smem + 1024) < s->limit)
+        s->limit = (int)(l.smem / (smem + 1024));
+    s->at = (size_t)(eol + 1 - ptx);
+    return true;
+}
+
+static int retry_regs(const RetryShape *s, int regs)
+{
+    int have = programs_by_regs(regs, s->warps);
+    if (have < 1 || have >= s->limit)
         return 0;
-    int limit = l.programs < l.warps / warps ? l.programs : l.warps / warps;
-    smem += static_smem;
-    if (smem > 0 && l.smem / (smem + 1024) < limit)
-        limit = (int)(l.smem / (smem + 1024));
-    int have = programs_by_regs(regs, warps);
-    if (have < 1 || have >= limit)
-        return 0;
-    int r = 65536 / ((have + 1) * warps * 32) / 8 * 8;
-    *at = (size_t)(eol + 1 - ptx);
+    int r = 65536 / ((have + 1) * s->warps * 32) / 8 * 8;
     return r >= 32 && r < regs ? r : 0;
+}
+
+int rt_ptxas_more_programs(const char *ptx, const char *arch, int64_t smem, int regs, int spills,
+                           int static_smem, size_t *at)
+{
+    RetryShape s;
+    if (smem < 0 || regs < 1 || spills != 0 || !retry_shape(ptx, arch, smem + static_smem, &s))
+        return 0;
+    int r = retry_regs(&s, regs);
+    if (r)
+        *at = s.at;
+    return r;
+}
+
+/* Where every register count ptxas could take (up to 255) leads to the
+ * same retry or to none, that retry can run beside the first ptxas
+ * rather than after it: its .maxnreg, or 0. Static shared memory is
+ * taken as none; rt_ptxas checks the first run's own answer. */
+int rt_ptxas_retry_foreseen(const char *ptx, const char *arch, int64_t smem, size_t *at)
+{
+    RetryShape s;
+    if (smem < 0 || !retry_shape(ptx, arch, smem, &s))
+        return 0;
+    int only = 0;
+    for (int regs = 1; regs <= 255; regs++) {
+        int r = retry_regs(&s, regs);
+        if (r && only && r != only)
+            return 0;
+        only = r ? r : only;
+    }
+    *at = s.at;
+    return only;
 }
 
 /* Bytes of spill stores and loads together that the retry may add: three
@@ -323,28 +392,78 @@ bool rt_ptxas_retry_kept(int regs, int spills, int r)
     return regs > 0 && regs <= r && spills >= 0 && spills <= RETRY_SPILL_BYTES;
 }
 
-/* The first cubin stays unless the PTX with .maxnreg r assembles with at
- * most a few words of spills (ptxas may need the registers: then one
- * program fewer it is). */
-static void try_maxnreg(const char *ptxas, const char *dir, const char *ptx, size_t len,
-                        const char *arch, int r, size_t at, StrBuf *out, size_t start)
+/* Writes the PTX with `.maxnreg r` at `at` to run->in and starts ptxas on
+ * it. */
+static tk_status retry_start(const char *ptxas, const char *arch, const char *ptx, size_t len,
+                             int r, size_t at, PtxasRun *run)
 {
-    char line[32], in[600];
+    char line[32];
     snprintf(line, sizeof line, ".maxnreg %d\n", r);
-    snprintf(in, sizeof in, "%s/in.ptx", dir);
     FilePart parts[3] = {{ptx, at}, {line, strlen(line)}, {ptx + at, len - at}};
-    if (file_replace(in, parts, 3, 0600) != 0)
-        return;
+    int err = file_replace(run->in, parts, 3, 0600);
+    if (err)
+        return err_set(TK_ERR_IO, "cannot write %s: %s", run->in, strerror(err));
+    return ptxas_start(ptxas, arch, rt_ptx_has_lines(ptx, len), run);
+}
+
+/* The retry's cubin replaces the first one (from start in out) where it
+ * assembled with at most a few words of spills at .maxnreg r (ptxas may
+ * need the registers: then one program fewer it is). Always waits for the
+ * run; leaves no error behind. */
+static void retry_finish(const char *ptxas, const PtxasRun *run, int r, StrBuf *out, size_t start)
+{
     StrBuf again;
     sb_init(&again);
     PtxasUse u;
-    if (run_ptxas(ptxas, dir, arch, rt_ptx_has_lines(ptx, len), &again, &u) == TK_OK &&
-        rt_ptxas_retry_kept(u.regs, u.spills, r) && !again.oom) {
+    if (ptxas_finish(ptxas, run, &again, &u) == TK_OK && rt_ptxas_retry_kept(u.regs, u.spills, r) &&
+        !again.oom) {
         out->len = start;
         sb_write(out, again.data, again.len);
     }
     err_clear();
     sb_free(&again);
+}
+
+/* The first ptxas run, with the retry beside it where its .maxnreg can be
+ * foreseen (a tensor-core kernel's two compiles then take the time of
+ * one), else after it where the first run's registers call for one. */
+static tk_status assemble(const char *ptxas, const char *dir, const char *ptx, size_t len,
+                          const char *arch, int64_t smem, StrBuf *out)
+{
+    PtxasRun first, retry;
+    run_paths(&first, dir, "in");
+    run_paths(&retry, dir, "retry");
+    size_t start = out->len, at = 0, spec_at = 0;
+    FilePart part = {ptx, len};
+    int err = file_replace(first.in, &part, 1, 0600);
+    if (err)
+        return err_set(TK_ERR_IO, "cannot write %s: %s", first.in, strerror(err));
+    int spec = rt_ptxas_retry_foreseen(ptx, arch, smem, &spec_at);
+    if (spec && retry_start(ptxas, arch, ptx, len, spec, spec_at, &retry) != TK_OK) {
+        err_clear();
+        spec = 0;
+    }
+    PtxasUse u = {-1, -1, 0};
+    tk_status s = ptxas_start(ptxas, arch, rt_ptx_has_lines(ptx, len), &first);
+    if (s == TK_OK)
+        s = ptxas_finish(ptxas, &first, out, &u);
+    int r = s == TK_OK ? rt_ptxas_more_programs(ptx, arch, smem, u.regs, u.spills, u.smem, &at) : 0;
+    if (spec && s == TK_OK && r == spec) {
+        retry_finish(ptxas, &retry, r, out, start);
+        r = 0;
+    } else if (spec) {
+        ptxas_reap(&retry); /* its answer is not wanted, but no process is left behind */
+    }
+    run_remove(&retry);
+    if (r) {
+        if (retry_start(ptxas, arch, ptx, len, r, at, &retry) == TK_OK)
+            retry_finish(ptxas, &retry, r, out, start);
+        else
+            err_clear();
+        run_remove(&retry);
+    }
+    run_remove(&first);
+    return s;
 }
 
 tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, int64_t smem, StrBuf *out)
@@ -360,23 +479,7 @@ tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, int64_t smem, 
     snprintf(dir, sizeof dir, "%s/tk-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         return err_set(TK_ERR_IO, "cannot make a temp folder for ptxas: %s", strerror(errno));
-    char in[600];
-    snprintf(in, sizeof in, "%s/in.ptx", dir);
-    FilePart part = {ptx, len};
-    int err = file_replace(in, &part, 1, 0600);
-    size_t start = out->len, at = 0;
-    PtxasUse u = {-1, -1, 0};
-    tk_status s = err ? err_set(TK_ERR_IO, "cannot write %s: %s", in, strerror(err))
-                      : run_ptxas(ptxas, dir, arch, rt_ptx_has_lines(ptx, len), out, &u);
-    int r = s == TK_OK ? rt_ptxas_more_programs(ptx, arch, smem, u.regs, u.spills, u.smem, &at) : 0;
-    if (r)
-        try_maxnreg(ptxas, dir, ptx, len, arch, r, at, out, start);
-    static const char *const files[] = {"in.ptx", "out.cubin", "ptxas.log"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        char p[600];
-        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
-        unlink(p);
-    }
+    tk_status s = assemble(ptxas, dir, ptx, len, arch, smem, out);
     rmdir(dir);
     return s;
 }

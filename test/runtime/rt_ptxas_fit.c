@@ -2,8 +2,9 @@
  * more program shares an SM: only a tensor-core kernel, only where
  * registers (not shared memory, warps or a spill) are what limits, never
  * over the PTX's own limits; the count is the share of the register file
- * of one program more, placed right after .maxntid; and when it keeps
- * what it got. */
+ * of one program more, placed right after .maxntid; when it keeps what
+ * it got; and when that retry is known before the first run (it then runs
+ * beside it). */
 #include "rt_test.h"
 
 #include "cuda/cuda.h"
@@ -74,9 +75,31 @@ static void test_kept(void)
     CHECK(!rt_ptxas_retry_kept(128, -1, 128));
 }
 
+/* The retry runs beside the first ptxas only where every register count
+ * leads to one .maxnreg or to none. */
+static void test_foreseen(void)
+{
+    size_t at = 0;
+    /* 8 warps, shared memory for 2 programs: only 1 -> 2 programs, at 128 */
+    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", 98304, &at) == 128);
+    CHECK(at == (size_t)(strstr(eight, ".maxntid") - eight) + strlen(".maxntid 256, 1, 1\n"));
+    /* 4 warps, 4 programs' shared memory: 2 -> 3 (168) or 3 -> 4 (128) */
+    CHECK(rt_ptxas_retry_foreseen(wgmma_ptx, "sm_90a", 50304, &at) == 0);
+    /* shared memory for 1 program of 8 warps: no retry at any count */
+    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", 150000, &at) == 0);
+    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", -1, &at) == 0);
+    static const char plain[] = "\n.maxntid 256, 1, 1\n\tfma.rn.f32 ...;\n";
+    CHECK(rt_ptxas_retry_foreseen(plain, "sm_90a", 98304, &at) == 0);
+    /* what it foresees is what the first run's count would ask for */
+    for (int regs = 129; regs <= 255; regs++)
+        CHECK(fit(eight, "sm_90a", 98304, regs, 0, 0, &at) == 128);
+    CHECK(fit(eight, "sm_90a", 98304, 128, 0, 0, &at) == 0);
+}
+
 int main(void)
 {
     test_kept();
+    test_foreseen();
     test_gemm();
     test_no_retry();
     if (failures)
