@@ -337,10 +337,20 @@ static bool retry_shape(const char *ptx, const char *arch, int64_t smem, RetrySh
     return true;
 }
 
+/* Programs an SM past which one more is not worth a second ptxas run:
+ * of the 23 corpus kernels the retry tried, the 5 whose cubin it kept went
+ * from 1, 2 or 3 programs; from 4 or more it added a quarter of the
+ * programs at most, and its compile doubled the kernel's first call. */
+enum { RETRY_MAX_PROGRAMS = 3 };
+
+/* Retries run beside the first ptxas at most: with 4 warps, the ones from
+ * 2 and from 3 programs (168 and 128 registers). */
+enum { RETRY_FORESEEN = 2 };
+
 static int retry_regs(const RetryShape *s, int regs)
 {
     int have = programs_by_regs(regs, s->warps);
-    if (have < 1 || have >= s->limit)
+    if (have < 1 || have >= s->limit || have > RETRY_MAX_PROGRAMS)
         return 0;
     int r = 65536 / ((have + 1) * s->warps * 32) / 8 * 8;
     return r >= 32 && r < regs ? r : 0;
@@ -358,24 +368,28 @@ int rt_ptxas_more_programs(const char *ptx, const char *arch, int64_t smem, int 
     return r;
 }
 
-/* Where every register count ptxas could take (up to 255) leads to the
- * same retry or to none, that retry can run beside the first ptxas
- * rather than after it: its .maxnreg, or 0. Static shared memory is
- * taken as none; rt_ptxas checks the first run's own answer. */
-int rt_ptxas_retry_foreseen(const char *ptx, const char *arch, int64_t smem, size_t *at)
+/* The retries that some register count ptxas could take (up to 255)
+ * would call for, where there are at most RETRY_FORESEEN of them: they
+ * can run beside the first ptxas rather than after it. Their .maxnreg
+ * into r (distinct), the count returned; 0 where none or more. Static
+ * shared memory is taken as none; rt_ptxas checks the first run's own
+ * answer against them. */
+int rt_ptxas_retry_foreseen(const char *ptx, const char *arch, int64_t smem, int *r, size_t *at)
 {
     RetryShape s;
     if (smem < 0 || !retry_shape(ptx, arch, smem, &s))
         return 0;
-    int only = 0;
+    int n = 0;
     for (int regs = 1; regs <= 255; regs++) {
-        int r = retry_regs(&s, regs);
-        if (r && only && r != only)
+        int x = retry_regs(&s, regs);
+        if (!x || (n && r[n - 1] == x))
+            continue;
+        if (n == RETRY_FORESEEN)
             return 0;
-        only = r ? r : only;
+        r[n++] = x;
     }
     *at = s.at;
-    return only;
+    return n;
 }
 
 /* Bytes of spill stores and loads together that the retry may add: three
@@ -424,43 +438,63 @@ static void retry_finish(const char *ptxas, const PtxasRun *run, int r, StrBuf *
     sb_free(&again);
 }
 
-/* The first ptxas run, with the retry beside it where its .maxnreg can be
- * foreseen (a tensor-core kernel's two compiles then take the time of
- * one), else after it where the first run's registers call for one. */
+/* Starts the foreseen retries (rt_ptxas_retry_foreseen) beside the first
+ * run; how many started, their .maxnreg in r. */
+static int foresee(const char *ptxas, const char *dir, const char *ptx, size_t len,
+                   const char *arch, int64_t smem, int *r, PtxasRun *runs)
+{
+    size_t at = 0;
+    int n = rt_ptxas_retry_foreseen(ptx, arch, smem, r, &at), started = 0;
+    for (int i = 0; i < n; i++) {
+        char stem[16];
+        snprintf(stem, sizeof stem, "retry%d", i);
+        run_paths(&runs[started], dir, stem);
+        if (retry_start(ptxas, arch, ptx, len, r[i], at, &runs[started]) != TK_OK) {
+            err_clear();
+            run_remove(&runs[started]);
+            continue;
+        }
+        r[started++] = r[i];
+    }
+    return started;
+}
+
+/* The first ptxas run, with the retries it could call for beside it where
+ * they are few (a tensor-core kernel's two compiles then take the time of
+ * one), else the retry its registers call for after it. */
 static tk_status assemble(const char *ptxas, const char *dir, const char *ptx, size_t len,
                           const char *arch, int64_t smem, StrBuf *out)
 {
-    PtxasRun first, retry;
+    PtxasRun first, runs[RETRY_FORESEEN + 1];
     run_paths(&first, dir, "in");
-    run_paths(&retry, dir, "retry");
-    size_t start = out->len, at = 0, spec_at = 0;
+    size_t start = out->len, at = 0;
     FilePart part = {ptx, len};
     int err = file_replace(first.in, &part, 1, 0600);
     if (err)
         return err_set(TK_ERR_IO, "cannot write %s: %s", first.in, strerror(err));
-    int spec = rt_ptxas_retry_foreseen(ptx, arch, smem, &spec_at);
-    if (spec && retry_start(ptxas, arch, ptx, len, spec, spec_at, &retry) != TK_OK) {
-        err_clear();
-        spec = 0;
-    }
+    int spec[RETRY_FORESEEN];
+    int n = foresee(ptxas, dir, ptx, len, arch, smem, spec, runs);
     PtxasUse u = {-1, -1, 0};
     tk_status s = ptxas_start(ptxas, arch, rt_ptx_has_lines(ptx, len), &first);
     if (s == TK_OK)
         s = ptxas_finish(ptxas, &first, out, &u);
     int r = s == TK_OK ? rt_ptxas_more_programs(ptx, arch, smem, u.regs, u.spills, u.smem, &at) : 0;
-    if (spec && s == TK_OK && r == spec) {
-        retry_finish(ptxas, &retry, r, out, start);
-        r = 0;
-    } else if (spec) {
-        ptxas_reap(&retry); /* its answer is not wanted, but no process is left behind */
+    for (int i = 0; i < n; i++) { /* each waited for: no process is left behind */
+        if (r && r == spec[i]) {
+            retry_finish(ptxas, &runs[i], r, out, start);
+            r = 0;
+        } else {
+            ptxas_reap(&runs[i]);
+        }
+        run_remove(&runs[i]);
     }
-    run_remove(&retry);
     if (r) {
-        if (retry_start(ptxas, arch, ptx, len, r, at, &retry) == TK_OK)
-            retry_finish(ptxas, &retry, r, out, start);
+        run_paths(&runs[n], dir, "retry");
+        if (retry_start(ptxas, arch, ptx, len, r, at, &runs[n]) == TK_OK)
+            retry_finish(ptxas, &runs[n], r, out, start);
         else
             err_clear();
-        run_remove(&retry);
+        run_remove(&runs[n]);
     }
     run_remove(&first);
     return s;

@@ -144,10 +144,10 @@ tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, int64_t smem, 
  * with *at where the directive goes; 0 for no retry. */
 int rt_ptxas_more_programs(const char *ptx, const char *arch, int64_t smem, int regs, int spills,
                            int static_smem, size_t *at);
-/* The retry's .maxnreg where it is the same whatever registers the first
- * run takes (static shared memory taken as none), with *at; rt_ptxas then
- * runs it beside the first run. 0 where none or several could follow. */
-int rt_ptxas_retry_foreseen(const char *ptx, const char *arch, int64_t smem, size_t *at);
+/* The retries (their .maxnreg into r, distinct, at most 2) that some
+ * register count of the first run could call for, with *at; rt_ptxas
+ * runs them beside the first run. 0 where none or more than 2 could. */
+int rt_ptxas_retry_foreseen(const char *ptx, const char *arch, int64_t smem, int *r, size_t *at);
 /* Whether the retry's cubin, regs registers and spills bytes of spill
  * stores and loads at .maxnreg r, replaces the first one. */
 bool rt_ptxas_retry_kept(int regs, int spills, int r);

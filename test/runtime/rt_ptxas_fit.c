@@ -38,9 +38,12 @@ static void test_gemm(void)
     CHECK(fit(wgmma_ptx, "sm_80", 30000, 163, 0, 0, &at) == 128);
     /* 1 program of 8 warps at 143 registers, 2 by shared memory */
     CHECK(fit(eight, "sm_90a", 98304, 143, 0, 0, &at) == 128);
-    /* registers round up to 8: 40 hold 6 programs of 8 warps, 32 hold 8
-     * (more than the one asked for; 7 programs' share is 36, rounded down) */
-    CHECK(fit(eight, "sm_90a", 0, 40, 0, 0, &at) == 32);
+    /* registers round up to 8: 87 hold 2 programs of 8 warps (88 each),
+     * 3 programs' share is 85, rounded down to 80 */
+    CHECK(fit(eight, "sm_90a", 0, 87, 0, 0, &at) == 80);
+    /* 4 programs or more: one more is not worth a second run */
+    CHECK(fit(wgmma_ptx, "sm_90a", 0, 128, 0, 0, &at) == 0);
+    CHECK(fit(eight, "sm_90a", 0, 40, 0, 0, &at) == 0);
 }
 
 static void test_no_retry(void)
@@ -75,25 +78,33 @@ static void test_kept(void)
     CHECK(!rt_ptxas_retry_kept(128, -1, 128));
 }
 
-/* The retry runs beside the first ptxas only where every register count
- * leads to one .maxnreg or to none. */
+/* The retries run beside the first ptxas only where every register count
+ * leads to at most two .maxnreg. */
 static void test_foreseen(void)
 {
     size_t at = 0;
+    int r[2] = {0, 0};
     /* 8 warps, shared memory for 2 programs: only 1 -> 2 programs, at 128 */
-    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", 98304, &at) == 128);
+    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", 98304, r, &at) == 1 && r[0] == 128);
     CHECK(at == (size_t)(strstr(eight, ".maxntid") - eight) + strlen(".maxntid 256, 1, 1\n"));
-    /* 4 warps, 4 programs' shared memory: 2 -> 3 (168) or 3 -> 4 (128) */
-    CHECK(rt_ptxas_retry_foreseen(wgmma_ptx, "sm_90a", 50304, &at) == 0);
+    /* 4 warps, 4 programs' shared memory: 3 -> 4 (128) or 2 -> 3 (168) */
+    CHECK(rt_ptxas_retry_foreseen(wgmma_ptx, "sm_90a", 50304, r, &at) == 2);
+    CHECK(r[0] == 128 && r[1] == 168);
+    /* 8 warps, nothing else limiting: 1 -> 2, 2 -> 3, 3 -> 4: too many */
+    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", 0, r, &at) == 0);
     /* shared memory for 1 program of 8 warps: no retry at any count */
-    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", 150000, &at) == 0);
-    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", -1, &at) == 0);
+    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", 150000, r, &at) == 0);
+    CHECK(rt_ptxas_retry_foreseen(eight, "sm_90a", -1, r, &at) == 0);
     static const char plain[] = "\n.maxntid 256, 1, 1\n\tfma.rn.f32 ...;\n";
-    CHECK(rt_ptxas_retry_foreseen(plain, "sm_90a", 98304, &at) == 0);
-    /* what it foresees is what the first run's count would ask for */
+    CHECK(rt_ptxas_retry_foreseen(plain, "sm_90a", 98304, r, &at) == 0);
+    /* what it foresees is what the first run's count asks for */
     for (int regs = 129; regs <= 255; regs++)
         CHECK(fit(eight, "sm_90a", 98304, regs, 0, 0, &at) == 128);
     CHECK(fit(eight, "sm_90a", 98304, 128, 0, 0, &at) == 0);
+    for (int regs = 1; regs <= 255; regs++) {
+        int x = fit(wgmma_ptx, "sm_90a", 50304, regs, 0, 0, &at);
+        CHECK(x == 0 || x == 168 || x == 128);
+    }
 }
 
 int main(void)
