@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,14 +439,27 @@ static void retry_finish(const char *ptxas, const PtxasRun *run, int r, StrBuf *
     sb_free(&again);
 }
 
+/* ptxas processes this process runs at this moment (an autotuner
+ * compiles its configs at once): foreseen retries take only CPUs that no
+ * other compile is using, as a retry no register count calls for is work
+ * thrown away. */
+static atomic_int ptxas_running;
+
+static int spare_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return (int)(n > 0 && n < 4096 ? n : 1) - atomic_load(&ptxas_running);
+}
+
 /* Starts the foreseen retries (rt_ptxas_retry_foreseen) beside the first
- * run; how many started, their .maxnreg in r. */
+ * run, as many as there are spare CPUs for; how many started, their
+ * .maxnreg in r. */
 static int foresee(const char *ptxas, const char *dir, const char *ptx, size_t len,
                    const char *arch, int64_t smem, int *r, PtxasRun *runs)
 {
     size_t at = 0;
     int n = rt_ptxas_retry_foreseen(ptx, arch, smem, r, &at), started = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && spare_cpus() > 0; i++) {
         char stem[16];
         snprintf(stem, sizeof stem, "retry%d", i);
         run_paths(&runs[started], dir, stem);
@@ -454,6 +468,7 @@ static int foresee(const char *ptxas, const char *dir, const char *ptx, size_t l
             run_remove(&runs[started]);
             continue;
         }
+        atomic_fetch_add(&ptxas_running, 1);
         r[started++] = r[i];
     }
     return started;
@@ -473,6 +488,7 @@ static tk_status assemble(const char *ptxas, const char *dir, const char *ptx, s
     if (err)
         return err_set(TK_ERR_IO, "cannot write %s: %s", first.in, strerror(err));
     int spec[RETRY_FORESEEN];
+    atomic_fetch_add(&ptxas_running, 1); /* the first run's CPU */
     int n = foresee(ptxas, dir, ptx, len, arch, smem, spec, runs);
     PtxasUse u = {-1, -1, 0};
     tk_status s = ptxas_start(ptxas, arch, rt_ptx_has_lines(ptx, len), &first);
@@ -486,6 +502,7 @@ static tk_status assemble(const char *ptxas, const char *dir, const char *ptx, s
         } else {
             ptxas_reap(&runs[i]);
         }
+        atomic_fetch_sub(&ptxas_running, 1);
         run_remove(&runs[i]);
     }
     if (r) {
@@ -496,6 +513,7 @@ static tk_status assemble(const char *ptxas, const char *dir, const char *ptx, s
             err_clear();
         run_remove(&runs[n]);
     }
+    atomic_fetch_sub(&ptxas_running, 1);
     run_remove(&first);
     return s;
 }
