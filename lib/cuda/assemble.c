@@ -231,13 +231,22 @@ static tk_status ptxas_start(const char *ptxas, const char *arch, bool lines, Pt
     return TK_OK;
 }
 
+/* Waits for the run, its exit status in *status; false where waitpid
+ * failed (errno says why). */
+static bool ptxas_reap(const PtxasRun *run, int *status)
+{
+    while (waitpid(run->pid, status, 0) < 0)
+        if (errno != EINTR)
+            return false;
+    return true;
+}
+
 /* Waits for the run; its cubin appended to out, what it used in *u. */
 static tk_status ptxas_finish(const char *ptxas, const PtxasRun *run, StrBuf *out, PtxasUse *u)
 {
     int status = 0;
-    while (waitpid(run->pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return err_set(TK_ERR_IO, "waiting for %s: %s", ptxas, strerror(errno));
+    if (!ptxas_reap(run, &status))
+        return err_set(TK_ERR_IO, "waiting for %s: %s", ptxas, strerror(errno));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char why[512];
         first_line(run->log, why, sizeof why);
@@ -247,14 +256,6 @@ static tk_status ptxas_finish(const char *ptxas, const PtxasRun *run, StrBuf *ou
         return err_set(TK_ERR_IO, "cannot read what %s wrote", ptxas);
     read_use(run->log, u);
     return TK_OK;
-}
-
-/* Waits for the run, whatever it gave. */
-static void ptxas_reap(const PtxasRun *run)
-{
-    int status;
-    while (waitpid(run->pid, &status, 0) < 0 && errno == EINTR)
-        ;
 }
 
 static void run_remove(const PtxasRun *run)
@@ -410,7 +411,7 @@ bool rt_ptxas_retry_kept(int regs, int spills, int r)
 /* Writes the PTX with `.maxnreg r` at `at` to run->in and starts ptxas on
  * it. */
 static tk_status retry_start(const char *ptxas, const char *arch, const char *ptx, size_t len,
-                             int r, size_t at, PtxasRun *run)
+                             bool lines, int r, size_t at, PtxasRun *run)
 {
     char line[32];
     snprintf(line, sizeof line, ".maxnreg %d\n", r);
@@ -418,7 +419,7 @@ static tk_status retry_start(const char *ptxas, const char *arch, const char *pt
     int err = file_replace(run->in, parts, 3, 0600);
     if (err)
         return err_set(TK_ERR_IO, "cannot write %s: %s", run->in, strerror(err));
-    return ptxas_start(ptxas, arch, rt_ptx_has_lines(ptx, len), run);
+    return ptxas_start(ptxas, arch, lines, run);
 }
 
 /* The retry's cubin replaces the first one (from start in out) where it
@@ -454,7 +455,7 @@ static int spare_cpus(void)
 /* Starts the foreseen retries (rt_ptxas_retry_foreseen) beside the first
  * run, as many as there are spare CPUs for; how many started, their
  * .maxnreg in r. */
-static int foresee(const char *ptxas, const char *dir, const char *ptx, size_t len,
+static int foresee(const char *ptxas, const char *dir, const char *ptx, size_t len, bool lines,
                    const char *arch, int64_t smem, int *r, PtxasRun *runs)
 {
     size_t at = 0;
@@ -463,7 +464,7 @@ static int foresee(const char *ptxas, const char *dir, const char *ptx, size_t l
         char stem[16];
         snprintf(stem, sizeof stem, "retry%d", i);
         run_paths(&runs[started], dir, stem);
-        if (retry_start(ptxas, arch, ptx, len, r[i], at, &runs[started]) != TK_OK) {
+        if (retry_start(ptxas, arch, ptx, len, lines, r[i], at, &runs[started]) != TK_OK) {
             err_clear();
             run_remove(&runs[started]);
             continue;
@@ -487,11 +488,12 @@ static tk_status assemble(const char *ptxas, const char *dir, const char *ptx, s
     int err = file_replace(first.in, &part, 1, 0600);
     if (err)
         return err_set(TK_ERR_IO, "cannot write %s: %s", first.in, strerror(err));
+    bool lines = rt_ptx_has_lines(ptx, len);
     int spec[RETRY_FORESEEN];
     atomic_fetch_add(&ptxas_running, 1); /* the first run's CPU */
-    int n = foresee(ptxas, dir, ptx, len, arch, smem, spec, runs);
+    int n = foresee(ptxas, dir, ptx, len, lines, arch, smem, spec, runs);
     PtxasUse u = {-1, -1, 0};
-    tk_status s = ptxas_start(ptxas, arch, rt_ptx_has_lines(ptx, len), &first);
+    tk_status s = ptxas_start(ptxas, arch, lines, &first);
     if (s == TK_OK)
         s = ptxas_finish(ptxas, &first, out, &u);
     int r = s == TK_OK ? rt_ptxas_more_programs(ptx, arch, smem, u.regs, u.spills, u.smem, &at) : 0;
@@ -500,14 +502,15 @@ static tk_status assemble(const char *ptxas, const char *dir, const char *ptx, s
             retry_finish(ptxas, &runs[i], r, out, start);
             r = 0;
         } else {
-            ptxas_reap(&runs[i]);
+            int status;
+            ptxas_reap(&runs[i], &status); /* its answer is not wanted */
         }
         atomic_fetch_sub(&ptxas_running, 1);
         run_remove(&runs[i]);
     }
     if (r) {
         run_paths(&runs[n], dir, "retry");
-        if (retry_start(ptxas, arch, ptx, len, r, at, &runs[n]) == TK_OK)
+        if (retry_start(ptxas, arch, ptx, len, lines, r, at, &runs[n]) == TK_OK)
             retry_finish(ptxas, &runs[n], r, out, start);
         else
             err_clear();

@@ -134,9 +134,11 @@ bool rt_assemble_ptx(const char *ptx, size_t len, const char *arch, const char *
  * cubin to out; TK_ERR_NOT_FOUND where there is no ptxas. Thread-safe:
  * each call runs its own process in its own temp folder. smem: the
  * kernel's dynamic shared memory per program (-1: unknown); where it is
- * known and registers alone keep one more program off an SM, ptxas runs
- * again with the .maxnreg that admits it, kept when it spills at most a
- * few words (rt_ptxas_retry_kept). */
+ * known and registers alone keep a tensor-core kernel at 1, 2 or 3
+ * programs an SM where one more would fit, ptxas runs again with the
+ * .maxnreg that admits it, kept when it spills at most a few words
+ * (rt_ptxas_retry_kept); beside the first run, on spare CPUs, where that
+ * .maxnreg is foreseen (rt_ptxas_retry_foreseen). */
 tk_status rt_ptxas(const char *ptx, size_t len, const char *arch, int64_t smem, StrBuf *out);
 /* rt_ptxas's retry: for PTX that ptxas assembled with regs registers and
  * spills bytes of spill, smem dynamic and static_smem static shared bytes
