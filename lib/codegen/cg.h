@@ -418,6 +418,12 @@ bool cg_pick_registers(Cg *cg, const LinLayout *li, const LinLayout *lo, CgVal x
  * in flight rather than fewer registers. */
 bool cg_streams_memory(const IrFunc *f);
 
+/* ---- codegen/quad.c -------------------------------------------------------------------- */
+/* An 8-bit wgmma A operand converted from an accumulator's registers by
+ * shuffles within quads of lanes; false (nothing emitted) where the two
+ * layouts do not allow it, and the dot stages the operand. */
+bool cg_convert_quad(Cg *cg, const IrOp *op);
+
 /* ---- codegen/warp_spec.c ---------------------------------------------------------------- */
 /* Registers per thread of a kernel with a producer warpgroup beside T
  * consumer threads, `programs` of which share an SM: at launch, in the

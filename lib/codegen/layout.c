@@ -606,8 +606,10 @@ bool cg_emit_shape(Cg *cg, const IrOp *op)
          * fed to the next dot) */
         if (cg->staged[op->results[0]->id] &&
             (!in->layout || in->layout->kind == LY_SHARED ||
-             !cg_layout_same(cg, in, op->results[0])))
+             !cg_layout_same(cg, in, op->results[0]))) {
+            cg_convert_quad(cg, op); /* else the dot stages it */
             return true;
+        }
         if (in->def && in->def->kind == IR_SHARED_VIEW && !in->def->sub) {
             cg_read_ring(cg, op); /* a ring read into registers (pipeline_loads.c) */
             return true;
