@@ -26,7 +26,7 @@ void cg_internal(Cg *cg, Span at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    diag_report(cg->d, DIAG_INTERNAL, at, "internal error: %s", msg);
+    diag_report(cg->d, DIAG_INTERNAL, at, "%s", msg); /* the kind names it */
     cg->failed = true;
 }
 
