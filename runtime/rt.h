@@ -16,7 +16,7 @@
 /* ---- cache keys and the in-memory table (rt_cache.c) -------------------------- */
 
 /* RT_MAX_PARAMS also bounds the items of a launch's tuples, all together */
-enum { RT_MAX_PARAMS = 128, RT_KEY_MAX_WORDS = 5 * RT_MAX_PARAMS + 6, RT_MAX_TMAPS = IR_MAX_TMAPS };
+enum { RT_MAX_PARAMS = 256, RT_KEY_MAX_WORDS = 5 * RT_MAX_PARAMS + 6, RT_MAX_TMAPS = IR_MAX_TMAPS };
 
 /* The launch-dependent part of a key, in 64-bit words: one per runtime
  * argument (dtype, pointer flag, specialisation bits; a tuple: its item

@@ -15,7 +15,7 @@
 #include "rt_backend.h"
 #include "rt_nvtx.h"
 
-enum { META_MAGIC = 0x544b4d39 /* "TKM9": 128 parameters, clusters, device maps */ };
+enum { META_MAGIC = 0x544b4d41 /* "TKMA": 256 parameters, clusters, device maps */ };
 
 static int warned_dump;
 

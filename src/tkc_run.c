@@ -20,7 +20,7 @@
 #include "tk/tk.h"
 
 /* MAX_RUN: the arguments with the items of their tuples */
-enum { MAX_ARGS = 128, MAX_DEFS = 64, MAX_RUN = 256 };
+enum { MAX_ARGS = 256, MAX_DEFS = 64, MAX_RUN = 256 };
 
 void tkc_run_usage(FILE *f)
 {

@@ -20,7 +20,7 @@
 #include <tk/tk.h>
 
 #define TKPY_MAX_DEV   16   /* GPUs one process may use */
-#define TKPY_MAX_ARGS  128  /* arguments of one launch */
+#define TKPY_MAX_ARGS  256  /* arguments of one launch */
 #define TKPY_MAX_SLOTS 256  /* its tk_args: the arguments with their tuples' items */
 #define TKPY_TEXT      4096 /* bytes of constexpr text one launch may hold */
 

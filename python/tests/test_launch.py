@@ -273,6 +273,15 @@ def test_a_kernel_of_more_than_64_parameters(tmp_path):
     assert out[0] == sum(range(80))
 
 
+def test_a_kernel_of_more_than_128_parameters(tmp_path):
+    """mamba's Mamba-3 forward kernel takes 129 parameters; before, tk
+    refused any kernel of more than 128."""
+    mod = _many_params_module(tmp_path, 200)
+    out = np.zeros(1, np.int32)
+    mod.add_all[(1,)](out, *range(200))
+    assert out[0] == sum(range(200))
+
+
 def test_views_of_one_array_are_one_memory():
     """Two arguments that are views of one array (the halves of each row,
     as mamba's SwiGLU backward writes dx and dy into one tensor) are one

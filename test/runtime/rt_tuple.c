@@ -125,7 +125,7 @@ static void test_errors(tk_kernel *k, tk_kernel *typed)
     for (int i = 1; i < RT_MAX_PARAMS + 2; i++)
         many[i] = tk_i32(i);
     CHECK_FAILS(tk_launch(k, g, many, RT_MAX_PARAMS + 2, NULL), TK_ERR_LAUNCH,
-                "tuples hold more than 128 items");
+                "tuples hold more than 256 items");
     tk_arg odd[] = {tk_tuple(2), tk_ptr(da, TK_F32), tk_tuple(1),          tk_ptr(db, TK_F32),
                     tk_tuple(2), tk_ptr(dc, TK_F32), tk_ptr(dd, TK_F32),   tk_tuple(2),
                     tk_i32(N),   tk_f32(1),          tk_const("BLOCK", 16)};
