@@ -34,6 +34,15 @@ static SVal eval_boolop(Sema *s, const Node *n)
     SVal b = sema_eval(s, n->b);
     if (b.k == SV_UNDEF)
         return b;
+    if (b.k != SV_TENSOR) {
+        /* a tensor, then a compile-time value: as in Triton, the value is
+         * the result where it decides it (false for `and`, true for `or`),
+         * so `if pid == last and STORE:` is a static if; else the tensor is */
+        bool t;
+        if (!sema_truth(s, b, n->b->span, &t))
+            return (SVal){.k = SV_UNDEF};
+        return (n->op == OP_AND && !t) || (n->op == OP_OR && t) ? b : a;
+    }
     IrValue *x = sema_to_bool(s, a.v, n->span);
     IrValue *y = sema_to_bool(s, sema_to_tensor(s, b, n->b->span), n->span);
     if (!x || !y || !sema_broadcast_pair(s, &x, &y, n->span))
