@@ -553,7 +553,8 @@ static tk_status make_module(tk_kernel *k, RtJitText *t, const char *arch, RtVar
                              StrBuf *cubin, bool *jitted, RtLoadTimes *lt)
 {
     double t0 = rt_now_ms();
-    if (t->cubin && rt_cu.p_cuModuleLoadData(&v->mod, t->cubin) == CUDA_SUCCESS) {
+    CUresult r = t->cubin ? rt_cu.p_cuModuleLoadData(&v->mod, t->cubin) : CUDA_SUCCESS;
+    if (t->cubin && r == CUDA_SUCCESS) {
         rt_stats_add(&rt_stats.cubin_loads);
         lt->load_ms += rt_now_ms() - t0;
         return TK_OK;
@@ -565,11 +566,18 @@ static tk_status make_module(tk_kernel *k, RtJitText *t, const char *arch, RtVar
         double t2 = rt_now_ms();
         if (made)
             lt->ptxas_ms += t2 - t1;
-        if (made && rt_cu.p_cuModuleLoadData(&v->mod, cubin->data) == CUDA_SUCCESS) {
+        r = made ? rt_cu.p_cuModuleLoadData(&v->mod, cubin->data) : CUDA_SUCCESS;
+        if (made && r == CUDA_SUCCESS) {
             t->cubin = (const unsigned char *)cubin->data, t->cubin_len = cubin->len;
             lt->load_ms += rt_now_ms() - t2;
             return TK_OK;
         }
+    }
+    /* an earlier launch's fault fails every load from now on: it is no
+     * reason to give up on ptxas's cubins, nor for the JIT to try */
+    if (r != CUDA_SUCCESS && rt_cu_is_fault(r)) {
+        v->mod = NULL;
+        return rt_cu_fail(r, "cuModuleLoadData", k->name);
     }
     v->mod = NULL;
     if (cubin->len) /* a cubin this driver cannot load (a newer ptxas): the JIT */

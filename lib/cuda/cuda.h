@@ -100,6 +100,8 @@ const char *rt_driver_problem(void);
 /* Turns a failed CUresult into a status and message naming the call and
  * the kernel (may be NULL); faults become TK_ERR_KERNEL_FAULT. */
 tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel);
+/* Is r a fault of a launch, after which the context is unusable? */
+bool rt_cu_is_fault(CUresult r);
 
 /* Every driver call goes through this: on failure it records the call and
  * returns the status from the enclosing function. */

@@ -115,6 +115,8 @@ static const char *fault_words(CUresult r)
     }
 }
 
+bool rt_cu_is_fault(CUresult r) { return fault_words(r) != NULL; }
+
 tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel)
 {
     const char *name = NULL, *text = NULL;
@@ -123,6 +125,11 @@ tk_status rt_cu_fail(CUresult r, const char *call, const char *kernel)
     if (!rt_cu.p_cuGetErrorString || rt_cu.p_cuGetErrorString(r, &text) != CUDA_SUCCESS || !text)
         text = "unknown error";
     const char *fault = fault_words(r);
+    if (fault && strncmp(call, "cuModule", 8) == 0) /* the kernel loaded has not run yet */
+        return err_set(TK_ERR_KERNEL_FAULT,
+                       "a kernel launched earlier faulted: %s (%s, reported by %s while loading "
+                       "kernel '%s'); the CUDA context is unusable from now on",
+                       fault, name, call, kernel ? kernel : "?");
     if (fault)
         return err_set(TK_ERR_KERNEL_FAULT,
                        "kernel '%s' faulted: %s (%s, reported by %s); the CUDA context is "

@@ -155,6 +155,16 @@ int main(void)
     CHECK(s == TK_ERR_KERNEL_FAULT);
     CHECK(strstr(tk_last_error(), "kernel 'axpy' faulted: illegal address") != NULL);
     printf("rt_gpu: the fault reads: %s\n", tk_last_error());
+    /* A new specialisation after it: its module load reports the earlier
+     * launch's fault, and does not blame the kernel being loaded, which
+     * has not run (before, it read "kernel 'axpy' faulted ... reported by
+     * cuModuleLoadDataEx", after a needless fall-back to the driver's JIT) */
+    tk_arg again[] = {tk_ptr(dx, TK_F32), tk_ptr(dy, TK_F32), tk_i32(N), tk_f32(1.0f),
+                      tk_const("BLOCK", 2 * BLOCK)};
+    CHECK_FAILS(tk_launch(k, (tk_grid){4, 1, 1}, again, 5, NULL), TK_ERR_KERNEL_FAULT,
+                "a kernel launched earlier faulted: illegal address "
+                "(CUDA_ERROR_ILLEGAL_ADDRESS, reported by cuModuleLoadData while loading "
+                "kernel 'axpy')");
     tk_module_destroy(mod);
     tk_context_destroy(ctx);
     t_rmdir(dir);
