@@ -217,6 +217,20 @@ tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
                         const tk_compile_options *opts, const char *passes, char **out,
                         size_t *out_len, char **diags);
 
+/* ---- the text of a package file ---------------------------------------------- */
+
+/* Every later compilation in this process (tk_compile, a module's load and
+ * its launches) that reads the package file `path`, one a module imports
+ * jit code or names from, reads a copy of `text` instead of the file: an
+ * embedder that has run the file's host code (Python's import) hands in the
+ * text its kernels are to see. NULL text removes the file's text. Paths are
+ * compared after realpath(), so every spelling of a file matches; the file
+ * a module is loaded from is not affected (its text is the one given). The
+ * text is part of the JIT cache's key, as the file's would be.
+ * Thread-safe. A NULL or empty path gives TK_ERR_INVALID; a text for a path
+ * that names no file, TK_ERR_NOT_FOUND. */
+tk_status tk_source_overlay(const char *path, const char *text);
+
 /* ---- the runtime ------------------------------------------------------------- */
 
 /* The first launch of a kernel with a new key (source, kernel, constexpr

@@ -1,6 +1,7 @@
 /* api.c: the public C API of the compiler (include/tk/tk.h), in one place:
  * the version, freeing text, the last error, status names, the host number
- * conversions and tk_compile / tk_compile_ir. It sits above the driver
+ * conversions, tk_compile / tk_compile_ir and the texts set for package
+ * files (tk_source_overlay). It sits above the driver
  * and aot/: --emit=header is dispatched here to aot_lower, so the driver
  * never calls up into aot/. The runtime's tk_* functions (kernels,
  * launches, buffers) are in runtime/. */
@@ -109,4 +110,15 @@ tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
     sb_init(&res);
     bool ok = comp_run_ir(&c, opts, passes, &res);
     return comp_finish(&c, ok, &res, out, out_len, diags);
+}
+
+/* ---- texts that stand for package files ------------------------------------------ */
+
+tk_status tk_source_overlay(const char *path, const char *text)
+{
+    if (!path)
+        return err_null_arg("tk_source_overlay", "path");
+    if (!*path)
+        return err_set(TK_ERR_INVALID, "tk_source_overlay: path is empty");
+    return overlay_set(path, text);
 }

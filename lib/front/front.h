@@ -196,4 +196,14 @@ Node *parse_python_module(const Source *src, Arena *a, Diag *d);
  * files it read, their sources in *files. */
 int package_load(Node *module, const char *const *search, Arena *a, Diag *d, const Source ***files);
 
+/* Texts that stand for package files on disk (front/overlay.c, the public
+ * tk_source_overlay): every later read of the file `path` by package.c, in
+ * any compilation of the process, reads a copy of `text` instead; NULL
+ * removes it. Paths are compared after realpath(); a text for a path that
+ * names no file is TK_ERR_NOT_FOUND. */
+tk_status overlay_set(const char *path, const char *text);
+/* Whether a text stands for `path`: then *text is its copy in the arena
+ * (NULL when the arena ran out) and *len its bytes. */
+bool overlay_read(Arena *a, const char *path, char **text, size_t *len);
+
 #endif

@@ -6,8 +6,9 @@
  * the package root on sys.path). Assumes host.c kept each host import's
  * nodes in its N_HOST's list2. Guarantees: an import it cannot find is left
  * alone (its names stay host names); each file is read and parsed once per
- * compilation, import cycles included; syntax errors of a file it reads are
- * reported in that file. */
+ * compilation, import cycles included, as the text set for it where one is
+ * (front/overlay.c); syntax errors of a file it reads are reported in that
+ * file. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -156,9 +157,13 @@ static char *pkg_resolve(Pkg *p, const char *file, const char *module)
     return pkg_resolve_in(p, file, module, &root);
 }
 
-/* Reads a whole file into the arena; NULL when it cannot. */
+/* Reads a whole file into the arena, or the text an embedder set for it
+ * (front/overlay.c); NULL when it cannot. */
 static char *pkg_read(Arena *a, const char *path, size_t *len)
 {
+    char *set = NULL;
+    if (overlay_read(a, path, &set, len))
+        return set;
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;

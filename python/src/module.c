@@ -193,6 +193,8 @@ static PyMethodDef methods[] = {
      "bench(fn, warmup, rep, device) -> [ms of each timed run, in run order]"},
     {"device_properties", tkpy_device_properties, METH_VARARGS,
      "device_properties(device) -> dict"},
+    {"source_overlay", tkpy_source_overlay, METH_VARARGS,
+     "source_overlay(path, text) -> None: libtk reads text for the package file (None: the file)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT,

@@ -8,7 +8,8 @@
  *   kernel.c   binding, heuristics and the launch of kernel[grid](...)
  *   kernel_type.c  the Kernel type (tuning, warmup) and kernel[grid]
  *   compiled.c the compiled-kernel objects a launch and warmup give
- *   tools.c    compile to text, do_bench on tk_bench, device properties
+ *   tools.c    compile to text, do_bench on tk_bench, device properties,
+ *              the live texts of package files
  *
  * Every CPython call's result is checked; a failure leaves a Python
  * exception set and the caller returns NULL or -1. */
@@ -135,5 +136,6 @@ PyObject *tkpy_jit_name(PyObject *owner, PyObject *f, const char *param);
 PyObject *tkpy_compile(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *tkpy_bench(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *tkpy_device_properties(PyObject *self, PyObject *args);
+PyObject *tkpy_source_overlay(PyObject *self, PyObject *args);
 
 #endif

@@ -1,7 +1,8 @@
 /* tools.c: what the Python layer needs besides launches: the text of a
  * compiled kernel (warmup's asm: ptx, cubin, ir), do_bench on tk_bench
- * with a Python callable as the work, and the device-property query that
- * Triton's host code makes. */
+ * with a Python callable as the work, the device-property query that
+ * Triton's host code makes, and the live texts of package files
+ * (tk_source_overlay). */
 #include "tkpy.h"
 
 #include <string.h>
@@ -148,4 +149,17 @@ PyObject *tkpy_device_properties(PyObject *self, PyObject *args)
                          "max_num_regs", p.regs_per_sm, "warpSize", p.warp_size,
                          "max_threads_per_sm", p.max_threads_per_sm, "cc_major", p.cc_major,
                          "cc_minor", p.cc_minor, "sm_clock_rate", 0, "mem_clock_rate", 0);
+}
+
+/* source_overlay(path, text or None): the text libtk compiles for the
+ * package file path from now on (tk/live.py), or the file again. */
+PyObject *tkpy_source_overlay(PyObject *self, PyObject *args)
+{
+    const char *path, *text;
+    if (!PyArg_ParseTuple(args, "sz", &path, &text))
+        return NULL;
+    tk_status s = tk_source_overlay(path, text);
+    if (s != TK_OK)
+        return tkpy_raise(s, NULL), NULL;
+    Py_RETURN_NONE;
 }

@@ -37,3 +37,60 @@ def test_a_float_subclass_is_spelt_as_a_float():
         def __repr__(self):
             return "Odd(4.0)"
     assert live._spell(Odd(4.0), {}, "f.py") == "4.0"
+
+
+def test_a_helper_defined_twice_under_a_host_condition():
+    """`if USE_DOUBLE: def pick ... else: def pick ...` where only host code
+    decides USE_DOUBLE: the condition is read from the live module, in
+    place, so the branch Python took is the one compiled."""
+    import live_branch_kernels as B
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    B.pick_bump[(1,)](x, out, BLOCK=16)
+    np.testing.assert_array_equal(out, x * 2 + 1)
+
+
+def test_helpers_a_package_file_defines_under_host_conditions():
+    """The helpers come from another file of the package, whose conditions
+    name flags a third file computes: libtk reads that file's live text."""
+    from live_pkg import kernels
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    kernels.scaled_shift[(1,)](x, out, BLOCK=16)
+    np.testing.assert_array_equal(out, x * 2 + 10)
+
+
+def _decided(text, glb):
+    from tk import live
+    return live.decide_conditions(text, glb)
+
+
+def test_a_decided_condition_keeps_every_position():
+    text = ('F = f()\nN = "grün"\nif F and N == "grün": pass\n'
+            'elif (F or\n      not F): pass\nif F \\\n   and N: pass\n')
+    new = _decided(text, {"F": False, "N": "grün"})
+    assert new == ('F = f()\nN = "grün"\nif 0                 : pass\n'
+                   'elif (1  \\\n           ): pass\nif 0 \\\n        : pass\n')
+    assert [len(line.encode()) for line in new.split("\n")] == \
+        [len(line.encode()) for line in text.split("\n")]
+
+
+def test_conditions_python_may_not_have_seen_stay():
+    """A name bound again after the condition, or in a host function
+    (global); a value that is not a plain constant; a call; a name the file
+    does not bind: each such condition stays as written."""
+    text = ("A = f()\nB = f()\nC = f()\nD = f()\nT = f()\n"
+            "if A: pass\nif B: pass\nif C: pass\nif D(): pass\nif E: pass\n"
+            "if (T, 1) == (1, 1): pass\nA = 2\n"
+            "def g():\n    global B\n    B = 0\n")
+    glb = {"A": 1, "B": True, "C": object(), "D": True, "E": True, "T": 1}
+    assert _decided(text, glb) == text.replace("if (T, 1) == (1, 1)", "if 1               ")
+    once = "X = f()\nif X: pass\nif X > 2 and X is not None: pass\n"
+    assert _decided(once, {"X": 3}) == "X = f()\nif 1: pass\nif 1                      : pass\n"
+
+
+def test_source_overlay_refuses_an_empty_path():
+    import pytest
+    from tk import _tk
+    with pytest.raises(ValueError, match="path is empty"):
+        _tk.source_overlay("", "x = 1\n")

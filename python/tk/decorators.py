@@ -83,6 +83,8 @@ _TK_ITEM = re.compile(r"^tk(\.language)?(\s+as\s+\w+)?$")
 def _tk_line(line):
     """An import of tk spelled as the import of triton it stands for; in
     `import torch, tk, tk.language as tl`, each of tk's modules."""
+    if "tk" not in line:  # most lines: no pattern below can match
+        return line
     m = _TK_IMPORT.match(line)
     if not m:
         lm = _IMPORT_LIST.match(line)
@@ -141,6 +143,13 @@ def _compiled_source(path):
     """The text the launches of path's kernels compiled (with the live
     module's bindings, tk/live.py), where it differs from the file."""
     return _live._live.get(path, _source_for(path))
+
+
+def _text_for(path):
+    """The text tk compiles for path before the live values are taken ("" where
+    it cannot be read)."""
+    _source_for(path)
+    return _texts[path]
 
 
 def _source_for(path):
@@ -323,7 +332,9 @@ class JITFunction(_tk.Kernel, KernelInterface):
 
     def _live_source(self):
         """Called by the first launch: the text to compile, with the live
-        values of the names the module's host code binds; None: the file."""
+        values of the names the module's host code binds and the conditions
+        it decided (tk/live.py); None: the file. The package files the file
+        imports from, which libtk reads itself, are handed their live texts."""
         qual = self._pyfn.__qualname__
         if qual != self._pyfn.__name__:
             where = qual[:-len(self._pyfn.__name__) - 1].replace(".<locals>", "()")
@@ -333,7 +344,9 @@ class JITFunction(_tk.Kernel, KernelInterface):
         text = _texts[self._path]
         if not text:  # unreadable: libtk reads the file and says why
             return None
-        new = _live.live_source(self._path, text, self._pyfn.__globals__)
+        glb = self._pyfn.__globals__
+        new = _live.live_source(self._path, text, glb)
+        _live.overlay_imports(self._path, glb, _text_for, _tk.source_overlay)
         return None if new is text and base is None else new
 
     # Triton's Autotuner attributes that host code (PyTorch's wrap_triton)

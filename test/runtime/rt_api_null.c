@@ -497,6 +497,7 @@ static const char *const covered[] = {
     "tk_launch_tuned",
     "tk_kernel_tuned_config",      /* test_tuning */
     "tk_kernel_set_no_specialize", /* rt_nospec.c */
+    "tk_source_overlay",           /* rt_overlay.c */
 };
 
 static bool is_covered(const char *name)
