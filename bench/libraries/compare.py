@@ -1,0 +1,44 @@
+"""compare.py OUT_A OUT_B: for each case libdiff.py saved in both folders,
+the largest relative error (by norm) over its outputs and gradients, and
+the time ratio A/B where both were timed; a case that failed in B says so."""
+import glob
+import os
+import sys
+
+import torch
+
+
+def worst(x, y):
+    err, note = 0.0, ""
+    for part in ("outs", "grads"):
+        if len(x[part]) != len(y[part]):
+            return float("nan"), "%s: %d vs %d tensors" % (part, len(x[part]), len(y[part]))
+        for i, (u, v) in enumerate(zip(x[part], y[part])):
+            if u.shape != v.shape:
+                return float("nan"), "%s[%d]: shape %s vs %s" % (part, i, tuple(u.shape), tuple(v.shape))
+            if torch.isfinite(u).all() and not torch.isfinite(v).all():
+                note = "%s[%d] not finite" % (part, i)
+            u, v = u.double().nan_to_num(), v.double().nan_to_num()
+            err = max(err, ((u - v).norm() / max(u.norm(), 1e-30)).item())
+    return err, note
+
+
+def main():
+    a, b = sys.argv[1], sys.argv[2]
+    for path in sorted(glob.glob(os.path.join(a, "*.pt"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        other = os.path.join(b, name + ".pt")
+        if not os.path.exists(other):
+            failed = os.path.exists(os.path.join(b, name + ".err"))
+            print("%-36s %s" % (name, "FAILED in B" if failed else "missing in B"))
+            continue
+        x, y = torch.load(path), torch.load(other)
+        err, note = worst(x, y)
+        ratio = ""
+        if "ms" in x and "ms" in y:
+            ratio = "A %.3f ms, B %.3f ms, A/B %.2f" % (x["ms"], y["ms"], x["ms"] / y["ms"])
+        print("%-36s rel. err %.2e %s %s" % (name, err, note, ratio))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""libdiff.py: the run loop shared by the cases_*.py files of this folder,
+which call the public operators of real kernel libraries (forward and
+backward) on seeded inputs and save every output and input gradient, so
+that a run under Triton and a run under tk (`python3 -m tk`) can be
+compared (compare.py). The library itself is not part of the project: put
+a checkout of it on PYTHONPATH.
+
+    PYTHONPATH=LIB python3 cases_X.py OUT_TRITON [-k REGEX] [--time]
+    PYTHONPATH=PACK:LIB python3 -m tk cases_X.py OUT_TK [-k REGEX] [--time]
+    python3 compare.py OUT_TRITON OUT_TK
+
+A case that raises is saved as NAME.err with its traceback; --time adds the
+median CUDA-event time of forward plus backward (after warm-up)."""
+import os
+import re
+import sys
+import time
+import traceback
+
+import torch
+
+DEV = "cuda"
+
+
+def upstream(out):
+    """A fixed random cotangent for one output (the same on both sides)."""
+    gen = torch.Generator(device=out.device).manual_seed(7)
+    return torch.randn(out.shape, device=out.device, dtype=torch.float32, generator=gen)
+
+
+def forward(fn):
+    """The case's outputs, and a scalar whose backward gives every input's
+    gradient (0 where no output needs one)."""
+    outs = fn()
+    if not isinstance(outs, (tuple, list)):
+        outs = [outs]
+    outs = [o for o in outs if isinstance(o, torch.Tensor)]
+    loss = 0
+    for o in outs:
+        if o.requires_grad and o.is_floating_point():
+            loss = loss + (o.float() * upstream(o)).sum()
+    return outs, loss
+
+
+def median_ms(step, reps=20):
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    return sorted(times)[len(times) // 2]
+
+
+def run_case(case, out, timed):
+    torch.manual_seed(0)
+    t0 = time.perf_counter()
+    ins, fn = case()
+    outs, loss = forward(fn)
+    grads = []
+    if not isinstance(loss, int):
+        loss.backward()
+        grads = [i.grad for i in ins if i.grad is not None]
+    torch.cuda.synchronize()
+    res = {"outs": [o.detach().float().cpu() for o in outs],
+           "grads": [g.float().cpu() for g in grads]}
+    first = (time.perf_counter() - t0) * 1e3
+    if timed:
+        def step():
+            for i in ins:
+                i.grad = None
+            _, again = forward(fn)
+            if not isinstance(again, int):
+                again.backward()
+        res["ms"] = median_ms(step)
+    torch.save(res, os.path.join(out, case.__name__ + ".pt"))
+    extra = " fwd+bwd %.3f ms" % res["ms"] if timed else ""
+    print("OK %s first %.0f ms%s" % (case.__name__, first, extra), flush=True)
+
+
+def main(cases):
+    out = sys.argv[1]
+    pat = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
+    os.makedirs(out, exist_ok=True)
+    for case in cases:
+        if pat and not re.search(pat, case.__name__):
+            continue
+        try:
+            run_case(case, out, "--time" in sys.argv)
+        except Exception as e:  # the next case still runs; a fault ends them all
+            msg = "".join(traceback.format_exception_only(type(e), e)).strip()
+            print("FAIL %s: %s" % (case.__name__, msg[-1500:]), flush=True)
+            with open(os.path.join(out, case.__name__ + ".err"), "w") as f:
+                traceback.print_exc(file=f)
