@@ -19,7 +19,7 @@ import traceback
 
 import torch
 
-DEV = "cuda"
+DEV = os.environ.get("LIBDIFF_DEVICE", "cuda")  # "cpu": tk's interpreter (TK_INTERPRET=1)
 
 
 def upstream(out):
@@ -66,11 +66,12 @@ def run_case(case, out, timed):
     if not isinstance(loss, int):
         loss.backward()
         grads = [i.grad for i in ins if i.grad is not None]
-    torch.cuda.synchronize()
+    if DEV == "cuda":
+        torch.cuda.synchronize()
     res = {"outs": [o.detach().float().cpu() for o in outs],
            "grads": [g.float().cpu() for g in grads]}
     first = (time.perf_counter() - t0) * 1e3
-    if timed:
+    if timed and DEV == "cuda":
         def step():
             for i in ins:
                 i.grad = None
@@ -79,7 +80,7 @@ def run_case(case, out, timed):
                 again.backward()
         res["ms"] = median_ms(step)
     torch.save(res, os.path.join(out, case.__name__ + ".pt"))
-    extra = " fwd+bwd %.3f ms" % res["ms"] if timed else ""
+    extra = " fwd+bwd %.3f ms" % res["ms"] if "ms" in res else ""
     print("OK %s first %.0f ms%s" % (case.__name__, first, extra), flush=True)
 
 
