@@ -132,7 +132,7 @@ def sparsemax():
 @case
 def poly_norm():
     from liger_kernel.ops.poly_norm import LigerPolyNormFunction as F
-    X, W, B = R(4096, 4096), R(3, dt=f32), R(dt=f32)
+    X, W, B = R(4096, 4096), R(3, dt=f32), R((), dt=f32)
     return [X, W, B], lambda: F.apply(X, W, B, 1e-6, False)
 @case
 def relu_squared():
