@@ -508,8 +508,16 @@ static InterpResult report(const Worker *bad, Diag *d)
     const char *msg = bad->p.err.data ? bad->p.err.data : "error";
     static const char internal[] = "internal error: ";
     bool ours = !strncmp(msg, internal, sizeof internal - 1);
-    diag_report(d, ours ? DIAG_INTERNAL : DIAG_ERROR, bad->p.err_span, "%s",
+    /* an op inlined from a helper carries the helper's line and column:
+     * they are read in the helper's file, which may be another one */
+    const IrFunc *f = bad->p.L->f;
+    Span at = bad->p.err_span;
+    const Source *kernel_src = d->src;
+    if (at.scope > 0 && at.scope < f->nscopes && f->scopes[at.scope].src)
+        d->src = f->scopes[at.scope].src;
+    diag_report(d, ours ? DIAG_INTERNAL : DIAG_ERROR, at, "%s",
                 ours ? msg + sizeof internal - 1 : msg);
+    d->src = kernel_src;
     return bad->p.over_budget ? INTERP_OVER_BUDGET : INTERP_FAULT;
 }
 
