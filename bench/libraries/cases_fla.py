@@ -8,11 +8,14 @@ import libdiff
 dev = libdiff.DEV
 bf, f32 = torch.bfloat16, torch.float32
 B, T, H, K, V = 2, 1024, 8, 128, 128
-CASES = []
-def case(fn): CASES.append(fn); return fn
-def R(*s, dt=bf, g=True, scale=1.0):
-    return (torch.randn(*s, device=dev, dtype=f32) * scale).to(dt).requires_grad_(g)
+CASES = libdiff.Cases()
+case = CASES
+R = libdiff.rand
 def leaf(t): return t.detach().requires_grad_(True)
+def lowrank():
+    """The a = -k, b = k * beta pair of the generalized delta rules."""
+    kk = Fn.normalize(torch.randn(B, T, H, 64, device=dev), dim=-1)
+    return leaf((-kk).to(bf)), leaf((kk * torch.rand(B, T, H, 1, device=dev)).to(bf))
 def qkv(k=K, v=V, h=H, norm=False):
     q, kk, vv = R(B, T, h, k), R(B, T, h, k), R(B, T, h, v)
     if norm:
@@ -87,15 +90,13 @@ def fused_recurrent_hgrn():
 def chunk_rwkv7():
     from fla.ops import chunk_rwkv7 as f
     r, k, v = qkv(64, 64); w = logg(B, T, H, 64)
-    kk = Fn.normalize(torch.randn(B, T, H, 64, device=dev), dim=-1)
-    a = leaf((-kk).to(bf)); b = leaf((kk * torch.rand(B, T, H, 1, device=dev)).to(bf))
+    a, b = lowrank()
     return [r, k, v, w, a, b], lambda: f(r, w, k, v, a, b)[0]
 @case
 def chunk_dplr_delta_rule():
     from fla.ops import chunk_dplr_delta_rule as f
     q, k, v = qkv(64, 64); gk = logg(B, T, H, 64)
-    kk = Fn.normalize(torch.randn(B, T, H, 64, device=dev), dim=-1)
-    a = leaf((-kk).to(bf)); b = leaf((kk * torch.rand(B, T, H, 1, device=dev)).to(bf))
+    a, b = lowrank()
     return [q, k, v, a, b, gk], lambda: f(q, k, v, a, b, gk)[0]
 @case
 def parallel_based():

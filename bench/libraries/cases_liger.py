@@ -7,11 +7,9 @@ import libdiff
 
 dev = libdiff.DEV
 bf, f32 = torch.bfloat16, torch.float32
-CASES = []
-def case(fn): CASES.append(fn); return fn
-def R(*s, dt=bf, g=True, scale=1.0):
-    t = (torch.randn(*s, device=dev, dtype=f32) * scale).to(dt)
-    return t.requires_grad_(g)
+CASES = libdiff.Cases()
+case = CASES
+R = libdiff.rand
 @case
 def rms_norm_llama():
     from liger_kernel.ops.rms_norm import LigerRMSNormFunction as F

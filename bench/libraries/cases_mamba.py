@@ -7,10 +7,9 @@ import libdiff
 
 dev = libdiff.DEV
 bf, f32 = torch.bfloat16, torch.float32
-CASES = []
-def case(fn): CASES.append(fn); return fn
-def R(*s, dt=bf, g=True, scale=1.0):
-    return (torch.randn(*s, device=dev, dtype=f32) * scale).to(dt).requires_grad_(g)
+CASES = libdiff.Cases()
+case = CASES
+R = libdiff.rand
 def leaf(t): return t.detach().requires_grad_(True)
 
 def ssd_inputs(b=2, l=1024, h=16, p=64, g=1, n=128):

@@ -22,6 +22,21 @@ import torch
 DEV = os.environ.get("LIBDIFF_DEVICE", "cuda")  # "cpu": tk's interpreter (TK_INTERPRET=1)
 
 
+class Cases(list):
+    """A file's cases, in order; decorating a function adds it."""
+
+    def __call__(self, fn):
+        self.append(fn)
+        return fn
+
+
+def rand(*shape, dt=torch.bfloat16, g=True, scale=1.0):
+    """A seeded normal tensor on DEV, made in fp32 and cast; a leaf that
+    needs its gradient unless g is False."""
+    t = (torch.randn(*shape, device=DEV, dtype=torch.float32) * scale).to(dt)
+    return t.requires_grad_(g)
+
+
 def upstream(out):
     """A fixed random cotangent for one output (the same on both sides)."""
     gen = torch.Generator(device=out.device).manual_seed(7)
