@@ -4,12 +4,9 @@ import torch
 import torch.nn.functional as Fn  # noqa: F401
 
 import libdiff
-
-dev = libdiff.DEV
-bf, f32 = torch.bfloat16, torch.float32
+from libdiff import DEV as dev, bf, f32
 B, T, H, K, V = 2, 1024, 8, 128, 128
-CASES = libdiff.Cases()
-case = CASES
+CASES = case = libdiff.Cases()
 R = libdiff.rand
 def leaf(t): return t.detach().requires_grad_(True)
 def lowrank():

@@ -4,11 +4,8 @@ import torch
 import torch.nn.functional as Fn  # noqa: F401
 
 import libdiff
-
-dev = libdiff.DEV
-bf, f32 = torch.bfloat16, torch.float32
-CASES = libdiff.Cases()
-case = CASES
+from libdiff import DEV as dev, bf, f32
+CASES = case = libdiff.Cases()
 R = libdiff.rand
 def leaf(t): return t.detach().requires_grad_(True)
 

@@ -19,6 +19,7 @@ import traceback
 
 import torch
 
+bf, f32 = torch.bfloat16, torch.float32
 DEV = os.environ.get("LIBDIFF_DEVICE", "cuda")  # "cpu": tk's interpreter (TK_INTERPRET=1)
 
 
