@@ -5,7 +5,7 @@ import torch.nn.functional as Fn  # noqa: F401
 
 import libdiff
 from libdiff import DEV as dev, bf, f32
-B, T, H, K, V = 2, 1024, 8, 128, 128
+B, T, H, K, V = (1, 64, 2, 64, 64) if dev == "cpu" else (2, 1024, 8, 128, 128)
 CASES = case = libdiff.Cases()
 R = libdiff.rand
 def leaf(t): return t.detach().requires_grad_(True)
@@ -95,6 +95,59 @@ def chunk_dplr_delta_rule():
     q, k, v = qkv(64, 64); gk = logg(B, T, H, 64)
     a, b = lowrank()
     return [q, k, v, a, b, gk], lambda: f(q, k, v, a, b, gk)[0]
+@case
+def chunk_iplr_delta_rule():
+    from fla.ops import chunk_iplr_delta_rule as f
+    q, k, v = qkv(64, 64); a, b = lowrank()  # forward only: fla has no backward
+    q, k, v, a, b = [t.detach() for t in (q, k, v, a, b)]
+    return [], lambda: f(q, k, v, a, b)[0]
+@case
+def chunk_comba():
+    from fla.ops import chunk_comba as f
+    q, k, v = qkv(norm=True); p = leaf(Fn.normalize(torch.randn(B, T, H, K, device=dev), dim=-1).to(bf))
+    beta = leaf(torch.rand(B, T, H, device=dev).to(bf)); g = logg(B, T, H)
+    return [q, k, v, p, g, beta], lambda: f(q, k, v, p, g, beta)[0]
+@case
+def chunk_rwkv6():
+    from fla.ops import chunk_rwkv6 as f
+    r, k, v = qkv(64, 64); w = logg(B, T, H, 64); u = R(H, 64, scale=0.1)
+    return [r, k, v, w, u], lambda: f(r, k, v, w, u)[0]
+@case
+def fused_recurrent_rwkv6():
+    from fla.ops import fused_recurrent_rwkv6 as f
+    r, k, v = qkv(64, 64); w = logg(B, T, H, 64); u = R(H, 64, scale=0.1)
+    return [r, k, v, w, u], lambda: f(r, k, v, w, u)[0]
+@case
+def chunk_abc():
+    from fla.ops import chunk_abc as f
+    q, k, v = qkv(64, 64); s = R(B, T, H, 32)
+    return [q, k, v, s], lambda: f(q, k, v, s)[0]
+@case
+def chunk_hgrn():
+    from fla.ops.hgrn import chunk_hgrn as f
+    x = R(B, T, 512); g = logg(B, T, 512)
+    return [x, g], lambda: f(x, g)[0]
+@case
+def parallel_path_attn():
+    from fla.ops import parallel_path_attn as f
+    q, k, v = qkv(64, 64); w = leaf(Fn.normalize(torch.randn(B, T, H, 64, device=dev), dim=-1))
+    beta = leaf(torch.rand(B, T, H, device=dev)); g = logg(B, T, H)
+    return [q, k, v, w, beta, g], lambda: f(q, k, v, w, beta, g)[0]
+@case
+def chunk_gated_oja_rule():
+    from fla.ops.gated_oja_rule import chunk_gated_oja_rule as f
+    q, k, v = qkv(64, 64, norm=True); gv = logg(B, T, H, 64); beta = leaf(torch.rand(B, T, H, device=dev).to(bf))
+    return [q, k, v, gv, beta], lambda: f(q, k, v, gv, beta)[0]
+@case
+def parallel_parallax():
+    from fla.ops import parallel_parallax as f
+    q, k, v = qkv(64, 64); r = R(B, T, H, 64)
+    return [q, r, k, v], lambda: f(q, r, k, v)
+@case
+def parallel_wall_attn():
+    from fla.ops import parallel_wall_attn as f
+    q, k, v = qkv(64, 64); g = logg(B, T, H, 64)
+    return [q, k, v, g], lambda: f(q, k, v, g)
 @case
 def parallel_based():
     from fla.ops import parallel_based as f
