@@ -135,6 +135,24 @@ def relu_squared():
     X = R(4096, 8192)
     return [X], lambda: F.apply(X)
 @case
+def modulated_rms_norm():
+    from liger_kernel.ops.modulated_rms_norm import LigerModulatedRMSNormFunction as F
+    X, W = R(4, 1024, 2048), R(2048)
+    scale, shift = R(4, 1, 2048, scale=0.1), R(4, 1, 2048, scale=0.1)
+    return [X, W, scale, shift], lambda: F.apply(X, W, scale, shift, 1e-6, 0.0, "llama", False)
+@case
+def llama4_rope():
+    from liger_kernel.ops.llama4_rope import LigerLlama4RopeFunction as F
+    q, k = R(2, 1024, 32, 128), R(2, 1024, 8, 128)
+    ang = torch.arange(1024, device=dev, dtype=f32)[:, None] * torch.rand(64, device=dev)[None]
+    freqs = torch.polar(torch.ones_like(ang), ang)
+    return [q, k], lambda: F.apply(q, k, freqs)
+@case
+def attn_res():
+    from liger_kernel.ops.attn_res import LigerAttnResFunction as F
+    V, wq, wn = R(6, 4, 512, 1024), R(1024), R(1024)
+    return [V, wq, wn], lambda: F.apply(V, wq, wn, 1e-6)
+@case
 def embedding():
     from liger_kernel.ops.experimental.embedding import LigerEmbeddingFunction as F
     E = R(32000, 1024); idx = torch.randint(0, 32000, (8, 512), device=dev)
