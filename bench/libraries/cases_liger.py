@@ -153,6 +153,20 @@ def attn_res():
     V, wq, wn = R(6, 4, 512, 1024), R(1024), R(1024)
     return [V, wq, wn], lambda: F.apply(V, wq, wn, 1e-6)
 @case
+def mhc_coeffs():
+    from liger_kernel.ops.mhc import LigerMHCCoeffsFunction as F
+    hc, c = 4, 512
+    x = R(8, 256, hc, c); phi = R(hc * c, hc * hc + 2 * hc, dt=f32, scale=0.02); b = R(hc * hc + 2 * hc, dt=f32)
+    a1, a2, a3 = (R((), dt=f32) for _ in range(3))
+    return [x, phi, b, a1, a2, a3], lambda: F.apply(x, phi, b, a1, a2, a3, False, 20, 1e-6, 0.0, 1e-6, 2.0)
+@case
+def mhc_pre_and_post_res():
+    from liger_kernel.ops.mhc import LigerMHCPostResFunction as Post, LigerMHCPreFunction as Pre
+    hc, c = 4, 512
+    x = R(8, 256, hc, c); h_pre = R(8, 256, hc, dt=f32); f_out = R(8, 256, c)
+    h_post, h_res = R(8, 256, hc, dt=f32), R(8, 256, hc, hc, dt=f32, scale=0.5)
+    return [x, h_pre, f_out, h_post, h_res], lambda: (Pre.apply(x, h_pre), Post.apply(x, f_out, h_post, h_res))
+@case
 def embedding():
     from liger_kernel.ops.experimental.embedding import LigerEmbeddingFunction as F
     E = R(32000, 1024); idx = torch.randint(0, 32000, (8, 512), device=dev)
