@@ -40,6 +40,7 @@ import sys
 
 _LIVE_TL = "_tk_live_tl"
 _live = {}
+_trees = {}  # path -> the tree live_source parsed, for the import walk after it
 
 
 def _targets(node, out):
@@ -369,6 +370,7 @@ def live_source(path, text, glb, tree=None):
     except (SyntaxError, ValueError):
         _live[path] = text
         return text
+    _trees[path] = tree
     lines = []
     for name in sorted(host_bound_names(tree)):
         if name.startswith("__") or name not in glb:
@@ -477,6 +479,8 @@ def _hand(file, text, tree, glb, overlay):
         new = live_source(file, text, glb, tree)
     except Exception:  # a value whose attributes raise: the file stays as on disk
         return
+    finally:
+        _trees.pop(file, None)  # the walk has this file's tree already
     if new != disk:
         overlay(file, new)
 
@@ -491,7 +495,9 @@ def overlay_imports(path, glb, text_of, overlay):
         return
     _walked.add(path)
     seen = {path}
-    todo = [(path, None if path in _imports else _parse(text_of(path)), glb, 0)]
+    tree = _trees.pop(path, None)
+    tree = None if path in _imports else tree or _parse(text_of(path))
+    todo = [(path, tree, glb, 0)]
     while todo:
         where, tree, g, depth = todo.pop(0)
         if depth == _MAX_DEPTH:
