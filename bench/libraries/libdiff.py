@@ -19,6 +19,9 @@ import traceback
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gemm import median_ms  # noqa: E402
+
 bf, f32 = torch.bfloat16, torch.float32
 DEV = os.environ.get("LIBDIFF_DEVICE", "cuda")  # "cpu": tk's interpreter (TK_INTERPRET=1)
 
@@ -58,21 +61,6 @@ def forward(fn):
     return outs, loss
 
 
-def median_ms(step, reps=20):
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return sorted(times)[len(times) // 2]
-
-
 def run_case(case, out, timed):
     torch.manual_seed(0)
     t0 = time.perf_counter()
@@ -94,7 +82,7 @@ def run_case(case, out, timed):
             _, again = forward(fn)
             if not isinstance(again, int):
                 again.backward()
-        res["ms"] = median_ms(step)
+        res["ms"] = median_ms(torch, step, 20, warmup=3)
     torch.save(res, os.path.join(out, case.__name__ + ".pt"))
     extra = " fwd+bwd %.3f ms" % res["ms"] if "ms" in res else ""
     print("OK %s first %.0f ms%s" % (case.__name__, first, extra), flush=True)
