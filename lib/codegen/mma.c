@@ -495,14 +495,17 @@ static void tf32x3(Mma *x, const LLVMValueRef *c, LLVMValueRef *r)
 
 /* What a dot operand's convert_layout reads: a ring's slot (a transposed
  * ring tile, pipeline.c view_transposes, is its slot too), else the op
- * that computed the registers the dot stages. */
+ * that computed the registers the dot stages. A private ring's slot is
+ * not a tile: each thread's copies lie at its own index (async.c), and
+ * only that thread waited for them, so its view is registers, staged as
+ * any other (a tile the loop also reads element-wise, fla's WY backward). */
 static const IrOp *operand_source(const IrOp *def)
 {
     const IrOp *src = def->operands[0]->def;
     if (src && src->kind == IR_TRANS && src->operands[0]->def &&
-        src->operands[0]->def->kind == IR_SHARED_VIEW)
+        src->operands[0]->def->kind == IR_SHARED_VIEW && !src->operands[0]->def->sub)
         src = src->operands[0]->def;
-    return src;
+    return src && src->kind == IR_SHARED_VIEW && src->sub ? NULL : src;
 }
 
 /* Whether dot op stores an operand from registers into shared memory

@@ -139,6 +139,43 @@ static void even_k_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, i
     h_end(h);
 }
 
+/* dot_and_colsum: C = A @ (the sum over the K steps of each B tile) and the
+ * column sums of B, fp16 integers (exact); 2 warps take mma, 4 wgmma. */
+static void dot_colsum_case(H *h, int k, int warps)
+{
+    enum { BM = 64, BN = 64, BK = 32 };
+    if (!h_begin(h, "pipeline.dot_and_colsum.K%d.w%d", k, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "pipeline.tk", "dot_and_colsum");
+    double *a = h_malloc(h, BM * BK * sizeof(double)),
+           *b = h_malloc(h, (size_t)k * BN * sizeof(double));
+    for (int i = 0; i < BM * BK; i++)
+        a[i] = (double)h_randint(h, -3, 3);
+    for (int i = 0; i < k * BN; i++)
+        b[i] = (double)h_randint(h, -3, 3);
+    void *da = h_upload(h, TK_F16, a, BM * BK), *db = h_upload(h, TK_F16, b, (size_t)k * BN);
+    void *dc = h_output(h, TK_F32, BM * BN), *ds = h_output(h, TK_F32, BN);
+    h_launch(h, kk, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(da, TK_F16), tk_ptr(db, TK_F16), tk_ptr(dc, TK_F32), tk_ptr(ds, TK_F32),
+                    tk_i32(k), tk_const("BM", BM), tk_const("BN", BN), tk_const("BK", BK)),
+             warps);
+    double *c = h_download(h, TK_F32, dc, BM * BN), *s = h_download(h, TK_F32, ds, BN);
+    double *rc = h_malloc(h, BM * BN * sizeof(double)), *rs = h_malloc(h, BN * sizeof(double));
+    for (int n = 0; n < BN; n++) {
+        rs[n] = 0;
+        for (int r = 0; r < k; r++)
+            rs[n] += b[(size_t)r * BN + n];
+        for (int m = 0; m < BM; m++) {
+            rc[m * BN + n] = 0;
+            for (int r = 0; r < k; r++)
+                rc[m * BN + n] += a[m * BK + r % BK] * b[(size_t)r * BN + n];
+        }
+    }
+    h_check(h, "products", c, rc, BM * BN, 0);
+    h_check(h, "column sums", s, rs, BN, 0);
+    h_end(h);
+}
+
 /* rows_max_persistent: programs take rows num_programs apart (a runtime
  * step, counting up or down); more programs than rows leaves some with
  * none. Masked-off columns must read as -inf (the copies fill zeros, and
@@ -232,6 +269,9 @@ void cases_pipeline(H *h)
     persistent_case(h, 5, 64, 64, 8, 2, false); /* three programs get no row */
     persistent_case(h, 37, 100, 128, 8, 3, true);
     dequant_case(h, 40, 36, 70, 16, 32, 32);
+    dot_colsum_case(h, 256, 2);
+    dot_colsum_case(h, 256, 4);
+    dot_colsum_case(h, 32, 4); /* one step */
     if (h->gpu) {
         persistent_case(h, 4096, 1000, 1024, 132, 4, false);
         persistent_case(h, 1000, 1000, 1024, 132, 3, true);
