@@ -10,7 +10,10 @@ a checkout of it on PYTHONPATH.
     python3 compare.py OUT_TRITON OUT_TK
 
 A case that raises is saved as NAME.err with its traceback; --time adds the
-median CUDA-event time of forward plus backward (after warm-up)."""
+median CUDA-event time of forward plus backward (after warm-up).
+--one-config keeps each autotuned kernel to the first config its pruning
+leaves, on either side, for a comparison of results where tuning every
+config of a library at its first call takes too long (not for timing)."""
 import os
 import re
 import sys
@@ -88,8 +91,28 @@ def run_case(case, out, timed):
     print("OK %s first %.0f ms%s" % (case.__name__, first, extra), flush=True)
 
 
+def one_config():
+    """Wraps triton.autotune (Triton's or tk's facade, whichever `import
+    triton` gives) so that each kernel's early pruning ends by keeping the
+    first config left. Runs before the library is imported."""
+    import triton
+    tune = triton.autotune
+
+    def first_only(configs, key, prune_configs_by=None, **kw):
+        by = dict(prune_configs_by or {})
+        user = by.get("early_config_prune")
+
+        def prune(cfgs, named_args, **more):
+            return list(user(cfgs, named_args, **more) if user else cfgs)[:1]
+        by["early_config_prune"] = prune
+        return tune(configs, key, prune_configs_by=by, **kw)
+    triton.autotune = first_only
+
+
 def main(cases):
     out = sys.argv[1]
+    if "--one-config" in sys.argv:
+        one_config()
     pat = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else ""
     os.makedirs(out, exist_ok=True)
     for case in cases:
