@@ -5,7 +5,7 @@ import torch.nn.functional as Fn  # noqa: F401
 
 import libdiff
 from libdiff import DEV as dev, bf, f32
-B, T, H, K, V = (1, 64, 2, 64, 64) if dev == "cpu" else (2, 1024, 8, 128, 128)
+B, T, H, K, V = {"cpu": (1, 64, 2, 64, 64), "mid": (1, 192, 2, 128, 128)}.get(libdiff.SHAPES, (2, 1024, 8, 128, 128))
 CASES = case = libdiff.Cases()
 R = libdiff.rand
 def leaf(t): return t.detach().requires_grad_(True)

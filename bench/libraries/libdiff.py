@@ -27,6 +27,9 @@ from gemm import median_ms  # noqa: E402
 
 bf, f32 = torch.bfloat16, torch.float32
 DEV = os.environ.get("LIBDIFF_DEVICE", "cuda")  # "cpu": tk's interpreter (TK_INTERPRET=1)
+# The shapes a cases file picks: "cpu" (small, for the interpreter), "mid"
+# (larger, for the interpreter on a GPU run's inputs) or "full".
+SHAPES = os.environ.get("LIBDIFF_SHAPES", "cpu" if DEV == "cpu" else "full")
 
 
 class Cases(list):
@@ -44,10 +47,33 @@ def rand(*shape, dt=torch.bfloat16, g=True, scale=1.0):
     return t.requires_grad_(g)
 
 
+class same_inputs:
+    """While a case makes its inputs: the random tensors it asks of the GPU
+    are drawn on the CPU and moved, so that a GPU run and an interpreter
+    run (same SHAPES) take the same inputs."""
+    NAMES = ("randn", "rand", "randint", "randperm")
+
+    def __enter__(self):
+        self.saved = {n: getattr(torch, n) for n in self.NAMES}
+        for n, f in self.saved.items():
+            setattr(torch, n, self.wrap(f))
+
+    def __exit__(self, *exc):
+        for n, f in self.saved.items():
+            setattr(torch, n, f)
+
+    @staticmethod
+    def wrap(f):
+        def on_cpu(*a, device=None, **kw):
+            return f(*a, **kw).to(device) if device is not None else f(*a, **kw)
+        return on_cpu
+
+
 def upstream(out):
-    """A fixed random cotangent for one output (the same on both sides)."""
-    gen = torch.Generator(device=out.device).manual_seed(7)
-    return torch.randn(out.shape, device=out.device, dtype=torch.float32, generator=gen)
+    """A fixed random cotangent for one output (the same on both sides and
+    on every device)."""
+    gen = torch.Generator().manual_seed(7)
+    return torch.randn(out.shape, dtype=torch.float32, generator=gen).to(out.device)
 
 
 def forward(fn):
@@ -67,7 +93,8 @@ def forward(fn):
 def run_case(case, out, timed):
     torch.manual_seed(0)
     t0 = time.perf_counter()
-    ins, fn = case()
+    with same_inputs():
+        ins, fn = case()
     outs, loss = forward(fn)
     grads = []
     if not isinstance(loss, int):
