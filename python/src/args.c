@@ -248,6 +248,35 @@ static int no_data(PyObject *v, const char *param)
     return -1;
 }
 
+/* The device index of tensor v, -1 on the CPU: get_device(), else the
+ * type and index of its .device (a view object that offers data_ptr()
+ * and dtype, which is all Triton asks of a pointer argument, and a torch
+ * device, as FlagGems' strided buffers do). */
+static PyObject *device_of(PyObject *v)
+{
+    PyObject *d = PyObject_CallMethodObjArgs(v, s_get_device, NULL);
+    if (d || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return d;
+    PyErr_Clear();
+    PyObject *dev = PyObject_GetAttrString(v, "device");
+    PyObject *type = dev ? PyObject_GetAttrString(dev, "type") : NULL;
+    PyObject *index = type ? PyObject_GetAttrString(dev, "index") : NULL;
+    int t = type && PyUnicode_Check(type);
+    if (t && PyUnicode_CompareWithASCIIString(type, "cpu") == 0)
+        d = PyLong_FromLong(-1);
+    else if (t && index == Py_None)
+        d = PyLong_FromLong(0);
+    else if (t && index && PyLong_Check(index)) {
+        d = index;
+        Py_INCREF(d);
+    } else if (index)
+        PyErr_SetString(PyExc_TypeError, "a tensor's .device has no usable type and index");
+    Py_XDECREF(dev);
+    Py_XDECREF(type);
+    Py_XDECREF(index);
+    return d;
+}
+
 /* PyTorch: data_ptr(), dtype, get_device(); strides in elements. The
  * extent is measured for host tensors, and for GPU ones when L wants it. */
 static int torch_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
@@ -255,7 +284,7 @@ static int torch_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
     /* called by name without a bound method object in between */
     PyObject *p = PyObject_CallMethodObjArgs(v, s_data_ptr, NULL);
     PyObject *dt = p ? PyObject_GetAttr(v, s_dtype) : NULL;
-    PyObject *dev = dt ? PyObject_CallMethodObjArgs(v, s_get_device, NULL) : NULL;
+    PyObject *dev = dt ? device_of(v) : NULL;
     int ok = dev && lookup_dtype(dt, param, &s->arg.dtype) == 0;
     if (ok) {
         s->arg.v.ptr = PyLong_AsVoidPtr(p);

@@ -146,6 +146,51 @@ def test_cpu_tensor_protocol():
     np.testing.assert_array_equal(s, m[:, 1::3].sum(axis=1))
 
 
+class DeviceView(TorchLike):
+    """A tensor view with a torch-style .device and no get_device() (a
+    library's strided buffer): Triton asks only data_ptr and dtype."""
+
+    class device_:
+        type, index = "cpu", None
+
+    device = device_()
+    get_device = None
+
+    def __getattribute__(self, name):
+        if name == "get_device":
+            raise AttributeError(name)
+        return object.__getattribute__(self, name)
+
+
+def test_view_with_device_and_no_get_device():
+    x, y, out = vectors(33)
+    K.add[(1,)](DeviceView(x), DeviceView(y), DeviceView(out), 33, BLOCK=64)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_jit_function_attributes_launch_caches_read():
+    """Triton's JITFunction.signature, params[i].default, cache_key and
+    __globals__, which launch caches and kernel generators read."""
+    import inspect
+    f = K.axpb
+    assert list(f.signature.parameters) == ["x_ptr", "out_ptr", "n", "a", "b_ptr", "BLOCK", "SQUARE"]
+    assert [p.default for p in f.params][-3:] == [inspect.Parameter.empty, 64, False]
+    assert f.__globals__ is K.__dict__
+    keys = {K.add.cache_key, K.axpb.cache_key}
+    assert len(keys) == 2 and all(len(k) == 64 for k in keys)
+    assert K.add.cache_key == K.add.cache_key
+
+
+def test_do_not_specialize_ignores_names_that_are_not_parameters():
+    """As Triton: a stub that keeps a signature's do_not_specialize, with
+    names it does not take, is no error."""
+    k = tk.jit(do_not_specialize=["n", "seqlen_q", 9])(K.add_any_n.fn)
+    assert [p.do_not_specialize for p in k.params] == [False, False, True, False]
+    x, o = np.zeros(32, np.float32), np.zeros(32, np.float32)
+    k[(1,)](x, o, 17, BLOCK=32)
+    assert (o[:17] == 17).all()
+
+
 def test_do_not_specialize_compiles_one_variant(tmp_path):
     """n = 16, 17 and 1 are three variants of `add` (divisible by 16, plain,
     equal to 1) but one of add_any_n, whose n is not specialised; every

@@ -3,6 +3,7 @@
 heuristics hand their configs and functions to that same object, whose
 launch path (kernel[grid](...)) is C."""
 import ast
+import inspect
 import linecache
 import os
 import re
@@ -277,11 +278,12 @@ class _Asm(dict):
 
 class KernelParam:
     """One parameter as Triton's JITFunction.params describes it (host code
-    and harnesses read name and is_constexpr)."""
+    and harnesses read name, is_constexpr and default: launch caches fill
+    the parameters a call leaves out)."""
 
-    def __init__(self, name, num, is_constexpr, do_not_specialize):
+    def __init__(self, name, num, is_constexpr, do_not_specialize, default=inspect.Parameter.empty):
         self.name, self.num, self.is_constexpr = name, num, is_constexpr
-        self.do_not_specialize = do_not_specialize
+        self.do_not_specialize, self.default = do_not_specialize, default
 
     def __repr__(self):
         return f"KernelParam({self.name!r}, constexpr={self.is_constexpr})"
@@ -314,14 +316,19 @@ class JITFunction(_tk.Kernel, KernelInterface):
         super().__init__(self._path, fn.__name__, params, consts, defaults, _def_line(fn),
                          _source_for(self._path), types)
         self._pyfn, self.arg_names = fn, list(params)
-        self.params = [KernelParam(n, i, c, n in do_not_specialize or i in do_not_specialize)
+        self.params = [KernelParam(n, i, c, n in do_not_specialize or i in do_not_specialize,
+                                   defaults.get(n, inspect.Parameter.empty))
                        for i, (n, c) in enumerate(zip(params, consts))]
         self.constexprs = [p.num for p in self.params if p.is_constexpr]  # as Triton's
         self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
         self.__module__ = fn.__module__
         self.do_not_specialize, self.debug, self.options = tuple(do_not_specialize), debug, options
-        if self.do_not_specialize:
-            self._set_no_specialize(list(self.do_not_specialize))
+        # as Triton, a name that is no parameter (a stub kept for a
+        # signature) or an index past them asks nothing
+        known = [d for d in self.do_not_specialize
+                 if d in params or (isinstance(d, int) and -len(params) <= d < len(params))]
+        if known:
+            self._set_no_specialize(known)
         self.configs, self.keys = None, None
         # heuristics above @autotune (run before tuning) and below it (run
         # for each config with its values, as Triton's autotuner calls them),
@@ -374,11 +381,30 @@ class JITFunction(_tk.Kernel, KernelInterface):
     def src(self):
         """As Triton's JITFunction.src: the function's source from its def
         line, dedented (decorators left out)."""
-        import inspect
         import textwrap
         text = textwrap.dedent(inspect.getsource(self._pyfn))
         m = re.search(r"^def\s+\w+\s*\(", text, re.MULTILINE)
         return text[m.start():] if m else text
+
+    @property
+    def signature(self):
+        """As Triton's JITFunction.signature: the Python function's
+        inspect.Signature."""
+        return inspect.signature(self._pyfn)
+
+    @property
+    def __globals__(self):
+        """The module namespace the function's names resolve in (host code
+        that generates kernel modules binds @jit helpers into it)."""
+        return self._pyfn.__globals__
+
+    @property
+    def cache_key(self):
+        """As Triton's JITFunction.cache_key: a hex digest that changes with
+        the function's source (host code names generated files by it)."""
+        import hashlib
+        text = "%s\n%s\n%s" % (_tk.__name__, self._path, self.src)
+        return hashlib.sha256(text.encode()).hexdigest()
 
     @property
     def values(self):
