@@ -231,6 +231,16 @@ tk_status tk_compile_ir(const char *filename, const char *text, size_t len,
  * that names no file, TK_ERR_NOT_FOUND. */
 tk_status tk_source_overlay(const char *path, const char *text);
 
+/* Every later compilation in this process searches the folder `dir` for the
+ * package files a module imports jit code from by an absolute name, after
+ * the context's search_paths and before the importing file's own folder
+ * and its parents: an embedder whose host code found a package elsewhere
+ * (Python, on sys.path, for a module a code generator wrote outside it)
+ * says where. Each folder is kept once (by realpath()); the files found
+ * are part of the JIT cache's key, as always. Thread-safe. A NULL or empty
+ * dir gives TK_ERR_INVALID; one that names no folder, TK_ERR_NOT_FOUND. */
+tk_status tk_source_search_path(const char *dir);
+
 /* ---- the runtime ------------------------------------------------------------- */
 
 /* The first launch of a kernel with a new key (source, kernel, constexpr

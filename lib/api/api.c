@@ -122,3 +122,12 @@ tk_status tk_source_overlay(const char *path, const char *text)
         return err_set(TK_ERR_INVALID, "tk_source_overlay: path is empty");
     return overlay_set(path, text);
 }
+
+tk_status tk_source_search_path(const char *dir)
+{
+    if (!dir)
+        return err_null_arg("tk_source_search_path", "dir");
+    if (!*dir)
+        return err_set(TK_ERR_INVALID, "tk_source_search_path: dir is empty");
+    return overlay_search_add(dir);
+}

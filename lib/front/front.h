@@ -205,5 +205,11 @@ tk_status overlay_set(const char *path, const char *text);
 /* Whether a text stands for `path`: then *text is its copy in the arena
  * (NULL when the arena ran out) and *len its bytes. */
 bool overlay_read(Arena *a, const char *path, char **text, size_t *len);
+/* Folders every later compilation of the process searches for package
+ * files (the public tk_source_search_path), kept once each by realpath();
+ * a name that is no folder is TK_ERR_NOT_FOUND. overlay_search: a
+ * NULL-terminated copy in the arena, NULL when none was added. */
+tk_status overlay_search_add(const char *dir);
+const char *const *overlay_search(Arena *a);
 
 #endif

@@ -1,5 +1,6 @@
 /* overlay.c: texts that stand for package files on disk
- * (tk_source_overlay). An embedder that has run a file's host code (the
+ * (tk_source_overlay), and folders to search for package files
+ * (tk_source_search_path). An embedder that has run a file's host code (the
  * Python route, where the module was imported before its kernels compile)
  * hands in the text tk should compile for it, and package.c reads that
  * instead of the file. Assumes nothing of the callers' threads: one mutex
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "front/front.h"
 
@@ -26,6 +28,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static Overlay *table; /* the texts set, under lock */
 static int count, cap;
 static atomic_int set_any; /* count, for readers to skip realpath() when it is 0 */
+static char **roots;       /* the search folders added, realpath()'s, under lock */
+static int nroots, roots_cap;
 
 static char *overlay_dup(const char *s, size_t len)
 {
@@ -129,4 +133,49 @@ bool overlay_read(Arena *a, const char *path, char **text, size_t *len)
     }
     pthread_mutex_unlock(&lock);
     return i >= 0;
+}
+
+tk_status overlay_search_add(const char *dir)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (!realpath(dir, real) || stat(real, &st) != 0)
+        return err_set(TK_ERR_NOT_FOUND, "tk_source_search_path: no folder '%s': %s", dir,
+                       strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return err_set(TK_ERR_NOT_FOUND, "tk_source_search_path: '%s' is not a folder", dir);
+    char *copy = overlay_dup(real, strlen(real));
+    if (!copy)
+        return err_set(TK_ERR_NO_MEMORY, "tk_source_search_path: out of memory");
+    pthread_mutex_lock(&lock);
+    bool have = false, ok = true;
+    for (int i = 0; i < nroots && !have; i++)
+        have = strcmp(roots[i], real) == 0;
+    if (!have && nroots == roots_cap) {
+        int n = roots_cap ? roots_cap * 2 : 8;
+        char **t = tk_xrealloc(roots, sizeof *t * (size_t)n);
+        ok = t != NULL;
+        if (t) {
+            roots = t;
+            roots_cap = n;
+        }
+    }
+    if (!have && ok)
+        roots[nroots++] = copy;
+    pthread_mutex_unlock(&lock);
+    if (have || !ok)
+        tk_xfree(copy);
+    return ok ? TK_OK : err_set(TK_ERR_NO_MEMORY, "tk_source_search_path: out of memory");
+}
+
+const char *const *overlay_search(Arena *a)
+{
+    pthread_mutex_lock(&lock);
+    const char **out = nroots ? arena_alloc(a, sizeof *out * (size_t)(nroots + 1)) : NULL;
+    for (int i = 0; out && i < nroots; i++)
+        out[i] = arena_strdup(a, roots[i]);
+    if (out)
+        out[nroots] = NULL;
+    pthread_mutex_unlock(&lock);
+    return out;
 }

@@ -2,8 +2,9 @@
  * imports jit code from (`from .utils import helper`, `from pkg.ops import
  * utils`, `import pkg.utils.ext as tle`, `import pkg.ext`). A relative import is found from
  * the importing file's folder; an absolute one in the search folders, then
- * in the importing file's folder and its parents (where Python would find
- * the package root on sys.path). Assumes host.c kept each host import's
+ * the process's (tk_source_search_path: where an embedder's Python found a
+ * package), then in the importing file's folder and its parents (where
+ * Python would find the package root on sys.path). Assumes host.c kept each host import's
  * nodes in its N_HOST's list2. Guarantees: an import it cannot find is left
  * alone (its names stay host names); each file is read and parsed once per
  * compilation, import cycles included, as the text set for it where one is
@@ -30,6 +31,7 @@ typedef struct Pkg {
     Arena *a;
     Diag *d;
     const char *const *search;
+    const char *const *roots; /* the process's search folders (front/overlay.c) */
     PkgFile files[PKG_MAX_FILES];
     int nfiles;
 } Pkg;
@@ -136,6 +138,12 @@ static char *pkg_resolve_in(Pkg *p, const char *file, const char *module, const 
     for (int i = 0; p->search && p->search[i]; i++) {
         char *f = pkg_file_in(p, p->search[i], module);
         *root = p->search[i];
+        if (f)
+            return f;
+    }
+    for (int i = 0; p->roots && p->roots[i]; i++) {
+        char *f = pkg_file_in(p, p->roots[i], module);
+        *root = p->roots[i];
         if (f)
             return f;
     }
@@ -314,6 +322,7 @@ int package_load(Node *module, const char *const *search, Arena *a, Diag *d, con
     p->a = a;
     p->d = d;
     p->search = search;
+    p->roots = overlay_search(a);
     /* the file itself, so an import of its own module finds this tree */
     const char *self = pkg_join(a, NULL, module->src->name);
     if (self && pkg_is_file(self))

@@ -193,6 +193,8 @@ static PyMethodDef methods[] = {
      "bench(fn, warmup, rep, device) -> [ms of each timed run, in run order]"},
     {"device_properties", tkpy_device_properties, METH_VARARGS,
      "device_properties(device) -> dict"},
+    {"source_search", tkpy_source_search, METH_VARARGS,
+     "source_search(dir) -> None: libtk searches dir for imported package files"},
     {"source_overlay", tkpy_source_overlay, METH_VARARGS,
      "source_overlay(path, text) -> None: libtk reads text for the package file (None: the file)"},
     {NULL, NULL, 0, NULL}};

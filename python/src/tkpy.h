@@ -137,5 +137,6 @@ PyObject *tkpy_compile(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *tkpy_bench(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *tkpy_device_properties(PyObject *self, PyObject *args);
 PyObject *tkpy_source_overlay(PyObject *self, PyObject *args);
+PyObject *tkpy_source_search(PyObject *self, PyObject *args);
 
 #endif

@@ -153,6 +153,17 @@ PyObject *tkpy_device_properties(PyObject *self, PyObject *args)
 
 /* source_overlay(path, text or None): the text libtk compiles for the
  * package file path from now on (tk/live.py), or the file again. */
+PyObject *tkpy_source_search(PyObject *self, PyObject *args)
+{
+    const char *dir;
+    if (!PyArg_ParseTuple(args, "s", &dir))
+        return NULL;
+    tk_status s = tk_source_search_path(dir);
+    if (s != TK_OK)
+        return tkpy_raise(s, NULL), NULL;
+    Py_RETURN_NONE;
+}
+
 PyObject *tkpy_source_overlay(PyObject *self, PyObject *args)
 {
     const char *path, *text;

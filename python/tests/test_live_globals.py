@@ -94,3 +94,46 @@ def test_source_overlay_refuses_an_empty_path():
     from tk import _tk
     with pytest.raises(ValueError, match="path is empty"):
         _tk.source_overlay("", "x = 1\n")
+
+
+def _generated(tmp_path, name, text):
+    """A module a code generator writes outside every package and loads
+    from its file (as FlagGems' pointwise generator does)."""
+    import importlib.util
+    path = tmp_path / (name + ".py")
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_generated_module_imports_a_package_found_on_sys_path(tmp_path):
+    """The package is on sys.path, nowhere near the generated file: libtk
+    is told the folder Python found it in."""
+    m = _generated(tmp_path, "gen_imports_pkg", (
+        "import tk\nimport tk.language as tl\nfrom live_pkg import op as ext\n\n\n"
+        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, ext.scale(tl.load(x_ptr + offs)))\n"))
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    m.gen[(1,)](x, out, BLOCK=16)
+    np.testing.assert_array_equal(out, x * 2)
+
+
+def test_a_helper_host_code_binds_into_a_generated_module(tmp_path):
+    """The generated kernel calls a @jit helper by a name its file never
+    binds: the generator put the helper into the module's namespace after
+    loading it, and Triton resolves the name there at compile time."""
+    from live_pkg import op
+    m = _generated(tmp_path, "gen_injected", (
+        "import tk\nimport tk.language as tl\n\n\n"
+        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, times(tl.load(x_ptr + offs)))\n"))
+    m.__dict__["times"] = op.scale
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    m.gen[(1,)](x, out, BLOCK=16)
+    np.testing.assert_array_equal(out, x * 2)

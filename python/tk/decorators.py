@@ -353,7 +353,7 @@ class JITFunction(_tk.Kernel, KernelInterface):
             return None
         glb = self._pyfn.__globals__
         new = _live.live_source(self._path, text, glb)
-        _live.overlay_imports(self._path, glb, _text_for, _tk.source_overlay)
+        _live.overlay_imports(self._path, glb, _text_for, _tk.source_overlay, _tk.source_search)
         return None if new is text and base is None else new
 
     # Triton's Autotuner attributes that host code (PyTorch's wrap_triton)

@@ -32,6 +32,7 @@ compilation that reads the file reads it instead. Each text is taken once
 per file: it is part of the source, and so of the cache key. Bindings made
 from outside the file (another module's setattr, globals()) are not seen."""
 import ast
+import builtins
 import importlib.util
 import math
 import operator
@@ -379,11 +380,45 @@ def live_source(path, text, glb, tree=None):
         if spelt is not None and spelt != name:
             lines.append(f"{name} = {spelt}")
     text = decide_conditions(text, glb, tree)
-    if lines:
+    imports = _injected(tree, glb)
+    if lines or imports:
         tail = "" if text.endswith("\n") else "\n"
-        text = text + tail + f"import triton.language as {_LIVE_TL}\n" + "\n".join(lines) + "\n"
+        head = [f"import triton.language as {_LIVE_TL}"] if lines else []
+        text = text + tail + "\n".join(head + imports + lines) + "\n"
     _live[path] = text
     return text
+
+
+def _injected(tree, glb):
+    """An import for each name the file's code reads but never binds, which
+    host code put into the module's namespace after the file ran (a code
+    generator binding the @jit helper its generated kernel calls): `from M
+    import f as name`, M the module Python defined the helper in."""
+    bound, read = set(dir(builtins)), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    out = []
+    for name in sorted(read - bound):
+        fn = getattr(glb.get(name), "_pyfn", None)
+        module = sys.modules.get(getattr(fn, "__module__", None) or "")
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or fn.__code__.co_filename != file or \
+                vars(module).get(fn.__name__) is not glb[name]:
+            continue
+        root = _root_of(module.__name__, os.path.abspath(file))
+        if root is None:
+            continue
+        if root not in _roots and root not in _searched:
+            _roots.append(root)
+        out.append(f"from {module.__name__} import {fn.__name__} as {name}")
+    return out
 
 
 # ---- the package files a kernel file imports from ----
@@ -421,23 +456,53 @@ def _named_modules(st, package):
                                      for a in st.names if a.name != "*"]
 
 
+_roots = []  # folders Python found imported packages in, for libtk to search
+_searched = set()  # the folders libtk was told of
+
+
+def _root_of(name, file):
+    """The folder module `name` (whose file is `file`) was found in, as
+    Python found it on sys.path, or None where its name and file disagree."""
+    rel = name.replace(".", os.sep)
+    for tail in (rel + ".py", os.path.join(rel, "__init__.py")):
+        if file.endswith(os.sep + tail):
+            return os.path.realpath(file[:-len(tail)])
+    return None
+
+
 def _found_file(name, relative, importer):
-    """The .py file of module `name` where the front end would find it from
-    importer: a relative import, or an absolute one under importer's folder
-    or a parent of it; None elsewhere."""
+    """The .py file of module `name` as Python found it from importer: a
+    relative import, or an absolute one whose root folder is importer's
+    folder or a parent of it (where the front end looks), else one libtk is
+    told to search (a module a code generator wrote outside the package it
+    imports from); None where the name and the file disagree."""
     file = getattr(sys.modules.get(name), "__file__", None)
     if not isinstance(file, str) or not file.endswith(".py"):
         return None
     file = os.path.abspath(file)
     if relative:
         return file
-    rel = name.replace(".", os.sep)
+    root = _root_of(name, file)
+    if root is None:
+        return None
     here = os.path.realpath(os.path.dirname(importer))
-    for tail in (rel + ".py", os.path.join(rel, "__init__.py")):
-        if file.endswith(os.sep + tail):
-            root = os.path.realpath(file[:-len(tail)]).rstrip(os.sep) + os.sep
-            return file if (here + os.sep).startswith(root) else None
-    return None
+    if (here + os.sep).startswith(root.rstrip(os.sep) + os.sep):
+        return file
+    if not _has_jit(sys.modules[name]):
+        return None  # host code only (numpy, a library's wrappers): the front end need not read it
+    if root not in _roots and root not in _searched:
+        _roots.append(root)
+    return file
+
+
+def _has_jit(module):
+    """Whether a module defines @jit functions (its own, by file)."""
+    file = getattr(module, "__file__", None)
+    for v in list(vars(module).values()):
+        code = getattr(getattr(v, "_pyfn", None), "__code__", None)
+        if code is not None and code.co_filename == file:
+            return True
+    return False
 
 
 def _parse(text):
@@ -485,12 +550,23 @@ def _hand(file, text, tree, glb, overlay):
         overlay(file, new)
 
 
-def overlay_imports(path, glb, text_of, overlay):
+def overlay_imports(path, glb, text_of, overlay, search):
     """At a kernel file's first launch: the live text of each package file
     it imports from, recursively (breadth first, at most _MAX_DEPTH levels
     and _MAX_FILES files), goes to overlay(file, text) where it differs
-    from the disk. text_of(file) is the text tk compiles for a file before
-    the live values are taken ("" where it cannot be read)."""
+    from the disk, and search(folder) names each folder Python found such a
+    package in away from the importing file. text_of(file) is the text tk
+    compiles for a file before the live values are taken ("" where it
+    cannot be read)."""
+    try:
+        _walk(path, glb, text_of, overlay)
+    finally:
+        while _roots:
+            _searched.add(_roots[0])
+            search(_roots.pop(0))
+
+
+def _walk(path, glb, text_of, overlay):
     if path in _walked:
         return
     _walked.add(path)

@@ -498,6 +498,7 @@ static const char *const covered[] = {
     "tk_kernel_tuned_config",      /* test_tuning */
     "tk_kernel_set_no_specialize", /* rt_nospec.c */
     "tk_source_overlay",           /* rt_overlay.c */
+    "tk_source_search_path",       /* rt_overlay.c */
 };
 
 static bool is_covered(const char *name)

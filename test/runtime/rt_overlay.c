@@ -3,7 +3,9 @@
  * and launches read it instead of the file (whatever spelling of the path
  * set it), the module's source hash (the JIT cache key's part for the
  * text) changes with it, and removing it gives the file, and its hash,
- * back. Bad arguments are refused. */
+ * back. tk_source_search_path: a context with no search paths finds the
+ * package only once the process names its folder. Bad arguments are
+ * refused. */
 #include "rt_test.h"
 
 static const char source[] = "import triton\n"
@@ -72,6 +74,40 @@ static void test_arguments(const char *file)
     CHECK_OK(tk_source_overlay(file, NULL));
 }
 
+/* A context without search paths: the package is found only once the
+ * process names its folder (as the Python package does for a package
+ * Python found on sys.path). */
+static void test_search_path(const char *dir, const char *file)
+{
+    CHECK_FAILS(tk_source_search_path(NULL), TK_ERR_INVALID, "tk_source_search_path: dir is NULL");
+    CHECK_FAILS(tk_source_search_path(""), TK_ERR_INVALID, "tk_source_search_path: dir is empty");
+    CHECK_FAILS(tk_source_search_path("/nonexistent-tk"), TK_ERR_NOT_FOUND,
+                "no folder '/nonexistent-tk'");
+    CHECK_FAILS(tk_source_search_path(file), TK_ERR_NOT_FOUND, "is not a folder");
+    tk_context *ctx = NULL;
+    tk_module *mod = NULL;
+    tk_kernel *k = NULL;
+    CHECK_OK(tk_context_create(&ctx, &(tk_context_options){.interpret = 1}));
+    if (!ctx)
+        return;
+    float x[N] = {0};
+    void *dx = NULL;
+    CHECK_OK(tk_alloc(ctx, sizeof x, &dx));
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_const("BLOCK", N)};
+    CHECK_OK(tk_module_load_string(ctx, "apply.tk", source, &mod));
+    if (mod)
+        CHECK_OK(tk_module_kernel(mod, "apply", &k));
+    CHECK(k && tk_launch(k, (tk_grid){1, 1, 1}, args, 2, NULL) == TK_ERR_COMPILE);
+    CHECK(strstr(tk_last_error(), "no package file was found for 'ovl.helper'") != NULL);
+    tk_free(ctx, dx);
+    tk_module_destroy(mod);
+    CHECK_OK(tk_source_search_path(dir));
+    CHECK_OK(tk_source_search_path(dir)); /* kept once */
+    uint64_t hash[2];
+    CHECK(launch_once(ctx, hash) == 1.0f);
+    tk_context_destroy(ctx);
+}
+
 int main(void)
 {
     const char *tmp = t_tempdir("overlay");
@@ -119,6 +155,7 @@ int main(void)
     CHECK(out && strstr(out, "100.0"));
     tk_free_text(out);
     CHECK_OK(tk_source_overlay(file, NULL));
+    test_search_path(dir, file);
 
     t_rmdir(dir);
     if (failures)
