@@ -60,6 +60,16 @@ def test_helpers_a_package_file_defines_under_host_conditions():
     np.testing.assert_array_equal(out, x * 2 + 10)
 
 
+def test_a_math_library_host_code_picks():
+    """`try: shim = libdevice except ...: shim = tl.math` in a package file:
+    the live value, one of the language's namespaces, is taken by name."""
+    from live_pkg import pow_kernels
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    pow_kernels.cube[(1,)](x, out, BLOCK=8)
+    np.testing.assert_allclose(out, x ** 3, rtol=1e-6)
+
+
 def _decided(text, glb):
     from tk import live
     return live.decide_conditions(text, glb)

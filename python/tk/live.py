@@ -131,11 +131,14 @@ def _spell(value, glb, path, depth=0):
 
 def _builtin_name(value):
     """A device function of the facade (tl.exp, libdevice.exp, tl.math.rsqrt)
-    by its place in triton.language."""
+    or one of its namespaces (tl.math, libdevice: a math library host code
+    picks) by its place in triton.language."""
     where = getattr(value, "_tk_path", None)
+    if type(value).__name__ == "_Namespace" and type(value).__module__ == "tk.language":
+        where = value._path
     if not isinstance(where, str):
         return None
-    if where.startswith("libdevice."):
+    if where == "libdevice" or where.startswith("libdevice."):
         where = "extra.cuda." + where
     return f"{_LIVE_TL}.{where}"
 
