@@ -147,3 +147,17 @@ def test_a_helper_host_code_binds_into_a_generated_module(tmp_path):
     out = np.zeros(16, np.float32)
     m.gen[(1,)](x, out, BLOCK=16)
     np.testing.assert_array_equal(out, x * 2)
+
+
+def test_a_generated_module_imports_a_package_file_with_odd_objects(tmp_path):
+    """Objects of the imported file that answer every attribute (as
+    torch.classes does) are not asked whether they are @jit functions."""
+    m = _generated(tmp_path, "gen_odd", (
+        "import tk\nimport tk.language as tl\nfrom live_pkg.odd import triple\n\n\n"
+        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, triple(tl.load(x_ptr + offs)))\n"))
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    m.gen[(1,)](x, out, BLOCK=16)
+    np.testing.assert_array_equal(out, x * 3)

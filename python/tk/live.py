@@ -143,9 +143,20 @@ def _builtin_name(value):
     return f"{_LIVE_TL}.{where}"
 
 
+def _pyfn_of(value):
+    """The Python function of a @jit kernel or helper, else None. Read from
+    the instance's own attributes: objects that answer every attribute
+    (torch.classes, torch.ops) are never asked."""
+    try:
+        fn = vars(value).get("_pyfn")
+    except TypeError:
+        return None
+    return fn if callable(fn) and hasattr(fn, "__code__") else None
+
+
 def _jit_name(value, glb, path):
     """A @jit function of this file, by a module name bound to it alone."""
-    fn = getattr(value, "_pyfn", None)
+    fn = _pyfn_of(value)
     code = getattr(fn, "__code__", None)
     if code is None or code.co_filename != path:
         return None
@@ -409,7 +420,7 @@ def _injected(tree, glb):
             bound.add((node.asname or node.name).split(".")[0])
     out = []
     for name in sorted(read - bound):
-        fn = getattr(glb.get(name), "_pyfn", None)
+        fn = _pyfn_of(glb.get(name))
         module = sys.modules.get(getattr(fn, "__module__", None) or "")
         file = getattr(module, "__file__", None)
         if not isinstance(file, str) or fn.__code__.co_filename != file or \
@@ -502,7 +513,7 @@ def _has_jit(module):
     """Whether a module defines @jit functions (its own, by file)."""
     file = getattr(module, "__file__", None)
     for v in list(vars(module).values()):
-        code = getattr(getattr(v, "_pyfn", None), "__code__", None)
+        code = getattr(_pyfn_of(v), "__code__", None)
         if code is not None and code.co_filename == file:
             return True
     return False
