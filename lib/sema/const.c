@@ -444,22 +444,45 @@ static double num_f(SVal v)
     return v.k == SV_FLOAT ? v.f : v.big ? (double)(uint64_t)v.i : (double)v.i;
 }
 
-static SVal fold_int(Sema *s, int op, int64_t x, int64_t y, Span at)
+/* Integers fold as Python's do, in 128 bits: a result must fit int64 or,
+ * above it, uint64 (a sign-bit mask, 1 << 63, a value `big` marks); only
+ * a value past those is an overflow. */
+typedef __int128 Wide;
+
+static Wide wide(SVal v) { return v.big ? (Wide)(uint64_t)v.i : (Wide)v.i; }
+
+static bool narrow(Wide r, SVal *out)
 {
-    int64_t r = 0;
+    if (r < INT64_MIN || r > (Wide)UINT64_MAX)
+        return false;
+    *out = sv_int(r > INT64_MAX ? (int64_t)(uint64_t)r : (int64_t)r);
+    out->big = r > INT64_MAX;
+    return true;
+}
+
+/* x ** y for y >= 0, by squaring (a loop of y steps hangs on 1 ** (1 <<
+ * 62)); false past 128 bits. */
+static bool wide_pow(Wide x, Wide y, Wide *out)
+{
+    Wide acc = 1, base = x;
+    for (; y; y >>= 1) {
+        if ((y & 1) && __builtin_mul_overflow(acc, base, &acc))
+            return false;
+        if (y > 1 && __builtin_mul_overflow(base, base, &base))
+            return false;
+    }
+    *out = acc;
+    return true;
+}
+
+static SVal fold_int(Sema *s, int op, SVal a, SVal b, Span at)
+{
+    Wide x = wide(a), y = wide(b), r = 0;
+    bool ok = true;
     switch (op) {
-    case OP_ADD:
-        if (__builtin_add_overflow(x, y, &r))
-            goto overflow;
-        return sv_int(r);
-    case OP_SUB:
-        if (__builtin_sub_overflow(x, y, &r))
-            goto overflow;
-        return sv_int(r);
-    case OP_MUL:
-        if (__builtin_mul_overflow(x, y, &r))
-            goto overflow;
-        return sv_int(r);
+    case OP_ADD: ok = !__builtin_add_overflow(x, y, &r); break;
+    case OP_SUB: ok = !__builtin_sub_overflow(x, y, &r); break;
+    case OP_MUL: ok = !__builtin_mul_overflow(x, y, &r); break;
     case OP_DIV:
         if (y == 0)
             return sema_err(s, at, "division by zero in a constant expression");
@@ -468,48 +491,42 @@ static SVal fold_int(Sema *s, int op, int64_t x, int64_t y, Span at)
     case OP_MOD: {
         if (y == 0)
             return sema_err(s, at, "division by zero in a constant expression");
-        if (x == INT64_MIN && y == -1)
-            goto overflow;
-        int64_t q = x / y, m = x % y;
+        Wide q = x / y, m = x % y;
         if (m != 0 && ((m < 0) != (y < 0))) {
             q -= 1;
             m += y;
         }
-        return sv_int(op == OP_MOD ? m : q);
+        r = op == OP_MOD ? m : q;
+        break;
     }
-    case OP_POW: {
+    case OP_POW:
         if (y < 0)
             return sv_float(pow((double)x, (double)y));
-        /* by squaring: a loop of y steps hangs on 1 ** (1 << 62) */
-        int64_t acc = 1, base = x;
-        for (uint64_t e = (uint64_t)y; e; e >>= 1) {
-            if ((e & 1) && __builtin_mul_overflow(acc, base, &acc))
-                goto overflow;
-            if (e > 1 && __builtin_mul_overflow(base, base, &base))
-                goto overflow;
-        }
-        return sv_int(acc);
-    }
+        ok = wide_pow(x, y, &r);
+        break;
     case OP_LSHIFT:
-        if (y < 0 || y > 63)
-            return sema_err(s, at, "shift count %lld out of range in a constant expression",
-                            (long long)y);
-        if (x != 0 && (y >= 63 || (x > (INT64_MAX >> y)) || (x < (INT64_MIN >> y))))
-            goto overflow;
-        return sv_int((int64_t)((uint64_t)x << y));
+        if (y < 0)
+            return sema_err(s, at, "negative shift count in a constant expression");
+        ok = x == 0 || (y < 64 && !__builtin_mul_overflow(x, (Wide)1 << y, &r));
+        break;
     case OP_RSHIFT:
         if (y < 0)
             return sema_err(s, at, "negative shift count in a constant expression");
-        return sv_int(y > 63 ? (x < 0 ? -1 : 0) : x >> y);
-    case OP_BITAND: return sv_int(x & y);
-    case OP_BITOR: return sv_int(x | y);
-    case OP_BITXOR: return sv_int(x ^ y);
-    default: break;
+        r = y > 126 ? (x < 0 ? -1 : 0) : x >> y;
+        break;
+    case OP_BITAND: r = x & y; break;
+    case OP_BITOR: r = x | y; break;
+    case OP_BITXOR: r = x ^ y; break;
+    default:
+        return sema_err(s, at, "operator '%s' is not supported on constexpr integers",
+                        ast_op_spelling((OpKind)op));
     }
-    return sema_err(s, at, "operator '%s' is not supported on constexpr integers",
-                    ast_op_spelling((OpKind)op));
-overflow:
-    return sema_err(s, at, "constexpr integer overflow in '%s' (values must fit in 64 bits)",
+    SVal v;
+    if (ok && narrow(r, &v))
+        return v;
+    return sema_err(s, at,
+                    "constexpr integer overflow in '%s' (values must fit in 64 bits, "
+                    "signed or unsigned)",
                     ast_op_spelling((OpKind)op));
 }
 
@@ -558,7 +575,7 @@ SVal sema_fold_binary(Sema *s, int op, SVal a, SVal b, Span at)
         return sema_err(s, at, "unsupported operand types for '%s': %s and %s",
                         ast_op_spelling((OpKind)op), sv_describe(s, a), sv_describe(s, b));
     if (a.k != SV_FLOAT && b.k != SV_FLOAT) {
-        SVal r = fold_int(s, op, a.i, b.i, at);
+        SVal r = fold_int(s, op, a, b, at);
         /* bool op bool stays bool for the bitwise operators, as in Python */
         if (a.k == SV_BOOL && b.k == SV_BOOL && r.k == SV_INT &&
             (op == OP_BITAND || op == OP_BITOR || op == OP_BITXOR))
@@ -620,7 +637,7 @@ SVal sema_fold_compare(Sema *s, int op, SVal a, SVal b, Span at, bool *ok)
     double x = num_f(a), y = num_f(b);
     bool r;
     if (a.k != SV_FLOAT && b.k != SV_FLOAT) {
-        int64_t p = a.i, q = b.i;
+        Wide p = wide(a), q = wide(b);
         r = op == OP_LT ? p < q : op == OP_LE ? p <= q : op == OP_GT ? p > q : p >= q;
     } else {
         r = op == OP_LT ? x < y : op == OP_LE ? x <= y : op == OP_GT ? x > y : x >= y;
