@@ -277,6 +277,29 @@ static PyObject *device_of(PyObject *v)
     return d;
 }
 
+/* A torch view may read anywhere in its storage (a gather indexes a dim
+ * whose stride the view set to 0, as FlagGems' restrided inputs do): where
+ * v tells its storage (untyped_storage(): data_ptr(), nbytes()) and that
+ * holds the view's extent, the extent is the storage's. */
+static void storage_extent(PyObject *v, Slot *s)
+{
+    PyObject *st = PyObject_CallMethod(v, "untyped_storage", NULL);
+    PyObject *p = st ? PyObject_CallMethod(st, "data_ptr", NULL) : NULL;
+    PyObject *n = p ? PyObject_CallMethod(st, "nbytes", NULL) : NULL;
+    if (n) {
+        long long base = PyLong_AsLongLong(p), size = PyLong_AsLongLong(n);
+        long long lo = base - (long long)(intptr_t)s->arg.v.ptr;
+        if (!PyErr_Occurred() && size > 0 && lo <= s->lo && lo + size >= s->hi) {
+            s->lo = (Py_ssize_t)lo;
+            s->hi = (Py_ssize_t)(lo + size);
+        }
+    }
+    Py_XDECREF(st);
+    Py_XDECREF(p);
+    Py_XDECREF(n);
+    PyErr_Clear();
+}
+
 /* PyTorch: data_ptr(), dtype, get_device(); strides in elements. The
  * extent is measured for host tensors, and for GPU ones when L wants it. */
 static int torch_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
@@ -316,6 +339,8 @@ static int torch_arg(const Launch *L, PyObject *v, const char *param, Slot *s)
         }
     }
     int r = bytes ? extent(shape, bytes, item, s) : -1;
+    if (r == 0 && s->hi > s->lo)
+        storage_extent(v, s);
     Py_XDECREF(shape);
     Py_XDECREF(st);
     Py_XDECREF(bytes);

@@ -290,3 +290,11 @@ def scale_wrapped(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+@tk.jit
+def gather_at(inp_ptr, idx_ptr, out_ptr, n, dim_stride, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    i = tl.load(idx_ptr + offs, mask=m, other=0)
+    tl.store(out_ptr + offs, tl.load(inp_ptr + i * dim_stride, mask=m), mask=m)

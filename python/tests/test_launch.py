@@ -168,6 +168,38 @@ def test_view_with_device_and_no_get_device():
     np.testing.assert_array_equal(out, x + y)
 
 
+class StorageView(TorchLike):
+    """A torch view whose stride along the gathered dim is 0 (FlagGems
+    restrides a gather's input so): the kernel reads the whole storage,
+    which untyped_storage() describes."""
+
+    class storage_:
+        def __init__(self, base):
+            self.base = base
+
+        def data_ptr(self):
+            return self.base.__array_interface__["data"][0]
+
+        def nbytes(self):
+            return self.base.nbytes
+
+    def __init__(self, view, base):
+        super().__init__(view)
+        self.base = base
+
+    def untyped_storage(self):
+        return StorageView.storage_(self.base)
+
+
+def test_a_view_reads_its_whole_storage():
+    base = np.arange(100, dtype=np.float32)
+    view = np.lib.stride_tricks.as_strided(base, shape=(40,), strides=(0,))
+    idx = np.random.default_rng(3).integers(0, 100, 40).astype(np.int32)
+    out = np.zeros(40, np.float32)
+    K.gather_at[(1,)](StorageView(view, base), idx, out, 40, 1, BLOCK=64)
+    np.testing.assert_array_equal(out, base[idx])
+
+
 def test_jit_function_attributes_launch_caches_read():
     """Triton's JITFunction.signature, params[i].default, cache_key and
     __globals__, which launch caches and kernel generators read."""
