@@ -18,8 +18,8 @@
 #include "front/host.h"
 
 enum {
-    PKG_MAX_FILES = 64, /* files one compilation reads at most */
-    PKG_MAX_UP = 8,     /* parent folders tried for an absolute import */
+    PKG_MAX_FILES = 512, /* files one compilation reads at most (a library's whole package) */
+    PKG_MAX_UP = 8,      /* parent folders tried for an absolute import */
 };
 
 typedef struct PkgFile {

@@ -161,3 +161,17 @@ def test_a_generated_module_imports_a_package_file_with_odd_objects(tmp_path):
     out = np.zeros(16, np.float32)
     m.gen[(1,)](x, out, BLOCK=16)
     np.testing.assert_array_equal(out, x * 3)
+
+
+def test_a_generated_module_imports_a_host_choice_of_a_package(tmp_path):
+    """The imported name is a choice host code made in a package file (a
+    math library): the generated module's live value of it is taken."""
+    m = _generated(tmp_path, "gen_mathlib", (
+        "import tk\nimport tk.language as tl\nfrom live_pkg.mathlib import shim\n\n\n"
+        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, shim.pow(tl.load(x_ptr + offs), 2.0))\n"))
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    m.gen[(1,)](x, out, BLOCK=16)
+    np.testing.assert_allclose(out, x * x, rtol=1e-6)

@@ -423,8 +423,10 @@ def _injected(tree, glb):
         fn = _pyfn_of(glb.get(name))
         module = sys.modules.get(getattr(fn, "__module__", None) or "")
         file = getattr(module, "__file__", None)
+        # defined at the module's top level (where a host decorator, such as
+        # a generator's, rebinds the name, the front end still reads the def)
         if not isinstance(file, str) or fn.__code__.co_filename != file or \
-                vars(module).get(fn.__name__) is not glb[name]:
+                fn.__qualname__ != fn.__name__:
             continue
         root = _root_of(module.__name__, os.path.abspath(file))
         if root is None:
@@ -438,7 +440,7 @@ def _injected(tree, glb):
 # ---- the package files a kernel file imports from ----
 
 _MAX_DEPTH = 8   # import levels followed from a kernel file
-_MAX_FILES = 64  # files one kernel file's imports reach (the front end's bound)
+_MAX_FILES = 512  # files one kernel file's imports reach (the front end's bound)
 _walked = set()  # kernel files whose imports have been handed to libtk
 _handed = set()  # package files whose live text has been made
 _imports = {}    # file -> (file, module name) of each package file its imports name
@@ -502,11 +504,23 @@ def _found_file(name, relative, importer):
     here = os.path.realpath(os.path.dirname(importer))
     if (here + os.sep).startswith(root.rstrip(os.sep) + os.sep):
         return file
-    if not _has_jit(sys.modules[name]):
-        return None  # host code only (numpy, a library's wrappers): the front end need not read it
+    if not _package_has_jit(name.split(".")[0]):
+        return None  # a package of host code only (numpy): the front end need not read it
     if root not in _roots and root not in _searched:
         _roots.append(root)
     return file
+
+
+_jit_packages = {}  # top-level package name -> whether a module of it defines @jit functions
+
+
+def _package_has_jit(top):
+    """Whether a loaded module of top-level package `top` defines @jit
+    functions (its files then hold what kernels import, host choices too)."""
+    if top not in _jit_packages:
+        _jit_packages[top] = any(_has_jit(m) for n, m in list(sys.modules.items())
+                                 if m is not None and (n == top or n.startswith(top + ".")))
+    return _jit_packages[top]
 
 
 def _has_jit(module):
