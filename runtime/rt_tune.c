@@ -366,6 +366,46 @@ static tk_status compile_configs(tk_kernel *k, const int *keep, tk_grid_fn grid_
     return s;
 }
 
+/* The interpreter's choice, untimed: the first kept config that compiles,
+ * since Triton's tuner drops a config that fails to (a static_assert on
+ * its block sizes); every one failing is the first one's error. */
+static tk_status first_compiling(tk_kernel *k, const int *keep, tk_grid_fn grid_fn, void *grid_user,
+                                 tk_grid grid, const tk_arg *args, int nargs,
+                                 const tk_launch_options *opts, int *out)
+{
+    RtTune *t = k->tune;
+    CompileJob *j = tk_xalloc(sizeof *j);
+    if (!j)
+        return err_set(TK_ERR_NO_MEMORY, "out of memory");
+    char first_msg[512] = "";
+    tk_status s = TK_OK, first_fail = TK_OK;
+    *out = -1;
+    for (int i = 0; i < t->nconfigs && *out < 0; i++) {
+        if (!keep[i])
+            continue;
+        memset(j, 0, sizeof *j);
+        s = config_launch(k, &t->configs[i], grid_fn, grid_user, grid, args, nargs, opts,
+                          &j->launch);
+        if (s != TK_OK)
+            break;
+        compile_job(j);
+        if (j->status == TK_OK)
+            *out = i;
+        else if (j->status != TK_ERR_COMPILE) {
+            s = err_set(j->status, "%s", j->message);
+            break;
+        } else if (first_fail == TK_OK) {
+            first_fail = j->status;
+            snprintf(first_msg, sizeof first_msg, "%s", j->message);
+        }
+    }
+    tk_xfree(j);
+    if (s == TK_OK && *out < 0)
+        s = err_set(first_fail, "kernel '%s': every autotune config failed; the first: %s", k->name,
+                    first_msg);
+    return s;
+}
+
 /* The median time of one compiled config (ms), with tk_bench or the test
  * hook; the config's own failure is in j->status and j->message. */
 static double time_config(tk_kernel *k, int i, CompileJob *j, RtTuneBufs *bufs, bool first)
@@ -552,7 +592,11 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
             first = i;
     if (first < 0)
         s = err_set(TK_ERR_INVALID, "kernel '%s': the prune callback kept no config", k->name);
-    else if (!timed) {
+    else if (!timed &&
+             (s = first_compiling(k, keep, grid_fn, grid_user, grid, args, nargs, opts, &first)) !=
+                 TK_OK) {
+        /* no config compiles: s says why */
+    } else if (!timed) {
         char desc[512];
         describe(&t->configs[first], desc, sizeof desc);
         if (!t->noted)

@@ -298,3 +298,19 @@ def gather_at(inp_ptr, idx_ptr, out_ptr, n, dim_stride, BLOCK: tl.constexpr):
     m = offs < n
     i = tl.load(idx_ptr + offs, mask=m, other=0)
     tl.store(out_ptr + offs, tl.load(inp_ptr + i * dim_stride, mask=m), mask=m)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 128}), tk.Config({"BLOCK": 32})], key=["D"])
+@tk.jit
+def copy_fits(x_ptr, out_ptr, D: tl.constexpr, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK <= D)
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 128}), tk.Config({"BLOCK": 64})], key=["D"])
+@tk.jit
+def copy_never_fits(x_ptr, out_ptr, D: tl.constexpr, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK <= D, "BLOCK must not exceed D")
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))

@@ -1,6 +1,7 @@
 """Autotune (configs, key, pruning; on the interpreter the first config
-that survives pruning runs) and heuristics."""
+that survives pruning and compiles runs) and heuristics."""
 import numpy as np
+import pytest
 
 import tk
 import kernels as K
@@ -175,3 +176,15 @@ def test_autotune_wraps_without_changing_the_kernel():
     out[:] = 0
     K.scale_wrapped[(4,)](x, out, n, BLOCK=16)  # still plain: the constexpr is the launch's
     np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_a_config_that_does_not_compile_is_dropped():
+    """As Triton's tuner: a config failing a static_assert on its sizes is
+    not chosen (the interpreter, which does not time, runs the first that
+    compiles); where none compiles, the first one's error says why."""
+    x = np.arange(32, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    K.copy_fits[(1,)](x, out, D=32)
+    np.testing.assert_array_equal(out, x)
+    with pytest.raises(tk.CompileError, match="(?s)every autotune config failed; the first: .*BLOCK must not exceed D"):
+        K.copy_never_fits[(1,)](x, out, D=32)
