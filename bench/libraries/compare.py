@@ -16,10 +16,19 @@ def worst(x, y):
         for i, (u, v) in enumerate(zip(x[part], y[part])):
             if u.shape != v.shape:
                 return float("nan"), "%s[%d]: shape %s vs %s" % (part, i, tuple(u.shape), tuple(v.shape))
-            if torch.isfinite(u).all() and not torch.isfinite(v).all():
-                note = "%s[%d] not finite" % (part, i)
-            u, v = u.double().nan_to_num(), v.double().nan_to_num()
-            err = max(err, ((u - v).norm() / max(u.norm(), 1e-30)).item())
+            fu, fv = torch.isfinite(u), torch.isfinite(v)
+            nu, nv = u[~fu], v[~fv]
+            if not torch.equal(fu, fv) or not torch.equal(nu.isnan(), nv.isnan()) or \
+                    not torch.equal(nu.nan_to_num(0.0, 1.0, -1.0), nv.nan_to_num(0.0, 1.0, -1.0)):
+                # a NaN or an infinity where the other side has none (or
+                # another): no norm hides it
+                return float("inf"), "%s[%d]: %d vs %d elements not finite" % (
+                    part, i, (~fu).sum().item(), (~fv).sum().item())
+            u, v = u[fu].double(), v[fv].double()
+            e = ((u - v).norm() / max(u.norm().item(), 1e-30)).item()
+            if e != e:
+                return float("inf"), "%s[%d]: the norm is not finite" % (part, i)
+            err = max(err, e)
     return err, note
 
 
