@@ -42,36 +42,26 @@ def cross_entropy_chunked_vocab():  # vocab over 65536: the chunked forward kern
     n, v = (4, 70000) if SMALL else (1024, 256000)
     x = R(1, n, v, scale=2.0); t = labels(n, v).view(1, n)
     return [x], lambda: f(x, t, logit_softcapping=30.0)
-@case
-def geglu_exact_forward():
-    from unsloth.kernels.geglu import geglu_exact_forward_kernel as f
-    e, g = R(2, T // 2, I, g=False), R(2, T // 2, I, g=False)
-    return [], lambda: f(e, g)
-@case
-def geglu_exact_backward():
-    from unsloth.kernels.geglu import geglu_exact_backward_kernel as f
-    dw, e, g = R(T, I, g=False), R(T, I, g=False), R(T, I, g=False)
-    return [], lambda: f(dw.clone(), e.clone(), g.clone())
-@case
-def geglu_approx_forward():
-    from unsloth.kernels.geglu import geglu_approx_forward_kernel as f
-    e, g = R(2, T // 2, I, g=False), R(2, T // 2, I, g=False)
-    return [], lambda: f(e, g)
-@case
-def geglu_approx_backward():
-    from unsloth.kernels.geglu import geglu_approx_backward_kernel as f
-    dw, e, g = R(T, I, g=False), R(T, I, g=False), R(T, I, g=False)
-    return [], lambda: f(dw.clone(), e.clone(), g.clone())
-@case
-def swiglu_forward():
-    from unsloth.kernels.swiglu import swiglu_fg_kernel as f
-    e, g = R(2, T // 2, I, g=False), R(2, T // 2, I, g=False)
-    return [], lambda: f(e, g)
-@case
-def swiglu_backward():
-    from unsloth.kernels.swiglu import swiglu_DWf_DW_dfg_kernel as f
-    dw, e, g = R(T, I, g=False), R(T, I, g=False), R(T, I, g=False)
-    return [], lambda: f(dw.clone(), e.clone(), g.clone())
+def gated(name, module, kernel, backward):
+    """A case of one GeGLU/SwiGLU kernel: forward (e, g), or backward (dw,
+    e, g), which works in place, so each call takes clones."""
+    def make():
+        import importlib
+        f = getattr(importlib.import_module("unsloth.kernels." + module), kernel)
+        if backward:
+            dw, e, g = R(T, I, g=False), R(T, I, g=False), R(T, I, g=False)
+            return [], lambda: f(dw.clone(), e.clone(), g.clone())
+        e, g = R(2, T // 2, I, g=False), R(2, T // 2, I, g=False)
+        return [], lambda: f(e, g)
+    make.__name__ = name
+    case(make)
+for _args in [("geglu_exact_forward", "geglu", "geglu_exact_forward_kernel", False),
+              ("geglu_exact_backward", "geglu", "geglu_exact_backward_kernel", True),
+              ("geglu_approx_forward", "geglu", "geglu_approx_forward_kernel", False),
+              ("geglu_approx_backward", "geglu", "geglu_approx_backward_kernel", True),
+              ("swiglu_forward", "swiglu", "swiglu_fg_kernel", False),
+              ("swiglu_backward", "swiglu", "swiglu_DWf_DW_dfg_kernel", True)]:
+    gated(*_args)
 def lora_mlp(fwd, bwd):
     """LoRA_MLP (bf16 base weights, rank-16 adapters): the activation's forward and backward kernels under autograd."""
     from unsloth.kernels.fast_lora import LoRA_MLP

@@ -106,29 +106,36 @@ def test_source_overlay_refuses_an_empty_path():
         _tk.source_overlay("", "x = 1\n")
 
 
-def _generated(tmp_path, name, text):
+def _generated(tmp_path, name, imports, expr):
     """A module a code generator writes outside every package and loads
-    from its file (as FlagGems' pointwise generator does)."""
+    from its file (as FlagGems' pointwise generator does): a kernel storing
+    expr of the loaded x, after the import lines given."""
     import importlib.util
     path = tmp_path / (name + ".py")
-    path.write_text(text)
+    path.write_text(
+        "import tk\nimport tk.language as tl\n" + imports + "\n\n\n"
+        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs)\n"
+        "    tl.store(out_ptr + offs, " + expr + ")\n")
     spec = importlib.util.spec_from_file_location(name, str(path))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_a_generated_module_imports_a_package_found_on_sys_path(tmp_path):
-    """The package is on sys.path, nowhere near the generated file: libtk
-    is told the folder Python found it in."""
-    m = _generated(tmp_path, "gen_imports_pkg", (
-        "import tk\nimport tk.language as tl\nfrom live_pkg import op as ext\n\n\n"
-        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
-        "    offs = tl.arange(0, BLOCK)\n"
-        "    tl.store(out_ptr + offs, ext.scale(tl.load(x_ptr + offs)))\n"))
+def _run_gen(m):
     x = np.arange(16, dtype=np.float32)
     out = np.zeros(16, np.float32)
     m.gen[(1,)](x, out, BLOCK=16)
+    return x, out
+
+
+def test_a_generated_module_imports_a_package_found_on_sys_path(tmp_path):
+    """The package is on sys.path, nowhere near the generated file: libtk
+    is told the folder Python found it in."""
+    x, out = _run_gen(_generated(tmp_path, "gen_imports_pkg", "from live_pkg import op as ext",
+                                 "ext.scale(x)"))
     np.testing.assert_array_equal(out, x * 2)
 
 
@@ -137,41 +144,23 @@ def test_a_helper_host_code_binds_into_a_generated_module(tmp_path):
     binds: the generator put the helper into the module's namespace after
     loading it, and Triton resolves the name there at compile time."""
     from live_pkg import op
-    m = _generated(tmp_path, "gen_injected", (
-        "import tk\nimport tk.language as tl\n\n\n"
-        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
-        "    offs = tl.arange(0, BLOCK)\n"
-        "    tl.store(out_ptr + offs, times(tl.load(x_ptr + offs)))\n"))
+    m = _generated(tmp_path, "gen_injected", "", "times(x)")
     m.__dict__["times"] = op.scale
-    x = np.arange(16, dtype=np.float32)
-    out = np.zeros(16, np.float32)
-    m.gen[(1,)](x, out, BLOCK=16)
+    x, out = _run_gen(m)
     np.testing.assert_array_equal(out, x * 2)
 
 
 def test_a_generated_module_imports_a_package_file_with_odd_objects(tmp_path):
     """Objects of the imported file that answer every attribute (as
     torch.classes does) are not asked whether they are @jit functions."""
-    m = _generated(tmp_path, "gen_odd", (
-        "import tk\nimport tk.language as tl\nfrom live_pkg.odd import triple\n\n\n"
-        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
-        "    offs = tl.arange(0, BLOCK)\n"
-        "    tl.store(out_ptr + offs, triple(tl.load(x_ptr + offs)))\n"))
-    x = np.arange(16, dtype=np.float32)
-    out = np.zeros(16, np.float32)
-    m.gen[(1,)](x, out, BLOCK=16)
+    x, out = _run_gen(_generated(tmp_path, "gen_odd", "from live_pkg.odd import triple",
+                                 "triple(x)"))
     np.testing.assert_array_equal(out, x * 3)
 
 
 def test_a_generated_module_imports_a_host_choice_of_a_package(tmp_path):
     """The imported name is a choice host code made in a package file (a
     math library): the generated module's live value of it is taken."""
-    m = _generated(tmp_path, "gen_mathlib", (
-        "import tk\nimport tk.language as tl\nfrom live_pkg.mathlib import shim\n\n\n"
-        "@tk.jit\ndef gen(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
-        "    offs = tl.arange(0, BLOCK)\n"
-        "    tl.store(out_ptr + offs, shim.pow(tl.load(x_ptr + offs), 2.0))\n"))
-    x = np.arange(16, dtype=np.float32)
-    out = np.zeros(16, np.float32)
-    m.gen[(1,)](x, out, BLOCK=16)
+    x, out = _run_gen(_generated(tmp_path, "gen_mathlib", "from live_pkg.mathlib import shim",
+                                 "shim.pow(x, 2.0)"))
     np.testing.assert_allclose(out, x * x, rtol=1e-6)
