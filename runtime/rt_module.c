@@ -140,8 +140,24 @@ static tk_status not_found(tk_module *m, const char *name)
     sb_init(&sb);
     for (int i = 0; i < m->nnames; i++)
         sb_printf(&sb, "%s%s", i ? ", " : "", m->names[i]);
+    /* a def under that name whose decorator tk does not read as
+     * triton.jit is the likely mistake: say so */
+    int line = 0;
+    const char *dec = NULL;
+    if (comp_plain_def(&m->comp, name, &line, &dec) && dec)
+        sb_printf(&sb,
+                  "%s; '%s' (line %d) is a def, but tk does not read its decorator @%s as "
+                  "triton.jit",
+                  m->nnames ? "" : "(none)", name, line, dec);
+    else if (line)
+        sb_printf(&sb, "%s; '%s' (line %d) is a def with no @triton.jit decorator",
+                  m->nnames ? "" : "(none)", name, line);
+    else if (!m->nnames)
+        sb_printf(&sb,
+                  "(none) (a kernel is a def decorated with @triton.jit, @jit or a name "
+                  "bound to triton.jit)");
     tk_status s = err_set(TK_ERR_NOT_FOUND, "no kernel '%s' in '%s'; its kernels: %s", name,
-                          m->comp.src.name, m->nnames ? sb.data : "(none)");
+                          m->comp.src.name, sb.len ? sb.data : "(none)");
     sb_free(&sb);
     return s;
 }

@@ -64,6 +64,11 @@ const char *comp_kernel_def(Compilation *c, const char *name)
     return sema_kernel_def(c->module, name);
 }
 
+bool comp_plain_def(Compilation *c, const char *name, int *line, const char **decorator)
+{
+    return sema_plain_def(c->module, name, line, decorator);
+}
+
 bool comp_parse_const(const char *text, ConstValue *out, const char **why)
 {
     return sema_parse_const(text, out, why);

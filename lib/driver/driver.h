@@ -40,6 +40,8 @@ int comp_kernel_names(Compilation *c, const char ***names);
 bool comp_kernel_sig(Compilation *c, const char *kernel, KernelSig *sig);
 /* The def kernel name `name` names (an alias's def, sema_kernel_def), or NULL. */
 const char *comp_kernel_def(Compilation *c, const char *name);
+/* A def `name` of the module that is no kernel (sema_plain_def). */
+bool comp_plain_def(Compilation *c, const char *name, int *line, const char **decorator);
 bool comp_parse_const(const char *text, ConstValue *out, const char **why);
 /* The build of one kernel reads the parsed module and never writes it; it
  * allocates in its own arena and reports to the Diag it is given (not

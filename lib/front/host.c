@@ -660,6 +660,7 @@ void host_split(LexState *lx, char *text, size_t n)
     host_lines(&h);
     host_triton_names(&h);
     host_note_imports(&h);
+    host_jit_aliases(&h);
     /* A file with no kernel is no Python module with kernels in it (the
      * grammar's own tests): it is read whole, as before. */
     if (!host_has_kernels(&h) && !lx->python)

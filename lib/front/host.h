@@ -41,6 +41,7 @@ typedef struct HostScan {
     PtrVec wraps;     /* lines that call jit(...): `f = triton.jit(f)` */
     PtrVec prefixes;  /* names that stand for triton or triton.language (`tt`, `tl`) */
     PtrVec flags;     /* names that say triton is there (`HAS_TRITON`) */
+    PtrVec jit_names; /* bare names that stand for triton.jit (`J = triton.jit`) */
     int depth;        /* lifted blocks open (host_branch recurses through host_block) */
     /* front/host_cond.c: module values and one-line helpers it can read */
     NameMap values, helpers; /* name -> index in value_list / helper_list, or -1 */
@@ -114,12 +115,16 @@ bool host_jit_decorator(const HostScan *h, const HostLine *L);
 /* Does the statement [first, last] open with @triton.constexpr_function or
  * @tl.constexpr? */
 bool host_constexpr_fn(const HostScan *h, int first, int last);
+/* Notes the bare decorator names that stand for triton.jit through an
+ * assignment or import, here or in the package file a name comes from. */
+void host_jit_aliases(HostScan *h);
 /* Readies a kept def's decorator line for the grammar: keeps what sema
  * reads of triton's, blanks the host Python of the rest. */
 void host_decorator(HostScan *h, const HostLine *L);
 
 /* ---- host_branch.c: blocks that decide on triton ---- */
-/* Collects the names that stand for triton and triton.language. */
+/* Collects the names that stand for triton and triton.language, and
+ * those bound to triton.jit in this file (h->jit_names). */
 void host_triton_names(HostScan *h);
 /* Is `NAME = importlib.util.find_spec("triton") is not None` a flag? */
 void host_note_flag(HostScan *h, const HostLine *L);

@@ -40,6 +40,25 @@ static void host_name(HostScan *h, PtrVec *v, const char *s)
         vec_push(h->lx->arena, v, (void *)s);
 }
 
+static const char *host_assigned(HostScan *h, const HostLine *L, size_t *value);
+
+/* `J = triton.jit`, or `J = triton.jit if HAS_TRITON else stand_in` (a
+ * library that runs without triton): J decorates kernels. */
+static void host_jit_assignment(HostScan *h, const HostLine *L)
+{
+    size_t v;
+    const char *name = host_assigned(h, L, &v);
+    if (!name)
+        return;
+    const char *t = h->text;
+    size_t end = host_dotted(t, v, L->end), q = host_skip_blank(t, end, L->end);
+    bool alone = q == L->end || t[q] == '#' ||
+        (L->end - q > 2 && memcmp(t + q, "if", 2) == 0 && !host_is_id(t[q + 2]));
+    if (alone && end - v > 4 && memcmp(t + end - 4, ".jit", 4) == 0 &&
+        host_in(&h->prefixes, t + v, end - 4 - v))
+        host_name(h, &h->jit_names, name);
+}
+
 void host_triton_names(HostScan *h)
 {
     host_name(h, &h->prefixes, "triton");
@@ -64,8 +83,13 @@ void host_triton_names(HostScan *h)
                      n->str && (!strcmp(n->str, "core") || !strcmp(n->str, "standard")))
                 bind = n->alias ? n->alias : n->str; /* the modules tl is written in */
             host_name(h, &h->prefixes, bind);
+            if (n->kind == N_FROM_IMPORT && strncmp(n->name, "triton", 6) == 0 && n->str &&
+                strcmp(n->str, "jit") == 0 && n->alias)
+                host_name(h, &h->jit_names, n->alias); /* from triton import jit as J */
         }
     }
+    for (int i = 0; i < h->nlines; i++)
+        host_jit_assignment(h, &h->lines[i]);
 }
 
 /* Does [s, s+len) occur in the line? */

@@ -10,24 +10,44 @@
 
 #include "front/host.h"
 
-/* Is a decorator line triton's `kw` (`@triton.kw(...)`, `@kw`), for one
- * of the n words kw? */
-static bool host_triton_decorator(const HostScan *h, const HostLine *L, const char *const *kw,
-                                  int n)
+/* The last word of a decorator line's name (`jit` in `@triton.jit(...)`):
+ * its start, and its length in *len. */
+static size_t decorator_word(const HostScan *h, const HostLine *L, size_t *len)
 {
     const char *t = h->text;
-    size_t p = L->start + 1, last = p, len = 0;
+    size_t p = L->start + 1, last = p;
+    *len = 0;
     while (p < L->end && t[p] != '(') {
         if (host_is_id(t[p])) {
             size_t s = p;
             while (p < L->end && host_is_id(t[p]))
                 p++;
             last = s;
-            len = p - s;
+            *len = p - s;
             continue;
         }
         p++;
     }
+    return last;
+}
+
+/* The bare name of a decorator line (`@J`, `@J(...)`), or 0 length. */
+static size_t decorator_bare(const HostScan *h, const HostLine *L, size_t *len)
+{
+    size_t last = decorator_word(h, L, len);
+    size_t from = host_skip_blank(h->text, L->start + 1, last);
+    if (from != last)
+        *len = 0;
+    return last;
+}
+
+/* Is a decorator line triton's `kw` (`@triton.kw(...)`, `@kw`), for one
+ * of the n words kw? A bare name bound to triton.jit is `jit`. */
+static bool host_triton_decorator(const HostScan *h, const HostLine *L, const char *const *kw,
+                                  int n)
+{
+    const char *t = h->text;
+    size_t len, last = decorator_word(h, L, &len);
     /* the prefix: none (`from triton import jit`) or a name that stands for
      * triton or its language (`triton.`, `tl.`, `tt.` after `import triton
      * as tt`); `@numba.jit` or `@torch.jit.script` is someone else's */
@@ -38,9 +58,39 @@ static bool host_triton_decorator(const HostScan *h, const HostLine *L, const ch
     bool ours =
         plen == 0 || (plen >= 2 && t[last - 1] == '.' && host_in(&h->prefixes, t + from, plen - 1));
     for (int i = 0; ours && i < n; i++)
-        if (strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0)
+        if ((strlen(kw[i]) == len && memcmp(t + last, kw[i], len) == 0) ||
+            (plen == 0 && strcmp(kw[i], "jit") == 0 && host_in(&h->jit_names, t + last, len)))
             return true;
     return false;
+}
+
+/* Does the bare name stand for triton.jit in h's file, or in the package
+ * file it is imported from (`from .utils import jit_decorator`), a few
+ * imports deep? */
+static bool jit_alias(HostScan *h, const char *name, int depth)
+{
+    if (host_in(&h->jit_names, name, strlen(name)))
+        return true;
+    const char *there = NULL;
+    HostScan *from = depth < 4 ? host_imported(h, name, &there) : NULL;
+    return from && jit_alias(from, there, depth + 1);
+}
+
+void host_jit_aliases(HostScan *h)
+{
+    static const char *const ours[] = {"jit", "autotune", "heuristics"};
+    for (int i = 0; i < h->nlines; i++) {
+        const HostLine *L = &h->lines[i];
+        size_t len, at = h->text[L->start] == '@' ? decorator_bare(h, L, &len) : 0;
+        if (!at || len == 0)
+            continue;
+        bool known = false;
+        for (int k = 0; k < TK_ARRAY_LEN(ours) && !known; k++)
+            known = strlen(ours[k]) == len && memcmp(h->text + at, ours[k], len) == 0;
+        const char *name = arena_strndup(h->lx->arena, h->text + at, len);
+        if (!known && !host_in(&h->jit_names, name, len) && jit_alias(h, name, 0))
+            vec_push(h->lx->arena, &h->jit_names, (void *)name);
+    }
 }
 
 /* Is a decorator line one of triton's: `@triton.jit(...)`, `@jit`,
@@ -316,8 +366,22 @@ static void host_pick_arms(HostScan *h, const HostLine *L)
     }
 }
 
+/* `@J` where J stands for triton.jit reads as `@jit` (the name padded with
+ * blanks keeps every column); a name shorter than jit stays as it is and
+ * its def is no kernel, which the runtime's not-found error says. */
+static void host_spell_jit(HostScan *h, const HostLine *L)
+{
+    size_t len, at = decorator_bare(h, L, &len);
+    if (len < 3 || (len == 3 && memcmp(h->text + at, "jit", 3) == 0) ||
+        !host_in(&h->jit_names, h->text + at, len))
+        return;
+    memcpy(h->text + at, "jit", 3);
+    memset(h->text + at + 3, ' ', len - 3);
+}
+
 void host_decorator(HostScan *h, const HostLine *L)
 {
+    host_spell_jit(h, L);
     if (!host_jit_decorator(h, L) && !host_tune_decorator(h, L)) {
         host_blank_args(h, L);
     } else {

@@ -418,6 +418,16 @@ const char *sema_kernel_def(const Node *module, const char *name)
     return fn ? fn->name : NULL;
 }
 
+bool sema_plain_def(const Node *module, const char *name, int *line, const char **decorator)
+{
+    const Node *fn = find_def(module, name);
+    if (!fn || sema_func_is_jit(fn))
+        return false;
+    *line = fn->span.line;
+    *decorator = fn->list2.len ? decorator_name(fn->list2.items[0]) : NULL;
+    return true;
+}
+
 int sema_kernel_names(const Node *module, const char ***names, Arena *a)
 {
     int n = 0;

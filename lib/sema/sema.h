@@ -102,6 +102,9 @@ int sema_kernel_names(const Node *module, const char ***names, Arena *a);
  * module-level alias binds (`kern = triton.jit(_impl)` gives "_impl");
  * NULL for none. */
 const char *sema_kernel_def(const Node *module, const char *name);
+/* A module-level def `name` that is no kernel: its line, and its first
+ * decorator's name (NULL: it has none); false when there is no such def. */
+bool sema_plain_def(const Node *module, const char *name, int *line, const char **decorator);
 /* The entry points when no kernel is named: the @jit defs that no other
  * function of the file calls (the rest are helpers), in order; linear. */
 int sema_entry_kernels(const Node *module, const char ***names, Arena *a);

@@ -266,6 +266,18 @@ static void test_modules(tk_context *ctx, tk_module *mod)
     CHECK_FAILS(tk_module_load_file(ctx, "/nonexistent/k.tk", &bad), TK_ERR_NOT_FOUND,
                 "cannot open '/nonexistent/k.tk'");
     CHECK(strcmp(tk_status_name(TK_ERR_LAUNCH), "TK_ERR_LAUNCH") == 0);
+    /* a def whose decorator tk does not read as triton.jit: the error says
+     * which decorator, not only that the module has no kernels */
+    static const char alias[] = "import triton\nimport triton.language as tl\nJ = triton.jit\n"
+                                "@J\ndef k(p):\n    tl.store(p, 1.0)\n";
+    tk_module *py;
+    CHECK_OK(tk_module_load_string(ctx, "alias.py", alias, &py));
+    CHECK_FAILS(tk_module_kernel(py, "k", &k), TK_ERR_NOT_FOUND,
+                "its kernels: (none); 'k' (line 5) is a def, but tk does not read its decorator "
+                "@J as triton.jit");
+    CHECK_FAILS(tk_module_kernel(py, "other", &k), TK_ERR_NOT_FOUND,
+                "(a kernel is a def decorated with @triton.jit");
+    tk_module_destroy(py);
 }
 
 int main(void)
