@@ -83,7 +83,7 @@ runtime.errors = _module("triton.runtime.errors", "launch errors", OutOfResource
 compiler_errors = _module("triton.compiler.errors", "compile errors",
                           CompilationError=_tk.CompileError)
 compiler = _module("triton.compiler", "the compiler's errors", errors=compiler_errors,
-                   CompilationError=_tk.CompileError)
+                   CompilationError=_tk.CompileError, CompiledKernel=_jit.CompiledKernel)
 
 
 def _set_allocator(allocator):
