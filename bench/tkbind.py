@@ -46,7 +46,7 @@ class TkLaunchOptions(ctypes.Structure):
     _fields_ = [("num_warps", ctypes.c_int), ("num_stages", ctypes.c_int),
                 ("stream", ctypes.c_void_p), ("launch_pdl", ctypes.c_int),
                 ("fp_fusion", ctypes.c_int), ("num_ctas", ctypes.c_int),
-                ("reserved_i", ctypes.c_int), ("reserved", ctypes.c_uint64 * 2)]
+                ("as_given", ctypes.c_int), ("reserved", ctypes.c_uint64 * 2)]
 
 
 class TkKernelInfo(ctypes.Structure):

@@ -472,7 +472,7 @@ tk_status tk_launch(tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
         return s;
     /* a first launch's range holds its compile, load and autotune ranges */
     rt_nvtx_push("launch", k->name);
-    if (rt_tune_applies(k, args, nargs))
+    if ((!opts || !opts->as_given) && rt_tune_applies(k, args, nargs))
         s = rt_tune_launch(k, NULL, NULL, grid, args, nargs, opts);
     else
         s = rt_launch_direct(k, grid, args, nargs, opts);

@@ -430,7 +430,10 @@ typedef struct tk_launch_options {
      * num_ctas says. A grid whose x is odd launches the kernel compiled
      * for 1 (the same results). Needs cuLaunchKernelEx (CUDA 11.8). */
     int num_ctas;
-    int reserved_i;       /* zero */
+    /* 1: this launch's constexprs and options as given, even where
+     * tk_kernel_set_tuning gave the kernel configs (what a compiled kernel
+     * of Triton launches); 0: such a kernel is tuned */
+    int as_given;
     uint64_t reserved[2]; /* zero (room for later options) */
 } tk_launch_options;
 

@@ -25,6 +25,7 @@ typedef struct Current {
     PyObject *err_type, *err_value, *err_tb; /* an exception raised in a callback */
     int per_config;                          /* K->cfg_heuristics run per config */
     PyObject *keep; /* bytes the per-config defines' texts live in, or NULL */
+    PyObject *kw;   /* the launch's keyword arguments (borrowed), or NULL */
 } Current;
 static _Thread_local Current *current;
 
@@ -75,7 +76,10 @@ static void keep_error(Current *c)
         PyErr_Clear();
 }
 
-/* A grid from a tuple, list or int ("(n,)", "n"); -1 on a bad one. */
+/* A grid from a tuple, list or int ("(n,)", "n"); -1 on a bad one.
+ * Triton's launcher reads three dimensions and ignores any past them
+ * (FlagGems passes (M, n, 1, 1)): tk takes those when they are 1 and
+ * refuses any other, which Triton would drop without a word. */
 static int grid_of(PyObject *g, tk_grid *out)
 {
     unsigned d[3] = {1, 1, 1};
@@ -85,20 +89,26 @@ static int grid_of(PyObject *g, tk_grid *out)
     if (!seq)
         return -1;
     Py_ssize_t n = PyTuple_Size(seq);
-    if (n < 1 || n > 3) {
+    if (n < 1) {
         Py_DECREF(seq);
         PyErr_SetString(PyExc_ValueError, "tk: a grid has 1 to 3 dimensions");
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         long long v = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
-        if (v < 0 || v > 0xffffffffLL) {
-            if (!PyErr_Occurred())
+        if (v < 0 || v > 0xffffffffLL || (i >= 3 && v != 1)) {
+            if (!PyErr_Occurred() && i >= 3)
+                PyErr_Format(PyExc_ValueError,
+                             "tk: grid dimension %zd is %lld; a launch has 1 to 3 dimensions "
+                             "(past the third, only 1 is allowed)",
+                             i, v);
+            else if (!PyErr_Occurred())
                 PyErr_Format(PyExc_ValueError, "tk: grid dimension %lld is out of range", v);
             Py_DECREF(seq);
             return -1;
         }
-        d[i] = (unsigned)v;
+        if (i < 3)
+            d[i] = (unsigned)v;
     }
     Py_DECREF(seq);
     *out = (tk_grid){d[0], d[1], d[2]};
@@ -159,6 +169,39 @@ static void mark_kept(PyObject *all, PyObject *kept, int *keep, int n)
     }
 }
 
+/* Does the function take **kwargs? */
+static int takes_var_keywords(PyObject *fn)
+{
+    PyObject *code =
+        PyObject_HasAttrString(fn, "__code__") ? PyObject_GetAttrString(fn, "__code__") : NULL;
+    PyObject *flags = code ? PyObject_GetAttrString(code, "co_flags") : NULL;
+    long f = flags ? PyLong_AsLong(flags) : 0;
+    Py_XDECREF(code);
+    Py_XDECREF(flags);
+    PyErr_Clear();
+    return (f & 0x08) != 0; /* CO_VARKEYWORDS */
+}
+
+/* Triton calls prune(configs, named_args, **kwargs), kwargs being the
+ * launch's keyword arguments with grid and warmup (unsloth reads a
+ * pointer passed by keyword from them); named_args here holds every
+ * argument. A function without **kwargs (older Triton's form) gets two. */
+static PyObject *call_prune(Current *c)
+{
+    PyObject *fn = c->K->prune;
+    if (!takes_var_keywords(fn))
+        return PyObject_CallFunctionObjArgs(fn, c->K->configs, c->meta, NULL);
+    PyObject *pos = PyTuple_Pack(2, c->K->configs, c->meta);
+    PyObject *kw = c->kw ? PyDict_Copy(c->kw) : PyDict_New();
+    PyObject *r = NULL;
+    if (pos && kw && PyDict_SetItemString(kw, "grid", c->grid ? c->grid : Py_None) == 0 &&
+        PyDict_SetItemString(kw, "warmup", Py_False) == 0)
+        r = PyObject_Call(fn, pos, kw);
+    Py_XDECREF(pos);
+    Py_XDECREF(kw);
+    return r;
+}
+
 static void prune_cb(const tk_config *configs, int n, const tk_arg *args, int nargs, int *keep,
                      void *user)
 {
@@ -166,7 +209,7 @@ static void prune_cb(const tk_config *configs, int n, const tk_arg *args, int na
     if (!c || !c->K->prune) /* another Kernel of the function set the pruning */
         return;
     PyGILState_STATE st = PyGILState_Ensure();
-    PyObject *r = PyObject_CallFunctionObjArgs(c->K->prune, c->K->configs, c->meta, NULL);
+    PyObject *r = call_prune(c);
     if (r && n == (int)PyList_Size(c->K->configs))
         mark_kept(c->K->configs, r, keep, n);
     if (!r)
@@ -702,8 +745,13 @@ static tk_status launch_plain(tk_kernel *k, PyObject *grid, Current *c, Launch *
     *launched = 1;
     if (tkpy_skip_launch)
         return TK_OK;
+    /* a Kernel without configs never tunes, though another Kernel of the
+     * function (its @autotune layer, whose compiled kernel this may be)
+     * gave the shared tk_kernel configs */
+    tk_launch_options given = *o;
+    given.as_given = c->K->ncfgs == 0;
     tk_status s;
-    Py_BEGIN_ALLOW_THREADS s = tk_launch(k, g, a, L->n, o);
+    Py_BEGIN_ALLOW_THREADS s = tk_launch(k, g, a, L->n, &given);
     Py_END_ALLOW_THREADS return s;
 }
 
@@ -764,7 +812,7 @@ PyObject *tkpy_do_launch(Kernel *K, PyObject *grid, PyObject *args, PyObject *kw
     tk_kernel *k =
         tkpy_prepare(K, args, kw, &L, objs, &meta, &o, PyCallable_Check(grid), &per_config);
     tk_status s = TK_ERR_INTERNAL;
-    Current c = {K, &L, meta, NULL, NULL, objs, NULL, NULL, NULL, per_config, NULL};
+    Current c = {K, &L, meta, NULL, NULL, objs, NULL, NULL, NULL, per_config, NULL, kw};
     int n = 0;
     if (k && K->ncfgs > 0 && (s = tk_kernel_configs(k, &c.cfg_base, &n)) != TK_OK)
         k = NULL, tkpy_raise(s, K->where);

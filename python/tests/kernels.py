@@ -82,6 +82,38 @@ def scale_pruned(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
 
 
+PRUNE_KWARGS = []
+
+
+def keep_by_kwargs(configs, named_args, **kwargs):
+    # Triton's call: the launch's keyword arguments, with grid and warmup
+    PRUNE_KWARGS.append(sorted(kwargs))
+    return [c for c in configs if c.kwargs["BLOCK"] == kwargs["x_ptr"].size // 2]
+
+
+def keep_first(configs, named_args):  # older Triton's two-argument form
+    PRUNE_KWARGS.append(named_args["n"])
+    return configs[:1]
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 32}), tk.Config({"BLOCK": 64})], key=["n"],
+             prune_configs_by={"early_config_prune": keep_by_kwargs})
+@tk.jit
+def scale_pruned_kw(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 3.0, mask=mask)
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 32}), tk.Config({"BLOCK": 64})], key=["n"],
+             prune_configs_by={"early_config_prune": keep_first})
+@tk.jit
+def scale_pruned_two(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 4.0, mask=mask)
+
+
 @tk.jit(do_not_specialize=["n"])
 def add_any_n(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
@@ -314,3 +346,13 @@ def copy_never_fits(x_ptr, out_ptr, D: tl.constexpr, BLOCK: tl.constexpr):
     tl.static_assert(BLOCK <= D, "BLOCK must not exceed D")
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+@tk.autotune(configs=[tk.Config({}, num_warps=4), tk.Config({}, num_warps=8)], key=["n"],
+             restore_value=["acc"])
+@tk.heuristics({"BLOCK": lambda a: tk.next_power_of_2(a["n"])})
+@tk.jit
+def accumulate_tuned(x, acc, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    v = tl.load(x + o, mask=o < n, other=0.0)
+    tl.store(acc, tl.load(acc) + tl.sum(v))

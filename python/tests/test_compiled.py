@@ -129,3 +129,16 @@ def test_heuristics_see_the_configs_launch_options():
     assert [k.defines for k in ks] == [[("BLOCK", "64"), ("EVEN", "True")],
                                        [("BLOCK", "128"), ("EVEN", "True")]]
     K.EVEN_SEEN.clear()
+
+
+def test_compiled_kernel_of_a_tuned_kernel_relaunched():
+    """The compiled kernel a tuned launch gives, launched again with the
+    runtime arguments alone (FlagGems' launch cache): that binary runs,
+    untuned. Before, the configs' hooks ran for a kernel that has none and
+    the launch failed ("a callback got a config tk does not know")."""
+    x = np.arange(10, dtype=np.float32)
+    acc = np.zeros(1, np.float32)
+    ck = K.accumulate_tuned[(1,)](x, acc, 10)
+    assert acc[0] == 45 and ck.defines == [("BLOCK", "16")]
+    ck[(1, 1, 1)](x, acc, 10)
+    assert acc[0] == 90

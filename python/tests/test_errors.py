@@ -60,7 +60,14 @@ def test_source_error():
 def test_bad_grid_and_constexpr():
     x, y, out = arrays()
     with pytest.raises(ValueError, match="1 to 3 dimensions"):
-        K.add[(1, 1, 1, 1)](x, y, out, 16, BLOCK=16)
+        K.add[()](x, y, out, 16, BLOCK=16)
+    # past the third dimension Triton reads nothing: 1 is taken, any other
+    # would launch fewer programs than asked
+    x[:], y[:], out[:] = 1.0, 2.0, 7.0
+    K.add[(1, 1, 1, 1)](x, y, out, 16, BLOCK=16)
+    np.testing.assert_array_equal(out, np.full(16, 3.0, np.float32))
+    with pytest.raises(ValueError, match="grid dimension 3 is 2"):
+        K.add[(1, 1, 1, 2)](x, y, out, 16, BLOCK=16)
     with pytest.raises(TypeError, match="constexpr 'BLOCK'"):
         K.add[(1,)](x, y, out, 16, BLOCK=[16])
     with pytest.raises(ValueError, match="does not fit in 64 bits"):

@@ -32,6 +32,23 @@ def test_autotune_prune_keeps_the_second_config():
     assert K.PRUNE_CALLS == [n] and blocks[-1] == 64
 
 
+def test_prune_gets_the_launch_keywords():
+    """As Triton: prune(configs, named_args, **kwargs) gets the arguments a
+    launch passes by keyword, with grid and warmup (unsloth's grouped GEMM
+    reads a pointer from them); one without **kwargs gets two arguments."""
+    n = 128
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    blocks = []
+    K.scale_pruned_kw[lambda m: blocks.append(m["BLOCK"]) or (tk.cdiv(n, m["BLOCK"]),)](
+        x_ptr=x, out_ptr=out, n=n)
+    np.testing.assert_array_equal(out, 3 * x)
+    assert K.PRUNE_KWARGS[-1] == ["grid", "n", "out_ptr", "warmup", "x_ptr"] and blocks[-1] == 64
+    K.scale_pruned_two[lambda m: (tk.cdiv(n, m["BLOCK"]),)](x, out, n)
+    np.testing.assert_array_equal(out, 4 * x)
+    assert K.PRUNE_KWARGS[-1] == n
+
+
 def test_heuristics_set_a_constexpr():
     for n in (5, 33, 100):
         x = np.arange(n, dtype=np.float32)

@@ -289,6 +289,16 @@ class KernelParam:
         return f"KernelParam({self.name!r}, constexpr={self.is_constexpr})"
 
 
+def _call_prune(prune, configs, named, kw, grid):
+    """prune(configs, named_args, **kwargs) as Triton calls it, the
+    launch's keywords with grid and warmup; two arguments for a function
+    without **kwargs (older Triton's form), as the launch does in C."""
+    code = getattr(prune, "__code__", None)
+    if code is None or not code.co_flags & inspect.CO_VARKEYWORDS:
+        return prune(configs, named)
+    return prune(configs, named, **dict(kw, grid=grid, warmup=False))
+
+
 class KernelInterface:
     """Triton's base of launchable objects: kernel[grid](*args, **kw) calls
     kernel.run(*args, grid=grid, warmup=False, **kw). Host wrappers of
@@ -465,7 +475,7 @@ class JITFunction(_tk.Kernel, KernelInterface):
             return self.fn.warmup(*args, grid=grid, **kw)
         configs = self.configs
         if self._prune is not None:
-            configs = self._prune(self.configs, self._named(args, kw))
+            configs = _call_prune(self._prune, self.configs, self._named(args, kw), kw, grid)
         return [self.fn.warmup(*args, grid=grid, **kw, **c.all_kwargs()) for c in configs]
 
     def run(self, *args, grid, warmup=False, **kw):

@@ -50,7 +50,14 @@ static const char source[] =
     "def even(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):\n"
     "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
     "    m = offs < n\n"
-    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * (2 if EVEN else 4), mask=m)\n";
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * (2 if EVEN else 4), mask=m)\n"
+    "@triton.autotune(configs=[triton.Config({}, num_warps=1), triton.Config({}, num_warps=2)],\n"
+    "                 key=['n'])\n"
+    "@triton.jit\n"
+    "def warps(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+    "    m = offs < n\n"
+    "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 5, mask=m)\n";
 
 enum { N = 200 };
 static tk_context *ctx;
@@ -499,6 +506,32 @@ static void test_hooks(void)
     rt_tune_time_hook = NULL;
 }
 
+/* Configs that set no constexpr (num_warps alone) tune every launch,
+ * unless the launch asks for its options as given (a compiled kernel's
+ * launch): then no hook runs and nothing is timed. */
+static int count_hook(const tk_config *cfg, int stage, const tk_arg *args, int nargs, void *user)
+{
+    (void)cfg, (void)stage, (void)args, (void)nargs;
+    ++*(int *)user;
+    return 0;
+}
+
+static void test_as_given(void)
+{
+    int hooks = 0;
+    tk_module *m;
+    tk_kernel *k = load(&m, "warps");
+    CHECK_OK(tk_kernel_set_tuning(k, &(tk_tune_options){.hook = count_hook, .hook_user = &hooks}));
+    tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N), tk_const("BLOCK", 32)};
+    tk_launch_options o = {.num_warps = 2, .as_given = 1};
+    CHECK_OK(tk_launch(k, (tk_grid){7, 1, 1}, args, 4, &o));
+    CHECK(hooks == 0 && output_is(5, 0, N));
+    o.as_given = 0;
+    CHECK_OK(tk_launch(k, (tk_grid){7, 1, 1}, args, 4, &o));
+    CHECK(hooks > 0 && output_is(5, 0, N));
+    tk_module_destroy(m);
+}
+
 /* The configs of a new key compile at the same time: each build waits in
  * the build hook until all three are in it (or gives up after 5 s). */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -562,6 +595,7 @@ int main(void)
     test_python_prune();
     test_config_defines();
     test_hooks();
+    test_as_given();
 
     tk_free(ctx, dx);
     tk_free(ctx, dout);
