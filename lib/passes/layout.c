@@ -753,13 +753,19 @@ bool pass_only_dots_read(IrBlock *b, const IrValue *v)
  * weight decoded along K and transposed back). Where a store or other
  * ops read it, the trans' own conversion stays: moved to them it met
  * narrower accesses (a transposed mask stored bytes one at a time). A
- * loaded tile is left to wanted (layout_convert.c), which reads it in
- * the permuted layout of the trans' result. */
+ * tile loaded once or under a branch follows as well (unsloth's grouped
+ * GEMM reads dY^T where a block has rows: the trans went through shared
+ * memory element by element, then the dot staged it again). One loaded in a
+ * loop's body is left to wanted (layout_convert.c), which reads it in the
+ * permuted layout of the trans' result, and to the pipeliner, whose dots
+ * read a transposed ring in place. */
 static void trans_follows(LayoutPass *p, IrOp *op)
 {
     IrValue *x = op->operands[0], *r = op->results[0];
+    const IrOp *load = x->def && x->def->kind == IR_LOAD ? x->def : NULL;
+    const IrOp *loop = load && load->parent ? load->parent->parent : NULL;
     if (r->layout || !x->layout || x->layout->kind != LY_BLOCKED ||
-        (x->def && x->def->kind == IR_LOAD) || !pass_only_dots_read(op->parent, r))
+        (loop && loop->kind == IR_FOR) || !pass_only_dots_read(op->parent, r))
         return;
     r->layout = lp_trans_layout(p, x->layout, op, false);
 }

@@ -573,14 +573,55 @@ const Layout *lp_branch_layout(const IrOp *op, int i)
     return l;
 }
 
+/* Is x the value a loop carries that an arm of branch op gives back as
+ * it was, where the loop carries the branch's result i on (a K step under
+ * `if`, kept when skipped: unsloth's grouped GEMM accumulates an expert's
+ * blocks only where the block has rows)? Its layout is the loop's, which
+ * spread_for takes from the branch's: none yet. */
+static bool carried_through(const IrOp *op, int i, const IrValue *x)
+{
+    const IrBlock *body = x->def || x->layout ? NULL : x->owner;
+    const IrOp *loop = body ? body->parent : NULL;
+    const IrOp *y = body ? body->last : NULL;
+    int k = x->index - 1; /* the loop's argument 0 is its induction variable */
+    return loop && loop->kind == IR_FOR && y && y->kind == IR_YIELD && k >= 0 && k < y->nops &&
+        y->operands[k] == op->results[i];
+}
+
+/* The layout the arms of branch op yield result i in, leaving out the
+ * arms that give back what the loop carries it as (carried_through). */
+static const Layout *branch_layout_in_loop(const IrOp *op, int i)
+{
+    const Layout *l = lp_branch_layout(op, i);
+    for (int r = 0; !l && r < op->nregions; r++) {
+        const IrOp *y = op->regions[r]->last;
+        const IrValue *x = y && y->kind == IR_YIELD && i < y->nops ? y->operands[i] : NULL;
+        if (!x || carried_through(op, i, x) || (x->type.rank && pass_can_remat(x)))
+            continue;
+        if (!x->layout)
+            return NULL;
+        for (int o = 0; o < op->nregions; o++) {
+            const IrOp *yo = op->regions[o]->last;
+            const IrValue *z = yo && yo->kind == IR_YIELD && i < yo->nops ? yo->operands[i] : NULL;
+            if (!z ||
+                (z->layout ? !layout_equal(z->layout, x->layout)
+                           : !carried_through(op, i, z) && !(z->type.rank && pass_can_remat(z))))
+                return NULL;
+        }
+        return x->layout;
+    }
+    return l;
+}
+
 /* A branch yielding an mma value in every arm but those that make theirs
  * again in any layout (a flattened GEMM's epilogue, which stores the
- * accumulator and yields zeros, else yields it as it is) keeps it there;
- * the loop carrying it then does too (spread_for). */
+ * accumulator and yields zeros, else yields it as it is) or give back what
+ * the loop carries (carried_through) keeps it there; the loop carrying it
+ * then does too (spread_for). */
 static void spread_if(LayoutPass *p, IrOp *op)
 {
     for (int i = 0; i < op->nres; i++) {
-        const Layout *l = lp_branch_layout(op, i);
+        const Layout *l = branch_layout_in_loop(op, i);
         if (!op->results[i]->layout && l && (l->kind == LY_MMA || l->kind == LY_SLICE))
             set_layout(p, op->results[i], l);
     }

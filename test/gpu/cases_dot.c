@@ -281,6 +281,47 @@ static void two_acc_case(H *h, int bn, int bm, int d, int steps, int warps)
     h_end(h);
 }
 
+/* dot_grouped_dw: per group g, dw[g] = dy[rows of g]^T @ x[rows of g],
+ * groups of 0, part of a block and several blocks of rows; fp16 integers
+ * (exact). */
+static void grouped_dw_case(H *h, int bm, int bn, int bk, int warps)
+{
+    enum { G = 4 };
+    static const int64_t sizes[G] = {70, 0, 5, 130};
+    if (!h_begin(h, "dot.grouped_dw.%dx%dx%d.w%d", bm, bn, bk, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_grouped_dw");
+    int rows = 0;
+    for (int g = 0; g < G; g++)
+        rows += (int)sizes[g];
+    double *x = h_malloc(h, sizeof *x * (size_t)rows * bk),
+           *dy = h_malloc(h, sizeof *dy * (size_t)rows * bn);
+    for (int i = 0; i < rows * bk; i++)
+        x[i] = (double)h_randint(h, -3, 3);
+    for (int i = 0; i < rows * bn; i++)
+        dy[i] = (double)h_randint(h, -3, 3);
+    void *dx = h_upload(h, TK_F16, x, (size_t)rows * bk),
+         *ddy = h_upload(h, TK_F16, dy, (size_t)rows * bn), *ds = h_upload_int(h, TK_I32, sizes, G);
+    size_t nw = (size_t)G * bn * bk;
+    void *dw = h_output(h, TK_F32, nw);
+    h_launch(h, kk, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F16), tk_ptr(ddy, TK_F16), tk_ptr(dw, TK_F32), tk_ptr(ds, TK_I32),
+                    tk_const("G", G), tk_const("BM", bm), tk_const("BN", bn), tk_const("BK", bk)),
+             warps);
+    double *w = h_download(h, TK_F32, dw, nw), *ref = h_malloc(h, sizeof *ref * nw);
+    for (int g = 0, r0 = 0; ref && g < G; r0 += (int)sizes[g++])
+        for (int n = 0; n < bn; n++)
+            for (int k = 0; k < bk; k++) {
+                double s = 0;
+                for (int r = r0; r < r0 + (int)sizes[g]; r++)
+                    s += dy[(size_t)r * bn + n] * x[(size_t)r * bk + k];
+                ref[((size_t)g * bn + n) * bk + k] = s;
+            }
+    if (ref)
+        h_check(h, "dw", w, ref, nw, 0);
+    h_end(h);
+}
+
 void cases_dot(H *h)
 {
     gemm_cases(h);
@@ -327,4 +368,8 @@ void cases_dot(H *h)
     two_loops_case(h, 64, 64, 32, 64, 96, 4);
     if (h->gpu)
         two_loops_case(h, 128, 64, 32, 128, 256, 8);
+    grouped_dw_case(h, 32, 16, 16, 2);
+    grouped_dw_case(h, 64, 64, 64, 4);
+    if (h->gpu)
+        grouped_dw_case(h, 64, 128, 64, 8);
 }
