@@ -285,7 +285,7 @@ decorators: decorator { $$ = parse_vec1(lx, $1); }
     | decorators decorator { $$ = $1; vec_push(lx->arena, &$$, $2); }
     ;
 
-decorator: "@" test NEWLINE { $$ = $2; }
+decorator: "@" test NEWLINE { $$ = parse_decorator(lx, $2); }
     ;
 
 params: %empty { $$ = (PtrVec){0}; }

@@ -661,6 +661,7 @@ void host_split(LexState *lx, char *text, size_t n)
     host_triton_names(&h);
     host_note_imports(&h);
     host_jit_aliases(&h);
+    lx->jit_names = h.jit_names;
     /* A file with no kernel is no Python module with kernels in it (the
      * grammar's own tests): it is read whole, as before. */
     if (!host_has_kernels(&h) && !lx->python)

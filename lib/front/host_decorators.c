@@ -366,22 +366,8 @@ static void host_pick_arms(HostScan *h, const HostLine *L)
     }
 }
 
-/* `@J` where J stands for triton.jit reads as `@jit` (the name padded with
- * blanks keeps every column); a name shorter than jit stays as it is and
- * its def is no kernel, which the runtime's not-found error says. */
-static void host_spell_jit(HostScan *h, const HostLine *L)
-{
-    size_t len, at = decorator_bare(h, L, &len);
-    if (len < 3 || (len == 3 && memcmp(h->text + at, "jit", 3) == 0) ||
-        !host_in(&h->jit_names, h->text + at, len))
-        return;
-    memcpy(h->text + at, "jit", 3);
-    memset(h->text + at + 3, ' ', len - 3);
-}
-
 void host_decorator(HostScan *h, const HostLine *L)
 {
-    host_spell_jit(h, L);
     if (!host_jit_decorator(h, L) && !host_tune_decorator(h, L)) {
         host_blank_args(h, L);
     } else {

@@ -70,6 +70,7 @@ typedef struct LexState {
     bool python;           /* a package file another module imports: split
                                host code off even when it has no kernel */
     PtrVec lifts;          /* LexLift regions, outer before inner (front/host_branch.c) */
+    PtrVec jit_names;      /* bare names bound to triton.jit (front/host_decorators.c) */
     const char *env_reads; /* environment reads that decided host conditions
                                (front/host_cond.c); NULL when none */
 } LexState;

@@ -61,6 +61,15 @@ Node *parse_deepen(LexState *lx, Node *n)
     return n;
 }
 
+Node *parse_decorator(LexState *lx, Node *d)
+{
+    Node *name = d && d->kind == N_CALL ? d->a : d;
+    for (int i = 0; name && name->kind == N_NAME && name->name && i < lx->jit_names.len; i++)
+        if (strcmp(lx->jit_names.items[i], name->name) == 0)
+            name->name = "jit";
+    return d;
+}
+
 PtrVec parse_vec1(LexState *lx, void *item)
 {
     PtrVec v = {0};

@@ -47,6 +47,9 @@ void parse_check_params(LexState *lx, PtrVec params);
 /* Reports a tree deeper than PARSE_MAX_DEPTH (without recursing). */
 void parse_check_depth(LexState *lx, const Node *root);
 
+/* A decorator as sema reads it: a bare name bound to triton.jit
+ * (lx->jit_names; `J = triton.jit`), alone or called, is `jit`. */
+Node *parse_decorator(LexState *lx, Node *d);
 /* Splits the module into TK code and host code (lib/front/host.c): blanks
  * each top-level host statement in `text` (the scanner's copy) and records
  * it as an N_HOST node in lx->hosts. */

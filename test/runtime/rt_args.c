@@ -268,13 +268,15 @@ static void test_modules(tk_context *ctx, tk_module *mod)
     CHECK(strcmp(tk_status_name(TK_ERR_LAUNCH), "TK_ERR_LAUNCH") == 0);
     /* a def whose decorator tk does not read as triton.jit: the error says
      * which decorator, not only that the module has no kernels */
-    static const char alias[] = "import triton\nimport triton.language as tl\nJ = triton.jit\n"
-                                "@J\ndef k(p):\n    tl.store(p, 1.0)\n";
+    static const char plain[] = "import triton.language as tl\n@other\ndef k(p):\n"
+                                "    tl.store(p, 1.0)\ndef h(p):\n    tl.store(p, 2.0)\n";
     tk_module *py;
-    CHECK_OK(tk_module_load_string(ctx, "alias.py", alias, &py));
+    CHECK_OK(tk_module_load_string(ctx, "plain.tk", plain, &py));
     CHECK_FAILS(tk_module_kernel(py, "k", &k), TK_ERR_NOT_FOUND,
-                "its kernels: (none); 'k' (line 5) is a def, but tk does not read its decorator "
-                "@J as triton.jit");
+                "its kernels: (none); 'k' (line 3) is a def, but tk does not read its decorator "
+                "@other as triton.jit");
+    CHECK_FAILS(tk_module_kernel(py, "h", &k), TK_ERR_NOT_FOUND,
+                "'h' (line 5) is a def with no @triton.jit decorator");
     CHECK_FAILS(tk_module_kernel(py, "other", &k), TK_ERR_NOT_FOUND,
                 "(a kernel is a def decorated with @triton.jit");
     tk_module_destroy(py);
