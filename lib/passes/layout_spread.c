@@ -588,27 +588,20 @@ static bool carried_through(const IrOp *op, int i, const IrValue *x)
         y->operands[k] == op->results[i];
 }
 
-/* The layout the arms of branch op yield result i in, leaving out the
- * arms that give back what the loop carries it as (carried_through). */
+/* The layout the arms of branch op yield result i in (lp_branch_layout),
+ * leaving out also the arms that give back what the loop carries it as
+ * (carried_through). */
 static const Layout *branch_layout_in_loop(const IrOp *op, int i)
 {
-    const Layout *l = lp_branch_layout(op, i);
-    for (int r = 0; !l && r < op->nregions; r++) {
+    const Layout *l = NULL;
+    for (int r = 0; r < op->nregions; r++) {
         const IrOp *y = op->regions[r]->last;
         const IrValue *x = y && y->kind == IR_YIELD && i < y->nops ? y->operands[i] : NULL;
-        if (!x || carried_through(op, i, x) || (x->type.rank && pass_can_remat(x)))
+        if (x && (carried_through(op, i, x) || (x->type.rank && pass_can_remat(x))))
             continue;
-        if (!x->layout)
+        if (!x || !x->layout || (l && !layout_equal(l, x->layout)))
             return NULL;
-        for (int o = 0; o < op->nregions; o++) {
-            const IrOp *yo = op->regions[o]->last;
-            const IrValue *z = yo && yo->kind == IR_YIELD && i < yo->nops ? yo->operands[i] : NULL;
-            if (!z ||
-                (z->layout ? !layout_equal(z->layout, x->layout)
-                           : !carried_through(op, i, z) && !(z->type.rank && pass_can_remat(z))))
-                return NULL;
-        }
-        return x->layout;
+        l = x->layout;
     }
     return l;
 }
