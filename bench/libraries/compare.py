@@ -1,7 +1,10 @@
 """compare.py OUT_A OUT_B: for each case libdiff.py saved in both folders,
 the largest relative error (by norm) over its outputs and gradients, and
-the time ratio A/B where both were timed; a case that failed in B says so."""
+the time ratio A/B where both were timed, of the whole step and of the
+library's own kernels in it, with the geomean of the latter over the cases;
+a case that failed in B says so."""
 import glob
+import math
 import os
 import sys
 
@@ -32,8 +35,16 @@ def worst(x, y):
     return err, note
 
 
+def kernels(x, y):
+    """The library's kernels' device time per step on each side, and their
+    ratio; None where either side was not timed or ran none."""
+    ka, kb = sum(x.get("kernels", {}).values()), sum(y.get("kernels", {}).values())
+    return (ka, kb, ka / kb) if ka > 0 and kb > 0 else None
+
+
 def main():
     a, b = sys.argv[1], sys.argv[2]
+    logs = []
     for path in sorted(glob.glob(os.path.join(a, "*.pt"))):
         name = os.path.splitext(os.path.basename(path))[0]
         other = os.path.join(b, name + ".pt")
@@ -46,7 +57,14 @@ def main():
         ratio = ""
         if "ms" in x and "ms" in y:
             ratio = "A %.3f ms, B %.3f ms, A/B %.2f" % (x["ms"], y["ms"], x["ms"] / y["ms"])
+        k = kernels(x, y)
+        if k:
+            ratio += "; kernels A %.1f us, B %.1f us, A/B %.2f" % k
+            logs.append(math.log(k[2]))
         print("%-36s rel. err %.2e %s %s" % (name, err, note, ratio))
+    if logs:
+        print("kernels A/B geomean %.3f over %d cases, lowest %.2f" % (
+            math.exp(sum(logs) / len(logs)), len(logs), math.exp(min(logs))))
 
 
 if __name__ == "__main__":

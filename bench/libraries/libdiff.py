@@ -10,7 +10,10 @@ a checkout of it on PYTHONPATH.
     python3 compare.py OUT_TRITON OUT_TK
 
 A case that raises is saved as NAME.err with its traceback; --time adds the
-median CUDA-event time of forward plus backward (after warm-up).
+median CUDA-event time of forward plus backward (after warm-up), and the
+device time of each of the library's own kernels in a step (torch.profiler),
+which compare.py sets side by side: a whole operator's time is mostly the
+host's and torch's, the same under both.
 --one-config keeps each autotuned kernel to the first config its pruning
 leaves, on either side, for a comparison of results where tuning every
 config of a library at its first call takes too long (not for timing)."""
@@ -120,9 +123,35 @@ def run_case(case, out, timed):
             if not isinstance(again, int):
                 again.backward()
         res["ms"] = median_ms(torch, step, 20, warmup=3)
+        res["kernels"] = kernel_times(step)
     torch.save(res, os.path.join(out, case.__name__ + ".pt"))
-    extra = " fwd+bwd %.3f ms" % res["ms"] if "ms" in res else ""
+    extra = ""
+    if "ms" in res:
+        extra = " fwd+bwd %.3f ms, its kernels %.1f us" % (res["ms"], sum(res["kernels"].values()))
     print("OK %s first %.0f ms%s" % (case.__name__, first, extra), flush=True)
+
+
+# Kernels that are not the library's own: torch's element-wise and
+# reduction kernels, cuBLAS's and CUTLASS's GEMMs, copies and fills.
+FOREIGN = re.compile(r"^(void |nvjet|Memset|Memcpy|cutlass|cublas|sm\d+_|ampere_|gemv|gemm|std::)")
+
+
+def kernel_times(step, reps=10):
+    """The device time of each of the library's kernels in one step, in
+    microseconds (torch.profiler over reps steps): whole operators are
+    mostly host time and torch's own kernels, the same on both sides."""
+    from torch.profiler import profile as prof, ProfilerActivity as A
+    step()
+    torch.cuda.synchronize()
+    with prof(activities=[A.CUDA]) as p:
+        for _ in range(reps):
+            step()
+        torch.cuda.synchronize()
+    times = {}
+    for e in p.key_averages():
+        if e.device_type.name == "CUDA" and not FOREIGN.match(e.key):
+            times[e.key] = times.get(e.key, 0.0) + e.device_time_total / reps
+    return times
 
 
 def one_config():
