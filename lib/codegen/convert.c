@@ -316,6 +316,28 @@ static bool stmatrix_fits(const Cg *cg, const CgLayout *l, const Scratch *sc, DT
     return true;
 }
 
+/* Whether stmatrix's .trans form can write l's 16-bit elements: each 8x8
+ * matrix goes out transposed, memory row j taking the fragment's column j,
+ * so a fragment's rows (lane bits 2..4) must be the element's three lowest
+ * bits, and its columns (slot bit 0, lane bits 0 and 1) and the matrix
+ * bits (slot bits 1 and 2) whole rows of eight. An mma tile over the
+ * transposed index space (see column_major) lies so. */
+static bool stmatrix_trans_layout(const Cg *cg, const CgLayout *l, DType dt)
+{
+    const LinLayout *ll = &l->lin;
+    if (cg->sm < 90 || dt == DT_I1 || cg_mem_bytes(dt) != 2 || l->copies || ll->nreg < 1 ||
+        ll->nthread < 5 || ll->thread[2] != 1 || ll->thread[3] != 2 || ll->thread[4] != 4)
+        return false;
+    const int64_t cols[3] = {ll->reg[0], ll->thread[0], ll->thread[1]};
+    for (int i = 0; i < 3; i++)
+        if (cols[i] < 8 || (cols[i] & (cols[i] - 1)))
+            return false;
+    for (int i = 1; i < 3 && i < ll->nreg; i++)
+        if (ll->reg[i] & 7)
+            return false;
+    return true;
+}
+
 /* Writes x (in l) to scratch with stmatrix: each instruction four (or two,
  * or one) 8x8 matrices, the slots that differ in bits 1 and 2, a word of
  * two elements a thread each; lane i gives the address of row i % 8 of
@@ -323,18 +345,23 @@ static bool stmatrix_fits(const Cg *cg, const CgLayout *l, const Scratch *sc, DT
  * moved to bits 0..2 and the matrix's slot bits on bits 3 and 4: a layout
  * of its own, whose place in scratch the swizzle gives as for any other.
  * A quarter of the stores of a word a thread at a time. */
-static void put_stmatrix(Cg *cg, const CgLayout *l, const Scratch *sc, DType dt, const CgVal *x)
+static void put_stmatrix(Cg *cg, const CgLayout *l, const Scratch *sc, DType dt, const CgVal *x,
+                         bool trans)
 {
     int sel = l->lin.nreg - 1 < 2 ? l->lin.nreg - 1 : 2, nmat = 1 << sel;
     CgLayout a = *l;
+    /* lane i's row: row i % 8 of the fragment, or with .trans its column */
+    const int64_t rows[3] = {l->lin.thread[2], l->lin.thread[3], l->lin.thread[4]};
+    const int64_t cols[3] = {l->lin.reg[0], l->lin.thread[0], l->lin.thread[1]};
     for (int i = 0; i < 3; i++)
-        a.lin.thread[i] = l->lin.thread[i + 2];
+        a.lin.thread[i] = trans ? cols[i] : rows[i];
     a.lin.thread[3] = sel > 0 ? l->lin.reg[1] : 0;
     a.lin.thread[4] = sel > 1 ? l->lin.reg[2] : 0;
     LLVMValueRef t = scratch_thread(cg, &a, sc);
     LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), pt[5];
     char text[96], cons[40];
-    snprintf(text, sizeof text, "stmatrix.sync.aligned.m8n8.x%d.shared.b16 [$0], {%s};", nmat,
+    snprintf(text, sizeof text, "stmatrix.sync.aligned.m8n8.x%d%s.shared.b16 [$0], {%s};", nmat,
+             trans ? ".trans" : "",
              nmat == 4       ? "$1, $2, $3, $4"
                  : nmat == 2 ? "$1, $2"
                              : "$1");
@@ -372,8 +399,10 @@ static void convert_round(Cg *cg, const Conversion *c, const Scratch *sc, int64_
     const CgLayout *li = &c->li, *lo = &c->lo;
     CgVal x = cg_get(cg, c->op->operands[0]);
     bool st = stmatrix_fits(cg, li, sc, dt);
-    if (st)
-        put_stmatrix(cg, li, sc, dt, &x);
+    bool tr = !st && !sc->rep && sc->swz && stmatrix_trans_layout(cg, li, dt);
+    if (st || tr)
+        put_stmatrix(cg, li, sc, dt, &x, tr);
+    st = st || tr;
     LLVMValueRef tin = st ? NULL : scratch_thread(cg, li, sc);
     for (int s = 0, k = 1; !st && s < x.n; s += k) {
         k = 1;
@@ -411,13 +440,6 @@ static CgVal convert_through(Cg *cg, const Conversion *c)
     return r;
 }
 
-CgVal cg_convert_plain(Cg *cg, const IrOp *op)
-{
-    const IrValue *in = op->operands[0], *out = op->results[0];
-    Conversion c = {op, cg_layout(cg, in), cg_layout(cg, out), out->type};
-    return convert_through(cg, &c);
-}
-
 /* Index b of dst (linear over XOR: a sum of bit fields) as an index of
  * src, whose dim perm[d] is dst's dim d. */
 static int64_t permute_index(int64_t b, const Type *dst, const Type *src, const int *perm)
@@ -428,6 +450,40 @@ static int64_t permute_index(int64_t b, const Type *dst, const Type *src, const 
         r |= c << cg_ilog2(cg_dim_stride(src, perm[d]));
     }
     return r;
+}
+
+static void permute_layout(CgLayout *l, const Type *from, const Type *to, const int *perm)
+{
+    for (int i = 0; i < l->lin.nreg; i++)
+        l->lin.reg[i] = permute_index(l->lin.reg[i], from, to, perm);
+    for (int i = 0; i < l->lin.nthread; i++)
+        l->lin.thread[i] = permute_index(l->lin.thread[i], from, to, perm);
+    cg_layout_finish(l);
+}
+
+/* c over the transposed index space of its 2-D tile, where the scratch is
+ * column-major: an mma tile of 16-bit elements crossing to a layout that
+ * runs down the columns (the column-major store of a weight gradient)
+ * then goes in with stmatrix.trans and out in 16-byte vectors, where the
+ * row-major scratch was read an element at a time. */
+static bool column_major(Cg *cg, const Conversion *c, Conversion *t)
+{
+    if (c->t.rank != 2 || c->lo.lin.nreg < 1 || c->lo.lin.reg[0] != c->t.shape[1])
+        return false;
+    static const int swap[2] = {1, 0};
+    *t = *c;
+    t->t.shape[0] = c->t.shape[1];
+    t->t.shape[1] = c->t.shape[0];
+    permute_layout(&t->li, &c->t, &t->t, swap);
+    permute_layout(&t->lo, &c->t, &t->t, swap);
+    return t->lo.v >= 2 && stmatrix_trans_layout(cg, &t->li, c->t.dt);
+}
+
+CgVal cg_convert_plain(Cg *cg, const IrOp *op)
+{
+    const IrValue *in = op->operands[0], *out = op->results[0];
+    Conversion c = {op, cg_layout(cg, in), cg_layout(cg, out), out->type}, t;
+    return convert_through(cg, column_major(cg, &c, &t) ? &t : &c);
 }
 
 bool cg_pick_registers(Cg *cg, const LinLayout *li, const LinLayout *lo, CgVal x, int n, CgVal *out)
@@ -473,16 +529,11 @@ CgVal cg_convert_trans(Cg *cg, const IrOp *op, const int *perm)
 {
     const IrValue *in = op->operands[0], *out = op->results[0];
     Conversion c = {op, cg_layout(cg, in), cg_layout(cg, out), in->type};
-    LinLayout *ll = &c.lo.lin;
-    for (int i = 0; i < ll->nreg; i++)
-        ll->reg[i] = permute_index(ll->reg[i], &out->type, &in->type, perm);
-    for (int i = 0; i < ll->nthread; i++)
-        ll->thread[i] = permute_index(ll->thread[i], &out->type, &in->type, perm);
-    cg_layout_finish(&c.lo);
+    permute_layout(&c.lo, &out->type, &in->type, perm);
     /* a result laid out as its operand, permuted (the layout pass'
      * trans_follows), is picked from the operand's registers */
     CgVal r;
-    return cg_pick_registers(cg, &c.li.lin, ll, cg_get(cg, in), c.lo.per_thread, &r)
+    return cg_pick_registers(cg, &c.li.lin, &c.lo.lin, cg_get(cg, in), c.lo.per_thread, &r)
         ? r
         : convert_through(cg, &c);
 }

@@ -57,17 +57,22 @@ static bool narrow_store(LayoutPass *p, const IrOp *op)
 
 /* The blocked layout a narrow store of an mma tile crosses to: 16 bytes
  * of its own elements per thread where pointer and mask allow, as Triton's
- * epilogue stores. The shape's layout may hold a longer run, made for the
- * loads of a narrower type (an int8 GEMM's operands): a thread storing two
- * 16-byte vectors of a 32-byte run writes every other 16 bytes per
+ * epilogue stores, down the columns for a column-major output (a weight
+ * gradient stored transposed: along the rows each element was a 2-byte
+ * store of its own). The shape's layout may hold a longer run, made for
+ * the loads of a narrower type (an int8 GEMM's operands): a thread storing
+ * two 16-byte vectors of a 32-byte run writes every other 16 bytes per
  * instruction, half of each sector. The pointer and mask are recomputed
  * in it (they are cheap: narrow_store's callers check). */
 static const Layout *store_blocked(LayoutPass *p, const IrOp *op)
 {
     const IrValue *ptr = op->operands[0];
     const IrValue *mask = op->nops > 2 ? op->operands[2] : NULL;
-    const Layout *shape = lp_blocked_of(p, &ptr->type);
     int bytes = lp_mem_bytes(ptr->type.elem), last = ptr->type.shape[ptr->type.rank - 1];
+    const Layout *col = lp_column_layout(p, ptr, mask, 16 / bytes);
+    if (col)
+        return col;
+    const Layout *shape = lp_blocked_of(p, &ptr->type);
     int v = axis_vector_width(p->axis, ptr, mask, bytes);
     if (v > 16 / bytes)
         v = 16 / bytes;

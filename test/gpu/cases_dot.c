@@ -47,12 +47,16 @@ static void tile_case(H *h, const char *kernel, tk_dtype t, int m, int n, int k,
     h_end(h);
 }
 
-static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps)
+/* dot_loop, or with colmajor dot_loop_colmajor, whose c is stored
+ * transposed (checked after transposing it back). */
+static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int bk, int warps,
+                      bool colmajor)
 {
-    if (!h_begin(h, "dot.loop_%s.%dx%dx%d.B%dx%dx%d.w%d", h_dtype_name(t), m, n, k, bm, bn, bk,
-                 warps))
+    const char *kernel = colmajor ? "dot_loop_colmajor" : "dot_loop";
+    if (!h_begin(h, "dot.%s_%s.%dx%dx%d.B%dx%dx%d.w%d", kernel + 4, h_dtype_name(t), m, n, k, bm,
+                 bn, bk, warps))
         return;
-    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_loop");
+    tk_kernel *kk = h_kernel(h, "dot.tk", kernel);
     double *a = h_rand_array(h, t, (size_t)m * k, -1, 1);
     double *b = h_rand_array(h, t, (size_t)k * n, -1, 1);
     void *da = h_upload(h, t, a, (size_t)m * k), *db = h_upload(h, t, b, (size_t)k * n);
@@ -63,7 +67,13 @@ static void loop_case(H *h, tk_dtype t, int m, int n, int k, int bm, int bn, int
              warps);
     double *c = h_download(h, t, dc, (size_t)m * n);
     double *ref = h_matmul_ref(h, a, b, NULL, m, n, k, false);
-    h_check(h, "c", c, ref, (size_t)m * n, t == TK_F16 ? 1e-3 : dot_tol("dot_loop", t));
+    double *rows = colmajor ? h_malloc(h, sizeof *rows * (size_t)m * n) : c;
+    for (int i = 0; colmajor && c && rows && i < m; i++)
+        for (int j = 0; j < n; j++)
+            rows[(size_t)i * n + j] = c[(size_t)j * m + i];
+    /* the output's own rounding: 2^-11 (fp16) or 2^-8 (bf16) of each element */
+    double tol = t == TK_F16 ? 1e-3 : t == TK_BF16 ? 8e-3 : dot_tol("dot_loop", t);
+    h_check(h, "c", c ? rows : NULL, ref, (size_t)m * n, tol);
     h_end(h);
 }
 
@@ -354,10 +364,14 @@ void cases_dot(H *h)
     tile_case(h, "dot_acc_trans", TK_F32, 16, 16, 32, 4);
     batched_case(h, TK_F16, 2, 16, 32, 16, 4);
     batched_case(h, TK_BF16, 4, 16, 16, 32, 4);
-    loop_case(h, TK_F16, 50, 70, 90, 32, 32, 16, 4);
-    loop_case(h, TK_F32, 37, 20, 45, 16, 16, 16, 4);
-    if (h->gpu)
-        loop_case(h, TK_F16, 300, 200, 500, 64, 64, 32, 4);
+    loop_case(h, TK_F16, 50, 70, 90, 32, 32, 16, 4, false);
+    loop_case(h, TK_F32, 37, 20, 45, 16, 16, 16, 4, false);
+    loop_case(h, TK_F16, 176, 96, 64, 64, 64, 32, 4, true);
+    loop_case(h, TK_BF16, 48, 40, 32, 16, 16, 16, 4, true);
+    if (h->gpu) {
+        loop_case(h, TK_F16, 300, 200, 500, 64, 64, 32, 4, false);
+        loop_case(h, TK_BF16, 320, 160, 128, 128, 64, 64, 8, true);
+    }
     two_loops_case(h, 16, 16, 16, 32, 48, 1);
     two_acc_case(h, 64, 32, 32, 3, 4);
     if (h->gpu) {
