@@ -39,6 +39,10 @@ typedef struct CgTimes {
 bool nvptx_finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *o,
                   bool link_libdevice, const char *kernel, Diag *d, StrBuf *llvm_out,
                   StrBuf *ptx_out, CgTimes *times, bool *fatal);
+/* Turns the selects of kernel fn whose arm is an expensive computation of
+ * its own into branches (select_branch.c): how many, or -1 when memory ran
+ * out. */
+int nvptx_select_branches(LLVMModuleRef mod, LLVMValueRef fn);
 /* Appends the PTX text ptx[0..len) to out, with the edits that keep the
  * assembler from miscompiling it and the address form it assembles best
  * (ptx_rewrite.c says which); out->oom when memory runs out. */

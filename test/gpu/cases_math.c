@@ -20,6 +20,8 @@ static double f_sigmoid(double x) { return 1 / (1 + exp(-x)); }
 static double f_clamp(double x) { return x < -0.5 ? -0.5 : x > 0.75 ? 0.75 : x; }
 static double f_div3(double x) { return (float)(x / 3.0); }
 static double f_sqrt_rn(double x) { return (float)sqrt(x); }
+static double f_softcap3(double x) { return 3.0 * tanh(x / 3.0); }
+static double f_tanh_pos(double x) { return x > 0 ? tanh(x * 0.1) : x; }
 
 /* Runs `kernel` on x (dtype t) and checks output k against fns[k]. */
 static void unary_case(H *h, const char *kernel, tk_dtype t, const Fn *fns, int nfn, double lo,
@@ -116,11 +118,15 @@ void cases_math(H *h)
                              {"libdevice.tanh", tanh, 1e-6},
                              {"clamp", f_clamp, 0},
                              {"div_rn", f_div3, 0}};
+    static const Fn tanhs[] = {{"libdevice.tanh", tanh, 1e-6},
+                               {"softcap", f_softcap3, 1e-6},
+                               {"where_tanh", f_tanh_pos, 1e-6}};
     static const Fn typed[] = {{"exp", exp, 1e-6}, {"log", log, 1e-6}, {"sqrt", sqrt, 1e-6},
                                {"sin", sin, 1e-6}, {"cos", cos, 1e-6}, {"abs", fabs, 0}};
     size_t n = h->gpu ? 100003 : 3001;
     unary_case(h, "math_pos", TK_F32, pos, 5, 0.01, 100, n, 256);
     unary_case(h, "math_any", TK_F32, any, 12, -4, 4, n, 256);
+    unary_case(h, "math_tanh", TK_F32, tanhs, 3, -12, 12, n, 256);
     unary_case(h, "math_typed", TK_F64, typed, 6, 0.1, 4, n, 128);
     binary_case(h, "math_libdevice", n, 256);
     binary_case(h, "math_alias", 1000, 64);
