@@ -298,7 +298,11 @@ bool pipe_find_loads(Pipe *p)
 {
     p->nloads = 0;
     for (IrOp *o = p->body->first; o; o = o->next) {
-        if (o->kind != IR_LOAD || (o->flags & IRF_VOLATILE) || o->str || o->str2)
+        /* a cache operator or an eviction priority is a hint a copy into a
+         * ring drops, as Triton's cp.async does (Liger's MoE x tile,
+         * evict_first); .cv, which asks for a fresh read, stays a load */
+        if (o->kind != IR_LOAD || (o->flags & IRF_VOLATILE) ||
+            (o->str && strcmp(o->str + (o->str[0] == '.'), "cv") == 0))
             continue;
         /* copies fill masked-off elements with zeros: another `other` is
          * put back where a private ring is read (pipe_view_ring) */
