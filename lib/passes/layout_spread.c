@@ -633,8 +633,19 @@ static bool spread(IrOp *op, void *ctx)
     else if (op->nres == 1 && op->results[0]->type.rank && !lp_special(op->results[0])) {
         if (lp_elementwise(op->kind))
             follow_with_scales(p, op);
-        else if (op->nops >= 1 && lp_special(op->operands[0]))
-            set_layout(p, op->results[0], spread_shape(p, op));
+        else if (op->nops >= 1 && lp_special(op->operands[0])) {
+            const Layout *l = spread_shape(p, op);
+            set_layout(p, op->results[0], l);
+            /* a row brought back from a slice of a blocked layout lies in
+             * that layout, not in its shape's default ([1, N] and [N, 1]
+             * have their own): the elementwise ops on it follow it
+             * (follow_pairs, layout.c), as Triton's do, where in the
+             * shape's default `col_sum[None, :] + eps` crossed threads
+             * through shared memory there and back, behind two barriers
+             * each way (Sinkhorn's 20 iterations: 156 barriers) */
+            if (l && l->kind == LY_BLOCKED && op->kind == IR_EXPAND_DIMS)
+                p->pair[op->results[0]->id] = 1;
+        }
     }
     return !p->failed;
 }
