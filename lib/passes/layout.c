@@ -72,11 +72,17 @@ static bool note_access(IrOp *op, void *ctx)
 
 /* After the mma layouts have spread, before any blocked layout is made:
  * the stores whose values have no layout yet (they will take their shape's
- * blocked one) cap its vector (shape_vec). */
+ * blocked one) cap its vector (shape_vec). Atomics write too, and cap it
+ * the same way (Triton's coalescing caps every op that writes at 16 bytes
+ * a thread): a thread's run of two 16-byte vectors made each red/atom
+ * instruction touch every other 16 bytes, twice the sectors the L2's
+ * atomic units work through (attn_res backward's dW accumulation: 32
+ * half-used sectors per warp instruction instead of 16 whole ones). */
 static bool note_store(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
-    if (op->kind != IR_STORE || op->nops < 2 || op->operands[1]->layout ||
+    bool atomic = op->kind == IR_ATOMIC_RMW || op->kind == IR_ATOMIC_CAS;
+    if ((op->kind != IR_STORE && !atomic) || op->nops < 2 || op->operands[1]->layout ||
         op->operands[0]->type.rank == 0)
         return true;
     ShapeVec *e = shape_entry(p, &op->operands[0]->type);
