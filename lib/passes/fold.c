@@ -473,24 +473,45 @@ static int count_uses(const IrBlock *b, const IrValue *v)
 /* x + dot(a, b, 0) -> dot(a, b, x) when the add is the dot's only user, so
  * the accumulator stays in the dot (as Triton's combine pass does; the sum
  * is rounded once less). The dot moves down to the add, below x's def. */
+static bool dot_from_zero(IrOp *op, int s)
+{
+    IrValue *dv = op->operands[s];
+    IrOp *d = dv->def;
+    if (!d || d->kind != IR_DOT || d->nops != 3 || !d->operands[2] || !d->parent)
+        return false;
+    IrOp *acc = const_def(d->operands[2]);
+    bool zero = acc && (dtype_is_float(dv->type.dt) ? acc->fval == 0 : ival_of(acc) == 0);
+    return zero && type_eq(dv->type, op->results[0]->type) && count_uses(d->parent, dv) == 1;
+}
+
+/* Whether op a comes after op b in b's block. */
+static bool comes_after(const IrOp *a, const IrOp *b)
+{
+    for (const IrOp *o = b->next; o; o = o->next)
+        if (o == a)
+            return true;
+    return false;
+}
+
+/* When both operands are such dots (an unrolled `acc += tl.dot(...)`
+ * whose first step already folded into dot(a0, b0, 0)), the later one
+ * takes the other as its accumulator: the earlier dot moved down to the
+ * add kept its operand tiles live across the next step's loads and dot
+ * (mhc's mm_norm forward, 8 unrolled K steps: 2 KB of spills). */
 static bool fold_dot_add(IrOp *op)
 {
-    for (int s = 0; s < 2; s++) {
-        IrValue *dv = op->operands[s], *x = op->operands[1 - s];
-        IrOp *d = dv->def;
-        if (!d || d->kind != IR_DOT || d->nops != 3 || !d->operands[2] || !d->parent)
-            continue;
-        IrOp *acc = const_def(d->operands[2]);
-        bool zero = acc && (dtype_is_float(dv->type.dt) ? acc->fval == 0 : ival_of(acc) == 0);
-        if (!zero || !type_eq(dv->type, op->results[0]->type) || count_uses(d->parent, dv) != 1)
-            continue;
-        ir_remove(d);
-        ir_insert_before(op, d);
-        d->operands[2] = x;
-        forward(op, dv);
-        return true;
-    }
-    return false;
+    int s = dot_from_zero(op, 1) ? 1 : dot_from_zero(op, 0) ? 0 : -1;
+    if (s == 1 && dot_from_zero(op, 0) && comes_after(op->operands[0]->def, op->operands[1]->def))
+        s = 0;
+    if (s < 0)
+        return false;
+    IrValue *dv = op->operands[s], *x = op->operands[1 - s];
+    IrOp *d = dv->def;
+    ir_remove(d);
+    ir_insert_before(op, d);
+    d->operands[2] = x;
+    forward(op, dv);
+    return true;
 }
 
 /* Integer compares of a value with itself. */
