@@ -1,24 +1,18 @@
-/* select_branch.c: the expensive arms of a block's selects computed only
- * where a lane of the warp takes one, after LLVM's pipeline and before the
- * NVPTX backend.
+/* select_branch.c: selects whose arm is an expensive computation of its own
+ * become branches, after LLVM's pipeline and before the NVPTX backend.
  *
  * libdevice writes some functions branch-free: __nv_tanhf computes both its
  * polynomial (small |x|) and its exponential form (ex2, then a reciprocal:
  * two MUFU instructions) and selects one. Over a tile every element pays
  * for both, though a softcapped logit almost always takes the polynomial.
- * Newer LLVMs turn such a select into a branch per element in the backend
- * (Triton's do); LLVM 19 keeps it. A branch per element has a cost of its
- * own where the lanes of a warp split (DyT's tanh(alpha * x)): both sides
- * run, one after the other, and the elements' MUFU operations, parted into
- * blocks of their own, no longer hide each other's latency.
- *
- * So here, per block: the selects between two formulas, one of which takes
- * two MUFU operations or more (as intrinsics or inline asm), form a group.
- * The expensive arms' own instructions (pure, read by nothing else) move
- * into one block, which runs when any lane of the warp needs any of them
- * (one vote), and each select reads its arm through a phi. A warp whose
- * lanes all take the cheap formulas skips the block; any other runs the
- * arms as before, together. */
+ * Newer LLVMs turn such a select back into a branch in the backend; LLVM 19
+ * keeps it. So here: where one arm of a select is computed by a chain of
+ * pure instructions that nothing else reads and that holds MUFU operations
+ * (approximate ex2, lg2, rcp, sqrt, sin, cos, tanh or division, as
+ * intrinsics or as inline asm), the chains move into the arms of a branch
+ * and a phi takes the select's place. A warp then runs the arm its lanes
+ * take, or both one after the other where they differ: never more work
+ * than the select. */
 #include "target/target.h"
 
 #include <stdlib.h>
@@ -209,13 +203,15 @@ static void self_loop_phis(LLVMBuilderRef bld, LLVMBasicBlockRef b, LLVMBasicBlo
     }
 }
 
-/* Moves sel and everything after it in its block B into a new block J
- * after B, which B does not branch to yet; returns J. The C API cannot set
- * a phi's incoming block, but replacing B's uses by J renames B in its
- * successors' phis (and in its predecessors' branches, which are put back)
- * before J takes B's terminator; B's own phis are rebuilt where B loops to
- * itself. */
-static LLVMBasicBlockRef split_at(LLVMContextRef ctx, LLVMBuilderRef bld, LLVMValueRef sel)
+/* sel's block B keeps its instructions before sel but the chains' and
+ * ends in a branch on the condition to T and F, which compute the arms
+ * and go on to J, which takes sel (a phi in its place) and the rest of B.
+ * LLVM's C API cannot set a phi's incoming block, but replacing B's uses
+ * by J renames B in its successors' phis (and in its predecessors'
+ * branches, which are put back) before J takes B's terminator; B's own
+ * phis are rebuilt where B loops to itself. */
+static void split(LLVMContextRef ctx, LLVMBuilderRef bld, LLVMValueRef sel, const Chain *t,
+                  const Chain *f)
 {
     LLVMBasicBlockRef b = LLVMGetInstructionParent(sel), after = LLVMGetNextBasicBlock(b);
     LLVMValueRef fn = LLVMGetBasicBlockParent(b);
@@ -250,214 +246,78 @@ static LLVMBasicBlockRef split_at(LLVMContextRef ctx, LLVMBuilderRef bld, LLVMVa
         LLVMInstructionRemoveFromParent(i);
         LLVMInsertIntoBuilder(bld, i);
     }
-    return j;
+    LLVMBasicBlockRef tb = LLVMInsertBasicBlockInContext(ctx, j, "");
+    LLVMBasicBlockRef fb = LLVMInsertBasicBlockInContext(ctx, j, "");
+    LLVMPositionBuilderAtEnd(bld, tb);
+    move_chain(bld, b, t);
+    LLVMBuildBr(bld, j);
+    LLVMPositionBuilderAtEnd(bld, fb);
+    move_chain(bld, b, f);
+    LLVMBuildBr(bld, j);
+    LLVMPositionBuilderAtEnd(bld, b);
+    LLVMBuildCondBr(bld, LLVMGetOperand(sel, 0), tb, fb);
+    LLVMPositionBuilderBefore(bld, sel);
+    LLVMValueRef phi = LLVMBuildPhi(bld, LLVMTypeOf(sel), "");
+    LLVMValueRef vals[2] = {LLVMGetOperand(sel, 1), LLVMGetOperand(sel, 2)};
+    LLVMBasicBlockRef from[2] = {tb, fb};
+    LLVMAddIncoming(phi, vals, from, 2);
+    LLVMReplaceAllUsesWith(sel, phi);
+    LLVMInstructionEraseFromParent(sel);
 }
 
-/* ---- a block's group ------------------------------------------------------------------- */
-
-enum { MAX_GROUP = 64, MAX_HOIST = 4096 };
-
-/* The selects of one block whose expensive arms move (see the file's
- * comment), and the instructions after the first that their conditions and
- * arms need, hoisted above it. */
-typedef struct Group {
-    LLVMBasicBlockRef b;
-    LLVMValueRef sel[MAX_GROUP];
-    Chain arm[MAX_GROUP]; /* the expensive arm's chain */
-    int which[MAX_GROUP]; /* its operand: 1 (taken where the condition holds) or 2 */
-    int n;
-    LLVMValueRef hoist[MAX_HOIST];
-    int nhoist;
-    LLVMValueRef *order; /* b's instructions in order, for after() */
-    int norder;
-} Group;
-
-/* Whether instruction v of g's block comes after `first`. */
-static bool after(const Group *g, LLVMValueRef v, LLVMValueRef first)
-{
-    for (int i = 0; i < g->norder; i++) {
-        if (g->order[i] == first)
-            return true;
-        if (g->order[i] == v)
-            return false;
-    }
-    return false;
-}
-
-static bool listed(LLVMValueRef *xs, int n, LLVMValueRef v)
-{
-    for (int i = 0; i < n; i++)
-        if (xs[i] == v)
-            return true;
-    return false;
-}
-
-/* Whether v is a group select or in an arm that moves. */
-static bool grouped(const Group *g, LLVMValueRef v)
-{
-    for (int i = 0; i < g->n; i++)
-        if (g->sel[i] == v || in_chain(&g->arm[i], v))
-            return true;
-    return false;
-}
-
-/* Adds to g's hoist list what v needs above `first` (v, when it is after
- * `first` in the block, then its operands); false when something cannot
- * move (memory, convergence, a group select or arm, a phi). */
-static bool need(Group *g, LLVMValueRef v, LLVMValueRef first, int depth)
-{
-    bool mufu;
-    if (!LLVMIsAInstruction(v) || LLVMGetInstructionParent(v) != g->b ||
-        listed(g->hoist, g->nhoist, v) || !after(g, v, first))
-        return true;
-    if (depth > 64 || g->nhoist >= MAX_HOIST || grouped(g, v) || !movable(v, &mufu))
-        return false;
-    g->hoist[g->nhoist++] = v;
-    int nops = LLVMGetNumOperands(v);
-    for (int k = 0; k < nops; k++)
-        if (!need(g, LLVMGetOperand(v, (unsigned)k), first, depth + 1))
-            return false;
-    return true;
-}
-
-/* Whether sel joins g: a choice between two formulas, one taking two MUFU
- * operations or more and the other fewer, whose condition and expensive
- * arm's operands can be had above the group's first select. A select
- * against a constant (`where(mask, exp(x), 0)`) or a lone reciprocal
- * (`where(x > 0, x / p, x * p)`) stays as it is. */
-static bool join(Group *g, LLVMValueRef sel, Chain *t, Chain *f)
+/* Whether sel is a scalar select whose arms qualify (see the file's
+ * comment); t and f get their chains. Both arms must be computations of
+ * their own, a choice between two formulas, and one of them must take two
+ * MUFU operations or more: `where(mask, exp(x), 0)` keeps its select, since
+ * nearly every lane takes the exponential and a branch around each
+ * element's would part the elements' MUFU operations, whose latencies hide
+ * behind each other in one block; so does `where(x > 0, x / p, x * p)`,
+ * whose lanes split both ways on most inputs, for one reciprocal. */
+static bool worth_a_branch(LLVMValueRef sel, Chain *t, Chain *f)
 {
     LLVMValueRef cond = LLVMGetOperand(sel, 0);
-    if (LLVMGetTypeKind(LLVMTypeOf(cond)) != LLVMIntegerTypeKind || g->n >= MAX_GROUP)
+    if (LLVMGetTypeKind(LLVMTypeOf(cond)) != LLVMIntegerTypeKind)
         return false;
     chain_of(sel, LLVMGetOperand(sel, 1), t);
     chain_of(sel, LLVMGetOperand(sel, 2), f);
-    if (t->n == 0 || f->n == 0 || (t->mufu >= 2) == (f->mufu >= 2) || in_chain(t, cond) ||
-        in_chain(f, cond))
-        return false;
-    const Chain *e = t->mufu >= 2 ? t : f;
-    int mark = g->nhoist;
-    LLVMValueRef first = g->n ? g->sel[0] : sel;
-    bool ok = need(g, cond, first, 0);
-    for (int i = 0; ok && i < e->n; i++) {
-        int nops = LLVMGetNumOperands(e->ins[i]);
-        for (int k = 0; ok && k < nops; k++) {
-            LLVMValueRef o = LLVMGetOperand(e->ins[i], (unsigned)k);
-            ok = in_chain(e, o) || need(g, o, first, 0);
-        }
-    }
-    if (!ok) {
-        g->nhoist = mark;
-        return false;
-    }
-    g->sel[g->n] = sel;
-    g->which[g->n] = e == t ? 1 : 2;
-    g->arm[g->n++] = *e;
-    return true;
-}
-
-static LLVMValueRef intrinsic(LLVMModuleRef mod, const char *name)
-{
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    return id ? LLVMGetIntrinsicDeclaration(mod, id, NULL, 0) : NULL;
-}
-
-/* g's rewrite: the hoisted instructions above the first select, a vote on
- * whether any lane needs any expensive arm, the arms' block T, and phis in
- * the rest J (0 where T did not run: no lane selects the arm then). */
-static bool rewrite(LLVMModuleRef mod, LLVMBuilderRef bld, Group *g)
-{
-    LLVMContextRef ctx = LLVMGetModuleContext(mod);
-    LLVMValueRef first = g->sel[0], mask_fn = intrinsic(mod, "llvm.nvvm.activemask"),
-                 vote_fn = intrinsic(mod, "llvm.nvvm.vote.any.sync");
-    if (!mask_fn || !vote_fn)
-        return false;
-    for (int i = 0; i < g->norder; i++) /* in their order in the block */
-        if (listed(g->hoist, g->nhoist, g->order[i])) {
-            LLVMInstructionRemoveFromParent(g->order[i]);
-            LLVMPositionBuilderBefore(bld, first);
-            LLVMInsertIntoBuilder(bld, g->order[i]);
-        }
-    LLVMPositionBuilderBefore(bld, first);
-    LLVMValueRef any = NULL;
-    for (int i = 0; i < g->n; i++) {
-        LLVMValueRef c = LLVMGetOperand(g->sel[i], 0);
-        if (g->which[i] == 2)
-            c = LLVMBuildNot(bld, c, "");
-        any = any ? LLVMBuildOr(bld, any, c, "") : c;
-    }
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), i1 = LLVMInt1TypeInContext(ctx);
-    LLVMValueRef mask =
-        LLVMBuildCall2(bld, LLVMFunctionType(i32, NULL, 0, false), mask_fn, NULL, 0, "");
-    LLVMTypeRef vt[2] = {i32, i1};
-    LLVMValueRef va[2] = {mask, any};
-    LLVMValueRef vote = LLVMBuildCall2(bld, LLVMFunctionType(i1, vt, 2, false), vote_fn, va, 2, "");
-    LLVMBasicBlockRef b = g->b, j = split_at(ctx, bld, first);
-    LLVMBasicBlockRef t = LLVMInsertBasicBlockInContext(ctx, j, "");
-    LLVMPositionBuilderAtEnd(bld, b);
-    LLVMBuildCondBr(bld, vote, t, j);
-    LLVMPositionBuilderAtEnd(bld, t);
-    for (int i = 0; i < g->n; i++) {
-        move_chain(bld, b, &g->arm[i]);
-        move_chain(bld, j, &g->arm[i]);
-    }
-    LLVMBuildBr(bld, j);
-    for (int i = 0; i < g->n; i++) {
-        LLVMValueRef arm = LLVMGetOperand(g->sel[i], (unsigned)g->which[i]);
-        LLVMPositionBuilderBefore(bld, first);
-        LLVMValueRef phi = LLVMBuildPhi(bld, LLVMTypeOf(arm), "");
-        LLVMValueRef vals[2] = {arm, LLVMConstNull(LLVMTypeOf(arm))};
-        LLVMBasicBlockRef from[2] = {t, b};
-        LLVMAddIncoming(phi, vals, from, 2);
-        LLVMSetOperand(g->sel[i], (unsigned)g->which[i], phi);
-    }
-    return true;
-}
-
-/* Builds the group of block b (g->order holds its instructions): its
- * selects in order, as long as each can join. */
-static void gather(Group *g, LLVMBasicBlockRef b, Chain *t, Chain *f)
-{
-    g->b = b;
-    g->n = g->nhoist = g->norder = 0;
-    for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
-        g->order[g->norder++] = i;
-    for (int k = 0; k < g->norder; k++)
-        if (LLVMGetInstructionOpcode(g->order[k]) == LLVMSelect && !grouped(g, g->order[k]))
-            join(g, g->order[k], t, f);
+    return t->n > 0 && f->n > 0 && (t->mufu >= 2 || f->mufu >= 2) && !in_chain(t, cond) &&
+        !in_chain(f, cond);
 }
 
 int nvptx_select_branches(LLVMModuleRef mod, LLVMValueRef fn)
 {
-    int done = 0, cap = 0;
-    Group *g = malloc(sizeof *g);
-    Chain *t = malloc(sizeof *t), *f = malloc(sizeof *f);
-    LLVMBuilderRef bld = LLVMCreateBuilderInContext(LLVMGetModuleContext(mod));
-    bool ok = g && t && f;
-    if (ok)
-        g->order = NULL;
-    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); ok && b; b = LLVMGetNextBasicBlock(b)) {
-        int n = 0;
-        for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
-            n++;
-        if (n > cap) {
-            LLVMValueRef *grown = realloc(g->order, sizeof *grown * (size_t)n);
-            if (!grown) {
-                ok = false;
-                break;
+    LLVMContextRef ctx = LLVMGetModuleContext(mod);
+    int nsel = 0, cap = 0, done = 0;
+    LLVMValueRef *sels = NULL;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); b; b = LLVMGetNextBasicBlock(b))
+        for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+            if (LLVMGetInstructionOpcode(i) != LLVMSelect)
+                continue;
+            if (nsel == cap) {
+                cap = cap ? 2 * cap : 64;
+                LLVMValueRef *grown = realloc(sels, sizeof *sels * (size_t)cap);
+                if (!grown) {
+                    free(sels);
+                    return -1;
+                }
+                sels = grown;
             }
-            g->order = grown;
-            cap = n;
+            sels[nsel++] = i;
         }
-        gather(g, b, t, f);
-        if (g->n && rewrite(mod, bld, g)) /* b's rest went to the next block, seen next */
-            done += g->n;
-    }
-    if (g)
-        free(g->order);
-    free(g);
+    LLVMBuilderRef bld = LLVMCreateBuilderInContext(ctx);
+    Chain *t = malloc(sizeof *t), *f = malloc(sizeof *f);
+    /* the last first: a select that feeds a later one (tanh's test for
+     * saturation, inside its exponential arm) goes into that one's arm
+     * and branches there, on the few elements that reach it */
+    for (int s = nsel - 1; t && f && s >= 0; s--)
+        if (worth_a_branch(sels[s], t, f)) {
+            split(ctx, bld, sels[s], t, f);
+            done++;
+        }
+    bool oom = !t || !f;
     free(t);
     free(f);
+    free(sels);
     LLVMDisposeBuilder(bld);
-    return ok ? done : -1;
+    return oom ? -1 : done;
 }
