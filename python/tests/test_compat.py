@@ -34,6 +34,18 @@ def test_compat_in_process_and_missing_names():
         tl.nope
 
 
+def test_facade_modules_have_a_file():
+    """Host code reads os.path.dirname(triton.__file__); every module of
+    the facade names the file that makes it, as a module does."""
+    import tk.compat  # noqa: F401
+    import triton
+    import triton.language as tl
+    import triton.runtime
+    for m in (triton, tl, triton.runtime, triton.testing):
+        assert os.path.isfile(m.__file__), m.__name__
+    assert os.path.isdir(os.path.dirname(triton.__file__))
+
+
 def test_facade_dtype_predicates_and_fp8e4b15():
     """Host code picks kernels by dtype with Triton's predicates; fp8e4b15
     is a dtype, and its conversions of tl.extra.cuda run only in kernels."""

@@ -35,6 +35,10 @@ def _module(name, doc, **names):
     m = types.ModuleType(name, doc)
     m.__dict__.update(names)
     m.__spec__ = importlib.machinery.ModuleSpec(name, None)  # importlib.util.find_spec works
+    # the file that makes it, as a module's __file__ is: host code reads
+    # os.path.dirname(triton.__file__) to find files beside Triton, and
+    # gets a path (where those files are not) instead of an AttributeError
+    m.__file__ = __file__
 
     def missing(attr):
         raise AttributeError(f"tk's {name} facade has no '{attr}'")
