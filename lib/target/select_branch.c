@@ -216,32 +216,34 @@ static void self_loop_phis(LLVMBuilderRef bld, LLVMBasicBlockRef b, LLVMBasicBlo
  * LLVM's C API cannot set a phi's incoming block, but replacing B's uses
  * by J renames B in its successors' phis (and in its predecessors'
  * branches, which are put back) before J takes B's terminator; B's own
- * phis are rebuilt where B loops to itself. */
-static void split(LLVMContextRef ctx, LLVMBuilderRef bld, LLVMValueRef sel, const Chain *t,
+ * phis are rebuilt where B loops to itself. False, with nothing changed,
+ * where B has more incoming edges than can be put back. */
+static bool split(LLVMContextRef ctx, LLVMBuilderRef bld, LLVMValueRef sel, const Chain *t,
                   const Chain *f)
 {
     LLVMBasicBlockRef b = LLVMGetInstructionParent(sel), after = LLVMGetNextBasicBlock(b);
     LLVMValueRef fn = LLVMGetBasicBlockParent(b);
-    LLVMBasicBlockRef j = after ? LLVMInsertBasicBlockInContext(ctx, after, "")
-                                : LLVMAppendBasicBlockInContext(ctx, fn, "");
     LLVMValueRef bv = LLVMBasicBlockAsValue(b);
     enum { MAX_PRED = 64 };
     LLVMValueRef term[MAX_PRED];
     unsigned slot[MAX_PRED];
     int np = 0;
-    for (LLVMUseRef u = LLVMGetFirstUse(bv); u && np < MAX_PRED; u = LLVMGetNextUse(u)) {
+    for (LLVMUseRef u = LLVMGetFirstUse(bv); u; u = LLVMGetNextUse(u)) {
         LLVMValueRef x = LLVMGetUser(u);
-        for (unsigned i = 0; LLVMIsATerminatorInst(x) && i < LLVMGetNumSuccessors(x); i++)
-            if (LLVMGetSuccessor(x, i) == b && np < MAX_PRED) {
-                bool seen = false;
-                for (int k = 0; k < np; k++)
-                    seen |= term[k] == x && slot[k] == i;
-                if (!seen) {
-                    term[np] = x;
-                    slot[np++] = i;
-                }
-            }
+        for (unsigned i = 0; LLVMIsATerminatorInst(x) && i < LLVMGetNumSuccessors(x); i++) {
+            bool seen = LLVMGetSuccessor(x, i) != b;
+            for (int k = 0; k < np; k++)
+                seen |= term[k] == x && slot[k] == i;
+            if (seen)
+                continue;
+            if (np == MAX_PRED) /* edges it could not put back: left as it is */
+                return false;
+            term[np] = x;
+            slot[np++] = i;
+        }
     }
+    LLVMBasicBlockRef j = after ? LLVMInsertBasicBlockInContext(ctx, after, "")
+                                : LLVMAppendBasicBlockInContext(ctx, fn, "");
     LLVMReplaceAllUsesWith(bv, LLVMBasicBlockAsValue(j));
     for (int k = 0; k < np; k++)
         LLVMSetSuccessor(term[k], slot[k], b);
@@ -270,6 +272,7 @@ static void split(LLVMContextRef ctx, LLVMBuilderRef bld, LLVMValueRef sel, cons
     LLVMAddIncoming(phi, vals, from, 2);
     LLVMReplaceAllUsesWith(sel, phi);
     LLVMInstructionEraseFromParent(sel);
+    return true;
 }
 
 /* Whether sel is a scalar select whose arms qualify (see the file's
@@ -313,14 +316,11 @@ int nvptx_select_branches(LLVMModuleRef mod, LLVMValueRef fn)
         }
     LLVMBuilderRef bld = LLVMCreateBuilderInContext(ctx);
     Chain *t = malloc(sizeof *t), *f = malloc(sizeof *f);
-    /* the last first: a select that feeds a later one (tanh's test for
-     * saturation, inside its exponential arm) goes into that one's arm
-     * and branches there, on the few elements that reach it */
+    /* the last first: a select in a later one's arm moves with that arm
+     * and is then seen in the block it went to */
     for (int s = nsel - 1; t && f && s >= 0; s--)
-        if (worth_a_branch(sels[s], t, f)) {
-            split(ctx, bld, sels[s], t, f);
+        if (worth_a_branch(sels[s], t, f) && split(ctx, bld, sels[s], t, f))
             done++;
-        }
     bool oom = !t || !f;
     free(t);
     free(f);
