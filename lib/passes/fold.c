@@ -500,9 +500,11 @@ static bool comes_after(const IrOp *a, const IrOp *b)
  * (mhc's mm_norm forward, 8 unrolled K steps: 2 KB of spills). */
 static bool fold_dot_add(IrOp *op)
 {
-    int s = dot_from_zero(op, 1) ? 1 : dot_from_zero(op, 0) ? 0 : -1;
-    if (s == 1 && dot_from_zero(op, 0) && comes_after(op->operands[0]->def, op->operands[1]->def))
-        s = 0;
+    bool z0 = dot_from_zero(op, 0), z1 = dot_from_zero(op, 1);
+    int s = z0 && z1 ? (comes_after(op->operands[0]->def, op->operands[1]->def) ? 0 : 1)
+        : z1         ? 1
+        : z0         ? 0
+                     : -1;
     if (s < 0)
         return false;
     IrValue *dv = op->operands[s], *x = op->operands[1 - s];
