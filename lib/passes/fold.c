@@ -1,8 +1,8 @@
 /* fold.c: constant folding and algebraic simplification. Folds elementwise
  * ops, casts, bitcasts and shape ops on constants (scalar or splat), a handful of
  * identities (x+0, x*1, x*0 for ints, addptr p, 0, x == x, ...), the
- * accumulator of x + dot(a, b, 0) moved into the dot, `if` on a
- * constant condition and `for` loops whose constant bounds run no iteration. Assumes verified IR; guarantees the result still
+ * accumulator of x + dot(a, b, 0) moved into the dot, compares that a
+ * scalar's known lower bound decides, `if` on a constant condition and `for` loops whose constant bounds run no iteration. Assumes verified IR; guarantees the result still
  * verifies, never folds what the GPU would not compute the same way
  * (division by zero, out-of-range shifts and float-to-int conversions), and
  * leaves dead operands for pass_dce. Ids are dense again at the end. */
@@ -526,6 +526,73 @@ static bool fold_cmp_self(IrOp *op)
     return true;
 }
 
+/* ---- lower bounds of scalar integers -------------------------------------- */
+
+/* Whether v is the index of a `for` that counts up from a constant lb >= 0
+ * by a constant step > 0 to ub: in every iteration lb <= v < ub. */
+static bool index_below(const IrValue *v, const IrValue *ub)
+{
+    const IrOp *loop = !v->def && v->owner && v->index == 0 ? v->owner->parent : NULL;
+    if (!loop || loop->kind != IR_FOR || loop->operands[1] != ub)
+        return false;
+    IrOp *lb = const_def(loop->operands[0]), *st = const_def(loop->operands[2]);
+    return lb && st && ival_of(lb) >= 0 && ival_of(st) > 0;
+}
+
+/* A lower bound of signed scalar integer v, where one is known: a
+ * constant, ub - i for the index i of a loop to ub (at least 1: lb <= i <
+ * ub with lb >= 0, so the difference neither wraps nor reaches 0), and the
+ * min and max of bounded values. The guard `if tl.minimum(BLOCK, n - i) >
+ * 0` inside `for i in range(0, n, BLOCK)` is then true, and its loads are
+ * the loop's own, which the pipeline can take. */
+static bool lower_bound(const IrValue *v, int depth, int64_t *out)
+{
+    const IrOp *d = v->def;
+    int64_t a, b;
+    if (v->type.rank || !dtype_is_int(v->type.dt) || !dtype_is_signed(v->type.dt) || depth > 8)
+        return false;
+    if (d && d->kind == IR_CONST) {
+        *out = ival_of(d);
+        return true;
+    }
+    if (!d || d->nops != 2)
+        return false;
+    if (d->kind == IR_SUB && index_below(d->operands[1], d->operands[0])) {
+        *out = 1;
+        return true;
+    }
+    bool ka = lower_bound(d->operands[0], depth + 1, &a);
+    bool kb = lower_bound(d->operands[1], depth + 1, &b);
+    if (d->kind == IR_MIN && ka && kb) {
+        *out = a < b ? a : b;
+        return true;
+    }
+    if (d->kind == IR_MAX && (ka || kb)) {
+        *out = ka && kb ? (a > b ? a : b) : ka ? a : b;
+        return true;
+    }
+    return false;
+}
+
+/* x > c and x >= c (c < x, c <= x) with constant c below (or at) x's
+ * lower bound. */
+static bool fold_cmp_bound(IrOp *op)
+{
+    CmpPred p = (CmpPred)op->sub;
+    int x = const_def(op->operands[0]) ? 1 : 0;
+    if (x)
+        p = p == CMP_LT ? CMP_GT : p == CMP_LE ? CMP_GE : CMP_EQ;
+    IrOp *c = const_def(op->operands[1 - x]);
+    int64_t lo;
+    if ((p != CMP_GT && p != CMP_GE) || !c || !lower_bound(op->operands[x], 0, &lo))
+        return false;
+    int64_t k = ival_of(c);
+    if (p == CMP_GT ? lo <= k : lo < k)
+        return false;
+    make_const(op, 1, 0);
+    return true;
+}
+
 /* A `for` whose constant bounds give no iteration yields its inits. */
 static bool fold_empty_for(IrOp *op)
 {
@@ -592,7 +659,7 @@ static bool fold_op(IrOp *op)
     case IR_SHR:
     case IR_MIN:
     case IR_MAX: return fold_binary_consts(op) || fold_identity(op);
-    case IR_CMP: return fold_binary_consts(op) || fold_cmp_self(op);
+    case IR_CMP: return fold_binary_consts(op) || fold_cmp_self(op) || fold_cmp_bound(op);
     case IR_NEG:
     case IR_NOT: return fold_unary_const(op);
     case IR_CAST: return fold_cast(op);
