@@ -316,6 +316,44 @@ static void convert_operand(LayoutPass *p, IrOp *op, int i, const Layout *want)
     op->operands[i] = c->results[0];
 }
 
+/* The blocked layout an operand of wgmma dot op should reach its
+ * dot-operand conversion in, or NULL where its own will do. 32- and 8-bit
+ * tiles are staged K-major (codegen/mma.c); from registers that run along
+ * M (A) or N (B), each thread stores them one element at a time, its lanes
+ * spt rows apart in the 128-byte swizzle, which repeats every 8 rows: a
+ * 4 * spt-way bank conflict on every store (32-way for mhc's x^T, spt 8:
+ * 2048 shared-memory wavefronts a warp). Crossing first to a layout that
+ * runs along K (convert.c swizzles the scratch by the rows the lanes
+ * differ in) lets the dot stage 16-byte vectors. */
+static const Layout *kmajor_first(LayoutPass *p, const IrOp *op, int i, const Layout *want)
+{
+    if (op->kind != IR_DOT || op->nres != 1 || i > 1)
+        return NULL;
+    const IrValue *x = op->operands[i];
+    const Layout *m = op->results[0]->layout, *l = x->layout;
+    int kdim = i == 0 ? 1 : 0, bytes = lp_mem_bytes(x->type.dt);
+    if (!want || want->kind != LY_DOT_OP || !m || m->kind != LY_MMA || m->version != 3 ||
+        !layout_needs_kmajor(m, bytes) || !l || l->kind != LY_BLOCKED || x->type.rank != 2 ||
+        l->order[0] == kdim || l->spt[l->order[0]] < 2 || !x->def)
+        return NULL;
+    /* a tile loaded in a loop (transposed, cast on the way) is the
+     * pipeline's: copied into its ring in the layout the dot reads */
+    const IrOp *d = x->def;
+    while (d && (d->kind == IR_TRANS || d->kind == IR_CAST) && d->operands[0]->def)
+        d = d->operands[0]->def;
+    if (d && d->kind == IR_LOAD && d->parent && d->parent->parent &&
+        (d->parent->parent->kind == IR_FOR || d->parent->parent->kind == IR_WHILE))
+        return NULL;
+    int w = 16 / bytes, k = x->type.shape[kdim];
+    while (w > 1 && (w > k || (int64_t)w * p->threads > type_numel(x->type)))
+        w /= 2;
+    Layout b = layout_blocked_along(2, x->type.shape, kdim, w, p->threads);
+    const Layout *r = ir_layout_intern(p->f, &b);
+    if (!r)
+        p->failed = true;
+    return r;
+}
+
 /* Every operand's layout is decided before any is converted: a store's
  * decision reads its pointer's axis facts, which a converted copy has not. */
 bool lp_insert_converts(IrOp *op, void *ctx)
@@ -328,8 +366,13 @@ bool lp_insert_converts(IrOp *op, void *ctx)
         want[i] = wanted(p, op, i);
     for (int i = 0; i < op->nops && !p->failed; i++)
         if (want[i] && op->operands[i]->layout != want[i] &&
-            !layout_equal(op->operands[i]->layout, want[i]))
-            convert_operand(p, op, i, want[i]);
+            !layout_equal(op->operands[i]->layout, want[i])) {
+            const Layout *k = kmajor_first(p, op, i, want[i]);
+            if (k)
+                convert_operand(p, op, i, k);
+            if (!p->failed)
+                convert_operand(p, op, i, want[i]);
+        }
     return !p->failed;
 }
 

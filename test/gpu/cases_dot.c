@@ -332,6 +332,30 @@ static void grouped_dw_case(H *h, int bm, int bn, int bk, int warps)
     h_end(h);
 }
 
+/* dot_trans_a: x (t, BN x BK) transposed times g (fp32, BN x BM), tf32. */
+static void trans_a_case(H *h, tk_dtype t, int bn, int bk, int bm, int warps)
+{
+    if (!h_begin(h, "dot.trans_a_%s.%dx%dx%d.w%d", h_dtype_name(t), bk, bm, bn, warps))
+        return;
+    tk_kernel *kk = h_kernel(h, "dot.tk", "dot_trans_a");
+    double *x = h_rand_array(h, t, (size_t)bn * bk, -1, 1);
+    double *g = h_rand_array(h, TK_F32, (size_t)bn * bm, -1, 1);
+    double *xt = h_malloc(h, sizeof *xt * (size_t)bn * bk);
+    for (int i = 0; x && xt && i < bn; i++)
+        for (int j = 0; j < bk; j++)
+            xt[(size_t)j * bn + i] = x[(size_t)i * bk + j];
+    void *dx = h_upload(h, t, x, (size_t)bn * bk), *dg = h_upload(h, TK_F32, g, (size_t)bn * bm);
+    void *dc = h_output(h, TK_F32, (size_t)bk * bm);
+    h_launch(h, kk, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(dx, t), tk_ptr(dg, TK_F32), tk_ptr(dc, TK_F32), tk_const("BN", bn),
+                    tk_const("BK", bk), tk_const("BM", bm)),
+             warps);
+    double *c = h_download(h, TK_F32, dc, (size_t)bk * bm);
+    double *ref = h_matmul_ref(h, xt, g, NULL, bk, bm, bn, false);
+    h_check(h, "c", c, ref, (size_t)bk * bm, 2e-3);
+    h_end(h);
+}
+
 void cases_dot(H *h)
 {
     gemm_cases(h);
@@ -386,4 +410,10 @@ void cases_dot(H *h)
     grouped_dw_case(h, 64, 64, 64, 4);
     if (h->gpu)
         grouped_dw_case(h, 64, 128, 64, 8);
+    trans_a_case(h, TK_F32, 32, 64, 32, 4);
+    trans_a_case(h, TK_BF16, 16, 128, 32, 4);
+    if (h->gpu) {
+        trans_a_case(h, TK_BF16, 32, 256, 32, 4);
+        trans_a_case(h, TK_F32, 32, 256, 64, 8);
+    }
 }
