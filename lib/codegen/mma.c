@@ -163,9 +163,30 @@ static void stage(Cg *cg, Operand *o, const IrValue *src, int64_t off)
     }
 }
 
-static LLVMValueRef smem_elem(Cg *cg, const Operand *o, DType dt, LLVMValueRef r, LLVMValueRef c)
+static LLVMValueRef add(Cg *cg, LLVMValueRef a, int64_t b);
+
+/* Element (r + dr, c + dc) of tile o, dr and dc constants (a K step's
+ * offset). Whole swizzle periods (per_phase * max_phase rows) of the
+ * offset along the rows the tile is stored by move no chunk: they are a
+ * constant number of elements past the address of the rest, which LLVM
+ * folds into the ld.shared's immediate, so that every K step of a dot
+ * reads through the same few address registers. Added before the
+ * swizzle, as plain index arithmetic, they left one address register
+ * per element and step, which LLVM kept live across an unrolled K loop
+ * (mhc's mm_norm forward: ~200 registers of addresses for tf32 B
+ * fragments, 2 KB of spills). */
+static LLVMValueRef smem_elem_at(Cg *cg, const Operand *o, DType dt, LLVMValueRef r, int64_t dr,
+                                 LLVMValueRef c, int64_t dc)
 {
-    LLVMValueRef p = tile_addr(cg, o, r, c, dt);
+    int64_t *along = o->t.trans ? &dc : &dr; /* the stored rows' offset */
+    int64_t period = (int64_t)o->t.per_phase * o->t.max_phase;
+    int64_t whole = *along > 0 && period > 0 ? *along / period * period : 0;
+    *along -= whole;
+    LLVMValueRef p = tile_addr(cg, o, dr ? add(cg, r, dr) : r, dc ? add(cg, c, dc) : c, dt);
+    if (whole) {
+        LLVMValueRef n = cg_i32(cg, whole * o->t.panel);
+        p = LLVMBuildInBoundsGEP2(cg->b, cg_mem_type(cg, dt), p, &n, 1, "");
+    }
     return LLVMBuildLoad2(cg->b, cg_mem_type(cg, dt), p, "");
 }
 
@@ -288,8 +309,7 @@ static void frag_a(Mma *x, int mi, int ki, LLVMValueRef *out)
         LLVMValueRef row = LLVMBuildAdd(cg->b, rbase, wrap_row(x, add(cg, g, (r & 1) * 8)), "");
         for (int q = 0; q < kp; q++) {
             LLVMValueRef k = LLVMBuildMul(cg->b, tq, cg_i32(cg, kp), "");
-            el[q] =
-                smem_elem(cg, o, x->dt, row, add(cg, k, (int64_t)ik * ki + (r >> 1) * 4 * kp + q));
+            el[q] = smem_elem_at(cg, o, x->dt, row, 0, k, (int64_t)ik * ki + (r >> 1) * 4 * kp + q);
         }
         out[r] = pack(cg, &x->k, x->dt, el);
     }
@@ -343,8 +363,7 @@ static void frag_b(Mma *x, int ni, int ki, int count, bool kpair, LLVMValueRef *
             LLVMValueRef el[4];
             for (int q = 0; q < kp; q++) {
                 LLVMValueRef k = LLVMBuildMul(cg->b, tq, cg_i32(cg, kp), "");
-                k = add(cg, k, (int64_t)ik * ki + r * 4 * kp + q);
-                el[q] = smem_elem(cg, o, bdt, k, n);
+                el[q] = smem_elem_at(cg, o, bdt, k, (int64_t)ik * ki + r * 4 * kp + q, n, 0);
             }
             out[2 * t + r] = pack(cg, &x->k, bdt, el);
         }

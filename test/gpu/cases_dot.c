@@ -381,6 +381,7 @@ void cases_dot(H *h)
     if (h->gpu) {
         tile_case(h, "dot_tile", TK_F16, 128, 128, 64, 4);
         tile_case(h, "dot_ieee", TK_F32, 128, 64, 128, 8);
+        tile_case(h, "dot_tf32", TK_F32, 32, 32, 256, 4); /* K steps past swizzle periods */
     }
     tile_case(h, "dot_f16acc", TK_F16, 64, 64, 64, 4);
     tile_case(h, "dot_f16acc", TK_F16, 16, 32, 16, 4);
