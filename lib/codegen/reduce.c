@@ -5,50 +5,58 @@
  * where the layout allows (scan.c), else walk each line in shared memory,
  * one thread per line. Combines keep left-to-right order,
  * so every thread ends with bit-identical results. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg.h"
 
-/* argmax/argmin: does (av, ai) win over (bv, bi)? Ties go to the smaller
- * index. NaN follows the sequential scan of ir.h: a NaN at index 0 wins,
- * any other NaN loses to every number. This order is total, so the tree of
- * shuffles gives what a left-to-right scan gives. */
+/* argmax/argmin: NaN follows the sequential scan of ir.h (a NaN at index
+ * 0 wins, any other NaN loses to every number). Each element enters the
+ * reduction as a key that states this order without NaN: a first NaN is
+ * the best value (+inf for argmax), any other NaN the worst, the rest
+ * themselves, in the element's own type. Keys tie where the scan would not (a
+ * later NaN against -inf), but a tie goes to the smaller index, and under
+ * that order the best of the whole line is what the scan picks: a first
+ * number m beats every NaN's key unless m is -inf, which then wins the tie
+ * at index 0. The order is total, so the tree of shuffles gives what the
+ * scan gives, with one compare a combine (mattered for MoE gating's top-k,
+ * eight argmaxes in a row). */
+static LLVMValueRef arg_key(Cg *cg, bool is_max, DType dt, LLVMValueRef v, LLVMValueRef idx)
+{
+    LLVMBuilderRef B = cg->b;
+    if (!dtype_is_float(dt))
+        return v;
+    LLVMTypeRef t = LLVMTypeOf(v);
+    LLVMValueRef best = LLVMConstReal(t, is_max ? INFINITY : -INFINITY);
+    LLVMValueRef worst = LLVMConstReal(t, is_max ? -INFINITY : INFINITY);
+    LLVMValueRef nan = LLVMBuildFCmp(B, LLVMRealUNO, v, v, "");
+    LLVMValueRef first = LLVMBuildICmp(B, LLVMIntEQ, idx, cg_i32(cg, 0), "");
+    return LLVMBuildSelect(B, nan, LLVMBuildSelect(B, first, best, worst, ""), v, "");
+}
+
+/* Does key (av, ai) win over (bv, bi)? Ties go to the smaller index. */
 static LLVMValueRef arg_wins(Cg *cg, bool is_max, DType dt, LLVMValueRef av, LLVMValueRef ai,
                              LLVMValueRef bv, LLVMValueRef bi)
 {
     LLVMBuilderRef B = cg->b;
     LLVMValueRef lower = LLVMBuildICmp(B, LLVMIntSLT, ai, bi, "");
-    if (!dtype_is_float(dt)) {
+    LLVMValueRef better, same;
+    if (dtype_is_float(dt)) {
+        if (dt == DT_F16 || dt == DT_BF16) {
+            LLVMTypeRef f = LLVMFloatTypeInContext(cg->ctx);
+            av = LLVMBuildFPExt(B, av, f, "");
+            bv = LLVMBuildFPExt(B, bv, f, "");
+        }
+        better = LLVMBuildFCmp(B, is_max ? LLVMRealOGT : LLVMRealOLT, av, bv, "");
+        same = LLVMBuildFCmp(B, LLVMRealOEQ, av, bv, "");
+    } else {
         LLVMIntPredicate p = dtype_is_signed(dt) ? (is_max ? LLVMIntSGT : LLVMIntSLT)
                                                  : (is_max ? LLVMIntUGT : LLVMIntULT);
-        LLVMValueRef better = LLVMBuildICmp(B, p, av, bv, "");
-        LLVMValueRef tie = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntEQ, av, bv, ""), lower, "");
-        return LLVMBuildOr(B, better, tie, "");
+        better = LLVMBuildICmp(B, p, av, bv, "");
+        same = LLVMBuildICmp(B, LLVMIntEQ, av, bv, "");
     }
-    if (dt == DT_F16 || dt == DT_BF16) {
-        LLVMTypeRef f = LLVMFloatTypeInContext(cg->ctx);
-        av = LLVMBuildFPExt(B, av, f, "");
-        bv = LLVMBuildFPExt(B, bv, f, "");
-    }
-    LLVMValueRef zero = cg_i32(cg, 0);
-    LLVMValueRef an = LLVMBuildFCmp(B, LLVMRealUNO, av, av, "");
-    LLVMValueRef bn = LLVMBuildFCmp(B, LLVMRealUNO, bv, bv, "");
-    LLVMValueRef a_first = LLVMBuildICmp(B, LLVMIntEQ, ai, zero, "");
-    LLVMValueRef b_first = LLVMBuildICmp(B, LLVMIntEQ, bi, zero, "");
-    LLVMValueRef a_best = LLVMBuildAnd(B, an, a_first, "");
-    LLVMValueRef b_best = LLVMBuildAnd(B, bn, b_first, "");
-    LLVMValueRef a_worst = LLVMBuildAnd(B, an, LLVMBuildNot(B, a_first, ""), "");
-    LLVMValueRef b_worst = LLVMBuildAnd(B, bn, LLVMBuildNot(B, b_first, ""), "");
-    LLVMValueRef better = LLVMBuildFCmp(B, is_max ? LLVMRealOGT : LLVMRealOLT, av, bv, "");
-    LLVMValueRef tie = LLVMBuildAnd(B, LLVMBuildFCmp(B, LLVMRealOEQ, av, bv, ""), lower, "");
-    LLVMValueRef w = LLVMBuildOr(B, better, tie, "");
-    LLVMValueRef t = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 1, 0);
-    LLVMValueRef f = LLVMConstInt(LLVMInt1TypeInContext(cg->ctx), 0, 0);
-    w = LLVMBuildSelect(B, a_worst, f, w, "");
-    w = LLVMBuildSelect(B, b_worst, LLVMBuildSelect(B, a_worst, lower, t, ""), w, "");
-    w = LLVMBuildSelect(B, b_best, f, w, "");
-    return LLVMBuildOr(B, a_best, w, "");
+    return LLVMBuildOr(B, better, LLVMBuildAnd(B, same, lower, ""), "");
 }
 
 static void combine(Red *r, LLVMValueRef *acc, LLVMValueRef *x) { cg_red_combine(r, acc, x); }
@@ -256,8 +264,8 @@ static void reduce_last(Red *r, CgVal *in, Type t)
             LLVMValueRef x[8];
             LLVMValueRef e = cg_elem_index(cg, &l, s);
             if (arg) {
-                x[0] = in[0].el[s];
                 x[1] = LLVMBuildAnd(cg->b, e, cg_i32(cg, L - 1), "");
+                x[0] = arg_key(cg, op->sub == RED_ARGMAX, r->dt[0], in[0].el[s], x[1]);
             } else {
                 for (int i = 0; i < r->n; i++)
                     x[i] = in[i].el[s];

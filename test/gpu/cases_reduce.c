@@ -17,9 +17,23 @@ static double *rand_ties(H *h, size_t n)
     return x;
 }
 
-static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
+/* NaN and infinities for the arg* reductions, in patterns that cycle over
+ * the elements: NaN first along a row or column, NaN behind -inf and
+ * before it, +inf after a first NaN. argmax/argmin follow a sequential
+ * scan: a first NaN wins, any other loses to every number, -inf included. */
+static void put_specials(H *h, double *x, int bm, int bn)
 {
-    if (!h_begin(h, "reduce.axis01_%s.%dx%d.w%d", h_dtype_name(t), bm, bn, warps))
+    static const double pat[] = {NAN, -INFINITY, NAN, -INFINITY, INFINITY, 3, NAN};
+    for (int i = 0; i < bm; i++)
+        for (int j = 0; j < bn; j++)
+            if ((i * 7 + j * 3) % 5 < 2 || h_randint(h, 0, 3) == 0)
+                x[(size_t)i * bn + j] = pat[(size_t)(i + 2 * j) % 7];
+}
+
+static void reduce_2d_run(H *h, tk_dtype t, int bm, int bn, int warps, bool specials)
+{
+    if (!h_begin(h, "reduce.%s_%s.%dx%d.w%d", specials ? "arg_nan" : "axis01", h_dtype_name(t), bm,
+                 bn, warps))
         return;
     size_t n = (size_t)bm * bn;
     tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_2d");
@@ -27,6 +41,8 @@ static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
     if (t == TK_F32)             /* continuous values in half the rows, ties in the rest */
         for (size_t i = 0; i < n; i += 2)
             x[i] = h_round_to(TK_F32, h_uniform(h, -6, 6));
+    if (specials && x)
+        put_specials(h, x, bm, bn);
     void *dx = h_upload(h, t, x, n);
     void *d[10];
     for (int j = 0; j < 10; j++)
@@ -40,7 +56,7 @@ static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
     static const char *names[10] = {
         "sum axis 0", "sum axis 1",    "max axis 0",    "max axis 1",    "min axis 0",
         "min axis 1", "argmax axis 0", "argmax axis 1", "argmin axis 0", "argmin axis 1"};
-    for (int j = 0; j < 10 && !h->failed; j++) {
+    for (int j = specials ? 6 : 0; j < 10 && !h->failed; j++) {
         int axis = j % 2, len = axis ? bm : bn, other = axis ? bn : bm;
         double *out = h_download(h, j < 6 ? t : TK_I32, d[j], len);
         double *ref = h_malloc(h, len * sizeof(double));
@@ -61,6 +77,11 @@ static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
         h_check(h, names[j], out, ref, len, j < 2 && t == TK_F32 ? 1e-5 : 0);
     }
     h_end(h);
+}
+
+static void reduce_2d_case(H *h, tk_dtype t, int bm, int bn, int warps)
+{
+    reduce_2d_run(h, t, bm, bn, warps, false);
 }
 
 static void reduce_1d_case(H *h, int n, int block, int warps)
@@ -336,6 +357,9 @@ void cases_reduce(H *h)
     static const int warps[] = {1, 2, 8, 16};
     for (int i = 0; i < 4; i++)
         reduce_2d_case(h, TK_F32, 64, 64, warps[i]);
+    reduce_2d_run(h, TK_F32, 16, 32, 4, true);
+    reduce_2d_run(h, TK_F32, 64, 128, 8, true);
+    reduce_2d_run(h, TK_BF16, 32, 64, 4, true);
     reduce_2d_case(h, TK_F16, 16, 32, 4);
     reduce_2d_case(h, TK_F16, 64, 64, 4);
     reduce_2d_case(h, TK_BF16, 16, 16, 4);
