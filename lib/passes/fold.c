@@ -1,11 +1,13 @@
 /* fold.c: constant folding and algebraic simplification. Folds elementwise
- * ops, casts, bitcasts and shape ops on constants (scalar or splat), a handful of
- * identities (x+0, x*1, x*0 for ints, addptr p, 0, x == x, ...), the
- * accumulator of x + dot(a, b, 0) moved into the dot, compares that a
- * scalar's known lower bound decides, `if` on a constant condition and `for` loops whose constant bounds run no iteration. Assumes verified IR; guarantees the result still
- * verifies, never folds what the GPU would not compute the same way
- * (division by zero, out-of-range shifts and float-to-int conversions), and
- * leaves dead operands for pass_dce. Ids are dense again at the end. */
+ * ops, casts, bitcasts and shape ops on constants (scalar or splat), a
+ * handful of identities (x+0, x*1, x*0 for ints, addptr p, 0, x == x, ...),
+ * the accumulator of x + dot(a, b, 0) moved into the dot, compares that a
+ * scalar's known lower bound decides, `if` on a constant condition and
+ * `for` loops whose constant bounds run no iteration. Assumes verified IR;
+ * guarantees the result still verifies, never folds what the GPU would not
+ * compute the same way (division by zero, out-of-range shifts and
+ * float-to-int conversions), and leaves dead operands for pass_dce. Ids are
+ * dense again at the end. */
 #include "passes/passes.h"
 
 #include <math.h>
