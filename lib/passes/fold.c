@@ -563,6 +563,8 @@ static bool lower_bound(const IrValue *v, int depth, int64_t *out)
         *out = 1;
         return true;
     }
+    if (d->kind != IR_MIN && d->kind != IR_MAX)
+        return false; /* no walk into operands that would bound nothing */
     bool ka = lower_bound(d->operands[0], depth + 1, &a);
     bool kb = lower_bound(d->operands[1], depth + 1, &b);
     if (d->kind == IR_MIN && ka && kb) {
