@@ -157,7 +157,10 @@ static void warp_combine(Red *r, LLVMValueRef *acc, int bits)
         lane_combine(r, acc, 1 << b);
 }
 
-/* One butterfly step over lane bit `off`, the lower lane's value first. */
+/* One butterfly step over lane bit `off`, the lower lane's value first;
+ * argmax/argmin's in either order: their keys and indices are totally
+ * ordered (arg_key), so both lanes pick the same element whichever comes
+ * first, without the four selects that would put them in lane order. */
 static void lane_combine(Red *r, LLVMValueRef *acc, int off)
 {
     Cg *cg = r->cg;
@@ -165,6 +168,10 @@ static void lane_combine(Red *r, LLVMValueRef *acc, int off)
     LLVMValueRef other[8], lo[8], hi[8];
     for (int i = 0; i < r->n; i++)
         other[i] = shfl(cg, acc[i], r->dt[i], off);
+    if (r->kind == RED_ARGMAX || r->kind == RED_ARGMIN) {
+        combine(r, acc, other);
+        return;
+    }
     LLVMValueRef upper = LLVMBuildICmp(
         cg->b, LLVMIntNE, LLVMBuildAnd(cg->b, lane, cg_i32(cg, off), ""), cg_i32(cg, 0), "");
     for (int i = 0; i < r->n; i++) {
