@@ -404,6 +404,15 @@ static int result_slot(const CgLayout *li, const Type *t, int axis, const int64_
     return -1;
 }
 
+/* Element s of li as argmax/argmin combine it: its key (arg_key) and its
+ * index along the axis. */
+static void arg_pair(Red *r, const CgLayout *li, const Type *t, int axis, int s, LLVMValueRef *xs)
+{
+    Cg *cg = r->cg;
+    xs[1] = cg_coord(cg, cg_elem_index(cg, li, s), t, axis);
+    xs[0] = arg_key(cg, r->kind == RED_ARGMAX, r->dt[0], xs[0], xs[1]);
+}
+
 /* A reduction of values in one linear layout (an mma accumulator's rows,
  * a blocked tile's columns; one value or a tuple's, side by side):
  * registers of one line combine in the thread, then butterflies over the
@@ -418,9 +427,10 @@ static void reduce_linear(Red *r, const Type *t, int axis)
     CgLayout li = cg_layout(cg, op->operands[0]), lo = cg_layout(cg, op->results[0]);
     int64_t amask = lin_dim_bits(t->rank, t->shape, axis);
     int nq = lo.per_thread;
+    bool arg = r->kind == RED_ARGMAX || r->kind == RED_ARGMIN;
     CgVal x[8], out[8];
     for (int i = 0; i < n; i++) {
-        x[i] = cg_get(cg, op->operands[i]);
+        x[i] = cg_get(cg, op->operands[arg ? 0 : i]);
         out[i] = cg_val_new(cg, nq);
     }
     LLVMValueRef *acc = cg_alloc(cg, sizeof(LLVMValueRef) * (size_t)nq * (size_t)n);
@@ -439,8 +449,11 @@ static void reduce_linear(Red *r, const Type *t, int axis)
         if (q < 0)
             continue;
         LLVMValueRef xs[8];
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n; i++)
             xs[i] = x[i].el[s];
+        if (arg) /* (key, place along the axis), as reduce_last pairs them */
+            arg_pair(r, &li, t, axis, s, xs);
+        for (int i = 0; i < n; i++) {
             if (!have[q])
                 acc[q * n + i] = xs[i];
         }
@@ -463,8 +476,8 @@ static void reduce_linear(Red *r, const Type *t, int axis)
     }
     if (r->kind != RED_ANY) /* each warp holds the result already */
         cross_warps(r, &li, &lo, amask, first, out);
-    for (int i = 0; i < n; i++)
-        cg_set(cg, op->results[i], out[i]);
+    for (int i = 0; i < op->nres; i++)
+        cg_set(cg, op->results[i], out[arg ? 1 : i]); /* argmax gives the index */
 }
 
 bool cg_emit_reduce(Cg *cg, const IrOp *op)
@@ -492,7 +505,7 @@ bool cg_emit_reduce(Cg *cg, const IrOp *op)
     bool sliced = rl && op->results[0]->type.rank && rl->kind == LY_SLICE; /* pass_layout */
     /* a combine of one value too, in the order of the butterfly, as
      * Triton's reductions combine (they take the combine as commutative) */
-    if (il && (il->kind != LY_BLOCKED || sliced) && !arg && (op->sub != RED_CUSTOM || sliced) &&
+    if (il && (il->kind != LY_BLOCKED || sliced) && (op->sub != RED_CUSTOM || sliced) &&
         (op->nops == 1 || sliced)) {
         reduce_linear(&r, &t, axis);
         return true;

@@ -517,8 +517,8 @@ static const Layout *spread_shape(LayoutPass *p, const IrOp *op)
     const Type *rt = &op->results[0]->type;
     switch (op->kind) {
     case IR_REDUCE:
-        if (op->nops == 1 && l->kind == LY_MMA && x->type.rank == 2 &&
-            (op->sub <= RED_MIN || op->sub == RED_ANY) && !warps_mixed(p, l, &x->type, op->axis)) {
+        if (op->nops == 1 && l->kind == LY_MMA && x->type.rank == 2 && op->sub != RED_CUSTOM &&
+            !warps_mixed(p, l, &x->type, op->axis)) {
             Layout s = {.kind = LY_SLICE, .rank = 1, .parent = l, .dim = op->axis};
             return ir_layout_intern(p->f, &s);
         }
@@ -657,13 +657,15 @@ static bool spread(IrOp *op, void *ctx)
  * warps step along the axis, where otherwise a column sum moved the whole
  * tile through shared memory to put the axis last, and every result went
  * through shared memory again to reach its blocked layout. Runs after the
- * mma layouts have spread (an operand they reach is not blocked). */
+ * mma layouts have spread (an operand they reach is not blocked). An
+ * argmax's index too: a top-k loop's `x == arg[:, None]` then reads it in
+ * place, where from a blocked result it crossed back through shared memory
+ * each step. */
 bool lp_slice_reduction(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     if (op->kind != IR_REDUCE || op->nops < 1 || op->nres != op->nops ||
-        (op->nops > 1 && op->sub != RED_CUSTOM) ||
-        (op->sub > RED_MIN && op->sub != RED_ANY && op->sub != RED_CUSTOM))
+        (op->nops > 1 && op->sub != RED_CUSTOM))
         return true;
     const IrValue *x = op->operands[0];
     IrValue *r = op->results[0];

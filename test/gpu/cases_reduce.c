@@ -343,6 +343,62 @@ static void scan_tuple_case(H *h, int bm, int bn, int axis, bool rev, int warps)
     h_end(h);
 }
 
+/* arg* of an fp16 product of small integers (exact in fp32, rows full of
+ * ties): the first index of the best along each axis, as a scan gives. */
+static void dot_argmax_case(H *h, int bm, int bn, int bk, int warps)
+{
+    if (!h_begin(h, "reduce.dot_argmax.%dx%dx%d.w%d", bm, bn, bk, warps))
+        return;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "dot_argmax");
+    double *a = h_malloc(h, (size_t)bm * bk * sizeof(double));
+    double *b = h_malloc(h, (size_t)bk * bn * sizeof(double));
+    for (int i = 0; a && b && i < bm * bk; i++)
+        a[i] = (double)h_randint(h, -2, 2);
+    for (int i = 0; a && b && i < bk * bn; i++)
+        b[i] = (double)h_randint(h, -2, 2);
+    void *da = h_upload(h, TK_F16, a, (size_t)bm * bk),
+         *db = h_upload(h, TK_F16, b, (size_t)bk * bn);
+    static const int axes[5] = {0, 1, 0, 1, 1};
+    void *d[5];
+    for (int j = 0; j < 5; j++)
+        d[j] = h_output(h, j < 4 ? TK_I32 : TK_F32, axes[j] ? bm : bn);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(da, TK_F16), tk_ptr(db, TK_F16), tk_ptr(d[0], TK_I32),
+                    tk_ptr(d[1], TK_I32), tk_ptr(d[2], TK_I32), tk_ptr(d[3], TK_I32),
+                    tk_ptr(d[4], TK_F32), tk_const("BM", bm), tk_const("BN", bn),
+                    tk_const("BK", bk)),
+             warps);
+    double *c = h_malloc(h, (size_t)bm * bn * sizeof(double));
+    for (int i = 0; c && a && b && i < bm; i++)
+        for (int j = 0; j < bn; j++) {
+            double s = 0;
+            for (int q = 0; q < bk; q++)
+                s += a[(size_t)i * bk + q] * b[(size_t)q * bn + j];
+            c[(size_t)i * bn + j] = s;
+        }
+    static const char *names[5] = {"argmax axis 0", "argmax axis 1", "argmin axis 0",
+                                   "argmin axis 1", "max axis 1"};
+    for (int j = 0; j < 5 && c && !h->failed; j++) {
+        int axis = axes[j], len = axis ? bm : bn, other = axis ? bn : bm;
+        double *out = h_download(h, j < 4 ? TK_I32 : TK_F32, d[j], len);
+        double *ref = h_malloc(h, len * sizeof(double));
+        for (int r = 0; ref && r < len; r++) {
+            double best = 0;
+            int arg = 0;
+            for (int q = 0; q < other; q++) {
+                double v = axis ? c[(size_t)r * bn + q] : c[(size_t)q * bn + r];
+                if (q == 0 || (j == 2 || j == 3 ? v < best : v > best)) {
+                    best = v;
+                    arg = q;
+                }
+            }
+            ref[r] = j < 4 ? arg : best;
+        }
+        h_check(h, names[j], out, ref, len, 0);
+    }
+    h_end(h);
+}
+
 void cases_reduce(H *h)
 {
     static const int shapes[][3] = {{16, 32, 4},   {4, 8, 4},    {64, 64, 4}, {1, 128, 4},
@@ -368,6 +424,9 @@ void cases_reduce(H *h)
         reduce_2d_case(h, TK_F32, 128, 256, 4); /* 256 elements per thread */
         reduce_2d_case(h, TK_F32, 512, 64, 8);
     }
+    dot_argmax_case(h, 64, 64, 32, 4);
+    dot_argmax_case(h, 64, 128, 32, 8); /* warps along N too */
+    dot_argmax_case(h, 128, 64, 16, 8);
     reduce_1d_case(h, 13, 16, 4);
     reduce_1d_case(h, 100, 128, 4);
     reduce_1d_case(h, 1000, 1024, 4);
