@@ -220,10 +220,18 @@ static Scratch scratch_for(Cg *cg, const IrOp *op, const CgLayout *li, const CgL
         sc.swz = true;
         sc.shift = cg_ilog2(rowq);
         swizzle_bits(li, lo, bytes, &sc);
-    } else if (nq == rowq && rowq * bytes >= 256 && bytes <= 16) {
+    } else if ((nq == rowq && rowq * bytes >= 256 && bytes <= 16) ||
+               (row > 0 && rowq * bytes < 128 && 128 % (rowq * bytes) == 0 && nq * bytes >= 256 &&
+                narrow_row_lanes(li, &(Scratch){sc.rep, false, sc.chunk + 3, sc.chunk, {0}},
+                                 bytes) !=
+                    narrow_row_lanes(lo, &(Scratch){sc.rep, false, sc.chunk + 3, sc.chunk, {0}},
+                                     bytes))) {
         /* one row (a [1, N] tile, say zero points unpacked by joins): lanes
          * that each write a run of 128 bytes or more meet in the same banks,
-         * so the row is swizzled as rows of 128 bytes */
+         * so the row is swizzled as rows of 128 bytes. So are rows shorter
+         * than 128 bytes where one side's lanes step down the rows (bytes
+         * unpacked along K, lanes along K, into a layout along N: a warp's
+         * 32 one-byte stores met in 2 banks of 64-byte rows, 16-way) */
         sc.swz = true;
         sc.shift = sc.chunk + 3;
         swizzle_bits(li, lo, bytes, &sc);
