@@ -156,30 +156,7 @@ CFG = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE
 CFG_INT8 = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 64, "num_warps": 4, "num_stages": 3}
 CFG_INT4 = {"BLOCK_SIZE_M": 64, "GROUP_SIZE_M": 1}
 
-def routing(t, e, k):
-    """Softmax top-k routing: float32 weights and int32 expert ids, (t, k)."""
-    w, ids = torch.topk(torch.softmax(torch.randn(t, e, device=dev), -1), k)
-    return w.contiguous(), ids.to(i32)
-
-def moe_align(topk_ids, e, bm):
-    """moe_align_block_size: the flat (token, slot) indices grouped by expert
-    (in order within one), each expert's run padded to a multiple of bm with
-    the index numel() (no row); the expert of each bm-row block; the padded
-    length. Sized as vLLM allocates them: numel() + e * (bm - 1) indices;
-    blocks past the padded length are never read."""
-    flat = topk_ids.flatten().long(); n = flat.numel(); d = flat.device
-    count = torch.bincount(flat, minlength=e)
-    padded = (count + bm - 1) // bm * bm
-    order = torch.sort(flat, stable=True).indices
-    ex = flat[order]
-    pos = (torch.cumsum(padded, 0) - padded)[ex] + torch.arange(n, device=d) - (torch.cumsum(count, 0) - count)[ex]
-    cap = n + e * (bm - 1)
-    sorted_ids = torch.full((cap,), n, dtype=i32, device=d)
-    sorted_ids[pos] = order.to(i32)
-    blocks = torch.repeat_interleave(torch.arange(e, device=d), padded // bm)
-    expert_ids = torch.zeros(-(-cap // bm), dtype=i32, device=d)
-    expert_ids[:blocks.numel()] = blocks.to(i32)
-    return sorted_ids, expert_ids, padded.sum().reshape(1).to(i32)
+routing, moe_align = libdiff.routing, libdiff.moe_align
 
 def fused_moe(quant="", down=False):
     """invoke_fused_moe_kernel as fused_experts calls it: the gate-up GEMM

@@ -154,6 +154,34 @@ def kernel_times(step, reps=10):
     return times
 
 
+# MoE routing as vLLM's and SGLang's fused_experts prepare it (their
+# moe_align_block_size is a CUDA op), for cases_vllm.py and cases_sglang.py.
+def routing(t, e, k):
+    """Softmax top-k routing: float32 weights and int32 expert ids, (t, k)."""
+    w, ids = torch.topk(torch.softmax(torch.randn(t, e, device=DEV), -1), k)
+    return w.contiguous(), ids.to(torch.int32)
+
+def moe_align(topk_ids, e, bm):
+    """moe_align_block_size: the flat (token, slot) indices grouped by expert
+    (in order within one), each expert's run padded to a multiple of bm with
+    the index numel() (no row); the expert of each bm-row block; the padded
+    length. Sized as vLLM and SGLang allocate them: numel() + e * (bm - 1) indices;
+    blocks past the padded length are never read."""
+    flat = topk_ids.flatten().long(); n = flat.numel(); d = flat.device
+    count = torch.bincount(flat, minlength=e)
+    padded = (count + bm - 1) // bm * bm
+    order = torch.sort(flat, stable=True).indices
+    ex = flat[order]
+    pos = (torch.cumsum(padded, 0) - padded)[ex] + torch.arange(n, device=d) - (torch.cumsum(count, 0) - count)[ex]
+    cap = n + e * (bm - 1)
+    sorted_ids = torch.full((cap,), n, dtype=torch.int32, device=d)
+    sorted_ids[pos] = order.to(torch.int32)
+    blocks = torch.repeat_interleave(torch.arange(e, device=d), padded // bm)
+    expert_ids = torch.zeros(-(-cap // bm), dtype=torch.int32, device=d)
+    expert_ids[:blocks.numel()] = blocks.to(torch.int32)
+    return sorted_ids, expert_ids, padded.sum().reshape(1).to(torch.int32)
+
+
 def one_config():
     """Wraps triton.autotune (Triton's or tk's facade, whichever `import
     triton` gives) so that each kernel's early pruning ends by keeping the
