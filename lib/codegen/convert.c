@@ -206,6 +206,16 @@ static void swizzle_bits(const CgLayout *li, const CgLayout *lo, int bytes, Scra
             sc->xb[k++] = b;
 }
 
+/* Whether li and lo step their lanes down different rows of a scratch read
+ * as rows of 128 bytes: one side's warp then meets its rows in the same
+ * banks unless a swizzle parts them. */
+static bool lanes_down_rows(const CgLayout *li, const CgLayout *lo, const Scratch *sc, int bytes)
+{
+    Scratch rows128 = *sc;
+    rows128.shift = sc->chunk + 3;
+    return narrow_row_lanes(li, &rows128, bytes) != narrow_row_lanes(lo, &rows128, bytes);
+}
+
 /* The scratch of converting t's elements from li to lo. */
 static Scratch scratch_for(Cg *cg, const IrOp *op, const CgLayout *li, const CgLayout *lo,
                            const Type *t)
@@ -222,10 +232,7 @@ static Scratch scratch_for(Cg *cg, const IrOp *op, const CgLayout *li, const CgL
         swizzle_bits(li, lo, bytes, &sc);
     } else if ((nq == rowq && rowq * bytes >= 256 && bytes <= 16) ||
                (row > 0 && rowq * bytes < 128 && 128 % (rowq * bytes) == 0 && nq * bytes >= 256 &&
-                narrow_row_lanes(li, &(Scratch){sc.rep, false, sc.chunk + 3, sc.chunk, {0}},
-                                 bytes) !=
-                    narrow_row_lanes(lo, &(Scratch){sc.rep, false, sc.chunk + 3, sc.chunk, {0}},
-                                     bytes))) {
+                lanes_down_rows(li, lo, &sc, bytes))) {
         /* one row (a [1, N] tile, say zero points unpacked by joins): lanes
          * that each write a run of 128 bytes or more meet in the same banks,
          * so the row is swizzled as rows of 128 bytes. So are rows shorter
