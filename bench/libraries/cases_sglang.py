@@ -21,12 +21,7 @@ CASES = case = libdiff.Cases()
 i32 = torch.int32
 def sz(gpu, cpu): return cpu if libdiff.SHAPES == "cpu" else gpu
 def R(*shape, dt=bf, scale=1.0): return libdiff.rand(*shape, dt=dt, g=False, scale=scale)
-def seq_lens(n, lo, hi): return torch.randint(lo, hi + 1, (n,)).tolist()
-def offsets(lens):
-    """[0, l0, l0+l1, ...] as int32 on dev: the indptr of a batch of lengths."""
-    out = torch.zeros(len(lens) + 1, dtype=i32, device=dev)
-    out[1:] = torch.cumsum(torch.tensor(lens, device=dev), 0)
-    return out
+seq_lens, offsets = libdiff.seq_lens, libdiff.offsets
 
 
 # attention

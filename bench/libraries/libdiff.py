@@ -154,6 +154,18 @@ def kernel_times(step, reps=10):
     return times
 
 
+def seq_lens(n, lo, hi):
+    """n sequence lengths drawn from [lo, hi] (a serving batch)."""
+    return torch.randint(lo, hi + 1, (n,)).tolist()
+
+
+def offsets(lens):
+    """[0, l0, l0+l1, ...] as int32 on DEV: each sequence's start, and the end."""
+    out = torch.zeros(len(lens) + 1, dtype=torch.int32, device=DEV)
+    out[1:] = torch.cumsum(torch.tensor(lens, device=DEV), 0)
+    return out
+
+
 # MoE routing as vLLM's and SGLang's fused_experts prepare it (their
 # moe_align_block_size is a CUDA op), for cases_vllm.py and cases_sglang.py.
 def routing(t, e, k):
