@@ -338,7 +338,7 @@ def moe_route(rng, T, E, topk, BM):
     return ids, w, np.array(sorted_ids), np.array(expert_ids), post
 
 
-def moe_make(fp8):
+def moe_make(fp8, int8=False):
     def make(rng, S):
         T, E, topk, n, k, BM = S["t"], S["e"], S["topk"], S["n"], S["k"], S["BM"]
         ids, w, sid, eid, post = moe_route(rng, T, E, topk, BM)
@@ -347,8 +347,12 @@ def moe_make(fp8):
              "c": out((T * topk, n), "bf16" if fp8 else "f16")}
         if fp8:
             gk, gn = S["gk"], S["gn"]
-            d["a"] = floats(rng, (T, k), "f8e4")
-            d["b"] = floats(rng, (E, n, k), "f8e4")
+            if int8:
+                d["a"] = ints(rng, (T, k), -127, 128, "i8")
+                d["b"] = ints(rng, (E, n, k), -127, 128, "i8")
+            else:
+                d["a"] = floats(rng, (T, k), "f8e4")
+                d["b"] = floats(rng, (E, n, k), "f8e4")
             d["as"] = Buf(rng.random((T, k // gk)) * 0.02 + 0.01, "f32")
             d["bs"] = Buf(rng.random((E, n // gn, k // gk)) * 0.02 + 0.01, "f32")
         else:
@@ -411,6 +415,26 @@ case(name="fused_moe_fp8_block", klass="moe", module="fused_moe_fp8_block.py",
                            top_k=S["topk"]),
      grid=lambda S: (cdiv(moe_em(S), S["BM"]) * cdiv(S["n"], S["gn"]),), ref=moe_ref(True),
      gpu=dict(t=2048, e=8, topk=2, n=2048, k=7168, gn=128, gk=128, BM=64, G=8, warps=4,
+              stages=3),
+     interp=dict(t=24, e=4, topk=2, n=32, k=64, gn=16, gk=32, BM=16, G=2, warps=4, stages=2))
+
+
+def moe_w8a8_args(S, b):
+    em = len(b["sid"].arr)
+    k, n, gk, gn = S["k"], S["n"], S["gk"], S["gn"]
+    return ["a", "b", "c", "as", "bs", "w", "sid", "eid", "post", I32(n), I32(k), I32(em),
+            I32(S["t"] * S["topk"]), I32(k), I32(1), I32(n * k), I32(1), I32(k), I32(n),
+            I32(1), I32(k // gk), I32(1), I32((n // gn) * (k // gk)), I32(1), I32(k // gk)]
+
+
+# int8 w8a8, the N tile one scale block wide: the weight scale is a scalar per step
+case(name="moe_w8a8_block_int8", klass="moe", module="fused_moe_w8a8_block.py",
+     kernel="moe_w8a8_block_kernel", make=moe_make(True, int8=True), args=moe_w8a8_args,
+     consts=lambda S: dict(group_n=S["gn"], group_k=S["gk"], BLOCK_SIZE_M=S["BM"],
+                           BLOCK_SIZE_N=S["gn"], BLOCK_SIZE_K=S["gk"], GROUP_SIZE_M=S["G"],
+                           top_k=S["topk"], EVEN_K=S["k"] % S["gk"] == 0),
+     grid=lambda S: (cdiv(moe_em(S), S["BM"]) * cdiv(S["n"], S["gn"]),), ref=moe_ref(True),
+     gpu=dict(t=2048, e=8, topk=2, n=2048, k=7168, gn=128, gk=128, BM=64, G=32, warps=4,
               stages=3),
      interp=dict(t=24, e=4, topk=2, n=32, k=64, gn=16, gk=32, BM=16, G=2, warps=4, stages=2))
 

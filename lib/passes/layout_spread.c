@@ -300,19 +300,28 @@ static bool will_follow(const IrValue *x)
  * exp(dA[:, None] - dA[None, :]) * dt[None, :]. Such a tile is made in m
  * from its vectors, each converted on its own (a few registers a thread,
  * pull_vectors), rather than the mma tile crossing to a blocked layout and
- * back through shared memory. */
+ * back through shared memory. What is broadcast may itself be a [M, 1] or
+ * [1, N] tile made so (a block-scaled GEMM's `dot * (a_s[:, None] * b_s)`,
+ * the row scale times a scalar before the broadcast): it is made in m at
+ * its own shape, its vectors placed as scales are (place_scale). */
 static bool from_vectors(LayoutPass *p, const IrValue *x, const Layout *m, int depth)
 {
     const IrOp *d = x->def;
     if (x->type.rank != 2 || x->layout || !d || depth > 8)
         return false;
     if (d->kind == IR_BROADCAST) {
-        const IrOp *e = d->operands[0]->def;
-        if (!e || e->kind != IR_EXPAND_DIMS || e->results[0]->layout ||
-            e->operands[0]->type.rank != 1 || !lp_fits(p, m, &e->results[0]->type))
+        const IrValue *t = d->operands[0]; /* [M, 1] or [1, N] */
+        if (!t->def || t->layout || !lp_fits(p, m, &t->type))
             return false;
-        Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = e->axis};
-        return lp_fits(p, &sl, &e->operands[0]->type);
+        if (t->def->kind != IR_EXPAND_DIMS)
+            return lp_elementwise(t->def->kind) && from_vectors(p, t, m, depth + 1);
+        d = t->def;
+    }
+    if (d->kind == IR_EXPAND_DIMS) {
+        if (d->operands[0]->type.rank != 1)
+            return false;
+        Layout sl = {.kind = LY_SLICE, .rank = 1, .parent = m, .dim = d->axis};
+        return lp_fits(p, &sl, &d->operands[0]->type);
     }
     if (!lp_elementwise(d->kind))
         return false;
@@ -334,6 +343,14 @@ static bool from_vectors(LayoutPass *p, const IrValue *x, const Layout *m, int d
 static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
 {
     IrOp *d = x->def;
+    if (d->kind == IR_BROADCAST && d->operands[0]->def->kind != IR_EXPAND_DIMS) {
+        pull_vectors(p, d->operands[0], m);
+        return;
+    }
+    if (d->kind == IR_EXPAND_DIMS) { /* inside a broadcast [M, 1] tile */
+        place_scale(p, x, slice_for(p, m, d->operands[0], d->axis));
+        return;
+    }
     if (d->kind != IR_BROADCAST) {
         bool pulled = false;
         for (int i = 0; i < d->nops; i++)
