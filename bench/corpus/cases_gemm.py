@@ -439,6 +439,73 @@ case(name="moe_w8a8_block_int8", klass="moe", module="fused_moe_w8a8_block.py",
      interp=dict(t=24, e=4, topk=2, n=32, k=64, gn=16, gk=32, BM=16, G=2, warps=4, stages=2))
 
 
+def wna16_make(int4):
+    def make(rng, S):
+        T, E, topk, n, k, BM, g = S["t"], S["e"], S["topk"], S["n"], S["k"], S["BM"], S["g"]
+        ids, w, sid, eid, post = moe_route(rng, T, E, topk, BM)
+        return {"a": floats(rng, (T, k), "bf16"),
+                "q": ints(rng, (E, n, k // 2 if int4 else k), 0, 256, "u8"),
+                "s": floats(rng, (E, n, k // g), "bf16", 0.2 / np.sqrt(k) / (8 if int4 else 128)),
+                "w": Buf(w, "f32"), "sid": Buf(sid, "i32"), "eid": Buf(eid, "i32"),
+                "post": Buf([post], "i32"), "ids": Buf(ids, "i32"),
+                "c": out((T * topk, n), "bf16")}
+    return make
+
+
+def wna16_ref(int4):
+    def ref(X, S):
+        q = X["q"].astype(np.int64)
+        if int4:  # byte j holds k = 2j in its low nibble, 2j + 1 in its high one
+            q = np.stack([q & 15, q >> 4], axis=-1).reshape(q.shape[0], q.shape[1], -1) - 8
+        else:
+            q = q - 128
+        b = q * np.repeat(X["s"], S["g"], axis=2)
+        ids = X["ids"].astype(int)
+        T, topk = ids.shape
+        c = np.empty((T * topk, S["n"]))
+        for e in range(S["e"]):
+            rows = np.nonzero(ids.ravel() == e)[0]
+            c[rows] = X["a"][rows // topk] @ b[e].T
+        return {"c": c}
+    return ref
+
+
+def wna16_args(int4):
+    def args(S, b):
+        k, n, g = S["k"], S["n"], S["g"]
+        kq = k // 2 if int4 else k
+        return ["a", "q", "c", "s", "w", "sid", "eid", "post", I32(len(b["sid"].arr)),
+                I32(S["t"] * S["topk"]), I32(k), I32(1), I32(n * kq), I32(1), I32(kq), I32(n),
+                I32(1), I32(n * (k // g)), I32(1), I32(k // g)]
+    return args
+
+
+def wna16_case(name, int4, gpu, interp):
+    case(name=name, klass="moe", module="fused_moe_wna16.py", kernel="moe_wna16_kernel",
+         make=wna16_make(int4), args=wna16_args(int4),
+         consts=lambda S: dict(N=S["n"], K=S["k"], group_size=S["g"], BLOCK_SIZE_M=S["BM"],
+                               BLOCK_SIZE_N=S["BN"], BLOCK_SIZE_K=S["BK"], GROUP_SIZE_M=1,
+                               MUL_ROUTED_WEIGHT=False, top_k=S["topk"],
+                               compute_type=Dtype("tl.bfloat16"), INT4=int4,
+                               EVEN_K=S["k"] % S["BK"] == 0),
+         grid=lambda S: (cdiv(moe_em(S), S["BM"]) * cdiv(S["n"], S["BN"]),),
+         ref=wna16_ref(int4), gpu=gpu, interp=interp, tol=2e-2)
+
+
+# the gate-up GEMM of a 64-expert top-6 MoE (hidden 2048, intermediate 1408),
+# at the block config a serving engine picks for its Triton w4a16 path
+wna16_case("moe_wna16_int4_g128", True,
+           gpu=dict(t=2048, e=64, topk=6, n=2816, k=2048, g=128, BM=64, BN=64, BK=32, warps=4,
+                    stages=3),
+           interp=dict(t=24, e=4, topk=2, n=48, k=96, g=32, BM=16, BN=16, BK=32, warps=4,
+                       stages=2))
+wna16_case("moe_wna16_int8_g128", False,
+           gpu=dict(t=2048, e=64, topk=6, n=2816, k=2048, g=128, BM=64, BN=64, BK=32, warps=4,
+                    stages=3),
+           interp=dict(t=24, e=4, topk=2, n=48, k=96, g=16, BM=16, BN=16, BK=32, warps=4,
+                       stages=2))
+
+
 # b is an [N, K] weight passed transposed: stride_bk 1, stride_bn K
 case(name="scaled_mm_carried_k", klass="quant-gemm", module="scaled_mm_carried_k.py",
      kernel="_scaled_mm_carried_k", make=lambda rng, S: int8_make(rng, S, "bf16"),

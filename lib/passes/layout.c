@@ -346,15 +346,63 @@ static IrOp *reader_after(IrOp *from, const IrValue *x)
 
 static int broadcast_chain(IrValue *v, IrValue **chain, int max);
 
+/* How many addresses one warp instruction of a load in blocked layout l
+ * reads, for a pointer of axis info a whose elements are read one by one:
+ * along each dim, lanes that fall in one run of equal addresses share it. */
+static int64_t warp_addresses(const AxisInfo *a, const Layout *l)
+{
+    int64_t n = 1;
+    for (int d = 0; d < l->rank; d++) {
+        int64_t span = (int64_t)l->tpw[d] * l->spt[d], c = a->constancy[d];
+        n *= c >= l->spt[d] ? (span + c - 1) / c : l->tpw[d];
+    }
+    return n;
+}
+
+/* The values from tile o back to the load that makes it through casts and
+ * other one-operand elementwise ops, each read once and not placed yet,
+ * into chain: their number, or 0 where o is not such a tile or its load
+ * would read more addresses a warp instruction in l than in its own
+ * layout. A load read an element at a time qualifies when l's lanes run
+ * along a dim over which its pointer repeats each address (a group scale
+ * `s[(k0 + offs_k) // G, n]` under a weight tile's lanes along K): they
+ * share one address there, where its own layout had every lane on a
+ * column of its own. */
+static int loaded_chain(LayoutPass *p, IrValue *o, const Layout *l, IrValue **chain, int max)
+{
+    int n = 0;
+    for (; o && n < max; o = o->def->operands[0]) {
+        IrOp *d = o->def;
+        if (o->layout || !d || d->nres != 1 || lp_reads_in(d->parent, o) != 1)
+            return 0;
+        chain[n++] = o;
+        if (d->kind == IR_LOAD)
+            break;
+        if (!lp_elementwise(d->kind) || d->nops != 1)
+            return 0;
+    }
+    IrOp *ld = n ? chain[n - 1]->def : NULL;
+    if (!ld || ld->kind != IR_LOAD || (ld->flags & IRF_VOLATILE) || !p->axis)
+        return 0;
+    const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
+    const Layout *own = lp_blocked_of(p, &ptr->type);
+    if (!own || axis_vector_width(p->axis, ptr, mask, lp_mem_bytes(ptr->type.elem)) > 1 ||
+        warp_addresses(&p->axis[ptr->id], l) > warp_addresses(&p->axis[ptr->id], own))
+        return 0;
+    return n;
+}
+
 /* Whether operand o of an elementwise op can be had in layout l: it lies
- * there already (another column load's chain), it is recomputed there, or
- * it is a vector broadcast into the tile (its chain then takes l). */
-static bool follows(IrValue *o, const Layout *l)
+ * there already (another column load's chain), it is recomputed there, it
+ * is a vector broadcast into the tile (its chain then takes l), or a tile
+ * loaded at one address per warp in l (loaded_chain; it takes l too). */
+static bool follows(LayoutPass *p, IrValue *o, const Layout *l)
 {
     IrValue *chain[8];
     if (o->layout)
         return layout_equal(o->layout, l);
-    return !o->type.rank || pass_can_remat(o) || broadcast_chain(o, chain, 8) > 0;
+    return !o->type.rank || pass_can_remat(o) || broadcast_chain(o, chain, 8) > 0 ||
+        loaded_chain(p, o, l, chain, 8) > 0;
 }
 
 /* The elementwise ops after a column load, each the only reader of the
@@ -364,8 +412,12 @@ static bool follows(IrValue *o, const Layout *l)
  * the value then needs (into a dot operand: an SSM chunk's decayed input,
  * a state tile cast to fp16) moves after them and carries no more bytes,
  * where in a default layout the tile crossed threads twice, once for the
- * arithmetic and once more for the dot. */
-static bool follow_column(IrOp *load, const Layout *l)
+ * arithmetic and once more for the dot. Where the chain ends in a dot's
+ * operand, all of it does, however wide: the dot's conversion is needed
+ * anyway (an int4 weight unpacked to int32, scaled in fp32, cast to bf16,
+ * whose packed bytes otherwise crossed to the scale tile's layout first,
+ * every K step: vLLM's int4 MoE GEMM). */
+static bool follow_column(LayoutPass *p, IrOp *load, const Layout *l)
 {
     IrValue *x = load->results[0], *chain[8];
     int n = 0, keep = 0;
@@ -376,19 +428,23 @@ static bool follow_column(IrOp *load, const Layout *l)
             break;
         bool ok = true;
         for (int i = 0; i < c->nops && ok; i++)
-            ok = c->operands[i] == x || follows(c->operands[i], l);
+            ok = c->operands[i] == x || follows(p, c->operands[i], l);
         if (!ok)
             break;
         x = chain[n++] = c->results[0];
         if (dtype_bits(x->type.dt) <= dtype_bits(load->results[0]->type.dt))
             keep = n;
     }
+    if (n && pass_only_dots_read(load->parent, x))
+        keep = n;
     for (int i = 0; i < keep; i++) {
         IrOp *c = chain[i]->def;
         chain[i]->layout = l;
         for (int k = 0; k < c->nops; k++) {
             IrValue *b[8];
             int nb = c->operands[k]->layout ? 0 : broadcast_chain(c->operands[k], b, 8);
+            if (!nb && !c->operands[k]->layout)
+                nb = loaded_chain(p, c->operands[k], l, b, 8);
             for (int j = 0; j < nb; j++)
                 b[j]->layout = l;
         }
@@ -473,7 +529,7 @@ static bool follow_columns(IrOp *op, void *ctx)
 {
     LayoutPass *p = ctx;
     const Layout *l = op->kind == IR_LOAD && op->nres == 1 ? op->results[0]->layout : NULL;
-    if (l && l->kind == LY_BLOCKED && follow_column(op, l))
+    if (l && l->kind == LY_BLOCKED && follow_column(p, op, l))
         p->changed = true;
     return true;
 }
