@@ -85,7 +85,13 @@ bool cg_runs_down(Cg *cg, const IrValue *v)
         return v->layout->order[0] == 0;
     CgLayout l = cg_layout(cg, v);
     int dim;
-    lin_run(&l.lin, v->type.rank, v->type.shape, &dim);
+    int run = lin_run(&l.lin, v->type.rank, v->type.shape, &dim);
+    /* one element a register: the lanes decide, each storing one element
+     * beside its neighbour's (an int4 weight tile dequantised with its lanes
+     * along K: stored with K contiguous, a warp's 32 stores fill 64 bytes of
+     * one row, where stored the other way they hit 32 rows) */
+    if (run == 1 && v->type.rank == 2 && l.lin.nthread > 0 && l.lin.thread[0] == v->type.shape[1])
+        dim = 0;
     return v->type.rank == 2 && dim == 0 && v->type.shape[0] > 1;
 }
 
