@@ -506,6 +506,43 @@ wna16_case("moe_wna16_int8_g128", False,
                        stages=2))
 
 
+def w8a16_make(rng, S):
+    T, E, topk, n, k, BM = S["t"], S["e"], S["topk"], S["n"], S["k"], S["BM"]
+    ids, w, sid, eid, post = moe_route(rng, T, E, topk, BM)
+    return {"a": floats(rng, (T, k), "bf16"), "q": ints(rng, (E, n, k), -128, 128, "i8"),
+            "s": Buf(rng.random((E, n)) * (2 / np.sqrt(k) / 128) + 1e-4, "f32"),
+            "w": Buf(w, "f32"), "sid": Buf(sid, "i32"), "eid": Buf(eid, "i32"),
+            "post": Buf([post], "i32"), "ids": Buf(ids, "i32"), "c": out((T * topk, n), "bf16")}
+
+
+def w8a16_ref(X, S):
+    b = X["q"] * X["s"][:, :, None]
+    ids = X["ids"].astype(int)
+    T, topk = ids.shape
+    c = np.empty((T * topk, S["n"]))
+    for e in range(S["e"]):
+        rows = np.nonzero(ids.ravel() == e)[0]
+        c[rows] = X["a"][rows // topk] @ b[e].T
+    return {"c": c}
+
+
+# the gate-up GEMM of a 64-expert top-6 MoE, at an int8_w8a16 tuned config
+case(name="moe_w8a16_int8", klass="moe", module="fused_moe_w8a16.py",
+     kernel="moe_w8a16_kernel", make=w8a16_make,
+     args=lambda S, b: ["a", "q", "c", "s", "w", "sid", "eid", "post", I32(S["n"]), I32(S["k"]),
+                        I32(len(b["sid"].arr)), I32(S["t"] * S["topk"]), I32(S["k"]), I32(1),
+                        I32(S["n"] * S["k"]), I32(1), I32(S["k"]), I32(S["n"]), I32(1),
+                        I32(S["n"]), I32(1)],
+     consts=lambda S: dict(BLOCK_SIZE_M=S["BM"], BLOCK_SIZE_N=S["BN"], BLOCK_SIZE_K=S["BK"],
+                           GROUP_SIZE_M=S["G"], MUL_ROUTED_WEIGHT=False, top_k=S["topk"],
+                           compute_type=Dtype("tl.bfloat16")),
+     grid=lambda S: (cdiv(moe_em(S), S["BM"]) * cdiv(S["n"], S["BN"]),), ref=w8a16_ref,
+     gpu=dict(t=2048, e=64, topk=6, n=2816, k=2048, BM=128, BN=128, BK=64, G=64, warps=4,
+              stages=3),
+     interp=dict(t=24, e=4, topk=2, n=48, k=80, BM=16, BN=16, BK=32, G=2, warps=4, stages=2),
+     tol=1e-2)
+
+
 # b is an [N, K] weight passed transposed: stride_bk 1, stride_bn K
 case(name="scaled_mm_carried_k", klass="quant-gemm", module="scaled_mm_carried_k.py",
      kernel="_scaled_mm_carried_k", make=lambda rng, S: int8_make(rng, S, "bf16"),

@@ -385,6 +385,46 @@ bool cg_is_elementwise(IrKind k)
         k == IR_ARANGE;
 }
 
+/* Four 8-bit integers -> fp16/bf16, r[0..3] from x[0..3], by building each
+ * value's 16 bits around the byte (prmt) and subtracting the bias the
+ * exponent brings, two at a time: exact, and on the integer and half
+ * pipes where one cvt an element (I2F) runs at a quarter rate (a w8a16
+ * GEMM widens its whole weight tile every K step). Signed to fp16 flips
+ * the sign bit (1024 + 128 + x); to bf16, whose 7 mantissa bits cannot
+ * hold a byte, the sign bit is subtracted apart (128 + (x & 127) - (128 or
+ * 256)); unsigned to fp16 is 1024 + x. False where no form fits. */
+static bool int8_to_16x4(Cg *cg, DType od, DType rd, const LLVMValueRef *x, LLVMValueRef *r)
+{
+    const char *pre, *post;
+    if (od == DT_I8 && rd == DT_BF16 && cg->sm >= 90)
+        pre = "mov.b32 w, $1;\nprmt.b32 t, w, 0x43, %s;\n",
+        post = "and.b32 a, t, 0xff7fff7f;\nand.b32 b, t, 0xff80ff80;\nsub.bf16x2 $0, a, b;";
+    else if (od == DT_I8 && rd == DT_F16)
+        pre = "xor.b32 w, $1, 0x80808080;\nprmt.b32 t, w, 0x64, %s;\n",
+        post = "mov.b32 b, 0x64806480;\nsub.f16x2 $0, t, b;";
+    else if (od == DT_U8 && rd == DT_F16)
+        pre = "mov.b32 w, $1;\nprmt.b32 t, w, 0x64, %s;\n",
+        post = "mov.b32 b, 0x64006400;\nsub.f16x2 $0, t, b;";
+    else
+        return false;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx), bytes = LLVMVectorType(cg_type(cg, od), 4);
+    LLVMValueRef v = LLVMGetUndef(bytes);
+    for (int i = 0; i < 4; i++)
+        v = LLVMBuildInsertElement(cg->b, v, x[i], cg_i32(cg, i), "");
+    LLVMValueRef w = LLVMBuildBitCast(cg->b, v, i32, "");
+    LLVMTypeRef vt = LLVMVectorType(cg_type(cg, rd), 2);
+    for (int h = 0; h < 2; h++) {
+        char text[256], head[96];
+        snprintf(head, sizeof head, pre, h ? "0x4342" : "0x4140");
+        snprintf(text, sizeof text, "{\n.reg .b32 w, t, a, b;\n%s%s\n}", head, post);
+        LLVMValueRef y =
+            LLVMBuildBitCast(cg->b, cg_asm_pure(cg, i32, &i32, 1, text, "=r,r", &w), vt, "");
+        r[2 * h] = LLVMBuildExtractElement(cg->b, y, cg_i32(cg, 0), "");
+        r[2 * h + 1] = LLVMBuildExtractElement(cg->b, y, cg_i32(cg, 1), "");
+    }
+    return true;
+}
+
 /* Casts two elements at a time: fp8 conversions (fp8.c), and fp32 ->
  * fp16/bf16 (cvt.{rn,rz}.{f16,bf16}x2.f32, sm_80 and up): fptrunc's
  * rounding (or the cast's toward zero) in half the instructions, and the
@@ -400,6 +440,11 @@ static bool cast_pairs(Cg *cg, const IrOp *op, CgVal x, CgVal r)
     if ((dtype_is_fp8(od) || dtype_is_fp8(rd)) && !rz && x.n == r.n && r.n % 2 == 0) {
         for (int s = 0; s < r.n; s += 2)
             cg_fp8_convert2(cg, x.el[s], x.el[s + 1], od, rd, r.el + s);
+        return true;
+    }
+    if (x.n == r.n && r.n % 4 == 0 && int8_to_16x4(cg, od, rd, x.el, r.el)) {
+        for (int s = 4; s < r.n; s += 4)
+            int8_to_16x4(cg, od, rd, x.el + s, r.el + s);
         return true;
     }
     if (od != DT_F32 || (rd != DT_F16 && rd != DT_BF16) || cg->sm < 80 || x.n != r.n || r.n % 2)

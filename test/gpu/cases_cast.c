@@ -252,6 +252,38 @@ static void ints_16_case(H *h, size_t n, int block)
     h_end(h);
 }
 
+/* Every byte value, signed and unsigned, to fp16 and bf16 (all exact),
+ * many to a thread, as a dequantising GEMM widens its weights. */
+static void bytes_16_case(H *h, size_t n, int block)
+{
+    h_begin(h, "cast.bytes_16");
+    tk_kernel *k = h_kernel(h, "cast.tk", "cast_bytes_16");
+    int64_t *sv = h_malloc(h, n * sizeof(int64_t)), *uv = h_malloc(h, n * sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+        sv[i] = i < 256 ? (int64_t)i - 128 : h_randint_nz(h, -128, 127);
+        uv[i] = i < 256 ? (int64_t)(255 - i) : h_randint_nz(h, 0, 255);
+    }
+    void *ds = h_upload_int(h, TK_I8, sv, n), *du = h_upload_int(h, TK_U8, uv, n);
+    void *dh = h_output(h, TK_F16, 2 * n), *db = h_output(h, TK_BF16, 2 * n);
+    h_launch(h, k, h_grid((unsigned)h_cdiv(n, block), 1, 1),
+             H_ARGS(tk_ptr(ds, TK_I8), tk_ptr(du, TK_U8), tk_ptr(dh, TK_F16), tk_ptr(db, TK_BF16),
+                    tk_i32((int)n), tk_const("BLOCK", block)),
+             4);
+    double *oh = h_download(h, TK_F16, dh, 2 * n), *ob = h_download(h, TK_BF16, db, 2 * n);
+    double *r = h_malloc(h, 2 * n * sizeof(double)), *rb = h_malloc(h, 2 * n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        r[i] = (double)sv[i];
+        r[n + i] = (double)uv[i];
+        rb[i] = (double)sv[i];
+        rb[n + i] = round_int(uv[i], 8); /* 8 significant bits: exact too */
+    }
+    h_check(h, "i8 -> fp16", oh, r, n, 0);
+    h_check(h, "u8 -> fp16", oh + n, r + n, n, 0);
+    h_check(h, "i8 -> bf16", ob, rb, n, 0);
+    h_check(h, "u8 -> bf16", ob + n, rb + n, n, 0);
+    h_end(h);
+}
+
 void cases_cast(H *h)
 {
     size_t n = h->gpu ? 100003 : 4001;
@@ -259,6 +291,7 @@ void cases_cast(H *h)
     from_f32_case(h, 100, 16);
     ints_case(h, n, 128);
     ints_16_case(h, n, 256);
+    bytes_16_case(h, n, 2048);
     floats_case(h, n, 512);
     bitcast_case(h, n, 256);
 }
