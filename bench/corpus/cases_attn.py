@@ -246,3 +246,77 @@ case(name="topk_block_decode", klass="attention", module="attention_kernels.py",
                      f"len<{S['maxlen']}",
      gpu=dict(b=64, kh=4, g=16, d=128, bk=64, topk=16, maxlen=8192, warps=8, stages=3),
      interp=dict(b=3, kh=2, g=3, d=16, bk=16, topk=4, maxlen=100, stages=2), tol=2e-2)
+
+
+# ---- split-KV decode over a paged cache, BLOCK_N keys gathered a step --------------------
+
+def split_make(rng, S):
+    b, hq, hk, lk, ps = S["b"], S["hq"], S["hk"], S["lk"], S["ps"]
+    lens = rng.integers(S["lmin"], S["lmax"], b)
+    pages_per = cdiv(S["lmax"], ps)
+    nblocks = b * pages_per + 5
+    table = rng.permutation(nblocks)[:b * pages_per].reshape(b, pages_per)
+    d = {"q": floats(rng, (b, hq, lk), "bf16"), "kc": floats(rng, (nblocks * ps, hk, lk), "bf16"),
+         "bt": Buf(table, "i32"), "lens": Buf(lens, "i32"),
+         "part": out((b, hq, S["splits"], S["lv"] + 1), "f32")}
+    if S["lv"] == lk:
+        d["vc"] = floats(rng, (nblocks * ps, hk, lk), "bf16")
+    return d
+
+
+def split_ref(X, S):
+    hq, hk, ps, lv, ns = S["hq"], S["hk"], S["ps"], S["lv"], S["splits"]
+    vc = X.get("vc", X["kc"])
+    part = np.zeros((S["b"], hq, ns, lv + 1))
+    for b in range(S["b"]):
+        n = int(X["lens"][b])
+        pos = np.arange(n)
+        slot = X["bt"][b].astype(int)[pos // ps] * ps + pos % ps
+        per = cdiv(n, ns)
+        for h in range(hq):
+            s = X["kc"][slot, h // (hq // hk)] @ X["q"][b, h] * S["scale"]
+            v = vc[slot, h // (hq // hk), :lv]
+            for i in range(ns):
+                lo, hi = i * per, min(i * per + per, n)
+                m = s[lo:hi].max()
+                p = np.exp(s[lo:hi] - m)
+                part[b, h, i, :lv] = p @ v[lo:hi] / p.sum()
+                part[b, h, i, lv] = m + np.log(p.sum())
+    return {"part": part}
+
+
+def split_args(S, b):
+    hq, hk, lk, lv, ns = S["hq"], S["hk"], S["lk"], S["lv"], S["splits"]
+    v = "vc" if lv == lk else "kc"
+    return ["q", "kc", v, F32(S["scale"]), "bt", "lens", "part", I32(b["bt"].arr.shape[1]),
+            I32(hq * lk), I32(lk), I32(hk * lk), I32(lk), I32(hk * lk), I32(lk),
+            I32(hq * ns * (lv + 1)), I32(ns * (lv + 1)), I32(lv + 1)]
+
+
+def split_case(name, gpu, interp):
+    case(name=name, klass="attention", module="decode_split_kv.py",
+         kernel="_decode_split_stage1", make=split_make, args=split_args,
+         consts=lambda S: dict(group=S["hq"] // S["hk"], n_q_heads=S["hq"],
+                               BLOCK_DMODEL=S["lk"] - S["dpe"], BLOCK_DPE=S["dpe"],
+                               BLOCK_DV=S["lv"], BLOCK_N=S["BN"], BLOCK_H=16,
+                               NUM_SPLITS=S["splits"], PAGE=S["ps"], Lk=S["lk"] - S["dpe"],
+                               Lv=S["lv"]),
+         grid=lambda S: (S["b"], cdiv(S["hq"], min(16, S["hq"] // S["hk"])), S["splits"]),
+         ref=split_ref,
+         shape=lambda S: f"b{S['b']} h{S['hq']}/{S['hk']} len<{S['lmax']} page{S['ps']} "
+                         f"{S['lk']}/{S['lv']} x{S['splits']}",
+         gpu=gpu, interp=interp, tol=1e-2)
+
+
+# MLA (DeepSeek over 8 ranks: 16 heads on one 512 + 64 latent head, page 64, 4 splits)
+split_case("decode_split_mla",
+           gpu=dict(b=64, hq=16, hk=1, lk=576, dpe=64, lv=512, ps=64, splits=4, lmin=2048,
+                    lmax=4096, BN=32, scale=192 ** -0.5, warps=4, stages=2),
+           interp=dict(b=3, hq=4, hk=1, lk=48, dpe=16, lv=32, ps=4, splits=3, lmin=20, lmax=60,
+                       BN=16, scale=0.2, warps=4, stages=2))
+# GQA 32/8, head 128, page 16, 8 splits (16 x 32 scores of 4 live heads)
+split_case("decode_split_gqa",
+           gpu=dict(b=64, hq=32, hk=8, lk=128, dpe=0, lv=128, ps=16, splits=8, lmin=2048,
+                    lmax=4096, BN=32, scale=128 ** -0.5, warps=4, stages=2),
+           interp=dict(b=3, hq=8, hk=2, lk=32, dpe=0, lv=32, ps=4, splits=3, lmin=20, lmax=60,
+                       BN=16, scale=0.2, warps=4, stages=2))
