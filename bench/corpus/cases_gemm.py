@@ -362,19 +362,24 @@ def moe_make(fp8, int8=False):
     return make
 
 
+def routed_rows(X, S, a, b):
+    """Each routed row (token, slot) of a [T, K] times its expert's b [E, N, K]^T."""
+    ids = X["ids"].astype(int)
+    T, topk = ids.shape
+    c = np.empty((T * topk, S["n"]))
+    for e in range(S["e"]):
+        rows = np.nonzero(ids.ravel() == e)[0]
+        c[rows] = a[rows // topk] @ b[e].T
+    return c
+
+
 def moe_ref(fp8):
     def ref(X, S):
         a, b = X["a"], X["b"]
         if fp8:
             a = a * np.repeat(X["as"], S["gk"], axis=1)
             b = b * np.repeat(np.repeat(X["bs"], S["gn"], axis=1), S["gk"], axis=2)
-        ids = X["ids"].astype(int)
-        T, topk = ids.shape
-        c = np.empty((T * topk, S["n"]))
-        for e in range(S["e"]):
-            rows = np.nonzero(ids.ravel() == e)[0]
-            c[rows] = (a[rows // topk] @ b[e].T) * X["w"].ravel()[rows][:, None]
-        return {"c": c}
+        return {"c": routed_rows(X, S, a, b) * X["w"].reshape(-1, 1)}
     return ref
 
 
@@ -459,14 +464,7 @@ def wna16_ref(int4):
             q = np.stack([q & 15, q >> 4], axis=-1).reshape(q.shape[0], q.shape[1], -1) - 8
         else:
             q = q - 128
-        b = q * np.repeat(X["s"], S["g"], axis=2)
-        ids = X["ids"].astype(int)
-        T, topk = ids.shape
-        c = np.empty((T * topk, S["n"]))
-        for e in range(S["e"]):
-            rows = np.nonzero(ids.ravel() == e)[0]
-            c[rows] = X["a"][rows // topk] @ b[e].T
-        return {"c": c}
+        return {"c": routed_rows(X, S, X["a"], q * np.repeat(X["s"], S["g"], axis=2))}
     return ref
 
 
@@ -516,14 +514,7 @@ def w8a16_make(rng, S):
 
 
 def w8a16_ref(X, S):
-    b = X["q"] * X["s"][:, :, None]
-    ids = X["ids"].astype(int)
-    T, topk = ids.shape
-    c = np.empty((T * topk, S["n"]))
-    for e in range(S["e"]):
-        rows = np.nonzero(ids.ravel() == e)[0]
-        c[rows] = X["a"][rows // topk] @ b[e].T
-    return {"c": c}
+    return {"c": routed_rows(X, S, X["a"], X["q"] * X["s"][:, :, None])}
 
 
 # the gate-up GEMM of a 64-expert top-6 MoE, at an int8_w8a16 tuned config
