@@ -85,14 +85,25 @@ bool cg_runs_down(Cg *cg, const IrValue *v)
         return v->layout->order[0] == 0;
     CgLayout l = cg_layout(cg, v);
     int dim;
-    int run = lin_run(&l.lin, v->type.rank, v->type.shape, &dim);
-    /* one element a register: the lanes decide, each storing one element
-     * beside its neighbour's (an int4 weight tile dequantised with its lanes
-     * along K: stored with K contiguous, a warp's 32 stores fill 64 bytes of
-     * one row, where stored the other way they hit 32 rows) */
-    if (run == 1 && v->type.rank == 2 && l.lin.nthread > 0 && l.lin.thread[0] == v->type.shape[1])
-        dim = 0;
+    lin_run(&l.lin, v->type.rank, v->type.shape, &dim);
     return v->type.rank == 2 && dim == 0 && v->type.shape[0] > 1;
+}
+
+/* Whether a 2-D register tile of one element a register has its lanes
+ * step down dim 0. Staged for a dot, such a tile is best stored with dim 0
+ * contiguous: each lane's element beside its neighbour's (an int4 weight
+ * tile dequantised with its lanes along K: a warp's 32 stores fill 64 bytes
+ * of one row, where stored the other way they hit 32 rows of the swizzled
+ * tile). Only the staging here follows this; rings keep cg_runs_down's
+ * order, which the pipeline's plan shares. */
+static bool lanes_run_down(Cg *cg, const IrValue *v)
+{
+    if (v->type.rank != 2 || v->type.shape[0] < 2 || (v->layout && v->layout->kind == LY_SHARED))
+        return false;
+    CgLayout l = cg_layout(cg, v);
+    int dim;
+    return lin_run(&l.lin, 2, v->type.shape, &dim) == 1 && l.lin.nthread > 0 &&
+        l.lin.thread[0] == v->type.shape[1];
 }
 
 void cg_tile_geometry(CgTile *o, const Type *t, bool trans)
@@ -567,6 +578,8 @@ bool cg_mma_operand(Cg *cg, Operand *o, const IrValue *v, int64_t *off)
     }
     const IrOp *src = operand_source(def);
     bool trans = cg_runs_down(cg, def->operands[0]);
+    if (!trans && (!src || src->kind != IR_SHARED_VIEW)) /* staged here */
+        trans = lanes_run_down(cg, def->operands[0]);
     const Layout *dl = v->layout;
     /* a tile staged here for wgmma of 32- or 8-bit elements is stored
      * K-major, whatever the order of the registers: B transposed, A not */
