@@ -343,7 +343,8 @@ static bool from_vectors(LayoutPass *p, const IrValue *x, const Layout *m, int d
 static void pull_vectors(LayoutPass *p, IrValue *x, const Layout *m)
 {
     IrOp *d = x->def;
-    if (d->kind == IR_BROADCAST && d->operands[0]->def->kind != IR_EXPAND_DIMS) {
+    const IrOp *t = d->kind == IR_BROADCAST ? d->operands[0]->def : NULL;
+    if (t && t->kind != IR_EXPAND_DIMS) { /* a [M, 1] tile made before its broadcast */
         pull_vectors(p, d->operands[0], m);
         return;
     }
