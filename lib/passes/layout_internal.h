@@ -34,13 +34,24 @@ typedef struct LayoutPass {
     bool failed;
 } LayoutPass;
 
+/* layout_column.c */
+/* The layout of an access along a dim other than the last, runs of at most
+ * cap elements, or NULL. */
+const Layout *lp_column_layout(LayoutPass *p, const IrValue *ptr, const IrValue *mask, int cap);
+/* A load takes its column layout where it has one (its pointers follow). */
+void lp_assign_column_load(LayoutPass *p, IrOp *op);
+/* ir_walk callbacks: column layouts for loads; the chains after them; the
+ * layouts of vectors broadcast into tiles. */
+bool lp_assign_columns(IrOp *op, void *ctx);
+bool lp_follow_columns(IrOp *op, void *ctx);
+bool lp_assign_broadcast(IrOp *op, void *ctx);
+/* The op after `from` in its block that reads x, or NULL. */
+IrOp *lp_reader_after(IrOp *from, const IrValue *x);
+
 /* layout.c */
 const Layout *lp_blocked_of(LayoutPass *p, const Type *t);
 /* The slice of l along dim, interned (p->failed when it cannot be). */
 const Layout *lp_slice_of(LayoutPass *p, const Layout *l, int dim);
-/* The layout of an access along a dim other than the last, runs of at most
- * cap elements, or NULL (layout.c). */
-const Layout *lp_column_layout(LayoutPass *p, const IrValue *ptr, const IrValue *mask, int cap);
 int lp_mem_bytes(DType dt);
 /* The instruction K and the elements per 32-bit register of an mma.sync for
  * this dot, or false when it needs the FMA path. */
