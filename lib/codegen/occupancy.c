@@ -20,7 +20,19 @@
  * whose iterations share nothing (a plane loop of a bilinear upsampling,
  * 32 gathers an iteration) issues its loads together anyway, and there
  * the directive cost registers (110 against 80) and a third of the
- * resident programs, 11% of the kernel's speed. */
+ * resident programs, 11% of the kernel's speed.
+ *
+ * It is also asked for where an mma.sync dot in a loop reads an operand
+ * that every warp holds whole from shared memory in each step (a decode's
+ * query, kept resident by pipe_resident.c). There each warp's products
+ * form one chain, each waiting on its ldmatrix, and ptxas, holding the
+ * registers under the count of its next occupancy step, read each
+ * fragment just before its product: on an H200, MLA's decode over a
+ * 512-wide latent query took 168 registers and 0.282 ms so, and 222
+ * registers and 0.228 ms with the fragments read ahead. A skinny GEMM of
+ * the same dot shape that streams its weights through registers (split-K
+ * AWQ) lost 6% to the same directive, so it goes with the resident
+ * operand only. */
 #include "codegen/cg.h"
 
 typedef struct {
@@ -53,9 +65,43 @@ static bool anywhere(IrOp *o, void *ctx)
     return true;
 }
 
+static bool in_a_loop(const IrOp *o)
+{
+    for (const IrBlock *b = o->parent; b && b->parent; b = b->parent->parent)
+        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
+            return true;
+    return false;
+}
+
+/* An mma.sync dot in a loop whose operand is converted from a shared
+ * buffer made outside every loop (pipe_resident's one-slot copy of a
+ * loop-invariant tile). */
+static bool reads_resident(const IrOp *dot)
+{
+    const Layout *m = dot->nres == 1 ? dot->results[0]->layout : NULL;
+    if (!m || m->kind != LY_MMA || m->version == 3 || !in_a_loop(dot))
+        return false;
+    for (int i = 0; i < 2 && i < dot->nops; i++) {
+        const IrOp *c = dot->operands[i]->def;
+        const IrOp *v = c && c->kind == IR_CONVERT_LAYOUT ? c->operands[0]->def : NULL;
+        if (v && v->kind == IR_SHARED_VIEW && !in_a_loop(v))
+            return true;
+    }
+    return false;
+}
+
+static bool resident_dot(IrOp *o, void *ctx)
+{
+    if (o->kind == IR_DOT && reads_resident(o))
+        *(bool *)ctx = true;
+    return true;
+}
+
 bool cg_streams_memory(const IrFunc *f)
 {
     Streams s = {0};
     ir_walk(f->body, anywhere, &s);
-    return s.load && !s.dot && !s.slow;
+    bool resident = false;
+    ir_walk(f->body, resident_dot, &resident);
+    return resident || (s.load && !s.dot && !s.slow);
 }

@@ -42,6 +42,24 @@ static bool is_wgmma(const IrOp *op)
     return l && l->kind == LY_MMA && l->version == 3;
 }
 
+/* Whether operand x of mma.sync dot op is held whole by several warps
+ * (A where warps stand along N, B where they stand along M) in 256 bytes
+ * a thread or more: MLA's decode keeps its 16 heads' 512-wide latent
+ * query, 128 registers a thread in every warp beside a 16x512
+ * accumulator, and spilled. Read from shared memory in each step instead
+ * (ldmatrix), as Triton keeps it, it holds no registers across the loop. */
+static bool replicated_operand(const Pipe *p, const IrOp *op, const IrValue *x)
+{
+    const Layout *m = op->kind == IR_DOT && op->nres == 1 ? op->results[0]->layout : NULL;
+    const Layout *l = x->layout;
+    LinLayout ll;
+    if (!m || m->kind != LY_MMA || m->version == 3 || !l || l->kind != LY_DOT_OP ||
+        (l->opidx == 0 ? m->wn : m->wm) < 2 ||
+        !layout_linear(l, x->type.rank, x->type.shape, p->f->num_warps * 32, &ll))
+        return false;
+    return ((int64_t)1 << ll.nreg) * (dtype_bits(x->type.dt) / 8) >= 256;
+}
+
 /* ---- planning -------------------------------------------------------------------- */
 
 typedef struct Uses {
@@ -81,14 +99,16 @@ static bool load_use(IrOp *op, void *ctx)
 }
 
 typedef struct ConvUses {
+    const Pipe *p;
     const IrValue *conv;
     int depth; /* the loops around the load */
     int n;
     bool ok;
 } ConvUses;
 
-/* A read of a conversion: a wgmma dot inside a loop the load is not in, as
- * the operand the conversion's layout is for. */
+/* A read of a conversion: a wgmma dot (or an mma.sync dot whose warps
+ * share the operand) inside a loop the load is not in, as the operand the
+ * conversion's layout is for. */
 static bool conv_use(IrOp *op, void *ctx)
 {
     ConvUses *u = ctx;
@@ -96,7 +116,8 @@ static bool conv_use(IrOp *op, void *ctx)
         if (op->operands[i] != u->conv)
             continue;
         u->n++;
-        u->ok &= is_wgmma(op) && i == u->conv->layout->opidx && loop_depth(op) > u->depth;
+        u->ok &= (is_wgmma(op) || replicated_operand(u->p, op, u->conv)) &&
+            i == u->conv->layout->opidx && loop_depth(op) > u->depth;
     }
     return true;
 }
@@ -125,7 +146,7 @@ static bool read_by_dots(const Pipe *p, const IrValue *x, int depth, bool may_tr
         return false;
     for (int i = 0; i < u.convs.len; i++) {
         const IrOp *c = u.convs.items[i];
-        ConvUses cu = {c->results[0], depth, 0, true};
+        ConvUses cu = {p, c->results[0], depth, 0, true};
         ir_walk(p->f->body, conv_use, &cu);
         if (!cu.ok || !all_uses(p, cu.conv, cu.n))
             return false;
