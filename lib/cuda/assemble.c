@@ -10,6 +10,7 @@
  * way failed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -314,8 +315,31 @@ static int programs_by_regs(int regs, int warps)
  * (Welford, a recurrence, dropout, rotary) lost 3-7%. */
 typedef struct RetryShape {
     int warps, limit; /* a program's warps; programs an SM without registers' limit */
+    int floor;        /* no .maxnreg below this assembles (wgmma_floor) */
     size_t at;        /* where .maxnreg goes */
 } RetryShape;
+
+/* The fewest registers a .maxnreg may leave a kernel with wgmma: its
+ * largest accumulator (the registers listed first in the instruction)
+ * and a quarter more and 8 for the addresses, descriptors and loop
+ * around it. A 128x128 fp32 tile over two warpgroups holds 64 a thread,
+ * and ptxas refused .maxnreg 80 for it ("Insufficient registers", 90 or
+ * more): that run cost a persistent GEMM's first call a third of its
+ * ptxas time for nothing. 0 without wgmma. */
+static int wgmma_floor(const char *ptx)
+{
+    int most = 0;
+    for (const char *p = strstr(ptx, "wgmma.mma_async"); p; p = strstr(p + 1, "wgmma.mma_async")) {
+        const char *open = strchr(p, '{'), *eol = strchr(p, '\n');
+        if (!open || (eol && eol < open))
+            continue;
+        int n = 0;
+        for (const char *q = open; *q && *q != '}'; q++)
+            n += *q == '%';
+        most = n > most ? n : most;
+    }
+    return most ? most + most / 4 + 8 : 0;
+}
 
 /* What the retry depends on besides registers; false where it never runs
  * (no tensor-core op, the PTX's own limits, an arch not listed). */
@@ -335,6 +359,7 @@ static bool retry_shape(const char *ptx, const char *arch, int64_t smem, RetrySh
     s->limit = l.programs < l.warps / s->warps ? l.programs : l.warps / s->warps;
     if (smem > 0 && l.smem / (smem + 1024) < s->limit)
         s->limit = (int)(l.smem / (smem + 1024));
+    s->floor = wgmma_floor(ptx);
     s->at = (size_t)(eol + 1 - ptx);
     return true;
 }
@@ -355,7 +380,7 @@ static int retry_regs(const RetryShape *s, int regs)
     if (have < 1 || have >= s->limit || have > RETRY_MAX_PROGRAMS)
         return 0;
     int r = 65536 / ((have + 1) * s->warps * 32) / 8 * 8;
-    return r >= 32 && r < regs ? r : 0;
+    return r >= 32 && r >= s->floor && r < regs ? r : 0;
 }
 
 int rt_ptxas_more_programs(const char *ptx, const char *arch, int64_t smem, int regs, int spills,
@@ -501,9 +526,10 @@ static tk_status assemble(const char *ptxas, const char *dir, const char *ptx, s
         if (r && r == spec[i]) {
             retry_finish(ptxas, &runs[i], r, out, start);
             r = 0;
-        } else {
+        } else { /* its answer is not wanted: stopped, not waited for */
             int status;
-            ptxas_reap(&runs[i], &status); /* its answer is not wanted */
+            kill(runs[i].pid, SIGKILL);
+            ptxas_reap(&runs[i], &status);
         }
         atomic_fetch_sub(&ptxas_running, 1);
         run_remove(&runs[i]);

@@ -4,7 +4,7 @@
  * over the PTX's own limits; the count is the share of the register file
  * of one program more, placed right after .maxntid; when it keeps what
  * it got; and when that retry is known before the first run (it then runs
- * beside it). */
+ * beside it); never below what a wgmma's accumulator needs. */
 #include "rt_test.h"
 
 #include "cuda/cuda.h"
@@ -107,8 +107,36 @@ static void test_foreseen(void)
     }
 }
 
+/* A kernel whose wgmma accumulates 64 registers a thread (a 128x128 fp32
+ * tile over two warpgroups): ptxas cannot assemble it at .maxnreg 80, so
+ * the retry for a third program (112 registers, 8 warps) is not run; at
+ * 32 accumulator registers it is. */
+static void wgmma_acc(char *buf, size_t cap, int nacc)
+{
+    size_t n = (size_t)snprintf(buf, cap,
+                                "\n.maxntid 256, 1, 1\n\twgmma.mma_async.sync.aligned."
+                                "m64n%dk16.f32.bf16.bf16 {",
+                                2 * nacc);
+    for (int i = 0; i < nacc && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%%f%d", i ? ", " : "", i + 1);
+    if (n < cap)
+        snprintf(buf + n, cap - n, "}, %%rd1, %%rd2, p, 1, 1;\n");
+}
+
+static void test_floor(void)
+{
+    char ptx[2048];
+    size_t at;
+    wgmma_acc(ptx, sizeof ptx, 64);
+    CHECK(fit(ptx, "sm_90a", 0, 112, 0, 0, &at) == 0);
+    CHECK(fit(ptx, "sm_90a", 0, 168, 0, 0, &at) == 128); /* 1 -> 2 programs: 128 fits */
+    wgmma_acc(ptx, sizeof ptx, 32);
+    CHECK(fit(ptx, "sm_90a", 0, 112, 0, 0, &at) == 80);
+}
+
 int main(void)
 {
+    test_floor();
     test_kept();
     test_foreseen();
     test_gemm();
