@@ -412,11 +412,12 @@ bool cg_pick_registers(Cg *cg, const LinLayout *li, const LinLayout *lo, CgVal x
                        CgVal *out);
 
 /* ---- codegen/occupancy.c ---------------------------------------------------------------- */
-/* Whether memory sets the pace of the kernel's loops (a loop loads, and no
- * dot or float division runs in it): ptxas is then told that one resident
- * program an SM is enough (.minnctapersm 1), so that it keeps more loads
- * in flight rather than fewer registers. */
-bool cg_streams_memory(const IrFunc *f);
+/* Whether ptxas is told that one resident program an SM is enough
+ * (.minnctapersm 1), so that it keeps more loads in flight rather than
+ * fewer registers: where memory sets the pace of the kernel's loops (a
+ * loop loads, and no dot or float division runs in it), or an mma.sync
+ * dot reads a resident operand from shared memory in each step. */
+bool cg_one_program_enough(const IrFunc *f);
 
 /* ---- codegen/quad.c -------------------------------------------------------------------- */
 /* An 8-bit wgmma A operand converted from an accumulator's registers by

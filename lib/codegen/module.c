@@ -351,7 +351,7 @@ static void make_kernel(Cg *cg)
     add_annotation(cg, "maxntidx", cg->T + 32 * f->producer_warps);
     /* a kernel with a producer gets maxnreg once its shared memory is
      * known (cg_compile) */
-    if (!f->producer_warps && cg_streams_memory(f))
+    if (!f->producer_warps && cg_one_program_enough(f))
         add_annotation(cg, "minctasm", 1);
     cg_tma_params(cg, n);
     unsigned align_kind = LLVMGetEnumAttributeKindForName("align", 5);

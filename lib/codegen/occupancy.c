@@ -97,7 +97,7 @@ static bool resident_dot(IrOp *o, void *ctx)
     return true;
 }
 
-bool cg_streams_memory(const IrFunc *f)
+bool cg_one_program_enough(const IrFunc *f)
 {
     Streams s = {0};
     ir_walk(f->body, anywhere, &s);
