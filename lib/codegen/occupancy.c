@@ -36,10 +36,11 @@
 #include "codegen/cg.h"
 
 typedef struct {
-    bool dot;     /* a tensor-core dot anywhere */
-    bool load;    /* a global load inside a loop that carries values */
-    bool slow;    /* a float division inside a loop */
-    bool carries; /* the loop being walked carries values */
+    bool dot;      /* a tensor-core dot anywhere */
+    bool load;     /* a global load inside a loop that carries values */
+    bool slow;     /* a float division inside a loop */
+    bool carries;  /* the loop being walked carries values */
+    bool resident; /* an mma.sync dot reads a resident operand (reads_resident) */
 } Streams;
 
 static bool in_loop(IrOp *o, void *ctx)
@@ -52,11 +53,30 @@ static bool in_loop(IrOp *o, void *ctx)
     return true;
 }
 
+/* An mma.sync dot in a loop whose operand is converted from a shared
+ * buffer made outside every loop (pipe_resident's one-slot copy of a
+ * loop-invariant tile). */
+static bool reads_resident(const IrOp *dot)
+{
+    const Layout *m = dot->nres == 1 ? dot->results[0]->layout : NULL;
+    if (!m || m->kind != LY_MMA || m->version == 3 || !cg_in_loop(dot))
+        return false;
+    for (int i = 0; i < 2 && i < dot->nops; i++) {
+        const IrOp *c = dot->operands[i]->def;
+        const IrOp *v = c && c->kind == IR_CONVERT_LAYOUT ? c->operands[0]->def : NULL;
+        if (v && v->kind == IR_SHARED_VIEW && !cg_in_loop(v))
+            return true;
+    }
+    return false;
+}
+
 static bool anywhere(IrOp *o, void *ctx)
 {
     Streams *s = ctx;
-    if (o->kind == IR_DOT)
+    if (o->kind == IR_DOT) {
         s->dot = true;
+        s->resident |= reads_resident(o);
+    }
     if (o->kind == IR_FOR || o->kind == IR_WHILE) {
         s->carries = o->nres > 0;
         for (int r = 0; r < o->nregions; r++)
@@ -65,43 +85,9 @@ static bool anywhere(IrOp *o, void *ctx)
     return true;
 }
 
-static bool in_a_loop(const IrOp *o)
-{
-    for (const IrBlock *b = o->parent; b && b->parent; b = b->parent->parent)
-        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
-            return true;
-    return false;
-}
-
-/* An mma.sync dot in a loop whose operand is converted from a shared
- * buffer made outside every loop (pipe_resident's one-slot copy of a
- * loop-invariant tile). */
-static bool reads_resident(const IrOp *dot)
-{
-    const Layout *m = dot->nres == 1 ? dot->results[0]->layout : NULL;
-    if (!m || m->kind != LY_MMA || m->version == 3 || !in_a_loop(dot))
-        return false;
-    for (int i = 0; i < 2 && i < dot->nops; i++) {
-        const IrOp *c = dot->operands[i]->def;
-        const IrOp *v = c && c->kind == IR_CONVERT_LAYOUT ? c->operands[0]->def : NULL;
-        if (v && v->kind == IR_SHARED_VIEW && !in_a_loop(v))
-            return true;
-    }
-    return false;
-}
-
-static bool resident_dot(IrOp *o, void *ctx)
-{
-    if (o->kind == IR_DOT && reads_resident(o))
-        *(bool *)ctx = true;
-    return true;
-}
-
 bool cg_one_program_enough(const IrFunc *f)
 {
     Streams s = {0};
     ir_walk(f->body, anywhere, &s);
-    bool resident = false;
-    ir_walk(f->body, resident_dot, &resident);
-    return resident || (s.load && !s.dot && !s.slow);
+    return s.resident || (s.load && !s.dot && !s.slow);
 }

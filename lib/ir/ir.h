@@ -524,7 +524,8 @@ typedef enum {
     PIPE_ASYNC_DOT, /* dot: left in flight into the next iteration, at most
                      * `pending` wgmma groups (1) outstanding at its wait */
     PIPE_RESIDENT,  /* load outside loops whose value only wgmma dots in
-                     * loops read: cp.async once into shared buffer
+                     * loops read (or mma.sync dots whose warps each hold
+                     * it whole): cp.async once into shared buffer
                      * `buffer` (one slot), which the dots then read in place
                      * each iteration instead of holding it in registers */
 } PipeMech;
