@@ -67,6 +67,8 @@ static bool note_access(IrOp *op, void *ctx)
     } else if (vw > e->v) {
         e->v = vw;
     }
+    if (op->kind == IR_LOAD && vw > e->load_v)
+        e->load_v = vw;
     return true;
 }
 
@@ -87,18 +89,47 @@ static bool note_store(IrOp *op, void *ctx)
         return true;
     ShapeVec *e = shape_entry(p, &op->operands[0]->type);
     int cap = 16 / lp_mem_bytes(op->operands[0]->type.elem);
+    if (lp_store_crosses(p, op))
+        return true; /* it crosses to a layout of its own (store_narrowed) */
     if (e && (!e->store_cap || cap < e->store_cap))
         e->store_cap = cap;
     return true;
 }
 
+/* Whether plain store op, of a shape whose loads are wider than its own
+ * 16-byte vector, crosses to a layout of one such vector a thread rather
+ * than capping the shape's (note_store), as Triton's stores do: where its
+ * pointer and mask are remade in any layout, and either it runs in a loop
+ * (each iteration's loads gain; a group norm's fp16 input read 16 bytes a
+ * thread rather than 8 ran 6% faster on an H200) or the cap would leave a
+ * load 4 bytes a thread or less (a penalty kernel's int8 mask read beside
+ * its fp32 logits: 17% faster). Elsewhere the conversion's two barriers
+ * cost more than wider loads save once: a layer norm backward that stores
+ * its partial sums under a lock lost 20%, a fused add-norm 4%. */
+bool lp_store_crosses(LayoutPass *p, const IrOp *op)
+{
+    if (op->kind != IR_STORE || op->nops < 2 || op->operands[0]->type.rank == 0 ||
+        !pass_can_remat(op->operands[0]) ||
+        (op->nops > 2 && op->operands[2] && !pass_can_remat(op->operands[2])))
+        return false;
+    const ShapeVec *e = shape_entry(p, &op->operands[0]->type);
+    int cap = 16 / lp_mem_bytes(op->operands[0]->type.elem);
+    if (!e || e->load_v <= cap)
+        return false;
+    for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
+        if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
+            return true;
+    return e->load_v >= 4 * cap;
+}
+
 /* Elements per thread along the last dim: the widest access of the shape,
  * but no wider than leaves every thread some work (as Triton does), nor
- * than one 16-byte vector of the widest type stored in it: a thread's run
- * of two vectors would make each store instruction write every other 16
- * bytes (half-written sectors, twice the write transactions), where loads
- * of narrower elements lose nothing by moving 8 bytes each. 4 (or the dim)
- * for shapes no load or store touches. */
+ * than one 16-byte vector of the widest type a store that does not cross
+ * (lp_store_crosses) writes: a thread's run of two vectors would make each
+ * store instruction write every other 16 bytes (half-written sectors,
+ * twice the write transactions), where loads of narrower elements, once,
+ * lose less by moving 8 bytes each. 4 (or the dim) for shapes no load or
+ * store touches. */
 static int shape_vec(LayoutPass *p, const Type *t)
 {
     int last = t->shape[t->rank - 1];

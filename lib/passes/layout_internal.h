@@ -15,6 +15,7 @@ typedef struct ShapeVec {
     int rank;
     int shape[TK_MAX_RANK];
     int v;
+    int load_v;     /* the widest load's vector */
     int store_cap;  /* elements of the widest stored type in 16 bytes (0: no store) */
     bool has_image; /* no access: its blocked layout is the reshape image of another's */
     Layout image;
@@ -73,6 +74,8 @@ void lp_rows_wide(LayoutPass *p);
 bool lp_assign_dot(IrOp *op, void *ctx);
 void lp_spread_all(LayoutPass *p);
 bool lp_slice_reduction(IrOp *op, void *ctx);
+/* A store that crosses to one 16-byte vector a thread (layout.c). */
+bool lp_store_crosses(LayoutPass *p, const IrOp *op);
 
 /* layout_convert.c */
 /* op, or the outermost loop around it whose body does not define x: where
