@@ -1,15 +1,15 @@
 /* copysign.c: llvm.copysign on scalars becomes bitwise operations, after
  * LLVM's pipeline and before the NVPTX backend.
  *
- * libdevice ends its odd functions (__nv_tanhf, __nv_erff, __nv_atanf, ...)
- * with copysign(r, x). LLVM 19's NVPTX backend writes that as an abs and a
+ * libdevice ends some odd functions (__nv_tanhf, __nv_erff) with
+ * copysign(r, x). LLVM 19's NVPTX backend writes that as an abs and a
  * neg of r, a shift and a test of x's sign bit and a select: seven PTX
  * instructions and three SASS instructions for each element, on the path of
  * every tanh of a softcapped logit or a tanh-GELU. As bits it is
  * r ^ ((r ^ x) & sign), which ptxas makes one LOP3 (from
  * (r & ~sign) | (x & sign), with two masks, it made two), as Triton's newer
- * LLVM gets. Done after the pipeline: InstCombine folds the bitwise form
- * back into the intrinsic. */
+ * LLVM gets. Done after the pipeline, where only the backend runs: no
+ * later fold can turn the bits back into the intrinsic. */
 #include "target/target.h"
 
 #include <string.h>
