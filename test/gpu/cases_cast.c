@@ -284,6 +284,41 @@ static void bytes_16_case(H *h, size_t n, int block)
     h_end(h);
 }
 
+/* A loop widening fp16 rows to fp32, and fp32 values halved where an int8
+ * mask says so: loads of a narrower type than the store's, where the store
+ * crosses to a layout of its own. Row length and n are multiples of 16 (the
+ * runs vectorise) but not of the block (the masks cut the last one). */
+static void store_cross_case(H *h, int rows, int ncols, size_t n)
+{
+    if (!h_begin(h, "cast.store_cross.%dx%d.n%zu", rows, ncols, n))
+        return;
+    tk_kernel *kr = h_kernel(h, "cast.tk", "cast_rows_widen");
+    tk_kernel *kb = h_kernel(h, "cast.tk", "cast_byte_mask");
+    size_t m = (size_t)rows * (size_t)ncols;
+    double *x = h_rand_array(h, TK_F16, m, -100, 100);
+    void *dx = h_upload(h, TK_F16, x, m), *dy = h_output(h, TK_F32, m);
+    h_launch(h, kr, h_grid((unsigned)rows, 1, 1),
+             H_ARGS(tk_ptr(dx, TK_F16), tk_ptr(dy, TK_F32), tk_i32(ncols), tk_const("BLOCK", 2048)),
+             8);
+    double *y = h_download(h, TK_F32, dy, m), *r = h_malloc(h, m * sizeof(double));
+    for (size_t i = 0; i < m; i++)
+        r[i] = 2 * x[i];
+    h_check(h, "fp16 rows * 2 -> fp32", y, r, m, 0);
+    double *v = h_rand_array(h, TK_F32, n, -100, 100);
+    int64_t *kv = h_malloc(h, n * sizeof(int64_t));
+    double *rv = h_malloc(h, n * sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        kv[i] = h_randint(h, 0, 3) == 0 ? h_randint(h, -128, 127) : 0;
+        rv[i] = kv[i] ? (double)(float)(v[i] * 0.5) : v[i];
+    }
+    void *dv = h_upload(h, TK_F32, v, n), *dk = h_upload_int(h, TK_I8, kv, n);
+    h_launch(h, kb, h_grid((unsigned)h_cdiv(n, 4096), 1, 1),
+             H_ARGS(tk_ptr(dv, TK_F32), tk_ptr(dk, TK_I8), tk_i32((int)n), tk_const("BLOCK", 4096)),
+             8);
+    h_check(h, "x halved where an int8 mask is set", h_download(h, TK_F32, dv, n), rv, n, 0);
+    h_end(h);
+}
+
 void cases_cast(H *h)
 {
     size_t n = h->gpu ? 100003 : 4001;
@@ -294,4 +329,5 @@ void cases_cast(H *h)
     bytes_16_case(h, n, 2048);
     floats_case(h, n, 512);
     bitcast_case(h, n, 256);
+    store_cross_case(h, h->gpu ? 37 : 3, 3008, h->gpu ? 100016 : 4000);
 }
