@@ -87,10 +87,10 @@ static bool note_store(IrOp *op, void *ctx)
     if ((op->kind != IR_STORE && !atomic) || op->nops < 2 || op->operands[1]->layout ||
         op->operands[0]->type.rank == 0)
         return true;
+    if (lp_store_crosses(p, op))
+        return true; /* it crosses to a layout of its own (store_blocked) */
     ShapeVec *e = shape_entry(p, &op->operands[0]->type);
     int cap = 16 / lp_mem_bytes(op->operands[0]->type.elem);
-    if (lp_store_crosses(p, op))
-        return true; /* it crosses to a layout of its own (store_narrowed) */
     if (e && (!e->store_cap || cap < e->store_cap))
         e->store_cap = cap;
     return true;

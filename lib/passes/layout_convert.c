@@ -63,7 +63,9 @@ static bool narrow_store(LayoutPass *p, const IrOp *op)
  * the loads of a narrower type (an int8 GEMM's operands): a thread storing
  * two 16-byte vectors of a 32-byte run writes every other 16 bytes per
  * instruction, half of each sector. The pointer and mask are recomputed
- * in it (they are cheap: narrow_store's callers check). */
+ * in it (they are cheap: narrow_store's callers and lp_store_crosses
+ * check). Also the layout of a blocked tile's store that crosses
+ * (lp_store_crosses). */
 static const Layout *store_blocked(LayoutPass *p, const IrOp *op)
 {
     const IrValue *ptr = op->operands[0];
@@ -87,22 +89,6 @@ static const Layout *store_blocked(LayoutPass *p, const IrOp *op)
     return r;
 }
 
-/* The layout a store that crosses (lp_store_crosses) takes: the shape's
- * with one 16-byte vector a thread along the last dim. */
-static const Layout *store_narrowed(LayoutPass *p, const IrOp *op, const Layout *shape)
-{
-    const IrValue *ptr = op->operands[0];
-    int rank = ptr->type.rank, cap = 16 / lp_mem_bytes(ptr->type.elem);
-    if (!shape || shape->kind != LY_BLOCKED || shape->spt[rank - 1] <= cap ||
-        !lp_store_crosses(p, op))
-        return shape;
-    Layout l = layout_blocked_default(rank, ptr->type.shape, cap, p->threads);
-    const Layout *r = ir_layout_intern(p->f, &l);
-    if (!r)
-        p->failed = true;
-    return r;
-}
-
 /* A store contiguous along another dim than the last (a column-major
  * output) crosses to the column layout (one 16-byte vector a thread at a
  * time, as note_store caps a shape's) and leaves in vectors down the
@@ -112,8 +98,10 @@ static const Layout *store_column(LayoutPass *p, const IrOp *op, const IrValue *
 {
     const IrValue *ptr = op->operands[0];
     const IrValue *mask = op->nops > 2 ? op->operands[2] : NULL;
+    if (lp_store_crosses(p, op))
+        return store_blocked(p, op);
     const Layout *col = lp_column_layout(p, ptr, mask, 16 / lp_mem_bytes(ptr->type.elem));
-    return col ? col : store_narrowed(p, op, lp_blocked_of(p, &x->type));
+    return col ? col : lp_blocked_of(p, &x->type);
 }
 
 /* The layout operand i of op must have; NULL: whatever it has. */
