@@ -212,8 +212,16 @@ static void aligned_desc(Sema *s, SVal *v, int rank, Span call)
         v->items[0] = sema_hint(s, v->items[0].v, HINT_MULTIPLE_OF, &sixteen, 1, call);
     for (int d = 0; d + 1 < rank; d++) {
         SVal *st = &v->items[1 + rank + d];
-        if (st->k == SV_TENSOR && st->v->type.rank == 0)
-            *st = sema_hint(s, st->v, HINT_MULTIPLE_OF, &per, 1, call);
+        if (st->k != SV_TENSOR || st->v->type.rank != 0)
+            continue;
+        IrValue *plain = st->v;
+        *st = sema_hint(s, plain, HINT_MULTIPLE_OF, &per, 1, call);
+        /* The same value as a dim's size (a row stride that is the row's
+         * length) is that multiple there too, which lets the bounds check
+         * of a dim cover whole 16-byte vectors. */
+        for (int e = 0; e < rank; e++)
+            if (v->items[1 + e].k == SV_TENSOR && v->items[1 + e].v == plain)
+                v->items[1 + e] = *st;
     }
 }
 
