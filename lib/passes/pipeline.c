@@ -413,7 +413,7 @@ static void other_after_reads(Pipe *p, const IrOp *ld, IrValue *view)
     }
 }
 
-void pipe_view_ring(Pipe *p, int i, IrValue *rd)
+IrValue *pipe_view_ring(Pipe *p, int i, IrValue *rd)
 {
     IrOp *ld = p->ld[i].op;
     IrBuilder here = {p->f, p->body, ld};
@@ -446,6 +446,7 @@ void pipe_view_ring(Pipe *p, int i, IrValue *rd)
         if (ld->nops > 2 && ld->operands[1] && ld->operands[2] && !ir_is_zero(ld->operands[2]))
             other_after_reads(p, ld, v->results[0]);
     }
+    return v->results[0];
 }
 
 /* The yield of the body with one more value. */
@@ -501,6 +502,70 @@ static void refill_barrier(Pipe *p, Span sp)
     w->ival = -1; /* no group to wait for: the barrier alone */
 }
 
+/* Whether op o, or an op nested in its regions, takes one of the n values
+ * in `views` as an operand. */
+static bool takes_any(const IrOp *o, IrValue *const *views, int n)
+{
+    for (int k = 0; k < o->nops; k++)
+        for (int v = 0; v < n; v++)
+            if (o->operands[k] == views[v])
+                return true;
+    for (int r = 0; r < o->nregions; r++)
+        for (const IrOp *c = o->regions[r]->first; c; c = c->next)
+            if (takes_any(c, views, n))
+                return true;
+    return false;
+}
+
+/* The last op at the body's top level that reads ring i's slot, following
+ * the views of it (a transposed or reshaped view stays in shared memory)
+ * and its conversions to the ops that read it into registers; NULL when
+ * none does. */
+static IrOp *last_reader(Pipe *p, IrValue *view)
+{
+    enum { MAX_VIEWS = 16 };
+    IrValue *views[MAX_VIEWS] = {view};
+    int n = 1;
+    IrOp *last = NULL;
+    for (IrOp *o = p->body->first; o; o = o->next) {
+        if (!takes_any(o, views, n))
+            continue;
+        last = o;
+        /* a conversion may be lowered where its value is used (a dot's
+         * operand read from shared memory by the dot itself), and the
+         * `other` put back after it reads that value: their users read too */
+        bool defers = o->kind == IR_CONVERT_LAYOUT || o->kind == IR_SELECT;
+        for (int r = 0; r < o->nres && n < MAX_VIEWS; r++)
+            if (defers || (o->results[r]->layout && o->results[r]->layout->kind == LY_SHARED))
+                views[n++] = o->results[r];
+    }
+    return last;
+}
+
+/* Where ring i's refill goes: right after the iteration's last read of the
+ * slot it refills, behind a CTA barrier, where a dot still follows, so that
+ * its copy runs under the rest of the body (a decode's K, read by the first
+ * dot, copied while the softmax and the dot with V run); NULL (at the end
+ * of the body with the others) where no dot follows (a GEMM's operands,
+ * read by its one dot) or no read is at the top level. */
+static IrOp *early_refill_point(Pipe *p, int i, IrValue *view)
+{
+    IrOp *yield = p->body->last;
+    if (!p->ld[i].refill || p->ld[i].run)
+        return NULL;
+    for (const IrOp *o = p->body->first; o; o = o->next)
+        if (o->kind == IR_DOT && o->results[0]->layout && o->results[0]->layout->kind == LY_MMA &&
+            o->results[0]->layout->version == 3)
+            return NULL; /* a wgmma left in flight must not meet a barrier early */
+    IrOp *last = last_reader(p, view);
+    if (!last || last->kind == IR_YIELD)
+        return NULL;
+    for (const IrOp *o = last->next; o && o != yield; o = o->next)
+        if (o->kind == IR_DOT)
+            return last->next;
+    return NULL;
+}
+
 static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrValue *rf)
 {
     IrOp *loop = p->loop;
@@ -529,18 +594,31 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrVal
     for (int k = 0; k < yield->nops && k < body->nargs - 1; k++)
         if (p->carried[k])
             yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
-    if (refills(p, true))
+    IrOp *early[MAX_LOADS] = {NULL};
+    int late = 0;
+    for (int i = 0; i < p->nloads; i++) {
+        IrValue *view = pipe_view_ring(p, i, p->ld[i].refill ? rf : rd);
+        early[i] = early_refill_point(p, i, view);
+        late += p->ld[i].refill && read_by_others(p, i) && !early[i];
+    }
+    if (late)
         refill_barrier(p, sp);
     for (int i = 0; i < p->nloads; i++) {
         IrOp *ld = p->ld[i].op;
-        IrBuilder at = {p->f, body, yield};
+        IrBuilder at = {p->f, body, early[i] ? early[i] : yield};
         IrValue *slot = p->ld[i].refill ? rf : wr;
+        bool shared_point = false;
+        for (int k = 0; k < i; k++)
+            shared_point |= early[k] && early[k] == early[i];
+        if (early[i] && !shared_point) {
+            IrOp *w = ir_build(&at, IR_ASYNC_WAIT, sp, NULL, 0, NULL, 0);
+            w->ival = -1; /* the barrier alone: every warp has read the slot */
+        }
         if (p->ld[i].tile)
             emit_tma(p, &at, i, j, map, live, slot, false);
         else
             emit_copy(p, &at, i, mapped(map, p->nids, ld->operands[0]),
                       ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
-        pipe_view_ring(p, i, p->ld[i].refill ? rf : rd);
     }
     close_iteration(p, sp, rd, wr, rf);
 }

@@ -76,7 +76,7 @@ IrOp *pipe_carry_more(Pipe *p, IrValue **init, int n, IrValue **args);
 /* The slots of load i's ring. */
 int pipe_ring_slots(const Pipe *p, int i);
 /* Load i becomes a view of its ring's slot rd. */
-void pipe_view_ring(Pipe *p, int i, IrValue *rd);
+IrValue *pipe_view_ring(Pipe *p, int i, IrValue *rd);
 /* The yield of the body with one more value. */
 void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x);
 /* Bytes of tile v's elements. */
