@@ -587,124 +587,38 @@ static void load_in_place(LayoutPass *p, Converts *c, int at)
     }
 }
 
-enum { MAX_CHAIN = 4 };
-
-/* Whether operand o of a chain op converts cheaply: it is recomputed in
- * any layout, or broadcast from a value of at most an eighth of its
- * elements (a per-row scale, whose vector crosses threads, not the tile). */
-static bool light_operand(const IrValue *o)
-{
-    if (!o || !o->type.rank || pass_can_remat(o))
-        return true;
-    const IrOp *d = o->def;
-    return d && d->kind == IR_BROADCAST &&
-        type_numel(d->operands[0]->type) * 8 <= type_numel(o->type);
-}
-
-static bool chain_kind(IrKind k)
-{
-    return k == IR_ADD || k == IR_SUB || k == IR_MUL || k == IR_NEG || k == IR_FMA || k == IR_MIN ||
-        k == IR_MAX;
-}
-
-/* The ops of cv's block that make x from a narrower value: a widening
- * cast, then at most MAX_CHAIN - 1 cheap elementwise ops, each with one
- * operand from the chain and the others light. Their number (chain[0]
- * the cast, chain[n - 1] x's definition), or 0. */
-static int narrow_chain(const IrOp *cv, IrValue *x, IrOp **chain)
-{
-    IrOp *rev[MAX_CHAIN];
-    int n = 0;
-    for (IrValue *v = x; n < MAX_CHAIN;) {
-        IrOp *d = v->def;
-        if (!d || d->parent != cv->parent || d->nres != 1)
-            return 0;
-        rev[n++] = d;
-        if (d->kind == IR_CAST) {
-            const IrValue *y = d->operands[0];
-            if (d->nops != 1 || !y->type.rank || dtype_bits(y->type.dt) >= dtype_bits(x->type.dt))
-                return 0;
-            for (int i = 0; i < n; i++)
-                chain[i] = rev[n - 1 - i];
-            return n;
-        }
-        if (!chain_kind(d->kind))
-            return 0;
-        IrValue *main = NULL;
-        for (int i = 0; i < d->nops; i++) {
-            if (light_operand(d->operands[i]))
-                continue;
-            if (main)
-                return 0;
-            main = d->operands[i];
-        }
-        if (!main)
-            return 0;
-        v = main;
-    }
-    return 0;
-}
-
-/* Copies chain op c before `at`, reading `from` where c read `was`, with
- * its result and its other operands in layout l. */
-static IrValue *clone_in(LayoutPass *p, IrOp *at, const IrOp *c, IrValue *was, IrValue *from,
-                         const Layout *l)
-{
-    IrBuilder b = {p->f, at->parent, at};
-    IrValue *map[1] = {NULL};
-    IrOp *k = ir_clone(&b, c, map, 0);
-    if (!k) {
-        p->failed = true;
-        return NULL;
-    }
-    k->results[0]->layout = l;
-    for (int j = 0; j < k->nops && !p->failed; j++) {
-        IrValue *o = k->operands[j];
-        if (o == was)
-            k->operands[j] = from;
-        else if (o && o->type.rank && !layout_equal(o->layout, l))
-            convert_operand(p, k, j, l);
-    }
-    return k->results[0];
-}
-
-/* A conversion of a value widened from a narrower one (a cast, then a few
- * cheap elementwise ops whose other operands are recomputed or broadcast
- * from a few values) converts the narrow value and recomputes the chain
- * after it, as Triton's backward rematerialisation does: half the bytes
- * cross threads. A bf16 tile scaled per row and added to an mma
- * accumulator (`acc += x.to(fp32) * s[:, None]`) moves as bf16. A lone
- * cast keeps its own conversion where it has other readers, or where it
- * goes to an mma layout; dot operands keep their cast before the
- * conversion (their layouts pack the wide type). */
+/* A conversion to a blocked layout or a slice of one, of a widening cast
+ * read nowhere else, converts the narrow value and casts after (Triton
+ * does the same): half the bytes cross threads, through half the scratch.
+ * Dot operands keep their cast before the conversion (their layouts pack
+ * the wide type). */
 static void convert_narrow(LayoutPass *p, IrOp *cv)
 {
-    IrValue *x = cv->operands[0], *out = cv->results[0];
-    LayoutKind lk = out->layout->kind;
-    IrOp *chain[MAX_CHAIN];
-    int n = narrow_chain(cv, x, chain);
-    if (!n || (lk != LY_BLOCKED && lk != LY_SLICE && (lk != LY_MMA || n == 1)) ||
-        (n == 1 && lp_reads_in(p->f->body, x) != 1))
+    IrValue *x = cv->operands[0];
+    IrOp *cast = x->def;
+    LayoutKind lk = cv->results[0]->layout->kind;
+    if (!cast || (lk != LY_BLOCKED && lk != LY_SLICE) || cast->kind != IR_CAST || cast->nops != 1 ||
+        !cast->operands[0]->type.rank ||
+        dtype_bits(cast->operands[0]->type.dt) >= dtype_bits(x->type.dt) ||
+        lp_reads_in(p->f->body, x) != 1)
         return;
-    IrValue *y = chain[0]->operands[0], *v = y;
-    if (!layout_equal(y->layout, out->layout)) {
-        IrOp *nc = ir_op_new(p->f, IR_CONVERT_LAYOUT, cv->span, &y, 1, &y->type, 1);
-        if (!nc || p->f->arena->oom)
-            return (void)(p->failed = true);
-        nc->results[0]->layout = out->layout;
-        nc->results[0]->name = y->name;
-        ir_insert_before(cv, nc);
-        v = nc->results[0];
-    }
-    for (int i = 0; i < n && v; i++)
-        v = clone_in(p, cv, chain[i], i ? chain[i - 1]->results[0] : y, v, out->layout);
-    if (!v)
-        return;
-    ir_replace_uses(p->f->body, out, v);
+    IrValue *y = cast->operands[0], *out = cv->results[0];
+    IrOp *nc = ir_op_new(p->f, IR_CONVERT_LAYOUT, cv->span, &y, 1, &y->type, 1);
+    if (!nc || p->f->arena->oom)
+        return (void)(p->failed = true);
+    nc->results[0]->layout = out->layout;
+    nc->results[0]->name = y->name;
+    ir_insert_before(cv, nc);
+    IrBuilder b = {p->f, cv->parent, cv};
+    IrValue *map[1] = {NULL};
+    IrOp *k = ir_clone(&b, cast, map, 0);
+    if (!k)
+        return (void)(p->failed = true);
+    k->operands[0] = nc->results[0];
+    k->results[0]->layout = out->layout;
+    ir_replace_uses(p->f->body, out, k->results[0]);
     ir_remove(cv);
-    for (int i = n - 1; i >= 0; i--)
-        if (lp_reads_in(p->f->body, chain[i]->results[0]) == 0)
-            ir_remove(chain[i]);
+    ir_remove(cast);
 }
 
 bool lp_loads_in_place(LayoutPass *p)
