@@ -185,7 +185,8 @@ static SVal b_cast(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     IrValue *x = sema_arg_tensor(s, a[0], at[0], b, "the input");
     if (!x)
         return bad();
-    Type to = a[1].ty;
+    /* a block type (a block pointer's element_ty) names its elements' type */
+    Type to = type_elem(a[1].ty);
     /* a bitcast, and a cast to the same type, never read the mode */
     if (!bitcast && !type_eq(type_elem(x->type), to) &&
         !rounding_arg(s, a[2], at[2], x->type.dt, to.dt, &rtz))
