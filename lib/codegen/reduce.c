@@ -177,12 +177,62 @@ static bool warp_redux(Red *r, LLVMValueRef *acc)
     return true;
 }
 
+/* Whether the ops of blk (a user's combine) have no effect but their
+ * values: run on lanes whose inputs are not a pair's, they change nothing. */
+static bool pure_block(const IrBlock *blk)
+{
+    for (const IrOp *o = blk->first; o; o = o->next) {
+        if (o->kind != IR_YIELD && ir_op_has_effect(o))
+            return false;
+        for (int i = 0; i < o->nregions; i++)
+            if (!pure_block(o->regions[i]))
+                return false;
+    }
+    return true;
+}
+
+/* A user's combine over the lane bits in mask, in their order, without
+ * the selects that would put each butterfly's pair in lane order: at each
+ * step the lower lane of a pair combines its value with the upper one's
+ * (shfl.down), so only the lane whose bits in mask are all clear ends with
+ * the whole result, and one shfl.idx from it gives that to the others. A
+ * shuffle a component at the end instead of two selects a component at
+ * every step: a row's argmax over (value, index) pairs loses 20 selects. */
+static bool lanes_in_order(Red *r, LLVMValueRef *acc, int mask)
+{
+    Cg *cg = r->cg;
+    const IrOp *op = r->op;
+    if (r->kind != RED_CUSTOM || op->nregions < 1 || !pure_block(op->regions[0]))
+        return false;
+    for (int b = 0; b < 5; b++) {
+        if (!(mask >> b & 1))
+            continue;
+        LLVMValueRef other[8];
+        for (int i = 0; i < r->n; i++)
+            other[i] = cg_shfl(cg, "down", acc[i], r->dt[i], cg_i32(cg, 1 << b));
+        combine(r, acc, other);
+    }
+    LLVMValueRef from = LLVMBuildAnd(cg->b, cg->tid, cg_i32(cg, 31 & ~mask), "");
+    for (int i = 0; i < r->n; i++)
+        acc[i] = cg_shfl(cg, "idx", acc[i], r->dt[i], from);
+    return true;
+}
+
+/* The lanes' values combined over the lane bits in mask, lower bits first. */
+static void lanes_combine(Red *r, LLVMValueRef *acc, int mask)
+{
+    if (!mask || lanes_in_order(r, acc, mask))
+        return;
+    for (int b = 0; b < 5; b++)
+        if (mask >> b & 1)
+            lane_combine(r, acc, 1 << b);
+}
+
 static void warp_combine(Red *r, LLVMValueRef *acc, int bits)
 {
     if (bits == 5 && warp_redux(r, acc))
         return;
-    for (int b = 0; b < bits; b++)
-        lane_combine(r, acc, 1 << b);
+    lanes_combine(r, acc, (1 << bits) - 1);
 }
 
 /* One butterfly step over lane bit `off`, the lower lane's value first;
@@ -496,10 +546,13 @@ static void reduce_linear(Red *r, const Type *t, int axis)
         first[q] = 0;
         while (key[first[q]] != key[q])
             first[q]++;
-        if (first[q] == q && have[q] && r->kind != RED_ANY)
+        if (first[q] == q && have[q] && r->kind != RED_ANY) {
+            int lanes = 0;
             for (int j = 0; j < li.lin.nthread && j < 5; j++)
                 if (li.lin.thread[j] & amask)
-                    lane_combine(r, &acc[q * n], 1 << j);
+                    lanes |= 1 << j;
+            lanes_combine(r, &acc[q * n], lanes);
+        }
         for (int i = 0; i < n; i++)
             out[i].el[q] = acc[first[q] * n + i];
     }

@@ -204,6 +204,51 @@ static void custom_case(H *h, int bm, int bn, int warps)
     h_end(h);
 }
 
+/* The maps of row (or column) i, composed in order from the identity. */
+static void compose_ref(const double *a, const double *b, int n, size_t step, double *ra,
+                        double *rb)
+{
+    uint32_t A = 1, B = 0;
+    for (int j = 0; j < n; j++) {
+        uint32_t x = (uint32_t)(int32_t)a[j * step], y = (uint32_t)(int32_t)b[j * step];
+        A *= x;
+        B = B * x + y;
+    }
+    *ra = (int32_t)A;
+    *rb = (int32_t)B;
+}
+
+static void ordered_case(H *h, int bm, int bn, int warps)
+{
+    if (!h_begin(h, "reduce.ordered_combine.%dx%d.w%d", bm, bn, warps))
+        return;
+    size_t n = (size_t)bm * bn;
+    tk_kernel *k = h_kernel(h, "reduce.tk", "reduce_ordered");
+    double *a = h_rand_array(h, TK_I32, n, -1000, 1000),
+           *b = h_rand_array(h, TK_I32, n, -1000, 1000);
+    void *da = h_upload(h, TK_I32, a, n), *db = h_upload(h, TK_I32, b, n);
+    void *dra = h_output(h, TK_I32, bm), *drb = h_output(h, TK_I32, bm);
+    void *dca = h_output(h, TK_I32, bn), *dcb = h_output(h, TK_I32, bn);
+    h_launch(h, k, h_grid(1, 1, 1),
+             H_ARGS(tk_ptr(da, TK_I32), tk_ptr(db, TK_I32), tk_ptr(dra, TK_I32),
+                    tk_ptr(drb, TK_I32), tk_ptr(dca, TK_I32), tk_ptr(dcb, TK_I32),
+                    tk_const("BM", bm), tk_const("BN", bn)),
+             warps);
+    double *ra = h_download(h, TK_I32, dra, bm), *rb = h_download(h, TK_I32, drb, bm);
+    double *ca = h_download(h, TK_I32, dca, bn), *cb = h_download(h, TK_I32, dcb, bn);
+    double *wra = h_malloc(h, bm * sizeof(double)), *wrb = h_malloc(h, bm * sizeof(double));
+    double *wca = h_malloc(h, bn * sizeof(double)), *wcb = h_malloc(h, bn * sizeof(double));
+    for (int i = 0; i < bm; i++)
+        compose_ref(a + (size_t)i * bn, b + (size_t)i * bn, bn, 1, &wra[i], &wrb[i]);
+    for (int j = 0; j < bn; j++)
+        compose_ref(a + j, b + j, bm, (size_t)bn, &wca[j], &wcb[j]);
+    h_check(h, "compose along rows: a", ra, wra, bm, 0);
+    h_check(h, "compose along rows: b", rb, wrb, bm, 0);
+    h_check(h, "compose along columns: a", ca, wca, bn, 0);
+    h_check(h, "compose along columns: b", cb, wcb, bn, 0);
+    h_end(h);
+}
+
 static void reduce_3d_case(H *h, int A, int B, int C, int warps)
 {
     if (!h_begin(h, "reduce.3d_axis1.%dx%dx%d.w%d", A, B, C, warps))
@@ -441,6 +486,10 @@ void cases_reduce(H *h)
      * order must keep the first index of a tie */
     custom_case(h, 2, 4096, 32);
     custom_case(h, 4, 1024, 8);
+    ordered_case(h, 16, 32, 4);
+    ordered_case(h, 4, 256, 8);
+    ordered_case(h, 32, 16, 4);
+    ordered_case(h, 2, 2048, 16);
     reduce_2d_case(h, TK_F32, 2, 8192, 32);
     reduce_1d_case(h, 30000, 32768, 16);
     reduce_3d_case(h, 4, 8, 16, 4);
