@@ -715,6 +715,26 @@ static int desc_arg(Launch *L, PyObject *v, const char *param, Slot *s)
     return 0;
 }
 
+int tkpy_desc_reread(Slot *s, PyObject *v)
+{
+    if (!s->is_desc || !v || !PyObject_HasAttr(v, s_block_shape))
+        return 0; /* a tuple's item: its object is the tuple */
+    int64_t block[TK_DESC_MAX_RANK] = {0};
+    Py_ssize_t n = desc_ints(v, "block_shape", s->param, block);
+    if (n < 0)
+        return -1;
+    if (n != s->desc.rank) {
+        PyErr_Format(PyExc_ValueError,
+                     "tk: descriptor argument '%s' has a shape of %d dims but a hook set a "
+                     "block_shape of %zd",
+                     s->param, s->desc.rank, n);
+        return -1;
+    }
+    for (int i = 0; i < n && i < TK_DESC_MAX_RANK; i++)
+        s->desc.block[i] = block[i] > 0 && block[i] <= INT32_MAX ? (int)block[i] : 0;
+    return 0;
+}
+
 tk_arg tkpy_slot_arg(Slot *s)
 {
     if (!s->is_desc)

@@ -369,6 +369,9 @@ static int hook_cb(const tk_config *cfg, int stage, const tk_arg *args, int narg
         ok = kw && call_hook(c->K->post_hook, meta, kw);
         Py_XDECREF(kw);
     }
+    /* descriptors' blocks the hooks set reach the launch's specialisation */
+    for (int i = 0; ok && run && i < c->L->n; i++)
+        ok = tkpy_desc_reread(&c->L->slots[i], c->objs[i]) == 0;
     /* host buffers the hooks changed reach an interpreted launch */
     if (ok && stage != TK_HOOK_AFTER_TIMED && c->L->ctx)
         ok = tkpy_restage(c->L) == 0;
@@ -527,6 +530,13 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObje
     Py_ssize_t pos = 0;
     while (kw && PyDict_Next(kw, &pos, &key, &value)) {
         int p = param_index_obj(K, key);
+        /* a parameter named like an option (tutorial 02's num_stages
+         * constexpr): a keyword sets both, as Triton passes its keywords
+         * to the parameters and to the options; after the parameter's
+         * value by position, the keyword is the option alone (a compiled
+         * kernel's launch gives both) */
+        if (p >= 0 && (PyLong_Check(value) || vals[p]) && take_option(key, value, opt) && vals[p])
+            continue;
         if (p >= 0 && vals[p])
             return PyErr_Format(PyExc_TypeError,
                                 "tk: kernel '%s' got multiple values for "

@@ -99,6 +99,9 @@ int tkpy_typed_scalar(PyObject *v, const char *param, tk_dtype want, Slot *s);
 tk_dtype tkpy_dtype_named(const char *name);
 /* Converts a constexpr value into slot `s`. */
 int tkpy_const_arg(Launch *L, PyObject *v, const char *param, Slot *s);
+/* A host descriptor's block_shape read again from its object v into slot
+ * s (a config's pre_hook sets it, as Triton's tutorial 06 does); 0 or -1. */
+int tkpy_desc_reread(Slot *s, PyObject *v);
 /* The tk_arg the launch takes for slot s (a descriptor slot's tk_desc). */
 tk_arg tkpy_slot_arg(Slot *s);
 /* Picks the context from the slots and stages host buffers into it. */

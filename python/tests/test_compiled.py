@@ -27,6 +27,33 @@ def test_warmup_result_launches():
         k[(2,)](x, y, out)
 
 
+@tk.jit
+def rows_twice(out_ptr, in_ptr, n_rows, n_cols, BLOCK: tk.language.constexpr,
+               num_stages: tk.language.constexpr):
+    tl = tk.language
+    for r in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=num_stages):
+        c = tl.arange(0, BLOCK)
+        v = tl.load(in_ptr + r * n_cols + c, mask=c < n_cols)
+        tl.store(out_ptr + r * n_cols + c, v * 2.0, mask=c < n_cols)
+
+
+def test_constexpr_named_like_an_option():
+    """Tutorial 02's softmax takes a num_stages constexpr: warmup's keyword
+    sets the parameter and the option, as in Triton, and the compiled
+    kernel launched with every parameter by position keeps both (it raised
+    'multiple values for keyword argument' from inside tk before)."""
+    x = np.arange(40, dtype=np.float32).reshape(4, 10)
+    y = np.zeros_like(x)
+    k = rows_twice.warmup(y, x, 4, 10, BLOCK=16, num_stages=2, num_warps=4, grid=(1,))
+    assert k.num_stages == 2 and ("num_stages", "2") in k.defines
+    k._init_handles()
+    k[(2, 1, 1)](y, x, 4, 10, 16, 2)
+    np.testing.assert_array_equal(y, 2 * x)
+    y[:] = 0
+    rows_twice[(3,)](y, x, 4, 10, 16, 2, num_stages=2)  # by position, then the option
+    np.testing.assert_array_equal(y, 2 * x)
+
+
 def test_launch_gives_the_compiled_kernel():
     x = np.arange(64, dtype=np.float32)
     out = np.zeros(64, np.float32)

@@ -47,3 +47,30 @@ def test_bad_descriptors(edit, text):
     # a launch refused for its arguments is a TypeError, as in Triton
     with pytest.raises((TypeError, ValueError), match=text):
         desc_scale[(3,)](d, TensorDescriptor.from_tensor(out, [16, 32]), 3, BM=16)
+
+
+def _set_blocks(nargs):
+    nargs["a_desc"].block_shape = [nargs["BM"], 32]
+    nargs["out_desc"].block_shape = [nargs["BM"], 32]
+
+
+@tk.autotune(configs=[tk.Config({"BM": 8}, pre_hook=_set_blocks),
+                      tk.Config({"BM": 16}, pre_hook=_set_blocks)], key=["n"])
+@tk.jit
+def desc_scale_tuned(a_desc, out_desc, n, BM: tl.constexpr):
+    x = a_desc.load([tl.program_id(0) * BM, 0])
+    out_desc.store([tl.program_id(0) * BM, 0], x.to(tl.float32) * n)
+
+
+def test_pre_hook_sets_the_block_shape():
+    # tutorial 06's host code: descriptors made with a placeholder block,
+    # which each config's pre_hook sets from its own constexprs before the
+    # run; the launch specialises on the block the hook left (it took the
+    # placeholder's [1, 1] before, and each program wrote one element)
+    a = np.arange(40 * 32, dtype=np.float16).reshape(40, 32) % 97
+    out = np.full((40, 32), np.nan, np.float32)
+    a_d, o_d = TensorDescriptor(a, [40, 32], [32, 1], [1, 1]), \
+        TensorDescriptor(out, [40, 32], [32, 1], [1, 1])
+    desc_scale_tuned[lambda meta: (tk.cdiv(40, meta["BM"]),)](a_d, o_d, 3)
+    np.testing.assert_array_equal(out, a.astype(np.float32) * 3)
+    assert a_d.block_shape[1] == 32

@@ -235,10 +235,22 @@ class CompiledKernel:
         kw = dict(zip(runtime, args))
         consts = {p.name for p in params if p.is_constexpr}
         kw.update((name, _Text(text)) for name, text in self.defines if name in consts)
+        opts = {"num_warps": self.num_warps, "num_stages": self.num_stages, "stream": stream}
         if self._fp_fusion:
-            kw["enable_fp_fusion"] = self._fp_fusion > 0
-        owner._plain()[grid](**kw, num_warps=self.num_warps, num_stages=self.num_stages,
-                             stream=stream)
+            opts["enable_fp_fusion"] = self._fp_fusion > 0
+        pos = []
+        if any(p.name in opts for p in params):
+            # a parameter named like an option (tutorial 02's num_stages
+            # constexpr): the parameters go by position, so that the
+            # option keeps its own compiled value
+            names = [p.name for p in params]
+            while names and names[-1] not in kw:
+                names.pop()
+            if any(n not in kw for n in names):
+                raise TypeError(f"tk: compiled kernel '{self.name}' has no value for "
+                                f"parameter '{next(n for n in names if n not in kw)}'")
+            pos = [kw.pop(n) for n in names]
+        owner._plain()[grid](*pos, **kw, **opts)
 
     def __repr__(self):
         return f"CompiledKernel({self.name}, {self.signature}, {self.defines})"
