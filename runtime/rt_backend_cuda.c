@@ -46,6 +46,20 @@ static tk_status cuda_props(tk_context *ctx)
     };
     for (int i = 0; i < TK_ARRAY_LEN(attrs); i++)
         RT_CU(NULL, cuDeviceGetAttribute, attrs[i].out, attrs[i].a, d);
+    /* clocks and the bus, which Triton's host code reads to estimate peak
+     * bandwidth: a driver that no longer reports them leaves 0, not an
+     * unusable context */
+    struct {
+        int *out;
+        CUdevice_attribute a;
+    } optional[] = {
+        {&p->sm_clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE},
+        {&p->mem_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE},
+        {&p->mem_bus_width_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH},
+    };
+    for (int i = 0; i < TK_ARRAY_LEN(optional); i++)
+        if (rt_cu.p_cuDeviceGetAttribute(optional[i].out, optional[i].a, d) != CUDA_SUCCESS)
+            *optional[i].out = 0;
     return TK_OK;
 }
 

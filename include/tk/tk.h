@@ -471,7 +471,9 @@ typedef struct tk_device_props {
     int sm_count, cc_major, cc_minor, warp_size;
     int regs_per_sm, shared_per_sm, shared_per_block, max_threads_per_sm;
     int max_threads_per_block, max_grid[3];
-    uint64_t reserved[4]; /* room for later fields */
+    /* 0 where the driver does not say (and on the interpreter) */
+    int sm_clock_khz, mem_clock_khz, mem_bus_width_bits, unused;
+    uint64_t reserved[2]; /* room for later fields */
 } tk_device_props;
 tk_status tk_device_properties(tk_context *ctx, tk_device_props *props);
 /* Programs of this kernel that fit on one SM at once. */

@@ -676,6 +676,29 @@ static Py_ssize_t desc_ints(PyObject *v, const char *name, const char *param, in
     return n;
 }
 
+/* 0 where descriptor v reads zeros past its edges (no padding field, or
+ * "zero"); -1 with a ValueError for "nan", which tk's host descriptors do
+ * not give (an in-kernel tl.make_tensor_descriptor does). */
+static int padding_nan(PyObject *v, const char *param)
+{
+    PyObject *pad = PyObject_GetAttrString(v, "padding");
+    if (!pad) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int nan = PyUnicode_Check(pad) ? PyUnicode_CompareWithASCIIString(pad, "nan") == 0 : 0;
+    Py_DECREF(pad);
+    if (nan)
+        PyErr_Format(PyExc_ValueError,
+                     "tk: descriptor argument '%s' asks padding='nan': tk's host descriptors "
+                     "read zeros past the tensor's edges (a descriptor made in the kernel with "
+                     "tl.make_tensor_descriptor(..., padding_option=\"nan\") reads NaN)",
+                     param);
+    return nan ? -1 : 0;
+}
+
 /* A host-built tensor descriptor (an object with Triton's TensorDescriptor
  * fields: base, shape, strides, block_shape): the base converts as a
  * buffer, the rest waits in the slot for tkpy_slot_arg; the launch checks
@@ -696,6 +719,8 @@ static int desc_arg(Launch *L, PyObject *v, const char *param, Slot *s)
                      param, n, ns, nb);
         return -1;
     }
+    if (padding_nan(v, param) != 0)
+        return -1;
     PyObject *base = PyObject_GetAttrString(v, "base");
     if (!base)
         return -1;

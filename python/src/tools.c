@@ -144,11 +144,12 @@ PyObject *tkpy_device_properties(PyObject *self, PyObject *args)
         return NULL;
     if (s != TK_OK)
         return tkpy_raise(s, NULL), NULL;
-    return Py_BuildValue("{s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "name", p.name,
+    return Py_BuildValue("{s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "name", p.name,
                          "multiprocessor_count", p.sm_count, "max_shared_mem", p.shared_per_block,
                          "max_num_regs", p.regs_per_sm, "warpSize", p.warp_size,
                          "max_threads_per_sm", p.max_threads_per_sm, "cc_major", p.cc_major,
-                         "cc_minor", p.cc_minor, "sm_clock_rate", 0, "mem_clock_rate", 0);
+                         "cc_minor", p.cc_minor, "sm_clock_rate", p.sm_clock_khz, "mem_clock_rate",
+                         p.mem_clock_khz, "mem_bus_width", p.mem_bus_width_bits);
 }
 
 /* source_overlay(path, text or None): the text libtk compiles for the

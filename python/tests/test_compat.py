@@ -28,6 +28,9 @@ def test_compat_in_process_and_missing_names():
     assert triton.cdiv(7, 2) == 4 and tl.float16._tk_text == "tl.float16"
     props = triton.runtime.driver.active.utils.get_device_properties(0)
     assert props["multiprocessor_count"] >= 1
+    # the names tutorials read to estimate peak bandwidth (0 on the interpreter)
+    assert all(props[k] >= 0 for k in ("sm_clock_rate", "mem_clock_rate", "mem_bus_width"))
+    assert triton.testing.get_dram_gbps() >= 0
     with pytest.raises(AttributeError, match="tk's triton facade has no 'no_such_thing'"):
         triton.no_such_thing
     with pytest.raises(AttributeError, match="tk's triton.language facade has no 'nope'"):

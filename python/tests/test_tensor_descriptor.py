@@ -74,3 +74,19 @@ def test_pre_hook_sets_the_block_shape():
     desc_scale_tuned[lambda meta: (tk.cdiv(40, meta["BM"]),)](a_d, o_d, 3)
     np.testing.assert_array_equal(out, a.astype(np.float32) * 3)
     assert a_d.block_shape[1] == 32
+
+
+def test_padding_zero_and_nan():
+    # Triton 3.6's fifth field: "zero" reads zeros past the edges, as tk's
+    # host descriptors do; "nan" is refused by the launch, naming the way
+    # to NaN padding tk has (a descriptor made in the kernel)
+    a = np.arange(40 * 32, dtype=np.float16).reshape(40, 32) % 97
+    out = np.full((40, 32), np.nan, np.float32)
+    a_d = TensorDescriptor.from_tensor(a, [16, 32], padding="zero")
+    desc_scale[(3,)](a_d, TensorDescriptor(out, [40, 32], [32, 1], [16, 32], "zero"), 2, BM=16)
+    np.testing.assert_array_equal(out, a.astype(np.float32) * 2)
+    with pytest.raises(ValueError, match="asks padding='nan'.*padding_option"):
+        desc_scale[(3,)](TensorDescriptor.from_tensor(a, [16, 32], padding="nan"),
+                         TensorDescriptor.from_tensor(out, [16, 32]), 2, BM=16)
+    with pytest.raises(ValueError, match="must be 'zero' or 'nan'"):
+        TensorDescriptor.from_tensor(a, [16, 32], padding="inf")

@@ -22,6 +22,14 @@ def _device():
     return 0 if _tk.have_gpu() else -1
 
 
+def get_dram_gbps(device=None):
+    """Peak DRAM bandwidth in GB/s from the memory clock and bus width the
+    driver reports (two transfers a clock), as Triton's host code
+    estimates it; 0 where they are not reported (the interpreter)."""
+    p = _tk.device_properties(_device() if device is None else device)
+    return p["mem_clock_rate"] * p["mem_bus_width"] * 2 / 1e6 / 8
+
+
 _RETURN_MODES = ("min", "max", "mean", "median", "all")
 
 
