@@ -550,11 +550,15 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
     RtTune *t = k->tune;
     tk_context *ctx = k->mod->ctx;
     memset(c, 0, sizeof *c);
-    if (t->nconfigs == 1)
-        return TK_OK; /* as Triton: one config is run, not pruned, timed or reset */
     /* tuning without the decorator's Python would time and pick otherwise
-     * than Triton; the host's own pruning stands for prune_configs_by */
+     * than Triton; the host's own pruning stands for prune_configs_by. A
+     * config's own pre_hook runs before each of its launches, one config's
+     * too (a split-K GEMM's zeroing of its output): none runs without the
+     * host's hook */
     bool pruning = t->python && !strcmp(t->python, "prune_configs_by");
+    bool every_launch = t->python && strstr(t->python, "triton.Config");
+    if (t->nconfigs == 1 && !(every_launch && !t->hook))
+        return TK_OK; /* as Triton: one config is run, not pruned, timed or reset */
     if (t->python && !(pruning && t->prune) && !(!pruning && t->hook))
         return err_set(TK_ERR_LAUNCH,
                        "kernel '%s': its @triton.autotune has %s, Python that tk does not run, "

@@ -8,7 +8,8 @@
  * Configs a conditional expression picks (`_A if IS_HOPPER else _B`) are
  * the arm the module's constants choose; one tk cannot decide is an error
  * at its condition.
- * Options that are Python (pre_hook, prune_configs_by, ...) are recorded,
+ * Options that are Python (pre_hook, prune_configs_by, ..., and a
+ * config's own pre_hook, which wins) are recorded,
  * never dropped: they change what tuning does, so the runtime refuses to
  * tune while one stands, and they change nothing a compile with the
  * constexprs given makes. A heuristic that host Python computes (a named
@@ -71,8 +72,14 @@ static TuneDec tune_dec(Sema *s, const Node *dec)
     return (TuneDec){spelling(s, callee), root != callee && (!v || v->k != SV_NS)};
 }
 
-/* triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2) */
-static bool read_config(Sema *s, const Node *c, const TuneDec *td, KernelConfig *out)
+/* A config's own pre_hook, as the runtime's message names it: Python that
+ * runs before every launch of the config, one config's too. */
+static const char CONFIG_HOOK[] = "pre_hook in a triton.Config";
+
+/* triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2); a pre_hook
+ * (not None) is recorded in *python */
+static bool read_config(Sema *s, const Node *c, const TuneDec *td, KernelConfig *out,
+                        const char **python)
 {
     memset(out, 0, sizeof *out);
     if (c->kind != N_CALL || !callee_is(c, "Config")) {
@@ -87,6 +94,11 @@ static bool read_config(Sema *s, const Node *c, const TuneDec *td, KernelConfig 
     const Node *d = c->list.len ? c->list.items[0] : kw_value(c, "kwargs");
     for (int i = 0; i < c->list2.len; i++) {
         const char *k = c->list2.items[i]->name;
+        if (!strcmp(k, "pre_hook")) {
+            if (c->list2.items[i]->a->kind != N_NONE)
+                *python = CONFIG_HOOK;
+            continue;
+        }
         if (strcmp(k, "num_warps") && strcmp(k, "num_stages") && strcmp(k, "kwargs") &&
             strcmp(k, "num_ctas") && strcmp(k, "maxnreg")) {
             sema_err(s, c->list2.items[i]->span, "triton.Config option '%s' is not supported", k);
@@ -302,7 +314,8 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     }
     out->configs = arena_alloc(s->a, sizeof(KernelConfig) * (size_t)(configs->list.len + 1));
     for (int i = 0; i < configs->list.len; i++)
-        if (read_config(s, configs->list.items[i], &td, &out->configs[out->nconfigs]))
+        if (read_config(s, configs->list.items[i], &td, &out->configs[out->nconfigs],
+                        &out->tune_python))
             out->nconfigs++;
     const Node *key = kw_value(dec, "key");
     if (!key && dec->list.len > 1)
