@@ -46,7 +46,8 @@ class TkLaunchOptions(ctypes.Structure):
     _fields_ = [("num_warps", ctypes.c_int), ("num_stages", ctypes.c_int),
                 ("stream", ctypes.c_void_p), ("launch_pdl", ctypes.c_int),
                 ("fp_fusion", ctypes.c_int), ("num_ctas", ctypes.c_int),
-                ("as_given", ctypes.c_int), ("reserved", ctypes.c_uint64 * 2)]
+                ("as_given", ctypes.c_int), ("debug", ctypes.c_int), ("unused", ctypes.c_int),
+                ("reserved", ctypes.c_uint64 * 1)]
 
 
 class TkKernelInfo(ctypes.Structure):
@@ -63,7 +64,9 @@ class TkDeviceProps(ctypes.Structure):
                 ("warp_size", ctypes.c_int), ("regs_per_sm", ctypes.c_int),
                 ("shared_per_sm", ctypes.c_int), ("shared_per_block", ctypes.c_int),
                 ("max_threads_per_sm", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
-                ("max_grid", ctypes.c_int * 3), ("reserved", ctypes.c_uint64 * 4)]
+                ("max_grid", ctypes.c_int * 3), ("sm_clock_khz", ctypes.c_int),
+                ("mem_clock_khz", ctypes.c_int), ("mem_bus_width_bits", ctypes.c_int),
+                ("unused", ctypes.c_int), ("reserved", ctypes.c_uint64 * 2)]
 
 
 class TkError(Exception):

@@ -16,7 +16,7 @@
 /* ---- cache keys and the in-memory table (rt_cache.c) -------------------------- */
 
 /* RT_MAX_PARAMS also bounds the items of a launch's tuples, all together */
-enum { RT_MAX_PARAMS = 256, RT_KEY_MAX_WORDS = 5 * RT_MAX_PARAMS + 6, RT_MAX_TMAPS = IR_MAX_TMAPS };
+enum { RT_MAX_PARAMS = 256, RT_KEY_MAX_WORDS = 5 * RT_MAX_PARAMS + 7, RT_MAX_TMAPS = IR_MAX_TMAPS };
 
 /* The launch-dependent part of a key, in 64-bit words: one per runtime
  * argument (dtype, pointer flag, specialisation bits; a tuple: its item
@@ -243,11 +243,14 @@ typedef struct RtLaunchArgs {
     int ctas_word;
     bool fp_fusion; /* comp_fp_fusion of the launch's option; off: the key ends in
                        RT_KEY_NO_FUSION (before RT_KEY_NO_TMA) */
+    bool debug;     /* runtime asserts kept (the option, else TRITON_DEBUG/TK_DEBUG); the
+                       key then holds RT_KEY_DEBUG after the warps and stages */
     bool no_tma;    /* compile without TMA (no tensor map fits the arguments, or
                     TK_NO_TMA=1); the key then ends in RT_KEY_NO_TMA */
 } RtLaunchArgs;
 #define RT_KEY_NO_TMA    0x4e4f2d544d41ULL   /* "NO-TMA" */
 #define RT_KEY_NO_FUSION 0x4e4f2d46555345ULL /* "NO-FUSE" */
+#define RT_KEY_DEBUG     0x4445425547ULL     /* "DEBUG" */
 #define RT_KEY_CTAS2     0x43544153322dULL   /* "CTAS2-" */
 tk_status rt_variant_get(tk_kernel *k, const RtLaunchArgs *la, RtVariant **out);
 /* The text half of a variant, which needs no GPU: metadata, PTX (with its

@@ -63,6 +63,7 @@ static tk_status build_request(tk_kernel *k, const RtLaunchArgs *la, Arena *a, S
     char why[128];
     if (!spec_request_init(req, k->name, la->num_warps, la->num_stages, NULL, why, sizeof why))
         return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
+    req->debug = la->debug;
     SpecDefine *defs = arena_alloc(a, sizeof *defs * (size_t)(k->sig.nparams + 1));
     if (!defs)
         return err_set(TK_ERR_NO_MEMORY, "out of memory");

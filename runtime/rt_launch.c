@@ -259,6 +259,18 @@ static bool fusion_default(void)
     return v;
 }
 
+/* TRITON_DEBUG / TK_DEBUG, read once as the option's default. */
+static bool debug_default(void)
+{
+    static _Atomic int on = -1;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        v = comp_debug(0);
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 static bool tma_off(void)
 {
     static _Atomic int off = -1;
@@ -284,6 +296,11 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
                        "kernel '%s': fp_fusion is %d (0 for the default, 1 on, -1 off)", k->name,
                        fusion);
     la->fp_fusion = fusion ? fusion > 0 : fusion_default();
+    int debug = opts ? opts->debug : 0;
+    if (debug < -1 || debug > 1)
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': debug is %d (0 for the default, 1 on, -1 off)",
+                       k->name, debug);
+    la->debug = debug ? debug > 0 : debug_default();
     char why[128];
     if (!ir_launch_settings(&la->num_warps, &la->num_stages, NULL, why, sizeof why))
         return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
@@ -384,6 +401,8 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
     key->w[key->nwords++] = (uint64_t)la->num_stages;
     if (!la->fp_fusion)
         key->w[key->nwords++] = RT_KEY_NO_FUSION;
+    if (la->debug)
+        key->w[key->nwords++] = RT_KEY_DEBUG;
     la->ctas_word = key->nwords;
     if (la->num_ctas > 1) /* keys without clusters stay as they were */
         key->w[key->nwords++] = RT_KEY_CTAS2;

@@ -80,6 +80,9 @@ static void usage(FILE *f)
             "  --no-fp-fusion      keep float multiplies and adds apart; by default they\n"
             "                      fuse into fma, as in Triton, unless\n"
             "                      TK_DEFAULT_FP_FUSION=0 (--fp-fusion: fuse regardless)\n"
+            "  --debug             tl.device_assert and assert statements check at run\n"
+            "                      time; without it they compile to nothing, as in\n"
+            "                      Triton, unless TRITON_DEBUG=1 (or TK_DEBUG=1)\n"
             "  --emit=KIND         tokens, ast, ir, llvm, ptx (default), cubin (assembled by\n"
             "                      the CUDA driver, else ptxas from PATH) or header (a C\n"
             "                      header with typed launchers; see tkc(1))\n"
@@ -258,6 +261,11 @@ static int parse_args(int argc, char **argv, Options *o, int *done)
             o->c.line_info = -1;
         } else if (strcmp(a, "--line-info") == 0) {
             o->c.line_info = 1;
+        } else if (strcmp(a, "--debug") == 0) {
+            /* the environment's knob, which the compile and the runtime's
+             * launches (tkc -run) both read */
+            if (setenv("TK_DEBUG", "1", 1) != 0)
+                return fail("--debug: cannot set TK_DEBUG: %s", strerror(errno));
         } else if (strcmp(a, "--no-fp-fusion") == 0) {
             o->c.fp_fusion = -1;
         } else if (strcmp(a, "--fp-fusion") == 0) {

@@ -36,6 +36,8 @@ void tkc_run_usage(FILE *f)
             "                      instead of printing it\n"
             "  --seed N            seed of rand/randn buffers (default 0)\n"
             "  --gpu               run on the GPU instead of the interpreter\n"
+            "  --debug             tl.device_assert and assert check (Triton's debug=True;\n"
+            "                      also TRITON_DEBUG=1); without, they compile to nothing\n"
             "  --launch-pdl        programmatic dependent launch (Triton's launch_pdl=True):\n"
             "                      on sm_90 and later the kernel may start before the\n"
             "                      stream's previous kernel ends and waits in gdc_wait()\n"
@@ -525,6 +527,8 @@ static int parse_opts(int argc, char **argv, RunOpts *o)
             o->bench = true;
         else if (!strcmp(a, "--launch-pdl"))
             o->launch.launch_pdl = 1;
+        else if (!strcmp(a, "--debug"))
+            o->launch.debug = 1; /* Triton's debug=True: asserts check */
         else if (!strcmp(a, "--bench-ms")) {
             char *end;
             o->bench_ms = strtod(argv[++i], &end);

@@ -434,7 +434,12 @@ typedef struct tk_launch_options {
      * tk_kernel_set_tuning gave the kernel configs (what a compiled kernel
      * of Triton launches); 0: such a kernel is tuned */
     int as_given;
-    uint64_t reserved[2]; /* zero (room for later options) */
+    /* Triton's debug: 1 tl.device_assert and `assert` check at run time,
+     * -1 they compile to nothing, 0 the default: off unless the
+     * environment sets TRITON_DEBUG or TK_DEBUG (not "0") */
+    int debug;
+    int unused;
+    uint64_t reserved[1]; /* zero (room for later options) */
 } tk_launch_options;
 
 /* Queues one launch (asynchronous on the GPU; synchronous when interpreting).

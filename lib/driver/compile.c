@@ -109,6 +109,7 @@ bool comp_request(Compilation *c, const tk_compile_options *o, const char *kerne
         diag_plain(&c->diag, DIAG_ERROR, "%s", bad);
         return false;
     }
+    req->debug = comp_debug(0);
     SpecDefine *defs = arena_alloc(&c->arena, sizeof *defs * (size_t)(o->ndefines + 1));
     for (int i = 0; i < o->ndefines; i++) {
         defs[i].name = o->defines[i].name;
@@ -306,6 +307,19 @@ tk_status comp_check_options(const char *fn, const tk_compile_options *o)
 }
 
 bool comp_line_info(int option) { return option ? option > 0 : !rt_env_on("TK_DISABLE_LINE_INFO"); }
+
+bool comp_debug(int option)
+{
+    if (option)
+        return option > 0;
+    static const char *const names[] = {"TK_DEBUG", "TRITON_DEBUG"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v && strcmp(v, "0") != 0)
+            return true;
+    }
+    return false;
+}
 
 bool comp_fp_fusion(int option)
 {

@@ -72,6 +72,9 @@ bool comp_line_info(int option);
  * fp_fusion (1 on, -1 off, 0 the default: on unless TK_DEFAULT_FP_FUSION is
  * "0", the knob Triton reads as TRITON_DEFAULT_FP_FUSION). */
 bool comp_fp_fusion(int option);
+/* Whether runtime asserts are kept (Triton's debug), from an option (1 on,
+ * -1 off, 0 the default: TRITON_DEBUG or TK_DEBUG set and not "0"). */
+bool comp_debug(int option);
 /* The end of tk_compile and tk_compile_ir: the output `res` (when ok and
  * no error was reported) or none, the diagnostics, tk_last_error after a
  * failure; frees `res` and the compilation. */

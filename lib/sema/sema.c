@@ -823,6 +823,7 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
     s.f->num_warps = req->num_warps; /* checked by spec_request_init */
     s.f->num_stages = req->num_stages;
     s.f->arch = req->arch ? arena_strdup(s.a, req->arch) : NULL;
+    s.debug = req->debug;
     s.b = (IrBuilder){.f = s.f, .blk = s.f->body};
     sema_open(&s, module);
     if (!sema_func_is_jit(fn))

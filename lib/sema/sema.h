@@ -70,6 +70,9 @@ typedef struct SpecRequest {
     int num_warps;
     int num_stages;
     const char *arch; /* the target ("sm_90a" picks warpgroup MMA layouts); NULL: interpreter */
+    /* Triton's debug=True: device_assert and `assert` statements check at
+     * run time; off (the default, as in Triton), they compile to nothing */
+    bool debug;
 } SpecRequest;
 
 /* The one constructor of a request (request.c): the kernel, its launch

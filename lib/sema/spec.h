@@ -132,6 +132,7 @@ typedef struct Sema {
     PtrVec bad_assigns;  /* assignments already reported by sema/stmt.c, once each */
     IrValue *grid[2][3]; /* program ids and counts asked for inside loops, made once at the
                             kernel's top (core.c's b_grid) */
+    bool debug;          /* SpecRequest.debug: runtime asserts are kept */
 } Sema;
 
 /* ---- values (sema/expr.c) ---- */

@@ -64,8 +64,8 @@ static void exec_assert(Sema *s, const Node *n)
 {
     SVal c = sema_eval(s, n->a);
     SVal m = n->b ? sema_eval(s, n->b) : sv_str("");
-    if (c.k == SV_UNDEF || m.k == SV_UNDEF)
-        return;
+    if (c.k == SV_UNDEF || m.k == SV_UNDEF || !s->debug)
+        return; /* Triton's assert is device_assert, nothing without debug */
     const char *msg = m.k == SV_STR ? m.s : "";
     if (c.k != SV_TENSOR) {
         bool t;

@@ -47,6 +47,7 @@ static void make_key(Key *key, const Launch *L, const tk_define *extra, int next
     put_int(key, o->num_stages);
     put_int(key, o->fp_fusion);
     put_int(key, o->launch_pdl);
+    put_int(key, o->debug);
     for (int i = 0; i < L->n; i++) {
         const Slot *s = &L->slots[i];
         const tk_arg *a = &s->arg;

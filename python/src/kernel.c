@@ -484,9 +484,10 @@ static int param_index_obj(Kernel *K, PyObject *key)
 
 /* The launch options kernel[grid](...) takes besides the parameters;
  * the first five are read (opt[0..4], borrowed), the others accepted. */
-static const char *const option_names[] = {"num_warps",  "num_stages", "stream", "enable_fp_fusion",
-                                           "launch_pdl", "num_ctas",   "grid",   "maxnreg"};
-enum { NOPTIONS = sizeof option_names / sizeof option_names[0], NREAD = 5 };
+static const char *const option_names[] = {"num_warps",        "num_stages", "stream",
+                                           "enable_fp_fusion", "launch_pdl", "debug",
+                                           "num_ctas",         "grid",       "maxnreg"};
+enum { NOPTIONS = sizeof option_names / sizeof option_names[0], NREAD = 6 };
 
 /* Whether key is an option; its value goes to opt[] when it is read. */
 static int take_option(PyObject *key, PyObject *value, PyObject **opt)
@@ -664,12 +665,19 @@ static int convert(Kernel *K, PyObject **vals, PyObject **objs, Launch *L)
     return 0;
 }
 
-/* num_warps, num_stages, stream=, enable_fp_fusion and launch_pdl
- * (opt[0..4], as bind found them). */
-static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
+/* num_warps, num_stages, stream=, enable_fp_fusion, launch_pdl and debug
+ * (opt[0..5], as bind found them; debug: else the kernel's @jit(debug=)). */
+static int launch_options(PyObject **opt, Launch *L, const Kernel *K, tk_launch_options *o)
 {
     memset(o, 0, sizeof *o);
-    PyObject *w = opt[0], *st = opt[1], *sm = opt[2], *fu = opt[3], *pdl = opt[4];
+    PyObject *w = opt[0], *st = opt[1], *sm = opt[2], *fu = opt[3], *pdl = opt[4], *dbg = opt[5];
+    o->debug = K->debug;
+    if (dbg && dbg != Py_None) {
+        int on = PyObject_IsTrue(dbg);
+        if (on < 0)
+            return -1;
+        o->debug = on ? 1 : -1;
+    }
     o->num_warps = w && w != Py_None ? (int)PyLong_AsLong(w) : 0;
     o->num_stages = st && st != Py_None ? (int)PyLong_AsLong(st) : 0;
     if (fu && fu != Py_None) {
@@ -699,7 +707,7 @@ static int launch_options(PyObject **opt, Launch *L, tk_launch_options *o)
 tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyObject **objs,
                         PyObject **meta, tk_launch_options *o, int need_meta, int *per_config)
 {
-    PyObject *vals[TKPY_MAX_ARGS], *opt[NREAD] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *vals[TKPY_MAX_ARGS], *opt[NREAD] = {NULL};
     L->n = 0;
     L->used = 0;
     L->ctx = NULL;
@@ -717,7 +725,7 @@ tk_kernel *tkpy_prepare(Kernel *K, PyObject *args, PyObject *kw, Launch *L, PyOb
         *per_config = tuned;
     if ((!tuned && run_heuristics(K, K->cfg_heuristics, *meta, vals) < 0) ||
         convert(K, vals, objs, L) < 0 || tkpy_place(L, K->where) < 0 ||
-        launch_options(opt, L, o) < 0)
+        launch_options(opt, L, K, o) < 0)
         return NULL;
     return kernel_for(K, L);
 }

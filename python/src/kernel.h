@@ -25,6 +25,7 @@ typedef struct Kernel {
     PyObject *pre_hook;       /* @autotune's pre_hook(nargs) around timed runs, or NULL */
     PyObject *post_hook;      /* its post_hook(nargs, exception=None), or NULL */
     int config_hooks;         /* some config has a pre_hook */
+    int debug;                /* @jit(debug=): 1 on, -1 off, 0 the environment's (TRITON_DEBUG) */
     PyObject *tune_keep;      /* list of bytes the tuning strings live in */
     tk_config *cfgs;
     tk_define *defs;

@@ -185,6 +185,16 @@ static PyObject *set_no_specialize(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* _set_debug(flag): @jit(debug=True/False), the launches' default. */
+static PyObject *set_debug(PyObject *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    ((Kernel *)self)->debug = on ? 1 : -1;
+    Py_RETURN_NONE;
+}
+
 /* _set_heuristics([(name, fn), ...] above @autotune, [...] below it) */
 static PyObject *set_heuristics(PyObject *self, PyObject *args)
 {
@@ -258,6 +268,7 @@ static PyMethodDef kernel_methods[] = {
     {"_set_tuning", set_tuning, METH_VARARGS, "Sets the autotuner's configs."},
     {"_set_heuristics", set_heuristics, METH_VARARGS, "Sets the heuristics."},
     {"_set_no_specialize", set_no_specialize, METH_O, "Sets do_not_specialize."},
+    {"_set_debug", set_debug, METH_O, "Sets debug (device_assert checks)."},
     {"_warmup", (PyCFunction)(void (*)(void))kernel_warmup, METH_VARARGS | METH_KEYWORDS,
      "Compiles for these arguments without launching."},
     {NULL, NULL, 0, NULL}};

@@ -118,3 +118,35 @@ def test_kernel_defined_inside_a_function_says_so():
 
     with pytest.raises(tk.TkError, match=r"'inner' is defined inside .*make\(\)"):
         make()[(1,)](np.zeros(8, np.float32), BLOCK=8)
+
+
+
+@tk.jit
+def below_six(x_ptr, BLOCK: tk.language.constexpr):
+    tl = tk.language
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_assert(x < 6, "x must stay below 6")
+    tl.store(x_ptr + tl.arange(0, BLOCK), x + 1)
+
+
+@tk.jit(debug=True)
+def below_six_checked(x_ptr, BLOCK: tk.language.constexpr):
+    tl = tk.language
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_assert(x < 6, "x must stay below 6")
+    tl.store(x_ptr + tl.arange(0, BLOCK), x + 1)
+
+
+def test_device_assert_checks_only_with_debug(monkeypatch):
+    """As in Triton, tl.device_assert (and `assert`) checks with debug=True
+    on the kernel or the launch, or TRITON_DEBUG=1; otherwise it compiles to
+    nothing and the launch runs on (before, it always checked)."""
+    monkeypatch.delenv("TRITON_DEBUG", raising=False)
+    monkeypatch.delenv("TK_DEBUG", raising=False)
+    x = np.arange(8, dtype=np.int32)
+    below_six[(1,)](x, BLOCK=8)
+    np.testing.assert_array_equal(x, np.arange(8) + 1)
+    for launch in (lambda: below_six_checked[(1,)](x, BLOCK=8),
+                   lambda: below_six[(1,)](x, BLOCK=8, debug=True)):
+        with pytest.raises(tk.TkError, match="x must stay below 6"):
+            launch()

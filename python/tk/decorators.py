@@ -345,6 +345,8 @@ class JITFunction(_tk.Kernel, KernelInterface):
         self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
         self.__module__ = fn.__module__
         self.do_not_specialize, self.debug, self.options = tuple(do_not_specialize), debug, options
+        if debug is not None:  # else TRITON_DEBUG decides, as in Triton
+            self._set_debug(bool(debug))
         # as Triton, a name that is no parameter (a stub kept for a
         # signature) or an index past them asks nothing
         known = [d for d in self.do_not_specialize

@@ -95,7 +95,7 @@ static void fuzz_kernel(Compilation *c, const char *kernel, Picker *k)
             nd++;
         }
     }
-    SpecRequest req = {kernel, defs, nd, args, na, 4, 3};
+    SpecRequest req = {kernel, defs, nd, args, na, 4, 3, NULL, true}; /* asserts read too */
 
     diag_free(&c->diag);
     diag_init(&c->diag, &c->src);

@@ -200,6 +200,7 @@ tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, 
 {
     tk_launch_options o = {0};
     o.num_warps = num_warps;
+    o.debug = 1; /* a launch whose status is checked: device_asserts check too */
     return launch_with(h, k, grid, args, nargs, &o, buf, buflen);
 }
 

@@ -68,7 +68,8 @@ bool h_launch(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, i
 bool h_launch_ctas(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs, int num_warps,
                    int num_ctas);
 /* As h_launch, but returns the status and records nothing (for cases that
- * expect an error). *msg gets tk_last_error() copied into buf. */
+ * expect an error), with debug on (device_asserts check). *msg gets
+ * tk_last_error() copied into buf. */
 tk_status h_launch_status(H *h, tk_kernel *k, tk_grid grid, const tk_arg *args, int nargs,
                           int num_warps, char *buf, size_t buflen);
 #define H_ARGS(...)                                                                                \

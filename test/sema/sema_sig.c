@@ -192,7 +192,7 @@ static void test_module(void)
                        {.type = type_scalar(DT_I32), .divisibility = 1, .equal_to_1 = true}};
     SpecDefine defs[2] = {{"BLOCK", {.kind = CV_INT, .i = 64}, {0}},
                           {"EVEN", {.kind = CV_BOOL, .i = 1}, {0}}};
-    SpecRequest req = {"k", defs, 2, args, 3, 4, 3, NULL};
+    SpecRequest req = {"k", defs, 2, args, 3, 4, 3, NULL, false};
     Arena ir;
     arena_init(&ir);
     IrFunc *f = sema_specialize(c.module, &c.src, &req, &ir, &c.diag);
