@@ -245,41 +245,42 @@ void rt_key_const(RtKey *key, const tk_arg *a)
     }
 }
 
-/* TK_NO_TMA=1: kernels copy their tiles with cp.async even where TMA
- * could (to compare the two); read once. */
-/* TK_DEFAULT_FP_FUSION, read once: launches do not scan the environment. */
+/* A setting of the environment, read once into *cell (-1 until then):
+ * launches do not scan the environment. */
+static bool read_once(_Atomic int *cell, bool (*read)(void))
+{
+    int v = atomic_load_explicit(cell, memory_order_relaxed);
+    if (v < 0) {
+        v = read();
+        atomic_store_explicit(cell, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+static bool env_fusion(void) { return comp_fp_fusion(0); }
+static bool env_debug(void) { return comp_debug(0); }
+static bool env_no_tma(void) { return rt_env_on("TK_NO_TMA"); }
+
+/* TK_DEFAULT_FP_FUSION: fma unless "0" */
 static bool fusion_default(void)
 {
     static _Atomic int on = -1;
-    int v = atomic_load_explicit(&on, memory_order_relaxed);
-    if (v < 0) {
-        v = comp_fp_fusion(0);
-        atomic_store_explicit(&on, v, memory_order_relaxed);
-    }
-    return v;
+    return read_once(&on, env_fusion);
 }
 
-/* TRITON_DEBUG / TK_DEBUG, read once as the option's default. */
+/* TRITON_DEBUG / TK_DEBUG: the debug option's default */
 static bool debug_default(void)
 {
     static _Atomic int on = -1;
-    int v = atomic_load_explicit(&on, memory_order_relaxed);
-    if (v < 0) {
-        v = comp_debug(0);
-        atomic_store_explicit(&on, v, memory_order_relaxed);
-    }
-    return v;
+    return read_once(&on, env_debug);
 }
 
+/* TK_NO_TMA=1: kernels copy their tiles with cp.async even where TMA
+ * could (to compare the two) */
 static bool tma_off(void)
 {
     static _Atomic int off = -1;
-    int v = atomic_load_explicit(&off, memory_order_relaxed);
-    if (v < 0) {
-        v = rt_env_on("TK_NO_TMA");
-        atomic_store_explicit(&off, v, memory_order_relaxed);
-    }
-    return v;
+    return read_once(&off, env_no_tma);
 }
 
 tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_launch_options *opts,
