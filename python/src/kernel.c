@@ -355,6 +355,11 @@ static int hook_cb(const tk_config *cfg, int stage, const tk_arg *args, int narg
         pre = Py_None;
     }
     int ok = pre != NULL, run = stage == TK_HOOK_BEFORE_TIMED || stage == TK_HOOK_BEFORE_LAUNCH;
+    /* an interpreted launch's buffers as the runtime left them (the
+     * reset_to_zero buffers it zeroed after its choice), for the hooks to
+     * see and for the restaging below not to undo */
+    if (ok && c->L->ctx)
+        ok = tkpy_sync_host(c->L) == 0;
     if (ok && run && pre != Py_None)
         ok = call_hook(pre, meta, NULL);
     if (ok && stage == TK_HOOK_CHOSEN && c->K->pre_hook) {

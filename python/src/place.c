@@ -142,6 +142,19 @@ int tkpy_restage(Launch *L)
     return 0;
 }
 
+int tkpy_sync_host(Launch *L)
+{
+    for (int i = 0; i < L->n; i++) {
+        Slot *s = &L->slots[i];
+        if (s->loc != SLOT_HOST || s->lead != i || !s->staged || !s->uwrite)
+            continue;
+        tk_status st = tk_copy_from(L->ctx, s->ubase, s->staged, s->ulen);
+        if (st != TK_OK)
+            return tkpy_raise(st, NULL), -1;
+    }
+    return 0;
+}
+
 int tkpy_unstage(Launch *L, int ok)
 {
     int r = 0;

@@ -111,6 +111,10 @@ int tkpy_unstage(Launch *L, int ok);
 /* Copies host memory into its staged buffers again (after host code such
  * as a config's pre_hook changed it). */
 int tkpy_restage(Launch *L);
+/* Copies the staged buffers a launch may write to their host memory, which
+ * they stay staged over (before host code such as a hook reads them, or
+ * writes part of them): 0 or -1. */
+int tkpy_sync_host(Launch *L);
 /* The hint libtk specialises a runtime slot on: 16 (a pointer aligned to
  * 16 bytes, an int divisible by 16), 1 (an int equal to 1), or 0. */
 int tkpy_slot_hint(const Slot *s);

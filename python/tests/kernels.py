@@ -188,6 +188,22 @@ def count_tuned(c_ptr, n, BLOCK: tl.constexpr):
     tl.atomic_add(c_ptr + offs, 1.0, mask=offs < n)
 
 
+def _seen(nargs):
+    """A config's pre_hook that only looks: the first element it sees."""
+    _seen.first.append(float(nargs["c_ptr"][0]))
+
+
+_seen.first = []
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 16}, pre_hook=_seen), tk.Config({"BLOCK": 32})],
+             key=["n"], reset_to_zero=["c_ptr"])
+@tk.jit
+def count_hooked(c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(c_ptr + offs, 1.0, mask=offs < n)
+
+
 @tk.autotune(configs=[tk.Config({"BLOCK": 16})], key=["n"], reset_to_zero=["c_ptr"])
 @tk.jit
 def count_one_config(c_ptr, n, BLOCK: tl.constexpr):

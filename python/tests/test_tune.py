@@ -96,6 +96,17 @@ def test_reset_to_zero_before_the_first_launch_of_each_key():
     assert c.tolist() == [1.0] * 32 + [0.0] * 32
 
 
+def test_reset_to_zero_with_a_config_pre_hook():
+    """A config's pre_hook runs after the buffers are zeroed and sees them
+    zeroed; the launch counts from zero (on the interpreter the hook's
+    restaging of host arrays put the old values back: 6.0, not 1.0)."""
+    c = np.full(64, 5.0, np.float32)
+    K._seen.first.clear()
+    K.count_hooked[lambda m: (tk.cdiv(64, m["BLOCK"]),)](c, 64)
+    assert c.tolist() == [1.0] * 64
+    assert K._seen.first and K._seen.first[-1] == 0.0
+
+
 def test_one_config_is_not_tuned_and_resets_nothing():
     c = np.full(64, 5.0, np.float32)
     K.count_one_config[lambda m: (tk.cdiv(64, m["BLOCK"]),)](c, 64)
