@@ -226,3 +226,23 @@ def test_an_installed_triton_stays_out():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ, TK_INTERPRET="1"))
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_knobs_version_and_host_constexpr_arithmetic():
+    """triton.knobs' groups as host code reads them, a version that parses
+    as three numbers, and constexpr arithmetic on the host (a grid of
+    `BLOCK * 2`), each as in Triton 3.6."""
+    import tk.compat  # noqa: F401
+    import triton
+    import triton.language as tl
+    from triton import knobs
+    assert knobs is triton.knobs and isinstance(knobs.runtime.interpret, bool)
+    assert isinstance(knobs.cache.dir, str) and knobs.autotuning.print in (True, False)
+    knobs.autotuning.print = True  # host code sets them; the value reads back
+    assert knobs.autotuning.print is True
+    with pytest.raises(AttributeError, match="triton.knobs.runtime facade has no 'nope'"):
+        knobs.runtime.nope
+    assert tuple(map(int, triton.__version__.split("."))) == (3, 6, 0)
+    c = tl.constexpr(64)
+    assert (c + 1).value == 65 and (2 * c).value == 128 and (c // 3).value == 21
+    assert (100 - c).value == 36 and (-c).value == -64 and (c > 3).value is True

@@ -3,6 +3,7 @@
 is installed. A name the facade lacks is an AttributeError naming tk."""
 import importlib.machinery
 import importlib.metadata
+import os
 import sys
 import types
 
@@ -98,13 +99,45 @@ def _set_allocator(allocator):
         raise TypeError("tk: set_allocator needs a callable (size, alignment, stream)")
 
 
-triton = _module("triton", "tk's facade for triton", set_allocator=_set_allocator, jit=_jit.jit, autotune=_jit.autotune,
+def _env_on(*names):
+    return any(os.environ.get(n, "0") not in ("", "0") for n in names)
+
+
+class _Knobs:
+    """One of triton.knobs' groups: the settings host code reads, from the
+    environment tk reads as Triton does; a value set here is kept for the
+    host code that reads it back and changes nothing in tk."""
+
+    def __init__(self, group, **values):
+        object.__setattr__(self, "_group", group)
+        self.__dict__.update(values)
+
+    def __getattr__(self, attr):
+        raise AttributeError(f"tk's triton.knobs.{self._group} facade has no '{attr}'")
+
+
+knobs = _module(
+    "triton.knobs", "the settings Triton's host code reads",
+    runtime=_Knobs("runtime", interpret=_env_on("TRITON_INTERPRET", "TK_INTERPRET"),
+                   debug=_env_on("TRITON_DEBUG", "TK_DEBUG"),
+                   override_arch=os.environ.get("TRITON_OVERRIDE_ARCH")),
+    autotuning=_Knobs("autotuning", print=_env_on("TRITON_PRINT_AUTOTUNING"),
+                      cache=_env_on("TRITON_CACHE_AUTOTUNING")),
+    cache=_Knobs("cache", dir=os.environ.get("TK_CACHE_DIR")
+                 or os.path.join(os.path.expanduser("~"), ".cache", "tk")),
+    compilation=_Knobs("compilation", disable_line_info=_env_on("TK_DISABLE_LINE_INFO",
+                                                                  "TRITON_DISABLE_LINE_INFO"),
+                       always_compile=False),
+    language=_Knobs("language", default_fp_fusion=os.environ.get(
+        "TK_DEFAULT_FP_FUSION", os.environ.get("TRITON_DEFAULT_FP_FUSION", "1")) != "0"))
+
+triton = _module("triton", "tk's facade for triton", knobs=knobs, _tk_facade=True, set_allocator=_set_allocator, jit=_jit.jit, autotune=_jit.autotune,
                  heuristics=_jit.heuristics, Config=_jit.Config, cdiv=_jit.cdiv,
                  constexpr_function=_jit.constexpr_function,
                  next_power_of_2=_jit.next_power_of_2, language=language, testing=testing,
                  runtime=runtime, CompilationError=_tk.CompileError,
                  OutOfResources=_tk.TkError, JITFunction=_jit.JITKind,
-                 KernelInterface=_jit.KernelInterface, __version__="3.6.0+tk",
+                 KernelInterface=_jit.KernelInterface, __version__="3.6.0",
                  __path__=[])
 
 from .tools import tensor_descriptor as _tensor_descriptor  # noqa: E402
@@ -113,7 +146,7 @@ tools = _module("triton.tools", "host-side helpers", tensor_descriptor=_tensor_d
 triton.tools = tools
 triton.compiler = compiler
 
-MODULES = {"triton": triton, "triton.tools": tools,
+MODULES = {"triton": triton, "triton.tools": tools, "triton.knobs": knobs,
            "triton.tools.tensor_descriptor": _tensor_descriptor, "triton.language": language, "triton.testing": testing,
            "triton.runtime": runtime, "triton.runtime.driver": driver,
            "triton.runtime.jit": runtime.jit, "triton.runtime.autotuner": runtime.autotuner,

@@ -3,6 +3,7 @@ that marks a compile-time parameter), the dtypes (passed as constexprs, each
 carrying the text the source would use), and the builtins' names, which run
 only inside @jit code that tk compiles. A name the facade lacks raises an
 AttributeError naming tk and the name."""
+import operator as _operator
 import sys as _sys
 
 
@@ -38,6 +39,25 @@ class constexpr:
 
     def __repr__(self):
         return f"constexpr[{self.value!r}]"
+
+
+def _constexpr_op(name, op, reflected):
+    """constexpr's arithmetic and comparisons on the host, as Triton's: on
+    the values, the result a constexpr again (`BLOCK * 2` in a grid)."""
+    def val(x):
+        return x.value if isinstance(x, constexpr) else x
+    setattr(constexpr, f"__{name}__", lambda self, *other: constexpr(op(self.value,
+                                                                        *map(val, other))))
+    if reflected:
+        setattr(constexpr, f"__r{name}__", lambda self, other: constexpr(op(val(other), self.value)))
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+              "lshift", "rshift"):
+    _constexpr_op(_name, getattr(_operator, _name if _name not in ("and", "or") else _name + "_"),
+                  True)
+for _name in ("neg", "pos", "invert", "abs", "lt", "le", "gt", "ge", "ne"):
+    _constexpr_op(_name, getattr(_operator, _name), False)
 
 
 class dtype:

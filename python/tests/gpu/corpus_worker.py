@@ -75,7 +75,7 @@ def check_side(k):
     tk's facade), real Triton otherwise; a mix is an error, so a run can
     never compare one implementation with itself."""
     import triton
-    facade = getattr(triton, "__version__", "").endswith("+tk")
+    facade = getattr(triton, "_tk_facade", False)
     side = side_of(k)
     if side != ("tk" if facade else "triton"):
         raise SystemExit(f"kernel {k!r} is {side}'s but triton is "
