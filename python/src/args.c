@@ -462,10 +462,31 @@ static int is_scalar(PyObject *iface)
     return shape && PyTuple_Check(shape) && PyTuple_Size(shape) == 0;
 }
 
-/* The array-interface forms: a dict, or a numpy scalar's Python value. */
+/* Whether v is a numpy array (of any number of dims, a subclass too), not
+ * a numpy scalar, without importing numpy. */
+static int is_ndarray(PyObject *v)
+{
+    PyObject *mro = PyObject_GetAttrString((PyObject *)Py_TYPE(v), "__mro__");
+    int found = 0;
+    for (Py_ssize_t i = 0; mro && PyTuple_Check(mro) && i < PyTuple_Size(mro) && !found; i++) {
+        PyObject *name = PyObject_GetAttrString(PyTuple_GetItem(mro, i), "__qualname__");
+        PyObject *mod = PyObject_GetAttrString(PyTuple_GetItem(mro, i), "__module__");
+        found = name && mod && PyUnicode_Check(name) && PyUnicode_Check(mod) &&
+            PyUnicode_CompareWithASCIIString(name, "ndarray") == 0 &&
+            PyUnicode_CompareWithASCIIString(mod, "numpy") == 0;
+        Py_XDECREF(name);
+        Py_XDECREF(mod);
+    }
+    Py_XDECREF(mro);
+    PyErr_Clear(); /* a type without the attributes is no array */
+    return found;
+}
+
+/* The array-interface forms: a dict, or a numpy scalar's Python value (a
+ * 0-d array is a buffer of one element, as a 0-d tensor is a pointer). */
 static int iface_form(Launch *L, PyObject *v, PyObject *d, int on_gpu, const char *param, Slot *s)
 {
-    if (!on_gpu && PyDict_Check(d) && is_scalar(d)) {
+    if (!on_gpu && PyDict_Check(d) && is_scalar(d) && !is_ndarray(v)) {
         PyObject *item = PyObject_CallMethod(v, "item", NULL); /* np.int32(5) */
         int r = item ? tkpy_runtime_arg(L, item, param, s) : -1;
         Py_XDECREF(item);

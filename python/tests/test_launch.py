@@ -378,3 +378,12 @@ def test_import_line_with_host_and_tk_modules():
     x = np.arange(10, dtype=np.float32)
     M.double[(1,)](x, 10, BLOCK=16)
     np.testing.assert_array_equal(x, 2 * np.arange(10, dtype=np.float32))
+
+
+def test_zero_dim_array_is_a_buffer_and_numpy_scalar_a_value():
+    """A 0-d array is a buffer of one element (as a 0-d tensor is a
+    pointer in Triton); a numpy scalar is its value. Before, a 0-d array
+    was read as a float and the launch failed to specialise."""
+    src, out = np.array(5.0, np.float32), np.zeros((), np.float32)
+    K.add[(1,)](src, src, out, np.int32(1), BLOCK=16)
+    assert out == 10.0
