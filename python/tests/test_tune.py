@@ -216,3 +216,14 @@ def test_a_config_that_does_not_compile_is_dropped():
     np.testing.assert_array_equal(out, x)
     with pytest.raises(tk.CompileError, match="(?s)every autotune config failed; the first: .*BLOCK must not exceed D"):
         K.copy_never_fits[(1,)](x, out, D=32)
+
+
+def test_config_as_triton_has_it():
+    """Config keeps the dict it is given, prints every option as Triton's
+    does, and equal configs are one (a set of configs drops repeats)."""
+    kw = {"BLOCK": 16}
+    a, b = tk.Config(kw, num_warps=2), tk.Config({"BLOCK": 16}, num_warps=2)
+    assert a.kwargs is kw and a == b and len({a, b, tk.Config({"BLOCK": 32})}) == 2
+    assert str(a) == "BLOCK: 16, num_warps: 2, num_ctas: 1, num_stages: 3, maxnreg: None"
+    with pytest.raises(NotImplementedError, match="ir_override"):
+        tk.Config({}, ir_override="k.ttgir")

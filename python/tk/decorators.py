@@ -635,9 +635,14 @@ class Config:
     """One autotuning config: constexpr values and launch options."""
 
     def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None,
-                 pre_hook=None, **extra):
-        self.kwargs, self.num_warps, self.num_stages = dict(kwargs), num_warps, num_stages
+                 pre_hook=None, ir_override=None, **extra):
+        # the dict given, as Triton keeps it (host code edits it in place)
+        self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
         self.num_ctas, self.maxnreg, self.pre_hook = num_ctas, maxnreg, pre_hook
+        if ir_override is not None:
+            raise NotImplementedError("tk: a triton.Config's ir_override (a file of IR to "
+                                      "compile instead) is not supported")
+        self.ir_override = None
 
     def all_kwargs(self):
         """The config's values and launch options, as Triton's all_kwargs."""
@@ -645,9 +650,22 @@ class Config:
                 ("num_stages", self.num_stages), ("maxnreg", self.maxnreg))
         return dict(self.kwargs, **{k: v for k, v in opts if v is not None})
 
-    def __repr__(self):
-        kv = ", ".join(f"{k}: {v}" for k, v in self.kwargs.items())
-        return f"{kv}, num_warps: {self.num_warps}, num_stages: {self.num_stages}"
+    def __str__(self):
+        kv = [f"{k}: {v}" for k, v in self.kwargs.items()]
+        return ", ".join(kv + [f"num_warps: {self.num_warps}", f"num_ctas: {self.num_ctas}",
+                               f"num_stages: {self.num_stages}", f"maxnreg: {self.maxnreg}"])
+
+    __repr__ = __str__
+
+    # equal values, options and hook are one config (a set of configs drops
+    # repeats), as in Triton
+    def __hash__(self):
+        return hash((*self.all_kwargs().items(), self.pre_hook))
+
+    def __eq__(self, other):
+        return isinstance(other, Config) and \
+            (*self.all_kwargs().items(), self.pre_hook) == (*other.all_kwargs().items(),
+                                                            other.pre_hook)
 
 
 def _kernel_of(fn):
