@@ -246,3 +246,16 @@ def test_knobs_version_and_host_constexpr_arithmetic():
     c = tl.constexpr(64)
     assert (c + 1).value == 65 and (2 * c).value == 128 and (c // 3).value == 21
     assert (100 - c).value == 36 and (-c).value == -64 and (c > 3).value is True
+
+
+def test_dtype_on_the_host():
+    """tl.dtype by name, equal to the named dtype, and the predicates and
+    limits host code dispatches on, as Triton's."""
+    import tk.language as tl
+    assert tl.dtype("fp16") == tl.float16 and {tl.float16: 1}[tl.dtype("fp16")] == 1
+    assert tl.int8.get_int_max_value() == 127 and tl.uint16.get_int_max_value() == 65535
+    assert tl.int8.get_int_min_value() == -128 and tl.bfloat16.fp_mantissa_width == 7
+    assert tl.int32.is_int_signed() and tl.uint8.is_int_unsigned() and tl.int1.is_bool()
+    assert tl.pointer_type(tl.float16).is_ptr() and tl.float32.scalar is tl.float32
+    with pytest.raises(TypeError, match="no dtype named 'fp17'"):
+        tl.dtype("fp17")

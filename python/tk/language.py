@@ -61,8 +61,59 @@ for _name in ("neg", "pos", "invert", "abs", "lt", "le", "gt", "ge", "ne"):
 
 
 class dtype:
-    def __init__(self, name, tl_name, bits):
+    """A scalar type: dtype("fp16") is tl.float16, as in Triton."""
+    _named = {}
+    _MANTISSA = {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52, "fp8e4nv": 3, "fp8e5": 2,
+                 "fp8e4b15": 3, "fp8e4b8": 3, "fp8e5b16": 2}
+
+    def __init__(self, name, tl_name=None, bits=None):
+        if tl_name is None:  # by Triton's name, as dtype("fp16") is spelt
+            known = dtype._named.get(name)
+            if known is None:
+                raise TypeError(f"tk: no dtype named {name!r}")
+            tl_name, bits = known._tk_text[3:], known.primitive_bitwidth
         self.name, self._tk_text, self.primitive_bitwidth = name, "tl." + tl_name, bits
+        dtype._named.setdefault(name, self)
+
+    def __eq__(self, other):
+        return isinstance(other, dtype) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    @property
+    def scalar(self):
+        return self
+
+    @property
+    def int_bitwidth(self):
+        return self.primitive_bitwidth
+
+    @property
+    def fp_mantissa_width(self):
+        return dtype._MANTISSA[self.name]
+
+    def is_int_signed(self):
+        return self.name[0] == "i"
+
+    def is_int_unsigned(self):
+        return self.name[0] == "u"
+
+    def is_bool(self):
+        return self.name == "i1"
+
+    def is_ptr(self):
+        return self.name.startswith("*")
+
+    def is_block(self):
+        return False
+
+    def get_int_max_value(self):
+        bits = self.primitive_bitwidth
+        return 2**bits - 1 if self.is_int_unsigned() else 2**(bits - 1) - 1
+
+    def get_int_min_value(self):
+        return 0 if self.is_int_unsigned() else -2**(self.primitive_bitwidth - 1)
 
     def __repr__(self):
         return self._tk_text
