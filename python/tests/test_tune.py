@@ -227,3 +227,29 @@ def test_config_as_triton_has_it():
     assert str(a) == "BLOCK: 16, num_warps: 2, num_ctas: 1, num_stages: 3, maxnreg: None"
     with pytest.raises(NotImplementedError, match="ir_override"):
         tk.Config({}, ir_override="k.ttgir")
+
+
+_estimates = []
+
+
+def _perf_model(**kw):
+    _estimates.append(kw["BLOCK"])
+    return kw["BLOCK"]  # smaller blocks estimated faster
+
+
+@tk.autotune(configs=[tk.Config({"BLOCK": 32}), tk.Config({"BLOCK": 16}), tk.Config({"BLOCK": 64})],
+             key=["n"], prune_configs_by={"perf_model": _perf_model, "top_k": 1})
+@tk.jit
+def fill_pruned(x_ptr, n, BLOCK: tk.language.constexpr):
+    offs = tk.language.arange(0, BLOCK)
+    tk.language.store(x_ptr + offs, 1.0, mask=offs < n)
+
+
+def test_perf_model_and_top_k_prune():
+    """prune_configs_by's perf_model and top_k, as Triton's autotuner runs
+    them: each config estimated once, the top_k fastest kept (they were
+    ignored, and the interpreter took the first config)."""
+    x = np.zeros(64, np.float32)
+    fill_pruned[(1,)](x, 16)
+    assert sorted(_estimates) == [16, 32, 64] and fill_pruned.best_config.kwargs == {"BLOCK": 16}
+    assert fill_pruned.perf_model is _perf_model and fill_pruned.configs_top_k == 1

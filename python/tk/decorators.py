@@ -386,7 +386,7 @@ class JITFunction(_tk.Kernel, KernelInterface):
 
     @property
     def early_config_prune(self):
-        return self._prune
+        return getattr(self, "_early", self._prune)
 
     @property
     def fn(self):
@@ -683,12 +683,16 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
     or not, and pre_hook and post_hook here around each timed run."""
     def wrap(fn):
         k = _copy_kernel(_kernel_of(fn))
-        prune = (prune_configs_by or {}).get("early_config_prune")
+        by = prune_configs_by or {}
+        early, perf_model, top_k = by.get("early_config_prune"), by.get("perf_model"), \
+            by.get("top_k", 1.0)
+        prune = _with_perf_model(early, perf_model, top_k) if perf_model else early
         table = [(c, [(n, const_text(v)) for n, v in c.kwargs.items()], c.num_warps or 0,
                   c.num_stages or 0) for c in configs]
         k._set_tuning(table, list(key), prune, float(warmup or 0), float(rep or 0), pre_hook,
                       post_hook)
         k.configs, k.keys, k._prune = list(configs), list(key), prune
+        k.perf_model, k.configs_top_k, k._early = perf_model, top_k, early
         k.reset_to_zero, k.restore_value = list(reset_to_zero or []), list(restore_value or [])
         k._autotune_args = dict(configs=configs, key=key, prune_configs_by=prune_configs_by,
                                 reset_to_zero=reset_to_zero, restore_value=restore_value,
@@ -696,6 +700,37 @@ def autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_va
         k._under = k._untuned = None
         return k
     return wrap
+
+
+def _with_perf_model(early, perf_model, top_k):
+    """prune_configs_by with a perf_model, as Triton's Autotuner prunes:
+    early_config_prune first, then, where more than top_k configs are left
+    (a float up to 1.0 a share of all the configs), the top_k that
+    perf_model(**named args, **launch keywords, **config.all_kwargs())
+    estimates fastest."""
+    def prune(configs, nargs, **kwargs):
+        kept = configs
+        if early is not None:
+            kept = early(configs, nargs, **kwargs) if _takes_var_keywords(early) \
+                else early(configs, nargs)
+        k = top_k
+        if isinstance(k, float) and k <= 1.0:
+            k = int(len(configs) * k)
+        elif not isinstance(k, int):
+            raise TypeError("tk: prune_configs_by's top_k must be a float up to 1.0 or an int")
+        if len(kept) > k:
+            est = {c: perf_model(**nargs, **kwargs, **c.all_kwargs()) for c in kept}
+            kept = sorted(est, key=est.get)[:k]
+        return kept
+    return prune
+
+
+def _takes_var_keywords(fn):
+    try:
+        return any(p.kind is inspect.Parameter.VAR_KEYWORD
+                   for p in inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
 
 
 def _copy_kernel(k):
