@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+import tk
 from scripts_run import run_script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -259,3 +260,17 @@ def test_dtype_on_the_host():
     assert tl.pointer_type(tl.float16).is_ptr() and tl.float32.scalar is tl.float32
     with pytest.raises(TypeError, match="no dtype named 'fp17'"):
         tl.dtype("fp17")
+
+
+@tk.jit
+def _annotated(x_ptr: tk.language.pointer_type(tk.language.float16), n: tk.language.int32, m,
+               B: tk.language.constexpr = 4):
+    pass
+
+
+def test_kernel_params_as_triton_describes_them():
+    """JITFunction.params' annotation text, has_default and is_const, which
+    launch wrappers read, as Triton's KernelParam gives them."""
+    got = [(p.name, p.annotation, p.has_default, p.is_const) for p in _annotated.params]
+    assert got == [("x_ptr", "*fp16", False, False), ("n", "i32", False, False),
+                   ("m", "", False, False), ("B", "constexpr", True, False)]

@@ -288,14 +288,36 @@ class _Asm(dict):
         return self._EMIT.keys()
 
 
+def _annotation_text(a):
+    """A parameter's annotation as Triton's KernelParam.annotation names it:
+    "" for none, a dtype by its name ("fp32"), a pointer "*fp16", a class by
+    its name ("constexpr"), text as written."""
+    if a is None or a is inspect.Parameter.empty:
+        return ""
+    if isinstance(a, str):
+        return a.strip().removeprefix("tl.")
+    if getattr(a, "element_ty", None) is not None:
+        return "*" + _annotation_text(a.element_ty)
+    if hasattr(a, "primitive_bitwidth"):
+        return a.name
+    return a.__name__ if isinstance(a, type) else str(a)
+
+
 class KernelParam:
     """One parameter as Triton's JITFunction.params describes it (host code
     and harnesses read name, is_constexpr and default: launch caches fill
     the parameters a call leaves out)."""
 
-    def __init__(self, name, num, is_constexpr, do_not_specialize, default=inspect.Parameter.empty):
+    def __init__(self, name, num, is_constexpr, do_not_specialize, default=inspect.Parameter.empty,
+                 annotation=""):
         self.name, self.num, self.is_constexpr = name, num, is_constexpr
         self.do_not_specialize, self.default = do_not_specialize, default
+        self.annotation = annotation  # the annotation's text, "" for none, as Triton's
+        self.is_const = "const" in annotation and not is_constexpr
+
+    @property
+    def has_default(self):
+        return self.default is not inspect.Parameter.empty
 
     def __repr__(self):
         return f"KernelParam({self.name!r}, constexpr={self.is_constexpr})"
@@ -339,7 +361,8 @@ class JITFunction(_tk.Kernel, KernelInterface):
                          _source_for(self._path), types)
         self._pyfn, self.arg_names = fn, list(params)
         self.params = [KernelParam(n, i, c, n in do_not_specialize or i in do_not_specialize,
-                                   defaults.get(n, inspect.Parameter.empty))
+                                   defaults.get(n, inspect.Parameter.empty),
+                                   _annotation_text(ann.get(n)))
                        for i, (n, c) in enumerate(zip(params, consts))]
         self.constexprs = [p.num for p in self.params if p.is_constexpr]  # as Triton's
         self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
@@ -710,9 +733,8 @@ def _with_perf_model(early, perf_model, top_k):
     estimates fastest."""
     def prune(configs, nargs, **kwargs):
         kept = configs
-        if early is not None:
-            kept = early(configs, nargs, **kwargs) if _takes_var_keywords(early) \
-                else early(configs, nargs)
+        if early is not None:  # with the launch's keywords where it takes them
+            kept = _call_prune(early, configs, nargs, kwargs, kwargs.get("grid"))
         k = top_k
         if isinstance(k, float) and k <= 1.0:
             k = int(len(configs) * k)
@@ -723,14 +745,6 @@ def _with_perf_model(early, perf_model, top_k):
             kept = sorted(est, key=est.get)[:k]
         return kept
     return prune
-
-
-def _takes_var_keywords(fn):
-    try:
-        return any(p.kind is inspect.Parameter.VAR_KEYWORD
-                   for p in inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return False
 
 
 def _copy_kernel(k):
