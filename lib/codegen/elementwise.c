@@ -333,6 +333,14 @@ static LLVMValueRef math(Cg *cg, MathFn fn, DType dt, LLVMValueRef x)
     return ld;
 }
 
+
+/* Triton negates a float as 0 - x (its minus), which gives +0.0 for +0.0
+ * where fneg gives -0.0. */
+static LLVMValueRef neg_float(Cg *cg, LLVMValueRef x)
+{
+    return LLVMBuildFSub(cg->b, LLVMConstReal(LLVMTypeOf(x), 0.0), x, "");
+}
+
 static LLVMValueRef addptr(Cg *cg, DType elem, DType offdt, LLVMValueRef p, LLVMValueRef off)
 {
     LLVMValueRef o = cg_convert(cg, off, offdt, dtype_is_signed(offdt) ? DT_I64 : DT_U64);
@@ -347,10 +355,10 @@ LLVMValueRef cg_elem_op(Cg *cg, const IrOp *op, LLVMValueRef *x, LLVMValueRef id
     LLVMBuilderRef B = cg->b;
     switch (op->kind) {
     case IR_ARANGE: return op->ival ? LLVMBuildAdd(B, idx, cg_i32(cg, op->ival), "") : idx;
-    case IR_NEG:
+    case IR_NEG: /* a float's as Triton's, 0 - x: -(+0.0) is +0.0 */
         if (rd == DT_BF16 || rd == DT_F16)
-            return from_f32(cg, LLVMBuildFNeg(B, to_f32(cg, x[0]), ""), rd);
-        return dtype_is_float(rd) ? LLVMBuildFNeg(B, x[0], "") : LLVMBuildNeg(B, x[0], "");
+            return from_f32(cg, neg_float(cg, to_f32(cg, x[0])), rd);
+        return dtype_is_float(rd) ? neg_float(cg, x[0]) : LLVMBuildNeg(B, x[0], "");
     case IR_NOT: return LLVMBuildNot(B, x[0], "");
     case IR_CMP: return cmp(cg, op->sub, od, x[0], x[1]);
     case IR_SELECT: return LLVMBuildSelect(B, x[0], x[1], x[2], "");

@@ -239,14 +239,14 @@ static void unary(const IrOp *op, DType dt, const void *x, void *r, int64_t n)
         const float *a = x;
         float *o = r;
         for (int64_t i = 0; i < n; i++)
-            o[i] = -a[i];
+            o[i] = 0.0f - a[i]; /* Triton's minus: -(+0.0) is +0.0 */
         break;
     }
     case ST_D: {
         const double *a = x;
         double *o = r;
         for (int64_t i = 0; i < n; i++)
-            o[i] = -a[i];
+            o[i] = 0.0 - a[i];
         break;
     }
     }

@@ -238,8 +238,8 @@ static bool fold_unary_const(IrOp *op)
     int64_t iv = dtype_is_int(dt) ? ival_of(c) : 0;
     double fv = round_float(dt, c->fval);
     if (op->kind == IR_NEG)
-        make_const(op, (int64_t)(0 - (uint64_t)iv), -fv);
-    else if (dtype_is_int(dt)) /* IR_NOT */
+        make_const(op, (int64_t)(0 - (uint64_t)iv), 0.0 - fv); /* Triton's 0 - x */
+    else if (dtype_is_int(dt))                                 /* IR_NOT */
         make_const(op, dt == DT_I1 ? !iv : ~iv, 0);
     else
         return false;
