@@ -124,9 +124,9 @@ static PyObject *compiled_make(PyObject *self, tk_kernel *k, const Launch *L, co
         return PyErr_Format(PyExc_ValueError, "tk: the signature of '%s' is too long", K->name);
     PyObject *defines = define_list(L, extra, nextra);
     PyObject *t = defines
-        ? Py_BuildValue("(iiiiisNiiii)", info.registers, info.spill_bytes, info.shared_bytes,
+        ? Py_BuildValue("(iiiiisNiiiii)", info.registers, info.spill_bytes, info.shared_bytes,
                         info.num_warps, info.threads, sig, defines, L->device,
-                        o->num_stages ? o->num_stages : 3, info.max_threads, o->fp_fusion)
+                        o->num_stages ? o->num_stages : 3, info.max_threads, o->fp_fusion, o->debug)
         : NULL;
     PyObject *ck = t ? PyObject_CallMethodObjArgs(self, method, t, NULL) : NULL;
     Py_XDECREF(t);

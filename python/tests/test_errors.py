@@ -150,3 +150,15 @@ def test_device_assert_checks_only_with_debug(monkeypatch):
                    lambda: below_six[(1,)](x, BLOCK=8, debug=True)):
         with pytest.raises(tk.TkError, match="x must stay below 6"):
             launch()
+
+
+def test_compiled_kernel_keeps_its_debug(monkeypatch):
+    """warmup(debug=True) compiles the asserts in, and its compiled
+    kernel, launched again, is that compile: the assert still checks."""
+    monkeypatch.delenv("TRITON_DEBUG", raising=False)
+    monkeypatch.delenv("TK_DEBUG", raising=False)
+    x = np.arange(8, dtype=np.int32)
+    k = below_six.warmup(x, BLOCK=8, grid=(1,), debug=True)
+    k._init_handles()
+    with pytest.raises(tk.TkError, match="x must stay below 6"):
+        k[(1,)](x, 8)

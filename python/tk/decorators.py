@@ -198,12 +198,13 @@ class CompiledKernel:
 
     def __init__(self, jitfn, info):
         regs, spills, shared, warps, threads, sig, defines, device, stages, max_threads, \
-            fp_fusion = info
+            fp_fusion, debug = info
         self.name, self.n_regs, self.n_spills, self.shared = jitfn.__name__, regs, spills, shared
         self.num_warps, self.num_stages, self.threads = warps, stages, threads
         self.n_max_threads = max_threads
         self.signature, self.defines, self.device = sig, defines, device
         self._fp_fusion = fp_fusion  # 1 on, -1 off, 0 the default
+        self._debug = debug  # the same: asserts checked or not, as compiled
         meta = dict(name=self.name, num_warps=warps, num_stages=stages, shared=shared, num_ctas=1)
         self.metadata = type("Metadata", (), meta)()
         self.asm = _Asm(jitfn._path, jitfn.__name__, self)
@@ -238,6 +239,8 @@ class CompiledKernel:
         opts = {"num_warps": self.num_warps, "num_stages": self.num_stages, "stream": stream}
         if self._fp_fusion:
             opts["enable_fp_fusion"] = self._fp_fusion > 0
+        if self._debug:
+            opts["debug"] = self._debug > 0
         pos = []
         if any(p.name in opts for p in params):
             # a parameter named like an option (tutorial 02's num_stages
