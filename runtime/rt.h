@@ -410,6 +410,7 @@ typedef struct RtTune {
     uint64_t configs_hash;
     int noted;            /* the interpreter's note was printed */
     const char *python;   /* an autotune option tk does not run (KernelSig.tune_python) */
+    bool config_hook;     /* KernelSig.tune_config_hook */
     _Atomic int launched; /* a tuned launch happened: settings are fixed */
     RtTable table;        /* key -> choice (rt_tune.c) */
 } RtTune;

@@ -556,8 +556,7 @@ static tk_status tune_choose(tk_kernel *k, const RtKey *key, const char *key_tex
      * too (a split-K GEMM's zeroing of its output): none runs without the
      * host's hook */
     bool pruning = t->python && !strcmp(t->python, "prune_configs_by");
-    bool every_launch = t->python && strstr(t->python, "triton.Config");
-    if (t->nconfigs == 1 && !(every_launch && !t->hook))
+    if (t->nconfigs == 1 && !(t->config_hook && !t->hook))
         return TK_OK; /* as Triton: one config is run, not pruned, timed or reset */
     if (t->python && !(pruning && t->prune) && !(!pruning && t->hook))
         return err_set(TK_ERR_LAUNCH,

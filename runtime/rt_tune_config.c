@@ -161,6 +161,7 @@ static tk_status tune_make(tk_kernel *k, RtTune **out)
     rt_table_init(&t->table);
     t->warmup_ms = k->sig.tune_warmup_ms; /* 0: the tuner's own budget */
     t->python = k->sig.tune_python;       /* a static string */
+    t->config_hook = k->sig.tune_config_hook;
     t->rep_ms = k->sig.tune_rep_ms;
     tk_status s = copy_configs(NULL, k->sig.configs, k->sig.nconfigs, &t->configs);
     if (s == TK_OK) {

@@ -138,6 +138,9 @@ typedef struct KernelSig {
      * ("prune_configs_by", "pre_hook", "post_hook"), or NULL: it matters
      * only to tuning, which the runtime refuses while it stands */
     const char *tune_python;
+    /* a triton.Config's own pre_hook (tune_python then names it): it runs
+     * before every launch of its config, one config's too */
+    bool tune_config_hook;
     /* @triton.heuristics({'NAME': lambda args: ...}): constexprs computed from
      * the launch arguments with sema_eval_heuristic. An entry whose value is
      * no such lambda (a host function, `'NAME': heur_block_n`) is host code:

@@ -77,9 +77,9 @@ static TuneDec tune_dec(Sema *s, const Node *dec)
 static const char CONFIG_HOOK[] = "pre_hook in a triton.Config";
 
 /* triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2); a pre_hook
- * (not None) is recorded in *python */
+ * (not None) is recorded in sig */
 static bool read_config(Sema *s, const Node *c, const TuneDec *td, KernelConfig *out,
-                        const char **python)
+                        KernelSig *sig)
 {
     memset(out, 0, sizeof *out);
     if (c->kind != N_CALL || !callee_is(c, "Config")) {
@@ -95,8 +95,10 @@ static bool read_config(Sema *s, const Node *c, const TuneDec *td, KernelConfig 
     for (int i = 0; i < c->list2.len; i++) {
         const char *k = c->list2.items[i]->name;
         if (!strcmp(k, "pre_hook")) {
-            if (c->list2.items[i]->a->kind != N_NONE)
-                *python = CONFIG_HOOK;
+            if (c->list2.items[i]->a->kind != N_NONE) {
+                sig->tune_python = CONFIG_HOOK;
+                sig->tune_config_hook = true;
+            }
             continue;
         }
         if (strcmp(k, "num_warps") && strcmp(k, "num_stages") && strcmp(k, "kwargs") &&
@@ -314,8 +316,7 @@ static void read_autotune(Sema *s, const Node *fn, const Node *dec, KernelSig *o
     }
     out->configs = arena_alloc(s->a, sizeof(KernelConfig) * (size_t)(configs->list.len + 1));
     for (int i = 0; i < configs->list.len; i++)
-        if (read_config(s, configs->list.items[i], &td, &out->configs[out->nconfigs],
-                        &out->tune_python))
+        if (read_config(s, configs->list.items[i], &td, &out->configs[out->nconfigs], out))
             out->nconfigs++;
     const Node *key = kw_value(dec, "key");
     if (!key && dec->list.len > 1)

@@ -538,11 +538,14 @@ static int bind(Kernel *K, PyObject *args, PyObject *kw, PyObject **vals, PyObje
         int p = param_index_obj(K, key);
         /* a parameter named like an option (tutorial 02's num_stages
          * constexpr): a keyword sets both, as Triton passes its keywords
-         * to the parameters and to the options; after the parameter's
-         * value by position, the keyword is the option alone (a compiled
-         * kernel's launch gives both) */
-        if (p >= 0 && (PyLong_Check(value) || vals[p]) && take_option(key, value, opt) && vals[p])
+         * to the parameters and to its compile options (not the stream);
+         * after the parameter's value by position, the keyword is the
+         * option alone (a compiled kernel's launch gives both) */
+        int compile_opt = p >= 0 && PyUnicode_CompareWithASCIIString(key, "stream") != 0;
+        if (compile_opt && vals[p] && take_option(key, value, opt))
             continue;
+        if (compile_opt && PyLong_Check(value))
+            take_option(key, value, opt);
         if (p >= 0 && vals[p])
             return PyErr_Format(PyExc_TypeError,
                                 "tk: kernel '%s' got multiple values for "
