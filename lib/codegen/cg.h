@@ -177,6 +177,11 @@ LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt);
  * cg_smem_addr's start after the ring buffers. */
 LLVMValueRef cg_smem_addr_at(Cg *cg, LLVMValueRef byte_off, LLVMValueRef idx, DType dt);
 void cg_smem_need(Cg *cg, int64_t bytes);
+/* addr (a shared address) as a register LLVM cannot fold back into the
+ * symbol: a store at a constant address such as [tk_smem] made ptxas keep
+ * a whole loop's uniform values (a wgmma's descriptors) in per-thread
+ * registers, moved to uniform ones before each use. */
+LLVMValueRef cg_smem_in_reg(Cg *cg, LLVMValueRef addr);
 /* Register bits of value v (in layout l) that do not change its value, by
  * the constancy axis analysis proves (a mask compared against a bound
  * divisible by 16 is one predicate per 16 rows, as Triton computes it):

@@ -225,6 +225,16 @@ LLVMValueRef cg_smem_addr_at(Cg *cg, LLVMValueRef byte_off, LLVMValueRef idx, DT
     return LLVMBuildInBoundsGEP2(cg->b, cg_mem_type(cg, dt), base, &idx, 1, "");
 }
 
+LLVMValueRef cg_smem_in_reg(Cg *cg, LLVMValueRef addr)
+{
+    if (!LLVMIsConstant(addr))
+        return addr;
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cg->ctx);
+    LLVMValueRef a = LLVMBuildPtrToInt(cg->b, addr, i32, "");
+    LLVMValueRef r = cg_asm_pure(cg, i32, &i32, 1, "mov.b32 $0, $1;", "=r,r", &a);
+    return LLVMBuildIntToPtr(cg->b, r, LLVMTypeOf(addr), "");
+}
+
 LLVMValueRef cg_smem_addr(Cg *cg, int64_t byte_off, LLVMValueRef idx, DType dt)
 {
     return cg_smem_addr_at(cg, cg_i32(cg, cg->smem_reserved + byte_off), idx, dt);

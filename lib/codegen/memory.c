@@ -747,7 +747,9 @@ static void emit_atomic(Cg *cg, const IrOp *op)
             direct_atomic(cg, op, dt, vw, used, pred, p.el[s], cmpv, val, r.el + s);
             continue;
         }
-        LLVMValueRef slot = share ? cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt) : NULL;
+        LLVMValueRef slot = NULL;
+        if (share)
+            slot = cg_smem_in_reg(cg, cg_smem_addr(cg, 0, cg_elem_index(cg, &l, s), dt));
         r.el[s] = guarded_atomic(cg, op, dt, pred, p.el[s], cmpv, val[0], slot);
     }
     if (share) { /* the copies learn the old value from the owner */
