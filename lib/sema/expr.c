@@ -651,6 +651,28 @@ bool sema_binary_operands(Sema *s, SVal a, SVal b, bool divmod, IrValue **x, IrV
     return *x && *y;
 }
 
+/* The number literal v becomes as Triton's comparisons take it: a tensor
+ * of its literal type (to_tensor) cast to dt. A float literal typed fp32
+ * keeps its fp32 value in fp64; an integer wraps to dt's width. */
+static SVal literal_cast(SVal v, DType dt)
+{
+    if (v.k == SV_FLOAT && dt == DT_F64 && sema_literal_dtype(v) == DT_F32)
+        v.f = (double)(float)v.f;
+    if (v.k != SV_INT || !dtype_is_int(dt) || dt == DT_I1)
+        return v;
+    int bits = dtype_bits(dt);
+    if (bits >= 64) { /* the same 64 bits, read at dt's signedness */
+        v.big = !dtype_is_signed(dt) && v.i < 0;
+        return v;
+    }
+    uint64_t u = (uint64_t)v.i & ((1ull << bits) - 1);
+    if (dtype_is_signed(dt) && (u >> (bits - 1)))
+        u |= ~((1ull << bits) - 1);
+    v.i = (int64_t)u;
+    v.big = false;
+    return v;
+}
+
 SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at)
 {
     if (poisoned(a) || poisoned(b))
@@ -672,15 +694,14 @@ SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at)
                             sv_describe(s, b));
         dt = DT_PTR;
     } else {
-        dt = sema_promote(s, da, sv_is_num(a), db, sv_is_num(b), false, at);
+        /* a number takes part at its own type (to_tensor), not as a weak
+         * scalar as in arithmetic: an fp16 tile compares with 0.1 in fp32,
+         * an int8 one with 200 in int32 */
+        dt = sema_promote(s, da, false, db, false, false, at);
         if (dt == DT_VOID || !sema_check_not_fp8(s, dt, at, arena_printf(s->a, "'%s'", sp)))
             return (SVal){.k = SV_UNDEF};
-        if (dtype_is_int(dt) && !dtype_is_signed(dt) && dt != DT_I1 &&
-            (negative_weak(a) || negative_weak(b)))
-            return sema_err(s, at,
-                            "cannot compare the unsigned %s with a negative number; cast "
-                            "one of them explicitly",
-                            dtype_name(dt));
+        a = sv_is_num(a) ? literal_cast(a, dt) : a;
+        b = sv_is_num(b) ? literal_cast(b, dt) : b;
     }
     int rank, shape[TK_MAX_RANK];
     if (!sema_broadcast_shapes(s, type_of(a), type_of(b), &rank, shape, at))
