@@ -576,7 +576,8 @@ def normal_philox_kernel(out, n, mean, std, seed, philox_offset, BLOCK: tl.const
     # as four consecutive chunks of BLOCK
     pid = tl.program_id(0)
     i = tl.arange(0, BLOCK)
-    counter = philox_offset + pid * BLOCK + i
+    # a small offset is an i32 argument under Triton: widen before >> 32
+    counter = philox_offset.to(tl.int64) + pid * BLOCK + i
     c0 = counter.to(tl.uint32)
     c1 = (counter >> 32).to(tl.uint32)
     z = c0 * 0
