@@ -96,26 +96,50 @@ static bool note_store(IrOp *op, void *ctx)
     return true;
 }
 
+/* Whether v (a store's pointer or mask, or none) is remade in another
+ * layout from at most a few values of at most one element a thread, which
+ * are all that crosses threads (codegen's remat_staged: a MoE GEMM's
+ * output rows, gathered through its sorted token ids). */
+static bool few_small_leaves(const LayoutPass *p, const IrValue *v)
+{
+    const IrValue *leaves[4];
+    int n = v ? pass_remat_leaves(v, leaves, 4) : 0;
+    for (int i = 0; i < n; i++)
+        if (type_numel(leaves[i]->type) > p->threads)
+            return false;
+    return n >= 0;
+}
+
 /* Whether plain store op, of a shape whose loads are wider than its own
  * 16-byte vector, crosses to a layout of one such vector a thread rather
- * than capping the shape's (note_store), as Triton's stores do: where its
- * pointer and mask are remade in any layout, and either it runs in a loop
- * (each iteration's loads gain; a group norm's fp16 input read 16 bytes a
- * thread rather than 8 ran 6% faster on an H200) or the cap would leave a
- * load 4 bytes a thread or less (a penalty kernel's int8 mask read beside
- * its fp32 logits: 17% faster). Elsewhere the conversion's two barriers
- * cost more than wider loads save once: a layer norm backward that stores
- * its partial sums under a lock lost 20%, a fused add-norm 4%. */
+ * than capping the shape's (note_store), as Triton's stores do. Where its
+ * value is remade in any layout (zeros) and its pointer and mask from a
+ * few small values, always: the crossing costs little (a MoE GEMM's zeros
+ * for a filtered expert, capped at 8 bf16 a thread, had its int8 tiles of
+ * the same shape read 8 bytes a thread, the kernel 25% slower than
+ * Triton's). Where its pointer and mask are remade in any layout, when
+ * either it runs in a loop (each iteration's loads gain; a group norm's
+ * fp16 input read 16 bytes a thread rather than 8 ran 6% faster on an
+ * H200) or the cap would leave a load 4 bytes a thread or less (a penalty
+ * kernel's int8 mask read beside its fp32 logits: 17% faster). Elsewhere
+ * the conversion's two barriers cost more than wider loads save once: a
+ * layer norm backward that stores its partial sums under a lock lost 20%,
+ * a fused add-norm 4%. */
 bool lp_store_crosses(LayoutPass *p, const IrOp *op)
 {
-    if (op->kind != IR_STORE || op->nops < 2 || op->operands[0]->type.rank == 0 ||
-        !pass_can_remat(op->operands[0]) ||
-        (op->nops > 2 && op->operands[2] && !pass_can_remat(op->operands[2])))
+    if (op->kind != IR_STORE || op->nops < 2 || op->operands[0]->type.rank == 0)
         return false;
-    const ShapeVec *e = shape_entry(p, &op->operands[0]->type);
-    int cap = 16 / lp_mem_bytes(op->operands[0]->type.elem);
+    const IrValue *ptr = op->operands[0], *mask = op->nops > 2 ? op->operands[2] : NULL;
+    bool made = pass_can_remat(op->operands[1]);
+    if (made ? !few_small_leaves(p, ptr) || !few_small_leaves(p, mask)
+             : !pass_can_remat(ptr) || (mask && !pass_can_remat(mask)))
+        return false;
+    const ShapeVec *e = shape_entry(p, &ptr->type);
+    int cap = 16 / lp_mem_bytes(ptr->type.elem);
     if (!e || e->load_v <= cap)
         return false;
+    if (made)
+        return true;
     for (const IrBlock *b = op->parent; b && b->parent; b = b->parent->parent)
         if (b->parent->kind == IR_FOR || b->parent->kind == IR_WHILE)
             return true;
