@@ -211,6 +211,15 @@ def test_jit_function_attributes_launch_caches_read():
     keys = {K.add.cache_key, K.axpb.cache_key}
     assert len(keys) == 2 and all(len(k) == 64 for k in keys)
     assert K.add.cache_key == K.add.cache_key
+    # module, starting_line_number and noinline as Triton's JITFunction has
+    # them; an autotuned kernel's base_fn, num_warmups and num_reps
+    assert f.module == "kernels" and f.noinline is False
+    lines = inspect.getsourcelines(f.base_fn)
+    assert f.starting_line_number == lines[1] and lines[0][0].lstrip().startswith("@")
+    assert tk.jit(noinline=True)(f.base_fn).noinline is True
+    t = K.scale_tuned
+    assert inspect.isfunction(t.base_fn) and t.base_fn is t.fn.fn
+    assert t.num_warmups is None and t.num_reps is None
 
 
 def test_do_not_specialize_ignores_names_that_are_not_parameters():

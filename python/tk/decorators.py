@@ -443,6 +443,38 @@ class JITFunction(_tk.Kernel, KernelInterface):
         return inspect.signature(self._pyfn)
 
     @property
+    def module(self):
+        """As Triton's JITFunction.module: the defining module's name."""
+        return self._pyfn.__module__
+
+    @property
+    def starting_line_number(self):
+        """As Triton's: the line the function's source starts on (its first
+        decorator's)."""
+        return self._pyfn.__code__.co_firstlineno
+
+    @property
+    def noinline(self):
+        """As Triton's: @jit(noinline=True) asked that calls to it not be
+        inlined (tk inlines every call; the flag is kept as given)."""
+        return bool(self.options.get("noinline", False))
+
+    @property
+    def base_fn(self):
+        """As Triton's Autotuner.base_fn: the Python function under every
+        decorator."""
+        return self._pyfn
+
+    # Triton's Autotuner keeps its warmup and rep as given
+    @property
+    def num_warmups(self):
+        return (self._autotune_args or {}).get("warmup")
+
+    @property
+    def num_reps(self):
+        return (self._autotune_args or {}).get("rep")
+
+    @property
     def __globals__(self):
         """The module namespace the function's names resolve in (host code
         that generates kernel modules binds @jit helpers into it)."""
