@@ -4,6 +4,7 @@ references; each reference takes (v, c, s) as corpus_refs.py describes."""
 import numpy as np
 
 from corpus_cases import Buf, Case, Null, Out, Scalar
+from corpus_refs import philox4
 
 F = "flaggems_style.py"
 _M32 = np.uint64(0xFFFFFFFF)
@@ -163,22 +164,7 @@ def bitwise(v, c, s):
 
 
 def _philox(seed, c0, c1, rounds=10):
-    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
-    c0 = np.asarray(c0, dtype=np.uint64) & _M32
-    c1 = np.asarray(c1, dtype=np.uint64) & _M32
-    c2 = np.zeros_like(c0)
-    c3 = np.zeros_like(c0)
-    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-    for _ in range(rounds):
-        _c0, _c2 = c0, c2
-        c0 = ((B * _c2) >> np.uint64(32)) ^ c1 ^ k0
-        c2 = ((A * _c0) >> np.uint64(32)) ^ c3 ^ k1
-        c1 = (B * _c2) & _M32
-        c3 = (A * _c0) & _M32
-        k0 = (k0 + np.uint64(0x9E3779B9)) & _M32
-        k1 = (k1 + np.uint64(0xBB67AE85)) & _M32
-    return c0, c1, c2, c3
+    return philox4(seed, np.asarray(c0).astype(np.int64), rounds, hi=c1)
 
 
 def _uniform(word):

@@ -40,12 +40,12 @@ def _u32(x):
     return (np.asarray(x, dtype=np.uint64) & _M32)
 
 
-def philox4(seed, offsets, rounds=10):
-    """The four words of Philox(seed, counter=(offset, 0, 0, 0))."""
+def philox4(seed, offsets, rounds=10, hi=None):
+    """The four words of Philox(seed, counter=(offset, hi or 0, 0, 0))."""
     seed = int(seed) & 0xFFFFFFFFFFFFFFFF
     k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32)
     c0 = _u32(np.asarray(offsets, dtype=np.int64).astype(np.uint64))
-    c1 = np.zeros_like(c0)
+    c1 = np.zeros_like(c0) if hi is None else _u32(np.asarray(hi).astype(np.uint64))
     c2 = np.zeros_like(c0)
     c3 = np.zeros_like(c0)
     A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
