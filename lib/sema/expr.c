@@ -447,6 +447,24 @@ static bool negative_weak(SVal v)
     return (v.k == SV_INT && !v.big && v.i < 0) || (v.k == SV_FLOAT && v.f < 0);
 }
 
+/* x >> y in their common type. As Triton's, the shift is arithmetic
+ * where the tensor operand's own dtype (the left one's, or the right
+ * one's after a number) is signed, even when the common type is unsigned
+ * (an int32 tile shifted by a uint32 one keeps its sign bits). */
+static IrValue *shift_right(Sema *s, SVal a, SVal b, IrValue *x, IrValue *y, Span at)
+{
+    DType own = a.k == SV_TENSOR ? a.v->type.dt : b.k == SV_TENSOR ? b.v->type.dt : x->type.dt;
+    DType dt = x->type.dt;
+    if (dtype_is_signed(dt) || !dtype_is_int(own) || !dtype_is_signed(own) || dt == DT_I1)
+        return ir_binary(&s->b, IR_SHR, at, x, y, x->type);
+    static const DType sgn[] = {
+        [DT_U8] = DT_I8, [DT_U16] = DT_I16, [DT_U32] = DT_I32, [DT_U64] = DT_I64};
+    IrValue *sx = sema_bitcast(s, x, sgn[dt], at), *sy = sema_bitcast(s, y, sgn[dt], at);
+    if (!sx || !sy)
+        return NULL;
+    return sema_bitcast(s, ir_binary(&s->b, IR_SHR, at, sx, sy, sx->type), dt, at);
+}
+
 /* ---- pointer arithmetic ------------------------------------------------------- */
 
 static SVal pointer_arith(Sema *s, int op, SVal a, SVal b, Span at)
@@ -614,7 +632,10 @@ SVal sema_binary(Sema *s, int op, SVal a, SVal b, Span at)
     IrValue *y = coerce(s, b, dt, rank, shape, at);
     if (!x || !y)
         return (SVal){.k = SV_UNDEF};
-    IrValue *r = ir_binary(&s->b, k, at, x, y, x->type);
+    IrValue *r =
+        k == IR_SHR ? shift_right(s, a, b, x, y, at) : ir_binary(&s->b, k, at, x, y, x->type);
+    if (!r)
+        return (SVal){.k = SV_UNDEF};
     if (op == OP_FLOORDIV && dtype_is_float(dt))
         r = sema_math(s, MATH_FLOOR, r, at);
     return sv_tensor(r);
