@@ -271,16 +271,21 @@ static void prologue(Pipe *p, IrValue **map, IrValue **ahead, IrValue **init)
             init[d * (p->stages - 1) + s] = mapped(map, p->nids, p->delay[d]);
         IrValue *slot = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
         IrValue *j = ir_const_int(&b, loop->span, type_scalar(DT_I32), s);
-        for (int i = 0; i < p->nloads; i++) {
-            const IrOp *ld = p->ld[i].op;
-            if (p->ld[i].tile)
-                emit_tma(p, &b, i, j, map, live, slot, s == 0);
-            else
-                emit_copy(p, &b, i, mapped(map, p->nids, ld->operands[0]),
-                          ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
+        for (int g = 0; g < p->ngroups; g++) {
+            for (int i = 0; i < p->nloads; i++) {
+                const IrOp *ld = p->ld[i].op;
+                if (p->group[i] != g)
+                    continue;
+                if (p->ld[i].tile)
+                    emit_tma(p, &b, i, j, map, live, slot, s == 0);
+                else
+                    emit_copy(p, &b, i, mapped(map, p->nids, ld->operands[0]),
+                              ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live,
+                              slot);
+            }
+            if (p->ncp)
+                ir_build(&b, IR_ASYNC_COMMIT, loop->span, NULL, 0, NULL, 0);
         }
-        if (p->ncp)
-            ir_build(&b, IR_ASYNC_COMMIT, loop->span, NULL, 0, NULL, 0);
         const IrOp *y = p->body->last;
         IrValue *next[64];
         for (int k = 0; k < nc && k < 64; k++)
@@ -454,7 +459,7 @@ void pipe_yield_also(Pipe *p, IrOp *yield, IrValue *x) { ir_append_operand(p->f,
 
 /* At the top of the body: the waits until the slot rd it reads landed
  * (TMA barriers, then the cp.async groups and the CTA barrier). */
-static void wait_for_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *rd)
+static IrOp *wait_for_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *rd)
 {
     for (int i = 0; i < p->nloads; i++) {
         if (!p->ld[i].tile)
@@ -471,6 +476,7 @@ static void wait_for_slot(Pipe *p, IrBuilder *b, Span sp, IrValue *rd)
      * it; the fence cost a MEMBAR.ALL.CTA a K step */
     w->ival2 = 0;
     w->sub = all_private(p); /* each thread reads only what it copied: no barrier */
+    return w;
 }
 
 /* At the end of the body: the commit of its copies and the next slots;
@@ -566,6 +572,102 @@ static IrOp *early_refill_point(Pipe *p, int i, IrValue *view)
     return NULL;
 }
 
+/* ---- a group of copies per refill point ------------------------------------------------ */
+
+/* The groups of the loads' copies within an iteration (p->group, p->ngroups)
+ * from their refill points (early[i], NULL: the end of the body): a group
+ * per point, in body order, the end's last (empty where every ring is
+ * refilled early). One group where the rings are not all shared cp.async
+ * rings refilled in place, or no ring is refilled early. */
+static void refill_groups(Pipe *p, IrOp *const *early, int *group, int *ngroups)
+{
+    IrOp *pts[MAX_LOADS];
+    int n = 0;
+    bool split = p->ncp == p->nloads && !p->ws && !(p->loop->flags & IRF_FLATTEN);
+    for (int i = 0; i < p->nloads; i++) {
+        group[i] = 0;
+        split &= p->ld[i].refill && read_by_others(p, i);
+    }
+    *ngroups = 1;
+    for (const IrOp *o = p->body->first; o && split; o = o->next)
+        for (int i = 0; i < p->nloads; i++)
+            if (early[i] == o && (n == 0 || pts[n - 1] != o))
+                pts[n++] = early[i];
+    if (!split || n == 0)
+        return;
+    for (int i = 0; i < p->nloads; i++) {
+        group[i] = n;
+        for (int k = 0; k < n; k++)
+            if (pts[k] == early[i])
+                group[i] = k;
+    }
+    *ngroups = n + 1;
+}
+
+static void early_points(Pipe *p, IrValue *const *views, IrOp **early)
+{
+    for (int i = 0; i < p->nloads; i++)
+        early[i] = early_refill_point(p, i, views[i]);
+}
+
+/* Decided before the prologue, which copies each group in turn, from the
+ * loads' own values (the views that replace them read the same way). */
+static void plan_groups(Pipe *p)
+{
+    IrValue *vals[MAX_LOADS];
+    IrOp *early[MAX_LOADS];
+    for (int i = 0; i < p->nloads; i++)
+        vals[i] = p->ld[i].op->results[0];
+    early_points(p, vals, early);
+    refill_groups(p, early, p->group, &p->ngroups);
+}
+
+/* Commits at the body's top level before op `at`. */
+static int commits_before(const Pipe *p, const IrOp *at)
+{
+    int n = 0;
+    for (const IrOp *o = p->body->first; o && o != at; o = o->next)
+        n += o->kind == IR_ASYNC_COMMIT;
+    return n;
+}
+
+/* With G groups an iteration, the copies of group g for this iteration
+ * were committed S-1 iterations back: the G-1-g groups after it in that
+ * iteration, (S-2)G in the ones between and the commits of this
+ * iteration before `at` may stay in flight at `at`. Group 0's wait is the
+ * top's (wait_for_slot's `top`); every other group's goes before its
+ * first reader, with a barrier: V's copies, committed at the end of the
+ * iteration before, land under this one's first dot and softmax. Where
+ * the groups came out otherwise than planned (the prologue committed
+ * them as planned), the top waits for every copy. */
+static void wait_for_groups(Pipe *p, IrOp *top, IrValue *const *views, IrOp *const *early)
+{
+    int group[MAX_LOADS], ngroups, G = p->ngroups, S = p->stages;
+    refill_groups(p, early, group, &ngroups);
+    bool same = ngroups == G;
+    for (int i = 0; i < p->nloads && same; i++)
+        same = group[i] == p->group[i];
+    if (G == 1)
+        return;
+    if (!same) {
+        top->ival = 0;
+        return;
+    }
+    top->ival = G - 1 + (S - 2) * G;
+    for (int g = 1; g < G; g++) {
+        IrOp *at = NULL;
+        for (IrOp *o = p->body->first; o && !at; o = o->next)
+            for (int i = 0; i < p->nloads && !at; i++)
+                if (group[i] == g && takes_any(o, &views[i], 1))
+                    at = o;
+        if (!at)
+            continue;
+        IrBuilder b = {p->f, p->body, at};
+        IrOp *w = ir_build(&b, IR_ASYNC_WAIT, top->span, NULL, 0, NULL, 0);
+        w->ival = G - 1 - g + (S - 2) * G + commits_before(p, w);
+    }
+}
+
 static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrValue *rf)
 {
     IrOp *loop = p->loop;
@@ -579,7 +681,7 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrVal
     IrValue *j = p->ncp < p->nloads
         ? ir_iteration_index(&b, sp, ahead, loop->operands[0], pipe_const_step(loop))
         : NULL;
-    wait_for_slot(p, &b, sp, rd);
+    IrOp *top = wait_for_slot(p, &b, sp, rd);
     IrValue *live = pipe_in_range(&b, sp, loop, ahead);
     /* the slice again, for iteration i+S-1: the carried arguments already
      * hold that iteration's values. In a flattened tile loop it goes at the
@@ -595,12 +697,13 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrVal
         if (p->carried[k])
             yield->operands[k] = mapped(map, p->nids, yield->operands[k]);
     IrOp *early[MAX_LOADS] = {NULL};
+    IrValue *views[MAX_LOADS];
     int late = 0;
-    for (int i = 0; i < p->nloads; i++) {
-        IrValue *view = pipe_view_ring(p, i, p->ld[i].refill ? rf : rd);
-        early[i] = early_refill_point(p, i, view);
+    for (int i = 0; i < p->nloads; i++)
+        views[i] = pipe_view_ring(p, i, p->ld[i].refill ? rf : rd);
+    early_points(p, views, early);
+    for (int i = 0; i < p->nloads; i++)
         late += p->ld[i].refill && read_by_others(p, i) && !early[i];
-    }
     if (late)
         refill_barrier(p, sp);
     for (int i = 0; i < p->nloads; i++) {
@@ -620,6 +723,14 @@ static void rewrite_body(Pipe *p, IrValue **map, IrValue *rd, IrValue *wr, IrVal
             emit_copy(p, &at, i, mapped(map, p->nids, ld->operands[0]),
                       ld->nops > 1 ? mapped(map, p->nids, ld->operands[1]) : NULL, live, slot);
     }
+    for (int i = 0; i < p->nloads && p->ngroups > 1; i++) { /* each early point's group */
+        bool first = early[i] != NULL;
+        for (int k = 0; k < i && first; k++)
+            first = early[k] != early[i];
+        if (first)
+            ir_build(&(IrBuilder){p->f, body, early[i]}, IR_ASYNC_COMMIT, sp, NULL, 0, NULL, 0);
+    }
+    wait_for_groups(p, top, views, early);
     close_iteration(p, sp, rd, wr, rf);
 }
 
@@ -677,6 +788,8 @@ bool pipe_from_plan(Pipe *p, IrOp *loop)
     p->slots = pl->slots;
     p->ws = pl->ws;
     p->nloads = p->ncp = 0;
+    p->ngroups = 1;
+    memset(p->group, 0, sizeof p->group);
     p->dot = NULL;
     if (p->body->nargs - 1 > 64 || !pipe_step_ok(loop))
         return false;
@@ -787,6 +900,7 @@ static bool rings_loop(Pipe *p, IrOp *loop)
     if (!map || !init || p->f->arena->oom)
         return false;
     make_device_maps(p);
+    plan_groups(p);
     prologue(p, map, ahead, init);
     int n = refills(p, false);
     bool all = n == p->nloads;

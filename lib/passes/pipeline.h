@@ -55,6 +55,10 @@ typedef struct Pipe {
     IrValue **delayed; /* the body's arguments holding them, S-1 each */
     int ndelay;
     int body_writes; /* the body stores or writes memory: 1, 0, -1 not yet known */
+    /* pipeline.c: the cp.async group of each load's copies within an
+     * iteration, by the order of their refill points; 1 group, or more */
+    int group[MAX_LOADS];
+    int ngroups;
 } Pipe;
 
 /* pipeline.c: what the rewrites share */
