@@ -394,8 +394,8 @@ bool irp_const_value(Parser *p, OpText *t, Type ty, IrOp *op)
         op->ival = s[0] == 't';
     } else if (ty.dt == DT_U64 && s[0] != '-') {
         op->ival = (int64_t)strtoull(s, &end, 10);
-    } else if (dtype_is_int(ty.dt) && ty.dt != DT_I1) {
-        op->ival = strtoll(s, &end, 10);
+    } else if ((dtype_is_int(ty.dt) && ty.dt != DT_I1) || (ty.dt == DT_PTR && !ty.rank)) {
+        op->ival = strtoll(s, &end, 10); /* a pointer's: the null `if ptr:` compares with */
     } else {
         return irp_fail_at(p, t->literal_at, "no constant of type %s", type_str(p->a, ty));
     }
