@@ -241,12 +241,14 @@ typedef struct RtLaunchArgs {
     int num_warps, num_stages;
     int num_ctas; /* 1, or 2: the key holds RT_KEY_CTAS2 at word ctas_word */
     int ctas_word;
-    bool fp_fusion; /* comp_fp_fusion of the launch's option; off: the key ends in
+    bool fp_fusion;    /* comp_fp_fusion of the launch's option; off: the key ends in
                        RT_KEY_NO_FUSION (before RT_KEY_NO_TMA) */
-    bool debug;     /* runtime asserts kept (the option, else TRITON_DEBUG/TK_DEBUG); the
+    bool debug;        /* runtime asserts kept (the option, else TRITON_DEBUG/TK_DEBUG); the
                        key then holds RT_KEY_DEBUG after the warps and stages */
-    bool no_tma;    /* compile without TMA (no tensor map fits the arguments, or
+    bool no_tma;       /* compile without TMA (no tensor map fits the arguments, or
                     TK_NO_TMA=1); the key then ends in RT_KEY_NO_TMA */
+    tk_arg implied[3]; /* num_warps, num_stages, num_ctas bound to parameters of those
+                          names the launch gave no value (rt_launch.c) */
 } RtLaunchArgs;
 #define RT_KEY_NO_TMA    0x4e4f2d544d41ULL   /* "NO-TMA" */
 #define RT_KEY_NO_FUSION 0x4e4f2d46555345ULL /* "NO-FUSE" */

@@ -283,6 +283,50 @@ static bool tma_off(void)
     return read_once(&off, env_no_tma);
 }
 
+/* A constexpr parameter named num_warps, num_stages or num_ctas is also
+ * the launch's setting, as in Triton, where one keyword argument binds
+ * both: given as a constexpr, it sets the launch's setting the options
+ * leave at its default (the two given and different is an error); not
+ * given and without a default of its own, it takes the launch's setting
+ * (its default included), bound in la->implied once the settings are
+ * checked. */
+static tk_status settings_as_params(const tk_kernel *k, RtLaunchArgs *la)
+{
+    static const char *const names[3] = {"num_warps", "num_stages", "num_ctas"};
+    int *setting[3] = {&la->num_warps, &la->num_stages, &la->num_ctas};
+    for (int i = 0; i < 3; i++) {
+        la->implied[i] = (tk_arg){TK_ARG_CONST, TK_I64, NULL, {0}, NULL};
+        int p = 0;
+        while (p < k->sig.nparams && strcmp(pname(k, p), names[i]) != 0)
+            p++;
+        if (p == k->sig.nparams || !k->sig.is_constexpr[p])
+            continue;
+        const tk_arg *a = la->consts[p];
+        if (!a && k->sig.has_default[p])
+            continue; /* its default, as where Triton's launch leaves it out */
+        if (!a) {
+            la->implied[i].name = names[i];
+            la->consts[p] = &la->implied[i];
+            continue;
+        }
+        ConstValue cv;
+        if (rt_const_value(k->name, names[i], a, &cv) != TK_OK)
+            return TK_ERR_LAUNCH;
+        if (cv.kind != CV_INT || cv.i < 1 || cv.i > 1024)
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': constexpr '%s' is the launch's %s too: give it a small "
+                           "positive integer",
+                           k->name, names[i], names[i]);
+        if (*setting[i] && *setting[i] != cv.i)
+            return err_set(TK_ERR_LAUNCH,
+                           "kernel '%s': constexpr '%s' is %lld but the launch's %s is %d: "
+                           "the parameter is the setting, give one value",
+                           k->name, names[i], (long long)cv.i, names[i], *setting[i]);
+        *setting[i] = (int)cv.i;
+    }
+    return TK_OK;
+}
+
 tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_launch_options *opts,
                          RtLaunchArgs *la)
 {
@@ -302,12 +346,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
         return err_set(TK_ERR_LAUNCH, "kernel '%s': debug is %d (0 for the default, 1 on, -1 off)",
                        k->name, debug);
     la->debug = debug ? debug > 0 : debug_default();
-    char why[128];
-    if (!ir_launch_settings(&la->num_warps, &la->num_stages, NULL, why, sizeof why))
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
     la->num_ctas = opts ? opts->num_ctas : 0;
-    if (!ir_launch_ctas(&la->num_ctas, NULL, why, sizeof why))
-        return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
     memset(la->consts, 0, sizeof la->consts[0] * (size_t)k->sig.nparams);
     int nrun = 0, nconst = 0, nitems = 0;
     for (int i = 0, span; i < nargs; i += span) {
@@ -328,6 +367,17 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
             return err_set(TK_ERR_LAUNCH, "kernel '%s': argument %d has an unknown kind", k->name,
                            i + 1);
     }
+    tk_status st = settings_as_params(k, la);
+    if (st != TK_OK)
+        return st;
+    char why[128];
+    if (!ir_launch_settings(&la->num_warps, &la->num_stages, NULL, why, sizeof why))
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
+    if (!ir_launch_ctas(&la->num_ctas, NULL, why, sizeof why))
+        return err_set(TK_ERR_LAUNCH, "kernel '%s': %s", k->name, why);
+    for (int i = 0; i < 3; i++) /* the settings' defaults, where a parameter takes one */
+        if (la->implied[i].name)
+            la->implied[i].v.i = i == 0 ? la->num_warps : i == 1 ? la->num_stages : la->num_ctas;
     /* the runtime arguments fill the runtime parameters not given tk_none(), in order */
     int nnone = 0, next = 0;
     for (int r = 0; r < k->nruntime; r++)

@@ -100,16 +100,34 @@ bool comp_codegen(Diag *d, IrFunc *f, const CgOptions *o, const PassOptions *po,
 
 /* ---- tk_compile --------------------------------------------------------------- */
 
+/* A constexpr parameter named num_warps or num_stages is the compile's
+ * setting too, as in Triton, where one keyword argument binds both: its
+ * -D value sets what the options leave at the default, and the two given
+ * and different is an error (sema binds the setting to such a parameter
+ * without a value). */
+static bool settings_from_defines(Compilation *c, const SpecDefine *defs, int n, int *settings)
+{
+    static const char *const names[2] = {"num_warps", "num_stages"};
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 2; k++) {
+            if (strcmp(defs[i].name, names[k]) != 0 || defs[i].value.kind != CV_INT)
+                continue;
+            if (settings[k] && settings[k] != defs[i].value.i) {
+                diag_plain(&c->diag, DIAG_ERROR,
+                           "-D %s=%lld but --%s %d: the parameter is the setting, give one "
+                           "value",
+                           names[k], (long long)defs[i].value.i, k ? "num-stages" : "num-warps",
+                           settings[k]);
+                return false;
+            }
+            settings[k] = defs[i].value.i < 0 || defs[i].value.i > 1024 ? -1 : (int)defs[i].value.i;
+        }
+    return true;
+}
+
 bool comp_request(Compilation *c, const tk_compile_options *o, const char *kernel,
                   const char *signature, SpecRequest *req)
 {
-    char bad[128];
-    if (!spec_request_init(req, kernel, o->num_warps, o->num_stages,
-                           o->arch ? o->arch : TK_DEFAULT_ARCH, bad, sizeof bad)) {
-        diag_plain(&c->diag, DIAG_ERROR, "%s", bad);
-        return false;
-    }
-    req->debug = comp_debug(0);
     SpecDefine *defs = arena_alloc(&c->arena, sizeof *defs * (size_t)(o->ndefines + 1));
     for (int i = 0; i < o->ndefines; i++) {
         defs[i].name = o->defines[i].name;
@@ -128,6 +146,16 @@ bool comp_request(Compilation *c, const tk_compile_options *o, const char *kerne
             defs[i].value.s = text;
         }
     }
+    int settings[2] = {o->num_warps, o->num_stages};
+    if (c->diag.errors || !settings_from_defines(c, defs, o->ndefines, settings))
+        return false;
+    char bad[128];
+    if (!spec_request_init(req, kernel, settings[0], settings[1],
+                           o->arch ? o->arch : TK_DEFAULT_ARCH, bad, sizeof bad)) {
+        diag_plain(&c->diag, DIAG_ERROR, "%s", bad);
+        return false;
+    }
+    req->debug = comp_debug(0);
     req->defines = defs;
     req->ndefines = o->ndefines;
     if (signature) {

@@ -778,6 +778,9 @@ static void bind_params(Sema *s, const Node *fn, const SpecRequest *req, const K
             s->env = s->globals;
             v = sema_eval(s, p->b);
             s->env = saved;
+        } else if (strcmp(p->name, "num_warps") == 0 || strcmp(p->name, "num_stages") == 0) {
+            /* the compile's setting, as Triton binds its keyword argument to both */
+            v = sv_int(p->name[4] == 'w' ? req->num_warps : req->num_stages);
         } else {
             v = missing_const(s, p, tune);
         }
