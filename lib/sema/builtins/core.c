@@ -387,8 +387,10 @@ static SVal b_fma(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 static SVal b_cdiv(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     TK_UNUSED(b), TK_UNUSED(at);
-    SVal t = sema_binary(s, OP_ADD, a[0], a[1], call);
-    t = sema_binary(s, OP_SUB, t, sv_int(1), call);
+    /* (x + (div - 1)) // div, as Triton writes it: div - 1 in div's own
+     * dtype, so an int8 divisor of -128 wraps to 127 before x joins */
+    SVal t = sema_binary(s, OP_SUB, a[1], sv_int(1), call);
+    t = sema_binary(s, OP_ADD, a[0], t, call);
     return sema_binary(s, OP_FLOORDIV, t, a[1], call);
 }
 
