@@ -3,6 +3,7 @@
  * calls, pointer arithmetic. Operands share the result's layout (sema made
  * shapes equal), so slot s of the result depends on slot s of each operand.
  * bf16 arithmetic is computed in fp32 and rounded once (exact for + - *). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -171,6 +172,42 @@ static LLVMValueRef div_full_f32(Cg *cg, LLVMValueRef a, LLVMValueRef b)
     return cg_returns(cg, LLVMBuildCall2(cg->b, ft, ia, args, 2, ""));
 }
 
+static LLVMValueRef nvvm1(Cg *cg, const char *name, LLVMValueRef x)
+{
+    return cg_intrinsic(cg, name, NULL, 0, &x, 1);
+}
+
+static LLVMValueRef llvm1(Cg *cg, const char *name, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return cg_intrinsic(cg, name, &t, 1, &x, 1);
+}
+
+/* An fp32 x % y as Triton's LLVM lowers frem: x - trunc(x / y) * y in one
+ * fma, x itself where y is infinite; by a constant power of two (exact
+ * quotients) with x's sign on a zero result (-1.0 % 1.0 is -0.0 there).
+ * LLVM 19's own lowering rounds the product and the difference apart. */
+static LLVMValueRef frem_f32(Cg *cg, LLVMValueRef x, LLVMValueRef y)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMBool loses = 0;
+    double c = LLVMIsAConstantFP(y) ? LLVMConstRealGetDouble(y, &loses) : 0.0;
+    int e = 0;
+    bool pow2 = c != 0.0 && !loses && isfinite(c) && fabs(frexp(c, &e)) == 0.5;
+    LLVMValueRef q = pow2 ? LLVMBuildFMul(cg->b, x, LLVMConstReal(t, 1.0 / c), "")
+                          : LLVMBuildFDiv(cg->b, x, y, "");
+    LLVMValueRef nq = LLVMBuildFNeg(cg->b, llvm1(cg, "llvm.trunc", q), "");
+    LLVMValueRef fa[3] = {nq, y, x};
+    LLVMValueRef r = cg_intrinsic(cg, "llvm.fma", &t, 1, fa, 3);
+    if (pow2) {
+        LLVMValueRef cs[2] = {r, x};
+        return cg_intrinsic(cg, "llvm.copysign", &t, 1, cs, 2);
+    }
+    LLVMValueRef inf = LLVMBuildFCmp(cg->b, LLVMRealOEQ, llvm1(cg, "llvm.fabs", y),
+                                     LLVMConstReal(t, INFINITY), "");
+    return LLVMBuildSelect(cg->b, inf, x, r, "");
+}
+
 /* Float add, sub and mul may fuse into fma where one feeds the other, as
  * Triton compiles them by default (its enable_fp_fusion): LLVM contracts
  * pairs that both carry the flag, and the NVPTX backend (told so once, in
@@ -218,7 +255,7 @@ LLVMValueRef cg_binop(Cg *cg, IrKind k, int sub, DType dt, LLVMValueRef a, LLVMV
         return sg ? LLVMBuildSDiv(B, a, b, "") : LLVMBuildUDiv(B, a, b, "");
     case IR_REM:
         if (fl)
-            return LLVMBuildFRem(B, a, b, "");
+            return dt == DT_F32 ? frem_f32(cg, a, b) : LLVMBuildFRem(B, a, b, "");
         return sg ? LLVMBuildSRem(B, a, b, "") : LLVMBuildURem(B, a, b, "");
     case IR_AND: return LLVMBuildAnd(B, a, b, "");
     case IR_OR: return LLVMBuildOr(B, a, b, "");
@@ -265,17 +302,6 @@ static LLVMValueRef libdevice_call(Cg *cg, const char *name, LLVMTypeRef ret, LL
     return cg_call_fn(cg, name, ret, pt, n, args, n, false);
 }
 
-static LLVMValueRef nvvm1(Cg *cg, const char *name, LLVMValueRef x)
-{
-    return cg_intrinsic(cg, name, NULL, 0, &x, 1);
-}
-
-static LLVMValueRef llvm1(Cg *cg, const char *name, LLVMValueRef x)
-{
-    LLVMTypeRef t = LLVMTypeOf(x);
-    return cg_intrinsic(cg, name, &t, 1, &x, 1);
-}
-
 /* Fast paths as Triton takes them for fp32; accurate libdevice code for fp64. */
 static LLVMValueRef math(Cg *cg, MathFn fn, DType dt, LLVMValueRef x)
 {
@@ -303,25 +329,21 @@ static LLVMValueRef math(Cg *cg, MathFn fn, DType dt, LLVMValueRef x)
         if (!f32)
             break;
         return nvvm1(cg, "llvm.nvvm.ex2.approx.ftz.f", x);
-    case MATH_LOG:
-        if (!f32)
-            break;
-        return LLVMBuildFMul(cg->b, nvvm1(cg, "llvm.nvvm.lg2.approx.f", x),
-                             LLVMConstReal(t, 0.6931471805599453), "");
-    case MATH_LOG2:
-        if (!f32)
-            break;
-        return nvvm1(cg, "llvm.nvvm.lg2.approx.f", x);
+    /* log and log2 are libdevice's accurate code, as in Triton (lg2.approx's
+     * absolute error is most of log(x) near 1); libdevice runs with
+     * subnormals flushed (target/nvptx.c), and so do sqrt, rsqrt, floor
+     * and ceil here, as Triton's fp32 code has them */
     case MATH_SQRT:
-        return f32 ? nvvm1(cg, "llvm.nvvm.sqrt.approx.f", x) : llvm1(cg, "llvm.sqrt", x);
+        return f32 ? nvvm1(cg, "llvm.nvvm.sqrt.approx.ftz.f", x) : llvm1(cg, "llvm.sqrt", x);
     case MATH_SQRT_RN: return f32 ? nvvm1(cg, "llvm.nvvm.sqrt.rn.f", x) : llvm1(cg, "llvm.sqrt", x);
     case MATH_RSQRT:
         if (!f32)
             break;
-        return nvvm1(cg, "llvm.nvvm.rsqrt.approx.f", x);
+        return nvvm1(cg, "llvm.nvvm.rsqrt.approx.ftz.f", x);
     case MATH_ABS: return llvm1(cg, "llvm.fabs", x);
-    case MATH_FLOOR: return llvm1(cg, "llvm.floor", x);
-    case MATH_CEIL: return llvm1(cg, "llvm.ceil", x);
+    case MATH_FLOOR:
+        return f32 ? nvvm1(cg, "llvm.nvvm.floor.ftz.f", x) : llvm1(cg, "llvm.floor", x);
+    case MATH_CEIL: return f32 ? nvvm1(cg, "llvm.nvvm.ceil.ftz.f", x) : llvm1(cg, "llvm.ceil", x);
     default: break;
     }
     const char *name = (unsigned)fn < MATH_COUNT ? (f32 ? ld32 : ld64)[fn] : NULL;

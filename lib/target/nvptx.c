@@ -222,8 +222,10 @@ static bool link_libdevice(LLVMModuleRef mod, const CgOptions *o, Diag *d)
         }
     }
     LLVMContextRef ctx = LLVMGetModuleContext(mod);
+    /* libdevice's fp32 code with subnormals flushed, as Triton links it:
+     * rsqrt, sin or log of a subnormal give what Triton's give */
     LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
-                      LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 0, 0)));
+                      LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 1, 0)));
     return true;
 }
 
