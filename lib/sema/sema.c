@@ -19,6 +19,8 @@ static int env_find(const Env *e, const char *name)
     return -1;
 }
 
+static Arena *env_arena(Sema *s) { return s->env_a ? s->env_a : s->a; }
+
 /* Builds or extends the index once the Env is large; without memory it
  * stays empty (or is dropped) and finding goes back to the linear scan. */
 static void env_index(Sema *s, Env *e)
@@ -26,7 +28,7 @@ static void env_index(Sema *s, Env *e)
     if (e->n <= ENV_INDEX_MIN)
         return;
     for (int i = e->index.n; i < e->n; i++)
-        if (!namemap_put(s->a, &e->index, e->b[i].name, i)) {
+        if (!namemap_put(env_arena(s), &e->index, e->b[i].name, i)) {
             e->index = (NameMap){0};
             return;
         }
@@ -52,7 +54,7 @@ void env_set(Sema *s, Env *e, const char *name, SVal v, Span at)
     }
     if (e->n == e->cap) {
         int cap = e->cap ? e->cap * 2 : 16;
-        Binding *nb = arena_alloc(s->a, sizeof(Binding) * (size_t)cap);
+        Binding *nb = arena_alloc(env_arena(s), sizeof(Binding) * (size_t)cap);
         if (e->n)
             memcpy(nb, e->b, sizeof(Binding) * (size_t)e->n);
         e->b = nb;
@@ -66,7 +68,7 @@ Env env_copy(Sema *s, const Env *e)
 {
     Env c = {0};
     c.cap = e->n + 8;
-    c.b = arena_alloc(s->a, sizeof(Binding) * (size_t)c.cap);
+    c.b = arena_alloc(env_arena(s), sizeof(Binding) * (size_t)c.cap);
     if (!c.b) /* out of memory (the arena says so): an empty copy, and sema stops */
         return (Env){0};
     if (e->n)
@@ -819,7 +821,9 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
                    req && req->kernel ? req->kernel : "?");
         return NULL;
     }
-    Sema s = {.a = a, .d = d, .src = src};
+    Arena envs;
+    arena_init(&envs);
+    Sema s = {.a = a, .env_a = &envs, .d = d, .src = src};
     s.errors_at_start = d->errors;
     s.f = ir_func_new(a, fn->name, src);
     s.f->span = fn->span;
@@ -854,7 +858,8 @@ IrFunc *sema_specialize(const Node *module, const Source *src, const SpecRequest
                      "(store results through pointers)",
                      fn->name);
     }
-    if (a->oom)
+    if (a->oom || envs.oom)
         diag_plain(d, DIAG_ERROR, "out of memory while specialising '%s'", fn->name);
+    arena_free(&envs);
     return d->errors == s.errors_at_start ? s.f : NULL;
 }

@@ -107,6 +107,10 @@ typedef struct SemaPred {
 
 typedef struct Sema {
     Arena *a;
+    Arena *env_a; /* the bindings' (NULL: a): freed when sema ends, as nothing of the
+                     IR points into them; the module's globals, bound for each
+                     specialisation, would otherwise stay with a kept IR (the
+                     interpreter's) */
     Diag *d;
     const Source *src;  /* the file of the code being read (changes with module) */
     const Node *module; /* the module whose code runs now */
