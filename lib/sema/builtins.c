@@ -169,6 +169,75 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
     return sema_err(s, at, "module '%s' has no attribute '%s'", nsname, name);
 }
 
+/* Triton's tensor operators are methods too (x.__neg__(), x.__radd__(1)):
+ * each is its operator, the operands swapped for the reflected ones. */
+typedef struct Dunder {
+    const char *name;
+    int op;
+    char kind; /* b binary, r reflected binary, c comparison, q reflected one, u unary */
+} Dunder;
+
+static const Dunder *find_dunder(const char *name)
+{
+    static const Dunder dunders[] = {{"__add__", OP_ADD, 'b'},
+                                     {"__radd__", OP_ADD, 'r'},
+                                     {"__sub__", OP_SUB, 'b'},
+                                     {"__rsub__", OP_SUB, 'r'},
+                                     {"__mul__", OP_MUL, 'b'},
+                                     {"__rmul__", OP_MUL, 'r'},
+                                     {"__truediv__", OP_DIV, 'b'},
+                                     {"__rtruediv__", OP_DIV, 'r'},
+                                     {"__floordiv__", OP_FLOORDIV, 'b'},
+                                     {"__rfloordiv__", OP_FLOORDIV, 'r'},
+                                     {"__mod__", OP_MOD, 'b'},
+                                     {"__rmod__", OP_MOD, 'r'},
+                                     {"__and__", OP_BITAND, 'b'},
+                                     {"__rand__", OP_BITAND, 'r'},
+                                     {"__or__", OP_BITOR, 'b'},
+                                     {"__ror__", OP_BITOR, 'r'},
+                                     {"__xor__", OP_BITXOR, 'b'},
+                                     {"__rxor__", OP_BITXOR, 'r'},
+                                     {"__lshift__", OP_LSHIFT, 'b'},
+                                     {"__rlshift__", OP_LSHIFT, 'r'},
+                                     {"__rshift__", OP_RSHIFT, 'b'},
+                                     {"__rrshift__", OP_RSHIFT, 'r'},
+                                     {"__lt__", OP_LT, 'c'},
+                                     {"__rlt__", OP_LT, 'q'},
+                                     {"__le__", OP_LE, 'c'},
+                                     {"__rle__", OP_LE, 'q'},
+                                     {"__gt__", OP_GT, 'c'},
+                                     {"__rgt__", OP_GT, 'q'},
+                                     {"__ge__", OP_GE, 'c'},
+                                     {"__rge__", OP_GE, 'q'},
+                                     {"__eq__", OP_EQ, 'c'},
+                                     {"__req__", OP_EQ, 'q'},
+                                     {"__ne__", OP_NE, 'c'},
+                                     {"__rne__", OP_NE, 'q'},
+                                     {"__neg__", OP_NEG, 'u'},
+                                     {"__invert__", OP_INVERT, 'u'},
+                                     {"__not__", OP_NOT, 'u'}};
+    for (int i = 0; i < TK_ARRAY_LEN(dunders); i++)
+        if (!strcmp(dunders[i].name, name))
+            return &dunders[i];
+    return NULL;
+}
+
+static SVal dunder_call(Sema *s, SVal self, const char *name, CallArgs *ca)
+{
+    const Dunder *d = find_dunder(name);
+    int want = d->kind == 'u' ? 0 : 1;
+    if (ca->npos != want || ca->nkw)
+        return sema_err(s, ca->at, "tensor.%s takes %d argument%s", name, want,
+                        want == 1 ? "" : "s");
+    switch (d->kind) {
+    case 'u': return sema_unary(s, d->op, self, ca->at);
+    case 'b': return sema_binary(s, d->op, self, ca->pos[0], ca->at);
+    case 'r': return sema_binary(s, d->op, ca->pos[0], self, ca->at);
+    case 'c': return sema_compare(s, d->op, self, ca->pos[0], ca->at);
+    default: return sema_compare(s, d->op, ca->pos[0], self, ca->at);
+    }
+}
+
 SVal sema_method(Sema *s, SVal self, const char *name, Span at)
 {
     SVal m = {.k = SV_BUILTIN, .s = name, .n = 1};
@@ -184,6 +253,8 @@ SVal sema_method(Sema *s, SVal self, const char *name, Span at)
         const Builtin *b = find_tl(name);
         if (!strcmp(name, "to") || (b && b->method))
             return m.ns = "tl", m;
+        if (find_dunder(name))
+            return m.ns = "dunder", m;
         return sema_err(s, at, "tensor %s has no attribute '%s'", sema_type_str(s, self.v->type),
                         name);
     }
@@ -325,6 +396,8 @@ SVal sema_call_builtin(Sema *s, const char *nsname, const char *name, SVal self,
         return sema_torch_call(s, name, ca);
     if (!strcmp(nsname, "str"))
         return sema_str_call(s, self, name, ca);
+    if (!strcmp(nsname, "dunder"))
+        return dunder_call(s, self, name, ca);
     if (!strcmp(nsname, "target_info"))
         return sema_target_call(s, name, ca);
     if (!strncmp(nsname, "importlib", 9))
