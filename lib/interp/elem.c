@@ -189,8 +189,27 @@ static void int_binary(const IrOp *op, DType dt, const int64_t *a, const int64_t
     }
 typedef float flt;
 typedef double dbl;
-FLOAT_BINARY(flt, fminf, fmaxf, fmodf)
-FLOAT_BINARY(dbl, fmin, fmax, fmod)
+/* min and max with -0 below +0, as the GPU's min and max order them (C's
+ * fmin and fmax may return either zero) */
+static float min_f(float a, float b)
+{
+    return a == 0 && b == 0 ? (signbit(a) ? a : b) : fminf(a, b);
+}
+static float max_f(float a, float b)
+{
+    return a == 0 && b == 0 ? (signbit(a) ? b : a) : fmaxf(a, b);
+}
+static double min_d(double a, double b)
+{
+    return a == 0 && b == 0 ? (signbit(a) ? a : b) : fmin(a, b);
+}
+static double max_d(double a, double b)
+{
+    return a == 0 && b == 0 ? (signbit(a) ? b : a) : fmax(a, b);
+}
+
+FLOAT_BINARY(flt, min_f, max_f, fmodf)
+FLOAT_BINARY(dbl, min_d, max_d, fmod)
 
 static bool binary(InterpProg *p, const IrOp *op)
 {
