@@ -15,7 +15,8 @@
  * lifts that target. It is asked for only where memory sets a loop's
  * pace: the same change made GEMM epilogues (tensor-core dots) and
  * Welford loops (a division per element) 18-22% slower, since there the
- * programs resident beside each other hide the arithmetic. And only for
+ * programs resident beside each other hide the arithmetic; libdevice's
+ * math (long_math) counts as such arithmetic. And only for
  * a loop that carries values (a running sum, a search's bounds): one
  * whose iterations share nothing (a plane loop of a bilinear upsampling,
  * 32 gathers an iteration) issues its loads together anyway, and there
@@ -38,17 +39,40 @@
 typedef struct {
     bool dot;      /* a tensor-core dot anywhere */
     bool load;     /* a global load inside a loop that carries values */
-    bool slow;     /* a float division inside a loop */
+    bool slow;     /* a float division or libdevice math inside a loop */
     bool carries;  /* the loop being walked carries values */
     bool resident; /* an mma.sync dot reads a resident operand (reads_resident) */
 } Streams;
+
+/* Math that libdevice computes (a logarithm, a sine, erf, tanh, every
+ * fp64 function, a libdevice call): a dozen or more fmas an element, which,
+ * as a division's work, the programs resident beside each other hide. A
+ * row-wise KL divergence (a logarithm an element, 32 bf16 elements a
+ * thread) took 80 registers under the directive and 32 without, as
+ * Triton's. */
+static bool long_math(const IrOp *o)
+{
+    if (o->kind == IR_EXTERN)
+        return true;
+    if (o->kind != IR_MATH)
+        return false;
+    switch ((MathFn)o->sub) {
+    case MATH_LOG:
+    case MATH_LOG2:
+    case MATH_SIN:
+    case MATH_COS:
+    case MATH_ERF:
+    case MATH_TANH: return true;
+    default: return o->results[0]->type.dt == DT_F64;
+    }
+}
 
 static bool in_loop(IrOp *o, void *ctx)
 {
     Streams *s = ctx;
     if (o->kind == IR_LOAD && s->carries)
         s->load = true;
-    if (o->kind == IR_DIV && dtype_is_float(o->results[0]->type.dt))
+    if ((o->kind == IR_DIV && dtype_is_float(o->results[0]->type.dt)) || long_math(o))
         s->slow = true;
     return true;
 }
