@@ -460,17 +460,20 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
         return sema_err(s, at, "tl.dot with %s operands needs K >= 32, got K=%d", dtype_name(da),
                         k);
     DType out = da == DT_I8 ? DT_I32 : da == DT_F64 ? DT_F64 : DT_F32;
-    if (out_dtype.k == SV_DTYPE) {
+    /* as Triton's: int8 operands give int32 and fp32 or bf16 ones fp32
+     * whatever out_dtype says (but bf16, refused) */
+    bool ignored = out_dtype.k == SV_DTYPE &&
+        (da == DT_I8 || ((da == DT_F32 || da == DT_BF16) && out_dtype.ty.dt != DT_BF16));
+    if (out_dtype.k == SV_DTYPE && !ignored) {
         DType o = out_dtype.ty.dt;
         bool ok = da == DT_I8 ? o == DT_I32
             : fp8             ? o == DT_F32
-                              : o == DT_F32 || (o == da && (da == DT_F16 || da == DT_BF16)) ||
-                (da == DT_F64 && o == DT_F64);
+                  : o == DT_F32 || (o == da && da == DT_F16) || (da == DT_F64 && o == DT_F64);
         if (!ok)
             return sema_err(s, at, "tl.dot: out_dtype %s is not allowed for %s operands%s",
                             dtype_name(o), dtype_name(*upcast ? ta.dt : da), upcast);
         out = o;
-    } else if (sv_has(out_dtype)) {
+    } else if (sv_has(out_dtype) && !ignored) {
         return sema_err(s, at, "tl.dot: out_dtype must be a dtype, got %s",
                         sv_describe(s, out_dtype));
     }

@@ -81,11 +81,13 @@ static SVal b_permute(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     if (!x)
         return bad();
     int rank = x->type.rank, perm[TK_MAX_RANK];
-    if (a[1].n == 0) {
-        if (rank != 2)
-            return sema_err(s, call, "tl.%s without dims needs a 2-D block, got %s", b->name,
-                            sema_type_str(s, x->type));
-        perm[0] = 1, perm[1] = 0;
+    if (a[1].n == 0) { /* the last two dims swapped, as Triton's trans does */
+        if (rank < 2)
+            return sema_err(s, call, "tl.%s without dims needs a block of 2 dims or more, got %s",
+                            b->name, sema_type_str(s, x->type));
+        for (int i = 0; i < rank; i++)
+            perm[i] = i;
+        perm[rank - 2] = rank - 1, perm[rank - 1] = rank - 2;
     } else {
         if (a[1].n != rank)
             return sema_err(s, call, "tl.%s needs %d dims for %s, got %d", b->name, rank,
@@ -122,7 +124,16 @@ static SVal b_join(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     IrValue *x, *y;
     TK_UNUSED(at);
-    if (!sema_binary_operands(s, a[0], a[1], false, &x, &y, call))
+    SVal second = a[1];
+    /* integers of one width and two signednesses: the first's dtype, as
+     * Triton's join takes it (the same bits), not the common unsigned one */
+    if (a[0].k == SV_TENSOR && a[0].v && a[1].k == SV_TENSOR && a[1].v) {
+        DType d0 = a[0].v->type.dt, d1 = a[1].v->type.dt;
+        if (d0 != d1 && dtype_is_int(d0) && dtype_is_int(d1) && d0 != DT_I1 && d1 != DT_I1 &&
+            dtype_bits(d0) == dtype_bits(d1))
+            second = sv_tensor(sema_cast(s, a[1].v, d0, call));
+    }
+    if (!sema_binary_operands(s, a[0], second, false, &x, &y, call))
         return bad();
     if (x->type.rank >= TK_MAX_RANK)
         return sema_err(s, call, "tl.%s would give more than %d dimensions", b->name, TK_MAX_RANK);

@@ -223,6 +223,11 @@ static SVal b_topk(Sema *s, const Builtin *b, SVal *a, Span *at, Span call_at)
                         "tl.topk needs k a power of two no larger than the last "
                         "dimension (%d), got %lld",
                         1 << log_n, (long long)k);
+    /* Triton selects the top k with tl.max (tl.min), which widens what is
+     * narrower than 32 bits: its result is int32 or fp32 then */
+    DType dt = x->type.dt;
+    if (log_k < log_n && dtype_bits(dt) < 32)
+        x = sema_cast(s, x, dtype_is_float(dt) ? DT_F32 : DT_I32, call_at);
     return sort_impl(s, x, log_n, log_k, desc, call_at);
 }
 
