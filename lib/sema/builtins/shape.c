@@ -188,6 +188,10 @@ static SVal b_cat(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         return sema_err(s, call,
                         "tl.cat may reorder elements; pass can_reorder=True (as Triton "
                         "requires)");
+    DType dx = x->type.dt, dy = y->type.dt; /* one width, two signednesses: x's, as Triton */
+    if (dx != dy && dtype_is_int(dx) && dtype_is_int(dy) && dx != DT_I1 && dy != DT_I1 &&
+        dtype_bits(dx) == dtype_bits(dy) && x->type.rank == y->type.rank)
+        y = sema_cast(s, y, dx, call);
     if (!type_eq(x->type, y->type) || x->type.rank == 0)
         return sema_err(s, call, "tl.cat needs two blocks of one type, got %s and %s",
                         sema_type_str(s, x->type), sema_type_str(s, y->type));
