@@ -46,8 +46,8 @@ static SVal b_arange(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
                         (long long)lo, (long long)hi);
     int64_t len;
     if (__builtin_sub_overflow(hi, lo, &len) || lo < INT32_MIN || hi > INT32_MAX)
-        return sema_err(s, call, "arange(%lld, %lld) is too large (at most %d elements of i32)",
-                        (long long)lo, (long long)hi, SEMA_MAX_NUMEL);
+        return sema_err(s, call, "arange(%lld, %lld): start and end must fit in int32",
+                        (long long)lo, (long long)hi);
     if (!is_pow2(len))
         return sema_err(s, call,
                         "arange(%lld, %lld): the length end - start = %lld must be a "
