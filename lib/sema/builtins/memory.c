@@ -306,7 +306,9 @@ static SVal b_atomic(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         return bad();
     DType e = p->type.elem;
     bool bitwise = b->arg == ATOM_AND || b->arg == ATOM_OR || b->arg == ATOM_XOR;
-    if ((bitwise && !dtype_is_int(e)) || e == DT_I1 || e == DT_I8 || e == DT_U8 ||
+    /* Triton runs and/or/xor on an fp32 or fp64 pointer on the bits */
+    bool bits = bitwise && (e == DT_F32 || e == DT_F64);
+    if ((bitwise && !dtype_is_int(e) && !bits) || e == DT_I1 || e == DT_I8 || e == DT_U8 ||
         (e == DT_I16 || e == DT_U16) || dtype_is_fp8(e))
         return sema_err(s, at[0], "tl.%s is not supported on %s", b->name,
                         sema_type_str(s, p->type));
@@ -315,12 +317,18 @@ static SVal b_atomic(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     const char *sem, *scope;
     if (!v || !mask_arg(s, b, a[2], at[2], p->type, &mask) || !sem_scope(s, a, at, 3, &sem, &scope))
         return bad();
-    Type rt = type_block(e, p->type.rank, p->type.shape);
+    if (bits) {
+        Type ip = p->type;
+        ip.elem = e == DT_F32 ? DT_I32 : DT_I64;
+        p = ir_unary(&s->b, IR_BITCAST, call, p, ip);
+        v = sema_bitcast(s, v, ip.elem, call);
+    }
+    Type rt = type_block(p->type.elem, p->type.rank, p->type.shape);
     IrOp *op = ir_build(&s->b, IR_ATOMIC_RMW, call, (IrValue *[]){p, v, mask}, 3, &rt, 1);
     op->sub = b->arg;
     op->str = sem;
     op->str2 = scope;
-    return sv_tensor(op->results[0]);
+    return sv_tensor(bits ? sema_bitcast(s, op->results[0], e, call) : op->results[0]);
 }
 
 static SVal b_atomic_cas(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
