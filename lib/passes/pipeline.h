@@ -62,6 +62,8 @@ typedef struct Pipe {
 } Pipe;
 
 /* pipeline.c: what the rewrites share */
+/* Whether other threads read what load i's copies write. */
+bool pipe_read_by_others(const Pipe *p, int i);
 /* Allocates p's tables and counts the uses of f's values; false out of memory. */
 bool pipe_init(Pipe *p, IrFunc *f);
 /* Fills p from the plan of `loop` (a PIPE_LOOP for): its loads, their
@@ -184,5 +186,15 @@ void pipe_plan_resident(Pipe *p);
 /* Carries out the resident plans: each such load becomes a copy into its
  * buffer, and the dots read a view of it. */
 void pipe_resident_rewrite(IrFunc *f);
+
+/* pipe_refill.c: refill points and copy groups of rings refilled in place */
+/* Each load's early refill point in the body (NULL: at the body's end),
+ * from the values reading its slot (views[i]). */
+void pipe_early_points(Pipe *p, IrValue *const *views, IrOp **early);
+/* p->group and p->ngroups, before the prologue copies group by group. */
+void pipe_plan_groups(Pipe *p);
+/* The waits for each group before its first reader; top is the body's
+ * first wait. */
+void pipe_wait_for_groups(Pipe *p, IrOp *top, IrValue *const *views, IrOp *const *early);
 
 #endif
