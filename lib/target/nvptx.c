@@ -338,7 +338,9 @@ static bool finish(LLVMModuleRef mod, LLVMTargetMachineRef tm, const CgOptions *
     internalize(mod, kernel);
     bool ok = run_passes(mod, tm, o->opt_level, d) && verify(mod, d, "after optimisation");
     LLVMValueRef fn = ok && o->opt_level > 0 ? LLVMGetNamedFunction(mod, kernel) : NULL;
-    if (fn && (nvptx_select_branches(mod, fn) < 0 || nvptx_copysign_bits(mod, fn) < 0))
+    if (fn &&
+        (nvptx_select_branches(mod, fn) < 0 || nvptx_copysign_bits(mod, fn) < 0 ||
+         nvptx_sink_unpacks(mod, fn) < 0))
         return out_of_memory(d, "LLVM IR");
     ok = ok && (!fn || verify(mod, d, "after turning selects into branches"));
     lap(&ct->opt_ms, &t);

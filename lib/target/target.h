@@ -46,6 +46,10 @@ int nvptx_select_branches(LLVMModuleRef mod, LLVMValueRef fn);
 /* Writes kernel fn's scalar llvm.copysign calls as bitwise operations
  * (copysign.c): how many, or -1 when memory ran out. */
 int nvptx_copysign_bits(LLVMModuleRef mod, LLVMValueRef fn);
+/* Moves what kernel fn computes from a masked load's words, one value at a
+ * time, down to where it is used (sink_unpack.c): how many, or -1 when
+ * memory ran out. */
+int nvptx_sink_unpacks(LLVMModuleRef mod, LLVMValueRef fn);
 /* Appends the PTX text ptx[0..len) to out, with the edits that keep the
  * assembler from miscompiling it and the address form it assembles best
  * (ptx_rewrite.c says which); out->oom when memory runs out. */
