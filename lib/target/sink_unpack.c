@@ -32,10 +32,10 @@ typedef struct Cfg {
     BlockKey *keys;         /* sorted by block, for block_index */
     int *succ_start, *succ; /* block i's successors: succ[succ_start[i] .. succ_start[i + 1]) */
     int *pred_start, *pred;
-    int *rpo, n_rpo, *num;  /* reverse post-order of the reached blocks; each one's place (-1) */
-    int *idom;              /* immediate dominator, the entry's itself; -1 unreached */
-    int *mark, stamp;       /* visit marks of walks */
-    int *stack;             /* 2n + 2 ints for walks */
+    int *rpo, n_rpo, *num; /* reverse post-order of the reached blocks; each one's place (-1) */
+    int *idom;             /* immediate dominator, the entry's itself; -1 unreached */
+    int *mark, stamp;      /* visit marks of walks */
+    int *stack;            /* 2n + 2 ints for walks */
 } Cfg;
 
 static int key_cmp(const void *a, const void *b)
@@ -50,15 +50,12 @@ static int block_index(const Cfg *g, LLVMBasicBlockRef b)
     return f ? f->i : -1;
 }
 
-static int *ints(int n)
-{
-    return calloc((size_t)n + 1, sizeof(int));
-}
+static int *ints(int n) { return calloc((size_t)n + 1, sizeof(int)); }
 
 static void cfg_free(Cfg *g)
 {
-    void *all[] = {g->bb,   g->keys, g->succ_start, g->succ, g->pred_start, g->pred,
-                   g->rpo,  g->num,  g->idom,       g->mark, g->stack};
+    void *all[] = {g->bb,  g->keys, g->succ_start, g->succ, g->pred_start, g->pred,
+                   g->rpo, g->num,  g->idom,       g->mark, g->stack};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
 }
@@ -222,7 +219,7 @@ static LLVMValueRef one_value(LLVMValueRef i)
         n--; /* the callee */
     } else {
         bool arith = op == LLVMFNeg || (op >= LLVMAdd && op <= LLVMXor) || op == LLVMICmp ||
-                     op == LLVMFCmp || op == LLVMExtractElement;
+            op == LLVMFCmp || op == LLVMExtractElement;
         bool cast = (op >= LLVMTrunc && op <= LLVMBitCast) || op == LLVMAddrSpaceCast;
         if (!arith && !cast)
             return NULL;
@@ -278,7 +275,8 @@ static int target(Cfg *g, LLVMValueRef i, int home, LLVMValueRef *at)
     if (t < 0 || t == home || !same_loops(g, home, t))
         return -1;
     *at = LLVMGetBasicBlockTerminator(g->bb[t]);
-    for (LLVMValueRef k = LLVMGetFirstInstruction(g->bb[t]); k != *at; k = LLVMGetNextInstruction(k))
+    for (LLVMValueRef k = LLVMGetFirstInstruction(g->bb[t]); k != *at;
+         k = LLVMGetNextInstruction(k))
         for (LLVMUseRef u = LLVMGetFirstUse(i); u; u = LLVMGetNextUse(u))
             if (LLVMGetUser(u) == k) {
                 *at = k;
