@@ -467,7 +467,7 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     if (out_dtype.k == SV_DTYPE && !ignored) {
         DType o = out_dtype.ty.dt;
         bool ok = da == DT_I8 ? o == DT_I32
-            : fp8             ? o == DT_F32
+            : fp8             ? o == DT_F32 || o == DT_F16
                   : o == DT_F32 || (o == da && da == DT_F16) || (da == DT_F64 && o == DT_F64);
         if (!ok)
             return sema_err(s, at, "tl.dot: out_dtype %s is not allowed for %s operands%s",
@@ -517,9 +517,16 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     }
     if (da != DT_F32)
         p = DOT_IEEE;
-    IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &rt, 1);
+    /* fp8 operands into fp16: accumulated in fp32 and rounded to fp16 once
+     * a dot, where Triton's MMA adds in fp16 (mma.sync's form of that
+     * needs PTX ISA 8.7, past what LLVM 19 writes; one rule for both MMAs) */
+    bool half = fp8 && out == DT_F16;
+    Type ft = type_block(DT_F32, r, shape);
+    if (half)
+        c = sema_cast(s, c, DT_F32, at);
+    IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, half ? &ft : &rt, 1);
     op->sub = p;
-    return sv_tensor(op->results[0]);
+    return sv_tensor(half ? sema_cast(s, op->results[0], DT_F16, at) : op->results[0]);
 }
 
 static SVal b_dot(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
