@@ -16,8 +16,25 @@ static double f_isnan(double x) { return isnan(x) != 0; }
 static double f_isinf(double x) { return isinf(x) != 0; }
 static double f_finite(double x) { return isfinite(x) != 0; }
 static double f_signbit(double x) { return signbit(x) != 0; }
-static double f_sinpi(double x) { return sin(M_PI * x); }
-static double f_cospi(double x) { return cos(M_PI * x); }
+
+/* sin(pi x) (cos_too: cos(pi x)) exact at integers and half-integers, as
+ * CUDA's are: x reduced exactly, modulo 2, to a quarter period f and its
+ * quadrant q, where sin(M_PI * x) left sinpi(10) at -1.2e-15. Zeros take
+ * the signs C's sinpi and cospi give. */
+static double pi_periodic(double x, bool cos_too)
+{
+    double r = fmod(x, 2.0), n = nearbyint(2 * r), f = r - n * 0.5; /* all exact */
+    int q = ((int)n % 4 + 4 + (cos_too ? 1 : 0)) % 4;
+    double v = q == 0 ? sin(M_PI * f)
+        : q == 1      ? cos(M_PI * f)
+        : q == 2      ? -sin(M_PI * f)
+                      : -cos(M_PI * f);
+    if (v == 0)
+        return cos_too ? 0.0 : copysign(0.0, x);
+    return v;
+}
+static double f_sinpi(double x) { return pi_periodic(x, false); }
+static double f_cospi(double x) { return pi_periodic(x, true); }
 static double f_div(double x, double y) { return x / y; }
 static double f_ldexp(double x, double e) { return ldexp(x, (int)e); }
 static double f_ilogb(double x) { return ilogb(x); }
