@@ -337,7 +337,8 @@ SVal sema_reduce_custom(Sema *s, SVal input, SVal axis, SVal fn, bool keep_dims,
     SVal out[8];
     for (int i = 0; i < n; i++)
         out[i] = sv_tensor(keep_dims ? keep(s, op->results[i], rank, ax, at) : op->results[i]);
-    return n == 1 ? out[0] : sv_tuple(s, out, n);
+    /* a tuple in, a tuple out, even of one (Inductor unpacks `t, = ...`) */
+    return n == 1 && input.k != SV_TUPLE ? out[0] : sv_tuple(s, out, n);
 }
 
 static SVal b_xor_sum(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
@@ -384,7 +385,7 @@ SVal sema_scan(Sema *s, SVal input, SVal axis, SVal fn, bool reverse, int kind, 
     SVal out[8];
     for (int i = 0; i < n; i++)
         out[i] = sv_tensor(op->results[i]);
-    return n == 1 ? out[0] : sv_tuple(s, out, n);
+    return n == 1 && input.k != SV_TUPLE ? out[0] : sv_tuple(s, out, n);
 }
 
 static SVal b_cumsum(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
