@@ -439,10 +439,23 @@ static bool static_range(Sema *s, const Node *n, CallArgs *ca)
         sema_err(s, ca->at, "static_range takes 1 to 3 arguments, got %d", ca->npos);
         return false;
     }
+    bool end_kw = false; /* static_range(arg1, arg2=, step=), as Triton's */
+    for (int i = 0; i < ca->nkw; i++)
+        end_kw |= ca->npos == 1 && !strcmp(ca->kw[i], "arg2");
     for (int i = 0; i < ca->npos; i++)
         if (!sema_const_int(s, ca->pos[i], ca->pos_at[i], "a static_range bound",
-                            &v[ca->npos == 1 ? 1 : i]))
+                            &v[ca->npos == 1 && !end_kw ? 1 : i]))
             return false;
+    for (int i = 0; i < ca->nkw; i++) {
+        const char *k = ca->kw[i];
+        int slot = !strcmp(k, "step") && ca->npos < 3 ? 2 : !strcmp(k, "arg2") && end_kw ? 1 : -1;
+        if (slot < 0) {
+            sema_err(s, ca->kw_at[i], "static_range got an unexpected keyword argument '%s'", k);
+            return false;
+        }
+        if (!sema_const_int(s, ca->kwv[i], ca->kw_at[i], "a static_range bound", &v[slot]))
+            return false;
+    }
     if (v[2] == 0) {
         sema_err(s, ca->at, "static_range step must not be zero");
         return false;
