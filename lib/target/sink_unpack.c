@@ -237,10 +237,11 @@ static LLVMValueRef one_value(LLVMValueRef i)
 }
 
 /* Whether i may move: a computation on one value that is, through others
- * such, a word of a masked or cached load (inline asm with several
- * results, which stays where it is, as Triton's loads do). Not what comes
- * of a plain load: once all its users have gone, the backend sinks the
- * load after them, and its latency no longer overlaps what came before. */
+ * such, the result of inline asm that stays where it is: a word of a
+ * masked or cached load (as Triton's loads are), or of another asm. Not
+ * what comes of a plain load: once all its users have gone, the backend
+ * sinks the load after them, and its latency no longer overlaps what came
+ * before. */
 static bool sinkable(LLVMValueRef i)
 {
     LLVMValueRef v = one_value(i);
