@@ -418,6 +418,39 @@ static SVal b_assoc_scan(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
 
 /* ---- dot ------------------------------------------------------------------------------- */
 
+/* A batched dot of fewer than 16 rows or columns (Triton pads them; the
+ * 2-D MMA layouts repeat rows themselves): v's dim d (1: A's rows, 2: B's
+ * columns) repeated `times` times, so that the dot has 16 ... */
+static IrValue *repeat_dim(Sema *s, IrValue *v, int d, int times, Span at)
+{
+    int wide[4], flat[3];
+    for (int i = 0, j = 0; i < 3; i++) {
+        wide[j++] = v->type.shape[i];
+        if (i == d)
+            wide[j++] = times;
+        flat[i] = v->type.shape[i] * (i == d ? times : 1);
+    }
+    IrValue *e = times > 1 ? sema_expand_dims(s, v, d + 1, at) : v;
+    IrValue *w = e && times > 1 ? sema_broadcast(s, e, 4, wide, at) : e;
+    return w && times > 1 ? sema_reshape(s, w, 3, flat, at) : w;
+}
+
+/* ... and one of the equal copies taken back from the result (their max). */
+static IrValue *take_copy(Sema *s, IrValue *v, int d, int times, Span at)
+{
+    if (!v || times == 1)
+        return v;
+    int split[4];
+    for (int i = 0, j = 0; i < 3; i++) {
+        split[j++] = v->type.shape[i] / (i == d ? times : 1);
+        if (i == d)
+            split[j++] = times;
+    }
+    IrValue *r = sema_reshape(s, v, 4, split, at);
+    SVal mx = r ? sema_reduce(s, "max", r, sv_int(d + 1), false, (SVal){0}, at) : bad();
+    return mx.k == SV_TENSOR ? sema_cast(s, mx.v, v->type.dt, at) : NULL;
+}
+
 SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32, SVal out_dtype,
               Span at)
 {
@@ -433,11 +466,12 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     if (r == 3 && ta.shape[0] != tb.shape[0])
         return sema_err(s, at, "tl.dot: batch dimensions differ: %s @ %s", sema_type_str(s, ta),
                         sema_type_str(s, tb));
-    if (k < 16 || ((m < 16 || n < 16) && r == 3))
-        return sema_err(s, at,
-                        r == 3 ? "a batched tl.dot needs M, N and K >= 16, got M=%d, N=%d, K=%d"
-                               : "tl.dot needs K >= 16, got M=%d, N=%d, K=%d",
-                        m, n, k);
+    if (k < 16)
+        return sema_err(s, at, "tl.dot needs K >= 16, got M=%d, N=%d, K=%d", m, n, k);
+    if (r == 3 && ((m < 16 && 16 % m) || (n < 16 && 16 % n)))
+        return sema_err(
+            s, at, "a batched tl.dot of M or N below 16 needs them to divide 16, got M=%d, N=%d", m,
+            n);
     DType da = ta.dt, db = tb.dt;
     bool fp8 = dtype_is_fp8(da) && dtype_is_fp8(db); /* any two fp8 formats, as in Triton */
     const char *upcast = ""; /* why the operands' dtype is not the one named */
@@ -522,12 +556,20 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
      * a dot, where Triton's MMA adds in fp16 (mma.sync's form of that
      * needs PTX ISA 8.7, past what LLVM 19 writes; one rule for both MMAs) */
     bool half = fp8 && out == DT_F16;
-    Type ft = type_block(DT_F32, r, shape);
     if (half)
         c = sema_cast(s, c, DT_F32, at);
-    IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, half ? &ft : &rt, 1);
+    int rm = r == 3 && m < 16 ? 16 / m : 1, rn = r == 3 && n < 16 ? 16 / n : 1;
+    a = repeat_dim(s, a, 1, rm, at);
+    b = repeat_dim(s, b, 2, rn, at);
+    c = c ? repeat_dim(s, repeat_dim(s, c, 1, rm, at), 2, rn, at) : NULL;
+    if (!a || !b || !c)
+        return bad();
+    IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &c->type, 1);
     op->sub = p;
-    return sv_tensor(half ? sema_cast(s, op->results[0], DT_F16, at) : op->results[0]);
+    IrValue *d = take_copy(s, take_copy(s, op->results[0], 1, rm, at), 2, rn, at);
+    if (!d)
+        return bad();
+    return sv_tensor(half ? sema_cast(s, d, DT_F16, at) : d);
 }
 
 static SVal b_dot(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
