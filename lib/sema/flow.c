@@ -314,6 +314,15 @@ bool sema_ifexp_branch(Sema *s, const Node *n, IrValue *cond, SVal sides[2], SVa
         sides[1] = v[1];
         return false;
     }
+    IrValue *b = NULL;
+    if (v[0].k == SV_NONE && v[1].k == SV_NONE) { /* `store(p) if c else store(q)` */
+        for (int r = 0; r < 2; r++)
+            sema_terminate(s, blk[r], IR_YIELD, n->span, NULL, 0);
+        if ((b = sema_to_bool(s, cond, n->b->span)))
+            sema_place_op(s, ir_op_new(s->f, IR_IF, n->span, &b, 1, NULL, 0), tmp);
+        *out = b ? v[0] : (SVal){.k = SV_UNDEF};
+        return true;
+    }
     for (int r = 0; r < 2; r++)
         if (!materializable(v[r])) {
             sema_err(s, (r ? n->c : n->a)->span,
@@ -338,7 +347,7 @@ bool sema_ifexp_branch(Sema *s, const Node *n, IrValue *cond, SVal sides[2], SVa
         sema_terminate(s, blk[r], IR_YIELD, n->span, &y[r], 1);
     }
     Type rt = y[0]->type;
-    IrValue *b = sema_to_bool(s, cond, n->b->span);
+    b = sema_to_bool(s, cond, n->b->span);
     if (!b)
         return true;
     IrOp *op = sema_place_op(s, ir_op_new(s->f, IR_IF, n->span, &b, 1, &rt, 1), tmp);
