@@ -153,8 +153,8 @@ static SVal b_interleave(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
     if (j.k != SV_TENSOR)
         return j;
     Type t = j.v->type;
-    if (t.rank < 2)
-        return sema_err(s, call, "tl.interleave needs blocks, got scalars");
+    if (t.rank < 2) /* two scalars: their join, [a, b], as Triton's */
+        return j;
     int shape[TK_MAX_RANK];
     memcpy(shape, t.shape, sizeof shape);
     shape[t.rank - 2] *= 2;
