@@ -99,6 +99,8 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
             return ns("tl.math");
         if (!strcmp(name, "core") || !strcmp(name, "standard")) /* tl.core.reshape */
             return ns("tl");
+        if (!strcmp(name, "random")) /* tl.random.uint_to_uniform_float */
+            return ns("tl.random");
         if (sema_tl_class(name))
             return builtin("tl.class", name);
         if (!strcmp(name, "extra"))
@@ -118,7 +120,11 @@ SVal sema_builtin_attr(Sema *s, const char *nsname, const char *name, Span at)
                             name);
         return sema_err(s, at, "unknown builtin 'tl.%s'", name);
     }
-    if (!strcmp(nsname, "tl.PropagateNan")) {
+    if (!strcmp(nsname, "tl.random")) {
+        for (int i = 0; i < sema_tl_random.n; i++)
+            if (!strcmp(sema_tl_random.items[i].name, name) && strcmp(name, "swizzle2d"))
+                return builtin("tl", name);
+    } else if (!strcmp(nsname, "tl.PropagateNan")) {
         if (!strcmp(name, "ALL"))
             return sv_int(0xFFFF);
         if (!strcmp(name, "NONE"))

@@ -496,8 +496,9 @@ static bool range_bounds(Sema *s, CallArgs *ca, IrValue **b, int64_t *stages, SV
         const char *k = ca->kw[i];
         if (!strcmp(k, "step") && ca->npos < 3) { /* tl.range's own name for it */
             v[2] = ca->kwv[i];
-        } else if (!strcmp(k, "num_stages")) {
-            if (!sema_const_int(s, ca->kwv[i], ca->kw_at[i], "num_stages", stages))
+        } else if (!strcmp(k, "num_stages")) { /* None: the kernel's, as no keyword */
+            if (ca->kwv[i].k != SV_NONE &&
+                !sema_const_int(s, ca->kwv[i], ca->kw_at[i], "num_stages", stages))
                 return false;
         } else if (!strcmp(k, "flatten")) {
             if (ca->kwv[i].k != SV_NONE &&
