@@ -423,6 +423,8 @@ static SVal b_assoc_scan(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
  * columns) repeated `times` times, so that the dot has 16 ... */
 static IrValue *repeat_dim(Sema *s, IrValue *v, int d, int times, Span at)
 {
+    if (!v || times == 1)
+        return v;
     int wide[4], flat[3];
     for (int i = 0, j = 0; i < 3; i++) {
         wide[j++] = v->type.shape[i];
@@ -430,9 +432,9 @@ static IrValue *repeat_dim(Sema *s, IrValue *v, int d, int times, Span at)
             wide[j++] = times;
         flat[i] = v->type.shape[i] * (i == d ? times : 1);
     }
-    IrValue *e = times > 1 ? sema_expand_dims(s, v, d + 1, at) : v;
-    IrValue *w = e && times > 1 ? sema_broadcast(s, e, 4, wide, at) : e;
-    return w && times > 1 ? sema_reshape(s, w, 3, flat, at) : w;
+    IrValue *e = sema_expand_dims(s, v, d + 1, at);
+    IrValue *w = e ? sema_broadcast(s, e, 4, wide, at) : NULL;
+    return w ? sema_reshape(s, w, 3, flat, at) : NULL;
 }
 
 /* ... and one of the equal copies taken back from the result (their max). */
@@ -561,7 +563,7 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     int rm = r == 3 && m < 16 ? 16 / m : 1, rn = r == 3 && n < 16 ? 16 / n : 1;
     a = repeat_dim(s, a, 1, rm, at);
     b = repeat_dim(s, b, 2, rn, at);
-    c = c ? repeat_dim(s, repeat_dim(s, c, 1, rm, at), 2, rn, at) : NULL;
+    c = repeat_dim(s, repeat_dim(s, c, 1, rm, at), 2, rn, at);
     if (!a || !b || !c)
         return bad();
     IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &c->type, 1);
