@@ -701,8 +701,13 @@ SVal sema_compare(Sema *s, int op, SVal a, SVal b, Span at)
     bool ok;
     if (sv_is_const(a) && sv_is_const(b))
         return sema_fold_compare(s, op, a, b, at, &ok);
-    if (op == OP_IS || op == OP_IS_NOT) /* a tensor is never None */
-        return sv_bool(op == OP_IS_NOT);
+    /* Python's identity on Triton's tensor objects: a name bound to
+     * another's tensor is it (`alias = seed` makes `alias is seed`); a
+     * tensor is never None */
+    if (op == OP_IS || op == OP_IS_NOT) {
+        bool same = a.k == SV_TENSOR && b.k == SV_TENSOR && a.v == b.v;
+        return sv_bool((op == OP_IS) == same);
+    }
     const char *sp = ast_op_spelling((OpKind)op);
     if (op == OP_IN || op == OP_NOT_IN)
         return sema_err(s, at, "'%s' is not supported on tensors", sp);
