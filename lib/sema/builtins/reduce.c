@@ -418,41 +418,6 @@ static SVal b_assoc_scan(Sema *s, const Builtin *b, SVal *a, Span *at, Span call
 
 /* ---- dot ------------------------------------------------------------------------------- */
 
-/* A batched dot of fewer than 16 rows or columns (Triton pads them; the
- * 2-D MMA layouts repeat rows themselves): v's dim d (1: A's rows, 2: B's
- * columns) repeated `times` times, so that the dot has 16 ... */
-static IrValue *repeat_dim(Sema *s, IrValue *v, int d, int times, Span at)
-{
-    if (!v || times == 1)
-        return v;
-    int wide[4], flat[3];
-    for (int i = 0, j = 0; i < 3; i++) {
-        wide[j++] = v->type.shape[i];
-        if (i == d)
-            wide[j++] = times;
-        flat[i] = v->type.shape[i] * (i == d ? times : 1);
-    }
-    IrValue *e = sema_expand_dims(s, v, d + 1, at);
-    IrValue *w = e ? sema_broadcast(s, e, 4, wide, at) : NULL;
-    return w ? sema_reshape(s, w, 3, flat, at) : NULL;
-}
-
-/* ... and one of the equal copies taken back from the result (their max). */
-static IrValue *take_copy(Sema *s, IrValue *v, int d, int times, Span at)
-{
-    if (!v || times == 1)
-        return v;
-    int split[4];
-    for (int i = 0, j = 0; i < 3; i++) {
-        split[j++] = v->type.shape[i] / (i == d ? times : 1);
-        if (i == d)
-            split[j++] = times;
-    }
-    IrValue *r = sema_reshape(s, v, 4, split, at);
-    SVal mx = r ? sema_reduce(s, "max", r, sv_int(d + 1), false, (SVal){0}, at) : bad();
-    return mx.k == SV_TENSOR ? sema_cast(s, mx.v, v->type.dt, at) : NULL;
-}
-
 SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_tf32, SVal out_dtype,
               Span at)
 {
@@ -470,10 +435,6 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
                         sema_type_str(s, tb));
     if (k < 16)
         return sema_err(s, at, "tl.dot needs K >= 16, got M=%d, N=%d, K=%d", m, n, k);
-    if (r == 3 && ((m < 16 && 16 % m) || (n < 16 && 16 % n)))
-        return sema_err(
-            s, at, "a batched tl.dot of M or N below 16 needs them to divide 16, got M=%d, N=%d", m,
-            n);
     DType da = ta.dt, db = tb.dt;
     bool fp8 = dtype_is_fp8(da) && dtype_is_fp8(db); /* any two fp8 formats, as in Triton */
     const char *upcast = ""; /* why the operands' dtype is not the one named */
@@ -560,17 +521,9 @@ SVal sema_dot(Sema *s, IrValue *a, IrValue *b, SVal acc, SVal prec, SVal allow_t
     bool half = fp8 && out == DT_F16;
     if (half)
         c = sema_cast(s, c, DT_F32, at);
-    int rm = r == 3 && m < 16 ? 16 / m : 1, rn = r == 3 && n < 16 ? 16 / n : 1;
-    a = repeat_dim(s, a, 1, rm, at);
-    b = repeat_dim(s, b, 2, rn, at);
-    c = repeat_dim(s, repeat_dim(s, c, 1, rm, at), 2, rn, at);
-    if (!a || !b || !c)
-        return bad();
     IrOp *op = ir_build(&s->b, IR_DOT, at, (IrValue *[]){a, b, c}, 3, &c->type, 1);
     op->sub = p;
-    IrValue *d = take_copy(s, take_copy(s, op->results[0], 1, rm, at), 2, rn, at);
-    if (!d)
-        return bad();
+    IrValue *d = op->results[0];
     return sv_tensor(half ? sema_cast(s, d, DT_F16, at) : d);
 }
 
