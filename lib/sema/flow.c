@@ -76,8 +76,11 @@ static SVal merge_pair(Sema *s, Merge *m, const char *name, SVal v1, SVal v2, Sp
         return v1;
     if (v1.k == SV_UNDEF || v2.k == SV_UNDEF)
         return v1.k == SV_UNDEF ? v1 : v2;
-    if (sv_is_struct(v1) && v1.k == v2.k && v1.n == v2.n && v1.i == v2.i && type_eq(v1.ty, v2.ty)) {
+    /* descriptors of one padding merge; the alignment contract holds where both state it */
+    bool same_bits = v1.k == SV_DESC ? !((v1.i ^ v2.i) & DESC_NAN) : v1.i == v2.i;
+    if (sv_is_struct(v1) && v1.k == v2.k && v1.n == v2.n && same_bits && type_eq(v1.ty, v2.ty)) {
         SVal t = v1;
+        t.i = v1.k == SV_DESC ? v1.i & v2.i : v1.i;
         t.items = sv_tuple(s, v1.items, v1.n).items;
         for (int i = 0; i < v1.n; i++)
             t.items[i] = merge_pair(s, m, NULL, v1.items[i], v2.items[i], at);
@@ -128,16 +131,22 @@ static SVal merge_pair(Sema *s, Merge *m, const char *name, SVal v1, SVal v2, Sp
     return (SVal){.k = SV_TENSOR, .v = NULL, .i = i};
 }
 
-/* Replaces the placeholders of a merged value by the IR_IF's results. */
-static SVal fill(Sema *s, SVal v, IrOp *op)
+/* Replaces the placeholders of a merged value by the IR_IF's results; a
+ * descriptor states its alignment contract on the new values. */
+static SVal fill(Sema *s, SVal v, IrOp *op, Span at)
 {
     if (v.k == SV_TENSOR && !v.v)
         return op ? sv_tensor(op->results[v.i]) : (SVal){.k = SV_UNDEF};
     if (sv_is_struct(v)) {
         SVal t = v;
         t.items = sv_tuple(s, v.items, v.n).items;
-        for (int i = 0; i < v.n; i++)
-            t.items[i] = fill(s, v.items[i], op);
+        bool merged = false;
+        for (int i = 0; i < v.n; i++) {
+            t.items[i] = fill(s, v.items[i], op, at);
+            merged |= v.items[i].k == SV_TENSOR && !v.items[i].v;
+        }
+        if (merged && t.k == SV_DESC)
+            sema_desc_contract(s, &t, at);
         return t;
     }
     return v;
@@ -229,7 +238,7 @@ void sema_exec_if(Sema *s, const Node *n, Cont *rest)
             op->results[i]->name = m.names[i];
     }
     for (int i = 0; i < merged.n; i++)
-        merged.b[i].val = fill(s, merged.b[i].val, op);
+        merged.b[i].val = fill(s, merged.b[i].val, op, n->span);
     *outer = merged;
     s->returned = ret[0] && ret[1];
     if (!early && rest && !s->returned)

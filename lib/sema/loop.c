@@ -1,6 +1,7 @@
 /* sema/loop.c: for and while in structured form. Loops carry the names
  * their body assigns that exist before the loop, item by item through
- * tuples and block pointers (their dtype and shape may not change).
+ * tuples, block pointers and descriptors (their dtype and shape may not
+ * change).
  * tl.static_range and constexpr tuples unroll. In tl.map_elementwise's
  * function a `while` also carries the mask of the elements still
  * looping. Shares the region helpers of sema/flow.c. */
@@ -74,9 +75,18 @@ typedef struct Carried {
 /* The items of a block pointer that a loop carries: its offsets. */
 static int first_carried(SVal v) { return v.k == SV_BLOCKPTR ? 1 + 2 * v.ty.rank : 0; }
 
+/* Whether item k of struct v is one of a loop's values: a block pointer's
+ * offsets; a descriptor's parts that are runtime values (those given as
+ * numbers, a last stride of 1 say, stay numbers: a loop may not change
+ * them, as it may not change the block shape). */
+static bool item_carried(SVal v, int k)
+{
+    return k >= first_carried(v) && (v.k != SV_DESC || v.items[k].k == SV_TENSOR);
+}
+
 static bool tuple_carriable(SVal v)
 {
-    if (v.k == SV_BLOCKPTR)
+    if (v.k == SV_BLOCKPTR || v.k == SV_DESC)
         return true;
     if (v.k != SV_TUPLE || v.n == 0)
         return false;
@@ -92,7 +102,7 @@ static int count_leaves(SVal v)
         return 1;
     int n = 0;
     for (int k = first_carried(v); k < v.n; k++)
-        n += count_leaves(v.items[k]);
+        n += item_carried(v, k) ? count_leaves(v.items[k]) : 0;
     return n;
 }
 
@@ -121,6 +131,8 @@ static void add_leaves(Sema *s, Carried *c, const char *name, const int *path, i
         return;
     }
     for (int k = first_carried(v); k < v.n; k++) {
+        if (!item_carried(v, k))
+            continue;
         int *p = arena_alloc(s->a, sizeof(int) * (size_t)(depth + 1));
         if (depth)
             memcpy(p, path, sizeof(int) * (size_t)depth);
@@ -196,6 +208,7 @@ static void bind_carried(Sema *s, Env *env, const Carried *c, IrValue **vals, Sp
                     slot = &slot->items[c->path[k][d]];
                 *slot = sv_tensor(vals[k]);
             }
+            sema_desc_contract(s, &v, at);
             env_set(s, env, c->names[i], v, at);
         }
         i = j;
@@ -208,8 +221,15 @@ static const char *place_name(Sema *s, const char *name, SVal v, const int *path
 {
     const char *r = name;
     for (int d = 0; d < depth; d++) {
-        r = v.k == SV_BLOCKPTR ? arena_printf(s->a, "%s.offset%d", r, path[d] - first_carried(v))
-                               : arena_printf(s->a, "%s[%d]", r, path[d]);
+        int k = path[d], rank = v.ty.rank;
+        if (v.k == SV_BLOCKPTR)
+            r = arena_printf(s->a, "%s.offset%d", r, k - first_carried(v));
+        else if (v.k == SV_DESC)
+            r = k == 0      ? arena_printf(s->a, "%s.base", r)
+                : k <= rank ? arena_printf(s->a, "%s.shape%d", r, k - 1)
+                            : arena_printf(s->a, "%s.stride%d", r, k - 1 - rank);
+        else
+            r = arena_printf(s->a, "%s[%d]", r, k);
         v = v.items[path[d]];
     }
     return r;
@@ -220,14 +240,20 @@ static const char *leaf_name(Sema *s, const Carried *c, int i)
     return place_name(s, c->names[i], c->before[i], c->path[i], c->depth[i]);
 }
 
-/* Whether block pointer v has the base, shape, strides and block shape of
- * `was` (the offsets may differ). */
-static bool same_frame(SVal v, SVal was)
+/* Whether block pointer or descriptor v has the frame of `was`: what a
+ * loop does not carry (a block pointer's base, shape and strides; a
+ * descriptor's parts given as numbers), the block shape and dtype, the
+ * padding; and, with `align`, where `was` states the alignment contract, v
+ * does too. */
+static bool same_frame(SVal v, SVal was, bool align)
 {
-    if (v.k != SV_BLOCKPTR || v.n != was.n || !type_eq(v.ty, was.ty) || v.i != was.i)
+    if (v.k != was.k || v.n != was.n || !type_eq(v.ty, was.ty))
         return false;
-    for (int k = 0; k < first_carried(v); k++)
-        if (!sema_same_val(v.items[k], was.items[k]))
+    int bits = v.k == SV_BLOCKPTR ? ~0 : align ? DESC_NAN | (was.i & DESC_ALIGNED) : DESC_NAN;
+    if ((v.i & bits) != (was.i & bits))
+        return false;
+    for (int k = 0; k < v.n; k++)
+        if (!item_carried(was, k) && !sema_same_val(v.items[k], was.items[k]))
             return false;
     return true;
 }
@@ -241,10 +267,21 @@ static bool same_structure(Sema *s, const char *name, SVal whole, int *path, int
     if (!sv_is_struct(was))
         return true; /* a leaf: checked against its carried type */
     const char *where = place_name(s, name, whole, path, depth);
-    if (was.k == SV_BLOCKPTR && !same_frame(v, was)) {
+    if (was.k == SV_BLOCKPTR && !same_frame(v, was, true)) {
         sema_err(s, at,
                  "block pointer '%s' becomes %s inside the loop; a loop may move it with "
                  "tl.advance but not change its base, shape, strides or block shape",
+                 where, sv_describe(s, v));
+        return false;
+    }
+    if (was.k == SV_DESC && !same_frame(v, was, true)) {
+        bool other = same_frame(v, was, false); /* all but the alignment */
+        sema_err(s, at,
+                 other ? "tensor descriptor '%s' is made in the kernel before the loop and is %s "
+                         "(a kernel argument) inside it; make both in the kernel"
+                       : "tensor descriptor '%s' becomes %s inside the loop; a loop may give it "
+                         "a new base, shape or strides but must keep its dtype, block shape, "
+                         "padding and the parts given as numbers",
                  where, sv_describe(s, v));
         return false;
     }
@@ -254,6 +291,8 @@ static bool same_structure(Sema *s, const char *name, SVal whole, int *path, int
         return false;
     }
     for (int k = first_carried(was); k < was.n; k++) {
+        if (!item_carried(was, k))
+            continue;
         path[depth] = k;
         if (!same_structure(s, name, whole, path, depth + 1, v.items[k], was.items[k], at))
             return false;
@@ -640,9 +679,9 @@ void sema_exec_for(Sema *s, const Node *n)
     s->env = &inner;
     for (int i = 0; i < c.n; i++)
         args[i] = ir_block_add_arg(s->f, body, types[i], leaf_name(s, &c, i));
-    bind_carried(s, &inner, &c, args, n->span);
     IrBuilder saved = s->b;
     s->b = (IrBuilder){.f = s->f, .blk = body};
+    bind_carried(s, &inner, &c, args, n->span);
     SVal ivv = sv_tensor(iv);
     if (down[0].k != SV_VOID)
         ivv =

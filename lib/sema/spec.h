@@ -30,7 +30,7 @@ typedef enum {
     SV_MODULE,   /* another file of the package (`import pkg.utils as u`): fn = its N_MODULE */
     SV_BLOCKPTR, /* tl.make_block_ptr: ty = elem + block shape, i = order (4 bits a dim),
                   * items = base, shape[r], strides[r], offsets[r] (sema/builtins/blockptr.c) */
-    SV_DESC,     /* tensor descriptor: ty = elem + block shape, i = 1 for NaN padding,
+    SV_DESC,     /* tensor descriptor: ty = elem + block shape, i = DESC_* bits,
                   * items = base, shape[r], strides[r] */
 } SvKind;
 
@@ -330,6 +330,13 @@ bool sema_blockptr_access(Sema *s, SVal bp, SVal boundary_check, Span bc_at, Spa
 /* padding_option's value for out-of-bounds reads (SV_VOID: none given). */
 bool sema_padding_value(Sema *s, SVal opt, Span at, DType elem, SVal *other);
 SVal sema_desc_attr(Sema *s, SVal desc, const char *name, Span at);
+/* A descriptor's bits (SVal.i): NaN padding; Triton's alignment contract
+ * stated on its parts (made in the kernel over a contiguous last dim). */
+enum { DESC_NAN = 1, DESC_ALIGNED = 2 };
+/* States the contract again on the parts of the descriptors in v (in tuples
+ * too) that have DESC_ALIGNED: parts that a loop or a branch made new
+ * values, each of which has it. */
+void sema_desc_contract(Sema *s, SVal *v, Span at);
 /* After a `for` whose body moves block pointer offsets args (from init, to
  * yield): drops the `>= 0` mask halves of offsets that only grow. */
 void sema_blockptr_loop_done(Sema *s, IrBlock *body, IrValue **args, IrValue **init,

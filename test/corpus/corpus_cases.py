@@ -531,6 +531,20 @@ def cases():
                       Scalar("N", n), Scalar("K", k)],
                      {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, num_warps=warps,
                      tol={"fp16": (2e-2, 1e-2)}, ref=R_.bmm))
+    # batched_3d.py: descriptors made again for each batch, carried by a loop
+    for (bz, m, n, k, bm, bn, bk, sms, warps) in ((3, 40, 48, 56, 16, 32, 16, 5, 4),
+                                                  (2, 136, 200, 72, 64, 64, 32, 3, 4)):
+        io = [Buf("a", "fp16", bz * m * k), Buf("b", "fp16", bz * k * n),
+              Out("c", "fp16", bz * m * n), Scalar("B", bz), Scalar("M", m), Scalar("N", n),
+              Scalar("K", k)]
+        blocks = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
+        add(Case(f"batched matmul, persistent, descriptors per batch {bz}x{m}x{n}x{k} on {sms}",
+                 "batched_3d.py", "bmm_desc_flat_persistent", (sms,), io,
+                 dict(blocks, NUM_SMS=sms), num_warps=warps, tol={"fp16": (2e-2, 1e-2)},
+                 ref=R_.bmm))
+        add(Case(f"batched matmul, descriptors replaced each batch {bz}x{m}x{n}x{k}",
+                 "batched_3d.py", "bmm_desc_per_batch", (-(-m // bm), -(-n // bn)), io, blocks,
+                 num_warps=warps, tol={"fp16": (2e-2, 1e-2)}, ref=R_.bmm))
     # persistent_flat.py: tile loops flattened by hand; programs owning no
     # tile, one, or several; fewer K steps than stages
     for kern in ("flat_where", "flat_counter", "flat_tile_epilogue"):

@@ -207,6 +207,7 @@ static void aligned_desc(Sema *s, SVal *v, int rank, Span call)
     int bytes = dtype_bits(v->ty.dt) / 8;
     if (last->k != SV_INT || last->i != 1 || bytes < 1 || 16 % bytes)
         return;
+    v->i |= DESC_ALIGNED;
     int sixteen = 16, per = 16 / bytes;
     if (v->items[0].k == SV_TENSOR)
         v->items[0] = sema_hint(s, v->items[0].v, HINT_MULTIPLE_OF, &sixteen, 1, call);
@@ -223,6 +224,15 @@ static void aligned_desc(Sema *s, SVal *v, int rank, Span call)
             if (v->items[1 + e].k == SV_TENSOR && v->items[1 + e].v == plain)
                 v->items[1 + e] = *st;
     }
+}
+
+void sema_desc_contract(Sema *s, SVal *v, Span at)
+{
+    if (v->k == SV_DESC && (v->i & DESC_ALIGNED))
+        aligned_desc(s, v, v->ty.rank, at);
+    else if (v->k == SV_TUPLE)
+        for (int k = 0; k < v->n; k++)
+            sema_desc_contract(s, &v->items[k], at);
 }
 
 enum { TMA_MAX_RANK = 5 };
@@ -245,7 +255,7 @@ static SVal b_make_desc(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
         return sema_err(s, at[4], "%s: padding_option must be 'zero' or 'nan', got %s", fn,
                         sv_describe(s, a[4]));
     SVal v = make_struct(s, SV_DESC, a[0].v->type.elem, rank, block, 1 + 2 * rank);
-    v.i = sv_has(a[4]) && !strcmp(a[4].s, "nan"); /* the padding: NaN instead of zero */
+    v.i = sv_has(a[4]) && !strcmp(a[4].s, "nan") ? DESC_NAN : 0;
     v.items[0] = a[0];
     for (int d = 0; d < rank; d++) {
         v.items[1 + d] = shape[d];
@@ -578,7 +588,8 @@ static SVal d_load(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     SVal mask;
     if (!desc_access(s, b, a[0], a[1], at[1], &ptr, &mask))
         return bad();
-    SVal other = mask.k == SV_TENSOR ? (a[0].i ? sv_float(NAN) : sv_int(0)) : (SVal){.k = SV_VOID};
+    SVal other = mask.k == SV_TENSOR ? (a[0].i & DESC_NAN ? sv_float(NAN) : sv_int(0))
+                                     : (SVal){.k = SV_VOID};
     const char *kw[3] = {"other", "cache_modifier", "eviction_policy"};
     SVal kv[3] = {other, a[2], a[3]};
     SVal r = call_plain(s, "load", ptr, (SVal){.k = SV_VOID}, mask, kw, kv, 3, call);
@@ -651,7 +662,7 @@ static SVal d_gather(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     SVal mask;
     if (!rows_access(s, b, a[0], a[1], a[2], call, &ptr, &mask))
         return bad();
-    SVal other = a[0].i ? sv_float(NAN) : sv_int(0);
+    SVal other = a[0].i & DESC_NAN ? sv_float(NAN) : sv_int(0);
     const char *kw[1] = {"other"};
     return call_plain(s, "load", ptr, (SVal){.k = SV_VOID}, mask, kw, &other, 1, call);
 }
