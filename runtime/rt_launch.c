@@ -396,6 +396,14 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
         la->values[next++] = NULL;
     if (nnone > 0 && nrun == k->nruntime - nnone)
         nrun = k->nruntime;
+    /* runtime parameters left out at the end take their defaults, as in
+     * Triton; specialisation binds them (no value: NULL, as None) */
+    int left = next;
+    while (left < k->nruntime &&
+           (la->consts[k->runtime_idx[left]] || k->sig.has_default[k->runtime_idx[left]]))
+        la->values[left++] = NULL;
+    if (nrun < k->nruntime && next < k->nruntime && left == k->nruntime)
+        nrun = k->nruntime;
     if (nrun != k->nruntime) {
         char names[512];
         list_params(k, false, names, sizeof names);

@@ -344,6 +344,9 @@ void sema_blockptr_loop_done(Sema *s, IrBlock *body, IrValue **args, IrValue **i
 /* Host-built descriptor parameters (sema/desc_param.c). */
 bool sema_parse_desc(const char *text, ArgSpec *out, const char **why);
 void sema_bind_desc_param(Sema *s, const char *name, const ArgSpec *as, Span at);
+/* Binds the kernel's parameters for req (sema/params.c); tune names the
+ * values @triton.autotune and heuristics would give, for the errors. */
+void sema_bind_params(Sema *s, const Node *fn, const SpecRequest *req, const KernelSig *tune);
 /* Block pointers and descriptors are carried through loops and branches
  * as their runtime parts, like tuples. */
 static inline bool sv_is_struct(SVal v)

@@ -160,6 +160,46 @@ static void test_none(tk_context *ctx, tk_kernel *add)
     tk_module_destroy(mod);
 }
 
+/* Runtime parameters left out at the end of a launch take their defaults,
+ * as in Triton (a float as fp32, an int as i32); one without a default
+ * may not be left out. */
+static void test_defaults(tk_context *ctx)
+{
+    static const char src[] =
+        "import triton\n"
+        "import triton.language as tl\n"
+        "\n"
+        "@triton.jit\n"
+        "def affine(x_ptr, out_ptr, n, scale=2.0, shift=3, BLOCK: tl.constexpr = 32):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, x * scale + shift, mask=offs < n)\n";
+    tk_module *mod = NULL;
+    tk_kernel *k = NULL;
+    CHECK_OK(tk_module_load_string(ctx, "defaults.py", src, &mod));
+    if (mod)
+        CHECK_OK(tk_module_kernel(mod, "affine", &k));
+    if (!k) {
+        tk_module_destroy(mod);
+        return;
+    }
+    tk_grid g = {(N + 31) / 32, 1, 1};
+    const float scale[3] = {2.0f, 0.5f, 0.5f}, shift[3] = {3, 3, -1};
+    for (int c = 0; c < 3; c++) {
+        tk_arg args[] = {tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32), tk_i32(N), tk_f32(0.5f),
+                         tk_i32(-1)};
+        CHECK_OK(tk_launch(k, g, args, 3 + c, NULL));
+        CHECK_OK(tk_copy_from(ctx, hout, dout, sizeof hout));
+        int wrong = 0;
+        for (int i = 0; i < N; i++)
+            wrong += hout[i] != hx[i] * scale[c] + shift[c];
+        CHECK(wrong == 0);
+    }
+    CHECK_FAILS(tk_launch(k, g, (tk_arg[]){tk_ptr(dx, TK_F32), tk_ptr(dout, TK_F32)}, 2, NULL),
+                TK_ERR_LAUNCH, "takes 5 runtime arguments (x_ptr, out_ptr, n, scale, shift)");
+    tk_module_destroy(mod);
+}
+
 static RtKey key_for(tk_kernel *k, const tk_arg *args, int nargs, const tk_launch_options *o)
 {
     RtLaunchArgs la;
@@ -314,6 +354,7 @@ int main(void)
         test_fault(add);
         test_still_usable(ctx, add);
         test_none(ctx, add);
+        test_defaults(ctx);
         test_modules(ctx, mod);
     }
     CHECK_OK(tk_free(ctx, dx));
