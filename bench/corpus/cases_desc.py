@@ -46,6 +46,20 @@ case(name="matmul_desc_persistent", klass="gemm", module="tensor_desc_kernels.py
      gpu=dict(DESC_GEMM_GPU, P=132), interp=dict(DESC_GEMM_INT, P=3))
 
 
+# batches of B [N, K]: C[z] = A[z] @ B[z]^T
+case(name="bmm_desc_persistent", klass="gemm", module="tensor_desc_kernels.py",
+     kernel="bmm_desc_persistent",
+     make=lambda rng, S: {"a": floats(rng, (S["z"], S["m"], S["k"]), "f16"),
+                          "b": floats(rng, (S["z"], S["n"], S["k"]), "f16"),
+                          "c": out((S["z"], S["m"], S["n"]), "f16")},
+     args=lambda S, b: ["a", "b", "c", I32(S["z"]), I32(S["m"]), I32(S["n"]), I32(S["k"])],
+     consts=lambda S: dict(BLOCK_M=S["BM"], BLOCK_N=S["BN"], BLOCK_K=S["BK"], NUM_SMS=S["P"]),
+     grid=lambda S: (S["P"],),
+     ref=lambda X, S: {"c": np.einsum("zmk,znk->zmn", X["a"], X["b"])},
+     shape=lambda S: f"{S['z']}x{S['m']}x{S['n']}x{S['k']}",
+     gpu=dict(z=16, m=1024, n=1024, k=1024, P=132, BM=128, BN=128, BK=64, warps=8, stages=3),
+     interp=dict(z=3, m=40, n=24, k=56, P=5, BM=16, BN=16, BK=16, warps=4, stages=2))
+
 # ragged groups: M and K off the tile sizes (the descriptors bound the
 # tails), one group of a few rows; K and N multiples of 8 (16-byte strides)
 DESC_GROUPS_GPU = [(2048, 2048, 1024), (1000, 2048, 1000), (3000, 1536, 1024), (8, 2048, 1024),

@@ -12,6 +12,9 @@ fused-attention tutorials and newer library kernels do:
   addresses and sizes come from device tables, so each group's descriptors
   are made from loaded pointers; a fixed number of programs share the
   groups' tiles round-robin;
+- bmm_desc_persistent: a batched fp16 GEMM as a persistent kernel whose
+  2-D descriptors over one batch's matrices are made again when the tile
+  loop reaches the next batch (descriptors a loop carries);
 - attn_fwd_desc: non-causal attention forward over [Z*H*N_CTX, HEAD_DIM]
   row-major Q, K, V, O with an online softmax in base 2; it also writes
   each row's log2-sum-exp2 (what the backward pass reads).
@@ -79,6 +82,39 @@ def matmul_desc_persistent(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr,
         pid_m, pid_n = _grouped_tile(tile, num_pid_m, num_pid_n, GROUP_M)
         row = pid_m * BLOCK_M
         col = pid_n * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for kt in range(k_steps):
+            a = a_desc.load([row, kt * BLOCK_K])
+            b = b_desc.load([col, kt * BLOCK_K])
+            acc = tl.dot(a, b.T, acc)
+        c_desc.store([row, col], acc.to(c_desc.dtype))
+
+
+@triton.jit
+def bmm_desc_persistent(a_ptr, b_ptr, c_ptr, BATCH, M, N, K, BLOCK_M: tl.constexpr,
+                        BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    per_batch = num_pid_m * num_pid_n
+    k_steps = tl.cdiv(K, BLOCK_K)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [K, 1], [BLOCK_N, BLOCK_K])
+    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
+    batch = 0
+    for tile in tl.range(tl.program_id(0), BATCH * per_batch, NUM_SMS):
+        z = tile // per_batch
+        if z != batch:
+            batch = z
+            zl = z.to(tl.int64)
+            a_desc = tl.make_tensor_descriptor(a_ptr + zl * M * K, [M, K], [K, 1],
+                                               [BLOCK_M, BLOCK_K])
+            b_desc = tl.make_tensor_descriptor(b_ptr + zl * N * K, [N, K], [K, 1],
+                                               [BLOCK_N, BLOCK_K])
+            c_desc = tl.make_tensor_descriptor(c_ptr + zl * M * N, [M, N], [N, 1],
+                                               [BLOCK_M, BLOCK_N])
+        rest = tile % per_batch
+        row = (rest // num_pid_n) * BLOCK_M
+        col = (rest % num_pid_n) * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for kt in range(k_steps):
             a = a_desc.load([row, kt * BLOCK_K])
