@@ -419,23 +419,23 @@ static bool param_hint(IrOp *op, void *ctx)
 
 /* What is known to divide scalar v (a pointer's address in bytes): a
  * parameter's specialisation, a multiple_of hint on v (descriptors state
- * theirs, tl.make_tensor_descriptor), or a constant; else 1. */
+ * theirs, tl.make_tensor_descriptor), or a constant; else 1. A matched
+ * polynomial reads a parameter, a loop's value or a branch's result
+ * through the hints stated on it (a descriptor a loop carries states its
+ * contract on the loop's values), so those are looked for. */
 static int64_t known_div(const IrFunc *f, const IrValue *v)
 {
     const IrOp *d = v->def;
-    if (!d && v->owner == f->body && v->index < f->nparams) {
-        /* a matched polynomial reads a parameter through its hints */
-        ParamHint h = {v, f->params[v->index].divisibility};
-        ir_walk(f->body, param_hint, &h);
-        return h.div;
-    }
-    if (!d)
-        return 1;
-    if (d->kind == IR_HINT && d->sub == HINT_MULTIPLE_OF && d->nints > 0)
+    if (d && d->kind == IR_HINT && d->sub == HINT_MULTIPLE_OF && d->nints > 0)
         return d->ints[0];
-    if (d->hints.v[HINT_MULTIPLE_OF][0] > 0)
+    if (d && d->hints.v[HINT_MULTIPLE_OF][0] > 0)
         return d->hints.v[HINT_MULTIPLE_OF][0];
-    return d->kind == IR_CONST && d->ival > 0 ? d->ival : 1;
+    if (d && d->kind == IR_CONST)
+        return d->ival > 0 ? d->ival : 1;
+    bool param = !d && v->owner == f->body && v->index < f->nparams;
+    ParamHint h = {v, param ? f->params[v->index].divisibility : 1};
+    ir_walk(f->body, param_hint, &h);
+    return h.div;
 }
 
 /* Whether a device map's extent reads only values fixed before the loop. */
