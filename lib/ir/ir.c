@@ -195,9 +195,16 @@ int64_t dtype_float_to_int(DType t, double x)
     if (t == DT_I64)
         return x >= 0x1p63 ? INT64_MAX : x < -0x1p63 ? INT64_MIN : (int64_t)x;
     int bits = dtype_bits(t);
-    double lo = dtype_is_signed(t) ? -ldexp(1, bits - 1) : 0;
-    double hi = dtype_is_signed(t) ? ldexp(1, bits - 1) - 1 : ldexp(1, bits) - 1;
-    return (int64_t)(x < lo ? lo : x > hi ? hi : x);
+    /* an 8-bit result is the low byte of the 16-bit one, as the GPU
+     * converts (cvt.rzi to 16 bits, then the byte stored): 200.0 gives
+     * -56 as i8, as in Triton's code */
+    int sat = bits == 8 ? 16 : bits;
+    double lo = dtype_is_signed(t) ? -ldexp(1, sat - 1) : 0;
+    double hi = dtype_is_signed(t) ? ldexp(1, sat - 1) - 1 : ldexp(1, sat) - 1;
+    int64_t v = (int64_t)(x < lo ? lo : x > hi ? hi : x);
+    if (bits == 8)
+        v = dtype_is_signed(t) ? ((v & 0xff) ^ 0x80) - 0x80 : v & 0xff;
+    return v;
 }
 
 /* Truncation in units of t's last place at x's exponent (clamped to the

@@ -172,8 +172,9 @@ bool dtype_is_float(DType t);  /* fp8e4nv..fp64 */
 bool dtype_is_fp8(DType t);    /* fp8e4nv, fp8e5, fp8e4b15 */
 bool dtype_is_int(DType t);    /* i1..u64 */
 bool dtype_is_signed(DType t); /* i8..i64 (i1 counts as unsigned) */
-/* The value cast float -> int of IR_CAST (cvt.rzi.sat): truncate, clamp to
- * t's range, NaN -> 0; i1 is x != 0. Never undefined, whatever x is. */
+/* The value cast float -> int of IR_CAST, as the GPU computes it (cvt.rzi):
+ * truncate, clamp to t's range (an 8-bit t: to 16 bits, then its low byte),
+ * NaN -> 0; i1 is x != 0. Never undefined, whatever x is. */
 int64_t dtype_float_to_int(DType t, double x);
 /* x rounded toward zero to float dtype t, as IR_CAST with CAST_RTZ gives it
  * (cvt.rz): a finite value beyond t's largest finite one gives that one
