@@ -137,15 +137,55 @@ const char *sema_module_ns(const char *path)
     return NULL;
 }
 
+/* Line `line` of src (1-based) and its length, or NULL. */
+static const char *src_line(const Source *src, int line, size_t *len)
+{
+    const char *p = src ? src->text : NULL;
+    for (int l = 1; p && l < line; l++)
+        p = (p = strchr(p, '\n')) ? p + 1 : NULL;
+    if (!p)
+        return NULL;
+    const char *e = strchr(p, '\n');
+    *len = e ? (size_t)(e - p) : strlen(p);
+    return p;
+}
+
+/* Whether the host code at `line` is a class: 1, or 2 for one of Triton's
+ * aggregate classes (@tl.core._aggregate), which tk does not take. */
+static int host_class(const Source *src, int line)
+{
+    size_t n;
+    const char *l = src_line(src, line, &n);
+    while (l && n && (*l == ' ' || *l == '\t'))
+        l++, n--;
+    if (!l || n < 6 || strncmp(l, "class", 5) || (l[5] != ' ' && l[5] != '\t'))
+        return 0;
+    for (int k = line - 1; k > 0 && (l = src_line(src, k, &n)) != NULL; k--) {
+        while (n && (*l == ' ' || *l == '\t'))
+            l++, n--;
+        if (!n || *l != '@')
+            break;
+        for (size_t i = 0; i + 9 <= n; i++)
+            if (!strncmp(l + i, "aggregate", 9))
+                return 2;
+    }
+    return 1;
+}
+
 /* A name that host Python code binds: using it in a kernel is an error at
  * the use, saying where the host code is. */
 static void bind_host(Sema *s, const char *name, Span at, const Node *cond)
 {
     const char *file = s->src && s->src->name ? s->src->name : "<string>";
-    const char *why = arena_printf(s->a,
-                                   "'%s' is set by host Python code (%s:%d), which tk "
-                                   "does not run",
-                                   name, file, at.line);
+    int cls = host_class(s->src, at.line);
+    const char *why = cls == 2
+        ? arena_printf(s->a,
+                       "'%s' is an aggregate class (Triton's @tl.core._aggregate, "
+                       "%s:%d), which tk does not take in kernels: pass its members, "
+                       "or a tuple of them",
+                       name, file, at.line)
+        : arena_printf(s->a, "'%s' is set by %s (%s:%d), which tk does not run", name,
+                       cls ? "a class, host Python code" : "host Python code", file, at.line);
     if (cond)
         why = arena_printf(s->a,
                            "%s: it is bound under `%s` (%s:%d:%d), a condition tk cannot "
