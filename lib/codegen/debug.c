@@ -1,18 +1,22 @@
 /* codegen/debug.c: device_print through vprintf and device_assert through
  * __assertfail, as CUDA's printf/assert do. Each element is printed (or
  * checked) once, by the thread holding its first copy; a line reads
- * "pid (x, y, z) idx (i, j) prefix value", like Triton's. */
+ * "pid (x, y, z) idx (  i,  j) prefix: value" in Triton's format (each index
+ * padded to its dim's digits, hex values to their type's; sema gives the
+ * prefix Triton's spaces and colon). */
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/cg.h"
 
-static const char *spec(DType dt, bool hex)
+static const char *spec(Cg *cg, DType dt, bool hex)
 {
     if (dt == DT_PTR)
         return "%p";
+    int digits = dtype_bits(dt) / 4;
     if (hex)
-        return dtype_bits(dt) == 64 ? "0x%llx" : "0x%x";
+        return arena_printf(cg->a, "0x%%0%d%sx", digits ? digits : 1,
+                            dtype_bits(dt) == 64 ? "ll" : "");
     if (dtype_is_float(dt))
         return "%f";
     if (dtype_bits(dt) == 64)
@@ -64,15 +68,34 @@ static LLVMBasicBlockRef guard(Cg *cg, LLVMValueRef pred, const char *name)
     return join;
 }
 
+/* The prefix as printf text: each '%' doubled. */
+static const char *escaped(Cg *cg, const char *p)
+{
+    StrBuf b;
+    sb_init(&b);
+    for (; *p; p++)
+        sb_printf(&b, *p == '%' ? "%%%%" : "%c", *p);
+    char *r = arena_strdup(cg->a, b.data ? b.data : "");
+    sb_free(&b);
+    return r;
+}
+
+/* The decimal digits of a dim's largest index, as Triton pads it. */
+static int index_width(int dim)
+{
+    int w = 0;
+    for (int64_t p = 1; p < dim; p *= 10)
+        w++;
+    return w;
+}
+
 static void emit_print(Cg *cg, const IrOp *op)
 {
     bool hex = op->flags & IRF_HEX;
-    const char *prefix = op->str ? op->str : "";
-    size_t pl = strlen(prefix);
-    const char *sep = pl > 0 && prefix[pl - 1] != ' ' ? " " : "";
+    const char *prefix = escaped(cg, op->str ? op->str : "");
     LLVMValueRef pid[3] = {cg_sreg(cg, "ctaid.x"), cg_sreg(cg, "ctaid.y"), cg_sreg(cg, "ctaid.z")};
     if (op->nops == 0) {
-        char *fmt = arena_printf(cg->a, "pid (%%u, %%u, %%u) %s\n", prefix);
+        char *fmt = arena_printf(cg->a, "pid (%%u, %%u, %%u)%s\n", prefix);
         call_vprintf(cg, fmt, pid, 3);
         return;
     }
@@ -83,12 +106,14 @@ static void emit_print(Cg *cg, const IrOp *op)
         StrBuf f;
         sb_init(&f);
         sb_puts(&f, "pid (%u, %u, %u) idx (");
-        for (int d = 0; d < t.rank; d++)
-            sb_puts(&f, d ? ", %u" : "%u");
-        sb_printf(&f, ") %s%s", prefix, sep);
+        for (int d = 0; d < t.rank; d++) {
+            int w = index_width(t.shape[d]);
+            sb_printf(&f, w > 1 ? "%s%%%du" : "%s%%u", d ? ", " : "", w);
+        }
+        sb_printf(&f, ")%s", prefix);
         if (op->nops > 1)
             sb_printf(&f, "(operand %d) ", k);
-        sb_printf(&f, "%s\n", spec(t.dt, hex));
+        sb_printf(&f, "%s\n", spec(cg, t.dt, hex));
         char *fmt = arena_strdup(cg->a, f.data ? f.data : "");
         sb_free(&f);
         CgVal x = cg_get(cg, v);

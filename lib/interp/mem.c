@@ -313,7 +313,8 @@ static void format_value(char *buf, size_t n, DType dt, const void *arr, int64_t
         uint64_t b = interp_to_bits(dt, arr, i);
         if (bits < 64)
             b &= (1ull << bits) - 1;
-        snprintf(buf, n, "0x%" PRIx64, b);
+        int digits = dt == DT_PTR ? 1 : bits / 4 ? bits / 4 : 1; /* hex pads to the type */
+        snprintf(buf, n, "0x%0*" PRIx64, digits, b);
     } else if (interp_kind(dt) != ST_I) {
         snprintf(buf, n, "%f", interp_get_double(dt, arr, i));
     } else if (dt == DT_U64) {
@@ -323,30 +324,47 @@ static void format_value(char *buf, size_t n, DType dt, const void *arr, int64_t
     }
 }
 
+/* Element flat of type t as "(  i,  j)": each index padded to the digits
+ * of its dim's largest, as Triton's printf pads it. */
+static void print_index(StrBuf *sb, Type t, int64_t flat)
+{
+    int64_t idx[TK_MAX_RANK] = {0};
+    for (int d = t.rank - 1; d >= 0; d--) {
+        idx[d] = t.shape[d] ? flat % t.shape[d] : 0;
+        flat = t.shape[d] ? flat / t.shape[d] : 0;
+    }
+    sb_puts(sb, "(");
+    for (int d = 0; d < t.rank; d++) {
+        int w = 0;
+        for (int64_t q = 1; q < t.shape[d]; q *= 10)
+            w++;
+        sb_printf(sb, "%s%*lld", d ? ", " : "", w, (long long)idx[d]);
+    }
+    sb_puts(sb, ")");
+}
+
 /* The GPU's printf lines (lib/codegen/debug.c), one per element, operand
- * after operand: "pid (x, y, z) idx (i, j) prefix value", a space added
- * after a prefix that does not end in one, "(operand k) " before the value
- * when there are several operands. */
+ * after operand: "pid (x, y, z) idx (  i)" then the prefix (sema gives it
+ * Triton's leading space and ": "), "(operand k) " when there are several
+ * operands, and the value. */
 bool interp_print(InterpProg *p, const IrOp *op)
 {
     StrBuf local, *sb = p->L->out ? p->L->out : &local;
     if (!p->L->out)
         sb_init(&local);
     const char *prefix = op->str ? op->str : "";
-    size_t pl = strlen(prefix);
-    const char *sep = pl > 0 && prefix[pl - 1] != ' ' ? " " : "";
     bool hex = op->flags & IRF_HEX;
     if (op->nops == 0)
-        sb_printf(sb, "pid (%u, %u, %u) %s\n", p->pid[0], p->pid[1], p->pid[2], prefix);
+        sb_printf(sb, "pid (%u, %u, %u)%s\n", p->pid[0], p->pid[1], p->pid[2], prefix);
     for (int k = 0; k < op->nops; k++) {
         const IrValue *v = op->operands[k];
         int64_t n = type_numel(v->type);
         for (int64_t i = 0; i < n; i++) {
-            char idx[96], val[64];
-            interp_format_index(idx, sizeof idx, v->type, i);
+            char val[64];
             format_value(val, sizeof val, v->type.dt, interp_slot(p, v), i, hex);
-            sb_printf(sb, "pid (%u, %u, %u) idx %s %s%s", p->pid[0], p->pid[1], p->pid[2], idx,
-                      prefix, sep);
+            sb_printf(sb, "pid (%u, %u, %u) idx ", p->pid[0], p->pid[1], p->pid[2]);
+            print_index(sb, v->type, i);
+            sb_puts(sb, prefix);
             if (op->nops > 1)
                 sb_printf(sb, "(operand %d) ", k);
             sb_printf(sb, "%s\n", val);

@@ -92,7 +92,8 @@ static void test_formats(void)
     interp_cast(DT_F32, f, DT_I32, r, 6);
     CHECK(r[0] == 0 && r[1] == INT32_MAX && r[2] == INT32_MIN && r[3] == 300 && r[4] == -5);
     interp_cast(DT_F32, f, DT_U8, r, 6);
-    CHECK(r[0] == 0 && r[1] == 255 && r[2] == 0 && r[3] == 255 && r[4] == 0 && r[5] == 2);
+    /* 8-bit: the low byte of the 16-bit conversion, as the GPU's (300.7: 44) */
+    CHECK(r[0] == 0 && r[1] == 255 && r[2] == 0 && r[3] == 44 && r[4] == 0 && r[5] == 2);
     int64_t iv[3] = {300, -1, 0};
     interp_cast(DT_I32, iv, DT_U8, r, 3);
     CHECK(r[0] == 44 && r[1] == 255 && r[2] == 0);
@@ -506,7 +507,7 @@ static void test_loops_print_assert(void)
     ir_build(&k.b, IR_STORE, at(3), (IrValue *[]){p1, wh->results[0]}, 2, NULL, 0);
     IrValue *ar = arange(&k, 2);
     IrOp *pr = ir_build(&k.b, IR_PRINT, at(1), &ar, 1, NULL, 0);
-    pr->str = "ar:";
+    pr->str = " ar: "; /* as sema gives Triton's prefix */
     /* assert arange(0, 2) < 1 + pid fails in program 0 at element 1 */
     IrValue *lim = op(&k, IR_SPLAT, 1, vec(DT_I32, 2), 1,
                       op(&k, IR_ADD, 1, i32, 2, pid, ir_const_int(&k.b, at(1), i32, 1), 0), 0, 0);

@@ -571,6 +571,24 @@ static SVal b_static_print(Sema *s, const Builtin *b, SVal *a, Span *at, Span ca
     return sv_none();
 }
 
+/* The prefix as Triton prints it: with values, ending in ": " (a last
+ * character that is not a space becomes one first); longer than two
+ * characters, starting with a space (it follows "idx (...)" directly). */
+static const char *print_prefix(Sema *s, const char *p, bool values)
+{
+    size_t n = strlen(p);
+    char *r = arena_alloc(s->a, n + 4);
+    memcpy(r + 1, p, n + 1);
+    char *q = r + 1;
+    if (values && (n == 0 || q[n - 1] != ' '))
+        q[n++] = ' ', q[n] = 0;
+    if (values && (n < 2 || q[n - 2] != ':'))
+        q[n - 1] = ':', q[n++] = ' ', q[n] = 0;
+    if (n > 2 && q[0] != ' ')
+        *--q = ' ';
+    return q;
+}
+
 static SVal b_device_print(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
     if (a[0].k != SV_STR)
@@ -585,7 +603,7 @@ static SVal b_device_print(Sema *s, const Builtin *b, SVal *a, Span *at, Span ca
             !sema_check_not_fp8(s, vals[i]->type.dt, call, "device_print"))
             return bad();
     IrOp *op = ir_build(&s->b, IR_PRINT, call, vals, a[1].n, NULL, 0);
-    op->str = a[0].s;
+    op->str = print_prefix(s, a[0].s, a[1].n > 0);
     op->flags = hex ? IRF_HEX : 0;
     return sv_none();
 }
