@@ -8,6 +8,7 @@
 #include "tkc_values.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,7 +61,8 @@ void tkc_run_usage(FILE *f)
             "    fill:TYPE:N:V     N copies of V\n"
             "    file:PATH:TYPE    the raw little-endian contents of PATH\n"
             "    (ARG,ARG,...)     a tuple (Triton's tuple arguments) of the specs here,\n"
-            "                      nested tuples, and None; one item is (ARG,); items may be\n"
+            "                      nested tuples, None and constexprs (const:64, const:0.5,\n"
+            "                      const:True); one item is (ARG,); items may be\n"
             "                      named (x=...), else NAME[i] (arg<N>[i]) names them; no\n"
             "                      item may hold ',', '(' or ')':\n"
             "                      ptrs=(x=rand:fp32:64,y=zeros:fp32:64)\n"
@@ -425,6 +427,30 @@ static int parse_tuple(const char *whole, const char *text, RunArg *marker, RunA
     return 0;
 }
 
+/* A tuple's constexpr item, const:VALUE: an integer, a float, True or
+ * False (Triton's tuple of tl.constexpr values). */
+static int parse_const_item(const char *whole, const char *v, RunArg *a)
+{
+    char *end;
+    errno = 0;
+    long long i = strtoll(v, &end, 0);
+    if (*v && !*end && !errno) {
+        a->arg = tk_const(NULL, i);
+        return 0;
+    }
+    double f = strtod(v, &end);
+    if (*v && !*end && isfinite(f)) {
+        a->arg = tk_const_f(NULL, f);
+        return 0;
+    }
+    if (!strcmp(v, "True") || !strcmp(v, "False")) {
+        a->arg = tk_const_text(NULL, v[0] == 'T' ? "True" : "False");
+        return 0;
+    }
+    return run_fail("bad tuple item '%s' in '%s': const: takes an integer, a float, True or False",
+                    v, whole);
+}
+
 /* One argument (a tuple with its items) appended to list; `name` names it
  * unless the text does (NAME=...), and is given only to a tuple's items. */
 static int parse_arg(const char *text, int index, const char *name, RunArgs *list, uint64_t *seed)
@@ -450,6 +476,8 @@ static int parse_arg(const char *text, int index, const char *name, RunArgs *lis
         a->arg = tk_none(NULL);
         return 0;
     }
+    if (!strncmp(text, "const:", 6) && name)
+        return parse_const_item(whole, text + 6, a);
     if (!strncmp(text, "desc:", 5))
         return parse_desc(whole, text + 5, a, seed);
     return parse_value(text, a, seed);
