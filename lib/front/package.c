@@ -84,6 +84,16 @@ static char *pkg_join(Arena *a, const char *dir, const char *rel)
     return out;
 }
 
+/* Modules libtk carries as text, at a path no file has: Triton's
+ * triton.tools.ragged_tma, whose device functions kernels import (the
+ * Python facade's module, python/tk/tools/ragged_tma.py, embedded). */
+extern const char front_ragged_tma[];
+static const struct {
+    const char *module, *path, *text;
+} builtin[] = {
+    {"triton.tools.ragged_tma", "<tk>/triton/tools/ragged_tma.py", front_ragged_tma},
+};
+
 static bool pkg_is_file(const char *path)
 {
     struct stat st;
@@ -135,6 +145,11 @@ static char *pkg_resolve_in(Pkg *p, const char *file, const char *module, const 
     }
     if (!module[0])
         return NULL;
+    for (int i = 0; i < TK_ARRAY_LEN(builtin); i++)
+        if (strcmp(module, builtin[i].module) == 0) {
+            *root = "<tk>";
+            return arena_strdup(p->a, builtin[i].path);
+        }
     for (int i = 0; p->search && p->search[i]; i++) {
         char *f = pkg_file_in(p, p->search[i], module);
         *root = p->search[i];
@@ -169,6 +184,11 @@ static char *pkg_resolve(Pkg *p, const char *file, const char *module)
  * (front/overlay.c); NULL when it cannot. */
 static char *pkg_read(Arena *a, const char *path, size_t *len)
 {
+    for (int i = 0; i < TK_ARRAY_LEN(builtin); i++)
+        if (strcmp(path, builtin[i].path) == 0) {
+            *len = strlen(builtin[i].text);
+            return arena_strdup(a, builtin[i].text);
+        }
     char *set = NULL;
     if (overlay_read(a, path, &set, len))
         return set;

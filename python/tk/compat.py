@@ -257,3 +257,10 @@ def install():
 
 
 install()
+
+# Triton's ragged descriptors: a module of kernels' device functions, made
+# with the facade in place (its `import triton` is the facade's)
+from .tools import ragged_tma as _ragged_tma  # noqa: E402
+
+tools.ragged_tma = _ragged_tma
+MODULES["triton.tools.ragged_tma"] = sys.modules["triton.tools.ragged_tma"] = _ragged_tma

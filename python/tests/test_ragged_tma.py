@@ -1,0 +1,61 @@
+"""Triton's ragged descriptors (triton.tools.ragged_tma) through the compat
+facade, on the interpreter: a batch of rows read and written with
+load_ragged/store_ragged, the rows past the batch reading zero and not
+written; libtk compiles the module's device functions from the text it
+carries."""
+import numpy as np
+import pytest
+
+import tk.compat  # noqa: F401  (puts the facade in sys.modules)
+import triton
+import triton.language as tl
+from triton.tools.ragged_tma import create_ragged_descriptor, load_ragged, store_ragged
+
+
+@triton.jit
+def bump_batch(src, dst, start, size, BM: tl.constexpr):
+    row = tl.program_id(0) * BM
+    x = load_ragged(src, start, size, [row, 0])
+    store_ragged(dst, start, size, [row, 0], x + 1.0)
+
+
+@triton.jit
+def count_rows(src, out, start, size, BM: tl.constexpr):
+    x = load_ragged(src, start, size, [tl.program_id(0) * BM, 0])
+    tl.store(out + tl.program_id(0), tl.sum(tl.sum(x, 1), 0))
+
+
+@pytest.mark.parametrize("start, size", [(17, 35), (0, 48), (90, 10), (40, 0)])
+def test_batch_read_and_written(start, size):
+    rng = np.random.default_rng(start + size)
+    src = rng.standard_normal((100, 32)).astype(np.float32)
+    dst = np.full((100, 32), -7.0, np.float32)
+    blocks = 3
+    bump_batch[(blocks,)](create_ragged_descriptor(src, [16, 32]),
+                          create_ragged_descriptor(dst, [16, 32]), start, size, BM=16)
+    want = np.full((100, 32), -7.0, np.float32)
+    want[start:start + size] = src[start:start + size] + 1.0
+    np.testing.assert_array_equal(dst, want)
+
+
+def test_rows_past_the_batch_read_zero():
+    src = np.ones((64, 16), np.float32)
+    out = np.full(2, np.nan, np.float32)
+    count_rows[(2,)](create_ragged_descriptor(src, [16, 16]), out, 5, 20, BM=16)
+    np.testing.assert_array_equal(out, [256.0, 64.0])
+
+
+def test_descriptor_shape():
+    src = np.zeros((100, 32), np.float16)
+    d = create_ragged_descriptor(src, [16, 32])
+    assert d.shape == [0x7FFF0000, 0x7FFF0000, 2**30, 32]
+    assert d.strides == [2**34 - 32, 32, 32, 1] and d.block_shape == [1, 1, 16, 32]
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    (dict(ragged_dim=1), "ragged dim must be one of the tensor's dims but the last"),
+    (dict(write_only=True), "write-only ragged descriptor moves its base"),
+])
+def test_bad_ragged_descriptors(kwargs, text):
+    with pytest.raises(ValueError, match=text):
+        create_ragged_descriptor(np.zeros((8, 16), np.float32), [8, 16], **kwargs)
