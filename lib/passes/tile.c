@@ -432,6 +432,8 @@ static int64_t known_div(const IrFunc *f, const IrValue *v)
         return d->hints.v[HINT_MULTIPLE_OF][0];
     if (d && d->kind == IR_CONST)
         return d->ival > 0 ? d->ival : 1;
+    if (d && d->kind != IR_IF && d->kind != IR_FOR && d->kind != IR_WHILE)
+        return 1;
     bool param = !d && v->owner == f->body && v->index < f->nparams;
     ParamHint h = {v, param ? f->params[v->index].divisibility : 1};
     ir_walk(f->body, param_hint, &h);
