@@ -52,10 +52,12 @@ def test_descriptor_shape():
     assert d.strides == [2**34 - 32, 32, 32, 1] and d.block_shape == [1, 1, 16, 32]
 
 
-@pytest.mark.parametrize("kwargs, text", [
-    (dict(ragged_dim=1), "ragged dim must be one of the tensor's dims but the last"),
-    (dict(write_only=True), "write-only ragged descriptor moves its base"),
+@pytest.mark.parametrize("shape, kwargs, text", [
+    ((8, 16), dict(ragged_dim=1), "ragged dim must be one of the tensor's dims but the last"),
+    ((8, 16), dict(write_only=True), "write-only ragged descriptor moves its base"),
+    ((2, 8, 16), dict(), r"read-write ragged descriptor takes at most 2 dims in tk"),
 ])
-def test_bad_ragged_descriptors(kwargs, text):
+def test_bad_ragged_descriptors(shape, kwargs, text):
     with pytest.raises(ValueError, match=text):
-        create_ragged_descriptor(np.zeros((8, 16), np.float32), [8, 16], **kwargs)
+        create_ragged_descriptor(np.zeros(shape, np.float32), [1] * (len(shape) - 2) + [8, 16],
+                                 **kwargs)
