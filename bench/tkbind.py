@@ -9,7 +9,7 @@ import os
 
 TK_OK, TK_ERR_COMPILE, TK_ERR_LAUNCH = 0, 1, 4
 ARG_PTR, ARG_SCALAR, ARG_CONST, ARG_DESC = 0, 1, 2, 3
-DESC_MAX_RANK = 4
+DESC_MAX_RANK = 5
 TK_DTYPE = {"i1": 1, "i8": 2, "i16": 3, "i32": 4, "i64": 5, "u8": 6, "u16": 7, "u32": 8,
             "u64": 9, "f16": 10, "bf16": 11, "f32": 12, "f64": 13, "f8e4": 14, "f8e5": 15}
 

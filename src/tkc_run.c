@@ -69,7 +69,7 @@ void tkc_run_usage(FILE *f)
             "    desc:SHAPE:BLOCK[:STRIDES]:BUFFER\n"
             "                      a tensor descriptor (Triton's TensorDescriptor) over a\n"
             "                      new buffer made by BUFFER, a spec above: dims joined by\n"
-            "                      x (at most 4), strides row-major by default and their\n"
+            "                      x (at most 5), strides row-major by default and their\n"
             "                      last 1; desc:64x64:32x32:rand:fp16:4096\n"
             "  TYPE is fp16 bf16 fp32 fp64 fp8e4nv fp8e5 fp8e4b15 i1 i8 i16 i32 i64 u8 u16\n"
             "    u32 u64 (f32, float32, float8e4nv...)\n"
@@ -325,7 +325,7 @@ static int desc_dims(const char *whole, const char *what, const char *s, size_t 
     if (parse_dims(s, len, min, min ? INT32_MAX : INT64_MAX / 16, out, rank, &too_many))
         return 0;
     return run_fail("bad descriptor '%s': bad %s '%.*s' (%s)", whole, what, (int)len, s,
-                    too_many  ? "at most 4 dims"
+                    too_many  ? "at most 5 dims"
                         : min ? "dims such as 64x64, each 1 to "
                                 "2147483647"
                               : "dims such as 64x1, each 0 or more");

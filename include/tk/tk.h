@@ -497,7 +497,7 @@ static inline tk_arg tk_none(const char *name) { return tk_const_text(name, "Non
  * base is 16-byte aligned. It refuses (TK_ERR_LAUNCH) a rank outside 1 ..
  * TK_DESC_MAX_RANK, a NULL base, a last stride other than 1, a shape outside
  * 1 .. 2^31-1, a negative stride and a block dim that is no power of two. */
-#define TK_DESC_MAX_RANK 4
+#define TK_DESC_MAX_RANK 5 /* Triton's, and TMA's */
 typedef struct tk_tensor_desc {
     void *base;
     tk_dtype dtype;

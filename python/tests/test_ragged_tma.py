@@ -55,9 +55,29 @@ def test_descriptor_shape():
 @pytest.mark.parametrize("shape, kwargs, text", [
     ((8, 16), dict(ragged_dim=1), "ragged dim must be one of the tensor's dims but the last"),
     ((8, 16), dict(write_only=True), "write-only ragged descriptor moves its base"),
-    ((2, 8, 16), dict(), r"read-write ragged descriptor takes at most 2 dims in tk"),
+    ((2, 2, 8, 16), dict(), r"read-write ragged descriptor takes at most 3 dims"),
 ])
 def test_bad_ragged_descriptors(shape, kwargs, text):
     with pytest.raises(ValueError, match=text):
         create_ragged_descriptor(np.zeros(shape, np.float32), [1] * (len(shape) - 2) + [8, 16],
                                  **kwargs)
+
+
+@triton.jit
+def bump_heads(src, dst, start, size, BM: tl.constexpr):
+    # a read-write ragged descriptor over [heads, rows, cols], ragged dim 1:
+    # a rank-5 descriptor
+    row = tl.program_id(0) * BM
+    for h in range(2):
+        x = load_ragged(src, start, size, [h, row, 0], ragged_dim=1)
+        store_ragged(dst, start, size, [h, row, 0], x * 2.0, ragged_dim=1)
+
+
+def test_three_dims_ragged_in_the_middle():
+    src = np.random.default_rng(3).standard_normal((2, 40, 16)).astype(np.float32)
+    dst = np.zeros((2, 40, 16), np.float32)
+    bump_heads[(2,)](create_ragged_descriptor(src, [1, 16, 16], ragged_dim=1),
+                     create_ragged_descriptor(dst, [1, 16, 16], ragged_dim=1), 9, 20, BM=16)
+    want = np.zeros_like(dst)
+    want[:, 9:29] = src[:, 9:29] * 2.0
+    np.testing.assert_array_equal(dst, want)

@@ -35,8 +35,8 @@ def test_triton_spelling_is_the_same_class():
 @pytest.mark.parametrize("edit, text", [
     (lambda d: setattr(d, "strides", [48, 2]), "the last stride of a descriptor must be 1, not 2"),
     (lambda d: setattr(d, "block_shape", [12, 32]), "block dim 0 of the descriptor is 12"),
-    (lambda d: (setattr(d, "shape", [1] * 5), setattr(d, "strides", [1] * 5),
-                setattr(d, "block_shape", [1] * 5)), "rank must be 1 to 4, not 5"),
+    (lambda d: (setattr(d, "shape", [1] * 6), setattr(d, "strides", [1] * 6),
+                setattr(d, "block_shape", [1] * 6)), "rank must be 1 to 5, not 6"),
     (lambda d: setattr(d, "shape", [40]), "shape, strides and block_shape of one length"),
 ])
 def test_bad_descriptors(edit, text):

@@ -119,9 +119,9 @@ static void test_bad(tk_context *ctx, tk_kernel *k, tk_kernel *typed)
         field_edit;                                                                                \
         CHECK_FAILS(run(k, &d, &o, 16), TK_ERR_LAUNCH, text);                                      \
     } while (0)
-    BAD(d.rank = 0, "argument 1 ('a_desc'): a descriptor's rank must be 1 to 4, not 0");
-    BAD(d.rank = 5, "a descriptor's rank must be 1 to 4, not 5");
-    BAD(d.rank = -1, "rank must be 1 to 4, not -1");
+    BAD(d.rank = 0, "argument 1 ('a_desc'): a descriptor's rank must be 1 to 5, not 0");
+    BAD(d.rank = 6, "a descriptor's rank must be 1 to 5, not 6");
+    BAD(d.rank = -1, "rank must be 1 to 5, not -1");
     BAD(d.strides[1] = 2,
         "argument 1 ('a_desc'): the last stride of a descriptor must be 1, "
         "not 2");

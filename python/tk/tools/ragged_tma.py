@@ -59,13 +59,12 @@ def create_ragged_descriptor(T, block_shape, ragged_dim=0, write_only=False):
     if not 0 <= ragged_dim < rank - 1:
         raise ValueError("tk: a ragged descriptor's ragged dim must be one of the tensor's "
                          f"dims but the last, not {ragged_dim} of {rank}")
-    # the descriptor has 1 (write-only) or 2 dims more than T; tk's host
-    # descriptors take 4 (Triton's 5)
-    if rank > (3 if write_only else 2):
+    # the descriptor has 1 (write-only) or 2 dims more than T, and at most 5
+    if rank > (4 if write_only else 3):
         raise ValueError(f"tk: a {'write-only' if write_only else 'read-write'} ragged "
-                         f"descriptor takes at most {3 if write_only else 2} dims in tk (its "
-                         f"descriptor has {1 if write_only else 2} more, and tk's host "
-                         f"descriptors at most 4), not {rank}")
+                         f"descriptor takes at most {4 if write_only else 3} dims (its "
+                         f"descriptor has {1 if write_only else 2} more, and a descriptor at "
+                         f"most 5), not {rank}")
     if len(block) != rank:
         raise ValueError(f"tk: block_shape has {len(block)} dims but the tensor {rank}")
     if shape[ragged_dim] > _BATCH_ROWS:
