@@ -80,15 +80,6 @@ static const char *escaped(Cg *cg, const char *p)
     return r;
 }
 
-/* The decimal digits of a dim's largest index, as Triton pads it. */
-static int index_width(int dim)
-{
-    int w = 0;
-    for (int64_t p = 1; p < dim; p *= 10)
-        w++;
-    return w;
-}
-
 static void emit_print(Cg *cg, const IrOp *op)
 {
     bool hex = op->flags & IRF_HEX;
@@ -107,7 +98,7 @@ static void emit_print(Cg *cg, const IrOp *op)
         sb_init(&f);
         sb_puts(&f, "pid (%u, %u, %u) idx (");
         for (int d = 0; d < t.rank; d++) {
-            int w = index_width(t.shape[d]);
+            int w = ir_index_digits(t.shape[d]);
             sb_printf(&f, w > 1 ? "%s%%%du" : "%s%%u", d ? ", " : "", w);
         }
         sb_printf(&f, ")%s", prefix);

@@ -334,12 +334,8 @@ static void print_index(StrBuf *sb, Type t, int64_t flat)
         flat = t.shape[d] ? flat / t.shape[d] : 0;
     }
     sb_puts(sb, "(");
-    for (int d = 0; d < t.rank; d++) {
-        int w = 0;
-        for (int64_t q = 1; q < t.shape[d]; q *= 10)
-            w++;
-        sb_printf(sb, "%s%*lld", d ? ", " : "", w, (long long)idx[d]);
-    }
+    for (int d = 0; d < t.rank; d++)
+        sb_printf(sb, "%s%*lld", d ? ", " : "", ir_index_digits(t.shape[d]), (long long)idx[d]);
     sb_puts(sb, ")");
 }
 

@@ -183,6 +183,14 @@ static const char *const math_fn_names[] = {
 const char *ir_kind_name(IrKind k) { return (unsigned)k < IR_OP_COUNT ? ir_kind_names[k] : "?"; }
 const char *math_fn_name(MathFn f) { return (unsigned)f < MATH_COUNT ? math_fn_names[f] : "?"; }
 
+int ir_index_digits(int64_t size)
+{
+    int w = 0;
+    for (int64_t p = 1; p < size; p *= 10)
+        w++;
+    return w;
+}
+
 int64_t dtype_float_to_int(DType t, double x)
 {
     if (t == DT_I1)

@@ -176,6 +176,9 @@ bool dtype_is_signed(DType t); /* i8..i64 (i1 counts as unsigned) */
  * truncate, clamp to t's range (an 8-bit t: to 16 bits, then its low byte),
  * NaN -> 0; i1 is x != 0. Never undefined, whatever x is. */
 int64_t dtype_float_to_int(DType t, double x);
+/* The decimal digits of the largest index of a dim of `size` elements, to
+ * which device_print pads an index as Triton does (0 for a size of 1). */
+int ir_index_digits(int64_t size);
 /* x rounded toward zero to float dtype t, as IR_CAST with CAST_RTZ gives it
  * (cvt.rz): a finite value beyond t's largest finite one gives that one
  * with x's sign; infinities, NaN and signed zeros stay. */
