@@ -249,6 +249,8 @@ typedef struct RtLaunchArgs {
                     TK_NO_TMA=1); the key then ends in RT_KEY_NO_TMA */
     tk_arg implied[3]; /* num_warps, num_stages, num_ctas bound to parameters of those
                           names the launch gave no value (rt_launch.c) */
+    tk_arg declared[RT_MAX_PARAMS]; /* per runtime param: a scalar converted to the type its
+                                       annotation declares (values[j] then points here) */
 } RtLaunchArgs;
 #define RT_KEY_NO_TMA    0x4e4f2d544d41ULL   /* "NO-TMA" */
 #define RT_KEY_NO_FUSION 0x4e4f2d46555345ULL /* "NO-FUSE" */

@@ -22,6 +22,12 @@ static bool valid_dtype(tk_dtype t) { return (unsigned)t < TK_ARRAY_LEN(dtype_of
 
 DType rt_dtype(tk_dtype t) { return valid_dtype(t) ? dtype_of[t] : DT_VOID; }
 
+static bool tk_is_float(tk_dtype t)
+{
+    return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
+        t == TK_F8E5 || t == TK_F8E4B15;
+}
+
 /* Pointers, scalars, descriptors and tuples fill the runtime parameters. */
 static bool is_runtime(const tk_arg *a)
 {
@@ -189,11 +195,58 @@ tk_status rt_leaf_word(const tk_kernel *k, int j, const char *what, const tk_arg
     return TK_OK;
 }
 
+static tk_dtype tk_dtype_of(DType dt)
+{
+    for (int t = 0; t < (int)TK_ARRAY_LEN(dtype_of); t++)
+        if (t != TK_VOID && dtype_of[t] == dt)
+            return (tk_dtype)t;
+    return TK_VOID;
+}
+
+/* A scalar given as another type than its parameter's annotation declares
+ * takes the declared one, as Triton's launcher converts a Python int or
+ * float: any number for a float parameter, an integer that fits for an
+ * integer one. *out is the converted argument. */
+static tk_status as_declared(const tk_kernel *k, int p, const tk_arg *a, DType want, tk_arg *out)
+{
+    *out = *a;
+    out->dtype = tk_dtype_of(want);
+    if (dtype_is_float(want)) {
+        if (!tk_is_float(a->dtype))
+            out->v.f = dtype_is_signed(dtype_of[a->dtype]) ? (double)a->v.i : (double)a->v.u;
+        return TK_OK;
+    }
+    if (tk_is_float(a->dtype))
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': parameter '%s' is declared %s but the launch passes %s",
+                       k->name, pname(k, p), dtype_name(want), dtype_name(dtype_of[a->dtype]));
+    bool neg = dtype_is_signed(dtype_of[a->dtype]) && a->v.i < 0;
+    bool over = !dtype_is_signed(dtype_of[a->dtype]) && a->v.u > INT64_MAX;
+    bool fits = dtype_is_signed(want) ? !over : !neg;
+    if (!fits || !scalar_fits(out))
+        return err_set(TK_ERR_LAUNCH,
+                       "kernel '%s': parameter '%s' is declared %s, which cannot hold %s%llu",
+                       k->name, pname(k, p), dtype_name(want), neg ? "-" : "",
+                       neg ? 0ULL - (unsigned long long)a->v.i : (unsigned long long)a->v.u);
+    return TK_OK;
+}
+
 /* Checks runtime argument j against the annotation in the source, if any,
- * and gives its key word: dtype, kind and specialisation bits. */
-static tk_status check_value(tk_kernel *k, int j, const tk_arg *a, uint64_t *word)
+ * and gives its key word: dtype, kind and specialisation bits. A scalar of
+ * another type than the annotation's is converted into la->declared[j]. */
+static tk_status check_value(tk_kernel *k, int j, RtLaunchArgs *la, uint64_t *word)
 {
     int p = k->runtime_idx[j];
+    const tk_arg *a = la->values[j];
+    DType given = valid_dtype(a->dtype) ? dtype_of[a->dtype] : DT_VOID;
+    Type decl = k->sig.annotated[p];
+    if (a->kind == TK_ARG_SCALAR && given != DT_VOID && decl.dt != DT_VOID && decl.dt != DT_PTR &&
+        decl.dt != given && tk_dtype_of(decl.dt) != TK_VOID) {
+        tk_status s = as_declared(k, p, a, decl.dt, &la->declared[j]);
+        if (s != TK_OK)
+            return s;
+        a = la->values[j] = &la->declared[j];
+    }
     if (a->kind == TK_ARG_DESC && k->sig.annotated[p].dt != DT_VOID)
         return err_set(TK_ERR_LAUNCH,
                        "kernel '%s': parameter '%s' is declared %s%s but the "
@@ -422,7 +475,7 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
         const tk_arg *a = la->values[j];
         tk_status s = a->kind == TK_ARG_TUPLE
             ? rt_tuple_key(k, j, pname(k, k->runtime_idx[j]), a, key)
-            : check_value(k, j, a, &key->w[key->nwords++]);
+            : check_value(k, j, la, &key->w[key->nwords++]);
         if (s != TK_OK)
             return s;
     }
@@ -474,12 +527,6 @@ tk_status rt_launch_args(tk_kernel *k, const tk_arg *args, int nargs, const tk_l
 }
 
 /* ---- packing ------------------------------------------------------------------------- */
-
-static bool tk_is_float(tk_dtype t)
-{
-    return t == TK_F16 || t == TK_BF16 || t == TK_F32 || t == TK_F64 || t == TK_F8E4NV ||
-        t == TK_F8E5 || t == TK_F8E4B15;
-}
 
 bool rt_arg_is_float(const tk_arg *a) { return tk_is_float(a->dtype); }
 

@@ -78,9 +78,34 @@ static void test_mismatches(tk_context *ctx, tk_kernel *add, tk_kernel *fill)
                 "'n' is declared i32 but the launch passes a pointer to fp32");
     CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){tk_ptr(dout, TK_F16), n, tk_f32(1), fb}, 4, NULL),
                 TK_ERR_LAUNCH, "'out' is declared *fp32 but the launch passes a pointer to fp16");
-    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){out, tk_i64(N), tk_f32(1), fb}, 4, NULL),
-                TK_ERR_LAUNCH, "'n' is declared i32 but the launch passes i64");
+    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){out, tk_i64(1LL << 40), tk_f32(1), fb}, 4, NULL),
+                TK_ERR_LAUNCH, "'n' is declared i32, which cannot hold 1099511627776");
+    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){out, tk_i64(-(1LL << 40)), tk_f32(1), fb}, 4, NULL),
+                TK_ERR_LAUNCH, "'n' is declared i32, which cannot hold -1099511627776");
+    CHECK_FAILS(tk_launch(fill, g, (tk_arg[]){out, tk_f32(N), tk_f32(1), fb}, 4, NULL),
+                TK_ERR_LAUNCH, "'n' is declared i32 but the launch passes fp32");
     CHECK(out_untouched(ctx)); /* nothing ran */
+}
+
+/* A scalar of another type than its annotation's is converted to it, as
+ * Triton's launcher converts a Python int: an i64, u8 or i16 that fits is
+ * `n: i32`'s value. */
+static void test_declared_types(tk_context *ctx, tk_kernel *fill)
+{
+    tk_arg out = tk_ptr(dout, TK_F32), fb = tk_const("BLOCK", 32);
+    tk_grid g = {(N + 31) / 32, 1, 1};
+    tk_arg given[] = {tk_i64(N),
+                      {TK_ARG_SCALAR, TK_U8, 0, {.u = N}, 0},
+                      {TK_ARG_SCALAR, TK_I16, 0, {.i = N - 1}, 0}};
+    for (int c = 0; c < 3; c++) {
+        CHECK_OK(tk_memset(ctx, dout, 0xee, N * 4));
+        CHECK_OK(tk_launch(fill, g, (tk_arg[]){out, given[c], tk_f32(3 + c), fb}, 4, NULL));
+        CHECK_OK(tk_copy_from(ctx, hout, dout, sizeof hout));
+        int wrong = 0, n = c == 2 ? N - 1 : N;
+        for (int i = 0; i < n; i++)
+            wrong += hout[i] != 3 + c;
+        CHECK(wrong == 0);
+    }
 }
 
 /* An access outside every buffer is a fault naming the kernel; the
@@ -353,6 +378,7 @@ int main(void)
         test_hits(add);
         test_fault(add);
         test_still_usable(ctx, add);
+        test_declared_types(ctx, fill);
         test_none(ctx, add);
         test_defaults(ctx);
         test_modules(ctx, mod);
