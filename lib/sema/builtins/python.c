@@ -110,21 +110,13 @@ static SVal py_len(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     return sema_err(s, at[0], "len() of %s", sv_describe(s, a[0]));
 }
 
+/* print(...) in a kernel is device_print, as in Triton: the leading
+ * strings form the prefix, and constexprs are printed at run time as the
+ * scalars they are. */
 static SVal py_print(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
 {
-    bool runtime = false;
     TK_UNUSED(b);
-    for (int i = 0; i < a[0].n; i++)
-        runtime |= a[0].items[i].k == SV_TENSOR;
-    SVal args[2];
-    Span sp[2] = {call, at[0]};
-    CallArgs ca = {.pos = args, .pos_at = sp, .at = call};
-    if (!runtime) {
-        args[0] = a[0];
-        ca.npos = 1;
-        return sema_call_builtin(s, "tl", "static_print", (SVal){.k = SV_VOID}, &ca);
-    }
-    /* print(...) with tensors is device_print: leading strings form the prefix */
+    TK_UNUSED(at);
     int k = 0;
     StrBuf pre;
     sb_init(&pre);
@@ -138,8 +130,8 @@ static SVal py_print(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
     Span *rsp = arena_alloc(s->a, sizeof(Span) * (size_t)(a[0].n + 2));
     for (int i = 0; i <= a[0].n - k; i++)
         rsp[i] = call;
-    CallArgs ca2 = {.pos = rest, .pos_at = rsp, .npos = 1 + a[0].n - k, .at = call};
-    return sema_call_builtin(s, "tl", "device_print", (SVal){.k = SV_VOID}, &ca2);
+    CallArgs ca = {.pos = rest, .pos_at = rsp, .npos = 1 + a[0].n - k, .at = call};
+    return sema_call_builtin(s, "tl", "device_print", (SVal){.k = SV_VOID}, &ca);
 }
 
 static SVal py_cdiv(Sema *s, const Builtin *b, SVal *a, Span *at, Span call)
