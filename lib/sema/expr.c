@@ -479,11 +479,13 @@ static SVal pointer_arith(Sema *s, int op, SVal a, SVal b, Span at)
                         sv_describe(s, ap ? a : b));
     SVal ptr = ap ? a : b, off = ap ? b : a;
     DType odt = dt_of(off);
-    if (!dtype_is_int(odt) || odt == DT_I1)
+    if (!dtype_is_int(odt))
         return sema_err(s, at, "pointer arithmetic needs an integer offset, got %s",
                         sv_describe(s, off));
     IrValue *p = ptr.v;
     IrValue *o = sema_to_tensor(s, off, at);
+    if (o && odt == DT_I1) /* a bool offsets by 0 or 1, as Triton zero-extends it */
+        o = sema_cast(s, o, DT_I32, at);
     if (!o || !sema_broadcast_pair(s, &p, &o, at))
         return (SVal){.k = SV_UNDEF};
     if (op == OP_SUB)
