@@ -1,7 +1,7 @@
 """Triton's ragged descriptors (triton.tools.ragged_tma) through the compat
 facade, on the interpreter: a batch of rows read and written with
-load_ragged/store_ragged, the rows past the batch reading zero and not
-written; libtk compiles the module's device functions from the text it
+load_ragged/store_ragged/atomic_add_ragged, the rows past the batch
+reading zero and not written; libtk compiles the module's device functions from the text it
 carries."""
 import numpy as np
 import pytest
@@ -9,7 +9,8 @@ import pytest
 import tk.compat  # noqa: F401  (puts the facade in sys.modules)
 import triton
 import triton.language as tl
-from triton.tools.ragged_tma import create_ragged_descriptor, load_ragged, store_ragged
+from triton.tools.ragged_tma import (atomic_add_ragged, create_ragged_descriptor, load_ragged,
+                                     store_ragged)
 
 
 @triton.jit
@@ -81,3 +82,23 @@ def test_three_dims_ragged_in_the_middle():
     want = np.zeros_like(dst)
     want[:, 9:29] = src[:, 9:29] * 2.0
     np.testing.assert_array_equal(dst, want)
+
+
+@triton.jit
+def add_batch_twice(src, dst, start, size, BM: tl.constexpr):
+    row = tl.program_id(0) * BM
+    x = load_ragged(src, start, size, [row, 0])
+    atomic_add_ragged(dst, start, size, [row, 0], x)
+    atomic_add_ragged(dst, start, size, [row, 0], x * 0.5)
+
+
+@pytest.mark.parametrize("start, size", [(17, 35), (90, 10)])
+def test_batch_added_atomically(start, size):
+    rng = np.random.default_rng(start)
+    src = rng.standard_normal((100, 32)).astype(np.float32)
+    dst = rng.standard_normal((100, 32)).astype(np.float32)
+    want = dst.copy()
+    want[start:start + size] += src[start:start + size] + src[start:start + size] * 0.5
+    add_batch_twice[(3,)](create_ragged_descriptor(src, [16, 32]),
+                          create_ragged_descriptor(dst, [16, 32]), start, size, BM=16)
+    np.testing.assert_allclose(dst, want, rtol=1e-6, atol=1e-6)

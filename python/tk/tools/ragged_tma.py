@@ -103,14 +103,35 @@ def load_ragged(TMA, batch_offset, batch_size, coords, ragged_dim: tl.constexpr 
 
 
 @triton.jit
+def _write_ragged(TMA, batch_offset, batch_size, coords, data, ragged_dim: tl.constexpr,
+                  ADD: tl.constexpr):
+    """Stores data (or adds it, ADD) at coords of a batch: both layouts."""
+    lead, end, row = to_ragged_indices(batch_offset, batch_size, coords[ragged_dim])
+    inner = tuple(coords[:ragged_dim]) + (row, ) + tuple(coords[ragged_dim + 1:])
+    if len(TMA.shape) == len(coords) + 1:
+        at = (end, ) + inner
+        block = tl.reshape(data, (1, ) + tuple(data.shape))
+    else:
+        tl.static_assert(len(TMA.shape) == len(coords) + 2, "a ragged write needs a ragged descriptor")
+        at = (lead, end) + inner
+        block = tl.reshape(data, (1, 1) + tuple(data.shape))
+    if ADD:
+        TMA.atomic_add(at, block)
+    else:
+        TMA.store(at, block)
+
+
+@triton.jit
 def store_ragged(TMA, batch_offset, batch_size, coords, data, ragged_dim: tl.constexpr = 0):
     """Writes data at coords of the batch at [batch_offset, batch_offset +
     batch_size) through a ragged descriptor (read-write or write-only);
     rows past the batch are not written."""
-    lead, end, row = to_ragged_indices(batch_offset, batch_size, coords[ragged_dim])
-    inner = tuple(coords[:ragged_dim]) + (row, ) + tuple(coords[ragged_dim + 1:])
-    if len(TMA.shape) == len(coords) + 1:
-        TMA.store((end, ) + inner, tl.reshape(data, (1, ) + tuple(data.shape)))
-    else:
-        tl.static_assert(len(TMA.shape) == len(coords) + 2, "store_ragged needs a ragged descriptor")
-        TMA.store((lead, end) + inner, tl.reshape(data, (1, 1) + tuple(data.shape)))
+    _write_ragged(TMA, batch_offset, batch_size, coords, data, ragged_dim, False)
+
+
+@triton.jit
+def atomic_add_ragged(TMA, batch_offset, batch_size, coords, data, ragged_dim: tl.constexpr = 0):
+    """Adds data atomically at coords of the batch at [batch_offset,
+    batch_offset + batch_size), as store_ragged writes; rows past the
+    batch are left alone."""
+    _write_ragged(TMA, batch_offset, batch_size, coords, data, ragged_dim, True)
