@@ -236,6 +236,11 @@ bool sema_parse_const(const char *text, ConstValue *out, const char **why)
         name += 16;
     Type t;
     int div;
+    if (!strncmp(buf, "torch.", 6) && sema_torch_dtype(buf + 6) != DT_VOID) {
+        out->kind = CV_DTYPE; /* a torch dtype given for a constexpr: the same type */
+        out->type = type_scalar(sema_torch_dtype(buf + 6));
+        return true;
+    }
     if (sema_parse_type(name, &t, &div) && div == 0) {
         out->kind = CV_DTYPE;
         out->type = t;

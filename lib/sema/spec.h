@@ -302,6 +302,8 @@ SVal sema_libdevice_sig_call(Sema *s, const char *ns, const char *name, CallArgs
 SVal sema_call_builtin(Sema *s, const char *ns, const char *name, SVal self, CallArgs *args);
 /* torch's dtypes, finfo, iinfo and version.hip (sema/builtins/torch.c) */
 SVal sema_torch_attr(Sema *s, const char *ns, const char *name, Span at);
+/* torch's dtype of that name ("float16", "half", "long"), or DT_VOID. */
+DType sema_torch_dtype(const char *name);
 SVal sema_torch_call(Sema *s, const char *name, CallArgs *ca);
 SVal sema_inline(Sema *s, const Node *fn, CallArgs *args);
 /* Runs the body of def fn (of module owner) on the call's arguments, jit

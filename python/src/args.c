@@ -912,6 +912,20 @@ static int is_constexpr(PyObject *v)
     return yes;
 }
 
+/* Whether v is a torch.dtype (torch is not imported for it). */
+static int is_torch_dtype(PyObject *v)
+{
+    PyObject *type = (PyObject *)Py_TYPE(v);
+    PyObject *name = PyObject_GetAttrString(type, "__name__");
+    PyObject *mod = name ? PyObject_GetAttrString(type, "__module__") : NULL;
+    int yes = mod && PyUnicode_Check(name) && PyUnicode_Check(mod) &&
+        PyUnicode_CompareWithASCIIString(name, "dtype") == 0 &&
+        PyUnicode_CompareWithASCIIString(mod, "torch") == 0;
+    Py_XDECREF(name), Py_XDECREF(mod);
+    PyErr_Clear();
+    return yes;
+}
+
 static PyObject *const_text_at(PyObject *owner, PyObject *v, const char *param, int depth)
 {
     if (v == Py_None || PyBool_Check(v))
@@ -938,6 +952,8 @@ static PyObject *const_text_at(PyObject *owner, PyObject *v, const char *param, 
         return t;
     Py_XDECREF(t);
     PyErr_Clear();
+    if (is_torch_dtype(v)) /* "torch.float16": the compiler reads it */
+        return PyObject_Str(v);
     if (PyIndex_Check(v)) { /* numpy integers */
         PyObject *i = PyNumber_Index(v);
         t = i ? base_repr(PyNumber_Long(i)) : NULL;
@@ -946,7 +962,7 @@ static PyObject *const_text_at(PyObject *owner, PyObject *v, const char *param, 
     }
     return PyErr_Format(PyExc_TypeError,
                         "tk: constexpr '%s' must be an int, float, bool, str, None, a tl "
-                        "dtype, a @jit function or a tuple of those, not %R",
+                        "or torch dtype, a @jit function or a tuple of those, not %R",
                         param, (PyObject *)Py_TYPE(v));
 }
 

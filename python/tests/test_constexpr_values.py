@@ -61,7 +61,7 @@ def test_tuple_from_heuristic_and_config():
 def test_unsupported_constexpr_value():
     x = np.zeros(16, np.float32)
     with pytest.raises(TypeError, match="constexpr 'COEFS' must be an int, float, bool, str, "
-                       "None, a tl dtype, a @jit function or a tuple of those, not <class 'list'>"):
+                       "None, a tl or torch dtype, a @jit function or a tuple of those, not <class 'list'>"):
         K.poly[(1,)](x, x, BLOCK=16, COEFS=[1.0])
 
 

@@ -138,3 +138,13 @@ def test_do_bench_with_tensors():
                              warmup=1, rep=5, grad_to_none=[x])
     assert ms > 0 and x.grad is None
     assert torch.allclose(out, 2 * x.detach())
+
+
+@pytest.mark.parametrize("dt, bump", [(torch.float16, 1), (torch.bfloat16, 2), (torch.float32, 0)])
+def test_torch_dtype_constexpr(dt, bump):
+    """A torch dtype given for a constexpr is the same tl dtype, as a
+    kernel's `DT == torch.float16` reads it in Triton."""
+    x = torch.arange(16, dtype=torch.int8)
+    y = torch.full((16,), -1.0, dtype=dt)
+    T.cast_by_dtype[(1,)](x, y, DT=dt)
+    assert torch.equal(y, torch.arange(16, dtype=dt) + bump)

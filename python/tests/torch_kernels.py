@@ -49,3 +49,15 @@ def sum_into(x, acc, n, BLOCK: tl.constexpr):
     p = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = p < n
     tl.atomic_add(acc + p * 0, tl.load(x + p, mask=m), mask=m)
+
+
+@tk.jit
+def cast_by_dtype(x, y, DT: tl.constexpr):
+    # DT is given as a torch dtype, and compared with torch's in the kernel
+    offs = tl.arange(0, 16)
+    v = tl.load(x + offs)
+    if DT == torch.float16:
+        v = v.to(tl.float16) + 1
+    elif DT == torch.bfloat16:
+        v = v.to(tl.bfloat16) + 2
+    tl.store(y + offs, v.to(DT))

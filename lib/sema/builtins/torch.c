@@ -11,7 +11,7 @@
 
 #include "sema/spec.h"
 
-static DType torch_dtype(const char *name)
+DType sema_torch_dtype(const char *name)
 {
     static const struct {
         const char *name;
@@ -80,7 +80,7 @@ static bool iinfo_field(DType dt, const char *field, int64_t *out)
 SVal sema_torch_attr(Sema *s, const char *ns, const char *name, Span at)
 {
     if (!strcmp(ns, "torch")) {
-        DType dt = torch_dtype(name);
+        DType dt = sema_torch_dtype(name);
         if (dt != DT_VOID)
             return sv_dtype(type_scalar(dt));
         if (!strcmp(name, "version"))
