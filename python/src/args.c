@@ -901,29 +901,27 @@ static PyObject *tuple_text(PyObject *owner, PyObject *v, const char *param, int
     return r;
 }
 
-/* Whether v is tl.constexpr(value) (tk's class of that name). */
-static int is_constexpr(PyObject *v)
+/* Whether v's type has attribute `attr` equal to `text` (its __name__ or
+ * __module__), read without importing the module that defines it. */
+static int type_attr_is(PyObject *v, const char *attr, const char *text)
 {
-    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(v), "__name__");
-    int yes = name && PyUnicode_Check(name) &&
-        PyUnicode_CompareWithASCIIString(name, "constexpr") == 0 && PyObject_HasAttr(v, s_value);
-    Py_XDECREF(name);
+    PyObject *got = PyObject_GetAttrString((PyObject *)Py_TYPE(v), attr);
+    int yes = got && PyUnicode_Check(got) && PyUnicode_CompareWithASCIIString(got, text) == 0;
+    Py_XDECREF(got);
     PyErr_Clear();
     return yes;
 }
 
-/* Whether v is a torch.dtype (torch is not imported for it). */
+/* Whether v is tl.constexpr(value) (tk's class of that name). */
+static int is_constexpr(PyObject *v)
+{
+    return type_attr_is(v, "__name__", "constexpr") && PyObject_HasAttr(v, s_value);
+}
+
+/* Whether v is a torch.dtype. */
 static int is_torch_dtype(PyObject *v)
 {
-    PyObject *type = (PyObject *)Py_TYPE(v);
-    PyObject *name = PyObject_GetAttrString(type, "__name__");
-    PyObject *mod = name ? PyObject_GetAttrString(type, "__module__") : NULL;
-    int yes = mod && PyUnicode_Check(name) && PyUnicode_Check(mod) &&
-        PyUnicode_CompareWithASCIIString(name, "dtype") == 0 &&
-        PyUnicode_CompareWithASCIIString(mod, "torch") == 0;
-    Py_XDECREF(name), Py_XDECREF(mod);
-    PyErr_Clear();
-    return yes;
+    return type_attr_is(v, "__name__", "dtype") && type_attr_is(v, "__module__", "torch");
 }
 
 static PyObject *const_text_at(PyObject *owner, PyObject *v, const char *param, int depth)
