@@ -675,14 +675,12 @@ static bool unread(const Pipe *p, IrOp *op)
 }
 
 /* The originals of the slice, read by nothing once the copies took their
- * clones' values: removed, last first, where a load is among them (a
- * masked load is an asm statement LLVM would keep; the rest it drops). */
+ * clones' values: removed, last first. LLVM would drop most of them, but
+ * not a masked load (an asm statement) nor a layout conversion through
+ * shared memory (its barriers). */
 static void drop_dead_slice(Pipe *p)
 {
-    bool loads = false;
-    for (int i = 0; i < p->nslice; i++)
-        loads |= p->slice[i]->kind == IR_LOAD;
-    for (int i = p->nslice - 1; i >= 0 && loads; i--) {
+    for (int i = p->nslice - 1; i >= 0; i--) {
         IrOp *op = p->slice[i];
         if (op->parent == p->body && !op->nregions && unread(p, op))
             ir_remove(op);
