@@ -288,7 +288,8 @@ def reference(case, inputs):
 
 def compare(got, want, tol):
     """(mismatches, max relative error) of float64 arrays; NaN equals NaN
-    (an element neither side wrote keeps its poison)."""
+    (an element neither side wrote keeps its poison), and an infinity only
+    the same infinity (the tolerance of an infinite value is infinite)."""
     atol, rtol = tol
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     if got.shape != want.shape:
@@ -297,7 +298,7 @@ def compare(got, want, tol):
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.where(same, 0.0, np.abs(got - want))
         err = np.where(np.isnan(err), np.inf, err)
-        bad = ~same & ~(err <= atol + rtol * np.abs(want))
+        bad = ~same & ~(np.isfinite(want) & (err <= atol + rtol * np.abs(want)))
         floor = atol / rtol if rtol > 0 else 1.0
         rel = err / np.maximum(np.abs(np.nan_to_num(want)), floor)
     return int(bad.sum()), float(rel.max()) if rel.size else 0.0
@@ -416,7 +417,8 @@ def run_all(cases, args, mode, rep):
 def self_check(cases, args):
     """The comparison must report a wrong output, and an element the kernel
     does not write must keep its poison: a reference off by 0.1%, and one
-    that zeroes the rows a kv-cache copy leaves alone, must both fail."""
+    that zeroes the rows a kv-cache copy leaves alone, must both fail; an
+    infinity matches only itself."""
     import copy
 
     def run(case):
@@ -430,7 +432,10 @@ def self_check(cases, args):
     off.ref = lambda v, c, s: {k: x * 1.001 for k, x in gelu.ref(v, c, s).items()}
     zeroed = copy.copy(kv)
     zeroed.ref = lambda v, c, s: kv.ref({**v, "out": np.zeros_like(v["out"])}, c, s)
-    results = [run(gelu), not run(off), run(kv), not run(zeroed)]
+    inf = np.array([np.inf, -np.inf, np.inf])
+    results = [run(gelu), not run(off), run(kv), not run(zeroed),
+               compare(inf, inf, (1e-4, 1e-4))[0] == 0,
+               compare(np.array([1.0, np.inf, np.nan]), inf, (1e-4, 1e-4))[0] == 3]
     print("self-check:", "ok" if all(results) else f"FAILED {results}")
     return 0 if all(results) else 1
 
