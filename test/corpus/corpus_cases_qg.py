@@ -1,14 +1,13 @@
 """Cases of the low-bit GEMM kernels in quant_gemm_style.py (GPTQ, AWQ,
 HQQ, gemlite-style split-K, decode GEMVs, W4A8, bitsandbytes int8 / 8-bit
-blockwise / NF4 / FP4, block-scaled fp8, weight-only fused MoE, W8A16
-split-K) with their float64
-numpy references; each reference takes (v, c, s) as corpus_refs.py
+blockwise / NF4 / FP4, weight-only fused MoE, W8A16 split-K) with their
+float64 numpy references; each reference takes (v, c, s) as corpus_refs.py
 describes. Every case name starts with "qg "."""
 import numpy as np
 
 from corpus_cases import Buf, Case, Out, Scalar
 from corpus_cases_flaggems import _bf16, _f16
-from corpus_cases_quant import _f32, fp8_table
+from corpus_cases_quant import _f32
 from corpus_cases_tkkernels import _u32
 from corpus_cases_torchao import _dt, _words
 
@@ -84,11 +83,6 @@ def _sorted_code(rng, n):
     c = np.sign(t) * np.abs(t) ** 2
     c[n // 2] = 0.0
     return np.unique(c.astype(np.float32)).astype(np.float64)[:n]
-
-
-def _e4m3_small(rng, n):
-    """e4m3 codes of either sign with magnitudes from 1/64 to 3.75."""
-    return rng.integers(0x08, 0x47, n) | (rng.integers(0, 2, n) << 7)
 
 
 # ---- references ------------------------------------------------------------------------------
@@ -297,18 +291,6 @@ def gemv_4bit(v, c, s):
     W = (_f32(tab)[nib] * v["absmax_ptr"][np.arange(N * K) // QB]).reshape(N, K)
     x = v["x_ptr"].reshape(-1, K)
     return {"out_ptr": _bf16(x @ W.T).ravel()}
-
-
-def block_fp8(dt):
-    def ref(v, c, s):
-        M, N, K, gn, gk = s["M"], s["N"], s["K"], s["group_n"], s["group_k"]
-        tab = fp8_table(False)
-        k = np.arange(K)
-        a = tab[v["A"].astype(np.int64)].reshape(M, K) * v["As"].reshape(M, -1)[:, k // gk]
-        bs = v["Bs"].reshape(-1, _cdiv(K, gk))[np.arange(N) // gn]
-        b = tab[v["B"].astype(np.int64)].reshape(N, K) * bs[:, k // gk]
-        return {"C": _round(dt)(a @ b.T).ravel()}
-    return ref
 
 
 def w8a16_splitk(dt):
@@ -573,21 +555,6 @@ def cases():
                   Buf("absmax_ptr", "fp32", N * K // 64, _positive(0.05, 0.1)), Out("out_ptr", "bf16", M * N),
                   Scalar("N", N), Scalar("K", K), Scalar("stride_xm", K), Scalar("stride_om", N)],
                  {"QUANT_BLOCK": 64, "IS_NF4": nf4, "BLOCK_N": 16, "BLOCK_K": 128}, ref=gemv_4bit))
-
-    # w8a8 block-scaled fp8: per-token-group activation scales, 32x32 weight blocks
-    M, N, K, gn, gk = 20, 40, 80, 32, 32
-    for dt in ("bf16", "fp16"):
-        add(Case(f"qg w8a8 block fp8 matmul {dt}", F, "w8a8_block_fp8_matmul_kernel",
-                 (_cdiv(M, 16) * _cdiv(N, 16),),
-                 [Buf("A", "u8", M * K, _e4m3_small), Buf("B", "u8", N * K, _e4m3_small), Out("C", dt, M * N),
-                  Buf("As", "fp32", M * _cdiv(K, gk), _positive(0.05, 0.1)),
-                  Buf("Bs", "fp32", _cdiv(N, gn) * _cdiv(K, gk), _positive(0.05, 0.1)),
-                  Scalar("M", M), Scalar("N", N), Scalar("K", K), Scalar("group_n", gn), Scalar("group_k", gk),
-                  Scalar("stride_am", K), Scalar("stride_ak", 1), Scalar("stride_bk", 1), Scalar("stride_bn", K),
-                  Scalar("stride_cm", N), Scalar("stride_cn", 1), Scalar("stride_As_m", _cdiv(K, gk)),
-                  Scalar("stride_As_k", 1), Scalar("stride_Bs_k", 1), Scalar("stride_Bs_n", _cdiv(K, gk))],
-                 {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 16, "BLOCK_SIZE_K": gk, "GROUP_SIZE_M": 2},
-                 ref=block_fp8(dt)))
 
     # GPTQ transposed product (backward), tl.trans of the dequantised tile
     M, N, K, G, bits = 5, 40, 88, 32, 4

@@ -25,8 +25,7 @@
 # the dynamic code, NF4 dequantisation through a codebook held in registers
 # (tl.gather) with double-quantised absmax, and an NF4 / FP4 decode GEMV whose
 # lookup is a tl.where chain (NF4: one select per level) or a tree of tl.where
-# selects on the code's bits (FP4). Float8: the block-scaled w8a8 GEMM with
-# per-token-group activation scales and per-block weight scales. A fused MoE
+# selects on the code's bits (FP4). A fused MoE
 # expert GEMM over routed tokens with int4 / int8 weight-only experts (masks
 # that are None when K divides evenly, weight columns past N wrapped,
 # non-local experts writing zeros). A W8A16 split-K GEMM whose even-K path
@@ -750,69 +749,6 @@ def gemv_4bit_kernel(x_ptr, w_ptr, absmax_ptr, out_ptr, N, K, stride_xm, stride_
         dots += tl.sum(w * xs[None, :], axis=1)
 
     tl.store(out_ptr + m * stride_om + n_offs, dots.to(tl.bfloat16), mask=n_in)
-
-
-# ---- float8 block-scaled GEMM ----------------------------------------------------------------
-
-
-@triton.jit
-def w8a8_block_fp8_matmul_kernel(A, B, C, As, Bs, M, N, K, group_n, group_k,
-                                 stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                                 stride_As_m, stride_As_k, stride_Bs_k, stride_Bs_n,
-                                 BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
-                                 BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
-    """C = (A * As) @ (B * Bs) with e4m3 A[M, K] and B[N, K] (given as bytes),
-    per-token-group activation scales As[M, K // group_k] and per-block
-    weight scales Bs[N // group_n, K // group_k], applied to each partial
-    dot (BLOCK_SIZE_K == group_k)."""
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + (pid % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = A + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = B + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-
-    As_ptrs = As + offs_am * stride_As_m
-    offs_bsn = offs_bn // group_n
-    Bs_ptrs = Bs + offs_bsn * stride_Bs_n
-
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0)
-        a = a.to(tl.float8e4nv, bitcast=True)
-        b = b.to(tl.float8e4nv, bitcast=True)
-
-        k_start = k * BLOCK_SIZE_K
-        offs_ks = k_start // group_k
-        a_s = tl.load(As_ptrs + offs_ks * stride_As_k)
-        b_s = tl.load(Bs_ptrs + offs_ks * stride_Bs_k)
-
-        accumulator += tl.dot(a, b) * a_s[:, None] * b_s[None, :]
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
-
-    if C.dtype.element_ty == tl.bfloat16:
-        c = accumulator.to(tl.bfloat16)
-    elif C.dtype.element_ty == tl.float16:
-        c = accumulator.to(tl.float16)
-    else:
-        c = accumulator.to(tl.float32)
-
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = C + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, c, mask=c_mask)
 
 
 # ---- fused MoE with GPTQ / AWQ weights -------------------------------------------------------
