@@ -223,45 +223,17 @@ bool pass_reaches_dot_operand(IrFunc *f, const IrOp *ld)
     return false;
 }
 
-static const IrValue *unconverted(const IrValue *v)
-{
-    while (v && v->def && v->def->kind == IR_CONVERT_LAYOUT)
-        v = v->def->operands[0];
-    return v;
-}
-
-/* Whether another load of the body reads what ld reads (the same pointers,
- * mask and other, each before its layout conversion) and reaches a dot's
- * operand: the layout pass loads a small vector once for each layout it is
- * read in (layout_convert.c), and a gated state's decay row, read by the
- * dot's operand and by its accumulator, then has two loads, of which the
- * second would be left to wait on memory every iteration. */
-static bool twin_reaches_dot(const Pipe *p, const IrOp *ld)
-{
-    for (const IrOp *o = p->body->first; o; o = o->next) {
-        if (o == ld || o->kind != IR_LOAD || o->nops != ld->nops)
-            continue;
-        bool same = true;
-        for (int k = 0; k < o->nops && same; k++)
-            same = unconverted(o->operands[k]) == unconverted(ld->operands[k]);
-        if (same && pass_reaches_dot_operand(p->f, o))
-            return true;
-    }
-    return false;
-}
-
 /* Elements per run of a private ring for load ld (see the top), 0 where
  * its runs are not 4, 8 or 16 bytes of a byte-sized element type. Loads
- * that feed a dot's operands (or whose twin does) are staged with the
- * kernel's stages; others where tl.range asks. */
+ * that feed a dot's operands are staged with the kernel's stages; others
+ * where tl.range asks. */
 static int private_run(Pipe *p, const IrOp *ld)
 {
     const IrValue *ptr = ld->operands[0], *mask = ld->nops > 1 ? ld->operands[1] : NULL;
     DType dt = ld->results[0]->type.dt;
     LinLayout ll;
-    if (!p->axis ||
-        (p->loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld) && !twin_reaches_dot(p, ld)) ||
-        dt == DT_I1 || dt == DT_F8E4 || dt == DT_F8E5 || ptr->type.rank < 1 || ptr->type.rank > 2 ||
+    if (!p->axis || (p->loop->ival < 2 && !pass_reaches_dot_operand(p->f, ld)) || dt == DT_I1 ||
+        dt == DT_F8E4 || dt == DT_F8E5 || ptr->type.rank < 1 || ptr->type.rank > 2 ||
         !ptr->layout ||
         !layout_linear(ptr->layout, ptr->type.rank, ptr->type.shape, p->f->num_warps * 32, &ll))
         return 0;
