@@ -275,6 +275,10 @@ bool sema_parse_const(const char *text, ConstValue *out, const char **why)
         out->f = fv;
         return true;
     }
+    if (name != buf || !strncmp(buf, "torch.", 6)) {
+        *why = "not a dtype tk has (tl.float16, tl.bfloat16, tl.float8e4nv, tl.int32, ...)";
+        return false;
+    }
     if (is_identifier(buf)) {
         char *fn = tk_xalloc(len + 1); /* long-lived, as a string's */
         if (!fn)
