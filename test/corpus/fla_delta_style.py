@@ -32,6 +32,33 @@ RCP_LN2 = 1.4426950408889634
 
 
 @triton.jit
+def _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN: tl.constexpr):
+    """The chunk program i_t of sequence i_b works on, as (its index in its
+    sequence, the sequence's first row, the sequence's length); a varlen
+    program reads its (sequence, chunk) pair from chunk_indices."""
+    if IS_VARLEN:
+        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
+        i_c = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
+        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
+        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+    else:
+        i_c = i_t
+        bos = i_b * T
+        eos = bos + T
+    return i_c, bos, eos - bos
+
+
+@triton.jit
+def _global_chunk(i_t, i_b, T, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+    """Program i_t's chunk among all sequences' (the index of its state in
+    h): chunk_indices lists the varlen pairs in that order already."""
+    if IS_VARLEN:
+        return i_t
+    else:
+        return i_b * tl.cdiv(T, BT) + i_t
+
+
+@triton.jit
 def _softplus(x):
     # linear above 20, where log(1 + e^x) == x in fp32
     return tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(tl.minimum(x, 20.0))))
@@ -118,14 +145,7 @@ def kda_gate_chunk_cumsum_kernel(
 ):
     i_s, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     o_t = i_t * BT + tl.arange(0, BT)
     o_s = i_s * BS + tl.arange(0, BS)
@@ -201,14 +221,7 @@ def chunk_kda_fwd_kernel_intra(
 ):
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     o_i = tl.arange(0, BT)
     o_t = i_t * BT + o_i
@@ -250,14 +263,7 @@ def chunk_kda_fwd_kernel_intra_sub_chunk(
 ):
     i_t, i_i, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     t0 = i_t * BT + i_i * BC
     if t0 >= T:
@@ -316,14 +322,7 @@ def merge_16x16_to_64x64_inverse_kernel(
     tl.static_assert(BT == 64, "64-row chunks")
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     # this chunk's rows, stride H * BT between them
     n = T - i_t * BT
@@ -395,14 +394,7 @@ def chunk_scaled_dot_kkt_solve_kernel(
     tl.static_assert(BT == 2 * BC, "a chunk is two sub-chunks")
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     o_c = tl.arange(0, BC)
     o_t1 = i_t * BT + o_c
@@ -461,14 +453,7 @@ def recompute_w_u_kda_fwd_kernel(
 ):
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     o_i = tl.arange(0, BT)
     o_t = i_t * BT + o_i
@@ -623,17 +608,8 @@ def chunk_kda_fwd_kernel_o(
 ):
     i_v, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        # the pair list is in global chunk order, so i_t also indexes h
-        i_tg = i_t
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        i_tg = i_b * tl.cdiv(T, BT) + i_t
-        bos = i_b * T
+    i_tg = _global_chunk(i_t, i_b, T, BT, IS_VARLEN)
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     o_i = tl.arange(0, BT)
     o_t = i_t * BT + o_i
@@ -674,16 +650,8 @@ def chunk_fwd_kernel_o_exp2(
     """Gates g are cumulative and in log2 units."""
     i_v, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_tg = i_t
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        i_tg = i_b * tl.cdiv(T, BT) + i_t
-        bos = i_b * T
+    i_tg = _global_chunk(i_t, i_b, T, BT, IS_VARLEN)
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     o_i = tl.arange(0, BT)
     o_t = i_t * BT + o_i
@@ -737,14 +705,7 @@ def chunk_bwd_kernel_dv_local(
 ):
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     o_i = tl.arange(0, BT)
     o_t = i_t * BT + o_i
@@ -854,14 +815,7 @@ def prepare_wy_repr_bwd_kernel(
     """Backward of w = A (beta k), u = A (beta v) with A = (I + stril(diag(beta) K K^T))^-1."""
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
     o_i = tl.arange(0, BT)
     o_t = i_t * BT + o_i
