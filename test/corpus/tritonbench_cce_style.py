@@ -638,6 +638,21 @@ def _cce_lse_forward_kernel(
 
 
 @triton.jit
+def _cce_logits_block(E, C, offs_b, offs_v, B, V, D: tl.constexpr, BLOCK_B: tl.constexpr,
+                      BLOCK_V: tl.constexpr, BLOCK_D: tl.constexpr):
+    """The (rows x vocab) block of E @ C^T, accumulated over D."""
+    logits = tl.zeros((BLOCK_B, BLOCK_V), dtype=tl.float32)
+    for d0 in tl.range(0, D, BLOCK_D):
+        offs_d = d0 + tl.arange(0, BLOCK_D)
+        e = tl.load(E + offs_b[:, None] * D + offs_d[None, :], mask=(offs_b < B)[:, None] & (offs_d < D)[None, :],
+                    other=0.0)
+        ct = tl.load(C + offs_v[None, :] * D + offs_d[:, None], mask=(offs_v < V)[None, :] & (offs_d < D)[:, None],
+                     other=0.0)
+        logits += tl.dot(e, ct)
+    return logits
+
+
+@triton.jit
 def _cce_row_max_kernel(
     E,
     C,
@@ -655,14 +670,7 @@ def _cce_row_max_kernel(
     pid_v = tl.program_id(1)
     offs_b = pid_b * BLOCK_B + tl.arange(0, BLOCK_B)
     offs_v = pid_v * BLOCK_V + tl.arange(0, BLOCK_V)
-    logits = tl.zeros((BLOCK_B, BLOCK_V), dtype=tl.float32)
-    for d0 in tl.range(0, D, BLOCK_D):
-        offs_d = d0 + tl.arange(0, BLOCK_D)
-        e = tl.load(E + offs_b[:, None] * D + offs_d[None, :], mask=(offs_b < B)[:, None] & (offs_d < D)[None, :],
-                    other=0.0)
-        ct = tl.load(C + offs_v[None, :] * D + offs_d[:, None], mask=(offs_v < V)[None, :] & (offs_d < D)[:, None],
-                     other=0.0)
-        logits += tl.dot(e, ct)
+    logits = _cce_logits_block(E, C, offs_b, offs_v, B, V, D, BLOCK_B, BLOCK_V, BLOCK_D)
     logits = tl.where((offs_v < V)[None, :], logits, float("-inf"))
     tl.atomic_max(RowMax + offs_b, tl.max(logits, axis=1), mask=offs_b < B)
 
@@ -684,14 +692,7 @@ def _cce_sum_exp_kernel(
     pid_v = tl.program_id(1)
     offs_b = pid_b * BLOCK_B + tl.arange(0, BLOCK_B)
     offs_v = pid_v * BLOCK_V + tl.arange(0, BLOCK_V)
-    logits = tl.zeros((BLOCK_B, BLOCK_V), dtype=tl.float32)
-    for d0 in tl.range(0, D, BLOCK_D):
-        offs_d = d0 + tl.arange(0, BLOCK_D)
-        e = tl.load(E + offs_b[:, None] * D + offs_d[None, :], mask=(offs_b < B)[:, None] & (offs_d < D)[None, :],
-                    other=0.0)
-        ct = tl.load(C + offs_v[None, :] * D + offs_d[:, None], mask=(offs_v < V)[None, :] & (offs_d < D)[:, None],
-                     other=0.0)
-        logits += tl.dot(e, ct)
+    logits = _cce_logits_block(E, C, offs_b, offs_v, B, V, D, BLOCK_B, BLOCK_V, BLOCK_D)
     m = tl.load(RowMax + offs_b, mask=offs_b < B, other=0.0)
     p = tl.where((offs_v < V)[None, :], tl.exp(logits - m[:, None]), 0.0)
     tl.atomic_add(SumExp + offs_b, tl.sum(p, axis=1), mask=offs_b < B)
