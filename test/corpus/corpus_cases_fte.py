@@ -410,6 +410,22 @@ def _sorted_map(dst, E):
     return m
 
 
+def _pass3_ref(T, E):
+    """Each token's destination rows sorted descending (unrouted -1 last)
+    with the experts they came from, and the routed count."""
+    def ref(v, c, s):
+        m = v["row_id_map_ptr"].reshape(T, 2 * E + 1).copy()
+        for t in range(T):
+            vals = m[t, :E].copy()
+            order = np.argsort(-vals, kind="stable")
+            n = int((vals != -1).sum())
+            m[t, :n] = vals[order[:n]]
+            m[t, E:E + n] = order[:n]
+            m[t, 2 * E] = n
+        return {"row_id_map_ptr": m.ravel()}
+    return ref
+
+
 def _perm_cases():
     out = []
     T, E = 7, 6
@@ -420,20 +436,10 @@ def _perm_cases():
         m[:, :E] = dst
         return m.ravel()[:n]
 
-    def pass3(v, c, s):
-        m = v["row_id_map_ptr"].reshape(T, 2 * E + 1).copy()
-        for t in range(T):
-            vals = m[t, :E].copy()
-            order = np.argsort(-vals, kind="stable")
-            n = int((vals != -1).sum())
-            m[t, :n] = vals[order[:n]]
-            m[t, E:E + n] = order[:n]
-            m[t, 2 * E] = n
-        return {"row_id_map_ptr": m.ravel()}
-    out.append(Case("fte moe row-id map pass 3 (bitonic argsort)", F, "_te_row_id_map_pass_3_kernel", (T,),
+    out.append(Case("fte moe row-id map pass 3 (sorted)", F, "_te_row_id_map_pass_3_kernel", (T,),
                     [Buf("row_id_map_ptr", "i32", T * (2 * E + 1), raw_map, out=True), Scalar("num_experts", E),
                      Scalar("stride_row_id_map_token", 2 * E + 1), Scalar("stride_row_id_map_expert", 1)],
-                    {"LOAD_SIZE": 8}, ref=pass3))
+                    {"LOAD_SIZE": 8}, ref=_pass3_ref(T, E)))
     T2, E2 = 5, 40
 
     def wide_map(rng, n):
@@ -444,20 +450,10 @@ def _perm_cases():
         m[0, :E2] = -1  # a token routed nowhere
         return m.ravel()[:n]
 
-    def pass3_wide(v, c, s):
-        m = v["row_id_map_ptr"].reshape(T2, 2 * E2 + 1).copy()
-        for t in range(T2):
-            vals = m[t, :E2].copy()
-            order = np.argsort(-vals, kind="stable")
-            n = int((vals != -1).sum())
-            m[t, :n] = vals[order[:n]]
-            m[t, E2:E2 + n] = order[:n]
-            m[t, 2 * E2] = n
-        return {"row_id_map_ptr": m.ravel()}
     out.append(Case("fte moe row-id map pass 3, 40 experts in 64 lanes", F, "_te_row_id_map_pass_3_kernel", (T2,),
                     [Buf("row_id_map_ptr", "i32", T2 * (2 * E2 + 1), wide_map, out=True), Scalar("num_experts", E2),
                      Scalar("stride_row_id_map_token", 2 * E2 + 1), Scalar("stride_row_id_map_expert", 1)],
-                    {"LOAD_SIZE": 64}, ref=pass3_wide))
+                    {"LOAD_SIZE": 64}, ref=_pass3_ref(T2, E2)))
     smap = _sorted_map(dst, E)
     hidden = 200
 
