@@ -240,19 +240,22 @@ void cg_mbarrier_wait(Cg *cg, LLVMValueRef bar, LLVMValueRef phase, LLVMValueRef
     LLVMValueRef bits = LLVMBuildLoad2(cg->b, i32, phase, "");
     LLVMValueRef parity =
         LLVMBuildAnd(cg->b, LLVMBuildLShr(cg->b, bits, slot, ""), cg_i32(cg, 1), "");
-    LLVMBasicBlockRef spin = cg_new_bb(cg, "mbar.wait"), done = cg_new_bb(cg, "mbar.ready");
-    LLVMBuildBr(cg->b, spin);
-    LLVMPositionBuilderAtEnd(cg->b, spin);
     LLVMValueRef args[2] = {bar, parity};
     LLVMTypeRef pt[2] = {i32, i32};
+    /* The spin loop lives inside the asm, its branch marked uniform: as an
+     * LLVM loop around a predicate turned into a register, ptxas treated the
+     * barrier address as divergent and moved it to uniform registers on
+     * every try (R2UR), lengthening each wait; ${:uid} keeps the label
+     * unique where the asm is emitted more than once. */
     const char *text = cluster
-        ? "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, "
-          "[$1], $2;\nselp.b32 $0, 1, 0, p;\n}"
-        : "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n"
-          "selp.b32 $0, 1, 0, p;\n}";
-    LLVMValueRef ok = cg_asm(cg, i32, pt, 2, text, cluster ? "=r,r,r,~{memory}" : "=r,r,r", args);
-    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntNE, ok, cg_i32(cg, 0), ""), done, spin);
-    LLVMPositionBuilderAtEnd(cg->b, done);
+        ? "{\n.reg .pred p;\nmbar_wait_${:uid}:\n"
+          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [$0], $1;\n"
+          "@!p bra.uni mbar_wait_${:uid};\n}"
+        : "{\n.reg .pred p;\nmbar_wait_${:uid}:\n"
+          "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+          "@!p bra.uni mbar_wait_${:uid};\n}";
+    cg_asm(cg, LLVMVoidTypeInContext(cg->ctx), pt, 2, text, cluster ? "r,r,~{memory}" : "r,r",
+           args);
     LLVMValueRef flip = LLVMBuildShl(cg->b, cg_i32(cg, 1), slot, "");
     LLVMBuildStore(cg->b, LLVMBuildXor(cg->b, bits, flip, ""), phase);
 }
