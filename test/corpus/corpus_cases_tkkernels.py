@@ -1,5 +1,5 @@
 """Cases of the MoE and linear-attention kernels in tk_kernels_style.py and
-their float64 numpy references; each reference takes (v, c, s) as
+the tkk_*.py modules beside it, and their float64 numpy references; each reference takes (v, c, s) as
 corpus_refs.py describes."""
 import numpy as np
 
@@ -10,6 +10,11 @@ from corpus_cases_vllm import _cdiv, _ints
 from corpus_refs import _e2m1
 
 F = "tk_kernels_style.py"
+F_CS = "tkk_cumsum_norm.py"
+F_TRIL = "tkk_tril.py"
+F_WY = "tkk_wy_chunk.py"
+F_DS = "tkk_delta_state.py"
+F_REC = "tkk_recurrent.py"
 
 
 def _i32(words):
@@ -607,7 +612,7 @@ def cases():
     B, T, H, BT = 2, 50, 3, 16
     for name, sdt, odt, rev, scale, hf in (("forward", "fp32", "fp32", False, None, False),
                                            ("reverse scaled head-first", "bf16", "fp32", True, 0.5, True)):
-        add(Case(f"tkk chunk cumsum scalar {name}", F, "_tkk_chunk_local_cumsum_scalar", (_cdiv(T, BT), B * H),
+        add(Case(f"tkk chunk cumsum scalar {name}", F_CS, "_tkk_chunk_local_cumsum_scalar", (_cdiv(T, BT), B * H),
                  [Buf("s", sdt, B * T * H), Out("o", odt, B * T * H),
                   Scalar("scale", scale, "fp32") if scale is not None else Null("scale"),
                   Null("cu_seqlens"), Null("chunk_indices"), Scalar("T", T)],
@@ -615,21 +620,21 @@ def cases():
                   "HEAD_FIRST": hf}, ref=cumsum_scalar))
     cu = [0, 13, 40, 45]
     ci = _chunk_indices(cu, BT)
-    add(Case("tkk chunk cumsum scalar varlen reverse", F, "_tkk_chunk_local_cumsum_scalar", (len(ci) // 2, H),
+    add(Case("tkk chunk cumsum scalar varlen reverse", F_CS, "_tkk_chunk_local_cumsum_scalar", (len(ci) // 2, H),
              [Buf("s", "fp32", cu[-1] * H), Out("o", "fp32", cu[-1] * H), Null("scale"),
               Buf("cu_seqlens", "i64", len(cu), _ints(cu)), Buf("chunk_indices", "i64", len(ci), _ints(ci)),
               Scalar("T", cu[-1])],
              {"B": 1, "H": H, "BT": BT, "REVERSE": True, "HAS_SCALE": False, "IS_VARLEN": True,
               "HEAD_FIRST": False}, ref=cumsum_scalar))
     B, T, H, S = 2, 40, 2, 24
-    add(Case("tkk chunk cumsum vector", F, "_tkk_chunk_local_cumsum_vector", (2, _cdiv(T, 16), B * H),
+    add(Case("tkk chunk cumsum vector", F_CS, "_tkk_chunk_local_cumsum_vector", (2, _cdiv(T, 16), B * H),
              [Buf("s", "fp32", B * T * H * S), Out("o", "fp32", B * T * H * S), Null("cu_seqlens"),
               Null("chunk_indices"), Scalar("T", T)],
              {"H": H, "S": S, "BT": 16, "BS": 16, "REVERSE": False, "IS_VARLEN": False},
              ref=cumsum_vector))
     cu, S = [0, 21, 30, 64], 20
     ci = _chunk_indices(cu, 16)
-    add(Case("tkk chunk cumsum vector varlen reverse fp16", F, "_tkk_chunk_local_cumsum_vector",
+    add(Case("tkk chunk cumsum vector varlen reverse fp16", F_CS, "_tkk_chunk_local_cumsum_vector",
              (1, len(ci) // 2, H),
              [Buf("s", "fp16", cu[-1] * H * S), Out("o", "fp32", cu[-1] * H * S),
               Buf("cu_seqlens", "i64", len(cu), _ints(cu)), Buf("chunk_indices", "i64", len(ci), _ints(ci)),
@@ -638,20 +643,20 @@ def cases():
 
     # row L2 norm
     for T, D, BD, BT, dt, check in ((37, 48, 64, 16, "fp32", False), (29, 32, 32, 8, "bf16", True)):
-        add(Case(f"tkk l2norm fwd {dt} D={D}", F, "_tkk_l2norm_fwd", (_cdiv(T, BT),),
+        add(Case(f"tkk l2norm fwd {dt} D={D}", F_CS, "_tkk_l2norm_fwd", (_cdiv(T, BT),),
                  [Buf("x", dt, T * D), Out("y", dt, T * D), Out("rstd", "fp32", T), Scalar("eps", 1e-6, "fp32"),
                   Scalar("T", T)],
                  {"D": D, "BT": BT, "BD": BD, "CHECK": check}, ref=l2norm))
 
     # unit lower-triangular inverses
     B, T, H, BT = 2, 40, 2, 32
-    add(Case("tkk solve tril 16x16 in 32-wide rows", F, "_tkk_solve_tril_16", (_cdiv(T, 16), B * H),
+    add(Case("tkk solve tril 16x16 in 32-wide rows", F_TRIL, "_tkk_solve_tril_16", (_cdiv(T, 16), B * H),
              [Buf("A", "fp32", B * T * H * BT, scale=0.3), Out("Ai", "fp32", B * T * H * 16),
               Null("cu_seqlens"), Null("chunk_indices"), Scalar("T", T)],
              {"H": H, "BT": BT, "IS_VARLEN": False}, ref=solve_tril))
     cu, H = [0, 20, 23, 50], 2
     ci = _chunk_indices(cu, 16)
-    add(Case("tkk solve tril varlen", F, "_tkk_solve_tril_16", (len(ci) // 2, H),
+    add(Case("tkk solve tril varlen", F_TRIL, "_tkk_solve_tril_16", (len(ci) // 2, H),
              [Buf("A", "fp32", cu[-1] * H * 16, scale=0.3), Out("Ai", "fp32", cu[-1] * H * 16),
               Buf("cu_seqlens", "i64", len(cu), _ints(cu)), Buf("chunk_indices", "i64", len(ci), _ints(ci)),
               Scalar("T", cu[-1])],
@@ -659,7 +664,7 @@ def cases():
 
     # WY recomputation
     B, T, H, K, V, BT = 1, 40, 2, 32, 24, 16
-    add(Case("tkk recompute w u gated", F, "_tkk_recompute_w_u", (_cdiv(T, BT), B * H),
+    add(Case("tkk recompute w u gated", F_WY, "_tkk_recompute_w_u", (_cdiv(T, BT), B * H),
              [Buf("k", "fp32", B * T * H * K), Buf("v", "fp32", B * T * H * V), Buf("beta", "fp32", B * T * H, "rand"),
               Out("w", "fp32", B * T * H * K), Out("u", "fp32", B * T * H * V),
               Buf("A", "fp32", B * T * H * BT, scale=0.3), Buf("g", "fp32", B * T * H, scale=0.3),
@@ -669,7 +674,7 @@ def cases():
     cu = [0, 9, 41]
     ci = _chunk_indices(cu, BT)
     Tt = cu[-1]
-    add(Case("tkk recompute w u varlen", F, "_tkk_recompute_w_u", (len(ci) // 2, H),
+    add(Case("tkk recompute w u varlen", F_WY, "_tkk_recompute_w_u", (len(ci) // 2, H),
              [Buf("k", "fp32", Tt * H * K), Buf("v", "fp32", Tt * H * V), Buf("beta", "fp32", Tt * H, "rand"),
               Out("w", "fp32", Tt * H * K), Out("u", "fp32", Tt * H * V),
               Buf("A", "fp32", Tt * H * BT, scale=0.3), Null("g"),
@@ -679,7 +684,7 @@ def cases():
 
     # beta-scaled gated K K^T through tensor descriptors
     B, T, H, K, BT = 2, 36, 2, 32, 16
-    add(Case("tkk scaled dot kkt gated", F, "_tkk_chunk_scaled_dot_kkt", (_cdiv(T, BT), B * H),
+    add(Case("tkk scaled dot kkt gated", F_WY, "_tkk_chunk_scaled_dot_kkt", (_cdiv(T, BT), B * H),
              [Buf("k", "fp32", B * T * H * K, scale=0.5), Buf("g", "fp32", B * T * H, scale=0.3),
               Buf("beta", "fp32", B * T * H, "rand"), Out("A", "fp32", B * T * H * BT),
               Null("cu_seqlens"), Null("chunk_indices"), Scalar("T", T)],
@@ -687,7 +692,7 @@ def cases():
              ref=scaled_dot_kkt))
     cu, H, K = [0, 17, 40], 1, 16
     ci = _chunk_indices(cu, BT)
-    add(Case("tkk scaled dot kkt varlen", F, "_tkk_chunk_scaled_dot_kkt", (len(ci) // 2, H),
+    add(Case("tkk scaled dot kkt varlen", F_WY, "_tkk_chunk_scaled_dot_kkt", (len(ci) // 2, H),
              [Buf("k", "fp32", cu[-1] * H * K, scale=0.5), Null("g"), Buf("beta", "fp32", cu[-1] * H, "rand"),
               Out("A", "fp32", cu[-1] * H * BT), Buf("cu_seqlens", "i64", len(cu), _ints(cu)),
               Buf("chunk_indices", "i64", len(ci), _ints(ci)), Scalar("T", cu[-1])],
@@ -696,7 +701,7 @@ def cases():
     # fused recurrent gated delta rule
     B, T, H, HV, K, V = 2, 9, 2, 4, 16, 24
     neg = lambda rng, n: -0.5 * rng.random(n)  # noqa: E731
-    add(Case("tkk fused recurrent gdr, states, qk l2norm", F, "_tkk_fused_recurrent_gdr_fwd", (2, B * HV),
+    add(Case("tkk fused recurrent gdr, states, qk l2norm", F_REC, "_tkk_fused_recurrent_gdr_fwd", (2, B * HV),
              [Buf("q", "fp32", B * T * H * K), Buf("k", "fp32", B * T * H * K), Buf("v", "fp32", B * T * HV * V),
               Buf("g", "fp32", B * T * HV, neg), Buf("beta", "fp32", B * T * HV, "rand"),
               Out("o", "fp32", B * T * HV * V), Buf("h0", "fp32", B * HV * K * V, scale=0.5),
@@ -707,7 +712,7 @@ def cases():
              ref=fused_recurrent_gdr))
     cu, H, HV, K, V = [0, 5, 12], 1, 2, 32, 32
     Tt = cu[-1]
-    add(Case("tkk fused recurrent gdr varlen fp16", F, "_tkk_fused_recurrent_gdr_fwd", (1, 2 * HV),
+    add(Case("tkk fused recurrent gdr varlen fp16", F_REC, "_tkk_fused_recurrent_gdr_fwd", (1, 2 * HV),
              [Buf("q", "fp16", Tt * H * K, scale=0.3), Buf("k", "fp16", Tt * H * K, scale=0.3),
               Buf("v", "fp16", Tt * HV * V), Buf("g", "fp32", Tt * HV, neg), Buf("beta", "fp32", Tt * HV, "rand"),
               Out("o", "fp16", Tt * HV * V), Null("h0"), Null("ht"), Buf("cu_seqlens", "i64", len(cu), _ints(cu)),
@@ -740,7 +745,7 @@ def cases():
     # chunk output from per-chunk states and the gated causal q K^T
     B, T, H, K, V, BT = 2, 40, 2, 32, 24, 16
     NT = _cdiv(T, BT)
-    add(Case("tkk chunk fwd o gated", F, "_tkk_chunk_fwd_o", (_cdiv(V, 16), NT, B * H),
+    add(Case("tkk chunk fwd o gated", F_WY, "_tkk_chunk_fwd_o", (_cdiv(V, 16), NT, B * H),
              [Buf("q", "fp32", B * T * H * K, scale=0.5), Buf("k", "fp32", B * T * H * K, scale=0.5),
               Buf("v", "fp32", B * T * H * V), Buf("h", "fp32", B * NT * H * K * V, scale=0.3),
               Buf("g", "fp32", B * T * H, lambda rng, n: -0.3 * rng.random(n)), Out("o", "fp32", B * T * H * V),
@@ -749,7 +754,7 @@ def cases():
     cu, H = [0, 19, 45], 1
     ci = _chunk_indices(cu, BT)
     Tt, NC = cu[-1], len(ci) // 2
-    add(Case("tkk chunk fwd o varlen", F, "_tkk_chunk_fwd_o", (1, NC, H),
+    add(Case("tkk chunk fwd o varlen", F_WY, "_tkk_chunk_fwd_o", (1, NC, H),
              [Buf("q", "fp32", Tt * H * K, scale=0.5), Buf("k", "fp32", Tt * H * K, scale=0.5),
               Buf("v", "fp32", Tt * H * V), Buf("h", "fp32", NC * H * K * V, scale=0.3), Null("g"),
               Out("o", "fp32", Tt * H * V), Buf("cu_seqlens", "i64", len(cu), _ints(cu)),
@@ -770,7 +775,7 @@ def cases():
     # chunked state recurrence of the gated delta rule
     B, T, H, K, V, BT = 2, 37, 2, 32, 24, 16
     NT = _cdiv(T, BT)
-    add(Case("tkk chunk gdr fwd h gated, states", F, "_tkk_chunk_gdr_fwd_h", (_cdiv(V, 16), B * H),
+    add(Case("tkk chunk gdr fwd h gated, states", F_DS, "_tkk_chunk_gdr_fwd_h", (_cdiv(V, 16), B * H),
              [Buf("k", "fp32", B * T * H * K, scale=0.3), Buf("v", "fp32", B * T * H * V),
               Buf("w", "fp32", B * T * H * K, scale=0.3), Out("v_new", "fp32", B * T * H * V),
               Buf("g", "fp32", B * T * H, lambda rng, n: -np.cumsum(0.05 * rng.random(n))),
@@ -781,7 +786,7 @@ def cases():
              ref=chunk_gdr_fwd_h))
     cu, H, K = [0, 20, 53], 1, 16
     Tt, NC = cu[-1], _cdiv(20, BT) + _cdiv(33, BT)
-    add(Case("tkk chunk gdr fwd h varlen", F, "_tkk_chunk_gdr_fwd_h", (1, 2 * H),
+    add(Case("tkk chunk gdr fwd h varlen", F_DS, "_tkk_chunk_gdr_fwd_h", (1, 2 * H),
              [Buf("k", "fp32", Tt * H * K, scale=0.3), Buf("v", "fp32", Tt * H * V),
               Buf("w", "fp32", Tt * H * K, scale=0.3), Null("v_new"), Null("g"),
               Out("h", "fp32", NC * H * K * V), Null("h0"), Null("ht"),
@@ -813,7 +818,7 @@ def cases():
     B, T, H, K, V = 2, 37, 2, 32, 16
     NT = _cdiv(T, 16)
     for dht in (True, False):
-        add(Case(f"tkk chunk bwd dh{' with final-state grad' if dht else ''}", F, "_tkk_chunk_bwd_dh",
+        add(Case(f"tkk chunk bwd dh{' with final-state grad' if dht else ''}", F_DS, "_tkk_chunk_bwd_dh",
                  (2, 1, B * H),
                  [Buf("q", "fp32", B * T * H * K, scale=0.5), Buf("g", "fp32", B * T * H, lambda rng, n: -0.2 * rng.random(n)),
                   Buf("do", "fp32", B * T * H * V), Out("dh", "fp32", B * NT * H * K * V),
@@ -842,13 +847,13 @@ def cases():
 
     # 32x32 triangular inverses merged from 16x16 ones
     B, T, H = 2, 45, 2
-    add(Case("tkk solve tril 32 merged ieee", F, "_tkk_solve_tril_32", (_cdiv(T, 32), B * H),
+    add(Case("tkk solve tril 32 merged ieee", F_TRIL, "_tkk_solve_tril_32", (_cdiv(T, 32), B * H),
              [Buf("A", "fp32", B * T * H * 32, scale=0.2), Out("Ai", "fp32", B * T * H * 32),
               Null("cu_seqlens"), Null("chunk_indices"), Scalar("T", T)],
              {"H": H, "DOT_PRECISION": "ieee", "IS_VARLEN": False}, ref=solve_tril_32))
     cu, H = [0, 40, 50, 90], 1
     ci = _chunk_indices(cu, 32)
-    add(Case("tkk solve tril 32 merged tf32x3 varlen", F, "_tkk_solve_tril_32", (len(ci) // 2, H),
+    add(Case("tkk solve tril 32 merged tf32x3 varlen", F_TRIL, "_tkk_solve_tril_32", (len(ci) // 2, H),
              [Buf("A", "fp32", cu[-1] * H * 32, scale=0.2), Out("Ai", "fp32", cu[-1] * H * 32),
               Buf("cu_seqlens", "i64", len(cu), _ints(cu)), Buf("chunk_indices", "i64", len(ci), _ints(ci)),
               Scalar("T", cu[-1])],

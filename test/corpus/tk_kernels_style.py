@@ -26,40 +26,14 @@
 # with NaN propagation; and the absolute maximum, first argmax and scale of
 # each tensor of a tuple.
 #
-# Linear-attention side: chunk-local cumulative sums of scalar and vector
-# gates (forward and reverse, optional scale, packed sequences through
-# cu_seqlens/chunk_indices, head-first layout); whole-sequence sums of
-# packed sequences in one segmented scan (segment flags from a histogram of
-# the sequence starts or ends); the row L2 norm over 2-D block pointers and
-# over 3-D block pointers and descriptors; the gated RMS norm over
-# host-built tensor descriptors; the inverse of unit lower-triangular 16x16
-# blocks by forward substitution and of 32x32 chunks merged from two such
-# inverses (the dots' input precision a compile-time string); the WY
-# recomputation of w and u; the beta-scaled gated K K^T of a chunk through
-# tensor descriptors; the chunk output from per-chunk states and the gated
-# causal q K^T (keys read transposed through column-major block pointers);
-# the chunk-by-chunk state recurrence of the gated delta rule (state kept in
-# 16-row slices, new values saved) and the reverse recurrence of its state
-# gradient (block pointers stepped backwards, the initial-state gradient
-# written through a transposed view); and the fused recurrent gated delta
-# rule with grouped value heads, optional initial and final states and
-# in-kernel q/k L2 normalisation.
-import os
-
+# Linear-attention side (the chunked delta-rule kernels are in
+# tkk_cumsum_norm.py, tkk_tril.py, tkk_wy_chunk.py, tkk_delta_state.py and
+# tkk_recurrent.py): whole-sequence sums of packed sequences in one
+# segmented scan (segment flags from a histogram of the sequence starts or
+# ends); the row L2 norm over 3-D block pointers and descriptors; and the
+# gated RMS norm over host-built tensor descriptors.
 import triton
 import triton.language as tl
-from triton.language.extra import libdevice as tldevice
-
-# the gate math is chosen once at import time
-if os.environ.get("TKK_FAST_EXP", "0") == "1":
-    exp = tldevice.fast_expf
-    exp2 = tldevice.exp2
-else:
-    exp = tl.exp
-    exp2 = tl.math.exp2
-
-_TRITON_MINOR = tuple(int(p) for p in triton.__version__.split(".")[:2])
-autotune_cache_kwargs = {"cache_results": True} if _TRITON_MINOR >= (3, 4) else {}
 
 
 # the storage formats of quantised rows
@@ -119,7 +93,7 @@ def _tkk_swiglu(Out, OutActualScale, OutExpectedScale, A, alpha, limit, M, n_col
     if limit is not None:
         a_glu = tl.minimum(a_glu, limit)
         a_lin = tl.clamp(a_lin, -limit, limit)
-    s = a_glu / (1.0 + exp(-alpha * a_glu))
+    s = a_glu / (1.0 + tl.exp(-alpha * a_glu))
     out = s * (a_lin + 1.0)
     mask = mask_m[:, None] & mask_n[None, :]
     o_ptrs = Out + offs_m[:, None] * stride_om + offs_n[None, :]
@@ -169,17 +143,19 @@ def _tkk_topk_bitmatrix(Yv, Yi, Bits, X, n_rows, n_expts, stride_xm, stride_ym, 
     y_val = _tkk_value_of((top >> 16).to(tl.uint32))
     if APPLY_SOFTMAX:
         y_max = tl.max(y_val, axis=1)
-        e = exp2((y_val - y_max[:, None]) * 1.4426950408889634)
+        e = tl.math.exp2((y_val - y_max[:, None]) * 1.4426950408889634)
         y_val = e / tl.sum(e, axis=1)[:, None]
     offs_k = tl.arange(0, N_ACT)
     tl.store(Yv + offs_m[:, None] * stride_ym + offs_k[None, :], y_val, mask=mask_m[:, None])
     tl.store(Yi + offs_m[:, None] * stride_ym + offs_k[None, :], y_idx.to(tl.int16), mask=mask_m[:, None])
-    # one bit per chosen expert, N_WORDS words per row
-    word = y_idx // 32
-    bit = tl.full([BLOCK_M, N_ACT], 1, tl.uint32) << (y_idx % 32).to(tl.uint32)
+    # the chosen experts are those whose packed key reaches the smallest chosen
+    # key (keys are distinct: the index is part of them); expert e is bit e % 32
+    # of word e // 32, so a row's words are its flags viewed 32 at a time, each
+    # flag shifted to its bit and the 32 summed
+    chosen = (packed >= tl.min(top, axis=1)[:, None]) & (offs_e < n_expts)[None, :]
+    lanes = tl.reshape(chosen.to(tl.uint32), [BLOCK_M, N_WORDS, 32])
+    words = tl.sum(lanes << tl.arange(0, 32).to(tl.uint32)[None, None, :], axis=2)
     offs_w = tl.arange(0, N_WORDS)
-    hits = tl.where(word[:, :, None] == offs_w[None, None, :], bit[:, :, None], 0)
-    words = tl.reduce_or(hits, axis=1)
     tl.store(Bits + offs_m[:, None] * stride_bm + offs_w[None, :], words.to(tl.int32, bitcast=True),
              mask=mask_m[:, None])
 
@@ -624,63 +600,6 @@ def _tkk_downcast_mxfp4(Out, OutScale, X, M, K, stride_xm, stride_om,
 # ---- linear attention: chunk-local cumulative sums ---------------------------------------------
 
 
-@triton.heuristics({"HAS_SCALE": lambda args: args["scale"] is not None,
-                    "IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
-@triton.autotune(configs=[triton.Config({}, num_warps=w) for w in [1, 2, 4, 8]],
-                 key=["B", "H", "BT", "IS_VARLEN", "REVERSE"], **autotune_cache_kwargs)
-@triton.jit(do_not_specialize=["T"])
-def _tkk_chunk_local_cumsum_scalar(s, o, scale, cu_seqlens, chunk_indices, T,
-                                   B: tl.constexpr, H: tl.constexpr, BT: tl.constexpr,
-                                   REVERSE: tl.constexpr, HAS_SCALE: tl.constexpr,
-                                   IS_VARLEN: tl.constexpr, HEAD_FIRST: tl.constexpr):
-    i_t, i_bh = tl.program_id(0), tl.program_id(1)
-    i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos, eos = i_b * T, i_b * T + T
-    if HEAD_FIRST:
-        p_s = tl.make_block_ptr(s + bos * H + i_h * T, (T,), (1,), (i_t * BT,), (BT,), (0,))
-        p_o = tl.make_block_ptr(o + bos * H + i_h * T, (T,), (1,), (i_t * BT,), (BT,), (0,))
-    else:
-        p_s = tl.make_block_ptr(s + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-        p_o = tl.make_block_ptr(o + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-    b_s = tl.load(p_s, boundary_check=(0,)).to(tl.float32)
-    b_o = tl.cumsum(b_s, axis=0, reverse=REVERSE)
-    if HAS_SCALE:
-        b_o *= scale
-    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0,))
-
-
-@triton.heuristics({"IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
-@triton.autotune(configs=[triton.Config({"BS": bs}, num_warps=w) for bs in [16, 32] for w in [2, 4]],
-                 key=["S", "BT"], **autotune_cache_kwargs)
-@triton.jit(do_not_specialize=["T"])
-def _tkk_chunk_local_cumsum_vector(s, o, cu_seqlens, chunk_indices, T,
-                                   H: tl.constexpr, S: tl.constexpr, BT: tl.constexpr,
-                                   BS: tl.constexpr, REVERSE: tl.constexpr, IS_VARLEN: tl.constexpr):
-    i_s, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos, eos = i_b * T, i_b * T + T
-    o_i = tl.arange(0, BT)
-    if REVERSE:
-        m_s = tl.where(o_i[:, None] <= o_i[None, :], 1.0, 0.0)
-    else:
-        m_s = tl.where(o_i[:, None] >= o_i[None, :], 1.0, 0.0)
-    p_s = tl.make_block_ptr(s + (bos * H + i_h) * S, (T, S), (H * S, 1), (i_t * BT, i_s * BS), (BT, BS), (1, 0))
-    p_o = tl.make_block_ptr(o + (bos * H + i_h) * S, (T, S), (H * S, 1), (i_t * BT, i_s * BS), (BT, BS), (1, 0))
-    b_s = tl.load(p_s, boundary_check=(0, 1), padding_option="zero").to(tl.float32)
-    b_o = tl.dot(m_s, b_s, input_precision="ieee")
-    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
-
-
 @triton.jit
 def _tkk_seg_add(a, fa, b, fb):
     # segmented sum: a flagged element starts a new segment
@@ -710,24 +629,6 @@ def _tkk_packed_cumsum(s, o, cu_seqlens, n_seqs, T_total, H: tl.constexpr, BLOCK
 # ---- linear attention: normalisation and triangular solves -------------------------------------
 
 
-@triton.autotune(configs=[triton.Config({"BT": bt}, num_warps=w) for bt in [8, 16] for w in [1, 2]],
-                 key=["D"], **autotune_cache_kwargs)
-@triton.jit
-def _tkk_l2norm_fwd(x, y, rstd, eps, T, D: tl.constexpr, BT: tl.constexpr, BD: tl.constexpr,
-                    CHECK: tl.constexpr):
-    i_t = tl.program_id(0)
-    p_x = tl.make_block_ptr(x, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
-    b_x = tl.load(p_x, boundary_check=(0, 1), padding_option="zero").to(tl.float32)
-    b_rstd = 1 / tl.sqrt(tl.sum(b_x * b_x, 1) + eps)
-    if CHECK:
-        tl.device_assert(b_rstd > 0, "l2norm: non-positive rstd")
-    b_y = b_x * b_rstd[:, None]
-    p_y = tl.make_block_ptr(y, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
-    tl.store(p_y, b_y.to(p_y.dtype.element_ty), boundary_check=(0, 1))
-    p_r = tl.make_block_ptr(rstd, (T,), (1,), (i_t * BT,), (BT,), (0,))
-    tl.store(p_r, b_rstd.to(p_r.dtype.element_ty), boundary_check=(0,))
-
-
 @triton.jit
 def _tkk_rstd(b_x, eps, axis: tl.constexpr = 1, SQUARE_SUM: tl.constexpr = True):
     if SQUARE_SUM:
@@ -749,280 +650,6 @@ def _tkk_l2norm_3d(x, y, rstd, eps, T, D: tl.constexpr, BT: tl.constexpr, BD: tl
     tl.store(rstd + i_b * T + o_t, b_r, mask=o_t < T)
 
 
-@triton.heuristics({"IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
-@triton.jit(do_not_specialize=["T"])
-def _tkk_solve_tril_16(A, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr, BT: tl.constexpr,
-                       IS_VARLEN: tl.constexpr):
-    tl.static_assert(BT % 16 == 0)
-    i_t, i_bh = tl.program_id(0), tl.program_id(1)
-    i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos, eos = i_b * T, i_b * T + T
-    o_i = tl.arange(0, 16)
-    col = (i_t * 16) % BT
-    A = A + (bos * H + i_h) * BT
-    Ai = Ai + (bos * H + i_h) * 16
-    p_A = tl.make_block_ptr(A, (T, BT), (H * BT, 1), (i_t * 16, col), (16, 16), (1, 0))
-    b_A = tl.load(p_A, boundary_check=(0, 1)).to(tl.float32)
-    b_A = -tl.where(o_i[:, None] > o_i[None, :], b_A, 0)
-    for i in range(2, min(16, T - i_t * 16)):
-        b_a = -tl.load(A + (i_t * 16 + i) * H * BT + col + o_i)
-        b_a = tl.where(o_i < i, b_a, 0.0)
-        b_a = b_a + tl.sum(b_a[:, None] * b_A, 0)
-        b_A = tl.where((o_i == i)[:, None], b_a, b_A)
-    b_A += (o_i[:, None] == o_i[None, :]).to(tl.float32)
-    p_Ai = tl.make_block_ptr(Ai, (T, 16), (H * 16, 1), (i_t * 16, 0), (16, 16), (1, 0))
-    tl.store(p_Ai, b_A.to(p_Ai.dtype.element_ty), boundary_check=(0, 1))
-
-
-@triton.heuristics({"IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
-@triton.jit(do_not_specialize=["T"])
-def _tkk_recompute_w_u(k, v, beta, w, u, A, g, cu_seqlens, chunk_indices, T,
-                       H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr,
-                       BK: tl.constexpr, BV: tl.constexpr, IS_VARLEN: tl.constexpr):
-    i_t, i_bh = tl.program_id(0), tl.program_id(1)
-    i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos, eos = i_b * T, i_b * T + T
-    p_beta = tl.make_block_ptr(beta + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-    p_A = tl.make_block_ptr(A + (bos * H + i_h) * BT, (T, BT), (H * BT, 1), (i_t * BT, 0), (BT, BT), (1, 0))
-    b_beta = tl.load(p_beta, boundary_check=(0,))
-    b_A = tl.load(p_A, boundary_check=(0, 1))
-    for i_v in range(tl.cdiv(V, BV)):
-        p_v = tl.make_block_ptr(v + (bos * H + i_h) * V, (T, V), (H * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-        p_u = tl.make_block_ptr(u + (bos * H + i_h) * V, (T, V), (H * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-        b_v = tl.load(p_v, boundary_check=(0, 1))
-        b_vb = (b_v * b_beta[:, None]).to(b_v.dtype)
-        b_u = tl.dot(b_A, b_vb, allow_tf32=False)
-        tl.store(p_u, b_u.to(p_u.dtype.element_ty), boundary_check=(0, 1))
-    if g is not None:
-        p_g = tl.make_block_ptr(g + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-        b_g = exp(tl.load(p_g, boundary_check=(0,)))
-    for i_k in range(tl.cdiv(K, BK)):
-        p_k = tl.make_block_ptr(k + (bos * H + i_h) * K, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-        p_w = tl.make_block_ptr(w + (bos * H + i_h) * K, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-        b_k = tl.load(p_k, boundary_check=(0, 1))
-        if g is not None:
-            b_kb = b_k * (b_beta * b_g)[:, None]
-        else:
-            b_kb = b_k * b_beta[:, None]
-        b_w = tl.dot(b_A, b_kb.to(b_k.dtype), allow_tf32=False)
-        tl.store(p_w, b_w.to(p_w.dtype.element_ty), boundary_check=(0, 1))
-
-
-@triton.heuristics({"IS_VARLEN": lambda args: args["cu_seqlens"] is not None,
-                    "USE_G": lambda args: args["g"] is not None})
-@triton.jit(do_not_specialize=["T"])
-def _tkk_chunk_scaled_dot_kkt(k, g, beta, A, cu_seqlens, chunk_indices, T,
-                              H: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
-                              USE_G: tl.constexpr, IS_VARLEN: tl.constexpr):
-    i_t, i_bh = tl.program_id(0), tl.program_id(1)
-    i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos, eos = i_b * T, i_b * T + T
-    o_t = i_t * BT + tl.arange(0, BT)
-    m_t = o_t < T
-    desc_k = tl.make_tensor_descriptor(k + (bos * H + i_h) * K, shape=[T, K], strides=[H * K, 1],
-                                       block_shape=[BT, BK])
-    desc_a = tl.make_tensor_descriptor(A + (bos * H + i_h) * BT, shape=[T, BT], strides=[H * BT, 1],
-                                       block_shape=[BT, BT])
-    p_b = tl.make_block_ptr(beta + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-    b_beta = tl.load(p_b, boundary_check=(0,))
-    b_A = tl.zeros([BT, BT], dtype=tl.float32)
-    for i_k in tl.range(tl.cdiv(K, BK)):
-        b_k = desc_k.load([i_t * BT, i_k * BK])
-        b_A += tl.dot(b_k, tl.trans(b_k), input_precision="ieee")
-    if USE_G:
-        p_g = tl.make_block_ptr(g + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-        b_g = tl.load(p_g, boundary_check=(0,))
-        b_A *= exp(b_g[:, None] - b_g[None, :])
-    b_A *= b_beta[:, None]
-    keep = (o_t[:, None] > o_t[None, :]) & (m_t[:, None] & m_t[None, :])
-    b_A = tl.where(keep, b_A, 0.0)
-    desc_a.store([i_t * BT, 0], b_A.to(desc_a.dtype))
-
-
-@triton.heuristics({"IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
-@triton.jit(do_not_specialize=["T"])
-def _tkk_chunk_fwd_o(q, k, v, h, g, o, cu_seqlens, chunk_indices, scale, T,
-                     H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr,
-                     BK: tl.constexpr, BV: tl.constexpr, IS_VARLEN: tl.constexpr):
-    i_v, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_tg = i_t
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        NT = tl.cdiv(T, BT)
-        i_tg = i_b * NT + i_t
-        bos, eos = i_b * T, i_b * T + T
-    q += (bos * H + i_h) * K
-    k += (bos * H + i_h) * K
-    v += (bos * H + i_h) * V
-    o += (bos * H + i_h) * V
-    h += (i_tg * H + i_h).to(tl.int64) * K * V
-    b_o = tl.zeros([BT, BV], dtype=tl.float32)
-    b_A = tl.zeros([BT, BT], dtype=tl.float32)
-    for i_k in range(tl.cdiv(K, BK)):
-        p_q = tl.make_block_ptr(q, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-        p_k = tl.make_block_ptr(k, (K, T), (1, H * K), (i_k * BK, i_t * BT), (BK, BT), (0, 1))
-        p_h = tl.make_block_ptr(h, (K, V), (V, 1), (i_k * BK, i_v * BV), (BK, BV), (1, 0))
-        b_q = tl.load(p_q, boundary_check=(0, 1))
-        b_k = tl.load(p_k, boundary_check=(0, 1))
-        b_h = tl.load(p_h, boundary_check=(0, 1))
-        b_o += tl.dot(b_q, b_h, input_precision="ieee")
-        b_A += tl.dot(b_q, b_k, input_precision="ieee")
-    if g is not None:
-        p_g = tl.make_block_ptr(g + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-        b_g = tl.load(p_g, boundary_check=(0,))
-        b_o = b_o * exp(b_g)[:, None]
-        b_A = b_A * exp(b_g[:, None] - b_g[None, :])
-    o_t = i_t * BT + tl.arange(0, BT)
-    m_t = o_t < T
-    m_A = (o_t[:, None] >= o_t[None, :]) & (m_t[:, None] & m_t)
-    b_A = tl.where(m_A, b_A, 0)
-    p_v = tl.make_block_ptr(v, (T, V), (H * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-    p_o = tl.make_block_ptr(o, (T, V), (H * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-    b_v = tl.load(p_v, boundary_check=(0, 1))
-    b_o = b_o * scale + tl.dot(b_A.to(b_v.dtype), b_v, input_precision="ieee") * scale
-    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
-
-
-@triton.heuristics({"USE_G": lambda args: args["g"] is not None,
-                    "USE_INITIAL_STATE": lambda args: args["h0"] is not None,
-                    "STORE_FINAL_STATE": lambda args: args["ht"] is not None,
-                    "SAVE_NEW_VALUE": lambda args: args["v_new"] is not None,
-                    "IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
-@triton.jit(do_not_specialize=["T"])
-def _tkk_chunk_gdr_fwd_h(k, v, w, v_new, g, h, h0, ht, cu_seqlens, chunk_offsets, T,
-                         H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr,
-                         BV: tl.constexpr, DOT_PRECISION: tl.constexpr, USE_G: tl.constexpr,
-                         USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr,
-                         SAVE_NEW_VALUE: tl.constexpr, IS_VARLEN: tl.constexpr):
-    # the state is carried in 16-row slices of K (at most two)
-    tl.static_assert(K <= 32, "two state slices at most")
-    i_v, i_nh = tl.program_id(0), tl.program_id(1)
-    i_n, i_h = i_nh // H, i_nh % H
-    if IS_VARLEN:
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-        NT = tl.cdiv(T, BT)
-        boh = tl.load(chunk_offsets + i_n).to(tl.int32)
-    else:
-        bos, eos = i_n * T, i_n * T + T
-        NT = tl.cdiv(T, BT)
-        boh = i_n * NT
-    b_h1 = tl.zeros([16, BV], dtype=tl.float32)
-    if K > 16:
-        b_h2 = tl.zeros([16, BV], dtype=tl.float32)
-    h += (boh * H + i_h).to(tl.int64) * K * V
-    k += (bos * H + i_h) * K
-    w += (bos * H + i_h) * K
-    v += (bos * H + i_h) * V
-    if SAVE_NEW_VALUE:
-        v_new += (bos * H + i_h) * V
-    if USE_INITIAL_STATE:
-        h0 = h0 + i_nh * K * V
-        p_h0 = tl.make_block_ptr(h0, (K, V), (V, 1), (0, i_v * BV), (16, BV), (1, 0))
-        b_h1 += tl.load(p_h0, boundary_check=(0, 1)).to(tl.float32)
-        if K > 16:
-            p_h0 = tl.make_block_ptr(h0, (K, V), (V, 1), (16, i_v * BV), (16, BV), (1, 0))
-            b_h2 += tl.load(p_h0, boundary_check=(0, 1)).to(tl.float32)
-    for i_t in range(NT):
-        p_h1 = tl.make_block_ptr(h + i_t * H * K * V, (K, V), (V, 1), (0, i_v * BV), (16, BV), (1, 0))
-        tl.store(p_h1, b_h1.to(p_h1.dtype.element_ty), boundary_check=(0, 1))
-        if K > 16:
-            p_h2 = tl.make_block_ptr(h + i_t * H * K * V, (K, V), (V, 1), (16, i_v * BV), (16, BV), (1, 0))
-            tl.store(p_h2, b_h2.to(p_h2.dtype.element_ty), boundary_check=(0, 1))
-        p_w = tl.make_block_ptr(w, (T, K), (H * K, 1), (i_t * BT, 0), (BT, 16), (1, 0))
-        b_w = tl.load(p_w, boundary_check=(0, 1))
-        b_v = tl.dot(b_w, b_h1.to(b_w.dtype), input_precision=DOT_PRECISION)
-        if K > 16:
-            p_w = tl.make_block_ptr(w, (T, K), (H * K, 1), (i_t * BT, 16), (BT, 16), (1, 0))
-            b_w = tl.load(p_w, boundary_check=(0, 1))
-            b_v += tl.dot(b_w, b_h2.to(b_w.dtype), input_precision=DOT_PRECISION)
-        p_v = tl.make_block_ptr(v, (T, V), (H * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-        b_v = tl.load(p_v, boundary_check=(0, 1)) - b_v
-        if SAVE_NEW_VALUE:
-            p_vn = tl.make_block_ptr(v_new, (T, V), (H * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-            tl.store(p_vn, b_v.to(p_vn.dtype.element_ty), boundary_check=(0, 1))
-        last_idx = min((i_t + 1) * BT, T) - 1
-        if USE_G:
-            m_t = (i_t * BT + tl.arange(0, BT)) < T
-            b_g_last = tl.load(g + bos * H + last_idx * H + i_h)
-            p_g = tl.make_block_ptr(g + bos * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-            b_g = tl.load(p_g, boundary_check=(0,))
-            b_v = b_v * tl.where(m_t, exp(b_g_last - b_g), 0)[:, None]
-            b_g_last = exp(b_g_last)
-            b_h1 *= b_g_last
-            if K > 16:
-                b_h2 *= b_g_last
-        b_v = b_v.to(k.dtype.element_ty)
-        p_k = tl.make_block_ptr(k, (K, T), (1, H * K), (0, i_t * BT), (16, BT), (0, 1))
-        b_k = tl.load(p_k, boundary_check=(0, 1))
-        b_h1 += tl.dot(b_k, b_v, input_precision=DOT_PRECISION)
-        if K > 16:
-            p_k = tl.make_block_ptr(k, (K, T), (1, H * K), (16, i_t * BT), (16, BT), (0, 1))
-            b_k = tl.load(p_k, boundary_check=(0, 1))
-            b_h2 += tl.dot(b_k, b_v, input_precision=DOT_PRECISION)
-    if STORE_FINAL_STATE:
-        p_ht = tl.make_block_ptr(ht + i_nh * K * V, (K, V), (V, 1), (0, i_v * BV), (16, BV), (1, 0))
-        tl.store(p_ht, b_h1.to(p_ht.dtype.element_ty), boundary_check=(0, 1))
-        if K > 16:
-            p_ht = tl.make_block_ptr(ht + i_nh * K * V, (K, V), (V, 1), (16, i_v * BV), (16, BV), (1, 0))
-            tl.store(p_ht, b_h2.to(p_ht.dtype.element_ty), boundary_check=(0, 1))
-
-
-@triton.jit(do_not_specialize=["T"])
-def _tkk_chunk_bwd_dh(q, g, do, dh, dh0, dht, scale, T, H: tl.constexpr, K: tl.constexpr,
-                      V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
-    # reverse recurrence of the state gradient over the chunks of each sequence
-    i_k, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    i_b, i_h = i_bh // H, i_bh % H
-    NT = tl.cdiv(T, BT)
-    bos = i_b * T
-    b_dh = tl.zeros([BK, BV], dtype=tl.float32)
-    if dht is not None:
-        p_dht = tl.make_block_ptr(dht + i_bh * K * V, (K, V), (V, 1), (i_k * BK, i_v * BV), (BK, BV), (1, 0))
-        b_dh += tl.load(p_dht, boundary_check=(0, 1))
-    p_do = tl.make_block_ptr(do + (bos * H + i_h) * V, (T, V), (H * V, 1), ((NT - 1) * BT, i_v * BV),
-                             (BT, BV), (1, 0))
-    p_q = tl.make_block_ptr(q + (bos * H + i_h) * K, (T, K), (H * K, 1), ((NT - 1) * BT, i_k * BK),
-                            (BT, BK), (1, 0))
-    for i_t in range(NT - 1, -1, -1):
-        p_dh = tl.make_block_ptr(dh + ((i_b * NT + i_t) * H + i_h) * K * V, (K, V), (V, 1),
-                                 (i_k * BK, i_v * BV), (BK, BV), (1, 0))
-        tl.store(p_dh, b_dh.to(p_dh.dtype.element_ty), boundary_check=(0, 1))
-        last_idx = min((i_t + 1) * BT, T) - 1
-        b_g_last = tl.load(g + (bos + last_idx) * H + i_h)
-        o_t = i_t * BT + tl.arange(0, BT)
-        b_g = tl.load(g + (bos + o_t) * H + i_h, mask=o_t < T, other=0.0)
-        b_q = tl.load(p_q, boundary_check=(0, 1))
-        b_q = b_q * (exp(b_g) * scale)[:, None]
-        b_do = tl.load(p_do, boundary_check=(0, 1))
-        b_dh = b_dh * exp(b_g_last) + tl.dot(b_q.T, b_do, input_precision="ieee")
-        p_q = tl.advance(p_q, (-BT, 0))
-        p_do = tl.advance(p_do, (-BT, 0))
-    if dh0 is not None:
-        # written through the transposed view: (V, K) with unit stride along V
-        p_dh0 = tl.make_block_ptr(dh0 + i_bh * K * V, (V, K), (1, V), (i_v * BV, i_k * BK), (BV, BK), (0, 1))
-        tl.store(p_dh0, tl.trans(b_dh).to(p_dh0.dtype.element_ty), boundary_check=(0, 1))
-
-
 @triton.jit
 def _tkk_rms_norm_gated_desc(x_desc, z_desc, y_desc, w, eps, T, D: tl.constexpr, BT: tl.constexpr,
                              ACTIVATION: tl.constexpr):
@@ -1039,109 +666,3 @@ def _tkk_rms_norm_gated_desc(x_desc, z_desc, y_desc, w, eps, T, D: tl.constexpr,
     else:
         b_y = b_y * tl.sigmoid(b_z)
     y_desc.store([i_t * BT, 0], b_y.to(y_desc.dtype))
-
-
-@triton.jit
-def _tkk_inverse_16(A, row_stride, o_i, n_rows):
-    # (I + tril(A, -1))^-1 of a 16x16 diagonal block by forward substitution
-    b_A = tl.load(A + o_i[:, None] * row_stride + o_i[None, :],
-                  mask=(o_i < n_rows)[:, None] & (o_i[:, None] > o_i[None, :]), other=0.0)
-    b_A = -b_A
-    for i in range(2, min(16, n_rows)):
-        b_a = -tl.load(A + i * row_stride + o_i, mask=o_i < i, other=0.0)
-        b_a = b_a + tl.sum(b_a[:, None] * b_A, 0)
-        b_A = tl.where((o_i == i)[:, None], b_a, b_A)
-    return b_A + (o_i[:, None] == o_i[None, :]).to(tl.float32)
-
-
-@triton.heuristics({"IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
-@triton.jit(do_not_specialize=["T"])
-def _tkk_solve_tril_32(A, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr,
-                       DOT_PRECISION: tl.constexpr, IS_VARLEN: tl.constexpr):
-    # inverse of a 32x32 unit lower-triangular chunk from its two 16x16 diagonal inverses
-    i_t, i_bh = tl.program_id(0), tl.program_id(1)
-    i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n, i_t = tl.load(chunk_indices + i_t * 2).to(tl.int32), tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int32), tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos, eos = i_b * T, i_b * T + T
-    o_i = tl.arange(0, 16)
-    A += (bos * H + i_h) * 32
-    Ai += (bos * H + i_h) * 32
-    r0 = i_t * 32
-    n = T - r0
-    b_Ai11 = _tkk_inverse_16(A + r0 * H * 32, H * 32, o_i, n)
-    b_Ai22 = _tkk_inverse_16(A + (r0 + 16) * H * 32 + 16, H * 32, o_i, n - 16)
-    p_A21 = tl.make_block_ptr(A, (T, 32), (H * 32, 1), (r0 + 16, 0), (16, 16), (1, 0))
-    b_A21 = tl.load(p_A21, boundary_check=(0, 1), padding_option="zero")
-    b_Ai21 = -tl.dot(tl.dot(b_Ai22, b_A21, input_precision=DOT_PRECISION), b_Ai11,
-                     input_precision=DOT_PRECISION)
-    BLOCKS = ((b_Ai11, 0, 0), (b_Ai21, 16, 0), (b_Ai22, 16, 16), (tl.zeros([16, 16], tl.float32), 0, 16))
-    for j in tl.static_range(len(BLOCKS)):
-        blk, r, c = BLOCKS[j]
-        p = tl.make_block_ptr(Ai, (T, 32), (H * 32, 1), (r0 + r, c), (16, 16), (1, 0))
-        tl.store(p, blk.to(p.dtype.element_ty), boundary_check=(0, 1))
-
-
-# ---- linear attention: recurrent form ----------------------------------------------------------
-
-
-@triton.heuristics({"USE_INITIAL_STATE": lambda args: args["h0"] is not None,
-                    "STORE_FINAL_STATE": lambda args: args["ht"] is not None,
-                    "IS_VARLEN": lambda args: args["cu_seqlens"] is not None})
-@triton.jit(do_not_specialize=["T"])
-def _tkk_fused_recurrent_gdr_fwd(q, k, v, g, beta, o, h0, ht, cu_seqlens, scale, T,
-                                 H: tl.constexpr, HV: tl.constexpr, K: tl.constexpr, V: tl.constexpr,
-                                 BK: tl.constexpr, BV: tl.constexpr,
-                                 USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr,
-                                 USE_QK_L2NORM_IN_KERNEL: tl.constexpr, IS_VARLEN: tl.constexpr):
-    i_v, i_nh = tl.program_id(0), tl.program_id(1)
-    i_n, i_hv = i_nh // HV, i_nh % HV
-    i_h = i_hv // (HV // H)
-    if IS_VARLEN:
-        bos, eos = tl.load(cu_seqlens + i_n).to(tl.int64), tl.load(cu_seqlens + i_n + 1).to(tl.int64)
-        T = eos - bos
-    else:
-        bos, eos = i_n * T, i_n * T + T
-    o_k = tl.arange(0, BK)
-    o_v = i_v * BV + tl.arange(0, BV)
-    mask_k = o_k < K
-    mask_v = o_v < V
-    mask_h = mask_k[:, None] & mask_v[None, :]
-    p_q = q + (bos * H + i_h) * K + o_k
-    p_k = k + (bos * H + i_h) * K + o_k
-    p_v = v + (bos * HV + i_hv) * V + o_v
-    p_g = g + bos * HV + i_hv
-    p_beta = beta + bos * HV + i_hv
-    p_o = o + (bos * HV + i_hv) * V + o_v
-    b_h = tl.zeros([BK, BV], dtype=tl.float32)
-    if USE_INITIAL_STATE:
-        p_h0 = h0 + i_nh * K * V + o_k[:, None] * V + o_v[None, :]
-        b_h += tl.load(p_h0, mask=mask_h, other=0).to(tl.float32)
-    for _ in range(0, T):
-        b_q = tl.load(p_q, mask=mask_k, other=0).to(tl.float32)
-        b_k = tl.load(p_k, mask=mask_k, other=0).to(tl.float32)
-        b_v = tl.load(p_v, mask=mask_v, other=0).to(tl.float32)
-        b_g = tl.load(p_g).to(tl.float32)
-        b_beta = tl.load(p_beta).to(tl.float32)
-        if USE_QK_L2NORM_IN_KERNEL:
-            b_q = b_q / tl.sqrt(tl.sum(b_q * b_q) + 1e-6)
-            b_k = b_k / tl.sqrt(tl.sum(b_k * b_k) + 1e-6)
-        b_q = b_q * scale
-        b_h *= exp(b_g)
-        b_v -= tl.sum(b_h * b_k[:, None], 0)
-        b_v *= b_beta
-        b_h += b_k[:, None] * b_v[None, :]
-        b_o = tl.sum(b_h * b_q[:, None], 0)
-        tl.store(p_o, b_o.to(p_o.dtype.element_ty), mask=mask_v)
-        p_q += H * K
-        p_k += H * K
-        p_v += HV * V
-        p_g += HV
-        p_beta += HV
-        p_o += HV * V
-    if STORE_FINAL_STATE:
-        p_ht = ht + i_nh * K * V + o_k[:, None] * V + o_v[None, :]
-        tl.store(p_ht, b_h.to(p_ht.dtype.element_ty), mask=mask_h)
