@@ -137,34 +137,30 @@ def chunk_fwd_o_block_ptr(q, k, v, h, o, s_qk_h, s_qk_t, s_qk_d, s_vo_h, s_vo_t,
                           K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr,
                           BK: tl.constexpr, BV: tl.constexpr):
     i_v, i_t, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    o_i = tl.arange(0, BT)
-    m_s = o_i[:, None] >= o_i[None, :]
-
+    # q h (inter-chunk) and q k^T (intra-chunk) both reduce over K, one BK slice at a time
     p_q = tl.make_block_ptr(q + i_bh * s_qk_h, (T, K), (s_qk_t, s_qk_d), (i_t * BT, 0),
                             (BT, BK), (1, 0))
-    p_k = tl.make_block_ptr(k + i_bh * s_qk_h, (K, T), (s_qk_d, s_qk_t), (0, i_t * BT),
-                            (BK, BT), (0, 1))
-    # h holds one [K, V] state per chunk: the state entering chunk i_t
+    p_kt = tl.make_block_ptr(k + i_bh * s_qk_h, (K, T), (s_qk_d, s_qk_t), (0, i_t * BT),
+                             (BK, BT), (0, 1))
     p_h = tl.make_block_ptr(h + i_bh * s_h_h + i_t * K * V, (K, V), (s_h_t, 1),
                             (0, i_v * BV), (BK, BV), (1, 0))
     b_o = tl.zeros([BT, BV], dtype=tl.float32)
     b_s = tl.zeros([BT, BT], dtype=tl.float32)
-    for _ in range(tl.cdiv(K, BK)):
-        # the last chunk may be short: rows past T come in as zeros
+    for _ in range(0, tl.cdiv(K, BK)):
         b_q = tl.load(p_q, boundary_check=(0, 1), padding_option="zero")
-        b_k = tl.load(p_k, boundary_check=(0, 1), padding_option="zero")
+        b_kt = tl.load(p_kt, boundary_check=(0, 1), padding_option="zero")
         b_h = tl.load(p_h, boundary_check=(0, 1), padding_option="zero")
         b_o += tl.dot(b_q, b_h)
-        b_s += tl.dot(b_q, b_k)
+        b_s += tl.dot(b_q, b_kt)
         p_q = tl.advance(p_q, (0, BK))
-        p_k = tl.advance(p_k, (BK, 0))
+        p_kt = tl.advance(p_kt, (BK, 0))
         p_h = tl.advance(p_h, (BK, 0))
-    # causal inside the chunk: a position sees the keys at or before it
-    b_s = tl.where(m_s, b_s * scale, 0)
+    o_t = tl.arange(0, BT)
+    b_s = tl.where(o_t[:, None] >= o_t[None, :], b_s, 0.)
     p_v = tl.make_block_ptr(v + i_bh * s_vo_h, (T, V), (s_vo_t, s_vo_d), (i_t * BT, i_v * BV),
                             (BT, BV), (1, 0))
     b_v = tl.load(p_v, boundary_check=(0, 1), padding_option="zero")
-    b_o = b_o * scale + tl.dot(b_s.to(b_v.dtype), b_v)
+    b_o = (b_o + tl.dot(b_s.to(b_v.dtype), b_v)) * scale
     p_o = tl.make_block_ptr(o + i_bh * s_vo_h, (T, V), (s_vo_t, s_vo_d), (i_t * BT, i_v * BV),
                             (BT, BV), (1, 0))
     tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))

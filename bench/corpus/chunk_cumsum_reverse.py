@@ -28,11 +28,14 @@ def chunk_local_cumsum_scalar_kernel(s, o, T, H, BT: tl.constexpr, REVERSE: tl.c
     i_bh = tl.program_id(1)
     i_b = i_bh // H
     i_h = i_bh % H
-    p_s = tl.make_block_ptr(s + i_b * T * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-    p_o = tl.make_block_ptr(o + i_b * T * H + i_h, (T,), (H,), (i_t * BT,), (BT,), (0,))
-    b_s = tl.load(p_s, boundary_check=(0,)).to(tl.float32)
-    b_o = tl.cumsum(b_s, axis=0, reverse=REVERSE)
-    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0,))
+    # the column of head i_h in batch i_b: one element every H along time
+    base = i_b.to(tl.int64) * T * H + i_h
+    p_s = tl.make_block_ptr(s + base, (T,), (H,), (i_t * BT,), (BT,), (0,))
+    p_o = tl.make_block_ptr(o + base, (T,), (H,), (i_t * BT,), (BT,), (0,))
+    # rows past T load as zero and so add nothing to the sums of valid rows
+    x = tl.load(p_s, boundary_check=(0,), padding_option="zero").to(tl.float32)
+    y = tl.cumsum(x, axis=0, reverse=REVERSE)
+    tl.store(p_o, y.to(o.dtype.element_ty), boundary_check=(0,))
 
 
 @triton.jit
@@ -43,17 +46,19 @@ def chunk_local_cumsum_vector_kernel(s, o, T, H, K, BT: tl.constexpr, BK: tl.con
     i_bh = tl.program_id(2)
     i_b = i_bh // H
     i_h = i_bh % H
-    o_i = tl.arange(0, BT)
-    if REVERSE:
-        m_s = tl.where(o_i[:, None] <= o_i[None, :], 1.0, 0.0)
-    else:
-        m_s = tl.where(o_i[:, None] >= o_i[None, :], 1.0, 0.0)
-    base = (i_b * T * H + i_h).to(tl.int64) * K
+    base = (i_b.to(tl.int64) * T * H + i_h) * K
     p_s = tl.make_block_ptr(s + base, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
     p_o = tl.make_block_ptr(o + base, (T, K), (H * K, 1), (i_t * BT, i_k * BK), (BT, BK), (1, 0))
-    b_s = tl.load(p_s, boundary_check=(0, 1)).to(tl.float32)
-    b_o = tl.dot(m_s, b_s, input_precision="ieee")
-    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
+    x = tl.load(p_s, boundary_check=(0, 1), padding_option="zero").to(tl.float32)
+    # 0/1 scan matrix: row r sums the source rows c with c >= r (suffix) or c <= r (prefix)
+    r = tl.arange(0, BT)[:, None]
+    c = tl.arange(0, BT)[None, :]
+    if REVERSE:
+        m = tl.where(c >= r, 1.0, 0.0)
+    else:
+        m = tl.where(c <= r, 1.0, 0.0)
+    y = tl.dot(m, x, input_precision="ieee")
+    tl.store(p_o, y.to(o.dtype.element_ty), boundary_check=(0, 1))
 
 
 def chunk_local_cumsum(g, chunk_size=64, reverse=True, BK=32, num_warps=4):

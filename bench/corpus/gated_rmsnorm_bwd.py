@@ -14,52 +14,61 @@ def _gated_rmsnorm_bwd_kernel(X, W, Z, DY, DX, DZ, DW, Rstd, stride_x_row, strid
                               stride_dy_row, stride_dx_row, stride_dz_row, stride_dw_row, M, N,
                               rows_per_program, BLOCK_N: tl.constexpr,
                               NORM_BEFORE_GATE: tl.constexpr):
-    row_block_id = tl.program_id(0)
+    # program (row block, group): walks its run of rows one at a time, each row a BLOCK_N vector
+    pid_m = tl.program_id(0)
     group = tl.program_id(1)
-    row_start = row_block_id * rows_per_program
+    row_start = pid_m * rows_per_program
     row_end = tl.minimum(row_start + rows_per_program, M)
     cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    X += row_start * stride_x_row + group * N
-    Z += row_start * stride_z_row + group * N
-    DY += row_start * stride_dy_row + group * N
-    DX += row_start * stride_dx_row + group * N
-    DZ += row_start * stride_dz_row + group * N
+    cmask = cols < N
+    col_off = group * N
+    # shift every base pointer to this group's channels and the first row of the run
+    X += row_start * stride_x_row + col_off
+    Z += row_start * stride_z_row + col_off
+    DY += row_start * stride_dy_row + col_off
+    DX += row_start * stride_dx_row + col_off
+    DZ += row_start * stride_dz_row + col_off
     Rstd += group * M
-    w = tl.load(W + group * N + cols, mask=mask, other=0.0).to(tl.float32)
-    dw = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    w = tl.load(W + col_off + cols, mask=cmask, other=0.0).to(tl.float32)
+    dw_acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
     for row in range(row_start, row_end):
-        x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)
-        z = tl.load(Z + cols, mask=mask, other=0.0).to(tl.float32)
-        dy = tl.load(DY + cols, mask=mask, other=0.0).to(tl.float32)
-        if not NORM_BEFORE_GATE:
-            x_og = x
-            x *= z * tl.sigmoid(z)
+        x = tl.load(X + cols, mask=cmask, other=0.0).to(tl.float32)
+        z = tl.load(Z + cols, mask=cmask, other=0.0).to(tl.float32)
+        dy = tl.load(DY + cols, mask=cmask, other=0.0).to(tl.float32)
         rstd = tl.load(Rstd + row)
-        xhat = tl.where(mask, x * rstd, 0.0)
+        sig = tl.sigmoid(z)
+        gate = z * sig
+        # derivative of silu(z) = z * sigmoid(z)
+        dgate = sig * (1.0 + z * (1.0 - sig))
         if NORM_BEFORE_GATE:
-            z_sig = tl.sigmoid(z)
-            y = xhat * w
-            # d silu(z) / dz = sig(z) * (1 + z * (1 - sig(z)))
-            dz = dy * y * z_sig * (1 + z * (1 - z_sig))
-            tl.store(DZ + cols, dz.to(DZ.dtype.element_ty), mask=mask)
-            dy *= z * z_sig
-        wdy = w * dy
-        dw += dy * xhat
-        c1 = tl.sum(xhat * wdy, axis=0) / N
-        dx = (wdy - xhat * c1) * rstd
-        if not NORM_BEFORE_GATE:
-            z_sig = tl.sigmoid(z)
-            dz = dx * x_og * z_sig * (1 + z * (1 - z_sig))
-            tl.store(DZ + cols, dz.to(DZ.dtype.element_ty), mask=mask)
-            dx *= z * z_sig
-        tl.store(DX + cols, dx.to(DX.dtype.element_ty), mask=mask)
+            xhat = x * rstd
+            xhat = tl.where(cmask, xhat, 0.0)
+            dz = dy * xhat * w * dgate
+            gdy = dy * gate
+            wdy = w * gdy
+            dw_acc += gdy * xhat
+            c1 = tl.sum(xhat * wdy, axis=0) / N
+            dx = (wdy - xhat * c1) * rstd
+        else:
+            # the norm sees x * silu(z): differentiate through it, then split onto x and z
+            xg = x * gate
+            xhat = xg * rstd
+            xhat = tl.where(cmask, xhat, 0.0)
+            wdy = w * dy
+            dw_acc += dy * xhat
+            c1 = tl.sum(xhat * wdy, axis=0) / N
+            dxg = (wdy - xhat * c1) * rstd
+            dx = dxg * gate
+            dz = dxg * x * dgate
+        tl.store(DX + cols, dx.to(DX.dtype.element_ty), mask=cmask)
+        tl.store(DZ + cols, dz.to(DZ.dtype.element_ty), mask=cmask)
         X += stride_x_row
         Z += stride_z_row
         DY += stride_dy_row
         DX += stride_dx_row
         DZ += stride_dz_row
-    tl.store(DW + row_block_id * stride_dw_row + group * N + cols, dw, mask=mask)
+    # a program whose run is empty still writes its (zero) partial row
+    tl.store(DW + pid_m * stride_dw_row + col_off + cols, dw_acc, mask=cmask)
 
 
 def gated_rmsnorm_bwd(dy, x, w, z, rstd, group_size, norm_before_gate=True):

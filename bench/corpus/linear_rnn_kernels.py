@@ -34,43 +34,36 @@ def chunk_gla_fwd_h(k, v, g, h, h0, ht, s_k_bh, s_k_t, s_v_bh, s_v_t, s_h_bh, s_
                     STORE_FINAL_STATE: tl.constexpr):
     i_k, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     NT = tl.cdiv(T, BT)
-    o_k = i_k * BK + tl.arange(0, BK)
-    m_k = o_k < K
-
+    # the running [BK, BV] state of this (key block, value block) tile, in fp32
     b_h = tl.zeros([BK, BV], dtype=tl.float32)
     if USE_INITIAL_STATE:
         p_h0 = tl.make_block_ptr(h0 + i_bh * K * V, (K, V), (V, 1), (i_k * BK, i_v * BV),
                                  (BK, BV), (1, 0))
         b_h += tl.load(p_h0, boundary_check=(0, 1)).to(tl.float32)
-
+    # k and g read as (K, T) so a chunk arrives already transposed; v as (T, V)
+    p_k = tl.make_block_ptr(k + i_bh * s_k_bh, (K, T), (1, s_k_t), (i_k * BK, 0), (BK, BT), (0, 1))
+    p_g = tl.make_block_ptr(g + i_bh * s_k_bh, (K, T), (1, s_k_t), (i_k * BK, 0), (BK, BT), (0, 1))
+    p_v = tl.make_block_ptr(v + i_bh * s_v_bh, (T, V), (s_v_t, 1), (0, i_v * BV), (BT, BV), (1, 0))
+    o_k = i_k * BK + tl.arange(0, BK)
+    k_in = o_k < K
     for i_t in range(NT):
-        # the state as it enters chunk i_t: what the output pass multiplies q with
+        # the state entering chunk i_t
         p_h = tl.make_block_ptr(h + i_bh * s_h_bh + i_t * K * V, (K, V), (s_h_t, 1),
                                 (i_k * BK, i_v * BV), (BK, BV), (1, 0))
         tl.store(p_h, b_h.to(p_h.dtype.element_ty), boundary_check=(0, 1))
-
-        # k and g as [BK, BT]: the time axis is the dot's reduction axis
-        p_k = tl.make_block_ptr(k + i_bh * s_k_bh, (K, T), (1, s_k_t), (i_k * BK, i_t * BT),
-                                (BK, BT), (0, 1))
-        p_g = tl.make_block_ptr(g + i_bh * s_k_bh, (K, T), (1, s_k_t), (i_k * BK, i_t * BT),
-                                (BK, BT), (0, 1))
-        p_v = tl.make_block_ptr(v + i_bh * s_v_bh, (T, V), (s_v_t, 1), (i_t * BT, i_v * BV),
-                                (BT, BV), (1, 0))
-        # past T (a short last chunk) all three pad with zeros: the gates stay finite
-        # under exp and the zero keys add nothing to the state
-        b_k = tl.load(p_k, boundary_check=(0, 1), padding_option="zero")
-        b_g = tl.load(p_g, boundary_check=(0, 1), padding_option="zero")
-        b_v = tl.load(p_v, boundary_check=(0, 1), padding_option="zero")
-        # the gate at the chunk's last position (a short last chunk ends at T - 1)
+        # the cumulative gate at the chunk's last valid position
         t_last = tl.minimum(i_t * BT + BT, T) - 1
-        b_gn = tl.load(g + i_bh * s_k_bh + t_last * s_k_t + o_k, mask=m_k, other=0.)
-
-        # decay the carried state over the whole chunk, then add the chunk's keys,
-        # each decayed from its own position to the chunk's end
-        b_h *= tl.exp(b_gn)[:, None]
-        b_kg = (b_k * tl.exp(b_gn[:, None] - b_g)).to(b_k.dtype)
+        b_gl = tl.load(g + i_bh * s_k_bh + t_last * s_k_t + o_k, mask=k_in, other=0.0).to(tl.float32)
+        b_k = tl.load(p_k, boundary_check=(0, 1))
+        b_g = tl.load(p_g, boundary_check=(0, 1)).to(tl.float32)
+        b_v = tl.load(p_v, boundary_check=(0, 1))
+        # decay the carried state over the whole chunk, then add the decayed k^T v
+        b_h *= tl.exp(b_gl)[:, None]
+        b_kg = (b_k.to(tl.float32) * tl.exp(b_gl[:, None] - b_g)).to(b_v.dtype)
         b_h += tl.dot(b_kg, b_v)
-
+        p_k = tl.advance(p_k, (0, BT))
+        p_g = tl.advance(p_g, (0, BT))
+        p_v = tl.advance(p_v, (BT, 0))
     if STORE_FINAL_STATE:
         p_ht = tl.make_block_ptr(ht + i_bh * K * V, (K, V), (V, 1), (i_k * BK, i_v * BV),
                                  (BK, BV), (1, 0))
@@ -103,52 +96,58 @@ def mamba_chunk_state(x_ptr, b_ptr, dt_ptr, dA_cumsum_ptr, states_ptr,
                       BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
                       BLOCK_SIZE_K: tl.constexpr):
     # axis 0 tiles (hdim, dstate); axis 1 is (chunk, batch), batch fastest; axis 2 the head
-    pid_bc = tl.program_id(axis=1)
+    pid_mn = tl.program_id(0)
+    pid_bc = tl.program_id(1)
+    pid_h = tl.program_id(2)
+    pid_b = pid_bc % batch
     pid_c = pid_bc // batch
-    pid_b = pid_bc - pid_c * batch
-    pid_h = tl.program_id(axis=2)
-    tiles_n = tl.cdiv(dstate, BLOCK_SIZE_N)
-    pid_m = tl.program_id(axis=0) // tiles_n
-    pid_n = tl.program_id(axis=0) % tiles_n
+    num_pid_n = tl.cdiv(dstate, BLOCK_SIZE_N)
+    pid_m = pid_mn // num_pid_n
+    pid_n = pid_mn % num_pid_n
+    pid_g = pid_h // nheads_per_group
+    chunk_start = pid_c * chunk_size
+    # positions of this chunk that lie inside the sequence
+    chunk_len = tl.minimum(chunk_size, seqlen - chunk_start)
 
-    seq0 = pid_c * chunk_size
-    x_ptr += pid_b * stride_x_batch + seq0 * stride_x_seqlen + pid_h * stride_x_head
-    b_ptr += pid_b * stride_b_batch + seq0 * stride_b_seqlen + \
-        (pid_h // nheads_per_group) * stride_b_group
-    dt_ptr += pid_b * stride_dt_batch + pid_c * stride_dt_chunk + pid_h * stride_dt_head
-    dA_cumsum_ptr += pid_b * stride_dt_batch + pid_c * stride_dt_chunk + pid_h * stride_dt_head
+    x_base = (x_ptr + pid_b.to(tl.int64) * stride_x_batch + chunk_start.to(tl.int64) * stride_x_seqlen
+              + pid_h * stride_x_head)
+    b_base = (b_ptr + pid_b.to(tl.int64) * stride_b_batch + chunk_start.to(tl.int64) * stride_b_seqlen
+              + pid_g * stride_b_group)
+    dt_base = dt_ptr + pid_b.to(tl.int64) * stride_dt_batch + pid_h * stride_dt_head + pid_c * stride_dt_chunk
+    dA_base = (dA_cumsum_ptr + pid_b.to(tl.int64) * stride_dt_batch + pid_h * stride_dt_head
+               + pid_c * stride_dt_chunk)
 
     offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
     offs_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
     offs_k = tl.arange(0, BLOCK_SIZE_K)
-    # x as [hdim, positions]: hdim is contiguous, the positions the dot's reduction axis
-    x_ptrs = x_ptr + offs_m[:, None] + offs_k[None, :] * stride_x_seqlen
-    b_ptrs = b_ptr + offs_k[:, None] * stride_b_seqlen + offs_n[None, :]
-    dt_ptrs = dt_ptr + offs_k
-    dA_ptrs = dA_cumsum_ptr + offs_k
+    m_in = offs_m < hdim
+    n_in = offs_n < dstate
+    # x tile as [hdim, positions], B tile as [positions, dstate]
+    x_ptrs = x_base + offs_m[:, None] + offs_k[None, :] * stride_x_seqlen
+    b_ptrs = b_base + offs_k[:, None] * stride_b_seqlen + offs_n[None, :]
+    dt_ptrs = dt_base + offs_k
+    dA_ptrs = dA_base + offs_k
 
-    chunk_len = min(chunk_size, seqlen - seq0)
-    dA_last = tl.load(dA_cumsum_ptr + chunk_len - 1).to(tl.float32)
-    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    dA_end = tl.load(dA_base + chunk_len - 1).to(tl.float32)
+    acc = tl.zeros([BLOCK_SIZE_M, BLOCK_SIZE_N], dtype=tl.float32)
     for k0 in range(0, chunk_len, BLOCK_SIZE_K):
         k_in = offs_k < chunk_len - k0
-        x = tl.load(x_ptrs, mask=(offs_m[:, None] < hdim) & k_in[None, :], other=0.0)
-        b = tl.load(b_ptrs, mask=k_in[:, None] & (offs_n[None, :] < dstate), other=0.0)
+        xs = tl.load(x_ptrs, mask=m_in[:, None] & k_in[None, :], other=0.0)
+        bs = tl.load(b_ptrs, mask=k_in[:, None] & n_in[None, :], other=0.0)
         dA_k = tl.load(dA_ptrs, mask=k_in, other=0.0).to(tl.float32)
         dt_k = tl.load(dt_ptrs, mask=k_in, other=0.0).to(tl.float32)
-        # each position's input, decayed to the end of the chunk and scaled by its step
-        w = tl.exp(dA_last - dA_k) * dt_k
-        x = (x * w[None, :]).to(b_ptr.dtype.element_ty)
-        acc += tl.dot(x, b)
+        # each position weighted by its dt and the decay from it to the chunk's end
+        w = tl.exp(dA_end - dA_k) * dt_k
+        bs = (bs.to(tl.float32) * w[:, None]).to(xs.dtype)
+        acc += tl.dot(xs, bs)
         x_ptrs += BLOCK_SIZE_K * stride_x_seqlen
         b_ptrs += BLOCK_SIZE_K * stride_b_seqlen
         dt_ptrs += BLOCK_SIZE_K
         dA_ptrs += BLOCK_SIZE_K
 
-    states_ptr += pid_b * stride_st_batch + pid_c * stride_st_chunk + pid_h * stride_st_head
-    st_ptrs = states_ptr + offs_m[:, None] * stride_st_hdim + offs_n[None, :]
-    tl.store(st_ptrs, acc.to(states_ptr.dtype.element_ty),
-             mask=(offs_m[:, None] < hdim) & (offs_n[None, :] < dstate))
+    st_ptrs = (states_ptr + pid_b.to(tl.int64) * stride_st_batch + pid_c * stride_st_chunk
+               + pid_h * stride_st_head + offs_m[:, None] * stride_st_hdim + offs_n[None, :])
+    tl.store(st_ptrs, acc.to(states_ptr.dtype.element_ty), mask=m_in[:, None] & n_in[None, :])
 
 
 def chunk_state(x, B, dt, dA_cumsum, BLOCK_SIZE_M=64, BLOCK_SIZE_N=128, BLOCK_SIZE_K=64):
@@ -178,42 +177,38 @@ def fused_recurrent_delta(q, k, v, beta, o, ht, scale, T,
     i_v, i_bh = tl.program_id(0), tl.program_id(1)
     o_k = tl.arange(0, BK)
     o_v = i_v * BV + tl.arange(0, BV)
-    m_k = o_k < K
-    m_v = o_v < V
-    m_h = m_k[:, None] & m_v[None, :]
-
+    k_in = o_k < K
+    v_in = o_v < V
     p_q = q + i_bh * T * K + o_k
     p_k = k + i_bh * T * K + o_k
     p_v = v + i_bh * T * V + o_v
     p_beta = beta + i_bh * T
     p_o = o + i_bh * T * V + o_v
-
-    # S maps keys to values: [K, BV], all of it in registers for the whole sequence
+    # the [BK, BV] state, rows over K, held in registers across all steps
     b_h = tl.zeros([BK, BV], dtype=tl.float32)
     for _ in range(0, T):
-        b_q = tl.load(p_q, mask=m_k, other=0).to(tl.float32)
-        b_k = tl.load(p_k, mask=m_k, other=0).to(tl.float32)
-        b_v = tl.load(p_v, mask=m_v, other=0).to(tl.float32)
+        b_q = tl.load(p_q, mask=k_in, other=0.0).to(tl.float32)
+        b_k = tl.load(p_k, mask=k_in, other=0.0).to(tl.float32)
+        b_v = tl.load(p_v, mask=v_in, other=0.0).to(tl.float32)
         b_beta = tl.load(p_beta).to(tl.float32)
         if USE_QK_L2NORM:
-            b_q = b_q / tl.sqrt(tl.sum(b_q * b_q) + 1e-6)
-            b_k = b_k / tl.sqrt(tl.sum(b_k * b_k) + 1e-6)
+            b_q = b_q / tl.sqrt(tl.sum(b_q * b_q, axis=0) + 1e-6)
+            b_k = b_k / tl.sqrt(tl.sum(b_k * b_k, axis=0) + 1e-6)
         b_q = b_q * scale
-        # what the state already predicts for this key, replaced by beta of the error
-        b_v = (b_v - tl.sum(b_h * b_k[:, None], 0)) * b_beta
-        b_h += b_k[:, None] * b_v[None, :]
-        b_o = tl.sum(b_h * b_q[:, None], 0)
-        tl.store(p_o, b_o.to(p_o.dtype.element_ty), mask=m_v)
-
+        # the value the state currently predicts for k, replaced by v at rate beta
+        b_pred = tl.sum(b_h * b_k[:, None], axis=0)
+        b_vn = (b_v - b_pred) * b_beta
+        b_h += b_k[:, None] * b_vn[None, :]
+        b_o = tl.sum(b_h * b_q[:, None], axis=0)
+        tl.store(p_o, b_o.to(p_o.dtype.element_ty), mask=v_in)
         p_q += K
         p_k += K
         p_v += V
-        p_beta += 1
         p_o += V
-
+        p_beta += 1
     if STORE_FINAL_STATE:
         p_ht = ht + i_bh * K * V + o_k[:, None] * V + o_v[None, :]
-        tl.store(p_ht, b_h.to(p_ht.dtype.element_ty), mask=m_h)
+        tl.store(p_ht, b_h.to(p_ht.dtype.element_ty), mask=k_in[:, None] & v_in[None, :])
 
 
 def fused_recurrent_delta_rule(q, k, v, beta, scale=None, BV=32):

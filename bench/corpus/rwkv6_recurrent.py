@@ -21,42 +21,37 @@ def fused_recurrent_rwkv6_fwd_kernel(r, k, v, w, u, o, h0, ht, scale, T, H,
     o_v = i_v * BV + tl.arange(0, BV)
     m_k = o_k < K
     m_v = o_v < V
-    m_h = m_k[:, None] & m_v[None, :]
-
-    # token t of head h in batch b sits at ((b * T + t) * H + h) * K
-    bos = i_b * T * H + i_h
-    p_r = r + bos * K + o_k
-    p_k = k + bos * K + o_k
-    p_w = w + bos * K + o_k
-    p_v = v + bos * V + o_v
-    p_o = o + bos * V + o_v
-
-    b_u = tl.load(u + i_h * K + o_k, mask=m_k, other=0).to(tl.float32)
+    m_kv = m_k[:, None] & m_v[None, :]
+    # token t of head i_h sits at row (i_b * T + t) * H + i_h of the [B, T, H, *] tensors
+    row0 = i_b * T * H + i_h
+    p_r = r + row0 * K + o_k
+    p_k = k + row0 * K + o_k
+    p_w = w + row0 * K + o_k
+    p_v = v + row0 * V + o_v
+    p_o = o + row0 * V + o_v
+    b_u = tl.load(u + i_h * K + o_k, mask=m_k, other=0.).to(tl.float32)
+    # the [K, BV] slice of the state this program owns, kept in fp32
+    state_off = i_bh * K * V + o_k[:, None] * V + o_v[None, :]
     b_h = tl.zeros([BK, BV], dtype=tl.float32)
     if USE_INITIAL_STATE:
-        p_h0 = h0 + i_bh * K * V + o_k[:, None] * V + o_v[None, :]
-        b_h += tl.load(p_h0, mask=m_h, other=0).to(tl.float32)
-
+        b_h += tl.load(h0 + state_off, mask=m_kv, other=0.).to(tl.float32)
     for _ in range(0, T):
-        b_r = tl.load(p_r, mask=m_k, other=0).to(tl.float32) * scale
-        b_k = tl.load(p_k, mask=m_k, other=0).to(tl.float32)
-        b_v = tl.load(p_v, mask=m_v, other=0).to(tl.float32)
-        b_w = tl.load(p_w, mask=m_k, other=0).to(tl.float32)
+        b_r = tl.load(p_r, mask=m_k, other=0.).to(tl.float32) * scale
+        b_k = tl.load(p_k, mask=m_k, other=0.).to(tl.float32)
+        b_w = tl.load(p_w, mask=m_k, other=0.).to(tl.float32)
+        b_v = tl.load(p_v, mask=m_v, other=0.).to(tl.float32)
         b_kv = b_k[:, None] * b_v[None, :]
-        # the current token reaches the output through the bonus u, not through the state
-        b_o = tl.sum((b_h + b_kv * b_u[:, None]) * b_r[:, None], 0)
-        b_h = b_h * tl.exp(b_w)[:, None] + b_kv
+        # the current token enters the read-out through the bonus u only
+        b_o = tl.sum(b_r[:, None] * (b_h + b_u[:, None] * b_kv), axis=0)
         tl.store(p_o, b_o.to(p_o.dtype.element_ty), mask=m_v)
-
+        b_h = b_h * tl.exp(b_w)[:, None] + b_kv
         p_r += H * K
         p_k += H * K
         p_w += H * K
         p_v += H * V
         p_o += H * V
-
     if STORE_FINAL_STATE:
-        p_ht = ht + i_bh * K * V + o_k[:, None] * V + o_v[None, :]
-        tl.store(p_ht, b_h.to(p_ht.dtype.element_ty), mask=m_h)
+        tl.store(ht + state_off, b_h.to(ht.dtype.element_ty), mask=m_kv)
 
 
 def fused_recurrent_rwkv6(r, k, v, w, u, scale=1.0, initial_state=None, BV=32):

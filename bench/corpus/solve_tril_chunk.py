@@ -23,16 +23,19 @@ import triton.language as tl
 @triton.jit
 def _diag_inverse_16(A, T, r0, c0, BT: tl.constexpr):
     # (I + strict_lower(block))^-1 of the 16x16 block at rows r0.., chunk columns c0..
-    o_i = tl.arange(0, 16)
-    p_blk = tl.make_block_ptr(A, (T, BT), (BT, 1), (r0, c0), (16, 16), (1, 0))
-    b_x = tl.load(p_blk, boundary_check=(0, 1), padding_option="zero").to(tl.float32)
-    b_x = -tl.where(o_i[:, None] > o_i[None, :], b_x, 0.0)
-    # rows 0 and 1 are already final; row i uses the finished rows above it
-    for i in range(2, min(16, T - r0)):
-        b_row = -tl.load(A + (r0 + i) * BT + c0 + o_i, mask=o_i < i, other=0.0).to(tl.float32)
-        b_row = b_row + tl.sum(b_row[:, None] * b_x, 0)
-        b_x = tl.where((o_i == i)[:, None], b_row[None, :], b_x)
-    return b_x + tl.where(o_i[:, None] == o_i[None, :], 1.0, 0.0)
+    rows = tl.arange(0, 16)[:, None]
+    cols = tl.arange(0, 16)[None, :]
+    a = _load_16(A, T, r0, c0, BT)
+    # x holds (inverse - I); it starts as -strict_lower(a), which rows 0 and 1 already are
+    x = -tl.where(rows > cols, a, 0.0)
+    n = tl.minimum(16, T - r0)
+    for i in range(2, n):
+        # -a_i (zero at and right of the diagonal), picked out of x before row i is updated
+        neg_ai = tl.sum(tl.where(rows == i, x, 0.0), axis=0)
+        # row i: -a_i - a_i @ x, where only rows above i contribute
+        new_row = neg_ai + tl.sum(neg_ai[:, None] * x, axis=0)
+        x = tl.where(rows == i, new_row[None, :], x)
+    return x + tl.where(rows == cols, 1.0, 0.0)
 
 
 @triton.jit
@@ -49,58 +52,64 @@ def _store_16(Ai, x, T, r0, c0, BT: tl.constexpr):
 
 @triton.jit
 def solve_tril_64_kernel(A, Ai, T, BT: tl.constexpr, DOT_PRECISION: tl.constexpr):
-    i_t, i_bh = tl.program_id(0), tl.program_id(1)
-    A += i_bh * T * BT
-    Ai += i_bh * T * BT
-    t0 = i_t * BT
+    i_t = tl.program_id(0)
+    i_bh = tl.program_id(1)
+    A = A + i_bh.to(tl.int64) * T * BT
+    Ai = Ai + i_bh.to(tl.int64) * T * BT
+    r0 = i_t * BT
 
-    x11 = _diag_inverse_16(A, T, t0, 0, BT)
-    x22 = _diag_inverse_16(A, T, t0 + 16, 16, BT)
-    x33 = _diag_inverse_16(A, T, t0 + 32, 32, BT)
-    x44 = _diag_inverse_16(A, T, t0 + 48, 48, BT)
+    # inverses of the four diagonal blocks
+    x00 = _diag_inverse_16(A, T, r0, 0, BT)
+    x11 = _diag_inverse_16(A, T, r0 + 16, 16, BT)
+    x22 = _diag_inverse_16(A, T, r0 + 32, 32, BT)
+    x33 = _diag_inverse_16(A, T, r0 + 48, 48, BT)
 
-    a21 = _load_16(A, T, t0 + 16, 0, BT)
-    a31 = _load_16(A, T, t0 + 32, 0, BT)
-    a32 = _load_16(A, T, t0 + 32, 16, BT)
-    a41 = _load_16(A, T, t0 + 48, 0, BT)
-    a42 = _load_16(A, T, t0 + 48, 16, BT)
-    a43 = _load_16(A, T, t0 + 48, 32, BT)
+    # strictly lower blocks of the chunk (rows past T read as zero)
+    a10 = _load_16(A, T, r0 + 16, 0, BT)
+    a20 = _load_16(A, T, r0 + 32, 0, BT)
+    a21 = _load_16(A, T, r0 + 32, 16, BT)
+    a30 = _load_16(A, T, r0 + 48, 0, BT)
+    a31 = _load_16(A, T, r0 + 48, 16, BT)
+    a32 = _load_16(A, T, r0 + 48, 32, BT)
 
-    # first sub-diagonal, then second, then the corner
-    x21 = -tl.dot(tl.dot(x22, a21, input_precision=DOT_PRECISION), x11,
+    # block forward substitution, one block row at a time: X_ij = -X_ii (sum_k A_ik X_kj)
+    x10 = -tl.dot(x11, tl.dot(a10, x00, input_precision=DOT_PRECISION),
                   input_precision=DOT_PRECISION)
-    x32 = -tl.dot(tl.dot(x33, a32, input_precision=DOT_PRECISION), x22,
-                  input_precision=DOT_PRECISION)
-    x43 = -tl.dot(tl.dot(x44, a43, input_precision=DOT_PRECISION), x33,
-                  input_precision=DOT_PRECISION)
+
+    s21 = tl.dot(a21, x11, input_precision=DOT_PRECISION)
+    s20 = tl.dot(a20, x00, input_precision=DOT_PRECISION)
+    s20 = tl.dot(a21, x10, s20, input_precision=DOT_PRECISION)
+    x21 = -tl.dot(x22, s21, input_precision=DOT_PRECISION)
+    x20 = -tl.dot(x22, s20, input_precision=DOT_PRECISION)
+
+    s32 = tl.dot(a32, x22, input_precision=DOT_PRECISION)
     s31 = tl.dot(a31, x11, input_precision=DOT_PRECISION)
     s31 = tl.dot(a32, x21, s31, input_precision=DOT_PRECISION)
+    s30 = tl.dot(a30, x00, input_precision=DOT_PRECISION)
+    s30 = tl.dot(a31, x10, s30, input_precision=DOT_PRECISION)
+    s30 = tl.dot(a32, x20, s30, input_precision=DOT_PRECISION)
+    x32 = -tl.dot(x33, s32, input_precision=DOT_PRECISION)
     x31 = -tl.dot(x33, s31, input_precision=DOT_PRECISION)
-    s42 = tl.dot(a42, x22, input_precision=DOT_PRECISION)
-    s42 = tl.dot(a43, x32, s42, input_precision=DOT_PRECISION)
-    x42 = -tl.dot(x44, s42, input_precision=DOT_PRECISION)
-    s41 = tl.dot(a41, x11, input_precision=DOT_PRECISION)
-    s41 = tl.dot(a42, x21, s41, input_precision=DOT_PRECISION)
-    s41 = tl.dot(a43, x31, s41, input_precision=DOT_PRECISION)
-    x41 = -tl.dot(x44, s41, input_precision=DOT_PRECISION)
+    x30 = -tl.dot(x33, s30, input_precision=DOT_PRECISION)
 
+    # the full 64-wide row block: inverse on and below the diagonal, zeros above
     zero = tl.zeros([16, 16], dtype=tl.float32)
-    _store_16(Ai, x11, T, t0, 0, BT)
-    _store_16(Ai, zero, T, t0, 16, BT)
-    _store_16(Ai, zero, T, t0, 32, BT)
-    _store_16(Ai, zero, T, t0, 48, BT)
-    _store_16(Ai, x21, T, t0 + 16, 0, BT)
-    _store_16(Ai, x22, T, t0 + 16, 16, BT)
-    _store_16(Ai, zero, T, t0 + 16, 32, BT)
-    _store_16(Ai, zero, T, t0 + 16, 48, BT)
-    _store_16(Ai, x31, T, t0 + 32, 0, BT)
-    _store_16(Ai, x32, T, t0 + 32, 16, BT)
-    _store_16(Ai, x33, T, t0 + 32, 32, BT)
-    _store_16(Ai, zero, T, t0 + 32, 48, BT)
-    _store_16(Ai, x41, T, t0 + 48, 0, BT)
-    _store_16(Ai, x42, T, t0 + 48, 16, BT)
-    _store_16(Ai, x43, T, t0 + 48, 32, BT)
-    _store_16(Ai, x44, T, t0 + 48, 48, BT)
+    _store_16(Ai, x00, T, r0, 0, BT)
+    _store_16(Ai, zero, T, r0, 16, BT)
+    _store_16(Ai, zero, T, r0, 32, BT)
+    _store_16(Ai, zero, T, r0, 48, BT)
+    _store_16(Ai, x10, T, r0 + 16, 0, BT)
+    _store_16(Ai, x11, T, r0 + 16, 16, BT)
+    _store_16(Ai, zero, T, r0 + 16, 32, BT)
+    _store_16(Ai, zero, T, r0 + 16, 48, BT)
+    _store_16(Ai, x20, T, r0 + 32, 0, BT)
+    _store_16(Ai, x21, T, r0 + 32, 16, BT)
+    _store_16(Ai, x22, T, r0 + 32, 32, BT)
+    _store_16(Ai, zero, T, r0 + 32, 48, BT)
+    _store_16(Ai, x30, T, r0 + 48, 0, BT)
+    _store_16(Ai, x31, T, r0 + 48, 16, BT)
+    _store_16(Ai, x32, T, r0 + 48, 32, BT)
+    _store_16(Ai, x33, T, r0 + 48, 48, BT)
 
 
 def solve_tril(A, output_dtype=None, precision="ieee", num_warps=4):
