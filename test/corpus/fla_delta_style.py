@@ -38,14 +38,13 @@ def _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN: tl.constexp
     program reads its (sequence, chunk) pair from chunk_indices."""
     if IS_VARLEN:
         i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_c = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
+        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
         bos = tl.load(cu_seqlens + i_n).to(tl.int32)
         eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+        T = eos - bos
     else:
-        i_c = i_t
         bos = i_b * T
-        eos = bos + T
-    return i_c, bos, eos - bos
+    return i_t, bos, T
 
 
 @triton.jit
@@ -70,14 +69,15 @@ def _unit_lower_inverse(b_a, BC: tl.constexpr):
 
     Writing the inverse as I + Y with Y strictly lower, row i of Y is
     -a_i - sum_j a_ij Y_j, so rows are completed top to bottom."""
-    o_r = tl.arange(0, BC)
-    b_y = -tl.where(o_r[:, None] > o_r[None, :], b_a, 0.)
-    for r in range(1, BC):
-        # the row still holds -a_r: combine it with the finished rows above
-        b_row = tl.sum(tl.where(o_r[:, None] == r, b_y, 0.), 0)
-        b_new = b_row + tl.sum(b_row[:, None] * b_y, 0)
-        b_y = tl.where(o_r[:, None] == r, b_new[None, :], b_y)
-    return b_y + tl.where(o_r[:, None] == o_r[None, :], 1., 0.)
+    o_i = tl.arange(0, BC)
+    b_l = tl.where(o_i[:, None] > o_i[None, :], b_a, 0.)
+    b_y = tl.zeros([BC, BC], dtype=tl.float32)
+    for i in range(1, BC):
+        # row i of the strictly lower part, then row i of Y from the rows above it
+        b_li = tl.sum(tl.where(o_i[:, None] == i, b_l, 0.), 0)
+        b_yi = -b_li - tl.sum(b_li[:, None] * b_y, 0)
+        b_y = tl.where(o_i[:, None] == i, b_yi[None, :], b_y)
+    return b_y + tl.where(o_i[:, None] == o_i[None, :], 1., 0.)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,16 +103,17 @@ def l2norm_fwd_kernel1(x, y, rstd, eps, D, BD: tl.constexpr):
 @triton.jit
 def l2norm_bwd_kernel(y, rstd, dy, dx, T, D: tl.constexpr, BD: tl.constexpr, BT: tl.constexpr):
     i_t = tl.program_id(0)
-    p_y = tl.make_block_ptr(y, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
-    p_dy = tl.make_block_ptr(dy, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
-    p_r = tl.make_block_ptr(rstd, (T,), (1,), (i_t * BT,), (BT,), (0,))
-    b_y = tl.load(p_y, boundary_check=(0, 1)).to(tl.float32)
-    b_dy = tl.load(p_dy, boundary_check=(0, 1)).to(tl.float32)
-    b_r = tl.load(p_r, boundary_check=(0,))
-    b_proj = tl.sum(b_dy * b_y, 1)
-    b_dx = (b_dy - b_y * b_proj[:, None]) * b_r[:, None]
-    p_dx = tl.make_block_ptr(dx, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
-    tl.store(p_dx, b_dx.to(p_dx.dtype.element_ty), boundary_check=(0, 1))
+    o_t = i_t * BT + tl.arange(0, BT)
+    o_d = tl.arange(0, BD)
+    m_t = o_t < T
+    m = m_t[:, None] & (o_d < D)[None, :]
+    offs = o_t[:, None] * D + o_d[None, :]
+    b_y = tl.load(y + offs, mask=m, other=0.).to(tl.float32)
+    b_dy = tl.load(dy + offs, mask=m, other=0.).to(tl.float32)
+    b_r = tl.load(rstd + o_t, mask=m_t, other=0.).to(tl.float32)
+    # remove the component of dy along y, then undo the normalisation
+    b_dx = (b_dy - b_y * tl.sum(b_dy * b_y, 1)[:, None]) * b_r[:, None]
+    tl.store(dx + offs, b_dx.to(dx.dtype.element_ty), mask=m)
 
 
 @triton.jit
@@ -176,33 +177,32 @@ def chunk_global_cumsum_vector_kernel(
     H: tl.constexpr, S: tl.constexpr, BT: tl.constexpr, BS: tl.constexpr,
     REVERSE: tl.constexpr, HAS_SCALE: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
-    i_s, i_nh = tl.program_id(0), tl.program_id(1)
-    i_n, i_h = i_nh // H, i_nh % H
+    i_s, i_bh = tl.program_id(0), tl.program_id(1)
+    i_b, i_h = i_bh // H, i_bh % H
     if IS_VARLEN:
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+        bos = tl.load(cu_seqlens + i_b).to(tl.int32)
+        eos = tl.load(cu_seqlens + i_b + 1).to(tl.int32)
         T = eos - bos
     else:
-        bos = i_n * T
+        bos = i_b * T
     NT = tl.cdiv(T, BT)
 
-    o_r = tl.arange(0, BT)
-    if REVERSE:
-        m_tri = tl.where(o_r[:, None] <= o_r[None, :], 1., 0.)
-    else:
-        m_tri = tl.where(o_r[:, None] >= o_r[None, :], 1., 0.)
     o_s = i_s * BS + tl.arange(0, BS)
     m_s = o_s < S
-
+    o_c = tl.arange(0, BT)
+    # running total of the chunks already done
     b_carry = tl.zeros([BS], dtype=tl.float32)
-    for i in range(NT):
-        i_c = NT - 1 - i if REVERSE else i
-        o_t = i_c * BT + o_r
+    for i_c in range(NT):
+        if REVERSE:
+            i_t = NT - 1 - i_c
+        else:
+            i_t = i_c
+        o_t = i_t * BT + o_c
         m = (o_t < T)[:, None] & m_s[None, :]
         offs = ((bos + o_t) * H + i_h)[:, None] * S + o_s[None, :]
-        b_s = tl.load(s + offs, mask=m, other=0.).to(tl.float32)
-        b_z = tl.dot(m_tri, b_s, input_precision="ieee") + b_carry[None, :]
-        b_carry += tl.sum(b_s, 0)
+        b_x = tl.load(s + offs, mask=m, other=0.).to(tl.float32)
+        b_z = tl.cumsum(b_x, axis=0, reverse=REVERSE) + b_carry[None, :]
+        b_carry += tl.sum(b_x, 0)
         if HAS_SCALE:
             b_z *= scale
         tl.store(z + offs, b_z.to(z.dtype.element_ty), mask=m)
@@ -261,41 +261,50 @@ def chunk_kda_fwd_kernel_intra_sub_chunk(
     H: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr, BK: tl.constexpr,
     IS_VARLEN: tl.constexpr,
 ):
-    i_t, i_i, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    i_t, i_c, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     i_b, i_h = i_bh // H, i_bh % H
     i_t, bos, T = _locate_chunk(i_t, i_b, T, cu_seqlens, chunk_indices, IS_VARLEN)
 
-    t0 = i_t * BT + i_i * BC
-    if t0 >= T:
-        return
-
-    o_c = tl.arange(0, BC)
-    o_k = tl.arange(0, BK)
-    m_k = o_k < K
-    o_t = t0 + o_c
+    o_i = tl.arange(0, BC)
+    t0 = i_t * BT + i_c * BC
+    o_t = t0 + o_i
     m_t = o_t < T
     row = (bos + o_t) * H + i_h
-    m = m_t[:, None] & m_k[None, :]
-    offs = row[:, None] * K + o_k[None, :]
-    b_q = tl.load(q + offs, mask=m, other=0.).to(tl.float32)
-    b_k = tl.load(k + offs, mask=m, other=0.).to(tl.float32)
-    b_g = tl.load(g + offs, mask=m, other=0.).to(tl.float32)
-    b_beta = tl.load(beta + row, mask=m_t, other=0.).to(tl.float32)
+    m_lo = o_i[:, None] >= o_i[None, :]
 
-    # the column of token j sits at i_i * BC + j of the chunk's BT columns
-    p_qk = Aqk + row * BT + i_i * BC
-    p_kk = Akk + row * BT + i_i * BC
-    for j in range(0, min(BC, T - t0)):
-        src = ((bos + t0 + j) * H + i_h) * K + o_k
-        b_kj = tl.load(k + src, mask=m_k, other=0.).to(tl.float32)
-        b_gj = tl.load(g + src, mask=m_k, other=0.).to(tl.float32)
-        b_e = tl.exp2(b_g - b_gj[None, :]) * b_kj[None, :]
-        b_aq = tl.sum(b_q * b_e, 1) * scale
-        b_ak = tl.sum(b_k * b_e, 1) * b_beta
-        b_aq = tl.where(o_c >= j, b_aq, 0.)
-        b_ak = tl.where(o_c > j, b_ak, 0.)
-        tl.store(p_qk + j, b_aq.to(Aqk.dtype.element_ty), mask=m_t)
-        tl.store(p_kk + j, b_ak.to(Akk.dtype.element_ty), mask=m_t)
+    b_qk = tl.zeros([BC, BC], dtype=tl.float32)
+    b_kk = tl.zeros([BC, BC], dtype=tl.float32)
+    for i_k in range(tl.cdiv(K, BK)):
+        o_k = i_k * BK + tl.arange(0, BK)
+        m_k = o_k < K
+        m = m_t[:, None] & m_k[None, :]
+        offs = row[:, None] * K + o_k[None, :]
+        b_q = tl.load(q + offs, mask=m, other=0.).to(tl.float32)
+        b_k = tl.load(k + offs, mask=m, other=0.).to(tl.float32)
+        b_g = tl.load(g + offs, mask=m, other=0.).to(tl.float32)
+        for j in range(BC):
+            # column j: key j against every row, decayed by 2^(g_i - g_j) per channel
+            m_j = m_k & (t0 + j < T)
+            p_j = ((bos + t0 + j) * H + i_h) * K + o_k
+            b_kj = tl.load(k + p_j, mask=m_j, other=0.).to(tl.float32)
+            b_gj = tl.load(g + p_j, mask=m_j, other=0.).to(tl.float32)
+            # rows above j are dropped below; keep their exponent at 0
+            b_e = tl.exp2(tl.where((o_i >= j)[:, None], b_g - b_gj[None, :], 0.))
+            b_kje = b_kj[None, :] * b_e
+            b_cq = tl.sum(b_q * b_kje, 1)
+            b_ck = tl.sum(b_k * b_kje, 1)
+            m_col = o_i[None, :] == j
+            b_qk += tl.where(m_col, b_cq[:, None], 0.)
+            b_kk += tl.where(m_col, b_ck[:, None], 0.)
+
+    b_beta = tl.load(beta + row, mask=m_t, other=0.).to(tl.float32)
+    b_qk = tl.where(m_lo, b_qk * scale, 0.)
+    b_kk = tl.where(o_i[:, None] > o_i[None, :], b_kk * b_beta[:, None], 0.)
+    # only this diagonal block of the chunk's rows, columns of valid rows only
+    offs_a = row[:, None] * BT + (i_c * BC + o_i)[None, :]
+    m_a = m_t[:, None] & m_t[None, :]
+    tl.store(Aqk + offs_a, b_qk.to(Aqk.dtype.element_ty), mask=m_a)
+    tl.store(Akk + offs_a, b_kk.to(Akk.dtype.element_ty), mask=m_a)
 
 
 @triton.jit
@@ -513,6 +522,7 @@ def chunk_gated_delta_rule_fwd_kernel_h_blockdim64(
     STORE_FINAL_STATE: tl.constexpr, SAVE_NEW_VALUE: tl.constexpr, IS_VARLEN: tl.constexpr,
 ):
     """The state h [K, V] is carried in two slices of 64 key rows (K <= 128)."""
+    tl.static_assert(K <= 128, "at most two 64-row slices")
     i_v, i_nh = tl.program_id(0), tl.program_id(1)
     i_n, i_h = i_nh // H, i_nh % H
     if IS_VARLEN:
@@ -529,74 +539,79 @@ def chunk_gated_delta_rule_fwd_kernel_h_blockdim64(
     o_v = i_v * BV + tl.arange(0, BV)
     m_v = o_v < V
     o_k1 = tl.arange(0, 64)
-    o_k2 = 64 + tl.arange(0, 64)
     m_k1 = o_k1 < K
-    m_k2 = o_k2 < K
+    m_s1 = m_k1[:, None] & m_v[None, :]
+    offs_s1 = o_k1[:, None] * V + o_v[None, :]
     o_c = tl.arange(0, BT)
-    m_h1 = m_k1[:, None] & m_v[None, :]
-    m_h2 = m_k2[:, None] & m_v[None, :]
-    offs_h1 = o_k1[:, None] * V + o_v[None, :]
-    offs_h2 = o_k2[:, None] * V + o_v[None, :]
 
     b_h1 = tl.zeros([64, BV], dtype=tl.float32)
-    b_h2 = tl.zeros([64, BV], dtype=tl.float32)
+    if K > 64:
+        o_k2 = 64 + tl.arange(0, 64)
+        m_k2 = o_k2 < K
+        m_s2 = m_k2[:, None] & m_v[None, :]
+        offs_s2 = o_k2[:, None] * V + o_v[None, :]
+        b_h2 = tl.zeros([64, BV], dtype=tl.float32)
     if USE_INITIAL_STATE:
-        p_h0 = h0 + (i_n * H + i_h) * K * V
-        b_h1 += tl.load(p_h0 + offs_h1, mask=m_h1, other=0.).to(tl.float32)
+        p_h0 = h0 + i_nh * K * V
+        b_h1 += tl.load(p_h0 + offs_s1, mask=m_s1, other=0.).to(tl.float32)
         if K > 64:
-            b_h2 += tl.load(p_h0 + offs_h2, mask=m_h2, other=0.).to(tl.float32)
+            b_h2 += tl.load(p_h0 + offs_s2, mask=m_s2, other=0.).to(tl.float32)
 
     for i_t in range(NT):
+        # the state entering this chunk
         p_h = h + ((boh + i_t) * H + i_h) * K * V
-        tl.store(p_h + offs_h1, b_h1.to(h.dtype.element_ty), mask=m_h1)
+        tl.store(p_h + offs_s1, b_h1.to(h.dtype.element_ty), mask=m_s1)
         if K > 64:
-            tl.store(p_h + offs_h2, b_h2.to(h.dtype.element_ty), mask=m_h2)
+            tl.store(p_h + offs_s2, b_h2.to(h.dtype.element_ty), mask=m_s2)
 
         o_t = i_t * BT + o_c
         m_t = o_t < T
         row = (bos + o_t) * H + i_h
         m_tv = m_t[:, None] & m_v[None, :]
-        b_v = tl.load(v + row[:, None] * V + o_v[None, :], mask=m_tv, other=0.).to(tl.float32)
+        last = bos + tl.minimum(i_t * BT + BT, T) - 1
+
+        # v_new = v - w h
         b_w1 = tl.load(w + row[:, None] * K + o_k1[None, :], mask=m_t[:, None] & m_k1[None, :], other=0.)
-        b_v -= tl.dot(b_w1.to(tl.float32), b_h1)
+        b_vn = tl.load(v + row[:, None] * V + o_v[None, :], mask=m_tv, other=0.).to(tl.float32)
+        b_vn -= tl.dot(b_w1, b_h1.to(b_w1.dtype))
         if K > 64:
             b_w2 = tl.load(w + row[:, None] * K + o_k2[None, :], mask=m_t[:, None] & m_k2[None, :], other=0.)
-            b_v -= tl.dot(b_w2.to(tl.float32), b_h2)
+            b_vn -= tl.dot(b_w2, b_h2.to(b_w2.dtype))
         if SAVE_NEW_VALUE:
-            tl.store(v_new + row[:, None] * V + o_v[None, :], b_v.to(v_new.dtype.element_ty), mask=m_tv)
+            tl.store(v_new + row[:, None] * V + o_v[None, :], b_vn.to(v_new.dtype.element_ty), mask=m_tv)
 
-        last = (bos + tl.minimum(i_t * BT + BT, T) - 1) * H + i_h
         if USE_G:
-            b_gl = tl.load(g + last).to(tl.float32)
+            b_gl = tl.load(g + last * H + i_h).to(tl.float32)
             b_g = tl.load(g + row, mask=m_t, other=0.).to(tl.float32)
-            b_v *= tl.where(m_t, tl.exp(b_gl - b_g), 0.)[:, None]
+            b_vn *= tl.where(m_t, tl.exp(b_gl - b_g), 0.)[:, None]
             b_h1 *= tl.exp(b_gl)
-            b_h2 *= tl.exp(b_gl)
+            if K > 64:
+                b_h2 *= tl.exp(b_gl)
 
-        # keys read as [K, BT]
+        # h <- decayed h + k^T v_new, keys read transposed [64, BT]
         m_kt1 = m_k1[:, None] & m_t[None, :]
-        b_kt1 = tl.load(k + row[None, :] * K + o_k1[:, None], mask=m_kt1, other=0.).to(tl.float32)
+        b_kt1 = tl.load(k + row[None, :] * K + o_k1[:, None], mask=m_kt1, other=0.)
         if USE_GK:
-            b_gl1 = tl.load(gk + last * K + o_k1, mask=m_k1, other=0.).to(tl.float32)
-            b_gt1 = tl.load(gk + row[None, :] * K + o_k1[:, None], mask=m_kt1, other=0.).to(tl.float32)
-            b_h1 *= tl.exp2(b_gl1)[:, None]
-            b_kt1 *= tl.where(m_kt1, tl.exp2(b_gl1[:, None] - b_gt1), 0.)
-        b_h1 += tl.dot(b_kt1, b_v)
+            b_gkl1 = tl.load(gk + (last * H + i_h) * K + o_k1, mask=m_k1, other=0.).to(tl.float32)
+            b_gkt1 = tl.load(gk + row[None, :] * K + o_k1[:, None], mask=m_kt1, other=0.).to(tl.float32)
+            b_kt1 = (b_kt1 * tl.where(m_kt1, tl.exp2(b_gkl1[:, None] - b_gkt1), 0.)).to(b_kt1.dtype)
+            b_h1 *= tl.exp2(b_gkl1)[:, None]
+        b_h1 += tl.dot(b_kt1, b_vn.to(b_kt1.dtype))
         if K > 64:
             m_kt2 = m_k2[:, None] & m_t[None, :]
-            b_kt2 = tl.load(k + row[None, :] * K + o_k2[:, None], mask=m_kt2, other=0.).to(tl.float32)
+            b_kt2 = tl.load(k + row[None, :] * K + o_k2[:, None], mask=m_kt2, other=0.)
             if USE_GK:
-                b_gl2 = tl.load(gk + last * K + o_k2, mask=m_k2, other=0.).to(tl.float32)
-                b_gt2 = tl.load(gk + row[None, :] * K + o_k2[:, None], mask=m_kt2, other=0.).to(tl.float32)
-                b_h2 *= tl.exp2(b_gl2)[:, None]
-                b_kt2 *= tl.where(m_kt2, tl.exp2(b_gl2[:, None] - b_gt2), 0.)
-            b_h2 += tl.dot(b_kt2, b_v)
+                b_gkl2 = tl.load(gk + (last * H + i_h) * K + o_k2, mask=m_k2, other=0.).to(tl.float32)
+                b_gkt2 = tl.load(gk + row[None, :] * K + o_k2[:, None], mask=m_kt2, other=0.).to(tl.float32)
+                b_kt2 = (b_kt2 * tl.where(m_kt2, tl.exp2(b_gkl2[:, None] - b_gkt2), 0.)).to(b_kt2.dtype)
+                b_h2 *= tl.exp2(b_gkl2)[:, None]
+            b_h2 += tl.dot(b_kt2, b_vn.to(b_kt2.dtype))
 
     if STORE_FINAL_STATE:
-        p_ht = ht + (i_n * H + i_h) * K * V
-        tl.store(p_ht + offs_h1, b_h1.to(ht.dtype.element_ty), mask=m_h1)
+        p_ht = ht + i_nh * K * V
+        tl.store(p_ht + offs_s1, b_h1.to(ht.dtype.element_ty), mask=m_s1)
         if K > 64:
-            tl.store(p_ht + offs_h2, b_h2.to(ht.dtype.element_ty), mask=m_h2)
+            tl.store(p_ht + offs_s2, b_h2.to(ht.dtype.element_ty), mask=m_s2)
 
 
 @triton.heuristics({'IS_VARLEN': lambda args: args['cu_seqlens'] is not None})
@@ -617,23 +632,27 @@ def chunk_kda_fwd_kernel_o(
     row = (bos + o_t) * H + i_h
     o_v = i_v * BV + tl.arange(0, BV)
     m_v = o_v < V
-    p_h = h + (i_tg * H + i_h).to(tl.int64) * K * V
+    m_tv = m_t[:, None] & m_v[None, :]
+    p_h = h + (i_tg * H + i_h) * K * V
 
+    # inter-chunk part: (q * 2^gk) h
     b_o = tl.zeros([BT, BV], dtype=tl.float32)
     for i_k in range(tl.cdiv(K, BK)):
         o_k = i_k * BK + tl.arange(0, BK)
         m_k = o_k < K
         m = m_t[:, None] & m_k[None, :]
-        b_q = tl.load(q + row[:, None] * K + o_k[None, :], mask=m, other=0.).to(tl.float32)
-        b_g = tl.load(gk + row[:, None] * K + o_k[None, :], mask=m, other=0.).to(tl.float32)
+        offs = row[:, None] * K + o_k[None, :]
+        b_q = tl.load(q + offs, mask=m, other=0.)
+        b_gk = tl.load(gk + offs, mask=m, other=0.).to(tl.float32)
+        b_qg = (b_q.to(tl.float32) * tl.exp2(b_gk)).to(b_q.dtype)
         b_h = tl.load(p_h + o_k[:, None] * V + o_v[None, :], mask=m_k[:, None] & m_v[None, :], other=0.)
-        b_o = tl.dot(b_q * tl.exp2(b_g), b_h.to(tl.float32), b_o)
+        b_o += tl.dot(b_qg, b_h.to(b_qg.dtype))
     b_o *= scale
 
-    b_a = tl.load(Aqk + row[:, None] * BT + o_i[None, :], mask=m_t[:, None], other=0.).to(tl.float32)
-    m_tv = m_t[:, None] & m_v[None, :]
-    b_v = tl.load(v + row[:, None] * V + o_v[None, :], mask=m_tv, other=0.).to(tl.float32)
-    b_o = tl.dot(b_a, b_v, b_o)
+    # intra-chunk part: Aqk v over the chunk's valid columns
+    b_a = tl.load(Aqk + row[:, None] * BT + o_i[None, :], mask=m_t[:, None] & m_t[None, :], other=0.)
+    b_v = tl.load(v + row[:, None] * V + o_v[None, :], mask=m_tv, other=0.)
+    b_o += tl.dot(b_a.to(b_v.dtype), b_v)
     tl.store(o + row[:, None] * V + o_v[None, :], b_o.to(o.dtype.element_ty), mask=m_tv)
 
 
@@ -659,31 +678,32 @@ def chunk_fwd_kernel_o_exp2(
     row = (bos + o_t) * H + i_h
     o_v = i_v * BV + tl.arange(0, BV)
     m_v = o_v < V
-    p_h = h + (i_tg * H + i_h).to(tl.int64) * K * V
+    m_tv = m_t[:, None] & m_v[None, :]
+    p_h = h + (i_tg * H + i_h) * K * V
 
-    b_qh = tl.zeros([BT, BV], dtype=tl.float32)
-    b_qk = tl.zeros([BT, BT], dtype=tl.float32)
+    # q h and q k^T, accumulated over key blocks
+    b_o = tl.zeros([BT, BV], dtype=tl.float32)
+    b_A = tl.zeros([BT, BT], dtype=tl.float32)
     for i_k in range(tl.cdiv(K, BK)):
         o_k = i_k * BK + tl.arange(0, BK)
         m_k = o_k < K
         m = m_t[:, None] & m_k[None, :]
-        b_q = tl.load(q + row[:, None] * K + o_k[None, :], mask=m, other=0.)
-        b_kt = tl.load(k + row[None, :] * K + o_k[:, None], mask=m_k[:, None] & m_t[None, :], other=0.)
+        offs = row[:, None] * K + o_k[None, :]
+        b_q = tl.load(q + offs, mask=m, other=0.)
+        b_k = tl.load(k + offs, mask=m, other=0.)
         b_h = tl.load(p_h + o_k[:, None] * V + o_v[None, :], mask=m_k[:, None] & m_v[None, :], other=0.)
-        b_qh += tl.dot(b_q, b_h, allow_tf32=False)
-        b_qk += tl.dot(b_q, b_kt, allow_tf32=False)
+        b_o += tl.dot(b_q, b_h.to(b_q.dtype), input_precision="ieee")
+        b_A += tl.dot(b_q, tl.trans(b_k), input_precision="ieee")
 
+    m_lo = o_i[:, None] >= o_i[None, :]
     if USE_G:
         b_g = tl.load(g + row, mask=m_t, other=0.).to(tl.float32)
-        b_qh *= tl.exp2(b_g)[:, None]
-        b_qk *= tl.exp2(b_g[:, None] - b_g[None, :])
-    # causal, and only columns of rows inside the sequence
-    m_a = (o_i[:, None] >= o_i[None, :]) & m_t[None, :]
-    b_qk = tl.where(m_a, b_qk, 0.)
+        b_o *= tl.exp2(b_g)[:, None]
+        b_A *= tl.exp2(tl.where(m_lo, b_g[:, None] - b_g[None, :], 0.))
+    b_A = tl.where(m_lo, b_A, 0.)
 
-    m_tv = m_t[:, None] & m_v[None, :]
     b_v = tl.load(v + row[:, None] * V + o_v[None, :], mask=m_tv, other=0.)
-    b_o = b_qh + tl.dot(b_qk.to(b_v.dtype), b_v, allow_tf32=False)
+    b_o += tl.dot(b_A.to(b_v.dtype), b_v, input_precision="ieee")
     b_o *= scale
     tl.store(o + row[:, None] * V + o_v[None, :], b_o.to(o.dtype.element_ty), mask=m_tv)
 
@@ -712,25 +732,29 @@ def chunk_bwd_kernel_dv_local(
     m_t = o_t < T
     row = (bos + o_t) * H + i_h
 
-    # b_kq[j, i] = k_j . q_i
-    b_kq = tl.zeros([BT, BT], dtype=tl.float32)
+    # b_A[i, j] = k_i . q_j, kept for j >= i
+    b_A = tl.zeros([BT, BT], dtype=tl.float32)
     for i_k in range(tl.cdiv(K, BK)):
         o_k = i_k * BK + tl.arange(0, BK)
-        m_k = o_k < K
-        b_k = tl.load(k + row[:, None] * K + o_k[None, :], mask=m_t[:, None] & m_k[None, :], other=0.)
-        b_qt = tl.load(q + row[None, :] * K + o_k[:, None], mask=m_k[:, None] & m_t[None, :], other=0.)
-        b_kq += tl.dot(b_k, b_qt)
+        m = m_t[:, None] & (o_k < K)[None, :]
+        offs = row[:, None] * K + o_k[None, :]
+        b_k = tl.load(k + offs, mask=m, other=0.)
+        b_q = tl.load(q + offs, mask=m, other=0.)
+        b_A += tl.dot(b_k, tl.trans(b_q))
+
+    m_up = o_i[:, None] <= o_i[None, :]
     if USE_G:
         b_g = tl.load(g + row, mask=m_t, other=0.).to(tl.float32)
-        b_kq *= tl.exp(b_g[None, :] - b_g[:, None])
-    b_kq = tl.where(o_i[:, None] <= o_i[None, :], b_kq * scale, 0.)
+        b_A *= tl.exp(tl.where(m_up, b_g[None, :] - b_g[:, None], 0.))
+    b_A = tl.where(m_up, b_A * scale, 0.)
 
     for i_v in range(tl.cdiv(V, BV)):
         o_v = i_v * BV + tl.arange(0, BV)
         m = m_t[:, None] & (o_v < V)[None, :]
-        b_do = tl.load(do + row[:, None] * V + o_v[None, :], mask=m, other=0.)
-        b_dv = tl.dot(b_kq.to(b_do.dtype), b_do)
-        tl.store(dv + row[:, None] * V + o_v[None, :], b_dv.to(dv.dtype.element_ty), mask=m)
+        offs = row[:, None] * V + o_v[None, :]
+        b_do = tl.load(do + offs, mask=m, other=0.)
+        b_dv = tl.dot(b_A.to(b_do.dtype), b_do)
+        tl.store(dv + offs, b_dv.to(dv.dtype.element_ty), mask=m)
 
 
 @triton.heuristics({
@@ -891,57 +915,61 @@ def fused_recurrent_kda_fwd_kernel(
         eos = tl.load(cu_seqlens + i_n + 1).to(tl.int64)
         T = eos - bos
     else:
-        bos = i_n * T
+        bos = i_n.to(tl.int64) * T
 
     o_k = tl.arange(0, BK)
-    o_v = i_v * BV + tl.arange(0, BV)
     m_k = o_k < K
+    o_v = i_v * BV + tl.arange(0, BV)
     m_v = o_v < V
     m_h = m_k[:, None] & m_v[None, :]
-
-    b_h = tl.zeros([BK, BV], dtype=tl.float32)
-    if USE_INITIAL_STATE:
-        b_h += tl.load(h0 + (i_n * HV + i_hv) * K * V + o_k[:, None] * V + o_v[None, :], mask=m_h,
-                        other=0.).to(tl.float32)
+    offs_h = o_k[:, None] * V + o_v[None, :]
 
     p_q = q + (bos * H + i_h) * K + o_k
     p_k = k + (bos * H + i_h) * K + o_k
-    p_g = gk + (bos * HV + i_hv) * K + o_k
     p_v = v + (bos * HV + i_hv) * V + o_v
+    p_gk = gk + (bos * HV + i_hv) * K + o_k
     p_o = o + (bos * HV + i_hv) * V + o_v
     if IS_BETA_HEADWISE:
-        p_b = beta + (bos * HV + i_hv) * V + o_v
+        p_beta = beta + (bos * HV + i_hv) * V + o_v
     else:
-        p_b = beta + bos * HV + i_hv
+        p_beta = beta + bos * HV + i_hv
+
+    b_h = tl.zeros([BK, BV], dtype=tl.float32)
+    if USE_INITIAL_STATE:
+        b_h += tl.load(h0 + i_nh * K * V + offs_h, mask=m_h, other=0.).to(tl.float32)
 
     for _ in range(0, T):
         b_q = tl.load(p_q, mask=m_k, other=0.).to(tl.float32)
         b_k = tl.load(p_k, mask=m_k, other=0.).to(tl.float32)
         b_v = tl.load(p_v, mask=m_v, other=0.).to(tl.float32)
-        b_g = tl.load(p_g, mask=m_k, other=0.).to(tl.float32)
+        b_gk = tl.load(p_gk, mask=m_k, other=0.).to(tl.float32)
         if IS_BETA_HEADWISE:
-            b_beta = tl.load(p_b, mask=m_v, other=0.).to(tl.float32)
+            b_beta = tl.load(p_beta, mask=m_v, other=0.).to(tl.float32)
         else:
-            b_beta = tl.load(p_b).to(tl.float32)
+            b_beta = tl.load(p_beta).to(tl.float32)
         if USE_QK_L2NORM_IN_KERNEL:
-            b_q = b_q * tl.rsqrt(tl.sum(b_q * b_q) + 1e-6)
-            b_k = b_k * tl.rsqrt(tl.sum(b_k * b_k) + 1e-6)
-        b_h *= tl.exp(b_g)[:, None]
-        b_r = b_beta * (b_v - tl.sum(b_h * b_k[:, None], 0))
+            b_q = b_q / tl.sqrt(tl.sum(b_q * b_q) + 1e-6)
+            b_k = b_k / tl.sqrt(tl.sum(b_k * b_k) + 1e-6)
+        b_q = b_q * scale
+        # decay per key channel, then the delta-rule correction
+        b_h *= tl.exp(b_gk)[:, None]
+        b_r = b_beta * (b_v - tl.sum(b_k[:, None] * b_h, 0))
         b_h += b_k[:, None] * b_r[None, :]
-        b_o = tl.sum(b_h * (b_q * scale)[:, None], 0)
+        b_o = tl.sum(b_q[:, None] * b_h, 0)
         tl.store(p_o, b_o.to(o.dtype.element_ty), mask=m_v)
 
         p_q += H * K
         p_k += H * K
-        p_g += HV * K
         p_v += HV * V
+        p_gk += HV * K
         p_o += HV * V
-        p_b += HV * (V if IS_BETA_HEADWISE else 1)
+        if IS_BETA_HEADWISE:
+            p_beta += HV * V
+        else:
+            p_beta += HV
 
     if STORE_FINAL_STATE:
-        tl.store(ht + (i_n * HV + i_hv) * K * V + o_k[:, None] * V + o_v[None, :], b_h.to(ht.dtype.element_ty),
-                 mask=m_h)
+        tl.store(ht + i_nh * K * V + offs_h, b_h.to(ht.dtype.element_ty), mask=m_h)
 
 
 @triton.heuristics({
@@ -961,54 +989,68 @@ def fused_sigmoid_gating_delta_rule_update_kernel(
     i_k, i_v, i_nh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     i_n, i_hv = i_nh // HV, i_nh % HV
     i_h = i_hv // (HV // H)
-    # tokens in the whole batch: the stride between the NK output slabs
-    n_tok = B * T
+    # all tokens of the launch (the stride of the key-block axis of o)
+    all_T = B * T
     if IS_VARLEN:
         bos = tl.load(cu_seqlens + i_n).to(tl.int64)
         eos = tl.load(cu_seqlens + i_n + 1).to(tl.int64)
         T = eos - bos
     else:
-        bos = i_n * T
+        bos = i_n.to(tl.int64) * T
 
     o_k = i_k * BK + tl.arange(0, BK)
-    o_v = i_v * BV + tl.arange(0, BV)
     m_k = o_k < K
+    o_v = i_v * BV + tl.arange(0, BV)
     m_v = o_v < V
     m_h = m_k[:, None] & m_v[None, :]
     offs_h = o_k[:, None] * V + o_v[None, :]
 
+    p_q = q + (bos * H + i_h) * K + o_k
+    p_k = k + (bos * H + i_h) * K + o_k
+    p_v = v + (bos * HV + i_hv) * V + o_v
+    p_a = a + bos * HV + i_hv
+    p_b = b + bos * HV + i_hv
+    p_o = o + ((i_k * all_T + bos) * HV + i_hv) * V + o_v
+
     b_h = tl.zeros([BK, BV], dtype=tl.float32)
     if USE_INITIAL_STATE:
-        slot = tl.load(h0_indices + i_n).to(tl.int64)
-        if slot >= 0:
-            b_h += tl.load(h0_source + (slot * HV + i_hv) * K * V + offs_h, mask=m_h, other=0.).to(tl.float32)
+        # a negative slot means no state: start from zero and write nothing back
+        i_slot = tl.load(h0_indices + i_n).to(tl.int64)
+        m_slot = m_h & (i_slot >= 0)
+        p_state = h0_source + (i_slot * HV + i_hv) * K * V + offs_h
+        b_h += tl.load(p_state, mask=m_slot, other=0.).to(tl.float32)
 
-    b_A = tl.load(A_log + i_hv).to(tl.float32)
+    b_decay = -tl.exp(tl.load(A_log + i_hv).to(tl.float32))
     b_bias = tl.load(dt_bias + i_hv).to(tl.float32)
-    for i in range(0, T):
-        t = bos + i
-        b_q = tl.load(q + (t * H + i_h) * K + o_k, mask=m_k, other=0.).to(tl.float32)
-        b_k = tl.load(k + (t * H + i_h) * K + o_k, mask=m_k, other=0.).to(tl.float32)
-        b_v = tl.load(v + (t * HV + i_hv) * V + o_v, mask=m_v, other=0.).to(tl.float32)
-        b_a = tl.load(a + t * HV + i_hv).to(tl.float32)
-        b_b = tl.load(b + t * HV + i_hv).to(tl.float32)
 
-        b_x = b_a + b_bias
+    for _ in range(0, T):
+        b_x = tl.load(p_a).to(tl.float32) + b_bias
         b_bx = softplus_beta * b_x
         b_sp = tl.where(b_bx <= softplus_threshold,
                         tl.log(1. + tl.exp(tl.minimum(b_bx, softplus_threshold))) / softplus_beta, b_x)
-        b_gate = tl.exp(-tl.exp(b_A) * b_sp)
-        b_beta = 1. / (1. + tl.exp(-b_b))
+        b_g = b_decay * b_sp
+        b_beta = 1. / (1. + tl.exp(-tl.load(p_b).to(tl.float32)))
 
+        b_q = tl.load(p_q, mask=m_k, other=0.).to(tl.float32)
+        b_k = tl.load(p_k, mask=m_k, other=0.).to(tl.float32)
+        b_v = tl.load(p_v, mask=m_v, other=0.).to(tl.float32)
         if USE_QK_L2NORM_IN_KERNEL:
             b_q = b_q / tl.sqrt(tl.sum(b_q * b_q) + 1e-6)
             b_k = b_k / tl.sqrt(tl.sum(b_k * b_k) + 1e-6)
-        b_h *= b_gate
-        b_r = b_beta * (b_v - tl.sum(b_h * b_k[:, None], 0))
+        b_q = b_q * scale
+
+        b_h *= tl.exp(b_g)
+        b_r = b_beta * (b_v - tl.sum(b_k[:, None] * b_h, 0))
         b_h += b_k[:, None] * b_r[None, :]
-        b_o = tl.sum(b_h * (b_q * scale)[:, None], 0)
-        tl.store(o + i_k * n_tok * HV * V + (t * HV + i_hv) * V + o_v, b_o.to(o.dtype.element_ty), mask=m_v)
+        b_o = tl.sum(b_q[:, None] * b_h, 0)
+        tl.store(p_o, b_o.to(o.dtype.element_ty), mask=m_v)
+
+        p_q += H * K
+        p_k += H * K
+        p_v += HV * V
+        p_a += HV
+        p_b += HV
+        p_o += HV * V
 
     if USE_INITIAL_STATE:
-        if slot >= 0:
-            tl.store(h0_source + (slot * HV + i_hv) * K * V + offs_h, b_h.to(h0_source.dtype.element_ty), mask=m_h)
+        tl.store(p_state, b_h.to(h0_source.dtype.element_ty), mask=m_slot)
