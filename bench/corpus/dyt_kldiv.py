@@ -20,43 +20,53 @@ from triton.language.extra import libdevice
 @triton.jit
 def dyt_fwd_kernel(x_ptr, x_row_stride, alpha_ptr, gamma_ptr, beta_ptr, y_ptr, y_row_stride, n_cols,
                    HAVE_BETA: tl.constexpr, BLOCK_N: tl.constexpr):
-    col = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    # one BLOCK_N slice of one row: columns from the first grid axis, row from the second
+    col_block = tl.program_id(0)
     row = tl.program_id(1).to(tl.int64)
-    mask = col < n_cols
+    cols = col_block * BLOCK_N + tl.arange(0, BLOCK_N)
+    in_row = cols < n_cols
+
     alpha = tl.load(alpha_ptr).to(tl.float32)
-    gamma = tl.load(gamma_ptr + col, mask=mask, other=0.0).to(tl.float32)
-    x = tl.load(x_ptr + row * x_row_stride + col, mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=in_row, other=0.0).to(tl.float32)
+    gamma = tl.load(gamma_ptr + cols, mask=in_row, other=0.0).to(tl.float32)
+
     y = gamma * libdevice.tanh(alpha * x)
     if HAVE_BETA:
-        y += tl.load(beta_ptr + col, mask=mask, other=0.0).to(tl.float32)
-    tl.store(y_ptr + row * y_row_stride + col, y.to(y_ptr.dtype.element_ty), mask=mask)
+        y += tl.load(beta_ptr + cols, mask=in_row, other=0.0).to(tl.float32)
+    tl.store(y_ptr + row * y_row_stride + cols, y.to(y_ptr.dtype.element_ty), mask=in_row)
 
 
 @triton.jit
 def kldiv_fwd_kernel(y_ptr, y_stride, gt_ptr, gt_stride, loss_ptr, loss_stride, n_cols, eps,
                      BLOCK_SIZE: tl.constexpr, log_target: tl.constexpr = False,
                      REDUCE: tl.constexpr = True):
+    # one program per row, walking the vocabulary in BLOCK_SIZE chunks
     row = tl.program_id(0).to(tl.int64)
-    y_ptr += row * y_stride
-    gt_ptr += row * gt_stride
-    loss_ptr += row * loss_stride
-    base_offsets = tl.arange(0, BLOCK_SIZE)
-    loss_sum = 0.0
-    for i in range(0, n_cols, BLOCK_SIZE):
-        offsets = i + base_offsets
-        mask = offsets < n_cols
-        y = tl.load(y_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-        y_true = tl.load(gt_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-        if not log_target:
-            loss = y_true * (tl.log(tl.maximum(y_true, eps)) - y)
+    pred_row = y_ptr + row * y_stride
+    tgt_row = gt_ptr + row * gt_stride
+    out_row = loss_ptr + row * loss_stride
+    lanes = tl.arange(0, BLOCK_SIZE)
+
+    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK_SIZE):
+        cols = start + lanes
+        valid = cols < n_cols
+        pred = tl.load(pred_row + cols, mask=valid, other=0.0).to(tl.float32)
+        tgt = tl.load(tgt_row + cols, mask=valid, other=0.0).to(tl.float32)
+        if log_target:
+            # target given as log-probabilities: exp(t) * (t - pred)
+            pointwise = tl.exp(tgt) * (tgt - pred)
         else:
-            loss = tl.exp(y_true) * (y_true - y)
+            # target given as probabilities, clamped by eps inside the log
+            pointwise = tgt * (tl.log(tl.maximum(tgt, eps)) - pred)
+        pointwise = tl.where(valid, pointwise, 0.0)
         if REDUCE:
-            loss_sum += tl.sum(loss, axis=0)
+            acc += pointwise
         else:
-            tl.store(loss_ptr + offsets, loss, mask=mask)
+            tl.store(out_row + cols, pointwise, mask=valid)
+
     if REDUCE:
-        tl.store(loss_ptr, loss_sum)
+        tl.store(out_row, tl.sum(acc, axis=0))
 
 
 def dyt_forward(x, alpha, gamma, beta=None, BLOCK_N=1024, num_warps=4):

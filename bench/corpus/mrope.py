@@ -23,49 +23,45 @@ def qwen2vl_mrope_kernel(q_ptr, k_ptr, cos_ptr, sin_ptr, q_tok_stride, k_tok_str
                          PAD_N_QH: tl.constexpr, PAD_N_KH: tl.constexpr, PAD_HD: tl.constexpr,
                          BACKWARD_PASS: tl.constexpr):
     tok = tl.program_id(0).to(tl.int64)
-    q_ptr = q_ptr + tok * q_tok_stride
-    k_ptr = k_ptr + tok * k_tok_stride
-
     half = hd // 2
-    d = tl.arange(0, PAD_HD // 2)
-    t_end = mrope_section_t
-    h_end = t_end + mrope_section_h
-    t_mask = d < t_end
-    h_mask = (t_end <= d) & (d < h_end)
-    w_mask = (h_end <= d) & (d < half)
+    sec_th = mrope_section_t + mrope_section_h
 
-    t_cos = cos_ptr + tok * hd
-    h_cos = t_cos + cos_plane_stride
-    w_cos = h_cos + cos_plane_stride
-    t_sin = sin_ptr + tok * hd
-    h_sin = t_sin + cos_plane_stride
-    w_sin = h_sin + cos_plane_stride
-    cos_row = (tl.load(t_cos + d, mask=t_mask, other=0.0) +
-               tl.load(h_cos + d, mask=h_mask, other=0.0) +
-               tl.load(w_cos + d, mask=w_mask, other=0.0)).to(tl.float32)
-    sin_row = (tl.load(t_sin + d, mask=t_mask, other=0.0) +
-               tl.load(h_sin + d, mask=h_mask, other=0.0) +
-               tl.load(w_sin + d, mask=w_mask, other=0.0)).to(tl.float32)
+    # merged cos/sin for the rotary half: each frequency reads exactly one plane
+    freq = tl.arange(0, PAD_HD // 2)
+    in_half = freq < half
+    use_t = freq < mrope_section_t
+    use_h = (freq >= mrope_section_t) & (freq < sec_th)
+    use_w = (freq >= sec_th) & in_half
+    tok_cos = cos_ptr + tok * hd + freq
+    tok_sin = sin_ptr + tok * hd + freq
+    cos = (tl.load(tok_cos, mask=use_t, other=0.0).to(tl.float32)
+           + tl.load(tok_cos + cos_plane_stride, mask=use_h, other=0.0).to(tl.float32)
+           + tl.load(tok_cos + 2 * cos_plane_stride, mask=use_w, other=0.0).to(tl.float32))
+    sin = (tl.load(tok_sin, mask=use_t, other=0.0).to(tl.float32)
+           + tl.load(tok_sin + cos_plane_stride, mask=use_h, other=0.0).to(tl.float32)
+           + tl.load(tok_sin + 2 * cos_plane_stride, mask=use_w, other=0.0).to(tl.float32))
     if BACKWARD_PASS:
-        sin_row = -sin_row
+        sin = -sin
+    cos = cos[None, :]
+    sin = sin[None, :]
 
-    q_offs = tl.arange(0, PAD_N_QH)[:, None] * hd + d[None, :]
-    q_mask = (tl.arange(0, PAD_N_QH)[:, None] < n_qh) & (d[None, :] < half)
-    q1 = tl.load(q_ptr + q_offs, mask=q_mask, other=0.0).to(tl.float32)
-    q2 = tl.load(q_ptr + q_offs + half, mask=q_mask, other=0.0).to(tl.float32)
-    tl.store(q_ptr + q_offs, (q1 * cos_row - q2 * sin_row).to(q_ptr.dtype.element_ty),
-             mask=q_mask)
-    tl.store(q_ptr + q_offs + half, (q2 * cos_row + q1 * sin_row).to(q_ptr.dtype.element_ty),
-             mask=q_mask)
+    # query heads: [PAD_N_QH, PAD_HD // 2] tiles of the two halves
+    qh = tl.arange(0, PAD_N_QH)
+    q_lo = q_ptr + tok * q_tok_stride + qh[:, None] * hd + freq[None, :]
+    q_mask = (qh[:, None] < n_qh) & in_half[None, :]
+    q1 = tl.load(q_lo, mask=q_mask, other=0.0).to(tl.float32)
+    q2 = tl.load(q_lo + half, mask=q_mask, other=0.0).to(tl.float32)
+    tl.store(q_lo, (q1 * cos - q2 * sin).to(q_ptr.dtype.element_ty), mask=q_mask)
+    tl.store(q_lo + half, (q2 * cos + q1 * sin).to(q_ptr.dtype.element_ty), mask=q_mask)
 
-    k_offs = tl.arange(0, PAD_N_KH)[:, None] * hd + d[None, :]
-    k_mask = (tl.arange(0, PAD_N_KH)[:, None] < n_kh) & (d[None, :] < half)
-    k1 = tl.load(k_ptr + k_offs, mask=k_mask, other=0.0).to(tl.float32)
-    k2 = tl.load(k_ptr + k_offs + half, mask=k_mask, other=0.0).to(tl.float32)
-    tl.store(k_ptr + k_offs, (k1 * cos_row - k2 * sin_row).to(k_ptr.dtype.element_ty),
-             mask=k_mask)
-    tl.store(k_ptr + k_offs + half, (k2 * cos_row + k1 * sin_row).to(k_ptr.dtype.element_ty),
-             mask=k_mask)
+    # key heads, same rotation
+    kh = tl.arange(0, PAD_N_KH)
+    k_lo = k_ptr + tok * k_tok_stride + kh[:, None] * hd + freq[None, :]
+    k_mask = (kh[:, None] < n_kh) & in_half[None, :]
+    k1 = tl.load(k_lo, mask=k_mask, other=0.0).to(tl.float32)
+    k2 = tl.load(k_lo + half, mask=k_mask, other=0.0).to(tl.float32)
+    tl.store(k_lo, (k1 * cos - k2 * sin).to(k_ptr.dtype.element_ty), mask=k_mask)
+    tl.store(k_lo + half, (k2 * cos + k1 * sin).to(k_ptr.dtype.element_ty), mask=k_mask)
 
 
 def qwen2vl_mrope(q, k, cos, sin, mrope_section, backward=False):

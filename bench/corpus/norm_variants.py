@@ -29,70 +29,82 @@ def fused_add_rms_norm_kernel(x_ptr, residual_ptr, w_ptr, stride_x, stride_r, N,
 def _gated_rms_norm_fwd(X, Y, W, Z, Rstd, stride_x_row, stride_y_row, stride_z_row, M, N, eps,
                         BLOCK_N: tl.constexpr, HAS_Z: tl.constexpr,
                         NORM_BEFORE_GATE: tl.constexpr):
+    # one program per (row, group); the group is a contiguous run of N channels
     row = tl.program_id(0)
-    group = tl.program_id(1)
-    X += row * stride_x_row + group * N
-    Y += row * stride_y_row + group * N
+    grp = tl.program_id(1)
+    offs = tl.arange(0, BLOCK_N)
+    in_grp = offs < N
+    x_row = X + row * stride_x_row + grp * N
+    y_row = Y + row * stride_y_row + grp * N
+    x = tl.load(x_row + offs, mask=in_grp, other=0.0).to(tl.float32)
     if HAS_Z:
-        Z += row * stride_z_row + group * N
-    Rstd += group * M
-    W += group * N
-    cols = tl.arange(0, BLOCK_N)
-    x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-    if HAS_Z and not NORM_BEFORE_GATE:
-        z = tl.load(Z + cols, mask=cols < N).to(tl.float32)
-        x *= z * tl.sigmoid(z)
-    xbar = tl.where(cols < N, x, 0.)
-    var = tl.sum(xbar * xbar, axis=0) / N
-    rstd = 1 / tl.sqrt(var + eps)
-    tl.store(Rstd + row, rstd)
-    mask = cols < N
-    w = tl.load(W + cols, mask=mask).to(tl.float32)
-    y = x * rstd * w
-    if HAS_Z and NORM_BEFORE_GATE:
-        z = tl.load(Z + cols, mask=mask).to(tl.float32)
-        y *= z * tl.sigmoid(z)
-    tl.store(Y + cols, y, mask=mask)
+        z_row = Z + row * stride_z_row + grp * N
+        z = tl.load(z_row + offs, mask=in_grp, other=0.0).to(tl.float32)
+        gate = z * tl.sigmoid(z)
+        if not NORM_BEFORE_GATE:
+            x = x * gate
+    # mean of squares over the group (masked lanes hold zero)
+    ms = tl.sum(x * x, axis=0) / N
+    inv_rms = 1.0 / tl.sqrt(ms + eps)
+    tl.store(Rstd + grp * M + row, inv_rms)
+    w = tl.load(W + grp * N + offs, mask=in_grp, other=0.0).to(tl.float32)
+    out = x * inv_rms * w
+    if HAS_Z:
+        if NORM_BEFORE_GATE:
+            out = out * gate
+    tl.store(y_row + offs, out.to(Y.dtype.element_ty), mask=in_grp)
 
 
 @triton.jit
 def welford_combine(mean_1, m2_1, weight_1, mean_2, m2_2, weight_2):
-    delta = mean_2 - mean_1
-    new_weight = weight_1 + weight_2
-    w2_over_w = tl.where(new_weight == 0.0, 0.0, weight_2 / new_weight)
-    return (mean_1 + delta * w2_over_w, m2_1 + m2_2 + delta * delta * weight_1 * w2_over_w,
-            new_weight)
+    # merge two partial states; an empty side (weight 0) contributes nothing
+    total = weight_1 + weight_2
+    share_2 = tl.where(total > 0, weight_2 / tl.where(total > 0, total, 1.0), 0.0)
+    gap = mean_2 - mean_1
+    merged_mean = mean_1 + gap * share_2
+    merged_m2 = m2_1 + m2_2 + gap * gap * weight_1 * share_2
+    return merged_mean, merged_m2, total
 
 
 @triton.jit
 def group_norm_fwd_kernel(X, Y, W, B, Mean, Rstd, group_size, HW, num_groups, C, eps,
                           BLOCK_SIZE: tl.constexpr):
+    # one program per (batch, group); the group's channels x HW values are contiguous
     pid = tl.program_id(0)
-    group = pid % num_groups
+    grp = pid % num_groups
+    ch_per_grp = C // num_groups
     base = pid.to(tl.int64) * group_size
-    offs = tl.arange(0, BLOCK_SIZE)
+    lanes = tl.arange(0, BLOCK_SIZE)
+
+    # pass 1: per-lane running Welford statistics across the tiles of the group
     run_mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
     run_m2 = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    run_w = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    run_cnt = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
     for start in range(0, group_size, BLOCK_SIZE):
-        idx = start + offs
-        m = idx < group_size
-        x = tl.load(X + base + idx, mask=m, other=0.0).to(tl.float32)
-        new_w = run_w + m.to(tl.float32)
-        delta = x - run_mean
-        run_mean = tl.where(m, run_mean + delta / tl.maximum(new_w, 1.0), run_mean)
-        run_m2 = tl.where(m, run_m2 + delta * (x - run_mean), run_m2)
-        run_w = new_w
-    mean, m2, w = tl.reduce((run_mean, run_m2, run_w), 0, welford_combine)
-    rstd = tl.rsqrt(m2 / w + eps)
-    tl.store(Mean + pid, mean)
-    tl.store(Rstd + pid, rstd)
-    chans = C // num_groups
+        idx = start + lanes
+        valid = idx < group_size
+        v = tl.load(X + base + idx, mask=valid, other=0.0).to(tl.float32)
+        cnt_new = run_cnt + valid.to(tl.float32)
+        d = v - run_mean
+        mean_new = tl.where(valid, run_mean + d / tl.maximum(cnt_new, 1.0), run_mean)
+        run_m2 = tl.where(valid, run_m2 + d * (v - mean_new), run_m2)
+        run_mean = mean_new
+        run_cnt = cnt_new
+
+    # fold the lanes into one group statistic
+    g_mean, g_m2, g_cnt = tl.reduce((run_mean, run_m2, run_cnt), 0, welford_combine)
+    g_var = g_m2 / g_cnt
+    g_rstd = 1.0 / tl.sqrt(g_var + eps)
+    tl.store(Mean + pid, g_mean)
+    tl.store(Rstd + pid, g_rstd)
+
+    # pass 2: normalise and apply the per-channel affine transform
     for start in range(0, group_size, BLOCK_SIZE):
-        idx = start + offs
-        m = idx < group_size
-        ch = group * chans + idx // HW
-        x = tl.load(X + base + idx, mask=m, other=0.0).to(tl.float32)
-        wt = tl.load(W + ch, mask=m, other=1.0)
-        bs = tl.load(B + ch, mask=m, other=0.0)
-        tl.store(Y + base + idx, (x - mean) * rstd * wt + bs, mask=m)
+        idx = start + lanes
+        valid = idx < group_size
+        v = tl.load(X + base + idx, mask=valid, other=0.0).to(tl.float32)
+        ch = grp * ch_per_grp + idx // HW
+        gamma = tl.load(W + ch, mask=valid, other=0.0).to(tl.float32)
+        beta = tl.load(B + ch, mask=valid, other=0.0).to(tl.float32)
+        out = (v - g_mean) * g_rstd * gamma + beta
+        tl.store(Y + base + idx, out.to(Y.dtype.element_ty), mask=valid)
