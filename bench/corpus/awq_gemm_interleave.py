@@ -19,74 +19,74 @@ import triton.language as tl
 def awq_gemm_kernel(a_ptr, b_ptr, c_ptr, zeros_ptr, scales_ptr, M, N, K, group_size,
                     BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
                     BLOCK_SIZE_K: tl.constexpr, SPLIT_K: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    pid_z = tl.program_id(axis=1)
+    # program -> (row block, column block); axis 1 selects the split-K slice
+    pid = tl.program_id(0)
+    pid_z = tl.program_id(1)
     num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
     pid_m = pid // num_pid_n
     pid_n = pid % num_pid_n
+
     PACKED_N: tl.constexpr = BLOCK_SIZE_N // 8
+    packed_cols = N // 8
 
-    acc_dtype = c_ptr.type.element_ty
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=acc_dtype)
+    rows = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    cols = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    pcols = pid_n * PACKED_N + tl.arange(0, PACKED_N)
+    row_ok = rows < M
+    col_ok = cols < N
+    pcol_ok = pcols < packed_cols
+    kk = tl.arange(0, BLOCK_SIZE_K)
 
-    # undo AWQ's order: nibble index of column j (mod 8) is [0, 4, 1, 5, 2, 6, 3, 7][j]
-    nibble_of_col = ((tl.arange(0, 2) * 4)[None, :] + tl.arange(0, 4)[:, None]).reshape(8)
-    shifts = nibble_of_col * 4
-    b_shifts = tl.broadcast_to(shifts[None, :], (BLOCK_SIZE_K * PACKED_N, 8))
-    b_shifts = tl.reshape(b_shifts, (BLOCK_SIZE_K, BLOCK_SIZE_N))
-    z_shifts = tl.broadcast_to(shifts[None, :], (PACKED_N, 8))
-    z_shifts = tl.reshape(z_shifts, (1, BLOCK_SIZE_N))
+    # bit offset of column j within its int32 word: nibble (0, 4, 1, 5, 2, 6, 3, 7)[j % 8]
+    lane = tl.arange(0, BLOCK_SIZE_N) % 8
+    shifts = ((lane // 2) + (lane % 2) * 4) * 4
+    shifts = shifts[None, :]
 
-    offs_am = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    mask_am = offs_am < M
-    offs_bn = pid_n * PACKED_N + tl.arange(0, PACKED_N)
-    mask_bn = offs_bn < N // 8
-    offs_sn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    mask_sn = offs_sn < N
-    offs_k = pid_z * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
+    acc_dtype = c_ptr.dtype.element_ty
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=acc_dtype)
 
-    a_ptrs = a_ptr + K * offs_am[:, None] + offs_k[None, :]
-    b_ptrs = b_ptr + (N // 8) * offs_k[:, None] + offs_bn[None, :]
-    num_groups = K // group_size
+    num_k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
+    for kt in range(pid_z, num_k_tiles, SPLIT_K):
+        k0 = kt * BLOCK_SIZE_K
+        ks = k0 + kk
+        k_ok = ks < K
 
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K * SPLIT_K)):
-        mask_k = offs_k < K
-        a = tl.load(a_ptrs, mask=mask_am[:, None] & mask_k[None, :], other=0.0)
-        b = tl.load(b_ptrs, mask=mask_k[:, None] & mask_bn[None, :], other=0)
-        b = tl.interleave(b, b)
-        b = tl.interleave(b, b)
-        b = tl.interleave(b, b)
+        a = tl.load(a_ptr + rows[:, None] * K + ks[None, :],
+                    mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+        w = tl.load(b_ptr + ks[:, None] * packed_cols + pcols[None, :],
+                    mask=k_ok[:, None] & pcol_ok[None, :], other=0)
 
-        # one zero/scale row per K tile: BLOCK_SIZE_K divides the group size
-        g = (k * SPLIT_K * BLOCK_SIZE_K + pid_z * BLOCK_SIZE_K) // group_size
-        z = tl.load(zeros_ptr + g * (N // 8) + offs_bn[None, :],
-                    mask=(g < num_groups) & mask_bn[None, :], other=0)
-        z = tl.interleave(z, z)
-        z = tl.interleave(z, z)
-        z = tl.interleave(z, z)
-        s = tl.load(scales_ptr + g * N + offs_sn[None, :],
-                    mask=(g < num_groups) & mask_sn[None, :], other=0.0)
+        # one quantisation group covers this K tile (group_size is a multiple of BLOCK_SIZE_K)
+        grp = k0 // group_size
+        zw = tl.load(zeros_ptr + grp * packed_cols + pcols, mask=pcol_ok, other=0)
+        sc = tl.load(scales_ptr + grp * N + cols, mask=col_ok, other=0.0)
 
-        b = (b >> b_shifts) & 0xF
-        z = (z >> z_shifts) & 0xF
-        b = ((b - z) * s).to(acc_dtype)
-        accumulator = tl.dot(a, b, accumulator, out_dtype=acc_dtype)
+        # widen each packed column eightfold, then pick each column's nibble
+        w = tl.interleave(w, w)
+        w = tl.interleave(w, w)
+        w = tl.interleave(w, w)
+        q = (w >> shifts) & 0xF
 
-        offs_k += BLOCK_SIZE_K * SPLIT_K
-        a_ptrs += BLOCK_SIZE_K * SPLIT_K
-        b_ptrs += BLOCK_SIZE_K * SPLIT_K * (N // 8)
+        zw = zw[None, :]
+        zw = tl.interleave(zw, zw)
+        zw = tl.interleave(zw, zw)
+        zw = tl.interleave(zw, zw)
+        z = (zw >> shifts) & 0xF
 
-    c = accumulator.to(c_ptr.type.element_ty)
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + pid_z * M * N + N * offs_cm[:, None] + offs_cn[None, :]
-    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+        b = ((q - z).to(sc.dtype) * sc[None, :]).to(a.dtype)
+        acc = tl.dot(a, b, acc, out_dtype=acc_dtype)
+
+    out = acc.to(c_ptr.dtype.element_ty)
+    c_ptrs = c_ptr + pid_z * M * N + rows[:, None] * N + cols[None, :]
+    tl.store(c_ptrs, out, mask=row_ok[:, None] & col_ok[None, :])
 
 
 def awq_gemm(x, qweight, scales, qzeros, split_k=1, block_m=32, block_n=32, block_k=32):
     M, K = x.shape
     N = qweight.shape[1] * 8
     group_size = K // qzeros.shape[0]
+    # the kernel reads one zero/scale row per K tile
+    assert group_size % block_k == 0, "group_size must be a multiple of block_k"
     c = torch.empty((split_k, M, N), device=x.device, dtype=scales.dtype)
     grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n), split_k)
     awq_gemm_kernel[grid](x, qweight, c, qzeros, scales, M, N, K, group_size,
