@@ -17,41 +17,43 @@ def _chunked_cross_entropy_forward(logits_ptr, logits_row_stride, loss_ptr, logs
                                    BLOCK_SIZE: tl.constexpr, DO_SOFTCAPPING: tl.constexpr,
                                    SOFTCAP: tl.constexpr, DO_LOGIT_SCALING: tl.constexpr,
                                    LOGIT_SCALE: tl.constexpr):
-    row_idx = tl.program_id(0)
-    chunk_idx = tl.program_id(1)
-    logits_ptr += row_idx * logits_row_stride.to(tl.int64)
-    loss_ptr += row_idx
-    logsumexp_ptr += row_idx * N_CHUNKS + chunk_idx
-    labels_ptr += row_idx
+    row = tl.program_id(0).to(tl.int64)
+    chunk = tl.program_id(1)
+    row_logits = logits_ptr + row * logits_row_stride
+    chunk_start = chunk * BLOCK_SIZE
 
-    col_offsets = chunk_idx * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = col_offsets < VOCAB_SIZE
+    # The chunk is walked in sub-tiles with a running max and a rescaled
+    # running sum, so a huge BLOCK_SIZE never has to sit in registers whole.
+    SUB: tl.constexpr = 8192 if BLOCK_SIZE > 8192 else BLOCK_SIZE
+    lanes = tl.arange(0, SUB)
+    run_max = -float("inf")
+    run_sum = 0.0
+    for sub_start in range(0, BLOCK_SIZE, SUB):
+        offs = chunk_start + sub_start + lanes
+        inb = offs < VOCAB_SIZE
+        z = tl.load(row_logits + offs, mask=inb, other=0.0).to(tl.float32)
+        if DO_LOGIT_SCALING:
+            z = LOGIT_SCALE * z
+        if DO_SOFTCAPPING:
+            z = SOFTCAP * libdevice.tanh(z / SOFTCAP)
+        z = tl.where(inb, z, -float("inf"))
+        new_max = tl.maximum(run_max, tl.max(z, axis=0))
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(z - new_max), axis=0)
+        run_max = new_max
+    tl.store(logsumexp_ptr + row * N_CHUNKS + chunk, run_max + tl.log(run_sum))
 
-    label_idx = tl.load(labels_ptr).to(tl.int32)
-    logits = tl.load(logits_ptr + col_offsets, mask=mask, other=float("-inf")).to(tl.float32)
-    if DO_LOGIT_SCALING:
-        logits = LOGIT_SCALE * logits
-    if DO_SOFTCAPPING:
-        logits = SOFTCAP * libdevice.tanh(logits / SOFTCAP)
-        # tanh maps the -inf padding to -1: put it back so it adds nothing
-        logits = tl.where(mask, logits, float("-inf"))
-
-    c = tl.max(logits, 0)
-    logsumexp = c + tl.log(tl.sum(tl.exp(logits - c), 0))
-
-    if chunk_idx == 0:
-        if label_idx != -100:
-            x = tl.load(logits_ptr + label_idx).to(tl.float32)
+    # chunk 0 of each row stores minus the transformed label logit (0 if ignored)
+    if chunk == 0:
+        label = tl.load(labels_ptr + row)
+        picked = 0.0
+        if label != -100:
+            zl = tl.load(row_logits + label).to(tl.float32)
             if DO_LOGIT_SCALING:
-                x = LOGIT_SCALE * x
+                zl = LOGIT_SCALE * zl
             if DO_SOFTCAPPING:
-                x = SOFTCAP * libdevice.tanh(x / SOFTCAP)
-            loss = -1.0 * x
-        else:
-            loss = 0.0
-        tl.store(loss_ptr, loss)
-    tl.store(logsumexp_ptr, logsumexp)
-
+                zl = SOFTCAP * libdevice.tanh(zl / SOFTCAP)
+            picked = -zl
+        tl.store(loss_ptr + row, picked)
 
 def chunked_cross_entropy_forward(logits, labels, softcap=30.0, logit_scale=0.0):
     n_rows, vocab = logits.shape

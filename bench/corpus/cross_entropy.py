@@ -12,42 +12,51 @@ import triton.language as tl
 def liger_style_cross_entropy_kernel(X_ptr, X_stride, Y_ptr, loss_ptr, n_cols, n_non_ignore,
                                      ignore_index, label_smoothing: tl.constexpr,
                                      BLOCK_SIZE: tl.constexpr):
-    program_id = tl.program_id(0).to(tl.int64)
-    Y_ptr += program_id
-    y = tl.load(Y_ptr)
-    X_ptr += program_id * X_stride
-    if y == ignore_index:
-        for i in range(0, n_cols, BLOCK_SIZE):
-            X_offsets = i + tl.arange(0, BLOCK_SIZE)
-            tl.store(X_ptr + X_offsets, 0.0, mask=X_offsets < n_cols)
-        tl.store(loss_ptr + program_id, 0.0)
+    row = tl.program_id(0).to(tl.int64)
+    x_row = X_ptr + row * X_stride
+    label = tl.load(Y_ptr + row)
+    cols = tl.arange(0, BLOCK_SIZE)
+
+    # Ignored row: zero loss and an all-zero gradient row.
+    if label == ignore_index:
+        tl.store(loss_ptr + row, 0.0)
+        for start in range(0, n_cols, BLOCK_SIZE):
+            offs = start + cols
+            tl.store(x_row + offs, tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+                     .to(X_ptr.dtype.element_ty), mask=offs < n_cols)
         return
-    m = float("-inf")
-    d = 0.0
-    ori_X_y = tl.load(X_ptr + y).cast(tl.float32)
+
     eps = label_smoothing / n_cols
-    scaled_x_sum = 0.0
-    for i in range(0, n_cols, BLOCK_SIZE):
-        X_offsets = i + tl.arange(0, BLOCK_SIZE)
-        X_block = tl.load(X_ptr + X_offsets, mask=X_offsets < n_cols,
-                          other=float("-inf")).cast(tl.float32)
-        block_max = tl.max(X_block)
+    inv_n = 1.0 / n_non_ignore.to(tl.float32)
+    x_label = tl.load(x_row + label).to(tl.float32)
+
+    # Pass 1: running max, rescaled running sum of exponentials and (for
+    # label smoothing) the plain sum of the logits.
+    run_max = -float("inf")
+    run_sum = 0.0
+    x_total = 0.0
+    for start in range(0, n_cols, BLOCK_SIZE):
+        offs = start + cols
+        inb = offs < n_cols
+        xb = tl.load(x_row + offs, mask=inb, other=-float("inf")).to(tl.float32)
+        new_max = tl.maximum(run_max, tl.max(xb, axis=0))
+        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(xb - new_max), axis=0)
+        run_max = new_max
         if label_smoothing > 0:
-            scaled_x_sum += tl.sum(tl.where(X_offsets < n_cols, -eps * X_block, 0.0))
-        m_new = tl.maximum(m, block_max)
-        d = d * tl.exp(m - m_new) + tl.sum(tl.exp(X_block - m_new))
-        m = m_new
-    lse = m + tl.log(d)
-    for i in range(0, n_cols, BLOCK_SIZE):
-        X_offsets = i + tl.arange(0, BLOCK_SIZE)
-        X_block = tl.load(X_ptr + X_offsets, mask=X_offsets < n_cols,
-                          other=float("-inf")).cast(tl.float32)
-        X_block = tl.exp(X_block - m) / d - eps
-        X_block = tl.where(X_offsets == y, X_block - (1 - label_smoothing), X_block)
-        X_block = X_block / n_non_ignore
-        tl.store(X_ptr + X_offsets, X_block, mask=X_offsets < n_cols)
-    loss = lse - ori_X_y
+            x_total += tl.sum(tl.where(inb, xb, 0.0), axis=0)
+    lse = run_max + tl.log(run_sum)
+
+    # loss = (1-ls)*(lse - x_y) + ls*lse - eps*sum(x), averaged over valid rows
+    row_loss = lse - (1.0 - label_smoothing) * x_label
     if label_smoothing > 0:
-        smooth_loss = scaled_x_sum + label_smoothing * lse
-        loss = loss * (1 - label_smoothing) + smooth_loss
-    tl.store(loss_ptr + program_id, loss / n_non_ignore)
+        row_loss = row_loss - eps * x_total
+    tl.store(loss_ptr + row, row_loss * inv_n)
+
+    # Pass 2: overwrite the logits with (softmax - eps - (1-ls)*onehot) / n.
+    for start in range(0, n_cols, BLOCK_SIZE):
+        offs = start + cols
+        inb = offs < n_cols
+        xb = tl.load(x_row + offs, mask=inb, other=0.0).to(tl.float32)
+        g = tl.exp(xb - lse) - eps
+        g = tl.where(offs == label, g - (1.0 - label_smoothing), g)
+        tl.store(x_row + offs, (g * inv_n).to(X_ptr.dtype.element_ty), mask=inb)
