@@ -12,10 +12,14 @@ import triton.language as tl
 
 @triton.jit
 def welford_merge(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
+    # Pooled state of two partial groups; the weight of b is its share of the
+    # total count, taken as 0 when both groups are empty.
     n = n_a + n_b
-    frac_b = tl.where(n == 0.0, 0.0, n_b / n)
-    delta = mean_b - mean_a
-    return mean_a + delta * frac_b, m2_a + m2_b + delta * delta * n_a * frac_b, n
+    w_b = n_b / tl.maximum(n, 1.0)
+    diff = mean_b - mean_a
+    mean = mean_a + diff * w_b
+    m2 = m2_a + m2_b + diff * diff * n_a * w_b
+    return mean, m2, n
 
 
 @triton.jit

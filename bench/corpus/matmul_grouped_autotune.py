@@ -21,7 +21,20 @@ def get_autotune_config():
 
 @triton.jit
 def leaky_relu(x):
-    return tl.where(x >= 0, x, 0.01 * x)
+    # negative inputs keep 1% of their value, the rest pass through
+    return tl.where(x >= 0, x, x * 0.01)
+
+
+@triton.jit
+def _grouped_tile(pid, tiles_m, tiles_n, GROUP: tl.constexpr):
+    # Programs walk a band of GROUP row blocks column by column, so the
+    # consecutive programs of a band share the same B columns and A rows.
+    band_size = GROUP * tiles_n
+    band = pid // band_size
+    first_row = band * GROUP
+    rows_here = tl.minimum(tiles_m - first_row, GROUP)
+    within = pid - band * band_size
+    return first_row + within % rows_here, within // rows_here
 
 
 @triton.autotune(configs=get_autotune_config(), key=["M", "N", "K"])
@@ -31,40 +44,40 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                   BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
                   BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
                   ACTIVATION: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
+    tile_m, tile_n = _grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_SIZE_M),
+                                   tl.cdiv(N, BLOCK_SIZE_N), GROUP_SIZE_M)
 
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M)
-    offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N)
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    # Rows of A and columns of B past the edge wrap around (their results
+    # are never stored); the offsets carry alignment/contiguity hints.
+    rows = (tile_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    cols = (tile_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    rows = tl.max_contiguous(tl.multiple_of(rows, BLOCK_SIZE_M), BLOCK_SIZE_M)
+    cols = tl.max_contiguous(tl.multiple_of(cols, BLOCK_SIZE_N), BLOCK_SIZE_N)
+    ks = tl.arange(0, BLOCK_SIZE_K)
 
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator = tl.dot(a, b, accumulator)
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
+    a_tile = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_tile = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    a_step = BLOCK_SIZE_K * stride_ak
+    b_step = BLOCK_SIZE_K * stride_bk
+
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_SIZE_K):
+        # only the final step can run past K; zeros there add nothing
+        in_k = (k0 + ks) < K
+        a = tl.load(a_tile, mask=in_k[None, :], other=0.0)
+        b = tl.load(b_tile, mask=in_k[:, None], other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_tile += a_step
+        b_tile += b_step
+
     if ACTIVATION == "leaky_relu":
-        accumulator = leaky_relu(accumulator)
-    c = accumulator.to(tl.float16)
+        acc = leaky_relu(acc)
+    out = acc.to(tl.float16)
 
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, c, mask=c_mask)
+    out_rows = tile_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    out_cols = tile_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_tile = c_ptr + out_rows[:, None] * stride_cm + out_cols[None, :] * stride_cn
+    tl.store(c_tile, out, mask=(out_rows[:, None] < M) & (out_cols[None, :] < N))
 
 
 def matmul(a, b, activation=""):

@@ -16,38 +16,41 @@ def block_scaled_matmul_kernel(a_ptr, b_ptr, a_scale_ptr, b_scale_ptr, c_ptr, M,
                                stride_am, stride_bn, stride_asm, stride_bsn, stride_cm,
                                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                                BLOCK_K: tl.constexpr, VEC_SIZE: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
     SCALES_K: tl.constexpr = BLOCK_K // VEC_SIZE
+    row0 = tl.program_id(0) * BLOCK_M
+    col0 = tl.program_id(1) * BLOCK_N
 
-    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    offs_k = tl.arange(0, BLOCK_K)
-    offs_sk = tl.arange(0, SCALES_K)
+    # operand rows past M / N wrap onto valid rows; those results are dropped
+    a_rows = (row0 + tl.arange(0, BLOCK_M)) % M
+    b_rows = (col0 + tl.arange(0, BLOCK_N)) % N
+    k_elems = tl.arange(0, BLOCK_K)
+    k_groups = tl.arange(0, SCALES_K)
 
-    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :]
-    # B is K-major ([N, K] in memory); the tile is addressed as [BLOCK_K, BLOCK_N]
-    b_ptrs = b_ptr + offs_bn[None, :] * stride_bn + offs_k[:, None]
-    a_scale_ptrs = a_scale_ptr + offs_am[:, None] * stride_asm + offs_sk[None, :]
-    b_scale_ptrs = b_scale_ptr + offs_bn[:, None] * stride_bsn + offs_sk[None, :]
+    # A and B are both K-contiguous: [rows, BLOCK_K] fp8 tiles, and
+    # [rows, BLOCK_K / VEC_SIZE] e8m0 exponents for the same K slice
+    a_at = a_ptr + a_rows[:, None] * stride_am + k_elems[None, :]
+    b_at = b_ptr + b_rows[:, None] * stride_bn + k_elems[None, :]
+    sa_at = a_scale_ptr + a_rows[:, None] * stride_asm + k_groups[None, :]
+    sb_at = b_scale_ptr + b_rows[:, None] * stride_bsn + k_groups[None, :]
 
-    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs)
-        b = tl.load(b_ptrs)
-        scale_a = tl.load(a_scale_ptrs)
-        scale_b = tl.load(b_scale_ptrs)
-        accumulator = tl.dot_scaled(a, scale_a, "e4m3", b, scale_b, "e4m3", accumulator)
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K
-        a_scale_ptrs += SCALES_K
-        b_scale_ptrs += SCALES_K
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_at)
+        b = tl.load(b_at)
+        sa = tl.load(sa_at)
+        sb = tl.load(sb_at)
+        # B tile is [N, K]; the product wants its K-major view [K, N]
+        acc = tl.dot_scaled(a, sa, "e4m3", tl.trans(b), sb, "e4m3", acc)
+        a_at += BLOCK_K
+        b_at += BLOCK_K
+        sa_at += SCALES_K
+        sb_at += SCALES_K
 
-    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :]
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, accumulator.to(c_ptr.dtype.element_ty), mask=c_mask)
+    out_rows = row0 + tl.arange(0, BLOCK_M)
+    out_cols = col0 + tl.arange(0, BLOCK_N)
+    c_at = c_ptr + out_rows[:, None] * stride_cm + out_cols[None, :]
+    tl.store(c_at, acc.to(c_ptr.dtype.element_ty),
+             mask=(out_rows[:, None] < M) & (out_cols[None, :] < N))
 
 
 def block_scaled_matmul(a, b, a_scale, b_scale, out_dtype=torch.bfloat16):

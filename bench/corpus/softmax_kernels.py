@@ -10,61 +10,63 @@ import triton.language as tl
 @triton.jit
 def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
                    BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
-    row_start = tl.program_id(0)
+    # Each program owns rows pid, pid + nprog, ...; one row fits in one block.
+    first_row = tl.program_id(0)
     row_step = tl.num_programs(0)
-    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
-        row_start_ptr = input_ptr + row_idx * input_row_stride
-        col_offsets = tl.arange(0, BLOCK_SIZE)
-        input_ptrs = row_start_ptr + col_offsets
-        mask = col_offsets < n_cols
-        row = tl.load(input_ptrs, mask=mask, other=-float("inf"))
-        row_minus_max = row - tl.max(row, axis=0)
-        numerator = tl.exp(row_minus_max)
-        denominator = tl.sum(numerator, axis=0)
-        softmax_output = numerator / denominator
-        output_row_start_ptr = output_ptr + row_idx * output_row_stride
-        tl.store(output_row_start_ptr + col_offsets, softmax_output, mask=mask)
+    cols = tl.arange(0, BLOCK_SIZE)
+    col_ok = cols < n_cols
+    for row in tl.range(first_row, n_rows, row_step, num_stages=num_stages):
+        src = input_ptr + row.to(tl.int64) * input_row_stride
+        vals = tl.load(src + cols, mask=col_ok, other=-float("inf")).to(tl.float32)
+        shifted = vals - tl.max(vals, axis=0)
+        num = tl.exp(shifted)
+        denom = tl.sum(num, axis=0)
+        dst = output_ptr + row.to(tl.int64) * output_row_stride
+        tl.store(dst + cols, (num / denom).to(output_ptr.dtype.element_ty), mask=col_ok)
 
 
 @triton.jit
 def softmax_online_kernel(output_ptr, input_ptr, M, N, TILE_N: tl.constexpr):
-    pid_m = tl.program_id(0)
-    m = tl.full((TILE_N,), value=-float("inf"), dtype=tl.float32)
-    z = tl.full((TILE_N,), value=0, dtype=tl.float32)
-    for start_n in range(0, N, TILE_N):
-        n_offsets = start_n + tl.arange(0, TILE_N)
-        offset = pid_m * N + n_offsets
-        mask = n_offsets < N
-        inp = tl.load(input_ptr + offset, mask=mask, other=-float("inf")).to(tl.float32)
-        m_new = tl.maximum(m, inp)
-        all_neg_inf = m_new == float("-inf")
-        z = tl.where(all_neg_inf, z, z * tl.exp(m - m_new) + tl.exp(inp - m_new))
-        m = m_new
-    m_reduced = tl.max(m, 0)
-    z = tl.sum(z * tl.exp(m - m_reduced), 0)
-    m = m_reduced
-    for start_n in range(0, N, TILE_N):
-        n_offsets = start_n + tl.arange(0, TILE_N)
-        offset = pid_m * N + n_offsets
-        mask = n_offsets < N
-        inp = tl.load(input_ptr + offset, mask=mask, other=-float("inf")).to(tl.float32)
-        o = tl.exp(inp - m) / z
-        tl.store(output_ptr + offset, o.to(output_ptr.dtype.element_ty), mask=mask)
+    # One program per contiguous row of N elements, walked TILE_N at a time.
+    row = tl.program_id(0)
+    row_in = input_ptr + row.to(tl.int64) * N
+    row_out = output_ptr + row.to(tl.int64) * N
+    lane = tl.arange(0, TILE_N)
+
+    # Pass 1: running maximum and running sum of exp(x - maximum), rescaled
+    # whenever a tile raises the maximum.
+    run_max = -float("inf")
+    run_sum = 0.0
+    for base in range(0, N, TILE_N):
+        idx = base + lane
+        t = tl.load(row_in + idx, mask=idx < N, other=-float("inf")).to(tl.float32)
+        hi = tl.maximum(run_max, tl.max(t, axis=0))
+        run_sum = run_sum * tl.exp(run_max - hi) + tl.sum(tl.exp(t - hi), axis=0)
+        run_max = hi
+
+    # Pass 2: normalise with the final statistics.
+    inv_sum = 1.0 / run_sum
+    for base in range(0, N, TILE_N):
+        idx = base + lane
+        keep = idx < N
+        t = tl.load(row_in + idx, mask=keep, other=-float("inf")).to(tl.float32)
+        p = tl.exp(t - run_max) * inv_sum
+        tl.store(row_out + idx, p.to(output_ptr.dtype.element_ty), mask=keep)
 
 
 @triton.jit
 def softmax_backward_kernel(out_ptr, out_grad_ptr, in_grad_ptr, M, N, BLOCK_M: tl.constexpr,
                             BLOCK_N: tl.constexpr):
-    pid_m = tl.program_id(0)
-    m_offset = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    n_offset = tl.arange(0, BLOCK_N)
-    offsets = m_offset[:, None] * N + n_offset[None, :]
-    mask = (m_offset[:, None] < M) & (n_offset[None, :] < N)
-    out_tile = tl.load(out_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-    out_grad_tile = tl.load(out_grad_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-    scale = tl.sum(out_tile * out_grad_tile, 1)
-    in_grad_tile = out_tile * (out_grad_tile - scale[:, None])
-    tl.store(in_grad_ptr + offsets, in_grad_tile.to(in_grad_ptr.dtype.element_ty), mask=mask)
+    # A program handles BLOCK_M contiguous rows; BLOCK_N spans a whole row.
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    tile_ok = (rows < M)[:, None] & (cols < N)[None, :]
+    offs = rows.to(tl.int64)[:, None] * N + cols[None, :]
+    y = tl.load(out_ptr + offs, mask=tile_ok, other=0.0).to(tl.float32)
+    g = tl.load(out_grad_ptr + offs, mask=tile_ok, other=0.0).to(tl.float32)
+    row_dot = tl.sum(y * g, axis=1)
+    dx = y * (g - row_dot[:, None])
+    tl.store(in_grad_ptr + offs, dx.to(in_grad_ptr.dtype.element_ty), mask=tile_ok)
 
 
 def softmax(x, num_programs=132):
