@@ -81,37 +81,32 @@ def _prefix_prefill_gqa(Q, K_new, V_new, K_pool, V_pool, Out, req_to_token, b_st
 def _attn_fwd_inner(acc, l_i, m_i, q, K_ptrs, V_ptrs, stride_kn, stride_vn, start_m, qk_scale,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr,
                     offs_m, offs_n, N_CTX: tl.constexpr):
+    # Key range swept by this call: STAGE 1 = the key blocks strictly left of
+    # the query tile, STAGE 2 = the keys on the tile's diagonal (masked),
+    # anything else = every key of the sequence.
     if STAGE == 1:
-        lo, hi = 0, start_m * BLOCK_M
+        n_lo = 0
+        n_hi = start_m * BLOCK_M
     elif STAGE == 2:
-        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
-        lo = tl.multiple_of(lo, BLOCK_M)
+        n_lo = start_m * BLOCK_M
+        n_hi = n_lo + BLOCK_M
     else:
-        lo, hi = 0, N_CTX
-    K_ptrs += lo * stride_kn
-    V_ptrs += lo * stride_vn
-    for start_n in range(lo, hi, BLOCK_N):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        k = tl.load(K_ptrs)
-        qk = tl.dot(q, k)
+        n_lo = 0
+        n_hi = N_CTX
+    for n0 in range(n_lo, n_hi, BLOCK_N):
+        # scores of the query tile against keys n0 .. n0 + BLOCK_N (K is read transposed)
+        kt = tl.load(K_ptrs + n0 * stride_kn)
+        s = tl.dot(q, kt) * qk_scale
         if STAGE == 2:
-            mask = offs_m[:, None] >= (start_n + offs_n[None, :])
-            qk = qk * qk_scale + tl.where(mask, 0, -1.0e6)
-            m_ij = tl.maximum(m_i, tl.max(qk, 1))
-            qk -= m_ij[:, None]
-        else:
-            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            qk = qk * qk_scale - m_ij[:, None]
-        p = tl.math.exp2(qk)
-        l_ij = tl.sum(p, 1)
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + l_ij
-        acc = acc * alpha[:, None]
-        v = tl.load(V_ptrs)
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_ij
-        K_ptrs += BLOCK_N * stride_kn
-        V_ptrs += BLOCK_N * stride_vn
+            s = tl.where(offs_m[:, None] >= (n0 + offs_n)[None, :], s, float("-inf"))
+        # running max in base-2 units, rescale what was accumulated so far
+        m_next = tl.maximum(m_i, tl.max(s, 1))
+        corr = tl.math.exp2(m_i - m_next)
+        w = tl.math.exp2(s - m_next[:, None])
+        l_i = l_i * corr + tl.sum(w, 1)
+        vb = tl.load(V_ptrs + n0 * stride_vn)
+        acc = acc * corr[:, None] + tl.dot(w.to(vb.dtype), vb)
+        m_i = m_next
     return acc, l_i, m_i
 
 
@@ -120,36 +115,41 @@ def _attn_fwd(Q, K, V, sm_scale, M, Out, stride_qz, stride_qh, stride_qm, stride
               stride_kn, stride_vz, stride_vh, stride_vn, stride_oz, stride_oh, stride_om, H,
               N_CTX: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
               BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
-    tl.static_assert(BLOCK_N <= HEAD_DIM)
     start_m = tl.program_id(0)
-    off_hz = tl.program_id(1)
-    off_z = off_hz // H
-    off_h = off_hz % H
-    q_offset = off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
-    k_offset = off_z.to(tl.int64) * stride_kz + off_h.to(tl.int64) * stride_kh
-    v_offset = off_z.to(tl.int64) * stride_vz + off_h.to(tl.int64) * stride_vh
-    o_offset = off_z.to(tl.int64) * stride_oz + off_h.to(tl.int64) * stride_oh
+    bh = tl.program_id(1)
+    z = bh // H
+    h = bh % H
+    q_base = Q + z.to(tl.int64) * stride_qz + h.to(tl.int64) * stride_qh
+    k_base = K + z.to(tl.int64) * stride_kz + h.to(tl.int64) * stride_kh
+    v_base = V + z.to(tl.int64) * stride_vz + h.to(tl.int64) * stride_vh
+    o_base = Out + z.to(tl.int64) * stride_oz + h.to(tl.int64) * stride_oh
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    Q_ptrs = Q + q_offset + offs_m[:, None] * stride_qm + offs_d[None, :]
-    K_ptrs = K + k_offset + offs_n[None, :] * stride_kn + offs_d[:, None]
-    V_ptrs = V + v_offset + offs_n[:, None] * stride_vn + offs_d[None, :]
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    # K addressed as a [HEAD_DIM, BLOCK_N] transposed tile, V as [BLOCK_N, HEAD_DIM],
+    # both at key 0; the helper offsets them by the key index.
+    K_ptrs = k_base + offs_d[:, None] + offs_n[None, :] * stride_kn
+    V_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
+    q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :])
+    # softmax in base 2: fold log2(e) into the score scale
+    qk_scale = sm_scale * 1.4426950408889634
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    qk_scale = sm_scale * 1.44269504
-    q = tl.load(Q_ptrs)
-    if STAGE & 1:
+    if STAGE == 3:
+        # causal: unmasked blocks left of the diagonal, then the masked diagonal
         acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K_ptrs, V_ptrs, stride_kn, stride_vn,
-                                        start_m, qk_scale, BLOCK_M, BLOCK_N, 4 - STAGE, offs_m,
-                                        offs_n, N_CTX)
-    if STAGE & 2:
+                                        start_m, qk_scale, BLOCK_M, BLOCK_N, 1, offs_m, offs_n,
+                                        N_CTX)
         acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K_ptrs, V_ptrs, stride_kn, stride_vn,
                                         start_m, qk_scale, BLOCK_M, BLOCK_N, 2, offs_m, offs_n,
                                         N_CTX)
-    m_i += tl.math.log2(l_i)
-    acc = acc / l_i[:, None]
-    tl.store(M + off_hz * N_CTX + offs_m, m_i)
-    tl.store(Out + o_offset + offs_m[:, None] * stride_om + offs_d[None, :],
-             acc.to(Out.type.element_ty))
+    else:
+        # full attention: one unmasked sweep over every key
+        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K_ptrs, V_ptrs, stride_kn, stride_vn,
+                                        start_m, qk_scale, BLOCK_M, BLOCK_N, 3, offs_m, offs_n,
+                                        N_CTX)
+    # row log-sum-exp (base 2) and the normalised output
+    tl.store(M + bh * N_CTX + offs_m, m_i + tl.math.log2(l_i))
+    out = acc / l_i[:, None]
+    tl.store(o_base + offs_m[:, None] * stride_om + offs_d[None, :], out.to(Out.dtype.element_ty))
