@@ -16,45 +16,59 @@ def fused_moe_kernel(a_ptr, b_ptr, c_ptr, topk_weights_ptr, sorted_token_ids_ptr
                      BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
                      MUL_ROUTED_WEIGHT: tl.constexpr, top_k: tl.constexpr,
                      compute_type: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(EM, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-
-    num_tokens_post_padded = tl.load(num_tokens_post_padded_ptr)
-    if pid_m * BLOCK_SIZE_M >= num_tokens_post_padded:
+    # map the flat program id onto (row block, column block), walking
+    # GROUP_SIZE_M row blocks down one column band before moving right
+    pid = tl.program_id(0)
+    n_row_blocks = tl.cdiv(EM, BLOCK_SIZE_M)
+    n_col_blocks = tl.cdiv(N, BLOCK_SIZE_N)
+    if pid >= n_row_blocks * n_col_blocks:
         return
-    offs_token_id = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
-    offs_token = tl.load(sorted_token_ids_ptr + offs_token_id)
-    token_mask = offs_token < num_valid_tokens
+    band_size = GROUP_SIZE_M * n_col_blocks
+    band_first_row = (pid // band_size) * GROUP_SIZE_M
+    band_rows = tl.minimum(n_row_blocks - band_first_row, GROUP_SIZE_M)
+    in_band = pid % band_size
+    row_blk = band_first_row + in_band % band_rows
+    col_blk = in_band // band_rows
 
-    off_experts = tl.load(expert_ids_ptr + pid_m).to(tl.int64)
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (offs_token[:, None] // top_k * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + off_experts * stride_be + (offs_k[:, None] * stride_bk +
-                                                offs_bn[None, :] * stride_bn)
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=token_mask[:, None] & (offs_k[None, :] < K - k * BLOCK_SIZE_K),
-                    other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator += tl.dot(a, b)
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
+    # row blocks past the padded sorted length hold no work
+    padded_len = tl.load(num_tokens_post_padded_ptr)
+    if row_blk * BLOCK_SIZE_M >= padded_len:
+        return
+
+    # the sorted (token, slot) ids of this row block; padding ids are dropped
+    slots = row_blk * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    flat_ids = tl.load(sorted_token_ids_ptr + slots, mask=slots < EM, other=num_valid_tokens)
+    row_ok = flat_ids < num_valid_tokens
+    src_rows = (flat_ids // top_k).to(tl.int64)
+    expert = tl.load(expert_ids_ptr + row_blk).to(tl.int64)
+
+    cols = col_blk * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    col_ok = cols < N
+    kk = tl.arange(0, BLOCK_SIZE_K)
+
+    # A tile [BLOCK_SIZE_M, BLOCK_SIZE_K] gathered by token; B tile
+    # [BLOCK_SIZE_K, BLOCK_SIZE_N] read from the expert's [N, K] matrix
+    a_tile_ptrs = a_ptr + src_rows[:, None] * stride_am + kk[None, :] * stride_ak
+    b_tile_ptrs = (b_ptr + expert * stride_be + kk[:, None] * stride_bk
+                   + cols[None, :] * stride_bn)
+
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_SIZE_K):
+        k_ok = (k0 + kk) < K
+        a_tile = tl.load(a_tile_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+        b_tile = tl.load(b_tile_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
+        acc = tl.dot(a_tile, b_tile, acc)
+        a_tile_ptrs += BLOCK_SIZE_K * stride_ak
+        b_tile_ptrs += BLOCK_SIZE_K * stride_bk
+
     if MUL_ROUTED_WEIGHT:
-        moe_weight = tl.load(topk_weights_ptr + offs_token, mask=token_mask, other=0)
-        accumulator = accumulator * moe_weight[:, None]
-    accumulator = accumulator.to(compute_type)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_token[:, None] + stride_cn * offs_cn[None, :]
-    c_mask = token_mask[:, None] & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, accumulator, mask=c_mask)
+        route_w = tl.load(topk_weights_ptr + flat_ids, mask=row_ok, other=0.0)
+        acc = acc * route_w[:, None]
+
+    # scatter the rows back to their (token, slot) positions
+    out = acc.to(compute_type)
+    c_tile_ptrs = c_ptr + flat_ids[:, None].to(tl.int64) * stride_cm + cols[None, :] * stride_cn
+    tl.store(c_tile_ptrs, out, mask=row_ok[:, None] & col_ok[None, :])
 
 
 def invoke_fused_moe_kernel(A, B, C, topk_weights, sorted_token_ids, expert_ids,
