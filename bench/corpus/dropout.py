@@ -11,12 +11,14 @@ import triton.language as tl
 @triton.jit
 def _seeded_dropout_fwd(x_ptr, out_ptr, n_elements, p, seed, BLOCK_SIZE: tl.constexpr):
     pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    keep = tl.rand(seed, offsets) > p
-    out = tl.where(keep, x / (1 - p), 0.0)
-    tl.store(out_ptr + offsets, out, mask=mask)
+    idx = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    in_range = idx < n_elements
+    x = tl.load(x_ptr + idx, mask=in_range, other=0.0)
+    # the same (seed, offset) stream as _dropout_keep_mask decides which lanes survive
+    survive = tl.rand(seed, idx) > p
+    inv_keep = 1.0 / (1.0 - p)
+    y = tl.where(survive, x * inv_keep, 0.0)
+    tl.store(out_ptr + idx, y.to(out_ptr.dtype.element_ty), mask=in_range)
 
 
 @triton.jit

@@ -60,18 +60,19 @@ def per_token_quant_fp8_kernel(x_ptr, q_ptr, scale_ptr, n, stride, FP8_MAX: tl.c
 @triton.jit
 def per_token_group_quant_int8_kernel(y_ptr, y_q_ptr, y_s_ptr, group_size, eps,
                                       BLOCK: tl.constexpr):
-    g_id = tl.program_id(0)
-    y_ptr += g_id * group_size
-    y_q_ptr += g_id * group_size
-    cols = tl.arange(0, BLOCK)
-    mask = cols < group_size
-    y = tl.load(y_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    absmax = tl.maximum(tl.max(tl.abs(y)), eps)
-    y_s = absmax / 127.0
-    y_q = tl.clamp(y / y_s, -128.0, 127.0)
-    y_q = tl.where(y_q >= 0, tl.floor(y_q + 0.5), tl.ceil(y_q - 0.5)).to(tl.int8)
-    tl.store(y_q_ptr + cols, y_q, mask=mask)
-    tl.store(y_s_ptr + g_id, y_s)
+    grp = tl.program_id(0).to(tl.int64)
+    lane = tl.arange(0, BLOCK)
+    in_grp = lane < group_size
+    base = grp * group_size
+    v = tl.load(y_ptr + base + lane, mask=in_grp, other=0.0).to(tl.float32)
+    absmax = tl.max(tl.abs(v), axis=0)
+    step = tl.maximum(absmax, eps) / 127.0
+    scaled = tl.clamp(v / step, -128.0, 127.0)
+    # round half away from zero, then convert (the conversion itself truncates)
+    rounded = tl.floor(tl.abs(scaled) + 0.5)
+    q = tl.where(scaled < 0, -rounded, rounded)
+    tl.store(y_q_ptr + base + lane, q.to(y_q_ptr.dtype.element_ty), mask=in_grp)
+    tl.store(y_s_ptr + grp, step)
 
 
 @triton.jit

@@ -16,27 +16,25 @@ def tanh(x):
 
 @triton.jit
 def _geglu_tanh_backward_kernel(dc_ptr, a_ptr, b_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):
-    program_id = tl.program_id(0).to(tl.int64)
-    dc_ptr += program_id * stride
-    a_ptr += program_id * stride
-    b_ptr += program_id * stride
-    col_offsets = tl.arange(0, BLOCK_SIZE)
-    mask = col_offsets < n_cols
-    dc_row = tl.load(dc_ptr + col_offsets, mask=mask, other=0)
-    a_row = tl.load(a_ptr + col_offsets, mask=mask, other=0).to(tl.float32)
-    b_row = tl.load(b_ptr + col_offsets, mask=mask, other=0)
-    sqrt_2_over_pi = 0.7978845608028654
-    a_cubed = a_row * a_row * a_row
-    inner = sqrt_2_over_pi * (a_row + 0.044715 * a_cubed)
-    tanh_inner = tanh(inner)
-    gelu_a = 0.5 * a_row * (1 + tanh_inner)
-    db_row = dc_row * gelu_a
-    term1 = 0.5 * (1 + tanh_inner)
-    term2 = 0.5 * a_row * (1 - tanh_inner * tanh_inner) * \
-        (sqrt_2_over_pi * (1 + 3 * 0.044715 * a_row * a_row))
-    da_row = dc_row * b_row * (term1 + term2)
-    tl.store(a_ptr + col_offsets, da_row, mask=mask)
-    tl.store(b_ptr + col_offsets, db_row, mask=mask)
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    offs = row * stride + cols
+    dc = tl.load(dc_ptr + offs, mask=in_row, other=0.0).to(tl.float32)
+    a = tl.load(a_ptr + offs, mask=in_row, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + offs, mask=in_row, other=0.0).to(tl.float32)
+    c0 = 0.7978845608028654  # sqrt(2 / pi)
+    c1 = 0.044715
+    a_sq = a * a
+    th = tanh(c0 * a * (1.0 + c1 * a_sq))
+    half_gate = 0.5 * (1.0 + th)
+    gelu_a = a * half_gate
+    # d gelu / d a: the gate plus a times the derivative of the gate
+    d_gelu = half_gate + 0.5 * a * (1.0 - th * th) * c0 * (1.0 + 3.0 * c1 * a_sq)
+    da = dc * b * d_gelu
+    db = dc * gelu_a
+    tl.store(a_ptr + offs, da.to(a_ptr.dtype.element_ty), mask=in_row)
+    tl.store(b_ptr + offs, db.to(b_ptr.dtype.element_ty), mask=in_row)
 
 
 @triton.jit

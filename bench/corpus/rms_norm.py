@@ -11,45 +11,42 @@ import triton.language as tl
 @triton.jit
 def _rms_norm_forward_kernel(Y_ptr, Y_row_stride, X_ptr, X_row_stride, W_ptr, RSTD_ptr, n_cols,
                              eps, offset, BLOCK_SIZE: tl.constexpr):
-    row_idx = tl.program_id(0).to(tl.int64)
-    col_offsets = tl.arange(0, BLOCK_SIZE)
-    mask = col_offsets < n_cols
-    X_row = tl.load(X_ptr + row_idx * X_row_stride + col_offsets, mask=mask, other=0)
-    X_row_dtype = X_row.dtype
-    W_row = tl.load(W_ptr + col_offsets, mask=mask, other=0)
-    X_row = X_row.to(tl.float32)
-    mean_square = tl.sum(X_row * X_row, axis=0) / n_cols
-    rstd = tl.math.rsqrt(mean_square + eps)
-    tl.store(RSTD_ptr + row_idx, rstd)
-    Y_row = (X_row * rstd).to(X_row_dtype)
-    Y_row = Y_row * (offset + W_row)
-    tl.store(Y_ptr + row_idx * Y_row_stride + col_offsets, Y_row, mask=mask)
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    x = tl.load(X_ptr + row * X_row_stride + cols, mask=in_row, other=0.0).to(tl.float32)
+    scale = tl.load(W_ptr + cols, mask=in_row, other=0.0).to(tl.float32) + offset
+    # mean of squares over the true row length; padded lanes contribute zero
+    inv_rms = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    tl.store(RSTD_ptr + row, inv_rms)
+    y = (x * inv_rms) * scale
+    tl.store(Y_ptr + row * Y_row_stride + cols, y.to(Y_ptr.dtype.element_ty), mask=in_row)
 
 
 @triton.jit
 def _rms_norm_backward_kernel(dY_ptr, dY_row_stride, dX_ptr, dX_row_stride, X_ptr, X_row_stride,
                               W_ptr, RSTD_ptr, dW_ptr, dW_row_stride, n_rows, n_cols, offset,
                               rows_per_program, BLOCK_SIZE: tl.constexpr):
-    row_block_id = tl.program_id(0)
-    row_start = row_block_id * rows_per_program
-    row_end = min((row_block_id + 1) * rows_per_program, n_rows)
-    col_offsets = tl.arange(0, BLOCK_SIZE)
-    mask = col_offsets < n_cols
-    dW_row = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
-    W_row = tl.load(W_ptr + col_offsets, mask=mask, other=0.0).to(tl.float32) + offset
-    for row_idx in range(row_start, row_end):
-        dY_row = tl.load(dY_ptr + row_idx * dY_row_stride + col_offsets, mask=mask, other=0.0)
-        X_row = tl.load(X_ptr + row_idx * X_row_stride + col_offsets, mask=mask, other=0.0)
-        rstd_row = tl.load(RSTD_ptr + row_idx)
-        X_row = X_row.to(tl.float32)
-        m = dY_row.to(tl.float32) * W_row
-        dX_row = rstd_row * m
-        dX_row += rstd_row * (-(1 / n_cols) * rstd_row * rstd_row *
-                              tl.sum(m * X_row, axis=0) * X_row)
-        dW_row += dY_row.to(tl.float32) * (X_row * rstd_row)
-        tl.store(dX_ptr + row_idx * dX_row_stride + col_offsets, dX_row.to(X_ptr.dtype.element_ty),
-                 mask=mask)
-    tl.store(dW_ptr + row_block_id * dW_row_stride + col_offsets, dW_row, mask=mask)
+    pid = tl.program_id(0)
+    row_lo = pid * rows_per_program
+    row_hi = tl.minimum(row_lo + rows_per_program, n_rows)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    scale = tl.load(W_ptr + cols, mask=in_row, other=0.0).to(tl.float32) + offset
+    dw_part = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for r in range(row_lo, row_hi):
+        r64 = r.to(tl.int64)
+        dy = tl.load(dY_ptr + r64 * dY_row_stride + cols, mask=in_row, other=0.0).to(tl.float32)
+        x = tl.load(X_ptr + r64 * X_row_stride + cols, mask=in_row, other=0.0).to(tl.float32)
+        inv_rms = tl.load(RSTD_ptr + r64)
+        xn = x * inv_rms
+        g = dy * scale
+        # remove the component of g along the normalised row, then rescale
+        proj = tl.sum(g * xn, axis=0) / n_cols
+        dx = (g - xn * proj) * inv_rms
+        tl.store(dX_ptr + r64 * dX_row_stride + cols, dx.to(dX_ptr.dtype.element_ty), mask=in_row)
+        dw_part += dy * xn
+    tl.store(dW_ptr + pid.to(tl.int64) * dW_row_stride + cols, dw_part, mask=in_row)
 
 
 def rms_norm_forward(X, W, eps=1e-6, offset=0.0):

@@ -33,9 +33,12 @@ def _row_var_mean_two_pass(x_ptr, mean_ptr, var_ptr, stride_row, n_cols,
 @triton.jit
 def welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
     n = n_a + n_b
-    delta = mean_b - mean_a
-    frac = tl.where(n == 0.0, 0.0, n_b / tl.where(n == 0.0, 1.0, n))
-    return mean_a + delta * frac, m2_a + m2_b + delta * delta * n_a * frac, n
+    # fraction of the merged weight that comes from b; zero when both are empty
+    frac_b = tl.where(n > 0, n_b / tl.where(n > 0, n, 1.0), 0.0)
+    shift = mean_b - mean_a
+    mean = mean_a + shift * frac_b
+    m2 = m2_a + m2_b + shift * shift * (n_a * frac_b)
+    return mean, m2, n
 
 
 @triton.jit
