@@ -18,39 +18,59 @@ def moe_w8a16_kernel(a_ptr, w_ptr, out_ptr, w_scale_ptr, route_w_ptr, sorted_ids
                      BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
                      MUL_ROUTED_WEIGHT: tl.constexpr, top_k: tl.constexpr,
                      compute_type: tl.constexpr):
+    # program -> (row block, column block), row blocks grouped GROUP_SIZE_M at a time
     pid = tl.program_id(axis=0)
-    tiles_m = tl.cdiv(EM, BLOCK_SIZE_M)
-    tiles_n = tl.cdiv(N, BLOCK_SIZE_N)
-    per_group = GROUP_SIZE_M * tiles_n
-    first_m = (pid // per_group) * GROUP_SIZE_M
-    rows_here = min(tiles_m - first_m, GROUP_SIZE_M)
-    pid_m = first_m + ((pid % per_group) % rows_here)
-    pid_n = (pid % per_group) // rows_here
-    if pid_m * BLOCK_SIZE_M >= tl.load(n_sorted_ptr):
+    n_row_blocks = tl.cdiv(EM, BLOCK_SIZE_M)
+    n_col_blocks = tl.cdiv(N, BLOCK_SIZE_N)
+    if pid >= n_row_blocks * n_col_blocks:
         return
-    slot = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
-    token = tl.load(sorted_ids_ptr + slot)
-    live = token < n_valid
-    expert = tl.load(block_expert_ptr + pid_m).to(tl.int64)
-    cols = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)) % N
+    per_group = GROUP_SIZE_M * n_col_blocks
+    row_base = (pid // per_group) * GROUP_SIZE_M
+    rows_here = tl.minimum(n_row_blocks - row_base, GROUP_SIZE_M)
+    blk_m = row_base + (pid % per_group) % rows_here
+    blk_n = (pid % per_group) // rows_here
+
+    # row blocks past the end of the sorted list do no work
+    if blk_m * BLOCK_SIZE_M >= tl.load(n_sorted_ptr):
+        return
+
+    slot = blk_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    tok = tl.load(sorted_ids_ptr + slot, mask=slot < EM, other=n_valid)
+    live = tok < n_valid
+    expert = tl.load(block_expert_ptr + blk_m).to(tl.int64)
+
+    cols = blk_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    col_ok = cols < N
     ks = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (token[:, None] // top_k * stride_am + ks[None, :] * stride_ak)
-    w_ptrs = w_ptr + expert * stride_we + (ks[:, None] * stride_wk + cols[None, :] * stride_wn)
-    w_scale = tl.load(w_scale_ptr + expert * stride_wse + cols[None, :] * stride_wsn)
+
+    # gathered activation rows [BM, BK] and the expert's weight tile [BK, BN]
+    a_ptrs = (a_ptr + (tok // top_k).to(tl.int64)[:, None] * stride_am
+              + ks[None, :] * stride_ak)
+    w_ptrs = (w_ptr + expert * stride_we + ks[:, None] * stride_wk
+              + cols.to(tl.int64)[None, :] * stride_wn)
+
+    # one fp32 scale per output channel of this expert
+    ch_scale = tl.load(w_scale_ptr + expert * stride_wse + cols[None, :] * stride_wsn,
+                       mask=col_ok[None, :], other=0.0)
+
     acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        k_left = K - k * BLOCK_SIZE_K
-        a = tl.load(a_ptrs, mask=live[:, None] & (ks[None, :] < k_left), other=0.0)
-        w = tl.load(w_ptrs, mask=ks[:, None] < k_left, other=0)
-        acc = tl.dot(a, w.to(compute_type), acc=acc)
+    for kb in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        k_left = K - kb * BLOCK_SIZE_K
+        a_tile = tl.load(a_ptrs, mask=live[:, None] & (ks[None, :] < k_left), other=0.0)
+        w_tile = tl.load(w_ptrs, mask=(ks[:, None] < k_left) & col_ok[None, :], other=0)
+        acc = tl.dot(a_tile, w_tile.to(compute_type), acc=acc)
         a_ptrs += BLOCK_SIZE_K * stride_ak
         w_ptrs += BLOCK_SIZE_K * stride_wk
-    acc *= w_scale
+
+    acc = acc * ch_scale
     if MUL_ROUTED_WEIGHT:
-        acc *= tl.load(route_w_ptr + token, mask=live, other=0)[:, None]
-    out_cols = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    o_ptrs = out_ptr + stride_om * token[:, None] + stride_on * out_cols[None, :]
-    tl.store(o_ptrs, acc.to(compute_type), mask=live[:, None] & (out_cols[None, :] < N))
+        gate = tl.load(route_w_ptr + tok, mask=live, other=0.0)
+        acc = acc * gate[:, None]
+
+    # scatter the tile back to the routed rows
+    o_ptrs = (out_ptr + tok.to(tl.int64)[:, None] * stride_om
+              + cols[None, :] * stride_on)
+    tl.store(o_ptrs, acc.to(compute_type), mask=live[:, None] & col_ok[None, :])
 
 
 def moe_w8a16(a, w, w_scale, route_w, sorted_ids, block_expert, n_sorted, top_k, config,

@@ -20,52 +20,68 @@ def moe_w8a8_block_kernel(x_ptr, w_ptr, out_ptr, x_scale_ptr, w_scale_ptr, route
                           BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
                           BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
                           top_k: tl.constexpr, EVEN_K: tl.constexpr):
-    pid = tl.program_id(0)
-    tiles_m = tl.cdiv(EM, BLOCK_SIZE_M)
-    tiles_n = tl.cdiv(N, BLOCK_SIZE_N)
-    per_group = GROUP_SIZE_M * tiles_n
-    first_m = (pid // per_group) * GROUP_SIZE_M
-    rows_here = min(tiles_m - first_m, GROUP_SIZE_M)
-    pid_m = first_m + (pid % per_group) % rows_here
-    pid_n = (pid % per_group) // rows_here
-    if pid_m * BLOCK_SIZE_M >= tl.load(n_sorted_ptr):
+    # program -> (row block, column block), row blocks grouped GROUP_SIZE_M at a time
+    pid = tl.program_id(axis=0)
+    n_row_blocks = tl.cdiv(EM, BLOCK_SIZE_M)
+    n_col_blocks = tl.cdiv(N, BLOCK_SIZE_N)
+    if pid >= n_row_blocks * n_col_blocks:
         return
-    slot = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
-    token = tl.load(sorted_ids_ptr + slot).to(tl.int64)
-    live = token < n_valid
-    expert = tl.load(block_expert_ptr + pid_m).to(tl.int64)
-    cols = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)) % N
+    per_group = GROUP_SIZE_M * n_col_blocks
+    row_base = (pid // per_group) * GROUP_SIZE_M
+    rows_here = tl.minimum(n_row_blocks - row_base, GROUP_SIZE_M)
+    blk_m = row_base + (pid % per_group) % rows_here
+    blk_n = (pid % per_group) // rows_here
+
+    # row blocks past the end of the sorted list do no work
+    if blk_m * BLOCK_SIZE_M >= tl.load(n_sorted_ptr):
+        return
+
+    slot = blk_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
+    tok = tl.load(sorted_ids_ptr + slot, mask=slot < EM, other=n_valid).to(tl.int64)
+    live = tok < n_valid
+    src_row = tok // top_k
+    expert = tl.load(block_expert_ptr + blk_m).to(tl.int64)
+
+    cols = blk_n.to(tl.int64) * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)
+    col_ok = cols < N
     ks = tl.arange(0, BLOCK_SIZE_K)
-    x_ptrs = x_ptr + (token[:, None] // top_k * stride_xm + ks[None, :] * stride_xk)
-    w_ptrs = w_ptr + expert * stride_we + (ks[:, None] * stride_wk + cols[None, :] * stride_wn)
-    xs_ptrs = x_scale_ptr + (token // top_k) * stride_xsm
-    if BLOCK_SIZE_N > group_n:
-        ws_cols = cols // group_n
+
+    x_ptrs = x_ptr + src_row[:, None] * stride_xm + ks[None, :] * stride_xk
+    w_ptrs = w_ptr + expert * stride_we + ks[:, None] * stride_wk + cols[None, :] * stride_wn
+    # per-row activation scales, and the weight scales of this expert
+    xs_ptrs = x_scale_ptr + src_row * stride_xsm
+    if group_n >= BLOCK_SIZE_N:
+        # the whole column tile shares one weight scale per K block
+        ws_ptrs = w_scale_ptr + expert * stride_wse + (blk_n * BLOCK_SIZE_N // group_n) * stride_wsn
     else:
-        ws_cols = pid_n * BLOCK_SIZE_N // group_n
-    ws_ptrs = w_scale_ptr + expert * stride_wse + ws_cols * stride_wsn
+        ws_ptrs = w_scale_ptr + expert * stride_wse + (cols // group_n) * stride_wsn
+
     acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
     for k_start in range(0, K, BLOCK_SIZE_K):
         if EVEN_K:
-            x = tl.load(x_ptrs, mask=live[:, None], other=0.0)
-            w = tl.load(w_ptrs)
+            x_tile = tl.load(x_ptrs, mask=live[:, None], other=0)
+            w_tile = tl.load(w_ptrs, mask=col_ok[None, :], other=0)
         else:
-            x = tl.load(x_ptrs, mask=live[:, None] & (ks[None, :] < K - k_start), other=0.0)
-            w = tl.load(w_ptrs, mask=ks[:, None] < K - k_start, other=0.0)
-        kb = k_start // group_k
-        x_s = tl.load(xs_ptrs + kb * stride_xsk, mask=live, other=0.0)
-        w_s = tl.load(ws_ptrs + kb * stride_wsk)
-        if BLOCK_SIZE_N > group_n:
-            acc += tl.dot(x, w) * x_s[:, None] * w_s[None, :]
+            k_ok = ks < K - k_start
+            x_tile = tl.load(x_ptrs, mask=live[:, None] & k_ok[None, :], other=0)
+            w_tile = tl.load(w_ptrs, mask=k_ok[:, None] & col_ok[None, :], other=0)
+        kg = k_start // group_k
+        x_s = tl.load(xs_ptrs + kg * stride_xsk, mask=live, other=0.0)
+        if group_n >= BLOCK_SIZE_N:
+            w_s = tl.load(ws_ptrs + kg * stride_wsk)
+            acc += tl.dot(x_tile, w_tile).to(tl.float32) * (x_s[:, None] * w_s)
         else:
-            acc += tl.dot(x, w) * (x_s[:, None] * w_s)
+            w_s = tl.load(ws_ptrs + kg * stride_wsk, mask=col_ok, other=0.0)
+            acc += tl.dot(x_tile, w_tile).to(tl.float32) * (x_s[:, None] * w_s[None, :])
         x_ptrs += BLOCK_SIZE_K * stride_xk
         w_ptrs += BLOCK_SIZE_K * stride_wk
-    rw = tl.load(route_w_ptr + token, mask=live, other=0)
-    acc *= rw[:, None]
-    out_cols = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    o_ptrs = out_ptr + stride_om * token[:, None] + stride_on * out_cols[None, :]
-    tl.store(o_ptrs, acc.to(tl.bfloat16), mask=live[:, None] & (out_cols[None, :] < N))
+
+    gate = tl.load(route_w_ptr + tok, mask=live, other=0.0)
+    acc = acc * gate[:, None]
+
+    # scatter the tile back to the routed rows
+    o_ptrs = out_ptr + tok[:, None] * stride_om + cols[None, :] * stride_on
+    tl.store(o_ptrs, acc.to(tl.bfloat16), mask=live[:, None] & col_ok[None, :])
 
 
 def moe_w8a8_block(x, w, x_scale, w_scale, route_w, sorted_ids, block_expert, n_sorted,

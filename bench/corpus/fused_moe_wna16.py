@@ -21,60 +21,80 @@ def moe_wna16_kernel(x_ptr, qw_ptr, out_ptr, scale_ptr, route_w_ptr, sorted_ids_
                      BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr,
                      MUL_ROUTED_WEIGHT: tl.constexpr, top_k: tl.constexpr,
                      compute_type: tl.constexpr, INT4: tl.constexpr, EVEN_K: tl.constexpr):
+    # program -> (row block, column block), row blocks grouped GROUP_SIZE_M at a time
     pid = tl.program_id(axis=0)
-    tiles_m = tl.cdiv(EM, BLOCK_SIZE_M)
-    tiles_n = tl.cdiv(N, BLOCK_SIZE_N)
-    per_group = GROUP_SIZE_M * tiles_n
-    first_m = (pid // per_group) * GROUP_SIZE_M
-    rows_here = min(tiles_m - first_m, GROUP_SIZE_M)
-    pid_m = first_m + ((pid % per_group) % rows_here)
-    pid_n = (pid % per_group) // rows_here
-    if pid_m * BLOCK_SIZE_M >= tl.load(n_sorted_ptr):
+    n_row_blocks = tl.cdiv(EM, BLOCK_SIZE_M)
+    n_col_blocks: tl.constexpr = (N + BLOCK_SIZE_N - 1) // BLOCK_SIZE_N
+    if pid >= n_row_blocks * n_col_blocks:
         return
-    slot = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
-    token = tl.load(sorted_ids_ptr + slot)
-    live = token < n_valid
-    expert = tl.load(block_expert_ptr + pid_m).to(tl.int64)
-    cols = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    x_ptrs = x_ptr + (token[:, None] // top_k * stride_xm + offs_k[None, :] * stride_xk)
+    per_group = GROUP_SIZE_M * n_col_blocks
+    row_base = (pid // per_group) * GROUP_SIZE_M
+    rows_here = tl.minimum(n_row_blocks - row_base, GROUP_SIZE_M)
+    blk_m = row_base + (pid % per_group) % rows_here
+    blk_n = (pid % per_group) // rows_here
+
+    # row blocks past the end of the sorted list do no work
+    if blk_m * BLOCK_SIZE_M >= tl.load(n_sorted_ptr):
+        return
+
+    slot = blk_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    tok = tl.load(sorted_ids_ptr + slot, mask=slot < EM, other=n_valid)
+    live = tok < n_valid
+    expert = tl.load(block_expert_ptr + blk_m).to(tl.int64)
+
+    cols = blk_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    col_ok = cols < N
+    ks = tl.arange(0, BLOCK_SIZE_K)
+
+    x_ptrs = (x_ptr + (tok // top_k).to(tl.int64)[:, None] * stride_xm
+              + ks[None, :] * stride_xk)
+    qw_base = qw_ptr + expert * stride_we + cols.to(tl.int64)[None, :] * stride_wn
+    s_base = scale_ptr + expert * stride_se + cols[None, :] * stride_sn
     if INT4:
-        w_ptrs = (qw_ptr + expert * stride_we + (offs_k[:, None] // 2) * stride_wk +
-                  cols[None, :] * stride_wn)
-        nibble = (offs_k[:, None] % 2) * 4
+        # two K values per byte: even k in the low nibble, odd k in the high one
+        q_row = ks // 2
+        q_shift = (ks % 2) * 4
         zero_point = 8
     else:
-        w_ptrs = qw_ptr + expert * stride_we + offs_k[:, None] * stride_wk + cols[None, :] * stride_wn
+        q_row = ks
         zero_point = 128
+
     acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+    for kb in range(0, (K + BLOCK_SIZE_K - 1) // BLOCK_SIZE_K):
+        k0 = kb * BLOCK_SIZE_K
         if EVEN_K:
-            k_mask = None
-            k_other = None
+            x_mask = live[:, None]
+            w_mask = col_ok[None, :]
         else:
-            k_mask = offs_k[:, None] < K - k * BLOCK_SIZE_K
-            k_other = 0.0
-        x = tl.load(x_ptrs, mask=live[:, None] & (offs_k[None, :] < K - k * BLOCK_SIZE_K),
-                    other=0.0)
-        w = tl.load(w_ptrs)
+            k_ok = ks < K - k0
+            x_mask = live[:, None] & k_ok[None, :]
+            w_mask = k_ok[:, None] & col_ok[None, :]
+        x_tile = tl.load(x_ptrs, mask=x_mask, other=0.0)
+
+        # raw weight codes [BK, BN]
         if INT4:
-            w = (w >> nibble) & 0xF
-        s_ptrs = (scale_ptr + expert * stride_se + cols[None, :] * stride_sn +
-                  ((offs_k[:, None] + BLOCK_SIZE_K * k) // group_size) * stride_sk)
-        s = tl.load(s_ptrs, mask=k_mask, other=k_other).to(tl.float32)
-        w = ((w.to(tl.float32) - zero_point) * s).to(compute_type)
-        acc = tl.dot(x, w, acc=acc)
+            q = tl.load(qw_base + (k0 // 2 + q_row)[:, None] * stride_wk,
+                        mask=w_mask, other=0).to(tl.int32)
+            q = (q >> q_shift[:, None]) & 0xF
+        else:
+            q = tl.load(qw_base + (k0 + q_row)[:, None] * stride_wk,
+                        mask=w_mask, other=0).to(tl.int32)
+        # scale of each element's K group, gathered to the same [BK, BN] tile
+        s_tile = tl.load(s_base + ((k0 + ks) // group_size)[:, None] * stride_sk,
+                         mask=w_mask, other=0.0)
+        w_tile = (q - zero_point).to(compute_type) * s_tile.to(compute_type)
+
+        acc = tl.dot(x_tile, w_tile, acc=acc)
         x_ptrs += BLOCK_SIZE_K * stride_xk
-        if INT4:
-            w_ptrs += (BLOCK_SIZE_K // 2) * stride_wk
-        else:
-            w_ptrs += BLOCK_SIZE_K * stride_wk
+
     if MUL_ROUTED_WEIGHT:
-        rw = tl.load(route_w_ptr + token, mask=live, other=0)
-        acc = acc * rw[:, None]
-    out_cols = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    o_ptrs = out_ptr + stride_om * token[:, None] + stride_on * out_cols[None, :]
-    tl.store(o_ptrs, acc.to(compute_type), mask=live[:, None] & (out_cols[None, :] < N))
+        gate = tl.load(route_w_ptr + tok, mask=live, other=0.0)
+        acc = acc * gate[:, None]
+
+    # scatter the tile back to the routed rows
+    o_ptrs = (out_ptr + tok.to(tl.int64)[:, None] * stride_om
+              + cols[None, :] * stride_on)
+    tl.store(o_ptrs, acc.to(compute_type), mask=live[:, None] & col_ok[None, :])
 
 
 def moe_wna16(x, qw, scales, route_w, sorted_ids, block_expert, n_sorted, top_k, group_size,
