@@ -14,41 +14,50 @@ def _kernel_matmul_fp8_row(A, B, C, M, N, K, A_scale, B_scale, Bias, stride_am, 
                            BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
                            EVEN_K: tl.constexpr, USE_BIAS: tl.constexpr):
     pid = tl.program_id(0)
-    grid_m = tl.cdiv(M, BLOCK_M)
-    grid_n = tl.cdiv(N, BLOCK_N)
-    width = GROUP_M * grid_n
-    group_id = pid // width
-    group_size = min(grid_m - group_id * GROUP_M, GROUP_M)
-    pid_m = group_id * GROUP_M + (pid % group_size)
-    pid_n = (pid % width) // group_size
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    ram = tl.max_contiguous(tl.multiple_of(rm % M, BLOCK_M), BLOCK_M)
-    rbn = tl.max_contiguous(tl.multiple_of(rn % N, BLOCK_N), BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    A = A + (ram[:, None] * stride_am + rk[None, :] * stride_ak)
-    B = B + (rk[:, None] * stride_bk + rbn[None, :] * stride_bn)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    # bands of GROUP_M tile rows are walked column by column so neighbouring
+    # programs share the same B columns
+    per_band = GROUP_M * tiles_n
+    band_first = (pid // per_band) * GROUP_M
+    band_height = tl.minimum(tiles_m - band_first, GROUP_M)
+    in_band = pid % per_band
+    tile_m = band_first + in_band % band_height
+    tile_n = in_band // band_height
+
+    rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    kk = tl.arange(0, BLOCK_K)
+    # rows/cols past the edge read a valid row/col instead; they are never stored
+    rows_ld = rows % M
+    cols_ld = cols % N
+    a_tile = A + rows_ld[:, None] * stride_am + kk[None, :] * stride_ak
+    b_tile = B + kk[:, None] * stride_bk + cols_ld[None, :] * stride_bn
+
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
+    for k0 in range(0, K, BLOCK_K):
         if EVEN_K:
-            a = tl.load(A)
-            b = tl.load(B)
+            a = tl.load(a_tile)
+            b = tl.load(b_tile)
         else:
-            a = tl.load(A, mask=rk[None, :] < K - k * BLOCK_K, other=0.0)
-            b = tl.load(B, mask=rk[:, None] < K - k * BLOCK_K, other=0.0)
+            k_left = K - k0
+            a = tl.load(a_tile, mask=kk[None, :] < k_left, other=0.0)
+            b = tl.load(b_tile, mask=kk[:, None] < k_left, other=0.0)
         acc = tl.dot(a, b, acc)
-        A += BLOCK_K * stride_ak
-        B += BLOCK_K * stride_bk
-    a_scale = tl.load(A_scale + rm, mask=rm < M)
-    b_scale = tl.load(B_scale + rn, mask=rn < N)
-    acc *= a_scale[:, None] * b_scale[None, :]
+        a_tile += BLOCK_K * stride_ak
+        b_tile += BLOCK_K * stride_bk
+
+    # epilogue: row scale of A, column scale of B, then the bias
+    row_ok = rows < M
+    col_ok = cols < N
+    s_row = tl.load(A_scale + rows, mask=row_ok, other=0.0)
+    s_col = tl.load(B_scale + cols, mask=col_ok, other=0.0)
+    res = acc * s_row[:, None] * s_col[None, :]
     if USE_BIAS:
-        bias = tl.load(Bias + rn, mask=rn < N)
-        acc += bias[None, :]
-    acc = acc.to(C.dtype.element_ty)
-    C = C + (rm[:, None] * stride_cm + rn[None, :] * stride_cn)
-    mask = (rm < M)[:, None] & (rn < N)[None, :]
-    tl.store(C, acc, mask=mask)
+        bias = tl.load(Bias + cols, mask=col_ok, other=0.0).to(tl.float32)
+        res += bias[None, :]
+    c_tile = C + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+    tl.store(c_tile, res.to(C.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
 
 
 def matmul_fp8_row(a, b, a_scale, b_scale, bias=None):

@@ -13,38 +13,40 @@ def _scaled_mm_carried_k(a_ptr, b_ptr, scale_a_ptr, scale_b_ptr, c_ptr, M, N, K,
                          stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                          BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
                          BLOCK_SIZE_K: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    pid_m = pid // num_pid_n
-    pid_n = pid % num_pid_n
+    pid = tl.program_id(0)
+    tiles_n = tl.cdiv(N, BLOCK_SIZE_N)
+    # plain row-major tile order
+    tile_m = pid // tiles_n
+    tile_n = pid % tiles_n
 
-    # 64-bit offsets: a large activation overflows int32 element offsets
-    offsets_am = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
-    offsets_bn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)
-    masks_am = offsets_am < M
-    masks_bn = offsets_bn < N
+    # 64-bit row/column offsets
+    offsets_am = tile_m.to(tl.int64) * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M).to(tl.int64)
+    offsets_bn = tile_n.to(tl.int64) * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N).to(tl.int64)
     offsets_k = tl.arange(0, BLOCK_SIZE_K).to(tl.int64)
+    m_ok = offsets_am < M
+    n_ok = offsets_bn < N
+
     a_ptrs = a_ptr + offsets_am[:, None] * stride_am + offsets_k[None, :] * stride_ak
     b_ptrs = b_ptr + offsets_k[:, None] * stride_bk + offsets_bn[None, :] * stride_bn
 
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.int32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        masks_k = offsets_k < K
-        a = tl.load(a_ptrs, mask=masks_am[:, None] & masks_k[None, :], other=0)
-        b = tl.load(b_ptrs, mask=masks_k[:, None] & masks_bn[None, :], other=0)
-        accumulator = tl.dot(a, b, accumulator, out_dtype=tl.int32)
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.int32)
+    for _ in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        k_ok = offsets_k < K
+        a = tl.load(a_ptrs, mask=m_ok[:, None] & k_ok[None, :], other=0)
+        b = tl.load(b_ptrs, mask=k_ok[:, None] & n_ok[None, :], other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+        # the K offsets and both pointer tiles move on together
         offsets_k += BLOCK_SIZE_K
         a_ptrs += BLOCK_SIZE_K * stride_ak
         b_ptrs += BLOCK_SIZE_K * stride_bk
 
-    # the scales as columns: [BLOCK_SIZE_M, 1] rows of A, [BLOCK_SIZE_N, 1] columns of B
-    scale_a = tl.load(scale_a_ptr + offsets_am[:, None], mask=masks_am[:, None], other=0.0)
-    scale_b = tl.load(scale_b_ptr + offsets_bn[:, None], mask=masks_bn[:, None], other=0.0)
-    out = scale_a * accumulator.to(tl.float32)
-    out = scale_b.T * out
-    c = out.to(c_ptr.type.element_ty)
+    # per-token scale as an [M, 1] column, per-channel scale laid across N as [1, N]
+    s_a = tl.load(scale_a_ptr + offsets_am[:, None], mask=m_ok[:, None], other=0.0)
+    s_b = tl.load(scale_b_ptr + offsets_bn[None, :], mask=n_ok[None, :], other=0.0)
+    res = s_a * (s_b * acc.to(tl.float32))
+
     c_ptrs = c_ptr + offsets_am[:, None] * stride_cm + offsets_bn[None, :] * stride_cn
-    tl.store(c_ptrs, c, mask=masks_am[:, None] & masks_bn[None, :])
+    tl.store(c_ptrs, res.to(c_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
 
 def scaled_mm_carried_k(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, BLOCK_SIZE_M=64,

@@ -13,43 +13,44 @@ def _w8a8_block_fp8_matmul(A, B, C, As, Bs, M, N, K, group_n, group_k, stride_am
                            stride_Bs_k, stride_Bs_n, BLOCK_SIZE_M: tl.constexpr,
                            BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
                            GROUP_SIZE_M: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + (pid % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_SIZE_M)
+    tiles_n = tl.cdiv(N, BLOCK_SIZE_N)
+    # grouped tile order: GROUP_SIZE_M tile rows per band, column-major inside a band
+    per_band = GROUP_SIZE_M * tiles_n
+    band_first = (pid // per_band) * GROUP_SIZE_M
+    band_height = tl.minimum(tiles_m - band_first, GROUP_SIZE_M)
+    in_band = pid % per_band
+    tile_m = band_first + in_band % band_height
+    tile_n = in_band // band_height
 
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = A + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = B + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    As_ptrs = As + offs_am * stride_As_m
-    offs_bsn = offs_bn // group_n
-    Bs_ptrs = Bs + offs_bsn * stride_Bs_n
+    rows = tile_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    cols = tile_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    kk = tl.arange(0, BLOCK_SIZE_K)
+    # out-of-range rows/cols are redirected to valid ones for loading only
+    rows_ld = rows % M
+    cols_ld = cols % N
+    a_tile = A + rows_ld[:, None] * stride_am + kk[None, :] * stride_ak
+    b_tile = B + kk[:, None] * stride_bk + cols_ld[None, :] * stride_bn
+    # scale pointers: one A scale per row, one B scale per N group, both per K group
+    a_scale_row = As + rows_ld * stride_As_m
+    b_scale_col = Bs + (cols_ld // group_n) * stride_Bs_n
 
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        k_start = k * BLOCK_SIZE_K
-        offs_ks = k_start // group_k
-        a_s = tl.load(As_ptrs + offs_ks * stride_As_k)
-        b_s = tl.load(Bs_ptrs + offs_ks * stride_Bs_k)
-        accumulator += tl.dot(a, b) * a_s[:, None] * b_s[None, :]
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_SIZE_K):
+        k_left = K - k0
+        a = tl.load(a_tile, mask=kk[None, :] < k_left, other=0.0)
+        b = tl.load(b_tile, mask=kk[:, None] < k_left, other=0.0)
+        kgrp = k0 // group_k
+        sa = tl.load(a_scale_row + kgrp * stride_As_k)
+        sb = tl.load(b_scale_col + kgrp * stride_Bs_k)
+        acc += tl.dot(a, b) * sa[:, None] * sb[None, :]
+        a_tile += BLOCK_SIZE_K * stride_ak
+        b_tile += BLOCK_SIZE_K * stride_bk
 
-    c = accumulator.to(C.dtype.element_ty)
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = C + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, c, mask=c_mask)
+    c_tile = C + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+    keep = (rows[:, None] < M) & (cols[None, :] < N)
+    tl.store(c_tile, acc.to(C.dtype.element_ty), mask=keep)
 
 
 def w8a8_block_fp8_matmul(A, B, As, Bs, block_size=(128, 128), output_dtype=torch.bfloat16):

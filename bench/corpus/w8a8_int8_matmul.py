@@ -11,34 +11,42 @@ import triton.language as tl
 def _w8a8_int8_kernel(A, B, C, As, Bs, M, N, K, stride_am, stride_bn, stride_cm,
                       BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
                       BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + (pid % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = A + offs_am[:, None] * stride_am + offs_k[None, :]
-    b_ptrs = B + offs_bn[None, :] * stride_bn + offs_k[:, None]
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.int32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0)
-        accumulator = tl.dot(a, b, accumulator, out_dtype=tl.int32)
-        a_ptrs += BLOCK_SIZE_K
-        b_ptrs += BLOCK_SIZE_K
-    a_s = tl.load(As + offs_am)
-    b_s = tl.load(Bs + offs_bn)
-    c = accumulator.to(tl.float32) * a_s[:, None] * b_s[None, :]
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = C + stride_cm * offs_cm[:, None] + offs_cn[None, :]
-    tl.store(c_ptrs, c.to(C.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_SIZE_M)
+    tiles_n = tl.cdiv(N, BLOCK_SIZE_N)
+    # grouped tile order over bands of GROUP_SIZE_M tile rows
+    per_band = GROUP_SIZE_M * tiles_n
+    band_first = (pid // per_band) * GROUP_SIZE_M
+    band_height = tl.minimum(tiles_m - band_first, GROUP_SIZE_M)
+    in_band = pid % per_band
+    tile_m = band_first + in_band % band_height
+    tile_n = in_band // band_height
+
+    rows = tile_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    cols = tile_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    kk = tl.arange(0, BLOCK_SIZE_K)
+    rows_ld = rows % M
+    cols_ld = cols % N
+    # A is [M, K] and B is [N, K], both contiguous along K
+    a_tile = A + rows_ld[:, None] * stride_am + kk[None, :]
+    b_tile = B + cols_ld[None, :] * stride_bn + kk[:, None]
+
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.int32)
+    for k0 in range(0, K, BLOCK_SIZE_K):
+        k_left = K - k0
+        a = tl.load(a_tile, mask=kk[None, :] < k_left, other=0)
+        b = tl.load(b_tile, mask=kk[:, None] < k_left, other=0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+        a_tile += BLOCK_SIZE_K
+        b_tile += BLOCK_SIZE_K
+
+    row_ok = rows < M
+    col_ok = cols < N
+    s_row = tl.load(As + rows, mask=row_ok, other=0.0)
+    s_col = tl.load(Bs + cols, mask=col_ok, other=0.0)
+    res = acc.to(tl.float32) * s_row[:, None] * s_col[None, :]
+    c_tile = C + rows[:, None] * stride_cm + cols[None, :]
+    tl.store(c_tile, res.to(C.dtype.element_ty), mask=row_ok[:, None] & col_ok[None, :])
 
 
 def w8a8_int8_matmul(a, b, a_scale, b_scale, out_dtype=torch.float16):
