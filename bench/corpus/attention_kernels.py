@@ -102,40 +102,45 @@ def _paged_decode_gqa(Q, K_cache, V_cache, block_tables, seq_lens, Out, sm_scale
 def _decode_split_kv_stage1(Q, K, V, Mid_O, Mid_LSE, seq_lens, sm_scale, stride_qb,
                             stride_kb, stride_kt, stride_mb, stride_mh, stride_ms, num_heads,
                             KV_SPLITS: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    # program (b, h, s): head h of sequence b against the s-th equal slice of its keys
     b = tl.program_id(0)
     h = tl.program_id(1)
-    split = tl.program_id(2)
-    seq_len = tl.load(seq_lens + b)
-    per_split = tl.cdiv(seq_len, KV_SPLITS)
-    start = split * per_split
-    end = tl.minimum(start + per_split, seq_len)
-    offs_d = tl.arange(0, HEAD_DIM)
-    offs_n = tl.arange(0, BLOCK_N)
-    q = tl.load(Q + b * stride_qb + h * HEAD_DIM + offs_d).to(tl.float32)
-    e_max = -float("inf")
-    e_sum = 0.0
-    acc = tl.zeros([HEAD_DIM], dtype=tl.float32)
-    for n0 in range(start, end, BLOCK_N):
-        n = n0 + offs_n
-        nm = n < end
-        kv = b * stride_kb + n[:, None] * stride_kt + h * HEAD_DIM + offs_d[None, :]
-        k = tl.load(K + kv, mask=nm[:, None], other=0.0).to(tl.float32)
-        s = tl.sum(q[None, :] * k, 1) * sm_scale
-        s = tl.where(nm, s, float("-inf"))
-        n_max = tl.maximum(tl.max(s, 0), e_max)
-        re = tl.exp(e_max - n_max)
-        p = tl.exp(s - n_max)
-        v = tl.load(V + kv, mask=nm[:, None], other=0.0).to(tl.float32)
-        acc = acc * re + tl.sum(p[:, None] * v, 0)
-        e_sum = e_sum * re + tl.sum(p, 0)
-        e_max = n_max
-    mid = b * stride_mb + h * stride_mh + split * stride_ms
-    if end > start:
-        tl.store(Mid_O + mid + offs_d, acc / e_sum)
-        tl.store(Mid_LSE + (b * num_heads + h) * KV_SPLITS + split, e_max + tl.log(e_sum))
-    else:
-        tl.store(Mid_O + mid + offs_d, tl.zeros([HEAD_DIM], dtype=tl.float32))
-        tl.store(Mid_LSE + (b * num_heads + h) * KV_SPLITS + split, -float("inf"))
+    s = tl.program_id(2)
+    kv_len = tl.load(seq_lens + b)
+    chunk = tl.cdiv(kv_len, KV_SPLITS)
+    lo = s * chunk
+    hi = tl.minimum(lo + chunk, kv_len)
+    cols = tl.arange(0, HEAD_DIM)
+    rows = tl.arange(0, BLOCK_N)
+    # scores are kept in base 2: fold log2(e) into the query once
+    q = tl.load(Q + b * stride_qb + h * HEAD_DIM + cols).to(tl.float32)
+    q = q * (sm_scale * 1.4426950408889634)
+    # the slice's keys/values as [rows, HEAD_DIM] tiles; rows past `hi` read as zero
+    k_tile = tl.make_block_ptr(K + b * stride_kb + h * HEAD_DIM, (hi, HEAD_DIM), (stride_kt, 1),
+                               (lo, 0), (BLOCK_N, HEAD_DIM), (1, 0))
+    v_tile = tl.make_block_ptr(V + b * stride_kb + h * HEAD_DIM, (hi, HEAD_DIM), (stride_kt, 1),
+                               (lo, 0), (BLOCK_N, HEAD_DIM), (1, 0))
+    run_max = tl.full((), float("-inf"), tl.float32)
+    run_sum = tl.zeros((), tl.float32)
+    acc = tl.zeros((HEAD_DIM,), tl.float32)
+    for pos in range(lo, hi, BLOCK_N):
+        k = tl.load(k_tile, boundary_check=(0,), padding_option="zero").to(tl.float32)
+        score = tl.sum(k * q[None, :], axis=1)
+        score = tl.where(pos + rows < hi, score, float("-inf"))
+        new_max = tl.maximum(run_max, tl.max(score, axis=0))
+        w = tl.math.exp2(score - new_max)
+        rescale = tl.math.exp2(run_max - new_max)
+        v = tl.load(v_tile, boundary_check=(0,), padding_option="zero").to(tl.float32)
+        acc = acc * rescale + tl.sum(w[:, None] * v, axis=0)
+        run_sum = run_sum * rescale + tl.sum(w, axis=0)
+        run_max = new_max
+        k_tile = tl.advance(k_tile, (BLOCK_N, 0))
+        v_tile = tl.advance(v_tile, (BLOCK_N, 0))
+    # an empty slice leaves run_sum = 0: it stores zeros and lse = -inf
+    inv = tl.where(run_sum > 0, 1.0 / run_sum, 0.0)
+    tl.store(Mid_O + b * stride_mb + h * stride_mh + s * stride_ms + cols, acc * inv)
+    lse = (run_max + tl.math.log2(run_sum)) * 0.6931471805599453
+    tl.store(Mid_LSE + (b * num_heads + h) * KV_SPLITS + s, lse)
 
 
 @triton.jit

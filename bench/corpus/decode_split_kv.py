@@ -21,88 +21,97 @@ def _decode_split_stage1(Q, K_cache, V_cache, sm_scale, block_table, seq_lens, p
                          BLOCK_DPE: tl.constexpr, BLOCK_DV: tl.constexpr, BLOCK_N: tl.constexpr,
                          BLOCK_H: tl.constexpr, NUM_SPLITS: tl.constexpr, PAGE: tl.constexpr,
                          Lk: tl.constexpr, Lv: tl.constexpr):
+    # program (b, j, s): query heads [j * HEADS, (j + 1) * HEADS) of sequence b, all reading
+    # one KV head, against the s-th slice of the sequence's tokens
+    HEADS: tl.constexpr = BLOCK_H if BLOCK_H < group else group
     b = tl.program_id(0)
-    head_blk = tl.program_id(1)
-    split = tl.program_id(2)
-    if group > BLOCK_H:
-        HEADS: tl.constexpr = BLOCK_H
-    else:
-        HEADS: tl.constexpr = group
-    kv_head = head_blk // tl.cdiv(group, BLOCK_H)
-    heads = head_blk * HEADS + tl.arange(0, BLOCK_H)
-    live_h = (heads < (head_blk + 1) * HEADS) & (heads < n_q_heads)
-    offs_d = tl.arange(0, BLOCK_DMODEL)
-    offs_dv = tl.arange(0, BLOCK_DV)
-    live_d = offs_d < Lk
-    live_dv = offs_dv < Lv
-    seq_len = tl.load(seq_lens + b)
-    q = tl.load(Q + b * stride_qb + heads[:, None] * stride_qh + offs_d[None, :],
-                mask=live_h[:, None] & live_d[None, :], other=0.0)
+    j = tl.program_id(1)
+    s = tl.program_id(2)
+    first_head = j * HEADS
+    kv_head = first_head // group
+    kv_len = tl.load(seq_lens + b)
+    chunk = tl.cdiv(kv_len, NUM_SPLITS)
+    lo = s * chunk
+    hi = tl.minimum(lo + chunk, kv_len)
+    if lo >= hi:
+        return
+    r = tl.arange(0, BLOCK_H)
+    heads = first_head + r
+    live_h = (r < HEADS) & (heads < n_q_heads)
+    dk = tl.arange(0, BLOCK_DMODEL)
+    dv = tl.arange(0, BLOCK_DV)
+    tok = tl.arange(0, BLOCK_N)
+    q_rows = Q + b * stride_qb + heads[:, None] * stride_qh
+    q = tl.load(q_rows + dk[None, :], mask=live_h[:, None] & (dk[None, :] < Lk), other=0.0)
     if BLOCK_DPE > 0:
-        offs_pe = BLOCK_DMODEL + tl.arange(0, BLOCK_DPE)
-        q_pe = tl.load(Q + b * stride_qb + heads[:, None] * stride_qh + offs_pe[None, :],
-                       mask=live_h[:, None], other=0.0)
-    per_split = tl.cdiv(seq_len, NUM_SPLITS)
-    lo = per_split * split
-    hi = tl.minimum(lo + per_split, seq_len)
-    m_i = tl.full([BLOCK_H], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_H], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_H, BLOCK_DV], dtype=tl.float32)
-    if hi > lo:
-        for start in range(lo, hi, BLOCK_N):
-            offs_n = start + tl.arange(0, BLOCK_N)
-            live_n = offs_n < hi
-            page = tl.load(block_table + b * stride_tb + offs_n // PAGE, mask=live_n, other=0)
-            slot = page * PAGE + offs_n % PAGE
-            k = tl.load(K_cache + slot[None, :] * stride_kt + kv_head * stride_kh + offs_d[:, None],
-                        mask=live_n[None, :] & live_d[:, None], other=0.0)
-            s = tl.dot(q, k.to(q.dtype))
-            if BLOCK_DPE > 0:
-                k_pe = tl.load(K_cache + slot[None, :] * stride_kt + kv_head * stride_kh +
-                               offs_pe[:, None], mask=live_n[None, :], other=0.0)
-                s += tl.dot(q_pe, k_pe.to(q_pe.dtype))
-            s *= sm_scale
-            s = tl.where(live_h[:, None] & live_n[None, :], s, float("-inf"))
-            v = tl.load(V_cache + slot[:, None] * stride_vt + kv_head * stride_vh + offs_dv[None, :],
-                        mask=live_n[:, None] & live_dv[None, :], other=0.0)
-            m_new = tl.maximum(tl.max(s, 1), m_i)
-            alpha = tl.exp(m_i - m_new)
-            p = tl.exp(s - m_new[:, None])
-            acc *= alpha[:, None]
-            acc += tl.dot(p.to(v.dtype), v)
-            l_i = l_i * alpha + tl.sum(p, 1)
-            m_i = m_new
-        base = part + b * stride_pb + heads * stride_ph + split * stride_ps
-        tl.store(base[:, None] + offs_dv[None, :], acc / l_i[:, None],
-                 mask=live_h[:, None] & live_dv[None, :])
-        tl.store(base + Lv, m_i + tl.log(l_i), mask=live_h)
+        dpe = Lk + tl.arange(0, BLOCK_DPE)
+        q_pe = tl.load(q_rows + dpe[None, :], mask=live_h[:, None], other=0.0)
+    pages = block_table + b * stride_tb
+    k_base = K_cache + kv_head * stride_kh
+    v_base = V_cache + kv_head * stride_vh
+    scale2 = sm_scale * 1.4426950408889634  # scores in base 2
+    row_max = tl.full((BLOCK_H,), float("-inf"), tl.float32)
+    row_sum = tl.zeros((BLOCK_H,), tl.float32)
+    acc = tl.zeros((BLOCK_H, BLOCK_DV), tl.float32)
+    for start in range(lo, hi, BLOCK_N):
+        n = start + tok
+        in_slice = n < hi
+        # cache row of each token: its page from the table, then its offset in the page
+        page = tl.load(pages + n // PAGE, mask=in_slice, other=0)
+        slot = page * PAGE + n % PAGE
+        kt = tl.load(k_base + slot[None, :] * stride_kt + dk[:, None],
+                     mask=in_slice[None, :] & (dk[:, None] < Lk), other=0.0)
+        if BLOCK_DPE > 0:
+            kt_pe = tl.load(k_base + slot[None, :] * stride_kt + dpe[:, None],
+                            mask=in_slice[None, :], other=0.0)
+            qk = tl.dot(q, kt, tl.dot(q_pe, kt_pe))
+        else:
+            qk = tl.dot(q, kt)
+        qk = tl.where(in_slice[None, :], qk * scale2, float("-inf"))
+        top = tl.maximum(row_max, tl.max(qk, axis=1))
+        p = tl.math.exp2(qk - top[:, None])
+        shrink = tl.math.exp2(row_max - top)
+        row_sum = row_sum * shrink + tl.sum(p, axis=1)
+        v = tl.load(v_base + slot[:, None] * stride_vt + dv[None, :],
+                    mask=in_slice[:, None] & (dv[None, :] < Lv), other=0.0)
+        acc = tl.dot(p.to(v.dtype), v, acc * shrink[:, None])
+        row_max = top
+    dst = part + b * stride_pb + heads[:, None] * stride_ph + s * stride_ps
+    tl.store(dst + dv[None, :], acc / row_sum[:, None],
+             mask=live_h[:, None] & (dv[None, :] < Lv))
+    lse = (row_max + tl.math.log2(row_sum)) * 0.6931471805599453
+    tl.store(part + b * stride_pb + heads * stride_ph + s * stride_ps + Lv, lse, mask=live_h)
 
 
 @triton.jit
 def _decode_split_stage2(part, out, seq_lens, stride_pb, stride_ph, stride_ps, stride_ob,
                          stride_oh, NUM_SPLITS: tl.constexpr, BLOCK_DV: tl.constexpr,
                          Lv: tl.constexpr):
+    # program (b, h): weighted merge of the non-empty slices' outputs by exp(lse)
     b = tl.program_id(0)
     h = tl.program_id(1)
-    seq_len = tl.load(seq_lens + b)
-    offs_dv = tl.arange(0, BLOCK_DV)
-    live_dv = offs_dv < Lv
-    m = float("-inf")
-    total = 0.0
-    acc = tl.zeros([BLOCK_DV], dtype=tl.float32)
-    base = part + b * stride_pb + h * stride_ph
-    for s in range(NUM_SPLITS):
-        lo = tl.cdiv(seq_len, NUM_SPLITS) * s
-        if lo < seq_len:
-            o = tl.load(base + s * stride_ps + offs_dv, mask=live_dv, other=0.0)
-            lse = tl.load(base + s * stride_ps + Lv)
-            m_new = tl.maximum(m, lse)
-            scale = tl.exp(m - m_new)
-            w = tl.exp(lse - m_new)
-            acc = acc * scale + w * o
-            total = total * scale + w
-            m = m_new
-    tl.store(out + b * stride_ob + h * stride_oh + offs_dv, acc / total, mask=live_dv)
+    kv_len = tl.load(seq_lens + b)
+    chunk = tl.cdiv(kv_len, NUM_SPLITS)
+    n_live = tl.cdiv(kv_len, chunk)
+    dv = tl.arange(0, BLOCK_DV)
+    dmask = dv < Lv
+    src = part + b * stride_pb + h * stride_ph
+    # slice 0 starts the running merge; slices 1.. fold in with a rescale
+    best = tl.load(src + Lv)
+    total = tl.full((), 1.0, tl.float32)
+    acc = tl.load(src + dv, mask=dmask, other=0.0)
+    for i in range(1, n_live):
+        row = src + i * stride_ps
+        lse = tl.load(row + Lv)
+        o = tl.load(row + dv, mask=dmask, other=0.0)
+        top = tl.maximum(best, lse)
+        keep = tl.exp(best - top)
+        w = tl.exp(lse - top)
+        acc = acc * keep + o * w
+        total = total * keep + w
+        best = top
+    tl.store(out + b * stride_ob + h * stride_oh + dv, (acc / total).to(out.dtype.element_ty),
+             mask=dmask)
 
 
 def decode_split_kv(q, k_cache, v_cache, block_table, seq_lens, sm_scale, num_splits, page,
