@@ -15,25 +15,33 @@ def expert_count_rows_kernel(topk_ids_ptr, counts_ptr, numel, NUM_EXPERTS: tl.co
                              TOKENS_PER_PROGRAM: tl.constexpr):
     # program p counts its slice of the flattened (token, k) ids into row p + 1 of an
     # (programs + 1) x NUM_EXPERTS table; row 0 stays zero for the prefix below
-    pid = tl.program_id(0)
-    first = pid * TOKENS_PER_PROGRAM
-    row = counts_ptr + (pid + 1) * NUM_EXPERTS
-    for i in range(TOKENS_PER_PROGRAM):
-        if first + i < numel:
-            expert = tl.load(topk_ids_ptr + first + i)
-            seen = tl.load(row + expert)
-            tl.store(row + expert, seen + 1)
+    prog = tl.program_id(0)
+    experts = tl.arange(0, NUM_EXPERTS)
+    tally = tl.zeros([NUM_EXPERTS], dtype=tl.int32)
+    first = prog * TOKENS_PER_PROGRAM
+    last = tl.minimum(first + TOKENS_PER_PROGRAM, numel)
+    # one routed id per step: bump the counter whose lane matches it
+    for i in range(first, last):
+        eid = tl.load(topk_ids_ptr + i)
+        tally += (experts == eid).to(tl.int32)
+    tl.store(counts_ptr + (prog + 1) * NUM_EXPERTS + experts, tally)
 
 
 @triton.jit
 def expert_count_prefix_kernel(counts_ptr, num_rows, NUM_EXPERTS: tl.constexpr):
     # one program per expert: row r becomes the number of its tokens in rows 1..r
-    expert = tl.program_id(0)
-    running = 0
-    for r in range(1, num_rows):
-        here = tl.load(counts_ptr + r * NUM_EXPERTS + expert)
-        running += here
-        tl.store(counts_ptr + r * NUM_EXPERTS + expert, running)
+    ROWS: tl.constexpr = 128
+    col = counts_ptr + tl.program_id(0)
+    carry = tl.zeros([], dtype=tl.int32)
+    # walk down the column a block of rows at a time, scanning each block and adding
+    # the total of the blocks above it
+    for r0 in range(0, num_rows, ROWS):
+        rows = r0 + tl.arange(0, ROWS)
+        ok = rows < num_rows
+        vals = tl.load(col + rows * NUM_EXPERTS, mask=ok, other=0)
+        scan = tl.cumsum(vals, axis=0) + carry
+        tl.store(col + rows * NUM_EXPERTS, scan, mask=ok)
+        carry += tl.sum(vals, axis=0)
 
 
 # ---- jagged sum: each segment's rows added up, the segment's extent from offsets -----------

@@ -10,7 +10,10 @@ import triton.language as tl
 
 @triton.jit
 def softplus(dt):
-    return tl.where(dt <= 20.0, tl.log(tl.exp(dt) + 1), dt)
+    # log(1 + e^x) written as max(x, 0) + log(1 + e^-|x|): the exponent is never positive,
+    # so nothing overflows for large |x|
+    pos = tl.maximum(dt, 0.0)
+    return pos + tl.log(1.0 + tl.exp(-tl.abs(dt)))
 
 
 @triton.jit
@@ -19,29 +22,31 @@ def _chunk_cumsum_fwd_kernel(dt_ptr, A_ptr, dt_bias_ptr, dt_out_ptr, dA_cumsum_p
                              stride_out_batch, stride_out_head, stride_out_chunk,
                              DT_SOFTPLUS: tl.constexpr, BLOCK_SIZE_H: tl.constexpr,
                              BLOCK_SIZE_CHUNK: tl.constexpr):
-    pid_b = tl.program_id(axis=0)
-    pid_c = tl.program_id(axis=1)
-    pid_h = tl.program_id(axis=2)
-    dt_ptr += pid_b * stride_dt_batch + pid_c * chunk_size * stride_dt_seqlen
-    out_off = pid_b * stride_out_batch + pid_c * stride_out_chunk
-    offs_h = pid_h * BLOCK_SIZE_H + tl.arange(0, BLOCK_SIZE_H)
-    offs_c = tl.arange(0, BLOCK_SIZE_CHUNK)
-    chunk_len = min(chunk_size, seqlen - pid_c * chunk_size)
-    mask = (offs_h[:, None] < nheads) & (offs_c[None, :] < chunk_len)
-    dt = tl.load(dt_ptr + offs_h[:, None] + offs_c[None, :] * stride_dt_seqlen, mask=mask,
-                 other=0.0).to(tl.float32)
-    dt_bias = tl.load(dt_bias_ptr + offs_h, mask=offs_h < nheads, other=0.0).to(tl.float32)
-    dt += dt_bias[:, None]
+    b_idx = tl.program_id(0)
+    c_idx = tl.program_id(1)
+    h_blk = tl.program_id(2)
+    heads = h_blk * BLOCK_SIZE_H + tl.arange(0, BLOCK_SIZE_H)
+    steps = tl.arange(0, BLOCK_SIZE_CHUNK)
+    head_ok = heads < nheads
+    in_chunk = steps < chunk_size
+    pos = c_idx * chunk_size + steps
+    live = head_ok[:, None] & (in_chunk & (pos < seqlen))[None, :]
+    # tile is (heads, time in chunk); heads are the contiguous axis of dt
+    src = dt_ptr + b_idx * stride_dt_batch + pos[None, :] * stride_dt_seqlen + heads[:, None]
+    dt = tl.load(src, mask=live, other=0.0).to(tl.float32)
+    bias = tl.load(dt_bias_ptr + heads, mask=head_ok, other=0.0).to(tl.float32)
+    dt = dt + bias[:, None]
     if DT_SOFTPLUS:
         dt = softplus(dt)
-    dt = tl.where(mask, dt, 0.0)
-    A = tl.load(A_ptr + offs_h, mask=offs_h < nheads, other=0.0).to(tl.float32)
-    dA = dt * A[:, None]
-    dA_cs = tl.cumsum(dA, axis=1)
-    out_ptrs = out_off + offs_h[:, None] * stride_out_head + offs_c[None, :]
-    out_mask = (offs_h[:, None] < nheads) & (offs_c[None, :] < chunk_size)
-    tl.store(dt_out_ptr + out_ptrs, dt, mask=out_mask)
-    tl.store(dA_cumsum_ptr + out_ptrs, dA_cs, mask=out_mask)
+    # steps past the sequence end contribute nothing
+    dt = tl.where(live, dt, 0.0)
+    a = tl.load(A_ptr + heads, mask=head_ok, other=0.0).to(tl.float32)
+    run = tl.cumsum(dt * a[:, None], axis=1)
+    dst = (b_idx * stride_out_batch + heads[:, None] * stride_out_head + c_idx * stride_out_chunk
+           + steps[None, :])
+    keep = head_ok[:, None] & in_chunk[None, :]
+    tl.store(dt_out_ptr + dst, dt, mask=keep)
+    tl.store(dA_cumsum_ptr + dst, run, mask=keep)
 
 
 @triton.jit
@@ -49,36 +54,40 @@ def _chunk_state_fwd_kernel(x_ptr, b_ptr, states_ptr, dt_ptr, dA_cumsum_ptr, hdi
                             chunk_size, seqlen, stride_x_seq, stride_b_seq, stride_dt_bh,
                             stride_states_bh, BLOCK_SIZE_M: tl.constexpr,
                             BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
-    pid_bh = tl.program_id(axis=1)
-    pid_c = tl.program_id(axis=2)
-    pid_m = tl.program_id(axis=0)
-    nchunks = tl.cdiv(seqlen, chunk_size)
-    x_ptr += pid_bh * seqlen * stride_x_seq + pid_c * chunk_size * stride_x_seq
-    b_ptr += pid_bh * seqlen * stride_b_seq + pid_c * chunk_size * stride_b_seq
-    dt_ptr += pid_bh * stride_dt_bh + pid_c * chunk_size
-    dA_cumsum_ptr += pid_bh * stride_dt_bh + pid_c * chunk_size
-    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_n = tl.arange(0, BLOCK_SIZE_N)
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    x_ptrs = x_ptr + offs_m[:, None] + offs_k[None, :] * stride_x_seq
-    b_ptrs = b_ptr + offs_n[None, :] + offs_k[:, None] * stride_b_seq
-    chunk_len = min(chunk_size, seqlen - pid_c * chunk_size)
-    dA_cs_last = tl.load(dA_cumsum_ptr + (chunk_len - 1)).to(tl.float32)
+    m_blk = tl.program_id(0)
+    bh = tl.program_id(1)
+    chunk = tl.program_id(2)
+    t0 = chunk * chunk_size
+    span = tl.minimum(chunk_size, seqlen - t0)
+    # x seen transposed: (hdim, time), so each step is a (M, K) by (K, N) product
+    xt_blk = tl.make_block_ptr(base=x_ptr + bh * seqlen * stride_x_seq, shape=(hdim, seqlen),
+                               strides=(1, stride_x_seq), offsets=(m_blk * BLOCK_SIZE_M, t0),
+                               block_shape=(BLOCK_SIZE_M, BLOCK_SIZE_K), order=(0, 1))
+    b_blk = tl.make_block_ptr(base=b_ptr + bh * seqlen * stride_b_seq, shape=(seqlen, dstate),
+                              strides=(stride_b_seq, 1), offsets=(t0, 0),
+                              block_shape=(BLOCK_SIZE_K, BLOCK_SIZE_N), order=(1, 0))
+    dt_row = dt_ptr + bh * stride_dt_bh + t0
+    da_row = dA_cumsum_ptr + bh * stride_dt_bh + t0
+    da_end = tl.load(da_row + span - 1).to(tl.float32)
     acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, chunk_len, BLOCK_SIZE_K):
-        kmask = offs_k < chunk_len - k
-        x = tl.load(x_ptrs, mask=(offs_m[:, None] < hdim) & kmask[None, :], other=0.0)
-        b = tl.load(b_ptrs, mask=kmask[:, None] & (offs_n[None, :] < dstate), other=0.0)
-        dA_cs_k = tl.load(dA_cumsum_ptr + k + offs_k, mask=kmask, other=0.0).to(tl.float32)
-        dt_k = tl.load(dt_ptr + k + offs_k, mask=kmask, other=0.0).to(tl.float32)
-        scale = tl.exp(dA_cs_last - dA_cs_k) * dt_k
-        b = (b * scale[:, None]).to(x_ptr.dtype.element_ty)
-        acc += tl.dot(x, b)
-        x_ptrs += BLOCK_SIZE_K * stride_x_seq
-        b_ptrs += BLOCK_SIZE_K * stride_b_seq
-    states_ptr += pid_bh * stride_states_bh + pid_c * hdim * dstate
-    s_ptrs = states_ptr + offs_m[:, None] * dstate + offs_n[None, :]
-    tl.store(s_ptrs, acc, mask=(offs_m[:, None] < hdim) & (offs_n[None, :] < dstate))
+    for k0 in range(0, span, BLOCK_SIZE_K):
+        ks = k0 + tl.arange(0, BLOCK_SIZE_K)
+        k_ok = ks < span
+        da = tl.load(da_row + ks, mask=k_ok, other=0.0).to(tl.float32)
+        dtv = tl.load(dt_row + ks, mask=k_ok, other=0.0).to(tl.float32)
+        # weight of step t: decay from t to the chunk end, times dt[t]; zero past the chunk
+        wgt = tl.where(k_ok, tl.exp(da_end - da) * dtv, 0.0)
+        xt = tl.load(xt_blk, boundary_check=(0, 1), padding_option="zero")
+        bt = tl.load(b_blk, boundary_check=(0, 1), padding_option="zero")
+        bt = (bt.to(tl.float32) * wgt[:, None]).to(xt.dtype)
+        acc = tl.dot(xt, bt, acc)
+        xt_blk = tl.advance(xt_blk, (0, BLOCK_SIZE_K))
+        b_blk = tl.advance(b_blk, (BLOCK_SIZE_K, 0))
+    out_blk = tl.make_block_ptr(base=states_ptr + bh * stride_states_bh + chunk * hdim * dstate,
+                                shape=(hdim, dstate), strides=(dstate, 1),
+                                offsets=(m_blk * BLOCK_SIZE_M, 0),
+                                block_shape=(BLOCK_SIZE_M, BLOCK_SIZE_N), order=(1, 0))
+    tl.store(out_blk, acc.to(states_ptr.dtype.element_ty), boundary_check=(0, 1))
 
 
 @triton.jit
@@ -86,29 +95,26 @@ def _selective_scan_update_kernel(state_ptr, x_ptr, dt_ptr, dt_bias_ptr, A_ptr, 
                                   D_ptr, out_ptr, dim, dstate, stride_state_batch,
                                   stride_x_batch, BLOCK_SIZE_M: tl.constexpr,
                                   BLOCK_SIZE_DSTATE: tl.constexpr):
-    pid_m = tl.program_id(axis=0)
-    pid_b = tl.program_id(axis=1)
-    state_ptr += pid_b * stride_state_batch
-    x_ptr += pid_b * stride_x_batch
-    dt_ptr += pid_b * stride_x_batch
-    out_ptr += pid_b * stride_x_batch
-    B_ptr += pid_b * dstate
-    C_ptr += pid_b * dstate
-    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_n = tl.arange(0, BLOCK_SIZE_DSTATE)
-    state_ptrs = state_ptr + offs_m[:, None] * dstate + offs_n[None, :]
-    mask2 = (offs_m[:, None] < dim) & (offs_n[None, :] < dstate)
-    state = tl.load(state_ptrs, mask=mask2, other=0.0)
-    x = tl.load(x_ptr + offs_m, mask=offs_m < dim, other=0.0).to(tl.float32)
-    dt = tl.load(dt_ptr + offs_m, mask=offs_m < dim, other=0.0).to(tl.float32)
-    dt = softplus(dt + tl.load(dt_bias_ptr + offs_m, mask=offs_m < dim, other=0.0))
-    A = tl.load(A_ptr + offs_m[:, None] * dstate + offs_n[None, :], mask=mask2, other=0.0)
-    dA = tl.exp(A * dt[:, None])
-    B = tl.load(B_ptr + offs_n, mask=offs_n < dstate, other=0.0).to(tl.float32)
-    C = tl.load(C_ptr + offs_n, mask=offs_n < dstate, other=0.0).to(tl.float32)
-    D = tl.load(D_ptr + offs_m, mask=offs_m < dim, other=0.0).to(tl.float32)
-    dB = B[None, :] * dt[:, None]
-    state = state * dA + dB * x[:, None]
-    tl.store(state_ptrs, state, mask=mask2)
-    out = tl.sum(state * C[None, :], axis=1) + x * D
-    tl.store(out_ptr + offs_m, out.to(out_ptr.dtype.element_ty), mask=offs_m < dim)
+    d_blk = tl.program_id(0)
+    bat = tl.program_id(1)
+    rows = d_blk * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    cols = tl.arange(0, BLOCK_SIZE_DSTATE)
+    row_ok = rows < dim
+    col_ok = cols < dstate
+    tile_ok = row_ok[:, None] & col_ok[None, :]
+    grid_off = rows[:, None] * dstate + cols[None, :]
+    st_ptrs = state_ptr + bat * stride_state_batch + grid_off
+    st = tl.load(st_ptrs, mask=tile_ok, other=0.0).to(tl.float32)
+    xv = tl.load(x_ptr + bat * stride_x_batch + rows, mask=row_ok, other=0.0).to(tl.float32)
+    dtv = tl.load(dt_ptr + bat * stride_x_batch + rows, mask=row_ok, other=0.0).to(tl.float32)
+    dtv = softplus(dtv + tl.load(dt_bias_ptr + rows, mask=row_ok, other=0.0).to(tl.float32))
+    a = tl.load(A_ptr + grid_off, mask=tile_ok, other=0.0).to(tl.float32)
+    bv = tl.load(B_ptr + bat * dstate + cols, mask=col_ok, other=0.0).to(tl.float32)
+    cv = tl.load(C_ptr + bat * dstate + cols, mask=col_ok, other=0.0).to(tl.float32)
+    # decay the old state, then add the rank-one input term (dt * x) outer B
+    st = st * tl.exp(a * dtv[:, None]) + (dtv * xv)[:, None] * bv[None, :]
+    tl.store(st_ptrs, st.to(state_ptr.dtype.element_ty), mask=tile_ok)
+    y = tl.sum(st * cv[None, :], axis=1)
+    if D_ptr is not None:
+        y += xv * tl.load(D_ptr + rows, mask=row_ok, other=0.0).to(tl.float32)
+    tl.store(out_ptr + bat * stride_x_batch + rows, y.to(out_ptr.dtype.element_ty), mask=row_ok)

@@ -35,15 +35,19 @@ def _nibbles_to_f16(packed, high: tl.constexpr, USE_ASM: tl.constexpr):
 def _unpack8(packed, USE_ASM: tl.constexpr):
     # nibbles come out as (0, 4), (1, 5), (2, 6), (3, 7); the joins put
     # them in the order 0 4 1 5 2 6 3 7 along each row
-    rows: tl.constexpr = packed.shape[0]
-    cols: tl.constexpr = packed.shape[1] * 8
+    # the nibbles of a pair sit 16 bits apart; shifting by 8 brings nibbles 2, 3, 6, 7
+    # to where 0, 1, 4, 5 were
     n0, n4 = _nibbles_to_f16(packed, False, USE_ASM)
     n1, n5 = _nibbles_to_f16(packed, True, USE_ASM)
-    n2, n6 = _nibbles_to_f16(packed >> 8, False, USE_ASM)
-    n3, n7 = _nibbles_to_f16(packed >> 8, True, USE_ASM)
+    up = packed >> 8
+    n2, n6 = _nibbles_to_f16(up, False, USE_ASM)
+    n3, n7 = _nibbles_to_f16(up, True, USE_ASM)
+    # each join adds an innermost axis, so the first join is the slowest-varying one:
+    # column 4a + 2b + c of a group of eight holds nibble 2a + b + 4c
     lo = tl.join(tl.join(n0, n2), tl.join(n1, n3))
     hi = tl.join(tl.join(n4, n6), tl.join(n5, n7))
-    return tl.join(lo, hi).reshape(rows, cols)
+    eight = tl.join(lo, hi)
+    return tl.reshape(eight, (packed.shape[0], packed.shape[1] * 8))
 
 
 @triton.jit
