@@ -2,7 +2,8 @@
 addresses come from tables of int64 and are cast back to typed pointers
 with .to(tl.pointer_type(...)); a fixed number of programs walk the tiles
 of every problem in turn. Alignment of the table-loaded pointers is stated
-with tl.multiple_of(..., [16, 16]) as bare statements."""
+with tl.multiple_of(..., [16, 16]) as bare statements, and that of the
+table-loaded sizes (multiples of 16) with tl.multiple_of on the values."""
 import torch
 import triton
 import triton.language as tl
@@ -12,48 +13,49 @@ import triton.language as tl
 def grouped_matmul_kernel(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_gemm_sizes,
                           g_lds, group_size, NUM_SM: tl.constexpr, BLOCK_SIZE_M: tl.constexpr,
                           BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
-    tile_idx = tl.program_id(0)
-    last_problem_end = 0
+    tile = tl.program_id(0)
+    # tiles of the problems before the current one, in the global numbering
+    tiles_before = 0
+    ks = tl.arange(0, BLOCK_SIZE_K)
     for g in range(group_size):
-        gm = tl.load(group_gemm_sizes + g * 3)
-        gn = tl.load(group_gemm_sizes + g * 3 + 1)
-        gk = tl.load(group_gemm_sizes + g * 3 + 2)
-        num_m_tiles = tl.cdiv(gm, BLOCK_SIZE_M)
-        num_n_tiles = tl.cdiv(gn, BLOCK_SIZE_N)
-        num_tiles = num_m_tiles * num_n_tiles
-        while tile_idx >= last_problem_end and tile_idx < last_problem_end + num_tiles:
-            k = gk
-            lda = tl.load(g_lds + g * 3)
-            ldb = tl.load(g_lds + g * 3 + 1)
-            ldc = tl.load(g_lds + g * 3 + 2)
-            a_ptr = tl.load(group_a_ptrs + g).to(tl.pointer_type(tl.float16))
-            b_ptr = tl.load(group_b_ptrs + g).to(tl.pointer_type(tl.float16))
-            c_ptr = tl.load(group_c_ptrs + g).to(tl.pointer_type(tl.float16))
-            tile_idx_in_gemm = tile_idx - last_problem_end
-            tile_m_idx = tile_idx_in_gemm // num_n_tiles
-            tile_n_idx = tile_idx_in_gemm % num_n_tiles
-            offs_am = tile_m_idx * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-            offs_bn = tile_n_idx * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-            offs_k = tl.arange(0, BLOCK_SIZE_K)
-            a_ptrs = a_ptr + offs_am[:, None] * lda + offs_k[None, :]
-            b_ptrs = b_ptr + offs_k[:, None] * ldb + offs_bn[None, :]
-            accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-            for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
+        # the sizes are multiples of 16: a wrapped row or column and the K
+        # tail's mask then keep whole 16-element runs, which move as vectors
+        M = tl.multiple_of(tl.load(group_gemm_sizes + 3 * g), 16)
+        N = tl.multiple_of(tl.load(group_gemm_sizes + 3 * g + 1), 16)
+        K = tl.multiple_of(tl.load(group_gemm_sizes + 3 * g + 2), 16)
+        tiles_n = tl.cdiv(N, BLOCK_SIZE_N)
+        tiles_here = tl.cdiv(M, BLOCK_SIZE_M) * tiles_n
+        while tile < tiles_before + tiles_here:
+            lda = tl.load(g_lds + 3 * g)
+            ldb = tl.load(g_lds + 3 * g + 1)
+            ldc = tl.load(g_lds + 3 * g + 2)
+            a_base = tl.load(group_a_ptrs + g).to(tl.pointer_type(tl.float16))
+            b_base = tl.load(group_b_ptrs + g).to(tl.pointer_type(tl.float16))
+            c_base = tl.load(group_c_ptrs + g).to(tl.pointer_type(tl.float16))
+            local = tile - tiles_before
+            rows = (local // tiles_n) * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+            cols = (local % tiles_n) * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+            # rows and columns past the edge read a valid row or column again
+            # (the store drops them), so only the K tail needs a mask
+            a_ptrs = a_base + (rows % M)[:, None] * lda + ks[None, :]
+            b_ptrs = b_base + ks[:, None] * ldb + (cols % N)[None, :]
+            acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+            for k0 in range(0, K, BLOCK_SIZE_K):
+                # the tables' pointers and leading dimensions keep 16-element
+                # alignment: stated on the pointer tiles the loop carries
                 tl.multiple_of(a_ptrs, [16, 16])
                 tl.multiple_of(b_ptrs, [16, 16])
-                a = tl.load(a_ptrs)
-                b = tl.load(b_ptrs)
-                accumulator += tl.dot(a, b)
+                left = K - k0
+                a = tl.load(a_ptrs, mask=ks[None, :] < left, other=0.0)
+                b = tl.load(b_ptrs, mask=ks[:, None] < left, other=0.0)
+                acc = tl.dot(a, b, acc)
                 a_ptrs += BLOCK_SIZE_K
                 b_ptrs += BLOCK_SIZE_K * ldb
-            c = accumulator.to(tl.float16)
-            offs_cm = tile_m_idx * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-            offs_cn = tile_n_idx * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-            c_ptrs = c_ptr + ldc * offs_cm[:, None] + offs_cn[None, :]
-            tl.store(c_ptrs, c)
-            tile_idx += NUM_SM
-        last_problem_end = last_problem_end + num_tiles
-
+            c_ptrs = c_base + rows[:, None] * ldc + cols[None, :]
+            tl.multiple_of(c_ptrs, [16, 16])
+            tl.store(c_ptrs, acc.to(tl.float16), mask=(rows < M)[:, None] & (cols < N)[None, :])
+            tile += NUM_SM
+        tiles_before += tiles_here
 
 def group_gemm(group_A, group_B, num_sm=132):
     dev = group_A[0].device

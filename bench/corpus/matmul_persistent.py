@@ -8,11 +8,14 @@ import triton.language as tl
 
 @triton.jit
 def _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M: tl.constexpr):
-    group_id = tile_id // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + (tile_id % group_size_m)
-    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    # tiles are numbered in bands of GROUP_SIZE_M tile-rows; inside a band the
+    # row index runs fastest, so consecutive tiles share columns of B
+    band = tile_id // num_pid_in_group
+    first_row = band * GROUP_SIZE_M
+    band_rows = tl.minimum(num_pid_m - first_row, GROUP_SIZE_M)
+    pos = tile_id - band * num_pid_in_group
+    pid_m = first_row + pos % band_rows
+    pid_n = pos // band_rows
     return pid_m, pid_n
 
 
@@ -21,35 +24,33 @@ def matmul_kernel_persistent(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
                              stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
                              BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
                              GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr):
-    start_pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    k_tiles = tl.cdiv(K, BLOCK_SIZE_K)
-    num_tiles = num_pid_m * num_pid_n
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    for tile_id in range(start_pid, num_tiles, NUM_SMS):
-        pid_m, pid_n = _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M)
-        start_m = pid_m * BLOCK_SIZE_M
-        start_n = pid_n * BLOCK_SIZE_N
-        offs_am = start_m + tl.arange(0, BLOCK_SIZE_M)
-        offs_bn = start_n + tl.arange(0, BLOCK_SIZE_N)
-        offs_am = tl.where(offs_am < M, offs_am, 0)
-        offs_bn = tl.where(offs_bn < N, offs_bn, 0)
-        offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M)
-        offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N)
-        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-        for ki in tl.range(0, k_tiles, num_stages=3):
-            offs_k = ki * BLOCK_SIZE_K + tl.arange(0, BLOCK_SIZE_K)
-            a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-            b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-            a = tl.load(a_ptrs, mask=offs_k[None, :] < K, other=0.0)
-            b = tl.load(b_ptrs, mask=offs_k[:, None] < K, other=0.0)
-            accumulator = tl.dot(a, b, accumulator)
-        offs_cm = start_m + tl.arange(0, BLOCK_SIZE_M)
-        offs_cn = start_n + tl.arange(0, BLOCK_SIZE_N)
-        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-        c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-        tl.store(c_ptrs, accumulator.to(c_ptr.dtype.element_ty), mask=c_mask)
+    start = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_SIZE_M)
+    tiles_n = tl.cdiv(N, BLOCK_SIZE_N)
+    k_steps = tl.cdiv(K, BLOCK_SIZE_K)
+    total_tiles = tiles_m * tiles_n
+    band_size = GROUP_SIZE_M * tiles_n
+    out_ty = c_ptr.dtype.element_ty
+
+    ks = tl.arange(0, BLOCK_SIZE_K)
+    for tile_id in range(start, total_tiles, NUM_SMS):
+        pid_m, pid_n = _compute_pid(tile_id, band_size, tiles_m, GROUP_SIZE_M)
+        rows = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        cols = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        row_ok = rows < M
+        col_ok = cols < N
+        a_tile = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+        b_tile = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+        acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for kk in tl.range(0, k_steps):
+            k_left = K - kk * BLOCK_SIZE_K
+            a = tl.load(a_tile, mask=row_ok[:, None] & (ks[None, :] < k_left), other=0.0)
+            b = tl.load(b_tile, mask=(ks[:, None] < k_left) & col_ok[None, :], other=0.0)
+            acc = tl.dot(a, b, acc)
+            a_tile += BLOCK_SIZE_K * stride_ak
+            b_tile += BLOCK_SIZE_K * stride_bk
+        c_tile = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+        tl.store(c_tile, acc.to(out_ty), mask=row_ok[:, None] & col_ok[None, :])
 
 
 def matmul_persistent(a, b):

@@ -14,52 +14,51 @@ def gemm_persistent_flat(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, str
                          stride_bn, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
                          BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
                          NUM_SMS: tl.constexpr):
-    start = tl.program_id(axis=0)
+    pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
     k_steps = tl.cdiv(K, BLOCK_K)
-    total = tiles_m * tiles_n
-    mine = total // NUM_SMS
-    if start < total % NUM_SMS:
-        mine += 1
-    tile = start - NUM_SMS
-    ki = -1
-    k_lane = tl.arange(0, BLOCK_K)
-    group_width = GROUP_M * tiles_n
-    pid_m = 0
-    pid_n = 0
-    rows = tl.arange(0, BLOCK_M)
-    cols = tl.arange(0, BLOCK_N)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for _ in range(0, k_steps * mine):
-        ki = tl.where(ki == k_steps - 1, 0, ki + 1)
-        if ki == 0:
-            tile += NUM_SMS
-            group = tile // group_width
-            first_m = group * GROUP_M
-            rows_in_group = min(tiles_m - first_m, GROUP_M)
-            pid_m = first_m + (tile % rows_in_group)
-            pid_n = (tile % group_width) // rows_in_group
-            rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-            cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-            rows = tl.where(rows < M, rows, 0)
-            cols = tl.where(cols < N, cols, 0)
-            rows = tl.max_contiguous(tl.multiple_of(rows, BLOCK_M), BLOCK_M)
-            cols = tl.max_contiguous(tl.multiple_of(cols, BLOCK_N), BLOCK_N)
-        ks = ki * BLOCK_K + tl.arange(0, BLOCK_K)
-        a = tl.load(a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak,
-                    mask=k_lane[None, :] < K - ki * BLOCK_K, other=0.0)
-        b = tl.load(b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn,
-                    mask=k_lane[:, None] < K - ki * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc)
-        if ki == k_steps - 1:
-            out_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-            out_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-            c_ptrs = c_ptr + out_m[:, None] * stride_cm + out_n[None, :] * stride_cn
-            keep = (out_m[:, None] < M) & (out_n[None, :] < N)
-            tl.store(c_ptrs, acc.to(tl.float16), mask=keep)
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    total_tiles = tiles_m * tiles_n
+    band_size = GROUP_M * tiles_n
+    # tiles owned by this program: pid, pid + NUM_SMS, ...
+    my_tiles = tl.cdiv(total_tiles - pid, NUM_SMS)
+    steps = my_tiles * k_steps
 
+    ks = tl.arange(0, BLOCK_K)
+    tile_id = pid - NUM_SMS
+    kk = -1
+    row0 = 0
+    col0 = 0
+    a_rows = tl.arange(0, BLOCK_M)
+    b_cols = tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in range(0, steps):
+        kk = tl.where(kk == k_steps - 1, 0, kk + 1)
+        if kk == 0:
+            # a new tile starts: place it in the banded order
+            tile_id += NUM_SMS
+            band = tile_id // band_size
+            first_row = band * GROUP_M
+            band_rows = tl.minimum(tiles_m - first_row, GROUP_M)
+            pos = tile_id - band * band_size
+            row0 = (first_row + pos % band_rows) * BLOCK_M
+            col0 = (pos // band_rows) * BLOCK_N
+            # wrapped indices keep the loads in bounds; the store is masked
+            a_rows = (row0 + tl.arange(0, BLOCK_M)) % M
+            b_cols = (col0 + tl.arange(0, BLOCK_N)) % N
+        k_here = kk * BLOCK_K + ks
+        k_ok = k_here < K
+        a = tl.load(a_ptr + a_rows[:, None] * stride_am + k_here[None, :] * stride_ak,
+                    mask=k_ok[None, :], other=0.0)
+        b = tl.load(b_ptr + k_here[:, None] * stride_bk + b_cols[None, :] * stride_bn,
+                    mask=k_ok[:, None], other=0.0)
+        acc = tl.dot(a, b, acc)
+        if kk == k_steps - 1:
+            rows = row0 + tl.arange(0, BLOCK_M)
+            cols = col0 + tl.arange(0, BLOCK_N)
+            c_tile = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+            tl.store(c_tile, acc.to(tl.float16), mask=(rows[:, None] < M) & (cols[None, :] < N))
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
 
 def gemm_flat(a, b):
     M, K = a.shape

@@ -14,32 +14,35 @@ def _splitk_kernel(A, B, C, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                    BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr, EVEN_K: tl.constexpr):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
-    pid_k = tl.program_id(2)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    ram = tl.max_contiguous(tl.multiple_of(rm % M, BLOCK_M), BLOCK_M)
-    rbn = tl.max_contiguous(tl.multiple_of(rn % N, BLOCK_N), BLOCK_N)
-    rk = pid_k * BLOCK_K + tl.arange(0, BLOCK_K)
-    A = A + (ram[:, None] * stride_am + rk[None, :] * stride_ak)
-    B = B + (rk[:, None] * stride_bk + rbn[None, :] * stride_bn)
+    slice_id = tl.program_id(2)
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    row_ok = rows < M
+    col_ok = cols < N
+    # slice s takes K blocks s, s + SPLIT_K, s + 2*SPLIT_K, ...
+    ks = slice_id * BLOCK_K + tl.arange(0, BLOCK_K)
+    a_tile = A + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_tile = B + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    stride_k = BLOCK_K * SPLIT_K
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K * SPLIT_K)):
+    for it in range(0, tl.cdiv(K, stride_k)):
         if EVEN_K:
-            a = tl.load(A)
-            b = tl.load(B)
+            a = tl.load(a_tile, mask=row_ok[:, None], other=0.0)
+            b = tl.load(b_tile, mask=col_ok[None, :], other=0.0)
         else:
-            k_left = K - k * (BLOCK_K * SPLIT_K)
-            a = tl.load(A, mask=rk[None, :] < k_left, other=0.0)
-            b = tl.load(B, mask=rk[:, None] < k_left, other=0.0)
-        acc += tl.dot(a, b)
-        A += BLOCK_K * SPLIT_K * stride_ak
-        B += BLOCK_K * SPLIT_K * stride_bk
-    C = C + (rm[:, None] * stride_cm + rn[None, :] * stride_cn)
-    mask = (rm < M)[:, None] & (rn < N)[None, :]
+            k_ok = ks < K - it * stride_k
+            a = tl.load(a_tile, mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+            b = tl.load(b_tile, mask=k_ok[:, None] & col_ok[None, :], other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_tile += stride_k * stride_ak
+        b_tile += stride_k * stride_bk
+    c_tile = C + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+    out = acc.to(C.dtype.element_ty)
+    out_ok = row_ok[:, None] & col_ok[None, :]
     if SPLIT_K == 1:
-        tl.store(C, acc, mask=mask)
+        tl.store(c_tile, out, mask=out_ok)
     else:
-        tl.atomic_add(C, acc, mask=mask)
+        tl.atomic_add(c_tile, out, mask=out_ok)
 
 
 def matmul_splitk(a, b, split_k=4, block_m=64, block_n=64, block_k=64):
