@@ -39,6 +39,21 @@ def _tkk_unit_tril_inv16(blk):
     return b + tl.where(idx[:, None] == idx[None, :], 1.0, 0.0)
 
 
+@triton.jit
+def _tkk_block_span(i_t, i_b, cu_seqlens, chunk_indices, T, IS_VARLEN: tl.constexpr):
+    """(block index within the sequence, the sequence's first token, its
+    length) of program block i_t: from the (sequence, block) pair of
+    chunk_indices for packed sequences, else sequence i_b of length T."""
+    if IS_VARLEN:
+        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
+        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
+        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
+        T = tl.load(cu_seqlens + i_n + 1).to(tl.int32) - bos
+    else:
+        bos = i_b * T
+    return i_t, bos, T
+
+
 @triton.jit(do_not_specialize=["T"])
 def _tkk_solve_tril_16(A, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr, BT: tl.constexpr,
                        IS_VARLEN: tl.constexpr):
@@ -47,14 +62,7 @@ def _tkk_solve_tril_16(A, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr, BT:
     # BT-wide chunk rows
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _tkk_block_span(i_t, i_b, cu_seqlens, chunk_indices, T, IS_VARLEN)
 
     r0 = i_t * 16
     col = r0 % BT
@@ -73,14 +81,7 @@ def _tkk_solve_tril_32(A, Ai, cu_seqlens, chunk_indices, T, H: tl.constexpr,
     # with X11, X22 the inverses of the unit lower-triangular diagonal blocks
     i_t, i_bh = tl.program_id(0), tl.program_id(1)
     i_b, i_h = i_bh // H, i_bh % H
-    if IS_VARLEN:
-        i_n = tl.load(chunk_indices + i_t * 2).to(tl.int32)
-        i_t = tl.load(chunk_indices + i_t * 2 + 1).to(tl.int32)
-        bos = tl.load(cu_seqlens + i_n).to(tl.int32)
-        eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-        T = eos - bos
-    else:
-        bos = i_b * T
+    i_t, bos, T = _tkk_block_span(i_t, i_b, cu_seqlens, chunk_indices, T, IS_VARLEN)
 
     r0 = i_t * 32
     a_base = A + (bos * H + i_h) * 32
