@@ -13,62 +13,57 @@ def matmul_block_ptr_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                             stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                             GROUP_M: tl.constexpr):
+    # 1-D launch; tiles are visited in bands of GROUP_M tile-rows so that
+    # neighbouring programs share rows of A and columns of B
     pid = tl.program_id(0)
-    grid_m = tl.cdiv(M, BLOCK_M)
-    grid_n = tl.cdiv(N, BLOCK_N)
-    # grouped ordering: GROUP_M rows of tiles share their B panels in L2
-    width = GROUP_M * grid_n
-    group = pid // width
-    first_m = group * GROUP_M
-    rows = min(grid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % width) % rows
-    pid_n = (pid % width) // rows
-
+    n_tm = tl.cdiv(M, BLOCK_M)
+    n_tn = tl.cdiv(N, BLOCK_N)
+    band = GROUP_M * n_tn
+    band_id = pid // band
+    row0 = band_id * GROUP_M
+    rows_here = tl.minimum(n_tm - row0, GROUP_M)
+    local = pid % band
+    tm = row0 + local % rows_here
+    tn = local // rows_here
     a_blk = tl.make_block_ptr(base=a_ptr, shape=(M, K), strides=(stride_am, stride_ak),
-                              offsets=(pid_m * BLOCK_M, 0), block_shape=(BLOCK_M, BLOCK_K),
+                              offsets=(tm * BLOCK_M, 0), block_shape=(BLOCK_M, BLOCK_K),
                               order=(1, 0))
     b_blk = tl.make_block_ptr(base=b_ptr, shape=(K, N), strides=(stride_bk, stride_bn),
-                              offsets=(0, pid_n * BLOCK_N), block_shape=(BLOCK_K, BLOCK_N),
+                              offsets=(0, tn * BLOCK_N), block_shape=(BLOCK_K, BLOCK_N),
                               order=(1, 0))
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for _ in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_blk, boundary_check=(0, 1), padding_option="zero")
-        b = tl.load(b_blk, boundary_check=(0, 1), padding_option="zero")
-        acc = tl.dot(a, b, acc)
+    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _k in range(0, K, BLOCK_K):
+        a_t = tl.load(a_blk, boundary_check=(0, 1), padding_option="zero")
+        b_t = tl.load(b_blk, boundary_check=(0, 1), padding_option="zero")
+        total = tl.dot(a_t, b_t, total)
         a_blk = tl.advance(a_blk, (0, BLOCK_K))
         b_blk = tl.advance(b_blk, (BLOCK_K, 0))
     c_blk = tl.make_block_ptr(base=c_ptr, shape=(M, N), strides=(stride_cm, stride_cn),
-                              offsets=(pid_m * BLOCK_M, pid_n * BLOCK_N),
-                              block_shape=(BLOCK_M, BLOCK_N), order=(1, 0))
-    tl.store(c_blk, acc.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
+                              offsets=(tm * BLOCK_M, tn * BLOCK_N), block_shape=(BLOCK_M, BLOCK_N),
+                              order=(1, 0))
+    tl.store(c_blk, total.to(c_ptr.dtype.element_ty), boundary_check=(0, 1))
 
 
 @triton.jit
 def _attn_tile(acc, l_i, m_i, q, k_blk, v_blk, lo, hi, offs_m, offs_n, qk_scale,
                CAUSAL_DIAG: tl.constexpr, BLOCK_N: tl.constexpr):
     # the key/value block pointers start at `lo` and move BLOCK_N rows a step
-    k_blk = tl.advance(k_blk, (0, lo))
-    v_blk = tl.advance(v_blk, (lo, 0))
-    for start_n in range(lo, hi, BLOCK_N):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        k = tl.load(k_blk)
-        qk = tl.dot(q, k)
+    # online softmax in base 2: qk_scale already carries log2(e)
+    for start in range(lo, hi, BLOCK_N):
+        kt = tl.load(k_blk, boundary_check=(0, 1), padding_option="zero")
+        s = tl.dot(q, tl.trans(kt)) * qk_scale
         if CAUSAL_DIAG:
-            keep = offs_m[:, None] >= (start_n + offs_n[None, :])
-            qk = qk * qk_scale + tl.where(keep, 0, -1.0e6)
-            m_ij = tl.maximum(m_i, tl.max(qk, 1))
-            qk -= m_ij[:, None]
-        else:
-            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            qk = qk * qk_scale - m_ij[:, None]
-        p = tl.math.exp2(qk)
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = tl.load(v_blk)
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_ij
-        k_blk = tl.advance(k_blk, (0, BLOCK_N))
+            keep = offs_m[:, None] >= (start + offs_n)[None, :]
+            s = tl.where(keep, s, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.math.exp2(s - m_new[:, None])
+        rescale = tl.math.exp2(m_i - m_new)
+        l_i = l_i * rescale + tl.sum(p, 1)
+        vt = tl.load(v_blk, boundary_check=(0, 1), padding_option="zero")
+        acc = acc * rescale[:, None]
+        acc = tl.dot(p.to(vt.dtype), vt, acc)
+        m_i = m_new
+        k_blk = tl.advance(k_blk, (BLOCK_N, 0))
         v_blk = tl.advance(v_blk, (BLOCK_N, 0))
     return acc, l_i, m_i
 
@@ -82,46 +77,47 @@ def attn_fwd_block_ptr(Q, K, V, sm_scale, M, Out,
                        Z, H, N_CTX,
                        HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                        CAUSAL: tl.constexpr):
-    start_m = tl.program_id(0)
-    off_hz = tl.program_id(1)
-    off_z = off_hz // H
-    off_h = off_hz % H
-    q_off = off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
-    k_off = off_z.to(tl.int64) * stride_kz + off_h.to(tl.int64) * stride_kh
-    v_off = off_z.to(tl.int64) * stride_vz + off_h.to(tl.int64) * stride_vh
-    o_off = off_z.to(tl.int64) * stride_oz + off_h.to(tl.int64) * stride_oh
-
-    q_blk = tl.make_block_ptr(Q + q_off, (N_CTX, HEAD_DIM), (stride_qm, stride_qk),
-                              (start_m * BLOCK_M, 0), (BLOCK_M, HEAD_DIM), (1, 0))
-    # K is read transposed: a (HEAD_DIM, BLOCK_N) tile of the (HEAD_DIM, N_CTX) view
-    k_blk = tl.make_block_ptr(K + k_off, (HEAD_DIM, N_CTX), (stride_kk, stride_kn),
-                              (0, 0), (HEAD_DIM, BLOCK_N), (0, 1))
-    v_blk = tl.make_block_ptr(V + v_off, (N_CTX, HEAD_DIM), (stride_vk, stride_vn),
-                              (0, 0), (BLOCK_N, HEAD_DIM), (1, 0))
-    o_blk = tl.make_block_ptr(Out + o_off, (N_CTX, HEAD_DIM), (stride_om, stride_on),
-                              (start_m * BLOCK_M, 0), (BLOCK_M, HEAD_DIM), (1, 0))
-
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    # grid: (query blocks, Z * H); M receives the base-2 log-sum-exp per row
+    qb = tl.program_id(0)
+    zh = tl.program_id(1)
+    z_i = zh // H
+    h_i = zh % H
+    q_base = Q + z_i.to(tl.int64) * stride_qz + h_i.to(tl.int64) * stride_qh
+    k_base = K + z_i.to(tl.int64) * stride_kz + h_i.to(tl.int64) * stride_kh
+    v_base = V + z_i.to(tl.int64) * stride_vz + h_i.to(tl.int64) * stride_vh
+    o_base = Out + z_i.to(tl.int64) * stride_oz + h_i.to(tl.int64) * stride_oh
+    row0 = qb * BLOCK_M
+    q_blk = tl.make_block_ptr(base=q_base, shape=(N_CTX, HEAD_DIM), strides=(stride_qm, stride_qk),
+                              offsets=(row0, 0), block_shape=(BLOCK_M, HEAD_DIM), order=(1, 0))
+    k_blk = tl.make_block_ptr(base=k_base, shape=(N_CTX, HEAD_DIM), strides=(stride_kn, stride_kk),
+                              offsets=(0, 0), block_shape=(BLOCK_N, HEAD_DIM), order=(1, 0))
+    v_blk = tl.make_block_ptr(base=v_base, shape=(N_CTX, HEAD_DIM), strides=(stride_vk, stride_vn),
+                              offsets=(0, 0), block_shape=(BLOCK_N, HEAD_DIM), order=(1, 0))
+    o_blk = tl.make_block_ptr(base=o_base, shape=(N_CTX, HEAD_DIM), strides=(stride_om, stride_on),
+                              offsets=(row0, 0), block_shape=(BLOCK_M, HEAD_DIM), order=(1, 0))
+    offs_m = row0 + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x * log2(e))
-    q = tl.load(q_blk)
+    m_i = tl.full((BLOCK_M,), -float("inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634
+    q = tl.load(q_blk, boundary_check=(0, 1), padding_option="zero")
     if CAUSAL:
-        # the blocks left of the diagonal, then the diagonal block with its mask
-        acc, l_i, m_i = _attn_tile(acc, l_i, m_i, q, k_blk, v_blk, 0, start_m * BLOCK_M,
-                                   offs_m, offs_n, qk_scale, False, BLOCK_N)
-        acc, l_i, m_i = _attn_tile(acc, l_i, m_i, q, k_blk, v_blk, start_m * BLOCK_M,
-                                   (start_m + 1) * BLOCK_M, offs_m, offs_n, qk_scale, True,
-                                   BLOCK_N)
+        # blocks fully below the diagonal, then the diagonal block with a mask
+        acc, l_i, m_i = _attn_tile(acc, l_i, m_i, q, k_blk, v_blk, 0, row0, offs_m, offs_n,
+                                   qk_scale, False, BLOCK_N)
+        k_d = tl.advance(k_blk, (row0, 0))
+        v_d = tl.advance(v_blk, (row0, 0))
+        acc, l_i, m_i = _attn_tile(acc, l_i, m_i, q, k_d, v_d, row0, row0 + BLOCK_M, offs_m,
+                                   offs_n, qk_scale, True, BLOCK_N)
     else:
-        acc, l_i, m_i = _attn_tile(acc, l_i, m_i, q, k_blk, v_blk, 0, N_CTX,
-                                   offs_m, offs_n, qk_scale, False, BLOCK_N)
-    m_i += tl.math.log2(l_i)
-    acc = acc / l_i[:, None]
-    tl.store(M + off_hz * N_CTX + offs_m, m_i)
-    tl.store(o_blk, acc.to(Out.type.element_ty))
+        acc, l_i, m_i = _attn_tile(acc, l_i, m_i, q, k_blk, v_blk, 0, N_CTX, offs_m, offs_n,
+                                   qk_scale, False, BLOCK_N)
+    out = acc / l_i[:, None]
+    lse2 = m_i + tl.math.log2(l_i)
+    m_ptrs = M + zh.to(tl.int64) * N_CTX + offs_m
+    tl.store(m_ptrs, lse2, mask=offs_m < N_CTX)
+    tl.store(o_blk, out.to(Out.dtype.element_ty), boundary_check=(0, 1))
 
 
 @triton.jit
