@@ -143,24 +143,33 @@ def chunk_local_cumsum_kernel(g_ptr, o_ptr, scale, cu_seqlens_ptr, chunk_indices
                               BS: tl.constexpr, REVERSE: tl.constexpr, HAS_SCALE: tl.constexpr):
     # g: [total_tokens, H, S]; each chunk of BT tokens of each sequence sums
     # on its own; chunk_indices lists (sequence, chunk) pairs of all chunks
-    i_s, i_t, i_h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    i_n = tl.load(chunk_indices_ptr + i_t * 2).to(tl.int32)
-    i_t = tl.load(chunk_indices_ptr + i_t * 2 + 1).to(tl.int32)
-    bos = tl.load(cu_seqlens_ptr + i_n).to(tl.int32)
-    eos = tl.load(cu_seqlens_ptr + i_n + 1).to(tl.int32)
-    T = eos - bos
-    p_g = tl.make_block_ptr(g_ptr + (bos * H + i_h) * S, (T, S), (H * S, 1),
-                            (i_t * BT, i_s * BS), (BT, BS), (1, 0))
-    p_o = tl.make_block_ptr(o_ptr + (bos * H + i_h) * S, (T, S), (H * S, 1),
-                            (i_t * BT, i_s * BS), (BT, BS), (1, 0))
-    b_g = tl.load(p_g, boundary_check=(0, 1)).to(tl.float32)
-    b_o = tl.cumsum(b_g, axis=0)
+    col_blk = tl.program_id(0)
+    chunk_id = tl.program_id(1)
+    head = tl.program_id(2)
+    seq_id = tl.load(chunk_indices_ptr + chunk_id * 2).to(tl.int32)
+    local_chunk = tl.load(chunk_indices_ptr + chunk_id * 2 + 1).to(tl.int32)
+    seq_start = tl.load(cu_seqlens_ptr + seq_id).to(tl.int32)
+    seq_end = tl.load(cu_seqlens_ptr + seq_id + 1).to(tl.int32)
+    seq_len = seq_end - seq_start
+    # a view of this sequence's rows for one head; rows past seq_len are
+    # clipped by the block pointer's shape
+    row_stride = H * S
+    base = seq_start.to(tl.int64) * row_stride + head * S
+    src = tl.make_block_ptr(g_ptr + base, shape=(seq_len, S), strides=(row_stride, 1),
+                            offsets=(local_chunk * BT, col_blk * BS), block_shape=(BT, BS),
+                            order=(1, 0))
+    dst = tl.make_block_ptr(o_ptr + base, shape=(seq_len, S), strides=(row_stride, 1),
+                            offsets=(local_chunk * BT, col_blk * BS), block_shape=(BT, BS),
+                            order=(1, 0))
+    vals = tl.load(src, boundary_check=(0, 1), padding_option="zero").to(tl.float32)
+    running = tl.cumsum(vals, axis=0)
     if REVERSE:
-        b_z = tl.sum(b_g, axis=0)
-        b_o = -b_o + b_z[None, :] + b_g
+        # suffix sum = chunk total - inclusive prefix + own element
+        whole = tl.sum(vals, axis=0)
+        running = whole[None, :] - running + vals
     if HAS_SCALE:
-        b_o *= scale
-    tl.store(p_o, b_o.to(p_o.dtype.element_ty), boundary_check=(0, 1))
+        running = running * scale
+    tl.store(dst, running.to(o_ptr.dtype.element_ty), boundary_check=(0, 1))
 
 
 @triton.jit
@@ -172,37 +181,50 @@ def chunk_state_kernel(k_ptr, v_ptr, g_ptr, h_ptr, h0_ptr, ht_ptr, T,
     # each chunk is written out, then decayed by the chunk's last gate and
     # updated with the chunk's keys and values. k: [B, T, H, K], g: [B, T, H]
     # (cumulative within a chunk), h: [B, NT, H, K, V]
-    i_k, i_v, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    i_b, i_h = i_bh // H, i_bh % H
-    NT = tl.cdiv(T, BT)
-    b_h = tl.zeros([BK, BV], dtype=tl.float32)
+    kb = tl.program_id(0)
+    vb = tl.program_id(1)
+    bh = tl.program_id(2)
+    bidx = bh // H
+    hidx = bh % H
+    n_chunks = tl.cdiv(T, BT)
+    tok_stride_kv = H * K
+    tok_stride_v = H * V
+    k_base = k_ptr + (bidx * T * H + hidx).to(tl.int64) * K
+    v_base = v_ptr + (bidx * T * H + hidx).to(tl.int64) * V
+    g_base = g_ptr + (bidx * T * H + hidx).to(tl.int64)
+    state = tl.zeros([BK, BV], dtype=tl.float32)
     if USE_INITIAL_STATE:
-        p_h0 = tl.make_block_ptr(h0_ptr + i_bh * K * V, (K, V), (V, 1), (i_k * BK, i_v * BV),
-                                 (BK, BV), (1, 0))
-        b_h += tl.load(p_h0, boundary_check=(0, 1)).to(tl.float32)
-    k_base = k_ptr + (i_b * T * H + i_h).to(tl.int64) * K
-    v_base = v_ptr + (i_b * T * H + i_h).to(tl.int64) * V
-    g_base = g_ptr + i_b * T * H + i_h
-    for i_t in range(NT):
-        p_h = tl.make_block_ptr(h_ptr + ((i_b * NT + i_t) * H + i_h) * K * V, (K, V), (V, 1),
-                                (i_k * BK, i_v * BV), (BK, BV), (1, 0))
-        tl.store(p_h, b_h.to(p_h.dtype.element_ty), boundary_check=(0, 1))
-        # keys as a [K, T] view: the block pointer's order makes it a transpose
-        p_k = tl.make_block_ptr(k_base, (K, T), (1, H * K), (i_k * BK, i_t * BT), (BK, BT), (0, 1))
-        p_v = tl.make_block_ptr(v_base, (T, V), (H * V, 1), (i_t * BT, i_v * BV), (BT, BV), (1, 0))
-        last = tl.minimum((i_t + 1) * BT, T) - 1
-        b_g_last = tl.load(g_base + last * H)
-        offs_t = i_t * BT + tl.arange(0, BT)
-        b_g = tl.load(g_base + offs_t * H, mask=offs_t < T, other=0.0)
-        b_k = tl.load(p_k, boundary_check=(0, 1))
-        b_v = tl.load(p_v, boundary_check=(0, 1))
-        b_h *= tl.exp(b_g_last)
-        b_v = (b_v * tl.exp(b_g_last - b_g)[:, None]).to(b_v.dtype)
-        b_h += tl.dot(b_k, b_v)
+        init_blk = tl.make_block_ptr(h0_ptr + bh.to(tl.int64) * K * V, shape=(K, V), strides=(V, 1),
+                                     offsets=(kb * BK, vb * BV), block_shape=(BK, BV), order=(1, 0))
+        state += tl.load(init_blk, boundary_check=(0, 1)).to(tl.float32)
+    rows = tl.arange(0, BT)
+    for c in range(0, n_chunks):
+        # the state entering chunk c
+        out_blk = tl.make_block_ptr(h_ptr + ((bidx * n_chunks + c) * H + hidx).to(tl.int64) * K * V,
+                                    shape=(K, V), strides=(V, 1), offsets=(kb * BK, vb * BV),
+                                    block_shape=(BK, BV), order=(1, 0))
+        tl.store(out_blk, state.to(h_ptr.dtype.element_ty), boundary_check=(0, 1))
+        t0 = c * BT
+        # keys read transposed: [BK, BT]
+        kt_blk = tl.make_block_ptr(k_base, shape=(K, T), strides=(1, tok_stride_kv),
+                                   offsets=(kb * BK, t0), block_shape=(BK, BT), order=(0, 1))
+        v_blk = tl.make_block_ptr(v_base, shape=(T, V), strides=(tok_stride_v, 1),
+                                  offsets=(t0, vb * BV), block_shape=(BT, BV), order=(1, 0))
+        kt = tl.load(kt_blk, boundary_check=(0, 1), padding_option="zero")
+        vals = tl.load(v_blk, boundary_check=(0, 1), padding_option="zero")
+        t_idx = t0 + rows
+        in_seq = t_idx < T
+        last_t = tl.minimum(t0 + BT, T) - 1
+        g_last = tl.load(g_base + last_t * H).to(tl.float32)
+        g_rows = tl.load(g_base + t_idx * H, mask=in_seq, other=0.0).to(tl.float32)
+        w = tl.where(in_seq, tl.exp(g_last - g_rows), 0.0)
+        vw = (vals.to(tl.float32) * w[:, None]).to(kt.dtype)
+        state = state * tl.exp(g_last)
+        state = tl.dot(kt, vw, acc=state)
     if STORE_FINAL_STATE:
-        p_ht = tl.make_block_ptr(ht_ptr + i_bh * K * V, (K, V), (V, 1), (i_k * BK, i_v * BV),
-                                 (BK, BV), (1, 0))
-        tl.store(p_ht, b_h.to(p_ht.dtype.element_ty), boundary_check=(0, 1))
+        fin_blk = tl.make_block_ptr(ht_ptr + bh.to(tl.int64) * K * V, shape=(K, V), strides=(V, 1),
+                                    offsets=(kb * BK, vb * BV), block_shape=(BK, BV), order=(1, 0))
+        tl.store(fin_blk, state.to(ht_ptr.dtype.element_ty), boundary_check=(0, 1))
 
 
 @triton.jit
