@@ -36,55 +36,42 @@ def _fwd_kernel_flash_decode_stage1(
     gqa_group_size,
     BLOCK_SEQ: tl.constexpr, BLOCK_DMODEL: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
-    cur_batch = tl.program_id(0)
-    cur_head = tl.program_id(1)
-    seq_start_block = tl.program_id(2)
-    cur_kv_head = cur_head // gqa_group_size
-
-    offs_d = tl.arange(0, BLOCK_DMODEL)
-    cur_batch_seq_len = tl.load(B_Seqlen + cur_batch)
-    cur_batch_req_idx = tl.load(B_req_idx + cur_batch)
-    cur_batch_start_index = seq_start_block * BLOCK_SEQ
-    cur_batch_end_index = tl.minimum(cur_batch_seq_len, cur_batch_start_index + BLOCK_SEQ)
-
-    off_q = cur_batch * stride_qbs + cur_head * stride_qh + offs_d
-    block_n_size = tl.where(cur_batch_end_index - cur_batch_start_index <= 0, 0,
-                            cur_batch_end_index - cur_batch_start_index + BLOCK_N - 1) // BLOCK_N
-    offs_n = cur_batch_start_index + tl.arange(0, BLOCK_N)
-    q = tl.load(Q + off_q)
-
-    sum_exp = 0.0
-    max_logic = -float("inf")
-    acc = tl.zeros([BLOCK_DMODEL], dtype=tl.float32)
-
-    for start_n in range(0, block_n_size, 1):
-        offs_n_new = start_n * BLOCK_N + offs_n
-        k_loc = tl.load(Req_to_tokens + stride_req_to_tokens_b * cur_batch_req_idx + offs_n_new,
-                        mask=offs_n_new < cur_batch_end_index, other=0)
-        off_k = k_loc[:, None] * stride_kbs + cur_kv_head * stride_kh + offs_d[None, :]
-        k = tl.load(K + off_k, mask=offs_n_new[:, None] < cur_batch_end_index, other=0.0)
-        att_value = tl.sum(q[None, :] * k, 1)
-        att_value *= sm_scale
-        att_value = tl.where(offs_n_new < cur_batch_end_index, att_value, float("-inf"))
-        v = tl.load(V + off_k, mask=offs_n_new[:, None] < cur_batch_end_index, other=0.0)
-
-        cur_max_logic = tl.max(att_value, axis=0)
-        new_max_logic = tl.maximum(cur_max_logic, max_logic)
-        exp_logic = tl.exp(att_value - new_max_logic)
-        logic_scale = tl.exp(max_logic - new_max_logic)
-        acc *= logic_scale
-        acc += tl.sum(exp_logic[:, None] * v, axis=0)
-        sum_exp = sum_exp * logic_scale + tl.sum(exp_logic, axis=0)
-        max_logic = new_max_logic
-
-    need_store = tl.where(block_n_size == 0, 0, 1)
-    for _ in range(0, need_store, 1):
-        off_mid_o = (cur_batch * stride_mid_ob + cur_head * stride_mid_oh
-                     + seq_start_block * stride_mid_os + offs_d)
-        off_mid_o_logexpsum = (cur_batch * stride_mid_o_eb + cur_head * stride_mid_o_eh
-                               + seq_start_block)
-        tl.store(Mid_O + off_mid_o, acc / sum_exp)
-        tl.store(Mid_O_LogExpSum + off_mid_o_logexpsum, max_logic + tl.log(sum_exp))
+    b = tl.program_id(0)
+    qh = tl.program_id(1)
+    part = tl.program_id(2)
+    kvh = qh // gqa_group_size
+    n_tok = tl.load(B_Seqlen + b)
+    req = tl.load(B_req_idx + b)
+    lo = part * BLOCK_SEQ
+    hi = tl.minimum(n_tok, lo + BLOCK_SEQ)
+    if lo < hi:
+        dims = tl.arange(0, BLOCK_DMODEL)
+        offs_n = tl.arange(0, BLOCK_N)
+        qv = tl.load(Q + b * stride_qbs + qh * stride_qh + dims * stride_qd).to(tl.float32)
+        run_max = tl.full([], float("-inf"), tl.float32)
+        run_sum = tl.full([], 0.0, tl.float32)
+        acc = tl.zeros([BLOCK_DMODEL], dtype=tl.float32)
+        for pos0 in range(lo, hi, BLOCK_N):
+            pos = pos0 + offs_n
+            valid = pos < hi
+            slot = tl.load(Req_to_tokens + req * stride_req_to_tokens_b + pos * stride_req_to_tokens_s,
+                           mask=valid, other=0).to(tl.int64)
+            kt = tl.load(K + slot[:, None] * stride_kbs + kvh * stride_kh + dims[None, :] * stride_kd,
+                         mask=valid[:, None], other=0.0).to(tl.float32)
+            score = tl.sum(kt * qv[None, :], axis=1) * sm_scale
+            score = tl.where(valid, score, float("-inf"))
+            new_max = tl.maximum(run_max, tl.max(score, axis=0))
+            alpha = tl.exp(run_max - new_max)
+            w = tl.exp(score - new_max)
+            vt = tl.load(V + slot[:, None] * stride_vbs + kvh * stride_vh + dims[None, :] * stride_vd,
+                         mask=valid[:, None], other=0.0).to(tl.float32)
+            acc = acc * alpha + tl.sum(w[:, None] * vt, axis=0)
+            run_sum = run_sum * alpha + tl.sum(w, axis=0)
+            run_max = new_max
+        mid_base = b * stride_mid_ob + qh * stride_mid_oh + part * stride_mid_os
+        tl.store(Mid_O + mid_base + dims * stride_mid_od, acc / run_sum)
+        tl.store(Mid_O_LogExpSum + b * stride_mid_o_eb + qh * stride_mid_o_eh + part * stride_mid_o_es,
+                 run_max + tl.log(run_sum))
 
 
 @triton.jit
@@ -95,31 +82,27 @@ def _fwd_kernel_flash_decode_stage2(
     stride_obs, stride_oh, stride_od,
     BLOCK_SEQ: tl.constexpr, BLOCK_DMODEL: tl.constexpr,
 ):
-    cur_batch = tl.program_id(0)
-    cur_head = tl.program_id(1)
-    offs_d = tl.arange(0, BLOCK_DMODEL)
-    cur_batch_seq_len = tl.load(B_Seqlen + cur_batch)
-    block_n_size = tl.where(cur_batch_seq_len <= 0, 0, cur_batch_seq_len + BLOCK_SEQ - 1) // BLOCK_SEQ
-
-    sum_exp = 0.0
-    max_logic = -float("inf")
+    b = tl.program_id(0)
+    qh = tl.program_id(1)
+    dims = tl.arange(0, BLOCK_DMODEL)
+    n_tok = tl.load(B_Seqlen + b)
+    n_parts = tl.cdiv(n_tok, BLOCK_SEQ)
+    o_base = Mid_O + b * stride_mid_ob + qh * stride_mid_oh
+    e_base = Mid_O_LogExpSum + b * stride_mid_o_eb + qh * stride_mid_o_eh
+    best = tl.full([], float("-inf"), tl.float32)
+    denom = tl.full([], 0.0, tl.float32)
     acc = tl.zeros([BLOCK_DMODEL], dtype=tl.float32)
-
-    offs_v = cur_batch * stride_mid_ob + cur_head * stride_mid_oh + offs_d
-    offs_logic = cur_batch * stride_mid_o_eb + cur_head * stride_mid_o_eh
-    for block_seq_n in range(0, block_n_size, 1):
-        tv = tl.load(Mid_O + offs_v + block_seq_n * stride_mid_os)
-        tlogic = tl.load(Mid_O_LogExpSum + offs_logic + block_seq_n)
-        new_max_logic = tl.maximum(tlogic, max_logic)
-        old_scale = tl.exp(max_logic - new_max_logic)
-        acc *= old_scale
-        exp_logic = tl.exp(tlogic - new_max_logic)
-        acc += exp_logic * tv
-        sum_exp = sum_exp * old_scale + exp_logic
-        max_logic = new_max_logic
-
-    tl.store(Out + cur_batch * stride_obs + cur_head * stride_oh + offs_d,
-             (acc / sum_exp).to(Out.dtype.element_ty))
+    for p in range(0, n_parts):
+        lse = tl.load(e_base + p * stride_mid_o_es)
+        part_out = tl.load(o_base + p * stride_mid_os + dims * stride_mid_od)
+        top = tl.maximum(best, lse)
+        shrink = tl.exp(best - top)
+        wt = tl.exp(lse - top)
+        acc = acc * shrink + wt * part_out
+        denom = denom * shrink + wt
+        best = top
+    tl.store(Out + b * stride_obs + qh * stride_oh + dims * stride_od,
+             (acc / denom).to(Out.dtype.element_ty))
 
 
 @torch.no_grad()

@@ -21,15 +21,15 @@ class KVCache:
 def _fwd_kernel_destindex_copy_kv(K, Dest_loc, Out, stride_k_bs, stride_k_h, stride_k_d,
                                   stride_o_bs, stride_o_h, stride_o_d, head_num, head_dim,
                                   BLOCK_DMODEL: tl.constexpr, BLOCK_HEAD: tl.constexpr):
-    cur_index = tl.program_id(0)
-    offs_h = tl.arange(0, BLOCK_HEAD)
-    offs_d = tl.arange(0, BLOCK_DMODEL)
-    dest_index = tl.load(Dest_loc + cur_index)
-    k_ptrs = K + cur_index * stride_k_bs + stride_k_h * offs_h[:, None] + stride_k_d * offs_d[None, :]
-    o_ptrs = Out + dest_index * stride_o_bs + stride_o_h * offs_h[:, None] + stride_o_d * offs_d[None, :]
-    mask = (offs_h[:, None] < head_num) & (offs_d[None, :] < head_dim)
-    k = tl.load(k_ptrs, mask=mask, other=0.0)
-    tl.store(o_ptrs, k, mask=mask)
+    tok = tl.program_id(0)
+    heads = tl.program_id(1) * BLOCK_HEAD + tl.arange(0, BLOCK_HEAD)
+    dims = tl.arange(0, BLOCK_DMODEL)
+    keep = (heads[:, None] < head_num) & (dims[None, :] < head_dim)
+    slot = tl.load(Dest_loc + tok).to(tl.int64)
+    src = K + tok * stride_k_bs + heads[:, None] * stride_k_h + dims[None, :] * stride_k_d
+    tile = tl.load(src, mask=keep, other=0.0)
+    dst = Out + slot * stride_o_bs + heads[:, None] * stride_o_h + dims[None, :] * stride_o_d
+    tl.store(dst, tile, mask=keep)
 
 
 @triton.jit

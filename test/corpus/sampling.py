@@ -19,28 +19,23 @@ def _fwd_kernel_apply_penalty(
     stride_logit_b, stride_logit_s,
     BLOCK_P: tl.constexpr,
 ):
-    cur_batch = tl.program_id(0)
-    cur_freqency = tl.load(freqency_penalty + cur_batch)
-    cur_presence = tl.load(presence_penalty + cur_batch)
-    cur_repetition = tl.load(repetition_penalty + cur_batch)
-
-    cur_batch_start_index = tl.load(p_cumsum_seq_len + cur_batch)
-    cur_batch_end_index = tl.load(p_cumsum_seq_len + cur_batch + 1)
-
-    cur_batch_id_offset = cur_batch_start_index + tl.arange(0, BLOCK_P)
-    batch_ids = tl.load(p_token_ids + cur_batch_id_offset,
-                        mask=cur_batch_id_offset < cur_batch_end_index, other=0)
-    batch_ids_count = tl.load(p_token_counts + cur_batch_id_offset,
-                              mask=cur_batch_id_offset < cur_batch_end_index, other=0)
-
-    row_start_ptr = Logits + cur_batch * stride_logit_b
-    cur_offset = row_start_ptr + batch_ids
-    cur_logits = tl.load(cur_offset, mask=cur_batch_id_offset < cur_batch_end_index, other=0.0)
-    rep_logits = tl.where(cur_logits > 0, cur_logits / cur_repetition, cur_logits * cur_repetition)
-    freq_logits = rep_logits - batch_ids_count * cur_freqency
-    pre_logits = freq_logits - cur_presence
-    output_ptr = Logits + cur_batch * stride_logit_b + batch_ids
-    tl.store(output_ptr, pre_logits, mask=cur_batch_id_offset < cur_batch_end_index)
+    row = tl.program_id(0)
+    pres = tl.load(presence_penalty + row)
+    freq = tl.load(freqency_penalty + row)
+    rep = tl.load(repetition_penalty + row)
+    first = tl.load(p_cumsum_seq_len + row)
+    last = tl.load(p_cumsum_seq_len + row + 1)
+    lane = tl.arange(0, BLOCK_P)
+    for j0 in range(first, last, BLOCK_P):
+        j = j0 + lane
+        live = j < last
+        tok = tl.load(p_token_ids + j, mask=live, other=0)
+        cnt = tl.load(p_token_counts + j, mask=live, other=0)
+        where = Logits + row * stride_logit_b + tok * stride_logit_s
+        x = tl.load(where, mask=live, other=0.0)
+        x = tl.where(x > 0, x / rep, x * rep)
+        x = x - cnt * freq - pres
+        tl.store(where, x, mask=live)
 
 
 @triton.jit
