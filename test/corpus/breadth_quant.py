@@ -258,38 +258,34 @@ def fused_moe_kernel(a_ptr, b_ptr, c_ptr, b_scale_ptr, topk_weights_ptr, sorted_
     # B is [E, N, K]; each block of sorted slots belongs to one expert; slots
     # holding num_valid_tokens or more are padding
     pid = tl.program_id(0)
-    pid_m, pid_n = _swizzle(pid, tl.cdiv(EM, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
-    num_post_pad = tl.load(num_tokens_post_padded_ptr)
-    if pid_m * BLOCK_M >= num_post_pad:
-        return
-    offs_tid = pid_m * BLOCK_M + tl.arange(0, BLOCK_M).to(tl.int64)
-    offs_token = tl.load(sorted_token_ids_ptr + offs_tid)
-    token_mask = offs_token < num_valid_tokens
-    off_expert = tl.load(expert_ids_ptr + pid_m).to(tl.int64)
-    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N).to(tl.int64)) % N
-    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + (offs_token[:, None] // TOP_K * stride_am + offs_k[None, :])
-    b_ptrs = b_ptr + off_expert * stride_be + (offs_k[:, None] + offs_bn[None, :] * stride_bn)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        kmask = offs_k < K - k * BLOCK_K
-        a = tl.load(a_ptrs, mask=token_mask[:, None] & kmask[None, :], other=0.0)
-        b = tl.load(b_ptrs, mask=kmask[:, None], other=0.0)
+    tiles_m = tl.cdiv(EM, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = _swizzle(pid, tiles_m, tiles_n, GROUP_M)
+    used = tl.load(num_tokens_post_padded_ptr)
+    if pid_m * BLOCK_M < used:
+        slot = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        tok = tl.load(sorted_token_ids_ptr + slot).to(tl.int64)
+        live = tok < num_valid_tokens
+        expert = tl.load(expert_ids_ptr + pid_m).to(tl.int64)
+        cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        cmask = cols < N
+        ks = tl.arange(0, BLOCK_K)
+        a_rows = a_ptr + (tok // TOP_K)[:, None] * stride_am
+        b_cols = b_ptr + expert * stride_be + cols[None, :] * stride_bn
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            kin = k0 + ks < K
+            x = tl.load(a_rows + (k0 + ks)[None, :], mask=live[:, None] & kin[None, :], other=0.0)
+            w = tl.load(b_cols + (k0 + ks)[:, None], mask=kin[:, None] & cmask[None, :], other=0)
+            acc += tl.dot(x, w.to(x.dtype))
         if USE_INT8_W8A16:
-            acc = tl.dot(a, b.to(a.dtype), acc=acc)
-        else:
-            acc += tl.dot(a, b)
-        a_ptrs += BLOCK_K
-        b_ptrs += BLOCK_K
-    if USE_INT8_W8A16:
-        acc = acc * tl.load(b_scale_ptr + off_expert * stride_bse + offs_bn)[None, :]
-    if MUL_ROUTED_WEIGHT:
-        w = tl.load(topk_weights_ptr + offs_token, mask=token_mask, other=0)
-        acc = acc * w[:, None]
-    c_ptrs = c_ptr + stride_cm * offs_token[:, None] + offs_cn[None, :]
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty),
-             mask=token_mask[:, None] & (offs_cn[None, :] < N))
+            sc = tl.load(b_scale_ptr + expert * stride_bse + cols, mask=cmask, other=0.0)
+            acc = acc * sc.to(tl.float32)[None, :]
+        if MUL_ROUTED_WEIGHT:
+            gate = tl.load(topk_weights_ptr + tok, mask=live, other=0.0)
+            acc = acc * gate.to(tl.float32)[:, None]
+        tl.store(c_ptr + tok[:, None] * stride_cm + cols[None, :],
+                 acc.to(c_ptr.dtype.element_ty), mask=live[:, None] & cmask[None, :])
 
 
 @triton.jit

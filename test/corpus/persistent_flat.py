@@ -11,45 +11,37 @@ import triton.language as tl
 def flat_where(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                BLOCK_K: tl.constexpr, NUM_SMS: tl.constexpr):
+    # the K index wraps through tl.where at the end of each step; the tile
+    # advances by NUM_SMS whenever a new tile begins
     pid = tl.program_id(0)
-    n_m = tl.cdiv(M, BLOCK_M)
-    n_n = tl.cdiv(N, BLOCK_N)
-    n_k = tl.cdiv(K, BLOCK_K)
-    tiles = n_m * n_n
-    count = tiles // NUM_SMS
-    if pid < tiles % NUM_SMS:
-        count += 1
-    tile = pid - NUM_SMS
-    ki = -1
-    kk = tl.arange(0, BLOCK_K)
-    pm = 0
-    pn = 0
-    rm = tl.arange(0, BLOCK_M)
-    rn = tl.arange(0, BLOCK_N)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    k_steps = tl.cdiv(K, BLOCK_K)
+    n_tiles = tl.cdiv(M, BLOCK_M) * tiles_n
+    my_tiles = tl.cdiv(n_tiles - pid, NUM_SMS)
+    cur = pid - NUM_SMS
+    kk = 0
+    row_ids = tl.arange(0, BLOCK_M)
+    col_ids = tl.arange(0, BLOCK_N)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for _ in range(0, n_k * count):
-        ki = tl.where(ki == n_k - 1, 0, ki + 1)
-        if ki == 0:
-            tile += NUM_SMS
-            pm = tile // n_n
-            pn = tile % n_n
-            rm = pm * BLOCK_M + tl.arange(0, BLOCK_M)
-            rn = pn * BLOCK_N + tl.arange(0, BLOCK_N)
-            rm = tl.max_contiguous(tl.multiple_of(tl.where(rm < M, rm, 0), BLOCK_M), BLOCK_M)
-            rn = tl.max_contiguous(tl.multiple_of(tl.where(rn < N, rn, 0), BLOCK_N), BLOCK_N)
-        rk = ki * BLOCK_K + kk
-        a = tl.load(a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak,
-                    mask=kk[None, :] < K - ki * BLOCK_K, other=0.0)
-        b = tl.load(b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn,
-                    mask=kk[:, None] < K - ki * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc)
-        if ki == n_k - 1:
-            cm = pm * BLOCK_M + tl.arange(0, BLOCK_M)
-            cn = pn * BLOCK_N + tl.arange(0, BLOCK_N)
-            mask = (cm[:, None] < M) & (cn[None, :] < N)
-            tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn,
-                     acc.to(c_ptr.dtype.element_ty), mask=mask)
+    for it in range(0, my_tiles * k_steps):
+        if kk == 0:
+            cur += NUM_SMS
+            row_ids = (cur // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+            col_ids = (cur % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+        k_ids = kk * BLOCK_K + tl.arange(0, BLOCK_K)
+        a_tile = tl.load(a_ptr + row_ids[:, None] * stride_am + k_ids[None, :] * stride_ak,
+                         mask=(row_ids[:, None] < M) & (k_ids[None, :] < K), other=0.0)
+        b_tile = tl.load(b_ptr + k_ids[:, None] * stride_bk + col_ids[None, :] * stride_bn,
+                         mask=(k_ids[:, None] < K) & (col_ids[None, :] < N), other=0.0)
+        acc += tl.dot(a_tile, b_tile)
+        if kk == k_steps - 1:
+            out_r = (cur // tiles_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+            out_c = (cur % tiles_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+            tl.store(c_ptr + out_r[:, None] * stride_cm + out_c[None, :] * stride_cn,
+                     acc.to(c_ptr.dtype.element_ty),
+                     mask=(out_r[:, None] < M) & (out_c[None, :] < N))
             acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        kk = tl.where(kk == k_steps - 1, 0, kk + 1)
 
 
 @triton.jit
