@@ -44,91 +44,87 @@ def cross_entropy_kernel(
     BLOCK_SIZE: tl.constexpr,
     HAS_SOFTCAPPING: tl.constexpr,
 ):
-    program_id = tl.program_id(0).to(tl.int64)
-    Y_ptr += program_id * Y_stride
-    y = tl.load(Y_ptr)
+    row = tl.program_id(0).to(tl.int64)
+    x_row = X_ptr + row * X_stride
+    label = tl.load(Y_ptr + row * Y_stride)
+    offs = tl.arange(0, BLOCK_SIZE)
 
-    X_ptr += program_id * X_stride
-    if y == ignore_index:
-        # nothing to learn from this row: zero gradient, zero loss
-        for i in range(0, n_cols, BLOCK_SIZE):
-            X_offsets = i + tl.arange(0, BLOCK_SIZE)
-            tl.store(X_ptr + X_offsets, 0.0, mask=X_offsets < n_cols)
+    if label == ignore_index:
+        # nothing to learn from this row: its gradient is zero, its loss left alone
+        for c0 in range(0, n_cols, BLOCK_SIZE):
+            cols = c0 + offs
+            tl.store(x_row + cols, tl.zeros((BLOCK_SIZE,), dtype=x_row.dtype.element_ty),
+                     mask=cols < n_cols)
         return
 
-    loss_ptr += program_id * loss_stride
-    if RETURN_Z_LOSS == _TRUE:
-        z_loss_ptr += program_id * loss_stride
-
-    # pass 1: the running max and the sum of exponentials (online softmax)
-    m = float("-inf")
-    d = 0.0
-    ori_X_y = tl.load(X_ptr + y).cast(tl.float32)
+    # logit of the true class (capped when soft-capping is on)
+    x_lab = tl.load(x_row + label).to(tl.float32)
     if HAS_SOFTCAPPING:
-        ori_X_y = _softcap(ori_X_y, softcap)
+        x_lab = _softcap(x_lab, softcap)
 
-    scaled_x_sum = 0.0
-    eps = label_smoothing / n_cols
-    for i in range(0, n_cols, BLOCK_SIZE):
-        X_offsets = i + tl.arange(0, BLOCK_SIZE)
-        X_block = tl.load(X_ptr + X_offsets, mask=X_offsets < n_cols,
-                          other=float("-inf")).cast(tl.float32)
+    # pass 1: a scalar running max with its rescaled exp-sum, plus the plain sum of logits
+    run_max = float("-inf")
+    run_den = 0.0
+    run_tot = 0.0
+    for c0 in range(0, n_cols, BLOCK_SIZE):
+        cols = c0 + offs
+        valid = cols < n_cols
+        v = tl.load(x_row + cols, mask=valid, other=float("-inf")).to(tl.float32)
         if HAS_SOFTCAPPING:
-            X_block = _softcap(X_block, softcap)
-        block_max = tl.max(X_block)
+            v = _softcap(v, softcap)
+        hi = tl.maximum(run_max, tl.max(v, axis=0))
+        run_den = run_den * tl.exp(run_max - hi) + tl.sum(tl.exp(v - hi), axis=0)
+        run_max = hi
         if label_smoothing > 0:
-            scaled_x_sum += tl.sum(tl.where(X_offsets < n_cols, -eps * X_block, 0.0))
-        m_new = tl.maximum(m, block_max)
-        d = d * tl.exp(m - m_new) + tl.sum(tl.exp(X_block - m_new))
-        m = m_new
+            run_tot += tl.sum(tl.where(valid, v, 0.0), axis=0)
+    lse = run_max + tl.log(run_den)
 
-    lse = m + tl.log(d)
-
-    # pass 2: the gradient, written over the logits
-    for i in range(0, n_cols, BLOCK_SIZE):
-        X_offsets = i + tl.arange(0, BLOCK_SIZE)
-        X_block = tl.load(X_ptr + X_offsets, mask=X_offsets < n_cols,
-                          other=float("-inf")).cast(tl.float32)
-        if HAS_SOFTCAPPING:
-            intermediate = libdevice.tanh(X_block / softcap)
-            X_block = softcap * intermediate
-        X_block = tl.exp(X_block - m) / d
-        X_block += 2 * lse_square_scale * lse * X_block
-        X_block += -eps
-        X_block = tl.where(X_offsets != y, X_block, X_block - (1 - label_smoothing))
-        if reduction == "mean":
-            X_block = X_block / n_non_ignore
-        if HAS_SOFTCAPPING:
-            X_block = X_block * (1 - intermediate * intermediate)
-        tl.store(X_ptr + X_offsets, X_block, mask=X_offsets < n_cols)
-
-    tl.debug_barrier()
-
-    loss = lse - ori_X_y
-    if label_smoothing > 0:
-        smooth_loss = scaled_x_sum + label_smoothing * lse
-        loss = loss * (1 - label_smoothing) + smooth_loss
-    z_loss = lse_square_scale * lse * lse
-    loss += z_loss
+    eps = label_smoothing / n_cols
     if reduction == "mean":
-        z_loss = z_loss / n_non_ignore
-        loss = loss / n_non_ignore
+        scale = 1.0 / n_non_ignore
+    else:
+        scale = 1.0
 
-    tl.store(loss_ptr, loss)
+    # pass 2: d(loss)/d(logit), written over the logits
+    for c0 in range(0, n_cols, BLOCK_SIZE):
+        cols = c0 + offs
+        valid = cols < n_cols
+        raw = tl.load(x_row + cols, mask=valid, other=0.0).to(tl.float32)
+        if HAS_SOFTCAPPING:
+            th = libdevice.tanh(raw / softcap)
+            v = softcap * th
+        else:
+            v = raw
+        p = tl.exp(v - lse)
+        g = p * (1.0 + 2.0 * lse_square_scale * lse) - eps
+        g = tl.where(cols == label, g - (1.0 - label_smoothing), g)
+        g = g * scale
+        if HAS_SOFTCAPPING:
+            g = g * (1.0 - th * th)
+        tl.store(x_row + cols, g.to(x_row.dtype.element_ty), mask=valid)
+
+    nll = lse - x_lab
+    if label_smoothing > 0:
+        nll = nll * (1.0 - label_smoothing) + label_smoothing * lse - eps * run_tot
+    zl = lse_square_scale * lse * lse
+    nll = (nll + zl) * scale
+    zl = zl * scale
+    tl.store(loss_ptr + row * loss_stride, nll)
     if RETURN_Z_LOSS == _TRUE:
-        tl.store(z_loss_ptr, z_loss)
+        tl.store(z_loss_ptr + row * loss_stride, zl)
 
 
 @triton.jit
 def element_mul_kernel(X_ptr, X_stride, grad_output_ptr, n_cols, BLOCK_SIZE: tl.constexpr):
     """Scales the stored gradient by the upstream gradient (a scalar)."""
-    program_id = tl.program_id(0).to(tl.int64)
-    X_ptr += program_id * X_stride
-    grad_output = tl.load(grad_output_ptr)
-    for i in range(0, n_cols, BLOCK_SIZE):
-        X_offsets = i + tl.arange(0, BLOCK_SIZE)
-        X_block = tl.load(X_ptr + X_offsets, mask=X_offsets < n_cols)
-        tl.store(X_ptr + X_offsets, X_block * grad_output, mask=X_offsets < n_cols)
+    row = tl.program_id(0).to(tl.int64)
+    base = X_ptr + row * X_stride
+    factor = tl.load(grad_output_ptr)
+    for c0 in range(0, n_cols, BLOCK_SIZE):
+        cols = c0 + tl.arange(0, BLOCK_SIZE)
+        keep = cols < n_cols
+        vals = tl.load(base + cols, mask=keep)
+        tl.store(base + cols, vals * factor, mask=keep)
 
 
 def cross_entropy_forward(_input, target, ignore_index, lse_square_scale, label_smoothing,

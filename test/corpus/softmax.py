@@ -22,20 +22,18 @@ def device_properties():
 def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
                    BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
     # programs stride over rows: a persistent kernel
-    row_start = tl.program_id(0)
-    row_step = tl.num_programs(0)
-    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
-        row_start_ptr = input_ptr + row_idx * input_row_stride
-        col_offsets = tl.arange(0, BLOCK_SIZE)
-        input_ptrs = row_start_ptr + col_offsets
-        mask = col_offsets < n_cols
-        row = tl.load(input_ptrs, mask=mask, other=-float("inf"))
-        row_minus_max = row - tl.max(row, axis=0)
-        numerator = tl.exp(row_minus_max)
-        denominator = tl.sum(numerator, axis=0)
-        softmax_output = numerator / denominator
-        output_row_start_ptr = output_ptr + row_idx * output_row_stride
-        tl.store(output_row_start_ptr + col_offsets, softmax_output, mask=mask)
+    first = tl.program_id(0)
+    step = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_bounds = cols < n_cols
+    for r in tl.range(first, n_rows, step, num_stages=num_stages):
+        src = input_ptr + r * input_row_stride
+        vals = tl.load(src + cols, mask=in_bounds, other=-float("inf")).to(tl.float32)
+        shifted = vals - tl.max(vals, axis=0)
+        e = tl.exp(shifted)
+        probs = e / tl.sum(e, axis=0)
+        dst = output_ptr + r * output_row_stride
+        tl.store(dst + cols, probs.to(output_ptr.dtype.element_ty), mask=in_bounds)
 
 
 @triton.jit
