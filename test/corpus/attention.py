@@ -22,37 +22,33 @@ def _attn_fwd_inner(acc, l_i, m_i, q, K, V, stride_kn, stride_vn, start_m, qk_sc
                     BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr,
                     STAGE: tl.constexpr, offs_m, offs_n, offs_d, N_CTX):
     # stage 1: blocks left of the diagonal; 2: the diagonal block; 3: all (non-causal)
+    # K points at a [HEAD_DIM, BLOCK_N] tile of K^T for keys 0..BLOCK_N-1 and V
+    # at a [BLOCK_N, HEAD_DIM] tile; stride_kn / stride_vn step one key in each.
     if STAGE == 1:
-        lo, hi = 0, start_m * BLOCK_M
+        key_lo = 0
+        key_hi = start_m * BLOCK_M
     elif STAGE == 2:
-        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
-        lo = tl.multiple_of(lo, BLOCK_M)
+        key_lo = start_m * BLOCK_M
+        key_hi = key_lo + BLOCK_M
+        key_lo = tl.multiple_of(key_lo, BLOCK_M)
     else:
-        lo, hi = 0, N_CTX
-    for start_n in range(lo, hi, BLOCK_N):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        cols = start_n + offs_n
-        k = tl.load(K + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < N_CTX,
-                    other=0.0)
-        qk = tl.dot(q, k)
+        key_lo = 0
+        key_hi = N_CTX
+    for kstart in range(key_lo, key_hi, BLOCK_N):
+        kstart = tl.multiple_of(kstart, BLOCK_N)
+        kt = tl.load(K + kstart * stride_kn)
+        scores = tl.dot(q, kt) * qk_scale
         if STAGE == 2:
-            causal = offs_m[:, None] >= cols[None, :]
-            qk = qk * qk_scale + tl.where(causal, 0, -1.0e6)
-            m_ij = tl.maximum(m_i, tl.max(qk, 1))
-            qk -= m_ij[:, None]
-        else:
-            qk = tl.where(cols[None, :] < N_CTX, qk, -float("inf"))
-            m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            qk = qk * qk_scale - m_ij[:, None]
-        p = tl.math.exp2(qk)
-        l_ij = tl.sum(p, 1)
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + l_ij
-        acc = acc * alpha[:, None]
-        v = tl.load(V + cols[:, None] * stride_vn + offs_d[None, :], mask=cols[:, None] < N_CTX,
-                    other=0.0)
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_ij
+            visible = offs_m[:, None] >= (kstart + offs_n[None, :])
+            scores = tl.where(visible, scores, float("-inf"))
+        row_max = tl.maximum(m_i, tl.max(scores, 1))
+        probs = tl.math.exp2(scores - row_max[:, None])
+        rescale = tl.math.exp2(m_i - row_max)
+        l_i = l_i * rescale + tl.sum(probs, 1)
+        vt = tl.load(V + kstart * stride_vn)
+        acc = acc * rescale[:, None]
+        acc = tl.dot(probs.to(vt.dtype), vt, acc)
+        m_i = row_max
     return acc, l_i, m_i
 
 
@@ -82,37 +78,46 @@ def _attn_fwd(Q, K, V, sm_scale, M, Out,
               Z, H, N_CTX,
               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
               STAGE: tl.constexpr):
-    tl.static_assert(BLOCK_N <= HEAD_DIM)
     start_m = tl.program_id(0)
-    off_hz = tl.program_id(1)
-    off_z = off_hz // H
-    off_h = off_hz % H
-    q_offset = off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
-    kv_offset = off_z.to(tl.int64) * stride_kz + off_h.to(tl.int64) * stride_kh
+    zh = tl.program_id(1)
+    z_idx = zh // H
+    h_idx = zh % H
+    q_base = z_idx.to(tl.int64) * stride_qz + h_idx.to(tl.int64) * stride_qh
+    k_base = z_idx.to(tl.int64) * stride_kz + h_idx.to(tl.int64) * stride_kh
+    v_base = z_idx.to(tl.int64) * stride_vz + h_idx.to(tl.int64) * stride_vh
+    o_base = z_idx.to(tl.int64) * stride_oz + h_idx.to(tl.int64) * stride_oh
+
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+
+    q = tl.load(Q + q_base + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qk)
+    # K read transposed: rows are the head dimension, columns the keys
+    kt_tile = K + k_base + offs_d[:, None] * stride_kk + offs_n[None, :] * stride_kn
+    # V's sequence stride is stride_vk, its head-dim stride stride_vn
+    v_tile = V + v_base + offs_n[:, None] * stride_vk + offs_d[None, :] * stride_vn
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    qk_scale = sm_scale * 1.44269504  # exp2 instead of exp
-    q = tl.load(Q + q_offset + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qk,
-                mask=offs_m[:, None] < N_CTX, other=0.0)
-    Kh = K + kv_offset
-    Vh = V + off_z.to(tl.int64) * stride_vz + off_h.to(tl.int64) * stride_vh
+    # work in base 2: fold 1/ln(2) into the score scale
+    qk_scale = sm_scale * 1.4426950408889634
+
     if STAGE & 1:
-        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, Kh, Vh, stride_kn, stride_vk, start_m,
-                                        qk_scale, BLOCK_M, HEAD_DIM, BLOCK_N, 4 - STAGE, offs_m,
-                                        offs_n, offs_d, N_CTX)
+        # non-causal (STAGE 1) -> inner stage 3; causal (STAGE 3) -> inner stage 1
+        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, kt_tile, v_tile, stride_kn, stride_vk,
+                                        start_m, qk_scale, BLOCK_M, HEAD_DIM, BLOCK_N,
+                                        4 - STAGE, offs_m, offs_n, offs_d, N_CTX)
     if STAGE & 2:
-        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, Kh, Vh, stride_kn, stride_vk, start_m,
-                                        qk_scale, BLOCK_M, HEAD_DIM, BLOCK_N, 2, offs_m, offs_n,
-                                        offs_d, N_CTX)
-    m_i += tl.math.log2(l_i)
-    acc = acc / l_i[:, None]
-    tl.store(M + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
-    o_ptrs = Out + q_offset + offs_m[:, None] * stride_om + offs_d[None, :] * stride_on
-    tl.store(o_ptrs, acc.to(Out.type.element_ty), mask=offs_m[:, None] < N_CTX)
+        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, kt_tile, v_tile, stride_kn, stride_vk,
+                                        start_m, qk_scale, BLOCK_M, HEAD_DIM, BLOCK_N,
+                                        2, offs_m, offs_n, offs_d, N_CTX)
+
+    # log-sum-exp of the scaled scores, in base 2
+    tl.store(M + zh * N_CTX + offs_m, m_i + tl.math.log2(l_i))
+    out = acc / l_i[:, None]
+    tl.store(Out + o_base + offs_m[:, None] * stride_om + offs_d[None, :] * stride_on,
+             out.to(Out.type.element_ty))
 
 
 @triton.jit
