@@ -56,37 +56,40 @@ def ln_bwd_dx_fused_kernel(dx_ptr, dy_ptr, dw_part_ptr, db_part_ptr, x_ptr, w_pt
                            rstd_ptr, lock_ptr, stride, N, GROUP_SIZE_M: tl.constexpr,
                            BLOCK_N: tl.constexpr):
     row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0).to(tl.float32)
-    dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0).to(tl.float32)
-    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
-    mean = tl.load(mean_ptr + row)
-    rstd = tl.load(rstd_ptr + row)
-    xhat = tl.where(mask, (x - mean) * rstd, 0.0)
-    wdy = tl.where(mask, w * dy, 0.0)
-    c1 = tl.sum(xhat * wdy, axis=0) / N
-    c2 = tl.sum(wdy, axis=0) / N
-    dx = (wdy - (xhat * c1 + c2)) * rstd
-    tl.store(dx_ptr + row * stride + cols, dx, mask=mask)
-    # rows of one group take turns adding into the group's partial row
-    group = row % GROUP_SIZE_M
-    lock = lock_ptr + group
-    count = lock_ptr + GROUP_SIZE_M + group
-    part_dw = (dy * xhat).to(w.dtype)
-    part_db = dy.to(w.dtype)
-    while tl.atomic_cas(lock, 0, 1) == 1:
+    idx = tl.arange(0, BLOCK_N)
+    inside = idx < N
+    base = row.to(tl.int64) * stride
+    xv = tl.load(x_ptr + base + idx, mask=inside, other=0.0).to(tl.float32)
+    g_out = tl.load(dy_ptr + base + idx, mask=inside, other=0.0).to(tl.float32)
+    wv = tl.load(w_ptr + idx, mask=inside, other=0.0).to(tl.float32)
+    mu = tl.load(mean_ptr + row)
+    inv_std = tl.load(rstd_ptr + row)
+    xn = tl.where(inside, (xv - mu) * inv_std, 0.0)
+    wg = tl.where(inside, wv * g_out, 0.0)
+    proj = tl.sum(xn * wg, axis=0) / N
+    avg = tl.sum(wg, axis=0) / N
+    grad_x = (wg - (xn * proj + avg)) * inv_std
+    tl.store(dx_ptr + base + idx, grad_x, mask=inside)
+    # this row's share of dw/db goes into slot row % GROUP_SIZE_M under its lock
+    slot = row % GROUP_SIZE_M
+    mutex = lock_ptr + slot
+    seen = lock_ptr + GROUP_SIZE_M + slot
+    part_w = g_out * xn
+    part_b = g_out
+    while tl.atomic_cas(mutex, 0, 1) == 1:
         pass
-    seen = tl.load(count)
-    if seen == 0:
-        tl.atomic_xchg(count, 1)
+    already = tl.load(seen)
+    dw_at = dw_part_ptr + slot * N + idx
+    db_at = db_part_ptr + slot * N + idx
+    if already == 0:
+        tl.atomic_xchg(seen, 1)
     else:
-        part_dw += tl.load(dw_part_ptr + group * N + cols, mask=mask)
-        part_db += tl.load(db_part_ptr + group * N + cols, mask=mask)
-    tl.store(dw_part_ptr + group * N + cols, part_dw, mask=mask)
-    tl.store(db_part_ptr + group * N + cols, part_db, mask=mask)
+        part_w += tl.load(dw_at, mask=inside, other=0.0)
+        part_b += tl.load(db_at, mask=inside, other=0.0)
+    tl.store(dw_at, part_w, mask=inside)
+    tl.store(db_at, part_b, mask=inside)
     tl.debug_barrier()
-    tl.atomic_xchg(lock, 0)
+    tl.atomic_xchg(mutex, 0)
 
 
 # ---- expert segments by binary search --------------------------------------------------
@@ -159,40 +162,39 @@ def jsd_kernel(x_ptr, x_stride, y_ptr, y_stride, loss_ptr, loss_stride, dx_ptr, 
     # x: the student's log-probabilities, y: the teacher's
     row = tl.program_id(0).to(tl.int64)
     x_ptr += row * x_stride
-    dx_ptr += row * dx_stride
     y_ptr += row * y_stride
     loss_ptr += row * loss_stride
+    dx_ptr += row * dx_stride
+    skip = False
     if HAS_LABEL:
-        label = tl.load(label_ptr + row)
-        if label == ignore_index:
-            for i in range(0, n_cols, BLOCK):
-                cols = i + tl.arange(0, BLOCK)
-                tl.store(dx_ptr + cols, 0.0, mask=cols < n_cols)
-            return
-    for i in range(0, n_cols, BLOCK):
-        cols = i + tl.arange(0, BLOCK)
-        mask = cols < n_cols
-        x = tl.load(x_ptr + cols, mask=mask, other=float("-inf")).to(tl.float32)
-        y = tl.load(y_ptr + cols, mask=mask, other=float("-inf")).to(tl.float32)
-        if beta == 0.0:
-            p = tl.exp(y)
-            loss = p * (y - x)
-            dx = -p
-        elif beta == 1.0:
-            q = tl.exp(x)
-            loss = q * (x - y)
-            dx = loss + q
-        else:
-            q = tl.exp(x)
-            p = tl.exp(y)
-            m = beta * p + (1 - beta) * q
-            log_m = tl.log(m)
-            loss = beta * p * y + (1 - beta) * q * x - m * log_m
-            dx = (1 - beta) * q * (x - log_m)
-        loss = tl.where(mask, loss, 0.0) / n_non_ignore
-        dx = dx / n_non_ignore
-        tl.store(loss_ptr + cols, loss, mask=mask)
-        tl.store(dx_ptr + cols, dx, mask=mask)
+        skip = tl.load(label_ptr + row) == ignore_index
+    if skip:
+        for c0 in range(0, n_cols, BLOCK):
+            idx = c0 + tl.arange(0, BLOCK)
+            tl.store(dx_ptr + idx, tl.zeros((BLOCK,), dtype=tl.float32), mask=idx < n_cols)
+    else:
+        for c0 in range(0, n_cols, BLOCK):
+            idx = c0 + tl.arange(0, BLOCK)
+            inside = idx < n_cols
+            ls = tl.load(x_ptr + idx, mask=inside, other=0.0).to(tl.float32)
+            lt = tl.load(y_ptr + idx, mask=inside, other=0.0).to(tl.float32)
+            if beta == 0.0:
+                pt = tl.exp(lt)
+                elem = pt * (lt - ls)
+                grad = -pt
+            elif beta == 1.0:
+                ps = tl.exp(ls)
+                elem = ps * (ls - lt)
+                grad = elem + ps
+            else:
+                ps = tl.exp(ls)
+                pt = tl.exp(lt)
+                mix = beta * pt + (1.0 - beta) * ps
+                log_mix = tl.log(mix)
+                elem = beta * pt * lt + (1.0 - beta) * ps * ls - mix * log_mix
+                grad = (1.0 - beta) * ps * (ls - log_mix)
+            tl.store(loss_ptr + idx, elem / n_non_ignore, mask=inside)
+            tl.store(dx_ptr + idx, grad / n_non_ignore, mask=inside)
 
 
 # ---- fused recurrent delta rule ---------------------------------------------------------
@@ -208,46 +210,46 @@ def fused_recurrent_delta_kernel(q, k, v, g, beta, o, h0, ht, scale, T, H: tl.co
                                  BV: tl.constexpr, USE_QK_L2NORM: tl.constexpr,
                                  USE_INITIAL_STATE: tl.constexpr, STORE_FINAL_STATE: tl.constexpr):
     # q, k: [B, T, H, K]; v, o: [B, T, H, V]; g, beta: [B, T, H]; h: [B, H, K, V]
-    i_v, i_bh = tl.program_id(0), tl.program_id(1)
-    i_b, i_h = i_bh // H, i_bh % H
-    o_k = tl.arange(0, BK)
-    o_v = i_v * BV + tl.arange(0, BV)
-    mask_k = o_k < K
-    mask_v = o_v < V
-    mask_h = mask_k[:, None] & mask_v[None, :]
-    p_q = q + (i_b * T * H + i_h) * K + o_k
-    p_k = k + (i_b * T * H + i_h) * K + o_k
-    p_v = v + (i_b * T * H + i_h) * V + o_v
-    p_o = o + (i_b * T * H + i_h) * V + o_v
-    p_g = g + i_b * T * H + i_h
-    p_beta = beta + i_b * T * H + i_h
-    b_h = tl.zeros([BK, BV], dtype=tl.float32)
+    i_v = tl.program_id(0)
+    i_bh = tl.program_id(1)
+    i_b = i_bh // H
+    i_h = i_bh % H
+    kk = tl.arange(0, BK)
+    vv = i_v * BV + tl.arange(0, BV)
+    k_in = kk < K
+    v_in = vv < V
+    kv_in = k_in[:, None] & v_in[None, :]
+    # pointers at time step 0 of this (batch, head)
+    step_qk = H * K
+    step_v = H * V
+    qk_off = (i_b * T * H + i_h).to(tl.int64) * K
+    v_off = (i_b * T * H + i_h).to(tl.int64) * V
+    gb_off = (i_b * T * H + i_h).to(tl.int64)
+    state = tl.zeros((BK, BV), dtype=tl.float32)
+    st_off = i_bh.to(tl.int64) * K * V + kk[:, None] * V + vv[None, :]
     if USE_INITIAL_STATE:
-        p_h0 = h0 + i_bh * K * V + o_k[:, None] * V + o_v[None, :]
-        b_h += tl.load(p_h0, mask=mask_h, other=0).to(tl.float32)
-    for _ in range(0, T):
-        b_q = tl.load(p_q, mask=mask_k, other=0).to(tl.float32)
-        b_k = tl.load(p_k, mask=mask_k, other=0).to(tl.float32)
-        b_v = tl.load(p_v, mask=mask_v, other=0).to(tl.float32)
+        state += tl.load(h0 + st_off, mask=kv_in, other=0.0).to(tl.float32)
+    for t in range(0, T):
+        q_t = tl.load(q + qk_off + kk, mask=k_in, other=0.0).to(tl.float32)
+        k_t = tl.load(k + qk_off + kk, mask=k_in, other=0.0).to(tl.float32)
+        v_t = tl.load(v + v_off + vv, mask=v_in, other=0.0).to(tl.float32)
+        g_t = tl.load(g + gb_off).to(tl.float32)
+        b_t = tl.load(beta + gb_off).to(tl.float32)
         if USE_QK_L2NORM:
-            b_q = b_q * tl.rsqrt(tl.sum(b_q * b_q) + 1e-6)
-            b_k = b_k * tl.rsqrt(tl.sum(b_k * b_k) + 1e-6)
-        b_q = b_q * scale
-        b_h *= tl.exp(tl.load(p_g).to(tl.float32))
-        b_v -= tl.sum(b_h * b_k[:, None], 0)
-        b_v *= tl.load(p_beta).to(tl.float32)
-        b_h += b_k[:, None] * b_v[None, :]
-        b_o = tl.sum(b_h * b_q[:, None], 0)
-        tl.store(p_o, b_o.to(p_o.dtype.element_ty), mask=mask_v)
-        p_q += H * K
-        p_k += H * K
-        p_v += H * V
-        p_o += H * V
-        p_g += H
-        p_beta += H
+            q_t = q_t / tl.sqrt(tl.sum(q_t * q_t, axis=0) + 1e-6)
+            k_t = k_t / tl.sqrt(tl.sum(k_t * k_t, axis=0) + 1e-6)
+        q_t = q_t * scale
+        state = state * tl.exp(g_t)
+        pred = tl.sum(state * k_t[:, None], axis=0)
+        upd = (v_t - pred) * b_t
+        state += k_t[:, None] * upd[None, :]
+        out_t = tl.sum(state * q_t[:, None], axis=0)
+        tl.store(o + v_off + vv, out_t.to(o.dtype.element_ty), mask=v_in)
+        qk_off += step_qk
+        v_off += step_v
+        gb_off += H
     if STORE_FINAL_STATE:
-        p_ht = ht + i_bh * K * V + o_k[:, None] * V + o_v[None, :]
-        tl.store(p_ht, b_h.to(p_ht.dtype.element_ty), mask=mask_h)
+        tl.store(ht + st_off, state.to(ht.dtype.element_ty), mask=kv_in)
 
 
 # ---- top-p renormalisation --------------------------------------------------------------

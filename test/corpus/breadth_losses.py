@@ -24,19 +24,20 @@ def kl_div_kernel(y_ptr, y_stride, gt_ptr, gt_stride, loss_ptr, loss_stride, n_c
     gt_ptr += row * gt_stride
     loss_ptr += row * loss_stride
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        mask = offs < n_cols
-        y = tl.load(y_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-        t = tl.load(gt_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-        if not log_target:
-            kl = t * (tl.log(tl.maximum(t, eps)) - y)
+    for c0 in range(0, n_cols, BLOCK):
+        idx = c0 + tl.arange(0, BLOCK)
+        inside = idx < n_cols
+        logq = tl.load(y_ptr + idx, mask=inside, other=0.0).to(tl.float32)
+        tgt = tl.load(gt_ptr + idx, mask=inside, other=0.0).to(tl.float32)
+        if log_target:
+            term = tl.exp(tgt) * (tgt - logq)
         else:
-            kl = tl.exp(t) * (t - y)
+            term = tgt * (tl.log(tl.maximum(tgt, eps)) - logq)
+        term = tl.where(inside, term, 0.0)
         if reduction == _REDUCTION_NONE:
-            tl.store(loss_ptr + offs, kl, mask=mask)
+            tl.store(loss_ptr + idx, term, mask=inside)
         else:
-            acc += tl.where(mask, kl, 0.0)
+            acc += term
     if reduction != _REDUCTION_NONE:
         tl.store(loss_ptr, tl.sum(acc, axis=0))
 
@@ -47,29 +48,24 @@ def ce_softcap_kernel(logits_ptr, logits_row_stride, loss_ptr, lse_ptr, labels_p
                       SOFTCAP, LOGIT_SCALE, BLOCK: tl.constexpr, DO_SOFTCAPPING: tl.constexpr,
                       DO_LOGIT_SCALING: tl.constexpr):
     # one row of logits per program; rows labelled -100 give a zero loss
-    row = tl.program_id(0)
-    logits_ptr += row * logits_row_stride.to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < VOCAB
+    row = tl.program_id(0).to(tl.int64)
+    logits_ptr += row * logits_row_stride
     label = tl.load(labels_ptr + row).to(tl.int32)
-    logits = tl.load(logits_ptr + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    idx = tl.arange(0, BLOCK)
+    inside = idx < VOCAB
+    z = tl.load(logits_ptr + idx, mask=inside, other=0.0).to(tl.float32)
     if DO_LOGIT_SCALING:
-        logits = LOGIT_SCALE * logits
+        z = LOGIT_SCALE * z
     if DO_SOFTCAPPING:
-        logits = SOFTCAP * triton_tanh(logits / SOFTCAP)
-    c = tl.max(logits, 0)
-    lse = c + tl.log(tl.sum(tl.exp(logits - c), 0))
-    if label != -100:
-        x = tl.load(logits_ptr + label).to(tl.float32)
-        if DO_LOGIT_SCALING:
-            x = LOGIT_SCALE * x
-        if DO_SOFTCAPPING:
-            x = SOFTCAP * triton_tanh(x / SOFTCAP)
-        loss = lse - x
-    else:
-        loss = 0.0
+        z = SOFTCAP * triton_tanh(z / SOFTCAP)
+    z = tl.where(inside, z, -float("inf"))
+    zmax = tl.max(z, axis=0)
+    lse = zmax + tl.log(tl.sum(tl.exp(z - zmax), axis=0))
     tl.store(lse_ptr + row, lse)
-    tl.store(loss_ptr + row, loss)
+    ignored = label == -100
+    safe_label = tl.where(ignored, 0, label)
+    picked = tl.sum(tl.where(idx == safe_label, z, 0.0), axis=0)
+    tl.store(loss_ptr + row, tl.where(ignored, 0.0, lse - picked))
 
 
 @triton.jit
@@ -87,17 +83,15 @@ def gemma_rms_norm_kernel(Y, Y_row_stride, X, X_row_stride, W, r, n_cols, eps,
                           BLOCK_SIZE: tl.constexpr):
     # y = x * rsqrt(mean(x^2) + eps) * (1 + w), computed in fp32, stored in
     # the input dtype; the inverse rms is kept for the backward
-    row_idx = tl.program_id(0)
-    col_offsets = tl.arange(0, BLOCK_SIZE)
-    mask = col_offsets < n_cols
-    Y += row_idx * Y_row_stride
-    X += row_idx * X_row_stride
-    r += row_idx
-    X_row = tl.load(X + col_offsets, mask=mask, other=0).to(tl.float32)
-    W_row = tl.load(W + col_offsets, mask=mask, other=0).to(tl.float32)
-    row_var = tl.sum(X_row * X_row, axis=0) / n_cols
-    inv_var = tl.math.rsqrt(row_var + eps)
-    tl.store(r, inv_var)
-    normed = X_row * inv_var
-    output = normed * (W_row + 1.0)
-    tl.store(Y + col_offsets, output.to(Y.dtype.element_ty), mask=mask)
+    row = tl.program_id(0).to(tl.int64)
+    Y += row * Y_row_stride
+    X += row * X_row_stride
+    idx = tl.arange(0, BLOCK_SIZE)
+    inside = idx < n_cols
+    xv = tl.load(X + idx, mask=inside, other=0.0).to(tl.float32)
+    wv = tl.load(W + idx, mask=inside, other=0.0).to(tl.float32)
+    ms = tl.sum(xv * xv, axis=0) / n_cols
+    inv_rms = 1.0 / tl.sqrt(ms + eps)
+    tl.store(r + row, inv_rms)
+    yv = xv * inv_rms * (1.0 + wv)
+    tl.store(Y + idx, yv.to(Y.dtype.element_ty), mask=inside)
