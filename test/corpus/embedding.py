@@ -40,15 +40,12 @@ def libentry():
 @libentry()
 @triton.jit
 def embedding_kernel(out_ptr, in_ptr, weight_ptr, N: tl.constexpr, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(0).to(tl.int64)
-    out_ptr += pid * N
-    in_ptr += pid
-    mask = tl.arange(0, BLOCK_SIZE) < N
-    cols = tl.arange(0, BLOCK_SIZE)
-    row_idx = tl.load(in_ptr)
-    weight_ptr += row_idx * N
-    embedding_weight = tl.load(weight_ptr + cols, mask, other=0.0)
-    tl.store(out_ptr + cols, embedding_weight, mask)
+    tok_slot = tl.program_id(0)
+    row = tl.load(in_ptr + tok_slot).to(tl.int64)
+    c = tl.arange(0, BLOCK_SIZE)
+    ok = c < N
+    vals = tl.load(weight_ptr + row * N + c, mask=ok)
+    tl.store(out_ptr + tok_slot.to(tl.int64) * N + c, vals, mask=ok)
 
 
 @libentry()

@@ -52,20 +52,21 @@ def _ln_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, HAS_BIAS: tl.constexpr,
 
 @triton.jit
 def _ln_bwd_dx(DY, DX, X, W, Mean, Rstd, stride, N, BLOCK_N: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    x = tl.load(X + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    dy = tl.load(DY + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.load(Mean + row)
-    rstd = tl.load(Rstd + row)
-    xhat = tl.where(mask, (x - mean) * rstd, 0.0)
-    wdy = w * dy
-    c1 = tl.sum(xhat * wdy, axis=0) / N
-    c2 = tl.sum(wdy, axis=0) / N
-    dx = (wdy - (xhat * c1 + c2)) * rstd
-    tl.store(DX + row * stride + cols, dx, mask=mask)
+    r = tl.program_id(0).to(tl.int64)
+    idx = tl.arange(0, BLOCK_N)
+    live = idx < N
+    xv = tl.load(X + r * stride + idx, mask=live, other=0.0).to(tl.float32)
+    gv = tl.load(DY + r * stride + idx, mask=live, other=0.0).to(tl.float32)
+    gain = tl.load(W + idx, mask=live, other=0.0).to(tl.float32)
+    mu = tl.load(Mean + r)
+    inv = tl.load(Rstd + r)
+    xhat = tl.where(live, (xv - mu) * inv, 0.0)
+    g = tl.where(live, gv * gain, 0.0)
+    # subtract the mean of g and the component of g along xhat
+    g_mean = tl.sum(g, axis=0) / N
+    g_proj = tl.sum(g * xhat, axis=0) / N
+    dxv = (g - g_mean - xhat * g_proj) * inv
+    tl.store(DX + r * stride + idx, dxv.to(DX.dtype.element_ty), mask=live)
 
 
 class LayerNormFn(torch.autograd.Function):

@@ -15,19 +15,18 @@ def quant_configs():
 @triton.jit
 def _per_token_quant_int8(x_ptr, xq_ptr, scale_ptr, scale_ub_ptr, stride_x, stride_xq, N,
                           EPS: tl.constexpr, BLOCK: tl.constexpr):
-    row_id = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < N
-    x = tl.load(x_ptr + row_id * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
-    absmax = tl.maximum(tl.max(tl.abs(x)), EPS)
+    r = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    ok = c < N
+    v = tl.load(x_ptr + r * stride_x + c, mask=ok, other=0.0).to(tl.float32)
+    peak = tl.maximum(tl.max(tl.abs(v), axis=0), EPS)
     if scale_ub_ptr is not None:
-        absmax = tl.minimum(absmax, tl.load(scale_ub_ptr))
-    qmax: tl.constexpr = xq_ptr.dtype.element_ty.get_int_max_value()
-    scale_x = absmax / qmax
-    x_q = x / scale_x
-    x_q = tl.clamp(libdevice.round(x_q), -qmax, qmax).to(xq_ptr.dtype.element_ty)
-    tl.store(xq_ptr + row_id * stride_xq + cols, x_q, mask=mask)
-    tl.store(scale_ptr + row_id, scale_x)
+        peak = tl.minimum(peak, tl.load(scale_ub_ptr).to(tl.float32))
+    step = peak / 127.0
+    q = libdevice.round(v / step)
+    q = tl.minimum(tl.maximum(q, -127.0), 127.0)
+    tl.store(xq_ptr + r * stride_xq + c, q.to(tl.int8), mask=ok)
+    tl.store(scale_ptr + r, step)
 
 
 @triton.jit

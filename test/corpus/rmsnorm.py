@@ -50,37 +50,32 @@ def _rms_norm_forward_kernel(
     casting_mode: tl.constexpr,
     BLOCK_SIZE: tl.constexpr,
 ):
-    row_idx = tl.program_id(0).to(tl.int64)
-    col_offsets = tl.arange(0, BLOCK_SIZE)
-    mask = col_offsets < n_cols
-
-    Y_ptr += row_idx * Y_row_stride
-    X_ptr += row_idx * X_row_stride
-    RSTD_ptr += row_idx * RSTD_row_stride
-
-    X_row = tl.load(X_ptr + col_offsets, mask=mask, other=0)
-    X_row_dtype = X_row.dtype
-    W_row = tl.load(W_ptr + col_offsets, mask=mask, other=0)
-
-    # Llama computes the statistics in fp32 and casts back before the weight;
-    # Gemma casts everything to fp32 and scales by (offset + w).
-    if casting_mode == _CASTING_MODE_LLAMA:
-        X_row = X_row.to(tl.float32)
-    if casting_mode == _CASTING_MODE_GEMMA:
-        W_row = W_row.to(tl.float32)
-        X_row = X_row.to(tl.float32)
-
-    mean_square = tl.sum(X_row * X_row, axis=0) / n_cols
-    rstd = rsqrt(mean_square + eps)
-    tl.store(RSTD_ptr, rstd)
-
-    X_row = X_row * rstd
-    if casting_mode == _CASTING_MODE_LLAMA:
-        X_row = X_row.to(X_row_dtype)
-    Y_row = X_row * (offset + W_row)
-    if casting_mode == _CASTING_MODE_GEMMA:
-        Y_row = Y_row.to(X_row_dtype)
-    tl.store(Y_ptr + col_offsets, Y_row, mask=mask)
+    r = tl.program_id(0).to(tl.int64)
+    idx = tl.arange(0, BLOCK_SIZE)
+    live = idx < n_cols
+    x_in = tl.load(X_ptr + r * X_row_stride + idx, mask=live, other=0.0)
+    g_in = tl.load(W_ptr + idx, mask=live, other=0.0)
+    out_ty = Y_ptr.dtype.element_ty
+    if casting_mode == _CASTING_MODE_NONE:
+        # no casting: the whole row stays in the input's own type
+        ms = tl.sum(x_in * x_in, axis=0) / n_cols
+        inv = rsqrt(ms + eps).to(x_in.dtype)
+        gain = (g_in + offset).to(x_in.dtype)
+        res = (x_in * inv) * gain
+        tl.store(RSTD_ptr + r * RSTD_row_stride, inv.to(RSTD_ptr.dtype.element_ty))
+    else:
+        xf = x_in.to(tl.float32)
+        ms = tl.sum(xf * xf, axis=0) / n_cols
+        inv = rsqrt(ms + eps)
+        if casting_mode == _CASTING_MODE_LLAMA:
+            # normalise in fp32, drop back to the input type, then apply the gain
+            xn = (xf * inv).to(x_in.dtype)
+            res = xn * (g_in + offset).to(x_in.dtype)
+        else:
+            # Gemma: the gain is applied in fp32 too
+            res = (xf * inv) * (g_in.to(tl.float32) + offset)
+        tl.store(RSTD_ptr + r * RSTD_row_stride, inv.to(RSTD_ptr.dtype.element_ty))
+    tl.store(Y_ptr + r * Y_row_stride + idx, res.to(out_ty), mask=live)
 
 
 @triton.jit
@@ -98,28 +93,26 @@ def _rms_norm_backward_kernel(
 ):
     """Each program walks `rows_per_program` rows and keeps a partial dW row
     in registers; the host sums the partial rows."""
-    row_block_id = tl.program_id(0)
-    row_start = row_block_id * rows_per_program
-    row_end = min((row_block_id + 1) * rows_per_program, n_rows)
-    col_offsets = tl.arange(0, BLOCK_SIZE)
-    mask = col_offsets < n_cols
-
-    dW_row = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
-    W_row = tl.load(W_ptr + col_offsets, mask=mask, other=0.0).to(tl.float32) + offset
-
-    for row_idx in range(row_start, row_end):
-        dY_row = tl.load(dY_ptr + row_idx * dY_row_stride + col_offsets, mask=mask, other=0.0)
-        X_row = tl.load(X_ptr + row_idx * X_row_stride + col_offsets, mask=mask, other=0.0)
-        rstd_row = tl.load(RSTD_ptr + row_idx * RSTD_row_stride)
-        X_row = X_row.to(tl.float32)
-        m = dY_row.to(tl.float32) * W_row
-        dX_row = rstd_row * m
-        dX_row += rstd_row * (-(1 / n_cols) * rstd_row * rstd_row * tl.sum(m * X_row, axis=0) * X_row)
-        dW_row += dY_row.to(tl.float32) * (X_row * rstd_row)
-        tl.store(dX_ptr + row_idx * dX_row_stride + col_offsets, dX_row.to(X_ptr.dtype.element_ty),
-                 mask=mask)
-
-    tl.store(dW_ptr + row_block_id * dW_row_stride + col_offsets, dW_row, mask=mask)
+    prog = tl.program_id(0)
+    first = prog * rows_per_program
+    last = tl.minimum(first + rows_per_program, n_rows)
+    idx = tl.arange(0, BLOCK_SIZE)
+    live = idx < n_cols
+    gain = tl.load(W_ptr + idx, mask=live, other=0.0).to(tl.float32) + offset
+    acc_dw = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
+    for r in range(first, last):
+        r64 = r.to(tl.int64)
+        xv = tl.load(X_ptr + r64 * X_row_stride + idx, mask=live, other=0.0).to(tl.float32)
+        gv = tl.load(dY_ptr + r64 * dY_row_stride + idx, mask=live, other=0.0).to(tl.float32)
+        s = tl.load(RSTD_ptr + r64 * RSTD_row_stride).to(tl.float32)
+        xhat = xv * s
+        gw = gv * gain
+        # d/dx of x*s: s*gw minus the projection of gw onto xhat
+        proj = tl.sum(gw * xhat, axis=0) / n_cols
+        dxv = s * (gw - xhat * proj)
+        acc_dw += gv * xhat
+        tl.store(dX_ptr + r64 * dX_row_stride + idx, dxv.to(dX_ptr.dtype.element_ty), mask=live)
+    tl.store(dW_ptr + prog.to(tl.int64) * dW_row_stride + idx, acc_dw, mask=live)
 
 
 def rms_norm_forward(X, W, eps, offset, casting_mode):
